@@ -1,0 +1,355 @@
+//! `holon debug bench`: the performance figures the issues ask for,
+//! measured on real redb files in a temporary directory and printed as
+//! plain lines (copy them into docs/performance.md). Also the hidden
+//! `debug append-stress` used by the crash-durability test.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::cli::BenchArgs;
+use super::Context;
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::inspect::agent_summary;
+use crate::store::{NewEvent, Provenance, Store, StoreOptions};
+
+/// The event kind the stress and benchmark writers append.
+pub const STRESS_KIND: &str = "debug_append";
+
+/// A ~300-byte payload whose content is a function of `n`, so a reader can
+/// tell an intact record from a torn one.
+pub fn stress_payload(n: u64) -> serde_json::Value {
+    json!({ "n": n, "text": stress_text(n) })
+}
+
+pub fn stress_text(n: u64) -> String {
+    let mut s = format!("event {n}: ");
+    while s.len() < 260 {
+        s.push_str(&format!(
+            "{:x}",
+            n.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (s.len() % 32)
+        ));
+    }
+    s.truncate(260);
+    s
+}
+
+fn stress_event(agent: &str, n: u64) -> NewEvent {
+    NewEvent {
+        agent_id: agent.to_owned(),
+        kind: STRESS_KIND,
+        provenance: Provenance::default(),
+        payload: stress_payload(n),
+    }
+}
+
+pub async fn append_stress(
+    ctx: &Context,
+    in_flight: usize,
+    count: Option<u64>,
+) -> anyhow::Result<ExitCode> {
+    let store = ctx.open_store().await?;
+    let agent = ctx.config.default_agent.clone();
+    let permits = Arc::new(Semaphore::new(in_flight.max(1)));
+    let (acks, mut acked) = tokio::sync::mpsc::unbounded_channel::<u64>();
+    let printer = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let stdout = std::io::stdout();
+        let mut lock = stdout.lock();
+        while let Some(seq) = acked.blocking_recv() {
+            if writeln!(lock, "{seq}").and_then(|()| lock.flush()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut tasks = JoinSet::new();
+    let mut n = 0u64;
+    while count.is_none_or(|c| n < c) {
+        n += 1;
+        let permit = Arc::clone(&permits).acquire_owned().await?;
+        let store = store.clone();
+        let agent = agent.clone();
+        let acks = acks.clone();
+        tasks.spawn(async move {
+            let result = store
+                .write(move |tx| tx.append_event(stress_event(&agent, n)))
+                .await;
+            drop(permit);
+            if let Ok(seq) = result {
+                let _ = acks.send(seq);
+            }
+        });
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(acks);
+    printer.await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn millis(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let tmp;
+    let dir: PathBuf = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            tmp = TempDir::new()?;
+            tmp.0.clone()
+        }
+    };
+    let which = args.which.as_str();
+    let all = which == "all";
+    println!(
+        "holon {} benchmarks in {}",
+        env!("CARGO_PKG_VERSION"),
+        dir.display()
+    );
+    if all || which == "store" {
+        bench_store(&dir, args.events).await?;
+    }
+    if all || which == "paging" || which == "status" {
+        bench_ledger(&dir, args.ledger).await?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A directory removed on drop (benchmarks only; tests use `tempfile`).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> std::io::Result<TempDir> {
+        let p = std::env::temp_dir().join(format!("holon-bench-{}", crate::new_id("b")));
+        std::fs::create_dir_all(&p)?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+async fn bench_store(dir: &Path, events: u64) -> anyhow::Result<()> {
+    // (a) burst: up to 1,000 appends in flight.
+    let path = dir.join("burst.redb");
+    let _ = std::fs::remove_file(&path);
+    let store = Store::open(&path, StoreOptions::default())?;
+    let permits = Arc::new(Semaphore::new(1000));
+    let started = Instant::now();
+    let mut tasks = JoinSet::new();
+    for n in 1..=events {
+        let permit = Arc::clone(&permits).acquire_owned().await?;
+        let store = store.clone();
+        tasks.spawn(async move {
+            let r = store
+                .write(move |tx| tx.append_event(stress_event("bench", n)))
+                .await;
+            drop(permit);
+            r
+        });
+        while let Some(r) = tasks.try_join_next() {
+            r??;
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        r??;
+    }
+    let burst = started.elapsed();
+    let burst_rate = events as f64 / burst.as_secs_f64();
+    store.close().await?;
+    let last = {
+        let store = Store::open(&path, StoreOptions::default())?;
+        let rx = store.read()?;
+        rx.last_seq("bench")?
+    };
+    anyhow::ensure!(
+        last == events,
+        "burst wrote {last} events, expected {events}"
+    );
+    println!(
+        "store.burst       {events} durable events, 1000 in flight: {:.2} s, {:.0} events/s",
+        burst.as_secs_f64(),
+        burst_rate
+    );
+
+    // Raw redb in the same run: 1,000 events per commit, same tables.
+    let raw_rate = raw_redb_rate(&dir.join("raw.redb"), events)?;
+    println!(
+        "store.raw_redb    {events} events, 1000 per commit: {:.0} events/s; writer/raw ratio {:.2}",
+        raw_rate,
+        burst_rate / raw_rate
+    );
+
+    // (b) latency: 8 producers each awaiting its own acknowledgement.
+    let path = dir.join("latency.redb");
+    let _ = std::fs::remove_file(&path);
+    let store = Store::open(&path, StoreOptions::default())?;
+    let per_producer = 400u64;
+    let started = Instant::now();
+    let mut tasks = JoinSet::new();
+    for p in 0..8u64 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let mut lat = Vec::with_capacity(per_producer as usize);
+            for i in 0..per_producer {
+                let t0 = Instant::now();
+                store
+                    .write(move |tx| tx.append_event(stress_event("bench", p * 1_000_000 + i)))
+                    .await?;
+                lat.push(t0.elapsed());
+            }
+            Ok::<_, crate::store::StoreError>(lat)
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(r) = tasks.join_next().await {
+        all.extend(r??);
+    }
+    let elapsed = started.elapsed();
+    all.sort();
+    println!(
+        "store.latency     8 producers x {per_producer} awaited appends: p50 {} p99 {}, {:.0} events/s",
+        millis(percentile(&all, 0.5)),
+        millis(percentile(&all, 0.99)),
+        all.len() as f64 / elapsed.as_secs_f64()
+    );
+    store.close().await?;
+    Ok(())
+}
+
+fn raw_redb_rate(path: &Path, events: u64) -> anyhow::Result<f64> {
+    use crate::store::schema;
+    let _ = std::fs::remove_file(path);
+    let db = redb::Database::create(path)?;
+    let started = Instant::now();
+    let mut n = 0u64;
+    while n < events {
+        let txn = db.begin_write()?;
+        {
+            let mut t = txn.open_table(schema::EVENTS)?;
+            let mut k = txn.open_table(schema::EVENTS_BY_KIND)?;
+            for _ in 0..1000.min(events - n) {
+                n += 1;
+                let rec = json!({"event_seq": n, "id": crate::new_id("evt"), "ts": crate::format_ts(crate::now_ms()),
+                    "kind": STRESS_KIND, "agent_id": "bench", "provenance": {}, "payload": stress_payload(n)});
+                let bytes = serde_json::to_vec(&rec)?;
+                t.insert(("bench", n), bytes.as_slice())?;
+                k.insert(("bench", STRESS_KIND, n), ())?;
+            }
+        }
+        txn.commit()?;
+    }
+    Ok(events as f64 / started.elapsed().as_secs_f64())
+}
+
+/// Fill the default agent's ledger of a store under `home` to `target`
+/// events, in large jobs (many events per commit).
+async fn fill_ledger(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
+    let have = store.read()?.last_seq(agent)?;
+    let mut n = have;
+    while n < target {
+        let chunk = 20_000.min(target - n);
+        let start = n;
+        let agent = agent.to_owned();
+        store
+            .write(move |tx| {
+                for i in 1..=chunk {
+                    tx.append_event(stress_event(&agent, start + i))?;
+                }
+                Ok(())
+            })
+            .await?;
+        n += chunk;
+    }
+    Ok(())
+}
+
+async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
+    let home = dir.join("home");
+    let paths = super::paths::Paths::under(&home);
+    paths.ensure()?;
+    let store = Store::open(&paths.store_file(), StoreOptions::default())?;
+    crate::runtime::admission::ensure_agent(&store, "main").await?;
+    for size in [10_000u64, ledger] {
+        let t0 = Instant::now();
+        fill_ledger(&store, "main", size).await?;
+        let fill = t0.elapsed();
+        let mut times = Vec::new();
+        for i in 0..200u64 {
+            let from = size / 2 - 500 + (i % 7);
+            let t = Instant::now();
+            let rx = store.read()?;
+            let page = rx.events("main", from, 1000)?;
+            times.push(t.elapsed());
+            anyhow::ensure!(page.len() == 1000, "short page");
+        }
+        times.sort();
+        println!(
+            "ledger.page       1000 events from the middle of {size}: p50 {} p99 {} (filled in {:.1} s)",
+            millis(percentile(&times, 0.5)),
+            millis(percentile(&times, 0.99)),
+            fill.as_secs_f64()
+        );
+    }
+    let mut times = Vec::new();
+    for _ in 0..50 {
+        let t = Instant::now();
+        let rx = store.read()?;
+        for agent in rx.agents::<AgentRecord>()? {
+            agent_summary(&rx, &agent)?;
+        }
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "status.summary    agent summaries on a {ledger}-event store (in process): p50 {}",
+        micros(percentile(&times, 0.5))
+    );
+    store.close().await?;
+    // The whole command, as an operator runs it.
+    let exe = std::env::current_exe()?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let out = std::process::Command::new(&exe)
+            .arg("status")
+            .env("HOLON_HOME", &home)
+            .output()?;
+        times.push(t.elapsed());
+        anyhow::ensure!(
+            out.status.success(),
+            "holon status failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    times.sort();
+    println!(
+        "status.command    `holon status` on a {ledger}-event store: p50 {} (whole process)",
+        millis(percentile(&times, 0.5))
+    );
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The command line (clap). Help text is written for a newcomer: each
+//! command says what it does and whether it needs a running runtime.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::runtime::envelope::Priority;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "holon",
+    version,
+    about = "Operator console and runtime for long-lived LLM agents",
+    long_about = "Holon runs long-lived LLM agents that keep durable queues, work items, \
+background tasks, waits and timers, and report back through briefs.\n\n\
+Run `holon` with no command to open the console. Everything Holon keeps (config, \
+store, logs, control socket) lives under HOLON_HOME when it is set."
+)]
+pub struct Cli {
+    /// Keep every file (config, data, logs, socket) under this directory.
+    #[arg(long, env = "HOLON_HOME", global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show each agent's status, queue depth and counts.
+    Status {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send an operator prompt to an agent. It is queued durably and runs
+    /// when the agent's runtime processes its queue.
+    Send(SendArgs),
+    /// Print an agent's events (the durable event ledger), oldest first.
+    Events(EventsArgs),
+    /// Tools for developers: benchmarks, fixtures, stress helpers.
+    #[command(subcommand)]
+    Debug(DebugCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// The prompt text.
+    pub text: String,
+    /// The agent to send to (default: HOLON_AGENT_ID, the config's
+    /// `runtime.default_agent`, or `main`).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Scheduling priority: interject, next, normal or background.
+    #[arg(long, default_value = "normal")]
+    pub priority: Priority,
+    /// Print the admission record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Whose events (default: the default agent).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Start at this event_seq (events are numbered from 1 per agent).
+    #[arg(long, default_value_t = 1, value_name = "SEQ")]
+    pub from: u64,
+    /// Print at most this many events.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only events of this kind, e.g. message_admitted or scheduler_decision.
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// One JSON object per line: event_seq, id, ts, kind, agent_id,
+    /// provenance, payload.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DebugCommand {
+    /// Run the performance benchmarks and print their figures.
+    Bench(BenchArgs),
+    /// Append events as fast as possible, printing each acknowledged
+    /// event_seq on its own line (used by the crash-durability test).
+    #[command(hide = true)]
+    AppendStress {
+        /// Appends kept in flight at once.
+        #[arg(long, default_value_t = 256)]
+        in_flight: usize,
+        /// Stop after this many events (default: run until killed).
+        #[arg(long)]
+        count: Option<u64>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Which benchmarks: store (writer burst and latency), paging, status,
+    /// or all.
+    #[arg(default_value = "all")]
+    pub which: String,
+    /// Events appended in the burst benchmark.
+    #[arg(long, default_value_t = 200_000)]
+    pub events: u64,
+    /// Size of the large ledger for the paging and status benchmarks.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub ledger: u64,
+    /// Directory for the benchmark stores (default: a temporary directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}

@@ -1,0 +1,413 @@
+//! Configuration: `config.toml` in the config directory plus environment
+//! variables. Precedence, highest first: command-line flags, environment
+//! variables (`HOLON_AGENT_ID`, `HOLON_MODEL`, `HOLON_LOG`, `RUST_LOG`),
+//! the config file, built-in defaults. A malformed file is an error that
+//! names the file, line, column and key; unknown keys are errors too, since
+//! a typo silently ignored is a setting silently lost.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::runtime::agent::{validate_agent_id, DisplayMode};
+
+/// The file as written by the operator. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    runtime: RuntimeSection,
+    #[serde(default)]
+    model: ModelSection,
+    #[serde(default)]
+    log: LogSection,
+    #[serde(default)]
+    console: ConsoleSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuntimeSection {
+    default_agent: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelSection {
+    default: Option<String>,
+    fallbacks: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogSection {
+    filter: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConsoleSection {
+    display: Option<DisplayMode>,
+    alt_screen: Option<bool>,
+    bell: Option<bool>,
+}
+
+/// Where an effective value came from, for `status --json` and docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    Default,
+    ConfigFile,
+    Environment,
+}
+
+/// The effective configuration after precedence is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub file: PathBuf,
+    pub file_present: bool,
+    pub default_agent: String,
+    pub default_agent_source: Source,
+    pub default_model: Option<String>,
+    pub fallback_models: Vec<String>,
+    pub log_filter: String,
+    pub display: DisplayMode,
+    pub alt_screen: bool,
+    pub bell: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: {}{message}", path.display(), key_prefix(key))]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        key: Option<String>,
+        message: String,
+    },
+    #[error("environment variable {var}: {message}")]
+    Env { var: &'static str, message: String },
+}
+
+fn key_prefix(key: &Option<String>) -> String {
+    match key {
+        Some(k) => format!("key `{k}`: "),
+        None => String::new(),
+    }
+}
+
+/// Environment variables the config reads, captured once so loading is a
+/// pure function of (file text, env).
+#[derive(Debug, Clone, Default)]
+pub struct Env(pub BTreeMap<&'static str, String>);
+
+impl Env {
+    pub const VARS: [&'static str; 4] = ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG"];
+
+    pub fn capture() -> Env {
+        let mut map = BTreeMap::new();
+        for var in Env::VARS {
+            if let Ok(v) = std::env::var(var) {
+                if !v.trim().is_empty() {
+                    map.insert(var, v);
+                }
+            }
+        }
+        Env(map)
+    }
+
+    fn get(&self, var: &str) -> Option<&str> {
+        self.0.get(var).map(String::as_str)
+    }
+}
+
+pub const DEFAULT_AGENT: &str = "main";
+pub const DEFAULT_LOG_FILTER: &str = "info";
+
+impl Config {
+    /// Read `path` (absent is fine) and apply `env` over it.
+    pub fn load(path: &Path, env: &Env) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => Some(t),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        Config::from_parts(path, text.as_deref(), env)
+    }
+
+    pub fn from_parts(path: &Path, text: Option<&str>, env: &Env) -> Result<Config, ConfigError> {
+        let file: ConfigFile = match text {
+            Some(t) => toml::from_str(t).map_err(|e| invalid(path, t, &e))?,
+            None => ConfigFile::default(),
+        };
+        let at_key = |key: &str, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line: text.and_then(|t| line_of_key(t, key)).unwrap_or(1),
+            column: 1,
+            key: Some(key.to_owned()),
+            message,
+        };
+
+        let (default_agent, default_agent_source) =
+            match (env.get("HOLON_AGENT_ID"), file.runtime.default_agent) {
+                (Some(v), _) => {
+                    validate_agent_id(v).map_err(|message| ConfigError::Env {
+                        var: "HOLON_AGENT_ID",
+                        message,
+                    })?;
+                    (v.to_owned(), Source::Environment)
+                }
+                (None, Some(v)) => {
+                    validate_agent_id(&v).map_err(|m| at_key("runtime.default_agent", m))?;
+                    (v, Source::ConfigFile)
+                }
+                (None, None) => (DEFAULT_AGENT.to_owned(), Source::Default),
+            };
+
+        let default_model = match env.get("HOLON_MODEL") {
+            Some(v) => {
+                validate_model_ref(v).map_err(|message| ConfigError::Env {
+                    var: "HOLON_MODEL",
+                    message,
+                })?;
+                Some(v.to_owned())
+            }
+            None => match file.model.default {
+                Some(v) => {
+                    validate_model_ref(&v).map_err(|m| at_key("model.default", m))?;
+                    Some(v)
+                }
+                None => None,
+            },
+        };
+        let fallback_models = file.model.fallbacks.unwrap_or_default();
+        for m in &fallback_models {
+            validate_model_ref(m).map_err(|msg| at_key("model.fallbacks", msg))?;
+        }
+
+        let log_filter = env
+            .get("HOLON_LOG")
+            .or_else(|| env.get("RUST_LOG"))
+            .map(str::to_owned)
+            .or(file.log.filter)
+            .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned());
+
+        Ok(Config {
+            file: path.to_path_buf(),
+            file_present: text.is_some(),
+            default_agent,
+            default_agent_source,
+            default_model,
+            fallback_models,
+            log_filter,
+            display: file.console.display.unwrap_or_default(),
+            alt_screen: file.console.alt_screen.unwrap_or(true),
+            bell: file.console.bell.unwrap_or(false),
+        })
+    }
+}
+
+/// Model references are `provider/model`, e.g. `openai/gpt-4.1` or
+/// `ollama/llama3.2`.
+pub fn validate_model_ref(s: &str) -> Result<(), String> {
+    match s.split_once('/') {
+        Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
+        _ => Err(format!(
+            "model `{s}` must be written provider/model, e.g. openai/gpt-4.1 or ollama/llama3.2"
+        )),
+    }
+}
+
+fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
+    let (line, column) = line_col(text, offset);
+    ConfigError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        column,
+        key: key_at_line(text, line),
+        message: e.message().to_owned(),
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+/// The dotted key defined on `line` (1-based), qualified by the table
+/// header above it: `model.default`. None on a header or blank line.
+fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut section: Option<String> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            section = Some(l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+            if i + 1 == line {
+                return section;
+            }
+            continue;
+        }
+        if i + 1 == line {
+            let key = l
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_owned())?;
+            if key.is_empty() {
+                return None;
+            }
+            return Some(match &section {
+                Some(s) => format!("{s}.{key}"),
+                None => key,
+            });
+        }
+    }
+    None
+}
+
+/// The line on which a dotted key is set, for errors found after parsing.
+fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
+    let (section, key) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let mut current = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            current = l.trim_matches(|c| c == '[' || c == ']').trim().to_owned();
+            continue;
+        }
+        if current == section {
+            if let Some((k, _)) = l.split_once('=') {
+                if k.trim() == key {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&'static str, &str)]) -> Env {
+        Env(pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect())
+    }
+
+    fn load(text: &str, e: &Env) -> Result<Config, ConfigError> {
+        Config::from_parts(Path::new("/h/config.toml"), Some(text), e)
+    }
+
+    #[test]
+    fn defaults_without_a_file() {
+        let c = Config::from_parts(Path::new("/h/config.toml"), None, &Env::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.default_agent, "main");
+        assert_eq!(c.default_agent_source, Source::Default);
+        assert_eq!(c.log_filter, "info");
+        assert!(c.alt_screen);
+        assert!(!c.file_present);
+    }
+
+    #[test]
+    fn environment_beats_file_beats_default() {
+        let text = "[runtime]\ndefault_agent = \"filed\"\n[model]\ndefault = \"openai/a\"\n[log]\nfilter = \"debug\"\n";
+        let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.default_agent, "filed");
+        assert_eq!(c.default_model.as_deref(), Some("openai/a"));
+        assert_eq!(c.log_filter, "debug");
+        let e = env(&[
+            ("HOLON_AGENT_ID", "envy"),
+            ("HOLON_MODEL", "anthropic/b"),
+            ("RUST_LOG", "warn"),
+        ]);
+        let c = load(text, &e).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.default_agent, "envy");
+        assert_eq!(c.default_agent_source, Source::Environment);
+        assert_eq!(c.default_model.as_deref(), Some("anthropic/b"));
+        assert_eq!(c.log_filter, "warn");
+        let e = env(&[("HOLON_LOG", "trace"), ("RUST_LOG", "warn")]);
+        assert_eq!(
+            load(text, &e).map(|c| c.log_filter).ok().as_deref(),
+            Some("trace")
+        );
+    }
+
+    #[test]
+    fn syntax_error_names_file_line_and_column() {
+        let err = load(
+            "[model]\ndefault = \"openai/a\"\nfallbacks = [\n",
+            &Env::default(),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(err.starts_with("/h/config.toml:"), "{err}");
+        assert!(err.contains(":3:") || err.contains(":4:"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let err = load("[console]\nbell = \"yes\"\n", &Env::default());
+        match err {
+            Err(ConfigError::Invalid { line, key, .. }) => {
+                assert_eq!(line, 2);
+                assert_eq!(key.as_deref(), Some("console.bell"));
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let err = load("[model]\ndefualt = \"openai/a\"\n", &Env::default());
+        match err {
+            Err(ConfigError::Invalid {
+                line, key, message, ..
+            }) => {
+                assert_eq!(line, 2);
+                assert_eq!(key.as_deref(), Some("model.defualt"));
+                assert!(message.contains("unknown field"), "{message}");
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_their_key() {
+        match load("[model]\n\ndefault = \"gpt\"\n", &Env::default()) {
+            Err(ConfigError::Invalid { line, key, .. }) => {
+                assert_eq!(line, 3);
+                assert_eq!(key.as_deref(), Some("model.default"));
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
+        assert!(matches!(
+            load("", &env(&[("HOLON_AGENT_ID", "../x")])),
+            Err(ConfigError::Env {
+                var: "HOLON_AGENT_ID",
+                ..
+            })
+        ));
+        assert!(load("[console]\ndisplay = \"loud\"\n", &Env::default()).is_err());
+    }
+}

@@ -1,0 +1,73 @@
+//! The composition root: parse the command line, resolve paths and config,
+//! start logging, open the store, and run the chosen mode (console,
+//! one-shot command, debug tool). Errors reach the operator here, once, as
+//! `holon: error: ...` on stderr with a non-zero exit code.
+
+pub mod bench;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod logging;
+pub mod paths;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::runtime::admission::ensure_agent;
+use crate::store::{Store, StoreOptions};
+use cli::{Cli, Command, DebugCommand};
+use config::{Config, Env};
+use paths::Paths;
+
+/// Everything a command needs: where things are, the effective config.
+pub struct Context {
+    pub paths: Paths,
+    pub config: Config,
+}
+
+impl Context {
+    /// Open the store and make sure the default agent exists.
+    pub async fn open_store(&self) -> anyhow::Result<Store> {
+        self.paths.ensure()?;
+        let store = Store::open(&self.paths.store_file(), StoreOptions::default())?;
+        ensure_agent(&store, &self.config.default_agent).await?;
+        Ok(store)
+    }
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match run_cli(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("holon: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
+    let paths = Paths::resolve(cli.home.as_deref())?;
+    let config = Config::load(&paths.config_file(), &Env::capture())?;
+    paths.ensure()?;
+    let _log_guard = logging::init(&paths.log_dir, &config.log_filter)?;
+    tracing::info!(command = ?cli.command, home = ?paths.home, "holon starting");
+    let ctx = Context { paths, config };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        match cli.command {
+            None => commands::overview(&ctx).await,
+            Some(Command::Status { json }) => commands::status(&ctx, json).await,
+            Some(Command::Send(args)) => commands::send(&ctx, args).await,
+            Some(Command::Events(args)) => commands::events(&ctx, args).await,
+            Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
+            Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
+                bench::append_stress(&ctx, in_flight, count).await
+            }
+        }
+    })
+}

@@ -1,0 +1,135 @@
+//! Where Holon keeps things. By default the platform's directories (via
+//! `directories`); with `HOLON_HOME` (or `--home`) everything — config,
+//! data, logs, the control socket — lives under that one root, which is
+//! what tests and side-by-side installs use.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// The `HOLON_HOME` root when one is set.
+    pub home: Option<PathBuf>,
+    pub config_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub log_dir: PathBuf,
+    /// Holds the control socket and the daemon's pid file (mode 0700).
+    pub run_dir: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathsError {
+    #[error("cannot find a home directory for Holon's files; set HOLON_HOME to a directory")]
+    NoHome,
+    #[error("cannot create {path}: {source}")]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Paths {
+    /// Everything under one root.
+    pub fn under(home: &Path) -> Paths {
+        Paths {
+            home: Some(home.to_path_buf()),
+            config_dir: home.join("config"),
+            data_dir: home.join("data"),
+            log_dir: home.join("logs"),
+            run_dir: home.join("run"),
+        }
+    }
+
+    /// `home` (from `--home`/`HOLON_HOME`) when given, else the platform's
+    /// directories: config in `~/.config/holon`, data in
+    /// `~/.local/share/holon`, logs in `~/.local/state/holon/logs`, the
+    /// socket in `$XDG_RUNTIME_DIR/holon` (else under the data dir).
+    pub fn resolve(home: Option<&Path>) -> Result<Paths, PathsError> {
+        if let Some(home) = home {
+            let home = if home.is_absolute() {
+                home.to_path_buf()
+            } else {
+                std::env::current_dir()
+                    .map(|cwd| cwd.join(home))
+                    .unwrap_or_else(|_| home.to_path_buf())
+            };
+            return Ok(Paths::under(&home));
+        }
+        let dirs = directories::ProjectDirs::from("", "", "holon").ok_or(PathsError::NoHome)?;
+        let data_dir = dirs.data_dir().to_path_buf();
+        let log_dir = dirs
+            .state_dir()
+            .map(|s| s.join("logs"))
+            .unwrap_or_else(|| data_dir.join("logs"));
+        let run_dir = dirs
+            .runtime_dir()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| data_dir.join("run"));
+        Ok(Paths {
+            home: None,
+            config_dir: dirs.config_dir().to_path_buf(),
+            data_dir,
+            log_dir,
+            run_dir,
+        })
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.config_dir.join("config.toml")
+    }
+
+    pub fn store_file(&self) -> PathBuf {
+        self.data_dir.join("holon.redb")
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        self.run_dir.join("control.sock")
+    }
+
+    pub fn agent_home(&self, agent_id: &str) -> PathBuf {
+        self.data_dir.join("agents").join(agent_id)
+    }
+
+    /// Create the data and log directories, and the run directory with mode
+    /// 0700 (it will hold the control socket).
+    pub fn ensure(&self) -> Result<(), PathsError> {
+        for dir in [&self.data_dir, &self.log_dir] {
+            std::fs::create_dir_all(dir).map_err(|source| PathsError::Create {
+                path: dir.clone(),
+                source,
+            })?;
+        }
+        create_private_dir(&self.run_dir)
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let err = |source| PathsError::Create {
+        path: dir.to_path_buf(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(err)?;
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holon_home_moves_everything_under_one_root() {
+        let p = Paths::resolve(Some(Path::new("/tmp/hh"))).unwrap_or_else(|e| panic!("{e}"));
+        for dir in [&p.config_dir, &p.data_dir, &p.log_dir, &p.run_dir] {
+            assert!(dir.starts_with("/tmp/hh"), "{dir:?}");
+        }
+        assert_eq!(p.config_file(), Path::new("/tmp/hh/config/config.toml"));
+        assert_eq!(p.socket_path(), Path::new("/tmp/hh/run/control.sock"));
+    }
+}

@@ -1,0 +1,45 @@
+//! Holon: a TUI-first operator console with an embedded runtime for
+//! long-lived LLM agents.
+//!
+//! Dependencies flow one way: `app` -> `ui`, `runtime`, `store`;
+//! `ui` -> `runtime::api` only; `runtime` -> `store`. The store knows nothing
+//! of agents beyond keys and JSON records; the runtime owns record shapes and
+//! the scheduler contract; the console is a projection of runtime events.
+
+pub mod app;
+pub mod runtime;
+pub mod store;
+pub mod ui;
+
+/// Current time as milliseconds since the Unix epoch. The only place the
+/// wall clock is read for record timestamps; pure policies take `now` as an
+/// argument instead of calling this.
+pub fn now_ms() -> i64 {
+    let now = std::time::SystemTime::now();
+    match now.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}
+
+/// Formats epoch milliseconds as an RFC 3339 UTC timestamp
+/// (`2026-11-22T04:07:02.123Z`), the form every record and event uses.
+pub fn format_ts(ms: i64) -> String {
+    let nanos = i128::from(ms) * 1_000_000;
+    match time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
+        Ok(t) => {
+            let fmt = time::macros::format_description!(
+                "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+            );
+            t.format(&fmt).unwrap_or_else(|_| ms.to_string())
+        }
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// A new time-ordered identifier with a readable prefix, e.g. `msg_0193…`.
+/// UUIDv7 hex sorts by creation time, so ledgers keyed by these ids read back
+/// in admission order.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
+}

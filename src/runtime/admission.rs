@@ -1,0 +1,167 @@
+//! The admission boundary: turning an `AdmissionRequest` into a durable
+//! `Queued` message in one transaction (envelope in the message ledger,
+//! queue entry, dequeue index, `message_admitted` event), and making sure
+//! agents exist. A stopped agent refuses external admission with resume
+//! guidance, and the refusal itself is recorded as `message_rejected`.
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
+use super::envelope::{normalize, AdmissionRequest, MessageEnvelope};
+use super::events::EventKind;
+use super::queue::{QueueEntry, QueueEntryStatus};
+use super::RuntimeError;
+use crate::store::{Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+
+/// Render a serde enum as its wire string (`trusted_operator`).
+pub(crate) fn wire_name<T: Serialize>(value: &T) -> Option<String> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Event provenance carried from a message envelope.
+pub fn provenance_of(env: &MessageEnvelope) -> Provenance {
+    Provenance {
+        origin: Some(env.origin.label().to_owned()),
+        trust: wire_name(&env.trust),
+        authority_class: wire_name(&env.authority_class),
+        delivery_surface: env.delivery_surface.as_ref().and_then(wire_name),
+        admission_context: env.admission_context.as_ref().and_then(wire_name),
+        source: None,
+        message_id: Some(env.id.clone()),
+        task_id: env.task_id.clone(),
+        work_item_id: env.work_item_id.clone(),
+        correlation_id: env.correlation_id.clone(),
+        causation_id: env.causation_id.clone(),
+    }
+}
+
+/// Create the agent if it does not exist (recording `agent_created`) and
+/// return its record.
+pub async fn ensure_agent(store: &Store, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
+    validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
+    let id = agent_id.to_owned();
+    let record = store.write(move |tx| ensure_agent_in(tx, &id)).await?;
+    Ok(record)
+}
+
+pub(crate) fn ensure_agent_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+) -> Result<AgentRecord, StoreError> {
+    if let Some(existing) = tx.get_agent::<AgentRecord>(agent_id)? {
+        return Ok(existing);
+    }
+    let record = AgentRecord::new(agent_id, tx.now_ts());
+    tx.put_agent(agent_id, &record)?;
+    tx.append_event(NewEvent {
+        agent_id: agent_id.to_owned(),
+        kind: EventKind::AgentCreated.as_str(),
+        provenance: Provenance::default(),
+        payload: json!({ "agent": record }),
+    })?;
+    Ok(record)
+}
+
+/// What admission recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Admitted {
+    pub message_id: String,
+    pub agent_id: String,
+    pub event_seq: u64,
+    pub admission_seq: u64,
+    pub queue_status: QueueEntryStatus,
+    pub priority: super::envelope::Priority,
+}
+
+enum Outcome {
+    Admitted(Admitted),
+    Rejected { status: AgentStatus },
+}
+
+/// Admit one message. Acknowledged only after its durable commit.
+pub async fn admit(store: &Store, req: AdmissionRequest) -> Result<Admitted, RuntimeError> {
+    validate_agent_id(&req.agent_id).map_err(RuntimeError::InvalidAgentId)?;
+    let message_id = crate::new_id("msg");
+    let agent_id = req.agent_id.clone();
+    let outcome = store
+        .write(move |tx| admit_in(tx, req.clone(), &message_id))
+        .await?;
+    match outcome {
+        Outcome::Admitted(a) => Ok(a),
+        Outcome::Rejected { status } => Err(RuntimeError::AgentStopped {
+            agent_id,
+            status: status.as_str(),
+        }),
+    }
+}
+
+fn admit_in(
+    tx: &mut WriteCtx<'_>,
+    req: AdmissionRequest,
+    message_id: &str,
+) -> Result<Outcome, StoreError> {
+    let agent_id = req.agent_id.clone();
+    let agent: AgentRecord = tx.get_agent(&agent_id)?.ok_or_else(|| {
+        StoreError::rejected(RuntimeError::UnknownAgent {
+            agent_id: agent_id.clone(),
+        })
+    })?;
+    let envelope = normalize(req, message_id.to_owned(), tx.now_ts());
+    if agent.status == AgentStatus::Stopped {
+        tx.append_event(NewEvent {
+            agent_id: agent_id.clone(),
+            kind: EventKind::MessageRejected.as_str(),
+            provenance: provenance_of(&envelope),
+            payload: json!({
+                "message_id": envelope.id,
+                "reason": "agent_stopped",
+                "hint": "the agent is stopped: resume it first (`/resume` or the resume control); wake does not cross stopped",
+                "kind": envelope.kind,
+                "body_preview": envelope.body.preview(120),
+            }),
+        })?;
+        return Ok(Outcome::Rejected {
+            status: agent.status,
+        });
+    }
+    let admission_seq = tx.next_counter(&agent_id, "admission_seq")?;
+    let entry = QueueEntry {
+        message_id: envelope.id.clone(),
+        agent_id: agent_id.clone(),
+        priority: envelope.priority,
+        status: QueueEntryStatus::Queued,
+        admission_seq,
+        enqueued_at: envelope.created_at.clone(),
+        updated_at: envelope.created_at.clone(),
+    };
+    tx.put(Keyed::Messages, &agent_id, &envelope.id, &envelope)?;
+    tx.put(Keyed::QueueEntries, &agent_id, &envelope.id, &entry)?;
+    tx.queue_push(
+        &agent_id,
+        envelope.priority.band(),
+        admission_seq,
+        &envelope.id,
+    )?;
+    let event_seq = tx.append_event(NewEvent {
+        agent_id: agent_id.clone(),
+        kind: EventKind::MessageAdmitted.as_str(),
+        provenance: provenance_of(&envelope),
+        payload: json!({
+            "message": envelope,
+            "queue_status": QueueEntryStatus::Queued,
+            "admission_seq": admission_seq,
+        }),
+    })?;
+    Ok(Outcome::Admitted(Admitted {
+        message_id: envelope.id,
+        agent_id,
+        event_seq,
+        admission_seq,
+        queue_status: QueueEntryStatus::Queued,
+        priority: envelope.priority,
+    }))
+}

@@ -1,0 +1,153 @@
+//! The agent record: identity, control posture (`AgentStatus`) and the small
+//! cached state the scheduler projection reads (current work item focus,
+//! pending wake hint, turn flag, token totals). `status` is a cached
+//! projection written only through scheduler helpers and control actions;
+//! the derived `AgentSchedulingPosture` is computed, never stored.
+
+use serde::{Deserialize, Serialize};
+
+use super::waiting::PendingWakeHint;
+
+/// The runtime's control posture for one agent (spec: `AgentStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    Booting,
+    #[default]
+    AwakeIdle,
+    AwakeRunning,
+    AwaitingTask,
+    Asleep,
+    Paused,
+    Stopped,
+}
+
+impl AgentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentStatus::Booting => "booting",
+            AgentStatus::AwakeIdle => "awake_idle",
+            AgentStatus::AwakeRunning => "awake_running",
+            AgentStatus::AwaitingTask => "awaiting_task",
+            AgentStatus::Asleep => "asleep",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Stopped => "stopped",
+        }
+    }
+}
+
+/// Whether an agent is the operator's public agent or a runtime-private one
+/// (e.g. the temporary agent of `holon run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentVisibility {
+    #[default]
+    Public,
+    Private,
+}
+
+/// Main-conversation display mode, remembered per agent (3/4/5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisplayMode {
+    #[default]
+    Info,
+    Verbose,
+    Debug,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub id: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub status: AgentStatus,
+    #[serde(default)]
+    pub visibility: AgentVisibility,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_wake_hint: Option<PendingWakeHint>,
+    #[serde(default)]
+    pub turn_in_progress: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_wake_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_brief_at: Option<String>,
+    #[serde(default)]
+    pub display_mode: DisplayMode,
+    #[serde(default)]
+    pub total_input_tokens: u64,
+    #[serde(default)]
+    pub total_output_tokens: u64,
+    #[serde(default)]
+    pub total_model_rounds: u64,
+}
+
+impl AgentRecord {
+    pub fn new(id: &str, created_at: String) -> Self {
+        AgentRecord {
+            id: id.to_owned(),
+            created_at,
+            status: AgentStatus::AwakeIdle,
+            visibility: AgentVisibility::Public,
+            model_override: None,
+            current_work_item_id: None,
+            pending_wake_hint: None,
+            turn_in_progress: false,
+            current_run_id: None,
+            last_wake_reason: None,
+            last_brief_at: None,
+            display_mode: DisplayMode::Info,
+            total_input_tokens: 0,
+            total_output_tokens: 0,
+            total_model_rounds: 0,
+        }
+    }
+}
+
+/// Agent ids appear in paths, socket requests and table keys: keep them to
+/// a conservative alphabet so none of those can be abused.
+pub fn validate_agent_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 64 {
+        return Err(format!("agent id `{id}` must be 1 to 64 characters long"));
+    }
+    if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        || id.starts_with('.')
+    {
+        return Err(format!(
+            "agent id `{id}` may contain only letters, digits, `-`, `_` and `.` (not leading)"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_ids_are_validated() {
+        assert!(validate_agent_id("main").is_ok());
+        assert!(validate_agent_id("worker-2.b_x").is_ok());
+        assert!(validate_agent_id("").is_err());
+        assert!(validate_agent_id("../etc").is_err());
+        assert!(validate_agent_id(".hidden").is_err());
+        assert!(validate_agent_id("a b").is_err());
+        assert!(validate_agent_id(&"x".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn old_records_missing_fields_still_decode() {
+        let rec: AgentRecord = serde_json::from_str(r#"{"id":"main","created_at":"t"}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rec.status, AgentStatus::AwakeIdle);
+        assert_eq!(rec.display_mode, DisplayMode::Info);
+    }
+}

@@ -1,0 +1,76 @@
+//! Read-only inspection: the `AgentSummary` projection behind `holon
+//! status`, built from current-state tables only. It never scans the event
+//! ledger: the event count is the agent's last `event_seq` (one lookup).
+
+use serde::Serialize;
+
+use super::agent::{AgentRecord, AgentStatus};
+use super::tasks::TaskRecord;
+use super::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus};
+use super::work_items::{WorkItemRecord, WorkItemState};
+use crate::store::{Keyed, ReadCtx, StoreError};
+
+/// A compact, stable per-agent summary (agent-state RFC: a projection, not
+/// a source of truth).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentSummary {
+    pub id: String,
+    pub status: AgentStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifecycle_hint: Option<&'static str>,
+    pub queue_depth: u64,
+    pub last_event_seq: u64,
+    pub work_items_open: u64,
+    pub work_items_completed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_work_item_id: Option<String>,
+    pub tasks_active: u64,
+    pub waiting_intents_active: u64,
+    pub timers_active: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+}
+
+pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, StoreError> {
+    let id = agent.id.as_str();
+    let work_items: Vec<WorkItemRecord> = rx.list(Keyed::WorkItems, id)?;
+    let tasks: Vec<TaskRecord> = rx.list(Keyed::Tasks, id)?;
+    let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, id)?;
+    let timers: Vec<TimerRecord> = rx.list(Keyed::Timers, id)?;
+    let open = work_items
+        .iter()
+        .filter(|w| w.state == WorkItemState::Open)
+        .count() as u64;
+    Ok(AgentSummary {
+        id: agent.id.clone(),
+        status: agent.status,
+        lifecycle_hint: match agent.status {
+            AgentStatus::Stopped => Some(
+                "stopped: resume is required before new prompts; wake does not override stopped",
+            ),
+            AgentStatus::Paused => {
+                Some("paused: messages queue but no model turn starts until resumed")
+            }
+            AgentStatus::Booting
+            | AgentStatus::AwakeIdle
+            | AgentStatus::AwakeRunning
+            | AgentStatus::AwaitingTask
+            | AgentStatus::Asleep => None,
+        },
+        queue_depth: rx.queue_pending(id)?.len() as u64,
+        last_event_seq: rx.last_seq(id)?,
+        work_items_open: open,
+        work_items_completed: work_items.len() as u64 - open,
+        current_work_item_id: agent.current_work_item_id.clone(),
+        tasks_active: tasks.iter().filter(|t| !t.status.is_terminal()).count() as u64,
+        waiting_intents_active: intents
+            .iter()
+            .filter(|w| w.status == WaitingIntentStatus::Active)
+            .count() as u64,
+        timers_active: timers
+            .iter()
+            .filter(|t| t.status == TimerStatus::Active)
+            .count() as u64,
+        model_override: agent.model_override.clone(),
+    })
+}

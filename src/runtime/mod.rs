@@ -1,0 +1,53 @@
+//! The engine: agents, admission, the queue, the scheduler contract, work
+//! items, tasks and waits. It knows nothing of terminals or sockets; clients
+//! reach it through `api` types. Every state change goes through the store as
+//! one transaction that also appends the events it caused.
+
+pub mod admission;
+pub mod agent;
+pub mod closure;
+pub mod continuation;
+pub mod envelope;
+pub mod events;
+pub mod fixture;
+pub mod inspect;
+pub mod posture;
+pub mod queue;
+pub mod scheduler;
+pub mod tasks;
+pub mod waiting;
+pub mod work_items;
+
+use crate::store::StoreError;
+
+/// Errors of runtime operations, worded for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("{0}")]
+    InvalidAgentId(String),
+    #[error("no agent `{agent_id}`; list agents with `holon status`")]
+    UnknownAgent { agent_id: String },
+    #[error(
+        "agent `{agent_id}` is {status}: it accepts no new messages until resumed \
+         (`/resume` in the console); wake does not cross stopped"
+    )]
+    AgentStopped {
+        agent_id: String,
+        status: &'static str,
+    },
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for RuntimeError {
+    fn from(e: StoreError) -> Self {
+        // A job that rejected its input carries a runtime error inside.
+        match e {
+            StoreError::Rejected(inner) => match inner.downcast::<RuntimeError>() {
+                Ok(runtime) => *runtime,
+                Err(other) => RuntimeError::Store(StoreError::Rejected(other)),
+            },
+            other => RuntimeError::Store(other),
+        }
+    }
+}

@@ -1,0 +1,605 @@
+//! `SchedulerProjection`: the read-only snapshot the scheduler consumes,
+//! built by one pure builder from the typed durable records (agent, queue
+//! entries with their envelopes, work items, tasks, waiting intents,
+//! timers, tool executions, emitted tick keys) and `now_ms`. It never
+//! mutates anything and is the only place readiness is derived.
+//!
+//! Invariants: terminal tasks are never active; legacy subagent tasks and
+//! background tasks never block; a wait (blocking task, work-item waiting
+//! intent, timer) bound to a work item makes that item not runnable;
+//! completed items are never runnable; queued items are never promoted to
+//! current here; only `Queued` and `Dequeued` entries are pending input.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::closure::{
+    derive_closure, ClosureDecision, ClosureFacts, RuntimePosture, TurnPhase, TurnTerminalKind,
+    WorkSignal,
+};
+use crate::runtime::continuation::ContinuationTrigger;
+use crate::runtime::envelope::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
+use crate::runtime::posture::{derive_posture, BlockedWork, PostureFacts, PostureView};
+use crate::runtime::queue::{QueueEntry, QueueEntryStatus};
+use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
+use crate::runtime::waiting::{
+    PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
+    WaitingScope,
+};
+use crate::runtime::work_items::{PlanStatus, WorkItemRecord, WorkItemState};
+
+/// Per-item scheduling state (spec "Work-Item Persistence Foundation").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkItemSchedulingState {
+    Runnable,
+    WaitingOperator,
+    WaitingTask,
+    WaitingExternal,
+    WaitingTimer,
+    Blocked,
+    Completed,
+}
+
+impl WorkItemSchedulingState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkItemSchedulingState::Runnable => "runnable",
+            WorkItemSchedulingState::WaitingOperator => "waiting_operator",
+            WorkItemSchedulingState::WaitingTask => "waiting_task",
+            WorkItemSchedulingState::WaitingExternal => "waiting_external",
+            WorkItemSchedulingState::WaitingTimer => "waiting_timer",
+            WorkItemSchedulingState::Blocked => "blocked",
+            WorkItemSchedulingState::Completed => "completed",
+        }
+    }
+
+    /// The older readiness label projected for prompts and listings.
+    pub fn readiness(self) -> &'static str {
+        match self {
+            WorkItemSchedulingState::Runnable => "runnable",
+            WorkItemSchedulingState::WaitingOperator => "waiting_for_operator",
+            WorkItemSchedulingState::WaitingTask
+            | WorkItemSchedulingState::WaitingExternal
+            | WorkItemSchedulingState::WaitingTimer
+            | WorkItemSchedulingState::Blocked => "blocked",
+            WorkItemSchedulingState::Completed => "completed",
+        }
+    }
+}
+
+/// The work item a task belongs to: the first-class field, else the legacy
+/// `detail.work_item_id` fallback.
+pub fn task_work_item(task: &TaskRecord) -> Option<&str> {
+    task.work_item_id.as_deref().or_else(|| {
+        task.detail
+            .as_ref()
+            .and_then(|d| d.get("work_item_id"))
+            .and_then(serde_json::Value::as_str)
+    })
+}
+
+/// Whether a task with this record would block scheduling while active.
+/// Legacy subagent kinds never block.
+pub fn task_has_blocking_policy(task: &TaskRecord) -> bool {
+    let kind_may_block = match task.kind {
+        TaskKind::CommandTask | TaskKind::ChildAgentTask | TaskKind::SleepJob => true,
+        TaskKind::SubagentTask | TaskKind::WorktreeSubagentTask => false,
+    };
+    kind_may_block && task.wait_policy == WaitPolicy::Blocking
+}
+
+/// Active (non-terminal) and blocking.
+pub fn task_blocks(task: &TaskRecord) -> bool {
+    !task.status.is_terminal() && task_has_blocking_policy(task)
+}
+
+/// The work item a waiting intent is tied to (work-item scope with an id).
+pub fn intent_work_item(intent: &WaitingIntentRecord) -> Option<&str> {
+    match intent.scope {
+        WaitingScope::WorkItem => intent.work_item_id.as_deref(),
+        WaitingScope::Agent => None,
+    }
+}
+
+/// Derive one item's scheduling state. Specific waits outrank a free-form
+/// `blocked_by`; `needs_input` outranks both.
+pub fn derive_work_item_state(
+    item: &WorkItemRecord,
+    tasks: &[TaskRecord],
+    intents: &[WaitingIntentRecord],
+    timers: &[TimerRecord],
+) -> WorkItemSchedulingState {
+    let id = item.id.as_str();
+    if item.state == WorkItemState::Completed {
+        return WorkItemSchedulingState::Completed;
+    }
+    if item.plan_status == PlanStatus::NeedsInput {
+        return WorkItemSchedulingState::WaitingOperator;
+    }
+    if tasks
+        .iter()
+        .any(|t| task_blocks(t) && task_work_item(t) == Some(id))
+    {
+        return WorkItemSchedulingState::WaitingTask;
+    }
+    if intents
+        .iter()
+        .any(|i| i.status == WaitingIntentStatus::Active && intent_work_item(i) == Some(id))
+    {
+        return WorkItemSchedulingState::WaitingExternal;
+    }
+    if timers
+        .iter()
+        .any(|t| t.status == TimerStatus::Active && t.work_item_id.as_deref() == Some(id))
+    {
+        return WorkItemSchedulingState::WaitingTimer;
+    }
+    if item.blocked_by.as_deref().is_some_and(|b| !b.trim().is_empty()) {
+        return WorkItemSchedulingState::Blocked;
+    }
+    WorkItemSchedulingState::Runnable
+}
+
+/// Parse an RFC 3339 timestamp into epoch milliseconds.
+pub fn parse_ts_ms(ts: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339).ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// One queue entry with the envelope it refers to.
+#[derive(Debug, Clone, Copy)]
+pub struct QueuedMessage<'a> {
+    pub entry: &'a QueueEntry,
+    pub envelope: &'a MessageEnvelope,
+}
+
+/// A recorded tool execution: evidence, never re-executed by the scheduler.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolExecutionRef {
+    pub id: String,
+    pub message_id: Option<String>,
+}
+
+/// Everything the builder reads. Queue entries in any status may be
+/// passed; only `Queued` and `Dequeued` become pending input.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectionInputs<'a> {
+    pub agent: &'a AgentRecord,
+    pub queue: &'a [QueuedMessage<'a>],
+    pub work_items: &'a [WorkItemRecord],
+    pub tasks: &'a [TaskRecord],
+    pub waiting_intents: &'a [WaitingIntentRecord],
+    pub timers: &'a [TimerRecord],
+    pub tool_executions: &'a [ToolExecutionRef],
+    /// Idempotency keys of system ticks already emitted.
+    pub emitted_tick_keys: &'a BTreeSet<String>,
+    pub last_turn_terminal: Option<TurnTerminalKind>,
+    pub runtime_error: Option<&'a str>,
+}
+
+/// Admitted input that still has to be handled, in dequeue order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingInput {
+    pub message_id: String,
+    pub status: QueueEntryStatus,
+    pub priority: Priority,
+    pub admission_seq: u64,
+    pub kind: MessageKind,
+    pub trust: TrustLevel,
+    pub trigger: ContinuationTrigger,
+    pub work_item_id: Option<String>,
+    pub task_id: Option<String>,
+    pub timer_id: Option<String>,
+    pub waiting_intent_id: Option<String>,
+}
+
+/// One work item as the scheduler sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkItemView {
+    pub id: String,
+    pub revision: u64,
+    pub state: WorkItemSchedulingState,
+    pub blocked_by: Option<String>,
+    /// `recheck_at` is due at `now_ms` and not yet consumed.
+    pub recheck_due: bool,
+}
+
+/// The scheduler's snapshot. Serialises to the replay `projection` shape;
+/// the `skip`ped fields carry the detail `decide` needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedulerProjection {
+    pub status: AgentStatus,
+    pub current_work_item_id: Option<String>,
+    pub current_work_item_revision: Option<u64>,
+    pub queued_work_items: Vec<String>,
+    pub runnable_work_items: Vec<String>,
+    pub active_tasks: Vec<String>,
+    pub has_blocking_active_tasks: bool,
+    /// The pending wake hint's reason, if one is pending.
+    pub pending_wake_hint: Option<String>,
+    pub active_waiting_intents: Vec<String>,
+    pub active_work_item_waiting_intents: Vec<String>,
+    pub active_agent_waiting_intents: Vec<String>,
+    pub active_timers: Vec<String>,
+    pub turn_in_progress: bool,
+    pub runtime_error: Option<String>,
+    pub replay_message_ids: Vec<String>,
+    pub tool_executions: Vec<String>,
+    #[serde(skip)]
+    pub(crate) now_ms: i64,
+    #[serde(skip)]
+    pub(crate) wake_hint: Option<PendingWakeHint>,
+    #[serde(skip)]
+    pub(crate) pending_inputs: Vec<PendingInput>,
+    #[serde(skip)]
+    pub(crate) work_items: Vec<WorkItemView>,
+    #[serde(skip)]
+    pub(crate) tasks: Vec<TaskRecord>,
+    #[serde(skip)]
+    pub(crate) intents: Vec<WaitingIntentRecord>,
+    #[serde(skip)]
+    pub(crate) timers: Vec<TimerRecord>,
+    #[serde(skip)]
+    pub(crate) tool_refs: Vec<ToolExecutionRef>,
+    #[serde(skip)]
+    pub(crate) emitted_tick_keys: BTreeSet<String>,
+    #[serde(skip)]
+    pub(crate) last_turn_terminal: Option<TurnTerminalKind>,
+}
+
+/// Records whose activity a trigger implies: the closure before a trigger
+/// ran still had its own task, timer or waiting intent active.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TriggerSources<'a> {
+    pub task_id: Option<&'a str>,
+    pub timer_id: Option<&'a str>,
+    pub waiting_intent_id: Option<&'a str>,
+}
+
+fn source_ref(envelope: &MessageEnvelope, key: &str) -> Option<String> {
+    envelope.source_refs.get(key).cloned()
+}
+
+fn pending_input(q: &QueuedMessage<'_>) -> PendingInput {
+    let env = q.envelope;
+    let timer_id = match &env.origin {
+        MessageOrigin::Timer { timer_id } => Some(timer_id.clone()),
+        MessageOrigin::Operator { .. }
+        | MessageOrigin::Channel { .. }
+        | MessageOrigin::Webhook { .. }
+        | MessageOrigin::Callback { .. }
+        | MessageOrigin::System { .. }
+        | MessageOrigin::Task { .. } => None,
+    }
+    .or_else(|| source_ref(env, "timer_id"));
+    PendingInput {
+        message_id: env.id.clone(),
+        status: q.entry.status,
+        priority: q.entry.priority,
+        admission_seq: q.entry.admission_seq,
+        kind: env.kind,
+        trust: env.trust,
+        trigger: ContinuationTrigger::from_envelope(env),
+        work_item_id: env.work_item_id.clone(),
+        task_id: env.task_id.clone(),
+        timer_id,
+        waiting_intent_id: source_ref(env, "waiting_intent_id"),
+    }
+}
+
+impl SchedulerProjection {
+    /// The pure builder.
+    pub fn build(inputs: ProjectionInputs<'_>, now_ms: i64) -> Self {
+        let agent = inputs.agent;
+        let work_items: Vec<WorkItemView> = inputs
+            .work_items
+            .iter()
+            .map(|w| WorkItemView {
+                id: w.id.clone(),
+                revision: w.revision,
+                state: derive_work_item_state(w, inputs.tasks, inputs.waiting_intents, inputs.timers),
+                blocked_by: w.blocked_by.clone().filter(|b| !b.trim().is_empty()),
+                recheck_due: w.blocked_by.is_some()
+                    && w.recheck_consumed_at.is_none()
+                    && w
+                        .recheck_at
+                        .as_deref()
+                        .and_then(parse_ts_ms)
+                        .is_some_and(|at| at <= now_ms),
+            })
+            .collect();
+        let current = agent.current_work_item_id.as_deref();
+        let open_unblocked_queued = |w: &&WorkItemRecord| {
+            w.state == WorkItemState::Open && Some(w.id.as_str()) != current && w.blocked_by.is_none()
+        };
+        let active_intents: Vec<&WaitingIntentRecord> = inputs
+            .waiting_intents
+            .iter()
+            .filter(|i| i.status == WaitingIntentStatus::Active)
+            .collect();
+        let mut pending_inputs: Vec<PendingInput> = inputs
+            .queue
+            .iter()
+            .filter(|q| q.entry.status.replays_on_restart())
+            .map(pending_input)
+            .collect();
+        pending_inputs.sort_by(|a, b| {
+            (a.priority.band(), a.admission_seq, &a.message_id).cmp(&(
+                b.priority.band(),
+                b.admission_seq,
+                &b.message_id,
+            ))
+        });
+        let mut tool_ids: Vec<String> = Vec::new();
+        for t in inputs.tool_executions {
+            if !tool_ids.contains(&t.id) {
+                tool_ids.push(t.id.clone());
+            }
+        }
+        SchedulerProjection {
+            status: agent.status,
+            current_work_item_id: agent.current_work_item_id.clone(),
+            current_work_item_revision: current
+                .and_then(|c| inputs.work_items.iter().find(|w| w.id == c))
+                .map(|w| w.revision),
+            queued_work_items: inputs
+                .work_items
+                .iter()
+                .filter(open_unblocked_queued)
+                .map(|w| w.id.clone())
+                .collect(),
+            runnable_work_items: work_items
+                .iter()
+                .filter(|w| w.state == WorkItemSchedulingState::Runnable)
+                .map(|w| w.id.clone())
+                .collect(),
+            active_tasks: inputs
+                .tasks
+                .iter()
+                .filter(|t| !t.status.is_terminal())
+                .map(|t| t.id.clone())
+                .collect(),
+            has_blocking_active_tasks: inputs.tasks.iter().any(task_blocks),
+            pending_wake_hint: agent.pending_wake_hint.as_ref().map(|h| h.reason.clone()),
+            active_waiting_intents: active_intents.iter().map(|i| i.id.clone()).collect(),
+            active_work_item_waiting_intents: active_intents
+                .iter()
+                .filter(|i| intent_work_item(i).is_some())
+                .map(|i| i.id.clone())
+                .collect(),
+            active_agent_waiting_intents: active_intents
+                .iter()
+                .filter(|i| intent_work_item(i).is_none())
+                .map(|i| i.id.clone())
+                .collect(),
+            active_timers: inputs
+                .timers
+                .iter()
+                .filter(|t| t.status == TimerStatus::Active)
+                .map(|t| t.id.clone())
+                .collect(),
+            turn_in_progress: agent.turn_in_progress,
+            runtime_error: inputs.runtime_error.map(str::to_owned),
+            replay_message_ids: pending_inputs.iter().map(|p| p.message_id.clone()).collect(),
+            tool_executions: tool_ids,
+            now_ms,
+            wake_hint: agent.pending_wake_hint.clone(),
+            pending_inputs,
+            work_items,
+            tasks: inputs.tasks.to_vec(),
+            intents: inputs.waiting_intents.to_vec(),
+            timers: inputs.timers.to_vec(),
+            tool_refs: inputs.tool_executions.to_vec(),
+            emitted_tick_keys: inputs.emitted_tick_keys.clone(),
+            last_turn_terminal: inputs.last_turn_terminal,
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+    }
+
+    pub fn turn_phase(&self) -> TurnPhase {
+        if self.turn_in_progress {
+            TurnPhase::InProgress
+        } else {
+            TurnPhase::Idle
+        }
+    }
+
+    /// Pending input in dequeue order (priority band, then admission).
+    pub fn pending_inputs(&self) -> &[PendingInput] {
+        &self.pending_inputs
+    }
+
+    /// Every work item with its derived scheduling state, in record order.
+    pub fn work_item_states(&self) -> &[WorkItemView] {
+        &self.work_items
+    }
+
+    pub fn wake_hint(&self) -> Option<&PendingWakeHint> {
+        self.wake_hint.as_ref()
+    }
+
+    pub fn tick_already_emitted(&self, key: &str) -> bool {
+        self.emitted_tick_keys.contains(key)
+    }
+
+    pub fn tool_executions_for(&self, message_id: &str) -> impl Iterator<Item = &str> {
+        self.tool_refs
+            .iter()
+            .filter(move |t| t.message_id.as_deref() == Some(message_id))
+            .map(|t| t.id.as_str())
+    }
+
+    /// Queued operator interjections: trusted operator prompts with the
+    /// `interject` priority that a running turn may take at a safe point.
+    pub fn operator_interjections(&self) -> impl Iterator<Item = &PendingInput> {
+        self.pending_inputs.iter().filter(|p| {
+            p.status == QueueEntryStatus::Queued
+                && p.priority == Priority::Interject
+                && p.kind == MessageKind::OperatorPrompt
+                && p.trust == TrustLevel::TrustedOperator
+        })
+    }
+
+    pub fn work_item(&self, id: &str) -> Option<&WorkItemView> {
+        self.work_items.iter().find(|w| w.id == id)
+    }
+
+    /// The current item when it is still open: closure and waits bound to
+    /// other items are out of its scope.
+    fn focus(&self) -> Option<&WorkItemView> {
+        self.current_work_item_id
+            .as_deref()
+            .and_then(|c| self.work_item(c))
+            .filter(|w| w.state != WorkItemSchedulingState::Completed)
+    }
+
+    /// Whether a fact bound to `item` belongs in closure scope: unbound facts
+    /// always do; bound ones when they concern the focus, or any open item
+    /// when there is no focus.
+    fn in_closure_scope(&self, item: Option<&str>) -> bool {
+        let Some(item) = item else { return true };
+        match self.focus() {
+            Some(focus) => focus.id == item,
+            None => self
+                .work_item(item)
+                .is_some_and(|w| w.state != WorkItemSchedulingState::Completed),
+        }
+    }
+
+    /// The closure work signal: current runnable item, else the first
+    /// queued runnable one (never promoted to current).
+    pub fn work_signal(&self) -> Option<WorkSignal> {
+        if let Some(focus) = self.focus().filter(|f| f.state == WorkItemSchedulingState::Runnable) {
+            return Some(WorkSignal::continue_active(&focus.id));
+        }
+        self.queued_runnable()
+            .next()
+            .map(|w| WorkSignal::activate_queued(&w.id))
+    }
+
+    /// Runnable items other than the current one, in record order.
+    pub fn queued_runnable(&self) -> impl Iterator<Item = &WorkItemView> {
+        let current = self.current_work_item_id.clone();
+        self.work_items.iter().filter(move |w| {
+            w.state == WorkItemSchedulingState::Runnable && Some(&w.id) != current.as_ref()
+        })
+    }
+
+    /// Closure facts from the current records.
+    pub fn closure_facts(&self) -> ClosureFacts {
+        self.closure_facts_before(TriggerSources::default())
+    }
+
+    /// Closure facts as they stood before a trigger ran: the trigger's own
+    /// task, timer or waiting intent still counts as active.
+    pub fn closure_facts_before(&self, sources: TriggerSources<'_>) -> ClosureFacts {
+        let operator_wait_work_items = self
+            .work_items
+            .iter()
+            .filter(|w| w.state == WorkItemSchedulingState::WaitingOperator)
+            .filter(|w| self.in_closure_scope(Some(&w.id)))
+            .map(|w| w.id.clone())
+            .collect();
+        let blocking_tasks = self
+            .tasks
+            .iter()
+            .filter(|t| {
+                task_blocks(t)
+                    || (sources.task_id == Some(t.id.as_str()) && task_has_blocking_policy(t))
+            })
+            .filter(|t| self.in_closure_scope(task_work_item(t)))
+            .map(|t| t.id.clone())
+            .collect();
+        let waiting_intents = self
+            .intents
+            .iter()
+            .filter(|i| {
+                i.status == WaitingIntentStatus::Active
+                    || sources.waiting_intent_id == Some(i.id.as_str())
+            })
+            .filter(|i| self.in_closure_scope(intent_work_item(i)))
+            .map(|i| i.id.clone())
+            .collect();
+        let timers = self
+            .timers
+            .iter()
+            .filter(|t| t.status == TimerStatus::Active || sources.timer_id == Some(t.id.as_str()))
+            .filter(|t| self.in_closure_scope(t.work_item_id.as_deref()))
+            .map(|t| t.id.clone())
+            .collect();
+        ClosureFacts {
+            runtime_error: self.runtime_error.clone(),
+            operator_wait_work_items,
+            blocking_tasks,
+            waiting_intents,
+            timers,
+            turn: self.turn_phase(),
+            last_turn_terminal: self.last_turn_terminal,
+            work_signal: self.work_signal(),
+            runtime_posture: runtime_posture(self.status),
+        }
+    }
+
+    /// The closure decision for the current records.
+    pub fn closure(&self) -> ClosureDecision {
+        derive_closure(&self.closure_facts())
+    }
+
+    pub fn posture_facts(&self) -> PostureFacts {
+        let ids_in = |state: WorkItemSchedulingState| {
+            self.work_items
+                .iter()
+                .filter(|w| w.state == state)
+                .map(|w| w.id.clone())
+                .collect::<Vec<_>>()
+        };
+        PostureFacts {
+            status: self.status,
+            turn: self.turn_phase(),
+            queued_inputs: self.replay_message_ids.clone(),
+            runnable_work_items: self.runnable_work_items.clone(),
+            task_waits: self
+                .tasks
+                .iter()
+                .filter(|t| task_blocks(t))
+                .map(|t| t.id.clone())
+                .collect(),
+            external_waits: self.active_waiting_intents.clone(),
+            timer_waits: self.active_timers.clone(),
+            operator_waits: ids_in(WorkItemSchedulingState::WaitingOperator),
+            blocked_work: self
+                .work_items
+                .iter()
+                .filter(|w| w.state == WorkItemSchedulingState::Blocked)
+                .map(|w| BlockedWork {
+                    work_item_id: w.id.clone(),
+                    blocked_by: w.blocked_by.clone().unwrap_or_default(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The derived agent scheduling posture.
+    pub fn posture(&self) -> PostureView {
+        derive_posture(&self.posture_facts())
+    }
+}
+
+/// Awake unless the control posture is asleep, paused or stopped.
+pub fn runtime_posture(status: AgentStatus) -> RuntimePosture {
+    match status {
+        AgentStatus::Booting
+        | AgentStatus::AwakeIdle
+        | AgentStatus::AwakeRunning
+        | AgentStatus::AwaitingTask => RuntimePosture::Awake,
+        AgentStatus::Asleep | AgentStatus::Paused | AgentStatus::Stopped => {
+            RuntimePosture::Sleeping
+        }
+    }
+}

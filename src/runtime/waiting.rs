@@ -1,0 +1,96 @@
+//! The waiting plane: waiting intents (durable future conditions, scoped to
+//! the agent or a work item), timers, and the pending wake hint. Wake hints
+//! are liveness signals; they coalesce and never carry model authority.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingIntentStatus {
+    #[default]
+    Active,
+    Triggered,
+    Resolved,
+    Cancelled,
+    Expired,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingScope {
+    #[default]
+    Agent,
+    WorkItem,
+}
+
+/// What a wait is waiting for (the closure's `waitingReason` vocabulary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingReason {
+    AwaitingOperatorInput,
+    AwaitingExternalChange,
+    AwaitingTaskResult,
+    AwaitingTimer,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitingIntentRecord {
+    pub id: String,
+    pub agent_id: String,
+    #[serde(default)]
+    pub status: WaitingIntentStatus,
+    #[serde(default)]
+    pub scope: WaitingScope,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_item_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub trigger_count: u64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerStatus {
+    #[default]
+    Active,
+    Fired,
+    Completed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimerRecord {
+    pub id: String,
+    pub agent_id: String,
+    #[serde(default)]
+    pub status: TimerStatus,
+    /// Epoch milliseconds at which the timer fires.
+    pub fire_at_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_item_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A wake hint waiting to become a system tick when the agent is eligible.
+/// Later hints coalesce into this one (`coalesced_count`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingWakeHint {
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_intent_id: Option<String>,
+    #[serde(default)]
+    pub generation: u64,
+    #[serde(default)]
+    pub coalesced_count: u64,
+    pub received_at: String,
+}

@@ -1,0 +1,420 @@
+//! The durable store: one redb file holding current-state tables and
+//! append-only ledgers (see `schema`). All writes go through the single
+//! writer (`writer`), which group-commits queued jobs and acknowledges each
+//! only after its commit; events are published to subscribers only after
+//! commit. Readers use their own read transactions and never block the
+//! writer. The store knows keys and JSON, not agents: record shapes belong
+//! to the runtime.
+
+mod error;
+pub mod event;
+pub mod schema;
+mod tables;
+mod writer;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use redb::{Database, Durability, ReadTransaction, ReadableTable};
+use serde::de::DeserializeOwned;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+pub use error::StoreError;
+pub use event::{EventRecord, NewEvent, Provenance};
+pub use schema::{Keyed, SCHEMA_VERSION};
+pub use writer::{WriteCtx, MAX_BATCH};
+
+use writer::{Command, JobFn, Writer};
+
+/// How a store is opened.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `Immediate` (the default) fsyncs every commit. `None` exists only
+    /// for benchmarks that isolate the writer's own overhead.
+    pub durability: Durability,
+    /// Record allocator state at each commit so that opening after a crash
+    /// does not walk the whole file.
+    pub quick_repair: bool,
+    /// Capacity of the in-process event broadcast; a subscriber further
+    /// behind than this is told it lagged and resumes from the ledger.
+    pub event_buffer: usize,
+    /// Capacity of the writer's job queue.
+    pub queue_capacity: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            durability: Durability::Immediate,
+            quick_repair: true,
+            event_buffer: 8192,
+            queue_capacity: 16_384,
+        }
+    }
+}
+
+/// A handle to an open store. Cheap to clone; the file stays open (and
+/// locked against other processes) until every handle is dropped or
+/// `close` is called.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Arc<Database>,
+    path: PathBuf,
+    jobs: mpsc::Sender<Command>,
+    events: broadcast::Sender<Arc<EventRecord>>,
+}
+
+impl Store {
+    /// Open (or create) the store file at `path`.
+    pub fn open(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let db = open_database(path)?;
+        init_schema(&db, path)?;
+        let db = Arc::new(db);
+        let (jobs, rx) = mpsc::channel(options.queue_capacity.max(1));
+        let (events, _) = broadcast::channel(options.event_buffer.max(16));
+        let writer = Writer {
+            db: Arc::clone(&db),
+            rx,
+            events: events.clone(),
+            durability: options.durability,
+            quick_repair: options.quick_repair,
+            seqs: HashMap::new(),
+        };
+        std::thread::Builder::new()
+            .name("holon-store-writer".into())
+            .spawn(move || writer.run())
+            .map_err(|source| StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db,
+                path: path.to_path_buf(),
+                jobs,
+                events,
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Run `job` inside a write transaction and wait for its durable commit.
+    /// The job may run more than once (when another job in its batch fails)
+    /// and must derive every write from its inputs and what it reads.
+    pub async fn write<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&mut WriteCtx<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (command, rx) = make_job(job);
+        self.inner
+            .jobs
+            .send(command)
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        unbox(rx.await.map_err(|_| StoreError::Closed)?)
+    }
+
+    /// `write` for callers outside an async context. Must not be called
+    /// from inside a tokio runtime thread.
+    pub fn write_blocking<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnMut(&mut WriteCtx<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (command, rx) = make_job(job);
+        self.inner
+            .jobs
+            .blocking_send(command)
+            .map_err(|_| StoreError::Closed)?;
+        unbox(rx.blocking_recv().map_err(|_| StoreError::Closed)?)
+    }
+
+    /// Start a consistent read snapshot.
+    pub fn read(&self) -> Result<ReadCtx, StoreError> {
+        Ok(ReadCtx {
+            txn: self.inner.db.begin_read()?,
+        })
+    }
+
+    /// Events committed from now on, in commit order. A receiver that falls
+    /// behind gets `Lagged` and must resume from the ledger by `event_seq`.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<EventRecord>> {
+        self.inner.events.subscribe()
+    }
+
+    /// Finish the queued writes and stop the writer. The file is released
+    /// once this and every other handle are dropped.
+    pub async fn close(self) -> Result<(), StoreError> {
+        let (reply, rx) = oneshot::channel();
+        if self.inner.jobs.send(Command::Close { reply }).await.is_ok() {
+            let _ = rx.await;
+        }
+        Ok(())
+    }
+}
+
+fn make_job<T, F>(mut job: F) -> (Command, oneshot::Receiver<writer::JobResult>)
+where
+    T: Send + 'static,
+    F: FnMut(&mut WriteCtx<'_>) -> Result<T, StoreError> + Send + 'static,
+{
+    let run: JobFn =
+        Box::new(move |ctx| job(ctx).map(|v| Box::new(v) as Box<dyn std::any::Any + Send>));
+    let (reply, rx) = oneshot::channel();
+    (Command::Job { run, reply }, rx)
+}
+
+fn unbox<T: 'static>(result: writer::JobResult) -> Result<T, StoreError> {
+    let boxed = result?;
+    boxed
+        .downcast::<T>()
+        .map(|b| *b)
+        .map_err(|_| StoreError::Storage("internal error: write reply of unexpected type".into()))
+}
+
+fn open_database(path: &Path) -> Result<Database, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let result = match open_quietly(path) {
+        Ok(r) => r,
+        Err(panic_message) => {
+            return Err(corrupt(format!(
+                "the storage engine rejected it: {panic_message}"
+            )))
+        }
+    };
+    result.map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+            path: path.to_path_buf(),
+        },
+        redb::DatabaseError::UpgradeRequired(v) => corrupt(format!(
+            "storage file format {v} needs an upgrade this build cannot do"
+        )),
+        redb::DatabaseError::RepairAborted => corrupt("repair was aborted".into()),
+        redb::DatabaseError::Storage(redb::StorageError::Corrupted(d)) => corrupt(d),
+        redb::DatabaseError::Storage(redb::StorageError::Io(source)) => match source.kind() {
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData => {
+                corrupt(source.to_string())
+            }
+            _ => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        },
+        redb::DatabaseError::Storage(other) => corrupt(other.to_string()),
+        other => corrupt(other.to_string()),
+    })
+}
+
+/// redb reports most damage as errors but asserts on some (a file shorter
+/// than its header says). Catch that on this thread only, keep the message
+/// for the error, and print nothing: a damaged file is an error message,
+/// never a crash or a backtrace on the operator's terminal.
+fn open_quietly(path: &Path) -> Result<Result<Database, redb::DatabaseError>, String> {
+    use std::sync::Mutex;
+    type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static>;
+    static HOOK_SWAP: Mutex<()> = Mutex::new(());
+    let _serial = HOOK_SWAP.lock().unwrap_or_else(|p| p.into_inner());
+    let opener = std::thread::current().id();
+    let captured: Arc<Mutex<Option<String>>> = Arc::default();
+    let previous: Arc<Hook> = Arc::new(std::panic::take_hook());
+    {
+        let captured = Arc::clone(&captured);
+        let previous = Arc::clone(&previous);
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == opener {
+                let payload = info.payload();
+                let msg = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown failure".to_owned());
+                *captured.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
+            } else {
+                previous(info);
+            }
+        }));
+    }
+    let attempt = std::panic::catch_unwind(|| Database::builder().create(path));
+    std::panic::set_hook(Box::new(move |info| previous(info)));
+    attempt.map_err(|_| {
+        let msg = captured.lock().unwrap_or_else(|p| p.into_inner()).take();
+        tracing::error!(path = %path.display(), panic = ?msg, "storage engine panicked while opening the store");
+        msg.unwrap_or_else(|| "unknown failure".to_owned())
+    })
+}
+
+/// Create every table and record the schema version on a new file; refuse
+/// a file written by a newer schema.
+fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(schema::META)?;
+        let found = match meta.get("schema_version")? {
+            Some(v) => {
+                let bytes = v.value();
+                let arr: [u8; 4] = bytes.try_into().map_err(|_| StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: "schema_version is not a 4-byte number".into(),
+                })?;
+                Some(u32::from_le_bytes(arr))
+            }
+            None => None,
+        };
+        match found {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(StoreError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found: v,
+                    supported: SCHEMA_VERSION,
+                })
+            }
+            Some(_) => {}
+            None => {
+                meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
+                let created = crate::format_ts(crate::now_ms());
+                meta.insert("created_at", created.as_bytes())?;
+                let by = format!("holon {}", env!("CARGO_PKG_VERSION"));
+                meta.insert("created_by", by.as_bytes())?;
+            }
+        }
+        txn.open_table(schema::AGENTS)?;
+        txn.open_table(schema::EVENTS)?;
+        txn.open_table(schema::EVENTS_BY_KIND)?;
+        txn.open_table(schema::QUEUE_PENDING)?;
+        txn.open_table(schema::COUNTERS)?;
+        for k in Keyed::ALL {
+            txn.open_table(k.definition())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// A consistent snapshot of the store.
+pub struct ReadCtx {
+    txn: ReadTransaction,
+}
+
+impl ReadCtx {
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        let meta = self.txn.open_table(schema::META)?;
+        let v = meta.get("schema_version")?;
+        Ok(v.and_then(|v| <[u8; 4]>::try_from(v.value()).ok())
+            .map(u32::from_le_bytes)
+            .unwrap_or(0))
+    }
+
+    pub fn agent<T: DeserializeOwned>(&self, agent_id: &str) -> Result<Option<T>, StoreError> {
+        let t = self.txn.open_table(schema::AGENTS)?;
+        match t.get(agent_id)? {
+            Some(v) => tables::decode("agents", || agent_id.to_owned(), v.value()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn agents<T: DeserializeOwned>(&self) -> Result<Vec<T>, StoreError> {
+        let t = self.txn.open_table(schema::AGENTS)?;
+        let mut out = Vec::new();
+        for row in t.iter()? {
+            let (k, v) = row?;
+            out.push(tables::decode(
+                "agents",
+                || k.value().to_owned(),
+                v.value(),
+            )?);
+        }
+        Ok(out)
+    }
+
+    /// The agent's last `event_seq` (its event count). O(log n).
+    pub fn last_seq(&self, agent_id: &str) -> Result<u64, StoreError> {
+        let t = self.txn.open_table(schema::EVENTS)?;
+        tables::last_seq(&t, agent_id)
+    }
+
+    /// Up to `limit` events with `event_seq >= from_seq`, in order.
+    pub fn events(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let t = self.txn.open_table(schema::EVENTS)?;
+        tables::events_page(&t, agent_id, from_seq, limit)
+    }
+
+    /// The newest `limit` events before `before_seq`, oldest first.
+    pub fn events_before(
+        &self,
+        agent_id: &str,
+        before_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let t = self.txn.open_table(schema::EVENTS)?;
+        tables::events_page_before(&t, agent_id, before_seq, limit)
+    }
+
+    /// Up to `limit` events of one kind with `event_seq >= from_seq`.
+    pub fn events_of_kind(
+        &self,
+        agent_id: &str,
+        kind: &str,
+        from_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
+        let events = self.txn.open_table(schema::EVENTS)?;
+        tables::events_by_kind_page(&index, &events, agent_id, kind, from_seq, limit)
+    }
+
+    pub fn get<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        tables::get_keyed(&t, which, agent_id, id)
+    }
+
+    pub fn list<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        tables::list_keyed(&t, which, agent_id)
+    }
+
+    pub fn count(&self, which: Keyed, agent_id: &str) -> Result<u64, StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        tables::count_keyed(&t, agent_id)
+    }
+
+    /// The agent's `Queued` messages in dequeue order: (band, seq, id).
+    pub fn queue_pending(&self, agent_id: &str) -> Result<Vec<(u8, u64, String)>, StoreError> {
+        let t = self.txn.open_table(schema::QUEUE_PENDING)?;
+        tables::queue_pending(&t, agent_id)
+    }
+}
+
+#[cfg(test)]
+mod tests;

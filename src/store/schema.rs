@@ -1,0 +1,105 @@
+//! The on-disk schema: every redb table, its key shape and what it holds.
+//! Current-state tables are rewritten in place; ledgers are append-only and
+//! keyed by time-ordered ids or by the per-agent `event_seq`. Values are
+//! JSON so that records stay readable, exportable and tolerant of added
+//! fields. Bump `SCHEMA_VERSION` on any incompatible change.
+
+use redb::TableDefinition;
+
+/// The schema version this build writes. A file recording a newer version
+/// is refused; an older one is migrated on open (none exist yet).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `meta`: `schema_version` (u32 LE), `created_at`, `created_by`.
+pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+/// `agents`: agent id -> `AgentRecord` JSON (current state).
+pub const AGENTS: TableDefinition<&str, &[u8]> = TableDefinition::new("agents");
+
+/// `events`: (agent id, event_seq) -> `EventRecord` JSON (ledger).
+/// `event_seq` is contiguous per agent from 1: the only replay cursor.
+pub const EVENTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("events");
+
+/// `events_by_kind`: (agent id, kind, event_seq) -> () (index over `events`).
+pub const EVENTS_BY_KIND: TableDefinition<(&str, &str, u64), ()> =
+    TableDefinition::new("events_by_kind");
+
+/// `queue_pending`: (agent id, priority band, admission_seq) -> message id.
+/// Holds exactly the `Queued` entries, in dequeue order.
+pub const QUEUE_PENDING: TableDefinition<(&str, u8, u64), &str> =
+    TableDefinition::new("queue_pending");
+
+/// `counters`: (agent id, counter name) -> u64 (e.g. `admission_seq`).
+pub const COUNTERS: TableDefinition<(&str, &str), u64> = TableDefinition::new("counters");
+
+/// The (agent id, record id) -> JSON tables. Current-state tables are
+/// rewritten in place; ledgers only ever gain rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Keyed {
+    /// Message envelopes (ledger; immutable once admitted).
+    Messages,
+    /// Queue entries with their mutable processing status (current state).
+    QueueEntries,
+    /// Work items with `revision` (current state).
+    WorkItems,
+    /// Tasks (current state, monotonic lifecycle).
+    Tasks,
+    /// Waiting intents (current state).
+    WaitingIntents,
+    /// Timers (current state).
+    Timers,
+    /// Briefs (ledger).
+    Briefs,
+    /// Transcript entries (ledger).
+    Transcript,
+    /// Tool executions (ledger).
+    ToolExecutions,
+}
+
+impl Keyed {
+    pub const ALL: [Keyed; 9] = [
+        Keyed::Messages,
+        Keyed::QueueEntries,
+        Keyed::WorkItems,
+        Keyed::Tasks,
+        Keyed::WaitingIntents,
+        Keyed::Timers,
+        Keyed::Briefs,
+        Keyed::Transcript,
+        Keyed::ToolExecutions,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Keyed::Messages => "messages",
+            Keyed::QueueEntries => "queue_entries",
+            Keyed::WorkItems => "work_items",
+            Keyed::Tasks => "tasks",
+            Keyed::WaitingIntents => "waiting_intents",
+            Keyed::Timers => "timers",
+            Keyed::Briefs => "briefs",
+            Keyed::Transcript => "transcript",
+            Keyed::ToolExecutions => "tool_executions",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            Keyed::Messages => 0,
+            Keyed::QueueEntries => 1,
+            Keyed::WorkItems => 2,
+            Keyed::Tasks => 3,
+            Keyed::WaitingIntents => 4,
+            Keyed::Timers => 5,
+            Keyed::Briefs => 6,
+            Keyed::Transcript => 7,
+            Keyed::ToolExecutions => 8,
+        }
+    }
+
+    pub fn definition(
+        self,
+    ) -> TableDefinition<'static, (&'static str, &'static str), &'static [u8]> {
+        TableDefinition::new(self.name())
+    }
+}

@@ -1,0 +1,160 @@
+//! Table access shared by write and read transactions: decoding JSON
+//! records, ranged scans by agent, event paging. Generic over redb's
+//! `ReadableTable` so the writer and readers use the same code.
+
+use redb::ReadableTable;
+use serde::de::DeserializeOwned;
+
+use super::event::EventRecord;
+use super::schema::Keyed;
+use super::StoreError;
+
+pub(crate) fn decode<T: DeserializeOwned>(
+    table: &'static str,
+    key: impl FnOnce() -> String,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Decode {
+        table,
+        key: key(),
+        detail: e.to_string(),
+    })
+}
+
+pub(crate) fn get_keyed<T: DeserializeOwned>(
+    table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
+    which: Keyed,
+    agent_id: &str,
+    id: &str,
+) -> Result<Option<T>, StoreError> {
+    match table.get((agent_id, id))? {
+        Some(v) => decode(which.name(), || format!("{agent_id}/{id}"), v.value()).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// All records of one agent in key order (time order for `new_id` keys).
+pub(crate) fn list_keyed<T: DeserializeOwned>(
+    table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
+    which: Keyed,
+    agent_id: &str,
+) -> Result<Vec<T>, StoreError> {
+    let mut out = Vec::new();
+    // "" sorts before every id, and "\u{10FFFF}" after every id we mint.
+    for row in table.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))? {
+        let (k, v) = row?;
+        let key = k.value();
+        out.push(decode(
+            which.name(),
+            || format!("{}/{}", key.0, key.1),
+            v.value(),
+        )?);
+    }
+    Ok(out)
+}
+
+pub(crate) fn count_keyed(
+    table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
+    agent_id: &str,
+) -> Result<u64, StoreError> {
+    let mut n = 0;
+    for row in table.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))? {
+        row?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+pub(crate) fn last_seq(
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+) -> Result<u64, StoreError> {
+    let mut range = events.range((agent_id, 0)..=(agent_id, u64::MAX))?;
+    match range.next_back() {
+        Some(row) => Ok(row?.0.value().1),
+        None => Ok(0),
+    }
+}
+
+pub(crate) fn events_page(
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(4096));
+    if limit == 0 {
+        return Ok(out);
+    }
+    for row in events.range((agent_id, from_seq)..=(agent_id, u64::MAX))? {
+        let (k, v) = row?;
+        let seq = k.value().1;
+        out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The newest `limit` events with `event_seq < before_seq`, oldest first.
+pub(crate) fn events_page_before(
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+    before_seq: u64,
+    limit: usize,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(4096));
+    if limit == 0 || before_seq == 0 {
+        return Ok(out);
+    }
+    let mut range = events.range((agent_id, 0)..(agent_id, before_seq))?;
+    while let Some(row) = range.next_back() {
+        let (k, v) = row?;
+        let seq = k.value().1;
+        out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    out.reverse();
+    Ok(out)
+}
+
+pub(crate) fn events_by_kind_page(
+    index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+    kind: &str,
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(4096));
+    if limit == 0 {
+        return Ok(out);
+    }
+    for row in index.range((agent_id, kind, from_seq)..=(agent_id, kind, u64::MAX))? {
+        let (k, _) = row?;
+        let seq = k.value().2;
+        if let Some(v) = events.get((agent_id, seq))? {
+            out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        }
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn queue_pending(
+    table: &impl ReadableTable<(&'static str, u8, u64), &'static str>,
+    agent_id: &str,
+) -> Result<Vec<(u8, u64, String)>, StoreError> {
+    let mut out = Vec::new();
+    for row in table.range((agent_id, 0u8, 0u64)..=(agent_id, u8::MAX, u64::MAX))? {
+        let (k, v) = row?;
+        let (_, band, seq) = k.value();
+        out.push((band, seq, v.value().to_owned()));
+    }
+    Ok(out)
+}

@@ -1,0 +1,142 @@
+//! The one-shot CLI contract: `send`, `status`, `events` on the store, with
+//! JSON shapes scripts can rely on, and clear errors for bad input.
+
+use super::support::{json_lines, stderr, Home};
+
+#[test]
+fn send_queues_an_operator_envelope_and_events_show_it() {
+    let home = Home::new();
+    let out = home.ok(&["send", "build the thing", "--json"]);
+    let admitted: serde_json::Value =
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(admitted["queue_status"], "queued");
+    assert_eq!(admitted["priority"], "normal");
+    home.ok(&["send", "urgent", "--priority", "interject"]);
+
+    let events = json_lines(&home.ok(&["events", "--json"]));
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        vec!["agent_created", "message_admitted", "message_admitted"]
+    );
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["event_seq"].as_u64(), Some(i as u64 + 1));
+        for field in ["id", "ts", "kind", "agent_id", "provenance", "payload"] {
+            assert!(!e[field].is_null(), "event lacks {field}: {e}");
+        }
+    }
+    let first = &events[1];
+    let msg = &first["payload"]["message"];
+    assert_eq!(msg["origin"]["kind"], "operator");
+    assert_eq!(msg["trust"], "trusted_operator");
+    assert_eq!(msg["authority_class"], "operator_instruction");
+    assert_eq!(msg["delivery_surface"], "cli_prompt");
+    assert_eq!(msg["body"]["text"], "build the thing");
+    assert_eq!(first["provenance"]["message_id"], admitted["message_id"]);
+    assert_eq!(first["provenance"]["delivery_surface"], "cli_prompt");
+    assert_eq!(events[2]["payload"]["message"]["priority"], "interject");
+
+    let status: serde_json::Value =
+        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_else(|e| panic!("{e}"));
+    let main = &status["agents"][0];
+    assert_eq!(main["id"], "main");
+    assert_eq!(main["queue_depth"], 2);
+    assert_eq!(main["last_event_seq"], 3);
+}
+
+#[test]
+fn events_filter_by_kind_cursor_and_limit() {
+    let home = Home::new();
+    for i in 0..5 {
+        home.ok(&["send", &format!("m{i}")]);
+    }
+    let page = json_lines(&home.ok(&["events", "--json", "--from", "3", "--limit", "2"]));
+    let seqs: Vec<u64> = page
+        .iter()
+        .filter_map(|e| e["event_seq"].as_u64())
+        .collect();
+    assert_eq!(seqs, vec![3, 4]);
+    let created = json_lines(&home.ok(&["events", "--json", "--kind", "agent_created"]));
+    assert_eq!(created.len(), 1);
+    let human = home.ok(&["events"]);
+    assert_eq!(human.lines().count(), 6);
+    assert!(human.contains("message_admitted"));
+}
+
+#[test]
+fn holon_agent_id_names_the_default_agent() {
+    let home = Home::new();
+    let out = home
+        .cmd()
+        .env("HOLON_AGENT_ID", "ops")
+        .args(["send", "hi", "--json"])
+        .output();
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v["agent_id"], "ops");
+}
+
+#[test]
+fn bad_input_gets_clear_errors_and_nonzero_exits() {
+    let home = Home::new();
+    let out = home.run(&["send", "x", "--agent", "ghost"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no agent `ghost`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = home.run(&["send", "x", "--priority", "urgent"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("unknown priority"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = home.run(&["send", "x", "--agent", "../etc"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("may contain only"),
+        "{}",
+        stderr(&out)
+    );
+
+    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[model]\ndefault = \"openai/gpt-4.1\"\n\n[console]\nbell = maybe\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = home.run(&["status"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("config.toml:5:"), "names file and line: {err}");
+    assert!(err.contains("console.bell"), "names the key: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn no_logging_reaches_the_terminal() {
+    let home = Home::new();
+    let out = home
+        .cmd()
+        .env("HOLON_LOG", "trace")
+        .args(["send", "quiet please"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success());
+    assert!(stderr(&out).is_empty(), "stderr: {}", stderr(&out));
+    let logs: Vec<_> = std::fs::read_dir(home.path().join("logs"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(Result::ok)
+        .collect();
+    assert!(
+        logs.iter()
+            .any(|f| f.file_name().to_string_lossy().starts_with("holon.log")),
+        "a rolling log file exists"
+    );
+}

@@ -1,0 +1,4 @@
+mod cli;
+mod scheduler_fixtures;
+mod store_durability;
+mod support;

@@ -1,0 +1,64 @@
+//! Shared helpers: a temporary HOLON_HOME and the real `holon` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}")),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn store_file(&self) -> PathBuf {
+        self.path().join("data").join("holon.redb")
+    }
+
+    /// `holon` with this home and no inherited Holon settings.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_holon"));
+        c.env("HOLON_HOME", self.path());
+        for var in ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG"] {
+            c.env_remove(var);
+        }
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd()
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("running holon {args:?}: {e}"))
+    }
+
+    /// Run and require success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "holon {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
+    s.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
