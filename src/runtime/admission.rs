@@ -77,7 +77,7 @@ pub struct Admitted {
     pub priority: super::envelope::Priority,
 }
 
-enum Outcome {
+pub(crate) enum Outcome {
     Admitted(Admitted),
     Rejected { status: AgentStatus },
 }
@@ -99,7 +99,7 @@ pub async fn admit(store: &Store, req: AdmissionRequest) -> Result<Admitted, Run
     }
 }
 
-fn admit_in(
+pub(crate) fn admit_in(
     tx: &mut WriteCtx<'_>,
     req: AdmissionRequest,
     message_id: &str,

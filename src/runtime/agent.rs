@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::closure::TurnTerminalKind;
 use super::waiting::PendingWakeHint;
 
 /// The runtime's control posture for one agent (spec: `AgentStatus`).
@@ -78,6 +79,13 @@ pub struct AgentRecord {
     pub last_wake_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_brief_at: Option<String>,
+    /// How the last turn ended (closure input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_terminal: Option<TurnTerminalKind>,
+    /// The summary of a runtime failure still in effect (closure input);
+    /// cleared when the next turn completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_error: Option<String>,
     #[serde(default)]
     pub display_mode: DisplayMode,
     #[serde(default)]
@@ -102,6 +110,8 @@ impl AgentRecord {
             current_run_id: None,
             last_wake_reason: None,
             last_brief_at: None,
+            last_turn_terminal: None,
+            runtime_error: None,
             display_mode: DisplayMode::Info,
             total_input_tokens: 0,
             total_output_tokens: 0,

@@ -6,17 +6,23 @@
 pub mod admission;
 pub mod agent;
 pub mod closure;
+pub mod command_tasks;
 pub mod continuation;
 pub mod envelope;
 pub mod events;
 pub mod fixture;
+pub mod host;
 pub mod inspect;
 pub mod posture;
+pub mod provider;
 pub mod queue;
 pub mod scheduler;
 pub mod tasks;
+pub mod tools;
+pub mod transcript;
 pub mod waiting;
 pub mod work_items;
+pub mod work_ops;
 
 use crate::store::StoreError;
 
@@ -35,6 +41,14 @@ pub enum RuntimeError {
         agent_id: String,
         status: &'static str,
     },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no task `{task_id}` for this agent")]
+    UnknownTask { task_id: String },
+    #[error(transparent)]
+    WorkItem(work_ops::WorkItemError),
+    #[error("{what}: {message}")]
+    Io { what: String, message: String },
     #[error(transparent)]
     Store(StoreError),
 }

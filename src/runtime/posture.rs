@@ -128,7 +128,11 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
         );
     }
     if !f.runnable_work_items.is_empty() {
-        let what = one_or_count(&f.runnable_work_items, "runnable work item", "runnable work items");
+        let what = one_or_count(
+            &f.runnable_work_items,
+            "runnable work item",
+            "runnable work items",
+        );
         return (P::HasRunnableWork, what);
     }
     if !f.task_waits.is_empty() {
@@ -145,13 +149,19 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
     }
     if !f.operator_waits.is_empty() {
         let what = one_or_count(&f.operator_waits, "work item", "work items");
-        return (P::WaitingForOperator, format!("operator input needed for {what}"));
+        return (
+            P::WaitingForOperator,
+            format!("operator input needed for {what}"),
+        );
     }
     match f.blocked_work.as_slice() {
         [] => (P::Idle, "idle".to_owned()),
         [only] => (
             P::Blocked,
-            format!("work item {} blocked: {}", only.work_item_id, only.blocked_by),
+            format!(
+                "work item {} blocked: {}",
+                only.work_item_id, only.blocked_by
+            ),
         ),
         many => (P::Blocked, format!("{} work items blocked", many.len())),
     }
@@ -217,7 +227,10 @@ mod tests {
             (P::WaitingForTask, "waiting on task task_x"),
             (P::WaitingForExternal, "waiting on waiting intent i_ci"),
             (P::WaitingForExternal, "waiting on timer tm"),
-            (P::WaitingForOperator, "operator input needed for work item w_q"),
+            (
+                P::WaitingForOperator,
+                "operator input needed for work item w_q",
+            ),
             (P::Blocked, "work item w_b blocked: vendor reply"),
             (P::Idle, "idle"),
         ];

@@ -6,7 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::admission::provenance_of;
+use super::envelope::MessageEnvelope;
 use super::envelope::Priority;
+use super::events::EventKind;
+use crate::store::{Index, Keyed, NewEvent, StoreError, WriteCtx};
+use serde_json::json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +51,95 @@ pub struct QueueEntry {
     pub admission_seq: u64,
     pub enqueued_at: String,
     pub updated_at: String,
+}
+
+fn load_entry(
+    tx: &WriteCtx<'_>,
+    agent_id: &str,
+    message_id: &str,
+) -> Result<(QueueEntry, MessageEnvelope), StoreError> {
+    let missing = || StoreError::Storage(format!("queue entry {agent_id}/{message_id} is missing"));
+    let entry: QueueEntry = tx
+        .get(Keyed::QueueEntries, agent_id, message_id)?
+        .ok_or_else(missing)?;
+    let envelope: MessageEnvelope = tx
+        .get(Keyed::Messages, agent_id, message_id)?
+        .ok_or_else(missing)?;
+    Ok((entry, envelope))
+}
+
+/// `Queued` -> `Dequeued` (a replayed `Dequeued` entry stays as it is),
+/// recording `message_processing_started`. Returns the envelope.
+pub(crate) fn dequeue_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    message_id: &str,
+) -> Result<MessageEnvelope, StoreError> {
+    let (mut entry, envelope) = load_entry(tx, agent_id, message_id)?;
+    let replay = entry.status == QueueEntryStatus::Dequeued;
+    if entry.status == QueueEntryStatus::Queued {
+        tx.queue_remove(agent_id, entry.priority.band(), entry.admission_seq)?;
+        tx.index_insert(Index::Dequeued, agent_id, message_id)?;
+        entry.status = QueueEntryStatus::Dequeued;
+        entry.updated_at = tx.now_ts();
+        tx.put(Keyed::QueueEntries, agent_id, message_id, &entry)?;
+    }
+    tx.append_event(NewEvent {
+        agent_id: agent_id.to_owned(),
+        kind: EventKind::MessageProcessingStarted.as_str(),
+        provenance: provenance_of(&envelope),
+        payload: json!({
+            "message_id": message_id, "kind": envelope.kind, "priority": envelope.priority,
+            "replay": replay, "queue_status": entry.status,
+        }),
+    })?;
+    Ok(envelope)
+}
+
+/// Move a message to a final status (`Processed`, `Aborted`, `Interjected`
+/// or `Dropped`) with its event. From `Queued` or `Dequeued`.
+pub(crate) fn settle_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    message_id: &str,
+    status: QueueEntryStatus,
+    detail: serde_json::Value,
+) -> Result<(), StoreError> {
+    let (mut entry, envelope) = load_entry(tx, agent_id, message_id)?;
+    let kind = match status {
+        QueueEntryStatus::Processed => EventKind::MessageProcessed,
+        QueueEntryStatus::Aborted => EventKind::MessageAborted,
+        QueueEntryStatus::Interjected => EventKind::MessageInterjected,
+        QueueEntryStatus::Dropped => EventKind::MessageDropped,
+        QueueEntryStatus::Queued | QueueEntryStatus::Dequeued => {
+            return Err(StoreError::Storage(format!(
+                "{status:?} is not a final queue status"
+            )))
+        }
+    };
+    match entry.status {
+        QueueEntryStatus::Queued => {
+            tx.queue_remove(agent_id, entry.priority.band(), entry.admission_seq)?;
+        }
+        QueueEntryStatus::Dequeued => {
+            tx.index_remove(Index::Dequeued, agent_id, message_id)?;
+        }
+        QueueEntryStatus::Processed
+        | QueueEntryStatus::Aborted
+        | QueueEntryStatus::Interjected
+        | QueueEntryStatus::Dropped => return Ok(()),
+    }
+    let from = entry.status;
+    entry.status = status;
+    entry.updated_at = tx.now_ts();
+    tx.put(Keyed::QueueEntries, agent_id, message_id, &entry)?;
+    tx.append_event(NewEvent {
+        agent_id: agent_id.to_owned(),
+        kind: kind.as_str(),
+        provenance: provenance_of(&envelope),
+        payload: json!({ "message_id": message_id, "from": from, "queue_status": status, "detail": detail }),
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use error::StoreError;
 pub use event::{EventRecord, NewEvent, Provenance};
-pub use schema::{Keyed, SCHEMA_VERSION};
+pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use writer::{WriteCtx, MAX_BATCH};
 
 use writer::{Command, JobFn, Writer};
@@ -65,8 +65,30 @@ pub struct Store {
 struct Inner {
     db: Arc<Database>,
     path: PathBuf,
-    jobs: mpsc::Sender<Command>,
+    /// `None` only while dropping.
+    jobs: Option<mpsc::Sender<Command>>,
     events: broadcast::Sender<Arc<EventRecord>>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Inner {
+    fn jobs(&self) -> Result<&mpsc::Sender<Command>, StoreError> {
+        self.jobs.as_ref().ok_or(StoreError::Closed)
+    }
+}
+
+/// Dropping the last handle finishes queued writes and waits for the writer
+/// to let go of the database, so the file is released when drop returns
+/// (a restart or hand-over can open it at once).
+impl Drop for Inner {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(writer) = self.writer.take() {
+            if writer.join().is_err() {
+                tracing::error!("the store writer thread panicked");
+            }
+        }
+    }
 }
 
 impl Store {
@@ -91,7 +113,7 @@ impl Store {
             quick_repair: options.quick_repair,
             seqs: HashMap::new(),
         };
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("holon-store-writer".into())
             .spawn(move || writer.run())
             .map_err(|source| StoreError::Io {
@@ -102,8 +124,9 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 path: path.to_path_buf(),
-                jobs,
+                jobs: Some(jobs),
                 events,
+                writer: Some(writer),
             }),
         })
     }
@@ -122,7 +145,7 @@ impl Store {
     {
         let (command, rx) = make_job(job);
         self.inner
-            .jobs
+            .jobs()?
             .send(command)
             .await
             .map_err(|_| StoreError::Closed)?;
@@ -138,7 +161,7 @@ impl Store {
     {
         let (command, rx) = make_job(job);
         self.inner
-            .jobs
+            .jobs()?
             .blocking_send(command)
             .map_err(|_| StoreError::Closed)?;
         unbox(rx.blocking_recv().map_err(|_| StoreError::Closed)?)
@@ -161,7 +184,13 @@ impl Store {
     /// once this and every other handle are dropped.
     pub async fn close(self) -> Result<(), StoreError> {
         let (reply, rx) = oneshot::channel();
-        if self.inner.jobs.send(Command::Close { reply }).await.is_ok() {
+        if self
+            .inner
+            .jobs()?
+            .send(Command::Close { reply })
+            .await
+            .is_ok()
+        {
             let _ = rx.await;
         }
         Ok(())
@@ -303,6 +332,9 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         for k in Keyed::ALL {
             txn.open_table(k.definition())?;
         }
+        for i in Index::ALL {
+            txn.open_table(i.definition())?;
+        }
     }
     txn.commit()?;
     Ok(())
@@ -404,6 +436,17 @@ impl ReadCtx {
         tables::list_keyed(&t, which, agent_id)
     }
 
+    /// The newest `limit` records of one agent, oldest first.
+    pub fn list_recent<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+        limit: usize,
+    ) -> Result<Vec<T>, StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        tables::list_keyed_recent(&t, which, agent_id, limit)
+    }
+
     pub fn count(&self, which: Keyed, agent_id: &str) -> Result<u64, StoreError> {
         let t = self.txn.open_table(which.definition())?;
         tables::count_keyed(&t, agent_id)
@@ -413,6 +456,21 @@ impl ReadCtx {
     pub fn queue_pending(&self, agent_id: &str) -> Result<Vec<(u8, u64, String)>, StoreError> {
         let t = self.txn.open_table(schema::QUEUE_PENDING)?;
         tables::queue_pending(&t, agent_id)
+    }
+
+    pub fn index_list(&self, index: Index, agent_id: &str) -> Result<Vec<String>, StoreError> {
+        let t = self.txn.open_table(index.definition())?;
+        tables::index_list(&t, agent_id)
+    }
+
+    pub fn index_contains(
+        &self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let t = self.txn.open_table(index.definition())?;
+        Ok(t.get((agent_id, id))?.is_some())
     }
 }
 

@@ -32,6 +32,51 @@ pub const QUEUE_PENDING: TableDefinition<(&str, u8, u64), &str> =
 /// `counters`: (agent id, counter name) -> u64 (e.g. `admission_seq`).
 pub const COUNTERS: TableDefinition<(&str, &str), u64> = TableDefinition::new("counters");
 
+/// Membership indexes: (agent id, id) -> (). They keep scheduler reads
+/// proportional to current state, not history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Index {
+    /// Messages whose queue entry is `Dequeued` (in flight or to replay).
+    Dequeued,
+    /// Work items whose state is `open`.
+    OpenWorkItems,
+    /// Tasks whose status is not terminal.
+    ActiveTasks,
+    /// Idempotency keys of system ticks already emitted.
+    TickKeys,
+}
+
+impl Index {
+    pub const ALL: [Index; 4] = [
+        Index::Dequeued,
+        Index::OpenWorkItems,
+        Index::ActiveTasks,
+        Index::TickKeys,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Index::Dequeued => "idx_dequeued",
+            Index::OpenWorkItems => "idx_open_work_items",
+            Index::ActiveTasks => "idx_active_tasks",
+            Index::TickKeys => "idx_tick_keys",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            Index::Dequeued => 0,
+            Index::OpenWorkItems => 1,
+            Index::ActiveTasks => 2,
+            Index::TickKeys => 3,
+        }
+    }
+
+    pub fn definition(self) -> TableDefinition<'static, (&'static str, &'static str), ()> {
+        TableDefinition::new(self.name())
+    }
+}
+
 /// The (agent id, record id) -> JSON tables. Current-state tables are
 /// rewritten in place; ledgers only ever gain rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -158,3 +158,37 @@ pub(crate) fn queue_pending(
     }
     Ok(out)
 }
+
+pub(crate) fn index_list(
+    table: &impl ReadableTable<(&'static str, &'static str), ()>,
+    agent_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    let mut out = Vec::new();
+    for row in table.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))? {
+        out.push(row?.0.value().1.to_owned());
+    }
+    Ok(out)
+}
+
+/// The newest `limit` records of one agent, oldest first.
+pub(crate) fn list_keyed_recent<T: DeserializeOwned>(
+    table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
+    which: Keyed,
+    agent_id: &str,
+    limit: usize,
+) -> Result<Vec<T>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(1024));
+    let mut range = table.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))?;
+    while out.len() < limit {
+        let Some(row) = range.next_back() else { break };
+        let (k, v) = row?;
+        let key = k.value();
+        out.push(decode(
+            which.name(),
+            || format!("{}/{}", key.0, key.1),
+            v.value(),
+        )?);
+    }
+    out.reverse();
+    Ok(out)
+}

@@ -19,7 +19,7 @@ use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::event::{EventRecord, NewEvent};
-use super::schema::{self, Keyed};
+use super::schema::{self, Index, Keyed};
 use super::tables;
 use super::StoreError;
 
@@ -48,10 +48,12 @@ pub struct WriteCtx<'t> {
     queue_pending: Table<'t, (&'static str, u8, u64), &'static str>,
     counters: Table<'t, (&'static str, &'static str), u64>,
     keyed: Vec<Table<'t, (&'static str, &'static str), &'static [u8]>>,
+    indexes: Vec<Table<'t, (&'static str, &'static str), ()>>,
     committed_seqs: &'t HashMap<String, u64>,
     batch_seqs: HashMap<String, u64>,
     appended: Vec<Arc<EventRecord>>,
     now_ms: i64,
+    now_ts: String,
 }
 
 fn encode(table: &'static str, value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
@@ -66,9 +68,14 @@ impl<'t> WriteCtx<'t> {
         txn: &'t WriteTransaction,
         committed_seqs: &'t HashMap<String, u64>,
     ) -> Result<Self, StoreError> {
+        let now_ms = crate::now_ms();
         let mut keyed = Vec::with_capacity(Keyed::ALL.len());
         for k in Keyed::ALL {
             keyed.push(txn.open_table(k.definition())?);
+        }
+        let mut indexes = Vec::with_capacity(Index::ALL.len());
+        for i in Index::ALL {
+            indexes.push(txn.open_table(i.definition())?);
         }
         Ok(WriteCtx {
             agents: txn.open_table(schema::AGENTS)?,
@@ -77,10 +84,12 @@ impl<'t> WriteCtx<'t> {
             queue_pending: txn.open_table(schema::QUEUE_PENDING)?,
             counters: txn.open_table(schema::COUNTERS)?,
             keyed,
+            indexes,
             committed_seqs,
             batch_seqs: HashMap::new(),
             appended: Vec::new(),
-            now_ms: crate::now_ms(),
+            now_ms,
+            now_ts: crate::format_ts(now_ms),
         })
     }
 
@@ -89,8 +98,9 @@ impl<'t> WriteCtx<'t> {
         self.now_ms
     }
 
+    /// `now_ms` as an RFC 3339 timestamp (formatted once per batch).
     pub fn now_ts(&self) -> String {
-        crate::format_ts(self.now_ms)
+        self.now_ts.clone()
     }
 
     // ---- events -------------------------------------------------------
@@ -181,6 +191,46 @@ impl<'t> WriteCtx<'t> {
         agent_id: &str,
     ) -> Result<Vec<T>, StoreError> {
         tables::list_keyed(&self.keyed[which.index()], which, agent_id)
+    }
+
+    pub fn remove(&mut self, which: Keyed, agent_id: &str, id: &str) -> Result<bool, StoreError> {
+        Ok(self.keyed[which.index()].remove((agent_id, id))?.is_some())
+    }
+
+    // ---- membership indexes -------------------------------------------
+
+    pub fn index_insert(
+        &mut self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        self.indexes[index.index()].insert((agent_id, id), ())?;
+        Ok(())
+    }
+
+    pub fn index_remove(
+        &mut self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.indexes[index.index()]
+            .remove((agent_id, id))?
+            .is_some())
+    }
+
+    pub fn index_contains(
+        &self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.indexes[index.index()].get((agent_id, id))?.is_some())
+    }
+
+    pub fn index_list(&self, index: Index, agent_id: &str) -> Result<Vec<String>, StoreError> {
+        tables::index_list(&self.indexes[index.index()], agent_id)
     }
 
     // ---- queue index and counters -------------------------------------

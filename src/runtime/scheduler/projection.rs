@@ -2,7 +2,7 @@
 //! built by one pure builder from the typed durable records (agent, queue
 //! entries with their envelopes, work items, tasks, waiting intents,
 //! timers, tool executions, emitted tick keys) and `now_ms`. It never
-//! mutates anything and is the only place readiness is derived.
+//! mutates anything; per-item readiness comes from `readiness`.
 //!
 //! Invariants: terminal tasks are never active; legacy subagent tasks and
 //! background tasks never block; a wait (blocking task, work-item waiting
@@ -23,131 +23,16 @@ use crate::runtime::continuation::ContinuationTrigger;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
 use crate::runtime::posture::{derive_posture, BlockedWork, PostureFacts, PostureView};
 use crate::runtime::queue::{QueueEntry, QueueEntryStatus};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
+use crate::runtime::tasks::TaskRecord;
 use crate::runtime::waiting::{
     PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
-    WaitingScope,
 };
-use crate::runtime::work_items::{PlanStatus, WorkItemRecord, WorkItemState};
+use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 
-/// Per-item scheduling state (spec "Work-Item Persistence Foundation").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkItemSchedulingState {
-    Runnable,
-    WaitingOperator,
-    WaitingTask,
-    WaitingExternal,
-    WaitingTimer,
-    Blocked,
-    Completed,
-}
-
-impl WorkItemSchedulingState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkItemSchedulingState::Runnable => "runnable",
-            WorkItemSchedulingState::WaitingOperator => "waiting_operator",
-            WorkItemSchedulingState::WaitingTask => "waiting_task",
-            WorkItemSchedulingState::WaitingExternal => "waiting_external",
-            WorkItemSchedulingState::WaitingTimer => "waiting_timer",
-            WorkItemSchedulingState::Blocked => "blocked",
-            WorkItemSchedulingState::Completed => "completed",
-        }
-    }
-
-    /// The older readiness label projected for prompts and listings.
-    pub fn readiness(self) -> &'static str {
-        match self {
-            WorkItemSchedulingState::Runnable => "runnable",
-            WorkItemSchedulingState::WaitingOperator => "waiting_for_operator",
-            WorkItemSchedulingState::WaitingTask
-            | WorkItemSchedulingState::WaitingExternal
-            | WorkItemSchedulingState::WaitingTimer
-            | WorkItemSchedulingState::Blocked => "blocked",
-            WorkItemSchedulingState::Completed => "completed",
-        }
-    }
-}
-
-/// The work item a task belongs to: the first-class field, else the legacy
-/// `detail.work_item_id` fallback.
-pub fn task_work_item(task: &TaskRecord) -> Option<&str> {
-    task.work_item_id.as_deref().or_else(|| {
-        task.detail
-            .as_ref()
-            .and_then(|d| d.get("work_item_id"))
-            .and_then(serde_json::Value::as_str)
-    })
-}
-
-/// Whether a task with this record would block scheduling while active.
-/// Legacy subagent kinds never block.
-pub fn task_has_blocking_policy(task: &TaskRecord) -> bool {
-    let kind_may_block = match task.kind {
-        TaskKind::CommandTask | TaskKind::ChildAgentTask | TaskKind::SleepJob => true,
-        TaskKind::SubagentTask | TaskKind::WorktreeSubagentTask => false,
-    };
-    kind_may_block && task.wait_policy == WaitPolicy::Blocking
-}
-
-/// Active (non-terminal) and blocking.
-pub fn task_blocks(task: &TaskRecord) -> bool {
-    !task.status.is_terminal() && task_has_blocking_policy(task)
-}
-
-/// The work item a waiting intent is tied to (work-item scope with an id).
-pub fn intent_work_item(intent: &WaitingIntentRecord) -> Option<&str> {
-    match intent.scope {
-        WaitingScope::WorkItem => intent.work_item_id.as_deref(),
-        WaitingScope::Agent => None,
-    }
-}
-
-/// Derive one item's scheduling state. Specific waits outrank a free-form
-/// `blocked_by`; `needs_input` outranks both.
-pub fn derive_work_item_state(
-    item: &WorkItemRecord,
-    tasks: &[TaskRecord],
-    intents: &[WaitingIntentRecord],
-    timers: &[TimerRecord],
-) -> WorkItemSchedulingState {
-    let id = item.id.as_str();
-    if item.state == WorkItemState::Completed {
-        return WorkItemSchedulingState::Completed;
-    }
-    if item.plan_status == PlanStatus::NeedsInput {
-        return WorkItemSchedulingState::WaitingOperator;
-    }
-    if tasks
-        .iter()
-        .any(|t| task_blocks(t) && task_work_item(t) == Some(id))
-    {
-        return WorkItemSchedulingState::WaitingTask;
-    }
-    if intents
-        .iter()
-        .any(|i| i.status == WaitingIntentStatus::Active && intent_work_item(i) == Some(id))
-    {
-        return WorkItemSchedulingState::WaitingExternal;
-    }
-    if timers
-        .iter()
-        .any(|t| t.status == TimerStatus::Active && t.work_item_id.as_deref() == Some(id))
-    {
-        return WorkItemSchedulingState::WaitingTimer;
-    }
-    if item.blocked_by.as_deref().is_some_and(|b| !b.trim().is_empty()) {
-        return WorkItemSchedulingState::Blocked;
-    }
-    WorkItemSchedulingState::Runnable
-}
-
-/// Parse an RFC 3339 timestamp into epoch milliseconds.
-pub fn parse_ts_ms(ts: &str) -> Option<i64> {
-    let t = time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339).ok()?;
-    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
-}
+use super::readiness::{
+    derive_work_item_state, has_blocker, intent_work_item, parse_ts_ms, task_blocks,
+    task_has_blocking_policy, task_work_item, WorkItemSchedulingState,
+};
 
 /// One queue entry with the envelope it refers to.
 #[derive(Debug, Clone, Copy)]
@@ -300,12 +185,16 @@ impl SchedulerProjection {
             .map(|w| WorkItemView {
                 id: w.id.clone(),
                 revision: w.revision,
-                state: derive_work_item_state(w, inputs.tasks, inputs.waiting_intents, inputs.timers),
+                state: derive_work_item_state(
+                    w,
+                    inputs.tasks,
+                    inputs.waiting_intents,
+                    inputs.timers,
+                ),
                 blocked_by: w.blocked_by.clone().filter(|b| !b.trim().is_empty()),
-                recheck_due: w.blocked_by.is_some()
+                recheck_due: has_blocker(w)
                     && w.recheck_consumed_at.is_none()
-                    && w
-                        .recheck_at
+                    && w.recheck_at
                         .as_deref()
                         .and_then(parse_ts_ms)
                         .is_some_and(|at| at <= now_ms),
@@ -313,7 +202,7 @@ impl SchedulerProjection {
             .collect();
         let current = agent.current_work_item_id.as_deref();
         let open_unblocked_queued = |w: &&WorkItemRecord| {
-            w.state == WorkItemState::Open && Some(w.id.as_str()) != current && w.blocked_by.is_none()
+            w.state == WorkItemState::Open && Some(w.id.as_str()) != current && !has_blocker(w)
         };
         let active_intents: Vec<&WaitingIntentRecord> = inputs
             .waiting_intents
@@ -383,7 +272,10 @@ impl SchedulerProjection {
                 .collect(),
             turn_in_progress: agent.turn_in_progress,
             runtime_error: inputs.runtime_error.map(str::to_owned),
-            replay_message_ids: pending_inputs.iter().map(|p| p.message_id.clone()).collect(),
+            replay_message_ids: pending_inputs
+                .iter()
+                .map(|p| p.message_id.clone())
+                .collect(),
             tool_executions: tool_ids,
             now_ms,
             wake_hint: agent.pending_wake_hint.clone(),
@@ -428,7 +320,10 @@ impl SchedulerProjection {
         self.emitted_tick_keys.contains(key)
     }
 
-    pub fn tool_executions_for(&self, message_id: &str) -> impl Iterator<Item = &str> {
+    pub fn tool_executions_for<'s>(
+        &'s self,
+        message_id: &'s str,
+    ) -> impl Iterator<Item = &'s str> + 's {
         self.tool_refs
             .iter()
             .filter(move |t| t.message_id.as_deref() == Some(message_id))
@@ -475,7 +370,10 @@ impl SchedulerProjection {
     /// The closure work signal: current runnable item, else the first
     /// queued runnable one (never promoted to current).
     pub fn work_signal(&self) -> Option<WorkSignal> {
-        if let Some(focus) = self.focus().filter(|f| f.state == WorkItemSchedulingState::Runnable) {
+        if let Some(focus) = self
+            .focus()
+            .filter(|f| f.state == WorkItemSchedulingState::Runnable)
+        {
             return Some(WorkSignal::continue_active(&focus.id));
         }
         self.queued_runnable()
@@ -489,6 +387,35 @@ impl SchedulerProjection {
         self.work_items.iter().filter(move |w| {
             w.state == WorkItemSchedulingState::Runnable && Some(&w.id) != current.as_ref()
         })
+    }
+
+    /// Evidence naming the trigger sources that are no longer active but
+    /// count in the closure before the trigger ran.
+    pub fn revived_sources(&self, sources: TriggerSources<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(t) = sources
+            .task_id
+            .and_then(|id| self.tasks.iter().find(|t| t.id == id))
+        {
+            if t.status.is_terminal() && task_has_blocking_policy(t) {
+                out.push(format!("terminal_blocking_task_result:{}", t.id));
+            }
+        }
+        if let Some(t) = sources
+            .timer_id
+            .and_then(|id| self.timers.iter().find(|t| t.id == id))
+        {
+            if t.status != TimerStatus::Active {
+                out.push(format!("fired_timer:{}", t.id));
+            }
+        }
+        let intent = sources
+            .waiting_intent_id
+            .and_then(|id| self.intents.iter().find(|i| i.id == id));
+        if let Some(i) = intent.filter(|i| i.status != WaitingIntentStatus::Active) {
+            out.push(format!("triggered_waiting_intent:{}", i.id));
+        }
+        out
     }
 
     /// Closure facts from the current records.

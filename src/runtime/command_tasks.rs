@@ -1,0 +1,675 @@
+//! Command tasks: real child processes. Each runs `sh -c CMD` in its own
+//! process group with stdout and stderr appended to one output file under
+//! the data directory (so output survives us), stdin piped only when the
+//! task was created accepting input. A supervisor awaits the exit, persists
+//! the terminal record through `TaskTransition`, and only after that commit
+//! queues the task result for model re-entry (when asked). Stop sends TERM
+//! to the group, then KILL after a grace period. On restart, tasks whose
+//! process is gone (or that we can no longer supervise) become
+//! `interrupted`, and terminal results that were never queued are queued.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+
+use super::admission::{admit_in, Outcome};
+use super::envelope::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
+use super::events::EventKind;
+use super::tasks::{
+    apply_transition, TaskKind, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
+    WaitPolicy,
+};
+use super::RuntimeError;
+use crate::store::{Index, Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+
+/// Bytes of output kept in a task's preview (the tail of its output).
+pub const PREVIEW_BYTES: u64 = 16 * 1024;
+/// Time between TERM and KILL when stopping a task.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    pub cmd: String,
+    pub workdir: PathBuf,
+    #[serde(default)]
+    pub accepts_input: bool,
+}
+
+/// Who started the task, which decides whether its result re-enters the
+/// model (`terminal_reentry`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskOrigin {
+    /// `!CMD` from the operator: shown to the operator, never re-entered.
+    Operator,
+    /// Started by the agent (ExecCommand). Its terminal result re-enters the
+    /// model as a `task_result` message only once promoted (`promote`):
+    /// a command that finishes within its yield time is answered inline.
+    Agent {
+        parent_message_id: Option<String>,
+        work_item_id: Option<String>,
+    },
+}
+
+struct LiveTask {
+    agent_id: String,
+    pid: i32,
+    stdin: Option<ChildStdin>,
+    stop_requested: bool,
+}
+
+/// Wakes an agent's actor after something it may care about changed.
+pub type WakeFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct CommandTasks {
+    store: Store,
+    output_dir: PathBuf,
+    live: Arc<Mutex<HashMap<String, LiveTask>>>,
+    wake: WakeFn,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskInputReceipt {
+    pub task_id: String,
+    pub accepted_input: bool,
+    pub input_target: &'static str,
+    pub bytes_written: usize,
+    pub summary_text: String,
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
+    move |e| RuntimeError::Io {
+        what,
+        message: e.to_string(),
+    }
+}
+
+/// The tail of an output file, at most `max` bytes, lossy UTF-8, and
+/// whether it was cut.
+pub fn read_tail(path: &Path, max: u64) -> (String, u64, bool) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return (String::new(), 0, false);
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(max);
+    if f.seek(SeekFrom::Start(start)).is_err() {
+        return (String::new(), len, false);
+    }
+    let mut buf = Vec::with_capacity(max as usize);
+    let _ = f.take(max).read_to_end(&mut buf);
+    (String::from_utf8_lossy(&buf).into_owned(), len, start > 0)
+}
+
+fn pid_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+fn signal_group(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: plain syscall; the negative pid addresses the task's own
+        // process group, which it leads (process_group(0) at spawn).
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+/// Persist one transition of one task with its `task_status_changed` event.
+pub(crate) fn transition_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    task_id: &str,
+    transition: TaskTransition,
+) -> Result<TransitionOutcome, StoreError> {
+    let current: TaskRecord = tx.get(Keyed::Tasks, agent_id, task_id)?.ok_or_else(|| {
+        StoreError::rejected(RuntimeError::UnknownTask {
+            task_id: task_id.to_owned(),
+        })
+    })?;
+    let outcome = apply_transition(&current, transition, &tx.now_ts())
+        .map_err(|e| StoreError::Storage(e.to_string()))?;
+    if let TransitionOutcome::Applied(next) = &outcome {
+        tx.put(Keyed::Tasks, agent_id, task_id, next)?;
+        if next.status.is_terminal() {
+            tx.index_remove(Index::ActiveTasks, agent_id, task_id)?;
+        }
+        let detail = next.detail.clone().unwrap_or_default();
+        tx.append_event(NewEvent {
+            agent_id: agent_id.to_owned(),
+            kind: EventKind::TaskStatusChanged.as_str(),
+            provenance: Provenance {
+                task_id: Some(task_id.to_owned()),
+                work_item_id: next.work_item_id.clone(),
+                ..Provenance::default()
+            },
+            payload: json!({
+                "task_id": task_id, "kind": next.kind, "from": current.status, "to": next.status,
+                "summary": next.summary, "cmd": detail.get("cmd"),
+                "exit_status": detail.get("exit_status"), "duration_ms": detail.get("duration_ms"),
+                "output_preview": if next.status.is_terminal() { detail.get("output_preview").cloned() } else { None },
+                "output_truncated": detail.get("output_truncated"),
+            }),
+        })?;
+    }
+    Ok(outcome)
+}
+
+/// Queue the task-result message of a terminal re-entry task, once, and
+/// remember its id on the task (same transaction).
+fn queue_result_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    task_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
+        return Ok(None);
+    };
+    let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
+    let wants = detail
+        .get("terminal_reentry")
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    if !task.status.is_terminal() || !wants || detail.get("result_message_id").is_some() {
+        return Ok(None);
+    }
+    let message_id = crate::new_id("msg");
+    let text = format!(
+        "Task {task_id} ({}) finished: {}.\n{}",
+        detail
+            .get("cmd")
+            .and_then(|c| c.as_str())
+            .unwrap_or("command"),
+        task.summary
+            .clone()
+            .unwrap_or_else(|| format!("{:?}", task.status).to_lowercase()),
+        detail
+            .get("output_preview")
+            .and_then(|c| c.as_str())
+            .unwrap_or("")
+    );
+    let req = AdmissionRequest {
+        agent_id: agent_id.to_owned(),
+        kind: MessageKind::TaskResult,
+        origin: MessageOrigin::Task {
+            task_id: task_id.to_owned(),
+        },
+        priority: Priority::Next,
+        body: MessageBody::Text { text },
+        delivery_surface: DeliverySurface::TaskRejoin,
+        admission_context: AdmissionContext::RuntimeOwned,
+        work_item_id: task.work_item_id.clone(),
+        task_id: Some(task_id.to_owned()),
+        source_refs: [("task_result_id".to_owned(), task_id.to_owned())]
+            .into_iter()
+            .collect(),
+        metadata: None,
+        correlation_id: None,
+        causation_id: task.parent_message_id.clone(),
+    };
+    match admit_in(tx, req, &message_id)? {
+        Outcome::Admitted(a) => {
+            if let Some(obj) = detail.as_object_mut() {
+                obj.insert("result_message_id".into(), json!(a.message_id));
+            }
+            task.detail = Some(detail);
+            tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
+            tx.append_event(NewEvent {
+                agent_id: agent_id.to_owned(),
+                kind: EventKind::TaskResultQueued.as_str(),
+                provenance: Provenance {
+                    task_id: Some(task_id.to_owned()),
+                    message_id: Some(a.message_id.clone()),
+                    ..Provenance::default()
+                },
+                payload: json!({ "task_id": task_id, "message_id": a.message_id }),
+            })?;
+            Ok(Some(a.message_id))
+        }
+        // A stopped agent refuses the result; the refusal is recorded.
+        Outcome::Rejected { .. } => Ok(None),
+    }
+}
+
+impl CommandTasks {
+    pub fn new(store: Store, output_dir: PathBuf, wake: WakeFn) -> CommandTasks {
+        CommandTasks {
+            store,
+            output_dir,
+            live: Arc::default(),
+            wake,
+        }
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, LiveTask>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Start a command task and return its record (running, or failed when
+    /// the process could not be spawned).
+    pub async fn start(
+        &self,
+        agent_id: &str,
+        spec: CommandSpec,
+        origin: TaskOrigin,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let task_id = crate::new_id("task");
+        let dir = self.output_dir.join(agent_id);
+        std::fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
+        let output_path = dir.join(format!("{task_id}.log"));
+        let (parent_message_id, work_item_id) = match &origin {
+            TaskOrigin::Operator => (None, None),
+            TaskOrigin::Agent {
+                parent_message_id,
+                work_item_id,
+            } => (parent_message_id.clone(), work_item_id.clone()),
+        };
+        let record = {
+            let (agent_id, task_id) = (agent_id.to_owned(), task_id.clone());
+            let detail = json!({
+                "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
+                "output_path": output_path, "terminal_reentry": false,
+                "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
+            });
+            let cmd = spec.cmd.clone();
+            self.store
+                .write(move |tx| {
+                    tx.get_agent::<serde_json::Value>(&agent_id)?
+                        .ok_or_else(|| {
+                            StoreError::rejected(RuntimeError::UnknownAgent {
+                                agent_id: agent_id.clone(),
+                            })
+                        })?;
+                    let now = tx.now_ts();
+                    let record = TaskRecord {
+                        id: task_id.clone(),
+                        agent_id: agent_id.clone(),
+                        kind: TaskKind::CommandTask,
+                        status: TaskStatus::Queued,
+                        wait_policy: WaitPolicy::Background,
+                        work_item_id: work_item_id.clone(),
+                        parent_message_id: parent_message_id.clone(),
+                        summary: Some(cmd.clone()),
+                        detail: Some(detail.clone()),
+                        created_at: now.clone(),
+                        updated_at: now,
+                    };
+                    tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
+                    tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
+                    tx.append_event(NewEvent {
+                        agent_id: agent_id.clone(),
+                        kind: EventKind::TaskCreated.as_str(),
+                        provenance: Provenance {
+                            task_id: Some(task_id.clone()),
+                            work_item_id: work_item_id.clone(),
+                            message_id: parent_message_id.clone(),
+                            ..Provenance::default()
+                        },
+                        payload: json!({ "task": record }),
+                    })?;
+                    Ok(record)
+                })
+                .await?
+        };
+        match self.spawn(agent_id, &task_id, &spec, &output_path) {
+            Ok(pid) => {
+                let detail = json!({ "pid": pid, "started_at_ms": crate::now_ms() });
+                self.transition(
+                    agent_id,
+                    &task_id,
+                    TaskTransition::Start {
+                        detail: Some(detail),
+                    },
+                )
+                .await?;
+            }
+            Err(e) => {
+                let transition = TaskTransition::Finish {
+                    status: TaskStatus::Failed,
+                    summary: Some(format!("could not start `{}`: {e}", spec.cmd)),
+                    detail: Some(json!({ "spawn_error": e.to_string() })),
+                };
+                self.transition(agent_id, &task_id, transition).await?;
+                self.queue_result(agent_id, &task_id).await?;
+            }
+        }
+        let rx = self.store.read()?;
+        let record = rx
+            .get::<TaskRecord>(Keyed::Tasks, agent_id, &task_id)?
+            .unwrap_or(record);
+        Ok(record)
+    }
+
+    fn spawn(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        spec: &CommandSpec,
+        output: &Path,
+    ) -> std::io::Result<i32> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(output)?;
+        let err = out.try_clone()?;
+        let mut cmd = tokio::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(&spec.cmd)
+            .current_dir(&spec.workdir)
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .stdin(if spec.accepts_input {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .process_group(0)
+            .kill_on_drop(false);
+        let mut child = cmd.spawn()?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let stdin = child.stdin.take();
+        self.live().insert(
+            task_id.to_owned(),
+            LiveTask {
+                agent_id: agent_id.to_owned(),
+                pid,
+                stdin,
+                stop_requested: false,
+            },
+        );
+        let this = self.clone();
+        let (agent_id, task_id, output) = (
+            agent_id.to_owned(),
+            task_id.to_owned(),
+            output.to_path_buf(),
+        );
+        let started = Instant::now();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let duration_ms = started.elapsed().as_millis() as u64;
+            let stop_requested = this
+                .live()
+                .remove(&task_id)
+                .map(|l| l.stop_requested)
+                .unwrap_or(false);
+            let (preview, bytes, truncated) = read_tail(&output, PREVIEW_BYTES);
+            use std::os::unix::process::ExitStatusExt;
+            let (status, summary, exit_status, signal) = match status {
+                Ok(s) => match (s.code(), s.signal()) {
+                    (_, _) if stop_requested => (
+                        TaskStatus::Cancelled,
+                        "stopped by request".to_owned(),
+                        s.code(),
+                        s.signal(),
+                    ),
+                    (Some(0), _) => (
+                        TaskStatus::Completed,
+                        "exit status 0".to_owned(),
+                        Some(0),
+                        None,
+                    ),
+                    (Some(c), _) => (
+                        TaskStatus::Failed,
+                        format!("exit status {c}"),
+                        Some(c),
+                        None,
+                    ),
+                    (None, sig) => (
+                        TaskStatus::Failed,
+                        format!("killed by signal {}", sig.unwrap_or(0)),
+                        None,
+                        sig,
+                    ),
+                },
+                Err(e) => (
+                    TaskStatus::Failed,
+                    format!("lost the process: {e}"),
+                    None,
+                    None,
+                ),
+            };
+            let detail = json!({
+                "exit_status": exit_status, "signal": signal, "duration_ms": duration_ms,
+                "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated,
+            });
+            let finish = TaskTransition::Finish {
+                status,
+                summary: Some(summary),
+                detail: Some(detail),
+            };
+            if let Err(e) = this.transition(&agent_id, &task_id, finish).await {
+                tracing::error!(%task_id, error = %e, "could not persist task terminal state");
+            } else if let Err(e) = this.queue_result(&agent_id, &task_id).await {
+                tracing::error!(%task_id, error = %e, "could not queue task result");
+            }
+            (this.wake)(&agent_id);
+        });
+        Ok(pid)
+    }
+
+    pub async fn transition(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        t: TaskTransition,
+    ) -> Result<TransitionOutcome, RuntimeError> {
+        let (agent_id, task_id) = (agent_id.to_owned(), task_id.to_owned());
+        let outcome = self
+            .store
+            .write(move |tx| transition_in(tx, &agent_id, &task_id, t.clone()))
+            .await?;
+        if let TransitionOutcome::Ignored { current, reason } = &outcome {
+            tracing::debug!(?current, reason, "task transition ignored");
+        }
+        Ok(outcome)
+    }
+
+    /// Queue the result of a terminal re-entry task (after its terminal
+    /// record committed).
+    pub async fn queue_result(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<Option<String>, RuntimeError> {
+        let (a, t) = (agent_id.to_owned(), task_id.to_owned());
+        Ok(self
+            .store
+            .write(move |tx| queue_result_in(tx, &a, &t))
+            .await?)
+    }
+
+    /// Promote an agent task to managed execution: its terminal result will
+    /// re-enter the model. If it already finished, the result is queued in
+    /// the same transaction, so no result is lost to the race.
+    pub async fn promote(&self, agent_id: &str, task_id: &str) -> Result<(), RuntimeError> {
+        let (a, t) = (agent_id.to_owned(), task_id.to_owned());
+        self.store
+            .write(move |tx| {
+                let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, &a, &t)? else {
+                    return Err(StoreError::rejected(RuntimeError::UnknownTask {
+                        task_id: t.clone(),
+                    }));
+                };
+                let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
+                if let Some(obj) = detail.as_object_mut() {
+                    obj.insert("terminal_reentry".into(), json!(true));
+                }
+                task.detail = Some(detail);
+                tx.put(Keyed::Tasks, &a, &t, &task)?;
+                queue_result_in(tx, &a, &t)?;
+                Ok(())
+            })
+            .await?;
+        (self.wake)(agent_id);
+        Ok(())
+    }
+
+    /// Write to a task's stdin.
+    pub async fn input(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        text: &str,
+    ) -> Result<TaskInputReceipt, RuntimeError> {
+        let stdin = {
+            let mut live = self.live();
+            live.get_mut(task_id)
+                .filter(|l| l.agent_id == agent_id)
+                .and_then(|l| l.stdin.take())
+        };
+        let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
+            task_id: task_id.to_owned(),
+            accepted_input: accepted,
+            input_target: "stdin",
+            bytes_written: bytes,
+            summary_text: summary,
+        };
+        let Some(mut stdin) = stdin else {
+            return Ok(receipt(
+                false,
+                0,
+                "task is not running or was not started accepting input".into(),
+            ));
+        };
+        let result = async {
+            stdin.write_all(text.as_bytes()).await?;
+            stdin.flush().await
+        }
+        .await;
+        if let Some(l) = self.live().get_mut(task_id) {
+            l.stdin = Some(stdin);
+        }
+        Ok(match result {
+            Ok(()) => receipt(
+                true,
+                text.len(),
+                format!("wrote {} bytes to stdin", text.len()),
+            ),
+            Err(e) => receipt(false, 0, format!("stdin closed: {e}")),
+        })
+    }
+
+    /// Stop a task: TERM its process group, KILL after `grace`.
+    pub async fn stop(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        grace: Duration,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let pid = {
+            let mut live = self.live();
+            live.get_mut(task_id)
+                .filter(|l| l.agent_id == agent_id)
+                .map(|l| {
+                    l.stop_requested = true;
+                    l.pid
+                })
+        };
+        match pid {
+            Some(pid) => {
+                self.transition(agent_id, task_id, TaskTransition::RequestCancel)
+                    .await?;
+                signal_group(pid, libc::SIGTERM);
+                let live = Arc::clone(&self.live);
+                let id = task_id.to_owned();
+                tokio::spawn(async move {
+                    tokio::time::sleep(grace).await;
+                    let still = live
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .contains_key(&id);
+                    if still {
+                        signal_group(pid, libc::SIGKILL);
+                    }
+                });
+            }
+            None => {
+                // Not supervised here (already finished, or from before a
+                // restart): finishing is all that is left to do.
+                let finish = TaskTransition::Finish {
+                    status: TaskStatus::Cancelled,
+                    summary: Some("stopped by request (no live process)".into()),
+                    detail: None,
+                };
+                self.transition(agent_id, task_id, finish).await?;
+            }
+        }
+        let rx = self.store.read()?;
+        rx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)?
+            .ok_or_else(|| RuntimeError::UnknownTask {
+                task_id: task_id.to_owned(),
+            })
+    }
+
+    /// After a restart: tasks left non-terminal cannot be supervised any
+    /// more. Terminate any process group still alive (so nothing runs
+    /// untracked) and record them `interrupted`; queue results that were
+    /// never queued. Returns the ids interrupted.
+    pub async fn recover(&self, agent_id: &str) -> Result<Vec<String>, RuntimeError> {
+        let tasks: Vec<TaskRecord> = self.store.read()?.list(Keyed::Tasks, agent_id)?;
+        let mut interrupted = Vec::new();
+        for task in tasks {
+            if task.status.is_terminal() {
+                self.queue_result(agent_id, &task.id).await?;
+                continue;
+            }
+            let pid = task
+                .detail
+                .as_ref()
+                .and_then(|d| d.get("pid"))
+                .and_then(|p| p.as_i64())
+                .and_then(|p| i32::try_from(p).ok())
+                .unwrap_or(0);
+            let was_alive = pid_alive(pid);
+            if was_alive {
+                signal_group(pid, libc::SIGTERM);
+            }
+            let summary = if was_alive {
+                "interrupted: the runtime restarted and could not keep supervising it; its process group was terminated"
+            } else {
+                "interrupted: its process is gone after a runtime restart"
+            };
+            let output = task
+                .detail
+                .as_ref()
+                .and_then(|d| d.get("output_path"))
+                .and_then(|p| p.as_str())
+                .map(PathBuf::from);
+            let (preview, bytes, truncated) = output
+                .map(|p| read_tail(&p, PREVIEW_BYTES))
+                .unwrap_or_default();
+            let finish = TaskTransition::Finish {
+                status: TaskStatus::Interrupted,
+                summary: Some(summary.to_owned()),
+                detail: Some(
+                    json!({ "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated }),
+                ),
+            };
+            self.transition(agent_id, &task.id, finish).await?;
+            self.queue_result(agent_id, &task.id).await?;
+            interrupted.push(task.id);
+        }
+        Ok(interrupted)
+    }
+
+    /// Task ids of this agent with a live supervised process.
+    pub fn live_ids(&self, agent_id: &str) -> Vec<String> {
+        self.live()
+            .iter()
+            .filter(|(_, l)| l.agent_id == agent_id)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}

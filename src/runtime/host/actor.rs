@@ -1,0 +1,504 @@
+//! One actor per agent: build the projection, `decide`, record the
+//! `scheduler_decision` event in the same transaction as the decision's
+//! first mutation (so it always precedes the queue change), execute, and
+//! then wait — for a wake, the next timer or recheck deadline, or shutdown.
+//! Due timers and recheck reminders are admitted as messages before each
+//! decision. A waiting decision identical to the last one recorded is not
+//! recorded again, so spurious wakes do not flood the ledger.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::{watch, Notify};
+
+use super::projection::{self, LiveProjection};
+use super::turn;
+use super::HostInner;
+use crate::runtime::admission::{admit_in, Outcome};
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::continuation::{system_tick_metadata, SystemTickReason};
+use crate::runtime::envelope::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
+use crate::runtime::events::EventKind;
+use crate::runtime::queue::{dequeue_in, settle_in, QueueEntryStatus};
+use crate::runtime::scheduler::{
+    decide, posture_after, SchedulerDecision, SchedulerDecisionKind, SchedulerInput,
+};
+use crate::runtime::waiting::{TimerRecord, TimerStatus};
+use crate::runtime::work_items::WorkItemRecord;
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
+
+enum Step {
+    /// Something changed; decide again at once.
+    Continue,
+    /// Nothing to do until woken.
+    Wait,
+}
+
+pub(super) async fn run(
+    inner: Arc<HostInner>,
+    agent_id: String,
+    wake: Arc<Notify>,
+    abort: Arc<AtomicBool>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut last_recorded: Option<serde_json::Value> = None;
+    let mut failures = 0u32;
+    loop {
+        if *shutdown.borrow() {
+            break;
+        }
+        let now = crate::now_ms();
+        let step = async {
+            fire_due(&inner, &agent_id, now).await?;
+            let rx = inner.store.read()?;
+            let Some(live) = projection::load(&rx, &agent_id, now)? else {
+                return Ok::<_, RuntimeError>((Step::Wait, None));
+            };
+            drop(rx);
+            let input = if !live.projection.pending_inputs().is_empty() {
+                SchedulerInput::Message
+            } else if live.projection.wake_hint().is_some() {
+                SchedulerInput::WakeHint
+            } else {
+                SchedulerInput::Idle
+            };
+            let decision = decide(&live.projection, input);
+            let deadline = next_deadline(&live, now);
+            let step = execute(
+                &inner,
+                &agent_id,
+                &live,
+                decision,
+                &abort,
+                &mut last_recorded,
+            )
+            .await?;
+            Ok((step, deadline))
+        }
+        .await;
+        let deadline = match step {
+            Ok((Step::Continue, _)) => {
+                failures = 0;
+                continue;
+            }
+            Ok((Step::Wait, deadline)) => {
+                failures = 0;
+                deadline
+            }
+            Err(e) => {
+                // A store failure (disk full, I/O error): log, back off, and
+                // decide again; nothing was acknowledged that was not written.
+                failures = failures.saturating_add(1);
+                tracing::error!(agent_id, error = %e, failures, "agent step failed");
+                Some(Duration::from_millis(
+                    200u64.saturating_mul(1 << failures.min(8)),
+                ))
+            }
+        };
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = wake.notified() => {}
+            _ = sleep => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// Time until the earliest active timer or due recheck reminder.
+fn next_deadline(live: &LiveProjection, now_ms: i64) -> Option<Duration> {
+    let timers = live
+        .timers
+        .iter()
+        .filter(|t| t.status == TimerStatus::Active)
+        .map(|t| t.fire_at_ms);
+    let rechecks = live.work_items.iter().filter_map(recheck_at_ms);
+    timers
+        .chain(rechecks)
+        .min()
+        .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)))
+}
+
+fn recheck_at_ms(w: &WorkItemRecord) -> Option<i64> {
+    if w.blocked_by.is_none() || w.recheck_consumed_at.is_some() {
+        return None;
+    }
+    w.recheck_at
+        .as_deref()
+        .and_then(crate::runtime::scheduler::parse_ts_ms)
+}
+
+fn decision_event(decision: &SchedulerDecision, live: &LiveProjection) -> NewEvent {
+    let mut payload = serde_json::to_value(decision).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = payload.as_object_mut() {
+        obj.insert("posture".into(), json!(live.projection.posture()));
+        obj.insert("status".into(), json!(live.agent.status));
+    }
+    NewEvent {
+        agent_id: live.agent.id.clone(),
+        kind: EventKind::SchedulerDecision.as_str(),
+        provenance: Provenance {
+            message_id: decision.message_id.clone(),
+            work_item_id: decision.work_item_id.clone(),
+            task_id: decision.task_id.clone(),
+            ..Provenance::default()
+        },
+        payload,
+    }
+}
+
+/// Write the control posture the decision implies (scheduler helpers are
+/// the only writers of running/idle/awaiting/asleep).
+fn write_posture(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    decision: &SchedulerDecision,
+) -> Result<(), StoreError> {
+    let Some(mut agent) = tx.get_agent::<AgentRecord>(agent_id)? else {
+        return Ok(());
+    };
+    if let Some(next) = posture_after(agent.status, decision) {
+        let from = agent.status;
+        agent.status = next;
+        tx.put_agent(agent_id, &agent)?;
+        tx.append_event(NewEvent {
+            agent_id: agent_id.to_owned(),
+            kind: EventKind::AgentStateChanged.as_str(),
+            provenance: Provenance::default(),
+            payload: json!({ "from": from, "to": next, "cause": decision.kind.as_str() }),
+        })?;
+    }
+    Ok(())
+}
+
+async fn execute(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    live: &LiveProjection,
+    decision: SchedulerDecision,
+    abort: &Arc<AtomicBool>,
+    last_recorded: &mut Option<serde_json::Value>,
+) -> Result<Step, RuntimeError> {
+    let event = decision_event(&decision, live);
+    match decision.kind {
+        SchedulerDecisionKind::StartModelTurn => {
+            let Some(message_id) = decision.message_id.clone() else {
+                return Ok(Step::Wait);
+            };
+            *last_recorded = None;
+            abort.store(false, Ordering::SeqCst);
+            let run_id = crate::new_id("run");
+            let (id, mid, rid, d) = (
+                agent_id.to_owned(),
+                message_id,
+                run_id.clone(),
+                decision.clone(),
+            );
+            let envelope = inner
+                .store
+                .write(move |tx| {
+                    tx.append_event(event.clone())?;
+                    let envelope = dequeue_in(tx, &id, &mid)?;
+                    write_posture(tx, &id, &d)?;
+                    if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
+                        agent.turn_in_progress = true;
+                        agent.current_run_id = Some(rid.clone());
+                        agent.last_wake_reason =
+                            Some(format!("{:?}", envelope.kind).to_lowercase());
+                        tx.put_agent(&id, &agent)?;
+                    }
+                    Ok(envelope)
+                })
+                .await?;
+            turn::run(inner, agent_id, &run_id, envelope, abort).await?;
+            Ok(Step::Continue)
+        }
+        SchedulerDecisionKind::ReduceMessageOnly => {
+            let Some(message_id) = decision.message_id.clone() else {
+                return Ok(Step::Wait);
+            };
+            *last_recorded = None;
+            let (id, mid) = (agent_id.to_owned(), message_id);
+            let evidence = decision.evidence.clone();
+            inner
+                .store
+                .write(move |tx| {
+                    tx.append_event(event.clone())?;
+                    dequeue_in(tx, &id, &mid)?;
+                    settle_in(
+                        tx,
+                        &id,
+                        &mid,
+                        QueueEntryStatus::Processed,
+                        json!({ "reduced_without_turn": true, "evidence": evidence }),
+                    )
+                })
+                .await?;
+            Ok(Step::Continue)
+        }
+        SchedulerDecisionKind::EmitSystemTick => {
+            *last_recorded = None;
+            let id = agent_id.to_owned();
+            let d = decision.clone();
+            let objective = decision
+                .work_item_id
+                .as_ref()
+                .and_then(|w| live.work_items.iter().find(|i| &i.id == w))
+                .map(|i| i.objective.clone());
+            let hint = live.agent.pending_wake_hint.clone();
+            inner
+                .store
+                .write(move |tx| {
+                    tx.append_event(event.clone())?;
+                    emit_tick_in(tx, &id, &d, objective.as_deref(), hint.as_ref())
+                })
+                .await?;
+            Ok(Step::Continue)
+        }
+        SchedulerDecisionKind::WaitForTask
+        | SchedulerDecisionKind::WaitForExternalChange
+        | SchedulerDecisionKind::WaitForTimer
+        | SchedulerDecisionKind::WaitForOperator
+        | SchedulerDecisionKind::Sleep
+        | SchedulerDecisionKind::StayIdle
+        | SchedulerDecisionKind::Stop
+        | SchedulerDecisionKind::Noop => {
+            let fingerprint = json!([
+                decision.kind.as_str(),
+                decision.reason,
+                decision.evidence,
+                live.agent.status
+            ]);
+            let changes_posture = posture_after(live.agent.status, &decision).is_some();
+            if last_recorded.as_ref() != Some(&fingerprint) || changes_posture {
+                let (id, d) = (agent_id.to_owned(), decision.clone());
+                inner
+                    .store
+                    .write(move |tx| {
+                        tx.append_event(event.clone())?;
+                        write_posture(tx, &id, &d)
+                    })
+                    .await?;
+                *last_recorded = Some(fingerprint);
+            }
+            Ok(Step::Wait)
+        }
+    }
+}
+
+fn tick_text(
+    reason: SystemTickReason,
+    objective: Option<&str>,
+    work_item_id: Option<&str>,
+    hint: Option<&str>,
+) -> String {
+    match reason {
+        SystemTickReason::WakeHint => format!(
+            "Wake hint: {}. Something you may be waiting on changed; inspect it and decide what to do.",
+            hint.unwrap_or("something changed")
+        ),
+        SystemTickReason::ContinueActive => format!(
+            "Continue your current work item {}: {}",
+            work_item_id.unwrap_or("?"),
+            objective.unwrap_or("")
+        ),
+        SystemTickReason::QueuedAvailable => format!(
+            "Runnable work is queued (work item {}: {}). Pick it with PickWorkItem when you are ready.",
+            work_item_id.unwrap_or("?"),
+            objective.unwrap_or("")
+        ),
+    }
+}
+
+fn emit_tick_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    decision: &SchedulerDecision,
+    objective: Option<&str>,
+    hint: Option<&crate::runtime::waiting::PendingWakeHint>,
+) -> Result<(), StoreError> {
+    let Some(reason) = decision.tick_reason() else {
+        return Ok(());
+    };
+    let key = decision.idempotency_key.clone().unwrap_or_default();
+    let mut source_refs = std::collections::BTreeMap::new();
+    source_refs.insert("idempotency_key".to_owned(), key.clone());
+    if let Some(w) = hint.and_then(|h| h.waiting_intent_id.clone()) {
+        source_refs.insert("waiting_intent_id".to_owned(), w);
+    }
+    let req = AdmissionRequest {
+        agent_id: agent_id.to_owned(),
+        kind: MessageKind::SystemTick,
+        origin: MessageOrigin::System {
+            subsystem: "scheduler".into(),
+        },
+        priority: Priority::Next,
+        body: MessageBody::Text {
+            text: tick_text(
+                reason,
+                objective,
+                decision.work_item_id.as_deref(),
+                hint.map(|h| h.reason.as_str()),
+            ),
+        },
+        delivery_surface: DeliverySurface::RuntimeSystem,
+        admission_context: AdmissionContext::RuntimeOwned,
+        // A queued_available tick names the item but must not bind it.
+        work_item_id: match reason {
+            SystemTickReason::ContinueActive => decision.work_item_id.clone(),
+            SystemTickReason::WakeHint | SystemTickReason::QueuedAvailable => None,
+        },
+        task_id: None,
+        source_refs,
+        metadata: Some(system_tick_metadata(reason, &key)),
+        correlation_id: None,
+        causation_id: None,
+    };
+    let message_id = crate::new_id("msg");
+    let admitted = match admit_in(tx, req, &message_id)? {
+        Outcome::Admitted(a) => a,
+        Outcome::Rejected { .. } => return Ok(()),
+    };
+    if !key.is_empty() {
+        tx.index_insert(Index::TickKeys, agent_id, &key)?;
+    }
+    if reason == SystemTickReason::WakeHint {
+        if let Some(mut agent) = tx.get_agent::<AgentRecord>(agent_id)? {
+            agent.pending_wake_hint = None;
+            tx.put_agent(agent_id, &agent)?;
+        }
+    }
+    tx.append_event(NewEvent {
+        agent_id: agent_id.to_owned(),
+        kind: EventKind::SystemTickEmitted.as_str(),
+        provenance: Provenance {
+            message_id: Some(admitted.message_id.clone()),
+            work_item_id: decision.work_item_id.clone(),
+            origin: Some("system".into()),
+            ..Provenance::default()
+        },
+        payload: json!({
+            "reason": reason.as_str(), "idempotency_key": key,
+            "message_id": admitted.message_id, "work_item_id": decision.work_item_id,
+        }),
+    })?;
+    Ok(())
+}
+
+/// Admit due timers as `timer_tick` messages and due recheck reminders as
+/// low-priority follow-ups, each once.
+async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result<(), RuntimeError> {
+    let rx = inner.store.read()?;
+    let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
+        return Ok(());
+    };
+    if agent.status == AgentStatus::Stopped {
+        return Ok(());
+    }
+    let due_timers: Vec<TimerRecord> = rx
+        .list::<TimerRecord>(Keyed::Timers, agent_id)?
+        .into_iter()
+        .filter(|t| t.status == TimerStatus::Active && t.fire_at_ms <= now_ms)
+        .collect();
+    let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
+    let mut due_rechecks = Vec::new();
+    for id in open {
+        if let Some(w) = rx.get::<WorkItemRecord>(Keyed::WorkItems, agent_id, &id)? {
+            if recheck_at_ms(&w).is_some_and(|at| at <= now_ms) {
+                due_rechecks.push(w.id);
+            }
+        }
+    }
+    drop(rx);
+    if due_timers.is_empty() && due_rechecks.is_empty() {
+        return Ok(());
+    }
+    let id = agent_id.to_owned();
+    inner
+        .store
+        .write(move |tx| {
+            for t in &due_timers {
+                let Some(mut timer) = tx.get::<TimerRecord>(Keyed::Timers, &id, &t.id)? else { continue };
+                if timer.status != TimerStatus::Active {
+                    continue;
+                }
+                timer.status = TimerStatus::Fired;
+                timer.updated_at = tx.now_ts();
+                tx.put(Keyed::Timers, &id, &timer.id, &timer)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::TimerFired.as_str(),
+                    provenance: Provenance { work_item_id: timer.work_item_id.clone(), ..Provenance::default() },
+                    payload: json!({ "timer": timer }),
+                })?;
+                let req = AdmissionRequest {
+                    agent_id: id.clone(),
+                    kind: MessageKind::TimerTick,
+                    origin: MessageOrigin::Timer { timer_id: timer.id.clone() },
+                    priority: Priority::Normal,
+                    body: MessageBody::Text {
+                        text: format!("Timer fired: {}", timer.reason.clone().unwrap_or_else(|| "sleep ended".into())),
+                    },
+                    delivery_surface: DeliverySurface::TimerScheduler,
+                    admission_context: AdmissionContext::RuntimeOwned,
+                    work_item_id: timer.work_item_id.clone(),
+                    task_id: None,
+                    source_refs: [("timer_id".to_owned(), timer.id.clone())].into_iter().collect(),
+                    metadata: None,
+                    correlation_id: None,
+                    causation_id: None,
+                };
+                admit_in(tx, req, &crate::new_id("msg"))?;
+            }
+            for wid in &due_rechecks {
+                let Some(mut w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, wid)? else { continue };
+                if recheck_at_ms(&w).is_none() {
+                    continue;
+                }
+                w.recheck_consumed_at = Some(tx.now_ts());
+                tx.put(Keyed::WorkItems, &id, wid, &w)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::WorkItemRecheckDue.as_str(),
+                    provenance: Provenance { work_item_id: Some(wid.clone()), ..Provenance::default() },
+                    payload: json!({ "work_item_id": wid, "blocked_by": w.blocked_by, "recheck_at": w.recheck_at }),
+                })?;
+                let req = AdmissionRequest {
+                    agent_id: id.clone(),
+                    kind: MessageKind::InternalFollowup,
+                    origin: MessageOrigin::System { subsystem: "work_queue".into() },
+                    priority: Priority::Background,
+                    body: MessageBody::Text {
+                        text: format!(
+                            "Recheck reminder: work item {wid} ({}) is blocked by \"{}\". Check whether that still holds; \
+                             update or clear the blocker with UpdateWorkItem.",
+                            w.objective,
+                            w.blocked_by.clone().unwrap_or_default()
+                        ),
+                    },
+                    delivery_surface: DeliverySurface::RuntimeSystem,
+                    admission_context: AdmissionContext::RuntimeOwned,
+                    work_item_id: Some(wid.clone()),
+                    task_id: None,
+                    source_refs: [("recheck_work_item_id".to_owned(), wid.clone())].into_iter().collect(),
+                    metadata: None,
+                    correlation_id: None,
+                    causation_id: None,
+                };
+                admit_in(tx, req, &crate::new_id("msg"))?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,755 @@
+//! `RuntimeHost`: the agent registry with one actor task per agent, and the
+//! runtime operations clients call (submit, control, work items, tasks,
+//! wake hints, timers, waiting intents). Every operation is a store
+//! transaction that records its events, followed by a wake of the agent's
+//! actor; the actor (`actor.rs`) builds the scheduler projection, decides,
+//! records the decision and executes it. Nothing here polls: actors sleep
+//! until woken or until their next timer deadline.
+
+mod actor;
+pub mod projection;
+pub mod turn;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::{broadcast, watch, Notify};
+
+use super::admission::{admit, ensure_agent, Admitted};
+use super::agent::{AgentRecord, AgentStatus};
+use super::command_tasks::{CommandSpec, CommandTasks, TaskOrigin};
+use super::envelope::AdmissionRequest;
+use super::events::EventKind;
+use super::provider::Provider;
+use super::tasks::TaskRecord;
+use super::waiting::{
+    PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
+    WaitingScope,
+};
+use super::work_items::WorkItemRecord;
+use super::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use super::RuntimeError;
+use crate::store::{Keyed, NewEvent, Provenance, Store, StoreError};
+
+/// Chooses the provider for an agent's next turn (its model override, else
+/// the runtime default and fallbacks).
+pub type ProviderSource = Arc<dyn Fn(&AgentRecord) -> Arc<dyn Provider> + Send + Sync>;
+
+#[derive(Clone)]
+pub struct HostConfig {
+    /// Task output files and agent homes live under here.
+    pub data_dir: PathBuf,
+    pub provider: ProviderSource,
+    /// Time between TERM and KILL when a task is stopped.
+    pub stop_grace: Duration,
+    /// A turn that needs more provider rounds than this fails.
+    pub max_rounds: u32,
+    /// Transcript entries replayed into each turn's conversation.
+    pub history_window: usize,
+}
+
+impl HostConfig {
+    pub fn new(data_dir: PathBuf, provider: ProviderSource) -> HostConfig {
+        HostConfig {
+            data_dir,
+            provider,
+            stop_grace: super::command_tasks::STOP_GRACE,
+            max_rounds: 40,
+            history_window: 200,
+        }
+    }
+}
+
+/// Transient, not durable: progress that clients may show while it happens
+/// (assistant text streaming in). Durable facts always arrive as events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveUpdate {
+    AssistantDelta {
+        agent_id: String,
+        run_id: String,
+        text: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlAction {
+    Pause,
+    Resume,
+    Stop,
+    Wake,
+    /// Abort the turn in progress at its next safe point.
+    Abort,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControlOutcome {
+    pub agent_id: String,
+    pub action: ControlAction,
+    pub from: AgentStatus,
+    pub to: AgentStatus,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeHintOutcome {
+    Submitted,
+    Coalesced,
+    Ignored,
+}
+
+struct Actor {
+    wake: Arc<Notify>,
+    abort: Arc<AtomicBool>,
+    join: Option<tokio::task::JoinHandle<()>>,
+}
+
+pub(crate) struct HostInner {
+    pub(crate) store: Store,
+    pub(crate) config: HostConfig,
+    pub(crate) tasks: CommandTasks,
+    actors: Mutex<HashMap<String, Actor>>,
+    shutdown: watch::Sender<bool>,
+    pub(crate) live: broadcast::Sender<LiveUpdate>,
+}
+
+/// A running runtime. Cheap to clone.
+#[derive(Clone)]
+pub struct RuntimeHost {
+    inner: Arc<HostInner>,
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
+    move |e| RuntimeError::Io {
+        what,
+        message: e.to_string(),
+    }
+}
+
+impl HostInner {
+    fn actors(&self) -> std::sync::MutexGuard<'_, HashMap<String, Actor>> {
+        self.actors.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn wake(&self, agent_id: &str) {
+        if let Some(a) = self.actors().get(agent_id) {
+            a.wake.notify_one();
+        }
+    }
+
+    pub(crate) fn agent_home(&self, agent_id: &str) -> PathBuf {
+        self.config.data_dir.join("agents").join(agent_id)
+    }
+}
+
+impl RuntimeHost {
+    /// Recover every agent from the store (turn flags, interrupted tasks,
+    /// never-queued task results) and start one actor per agent.
+    pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
+        let (shutdown, _) = watch::channel(false);
+        let (live, _) = broadcast::channel(1024);
+        let output_dir = config.data_dir.join("tasks");
+        let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
+            let weak = weak.clone();
+            let wake: super::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.wake(agent_id);
+                }
+            });
+            HostInner {
+                tasks: CommandTasks::new(store.clone(), output_dir, wake),
+                store,
+                config,
+                actors: Mutex::new(HashMap::new()),
+                shutdown,
+                live,
+            }
+        });
+        let host = RuntimeHost { inner };
+        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
+        for agent in agents {
+            host.recover_agent(&agent.id).await?;
+            host.spawn_actor(&agent.id);
+        }
+        Ok(host)
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn subscribe_live(&self) -> broadcast::Receiver<LiveUpdate> {
+        self.inner.live.subscribe()
+    }
+
+    async fn recover_agent(&self, agent_id: &str) -> Result<(), RuntimeError> {
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? else {
+                    return Ok(());
+                };
+                let was_running = agent.turn_in_progress;
+                let from = agent.status;
+                agent.turn_in_progress = false;
+                agent.current_run_id = None;
+                if matches!(
+                    agent.status,
+                    AgentStatus::AwakeRunning | AgentStatus::Booting
+                ) {
+                    agent.status = AgentStatus::AwakeIdle;
+                }
+                tx.put_agent(&id, &agent)?;
+                let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::RuntimeStarted.as_str(),
+                    provenance: Provenance::default(),
+                    payload: json!({
+                        "status_before": from, "status": agent.status,
+                        "turn_was_in_progress": was_running,
+                        "replay_message_ids": dequeued,
+                    }),
+                })?;
+                Ok(())
+            })
+            .await?;
+        let interrupted = self.inner.tasks.recover(agent_id).await?;
+        if !interrupted.is_empty() {
+            tracing::warn!(agent_id, ?interrupted, "tasks interrupted by restart");
+        }
+        Ok(())
+    }
+
+    fn spawn_actor(&self, agent_id: &str) {
+        let mut actors = self.inner.actors();
+        if actors.contains_key(agent_id) {
+            return;
+        }
+        let wake = Arc::new(Notify::new());
+        let abort = Arc::new(AtomicBool::new(false));
+        let join = tokio::spawn(actor::run(
+            Arc::clone(&self.inner),
+            agent_id.to_owned(),
+            Arc::clone(&wake),
+            Arc::clone(&abort),
+            self.inner.shutdown.subscribe(),
+        ));
+        actors.insert(
+            agent_id.to_owned(),
+            Actor {
+                wake,
+                abort,
+                join: Some(join),
+            },
+        );
+    }
+
+    pub fn wake(&self, agent_id: &str) {
+        self.inner.wake(agent_id);
+    }
+
+    /// Create an agent (or return the existing one) and start its actor.
+    pub async fn create_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
+        let record = ensure_agent(&self.inner.store, agent_id).await?;
+        self.spawn_actor(agent_id);
+        Ok(record)
+    }
+
+    /// Admit a message and wake its agent.
+    pub async fn submit(&self, req: AdmissionRequest) -> Result<Admitted, RuntimeError> {
+        let agent_id = req.agent_id.clone();
+        let admitted = admit(&self.inner.store, req).await?;
+        self.wake(&agent_id);
+        Ok(admitted)
+    }
+
+    pub async fn control(
+        &self,
+        agent_id: &str,
+        action: ControlAction,
+    ) -> Result<ControlOutcome, RuntimeError> {
+        let current: AgentRecord = self.inner.store.read()?.agent(agent_id)?.ok_or_else(|| {
+            RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            }
+        })?;
+        match action {
+            ControlAction::Wake => {
+                if current.status == AgentStatus::Stopped {
+                    return Err(RuntimeError::AgentStopped {
+                        agent_id: agent_id.to_owned(),
+                        status: AgentStatus::Stopped.as_str(),
+                    });
+                }
+                let outcome = self
+                    .wake_hint(agent_id, "operator wake", Some("operator".into()), None)
+                    .await?;
+                return Ok(ControlOutcome {
+                    agent_id: agent_id.to_owned(),
+                    action,
+                    from: current.status,
+                    to: current.status,
+                    note: format!("wake hint {}", wire(&outcome)),
+                });
+            }
+            ControlAction::Abort => {
+                if !current.turn_in_progress {
+                    return Err(RuntimeError::Invalid(
+                        "no turn is in progress to abort".into(),
+                    ));
+                }
+                if let Some(a) = self.inner.actors().get(agent_id) {
+                    a.abort.store(true, Ordering::SeqCst);
+                    a.wake.notify_one();
+                }
+                return Ok(ControlOutcome {
+                    agent_id: agent_id.to_owned(),
+                    action,
+                    from: current.status,
+                    to: current.status,
+                    note: "the turn aborts at its next safe point".into(),
+                });
+            }
+            ControlAction::Pause | ControlAction::Resume | ControlAction::Stop => {}
+        }
+        let id = agent_id.to_owned();
+        let outcome = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent {
+                        agent_id: id.clone(),
+                    })
+                })?;
+                let from = agent.status;
+                let (to, note) = match action {
+                    ControlAction::Pause if from == AgentStatus::Stopped => {
+                        return Err(StoreError::rejected(RuntimeError::Invalid(
+                            "the agent is stopped; resume it before pausing".into(),
+                        )))
+                    }
+                    ControlAction::Pause => (
+                        AgentStatus::Paused,
+                        "no new model turn starts until resumed; tasks keep running",
+                    ),
+                    ControlAction::Resume => match from {
+                        AgentStatus::Paused | AgentStatus::Stopped => {
+                            (AgentStatus::AwakeIdle, "resumed")
+                        }
+                        AgentStatus::Booting
+                        | AgentStatus::AwakeIdle
+                        | AgentStatus::AwakeRunning
+                        | AgentStatus::AwaitingTask
+                        | AgentStatus::Asleep => (from, "already running"),
+                    },
+                    ControlAction::Stop => (
+                        AgentStatus::Stopped,
+                        "stopped: new prompts are refused until resumed",
+                    ),
+                    ControlAction::Wake | ControlAction::Abort => (from, ""),
+                };
+                agent.status = to;
+                tx.put_agent(&id, &agent)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::ControlApplied.as_str(),
+                    provenance: Provenance {
+                        origin: Some("operator".into()),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "action": action, "from": from, "to": to, "note": note }),
+                })?;
+                Ok(ControlOutcome {
+                    agent_id: id.clone(),
+                    action,
+                    from,
+                    to,
+                    note: note.to_owned(),
+                })
+            })
+            .await?;
+        if action == ControlAction::Stop {
+            if let Some(a) = self.inner.actors().get(agent_id) {
+                a.abort.store(true, Ordering::SeqCst);
+            }
+        }
+        self.wake(agent_id);
+        Ok(outcome)
+    }
+
+    /// A liveness signal: stored as the pending wake hint (coalescing with
+    /// one already pending) and turned into a system tick by the scheduler
+    /// when the agent is eligible. Ignored (and recorded) when stopped.
+    pub async fn wake_hint(
+        &self,
+        agent_id: &str,
+        reason: &str,
+        source: Option<String>,
+        waiting_intent_id: Option<String>,
+    ) -> Result<WakeHintOutcome, RuntimeError> {
+        let (id, reason) = (agent_id.to_owned(), reason.to_owned());
+        let outcome = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent { agent_id: id.clone() })
+                })?;
+                let provenance = Provenance {
+                    source: source.clone(),
+                    ..Provenance::default()
+                };
+                let (kind, outcome) = if agent.status == AgentStatus::Stopped {
+                    (EventKind::WakeHintIgnored, WakeHintOutcome::Ignored)
+                } else if let Some(hint) = agent.pending_wake_hint.as_mut() {
+                    hint.coalesced_count += 1;
+                    (EventKind::WakeHintCoalesced, WakeHintOutcome::Coalesced)
+                } else {
+                    let generation = tx.next_counter(&id, "wake_hint_generation")?;
+                    agent.pending_wake_hint = Some(PendingWakeHint {
+                        reason: reason.clone(),
+                        source: source.clone(),
+                        waiting_intent_id: waiting_intent_id.clone(),
+                        generation,
+                        coalesced_count: 0,
+                        received_at: tx.now_ts(),
+                    });
+                    (EventKind::WakeHintSubmitted, WakeHintOutcome::Submitted)
+                };
+                if outcome != WakeHintOutcome::Ignored {
+                    tx.put_agent(&id, &agent)?;
+                }
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: kind.as_str(),
+                    provenance,
+                    payload: json!({
+                        "reason": reason, "waiting_intent_id": waiting_intent_id,
+                        "pending": agent.pending_wake_hint,
+                        "note": if outcome == WakeHintOutcome::Ignored { "agent is stopped; wake does not cross stopped" } else { "" },
+                    }),
+                })?;
+                Ok(outcome)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(outcome)
+    }
+
+    /// A timer that fires `delay_ms` from now (e.g. `Sleep(duration_ms)`).
+    pub async fn create_timer(
+        &self,
+        agent_id: &str,
+        delay_ms: u64,
+        reason: &str,
+        work_item_id: Option<String>,
+    ) -> Result<TimerRecord, RuntimeError> {
+        let (id, reason) = (agent_id.to_owned(), reason.to_owned());
+        let timer_id = crate::new_id("timer");
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let now = tx.now_ts();
+                let record = TimerRecord {
+                    id: timer_id.clone(),
+                    agent_id: id.clone(),
+                    status: TimerStatus::Active,
+                    fire_at_ms: tx
+                        .now_ms()
+                        .saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX)),
+                    work_item_id: work_item_id.clone(),
+                    reason: Some(reason.clone()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::Timers, &id, &timer_id, &record)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::TimerCreated.as_str(),
+                    provenance: Provenance {
+                        work_item_id: work_item_id.clone(),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "timer": record, "delay_ms": delay_ms }),
+                })?;
+                Ok(record)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(record)
+    }
+
+    /// Record that progress depends on something outside (agent-scoped, or
+    /// bound to a work item, which then stops being runnable).
+    pub async fn create_waiting_intent(
+        &self,
+        agent_id: &str,
+        work_item_id: Option<String>,
+        source: &str,
+        description: &str,
+    ) -> Result<WaitingIntentRecord, RuntimeError> {
+        let (id, source, description) = (
+            agent_id.to_owned(),
+            source.to_owned(),
+            description.to_owned(),
+        );
+        let intent_id = crate::new_id("wait");
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let now = tx.now_ts();
+                let record = WaitingIntentRecord {
+                    id: intent_id.clone(),
+                    agent_id: id.clone(),
+                    status: WaitingIntentStatus::Active,
+                    scope: if work_item_id.is_some() {
+                        WaitingScope::WorkItem
+                    } else {
+                        WaitingScope::Agent
+                    },
+                    work_item_id: work_item_id.clone(),
+                    source: Some(source.clone()),
+                    description: Some(description.clone()),
+                    trigger_count: 0,
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::WaitingIntents, &id, &intent_id, &record)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::WaitingIntentCreated.as_str(),
+                    provenance: Provenance {
+                        work_item_id: work_item_id.clone(),
+                        source: Some(source.clone()),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "waiting_intent": record }),
+                })?;
+                Ok(record)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(record)
+    }
+
+    /// Resolve (`triggered`) or cancel a waiting intent. Triggering also
+    /// submits a wake hint tied to it.
+    pub async fn settle_waiting_intent(
+        &self,
+        agent_id: &str,
+        intent_id: &str,
+        status: WaitingIntentStatus,
+    ) -> Result<WaitingIntentRecord, RuntimeError> {
+        let (id, wid) = (agent_id.to_owned(), intent_id.to_owned());
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut rec: WaitingIntentRecord =
+                    tx.get(Keyed::WaitingIntents, &id, &wid)?.ok_or_else(|| {
+                        StoreError::rejected(RuntimeError::Invalid(format!(
+                            "no waiting intent `{wid}`"
+                        )))
+                    })?;
+                rec.status = status;
+                rec.updated_at = tx.now_ts();
+                if status == WaitingIntentStatus::Triggered {
+                    rec.trigger_count += 1;
+                }
+                tx.put(Keyed::WaitingIntents, &id, &wid, &rec)?;
+                let kind = match status {
+                    WaitingIntentStatus::Triggered | WaitingIntentStatus::Resolved => {
+                        EventKind::WaitingIntentTriggered
+                    }
+                    WaitingIntentStatus::Cancelled
+                    | WaitingIntentStatus::Expired
+                    | WaitingIntentStatus::Active => EventKind::WaitingIntentCancelled,
+                };
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: kind.as_str(),
+                    provenance: Provenance {
+                        work_item_id: rec.work_item_id.clone(),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "waiting_intent": rec }),
+                })?;
+                Ok(rec)
+            })
+            .await?;
+        if status == WaitingIntentStatus::Triggered {
+            self.wake_hint(
+                agent_id,
+                "waiting intent triggered",
+                record.source.clone(),
+                Some(record.id.clone()),
+            )
+            .await?;
+        } else {
+            self.wake(agent_id);
+        }
+        Ok(record)
+    }
+
+    // ---- work items (operator / control plane) --------------------------
+
+    pub async fn create_work_item(
+        &self,
+        agent_id: &str,
+        req: CreateWorkItem,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::create(
+            &self.inner.store,
+            &self.inner.agent_home(agent_id),
+            agent_id,
+            req,
+            WorkItemSource::Operator,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn pick_work_item(
+        &self,
+        agent_id: &str,
+        work_item_id: &str,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::pick(
+            &self.inner.store,
+            agent_id,
+            work_item_id,
+            WorkItemSource::Operator,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn update_work_item(
+        &self,
+        agent_id: &str,
+        req: UpdateWorkItem,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r =
+            work_ops::update(&self.inner.store, agent_id, req, WorkItemSource::Operator).await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn complete_work_item(
+        &self,
+        agent_id: &str,
+        work_item_id: &str,
+        note: Option<String>,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::complete(
+            &self.inner.store,
+            agent_id,
+            work_item_id,
+            note,
+            WorkItemSource::Operator,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    // ---- tasks ------------------------------------------------------------
+
+    /// `!CMD` from the operator: a command task in the agent's home, shown
+    /// to the operator, not re-entered into the model.
+    pub async fn run_operator_command(
+        &self,
+        agent_id: &str,
+        cmd: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let workdir = self.inner.agent_home(agent_id);
+        std::fs::create_dir_all(&workdir)
+            .map_err(io_err(format!("creating {}", workdir.display())))?;
+        let spec = CommandSpec {
+            cmd: cmd.to_owned(),
+            workdir,
+            accepts_input: false,
+        };
+        self.inner
+            .tasks
+            .start(agent_id, spec, TaskOrigin::Operator)
+            .await
+    }
+
+    pub async fn start_command_task(
+        &self,
+        agent_id: &str,
+        spec: CommandSpec,
+        origin: TaskOrigin,
+    ) -> Result<TaskRecord, RuntimeError> {
+        self.inner.tasks.start(agent_id, spec, origin).await
+    }
+
+    pub async fn stop_task(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        self.inner
+            .tasks
+            .stop(agent_id, task_id, self.inner.config.stop_grace)
+            .await
+    }
+
+    pub async fn task_input(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        text: &str,
+    ) -> Result<super::command_tasks::TaskInputReceipt, RuntimeError> {
+        self.inner.tasks.input(agent_id, task_id, text).await
+    }
+
+    pub fn tasks(&self) -> &CommandTasks {
+        &self.inner.tasks
+    }
+
+    pub(crate) fn from_inner(inner: &Arc<HostInner>) -> RuntimeHost {
+        RuntimeHost {
+            inner: Arc::clone(inner),
+        }
+    }
+
+    /// Stop every actor (after its current step), leave durable state as
+    /// it is, and wait for them. Running tasks keep running; the next start
+    /// records them as interrupted if they cannot be supervised.
+    pub async fn shutdown(&self) {
+        let _ = self.inner.shutdown.send(true);
+        let joins: Vec<_> = {
+            let mut actors = self.inner.actors();
+            actors
+                .values_mut()
+                .map(|a| {
+                    a.abort.store(true, Ordering::SeqCst);
+                    a.wake.notify_one();
+                    a.join.take()
+                })
+                .collect()
+        };
+        for j in joins.into_iter().flatten() {
+            let _ = j.await;
+        }
+    }
+}
+
+fn wire<T: Serialize>(v: &T) -> String {
+    super::admission::wire_name(v).unwrap_or_default()
+}

@@ -1,0 +1,131 @@
+//! Building the live `SchedulerProjection` from the store. Reads current
+//! state only — the dequeue index, the dequeued and open-work-item and
+//! active-task indexes, the candidate tick keys — so a decision costs the
+//! same whether the agent has ten events or ten million.
+
+use std::collections::BTreeSet;
+
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::continuation::SystemTickReason;
+use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::queue::QueueEntry;
+use crate::runtime::scheduler::{
+    wake_hint_tick_key, work_queue_tick_key, ProjectionInputs, QueuedMessage, SchedulerProjection,
+    ToolExecutionRef,
+};
+use crate::runtime::tasks::TaskRecord;
+use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord};
+use crate::runtime::work_items::WorkItemRecord;
+use crate::store::{Index, Keyed, ReadCtx, StoreError};
+
+/// The agent record with its projection.
+pub struct LiveProjection {
+    pub agent: AgentRecord,
+    pub projection: SchedulerProjection,
+    pub work_items: Vec<WorkItemRecord>,
+    pub timers: Vec<TimerRecord>,
+}
+
+fn load_ids<T: serde::de::DeserializeOwned>(
+    rx: &ReadCtx,
+    which: Keyed,
+    agent_id: &str,
+    ids: &[String],
+) -> Result<Vec<T>, StoreError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(r) = rx.get(which, agent_id, id)? {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// A recorded tool execution (ledger row).
+#[derive(Debug, Clone, serde::Deserialize)]
+struct ToolRow {
+    id: String,
+    #[serde(default)]
+    message_id: Option<String>,
+}
+
+pub fn load(
+    rx: &ReadCtx,
+    agent_id: &str,
+    now_ms: i64,
+) -> Result<Option<LiveProjection>, StoreError> {
+    let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
+        return Ok(None);
+    };
+    let dequeued = rx.index_list(Index::Dequeued, agent_id)?;
+    let mut ids: Vec<String> = dequeued.clone();
+    ids.extend(rx.queue_pending(agent_id)?.into_iter().map(|(_, _, id)| id));
+    let entries: Vec<QueueEntry> = load_ids(rx, Keyed::QueueEntries, agent_id, &ids)?;
+    let envelopes: Vec<MessageEnvelope> = load_ids(rx, Keyed::Messages, agent_id, &ids)?;
+    let queue: Vec<QueuedMessage<'_>> = entries
+        .iter()
+        .filter_map(|entry| {
+            envelopes
+                .iter()
+                .find(|e| e.id == entry.message_id)
+                .map(|envelope| QueuedMessage { entry, envelope })
+        })
+        .collect();
+    let open_ids = rx.index_list(Index::OpenWorkItems, agent_id)?;
+    let work_items: Vec<WorkItemRecord> = load_ids(rx, Keyed::WorkItems, agent_id, &open_ids)?;
+    let task_ids = rx.index_list(Index::ActiveTasks, agent_id)?;
+    let tasks: Vec<TaskRecord> = load_ids(rx, Keyed::Tasks, agent_id, &task_ids)?;
+    let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, agent_id)?;
+    let timers: Vec<TimerRecord> = rx.list(Keyed::Timers, agent_id)?;
+    let tool_executions: Vec<ToolExecutionRef> = if dequeued.is_empty() {
+        Vec::new()
+    } else {
+        rx.list::<ToolRow>(Keyed::ToolExecutions, agent_id)?
+            .into_iter()
+            .filter(|t| t.message_id.as_ref().is_some_and(|m| dequeued.contains(m)))
+            .map(|t| ToolExecutionRef {
+                id: t.id,
+                message_id: t.message_id,
+            })
+            .collect()
+    };
+    let mut emitted = BTreeSet::new();
+    let mut candidates: Vec<String> = Vec::new();
+    for w in &work_items {
+        for reason in [
+            SystemTickReason::ContinueActive,
+            SystemTickReason::QueuedAvailable,
+        ] {
+            candidates.push(work_queue_tick_key(reason, &w.id, w.revision));
+        }
+    }
+    if let Some(hint) = &agent.pending_wake_hint {
+        candidates.push(wake_hint_tick_key(hint));
+    }
+    for key in candidates {
+        if rx.index_contains(Index::TickKeys, agent_id, &key)? {
+            emitted.insert(key);
+        }
+    }
+    let projection = SchedulerProjection::build(
+        ProjectionInputs {
+            agent: &agent,
+            queue: &queue,
+            work_items: &work_items,
+            tasks: &tasks,
+            waiting_intents: &intents,
+            timers: &timers,
+            tool_executions: &tool_executions,
+            emitted_tick_keys: &emitted,
+            last_turn_terminal: agent.last_turn_terminal,
+            runtime_error: agent.runtime_error.as_deref(),
+        },
+        now_ms,
+    );
+    Ok(Some(LiveProjection {
+        agent,
+        projection,
+        work_items,
+        timers,
+    }))
+}

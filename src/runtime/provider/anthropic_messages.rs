@@ -1,0 +1,497 @@
+//! Anthropic Messages wire format (`POST {base}/v1/messages`): request
+//! lowering, the non-streaming JSON parser and the SSE stream decoder.
+//!
+//! Lowering keeps the invariants Anthropic enforces: messages alternate
+//! user/assistant (consecutive same-role content is merged into one
+//! message), the first message is a user message, text blocks are never
+//! empty, and each assistant `tool_use` block is answered by a `tool_result`
+//! block (same id) at the start of the very next user message. The system
+//! prompt and context blocks become `system` text blocks; blocks marked as
+//! cache breakpoints get `cache_control` (at most four, the last ones win).
+//! Reported input tokens include cache reads and writes. No I/O here.
+
+use serde_json::{json, Value};
+
+use super::classify::{classify_error_code, error_from_value};
+use super::sse::SseEvent;
+use super::tool_schema::{emit_schema, SchemaMode};
+use super::wire::{
+    pair_tool_results, parse_arguments, parse_event_json, str_at, u64_at, usage, Exchange,
+    ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure,
+};
+use super::{FailureKind, ProviderProgress, ProviderRequest, TokenUsage, ToolCall};
+
+/// The `anthropic-version` header value.
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by the API; used when the request sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+const MAX_CACHE_BREAKPOINTS: usize = 4;
+
+fn system_blocks(request: &ProviderRequest) -> Vec<Value> {
+    let mut blocks: Vec<(String, bool)> = Vec::new();
+    if !request.system_prompt.trim().is_empty() {
+        blocks.push((request.system_prompt.clone(), false));
+    }
+    for b in &request.context_blocks {
+        if !b.text.trim().is_empty() {
+            blocks.push((b.text.clone(), b.cache_breakpoint));
+        }
+    }
+    let mut budget = MAX_CACHE_BREAKPOINTS;
+    let mut out: Vec<Value> = Vec::with_capacity(blocks.len());
+    for (text, breakpoint) in blocks.into_iter().rev() {
+        let mut block = json!({"type": "text", "text": text});
+        if breakpoint && budget > 0 {
+            budget -= 1;
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+        out.push(block);
+    }
+    out.reverse();
+    out
+}
+
+fn push_content(
+    messages: &mut Vec<(&'static str, Vec<Value>)>,
+    role: &'static str,
+    blocks: Vec<Value>,
+) {
+    if blocks.is_empty() {
+        return;
+    }
+    match messages.last_mut() {
+        Some((last_role, content)) if *last_role == role => content.extend(blocks),
+        Some(_) | None => messages.push((role, blocks)),
+    }
+}
+
+fn messages(request: &ProviderRequest) -> Vec<Value> {
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for exchange in pair_tool_results(&request.conversation) {
+        match exchange {
+            Exchange::User(text) => {
+                let blocks = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![json!({"type": "text", "text": text})]
+                };
+                push_content(&mut out, "user", blocks);
+            }
+            Exchange::Assistant { text, tool_calls } => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    let input = match &call.arguments {
+                        Value::Object(_) => call.arguments.clone(),
+                        Value::Null => json!({}),
+                        other => json!({"value": other}),
+                    };
+                    blocks.push(json!({
+                        "type": "tool_use", "id": call.id, "name": call.name, "input": input,
+                    }));
+                }
+                push_content(&mut out, "assistant", blocks);
+            }
+            Exchange::ToolResults(results) => {
+                let blocks = results
+                    .into_iter()
+                    .map(|r| {
+                        let content = if r.content.is_empty() {
+                            "(no output)"
+                        } else {
+                            r.content.as_ref()
+                        };
+                        let mut block = json!({
+                            "type": "tool_result", "tool_use_id": r.call_id, "content": content,
+                        });
+                        if r.is_error {
+                            block["is_error"] = Value::Bool(true);
+                        }
+                        block
+                    })
+                    .collect();
+                push_content(&mut out, "user", blocks);
+            }
+        }
+    }
+    if out.first().is_some_and(|(role, _)| *role == "assistant") {
+        let opener = vec![json!({"type": "text", "text": "(conversation continues)"})];
+        out.insert(0, ("user", opener));
+    }
+    out.into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// The JSON request body.
+pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+    let mut body = json!({
+        "model": model,
+        "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages(request),
+        "stream": streaming.is_on(),
+    });
+    let system = system_blocks(request);
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": emit_schema(&t.input_schema, SchemaMode::Relaxed),
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+fn usage_of(u: &Value) -> TokenUsage {
+    let input = u64_at(u, "input_tokens")
+        + u64_at(u, "cache_creation_input_tokens")
+        + u64_at(u, "cache_read_input_tokens");
+    usage(input, u64_at(u, "output_tokens"), 0)
+}
+
+fn error_failure(value: &Value, default: FailureKind) -> WireFailure {
+    let error = error_from_value(value);
+    let kind = classify_error_code(&error).unwrap_or(default);
+    let what = error.message.or(error.error_type).unwrap_or_default();
+    WireFailure::new(kind, format!("provider error: {what}"))
+}
+
+/// Parses a complete (non-streaming) Messages response.
+pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
+    if str_at(body, "type") == Some("error") {
+        return Err(error_failure(body, FailureKind::InvalidResponse));
+    }
+    let content = body
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| WireFailure::invalid("message has no `content` array"))?;
+    let mut round = ParsedRound::default();
+    for block in content {
+        match str_at(block, "type") {
+            Some("text") => round
+                .text
+                .push_str(str_at(block, "text").unwrap_or_default()),
+            Some("tool_use") => {
+                let (Some(id), Some(name)) = (str_at(block, "id"), str_at(block, "name")) else {
+                    return Err(WireFailure::invalid("tool_use block without id or name"));
+                };
+                round.tool_calls.push(ToolCall {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),
+                });
+            }
+            // thinking, redacted_thinking, server tool blocks: not replayed.
+            _ => {}
+        }
+    }
+    round.usage = body.get("usage").filter(|u| u.is_object()).map(usage_of);
+    round.stop_reason = str_at(body, "stop_reason").map(str::to_owned);
+    Ok(round)
+}
+
+#[derive(Debug)]
+enum Block {
+    Text,
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+/// Folds Messages SSE events (`message_start`, `content_block_*`,
+/// `message_delta`, `message_stop`, `error`).
+#[derive(Debug, Default)]
+pub struct MessagesStream {
+    text: String,
+    blocks: Vec<(u64, Block)>,
+    usage: Option<TokenUsage>,
+    stop_reason: Option<String>,
+    stopped: bool,
+}
+
+impl MessagesStream {
+    fn block_mut(&mut self, index: u64) -> Option<&mut Block> {
+        self.blocks
+            .iter_mut()
+            .find(|(i, _)| *i == index)
+            .map(|(_, b)| b)
+    }
+
+    fn emit_text(&mut self, text: &str, progress: ProgressSink<'_>) {
+        if !text.is_empty() {
+            self.text.push_str(text);
+            progress(ProviderProgress::TextDelta(text.to_owned()));
+        }
+    }
+}
+
+impl StreamDecoder for MessagesStream {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        progress: ProgressSink<'_>,
+    ) -> Result<StreamState, WireFailure> {
+        let value = parse_event_json(event)?;
+        let kind = str_at(&value, "type")
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        let index = u64_at(&value, "index");
+        match kind {
+            "message_start" => {
+                self.usage = value
+                    .get("message")
+                    .and_then(|m| m.get("usage"))
+                    .map(usage_of);
+            }
+            "content_block_start" => {
+                let cb = value.get("content_block").unwrap_or(&Value::Null);
+                let block = match str_at(cb, "type") {
+                    Some("text") => {
+                        self.emit_text(str_at(cb, "text").unwrap_or_default(), progress);
+                        Block::Text
+                    }
+                    Some("tool_use") => Block::Tool {
+                        id: str_at(cb, "id").unwrap_or_default().to_owned(),
+                        name: str_at(cb, "name").unwrap_or_default().to_owned(),
+                        json: String::new(),
+                    },
+                    _ => Block::Other,
+                };
+                self.blocks.push((index, block));
+            }
+            "content_block_delta" => {
+                let delta = value.get("delta").unwrap_or(&Value::Null);
+                match str_at(delta, "type") {
+                    Some("text_delta") => {
+                        self.emit_text(str_at(delta, "text").unwrap_or_default(), progress);
+                    }
+                    Some("input_json_delta") => {
+                        let part = str_at(delta, "partial_json").unwrap_or_default().to_owned();
+                        match self.block_mut(index) {
+                            Some(Block::Tool { json, .. }) => json.push_str(&part),
+                            Some(Block::Text | Block::Other) | None => {
+                                return Err(WireFailure::invalid(format!(
+                                    "input_json_delta for block {index}, which is not a tool_use block"
+                                )))
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = value.get("delta").and_then(|d| str_at(d, "stop_reason")) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(u) = value.get("usage") {
+                    let mut total = self.usage.unwrap_or_default();
+                    let delta = usage_of(u);
+                    if delta.input_tokens > 0 {
+                        total.input_tokens = delta.input_tokens;
+                    }
+                    total.output_tokens = delta.output_tokens;
+                    self.usage = Some(usage(total.input_tokens, total.output_tokens, 0));
+                }
+            }
+            "message_stop" => {
+                self.stopped = true;
+                return Ok(StreamState::Done);
+            }
+            "error" => return Err(error_failure(&value, FailureKind::ServerError)),
+            _ => {}
+        }
+        Ok(StreamState::Continue)
+    }
+
+    fn finish(self: Box<Self>) -> Result<ParsedRound, WireFailure> {
+        if !self.stopped {
+            return Err(WireFailure::truncated("message_stop"));
+        }
+        let mut tool_calls = Vec::new();
+        for (_, block) in self.blocks {
+            match block {
+                Block::Tool { id, name, json } => {
+                    if id.is_empty() || name.is_empty() {
+                        return Err(WireFailure::invalid("tool_use block without id or name"));
+                    }
+                    let arguments = parse_arguments(&id, &name, &json)?;
+                    tool_calls.push(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
+                }
+                Block::Text | Block::Other => {}
+            }
+        }
+        Ok(ParsedRound {
+            text: self.text,
+            tool_calls,
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::provider::{BlockStability, ConversationItem, PromptContentBlock};
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "ExecCommand".into(),
+            arguments: json!({"cmd": id}),
+        }
+    }
+
+    fn result(id: &str) -> ConversationItem {
+        ConversationItem::ToolResult {
+            call_id: id.into(),
+            tool_name: "ExecCommand".into(),
+            content: format!("out {id}"),
+            is_error: id == "b",
+        }
+    }
+
+    #[test]
+    fn lowering_alternates_and_pairs_results() {
+        let request = ProviderRequest {
+            system_prompt: "sys".into(),
+            context_blocks: vec![PromptContentBlock {
+                text: "ctx".into(),
+                stability: BlockStability::Stable,
+                cache_breakpoint: true,
+            }],
+            conversation: vec![
+                ConversationItem::AssistantRound {
+                    text: "earlier".into(),
+                    tool_calls: vec![],
+                },
+                ConversationItem::UserText {
+                    text: "do it".into(),
+                },
+                ConversationItem::AssistantRound {
+                    text: String::new(),
+                    tool_calls: vec![call("a"), call("b")],
+                },
+                result("b"),
+                result("a"),
+                ConversationItem::UserText {
+                    text: "also this".into(),
+                },
+            ],
+            tools: vec![],
+            max_output_tokens: None,
+            prompt_cache_key: None,
+        };
+        let body = request_body(&request, "claude-x", Streaming::On);
+        assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
+        assert_eq!(body["system"][1]["cache_control"]["type"], "ephemeral");
+        assert!(body["system"][0].get("cache_control").is_none());
+        let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+        let roles: Vec<&str> = msgs.iter().filter_map(|m| m["role"].as_str()).collect();
+        assert_eq!(
+            roles,
+            vec!["user", "assistant", "user", "assistant", "user"]
+        );
+        let last = &msgs[4]["content"];
+        assert_eq!(last[0]["type"], "tool_result");
+        assert_eq!(last[0]["tool_use_id"], "a");
+        assert_eq!(last[1]["tool_use_id"], "b");
+        assert_eq!(last[1]["is_error"], true);
+        assert_eq!(last[2]["type"], "text");
+        assert_eq!(msgs[3]["content"][0]["input"], json!({"cmd": "a"}));
+    }
+
+    #[test]
+    fn parses_blocks_usage_and_errors() {
+        let body = json!({
+            "content": [{"type": "text", "text": "hi"}, {"type": "tool_use", "id": "t1", "name": "ExecCommand", "input": {"cmd": "ls"}}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 7}
+        });
+        let round = parse_response(&body).ok();
+        assert_eq!(round.as_ref().map(|r| r.tool_calls.len()), Some(1));
+        assert_eq!(
+            round
+                .as_ref()
+                .and_then(|r| r.usage)
+                .map(|u| (u.input_tokens, u.total_tokens)),
+            Some((100, 107))
+        );
+        assert_eq!(
+            round.and_then(|r| r.stop_reason).as_deref(),
+            Some("tool_use")
+        );
+        assert!(parse_response(&json!({"id": "x"})).is_err());
+    }
+
+    #[test]
+    fn stream_accumulates_json_deltas_and_rejects_malformed() {
+        let sink = |_: ProviderProgress| {};
+        let run = |parts: &[&str]| {
+            let mut dec: Box<dyn StreamDecoder> = Box::<MessagesStream>::default();
+            let mut events = vec![
+                json!({"type": "message_start", "message": {"usage": {"input_tokens": 3, "output_tokens": 1}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "ExecCommand", "input": {}}}),
+            ];
+            for p in parts {
+                events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": p}}));
+            }
+            events.push(json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}));
+            events.push(json!({"type": "message_stop"}));
+            for e in events {
+                let ev = SseEvent {
+                    event: None,
+                    data: e.to_string(),
+                };
+                dec.on_event(&ev, &sink)?;
+            }
+            dec.finish()
+        };
+        let ok = run(&["{\"cmd\":", "\"ls\"}"]).ok();
+        assert_eq!(
+            ok.as_ref().map(|r| r.tool_calls[0].arguments.clone()),
+            Some(json!({"cmd": "ls"}))
+        );
+        assert_eq!(
+            ok.and_then(|r| r.usage)
+                .map(|u| (u.input_tokens, u.output_tokens)),
+            Some((3, 9))
+        );
+        assert_eq!(
+            run(&["{\"cmd\":"]).err().map(|e| e.kind),
+            Some(FailureKind::InvalidResponse)
+        );
+    }
+
+    #[test]
+    fn overloaded_stream_error_is_server_error() {
+        let mut dec = MessagesStream::default();
+        let ev = SseEvent {
+            event: Some("error".into()),
+            data: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string(),
+        };
+        assert_eq!(
+            dec.on_event(&ev, &|_| {}).err().map(|e| e.kind),
+            Some(FailureKind::ServerError)
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! One HTTP attempt against a resolved endpoint: lower the request for its
+//! wire format, POST it with the right auth headers, and turn the answer
+//! (JSON body or SSE stream) into a [`ParsedRound`] or a classified
+//! [`AttemptFailure`] with transport diagnostics.
+//!
+//! It does not retry or fall back (that is `retry::ProviderChain`). The
+//! per-attempt timeout covers connect, headers and the whole body (streams
+//! included). Keys go only into headers marked sensitive; URLs in
+//! diagnostics are scrubbed and provider messages are redacted.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+
+use super::classify::{
+    classify_status, classify_transport_error, parse_error_body, redact, retry_after_from,
+    scrub_url, truncate,
+};
+use super::failure::AttemptFailure;
+use super::registry::ResolvedEndpoint;
+use super::sse::SseParser;
+use super::wire::{
+    ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure, WireFormat,
+};
+use super::{
+    anthropic_messages, openai_chat, openai_responses, FailureKind, ProviderRequest,
+    ReqwestDiagnostics, TransportDiagnostics,
+};
+
+/// Extra time the outer deadline allows beyond reqwest's own timeout, so the
+/// reqwest error (with its flags) normally wins.
+const DEADLINE_GRACE: Duration = Duration::from_millis(100);
+
+/// A transport for one resolved endpoint.
+#[derive(Debug, Clone)]
+pub struct HttpTransport {
+    endpoint: ResolvedEndpoint,
+    client: reqwest::Client,
+}
+
+impl HttpTransport {
+    pub fn new(endpoint: ResolvedEndpoint, client: reqwest::Client) -> HttpTransport {
+        HttpTransport { endpoint, client }
+    }
+
+    pub fn endpoint(&self) -> &ResolvedEndpoint {
+        &self.endpoint
+    }
+
+    /// One attempt, bounded by `timeout`.
+    pub async fn send(
+        &self,
+        request: &ProviderRequest,
+        progress: ProgressSink<'_>,
+        timeout: Duration,
+    ) -> Result<ParsedRound, AttemptFailure> {
+        let attempt = self.exchange(request, progress, timeout);
+        match tokio::time::timeout(timeout + DEADLINE_GRACE, attempt).await {
+            Ok(result) => result,
+            Err(_) => Err(self.failure(
+                FailureKind::Timeout,
+                "deadline",
+                format!("no complete response within {}s", timeout.as_secs_f64()),
+                None,
+            )),
+        }
+    }
+
+    fn body(&self, request: &ProviderRequest) -> serde_json::Value {
+        let model = &self.endpoint.model_ref.model;
+        let streaming = self.endpoint.streaming;
+        match self.endpoint.wire {
+            WireFormat::OpenaiResponses => {
+                openai_responses::request_body(request, model, streaming)
+            }
+            WireFormat::AnthropicMessages => {
+                anthropic_messages::request_body(request, model, streaming)
+            }
+            WireFormat::OpenaiChat => openai_chat::request_body(request, model, streaming),
+        }
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        match self.endpoint.wire {
+            WireFormat::OpenaiResponses => Box::<openai_responses::ResponsesStream>::default(),
+            WireFormat::AnthropicMessages => Box::<anthropic_messages::MessagesStream>::default(),
+            WireFormat::OpenaiChat => Box::<openai_chat::ChatStream>::default(),
+        }
+    }
+
+    fn parse(&self, value: &serde_json::Value) -> Result<ParsedRound, WireFailure> {
+        match self.endpoint.wire {
+            WireFormat::OpenaiResponses => openai_responses::parse_response(value),
+            WireFormat::AnthropicMessages => anthropic_messages::parse_response(value),
+            WireFormat::OpenaiChat => openai_chat::parse_response(value),
+        }
+    }
+
+    fn secret(&self) -> Option<&str> {
+        self.endpoint.api_key.as_ref().map(|k| k.expose())
+    }
+
+    async fn exchange(
+        &self,
+        request: &ProviderRequest,
+        progress: ProgressSink<'_>,
+        timeout: Duration,
+    ) -> Result<ParsedRound, AttemptFailure> {
+        let accept = match self.endpoint.streaming {
+            Streaming::On => "text/event-stream",
+            Streaming::Off => "application/json",
+        };
+        let mut builder = self
+            .client
+            .post(self.endpoint.url())
+            .timeout(timeout)
+            .header(ACCEPT, accept)
+            .json(&self.body(request));
+        if let Some(key) = &self.endpoint.api_key {
+            let value = match self.endpoint.wire {
+                WireFormat::AnthropicMessages => key.expose().to_owned(),
+                WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
+                    format!("Bearer {}", key.expose())
+                }
+            };
+            let Ok(mut value) = HeaderValue::from_str(&value) else {
+                return Err(self.failure(
+                    FailureKind::NotConfigured,
+                    "build",
+                    format!(
+                        "{} contains characters not allowed in an HTTP header",
+                        key.env()
+                    ),
+                    None,
+                ));
+            };
+            value.set_sensitive(true);
+            builder = match self.endpoint.wire {
+                WireFormat::AnthropicMessages => builder.header("x-api-key", value),
+                WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
+                    builder.header(reqwest::header::AUTHORIZATION, value)
+                }
+            };
+        }
+        if self.endpoint.wire == WireFormat::AnthropicMessages {
+            builder = builder.header("anthropic-version", anthropic_messages::API_VERSION);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| self.reqwest_failure("send", e))?;
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            return Err(self.status_failure(response).await);
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        if is_sse {
+            return self.read_stream(response, progress, status).await;
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| self.reqwest_failure("read_body", e))?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            let preview = truncate(&redact(&String::from_utf8_lossy(&bytes), self.secret()), 80);
+            self.failure(
+                FailureKind::InvalidResponse,
+                "decode",
+                format!("response body is not JSON ({e}): {preview:?}"),
+                Some(status),
+            )
+        })?;
+        self.parse(&value)
+            .map_err(|w| self.wire_failure("parse", w, Some(status)))
+    }
+
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        progress: ProgressSink<'_>,
+        status: u16,
+    ) -> Result<ParsedRound, AttemptFailure> {
+        let mut parser = SseParser::new();
+        let mut decoder = self.decoder();
+        loop {
+            let chunk = response
+                .chunk()
+                .await
+                .map_err(|e| self.reqwest_failure("stream", e))?;
+            let events = match chunk {
+                Some(bytes) => parser.push(&bytes),
+                None => {
+                    if let Some(event) = std::mem::take(&mut parser).finish() {
+                        decoder
+                            .on_event(&event, progress)
+                            .map_err(|w| self.wire_failure("stream", w, Some(status)))?;
+                    }
+                    break;
+                }
+            };
+            for event in &events {
+                let state = decoder
+                    .on_event(event, progress)
+                    .map_err(|w| self.wire_failure("stream", w, Some(status)))?;
+                match state {
+                    StreamState::Continue => {}
+                    StreamState::Done => {
+                        return decoder
+                            .finish()
+                            .map_err(|w| self.wire_failure("stream", w, Some(status)));
+                    }
+                }
+            }
+        }
+        decoder
+            .finish()
+            .map_err(|w| self.wire_failure("stream", w, Some(status)))
+    }
+
+    async fn status_failure(&self, response: reqwest::Response) -> AttemptFailure {
+        let status = response.status().as_u16();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let retry_after = retry_after_from(
+            header("retry-after-ms").as_deref(),
+            header("retry-after").as_deref(),
+        );
+        let text = response.text().await.unwrap_or_default();
+        let error = parse_error_body(&text);
+        let kind = classify_status(status, &error);
+        let message = error
+            .message
+            .as_deref()
+            .map(|m| truncate(&redact(m, self.secret()), 300));
+        let detail = match &message {
+            Some(m) => format!("HTTP {status}: {m}"),
+            None => format!("HTTP {status}"),
+        };
+        let mut failure = self.failure(kind, "status", detail, Some(status));
+        failure.retry_after = retry_after;
+        failure.provider_message = message;
+        failure
+    }
+
+    fn failure(
+        &self,
+        kind: FailureKind,
+        stage: &str,
+        detail: String,
+        status: Option<u16>,
+    ) -> AttemptFailure {
+        AttemptFailure {
+            kind,
+            detail,
+            status,
+            retry_after: None,
+            provider_message: None,
+            diagnostics: TransportDiagnostics {
+                stage: stage.to_owned(),
+                provider: Some(self.endpoint.model_ref.provider.clone()),
+                model_ref: Some(self.endpoint.model_ref.to_string()),
+                url: Some(scrub_url(&self.endpoint.url())),
+                status,
+                reqwest: None,
+                source_chain: Vec::new(),
+            },
+        }
+    }
+
+    fn wire_failure(&self, stage: &str, wire: WireFailure, status: Option<u16>) -> AttemptFailure {
+        let detail = truncate(&redact(&wire.detail, self.secret()), 300);
+        let mut failure = self.failure(wire.kind, stage, detail.clone(), status);
+        // Errors the provider reported in-band carry its message.
+        let reported = match wire.kind {
+            FailureKind::ContextLengthExceeded
+            | FailureKind::RateLimited
+            | FailureKind::ServerError
+            | FailureKind::AuthFailed
+            | FailureKind::ClientError => true,
+            FailureKind::NotConfigured
+            | FailureKind::UnsupportedTransport
+            | FailureKind::Timeout
+            | FailureKind::Connect
+            | FailureKind::InvalidResponse => false,
+        };
+        if reported {
+            failure.provider_message = Some(detail);
+        }
+        failure
+    }
+
+    fn reqwest_failure(&self, stage: &str, error: reqwest::Error) -> AttemptFailure {
+        let error = error.without_url();
+        let flags = ReqwestDiagnostics {
+            is_timeout: error.is_timeout(),
+            is_connect: error.is_connect(),
+            is_request: error.is_request(),
+            is_body: error.is_body(),
+            is_decode: error.is_decode(),
+            is_redirect: error.is_redirect(),
+            status: error.status().map(|s| s.as_u16()),
+        };
+        let kind = if error.is_builder() {
+            FailureKind::NotConfigured
+        } else {
+            classify_transport_error(&flags)
+        };
+        let mut chain = Vec::new();
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        while let Some(e) = source {
+            chain.push(redact(&e.to_string(), self.secret()));
+            source = e.source();
+        }
+        let detail = chain.last().cloned().unwrap_or_else(|| error.to_string());
+        let mut failure = self.failure(kind, stage, detail, flags.status);
+        failure.diagnostics.reqwest = Some(flags);
+        failure.diagnostics.source_chain = chain;
+        failure
+    }
+}

@@ -1,0 +1,378 @@
+//! The provider-neutral model interface: what the turn loop sends
+//! (`ProviderRequest`: prompt frame, conversation, tool catalog) and what it
+//! gets back (`ProviderOutcome`: one assistant round or a classified
+//! failure, plus the attempt timeline). Transports (OpenAI Responses,
+//! Anthropic Messages, OpenAI-compatible Chat Completions) lower this to
+//! their wire formats; retry and fallback wrap transports; tests use a
+//! scripted provider. Shapes follow the runtime spec's Provider Transport
+//! Contract and Failure Artifact Envelope.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// `provider/model`, e.g. `openai/gpt-4.1`, `ollama/llama3.2`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ModelRef {
+    pub provider: String,
+    pub model: String,
+}
+
+impl ModelRef {
+    pub fn parse(s: &str) -> Result<ModelRef, String> {
+        match s.split_once('/') {
+            Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef {
+                provider: p.to_owned(),
+                model: m.to_owned(),
+            }),
+            _ => Err(format!(
+                "model `{s}` must be written provider/model, e.g. openai/gpt-4.1"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.provider, self.model)
+    }
+}
+
+/// A tool offered to the model. `input_schema` is a JSON Schema object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: serde_json::Value,
+}
+
+/// A tool call the model requested. `id` is the provider's call id and is
+/// echoed back on the matching result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+}
+
+/// One item of the replayable conversation view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConversationItem {
+    /// Input for the model: an operator prompt, task result, tick, ...
+    /// rendered with its provenance label by prompt assembly.
+    UserText { text: String },
+    /// A previous assistant round: its text and the tools it called.
+    AssistantRound {
+        #[serde(default)]
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call; exactly one per call id.
+    ToolResult {
+        call_id: String,
+        tool_name: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockStability {
+    Stable,
+    AgentScoped,
+    TurnScoped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptContentBlock {
+    pub text: String,
+    pub stability: BlockStability,
+    #[serde(default)]
+    pub cache_breakpoint: bool,
+}
+
+/// Everything one provider round needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderRequest {
+    pub system_prompt: String,
+    #[serde(default)]
+    pub context_blocks: Vec<PromptContentBlock>,
+    pub conversation: Vec<ConversationItem>,
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: &TokenUsage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// A successful provider round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderRound {
+    /// Assistant text of this round (may be empty when only tools are called).
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// The model that answered (after any fallback).
+    pub model_ref: String,
+}
+
+/// Progress while a round streams; the turn loop turns text deltas into
+/// live "assistant progress" for the console.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProviderProgress {
+    TextDelta(String),
+}
+
+/// How a failed attempt is classified (drives retry, fail-fast, fallback).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// No provider is configured for the requested model.
+    NotConfigured,
+    /// The provider id has no transport Holon supports.
+    UnsupportedTransport,
+    Timeout,
+    Connect,
+    RateLimited,
+    ServerError,
+    AuthFailed,
+    ClientError,
+    InvalidResponse,
+    ContextLengthExceeded,
+}
+
+impl FailureKind {
+    /// Retried on the same provider (up to the retry budget).
+    pub fn is_retryable(self) -> bool {
+        match self {
+            FailureKind::Timeout
+            | FailureKind::Connect
+            | FailureKind::RateLimited
+            | FailureKind::ServerError => true,
+            FailureKind::NotConfigured
+            | FailureKind::UnsupportedTransport
+            | FailureKind::AuthFailed
+            | FailureKind::ClientError
+            | FailureKind::InvalidResponse
+            | FailureKind::ContextLengthExceeded => false,
+        }
+    }
+
+    /// Failure-artifact category.
+    pub fn category(self) -> FailureCategory {
+        match self {
+            FailureKind::Timeout
+            | FailureKind::Connect
+            | FailureKind::RateLimited
+            | FailureKind::ServerError
+            | FailureKind::AuthFailed
+            | FailureKind::ClientError => FailureCategory::Transport,
+            FailureKind::UnsupportedTransport | FailureKind::InvalidResponse => {
+                FailureCategory::Protocol
+            }
+            FailureKind::NotConfigured | FailureKind::ContextLengthExceeded => {
+                FailureCategory::Runtime
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureCategory {
+    Transport,
+    Protocol,
+    Runtime,
+    Task,
+    Unknown,
+}
+
+/// The operator-facing failure envelope (spec: Failure Artifact Envelope).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureArtifact {
+    pub category: FailureCategory,
+    pub kind: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_chain: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub metadata: std::collections::BTreeMap<String, String>,
+}
+
+/// A failed provider round, after retries and fallback.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderFailure {
+    pub kind: FailureKind,
+    pub artifact: FailureArtifact,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    Retrying,
+    RetriesExhausted,
+    FailFastAborted,
+    Succeeded,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReqwestDiagnostics {
+    pub is_timeout: bool,
+    pub is_connect: bool,
+    pub is_request: bool,
+    pub is_body: bool,
+    pub is_decode: bool,
+    pub is_redirect: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransportDiagnostics {
+    pub stage: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reqwest: Option<ReqwestDiagnostics>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_chain: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderAttemptRecord {
+    pub provider: String,
+    pub model_ref: String,
+    pub attempt: u32,
+    pub max_attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_kind: Option<FailureKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disposition: Option<String>,
+    pub outcome: AttemptOutcome,
+    pub advanced_to_fallback: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_usage: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_diagnostics: Option<TransportDiagnostics>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProviderAttemptTimeline {
+    pub attempts: Vec<ProviderAttemptRecord>,
+    pub requested_model_ref: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_model_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winning_model_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregated_token_usage: Option<TokenUsage>,
+}
+
+/// The result of one provider round: the round or its failure, and the
+/// attempt timeline either way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderOutcome {
+    pub result: Result<ProviderRound, ProviderFailure>,
+    pub timeline: ProviderAttemptTimeline,
+}
+
+/// Anything that can answer a provider round: a transport chain with retry
+/// and fallback, or a scripted provider in tests.
+pub trait Provider: Send + Sync {
+    /// The model this provider answers for first (`provider/model`).
+    fn model_ref(&self) -> String;
+
+    fn round<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+        progress: &'a (dyn Fn(ProviderProgress) + Send + Sync),
+    ) -> BoxFuture<'a, ProviderOutcome>;
+}
+
+/// The failure a turn records when no model provider is configured at all:
+/// it says exactly how to configure one.
+pub fn not_configured_failure() -> ProviderFailure {
+    ProviderFailure {
+        kind: FailureKind::NotConfigured,
+        artifact: FailureArtifact {
+            category: FailureCategory::Runtime,
+            kind: "provider_not_configured".to_owned(),
+            summary: "No model provider is configured. Set HOLON_MODEL (e.g. openai/gpt-4.1, \
+                      anthropic/claude-sonnet-4-5 or ollama/llama3.2) and the matching credential: \
+                      OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY (Ollama needs none; \
+                      OLLAMA_HOST or OPENAI_BASE_URL point at other OpenAI-compatible endpoints), \
+                      or set [model] default in config.toml."
+                .to_owned(),
+            provider: None,
+            model_ref: None,
+            status: None,
+            task_id: None,
+            exit_status: None,
+            source_chain: Vec::new(),
+            metadata: Default::default(),
+        },
+    }
+}
+
+pub mod anthropic_messages;
+pub mod classify;
+pub mod failure;
+pub mod http;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod registry;
+pub mod retry;
+pub mod scripted;
+pub mod sse;
+pub mod tool_schema;
+pub mod wire;

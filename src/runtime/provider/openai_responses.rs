@@ -1,0 +1,428 @@
+//! OpenAI Responses wire format (`POST {base}/responses`): request lowering,
+//! the non-streaming JSON parser and the SSE stream decoder.
+//!
+//! Lowering: the system prompt and context blocks become `instructions`;
+//! user text becomes `message` items; an assistant round becomes an
+//! assistant `message` (when it has text) plus one `function_call` item per
+//! call, immediately followed by the matching `function_call_output` items
+//! (pairing from [`pair_tool_results`]). Requests are sent with
+//! `store: false`, so the full conversation is replayed each round. Tool
+//! names go on the wire verbatim. The stop reason reported is the response
+//! `status` (`completed`, or `incomplete:<reason>`). No I/O here.
+
+use serde_json::{json, Value};
+
+use super::classify::{classify_error_code, error_from_value};
+use super::sse::SseEvent;
+use super::tool_schema::{emit_schema, SchemaMode};
+use super::wire::{
+    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, usage,
+    Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure,
+};
+use super::{FailureKind, ProviderProgress, ProviderRequest, ToolCall};
+
+/// The JSON request body.
+pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+    let mut input = Vec::new();
+    for exchange in pair_tool_results(&request.conversation) {
+        match exchange {
+            Exchange::User(text) => input.push(json!({
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": text}],
+            })),
+            Exchange::Assistant { text, tool_calls } => {
+                if !text.is_empty() {
+                    input.push(json!({
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": text}],
+                    }));
+                }
+                for call in tool_calls {
+                    input.push(json!({
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "arguments": call.arguments.to_string(),
+                    }));
+                }
+            }
+            Exchange::ToolResults(results) => {
+                for r in results {
+                    input.push(json!({
+                        "type": "function_call_output",
+                        "call_id": r.call_id,
+                        "output": r.content,
+                    }));
+                }
+            }
+        }
+    }
+    let mut body = json!({
+        "model": model,
+        "instructions": system_text(request),
+        "input": input,
+        "store": false,
+        "stream": streaming.is_on(),
+    });
+    if !request.tools.is_empty() {
+        let mode = SchemaMode::Relaxed;
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": emit_schema(&t.input_schema, mode),
+                    "strict": mode.strict_flag(),
+                })
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+        body["parallel_tool_calls"] = Value::Bool(true);
+    }
+    if let Some(max) = request.max_output_tokens {
+        body["max_output_tokens"] = json!(max);
+    }
+    if let Some(key) = &request.prompt_cache_key {
+        body["prompt_cache_key"] = json!(key);
+    }
+    body
+}
+
+fn failed(response: &Value) -> WireFailure {
+    let error = response
+        .get("error")
+        .map(error_from_value)
+        .unwrap_or_default();
+    let kind = classify_error_code(&error).unwrap_or(FailureKind::InvalidResponse);
+    let what = error
+        .message
+        .or(error.code)
+        .unwrap_or_else(|| "no error detail".to_owned());
+    WireFailure::new(kind, format!("response failed: {what}"))
+}
+
+fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), WireFailure> {
+    for item in items {
+        match str_at(item, "type") {
+            Some("message") => {
+                let parts = item.get("content").and_then(Value::as_array);
+                for part in parts.into_iter().flatten() {
+                    match str_at(part, "type") {
+                        Some("output_text") => {
+                            round
+                                .text
+                                .push_str(str_at(part, "text").unwrap_or_default());
+                        }
+                        Some("refusal") => {
+                            round
+                                .text
+                                .push_str(str_at(part, "refusal").unwrap_or_default());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("function_call") => {
+                let name = str_at(item, "name")
+                    .ok_or_else(|| WireFailure::invalid("function_call item without a name"))?;
+                let id = str_at(item, "call_id")
+                    .or_else(|| str_at(item, "id"))
+                    .ok_or_else(|| WireFailure::invalid("function_call item without a call_id"))?;
+                let arguments = match item.get("arguments") {
+                    Some(Value::String(raw)) => parse_arguments(id, name, raw)?,
+                    Some(Value::Null) | None => json!({}),
+                    Some(other) => other.clone(),
+                };
+                round.tool_calls.push(ToolCall {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    arguments,
+                });
+            }
+            // reasoning, web search and other items carry nothing we replay.
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Parses a complete Responses object (non-streaming body, or the
+/// `response` of a terminal stream event).
+pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
+    if body.get("error").is_some_and(|e| !e.is_null()) || str_at(body, "status") == Some("failed") {
+        return Err(failed(body));
+    }
+    let items = body
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| WireFailure::invalid("response has no `output` array"))?;
+    let mut round = ParsedRound::default();
+    parse_output_items(items, &mut round)?;
+    if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
+        round.usage = Some(usage(
+            u64_at(u, "input_tokens"),
+            u64_at(u, "output_tokens"),
+            u64_at(u, "total_tokens"),
+        ));
+    }
+    round.stop_reason = match str_at(body, "status") {
+        Some("incomplete") => {
+            let reason = body
+                .get("incomplete_details")
+                .and_then(|d| str_at(d, "reason"))
+                .unwrap_or("unknown");
+            Some(format!("incomplete:{reason}"))
+        }
+        Some(status) => Some(status.to_owned()),
+        None => None,
+    };
+    Ok(round)
+}
+
+/// Folds Responses SSE events; the terminal `response.completed` /
+/// `response.incomplete` event carries the full response, whose `output` is
+/// rebuilt from `response.output_item.done` events when it comes back empty.
+#[derive(Debug, Default)]
+pub struct ResponsesStream {
+    done_items: Vec<Value>,
+    streamed_text: String,
+    terminal: Option<Value>,
+}
+
+impl StreamDecoder for ResponsesStream {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        progress: ProgressSink<'_>,
+    ) -> Result<StreamState, WireFailure> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(StreamState::Done);
+        }
+        let value = parse_event_json(event)?;
+        let kind = str_at(&value, "type")
+            .or(event.event.as_deref())
+            .unwrap_or_default();
+        match kind {
+            "response.output_text.delta" => {
+                let delta = str_at(&value, "delta").unwrap_or_default();
+                if !delta.is_empty() {
+                    self.streamed_text.push_str(delta);
+                    progress(ProviderProgress::TextDelta(delta.to_owned()));
+                }
+                Ok(StreamState::Continue)
+            }
+            "response.output_item.done" => {
+                if let Some(item) = value.get("item") {
+                    self.done_items.push(item.clone());
+                }
+                Ok(StreamState::Continue)
+            }
+            "response.completed" | "response.incomplete" => {
+                self.terminal = Some(value.get("response").cloned().unwrap_or(Value::Null));
+                Ok(StreamState::Done)
+            }
+            "response.failed" => Err(failed(value.get("response").unwrap_or(&Value::Null))),
+            "error" => {
+                let error = error_from_value(&value);
+                let kind = classify_error_code(&error).unwrap_or(FailureKind::ServerError);
+                let what = error.message.or(error.code).unwrap_or_default();
+                Err(WireFailure::new(
+                    kind,
+                    format!("stream error event: {what}"),
+                ))
+            }
+            _ => Ok(StreamState::Continue),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<ParsedRound, WireFailure> {
+        let Some(mut response) = self.terminal else {
+            return Err(WireFailure::truncated("response.completed"));
+        };
+        if !response.is_object() {
+            return Err(WireFailure::invalid(
+                "terminal stream event has no `response` object",
+            ));
+        }
+        let output_empty = response
+            .get("output")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if output_empty {
+            response["output"] = Value::Array(self.done_items);
+        }
+        let mut round = parse_response(&response)?;
+        if round.text.is_empty() && round.tool_calls.is_empty() {
+            round.text = self.streamed_text;
+        }
+        Ok(round)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::provider::{ConversationItem, ToolSpec};
+    use std::sync::Mutex;
+
+    fn request() -> ProviderRequest {
+        ProviderRequest {
+            system_prompt: "sys".into(),
+            context_blocks: Vec::new(),
+            conversation: vec![
+                ConversationItem::UserText { text: "hi".into() },
+                ConversationItem::AssistantRound {
+                    text: "checking".into(),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "ExecCommand".into(),
+                        arguments: json!({"cmd": "ls"}),
+                    }],
+                },
+                ConversationItem::ToolResult {
+                    call_id: "c1".into(),
+                    tool_name: "ExecCommand".into(),
+                    content: "a.txt".into(),
+                    is_error: false,
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "ExecCommand".into(),
+                description: "run".into(),
+                input_schema: json!({"type": "object", "properties": {}}),
+            }],
+            max_output_tokens: Some(100),
+            prompt_cache_key: None,
+        }
+    }
+
+    #[test]
+    fn lowers_calls_and_outputs() {
+        let body = request_body(&request(), "gpt-4.1", Streaming::Off);
+        assert_eq!(body["model"], "gpt-4.1");
+        assert_eq!(body["instructions"], "sys");
+        assert_eq!(body["stream"], false);
+        assert_eq!(body["max_output_tokens"], 100);
+        assert_eq!(body["tools"][0]["name"], "ExecCommand");
+        assert_eq!(body["tools"][0]["strict"], false);
+        assert_eq!(
+            body["tools"][0]["parameters"]["additionalProperties"],
+            false
+        );
+        let types: Vec<&str> = body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i["type"].as_str())
+            .collect();
+        assert_eq!(
+            types,
+            vec![
+                "message",
+                "message",
+                "function_call",
+                "function_call_output"
+            ]
+        );
+        assert_eq!(body["input"][2]["arguments"], r#"{"cmd":"ls"}"#);
+        assert_eq!(body["input"][3]["call_id"], "c1");
+    }
+
+    #[test]
+    fn parses_text_calls_usage_and_status() {
+        let body = json!({
+            "status": "completed",
+            "output": [
+                {"type": "reasoning", "summary": []},
+                {"type": "message", "content": [{"type": "output_text", "text": "ok"}]},
+                {"type": "function_call", "call_id": "a", "name": "ExecCommand", "arguments": "{\"cmd\":\"ls\"}"},
+                {"type": "function_call", "call_id": "b", "name": "ReadFile", "arguments": ""}
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        });
+        let round = parse_response(&body).ok();
+        let round = round.as_ref();
+        assert_eq!(round.map(|r| r.text.as_str()), Some("ok"));
+        assert_eq!(round.map(|r| r.tool_calls.len()), Some(2));
+        assert_eq!(
+            round.map(|r| r.tool_calls[1].arguments.clone()),
+            Some(json!({}))
+        );
+        assert_eq!(
+            round.and_then(|r| r.usage).map(|u| u.total_tokens),
+            Some(15)
+        );
+        assert_eq!(
+            round.and_then(|r| r.stop_reason.clone()).as_deref(),
+            Some("completed")
+        );
+    }
+
+    #[test]
+    fn malformed_shapes_are_invalid() {
+        let bad_args = json!({"output": [{"type": "function_call", "call_id": "a", "name": "X", "arguments": "{oops"}]});
+        assert_eq!(
+            parse_response(&bad_args).err().map(|e| e.kind),
+            Some(FailureKind::InvalidResponse)
+        );
+        assert_eq!(
+            parse_response(&json!({"id": 1})).err().map(|e| e.kind),
+            Some(FailureKind::InvalidResponse)
+        );
+        let ctx = json!({"status": "failed", "error": {"code": "context_length_exceeded", "message": "too long"}});
+        assert_eq!(
+            parse_response(&ctx).err().map(|e| e.kind),
+            Some(FailureKind::ContextLengthExceeded)
+        );
+    }
+
+    fn ev(data: Value) -> SseEvent {
+        SseEvent {
+            event: data["type"].as_str().map(str::to_owned),
+            data: data.to_string(),
+        }
+    }
+
+    #[test]
+    fn stream_rebuilds_output_from_items() {
+        let seen = Mutex::new(Vec::new());
+        let sink = |p: ProviderProgress| match p {
+            ProviderProgress::TextDelta(d) => {
+                seen.lock().unwrap_or_else(|e| e.into_inner()).push(d)
+            }
+        };
+        let mut dec: Box<dyn StreamDecoder> = Box::<ResponsesStream>::default();
+        let events = [
+            json!({"type": "response.output_text.delta", "delta": "Hel"}),
+            json!({"type": "response.output_text.delta", "delta": "lo"}),
+            json!({"type": "response.output_item.done", "item": {"type": "message", "content": [{"type": "output_text", "text": "Hello"}]}}),
+            json!({"type": "response.completed", "response": {"status": "completed", "output": [], "usage": {"input_tokens": 1, "output_tokens": 2}}}),
+        ];
+        let mut states = Vec::new();
+        for e in events {
+            states.push(dec.on_event(&ev(e), &sink).ok());
+        }
+        assert_eq!(states.last(), Some(&Some(StreamState::Done)));
+        let round = dec.finish().ok();
+        assert_eq!(round.as_ref().map(|r| r.text.as_str()), Some("Hello"));
+        assert_eq!(round.and_then(|r| r.usage).map(|u| u.total_tokens), Some(3));
+        assert_eq!(
+            *seen.lock().unwrap_or_else(|e| e.into_inner()),
+            vec!["Hel", "lo"]
+        );
+    }
+
+    #[test]
+    fn stream_without_terminal_event_is_truncated() {
+        let dec: Box<dyn StreamDecoder> = Box::<ResponsesStream>::default();
+        assert_eq!(
+            dec.finish().err().map(|e| e.kind),
+            Some(FailureKind::Connect)
+        );
+    }
+}

@@ -1,0 +1,499 @@
+//! Retry and fallback over provider candidates (spec: Provider Transport
+//! Contract, retry policy and attempt timeline).
+//!
+//! [`ProviderChain`] implements [`Provider`] over an ordered list of
+//! candidates (default model, then fallbacks). Each candidate gets up to
+//! `max_retries` retries of retryable failures (timeout, connect, 429,
+//! 500/502/503/504/529) with exponential backoff that honours `Retry-After`
+//! capped at `max_backoff`; fail-fast failures abort only that candidate;
+//! retries exhausted or fail-fast both advance to the next candidate;
+//! `ContextLengthExceeded` stops the whole chain. Every attempt is recorded
+//! in the [`ProviderAttemptTimeline`], including candidates rejected at
+//! resolution. The decisions ([`backoff_delay`], [`decide`]) are pure.
+
+use std::time::{Duration, Instant};
+
+use super::failure::{candidate_summary, chain_failure, AttemptFailure, LastFailure};
+use super::http::HttpTransport;
+use super::wire::{ProgressSink, Streaming, WireFormat};
+use super::{
+    AttemptOutcome, BoxFuture, FailureKind, Provider, ProviderAttemptRecord,
+    ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
+    ProviderRound, TokenUsage, TransportDiagnostics,
+};
+
+/// Retry budget, backoff and per-attempt timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt, per candidate.
+    pub max_retries: u32,
+    /// Backoff before retry `n` (0-based) is `base_backoff * 2^n`.
+    pub base_backoff: Duration,
+    /// Cap for computed backoff and for `Retry-After`.
+    pub max_backoff: Duration,
+    /// Bound on one attempt: connect, headers and the whole body.
+    pub request_timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 2,
+            base_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            request_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RetryPolicy {
+    pub fn max_attempts(&self) -> u32 {
+        self.max_retries.saturating_add(1)
+    }
+}
+
+/// The wait before retry number `retry_index` (0 = first retry): the
+/// server's `Retry-After` when given, else `base * 2^retry_index`; both
+/// capped at `max_backoff`.
+pub fn backoff_delay(
+    policy: &RetryPolicy,
+    retry_index: u32,
+    retry_after: Option<Duration>,
+) -> Duration {
+    let wanted = match retry_after {
+        Some(d) => d,
+        None => policy
+            .base_backoff
+            .saturating_mul(2u32.saturating_pow(retry_index.min(16))),
+    };
+    wanted.min(policy.max_backoff)
+}
+
+/// Whether another candidate follows the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    Available,
+    None,
+}
+
+/// What the chain does after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextStep {
+    RetrySameCandidate,
+    AdvanceToFallback,
+    StopChain,
+}
+
+impl NextStep {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NextStep::RetrySameCandidate => "retry_same_provider",
+            NextStep::AdvanceToFallback => "advance_to_fallback",
+            NextStep::StopChain => "stop_chain",
+        }
+    }
+}
+
+/// The retry/fallback decision for a failed attempt (1-based `attempt`).
+pub fn decide(
+    kind: FailureKind,
+    attempt: u32,
+    max_attempts: u32,
+    fallback: Fallback,
+) -> (AttemptOutcome, NextStep) {
+    let move_on = match fallback {
+        Fallback::Available => NextStep::AdvanceToFallback,
+        Fallback::None => NextStep::StopChain,
+    };
+    if kind == FailureKind::ContextLengthExceeded {
+        return (AttemptOutcome::FailFastAborted, NextStep::StopChain);
+    }
+    match (kind.is_retryable(), attempt < max_attempts) {
+        (true, true) => (AttemptOutcome::Retrying, NextStep::RetrySameCandidate),
+        (true, false) => (AttemptOutcome::RetriesExhausted, move_on),
+        (false, _) => (AttemptOutcome::FailFastAborted, move_on),
+    }
+}
+
+/// One entry of a chain.
+#[derive(Debug, Clone)]
+pub enum ChainCandidate {
+    Ready(HttpTransport),
+    /// Failed resolution (missing key, unsupported transport): recorded as a
+    /// fail-fast attempt each round, then the chain moves on.
+    Rejected {
+        model_ref: String,
+        failure: ProviderFailure,
+    },
+}
+
+/// How a candidate looks to `provider_doctor` and the like.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateStatus {
+    pub model_ref: String,
+    pub state: CandidateState,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CandidateState {
+    Ready {
+        wire: WireFormat,
+        url: String,
+        streaming: Streaming,
+    },
+    Rejected {
+        kind: FailureKind,
+        summary: String,
+    },
+}
+
+/// A [`Provider`] with retry and fallback over its candidates.
+#[derive(Debug, Clone)]
+pub struct ProviderChain {
+    requested: String,
+    candidates: Vec<ChainCandidate>,
+    policy: RetryPolicy,
+}
+
+fn now_ts() -> String {
+    crate::format_ts(crate::now_ms())
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl ProviderChain {
+    pub fn new(
+        requested: String,
+        candidates: Vec<ChainCandidate>,
+        policy: RetryPolicy,
+    ) -> ProviderChain {
+        ProviderChain {
+            requested,
+            candidates,
+            policy,
+        }
+    }
+
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    pub fn describe(&self) -> Vec<CandidateStatus> {
+        self.candidates
+            .iter()
+            .map(|c| match c {
+                ChainCandidate::Ready(t) => CandidateStatus {
+                    model_ref: t.endpoint().model_ref.to_string(),
+                    state: CandidateState::Ready {
+                        wire: t.endpoint().wire,
+                        url: super::classify::scrub_url(&t.endpoint().url()),
+                        streaming: t.endpoint().streaming,
+                    },
+                },
+                ChainCandidate::Rejected { model_ref, failure } => CandidateStatus {
+                    model_ref: model_ref.clone(),
+                    state: CandidateState::Rejected {
+                        kind: failure.kind,
+                        summary: failure.artifact.summary.clone(),
+                    },
+                },
+            })
+            .collect()
+    }
+
+    async fn run(&self, request: &ProviderRequest, progress: ProgressSink<'_>) -> ProviderOutcome {
+        let mut timeline = ProviderAttemptTimeline {
+            requested_model_ref: self.requested.clone(),
+            ..ProviderAttemptTimeline::default()
+        };
+        let mut summaries = Vec::new();
+        let mut last: Option<LastFailure> = None;
+        let count = self.candidates.len();
+        'candidates: for (index, candidate) in self.candidates.iter().enumerate() {
+            let fallback = if index + 1 < count {
+                Fallback::Available
+            } else {
+                Fallback::None
+            };
+            let transport = match candidate {
+                ChainCandidate::Ready(t) => t,
+                ChainCandidate::Rejected { model_ref, failure } => {
+                    let (outcome, next) = decide(failure.kind, 1, 1, fallback);
+                    timeline
+                        .attempts
+                        .push(rejected_record(model_ref, failure, outcome, next));
+                    summaries.push(failure.artifact.summary.clone());
+                    last = Some(LastFailure {
+                        kind: failure.kind,
+                        model_ref: model_ref.clone(),
+                        provider: failure.artifact.provider.clone().unwrap_or_default(),
+                        status: None,
+                        source_chain: Vec::new(),
+                        metadata: failure.artifact.metadata.clone(),
+                    });
+                    continue;
+                }
+            };
+            let endpoint = transport.endpoint();
+            let model_ref = endpoint.model_ref.to_string();
+            timeline.active_model_ref = Some(model_ref.clone());
+            let max_attempts = self.policy.max_attempts();
+            for attempt in 1..=max_attempts {
+                let started_at = now_ts();
+                let clock = Instant::now();
+                let result = transport
+                    .send(request, progress, self.policy.request_timeout)
+                    .await;
+                let duration_ms = Some(millis(clock.elapsed()));
+                let mut record = ProviderAttemptRecord {
+                    provider: endpoint.model_ref.provider.clone(),
+                    model_ref: model_ref.clone(),
+                    attempt,
+                    max_attempts,
+                    started_at: Some(started_at),
+                    completed_at: Some(now_ts()),
+                    duration_ms,
+                    failure_kind: None,
+                    disposition: None,
+                    outcome: AttemptOutcome::Succeeded,
+                    advanced_to_fallback: false,
+                    backoff_ms: None,
+                    token_usage: None,
+                    transport_diagnostics: None,
+                };
+                let failure = match result {
+                    Ok(parsed) => {
+                        record.disposition = Some("return_round".to_owned());
+                        record.token_usage = parsed.usage;
+                        timeline.attempts.push(record);
+                        timeline.winning_model_ref = Some(model_ref.clone());
+                        timeline.aggregated_token_usage = aggregate(&timeline);
+                        let round = ProviderRound {
+                            text: parsed.text,
+                            tool_calls: parsed.tool_calls,
+                            token_usage: parsed.usage,
+                            stop_reason: parsed.stop_reason,
+                            model_ref,
+                        };
+                        return ProviderOutcome {
+                            result: Ok(round),
+                            timeline,
+                        };
+                    }
+                    Err(f) => f,
+                };
+                let (outcome, next) = decide(failure.kind, attempt, max_attempts, fallback);
+                tracing::warn!(
+                    model_ref = %model_ref,
+                    attempt,
+                    kind = ?failure.kind,
+                    status = ?failure.status,
+                    next = next.as_str(),
+                    detail = %failure.detail,
+                    "provider attempt failed"
+                );
+                record.failure_kind = Some(failure.kind);
+                record.outcome = outcome;
+                record.disposition = Some(next.as_str().to_owned());
+                record.advanced_to_fallback = next == NextStep::AdvanceToFallback;
+                record.transport_diagnostics = Some(failure.diagnostics.clone());
+                let backoff = match next {
+                    NextStep::RetrySameCandidate => Some(backoff_delay(
+                        &self.policy,
+                        attempt - 1,
+                        failure.retry_after,
+                    )),
+                    NextStep::AdvanceToFallback | NextStep::StopChain => None,
+                };
+                record.backoff_ms = backoff.map(millis);
+                timeline.attempts.push(record);
+                if let Some(wait) = backoff {
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                let timeout = self.policy.request_timeout;
+                summaries.push(candidate_summary(endpoint, &failure, attempt, timeout));
+                last = Some(last_failure(endpoint, &failure, attempt));
+                match next {
+                    NextStep::StopChain => break 'candidates,
+                    NextStep::AdvanceToFallback | NextStep::RetrySameCandidate => {
+                        continue 'candidates
+                    }
+                }
+            }
+        }
+        timeline.aggregated_token_usage = aggregate(&timeline);
+        let failure = match last {
+            Some(last) => chain_failure(&summaries, last),
+            None => super::not_configured_failure(),
+        };
+        ProviderOutcome {
+            result: Err(failure),
+            timeline,
+        }
+    }
+}
+
+fn aggregate(timeline: &ProviderAttemptTimeline) -> Option<TokenUsage> {
+    let mut total: Option<TokenUsage> = None;
+    for usage in timeline
+        .attempts
+        .iter()
+        .filter_map(|a| a.token_usage.as_ref())
+    {
+        total.get_or_insert_with(TokenUsage::default).add(usage);
+    }
+    total
+}
+
+fn rejected_record(
+    model_ref: &str,
+    failure: &ProviderFailure,
+    outcome: AttemptOutcome,
+    next: NextStep,
+) -> ProviderAttemptRecord {
+    let provider = failure.artifact.provider.clone().unwrap_or_default();
+    ProviderAttemptRecord {
+        provider: provider.clone(),
+        model_ref: model_ref.to_owned(),
+        attempt: 1,
+        max_attempts: 1,
+        started_at: None,
+        completed_at: None,
+        duration_ms: None,
+        failure_kind: Some(failure.kind),
+        disposition: Some(next.as_str().to_owned()),
+        outcome,
+        advanced_to_fallback: next == NextStep::AdvanceToFallback,
+        backoff_ms: None,
+        token_usage: None,
+        transport_diagnostics: Some(TransportDiagnostics {
+            stage: "candidate_selection".to_owned(),
+            provider: Some(provider),
+            model_ref: Some(model_ref.to_owned()),
+            ..TransportDiagnostics::default()
+        }),
+    }
+}
+
+fn last_failure(
+    endpoint: &super::registry::ResolvedEndpoint,
+    failure: &AttemptFailure,
+    attempts: u32,
+) -> LastFailure {
+    let mut metadata = std::collections::BTreeMap::new();
+    metadata.insert("attempts".to_owned(), attempts.to_string());
+    metadata.insert("stage".to_owned(), failure.diagnostics.stage.clone());
+    metadata.insert("wire".to_owned(), endpoint.wire.as_str().to_owned());
+    if let Some(url) = &failure.diagnostics.url {
+        metadata.insert("url".to_owned(), url.clone());
+    }
+    if let Some(msg) = &failure.provider_message {
+        metadata.insert("provider_message".to_owned(), msg.clone());
+    }
+    metadata.insert("detail".to_owned(), failure.detail.clone());
+    LastFailure {
+        kind: failure.kind,
+        model_ref: endpoint.model_ref.to_string(),
+        provider: endpoint.model_ref.provider.clone(),
+        status: failure.status,
+        source_chain: failure.diagnostics.source_chain.clone(),
+        metadata,
+    }
+}
+
+impl Provider for ProviderChain {
+    fn model_ref(&self) -> String {
+        self.requested.clone()
+    }
+
+    fn round<'a>(
+        &'a self,
+        request: &'a ProviderRequest,
+        progress: &'a (dyn Fn(ProviderProgress) + Send + Sync),
+    ) -> BoxFuture<'a, ProviderOutcome> {
+        Box::pin(self.run(request, progress))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            max_retries: 2,
+            base_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(350),
+            request_timeout: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn backoff_is_exponential_and_capped() {
+        let p = policy();
+        assert_eq!(backoff_delay(&p, 0, None), Duration::from_millis(100));
+        assert_eq!(backoff_delay(&p, 1, None), Duration::from_millis(200));
+        assert_eq!(backoff_delay(&p, 2, None), Duration::from_millis(350));
+        assert_eq!(backoff_delay(&p, 40, None), Duration::from_millis(350));
+    }
+
+    #[test]
+    fn retry_after_is_honoured_but_capped() {
+        let p = policy();
+        assert_eq!(
+            backoff_delay(&p, 0, Some(Duration::from_millis(20))),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            backoff_delay(&p, 0, Some(Duration::from_secs(30))),
+            Duration::from_millis(350)
+        );
+        assert_eq!(backoff_delay(&p, 1, Some(Duration::ZERO)), Duration::ZERO);
+    }
+
+    #[test]
+    fn default_policy_matches_spec() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.max_retries, 2);
+        assert_eq!(p.max_attempts(), 3);
+    }
+
+    #[test]
+    fn decisions() {
+        use AttemptOutcome::*;
+        use NextStep::*;
+        let d = |k, a| decide(k, a, 3, Fallback::Available);
+        assert_eq!(
+            d(FailureKind::ServerError, 1),
+            (Retrying, RetrySameCandidate)
+        );
+        assert_eq!(d(FailureKind::Timeout, 2), (Retrying, RetrySameCandidate));
+        assert_eq!(
+            d(FailureKind::RateLimited, 3),
+            (RetriesExhausted, AdvanceToFallback)
+        );
+        assert_eq!(
+            d(FailureKind::AuthFailed, 1),
+            (FailFastAborted, AdvanceToFallback)
+        );
+        assert_eq!(
+            d(FailureKind::InvalidResponse, 1),
+            (FailFastAborted, AdvanceToFallback)
+        );
+        assert_eq!(
+            d(FailureKind::ContextLengthExceeded, 1),
+            (FailFastAborted, StopChain)
+        );
+        assert_eq!(
+            decide(FailureKind::Connect, 3, 3, Fallback::None),
+            (RetriesExhausted, StopChain)
+        );
+        assert_eq!(
+            decide(FailureKind::ClientError, 1, 3, Fallback::None),
+            (FailFastAborted, StopChain)
+        );
+    }
+}

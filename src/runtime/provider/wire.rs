@@ -1,0 +1,351 @@
+//! What the three wire formats share: the parsed round, the wire-level
+//! failure, the streaming decoder interface, tool-argument parsing, the
+//! system-text rendering and the tool-call/result pairing every lowering
+//! goes through.
+//!
+//! This module does no I/O. Its central invariant is the one every provider
+//! enforces: after [`pair_tool_results`], each assistant tool call is
+//! followed by exactly one result (a synthetic error result when none was
+//! recorded), results sit directly after the round that called them, and
+//! results with no matching call are dropped. Wire modules lower the
+//! resulting [`Exchange`] sequence, never the raw conversation.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::sse::SseEvent;
+use super::{
+    ConversationItem, FailureKind, ProviderProgress, ProviderRequest, TokenUsage, ToolCall,
+};
+
+/// The request shape an endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireFormat {
+    /// OpenAI Responses: POST {base}/responses.
+    OpenaiResponses,
+    /// Anthropic Messages: POST {base}/v1/messages.
+    AnthropicMessages,
+    /// OpenAI Chat Completions: POST {base}/chat/completions.
+    OpenaiChat,
+}
+
+impl WireFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::OpenaiResponses => "openai_responses",
+            WireFormat::AnthropicMessages => "anthropic_messages",
+            WireFormat::OpenaiChat => "openai_chat",
+        }
+    }
+
+    /// The streaming mode used when configuration does not choose one.
+    pub fn default_streaming(self) -> Streaming {
+        match self {
+            WireFormat::OpenaiResponses => Streaming::Off,
+            WireFormat::AnthropicMessages | WireFormat::OpenaiChat => Streaming::On,
+        }
+    }
+}
+
+/// Whether a transport asks for an SSE stream (`stream: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Streaming {
+    On,
+    Off,
+}
+
+impl Streaming {
+    pub fn is_on(self) -> bool {
+        match self {
+            Streaming::On => true,
+            Streaming::Off => false,
+        }
+    }
+}
+
+/// A successfully parsed provider answer, before the chain stamps the model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParsedRound {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<TokenUsage>,
+    pub stop_reason: Option<String>,
+}
+
+/// A failure found while reading a provider's answer (bad shape, bad JSON,
+/// or an error the provider reported inside a 200 / a stream).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{detail}")]
+pub struct WireFailure {
+    pub kind: FailureKind,
+    pub detail: String,
+}
+
+impl WireFailure {
+    pub fn new(kind: FailureKind, detail: impl Into<String>) -> WireFailure {
+        WireFailure {
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn invalid(detail: impl Into<String>) -> WireFailure {
+        WireFailure::new(FailureKind::InvalidResponse, detail)
+    }
+
+    /// The stream closed before its terminal event.
+    pub fn truncated(what: &str) -> WireFailure {
+        WireFailure::new(
+            FailureKind::Connect,
+            format!("stream ended before {what} (connection dropped mid-response)"),
+        )
+    }
+}
+
+/// Where streamed text deltas go.
+pub type ProgressSink<'a> = &'a (dyn Fn(ProviderProgress) + Send + Sync);
+
+/// Whether a streaming decoder has seen its terminal event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamState {
+    Continue,
+    Done,
+}
+
+/// Folds a wire format's SSE events into a [`ParsedRound`].
+pub trait StreamDecoder: Send {
+    /// Consumes one event; text deltas are forwarded to `progress` at once.
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        progress: ProgressSink<'_>,
+    ) -> Result<StreamState, WireFailure>;
+
+    /// The round, once the stream ended (after `Done` or end of body).
+    fn finish(self: Box<Self>) -> Result<ParsedRound, WireFailure>;
+}
+
+/// Parses a tool call's JSON `arguments` string. An empty string means no
+/// arguments (`{}`); anything else that is not JSON is an invalid response.
+pub fn parse_arguments(
+    call_id: &str,
+    name: &str,
+    raw: &str,
+) -> Result<serde_json::Value, WireFailure> {
+    if raw.trim().is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    serde_json::from_str(raw).map_err(|e| {
+        WireFailure::invalid(format!(
+            "tool call `{name}` ({call_id}) has malformed arguments JSON: {e}"
+        ))
+    })
+}
+
+/// Parses a JSON event payload inside a stream.
+pub fn parse_event_json(event: &SseEvent) -> Result<serde_json::Value, WireFailure> {
+    serde_json::from_str(&event.data).map_err(|e| {
+        WireFailure::invalid(format!(
+            "stream event {} is not JSON: {e}",
+            event.event.as_deref().unwrap_or("(unnamed)")
+        ))
+    })
+}
+
+/// The system prompt followed by the context blocks, blank-line separated.
+pub fn system_text(request: &ProviderRequest) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if !request.system_prompt.trim().is_empty() {
+        parts.push(&request.system_prompt);
+    }
+    for block in &request.context_blocks {
+        if !block.text.trim().is_empty() {
+            parts.push(&block.text);
+        }
+    }
+    parts.join("\n\n")
+}
+
+pub fn u64_at(value: &serde_json::Value, key: &str) -> u64 {
+    value
+        .get(key)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+}
+
+pub fn str_at<'v>(value: &'v serde_json::Value, key: &str) -> Option<&'v str> {
+    value.get(key).and_then(serde_json::Value::as_str)
+}
+
+/// Token usage with `total_tokens` filled in when the provider omits it.
+pub fn usage(input: u64, output: u64, total: u64) -> TokenUsage {
+    TokenUsage {
+        input_tokens: input,
+        output_tokens: output,
+        total_tokens: if total == 0 { input + output } else { total },
+    }
+}
+
+/// The result text sent when the conversation has no result for a call.
+pub const MISSING_RESULT: &str =
+    "No result was recorded for this tool call (it was interrupted or lost).";
+
+/// One tool result, paired with the call that requested it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedResult<'a> {
+    pub call_id: &'a str,
+    pub tool_name: &'a str,
+    pub content: Cow<'a, str>,
+    pub is_error: bool,
+}
+
+/// The conversation after pairing: what wire modules lower.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exchange<'a> {
+    User(&'a str),
+    Assistant {
+        text: &'a str,
+        tool_calls: &'a [ToolCall],
+    },
+    /// The results of the directly preceding assistant round, in call order.
+    ToolResults(Vec<PairedResult<'a>>),
+}
+
+/// Pairs every tool call with exactly one result (see the module docs).
+pub fn pair_tool_results(conversation: &[ConversationItem]) -> Vec<Exchange<'_>> {
+    let mut results: HashMap<&str, PairedResult<'_>> = HashMap::new();
+    for item in conversation {
+        match item {
+            ConversationItem::ToolResult {
+                call_id,
+                tool_name,
+                content,
+                is_error,
+            } => {
+                results
+                    .entry(call_id.as_str())
+                    .or_insert_with(|| PairedResult {
+                        call_id,
+                        tool_name,
+                        content: Cow::Borrowed(content),
+                        is_error: *is_error,
+                    });
+            }
+            ConversationItem::UserText { .. } | ConversationItem::AssistantRound { .. } => {}
+        }
+    }
+    let mut out = Vec::new();
+    for item in conversation {
+        match item {
+            ConversationItem::UserText { text } => out.push(Exchange::User(text)),
+            ConversationItem::AssistantRound { text, tool_calls } => {
+                out.push(Exchange::Assistant { text, tool_calls });
+                if tool_calls.is_empty() {
+                    continue;
+                }
+                let paired = tool_calls
+                    .iter()
+                    .map(|call| {
+                        results
+                            .remove(call.id.as_str())
+                            .unwrap_or_else(|| PairedResult {
+                                call_id: &call.id,
+                                tool_name: &call.name,
+                                content: Cow::Borrowed(MISSING_RESULT),
+                                is_error: true,
+                            })
+                    })
+                    .collect();
+                out.push(Exchange::ToolResults(paired));
+            }
+            ConversationItem::ToolResult { .. } => {}
+        }
+    }
+    if !results.is_empty() {
+        tracing::debug!(
+            orphans = results.len(),
+            "dropped tool results with no matching call"
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "ExecCommand".into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn result(id: &str, content: &str) -> ConversationItem {
+        ConversationItem::ToolResult {
+            call_id: id.into(),
+            tool_name: "ExecCommand".into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn pairs_results_after_their_round_in_call_order() {
+        let conv = vec![
+            ConversationItem::UserText { text: "go".into() },
+            ConversationItem::AssistantRound {
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+            },
+            result("b", "B"),
+            ConversationItem::UserText {
+                text: "meanwhile".into(),
+            },
+            result("a", "A"),
+            result("a", "duplicate"),
+            result("zzz", "orphan"),
+        ];
+        let ex = pair_tool_results(&conv);
+        assert_eq!(ex.len(), 4);
+        assert_eq!(ex[3], Exchange::User("meanwhile"));
+        let Exchange::ToolResults(r) = &ex[2] else {
+            panic!("expected results, got {:?}", ex[2]);
+        };
+        let got: Vec<(&str, &str, bool)> = r
+            .iter()
+            .map(|p| (p.call_id, p.content.as_ref(), p.is_error))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", "A", false),
+                ("b", "B", false),
+                ("c", MISSING_RESULT, true)
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_parsing() {
+        assert_eq!(parse_arguments("1", "T", "").ok(), Some(json!({})));
+        assert_eq!(
+            parse_arguments("1", "T", r#"{"cmd":"ls"}"#).ok(),
+            Some(json!({"cmd": "ls"}))
+        );
+        let err = parse_arguments("1", "T", r#"{"cmd":"#).err();
+        assert_eq!(err.map(|e| e.kind), Some(FailureKind::InvalidResponse));
+    }
+
+    #[test]
+    fn usage_fills_total() {
+        assert_eq!(usage(3, 4, 0).total_tokens, 7);
+        assert_eq!(usage(3, 4, 9).total_tokens, 9);
+    }
+}

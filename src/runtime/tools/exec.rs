@@ -1,0 +1,381 @@
+//! Command tools: ExecCommand (run a command; if it outlives
+//! `yield_time_ms` it is promoted to a managed command task whose terminal
+//! result re-enters the model), TaskStatus, TaskOutput, TaskInput,
+//! TaskStop. Commands run in the agent's execution root (its home until
+//! workspaces are attached); a `workdir` outside it is refused.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::runtime::tasks::{TaskRecord, TaskStatus};
+use crate::store::{Index, Keyed};
+
+pub const DEFAULT_YIELD_MS: u64 = 10_000;
+pub const MAX_YIELD_MS: u64 = 300_000;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 2_000;
+/// A rough bytes-per-token figure for bounding previews.
+const BYTES_PER_TOKEN: u64 = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum DuplicatePolicy {
+    /// Return the running task with the same command instead of starting it again.
+    #[default]
+    ReuseRunning,
+    StartNew,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ExecArgs {
+    /// The shell command (run with sh -c).
+    cmd: String,
+    /// Working directory inside the execution root (default: its top).
+    #[serde(default)]
+    workdir: Option<String>,
+    /// How long to wait for completion before the command continues as a
+    /// background task (default 10000).
+    #[serde(default)]
+    yield_time_ms: Option<u64>,
+    /// Bound on the output returned (default 2000 tokens).
+    #[serde(default)]
+    max_output_tokens: Option<u64>,
+    /// Keep stdin open for TaskInput.
+    #[serde(default)]
+    accepts_input: bool,
+    #[serde(default)]
+    duplicate_policy: DuplicatePolicy,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct TaskIdArgs {
+    task_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct TaskOutputArgs {
+    task_id: String,
+    /// Wait for the task to finish (bounded by timeout_ms).
+    #[serde(default)]
+    block: bool,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct TaskInputArgs {
+    task_id: String,
+    /// Text written to the task's stdin (include a newline to end a line).
+    input: String,
+}
+
+pub(super) fn specs() -> Vec<ToolSpec> {
+    vec![
+        spec::<ExecArgs>(
+            "ExecCommand",
+            "Run a shell command in the execution root. Returns its output when it finishes within yield_time_ms; \
+             otherwise it continues as a background task and its result is delivered to you when it ends.",
+        ),
+        spec::<TaskIdArgs>("TaskStatus", "Lifecycle status of a task (no output)."),
+        spec::<TaskOutputArgs>("TaskOutput", "A bounded preview of a task's output; block=true waits for it to finish."),
+        spec::<TaskInputArgs>("TaskInput", "Write input to a task started with accepts_input."),
+        spec::<TaskIdArgs>("TaskStop", "Stop a running task (TERM, then KILL after a grace period)."),
+    ]
+}
+
+fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
+    let max = max_bytes as usize;
+    if s.len() <= max {
+        return (s.to_owned(), false);
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    (format!("…{}", &s[start..]), true)
+}
+
+fn resolve_workdir(root: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOutcome> {
+    let Some(w) = workdir.filter(|w| !w.trim().is_empty()) else {
+        return Ok(root.to_path_buf());
+    };
+    let candidate = if Path::new(w).is_absolute() {
+        PathBuf::from(w)
+    } else {
+        root.join(w)
+    };
+    let outside = || {
+        tool_error(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "workdir `{w}` is outside the execution root {}",
+                root.display()
+            ),
+            Some("use a path inside the execution root"),
+            Some("workdir"),
+            false,
+        )
+    };
+    let canon_root = root.canonicalize().map_err(|_| outside())?;
+    let canon = candidate.canonicalize().map_err(|e| {
+        tool_error(
+            ToolErrorKind::InvalidArguments,
+            format!("workdir `{w}`: {e}"),
+            None,
+            Some("workdir"),
+            false,
+        )
+    })?;
+    if canon.starts_with(&canon_root) {
+        Ok(canon)
+    } else {
+        Err(outside())
+    }
+}
+
+fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
+    let d = t.detail.clone().unwrap_or_default();
+    json!({
+        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+        "command": { "cmd": d.get("cmd"), "workdir": d.get("workdir"), "output_path": d.get("output_path"),
+                     "accepts_input": d.get("accepts_input"), "terminal_reentry": d.get("terminal_reentry") },
+        "exit_status": d.get("exit_status"), "work_item_id": t.work_item_id,
+        "created_at": t.created_at, "updated_at": t.updated_at,
+    })
+}
+
+fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
+    match env
+        .host
+        .store
+        .read()
+        .and_then(|rx| rx.get::<TaskRecord>(Keyed::Tasks, env.agent_id, task_id))
+    {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Err(runtime_error(crate::runtime::RuntimeError::UnknownTask {
+            task_id: task_id.to_owned(),
+        })),
+        Err(e) => Err(tool_error(
+            ToolErrorKind::Failed,
+            e.to_string(),
+            None,
+            None,
+            true,
+        )),
+    }
+}
+
+/// Wait until the task is terminal or `timeout` passes; returns the record.
+async fn wait_terminal(
+    env: &ToolEnv<'_>,
+    task_id: &str,
+    timeout: Duration,
+) -> Result<TaskRecord, ToolOutcome> {
+    let mut events = env.host.store.subscribe();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let task = load_task(env, task_id)?;
+        if task.status.is_terminal() {
+            return Ok(task);
+        }
+        // Woken by any committed event (a lagged receiver just re-reads).
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Err(_) => return load_task(env, task_id),
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                return load_task(env, task_id)
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
+    if a.cmd.trim().is_empty() {
+        return tool_error(
+            ToolErrorKind::InvalidArguments,
+            "cmd is empty",
+            None,
+            Some("cmd"),
+            false,
+        );
+    }
+    let root = env.host.agent_home(env.agent_id);
+    if let Err(e) = std::fs::create_dir_all(&root) {
+        return tool_error(
+            ToolErrorKind::Failed,
+            format!("cannot create {}: {e}", root.display()),
+            None,
+            None,
+            true,
+        );
+    }
+    let workdir = match resolve_workdir(&root, a.workdir.as_deref()) {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    let max_bytes = a
+        .max_output_tokens
+        .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
+        .max(1)
+        * BYTES_PER_TOKEN;
+    if a.duplicate_policy == DuplicatePolicy::ReuseRunning {
+        if let Some(t) = running_duplicate(env, &a.cmd, &workdir) {
+            return ToolOutcome::ok(json!({
+                "ok": true, "disposition": "already_running", "task_handle": task_snapshot(&t),
+                "hint": "use TaskStatus / TaskOutput with this task_id, or duplicate_policy=start_new",
+            }));
+        }
+    }
+    let host = RuntimeHost::from_inner(env.host);
+    let spec = CommandSpec {
+        cmd: a.cmd.clone(),
+        workdir,
+        accepts_input: a.accepts_input,
+    };
+    let origin = TaskOrigin::Agent {
+        parent_message_id: Some(env.message_id.to_owned()),
+        work_item_id: env.turn_work_item_id.clone(),
+    };
+    let task = match host.start_command_task(env.agent_id, spec, origin).await {
+        Ok(t) => t,
+        Err(e) => return runtime_error(e),
+    };
+    let yield_ms = a
+        .yield_time_ms
+        .unwrap_or(DEFAULT_YIELD_MS)
+        .min(MAX_YIELD_MS);
+    let task = match wait_terminal(env, &task.id, Duration::from_millis(yield_ms)).await {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let d = task.detail.clone().unwrap_or_default();
+    let output_path = d
+        .get("output_path")
+        .and_then(|p| p.as_str())
+        .map(PathBuf::from);
+    let (output, _, cut_at_file) = output_path
+        .as_deref()
+        .map(|p| read_tail(p, max_bytes + 1))
+        .unwrap_or_default();
+    let (preview, truncated) = truncate_tail(&output, max_bytes);
+    if task.status.is_terminal() {
+        return ToolOutcome {
+            is_error: task.status != TaskStatus::Completed,
+            ..ToolOutcome::ok(json!({
+                "ok": task.status == TaskStatus::Completed,
+                "disposition": "completed", "task_id": task.id, "status": task.status,
+                "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
+                "stdout_preview": preview, "stderr_preview": "", "truncated": truncated || cut_at_file,
+                "stdout_artifact": output_path, "duration_ms": d.get("duration_ms"),
+            }))
+        };
+    }
+    match host.tasks().promote(env.agent_id, &task.id).await {
+        Ok(()) => ToolOutcome::ok(json!({
+            "ok": true, "disposition": "promoted_to_task", "task_handle": task_snapshot(&task),
+            "initial_output_preview": preview, "initial_output_truncated": truncated || cut_at_file,
+            "note": "the command is still running; its result will be delivered to you when it ends",
+        })),
+        Err(e) => runtime_error(e),
+    }
+}
+
+fn running_duplicate(env: &ToolEnv<'_>, cmd: &str, workdir: &Path) -> Option<TaskRecord> {
+    let rx = env.host.store.read().ok()?;
+    let ids = rx.index_list(Index::ActiveTasks, env.agent_id).ok()?;
+    ids.iter()
+        .filter_map(|id| {
+            rx.get::<TaskRecord>(Keyed::Tasks, env.agent_id, id)
+                .ok()
+                .flatten()
+        })
+        .find(|t| {
+            let d = t.detail.clone().unwrap_or_default();
+            d.get("cmd").and_then(|c| c.as_str()) == Some(cmd)
+                && d.get("workdir")
+                    .and_then(|w| w.as_str())
+                    .map(PathBuf::from)
+                    .as_deref()
+                    == Some(workdir)
+        })
+}
+
+pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
+    let host = RuntimeHost::from_inner(env.host);
+    let outcome = match call.name.as_str() {
+        "ExecCommand" => match parse_args::<ExecArgs>(call) {
+            Ok(a) => exec(env, a).await,
+            Err(e) => e,
+        },
+        "TaskStatus" => {
+            match parse_args::<TaskIdArgs>(call).and_then(|a| load_task(env, &a.task_id)) {
+                Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
+                Err(e) => e,
+            }
+        }
+        "TaskOutput" => match parse_args::<TaskOutputArgs>(call) {
+            Ok(a) => {
+                let task = if a.block {
+                    wait_terminal(
+                        env,
+                        &a.task_id,
+                        Duration::from_millis(a.timeout_ms.unwrap_or(30_000).min(MAX_YIELD_MS)),
+                    )
+                    .await
+                } else {
+                    load_task(env, &a.task_id)
+                };
+                match task {
+                    Ok(t) => {
+                        let d = t.detail.clone().unwrap_or_default();
+                        let path = d
+                            .get("output_path")
+                            .and_then(|p| p.as_str())
+                            .map(PathBuf::from);
+                        let max = DEFAULT_MAX_OUTPUT_TOKENS * BYTES_PER_TOKEN;
+                        let (preview, _, cut) = path
+                            .as_deref()
+                            .map(|p| read_tail(p, max))
+                            .unwrap_or_default();
+                        ToolOutcome::ok(json!({
+                            "ok": true,
+                            "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                            "task": {
+                                "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                                "output_preview": preview, "output_truncated": cut,
+                                "output_artifact": path, "exit_status": d.get("exit_status"),
+                            }
+                        }))
+                    }
+                    Err(e) => e,
+                }
+            }
+            Err(e) => e,
+        },
+        "TaskInput" => match parse_args::<TaskInputArgs>(call) {
+            Ok(a) => match host.task_input(env.agent_id, &a.task_id, &a.input).await {
+                Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
+                Err(e) => runtime_error(e),
+            },
+            Err(e) => e,
+        },
+        "TaskStop" => match parse_args::<TaskIdArgs>(call) {
+            Ok(a) => match host.stop_task(env.agent_id, &a.task_id).await {
+                Ok(t) => ToolOutcome::ok(
+                    json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
+                ),
+                Err(e) => runtime_error(e),
+            },
+            Err(e) => e,
+        },
+        _ => return None,
+    };
+    Some(outcome)
+}

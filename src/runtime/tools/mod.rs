@@ -1,0 +1,170 @@
+//! The model's tool surface. Each tool has a typed argument struct whose
+//! JSON Schema is generated (`schemars`) and a handler that calls the same
+//! runtime operations the console and socket use. Failures use the shared
+//! tool error envelope (`ok: false`, kind, message, hint, field, retryable,
+//! bounded details). `SystemTick` is never a tool.
+
+mod exec;
+mod work;
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::host::HostInner;
+use super::provider::{ToolCall, ToolSpec};
+
+/// What a tool call runs with.
+pub(crate) struct ToolEnv<'a> {
+    pub host: &'a Arc<HostInner>,
+    pub agent_id: &'a str,
+    pub message_id: &'a str,
+    /// The work item the turn is bound to (focus at turn start).
+    pub turn_work_item_id: Option<String>,
+    /// Assistant text of the same round (CompleteWorkItem's report).
+    pub round_text: &'a str,
+}
+
+/// The result of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub content: Value,
+    pub is_error: bool,
+    /// The turn should end after this round (Sleep).
+    pub ends_turn: bool,
+    /// A work item this call completed with a same-round report.
+    pub completed_work_item: Option<String>,
+}
+
+impl ToolOutcome {
+    pub fn ok(content: Value) -> Self {
+        ToolOutcome {
+            content,
+            is_error: false,
+            ends_turn: false,
+            completed_work_item: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    InvalidArguments,
+    NotFound,
+    Conflict,
+    Failed,
+    UnknownTool,
+}
+
+/// The shared tool error envelope.
+pub fn tool_error(
+    kind: ToolErrorKind,
+    message: impl Into<String>,
+    hint: Option<&str>,
+    field: Option<&str>,
+    retryable: bool,
+) -> ToolOutcome {
+    let message: String = message.into();
+    let bounded: String = message.chars().take(2000).collect();
+    ToolOutcome {
+        content: json!({
+            "ok": false, "kind": kind, "message": bounded, "hint": hint, "field": field,
+            "retryable": retryable, "details": Value::Null,
+        }),
+        is_error: true,
+        ends_turn: false,
+        completed_work_item: None,
+    }
+}
+
+pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
+    use super::RuntimeError as E;
+    match e {
+        E::WorkItem(w) => {
+            let kind = match w {
+                super::work_ops::WorkItemError::Unknown(_) => ToolErrorKind::NotFound,
+                super::work_ops::WorkItemError::Completed(_) => ToolErrorKind::Conflict,
+                super::work_ops::WorkItemError::EmptyObjective => ToolErrorKind::InvalidArguments,
+            };
+            tool_error(
+                kind,
+                w.to_string(),
+                Some("ListWorkItems shows the open work items"),
+                Some("work_item_id"),
+                false,
+            )
+        }
+        E::UnknownTask { task_id } => tool_error(
+            ToolErrorKind::NotFound,
+            format!("no task `{task_id}`"),
+            Some("task ids come from ExecCommand results"),
+            Some("task_id"),
+            false,
+        ),
+        other => tool_error(ToolErrorKind::Failed, other.to_string(), None, None, true),
+    }
+}
+
+fn parse_args<T: DeserializeOwned>(call: &ToolCall) -> Result<T, ToolOutcome> {
+    let args = if call.arguments.is_null() {
+        json!({})
+    } else {
+        call.arguments.clone()
+    };
+    serde_json::from_value(args).map_err(|e| {
+        tool_error(
+            ToolErrorKind::InvalidArguments,
+            format!("{} arguments are invalid: {e}", call.name),
+            Some("check the tool's JSON schema"),
+            None,
+            false,
+        )
+    })
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    let mut v = serde_json::to_value(schemars::schema_for!(T))
+        .unwrap_or_else(|_| json!({"type": "object"}));
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+        obj.insert("additionalProperties".into(), json!(false));
+    }
+    v
+}
+
+fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
+    ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: schema_of::<T>(),
+    }
+}
+
+/// The tool catalog offered to the model, in a stable order.
+pub fn specs() -> Vec<ToolSpec> {
+    let mut v = exec::specs();
+    v.extend(work::specs());
+    v
+}
+
+/// Run one tool call.
+pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
+    if let Some(outcome) = exec::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = work::execute(env, call).await {
+        return outcome;
+    }
+    tool_error(
+        ToolErrorKind::UnknownTool,
+        format!("there is no tool named `{}`", call.name),
+        Some("use one of the tools listed in the request"),
+        None,
+        false,
+    )
+}

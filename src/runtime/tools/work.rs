@@ -1,0 +1,321 @@
+//! Work-item tools (CreateWorkItem, PickWorkItem, UpdateWorkItem,
+//! CompleteWorkItem, GetWorkItem, ListWorkItems), Sleep and AgentGet.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::host::projection;
+use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
+use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use crate::store::Keyed;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CreateArgs {
+    /// What this work item should achieve.
+    objective: String,
+    /// draft, ready (default) or needs_input.
+    #[serde(default)]
+    plan_status: Option<PlanStatus>,
+    /// Initial plan prose; stored as the plan artifact file.
+    #[serde(default)]
+    plan: Option<String>,
+    /// The full checklist.
+    #[serde(default)]
+    todo_list: Option<Vec<TodoItem>>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct IdArgs {
+    work_item_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct UpdateArgs {
+    work_item_id: String,
+    #[serde(default)]
+    objective: Option<String>,
+    #[serde(default)]
+    plan_status: Option<PlanStatus>,
+    /// Replaces the whole checklist.
+    #[serde(default)]
+    todo_list: Option<Vec<TodoItem>>,
+    /// What blocks this item; null clears the blocker.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>")]
+    blocked_by: Option<Option<String>>,
+    /// Milliseconds until a reminder to recheck the blocker.
+    #[serde(default)]
+    recheck_after: Option<u64>,
+}
+
+fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ListArgs {
+    /// Include completed items (most recent first, at most 20).
+    #[serde(default)]
+    include_completed: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// Wake after this many milliseconds; omit to rest until something
+    /// wakes the agent.
+    #[serde(default)]
+    duration_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NoArgs {}
+
+pub(super) fn specs() -> Vec<ToolSpec> {
+    vec![
+        spec::<CreateArgs>("CreateWorkItem", "Create an open work item for a high-level objective."),
+        spec::<IdArgs>("PickWorkItem", "Make an open work item your current focus."),
+        spec::<UpdateArgs>("UpdateWorkItem", "Update a work item's objective, plan status, checklist or blocker after material progress."),
+        spec::<IdArgs>(
+            "CompleteWorkItem",
+            "Mark a work item completed. Put the completion report for the operator in your text of the same round.",
+        ),
+        spec::<IdArgs>("GetWorkItem", "Read one work item, with its plan artifact and checklist."),
+        spec::<ListArgs>("ListWorkItems", "List work items: current, runnable, waiting, blocked."),
+        spec::<SleepArgs>("Sleep", "End this turn and rest; with duration_ms, wake after that delay."),
+        spec::<NoArgs>("AgentGet", "Read your own state: status, posture, focus, queue and tasks."),
+    ]
+}
+
+fn plan_artifact(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
+    let path = work_ops::plan_path(&env.host.agent_home(env.agent_id), &item.id);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let preview: String = text.chars().take(2000).collect();
+            json!({
+                "path": path, "bytes": text.len(), "preview_complete": preview.len() == text.len(),
+                "preview": preview,
+            })
+        }
+        Err(_) => json!(null),
+    }
+}
+
+fn item_view(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
+    json!({
+        "id": item.id, "objective": item.objective, "state": item.state, "plan_status": item.plan_status,
+        "todo_list": item.todo_list, "blocked_by": item.blocked_by, "recheck_at": item.recheck_at,
+        "revision": item.revision, "completion_report": item.result_summary,
+        "plan_artifact": plan_artifact(env, item),
+    })
+}
+
+pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
+    let store = env.host.store.clone();
+    let outcome = match call.name.as_str() {
+        "CreateWorkItem" => {
+            let a: CreateArgs = match parse_args(call) {
+                Ok(a) => a,
+                Err(e) => return Some(e),
+            };
+            let req = CreateWorkItem {
+                objective: a.objective,
+                plan_status: a.plan_status,
+                plan: a.plan,
+                todo_list: a.todo_list,
+            };
+            match work_ops::create(
+                &store,
+                &env.host.agent_home(env.agent_id),
+                env.agent_id,
+                req,
+                WorkItemSource::Tool,
+            )
+            .await
+            {
+                Ok(item) => {
+                    ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
+                }
+                Err(e) => runtime_error(e),
+            }
+        }
+        "PickWorkItem" => match parse_args::<IdArgs>(call) {
+            Ok(a) => {
+                match work_ops::pick(&store, env.agent_id, &a.work_item_id, WorkItemSource::Tool)
+                    .await
+                {
+                    Ok(item) => ToolOutcome::ok(
+                        json!({ "ok": true, "current_work_item": item_view(env, &item) }),
+                    ),
+                    Err(e) => runtime_error(e),
+                }
+            }
+            Err(e) => e,
+        },
+        "UpdateWorkItem" => match parse_args::<UpdateArgs>(call) {
+            Ok(a) => {
+                let req = UpdateWorkItem {
+                    work_item_id: a.work_item_id,
+                    objective: a.objective,
+                    plan_status: a.plan_status,
+                    todo_list: a.todo_list,
+                    blocked_by: a.blocked_by,
+                    recheck_after_ms: a.recheck_after,
+                };
+                match work_ops::update(&store, env.agent_id, req, WorkItemSource::Tool).await {
+                    Ok(item) => {
+                        ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
+                    }
+                    Err(e) => runtime_error(e),
+                }
+            }
+            Err(e) => e,
+        },
+        "CompleteWorkItem" => match parse_args::<IdArgs>(call) {
+            Ok(a) => {
+                let report = env.round_text.trim();
+                let summary = (!report.is_empty()).then(|| report.to_owned());
+                match work_ops::complete(
+                    &store,
+                    env.agent_id,
+                    &a.work_item_id,
+                    summary.clone(),
+                    WorkItemSource::Tool,
+                )
+                .await
+                {
+                    Ok(item) => {
+                        let mut out = ToolOutcome::ok(json!({
+                            "ok": true, "work_item_id": item.id, "state": item.state,
+                            "warning": if summary.is_none() {
+                                Some("no completion report: write the report for the operator as text in the same round as CompleteWorkItem")
+                            } else { None },
+                        }));
+                        out.completed_work_item = summary.map(|_| item.id);
+                        out
+                    }
+                    Err(e) => runtime_error(e),
+                }
+            }
+            Err(e) => e,
+        },
+        "GetWorkItem" => match parse_args::<IdArgs>(call) {
+            Ok(a) => match store.read().and_then(|rx| {
+                rx.get::<WorkItemRecord>(Keyed::WorkItems, env.agent_id, &a.work_item_id)
+            }) {
+                Ok(Some(item)) => {
+                    ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
+                }
+                Ok(None) => tool_error(
+                    ToolErrorKind::NotFound,
+                    format!("no work item `{}`", a.work_item_id),
+                    Some("ListWorkItems shows the ids"),
+                    Some("work_item_id"),
+                    false,
+                ),
+                Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+            },
+            Err(e) => e,
+        },
+        "ListWorkItems" => match parse_args::<ListArgs>(call) {
+            Ok(a) => list(env, a.include_completed),
+            Err(e) => e,
+        },
+        "Sleep" => match parse_args::<SleepArgs>(call) {
+            Ok(a) => {
+                let mut content = json!({ "ok": true, "sleeping": true });
+                if let Some(d) = a.duration_ms.filter(|d| *d > 0) {
+                    let host = crate::runtime::host::RuntimeHost::from_inner(env.host);
+                    match host
+                        .create_timer(
+                            env.agent_id,
+                            d,
+                            "sleep ended",
+                            env.turn_work_item_id.clone(),
+                        )
+                        .await
+                    {
+                        Ok(t) => {
+                            content = json!({ "ok": true, "sleeping": true, "timer_id": t.id, "wake_after_ms": d })
+                        }
+                        Err(e) => return Some(runtime_error(e)),
+                    }
+                }
+                ToolOutcome {
+                    ends_turn: true,
+                    ..ToolOutcome::ok(content)
+                }
+            }
+            Err(e) => e,
+        },
+        "AgentGet" => agent_get(env),
+        _ => return None,
+    };
+    Some(outcome)
+}
+
+fn list(env: &ToolEnv<'_>, include_completed: bool) -> ToolOutcome {
+    let result = (|| {
+        let rx = env.host.store.read()?;
+        let now = crate::now_ms();
+        let Some(live) = projection::load(&rx, env.agent_id, now)? else {
+            return Ok(json!({ "ok": false }));
+        };
+        let states = live.projection.work_item_states();
+        let mut items = Vec::new();
+        for w in &live.work_items {
+            let state = states
+                .iter()
+                .find(|s| s.id == w.id)
+                .map(|s| s.state.as_str())
+                .unwrap_or("unknown");
+            let current = live.agent.current_work_item_id.as_deref() == Some(w.id.as_str());
+            items.push(json!({
+                "id": w.id, "objective": w.objective, "scheduling_state": state, "current": current,
+                "plan_status": w.plan_status, "blocked_by": w.blocked_by, "revision": w.revision,
+            }));
+        }
+        let mut completed = Vec::new();
+        if include_completed {
+            let all: Vec<WorkItemRecord> = rx.list_recent(Keyed::WorkItems, env.agent_id, 200)?;
+            for w in all
+                .iter()
+                .rev()
+                .filter(|w| w.state == WorkItemState::Completed)
+                .take(20)
+            {
+                completed.push(json!({ "id": w.id, "objective": w.objective, "completion_report": w.result_summary }));
+            }
+        }
+        Ok::<_, crate::store::StoreError>(
+            json!({ "ok": true, "open": items, "completed": completed }),
+        )
+    })();
+    match result {
+        Ok(v) => ToolOutcome::ok(v),
+        Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+    }
+}
+
+fn agent_get(env: &ToolEnv<'_>) -> ToolOutcome {
+    let result = (|| {
+        let rx = env.host.store.read()?;
+        let Some(live) = projection::load(&rx, env.agent_id, crate::now_ms())? else {
+            return Ok(json!({ "ok": false }));
+        };
+        let a: &AgentRecord = &live.agent;
+        Ok::<_, crate::store::StoreError>(json!({
+            "ok": true, "id": a.id, "status": a.status, "posture": live.projection.posture(),
+            "current_work_item_id": a.current_work_item_id, "queue_depth": live.projection.pending_inputs().len(),
+            "active_tasks": live.projection.active_tasks, "closure": live.projection.closure(),
+            "token_usage": { "input_tokens": a.total_input_tokens, "output_tokens": a.total_output_tokens, "model_rounds": a.total_model_rounds },
+        }))
+    })();
+    match result {
+        Ok(v) => ToolOutcome::ok(v),
+        Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+    }
+}

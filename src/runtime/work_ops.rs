@@ -1,0 +1,326 @@
+//! Work-item operations: create, pick, update, complete. The model's tools,
+//! the console and the control socket all call these; each is one store
+//! transaction that writes the new snapshot (with `revision` + 1) and the
+//! event it caused. The plan body lives in the agent home as
+//! `work-items/<id>/plan.md` and is written before the transaction, so a
+//! committed record never points at a missing file.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::agent::AgentRecord;
+use super::events::EventKind;
+use super::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
+use super::RuntimeError;
+use crate::store::{Index, Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+
+/// Default fallback recheck delay when `blocked_by` is set without
+/// `recheck_after` (spec: "the runtime assigns a default fallback recheck
+/// deadline").
+pub const DEFAULT_RECHECK_MS: u64 = 30 * 60 * 1000;
+
+/// Who asked for a work-item change; recorded on the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkItemSource {
+    /// A model tool call inside a turn.
+    Tool,
+    /// The operator through the console or CLI (control plane).
+    Operator,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateWorkItem {
+    pub objective: String,
+    #[serde(default)]
+    pub plan_status: Option<PlanStatus>,
+    #[serde(default)]
+    pub plan: Option<String>,
+    #[serde(default)]
+    pub todo_list: Option<Vec<TodoItem>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateWorkItem {
+    pub work_item_id: String,
+    #[serde(default)]
+    pub objective: Option<String>,
+    #[serde(default)]
+    pub plan_status: Option<PlanStatus>,
+    #[serde(default)]
+    pub todo_list: Option<Vec<TodoItem>>,
+    /// `Some(None)` clears the blocker; `None` leaves it unchanged.
+    #[serde(default, with = "double_option")]
+    pub blocked_by: Option<Option<String>>,
+    /// Milliseconds until the recheck reminder, when setting a blocker.
+    #[serde(default)]
+    pub recheck_after_ms: Option<u64>,
+}
+
+mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<String>>, D::Error> {
+        Option::<String>::deserialize(d).map(Some)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkItemError {
+    #[error("no work item `{0}` for this agent")]
+    Unknown(String),
+    #[error("work item `{0}` is completed; completed work cannot be picked or changed")]
+    Completed(String),
+    #[error("a work item needs a non-empty objective")]
+    EmptyObjective,
+}
+
+impl From<WorkItemError> for RuntimeError {
+    fn from(e: WorkItemError) -> Self {
+        RuntimeError::WorkItem(e)
+    }
+}
+
+fn reject(e: WorkItemError) -> StoreError {
+    StoreError::rejected(RuntimeError::WorkItem(e))
+}
+
+/// `<agent_home>/work-items/<id>/plan.md`.
+pub fn plan_path(agent_home: &Path, work_item_id: &str) -> PathBuf {
+    agent_home
+        .join("work-items")
+        .join(work_item_id)
+        .join("plan.md")
+}
+
+fn write_plan(agent_home: &Path, work_item_id: &str, plan: &str) -> Result<(), RuntimeError> {
+    let path = plan_path(agent_home, work_item_id);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| RuntimeError::Io {
+            what: format!("creating {}", dir.display()),
+            message: e.to_string(),
+        })?;
+    }
+    std::fs::write(&path, plan).map_err(|e| RuntimeError::Io {
+        what: format!("writing {}", path.display()),
+        message: e.to_string(),
+    })
+}
+
+fn load_open(tx: &WriteCtx<'_>, agent_id: &str, id: &str) -> Result<WorkItemRecord, StoreError> {
+    let item: WorkItemRecord = tx
+        .get(Keyed::WorkItems, agent_id, id)?
+        .ok_or_else(|| reject(WorkItemError::Unknown(id.to_owned())))?;
+    if item.state == WorkItemState::Completed {
+        return Err(reject(WorkItemError::Completed(id.to_owned())));
+    }
+    Ok(item)
+}
+
+fn provenance(work_item_id: &str) -> Provenance {
+    Provenance {
+        work_item_id: Some(work_item_id.to_owned()),
+        ..Provenance::default()
+    }
+}
+
+pub async fn create(
+    store: &Store,
+    agent_home: &Path,
+    agent_id: &str,
+    req: CreateWorkItem,
+    source: WorkItemSource,
+) -> Result<WorkItemRecord, RuntimeError> {
+    let objective = req.objective.trim().to_owned();
+    if objective.is_empty() {
+        return Err(WorkItemError::EmptyObjective.into());
+    }
+    let id = crate::new_id("work");
+    if let Some(plan) = &req.plan {
+        write_plan(agent_home, &id, plan)?;
+    }
+    let agent_id = agent_id.to_owned();
+    let record = store
+        .write(move |tx| {
+            tx.get_agent::<AgentRecord>(&agent_id)?.ok_or_else(|| {
+                StoreError::rejected(RuntimeError::UnknownAgent {
+                    agent_id: agent_id.clone(),
+                })
+            })?;
+            let now = tx.now_ts();
+            let record = WorkItemRecord {
+                id: id.clone(),
+                agent_id: agent_id.clone(),
+                workspace_id: "agent_home".to_owned(),
+                objective: objective.clone(),
+                state: WorkItemState::Open,
+                plan_status: req.plan_status.unwrap_or_default(),
+                todo_list: req.todo_list.clone().unwrap_or_default(),
+                blocked_by: None,
+                recheck_at: None,
+                recheck_consumed_at: None,
+                result_summary: None,
+                revision: 1,
+                created_at: now.clone(),
+                updated_at: now,
+            };
+            tx.put(Keyed::WorkItems, &agent_id, &id, &record)?;
+            tx.index_insert(Index::OpenWorkItems, &agent_id, &id)?;
+            tx.append_event(NewEvent {
+                agent_id: agent_id.clone(),
+                kind: EventKind::WorkItemCreated.as_str(),
+                provenance: provenance(&id),
+                payload: json!({ "work_item": record, "source": source, "has_plan": req.plan.is_some() }),
+            })?;
+            Ok(record)
+        })
+        .await?;
+    Ok(record)
+}
+
+/// Make an open work item the agent's current focus.
+pub async fn pick(
+    store: &Store,
+    agent_id: &str,
+    work_item_id: &str,
+    source: WorkItemSource,
+) -> Result<WorkItemRecord, RuntimeError> {
+    let (agent_id, id) = (agent_id.to_owned(), work_item_id.to_owned());
+    let record = store
+        .write(move |tx| {
+            let item = load_open(tx, &agent_id, &id)?;
+            let mut agent: AgentRecord = tx.get_agent(&agent_id)?.ok_or_else(|| {
+                StoreError::rejected(RuntimeError::UnknownAgent {
+                    agent_id: agent_id.clone(),
+                })
+            })?;
+            let previous = agent.current_work_item_id.replace(id.clone());
+            tx.put_agent(&agent_id, &agent)?;
+            tx.append_event(NewEvent {
+                agent_id: agent_id.clone(),
+                kind: EventKind::WorkItemPicked.as_str(),
+                provenance: provenance(&id),
+                payload: json!({
+                    "work_item_id": id, "revision": item.revision,
+                    "objective": item.objective, "previous_work_item_id": previous,
+                    "source": source,
+                }),
+            })?;
+            Ok(item)
+        })
+        .await?;
+    Ok(record)
+}
+
+pub async fn update(
+    store: &Store,
+    agent_id: &str,
+    req: UpdateWorkItem,
+    source: WorkItemSource,
+) -> Result<WorkItemRecord, RuntimeError> {
+    if let Some(o) = &req.objective {
+        if o.trim().is_empty() {
+            return Err(WorkItemError::EmptyObjective.into());
+        }
+    }
+    let agent_id = agent_id.to_owned();
+    let record = store
+        .write(move |tx| {
+            let mut item = load_open(tx, &agent_id, &req.work_item_id)?;
+            let mut changed = Vec::new();
+            if let Some(o) = &req.objective {
+                item.objective = o.trim().to_owned();
+                changed.push("objective");
+            }
+            if let Some(p) = req.plan_status {
+                item.plan_status = p;
+                changed.push("plan_status");
+            }
+            if let Some(t) = &req.todo_list {
+                item.todo_list = t.clone();
+                changed.push("todo_list");
+            }
+            match &req.blocked_by {
+                Some(Some(b)) if !b.trim().is_empty() => {
+                    item.blocked_by = Some(b.trim().to_owned());
+                    let delay = req
+                        .recheck_after_ms
+                        .filter(|d| *d > 0)
+                        .unwrap_or(DEFAULT_RECHECK_MS);
+                    let at = tx
+                        .now_ms()
+                        .saturating_add(i64::try_from(delay).unwrap_or(i64::MAX));
+                    item.recheck_at = Some(crate::format_ts(at));
+                    item.recheck_consumed_at = None;
+                    changed.push("blocked_by");
+                }
+                Some(_) => {
+                    item.blocked_by = None;
+                    item.recheck_at = None;
+                    item.recheck_consumed_at = None;
+                    changed.push("blocked_by");
+                }
+                None => {}
+            }
+            item.revision += 1;
+            item.updated_at = tx.now_ts();
+            tx.put(Keyed::WorkItems, &agent_id, &item.id, &item)?;
+            tx.append_event(NewEvent {
+                agent_id: agent_id.clone(),
+                kind: EventKind::WorkItemUpdated.as_str(),
+                provenance: provenance(&item.id),
+                payload: json!({ "work_item": item, "changed": changed, "source": source }),
+            })?;
+            Ok(item)
+        })
+        .await?;
+    Ok(record)
+}
+
+/// Mark a work item completed: clears the blocker and recheck, clears it
+/// from current focus, records the result summary when one is given.
+pub async fn complete(
+    store: &Store,
+    agent_id: &str,
+    work_item_id: &str,
+    result_summary: Option<String>,
+    source: WorkItemSource,
+) -> Result<WorkItemRecord, RuntimeError> {
+    let (agent_id, id) = (agent_id.to_owned(), work_item_id.to_owned());
+    let record = store
+        .write(move |tx| {
+            let mut item = load_open(tx, &agent_id, &id)?;
+            item.state = WorkItemState::Completed;
+            item.blocked_by = None;
+            item.recheck_at = None;
+            item.recheck_consumed_at = None;
+            item.result_summary = result_summary.clone().filter(|s| !s.trim().is_empty());
+            item.revision += 1;
+            item.updated_at = tx.now_ts();
+            tx.put(Keyed::WorkItems, &agent_id, &id, &item)?;
+            tx.index_remove(Index::OpenWorkItems, &agent_id, &id)?;
+            if let Some(mut agent) = tx.get_agent::<AgentRecord>(&agent_id)? {
+                if agent.current_work_item_id.as_deref() == Some(id.as_str()) {
+                    agent.current_work_item_id = None;
+                    tx.put_agent(&agent_id, &agent)?;
+                }
+            }
+            tx.append_event(NewEvent {
+                agent_id: agent_id.clone(),
+                kind: EventKind::WorkItemCompleted.as_str(),
+                provenance: provenance(&id),
+                payload: json!({ "work_item": item, "source": source }),
+            })?;
+            Ok(item)
+        })
+        .await?;
+    Ok(record)
+}

@@ -1,0 +1,564 @@
+//! Runtime boundary and scenario tests: a real `RuntimeHost` on a real redb
+//! file, real child processes, and the scripted provider in place of a
+//! model. Each test waits on the event ledger (bounded), never on sleeps.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use holon::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::runtime::provider::Provider;
+use holon::runtime::RuntimeError;
+use holon::store::{EventRecord, Store, StoreOptions};
+
+pub struct Rig {
+    /// Kept alive for the test's duration (the store lives in it).
+    pub _dir: tempfile::TempDir,
+    pub host: RuntimeHost,
+    pub provider: Arc<ScriptedProvider>,
+}
+
+pub fn config(dir: &std::path::Path, provider: Arc<ScriptedProvider>) -> HostConfig {
+    let p: Arc<dyn Provider> = provider;
+    let mut c = HostConfig::new(dir.join("data"), Arc::new(move |_| Arc::clone(&p)));
+    c.stop_grace = Duration::from_millis(300);
+    c
+}
+
+pub async fn rig(script: Vec<Scripted>) -> Rig {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(script));
+    let host = RuntimeHost::start(store, config(dir.path(), Arc::clone(&provider)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    host.create_agent("main")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    Rig {
+        _dir: dir,
+        host,
+        provider,
+    }
+}
+
+pub fn prompt(text: &str, priority: Priority) -> AdmissionRequest {
+    AdmissionRequest::operator_prompt("main", text, priority, DeliverySurface::CliPrompt)
+}
+
+pub fn events(host: &RuntimeHost) -> Vec<EventRecord> {
+    let rx = host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    rx.events("main", 1, 100_000)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Wait (bounded) until an event matching `pred` exists; return it.
+pub async fn wait_event(
+    host: &RuntimeHost,
+    what: &str,
+    pred: impl Fn(&EventRecord) -> bool,
+) -> EventRecord {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(e) = events(host).into_iter().find(|e| pred(e)) {
+            return e;
+        }
+        if Instant::now() > deadline {
+            let kinds: Vec<String> = events(host)
+                .iter()
+                .map(|e| format!("{} {}", e.event_seq, e.kind))
+                .collect();
+            panic!(
+                "timed out waiting for {what}; events:\n{}",
+                kinds.join("\n")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn kind(k: &'static str) -> impl Fn(&EventRecord) -> bool {
+    move |e| e.kind == k
+}
+
+fn decision(e: &EventRecord) -> &str {
+    e.payload["decision"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_prompt_runs_one_turn_and_leaves_a_result_brief() {
+    let r = rig(vec![Scripted::text("All done: nothing needed.")]).await;
+    let admitted = r
+        .host
+        .submit(prompt("say hi", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let brief = wait_event(&r.host, "brief", kind("brief_created")).await;
+    assert_eq!(brief.payload["brief"]["text"], "All done: nothing needed.");
+    assert_eq!(brief.payload["brief"]["kind"], "result");
+    assert_eq!(brief.payload["visibility"], "turn_result");
+    wait_event(&r.host, "sleep decision", |e| {
+        e.kind == "scheduler_decision" && decision(e) == "Sleep" && e.event_seq > brief.event_seq
+    })
+    .await;
+    let all = events(&r.host);
+    let seq = |pred: &dyn Fn(&EventRecord) -> bool| {
+        all.iter()
+            .find(|e| pred(e))
+            .map(|e| e.event_seq)
+            .unwrap_or(0)
+    };
+    let decided = seq(&|e| e.kind == "scheduler_decision" && decision(e) == "StartModelTurn");
+    let started = seq(&|e| e.kind == "message_processing_started");
+    let processed = seq(&|e| e.kind == "message_processed");
+    let terminal = seq(&|e| e.kind == "turn_terminal");
+    assert!(
+        decided > 0 && decided < started,
+        "decision recorded before the dequeue"
+    );
+    assert!(
+        started < terminal && terminal < processed || processed <= terminal,
+        "turn terminal recorded"
+    );
+    let start = all
+        .iter()
+        .find(|e| e.kind == "scheduler_decision" && decision(e) == "StartModelTurn");
+    assert_eq!(
+        start.map(|e| e.payload["message_id"].clone()),
+        Some(json!(admitted.message_id))
+    );
+    // The request carried the operator's text with its provenance label.
+    let req = r.provider.requests();
+    let first = serde_json::to_string(&req[0].conversation).unwrap_or_default();
+    assert!(first.contains("[operator] say hi"), "{first}");
+    assert!(req[0].tools.iter().any(|t| t.name == "CreateWorkItem"));
+    assert!(
+        !req[0].tools.iter().any(|t| t.name == "SystemTick"),
+        "SystemTick is never a tool"
+    );
+    let status = r
+        .host
+        .store()
+        .read()
+        .and_then(|rx| rx.agent::<Value>("main"))
+        .unwrap_or_default()
+        .unwrap_or_default();
+    assert_eq!(status["status"], "asleep");
+    assert_eq!(status["turn_in_progress"], false);
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_items_flow_through_tools_and_continue_active_ticks() {
+    // The id the runtime creates is read back from the request's work-queue
+    // context, as a model would.
+    fn work_id(req: &holon::runtime::provider::ProviderRequest) -> String {
+        let ctx: String = req.context_blocks.iter().map(|b| b.text.clone()).collect();
+        ctx.split_whitespace()
+            .find(|w| w.starts_with("work_"))
+            .unwrap_or("missing")
+            .to_owned()
+    }
+    let r = rig(vec![
+        Scripted::tools(
+            "",
+            &[("CreateWorkItem", json!({"objective": "write the report"}))],
+        ),
+        Scripted::text("Created the work item."),
+        // The queued_available tick turn picks it and completes it with a
+        // same-round report.
+        Scripted::With(Arc::new(|req| {
+            Scripted::tools(
+                "",
+                &[("PickWorkItem", json!({"work_item_id": work_id(req)}))],
+            )
+        })),
+        Scripted::With(Arc::new(|req| {
+            Scripted::tools(
+                "Report written to report.md.",
+                &[("CompleteWorkItem", json!({"work_item_id": work_id(req)}))],
+            )
+        })),
+        Scripted::text(""),
+    ])
+    .await;
+    r.host
+        .submit(prompt("plan the report", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let created = wait_event(&r.host, "work item", kind("work_item_created")).await;
+    let wid = created.payload["work_item"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    // Not current: the scheduler offers it as queued work, without focusing it.
+    let tick = wait_event(&r.host, "queued_available tick", |e| {
+        e.kind == "system_tick_emitted"
+    })
+    .await;
+    assert_eq!(tick.payload["reason"], "queued_available");
+    assert_eq!(
+        tick.payload["idempotency_key"],
+        format!("work_queue:queued_available:{wid}:1")
+    );
+    let done = wait_event(&r.host, "work_done brief", |e| {
+        e.kind == "brief_created" && e.payload["visibility"] == "work_done"
+    })
+    .await;
+    assert_eq!(done.payload["brief"]["work_item_id"], json!(wid));
+    let completed = wait_event(&r.host, "completed", kind("work_item_completed")).await;
+    assert_eq!(
+        completed.payload["work_item"]["result_summary"],
+        "Report written to report.md."
+    );
+    assert_eq!(completed.payload["work_item"]["state"], "completed");
+    wait_event(&r.host, "sleep", |e| {
+        e.kind == "scheduler_decision"
+            && decision(e) == "Sleep"
+            && e.event_seq > completed.event_seq
+    })
+    .await;
+    // The queued tick never changed focus by itself.
+    let picks: Vec<_> = events(&r.host)
+        .into_iter()
+        .filter(|e| e.kind == "work_item_picked")
+        .collect();
+    assert_eq!(picks.len(), 1);
+    assert_eq!(picks[0].payload["source"], "tool");
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
+    let r = rig(vec![Scripted::text("looked at it, nothing to do yet")]).await;
+    // Set up while paused so no queued_available tick slips in before the pick.
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let item = r
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "watch".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .pick_work_item("main", &item.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .control("main", ControlAction::Resume)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "continue tick", |e| {
+        e.kind == "system_tick_emitted" && e.payload["reason"] == "continue_active"
+    })
+    .await;
+    let sleep = wait_event(&r.host, "suppressed then sleep", |e| {
+        e.kind == "scheduler_decision"
+            && decision(e) == "Sleep"
+            && e.payload["evidence"]
+                .to_string()
+                .contains("duplicate_tick_suppressed")
+    })
+    .await;
+    assert!(sleep.payload["evidence"]
+        .to_string()
+        .contains(&format!("work_queue:continue_active:{}:1", item.id)));
+    let ticks = events(&r.host)
+        .iter()
+        .filter(|e| e.kind == "system_tick_emitted")
+        .count();
+    assert_eq!(ticks, 1);
+    // A new revision is new work: one more tick.
+    r.provider.push(Scripted::text("ok"));
+    r.host
+        .update_work_item(
+            "main",
+            holon::runtime::work_ops::UpdateWorkItem {
+                work_item_id: item.id.clone(),
+                objective: Some("watch closely".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "second tick", |e| {
+        e.kind == "system_tick_emitted"
+            && e.payload["idempotency_key"] == format!("work_queue:continue_active:{}:2", item.id)
+    })
+    .await;
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
+    let r = rig(vec![
+        Scripted::tools("", &[("ExecCommand", json!({"cmd": "echo hello-inline"}))]),
+        Scripted::tools(
+            "",
+            &[(
+                "ExecCommand",
+                json!({"cmd": "sleep 0.4; echo slow-done", "yield_time_ms": 50}),
+            )],
+        ),
+        Scripted::text("started the slow one"),
+        Scripted::text("the slow command finished"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("run things", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let queued = wait_event(&r.host, "task result queued", kind("task_result_queued")).await;
+    wait_event(&r.host, "second brief", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "the slow command finished"
+    })
+    .await;
+    let all = events(&r.host);
+    let tools: Vec<&EventRecord> = all.iter().filter(|e| e.kind == "tool_executed").collect();
+    let first = tools[0].payload["result_preview"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        first.contains("\"disposition\":\"completed\"") && first.contains("hello-inline"),
+        "{first}"
+    );
+    let second = tools[1].payload["result_preview"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(second.contains("promoted_to_task"), "{second}");
+    // Terminal persisted strictly before the result was queued.
+    let task_id = queued.payload["task_id"].as_str().unwrap_or_default();
+    let terminal = all
+        .iter()
+        .find(|e| {
+            e.kind == "task_status_changed"
+                && e.payload["task_id"] == task_id
+                && e.payload["to"] == "completed"
+        })
+        .map(|e| e.event_seq)
+        .unwrap_or(u64::MAX);
+    assert!(
+        terminal < queued.event_seq,
+        "terminal {terminal} before result {}",
+        queued.event_seq
+    );
+    assert!(
+        all.iter()
+            .filter(|e| e.kind == "task_result_queued")
+            .count()
+            == 1,
+        "the inline command did not re-enter"
+    );
+    let last_req = r
+        .provider
+        .requests()
+        .pop()
+        .map(|r| serde_json::to_string(&r.conversation).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(
+        last_req.contains("slow-done"),
+        "the result reached the model: {last_req}"
+    );
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_agents_queue_but_start_no_turn_and_stopped_agents_refuse() {
+    let r = rig(vec![Scripted::text("resumed and answered")]).await;
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .submit(prompt("while paused", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "paused noop", |e| {
+        e.kind == "scheduler_decision" && decision(e) == "Noop" && e.payload["reason"] == "paused"
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !events(&r.host).iter().any(|e| e.kind == "turn_started"),
+        "no turn while paused"
+    );
+    r.host
+        .control("main", ControlAction::Resume)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "brief after resume", kind("brief_created")).await;
+
+    r.host
+        .control("main", ControlAction::Stop)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    match r.host.submit(prompt("after stop", Priority::Normal)).await {
+        Err(e @ RuntimeError::AgentStopped { .. }) => {
+            assert!(e.to_string().contains("resume"), "{e}")
+        }
+        other => panic!("expected a stopped refusal, got {other:?}"),
+    }
+    match r.host.control("main", ControlAction::Wake).await {
+        Err(RuntimeError::AgentStopped { .. }) => {}
+        other => panic!("wake must not cross stopped: {other:?}"),
+    }
+    let rejected = wait_event(&r.host, "rejection recorded", kind("message_rejected")).await;
+    assert_eq!(rejected.payload["reason"], "agent_stopped");
+    wait_event(&r.host, "stop decision", |e| {
+        e.kind == "scheduler_decision" && decision(e) == "Stop"
+    })
+    .await;
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wake_hints_outrank_runnable_work_and_coalesce() {
+    let r = rig(vec![]).await;
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let item = r
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "runnable".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .pick_work_item("main", &item.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let first = r
+        .host
+        .wake_hint("main", "ci finished", Some("ci".into()), None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let second = r
+        .host
+        .wake_hint("main", "ci finished again", Some("ci".into()), None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{first:?} {second:?}"), "Submitted Coalesced");
+    r.provider.push(Scripted::text("checked ci"));
+    r.provider.push(Scripted::text("continued"));
+    r.host
+        .control("main", ControlAction::Resume)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tick = wait_event(&r.host, "first tick", kind("system_tick_emitted")).await;
+    assert_eq!(
+        tick.payload["reason"], "wake_hint",
+        "wake hint before continue_active"
+    );
+    wait_event(&r.host, "continue tick after", |e| {
+        e.kind == "system_tick_emitted" && e.payload["reason"] == "continue_active"
+    })
+    .await;
+    let hints = events(&r.host)
+        .iter()
+        .filter(|e| e.kind == "system_tick_emitted" && e.payload["reason"] == "wake_hint")
+        .count();
+    assert_eq!(hints, 1, "two hints coalesced into one tick");
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sleep_with_duration_wakes_on_its_timer() {
+    let r = rig(vec![
+        Scripted::tools(
+            "resting a moment",
+            &[("Sleep", json!({"duration_ms": 150}))],
+        ),
+        Scripted::text("awake again"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("nap", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "wait for timer", |e| {
+        e.kind == "scheduler_decision" && decision(e) == "WaitForTimer"
+    })
+    .await;
+    let fired = wait_event(&r.host, "timer fired", kind("timer_fired")).await;
+    let brief = wait_event(&r.host, "brief after timer", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "awake again"
+    })
+    .await;
+    assert!(brief.event_seq > fired.event_seq);
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interject_prompts_join_the_running_turn_at_a_safe_point() {
+    let r = rig(vec![
+        Scripted::Delay(
+            Duration::from_millis(300),
+            Box::new(Scripted::tools("", &[("AgentGet", json!({}))])),
+        ),
+        Scripted::text("handled both"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("long task", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "turn started", kind("turn_started")).await;
+    let inter = r
+        .host
+        .submit(prompt("also check the logs", Priority::Interject))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let e = wait_event(&r.host, "interjected", kind("message_interjected")).await;
+    assert_eq!(e.payload["message_id"], json!(inter.message_id));
+    wait_event(&r.host, "brief", kind("brief_created")).await;
+    let reqs = r.provider.requests();
+    let last = serde_json::to_string(&reqs[reqs.len() - 1].conversation).unwrap_or_default();
+    assert!(last.contains("also check the logs"), "{last}");
+    // Only one turn: the interjected prompt is not processed again.
+    let turns = events(&r.host)
+        .iter()
+        .filter(|e| e.kind == "turn_started")
+        .count();
+    assert_eq!(turns, 1);
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_failures_are_visible_failure_briefs_and_runtime_errors() {
+    let r = rig(vec![Scripted::Fail(
+        holon::runtime::provider::FailureKind::AuthFailed,
+        "openai/gpt: authentication failed (401)".into(),
+    )])
+    .await;
+    r.host
+        .submit(prompt("try", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let brief = wait_event(&r.host, "failure brief", kind("brief_created")).await;
+    assert_eq!(brief.payload["brief"]["kind"], "failure");
+    assert!(brief.payload["brief"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("401"));
+    let err = wait_event(&r.host, "runtime error", kind("runtime_error")).await;
+    assert_eq!(err.payload["failure_artifact"]["category"], "transport");
+    assert!(err.payload["provider_attempt_timeline"]["attempts"].is_array());
+    r.host.shutdown().await;
+}

@@ -1,0 +1,179 @@
+//! Restart behaviour with real processes and a real store: a turn killed
+//! mid-flight replays its message without re-executing recorded tool
+//! calls; tasks whose process cannot be supervised become interrupted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::RuntimeHost;
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::store::{Store, StoreOptions};
+
+use super::runtime_core::{config, events, kind, prompt, wait_event};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Start a host on `dir` in its own tokio runtime.
+fn start(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    provider: Arc<ScriptedProvider>,
+) -> RuntimeHost {
+    rt.block_on(async {
+        let store = Store::open(&dir.join("s.redb"), StoreOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let host = RuntimeHost::start(store, config(dir, provider))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        host.create_agent("main")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        host
+    })
+}
+
+/// Drop the runtime with the host's tasks mid-flight: like a crash, nothing
+/// after the last commit is written. Waits until the store is released.
+fn crash(rt: tokio::runtime::Runtime, host: RuntimeHost, dir: &std::path::Path) {
+    drop(host);
+    rt.shutdown_timeout(Duration::from_millis(100));
+    for _ in 0..200 {
+        match Store::open(&dir.join("s.redb"), StoreOptions::default()) {
+            Ok(s) => {
+                drop(s);
+                std::thread::sleep(Duration::from_millis(20));
+                return;
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    panic!("store never released after the crash");
+}
+
+#[test]
+fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let counter = dir.path().join("counter.txt");
+    let cmd = format!("echo ran >> {}", counter.display());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("", &[("ExecCommand", json!({ "cmd": cmd }))]),
+        Scripted::Delay(Duration::from_secs(30), Box::new(Scripted::text("never"))),
+    ]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let message_id = rt.block_on(async {
+        let a = host
+            .submit(prompt("count once", Priority::Normal))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        wait_event(&host, "tool executed", kind("tool_executed")).await;
+        // Let the second provider round begin, then die inside it.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        a.message_id
+    });
+    crash(rt, host, dir.path());
+    assert_eq!(
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count(),
+        1
+    );
+
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::text(
+        "recovered; the command already ran once",
+    )]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    rt.block_on(async {
+        let started = wait_event(&host, "runtime started with replay", |e| {
+            e.kind == "runtime_started"
+                && e.payload["replay_message_ids"]
+                    .to_string()
+                    .contains(&message_id)
+        })
+        .await;
+        assert_eq!(started.payload["turn_was_in_progress"], true);
+        let replay = wait_event(&host, "replayed dequeue", |e| {
+            e.kind == "message_processing_started" && e.payload["replay"] == true
+        })
+        .await;
+        assert_eq!(replay.payload["message_id"], json!(message_id));
+        wait_event(&host, "recovered brief", |e| {
+            e.kind == "brief_created" && e.event_seq > replay.event_seq
+        })
+        .await;
+        // The model saw the earlier call and its recorded result.
+        let conv = serde_json::to_string(&provider.requests()[0].conversation).unwrap_or_default();
+        assert!(
+            conv.contains("ExecCommand") && conv.contains("tool_result"),
+            "{conv}"
+        );
+        let tool_runs = events(&host)
+            .iter()
+            .filter(|e| e.kind == "tool_executed")
+            .count();
+        assert_eq!(tool_runs, 1, "no tool call re-executed by recovery");
+        host.shutdown().await;
+    });
+    assert_eq!(
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count(),
+        1,
+        "the command ran exactly once"
+    );
+}
+
+#[test]
+fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let (task_id, pid) = rt.block_on(async {
+        let t = host
+            .run_operator_command("main", "sleep 30")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = t
+            .detail
+            .as_ref()
+            .and_then(|d| d["pid"].as_i64())
+            .unwrap_or(0) as i32;
+        (t.id, pid)
+    });
+    assert!(pid > 0);
+    crash(rt, host, dir.path());
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    rt.block_on(async {
+        let e = wait_event(&host, "interrupted", |e| {
+            e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
+        })
+        .await;
+        assert_eq!(e.payload["task_id"], json!(task_id));
+        host.shutdown().await;
+    });
+    // The orphaned process group was terminated, not left running untracked.
+    let mut alive = true;
+    for _ in 0..100 {
+        // SAFETY: signal 0 only probes for existence.
+        alive = unsafe { libc::kill(pid, 0) } == 0;
+        if !alive {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive, "process {pid} still running after recovery");
+}
