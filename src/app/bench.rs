@@ -39,7 +39,7 @@ pub fn stress_text(n: u64) -> String {
     s
 }
 
-fn stress_event(agent: &str, n: u64) -> NewEvent {
+pub(super) fn stress_event(agent: &str, n: u64) -> NewEvent {
     NewEvent {
         agent_id: agent.to_owned(),
         kind: STRESS_KIND,
@@ -92,7 +92,7 @@ pub async fn append_stress(
     Ok(ExitCode::SUCCESS)
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(super) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -104,7 +104,7 @@ fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
-fn millis(d: Duration) -> String {
+pub(super) fn millis(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
@@ -132,6 +132,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     if all || which == "paging" || which == "status" {
         bench_ledger(&dir, args.ledger).await?;
+    }
+    if all || which == "scheduler" {
+        super::bench_runtime::decide_bench();
+    }
+    if all || which == "restart" {
+        super::bench_runtime::restart_bench(&dir).await?;
+    }
+    if which == "idle" {
+        super::bench_runtime::idle_bench(&dir, args.idle_secs).await?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -268,7 +277,7 @@ fn raw_redb_rate(path: &Path, events: u64) -> anyhow::Result<f64> {
 
 /// Fill the default agent's ledger of a store under `home` to `target`
 /// events, in large jobs (many events per commit).
-async fn fill_ledger(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
+pub(super) async fn fill_ledger(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
     let have = store.read()?.last_seq(agent)?;
     let mut n = have;
     while n < target {

@@ -39,9 +39,37 @@ pub enum Command {
     Send(SendArgs),
     /// Print an agent's events (the durable event ledger), oldest first.
     Events(EventsArgs),
+    /// Work items: the durable, goal-oriented units of an agent's work.
+    #[command(subcommand)]
+    Work(WorkCommand),
+    /// The runtime process: `daemon run` runs it in the foreground.
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
     /// Tools for developers: benchmarks, fixtures, stress helpers.
     #[command(subcommand)]
     Debug(DebugCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkCommand {
+    /// Queue a new open work item for an agent (it does not replace the
+    /// agent's current focus).
+    Add {
+        /// What the work item should achieve.
+        objective: String,
+        #[arg(long)]
+        agent: Option<String>,
+        /// Print the work item as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Run the runtime in this terminal until Ctrl+C or SIGTERM: agents
+    /// process their queues, tasks run, timers fire.
+    Run,
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +114,22 @@ pub enum DebugCommand {
     Bench(BenchArgs),
     /// Append events as fast as possible, printing each acknowledged
     /// event_seq on its own line (used by the crash-durability test).
+    /// Write an agent's records as a scheduler replay fixture folder
+    /// (agent.json, ledger/*.jsonl, expected.json).
+    ExportFixture {
+        #[arg(long)]
+        agent: Option<String>,
+        dir: PathBuf,
+    },
+    /// Rebuild the scheduler projection from a fixture folder and print the
+    /// projection, decision, closure and posture as JSON.
+    Replay {
+        dir: PathBuf,
+        /// idle (default), wake_hint or message; a fixture's `input` file
+        /// is used when this is not given.
+        #[arg(long)]
+        input: Option<crate::runtime::fixture::ReplayInput>,
+    },
     #[command(hide = true)]
     AppendStress {
         /// Appends kept in flight at once.
@@ -100,7 +144,8 @@ pub enum DebugCommand {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
-    /// or all.
+    /// scheduler (decide), restart, all (the previous ones), or idle (runtime
+    /// CPU while idle; not part of all).
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
@@ -109,6 +154,9 @@ pub struct BenchArgs {
     /// Size of the large ledger for the paging and status benchmarks.
     #[arg(long, default_value_t = 1_000_000)]
     pub ledger: u64,
+    /// Seconds the idle benchmark observes the runtime.
+    #[arg(long, default_value_t = 30)]
+    pub idle_secs: u64,
     /// Directory for the benchmark stores (default: a temporary directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,

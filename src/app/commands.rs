@@ -93,8 +93,8 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
     ))?;
     out.line("")?;
     out.line(&format!(
-        "{:<16} {:<14} {:>6} {:>6} {:>6} {:>8}",
-        "AGENT", "STATUS", "QUEUE", "WORK", "TASKS", "EVENTS"
+        "{:<16} {:<14} {:<20} {:>6} {:>6} {:>6} {:>8}",
+        "AGENT", "STATUS", "POSTURE", "QUEUE", "WORK", "TASKS", "EVENTS"
     ))?;
     for a in &report.agents {
         let marker = if a.id == report.default_agent {
@@ -103,14 +103,16 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             " "
         };
         out.line(&format!(
-            "{marker}{:<15} {:<14} {:>6} {:>6} {:>6} {:>8}",
+            "{marker}{:<15} {:<14} {:<20} {:>6} {:>6} {:>6} {:>8}",
             a.id,
             a.status.as_str(),
+            a.posture,
             a.queue_depth,
             a.work_items_open,
             a.tasks_active,
             a.last_event_seq
         ))?;
+        out.line(&format!("  {}", a.posture_reason))?;
         if let Some(hint) = a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }
@@ -209,6 +211,40 @@ pub async fn events(ctx: &Context, args: EventsArgs) -> anyhow::Result<ExitCode>
         if page.len() < want {
             break;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `holon work add`: a control-plane enqueue of an open work item.
+pub async fn work_add(
+    ctx: &Context,
+    objective: String,
+    agent: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let store = ctx.open_store().await?;
+    let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let home = ctx.paths.agent_home(&agent);
+    let req = crate::runtime::work_ops::CreateWorkItem {
+        objective,
+        ..Default::default()
+    };
+    let item = crate::runtime::work_ops::create(
+        &store,
+        &home,
+        &agent,
+        req,
+        crate::runtime::work_ops::WorkItemSource::Operator,
+    )
+    .await?;
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string(&item)?)?;
+    } else {
+        out.line(&format!(
+            "queued work item {} for {}: {}",
+            item.id, agent, item.objective
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::runtime::agent::{validate_agent_id, DisplayMode};
+use crate::runtime::provider::registry::ProviderEndpointConfig;
 
 /// The file as written by the operator. Every key is optional.
 #[derive(Debug, Default, Deserialize)]
@@ -24,6 +25,9 @@ struct ConfigFile {
     log: LogSection,
     #[serde(default)]
     console: ConsoleSection,
+    /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderEndpointConfig>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -75,6 +79,7 @@ pub struct Config {
     pub display: DisplayMode,
     pub alt_screen: bool,
     pub bell: bool,
+    pub providers: BTreeMap<String, ProviderEndpointConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -216,6 +221,7 @@ impl Config {
             display: file.console.display.unwrap_or_default(),
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
+            providers: file.providers,
         })
     }
 }

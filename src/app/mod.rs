@@ -4,11 +4,15 @@
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
 pub mod bench;
+mod bench_runtime;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod daemon;
+pub mod debug;
 pub mod logging;
 pub mod paths;
+pub mod providers;
 
 use std::process::ExitCode;
 
@@ -16,7 +20,7 @@ use clap::Parser;
 
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
-use cli::{Cli, Command, DebugCommand};
+use cli::{Cli, Command, DaemonCommand, DebugCommand, WorkCommand};
 use config::{Config, Env};
 use paths::Paths;
 
@@ -64,6 +68,16 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Status { json }) => commands::status(&ctx, json).await,
             Some(Command::Send(args)) => commands::send(&ctx, args).await,
             Some(Command::Events(args)) => commands::events(&ctx, args).await,
+            Some(Command::Work(WorkCommand::Add {
+                objective,
+                agent,
+                json,
+            })) => commands::work_add(&ctx, objective, agent, json).await,
+            Some(Command::Daemon(DaemonCommand::Run)) => daemon::run(&ctx).await,
+            Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
+                debug::export(&ctx, agent, &dir).await
+            }
+            Some(Command::Debug(DebugCommand::Replay { dir, input })) => debug::replay(&dir, input),
             Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
             Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
                 bench::append_stress(&ctx, in_flight, count).await

@@ -5,10 +5,8 @@
 use serde::Serialize;
 
 use super::agent::{AgentRecord, AgentStatus};
-use super::tasks::TaskRecord;
 use super::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus};
-use super::work_items::{WorkItemRecord, WorkItemState};
-use crate::store::{Keyed, ReadCtx, StoreError};
+use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// A compact, stable per-agent summary (agent-state RFC: a projection, not
 /// a source of truth).
@@ -16,6 +14,9 @@ use crate::store::{Keyed, ReadCtx, StoreError};
 pub struct AgentSummary {
     pub id: String,
     pub status: AgentStatus,
+    /// The derived `AgentSchedulingPosture` and its short reason.
+    pub posture: String,
+    pub posture_reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle_hint: Option<&'static str>,
     pub queue_depth: u64,
@@ -33,17 +34,23 @@ pub struct AgentSummary {
 
 pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, StoreError> {
     let id = agent.id.as_str();
-    let work_items: Vec<WorkItemRecord> = rx.list(Keyed::WorkItems, id)?;
-    let tasks: Vec<TaskRecord> = rx.list(Keyed::Tasks, id)?;
+    let open = rx.index_list(Index::OpenWorkItems, id)?.len() as u64;
+    let total_work_items = rx.count(Keyed::WorkItems, id)?;
+    let tasks_active = rx.index_list(Index::ActiveTasks, id)?.len() as u64;
     let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, id)?;
     let timers: Vec<TimerRecord> = rx.list(Keyed::Timers, id)?;
-    let open = work_items
-        .iter()
-        .filter(|w| w.state == WorkItemState::Open)
-        .count() as u64;
+    let posture = match super::host::projection::load(rx, id, crate::now_ms())? {
+        Some(live) => live.projection.posture(),
+        None => super::posture::PostureView {
+            posture: super::posture::AgentSchedulingPosture::Archived,
+            reason: "agent record missing".into(),
+        },
+    };
     Ok(AgentSummary {
         id: agent.id.clone(),
         status: agent.status,
+        posture: posture.posture.as_str().to_owned(),
+        posture_reason: posture.reason,
         lifecycle_hint: match agent.status {
             AgentStatus::Stopped => Some(
                 "stopped: resume is required before new prompts; wake does not override stopped",
@@ -60,9 +67,9 @@ pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, 
         queue_depth: rx.queue_pending(id)?.len() as u64,
         last_event_seq: rx.last_seq(id)?,
         work_items_open: open,
-        work_items_completed: work_items.len() as u64 - open,
+        work_items_completed: total_work_items.saturating_sub(open),
         current_work_item_id: agent.current_work_item_id.clone(),
-        tasks_active: tasks.iter().filter(|t| !t.status.is_terminal()).count() as u64,
+        tasks_active,
         waiting_intents_active: intents
             .iter()
             .filter(|w| w.status == WaitingIntentStatus::Active)

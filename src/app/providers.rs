@@ -1,0 +1,96 @@
+//! Choosing the provider for each turn from the effective configuration:
+//! the agent's model override, else the default model, with the configured
+//! fallbacks, resolved through the provider registry (environment
+//! credentials and `[providers.<name>]` endpoints). With no model
+//! configured, or one that cannot be resolved, the turn fails with a
+//! failure brief that says exactly what to set.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::host::ProviderSource;
+use crate::runtime::provider::registry::{build_chain, env_snapshot};
+use crate::runtime::provider::retry::RetryPolicy;
+use crate::runtime::provider::{
+    not_configured_failure, AttemptOutcome, BoxFuture, Provider, ProviderAttemptRecord,
+    ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
+};
+
+use super::config::Config;
+
+/// A provider that can only fail, with the reason it cannot run.
+struct Unavailable {
+    model_ref: String,
+    failure: ProviderFailure,
+}
+
+impl Provider for Unavailable {
+    fn model_ref(&self) -> String {
+        self.model_ref.clone()
+    }
+
+    fn round<'a>(
+        &'a self,
+        _request: &'a ProviderRequest,
+        _progress: &'a (dyn Fn(ProviderProgress) + Send + Sync),
+    ) -> BoxFuture<'a, ProviderOutcome> {
+        Box::pin(async move {
+            ProviderOutcome {
+                result: Err(self.failure.clone()),
+                timeline: ProviderAttemptTimeline {
+                    attempts: vec![ProviderAttemptRecord {
+                        provider: self.model_ref.split('/').next().unwrap_or("").to_owned(),
+                        model_ref: self.model_ref.clone(),
+                        attempt: 1,
+                        max_attempts: 1,
+                        started_at: None,
+                        completed_at: None,
+                        duration_ms: Some(0),
+                        failure_kind: Some(self.failure.kind),
+                        disposition: Some("candidate_selection".into()),
+                        outcome: AttemptOutcome::FailFastAborted,
+                        advanced_to_fallback: false,
+                        backoff_ms: None,
+                        token_usage: None,
+                        transport_diagnostics: None,
+                    }],
+                    requested_model_ref: self.model_ref.clone(),
+                    ..ProviderAttemptTimeline::default()
+                },
+            }
+        })
+    }
+}
+
+/// The runtime's provider source: one chain per effective model, built on
+/// first use and reused.
+pub fn provider_source(config: &Config) -> ProviderSource {
+    let default = config.default_model.clone();
+    let fallbacks = config.fallback_models.clone();
+    let endpoints = config.providers.clone();
+    let env: BTreeMap<String, String> = env_snapshot(&endpoints);
+    let cache: Mutex<HashMap<String, Arc<dyn Provider>>> = Mutex::default();
+    Arc::new(move |agent: &AgentRecord| {
+        let Some(model) = agent.model_override.clone().or_else(|| default.clone()) else {
+            return Arc::new(Unavailable {
+                model_ref: String::new(),
+                failure: not_configured_failure(),
+            }) as Arc<dyn Provider>;
+        };
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = cache.get(&model) {
+            return Arc::clone(p);
+        }
+        let provider: Arc<dyn Provider> =
+            match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
+                Ok(chain) => Arc::new(chain),
+                Err(failure) => Arc::new(Unavailable {
+                    model_ref: model.clone(),
+                    failure,
+                }),
+            };
+        cache.insert(model, Arc::clone(&provider));
+        provider
+    })
+}
