@@ -141,11 +141,9 @@ pub async fn restart_bench(dir: &Path) -> anyhow::Result<()> {
         let mut ready = false;
         for _ in 0..2000 {
             let rx = store.read()?;
-            if rx
+            if !rx
                 .events_of_kind("main", "scheduler_decision", before + 1, 1)?
                 .is_empty()
-                .then_some(())
-                .is_none()
             {
                 ready = true;
                 break;

@@ -562,3 +562,67 @@ async fn provider_failures_are_visible_failure_briefs_and_runtime_errors() {
     assert!(err.payload["provider_attempt_timeline"]["attempts"].is_array());
     r.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
+    let r = rig(vec![]).await;
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let item = r
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "ship it".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .pick_work_item("main", &item.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let task = r
+        .host
+        .run_operator_command("main", "sleep 5")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = item.id.clone();
+    r.provider.push(Scripted::tools(
+        "Shipped.",
+        &[("CompleteWorkItem", json!({"work_item_id": id}))],
+    ));
+    r.provider.push(Scripted::text(""));
+    r.host
+        .control("main", ControlAction::Resume)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let done = wait_event(&r.host, "completed", kind("work_item_completed")).await;
+    assert_eq!(done.payload["work_item"]["id"], json!(item.id));
+    // The unrelated task was still running throughout.
+    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    let t: Value = rx
+        .get(holon::store::Keyed::Tasks, "main", &task.id)
+        .unwrap_or_default()
+        .unwrap_or_default();
+    assert_eq!(t["status"], "running");
+    drop(rx);
+    let stopped = r
+        .host
+        .stop_task("main", &task.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        stopped.status,
+        holon::runtime::tasks::TaskStatus::Cancelling
+            | holon::runtime::tasks::TaskStatus::Cancelled
+    ));
+    wait_event(&r.host, "cancelled", |e| {
+        e.kind == "task_status_changed" && e.payload["to"] == "cancelled"
+    })
+    .await;
+    r.host.shutdown().await;
+}
