@@ -13,8 +13,8 @@ use crate::runtime::host::ProviderSource;
 use crate::runtime::provider::registry::{build_chain, env_snapshot};
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::{
-    not_configured_failure, AttemptOutcome, BoxFuture, Provider, ProviderAttemptRecord,
-    ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
+    not_configured_failure, AttemptOutcome, BoxFuture, Provider, ProviderAttemptTimeline,
+    ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
 };
 
 use super::config::Config;
@@ -38,26 +38,12 @@ impl Provider for Unavailable {
         Box::pin(async move {
             ProviderOutcome {
                 result: Err(self.failure.clone()),
-                timeline: ProviderAttemptTimeline {
-                    attempts: vec![ProviderAttemptRecord {
-                        provider: self.model_ref.split('/').next().unwrap_or("").to_owned(),
-                        model_ref: self.model_ref.clone(),
-                        attempt: 1,
-                        max_attempts: 1,
-                        started_at: None,
-                        completed_at: None,
-                        duration_ms: Some(0),
-                        failure_kind: Some(self.failure.kind),
-                        disposition: Some("candidate_selection".into()),
-                        outcome: AttemptOutcome::FailFastAborted,
-                        advanced_to_fallback: false,
-                        backoff_ms: None,
-                        token_usage: None,
-                        transport_diagnostics: None,
-                    }],
-                    requested_model_ref: self.model_ref.clone(),
-                    ..ProviderAttemptTimeline::default()
-                },
+                timeline: ProviderAttemptTimeline::single_attempt(
+                    &self.model_ref,
+                    AttemptOutcome::FailFastAborted,
+                    Some(self.failure.kind),
+                    None,
+                ),
             }
         })
     }

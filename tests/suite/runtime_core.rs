@@ -85,6 +85,29 @@ pub fn kind(k: &'static str) -> impl Fn(&EventRecord) -> bool {
     move |e| e.kind == k
 }
 
+/// Pause the agent, then create a work item and make it the focus: nothing
+/// runs until the caller resumes.
+async fn paused_with_focus(r: &Rig, objective: &str) -> holon::runtime::work_items::WorkItemRecord {
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let req = holon::runtime::work_ops::CreateWorkItem {
+        objective: objective.into(),
+        ..Default::default()
+    };
+    let item = r
+        .host
+        .create_work_item("main", req)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    r.host
+        .pick_work_item("main", &item.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    item
+}
+
 fn decision(e: &EventRecord) -> &str {
     e.payload["decision"].as_str().unwrap_or("")
 }
@@ -236,25 +259,7 @@ async fn work_items_flow_through_tools_and_continue_active_ticks() {
 async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
     let r = rig(vec![Scripted::text("looked at it, nothing to do yet")]).await;
     // Set up while paused so no queued_available tick slips in before the pick.
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let item = r
-        .host
-        .create_work_item(
-            "main",
-            holon::runtime::work_ops::CreateWorkItem {
-                objective: "watch".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    r.host
-        .pick_work_item("main", &item.id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let item = paused_with_focus(&r, "watch").await;
     r.host
         .control("main", ControlAction::Resume)
         .await
@@ -425,25 +430,7 @@ async fn paused_agents_queue_but_start_no_turn_and_stopped_agents_refuse() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wake_hints_outrank_runnable_work_and_coalesce() {
     let r = rig(vec![]).await;
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let item = r
-        .host
-        .create_work_item(
-            "main",
-            holon::runtime::work_ops::CreateWorkItem {
-                objective: "runnable".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    r.host
-        .pick_work_item("main", &item.id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    paused_with_focus(&r, "runnable").await;
     let first = r
         .host
         .wake_hint("main", "ci finished", Some("ci".into()), None)
@@ -566,25 +553,7 @@ async fn provider_failures_are_visible_failure_briefs_and_runtime_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
     let r = rig(vec![]).await;
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let item = r
-        .host
-        .create_work_item(
-            "main",
-            holon::runtime::work_ops::CreateWorkItem {
-                objective: "ship it".into(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    r.host
-        .pick_work_item("main", &item.id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let item = paused_with_focus(&r, "ship it").await;
     let task = r
         .host
         .run_operator_command("main", "sleep 5")

@@ -396,21 +396,14 @@ async fn rounds(
     Ok(Ending::Failed {
         failure: Box::new(ProviderFailure {
             kind: FailureKind::InvalidResponse,
-            artifact: crate::runtime::provider::FailureArtifact {
-                category: crate::runtime::provider::FailureCategory::Runtime,
-                kind: "max_rounds_exceeded".into(),
-                summary: format!(
+            artifact: crate::runtime::provider::FailureArtifact::new(
+                crate::runtime::provider::FailureCategory::Runtime,
+                "max_rounds_exceeded",
+                format!(
                     "the turn needed more than {} provider rounds and was stopped",
                     inner.config.max_rounds
                 ),
-                provider: None,
-                model_ref: None,
-                status: None,
-                task_id: None,
-                exit_status: None,
-                source_chain: Vec::new(),
-                metadata: Default::default(),
-            },
+            ),
         }),
         timeline: Box::default(),
         rounds: inner.config.max_rounds,

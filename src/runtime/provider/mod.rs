@@ -235,6 +235,28 @@ pub struct FailureArtifact {
     pub metadata: std::collections::BTreeMap<String, String>,
 }
 
+impl FailureArtifact {
+    /// An artifact carrying only its category, kind and summary.
+    pub fn new(
+        category: FailureCategory,
+        kind: &str,
+        summary: impl Into<String>,
+    ) -> FailureArtifact {
+        FailureArtifact {
+            category,
+            kind: kind.to_owned(),
+            summary: summary.into(),
+            provider: None,
+            model_ref: None,
+            status: None,
+            task_id: None,
+            exit_status: None,
+            source_chain: Vec::new(),
+            metadata: std::collections::BTreeMap::new(),
+        }
+    }
+}
+
 /// A failed provider round, after retries and fallback.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderFailure {
@@ -306,6 +328,41 @@ pub struct ProviderAttemptRecord {
     pub transport_diagnostics: Option<TransportDiagnostics>,
 }
 
+impl ProviderAttemptTimeline {
+    /// The timeline of a round answered (or refused) in a single attempt,
+    /// for providers without retries (scripted, unavailable).
+    pub fn single_attempt(
+        model_ref: &str,
+        outcome: AttemptOutcome,
+        failure_kind: Option<FailureKind>,
+        token_usage: Option<TokenUsage>,
+    ) -> ProviderAttemptTimeline {
+        let succeeded = outcome == AttemptOutcome::Succeeded;
+        ProviderAttemptTimeline {
+            attempts: vec![ProviderAttemptRecord {
+                provider: model_ref.split('/').next().unwrap_or("").to_owned(),
+                model_ref: model_ref.to_owned(),
+                attempt: 1,
+                max_attempts: 1,
+                started_at: None,
+                completed_at: None,
+                duration_ms: Some(0),
+                failure_kind,
+                disposition: None,
+                outcome,
+                advanced_to_fallback: false,
+                backoff_ms: None,
+                token_usage,
+                transport_diagnostics: None,
+            }],
+            requested_model_ref: model_ref.to_owned(),
+            active_model_ref: Some(model_ref.to_owned()),
+            winning_model_ref: succeeded.then(|| model_ref.to_owned()),
+            aggregated_token_usage: token_usage,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderAttemptTimeline {
     pub attempts: Vec<ProviderAttemptRecord>,
@@ -344,23 +401,15 @@ pub trait Provider: Send + Sync {
 pub fn not_configured_failure() -> ProviderFailure {
     ProviderFailure {
         kind: FailureKind::NotConfigured,
-        artifact: FailureArtifact {
-            category: FailureCategory::Runtime,
-            kind: "provider_not_configured".to_owned(),
-            summary: "No model provider is configured. Set HOLON_MODEL (e.g. openai/gpt-4.1, \
-                      anthropic/claude-sonnet-4-5 or ollama/llama3.2) and the matching credential: \
-                      OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY (Ollama needs none; \
-                      OLLAMA_HOST or OPENAI_BASE_URL point at other OpenAI-compatible endpoints), \
-                      or set [model] default in config.toml."
-                .to_owned(),
-            provider: None,
-            model_ref: None,
-            status: None,
-            task_id: None,
-            exit_status: None,
-            source_chain: Vec::new(),
-            metadata: Default::default(),
-        },
+        artifact: FailureArtifact::new(
+            FailureCategory::Runtime,
+            "provider_not_configured",
+            "No model provider is configured. Set HOLON_MODEL (e.g. openai/gpt-4.1, \
+             anthropic/claude-sonnet-4-5 or ollama/llama3.2) and the matching credential: \
+             OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY (Ollama needs none; \
+             OLLAMA_HOST or OPENAI_BASE_URL point at other OpenAI-compatible endpoints), \
+             or set [model] default in config.toml.",
+        ),
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{
-    AttemptOutcome, BoxFuture, FailureArtifact, FailureKind, Provider, ProviderAttemptRecord,
-    ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
-    ProviderRound, TokenUsage, ToolCall,
+    AttemptOutcome, BoxFuture, FailureArtifact, FailureKind, Provider, ProviderAttemptTimeline,
+    ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound, TokenUsage,
+    ToolCall,
 };
 
 /// One scripted answer.
@@ -100,24 +100,14 @@ impl ScriptedProvider {
 }
 
 fn failure(kind: FailureKind, summary: String) -> ProviderFailure {
-    ProviderFailure {
-        kind,
-        artifact: FailureArtifact {
-            category: kind.category(),
-            kind: serde_json::to_value(kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            summary,
-            provider: Some("scripted".into()),
-            model_ref: Some("scripted/test".into()),
-            status: None,
-            task_id: None,
-            exit_status: None,
-            source_chain: Vec::new(),
-            metadata: Default::default(),
-        },
-    }
+    let wire = serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut artifact = FailureArtifact::new(kind.category(), &wire, summary);
+    artifact.provider = Some("scripted".into());
+    artifact.model_ref = Some("scripted/test".into());
+    ProviderFailure { kind, artifact }
 }
 
 impl Provider for ScriptedProvider {
@@ -189,28 +179,9 @@ impl Provider for ScriptedProvider {
                     )
                 }
             };
-            let timeline = ProviderAttemptTimeline {
-                attempts: vec![ProviderAttemptRecord {
-                    provider: "scripted".into(),
-                    model_ref: self.model_ref(),
-                    attempt: 1,
-                    max_attempts: 1,
-                    started_at: None,
-                    completed_at: None,
-                    duration_ms: Some(0),
-                    failure_kind: kind,
-                    disposition: None,
-                    outcome,
-                    advanced_to_fallback: false,
-                    backoff_ms: None,
-                    token_usage: result.as_ref().ok().and_then(|r| r.token_usage),
-                    transport_diagnostics: None,
-                }],
-                requested_model_ref: self.model_ref(),
-                active_model_ref: Some(self.model_ref()),
-                winning_model_ref: result.as_ref().ok().map(|r| r.model_ref.clone()),
-                aggregated_token_usage: result.as_ref().ok().and_then(|r| r.token_usage),
-            };
+            let usage = result.as_ref().ok().and_then(|r| r.token_usage);
+            let timeline =
+                ProviderAttemptTimeline::single_attempt(&self.model_ref(), outcome, kind, usage);
             ProviderOutcome { result, timeline }
         })
     }
