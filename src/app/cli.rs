@@ -22,6 +22,11 @@ pub struct Cli {
     #[arg(long, env = "HOLON_HOME", global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
 
+    /// Start the runtime as a background daemon (or report the one already
+    /// running), print how to attach, and exit.
+    #[arg(long)]
+    pub detach: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -42,7 +47,18 @@ pub enum Command {
     /// Work items: the durable, goal-oriented units of an agent's work.
     #[command(subcommand)]
     Work(WorkCommand),
-    /// The runtime process: `daemon run` runs it in the foreground.
+    /// Follow a running runtime from this terminal: print its events and
+    /// send each line you type as a prompt (a plain-text stand-in until the
+    /// full console lands).
+    Attach {
+        /// The control socket (default: this home's).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        #[arg(long)]
+        agent: Option<String>,
+    },
+    /// The runtime process: run it, start it in the background, stop it,
+    /// inspect it.
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// Tools for developers: benchmarks, fixtures, stress helpers.
@@ -67,9 +83,30 @@ pub enum WorkCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum DaemonCommand {
-    /// Run the runtime in this terminal until Ctrl+C or SIGTERM: agents
-    /// process their queues, tasks run, timers fire.
-    Run,
+    /// Run the runtime in this terminal, serving the control socket, until
+    /// Ctrl+C, SIGTERM or a shutdown request.
+    Run {
+        /// How the runtime describes itself (foreground or daemon).
+        #[arg(long, default_value = "foreground", hide = true)]
+        mode: String,
+    },
+    /// Start the runtime in the background (same as `holon --detach`).
+    Start,
+    /// Stop the background runtime: graceful shutdown through the socket,
+    /// then SIGTERM, then SIGKILL, each bounded.
+    Stop,
+    /// Is a runtime running? pid, socket, uptime, activity, last failure.
+    /// Exits 3 when none runs.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the logs are, recent failures, and the log's last lines.
+    Logs {
+        /// How many lines of the log to show.
+        #[arg(short = 'n', long = "lines", default_value_t = 50)]
+        lines: usize,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +143,10 @@ pub struct EventsArgs {
     /// provenance, payload.
     #[arg(long)]
     pub json: bool,
+    /// Keep printing new events as they are recorded (needs a running
+    /// runtime).
+    #[arg(long)]
+    pub follow: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -12,9 +12,13 @@ use super::cli::{EventsArgs, SendArgs};
 use super::Context;
 use crate::runtime::admission::admit;
 use crate::runtime::agent::AgentRecord;
+use crate::runtime::api::{
+    call_typed, Admitted, Request, RuntimeClient, RuntimeStatus, SubscriptionItem,
+};
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{agent_summary, AgentSummary};
 use crate::store::{EventRecord, SCHEMA_VERSION};
+use crate::ui::client::SocketClient;
 
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
 struct Out {
@@ -50,13 +54,25 @@ pub struct StatusReport {
     pub home: Option<String>,
     pub store: String,
     pub schema_version: u32,
-    pub runtime: &'static str,
+    pub runtime: String,
     pub default_agent: String,
     pub default_model: Option<String>,
     pub agents: Vec<AgentSummary>,
 }
 
 async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
+    if let Some(client) = super::daemon::connect(ctx).await {
+        let s: RuntimeStatus = call_typed(&client, Request::RuntimeStatus).await?;
+        return Ok(StatusReport {
+            home: s.home.clone(),
+            store: s.store.clone(),
+            schema_version: SCHEMA_VERSION,
+            runtime: format!("running (pid {}, {})", s.pid, s.mode),
+            default_agent: ctx.config.default_agent.clone(),
+            default_model: ctx.config.default_model.clone(),
+            agents: s.agents,
+        });
+    }
     let store = ctx.open_store().await?;
     let rx = store.read()?;
     let agents: Vec<AgentRecord> = rx.agents()?;
@@ -68,7 +84,7 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
         home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
         store: store.path().display().to_string(),
         schema_version: rx.schema_version().unwrap_or(SCHEMA_VERSION),
-        runtime: "not_running",
+        runtime: "not_running".to_owned(),
         default_agent: ctx.config.default_agent.clone(),
         default_model: ctx.config.default_model.clone(),
         agents: summaries,
@@ -79,7 +95,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
     out.line(&format!("store    {}", report.store))?;
     out.line(&format!(
         "runtime  {}",
-        match report.runtime {
+        match report.runtime.as_str() {
             "not_running" => "not running (read from the store)",
             other => other,
         }
@@ -113,7 +129,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             a.last_event_seq
         ))?;
         out.line(&format!("  {}", a.posture_reason))?;
-        if let Some(hint) = a.lifecycle_hint {
+        if let Some(hint) = &a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }
     }
@@ -144,17 +160,29 @@ pub async fn overview(ctx: &Context) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn send(ctx: &Context, args: SendArgs) -> anyhow::Result<ExitCode> {
-    let store = ctx.open_store().await?;
     let agent = args
         .agent
         .unwrap_or_else(|| ctx.config.default_agent.clone());
-    let req = AdmissionRequest::operator_prompt(
-        &agent,
-        &args.text,
-        args.priority,
-        DeliverySurface::CliPrompt,
-    );
-    let admitted = admit(&store, req).await?;
+    let admitted: Admitted = match super::daemon::connect(ctx).await {
+        Some(client) => {
+            let req = Request::PromptSubmit {
+                agent_id: agent.clone(),
+                text: args.text.clone(),
+                priority: args.priority,
+            };
+            call_typed(&client, req).await?
+        }
+        None => {
+            let store = ctx.open_store().await?;
+            let req = AdmissionRequest::operator_prompt(
+                &agent,
+                &args.text,
+                args.priority,
+                DeliverySurface::CliPrompt,
+            );
+            admit(&store, req).await?
+        }
+    };
     let mut out = Out::new();
     if args.json {
         out.line(&serde_json::to_string(&admitted)?)?;
@@ -170,21 +198,24 @@ pub async fn send(ctx: &Context, args: SendArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A plain one-line rendering until the shared presentation layer lands.
+/// The human form of one event: the shared presentation layer's line.
 fn human_event(e: &EventRecord) -> String {
-    let mut payload = e.payload.to_string();
-    if payload.chars().count() > 100 {
-        payload = payload.chars().take(99).collect::<String>() + "…";
-    }
-    format!("{:>7}  {}  {:<26} {}", e.event_seq, e.ts, e.kind, payload)
+    crate::ui::present::human_line(e, &crate::ui::present::present(e))
 }
 
 pub async fn events(ctx: &Context, args: EventsArgs) -> anyhow::Result<ExitCode> {
     const PAGE: usize = 1000;
-    let store = ctx.open_store().await?;
     let agent = args
         .agent
+        .clone()
         .unwrap_or_else(|| ctx.config.default_agent.clone());
+    if let Some(client) = super::daemon::connect(ctx).await {
+        return events_via(&client, &agent, &args).await;
+    }
+    if args.follow {
+        anyhow::bail!("--follow needs a running runtime (start one with `holon --detach`)");
+    }
+    let store = ctx.open_store().await?;
     let rx = store.read()?;
     if rx.agent::<AgentRecord>(&agent)?.is_none() {
         anyhow::bail!("no agent `{agent}`; list agents with `holon status`");
@@ -222,21 +253,35 @@ pub async fn work_add(
     agent: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let store = ctx.open_store().await?;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let home = ctx.paths.agent_home(&agent);
     let req = crate::runtime::work_ops::CreateWorkItem {
         objective,
         ..Default::default()
     };
-    let item = crate::runtime::work_ops::create(
-        &store,
-        &home,
-        &agent,
-        req,
-        crate::runtime::work_ops::WorkItemSource::Operator,
-    )
-    .await?;
+    let item: crate::runtime::work_items::WorkItemRecord = match super::daemon::connect(ctx).await {
+        Some(client) => {
+            call_typed(
+                &client,
+                Request::WorkItemCreate {
+                    agent_id: agent.clone(),
+                    item: req,
+                },
+            )
+            .await?
+        }
+        None => {
+            let store = ctx.open_store().await?;
+            let home = ctx.paths.agent_home(&agent);
+            crate::runtime::work_ops::create(
+                &store,
+                &home,
+                &agent,
+                req,
+                crate::runtime::work_ops::WorkItemSource::Operator,
+            )
+            .await?
+        }
+    };
     let mut out = Out::new();
     if json {
         out.line(&serde_json::to_string(&item)?)?;
@@ -246,5 +291,150 @@ pub async fn work_add(
             item.id, agent, item.objective
         ))?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Events through a running runtime: page from `--from`, then (with
+/// `--follow`) the live tail, resuming transparently after a lag.
+async fn events_via(
+    client: &SocketClient,
+    agent: &str,
+    args: &EventsArgs,
+) -> anyhow::Result<ExitCode> {
+    let mut out = Out::new();
+    let mut remaining = args.limit.unwrap_or(usize::MAX);
+    let mut from = args.from.max(1);
+    let print = |out: &mut Out, e: &EventRecord| -> anyhow::Result<()> {
+        if args.json {
+            out.line(&serde_json::to_string(e)?)
+        } else {
+            out.line(&human_event(e))
+        }
+    };
+    if !args.follow {
+        while remaining > 0 && !out.closed {
+            let req = Request::EventsPage {
+                agent_id: agent.to_owned(),
+                from_seq: from,
+                limit: remaining.min(1000),
+                kind: args.kind.clone(),
+            };
+            let page: serde_json::Value = client.call(req).await?;
+            let events: Vec<EventRecord> = serde_json::from_value(page["events"].clone())?;
+            let Some(last) = events.last() else { break };
+            from = last.event_seq + 1;
+            remaining = remaining.saturating_sub(events.len());
+            for e in &events {
+                print(&mut out, e)?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    loop {
+        let mut sub = client.subscribe(agent, from).await?;
+        while let Some(item) = sub.next().await {
+            match item {
+                SubscriptionItem::Event(e) => {
+                    from = e.event_seq + 1;
+                    if args.kind.as_deref().is_some_and(|k| k != e.kind) {
+                        continue;
+                    }
+                    print(&mut out, &e)?;
+                    remaining = remaining.saturating_sub(1);
+                    if remaining == 0 || out.closed {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
+                SubscriptionItem::Lagged { resume_from } => {
+                    from = resume_from;
+                    break;
+                }
+            }
+        }
+        if sub.rx.is_closed() && sub.rx.is_empty() && from == 0 {
+            break;
+        }
+        // The stream ended: lagged (resubscribe) or the runtime went away.
+        if super::daemon::connect_path(client.path()).await.is_none() {
+            anyhow::bail!(
+                "the runtime went away; events up to {} were printed",
+                from.saturating_sub(1)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `holon attach`: a plain-text stand-in for the console over the socket.
+/// Prints the agent's events as they happen and sends every line typed as
+/// an operator prompt. Closing it (Ctrl+D, Ctrl+C) never stops the runtime.
+pub async fn attach(
+    ctx: &Context,
+    socket: Option<std::path::PathBuf>,
+    agent: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let path = socket.unwrap_or_else(|| ctx.paths.socket_path());
+    let client =
+        std::sync::Arc::new(super::daemon::connect_path(&path).await.ok_or_else(|| {
+            anyhow::anyhow!(
+                "no Holon runtime answers on {}; start one with `holon --detach`",
+                path.display()
+            )
+        })?);
+    let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let state: serde_json::Value = client
+        .call(Request::AgentState {
+            agent_id: agent.clone(),
+        })
+        .await?;
+    let last = state["last_event_seq"].as_u64().unwrap_or(0);
+    println!(
+        "attached to {} ({}); {} — type a prompt and press Enter, Ctrl+D to detach",
+        agent,
+        path.display(),
+        state["agent"]["posture_reason"].as_str().unwrap_or("")
+    );
+    let follower = {
+        let client = std::sync::Arc::clone(&client);
+        let agent = agent.clone();
+        tokio::spawn(async move {
+            let mut from = last.saturating_sub(10).max(1);
+            loop {
+                let Ok(mut sub) = client.subscribe(&agent, from).await else {
+                    return;
+                };
+                while let Some(item) = sub.next().await {
+                    match item {
+                        SubscriptionItem::Event(e) => {
+                            from = e.event_seq + 1;
+                            println!("{}", human_event(&e));
+                        }
+                        SubscriptionItem::Lagged { resume_from } => {
+                            from = resume_from;
+                            break;
+                        }
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        })
+    };
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    use tokio::io::AsyncBufReadExt;
+    while let Ok(Some(line)) = lines.next_line().await {
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let req = Request::PromptSubmit {
+            agent_id: agent.clone(),
+            text: text.to_owned(),
+            priority: crate::runtime::envelope::Priority::Normal,
+        };
+        if let Err(e) = client.call(req).await {
+            eprintln!("holon: {e}");
+        }
+    }
+    follower.abort();
     Ok(ExitCode::SUCCESS)
 }

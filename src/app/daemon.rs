@@ -1,37 +1,369 @@
-//! `holon daemon run`: the runtime in the foreground of this process until
-//! SIGINT or SIGTERM, then a clean shutdown (actors stop after their current
-//! step, the store is closed; nothing acknowledged is lost). The control
-//! socket, `--detach` and `holon attach` build on this mode.
+//! The runtime as a process: `holon daemon run` (the runtime in this
+//! process, serving the control socket until SIGINT/SIGTERM/SIGHUP or a
+//! `runtime.shutdown` request), `holon --detach` / `daemon start` (that
+//! same mode re-executed in its own session with stdio to a log file,
+//! waited for until its socket answers), and `daemon status|stop|logs`.
+//! The pid file and socket live in the run directory; stale ones from a
+//! dead process are cleaned, anything else is refused.
 
-use std::process::ExitCode;
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{signal, SignalKind};
 
+use super::control::socket::{bind, probe, Probe};
 use super::providers::provider_source;
 use super::Context;
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::api::{Request, RuntimeClient, RuntimeStatus};
+use crate::runtime::host::{HostConfig, RuntimeHost, RuntimeInfo};
+use crate::ui::client::SocketClient;
 
-pub async fn run(ctx: &Context) -> anyhow::Result<ExitCode> {
+/// Exit code of `daemon status` when no runtime runs (LSB "not running").
+pub const EXIT_NOT_RUNNING: u8 = 3;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PidFile {
+    pub pid: u32,
+    pub home: Option<String>,
+    pub socket_path: String,
+    pub started_at: String,
+    pub version: String,
+}
+
+pub fn pid_path(ctx: &Context) -> PathBuf {
+    ctx.paths.run_dir.join("daemon.pid")
+}
+
+pub fn daemon_out_path(ctx: &Context) -> PathBuf {
+    ctx.paths.log_dir.join("daemon.out")
+}
+
+fn pid_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only probes.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+fn read_pid_file(path: &Path) -> Option<PidFile> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+}
+
+/// Remove a pid file whose process is gone.
+fn clean_stale_pid(path: &Path) {
+    if let Some(p) = read_pid_file(path) {
+        if !pid_alive(p.pid) {
+            tracing::info!(pid = p.pid, "removing stale pid file");
+            let _ = std::fs::remove_file(path);
+        }
+    } else if path.exists() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The runtime's socket client when one answers on this home's socket.
+pub async fn connect(ctx: &Context) -> Option<SocketClient> {
+    connect_path(&ctx.paths.socket_path()).await
+}
+
+/// The socket client when a Holon runtime answers on `path`.
+pub async fn connect_path(path: &Path) -> Option<SocketClient> {
+    match probe(path).await {
+        Probe::Running(_) => SocketClient::connect(path).await.ok(),
+        Probe::Absent | Probe::Stale | Probe::NotHolon => None,
+    }
+}
+
+pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
+    let socket_path = ctx.paths.socket_path();
+    let pid_file = pid_path(ctx);
+    clean_stale_pid(&pid_file);
+    // Bind before opening the store: a running runtime is reported as such.
+    let listener = bind(&socket_path).await?;
     let store = ctx.open_store().await?;
-    let config = HostConfig::new(ctx.paths.data_dir.clone(), provider_source(&ctx.config));
+    let mut config = HostConfig::new(ctx.paths.data_dir.clone(), provider_source(&ctx.config));
+    config.info = RuntimeInfo {
+        mode: mode.to_owned(),
+        home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
+        socket_path: Some(socket_path.display().to_string()),
+    };
     let host = RuntimeHost::start(store, config).await?;
-    tracing::info!(home = ?ctx.paths.home, "runtime started");
-    eprintln!(
-        "holon runtime running (store {}); Ctrl+C stops it",
-        ctx.paths.store_file().display()
-    );
+    let pid = PidFile {
+        pid: std::process::id(),
+        home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
+        socket_path: socket_path.display().to_string(),
+        started_at: crate::format_ts(crate::now_ms()),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    std::fs::write(&pid_file, serde_json::to_string(&pid)?)?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+    let server = tokio::spawn(super::control::server::serve(listener, client, stop_rx));
+    tracing::info!(home = ?ctx.paths.home, socket = %socket_path.display(), mode, "runtime serving");
+    if mode == "foreground" {
+        eprintln!(
+            "holon runtime serving {} (Ctrl+C stops it)",
+            socket_path.display()
+        );
+    }
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
         _ = hup.recv() => {}
+        _ = host.shutdown_requested() => {}
     }
     tracing::info!("shutdown requested");
+    let _ = stop_tx.send(true);
+    let _ = server.await;
     host.shutdown().await;
     let store = host.store().clone();
     drop(host);
     store.close().await?;
+    let _ = std::fs::remove_file(&socket_path);
+    let _ = std::fs::remove_file(&pid_file);
     tracing::info!("runtime stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `holon --detach` / `holon daemon start`: start `holon daemon run` in
+/// its own session, wait until it answers, print how to attach. A healthy
+/// runtime already running is reported, not duplicated.
+pub async fn detach(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let socket_path = ctx.paths.socket_path();
+    if let Probe::Running(status) = probe(&socket_path).await {
+        println!(
+            "a Holon runtime is already running (pid {}) on {}",
+            status.pid,
+            socket_path.display()
+        );
+        println!("attach with: holon attach");
+        return Ok(ExitCode::SUCCESS);
+    }
+    clean_stale_pid(&pid_path(ctx));
+    let out_path = daemon_out_path(ctx);
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&out_path)?;
+    let err = out.try_clone()?;
+    let exe = std::env::current_exe()?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["daemon", "run", "--mode", "daemon"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
+    if let Some(home) = &ctx.paths.home {
+        cmd.env("HOLON_HOME", home);
+    }
+    // SAFETY: setsid is async-signal-safe; it detaches the child from our
+    // session and terminal so closing this terminal does not stop it.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Probe::Running(status) = probe(&socket_path).await {
+            println!(
+                "holon runtime started (pid {}) on {}",
+                status.pid,
+                socket_path.display()
+            );
+            println!("attach with: holon attach");
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            anyhow::bail!(
+                "the runtime exited during start-up ({status}); see `holon daemon logs` ({})",
+                out_path.display()
+            );
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!(
+                "the runtime did not answer on {} within 15 s; see `holon daemon logs`",
+                socket_path.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    let socket_path = ctx.paths.socket_path();
+    match probe(&socket_path).await {
+        Probe::Running(status) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({ "running": true, "health": "ok", "status": status })
+                    )?
+                );
+            } else {
+                print_runtime_status(&status);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            let stale_pid = read_pid_file(&pid_path(ctx)).filter(|p| !pid_alive(p.pid));
+            let note = match other {
+                Probe::Stale => {
+                    "stale socket left by a dead runtime (it is replaced on the next start)"
+                }
+                Probe::NotHolon => "something that is not Holon answers on the socket path",
+                Probe::Absent | Probe::Running(_) => "not running",
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({ "running": false, "socket_path": socket_path, "note": note,
+                                                   "stale_pid": stale_pid.map(|p| p.pid) })
+                );
+            } else {
+                println!("no Holon runtime is running for this home ({note})");
+                println!("start one with: holon --detach");
+            }
+            Ok(ExitCode::from(EXIT_NOT_RUNNING))
+        }
+    }
+}
+
+fn print_runtime_status(s: &RuntimeStatus) {
+    println!(
+        "runtime   running, pid {} ({}), up {} s",
+        s.pid,
+        s.mode,
+        s.uptime_ms / 1000
+    );
+    println!("socket    {}", s.socket_path.clone().unwrap_or_default());
+    println!("store     {}", s.store);
+    println!(
+        "activity  {:?}: {} agents, {} processing, {} waiting, {} active tasks",
+        s.activity.state,
+        s.activity.active_agent_count,
+        s.activity.processing_agent_count,
+        s.activity.waiting_agent_count,
+        s.activity.active_task_count
+    );
+    if let Some(f) = &s.last_failure {
+        println!(
+            "last failure  {}",
+            f["summary"].as_str().unwrap_or_default()
+        );
+    }
+}
+
+pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
+    let socket_path = ctx.paths.socket_path();
+    let pid_file = pid_path(ctx);
+    let pid = match probe(&socket_path).await {
+        Probe::Running(status) => Some(status.pid),
+        Probe::Absent | Probe::Stale | Probe::NotHolon => read_pid_file(&pid_file)
+            .map(|p| p.pid)
+            .filter(|p| pid_alive(*p)),
+    };
+    let Some(pid) = pid else {
+        clean_stale_pid(&pid_file);
+        println!("no Holon runtime is running for this home");
+        return Ok(ExitCode::SUCCESS);
+    };
+    // 1. Graceful shutdown through the socket.
+    if let Ok(client) = SocketClient::connect(&socket_path).await {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.call(Request::RuntimeShutdown),
+        )
+        .await;
+    }
+    let gone = |limit: Duration| async move {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if !pid_alive(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        !pid_alive(pid)
+    };
+    let mut how = "gracefully";
+    if !gone(Duration::from_secs(10)).await {
+        how = "after SIGTERM";
+        // SAFETY: signalling the runtime's own pid.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        if !gone(Duration::from_secs(5)).await {
+            how = "after SIGKILL";
+            // SAFETY: as above.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            if !gone(Duration::from_secs(5)).await {
+                anyhow::bail!("the runtime (pid {pid}) did not stop; see `holon daemon logs`");
+            }
+        }
+    }
+    clean_stale_pid(&pid_file);
+    if matches!(probe(&socket_path).await, Probe::Stale) {
+        let _ = std::fs::remove_file(&socket_path);
+    }
+    println!("holon runtime (pid {pid}) stopped {how}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn latest_log(dir: &Path) -> Option<PathBuf> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(super::logging::LOG_FILE_PREFIX))
+        })
+        .collect();
+    logs.sort();
+    logs.pop()
+}
+
+pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
+    let log = latest_log(&ctx.paths.log_dir);
+    let out = daemon_out_path(ctx);
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    writeln!(
+        w,
+        "log file      {}",
+        log.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "(none yet)".into())
+    )?;
+    writeln!(w, "daemon output {}", out.display())?;
+    writeln!(w, "pid file      {}", pid_path(ctx).display())?;
+    let text = log
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let failures: Vec<&str> = text.lines().filter(|l| l.contains(" ERROR ")).collect();
+    writeln!(w, "\nrecent failures ({}):", failures.len())?;
+    for l in failures.iter().rev().take(5).rev() {
+        writeln!(w, "  {l}")?;
+    }
+    let all: Vec<&str> = text.lines().collect();
+    writeln!(w, "\nlast {} lines:", lines.min(all.len()))?;
+    for l in &all[all.len().saturating_sub(lines)..] {
+        writeln!(w, "{l}")?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ mod bench_runtime;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod control;
 pub mod daemon;
 pub mod debug;
 pub mod logging;
@@ -62,7 +63,11 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let detach = cli.detach;
     rt.block_on(async move {
+        if detach {
+            return daemon::detach(&ctx).await;
+        }
         match cli.command {
             None => commands::overview(&ctx).await,
             Some(Command::Status { json }) => commands::status(&ctx, json).await,
@@ -73,7 +78,14 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 agent,
                 json,
             })) => commands::work_add(&ctx, objective, agent, json).await,
-            Some(Command::Daemon(DaemonCommand::Run)) => daemon::run(&ctx).await,
+            Some(Command::Daemon(DaemonCommand::Run { mode })) => daemon::run(&ctx, &mode).await,
+            Some(Command::Daemon(DaemonCommand::Start)) => daemon::detach(&ctx).await,
+            Some(Command::Daemon(DaemonCommand::Stop)) => daemon::stop(&ctx).await,
+            Some(Command::Daemon(DaemonCommand::Status { json })) => {
+                daemon::status(&ctx, json).await
+            }
+            Some(Command::Daemon(DaemonCommand::Logs { lines })) => daemon::logs(&ctx, lines),
+            Some(Command::Attach { socket, agent }) => commands::attach(&ctx, socket, agent).await,
             Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
                 debug::export(&ctx, agent, &dir).await
             }

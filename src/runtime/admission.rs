@@ -4,7 +4,7 @@
 //! agents exist. A stopped agent refuses external admission with resume
 //! guidance, and the refusal itself is recorded as `message_rejected`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
@@ -67,7 +67,7 @@ pub(crate) fn ensure_agent_in(
 }
 
 /// What admission recorded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Admitted {
     pub message_id: String,
     pub agent_id: String,

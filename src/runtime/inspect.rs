@@ -2,7 +2,7 @@
 //! status`, built from current-state tables only. It never scans the event
 //! ledger: the event count is the agent's last `event_seq` (one lookup).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRecord, AgentStatus};
 use super::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus};
@@ -10,7 +10,7 @@ use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// A compact, stable per-agent summary (agent-state RFC: a projection, not
 /// a source of truth).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSummary {
     pub id: String,
     pub status: AgentStatus,
@@ -18,7 +18,7 @@ pub struct AgentSummary {
     pub posture: String,
     pub posture_reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub lifecycle_hint: Option<&'static str>,
+    pub lifecycle_hint: Option<String>,
     pub queue_depth: u64,
     pub last_event_seq: u64,
     pub work_items_open: u64,
@@ -53,10 +53,11 @@ pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, 
         posture_reason: posture.reason,
         lifecycle_hint: match agent.status {
             AgentStatus::Stopped => Some(
-                "stopped: resume is required before new prompts; wake does not override stopped",
+                "stopped: resume is required before new prompts; wake does not override stopped"
+                    .to_owned(),
             ),
             AgentStatus::Paused => {
-                Some("paused: messages queue but no model turn starts until resumed")
+                Some("paused: messages queue but no model turn starts until resumed".to_owned())
             }
             AgentStatus::Booting
             | AgentStatus::AwakeIdle

@@ -5,6 +5,7 @@
 
 pub mod admission;
 pub mod agent;
+pub mod api;
 pub mod closure;
 pub mod command_tasks;
 pub mod continuation;

@@ -1,3 +1,6 @@
 //! The operator console and the shared event-presentation layer. Depends on
 //! `runtime::api` types only (and the event vocabulary); never on runtime
 //! internals or the store.
+
+pub mod client;
+pub mod present;

@@ -60,7 +60,9 @@ fn events_filter_by_kind_cursor_and_limit() {
     assert_eq!(created.len(), 1);
     let human = home.ok(&["events"]);
     assert_eq!(human.lines().count(), 6);
-    assert!(human.contains("message_admitted"));
+    // The human form is the shared presentation: summaries, not raw kinds.
+    assert!(human.contains("Operator: m0"), "{human}");
+    assert!(human.contains("Agent main created"), "{human}");
 }
 
 #[test]

@@ -1,4 +1,6 @@
 mod cli;
+mod control_socket;
+mod daemon_lifecycle;
 mod provider_transports;
 mod runtime_core;
 mod runtime_restart;

@@ -7,6 +7,7 @@
 //! until woken or until their next timer deadline.
 
 mod actor;
+pub mod dispatch;
 pub mod projection;
 pub mod turn;
 
@@ -51,6 +52,17 @@ pub struct HostConfig {
     pub max_rounds: u32,
     /// Transcript entries replayed into each turn's conversation.
     pub history_window: usize,
+    /// How this runtime presents itself in `runtime.status`.
+    pub info: RuntimeInfo,
+}
+
+/// Identity facts for `runtime.status`.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeInfo {
+    /// `embedded` (inside a console), `daemon` or `foreground`.
+    pub mode: String,
+    pub home: Option<String>,
+    pub socket_path: Option<String>,
 }
 
 impl HostConfig {
@@ -61,6 +73,11 @@ impl HostConfig {
             stop_grace: super::command_tasks::STOP_GRACE,
             max_rounds: 40,
             history_window: 200,
+            info: RuntimeInfo {
+                mode: "embedded".into(),
+                home: None,
+                socket_path: None,
+            },
         }
     }
 }
@@ -87,7 +104,7 @@ pub enum ControlAction {
     Abort,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ControlOutcome {
     pub agent_id: String,
     pub action: ControlAction,
@@ -96,7 +113,7 @@ pub struct ControlOutcome {
     pub note: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WakeHintOutcome {
     Submitted,
@@ -117,6 +134,11 @@ pub(crate) struct HostInner {
     actors: Mutex<HashMap<String, Actor>>,
     shutdown: watch::Sender<bool>,
     pub(crate) live: broadcast::Sender<LiveUpdate>,
+    pub(crate) started_at_ms: i64,
+    /// Raised by `runtime.shutdown`; the process mode owning the host waits
+    /// on it.
+    shutdown_requested: Notify,
+    shutdown_flag: AtomicBool,
 }
 
 /// A running runtime. Cheap to clone.
@@ -169,6 +191,9 @@ impl RuntimeHost {
                 actors: Mutex::new(HashMap::new()),
                 shutdown,
                 live,
+                started_at_ms: crate::now_ms(),
+                shutdown_requested: Notify::new(),
+                shutdown_flag: AtomicBool::new(false),
             }
         });
         let host = RuntimeHost { inner };
@@ -254,6 +279,24 @@ impl RuntimeHost {
 
     pub fn wake(&self, agent_id: &str) {
         self.inner.wake(agent_id);
+    }
+
+    /// Ask the owner of this runtime to shut it down (the socket's
+    /// `runtime.shutdown`).
+    pub fn request_shutdown(&self) {
+        self.inner.shutdown_flag.store(true, Ordering::SeqCst);
+        self.inner.shutdown_requested.notify_waiters();
+    }
+
+    /// Resolves once `request_shutdown` was called.
+    pub async fn shutdown_requested(&self) {
+        loop {
+            let notified = self.inner.shutdown_requested.notified();
+            if self.inner.shutdown_flag.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Create an agent (or return the existing one) and start its actor.

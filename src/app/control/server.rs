@@ -1,0 +1,343 @@
+//! The control server, shaped like mini-redis: a listener that accepts, a
+//! connection that frames lines (bounded), a request parsed from each
+//! frame, one handler (the runtime's `RuntimeClient`), and a shutdown
+//! signal threaded through. A bad line gets a JSON-RPC error and the
+//! connection stays; an oversized line gets an error and a close; a client
+//! that does not read only ever blocks itself: its subscriptions are cut
+//! off with "lagged, resume from N" and memory stays bounded.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::unix::OwnedReadHalf;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::{MAX_LINE, OUTBOUND_BUFFER};
+use crate::runtime::api::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
+
+/// Serve connections until `shutdown` turns true.
+pub async fn serve(
+    listener: UnixListener,
+    client: Arc<dyn RuntimeClient>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let client = Arc::clone(&client);
+                    let shutdown = shutdown.clone();
+                    tokio::spawn(async move { connection(stream, client, shutdown).await });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            _ = shutdown.changed() => {
+                if *shutdown.borrow() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// A line read from the client, bounded by `MAX_LINE`.
+enum Frame {
+    Line(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+async fn read_frame(
+    reader: &mut BufReader<OwnedReadHalf>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Frame> {
+    buf.clear();
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                Frame::Eof
+            } else {
+                Frame::Line(std::mem::take(buf))
+            });
+        }
+        match available.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                buf.extend_from_slice(&available[..i]);
+                reader.consume(i + 1);
+                if buf.len() > MAX_LINE {
+                    return Ok(Frame::TooLong);
+                }
+                return Ok(Frame::Line(std::mem::take(buf)));
+            }
+            None => {
+                let n = available.len();
+                buf.extend_from_slice(available);
+                reader.consume(n);
+                if buf.len() > MAX_LINE {
+                    return Ok(Frame::TooLong);
+                }
+            }
+        }
+    }
+}
+
+fn error_line(id: &Value, code: ErrorCode, message: &str) -> String {
+    let code: i64 = code.into();
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+}
+
+fn result_line(id: &Value, result: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string()
+}
+
+async fn connection(
+    stream: UnixStream,
+    client: Arc<dyn RuntimeClient>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let (read, mut write) = stream.into_split();
+    let (out, mut out_rx) = mpsc::channel::<String>(OUTBOUND_BUFFER);
+    let writer = tokio::spawn(async move {
+        while let Some(line) = out_rx.recv().await {
+            if write.write_all(line.as_bytes()).await.is_err()
+                || write.write_all(b"\n").await.is_err()
+            {
+                break;
+            }
+        }
+        let _ = write.shutdown().await;
+    });
+    let mut reader = BufReader::new(read);
+    let mut buf = Vec::new();
+    let mut subscriptions: HashMap<String, JoinHandle<()>> = HashMap::new();
+    loop {
+        let frame = tokio::select! {
+            f = read_frame(&mut reader, &mut buf) => f,
+            _ = shutdown.changed() => break,
+        };
+        match frame {
+            Ok(Frame::Line(line)) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                if let Some(reply) = handle_line(&line, &*client, &out, &mut subscriptions).await {
+                    if out.send(reply).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(Frame::TooLong) => {
+                let msg = format!("request line exceeds {MAX_LINE} bytes; closing the connection");
+                let _ = out
+                    .send(error_line(&Value::Null, ErrorCode::InvalidRequest, &msg))
+                    .await;
+                for (_, h) in subscriptions.drain() {
+                    h.abort();
+                }
+                break;
+            }
+            // Half-closed or gone: stop reading; subscriptions keep the
+            // connection open until the client closes it.
+            Ok(Frame::Eof) | Err(_) => break,
+        }
+    }
+    drop(out);
+    if *shutdown.borrow() {
+        for (_, h) in subscriptions.drain() {
+            h.abort();
+        }
+    }
+    let _ = writer.await;
+    for (_, h) in subscriptions.drain() {
+        h.abort();
+    }
+}
+
+/// Handle one request line; `None` for notifications (no id) that succeed.
+async fn handle_line(
+    line: &[u8],
+    client: &dyn RuntimeClient,
+    out: &mpsc::Sender<String>,
+    subscriptions: &mut HashMap<String, JoinHandle<()>>,
+) -> Option<String> {
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(error_line(
+                &Value::Null,
+                ErrorCode::ParseError,
+                &format!("parse error: {e}"),
+            ))
+        }
+    };
+    let Some(obj) = value.as_object() else {
+        return Some(error_line(
+            &Value::Null,
+            ErrorCode::InvalidRequest,
+            "a request must be a JSON object",
+        ));
+    };
+    let id = obj.get("id").cloned();
+    let rid = id.clone().unwrap_or(Value::Null);
+    if !matches!(
+        &id,
+        None | Some(Value::Null | Value::String(_) | Value::Number(_))
+    ) {
+        return Some(error_line(
+            &Value::Null,
+            ErrorCode::InvalidRequest,
+            "id must be a string, a number or null",
+        ));
+    }
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error_line(
+            &rid,
+            ErrorCode::InvalidRequest,
+            "jsonrpc must be \"2.0\"",
+        ));
+    }
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        return Some(error_line(
+            &rid,
+            ErrorCode::InvalidRequest,
+            "method must be a string",
+        ));
+    };
+    if !METHODS.contains(&method) {
+        return Some(error_line(
+            &rid,
+            ErrorCode::MethodNotFound,
+            &format!("no method `{method}` (see docs/protocol.md)"),
+        ));
+    }
+    let params = obj.get("params").cloned().unwrap_or(Value::Null);
+    if !matches!(params, Value::Null | Value::Object(_)) {
+        return Some(error_line(
+            &rid,
+            ErrorCode::InvalidParams,
+            "params must be an object",
+        ));
+    }
+    let outcome: Result<Value, ApiError> = match method {
+        "events.subscribe" => subscribe(params, client, out, subscriptions).await,
+        "events.unsubscribe" => {
+            let sub = params
+                .get("subscription")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            match subscriptions.remove(&sub) {
+                Some(h) => {
+                    h.abort();
+                    Ok(json!({ "unsubscribed": sub }))
+                }
+                None => Err(ApiError::new(
+                    ErrorCode::NotFound,
+                    format!("no subscription `{sub}` on this connection"),
+                )),
+            }
+        }
+        _ => {
+            // Methods without parameters accept absent, null or `{}` params.
+            let empty = params.is_null() || params.as_object().is_some_and(|o| o.is_empty());
+            let mut req = serde_json::Map::new();
+            req.insert("method".into(), json!(method));
+            if !params.is_null() {
+                req.insert("params".into(), params);
+            }
+            let parsed = serde_json::from_value::<Request>(Value::Object(req)).or_else(|e| {
+                if empty {
+                    serde_json::from_value::<Request>(json!({ "method": method })).map_err(|_| e)
+                } else {
+                    Err(e)
+                }
+            });
+            match parsed {
+                Ok(request) => client.call(request).await,
+                Err(e) => Err(ApiError::new(
+                    ErrorCode::InvalidParams,
+                    format!("invalid params for `{method}`: {e}"),
+                )),
+            }
+        }
+    };
+    match (id, outcome) {
+        (None, Ok(_)) => None,
+        (_, Ok(result)) => Some(result_line(&rid, result)),
+        (_, Err(e)) => Some(error_line(&rid, e.code, &e.message)),
+    }
+}
+
+async fn subscribe(
+    params: Value,
+    client: &dyn RuntimeClient,
+    out: &mpsc::Sender<String>,
+    subscriptions: &mut HashMap<String, JoinHandle<()>>,
+) -> Result<Value, ApiError> {
+    let agent_id = params
+        .get("agent_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::new(ErrorCode::InvalidParams, "events.subscribe needs agent_id"))?
+        .to_owned();
+    let from_seq = match params.get("from_seq") {
+        None | Some(Value::Null) => 1,
+        Some(v) => v.as_u64().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidParams,
+                "from_seq must be a non-negative integer",
+            )
+        })?,
+    };
+    let sub_id = match params.get("subscription").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => s.to_owned(),
+        _ => crate::new_id("sub"),
+    };
+    if subscriptions.contains_key(&sub_id) {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("subscription `{sub_id}` already exists"),
+        ));
+    }
+    let mut sub = client.subscribe(&agent_id, from_seq).await?;
+    let out = out.clone();
+    let id = sub_id.clone();
+    let handle = tokio::spawn(async move {
+        while let Some(item) = sub.next().await {
+            let (line, last) = match item {
+                SubscriptionItem::Event(e) => {
+                    let seq = e.event_seq;
+                    (json!({ "jsonrpc": "2.0", "method": "event", "params": { "subscription": id, "event": e } }).to_string(), Some(seq))
+                }
+                SubscriptionItem::Lagged { resume_from } => {
+                    let line = json!({ "jsonrpc": "2.0", "method": "subscription.lagged",
+                                       "params": { "subscription": id, "resume_from": resume_from } });
+                    let _ = out.send(line.to_string()).await;
+                    return;
+                }
+            };
+            match out.try_send(line) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    // The client is not reading: cut the subscription off
+                    // and tell it where to resume once it does.
+                    let resume_from = last.unwrap_or(from_seq);
+                    let line = json!({ "jsonrpc": "2.0", "method": "subscription.lagged",
+                                       "params": { "subscription": id, "resume_from": resume_from } });
+                    let _ = out.send(line.to_string()).await;
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return,
+            }
+        }
+    });
+    subscriptions.insert(sub_id.clone(), handle);
+    Ok(json!({ "subscription": sub_id, "agent_id": agent_id, "from_seq": from_seq }))
+}

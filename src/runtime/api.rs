@@ -1,0 +1,405 @@
+//! The client API: what consoles, scripts and the control socket ask of a
+//! runtime, and what they get back. Requests are one serde enum whose
+//! `method`/`params` tagging is exactly the JSON-RPC 2.0 request shape, so
+//! the socket carries these types unchanged. `RuntimeClient` is the one
+//! interface both transports implement (in-process: `RuntimeHost`; socket:
+//! `ui::client::SocketClient`), so a console cannot tell them apart.
+
+use serde::{Deserialize, Serialize};
+
+pub use super::admission::Admitted;
+pub use super::host::{ControlAction, ControlOutcome, WakeHintOutcome};
+pub use super::inspect::AgentSummary;
+pub use super::provider::BoxFuture;
+pub use crate::store::EventRecord;
+
+use super::envelope::Priority;
+use super::work_ops::{CreateWorkItem, UpdateWorkItem};
+
+/// Every request, tagged as JSON-RPC `method` + `params`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", content = "params")]
+pub enum Request {
+    #[serde(rename = "runtime.status")]
+    RuntimeStatus,
+    #[serde(rename = "runtime.shutdown")]
+    RuntimeShutdown,
+    #[serde(rename = "agents.list")]
+    AgentsList,
+    #[serde(rename = "agent.create")]
+    AgentCreate { agent_id: String },
+    #[serde(rename = "agent.status")]
+    AgentStatus { agent_id: String },
+    #[serde(rename = "agent.state")]
+    AgentState { agent_id: String },
+    #[serde(rename = "prompt.submit")]
+    PromptSubmit {
+        agent_id: String,
+        text: String,
+        #[serde(default)]
+        priority: Priority,
+    },
+    #[serde(rename = "work_item.create")]
+    WorkItemCreate {
+        agent_id: String,
+        #[serde(flatten)]
+        item: CreateWorkItem,
+    },
+    #[serde(rename = "work_item.pick")]
+    WorkItemPick {
+        agent_id: String,
+        work_item_id: String,
+    },
+    #[serde(rename = "work_item.update")]
+    WorkItemUpdate {
+        agent_id: String,
+        #[serde(flatten)]
+        update: UpdateWorkItem,
+    },
+    #[serde(rename = "work_item.complete")]
+    WorkItemComplete {
+        agent_id: String,
+        work_item_id: String,
+        #[serde(default)]
+        note: Option<String>,
+    },
+    #[serde(rename = "task.run")]
+    TaskRun { agent_id: String, cmd: String },
+    #[serde(rename = "task.status")]
+    TaskStatus { agent_id: String, task_id: String },
+    #[serde(rename = "task.output")]
+    TaskOutput {
+        agent_id: String,
+        task_id: String,
+        #[serde(default)]
+        max_bytes: Option<u64>,
+    },
+    #[serde(rename = "task.input")]
+    TaskInput {
+        agent_id: String,
+        task_id: String,
+        input: String,
+    },
+    #[serde(rename = "task.stop")]
+    TaskStop { agent_id: String, task_id: String },
+    #[serde(rename = "control")]
+    Control {
+        agent_id: String,
+        action: ControlAction,
+    },
+    #[serde(rename = "events.page")]
+    EventsPage {
+        agent_id: String,
+        #[serde(default = "one")]
+        from_seq: u64,
+        #[serde(default = "page_limit")]
+        limit: usize,
+        #[serde(default)]
+        kind: Option<String>,
+    },
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn page_limit() -> usize {
+    500
+}
+
+/// The method names, for "method not found" versus "invalid params".
+pub const METHODS: &[&str] = &[
+    "runtime.status",
+    "runtime.shutdown",
+    "agents.list",
+    "agent.create",
+    "agent.status",
+    "agent.state",
+    "prompt.submit",
+    "work_item.create",
+    "work_item.pick",
+    "work_item.update",
+    "work_item.complete",
+    "task.run",
+    "task.status",
+    "task.output",
+    "task.input",
+    "task.stop",
+    "control",
+    "events.page",
+    "events.subscribe",
+    "events.unsubscribe",
+];
+
+/// The largest page a single `events.page` returns.
+pub const MAX_PAGE: usize = 5000;
+
+/// Stable error codes: JSON-RPC's own plus the application's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "i64", try_from = "i64")]
+pub enum ErrorCode {
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    Internal,
+    /// -32001: no such agent, task or work item.
+    NotFound,
+    /// -32002: the agent is stopped; resume it first.
+    AgentStopped,
+    /// -32003: the request conflicts with current state.
+    Conflict,
+    /// -32004: the store failed (disk full, I/O error).
+    Storage,
+    /// -32005: the runtime is shutting down.
+    ShuttingDown,
+}
+
+impl From<ErrorCode> for i64 {
+    fn from(c: ErrorCode) -> i64 {
+        match c {
+            ErrorCode::ParseError => -32700,
+            ErrorCode::InvalidRequest => -32600,
+            ErrorCode::MethodNotFound => -32601,
+            ErrorCode::InvalidParams => -32602,
+            ErrorCode::Internal => -32603,
+            ErrorCode::NotFound => -32001,
+            ErrorCode::AgentStopped => -32002,
+            ErrorCode::Conflict => -32003,
+            ErrorCode::Storage => -32004,
+            ErrorCode::ShuttingDown => -32005,
+        }
+    }
+}
+
+impl TryFrom<i64> for ErrorCode {
+    type Error = String;
+    fn try_from(v: i64) -> Result<Self, String> {
+        Ok(match v {
+            -32700 => ErrorCode::ParseError,
+            -32600 => ErrorCode::InvalidRequest,
+            -32601 => ErrorCode::MethodNotFound,
+            -32602 => ErrorCode::InvalidParams,
+            -32603 => ErrorCode::Internal,
+            -32001 => ErrorCode::NotFound,
+            -32002 => ErrorCode::AgentStopped,
+            -32003 => ErrorCode::Conflict,
+            -32004 => ErrorCode::Storage,
+            -32005 => ErrorCode::ShuttingDown,
+            other => return Err(format!("unknown error code {other}")),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<super::RuntimeError> for ApiError {
+    fn from(e: super::RuntimeError) -> ApiError {
+        use super::RuntimeError as E;
+        let code = match &e {
+            E::InvalidAgentId(_) | E::Invalid(_) => ErrorCode::InvalidParams,
+            E::UnknownAgent { .. } | E::UnknownTask { .. } => ErrorCode::NotFound,
+            E::AgentStopped { .. } => ErrorCode::AgentStopped,
+            E::WorkItem(w) => match w {
+                super::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
+                super::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
+                super::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
+            },
+            E::Io { .. } | E::Store(_) => ErrorCode::Storage,
+        };
+        ApiError::new(code, e.to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> ApiError {
+        ApiError::from(super::RuntimeError::from(e))
+    }
+}
+
+/// How busy the runtime is (daemon lifecycle contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityState {
+    Idle,
+    Waiting,
+    Processing,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    pub state: ActivityState,
+    pub active_agent_count: u64,
+    pub processing_agent_count: u64,
+    pub waiting_agent_count: u64,
+    pub active_task_count: u64,
+}
+
+/// `runtime.status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeStatus {
+    pub holon: String,
+    pub version: String,
+    pub pid: u32,
+    pub mode: String,
+    pub home: Option<String>,
+    pub store: String,
+    pub socket_path: Option<String>,
+    pub started_at: String,
+    pub uptime_ms: u64,
+    pub activity: Activity,
+    pub agents: Vec<AgentSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<serde_json::Value>,
+}
+
+/// `agent.state`: a coherent bootstrap before following events from
+/// `last_event_seq + 1`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    pub agent: AgentSummary,
+    pub last_event_seq: u64,
+    pub closure: serde_json::Value,
+    pub work_items: Vec<serde_json::Value>,
+    pub tasks: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_decision: Option<EventRecord>,
+    pub display_mode: super::agent::DisplayMode,
+}
+
+/// What an event subscription yields. Events are the common case, so they
+/// are not boxed to shrink the rare `Lagged`.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum SubscriptionItem {
+    Event(EventRecord),
+    /// The subscriber fell too far behind and was cut off; subscribe again
+    /// from `resume_from` (nothing is lost: the ledger has it).
+    Lagged {
+        resume_from: u64,
+    },
+}
+
+/// A live stream of one agent's events, in `event_seq` order with no gap.
+pub struct Subscription {
+    pub rx: tokio::sync::mpsc::Receiver<SubscriptionItem>,
+}
+
+impl Subscription {
+    /// The next item; `None` when the stream ended (connection or runtime
+    /// gone).
+    pub async fn next(&mut self) -> Option<SubscriptionItem> {
+        self.rx.recv().await
+    }
+}
+
+/// The one client interface, in-process or over the socket.
+pub trait RuntimeClient: Send + Sync {
+    /// Perform one request; the result is the method's JSON result.
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<serde_json::Value, ApiError>>;
+
+    /// Follow an agent's events from `from_seq` (inclusive).
+    fn subscribe(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+    ) -> BoxFuture<'_, Result<Subscription, ApiError>>;
+
+    /// "embedded" or "attached", for the console's status line.
+    fn transport(&self) -> &'static str;
+}
+
+/// Typed helpers over `call`.
+pub async fn call_typed<T: serde::de::DeserializeOwned>(
+    client: &dyn RuntimeClient,
+    request: Request,
+) -> Result<T, ApiError> {
+    let v = client.call(request).await?;
+    serde_json::from_value(v).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("unexpected response shape: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_json_rpc_method_and_params() {
+        let r = Request::PromptSubmit {
+            agent_id: "main".into(),
+            text: "hi".into(),
+            priority: Priority::Next,
+        };
+        let v = serde_json::to_value(&r).unwrap_or_default();
+        assert_eq!(v["method"], "prompt.submit");
+        assert_eq!(v["params"]["text"], "hi");
+        let back: Request = serde_json::from_value(serde_json::json!({
+            "method": "events.page", "params": {"agent_id": "main"}
+        }))
+        .unwrap_or(Request::RuntimeStatus);
+        assert_eq!(
+            back,
+            Request::EventsPage {
+                agent_id: "main".into(),
+                from_seq: 1,
+                limit: 500,
+                kind: None
+            }
+        );
+        let unit: Request = serde_json::from_value(serde_json::json!({"method": "runtime.status"}))
+            .unwrap_or(Request::AgentsList);
+        assert_eq!(unit, Request::RuntimeStatus);
+    }
+
+    #[test]
+    fn every_request_method_is_listed() {
+        let samples = [
+            Request::RuntimeStatus,
+            Request::RuntimeShutdown,
+            Request::AgentsList,
+            Request::AgentCreate {
+                agent_id: "a".into(),
+            },
+            Request::Control {
+                agent_id: "a".into(),
+                action: ControlAction::Pause,
+            },
+        ];
+        for r in samples {
+            let v = serde_json::to_value(&r).unwrap_or_default();
+            let m = v["method"].as_str().unwrap_or_default().to_owned();
+            assert!(METHODS.contains(&m.as_str()), "{m}");
+        }
+    }
+
+    #[test]
+    fn error_codes_round_trip() {
+        for c in [
+            ErrorCode::ParseError,
+            ErrorCode::InvalidParams,
+            ErrorCode::NotFound,
+            ErrorCode::ShuttingDown,
+        ] {
+            let n: i64 = c.into();
+            assert_eq!(ErrorCode::try_from(n), Ok(c));
+        }
+    }
+}

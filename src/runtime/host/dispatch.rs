@@ -1,0 +1,382 @@
+//! `RuntimeHost` as a `RuntimeClient`: every API request handled in one
+//! place, used directly by the embedded console and behind the control
+//! socket by attached clients. Subscriptions follow the ledger by cursor:
+//! page from `from_seq`, then wait for the next commit of that agent; the
+//! broadcast is only a wake-up, so there is no gap and no duplicate, and a
+//! subscriber that falls behind is told where to resume instead of growing
+//! memory.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+
+use super::RuntimeHost;
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::api::{
+    Activity, ActivityState, AgentState, ApiError, BoxFuture, ErrorCode, Request, RuntimeClient,
+    RuntimeStatus, Subscription, SubscriptionItem, MAX_PAGE,
+};
+use crate::runtime::command_tasks::read_tail;
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
+use crate::runtime::inspect::{agent_summary, AgentSummary};
+use crate::runtime::tasks::TaskRecord;
+use crate::runtime::work_items::WorkItemRecord;
+use crate::store::{EventRecord, Index, Keyed, Store};
+
+/// Items buffered per subscriber before it counts as lagging.
+pub const SUBSCRIPTION_BUFFER: usize = 1024;
+
+fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+}
+
+fn not_found(what: &str) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, what.to_owned())
+}
+
+impl RuntimeHost {
+    fn summary(&self, agent_id: &str) -> Result<AgentSummary, ApiError> {
+        let rx = self.store().read()?;
+        let agent: AgentRecord = rx
+            .agent(agent_id)?
+            .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
+        Ok(agent_summary(&rx, &agent)?)
+    }
+
+    pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
+        let rx = self.store().read()?;
+        let agents: Vec<AgentRecord> = rx.agents()?;
+        let mut summaries = Vec::with_capacity(agents.len());
+        let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
+        for a in &agents {
+            let s = agent_summary(&rx, a)?;
+            tasks += s.tasks_active;
+            match a.status {
+                AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
+                AgentStatus::AwaitingTask => waiting += 1,
+                AgentStatus::AwakeIdle
+                | AgentStatus::Asleep
+                | AgentStatus::Paused
+                | AgentStatus::Stopped => {
+                    if s.posture.starts_with("WaitingFor") || s.tasks_active > 0 {
+                        waiting += 1;
+                    }
+                }
+            }
+            summaries.push(s);
+        }
+        let state = if processing > 0 {
+            ActivityState::Processing
+        } else if waiting > 0 {
+            ActivityState::Waiting
+        } else {
+            ActivityState::Idle
+        };
+        let last_failure = agents
+            .iter()
+            .filter_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
+            .map(|(a, e)| {
+                json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
+                                  "detail_hint": "holon events --kind runtime_error" })
+            })
+            .next();
+        let info = &self.inner.config.info;
+        Ok(RuntimeStatus {
+            holon: "holon".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            mode: info.mode.clone(),
+            home: info.home.clone(),
+            store: self.store().path().display().to_string(),
+            socket_path: info.socket_path.clone(),
+            started_at: crate::format_ts(self.inner.started_at_ms),
+            uptime_ms: u64::try_from(crate::now_ms().saturating_sub(self.inner.started_at_ms))
+                .unwrap_or(0),
+            activity: Activity {
+                state,
+                active_agent_count: agents
+                    .iter()
+                    .filter(|a| a.status != AgentStatus::Stopped)
+                    .count() as u64,
+                processing_agent_count: processing,
+                waiting_agent_count: waiting,
+                active_task_count: tasks,
+            },
+            agents: summaries,
+            last_failure,
+        })
+    }
+
+    fn agent_state(&self, agent_id: &str) -> Result<AgentState, ApiError> {
+        let rx = self.store().read()?;
+        let agent: AgentRecord = rx
+            .agent(agent_id)?
+            .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
+        let summary = agent_summary(&rx, &agent)?;
+        let last_event_seq = rx.last_seq(agent_id)?;
+        let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
+        let closure = live
+            .as_ref()
+            .map(|l| json!(l.projection.closure()))
+            .unwrap_or(Value::Null);
+        let mut work_items: Vec<Value> = Vec::new();
+        for w in live
+            .as_ref()
+            .map(|l| l.work_items.clone())
+            .unwrap_or_default()
+        {
+            work_items.push(json!(w));
+        }
+        let recent: Vec<WorkItemRecord> = rx.list_recent(Keyed::WorkItems, agent_id, 50)?;
+        for w in recent
+            .into_iter()
+            .filter(|w| w.state == crate::runtime::work_items::WorkItemState::Completed)
+        {
+            work_items.push(json!(w));
+        }
+        let mut tasks: Vec<Value> = Vec::new();
+        for id in rx.index_list(Index::ActiveTasks, agent_id)? {
+            if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, agent_id, &id)? {
+                tasks.push(json!(t));
+            }
+        }
+        for t in rx.list_recent::<TaskRecord>(Keyed::Tasks, agent_id, 20)? {
+            if t.status.is_terminal() {
+                tasks.push(json!(t));
+            }
+        }
+        let last_decision = rx
+            .events_before(agent_id, last_event_seq + 1, 200)?
+            .into_iter()
+            .rev()
+            .find(|e| e.kind == "scheduler_decision");
+        Ok(AgentState {
+            agent: summary,
+            last_event_seq,
+            closure,
+            work_items,
+            tasks,
+            last_decision,
+            display_mode: agent.display_mode,
+        })
+    }
+
+    async fn handle(&self, request: Request) -> Result<Value, ApiError> {
+        match request {
+            Request::RuntimeStatus => to_value(self.runtime_status()?),
+            Request::RuntimeShutdown => {
+                self.request_shutdown();
+                Ok(json!({ "shutting_down": true }))
+            }
+            Request::AgentsList => {
+                let rx = self.store().read()?;
+                let mut out = Vec::new();
+                for a in rx.agents::<AgentRecord>()? {
+                    out.push(agent_summary(&rx, &a)?);
+                }
+                to_value(out)
+            }
+            Request::AgentCreate { agent_id } => {
+                self.create_agent(&agent_id).await?;
+                to_value(self.summary(&agent_id)?)
+            }
+            Request::AgentStatus { agent_id } => to_value(self.summary(&agent_id)?),
+            Request::AgentState { agent_id } => to_value(self.agent_state(&agent_id)?),
+            Request::PromptSubmit {
+                agent_id,
+                text,
+                priority,
+            } => {
+                if text.trim().is_empty() {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidParams,
+                        "the prompt is empty",
+                    ));
+                }
+                let req = AdmissionRequest::operator_prompt(
+                    &agent_id,
+                    &text,
+                    priority,
+                    DeliverySurface::HttpControlPrompt,
+                );
+                to_value(self.submit(req).await?)
+            }
+            Request::WorkItemCreate { agent_id, item } => {
+                to_value(self.create_work_item(&agent_id, item).await?)
+            }
+            Request::WorkItemPick {
+                agent_id,
+                work_item_id,
+            } => to_value(self.pick_work_item(&agent_id, &work_item_id).await?),
+            Request::WorkItemUpdate { agent_id, update } => {
+                to_value(self.update_work_item(&agent_id, update).await?)
+            }
+            Request::WorkItemComplete {
+                agent_id,
+                work_item_id,
+                note,
+            } => to_value(
+                self.complete_work_item(&agent_id, &work_item_id, note)
+                    .await?,
+            ),
+            Request::TaskRun { agent_id, cmd } => {
+                if cmd.trim().is_empty() {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidParams,
+                        "the command is empty",
+                    ));
+                }
+                to_value(self.run_operator_command(&agent_id, &cmd).await?)
+            }
+            Request::TaskStatus { agent_id, task_id } => {
+                let rx = self.store().read()?;
+                let t: TaskRecord =
+                    rx.get(Keyed::Tasks, &agent_id, &task_id)?.ok_or_else(|| {
+                        not_found(&format!("no task `{task_id}` for agent `{agent_id}`"))
+                    })?;
+                to_value(t)
+            }
+            Request::TaskOutput {
+                agent_id,
+                task_id,
+                max_bytes,
+            } => {
+                let rx = self.store().read()?;
+                let t: TaskRecord =
+                    rx.get(Keyed::Tasks, &agent_id, &task_id)?.ok_or_else(|| {
+                        not_found(&format!("no task `{task_id}` for agent `{agent_id}`"))
+                    })?;
+                let path = t
+                    .detail
+                    .as_ref()
+                    .and_then(|d| d.get("output_path"))
+                    .and_then(|p| p.as_str())
+                    .map(std::path::PathBuf::from);
+                let max = max_bytes.unwrap_or(64 * 1024).min(1024 * 1024);
+                let (output, bytes, truncated) = path
+                    .as_deref()
+                    .map(|p| read_tail(p, max))
+                    .unwrap_or_default();
+                Ok(
+                    json!({ "task": t, "output": output, "output_bytes": bytes, "truncated": truncated,
+                           "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" } }),
+                )
+            }
+            Request::TaskInput {
+                agent_id,
+                task_id,
+                input,
+            } => to_value(self.task_input(&agent_id, &task_id, &input).await?),
+            Request::TaskStop { agent_id, task_id } => {
+                to_value(self.stop_task(&agent_id, &task_id).await?)
+            }
+            Request::Control { agent_id, action } => {
+                to_value(self.control(&agent_id, action).await?)
+            }
+            Request::EventsPage {
+                agent_id,
+                from_seq,
+                limit,
+                kind,
+            } => {
+                let rx = self.store().read()?;
+                if rx.agent::<AgentRecord>(&agent_id)?.is_none() {
+                    return Err(not_found(&format!("no agent `{agent_id}`")));
+                }
+                let limit = limit.clamp(1, MAX_PAGE);
+                let page = match kind {
+                    Some(k) => rx.events_of_kind(&agent_id, &k, from_seq.max(1), limit)?,
+                    None => rx.events(&agent_id, from_seq.max(1), limit)?,
+                };
+                let next = page
+                    .last()
+                    .map(|e| e.event_seq + 1)
+                    .unwrap_or(from_seq.max(1));
+                Ok(
+                    json!({ "events": page, "next_seq": next, "last_event_seq": rx.last_seq(&agent_id)? }),
+                )
+            }
+        }
+    }
+}
+
+/// Follow one agent's ledger from `from_seq` into `tx`, forever (until the
+/// receiver or the store goes away). On a full buffer the subscriber gets
+/// `Lagged` with the first undelivered sequence and the stream ends.
+pub async fn follow(
+    store: Store,
+    agent_id: String,
+    from_seq: u64,
+    tx: mpsc::Sender<SubscriptionItem>,
+) {
+    let mut wake = store.subscribe();
+    let mut cursor = from_seq.max(1);
+    loop {
+        let page: Vec<EventRecord> = match store
+            .read()
+            .and_then(|rx| rx.events(&agent_id, cursor, 256))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "subscription read failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        if page.is_empty() {
+            loop {
+                match wake.recv().await {
+                    Ok(e) if e.agent_id == agent_id => break,
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(_)) => break,
+                    Err(RecvError::Closed) => return,
+                }
+            }
+            continue;
+        }
+        for e in page {
+            let seq = e.event_seq;
+            match tx.try_send(SubscriptionItem::Event(e)) {
+                Ok(()) => cursor = seq + 1,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    let _ = tx.send(SubscriptionItem::Lagged { resume_from: seq }).await;
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return,
+            }
+        }
+    }
+}
+
+impl RuntimeClient for RuntimeHost {
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<Value, ApiError>> {
+        Box::pin(self.handle(request))
+    }
+
+    fn subscribe(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+    ) -> BoxFuture<'_, Result<Subscription, ApiError>> {
+        let agent_id = agent_id.to_owned();
+        Box::pin(async move {
+            if self
+                .store()
+                .read()?
+                .agent::<AgentRecord>(&agent_id)?
+                .is_none()
+            {
+                return Err(not_found(&format!("no agent `{agent_id}`")));
+            }
+            let (tx, rx) = mpsc::channel(SUBSCRIPTION_BUFFER);
+            tokio::spawn(follow(self.store().clone(), agent_id, from_seq, tx));
+            Ok(Subscription { rx })
+        })
+    }
+
+    fn transport(&self) -> &'static str {
+        "embedded"
+    }
+}

@@ -1,0 +1,309 @@
+//! The control endpoint on a real unix socket with a real runtime behind
+//! it: JSON-RPC errors for bad input with the connection kept, oversized
+//! lines closed, slow and half-closed clients, many subscribers, socket
+//! permissions and path guarding.
+
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use holon::app::control::{server, socket};
+use holon::runtime::api::{Request, RuntimeClient, SubscriptionItem};
+use holon::runtime::envelope::Priority;
+use holon::ui::client::SocketClient;
+
+use super::runtime_core::{rig, Rig};
+
+struct Served {
+    rig: Rig,
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+async fn served() -> Served {
+    let rig = rig(vec![]).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("run").join("control.sock");
+    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
+    tokio::spawn(server::serve(listener, client, rx));
+    Served {
+        rig,
+        path,
+        _dir: dir,
+        stop,
+    }
+}
+
+struct Raw {
+    lines: tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+    write: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Raw {
+    async fn connect(path: &std::path::Path) -> Raw {
+        let s = UnixStream::connect(path)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (r, w) = s.into_split();
+        Raw {
+            lines: BufReader::new(r).lines(),
+            write: w,
+        }
+    }
+
+    async fn send(&mut self, line: &str) {
+        self.write
+            .write_all(line.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.write
+            .write_all(b"\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    async fn recv(&mut self) -> Option<Value> {
+        match tokio::time::timeout(Duration::from_secs(10), self.lines.next_line()).await {
+            Ok(Ok(Some(l))) => {
+                Some(serde_json::from_str(&l).unwrap_or_else(|e| panic!("bad line {l}: {e}")))
+            }
+            Ok(Ok(None)) | Ok(Err(_)) => None,
+            Err(_) => panic!("no answer within 10 s"),
+        }
+    }
+
+    async fn ask(&mut self, line: &str) -> Value {
+        self.send(line).await;
+        self.recv()
+            .await
+            .unwrap_or_else(|| panic!("connection closed after {line}"))
+    }
+}
+
+fn code(v: &Value) -> i64 {
+    v["error"]["code"].as_i64().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_json_rpc_errors_and_the_connection_stays() {
+    let s = served().await;
+    let mut c = Raw::connect(&s.path).await;
+    assert_eq!(code(&c.ask("{not json").await), -32700);
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":7,"method":"no.such"}"#)
+        .await;
+    assert_eq!((code(&v), v["id"].clone()), (-32601, json!(7)));
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":"x","method":"prompt.submit","params":{"agent_id":5}}"#)
+        .await;
+    assert_eq!((code(&v), v["id"].clone()), (-32602, json!("x")));
+    let v = c
+        .ask(r#"{"jsonrpc":"1.0","id":8,"method":"runtime.status"}"#)
+        .await;
+    assert_eq!((code(&v), v["id"].clone()), (-32600, json!(8)));
+    assert_eq!(code(&c.ask(r#"[1,2]"#).await), -32600);
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":9,"method":"agent.status","params":{"agent_id":"ghost"}}"#)
+        .await;
+    assert_eq!((code(&v), v["id"].clone()), (-32001, json!(9)));
+    // Still serving on the same connection.
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":10,"method":"runtime.status","params":{}}"#)
+        .await;
+    assert_eq!(v["result"]["holon"], "holon");
+    let v = c.ask(r#"{"jsonrpc":"2.0","id":11,"method":"prompt.submit","params":{"agent_id":"main","text":"hi"}}"#).await;
+    assert_eq!(v["result"]["queue_status"], "queued");
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_line_gets_an_error_and_a_close_and_others_are_unaffected() {
+    let s = served().await;
+    let mut big = Raw::connect(&s.path).await;
+    let mut other = Raw::connect(&s.path).await;
+    let payload = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"prompt.submit","params":{{"agent_id":"main","text":"{}"}}}}"#,
+        "x".repeat(10 * 1024 * 1024)
+    );
+    // The server may close while we are still writing; that is the point.
+    let _ = big.write.write_all(payload.as_bytes()).await;
+    let _ = big.write.write_all(b"\n").await;
+    let v = big
+        .recv()
+        .await
+        .unwrap_or_else(|| panic!("no error before close"));
+    assert_eq!(code(&v), -32600);
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("exceeds"));
+    assert!(
+        big.recv().await.is_none(),
+        "connection closed after the oversized line"
+    );
+    let v = other
+        .ask(r#"{"jsonrpc":"2.0","id":2,"method":"agents.list"}"#)
+        .await;
+    assert!(v["result"].is_array());
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_closed_clients_still_get_their_answer() {
+    let s = served().await;
+    let mut c = Raw::connect(&s.path).await;
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"runtime.status"}"#)
+        .await;
+    c.write.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    let v = c
+        .recv()
+        .await
+        .unwrap_or_else(|| panic!("no answer after half-close"));
+    assert_eq!(v["id"], 1);
+    assert!(c.recv().await.is_none());
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_does_not_stall_anyone_else() {
+    let s = served().await;
+    // A subscriber that never reads its socket.
+    let mut stuck = Raw::connect(&s.path).await;
+    stuck.send(r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1}}"#).await;
+    // Generate far more events than its buffers hold.
+    let client = SocketClient::connect(&s.path)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..40 {
+        let req = Request::WorkItemCreate {
+            agent_id: "main".into(),
+            item: holon::runtime::work_ops::CreateWorkItem {
+                objective: format!("item {i} {}", "pad".repeat(3000)),
+                ..Default::default()
+            },
+        };
+        client.call(req).await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    // Everyone else is still served promptly.
+    let t = std::time::Instant::now();
+    let v = client
+        .call(Request::RuntimeStatus)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(v["holon"], "holon");
+    assert!(t.elapsed() < Duration::from_secs(2));
+    drop(stuck);
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_subscribers_each_get_every_event_in_order() {
+    let s = served().await;
+    let mut subs = Vec::new();
+    for _ in 0..200 {
+        let c = SocketClient::connect(&s.path)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sub = c
+            .subscribe("main", 1)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        subs.push((c, sub));
+    }
+    let writer = SocketClient::connect(&s.path)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    writer
+        .call(Request::PromptSubmit {
+            agent_id: "main".into(),
+            text: "to everyone".into(),
+            priority: Priority::Normal,
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let last = s
+        .rig
+        .host
+        .store()
+        .read()
+        .and_then(|rx| rx.last_seq("main"))
+        .unwrap_or(0);
+    let mut tasks = tokio::task::JoinSet::new();
+    for (c, mut sub) in subs {
+        tasks.spawn(async move {
+            let _keep = c;
+            let mut expect = 1;
+            while expect <= last {
+                match tokio::time::timeout(Duration::from_secs(20), sub.next()).await {
+                    Ok(Some(SubscriptionItem::Event(e))) => {
+                        assert_eq!(e.event_seq, expect, "gap or duplicate");
+                        expect += 1;
+                    }
+                    other => panic!("subscriber stopped early: {other:?}"),
+                }
+            }
+        });
+    }
+    while let Some(r) = tasks.join_next().await {
+        r.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refused() {
+    let s = served().await;
+    let mode = std::fs::metadata(&s.path)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0);
+    assert_eq!(mode, 0o600);
+    // A second server on the same path is refused: the first answers.
+    match socket::bind(&s.path).await {
+        Err(socket::SocketError::AlreadyRunning { .. }) => {}
+        other => panic!("expected AlreadyRunning, got {:?}", other.map(|_| ())),
+    }
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // A stale socket (its listener is gone) is replaced.
+    let stale = dir.path().join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap_or_else(|e| panic!("{e}")));
+    assert!(stale.exists());
+    assert!(socket::bind(&stale).await.is_ok(), "stale socket replaced");
+    // A regular file is never replaced.
+    let file = dir.path().join("file.sock");
+    std::fs::write(&file, "precious").unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        socket::bind(&file).await,
+        Err(socket::SocketError::NotASocket { .. })
+    ));
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap_or_default(),
+        "precious"
+    );
+    // Something that answers but is not Holon is refused.
+    let foreign = dir.path().join("foreign.sock");
+    let listener = tokio::net::UnixListener::bind(&foreign).unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
+        }
+    });
+    assert!(matches!(
+        socket::bind(&foreign).await,
+        Err(socket::SocketError::NotHolon { .. })
+    ));
+}

@@ -1,0 +1,148 @@
+//! The daemon with real processes: `--detach` is idempotent, the one-shot
+//! commands go through the socket, `kill -9` loses nothing acknowledged,
+//! and a client resumes from its cursor with no gap or duplicate.
+
+use std::process::Output;
+use std::time::Duration;
+
+use holon::runtime::api::{RuntimeClient, SubscriptionItem};
+use holon::ui::client::SocketClient;
+
+use super::support::{stderr, Home};
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn daemon_pid(home: &Home) -> i32 {
+    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v["pid"].as_i64().unwrap_or(0) as i32
+}
+
+struct Daemon<'a>(&'a Home);
+
+impl Drop for Daemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["daemon", "stop"]);
+    }
+}
+
+#[test]
+fn detach_is_idempotent_and_one_shots_go_through_the_socket() {
+    let home = Home::new();
+    let first = ok(home.run(&["--detach"]));
+    let _guard = Daemon(&home);
+    assert!(first.contains("started"), "{first}");
+    assert!(first.contains("holon attach"), "{first}");
+    let second = ok(home.run(&["--detach"]));
+    assert!(second.contains("already running"), "{second}");
+    let pid = daemon_pid(&home);
+    assert!(pid > 0);
+
+    ok(home.run(&["send", "through the socket"]));
+    ok(home.run(&["work", "add", "socket work"]));
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(home.run(&["status", "--json"]))).unwrap_or_default();
+    assert!(
+        status["runtime"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("running"),
+        "{status}"
+    );
+    let events = ok(home.run(&["events", "--json"]));
+    assert!(events.contains("through the socket"));
+    assert!(events.contains("socket work"));
+    let ds = home.run(&["daemon", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&ds.stdout).unwrap_or_default();
+    assert_eq!(v["running"], true);
+    assert_eq!(v["status"]["pid"].as_i64(), Some(i64::from(pid)));
+
+    let stop = ok(home.run(&["daemon", "stop"]));
+    assert!(stop.contains("stopped gracefully"), "{stop}");
+    let after = home.run(&["daemon", "status"]);
+    assert_eq!(after.status.code(), Some(3));
+    assert!(!home.path().join("run/control.sock").exists());
+}
+
+#[test]
+fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate() {
+    let home = Home::new();
+    ok(home.run(&["--detach"]));
+    let _guard = Daemon(&home);
+    let socket = home.path().join("run/control.sock");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen: Vec<u64> = Vec::new();
+    let mut cursor = 1u64;
+    // Stream while prompts arrive, then kill -9 mid-stream.
+    rt.block_on(async {
+        let client = SocketClient::connect(&socket)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut sub = client
+            .subscribe("main", cursor)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..5 {
+            ok(home.run(&["send", &format!("before kill {i}")]));
+        }
+        while let Ok(Some(item)) =
+            tokio::time::timeout(Duration::from_millis(500), sub.next()).await
+        {
+            if let SubscriptionItem::Event(e) = item {
+                seen.push(e.event_seq);
+                cursor = e.event_seq + 1;
+            }
+        }
+    });
+    let pid = daemon_pid(&home);
+    // SAFETY: killing the daemon we started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    std::thread::sleep(Duration::from_millis(200));
+    // Acknowledged while it was down? Nothing: sends go to the store directly.
+    ok(home.run(&["send", "while down"]));
+    ok(home.run(&["--detach"]));
+    rt.block_on(async {
+        let client = SocketClient::connect(&socket)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut sub = client
+            .subscribe("main", cursor)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        ok(home.run(&["send", "after restart"]));
+        while let Ok(Some(item)) =
+            tokio::time::timeout(Duration::from_millis(700), sub.next()).await
+        {
+            if let SubscriptionItem::Event(e) = item {
+                seen.push(e.event_seq);
+            }
+        }
+    });
+    let expected: Vec<u64> = (1..=*seen.last().unwrap_or(&0)).collect();
+    assert_eq!(
+        seen, expected,
+        "the resumed stream has no gap and no duplicate"
+    );
+    let events = ok(home.run(&["events", "--json"]));
+    for text in [
+        "before kill 0",
+        "before kill 4",
+        "while down",
+        "after restart",
+    ] {
+        assert!(events.contains(text), "{text} is in the ledger");
+    }
+    assert!(events.contains("runtime_started"), "restart recorded");
+}
