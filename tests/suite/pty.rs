@@ -1,0 +1,127 @@
+//! A pseudo-terminal harness for end-to-end console tests: the real `holon`
+//! binary in a real pty, its output parsed by a vt100 screen, keys typed as
+//! bytes. Waits are bounded and name what they waited for.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
+
+pub struct Console {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    _master: Box<dyn MasterPty + Send>,
+    raw: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Console {
+    /// Start `holon ARGS` with `HOLON_HOME=home` in a `cols`x`rows` pty.
+    pub fn start(home: &std::path::Path, args: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Console {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .unwrap_or_else(|e| panic!("openpty: {e}"));
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_holon"));
+        cmd.args(args);
+        cmd.env("HOLON_HOME", home);
+        cmd.env("TERM", "xterm-256color");
+        for var in ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG", "NO_COLOR"] {
+            cmd.env_remove(var);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).unwrap_or_else(|e| panic!("spawn: {e}"));
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap_or_else(|e| panic!("reader: {e}"));
+        let writer = pair.master.take_writer().unwrap_or_else(|e| panic!("writer: {e}"));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (Arc::clone(&screen), Arc::clone(&raw));
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        s.lock().unwrap_or_else(|p| p.into_inner()).process(&buf[..n]);
+                        r.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+        });
+        Console { screen, writer, child, _master: pair.master, raw }
+    }
+
+    pub fn contents(&self) -> String {
+        self.screen.lock().unwrap_or_else(|p| p.into_inner()).screen().contents()
+    }
+
+    /// Wait until the screen shows `text`.
+    pub fn wait_for(&self, text: &str) -> String {
+        self.wait_until(text, |s| s.contains(text))
+    }
+
+    pub fn wait_until(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.contents();
+            if pred(&s) {
+                return s;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what:?}; the screen shows:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    pub fn type_text(&mut self, text: &str) {
+        self.writer.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("write: {e}"));
+        self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+        std::thread::sleep(Duration::from_millis(40));
+    }
+
+    pub fn enter(&mut self) {
+        self.type_text("\r");
+    }
+
+    pub fn key(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap_or_else(|e| panic!("write: {e}"));
+        self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+        std::thread::sleep(Duration::from_millis(40));
+    }
+
+    /// Wait for the process to exit; its status code.
+    pub fn wait_exit(&mut self) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.exit_code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the console did not exit; screen:\n{}", self.contents());
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    /// Everything the program wrote, for checking terminal restoration.
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the alternate screen is active (vt100's view).
+    pub fn alternate_screen(&self) -> bool {
+        self.screen.lock().unwrap_or_else(|p| p.into_inner()).screen().alternate_screen()
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
