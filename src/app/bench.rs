@@ -139,6 +139,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "restart" {
         super::bench_runtime::restart_bench(&dir).await?;
     }
+    if all || which == "turns" {
+        super::bench_turns::run(&dir).await?;
+    }
     if which == "idle" {
         super::bench_runtime::idle_bench(&dir, args.idle_secs).await?;
     }

@@ -44,6 +44,9 @@ pub enum Command {
     Send(SendArgs),
     /// Print an agent's events (the durable event ledger), oldest first.
     Events(EventsArgs),
+    /// Run one prompt to completion with the runtime in this process (it
+    /// needs the store: stop a running runtime first) and print the result.
+    Run(RunArgs),
     /// Work items: the durable, goal-oriented units of an agent's work.
     #[command(subcommand)]
     Work(WorkCommand),
@@ -126,6 +129,30 @@ pub struct SendArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The prompt text.
+    pub prompt: String,
+    /// Run on this existing agent instead of a temporary private one.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// With --agent: create the agent when it does not exist.
+    #[arg(long, requires = "agent")]
+    pub create_agent: bool,
+    /// The model for this run, e.g. openai/gpt-4.1 (the agent's model
+    /// override; restored afterwards on an existing agent).
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+    /// Print one JSON object: final_text, raw_final_text, token_usage,
+    /// provider_attempt_timeline, failure_artifact, agent_id, message_id,
+    /// turn_terminal.
+    #[arg(long)]
+    pub json: bool,
+    /// Give up after this many seconds (exit 1; the agent keeps its state).
+    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
 pub struct EventsArgs {
     /// Whose events (default: the default agent).
     #[arg(long)]
@@ -185,8 +212,9 @@ pub enum DebugCommand {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
-    /// scheduler (decide), restart, all (the previous ones), or idle (runtime
-    /// CPU while idle; not part of all).
+    /// scheduler (decide), restart, turns (runtime cost per provider round,
+    /// ExecCommand latency), all (the previous ones), or idle (runtime CPU
+    /// while idle; not part of all).
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -17,10 +17,9 @@ use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{signal, SignalKind};
 
 use super::control::socket::{bind, probe, Probe};
-use super::providers::provider_source;
 use super::Context;
 use crate::runtime::api::{Request, RuntimeClient, RuntimeStatus};
-use crate::runtime::host::{HostConfig, RuntimeHost, RuntimeInfo};
+use crate::runtime::host::RuntimeHost;
 use crate::ui::client::SocketClient;
 
 /// Exit code of `daemon status` when no runtime runs (LSB "not running").
@@ -89,12 +88,9 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
     // Bind before opening the store: a running runtime is reported as such.
     let listener = bind(&socket_path).await?;
     let store = ctx.open_store().await?;
-    let mut config = HostConfig::new(ctx.paths.data_dir.clone(), provider_source(&ctx.config));
-    config.info = RuntimeInfo {
-        mode: mode.to_owned(),
-        home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
-        socket_path: Some(socket_path.display().to_string()),
-    };
+    // Watches config.toml and AGENTS.md; changes apply to the next turn.
+    let mut config = super::run::runtime_config(ctx, mode);
+    config.info.socket_path = Some(socket_path.display().to_string());
     let host = RuntimeHost::start(store, config).await?;
     let pid = PidFile {
         pid: std::process::id(),

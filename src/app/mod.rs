@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod bench_runtime;
+mod bench_turns;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod debug;
 pub mod logging;
 pub mod paths;
 pub mod providers;
+pub mod run;
 
 use std::process::ExitCode;
 
@@ -73,6 +75,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Status { json }) => commands::status(&ctx, json).await,
             Some(Command::Send(args)) => commands::send(&ctx, args).await,
             Some(Command::Events(args)) => commands::events(&ctx, args).await,
+            Some(Command::Run(args)) => run::run(&ctx, args).await,
             Some(Command::Work(WorkCommand::Add {
                 objective,
                 agent,

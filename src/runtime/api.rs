@@ -87,6 +87,18 @@ pub enum Request {
         agent_id: String,
         action: ControlAction,
     },
+    #[serde(rename = "agent.display")]
+    AgentDisplay {
+        agent_id: String,
+        mode: super::agent::DisplayMode,
+    },
+    #[serde(rename = "agent.model")]
+    AgentModel {
+        agent_id: String,
+        /// `provider/model`; null returns to the runtime default.
+        #[serde(default)]
+        model: Option<String>,
+    },
     #[serde(rename = "events.page")]
     EventsPage {
         agent_id: String,
@@ -126,6 +138,8 @@ pub const METHODS: &[&str] = &[
     "task.input",
     "task.stop",
     "control",
+    "agent.display",
+    "agent.model",
     "events.page",
     "events.subscribe",
     "events.unsubscribe",

@@ -7,3 +7,4 @@ mod runtime_restart;
 mod scheduler_fixtures;
 mod store_durability;
 mod support;
+mod turn_e2e;

@@ -272,6 +272,15 @@ impl RuntimeHost {
             Request::TaskStop { agent_id, task_id } => {
                 to_value(self.stop_task(&agent_id, &task_id).await?)
             }
+            Request::AgentDisplay { agent_id, mode } => {
+                self.set_display_mode(&agent_id, mode).await?;
+                to_value(self.summary(&agent_id)?)
+            }
+            Request::AgentModel { agent_id, model } => {
+                let previous = self.set_model_override(&agent_id, model).await?;
+                let summary = self.summary(&agent_id)?;
+                Ok(json!({ "agent": summary, "previous_model_override": previous }))
+            }
             Request::Control { agent_id, action } => {
                 to_value(self.control(&agent_id, action).await?)
             }

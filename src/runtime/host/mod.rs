@@ -9,7 +9,9 @@
 mod actor;
 pub mod dispatch;
 pub mod projection;
+pub mod run_once;
 pub mod turn;
+pub mod watch;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::sync::{broadcast, watch, Notify};
+use tokio::sync::{broadcast, Notify};
 
 use super::admission::{admit, ensure_agent, Admitted};
 use super::agent::{AgentRecord, AgentStatus};
@@ -54,6 +56,10 @@ pub struct HostConfig {
     pub history_window: usize,
     /// How this runtime presents itself in `runtime.status`.
     pub info: RuntimeInfo,
+    /// The config file to watch for changes, and how to apply them.
+    pub config_watch: Option<watch::ConfigWatch>,
+    /// Which existing agents get an actor at start.
+    pub actors: run_once::ActorScope,
 }
 
 /// Identity facts for `runtime.status`.
@@ -78,6 +84,8 @@ impl HostConfig {
                 home: None,
                 socket_path: None,
             },
+            config_watch: None,
+            actors: run_once::ActorScope::All,
         }
     }
 }
@@ -132,7 +140,8 @@ pub(crate) struct HostInner {
     pub(crate) config: HostConfig,
     pub(crate) tasks: CommandTasks,
     actors: Mutex<HashMap<String, Actor>>,
-    shutdown: watch::Sender<bool>,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    guidance_watch: watch::GuidanceWatch,
     pub(crate) live: broadcast::Sender<LiveUpdate>,
     pub(crate) started_at_ms: i64,
     /// Raised by `runtime.shutdown`; the process mode owning the host waits
@@ -174,10 +183,15 @@ impl RuntimeHost {
     /// Recover every agent from the store (turn flags, interrupted tasks,
     /// never-queued task results) and start one actor per agent.
     pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
-        let (shutdown, _) = watch::channel(false);
+        let (shutdown, _) = tokio::sync::watch::channel(false);
         let (live, _) = broadcast::channel(1024);
         let output_dir = config.data_dir.join("tasks");
         let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
+            let guidance_watch = watch::GuidanceWatch::start(
+                weak.clone(),
+                config.config_watch.clone(),
+                shutdown.subscribe(),
+            );
             let weak = weak.clone();
             let wake: super::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
                 if let Some(inner) = weak.upgrade() {
@@ -190,6 +204,7 @@ impl RuntimeHost {
                 config,
                 actors: Mutex::new(HashMap::new()),
                 shutdown,
+                guidance_watch,
                 live,
                 started_at_ms: crate::now_ms(),
                 shutdown_requested: Notify::new(),
@@ -200,7 +215,9 @@ impl RuntimeHost {
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
         for agent in agents {
             host.recover_agent(&agent.id).await?;
-            host.spawn_actor(&agent.id);
+            if host.inner.config.actors.includes(&agent.id) {
+                host.spawn_actor(&agent.id);
+            }
         }
         Ok(host)
     }
@@ -258,6 +275,8 @@ impl RuntimeHost {
         if actors.contains_key(agent_id) {
             return;
         }
+        let home = self.inner.agent_home(agent_id);
+        self.inner.guidance_watch.watch_agent(agent_id, &home);
         let wake = Arc::new(Notify::new());
         let abort = Arc::new(AtomicBool::new(false));
         let join = tokio::spawn(actor::run(
@@ -645,6 +664,37 @@ impl RuntimeHost {
         Ok(record)
     }
 
+    /// Remember the console's display mode for this agent (survives
+    /// restarts); records `display_mode_changed`.
+    pub async fn set_display_mode(
+        &self,
+        agent_id: &str,
+        mode: super::agent::DisplayMode,
+    ) -> Result<AgentRecord, RuntimeError> {
+        let id = agent_id.to_owned();
+        Ok(self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent {
+                        agent_id: id.clone(),
+                    })
+                })?;
+                let from = agent.display_mode;
+                agent.display_mode = mode;
+                tx.put_agent(&id, &agent)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::DisplayModeChanged.as_str(),
+                    provenance: Provenance::default(),
+                    payload: json!({ "from": from, "to": mode }),
+                })?;
+                Ok(agent)
+            })
+            .await?)
+    }
+
     // ---- work items (operator / control plane) --------------------------
 
     pub async fn create_work_item(
@@ -790,6 +840,7 @@ impl RuntimeHost {
         for j in joins.into_iter().flatten() {
             let _ = j.await;
         }
+        self.inner.guidance_watch.stop().await;
     }
 }
 

@@ -144,6 +144,13 @@ pub(super) async fn run(
     let started = Instant::now();
     let store = inner.store.clone();
     // Record the input and the turn start.
+    // The prompt frame's guidance, read once per turn (a change made while
+    // the agent is idle takes effect here). The workspace anchor is the
+    // execution root, which is the agent home until workspaces attach.
+    let home = inner.agent_home(agent_id);
+    let guidance = super::watch::load_guidance(&home, &home);
+    let sources: Vec<&super::watch::GuidanceSource> = guidance.iter().map(|g| &g.source).collect();
+    let guidance_sources = json!(sources);
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
     let agent: AgentRecord = store
         .write(move |tx| {
@@ -166,6 +173,7 @@ pub(super) async fn run(
                 payload: json!({
                     "run_id": rid, "message_id": msg.id, "trigger_kind": msg.trigger_kind,
                     "work_item_id": agent.current_work_item_id,
+                    "guidance": guidance_sources.clone(),
                 }),
             })?;
             Ok(agent)
@@ -173,8 +181,6 @@ pub(super) async fn run(
         .await?;
     let turn_work_item_id = agent.current_work_item_id.clone();
     let provider = (inner.config.provider)(&agent);
-    let home = inner.agent_home(agent_id);
-    let agents_md = std::fs::read_to_string(home.join("AGENTS.md")).ok();
 
     let ending = rounds(
         inner,
@@ -183,7 +189,7 @@ pub(super) async fn run(
         &message,
         turn_work_item_id.clone(),
         provider.as_ref(),
-        agents_md,
+        &guidance,
         abort,
     )
     .await?;
@@ -207,7 +213,7 @@ async fn rounds(
     message: &MessageEnvelope,
     turn_work_item_id: Option<String>,
     provider: &dyn crate::runtime::provider::Provider,
-    agents_md: Option<String>,
+    guidance: &[super::watch::Guidance],
     abort: &AtomicBool,
 ) -> Result<Ending, RuntimeError> {
     let store = inner.store.clone();
@@ -236,12 +242,14 @@ async fn rounds(
             let current: Option<String> = rx
                 .agent::<AgentRecord>(agent_id)?
                 .and_then(|a| a.current_work_item_id);
+            // Contract order: agent-scoped, then workspace-scoped guidance;
+            // the last guidance block closes the cacheable prefix.
             let mut context_blocks = Vec::new();
-            if let Some(md) = &agents_md {
+            for (i, g) in guidance.iter().enumerate() {
                 context_blocks.push(PromptContentBlock {
-                    text: format!("Agent guidance (AGENTS.md):\n{md}"),
+                    text: g.render(),
                     stability: BlockStability::AgentScoped,
-                    cache_breakpoint: true,
+                    cache_breakpoint: i + 1 == guidance.len(),
                 });
             }
             context_blocks.push(PromptContentBlock {
@@ -417,6 +425,13 @@ async fn interject(
     agent_id: &str,
     run_id: &str,
 ) -> Result<(), RuntimeError> {
+    // Most rounds have nothing to interject: look first with a read, so
+    // they cost no write (and no fsync).
+    let interject_band = Priority::Interject.band();
+    let pending = inner.store.read()?.queue_pending(agent_id)?;
+    if !pending.iter().any(|(band, _, _)| *band == interject_band) {
+        return Ok(());
+    }
     let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
     inner
         .store

@@ -123,6 +123,26 @@ fn make_nullable(prop: &mut Value) {
                 {
                     any.push(serde_json::json!({"type": "null"}));
                 }
+            } else if map.contains_key("$ref")
+                || map.contains_key("oneOf")
+                || map.contains_key("allOf")
+            {
+                // A bare reference (or composition) cannot carry `null` in
+                // place: wrap it, keeping annotations such as the default
+                // and description beside the union.
+                let mut inner = serde_json::Map::new();
+                for key in ["$ref", "oneOf", "allOf"] {
+                    if let Some(v) = map.remove(key) {
+                        inner.insert(key.to_owned(), v);
+                    }
+                }
+                map.insert(
+                    "anyOf".into(),
+                    Value::Array(vec![
+                        Value::Object(inner),
+                        serde_json::json!({"type": "null"}),
+                    ]),
+                );
             }
         }
     }

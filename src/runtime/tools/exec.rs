@@ -48,9 +48,9 @@ struct ExecArgs {
     #[serde(default)]
     max_output_tokens: Option<u64>,
     /// Keep stdin open for TaskInput.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_as_default")]
     accepts_input: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_as_default")]
     duplicate_policy: DuplicatePolicy,
 }
 
@@ -63,7 +63,7 @@ struct TaskIdArgs {
 struct TaskOutputArgs {
     task_id: String,
     /// Wait for the task to finish (bounded by timeout_ms).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_as_default")]
     block: bool,
     #[serde(default)]
     timeout_ms: Option<u64>,

@@ -5,6 +5,9 @@
 //! bounded details). `SystemTick` is never a tool.
 
 mod exec;
+mod patch;
+#[cfg(test)]
+mod schema_tests;
 mod work;
 
 use std::sync::Arc;
@@ -109,6 +112,16 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
     }
 }
 
+/// For arguments with a default: `null` (what strict-mode models send for
+/// "not given") means the default, as absence does.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Option::unwrap_or_default)
+}
+
 fn parse_args<T: DeserializeOwned>(call: &ToolCall) -> Result<T, ToolOutcome> {
     let args = if call.arguments.is_null() {
         json!({})
@@ -148,6 +161,7 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 /// The tool catalog offered to the model, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
     let mut v = exec::specs();
+    v.extend(patch::specs());
     v.extend(work::specs());
     v
 }
@@ -155,6 +169,9 @@ pub fn specs() -> Vec<ToolSpec> {
 /// Run one tool call.
 pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
     if let Some(outcome) = exec::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = patch::execute(env, call).await {
         return outcome;
     }
     if let Some(outcome) = work::execute(env, call).await {

@@ -59,7 +59,7 @@ fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Stri
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ListArgs {
     /// Include completed items (most recent first, at most 20).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::null_as_default")]
     include_completed: bool,
 }
 

@@ -1,0 +1,331 @@
+//! Turn benchmarks for `holon debug bench turns`: the runtime's own cost
+//! per provider round, against an in-process OpenAI-compatible stub on
+//! 127.0.0.1 that answers at once (keep-alive HTTP/1.1, non-streaming Chat
+//! Completions), and ExecCommand's spawn-to-result latency for `true`.
+//!
+//! The round figure subtracts what a provider round costs on its own: the
+//! same chain's `round()` (request encoding, HTTP round trip, parsing)
+//! measured directly against the same stub. The raw HTTP round trip of a
+//! fixed body is printed too. What remains is the runtime: prompt and
+//! conversation assembly, the durable writes of each round (round record,
+//! tool execution, interjection check; every commit fsynced), the tool
+//! call itself (`AgentGet`) and the actor's scheduling.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redb::Durability;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::bench::{millis, percentile};
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::runtime::host::run_once::RunOutcome;
+use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::provider::registry::{build_chain, http_client, ProviderEndpointConfig};
+use crate::runtime::provider::retry::{ProviderChain, RetryPolicy};
+use crate::runtime::provider::{ConversationItem, Provider, ProviderRequest, ToolCall};
+use crate::runtime::tools::{self, ToolEnv};
+use crate::store::{Store, StoreOptions};
+
+/// Provider rounds per benchmark turn (the last one answers with text).
+const ROUNDS_PER_TURN: usize = 20;
+const TURNS: usize = 10;
+const PROVIDER_ROUNDS: usize = 200;
+const EXEC_RUNS: usize = 200;
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The stub's answer: a tool call (`AgentGet`) until the conversation since
+/// the last user message holds `ROUNDS_PER_TURN - 1` tool results, then
+/// text. Stateless, so any number of turns can run against it.
+fn answer(request: &Value, calls: &AtomicU64) -> Value {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let results = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] != "user")
+        .filter(|m| m["role"] == "tool")
+        .count();
+    let usage = json!({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105});
+    let message = if results + 1 >= ROUNDS_PER_TURN {
+        json!({"role": "assistant", "content": "done"})
+    } else {
+        let n = calls.fetch_add(1, Ordering::Relaxed);
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("call_{n}"), "type": "function", "function": {"name": "AgentGet", "arguments": "{}"}}
+        ]})
+    };
+    let finish = if message["tool_calls"].is_null() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    json!({"id": "chatcmpl-bench", "object": "chat.completion", "usage": usage,
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// One keep-alive connection: read request head and body, answer, repeat.
+async fn serve(mut socket: TcpStream, calls: Arc<AtomicU64>) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let head_end = loop {
+            if let Some(i) = find(&buf, b"\r\n\r\n") {
+                break i;
+            }
+            let n = socket.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        let start = head_end + 4;
+        while buf.len() < start + length {
+            let n = socket.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        let request: Value =
+            serde_json::from_slice(&buf[start..start + length]).unwrap_or(Value::Null);
+        buf.drain(..start + length);
+        let body = answer(&request, &calls).to_string();
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(response.as_bytes()).await?;
+    }
+}
+
+struct Stub {
+    base: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn stub() -> anyhow::Result<Stub> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let calls = Arc::new(AtomicU64::new(0));
+    let task = tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let _ = socket.set_nodelay(true);
+            tokio::spawn(serve(socket, Arc::clone(&calls)));
+        }
+    });
+    Ok(Stub { base, task })
+}
+
+fn chain(base: &str) -> anyhow::Result<ProviderChain> {
+    let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
+        "base_url = \"{base}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\n"
+    ))?;
+    let endpoints = BTreeMap::from([("bench".to_owned(), endpoint)]);
+    build_chain(
+        "bench/model",
+        &[],
+        &BTreeMap::new(),
+        &endpoints,
+        RetryPolicy::default(),
+    )
+    .map_err(|f| anyhow::anyhow!(f.artifact.summary))
+}
+
+fn sample_request() -> ProviderRequest {
+    ProviderRequest {
+        system_prompt: "You are Holon.".into(),
+        context_blocks: Vec::new(),
+        conversation: vec![ConversationItem::UserText {
+            text: "[operator] benchmark".into(),
+        }],
+        tools: tools::specs(),
+        max_output_tokens: None,
+        prompt_cache_key: None,
+    }
+}
+
+/// Raw HTTP round trip and the provider chain's own round, per call.
+async fn provider_rounds(
+    stub: &Stub,
+    chain: &ProviderChain,
+) -> anyhow::Result<(Duration, Duration)> {
+    let client =
+        http_client(&RetryPolicy::default()).map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
+    let url = format!("{}/v1/chat/completions", stub.base);
+    let body = json!({"model": "model", "messages": [{"role": "user", "content": "benchmark"}]})
+        .to_string();
+    let mut raw = Vec::with_capacity(PROVIDER_ROUNDS);
+    for _ in 0..PROVIDER_ROUNDS {
+        let t = Instant::now();
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await?;
+        response.bytes().await?;
+        raw.push(t.elapsed());
+    }
+    let request = sample_request();
+    let progress = |_p| {};
+    let mut rounds = Vec::with_capacity(PROVIDER_ROUNDS);
+    for _ in 0..PROVIDER_ROUNDS {
+        let t = Instant::now();
+        let outcome = chain.round(&request, &progress).await;
+        rounds.push(t.elapsed());
+        if let Err(f) = outcome.result {
+            anyhow::bail!("stub provider round failed: {}", f.artifact.summary);
+        }
+    }
+    raw.sort();
+    rounds.sort();
+    let raw_mean = raw.iter().sum::<Duration>() / raw.len() as u32;
+    let round_mean = rounds.iter().sum::<Duration>() / rounds.len() as u32;
+    println!(
+        "provider.round     openai_chat stub, {PROVIDER_ROUNDS} calls: raw HTTP p50 {:.0} µs (mean {:.0} µs); \
+         chain round incl. encode/parse p50 {:.0} µs (mean {:.0} µs)",
+        micros(percentile(&raw, 0.5)),
+        micros(raw_mean),
+        micros(percentile(&rounds, 0.5)),
+        micros(round_mean),
+    );
+    Ok((raw_mean, round_mean))
+}
+
+async fn start_host(
+    dir: &Path,
+    name: &str,
+    provider: Arc<dyn Provider>,
+    durability: Durability,
+) -> anyhow::Result<RuntimeHost> {
+    let options = StoreOptions {
+        durability,
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&dir.join(format!("{name}.redb")), options)?;
+    let mut config = HostConfig::new(dir.join(name), Arc::new(move |_| Arc::clone(&provider)));
+    config.max_rounds = ROUNDS_PER_TURN as u32 + 5;
+    Ok(RuntimeHost::start(store, config).await?)
+}
+
+async fn stop_host(host: RuntimeHost) -> anyhow::Result<()> {
+    host.shutdown().await;
+    let store = host.store().clone();
+    drop(host);
+    store.close().await?;
+    Ok(())
+}
+
+pub async fn run(dir: &Path) -> anyhow::Result<()> {
+    let stub = stub().await?;
+    let chain = Arc::new(chain(&stub.base)?);
+    let (raw_http, provider_round) = provider_rounds(&stub, &chain).await?;
+
+    for (name, durability, what) in [
+        ("turns", Durability::Immediate, "durable"),
+        ("turns-nosync", Durability::None, "no fsync"),
+    ] {
+        let chain: Arc<dyn Provider> = Arc::clone(&chain) as Arc<dyn Provider>;
+        let host = start_host(dir, name, chain, durability).await?;
+        let (rounds, elapsed) = turns(&host).await?;
+        stop_host(host).await?;
+        let per_round = elapsed / rounds.max(1) as u32;
+        println!(
+            "turn.rounds        {what}: {TURNS} turns × {ROUNDS_PER_TURN} rounds ({rounds} rounds, AgentGet each): \
+             {:.0} rounds/s, {:.0} µs per round; runtime overhead {:.0} µs per round excluding the provider \
+             round ({:.0} µs excluding only the raw HTTP round trip)",
+            rounds as f64 / elapsed.as_secs_f64(),
+            micros(per_round),
+            micros(per_round.saturating_sub(provider_round)),
+            micros(per_round.saturating_sub(raw_http)),
+        );
+    }
+    exec_bench(dir).await
+}
+
+/// `TURNS` one-shot turns of `ROUNDS_PER_TURN` rounds; (rounds, time).
+async fn turns(host: &RuntimeHost) -> anyhow::Result<(usize, Duration)> {
+    host.create_agent("bench").await?;
+    let mut rounds = 0usize;
+    let mut elapsed = Duration::ZERO;
+    for n in 0..TURNS {
+        let req = AdmissionRequest::operator_prompt(
+            "bench",
+            &format!("turn {n}"),
+            Priority::Normal,
+            DeliverySurface::RunOnce,
+        );
+        let t = Instant::now();
+        let report = host.run_once(req, Duration::from_secs(120)).await?;
+        elapsed += t.elapsed();
+        if report.outcome != RunOutcome::Completed {
+            anyhow::bail!("benchmark turn failed: {:?}", report.failure_artifact);
+        }
+        rounds += report.provider_attempt_timeline.attempts.len();
+    }
+    Ok((rounds, elapsed))
+}
+
+/// ExecCommand `true` through the tool entry point: task record, process
+/// spawn, supervision, terminal record, result envelope.
+async fn exec_bench(dir: &Path) -> anyhow::Result<()> {
+    let scripted: Arc<dyn Provider> = Arc::new(
+        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
+    );
+    let host = start_host(dir, "exec", scripted, Durability::Immediate).await?;
+    host.create_agent("bench").await?;
+    let call = ToolCall {
+        id: "call_exec".into(),
+        name: "ExecCommand".into(),
+        arguments: json!({"cmd": "true", "duplicate_policy": "start_new"}),
+    };
+    let mut samples = Vec::with_capacity(EXEC_RUNS);
+    for _ in 0..EXEC_RUNS {
+        let env = ToolEnv {
+            host: host.inner(),
+            agent_id: "bench",
+            message_id: "msg_bench",
+            turn_work_item_id: None,
+            round_text: "",
+        };
+        let t = Instant::now();
+        let outcome = tools::execute(&env, &call).await;
+        samples.push(t.elapsed());
+        if outcome.is_error || outcome.content["disposition"] != "completed" {
+            anyhow::bail!("ExecCommand true did not complete: {}", outcome.content);
+        }
+    }
+    stop_host(host).await?;
+    samples.sort();
+    println!(
+        "exec_command.true  {EXEC_RUNS} runs, spawn to result: p50 {}, p99 {}, max {}",
+        millis(percentile(&samples, 0.5)),
+        millis(percentile(&samples, 0.99)),
+        millis(samples.last().copied().unwrap_or_default()),
+    );
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! `holon run PROMPT`: one bounded run. The runtime starts in this process
+//! on the store (refused with the store's "owned by another Holon" error
+//! when a runtime already holds it), the prompt is admitted with delivery
+//! surface `run_once` — by default to a temporary private agent
+//! (`run-<id>`, stopped afterwards so no later runtime resumes it) — and
+//! the command waits, bounded by `--timeout`, until that prompt's turn is
+//! terminal and the agent has settled, then shuts the runtime down. Only
+//! that agent runs: other agents are recovered but get no actor, so their
+//! queues wait for a real runtime.
+//!
+//! Output: the final text on stdout (the newest completion report of a
+//! work item completed in the run, else the last assistant message), or
+//! the failure summary on stderr with exit code 1. `--json` prints one
+//! object: `final_text`, `raw_final_text`, `token_usage`,
+//! `provider_attempt_timeline`, `failure_artifact`, `agent_id`,
+//! `message_id`, `turn_terminal` (plus `outcome`, `turns`,
+//! `completed_work_item_id`).
+//!
+//! Also here: the runtime's `HostConfig` for a process that owns the store
+//! (`runtime_config`): a provider source that a config-file change swaps
+//! in place, and the config watch that triggers it.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use super::cli::RunArgs;
+use super::config::{Config, Env};
+use super::providers::provider_source;
+use super::Context;
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
+use crate::runtime::host::watch::{ConfigReloader, ConfigWatch};
+use crate::runtime::host::{ControlAction, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
+use crate::runtime::provider::ModelRef;
+
+const RUN_ONCE_MODE: &str = "run_once";
+
+/// How long shutdown may wait for a turn still in a provider call.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// The sections of the config file whose effective values differ.
+pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
+    let mut changed = BTreeSet::new();
+    if old.default_agent != new.default_agent {
+        changed.insert("runtime");
+    }
+    if old.default_model != new.default_model || old.fallback_models != new.fallback_models {
+        changed.insert("model");
+    }
+    if old.providers != new.providers {
+        changed.insert("providers");
+    }
+    if old.log_filter != new.log_filter {
+        changed.insert("log");
+    }
+    if old.display != new.display || old.alt_screen != new.alt_screen || old.bell != new.bell {
+        changed.insert("console");
+    }
+    changed.into_iter().map(str::to_owned).collect()
+}
+
+type ReloadState = Arc<RwLock<(Config, ProviderSource)>>;
+
+/// A provider source that follows the config file: on a change to the
+/// model or providers sections the chain is rebuilt, and the next turn
+/// uses it. Other sections are reported but need a restart.
+pub fn reloadable_provider_source(ctx: &Context) -> (ProviderSource, ConfigWatch) {
+    reloadable_with(ctx, Env::capture)
+}
+
+fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWatch) {
+    let state: ReloadState = Arc::new(RwLock::new((
+        ctx.config.clone(),
+        provider_source(&ctx.config),
+    )));
+    let current = Arc::clone(&state);
+    let source: ProviderSource = Arc::new(move |agent| {
+        let inner = current.read().unwrap_or_else(|p| p.into_inner()).1.clone();
+        inner(agent)
+    });
+    let file = ctx.paths.config_file();
+    let path = file.clone();
+    let reload: ConfigReloader = Arc::new(move || {
+        let new = Config::load(&file, &env()).map_err(|e| e.to_string())?;
+        let mut guard = state.write().unwrap_or_else(|p| p.into_inner());
+        let changed = changed_sections(&guard.0, &new);
+        if changed.iter().any(|c| c == "model" || c == "providers") {
+            guard.1 = provider_source(&new);
+        }
+        guard.0 = new;
+        Ok(changed)
+    });
+    (source, ConfigWatch { path, reload })
+}
+
+/// The `HostConfig` of a process that owns the store.
+pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
+    let (source, watch) = reloadable_provider_source(ctx);
+    // The watch is on the config directory: make sure it exists, so a
+    // config file created later is noticed.
+    if let Err(e) = std::fs::create_dir_all(&ctx.paths.config_dir) {
+        tracing::warn!(dir = %ctx.paths.config_dir.display(), error = %e, "cannot create the config directory");
+    }
+    let mut config = HostConfig::new(ctx.paths.data_dir.clone(), source);
+    config.config_watch = Some(watch);
+    if mode == RUN_ONCE_MODE {
+        // Only the agent the run talks to gets an actor (started later).
+        config.actors = ActorScope::Only(Vec::new());
+    }
+    config.info = RuntimeInfo {
+        mode: mode.to_owned(),
+        home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
+        socket_path: None,
+    };
+    config
+}
+
+/// The agent the run talks to, and whether it exists only for this run.
+enum RunAgent {
+    Temporary(String),
+    Existing(String),
+}
+
+impl RunAgent {
+    fn id(&self) -> &str {
+        match self {
+            RunAgent::Temporary(id) | RunAgent::Existing(id) => id,
+        }
+    }
+}
+
+async fn choose_agent(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunAgent> {
+    let Some(id) = &args.agent else {
+        let short: String = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
+        let id = format!("run-{short}");
+        host.create_private_agent(&id).await?;
+        return Ok(RunAgent::Temporary(id));
+    };
+    let exists = host
+        .store()
+        .read()?
+        .agent::<crate::runtime::agent::AgentRecord>(id)?
+        .is_some();
+    if !exists && !args.create_agent {
+        anyhow::bail!(
+            "no agent `{id}`; pass --create-agent to create it, or omit --agent for a temporary one"
+        );
+    }
+    // Creates it when missing; either way starts its actor (the runtime
+    // started with no actors).
+    host.create_agent(id).await?;
+    Ok(RunAgent::Existing(id.clone()))
+}
+
+pub async fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.prompt.trim().is_empty() {
+        anyhow::bail!("the prompt is empty");
+    }
+    if let Some(m) = &args.model {
+        ModelRef::parse(m).map_err(anyhow::Error::msg)?;
+    }
+    let store = ctx.open_store().await?;
+    let host = RuntimeHost::start(store, runtime_config(ctx, RUN_ONCE_MODE)).await?;
+    let result = run_in(&host, &args).await;
+    if tokio::time::timeout(SHUTDOWN_GRACE, host.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown did not finish in time; exiting anyway");
+        return finish(result, &args);
+    }
+    let store = host.store().clone();
+    drop(host);
+    store.close().await?;
+    finish(result, &args)
+}
+
+async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceReport> {
+    let agent = choose_agent(host, args).await?;
+    let mut previous_model = None;
+    let report = async {
+        if let Some(m) = &args.model {
+            previous_model = Some(host.set_model_override(agent.id(), Some(m.clone())).await?);
+        }
+        let req = AdmissionRequest::operator_prompt(
+            agent.id(),
+            &args.prompt,
+            Priority::Normal,
+            DeliverySurface::RunOnce,
+        );
+        host.run_once(req, Duration::from_secs(args.timeout)).await
+    }
+    .await;
+    match &agent {
+        RunAgent::Temporary(id) => {
+            // Temporary: nothing should run for it once this run is over.
+            if let Err(e) = host.control(id, ControlAction::Stop).await {
+                tracing::warn!(agent_id = id, error = %e, "cannot stop the temporary agent");
+            }
+        }
+        RunAgent::Existing(id) => {
+            if let Some(previous) = previous_model {
+                host.set_model_override(id, previous).await?;
+            }
+        }
+    }
+    Ok(report?)
+}
+
+fn finish(result: anyhow::Result<RunOnceReport>, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let report = result?;
+    let ok = report.outcome == RunOutcome::Completed;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else if ok {
+        println!("{}", report.final_text);
+    } else {
+        let summary = report
+            .failure_artifact
+            .as_ref()
+            .map(|f| f.summary.as_str())
+            .unwrap_or("the run failed");
+        eprintln!("holon run: {summary}");
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::paths::Paths;
+    use crate::runtime::agent::AgentRecord;
+
+    fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+        r.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_config_change_swaps_the_provider_and_names_the_sections() {
+        let dir = ok(tempfile::tempdir());
+        let paths = ok(Paths::resolve(Some(dir.path())));
+        ok(paths.ensure());
+        let config = ok(Config::load(&paths.config_file(), &Env::default()));
+        let ctx = Context { paths, config };
+        let (source, watch) = reloadable_with(&ctx, Env::default);
+        ok(std::fs::create_dir_all(&ctx.paths.config_dir));
+        let agent = AgentRecord::new("main", "2026-01-01T00:00:00.000Z".into());
+        assert_eq!(source(&agent).model_ref(), "", "no model configured yet");
+
+        ok(std::fs::write(
+            &watch.path,
+            "[model]\ndefault = \"ollama/llama3.2\"\n[log]\nfilter = \"debug\"\n",
+        ));
+        assert_eq!(ok((watch.reload)()), vec!["log", "model"]);
+        assert_eq!(source(&agent).model_ref(), "ollama/llama3.2");
+        assert_eq!(ok((watch.reload)()), Vec::<String>::new(), "unchanged");
+
+        // A broken file keeps the previous configuration.
+        ok(std::fs::write(&watch.path, "[model]\ndefualt = 1\n"));
+        let err = (watch.reload)().err().unwrap_or_default();
+        assert!(err.contains("config.toml"), "{err}");
+        assert_eq!(source(&agent).model_ref(), "ollama/llama3.2");
+    }
+}

@@ -1,0 +1,376 @@
+//! One bounded run (`holon run`): admit a prompt with delivery surface
+//! `run_once`, follow the agent's ledger until that message's turn is
+//! terminal and the agent has settled, and fold what happened into a
+//! `RunOnceReport` (spec: `run_once.final_text`, `raw_final_text`,
+//! `token_usage`, `provider_attempt_timeline`, `failure_artifact`).
+//!
+//! "Settled" means: after the message's `turn_terminal`, the actor recorded
+//! a waiting decision other than `WaitForTask` — follow-up turns (a promoted
+//! command's result re-entering the model, a continue tick) are part of the
+//! run; timers, external waits and operator input are not waited for.
+//! Everything is read from the event ledger by cursor, woken by the store's
+//! commit broadcast, so a lagging subscription loses nothing.
+//!
+//! Also here: the agent operations the run needs (a private agent, the
+//! model override), as `RuntimeHost` methods.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::RuntimeHost;
+use crate::runtime::admission::Admitted;
+use crate::runtime::agent::{validate_agent_id, AgentRecord, AgentVisibility};
+use crate::runtime::envelope::AdmissionRequest;
+use crate::runtime::events::EventKind;
+use crate::runtime::provider::{
+    FailureArtifact, FailureCategory, ModelRef, ProviderAttemptTimeline, TokenUsage,
+};
+use crate::runtime::scheduler::SchedulerDecisionKind;
+use crate::runtime::work_items::WorkItemRecord;
+use crate::runtime::RuntimeError;
+use crate::store::{EventRecord, NewEvent, Provenance, StoreError};
+
+/// Which existing agents a starting runtime gives an actor (recovery runs
+/// for all of them either way). A one-shot run starts none and then only
+/// the agent it talks to, so other agents' queues wait for a real runtime.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ActorScope {
+    #[default]
+    All,
+    Only(Vec<String>),
+}
+
+impl ActorScope {
+    pub fn includes(&self, agent_id: &str) -> bool {
+        match self {
+            ActorScope::All => true,
+            ActorScope::Only(ids) => ids.iter().any(|i| i == agent_id),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// The run's last turn completed.
+    Completed,
+    /// The run's last turn was aborted (provider failure, max rounds,
+    /// operator abort).
+    Failed,
+    /// The run did not settle in time.
+    TimedOut,
+}
+
+/// What a run produced (`holon run --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunOnceReport {
+    pub outcome: RunOutcome,
+    /// The newest completion report of a work item completed during the
+    /// run, else `raw_final_text`.
+    pub final_text: String,
+    /// The last assistant message of the run's last terminal turn.
+    pub raw_final_text: String,
+    pub token_usage: TokenUsage,
+    /// Every provider attempt of the run, in order.
+    pub provider_attempt_timeline: ProviderAttemptTimeline,
+    pub failure_artifact: Option<FailureArtifact>,
+    pub agent_id: String,
+    pub message_id: String,
+    /// The prompt's own `turn_terminal` payload (kind, rounds, duration).
+    pub turn_terminal: Option<Value>,
+    /// Turns the run took (the prompt's and any follow-ups).
+    pub turns: u32,
+    pub completed_work_item_id: Option<String>,
+}
+
+/// The ledger folded so far.
+#[derive(Debug, Default)]
+struct Fold {
+    turn_terminal: Option<Value>,
+    last_text: String,
+    /// The failure of the last terminal turn, when it was aborted.
+    failure: Option<FailureArtifact>,
+    /// `runtime_error` artifacts by run id, until their terminal.
+    errors: Vec<(String, FailureArtifact)>,
+    usage: TokenUsage,
+    timeline: ProviderAttemptTimeline,
+    turns: u32,
+    /// (work item id, completion report) of the newest completion.
+    completed: Option<(String, Option<String>)>,
+    settled: bool,
+}
+
+fn merge_timeline(into: &mut ProviderAttemptTimeline, round: ProviderAttemptTimeline) {
+    if into.requested_model_ref.is_empty() {
+        into.requested_model_ref = round.requested_model_ref;
+    }
+    into.attempts.extend(round.attempts);
+    if round.active_model_ref.is_some() {
+        into.active_model_ref = round.active_model_ref;
+    }
+    if round.winning_model_ref.is_some() {
+        into.winning_model_ref = round.winning_model_ref;
+    }
+    if let Some(u) = round.aggregated_token_usage {
+        into.aggregated_token_usage
+            .get_or_insert_with(TokenUsage::default)
+            .add(&u);
+    }
+}
+
+/// Whether a decision recorded after the prompt's turn means the run is
+/// over: the agent waits for nothing the run itself started.
+fn settles(decision: SchedulerDecisionKind) -> bool {
+    match decision {
+        SchedulerDecisionKind::StartModelTurn
+        | SchedulerDecisionKind::ReduceMessageOnly
+        | SchedulerDecisionKind::EmitSystemTick
+        | SchedulerDecisionKind::WaitForTask => false,
+        SchedulerDecisionKind::WaitForExternalChange
+        | SchedulerDecisionKind::WaitForTimer
+        | SchedulerDecisionKind::WaitForOperator
+        | SchedulerDecisionKind::Sleep
+        | SchedulerDecisionKind::StayIdle
+        | SchedulerDecisionKind::Stop
+        | SchedulerDecisionKind::Noop => true,
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
+    serde_json::from_value(v.clone()).ok()
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v[key].as_str().unwrap_or_default().to_owned()
+}
+
+impl Fold {
+    fn apply(&mut self, e: &EventRecord, message_id: &str) {
+        let p = &e.payload;
+        let is = |k: EventKind| e.kind == k.as_str();
+        if is(EventKind::ProviderRoundCompleted) || is(EventKind::RuntimeError) {
+            if let Some(u) = parse::<TokenUsage>(&p["token_usage"]) {
+                self.usage.add(&u);
+            }
+            if let Some(t) = parse(&p["provider_attempt_timeline"]) {
+                merge_timeline(&mut self.timeline, t);
+            }
+            if let Some(a) = parse(&p["failure_artifact"]) {
+                self.errors.push((text(p, "run_id"), a));
+            }
+        } else if is(EventKind::TurnTerminal) {
+            self.turn_ended(p, message_id);
+        } else if is(EventKind::BriefCreated) {
+            // An abort without a runtime error: its failure brief says why.
+            let brief = &p["brief"];
+            if brief["kind"] == "failure" && brief["failure_artifact"].is_null() {
+                let reason = text(brief, "text");
+                if let Some(f) = self.failure.as_mut() {
+                    if f.kind == "turn_aborted" && !reason.is_empty() {
+                        f.summary = reason;
+                    }
+                }
+            }
+        } else if is(EventKind::WorkItemCompleted) {
+            if let Some(item) = parse::<WorkItemRecord>(&p["work_item"]) {
+                self.completed = Some((item.id, item.result_summary));
+            }
+        } else if is(EventKind::SchedulerDecision) && self.turn_terminal.is_some() {
+            if let Some(decision) = parse::<SchedulerDecisionKind>(&p["decision"]) {
+                self.settled = settles(decision);
+            }
+        }
+    }
+
+    fn turn_ended(&mut self, p: &Value, message_id: &str) {
+        self.turns += 1;
+        let run_id = text(p, "run_id");
+        let kind = text(p, "kind");
+        self.last_text = text(p, "last_assistant_message");
+        self.failure = if kind == "completed" {
+            None
+        } else {
+            Some(
+                self.errors
+                    .iter()
+                    .rev()
+                    .find(|(r, _)| *r == run_id)
+                    .map(|(_, a)| a.clone())
+                    .unwrap_or_else(|| {
+                        FailureArtifact::new(
+                            FailureCategory::Runtime,
+                            "turn_aborted",
+                            "the turn was aborted before it completed",
+                        )
+                    }),
+            )
+        };
+        if p["message_id"].as_str() == Some(message_id) {
+            self.turn_terminal = Some(p.clone());
+        }
+    }
+
+    fn report(
+        self,
+        agent_id: &str,
+        message_id: &str,
+        timed_out: Option<Duration>,
+    ) -> RunOnceReport {
+        let report_text = self
+            .completed
+            .as_ref()
+            .and_then(|(_, report)| report.clone())
+            .filter(|r| !r.trim().is_empty());
+        let (outcome, failure) = match (timed_out, self.failure) {
+            (Some(after), _) => (
+                RunOutcome::TimedOut,
+                Some(FailureArtifact::new(
+                    FailureCategory::Runtime,
+                    "run_timeout",
+                    format!(
+                        "the run did not finish within {}s; agent `{agent_id}` keeps its state \
+                         (inspect it with `holon events --agent {agent_id}`)",
+                        after.as_secs()
+                    ),
+                )),
+            ),
+            (None, Some(f)) => (RunOutcome::Failed, Some(f)),
+            (None, None) => (RunOutcome::Completed, None),
+        };
+        RunOnceReport {
+            outcome,
+            final_text: report_text.unwrap_or_else(|| self.last_text.clone()),
+            raw_final_text: self.last_text,
+            token_usage: self.usage,
+            provider_attempt_timeline: self.timeline,
+            failure_artifact: failure,
+            agent_id: agent_id.to_owned(),
+            message_id: message_id.to_owned(),
+            turn_terminal: self.turn_terminal,
+            turns: self.turns,
+            completed_work_item_id: self.completed.map(|(id, _)| id),
+        }
+    }
+}
+
+impl RuntimeHost {
+    /// The host internals, for in-crate drivers that call tools directly
+    /// (benchmarks).
+    pub(crate) fn inner(&self) -> &std::sync::Arc<super::HostInner> {
+        &self.inner
+    }
+
+    /// Create a runtime-private agent (e.g. `holon run`'s temporary one)
+    /// and start its actor. Refused when the id is taken.
+    pub async fn create_private_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
+        validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
+        let id = agent_id.to_owned();
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                if tx.get_agent::<AgentRecord>(&id)?.is_some() {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "agent `{id}` already exists"
+                    ))));
+                }
+                let mut record = AgentRecord::new(&id, tx.now_ts());
+                record.visibility = AgentVisibility::Private;
+                tx.put_agent(&id, &record)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::AgentCreated.as_str(),
+                    provenance: Provenance::default(),
+                    payload: json!({ "agent": record }),
+                })?;
+                Ok(record)
+            })
+            .await?;
+        self.spawn_actor(agent_id);
+        Ok(record)
+    }
+
+    /// Set (or clear) the model an agent's turns use instead of the
+    /// runtime default; returns the previous override. Takes effect at the
+    /// agent's next turn.
+    pub async fn set_model_override(
+        &self,
+        agent_id: &str,
+        model: Option<String>,
+    ) -> Result<Option<String>, RuntimeError> {
+        if let Some(m) = &model {
+            ModelRef::parse(m).map_err(RuntimeError::Invalid)?;
+        }
+        let id = agent_id.to_owned();
+        let previous = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent {
+                        agent_id: id.clone(),
+                    })
+                })?;
+                let from = agent.model_override.clone();
+                if from == model {
+                    return Ok(from);
+                }
+                agent.model_override = model.clone();
+                tx.put_agent(&id, &agent)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::ModelOverrideChanged.as_str(),
+                    provenance: Provenance::default(),
+                    payload: json!({ "from": from, "to": model }),
+                })?;
+                Ok(from)
+            })
+            .await?;
+        Ok(previous)
+    }
+
+    /// Admit `req` (its delivery surface should be `run_once`) and wait —
+    /// at most `timeout` — until its turn is terminal and the agent has
+    /// settled; then report. A timeout is a report too (`TimedOut`).
+    pub async fn run_once(
+        &self,
+        req: AdmissionRequest,
+        timeout: Duration,
+    ) -> Result<RunOnceReport, RuntimeError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let agent_id = req.agent_id.clone();
+        let mut commits = self.inner.store.subscribe();
+        let Admitted {
+            message_id,
+            event_seq,
+            ..
+        } = self.submit(req).await?;
+        let mut fold = Fold::default();
+        let mut cursor = event_seq;
+        loop {
+            let page = self.inner.store.read()?.events(&agent_id, cursor, 512)?;
+            if let Some(last) = page.last() {
+                cursor = last.event_seq + 1;
+            }
+            for e in &page {
+                fold.apply(e, &message_id);
+            }
+            if fold.settled {
+                return Ok(fold.report(&agent_id, &message_id, None));
+            }
+            if page.len() == 512 {
+                continue;
+            }
+            // Woken by the next commit; a lagged receiver just re-reads.
+            match tokio::time::timeout_at(deadline, commits.recv()).await {
+                Err(_) => return Ok(fold.report(&agent_id, &message_id, Some(timeout))),
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                    return Err(RuntimeError::Store(StoreError::Closed))
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+}

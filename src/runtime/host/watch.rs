@@ -1,0 +1,509 @@
+//! Local guidance and configuration files: what the prompt frame loads
+//! (`load_guidance`, spec "AGENTS.md Loading Contract") and the watcher
+//! that notices when they change.
+//!
+//! Guidance: agent-scoped `<agent_home>/AGENTS.md`, then workspace-scoped
+//! `<workspace_anchor>/AGENTS.md`, or `<workspace_anchor>/CLAUDE.md` only
+//! when that `AGENTS.md` is absent. Until workspaces can be attached the
+//! workspace anchor is the execution root, which is the agent home, so the
+//! two scopes usually name the same file: a file is included once (by its
+//! canonical path). Each file is bounded to `MAX_GUIDANCE_BYTES`.
+//!
+//! Watching: one `notify` watcher (inotify on Linux) over the directories
+//! holding those files, non-recursive, so an agent's busy home costs one
+//! watch and only events naming `AGENTS.md`, `CLAUDE.md` or the config
+//! file get through. A burst of events is debounced (`DEBOUNCE`), then the
+//! effective content is compared with what was last seen, and only a real
+//! change is recorded as `config_reloaded` on the agent's ledger (payload
+//! `source: "agents_md" | "config_file"`, `changed`, paths). Guidance is read
+//! at each turn start, so a change takes effect on the next turn; a config
+//! change calls the host's `ConfigReloader`, which swaps what it can (the
+//! provider chain) and reports the changed sections. Nothing polls: the
+//! task sleeps on the event channel, and stops on runtime shutdown.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::HostInner;
+use crate::runtime::events::EventKind;
+use crate::store::{NewEvent, Provenance};
+
+/// At most this much of each guidance file enters the prompt.
+pub const MAX_GUIDANCE_BYTES: usize = 32 * 1024;
+/// Quiet time after the last file event before changes are examined.
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+/// A steady stream of events is still examined this often.
+const MAX_DEBOUNCE: Duration = Duration::from_secs(2);
+
+const AGENTS_MD: &str = "AGENTS.md";
+const CLAUDE_MD: &str = "CLAUDE.md";
+
+// ---- guidance ---------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidanceScope {
+    Agent,
+    Workspace,
+}
+
+/// Where a guidance block came from (metadata only, never the content).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct GuidanceSource {
+    pub scope: GuidanceScope,
+    pub path: PathBuf,
+    /// `AGENTS.md` or `CLAUDE.md`.
+    pub file_name: &'static str,
+    pub bytes: usize,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Guidance {
+    pub source: GuidanceSource,
+    /// At most `MAX_GUIDANCE_BYTES`, cut on a character boundary.
+    pub text: String,
+}
+
+impl Guidance {
+    /// The prompt block text.
+    pub fn render(&self) -> String {
+        let what = match self.source.scope {
+            GuidanceScope::Agent => "Agent guidance",
+            GuidanceScope::Workspace => "Workspace guidance",
+        };
+        let mut s = format!(
+            "{what} ({} at {}):\n{}",
+            self.source.file_name,
+            self.source.path.display(),
+            self.text
+        );
+        if self.source.truncated {
+            s.push_str(&format!(
+                "\n[truncated: the first {} of {} bytes are shown]",
+                self.text.len(),
+                self.source.bytes
+            ));
+        }
+        s
+    }
+}
+
+fn read_bounded(path: &Path) -> Option<(String, usize, bool)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let total = bytes.len();
+    let text = String::from_utf8_lossy(&bytes);
+    if total <= MAX_GUIDANCE_BYTES {
+        return Some((text.into_owned(), total, false));
+    }
+    let mut cut = MAX_GUIDANCE_BYTES.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some((text[..cut].to_owned(), total, true))
+}
+
+fn load_one(scope: GuidanceScope, dir: &Path, file_name: &'static str) -> Option<Guidance> {
+    let path = dir.join(file_name);
+    let (text, bytes, truncated) = read_bounded(&path)?;
+    Some(Guidance {
+        source: GuidanceSource {
+            scope,
+            path,
+            file_name,
+            bytes,
+            truncated,
+        },
+        text,
+    })
+}
+
+/// The guidance blocks of the prompt frame, in contract order (agent, then
+/// workspace); a file both scopes resolve to is included once.
+pub fn load_guidance(agent_home: &Path, workspace_anchor: &Path) -> Vec<Guidance> {
+    let mut out = Vec::new();
+    if let Some(agent) = load_one(GuidanceScope::Agent, agent_home, AGENTS_MD) {
+        out.push(agent);
+    }
+    let workspace = load_one(GuidanceScope::Workspace, workspace_anchor, AGENTS_MD).or_else(|| {
+        let agents_md_present = workspace_anchor.join(AGENTS_MD).exists();
+        (!agents_md_present)
+            .then(|| load_one(GuidanceScope::Workspace, workspace_anchor, CLAUDE_MD))
+            .flatten()
+    });
+    if let Some(ws) = workspace {
+        let same =
+            |g: &Guidance| match (g.source.path.canonicalize(), ws.source.path.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => g.source.path == ws.source.path,
+            };
+        if !out.iter().any(same) {
+            out.push(ws);
+        }
+    }
+    out
+}
+
+fn fingerprint<T: Hash>(value: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
+// ---- watching ---------------------------------------------------------------
+
+/// Re-reads the configuration after its file changed, applies what can be
+/// applied live, and names the changed sections (or says why it could not).
+pub type ConfigReloader = Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
+
+/// The config file to watch and what to do when it changes.
+#[derive(Clone)]
+pub struct ConfigWatch {
+    pub path: PathBuf,
+    pub reload: ConfigReloader,
+}
+
+/// What a watched file belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Config,
+    Agent(String),
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Watched directory -> agent whose home (and workspace anchor) it is.
+    homes: BTreeMap<PathBuf, String>,
+    /// Last seen effective content per target.
+    seen: BTreeMap<Target, u64>,
+}
+
+/// The host's handle on the watcher task.
+pub(crate) struct GuidanceWatch {
+    watcher: Mutex<Option<RecommendedWatcher>>,
+    registry: Arc<Mutex<Registry>>,
+    join: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn relevant_name(path: &Path, config_name: Option<&std::ffi::OsStr>) -> bool {
+    let name = path.file_name();
+    name == Some(std::ffi::OsStr::new(AGENTS_MD))
+        || name == Some(std::ffi::OsStr::new(CLAUDE_MD))
+        || (config_name.is_some() && name == config_name)
+}
+
+impl GuidanceWatch {
+    /// Start the watcher task. A watcher that cannot be created (no inotify
+    /// instances left) is logged and the runtime runs without it.
+    pub(crate) fn start(
+        inner: Weak<HostInner>,
+        config: Option<ConfigWatch>,
+        shutdown: tokio::sync::watch::Receiver<bool>,
+    ) -> GuidanceWatch {
+        let (tx, rx) = mpsc::unbounded_channel::<PathBuf>();
+        let config_name = config
+            .as_ref()
+            .and_then(|c| c.path.file_name().map(|n| n.to_owned()));
+        let filter_name = config_name.clone();
+        let handler = move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else { return };
+            if matches!(event.kind, notify::EventKind::Access(_)) {
+                return;
+            }
+            for path in event.paths {
+                if relevant_name(&path, filter_name.as_deref()) {
+                    let _ = tx.send(path);
+                }
+            }
+        };
+        let mut watcher = match notify::recommended_watcher(handler) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch AGENTS.md and the config file");
+                None
+            }
+        };
+        let registry = Arc::new(Mutex::new(Registry::default()));
+        if let (Some(w), Some(c)) = (watcher.as_mut(), config.as_ref()) {
+            if let Some(dir) = c.path.parent() {
+                if let Err(e) = w.watch(dir, RecursiveMode::NonRecursive) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot watch the config directory");
+                }
+            }
+            let initial = std::fs::read(&c.path).ok();
+            lock(&registry)
+                .seen
+                .insert(Target::Config, fingerprint(&initial));
+        }
+        let join = tokio::spawn(run(inner, Arc::clone(&registry), config, rx, shutdown));
+        GuidanceWatch {
+            watcher: Mutex::new(watcher),
+            registry,
+            join: Mutex::new(Some(join)),
+        }
+    }
+
+    /// Watch an agent's home (its guidance files). Idempotent.
+    pub(crate) fn watch_agent(&self, agent_id: &str, home: &Path) {
+        {
+            let mut reg = lock(&self.registry);
+            if reg.homes.contains_key(home) {
+                return;
+            }
+            reg.homes.insert(home.to_path_buf(), agent_id.to_owned());
+            reg.seen.insert(
+                Target::Agent(agent_id.to_owned()),
+                fingerprint(&load_guidance(home, home)),
+            );
+        }
+        if let Err(e) = std::fs::create_dir_all(home) {
+            tracing::warn!(home = %home.display(), error = %e, "cannot create the agent home");
+            return;
+        }
+        if let Some(w) = lock(&self.watcher).as_mut() {
+            if let Err(e) = w.watch(home, RecursiveMode::NonRecursive) {
+                tracing::warn!(home = %home.display(), error = %e, "cannot watch the agent home");
+            }
+        }
+    }
+
+    /// Stop watching and wait for the task (after the shutdown signal).
+    pub(crate) async fn stop(&self) {
+        drop(lock(&self.watcher).take());
+        let join = lock(&self.join).take();
+        if let Some(j) = join {
+            let _ = j.await;
+        }
+    }
+}
+
+async fn run(
+    inner: Weak<HostInner>,
+    registry: Arc<Mutex<Registry>>,
+    config: Option<ConfigWatch>,
+    mut rx: mpsc::UnboundedReceiver<PathBuf>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let mut paths = BTreeSet::new();
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            p = rx.recv() => match p {
+                Some(p) => { paths.insert(p); }
+                None => return,
+            },
+        }
+        // Debounce: collect until the files have been quiet for DEBOUNCE
+        // (at most MAX_DEBOUNCE after the first event).
+        let cap = tokio::time::Instant::now() + MAX_DEBOUNCE;
+        loop {
+            let quiet = (tokio::time::Instant::now() + DEBOUNCE).min(cap);
+            tokio::select! {
+                _ = shutdown.changed() => return,
+                p = rx.recv() => match p {
+                    Some(p) => { paths.insert(p); }
+                    None => return,
+                },
+                _ = tokio::time::sleep_until(quiet) => break,
+            }
+        }
+        if *shutdown.borrow() {
+            return;
+        }
+        let Some(host) = inner.upgrade() else { return };
+        examine(&host, &registry, config.as_ref(), &paths).await;
+    }
+}
+
+/// Compare what the changed paths now hold with what was last seen and
+/// record the real changes.
+async fn examine(
+    host: &Arc<HostInner>,
+    registry: &Mutex<Registry>,
+    config: Option<&ConfigWatch>,
+    paths: &BTreeSet<PathBuf>,
+) {
+    let mut targets: BTreeMap<Target, Vec<PathBuf>> = BTreeMap::new();
+    {
+        let reg = lock(registry);
+        for p in paths {
+            let parent = p.parent().unwrap_or(Path::new(""));
+            if let Some(agent) = reg.homes.get(parent) {
+                targets
+                    .entry(Target::Agent(agent.clone()))
+                    .or_default()
+                    .push(p.clone());
+            }
+            if config.is_some_and(|c| c.path == *p) {
+                targets.entry(Target::Config).or_default().push(p.clone());
+            }
+        }
+    }
+    for (target, changed_paths) in targets {
+        match &target {
+            Target::Agent(agent_id) => {
+                let home = host.agent_home(agent_id);
+                let guidance = load_guidance(&home, &home);
+                if !changed_since(registry, &target, fingerprint(&guidance)) {
+                    continue;
+                }
+                let names: BTreeSet<String> = changed_paths
+                    .iter()
+                    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .collect();
+                let loaded: Vec<&GuidanceSource> = guidance.iter().map(|g| &g.source).collect();
+                let payload = json!({
+                    "source": "agents_md", "changed": names, "paths": changed_paths,
+                    "loaded": loaded, "note": "takes effect at the agent's next turn",
+                });
+                record(host, std::slice::from_ref(agent_id), payload).await;
+            }
+            Target::Config => {
+                let Some(c) = config else { continue };
+                let bytes = std::fs::read(&c.path).ok();
+                if !changed_since(registry, &target, fingerprint(&bytes)) {
+                    continue;
+                }
+                let payload = match (c.reload)() {
+                    Ok(changed) => json!({
+                        "source": "config_file", "path": c.path, "changed": changed, "applied": true,
+                    }),
+                    Err(error) => json!({
+                        "source": "config_file", "path": c.path, "changed": [], "applied": false,
+                        "error": error, "note": "the previous configuration stays in effect",
+                    }),
+                };
+                let agents: Vec<String> = lock(registry).homes.values().cloned().collect();
+                record(host, &agents, payload).await;
+            }
+        }
+    }
+}
+
+fn changed_since(registry: &Mutex<Registry>, target: &Target, now: u64) -> bool {
+    let mut reg = lock(registry);
+    let before = reg.seen.insert(target.clone(), now);
+    before != Some(now)
+}
+
+async fn record(host: &Arc<HostInner>, agents: &[String], payload: serde_json::Value) {
+    if agents.is_empty() {
+        return;
+    }
+    let agents = agents.to_vec();
+    let result = host
+        .store
+        .write(move |tx| {
+            for agent_id in &agents {
+                tx.append_event(NewEvent {
+                    agent_id: agent_id.clone(),
+                    kind: EventKind::ConfigReloaded.as_str(),
+                    provenance: Provenance {
+                        source: Some("file_watch".into()),
+                        ..Provenance::default()
+                    },
+                    payload: payload.clone(),
+                })?;
+            }
+            Ok(())
+        })
+        .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "cannot record a guidance or config change");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    fn scopes(g: &[Guidance]) -> Vec<(GuidanceScope, &'static str)> {
+        g.iter()
+            .map(|g| (g.source.scope, g.source.file_name))
+            .collect()
+    }
+
+    #[test]
+    fn the_same_file_for_both_scopes_is_loaded_once() {
+        let d = dir();
+        write(&d.path().join("AGENTS.md"), "be brief");
+        let g = load_guidance(d.path(), d.path());
+        assert_eq!(scopes(&g), vec![(GuidanceScope::Agent, "AGENTS.md")]);
+        assert!(g[0].render().starts_with("Agent guidance (AGENTS.md at "));
+        assert!(g[0].render().ends_with("be brief"));
+    }
+
+    #[test]
+    fn claude_md_is_the_workspace_fallback_only_without_agents_md() {
+        let (home, ws) = (dir(), dir());
+        write(&ws.path().join("CLAUDE.md"), "claude rules");
+        assert_eq!(
+            scopes(&load_guidance(home.path(), ws.path())),
+            vec![(GuidanceScope::Workspace, "CLAUDE.md")]
+        );
+        write(&ws.path().join("AGENTS.md"), "workspace rules");
+        write(&home.path().join("AGENTS.md"), "agent rules");
+        let g = load_guidance(home.path(), ws.path());
+        assert_eq!(
+            scopes(&g),
+            vec![
+                (GuidanceScope::Agent, "AGENTS.md"),
+                (GuidanceScope::Workspace, "AGENTS.md")
+            ]
+        );
+        assert_eq!(g[1].text, "workspace rules");
+        // The same directory: agent AGENTS.md absent, CLAUDE.md present.
+        let one = dir();
+        write(&one.path().join("CLAUDE.md"), "only claude");
+        assert_eq!(
+            scopes(&load_guidance(one.path(), one.path())),
+            vec![(GuidanceScope::Workspace, "CLAUDE.md")]
+        );
+    }
+
+    #[test]
+    fn large_files_are_bounded_on_a_char_boundary() {
+        let d = dir();
+        let big = "é".repeat(MAX_GUIDANCE_BYTES); // two bytes each
+        write(&d.path().join("AGENTS.md"), &big);
+        let g = load_guidance(d.path(), d.path());
+        assert!(g[0].source.truncated);
+        assert_eq!(g[0].source.bytes, big.len());
+        assert_eq!(g[0].text.len(), MAX_GUIDANCE_BYTES);
+        assert!(g[0].render().contains(&format!(
+            "[truncated: the first {MAX_GUIDANCE_BYTES} of {} bytes are shown]",
+            big.len()
+        )));
+    }
+
+    #[test]
+    fn nothing_to_load_is_empty() {
+        let d = dir();
+        std::fs::create_dir_all(d.path().join("AGENTS.md")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(load_guidance(d.path(), d.path()).is_empty());
+    }
+}

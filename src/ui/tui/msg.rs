@@ -1,0 +1,80 @@
+//! The console's contract between its pure core and its event loop.
+//! `update(&mut State, Msg) -> Vec<Effect>` is pure: messages come from the
+//! terminal, the runtime and a tick; effects are intents the loop performs
+//! (requests through the `RuntimeClient`, subscriptions, quitting). Results
+//! of requests come back as `Msg::Response` carrying the request id, so
+//! stale answers can be told apart and dropped.
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::runtime::api::{AgentState, ApiError, EventRecord, Request};
+
+/// Identifies one request the core asked the loop to make.
+pub type RequestId = u64;
+
+/// How the console is connected to its runtime (shown in the status line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connection {
+    /// The runtime runs inside this process.
+    Embedded,
+    /// Attached over the socket and receiving events.
+    Streaming,
+    /// Lost the socket; reconnecting in `in_secs`.
+    Reconnecting {
+        in_secs: u64,
+    },
+    Disconnected {
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Key(KeyEvent),
+    /// A bracketed paste: one edit, however large.
+    Paste(String),
+    Mouse(MouseEvent),
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    /// Wall clock for animations and relative times (epoch ms).
+    Tick {
+        now_ms: i64,
+    },
+    /// The bootstrap snapshot of the agent being viewed.
+    Bootstrap {
+        agent_id: String,
+        state: Box<AgentState>,
+    },
+    /// A raw runtime event of the viewed agent, in `event_seq` order.
+    Event(Box<EventRecord>),
+    /// Streaming assistant text of the current turn (transient).
+    AssistantDelta {
+        agent_id: String,
+        run_id: String,
+        text: String,
+    },
+    /// The answer to `Effect::Call`.
+    Response {
+        id: RequestId,
+        result: Result<serde_json::Value, ApiError>,
+    },
+    Connection(Connection),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Perform a request; answer with `Msg::Response { id, .. }`.
+    Call { id: RequestId, request: Request },
+    /// Show another agent: bootstrap it and follow its events from the
+    /// bootstrap's `last_event_seq + 1`.
+    ViewAgent { agent_id: String },
+    /// Hand the embedded runtime to a background daemon, then exit with the
+    /// attach hint.
+    Detach,
+    /// Leave the console (an embedded runtime shuts down cleanly).
+    Quit,
+    /// Ring the terminal bell (action_required).
+    Bell,
+}
