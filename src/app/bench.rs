@@ -142,6 +142,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "turns" {
         super::bench_turns::run(&dir).await?;
     }
+    if all || which == "console" {
+        for rows in [100usize, 100_000] {
+            let (conv, events) = crate::ui::tui::bench_render(rows, 120, 40);
+            println!(
+                "console.render    {rows} rows of history at 120x40: conversation frame {:.1} µs, /events frame {:.1} µs",
+                conv.as_secs_f64() * 1e6,
+                events.as_secs_f64() * 1e6
+            );
+        }
+    }
     if which == "idle" {
         super::bench_runtime::idle_bench(&dir, args.idle_secs).await?;
     }

@@ -27,6 +27,11 @@ pub struct Cli {
     #[arg(long)]
     pub detach: bool,
 
+    /// Draw the console in the terminal's normal screen, keeping its
+    /// scrollback, instead of the alternate screen.
+    #[arg(long, global = true)]
+    pub no_alt_screen: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -50,15 +55,18 @@ pub enum Command {
     /// Work items: the durable, goal-oriented units of an agent's work.
     #[command(subcommand)]
     Work(WorkCommand),
-    /// Follow a running runtime from this terminal: print its events and
-    /// send each line you type as a prompt (a plain-text stand-in until the
-    /// full console lands).
+    /// Open the console on a running runtime (started with `holon
+    /// --detach`). Closing it never stops the runtime.
     Attach {
         /// The control socket (default: this home's).
         #[arg(long)]
         socket: Option<PathBuf>,
         #[arg(long)]
         agent: Option<String>,
+        /// No console: print events as text lines and send each line typed
+        /// as a prompt (for scripts and dumb terminals).
+        #[arg(long)]
+        plain: bool,
     },
     /// The runtime process: run it, start it in the background, stop it,
     /// inspect it.

@@ -147,12 +147,12 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `holon` with no command. The console is not built yet, so this shows
-/// the store's status and says so.
+/// `holon` with no command when there is no terminal to draw on: the
+/// store's status.
 pub async fn overview(ctx: &Context) -> anyhow::Result<ExitCode> {
     let report = status_report(ctx).await?;
     let mut out = Out::new();
-    out.line("The Holon console is not built yet; here is the status of your store.")?;
+    out.line("No terminal to open the console on; here is the status of your store.")?;
     out.line("Send a prompt with `holon send TEXT`, read events with `holon events`.")?;
     out.line("")?;
     print_status(&mut out, &report)?;

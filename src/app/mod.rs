@@ -9,6 +9,7 @@ mod bench_turns;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod control;
 pub mod daemon;
 pub mod debug;
@@ -66,12 +67,24 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let detach = cli.detach;
+    let screen = if cli.no_alt_screen {
+        console::Screen::Inline
+    } else {
+        console::Screen::Alternate
+    };
     rt.block_on(async move {
         if detach {
             return daemon::detach(&ctx).await;
         }
         match cli.command {
-            None => commands::overview(&ctx).await,
+            None => {
+                use std::io::IsTerminal;
+                if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                    console::open(&ctx, screen).await
+                } else {
+                    commands::overview(&ctx).await
+                }
+            }
             Some(Command::Status { json }) => commands::status(&ctx, json).await,
             Some(Command::Send(args)) => commands::send(&ctx, args).await,
             Some(Command::Events(args)) => commands::events(&ctx, args).await,
@@ -88,7 +101,19 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 daemon::status(&ctx, json).await
             }
             Some(Command::Daemon(DaemonCommand::Logs { lines })) => daemon::logs(&ctx, lines),
-            Some(Command::Attach { socket, agent }) => commands::attach(&ctx, socket, agent).await,
+            Some(Command::Attach {
+                socket,
+                agent,
+                plain: true,
+            }) => commands::attach(&ctx, socket, agent).await,
+            Some(Command::Attach {
+                socket,
+                agent,
+                plain: false,
+            }) => {
+                let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
+                console::attach_console(&ctx, socket, agent, screen).await
+            }
             Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
                 debug::export(&ctx, agent, &dir).await
             }

@@ -63,7 +63,8 @@ pub struct Store {
 }
 
 struct Inner {
-    db: Arc<Database>,
+    /// `None` once `close` has released the file.
+    db: std::sync::RwLock<Option<Arc<Database>>>,
     path: PathBuf,
     /// `None` only while dropping.
     jobs: Option<mpsc::Sender<Command>>,
@@ -122,7 +123,7 @@ impl Store {
             })?;
         Ok(Store {
             inner: Arc::new(Inner {
-                db,
+                db: std::sync::RwLock::new(Some(db)),
                 path: path.to_path_buf(),
                 jobs: Some(jobs),
                 events,
@@ -169,8 +170,15 @@ impl Store {
 
     /// Start a consistent read snapshot.
     pub fn read(&self) -> Result<ReadCtx, StoreError> {
+        let db = self
+            .inner
+            .db
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(StoreError::Closed)?;
         Ok(ReadCtx {
-            txn: self.inner.db.begin_read()?,
+            txn: db.begin_read()?,
         })
     }
 

@@ -1,7 +1,9 @@
 mod cli;
+mod console_e2e;
 mod control_socket;
 mod daemon_lifecycle;
 mod provider_transports;
+mod pty;
 mod runtime_core;
 mod runtime_restart;
 mod scheduler_fixtures;

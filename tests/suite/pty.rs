@@ -18,25 +18,51 @@ pub struct Console {
 
 impl Console {
     /// Start `holon ARGS` with `HOLON_HOME=home` in a `cols`x`rows` pty.
-    pub fn start(home: &std::path::Path, args: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Console {
+    pub fn start(
+        home: &std::path::Path,
+        args: &[&str],
+        cols: u16,
+        rows: u16,
+        env: &[(&str, &str)],
+    ) -> Console {
         let pty = native_pty_system();
         let pair = pty
-            .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
             .unwrap_or_else(|e| panic!("openpty: {e}"));
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_holon"));
         cmd.args(args);
         cmd.env("HOLON_HOME", home);
         cmd.env("TERM", "xterm-256color");
-        for var in ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG", "NO_COLOR"] {
+        for var in [
+            "HOLON_AGENT_ID",
+            "HOLON_MODEL",
+            "HOLON_LOG",
+            "RUST_LOG",
+            "NO_COLOR",
+        ] {
             cmd.env_remove(var);
         }
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let child = pair.slave.spawn_command(cmd).unwrap_or_else(|e| panic!("spawn: {e}"));
+        let child = pair
+            .slave
+            .spawn_command(cmd)
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
         drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap_or_else(|e| panic!("reader: {e}"));
-        let writer = pair.master.take_writer().unwrap_or_else(|e| panic!("writer: {e}"));
+        let mut reader = pair
+            .master
+            .try_clone_reader()
+            .unwrap_or_else(|e| panic!("reader: {e}"));
+        let writer = pair
+            .master
+            .take_writer()
+            .unwrap_or_else(|e| panic!("writer: {e}"));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let (s, r) = (Arc::clone(&screen), Arc::clone(&raw));
@@ -46,17 +72,31 @@ impl Console {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        s.lock().unwrap_or_else(|p| p.into_inner()).process(&buf[..n]);
-                        r.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(&buf[..n]);
+                        s.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .process(&buf[..n]);
+                        r.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .extend_from_slice(&buf[..n]);
                     }
                 }
             }
         });
-        Console { screen, writer, child, _master: pair.master, raw }
+        Console {
+            screen,
+            writer,
+            child,
+            _master: pair.master,
+            raw,
+        }
     }
 
     pub fn contents(&self) -> String {
-        self.screen.lock().unwrap_or_else(|p| p.into_inner()).screen().contents()
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .screen()
+            .contents()
     }
 
     /// Wait until the screen shows `text`.
@@ -79,7 +119,9 @@ impl Console {
     }
 
     pub fn type_text(&mut self, text: &str) {
-        self.writer.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("write: {e}"));
+        self.writer
+            .write_all(text.as_bytes())
+            .unwrap_or_else(|e| panic!("write: {e}"));
         self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
         std::thread::sleep(Duration::from_millis(40));
     }
@@ -89,7 +131,9 @@ impl Console {
     }
 
     pub fn key(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).unwrap_or_else(|e| panic!("write: {e}"));
+        self.writer
+            .write_all(bytes)
+            .unwrap_or_else(|e| panic!("write: {e}"));
         self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
         std::thread::sleep(Duration::from_millis(40));
     }
@@ -116,7 +160,11 @@ impl Console {
 
     /// Whether the alternate screen is active (vt100's view).
     pub fn alternate_screen(&self) -> bool {
-        self.screen.lock().unwrap_or_else(|p| p.into_inner()).screen().alternate_screen()
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .screen()
+            .alternate_screen()
     }
 }
 

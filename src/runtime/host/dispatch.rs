@@ -335,12 +335,18 @@ pub async fn follow(
             }
         };
         if page.is_empty() {
+            // Wait for the agent's next commit, or for the subscriber to go
+            // away (then stop at once: this task must not keep the store
+            // alive for nobody).
             loop {
-                match wake.recv().await {
-                    Ok(e) if e.agent_id == agent_id => break,
-                    Ok(_) => continue,
-                    Err(RecvError::Lagged(_)) => break,
-                    Err(RecvError::Closed) => return,
+                tokio::select! {
+                    r = wake.recv() => match r {
+                        Ok(e) if e.agent_id == agent_id => break,
+                        Ok(_) => continue,
+                        Err(RecvError::Lagged(_)) => break,
+                        Err(RecvError::Closed) => return,
+                    },
+                    _ = tx.closed() => return,
                 }
             }
             continue;

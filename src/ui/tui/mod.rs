@@ -1,5 +1,37 @@
 //! The terminal console's pure core: `State`, `update`, `view`, keys,
 //! composer and overlays. No I/O here: the event loop (`app::console`)
 //! feeds `Msg`s in and performs the `Effect`s that come out.
+//!
+//! Map: `state` (the model, layout), `update` (messages), `keys` (input),
+//! `commands` (what a submitted line does), `conversation` and `rows`
+//! (the conversation model and its rows), `scroll` (the virtualised
+//! viewport), `projection` (the viewed agent), `composer`, `keymap` (the
+//! key and command tables), `overlays`, `view`, `bench`.
 
+mod bench;
+mod commands;
+pub mod composer;
+pub mod conversation;
+mod fmt;
+pub mod keymap;
+mod keys;
+mod markdown;
 pub mod msg;
+pub mod overlays;
+pub mod projection;
+pub mod rows;
+mod scroll;
+pub mod state;
+pub mod theme;
+mod tool_rows;
+mod update;
+mod view;
+mod wrap;
+
+#[cfg(test)]
+mod tests;
+
+pub use bench::bench_render;
+pub use state::{Init, State};
+pub use update::update;
+pub use view::view;

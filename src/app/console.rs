@@ -1,0 +1,409 @@
+//! The console's event loop: the impure half of the Elm-style console.
+//! It owns the terminal (raw mode, alternate screen unless
+//! `--no-alt-screen`, bracketed paste, mouse), turns terminal input,
+//! runtime events and ticks into `Msg`s for `ui::tui::update`, performs the
+//! `Effect`s that come back through the `RuntimeClient`, and draws when the
+//! state changed — at most ~60 frames a second. The terminal is restored on
+//! quit, on panic (hook installed before the first frame) and on
+//! SIGTERM/SIGHUP. Embedded mode runs the runtime in this process and
+//! serves the control socket; attached mode talks to a daemon and
+//! reconnects with backoff, resuming from its last `event_seq`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use crossterm::{execute, terminal};
+use futures_util::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+use super::control::socket::bind;
+use super::Context;
+use crate::runtime::api::{AgentState, Request, RuntimeClient, SubscriptionItem};
+use crate::runtime::host::{LiveUpdate, RuntimeHost};
+use crate::ui::client::SocketClient;
+use crate::ui::tui::msg::{Connection, Effect, Msg};
+use crate::ui::tui::{update, view, Init, State};
+
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Whether the alternate screen is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Alternate,
+    /// Keep the terminal's normal scrollback.
+    Inline,
+}
+
+/// Terminal setup that undoes itself, also from the panic hook.
+struct TerminalGuard {
+    screen: Screen,
+}
+
+fn restore(screen: Screen) {
+    let mut out = std::io::stdout();
+    let _ = execute!(
+        out,
+        crossterm::event::DisableBracketedPaste,
+        crossterm::event::DisableMouseCapture,
+        crossterm::cursor::Show
+    );
+    if screen == Screen::Alternate {
+        let _ = execute!(out, terminal::LeaveAlternateScreen);
+    }
+    if let Err(e) = terminal::disable_raw_mode() {
+        tracing::error!(error = %e, "could not restore the terminal mode");
+    }
+    let _ = out.flush();
+}
+
+impl TerminalGuard {
+    fn enter(screen: Screen) -> std::io::Result<TerminalGuard> {
+        // Restore before the default hook prints, so a panic message lands
+        // on a sane terminal; restore failures are logged, never re-panic.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore(screen);
+            tracing::error!(panic = %info, "console panicked");
+            previous(info);
+        }));
+        terminal::enable_raw_mode()?;
+        let mut out = std::io::stdout();
+        if screen == Screen::Alternate {
+            execute!(out, terminal::EnterAlternateScreen)?;
+        }
+        execute!(
+            out,
+            crossterm::event::EnableBracketedPaste,
+            crossterm::event::EnableMouseCapture
+        )?;
+        Ok(TerminalGuard { screen })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore(self.screen);
+    }
+}
+
+/// How the console ended.
+enum Exit {
+    Quit,
+    Detach,
+}
+
+/// `holon` with no command: attach to a running runtime, or run one
+/// embedded in this process.
+pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
+    if let Some(client) = super::daemon::connect(ctx).await {
+        let path = client.path().to_path_buf();
+        return attach_console(ctx, path, None, screen).await;
+    }
+    embedded(ctx, screen).await
+}
+
+async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
+    let socket_path = ctx.paths.socket_path();
+    let listener = bind(&socket_path).await?;
+    let store = ctx.open_store().await?;
+    let mut config = super::run::runtime_config(ctx, "embedded");
+    config.info.socket_path = Some(socket_path.display().to_string());
+    let host = RuntimeHost::start(store, config).await?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+    let server = tokio::spawn(super::control::server::serve(
+        listener,
+        Arc::clone(&client),
+        stop_rx,
+    ));
+    let live = host.subscribe_live();
+    let exit = run(
+        ctx,
+        Target::Embedded { client, live },
+        ctx.config.default_agent.clone(),
+        screen,
+    )
+    .await;
+    // Leave cleanly whatever happened: stop serving, stop the actors,
+    // release the store (nothing durable is lost).
+    let _ = stop_tx.send(true);
+    let _ = server.await;
+    host.shutdown().await;
+    let store = host.store().clone();
+    drop(host);
+    store.close().await?;
+    let _ = std::fs::remove_file(&socket_path);
+    match exit? {
+        Exit::Quit => Ok(ExitCode::SUCCESS),
+        Exit::Detach => {
+            // The store and socket are released: hand over to a daemon.
+            let code = super::daemon::detach(ctx).await?;
+            println!("the runtime keeps running in the background; this console has detached");
+            Ok(code)
+        }
+    }
+}
+
+/// `holon attach [--socket PATH]`.
+pub async fn attach_console(
+    ctx: &Context,
+    socket: PathBuf,
+    agent: Option<String>,
+    screen: Screen,
+) -> anyhow::Result<ExitCode> {
+    let client = SocketClient::connect(&socket).await.map_err(|e| {
+        anyhow::anyhow!(
+            "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
+            socket.display()
+        )
+    })?;
+    let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let client: Arc<dyn RuntimeClient> = Arc::new(client);
+    match run(ctx, Target::Attached { client, socket }, agent, screen).await? {
+        Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
+    }
+}
+
+enum Target {
+    Embedded {
+        client: Arc<dyn RuntimeClient>,
+        live: tokio::sync::broadcast::Receiver<LiveUpdate>,
+    },
+    Attached {
+        client: Arc<dyn RuntimeClient>,
+        socket: PathBuf,
+    },
+}
+
+/// Follow `agent_id`: bootstrap, then its events from just after the
+/// bootstrap (or from `resume`) onwards, into `tx`. Ends when the stream
+/// ends; returns the next sequence to resume from.
+async fn follow_agent(
+    client: Arc<dyn RuntimeClient>,
+    agent_id: String,
+    resume: Option<u64>,
+    tx: mpsc::Sender<Msg>,
+) -> Option<u64> {
+    let state: AgentState = match crate::runtime::api::call_typed(
+        &*client,
+        Request::AgentState {
+            agent_id: agent_id.clone(),
+        },
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = tx
+                .send(Msg::Connection(Connection::Disconnected {
+                    reason: e.to_string(),
+                }))
+                .await;
+            return resume;
+        }
+    };
+    // The core pages its own history on bootstrap; follow from just after it.
+    let from = resume.unwrap_or(state.last_event_seq + 1);
+    let _ = tx
+        .send(Msg::Bootstrap {
+            agent_id: agent_id.clone(),
+            state: Box::new(state),
+        })
+        .await;
+    let mut sub = match client.subscribe(&agent_id, from).await {
+        Ok(s) => s,
+        Err(_) => return Some(from),
+    };
+    let mut next = from;
+    while let Some(item) = sub.next().await {
+        match item {
+            SubscriptionItem::Event(e) => {
+                next = e.event_seq + 1;
+                if tx.send(Msg::Event(Box::new(e))).await.is_err() {
+                    return Some(next);
+                }
+            }
+            SubscriptionItem::Lagged { resume_from } => {
+                next = resume_from;
+                match client.subscribe(&agent_id, next).await {
+                    Ok(s) => sub = s,
+                    Err(_) => return Some(next),
+                }
+            }
+        }
+    }
+    Some(next)
+}
+
+async fn run(
+    ctx: &Context,
+    target: Target,
+    agent_id: String,
+    screen: Screen,
+) -> anyhow::Result<Exit> {
+    let (width, height) = terminal::size().unwrap_or((80, 24));
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let (client, socket, mut live, connection) = match target {
+        Target::Embedded { client, live } => (client, None, Some(live), Connection::Embedded),
+        Target::Attached { client, socket } => (client, Some(socket), None, Connection::Streaming),
+    };
+    let mut state = State::new(Init {
+        agent_id: agent_id.clone(),
+        connection,
+        width,
+        height,
+        bell: ctx.config.bell,
+        no_color,
+    });
+    let guard = TerminalGuard::enter(screen)?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+
+    let (tx, mut rx) = mpsc::channel::<Msg>(4096);
+    let mut client = client;
+    let mut viewed = agent_id;
+    let mut follower = tokio::spawn(follow_agent(
+        Arc::clone(&client),
+        viewed.clone(),
+        None,
+        tx.clone(),
+    ));
+    let mut input = EventStream::new();
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut last_draw = Instant::now() - FRAME;
+    let mut reconnect_attempt = 0u32;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let exit = loop {
+        if state.dirty && last_draw.elapsed() >= FRAME {
+            terminal.draw(|f| view(&state, f))?;
+            state.dirty = false;
+            last_draw = Instant::now();
+        }
+        let frame_due = async {
+            if state.dirty {
+                tokio::time::sleep(FRAME.saturating_sub(last_draw.elapsed())).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        let ticking = state.wants_tick();
+        let live_delta = async {
+            match live.as_mut() {
+                Some(l) => l.recv().await.ok(),
+                None => std::future::pending().await,
+            }
+        };
+        let msg = tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
+                Some(Ok(Event::Paste(p))) => Some(Msg::Paste(p)),
+                Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
+                Some(Ok(Event::Resize(w, h))) => Some(Msg::Resize { width: w, height: h }),
+                Some(Ok(_)) => None,
+                Some(Err(e)) => { tracing::error!(error = %e, "terminal input failed"); break Exit::Quit }
+                None => break Exit::Quit,
+            },
+            m = rx.recv() => m,
+            d = live_delta => d.map(|LiveUpdate::AssistantDelta { agent_id, run_id, text }| Msg::AssistantDelta { agent_id, run_id, text }),
+            _ = tick.tick(), if ticking => Some(Msg::Tick { now_ms: crate::now_ms() }),
+            _ = frame_due => None,
+            _ = term.recv() => break Exit::Quit,
+            _ = hup.recv() => break Exit::Quit,
+            resumed = &mut follower => {
+                // The event stream ended: the runtime went away (attached)
+                // or the agent view was replaced. Reconnect with backoff and
+                // resume from the cursor: no gap, no duplicate.
+                let next = resumed.ok().flatten();
+                let Some(path) = socket.clone() else { break Exit::Quit };
+                reconnect_attempt = reconnect_attempt.saturating_add(1);
+                let wait = Duration::from_secs(1u64 << reconnect_attempt.min(4)).min(Duration::from_secs(10));
+                state_msg(&mut state, Msg::Connection(Connection::Reconnecting { in_secs: wait.as_secs() }), &tx, &client);
+                let tx2 = tx.clone();
+                let viewed2 = viewed.clone();
+                let (ctx_tx, ctx_rx) = tokio::sync::oneshot::channel();
+                follower = tokio::spawn(async move {
+                    tokio::time::sleep(wait).await;
+                    match SocketClient::connect(&path).await {
+                        Ok(c) => {
+                            let c: Arc<dyn RuntimeClient> = Arc::new(c);
+                            let _ = ctx_tx.send(Arc::clone(&c));
+                            let _ = tx2.send(Msg::Connection(Connection::Streaming)).await;
+                            follow_agent(c, viewed2, next, tx2).await
+                        }
+                        Err(_) => next,
+                    }
+                });
+                if let Ok(Ok(c)) = tokio::time::timeout(wait + Duration::from_secs(2), ctx_rx).await {
+                    client = c;
+                    reconnect_attempt = 0;
+                }
+                None
+            }
+        };
+        let Some(msg) = msg else { continue };
+        let effects = update(&mut state, msg);
+        let mut done = None;
+        for effect in effects {
+            match effect {
+                Effect::Call { id, request } => {
+                    let (client, tx) = (Arc::clone(&client), tx.clone());
+                    tokio::spawn(async move {
+                        let result = client.call(request).await;
+                        let _ = tx.send(Msg::Response { id, result }).await;
+                    });
+                }
+                Effect::ViewAgent { agent_id } => {
+                    follower.abort();
+                    viewed = agent_id;
+                    follower = tokio::spawn(follow_agent(
+                        Arc::clone(&client),
+                        viewed.clone(),
+                        None,
+                        tx.clone(),
+                    ));
+                }
+                Effect::Bell => {
+                    let _ = std::io::stdout().write_all(b"\x07");
+                }
+                Effect::Quit => done = Some(Exit::Quit),
+                Effect::Detach => {
+                    done = Some(if socket.is_some() {
+                        Exit::Quit
+                    } else {
+                        Exit::Detach
+                    })
+                }
+            }
+        }
+        if let Some(exit) = done {
+            break exit;
+        }
+    };
+    follower.abort();
+    drop(terminal);
+    drop(guard);
+    Ok(exit)
+}
+
+/// Feed a message the loop itself produces (connection state) and perform
+/// only its request effects.
+fn state_msg(state: &mut State, msg: Msg, tx: &mpsc::Sender<Msg>, client: &Arc<dyn RuntimeClient>) {
+    for effect in update(state, msg) {
+        if let Effect::Call { id, request } = effect {
+            let (client, tx) = (Arc::clone(client), tx.clone());
+            tokio::spawn(async move {
+                let result = client.call(request).await;
+                let _ = tx.send(Msg::Response { id, result }).await;
+            });
+        }
+    }
+}

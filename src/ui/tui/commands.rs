@@ -1,0 +1,272 @@
+//! What a submitted composer line does: a prompt (`prompt.submit`, shown
+//! at once as a local echo), `!CMD` (`task.run`), or a slash command from
+//! `keymap::COMMANDS`. An unknown command or a wrong argument gets a hint
+//! row, never silence.
+
+use super::conversation::EchoKind;
+use super::keymap::{self, Command, OverlayKind, WhileRunning};
+use super::keys::{open_overlay, open_with};
+use super::msg::Effect;
+use super::overlays::{events::Events, Overlay};
+use super::rows::Tone;
+use super::state::{History, Pending, State};
+use super::update::{call, stored};
+use crate::runtime::api::{ControlAction, Request};
+use crate::runtime::envelope::Priority;
+use crate::runtime::work_ops::CreateWorkItem;
+use crate::ui::present::DisplayMode;
+
+pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    if let Some(cmd) = trimmed.strip_prefix('!') {
+        return run_command(state, cmd.trim(), fx);
+    }
+    if let Some(rest) = trimmed.strip_prefix('/') {
+        if !rest.starts_with('/') {
+            return slash(state, rest, fx);
+        }
+    }
+    // A prompt; `//text` sends `/text` literally.
+    let text = match trimmed.strip_prefix("//") {
+        Some(rest) => format!("/{rest}"),
+        None => text.trim_end().to_owned(),
+    };
+    let request = Request::PromptSubmit {
+        agent_id: state.agent_id.clone(),
+        text: text.clone(),
+        priority: Priority::Normal,
+    };
+    let effect = call(state, request, Pending::Prompt);
+    if let Effect::Call { id, .. } = &effect {
+        state.conversation.echo(*id, EchoKind::Prompt, &text);
+    }
+    state.attention = false;
+    state.conversation.scroll = super::conversation::Scroll::Follow;
+    fx.push(effect);
+}
+
+fn run_command(state: &mut State, cmd: &str, fx: &mut Vec<Effect>) {
+    if cmd.is_empty() {
+        let hint = "`!` runs a command: type `!` and the command, e.g. `!cargo test`.";
+        return state.conversation.note(hint, Tone::Info);
+    }
+    let request = Request::TaskRun {
+        agent_id: state.agent_id.clone(),
+        cmd: cmd.to_owned(),
+    };
+    let effect = call(state, request, Pending::Command);
+    if let Effect::Call { id, .. } = &effect {
+        state.conversation.echo(*id, EchoKind::Command, cmd);
+    }
+    state.conversation.scroll = super::conversation::Scroll::Follow;
+    fx.push(effect);
+}
+
+fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
+    let (name, arg) = match line.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (line, ""),
+    };
+    let Some(command) = keymap::command(name) else {
+        let head: String = name.chars().take(2).collect();
+        let similar: Vec<String> = keymap::matching(&head)
+            .iter()
+            .map(|c| format!("/{}", c.name))
+            .collect();
+        let maybe = match similar.is_empty() {
+            true => String::new(),
+            false => format!(" Did you mean {}?", similar.join(" or ")),
+        };
+        let hint = format!("Unknown command /{name}.{maybe} /help lists them all; `//text` sends a prompt starting with /.");
+        return state.conversation.note(hint, Tone::Error);
+    };
+    let running = state.conversation.turn.is_some();
+    if command.while_running == WhileRunning::OnlyWhileRunning && !running {
+        let hint = format!("/{}: no turn is running.", command.name);
+        return state.conversation.note(hint, Tone::Info);
+    }
+    let agent_id = state.agent_id.clone();
+    let control = |action| Request::Control {
+        agent_id: agent_id.clone(),
+        action,
+    };
+    match command.command {
+        Command::Help => open_overlay(state, OverlayKind::Help, fx),
+        Command::Agents => open_overlay(state, OverlayKind::Agents, fx),
+        Command::Tasks => open_overlay(state, OverlayKind::Tasks, fx),
+        Command::State => open_overlay(state, OverlayKind::State, fx),
+        Command::Transcript => open_overlay(state, OverlayKind::Transcript, fx),
+        Command::Events => {
+            let kind = arg.to_owned();
+            open_with(state, fx, |ctx| Overlay::Events(Events::open(ctx, kind)));
+        }
+        Command::Work => work(state, arg, fx),
+        Command::Agent => agent(state, arg, fx),
+        Command::Display => display(state, arg, fx),
+        Command::Model => model(state, arg, fx),
+        Command::Pause => control_call(
+            state,
+            control(ControlAction::Pause),
+            ControlAction::Pause,
+            fx,
+        ),
+        Command::Resume => control_call(
+            state,
+            control(ControlAction::Resume),
+            ControlAction::Resume,
+            fx,
+        ),
+        Command::Stop => control_call(state, control(ControlAction::Stop), ControlAction::Stop, fx),
+        Command::Wake => control_call(state, control(ControlAction::Wake), ControlAction::Wake, fx),
+        Command::Abort => control_call(
+            state,
+            control(ControlAction::Abort),
+            ControlAction::Abort,
+            fx,
+        ),
+        Command::Detach => fx.push(Effect::Detach),
+        Command::Quit => fx.push(Effect::Quit),
+    }
+}
+
+fn control_call(state: &mut State, request: Request, action: ControlAction, fx: &mut Vec<Effect>) {
+    fx.push(call(state, request, Pending::Control(action)));
+}
+
+/// The note after a control action succeeded.
+pub fn control_done(action: ControlAction) -> &'static str {
+    match action {
+        ControlAction::Pause => "Paused: admitted input waits until /resume",
+        ControlAction::Resume => "Resumed",
+        ControlAction::Stop => "Stopped: input is refused until /resume",
+        ControlAction::Wake => "Wake requested",
+        ControlAction::Abort => "Abort requested: the turn ends at its next safe point",
+    }
+}
+
+fn work(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    match arg
+        .split_once(char::is_whitespace)
+        .map_or((arg, ""), |(a, b)| (a, b.trim()))
+    {
+        ("", _) => open_overlay(state, OverlayKind::Work, fx),
+        ("add", "") => state
+            .conversation
+            .note("Usage: /work add OBJECTIVE", Tone::Info),
+        ("add", objective) => {
+            let request = Request::WorkItemCreate {
+                agent_id: state.agent_id.clone(),
+                item: CreateWorkItem {
+                    objective: objective.to_owned(),
+                    ..CreateWorkItem::default()
+                },
+            };
+            fx.push(call(state, request, Pending::WorkCreate));
+        }
+        (other, _) => {
+            let hint = format!("/work: unknown `{other}`. Usage: /work, or /work add OBJECTIVE");
+            state.conversation.note(hint, Tone::Error);
+        }
+    }
+}
+
+fn agent(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let (sub, name) = arg
+        .split_once(char::is_whitespace)
+        .map_or((arg, ""), |(a, b)| (a, b.trim()));
+    match (sub, name) {
+        ("", _) => open_overlay(state, OverlayKind::Agents, fx),
+        ("new", "") | ("switch", "") => state
+            .conversation
+            .note(format!("Usage: /agent {sub} NAME"), Tone::Info),
+        ("new", name) => {
+            let request = Request::AgentCreate {
+                agent_id: name.to_owned(),
+            };
+            fx.push(call(state, request, Pending::AgentCreate));
+        }
+        ("switch", name) if name == state.agent_id => state
+            .conversation
+            .note(format!("Already showing {name}."), Tone::Info),
+        ("switch", name) => view_agent(state, name, fx),
+        (other, _) => {
+            let hint =
+                format!("/agent: unknown `{other}`. Usage: /agent new NAME | /agent switch NAME");
+            state.conversation.note(hint, Tone::Error);
+        }
+    }
+}
+
+fn display(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    if arg.is_empty() {
+        let hint = format!(
+            "Display mode: {} ({}). /display info|verbose|debug (or 3|4|5) changes it.",
+            state.mode,
+            state.mode.level()
+        );
+        return state.conversation.note(hint, Tone::Info);
+    }
+    match DisplayMode::parse(arg) {
+        Some(mode) => set_display(state, mode, fx),
+        None => {
+            let hint =
+                format!("/display: unknown mode `{arg}`. Use info, verbose, debug (or 3, 4, 5).");
+            state.conversation.note(hint, Tone::Error);
+        }
+    }
+}
+
+/// Switch the display mode now and persist it for the agent.
+pub fn set_display(state: &mut State, mode: DisplayMode, fx: &mut Vec<Effect>) {
+    state.mode = mode;
+    state.conversation.scroll = super::conversation::Scroll::Follow;
+    state.dirty = true;
+    let request = Request::AgentDisplay {
+        agent_id: state.agent_id.clone(),
+        mode: stored(mode),
+    };
+    fx.push(call(state, request, Pending::Display));
+}
+
+fn model(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let model = match arg {
+        "" => {
+            let now = state
+                .agent
+                .model
+                .clone()
+                .unwrap_or_else(|| "the runtime default".into());
+            let hint =
+                format!("Model: {now}. /model PROVIDER/MODEL sets it, /model default clears it.");
+            return state.conversation.note(hint, Tone::Info);
+        }
+        "default" | "-" => None,
+        m => Some(m.to_owned()),
+    };
+    let request = Request::AgentModel {
+        agent_id: state.agent_id.clone(),
+        model,
+    };
+    fx.push(call(state, request, Pending::Model));
+}
+
+/// Show another agent: forget this one's conversation, overlays and
+/// requests (their answers are now stale), and ask the loop to bootstrap
+/// and follow the other one.
+pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
+    state.agent_id = agent_id.to_owned();
+    state.agent = Default::default();
+    state.conversation = Default::default();
+    state.overlays.clear();
+    state.pending.clear();
+    state.history = History::Waiting { held: Vec::new() };
+    (state.refresh, state.refresh_again) = (None, false);
+    state.attention = false;
+    state.dirty = true;
+    fx.push(Effect::ViewAgent {
+        agent_id: agent_id.to_owned(),
+    });
+}

@@ -1,0 +1,434 @@
+//! The composer: a multi-line text field with emacs-style editing, prompt
+//! history and the slash-command completion menu (generated from
+//! `keymap::COMMANDS`). It only edits text; what a submitted line means
+//! (prompt, `!CMD`, `/command`) is decided in `update`.
+//!
+//! Invariant: `cursor` is always a char boundary of `text`.
+
+use super::keymap::{self, Action, SlashCommand};
+use super::wrap::{sanitize, width};
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Composer {
+    text: String,
+    cursor: usize,
+    history: Vec<String>,
+    /// Position while browsing history (`None`: editing the draft).
+    browsing: Option<usize>,
+    draft: String,
+    /// The last cut text (Ctrl+K/U/W), pasted back by Ctrl+Y.
+    kill: String,
+    /// The selected completion.
+    pub selected: usize,
+    /// Esc closed the menu for the current text.
+    dismissed: bool,
+}
+
+/// One completion candidate: what to insert and how it reads in the menu.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub label: String,
+    pub description: &'static str,
+    /// The composer text once chosen.
+    pub replacement: String,
+}
+
+impl Composer {
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.set("");
+    }
+
+    pub fn set(&mut self, text: &str) {
+        self.text = text.to_owned();
+        self.cursor = self.text.len();
+        self.selected = 0;
+        self.dismissed = false;
+    }
+
+    /// A typed character or a paste (one edit, whatever its size).
+    pub fn insert(&mut self, s: &str) {
+        let s = sanitize(s);
+        self.text.insert_str(self.cursor, &s);
+        self.cursor += s.len();
+        self.changed();
+    }
+
+    fn changed(&mut self) {
+        self.browsing = None;
+        self.selected = 0;
+        self.dismissed = false;
+    }
+
+    /// Take the text for submission and remember it in history.
+    pub fn submit(&mut self) -> String {
+        let text = std::mem::take(&mut self.text);
+        self.cursor = 0;
+        self.changed();
+        if !text.trim().is_empty() && self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+        }
+        text
+    }
+
+    fn line_start(&self) -> usize {
+        self.text[..self.cursor].rfind('\n').map_or(0, |i| i + 1)
+    }
+
+    fn line_end(&self) -> usize {
+        self.text[self.cursor..]
+            .find('\n')
+            .map_or(self.text.len(), |i| self.cursor + i)
+    }
+
+    fn prev_char(&self, at: usize) -> usize {
+        self.text[..at]
+            .char_indices()
+            .next_back()
+            .map_or(0, |(i, _)| i)
+    }
+
+    fn next_char(&self, at: usize) -> usize {
+        self.text[at..]
+            .chars()
+            .next()
+            .map_or(at, |c| at + c.len_utf8())
+    }
+
+    fn word_left(&self) -> usize {
+        let before = &self.text[..self.cursor];
+        let trimmed = before.trim_end_matches(|c: char| !c.is_alphanumeric());
+        trimmed
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(0, |(i, c)| i + c.len_utf8())
+    }
+
+    fn word_right(&self) -> usize {
+        let after = &self.text[self.cursor..];
+        let skip = after.len()
+            - after
+                .trim_start_matches(|c: char| !c.is_alphanumeric())
+                .len();
+        let rest = &after[skip..];
+        let word = rest
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(rest.len());
+        self.cursor + skip + word
+    }
+
+    fn cut(&mut self, from: usize, to: usize) {
+        if from < to {
+            self.kill = self.text[from..to].to_owned();
+            self.text.replace_range(from..to, "");
+            self.cursor = from;
+            self.changed();
+        }
+    }
+
+    /// Column (in chars) of the cursor within its line.
+    fn column(&self) -> usize {
+        self.text[self.line_start()..self.cursor].chars().count()
+    }
+
+    fn at_column(&self, line_start: usize, col: usize) -> usize {
+        let line = &self.text[line_start..];
+        let end = line.find('\n').unwrap_or(line.len());
+        let idx = line[..end].char_indices().nth(col).map_or(end, |(i, _)| i);
+        line_start + idx
+    }
+
+    /// Up: the previous line, else older history. Returns false when there
+    /// was nothing to do.
+    fn up(&mut self) -> bool {
+        let start = self.line_start();
+        if start > 0 {
+            let col = self.column();
+            let prev_start = self.text[..start - 1].rfind('\n').map_or(0, |i| i + 1);
+            self.cursor = self.at_column(prev_start, col);
+            return true;
+        }
+        let next = match self.browsing {
+            None if self.history.is_empty() => return false,
+            None => {
+                self.draft = self.text.clone();
+                self.history.len() - 1
+            }
+            Some(0) => return false,
+            Some(i) => i - 1,
+        };
+        self.browsing = Some(next);
+        self.text = self.history[next].clone();
+        self.cursor = self.text.len();
+        true
+    }
+
+    fn down(&mut self) -> bool {
+        let end = self.line_end();
+        if end < self.text.len() {
+            let col = self.column();
+            self.cursor = self.at_column(end + 1, col);
+            return true;
+        }
+        match self.browsing {
+            None => false,
+            Some(i) if i + 1 < self.history.len() => {
+                self.browsing = Some(i + 1);
+                self.text = self.history[i + 1].clone();
+                self.cursor = self.text.len();
+                true
+            }
+            Some(_) => {
+                self.browsing = None;
+                self.text = std::mem::take(&mut self.draft);
+                self.cursor = self.text.len();
+                true
+            }
+        }
+    }
+
+    /// Apply an editing action; false when it is not an editing action.
+    pub fn edit(&mut self, action: Action) -> bool {
+        match action {
+            Action::Newline => self.insert("\n"),
+            Action::Left => self.cursor = self.prev_char(self.cursor),
+            Action::Right => self.cursor = self.next_char(self.cursor),
+            Action::LineStart => self.cursor = self.line_start(),
+            Action::LineEnd => self.cursor = self.line_end(),
+            Action::WordLeft => self.cursor = self.word_left(),
+            Action::WordRight => self.cursor = self.word_right(),
+            Action::DeleteBack => {
+                let from = self.prev_char(self.cursor);
+                let to = self.cursor;
+                self.text.replace_range(from..to, "");
+                self.cursor = from;
+                self.changed();
+            }
+            Action::DeleteForward => {
+                let to = self.next_char(self.cursor);
+                self.text.replace_range(self.cursor..to, "");
+                self.changed();
+            }
+            Action::KillToEnd => {
+                let end = self.line_end();
+                // At the end of a line, cut the newline itself.
+                let end = if end == self.cursor {
+                    self.next_char(end)
+                } else {
+                    end
+                };
+                self.cut(self.cursor, end);
+            }
+            Action::KillToStart => self.cut(self.line_start(), self.cursor),
+            Action::KillWord => self.cut(self.word_left(), self.cursor),
+            Action::Yank => {
+                let k = self.kill.clone();
+                self.insert(&k);
+            }
+            Action::HistoryPrev => {
+                self.up();
+            }
+            Action::HistoryNext => {
+                self.down();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    // ---- completion ------------------------------------------------------
+
+    /// The completion candidates for the text as typed: command names
+    /// while the name is being typed, then the command's argument choices.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        if self.dismissed || self.cursor != self.text.len() || self.text.contains('\n') {
+            return Vec::new();
+        }
+        let Some(rest) = self.text.strip_prefix('/') else {
+            return Vec::new();
+        };
+        match rest.split_once(' ') {
+            None => keymap::matching(rest)
+                .into_iter()
+                .map(|c| Candidate {
+                    label: usage(c),
+                    description: c.description,
+                    replacement: match c.usage.is_empty() {
+                        true => format!("/{}", c.name),
+                        false => format!("/{} ", c.name),
+                    },
+                })
+                .collect(),
+            Some((name, arg)) if !arg.contains(' ') => {
+                let Some(c) = keymap::command(name) else {
+                    return Vec::new();
+                };
+                let choices = c
+                    .choices
+                    .iter()
+                    .filter(|ch| ch.starts_with(arg) && **ch != arg);
+                choices
+                    .map(|ch| Candidate {
+                        label: (*ch).to_owned(),
+                        description: c.description,
+                        replacement: format!("/{name} {ch}"),
+                    })
+                    .collect()
+            }
+            Some(_) => Vec::new(),
+        }
+    }
+
+    pub fn menu_open(&self) -> bool {
+        !self.candidates().is_empty()
+    }
+
+    pub fn dismiss_menu(&mut self) {
+        self.dismissed = true;
+    }
+
+    pub fn select(&mut self, delta: isize) {
+        let n = self.candidates().len();
+        if n > 0 {
+            let i = (self.selected as isize + delta).rem_euclid(n as isize);
+            self.selected = i as usize;
+        }
+    }
+
+    /// Replace the text with the selected candidate. Returns whether
+    /// anything was completed.
+    pub fn complete(&mut self) -> bool {
+        let c = self.candidates();
+        let Some(choice) = c.get(self.selected.min(c.len().saturating_sub(1))) else {
+            return false;
+        };
+        let text = choice.replacement.clone();
+        self.set(&text);
+        true
+    }
+
+    // ---- layout ----------------------------------------------------------
+
+    /// The composer wrapped to `width` columns after a 2-column prompt
+    /// mark: the visual lines and the cursor's (line, column).
+    pub fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
+        let avail = width.saturating_sub(2).max(1);
+        let mut lines: Vec<String> = vec![String::new()];
+        let mut used = 0;
+        let mut cursor = (0, 0);
+        for (i, c) in self.text.char_indices() {
+            if i == self.cursor {
+                cursor = (lines.len() - 1, used);
+            }
+            if c == '\n' {
+                lines.push(String::new());
+                used = 0;
+                continue;
+            }
+            let w = width_of(c);
+            if used + w > avail {
+                lines.push(String::new());
+                used = 0;
+            }
+            if let Some(l) = lines.last_mut() {
+                l.push(c);
+            }
+            used += w;
+        }
+        if self.cursor >= self.text.len() {
+            if used >= avail {
+                lines.push(String::new());
+                used = 0;
+            }
+            cursor = (lines.len() - 1, used);
+        }
+        (lines, cursor)
+    }
+}
+
+fn width_of(c: char) -> usize {
+    let mut b = [0u8; 4];
+    width(c.encode_utf8(&mut b))
+}
+
+/// `/display [info|verbose|debug|3|4|5]`.
+pub fn usage(c: &SlashCommand) -> String {
+    match c.usage.is_empty() {
+        true => format!("/{}", c.name),
+        false => format!("/{} {}", c.name, c.usage),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typed(s: &str) -> Composer {
+        let mut c = Composer::default();
+        c.insert(s);
+        c
+    }
+
+    #[test]
+    fn emacs_keys() {
+        let mut c = typed("hello brave world");
+        c.edit(Action::WordLeft);
+        c.edit(Action::KillWord);
+        assert_eq!(c.text(), "hello world");
+        c.edit(Action::LineStart);
+        c.edit(Action::KillToEnd);
+        assert_eq!(c.text(), "");
+        c.edit(Action::Yank);
+        assert_eq!(c.text(), "hello world");
+        c.edit(Action::LineStart);
+        c.edit(Action::DeleteForward);
+        c.edit(Action::WordRight);
+        c.edit(Action::KillToStart);
+        assert_eq!(c.text(), " world");
+    }
+
+    #[test]
+    fn history_and_lines() {
+        let mut c = typed("first");
+        c.submit();
+        c.insert("a\nb");
+        assert!(c.up(), "moves to the first line");
+        assert_eq!(c.cursor(), 1);
+        assert!(c.up(), "then to history");
+        assert_eq!(c.text(), "first");
+        assert!(c.down());
+        assert_eq!(c.text(), "a\nb", "the draft comes back");
+    }
+
+    #[test]
+    fn completes_commands_and_arguments() {
+        let mut c = typed("/di");
+        let names: Vec<String> = c.candidates().into_iter().map(|x| x.label).collect();
+        assert_eq!(names, ["/display [info|verbose|debug|3|4|5]"]);
+        assert!(c.complete());
+        assert_eq!(c.text(), "/display ");
+        c.insert("v");
+        assert!(c.complete());
+        assert_eq!(c.text(), "/display verbose");
+    }
+
+    #[test]
+    fn layout_wraps_and_places_the_cursor() {
+        let c = typed("abcdef\ngh");
+        let (lines, cursor) = c.layout(6);
+        assert_eq!(lines, ["abcd", "ef", "gh"]);
+        assert_eq!(cursor, (2, 2));
+    }
+}

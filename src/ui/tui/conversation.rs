@@ -1,0 +1,578 @@
+//! The conversation model: rows built from presented events (never raw
+//! events), local echoes of what the operator sent, and the current turn's
+//! live activity. It decides which events become rows, merges rows that
+//! describe one thing (a command's start and finish, a runtime error and
+//! its failure brief), and hides assistant progress the final brief
+//! repeats.
+//!
+//! Invariants: rows are only appended (indices are stable; the one-time
+//! history backfill is put in front before any event row exists); events
+//! apply in `event_seq` order and an event at or below `applied_seq` is
+//! ignored; a failed send stays visible.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::fmt::{i64_at, owned, text, ts_ms, u64_at};
+use super::msg::RequestId;
+use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
+use super::tool_rows::{exec_row, exec_task_id, patch_files};
+use crate::runtime::api::EventRecord;
+use crate::runtime::events::EventKind;
+use crate::ui::present::{shows, DisplayMode, OperatorEvent, Visibility};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EchoKind {
+    Prompt,
+    /// `!CMD`.
+    Command,
+}
+
+/// Something the operator sent that has no durable record yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Echo {
+    pub request: RequestId,
+    pub kind: EchoKind,
+    pub text: String,
+    /// The runtime answered (`queued` / task started).
+    pub answered: bool,
+    /// The message id or task id from the answer.
+    pub bound: Option<String>,
+}
+
+impl Echo {
+    pub fn row(&self) -> RowKind {
+        match self.kind {
+            EchoKind::Prompt => RowKind::Operator {
+                text: self.text.clone(),
+                state: match self.answered {
+                    true => PromptState::Queued,
+                    false => PromptState::Sending,
+                },
+            },
+            EchoKind::Command => RowKind::Command(CommandRow {
+                task_id: self.bound.clone(),
+                cmd: self.text.clone(),
+                operator: true,
+                status: if self.answered { "queued" } else { "starting" }.into(),
+                exit: None,
+                duration_ms: None,
+                summary: None,
+                output: None,
+            }),
+        }
+    }
+}
+
+/// The turn in progress: what the working row shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    pub run_id: Option<String>,
+    pub message_id: Option<String>,
+    pub started_ms: Option<i64>,
+    /// The latest activity of this turn (never carried into the next).
+    pub activity: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scroll {
+    /// Show the newest rows (the default).
+    Follow,
+    /// `row` is the bottom row on screen with `skip` of its lines (counted
+    /// from its bottom) below the screen.
+    Anchor { row: usize, skip: usize },
+}
+
+/// What applying an event means for the core.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// An `action_required` row arrived.
+    pub attention: bool,
+}
+
+#[derive(Debug)]
+pub struct Conversation {
+    pub rows: Vec<Row>,
+    pub echoes: Vec<Echo>,
+    pub scroll: Scroll,
+    pub turn: Option<Turn>,
+    /// Streaming assistant text of the current turn: (run id, text).
+    pub stream: Option<(String, String)>,
+    pub applied_seq: u64,
+    tasks: HashMap<String, usize>,
+    alerts: HashMap<String, usize>,
+    /// Assistant progress rows of the latest turn: (message id, row).
+    progress: Vec<(Option<String>, usize)>,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation {
+            rows: Vec::new(),
+            echoes: Vec::new(),
+            scroll: Scroll::Follow,
+            turn: None,
+            stream: None,
+            applied_seq: 0,
+            tasks: HashMap::new(),
+            alerts: HashMap::new(),
+            progress: Vec::new(),
+        }
+    }
+}
+
+/// Most rows kept; past it the oldest `TRIM_ROWS` go.
+pub const MAX_ROWS: usize = 100_000;
+const TRIM_ROWS: usize = 10_000;
+
+/// The lowest display mode that shows a presented event, if any does.
+pub fn min_mode(op: &OperatorEvent) -> Option<DisplayMode> {
+    DisplayMode::ALL.iter().copied().find(|m| shows(*m, op))
+}
+
+impl Conversation {
+    pub fn push(&mut self, kind: RowKind, mode: DisplayMode) -> usize {
+        if self.rows.len() >= MAX_ROWS {
+            self.trim(TRIM_ROWS);
+        }
+        self.rows.push(Row::new(kind, mode));
+        self.rows.len() - 1
+    }
+
+    /// Forget the `n` oldest rows (a console left open for weeks keeps a
+    /// bounded history; `/events` and `/transcript` page the ledger).
+    fn trim(&mut self, n: usize) {
+        let n = n.min(self.rows.len());
+        self.rows.drain(..n);
+        let shift = |m: &mut HashMap<String, usize>| {
+            m.retain(|_, i| *i >= n);
+            m.values_mut().for_each(|i| *i -= n);
+        };
+        shift(&mut self.tasks);
+        shift(&mut self.alerts);
+        self.progress.retain(|(_, i)| *i >= n);
+        self.progress.iter_mut().for_each(|(_, i)| *i -= n);
+        if let Scroll::Anchor { row, skip } = self.scroll {
+            self.scroll = match row.checked_sub(n) {
+                Some(row) => Scroll::Anchor { row, skip },
+                None => Scroll::Anchor { row: 0, skip: 0 },
+            };
+        }
+    }
+
+    pub fn note(&mut self, text: impl Into<String>, tone: Tone) {
+        self.push(
+            RowKind::Note {
+                text: text.into(),
+                tone,
+            },
+            DisplayMode::Info,
+        );
+    }
+
+    /// Put `history` (older rows) in front of the rows made so far, which
+    /// are local only (events wait for the history).
+    pub fn prepend_history(&mut self, mut history: Conversation) {
+        let local = std::mem::take(&mut self.rows);
+        history.rows.extend(local);
+        history.echoes = std::mem::take(&mut self.echoes);
+        *self = history;
+    }
+
+    pub fn echo(&mut self, request: RequestId, kind: EchoKind, text: &str) {
+        self.echoes.push(Echo {
+            request,
+            kind,
+            text: text.to_owned(),
+            answered: false,
+            bound: None,
+        });
+    }
+
+    /// The runtime accepted the request; `bound` is its message or task id.
+    pub fn echo_answered(&mut self, request: RequestId, bound: Option<String>) {
+        if let Some(e) = self.echoes.iter_mut().find(|e| e.request == request) {
+            e.answered = true;
+            e.bound = bound;
+        }
+    }
+
+    /// The request failed: the echo becomes a durable failed row.
+    pub fn echo_failed(&mut self, request: RequestId, error: &str) {
+        let Some(i) = self.echoes.iter().position(|e| e.request == request) else {
+            return;
+        };
+        let echo = self.echoes.remove(i);
+        let kind = match echo.kind {
+            EchoKind::Prompt => RowKind::Operator {
+                text: echo.text,
+                state: PromptState::Failed(error.to_owned()),
+            },
+            EchoKind::Command => RowKind::Command(CommandRow {
+                task_id: None,
+                cmd: echo.text,
+                operator: true,
+                status: "not_started".into(),
+                exit: None,
+                duration_ms: None,
+                summary: Some(error.to_owned()),
+                output: None,
+            }),
+        };
+        self.push(kind, DisplayMode::Info);
+    }
+
+    /// The echo this durable record replaces: bound to `id`, else the
+    /// oldest unbound one with the same text.
+    fn take_echo(&mut self, kind: EchoKind, id: &str, text: &str) -> bool {
+        let bound = self
+            .echoes
+            .iter()
+            .position(|e| e.kind == kind && e.bound.as_deref() == Some(id));
+        let by_text = || {
+            self.echoes
+                .iter()
+                .position(|e| e.kind == kind && e.bound.is_none() && e.text.trim() == text.trim())
+        };
+        match bound.or_else(by_text) {
+            Some(i) => {
+                self.echoes.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Apply one event with its presentation. `operator_task` says whether
+    /// a task this event is about was started by the operator.
+    pub fn apply(&mut self, e: &EventRecord, op: &OperatorEvent, operator_task: bool) -> Applied {
+        if e.event_seq <= self.applied_seq {
+            return Applied::default();
+        }
+        self.applied_seq = e.event_seq;
+        let p = &e.payload;
+        let message_id = e.provenance.message_id.clone().or(owned(p, "/message_id"));
+        let mut applied = Applied::default();
+        use EventKind as K;
+        match EventKind::parse(&e.kind) {
+            Some(K::MessageAdmitted) if op.is_operator_message() => {
+                let id = owned(p, "/message/id").unwrap_or_default();
+                let text = owned(p, "/message/body/text")
+                    .or(op.body.clone())
+                    .unwrap_or_default();
+                self.take_echo(EchoKind::Prompt, &id, &text);
+                let state = PromptState::Admitted;
+                let i = self.push(RowKind::Operator { text, state }, DisplayMode::Info);
+                self.rows[i].message_id = Some(id);
+            }
+            Some(K::MessageRejected) => {
+                let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
+                let kind = RowKind::Alert {
+                    summary: op.summary.clone(),
+                    detail,
+                    message_id: None,
+                };
+                self.push(kind, min_mode(op).unwrap_or(DisplayMode::Info));
+            }
+            Some(K::RuntimeError) => self.alert(message_id, op, None),
+            Some(K::BriefCreated) if text(p, "/brief/kind") == Some("failure") => {
+                let mid = message_id.or(owned(p, "/brief/related_message_id"));
+                self.alert(mid, op, text(p, "/brief/text"));
+            }
+            Some(K::BriefCreated) => {
+                let body = owned(p, "/brief/text").unwrap_or_default();
+                self.hide_repeated_progress(message_id.as_deref(), &body);
+                applied.attention = op.visibility == Visibility::ActionRequired;
+                let kind = RowKind::Brief {
+                    visibility: op.visibility,
+                    title: op.title.clone(),
+                    text: body,
+                };
+                let i = self.push(kind, DisplayMode::Info);
+                self.rows[i].message_id = message_id;
+            }
+            Some(K::TaskCreated) => self.task_created(p, operator_task),
+            Some(K::TaskStatusChanged) => self.task_changed(p, operator_task),
+            Some(K::ToolExecuted) => {
+                self.set_activity(op);
+                self.tool_executed(p, op);
+            }
+            Some(K::AssistantRoundRecorded) => {
+                self.set_activity(op);
+                self.stream = None;
+                let i = self.generic(op);
+                if let (Some(i), Some(_)) = (i, text(p, "/text_preview")) {
+                    self.progress.push((message_id, i));
+                }
+            }
+            Some(K::TurnStarted) => {
+                self.turn = Some(Turn {
+                    run_id: owned(p, "/run_id"),
+                    message_id,
+                    started_ms: ts_ms(&e.ts),
+                    activity: None,
+                });
+                (self.stream, self.progress) = (None, Vec::new());
+                self.generic(op);
+            }
+            Some(K::TurnTerminal) => {
+                (self.turn, self.stream) = (None, None);
+                self.generic(op);
+            }
+            // Everything else is a presented row when a display mode
+            // shows it (`min_mode`), and nothing to merge.
+            Some(
+                K::MessageAdmitted
+                | K::AgentCreated
+                | K::AgentStateChanged
+                | K::ControlApplied
+                | K::MessageProcessingStarted
+                | K::MessageProcessed
+                | K::MessageAborted
+                | K::MessageDropped
+                | K::MessageInterjected
+                | K::SchedulerDecision
+                | K::SystemTickEmitted
+                | K::ProviderRoundCompleted
+                | K::WorkItemCreated
+                | K::WorkItemPicked
+                | K::WorkItemUpdated
+                | K::WorkItemCompleted
+                | K::WorkItemRecheckDue
+                | K::TaskOutput
+                | K::TaskResultQueued
+                | K::WaitingIntentCreated
+                | K::WaitingIntentTriggered
+                | K::WaitingIntentCancelled
+                | K::TimerCreated
+                | K::TimerFired
+                | K::TimerCancelled
+                | K::WakeHintSubmitted
+                | K::WakeHintCoalesced
+                | K::WakeHintIgnored
+                | K::RuntimeStarted
+                | K::RuntimeStopped
+                | K::ConfigReloaded
+                | K::DisplayModeChanged
+                | K::ModelOverrideChanged,
+            )
+            | None => {
+                self.generic(op);
+            }
+        }
+        applied
+    }
+
+    fn generic(&mut self, op: &OperatorEvent) -> Option<usize> {
+        let mode = min_mode(op)?;
+        Some(self.push(RowKind::Event(op.clone()), mode))
+    }
+
+    fn set_activity(&mut self, op: &OperatorEvent) {
+        if let Some(turn) = &mut self.turn {
+            turn.activity = Some(op.summary.clone());
+        }
+    }
+
+    /// Streaming assistant text of the current turn.
+    pub fn delta(&mut self, run_id: &str, text: &str) {
+        match &mut self.stream {
+            Some((r, t)) if r == run_id => t.push_str(text),
+            _ => self.stream = Some((run_id.to_owned(), text.to_owned())),
+        }
+    }
+
+    fn alert(&mut self, message_id: Option<String>, op: &OperatorEvent, brief: Option<&str>) {
+        let mut detail: Vec<String> = op
+            .body
+            .iter()
+            .flat_map(|b| b.lines())
+            .map(str::to_owned)
+            .collect();
+        detail.retain(|d| !d.trim().is_empty() && !op.summary.contains(d.trim()));
+        let existing = message_id
+            .as_ref()
+            .and_then(|m| self.alerts.get(m).copied());
+        if let Some(i) = existing {
+            if let RowKind::Alert {
+                summary, detail: d, ..
+            } = self.rows[i].kind_mut()
+            {
+                if brief.is_some() {
+                    *summary = op.summary.clone();
+                }
+                for line in detail {
+                    if !d.contains(&line) && !summary.contains(line.trim()) {
+                        d.push(line);
+                    }
+                }
+            }
+            return;
+        }
+        let kind = RowKind::Alert {
+            summary: op.summary.clone(),
+            detail,
+            message_id: message_id.clone(),
+        };
+        let i = self.push(kind, DisplayMode::Info);
+        if let Some(m) = message_id {
+            self.alerts.insert(m, i);
+        }
+    }
+
+    /// Assistant progress already repeated by the final brief is hidden.
+    fn hide_repeated_progress(&mut self, message_id: Option<&str>, brief: &str) {
+        let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let brief = norm(brief);
+        for (mid, i) in std::mem::take(&mut self.progress) {
+            if mid.as_deref() != message_id {
+                continue;
+            }
+            let RowKind::Event(op) = self.rows[i].kind() else {
+                continue;
+            };
+            let preview = norm(op.body.as_deref().unwrap_or(""));
+            let preview = preview
+                .split("Requested tools:")
+                .next()
+                .unwrap_or("")
+                .trim();
+            let preview = preview.trim_end_matches('…');
+            if !preview.is_empty() && brief.starts_with(preview) {
+                self.rows[i].hidden = true;
+            }
+        }
+    }
+
+    fn task_created(&mut self, p: &Value, operator: bool) {
+        let Some(id) = owned(p, "/task/id") else {
+            return;
+        };
+        let cmd = owned(p, "/task/detail/cmd")
+            .or(owned(p, "/task/summary"))
+            .unwrap_or_default();
+        let operator = operator || text(p, "/task/detail/origin") == Some("operator");
+        if operator {
+            self.take_echo(EchoKind::Command, &id, &cmd);
+        }
+        let row = CommandRow {
+            task_id: Some(id.clone()),
+            cmd,
+            operator,
+            status: owned(p, "/task/status").unwrap_or_else(|| "queued".into()),
+            exit: None,
+            duration_ms: None,
+            summary: None,
+            output: None,
+        };
+        let mode = if operator {
+            DisplayMode::Info
+        } else {
+            DisplayMode::Verbose
+        };
+        let i = self.push(RowKind::Command(row), mode);
+        self.tasks.insert(id, i);
+    }
+
+    fn task_changed(&mut self, p: &Value, operator: bool) {
+        let Some(id) = owned(p, "/task_id") else {
+            return;
+        };
+        if !self.tasks.contains_key(&id) {
+            let task = serde_json::json!({ "id": id, "detail": { "cmd": p.pointer("/cmd") } });
+            self.task_created(&serde_json::json!({ "task": task }), operator);
+        }
+        let Some(&i) = self.tasks.get(&id) else {
+            return;
+        };
+        if let RowKind::Command(c) = self.rows[i].kind_mut() {
+            c.status = owned(p, "/to").unwrap_or(c.status.clone());
+            c.exit = i64_at(p, "/exit_status").or(c.exit);
+            c.duration_ms = u64_at(p, "/duration_ms").or(c.duration_ms);
+            c.summary = owned(p, "/summary")
+                .filter(|s| *s != c.cmd)
+                .or(c.summary.clone());
+            let raw = p.pointer("/output_preview").and_then(Value::as_str);
+            let raw = raw
+                .map(|o| o.trim_end().to_owned())
+                .filter(|o| !o.trim().is_empty());
+            c.output = raw.or(c.output.clone());
+        }
+    }
+
+    fn tool_executed(&mut self, p: &Value, op: &OperatorEvent) {
+        let name = text(p, "/tool_name").unwrap_or("");
+        let failed = p
+            .pointer("/is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if name == "ApplyPatch" && !failed {
+            let files = patch_files(p);
+            if !files.is_empty() {
+                for (action, path, added, removed) in files {
+                    let kind = RowKind::Patch {
+                        action,
+                        path,
+                        added,
+                        removed,
+                    };
+                    self.push(kind, DisplayMode::Verbose);
+                }
+                return;
+            }
+        }
+        if name == "ExecCommand" {
+            let task = exec_task_id(p);
+            if task.as_ref().is_some_and(|t| self.tasks.contains_key(t)) {
+                return; // the task's command row already shows it
+            }
+            if let Some(row) = exec_row(p, task) {
+                self.push(RowKind::Command(row), DisplayMode::Verbose);
+                return;
+            }
+        }
+        self.generic(op);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(seq: u64, kind: &str, payload: Value) -> EventRecord {
+        EventRecord {
+            event_seq: seq,
+            id: format!("evt_{seq}"),
+            ts: "2026-11-22T09:00:00.000Z".into(),
+            kind: kind.into(),
+            agent_id: "main".into(),
+            provenance: Default::default(),
+            payload,
+        }
+    }
+
+    #[test]
+    fn trimming_keeps_merges_pointing_at_the_right_rows() {
+        let mut c = Conversation::default();
+        for i in 0..5 {
+            c.note(format!("note {i}"), Tone::Info);
+        }
+        let created = event(
+            1,
+            "task_created",
+            json!({ "task": { "id": "t1", "status": "queued", "detail": { "cmd": "ls", "origin": "operator" } } }),
+        );
+        c.apply(&created, &crate::ui::present::present(&created), true);
+        c.trim(3);
+        let done = event(
+            2,
+            "task_status_changed",
+            json!({ "task_id": "t1", "to": "completed", "exit_status": 0 }),
+        );
+        c.apply(&done, &crate::ui::present::present(&done), true);
+        assert_eq!(c.rows.len(), 3, "no new row: the task row was found");
+        assert!(matches!(c.rows[2].kind(), RowKind::Command(r) if r.status == "completed"));
+    }
+}

@@ -1,0 +1,104 @@
+//! Small formatting helpers shared by rows, the status line and overlays:
+//! durations, clock times of event timestamps, JSON field access.
+
+use serde_json::Value;
+
+/// `850 ms`, `12.3 s`, `2m 05s`, `1h 02m` (the presentation layer's form).
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        1_000..=59_999 => format!("{}.{} s", ms / 1000, (ms % 1000) / 100),
+        60_000..=3_599_999 => format!("{}m {:02}s", ms / 60_000, (ms / 1000) % 60),
+        _ => format!("{}h {:02}m", ms / 3_600_000, (ms / 60_000) % 60),
+    }
+}
+
+/// Whole seconds, compact: `7s`, `2m 05s`, `1h 02m`.
+pub fn elapsed(ms: u64) -> String {
+    match ms {
+        0..=59_999 => format!("{}s", ms / 1000),
+        _ => duration(ms),
+    }
+}
+
+/// `HH:MM:SS` of an RFC 3339 timestamp, `--:--:--` when it has another shape.
+pub fn clock(ts: &str) -> String {
+    let hms = ts.get(11..19).filter(|t| {
+        t.char_indices().all(|(i, c)| match i {
+            2 | 5 => c == ':',
+            _ => c.is_ascii_digit(),
+        })
+    });
+    hms.map_or("--:--:--".to_owned(), str::to_owned)
+}
+
+/// Epoch milliseconds of an RFC 3339 timestamp.
+pub fn ts_ms(ts: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339);
+    t.ok()
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+}
+
+/// `no_runnable_work` -> `no runnable work`.
+pub fn words(snake: &str) -> String {
+    snake.replace('_', " ")
+}
+
+/// A non-blank string at a JSON pointer, trimmed.
+pub fn text<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
+    let s = v.pointer(ptr).and_then(Value::as_str).map(str::trim);
+    s.filter(|s| !s.is_empty())
+}
+
+pub fn owned(v: &Value, ptr: &str) -> Option<String> {
+    text(v, ptr).map(str::to_owned)
+}
+
+pub fn u64_at(v: &Value, ptr: &str) -> Option<u64> {
+    v.pointer(ptr).and_then(Value::as_u64)
+}
+
+pub fn i64_at(v: &Value, ptr: &str) -> Option<i64> {
+    v.pointer(ptr).and_then(Value::as_i64)
+}
+
+pub fn flag(v: &Value, ptr: &str) -> bool {
+    v.pointer(ptr).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The strings of an array at `ptr`.
+pub fn strings(v: &Value, ptr: &str) -> Vec<String> {
+    let items = v
+        .pointer(ptr)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    items.filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+/// `1,234`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(duration(1234), "1.2 s");
+        assert_eq!(elapsed(65_000), "1m 05s");
+        assert_eq!(clock("2026-11-22T04:42:17.517Z"), "04:42:17");
+        assert_eq!(ts_ms("1970-01-01T00:00:01.500Z"), Some(1500));
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}

@@ -1,0 +1,229 @@
+//! Terminal input: keys (resolved through the key table), bracketed paste
+//! and the mouse wheel. The top overlay gets keys first; otherwise the
+//! composer. Ctrl+O arms the overlay prefix for exactly one key.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use super::commands;
+use super::conversation::Scroll;
+use super::keymap::{resolve, Action, KeyContext, OverlayKind};
+use super::msg::Effect;
+use super::overlays::{Ctx, Intent, Overlay};
+use super::scroll;
+use super::state::{layout, State};
+use super::update::with_top_overlay;
+use crate::ui::present::DisplayMode;
+
+/// Lines one wheel notch scrolls.
+const WHEEL_LINES: usize = 3;
+
+/// A printable character typed without Ctrl/Alt.
+fn typed_char(key: &KeyEvent) -> Option<char> {
+    match key.code {
+        KeyCode::Char(c)
+            if !key
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+        {
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
+pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    if key.kind == KeyEventKind::Release {
+        return;
+    }
+    state.dirty = true;
+    if std::mem::take(&mut state.prefix) {
+        match resolve(&[KeyContext::Prefix], &key) {
+            Some(Action::Open(kind)) => open_overlay(state, kind, fx),
+            Some(Action::CycleDisplay) => {
+                let next = match state.mode {
+                    DisplayMode::Info => DisplayMode::Verbose,
+                    DisplayMode::Verbose => DisplayMode::Debug,
+                    DisplayMode::Debug => DisplayMode::Info,
+                };
+                commands::set_display(state, next, fx);
+            }
+            _ => {}
+        }
+        return;
+    }
+    if !state.overlays.is_empty() {
+        return overlay_key(state, key, fx);
+    }
+    let action = resolve(&[KeyContext::Global, KeyContext::Composer], &key);
+    let h = usize::from(layout(state).conversation.height);
+    let ctx = state.scroll_ctx();
+    let menu = state.composer.menu_open();
+    match action {
+        Some(Action::Quit) if !state.composer.is_empty() => state.composer.clear(),
+        Some(Action::Quit) => fx.push(Effect::Quit),
+        Some(Action::Prefix) => state.prefix = true,
+        Some(Action::Cancel) if menu => state.composer.dismiss_menu(),
+        Some(Action::Cancel) => state.conversation.scroll = Scroll::Follow,
+        Some(Action::ScrollUp) => {
+            scroll::up(&mut state.conversation, ctx, h.saturating_sub(2).max(1), h)
+        }
+        Some(Action::ScrollDown) => {
+            scroll::down(&mut state.conversation, ctx, h.saturating_sub(2).max(1))
+        }
+        Some(Action::ScrollTop) => scroll::top(&mut state.conversation, ctx, h),
+        Some(Action::ScrollBottom) => state.conversation.scroll = Scroll::Follow,
+        Some(Action::HistoryPrev) if menu => state.composer.select(-1),
+        Some(Action::HistoryNext) if menu => state.composer.select(1),
+        Some(Action::Complete) => {
+            state.composer.complete();
+        }
+        Some(Action::Submit) => {
+            if menu && complete_before_submit(state) {
+                return;
+            }
+            let text = state.composer.submit();
+            commands::submit(state, &text, fx);
+        }
+        Some(a) if state.composer.edit(a) => {}
+        Some(_) | None => {
+            if let Some(c) = typed_char(&key) {
+                state.composer.insert(c.encode_utf8(&mut [0; 4]));
+            }
+        }
+    }
+}
+
+/// Enter with the menu open takes the selected command; it runs at once
+/// unless it takes arguments (then the operator types them).
+fn complete_before_submit(state: &mut State) -> bool {
+    let candidates = state.composer.candidates();
+    let Some(choice) = candidates.get(state.composer.selected) else {
+        return false;
+    };
+    if choice.replacement.trim_end() == state.composer.text().trim_end() {
+        return false;
+    }
+    state.composer.complete();
+    state.composer.text().ends_with(' ')
+}
+
+fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
+    let Some(top) = state.overlays.last() else {
+        return;
+    };
+    let chain = top.contexts();
+    let action = resolve(&chain, &key);
+    if top.input().is_some() {
+        match action {
+            Some(Action::Confirm) => with_top_overlay(state, fx, |o, ctx| o.confirm_input(ctx)),
+            Some(Action::Cancel) => {
+                if let Some(o) = state.overlays.last_mut() {
+                    o.cancel_input();
+                }
+            }
+            Some(a) => {
+                if let Some(input) = state.overlays.last_mut().and_then(Overlay::input_mut) {
+                    input.field.edit(a);
+                }
+            }
+            None => {
+                let input = state.overlays.last_mut().and_then(Overlay::input_mut);
+                if let (Some(input), Some(c)) = (input, typed_char(&key)) {
+                    input.field.insert(c.encode_utf8(&mut [0; 4]));
+                }
+            }
+        }
+        return;
+    }
+    match action {
+        Some(Action::Quit) => fx.push(Effect::Quit),
+        Some(Action::Prefix) => state.prefix = true,
+        Some(Action::Cancel) => {
+            state.overlays.pop();
+        }
+        Some(a) => with_top_overlay(state, fx, |o, ctx| o.on_action(a, ctx)),
+        None => {}
+    }
+}
+
+pub fn on_paste(state: &mut State, text: &str) {
+    state.dirty = true;
+    if let Some(top) = state.overlays.last_mut() {
+        if let Some(input) = top.input_mut() {
+            // One line: a pasted newline would confirm nothing.
+            input.field.insert(&text.replace(['\r', '\n'], " "));
+        }
+        return;
+    }
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    state.composer.insert(&text);
+}
+
+pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {
+    let up = match m.kind {
+        MouseEventKind::ScrollUp => true,
+        MouseEventKind::ScrollDown => false,
+        _ => return,
+    };
+    state.dirty = true;
+    if !state.overlays.is_empty() {
+        return with_top_overlay(state, fx, |o, ctx| o.scroll(up, ctx));
+    }
+    let h = usize::from(layout(state).conversation.height);
+    let ctx = state.scroll_ctx();
+    match up {
+        true => scroll::up(&mut state.conversation, ctx, WHEEL_LINES, h),
+        false => scroll::down(&mut state.conversation, ctx, WHEEL_LINES),
+    }
+}
+
+/// Open an overlay on top of the stack (an overlay of the same kind
+/// already on top is kept).
+pub fn open_overlay(state: &mut State, kind: OverlayKind, fx: &mut Vec<Effect>) {
+    if state.overlays.last().is_some_and(|o| o.kind() == kind) {
+        return;
+    }
+    open_with(state, fx, |ctx| Overlay::open(kind, ctx));
+}
+
+/// Push the overlay `make` builds (it may ask for requests).
+pub fn open_with(
+    state: &mut State,
+    fx: &mut Vec<Effect>,
+    make: impl FnOnce(&mut Ctx<'_>) -> Overlay,
+) {
+    let page = usize::from(layout(state).overlay.height.saturating_sub(4)).max(1);
+    let last_seq = state.last_seq();
+    let (overlay, calls) = {
+        let State {
+            agent,
+            agent_id,
+            next_id,
+            now_ms,
+            ..
+        } = state;
+        let mut ctx = Ctx::new(agent_id, agent, last_seq, *now_ms, page, next_id);
+        let overlay = make(&mut ctx);
+        (overlay, ctx.calls)
+    };
+    for (id, request, kind) in calls {
+        let pending = super::state::Pending::Overlay(kind);
+        state.pending.insert(id, (state.agent_id.clone(), pending));
+        fx.push(Effect::Call { id, request });
+    }
+    state.overlays.push(overlay);
+    state.dirty = true;
+}
+
+/// Perform what overlays asked for.
+pub fn perform(state: &mut State, intents: Vec<Intent>, fx: &mut Vec<Effect>) {
+    for intent in intents {
+        match intent {
+            Intent::Close => {
+                state.overlays.pop();
+            }
+            Intent::Push(o) => state.overlays.push(o),
+            Intent::ViewAgent(id) => commands::view_agent(state, &id, fx),
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The agents overlay: every agent with its derived posture and counts
+//! (`agents.list`), switch to one (`Effect::ViewAgent`), create one
+//! (`agent.create`, then the list refreshes).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::super::keymap::{Action, OverlayKind};
+use super::super::msg::RequestId;
+use super::super::projection::posture_look;
+use super::super::rows::Tone;
+use super::super::wrap::{fit, truncate};
+use super::input::{Input, Purpose};
+use super::{draw_row, Ctx, Intent, ListPos, Look, Status};
+use crate::runtime::api::{AgentSummary, ApiError, Request};
+
+#[derive(Debug, Default)]
+pub struct Agents {
+    pub input: Option<Input>,
+    list: Option<Vec<AgentSummary>>,
+    pos: ListPos,
+    awaiting: Option<RequestId>,
+    creating: Option<RequestId>,
+    status: Status,
+}
+
+impl Agents {
+    pub fn open(ctx: &mut Ctx<'_>) -> Agents {
+        let mut a = Agents::default();
+        a.refresh(ctx);
+        a
+    }
+
+    /// A list already known (tests, benchmarks).
+    pub fn with(list: Vec<AgentSummary>) -> Agents {
+        Agents {
+            list: Some(list),
+            ..Agents::default()
+        }
+    }
+
+    fn refresh(&mut self, ctx: &mut Ctx<'_>) {
+        self.awaiting = Some(ctx.call(OverlayKind::Agents, Request::AgentsList));
+    }
+
+    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        let list = self.list.as_deref().unwrap_or_default();
+        if self.pos.on_action(action, list.len(), ctx.page) {
+            return;
+        }
+        match action {
+            Action::Select => {
+                if let Some(a) = list.get(self.pos.selected) {
+                    match a.id == ctx.agent_id {
+                        true => ctx.intents.push(Intent::Close),
+                        false => ctx.intents.push(Intent::ViewAgent(a.id.clone())),
+                    }
+                }
+            }
+            Action::NewAgent => {
+                self.input = Some(Input::new("New agent name", Purpose::NewAgent, ""))
+            }
+            Action::Refresh => self.refresh(ctx),
+            _ => {}
+        }
+    }
+
+    pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        let name = input.value();
+        if name.is_empty() {
+            return;
+        }
+        let id = ctx.call(OverlayKind::Agents, Request::AgentCreate { agent_id: name });
+        self.creating = Some(id);
+        self.status.wait(id, "Created.");
+    }
+
+    pub fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Value, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        if Some(id) == self.awaiting {
+            self.awaiting = None;
+            match result {
+                Ok(v) => {
+                    self.list = serde_json::from_value(v.clone()).ok();
+                    let len = self.list.as_ref().map_or(0, Vec::len);
+                    self.pos.clamp(len);
+                }
+                Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
+            }
+        } else if Some(id) == self.creating {
+            self.creating = None;
+            self.status.on_response(id, result);
+            if let Ok(v) = result {
+                if let Some(new) = v.get("id").and_then(Value::as_str) {
+                    self.status.message =
+                        Some((format!("Created {new}; Enter switches to it."), Tone::Ok));
+                }
+                self.refresh(ctx);
+            }
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        let t = look.theme;
+        let Some(list) = &self.list else {
+            let line = Line::from(Span::styled("Loading agents…", t.dim()));
+            buf.set_line(area.x + 1, area.y, &line, area.width);
+            return;
+        };
+        let width = usize::from(area.width).saturating_sub(1);
+        let name_w = list
+            .iter()
+            .map(|a| a.id.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 20)
+            + 2;
+        let label_w = 15;
+        let counts_w = if width >= 90 { 34 } else { 0 };
+        let reason_w = width.saturating_sub(name_w + label_w + counts_w + 3);
+        let status_h = u16::from(self.status.message.is_some());
+        let rows_h = area.height.saturating_sub(status_h);
+        let first = self.pos.window(list.len(), usize::from(rows_h));
+        for (n, a) in list
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(usize::from(rows_h))
+        {
+            let look_p = posture_look(&a.posture);
+            let viewing = a.id == look.agent_id;
+            let mark = if viewing { "● " } else { "  " };
+            let mut spans = vec![
+                Span::styled(mark, t.accent()),
+                Span::styled(
+                    fit(&a.id, name_w),
+                    if viewing {
+                        t.accent().patch(t.bold())
+                    } else {
+                        t.text()
+                    },
+                ),
+                Span::styled(
+                    fit(&format!("{} {}", look_p.glyph, look_p.label), label_w),
+                    if look_p.needs_operator {
+                        t.attention()
+                    } else {
+                        t.text()
+                    },
+                ),
+                Span::styled(fit(&a.posture_reason, reason_w), t.dim()),
+            ];
+            if counts_w > 0 {
+                let counts = format!(
+                    " queue {} · tasks {} · work {}",
+                    a.queue_depth, a.tasks_active, a.work_items_open
+                );
+                spans.push(Span::styled(truncate(&counts, counts_w), t.dim()));
+            }
+            let y = area.y + (n - first) as u16;
+            draw_row(area, buf, y, &Line::from(spans), n == self.pos.selected, t);
+        }
+        if list.is_empty() {
+            let line = Line::from(Span::styled(
+                "No agents yet: press n to create one.",
+                t.dim(),
+            ));
+            buf.set_line(area.x + 1, area.y, &line, area.width);
+        }
+        if let Some(line) = self.status.line(t) {
+            buf.set_line(
+                area.x + 1,
+                area.y + area.height - 1,
+                &line,
+                area.width.saturating_sub(1),
+            );
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The agent state overlay: control status, derived posture and its
+//! reason, counts, the closure and the last scheduler decision with its
+//! evidence, opened by a plain-words answer to "why is this agent idle?".
+//! It shows the console's projection at once and a fresh `agent.state`
+//! when that answers.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::super::fmt::{clock, strings, text, words};
+use super::super::keymap::{Action, OverlayKind};
+use super::super::msg::RequestId;
+use super::super::projection::{posture_look, AgentView};
+use super::super::theme::Theme;
+use super::super::wrap::{sanitize, wrap};
+use super::{draw_lines, field, header, Ctx, Look};
+use crate::runtime::api::{AgentState, ApiError, Request};
+
+#[derive(Debug, Default)]
+pub struct StateView {
+    awaiting: Option<RequestId>,
+    fresh: Option<AgentView>,
+    error: Option<String>,
+    top: usize,
+}
+
+impl StateView {
+    pub fn open(ctx: &mut Ctx<'_>) -> StateView {
+        let request = Request::AgentState {
+            agent_id: ctx.agent_id.to_owned(),
+        };
+        StateView {
+            awaiting: Some(ctx.call(OverlayKind::State, request)),
+            ..StateView::default()
+        }
+    }
+
+    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        match action {
+            Action::Up => self.top = self.top.saturating_sub(1),
+            Action::Down => self.top += 1,
+            Action::PageUp => self.top = self.top.saturating_sub(ctx.page),
+            Action::PageDown => self.top += ctx.page,
+            Action::Home => self.top = 0,
+            _ => {}
+        }
+    }
+
+    pub fn on_response(&mut self, id: RequestId, result: &Result<Value, ApiError>) {
+        if Some(id) != self.awaiting {
+            return;
+        }
+        self.awaiting = None;
+        match result
+            .as_ref()
+            .map(|v| serde_json::from_value::<AgentState>(v.clone()))
+        {
+            Ok(Ok(s)) => {
+                let mut view = AgentView::default();
+                view.bootstrap(&s);
+                self.fresh = Some(view);
+            }
+            Ok(Err(e)) => self.error = Some(format!("unexpected agent.state answer: {e}")),
+            Err(e) => self.error = Some(e.message.clone()),
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        let agent = self.fresh.as_ref().unwrap_or(look.agent);
+        let mut lines = lines(agent, usize::from(area.width), look.theme);
+        if let Some(e) = &self.error {
+            lines.insert(
+                0,
+                Line::from(Span::styled(format!("! {e}"), look.theme.err())),
+            );
+        }
+        let h = usize::from(area.height);
+        let top = self.top.min(lines.len().saturating_sub(h));
+        draw_lines(area, buf, &lines[top..]);
+    }
+}
+
+fn question(posture: &str) -> &'static str {
+    match posture {
+        "ActiveTurn" => "What is it doing?",
+        "HasQueuedInput" | "HasRunnableWork" => "What will it do next?",
+        "WaitingForTask" | "WaitingForExternal" => "What is it waiting for?",
+        "WaitingForOperator" => "What does it need from you?",
+        "Blocked" => "Why is it blocked?",
+        "Archived" => "Why is it stopped?",
+        _ => "Why is this agent idle?",
+    }
+}
+
+/// The overlay's text for `agent` at `width`.
+pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let w = width;
+    let lw = 15;
+    let rest = [Span::raw(" ".repeat(lw))];
+    let mut out = vec![header(question(&agent.posture), t)];
+    for sentence in agent.explanation() {
+        out.extend(wrap(
+            &[Span::raw(sentence)],
+            w,
+            &[Span::raw("  ")],
+            &[Span::raw("  ")],
+        ));
+    }
+    out.push(Line::default());
+    out.push(header("Status", t));
+    let look = posture_look(&agent.posture);
+    let posture = match agent.posture_reason.is_empty() {
+        true => look.label.to_owned(),
+        false => format!("{} — {}", look.label, agent.posture_reason),
+    };
+    out.extend(field("  status", &words(&agent.status), lw, w, t));
+    out.extend(field(
+        "  posture",
+        &format!("{posture} ({})", agent.posture),
+        lw,
+        w,
+        t,
+    ));
+    let model = agent
+        .model
+        .clone()
+        .unwrap_or_else(|| "runtime default".into());
+    out.extend(field("  model", &model, lw, w, t));
+    if let Some(s) = &agent.summary {
+        out.extend(field(
+            "  queue",
+            &format!("{} queued", s.queue_depth),
+            lw,
+            w,
+            t,
+        ));
+        let waits = format!(
+            "{} waiting intents, {} timers",
+            s.waiting_intents_active, s.timers_active
+        );
+        out.extend(field("  waiting on", &waits, lw, w, t));
+    }
+    out.extend(field(
+        "  tasks",
+        &format!("{} active", agent.active_tasks()),
+        lw,
+        w,
+        t,
+    ));
+    let done = agent.work_items.len() - agent.open_work_items();
+    let work = format!("{} open, {done} completed", agent.open_work_items());
+    out.extend(field("  work items", &work, lw, w, t));
+    if let Some(c) = &agent.current_work_item {
+        let obj = agent
+            .work_item(c)
+            .map(|w| w.objective.clone())
+            .unwrap_or_default();
+        out.extend(field("  current", &format!("{c} {obj}"), lw, w, t));
+    }
+    out.push(Line::default());
+    out.push(header("Closure", t));
+    let c = &agent.closure;
+    match text(c, "/outcome") {
+        None => out.push(Line::from(Span::styled(
+            "  no turn has closed yet",
+            t.dim(),
+        ))),
+        Some(outcome) => {
+            out.extend(field("  outcome", outcome, lw, w, t));
+            let waiting = text(c, "/waiting_reason").map_or("nothing".into(), words);
+            out.extend(field("  waiting for", &waiting, lw, w, t));
+            let signal = text(c, "/work_signal/work_item_id").map(|w| {
+                let status = text(c, "/work_signal/status").unwrap_or("");
+                format!("{w} ({status})")
+            });
+            out.extend(field(
+                "  work signal",
+                &signal.unwrap_or_else(|| "none".into()),
+                lw,
+                w,
+                t,
+            ));
+            out.extend(field(
+                "  runtime",
+                text(c, "/runtime_posture").unwrap_or("awake"),
+                lw,
+                w,
+                t,
+            ));
+            evidence(&mut out, &strings(c, "/evidence"), w, lw, &rest, t);
+        }
+    }
+    out.push(Line::default());
+    match &agent.last_decision {
+        None => out.push(header("Last scheduler decision: none recorded", t)),
+        Some(d) => {
+            let head = format!(
+                "Last scheduler decision (#{}, {})",
+                d.event_seq,
+                clock(&d.ts)
+            );
+            out.push(header(&head, t));
+            let p = &d.payload;
+            out.extend(field(
+                "  decision",
+                text(p, "/decision").unwrap_or("?"),
+                lw,
+                w,
+                t,
+            ));
+            out.extend(field(
+                "  reason",
+                &text(p, "/reason").map_or(String::new(), words),
+                lw,
+                w,
+                t,
+            ));
+            for (label, ptr) in [
+                ("  message", "/message_id"),
+                ("  task", "/task_id"),
+                ("  work item", "/work_item_id"),
+            ] {
+                if let Some(v) = text(p, ptr) {
+                    out.extend(field(label, v, lw, w, t));
+                }
+            }
+            evidence(&mut out, &strings(p, "/evidence"), w, lw, &rest, t);
+        }
+    }
+    out
+}
+
+fn evidence(
+    out: &mut Vec<Line<'static>>,
+    ev: &[String],
+    w: usize,
+    lw: usize,
+    rest: &[Span<'static>],
+    t: Theme,
+) {
+    for (i, e) in ev.iter().enumerate() {
+        let label = if i == 0 { "evidence" } else { "" };
+        let first = [Span::styled(
+            format!("  {}", super::super::wrap::fit(label, lw - 2)),
+            t.dim(),
+        )];
+        let spans = [Span::raw(format!("• {}", sanitize(e)))];
+        out.extend(wrap(&spans, w, &first, rest));
+    }
+}

@@ -1,0 +1,290 @@
+//! The tasks overlay: the agent's tasks (active first, then the most
+//! recent finished ones) from the projection, the selected task's output
+//! (`task.output`, re-fetched every second while following a running
+//! task), stop (`task.stop`) and a line of input (`task.input`).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::super::fmt::{flag, text, u64_at};
+use super::super::keymap::{Action, OverlayKind};
+use super::super::msg::RequestId;
+use super::super::projection::{AgentView, TaskView};
+use super::super::rows::{command_status, CommandRow, Tone};
+use super::super::wrap::{chop, fit, sanitize, truncate};
+use super::input::{Input, Purpose};
+use super::{draw_row, rule, split, Ctx, ListPos, Look, Status};
+use crate::runtime::api::{ApiError, Request};
+
+/// How much output one fetch asks for.
+const OUTPUT_BYTES: u64 = 64 * 1024;
+/// Re-fetch period while following.
+const POLL_MS: i64 = 1000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub task_id: String,
+    pub text: String,
+    pub bytes: u64,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Tasks {
+    pub input: Option<Input>,
+    pos: ListPos,
+    pub output: Option<Output>,
+    awaiting: Option<RequestId>,
+    follow: bool,
+    last_poll_ms: i64,
+    status: Status,
+}
+
+/// Active tasks first (oldest first), then finished ones, newest first.
+pub fn ordered(agent: &AgentView) -> Vec<&TaskView> {
+    let mut active: Vec<&TaskView> = agent.tasks.iter().filter(|t| t.is_active()).collect();
+    let mut done: Vec<&TaskView> = agent.tasks.iter().filter(|t| !t.is_active()).collect();
+    active.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+    done.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+    active.extend(done);
+    active
+}
+
+impl Tasks {
+    pub fn open(ctx: &mut Ctx<'_>) -> Tasks {
+        let mut t = Tasks {
+            follow: true,
+            ..Tasks::default()
+        };
+        t.fetch(ctx);
+        t
+    }
+
+    fn selected<'a>(&self, agent: &'a AgentView) -> Option<&'a TaskView> {
+        ordered(agent).get(self.pos.selected).copied()
+    }
+
+    fn fetch(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(task) = self.selected(ctx.agent) else {
+            return;
+        };
+        let request = Request::TaskOutput {
+            agent_id: ctx.agent_id.to_owned(),
+            task_id: task.id.clone(),
+            max_bytes: Some(OUTPUT_BYTES),
+        };
+        self.awaiting = Some(ctx.call(OverlayKind::Tasks, request));
+        self.last_poll_ms = ctx.now_ms;
+    }
+
+    /// Following a running task: the core keeps ticking.
+    pub fn following(&self, agent: &AgentView) -> bool {
+        self.follow && self.selected(agent).is_some_and(TaskView::is_active)
+    }
+
+    pub fn on_tick(&mut self, ctx: &mut Ctx<'_>) {
+        let due = ctx.now_ms - self.last_poll_ms >= POLL_MS;
+        if self.following(ctx.agent) && due && self.awaiting.is_none() {
+            self.fetch(ctx);
+        }
+    }
+
+    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        let len = ordered(ctx.agent).len();
+        let before = self.pos.selected;
+        if self.pos.on_action(action, len, ctx.page) {
+            if self.pos.selected != before {
+                self.fetch(ctx);
+            }
+            return;
+        }
+        let Some(task) = self.selected(ctx.agent).cloned() else {
+            return;
+        };
+        let agent_id = ctx.agent_id.to_owned();
+        match action {
+            Action::Select | Action::Refresh => self.fetch(ctx),
+            Action::Follow => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.fetch(ctx);
+                }
+            }
+            Action::StopTask if task.is_active() => {
+                let id = ctx.call(
+                    OverlayKind::Tasks,
+                    Request::TaskStop {
+                        agent_id,
+                        task_id: task.id,
+                    },
+                );
+                self.status.wait(id, "Stop requested.");
+            }
+            Action::StopTask => {
+                self.status.message = Some(("That task has already finished.".into(), Tone::Info));
+            }
+            Action::TaskInput => {
+                let prompt = format!("Input for {}", task.id);
+                self.input = Some(Input::new(&prompt, Purpose::TaskInput { id: task.id }, ""));
+            }
+            _ => {}
+        }
+    }
+
+    pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        if let Purpose::TaskInput { id } = input.purpose {
+            let text = format!("{}\n", input.field.text());
+            let request = Request::TaskInput {
+                agent_id: ctx.agent_id.to_owned(),
+                task_id: id,
+                input: text,
+            };
+            let rid = ctx.call(OverlayKind::Tasks, request);
+            self.status.wait(rid, "Input sent.");
+        }
+    }
+
+    pub fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Value, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+        if Some(id) != self.awaiting {
+            self.status.on_response(id, result);
+            if let Ok(v) = result {
+                if v.get("accepted_input").and_then(Value::as_bool) == Some(false) {
+                    let why = text(v, "/summary_text").unwrap_or("the task does not accept input");
+                    self.status.message = Some((why.to_owned(), Tone::Error));
+                }
+            }
+            return;
+        }
+        self.awaiting = None;
+        match result {
+            Ok(v) => {
+                self.output = Some(Output {
+                    task_id: text(v, "/task/id").unwrap_or_default().to_owned(),
+                    text: v
+                        .get("output")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    bytes: u64_at(v, "/output_bytes").unwrap_or(0),
+                    truncated: flag(v, "/truncated"),
+                });
+            }
+            Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        let t = look.theme;
+        let tasks = ordered(look.agent);
+        if tasks.is_empty() {
+            let line = Line::from(Span::styled(
+                "No tasks. `!CMD` in the composer runs a command task.",
+                t.dim(),
+            ));
+            buf.set_line(area.x + 1, area.y, &line, area.width);
+            return;
+        }
+        let list_h = (tasks.len() as u16)
+            .clamp(3, area.height / 3)
+            .min(area.height);
+        let (list, pane) = split(area, area.height.saturating_sub(list_h + 1));
+        let first = self.pos.window(tasks.len(), usize::from(list.height));
+        let width = usize::from(area.width).saturating_sub(1);
+        for (n, task) in tasks
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(usize::from(list.height))
+        {
+            let row = CommandRow {
+                task_id: Some(task.id.clone()),
+                cmd: task.cmd.clone(),
+                operator: task.origin == "operator",
+                status: task.status.clone(),
+                exit: task.exit_status,
+                duration_ms: task.duration_ms,
+                summary: task.summary.clone(),
+                output: None,
+            };
+            let (status, style) = command_status(&row, t);
+            let origin = if row.operator { "you" } else { "agent" };
+            let fixed = 14 + 7 + 24;
+            let cmd_w = width.saturating_sub(fixed).max(8);
+            let line = Line::from(vec![
+                Span::styled(fit(&task.id, 14), t.dim()),
+                Span::styled(fit(origin, 7), t.dim()),
+                Span::raw(fit(&format!("$ {}", task.cmd), cmd_w - 1)),
+                Span::raw(" "),
+                Span::styled(truncate(&status, 24), style),
+            ]);
+            let y = list.y + (n - first) as u16;
+            draw_row(list, buf, y, &line, n == self.pos.selected, t);
+        }
+        let Some(pane) = pane else {
+            return;
+        };
+        rule(area, buf, pane.y - 1, t);
+        self.render_output(pane, buf, look, tasks.get(self.pos.selected).copied());
+    }
+
+    fn render_output(
+        &self,
+        pane: Rect,
+        buf: &mut Buffer,
+        look: &Look<'_>,
+        task: Option<&TaskView>,
+    ) {
+        let t = look.theme;
+        let Some(task) = task else {
+            return;
+        };
+        let follow = match (self.follow, task.is_active()) {
+            (true, true) => " · following",
+            _ => "",
+        };
+        let mut lines = vec![Line::from(vec![
+            Span::styled(format!("Output of {}", task.id), t.bold()),
+            Span::styled(follow, t.dim()),
+        ])];
+        match self.output.as_ref().filter(|o| o.task_id == task.id) {
+            None => lines.push(Line::from(Span::styled("Enter shows the output.", t.dim()))),
+            Some(o) if o.text.trim().is_empty() => {
+                lines.push(Line::from(Span::styled("(no output yet)", t.dim())))
+            }
+            Some(o) => {
+                let mut body: Vec<Line> = Vec::new();
+                for l in sanitize(&o.text).trim_end().lines() {
+                    for piece in chop(l, usize::from(pane.width).saturating_sub(2)) {
+                        body.push(Line::from(vec![
+                            Span::styled("│ ", t.dim()),
+                            Span::raw(piece),
+                        ]));
+                    }
+                }
+                let room = usize::from(pane.height).saturating_sub(lines.len() + 1);
+                let skip = body.len().saturating_sub(room);
+                if o.truncated || skip > 0 {
+                    let note = format!("… earlier output not shown ({} bytes in all)", o.bytes);
+                    lines.push(Line::from(Span::styled(note, t.dim())));
+                }
+                lines.extend(body.into_iter().skip(skip));
+            }
+        }
+        if let Some(status) = self.status.line(t) {
+            let room = usize::from(pane.height).saturating_sub(1);
+            lines.truncate(room);
+            while lines.len() < room {
+                lines.push(Line::default());
+            }
+            lines.push(status);
+        }
+        super::draw_lines(pane, buf, &lines);
+    }
+}

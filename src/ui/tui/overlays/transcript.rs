@@ -1,0 +1,320 @@
+//! The transcript overlay: what went in and out of the model, in order.
+//!
+//! Choice: the transcript is rebuilt from the event ledger (`events.page`),
+//! not from the runtime's transcript table, which the API does not serve.
+//! Each turn shows its trigger, the operator's full message, every
+//! assistant round (text preview and requested tools), every tool call
+//! with its arguments and result preview (the 600 characters the runtime
+//! records), the final brief and any runtime failure. It opens on the
+//! most recent `PAGE` events, follows new ones, and loads the page before
+//! when scrolled past its top.
+
+use std::cell::RefCell;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::super::fmt::{clock, duration, strings, text, u64_at};
+use super::super::keymap::{Action, OverlayKind};
+use super::super::markdown;
+use super::super::msg::RequestId;
+use super::super::theme::Theme;
+use super::super::wrap::{chop, sanitize, wrap};
+use super::{draw_lines, Ctx, Look};
+use crate::runtime::api::{ApiError, EventRecord, Request};
+
+/// Events per page (transcript kinds are a fraction of all events).
+const PAGE: usize = 2000;
+
+const KINDS: &[&str] = &[
+    "turn_started",
+    "message_admitted",
+    "assistant_round_recorded",
+    "tool_executed",
+    "brief_created",
+    "runtime_error",
+];
+
+type Cache = (u16, usize, Vec<Line<'static>>);
+
+#[derive(Debug, Default)]
+pub struct Transcript {
+    entries: Vec<EventRecord>,
+    /// The first `event_seq` the loaded pages cover.
+    lo: u64,
+    awaiting: Option<(RequestId, bool)>,
+    /// Lines from the bottom (0: the newest line at the bottom).
+    from_bottom: usize,
+    error: Option<String>,
+    cache: RefCell<Option<Cache>>,
+}
+
+impl Transcript {
+    pub fn open(ctx: &mut Ctx<'_>) -> Transcript {
+        let mut t = Transcript::default();
+        let from = ctx.last_seq.saturating_sub(PAGE as u64 - 1).max(1);
+        t.request(ctx, from, false);
+        t
+    }
+
+    /// Entries already known (tests).
+    pub fn with(events: Vec<EventRecord>) -> Transcript {
+        Transcript {
+            lo: events.first().map_or(1, |e| e.event_seq),
+            entries: events
+                .into_iter()
+                .filter(|e| KINDS.contains(&e.kind.as_str()))
+                .collect(),
+            ..Transcript::default()
+        }
+    }
+
+    fn request(&mut self, ctx: &mut Ctx<'_>, from: u64, earlier: bool) {
+        let request = Request::EventsPage {
+            agent_id: ctx.agent_id.to_owned(),
+            from_seq: from,
+            limit: PAGE,
+            kind: None,
+        };
+        self.awaiting = Some((ctx.call(OverlayKind::Transcript, request), earlier));
+        if !earlier {
+            self.lo = from;
+        }
+    }
+
+    pub fn on_event(&mut self, e: &EventRecord) {
+        let newer = self
+            .entries
+            .last()
+            .is_none_or(|l| e.event_seq > l.event_seq);
+        if newer && KINDS.contains(&e.kind.as_str()) {
+            self.entries.push(e.clone());
+            self.cache.borrow_mut().take();
+        }
+    }
+
+    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        let total = self.cache.borrow().as_ref().map_or(0, |c| c.2.len());
+        let max = total.saturating_sub(ctx.page);
+        let before = self.from_bottom;
+        self.from_bottom = match action {
+            Action::Up => self.from_bottom + 1,
+            Action::Down => self.from_bottom.saturating_sub(1),
+            Action::PageUp => self.from_bottom + ctx.page,
+            Action::PageDown => self.from_bottom.saturating_sub(ctx.page),
+            Action::Home => max,
+            Action::End => 0,
+            _ => self.from_bottom,
+        }
+        .min(max);
+        let wants_more = matches!(action, Action::Up | Action::PageUp | Action::Home);
+        if wants_more && self.from_bottom == before && self.lo > 1 && self.awaiting.is_none() {
+            let from = self.lo.saturating_sub(PAGE as u64).max(1);
+            self.request(ctx, from, true);
+        }
+    }
+
+    pub fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Value, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+        let Some((awaited, earlier)) = self.awaiting else {
+            return;
+        };
+        if awaited != id {
+            return;
+        }
+        self.awaiting = None;
+        let v = match result {
+            Ok(v) => v,
+            Err(e) => {
+                self.error = Some(e.message.clone());
+                return;
+            }
+        };
+        let page: Vec<EventRecord> = v
+            .get("events")
+            .cloned()
+            .and_then(|e| serde_json::from_value(e).ok())
+            .unwrap_or_default();
+        let first = page.first().map(|e| e.event_seq);
+        let mut page: Vec<EventRecord> = page
+            .into_iter()
+            .filter(|e| KINDS.contains(&e.kind.as_str()))
+            .collect();
+        if earlier {
+            let lo = self.entries.first().map_or(u64::MAX, |e| e.event_seq);
+            page.retain(|e| e.event_seq < lo);
+            page.append(&mut self.entries);
+            self.entries = page;
+            self.lo = first.unwrap_or(1).min(self.lo);
+        } else {
+            let hi = page.last().map_or(0, |e| e.event_seq);
+            self.entries.retain(|e| e.event_seq > hi);
+            page.append(&mut self.entries);
+            self.entries = page;
+        }
+        self.cache.borrow_mut().take();
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        let key = (area.width, self.entries.len());
+        let stale = self
+            .cache
+            .borrow()
+            .as_ref()
+            .is_none_or(|c| (c.0, c.1) != key);
+        if stale {
+            let lines = transcript_lines(&self.entries, usize::from(area.width), look.theme);
+            *self.cache.borrow_mut() = Some((key.0, key.1, lines));
+        }
+        let cache = self.cache.borrow();
+        let Some((_, _, lines)) = cache.as_ref() else {
+            return;
+        };
+        let t = look.theme;
+        if lines.is_empty() {
+            let msg = match (&self.error, self.awaiting.is_some()) {
+                (Some(e), _) => format!("! {e}"),
+                (None, true) => "Loading the transcript…".to_owned(),
+                (None, false) => "Nothing in the transcript yet.".to_owned(),
+            };
+            buf.set_line(
+                area.x + 1,
+                area.y,
+                &Line::from(Span::styled(msg, t.dim())),
+                area.width,
+            );
+            return;
+        }
+        let h = usize::from(area.height);
+        let end = lines.len().saturating_sub(self.from_bottom);
+        let start = end.saturating_sub(h);
+        let mut shown: Vec<Line> = lines[start..end].to_vec();
+        if start == 0 && self.lo > 1 && shown.len() < h {
+            let note = format!(" ↑ events before #{} not loaded (Up loads them)", self.lo);
+            shown.insert(0, Line::from(Span::styled(note, t.dim())));
+        }
+        draw_lines(area, buf, &shown);
+    }
+}
+
+/// The transcript of `events` at `width`.
+pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<Line<'static>> {
+    let w = width.saturating_sub(1);
+    let pad = || [Span::raw("   ")];
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let body = |out: &mut Vec<Line<'static>>, s: &str, style| {
+        for l in sanitize(s).trim_end().lines() {
+            out.extend(wrap(
+                &[Span::styled(l.to_owned(), style)],
+                w,
+                &pad(),
+                &pad(),
+            ));
+        }
+    };
+    for e in events {
+        let p = &e.payload;
+        let time = clock(&e.ts);
+        let head = |mark: &str, what: String, style| {
+            Line::from(vec![
+                Span::styled(format!(" {mark} "), style),
+                Span::styled(what, style),
+                Span::styled(format!("  #{} {time}", e.event_seq), t.dim()),
+            ])
+        };
+        match e.kind.as_str() {
+            "turn_started" => {
+                if !out.is_empty() {
+                    out.push(Line::default());
+                }
+                let trigger = text(p, "/trigger_kind").unwrap_or("turn").replace('_', " ");
+                let rule = format!("── turn: {trigger} ");
+                let fill = w.saturating_sub(rule.chars().count() + 9);
+                let line = format!("{rule}{}", "─".repeat(fill));
+                out.push(Line::from(vec![
+                    Span::styled(line, t.dim()),
+                    Span::styled(format!(" {time}"), t.dim()),
+                ]));
+            }
+            "message_admitted" => {
+                let kind = text(p, "/message/kind")
+                    .unwrap_or("message")
+                    .replace('_', " ");
+                out.push(head("›", kind, t.accent().patch(t.bold())));
+                let text = text(p, "/message/body/text").map(str::to_owned);
+                let text = text.or_else(|| p.pointer("/message/body/value").map(Value::to_string));
+                body(&mut out, text.as_deref().unwrap_or("(empty)"), t.text());
+            }
+            "assistant_round_recorded" => {
+                let round = u64_at(p, "/round").map_or(String::new(), |r| format!(" · round {r}"));
+                out.push(head("◦", format!("assistant{round}"), t.bold()));
+                if let Some(text) = text(p, "/text_preview") {
+                    body(&mut out, text, t.text());
+                }
+                let tools = strings(p, "/tool_names");
+                if !tools.is_empty() {
+                    body(
+                        &mut out,
+                        &format!("requests: {}", tools.join(", ")),
+                        t.dim(),
+                    );
+                }
+            }
+            "tool_executed" => {
+                let name = text(p, "/tool_name").unwrap_or("tool");
+                let took = u64_at(p, "/duration_ms")
+                    .map_or(String::new(), |d| format!(" · {}", duration(d)));
+                let failed = p.pointer("/is_error").and_then(Value::as_bool) == Some(true);
+                let (mark, style) = if failed {
+                    ("✗", t.err())
+                } else {
+                    ("→", t.text())
+                };
+                out.push(head(mark, format!("{name}{took}"), style));
+                let args = p
+                    .pointer("/arguments")
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                for piece in chop(&sanitize(&args), w.saturating_sub(5)) {
+                    out.push(Line::from(vec![
+                        Span::styled("   ▸ ", t.dim()),
+                        Span::styled(piece, t.dim()),
+                    ]));
+                }
+                if let Some(r) = text(p, "/result_preview") {
+                    for piece in chop(&sanitize(r), w.saturating_sub(5)) {
+                        out.push(Line::from(vec![
+                            Span::styled("   ◂ ", t.dim()),
+                            Span::raw(piece),
+                        ]));
+                    }
+                }
+            }
+            "brief_created" => {
+                let kind = text(p, "/brief/kind").unwrap_or("result");
+                let vis = text(p, "/visibility").unwrap_or("turn_result");
+                let style = if kind == "failure" {
+                    t.err()
+                } else {
+                    t.accent()
+                };
+                out.push(head("●", format!("brief · {kind} · {vis}"), style));
+                let md = markdown::render(text(p, "/brief/text").unwrap_or(""), w, "   ", t);
+                out.extend(md);
+            }
+            "runtime_error" => {
+                out.push(head("✗", "runtime error".to_owned(), t.err()));
+                let s = text(p, "/failure_artifact/summary").unwrap_or("(no summary)");
+                body(&mut out, s, t.err());
+            }
+            _ => {}
+        }
+    }
+    out
+}

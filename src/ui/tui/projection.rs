@@ -1,0 +1,388 @@
+//! The console's projection of the viewed agent: its summary (posture,
+//! status, counts, model), work items, tasks, closure and last scheduler
+//! decision. Built from the `agent.state` bootstrap, then kept current by
+//! the events that carry records (`work_item_*`, `task_*`,
+//! `scheduler_decision`, state-sync events) and by `agent.status` refreshes
+//! the core asks for when a refresh signal arrives.
+//!
+//! Invariant: a refresh answer never overwrites a posture learnt from a
+//! newer event (answers carry `last_event_seq`).
+
+use serde_json::Value;
+
+use super::fmt::{flag, i64_at, owned, text, u64_at};
+use crate::runtime::api::{AgentState, AgentSummary, EventRecord};
+use crate::runtime::events::EventKind;
+
+/// How a posture reads in the console: a label, a glyph (meaning never by
+/// colour alone) and whether the working row animates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostureLook {
+    pub label: &'static str,
+    pub glyph: &'static str,
+    pub animated: bool,
+    /// The operator is needed (strong style).
+    pub needs_operator: bool,
+}
+
+/// The derived `AgentSchedulingPosture` names, as the runtime writes them.
+pub fn posture_look(posture: &str) -> PostureLook {
+    let look = |label, glyph, animated, needs_operator| PostureLook {
+        label,
+        glyph,
+        animated,
+        needs_operator,
+    };
+    match posture {
+        "ActiveTurn" => look("Working", "▶", true, false),
+        "HasQueuedInput" => look("Queued", "…", false, false),
+        "HasRunnableWork" => look("Runnable work", "»", false, false),
+        "WaitingForTask" => look("Waiting task", "◷", false, false),
+        "WaitingForExternal" => look("Waiting", "◷", false, false),
+        "WaitingForOperator" => look("Needs input", "▲", false, true),
+        "Blocked" => look("Blocked", "■", false, false),
+        "Idle" => look("Idle", "○", false, false),
+        "Archived" => look("Stopped", "■", false, false),
+        _ => look("Unknown", "?", false, false),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Todo {
+    pub text: String,
+    /// `pending`, `in_progress`, `completed`.
+    pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkItemView {
+    pub id: String,
+    pub objective: String,
+    pub completed: bool,
+    /// `draft`, `ready`, `needs_input`.
+    pub plan_status: String,
+    pub todos: Vec<Todo>,
+    pub blocked_by: Option<String>,
+    pub revision: u64,
+    pub result_summary: Option<String>,
+    pub updated_at: String,
+}
+
+impl WorkItemView {
+    pub fn from_value(v: &Value) -> Option<WorkItemView> {
+        let todos = v.pointer("/todo_list").and_then(Value::as_array);
+        let todos = todos.into_iter().flatten().filter_map(|t| {
+            Some(Todo {
+                text: owned(t, "/text")?,
+                state: owned(t, "/state").unwrap_or_else(|| "pending".into()),
+            })
+        });
+        Some(WorkItemView {
+            id: owned(v, "/id")?,
+            objective: owned(v, "/objective").unwrap_or_default(),
+            completed: text(v, "/state") == Some("completed"),
+            plan_status: owned(v, "/plan_status").unwrap_or_else(|| "ready".into()),
+            todos: todos.collect(),
+            blocked_by: owned(v, "/blocked_by"),
+            revision: u64_at(v, "/revision").unwrap_or(0),
+            result_summary: owned(v, "/result_summary"),
+            updated_at: owned(v, "/updated_at").unwrap_or_default(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    pub id: String,
+    pub cmd: String,
+    /// `queued`, `running`, `cancelling`, `completed`, `failed`, ...
+    pub status: String,
+    /// `operator` (`!CMD`) or `agent`.
+    pub origin: String,
+    pub exit_status: Option<i64>,
+    pub duration_ms: Option<u64>,
+    pub summary: Option<String>,
+    pub accepts_input: bool,
+    pub created_at: String,
+}
+
+pub fn is_terminal(status: &str) -> bool {
+    matches!(status, "completed" | "failed" | "cancelled" | "interrupted")
+}
+
+impl TaskView {
+    pub fn from_value(v: &Value) -> Option<TaskView> {
+        let cmd = owned(v, "/detail/cmd").or(owned(v, "/summary"));
+        Some(TaskView {
+            id: owned(v, "/id")?,
+            cmd: cmd.unwrap_or_default(),
+            status: owned(v, "/status").unwrap_or_else(|| "queued".into()),
+            origin: owned(v, "/detail/origin").unwrap_or_else(|| "agent".into()),
+            exit_status: i64_at(v, "/detail/exit_status"),
+            duration_ms: u64_at(v, "/detail/duration_ms"),
+            summary: owned(v, "/summary"),
+            accepts_input: flag(v, "/detail/accepts_input"),
+            created_at: owned(v, "/created_at").unwrap_or_default(),
+        })
+    }
+
+    pub fn is_active(&self) -> bool {
+        !is_terminal(&self.status)
+    }
+}
+
+/// What the core should do after an event touched the projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Touched {
+    Nothing,
+    /// The summary's counts may be stale: ask `agent.status`.
+    RefreshSummary,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentView {
+    pub summary: Option<AgentSummary>,
+    pub posture: String,
+    pub posture_reason: String,
+    /// The control status (`awake_idle`, `paused`, ...).
+    pub status: String,
+    /// The `event_seq` the posture was learnt at.
+    pub posture_seq: u64,
+    pub model: Option<String>,
+    pub closure: Value,
+    pub last_decision: Option<EventRecord>,
+    pub work_items: Vec<WorkItemView>,
+    pub current_work_item: Option<String>,
+    pub tasks: Vec<TaskView>,
+    pub bootstrapped: bool,
+}
+
+impl AgentView {
+    pub fn bootstrap(&mut self, state: &AgentState) {
+        self.bootstrapped = true;
+        self.apply_summary(&state.agent, true);
+        self.closure = state.closure.clone();
+        self.last_decision = state.last_decision.clone();
+        self.work_items = state
+            .work_items
+            .iter()
+            .filter_map(WorkItemView::from_value)
+            .collect();
+        self.tasks = state
+            .tasks
+            .iter()
+            .filter_map(TaskView::from_value)
+            .collect();
+        self.posture_seq = state.last_event_seq;
+    }
+
+    /// An `agent.status` / `agents.list` summary; `force` also takes its
+    /// posture when an event since taught a newer one.
+    pub fn apply_summary(&mut self, s: &AgentSummary, force: bool) {
+        if force || s.last_event_seq >= self.posture_seq {
+            self.posture = s.posture.clone();
+            self.posture_reason = s.posture_reason.clone();
+            self.status = s.status.as_str().to_owned();
+            self.posture_seq = self.posture_seq.max(s.last_event_seq);
+        }
+        self.model = s.model_override.clone();
+        self.current_work_item = s.current_work_item_id.clone();
+        self.summary = Some(s.clone());
+    }
+
+    pub fn queue_depth(&self) -> u64 {
+        self.summary.as_ref().map_or(0, |s| s.queue_depth)
+    }
+
+    pub fn active_tasks(&self) -> usize {
+        self.tasks.iter().filter(|t| t.is_active()).count()
+    }
+
+    pub fn open_work_items(&self) -> usize {
+        self.work_items.iter().filter(|w| !w.completed).count()
+    }
+
+    pub fn task(&self, id: &str) -> Option<&TaskView> {
+        self.tasks.iter().find(|t| t.id == id)
+    }
+
+    pub fn work_item(&self, id: &str) -> Option<&WorkItemView> {
+        self.work_items.iter().find(|w| w.id == id)
+    }
+
+    fn upsert_work_item(&mut self, w: WorkItemView) {
+        match self.work_items.iter_mut().find(|x| x.id == w.id) {
+            Some(x) => *x = w,
+            None => self.work_items.push(w),
+        }
+    }
+
+    fn upsert_task(&mut self, t: TaskView) {
+        match self.tasks.iter_mut().find(|x| x.id == t.id) {
+            Some(x) => *x = t,
+            None => self.tasks.push(t),
+        }
+    }
+
+    fn set_posture(&mut self, seq: u64, posture: Option<String>, reason: Option<String>) {
+        if let Some(p) = posture {
+            self.posture = p;
+            self.posture_reason = reason.unwrap_or_default();
+            self.posture_seq = seq;
+        }
+    }
+
+    /// Apply one live or backfilled event.
+    pub fn apply(&mut self, e: &EventRecord) -> Touched {
+        let p = &e.payload;
+        let Some(kind) = EventKind::parse(&e.kind) else {
+            return Touched::Nothing;
+        };
+        use EventKind as K;
+        match kind {
+            K::WorkItemCreated | K::WorkItemUpdated | K::WorkItemCompleted => {
+                if let Some(w) = p.pointer("/work_item").and_then(WorkItemView::from_value) {
+                    if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
+                        self.current_work_item = None;
+                    }
+                    self.upsert_work_item(w);
+                }
+                Touched::RefreshSummary
+            }
+            K::WorkItemPicked => {
+                self.current_work_item = owned(p, "/work_item_id");
+                Touched::RefreshSummary
+            }
+            K::TaskCreated => {
+                if let Some(t) = p.pointer("/task").and_then(TaskView::from_value) {
+                    self.upsert_task(t);
+                }
+                Touched::RefreshSummary
+            }
+            K::TaskStatusChanged => {
+                let Some(id) = owned(p, "/task_id") else {
+                    return Touched::Nothing;
+                };
+                let mut t = self.task(&id).cloned().unwrap_or(TaskView {
+                    id,
+                    cmd: owned(p, "/cmd").unwrap_or_default(),
+                    status: String::new(),
+                    origin: "agent".into(),
+                    exit_status: None,
+                    duration_ms: None,
+                    summary: None,
+                    accepts_input: false,
+                    created_at: e.ts.clone(),
+                });
+                t.status = owned(p, "/to").unwrap_or(t.status);
+                t.exit_status = i64_at(p, "/exit_status").or(t.exit_status);
+                t.duration_ms = u64_at(p, "/duration_ms").or(t.duration_ms);
+                t.summary = owned(p, "/summary").or(t.summary);
+                self.upsert_task(t);
+                Touched::RefreshSummary
+            }
+            K::SchedulerDecision => {
+                self.last_decision = Some(e.clone());
+                let posture = owned(p, "/posture/posture");
+                self.set_posture(e.event_seq, posture, owned(p, "/posture/reason"));
+                if let Some(s) = owned(p, "/status") {
+                    self.status = s;
+                }
+                Touched::RefreshSummary
+            }
+            K::TurnStarted => {
+                let reason = Some("turn in progress".to_owned());
+                self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
+                Touched::Nothing
+            }
+            K::AgentStateChanged | K::ControlApplied => {
+                if let Some(to) = owned(p, "/to") {
+                    self.status = to;
+                }
+                Touched::RefreshSummary
+            }
+            K::ModelOverrideChanged => {
+                self.model = owned(p, "/to");
+                Touched::Nothing
+            }
+            K::MessageAdmitted
+            | K::MessageProcessed
+            | K::MessageAborted
+            | K::MessageDropped
+            | K::TurnTerminal
+            | K::WaitingIntentCreated
+            | K::WaitingIntentTriggered
+            | K::WaitingIntentCancelled
+            | K::TimerCreated
+            | K::TimerFired
+            | K::TimerCancelled
+            | K::RuntimeStarted
+            | K::RuntimeError => Touched::RefreshSummary,
+            K::AgentCreated
+            | K::MessageRejected
+            | K::MessageProcessingStarted
+            | K::MessageInterjected
+            | K::SystemTickEmitted
+            | K::ProviderRoundCompleted
+            | K::AssistantRoundRecorded
+            | K::ToolExecuted
+            | K::BriefCreated
+            | K::WorkItemRecheckDue
+            | K::TaskOutput
+            | K::TaskResultQueued
+            | K::WakeHintSubmitted
+            | K::WakeHintCoalesced
+            | K::WakeHintIgnored
+            | K::RuntimeStopped
+            | K::ConfigReloaded
+            | K::DisplayModeChanged => Touched::Nothing,
+        }
+    }
+
+    /// The closure's evidence and the last decision in plain words:
+    /// "why is this agent idle?".
+    pub fn explanation(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let look = posture_look(&self.posture);
+        let reason = match self.posture_reason.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", self.posture_reason),
+        };
+        out.push(format!("{}{reason}.", look.label));
+        if let Some(d) = &self.last_decision {
+            let p = &d.payload;
+            let decision = text(p, "/decision").unwrap_or("unknown");
+            let why = text(p, "/reason")
+                .map(super::fmt::words)
+                .unwrap_or_default();
+            out.push(format!(
+                "The scheduler last decided {} because: {why}.",
+                decision_words(decision)
+            ));
+        }
+        if let Some(outcome) = text(&self.closure, "/outcome") {
+            let waiting = text(&self.closure, "/waiting_reason").map(super::fmt::words);
+            let tail = waiting.map(|w| format!(", {w}")).unwrap_or_default();
+            out.push(format!("The last turn closed as {outcome}{tail}."));
+        }
+        out
+    }
+}
+
+/// A scheduler decision kind as an operator reads it.
+pub fn decision_words(decision: &str) -> &'static str {
+    match decision {
+        "StartModelTurn" => "to start a model turn",
+        "ReduceMessageOnly" => "to settle a message without a turn",
+        "EmitSystemTick" => "to emit a system tick",
+        "WaitForTask" => "to wait for a task",
+        "WaitForExternalChange" => "to wait for an external change",
+        "WaitForTimer" => "to wait for a timer",
+        "WaitForOperator" => "to wait for you",
+        "Sleep" => "to sleep",
+        "StayIdle" => "to stay idle",
+        "Stop" => "to hold (stopped)",
+        "Noop" => "to do nothing",
+        _ => "something this console does not know",
+    }
+}

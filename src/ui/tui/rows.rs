@@ -1,0 +1,369 @@
+//! Conversation rows: what each kind of row holds and how it renders into
+//! wrapped lines. Rendering is cached per (width, display mode), so the
+//! cost of a frame follows the rows on screen; any change to a row goes
+//! through `Row::kind_mut`, which drops its cache.
+//!
+//! Every row carries a textual marker (`›`, `●`, `▲`, `✗`, `$`, `±`, `·`),
+//! so its meaning never depends on colour.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::fmt::duration;
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::{chop, sanitize, truncate, wrap};
+use crate::ui::present::{Category, DisplayMode, OperatorEvent, Visibility};
+
+/// Most output lines a command row shows (the tail).
+pub const OUTPUT_LINES: usize = 8;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptState {
+    Sending,
+    Queued,
+    Admitted,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tone {
+    Info,
+    Ok,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRow {
+    pub task_id: Option<String>,
+    pub cmd: String,
+    /// Started by the operator (`!CMD`): shown at every display mode, with
+    /// its output.
+    pub operator: bool,
+    /// Task status (`starting` before the runtime answered).
+    pub status: String,
+    pub exit: Option<i64>,
+    pub duration_ms: Option<u64>,
+    pub summary: Option<String>,
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowKind {
+    Operator {
+        text: String,
+        state: PromptState,
+    },
+    Brief {
+        visibility: Visibility,
+        /// `Result`, `Work done`, `Needs your input`, `Acknowledged`.
+        title: String,
+        text: String,
+    },
+    /// A failure visible at every display mode: a runtime error and the
+    /// failure brief of the same message fold into one.
+    Alert {
+        summary: String,
+        detail: Vec<String>,
+        message_id: Option<String>,
+    },
+    Command(CommandRow),
+    Patch {
+        action: String,
+        path: String,
+        added: u64,
+        removed: u64,
+    },
+    /// Any other presented event (progress, tool, trace).
+    Event(OperatorEvent),
+    /// A local hint (unknown command, outcome of a control action).
+    Note {
+        text: String,
+        tone: Tone,
+    },
+}
+
+type Cached = (u16, DisplayMode, Rc<Vec<Line<'static>>>);
+
+#[derive(Debug)]
+pub struct Row {
+    kind: RowKind,
+    /// The lowest display mode that shows this row.
+    pub min_mode: DisplayMode,
+    /// Superseded (assistant progress repeated by the final brief).
+    pub hidden: bool,
+    /// The `message_id` the row belongs to, when known.
+    pub message_id: Option<String>,
+    cache: RefCell<Option<Cached>>,
+}
+
+impl Row {
+    pub fn new(kind: RowKind, min_mode: DisplayMode) -> Row {
+        Row {
+            kind,
+            min_mode,
+            hidden: false,
+            message_id: None,
+            cache: RefCell::new(None),
+        }
+    }
+
+    pub fn kind(&self) -> &RowKind {
+        &self.kind
+    }
+
+    pub fn kind_mut(&mut self) -> &mut RowKind {
+        self.cache.get_mut().take();
+        &mut self.kind
+    }
+
+    pub fn visible(&self, mode: DisplayMode) -> bool {
+        !self.hidden && mode.level() >= self.min_mode.level()
+    }
+
+    /// Block rows (messages, briefs, alerts, operator commands, notes)
+    /// stand apart with a blank line; progress rows pack together.
+    pub fn is_block(&self) -> bool {
+        match &self.kind {
+            RowKind::Operator { .. }
+            | RowKind::Brief { .. }
+            | RowKind::Alert { .. }
+            | RowKind::Note { .. } => true,
+            RowKind::Command(c) => c.operator,
+            RowKind::Patch { .. } | RowKind::Event(_) => false,
+        }
+    }
+
+    /// The wrapped lines at `width` (cached).
+    pub fn lines(&self, width: u16, mode: DisplayMode, theme: Theme) -> Rc<Vec<Line<'static>>> {
+        if let Some((w, m, lines)) = &*self.cache.borrow() {
+            if *w == width && *m == mode {
+                return Rc::clone(lines);
+            }
+        }
+        let lines = Rc::new(render(&self.kind, usize::from(width), mode, theme));
+        *self.cache.borrow_mut() = Some((width, mode, Rc::clone(&lines)));
+        lines
+    }
+}
+
+/// Render one row kind (uncached).
+pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<Line<'static>> {
+    let width = width.max(8);
+    match kind {
+        RowKind::Operator { text, state } => operator(text, state, width, t),
+        RowKind::Brief {
+            visibility,
+            title,
+            text,
+        } => brief(*visibility, title, text, width, t),
+        RowKind::Alert {
+            summary, detail, ..
+        } => {
+            let spans = [Span::styled(sanitize(summary), t.err().patch(t.bold()))];
+            let mut lines = wrap(&spans, width, &[Span::styled("✗ ", t.err())], &[pad()]);
+            for d in detail {
+                let spans = [Span::styled(sanitize(d), t.dim())];
+                lines.extend(wrap(&spans, width, &[pad()], &[pad()]));
+            }
+            lines
+        }
+        RowKind::Command(c) => command(c, width, mode, t),
+        RowKind::Patch {
+            action,
+            path,
+            added,
+            removed,
+        } => {
+            let spans = [
+                Span::styled(format!("{action} "), t.dim()),
+                Span::raw(sanitize(path)),
+                Span::raw("  "),
+                Span::styled(format!("+{added}"), t.ok()),
+                Span::raw(" "),
+                Span::styled(format!("-{removed}"), t.err()),
+            ];
+            wrap(&spans, width, &[Span::styled("± ", t.dim())], &[pad()])
+        }
+        RowKind::Event(op) => event(op, width, t),
+        RowKind::Note { text, tone } => {
+            let (mark, style) = match tone {
+                Tone::Info => ("» ", t.dim()),
+                Tone::Ok => ("✓ ", t.ok()),
+                Tone::Error => ("! ", t.err()),
+            };
+            let spans = [Span::styled(sanitize(text), style)];
+            wrap(&spans, width, &[Span::styled(mark, style)], &[pad()])
+        }
+    }
+}
+
+fn pad() -> Span<'static> {
+    Span::raw("  ")
+}
+
+fn operator(text: &str, state: &PromptState, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let text = sanitize(text);
+    let paras: Vec<&str> = text.trim_end().split('\n').collect();
+    let suffix = match state {
+        PromptState::Sending => Some(Span::styled(" · sending…", t.dim())),
+        PromptState::Queued => Some(Span::styled(" · queued", t.dim())),
+        PromptState::Admitted => None,
+        PromptState::Failed(e) => Some(Span::styled(
+            format!("✗ not sent: {}", sanitize(e)),
+            t.err(),
+        )),
+    };
+    for (i, para) in paras.iter().enumerate() {
+        let first = match i {
+            0 => Span::styled("› ", t.accent().patch(t.bold())),
+            _ => pad(),
+        };
+        let mut spans = vec![Span::raw((*para).to_owned())];
+        if i + 1 == paras.len() {
+            spans.extend(suffix.clone());
+        }
+        lines.extend(wrap(&spans, width, &[first], &[pad()]));
+    }
+    lines
+}
+
+fn brief(v: Visibility, title: &str, text: &str, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let body = if text.trim().is_empty() {
+        "(no reply text)"
+    } else {
+        text
+    };
+    let mut lines = markdown::render(body, width, "  ", t);
+    let restyle = |lines: &mut Vec<Line<'static>>, gutter: &str, style: Style| {
+        for l in lines.iter_mut() {
+            if let Some(first) = l.spans.first_mut() {
+                *first = Span::styled(gutter.to_owned(), style);
+            }
+        }
+    };
+    match v {
+        Visibility::ActionRequired => {
+            restyle(&mut lines, "┃ ", t.attention());
+            lines.insert(
+                0,
+                Line::from(Span::styled("▲ NEEDS YOUR INPUT", t.strong())),
+            );
+        }
+        Visibility::WorkDone => {
+            let head = Line::from(Span::styled("✓ Work done", t.ok().patch(t.bold())));
+            lines.insert(0, head);
+        }
+        Visibility::TurnResult | Visibility::Progress | Visibility::Trace => {
+            if let Some(first) = lines.first_mut().and_then(|l| l.spans.first_mut()) {
+                *first = Span::styled("● ", t.accent());
+            }
+            if title == "Acknowledged" {
+                for l in lines.iter_mut() {
+                    l.style = t.dim();
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn command(c: &CommandRow, width: usize, mode: DisplayMode, t: Theme) -> Vec<Line<'static>> {
+    let (status, style) = command_status(c, t);
+    let cmd_line = c.cmd.lines().next().unwrap_or("");
+    let more = c.cmd.lines().nth(1).map_or("", |_| " …");
+    let spans = [
+        Span::raw(format!("{}{more}", sanitize(cmd_line))),
+        Span::raw("  "),
+        Span::styled(status, style),
+    ];
+    let mark = Span::styled("$ ", t.accent().patch(t.bold()));
+    let mut lines = wrap(&spans, width, &[mark], &[pad()]);
+    let show_output = c.operator || mode == DisplayMode::Debug;
+    if let Some(out) = c.output.as_deref().filter(|_| show_output) {
+        lines.extend(output_lines(out, width, t));
+    }
+    lines
+}
+
+/// `✓ exit 0 · 1.2 s`, `✗ exit 2 · 3.4 s`, `⋯ running`.
+pub fn command_status(c: &CommandRow, t: Theme) -> (String, Style) {
+    let took = c
+        .duration_ms
+        .map(|d| format!(" · {}", duration(d)))
+        .unwrap_or_default();
+    let exit = c.exit.map(|e| format!("exit {e}"));
+    let why = || {
+        exit.clone()
+            .or(c.summary.as_deref().map(|s| truncate(s, 40)))
+    };
+    match c.status.as_str() {
+        "starting" => ("starting…".into(), t.dim()),
+        "queued" => ("queued".into(), t.dim()),
+        "running" => ("⋯ running".into(), t.dim()),
+        "cancelling" => ("stopping…".into(), t.dim()),
+        "completed" if c.exit.is_none_or(|e| e == 0) => {
+            (format!("✓ {}{took}", exit.unwrap_or("done".into())), t.ok())
+        }
+        "cancelled" => (format!("■ stopped{took}"), t.dim()),
+        "not_started" => (
+            format!("✗ not started: {}", why().unwrap_or_default()),
+            t.err(),
+        ),
+        other => {
+            let what = why().unwrap_or_else(|| other.to_owned());
+            (format!("✗ {what}{took}"), t.err())
+        }
+    }
+}
+
+fn output_lines(out: &str, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let text = sanitize(out);
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    let skip = all.len().saturating_sub(OUTPUT_LINES);
+    let gutter = Span::styled("  │ ", t.dim());
+    let mut lines = Vec::new();
+    if skip > 0 {
+        let note = format!("… {skip} earlier lines (/tasks shows all)");
+        lines.push(Line::from(vec![
+            gutter.clone(),
+            Span::styled(note, t.dim()),
+        ]));
+    }
+    for l in &all[skip..] {
+        for piece in chop(l, width.saturating_sub(4)) {
+            lines.push(Line::from(vec![gutter.clone(), Span::raw(piece)]));
+        }
+    }
+    lines
+}
+
+fn event(op: &OperatorEvent, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let glyph = match op.category {
+        Category::Tool => "↳ ",
+        Category::AssistantProgress => "◦ ",
+        Category::WorkItem => "◆ ",
+        Category::Waiting => "◷ ",
+        Category::Task => "$ ",
+        Category::OperatorNotification => "» ",
+        Category::Brief
+        | Category::Message
+        | Category::Workspace
+        | Category::Runtime
+        | Category::StateSync
+        | Category::Trace => "· ",
+    };
+    let style = match op.visibility {
+        Visibility::Trace => t.dim(),
+        Visibility::ActionRequired
+        | Visibility::WorkDone
+        | Visibility::TurnResult
+        | Visibility::Progress => t.text(),
+    };
+    let spans = [Span::styled(sanitize(&op.summary), style)];
+    wrap(&spans, width, &[Span::styled(glyph, t.dim())], &[pad()])
+}

@@ -1,0 +1,262 @@
+//! The console's state: what `update` changes and `view` draws. It owns
+//! the viewed agent's projection, the conversation, the composer, the
+//! overlay stack and the requests in flight (by id, so stale answers are
+//! told apart). `dirty` says a frame is needed; the loop clears it after
+//! drawing. Layout is a pure function of the state (`layout`), shared by
+//! `update` (page sizes) and `view`.
+
+use std::collections::HashMap;
+
+use ratatui::layout::Rect;
+
+use super::composer::Composer;
+use super::conversation::Conversation;
+use super::msg::{Connection, RequestId};
+use super::overlays::Overlay;
+use super::projection::{posture_look, AgentView};
+use super::scroll::Ctx as ScrollCtx;
+use super::theme::Theme;
+use crate::runtime::api::{ControlAction, EventRecord};
+use crate::ui::present::DisplayMode;
+
+/// Events of history fetched for the conversation when an agent is shown.
+pub const HISTORY_EVENTS: usize = 500;
+/// Most completion menu entries shown at once.
+pub const MENU_ROWS: usize = 6;
+
+pub struct Init {
+    pub agent_id: String,
+    pub connection: Connection,
+    pub width: u16,
+    pub height: u16,
+    /// Ring the terminal bell on `action_required`.
+    pub bell: bool,
+    pub no_color: bool,
+}
+
+/// What the answer to a request is for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pending {
+    /// `prompt.submit` of an echo (keyed by the request id).
+    Prompt,
+    /// `task.run` of an `!CMD` echo.
+    Command,
+    /// The conversation's history page.
+    History,
+    /// `agent.status` after refresh signals.
+    Refresh,
+    Display,
+    Model,
+    Control(ControlAction),
+    AgentCreate,
+    WorkCreate,
+    /// Routed to the overlay of this kind, which matches the id.
+    Overlay(super::keymap::OverlayKind),
+}
+
+/// Loading the conversation's history when an agent is shown: live events
+/// wait until it has arrived, so rows stay in `event_seq` order.
+#[derive(Debug)]
+pub enum History {
+    /// No bootstrap yet: events wait.
+    Waiting {
+        held: Vec<EventRecord>,
+    },
+    Loading {
+        id: RequestId,
+        upto: u64,
+        held: Vec<EventRecord>,
+    },
+    Done,
+}
+
+pub struct State {
+    pub agent_id: String,
+    pub connection: Connection,
+    pub width: u16,
+    pub height: u16,
+    pub bell: bool,
+    pub theme: Theme,
+    /// Something visible changed since the last frame.
+    pub dirty: bool,
+    /// Wall clock of the last tick (epoch ms).
+    pub now_ms: i64,
+    pub mode: DisplayMode,
+    pub agent: AgentView,
+    pub conversation: Conversation,
+    pub composer: Composer,
+    pub overlays: Vec<Overlay>,
+    /// Ctrl+O was pressed: the next key picks an overlay.
+    pub prefix: bool,
+    /// An `action_required` brief arrived and the operator has not
+    /// answered yet.
+    pub attention: bool,
+    pub(crate) next_id: RequestId,
+    pub(crate) pending: HashMap<RequestId, (String, Pending)>,
+    pub(crate) history: History,
+    pub(crate) refresh: Option<RequestId>,
+    pub(crate) refresh_again: bool,
+}
+
+impl State {
+    pub fn new(init: Init) -> State {
+        State {
+            agent_id: init.agent_id,
+            connection: init.connection,
+            width: init.width,
+            height: init.height,
+            bell: init.bell,
+            theme: Theme {
+                no_color: init.no_color,
+            },
+            dirty: true,
+            now_ms: 0,
+            mode: DisplayMode::Info,
+            agent: AgentView::default(),
+            conversation: Conversation::default(),
+            composer: Composer::default(),
+            overlays: Vec::new(),
+            prefix: false,
+            attention: false,
+            next_id: 0,
+            pending: HashMap::new(),
+            history: History::Waiting { held: Vec::new() },
+            refresh: None,
+            refresh_again: false,
+        }
+    }
+
+    /// True only while something animates on screen (the working spinner)
+    /// or an overlay polls (following a running task's output).
+    pub fn wants_tick(&self) -> bool {
+        match self.overlays.last() {
+            Some(top) => top.wants_tick(&self.agent),
+            None => self.working().is_some_and(|w| w.animated),
+        }
+    }
+
+    /// The newest `event_seq` known for the viewed agent.
+    pub fn last_seq(&self) -> u64 {
+        let summary = self.agent.summary.as_ref().map_or(0, |s| s.last_event_seq);
+        summary.max(self.conversation.applied_seq)
+    }
+
+    pub(crate) fn scroll_ctx(&self) -> ScrollCtx {
+        ScrollCtx {
+            width: self.width,
+            mode: self.mode,
+            theme: self.theme,
+        }
+    }
+
+    /// The live working row, when the agent is doing or waiting on
+    /// something (hidden when idle with nothing in flight).
+    pub fn working(&self) -> Option<Working> {
+        let turn = self.conversation.turn.as_ref();
+        let sending = self.conversation.echoes.iter().any(|e| !e.answered);
+        let queued = !self.conversation.echoes.is_empty();
+        let posture = match (turn.is_some(), self.agent.posture.as_str()) {
+            (true, _) => "ActiveTurn",
+            (false, "ActiveTurn") if !self.agent.bootstrapped => "Idle",
+            (false, p) => p,
+        };
+        let paused = self.agent.status == "paused";
+        let look = posture_look(posture);
+        let mut w = Working {
+            label: look.label.to_owned(),
+            glyph: look.glyph,
+            animated: look.animated,
+            needs_operator: look.needs_operator,
+            detail: self.agent.posture_reason.clone(),
+            elapsed_ms: None,
+        };
+        if let Some(t) = turn {
+            let stream = self.conversation.stream.as_ref().map(|(_, s)| s.as_str());
+            let tail = stream.and_then(|s| s.lines().rev().find(|l| !l.trim().is_empty()));
+            w.detail = tail
+                .map(str::to_owned)
+                .or(t.activity.clone())
+                .unwrap_or_else(|| "thinking".to_owned());
+            w.elapsed_ms = t.started_ms.map(|s| (self.now_ms - s).max(0) as u64);
+        } else if paused {
+            (w.label, w.glyph, w.animated) = ("Paused".into(), "‖", false);
+        } else if sending {
+            (w.label, w.glyph, w.animated, w.detail) = ("Sending".into(), "", true, String::new());
+        } else if matches!(posture, "Idle" | "") {
+            if !queued {
+                return None;
+            }
+            (w.label, w.glyph, w.detail) = ("Queued".into(), "…", "waiting for the agent".into());
+        }
+        Some(w)
+    }
+}
+
+/// The working row's content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Working {
+    pub label: String,
+    pub glyph: &'static str,
+    pub animated: bool,
+    pub needs_operator: bool,
+    pub detail: String,
+    pub elapsed_ms: Option<u64>,
+}
+
+/// Where everything goes on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub status: Rect,
+    pub conversation: Rect,
+    pub working: Option<Rect>,
+    pub menu: Option<Rect>,
+    pub rule: Rect,
+    pub composer: Rect,
+    pub hint: Rect,
+    /// Where overlays draw (between the status and hint lines).
+    pub overlay: Rect,
+}
+
+pub fn layout(state: &State) -> Areas {
+    layout_in(state, state.width, state.height)
+}
+
+/// The smallest screen the console draws on (below it: a hint to enlarge).
+pub const MIN_SIZE: (u16, u16) = (40, 8);
+
+/// The layout on a `w` x `h` screen (at least `MIN_SIZE`).
+pub fn layout_in(state: &State, w: u16, h: u16) -> Areas {
+    let (w, h) = (w.max(MIN_SIZE.0), h.max(MIN_SIZE.1));
+    let full = |y: u16, height: u16| Rect {
+        x: 0,
+        y,
+        width: w,
+        height,
+    };
+    let (lines, _) = state.composer.layout(usize::from(w));
+    let max_composer = (h / 3).clamp(1, 10);
+    let composer_h = (lines.len() as u16).clamp(1, max_composer);
+    let working_h = u16::from(state.working().is_some());
+    let fixed = 1 + 1 + composer_h + 1 + working_h;
+    let conv_h = h.saturating_sub(fixed);
+    let conversation = full(1, conv_h);
+    let working = (working_h == 1).then(|| full(1 + conv_h, 1));
+    let rule = full(1 + conv_h + working_h, 1);
+    let composer = full(rule.y + 1, composer_h);
+    let hint = full(h - 1, 1);
+    let menu_n = state.composer.candidates().len().min(MENU_ROWS) as u16;
+    let menu = (menu_n > 0 && state.overlays.is_empty()).then(|| {
+        let mh = menu_n.min(conv_h);
+        full(rule.y.saturating_sub(mh), mh)
+    });
+    Areas {
+        status: full(0, 1),
+        conversation,
+        working,
+        menu,
+        rule,
+        composer,
+        hint,
+        overlay: full(1, h.saturating_sub(2)),
+    }
+}

@@ -1,0 +1,593 @@
+//! Update flows: feed messages, assert on the effects and the state.
+
+use crossterm::event::{KeyCode, KeyModifiers, MouseEvent, MouseEventKind};
+use serde_json::json;
+
+use super::super::conversation::Scroll;
+use super::super::keymap::OverlayKind;
+use super::super::msg::{Effect, Msg};
+use super::super::rows::{PromptState, RowKind};
+use super::super::update;
+use super::fixtures::*;
+use crate::runtime::agent::DisplayMode as StoredMode;
+use crate::runtime::api::{ApiError, ControlAction, ErrorCode, Request};
+use crate::runtime::envelope::Priority;
+use crate::runtime::tasks::TaskStatus;
+use crate::ui::present::DisplayMode;
+
+fn rows(st: &super::super::State) -> Vec<&RowKind> {
+    st.conversation.rows.iter().map(|r| r.kind()).collect()
+}
+
+#[test]
+fn enter_submits_a_prompt_shown_sending_then_queued_then_durable() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "summarise the logs");
+    assert_eq!(
+        requests(&fx),
+        [Request::PromptSubmit {
+            agent_id: "main".into(),
+            text: "summarise the logs".into(),
+            priority: Priority::Normal
+        }]
+    );
+    assert!(st.composer.is_empty());
+    assert!(screen(&st).contains("sending…"), "{}", screen(&st));
+    let id = call_id(&fx, "prompt.submit");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!({ "message_id": "msg_1", "event_seq": 1, "queue_status": "queued" })),
+        },
+    );
+    assert!(screen(&st).contains("queued"));
+    let mut s = Script::default();
+    let e = s.prompt("msg_1", "summarise the logs");
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert!(st.conversation.echoes.is_empty(), "the echo is replaced");
+    assert!(matches!(
+        rows(&st)[..],
+        [RowKind::Operator {
+            state: PromptState::Admitted,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn the_durable_row_can_arrive_before_the_answer() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "hello");
+    let mut s = Script::default();
+    update(&mut st, Msg::Event(Box::new(s.prompt("msg_1", "hello"))));
+    assert!(st.conversation.echoes.is_empty());
+    let id = call_id(&fx, "prompt.submit");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!({ "message_id": "msg_1" })),
+        },
+    );
+    assert_eq!(rows(&st).len(), 1, "no duplicate row");
+}
+
+#[test]
+fn a_failed_prompt_stays_visible() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "hello");
+    let id = call_id(&fx, "prompt.submit");
+    let err = ApiError::new(
+        ErrorCode::AgentStopped,
+        "the agent is stopped: /resume first",
+    );
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Err(err),
+        },
+    );
+    assert!(matches!(
+        rows(&st)[..],
+        [RowKind::Operator {
+            state: PromptState::Failed(_),
+            ..
+        }]
+    ));
+    assert!(screen(&st).contains("✗ not sent: the agent is stopped"));
+}
+
+#[test]
+fn bang_runs_an_operator_command_task_shown_at_info() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "!echo hello");
+    assert_eq!(
+        requests(&fx),
+        [Request::TaskRun {
+            agent_id: "main".into(),
+            cmd: "echo hello".into()
+        }]
+    );
+    let id = call_id(&fx, "task.run");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!(task("task_9", "echo hello", "operator", None, 1))),
+        },
+    );
+    let mut s = Script::default();
+    let t = task("task_9", "echo hello", "operator", None, 1);
+    for e in [
+        s.task_created(&t),
+        s.task_status(
+            "task_9",
+            "echo hello",
+            TaskStatus::Queued,
+            TaskStatus::Running,
+            None,
+            None,
+            None,
+        ),
+        s.task_status(
+            "task_9",
+            "echo hello",
+            TaskStatus::Running,
+            TaskStatus::Completed,
+            Some(0),
+            Some(12),
+            Some("hello"),
+        ),
+    ] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    assert!(st.conversation.echoes.is_empty());
+    let commands: Vec<_> = rows(&st)
+        .into_iter()
+        .filter(|r| matches!(r, RowKind::Command(_)))
+        .collect();
+    assert_eq!(commands.len(), 1, "start and finish are one row");
+    let text = screen(&st);
+    assert!(text.contains("$ echo hello ✓ exit 0 · 12 ms"), "{text}");
+    assert!(text.contains("│ hello"), "{text}");
+}
+
+#[test]
+fn slash_commands_complete_as_you_type() {
+    let mut st = fresh();
+    typ(&mut st, "/di");
+    assert!(
+        screen(&st).contains("what the conversation shows"),
+        "the menu is drawn"
+    );
+    update(&mut st, key(KeyCode::Tab));
+    assert_eq!(st.composer.text(), "/display ");
+    typ(&mut st, "v");
+    update(&mut st, key(KeyCode::Tab));
+    assert_eq!(st.composer.text(), "/display verbose");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentDisplay {
+            agent_id: "main".into(),
+            mode: StoredMode::Verbose
+        }]
+    );
+    assert_eq!(st.mode, DisplayMode::Verbose);
+}
+
+#[test]
+fn enter_on_a_partial_command_runs_the_selected_one() {
+    let mut st = fresh();
+    typ(&mut st, "/he");
+    update(&mut st, key(KeyCode::Enter));
+    assert_eq!(
+        st.overlays.last().map(|o| o.kind()),
+        Some(OverlayKind::Help)
+    );
+}
+
+#[test]
+fn display_mode_switches_persist_per_agent() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/display 5");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentDisplay {
+            agent_id: "main".into(),
+            mode: StoredMode::Debug
+        }]
+    );
+    let fx = prefix(&mut st, 'd');
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentDisplay {
+            agent_id: "main".into(),
+            mode: StoredMode::Info
+        }]
+    );
+    assert_eq!(st.mode, DisplayMode::Info);
+    let fx = enter(&mut st, "/display loud");
+    assert!(requests(&fx).is_empty());
+    assert!(screen(&st).contains("unknown mode `loud`"));
+}
+
+#[test]
+fn the_bootstrap_sets_the_display_mode() {
+    let st = booted(&session(), StoredMode::Verbose, 80, 24);
+    assert_eq!(st.mode, DisplayMode::Verbose);
+}
+
+#[test]
+fn typing_is_never_hijacked_by_overlay_letters() {
+    let mut st = fresh();
+    typ(&mut st, "ahe?");
+    assert!(st.overlays.is_empty());
+    assert_eq!(st.composer.text(), "ahe?");
+}
+
+#[test]
+fn a_runtime_error_and_its_failure_brief_are_one_alert() {
+    let st = booted(&session(), StoredMode::Info, 80, 24);
+    let alerts: Vec<_> = rows(&st)
+        .into_iter()
+        .filter_map(|r| match r {
+            RowKind::Alert {
+                summary, detail, ..
+            } => Some((summary.clone(), detail.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(alerts.len(), 1, "{alerts:#?}");
+    assert_eq!(
+        alerts[0].0,
+        "Turn failed: The model provider is unavailable (HTTP 503 after 3 attempts)"
+    );
+    assert_eq!(
+        alerts[0].1,
+        ["provider_unavailable · anthropic · anthropic/claude-sonnet-4 · HTTP 503"]
+    );
+}
+
+#[test]
+fn action_required_rings_the_bell_and_marks_the_status_line() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 80, 24);
+    let mut s = Script::default();
+    let e = s.brief("msg_1", "result", "Which region?", "action_required", None);
+    let fx = update(&mut st, Msg::Event(Box::new(e)));
+    assert!(fx.contains(&Effect::Bell));
+    assert!(st.attention);
+    assert!(screen(&st).contains("▲ NEEDS YOUR INPUT"));
+    enter(&mut st, "eu-west-1");
+    assert!(!st.attention, "answering clears the marker");
+}
+
+#[test]
+fn history_does_not_ring_the_bell() {
+    let mut st = console(80, 24);
+    let script = session();
+    let fx = update(
+        &mut st,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(bootstrap(&script, StoredMode::Info)),
+        },
+    );
+    let id = call_id(&fx, "events.page");
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(&script.events, script.seq())),
+        },
+    );
+    assert!(!fx.contains(&Effect::Bell));
+}
+
+#[test]
+fn live_events_wait_for_the_history() {
+    let mut st = console(80, 24);
+    let mut script = session();
+    let fx = update(
+        &mut st,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(bootstrap(&script, StoredMode::Info)),
+        },
+    );
+    let live = script.prompt("msg_4", "one more thing");
+    update(&mut st, Msg::Event(Box::new(live)));
+    assert!(
+        st.conversation.rows.is_empty(),
+        "held until the history arrives"
+    );
+    let id = call_id(&fx, "events.page");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(
+                &script.events[..script.events.len() - 1],
+                script.seq() - 1,
+            )),
+        },
+    );
+    let last = st.conversation.rows.last().map(|r| r.kind().clone());
+    assert!(matches!(last, Some(RowKind::Operator { text, .. }) if text == "one more thing"));
+}
+
+#[test]
+fn switching_agents_views_the_other_one() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/agent switch reviewer");
+    assert!(fx.contains(&Effect::ViewAgent {
+        agent_id: "reviewer".into()
+    }));
+    assert_eq!(st.agent_id, "reviewer");
+    let fx = enter(&mut st, "/agent new helper");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentCreate {
+            agent_id: "helper".into()
+        }]
+    );
+}
+
+#[test]
+fn unknown_commands_get_a_hint() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/frobnicate");
+    assert!(fx.is_empty());
+    assert!(
+        screen(&st).contains("Unknown command /frobnicate"),
+        "{}",
+        screen(&st)
+    );
+    enter(&mut st, "/abort");
+    assert!(screen(&st).contains("/abort: no turn is running."));
+}
+
+#[test]
+fn quitting_and_detaching() {
+    let mut st = fresh();
+    typ(&mut st, "draft");
+    assert!(
+        update(&mut st, ctrl('c')).is_empty(),
+        "Ctrl+C first clears the composer"
+    );
+    assert!(st.composer.is_empty());
+    assert_eq!(update(&mut st, ctrl('c')), [Effect::Quit]);
+    assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
+    assert_eq!(enter(&mut st, "/detach"), [Effect::Detach]);
+}
+
+#[test]
+fn control_commands_call_control() {
+    let mut st = fresh();
+    for (cmd, action) in [
+        ("/pause", ControlAction::Pause),
+        ("/resume", ControlAction::Resume),
+        ("/stop", ControlAction::Stop),
+        ("/wake", ControlAction::Wake),
+    ] {
+        let fx = enter(&mut st, cmd);
+        assert_eq!(
+            requests(&fx),
+            [Request::Control {
+                agent_id: "main".into(),
+                action
+            }]
+        );
+    }
+    let fx = enter(&mut st, "/model openai/gpt-5");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentModel {
+            agent_id: "main".into(),
+            model: Some("openai/gpt-5".into())
+        }]
+    );
+    let fx = enter(&mut st, "/model default");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentModel {
+            agent_id: "main".into(),
+            model: None
+        }]
+    );
+}
+
+#[test]
+fn a_paste_is_one_edit() {
+    let mut st = fresh();
+    let fx = update(&mut st, Msg::Paste("line one\r\nline two\n".into()));
+    assert!(fx.is_empty(), "a pasted newline does not submit");
+    assert_eq!(st.composer.text(), "line one\nline two\n");
+    update(&mut st, with(KeyCode::Enter, KeyModifiers::SHIFT));
+    update(&mut st, with(KeyCode::Enter, KeyModifiers::ALT));
+    assert_eq!(st.composer.text(), "line one\nline two\n\n\n");
+}
+
+#[test]
+fn history_recalls_earlier_prompts() {
+    let mut st = fresh();
+    enter(&mut st, "first");
+    enter(&mut st, "second");
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "second");
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "first");
+    update(&mut st, key(KeyCode::Down));
+    update(&mut st, key(KeyCode::Down));
+    assert_eq!(st.composer.text(), "");
+}
+
+#[test]
+fn the_working_row_is_scoped_to_the_turn() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    let events = [
+        s.prompt("msg_1", "go"),
+        s.turn("msg_1", "run_1"),
+        s.round("msg_1", "run_1", 1, "Reading the logs", &["ExecCommand"]),
+    ];
+    for e in events {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    assert!(st.wants_tick());
+    let w = st.working().map(|w| (w.label, w.detail));
+    assert_eq!(
+        w,
+        Some((
+            "Working".into(),
+            "Assistant progress: Reading the logs".into()
+        ))
+    );
+    update(
+        &mut st,
+        Msg::Event(Box::new(s.turn_end(
+            "msg_1",
+            "run_1",
+            "completed",
+            1,
+            900,
+            "",
+        ))),
+    );
+    enter(&mut st, "and now?");
+    let w = st.working().map(|w| (w.label, w.detail));
+    assert_eq!(
+        w,
+        Some(("Sending".into(), String::new())),
+        "no preview from the previous turn"
+    );
+    update(&mut st, Msg::Event(Box::new(s.turn("msg_2", "run_2"))));
+    assert_eq!(st.working().map(|w| w.detail), Some("thinking".into()));
+}
+
+#[test]
+fn idle_agents_do_not_tick() {
+    let st = fresh();
+    assert!(st.working().is_none());
+    assert!(!st.wants_tick());
+}
+
+#[test]
+fn progress_repeated_by_the_brief_is_hidden_and_rows_merge() {
+    let st = booted(&session(), StoredMode::Verbose, 80, 24);
+    let hidden: Vec<_> = st.conversation.rows.iter().filter(|r| r.hidden).collect();
+    assert_eq!(hidden.len(), 1);
+    assert!(
+        matches!(hidden[0].kind(), RowKind::Event(op) if op.summary.starts_with("Assistant progress: Fixed the flaky test."))
+    );
+    let patches: Vec<_> = rows(&st)
+        .into_iter()
+        .filter_map(|r| match r {
+            RowKind::Patch {
+                path,
+                added,
+                removed,
+                ..
+            } => Some((path.as_str(), *added, *removed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        patches,
+        [("src/retry.rs", 12, 5), ("tests/retry.rs", 34, 0)]
+    );
+    let rg = rows(&st)
+        .into_iter()
+        .filter(|r| {
+            matches!(r, RowKind::Command(c) if c.cmd.starts_with("rg "))
+                || matches!(r, RowKind::Event(op) if op.summary.starts_with("ExecCommand: rg"))
+        })
+        .count();
+    assert_eq!(rg, 1, "the task row and its ExecCommand call are one row");
+}
+
+#[test]
+fn scrolling_by_wheel_and_pages() {
+    let mut st = booted(&session(), StoredMode::Debug, 80, 24);
+    let wheel = |kind| {
+        Msg::Mouse(MouseEvent {
+            kind,
+            column: 0,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    update(&mut st, wheel(MouseEventKind::ScrollUp));
+    assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
+    assert!(screen(&st).contains("newer rows below"));
+    update(&mut st, key(KeyCode::PageDown));
+    assert_eq!(st.conversation.scroll, Scroll::Follow);
+    update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+    assert!(
+        screen(&st).contains("Agent main created"),
+        "{}",
+        screen(&st)
+    );
+}
+
+#[test]
+fn the_status_line_shows_the_connection() {
+    let mut st = fresh();
+    update(
+        &mut st,
+        Msg::Connection(super::super::msg::Connection::Reconnecting { in_secs: 3 }),
+    );
+    assert!(screen(&st).contains("reconnecting in 3s"));
+    let lost = super::super::msg::Connection::Disconnected {
+        reason: "socket closed".into(),
+    };
+    update(&mut st, Msg::Connection(lost));
+    assert!(screen(&st).contains("✗ disconnected: socket closed"));
+    update(
+        &mut st,
+        Msg::Connection(super::super::msg::Connection::Streaming),
+    );
+    assert!(screen(&st).contains("● streaming"));
+}
+
+#[test]
+fn resizing_rewraps_and_tiny_screens_get_a_hint() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    update(
+        &mut st,
+        Msg::Resize {
+            width: 60,
+            height: 15,
+        },
+    );
+    assert!(
+        screen(&st).lines().all(|l| l.chars().count() == 62),
+        "60 columns plus quotes"
+    );
+    update(
+        &mut st,
+        Msg::Resize {
+            width: 30,
+            height: 6,
+        },
+    );
+    assert!(screen(&st).contains("Enlarge the terminal"));
+}
+
+#[test]
+fn events_of_another_agent_and_duplicates_are_ignored() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    let before = st.conversation.rows.len();
+    let mut s = session();
+    let mut dup = s.events[5].clone();
+    update(&mut st, Msg::Event(Box::new(dup.clone())));
+    dup.agent_id = "other".into();
+    dup.event_seq = 999;
+    update(&mut st, Msg::Event(Box::new(dup)));
+    assert_eq!(st.conversation.rows.len(), before);
+    let next = s.prompt("msg_9", "next");
+    update(&mut st, Msg::Event(Box::new(next)));
+    assert_eq!(st.conversation.rows.len(), before + 1);
+}

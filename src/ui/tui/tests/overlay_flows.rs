@@ -1,0 +1,323 @@
+//! Overlay flows: the stack, input lines, requests made from overlays
+//! and their answers (stale ones dropped), and the generated key docs.
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+use super::super::keymap::OverlayKind;
+use super::super::msg::{Effect, Msg};
+use super::super::update;
+use super::fixtures::*;
+use crate::runtime::agent::DisplayMode as StoredMode;
+use crate::runtime::api::Request;
+
+#[test]
+fn esc_closes_the_top_overlay_first() {
+    let mut st = fresh();
+    prefix(&mut st, 'h');
+    prefix(&mut st, 'e');
+    let kinds: Vec<_> = st.overlays.iter().map(|o| o.kind()).collect();
+    assert_eq!(kinds, [OverlayKind::Help, OverlayKind::Events]);
+    update(&mut st, key(KeyCode::Esc));
+    assert_eq!(
+        st.overlays.last().map(|o| o.kind()),
+        Some(OverlayKind::Help)
+    );
+    update(&mut st, key(KeyCode::Esc));
+    assert!(st.overlays.is_empty());
+    assert!(
+        update(&mut st, key(KeyCode::Esc)).is_empty(),
+        "Esc never quits"
+    );
+}
+
+#[test]
+fn esc_in_an_input_line_closes_the_line_not_the_overlay() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    prefix(&mut st, 'w');
+    typ(&mut st, "a");
+    assert!(st.overlays.last().and_then(|o| o.input()).is_some());
+    update(&mut st, key(KeyCode::Esc));
+    assert!(st.overlays.last().and_then(|o| o.input()).is_none());
+    assert_eq!(st.overlays.len(), 1);
+}
+
+#[test]
+fn stale_answers_are_dropped() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    // The events inspector asks for the tail, then for the first page.
+    let open = prefix(&mut st, 'e');
+    let first = call_id(&open, "events.page");
+    let home = update(&mut st, key(KeyCode::Char('g')));
+    let second = call_id(&home, "events.page");
+    let script = session();
+    update(
+        &mut st,
+        Msg::Response {
+            id: first,
+            result: Ok(page(&script.events[30..], script.seq())),
+        },
+    );
+    assert!(
+        screen(&st).contains("Loading events"),
+        "the superseded answer is ignored"
+    );
+    update(
+        &mut st,
+        Msg::Response {
+            id: second,
+            result: Ok(page(&script.events, script.seq())),
+        },
+    );
+    assert!(screen(&st).contains("agent_created"));
+    // An answer for an agent no longer shown is dropped too.
+    update(&mut st, key(KeyCode::Esc));
+    let fx = enter(&mut st, "/pause");
+    let pause = call_id(&fx, "control");
+    enter(&mut st, "/agent switch reviewer");
+    let rows_before = st.conversation.rows.len();
+    let ok = json!({ "agent_id": "main", "action": "pause", "from": "awake_idle", "to": "paused", "note": "" });
+    update(
+        &mut st,
+        Msg::Response {
+            id: pause,
+            result: Ok(ok),
+        },
+    );
+    assert_eq!(st.conversation.rows.len(), rows_before);
+}
+
+#[test]
+fn work_items_from_the_command_and_the_overlay() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    let fx = enter(&mut st, "/work add Write the release notes");
+    let created = requests(&fx);
+    assert!(
+        matches!(&created[..], [Request::WorkItemCreate { item, .. }] if item.objective == "Write the release notes")
+    );
+    prefix(&mut st, 'w');
+    // The first item is the current one (wi_release).
+    let fx = update(&mut st, key(KeyCode::Char('p')));
+    assert!(
+        matches!(&requests(&fx)[..], [Request::WorkItemPick { work_item_id, .. }] if work_item_id == "wi_release")
+    );
+    update(&mut st, key(KeyCode::Char('c')));
+    let fx = enter(&mut st, "done by hand");
+    assert!(
+        matches!(&requests(&fx)[..], [Request::WorkItemComplete { note: Some(n), .. }] if n == "done by hand")
+    );
+    update(&mut st, key(KeyCode::Down));
+    update(&mut st, key(KeyCode::Down));
+    update(&mut st, key(KeyCode::Char('b')));
+    for _ in 0..60 {
+        update(&mut st, key(KeyCode::Backspace));
+    }
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(
+        matches!(&requests(&fx)[..], [Request::WorkItemUpdate { update, .. }] if update.work_item_id == "wi_ci" && update.blocked_by == Some(None)),
+        "{fx:#?}"
+    );
+    update(&mut st, key(KeyCode::Char('a')));
+    let fx = enter(&mut st, "Rotate the API keys");
+    assert!(
+        matches!(&requests(&fx)[..], [Request::WorkItemCreate { item, .. }] if item.objective == "Rotate the API keys")
+    );
+}
+
+#[test]
+fn tasks_overlay_shows_output_stops_and_sends_input() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    let fx = prefix(&mut st, 't');
+    let id = call_id(&fx, "task.output");
+    let answer = json!({ "task": { "id": "task_02" }, "output": "test result: ok. 512 passed", "output_bytes": 28, "truncated": false });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(answer),
+        },
+    );
+    assert!(
+        screen(&st).contains("│ test result: ok. 512 passed"),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, key(KeyCode::Char('s')));
+    assert!(screen(&st).contains("already finished"));
+    update(&mut st, key(KeyCode::Char('i')));
+    let fx = enter(&mut st, "yes");
+    assert!(matches!(&requests(&fx)[..], [Request::TaskInput { input, .. }] if input == "yes\n"));
+}
+
+#[test]
+fn events_inspector_filters_and_opens_json() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let script = session();
+    let fx = enter(&mut st, "/events");
+    let id = call_id(&fx, "events.page");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(&script.events, script.seq())),
+        },
+    );
+    update(&mut st, key(KeyCode::Char('/')));
+    enter(&mut st, "tool");
+    let text = screen(&st);
+    assert!(
+        text.contains("tool_executed") && !text.contains("brief_created"),
+        "{text}"
+    );
+    update(&mut st, key(KeyCode::Char('v')));
+    assert!(screen(&st).contains("visibility ≤ progress"));
+    for _ in 0..4 {
+        update(&mut st, key(KeyCode::Char('v')));
+    }
+    assert!(
+        screen(&st).contains("kind ~ “tool” · 3/38 shown"),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, key(KeyCode::Enter));
+    assert_eq!(
+        st.overlays.last().map(|o| o.kind()),
+        Some(OverlayKind::EventDetail)
+    );
+    assert!(
+        screen(&st).contains("\"tool_name\": \"ExecCommand\""),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, key(KeyCode::Esc));
+    assert_eq!(
+        st.overlays.last().map(|o| o.kind()),
+        Some(OverlayKind::Events)
+    );
+}
+
+#[test]
+fn agents_overlay_switches_and_creates() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    let fx = prefix(&mut st, 'a');
+    let id = call_id(&fx, "agents.list");
+    let mut other = summary(3, ("Idle", "no runnable work"));
+    other.id = "reviewer".into();
+    let list = json!([
+        summary(40, ("WaitingForOperator", "operator input needed")),
+        other
+    ]);
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(list),
+        },
+    );
+    update(&mut st, key(KeyCode::Char('n')));
+    let fx = enter(&mut st, "helper");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentCreate {
+            agent_id: "helper".into()
+        }]
+    );
+    update(&mut st, key(KeyCode::Down));
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(fx.contains(&Effect::ViewAgent {
+        agent_id: "reviewer".into()
+    }));
+    assert!(st.overlays.is_empty());
+}
+
+#[test]
+fn keymap_doc_is_current() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/keymap.md");
+    let want = super::super::keymap::reference_markdown();
+    if std::env::var_os("UPDATE_KEYMAP_DOC").is_some() {
+        std::fs::write(&path, &want).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/keymap.md is out of date: run with UPDATE_KEYMAP_DOC=1"
+    );
+}
+
+#[test]
+fn events_inspector_pages_through_history() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let mut s = Script::default();
+    for i in 0..1200 {
+        s.push("scheduler_decision", None, json!({ "decision": "StayIdle", "reason": "no_runnable_work", "evidence": [format!("check {i}")] }));
+    }
+    let fx = prefix(&mut st, 'e');
+    assert!(
+        matches!(
+            &requests(&fx)[..],
+            [Request::EventsPage { from_seq: 1, .. }]
+        ),
+        "{fx:#?}"
+    );
+    let id = call_id(&fx, "events.page");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(&s.events[700..], 1200)),
+        },
+    );
+    assert!(
+        screen(&st).contains("#701–1,200 of 1,200 · following"),
+        "{}",
+        screen(&st)
+    );
+    let fx = update(&mut st, key(KeyCode::Char('[')));
+    assert!(
+        matches!(
+            &requests(&fx)[..],
+            [Request::EventsPage { from_seq: 201, .. }]
+        ),
+        "{fx:#?}"
+    );
+    let id = call_id(&fx, "events.page");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(&s.events[200..700], 1200)),
+        },
+    );
+    assert!(
+        screen(&st).contains("#201–1,200 of 1,200"),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, key(KeyCode::Char(':')));
+    let fx = enter(&mut st, "42");
+    assert!(
+        matches!(
+            &requests(&fx)[..],
+            [Request::EventsPage { from_seq: 42, .. }]
+        ),
+        "{fx:#?}"
+    );
+    let id = call_id(&fx, "events.page");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(page(&s.events[41..541], 1200)),
+        },
+    );
+    let text = screen(&st);
+    assert!(
+        text.contains("#42–541 of 1,200") && !text.contains("following"),
+        "{text}"
+    );
+    assert!(text.contains("▸ 42 "), "the jump selects the event: {text}");
+    // Live events append only while following the tail.
+    let live = s.push("turn_started", Some("msg_1"), json!({ "run_id": "run_1" }));
+    update(&mut st, Msg::Event(Box::new(live)));
+    assert!(screen(&st).contains("#42–541 of 1,201"));
+}

@@ -1,0 +1,285 @@
+//! Snapshots of the main view in each display mode and of every overlay,
+//! at 80x24 and 120x40, driven by the session fixture through `update`
+//! (with a fixed clock). Files live in `src/ui/tui/snapshots/`.
+
+use crossterm::event::KeyCode;
+use serde_json::json;
+
+use super::super::msg::Msg;
+use super::super::{update, State};
+use super::fixtures::*;
+use crate::runtime::agent::DisplayMode as StoredMode;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+fn snap(name: &str, st: &State) {
+    let text = screen(st);
+    let name = format!("{name}_{}x{}", st.width, st.height);
+    insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+fn each_size(name: &str, mode: StoredMode, drive: impl Fn(&mut State)) {
+    for (w, h) in SIZES {
+        let mut st = booted(&session(), mode, w, h);
+        drive(&mut st);
+        snap(name, &st);
+    }
+}
+
+fn respond(
+    st: &mut State,
+    fx: &[super::super::msg::Effect],
+    method: &str,
+    result: serde_json::Value,
+) {
+    let id = call_id(fx, method);
+    update(
+        st,
+        Msg::Response {
+            id,
+            result: Ok(result),
+        },
+    );
+}
+
+#[test]
+fn main_view_info() {
+    each_size("main_info", StoredMode::Info, |_| {});
+}
+
+#[test]
+fn main_view_verbose() {
+    each_size("main_verbose", StoredMode::Verbose, |_| {});
+}
+
+#[test]
+fn main_view_debug() {
+    each_size("main_debug", StoredMode::Debug, |_| {});
+}
+
+/// The first turn from its top: tool, command and patch rows.
+#[test]
+fn main_view_verbose_from_the_top() {
+    each_size("main_verbose_top", StoredMode::Verbose, |st| {
+        update(
+            st,
+            with(KeyCode::Home, crossterm::event::KeyModifiers::CONTROL),
+        );
+    });
+}
+
+#[test]
+fn main_view_debug_from_the_top() {
+    each_size("main_debug_top", StoredMode::Debug, |st| {
+        update(
+            st,
+            with(KeyCode::Home, crossterm::event::KeyModifiers::CONTROL),
+        );
+    });
+}
+
+/// A turn running: the working row with the turn's latest activity, a
+/// prompt queued behind it and another being sent.
+#[test]
+fn main_view_working() {
+    each_size("main_working", StoredMode::Info, |st| {
+        let mut s = session();
+        let base = s.events.len();
+        s.prompt("msg_4", "eu-west-1, and tell me when it is live.");
+        s.turn("msg_4", "run_4");
+        s.round(
+            "msg_4",
+            "run_4",
+            1,
+            "Deploying to eu-west-1.",
+            &["ExecCommand"],
+        );
+        let t = task(
+            "task_03",
+            "./deploy.sh staging eu-west-1",
+            "agent",
+            Some("msg_4"),
+            s.clock,
+        );
+        s.task_created(&t);
+        s.task_status(
+            "task_03",
+            "./deploy.sh staging eu-west-1",
+            crate::runtime::tasks::TaskStatus::Queued,
+            crate::runtime::tasks::TaskStatus::Running,
+            None,
+            None,
+            None,
+        );
+        for e in s.events[base..].iter().cloned() {
+            update(st, Msg::Event(Box::new(e)));
+        }
+        let fx = enter(st, "Also post the link in #releases");
+        respond(
+            st,
+            &fx,
+            "prompt.submit",
+            json!({ "message_id": "msg_5", "queue_status": "queued" }),
+        );
+        enter(st, "!git log --oneline -3");
+        update(
+            st,
+            Msg::Tick {
+                now_ms: s.now_ms() + 12_000,
+            },
+        );
+    });
+}
+
+#[test]
+fn main_view_composer_menu() {
+    each_size("main_menu", StoredMode::Info, |st| {
+        typ(st, "/");
+    });
+}
+
+#[test]
+fn overlay_help() {
+    each_size("overlay_help", StoredMode::Info, |st| {
+        prefix(st, 'h');
+    });
+}
+
+#[test]
+fn overlay_agents() {
+    each_size("overlay_agents", StoredMode::Info, |st| {
+        let fx = prefix(st, 'a');
+        let mut reviewer = summary(120, ("WaitingForTask", "waiting on task task_77"));
+        reviewer.id = "reviewer".into();
+        reviewer.tasks_active = 1;
+        let mut nightly = summary(9, ("Idle", "no runnable work"));
+        nightly.id = "nightly".into();
+        nightly.work_items_open = 0;
+        let list = json!([
+            summary(
+                52,
+                (
+                    "WaitingForOperator",
+                    "operator input needed for work item wi_release"
+                )
+            ),
+            reviewer,
+            nightly
+        ]);
+        respond(st, &fx, "agents.list", list);
+    });
+}
+
+#[test]
+fn overlay_transcript() {
+    each_size("overlay_transcript", StoredMode::Info, |st| {
+        let fx = enter(st, "/transcript");
+        let s = session();
+        respond(st, &fx, "events.page", page(&s.events, s.seq()));
+        for _ in 0..12 {
+            update(st, key(KeyCode::Up));
+        }
+    });
+}
+
+#[test]
+fn overlay_tasks() {
+    each_size("overlay_tasks", StoredMode::Info, |st| {
+        let fx = prefix(st, 't');
+        let out = "   Compiling holon v0.4.0\n    Finished test profile in 18.2s\n     Running unittests\n\
+                   test result: ok. 512 passed; 0 failed\n     Running tests/all.rs\ntest result: ok. 61 passed; 0 failed\n";
+        respond(
+            st,
+            &fx,
+            "task.output",
+            json!({ "task": { "id": "task_02" }, "output": out, "output_bytes": out.len(), "truncated": false }),
+        );
+    });
+}
+
+#[test]
+fn overlay_work() {
+    each_size("overlay_work", StoredMode::Info, |st| {
+        prefix(st, 'w');
+        update(st, key(KeyCode::Down));
+    });
+}
+
+#[test]
+fn overlay_work_detail() {
+    each_size("overlay_work_detail", StoredMode::Info, |st| {
+        prefix(st, 'w');
+        update(st, key(KeyCode::Enter));
+    });
+}
+
+#[test]
+fn overlay_state() {
+    each_size("overlay_state", StoredMode::Info, |st| {
+        let fx = prefix(st, 's');
+        let boot = bootstrap(&session(), StoredMode::Info);
+        respond(st, &fx, "agent.state", json!(boot));
+    });
+}
+
+#[test]
+fn overlay_events() {
+    each_size("overlay_events", StoredMode::Info, |st| {
+        let fx = prefix(st, 'e');
+        let s = session();
+        respond(st, &fx, "events.page", page(&s.events, s.seq()));
+        for _ in 0..3 {
+            update(st, key(KeyCode::Up));
+        }
+    });
+}
+
+#[test]
+fn overlay_event_detail() {
+    each_size("overlay_event_detail", StoredMode::Info, |st| {
+        let fx = prefix(st, 'e');
+        let s = session();
+        respond(st, &fx, "events.page", page(&s.events, s.seq()));
+        update(st, key(KeyCode::Char('/')));
+        enter(st, "runtime_error");
+        update(st, key(KeyCode::Enter));
+    });
+}
+
+#[test]
+fn narrowest_terminal() {
+    let mut st = booted(&session(), StoredMode::Verbose, 60, 15);
+    snap("main_verbose", &st);
+    prefix(&mut st, 'e');
+    snap("overlay_events_empty", &st);
+}
+
+#[test]
+fn no_color_has_no_colours() {
+    let mut st = booted(&session(), StoredMode::Debug, 80, 24);
+    st.theme.no_color = true;
+    let Ok(mut terminal) = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24))
+    else {
+        return;
+    };
+    let _ = terminal.draw(|f| super::super::view(&st, f));
+    let buf = terminal.backend().buffer();
+    let coloured = buf
+        .content
+        .iter()
+        .any(|c| c.fg != ratatui::style::Color::Reset || c.bg != ratatui::style::Color::Reset);
+    assert!(!coloured, "NO_COLOR: no cell has a colour");
+}
+
+/// `cargo test --lib ui::tui -- --ignored --nocapture bench`: frame times
+/// with 100 and 100,000 rows of history (also `holon debug bench`).
+#[test]
+#[ignore]
+fn bench_render_cost_follows_the_screen() {
+    for rows in [100, 100_000] {
+        let (conversation, events) = super::super::bench_render(rows, 120, 40);
+        println!("{rows:>7} rows: conversation {conversation:?}, events {events:?}");
+    }
+}

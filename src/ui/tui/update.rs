@@ -1,0 +1,441 @@
+//! `update(&mut State, Msg) -> Vec<Effect>`: the console's only state
+//! transition. Pure: it never performs I/O, never reads a clock (time
+//! comes in `Msg::Tick`) and never draws; it changes the state, sets
+//! `dirty` when something visible changed, and returns intents.
+//!
+//! Answers to requests are matched by request id: an id no longer pending
+//! (another agent is shown, the overlay that asked is closed, a newer
+//! request replaced it) is dropped.
+
+use serde_json::Value;
+
+use super::conversation::Conversation;
+use super::keys;
+use super::msg::{Effect, Msg, RequestId};
+use super::overlays::Ctx;
+use super::rows::Tone;
+use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
+use crate::runtime::agent::DisplayMode as StoredMode;
+use crate::runtime::api::{AgentState, AgentSummary, ApiError, EventRecord, Request};
+use crate::runtime::events::EventKind;
+use crate::ui::present::{present, DisplayMode};
+
+pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    match msg {
+        Msg::Key(key) => keys::on_key(state, key, &mut fx),
+        Msg::Paste(text) => keys::on_paste(state, &text),
+        Msg::Mouse(m) => keys::on_mouse(state, m, &mut fx),
+        Msg::Resize { width, height } => {
+            (state.width, state.height) = (width, height);
+            state.dirty = true;
+        }
+        Msg::Tick { now_ms } => on_tick(state, now_ms, &mut fx),
+        Msg::Bootstrap { agent_id, state: s } => {
+            if agent_id == state.agent_id {
+                bootstrap(state, &s, &mut fx);
+            }
+        }
+        Msg::Event(e) => {
+            if e.agent_id == state.agent_id {
+                on_event(state, *e, &mut fx);
+            }
+        }
+        Msg::AssistantDelta {
+            agent_id,
+            run_id,
+            text,
+        } => {
+            if agent_id == state.agent_id {
+                state.conversation.delta(&run_id, &text);
+                state.dirty = true;
+            }
+        }
+        Msg::Response { id, result } => on_response(state, id, result, &mut fx),
+        Msg::Connection(c) => {
+            state.connection = c;
+            state.dirty = true;
+        }
+    }
+    fx
+}
+
+/// Ask for `request`; the answer is routed by `pending`.
+pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Effect {
+    state.next_id += 1;
+    let id = state.next_id;
+    state.pending.insert(id, (state.agent_id.clone(), pending));
+    Effect::Call { id, request }
+}
+
+pub(crate) fn stored(mode: DisplayMode) -> StoredMode {
+    match mode {
+        DisplayMode::Info => StoredMode::Info,
+        DisplayMode::Verbose => StoredMode::Verbose,
+        DisplayMode::Debug => StoredMode::Debug,
+    }
+}
+
+fn shown(mode: StoredMode) -> DisplayMode {
+    match mode {
+        StoredMode::Info => DisplayMode::Info,
+        StoredMode::Verbose => DisplayMode::Verbose,
+        StoredMode::Debug => DisplayMode::Debug,
+    }
+}
+
+fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
+    state.now_ms = now_ms;
+    if state.wants_tick() {
+        state.dirty = true;
+    }
+    with_top_overlay(state, fx, |o, ctx| o.on_tick(ctx));
+}
+
+fn bootstrap(state: &mut State, s: &AgentState, fx: &mut Vec<Effect>) {
+    state.agent.bootstrap(s);
+    state.mode = shown(s.display_mode);
+    state.dirty = true;
+    let held = match &mut state.history {
+        History::Waiting { held } => std::mem::take(held),
+        History::Loading { .. } | History::Done => return, // a reconnect
+    };
+    if s.last_event_seq == 0 {
+        state.history = History::Done;
+        for e in held {
+            apply_live(state, &e, fx);
+        }
+        return;
+    }
+    let from = s
+        .last_event_seq
+        .saturating_sub(HISTORY_EVENTS as u64 - 1)
+        .max(1);
+    let request = Request::EventsPage {
+        agent_id: state.agent_id.clone(),
+        from_seq: from,
+        limit: HISTORY_EVENTS,
+        kind: None,
+    };
+    let effect = call(state, request, Pending::History);
+    if let Effect::Call { id, .. } = &effect {
+        state.history = History::Loading {
+            id: *id,
+            upto: s.last_event_seq,
+            held,
+        };
+    }
+    fx.push(effect);
+}
+
+fn on_event(state: &mut State, e: EventRecord, fx: &mut Vec<Effect>) {
+    match &mut state.history {
+        History::Waiting { held } | History::Loading { held, .. } => {
+            held.push(e);
+            return;
+        }
+        History::Done => {}
+    }
+    apply_live(state, &e, fx);
+}
+
+/// A live event: the projection, the conversation, open overlays.
+fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
+    if e.event_seq <= state.conversation.applied_seq {
+        return;
+    }
+    let op = present(e);
+    let touched = state.agent.apply(e);
+    let operator_task = operator_task(state, e);
+    let applied = state.conversation.apply(e, &op, operator_task);
+    if op.is_operator_message() {
+        state.attention = false; // the operator answered (here or elsewhere)
+    }
+    if applied.attention {
+        state.attention = true;
+        if state.bell {
+            fx.push(Effect::Bell);
+        }
+    }
+    if e.kind == EventKind::DisplayModeChanged.as_str() {
+        let to = super::fmt::text(&e.payload, "/to").and_then(DisplayMode::parse);
+        if let Some(m) = to {
+            state.mode = m;
+        }
+    }
+    for o in &mut state.overlays {
+        o.on_event(e);
+    }
+    if touched == super::projection::Touched::RefreshSummary {
+        refresh(state, fx);
+    }
+    state.dirty = true;
+}
+
+fn operator_task(state: &State, e: &EventRecord) -> bool {
+    let id = super::fmt::text(&e.payload, "/task_id").or(e.provenance.task_id.as_deref());
+    id.and_then(|id| state.agent.task(id))
+        .is_some_and(|t| t.origin == "operator")
+}
+
+/// One `agent.status` in flight at most; signals while it flies ask for
+/// one more afterwards.
+fn refresh(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.refresh.is_some() {
+        state.refresh_again = true;
+        return;
+    }
+    let request = Request::AgentStatus {
+        agent_id: state.agent_id.clone(),
+    };
+    let effect = call(state, request, Pending::Refresh);
+    if let Effect::Call { id, .. } = &effect {
+        state.refresh = Some(*id);
+    }
+    fx.push(effect);
+}
+
+fn history_arrived(
+    state: &mut State,
+    upto: u64,
+    held: Vec<EventRecord>,
+    v: Option<&Value>,
+    fx: &mut Vec<Effect>,
+) {
+    let events: Vec<EventRecord> = v
+        .and_then(|v| v.get("events").cloned())
+        .and_then(|e| serde_json::from_value(e).ok())
+        .unwrap_or_default();
+    let mut hist = Conversation::default();
+    for e in events.iter().filter(|e| e.event_seq <= upto) {
+        let op = present(e);
+        let operator_task = operator_task(state, e);
+        // An unanswered question in the history still marks the status
+        // line (without the bell: it is not news).
+        if hist.apply(e, &op, operator_task).attention {
+            state.attention = true;
+        } else if op.is_operator_message() {
+            state.attention = false;
+        }
+    }
+    hist.applied_seq = hist.applied_seq.max(upto);
+    state.conversation.prepend_history(hist);
+    state.history = History::Done;
+    for e in held {
+        apply_live(state, &e, fx);
+    }
+    state.dirty = true;
+}
+
+fn on_response(
+    state: &mut State,
+    id: RequestId,
+    result: Result<Value, ApiError>,
+    fx: &mut Vec<Effect>,
+) {
+    let Some((agent_id, pending)) = state.pending.remove(&id) else {
+        return; // stale or unknown: dropped
+    };
+    if agent_id != state.agent_id {
+        return;
+    }
+    state.dirty = true;
+    let error = result.as_ref().err().map(|e| e.message.clone());
+    match pending {
+        Pending::Prompt => match &result {
+            Ok(v) => {
+                let message_id = v
+                    .get("message_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                state.conversation.echo_answered(id, message_id);
+            }
+            Err(e) => state.conversation.echo_failed(id, &e.message),
+        },
+        Pending::Command => match &result {
+            Ok(v) => {
+                let task_id = v.get("id").and_then(Value::as_str).map(str::to_owned);
+                state.conversation.echo_answered(id, task_id);
+            }
+            Err(e) => state.conversation.echo_failed(id, &e.message),
+        },
+        Pending::History => {
+            if let History::Loading { id: want, upto, .. } = &state.history {
+                if *want == id {
+                    let upto = *upto;
+                    let held = match std::mem::replace(&mut state.history, History::Done) {
+                        History::Loading { held, .. } | History::Waiting { held } => held,
+                        History::Done => Vec::new(),
+                    };
+                    if let Some(e) = &error {
+                        state
+                            .conversation
+                            .note(format!("Could not load the history: {e}"), Tone::Error);
+                    }
+                    history_arrived(state, upto, held, result.as_ref().ok(), fx);
+                }
+            }
+        }
+        Pending::Refresh => {
+            state.refresh = None;
+            if let Ok(s) = result.and_then(parse::<AgentSummary>) {
+                state.agent.apply_summary(&s, false);
+            }
+            if std::mem::take(&mut state.refresh_again) {
+                refresh(state, fx);
+            }
+        }
+        Pending::Display => {
+            if let Some(e) = error {
+                state
+                    .conversation
+                    .note(format!("The display mode was not saved: {e}"), Tone::Error);
+            }
+        }
+        Pending::Model => match result {
+            Ok(v) => {
+                let previous = v
+                    .get("previous_model_override")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if let Some(s) = v
+                    .get("agent")
+                    .cloned()
+                    .and_then(|a| serde_json::from_value::<AgentSummary>(a).ok())
+                {
+                    state.agent.apply_summary(&s, false);
+                }
+                let now = state
+                    .agent
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| "the runtime default".into());
+                let was = previous.unwrap_or_else(|| "the runtime default".into());
+                state.conversation.note(
+                    format!("Model: {now} (was {was}); it applies from the next turn."),
+                    Tone::Ok,
+                );
+            }
+            Err(e) => state.conversation.note(
+                format!("The model was not changed: {}", e.message),
+                Tone::Error,
+            ),
+        },
+        Pending::Control(action) => match result {
+            Ok(v) => {
+                let (from, to) = (super::fmt::text(&v, "/from"), super::fmt::text(&v, "/to"));
+                let note = super::fmt::text(&v, "/note")
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default();
+                let change = match (from, to) {
+                    (Some(f), Some(t)) if f != t => {
+                        format!(" ({} → {})", f.replace('_', " "), t.replace('_', " "))
+                    }
+                    _ => String::new(),
+                };
+                let what = super::commands::control_done(action);
+                state
+                    .conversation
+                    .note(format!("{what}{change}{note}"), Tone::Ok);
+                refresh(state, fx);
+            }
+            Err(e) => state.conversation.note(e.message.clone(), Tone::Error),
+        },
+        Pending::AgentCreate => match result {
+            Ok(v) => {
+                let name = v
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                state
+                    .conversation
+                    .note(format!("Created agent {name}."), Tone::Ok);
+                if !name.is_empty() {
+                    super::commands::view_agent(state, &name, fx);
+                }
+            }
+            Err(e) => state
+                .conversation
+                .note(format!("No agent created: {}", e.message), Tone::Error),
+        },
+        Pending::WorkCreate => match result {
+            Ok(v) => {
+                let obj = v
+                    .get("objective")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let wid = v.get("id").and_then(Value::as_str).unwrap_or_default();
+                state
+                    .conversation
+                    .note(format!("Work item added: {obj} ({wid})."), Tone::Ok);
+            }
+            Err(e) => state
+                .conversation
+                .note(format!("No work item added: {}", e.message), Tone::Error),
+        },
+        Pending::Overlay(kind) => {
+            let result = &result;
+            with_overlay(state, fx, kind, |o, ctx| o.on_response(id, result, ctx));
+        }
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ApiError> {
+    serde_json::from_value(v)
+        .map_err(|e| ApiError::new(crate::runtime::api::ErrorCode::Internal, e.to_string()))
+}
+
+/// Run `f` on the top overlay with a context, then perform what it asked.
+pub(crate) fn with_top_overlay(
+    state: &mut State,
+    fx: &mut Vec<Effect>,
+    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
+) {
+    let Some(top) = state.overlays.len().checked_sub(1) else {
+        return;
+    };
+    with_overlay_at(state, fx, top, f);
+}
+
+/// Run `f` on the topmost overlay of `kind` (answers go to their asker).
+fn with_overlay(
+    state: &mut State,
+    fx: &mut Vec<Effect>,
+    kind: super::keymap::OverlayKind,
+    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
+) {
+    if let Some(i) = state.overlays.iter().rposition(|o| o.kind() == kind) {
+        with_overlay_at(state, fx, i, f);
+    }
+}
+
+fn with_overlay_at(
+    state: &mut State,
+    fx: &mut Vec<Effect>,
+    index: usize,
+    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
+) {
+    let page = usize::from(layout(state).overlay.height.saturating_sub(4)).max(1);
+    let last_seq = state.last_seq();
+    let (calls, intents) = {
+        let State {
+            overlays,
+            agent,
+            agent_id,
+            next_id,
+            now_ms,
+            ..
+        } = state;
+        let mut ctx = Ctx::new(agent_id, agent, last_seq, *now_ms, page, next_id);
+        f(&mut overlays[index], &mut ctx);
+        (ctx.calls, ctx.intents)
+    };
+    for (id, request, kind) in calls {
+        state
+            .pending
+            .insert(id, (state.agent_id.clone(), Pending::Overlay(kind)));
+        fx.push(Effect::Call { id, request });
+    }
+    keys::perform(state, intents, fx);
+}

@@ -1,0 +1,346 @@
+//! `view(&State, &mut Frame)`: draws, never changes state (row caches
+//! aside). Layout from top: the status line, the conversation (or the top
+//! overlay), the working row, a rule, the composer with its completion
+//! menu above it, and a one-line key hint generated from the key table.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Widget};
+use ratatui::Frame;
+
+use super::composer::Candidate;
+use super::conversation::Scroll;
+use super::fmt::elapsed;
+use super::keymap::{hint, KeyContext};
+use super::msg::Connection;
+use super::overlays::Look;
+use super::projection::posture_look;
+use super::scroll::visible_lines;
+use super::state::{layout_in, State, MENU_ROWS, MIN_SIZE};
+use super::theme::Theme;
+use super::wrap::{fit, truncate, width};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+pub fn view(state: &State, frame: &mut Frame) {
+    let screen = frame.area();
+    let t = state.theme;
+    let buf = frame.buffer_mut();
+    if screen.width < MIN_SIZE.0 || screen.height < MIN_SIZE.1 {
+        let msg = format!(
+            "Enlarge the terminal to at least {}x{}.",
+            MIN_SIZE.0, MIN_SIZE.1
+        );
+        let line = Line::from(Span::styled(msg, t.bold()));
+        buf.set_line(screen.x, screen.y, &line, screen.width);
+        return;
+    }
+    let areas = layout_in(state, screen.width, screen.height);
+    status_line(state, areas.status, buf);
+    let hint_contexts: Vec<KeyContext>;
+    let cursor;
+    if let Some(top) = state.overlays.last() {
+        let look = Look {
+            agent_id: &state.agent_id,
+            agent: &state.agent,
+            theme: t,
+            now_ms: state.now_ms,
+        };
+        cursor = top.render(areas.overlay, buf, &look);
+        hint_contexts = top.hint_contexts();
+    } else {
+        let lines = visible_lines(
+            &state.conversation,
+            state.scroll_ctx(),
+            usize::from(areas.conversation.height),
+        );
+        for (i, line) in lines.iter().enumerate() {
+            let y = areas.conversation.y + i as u16;
+            buf.set_line(0, y, line, areas.conversation.width);
+        }
+        if let Some(area) = areas.working {
+            working_row(state, area, buf);
+        }
+        rule(state, areas.rule, buf);
+        cursor = Some(composer(state, areas.composer, buf));
+        if let Some(area) = areas.menu {
+            menu(
+                &state.composer.candidates(),
+                state.composer.selected,
+                area,
+                buf,
+                t,
+            );
+        }
+        hint_contexts = match state.composer.menu_open() {
+            true => vec![KeyContext::Composer],
+            false => vec![KeyContext::Composer, KeyContext::Global],
+        };
+    }
+    hint_line(state, &hint_contexts, areas.hint, buf);
+    if let Some(pos) = cursor {
+        frame.set_cursor_position(pos);
+    }
+}
+
+/// One status segment: its spans and how important it is (0 = kept last).
+struct Segment {
+    priority: u8,
+    spans: Vec<Span<'static>>,
+}
+
+fn seg(priority: u8, spans: Vec<Span<'static>>) -> Segment {
+    Segment { priority, spans }
+}
+
+fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
+    let t = state.theme;
+    let a = &state.agent;
+    let mut left: Vec<Segment> = Vec::new();
+    if state.attention {
+        left.push(seg(
+            0,
+            vec![Span::styled(" ▲ NEEDS YOUR INPUT ", t.strong())],
+        ));
+    }
+    left.push(seg(
+        1,
+        vec![Span::styled(
+            state.agent_id.clone(),
+            t.accent().patch(t.bold()),
+        )],
+    ));
+    let posture = match state.working() {
+        Some(w) => (w.label.clone(), w.needs_operator),
+        None => {
+            let look = posture_look(&a.posture);
+            let label = if a.posture.is_empty() {
+                "Connecting"
+            } else {
+                look.label
+            };
+            (label.to_owned(), look.needs_operator)
+        }
+    };
+    let style = if posture.1 { t.attention() } else { t.bold() };
+    left.push(seg(2, vec![Span::styled(posture.0, style)]));
+    if !a.posture_reason.is_empty() {
+        left.push(seg(
+            7,
+            vec![Span::styled(a.posture_reason.clone(), t.dim())],
+        ));
+    }
+    let model = a.model.clone().unwrap_or_else(|| "default model".into());
+    left.push(seg(6, vec![Span::raw(model)]));
+    left.push(seg(
+        4,
+        vec![Span::raw(format!("queue {}", a.queue_depth()))],
+    ));
+    left.push(seg(
+        5,
+        vec![Span::raw(format!("tasks {}", a.active_tasks()))],
+    ));
+    left.push(seg(
+        5,
+        vec![Span::raw(format!("work {}", a.open_work_items()))],
+    ));
+    left.push(seg(8, vec![Span::styled(state.mode.to_string(), t.dim())]));
+    let conn = match &state.connection {
+        Connection::Embedded => Span::styled("embedded", t.dim()),
+        Connection::Streaming => Span::styled("● streaming", t.ok()),
+        Connection::Reconnecting { in_secs } => {
+            Span::styled(format!("reconnecting in {in_secs}s"), t.err())
+        }
+        Connection::Disconnected { reason } => {
+            Span::styled(format!("✗ disconnected: {reason}"), t.err())
+        }
+    };
+    let right_w = conn.width() + 1;
+    let sep_w = 3;
+    let total = |segs: &[Segment]| -> usize {
+        let w: usize = segs
+            .iter()
+            .map(|s| s.spans.iter().map(Span::width).sum::<usize>())
+            .sum();
+        w + segs.len().saturating_sub(1) * sep_w + 1
+    };
+    let avail = usize::from(area.width).saturating_sub(right_w + 1);
+    while total(&left) > avail && left.len() > 1 {
+        let Some(drop) = left
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, s)| (s.priority, *i))
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
+        left.remove(drop);
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (i, s) in left.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", t.dim()));
+        }
+        spans.extend(s.spans);
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    let x = area.x + area.width.saturating_sub(right_w as u16);
+    buf.set_span(x, area.y, &conn, right_w as u16);
+}
+
+fn working_row(state: &State, area: Rect, buf: &mut Buffer) {
+    let t = state.theme;
+    let Some(w) = state.working() else {
+        return;
+    };
+    let glyph = match w.animated {
+        true => SPINNER[(state.now_ms / 100).rem_euclid(10) as usize],
+        false => w.glyph,
+    };
+    let style = if w.needs_operator {
+        t.attention()
+    } else {
+        t.accent().patch(t.bold())
+    };
+    let mut spans = vec![Span::styled(format!("{glyph} {}", w.label), style)];
+    let tail = w
+        .elapsed_ms
+        .map(|ms| format!(" · {}", elapsed(ms)))
+        .unwrap_or_default();
+    let room = usize::from(area.width).saturating_sub(width(&w.label) + 5 + tail.len());
+    if !w.detail.is_empty() {
+        spans.push(Span::styled(" · ", t.dim()));
+        spans.push(Span::styled(truncate(&w.detail, room), t.dim()));
+    }
+    spans.push(Span::styled(tail, t.dim()));
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+fn rule(state: &State, area: Rect, buf: &mut Buffer) {
+    let t = state.theme;
+    let w = usize::from(area.width);
+    let text = match state.conversation.scroll {
+        Scroll::Follow => "─".repeat(w),
+        Scroll::Anchor { .. } => {
+            let label = " ↓ newer rows below: PgDn, Ctrl+End ";
+            let left = 2.min(w);
+            let right = w.saturating_sub(left + width(label));
+            format!("{}{label}{}", "─".repeat(left), "─".repeat(right))
+        }
+    };
+    buf.set_line(
+        area.x,
+        area.y,
+        &Line::from(Span::styled(text, t.dim())),
+        area.width,
+    );
+}
+
+/// Draw the composer; returns the cursor position.
+fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
+    let t = state.theme;
+    let mark = Span::styled("› ", t.accent().patch(t.bold()));
+    if state.composer.is_empty() {
+        let placeholder = format!("Message {} · /help · !command", state.agent_id);
+        let line = Line::from(vec![mark, Span::styled(placeholder, t.dim())]);
+        buf.set_line(area.x, area.y, &line, area.width);
+        return (area.x + 2, area.y);
+    }
+    let (lines, (row, col)) = state.composer.layout(usize::from(area.width));
+    let h = usize::from(area.height);
+    let first = row.saturating_sub(h.saturating_sub(1));
+    for (i, l) in lines.iter().enumerate().skip(first).take(h) {
+        let pre = if i == 0 {
+            mark.clone()
+        } else {
+            Span::raw("  ")
+        };
+        let line = Line::from(vec![pre, Span::raw(l.clone())]);
+        buf.set_line(area.x, area.y + (i - first) as u16, &line, area.width);
+    }
+    let x = (2 + col).min(usize::from(area.width).saturating_sub(1)) as u16;
+    (area.x + x, area.y + (row - first) as u16)
+}
+
+fn menu(candidates: &[Candidate], selected: usize, area: Rect, buf: &mut Buffer, t: Theme) {
+    Clear.render(area, buf);
+    let n = candidates.len();
+    let first = selected
+        .saturating_sub(MENU_ROWS - 1)
+        .min(n.saturating_sub(MENU_ROWS));
+    let label_w = candidates
+        .iter()
+        .map(|c| width(&c.label))
+        .max()
+        .unwrap_or(8)
+        .min(usize::from(area.width) / 2)
+        + 2;
+    for (i, c) in candidates
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(area.height))
+    {
+        let y = area.y + (i - first) as u16;
+        let style = if i == selected {
+            t.selected()
+        } else {
+            t.text()
+        };
+        let desc_w = usize::from(area.width).saturating_sub(label_w + 2);
+        let line = Line::from(vec![
+            Span::styled(
+                format!(" {}", fit(&c.label, label_w)),
+                style.patch(t.accent()),
+            ),
+            Span::styled(fit(c.description, desc_w), style.patch(t.dim())),
+        ]);
+        buf.set_line(area.x, y, &line, area.width);
+        if i == selected {
+            buf.set_style(
+                Rect {
+                    y,
+                    height: 1,
+                    ..area
+                },
+                t.selected(),
+            );
+        }
+    }
+}
+
+fn hint_line(state: &State, contexts: &[KeyContext], area: Rect, buf: &mut Buffer) {
+    let t = state.theme;
+    let pairs = match state.prefix {
+        true => hint(&[KeyContext::Prefix]),
+        false => hint(contexts),
+    };
+    let w = usize::from(area.width).saturating_sub(1);
+    let mut spans: Vec<Span> = vec![Span::raw(" ")];
+    if state.prefix {
+        spans.push(Span::styled("Ctrl+O then: ", t.accent()));
+    }
+    if state.composer.menu_open() && state.overlays.is_empty() && !state.prefix {
+        let text = "Tab complete · Up/Down choose · Enter run · Esc close";
+        spans.push(Span::styled(truncate(text, w), t.dim()));
+    } else {
+        // Whole pairs only: drop the last ones when the line is full.
+        let mut used: usize = spans.iter().map(Span::width).sum();
+        for (i, (keys, word)) in pairs.iter().enumerate() {
+            let key = keys.split(" / ").next().unwrap_or(keys);
+            let sep = if i > 0 { 3 } else { 0 };
+            let need = sep + width(key) + 1 + width(word);
+            if used + need > w {
+                break;
+            }
+            used += need;
+            if i > 0 {
+                spans.push(Span::styled(" · ", t.dim()));
+            }
+            spans.push(Span::styled(key.to_owned(), t.bold()));
+            spans.push(Span::styled(format!(" {word}"), t.dim()));
+        }
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}

@@ -1,0 +1,122 @@
+//! The real `holon` console in a real pseudo-terminal, end to end: open it
+//! (embedded runtime), type a prompt, run `!echo hello` and see it finish,
+//! open and filter `/events`, create and pick a work item from its overlay,
+//! switch display modes, quit, and find the terminal restored — then check
+//! the store recorded what the screen showed.
+
+use super::pty::Console;
+use super::support::{json_lines, Home};
+
+#[test]
+fn the_console_end_to_end_in_a_pseudo_terminal() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[]);
+    c.wait_until("the status line", |s| {
+        s.contains("main ·") && s.contains("embedded")
+    });
+
+    // A prompt shows at once; without a provider the failure is visible at
+    // the default (info) level, with how to fix it.
+    c.type_text("hello there");
+    c.enter();
+    c.wait_for("› hello there");
+    c.wait_for("Turn failed");
+    c.wait_for("HOLON_MODEL");
+
+    // An operator command runs as a task and finishes in one row.
+    c.type_text("!echo hello");
+    c.enter();
+    c.wait_until("the command row", |s| {
+        s.contains("echo hello") && s.contains("exit 0")
+    });
+
+    // The events inspector, filtered by kind.
+    c.type_text("/events");
+    c.enter();
+    c.wait_for("Events · main");
+    c.type_text("/");
+    c.type_text("task_status");
+    c.enter();
+    c.wait_until("only task events", |s| {
+        s.contains("task_status_changed") && !s.contains("agent_created")
+    });
+    c.key(b"\x1b");
+    c.wait_until("the inspector closed", |s| !s.contains("Events · main"));
+
+    // Work items: add one from the overlay, then pick it.
+    c.key(b"\x0f");
+    c.type_text("w");
+    c.wait_for("Work items · main");
+    c.type_text("a");
+    c.type_text("write the e2e report");
+    c.enter();
+    c.wait_for("write the e2e report");
+    c.type_text("p");
+    c.wait_until("it is current", |s| {
+        s.contains("Current (1)") && s.contains("write the e2e report")
+    });
+    c.key(b"\x1b");
+    c.wait_until("the overlay closed", |s| !s.contains("Work items · main"));
+
+    // Display modes: verbose adds progress rows (the turn endings); info
+    // (3) shows results only again.
+    c.type_text("/display verbose");
+    c.enter();
+    c.wait_for("Turn ended early");
+    c.type_text("/display 3");
+    c.enter();
+    c.wait_until("info mode", |s| !s.contains("Turn ended early"));
+
+    // Quit: exit 0, the alternate screen left, the cursor shown again.
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    let raw = c.raw_output();
+    let has = |seq: &[u8]| raw.windows(seq.len()).any(|w| w == seq);
+    assert!(
+        has(b"\x1b[?1049h") && has(b"\x1b[?1049l"),
+        "entered and left the alternate screen"
+    );
+    assert!(has(b"\x1b[?25h"), "the cursor is shown again");
+    assert!(has(b"\x1b[?2004l"), "bracketed paste switched off");
+    assert!(!c.alternate_screen());
+
+    // Everything the screen showed is durable.
+    let events = json_lines(&home.ok(&["events", "--json"]));
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["kind"].as_str()).collect();
+    for k in [
+        "message_admitted",
+        "brief_created",
+        "task_created",
+        "work_item_created",
+        "work_item_picked",
+        "display_mode_changed",
+    ] {
+        assert!(kinds.contains(&k), "{k} recorded");
+    }
+    let created = events
+        .iter()
+        .find(|e| e["kind"] == "work_item_created")
+        .map(|e| e["payload"]["work_item"]["objective"].clone());
+    assert_eq!(created, Some(serde_json::json!("write the e2e report")));
+    // The display mode is remembered per agent.
+    let status: serde_json::Value =
+        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_default();
+    assert!(status["agents"][0]["id"] == "main");
+}
+
+#[test]
+fn no_alt_screen_keeps_the_normal_screen() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &["--no-alt-screen"], 90, 24, &[]);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    assert!(!c.alternate_screen(), "the normal screen is used");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    let raw = c.raw_output();
+    assert!(
+        !raw.windows(8).any(|w| w == b"\x1b[?1049h"),
+        "never entered the alternate screen"
+    );
+}
