@@ -152,8 +152,21 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    if all || which == "console" {
+        let (lat, cpu) = crate::ui::tui::bench_keystrokes(5, 1000);
+        println!(
+            "console.keys      1000 events/s for 5 s, a key every 20 ms: key-to-frame p50 {} p99 {}; CPU {:.1}% of one core",
+            millis(percentile(&lat, 0.5)),
+            millis(percentile(&lat, 0.99)),
+            100.0 * cpu.as_secs_f64() / 5.0
+        );
+    }
+    if all || which == "socket" {
+        super::bench_socket::socket_bench(&dir).await?;
+    }
     if which == "idle" {
         super::bench_runtime::idle_bench(&dir, args.idle_secs).await?;
+        super::bench_socket::daemon_idle_bench(&dir, args.idle_secs).await?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -352,6 +365,7 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         micros(percentile(&times, 0.5))
     );
     store.close().await?;
+    console_startup(&paths, ledger).await?;
     // The whole command, as an operator runs it.
     let exe = std::env::current_exe()?;
     let mut times = Vec::new();
@@ -373,5 +387,66 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         "status.command    `holon status` on a {ledger}-event store: p50 {} (whole process)",
         millis(percentile(&times, 0.5))
     );
+    Ok(())
+}
+
+/// Start-up to the first drawn console frame on the big store: open it,
+/// start the runtime, bootstrap the agent, fetch the history page the
+/// console asks for, draw one frame. Process spawn and terminal set-up are
+/// not included (`status.command` shows what a process start costs).
+async fn console_startup(paths: &super::paths::Paths, ledger: u64) -> anyhow::Result<()> {
+    use crate::runtime::api::{call_typed, AgentState, Request, RuntimeClient};
+    use crate::ui::tui::msg::{Connection, Effect, Msg};
+    use crate::ui::tui::{update, view, Init, State};
+    let t = Instant::now();
+    let store = Store::open(&paths.store_file(), StoreOptions::default())?;
+    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
+        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
+    );
+    let config = crate::runtime::host::HostConfig::new(
+        paths.data_dir.clone(),
+        Arc::new(move |_| Arc::clone(&provider)),
+    );
+    let host = crate::runtime::host::RuntimeHost::start(store, config).await?;
+    let client: &dyn RuntimeClient = &host;
+    let agent: AgentState = call_typed(
+        client,
+        Request::AgentState {
+            agent_id: "main".into(),
+        },
+    )
+    .await?;
+    let mut state = State::new(Init {
+        agent_id: "main".into(),
+        connection: Connection::Embedded,
+        width: 120,
+        height: 40,
+        bell: false,
+        no_color: false,
+    });
+    let mut effects = update(
+        &mut state,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(agent),
+        },
+    );
+    while let Some(effect) = effects.pop() {
+        if let Effect::Call { id, request } = effect {
+            let result = client.call(request).await;
+            effects.extend(update(&mut state, Msg::Response { id, result }));
+        }
+    }
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
+    terminal.draw(|f| view(&state, f))?;
+    let elapsed = t.elapsed();
+    println!(
+        "console.startup   store with {ledger} events: first frame after {} (open, recover, bootstrap, history page, draw)",
+        millis(elapsed)
+    );
+    host.shutdown().await;
+    let store = host.store().clone();
+    drop(host);
+    store.close().await?;
     Ok(())
 }

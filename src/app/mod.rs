@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod bench_runtime;
+mod bench_socket;
 mod bench_turns;
 pub mod cli;
 pub mod commands;

@@ -100,3 +100,66 @@ pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration
     let inspector_time = frame_time(&inspector, width, height);
     (conversation, inspector_time)
 }
+
+/// Keystroke-to-frame latency under an event storm, in real time: for
+/// `secs` seconds, `events_per_sec` events are applied as they fall due and
+/// a key is typed every 20 ms; frames are drawn as the loop draws them
+/// (only when dirty, at most one per 16 ms, a typed key wanting the next
+/// frame). Returns the latency of each key (update start to frame drawn)
+/// and the CPU time the whole run used.
+pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Duration) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (width, height) = (120, 40);
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+        return (Vec::new(), Duration::ZERO);
+    };
+    let mut s = state(width, height);
+    let cpu0 = cpu_time();
+    let start = Instant::now();
+    let total = Duration::from_secs(secs);
+    let mut applied = 0u64;
+    let mut next_key = Duration::from_millis(20);
+    let mut last_draw = Instant::now() - Duration::from_millis(16);
+    let mut latencies = Vec::new();
+    while start.elapsed() < total {
+        let now = start.elapsed();
+        let due = (now.as_secs_f64() * events_per_sec as f64) as u64;
+        while applied < due {
+            applied += 1;
+            let e = sample_event(applied, applied as usize);
+            let _ = super::update(&mut s, super::msg::Msg::Event(Box::new(e)));
+        }
+        if now >= next_key {
+            next_key += Duration::from_millis(20);
+            let t = Instant::now();
+            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+            let _ = super::update(&mut s, super::msg::Msg::Key(key));
+            // The frame that shows the key: waits for the 60 fps budget.
+            let wait = Duration::from_millis(16).saturating_sub(last_draw.elapsed());
+            std::thread::sleep(wait);
+            let _ = terminal.draw(|f| view(&s, f));
+            s.dirty = false;
+            last_draw = Instant::now();
+            latencies.push(t.elapsed());
+            continue;
+        }
+        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
+            let _ = terminal.draw(|f| view(&s, f));
+            s.dirty = false;
+            last_draw = Instant::now();
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    latencies.sort();
+    (latencies, cpu_time().saturating_sub(cpu0))
+}
+
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}

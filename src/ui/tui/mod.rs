@@ -31,7 +31,7 @@ mod wrap;
 #[cfg(test)]
 mod tests;
 
-pub use bench::bench_render;
+pub use bench::{bench_keystrokes, bench_render};
 pub use state::{Init, State};
 pub use update::update;
 pub use view::view;

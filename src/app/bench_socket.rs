@@ -1,0 +1,150 @@
+//! Control-socket benchmarks for `holon debug bench`: status round trips
+//! over the real socket, paging a 100,000-event ledger as an attached
+//! client, and an idle daemon process's memory and CPU.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::bench::{fill_ledger, millis, percentile};
+use crate::runtime::api::{Request, RuntimeClient};
+use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::store::{Store, StoreOptions};
+use crate::ui::client::SocketClient;
+
+fn micros(d: Duration) -> String {
+    format!("{:.0} µs", d.as_secs_f64() * 1e6)
+}
+
+/// Resident set size of a process in KiB (`/proc/<pid>/status` VmRSS).
+fn rss_kib(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// CPU time of a process (utime + stime from `/proc/<pid>/stat`).
+fn proc_cpu(pid: u32) -> Duration {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the parenthesised command name.
+    let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis(ticks * 1000 / hz)
+}
+
+pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
+    let store = Store::open(&dir.join("socket.redb"), StoreOptions::default())?;
+    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
+        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
+    );
+    let host = RuntimeHost::start(
+        store.clone(),
+        HostConfig::new(dir.join("data"), Arc::new(move |_| Arc::clone(&provider))),
+    )
+    .await?;
+    host.create_agent("main").await?;
+    let path = dir.join("bench.sock");
+    let listener = super::control::socket::bind(&path).await?;
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+    let server = tokio::spawn(super::control::server::serve(listener, client, rx));
+    let client = SocketClient::connect(&path).await?;
+    for _ in 0..200 {
+        client.call(Request::RuntimeStatus).await?;
+    }
+    let mut times = Vec::with_capacity(10_000);
+    for _ in 0..10_000 {
+        let t = Instant::now();
+        client.call(Request::RuntimeStatus).await?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "socket.status     10000 runtime.status round trips: p50 {} p99 {}",
+        micros(percentile(&times, 0.5)),
+        micros(percentile(&times, 0.99))
+    );
+
+    fill_ledger(&store, "main", 100_000).await?;
+    let rss0 = rss_kib("self");
+    let t = Instant::now();
+    let mut from = 1u64;
+    let mut seen = 0u64;
+    loop {
+        let page = client
+            .call(Request::EventsPage {
+                agent_id: "main".into(),
+                from_seq: from,
+                limit: 5000,
+                kind: None,
+            })
+            .await?;
+        let events = page["events"].as_array().map(Vec::len).unwrap_or(0) as u64;
+        if events == 0 {
+            break;
+        }
+        seen += events;
+        from = page["next_seq"].as_u64().unwrap_or(from + events);
+    }
+    let elapsed = t.elapsed();
+    println!(
+        "socket.attach     paged {seen} events over the socket in {} ({:.0} events/s); process RSS {} MiB -> {} MiB",
+        millis(elapsed),
+        seen as f64 / elapsed.as_secs_f64(),
+        rss0 / 1024,
+        rss_kib("self") / 1024
+    );
+    let _ = stop.send(true);
+    let _ = server.await;
+    host.shutdown().await;
+    drop(host);
+    store.close().await?;
+    Ok(())
+}
+
+/// A real `holon daemon run` process left idle: its RSS and CPU.
+pub async fn daemon_idle_bench(dir: &Path, secs: u64) -> anyhow::Result<()> {
+    let home = dir.join("daemon-home");
+    let exe = std::env::current_exe()?;
+    let mut child = std::process::Command::new(exe)
+        .args(["daemon", "run", "--mode", "daemon"])
+        .env("HOLON_HOME", &home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let socket = super::paths::Paths::under(&home).socket_path();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !matches!(
+        super::control::socket::probe(&socket).await,
+        super::control::socket::Probe::Running(_)
+    ) {
+        anyhow::ensure!(Instant::now() < deadline, "the daemon did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id();
+    let cpu0 = proc_cpu(pid);
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    let cpu = proc_cpu(pid).saturating_sub(cpu0);
+    let rss = rss_kib(&pid.to_string());
+    println!(
+        "daemon.idle       idle daemon over {secs} s: RSS {:.1} MiB, CPU {} ({:.3}% of one core)",
+        rss as f64 / 1024.0,
+        millis(cpu),
+        100.0 * cpu.as_secs_f64() / secs as f64
+    );
+    // SAFETY: terminating the daemon we started.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let _ = child.wait();
+    Ok(())
+}
