@@ -189,30 +189,43 @@ impl Drop for TempDir {
 }
 
 async fn bench_store(dir: &Path, events: u64) -> anyhow::Result<()> {
-    // (a) burst: up to 1,000 appends in flight.
+    // (a) burst: producers keeping up to 1,000 appends in flight (8
+    // producers x 125 awaited futures each, as a busy runtime's actors,
+    // tasks and clients do), not one spawned task per append.
     let path = dir.join("burst.redb");
     let _ = std::fs::remove_file(&path);
     let store = Store::open(&path, StoreOptions::default())?;
-    let permits = Arc::new(Semaphore::new(1000));
     let started = Instant::now();
-    let mut tasks = JoinSet::new();
-    for n in 1..=events {
-        let permit = Arc::clone(&permits).acquire_owned().await?;
+    let mut producers = JoinSet::new();
+    let per_producer = events / 8;
+    for p in 0..8u64 {
         let store = store.clone();
-        tasks.spawn(async move {
-            let r = store
-                .write(move |tx| tx.append_event(stress_event("bench", n)))
-                .await;
-            drop(permit);
-            r
+        producers.spawn(async move {
+            use futures_util::stream::{FuturesUnordered, StreamExt};
+            let mut in_flight = FuturesUnordered::new();
+            let mut next = 0u64;
+            while next < per_producer || !in_flight.is_empty() {
+                while next < per_producer && in_flight.len() < 125 {
+                    let n = p * per_producer + next + 1;
+                    let store = store.clone();
+                    in_flight.push(async move {
+                        store
+                            .write(move |tx| tx.append_event(stress_event("bench", n)))
+                            .await
+                    });
+                    next += 1;
+                }
+                if let Some(r) = in_flight.next().await {
+                    r?;
+                }
+            }
+            Ok::<_, crate::store::StoreError>(())
         });
-        while let Some(r) = tasks.try_join_next() {
-            r??;
-        }
     }
-    while let Some(r) = tasks.join_next().await {
+    while let Some(r) = producers.join_next().await {
         r??;
     }
+    let events = per_producer * 8;
     let burst = started.elapsed();
     let burst_rate = events as f64 / burst.as_secs_f64();
     store.close().await?;

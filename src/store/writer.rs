@@ -134,7 +134,12 @@ impl<'t> WriteCtx<'t> {
             .insert((record.agent_id.as_str(), seq), bytes.as_slice())?;
         self.events_by_kind
             .insert((record.agent_id.as_str(), record.kind.as_str(), seq), ())?;
-        self.batch_seqs.insert(record.agent_id.clone(), seq);
+        match self.batch_seqs.get_mut(record.agent_id.as_str()) {
+            Some(s) => *s = seq,
+            None => {
+                self.batch_seqs.insert(record.agent_id.clone(), seq);
+            }
+        }
         self.appended.push(Arc::new(record));
         Ok(seq)
     }
@@ -345,9 +350,11 @@ impl Writer {
                     for (job, result) in batch.into_iter().zip(results) {
                         let _ = job.reply.send(Ok(result));
                     }
-                    for event in appended {
-                        // No subscribers is fine: the ledger is the record.
-                        let _ = self.events.send(event);
+                    // No subscribers is fine: the ledger is the record.
+                    if self.events.receiver_count() > 0 {
+                        for event in appended {
+                            let _ = self.events.send(event);
+                        }
                     }
                     return;
                 }
