@@ -188,8 +188,10 @@ impl Store {
         self.inner.events.subscribe()
     }
 
-    /// Finish the queued writes and stop the writer. The file is released
-    /// once this and every other handle are dropped.
+    /// Finish the queued writes, stop the writer and release the file, even
+    /// if other handles still exist: from then on they get `Closed`. The
+    /// file lock goes with the last read transaction still in flight (reads
+    /// are short). A hand-over to another process relies on this.
     pub async fn close(self) -> Result<(), StoreError> {
         let (reply, rx) = oneshot::channel();
         if self
@@ -201,6 +203,13 @@ impl Store {
         {
             let _ = rx.await;
         }
+        let db = self
+            .inner
+            .db
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(db);
         Ok(())
     }
 }

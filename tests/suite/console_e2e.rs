@@ -120,3 +120,69 @@ fn no_alt_screen_keeps_the_normal_screen() {
         "never entered the alternate screen"
     );
 }
+
+#[test]
+fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
+    let home = Home::new();
+    home.ok(&["--detach"]);
+    home.ok(&["send", "sent from the cli"]);
+    home.ok(&["work", "add", "queued from the cli"]);
+    let mut c = Console::start(home.path(), &["attach"], 100, 30, &[]);
+    c.wait_until("attached", |s| {
+        s.contains("main ·") && s.contains("streaming")
+    });
+    c.wait_for("sent from the cli");
+    // The work item is in the status line's count and in its overlay.
+    c.wait_until("work 1 in the status line", |s| {
+        s.lines().next().is_some_and(|l| l.contains("work 1"))
+    });
+    c.key(b"\x0f");
+    c.type_text("w");
+    c.wait_for("queued from the cli");
+    c.key(b"\x1b");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    // Closing the console never stops the runtime.
+    let status = home.run(&["daemon", "status"]);
+    assert_eq!(status.status.code(), Some(0), "the daemon still runs");
+    home.ok(&["daemon", "stop"]);
+}
+
+#[test]
+fn detach_hands_the_runtime_to_a_daemon_and_records_lost_tasks_as_interrupted() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[]);
+    c.wait_until("the status line", |s| {
+        s.contains("main ·") && s.contains("embedded")
+    });
+    c.type_text("before detach");
+    c.enter();
+    c.wait_for("› before detach");
+    c.type_text("!sleep 30");
+    c.enter();
+    c.wait_for("sleep 30");
+    c.type_text("/detach");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    // The daemon took over: it answers, and everything recorded is there.
+    let status = home.run(&["daemon", "status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "a daemon runs after /detach");
+    let events = json_lines(&home.ok(&["events", "--json"]));
+    assert!(events.iter().any(|e| e["kind"] == "message_admitted"
+        && e["payload"]["message"]["body"]["text"] == "before detach"));
+    // The command task could not survive the hand-over: interrupted, not lost.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let events = json_lines(&home.ok(&["events", "--json", "--kind", "task_status_changed"]));
+        if events.iter().any(|e| e["payload"]["to"] == "interrupted") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task was not recorded as interrupted: {events:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    home.ok(&["daemon", "stop"]);
+}

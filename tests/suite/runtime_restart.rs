@@ -177,3 +177,25 @@ fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
     }
     assert!(!alive, "process {pid} still running after recovery");
 }
+
+#[test]
+fn closing_the_store_releases_the_file_even_with_a_task_still_running() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    rt.block_on(async {
+        host.run_operator_command("main", "sleep 5")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        host.shutdown().await;
+        let store = host.store().clone();
+        store.close().await.unwrap_or_else(|e| panic!("{e}"));
+        // Another process (here: another open) can take the store at once.
+        match Store::open(&dir.path().join("s.redb"), StoreOptions::default()) {
+            Ok(_) => {}
+            Err(e) => panic!("the store is still held after close: {e}"),
+        }
+    });
+    drop(host);
+}

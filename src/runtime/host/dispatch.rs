@@ -328,6 +328,8 @@ pub async fn follow(
             .and_then(|rx| rx.events(&agent_id, cursor, 256))
         {
             Ok(p) => p,
+            // The store was closed (shutdown or hand-over): stop.
+            Err(crate::store::StoreError::Closed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "subscription read failed; retrying");
                 tokio::time::sleep(Duration::from_millis(200)).await;
