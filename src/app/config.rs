@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::runtime::agent::{validate_agent_id, DisplayMode};
+use crate::runtime::agent::validate_agent_id;
 use crate::runtime::provider::registry::ProviderEndpointConfig;
 
 /// The file as written by the operator. Every key is optional.
@@ -52,7 +52,6 @@ struct LogSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConsoleSection {
-    display: Option<DisplayMode>,
     alt_screen: Option<bool>,
     bell: Option<bool>,
 }
@@ -76,7 +75,6 @@ pub struct Config {
     pub default_model: Option<String>,
     pub fallback_models: Vec<String>,
     pub log_filter: String,
-    pub display: DisplayMode,
     pub alt_screen: bool,
     pub bell: bool,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -218,7 +216,6 @@ impl Config {
             default_model,
             fallback_models,
             log_filter,
-            display: file.console.display.unwrap_or_default(),
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
             providers: file.providers,
@@ -414,6 +411,6 @@ mod tests {
                 ..
             })
         ));
-        assert!(load("[console]\ndisplay = \"loud\"\n", &Env::default()).is_err());
+        assert!(load("[console]\nalt_screen = \"loud\"\n", &Env::default()).is_err());
     }
 }

@@ -68,7 +68,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let detach = cli.detach;
-    let screen = if cli.no_alt_screen {
+    let screen = if cli.no_alt_screen || !ctx.config.alt_screen {
         console::Screen::Inline
     } else {
         console::Screen::Alternate

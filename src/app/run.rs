@@ -55,7 +55,7 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     if old.log_filter != new.log_filter {
         changed.insert("log");
     }
-    if old.display != new.display || old.alt_screen != new.alt_screen || old.bell != new.bell {
+    if old.alt_screen != new.alt_screen || old.bell != new.bell {
         changed.insert("console");
     }
     changed.into_iter().map(str::to_owned).collect()
