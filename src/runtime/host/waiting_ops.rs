@@ -1,0 +1,234 @@
+//! The waiting plane's operations on `RuntimeHost`: wake hints (stored as
+//! the pending hint, coalesced, ignored for a stopped agent), timers, and
+//! waiting intents (created, triggered, cancelled). Each is one store
+//! transaction with its events, then a wake of the agent's actor.
+
+use serde_json::json;
+
+use super::{RuntimeHost, WakeHintOutcome};
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::events::EventKind;
+use crate::runtime::waiting::{
+    PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
+    WaitingScope,
+};
+use crate::runtime::RuntimeError;
+use crate::store::{Keyed, NewEvent, Provenance, StoreError};
+
+impl RuntimeHost {
+    /// A liveness signal: stored as the pending wake hint (coalescing with
+    /// one already pending) and turned into a system tick by the scheduler
+    /// when the agent is eligible. Ignored (and recorded) when stopped.
+    pub async fn wake_hint(
+        &self,
+        agent_id: &str,
+        reason: &str,
+        source: Option<String>,
+        waiting_intent_id: Option<String>,
+    ) -> Result<WakeHintOutcome, RuntimeError> {
+        let (id, reason) = (agent_id.to_owned(), reason.to_owned());
+        let outcome = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent { agent_id: id.clone() })
+                })?;
+                let provenance = Provenance {
+                    source: source.clone(),
+                    ..Provenance::default()
+                };
+                let (kind, outcome) = if agent.status == AgentStatus::Stopped {
+                    (EventKind::WakeHintIgnored, WakeHintOutcome::Ignored)
+                } else if let Some(hint) = agent.pending_wake_hint.as_mut() {
+                    hint.coalesced_count += 1;
+                    (EventKind::WakeHintCoalesced, WakeHintOutcome::Coalesced)
+                } else {
+                    let generation = tx.next_counter(&id, "wake_hint_generation")?;
+                    agent.pending_wake_hint = Some(PendingWakeHint {
+                        reason: reason.clone(),
+                        source: source.clone(),
+                        waiting_intent_id: waiting_intent_id.clone(),
+                        generation,
+                        coalesced_count: 0,
+                        received_at: tx.now_ts(),
+                    });
+                    (EventKind::WakeHintSubmitted, WakeHintOutcome::Submitted)
+                };
+                if outcome != WakeHintOutcome::Ignored {
+                    tx.put_agent(&id, &agent)?;
+                }
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: kind.as_str(),
+                    provenance,
+                    payload: json!({
+                        "reason": reason, "waiting_intent_id": waiting_intent_id,
+                        "pending": agent.pending_wake_hint,
+                        "note": if outcome == WakeHintOutcome::Ignored { "agent is stopped; wake does not cross stopped" } else { "" },
+                    }),
+                })?;
+                Ok(outcome)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(outcome)
+    }
+
+    /// A timer that fires `delay_ms` from now (e.g. `Sleep(duration_ms)`).
+    pub async fn create_timer(
+        &self,
+        agent_id: &str,
+        delay_ms: u64,
+        reason: &str,
+        work_item_id: Option<String>,
+    ) -> Result<TimerRecord, RuntimeError> {
+        let (id, reason) = (agent_id.to_owned(), reason.to_owned());
+        let timer_id = crate::new_id("timer");
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let now = tx.now_ts();
+                let record = TimerRecord {
+                    id: timer_id.clone(),
+                    agent_id: id.clone(),
+                    status: TimerStatus::Active,
+                    fire_at_ms: tx
+                        .now_ms()
+                        .saturating_add(i64::try_from(delay_ms).unwrap_or(i64::MAX)),
+                    work_item_id: work_item_id.clone(),
+                    reason: Some(reason.clone()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::Timers, &id, &timer_id, &record)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::TimerCreated.as_str(),
+                    provenance: Provenance {
+                        work_item_id: work_item_id.clone(),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "timer": record, "delay_ms": delay_ms }),
+                })?;
+                Ok(record)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(record)
+    }
+
+    /// Record that progress depends on something outside (agent-scoped, or
+    /// bound to a work item, which then stops being runnable).
+    pub async fn create_waiting_intent(
+        &self,
+        agent_id: &str,
+        work_item_id: Option<String>,
+        source: &str,
+        description: &str,
+    ) -> Result<WaitingIntentRecord, RuntimeError> {
+        let (id, source, description) = (
+            agent_id.to_owned(),
+            source.to_owned(),
+            description.to_owned(),
+        );
+        let intent_id = crate::new_id("wait");
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let now = tx.now_ts();
+                let record = WaitingIntentRecord {
+                    id: intent_id.clone(),
+                    agent_id: id.clone(),
+                    status: WaitingIntentStatus::Active,
+                    scope: if work_item_id.is_some() {
+                        WaitingScope::WorkItem
+                    } else {
+                        WaitingScope::Agent
+                    },
+                    work_item_id: work_item_id.clone(),
+                    source: Some(source.clone()),
+                    description: Some(description.clone()),
+                    trigger_count: 0,
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::WaitingIntents, &id, &intent_id, &record)?;
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::WaitingIntentCreated.as_str(),
+                    provenance: Provenance {
+                        work_item_id: work_item_id.clone(),
+                        source: Some(source.clone()),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "waiting_intent": record }),
+                })?;
+                Ok(record)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(record)
+    }
+
+    /// Resolve (`triggered`) or cancel a waiting intent. Triggering also
+    /// submits a wake hint tied to it.
+    pub async fn settle_waiting_intent(
+        &self,
+        agent_id: &str,
+        intent_id: &str,
+        status: WaitingIntentStatus,
+    ) -> Result<WaitingIntentRecord, RuntimeError> {
+        let (id, wid) = (agent_id.to_owned(), intent_id.to_owned());
+        let record = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut rec: WaitingIntentRecord =
+                    tx.get(Keyed::WaitingIntents, &id, &wid)?.ok_or_else(|| {
+                        StoreError::rejected(RuntimeError::Invalid(format!(
+                            "no waiting intent `{wid}`"
+                        )))
+                    })?;
+                rec.status = status;
+                rec.updated_at = tx.now_ts();
+                if status == WaitingIntentStatus::Triggered {
+                    rec.trigger_count += 1;
+                }
+                tx.put(Keyed::WaitingIntents, &id, &wid, &rec)?;
+                let kind = match status {
+                    WaitingIntentStatus::Triggered | WaitingIntentStatus::Resolved => {
+                        EventKind::WaitingIntentTriggered
+                    }
+                    WaitingIntentStatus::Cancelled
+                    | WaitingIntentStatus::Expired
+                    | WaitingIntentStatus::Active => EventKind::WaitingIntentCancelled,
+                };
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: kind.as_str(),
+                    provenance: Provenance {
+                        work_item_id: rec.work_item_id.clone(),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "waiting_intent": rec }),
+                })?;
+                Ok(rec)
+            })
+            .await?;
+        if status == WaitingIntentStatus::Triggered {
+            self.wake_hint(
+                agent_id,
+                "waiting intent triggered",
+                record.source.clone(),
+                Some(record.id.clone()),
+            )
+            .await?;
+        } else {
+            self.wake(agent_id);
+        }
+        Ok(record)
+    }
+}
