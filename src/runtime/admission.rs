@@ -4,6 +4,7 @@
 //! agents exist. A stopped agent refuses external admission with resume
 //! guidance, and the refusal itself is recorded as `message_rejected`.
 
+use crate::runtime::host::agent_in;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -105,11 +106,7 @@ pub(crate) fn admit_in(
     message_id: &str,
 ) -> Result<Outcome, StoreError> {
     let agent_id = req.agent_id.clone();
-    let agent: AgentRecord = tx.get_agent(&agent_id)?.ok_or_else(|| {
-        StoreError::rejected(RuntimeError::UnknownAgent {
-            agent_id: agent_id.clone(),
-        })
-    })?;
+    let agent: AgentRecord = agent_in(tx, &agent_id)?;
     let envelope = normalize(req, message_id.to_owned(), tx.now_ts());
     if agent.status == AgentStatus::Stopped {
         tx.append_event(NewEvent {

@@ -5,6 +5,7 @@
 //! `work-items/<id>/plan.md` and is written before the transaction, so a
 //! committed record never points at a missing file.
 
+use crate::runtime::host::agent_in;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -150,11 +151,7 @@ pub async fn create(
     let agent_id = agent_id.to_owned();
     let record = store
         .write(move |tx| {
-            tx.get_agent::<AgentRecord>(&agent_id)?.ok_or_else(|| {
-                StoreError::rejected(RuntimeError::UnknownAgent {
-                    agent_id: agent_id.clone(),
-                })
-            })?;
+            agent_in(tx, &agent_id)?;
             let now = tx.now_ts();
             let record = WorkItemRecord {
                 id: id.clone(),
@@ -197,11 +194,7 @@ pub async fn pick(
     let record = store
         .write(move |tx| {
             let item = load_open(tx, &agent_id, &id)?;
-            let mut agent: AgentRecord = tx.get_agent(&agent_id)?.ok_or_else(|| {
-                StoreError::rejected(RuntimeError::UnknownAgent {
-                    agent_id: agent_id.clone(),
-                })
-            })?;
+            let mut agent: AgentRecord = agent_in(tx, &agent_id)?;
             let previous = agent.current_work_item_id.replace(id.clone());
             tx.put_agent(&agent_id, &agent)?;
             tx.append_event(NewEvent {

@@ -36,6 +36,19 @@ use super::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use super::RuntimeError;
 use crate::store::{NewEvent, Provenance, Store, StoreError};
 
+/// The agent record inside a write job, or the job's `UnknownAgent`
+/// rejection (nothing of the job is written).
+pub(crate) fn agent_in(
+    tx: &crate::store::WriteCtx<'_>,
+    agent_id: &str,
+) -> Result<AgentRecord, StoreError> {
+    tx.get_agent(agent_id)?.ok_or_else(|| {
+        StoreError::rejected(RuntimeError::UnknownAgent {
+            agent_id: agent_id.to_owned(),
+        })
+    })
+}
+
 /// Chooses the provider for an agent's next turn (its model override, else
 /// the runtime default and fallbacks).
 pub type ProviderSource = Arc<dyn Fn(&AgentRecord) -> Arc<dyn Provider> + Send + Sync>;
@@ -384,11 +397,7 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
-                    StoreError::rejected(RuntimeError::UnknownAgent {
-                        agent_id: id.clone(),
-                    })
-                })?;
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
                 let from = agent.status;
                 let (to, note) = match action {
                     ControlAction::Pause if from == AgentStatus::Stopped => {
@@ -457,11 +466,7 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
-                    StoreError::rejected(RuntimeError::UnknownAgent {
-                        agent_id: id.clone(),
-                    })
-                })?;
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
                 let from = agent.display_mode;
                 agent.display_mode = mode;
                 tx.put_agent(&id, &agent)?;

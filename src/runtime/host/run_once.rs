@@ -14,6 +14,7 @@
 //! Also here: the agent operations the run needs (a private agent, the
 //! model override), as `RuntimeHost` methods.
 
+use super::agent_in;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -308,11 +309,7 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
-                    StoreError::rejected(RuntimeError::UnknownAgent {
-                        agent_id: id.clone(),
-                    })
-                })?;
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
                 let from = agent.model_override.clone();
                 if from == model {
                     return Ok(from);

@@ -3,6 +3,7 @@
 //! waiting intents (created, triggered, cancelled). Each is one store
 //! transaction with its events, then a wake of the agent's actor.
 
+use super::agent_in;
 use serde_json::json;
 
 use super::{RuntimeHost, WakeHintOutcome};
@@ -31,9 +32,7 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| {
-                    StoreError::rejected(RuntimeError::UnknownAgent { agent_id: id.clone() })
-                })?;
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
                 let provenance = Provenance {
                     source: source.clone(),
                     ..Provenance::default()
