@@ -294,6 +294,20 @@ async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refuse
         std::fs::read_to_string(&file).unwrap_or_default(),
         "precious"
     );
+    // A socket owned by another user is refused, never replaced.
+    let theirs = dir.path().join("theirs.sock");
+    drop(std::os::unix::net::UnixListener::bind(&theirs).unwrap_or_else(|e| panic!("{e}")));
+    let c_path = std::ffi::CString::new(theirs.as_os_str().as_encoded_bytes()).unwrap_or_default();
+    // SAFETY: chown on a path we created; only meaningful when we may
+    // (as root, which the test machine is); otherwise skip this check.
+    let chowned = unsafe { libc::chown(c_path.as_ptr(), 12345, 12345) } == 0;
+    if chowned {
+        assert!(matches!(
+            socket::bind(&theirs).await,
+            Err(socket::SocketError::OtherUser { uid: 12345, .. })
+        ));
+        assert!(theirs.exists(), "their socket is left alone");
+    }
     // Something that answers but is not Holon is refused.
     let foreign = dir.path().join("foreign.sock");
     let listener = tokio::net::UnixListener::bind(&foreign).unwrap_or_else(|e| panic!("{e}"));
