@@ -47,14 +47,53 @@ pub enum AgentVisibility {
     Private,
 }
 
-/// Main-conversation display mode, remembered per agent (3/4/5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// Main-conversation display mode (`/display`), remembered per agent, with
+/// numeric aliases 3, 4, 5. Raw trace inspection is `/events`, not a
+/// display mode. The console and the store share this one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DisplayMode {
     #[default]
     Info,
     Verbose,
     Debug,
+}
+
+impl DisplayMode {
+    pub const ALL: &'static [DisplayMode] =
+        &[DisplayMode::Info, DisplayMode::Verbose, DisplayMode::Debug];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisplayMode::Info => "info",
+            DisplayMode::Verbose => "verbose",
+            DisplayMode::Debug => "debug",
+        }
+    }
+
+    /// The numeric alias: 3, 4 or 5.
+    pub fn level(self) -> u8 {
+        match self {
+            DisplayMode::Info => 3,
+            DisplayMode::Verbose => 4,
+            DisplayMode::Debug => 5,
+        }
+    }
+
+    /// `info`, `verbose`, `debug` (any case) or `3`, `4`, `5`.
+    pub fn parse(s: &str) -> Option<DisplayMode> {
+        let s = s.trim();
+        DisplayMode::ALL
+            .iter()
+            .copied()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s) || m.level().to_string() == s)
+    }
+}
+
+impl std::fmt::Display for DisplayMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::admission::Admitted;
+pub use super::agent::DisplayMode;
 pub use super::host::{ControlAction, ControlOutcome, WakeHintOutcome};
 pub use super::inspect::AgentSummary;
 pub use super::provider::BoxFuture;

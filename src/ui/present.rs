@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::runtime::api::DisplayMode;
 use crate::runtime::api::EventRecord;
 use crate::runtime::events::EventKind;
 
@@ -80,18 +81,6 @@ vocabulary! {
     }
 }
 
-vocabulary! {
-    /// Main-conversation display mode (`/display`), with numeric aliases
-    /// 3, 4, 5. Raw trace inspection is `/events`, not a display mode.
-    #[derive(Default)]
-    DisplayMode {
-        #[default]
-        Info => "info",
-        Verbose => "verbose",
-        Debug => "debug",
-    }
-}
-
 impl Visibility {
     /// The numeric level: 1 (`action_required`) to 5 (`trace`).
     pub fn level(self) -> u8 {
@@ -107,18 +96,6 @@ impl Visibility {
 impl Category {
     pub fn parse(s: &str) -> Option<Category> {
         parse_named(Self::ALL, s, |_| 0)
-    }
-}
-
-impl DisplayMode {
-    /// The numeric alias: 3, 4 or 5.
-    pub fn level(self) -> u8 {
-        self as u8 + 3
-    }
-
-    /// `info`, `verbose`, `debug` (any case) or `3`, `4`, `5`.
-    pub fn parse(s: &str) -> Option<DisplayMode> {
-        parse_named(Self::ALL, s, Self::level)
     }
 }
 

@@ -10,7 +10,7 @@ use super::msg::Effect;
 use super::overlays::{events::Events, Overlay};
 use super::rows::Tone;
 use super::state::{History, Pending, State};
-use super::update::{call, stored};
+use super::update::call;
 use crate::runtime::api::{ControlAction, Request};
 use crate::runtime::envelope::Priority;
 use crate::runtime::work_ops::CreateWorkItem;
@@ -226,7 +226,7 @@ pub fn set_display(state: &mut State, mode: DisplayMode, fx: &mut Vec<Effect>) {
     state.dirty = true;
     let request = Request::AgentDisplay {
         agent_id: state.agent_id.clone(),
-        mode: stored(mode),
+        mode,
     };
     fx.push(call(state, request, Pending::Display));
 }

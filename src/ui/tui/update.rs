@@ -15,7 +15,6 @@ use super::msg::{Effect, Msg, RequestId};
 use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
-use crate::runtime::agent::DisplayMode as StoredMode;
 use crate::runtime::api::{AgentState, AgentSummary, ApiError, EventRecord, Request};
 use crate::runtime::events::EventKind;
 use crate::ui::present::{present, DisplayMode};
@@ -68,22 +67,6 @@ pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Eff
     Effect::Call { id, request }
 }
 
-pub(crate) fn stored(mode: DisplayMode) -> StoredMode {
-    match mode {
-        DisplayMode::Info => StoredMode::Info,
-        DisplayMode::Verbose => StoredMode::Verbose,
-        DisplayMode::Debug => StoredMode::Debug,
-    }
-}
-
-fn shown(mode: StoredMode) -> DisplayMode {
-    match mode {
-        StoredMode::Info => DisplayMode::Info,
-        StoredMode::Verbose => DisplayMode::Verbose,
-        StoredMode::Debug => DisplayMode::Debug,
-    }
-}
-
 fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     state.now_ms = now_ms;
     if state.wants_tick() {
@@ -94,7 +77,7 @@ fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
 
 fn bootstrap(state: &mut State, s: &AgentState, fx: &mut Vec<Effect>) {
     state.agent.bootstrap(s);
-    state.mode = shown(s.display_mode);
+    state.mode = s.display_mode;
     state.dirty = true;
     let held = match &mut state.history {
         History::Waiting { held } => std::mem::take(held),
