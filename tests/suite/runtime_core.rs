@@ -595,3 +595,45 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
     .await;
     r.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_state_serves_the_plan_preview_of_open_work() {
+    use holon::runtime::api::{Request, RuntimeClient};
+    let r = rig(vec![]).await;
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plan = format!("# Plan\n\n1. measure\n2. fix\n{}", "x".repeat(3000));
+    let req = holon::runtime::work_ops::CreateWorkItem {
+        objective: "speed up the build".into(),
+        plan: Some(plan.clone()),
+        ..Default::default()
+    };
+    let item = r
+        .host
+        .create_work_item("main", req)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let state = r
+        .host
+        .call(Request::AgentState {
+            agent_id: "main".into(),
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let w = state["work_items"]
+        .as_array()
+        .and_then(|a| a.iter().find(|w| w["id"] == item.id.as_str()))
+        .cloned()
+        .unwrap_or_default();
+    let preview = w["plan_preview"].as_str().unwrap_or_default();
+    assert!(preview.starts_with("# Plan\n\n1. measure"), "{preview}");
+    assert_eq!(preview.chars().count(), 2000, "bounded");
+    assert_eq!(w["plan_preview_complete"], false);
+    assert!(w["plan_path"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("plan.md"));
+    r.host.shutdown().await;
+}

@@ -25,6 +25,9 @@ use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{EventRecord, Index, Keyed, Store};
 
+/// Characters of a plan artifact served with `agent.state`.
+pub const PLAN_PREVIEW_CHARS: usize = 2000;
+
 /// Items buffered per subscriber before it counts as lagging.
 pub const SUBSCRIPTION_BUFFER: usize = 1024;
 
@@ -121,13 +124,25 @@ impl RuntimeHost {
             .as_ref()
             .map(|l| json!(l.projection.closure()))
             .unwrap_or(Value::Null);
+        let home = self.inner.agent_home(agent_id);
+        let with_plan = |w: &WorkItemRecord| {
+            let mut v = json!(w);
+            let path = crate::runtime::work_ops::plan_path(&home, &w.id);
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                let preview: String = text.chars().take(PLAN_PREVIEW_CHARS).collect();
+                v["plan_preview_complete"] = json!(preview.len() == text.len());
+                v["plan_preview"] = json!(preview);
+                v["plan_path"] = json!(path);
+            }
+            v
+        };
         let mut work_items: Vec<Value> = Vec::new();
         for w in live
             .as_ref()
             .map(|l| l.work_items.clone())
             .unwrap_or_default()
         {
-            work_items.push(json!(w));
+            work_items.push(with_plan(&w));
         }
         let recent: Vec<WorkItemRecord> = rx.list_recent(Keyed::WorkItems, agent_id, 50)?;
         for w in recent

@@ -66,6 +66,9 @@ pub struct WorkItemView {
     pub revision: u64,
     pub result_summary: Option<String>,
     pub updated_at: String,
+    /// The start of the plan artifact (`plan.md`), when the bootstrap
+    /// served one; work-item events do not carry it.
+    pub plan_preview: Option<String>,
 }
 
 impl WorkItemView {
@@ -87,6 +90,7 @@ impl WorkItemView {
             revision: u64_at(v, "/revision").unwrap_or(0),
             result_summary: owned(v, "/result_summary"),
             updated_at: owned(v, "/updated_at").unwrap_or_default(),
+            plan_preview: owned(v, "/plan_preview"),
         })
     }
 }
@@ -210,9 +214,15 @@ impl AgentView {
         self.work_items.iter().find(|w| w.id == id)
     }
 
-    fn upsert_work_item(&mut self, w: WorkItemView) {
+    fn upsert_work_item(&mut self, mut w: WorkItemView) {
         match self.work_items.iter_mut().find(|x| x.id == w.id) {
-            Some(x) => *x = w,
+            Some(x) => {
+                // Events carry the record, not the plan: keep the preview.
+                if w.plan_preview.is_none() {
+                    w.plan_preview = x.plan_preview.take();
+                }
+                *x = w
+            }
             None => self.work_items.push(w),
         }
     }

@@ -5,9 +5,9 @@
 //! `work_item.*` requests. The list follows the projection, which the
 //! `work_item_*` events keep current.
 //!
-//! The plan body lives in the agent home (`work-items/<id>/plan.md`) and
-//! is not served by the API yet, so the detail shows the plan status and
-//! the checklist as the plan preview.
+//! The plan body lives in the agent home (`work-items/<id>/plan.md`);
+//! `agent.state` serves the start of it as `plan_preview`, shown in the
+//! detail under "Plan".
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -364,6 +364,18 @@ impl WorkDetail {
         fields.push(("updated", w.updated_at.clone()));
         for (label, value) in fields {
             lines.extend(field(label, &value, lw, width, t));
+        }
+        if let Some(plan) = &w.plan_preview {
+            lines.push(Line::default());
+            lines.push(header("Plan", t));
+            for l in plan.lines() {
+                lines.extend(wrap(
+                    &[Span::raw(sanitize(l))],
+                    width,
+                    &[Span::raw("  ")],
+                    &[Span::raw("  ")],
+                ));
+            }
         }
         lines.push(Line::default());
         let todo_head = match w.todos.is_empty() {

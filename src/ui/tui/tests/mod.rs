@@ -4,4 +4,5 @@
 mod fixtures;
 mod flows;
 mod overlay_flows;
+mod plan_preview;
 mod snapshots;
