@@ -34,10 +34,16 @@ pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
         Some(rest) => format!("/{rest}"),
         None => text.trim_end().to_owned(),
     };
+    send_prompt(state, text, Priority::Normal, fx);
+}
+
+/// Send an operator prompt with its local echo (sending, then queued,
+/// then the durable row).
+fn send_prompt(state: &mut State, text: String, priority: Priority, fx: &mut Vec<Effect>) {
     let request = Request::PromptSubmit {
         agent_id: state.agent_id.clone(),
         text: text.clone(),
-        priority: Priority::Normal,
+        priority,
     };
     let effect = call(state, request, Pending::Prompt);
     if let Effect::Call { id, .. } = &effect {
@@ -127,9 +133,20 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             ControlAction::Abort,
             fx,
         ),
+        Command::Interject => prioritized(state, command.name, arg, Priority::Interject, fx),
+        Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => fx.push(Effect::Quit),
     }
+}
+
+/// `/interject TEXT` and `/next TEXT`: a prompt with a higher priority.
+fn prioritized(state: &mut State, name: &str, arg: &str, priority: Priority, fx: &mut Vec<Effect>) {
+    if arg.is_empty() {
+        let hint = format!("/{name} needs the message: /{name} TEXT");
+        return state.conversation.note(hint, Tone::Info);
+    }
+    send_prompt(state, arg.to_owned(), priority, fx);
 }
 
 fn control_call(state: &mut State, request: Request, action: ControlAction, fx: &mut Vec<Effect>) {

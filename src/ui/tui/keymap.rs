@@ -333,6 +333,8 @@ pub enum Command {
     Stop,
     Wake,
     Abort,
+    Interject,
+    Next,
     Detach,
     Quit,
 }
@@ -400,6 +402,8 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("stop", "", "stop the agent (it refuses input until resumed)", W::Available, &[], Command::Stop),
     cmd("wake", "", "wake a sleeping agent now", W::Available, &[], Command::Wake),
     cmd("abort", "", "abort the running turn at its next safe point", W::OnlyWhileRunning, &[], Command::Abort),
+    cmd("interject", "TEXT", "send TEXT into the running turn at its next safe point (else first in line)", W::Available, &[], Command::Interject),
+    cmd("next", "TEXT", "send TEXT ahead of normal prompts, after the current step", W::Available, &[], Command::Next),
     cmd("detach", "", "leave the agent running in a background daemon", W::Available, &[], Command::Detach),
     cmd("quit", "", "leave the console", W::Available, &[], Command::Quit),
     alias("exit", Command::Quit),

@@ -65,3 +65,38 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
     assert!(shown.contains("Plan"), "{shown}");
     assert!(shown.contains("2. Deploy to staging"), "{shown}");
 }
+
+#[test]
+fn interject_and_next_send_prompts_with_their_priority() {
+    use crate::runtime::api::Request;
+    use crate::runtime::envelope::Priority;
+    let mut st = fresh();
+    let fx = enter(&mut st, "/interject also check the logs");
+    let sent: Vec<(String, Priority)> = requests(&fx)
+        .into_iter()
+        .filter_map(|r| match r {
+            Request::PromptSubmit { text, priority, .. } => Some((text, priority)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        vec![("also check the logs".to_owned(), Priority::Interject)]
+    );
+    let fx = enter(&mut st, "/next then the docs");
+    assert!(requests(&fx).iter().any(|r| matches!(
+        r,
+        Request::PromptSubmit {
+            priority: Priority::Next,
+            ..
+        }
+    )));
+    // Without a message: a hint, no request.
+    let fx = enter(&mut st, "/interject");
+    assert!(requests(&fx).is_empty());
+    assert!(
+        screen(&st).contains("/interject needs the message"),
+        "{}",
+        screen(&st)
+    );
+}
