@@ -4,5 +4,5 @@
 mod fixtures;
 mod flows;
 mod overlay_flows;
-mod plan_preview;
+mod plans_and_priorities;
 mod snapshots;

@@ -1,6 +1,6 @@
-//! The work-item plan preview: served by the bootstrap, kept when later
-//! work-item events (which carry the record, not the plan) update the item,
-//! and shown in the work item detail.
+//! Two operator features: the work-item plan preview (served by the
+//! bootstrap, kept when later work-item events update the item, shown in
+//! the detail) and prompts with a priority (`/interject`, `/next`).
 
 use serde_json::json;
 
