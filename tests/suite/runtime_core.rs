@@ -313,7 +313,7 @@ async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
             "",
             &[(
                 "ExecCommand",
-                json!({"cmd": "sleep 0.4; echo slow-done", "yield_time_ms": 50}),
+                json!({"cmd": "sleep 0.8; echo slow-done", "yield_time_ms": 50}),
             )],
         ),
         Scripted::text("started the slow one"),
@@ -375,6 +375,20 @@ async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
         last_req.contains("slow-done"),
         "the result reached the model: {last_req}"
     );
+    // The turn that handed the command off acknowledged; the turn after
+    // its result rejoined reported the result.
+    let briefs: Vec<&EventRecord> = all.iter().filter(|e| e.kind == "brief_created").collect();
+    let ack = briefs
+        .iter()
+        .find(|e| e.payload["brief"]["text"] == "started the slow one")
+        .unwrap_or_else(|| panic!("no brief for the first turn"));
+    assert_eq!(ack.payload["brief"]["kind"], "ack");
+    assert_eq!(ack.payload["brief"]["awaiting_task_ids"], json!([task_id]));
+    let result = briefs
+        .iter()
+        .find(|e| e.payload["brief"]["text"] == "the slow command finished")
+        .unwrap_or_else(|| panic!("no brief for the second turn"));
+    assert_eq!(result.payload["brief"]["kind"], "result");
     r.host.shutdown().await;
 }
 

@@ -26,6 +26,7 @@ use crate::runtime::provider::{
 };
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
+use crate::runtime::tasks::TaskRecord;
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::{conversation, TranscriptBody, TranscriptEntry};
 use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
@@ -549,7 +550,24 @@ async fn finish(
                     needs_input |= w.plan_status == PlanStatus::NeedsInput;
                 }
             }
-            let visibility = if needs_input && brief_kind == "result" {
+            // A completed turn whose promoted tasks are still running has
+            // handed work off: its brief is an acknowledgement (the result
+            // follows when those tasks rejoin).
+            let mut awaiting_tasks = Vec::new();
+            for tid in tx.index_list(Index::ActiveTasks, &id)? {
+                if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, &id, &tid)? {
+                    let reenters = t.detail.as_ref().and_then(|d| d.get("terminal_reentry")).and_then(|v| v.as_bool());
+                    if reenters == Some(true) {
+                        awaiting_tasks.push(tid);
+                    }
+                }
+            }
+            let brief_kind = if brief_kind == "result" && !awaiting_tasks.is_empty() && completed.is_none() {
+                "ack"
+            } else {
+                brief_kind
+            };
+            let visibility = if needs_input && brief_kind != "failure" {
                 "action_required"
             } else if completed.is_some() && brief_kind == "result" {
                 "work_done"
@@ -562,6 +580,7 @@ async fn finish(
                 "kind": brief_kind, "created_at": tx.now_ts(), "text": text,
                 "related_message_id": msg.id, "related_task_id": msg.task_id,
                 "failure_artifact": failure.as_ref().map(|f| &f.artifact),
+                "awaiting_task_ids": awaiting_tasks,
             });
             tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
             tx.append_event(NewEvent {
