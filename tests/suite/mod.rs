@@ -1,3 +1,6 @@
+//! The integration suites, one module per concern, compiled into the one
+//! test binary `tests/all.rs`.
+
 mod cli;
 mod console_e2e;
 mod control_socket;
