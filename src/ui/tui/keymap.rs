@@ -488,9 +488,8 @@ const OVERLAYS: &str = "
 - **work items**: grouped current, runnable, waiting for you, blocked, completed
   (bootstrap plus `work_item_*` events); detail with objective, plan status,
   checklist, blocker, revision and result; add, pick, complete with a note and
-  edit the blocker through `work_item.*`. The plan body (`plan.md` in the agent
-  home) is not served by the API yet, so the plan preview is its status and
-  checklist.
+  edit the blocker through `work_item.*`. The detail shows the start of the plan
+  (`plan.md` in the agent home, served by `agent.state` as `plan_preview`).
 - **agent state**: status, derived posture and reason, closure, the last
   scheduler decision with its evidence, opened by a plain answer to \"why is this
   agent idle?\" (a fresh `agent.state`).
