@@ -5,7 +5,7 @@
 //! the store recorded what the screen showed.
 
 use super::pty::Console;
-use super::support::{json_lines, Home};
+use super::support::{json_lines, Daemon, Home};
 
 #[test]
 fn the_console_end_to_end_in_a_pseudo_terminal() {
@@ -125,6 +125,7 @@ fn no_alt_screen_keeps_the_normal_screen() {
 fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
     let home = Home::new();
     home.ok(&["--detach"]);
+    let _daemon = Daemon(&home);
     home.ok(&["send", "sent from the cli"]);
     home.ok(&["work", "add", "queued from the cli"]);
     let mut c = Console::start(home.path(), &["attach"], 100, 30, &[]);
@@ -152,6 +153,7 @@ fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
 #[test]
 fn detach_hands_the_runtime_to_a_daemon_and_records_lost_tasks_as_interrupted() {
     let home = Home::new();
+    let _daemon = Daemon(&home);
     let mut c = Console::start(home.path(), &[], 100, 30, &[]);
     c.wait_until("the status line", |s| {
         s.contains("main ·") && s.contains("embedded")

@@ -8,7 +8,7 @@ use std::time::Duration;
 use holon::runtime::api::{RuntimeClient, SubscriptionItem};
 use holon::ui::client::SocketClient;
 
-use super::support::{stderr, Home};
+use super::support::{stderr, Daemon, Home};
 
 fn ok(out: Output) -> String {
     assert!(
@@ -24,14 +24,6 @@ fn daemon_pid(home: &Home) -> i32 {
     let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     v["pid"].as_i64().unwrap_or(0) as i32
-}
-
-struct Daemon<'a>(&'a Home);
-
-impl Drop for Daemon<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.run(&["daemon", "stop"]);
-    }
 }
 
 #[test]

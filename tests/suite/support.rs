@@ -62,3 +62,13 @@ pub fn json_lines(s: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
         .collect()
 }
+
+/// Stops the home's daemon when dropped, so a failing test leaves no
+/// runtime behind.
+pub struct Daemon<'a>(pub &'a Home);
+
+impl Drop for Daemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["daemon", "stop"]);
+    }
+}
