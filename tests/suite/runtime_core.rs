@@ -651,3 +651,43 @@ async fn agent_state_serves_the_plan_preview_of_open_work() {
         .ends_with("plan.md"));
     r.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
+    use holon::runtime::provider::ConversationItem;
+    let r = rig(vec![
+        Scripted::tools("checking", &[("AgentGet", json!({}))]),
+        Scripted::text("done one"),
+        Scripted::text("done two"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("first", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "first brief", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "done one"
+    })
+    .await;
+    r.host
+        .submit(prompt("second", Priority::Normal))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    wait_event(&r.host, "second brief", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "done two"
+    })
+    .await;
+    let reqs = r.provider.requests();
+    assert_eq!(reqs.len(), 3);
+    // Round 2 of turn 1 was built in memory; turn 2 from the transcript.
+    let mut expected = reqs[1].conversation.clone();
+    expected.push(ConversationItem::AssistantRound {
+        text: "done one".into(),
+        tool_calls: Vec::new(),
+    });
+    expected.push(ConversationItem::UserText {
+        text: "[operator] second".into(),
+    });
+    assert_eq!(reqs[2].conversation, expected);
+    r.host.shutdown().await;
+}

@@ -21,8 +21,8 @@ use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
 use crate::runtime::events::EventKind;
 use crate::runtime::provider::{
-    BlockStability, FailureKind, PromptContentBlock, ProviderAttemptTimeline, ProviderFailure,
-    ProviderProgress, ProviderRequest,
+    BlockStability, ConversationItem, FailureKind, PromptContentBlock, ProviderAttemptTimeline,
+    ProviderFailure, ProviderProgress, ProviderRequest,
 };
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
@@ -221,6 +221,16 @@ async fn rounds(
     let tool_specs = tools::specs();
     let mut last_text = String::new();
     let mut completed_work_item = None;
+    // The conversation is rebuilt from the transcript once per turn; each
+    // round then appends what it records (the same items the transcript
+    // would give back), so rounds do not re-read and re-decode it.
+    let mut history: Vec<ConversationItem> = {
+        let entries: Vec<TranscriptEntry> =
+            store
+                .read()?
+                .list_recent(Keyed::Transcript, agent_id, inner.config.history_window)?;
+        conversation(&entries)
+    };
     for round in 1..=inner.config.max_rounds {
         if abort.load(Ordering::SeqCst) {
             return Ok(Ending::Aborted {
@@ -231,8 +241,6 @@ async fn rounds(
         let (request, context_build_ms) = {
             let t0 = Instant::now();
             let rx = store.read()?;
-            let entries: Vec<TranscriptEntry> =
-                rx.list_recent(Keyed::Transcript, agent_id, inner.config.history_window)?;
             let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
             let mut items = Vec::new();
             for id in open {
@@ -261,7 +269,7 @@ async fn rounds(
             let request = ProviderRequest {
                 system_prompt: SYSTEM_POLICY.to_owned(),
                 context_blocks,
-                conversation: conversation(&entries),
+                conversation: history.clone(),
                 tools: tool_specs.clone(),
                 max_output_tokens: None,
                 prompt_cache_key: Some(format!("holon:{agent_id}")),
@@ -337,6 +345,10 @@ async fn rounds(
                 .await?;
         }
         last_text = round_result.text.clone();
+        history.push(ConversationItem::AssistantRound {
+            text: round_result.text.clone(),
+            tool_calls: round_result.tool_calls.clone(),
+        });
         if round_result.tool_calls.is_empty() {
             return Ok(Ending::Completed {
                 text: last_text,
@@ -355,6 +367,12 @@ async fn rounds(
             };
             let t0 = Instant::now();
             let outcome = tools::execute(&env, call).await;
+            history.push(ConversationItem::ToolResult {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: outcome.content.to_string(),
+                is_error: outcome.is_error,
+            });
             let duration_ms = t0.elapsed().as_millis() as u64;
             ends_turn |= outcome.ends_turn;
             if outcome.completed_work_item.is_some() {
@@ -399,7 +417,9 @@ async fn rounds(
                 completed_work_item,
             });
         }
-        interject(inner, agent_id, run_id).await?;
+        for text in interject(inner, agent_id, run_id).await? {
+            history.push(ConversationItem::UserText { text });
+        }
     }
     let _ = last_text;
     Ok(Ending::Failed {
@@ -421,22 +441,24 @@ async fn rounds(
 
 /// Safe point: trusted operator prompts with `interject` priority join the
 /// running turn (queue status `Interjected`).
+/// Returns the interjected inputs as the model sees them.
 async fn interject(
     inner: &Arc<HostInner>,
     agent_id: &str,
     run_id: &str,
-) -> Result<(), RuntimeError> {
+) -> Result<Vec<String>, RuntimeError> {
     // Most rounds have nothing to interject: look first with a read, so
     // they cost no write (and no fsync).
     let interject_band = Priority::Interject.band();
     let pending = inner.store.read()?.queue_pending(agent_id)?;
     if !pending.iter().any(|(band, _, _)| *band == interject_band) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
-    inner
+    let joined = inner
         .store
         .write(move |tx| {
+            let mut joined = Vec::new();
             for (band, _, mid) in tx.queue_pending(&id)? {
                 if band != Priority::Interject.band() {
                     break;
@@ -449,15 +471,15 @@ async fn interject(
                 {
                     continue;
                 }
+                let text = render_input(&env);
                 transcript_in(
                     tx,
                     &id,
                     &rid,
                     Some(&mid),
-                    TranscriptBody::Input {
-                        text: render_input(&env),
-                    },
+                    TranscriptBody::Input { text: text.clone() },
                 )?;
+                joined.push(text);
                 settle_in(
                     tx,
                     &id,
@@ -466,10 +488,10 @@ async fn interject(
                     json!({ "run_id": rid }),
                 )?;
             }
-            Ok(())
+            Ok(joined)
         })
         .await?;
-    Ok(())
+    Ok(joined)
 }
 
 async fn finish(
