@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::agent::{AgentRecord, AgentStatus};
-use super::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus};
+use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// A compact, stable per-agent summary (agent-state RFC: a projection, not
@@ -38,7 +38,6 @@ pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, 
     let total_work_items = rx.count(Keyed::WorkItems, id)?;
     let tasks_active = rx.index_list(Index::ActiveTasks, id)?.len() as u64;
     let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, id)?;
-    let timers: Vec<TimerRecord> = rx.list(Keyed::Timers, id)?;
     let posture = match super::host::projection::load(rx, id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
         None => super::posture::PostureView {
@@ -75,10 +74,7 @@ pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, 
             .iter()
             .filter(|w| w.status == WaitingIntentStatus::Active)
             .count() as u64,
-        timers_active: timers
-            .iter()
-            .filter(|t| t.status == TimerStatus::Active)
-            .count() as u64,
+        timers_active: rx.index_list(Index::ActiveTimers, id)?.len() as u64,
         model_override: agent.model_override.clone(),
     })
 }

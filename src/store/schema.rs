@@ -44,14 +44,17 @@ pub enum Index {
     ActiveTasks,
     /// Idempotency keys of system ticks already emitted.
     TickKeys,
+    /// Timers still waiting to fire.
+    ActiveTimers,
 }
 
 impl Index {
-    pub const ALL: [Index; 4] = [
+    pub const ALL: [Index; 5] = [
         Index::Dequeued,
         Index::OpenWorkItems,
         Index::ActiveTasks,
         Index::TickKeys,
+        Index::ActiveTimers,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +63,7 @@ impl Index {
             Index::OpenWorkItems => "idx_open_work_items",
             Index::ActiveTasks => "idx_active_tasks",
             Index::TickKeys => "idx_tick_keys",
+            Index::ActiveTimers => "idx_active_timers",
         }
     }
 
@@ -69,6 +73,7 @@ impl Index {
             Index::OpenWorkItems => 1,
             Index::ActiveTasks => 2,
             Index::TickKeys => 3,
+            Index::ActiveTimers => 4,
         }
     }
 

@@ -503,6 +503,24 @@ async fn sleep_with_duration_wakes_on_its_timer() {
     })
     .await;
     assert!(brief.event_seq > fired.event_seq);
+    // A fired timer leaves the active set: reads stay proportional to
+    // the timers still waiting, not to every Sleep ever taken.
+    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    assert!(rx
+        .index_list(holon::store::Index::ActiveTimers, "main")
+        .unwrap_or_default()
+        .is_empty());
+    drop(rx);
+    let status = {
+        use holon::runtime::api::{Request, RuntimeClient};
+        r.host
+            .call(Request::AgentStatus {
+                agent_id: "main".into(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(status["timers_active"], 0);
     r.host.shutdown().await;
 }
 

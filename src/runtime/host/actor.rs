@@ -405,11 +405,14 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
     if agent.status == AgentStatus::Stopped {
         return Ok(());
     }
-    let due_timers: Vec<TimerRecord> = rx
-        .list::<TimerRecord>(Keyed::Timers, agent_id)?
-        .into_iter()
-        .filter(|t| t.status == TimerStatus::Active && t.fire_at_ms <= now_ms)
-        .collect();
+    let mut due_timers: Vec<TimerRecord> = Vec::new();
+    for timer_id in rx.index_list(Index::ActiveTimers, agent_id)? {
+        if let Some(t) = rx.get::<TimerRecord>(Keyed::Timers, agent_id, &timer_id)? {
+            if t.status == TimerStatus::Active && t.fire_at_ms <= now_ms {
+                due_timers.push(t);
+            }
+        }
+    }
     let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
     let mut due_rechecks = Vec::new();
     for id in open {
@@ -435,6 +438,7 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
                 timer.status = TimerStatus::Fired;
                 timer.updated_at = tx.now_ts();
                 tx.put(Keyed::Timers, &id, &timer.id, &timer)?;
+                tx.index_remove(Index::ActiveTimers, &id, &timer.id)?;
                 tx.append_event(NewEvent {
                     agent_id: id.clone(),
                     kind: EventKind::TimerFired.as_str(),

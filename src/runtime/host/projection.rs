@@ -1,13 +1,13 @@
 //! Building the live `SchedulerProjection` from the store. Reads current
-//! state only — the dequeue index, the dequeued and open-work-item and
-//! active-task indexes, the candidate tick keys — so a decision costs the
+//! state only — the dequeue index, the dequeued, open-work-item,
+//! active-task and active-timer indexes, the candidate tick keys — so a decision costs the
 //! same whether the agent has ten events or ten million.
 
 use std::collections::BTreeSet;
 
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::continuation::SystemTickReason;
-use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::envelope::{MessageEnvelope, MessageOrigin};
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::scheduler::{
     wake_hint_tick_key, work_queue_tick_key, ProjectionInputs, QueuedMessage, SchedulerProjection,
@@ -76,7 +76,26 @@ pub fn load(
     let task_ids = rx.index_list(Index::ActiveTasks, agent_id)?;
     let tasks: Vec<TaskRecord> = load_ids(rx, Keyed::Tasks, agent_id, &task_ids)?;
     let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, agent_id)?;
-    let timers: Vec<TimerRecord> = rx.list(Keyed::Timers, agent_id)?;
+    // Active timers, plus any timer a pending message came from (the
+    // trigger's own wait, which the scheduler matches it against).
+    let mut timer_ids = rx.index_list(Index::ActiveTimers, agent_id)?;
+    for env in &envelopes {
+        let from_timer = match &env.origin {
+            MessageOrigin::Timer { timer_id } => Some(timer_id.clone()),
+            MessageOrigin::Operator { .. }
+            | MessageOrigin::Channel { .. }
+            | MessageOrigin::Webhook { .. }
+            | MessageOrigin::Callback { .. }
+            | MessageOrigin::System { .. }
+            | MessageOrigin::Task { .. } => env.source_refs.get("timer_id").cloned(),
+        };
+        if let Some(id) = from_timer {
+            if !timer_ids.contains(&id) {
+                timer_ids.push(id);
+            }
+        }
+    }
+    let timers: Vec<TimerRecord> = load_ids(rx, Keyed::Timers, agent_id, &timer_ids)?;
     let tool_executions: Vec<ToolExecutionRef> = if dequeued.is_empty() {
         Vec::new()
     } else {

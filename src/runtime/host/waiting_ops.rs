@@ -102,6 +102,7 @@ impl RuntimeHost {
                     updated_at: now,
                 };
                 tx.put(Keyed::Timers, &id, &timer_id, &record)?;
+                tx.index_insert(crate::store::Index::ActiveTimers, &id, &timer_id)?;
                 tx.append_event(NewEvent {
                     agent_id: id.clone(),
                     kind: EventKind::TimerCreated.as_str(),
