@@ -37,67 +37,6 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Every tool call in a Chat Completions request is answered by exactly
-/// one `role: tool` message, in the run of tool messages right after it;
-/// no result answers a call that is not there.
-fn check_chat_pairing(body: &Value) {
-    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
-    let mut all_calls = Vec::new();
-    for (n, m) in msgs.iter().enumerate() {
-        let calls: Vec<String> = m["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["id"].as_str().map(str::to_owned))
-            .collect();
-        if calls.is_empty() {
-            continue;
-        }
-        let answers: Vec<String> = msgs
-            .iter()
-            .skip(n + 1)
-            .take_while(|m| m["role"] == "tool")
-            .filter_map(|m| m["tool_call_id"].as_str().map(str::to_owned))
-            .collect();
-        assert_eq!(answers, calls, "one result per call, right after it");
-        all_calls.extend(calls);
-    }
-    let results: Vec<&str> = msgs
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["tool_call_id"].as_str())
-        .collect();
-    assert_eq!(results.len(), all_calls.len(), "no orphan results");
-}
-
-/// The same for OpenAI Responses `input` items.
-fn check_responses_pairing(body: &Value) {
-    let input = body["input"].as_array().cloned().unwrap_or_default();
-    let ids = |ty: &str| -> Vec<String> {
-        input
-            .iter()
-            .filter(|i| i["type"] == ty)
-            .filter_map(|i| i["call_id"].as_str().map(str::to_owned))
-            .collect()
-    };
-    let calls = ids("function_call");
-    let outputs = ids("function_call_output");
-    for id in &calls {
-        let call_at = input
-            .iter()
-            .position(|i| i["type"] == "function_call" && i["call_id"] == *id);
-        let at: Vec<usize> = input
-            .iter()
-            .enumerate()
-            .filter(|(_, i)| i["type"] == "function_call_output" && i["call_id"] == *id)
-            .map(|(n, _)| n)
-            .collect();
-        assert_eq!(at.len(), 1, "exactly one output for {id}");
-        assert!(call_at < Some(at[0]), "output after its call");
-    }
-    assert_eq!(outputs.len(), calls.len(), "no orphan outputs");
-}
-
 fn tool_result<'a>(body: &'a Value, call_id: &str) -> &'a str {
     body["messages"]
         .as_array()
@@ -244,7 +183,7 @@ async fn a_prompt_runs_a_real_command_and_completes_a_work_item_through_a_real_p
             r.headers.get("authorization").map(String::as_str),
             Some("Bearer sk-e2e")
         );
-        check_chat_pairing(&r.body);
+        stub_provider::invariants::chat_pairing(&r.body);
     }
     let first = &requests[0].body;
     let system = first["messages"][0]["content"].as_str().unwrap_or_default();
@@ -566,7 +505,7 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     for r in &requests {
         assert_eq!(r.path, "/v1/responses");
         assert_eq!(r.body["model"], "gpt-e2e");
-        check_responses_pairing(&r.body);
+        stub_provider::invariants::responses_pairing(&r.body);
     }
     let output = requests[1].body["input"]
         .as_array()
