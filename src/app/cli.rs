@@ -72,9 +72,24 @@ pub enum Command {
     /// inspect it.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// The store file: maintenance that needs it to itself.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Tools for developers: benchmarks, fixtures, stress helpers.
     #[command(subcommand)]
     Debug(DebugCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Compact the store file and report the bytes reclaimed. The runtime
+    /// must not be running (`holon daemon stop` first): compaction needs
+    /// the file to itself.
+    Compact {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,8 +203,6 @@ pub struct EventsArgs {
 pub enum DebugCommand {
     /// Run the performance benchmarks and print their figures.
     Bench(BenchArgs),
-    /// Append events as fast as possible, printing each acknowledged
-    /// event_seq on its own line (used by the crash-durability test).
     /// Write an agent's records as a scheduler replay fixture folder
     /// (agent.json, ledger/*.jsonl, expected.json).
     ExportFixture {
@@ -206,6 +219,8 @@ pub enum DebugCommand {
         #[arg(long)]
         input: Option<crate::runtime::fixture::ReplayInput>,
     },
+    /// Append events as fast as possible, printing each acknowledged
+    /// event_seq on its own line (used by the crash-durability test).
     #[command(hide = true)]
     AppendStress {
         /// Appends kept in flight at once.

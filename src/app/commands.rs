@@ -147,6 +147,35 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `holon store compact`: shrink the store file. A running runtime holds
+/// the file, so it is refused with what to do instead of waiting.
+pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    if super::daemon::connect(ctx).await.is_some() {
+        anyhow::bail!(
+            "a runtime is running on this store; stop it first (`holon daemon stop`), then compact"
+        );
+    }
+    let path = ctx.paths.store_file();
+    let report =
+        tokio::task::spawn_blocking(move || crate::store::compact::compact(&path)).await??;
+    let mut out = Out::new();
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["bytes_reclaimed"] = report.reclaimed().into();
+        out.line(&serde_json::to_string_pretty(&v)?)?;
+    } else {
+        out.line(&format!(
+            "compacted {}: {} -> {} bytes ({} reclaimed, {} passes)",
+            report.path.display(),
+            report.bytes_before,
+            report.bytes_after,
+            report.reclaimed(),
+            report.passes
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `holon` with no command when there is no terminal to draw on: the
 /// store's status.
 pub async fn overview(ctx: &Context) -> anyhow::Result<ExitCode> {

@@ -25,6 +25,8 @@ struct ConfigFile {
     log: LogSection,
     #[serde(default)]
     console: ConsoleSection,
+    #[serde(default)]
+    store: StoreSection,
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -56,6 +58,15 @@ struct ConsoleSection {
     bell: Option<bool>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoreSection {
+    cache_mib: Option<usize>,
+}
+
+/// The largest page cache `[store] cache_mib` accepts (8 GiB).
+const MAX_CACHE_MIB: usize = 8 * 1024;
+
 /// Where an effective value came from, for `status --json` and docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -77,6 +88,8 @@ pub struct Config {
     pub log_filter: String,
     pub alt_screen: bool,
     pub bell: bool,
+    /// The store's page cache in MiB (`[store] cache_mib`).
+    pub store_cache_mib: usize,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
 }
 
@@ -208,6 +221,17 @@ impl Config {
             .or(file.log.filter)
             .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned());
 
+        let store_cache_mib = match file.store.cache_mib {
+            Some(n) if (1..=MAX_CACHE_MIB).contains(&n) => n,
+            Some(n) => {
+                return Err(at_key(
+                    "store.cache_mib",
+                    format!("{n} is out of range: give a size in MiB from 1 to {MAX_CACHE_MIB}"),
+                ))
+            }
+            None => crate::store::DEFAULT_CACHE_MIB,
+        };
+
         Ok(Config {
             file: path.to_path_buf(),
             file_present: text.is_some(),
@@ -218,6 +242,7 @@ impl Config {
             log_filter,
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
+            store_cache_mib,
             providers: file.providers,
         })
     }
@@ -412,5 +437,22 @@ mod tests {
             })
         ));
         assert!(load("[console]\nalt_screen = \"loud\"\n", &Env::default()).is_err());
+    }
+
+    #[test]
+    fn store_cache_is_small_by_default_and_bounded() {
+        let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.store_cache_mib, crate::store::DEFAULT_CACHE_MIB);
+        let c =
+            load("[store]\ncache_mib = 64\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.store_cache_mib, 64);
+        for bad in ["0", "9000", "-1", "\"big\""] {
+            match load(&format!("[store]\ncache_mib = {bad}\n"), &Env::default()) {
+                Err(ConfigError::Invalid { key, .. }) => {
+                    assert_eq!(key.as_deref(), Some("store.cache_mib"), "{bad}")
+                }
+                other => panic!("{bad}: expected invalid, got {other:?}"),
+            }
+        }
     }
 }

@@ -25,7 +25,7 @@ use clap::Parser;
 
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
-use cli::{Cli, Command, DaemonCommand, DebugCommand, WorkCommand};
+use cli::{Cli, Command, DaemonCommand, DebugCommand, StoreCommand, WorkCommand};
 use config::{Config, Env};
 use paths::Paths;
 
@@ -39,7 +39,11 @@ impl Context {
     /// Open the store and make sure the default agent exists.
     pub async fn open_store(&self) -> anyhow::Result<Store> {
         self.paths.ensure()?;
-        let store = Store::open(&self.paths.store_file(), StoreOptions::default())?;
+        let options = StoreOptions {
+            cache_bytes: self.config.store_cache_mib * 1024 * 1024,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(&self.paths.store_file(), options)?;
         ensure_agent(&store, &self.config.default_agent).await?;
         Ok(store)
     }
@@ -114,6 +118,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             }) => {
                 let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
                 console::attach_console(&ctx, socket, agent, screen).await
+            }
+            Some(Command::Store(StoreCommand::Compact { json })) => {
+                commands::store_compact(&ctx, json).await
             }
             Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
                 debug::export(&ctx, agent, &dir).await

@@ -6,6 +6,7 @@
 //! writer. The store knows keys and JSON, not agents: record shapes belong
 //! to the runtime.
 
+pub mod compact;
 mod error;
 pub mod event;
 pub mod schema;
@@ -41,7 +42,14 @@ pub struct StoreOptions {
     pub event_buffer: usize,
     /// Capacity of the writer's job queue.
     pub queue_capacity: usize,
+    /// redb's page cache, in bytes. redb's own default (1 GiB) lets a
+    /// long-lived daemon grow without bound as the file grows; the ledger
+    /// is read by range scans near its tail, so a small cache serves it.
+    pub cache_bytes: usize,
 }
+
+/// The default page cache: `[store] cache_mib` in config.toml overrides it.
+pub const DEFAULT_CACHE_MIB: usize = 16;
 
 impl Default for StoreOptions {
     fn default() -> Self {
@@ -50,6 +58,7 @@ impl Default for StoreOptions {
             quick_repair: true,
             event_buffer: 8192,
             queue_capacity: 16_384,
+            cache_bytes: DEFAULT_CACHE_MIB * 1024 * 1024,
         }
     }
 }
@@ -101,7 +110,7 @@ impl Store {
                 source,
             })?;
         }
-        let db = open_database(path)?;
+        let db = open_database(path, options.cache_bytes)?;
         init_schema(&db, path)?;
         let db = Arc::new(db);
         let (jobs, rx) = mpsc::channel(options.queue_capacity.max(1));
@@ -233,12 +242,12 @@ fn unbox<T: 'static>(result: writer::JobResult) -> Result<T, StoreError> {
         .map_err(|_| StoreError::Storage("internal error: write reply of unexpected type".into()))
 }
 
-fn open_database(path: &Path) -> Result<Database, StoreError> {
+fn open_database(path: &Path, cache_bytes: usize) -> Result<Database, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: path.to_path_buf(),
         detail,
     };
-    let result = match open_quietly(path) {
+    let result = match open_quietly(path, cache_bytes) {
         Ok(r) => r,
         Err(panic_message) => {
             return Err(corrupt(format!(
@@ -273,7 +282,10 @@ fn open_database(path: &Path) -> Result<Database, StoreError> {
 /// than its header says). Catch that on this thread only, keep the message
 /// for the error, and print nothing: a damaged file is an error message,
 /// never a crash or a backtrace on the operator's terminal.
-fn open_quietly(path: &Path) -> Result<Result<Database, redb::DatabaseError>, String> {
+fn open_quietly(
+    path: &Path,
+    cache_bytes: usize,
+) -> Result<Result<Database, redb::DatabaseError>, String> {
     use std::sync::Mutex;
     type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static>;
     static HOOK_SWAP: Mutex<()> = Mutex::new(());
@@ -298,7 +310,8 @@ fn open_quietly(path: &Path) -> Result<Result<Database, redb::DatabaseError>, St
             }
         }));
     }
-    let attempt = std::panic::catch_unwind(|| Database::builder().create(path));
+    let attempt =
+        std::panic::catch_unwind(|| Database::builder().set_cache_size(cache_bytes).create(path));
     std::panic::set_hook(Box::new(move |info| previous(info)));
     attempt.map_err(|_| {
         let msg = captured.lock().unwrap_or_else(|p| p.into_inner()).take();

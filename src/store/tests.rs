@@ -238,3 +238,47 @@ fn garbage_and_newer_schema_are_clear_errors() {
         Ok(_) => panic!("newer schema opened"),
     }
 }
+
+#[tokio::test]
+async fn compaction_shrinks_the_file_and_keeps_every_event() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let store = open(&dir);
+    // Many small commits leave freed copy-on-write pages behind.
+    for n in 0..400u64 {
+        store
+            .write(move |tx| {
+                tx.append_event(NewEvent {
+                    payload: json!({ "n": n, "pad": "x".repeat(2048) }),
+                    ..event("a", n)
+                })
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    // While the store is open, compaction is refused and changes nothing.
+    match compact::compact(&path) {
+        Err(StoreError::Locked { .. }) => {}
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+
+    let report = compact::compact(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.bytes_after < report.bytes_before, "{report:?}");
+    assert_eq!(
+        report.bytes_after,
+        std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
+    );
+    let store = open(&dir);
+    let events = store
+        .read()
+        .and_then(|r| r.events("a", 1, 1000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(events.len(), 400);
+    assert_eq!(events[399].payload["n"], 399);
+
+    match compact::compact(&dir.path().join("missing.redb")) {
+        Err(StoreError::Io { .. }) => {}
+        other => panic!("expected Io for a missing store, got {other:?}"),
+    }
+}

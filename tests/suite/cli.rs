@@ -142,3 +142,26 @@ fn no_logging_reaches_the_terminal() {
         "a rolling log file exists"
     );
 }
+
+#[test]
+fn store_compact_reports_what_it_reclaimed_and_keeps_every_event() {
+    let home = Home::new();
+    for i in 0..30 {
+        home.ok(&["send", &format!("prompt {i} {}", "x".repeat(1500))]);
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(home.ok(&["store", "compact", "--json"]).trim())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let before = report["bytes_before"].as_u64().unwrap_or(0);
+    let after = report["bytes_after"].as_u64().unwrap_or(u64::MAX);
+    assert!(after <= before, "{report}");
+    assert_eq!(report["bytes_reclaimed"].as_u64(), Some(before - after));
+    let on_disk = std::fs::metadata(home.store_file())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert_eq!(on_disk, after);
+    let events = json_lines(&home.ok(&["events", "--json", "--limit", "1000"]));
+    assert_eq!(events.len(), 31, "agent_created + 30 admissions survive");
+    let text = home.ok(&["store", "compact"]);
+    assert!(text.starts_with("compacted "), "{text}");
+}
