@@ -302,6 +302,7 @@ async fn exec_bench(dir: &Path) -> anyhow::Result<()> {
         id: "call_exec".into(),
         name: "ExecCommand".into(),
         arguments: json!({"cmd": "true", "duplicate_policy": "start_new"}),
+        malformed_arguments: None,
     };
     let mut samples = Vec::with_capacity(EXEC_RUNS);
     for _ in 0..EXEC_RUNS {

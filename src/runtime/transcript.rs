@@ -142,6 +142,7 @@ mod tests {
             id: id.into(),
             name: "ExecCommand".into(),
             arguments: serde_json::json!({}),
+            malformed_arguments: None,
         }
     }
 

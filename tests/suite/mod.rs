@@ -5,11 +5,14 @@ mod cli;
 mod console_e2e;
 mod control_socket;
 mod daemon_lifecycle;
+mod provider_edges;
 mod provider_transports;
 mod pty;
 mod runtime_core;
 mod runtime_restart;
 mod scheduler_fixtures;
 mod store_durability;
+#[allow(dead_code)]
+pub mod stub_provider;
 mod support;
 mod turn_e2e;

@@ -4,13 +4,13 @@
 //! invariants (model, auth header, tools named verbatim, every tool call
 //! answered by exactly one result, in place).
 
-#[path = "stub_provider.rs"]
-mod stub_provider;
-
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::stub_provider::canned::{self, Call};
+use super::stub_provider::invariants::{check_request, request, Auth, Wire};
+use super::stub_provider::{Canned, StubServer};
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::{ProviderChain, RetryPolicy};
 use holon::runtime::provider::{
@@ -18,23 +18,20 @@ use holon::runtime::provider::{
     ProviderRound,
 };
 use serde_json::{json, Value};
-use stub_provider::canned::{self, Call};
-use stub_provider::invariants::{check_request, request, Auth, Wire};
-use stub_provider::{Canned, StubServer};
 
 const OPENAI_KEY: &str = "sk-test-openai-123";
 const ANTHROPIC_KEY: &str = "sk-ant-test-456";
 const GPT: &str = "openai/gpt-4.1";
 
 /// Environment snapshot, endpoint configs and policy for one chain.
-struct Setup {
+pub(super) struct Setup {
     env: BTreeMap<String, String>,
     endpoints: BTreeMap<String, ProviderEndpointConfig>,
     policy: RetryPolicy,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(super) fn new() -> Setup {
         Setup {
             env: BTreeMap::new(),
             endpoints: BTreeMap::new(),
@@ -47,23 +44,23 @@ impl Setup {
         }
     }
 
-    fn var(mut self, name: &str, value: &str) -> Setup {
+    pub(super) fn var(mut self, name: &str, value: &str) -> Setup {
         self.env.insert(name.to_owned(), value.to_owned());
         self
     }
 
-    fn openai(self, stub: &StubServer) -> Setup {
+    pub(super) fn openai(self, stub: &StubServer) -> Setup {
         self.var("OPENAI_API_KEY", OPENAI_KEY)
             .var("OPENAI_BASE_URL", &format!("{}/v1", stub.base()))
     }
 
-    fn anthropic(self, stub: &StubServer) -> Setup {
+    pub(super) fn anthropic(self, stub: &StubServer) -> Setup {
         self.var("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             .var("ANTHROPIC_BASE_URL", stub.base())
     }
 
     /// A `[providers.<name>]` entry, parsed from TOML as config.toml would be.
-    fn endpoint(
+    pub(super) fn endpoint(
         mut self,
         name: &str,
         base: &str,
@@ -79,25 +76,27 @@ impl Setup {
         self
     }
 
-    fn timeout(mut self, timeout: Duration) -> Setup {
+    pub(super) fn timeout(mut self, timeout: Duration) -> Setup {
         self.policy.request_timeout = timeout;
         self
     }
 
-    fn chain(&self, default: &str, fallbacks: &[&str]) -> ProviderChain {
+    pub(super) fn chain(&self, default: &str, fallbacks: &[&str]) -> ProviderChain {
         let fallbacks: Vec<String> = fallbacks.iter().map(|s| (*s).to_owned()).collect();
         build_chain(default, &fallbacks, &self.env, &self.endpoints, self.policy)
             .unwrap_or_else(|f| panic!("build_chain: {}", f.artifact.summary))
     }
 }
 
-async fn run(provider: &ProviderChain) -> (ProviderOutcome, Vec<String>) {
+pub(super) async fn run(provider: &ProviderChain) -> (ProviderOutcome, Vec<String>) {
     let (outcome, deltas, _) = run_timed(provider).await;
     (outcome, deltas)
 }
 
 /// Also returns how long before the round completed the first delta came.
-async fn run_timed(provider: &ProviderChain) -> (ProviderOutcome, Vec<String>, Option<Duration>) {
+pub(super) async fn run_timed(
+    provider: &ProviderChain,
+) -> (ProviderOutcome, Vec<String>, Option<Duration>) {
     let deltas = Mutex::new(Vec::new());
     let progress = |p: ProviderProgress| match p {
         ProviderProgress::TextDelta(d) => {
@@ -113,20 +112,20 @@ async fn run_timed(provider: &ProviderChain) -> (ProviderOutcome, Vec<String>, O
     (outcome, deltas.into_iter().map(|(d, _)| d).collect(), lead)
 }
 
-fn ok(o: &ProviderOutcome) -> &ProviderRound {
+pub(super) fn ok(o: &ProviderOutcome) -> &ProviderRound {
     o.result
         .as_ref()
         .unwrap_or_else(|f| panic!("round failed: {}", f.artifact.summary))
 }
 
-fn err(o: &ProviderOutcome) -> &ProviderFailure {
+pub(super) fn err(o: &ProviderOutcome) -> &ProviderFailure {
     o.result
         .as_ref()
         .err()
         .unwrap_or_else(|| panic!("round succeeded: {:?}", o.result))
 }
 
-fn snake<T: serde::Serialize>(v: T) -> String {
+pub(super) fn snake<T: serde::Serialize>(v: T) -> String {
     serde_json::to_value(v)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -134,7 +133,7 @@ fn snake<T: serde::Serialize>(v: T) -> String {
 }
 
 /// The timeline as `model outcome [failure_kind] [-> fallback]` lines.
-fn timeline(o: &ProviderOutcome) -> Vec<String> {
+pub(super) fn timeline(o: &ProviderOutcome) -> Vec<String> {
     let line = |a: &holon::runtime::provider::ProviderAttemptRecord| {
         let kind = a
             .failure_kind
@@ -474,7 +473,7 @@ async fn auth_failure_without_fallback_names_the_key_and_never_leaks_it() {
 }
 
 #[tokio::test]
-async fn malformed_json_and_malformed_arguments_are_invalid_responses() {
+async fn malformed_json_is_invalid_and_malformed_arguments_are_kept_for_the_model() {
     let bad_args = canned::chat_json("", &[("c1", "ExecCommand", r#"{"cmd": "#)]);
     let stub = StubServer::start(vec![
         Canned::raw(200, "{not json"),
@@ -483,18 +482,25 @@ async fn malformed_json_and_malformed_arguments_are_invalid_responses() {
     .await;
     let setup = Setup::new().endpoint("compat", stub.base(), None, "openai_chat", "off");
     let p = setup.chain("compat/m", &[]);
-    for _ in 0..2 {
-        let (o, _) = run(&p).await;
-        let f = err(&o);
-        assert_eq!(
-            (f.kind, f.artifact.category),
-            (FailureKind::InvalidResponse, FailureCategory::Protocol)
-        );
-        assert_eq!(
-            timeline(&o),
-            ["compat/m fail_fast_aborted invalid_response"]
-        );
-    }
+    let (o, _) = run(&p).await;
+    let f = err(&o);
+    assert_eq!(
+        (f.kind, f.artifact.category),
+        (FailureKind::InvalidResponse, FailureCategory::Protocol)
+    );
+    assert_eq!(
+        timeline(&o),
+        ["compat/m fail_fast_aborted invalid_response"]
+    );
+    // Arguments that are not JSON do not fail the round: the call carries
+    // them, and the turn answers it with an invalid_arguments tool error.
+    let (o, _) = run(&p).await;
+    let call = &ok(&o).tool_calls[0];
+    assert_eq!(call.arguments, json!({}));
+    assert_eq!(
+        call.malformed_arguments.as_ref().map(|m| m.raw.as_str()),
+        Some(r#"{"cmd": "#)
+    );
     assert_eq!(stub.requests().len(), 2);
     check_request(&stub.requests()[0], Wire::Chat, Auth::None, "m");
 }

@@ -33,6 +33,19 @@ pub struct Canned {
     pub delay: Duration,
     /// Wait before the last SSE frame (the terminal event).
     pub stall: Duration,
+    /// Drop the connection after this many SSE frames.
+    pub cut: Option<Cut>,
+}
+
+/// How a stream is cut short.
+#[derive(Debug, Clone, Copy)]
+pub enum Cut {
+    /// Chunked transfer encoding, and the socket closes without the final
+    /// chunk: the client's HTTP layer sees a broken body (a reset).
+    Reset(usize),
+    /// A close-delimited body that simply ends early: the HTTP exchange is
+    /// complete but the stream never sent its terminal event.
+    Eof(usize),
 }
 
 impl Canned {
@@ -43,6 +56,7 @@ impl Canned {
             body: Body::Json(body),
             delay: Duration::ZERO,
             stall: Duration::ZERO,
+            cut: None,
         }
     }
 
@@ -53,6 +67,7 @@ impl Canned {
             body: Body::Raw(body.to_owned()),
             delay: Duration::ZERO,
             stall: Duration::ZERO,
+            cut: None,
         }
     }
 
@@ -63,6 +78,7 @@ impl Canned {
             body: Body::Sse(frames),
             delay: Duration::ZERO,
             stall: Duration::ZERO,
+            cut: None,
         }
     }
 
@@ -78,6 +94,11 @@ impl Canned {
 
     pub fn delay(mut self, delay: Duration) -> Canned {
         self.delay = delay;
+        self
+    }
+
+    pub fn cut(mut self, cut: Cut) -> Canned {
+        self.cut = Some(cut);
         self
     }
 }
@@ -223,11 +244,20 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         Body::Json(v) => write_whole(&mut socket, head, "application/json", &v.to_string()).await?,
         Body::Raw(s) => write_whole(&mut socket, head, "application/json", &s).await?,
         Body::Sse(frames) => {
-            head.push_str("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n");
+            head.push_str("Content-Type: text/event-stream\r\nCache-Control: no-cache\r\n");
+            let chunked = matches!(canned.cut, Some(Cut::Reset(_)));
+            if chunked {
+                head.push_str("Transfer-Encoding: chunked\r\n");
+            }
+            head.push_str("\r\n");
             socket.write_all(head.as_bytes()).await?;
             socket.flush().await?;
+            let keep = match canned.cut {
+                Some(Cut::Reset(n) | Cut::Eof(n)) => n,
+                None => usize::MAX,
+            };
             let last = frames.len().saturating_sub(1);
-            for (n, (event, data)) in frames.into_iter().enumerate() {
+            for (n, (event, data)) in frames.into_iter().enumerate().take(keep) {
                 if n == last {
                     tokio::time::sleep(canned.stall).await;
                 }
@@ -236,9 +266,16 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
                     text.push_str(&format!("event: {e}\n"));
                 }
                 text.push_str(&format!("data: {data}\n\n"));
+                if chunked {
+                    text = format!("{:x}\r\n{text}\r\n", text.len());
+                }
                 socket.write_all(text.as_bytes()).await?;
                 socket.flush().await?;
                 tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+            if chunked {
+                // No terminating chunk: the connection just goes away.
+                return Ok(());
             }
         }
     }
@@ -445,6 +482,7 @@ pub mod invariants {
             id: id.into(),
             name: name.into(),
             arguments: json!({"arg": id}),
+            malformed_arguments: None,
         };
         let result = |id: &str, name: &str| ConversationItem::ToolResult {
             call_id: id.into(),

@@ -4,11 +4,6 @@
 //! watcher. Every recorded provider request is checked: every tool call
 //! has exactly one result, right after the call.
 
-// provider_transports.rs keeps its copy private; this is the second copy.
-#[allow(dead_code, clippy::duplicate_mod)]
-#[path = "stub_provider.rs"]
-mod stub_provider;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::stub_provider::{self, canned, Canned, Recorded, StubServer};
 use holon::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use holon::runtime::host::run_once::RunOutcome;
 use holon::runtime::host::watch::{ConfigReloader, ConfigWatch};
@@ -27,8 +23,6 @@ use holon::runtime::provider::scripted::Scripted;
 use holon::runtime::provider::Provider;
 use holon::runtime::work_items::WorkItemRecord;
 use holon::store::{EventRecord, Keyed, Store, StoreOptions};
-use stub_provider::canned;
-use stub_provider::{Canned, Recorded, StubServer};
 
 use super::runtime_core::{events, kind, prompt, rig, wait_event};
 use super::support::{stderr, Home};
@@ -68,7 +62,7 @@ impl Slot {
     }
 }
 
-fn stub_chain(stub: &StubServer) -> Arc<dyn Provider> {
+pub(super) fn stub_chain(stub: &StubServer) -> Arc<dyn Provider> {
     let text = format!(
         "base_url = \"{}/v1\"\nwire = \"openai_chat\"\nstreaming = \"on\"\napi_key_env = \"STUB_KEY\"\n",
         stub.base()
@@ -408,13 +402,17 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
 
 // ---- holon run through the binary -----------------------------------------------
 
-fn run_json(out: &std::process::Output) -> Value {
+pub(super) fn run_json(out: &std::process::Output) -> Value {
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("bad JSON {text:?}: {e}\n{}", stderr(out)))
 }
 
-async fn holon_run(home: &Home, envs: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+pub(super) async fn holon_run(
+    home: &Home,
+    envs: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Output {
     let mut cmd = tokio::process::Command::from(home.cmd());
     for var in [
         "OPENAI_API_KEY",

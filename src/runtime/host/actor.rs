@@ -6,13 +6,13 @@
 //! decision. A waiting decision identical to the last one recorded is not
 //! recorded again, so spurious wakes do not flood the ledger.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::{watch, Notify};
 
+use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
 use super::turn;
 use super::HostInner;
@@ -44,7 +44,7 @@ pub(super) async fn run(
     inner: Arc<HostInner>,
     agent_id: String,
     wake: Arc<Notify>,
-    abort: Arc<AtomicBool>,
+    cancel: Arc<TurnCancel>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut last_recorded: Option<serde_json::Value> = None;
@@ -75,7 +75,7 @@ pub(super) async fn run(
                 &agent_id,
                 &live,
                 decision,
-                &abort,
+                &cancel,
                 &mut last_recorded,
             )
             .await?;
@@ -186,7 +186,7 @@ async fn execute(
     agent_id: &str,
     live: &LiveProjection,
     decision: SchedulerDecision,
-    abort: &Arc<AtomicBool>,
+    cancel: &Arc<TurnCancel>,
     last_recorded: &mut Option<serde_json::Value>,
 ) -> Result<Step, RuntimeError> {
     let event = decision_event(&decision, live);
@@ -196,7 +196,7 @@ async fn execute(
                 return Ok(Step::Wait);
             };
             *last_recorded = None;
-            abort.store(false, Ordering::SeqCst);
+            cancel.reset();
             let run_id = crate::new_id("run");
             let (id, mid, rid, d) = (
                 agent_id.to_owned(),
@@ -220,7 +220,7 @@ async fn execute(
                     Ok(envelope)
                 })
                 .await?;
-            turn::run(inner, agent_id, &run_id, envelope, abort).await?;
+            turn::run(inner, agent_id, &run_id, envelope, cancel).await?;
             Ok(Step::Continue)
         }
         SchedulerDecisionKind::ReduceMessageOnly => {

@@ -7,6 +7,7 @@
 //! until woken or until their next timer deadline.
 
 mod actor;
+pub mod cancel;
 pub mod dispatch;
 pub mod projection;
 pub mod run_once;
@@ -23,6 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::{broadcast, Notify};
+
+use cancel::{CancelReason, TurnCancel};
 
 use super::admission::{admit, ensure_agent, Admitted};
 use super::agent::{AgentRecord, AgentStatus};
@@ -141,7 +144,7 @@ pub enum WakeHintOutcome {
 
 struct Actor {
     wake: Arc<Notify>,
-    abort: Arc<AtomicBool>,
+    cancel: Arc<TurnCancel>,
     join: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -288,19 +291,19 @@ impl RuntimeHost {
         let home = self.inner.agent_home(agent_id);
         self.inner.guidance_watch.watch_agent(agent_id, &home);
         let wake = Arc::new(Notify::new());
-        let abort = Arc::new(AtomicBool::new(false));
+        let cancel = Arc::new(TurnCancel::default());
         let join = tokio::spawn(actor::run(
             Arc::clone(&self.inner),
             agent_id.to_owned(),
             Arc::clone(&wake),
-            Arc::clone(&abort),
+            Arc::clone(&cancel),
             self.inner.shutdown.subscribe(),
         ));
         actors.insert(
             agent_id.to_owned(),
             Actor {
                 wake,
-                abort,
+                cancel,
                 join: Some(join),
             },
         );
@@ -379,7 +382,7 @@ impl RuntimeHost {
                     ));
                 }
                 if let Some(a) = self.inner.actors().get(agent_id) {
-                    a.abort.store(true, Ordering::SeqCst);
+                    a.cancel.request(CancelReason::OperatorAbort);
                     a.wake.notify_one();
                 }
                 return Ok(ControlOutcome {
@@ -387,7 +390,10 @@ impl RuntimeHost {
                     action,
                     from: current.status,
                     to: current.status,
-                    note: "the turn aborts at its next safe point".into(),
+                    note:
+                        "the turn stops now: an in-flight model request is dropped and no further \
+                           tool starts"
+                            .into(),
                 });
             }
             ControlAction::Pause | ControlAction::Resume | ControlAction::Stop => {}
@@ -447,7 +453,7 @@ impl RuntimeHost {
             .await?;
         if action == ControlAction::Stop {
             if let Some(a) = self.inner.actors().get(agent_id) {
-                a.abort.store(true, Ordering::SeqCst);
+                a.cancel.request(CancelReason::AgentStopped);
             }
         }
         self.wake(agent_id);
@@ -607,6 +613,16 @@ impl RuntimeHost {
         }
     }
 
+    /// Cancel the agent's running turn now (an in-flight provider request
+    /// is dropped). A no-op when no turn runs: the request is forgotten
+    /// when the next turn starts.
+    pub(crate) fn cancel_turn(&self, agent_id: &str, reason: CancelReason) {
+        if let Some(a) = self.inner.actors().get(agent_id) {
+            a.cancel.request(reason);
+            a.wake.notify_one();
+        }
+    }
+
     /// Stop every actor (after its current step), leave durable state as
     /// it is, and wait for them. Running tasks keep running; the next start
     /// records them as interrupted if they cannot be supervised.
@@ -617,7 +633,7 @@ impl RuntimeHost {
             actors
                 .values_mut()
                 .map(|a| {
-                    a.abort.store(true, Ordering::SeqCst);
+                    a.cancel.request(CancelReason::RuntimeShutdown);
                     a.wake.notify_one();
                     a.join.take()
                 })

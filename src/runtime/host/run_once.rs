@@ -73,6 +73,12 @@ pub struct RunOnceReport {
     pub final_text: String,
     /// The last assistant message of the run's last terminal turn.
     pub raw_final_text: String,
+    /// The last turn's answer was cut off by the model's output limit
+    /// (`truncation_stop_reason` says which limit). Holon does not ask the
+    /// model to continue by itself.
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncation_stop_reason: Option<String>,
     pub token_usage: TokenUsage,
     /// Every provider attempt of the run, in order.
     pub provider_attempt_timeline: ProviderAttemptTimeline,
@@ -91,6 +97,7 @@ pub struct RunOnceReport {
 struct Fold {
     turn_terminal: Option<Value>,
     last_text: String,
+    truncated: Option<String>,
     /// The failure of the last terminal turn, when it was aborted.
     failure: Option<FailureArtifact>,
     /// `runtime_error` artifacts by run id, until their terminal.
@@ -190,6 +197,11 @@ impl Fold {
         let run_id = text(p, "run_id");
         let kind = text(p, "kind");
         self.last_text = text(p, "last_assistant_message");
+        self.truncated = p["truncation_stop_reason"].as_str().map(str::to_owned);
+        // A cancelled turn records the attempt it dropped here.
+        if let Some(t) = parse(&p["provider_attempt_timeline"]) {
+            merge_timeline(&mut self.timeline, t);
+        }
         self.failure = if kind == "completed" {
             None
         } else {
@@ -244,6 +256,8 @@ impl Fold {
             outcome,
             final_text: report_text.unwrap_or_else(|| self.last_text.clone()),
             raw_final_text: self.last_text,
+            truncated: self.truncated.is_some(),
+            truncation_stop_reason: self.truncated,
             token_usage: self.usage,
             provider_attempt_timeline: self.timeline,
             failure_artifact: failure,
@@ -256,7 +270,45 @@ impl Fold {
     }
 }
 
+/// How long a timed-out run waits for its cancelled turn to be recorded.
+const CANCEL_SETTLE: Duration = Duration::from_millis(800);
+
 impl RuntimeHost {
+    /// The run's deadline passed: cancel the agent's turn (dropping an
+    /// in-flight provider request) and fold what the cancellation records,
+    /// so the report carries the attempt timeline. Bounded by
+    /// `CANCEL_SETTLE`; the report is a timeout either way.
+    async fn cancel_run(
+        &self,
+        agent_id: &str,
+        fold: &mut Fold,
+        cursor: &mut u64,
+        message_id: &str,
+    ) -> Result<(), RuntimeError> {
+        let mut commits = self.inner.store.subscribe();
+        self.cancel_turn(agent_id, super::cancel::CancelReason::RunTimeout);
+        let until = tokio::time::Instant::now() + CANCEL_SETTLE;
+        let start_turns = fold.turns;
+        loop {
+            let page = self.inner.store.read()?.events(agent_id, *cursor, 512)?;
+            if let Some(last) = page.last() {
+                *cursor = last.event_seq + 1;
+            }
+            for e in &page {
+                fold.apply(e, message_id);
+            }
+            if fold.turns > start_turns {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(until, commits.recv())
+                .await
+                .is_err()
+            {
+                return Ok(());
+            }
+        }
+    }
+
     /// The host internals, for in-crate drivers that call tools directly
     /// (benchmarks).
     pub(crate) fn inner(&self) -> &std::sync::Arc<super::HostInner> {
@@ -362,7 +414,11 @@ impl RuntimeHost {
             }
             // Woken by the next commit; a lagged receiver just re-reads.
             match tokio::time::timeout_at(deadline, commits.recv()).await {
-                Err(_) => return Ok(fold.report(&agent_id, &message_id, Some(timeout))),
+                Err(_) => {
+                    self.cancel_run(&agent_id, &mut fold, &mut cursor, &message_id)
+                        .await?;
+                    return Ok(fold.report(&agent_id, &message_id, Some(timeout)));
+                }
                 Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
                     return Err(RuntimeError::Store(StoreError::Closed))
                 }

@@ -7,12 +7,12 @@
 //! failure is a failure brief, a `runtime_error` event and a transcript
 //! failure entry, never silence.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
 
+use super::cancel::{CancelReason, TurnCancel};
 use super::{HostInner, LiveUpdate};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
@@ -41,6 +41,9 @@ enum Ending {
         text: String,
         rounds: u32,
         completed_work_item: Option<String>,
+        /// The provider's stop reason when the answer was cut off by the
+        /// output limit (`length`, `max_tokens`, `incomplete:...`).
+        truncated: Option<String>,
     },
     Failed {
         failure: Box<ProviderFailure>,
@@ -48,9 +51,52 @@ enum Ending {
         rounds: u32,
     },
     Aborted {
-        reason: String,
+        reason: CancelReason,
         rounds: u32,
+        /// The provider request that was in flight when the turn was
+        /// cancelled, recorded as a cancelled attempt.
+        timeline: Option<Box<ProviderAttemptTimeline>>,
     },
+}
+
+/// The stop reason when it says the answer was cut off by the output limit.
+pub fn output_limit_reason(stop_reason: Option<&str>) -> Option<String> {
+    let r = stop_reason?;
+    let cut =
+        matches!(r, "length" | "max_tokens" | "max_output_tokens") || r.starts_with("incomplete");
+    cut.then(|| r.to_owned())
+}
+
+/// The attempt that was in flight when its turn was cancelled.
+fn cancelled_attempt(
+    provider: &dyn crate::runtime::provider::Provider,
+    started: Instant,
+) -> ProviderAttemptTimeline {
+    let model_ref = provider.model_ref();
+    let record = crate::runtime::provider::ProviderAttemptRecord {
+        provider: model_ref
+            .split_once('/')
+            .map(|(p, _)| p.to_owned())
+            .unwrap_or_default(),
+        model_ref: model_ref.clone(),
+        attempt: 1,
+        max_attempts: 1,
+        started_at: None,
+        completed_at: Some(crate::format_ts(crate::now_ms())),
+        duration_ms: Some(started.elapsed().as_millis() as u64),
+        failure_kind: None,
+        disposition: Some("cancelled".into()),
+        outcome: crate::runtime::provider::AttemptOutcome::Cancelled,
+        advanced_to_fallback: false,
+        backoff_ms: None,
+        token_usage: None,
+        transport_diagnostics: None,
+    };
+    ProviderAttemptTimeline {
+        requested_model_ref: model_ref,
+        attempts: vec![record],
+        ..ProviderAttemptTimeline::default()
+    }
 }
 
 /// The prompt label that keeps provenance visible to the model.
@@ -140,7 +186,7 @@ pub(super) async fn run(
     agent_id: &str,
     run_id: &str,
     message: MessageEnvelope,
-    abort: &AtomicBool,
+    cancel: &TurnCancel,
 ) -> Result<(), RuntimeError> {
     let started = Instant::now();
     let store = inner.store.clone();
@@ -191,7 +237,7 @@ pub(super) async fn run(
         turn_work_item_id.clone(),
         provider.as_ref(),
         &guidance,
-        abort,
+        cancel,
     )
     .await?;
     finish(
@@ -215,7 +261,7 @@ async fn rounds(
     turn_work_item_id: Option<String>,
     provider: &dyn crate::runtime::provider::Provider,
     guidance: &[super::watch::Guidance],
-    abort: &AtomicBool,
+    cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
     let store = inner.store.clone();
     let tool_specs = tools::specs();
@@ -232,10 +278,11 @@ async fn rounds(
         conversation(&entries)
     };
     for round in 1..=inner.config.max_rounds {
-        if abort.load(Ordering::SeqCst) {
+        if let Some(reason) = cancel.reason() {
             return Ok(Ending::Aborted {
-                reason: "aborted by the operator".into(),
+                reason,
                 rounds: round - 1,
+                timeline: None,
             });
         }
         let (request, context_build_ms) = {
@@ -288,7 +335,19 @@ async fn rounds(
             }
         };
         let t0 = Instant::now();
-        let outcome = provider.round(&request, &progress).await;
+        // Cancellation drops the request future, which closes the
+        // connection: nothing waits for a model that is no longer wanted.
+        let outcome = tokio::select! {
+            biased;
+            reason = cancel.cancelled() => {
+                return Ok(Ending::Aborted {
+                    reason,
+                    rounds: round,
+                    timeline: Some(Box::new(cancelled_attempt(provider, t0))),
+                });
+            }
+            outcome = provider.round(&request, &progress) => outcome,
+        };
         let provider_round_ms = t0.elapsed().as_millis() as u64;
         let timeline = outcome.timeline.clone();
         let round_result = match outcome.result {
@@ -354,10 +413,20 @@ async fn rounds(
                 text: last_text,
                 rounds: round,
                 completed_work_item,
+                truncated: output_limit_reason(round_result.stop_reason.as_deref()),
             });
         }
         let mut ends_turn = false;
         for call in &round_result.tool_calls {
+            // A cancelled turn starts no further tool; calls left without a
+            // result are shown to the model as not executed.
+            if let Some(reason) = cancel.reason() {
+                return Ok(Ending::Aborted {
+                    reason,
+                    rounds: round,
+                    timeline: None,
+                });
+            }
             let env = ToolEnv {
                 host: inner,
                 agent_id,
@@ -393,6 +462,7 @@ async fn rounds(
                         "id": exec_id, "call_id": c.id, "run_id": rid, "message_id": mid, "tool_name": c.name,
                         "arguments": c.arguments, "result": o.content, "is_error": o.is_error, "duration_ms": duration_ms,
                         "status": if o.is_error { "failed" } else { "completed" },
+                        "malformed_arguments": c.malformed_arguments,
                     }))?;
                     tx.append_event(NewEvent {
                         agent_id: id.clone(),
@@ -401,6 +471,7 @@ async fn rounds(
                         payload: json!({
                             "run_id": rid, "tool_execution_id": exec_id, "call_id": c.id, "tool_name": c.name,
                             "arguments": c.arguments, "is_error": o.is_error, "duration_ms": duration_ms,
+                            "malformed_arguments": c.malformed_arguments,
                             "result_preview": content.chars().take(600).collect::<String>(),
                         }),
                     })?;
@@ -415,6 +486,7 @@ async fn rounds(
                 text: last_text,
                 rounds: round,
                 completed_work_item,
+                truncated: None,
             });
         }
         for text in interject(inner, agent_id, run_id).await? {
@@ -509,9 +581,18 @@ async fn finish(
         .store
         .write(move |tx| {
             let (terminal, queue_status, brief_kind, text, last_assistant, rounds, failure) = match &ending {
-                Ending::Completed { text, rounds, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", text.clone(), text.clone(), *rounds, None),
+                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", text.clone(), text.clone(), *rounds, None),
+                Ending::Completed { text, rounds, truncated: Some(why), .. } => {
+                    let note = format!("{text}\n\n[The answer was cut off by the model's output limit (stop reason `{why}`).]");
+                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", note, text.clone(), *rounds, None)
+                }
                 Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, "failure", failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
-                Ending::Aborted { reason, rounds } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {reason}."), String::new(), *rounds, None),
+                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
+            };
+            let (truncated, cancel_reason, cancelled_timeline) = match &ending {
+                Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
+                Ending::Failed { .. } => (None, None, None),
+                Ending::Aborted { reason, timeline, .. } => (None, Some(*reason), timeline.as_deref()),
             };
             if let Ending::Failed { failure, timeline, .. } = &ending {
                 tx.append_event(NewEvent {
@@ -538,7 +619,11 @@ async fn finish(
                     }
                 }
             }
-            settle_in(tx, &id, &msg.id, queue_status, json!({ "run_id": rid, "turn_terminal": terminal.as_str() }))?;
+            // A turn interrupted by shutdown leaves its message dequeued: it
+            // replays on the next start (restart contract).
+            if cancel_reason != Some(CancelReason::RuntimeShutdown) {
+                settle_in(tx, &id, &msg.id, queue_status, json!({ "run_id": rid, "turn_terminal": terminal.as_str() }))?;
+            }
             let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
             agent.turn_in_progress = false;
             agent.current_run_id = None;
@@ -557,6 +642,9 @@ async fn finish(
                 payload: json!({
                     "run_id": rid, "message_id": msg.id, "kind": terminal.as_str(), "rounds": rounds,
                     "last_assistant_message": last_assistant, "duration_ms": duration_ms,
+                    "truncated": truncated.is_some(), "truncation_stop_reason": truncated,
+                    "cancel_reason": cancel_reason.map(CancelReason::as_str),
+                    "provider_attempt_timeline": cancelled_timeline,
                 }),
             })?;
             // Brief visibility: waiting for the operator -> action_required;
@@ -603,6 +691,7 @@ async fn finish(
                 "related_message_id": msg.id, "related_task_id": msg.task_id,
                 "failure_artifact": failure.as_ref().map(|f| &f.artifact),
                 "awaiting_task_ids": awaiting_tasks,
+                "truncated": truncated.is_some(),
             });
             tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
             tx.append_event(NewEvent {

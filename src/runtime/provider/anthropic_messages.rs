@@ -165,13 +165,13 @@ fn error_failure(value: &Value, default: FailureKind) -> WireFailure {
     let error = error_from_value(value);
     let kind = classify_error_code(&error).unwrap_or(default);
     let what = error.message.or(error.error_type).unwrap_or_default();
-    WireFailure::new(kind, format!("provider error: {what}"))
+    WireFailure::reported(kind, format!("provider error: {what}"))
 }
 
 /// Parses a complete (non-streaming) Messages response.
 pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
     if str_at(body, "type") == Some("error") {
-        return Err(error_failure(body, FailureKind::InvalidResponse));
+        return Err(error_failure(body, FailureKind::ServerError));
     }
     let content = body
         .get("content")
@@ -191,6 +191,7 @@ pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
                     id: id.to_owned(),
                     name: name.to_owned(),
                     arguments: block.get("input").cloned().unwrap_or_else(|| json!({})),
+                    malformed_arguments: None,
                 });
             }
             // thinking, redacted_thinking, server tool blocks: not replayed.
@@ -329,11 +330,12 @@ impl StreamDecoder for MessagesStream {
                     if id.is_empty() || name.is_empty() {
                         return Err(WireFailure::invalid("tool_use block without id or name"));
                     }
-                    let arguments = parse_arguments(&id, &name, &json)?;
+                    let (arguments, malformed_arguments) = parse_arguments(&json);
                     tool_calls.push(ToolCall {
                         id,
                         name,
                         arguments,
+                        malformed_arguments,
                     });
                 }
                 Block::Text | Block::Other => {}
@@ -358,6 +360,7 @@ mod tests {
             id: id.into(),
             name: "ExecCommand".into(),
             arguments: json!({"cmd": id}),
+            malformed_arguments: None,
         }
     }
 
@@ -476,9 +479,14 @@ mod tests {
                 .map(|u| (u.input_tokens, u.output_tokens)),
             Some((3, 9))
         );
+        // Malformed arguments do not fail the round: the call carries them.
+        let cut = run(&["{\"cmd\":"]).ok();
+        let call = cut.as_ref().map(|r| &r.tool_calls[0]);
+        assert_eq!(call.map(|c| c.arguments.clone()), Some(json!({})));
         assert_eq!(
-            run(&["{\"cmd\":"]).err().map(|e| e.kind),
-            Some(FailureKind::InvalidResponse)
+            call.and_then(|c| c.malformed_arguments.as_ref())
+                .map(|m| m.raw.as_str()),
+            Some("{\"cmd\":")
         );
     }
 

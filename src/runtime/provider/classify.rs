@@ -102,6 +102,9 @@ pub fn classify_error_code(error: &ProviderErrorBody) -> Option<FailureKind> {
             "invalid_api_key" | "authentication_error" | "permission_error" => {
                 Some(FailureKind::AuthFailed)
             }
+            "not_found_error" | "model_not_found" | "request_too_large" => {
+                Some(FailureKind::ClientError)
+            }
             _ => None,
         };
         if kind.is_some() {
@@ -116,10 +119,13 @@ pub fn classify_error_code(error: &ProviderErrorBody) -> Option<FailureKind> {
         .into_iter()
         .flatten()
         .any(|n| n == "invalid_request_error" || n == "invalid_request");
-    if overflow && invalid_request {
-        return Some(FailureKind::ContextLengthExceeded);
+    // An in-stream `invalid_request_error` is the same refusal as its
+    // HTTP 400 twin, and classified the same way.
+    match (invalid_request, overflow) {
+        (true, true) => Some(FailureKind::ContextLengthExceeded),
+        (true, false) => Some(FailureKind::ClientError),
+        (false, _) => None,
     }
-    None
 }
 
 /// Classifies a non-success HTTP status with its parsed error body.
@@ -150,10 +156,25 @@ pub fn classify_status(status: u16, error: &ProviderErrorBody) -> FailureKind {
     }
 }
 
-/// Classifies a reqwest error by its flags (timeout, connect, body, ...).
-pub fn classify_transport_error(flags: &ReqwestDiagnostics) -> FailureKind {
+/// Where in the exchange a transport error happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseStage {
+    /// Connecting, sending, or waiting for the response headers.
+    BeforeHeaders,
+    /// Reading the body or the SSE stream of a response that had started.
+    Body,
+}
+
+/// Classifies a reqwest error by its flags (timeout, connect, body, ...)
+/// and where it happened. Once the headers arrived, any error that is not
+/// a timeout means the answer was cut short (reqwest reports a reset or an
+/// early EOF while decoding the body as a "decode" error): that is a
+/// retryable `StreamInterrupted`, not a response in the wrong format.
+pub fn classify_transport_error(flags: &ReqwestDiagnostics, stage: ResponseStage) -> FailureKind {
     if flags.is_timeout {
         FailureKind::Timeout
+    } else if stage == ResponseStage::Body {
+        FailureKind::StreamInterrupted
     } else if flags.is_connect || flags.is_request || flags.is_body {
         FailureKind::Connect
     } else if flags.is_decode {
@@ -314,6 +335,16 @@ mod tests {
             Some(FailureKind::ServerError)
         );
         assert_eq!(classify_error_code(&e("whatever")), None);
+        let invalid = ProviderErrorBody {
+            error_type: Some("invalid_request_error".into()),
+            message: Some("max_tokens: field required".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            classify_error_code(&invalid),
+            Some(FailureKind::ClientError),
+            "an in-stream invalid_request_error is its HTTP 400 twin"
+        );
         let overloaded = ProviderErrorBody {
             error_type: Some("overloaded_error".into()),
             ..Default::default()
@@ -332,16 +363,18 @@ mod tests {
             is_body: b,
             ..Default::default()
         };
+        let before = ResponseStage::BeforeHeaders;
+        let body = ResponseStage::Body;
         assert_eq!(
-            classify_transport_error(&f(true, true, false)),
+            classify_transport_error(&f(true, true, false), before),
             FailureKind::Timeout
         );
         assert_eq!(
-            classify_transport_error(&f(false, true, false)),
+            classify_transport_error(&f(false, true, false), before),
             FailureKind::Connect
         );
         assert_eq!(
-            classify_transport_error(&f(false, false, true)),
+            classify_transport_error(&f(false, false, true), before),
             FailureKind::Connect
         );
         let decode = ReqwestDiagnostics {
@@ -349,9 +382,23 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            classify_transport_error(&decode),
+            classify_transport_error(&decode, before),
             FailureKind::InvalidResponse
         );
+        // After the headers, a reset or early EOF cuts the answer short.
+        assert_eq!(
+            classify_transport_error(&decode, body),
+            FailureKind::StreamInterrupted
+        );
+        assert_eq!(
+            classify_transport_error(&f(false, false, true), body),
+            FailureKind::StreamInterrupted
+        );
+        assert_eq!(
+            classify_transport_error(&f(true, false, true), body),
+            FailureKind::Timeout
+        );
+        assert!(FailureKind::StreamInterrupted.is_retryable());
     }
 
     #[test]

@@ -19,7 +19,14 @@ pub struct AttemptFailure {
     pub kind: FailureKind,
     /// Technical detail (redacted), e.g. `HTTP 400: max_tokens too large`.
     pub detail: String,
+    /// The HTTP status that caused the failure. `None` when the provider
+    /// reported the error inside a successful response (see
+    /// `in_band_after`): that status is not the cause.
     pub status: Option<u16>,
+    /// Set when the error arrived inside a successful response (an SSE
+    /// `error` event, or an error object in a 200 body): the HTTP status
+    /// the response had. Summaries label it, never present it as the cause.
+    pub in_band_after: Option<u16>,
     /// The server's `Retry-After`, when it sent one.
     pub retry_after: Option<Duration>,
     /// The provider's own error message (redacted, truncated).
@@ -34,6 +41,7 @@ pub fn artifact_kind(kind: FailureKind) -> &'static str {
         FailureKind::UnsupportedTransport => "provider_unsupported_transport",
         FailureKind::Timeout => "provider_timeout",
         FailureKind::Connect => "provider_connect_failed",
+        FailureKind::StreamInterrupted => "provider_stream_interrupted",
         FailureKind::RateLimited => "provider_rate_limited",
         FailureKind::ServerError => "provider_server_error",
         FailureKind::AuthFailed => "provider_auth_failed",
@@ -83,8 +91,12 @@ fn attempts_text(attempts: u32) -> String {
     }
 }
 
-fn status_text(status: Option<u16>) -> String {
-    status.map_or_else(String::new, |s| format!(" ({s})"))
+fn status_text(failure: &AttemptFailure) -> String {
+    match (failure.status, failure.in_band_after) {
+        (Some(s), _) => format!(" ({s})"),
+        (None, Some(s)) => format!(" (in-stream error after HTTP {s})"),
+        (None, None) => String::new(),
+    }
 }
 
 /// One line for a candidate whose attempts failed: what happened, then what
@@ -98,7 +110,7 @@ pub fn candidate_summary(
     let m = &endpoint.model_ref;
     let provider = &m.provider;
     let tries = attempts_text(attempts);
-    let status = status_text(failure.status);
+    let status = status_text(failure);
     let url = failure
         .diagnostics
         .url
@@ -131,6 +143,11 @@ pub fn candidate_summary(
         FailureKind::Connect => format!(
             "{m}: connection to {url} failed after {tries} ({}): check the network and {}",
             failure.detail, endpoint.base_url_source
+        ),
+        FailureKind::StreamInterrupted => format!(
+            "{m}: the response from {url} was cut short after {tries} ({}): the connection \
+             dropped mid-response; check the network and the provider's status",
+            failure.detail
         ),
         FailureKind::ClientError => format!(
             "{m}: request rejected{status}{said}; check the model name and request settings"
@@ -213,6 +230,7 @@ mod tests {
             kind,
             detail: "x".into(),
             status,
+            in_band_after: None,
             retry_after: None,
             provider_message: Some("bad field".into()),
             diagnostics: TransportDiagnostics::default(),

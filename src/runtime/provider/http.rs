@@ -14,13 +14,14 @@ use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 
 use super::classify::{
     classify_status, classify_transport_error, parse_error_body, redact, retry_after_from,
-    scrub_url, truncate,
+    scrub_url, truncate, ResponseStage,
 };
 use super::failure::AttemptFailure;
 use super::registry::ResolvedEndpoint;
 use super::sse::SseParser;
 use super::wire::{
     ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure, WireFormat,
+    WireOrigin,
 };
 use super::{
     anthropic_messages, openai_chat, openai_responses, FailureKind, ProviderRequest,
@@ -30,6 +31,16 @@ use super::{
 /// Extra time the outer deadline allows beyond reqwest's own timeout, so the
 /// reqwest error (with its flags) normally wins.
 const DEADLINE_GRACE: Duration = Duration::from_millis(100);
+
+/// Whether a transport stage runs after the response headers arrived (the
+/// body or the stream is being read), where a broken connection means the
+/// answer was cut short rather than never started.
+fn stage_after_headers(stage: &str) -> ResponseStage {
+    match stage {
+        "read_body" | "stream" => ResponseStage::Body,
+        _ => ResponseStage::BeforeHeaders,
+    }
+}
 
 /// A transport for one resolved endpoint.
 #[derive(Debug, Clone)]
@@ -262,6 +273,7 @@ impl HttpTransport {
             kind,
             detail,
             status,
+            in_band_after: None,
             retry_after: None,
             provider_message: None,
             diagnostics: TransportDiagnostics {
@@ -278,24 +290,23 @@ impl HttpTransport {
 
     fn wire_failure(&self, stage: &str, wire: WireFailure, status: Option<u16>) -> AttemptFailure {
         let detail = truncate(&redact(&wire.detail, self.secret()), 300);
-        let mut failure = self.failure(wire.kind, stage, detail.clone(), status);
-        // Errors the provider reported in-band carry its message.
-        let reported = match wire.kind {
-            FailureKind::ContextLengthExceeded
-            | FailureKind::RateLimited
-            | FailureKind::ServerError
-            | FailureKind::AuthFailed
-            | FailureKind::ClientError => true,
-            FailureKind::NotConfigured
-            | FailureKind::UnsupportedTransport
-            | FailureKind::Timeout
-            | FailureKind::Connect
-            | FailureKind::InvalidResponse => false,
-        };
-        if reported {
-            failure.provider_message = Some(detail);
+        match wire.origin {
+            // The provider reported the error inside a successful response:
+            // its own type and code decided the kind; the HTTP status is
+            // kept as context, never as the cause.
+            WireOrigin::ProviderReported => {
+                let labelled = match status {
+                    Some(s) => format!("in-stream error after HTTP {s}: {detail}"),
+                    None => detail.clone(),
+                };
+                let mut failure = self.failure(wire.kind, stage, labelled, None);
+                failure.in_band_after = status;
+                failure.diagnostics.status = status;
+                failure.provider_message = Some(detail);
+                failure
+            }
+            WireOrigin::Decoder => self.failure(wire.kind, stage, detail, status),
         }
-        failure
     }
 
     fn reqwest_failure(&self, stage: &str, error: reqwest::Error) -> AttemptFailure {
@@ -312,7 +323,7 @@ impl HttpTransport {
         let kind = if error.is_builder() {
             FailureKind::NotConfigured
         } else {
-            classify_transport_error(&flags)
+            classify_transport_error(&flags, stage_after_headers(stage))
         };
         let mut chain = Vec::new();
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&error);

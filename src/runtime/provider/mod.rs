@@ -56,6 +56,30 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub arguments: serde_json::Value,
+    /// Set when the model's `arguments` text was not JSON. `arguments` is
+    /// then `{}`; the call is answered with an `invalid_arguments` tool
+    /// error (the turn goes on, so the model can correct itself) and the
+    /// transcript keeps what the model sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub malformed_arguments: Option<MalformedArguments>,
+}
+
+/// Tool-call arguments that did not parse: the text as sent and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MalformedArguments {
+    pub raw: String,
+    pub error: String,
+}
+
+impl ToolCall {
+    /// The arguments text to echo back to the provider in later rounds:
+    /// what the model sent, even when it was not JSON.
+    pub fn arguments_text(&self) -> String {
+        match &self.malformed_arguments {
+            Some(m) => m.raw.clone(),
+            None => self.arguments.to_string(),
+        }
+    }
 }
 
 /// One item of the replayable conversation view.
@@ -159,6 +183,10 @@ pub enum FailureKind {
     UnsupportedTransport,
     Timeout,
     Connect,
+    /// The response started (HTTP headers arrived) but its body or stream
+    /// ended before it was complete: connection reset, EOF before the
+    /// stream's terminal event. Retried like a connection failure.
+    StreamInterrupted,
     RateLimited,
     ServerError,
     AuthFailed,
@@ -173,6 +201,7 @@ impl FailureKind {
         match self {
             FailureKind::Timeout
             | FailureKind::Connect
+            | FailureKind::StreamInterrupted
             | FailureKind::RateLimited
             | FailureKind::ServerError => true,
             FailureKind::NotConfigured
@@ -189,6 +218,7 @@ impl FailureKind {
         match self {
             FailureKind::Timeout
             | FailureKind::Connect
+            | FailureKind::StreamInterrupted
             | FailureKind::RateLimited
             | FailureKind::ServerError
             | FailureKind::AuthFailed
@@ -271,6 +301,9 @@ pub enum AttemptOutcome {
     RetriesExhausted,
     FailFastAborted,
     Succeeded,
+    /// The request was still in flight when its turn was cancelled (abort,
+    /// stop, `--timeout`, shutdown) and was dropped.
+    Cancelled,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

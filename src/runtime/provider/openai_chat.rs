@@ -47,7 +47,7 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments.to_string()},
+                                "function": {"name": c.name, "arguments": c.arguments_text()},
                             })
                         })
                         .collect();
@@ -102,9 +102,14 @@ fn usage_of(u: &Value) -> TokenUsage {
 fn reported_error(value: &Value) -> Option<WireFailure> {
     let err = value.get("error").filter(|e| !e.is_null())?;
     let parsed = error_from_value(&json!({"error": err}));
-    let kind = classify_error_code(&parsed).unwrap_or(FailureKind::InvalidResponse);
+    // The provider said it failed; a code we don't know is its trouble, not
+    // a sign that the endpoint speaks another format.
+    let kind = classify_error_code(&parsed).unwrap_or(FailureKind::ServerError);
     let what = parsed.message.or(parsed.code).unwrap_or_default();
-    Some(WireFailure::new(kind, format!("provider error: {what}")))
+    Some(WireFailure::reported(
+        kind,
+        format!("provider error: {what}"),
+    ))
 }
 
 fn tool_call_of(index: usize, call: &Value) -> Result<ToolCall, WireFailure> {
@@ -115,15 +120,16 @@ fn tool_call_of(index: usize, call: &Value) -> Result<ToolCall, WireFailure> {
     let id = str_at(call, "id")
         .filter(|i| !i.is_empty())
         .map_or_else(|| format!("call_{index}"), str::to_owned);
-    let arguments = match function.get("arguments") {
-        Some(Value::String(raw)) => parse_arguments(&id, name, raw)?,
-        Some(Value::Null) | None => json!({}),
-        Some(other) => other.clone(),
+    let (arguments, malformed_arguments) = match function.get("arguments") {
+        Some(Value::String(raw)) => parse_arguments(raw),
+        Some(Value::Null) | None => (json!({}), None),
+        Some(other) => (other.clone(), None),
     };
     Ok(ToolCall {
         id,
         name: name.to_owned(),
         arguments,
+        malformed_arguments,
     })
 }
 
@@ -266,11 +272,12 @@ impl StreamDecoder for ChatStream {
             } else {
                 c.id
             };
-            let arguments = parse_arguments(&id, &c.name, &c.arguments)?;
+            let (arguments, malformed_arguments) = parse_arguments(&c.arguments);
             tool_calls.push(ToolCall {
                 id,
                 name: c.name,
                 arguments,
+                malformed_arguments,
             });
         }
         Ok(ParsedRound {
@@ -300,6 +307,7 @@ mod tests {
                         id: "c1".into(),
                         name: "ExecCommand".into(),
                         arguments: json!({"cmd": "ls"}),
+                        malformed_arguments: None,
                     }],
                 },
             ],
@@ -342,9 +350,17 @@ mod tests {
             Some(11)
         );
         let bad = json!({"choices": [{"message": {"tool_calls": [{"id": "a", "function": {"name": "X", "arguments": "{"}}]}}]});
+        let kept = parse_response(&bad).ok();
         assert_eq!(
-            parse_response(&bad).err().map(|e| e.kind),
-            Some(FailureKind::InvalidResponse)
+            kept.as_ref()
+                .and_then(|r| r.tool_calls[0].malformed_arguments.as_ref())
+                .map(|m| m.raw.as_str()),
+            Some("{"),
+            "malformed arguments are kept for a tool error, not a failed round"
+        );
+        assert_eq!(
+            kept.map(|r| r.tool_calls[0].arguments_text()).as_deref(),
+            Some("{")
         );
         let ctx = json!({"error": {"code": "context_length_exceeded", "message": "too long"}});
         assert_eq!(

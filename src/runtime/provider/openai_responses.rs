@@ -44,7 +44,7 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
                         "type": "function_call",
                         "call_id": call.id,
                         "name": call.name,
-                        "arguments": call.arguments.to_string(),
+                        "arguments": call.arguments_text(),
                     }));
                 }
             }
@@ -98,12 +98,14 @@ fn failed(response: &Value) -> WireFailure {
         .get("error")
         .map(error_from_value)
         .unwrap_or_default();
-    let kind = classify_error_code(&error).unwrap_or(FailureKind::InvalidResponse);
+    // The provider said it failed; a code we don't know is its trouble, not
+    // a sign that the endpoint speaks another format.
+    let kind = classify_error_code(&error).unwrap_or(FailureKind::ServerError);
     let what = error
         .message
         .or(error.code)
         .unwrap_or_else(|| "no error detail".to_owned());
-    WireFailure::new(kind, format!("response failed: {what}"))
+    WireFailure::reported(kind, format!("response failed: {what}"))
 }
 
 fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), WireFailure> {
@@ -133,15 +135,16 @@ fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), Wi
                 let id = str_at(item, "call_id")
                     .or_else(|| str_at(item, "id"))
                     .ok_or_else(|| WireFailure::invalid("function_call item without a call_id"))?;
-                let arguments = match item.get("arguments") {
-                    Some(Value::String(raw)) => parse_arguments(id, name, raw)?,
-                    Some(Value::Null) | None => json!({}),
-                    Some(other) => other.clone(),
+                let (arguments, malformed_arguments) = match item.get("arguments") {
+                    Some(Value::String(raw)) => parse_arguments(raw),
+                    Some(Value::Null) | None => (json!({}), None),
+                    Some(other) => (other.clone(), None),
                 };
                 round.tool_calls.push(ToolCall {
                     id: id.to_owned(),
                     name: name.to_owned(),
                     arguments,
+                    malformed_arguments,
                 });
             }
             // reasoning, web search and other items carry nothing we replay.
@@ -231,7 +234,7 @@ impl StreamDecoder for ResponsesStream {
                 let error = error_from_value(&value);
                 let kind = classify_error_code(&error).unwrap_or(FailureKind::ServerError);
                 let what = error.message.or(error.code).unwrap_or_default();
-                Err(WireFailure::new(
+                Err(WireFailure::reported(
                     kind,
                     format!("stream error event: {what}"),
                 ))
@@ -282,6 +285,7 @@ mod tests {
                         id: "c1".into(),
                         name: "ExecCommand".into(),
                         arguments: json!({"cmd": "ls"}),
+                        malformed_arguments: None,
                     }],
                 },
                 ConversationItem::ToolResult {
@@ -367,8 +371,12 @@ mod tests {
     fn malformed_shapes_are_invalid() {
         let bad_args = json!({"output": [{"type": "function_call", "call_id": "a", "name": "X", "arguments": "{oops"}]});
         assert_eq!(
-            parse_response(&bad_args).err().map(|e| e.kind),
-            Some(FailureKind::InvalidResponse)
+            parse_response(&bad_args)
+                .ok()
+                .and_then(|r| r.tool_calls[0].malformed_arguments.clone())
+                .map(|m| m.raw),
+            Some("{oops".to_owned()),
+            "malformed arguments are kept for a tool error, not a failed round"
         );
         assert_eq!(
             parse_response(&json!({"id": 1})).err().map(|e| e.kind),
@@ -422,7 +430,7 @@ mod tests {
         let dec: Box<dyn StreamDecoder> = Box::<ResponsesStream>::default();
         assert_eq!(
             dec.finish().err().map(|e| e.kind),
-            Some(FailureKind::Connect)
+            Some(FailureKind::StreamInterrupted)
         );
     }
 }

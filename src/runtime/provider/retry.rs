@@ -393,6 +393,9 @@ fn last_failure(
     if let Some(msg) = &failure.provider_message {
         metadata.insert("provider_message".to_owned(), msg.clone());
     }
+    if let Some(status) = failure.in_band_after {
+        metadata.insert("in_stream_after_http_status".to_owned(), status.to_string());
+    }
     metadata.insert("detail".to_owned(), failure.detail.clone());
     LastFailure {
         kind: failure.kind,

@@ -60,6 +60,7 @@ impl Scripted {
                     id: crate::new_id("call"),
                     name: (*name).to_owned(),
                     arguments: args.clone(),
+                    malformed_arguments: None,
                 })
                 .collect(),
         }

@@ -83,6 +83,18 @@ pub struct ParsedRound {
 pub struct WireFailure {
     pub kind: FailureKind,
     pub detail: String,
+    pub origin: WireOrigin,
+}
+
+/// Who found a [`WireFailure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireOrigin {
+    /// Holon's decoder: the answer did not have the wire format's shape.
+    Decoder,
+    /// The provider itself reported an error inside a successful response
+    /// (an SSE error event, an error object in a 200 body); its type and
+    /// code decided `kind`.
+    ProviderReported,
 }
 
 impl WireFailure {
@@ -90,6 +102,16 @@ impl WireFailure {
         WireFailure {
             kind,
             detail: detail.into(),
+            origin: WireOrigin::Decoder,
+        }
+    }
+
+    /// An error the provider reported in-band.
+    pub fn reported(kind: FailureKind, detail: impl Into<String>) -> WireFailure {
+        WireFailure {
+            kind,
+            detail: detail.into(),
+            origin: WireOrigin::ProviderReported,
         }
     }
 
@@ -100,7 +122,7 @@ impl WireFailure {
     /// The stream closed before its terminal event.
     pub fn truncated(what: &str) -> WireFailure {
         WireFailure::new(
-            FailureKind::Connect,
+            FailureKind::StreamInterrupted,
             format!("stream ended before {what} (connection dropped mid-response)"),
         )
     }
@@ -130,20 +152,24 @@ pub trait StreamDecoder: Send {
 }
 
 /// Parses a tool call's JSON `arguments` string. An empty string means no
-/// arguments (`{}`); anything else that is not JSON is an invalid response.
-pub fn parse_arguments(
-    call_id: &str,
-    name: &str,
-    raw: &str,
-) -> Result<serde_json::Value, WireFailure> {
+/// arguments (`{}`). Text that is not JSON does not fail the round: the
+/// call keeps `{}` plus the text and the parse error, and is answered with
+/// an `invalid_arguments` tool error so the model can correct itself.
+pub fn parse_arguments(raw: &str) -> (serde_json::Value, Option<super::MalformedArguments>) {
+    let empty = || serde_json::Value::Object(Default::default());
     if raw.trim().is_empty() {
-        return Ok(serde_json::Value::Object(Default::default()));
+        return (empty(), None);
     }
-    serde_json::from_str(raw).map_err(|e| {
-        WireFailure::invalid(format!(
-            "tool call `{name}` ({call_id}) has malformed arguments JSON: {e}"
-        ))
-    })
+    match serde_json::from_str(raw) {
+        Ok(v) => (v, None),
+        Err(e) => (
+            empty(),
+            Some(super::MalformedArguments {
+                raw: raw.to_owned(),
+                error: e.to_string(),
+            }),
+        ),
+    }
 }
 
 /// Parses a JSON event payload inside a stream.
@@ -284,6 +310,7 @@ mod tests {
             id: id.into(),
             name: "ExecCommand".into(),
             arguments: json!({}),
+            malformed_arguments: None,
         }
     }
 
@@ -334,13 +361,16 @@ mod tests {
 
     #[test]
     fn arguments_parsing() {
-        assert_eq!(parse_arguments("1", "T", "").ok(), Some(json!({})));
+        assert_eq!(parse_arguments(""), (json!({}), None));
         assert_eq!(
-            parse_arguments("1", "T", r#"{"cmd":"ls"}"#).ok(),
-            Some(json!({"cmd": "ls"}))
+            parse_arguments(r#"{"cmd":"ls"}"#),
+            (json!({"cmd": "ls"}), None)
         );
-        let err = parse_arguments("1", "T", r#"{"cmd":"#).err();
-        assert_eq!(err.map(|e| e.kind), Some(FailureKind::InvalidResponse));
+        let (value, malformed) = parse_arguments(r#"{"cmd":"#);
+        assert_eq!(value, json!({}));
+        let malformed = malformed.unwrap_or_else(|| panic!("not flagged"));
+        assert_eq!(malformed.raw, r#"{"cmd":"#);
+        assert!(malformed.error.contains("EOF"), "{}", malformed.error);
     }
 
     #[test]

@@ -166,8 +166,27 @@ pub fn specs() -> Vec<ToolSpec> {
     v
 }
 
+/// The answer to a call whose arguments text was not JSON: nothing ran,
+/// and the model is told exactly why so it can send the call again.
+fn malformed_arguments(call: &ToolCall) -> Option<ToolOutcome> {
+    let m = call.malformed_arguments.as_ref()?;
+    Some(tool_error(
+        ToolErrorKind::InvalidArguments,
+        format!(
+            "{} was not run: its arguments are not valid JSON ({})",
+            call.name, m.error
+        ),
+        Some("send the arguments again as one JSON object that matches the tool's schema"),
+        None,
+        false,
+    ))
+}
+
 /// Run one tool call.
 pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
+    if let Some(outcome) = malformed_arguments(call) {
+        return outcome;
+    }
     if let Some(outcome) = exec::execute(env, call).await {
         return outcome;
     }
