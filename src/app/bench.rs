@@ -142,6 +142,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "turns" {
         super::bench_turns::run(&dir).await?;
     }
+    if all || which == "stop" {
+        super::bench_stop::run(&dir).await?;
+    }
     if all || which == "console" {
         for rows in [100usize, 100_000] {
             let (conv, events) = crate::ui::tui::bench_render(rows, 120, 40);

@@ -140,7 +140,7 @@ async fn stub() -> anyhow::Result<Stub> {
     Ok(Stub { base, task })
 }
 
-fn chain(base: &str) -> anyhow::Result<ProviderChain> {
+pub(super) fn chain(base: &str) -> anyhow::Result<ProviderChain> {
     let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
         "base_url = \"{base}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\n"
     ))?;
@@ -216,7 +216,7 @@ async fn provider_rounds(
     Ok((raw_mean, round_mean))
 }
 
-async fn start_host(
+pub(super) async fn start_host(
     dir: &Path,
     name: &str,
     provider: Arc<dyn Provider>,

@@ -236,8 +236,9 @@ pub enum DebugCommand {
 pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
     /// scheduler (decide), restart, turns (runtime cost per provider round,
-    /// ExecCommand latency), all (the previous ones), or idle (runtime CPU
-    /// while idle; not part of all).
+    /// ExecCommand latency), stop (abort and shutdown with a model call in
+    /// flight), console, socket, all (the previous ones), or idle (runtime
+    /// CPU while idle; not part of all).
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -42,12 +42,28 @@ pub fn daemon_out_path(ctx: &Context) -> PathBuf {
     ctx.paths.log_dir.join("daemon.out")
 }
 
+/// Whether `pid` names a running process. A zombie (exited, not yet
+/// reaped: a detached daemon's parent is often a PID 1 that reaps late)
+/// has stopped running and counts as gone.
 fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };
     // SAFETY: signal 0 only probes.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    let exists = pid > 0 && unsafe { libc::kill(pid, 0) } == 0;
+    exists && !is_zombie(pid)
+}
+
+/// The process state letter from `/proc/<pid>/stat` is `Z` or `X`.
+fn is_zombie(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The command name may contain spaces and parentheses: the state is the
+    // first field after the last `)`.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state == "Z" || state == "X")
 }
 
 fn read_pid_file(path: &Path) -> Option<PidFile> {
@@ -362,4 +378,25 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
         writeln!(w, "{l}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pid_alive;
+
+    #[test]
+    fn a_zombie_is_not_alive() {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = child.id();
+        // Exited but not reaped yet: a zombie.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while pid_alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!pid_alive(pid), "a zombie counts as gone");
+        let _ = child.wait();
+        assert!(pid_alive(std::process::id()));
+    }
 }

@@ -6,6 +6,7 @@
 pub mod bench;
 mod bench_runtime;
 mod bench_socket;
+mod bench_stop;
 mod bench_turns;
 pub mod cli;
 pub mod commands;

@@ -705,3 +705,20 @@ async fn finish(
         .await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::output_limit_reason;
+
+    #[test]
+    fn output_limit_stop_reasons_of_every_wire_format() {
+        // Chat Completions, Anthropic Messages, OpenAI Responses.
+        for cut in ["length", "max_tokens", "incomplete:max_output_tokens"] {
+            assert_eq!(output_limit_reason(Some(cut)).as_deref(), Some(cut));
+        }
+        for done in ["stop", "end_turn", "completed", "tool_calls", "tool_use"] {
+            assert_eq!(output_limit_reason(Some(done)), None, "{done}");
+        }
+        assert_eq!(output_limit_reason(None), None);
+    }
+}

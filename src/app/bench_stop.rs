@@ -1,0 +1,113 @@
+//! `holon debug bench stop`: how fast a turn lets go of a model call in
+//! flight. A stub on 127.0.0.1 reads each request and never answers (a
+//! model that thinks forever); the benchmark starts a turn against it and
+//! measures control abort to the durable `turn_terminal`, and runtime
+//! shutdown (what `daemon stop`, SIGTERM and console quit do) to its end.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redb::Durability;
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpListener;
+
+use super::bench::{millis, percentile};
+use super::bench_turns::{chain, start_host};
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::runtime::host::{ControlAction, RuntimeHost};
+use crate::runtime::provider::Provider;
+
+const RUNS: usize = 10;
+
+/// A provider endpoint that never answers; dropped with the benchmark.
+struct Silent(tokio::task::JoinHandle<()>);
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn silent_stub() -> anyhow::Result<(String, Silent)> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let task = tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+            });
+        }
+    });
+    Ok((base, Silent(task)))
+}
+
+/// Submit a prompt and wait until its turn has started.
+async fn start_turn(host: &RuntimeHost, text: &str) -> anyhow::Result<()> {
+    let mut events = host.store().subscribe();
+    host.submit(AdmissionRequest::operator_prompt(
+        "bench",
+        text,
+        Priority::Normal,
+        DeliverySurface::CliPrompt,
+    ))
+    .await?;
+    wait_for(&mut events, "turn_started").await?;
+    // Let the request reach the stub.
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    Ok(())
+}
+
+async fn wait_for(
+    events: &mut tokio::sync::broadcast::Receiver<Arc<crate::store::EventRecord>>,
+    kind: &str,
+) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(e)) if e.kind == kind => return Ok(()),
+            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(e)) => anyhow::bail!("event stream ended: {e}"),
+            Err(_) => anyhow::bail!("no {kind} within 10 s"),
+        }
+    }
+}
+
+pub async fn run(dir: &Path) -> anyhow::Result<()> {
+    let (base, _stub) = silent_stub().await?;
+    let provider: Arc<dyn Provider> = Arc::new(chain(&base)?);
+    let mut aborts = Vec::with_capacity(RUNS);
+    let mut shutdowns = Vec::with_capacity(RUNS);
+    for n in 0..RUNS {
+        let name = format!("stop-{n}");
+        let host = start_host(dir, &name, Arc::clone(&provider), Durability::Immediate).await?;
+        host.create_agent("bench").await?;
+
+        start_turn(&host, "abort me").await?;
+        let mut events = host.store().subscribe();
+        let t = Instant::now();
+        host.control("bench", ControlAction::Abort).await?;
+        wait_for(&mut events, "turn_terminal").await?;
+        aborts.push(t.elapsed());
+
+        start_turn(&host, "outlive me").await?;
+        let t = Instant::now();
+        host.shutdown().await;
+        shutdowns.push(t.elapsed());
+        let store = host.store().clone();
+        drop(host);
+        store.close().await?;
+    }
+    aborts.sort();
+    shutdowns.sort();
+    println!(
+        "turn.stop          a model call in flight that never answers, {RUNS} runs: abort to durable \
+         turn_terminal p50 {} max {}; runtime shutdown p50 {} max {}",
+        millis(percentile(&aborts, 0.5)),
+        millis(percentile(&aborts, 1.0)),
+        millis(percentile(&shutdowns, 0.5)),
+        millis(percentile(&shutdowns, 1.0)),
+    );
+    Ok(())
+}
