@@ -112,6 +112,58 @@ pub enum Request {
     },
 }
 
+impl Request {
+    /// Every id the request carries, checked against the documented rules
+    /// before anything is read, created or written. Exhaustive: a new
+    /// request fails to compile until its ids are considered.
+    pub fn validate_ids(&self) -> Result<(), ApiError> {
+        use super::ids::{validate, IdKind};
+        let check = |kind, id: &str| {
+            validate(kind, id).map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))
+        };
+        match self {
+            Request::RuntimeStatus | Request::RuntimeShutdown | Request::AgentsList => Ok(()),
+            Request::AgentCreate { agent_id }
+            | Request::AgentStatus { agent_id }
+            | Request::AgentState { agent_id }
+            | Request::PromptSubmit { agent_id, .. }
+            | Request::WorkItemCreate { agent_id, .. }
+            | Request::TaskRun { agent_id, .. }
+            | Request::Control { agent_id, .. }
+            | Request::AgentDisplay { agent_id, .. }
+            | Request::AgentModel { agent_id, .. }
+            | Request::EventsPage { agent_id, .. } => check(IdKind::Agent, agent_id),
+            Request::WorkItemPick {
+                agent_id,
+                work_item_id,
+            }
+            | Request::WorkItemComplete {
+                agent_id,
+                work_item_id,
+                ..
+            } => {
+                check(IdKind::Agent, agent_id)?;
+                check(IdKind::WorkItem, work_item_id)
+            }
+            Request::WorkItemUpdate { agent_id, update } => {
+                check(IdKind::Agent, agent_id)?;
+                check(IdKind::WorkItem, &update.work_item_id)
+            }
+            Request::TaskStatus { agent_id, task_id }
+            | Request::TaskOutput {
+                agent_id, task_id, ..
+            }
+            | Request::TaskInput {
+                agent_id, task_id, ..
+            }
+            | Request::TaskStop { agent_id, task_id } => {
+                check(IdKind::Agent, agent_id)?;
+                check(IdKind::Task, task_id)
+            }
+        }
+    }
+}
+
 fn one() -> u64 {
     1
 }

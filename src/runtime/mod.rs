@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod events;
 pub mod fixture;
 pub mod host;
+pub mod ids;
 pub mod inspect;
 pub mod posture;
 pub mod provider;

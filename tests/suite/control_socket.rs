@@ -321,3 +321,81 @@ async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refuse
         Err(socket::SocketError::NotHolon { .. })
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
+    let s = served().await;
+    let mut c = Raw::connect(&s.path).await;
+    let outside = std::env::temp_dir().join(format!("holon-hostile-{}", std::process::id()));
+    let outside_str = outside.display().to_string();
+    let dotdot = format!("../../../../../../..{outside_str}");
+    let long = "x".repeat(10_000);
+    let hostile: Vec<&str> = vec![
+        dotdot.as_str(),
+        outside_str.as_str(),
+        "a\u{0}b",
+        long.as_str(),
+        "",
+        "..",
+    ];
+    let agents_dir = s.rig._dir.path().join("data").join("agents");
+    let listing = || -> Vec<std::ffi::OsString> {
+        let mut v: Vec<_> = std::fs::read_dir(&agents_dir)
+            .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let before = listing();
+    let mut id = 0;
+    for method in holon::runtime::api::METHODS {
+        if matches!(
+            *method,
+            "runtime.status" | "runtime.shutdown" | "agents.list" | "events.unsubscribe"
+        ) {
+            continue;
+        }
+        for h in &hostile {
+            // A hostile agent id, then (for methods with one) a good agent
+            // with a hostile task or work-item id.
+            let shapes = [
+                json!({"agent_id": h, "task_id": "task_1", "work_item_id": "wi_1",
+                       "cmd": format!("touch {outside_str}-cmd")}),
+                json!({"agent_id": "main", "task_id": h, "work_item_id": h, "cmd": "true"}),
+            ];
+            // events.subscribe takes only an agent id (a good one would
+            // start a stream on this connection).
+            let n = if *method == "events.subscribe" { 1 } else { 2 };
+            for mut params in shapes.into_iter().take(n) {
+                let extra = json!({
+                    "text": "hi",
+                    "objective": "write outside", "plan": "plan text",
+                    "action": "pause", "mode": "info", "input": "x",
+                });
+                if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+                    p.extend(e.clone());
+                }
+                id += 1;
+                let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                let v = c.ask(&line.to_string()).await;
+                let uses_record_id = v.get("result").is_some();
+                if params["agent_id"] == "main" && uses_record_id {
+                    // The method takes no task or work-item id: fine.
+                    continue;
+                }
+                assert_eq!(
+                    code(&v),
+                    -32602,
+                    "{method} with {:?}: {v}",
+                    &h.chars().take(30).collect::<String>()
+                );
+                assert_eq!(v["id"], json!(id));
+            }
+        }
+    }
+    assert!(!outside.exists(), "{} was created", outside.display());
+    assert!(!std::path::Path::new(&format!("{outside_str}-cmd")).exists());
+    assert_eq!(before, listing(), "no agent directory appeared");
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
+}

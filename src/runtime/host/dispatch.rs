@@ -179,6 +179,8 @@ impl RuntimeHost {
     }
 
     async fn handle(&self, request: Request) -> Result<Value, ApiError> {
+        // Before any side effect: a hostile id never reaches the disk.
+        request.validate_ids()?;
         match request {
             Request::RuntimeStatus => to_value(self.runtime_status()?),
             Request::RuntimeShutdown => {
@@ -394,6 +396,8 @@ impl RuntimeClient for RuntimeHost {
     ) -> BoxFuture<'_, Result<Subscription, ApiError>> {
         let agent_id = agent_id.to_owned();
         Box::pin(async move {
+            crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id)
+                .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
             if self
                 .store()
                 .read()?
