@@ -27,6 +27,8 @@ struct ConfigFile {
     console: ConsoleSection,
     #[serde(default)]
     store: StoreSection,
+    #[serde(default)]
+    exec: ExecSection,
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -56,6 +58,12 @@ struct LogSection {
 struct ConsoleSection {
     alt_screen: Option<bool>,
     bell: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExecSection {
+    env_passthrough: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -90,6 +98,9 @@ pub struct Config {
     pub bell: bool,
     /// The store's page cache in MiB (`[store] cache_mib`).
     pub store_cache_mib: usize,
+    /// Secret-looking variables command tasks may still see
+    /// (`[exec] env_passthrough`).
+    pub exec_env_passthrough: Vec<String>,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
 }
 
@@ -232,6 +243,16 @@ impl Config {
             None => crate::store::DEFAULT_CACHE_MIB,
         };
 
+        let exec_env_passthrough = file.exec.env_passthrough.unwrap_or_default();
+        for name in &exec_env_passthrough {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(at_key(
+                    "exec.env_passthrough",
+                    format!("`{name}` is not an environment variable name"),
+                ));
+            }
+        }
+
         Ok(Config {
             file: path.to_path_buf(),
             file_present: text.is_some(),
@@ -243,6 +264,7 @@ impl Config {
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
             store_cache_mib,
+            exec_env_passthrough,
             providers: file.providers,
         })
     }
@@ -453,6 +475,23 @@ mod tests {
                 }
                 other => panic!("{bad}: expected invalid, got {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn exec_env_passthrough_is_read_and_checked() {
+        let c = load(
+            "[exec]\nenv_passthrough = [\"GITHUB_TOKEN\"]\n",
+            &Env::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.exec_env_passthrough, ["GITHUB_TOKEN"]);
+        assert!(load("", &Env::default()).is_ok_and(|c| c.exec_env_passthrough.is_empty()));
+        match load("[exec]\nenv_passthrough = [\"A=B\"]\n", &Env::default()) {
+            Err(ConfigError::Invalid { key, .. }) => {
+                assert_eq!(key.as_deref(), Some("exec.env_passthrough"))
+            }
+            other => panic!("expected invalid, got {other:?}"),
         }
     }
 }

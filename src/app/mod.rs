@@ -50,6 +50,22 @@ impl Context {
     }
 }
 
+/// The command's name, without its arguments.
+fn command_name(command: &Option<Command>) -> &'static str {
+    match command {
+        None => "console",
+        Some(Command::Status { .. }) => "status",
+        Some(Command::Send(_)) => "send",
+        Some(Command::Events(_)) => "events",
+        Some(Command::Run(_)) => "run",
+        Some(Command::Work(_)) => "work",
+        Some(Command::Attach { .. }) => "attach",
+        Some(Command::Daemon(_)) => "daemon",
+        Some(Command::Store(_)) => "store",
+        Some(Command::Debug(_)) => "debug",
+    }
+}
+
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match run_cli(cli) {
@@ -66,7 +82,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = Config::load(&paths.config_file(), &Env::capture())?;
     paths.ensure()?;
     let _log_guard = logging::init(&paths.log_dir, &config.log_filter)?;
-    tracing::info!(command = ?cli.command, home = ?paths.home, "holon starting");
+    // Prompts and objectives are the operator's words: only the command's
+    // name is logged at info, the arguments at debug.
+    tracing::info!(command = command_name(&cli.command), home = ?paths.home, "holon starting");
+    tracing::debug!(command = ?cli.command, "command line");
     let ctx = Context { paths, config };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

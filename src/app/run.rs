@@ -30,6 +30,7 @@ use super::config::{Config, Env};
 use super::providers::provider_source;
 use super::Context;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
 use crate::runtime::host::watch::{ConfigReloader, ConfigWatch};
 use crate::runtime::host::{ControlAction, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
@@ -105,6 +106,15 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     }
     let mut config = HostConfig::new(ctx.paths.data_dir.clone(), source);
     config.config_watch = Some(watch);
+    config.exec_env = ExecEnvPolicy {
+        passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
+        credentials: ctx
+            .config
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect(),
+    };
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

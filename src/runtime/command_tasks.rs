@@ -75,6 +75,7 @@ pub type WakeFn = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct CommandTasks {
     store: Store,
     output_dir: PathBuf,
+    env: Arc<super::exec_env::ExecEnvPolicy>,
     live: Arc<Mutex<HashMap<String, LiveTask>>>,
     wake: WakeFn,
 }
@@ -244,10 +245,16 @@ fn queue_result_in(
 }
 
 impl CommandTasks {
-    pub fn new(store: Store, output_dir: PathBuf, wake: WakeFn) -> CommandTasks {
+    pub fn new(
+        store: Store,
+        output_dir: PathBuf,
+        env: super::exec_env::ExecEnvPolicy,
+        wake: WakeFn,
+    ) -> CommandTasks {
         CommandTasks {
             store,
             output_dir,
+            env: Arc::new(env),
             live: Arc::default(),
             wake,
         }
@@ -365,7 +372,10 @@ impl CommandTasks {
             .open(output)?;
         let err = out.try_clone()?;
         let mut cmd = tokio::process::Command::new("/bin/sh");
-        cmd.arg("-c")
+        // Holon's environment without its credentials (exec_env).
+        cmd.env_clear()
+            .envs(self.env.filter(std::env::vars_os()))
+            .arg("-c")
             .arg(&spec.cmd)
             .current_dir(&spec.workdir)
             .stdout(Stdio::from(out))

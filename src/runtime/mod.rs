@@ -11,6 +11,7 @@ pub mod command_tasks;
 pub mod continuation;
 pub mod envelope;
 pub mod events;
+pub mod exec_env;
 pub mod fixture;
 pub mod host;
 pub mod ids;

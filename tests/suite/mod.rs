@@ -5,6 +5,7 @@ mod cli;
 mod console_e2e;
 mod control_socket;
 mod daemon_lifecycle;
+mod hardening;
 mod provider_edges;
 mod provider_transports;
 mod pty;

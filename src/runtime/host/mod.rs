@@ -73,6 +73,8 @@ pub struct HostConfig {
     pub config_watch: Option<watch::ConfigWatch>,
     /// Which existing agents get an actor at start.
     pub actors: run_once::ActorScope,
+    /// Which environment variables command tasks see.
+    pub exec_env: super::exec_env::ExecEnvPolicy,
 }
 
 /// Identity facts for `runtime.status`.
@@ -98,6 +100,7 @@ impl HostConfig {
                 socket_path: None,
             },
             config_watch: None,
+            exec_env: super::exec_env::ExecEnvPolicy::default(),
             actors: run_once::ActorScope::All,
         }
     }
@@ -212,7 +215,7 @@ impl RuntimeHost {
                 }
             });
             HostInner {
-                tasks: CommandTasks::new(store.clone(), output_dir, wake),
+                tasks: CommandTasks::new(store.clone(), output_dir, config.exec_env.clone(), wake),
                 store,
                 config,
                 actors: Mutex::new(HashMap::new()),

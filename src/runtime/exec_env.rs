@@ -1,0 +1,85 @@
+//! The environment a command task runs with. Holon's own process holds the
+//! operator's provider credentials (`OPENAI_API_KEY`, ...); a model that
+//! runs `env` must not be able to read them into its task log, the store or
+//! the provider. So a task gets Holon's environment minus every variable
+//! whose name contains `KEY`, `SECRET`, `TOKEN` or `PASSWORD` (any case)
+//! and minus the credential variables named in `[providers.*]
+//! api_key_env`, except those the operator lists in `[exec]
+//! env_passthrough`. Pure: the caller passes the variables in.
+
+use std::collections::BTreeSet;
+
+/// Name fragments that mark a variable as a secret.
+pub const SECRET_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
+
+/// Which variables a command task may see.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecEnvPolicy {
+    /// Kept even though they look secret (`[exec] env_passthrough`).
+    pub passthrough: BTreeSet<String>,
+    /// Removed even though their names look harmless (credential variables
+    /// named by `[providers.*] api_key_env`).
+    pub credentials: BTreeSet<String>,
+}
+
+impl ExecEnvPolicy {
+    /// Whether a task may see the variable `name`.
+    pub fn allows(&self, name: &str) -> bool {
+        if self.passthrough.contains(name) {
+            return true;
+        }
+        if self.credentials.contains(name) {
+            return false;
+        }
+        let upper = name.to_ascii_uppercase();
+        !SECRET_MARKERS.iter().any(|m| upper.contains(m))
+    }
+
+    /// The variables a task gets, from the process's own.
+    pub fn filter(
+        &self,
+        vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    ) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        vars.into_iter()
+            .filter(|(k, _)| k.to_str().is_some_and(|k| self.allows(k)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_removed_unless_passed_through() {
+        let policy = ExecEnvPolicy {
+            passthrough: BTreeSet::from(["GITHUB_TOKEN".to_owned()]),
+            credentials: BTreeSet::from(["MY_CRED".to_owned()]),
+        };
+        for secret in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "aws_secret_access_key",
+            "NPM_TOKEN",
+            "DB_PASSWORD",
+            "MY_CRED",
+        ] {
+            assert!(!policy.allows(secret), "{secret}");
+        }
+        for kept in ["PATH", "HOME", "LANG", "GITHUB_TOKEN", "TERM"] {
+            assert!(policy.allows(kept), "{kept}");
+        }
+        let vars = [
+            ("PATH", "/bin"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("GITHUB_TOKEN", "g"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let kept: Vec<String> = policy
+            .filter(vars)
+            .into_iter()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .collect();
+        assert_eq!(kept, ["PATH", "GITHUB_TOKEN"]);
+    }
+}

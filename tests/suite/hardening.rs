@@ -1,0 +1,89 @@
+//! Hardening against a hostile or unlucky environment, through the real
+//! binary: command tasks never see the operator's credentials.
+
+use super::stub_provider::{canned, Canned, StubServer};
+use super::support::{stderr, Home};
+use super::turn_e2e::{holon_run, run_json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_tasks_get_no_credentials_unless_passed_through() {
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json(
+                "Listing.",
+                &[("call_env", "ExecCommand", r#"{"cmd":"env"}"#)],
+            ),
+        ),
+        Canned::json(200, canned::responses_json("Done.", &[])),
+    ])
+    .await;
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join("config").join("config.toml"),
+        "[exec]\nenv_passthrough = [\"HARDEN_PASS_TOKEN\"]\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let base = format!("{}/v1", stub.base());
+    let envs = [
+        ("HOLON_MODEL", "openai/gpt-env"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-must-not-leak-1"),
+        ("HARDEN_DB_PASSWORD", "pw-must-not-leak-2"),
+        ("harden_secret_thing", "must-not-leak-3"),
+        ("HARDEN_PASS_TOKEN", "passed-through-4"),
+        ("HARDEN_PLAIN", "plain-5"),
+    ];
+    let out = holon_run(&home, &envs, &["--json", "show me the env"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_json(&out)["outcome"], "completed");
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 2);
+    let sent = requests[1].body.to_string();
+    assert!(
+        sent.contains("HARDEN_PLAIN=plain-5"),
+        "the task saw its environment: {sent}"
+    );
+    assert!(sent.contains("HARDEN_PASS_TOKEN=passed-through-4"));
+    for leaked in [
+        "sk-must-not-leak-1",
+        "pw-must-not-leak-2",
+        "must-not-leak-3",
+    ] {
+        assert!(!sent.contains(leaked), "{leaked} reached the model");
+    }
+    // Nor the task's output file or the store.
+    let mut files = vec![home.store_file()];
+    let tasks = home.path().join("data").join("tasks");
+    if let Ok(dir) = std::fs::read_dir(&tasks) {
+        files.extend(dir.filter_map(Result::ok).map(|e| e.path()));
+    }
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("sk-must-not-leak-1"),
+            "{} holds the key",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn prompts_and_objectives_never_reach_the_log_at_info() {
+    let home = Home::new();
+    home.ok(&["send", "secret-prompt-words-1"]);
+    home.ok(&["work", "add", "secret-objective-words-2"]);
+    let logs = home.path().join("logs");
+    let mut seen = String::new();
+    for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        seen.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+    }
+    assert!(
+        seen.contains("holon starting"),
+        "the log was written: {seen}"
+    );
+    assert!(!seen.contains("secret-prompt-words-1"), "{seen}");
+    assert!(!seen.contains("secret-objective-words-2"), "{seen}");
+}
