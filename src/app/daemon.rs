@@ -20,6 +20,7 @@ use super::control::socket::{bind, probe, Probe};
 use super::Context;
 use crate::runtime::api::{Request, RuntimeClient, RuntimeStatus};
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::process_identity::{Liveness, ProcessIdentity};
 use crate::ui::client::SocketClient;
 
 /// Exit code of `daemon status` when no runtime runs (LSB "not running").
@@ -32,6 +33,22 @@ pub struct PidFile {
     pub socket_path: String,
     pub started_at: String,
     pub version: String,
+    /// What proves `pid` is still this runtime (pid files written before
+    /// it existed have none, and are never signalled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_identity: Option<ProcessIdentity>,
+}
+
+impl PidFile {
+    /// Whether the runtime this file names still runs, verified by its
+    /// recorded identity; `false` for a pid that now names a stranger.
+    fn still_running(&self) -> bool {
+        match &self.process_identity {
+            Some(id) => id.liveness() == Liveness::Running,
+            // Unverifiable: it may be anyone's now.
+            None => false,
+        }
+    }
 }
 
 pub fn pid_path(ctx: &Context) -> PathBuf {
@@ -75,7 +92,7 @@ fn read_pid_file(path: &Path) -> Option<PidFile> {
 /// Remove a pid file whose process is gone.
 fn clean_stale_pid(path: &Path) {
     if let Some(p) = read_pid_file(path) {
-        if !pid_alive(p.pid) {
+        if !p.still_running() {
             tracing::info!(pid = p.pid, "removing stale pid file");
             let _ = std::fs::remove_file(path);
         }
@@ -109,6 +126,9 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
     config.info.socket_path = Some(socket_path.display().to_string());
     let host = RuntimeHost::start(store, config).await?;
     let pid = PidFile {
+        process_identity: i32::try_from(std::process::id())
+            .ok()
+            .and_then(ProcessIdentity::of),
         pid: std::process::id(),
         home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
         socket_path: socket_path.display().to_string(),
@@ -232,7 +252,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         other => {
-            let stale_pid = read_pid_file(&pid_path(ctx)).filter(|p| !pid_alive(p.pid));
+            let stale_pid = read_pid_file(&pid_path(ctx)).filter(|p| !p.still_running());
             let note = match other {
                 Probe::Stale => {
                     "stale socket left by a dead runtime (it is replaced on the next start)"
@@ -283,11 +303,21 @@ fn print_runtime_status(s: &RuntimeStatus) {
 pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     let pid_file = pid_path(ctx);
-    let pid = match probe(&socket_path).await {
-        Probe::Running(status) => Some(status.pid),
-        Probe::Absent | Probe::Stale | Probe::NotHolon => read_pid_file(&pid_file)
-            .map(|p| p.pid)
-            .filter(|p| pid_alive(*p)),
+    // Only a process proven to be this home's runtime is ever signalled: the
+    // one answering on its socket, or the one its pid file identifies (pid,
+    // start time and boot all matching), never whatever has that pid now.
+    let recorded = read_pid_file(&pid_file);
+    let (pid, identity) = match probe(&socket_path).await {
+        Probe::Running(status) => {
+            let identity = i32::try_from(status.pid).ok().and_then(ProcessIdentity::of);
+            (Some(status.pid), identity)
+        }
+        Probe::Absent | Probe::Stale | Probe::NotHolon => {
+            match recorded.filter(PidFile::still_running) {
+                Some(p) => (Some(p.pid), p.process_identity),
+                None => (None, None),
+            }
+        }
     };
     let Some(pid) = pid else {
         clean_stale_pid(&pid_file);
@@ -302,25 +332,39 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
         )
         .await;
     }
-    let gone = |limit: Duration| async move {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            if !pid_alive(pid) {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    let alive = {
+        let identity = identity.clone();
+        move || match &identity {
+            Some(id) => id.liveness() == Liveness::Running,
+            None => pid_alive(pid),
         }
-        !pid_alive(pid)
+    };
+    let gone = |limit: Duration| {
+        let alive = alive.clone();
+        async move {
+            let deadline = Instant::now() + limit;
+            while Instant::now() < deadline {
+                if !alive() {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            !alive()
+        }
     };
     let mut how = "gracefully";
     if !gone(Duration::from_secs(10)).await {
+        let Some(identity) = &identity else {
+            anyhow::bail!(
+                "the runtime (pid {pid}) did not stop and its identity cannot be verified, so it \
+                 was not signalled; see `holon daemon logs`"
+            );
+        };
         how = "after SIGTERM";
-        // SAFETY: signalling the runtime's own pid.
-        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        identity.signal(libc::SIGTERM);
         if !gone(Duration::from_secs(5)).await {
             how = "after SIGKILL";
-            // SAFETY: as above.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            identity.signal(libc::SIGKILL);
             if !gone(Duration::from_secs(5)).await {
                 anyhow::bail!("the runtime (pid {pid}) did not stop; see `holon daemon logs`");
             }

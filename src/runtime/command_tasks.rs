@@ -25,6 +25,7 @@ use super::envelope::{
     Priority,
 };
 use super::events::EventKind;
+use super::process_identity::{Liveness, ProcessIdentity};
 use super::tasks::{
     apply_transition, TaskKind, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
     WaitPolicy,
@@ -64,6 +65,9 @@ pub enum TaskOrigin {
 struct LiveTask {
     agent_id: String,
     pid: i32,
+    /// What proves `pid` is still this task's process (None only where
+    /// `/proc` cannot be read; the child handle is held meanwhile).
+    identity: Option<ProcessIdentity>,
     stdin: Option<ChildStdin>,
     stop_requested: bool,
 }
@@ -113,17 +117,57 @@ pub fn read_tail(path: &Path, max: u64) -> (String, u64, bool) {
     (String::from_utf8_lossy(&buf).into_owned(), len, start > 0)
 }
 
-fn pid_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence and permission.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+/// Signal a supervised task's process group: through its identity when
+/// one was recorded (never a stranger that took the pid over), else by pid
+/// while the child is still held un-reaped by its supervisor.
+fn signal_live(pid: i32, identity: Option<&ProcessIdentity>, signal: i32) {
+    match identity {
+        Some(id) => {
+            id.signal_group(signal);
+        }
+        None if pid > 0 => {
+            // SAFETY: plain syscall; the negative pid addresses the task's
+            // own process group, which it leads (process_group(0)).
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+        None => {}
+    }
 }
 
-fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: plain syscall; the negative pid addresses the task's own
-        // process group, which it leads (process_group(0) at spawn).
-        unsafe {
-            libc::kill(-pid, signal);
+/// How often recovery looks whether a terminated group is gone.
+const GROUP_POLL: Duration = Duration::from_millis(25);
+
+/// After a restart, end a task's process group if (and only if) its
+/// recorded identity still matches: TERM, then KILL after `grace` for a
+/// group that ignores TERM. Returns the truth for the task's summary.
+async fn terminate_recovered(id: &ProcessIdentity, grace: Duration) -> &'static str {
+    match id.liveness() {
+        Liveness::Gone if !id.group_running() => {
+            "interrupted: its process is gone after a runtime restart"
+        }
+        Liveness::Reused => {
+            "interrupted: after a runtime restart its pid belongs to another process (or the \
+             machine restarted); that process was left alone"
+        }
+        Liveness::Gone | Liveness::Running => {
+            id.signal_group(libc::SIGTERM);
+            let deadline = Instant::now() + grace;
+            while id.group_running() && Instant::now() < deadline {
+                tokio::time::sleep(GROUP_POLL).await;
+            }
+            if !id.group_running() {
+                return "interrupted: a runtime restart ended its supervision; its process group \
+                        was terminated (SIGTERM)";
+            }
+            id.kill_group();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while id.group_running() && Instant::now() < deadline {
+                tokio::time::sleep(GROUP_POLL).await;
+            }
+            "interrupted: a runtime restart ended its supervision; its process group ignored \
+             SIGTERM and was killed (SIGKILL)"
         }
     }
 }
@@ -331,8 +375,10 @@ impl CommandTasks {
                 .await?
         };
         match self.spawn(agent_id, &task_id, &spec, &output_path) {
-            Ok(pid) => {
-                let detail = json!({ "pid": pid, "started_at_ms": crate::now_ms() });
+            Ok((pid, identity)) => {
+                let detail = json!({
+                    "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
+                });
                 self.transition(
                     agent_id,
                     &task_id,
@@ -365,7 +411,7 @@ impl CommandTasks {
         task_id: &str,
         spec: &CommandSpec,
         output: &Path,
-    ) -> std::io::Result<i32> {
+    ) -> std::io::Result<(i32, Option<ProcessIdentity>)> {
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -389,12 +435,15 @@ impl CommandTasks {
             .kill_on_drop(false);
         let mut child = cmd.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        // Read while the child is held un-reaped: the pid is still ours.
+        let identity = ProcessIdentity::of(pid);
         let stdin = child.stdin.take();
         self.live().insert(
             task_id.to_owned(),
             LiveTask {
                 agent_id: agent_id.to_owned(),
                 pid,
+                identity: identity.clone(),
                 stdin,
                 stop_requested: false,
             },
@@ -466,7 +515,7 @@ impl CommandTasks {
             }
             (this.wake)(&agent_id);
         });
-        Ok(pid)
+        Ok((pid, identity))
     }
 
     pub async fn transition(
@@ -578,20 +627,20 @@ impl CommandTasks {
         task_id: &str,
         grace: Duration,
     ) -> Result<TaskRecord, RuntimeError> {
-        let pid = {
+        let target = {
             let mut live = self.live();
             live.get_mut(task_id)
                 .filter(|l| l.agent_id == agent_id)
                 .map(|l| {
                     l.stop_requested = true;
-                    l.pid
+                    (l.pid, l.identity.clone())
                 })
         };
-        match pid {
-            Some(pid) => {
+        match target {
+            Some((pid, identity)) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
-                signal_group(pid, libc::SIGTERM);
+                signal_live(pid, identity.as_ref(), libc::SIGTERM);
                 let live = Arc::clone(&self.live);
                 let id = task_id.to_owned();
                 tokio::spawn(async move {
@@ -601,7 +650,7 @@ impl CommandTasks {
                         .unwrap_or_else(|p| p.into_inner())
                         .contains_key(&id);
                     if still {
-                        signal_group(pid, libc::SIGKILL);
+                        signal_live(pid, identity.as_ref(), libc::SIGKILL);
                     }
                 });
             }
@@ -627,7 +676,11 @@ impl CommandTasks {
     /// more. Terminate any process group still alive (so nothing runs
     /// untracked) and record them `interrupted`; queue results that were
     /// never queued. Returns the ids interrupted.
-    pub async fn recover(&self, agent_id: &str) -> Result<Vec<String>, RuntimeError> {
+    pub async fn recover(
+        &self,
+        agent_id: &str,
+        grace: Duration,
+    ) -> Result<Vec<String>, RuntimeError> {
         let tasks: Vec<TaskRecord> = self.store.read()?.list(Keyed::Tasks, agent_id)?;
         let mut interrupted = Vec::new();
         for task in tasks {
@@ -635,21 +688,17 @@ impl CommandTasks {
                 self.queue_result(agent_id, &task.id).await?;
                 continue;
             }
-            let pid = task
+            let identity: Option<ProcessIdentity> = task
                 .detail
                 .as_ref()
-                .and_then(|d| d.get("pid"))
-                .and_then(|p| p.as_i64())
-                .and_then(|p| i32::try_from(p).ok())
-                .unwrap_or(0);
-            let was_alive = pid_alive(pid);
-            if was_alive {
-                signal_group(pid, libc::SIGTERM);
-            }
-            let summary = if was_alive {
-                "interrupted: the runtime restarted and could not keep supervising it; its process group was terminated"
-            } else {
-                "interrupted: its process is gone after a runtime restart"
+                .and_then(|d| d.get("process_identity"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let summary = match identity {
+                Some(id) => terminate_recovered(&id, grace).await,
+                None => {
+                    "interrupted: a runtime restart ended its supervision; no process identity \
+                     was recorded, so nothing was signalled"
+                }
             };
             let output = task
                 .detail

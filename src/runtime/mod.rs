@@ -17,6 +17,7 @@ pub mod host;
 pub mod ids;
 pub mod inspect;
 pub mod posture;
+pub mod process_identity;
 pub mod provider;
 pub mod queue;
 pub mod scheduler;

@@ -87,3 +87,42 @@ fn prompts_and_objectives_never_reach_the_log_at_info() {
     assert!(!seen.contains("secret-prompt-words-1"), "{seen}");
     assert!(!seen.contains("secret-objective-words-2"), "{seen}");
 }
+
+#[test]
+fn daemon_stop_never_signals_a_stranger_named_by_a_stale_pid_file() {
+    use std::os::unix::process::CommandExt;
+    let home = Home::new();
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("30")
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let pid = stranger.id();
+    let run = home.path().join("run");
+    std::fs::create_dir_all(&run).unwrap_or_else(|e| panic!("{e}"));
+    // Two stale files: an old one without identity, and one whose identity
+    // belongs to another process (same pid, another start time).
+    let real = holon::runtime::process_identity::ProcessIdentity::of(pid as i32)
+        .unwrap_or_else(|| panic!("no identity"));
+    let files = [
+        serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0"}),
+        serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0",
+            "process_identity": {"pid": pid, "start_ticks": real.start_ticks + 3, "boot_id": real.boot_id}}),
+    ];
+    for file in files {
+        std::fs::write(run.join("daemon.pid"), file.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let out = home.ok(&["daemon", "stop"]);
+        assert!(out.contains("no Holon runtime is running"), "{out}");
+        assert!(
+            !run.join("daemon.pid").exists(),
+            "the stale pid file is removed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            matches!(stranger.try_wait(), Ok(None)),
+            "the stranger {pid} was signalled"
+        );
+    }
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+}

@@ -199,3 +199,125 @@ fn closing_the_store_releases_the_file_even_with_a_task_still_running() {
     });
     drop(host);
 }
+
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with(['Z', 'X']))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let pid = rt.block_on(async {
+        let t = host
+            .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let identity = &t.detail.as_ref().map(|d| d["process_identity"].clone());
+        assert!(
+            identity
+                .as_ref()
+                .is_some_and(|i| i["start_ticks"].as_u64().is_some()),
+            "the task records its process identity: {identity:?}"
+        );
+        t.detail
+            .as_ref()
+            .and_then(|d| d["pid"].as_i64())
+            .unwrap_or(0) as i32
+    });
+    assert!(pid > 0);
+    crash(rt, host, dir.path());
+    assert!(running(pid), "the task outlived its runtime");
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    rt.block_on(async {
+        let e = wait_event(&host, "interrupted", |e| {
+            e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
+        })
+        .await;
+        let summary = e.payload["task"]["summary"].to_string() + &e.payload.to_string();
+        assert!(summary.contains("SIGKILL"), "{summary}");
+        host.shutdown().await;
+    });
+    for _ in 0..100 {
+        if !running(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("process group {pid} survived recovery");
+}
+
+#[test]
+fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
+    use holon::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // A stranger: not Holon's, in its own process group.
+    let mut stranger = {
+        use std::os::unix::process::CommandExt;
+        std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let pid = stranger.id() as i32;
+    let real = holon::runtime::process_identity::ProcessIdentity::of(pid)
+        .unwrap_or_else(|| panic!("no identity"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    rt.block_on(async {
+        // A task record from "before a reboot": same pid, other start time.
+        let record = TaskRecord {
+            id: "task_stale".into(),
+            agent_id: "main".into(),
+            kind: TaskKind::CommandTask,
+            status: TaskStatus::Running,
+            wait_policy: WaitPolicy::Background,
+            work_item_id: None,
+            parent_message_id: None,
+            summary: Some("sleep 1000".into()),
+            detail: Some(json!({
+                "pid": pid,
+                "process_identity": {"pid": pid, "start_ticks": real.start_ticks + 5, "boot_id": real.boot_id},
+            })),
+            created_at: "2026-01-01T00:00:00Z".into(),
+            updated_at: "2026-01-01T00:00:00Z".into(),
+        };
+        host.store()
+            .write(move |tx| {
+                tx.put(holon::store::Keyed::Tasks, "main", &record.id, &record)?;
+                tx.index_insert(holon::store::Index::ActiveTasks, "main", &record.id)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    crash(rt, host, dir.path());
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    rt.block_on(async {
+        let e = wait_event(&host, "interrupted", |e| {
+            e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
+        })
+        .await;
+        assert!(
+            e.payload.to_string().contains("left alone"),
+            "{}",
+            e.payload
+        );
+        host.shutdown().await;
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(running(pid), "the stranger {pid} was signalled");
+    let _ = stranger.kill();
+    let _ = stranger.wait();
+}

@@ -279,7 +279,11 @@ impl RuntimeHost {
                 Ok(())
             })
             .await?;
-        let interrupted = self.inner.tasks.recover(agent_id).await?;
+        let interrupted = self
+            .inner
+            .tasks
+            .recover(agent_id, self.inner.config.stop_grace)
+            .await?;
         if !interrupted.is_empty() {
             tracing::warn!(agent_id, ?interrupted, "tasks interrupted by restart");
         }
