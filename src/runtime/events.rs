@@ -42,6 +42,7 @@ event_kinds! {
     TurnStarted => "turn_started",
     ProviderRoundCompleted => "provider_round_completed",
     AssistantRoundRecorded => "assistant_round_recorded",
+    ToolStarted => "tool_started",
     ToolExecuted => "tool_executed",
     TurnTerminal => "turn_terminal",
     BriefCreated => "brief_created",

@@ -2,10 +2,12 @@
 //! inputs it was given, its assistant rounds with tool calls, the tool
 //! results, and runtime failures. Turns rebuild their conversation from
 //! the recent transcript, repairing pairs cut by the window or by a crash so
-//! that every tool call reaches the provider with exactly one result. A call
-//! recorded without a result (the runtime died while running it) is shown
-//! to the model as "not executed": recovery never re-executes a recorded
-//! call by itself.
+//! that every tool call reaches the provider with exactly one result. A
+//! call is recorded as started (a durable `ToolStarted`) just before it
+//! runs, so after a crash the model is told the truth: a call that never
+//! started is "not executed", one that started but left no result is
+//! "started, outcome unknown" (it may have had its effects). Recovery never
+//! re-executes a recorded call by itself.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +40,12 @@ pub enum TranscriptBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeline: Option<ProviderAttemptTimeline>,
     },
+    /// Written (durably) just before a call runs.
+    ToolStarted {
+        call_id: String,
+        tool_name: String,
+        started_at: String,
+    },
     ToolResult {
         call_id: String,
         tool_name: String,
@@ -58,22 +66,43 @@ pub const NOT_EXECUTED: &str =
     "not executed: the runtime stopped before this call ran. Inspect the current \
                                 state before deciding whether to call it again.";
 
+/// What the model is told about a call that started but left no result.
+pub fn started_outcome_unknown(started_at: &str) -> String {
+    format!(
+        "started, outcome unknown: the runtime stopped while this call was running (started at \
+         {started_at}). It may have had its effects: inspect the current state, and the result \
+         of any task it started (delivered separately), before calling it again."
+    )
+}
+
+/// A call of the latest assistant round still waiting for its result, and
+/// when it started (if it did).
+struct OpenCall {
+    call_id: String,
+    tool_name: String,
+    started_at: Option<String>,
+}
+
+fn close_open(out: &mut Vec<ConversationItem>, open: &mut Vec<OpenCall>) {
+    for call in open.drain(..) {
+        let content = match &call.started_at {
+            Some(at) => started_outcome_unknown(at),
+            None => NOT_EXECUTED.to_owned(),
+        };
+        out.push(ConversationItem::ToolResult {
+            call_id: call.call_id,
+            tool_name: call.tool_name,
+            content,
+            is_error: true,
+        });
+    }
+}
+
 /// Turn transcript entries into a provider conversation where every tool
 /// call has exactly one result and every result follows its call.
 pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
     let mut out: Vec<ConversationItem> = Vec::new();
-    // Calls of the latest assistant round still waiting for their results.
-    let mut open: Vec<(String, String)> = Vec::new();
-    let close_open = |out: &mut Vec<ConversationItem>, open: &mut Vec<(String, String)>| {
-        for (call_id, tool_name) in open.drain(..) {
-            out.push(ConversationItem::ToolResult {
-                call_id,
-                tool_name,
-                content: NOT_EXECUTED.to_owned(),
-                is_error: true,
-            });
-        }
-    };
+    let mut open: Vec<OpenCall> = Vec::new();
     for e in entries {
         match &e.body {
             TranscriptBody::Input { text } => {
@@ -86,7 +115,11 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 close_open(&mut out, &mut open);
                 open = tool_calls
                     .iter()
-                    .map(|c| (c.id.clone(), c.name.clone()))
+                    .map(|c| OpenCall {
+                        call_id: c.id.clone(),
+                        tool_name: c.name.clone(),
+                        started_at: None,
+                    })
                     .collect();
                 out.push(ConversationItem::AssistantRound {
                     text: text.clone(),
@@ -100,7 +133,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 is_error,
             } => {
                 // A result whose call fell outside the window is dropped.
-                if let Some(pos) = open.iter().position(|(id, _)| id == call_id) {
+                if let Some(pos) = open.iter().position(|c| &c.call_id == call_id) {
                     open.remove(pos);
                     out.push(ConversationItem::ToolResult {
                         call_id: call_id.clone(),
@@ -108,6 +141,15 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                         content: content.clone(),
                         is_error: *is_error,
                     });
+                }
+            }
+            TranscriptBody::ToolStarted {
+                call_id,
+                started_at,
+                ..
+            } => {
+                if let Some(call) = open.iter_mut().find(|c| &c.call_id == call_id) {
+                    call.started_at = Some(started_at.clone());
                 }
             }
             TranscriptBody::RuntimeFailure { summary, .. } => {
@@ -185,5 +227,46 @@ mod tests {
             matches!(conv.first(), Some(ConversationItem::UserText { .. })),
             "orphan result dropped"
         );
+    }
+
+    #[test]
+    fn a_started_call_without_a_result_is_outcome_unknown_not_unexecuted() {
+        let entries = vec![
+            entry(TranscriptBody::AssistantRound {
+                round: 1,
+                text: String::new(),
+                tool_calls: vec![call("a"), call("b"), call("c")],
+                token_usage: None,
+                timeline: None,
+            }),
+            entry(TranscriptBody::ToolStarted {
+                call_id: "a".into(),
+                tool_name: "ExecCommand".into(),
+                started_at: "T1".into(),
+            }),
+            entry(result("a")),
+            entry(TranscriptBody::ToolStarted {
+                call_id: "b".into(),
+                tool_name: "ExecCommand".into(),
+                started_at: "T2".into(),
+            }),
+            // The runtime died here: b ran (or was running), c never did.
+            entry(TranscriptBody::Input {
+                text: "replay".into(),
+            }),
+        ];
+        let results: Vec<(String, String)> = conversation(&entries)
+            .into_iter()
+            .filter_map(|i| match i {
+                ConversationItem::ToolResult {
+                    call_id, content, ..
+                } => Some((call_id, content)),
+                ConversationItem::UserText { .. } | ConversationItem::AssistantRound { .. } => None,
+            })
+            .collect();
+        assert_eq!(results[0], ("a".to_owned(), "ok".to_owned()));
+        assert_eq!(results[1], ("b".to_owned(), started_outcome_unknown("T2")));
+        assert!(results[1].1.starts_with("started, outcome unknown"));
+        assert_eq!(results[2], ("c".to_owned(), NOT_EXECUTED.to_owned()));
     }
 }

@@ -222,6 +222,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::TurnStarted => (V::Trace, C::Runtime, "Turn"),
         K::ProviderRoundCompleted => (V::Trace, C::Trace, "Provider round"),
         K::AssistantRoundRecorded => (V::Progress, C::AssistantProgress, "Assistant"),
+        K::ToolStarted => (V::Trace, C::Tool, "Tool"),
         K::ToolExecuted => (V::Trace, C::Tool, "Tool"), // title: the tool's name
         K::TurnTerminal => (V::Progress, C::Runtime, "Turn"),
         K::BriefCreated => (V::TurnResult, C::Brief, "Result"), // refined

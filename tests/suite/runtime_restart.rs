@@ -321,3 +321,45 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
     let _ = stranger.kill();
     let _ = stranger.wait();
 }
+
+#[test]
+fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecuted() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let marker = dir.path().join("ran.txt");
+    let cmd = format!("echo ran >> {}; sleep 20", marker.display());
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::tools(
+        "",
+        &[("ExecCommand", json!({ "cmd": cmd }))],
+    )]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    rt.block_on(async {
+        host.submit(prompt("run it", Priority::Normal))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        wait_event(&host, "tool started", kind("tool_started")).await;
+        for _ in 0..100 {
+            if marker.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    // The command has had its effect; the runtime dies mid-call.
+    assert!(marker.exists());
+    crash(rt, host, dir.path());
+
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::text("checked")]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    rt.block_on(async {
+        wait_event(&host, "replayed turn ends", |e| {
+            e.kind == "turn_terminal" && e.payload["kind"] == "completed"
+        })
+        .await;
+        let conv = serde_json::to_string(&provider.requests()[0].conversation).unwrap_or_default();
+        assert!(conv.contains("started, outcome unknown"), "{conv}");
+        assert!(!conv.contains("not executed"), "{conv}");
+        host.shutdown().await;
+    });
+}

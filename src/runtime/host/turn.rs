@@ -434,6 +434,42 @@ async fn rounds(
                 turn_work_item_id: turn_work_item_id.clone(),
                 round_text: &round_result.text,
             };
+            // Durably "started" before anything runs: after a crash the
+            // model is told this call may have had its effects.
+            {
+                let (id, rid, mid, cid, name) = (
+                    agent_id.to_owned(),
+                    run_id.to_owned(),
+                    message.id.clone(),
+                    call.id.clone(),
+                    call.name.clone(),
+                );
+                store
+                    .write(move |tx| {
+                        let started_at = tx.now_ts();
+                        tx.append_event(NewEvent {
+                            agent_id: id.clone(),
+                            kind: EventKind::ToolStarted.as_str(),
+                            provenance: Provenance {
+                                message_id: Some(mid.clone()),
+                                ..Provenance::default()
+                            },
+                            payload: json!({ "run_id": rid, "call_id": cid, "tool_name": name }),
+                        })?;
+                        transcript_in(
+                            tx,
+                            &id,
+                            &rid,
+                            Some(&mid),
+                            TranscriptBody::ToolStarted {
+                                call_id: cid.clone(),
+                                tool_name: name.clone(),
+                                started_at,
+                            },
+                        )
+                    })
+                    .await?;
+            }
             let t0 = Instant::now();
             let outcome = tools::execute(&env, call).await;
             history.push(ConversationItem::ToolResult {

@@ -83,6 +83,10 @@ pub(super) fn describe(kind: EventKind, e: &EventRecord, out: &mut OperatorEvent
             colon(head, joined(parts, ", "))
         }
         K::AssistantRoundRecorded => assistant_round(p, out),
+        K::ToolStarted => match text(p, "/tool_name") {
+            Some(name) => format!("{name} started"),
+            None => "Tool started".to_owned(),
+        },
         K::ToolExecuted => tool_executed(p, out),
         K::TurnTerminal => {
             let rounds = u64_at(p, "/rounds").map(|n| match n {

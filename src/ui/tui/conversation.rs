@@ -294,6 +294,7 @@ impl Conversation {
             }
             Some(K::TaskCreated) => self.task_created(p, operator_task),
             Some(K::TaskStatusChanged) => self.task_changed(p, operator_task),
+            Some(K::ToolStarted) => self.set_activity(op),
             Some(K::ToolExecuted) => {
                 self.set_activity(op);
                 self.tool_executed(p, op);

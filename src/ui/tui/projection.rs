@@ -335,6 +335,7 @@ impl AgentView {
             | K::SystemTickEmitted
             | K::ProviderRoundCompleted
             | K::AssistantRoundRecorded
+            | K::ToolStarted
             | K::ToolExecuted
             | K::BriefCreated
             | K::WorkItemRecheckDue
