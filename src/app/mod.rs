@@ -67,6 +67,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
 }
 
 pub fn run() -> ExitCode {
+    crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
     match run_cli(cli) {
         Ok(code) => code,
@@ -79,7 +80,25 @@ pub fn run() -> ExitCode {
 
 fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = Paths::resolve(cli.home.as_deref())?;
-    let config = Config::load(&paths.config_file(), &Env::capture())?;
+    let env = Env::capture();
+    let config = match Config::load(&paths.config_file(), &env) {
+        Ok(config) => config,
+        // A broken config.toml must not keep the operator from seeing or
+        // stopping a runtime: those commands fall back to the defaults.
+        Err(e)
+            if matches!(
+                cli.command,
+                Some(Command::Daemon(
+                    DaemonCommand::Stop | DaemonCommand::Status { .. } | DaemonCommand::Logs { .. }
+                ))
+            ) =>
+        {
+            eprintln!("holon: warning: {e}; using the defaults for this command");
+            Config::from_parts(&paths.config_file(), None, &env)
+                .or_else(|_| Config::from_parts(&paths.config_file(), None, &Env::default()))?
+        }
+        Err(e) => return Err(e.into()),
+    };
     paths.ensure()?;
     let _log_guard = logging::init(&paths.log_dir, &config.log_filter)?;
     // Prompts and objectives are the operator's words: only the command's

@@ -26,6 +26,73 @@ pub enum PathsError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "{path} is {problem}; Holon keeps your prompts, its store and its control socket there, \
+         so it refuses to use it. Fix: {fix}"
+    )]
+    Insecure {
+        path: PathBuf,
+        problem: String,
+        fix: String,
+    },
+}
+
+/// Why a directory is not private enough, and how to fix it.
+fn insecurity(path: &Path, meta: &std::fs::Metadata, me: u32) -> Option<PathsError> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display();
+    if meta.uid() != me {
+        return Some(PathsError::Insecure {
+            path: path.to_path_buf(),
+            problem: format!(
+                "owned by another user (uid {}, you are uid {me})",
+                meta.uid()
+            ),
+            fix: "use a directory you own (set HOLON_HOME)".into(),
+        });
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Some(PathsError::Insecure {
+            path: path.to_path_buf(),
+            problem: format!("writable by other users (mode {mode:o})"),
+            fix: format!("chmod 700 {shown}"),
+        });
+    }
+    None
+}
+
+/// Refuse a directory that another user owns or can write to. Missing is
+/// fine (it is created private).
+fn check_private(path: &Path) -> Result<(), PathsError> {
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    use std::os::unix::fs::MetadataExt;
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    // A symlink is followed only when both it and its target are ours.
+    if link.file_type().is_symlink() && link.uid() != me {
+        return Err(PathsError::Insecure {
+            path: path.to_path_buf(),
+            problem: format!("a symlink owned by another user (uid {})", link.uid()),
+            fix: format!("remove {} (Holon recreates the directory)", path.display()),
+        });
+    }
+    match std::fs::metadata(path) {
+        Ok(target) => insecurity(path, &target, me).map_or(Ok(()), Err),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Make an existing file ours-only (files from before Holon set its umask).
+fn tighten_file(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_file() && meta.permissions().mode() & 0o077 != 0 {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+    }
 }
 
 impl Paths {
@@ -90,16 +157,35 @@ impl Paths {
         self.data_dir.join("agents").join(agent_id)
     }
 
-    /// Create the data and log directories, and the run directory with mode
-    /// 0700 (it will hold the control socket).
+    /// Refuse a home, config or run directory that another user owns or
+    /// can write to (as ssh does for its files), then create every
+    /// directory private (0700) and make the store and logs 0600.
     pub fn ensure(&self) -> Result<(), PathsError> {
-        for dir in [&self.data_dir, &self.log_dir] {
-            std::fs::create_dir_all(dir).map_err(|source| PathsError::Create {
-                path: dir.clone(),
-                source,
-            })?;
+        let mut checked: Vec<&Path> = vec![&self.config_dir, &self.run_dir];
+        if let Some(home) = &self.home {
+            checked.insert(0, home);
         }
-        create_private_dir(&self.run_dir)
+        for dir in checked {
+            check_private(dir)?;
+        }
+        if let Some(home) = &self.home {
+            create_private_dir(home)?;
+        }
+        for dir in [
+            &self.config_dir,
+            &self.data_dir,
+            &self.log_dir,
+            &self.run_dir,
+        ] {
+            create_private_dir(dir)?;
+        }
+        tighten_file(&self.store_file());
+        if let Ok(logs) = std::fs::read_dir(&self.log_dir) {
+            for entry in logs.flatten() {
+                tighten_file(&entry.path());
+            }
+        }
+        Ok(())
     }
 }
 

@@ -433,6 +433,16 @@ impl CommandTasks {
             })
             .process_group(0)
             .kill_on_drop(false);
+        if let Some(mask) = super::exec_env::operator_umask() {
+            // SAFETY: umask is async-signal-safe; it runs in the child
+            // between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::umask(mask);
+                    Ok(())
+                });
+            }
+        }
         let mut child = cmd.spawn()?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         // Read while the child is held un-reaped: the pid is still ours.

@@ -9,6 +9,25 @@
 
 use std::collections::BTreeSet;
 
+/// The umask the operator started Holon with. Holon itself runs with 077
+/// (its store, logs and socket are private whatever the umask); command
+/// tasks get the operator's own back, so files they create in a workspace
+/// look as the operator expects.
+static OPERATOR_UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Make Holon's own files private from here on; remembers the previous
+/// umask for command tasks. Called once, at process start.
+pub fn make_files_private() {
+    // SAFETY: umask only swaps the process's file-creation mask.
+    let previous = unsafe { libc::umask(0o077) };
+    let _ = OPERATOR_UMASK.set(previous);
+}
+
+/// The umask command tasks run with (`None`: Holon never changed it).
+pub fn operator_umask() -> Option<u32> {
+    OPERATOR_UMASK.get().copied()
+}
+
 /// Name fragments that mark a variable as a secret.
 pub const SECRET_MARKERS: [&str; 4] = ["KEY", "SECRET", "TOKEN", "PASSWORD"];
 

@@ -1,6 +1,8 @@
 //! Hardening against a hostile or unlucky environment, through the real
 //! binary: command tasks never see the operator's credentials.
 
+use std::os::unix::fs::PermissionsExt;
+
 use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{stderr, Home};
 use super::turn_e2e::{holon_run, run_json};
@@ -12,7 +14,11 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
             200,
             canned::responses_json(
                 "Listing.",
-                &[("call_env", "ExecCommand", r#"{"cmd":"env"}"#)],
+                &[(
+                    "call_env",
+                    "ExecCommand",
+                    r#"{"cmd":"env; touch made-by-task.txt"}"#,
+                )],
             ),
         ),
         Canned::json(200, canned::responses_json("Done.", &[])),
@@ -37,7 +43,16 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
     ];
     let out = holon_run(&home, &envs, &["--json", "show me the env"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(run_json(&out)["outcome"], "completed");
+    let v = run_json(&out);
+    assert_eq!(v["outcome"], "completed");
+    // Tasks create files with the operator's umask, not Holon's private one.
+    let made = home
+        .path()
+        .join("data/agents")
+        .join(v["agent_id"].as_str().unwrap_or_default())
+        .join("made-by-task.txt");
+    let mode = std::fs::metadata(&made).map(|m| m.permissions().mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o644), "{}", made.display());
     let requests = stub.requests();
     assert_eq!(requests.len(), 2);
     let sent = requests[1].body.to_string();
@@ -125,4 +140,103 @@ fn daemon_stop_never_signals_a_stranger_named_by_a_stale_pid_file() {
     }
     let _ = stranger.kill();
     let _ = stranger.wait();
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn everything_holon_writes_is_private_whatever_the_umask() {
+    let home = Home::new();
+    // The binary inherits this test process's umask; make it 022 for the
+    // child explicitly (as a login shell would).
+    let mut cmd = home.cmd();
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: umask is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::umask(0o022);
+                Ok(())
+            });
+        }
+    }
+    let out = cmd
+        .args(["send", "hello"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let p = home.path();
+    for dir in ["config", "data", "logs", "run"] {
+        assert_eq!(mode(&p.join(dir)), 0o700, "{dir}");
+    }
+    assert_eq!(mode(p), 0o700, "HOLON_HOME itself");
+    assert_eq!(mode(&home.store_file()), 0o600);
+    let mut logs = 0;
+    for log in std::fs::read_dir(p.join("logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        assert_eq!(mode(&log.path()), 0o600, "{}", log.path().display());
+        logs += 1;
+    }
+    assert!(logs > 0);
+}
+
+#[test]
+fn a_home_or_run_dir_others_can_write_or_own_is_refused_with_the_fix() {
+    let home = Home::new();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = home.run(&["status"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("writable by other users (mode 777)"), "{err}");
+    assert!(
+        err.contains(&format!("chmod 700 {}", home.path().display())),
+        "{err}"
+    );
+    assert!(!home.path().join("data").exists(), "nothing was created");
+
+    // A run directory that is someone else's symlink (as root: owned by
+    // nobody), planted to capture the control socket.
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        let home = Home::new();
+        let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let run = home.path().join("run");
+        std::os::unix::fs::symlink(elsewhere.path(), &run).unwrap_or_else(|e| panic!("{e}"));
+        let c = std::ffi::CString::new(run.as_os_str().as_encoded_bytes()).unwrap_or_default();
+        // SAFETY: lchown on a path we just made.
+        assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+        let out = home.run(&["status"]);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("symlink owned by another user"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn a_broken_config_does_not_block_daemon_status_or_stop() {
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.path().join("config/config.toml"), "[model\nbroken = ")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = home.run(&["daemon", "status"]);
+    assert_eq!(status.status.code(), Some(3), "{}", stderr(&status));
+    assert!(
+        stderr(&status).contains("config.toml"),
+        "the problem is still named"
+    );
+    let stop = home.run(&["daemon", "stop"]);
+    assert!(stop.status.success(), "{}", stderr(&stop));
+    // Other commands still refuse a broken config.
+    assert!(!home.run(&["status"]).status.success());
 }
