@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use super::control::socket::bind;
 use super::Context;
 use crate::runtime::api::{AgentState, Request, RuntimeClient, SubscriptionItem};
-use crate::runtime::host::{LiveUpdate, RuntimeHost};
+use crate::runtime::host::LiveUpdate;
 use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
@@ -112,10 +112,7 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
 async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     let listener = bind(&socket_path).await?;
-    let store = ctx.open_store().await?;
-    let mut config = super::run::runtime_config(ctx, "embedded");
-    config.info.socket_path = Some(socket_path.display().to_string());
-    let host = RuntimeHost::start(store, config).await?;
+    let host = super::run::start_serving_host(ctx, "embedded", &socket_path).await?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
     let server = tokio::spawn(super::control::server::serve(

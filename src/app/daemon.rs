@@ -19,7 +19,6 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
 use crate::runtime::api::{Request, RuntimeClient, RuntimeStatus};
-use crate::runtime::host::RuntimeHost;
 use crate::runtime::process_identity::{Liveness, ProcessIdentity};
 use crate::ui::client::SocketClient;
 
@@ -120,11 +119,8 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
     clean_stale_pid(&pid_file);
     // Bind before opening the store: a running runtime is reported as such.
     let listener = bind(&socket_path).await?;
-    let store = ctx.open_store().await?;
     // Watches config.toml and AGENTS.md; changes apply to the next turn.
-    let mut config = super::run::runtime_config(ctx, mode);
-    config.info.socket_path = Some(socket_path.display().to_string());
-    let host = RuntimeHost::start(store, config).await?;
+    let host = super::run::start_serving_host(ctx, mode, &socket_path).await?;
     let pid = PidFile {
         process_identity: i32::try_from(std::process::id())
             .ok()

@@ -127,6 +127,27 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config
 }
 
+/// Open the store and start a runtime that serves `socket_path` (already
+/// bound by the caller). A start that fails removes the socket it bound,
+/// so nothing is left that looks like a runtime.
+pub async fn start_serving_host(
+    ctx: &Context,
+    mode: &str,
+    socket_path: &std::path::Path,
+) -> anyhow::Result<RuntimeHost> {
+    let started = async {
+        let store = ctx.open_store().await?;
+        let mut config = runtime_config(ctx, mode);
+        config.info.socket_path = Some(socket_path.display().to_string());
+        Ok::<_, anyhow::Error>(RuntimeHost::start(store, config).await?)
+    }
+    .await;
+    if started.is_err() {
+        let _ = std::fs::remove_file(socket_path);
+    }
+    started
+}
+
 /// The agent the run talks to, and whether it exists only for this run.
 enum RunAgent {
     Temporary(String),

@@ -50,14 +50,24 @@ impl SocketClient {
         let (p, s) = (Arc::clone(&pending), Arc::clone(&subs));
         tokio::spawn(async move {
             let mut lines = BufReader::new(read).lines();
+            let mut ending = closed();
             while let Ok(Some(line)) = lines.next_line().await {
                 let Ok(v) = serde_json::from_str::<Value>(&line) else {
                     continue;
                 };
+                // The server says why it is about to close (id null).
+                if v.get("id").is_some_and(Value::is_null) {
+                    if let Some(e) = v.get("error") {
+                        if let Ok(e) = serde_json::from_value::<ApiError>(e.clone()) {
+                            ending = e;
+                        }
+                        continue;
+                    }
+                }
                 route(v, &p, &s).await;
             }
             for (_, tx) in lock(&p).drain() {
-                let _ = tx.send(Err(closed()));
+                let _ = tx.send(Err(ending.clone()));
             }
             lock(&s).clear();
         });

@@ -399,3 +399,37 @@ async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_ids_are_echoed_exactly_and_shutdown_is_said_not_just_eof() {
+    let s = served().await;
+    let mut c = Raw::connect(&s.path).await;
+    for id in [
+        "9007199254740993",
+        "18446744073709551615",
+        "123456789012345678901234567890",
+        "-42",
+    ] {
+        c.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"runtime.status"}}"#
+        ))
+        .await;
+        let line = match tokio::time::timeout(Duration::from_secs(10), c.lines.next_line()).await {
+            Ok(Ok(Some(l))) => l,
+            other => panic!("no answer: {other:?}"),
+        };
+        assert!(
+            line.contains(&format!(r#""id":{id},"#)),
+            "{id} echoed as {line}"
+        );
+    }
+    // Shutdown: the client is told why before the connection closes.
+    let _ = s.stop.send(true);
+    let v = c
+        .recv()
+        .await
+        .unwrap_or_else(|| panic!("closed without a word"));
+    assert_eq!(code(&v), -32005, "{v}");
+    assert!(c.recv().await.is_none());
+    s.rig.host.shutdown().await;
+}

@@ -240,3 +240,19 @@ fn a_broken_config_does_not_block_daemon_status_or_stop() {
     // Other commands still refuse a broken config.
     assert!(!home.run(&["status"]).status.success());
 }
+
+#[test]
+fn a_failed_start_leaves_no_control_socket_behind() {
+    let home = Home::new();
+    home.ok(&["status"]);
+    // The store is damaged: the daemon binds its socket, then cannot open
+    // the store and must take the socket away again.
+    std::fs::write(home.store_file(), vec![0x5Au8; 64 * 1024]).unwrap_or_else(|e| panic!("{e}"));
+    let out = home.run(&["daemon", "run"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
+    assert!(
+        !home.path().join("run/control.sock").exists(),
+        "control.sock left behind"
+    );
+}

@@ -89,13 +89,33 @@ async fn read_frame(
     }
 }
 
-fn error_line(id: &Value, code: ErrorCode, message: &str) -> String {
+/// A request id as JSON text, echoed exactly as the client wrote it (a
+/// number larger than 2^53, or than u64, survives untouched).
+type EchoId = String;
+
+const NULL_ID: &str = "null";
+
+fn error_line(id: &str, code: ErrorCode, message: &str) -> String {
     let code: i64 = code.into();
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+    let error = json!({ "code": code, "message": message });
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
-fn result_line(id: &Value, result: Value) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string()
+fn result_line(id: &str, result: Value) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+}
+
+/// The request's `id` as the client wrote it, when it is a number.
+fn raw_numeric_id(line: &[u8]) -> Option<EchoId> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a serde_json::value::RawValue>,
+    }
+    let parsed: IdOnly<'_> = serde_json::from_slice(line).ok()?;
+    let raw = parsed.id?.get().trim();
+    raw.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+        .then(|| raw.to_owned())
 }
 
 async fn connection(
@@ -121,7 +141,14 @@ async fn connection(
     loop {
         let frame = tokio::select! {
             f = read_frame(&mut reader, &mut buf) => f,
-            _ = shutdown.changed() => break,
+            _ = shutdown.changed() => {
+                // Tell the client why the connection ends (-32005), rather
+                // than just closing it.
+                let _ = out
+                    .send(error_line(NULL_ID, ErrorCode::ShuttingDown, "the runtime is shutting down"))
+                    .await;
+                break;
+            }
         };
         match frame {
             Ok(Frame::Line(line)) => {
@@ -137,7 +164,7 @@ async fn connection(
             Ok(Frame::TooLong) => {
                 let msg = format!("request line exceeds {MAX_LINE} bytes; closing the connection");
                 let _ = out
-                    .send(error_line(&Value::Null, ErrorCode::InvalidRequest, &msg))
+                    .send(error_line(NULL_ID, ErrorCode::InvalidRequest, &msg))
                     .await;
                 for (_, h) in subscriptions.drain() {
                     h.abort();
@@ -172,7 +199,7 @@ async fn handle_line(
         Ok(v) => v,
         Err(e) => {
             return Some(error_line(
-                &Value::Null,
+                NULL_ID,
                 ErrorCode::ParseError,
                 &format!("parse error: {e}"),
             ))
@@ -180,40 +207,44 @@ async fn handle_line(
     };
     let Some(obj) = value.as_object() else {
         return Some(error_line(
-            &Value::Null,
+            NULL_ID,
             ErrorCode::InvalidRequest,
             "a request must be a JSON object",
         ));
     };
     let id = obj.get("id").cloned();
-    let rid = id.clone().unwrap_or(Value::Null);
+    let rid: EchoId = match &id {
+        Some(Value::Number(_)) => raw_numeric_id(line).unwrap_or_else(|| NULL_ID.to_owned()),
+        Some(v) => v.to_string(),
+        None => NULL_ID.to_owned(),
+    };
     if !matches!(
         &id,
         None | Some(Value::Null | Value::String(_) | Value::Number(_))
     ) {
         return Some(error_line(
-            &Value::Null,
+            NULL_ID,
             ErrorCode::InvalidRequest,
             "id must be a string, a number or null",
         ));
     }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Some(error_line(
-            &rid,
+            rid.as_str(),
             ErrorCode::InvalidRequest,
             "jsonrpc must be \"2.0\"",
         ));
     }
     let Some(method) = obj.get("method").and_then(Value::as_str) else {
         return Some(error_line(
-            &rid,
+            rid.as_str(),
             ErrorCode::InvalidRequest,
             "method must be a string",
         ));
     };
     if !METHODS.contains(&method) {
         return Some(error_line(
-            &rid,
+            rid.as_str(),
             ErrorCode::MethodNotFound,
             &format!("no method `{method}` (see docs/protocol.md)"),
         ));
@@ -221,7 +252,7 @@ async fn handle_line(
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     if !matches!(params, Value::Null | Value::Object(_)) {
         return Some(error_line(
-            &rid,
+            rid.as_str(),
             ErrorCode::InvalidParams,
             "params must be an object",
         ));
