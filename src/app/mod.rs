@@ -66,13 +66,63 @@ fn command_name(command: &Option<Command>) -> &'static str {
     }
 }
 
+/// The last panic's message and location, recorded by the quiet hook.
+static LAST_PANIC: std::sync::Mutex<Option<(String, String)>> = std::sync::Mutex::new(None);
+
+/// Panics never print a backtrace at the operator: they are logged and
+/// remembered, and `run` turns one into a clear error. (The console's own
+/// hook runs first and restores the terminal.)
+fn install_quiet_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".to_owned());
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!(%message, %location, "panic");
+        *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = Some((message, location));
+    }));
+}
+
+/// The operator-facing error for a panic that reached `run`.
+fn panic_error(home: Option<&std::path::Path>) -> String {
+    let (message, location) = LAST_PANIC
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+        .unwrap_or_else(|| ("unknown failure".into(), String::new()));
+    if location.contains("/redb-") {
+        let store = Paths::resolve(home)
+            .map(|p| p.store_file().display().to_string())
+            .unwrap_or_else(|_| "the store file".into());
+        format!(
+            "the store {store} is damaged: the storage engine failed while reading it \
+             ({message}); nothing was changed. Move it aside to start afresh \
+             (`mv {store} {store}.broken`), or restore a backup"
+        )
+    } else {
+        format!("internal error: {message} ({location}); this is a bug, details are in the log")
+    }
+}
+
 pub fn run() -> ExitCode {
     crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
-    match run_cli(cli) {
-        Ok(code) => code,
-        Err(e) => {
+    install_quiet_panic_hook();
+    let home = cli.home.clone();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cli(cli))) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
             eprintln!("holon: error: {e:#}");
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("holon: error: {}", panic_error(home.as_deref()));
             ExitCode::FAILURE
         }
     }

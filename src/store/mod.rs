@@ -110,6 +110,15 @@ impl Store {
                 source,
             })?;
         }
+        // An existing empty file is a store that lost its contents (a failed
+        // copy, a truncation), not a fresh start: taking it as new would
+        // silently drop everything it held.
+        if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "the file is empty (0 bytes)".into(),
+            });
+        }
         let db = open_database(path, options.cache_bytes)?;
         init_schema(&db, path)?;
         let db = Arc::new(db);

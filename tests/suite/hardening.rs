@@ -256,3 +256,52 @@ fn a_failed_start_leaves_no_control_socket_behind() {
         "control.sock left behind"
     );
 }
+
+#[test]
+fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
+    let home = Home::new();
+    for i in 0..40 {
+        home.ok(&["send", &format!("prompt {i} {}", "x".repeat(600))]);
+    }
+    let good = std::fs::read(home.store_file()).unwrap_or_else(|e| panic!("{e}"));
+    // Damage each 4 KiB page that holds ledger data, one at a time.
+    let needle = b"prompt 1";
+    let pages: std::collections::BTreeSet<usize> = good
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i / 4096 * 4096)
+        .take(12)
+        .collect();
+    assert!(!pages.is_empty());
+    let mut failures = 0;
+    for page in pages {
+        let mut bad = good.clone();
+        bad[page..page + 4096].fill(0x5A);
+        std::fs::write(home.store_file(), &bad).unwrap_or_else(|e| panic!("{e}"));
+        for args in [&["status"][..], &["events", "--limit", "100"][..]] {
+            let out = home.run(args);
+            let err = stderr(&out);
+            assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+            assert!(!err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+            if !out.status.success() {
+                failures += 1;
+                assert!(err.starts_with("holon: error: "), "{err}");
+                assert!(err.contains("damaged") || err.contains("corrupt"), "{err}");
+            }
+        }
+    }
+    assert!(
+        failures > 0,
+        "the damage was never noticed: the test damaged nothing"
+    );
+    // A 0-byte store is an error, not a new, empty store.
+    std::fs::write(home.store_file(), b"").unwrap_or_else(|e| panic!("{e}"));
+    let out = home.run(&["status"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("empty (0 bytes)"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::metadata(home.store_file()).map(|m| m.len()).ok(),
+        Some(0)
+    );
+}
