@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::cli::{EventsArgs, SendArgs};
 use super::Context;
-use crate::runtime::admission::admit;
+use crate::runtime::admission::admit_once;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::api::{
     call_typed, Admitted, Request, RuntimeClient, RuntimeStatus, SubscriptionItem,
@@ -147,6 +147,39 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Run `attempt` again (at most 3 times in all) when it failed for a
+/// passing reason: the runtime's connection dropped or it is shutting down
+/// (the next attempt reaches its successor, or the store). Attempts carry
+/// the same client request id, so nothing is admitted twice.
+async fn retrying<T, F, Fut>(mut attempt: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(e) if tries < 3 && passing(&e) => {
+                tracing::warn!(error = %e, tries, "retrying with the same request id");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn passing(e: &anyhow::Error) -> bool {
+    match e.downcast_ref::<crate::runtime::api::ApiError>() {
+        Some(api) => {
+            matches!(api.code, crate::runtime::api::ErrorCode::ShuttingDown)
+                || api.message.contains("connection to the runtime closed")
+        }
+        None => false,
+    }
+}
+
 /// `holon store compact`: shrink the store file. A running runtime holds
 /// the file, so it is refused with what to do instead of waiting.
 pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
@@ -192,26 +225,33 @@ pub async fn send(ctx: &Context, args: SendArgs) -> anyhow::Result<ExitCode> {
     let agent = args
         .agent
         .unwrap_or_else(|| ctx.config.default_agent.clone());
-    let admitted: Admitted = match super::daemon::connect(ctx).await {
-        Some(client) => {
-            let req = Request::PromptSubmit {
-                agent_id: agent.clone(),
-                text: args.text.clone(),
-                priority: args.priority,
-            };
-            call_typed(&client, req).await?
-        }
-        None => {
-            let store = ctx.open_store().await?;
-            let req = AdmissionRequest::operator_prompt(
-                &agent,
-                &args.text,
-                args.priority,
-                DeliverySurface::CliPrompt,
-            );
-            admit(&store, req).await?
-        }
-    };
+    // One id for every attempt: a retry after a dropped connection or a
+    // restarting runtime is admitted once.
+    let request_id = crate::new_id("req");
+    let admitted: Admitted = retrying(|| async {
+        Ok(match super::daemon::connect(ctx).await {
+            Some(client) => {
+                let req = Request::PromptSubmit {
+                    agent_id: agent.clone(),
+                    text: args.text.clone(),
+                    priority: args.priority,
+                    request_id: Some(request_id.clone()),
+                };
+                call_typed(&client, req).await?
+            }
+            None => {
+                let store = ctx.open_store().await?;
+                let req = AdmissionRequest::operator_prompt(
+                    &agent,
+                    &args.text,
+                    args.priority,
+                    DeliverySurface::CliPrompt,
+                );
+                admit_once(&store, req, Some(request_id.clone())).await?
+            }
+        })
+    })
+    .await?;
     let mut out = Out::new();
     if args.json {
         out.line(&serde_json::to_string(&admitted)?)?;
@@ -287,30 +327,36 @@ pub async fn work_add(
         objective,
         ..Default::default()
     };
-    let item: crate::runtime::work_items::WorkItemRecord = match super::daemon::connect(ctx).await {
-        Some(client) => {
-            call_typed(
-                &client,
-                Request::WorkItemCreate {
-                    agent_id: agent.clone(),
-                    item: req,
-                },
-            )
-            .await?
-        }
-        None => {
-            let store = ctx.open_store().await?;
-            let home = ctx.paths.agent_home(&agent);
-            crate::runtime::work_ops::create(
-                &store,
-                &home,
-                &agent,
-                req,
-                crate::runtime::work_ops::WorkItemSource::Operator,
-            )
-            .await?
-        }
-    };
+    let request_id = crate::new_id("req");
+    let item: crate::runtime::work_items::WorkItemRecord = retrying(|| async {
+        Ok(match super::daemon::connect(ctx).await {
+            Some(client) => {
+                call_typed(
+                    &client,
+                    Request::WorkItemCreate {
+                        agent_id: agent.clone(),
+                        item: req.clone(),
+                        request_id: Some(request_id.clone()),
+                    },
+                )
+                .await?
+            }
+            None => {
+                let store = ctx.open_store().await?;
+                let home = ctx.paths.agent_home(&agent);
+                crate::runtime::work_ops::create_once(
+                    &store,
+                    &home,
+                    &agent,
+                    req.clone(),
+                    crate::runtime::work_ops::WorkItemSource::Operator,
+                    Some(request_id.clone()),
+                )
+                .await?
+            }
+        })
+    })
+    .await?;
     let mut out = Out::new();
     if json {
         out.line(&serde_json::to_string(&item)?)?;
@@ -459,6 +505,7 @@ pub async fn attach(
             agent_id: agent.clone(),
             text: text.to_owned(),
             priority: crate::runtime::envelope::Priority::Normal,
+            request_id: None,
         };
         if let Err(e) = client.call(req).await {
             eprintln!("holon: {e}");

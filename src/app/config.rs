@@ -70,6 +70,7 @@ struct ExecSection {
 #[serde(deny_unknown_fields)]
 struct StoreSection {
     cache_mib: Option<usize>,
+    lock_wait_secs: Option<u64>,
 }
 
 /// The largest page cache `[store] cache_mib` accepts (8 GiB).
@@ -98,6 +99,9 @@ pub struct Config {
     pub bell: bool,
     /// The store's page cache in MiB (`[store] cache_mib`).
     pub store_cache_mib: usize,
+    /// How long a one-shot command waits for another to release the store
+    /// (`[store] lock_wait_secs`, default 10).
+    pub store_lock_wait: std::time::Duration,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -264,6 +268,9 @@ impl Config {
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
             store_cache_mib,
+            store_lock_wait: std::time::Duration::from_secs(
+                file.store.lock_wait_secs.unwrap_or(10).min(3600),
+            ),
             exec_env_passthrough,
             providers: file.providers,
         })

@@ -88,6 +88,15 @@ fn read_pid_file(path: &Path) -> Option<PidFile> {
         .and_then(|s| serde_json::from_str(&s).ok())
 }
 
+/// Who holds this home's store, as well as can be told: the runtime named
+/// by a verified pid file, else another Holon command.
+pub fn holder(ctx: &Context) -> String {
+    match read_pid_file(&pid_path(ctx)).filter(PidFile::still_running) {
+        Some(p) => format!("the Holon runtime with pid {}", p.pid),
+        None => "another Holon command".to_owned(),
+    }
+}
+
 /// Remove a pid file whose process is gone.
 fn clean_stale_pid(path: &Path) {
     if let Some(p) = read_pid_file(path) {

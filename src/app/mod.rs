@@ -37,14 +37,37 @@ pub struct Context {
 }
 
 impl Context {
-    /// Open the store and make sure the default agent exists.
+    /// Open the store and make sure the default agent exists. Another
+    /// one-shot command holding the store briefly is waited for (bounded by
+    /// `[store] lock_wait_secs`); a runtime holding it is not (it keeps it:
+    /// the error says to attach).
     pub async fn open_store(&self) -> anyhow::Result<Store> {
         self.paths.ensure()?;
         let options = StoreOptions {
             cache_bytes: self.config.store_cache_mib * 1024 * 1024,
             ..StoreOptions::default()
         };
-        let store = Store::open(&self.paths.store_file(), options)?;
+        let path = self.paths.store_file();
+        let started = std::time::Instant::now();
+        let store = loop {
+            match Store::open(&path, options.clone()) {
+                Ok(store) => break store,
+                Err(e @ crate::store::StoreError::Locked { .. }) => {
+                    let waited = started.elapsed();
+                    if waited >= self.config.store_lock_wait
+                        || daemon::connect(self).await.is_some()
+                    {
+                        let holder = daemon::holder(self);
+                        return Err(anyhow::Error::new(e).context(format!(
+                            "the store is held by {holder} (waited {:.1} s)",
+                            waited.as_secs_f64()
+                        )));
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
         ensure_agent(&store, &self.config.default_agent).await?;
         Ok(store)
     }

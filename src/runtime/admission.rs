@@ -85,11 +85,43 @@ pub(crate) enum Outcome {
 
 /// Admit one message. Acknowledged only after its durable commit.
 pub async fn admit(store: &Store, req: AdmissionRequest) -> Result<Admitted, RuntimeError> {
+    admit_once(store, req, None).await
+}
+
+/// The key under which a client's request id is remembered.
+pub(crate) fn client_request_key(method: &str, request_id: &str) -> String {
+    format!("{method}:{request_id}")
+}
+
+/// `admit`, once per client `request_id`: a retried request (same id) gets
+/// the first answer back and admits nothing new. The id and the admission
+/// are written in the same transaction.
+pub async fn admit_once(
+    store: &Store,
+    req: AdmissionRequest,
+    request_id: Option<String>,
+) -> Result<Admitted, RuntimeError> {
     validate_agent_id(&req.agent_id).map_err(RuntimeError::InvalidAgentId)?;
     let message_id = crate::new_id("msg");
     let agent_id = req.agent_id.clone();
+    let aid = agent_id.clone();
     let outcome = store
-        .write(move |tx| admit_in(tx, req.clone(), &message_id))
+        .write(move |tx| {
+            let agent_id = &aid;
+            let key = request_id
+                .as_deref()
+                .map(|r| client_request_key("prompt.submit", r));
+            if let Some(key) = &key {
+                if let Some(first) = tx.get::<Admitted>(Keyed::ClientRequests, agent_id, key)? {
+                    return Ok(Outcome::Admitted(first));
+                }
+            }
+            let outcome = admit_in(tx, req.clone(), &message_id)?;
+            if let (Some(key), Outcome::Admitted(a)) = (&key, &outcome) {
+                tx.put(Keyed::ClientRequests, agent_id, key, a)?;
+            }
+            Ok(outcome)
+        })
         .await?;
     match outcome {
         Outcome::Admitted(a) => Ok(a),

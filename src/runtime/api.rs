@@ -39,12 +39,19 @@ pub enum Request {
         text: String,
         #[serde(default)]
         priority: Priority,
+        /// A client's id for this request: a retry with the same id is
+        /// admitted once and answered with the first admission.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     #[serde(rename = "work_item.create")]
     WorkItemCreate {
         agent_id: String,
         #[serde(flatten)]
         item: CreateWorkItem,
+        /// As for `prompt.submit`: a retry creates no second work item.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     #[serde(rename = "work_item.pick")]
     WorkItemPick {
@@ -123,11 +130,25 @@ impl Request {
         };
         match self {
             Request::RuntimeStatus | Request::RuntimeShutdown | Request::AgentsList => Ok(()),
+            Request::PromptSubmit {
+                agent_id,
+                request_id,
+                ..
+            }
+            | Request::WorkItemCreate {
+                agent_id,
+                request_id,
+                ..
+            } => {
+                check(IdKind::Agent, agent_id)?;
+                match request_id {
+                    Some(r) => check(IdKind::Request, r),
+                    None => Ok(()),
+                }
+            }
             Request::AgentCreate { agent_id }
             | Request::AgentStatus { agent_id }
             | Request::AgentState { agent_id }
-            | Request::PromptSubmit { agent_id, .. }
-            | Request::WorkItemCreate { agent_id, .. }
             | Request::TaskRun { agent_id, .. }
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }
@@ -414,6 +435,7 @@ mod tests {
             agent_id: "main".into(),
             text: "hi".into(),
             priority: Priority::Next,
+            request_id: None,
         };
         let v = serde_json::to_value(&r).unwrap_or_default();
         assert_eq!(v["method"], "prompt.submit");

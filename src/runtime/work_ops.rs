@@ -140,9 +140,33 @@ pub async fn create(
     req: CreateWorkItem,
     source: WorkItemSource,
 ) -> Result<WorkItemRecord, RuntimeError> {
+    create_once(store, agent_home, agent_id, req, source, None).await
+}
+
+/// `create`, once per client `request_id`: a retried request gets the
+/// work item the first one created (written in the same transaction).
+pub async fn create_once(
+    store: &Store,
+    agent_home: &Path,
+    agent_id: &str,
+    req: CreateWorkItem,
+    source: WorkItemSource,
+    request_id: Option<String>,
+) -> Result<WorkItemRecord, RuntimeError> {
     let objective = req.objective.trim().to_owned();
     if objective.is_empty() {
         return Err(WorkItemError::EmptyObjective.into());
+    }
+    let key = request_id
+        .as_deref()
+        .map(|r| super::admission::client_request_key("work_item.create", r));
+    if let Some(key) = &key {
+        let rx = store.read()?;
+        if let Some(id) = rx.get::<String>(Keyed::ClientRequests, agent_id, key)? {
+            if let Some(first) = rx.get::<WorkItemRecord>(Keyed::WorkItems, agent_id, &id)? {
+                return Ok(first);
+            }
+        }
     }
     let id = crate::new_id("work");
     if let Some(plan) = &req.plan {
@@ -169,6 +193,15 @@ pub async fn create(
                 created_at: now.clone(),
                 updated_at: now,
             };
+            if let Some(key) = &key {
+                // A concurrent twin may have won since the read above.
+                if let Some(first) = tx.get::<String>(Keyed::ClientRequests, &agent_id, key)? {
+                    if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &agent_id, &first)? {
+                        return Ok(w);
+                    }
+                }
+                tx.put(Keyed::ClientRequests, &agent_id, key, &id)?;
+            }
             tx.put(Keyed::WorkItems, &agent_id, &id, &record)?;
             tx.index_insert(Index::OpenWorkItems, &agent_id, &id)?;
             tx.append_event(NewEvent {

@@ -104,10 +104,13 @@ pub enum Keyed {
     Transcript,
     /// Tool executions (ledger).
     ToolExecutions,
+    /// Client request ids already answered (`method:request_id` -> the
+    /// answer), so a retried request is admitted once.
+    ClientRequests,
 }
 
 impl Keyed {
-    pub const ALL: [Keyed; 9] = [
+    pub const ALL: [Keyed; 10] = [
         Keyed::Messages,
         Keyed::QueueEntries,
         Keyed::WorkItems,
@@ -117,6 +120,7 @@ impl Keyed {
         Keyed::Briefs,
         Keyed::Transcript,
         Keyed::ToolExecutions,
+        Keyed::ClientRequests,
     ];
 
     pub fn name(self) -> &'static str {
@@ -130,6 +134,7 @@ impl Keyed {
             Keyed::Briefs => "briefs",
             Keyed::Transcript => "transcript",
             Keyed::ToolExecutions => "tool_executions",
+            Keyed::ClientRequests => "client_requests",
         }
     }
 
@@ -144,6 +149,7 @@ impl Keyed {
             Keyed::Briefs => 6,
             Keyed::Transcript => 7,
             Keyed::ToolExecutions => 8,
+            Keyed::ClientRequests => 9,
         }
     }
 

@@ -187,6 +187,7 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
     for i in 0..40 {
         let req = Request::WorkItemCreate {
             agent_id: "main".into(),
+            request_id: None,
             item: holon::runtime::work_ops::CreateWorkItem {
                 objective: format!("item {i} {}", "pad".repeat(3000)),
                 ..Default::default()
@@ -229,6 +230,7 @@ async fn two_hundred_subscribers_each_get_every_event_in_order() {
             agent_id: "main".into(),
             text: "to everyone".into(),
             priority: Priority::Normal,
+            request_id: None,
         })
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -431,5 +433,41 @@ async fn large_ids_are_echoed_exactly_and_shutdown_is_said_not_just_eof() {
         .unwrap_or_else(|| panic!("closed without a word"));
     assert_eq!(code(&v), -32005, "{v}");
     assert!(c.recv().await.is_none());
+    s.rig.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_request_id_is_admitted_once() {
+    let s = served().await;
+    let mut c = Raw::connect(&s.path).await;
+    let ask = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"prompt.submit","params":{{"agent_id":"main","text":"once","request_id":"req_retry_1"}}}}"#
+        )
+    };
+    let first = c.ask(&ask(1)).await;
+    let again = c.ask(&ask(2)).await;
+    assert_eq!(
+        first["result"]["message_id"], again["result"]["message_id"],
+        "{again}"
+    );
+    let work = r#"{"jsonrpc":"2.0","id":3,"method":"work_item.create","params":{"agent_id":"main","objective":"one item","request_id":"req_work_1"}}"#;
+    let w1 = c.ask(work).await;
+    let w2 = c.ask(work).await;
+    assert_eq!(w1["result"]["id"], w2["result"]["id"], "{w2}");
+    let admitted = super::runtime_core::events(&s.rig.host)
+        .iter()
+        .filter(|e| e.kind == "message_admitted")
+        .count();
+    assert_eq!(admitted, 1);
+    let created = super::runtime_core::events(&s.rig.host)
+        .iter()
+        .filter(|e| e.kind == "work_item_created")
+        .count();
+    assert_eq!(created, 1);
+    // A different id is a different request.
+    let other = c.ask(&ask(4).replace("req_retry_1", "req_retry_2")).await;
+    assert_ne!(other["result"]["message_id"], first["result"]["message_id"]);
+    let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
 }

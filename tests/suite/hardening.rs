@@ -305,3 +305,50 @@ fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
         Some(0)
     );
 }
+
+#[test]
+fn concurrent_sends_without_a_daemon_wait_their_turn_and_land_exactly_once() {
+    let home = Home::new();
+    home.ok(&["status"]);
+    let children: Vec<_> = (0..60)
+        .map(|i| {
+            home.cmd()
+                .args(["send", "--json", &format!("concurrent prompt {i}")])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    let mut acknowledged = Vec::new();
+    for child in children {
+        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        assert!(out.status.success(), "a send failed: {}", stderr(&out));
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+        acknowledged.push(v["message_id"].as_str().unwrap_or_default().to_owned());
+    }
+    let events = super::support::json_lines(&home.ok(&[
+        "events",
+        "--json",
+        "--kind",
+        "message_admitted",
+        "--limit",
+        "1000",
+    ]));
+    let mut ledger: Vec<String> = events
+        .iter()
+        .map(|e| {
+            e["payload"]["message"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    ledger.sort();
+    acknowledged.sort();
+    assert_eq!(
+        ledger, acknowledged,
+        "every acknowledged prompt exactly once"
+    );
+}

@@ -568,13 +568,23 @@ async fn holon_run_without_a_provider_fails_with_how_to_configure_one() {
 async fn holon_run_refuses_a_store_owned_by_another_runtime_and_unknown_agents() {
     let home = Home::new();
     home.ok(&["status"]);
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        "[store]\nlock_wait_secs = 1\n",
+    ));
     let held = ok(Store::open(&home.store_file(), StoreOptions::default()));
+    let t0 = std::time::Instant::now();
     let out = holon_run(&home, &[], &["hello"]).await;
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("owned by another Holon"),
-        "{}",
-        stderr(&out)
+        t0.elapsed() >= Duration::from_millis(900),
+        "it waited for the lock first"
+    );
+    let err = stderr(&out);
+    assert!(err.contains("owned by another Holon"), "{err}");
+    assert!(
+        err.contains("held by another Holon command (waited 1."),
+        "{err}"
     );
     drop(held);
 

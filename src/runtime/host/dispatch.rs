@@ -205,6 +205,7 @@ impl RuntimeHost {
                 agent_id,
                 text,
                 priority,
+                request_id,
             } => {
                 if text.trim().is_empty() {
                     return Err(ApiError::new(
@@ -218,11 +219,16 @@ impl RuntimeHost {
                     priority,
                     DeliverySurface::HttpControlPrompt,
                 );
-                to_value(self.submit(req).await?)
+                to_value(self.submit_once(req, request_id).await?)
             }
-            Request::WorkItemCreate { agent_id, item } => {
-                to_value(self.create_work_item(&agent_id, item).await?)
-            }
+            Request::WorkItemCreate {
+                agent_id,
+                item,
+                request_id,
+            } => to_value(
+                self.create_work_item_once(&agent_id, item, request_id)
+                    .await?,
+            ),
             Request::WorkItemPick {
                 agent_id,
                 work_item_id,

@@ -27,7 +27,7 @@ use tokio::sync::{broadcast, Notify};
 
 use cancel::{CancelReason, TurnCancel};
 
-use super::admission::{admit, ensure_agent, Admitted};
+use super::admission::{ensure_agent, Admitted};
 use super::agent::{AgentRecord, AgentStatus};
 use super::command_tasks::{CommandSpec, CommandTasks, TaskOrigin};
 use super::envelope::AdmissionRequest;
@@ -347,8 +347,17 @@ impl RuntimeHost {
 
     /// Admit a message and wake its agent.
     pub async fn submit(&self, req: AdmissionRequest) -> Result<Admitted, RuntimeError> {
+        self.submit_once(req, None).await
+    }
+
+    /// `submit`, admitted once per client `request_id`.
+    pub async fn submit_once(
+        &self,
+        req: AdmissionRequest,
+        request_id: Option<String>,
+    ) -> Result<Admitted, RuntimeError> {
         let agent_id = req.agent_id.clone();
-        let admitted = admit(&self.inner.store, req).await?;
+        let admitted = super::admission::admit_once(&self.inner.store, req, request_id).await?;
         self.wake(&agent_id);
         Ok(admitted)
     }
@@ -501,12 +510,23 @@ impl RuntimeHost {
         agent_id: &str,
         req: CreateWorkItem,
     ) -> Result<WorkItemRecord, RuntimeError> {
-        let r = work_ops::create(
+        self.create_work_item_once(agent_id, req, None).await
+    }
+
+    /// `create_work_item`, once per client `request_id`.
+    pub async fn create_work_item_once(
+        &self,
+        agent_id: &str,
+        req: CreateWorkItem,
+        request_id: Option<String>,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::create_once(
             &self.inner.store,
             &self.inner.agent_home(agent_id),
             agent_id,
             req,
             WorkItemSource::Operator,
+            request_id,
         )
         .await?;
         self.wake(agent_id);

@@ -44,6 +44,7 @@ fn send_prompt(state: &mut State, text: String, priority: Priority, fx: &mut Vec
         agent_id: state.agent_id.clone(),
         text: text.clone(),
         priority,
+        request_id: None,
     };
     let effect = call(state, request, Pending::Prompt);
     if let Effect::Call { id, .. } = &effect {
@@ -176,6 +177,7 @@ fn work(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         ("add", objective) => {
             let request = Request::WorkItemCreate {
                 agent_id: state.agent_id.clone(),
+                request_id: None,
                 item: CreateWorkItem {
                     objective: objective.to_owned(),
                     ..CreateWorkItem::default()

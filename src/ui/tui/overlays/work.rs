@@ -139,7 +139,11 @@ fn confirm(input: Input, status: &mut Status, ctx: &mut Ctx<'_>) {
                 ..CreateWorkItem::default()
             };
             (
-                Request::WorkItemCreate { agent_id, item },
+                Request::WorkItemCreate {
+                    agent_id,
+                    item,
+                    request_id: None,
+                },
                 "Work item added.",
             )
         }

@@ -28,7 +28,8 @@ fn enter_submits_a_prompt_shown_sending_then_queued_then_durable() {
         [Request::PromptSubmit {
             agent_id: "main".into(),
             text: "summarise the logs".into(),
-            priority: Priority::Normal
+            priority: Priority::Normal,
+            request_id: None,
         }]
     );
     assert!(st.composer.is_empty());
