@@ -56,7 +56,12 @@ pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
     let listener = super::control::socket::bind(&path).await?;
     let (stop, rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(listener, client, rx));
+    let server = tokio::spawn(super::control::server::serve(
+        listener,
+        client,
+        rx,
+        Default::default(),
+    ));
     let client = SocketClient::connect(&path).await?;
     for _ in 0..200 {
         client.call(Request::RuntimeStatus).await?;

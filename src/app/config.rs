@@ -29,6 +29,8 @@ struct ConfigFile {
     store: StoreSection,
     #[serde(default)]
     exec: ExecSection,
+    #[serde(default)]
+    server: ServerSection,
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -58,6 +60,13 @@ struct LogSection {
 struct ConsoleSection {
     alt_screen: Option<bool>,
     bell: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerSection {
+    max_connections: Option<usize>,
+    idle_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,6 +111,9 @@ pub struct Config {
     /// How long a one-shot command waits for another to release the store
     /// (`[store] lock_wait_secs`, default 10).
     pub store_lock_wait: std::time::Duration,
+    /// Control-socket limits (`[server] max_connections`,
+    /// `idle_timeout_secs`).
+    pub server_limits: super::control::ServerLimits,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -257,6 +269,32 @@ impl Config {
             }
         }
 
+        let defaults = super::control::ServerLimits::default();
+        let max_connections = file
+            .server
+            .max_connections
+            .unwrap_or(defaults.max_connections);
+        if !(1..=65_536).contains(&max_connections) {
+            return Err(at_key(
+                "server.max_connections",
+                format!("{max_connections} is out of range (1 to 65536)"),
+            ));
+        }
+        let idle_timeout = match file.server.idle_timeout_secs {
+            Some(0) => {
+                return Err(at_key(
+                    "server.idle_timeout_secs",
+                    "must be at least 1 second".into(),
+                ))
+            }
+            Some(s) => std::time::Duration::from_secs(s),
+            None => defaults.idle_timeout,
+        };
+        let server_limits = super::control::ServerLimits {
+            max_connections,
+            idle_timeout,
+        };
+
         Ok(Config {
             file: path.to_path_buf(),
             file_present: text.is_some(),
@@ -268,6 +306,7 @@ impl Config {
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
             store_cache_mib,
+            server_limits,
             store_lock_wait: std::time::Duration::from_secs(
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),

@@ -119,6 +119,7 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         listener,
         Arc::clone(&client),
         stop_rx,
+        ctx.config.server_limits,
     ));
     let live = host.subscribe_live();
     let exit = run(

@@ -143,7 +143,12 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
     std::fs::write(&pid_file, serde_json::to_string(&pid)?)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(listener, client, stop_rx));
+    let server = tokio::spawn(super::control::server::serve(
+        listener,
+        client,
+        stop_rx,
+        ctx.config.server_limits,
+    ));
     tracing::info!(home = ?ctx.paths.home, socket = %socket_path.display(), mode, "runtime serving");
     if mode == "foreground" {
         eprintln!(

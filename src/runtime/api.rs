@@ -241,6 +241,9 @@ pub enum ErrorCode {
     Storage,
     /// -32005: the runtime is shutting down.
     ShuttingDown,
+    /// -32006: the server is at its connection limit, or closed an idle
+    /// connection.
+    Busy,
 }
 
 impl From<ErrorCode> for i64 {
@@ -256,6 +259,7 @@ impl From<ErrorCode> for i64 {
             ErrorCode::Conflict => -32003,
             ErrorCode::Storage => -32004,
             ErrorCode::ShuttingDown => -32005,
+            ErrorCode::Busy => -32006,
         }
     }
 }
@@ -274,6 +278,7 @@ impl TryFrom<i64> for ErrorCode {
             -32003 => ErrorCode::Conflict,
             -32004 => ErrorCode::Storage,
             -32005 => ErrorCode::ShuttingDown,
+            -32006 => ErrorCode::Busy,
             other => return Err(format!("unknown error code {other}")),
         })
     }

@@ -32,7 +32,7 @@ async fn served() -> Served {
     let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
     let (stop, rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
-    tokio::spawn(server::serve(listener, client, rx));
+    tokio::spawn(server::serve(listener, client, rx, Default::default()));
     Served {
         rig,
         path,
@@ -470,4 +470,73 @@ async fn a_retried_request_id_is_admitted_once() {
     assert_ne!(other["result"]["message_id"], first["result"]["message_id"]);
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
+}
+
+/// Raise this process's open-file limit to its hard limit (both ends of
+/// every test connection live here).
+fn raise_fd_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain get/setrlimit on this process.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
+        r.rlim_cur = r.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+    }
+    r.rlim_cur
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
+    if raise_fd_limit() < 2_600 {
+        eprintln!("skipped: the open-file limit is below what 1,100 connections need");
+        return;
+    }
+    let rig = rig(vec![]).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("run").join("control.sock");
+    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
+    let limits = holon::app::control::ServerLimits {
+        max_connections: 256,
+        idle_timeout: Duration::from_secs(2),
+    };
+    tokio::spawn(server::serve(listener, client, rx, limits));
+
+    let mut conns = Vec::new();
+    for _ in 0..1_100 {
+        conns.push(Raw::connect(&path).await);
+    }
+    // The 844 over the limit are told why and closed; the first 256 stay.
+    let mut refused = 0;
+    for c in conns.iter_mut().skip(256) {
+        let v = c
+            .recv()
+            .await
+            .unwrap_or_else(|| panic!("closed without a word"));
+        assert_eq!(code(&v), -32006, "{v}");
+        refused += 1;
+    }
+    assert_eq!(refused, 844);
+    // The admitted ones are served.
+    let v = conns[0]
+        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"runtime.status"}"#)
+        .await;
+    assert_eq!(v["result"]["holon"], "holon");
+    // Idle ones are closed after the timeout, which frees the slots.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let v = conns[1].recv().await.unwrap_or_else(|| panic!("no notice"));
+    assert_eq!(code(&v), -32006, "{v}");
+    assert!(conns[1].recv().await.is_none());
+    drop(conns);
+    let mut fresh = Raw::connect(&path).await;
+    let v = fresh
+        .ask(r#"{"jsonrpc":"2.0","id":2,"method":"runtime.status"}"#)
+        .await;
+    assert_eq!(v["result"]["holon"], "holon", "{v}");
+    let _ = stop.send(true);
+    rig.host.shutdown().await;
 }

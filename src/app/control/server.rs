@@ -16,22 +16,32 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::{MAX_LINE, OUTBOUND_BUFFER};
+use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::runtime::api::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
 
-/// Serve connections until `shutdown` turns true.
+/// Serve connections until `shutdown` turns true, at most
+/// `limits.max_connections` at once.
 pub async fn serve(
     listener: UnixListener,
     client: Arc<dyn RuntimeClient>,
     mut shutdown: watch::Receiver<bool>,
+    limits: ServerLimits,
 ) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                        tokio::spawn(refuse(stream, limits.max_connections));
+                        continue;
+                    };
                     let client = Arc::clone(&client);
                     let shutdown = shutdown.clone();
-                    tokio::spawn(async move { connection(stream, client, shutdown).await });
+                    tokio::spawn(async move {
+                        connection(stream, client, shutdown, limits.idle_timeout).await;
+                        drop(slot);
+                    });
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");
@@ -45,6 +55,21 @@ pub async fn serve(
             }
         }
     }
+}
+
+/// Tell a client over the connection limit why it is closed (bounded: a
+/// client that does not read is simply dropped).
+async fn refuse(mut stream: UnixStream, max: usize) {
+    let line = error_line(
+        NULL_ID,
+        ErrorCode::Busy,
+        &format!("the runtime already serves {max} connections; try again later"),
+    ) + "\n";
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        stream.write_all(line.as_bytes()),
+    )
+    .await;
 }
 
 /// A line read from the client, bounded by `MAX_LINE`.
@@ -118,18 +143,61 @@ fn raw_numeric_id(line: &[u8]) -> Option<EchoId> {
         .then(|| raw.to_owned())
 }
 
+/// A connection's outbound queue: lines, and the bytes they hold (so a
+/// client that stops reading holds at most `OUTBOUND_BYTES` of events).
+#[derive(Clone)]
+struct Outbound {
+    lines: mpsc::Sender<String>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Outbound {
+    /// Queue a reply, waiting for room.
+    async fn send(&self, line: String) -> Result<(), ()> {
+        self.queued
+            .fetch_add(line.len(), std::sync::atomic::Ordering::Relaxed);
+        self.lines.send(line).await.map_err(|_| ())
+    }
+
+    /// Queue an event line unless the client is too far behind (by lines
+    /// or by bytes): `Err(true)` means "lagged", `Err(false)` "gone".
+    fn try_send_event(&self, line: String) -> Result<(), bool> {
+        use std::sync::atomic::Ordering;
+        if self.queued.load(Ordering::Relaxed) + line.len() > OUTBOUND_BYTES {
+            return Err(true);
+        }
+        let len = line.len();
+        match self.lines.try_send(line) {
+            Ok(()) => {
+                self.queued.fetch_add(len, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => Err(true),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(false),
+        }
+    }
+}
+
 async fn connection(
     stream: UnixStream,
     client: Arc<dyn RuntimeClient>,
     mut shutdown: watch::Receiver<bool>,
+    idle_timeout: std::time::Duration,
 ) {
     let (read, mut write) = stream.into_split();
-    let (out, mut out_rx) = mpsc::channel::<String>(OUTBOUND_BUFFER);
+    let (lines, mut out_rx) = mpsc::channel::<String>(OUTBOUND_BUFFER);
+    let out = Outbound {
+        lines,
+        queued: Arc::default(),
+    };
+    let queued = Arc::clone(&out.queued);
     let writer = tokio::spawn(async move {
         while let Some(line) = out_rx.recv().await {
-            if write.write_all(line.as_bytes()).await.is_err()
-                || write.write_all(b"\n").await.is_err()
-            {
+            let len = line.len();
+            let ok = write.write_all(line.as_bytes()).await.is_ok()
+                && write.write_all(b"\n").await.is_ok();
+            queued.fetch_sub(len, std::sync::atomic::Ordering::Relaxed);
+            if !ok {
                 break;
             }
         }
@@ -139,8 +207,24 @@ async fn connection(
     let mut buf = Vec::new();
     let mut subscriptions: HashMap<String, JoinHandle<()>> = HashMap::new();
     loop {
+        // Only a connection with nothing to follow can be idle.
+        let idle = async {
+            if subscriptions.is_empty() {
+                tokio::time::sleep(idle_timeout).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
         let frame = tokio::select! {
             f = read_frame(&mut reader, &mut buf) => f,
+            _ = idle => {
+                let msg = format!(
+                    "closing a connection idle for {} s (no request, no subscription)",
+                    idle_timeout.as_secs()
+                );
+                let _ = out.send(error_line(NULL_ID, ErrorCode::Busy, &msg)).await;
+                break;
+            }
             _ = shutdown.changed() => {
                 // Tell the client why the connection ends (-32005), rather
                 // than just closing it.
@@ -192,7 +276,7 @@ async fn connection(
 async fn handle_line(
     line: &[u8],
     client: &dyn RuntimeClient,
-    out: &mpsc::Sender<String>,
+    out: &Outbound,
     subscriptions: &mut HashMap<String, JoinHandle<()>>,
 ) -> Option<String> {
     let value: Value = match serde_json::from_slice(line) {
@@ -310,7 +394,7 @@ async fn handle_line(
 async fn subscribe(
     params: Value,
     client: &dyn RuntimeClient,
-    out: &mpsc::Sender<String>,
+    out: &Outbound,
     subscriptions: &mut HashMap<String, JoinHandle<()>>,
 ) -> Result<Value, ApiError> {
     let agent_id = params
@@ -354,9 +438,9 @@ async fn subscribe(
                     return;
                 }
             };
-            match out.try_send(line) {
+            match out.try_send_event(line) {
                 Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
+                Err(true) => {
                     // The client is not reading: cut the subscription off
                     // and tell it where to resume once it does.
                     let resume_from = last.unwrap_or(from_seq);
@@ -365,7 +449,7 @@ async fn subscribe(
                     let _ = out.send(line.to_string()).await;
                     return;
                 }
-                Err(mpsc::error::TrySendError::Closed(_)) => return,
+                Err(false) => return,
             }
         }
     });
