@@ -252,9 +252,11 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             if json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({ "running": true, "health": "ok", "status": status })
-                    )?
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "running": true,
+                        "health": if status.store_failure.is_some() { "degraded" } else { "ok" },
+                        "status": status,
+                    }))?
                 );
             } else {
                 print_runtime_status(&status);
@@ -293,7 +295,14 @@ fn print_runtime_status(s: &RuntimeStatus) {
         s.uptime_ms / 1000
     );
     println!("socket    {}", s.socket_path.clone().unwrap_or_default());
-    println!("store     {}", s.store);
+    match &s.store_failure {
+        None => println!("store     {}", s.store),
+        Some(why) => println!(
+            "store     {} (DEGRADED: writes are failing: {why}; they resume by themselves once \
+             the cause, e.g. a full disk, is fixed)",
+            s.store
+        ),
+    }
     println!(
         "activity  {:?}: {} agents, {} processing, {} waiting, {} active tasks",
         s.activity.state,

@@ -358,6 +358,10 @@ pub struct RuntimeStatus {
     pub agents: Vec<AgentSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<serde_json::Value>,
+    /// Why the store's last write failed (disk full, I/O error), while
+    /// writes keep failing; absent when the store is healthy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_failure: Option<String>,
 }
 
 /// `agent.state`: a coherent bootstrap before following events from

@@ -71,9 +71,15 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+/// The open database, shared by readers and the writer. The writer swaps
+/// it for a freshly opened one after an I/O failure (redb refuses every
+/// write after one until the file is reopened). `None` once closed.
+pub(crate) type SharedDb = Arc<std::sync::RwLock<Option<Arc<Database>>>>;
+
 struct Inner {
-    /// `None` once `close` has released the file.
-    db: std::sync::RwLock<Option<Arc<Database>>>,
+    db: SharedDb,
+    /// The writer's last commit failure, while it lasts (`health`).
+    failure: Arc<std::sync::Mutex<Option<String>>>,
     path: PathBuf,
     /// `None` only while dropping.
     jobs: Option<mpsc::Sender<Command>>,
@@ -121,11 +127,16 @@ impl Store {
         }
         let db = open_database(path, options.cache_bytes)?;
         init_schema(&db, path)?;
-        let db = Arc::new(db);
+        let db: SharedDb = Arc::new(std::sync::RwLock::new(Some(Arc::new(db))));
+        let failure: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let (jobs, rx) = mpsc::channel(options.queue_capacity.max(1));
         let (events, _) = broadcast::channel(options.event_buffer.max(16));
         let writer = Writer {
             db: Arc::clone(&db),
+            path: path.to_path_buf(),
+            cache_bytes: options.cache_bytes,
+            failure: Arc::clone(&failure),
+            broken: false,
             rx,
             events: events.clone(),
             durability: options.durability,
@@ -141,7 +152,8 @@ impl Store {
             })?;
         Ok(Store {
             inner: Arc::new(Inner {
-                db: std::sync::RwLock::new(Some(db)),
+                db,
+                failure,
                 path: path.to_path_buf(),
                 jobs: Some(jobs),
                 events,
@@ -198,6 +210,17 @@ impl Store {
         Ok(ReadCtx {
             txn: db.begin_read()?,
         })
+    }
+
+    /// `None` while writes succeed; else why the last commit failed (disk
+    /// full, I/O error). The writer retries by itself: the next write that
+    /// succeeds clears it.
+    pub fn health(&self) -> Option<String> {
+        self.inner
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Events committed from now on, in commit order. A receiver that falls

@@ -282,3 +282,93 @@ async fn compaction_shrinks_the_file_and_keeps_every_event() {
         other => panic!("expected Io for a missing store, got {other:?}"),
     }
 }
+
+/// A small tmpfs, unmounted on drop (needs root; `None` where mounting is
+/// not allowed).
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(size: &str) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(SmallDisk { dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_returns() {
+    let Some(disk) = SmallDisk::mount("8m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (not root)");
+        return;
+    };
+    let path = disk.dir.path().join("s.redb");
+    let store = Store::open(&path, StoreOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    // Fill the disk, keeping the filler to free it later.
+    let filler = disk.dir.path().join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap_or_else(|e| panic!("{e}"));
+        let chunk = vec![0u8; 64 * 1024];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let big = |n: u64| NewEvent {
+        payload: json!({ "n": n, "pad": "y".repeat(32 * 1024) }),
+        ..event("a", n)
+    };
+    let mut acked = Vec::new();
+    let mut failure = None;
+    for n in 0..2_000u64 {
+        match store.write(move |tx| tx.append_event(big(n))).await {
+            Ok(seq) => acked.push((seq, n)),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let failure = failure.unwrap_or_else(|| panic!("the disk never filled"));
+    assert!(matches!(failure, StoreError::Storage(_)), "{failure}");
+    assert!(store.health().is_some(), "health reports the failure");
+    // Still full: writes keep failing, clearly and at once (no hang).
+    assert!(store
+        .write(move |tx| tx.append_event(big(9_999)))
+        .await
+        .is_err());
+    // Space comes back: the next write succeeds without a restart.
+    std::fs::remove_file(&filler).unwrap_or_else(|e| panic!("{e}"));
+    let seq = store
+        .write(move |tx| tx.append_event(big(10_000)))
+        .await
+        .unwrap_or_else(|e| panic!("the writer did not heal: {e}"));
+    assert_eq!(store.health(), None);
+    // Nothing acknowledged was lost, and sequences stay contiguous.
+    let events = store
+        .read()
+        .and_then(|r| r.events("a", 1, 10_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (s, n) in &acked {
+        let e = events
+            .iter()
+            .find(|e| e.event_seq == *s)
+            .unwrap_or_else(|| panic!("acknowledged event {s} lost"));
+        assert_eq!(e.payload["n"], *n);
+    }
+    assert_eq!(seq, acked.len() as u64 + 1, "contiguous after the failure");
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+}

@@ -278,7 +278,14 @@ impl<'t> WriteCtx<'t> {
 
 /// Runs on its own thread until every sender is gone or `Close` arrives.
 pub(crate) struct Writer {
-    pub db: Arc<Database>,
+    pub db: super::SharedDb,
+    pub path: std::path::PathBuf,
+    pub cache_bytes: usize,
+    /// Shared with `Store::health`.
+    pub failure: Arc<std::sync::Mutex<Option<String>>>,
+    /// A commit failed with an I/O error: redb refuses every later write
+    /// until the database is reopened, so the next batch reopens it first.
+    pub broken: bool,
     pub rx: mpsc::Receiver<Command>,
     pub events: broadcast::Sender<Arc<EventRecord>>,
     pub durability: Durability,
@@ -347,6 +354,13 @@ impl Writer {
                     seqs,
                 } => {
                     self.seqs.extend(seqs);
+                    if !self.broken {
+                        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+                        if failure.is_some() {
+                            tracing::info!("store writes succeed again");
+                            *failure = None;
+                        }
+                    }
                     for (job, result) in batch.into_iter().zip(results) {
                         let _ = job.reply.send(Ok(result));
                     }
@@ -364,7 +378,16 @@ impl Writer {
                 }
                 Attempt::Failed(error) => {
                     tracing::error!(%error, jobs = batch.len(), "store commit failed");
-                    let message = error.to_string();
+                    let message = match &error {
+                        StoreError::Storage(m) => m.clone(),
+                        other => other.to_string(),
+                    };
+                    // Whatever failed, the next batch starts from a freshly
+                    // opened file (redb asks for it after an I/O error), and
+                    // re-reads sequences.
+                    self.broken = true;
+                    self.seqs.clear();
+                    *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.clone());
                     for job in batch {
                         let _ = job.reply.send(Err(StoreError::Storage(message.clone())));
                     }
@@ -374,8 +397,53 @@ impl Writer {
         }
     }
 
+    /// After a failed commit: close the database (waiting briefly for
+    /// readers to let go) and open the file again, which runs redb's repair.
+    fn reopen(&mut self) -> Result<(), StoreError> {
+        // (Already empty when an earlier reopen failed: open it again.)
+        let old = self.db.write().unwrap_or_else(|p| p.into_inner()).take();
+        drop(old);
+        let mut last = None;
+        for _ in 0..50 {
+            match super::open_database(&self.path, self.cache_bytes) {
+                Ok(db) => {
+                    *self.db.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(db));
+                    self.broken = false;
+                    return Ok(());
+                }
+                // A reader still holds the old file open: wait for it.
+                Err(e @ StoreError::Locked { .. }) => {
+                    last = Some(e);
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => {
+                    last = Some(e);
+                    break;
+                }
+            }
+        }
+        Err(last.unwrap_or(StoreError::Closed))
+    }
+
+    fn current_db(&self) -> Result<Arc<Database>, StoreError> {
+        self.db
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(StoreError::Closed)
+    }
+
     fn try_batch(&mut self, batch: &mut [Pending]) -> Attempt {
-        let mut txn = match self.db.begin_write() {
+        if self.broken {
+            if let Err(e) = self.reopen() {
+                return Attempt::Failed(e);
+            }
+        }
+        let db = match self.current_db() {
+            Ok(db) => db,
+            Err(e) => return Attempt::Failed(e),
+        };
+        let mut txn = match db.begin_write() {
             Ok(t) => t,
             Err(e) => return Attempt::Failed(e.into()),
         };

@@ -109,6 +109,7 @@ impl RuntimeHost {
             },
             agents: summaries,
             last_failure,
+            store_failure: self.store().health(),
         })
     }
 
