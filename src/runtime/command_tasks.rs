@@ -69,7 +69,8 @@ struct LiveTask {
     /// `/proc` cannot be read; the child handle is held meanwhile).
     identity: Option<ProcessIdentity>,
     stdin: Option<ChildStdin>,
-    stop_requested: bool,
+    /// Set when Holon stopped it: the summary its record gets.
+    stop_requested: Option<&'static str>,
 }
 
 /// Wakes an agent's actor after something it may care about changed.
@@ -79,6 +80,9 @@ pub type WakeFn = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct CommandTasks {
     store: Store,
     output_dir: PathBuf,
+    /// Supervisors still running (until each task's terminal state is
+    /// persisted), so shutdown can wait for the records.
+    supervising: Arc<std::sync::atomic::AtomicUsize>,
     env: Arc<super::exec_env::ExecEnvPolicy>,
     live: Arc<Mutex<HashMap<String, LiveTask>>>,
     wake: WakeFn,
@@ -299,6 +303,7 @@ impl CommandTasks {
             store,
             output_dir,
             env: Arc::new(env),
+            supervising: Arc::default(),
             live: Arc::default(),
             wake,
         }
@@ -455,7 +460,7 @@ impl CommandTasks {
                 pid,
                 identity: identity.clone(),
                 stdin,
-                stop_requested: false,
+                stop_requested: None,
             },
         );
         let this = self.clone();
@@ -465,21 +470,19 @@ impl CommandTasks {
             output.to_path_buf(),
         );
         let started = Instant::now();
+        let supervising = Arc::clone(&self.supervising);
+        supervising.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let status = child.wait().await;
             let duration_ms = started.elapsed().as_millis() as u64;
-            let stop_requested = this
-                .live()
-                .remove(&task_id)
-                .map(|l| l.stop_requested)
-                .unwrap_or(false);
+            let stop_requested = this.live().remove(&task_id).and_then(|l| l.stop_requested);
             let (preview, bytes, truncated) = read_tail(&output, PREVIEW_BYTES);
             use std::os::unix::process::ExitStatusExt;
             let (status, summary, exit_status, signal) = match status {
                 Ok(s) => match (s.code(), s.signal()) {
-                    (_, _) if stop_requested => (
+                    (_, _) if stop_requested.is_some() => (
                         TaskStatus::Cancelled,
-                        "stopped by request".to_owned(),
+                        stop_requested.unwrap_or_default().to_owned(),
                         s.code(),
                         s.signal(),
                     ),
@@ -524,6 +527,7 @@ impl CommandTasks {
                 tracing::error!(%task_id, error = %e, "could not queue task result");
             }
             (this.wake)(&agent_id);
+            supervising.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
         Ok((pid, identity))
     }
@@ -642,7 +646,7 @@ impl CommandTasks {
             live.get_mut(task_id)
                 .filter(|l| l.agent_id == agent_id)
                 .map(|l| {
-                    l.stop_requested = true;
+                    l.stop_requested = Some("stopped by request");
                     (l.pid, l.identity.clone())
                 })
         };
@@ -731,6 +735,48 @@ impl CommandTasks {
             interrupted.push(task.id);
         }
         Ok(interrupted)
+    }
+
+    /// Runtime shutdown: stop every supervised task (TERM, then KILL after
+    /// `grace` for groups that ignore it) and wait, bounded, until each
+    /// one's terminal state is recorded (`cancelled`, "stopped: the runtime
+    /// shut down"). Nothing is left running unseen.
+    pub async fn stop_all(&self, grace: Duration) {
+        let targets: Vec<(i32, Option<ProcessIdentity>)> = self
+            .live()
+            .values_mut()
+            .map(|l| {
+                l.stop_requested = Some("stopped: the runtime shut down");
+                (l.pid, l.identity.clone())
+            })
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        for (pid, identity) in &targets {
+            signal_live(*pid, identity.as_ref(), libc::SIGTERM);
+        }
+        let settled = |limit: Duration| {
+            let supervising = Arc::clone(&self.supervising);
+            async move {
+                let deadline = Instant::now() + limit;
+                while supervising.load(std::sync::atomic::Ordering::SeqCst) > 0
+                    && Instant::now() < deadline
+                {
+                    tokio::time::sleep(GROUP_POLL).await;
+                }
+                supervising.load(std::sync::atomic::Ordering::SeqCst) == 0
+            }
+        };
+        if settled(grace).await {
+            return;
+        }
+        for (pid, identity) in &targets {
+            signal_live(*pid, identity.as_ref(), libc::SIGKILL);
+        }
+        if !settled(Duration::from_secs(2)).await {
+            tracing::warn!("some command tasks did not settle before shutdown finished");
+        }
     }
 
     /// Task ids of this agent with a live supervised process.

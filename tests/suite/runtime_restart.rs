@@ -363,3 +363,49 @@ fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecu
         host.shutdown().await;
     });
 }
+
+#[test]
+fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    let (polite, stubborn) = rt.block_on(async {
+        let a = host
+            .run_operator_command("main", "sleep 60")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let b = host
+            .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = |t: &holon::runtime::tasks::TaskRecord| {
+            t.detail
+                .as_ref()
+                .and_then(|d| d["pid"].as_i64())
+                .unwrap_or(0) as i32
+        };
+        let pids = (pid(&a), pid(&b));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        host.shutdown().await;
+        let tasks: Vec<holon::runtime::tasks::TaskRecord> = host
+            .store()
+            .read()
+            .and_then(|r| r.list(holon::store::Keyed::Tasks, "main"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for t in &tasks {
+            assert_eq!(
+                t.status,
+                holon::runtime::tasks::TaskStatus::Cancelled,
+                "{t:?}"
+            );
+            assert_eq!(t.summary.as_deref(), Some("stopped: the runtime shut down"));
+        }
+        assert_eq!(tasks.len(), 2);
+        pids
+    });
+    for pid in [polite, stubborn] {
+        assert!(pid > 0);
+        assert!(!running(pid), "task process {pid} outlived the shutdown");
+    }
+}

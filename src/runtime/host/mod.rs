@@ -650,9 +650,10 @@ impl RuntimeHost {
         }
     }
 
-    /// Stop every actor (after its current step), leave durable state as
-    /// it is, and wait for them. Running tasks keep running; the next start
-    /// records them as interrupted if they cannot be supervised.
+    /// Stop every actor (a turn in flight is cancelled at once; its message
+    /// replays on the next start), then stop every running command task
+    /// (TERM, then KILL after the grace) and wait until their terminal
+    /// states are recorded.
     pub async fn shutdown(&self) {
         let _ = self.inner.shutdown.send(true);
         let joins: Vec<_> = {
@@ -669,6 +670,10 @@ impl RuntimeHost {
         for j in joins.into_iter().flatten() {
             let _ = j.await;
         }
+        self.inner
+            .tasks
+            .stop_all(self.inner.config.stop_grace)
+            .await;
         self.inner.guidance_watch.stop().await;
     }
 }
