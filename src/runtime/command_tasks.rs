@@ -140,6 +140,65 @@ fn signal_live(pid: i32, identity: Option<&ProcessIdentity>, signal: i32) {
     }
 }
 
+/// The write end of a pipe a new task's process waits on before it execs
+/// its command. Opening it (one byte) lets the command run; dropping it
+/// unopened (the task record could not be written, or the runtime died)
+/// makes the child exit without running anything. So no command runs that
+/// is not on record.
+struct StartGate {
+    fd: i32,
+}
+
+impl StartGate {
+    /// A close-on-exec pipe: (read end, write end).
+    fn pipe() -> std::io::Result<(i32, i32)> {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 fills the two descriptors it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((fds[0], fds[1]))
+    }
+
+    /// In the child, between fork and exec: the gate's read end becomes fd 3
+    /// and survives exec; the write end is closed (a child holding it would
+    /// never see the end of file). Only async-signal-safe calls.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked child (`pre_exec`).
+    unsafe fn child_side(read: i32, write: i32) -> std::io::Result<()> {
+        libc::close(write);
+        let ok = if read == 3 {
+            // dup2 onto itself would keep close-on-exec: clear it instead.
+            libc::fcntl(3, libc::F_SETFD, 0) == 0
+        } else {
+            libc::dup2(read, 3) >= 0
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+
+    fn open(self) {
+        let line = b"go\n";
+        // SAFETY: writing to our own pipe; drop closes it.
+        unsafe {
+            libc::write(self.fd, line.as_ptr().cast(), line.len());
+        }
+    }
+}
+
+impl Drop for StartGate {
+    fn drop(&mut self) {
+        // SAFETY: closing the descriptor this gate owns, once.
+        unsafe {
+            libc::close(self.fd);
+        }
+    }
+}
+
 /// How often recovery looks whether a terminated group is gone.
 const GROUP_POLL: Duration = Duration::from_millis(25);
 
@@ -380,10 +439,13 @@ impl CommandTasks {
                 .await?
         };
         match self.spawn(agent_id, &task_id, &spec, &output_path) {
-            Ok((pid, identity)) => {
+            Ok((pid, identity, gate)) => {
                 let detail = json!({
                     "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
                 });
+                // The command runs only once its process is on record: if
+                // this write fails (or Holon dies first) the gate closes
+                // unopened and the child exits without running anything.
                 self.transition(
                     agent_id,
                     &task_id,
@@ -392,6 +454,7 @@ impl CommandTasks {
                     },
                 )
                 .await?;
+                gate.open();
             }
             Err(e) => {
                 let transition = TaskTransition::Finish {
@@ -416,18 +479,22 @@ impl CommandTasks {
         task_id: &str,
         spec: &CommandSpec,
         output: &Path,
-    ) -> std::io::Result<(i32, Option<ProcessIdentity>)> {
+    ) -> std::io::Result<(i32, Option<ProcessIdentity>, StartGate)> {
+        let (gate_read, gate_write) = StartGate::pipe()?;
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(output)?;
         let err = out.try_clone()?;
         let mut cmd = tokio::process::Command::new("/bin/sh");
+        // The shell waits at the gate (fd 3) before it runs the command;
+        // end of file there means the record was never written: exit 125.
+        let script = format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd);
         // Holon's environment without its credentials (exec_env).
         cmd.env_clear()
             .envs(self.env.filter(std::env::vars_os()))
             .arg("-c")
-            .arg(&spec.cmd)
+            .arg(script)
             .current_dir(&spec.workdir)
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
@@ -438,17 +505,25 @@ impl CommandTasks {
             })
             .process_group(0)
             .kill_on_drop(false);
-        if let Some(mask) = super::exec_env::operator_umask() {
-            // SAFETY: umask is async-signal-safe; it runs in the child
-            // between fork and exec.
-            unsafe {
-                cmd.pre_exec(move || {
+        let mask = super::exec_env::operator_umask();
+        // SAFETY: only async-signal-safe calls (umask, close, dup2) run in
+        // the child between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(mask) = mask {
                     libc::umask(mask);
-                    Ok(())
-                });
-            }
+                }
+                StartGate::child_side(gate_read, gate_write)
+            });
         }
-        let mut child = cmd.spawn()?;
+        let spawned = cmd.spawn();
+        // SAFETY: the child has its own copy; the parent keeps only the
+        // write end.
+        unsafe {
+            libc::close(gate_read);
+        }
+        let gate = StartGate { fd: gate_write };
+        let mut child = spawned?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         // Read while the child is held un-reaped: the pid is still ours.
         let identity = ProcessIdentity::of(pid);
@@ -529,7 +604,7 @@ impl CommandTasks {
             (this.wake)(&agent_id);
             supervising.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
-        Ok((pid, identity))
+        Ok((pid, identity, gate))
     }
 
     pub async fn transition(
@@ -774,7 +849,7 @@ impl CommandTasks {
         for (pid, identity) in &targets {
             signal_live(*pid, identity.as_ref(), libc::SIGKILL);
         }
-        if !settled(Duration::from_secs(2)).await {
+        if !settled(Duration::from_secs(5)).await {
             tracing::warn!("some command tasks did not settle before shutdown finished");
         }
     }
@@ -786,5 +861,51 @@ impl CommandTasks {
             .filter(|(_, l)| l.agent_id == agent_id)
             .map(|(k, _)| k.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::StartGate;
+
+    /// A task's shell runs its command only after the gate opens; a gate
+    /// dropped unopened (record not written, runtime dead) runs nothing.
+    #[test]
+    fn the_command_runs_only_through_an_opened_gate() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let run = |open: bool| {
+            let marker = dir.path().join(format!("ran-{open}"));
+            let (read, write) = StartGate::pipe().unwrap_or_else(|e| panic!("{e}"));
+            let script = format!(
+                "read _ <&3 || exit 125; exec 3<&-\ntouch {}",
+                marker.display()
+            );
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.arg("-c").arg(script);
+            // SAFETY: child_side runs only async-signal-safe calls.
+            unsafe {
+                cmd.pre_exec(move || StartGate::child_side(read, write));
+            }
+            let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+            // SAFETY: the parent keeps only the write end.
+            unsafe {
+                libc::close(read);
+            }
+            let gate = StartGate { fd: write };
+            if open {
+                gate.open();
+            } else {
+                drop(gate);
+            }
+            let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+            (status.code(), marker.exists())
+        };
+        assert_eq!(run(true), (Some(0), true));
+        assert_eq!(
+            run(false),
+            (Some(125), false),
+            "nothing ran without a record"
+        );
     }
 }

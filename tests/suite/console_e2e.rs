@@ -151,7 +151,7 @@ fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
 }
 
 #[test]
-fn detach_hands_the_runtime_to_a_daemon_and_records_lost_tasks_as_interrupted() {
+fn detach_hands_the_runtime_to_a_daemon_and_records_stopped_tasks() {
     let home = Home::new();
     let _daemon = Daemon(&home);
     let mut c = Console::start(home.path(), &[], 100, 30, &[]);
@@ -173,16 +173,20 @@ fn detach_hands_the_runtime_to_a_daemon_and_records_lost_tasks_as_interrupted() 
     let events = json_lines(&home.ok(&["events", "--json"]));
     assert!(events.iter().any(|e| e["kind"] == "message_admitted"
         && e["payload"]["message"]["body"]["text"] == "before detach"));
-    // The command task could not survive the hand-over: interrupted, not lost.
+    // The command task cannot survive the hand-over: the embedded runtime
+    // stops it and records that, before the daemon takes the store.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let events = json_lines(&home.ok(&["events", "--json", "--kind", "task_status_changed"]));
-        if events.iter().any(|e| e["payload"]["to"] == "interrupted") {
+        if events.iter().any(|e| {
+            e["payload"]["to"] == "cancelled"
+                && e["payload"]["summary"] == "stopped: the runtime shut down"
+        }) {
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the task was not recorded as interrupted: {events:?}"
+            "the task was not recorded as stopped: {events:?}"
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
