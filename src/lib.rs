@@ -43,3 +43,14 @@ pub fn format_ts(ms: i64) -> String {
 pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
 }
+
+/// The message a panic carried (`&str` or `String` payloads), for hooks
+/// that turn panics into errors.
+pub fn panic_message(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown failure".to_owned())
+}

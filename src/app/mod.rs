@@ -97,12 +97,7 @@ static LAST_PANIC: std::sync::Mutex<Option<(String, String)>> = std::sync::Mutex
 /// hook runs first and restores the terminal.)
 fn install_quiet_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".to_owned());
+        let message = crate::panic_message(info);
         let location = info
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()))

@@ -330,12 +330,7 @@ fn open_quietly(
         let previous = Arc::clone(&previous);
         std::panic::set_hook(Box::new(move |info| {
             if std::thread::current().id() == opener {
-                let payload = info.payload();
-                let msg = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown failure".to_owned());
+                let msg = crate::panic_message(info);
                 *captured.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
             } else {
                 previous(info);
