@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use tracing_appender::non_blocking::WorkerGuard;
+
+/// Log lines queued for the file writer before new ones are dropped.
+const LOG_QUEUE_LINES: usize = 4096;
 use tracing_subscriber::EnvFilter;
 
 pub const LOG_FILE_PREFIX: &str = "holon.log";
@@ -35,7 +38,14 @@ pub fn init(log_dir: &Path, filter: &str) -> Result<WorkerGuard, LoggingError> {
             dir: log_dir.display().to_string(),
             message: e.to_string(),
         })?;
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    // The default queue (128,000 lines) is allocated up front: ~4 MiB of
+    // an idle daemon's memory. Holon logs a few lines a minute; when the
+    // file writer falls this far behind, lines are dropped (and counted by
+    // the appender), never the caller blocked.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(appender);
     // A second init (tests calling `run` twice) keeps the first subscriber.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(env_filter)

@@ -192,3 +192,20 @@ fn detach_hands_the_runtime_to_a_daemon_and_records_stopped_tasks() {
     }
     home.ok(&["daemon", "stop"]);
 }
+
+#[test]
+fn switching_to_an_unknown_agent_says_so_and_the_console_stays() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[]);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("/agent switch ghost");
+    c.enter();
+    c.wait_for("no agent ghost");
+    // Still the same console on the same runtime: a prompt still works.
+    c.type_text("still here");
+    c.enter();
+    c.wait_for("› still here");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}

@@ -210,7 +210,12 @@ fn agent(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         ("switch", name) if name == state.agent_id => state
             .conversation
             .note(format!("Already showing {name}."), Tone::Info),
-        ("switch", name) => view_agent(state, name, fx),
+        ("switch", name) => {
+            let request = Request::AgentStatus {
+                agent_id: name.to_owned(),
+            };
+            fx.push(call(state, request, Pending::AgentSwitch(name.to_owned())));
+        }
         (other, _) => {
             let hint =
                 format!("/agent: unknown `{other}`. Usage: /agent new NAME | /agent switch NAME");

@@ -49,6 +49,9 @@ pub enum Pending {
     Model,
     Control(ControlAction),
     AgentCreate,
+    /// `agent.status` of the agent `/agent switch` names: shown only if it
+    /// exists (an unknown name is said, and nothing else changes).
+    AgentSwitch(String),
     WorkCreate,
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),

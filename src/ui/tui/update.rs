@@ -15,7 +15,7 @@ use super::msg::{Effect, Msg, RequestId};
 use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
-use crate::runtime::api::{AgentState, AgentSummary, ApiError, EventRecord, Request};
+use crate::runtime::api::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
 use crate::runtime::events::EventKind;
 use crate::ui::present::{present, DisplayMode};
 
@@ -341,6 +341,16 @@ fn on_response(
             Err(e) => state
                 .conversation
                 .note(format!("No agent created: {}", e.message), Tone::Error),
+        },
+        Pending::AgentSwitch(name) => match result {
+            Ok(_) => super::commands::view_agent(state, &name, fx),
+            Err(e) if e.code == ErrorCode::NotFound => state.conversation.note(
+                format!("no agent {name} (see /agent for the list)"),
+                Tone::Error,
+            ),
+            Err(e) => state
+                .conversation
+                .note(format!("cannot show {name}: {}", e.message), Tone::Error),
         },
         Pending::WorkCreate => match result {
             Ok(v) => {

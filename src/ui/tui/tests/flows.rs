@@ -320,9 +320,36 @@ fn live_events_wait_for_the_history() {
 }
 
 #[test]
-fn switching_agents_views_the_other_one() {
+fn switching_agents_views_the_other_one_and_an_unknown_name_is_said() {
     let mut st = fresh();
+    // An unknown agent: said, and nothing else changes.
+    let fx = enter(&mut st, "/agent switch ghost");
+    let id = call_id(&fx, "agent.status");
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Err(crate::runtime::api::ApiError::new(
+                crate::runtime::api::ErrorCode::NotFound,
+                "no agent `ghost`",
+            )),
+        },
+    );
+    assert!(!fx
+        .iter()
+        .any(|e| matches!(e, Effect::ViewAgent { .. } | Effect::Quit)));
+    assert_eq!(st.agent_id, "main");
+    assert!(screen(&st).contains("no agent ghost"), "{}", screen(&st));
+    // A known one is shown once the runtime confirms it.
     let fx = enter(&mut st, "/agent switch reviewer");
+    let id = call_id(&fx, "agent.status");
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!({ "id": "reviewer" })),
+        },
+    );
     assert!(fx.contains(&Effect::ViewAgent {
         agent_id: "reviewer".into()
     }));

@@ -74,7 +74,15 @@ fn stale_answers_are_dropped() {
     update(&mut st, key(KeyCode::Esc));
     let fx = enter(&mut st, "/pause");
     let pause = call_id(&fx, "control");
-    enter(&mut st, "/agent switch reviewer");
+    let fx = enter(&mut st, "/agent switch reviewer");
+    let switch = call_id(&fx, "agent.status");
+    update(
+        &mut st,
+        Msg::Response {
+            id: switch,
+            result: Ok(json!({ "id": "reviewer" })),
+        },
+    );
     let rows_before = st.conversation.rows.len();
     let ok = json!({ "agent_id": "main", "action": "pause", "from": "awake_idle", "to": "paused", "note": "" });
     update(
