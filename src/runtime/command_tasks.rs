@@ -25,13 +25,16 @@ use super::envelope::{
     Priority,
 };
 use super::events::EventKind;
-use super::process_identity::{Liveness, ProcessIdentity};
+mod process;
+
+use super::process_identity::ProcessIdentity;
 use super::tasks::{
     apply_transition, TaskKind, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
     WaitPolicy,
 };
 use super::RuntimeError;
 use crate::store::{Index, Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+use process::{signal_live, terminate_recovered, StartGate, GROUP_POLL};
 
 /// Bytes of output kept in a task's preview (the tail of its output).
 pub const PREVIEW_BYTES: u64 = 16 * 1024;
@@ -119,120 +122,6 @@ pub fn read_tail(path: &Path, max: u64) -> (String, u64, bool) {
     let mut buf = Vec::with_capacity(max as usize);
     let _ = f.take(max).read_to_end(&mut buf);
     (String::from_utf8_lossy(&buf).into_owned(), len, start > 0)
-}
-
-/// Signal a supervised task's process group: through its identity when
-/// one was recorded (never a stranger that took the pid over), else by pid
-/// while the child is still held un-reaped by its supervisor.
-fn signal_live(pid: i32, identity: Option<&ProcessIdentity>, signal: i32) {
-    match identity {
-        Some(id) => {
-            id.signal_group(signal);
-        }
-        None if pid > 0 => {
-            // SAFETY: plain syscall; the negative pid addresses the task's
-            // own process group, which it leads (process_group(0)).
-            unsafe {
-                libc::kill(-pid, signal);
-            }
-        }
-        None => {}
-    }
-}
-
-/// The write end of a pipe a new task's process waits on before it execs
-/// its command. Opening it (one byte) lets the command run; dropping it
-/// unopened (the task record could not be written, or the runtime died)
-/// makes the child exit without running anything. So no command runs that
-/// is not on record.
-struct StartGate {
-    fd: i32,
-}
-
-impl StartGate {
-    /// A close-on-exec pipe: (read end, write end).
-    fn pipe() -> std::io::Result<(i32, i32)> {
-        let mut fds = [0i32; 2];
-        // SAFETY: pipe2 fills the two descriptors it is given.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((fds[0], fds[1]))
-    }
-
-    /// In the child, between fork and exec: the gate's read end becomes fd 3
-    /// and survives exec; the write end is closed (a child holding it would
-    /// never see the end of file). Only async-signal-safe calls.
-    ///
-    /// # Safety
-    /// Call only in a freshly forked child (`pre_exec`).
-    unsafe fn child_side(read: i32, write: i32) -> std::io::Result<()> {
-        libc::close(write);
-        let ok = if read == 3 {
-            // dup2 onto itself would keep close-on-exec: clear it instead.
-            libc::fcntl(3, libc::F_SETFD, 0) == 0
-        } else {
-            libc::dup2(read, 3) >= 0
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
-    }
-
-    fn open(self) {
-        let line = b"go\n";
-        // SAFETY: writing to our own pipe; drop closes it.
-        unsafe {
-            libc::write(self.fd, line.as_ptr().cast(), line.len());
-        }
-    }
-}
-
-impl Drop for StartGate {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor this gate owns, once.
-        unsafe {
-            libc::close(self.fd);
-        }
-    }
-}
-
-/// How often recovery looks whether a terminated group is gone.
-const GROUP_POLL: Duration = Duration::from_millis(25);
-
-/// After a restart, end a task's process group if (and only if) its
-/// recorded identity still matches: TERM, then KILL after `grace` for a
-/// group that ignores TERM. Returns the truth for the task's summary.
-async fn terminate_recovered(id: &ProcessIdentity, grace: Duration) -> &'static str {
-    match id.liveness() {
-        Liveness::Gone if !id.group_running() => {
-            "interrupted: its process is gone after a runtime restart"
-        }
-        Liveness::Reused => {
-            "interrupted: after a runtime restart its pid belongs to another process (or the \
-             machine restarted); that process was left alone"
-        }
-        Liveness::Gone | Liveness::Running => {
-            id.signal_group(libc::SIGTERM);
-            let deadline = Instant::now() + grace;
-            while id.group_running() && Instant::now() < deadline {
-                tokio::time::sleep(GROUP_POLL).await;
-            }
-            if !id.group_running() {
-                return "interrupted: a runtime restart ended its supervision; its process group \
-                        was terminated (SIGTERM)";
-            }
-            id.kill_group();
-            let deadline = Instant::now() + Duration::from_secs(2);
-            while id.group_running() && Instant::now() < deadline {
-                tokio::time::sleep(GROUP_POLL).await;
-            }
-            "interrupted: a runtime restart ended its supervision; its process group ignored \
-             SIGTERM and was killed (SIGKILL)"
-        }
-    }
 }
 
 /// Persist one transition of one task with its `task_status_changed` event.
@@ -861,51 +750,5 @@ impl CommandTasks {
             .filter(|(_, l)| l.agent_id == agent_id)
             .map(|(k, _)| k.clone())
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod gate_tests {
-    use super::StartGate;
-
-    /// A task's shell runs its command only after the gate opens; a gate
-    /// dropped unopened (record not written, runtime dead) runs nothing.
-    #[test]
-    fn the_command_runs_only_through_an_opened_gate() {
-        use std::os::unix::process::CommandExt;
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let run = |open: bool| {
-            let marker = dir.path().join(format!("ran-{open}"));
-            let (read, write) = StartGate::pipe().unwrap_or_else(|e| panic!("{e}"));
-            let script = format!(
-                "read _ <&3 || exit 125; exec 3<&-\ntouch {}",
-                marker.display()
-            );
-            let mut cmd = std::process::Command::new("/bin/sh");
-            cmd.arg("-c").arg(script);
-            // SAFETY: child_side runs only async-signal-safe calls.
-            unsafe {
-                cmd.pre_exec(move || StartGate::child_side(read, write));
-            }
-            let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
-            // SAFETY: the parent keeps only the write end.
-            unsafe {
-                libc::close(read);
-            }
-            let gate = StartGate { fd: write };
-            if open {
-                gate.open();
-            } else {
-                drop(gate);
-            }
-            let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
-            (status.code(), marker.exists())
-        };
-        assert_eq!(run(true), (Some(0), true));
-        assert_eq!(
-            run(false),
-            (Some(125), false),
-            "nothing ran without a record"
-        );
     }
 }
