@@ -26,13 +26,17 @@ struct Served {
 }
 
 async fn served() -> Served {
+    served_with(Default::default()).await
+}
+
+async fn served_with(limits: holon::app::control::ServerLimits) -> Served {
     let rig = rig(vec![]).await;
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("run").join("control.sock");
     let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
     let (stop, rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
-    tokio::spawn(server::serve(listener, client, rx, Default::default()));
+    tokio::spawn(server::serve(listener, client, rx, limits));
     Served {
         rig,
         path,
@@ -494,17 +498,12 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
         eprintln!("skipped: the open-file limit is below what 1,100 connections need");
         return;
     }
-    let rig = rig(vec![]).await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let path = dir.path().join("run").join("control.sock");
-    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
-    let (stop, rx) = tokio::sync::watch::channel(false);
-    let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
-    let limits = holon::app::control::ServerLimits {
+    let s = served_with(holon::app::control::ServerLimits {
         max_connections: 256,
         idle_timeout: Duration::from_secs(2),
-    };
-    tokio::spawn(server::serve(listener, client, rx, limits));
+    })
+    .await;
+    let path = s.path.clone();
 
     let mut conns = Vec::new();
     for _ in 0..1_100 {
@@ -537,6 +536,6 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
         .ask(r#"{"jsonrpc":"2.0","id":2,"method":"runtime.status"}"#)
         .await;
     assert_eq!(v["result"]["holon"], "holon", "{v}");
-    let _ = stop.send(true);
-    rig.host.shutdown().await;
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
 }

@@ -59,6 +59,27 @@ fn crash(rt: tokio::runtime::Runtime, host: RuntimeHost, dir: &std::path::Path) 
     panic!("store never released after the crash");
 }
 
+/// Crash the runtime, start it again on the same store, and wait for the
+/// first task it records as interrupted.
+fn restart_until_interrupted(
+    rt: tokio::runtime::Runtime,
+    host: RuntimeHost,
+    dir: &std::path::Path,
+    provider: Arc<ScriptedProvider>,
+) -> (
+    tokio::runtime::Runtime,
+    RuntimeHost,
+    holon::store::EventRecord,
+) {
+    crash(rt, host, dir);
+    let rt = runtime();
+    let host = start(&rt, dir, provider);
+    let e = rt.block_on(wait_event(&host, "interrupted", |e| {
+        e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
+    }));
+    (rt, host, e)
+}
+
 #[test]
 fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -154,14 +175,8 @@ fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
         (t.id, pid)
     });
     assert!(pid > 0);
-    crash(rt, host, dir.path());
-    let rt = runtime();
-    let host = start(&rt, dir.path(), provider);
+    let (rt, host, e) = restart_until_interrupted(rt, host, dir.path(), provider);
     rt.block_on(async {
-        let e = wait_event(&host, "interrupted", |e| {
-            e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
-        })
-        .await;
         assert_eq!(e.payload["task_id"], json!(task_id));
         host.shutdown().await;
     });
@@ -301,14 +316,8 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
     });
-    crash(rt, host, dir.path());
-    let rt = runtime();
-    let host = start(&rt, dir.path(), provider);
+    let (rt, host, e) = restart_until_interrupted(rt, host, dir.path(), provider);
     rt.block_on(async {
-        let e = wait_event(&host, "interrupted", |e| {
-            e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
-        })
-        .await;
         assert!(
             e.payload.to_string().contains("left alone"),
             "{}",
