@@ -371,7 +371,7 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         let t = Instant::now();
         let rx = store.read()?;
         for agent in rx.agents::<AgentRecord>()? {
-            agent_summary(&rx, &agent)?;
+            agent_summary(&rx, &agent, dir)?;
         }
         times.push(t.elapsed());
     }

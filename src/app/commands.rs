@@ -78,7 +78,7 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
     let agents: Vec<AgentRecord> = rx.agents()?;
     let mut summaries = Vec::with_capacity(agents.len());
     for agent in &agents {
-        summaries.push(agent_summary(&rx, agent)?);
+        summaries.push(agent_summary(&rx, agent, &ctx.paths.data_dir)?);
     }
     Ok(StatusReport {
         home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),

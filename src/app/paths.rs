@@ -154,7 +154,7 @@ impl Paths {
     }
 
     pub fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.data_dir.join("agents").join(agent_id)
+        crate::runtime::agent::home_dir(&self.data_dir, agent_id)
     }
 
     /// Refuse a home, config or run directory that another user owns or

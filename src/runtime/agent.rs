@@ -133,6 +133,9 @@ pub struct AgentRecord {
     pub total_output_tokens: u64,
     #[serde(default)]
     pub total_model_rounds: u64,
+    /// Attached workspaces and the active one (AgentHome when none).
+    #[serde(default)]
+    pub workspaces: super::workspace::AgentWorkspaces,
 }
 
 impl AgentRecord {
@@ -155,8 +158,14 @@ impl AgentRecord {
             total_input_tokens: 0,
             total_output_tokens: 0,
             total_model_rounds: 0,
+            workspaces: Default::default(),
         }
     }
+}
+
+/// An agent's own directory: `<data>/agents/<id>` (its AgentHome).
+pub fn home_dir(data_dir: &std::path::Path, agent_id: &str) -> std::path::PathBuf {
+    data_dir.join("agents").join(agent_id)
 }
 
 /// Agent ids appear in paths, socket requests and table keys: keep them to

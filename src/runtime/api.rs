@@ -107,6 +107,27 @@ pub enum Request {
         #[serde(default)]
         model: Option<String>,
     },
+    /// The agent's attached workspaces, the active one and its snapshot.
+    #[serde(rename = "workspace.list")]
+    WorkspaceList { agent_id: String },
+    /// Attach a directory (its git top-level inside a repository) without
+    /// making it active.
+    #[serde(rename = "workspace.attach")]
+    WorkspaceAttach { agent_id: String, path: String },
+    /// Make a workspace active: exactly one of `path` or `workspace_id`,
+    /// `mode` direct (default) or isolated (a managed git worktree).
+    #[serde(rename = "workspace.use")]
+    WorkspaceUse {
+        agent_id: String,
+        #[serde(flatten)]
+        target: super::host::workspace_ops::UseWorkspace,
+    },
+    /// Remove a binding (never the active one, never a directory).
+    #[serde(rename = "workspace.detach")]
+    WorkspaceDetach {
+        agent_id: String,
+        workspace_id: String,
+    },
     #[serde(rename = "events.page")]
     EventsPage {
         agent_id: String,
@@ -153,7 +174,23 @@ impl Request {
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }
             | Request::AgentModel { agent_id, .. }
-            | Request::EventsPage { agent_id, .. } => check(IdKind::Agent, agent_id),
+            | Request::EventsPage { agent_id, .. }
+            | Request::WorkspaceList { agent_id }
+            | Request::WorkspaceAttach { agent_id, .. } => check(IdKind::Agent, agent_id),
+            Request::WorkspaceUse { agent_id, target } => {
+                check(IdKind::Agent, agent_id)?;
+                match &target.workspace_id {
+                    Some(w) => check(IdKind::Workspace, w),
+                    None => Ok(()),
+                }
+            }
+            Request::WorkspaceDetach {
+                agent_id,
+                workspace_id,
+            } => {
+                check(IdKind::Agent, agent_id)?;
+                check(IdKind::Workspace, workspace_id)
+            }
             Request::WorkItemPick {
                 agent_id,
                 work_item_id,
@@ -214,6 +251,10 @@ pub const METHODS: &[&str] = &[
     "control",
     "agent.display",
     "agent.model",
+    "workspace.list",
+    "workspace.attach",
+    "workspace.use",
+    "workspace.detach",
     "events.page",
     "events.subscribe",
     "events.unsubscribe",
@@ -312,6 +353,23 @@ impl From<super::RuntimeError> for ApiError {
                 super::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
                 super::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
             },
+            E::Workspace(w) => {
+                use super::host::workspace_ops::WorkspaceError as W;
+                match w {
+                    W::Unknown { .. } => ErrorCode::NotFound,
+                    W::DetachActive { .. } => ErrorCode::Conflict,
+                    W::Git(super::workspace::git::GitError::Failed { .. }) => ErrorCode::Internal,
+                    W::Missing { .. }
+                    | W::NotADirectory { .. }
+                    | W::NotReadable { .. }
+                    | W::Target
+                    | W::DetachHome
+                    | W::HomeIsolated
+                    | W::NotGit { .. }
+                    | W::AnchorGone { .. }
+                    | W::Git(_) => ErrorCode::InvalidParams,
+                }
+            }
             E::Io { .. } | E::Store(_) => ErrorCode::Storage,
         };
         ApiError::new(code, e.to_string())

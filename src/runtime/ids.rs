@@ -5,7 +5,7 @@
 //!
 //! - agent ids: 1 to 64 ASCII letters, digits, `-`, `_` and `.`, not
 //!   starting with `.` (see `agent::validate_agent_id`);
-//! - task, work-item, message and request ids: 1 to 128 ASCII letters,
+//! - task, work-item, message, request and workspace ids: 1 to 128 ASCII letters,
 //!   digits, `-` and `_` (Holon makes them as `task_01…`, `wi_01…`).
 
 use super::agent::validate_agent_id;
@@ -20,6 +20,7 @@ pub enum IdKind {
     Task,
     WorkItem,
     Request,
+    Workspace,
 }
 
 impl IdKind {
@@ -29,6 +30,7 @@ impl IdKind {
             IdKind::Task => "task id",
             IdKind::WorkItem => "work item id",
             IdKind::Request => "request id",
+            IdKind::Workspace => "workspace id",
         }
     }
 }
@@ -54,7 +56,7 @@ pub fn validate(kind: IdKind, id: &str) -> Result<(), String> {
             }
             validate_agent_id(id)
         }
-        IdKind::Task | IdKind::WorkItem | IdKind::Request => {
+        IdKind::Task | IdKind::WorkItem | IdKind::Request | IdKind::Workspace => {
             let ok = !id.is_empty()
                 && id.len() <= MAX_RECORD_ID
                 && id

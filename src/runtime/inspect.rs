@@ -30,9 +30,15 @@ pub struct AgentSummary {
     pub timers_active: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_override: Option<String>,
+    /// Where the agent's file and shell tools act.
+    pub execution: super::workspace::ExecutionSnapshot,
 }
 
-pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, StoreError> {
+pub fn agent_summary(
+    rx: &ReadCtx,
+    agent: &AgentRecord,
+    data_dir: &std::path::Path,
+) -> Result<AgentSummary, StoreError> {
     let id = agent.id.as_str();
     let open = rx.index_list(Index::OpenWorkItems, id)?.len() as u64;
     let total_work_items = rx.count(Keyed::WorkItems, id)?;
@@ -76,5 +82,9 @@ pub fn agent_summary(rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, 
             .count() as u64,
         timers_active: rx.index_list(Index::ActiveTimers, id)?.len() as u64,
         model_override: agent.model_override.clone(),
+        execution: super::workspace::snapshot(
+            &agent.workspaces,
+            &super::agent::home_dir(data_dir, &agent.id),
+        ),
     })
 }

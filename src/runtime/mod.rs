@@ -27,6 +27,7 @@ pub mod transcript;
 pub mod waiting;
 pub mod work_items;
 pub mod work_ops;
+pub mod workspace;
 
 use crate::store::StoreError;
 
@@ -51,6 +52,8 @@ pub enum RuntimeError {
     UnknownTask { task_id: String },
     #[error(transparent)]
     WorkItem(work_ops::WorkItemError),
+    #[error(transparent)]
+    Workspace(host::workspace_ops::WorkspaceError),
     #[error("{what}: {message}")]
     Io { what: String, message: String },
     #[error(transparent)]

@@ -224,6 +224,11 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::AssistantRoundRecorded => (V::Progress, C::AssistantProgress, "Assistant"),
         K::ToolStarted => (V::Trace, C::Tool, "Tool"),
         K::ToolExecuted => (V::Trace, C::Tool, "Tool"), // title: the tool's name
+        K::WorkspaceAttached | K::WorkspaceDetached => (V::Progress, C::Workspace, "Workspace"),
+        K::WorkspaceUsed => (V::Progress, C::Workspace, "Workspace"),
+        K::WorkspaceMissing => (V::TurnResult, C::Workspace, "Workspace missing"),
+        K::WorktreeCreated | K::WorktreeRemoved => (V::Progress, C::Workspace, "Worktree"),
+        K::WorktreeRetained => (V::TurnResult, C::Workspace, "Worktree kept"),
         K::TurnTerminal => (V::Progress, C::Runtime, "Turn"),
         K::BriefCreated => (V::TurnResult, C::Brief, "Result"), // refined
         K::WorkItemCreated | K::WorkItemPicked => (V::Progress, C::WorkItem, "Work item"),

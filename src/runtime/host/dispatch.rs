@@ -45,7 +45,7 @@ impl RuntimeHost {
         let agent: AgentRecord = rx
             .agent(agent_id)?
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
-        Ok(agent_summary(&rx, &agent)?)
+        Ok(agent_summary(&rx, &agent, &self.inner.config.data_dir)?)
     }
 
     pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
@@ -54,7 +54,7 @@ impl RuntimeHost {
         let mut summaries = Vec::with_capacity(agents.len());
         let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
         for a in &agents {
-            let s = agent_summary(&rx, a)?;
+            let s = agent_summary(&rx, a, &self.inner.config.data_dir)?;
             tasks += s.tasks_active;
             match a.status {
                 AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
@@ -118,7 +118,7 @@ impl RuntimeHost {
         let agent: AgentRecord = rx
             .agent(agent_id)?
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
-        let summary = agent_summary(&rx, &agent)?;
+        let summary = agent_summary(&rx, &agent, &self.inner.config.data_dir)?;
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live
@@ -192,7 +192,7 @@ impl RuntimeHost {
                 let rx = self.store().read()?;
                 let mut out = Vec::new();
                 for a in rx.agents::<AgentRecord>()? {
-                    out.push(agent_summary(&rx, &a)?);
+                    out.push(agent_summary(&rx, &a, &self.inner.config.data_dir)?);
                 }
                 to_value(out)
             }
@@ -202,6 +202,18 @@ impl RuntimeHost {
             }
             Request::AgentStatus { agent_id } => to_value(self.summary(&agent_id)?),
             Request::AgentState { agent_id } => to_value(self.agent_state(&agent_id)?),
+            Request::WorkspaceList { agent_id } => to_value(self.list_workspaces(&agent_id)?),
+            Request::WorkspaceAttach { agent_id, path } => to_value(
+                self.attach_workspace(&agent_id, std::path::Path::new(&path))
+                    .await?,
+            ),
+            Request::WorkspaceUse { agent_id, target } => {
+                to_value(self.use_workspace(&agent_id, target).await?)
+            }
+            Request::WorkspaceDetach {
+                agent_id,
+                workspace_id,
+            } => to_value(self.detach_workspace(&agent_id, &workspace_id).await?),
             Request::PromptSubmit {
                 agent_id,
                 text,

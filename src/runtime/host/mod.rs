@@ -14,6 +14,7 @@ pub mod run_once;
 pub mod turn;
 mod waiting_ops;
 pub mod watch;
+pub mod workspace_ops;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -158,6 +159,8 @@ pub(crate) struct HostInner {
     actors: Mutex<HashMap<String, Actor>>,
     shutdown: tokio::sync::watch::Sender<bool>,
     guidance_watch: watch::GuidanceWatch,
+    /// Serialises workspace operations (no two worktrees for one request).
+    workspace_lock: tokio::sync::Mutex<()>,
     pub(crate) live: broadcast::Sender<LiveUpdate>,
     pub(crate) started_at_ms: i64,
     /// Raised by `runtime.shutdown`; the process mode owning the host waits
@@ -191,7 +194,7 @@ impl HostInner {
     }
 
     pub(crate) fn agent_home(&self, agent_id: &str) -> PathBuf {
-        self.config.data_dir.join("agents").join(agent_id)
+        super::agent::home_dir(&self.config.data_dir, agent_id)
     }
 }
 
@@ -221,6 +224,7 @@ impl RuntimeHost {
                 actors: Mutex::new(HashMap::new()),
                 shutdown,
                 guidance_watch,
+                workspace_lock: tokio::sync::Mutex::new(()),
                 live,
                 started_at_ms: crate::now_ms(),
                 shutdown_requested: Notify::new(),
@@ -279,6 +283,7 @@ impl RuntimeHost {
                 Ok(())
             })
             .await?;
+        self.recover_workspace(agent_id).await?;
         let interrupted = self
             .inner
             .tasks
@@ -296,7 +301,14 @@ impl RuntimeHost {
             return;
         }
         let home = self.inner.agent_home(agent_id);
-        self.inner.guidance_watch.watch_agent(agent_id, &home);
+        let anchor = self
+            .inner
+            .execution_of(agent_id)
+            .map(|s| PathBuf::from(s.workspace_anchor))
+            .unwrap_or_else(|_| home.clone());
+        self.inner
+            .guidance_watch
+            .watch_agent(agent_id, &home, &anchor);
         let wake = Arc::new(Notify::new());
         let cancel = Arc::new(TurnCancel::default());
         let join = tokio::spawn(actor::run(
@@ -580,14 +592,15 @@ impl RuntimeHost {
 
     // ---- tasks ------------------------------------------------------------
 
-    /// `!CMD` from the operator: a command task in the agent's home, shown
-    /// to the operator, not re-entered into the model.
+    /// `!CMD` from the operator: a command task in the agent's current
+    /// directory (its active workspace's cwd), shown to the operator, not
+    /// re-entered into the model.
     pub async fn run_operator_command(
         &self,
         agent_id: &str,
         cmd: &str,
     ) -> Result<TaskRecord, RuntimeError> {
-        let workdir = self.inner.agent_home(agent_id);
+        let workdir = PathBuf::from(self.inner.execution_of(agent_id)?.cwd);
         std::fs::create_dir_all(&workdir)
             .map_err(io_err(format!("creating {}", workdir.display())))?;
         let spec = CommandSpec {

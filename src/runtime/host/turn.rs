@@ -149,6 +149,63 @@ fn transcript_in(
     tx.put(Keyed::Transcript, agent_id, &entry.id.clone(), &entry)
 }
 
+/// Where the agent is: workspace, roots, cwd, branch and whether the
+/// checkout has changes (one `git status` per turn), and what is not
+/// enforced, so the model neither guesses its location nor assumes a
+/// sandbox.
+pub fn execution_block(s: &crate::runtime::workspace::ExecutionSnapshot) -> String {
+    use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
+    let mut out = String::from("Execution environment:\n");
+    if s.workspace_id == AGENT_HOME_ID {
+        out.push_str(&format!(
+            "- workspace: agent_home (your own directory {}; no project attached — \
+             UseWorkspace with a path to work on a repository)\n",
+            s.execution_root
+        ));
+    } else {
+        out.push_str(&format!(
+            "- workspace: {} (project {})\n",
+            s.workspace_id, s.workspace_anchor
+        ));
+        out.push_str(&format!("- execution root: {}\n", s.execution_root));
+    }
+    out.push_str(&format!("- current directory: {}\n", s.cwd));
+    match (&s.worktree, s.mode) {
+        (Some(w), _) => out.push_str(&format!(
+            "- mode: isolated (managed worktree on branch {}, made from {})\n",
+            w.worktree_branch,
+            if w.original_branch.is_empty() {
+                "a detached HEAD"
+            } else {
+                &w.original_branch
+            }
+        )),
+        (None, WorkspaceMode::Isolated | WorkspaceMode::Direct) => {
+            if s.workspace_id != AGENT_HOME_ID {
+                out.push_str("- mode: direct (changes land in the project checkout itself)\n");
+            }
+        }
+    }
+    let git = (s.workspace_id != AGENT_HOME_ID)
+        .then(|| {
+            crate::runtime::workspace::git::short_status(std::path::Path::new(&s.execution_root))
+        })
+        .flatten();
+    if let Some(st) = git {
+        let dirty = match st.changed {
+            0 => "clean".to_owned(),
+            n => format!("{n} changed or untracked file(s)"),
+        };
+        out.push_str(&format!("- git: branch {}, {dirty}\n", st.branch));
+    }
+    out.push_str(
+        "- paths: ApplyPatch paths and ExecCommand workdir are relative to the execution root \
+         and may not leave it; host-local execution: filesystem, network and process \
+         confinement are not enforced",
+    );
+    out
+}
+
 fn work_queue_block(items: &[WorkItemRecord], current: Option<&str>) -> String {
     if items.is_empty() {
         return "Work queue: no open work items.".to_owned();
@@ -191,11 +248,21 @@ pub(super) async fn run(
     let started = Instant::now();
     let store = inner.store.clone();
     // Record the input and the turn start.
-    // The prompt frame's guidance, read once per turn (a change made while
-    // the agent is idle takes effect here). The workspace anchor is the
-    // execution root, which is the agent home until workspaces attach.
+    // The prompt frame's guidance and execution block, read once per turn
+    // (a change made while the agent is idle takes effect here). Guidance
+    // follows the workspace anchor, never a worktree or the shell's cwd.
     let home = inner.agent_home(agent_id);
-    let guidance = super::watch::load_guidance(&home, &home);
+    let execution = inner.execution_of(agent_id)?;
+    let anchor = std::path::PathBuf::from(&execution.workspace_anchor);
+    let exec_for_block = execution.clone();
+    let (guidance, execution_block) = tokio::task::spawn_blocking(move || {
+        (
+            super::watch::load_guidance(&home, &anchor),
+            execution_block(&exec_for_block),
+        )
+    })
+    .await
+    .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
     let sources: Vec<&super::watch::GuidanceSource> = guidance.iter().map(|g| &g.source).collect();
     let guidance_sources = json!(sources);
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
@@ -221,6 +288,8 @@ pub(super) async fn run(
                     "run_id": rid, "message_id": msg.id, "trigger_kind": msg.trigger_kind,
                     "work_item_id": agent.current_work_item_id,
                     "guidance": guidance_sources.clone(),
+                    "workspace_id": execution.workspace_id,
+                    "execution_root": execution.execution_root,
                 }),
             })?;
             Ok(agent)
@@ -237,6 +306,7 @@ pub(super) async fn run(
         turn_work_item_id.clone(),
         provider.as_ref(),
         &guidance,
+        &execution_block,
         cancel,
     )
     .await?;
@@ -261,6 +331,7 @@ async fn rounds(
     turn_work_item_id: Option<String>,
     provider: &dyn crate::runtime::provider::Provider,
     guidance: &[super::watch::Guidance],
+    execution_block: &str,
     cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
     let store = inner.store.clone();
@@ -308,6 +379,11 @@ async fn rounds(
                     cache_breakpoint: i + 1 == guidance.len(),
                 });
             }
+            context_blocks.push(PromptContentBlock {
+                text: execution_block.to_owned(),
+                stability: BlockStability::TurnScoped,
+                cache_breakpoint: false,
+            });
             context_blocks.push(PromptContentBlock {
                 text: work_queue_block(&items, current.as_deref()),
                 stability: BlockStability::TurnScoped,

@@ -4,10 +4,10 @@
 //!
 //! Guidance: agent-scoped `<agent_home>/AGENTS.md`, then workspace-scoped
 //! `<workspace_anchor>/AGENTS.md`, or `<workspace_anchor>/CLAUDE.md` only
-//! when that `AGENTS.md` is absent. Until workspaces can be attached the
-//! workspace anchor is the execution root, which is the agent home, so the
-//! two scopes usually name the same file: a file is included once (by its
-//! canonical path). Each file is bounded to `MAX_GUIDANCE_BYTES`.
+//! when that `AGENTS.md` is absent. The workspace anchor is the active
+//! workspace's (the agent home itself for AgentHome, where the two scopes
+//! name the same file: a file is included once, by its canonical path).
+//! Guidance never follows a managed worktree: it stays anchored. Each file is bounded to `MAX_GUIDANCE_BYTES`.
 //!
 //! Watching: one `notify` watcher (inotify on Linux) over the directories
 //! holding those files, non-recursive, so an agent's busy home costs one
@@ -184,8 +184,10 @@ enum Target {
 
 #[derive(Default)]
 struct Registry {
-    /// Watched directory -> agent whose home (and workspace anchor) it is.
-    homes: BTreeMap<PathBuf, String>,
+    /// Watched directory -> agents whose home or workspace anchor it is.
+    dirs: BTreeMap<PathBuf, BTreeSet<String>>,
+    /// Agent -> (home, workspace anchor) it is watched for.
+    agents: BTreeMap<String, (PathBuf, PathBuf)>,
     /// Last seen effective content per target.
     seen: BTreeMap<Target, u64>,
 }
@@ -259,26 +261,55 @@ impl GuidanceWatch {
         }
     }
 
-    /// Watch an agent's home (its guidance files). Idempotent.
-    pub(crate) fn watch_agent(&self, agent_id: &str, home: &Path) {
-        {
+    /// Watch an agent's guidance directories: its home and its active
+    /// workspace anchor. Called again when the workspace changes: the old
+    /// anchor is unwatched once no agent needs it. Idempotent.
+    pub(crate) fn watch_agent(&self, agent_id: &str, home: &Path, anchor: &Path) {
+        let (add, remove) = {
             let mut reg = lock(&self.registry);
-            if reg.homes.contains_key(home) {
+            let wanted = (home.to_path_buf(), anchor.to_path_buf());
+            if reg.agents.get(agent_id) == Some(&wanted) {
                 return;
             }
-            reg.homes.insert(home.to_path_buf(), agent_id.to_owned());
+            let mut remove = Vec::new();
+            if let Some((old_home, old_anchor)) = reg.agents.remove(agent_id) {
+                for d in [old_home, old_anchor] {
+                    if let Some(users) = reg.dirs.get_mut(&d) {
+                        users.remove(agent_id);
+                        if users.is_empty() {
+                            reg.dirs.remove(&d);
+                            remove.push(d);
+                        }
+                    }
+                }
+            }
+            let mut add = Vec::new();
+            for d in [home, anchor] {
+                let users = reg.dirs.entry(d.to_path_buf()).or_default();
+                if users.is_empty() {
+                    add.push(d.to_path_buf());
+                }
+                users.insert(agent_id.to_owned());
+            }
+            remove.retain(|d| !reg.dirs.contains_key(d));
+            reg.agents.insert(agent_id.to_owned(), wanted);
             reg.seen.insert(
                 Target::Agent(agent_id.to_owned()),
-                fingerprint(&load_guidance(home, home)),
+                fingerprint(&load_guidance(home, anchor)),
             );
-        }
+            (add, remove)
+        };
         if let Err(e) = std::fs::create_dir_all(home) {
             tracing::warn!(home = %home.display(), error = %e, "cannot create the agent home");
-            return;
         }
         if let Some(w) = lock(&self.watcher).as_mut() {
-            if let Err(e) = w.watch(home, RecursiveMode::NonRecursive) {
-                tracing::warn!(home = %home.display(), error = %e, "cannot watch the agent home");
+            for d in remove {
+                let _ = w.unwatch(&d);
+            }
+            for d in add {
+                if let Err(e) = w.watch(&d, RecursiveMode::NonRecursive) {
+                    tracing::warn!(dir = %d.display(), error = %e, "cannot watch a guidance directory");
+                }
             }
         }
     }
@@ -344,7 +375,7 @@ async fn examine(
         let reg = lock(registry);
         for p in paths {
             let parent = p.parent().unwrap_or(Path::new(""));
-            if let Some(agent) = reg.homes.get(parent) {
+            for agent in reg.dirs.get(parent).into_iter().flatten() {
                 targets
                     .entry(Target::Agent(agent.clone()))
                     .or_default()
@@ -358,8 +389,10 @@ async fn examine(
     for (target, changed_paths) in targets {
         match &target {
             Target::Agent(agent_id) => {
-                let home = host.agent_home(agent_id);
-                let guidance = load_guidance(&home, &home);
+                let Some((home, anchor)) = lock(registry).agents.get(agent_id).cloned() else {
+                    continue;
+                };
+                let guidance = load_guidance(&home, &anchor);
                 if !changed_since(registry, &target, fingerprint(&guidance)) {
                     continue;
                 }
@@ -389,7 +422,7 @@ async fn examine(
                         "error": error, "note": "the previous configuration stays in effect",
                     }),
                 };
-                let agents: Vec<String> = lock(registry).homes.values().cloned().collect();
+                let agents: Vec<String> = lock(registry).agents.keys().cloned().collect();
                 record(host, &agents, payload).await;
             }
         }

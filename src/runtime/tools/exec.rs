@@ -1,8 +1,9 @@
 //! Command tools: ExecCommand (run a command; if it outlives
 //! `yield_time_ms` it is promoted to a managed command task whose terminal
 //! result re-enters the model), TaskStatus, TaskOutput, TaskInput,
-//! TaskStop. Commands run in the agent's execution root (its home until
-//! workspaces are attached); a `workdir` outside it is refused.
+//! TaskStop. Commands run in the agent's active execution root (the
+//! workspace checkout, a managed worktree, or its home): by default in the
+//! agent's cwd; a `workdir` is relative to the root and may not leave it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,7 +38,8 @@ enum DuplicatePolicy {
 struct ExecArgs {
     /// The shell command (run with sh -c).
     cmd: String,
-    /// Working directory inside the execution root (default: its top).
+    /// Working directory, relative to the execution root (default: the
+    /// agent's current directory).
     #[serde(default)]
     workdir: Option<String>,
     /// How long to wait for completion before the command continues as a
@@ -102,9 +104,9 @@ fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
     (format!("…{}", &s[start..]), true)
 }
 
-fn resolve_workdir(root: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOutcome> {
+fn resolve_workdir(root: &Path, cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOutcome> {
     let Some(w) = workdir.filter(|w| !w.trim().is_empty()) else {
-        return Ok(root.to_path_buf());
+        return Ok(cwd.to_path_buf());
     };
     let candidate = if Path::new(w).is_absolute() {
         PathBuf::from(w)
@@ -138,6 +140,37 @@ fn resolve_workdir(root: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOu
     } else {
         Err(outside())
     }
+}
+
+/// The active execution root and cwd; the agent home is created on
+/// demand, a workspace root that vanished is an error the model can read.
+pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), ToolOutcome> {
+    let snap = env.host.execution_of(env.agent_id).map_err(runtime_error)?;
+    let (root, cwd) = (
+        PathBuf::from(&snap.execution_root),
+        PathBuf::from(&snap.cwd),
+    );
+    if snap.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
+        if let Err(e) = std::fs::create_dir_all(&root) {
+            return Err(tool_error(
+                ToolErrorKind::Failed,
+                format!("cannot create {}: {e}", root.display()),
+                None,
+                None,
+                true,
+            ));
+        }
+    } else if !root.is_dir() {
+        return Err(tool_error(
+            ToolErrorKind::Failed,
+            format!("the execution root {} no longer exists", root.display()),
+            Some("UseWorkspace with workspace_id = \"agent_home\" or another workspace"),
+            None,
+            false,
+        ));
+    }
+    let cwd = if cwd.is_dir() { cwd } else { root.clone() };
+    Ok((root, cwd))
 }
 
 fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
@@ -206,17 +239,11 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             false,
         );
     }
-    let root = env.host.agent_home(env.agent_id);
-    if let Err(e) = std::fs::create_dir_all(&root) {
-        return tool_error(
-            ToolErrorKind::Failed,
-            format!("cannot create {}: {e}", root.display()),
-            None,
-            None,
-            true,
-        );
-    }
-    let workdir = match resolve_workdir(&root, a.workdir.as_deref()) {
+    let (root, cwd) = match execution_dirs(env) {
+        Ok(dirs) => dirs,
+        Err(e) => return e,
+    };
+    let workdir = match resolve_workdir(&root, &cwd, a.workdir.as_deref()) {
         Ok(w) => w,
         Err(e) => return e,
     };

@@ -9,6 +9,7 @@ mod patch;
 #[cfg(test)]
 mod schema_tests;
 mod work;
+mod workspace;
 
 use std::sync::Arc;
 
@@ -101,6 +102,22 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
                 false,
             )
         }
+        E::Workspace(w) => {
+            use super::host::workspace_ops::WorkspaceError as W;
+            let (kind, field) = match &w {
+                W::Unknown { .. } => (ToolErrorKind::NotFound, Some("workspace_id")),
+                W::Target => (ToolErrorKind::InvalidArguments, None),
+                W::Missing { .. } | W::NotADirectory { .. } | W::NotReadable { .. } => {
+                    (ToolErrorKind::InvalidArguments, Some("path"))
+                }
+                W::DetachActive { .. } | W::DetachHome => (ToolErrorKind::Conflict, None),
+                W::HomeIsolated | W::NotGit { .. } => {
+                    (ToolErrorKind::InvalidArguments, Some("mode"))
+                }
+                W::AnchorGone { .. } | W::Git(_) => (ToolErrorKind::Failed, None),
+            };
+            tool_error(kind, w.to_string(), None, field, false)
+        }
         E::UnknownTask { task_id } => tool_error(
             ToolErrorKind::NotFound,
             format!("no task `{task_id}`"),
@@ -163,6 +180,7 @@ pub fn specs() -> Vec<ToolSpec> {
     let mut v = exec::specs();
     v.extend(patch::specs());
     v.extend(work::specs());
+    v.extend(workspace::specs());
     v
 }
 
@@ -194,6 +212,9 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
         return outcome;
     }
     if let Some(outcome) = work::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = workspace::execute(env, call).await {
         return outcome;
     }
     tool_error(

@@ -65,15 +65,11 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
         Ok(a) => a,
         Err(e) => return Some(e),
     };
-    let root = env.host.agent_home(env.agent_id);
-    let result = tokio::task::spawn_blocking(move || {
-        std::fs::create_dir_all(&root).map_err(|e| PatchError::Io {
-            path: root.display().to_string(),
-            message: e.to_string(),
-        })?;
-        apply_in_root(&root, &args.patch)
-    })
-    .await;
+    let root = match super::exec::execution_dirs(env) {
+        Ok((root, _)) => root,
+        Err(e) => return Some(e),
+    };
+    let result = tokio::task::spawn_blocking(move || apply_in_root(&root, &args.patch)).await;
     Some(match result {
         Ok(Ok(changes)) => success(&changes),
         Ok(Err(e)) => failure(&e),

@@ -168,6 +168,7 @@ fn the_catalog_has_unique_pascal_case_names_and_descriptions() {
         "CreateWorkItem",
         "CompleteWorkItem",
         "Sleep",
+        "UseWorkspace",
     ] {
         assert!(names.contains(expected), "{expected} is offered");
     }

@@ -88,6 +88,52 @@ pub(super) fn describe(kind: EventKind, e: &EventRecord, out: &mut OperatorEvent
             None => "Tool started".to_owned(),
         },
         K::ToolExecuted => tool_executed(p, out),
+        K::WorkspaceAttached => format!(
+            "Workspace attached: {}",
+            text_or(p, "/anchor", "a directory")
+        ),
+        K::WorkspaceDetached => format!(
+            "Workspace detached: {} (nothing on disk was removed)",
+            text_or(p, "/workspace_id", "a workspace")
+        ),
+        K::WorkspaceUsed => {
+            let root = text_or(p, "/execution/execution_root", "?");
+            let head = match (
+                text(p, "/execution/workspace_id"),
+                text(p, "/execution/mode"),
+            ) {
+                (Some("agent_home"), _) => "Working in the agent home".to_owned(),
+                (_, Some("isolated")) => format!("Working in an isolated worktree: {root}"),
+                _ => format!("Working in {root}"),
+            };
+            match text(p, "/reason") {
+                Some(r) => format!("{head} ({})", words(r)),
+                None => head,
+            }
+        }
+        K::WorkspaceMissing => format!(
+            "Execution root {} is gone; back in the agent home (nothing recorded was lost)",
+            text_or(p, "/execution_root", "?")
+        ),
+        K::WorktreeCreated => format!(
+            "Worktree created: {} on branch {}",
+            text_or(p, "/worktree_path", "?"),
+            text_or(p, "/worktree_branch", "?")
+        ),
+        K::WorktreeRemoved => format!(
+            "Clean worktree removed: {} (branch {} deleted)",
+            text_or(p, "/worktree_path", "?"),
+            text_or(p, "/worktree_branch", "?")
+        ),
+        K::WorktreeRetained => {
+            let n = u64_at(p, "/uncommitted_files").unwrap_or(0);
+            let c = u64_at(p, "/commits_ahead").unwrap_or(0);
+            format!(
+                "Worktree kept for review: {} on branch {} ({n} uncommitted file(s), {c} commit(s) ahead)",
+                text_or(p, "/worktree_path", "?"),
+                text_or(p, "/worktree_branch", "?")
+            )
+        }
         K::TurnTerminal => {
             let rounds = u64_at(p, "/rounds").map(|n| match n {
                 1 => "1 round".to_owned(),

@@ -325,6 +325,13 @@ impl Conversation {
             // shows it (`min_mode`), and nothing to merge.
             Some(
                 K::MessageAdmitted
+                | K::WorkspaceAttached
+                | K::WorkspaceUsed
+                | K::WorkspaceDetached
+                | K::WorkspaceMissing
+                | K::WorktreeCreated
+                | K::WorktreeRemoved
+                | K::WorktreeRetained
                 | K::AgentCreated
                 | K::AgentStateChanged
                 | K::ControlApplied

@@ -153,6 +153,8 @@ pub struct AgentView {
     /// The `event_seq` the posture was learnt at.
     pub posture_seq: u64,
     pub model: Option<String>,
+    /// Where the agent's tools act (workspace, root, cwd).
+    pub execution: Option<crate::runtime::workspace::ExecutionSnapshot>,
     pub closure: Value,
     pub last_decision: Option<EventRecord>,
     pub work_items: Vec<WorkItemView>,
@@ -190,6 +192,7 @@ impl AgentView {
             self.posture_seq = self.posture_seq.max(s.last_event_seq);
         }
         self.model = s.model_override.clone();
+        self.execution = Some(s.execution.clone());
         self.current_work_item = s.current_work_item_id.clone();
         self.summary = Some(s.clone());
     }
@@ -315,6 +318,21 @@ impl AgentView {
                 self.model = owned(p, "/to");
                 Touched::Nothing
             }
+            K::WorkspaceUsed => {
+                if let Some(s) = p
+                    .pointer("/execution")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                {
+                    self.execution = Some(s);
+                }
+                Touched::Nothing
+            }
+            K::WorkspaceAttached
+            | K::WorkspaceDetached
+            | K::WorkspaceMissing
+            | K::WorktreeCreated
+            | K::WorktreeRemoved
+            | K::WorktreeRetained => Touched::Nothing,
             K::MessageAdmitted
             | K::MessageProcessed
             | K::MessageAborted

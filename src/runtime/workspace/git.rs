@@ -1,0 +1,221 @@
+//! `git` itself, run as a child process: repository discovery, managed
+//! worktrees, and the short status the prompt frame carries. Holon never
+//! reimplements git: worktrees made by `git worktree add` are ones the
+//! operator's own git understands, lists and can remove.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why a git operation failed, in words an operator can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    #[error("`git` is not installed or not on PATH; isolated mode needs git ({0})")]
+    NotInstalled(String),
+    #[error("{path} is not inside a git repository; isolated mode needs one")]
+    NotARepository { path: String },
+    #[error("the repository at {path} has no commits yet; isolated mode needs a HEAD to branch from (make a first commit)")]
+    NoCommits { path: String },
+    #[error("git {args} failed in {dir}: {stderr}")]
+    Failed {
+        args: String,
+        dir: String,
+        stderr: String,
+    },
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        // Never prompt (credentials, editors) and never page.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| GitError::NotInstalled(e.to_string()))
+}
+
+/// Run git and return trimmed stdout, or the failure with git's own words.
+fn git_ok(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let out = git(dir, args)?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned());
+    }
+    let stderr: String = String::from_utf8_lossy(&out.stderr)
+        .trim()
+        .chars()
+        .take(600)
+        .collect();
+    Err(GitError::Failed {
+        args: args.join(" "),
+        dir: dir.display().to_string(),
+        stderr,
+    })
+}
+
+/// What git says about a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoInfo {
+    /// `git rev-parse --show-toplevel`: the checkout the directory is in
+    /// (a linked worktree's own top-level for a worktree).
+    pub toplevel: PathBuf,
+    /// The main repository's top-level: differs from `toplevel` when the
+    /// directory is inside a linked worktree.
+    pub main_toplevel: PathBuf,
+    /// The current branch, `None` on a detached HEAD.
+    pub branch: Option<String>,
+    /// Whether HEAD names a commit (false in a repository with none).
+    pub has_commits: bool,
+}
+
+impl RepoInfo {
+    pub fn is_linked_worktree(&self) -> bool {
+        self.toplevel != self.main_toplevel
+    }
+}
+
+/// `Ok(None)` when the directory is not in a git repository, or git is
+/// not installed (direct mode works without git).
+pub fn discover(dir: &Path) -> Option<RepoInfo> {
+    let out = git(
+        dir,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-common-dir",
+        ],
+    )
+    .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let toplevel = canonical(Path::new(lines.next()?));
+    let common = canonical(Path::new(lines.next()?));
+    // The common dir of a normal repository is `<main>/.git`; a bare or
+    // unusual layout falls back to the checkout itself.
+    let main_toplevel = if common.file_name().is_some_and(|n| n == ".git") {
+        common
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(toplevel.clone())
+    } else {
+        toplevel.clone()
+    };
+    let has_commits = git_ok(&toplevel, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_ok();
+    let branch = git_ok(&toplevel, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok();
+    Some(RepoInfo {
+        toplevel,
+        main_toplevel,
+        branch,
+        has_commits,
+    })
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// `git worktree add -b BRANCH PATH HEAD` in `repo`.
+pub fn add_worktree(repo: &Path, path: &Path, branch: &str) -> Result<(), GitError> {
+    match discover(repo) {
+        None => {
+            // Tell "no git" apart from "not a repository".
+            git(repo, &["--version"])?;
+            return Err(GitError::NotARepository {
+                path: repo.display().to_string(),
+            });
+        }
+        Some(info) if !info.has_commits => {
+            return Err(GitError::NoCommits {
+                path: repo.display().to_string(),
+            })
+        }
+        Some(_) => {}
+    }
+    let path_s = path.to_string_lossy();
+    git_ok(
+        repo,
+        &["worktree", "add", "--quiet", "-b", branch, &path_s, "HEAD"],
+    )
+    .map(|_| ())
+}
+
+/// Uncommitted changes (tracked or untracked, ignored files aside) and
+/// commits on the worktree's branch that its base does not have: either
+/// means the worktree holds work that must not be deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WorktreeChanges {
+    pub uncommitted: usize,
+    pub commits_ahead: usize,
+}
+
+impl WorktreeChanges {
+    pub fn is_clean(&self) -> bool {
+        self.uncommitted == 0 && self.commits_ahead == 0
+    }
+}
+
+pub fn worktree_changes(path: &Path, base_branch: &str) -> Result<WorktreeChanges, GitError> {
+    let status = git_ok(path, &["status", "--porcelain", "--untracked-files=all"])?;
+    let uncommitted = status.lines().filter(|l| !l.is_empty()).count();
+    let ahead = if base_branch.is_empty() {
+        0
+    } else {
+        let range = format!("{base_branch}..HEAD");
+        git_ok(path, &["rev-list", "--count", &range])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    Ok(WorktreeChanges {
+        uncommitted,
+        commits_ahead: ahead,
+    })
+}
+
+/// Remove a clean worktree and delete its branch (`-d`: git itself
+/// refuses to delete an unmerged branch, a second guard against loss).
+pub fn remove_worktree(repo: &Path, path: &Path, branch: &str) -> Result<(), GitError> {
+    let path_s = path.to_string_lossy();
+    git_ok(repo, &["worktree", "remove", &path_s])?;
+    git_ok(repo, &["branch", "-d", "--quiet", branch])?;
+    Ok(())
+}
+
+/// Forget worktrees whose directories are gone (after one was deleted by
+/// hand), so the branch name can be reused.
+pub fn prune_worktrees(repo: &Path) {
+    let _ = git_ok(repo, &["worktree", "prune"]);
+}
+
+/// The branch and dirtiness of a checkout, for the prompt frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortStatus {
+    /// Branch name, or `detached at <sha>`.
+    pub branch: String,
+    /// Changed tracked files plus untracked files.
+    pub changed: usize,
+}
+
+pub fn short_status(root: &Path) -> Option<ShortStatus> {
+    let out = git_ok(root, &["status", "--porcelain=v1", "--branch"]).ok()?;
+    let mut lines = out.lines();
+    let head = lines.next()?.trim_start_matches("## ");
+    let branch = if let Some(rest) = head.strip_prefix("No commits yet on ") {
+        format!("{rest} (no commits)")
+    } else if head.starts_with("HEAD (no branch)") {
+        let sha = git_ok(root, &["rev-parse", "--short", "HEAD"]).unwrap_or_default();
+        format!("detached at {sha}")
+    } else {
+        head.split("...").next().unwrap_or(head).to_owned()
+    };
+    Some(ShortStatus {
+        branch,
+        changed: lines.filter(|l| !l.is_empty()).count(),
+    })
+}

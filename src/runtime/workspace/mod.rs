@@ -1,0 +1,466 @@
+//! Workspaces: where an agent's file and shell tools act.
+//!
+//! Every agent has exactly one active workspace. Before any project is
+//! attached it is `AgentHome` (`workspace_id = "agent_home"`, the agent's
+//! own directory), which can be neither exited nor detached. Attaching a
+//! directory records a durable binding whose *anchor* is the stable project
+//! identity (the git top-level, else the directory); using it binds the
+//! *execution root* (the checkout itself in direct mode, a managed git
+//! worktree under the data dir in isolated mode) and a *cwd* inside it.
+//!
+//! This module is the record and the pure rules (ids, snapshot, path
+//! resolution); `git` runs git; the host's `workspace_ops` performs the
+//! I/O and writes every change through the store with its event.
+
+pub mod git;
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The built-in fallback workspace.
+pub const AGENT_HOME_ID: &str = "agent_home";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectionKind {
+    /// The workspace's own directory (or an adopted external worktree).
+    #[default]
+    CanonicalRoot,
+    /// A Holon-managed git worktree of the workspace.
+    GitWorktreeRoot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceMode {
+    #[default]
+    Direct,
+    Isolated,
+}
+
+impl WorkspaceMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceMode::Direct => "direct",
+            WorkspaceMode::Isolated => "isolated",
+        }
+    }
+}
+
+/// One attached workspace of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceBinding {
+    pub workspace_id: String,
+    /// Stable project identity: the git top-level, else the directory.
+    pub anchor: String,
+    /// Whether the anchor is a git repository (isolated mode needs one).
+    #[serde(default)]
+    pub git: bool,
+    pub attached_at: String,
+}
+
+/// A Holon-managed worktree (spec: `WorktreeSession`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeSession {
+    pub workspace_id: String,
+    /// Where the operator was when isolation began.
+    pub original_working_directory: String,
+    /// The branch the worktree was made from (empty on a detached HEAD).
+    pub original_branch: String,
+    pub worktree_path: String,
+    pub worktree_branch: String,
+    pub created_at: String,
+}
+
+/// The active workspace when it is not AgentHome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActiveWorkspace {
+    pub workspace_id: String,
+    pub execution_root: String,
+    pub cwd: String,
+    #[serde(default)]
+    pub projection_kind: ProjectionKind,
+    #[serde(default)]
+    pub mode: WorkspaceMode,
+    /// Set in isolated mode: the managed worktree the root is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeSession>,
+    /// An existing worktree of an attached repository, adopted as the root
+    /// but not managed (Holon never removes it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adopted_worktree: bool,
+}
+
+/// An agent's durable workspace state, kept on its record.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AgentWorkspaces {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attached: Vec<WorkspaceBinding>,
+    /// `None` is AgentHome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<ActiveWorkspace>,
+    /// Managed worktrees that held changes when their session ended: kept,
+    /// reported, and re-entered by the next isolated use of the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained_worktrees: Vec<WorktreeSession>,
+}
+
+impl AgentWorkspaces {
+    pub fn binding(&self, workspace_id: &str) -> Option<&WorkspaceBinding> {
+        self.attached
+            .iter()
+            .find(|b| b.workspace_id == workspace_id)
+    }
+
+    pub fn active_id(&self) -> &str {
+        self.active
+            .as_ref()
+            .map(|a| a.workspace_id.as_str())
+            .unwrap_or(AGENT_HOME_ID)
+    }
+}
+
+/// The execution backend. Only host-local exists: commands run as the
+/// operator's user on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionProfile {
+    HostLocal,
+}
+
+/// Whether a confinement exists. Under host-local execution none does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Enforcement {
+    NotEnforced,
+}
+
+/// The execution-policy boundary, stated honestly: tool *arguments* are
+/// checked (ApplyPatch paths and `workdir` stay inside the root), but a
+/// shell command can reach anything the operator's user can.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionPolicySnapshot {
+    pub backend: ExecutionProfile,
+    pub filesystem: Enforcement,
+    pub write: Enforcement,
+    pub network: Enforcement,
+    pub secrets: Enforcement,
+    pub child_process: Enforcement,
+    /// What *is* checked: tool path arguments against the execution root.
+    pub tool_path_arguments: String,
+    /// What command tasks inherit: secret-looking variables are removed.
+    pub command_environment: String,
+}
+
+impl ExecutionPolicySnapshot {
+    pub fn host_local() -> Self {
+        ExecutionPolicySnapshot {
+            backend: ExecutionProfile::HostLocal,
+            filesystem: Enforcement::NotEnforced,
+            write: Enforcement::NotEnforced,
+            network: Enforcement::NotEnforced,
+            secrets: Enforcement::NotEnforced,
+            child_process: Enforcement::NotEnforced,
+            tool_path_arguments: "confined_to_execution_root".into(),
+            command_environment: "secrets_scrubbed".into(),
+        }
+    }
+}
+
+/// Spec: `ExecutionSnapshot`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionSnapshot {
+    pub profile: ExecutionProfile,
+    pub policy: ExecutionPolicySnapshot,
+    pub workspace_id: String,
+    pub workspace_anchor: String,
+    pub execution_root: String,
+    pub cwd: String,
+    pub execution_root_id: String,
+    pub projection_kind: ProjectionKind,
+    pub mode: WorkspaceMode,
+    /// Set in isolated mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeSession>,
+}
+
+impl ExecutionSnapshot {
+    /// A short label for the status line: `agent_home`, the anchor's
+    /// directory name, plus the worktree branch when isolated.
+    pub fn label(&self) -> String {
+        if self.workspace_id == AGENT_HOME_ID {
+            return AGENT_HOME_ID.to_owned();
+        }
+        let name = Path::new(&self.workspace_anchor)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.workspace_anchor.clone());
+        match &self.worktree {
+            Some(w) => format!("{name} ⎇ {}", w.worktree_branch),
+            None => name,
+        }
+    }
+}
+
+/// The snapshot of an agent's workspaces (no I/O).
+pub fn snapshot(ws: &AgentWorkspaces, agent_home: &Path) -> ExecutionSnapshot {
+    let home = agent_home.display().to_string();
+    let (workspace_id, anchor, root, cwd, kind, mode, worktree) = match &ws.active {
+        None => (
+            AGENT_HOME_ID.to_owned(),
+            home.clone(),
+            home.clone(),
+            home.clone(),
+            ProjectionKind::CanonicalRoot,
+            WorkspaceMode::Direct,
+            None,
+        ),
+        Some(a) => (
+            a.workspace_id.clone(),
+            ws.binding(&a.workspace_id)
+                .map(|b| b.anchor.clone())
+                .unwrap_or_else(|| a.execution_root.clone()),
+            a.execution_root.clone(),
+            a.cwd.clone(),
+            a.projection_kind,
+            a.mode,
+            a.worktree.clone(),
+        ),
+    };
+    ExecutionSnapshot {
+        profile: ExecutionProfile::HostLocal,
+        policy: ExecutionPolicySnapshot::host_local(),
+        execution_root_id: root_id(&root),
+        workspace_id,
+        workspace_anchor: anchor,
+        execution_root: root,
+        cwd,
+        projection_kind: kind,
+        mode,
+        worktree,
+    }
+}
+
+/// FNV-1a: a stable, dependency-free short hash for ids derived from paths.
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// `root_<hash>`: the same directory always has the same id.
+pub fn root_id(root: &str) -> String {
+    format!("root_{:012x}", fnv(root) & 0xffff_ffff_ffff)
+}
+
+/// `ws_<name>_<hash>`: readable, stable for one anchor, and valid under
+/// the id rules (letters, digits, `-`, `_`).
+pub fn workspace_id_for(anchor: &Path) -> String {
+    let name: String = anchor
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    let hash = fnv(&anchor.display().to_string()) & 0xffff_ffff;
+    if name.is_empty() {
+        format!("ws_{hash:08x}")
+    } else {
+        format!("ws_{name}_{hash:08x}")
+    }
+}
+
+/// Why a tool path argument is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathRefusal {
+    Absolute,
+    ParentDir,
+    /// Resolves (through a symlink) outside the root.
+    Escapes,
+    Missing,
+    NotADirectory,
+}
+
+impl PathRefusal {
+    pub fn message(&self, shown: &str, root: &Path) -> String {
+        match self {
+            PathRefusal::Absolute => format!(
+                "`{shown}` is absolute; paths are relative to the execution root {}",
+                root.display()
+            ),
+            PathRefusal::ParentDir => {
+                format!("`{shown}` uses `..`; it must stay inside the execution root")
+            }
+            PathRefusal::Escapes => format!(
+                "`{shown}` leads outside the execution root {} (through a symlink)",
+                root.display()
+            ),
+            PathRefusal::Missing => format!("`{shown}` does not exist in the execution root"),
+            PathRefusal::NotADirectory => format!("`{shown}` is not a directory"),
+        }
+    }
+}
+
+/// Resolve a relative directory argument inside `root` (canonical): no
+/// absolute paths, no `..`, and no symlink that leads out.
+pub fn resolve_dir_in_root(root: &Path, rel: &str) -> Result<PathBuf, PathRefusal> {
+    let p = Path::new(rel);
+    let mut joined = root.to_path_buf();
+    for c in p.components() {
+        match c {
+            Component::Normal(part) => joined.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => return Err(PathRefusal::ParentDir),
+            Component::RootDir | Component::Prefix(_) => return Err(PathRefusal::Absolute),
+        }
+    }
+    let real = joined.canonicalize().map_err(|_| PathRefusal::Missing)?;
+    if !real.starts_with(root) {
+        return Err(PathRefusal::Escapes);
+    }
+    if !real.is_dir() {
+        return Err(PathRefusal::NotADirectory);
+    }
+    Ok(real)
+}
+
+/// `cwd` kept inside `root`: the same relative position when it can be
+/// (entering a worktree keeps the subdirectory you were in), else the root.
+pub fn carry_cwd(old_root: &Path, old_cwd: &Path, new_root: &Path) -> PathBuf {
+    match old_cwd.strip_prefix(old_root) {
+        Ok(rel) if new_root.join(rel).is_dir() => new_root.join(rel),
+        _ => new_root.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn active(id: &str, root: &str) -> ActiveWorkspace {
+        ActiveWorkspace {
+            workspace_id: id.into(),
+            execution_root: root.into(),
+            cwd: format!("{root}/src"),
+            projection_kind: ProjectionKind::CanonicalRoot,
+            mode: WorkspaceMode::Direct,
+            worktree: None,
+            adopted_worktree: false,
+        }
+    }
+
+    #[test]
+    fn an_agent_without_workspaces_is_in_agent_home() {
+        let s = snapshot(&AgentWorkspaces::default(), Path::new("/d/agents/main"));
+        assert_eq!(s.workspace_id, AGENT_HOME_ID);
+        assert_eq!(s.workspace_anchor, "/d/agents/main");
+        assert_eq!(s.execution_root, "/d/agents/main");
+        assert_eq!(s.cwd, "/d/agents/main");
+        assert_eq!(s.projection_kind, ProjectionKind::CanonicalRoot);
+        assert_eq!(s.label(), "agent_home");
+        let v = serde_json::to_value(&s).unwrap_or_default();
+        assert_eq!(v["policy"]["network"], "not_enforced");
+        assert_eq!(v["profile"], "host_local");
+    }
+
+    #[test]
+    fn the_snapshot_takes_the_anchor_from_the_binding() {
+        let ws = AgentWorkspaces {
+            attached: vec![WorkspaceBinding {
+                workspace_id: "ws_repo_1".into(),
+                anchor: "/src/repo".into(),
+                git: true,
+                attached_at: "t".into(),
+            }],
+            active: Some(ActiveWorkspace {
+                execution_root: "/d/worktrees/main/x".into(),
+                projection_kind: ProjectionKind::GitWorktreeRoot,
+                mode: WorkspaceMode::Isolated,
+                worktree: Some(WorktreeSession {
+                    workspace_id: "ws_repo_1".into(),
+                    original_working_directory: "/src/repo".into(),
+                    original_branch: "main".into(),
+                    worktree_path: "/d/worktrees/main/x".into(),
+                    worktree_branch: "holon/main/x".into(),
+                    created_at: "t".into(),
+                }),
+                ..active("ws_repo_1", "/d/worktrees/main/x")
+            }),
+            retained_worktrees: vec![],
+        };
+        let s = snapshot(&ws, Path::new("/d/agents/main"));
+        assert_eq!(s.workspace_anchor, "/src/repo");
+        assert_eq!(s.execution_root, "/d/worktrees/main/x");
+        assert_eq!(s.execution_root_id, root_id("/d/worktrees/main/x"));
+        assert_eq!(s.label(), "repo ⎇ holon/main/x");
+    }
+
+    #[test]
+    fn workspace_ids_are_stable_readable_and_valid() {
+        let a = workspace_id_for(Path::new("/home/me/my repo!"));
+        assert_eq!(a, workspace_id_for(Path::new("/home/me/my repo!")));
+        assert!(a.starts_with("ws_my_repo__"), "{a}");
+        assert_ne!(a, workspace_id_for(Path::new("/other/my repo!")));
+        assert!(crate::runtime::ids::validate(crate::runtime::ids::IdKind::Workspace, &a).is_ok());
+        assert!(workspace_id_for(Path::new("/")).starts_with("ws_"));
+    }
+
+    #[test]
+    fn directory_arguments_stay_inside_the_root() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("a/b")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("f"), "").unwrap_or_else(|e| panic!("{e}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(outside.path(), root.join("out"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resolve_dir_in_root(&root, "a/./b"), Ok(root.join("a/b")));
+        assert_eq!(
+            resolve_dir_in_root(&root, "a/../a"),
+            Err(PathRefusal::ParentDir)
+        );
+        assert_eq!(
+            resolve_dir_in_root(&root, "/etc"),
+            Err(PathRefusal::Absolute)
+        );
+        assert_eq!(resolve_dir_in_root(&root, "out"), Err(PathRefusal::Escapes));
+        assert_eq!(
+            resolve_dir_in_root(&root, "nope"),
+            Err(PathRefusal::Missing)
+        );
+        assert_eq!(
+            resolve_dir_in_root(&root, "f"),
+            Err(PathRefusal::NotADirectory)
+        );
+    }
+
+    #[test]
+    fn cwd_keeps_its_place_when_the_root_changes() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::create_dir_all(old.join("src/x")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(new.join("src/x")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(carry_cwd(&old, &old.join("src/x"), &new), new.join("src/x"));
+        assert_eq!(carry_cwd(&old, &old.join("gone"), &new), new);
+        assert_eq!(carry_cwd(&old, Path::new("/elsewhere"), &new), new);
+    }
+
+    #[test]
+    fn old_agent_records_have_no_workspaces() {
+        let ws: AgentWorkspaces = serde_json::from_str("{}").unwrap_or_default();
+        assert_eq!(ws.active_id(), AGENT_HOME_ID);
+        assert!(ws.attached.is_empty());
+    }
+}
