@@ -55,6 +55,10 @@ pub enum Command {
     /// Work items: the durable, goal-oriented units of an agent's work.
     #[command(subcommand)]
     Work(WorkCommand),
+    /// Workspaces: the directories (usually git repositories) an agent's
+    /// tools work in. Works with or without a running runtime.
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
     Attach {
@@ -105,6 +109,52 @@ pub enum WorkCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// The agent's attached workspaces, which one is active, and where its
+    /// tools act (execution root, cwd, worktree).
+    List(WorkspaceOpts),
+    /// Attach a directory (its git repository's top level when inside one)
+    /// without making it active.
+    Attach {
+        /// The directory (default: the current one).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        opts: WorkspaceOpts,
+    },
+    /// Make a workspace active: a path (attached if new), an attached
+    /// workspace id, or `agent_home`.
+    Use {
+        /// A directory, a workspace id, or `agent_home`.
+        target: String,
+        /// Work in a managed git worktree on its own branch instead of the
+        /// checkout itself.
+        #[arg(long)]
+        isolated: bool,
+        #[command(flatten)]
+        opts: WorkspaceOpts,
+    },
+    /// Remove a workspace from the agent's attached set. Never the active
+    /// one (switch first); nothing on disk is touched.
+    Detach {
+        workspace_id: String,
+        #[command(flatten)]
+        opts: WorkspaceOpts,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspaceOpts {
+    /// The agent (default: HOLON_AGENT_ID, `runtime.default_agent`, or
+    /// `main`).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +220,10 @@ pub struct RunArgs {
     /// turn_terminal.
     #[arg(long)]
     pub json: bool,
+    /// Work in this directory instead of the current one (the agent's
+    /// workspace: its git repository, with this directory as cwd).
+    #[arg(short = 'C', long = "workspace", value_name = "PATH")]
+    pub workspace: Option<PathBuf>,
     /// Give up after this many seconds (exit 1; the agent keeps its state).
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub timeout: u64,

@@ -104,7 +104,15 @@ enum Exit {
 pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(client) = super::daemon::connect(ctx).await {
         let path = client.path().to_path_buf();
-        return attach_console(ctx, path, None, screen).await;
+        let client: Arc<dyn RuntimeClient> = Arc::new(client);
+        let target = Target::Attached {
+            client,
+            socket: path,
+        };
+        let agent = ctx.config.default_agent.clone();
+        return match run(ctx, target, agent, screen, BindHere::Yes).await? {
+            Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
+        };
     }
     embedded(ctx, screen).await
 }
@@ -127,6 +135,7 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         Target::Embedded { client, live },
         ctx.config.default_agent.clone(),
         screen,
+        BindHere::Yes,
     )
     .await;
     // Leave cleanly whatever happened: stop serving, stop the actors,
@@ -164,9 +173,19 @@ pub async fn attach_console(
     })?;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
-    match run(ctx, Target::Attached { client, socket }, agent, screen).await? {
+    let target = Target::Attached { client, socket };
+    match run(ctx, target, agent, screen, BindHere::No).await? {
         Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Whether opening the console binds the agent to the directory it runs
+/// in: `holon` does (as Codex CLI and Claude Code work where they start),
+/// `holon attach` from any terminal does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BindHere {
+    Yes,
+    No,
 }
 
 enum Target {
@@ -245,6 +264,7 @@ async fn run(
     target: Target,
     agent_id: String,
     screen: Screen,
+    bind_here: BindHere,
 ) -> anyhow::Result<Exit> {
     let (width, height) = terminal::size().unwrap_or((80, 24));
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -260,6 +280,10 @@ async fn run(
         bell: ctx.config.bell,
         no_color,
     });
+    state.console_dir = std::env::current_dir()
+        .ok()
+        .map(|d| d.canonicalize().unwrap_or(d));
+    state.bind_on_open = bind_here == BindHere::Yes;
     let guard = TerminalGuard::enter(screen)?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;

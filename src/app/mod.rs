@@ -19,6 +19,7 @@ pub mod logging;
 pub mod paths;
 pub mod providers;
 pub mod run;
+mod workspace_cmd;
 
 use std::process::ExitCode;
 
@@ -82,6 +83,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Events(_)) => "events",
         Some(Command::Run(_)) => "run",
         Some(Command::Work(_)) => "work",
+        Some(Command::Workspace(_)) => "workspace",
         Some(Command::Attach { .. }) => "attach",
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
@@ -206,6 +208,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 agent,
                 json,
             })) => commands::work_add(&ctx, objective, agent, json).await,
+            Some(Command::Workspace(cmd)) => workspace_cmd::run(&ctx, cmd).await,
             Some(Command::Daemon(DaemonCommand::Run { mode })) => daemon::run(&ctx, &mode).await,
             Some(Command::Daemon(DaemonCommand::Start)) => daemon::detach(&ctx).await,
             Some(Command::Daemon(DaemonCommand::Stop)) => daemon::stop(&ctx).await,

@@ -36,7 +36,7 @@ use crate::runtime::host::watch::{ConfigReloader, ConfigWatch};
 use crate::runtime::host::{ControlAction, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
 use crate::runtime::provider::ModelRef;
 
-const RUN_ONCE_MODE: &str = "run_once";
+pub(super) const RUN_ONCE_MODE: &str = "run_once";
 
 /// How long shutdown may wait for a turn still in a provider call.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -208,8 +208,54 @@ pub async fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
     finish(result, &args)
 }
 
+/// Bind the run's agent to the directory it was started in (or `-C`):
+/// always for a temporary agent or an explicit `-C`; for an existing agent
+/// only when it is still in its agent home, so a run never silently moves
+/// an agent that is working elsewhere.
+async fn bind_workspace(
+    host: &RuntimeHost,
+    agent: &RunAgent,
+    args: &RunArgs,
+) -> anyhow::Result<()> {
+    let dir = match &args.workspace {
+        Some(p) if p.is_absolute() => p.clone(),
+        Some(p) => std::env::current_dir()?.join(p),
+        None => std::env::current_dir()?,
+    };
+    let current = host.execution_snapshot(agent.id())?;
+    let dir = dir.canonicalize().unwrap_or(dir);
+    if args.workspace.is_none()
+        && current.workspace_id == crate::runtime::workspace::AGENT_HOME_ID
+        && std::path::Path::new(&current.execution_root).starts_with(&dir)
+    {
+        // Started in a directory that holds Holon's own data (HOLON_HOME,
+        // or `~` above `~/.holon`): not a project; the agent home it is.
+        return Ok(());
+    }
+    let explicit = args.workspace.is_some() || matches!(agent, RunAgent::Temporary(_));
+    if !explicit && current.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
+        if !dir.starts_with(&current.execution_root) {
+            eprintln!(
+                "note: {} keeps working in {} (pass -C {} to move it)",
+                agent.id(),
+                current.execution_root,
+                dir.display()
+            );
+        }
+        return Ok(());
+    }
+    let req = crate::runtime::host::workspace_ops::UseWorkspace {
+        path: Some(dir.display().to_string()),
+        workspace_id: None,
+        mode: crate::runtime::workspace::WorkspaceMode::Direct,
+    };
+    host.use_workspace(agent.id(), req).await?;
+    Ok(())
+}
+
 async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceReport> {
     let agent = choose_agent(host, args).await?;
+    bind_workspace(host, &agent, args).await?;
     let mut previous_model = None;
     let report = async {
         if let Some(m) = &args.model {

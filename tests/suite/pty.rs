@@ -38,6 +38,14 @@ impl Console {
         cmd.args(args);
         cmd.env("HOLON_HOME", home);
         cmd.env("TERM", "xterm-256color");
+        // The console binds its agent to the directory it opens in: the
+        // home unless a test names another (`HOLON_TEST_CWD`, not passed on).
+        let cwd = env
+            .iter()
+            .find(|(k, _)| *k == "HOLON_TEST_CWD")
+            .map(|(_, v)| std::path::PathBuf::from(v))
+            .unwrap_or_else(|| home.to_path_buf());
+        cmd.cwd(cwd);
         for var in [
             "HOLON_AGENT_ID",
             "HOLON_MODEL",
@@ -47,7 +55,7 @@ impl Console {
         ] {
             cmd.env_remove(var);
         }
-        for (k, v) in env {
+        for (k, v) in env.iter().filter(|(k, _)| *k != "HOLON_TEST_CWD") {
             cmd.env(k, v);
         }
         let child = pair

@@ -26,6 +26,9 @@ impl Home {
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_holon"));
         c.env("HOLON_HOME", self.path());
+        // Never the test process's directory (the repository itself):
+        // runs and consoles bind to the directory they start in.
+        c.current_dir(self.path());
         for var in ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG"] {
             c.env_remove(var);
         }

@@ -136,6 +136,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         ),
         Command::Interject => prioritized(state, command.name, arg, Priority::Interject, fx),
         Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
+        Command::Workspace => workspace(state, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => fx.push(Effect::Quit),
     }
@@ -222,6 +223,94 @@ fn agent(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
             state.conversation.note(hint, Tone::Error);
         }
     }
+}
+
+/// A path typed in the console, made absolute against the console's own
+/// directory (a relative one the runtime would read from the agent's cwd).
+fn console_path(state: &State, path: &str) -> String {
+    match &state.console_dir {
+        Some(dir) if !std::path::Path::new(path).is_absolute() => {
+            let joined = dir.join(path);
+            joined
+                .canonicalize()
+                .unwrap_or(joined)
+                .display()
+                .to_string()
+        }
+        _ => path.to_owned(),
+    }
+}
+
+/// `/workspace`: the overlay; `use PATH|ID [--isolated]`, `attach PATH`,
+/// `detach ID`.
+fn workspace(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    use crate::runtime::host::workspace_ops::UseWorkspace;
+    use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
+    let (sub, rest) = arg
+        .split_once(char::is_whitespace)
+        .map_or((arg, ""), |(a, b)| (a, b.trim()));
+    let agent_id = state.agent_id.clone();
+    let (request, pending) = match (sub, rest) {
+        ("", _) => return open_overlay(state, OverlayKind::Workspaces, fx),
+        ("use", "") | ("attach", "") | ("detach", "") => {
+            let usage = "Usage: /workspace use PATH|ID [--isolated] | attach PATH | detach ID";
+            return state.conversation.note(usage, Tone::Info);
+        }
+        ("use", target) => {
+            let mut words: Vec<&str> = target.split_whitespace().collect();
+            let isolated = words.contains(&"--isolated");
+            words.retain(|w| *w != "--isolated");
+            let target = words.join(" ");
+            let mode = match isolated {
+                true => WorkspaceMode::Isolated,
+                false => WorkspaceMode::Direct,
+            };
+            let known_id = target == AGENT_HOME_ID
+                || state
+                    .agent
+                    .execution
+                    .as_ref()
+                    .is_some_and(|s| s.workspace_id == target)
+                || (target.starts_with("ws_") && !target.contains('/'));
+            let target = match known_id {
+                true => UseWorkspace {
+                    workspace_id: Some(target),
+                    path: None,
+                    mode,
+                },
+                false => UseWorkspace {
+                    path: Some(console_path(state, &target)),
+                    workspace_id: None,
+                    mode,
+                },
+            };
+            (
+                Request::WorkspaceUse { agent_id, target },
+                Pending::WorkspaceUse,
+            )
+        }
+        ("attach", path) => (
+            Request::WorkspaceAttach {
+                agent_id,
+                path: console_path(state, path),
+            },
+            Pending::WorkspaceAttach,
+        ),
+        ("detach", id) => (
+            Request::WorkspaceDetach {
+                agent_id,
+                workspace_id: id.to_owned(),
+            },
+            Pending::WorkspaceDetach,
+        ),
+        (other, _) => {
+            let hint = format!(
+                "/workspace: unknown `{other}`. Usage: /workspace [use PATH|ID [--isolated] | attach PATH | detach ID]"
+            );
+            return state.conversation.note(hint, Tone::Error);
+        }
+    };
+    fx.push(call(state, request, pending));
 }
 
 fn display(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {

@@ -23,6 +23,7 @@ pub enum KeyContext {
     Work,
     WorkDetail,
     Events,
+    Workspaces,
     /// A one-line input inside an overlay.
     Input,
 }
@@ -39,6 +40,7 @@ impl KeyContext {
             KeyContext::Work => "Work items overlay",
             KeyContext::WorkDetail => "Work item detail",
             KeyContext::Events => "Events inspector",
+            KeyContext::Workspaces => "Workspaces overlay",
             KeyContext::Input => "Input line in an overlay",
         }
     }
@@ -56,6 +58,7 @@ pub enum OverlayKind {
     State,
     Events,
     EventDetail,
+    Workspaces,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +112,9 @@ pub enum Action {
     Earlier,
     Later,
     Confirm,
+    Isolate,
+    AttachWorkspace,
+    DetachWorkspace,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,6 +220,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Prefix, &[ch('s')], "s", A::Open(O::State), "agent state: why is it idle?", "state"),
     bind(C::Prefix, &[ch('e')], "e", A::Open(O::Events), "events inspector", "events"),
     bind(C::Prefix, &[ch('r')], "r", A::Open(O::Transcript), "transcript", "transcript"),
+    bind(C::Prefix, &[ch('p')], "p", A::Open(O::Workspaces), "workspaces: where the agent works", "workspaces"),
     bind(C::Prefix, &[ch('d')], "d", A::CycleDisplay, "next display mode (info, verbose, debug)", "display"),
     bind(C::Overlay, &[key(K::Esc)], "Esc", A::Cancel, "close this overlay (the one below shows again)", "close"),
     bind(C::Overlay, &[key(K::Up), ch('k')], "Up / k", A::Up, "previous entry", "move"),
@@ -247,6 +254,11 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Events, &[ch(']')], "]", A::Later, "load the later page", ""),
     bind(C::Events, &[ch('f')], "f", A::Follow, "follow the live tail", "follow"),
     bind(C::Events, &[key(K::Enter)], "Enter", A::Select, "open the event as JSON", "JSON"),
+    bind(C::Workspaces, &[key(K::Enter)], "Enter", A::Select, "work in the selected workspace directly", "use"),
+    bind(C::Workspaces, &[ch('i')], "i", A::Isolate, "enter isolated mode (a managed git worktree), or leave it", "isolated"),
+    bind(C::Workspaces, &[ch('a')], "a", A::AttachWorkspace, "attach a directory", "attach"),
+    bind(C::Workspaces, &[ch('d')], "d", A::DetachWorkspace, "detach the selected workspace (never the active one)", "detach"),
+    bind(C::Workspaces, &[ch('r')], "r", A::Refresh, "refresh", ""),
     bind(C::Input, &[key(K::Enter)], "Enter", A::Confirm, "confirm", "confirm"),
     bind(C::Input, &[key(K::Esc)], "Esc", A::Cancel, "cancel the input (the overlay stays)", "cancel"),
 ];
@@ -337,6 +349,7 @@ pub enum Command {
     Next,
     Detach,
     Quit,
+    Workspace,
 }
 
 pub struct SlashCommand {
@@ -394,6 +407,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("tasks", "", "tasks: status, live output, stop, input", W::Available, &[], Command::Tasks),
     cmd("work", "[add OBJECTIVE]", "work items; `add` creates one", W::Available, &["add"], Command::Work),
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
+    cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
     cmd("model", "[PROVIDER/MODEL|default]", "show or set the agent's model", W::NextTurn, &["default"], Command::Model),
@@ -459,6 +473,7 @@ pub fn reference_markdown() -> String {
         C::Work,
         C::WorkDetail,
         C::Events,
+        C::Workspaces,
         C::Input,
     ];
     for ctx in contexts {
@@ -505,6 +520,11 @@ const OVERLAYS: &str = "
   page (`g`), the pages around the window (`[`, `]`, or moving past its ends).
   Filters (kind text, category, minimum visibility) apply to the loaded window.
   Enter opens the event as pretty JSON.
+- **workspaces**: `workspace.list`: AgentHome and every attached workspace, the
+  active one marked, with the execution root, cwd and mode on top and kept
+  worktrees below; Enter uses one directly, `i` enters isolated mode (a managed
+  git worktree) or leaves it, `a` attaches a directory, `d` detaches one, all
+  through `workspace.*`.
 ";
 
 /// The contexts the help overlay lists, in order.
@@ -517,5 +537,6 @@ pub const HELP_CONTEXTS: &[KeyContext] = &[
     C::Tasks,
     C::Work,
     C::Events,
+    C::Workspaces,
     C::Input,
 ];

@@ -53,6 +53,11 @@ pub enum Pending {
     /// exists (an unknown name is said, and nothing else changes).
     AgentSwitch(String),
     WorkCreate,
+    /// `/workspace use`, or the binding made when the console opened in a
+    /// directory.
+    WorkspaceUse,
+    WorkspaceAttach,
+    WorkspaceDetach,
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),
 }
@@ -94,6 +99,12 @@ pub struct State {
     /// An `action_required` brief arrived and the operator has not
     /// answered yet.
     pub attention: bool,
+    /// The directory the console runs in: `/workspace use .` and other
+    /// relative paths are resolved against it.
+    pub console_dir: Option<std::path::PathBuf>,
+    /// Bind the agent to `console_dir` at the first bootstrap (`holon`
+    /// opened in a directory; not `holon attach`).
+    pub bind_on_open: bool,
     pub(crate) next_id: RequestId,
     pub(crate) pending: HashMap<RequestId, (String, Pending)>,
     pub(crate) history: History,
@@ -121,6 +132,8 @@ impl State {
             overlays: Vec::new(),
             prefix: false,
             attention: false,
+            console_dir: None,
+            bind_on_open: false,
             next_id: 0,
             pending: HashMap::new(),
             history: History::Waiting { held: Vec::new() },

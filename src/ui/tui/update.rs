@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use crate::runtime::host::workspace_ops::UseOutcome;
+
 use super::conversation::Conversation;
 use super::keys;
 use super::msg::{Effect, Msg, RequestId};
@@ -75,10 +77,41 @@ fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     with_top_overlay(state, fx, |o, ctx| o.on_tick(ctx));
 }
 
+/// The console opened in a directory: an agent still in its home starts
+/// working there; one working elsewhere is not moved, only told.
+fn bind_here(
+    state: &mut State,
+    x: &crate::runtime::workspace::ExecutionSnapshot,
+    fx: &mut Vec<Effect>,
+) {
+    use super::overlays::workspaces::{open_binding, OpenBinding};
+    let Some(here) = state.console_dir.clone() else {
+        return;
+    };
+    match open_binding(x, &here) {
+        OpenBinding::Nothing => {}
+        OpenBinding::Offer(text) => state.conversation.note(text, Tone::Info),
+        OpenBinding::Use => {
+            let request = Request::WorkspaceUse {
+                agent_id: state.agent_id.clone(),
+                target: crate::runtime::host::workspace_ops::UseWorkspace {
+                    path: Some(here.display().to_string()),
+                    workspace_id: None,
+                    mode: crate::runtime::workspace::WorkspaceMode::Direct,
+                },
+            };
+            fx.push(call(state, request, Pending::WorkspaceUse));
+        }
+    }
+}
+
 fn bootstrap(state: &mut State, s: &AgentState, fx: &mut Vec<Effect>) {
     state.agent.bootstrap(s);
     state.mode = s.display_mode;
     state.dirty = true;
+    if std::mem::take(&mut state.bind_on_open) {
+        bind_here(state, &s.agent.execution, fx);
+    }
     let held = match &mut state.history {
         History::Waiting { held } => std::mem::take(held),
         History::Loading { .. } | History::Done => return, // a reconnect
@@ -352,6 +385,51 @@ fn on_response(
                 .conversation
                 .note(format!("cannot show {name}: {}", e.message), Tone::Error),
         },
+        Pending::WorkspaceUse => match result {
+            Ok(v) => match serde_json::from_value::<UseOutcome>(v) {
+                Ok(out) => {
+                    state.agent.execution = Some(out.execution.clone());
+                    if let Some(note) = out.note {
+                        state.conversation.note(note, Tone::Info);
+                    }
+                    for w in out.retained {
+                        let kept = format!(
+                            "Kept worktree {} (branch {}): it has changes to review.",
+                            w.worktree_path, w.worktree_branch
+                        );
+                        state.conversation.note(kept, Tone::Info);
+                    }
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("/workspace: unexpected answer: {e}"), Tone::Error),
+            },
+            Err(e) => state
+                .conversation
+                .note(format!("/workspace use: {}", e.message), Tone::Error),
+        },
+        Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
+            let verb = match pending {
+                Pending::WorkspaceAttach => "attach",
+                _ => "detach",
+            };
+            match result {
+                Ok(v) => {
+                    let id = v.get("workspace_id").and_then(Value::as_str).unwrap_or("?");
+                    let anchor = v.get("anchor").and_then(Value::as_str).unwrap_or("?");
+                    let text = match verb {
+                        "attach" => {
+                            format!("Attached {anchor} as {id}; `/workspace use {id}` works there.")
+                        }
+                        _ => format!("Detached {id} ({anchor}); nothing on disk was touched."),
+                    };
+                    state.conversation.note(text, Tone::Ok);
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
+            }
+        }
         Pending::WorkCreate => match result {
             Ok(v) => {
                 let obj = v

@@ -131,6 +131,15 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
             vec![Span::styled(a.posture_reason.clone(), t.dim())],
         ));
     }
+    if let Some(x) = &a.execution {
+        // Where the tools act: the project (and worktree branch when
+        // isolated), or the agent's own home.
+        let ws = match x.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
+            true => Span::styled("agent home", t.dim()),
+            false => Span::raw(format!("⌂ {}", x.label())),
+        };
+        left.push(seg(3, vec![ws]));
+    }
     let model = a.model.clone().unwrap_or_else(|| "default model".into());
     left.push(seg(6, vec![Span::raw(model)]));
     left.push(seg(

@@ -259,7 +259,8 @@ impl Events {
             | Purpose::AddWork
             | Purpose::CompleteWork { .. }
             | Purpose::Blocker { .. }
-            | Purpose::TaskInput { .. } => {}
+            | Purpose::TaskInput { .. }
+            | Purpose::AttachWorkspace => {}
         }
     }
 

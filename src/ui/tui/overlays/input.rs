@@ -21,6 +21,7 @@ pub enum Purpose {
     TaskInput { id: String },
     FilterKind,
     JumpSeq,
+    AttachWorkspace,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -16,6 +16,7 @@ pub mod state_view;
 pub mod tasks;
 pub mod transcript;
 pub mod work;
+pub mod workspaces;
 
 use std::cell::Cell;
 
@@ -47,6 +48,7 @@ pub enum Overlay {
     State(state_view::StateView),
     Events(events::Events),
     EventDetail(events::EventDetail),
+    Workspaces(workspaces::Workspaces),
 }
 
 /// What an overlay asks of the core besides requests.
@@ -124,6 +126,7 @@ impl Overlay {
             Overlay::State(_) => OverlayKind::State,
             Overlay::Events(_) => OverlayKind::Events,
             Overlay::EventDetail(_) => OverlayKind::EventDetail,
+            Overlay::Workspaces(_) => OverlayKind::Workspaces,
         }
     }
 
@@ -139,6 +142,7 @@ impl Overlay {
             OverlayKind::Events | OverlayKind::EventDetail => {
                 Overlay::Events(events::Events::open(ctx, String::new()))
             }
+            OverlayKind::Workspaces => Overlay::Workspaces(workspaces::Workspaces::open(ctx)),
         }
     }
 
@@ -153,6 +157,7 @@ impl Overlay {
             Overlay::Work(_) => Some(KeyContext::Work),
             Overlay::WorkDetail(_) => Some(KeyContext::WorkDetail),
             Overlay::Events(_) => Some(KeyContext::Events),
+            Overlay::Workspaces(_) => Some(KeyContext::Workspaces),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -182,6 +187,7 @@ impl Overlay {
             Overlay::Work(o) => o.input.as_ref(),
             Overlay::WorkDetail(o) => o.input.as_ref(),
             Overlay::Events(o) => o.input.as_ref(),
+            Overlay::Workspaces(o) => o.input.as_ref(),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -196,6 +202,7 @@ impl Overlay {
             Overlay::Work(o) => o.input.as_mut(),
             Overlay::WorkDetail(o) => o.input.as_mut(),
             Overlay::Events(o) => o.input.as_mut(),
+            Overlay::Workspaces(o) => o.input.as_mut(),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -211,6 +218,7 @@ impl Overlay {
             Overlay::Work(o) => &mut o.input,
             Overlay::WorkDetail(o) => &mut o.input,
             Overlay::Events(o) => &mut o.input,
+            Overlay::Workspaces(o) => &mut o.input,
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -247,6 +255,11 @@ impl Overlay {
                     o.on_input(i, ctx);
                 }
             }
+            Overlay::Workspaces(o) => {
+                if let Some(i) = o.input.take() {
+                    o.on_input(i, ctx);
+                }
+            }
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -265,6 +278,7 @@ impl Overlay {
             Overlay::State(o) => o.on_action(action, ctx),
             Overlay::Events(o) => o.on_action(action, ctx),
             Overlay::EventDetail(o) => o.on_action(action, ctx),
+            Overlay::Workspaces(o) => o.on_action(action, ctx),
         }
     }
 
@@ -290,6 +304,7 @@ impl Overlay {
             Overlay::WorkDetail(o) => o.status.on_response(id, result),
             Overlay::State(o) => o.on_response(id, result),
             Overlay::Events(o) => o.on_response(id, result, ctx),
+            Overlay::Workspaces(o) => o.on_response(id, result, ctx),
             Overlay::Help(_) | Overlay::EventDetail(_) => {}
         }
     }
@@ -305,7 +320,8 @@ impl Overlay {
             | Overlay::Work(_)
             | Overlay::WorkDetail(_)
             | Overlay::State(_)
-            | Overlay::EventDetail(_) => {}
+            | Overlay::EventDetail(_)
+            | Overlay::Workspaces(_) => {}
         }
     }
 
@@ -334,6 +350,7 @@ impl Overlay {
             Overlay::State(_) => format!(" Agent state · {} ", look.agent_id),
             Overlay::Events(_) => format!(" Events · {} ", look.agent_id),
             Overlay::EventDetail(_) => " Event ".to_owned(),
+            Overlay::Workspaces(_) => format!(" Workspaces · {} ", look.agent_id),
         };
         Clear.render(area, buf);
         let block = Block::default()
@@ -372,6 +389,7 @@ impl Overlay {
             Overlay::State(o) => o.render(body, buf, look),
             Overlay::Events(o) => o.render(body, buf, look),
             Overlay::EventDetail(o) => o.render(body, buf, look),
+            Overlay::Workspaces(o) => o.render(body, buf, look),
         }
         match (self.input(), input_area) {
             (Some(i), Some(a)) => Some(i.render(a, buf, look.theme)),

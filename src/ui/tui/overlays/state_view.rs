@@ -229,6 +229,35 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
             evidence(&mut out, &strings(p, "/evidence"), w, lw, &rest, t);
         }
     }
+    if let Some(x) = &agent.execution {
+        out.push(Line::default());
+        out.push(header("Execution: where the tools act", t));
+        out.extend(field("  workspace", &x.workspace_id, lw, w, t));
+        out.extend(field("  anchor", &x.workspace_anchor, lw, w, t));
+        out.extend(field("  root", &x.execution_root, lw, w, t));
+        out.extend(field("  cwd", &x.cwd, lw, w, t));
+        let mode = match &x.worktree {
+            Some(wt) => format!(
+                "isolated: worktree on branch {} (from {})",
+                wt.worktree_branch,
+                if wt.original_branch.is_empty() {
+                    "a detached HEAD"
+                } else {
+                    &wt.original_branch
+                }
+            ),
+            None => x.mode.as_str().to_owned(),
+        };
+        out.extend(field("  mode", &mode, lw, w, t));
+        out.extend(field(
+            "  policy",
+            "host_local: filesystem, write, network, secrets and child processes not_enforced; \
+             tool path arguments confined to the root",
+            lw,
+            w,
+            t,
+        ));
+    }
     out
 }
 

@@ -168,9 +168,11 @@ fn confirm(input: Input, status: &mut Status, ctx: &mut Ctx<'_>) {
                 "Blocker saved.",
             )
         }
-        Purpose::NewAgent | Purpose::TaskInput { .. } | Purpose::FilterKind | Purpose::JumpSeq => {
-            return
-        }
+        Purpose::NewAgent
+        | Purpose::TaskInput { .. }
+        | Purpose::FilterKind
+        | Purpose::JumpSeq
+        | Purpose::AttachWorkspace => return,
     };
     status.wait(ctx.call(OverlayKind::Work, request), done);
 }

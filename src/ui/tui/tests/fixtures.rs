@@ -419,6 +419,29 @@ pub fn session() -> Script {
     s
 }
 
+/// The fixture agent works directly in the operator's `holon` checkout.
+pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
+    use crate::runtime::workspace::*;
+    AgentWorkspaces {
+        attached: vec![WorkspaceBinding {
+            workspace_id: "ws_holon_1a2b3c4d".into(),
+            anchor: "/home/op/src/holon".into(),
+            git: true,
+            attached_at: "2026-11-20T09:00:00Z".into(),
+        }],
+        active: Some(ActiveWorkspace {
+            workspace_id: "ws_holon_1a2b3c4d".into(),
+            execution_root: "/home/op/src/holon".into(),
+            cwd: "/home/op/src/holon".into(),
+            projection_kind: ProjectionKind::CanonicalRoot,
+            mode: WorkspaceMode::Direct,
+            worktree: None,
+            adopted_worktree: false,
+        }),
+        retained_worktrees: vec![],
+    }
+}
+
 pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
     AgentSummary {
         id: "main".into(),
@@ -436,7 +459,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         timers_active: 0,
         model_override: Some("anthropic/claude-sonnet-4".into()),
         execution: crate::runtime::workspace::snapshot(
-            &Default::default(),
+            &workspaces(),
             std::path::Path::new("/home/op/.holon/data/agents/main"),
         ),
     }

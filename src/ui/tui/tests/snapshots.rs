@@ -173,6 +173,75 @@ fn overlay_agents() {
 }
 
 #[test]
+fn overlay_workspaces() {
+    use crate::runtime::host::workspace_ops::{WorkspaceEntry, WorkspaceList};
+    use crate::runtime::workspace::*;
+    each_size("overlay_workspaces", StoredMode::Info, |st| {
+        let fx = prefix(st, 'p');
+        let mut ws = super::fixtures::workspaces();
+        let session = WorktreeSession {
+            workspace_id: "ws_holon_1a2b3c4d".into(),
+            original_working_directory: "/home/op/src/holon".into(),
+            original_branch: "main".into(),
+            worktree_path: "/home/op/.holon/data/worktrees/main/ws_holon_1a2b3c4d-9f3e2a1b".into(),
+            worktree_branch: "holon/main/9f3e2a1b".into(),
+            created_at: "2026-11-20T09:05:00Z".into(),
+        };
+        if let Some(a) = ws.active.as_mut() {
+            a.execution_root = session.worktree_path.clone();
+            a.cwd = session.worktree_path.clone();
+            a.mode = WorkspaceMode::Isolated;
+            a.projection_kind = ProjectionKind::GitWorktreeRoot;
+            a.worktree = Some(session.clone());
+        }
+        let mut kept = session.clone();
+        kept.worktree_path = "/home/op/.holon/data/worktrees/main/ws_docs_5e6f7a8b-0c1d2e3f".into();
+        kept.worktree_branch = "holon/main/0c1d2e3f".into();
+        kept.workspace_id = "ws_docs_5e6f7a8b".into();
+        let list = WorkspaceList {
+            agent_id: "main".into(),
+            active_workspace_id: "ws_holon_1a2b3c4d".into(),
+            execution: snapshot(
+                &ws,
+                std::path::Path::new("/home/op/.holon/data/agents/main"),
+            ),
+            attached: vec![
+                WorkspaceEntry {
+                    binding: ws.attached[0].clone(),
+                    active: true,
+                    present: true,
+                    direct_users: vec![],
+                },
+                WorkspaceEntry {
+                    binding: WorkspaceBinding {
+                        workspace_id: "ws_docs_5e6f7a8b".into(),
+                        anchor: "/home/op/src/docs".into(),
+                        git: true,
+                        attached_at: "2026-11-19T10:00:00Z".into(),
+                    },
+                    active: false,
+                    present: true,
+                    direct_users: vec!["reviewer".into()],
+                },
+                WorkspaceEntry {
+                    binding: WorkspaceBinding {
+                        workspace_id: "ws_scratch_11aa22bb".into(),
+                        anchor: "/tmp/scratch".into(),
+                        git: false,
+                        attached_at: "2026-11-18T10:00:00Z".into(),
+                    },
+                    active: false,
+                    present: false,
+                    direct_users: vec![],
+                },
+            ],
+            retained_worktrees: vec![kept],
+        };
+        respond(st, &fx, "workspace.list", json!(list));
+    });
+}
+
+#[test]
 fn overlay_transcript() {
     each_size("overlay_transcript", StoredMode::Info, |st| {
         let fx = enter(st, "/transcript");

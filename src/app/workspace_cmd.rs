@@ -1,0 +1,221 @@
+//! `holon workspace list | attach | use | detach`: the same socket methods
+//! the console uses, sent to the running runtime when there is one, or to
+//! a runtime started in this process (no agent actors) when there is not.
+//! Paths are made absolute here, against the directory the command runs
+//! in, so the runtime's own cwd never matters.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use super::cli::{WorkspaceCommand, WorkspaceOpts};
+use super::Context;
+use crate::runtime::api::{Request, RuntimeClient};
+use crate::runtime::host::workspace_ops::{UseOutcome, UseWorkspace, WorkspaceList};
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
+
+/// Run requests in order against the running runtime, else in process.
+pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::Result<Vec<Value>> {
+    if let Some(client) = super::daemon::connect(ctx).await {
+        return call_all(&client, requests).await;
+    }
+    let store = ctx.open_store().await?;
+    let host = RuntimeHost::start(
+        store,
+        super::run::runtime_config(ctx, super::run::RUN_ONCE_MODE),
+    )
+    .await?;
+    let result = call_all(&host, requests).await;
+    host.shutdown().await;
+    let store = host.store().clone();
+    drop(host);
+    store.close().await?;
+    result
+}
+
+async fn call_all(
+    client: &dyn RuntimeClient,
+    requests: Vec<Request>,
+) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::with_capacity(requests.len());
+    for r in requests {
+        out.push(client.call(r).await?);
+    }
+    Ok(out)
+}
+
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    Ok(if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    })
+}
+
+/// The `use` target: `agent_home`, an id of the form Holon makes (when no
+/// such directory exists here), or a path.
+fn use_target(target: &str, isolated: bool) -> anyhow::Result<UseWorkspace> {
+    let mode = if isolated {
+        WorkspaceMode::Isolated
+    } else {
+        WorkspaceMode::Direct
+    };
+    let is_id =
+        target == AGENT_HOME_ID || (target.starts_with("ws_") && !Path::new(target).exists());
+    Ok(if is_id {
+        UseWorkspace {
+            workspace_id: Some(target.to_owned()),
+            path: None,
+            mode,
+        }
+    } else {
+        UseWorkspace {
+            path: Some(absolute(Path::new(target))?.display().to_string()),
+            workspace_id: None,
+            mode,
+        }
+    })
+}
+
+pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCode> {
+    let agent_of = |o: &WorkspaceOpts| {
+        o.agent
+            .clone()
+            .unwrap_or_else(|| ctx.config.default_agent.clone())
+    };
+    let (opts, request) = match &cmd {
+        WorkspaceCommand::List(o) => (
+            o,
+            Request::WorkspaceList {
+                agent_id: agent_of(o),
+            },
+        ),
+        WorkspaceCommand::Attach { path, opts } => (
+            opts,
+            Request::WorkspaceAttach {
+                agent_id: agent_of(opts),
+                path: absolute(path)?.display().to_string(),
+            },
+        ),
+        WorkspaceCommand::Use {
+            target,
+            isolated,
+            opts,
+        } => (
+            opts,
+            Request::WorkspaceUse {
+                agent_id: agent_of(opts),
+                target: use_target(target, *isolated)?,
+            },
+        ),
+        WorkspaceCommand::Detach { workspace_id, opts } => (
+            opts,
+            Request::WorkspaceDetach {
+                agent_id: agent_of(opts),
+                workspace_id: workspace_id.clone(),
+            },
+        ),
+    };
+    let agent_id = agent_of(opts);
+    // Attaching or using creates the agent as the console would; listing
+    // or detaching an unknown agent is an error.
+    let mut requests = Vec::new();
+    if matches!(
+        cmd,
+        WorkspaceCommand::Attach { .. } | WorkspaceCommand::Use { .. }
+    ) {
+        requests.push(Request::AgentCreate {
+            agent_id: agent_id.clone(),
+        });
+    }
+    requests.push(request);
+    let answer = call_any(ctx, requests).await?.pop().unwrap_or(Value::Null);
+    if opts.json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for line in human(&cmd, &agent_id, answer)? {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<Vec<String>> {
+    Ok(match cmd {
+        WorkspaceCommand::List(_) => list_lines(&serde_json::from_value(answer)?),
+        WorkspaceCommand::Attach { .. } => vec![format!(
+            "attached {} to {agent} as {} (not active; `holon workspace use {}` makes it so)",
+            answer["anchor"].as_str().unwrap_or("?"),
+            answer["workspace_id"].as_str().unwrap_or("?"),
+            answer["workspace_id"].as_str().unwrap_or("?"),
+        )],
+        WorkspaceCommand::Use { .. } => {
+            let out: UseOutcome = serde_json::from_value(answer)?;
+            let mut lines = vec![format!(
+                "{agent} now works in {}",
+                where_line(&out.execution)
+            )];
+            lines.extend(out.note);
+            for w in out.retained {
+                lines.push(format!(
+                    "kept worktree {} (branch {}): it has changes to review",
+                    w.worktree_path, w.worktree_branch
+                ));
+            }
+            lines
+        }
+        WorkspaceCommand::Detach { .. } => vec![format!(
+            "detached {} from {agent}; nothing on disk was touched",
+            answer["workspace_id"].as_str().unwrap_or("?")
+        )],
+    })
+}
+
+fn where_line(s: &ExecutionSnapshot) -> String {
+    match &s.worktree {
+        _ if s.workspace_id == AGENT_HOME_ID => format!("its agent home {}", s.execution_root),
+        Some(w) => format!(
+            "{} (isolated worktree {} on branch {})",
+            s.workspace_id, w.worktree_path, w.worktree_branch
+        ),
+        None => format!("{} ({}, cwd {})", s.workspace_id, s.execution_root, s.cwd),
+    }
+}
+
+pub fn list_lines(l: &WorkspaceList) -> Vec<String> {
+    let mut lines = vec![format!("{}: {}", l.agent_id, where_line(&l.execution))];
+    let home_mark = if l.active_workspace_id == AGENT_HOME_ID {
+        "*"
+    } else {
+        " "
+    };
+    lines.push(format!("{home_mark} {AGENT_HOME_ID:<28} (built in)"));
+    for e in &l.attached {
+        let mut tail = String::new();
+        if !e.present {
+            tail.push_str("  [missing]");
+        }
+        if !e.direct_users.is_empty() {
+            tail.push_str(&format!(
+                "  [also used directly by {}]",
+                e.direct_users.join(", ")
+            ));
+        }
+        let mark = if e.active { "*" } else { " " };
+        lines.push(format!(
+            "{mark} {:<28} {}{}{tail}",
+            e.binding.workspace_id,
+            e.binding.anchor,
+            if e.binding.git { "" } else { "  (not git)" }
+        ));
+    }
+    for w in &l.retained_worktrees {
+        lines.push(format!(
+            "  kept worktree {} (branch {}, of {})",
+            w.worktree_path, w.worktree_branch, w.workspace_id
+        ));
+    }
+    lines
+}
