@@ -365,7 +365,6 @@ impl From<super::RuntimeError> for ApiError {
                     | W::Target
                     | W::DetachHome
                     | W::HomeIsolated
-                    | W::NotGit { .. }
                     | W::AnchorGone { .. }
                     | W::Git(_) => ErrorCode::InvalidParams,
                 }

@@ -17,3 +17,4 @@ mod store_durability;
 pub mod stub_provider;
 mod support;
 mod turn_e2e;
+mod workspaces;

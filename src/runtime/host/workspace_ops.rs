@@ -39,11 +39,6 @@ pub enum WorkspaceError {
     DetachHome,
     #[error("agent_home has no isolated mode; use it directly")]
     HomeIsolated,
-    #[error("the workspace `{workspace_id}` ({anchor}) is not a git repository; isolated mode needs one")]
-    NotGit {
-        workspace_id: String,
-        anchor: String,
-    },
     #[error("the workspace anchor {anchor} no longer exists")]
     AnchorGone { anchor: String },
     #[error(transparent)]
@@ -177,12 +172,9 @@ fn isolated_root(
     {
         return Ok((kept.clone(), false));
     }
-    if !binding.git {
-        return Err(WorkspaceError::NotGit {
-            workspace_id: binding.workspace_id.clone(),
-            anchor: binding.anchor.clone(),
-        });
-    }
+    // No `binding.git` shortcut: git may have been installed since the
+    // attach; `add_worktree` tells "no git", "not a repository" and "no
+    // commits" apart.
     let anchor = Path::new(&binding.anchor);
     if !anchor.is_dir() {
         return Err(WorkspaceError::AnchorGone {

@@ -111,9 +111,7 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
                     (ToolErrorKind::InvalidArguments, Some("path"))
                 }
                 W::DetachActive { .. } | W::DetachHome => (ToolErrorKind::Conflict, None),
-                W::HomeIsolated | W::NotGit { .. } => {
-                    (ToolErrorKind::InvalidArguments, Some("mode"))
-                }
+                W::HomeIsolated => (ToolErrorKind::InvalidArguments, Some("mode")),
                 W::AnchorGone { .. } | W::Git(_) => (ToolErrorKind::Failed, None),
             };
             tool_error(kind, w.to_string(), None, field, false)
