@@ -164,6 +164,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             100.0 * cpu.as_secs_f64() / 5.0
         );
     }
+    if all || which == "workspace" {
+        super::bench_workspace::run(&dir).await?;
+    }
     if all || which == "socket" {
         super::bench_socket::socket_bench(&dir).await?;
     }

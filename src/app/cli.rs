@@ -291,8 +291,10 @@ pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
     /// scheduler (decide), restart, turns (runtime cost per provider round,
     /// ExecCommand latency), stop (abort and shutdown with a model call in
-    /// flight), console, socket, all (the previous ones), or idle (runtime
-    /// CPU while idle; not part of all).
+    /// flight), console, workspace (UseWorkspace direct and isolated on a
+    /// 10,000-file repository, the per-turn execution block), socket, all
+    /// (the previous ones), or idle (runtime CPU while idle; not part of
+    /// all).
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

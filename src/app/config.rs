@@ -40,6 +40,8 @@ struct ConfigFile {
 #[serde(deny_unknown_fields)]
 struct RuntimeSection {
     default_agent: Option<String>,
+    default_tool_output_tokens: Option<u64>,
+    max_tool_output_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -117,6 +119,9 @@ pub struct Config {
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
+    /// How much command output re-enters the model
+    /// (`runtime.default_tool_output_tokens`, `runtime.max_tool_output_tokens`).
+    pub tool_output: crate::runtime::tools::ToolOutputBudget,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
 }
 
@@ -153,7 +158,14 @@ fn key_prefix(key: &Option<String>) -> String {
 pub struct Env(pub BTreeMap<&'static str, String>);
 
 impl Env {
-    pub const VARS: [&'static str; 4] = ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG"];
+    pub const VARS: [&'static str; 6] = [
+        "HOLON_AGENT_ID",
+        "HOLON_MODEL",
+        "HOLON_LOG",
+        "RUST_LOG",
+        "HOLON_DEFAULT_TOOL_OUTPUT_TOKENS",
+        "HOLON_MAX_TOOL_OUTPUT_TOKENS",
+    ];
 
     pub fn capture() -> Env {
         let mut map = BTreeMap::new();
@@ -204,21 +216,23 @@ impl Config {
             message,
         };
 
-        let (default_agent, default_agent_source) =
-            match (env.get("HOLON_AGENT_ID"), file.runtime.default_agent) {
-                (Some(v), _) => {
-                    validate_agent_id(v).map_err(|message| ConfigError::Env {
-                        var: "HOLON_AGENT_ID",
-                        message,
-                    })?;
-                    (v.to_owned(), Source::Environment)
-                }
-                (None, Some(v)) => {
-                    validate_agent_id(&v).map_err(|m| at_key("runtime.default_agent", m))?;
-                    (v, Source::ConfigFile)
-                }
-                (None, None) => (DEFAULT_AGENT.to_owned(), Source::Default),
-            };
+        let (default_agent, default_agent_source) = match (
+            env.get("HOLON_AGENT_ID"),
+            file.runtime.default_agent.clone(),
+        ) {
+            (Some(v), _) => {
+                validate_agent_id(v).map_err(|message| ConfigError::Env {
+                    var: "HOLON_AGENT_ID",
+                    message,
+                })?;
+                (v.to_owned(), Source::Environment)
+            }
+            (None, Some(v)) => {
+                validate_agent_id(&v).map_err(|m| at_key("runtime.default_agent", m))?;
+                (v, Source::ConfigFile)
+            }
+            (None, None) => (DEFAULT_AGENT.to_owned(), Source::Default),
+        };
 
         let default_model = match env.get("HOLON_MODEL") {
             Some(v) => {
@@ -269,6 +283,8 @@ impl Config {
             }
         }
 
+        let tool_output = tool_output_budget(&file.runtime, env, &at_key)?;
+
         let defaults = super::control::ServerLimits::default();
         let max_connections = file
             .server
@@ -311,9 +327,64 @@ impl Config {
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),
             exec_env_passthrough,
+            tool_output,
             providers: file.providers,
         })
     }
+}
+
+/// The largest `max_tool_output_tokens` accepted (about 4 MB of text).
+const MAX_TOOL_OUTPUT_TOKENS: u64 = 1_000_000;
+
+/// `runtime.default_tool_output_tokens` / `max_tool_output_tokens`, each
+/// overridden by its environment variable; the default may not exceed the
+/// cap.
+fn tool_output_budget(
+    file: &RuntimeSection,
+    env: &Env,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::runtime::tools::ToolOutputBudget, ConfigError> {
+    let defaults = crate::runtime::tools::ToolOutputBudget::default();
+    let pick = |var: &'static str, key: &str, filed: Option<u64>, fallback: u64| {
+        let check = |n: u64| (1..=MAX_TOOL_OUTPUT_TOKENS).contains(&n);
+        let range = format!("give a number of tokens from 1 to {MAX_TOOL_OUTPUT_TOKENS}");
+        match env.get(var) {
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if check(n) => Ok(n),
+                _ => Err(ConfigError::Env {
+                    var,
+                    message: format!("`{v}` is not valid: {range}"),
+                }),
+            },
+            None => match filed {
+                Some(n) if check(n) => Ok(n),
+                Some(n) => Err(at_key(key, format!("{n} is out of range: {range}"))),
+                None => Ok(fallback),
+            },
+        }
+    };
+    let max_tokens = pick(
+        "HOLON_MAX_TOOL_OUTPUT_TOKENS",
+        "runtime.max_tool_output_tokens",
+        file.max_tool_output_tokens,
+        defaults.max_tokens,
+    )?;
+    let default_tokens = pick(
+        "HOLON_DEFAULT_TOOL_OUTPUT_TOKENS",
+        "runtime.default_tool_output_tokens",
+        file.default_tool_output_tokens,
+        defaults.default_tokens.min(max_tokens),
+    )?;
+    if default_tokens > max_tokens {
+        return Err(at_key(
+            "runtime.default_tool_output_tokens",
+            format!("{default_tokens} is more than max_tool_output_tokens ({max_tokens})"),
+        ));
+    }
+    Ok(crate::runtime::tools::ToolOutputBudget {
+        default_tokens,
+        max_tokens,
+    })
 }
 
 /// Model references are `provider/model`, e.g. `openai/gpt-4.1` or
@@ -522,6 +593,48 @@ mod tests {
                 other => panic!("{bad}: expected invalid, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn tool_output_budgets_default_read_and_check() {
+        let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (c.tool_output.default_tokens, c.tool_output.max_tokens),
+            (8_000, 64_000)
+        );
+        let text = "[runtime]\ndefault_tool_output_tokens = 1000\nmax_tool_output_tokens = 2000\n";
+        let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (c.tool_output.default_tokens, c.tool_output.max_tokens),
+            (1_000, 2_000)
+        );
+        let c = load(text, &env(&[("HOLON_MAX_TOOL_OUTPUT_TOKENS", "1500")]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.tool_output.max_tokens, 1_500, "the environment wins");
+        // A cap below the default pulls the default down with it.
+        let c = load("[runtime]\nmax_tool_output_tokens = 100\n", &Env::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.tool_output.default_tokens, 100);
+        assert!(load(
+            "[runtime]\ndefault_tool_output_tokens = 0\n",
+            &Env::default()
+        )
+        .is_err());
+        assert!(load(
+            "[runtime]\ndefault_tool_output_tokens = 5000\nmax_tool_output_tokens = 10\n",
+            &Env::default()
+        )
+        .is_err());
+        assert!(load("", &env(&[("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", "lots")])).is_err());
+        // The budget bounds what a call may ask for.
+        let b = crate::runtime::tools::ToolOutputBudget {
+            default_tokens: 10,
+            max_tokens: 20,
+        };
+        assert_eq!(
+            (b.bytes(None), b.bytes(Some(1_000)), b.bytes(Some(0))),
+            (40, 80, 4)
+        );
     }
 
     #[test]

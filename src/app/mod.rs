@@ -8,6 +8,7 @@ mod bench_runtime;
 mod bench_socket;
 mod bench_stop;
 mod bench_turns;
+mod bench_workspace;
 pub mod cli;
 pub mod commands;
 pub mod config;

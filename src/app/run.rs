@@ -115,6 +115,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
             .filter_map(|p| p.api_key_env.clone())
             .collect(),
     };
+    config.tool_output = ctx.config.tool_output;
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

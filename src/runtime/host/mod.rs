@@ -76,6 +76,8 @@ pub struct HostConfig {
     pub actors: run_once::ActorScope,
     /// Which environment variables command tasks see.
     pub exec_env: super::exec_env::ExecEnvPolicy,
+    /// How much command output re-enters the model.
+    pub tool_output: super::tools::ToolOutputBudget,
 }
 
 /// Identity facts for `runtime.status`.
@@ -102,6 +104,7 @@ impl HostConfig {
             },
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
+            tool_output: super::tools::ToolOutputBudget::default(),
             actors: run_once::ActorScope::All,
         }
     }

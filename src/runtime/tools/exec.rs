@@ -21,9 +21,38 @@ use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
 pub const MAX_YIELD_MS: u64 = 300_000;
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 2_000;
 /// A rough bytes-per-token figure for bounding previews.
 const BYTES_PER_TOKEN: u64 = 4;
+
+/// How much command output re-enters the model (Repo Inspection Contract):
+/// by default 8,000 estimated tokens (about 32,000 characters), and never
+/// more than the cap, whatever a call asks for. Set by
+/// `runtime.default_tool_output_tokens` / `runtime.max_tool_output_tokens`
+/// and `HOLON_DEFAULT_TOOL_OUTPUT_TOKENS` / `HOLON_MAX_TOOL_OUTPUT_TOKENS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolOutputBudget {
+    pub default_tokens: u64,
+    pub max_tokens: u64,
+}
+
+impl Default for ToolOutputBudget {
+    fn default() -> Self {
+        ToolOutputBudget {
+            default_tokens: 8_000,
+            max_tokens: 64_000,
+        }
+    }
+}
+
+impl ToolOutputBudget {
+    /// The byte bound for a call that asked for `requested` tokens.
+    pub fn bytes(&self, requested: Option<u64>) -> u64 {
+        requested
+            .unwrap_or(self.default_tokens)
+            .clamp(1, self.max_tokens.max(1))
+            * BYTES_PER_TOKEN
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -46,7 +75,8 @@ struct ExecArgs {
     /// background task (default 10000).
     #[serde(default)]
     yield_time_ms: Option<u64>,
-    /// Bound on the output returned (default 2000 tokens).
+    /// Bound on the output returned, in estimated tokens (default 8000,
+    /// at most the runtime's cap).
     #[serde(default)]
     max_output_tokens: Option<u64>,
     /// Keep stdin open for TaskInput.
@@ -247,11 +277,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Ok(w) => w,
         Err(e) => return e,
     };
-    let max_bytes = a
-        .max_output_tokens
-        .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
-        .max(1)
-        * BYTES_PER_TOKEN;
+    let max_bytes = env.host.config.tool_output.bytes(a.max_output_tokens);
     if a.duplicate_policy == DuplicatePolicy::ReuseRunning {
         if let Some(t) = running_duplicate(env, &a.cmd, &workdir) {
             return ToolOutcome::ok(json!({
@@ -366,7 +392,7 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
                             .get("output_path")
                             .and_then(|p| p.as_str())
                             .map(PathBuf::from);
-                        let max = DEFAULT_MAX_OUTPUT_TOKENS * BYTES_PER_TOKEN;
+                        let max = env.host.config.tool_output.bytes(None);
                         let (preview, _, cut) = path
                             .as_deref()
                             .map(|p| read_tail(p, max))

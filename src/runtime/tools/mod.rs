@@ -18,6 +18,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub use exec::ToolOutputBudget;
+
 use super::host::HostInner;
 use super::provider::{ToolCall, ToolSpec};
 
