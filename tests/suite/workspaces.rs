@@ -475,3 +475,62 @@ fn holon_run_does_not_move_an_existing_agent_working_elsewhere() {
         b.display().to_string().as_str()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_moves_itself_with_use_workspace_and_the_next_round_sees_where_it_is() {
+    let home = Home::new();
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "tool-repo");
+    let use_args = serde_json::json!({ "path": repo.display().to_string(), "mode": "isolated" });
+    let patch = serde_json::json!({
+        "patch": "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+isolated edit\n"
+    });
+    let (use_args, patch) = (use_args.to_string(), patch.to_string());
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json("", &[("u1", "UseWorkspace", &use_args)]),
+        ),
+        Canned::json(
+            200,
+            canned::responses_json("", &[("p1", "ApplyPatch", &patch)]),
+        ),
+        Canned::json(200, canned::responses_json("Edited in a worktree.", &[])),
+    ])
+    .await;
+    // Started in HOLON_HOME: not a project, so the agent begins at home.
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .args(["run", "--json", "edit it safely"]);
+    let out = ok(cmd.output().await);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 3);
+    let first = requests[0].body.to_string();
+    assert!(first.contains("workspace: agent_home"), "{first}");
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("mode: isolated (managed worktree on branch holon/run-"),
+        "{second}"
+    );
+    assert!(
+        second.contains("repo rules: run the tests"),
+        "the repository's guidance joined the frame"
+    );
+    // The edit landed in the worktree only.
+    assert_eq!(
+        ok(std::fs::read_to_string(repo.join("README.md"))),
+        "hello\n"
+    );
+    let worktrees = git(&repo, &["worktree", "list", "--porcelain"]);
+    let wt = worktrees
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .find(|p| Path::new(p) != repo)
+        .unwrap_or_else(|| panic!("no managed worktree in {worktrees}"));
+    assert_eq!(
+        ok(std::fs::read_to_string(Path::new(wt).join("README.md"))),
+        "isolated edit\n"
+    );
+}

@@ -9,6 +9,7 @@
 mod actor;
 pub mod cancel;
 pub mod dispatch;
+pub mod frame;
 pub mod projection;
 pub mod run_once;
 pub mod turn;

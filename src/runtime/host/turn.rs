@@ -149,63 +149,6 @@ fn transcript_in(
     tx.put(Keyed::Transcript, agent_id, &entry.id.clone(), &entry)
 }
 
-/// Where the agent is: workspace, roots, cwd, branch and whether the
-/// checkout has changes (one `git status` per turn), and what is not
-/// enforced, so the model neither guesses its location nor assumes a
-/// sandbox.
-pub fn execution_block(s: &crate::runtime::workspace::ExecutionSnapshot) -> String {
-    use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
-    let mut out = String::from("Execution environment:\n");
-    if s.workspace_id == AGENT_HOME_ID {
-        out.push_str(&format!(
-            "- workspace: agent_home (your own directory {}; no project attached — \
-             UseWorkspace with a path to work on a repository)\n",
-            s.execution_root
-        ));
-    } else {
-        out.push_str(&format!(
-            "- workspace: {} (project {})\n",
-            s.workspace_id, s.workspace_anchor
-        ));
-        out.push_str(&format!("- execution root: {}\n", s.execution_root));
-    }
-    out.push_str(&format!("- current directory: {}\n", s.cwd));
-    match (&s.worktree, s.mode) {
-        (Some(w), _) => out.push_str(&format!(
-            "- mode: isolated (managed worktree on branch {}, made from {})\n",
-            w.worktree_branch,
-            if w.original_branch.is_empty() {
-                "a detached HEAD"
-            } else {
-                &w.original_branch
-            }
-        )),
-        (None, WorkspaceMode::Isolated | WorkspaceMode::Direct) => {
-            if s.workspace_id != AGENT_HOME_ID {
-                out.push_str("- mode: direct (changes land in the project checkout itself)\n");
-            }
-        }
-    }
-    let git = (s.workspace_id != AGENT_HOME_ID)
-        .then(|| {
-            crate::runtime::workspace::git::short_status(std::path::Path::new(&s.execution_root))
-        })
-        .flatten();
-    if let Some(st) = git {
-        let dirty = match st.changed {
-            0 => "clean".to_owned(),
-            n => format!("{n} changed or untracked file(s)"),
-        };
-        out.push_str(&format!("- git: branch {}, {dirty}\n", st.branch));
-    }
-    out.push_str(
-        "- paths: ApplyPatch paths and ExecCommand workdir are relative to the execution root \
-         and may not leave it; host-local execution: filesystem, network and process \
-         confinement are not enforced",
-    );
-    out
-}
-
 fn work_queue_block(items: &[WorkItemRecord], current: Option<&str>) -> String {
     if items.is_empty() {
         return "Work queue: no open work items.".to_owned();
@@ -248,23 +191,12 @@ pub(super) async fn run(
     let started = Instant::now();
     let store = inner.store.clone();
     // Record the input and the turn start.
-    // The prompt frame's guidance and execution block, read once per turn
-    // (a change made while the agent is idle takes effect here). Guidance
-    // follows the workspace anchor, never a worktree or the shell's cwd.
-    let home = inner.agent_home(agent_id);
-    let execution = inner.execution_of(agent_id)?;
-    let anchor = std::path::PathBuf::from(&execution.workspace_anchor);
-    let exec_for_block = execution.clone();
-    let (guidance, execution_block) = tokio::task::spawn_blocking(move || {
-        (
-            super::watch::load_guidance(&home, &anchor),
-            execution_block(&exec_for_block),
-        )
-    })
-    .await
-    .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
-    let sources: Vec<&super::watch::GuidanceSource> = guidance.iter().map(|g| &g.source).collect();
-    let guidance_sources = json!(sources);
+    // The prompt frame's guidance and execution block: read at turn start
+    // (a change made while the agent is idle takes effect here) and again
+    // after a round that moved the agent (UseWorkspace).
+    let mut frame = super::frame::FrameContext::load(inner, agent_id).await?;
+    let guidance_sources = frame.guidance_sources();
+    let execution = frame.execution.clone();
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
     let agent: AgentRecord = store
         .write(move |tx| {
@@ -305,8 +237,7 @@ pub(super) async fn run(
         &message,
         turn_work_item_id.clone(),
         provider.as_ref(),
-        &guidance,
-        &execution_block,
+        &mut frame,
         cancel,
     )
     .await?;
@@ -330,8 +261,7 @@ async fn rounds(
     message: &MessageEnvelope,
     turn_work_item_id: Option<String>,
     provider: &dyn crate::runtime::provider::Provider,
-    guidance: &[super::watch::Guidance],
-    execution_block: &str,
+    frame: &mut super::frame::FrameContext,
     cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
     let store = inner.store.clone();
@@ -356,8 +286,11 @@ async fn rounds(
                 timeline: None,
             });
         }
+        let t0 = Instant::now();
+        if round > 1 {
+            frame.refresh(inner, agent_id).await?;
+        }
         let (request, context_build_ms) = {
-            let t0 = Instant::now();
             let rx = store.read()?;
             let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
             let mut items = Vec::new();
@@ -372,15 +305,15 @@ async fn rounds(
             // Contract order: agent-scoped, then workspace-scoped guidance;
             // the last guidance block closes the cacheable prefix.
             let mut context_blocks = Vec::new();
-            for (i, g) in guidance.iter().enumerate() {
+            for (i, g) in frame.guidance.iter().enumerate() {
                 context_blocks.push(PromptContentBlock {
                     text: g.render(),
                     stability: BlockStability::AgentScoped,
-                    cache_breakpoint: i + 1 == guidance.len(),
+                    cache_breakpoint: i + 1 == frame.guidance.len(),
                 });
             }
             context_blocks.push(PromptContentBlock {
-                text: execution_block.to_owned(),
+                text: frame.block.clone(),
                 stability: BlockStability::TurnScoped,
                 cache_breakpoint: false,
             });

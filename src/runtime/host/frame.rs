@@ -1,0 +1,119 @@
+//! The prompt frame's workspace-dependent context: the guidance loaded
+//! from the agent home and the workspace anchor, and the execution block
+//! (where the agent is, with one `git status`). Loaded at turn start and
+//! reloaded after a round that moved the agent, so the model always sees
+//! the root its tools now act in.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::watch::{load_guidance, Guidance, GuidanceSource};
+use super::HostInner;
+use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
+use crate::runtime::RuntimeError;
+
+pub(super) struct FrameContext {
+    pub execution: ExecutionSnapshot,
+    pub guidance: Vec<Guidance>,
+    pub block: String,
+}
+
+impl FrameContext {
+    pub(super) async fn load(
+        inner: &Arc<HostInner>,
+        agent_id: &str,
+    ) -> Result<FrameContext, RuntimeError> {
+        let execution = inner.execution_of(agent_id)?;
+        let home = inner.agent_home(agent_id);
+        let x = execution.clone();
+        let (guidance, block) = tokio::task::spawn_blocking(move || {
+            let anchor = PathBuf::from(&x.workspace_anchor);
+            (load_guidance(&home, &anchor), execution_block(&x))
+        })
+        .await
+        .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
+        Ok(FrameContext {
+            execution,
+            guidance,
+            block,
+        })
+    }
+
+    /// Reload when the agent now works somewhere else (one store read
+    /// when it does not).
+    pub(super) async fn refresh(
+        &mut self,
+        inner: &Arc<HostInner>,
+        agent_id: &str,
+    ) -> Result<(), RuntimeError> {
+        let now = inner.execution_of(agent_id)?;
+        if now != self.execution {
+            *self = FrameContext::load(inner, agent_id).await?;
+        }
+        Ok(())
+    }
+
+    /// What `turn_started` records: the loaded sources, never the content.
+    pub(super) fn guidance_sources(&self) -> Value {
+        let sources: Vec<&GuidanceSource> = self.guidance.iter().map(|g| &g.source).collect();
+        json!(sources)
+    }
+}
+
+/// Where the agent is: workspace, roots, cwd, branch and whether the
+/// checkout has changes (one `git status` per turn), and what is not
+/// enforced, so the model neither guesses its location nor assumes a
+/// sandbox.
+pub fn execution_block(s: &ExecutionSnapshot) -> String {
+    let mut out = String::from("Execution environment:\n");
+    if s.workspace_id == AGENT_HOME_ID {
+        out.push_str(&format!(
+            "- workspace: agent_home (your own directory {}; no project attached — \
+             UseWorkspace with a path to work on a repository)\n",
+            s.execution_root
+        ));
+    } else {
+        out.push_str(&format!(
+            "- workspace: {} (project {})\n",
+            s.workspace_id, s.workspace_anchor
+        ));
+        out.push_str(&format!("- execution root: {}\n", s.execution_root));
+    }
+    out.push_str(&format!("- current directory: {}\n", s.cwd));
+    match (&s.worktree, s.mode) {
+        (Some(w), _) => out.push_str(&format!(
+            "- mode: isolated (managed worktree on branch {}, made from {})\n",
+            w.worktree_branch,
+            if w.original_branch.is_empty() {
+                "a detached HEAD"
+            } else {
+                &w.original_branch
+            }
+        )),
+        (None, WorkspaceMode::Isolated | WorkspaceMode::Direct) => {
+            if s.workspace_id != AGENT_HOME_ID {
+                out.push_str("- mode: direct (changes land in the project checkout itself)\n");
+            }
+        }
+    }
+    let git = (s.workspace_id != AGENT_HOME_ID)
+        .then(|| {
+            crate::runtime::workspace::git::short_status(std::path::Path::new(&s.execution_root))
+        })
+        .flatten();
+    if let Some(st) = git {
+        let dirty = match st.changed {
+            0 => "clean".to_owned(),
+            n => format!("{n} changed or untracked file(s)"),
+        };
+        out.push_str(&format!("- git: branch {}, {dirty}\n", st.branch));
+    }
+    out.push_str(
+        "- paths: ApplyPatch paths and ExecCommand workdir are relative to the execution root \
+         and may not leave it; host-local execution: filesystem, network and process \
+         confinement are not enforced",
+    );
+    out
+}
