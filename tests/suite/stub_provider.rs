@@ -509,6 +509,7 @@ pub mod invariants {
                 name: (*n).into(),
                 description: format!("{n} tool"),
                 input_schema: json!({"type": "object", "properties": {"arg": {"type": "string"}}, "required": ["arg"]}),
+                freeform_field: None,
             })
             .collect(),
         max_output_tokens: Some(512),

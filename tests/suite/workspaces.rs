@@ -94,30 +94,35 @@ async fn a_run_started_in_a_subdirectory_works_on_that_repository_and_refuses_es
         "--- a/crates/escape/outside.txt\n+++ b/crates/escape/outside.txt\n@@ -1 +1 @@\n-untouched\n+owned\n";
     let json =
         |s: &str| serde_json::to_string(&serde_json::json!({ "patch": s })).unwrap_or_default();
-    let (p1, p2, p3) = (json(patch), json(escape), json(through_link));
-    let stub = StubServer::start(vec![
-        Canned::json(
-            200,
-            canned::responses_json(
-                "Working.",
-                &[
-                    (
-                        "c1",
-                        "ExecCommand",
-                        r#"{"cmd":"pwd; echo made > made.txt"}"#,
-                    ),
-                    ("c2", "ApplyPatch", &p1),
-                    ("c3", "ApplyPatch", &p2),
-                    ("c4", "ApplyPatch", &p3),
-                    ("c5", "ExecCommand", r#"{"cmd":"pwd","workdir":"../.."}"#),
-                    (
-                        "c6",
-                        "ExecCommand",
-                        r#"{"cmd":"pwd","workdir":"crates/escape"}"#,
-                    ),
-                ],
+    let (p2, p3) = (json(escape), json(through_link));
+    // The patch comes the freeform way (a Responses custom tool call: the
+    // raw diff, no JSON); the escapes as JSON function calls.
+    let mut first = canned::responses_json(
+        "Working.",
+        &[
+            (
+                "c1",
+                "ExecCommand",
+                r#"{"cmd":"pwd; echo made > made.txt"}"#,
             ),
-        ),
+            ("c3", "ApplyPatch", &p2),
+            ("c4", "ApplyPatch", &p3),
+            ("c5", "ExecCommand", r#"{"cmd":"pwd","workdir":"../.."}"#),
+            (
+                "c6",
+                "ExecCommand",
+                r#"{"cmd":"pwd","workdir":"crates/escape"}"#,
+            ),
+        ],
+    );
+    if let Some(output) = first["output"].as_array_mut() {
+        output.insert(
+            2,
+            serde_json::json!({"type": "custom_tool_call", "call_id": "c2", "name": "ApplyPatch", "input": patch}),
+        );
+    }
+    let stub = StubServer::start(vec![
+        Canned::json(200, first),
         Canned::json(200, canned::responses_json("Done.", &[])),
     ])
     .await;
@@ -169,13 +174,24 @@ async fn a_run_started_in_a_subdirectory_works_on_that_repository_and_refuses_es
             .as_array()
             .into_iter()
             .flatten()
-            .find(|i| i["type"] == "function_call_output" && i["call_id"] == call)
+            .find(|i| {
+                let t = i["type"].as_str().unwrap_or_default();
+                t.ends_with("call_output") && i["call_id"] == call
+            })
             .unwrap_or_else(|| panic!("no output for {call}: {second}"));
         ok(serde_json::from_str(
             item["output"].as_str().unwrap_or_default(),
         ))
     };
     assert_eq!(output("c2")["ok"], true);
+    assert!(
+        second.contains(r#""type":"custom_tool_call_output""#),
+        "the freeform call's result goes back as a custom output: {second}"
+    );
+    assert!(
+        first.contains(r#""type":"custom""#),
+        "ApplyPatch is offered freeform"
+    );
     for call in ["c3", "c4", "c5", "c6"] {
         let out = output(call);
         assert_eq!(out["ok"], false, "{call} escaped: {out}");

@@ -47,6 +47,12 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub input_schema: serde_json::Value,
+    /// The one string argument a wire that supports freeform tools
+    /// (OpenAI Responses `custom` tools) sends as raw text instead of a
+    /// JSON object; the call then arrives as `{"input": TEXT}`. Other
+    /// wires offer the JSON schema as usual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freeform_field: Option<String>,
 }
 
 /// A tool call the model requested. `id` is the provider's call id and is

@@ -9,6 +9,12 @@
 //! `store: false`, so the full conversation is replayed each round. Tool
 //! names go on the wire verbatim. The stop reason reported is the response
 //! `status` (`completed`, or `incomplete:<reason>`). No I/O here.
+//!
+//! Freeform tools (a spec with `freeform_field`, i.e. ApplyPatch) are
+//! offered as `custom` tools whose input is raw text (the unified diff, no
+//! JSON escaping); their calls arrive as `custom_tool_call` items, become
+//! `{"input": TEXT}` arguments, and are replayed as `custom_tool_call` /
+//! `custom_tool_call_output`.
 
 use serde_json::{json, Value};
 
@@ -22,7 +28,27 @@ use super::wire::{
 use super::{FailureKind, ProviderProgress, ProviderRequest, ToolCall};
 
 /// The JSON request body.
+/// The raw text of a freeform call: its `input` (as parsed from a
+/// `custom_tool_call`), else the tool's own field (a call recorded as JSON),
+/// else the arguments text.
+fn freeform_input(call: &ToolCall, field: &str) -> String {
+    call.arguments
+        .get("input")
+        .or_else(|| call.arguments.get(field))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| call.arguments_text())
+}
+
 pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+    let freeform = |name: &str| {
+        request
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.freeform_field.as_deref())
+    };
+    let mut custom_calls = std::collections::HashSet::new();
     let mut input = Vec::new();
     for exchange in pair_tool_results(&request.conversation) {
         match exchange {
@@ -40,18 +66,33 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
                     }));
                 }
                 for call in tool_calls {
-                    input.push(json!({
-                        "type": "function_call",
-                        "call_id": call.id,
-                        "name": call.name,
-                        "arguments": call.arguments_text(),
-                    }));
+                    match freeform(&call.name) {
+                        Some(field) => {
+                            custom_calls.insert(call.id.as_str());
+                            input.push(json!({
+                                "type": "custom_tool_call",
+                                "call_id": call.id,
+                                "name": call.name,
+                                "input": freeform_input(call, field),
+                            }));
+                        }
+                        None => input.push(json!({
+                            "type": "function_call",
+                            "call_id": call.id,
+                            "name": call.name,
+                            "arguments": call.arguments_text(),
+                        })),
+                    }
                 }
             }
             Exchange::ToolResults(results) => {
                 for r in results {
+                    let kind = match custom_calls.contains(r.call_id) {
+                        true => "custom_tool_call_output",
+                        false => "function_call_output",
+                    };
                     input.push(json!({
-                        "type": "function_call_output",
+                        "type": kind,
                         "call_id": r.call_id,
                         "output": r.content,
                     }));
@@ -71,14 +112,20 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
         let tools: Vec<Value> = request
             .tools
             .iter()
-            .map(|t| {
-                json!({
+            .map(|t| match &t.freeform_field {
+                Some(_) => json!({
+                    "type": "custom",
+                    "name": t.name,
+                    "description": t.description,
+                    "format": {"type": "text"},
+                }),
+                None => json!({
                     "type": "function",
                     "name": t.name,
                     "description": t.description,
                     "parameters": emit_schema(&t.input_schema, mode),
                     "strict": mode.strict_flag(),
-                })
+                }),
             })
             .collect();
         body["tools"] = Value::Array(tools);
@@ -145,6 +192,22 @@ fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), Wi
                     name: name.to_owned(),
                     arguments,
                     malformed_arguments,
+                });
+            }
+            Some("custom_tool_call") => {
+                let name = str_at(item, "name")
+                    .ok_or_else(|| WireFailure::invalid("custom_tool_call item without a name"))?;
+                let id = str_at(item, "call_id")
+                    .or_else(|| str_at(item, "id"))
+                    .ok_or_else(|| {
+                        WireFailure::invalid("custom_tool_call item without a call_id")
+                    })?;
+                let text = str_at(item, "input").unwrap_or_default();
+                round.tool_calls.push(ToolCall {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: json!({ "input": text }),
+                    malformed_arguments: None,
                 });
             }
             // reasoning, web search and other items carry nothing we replay.
@@ -299,10 +362,79 @@ mod tests {
                 name: "ExecCommand".into(),
                 description: "run".into(),
                 input_schema: json!({"type": "object", "properties": {}}),
+                freeform_field: None,
             }],
             max_output_tokens: Some(100),
             prompt_cache_key: None,
         }
+    }
+
+    #[test]
+    fn freeform_tools_are_custom_tools_both_ways() {
+        let mut req = request();
+        req.tools.push(ToolSpec {
+            name: "ApplyPatch".into(),
+            description: "patch".into(),
+            input_schema: json!({"type": "object"}),
+            freeform_field: Some("patch".into()),
+        });
+        let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+        // A call recorded from a custom call, and one recorded as JSON (an
+        // older transcript, or another wire): both replay as custom calls.
+        req.conversation.push(ConversationItem::AssistantRound {
+            text: String::new(),
+            tool_calls: vec![
+                ToolCall {
+                    id: "p1".into(),
+                    name: "ApplyPatch".into(),
+                    arguments: json!({"input": diff}),
+                    malformed_arguments: None,
+                },
+                ToolCall {
+                    id: "p2".into(),
+                    name: "ApplyPatch".into(),
+                    arguments: json!({"patch": diff}),
+                    malformed_arguments: None,
+                },
+            ],
+        });
+        for id in ["p1", "p2"] {
+            req.conversation.push(ConversationItem::ToolResult {
+                call_id: id.into(),
+                tool_name: "ApplyPatch".into(),
+                content: "{\"ok\":true}".into(),
+                is_error: false,
+            });
+        }
+        let body = request_body(&req, "gpt-5", Streaming::Off);
+        assert_eq!(
+            body["tools"][1],
+            json!({"type": "custom", "name": "ApplyPatch",
+            "description": "patch", "format": {"type": "text"}})
+        );
+        let items = body["input"].as_array().cloned().unwrap_or_default();
+        let custom: Vec<&Value> = items
+            .iter()
+            .filter(|i| i["type"] == "custom_tool_call")
+            .collect();
+        assert_eq!(custom.len(), 2);
+        assert!(custom.iter().all(|c| c["input"] == diff), "{custom:?}");
+        let outputs = items
+            .iter()
+            .filter(|i| i["type"] == "custom_tool_call_output")
+            .count();
+        assert_eq!(outputs, 2, "each custom call's result is a custom output");
+        // The exec call keeps the function form.
+        assert!(items
+            .iter()
+            .any(|i| i["type"] == "function_call_output" && i["call_id"] == "c1"));
+
+        let parsed = parse_response(&json!({"status": "completed", "output": [
+            {"type": "custom_tool_call", "call_id": "p3", "name": "ApplyPatch", "input": diff}
+        ]}));
+        let round = parsed.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(round.tool_calls[0].arguments, json!({"input": diff}));
+        assert_eq!(round.tool_calls[0].name, "ApplyPatch");
     }
 
     #[test]

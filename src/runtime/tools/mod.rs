@@ -172,6 +172,7 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
         name: name.to_owned(),
         description: description.to_owned(),
         input_schema: schema_of::<T>(),
+        freeform_field: None,
     }
 }
 

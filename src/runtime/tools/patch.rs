@@ -45,16 +45,23 @@ struct PatchArgs {
     /// followed by hunks `@@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@`
     /// whose lines start with ' ' (context), '-' (removed) or '+' (added).
     /// Paths are relative to the execution root.
+    // `input`: the freeform form (OpenAI Responses custom tool), where the
+    // diff arrives as raw text.
+    #[serde(alias = "input")]
     patch: String,
 }
 
 pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![spec::<PatchArgs>(
+    let mut s = spec::<PatchArgs>(
         "ApplyPatch",
         "Apply a unified diff to files in the execution root: modify, create (--- /dev/null) or \
          delete (+++ /dev/null) files. All or nothing: if any hunk does not match, nothing is \
          written and the error names the file, hunk and first mismatching line.",
-    )]
+    );
+    // Freeform where the wire supports it: the diff itself is the input,
+    // with no JSON string escaping for the model to get wrong.
+    s.freeform_field = Some("patch".into());
+    vec![s]
 }
 
 pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
