@@ -129,6 +129,14 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             a.last_event_seq
         ))?;
         out.line(&format!("  {}", a.posture_reason))?;
+        let x = &a.execution;
+        if x.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
+            let mode = match &x.worktree {
+                Some(w) => format!("isolated on {}", w.worktree_branch),
+                None => "direct".to_owned(),
+            };
+            out.line(&format!("  works in {} ({mode})", x.execution_root))?;
+        }
         if let Some(hint) = &a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }

@@ -273,6 +273,31 @@ async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceRep
     .await;
     match &agent {
         RunAgent::Temporary(id) => {
+            // Its managed worktree's session ends with it: removed when
+            // clean, kept (and said) when it holds changes.
+            let home = crate::runtime::host::workspace_ops::UseWorkspace {
+                workspace_id: Some(crate::runtime::workspace::AGENT_HOME_ID.into()),
+                path: None,
+                mode: crate::runtime::workspace::WorkspaceMode::Direct,
+            };
+            if host
+                .execution_snapshot(id)
+                .is_ok_and(|x| x.worktree.is_some())
+            {
+                match host.use_workspace(id, home).await {
+                    Ok(out) => {
+                        for w in out.retained {
+                            eprintln!(
+                                "kept worktree {} (branch {}): it has changes to review",
+                                w.worktree_path, w.worktree_branch
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(agent_id = id, error = %e, "cannot end the run's worktree session")
+                    }
+                }
+            }
             // Temporary: nothing should run for it once this run is over.
             if let Err(e) = host.control(id, ControlAction::Stop).await {
                 tracing::warn!(agent_id = id, error = %e, "cannot stop the temporary agent");

@@ -549,4 +549,7 @@ async fn the_model_moves_itself_with_use_workspace_and_the_next_round_sees_where
         ok(std::fs::read_to_string(Path::new(wt).join("README.md"))),
         "isolated edit\n"
     );
+    // The run's session ended with it: a worktree holding changes is kept
+    // and said so.
+    assert!(stderr(&out).contains("kept worktree"), "{}", stderr(&out));
 }
