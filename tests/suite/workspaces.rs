@@ -216,6 +216,47 @@ fn isolated_mode_edits_only_its_worktree_survives_restart_and_is_kept_or_removed
         .to_owned();
     assert!(ws_id.starts_with("ws_gadget_"), "{ws_id}");
 
+    // A second agent in the same checkout is visible to the first
+    // (occupancy); isolated mode is the way to work in parallel.
+    holon_json(
+        &home,
+        &["workspace", "use", &repo_s, "--agent", "second", "--json"],
+    );
+    let list = holon_json(&home, &["workspace", "list", "--json"]);
+    assert_eq!(
+        list["attached"][0]["direct_users"],
+        serde_json::json!(["second"])
+    );
+
+    // A worktree the operator made by hand is adopted: the repository stays
+    // the workspace, the worktree is the root, Holon does not manage it.
+    let manual = projects.path().join("gadget-manual");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "manual",
+            &manual.display().to_string(),
+        ],
+    );
+    let adopted = holon_json(
+        &home,
+        &["workspace", "use", &manual.display().to_string(), "--json"],
+    );
+    assert_eq!(adopted["execution"]["workspace_id"], ws_id.as_str());
+    assert_eq!(adopted["execution"]["workspace_anchor"], repo_s.as_str());
+    let manual_s = ok(manual.canonicalize()).display().to_string();
+    assert_eq!(adopted["execution"]["execution_root"], manual_s.as_str());
+    assert!(adopted["note"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("does not manage it"));
+    holon_json(&home, &["workspace", "use", &ws_id, "--json"]);
+    assert!(manual.exists(), "an adopted worktree is never removed");
+
     // Isolated: a managed worktree on its own branch, outside the checkout.
     let iso = holon_json(&home, &["workspace", "use", &ws_id, "--isolated", "--json"]);
     let x = &iso["execution"];
