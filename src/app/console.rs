@@ -289,6 +289,8 @@ async fn run(
     terminal.clear()?;
 
     let (tx, mut rx) = mpsc::channel::<Msg>(4096);
+    // A reconnect's new client, handed over without awaiting in the loop.
+    let (client_tx, mut client_rx) = mpsc::channel::<Arc<dyn RuntimeClient>>(4);
     let mut client = client;
     let mut viewed = agent_id;
     let mut follower = tokio::spawn(follow_agent(
@@ -340,6 +342,11 @@ async fn run(
             _ = frame_due => None,
             _ = term.recv() => break Exit::Quit,
             _ = hup.recv() => break Exit::Quit,
+            Some(c) = client_rx.recv() => {
+                client = c;
+                reconnect_attempt = 0;
+                None
+            }
             resumed = &mut follower => {
                 // The event stream ended: the runtime went away (attached)
                 // or the agent view was replaced. Reconnect with backoff and
@@ -349,25 +356,24 @@ async fn run(
                 reconnect_attempt = reconnect_attempt.saturating_add(1);
                 let wait = Duration::from_secs(1u64 << reconnect_attempt.min(4)).min(Duration::from_secs(10));
                 state_msg(&mut state, Msg::Connection(Connection::Reconnecting { in_secs: wait.as_secs() }), &tx, &client);
+                // The reconnect runs as a task: this loop keeps serving keys,
+                // signals and redraws while the runtime is away, and the new
+                // client arrives as a message of its own.
                 let tx2 = tx.clone();
                 let viewed2 = viewed.clone();
-                let (ctx_tx, ctx_rx) = tokio::sync::oneshot::channel();
+                let clients = client_tx.clone();
                 follower = tokio::spawn(async move {
                     tokio::time::sleep(wait).await;
                     match SocketClient::connect(&path).await {
                         Ok(c) => {
                             let c: Arc<dyn RuntimeClient> = Arc::new(c);
-                            let _ = ctx_tx.send(Arc::clone(&c));
+                            let _ = clients.send(Arc::clone(&c)).await;
                             let _ = tx2.send(Msg::Connection(Connection::Streaming)).await;
                             follow_agent(c, viewed2, next, tx2).await
                         }
                         Err(_) => next,
                     }
                 });
-                if let Ok(Ok(c)) = tokio::time::timeout(wait + Duration::from_secs(2), ctx_rx).await {
-                    client = c;
-                    reconnect_attempt = 0;
-                }
                 None
             }
         };

@@ -209,3 +209,26 @@ fn switching_to_an_unknown_agent_says_so_and_the_console_stays() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+#[test]
+fn an_attached_console_whose_runtime_is_gone_still_answers_keys_at_once() {
+    let home = Home::new();
+    home.ok(&["--detach"]);
+    let _daemon = Daemon(&home);
+    let mut c = Console::start(home.path(), &["attach"], 100, 30, &[]);
+    c.wait_until("attached", |s| s.contains("streaming"));
+    home.ok(&["daemon", "stop"]);
+    c.wait_until("reconnecting", |s| s.contains("reconnecting in"));
+    // Wait until the backoff is 8 s: the loop used to sit in its reconnect
+    // arm for the whole backoff, ignoring keys, signals and redraws.
+    c.wait_until("an 8 s backoff", |s| s.contains("reconnecting in 8s"));
+    let t = std::time::Instant::now();
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(3),
+        "/quit took {:?} while the runtime was away",
+        t.elapsed()
+    );
+}
