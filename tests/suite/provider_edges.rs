@@ -349,6 +349,12 @@ async fn abort_drops_the_request_in_flight_at_once() {
     let evs = events(&host);
     assert!(evs.iter().any(|e| e.kind == "message_aborted"));
     assert!(!evs.iter().any(|e| e.kind == "provider_round_completed"));
+    // The operator's abort is on the record, before the turn's end.
+    let applied = evs
+        .iter()
+        .find(|e| e.kind == "control_applied" && e.payload["action"] == "abort")
+        .unwrap_or_else(|| panic!("no control_applied for the abort"));
+    assert!(applied.event_seq < terminal.event_seq);
     let t0 = Instant::now();
     host.shutdown().await;
     assert!(t0.elapsed() < Duration::from_secs(1));

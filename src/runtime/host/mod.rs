@@ -413,20 +413,8 @@ impl RuntimeHost {
                         "no turn is in progress to abort".into(),
                     ));
                 }
-                if let Some(a) = self.inner.actors().get(agent_id) {
-                    a.cancel.request(CancelReason::OperatorAbort);
-                    a.wake.notify_one();
-                }
-                return Ok(ControlOutcome {
-                    agent_id: agent_id.to_owned(),
-                    action,
-                    from: current.status,
-                    to: current.status,
-                    note:
-                        "the turn stops now: an in-flight model request is dropped and no further \
-                           tool starts"
-                            .into(),
-                });
+                // Recorded (control_applied) below, then the turn is
+                // cancelled.
             }
             ControlAction::Pause | ControlAction::Resume | ControlAction::Stop => {}
         }
@@ -461,7 +449,12 @@ impl RuntimeHost {
                         AgentStatus::Stopped,
                         "stopped: new prompts are refused until resumed",
                     ),
-                    ControlAction::Wake | ControlAction::Abort => (from, ""),
+                    ControlAction::Abort => (
+                        from,
+                        "the turn stops now: an in-flight model request is dropped and no \
+                         further tool starts",
+                    ),
+                    ControlAction::Wake => (from, ""),
                 };
                 agent.status = to;
                 tx.put_agent(&id, &agent)?;
@@ -483,9 +476,14 @@ impl RuntimeHost {
                 })
             })
             .await?;
-        if action == ControlAction::Stop {
+        let cancel = match action {
+            ControlAction::Stop => Some(CancelReason::AgentStopped),
+            ControlAction::Abort => Some(CancelReason::OperatorAbort),
+            ControlAction::Pause | ControlAction::Resume | ControlAction::Wake => None,
+        };
+        if let Some(reason) = cancel {
             if let Some(a) = self.inner.actors().get(agent_id) {
-                a.cancel.request(CancelReason::AgentStopped);
+                a.cancel.request(reason);
             }
         }
         self.wake(agent_id);

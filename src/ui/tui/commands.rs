@@ -128,12 +128,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         ),
         Command::Stop => control_call(state, control(ControlAction::Stop), ControlAction::Stop, fx),
         Command::Wake => control_call(state, control(ControlAction::Wake), ControlAction::Wake, fx),
-        Command::Abort => control_call(
-            state,
-            control(ControlAction::Abort),
-            ControlAction::Abort,
-            fx,
-        ),
+        Command::Abort => abort(state, fx),
         Command::Interject => prioritized(state, command.name, arg, Priority::Interject, fx),
         Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
         Command::Workspace => workspace(state, arg, fx),
@@ -149,6 +144,15 @@ fn prioritized(state: &mut State, name: &str, arg: &str, priority: Priority, fx:
         return state.conversation.note(hint, Tone::Info);
     }
     send_prompt(state, arg.to_owned(), priority, fx);
+}
+
+/// Abort the running turn (Esc, `/abort`).
+pub fn abort(state: &mut State, fx: &mut Vec<Effect>) {
+    let request = Request::Control {
+        agent_id: state.agent_id.clone(),
+        action: ControlAction::Abort,
+    };
+    control_call(state, request, ControlAction::Abort, fx);
 }
 
 fn control_call(state: &mut State, request: Request, action: ControlAction, fx: &mut Vec<Effect>) {

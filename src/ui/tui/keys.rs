@@ -63,6 +63,11 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Quit) => fx.push(Effect::Quit),
         Some(Action::Prefix) => state.prefix = true,
         Some(Action::Cancel) if menu => state.composer.dismiss_menu(),
+        Some(Action::Cancel) if state.conversation.turn.is_some() => {
+            // Esc interrupts the running turn (nothing else is open).
+            state.conversation.scroll = Scroll::Follow;
+            commands::abort(state, fx);
+        }
         Some(Action::Cancel) => state.conversation.scroll = Scroll::Follow,
         Some(Action::ScrollUp) => {
             scroll::up(&mut state.conversation, ctx, h.saturating_sub(2).max(1), h)
@@ -116,7 +121,7 @@ fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if top.input().is_some() {
         match action {
             Some(Action::Confirm) => with_top_overlay(state, fx, |o, ctx| o.confirm_input(ctx)),
-            Some(Action::Cancel) => {
+            Some(Action::Cancel) | Some(Action::Quit) => {
                 if let Some(o) = state.overlays.last_mut() {
                     o.cancel_input();
                 }
@@ -136,11 +141,11 @@ fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     match action {
-        Some(Action::Quit) => fx.push(Effect::Quit),
-        Some(Action::Prefix) => state.prefix = true,
-        Some(Action::Cancel) => {
+        // Ctrl+C in an overlay closes it, never the console.
+        Some(Action::Quit) | Some(Action::Cancel) => {
             state.overlays.pop();
         }
+        Some(Action::Prefix) => state.prefix = true,
         Some(a) => with_top_overlay(state, fx, |o, ctx| o.on_action(a, ctx)),
         None => {}
     }

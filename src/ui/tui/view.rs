@@ -213,9 +213,11 @@ fn working_row(state: &State, area: Rect, buf: &mut Buffer) {
         t.accent().patch(t.bold())
     };
     let mut spans = vec![Span::styled(format!("{glyph} {}", w.label), style)];
+    // A running turn: elapsed time and how to interrupt it (Esc, as in
+    // Codex CLI and Claude Code).
     let tail = w
         .elapsed_ms
-        .map(|ms| format!(" · {}", elapsed(ms)))
+        .map(|ms| format!(" · {} · Esc to interrupt", elapsed(ms)))
         .unwrap_or_default();
     let room = usize::from(area.width).saturating_sub(width(&w.label) + 5 + tail.len());
     if !w.detail.is_empty() {

@@ -619,3 +619,31 @@ fn events_of_another_agent_and_duplicates_are_ignored() {
     update(&mut st, Msg::Event(Box::new(next)));
     assert_eq!(st.conversation.rows.len(), before + 1);
 }
+
+#[test]
+fn esc_interrupts_a_running_turn_and_ctrl_c_closes_overlays() {
+    let mut st = fresh();
+    // Idle: Esc only returns to the live tail.
+    assert!(requests(&update(&mut st, key(KeyCode::Esc))).is_empty());
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let abort = [Request::Control {
+        agent_id: "main".into(),
+        action: ControlAction::Abort,
+    }];
+    assert_eq!(requests(&update(&mut st, key(KeyCode::Esc))), abort);
+    // With the menu open, Esc closes the menu and the turn goes on.
+    typ(&mut st, "/st");
+    assert!(requests(&update(&mut st, key(KeyCode::Esc))).is_empty());
+    st.composer.clear();
+    // In an overlay Ctrl+C closes it; the console stays.
+    update(&mut st, ctrl('o'));
+    typ(&mut st, "h");
+    assert_eq!(st.overlays.len(), 1);
+    assert!(update(&mut st, ctrl('c')).is_empty());
+    assert!(st.overlays.is_empty(), "Ctrl+C closed the overlay");
+    // `/abort` is the same request.
+    assert_eq!(requests(&enter(&mut st, "/abort")), abort);
+}
