@@ -69,7 +69,8 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
             schema_version: SCHEMA_VERSION,
             runtime: format!("running (pid {}, {})", s.pid, s.mode),
             default_agent: ctx.config.default_agent.clone(),
-            default_model: ctx.config.default_model.clone(),
+            // The running runtime's model, not this command's HOLON_MODEL.
+            default_model: s.default_model.clone(),
             agents: s.agents,
         });
     }
@@ -78,7 +79,12 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
     let agents: Vec<AgentRecord> = rx.agents()?;
     let mut summaries = Vec::with_capacity(agents.len());
     for agent in &agents {
-        summaries.push(agent_summary(&rx, agent, &ctx.paths.data_dir)?);
+        let mut s = agent_summary(&rx, agent, &ctx.paths.data_dir)?;
+        s.model = agent
+            .model_override
+            .clone()
+            .or_else(|| ctx.config.default_model.clone());
+        summaries.push(s);
     }
     Ok(StatusReport {
         home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),

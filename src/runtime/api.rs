@@ -412,6 +412,11 @@ pub struct RuntimeStatus {
     pub started_at: String,
     pub uptime_ms: u64,
     pub activity: Activity,
+    /// The model a turn uses when the agent has no override (this
+    /// runtime's configuration, not the asking client's); none configured
+    /// is absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
     pub agents: Vec<AgentSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<serde_json::Value>,

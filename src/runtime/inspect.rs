@@ -30,6 +30,10 @@ pub struct AgentSummary {
     pub timers_active: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_override: Option<String>,
+    /// The model its turns use now: the override, else the runtime's
+    /// default (absent when none is configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Where the agent's file and shell tools act.
     pub execution: super::workspace::ExecutionSnapshot,
 }
@@ -82,6 +86,7 @@ pub fn agent_summary(
             .count() as u64,
         timers_active: rx.index_list(Index::ActiveTimers, id)?.len() as u64,
         model_override: agent.model_override.clone(),
+        model: agent.model_override.clone(),
         execution: super::workspace::snapshot(
             &agent.workspaces,
             &super::agent::home_dir(data_dir, &agent.id),

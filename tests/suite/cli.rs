@@ -165,3 +165,37 @@ fn store_compact_reports_what_it_reclaimed_and_keeps_every_event() {
     let text = home.ok(&["store", "compact"]);
     assert!(text.starts_with("compacted "), "{text}");
 }
+
+#[test]
+fn status_names_the_running_runtimes_model_not_the_clis() {
+    let home = Home::new();
+    let out = home
+        .cmd()
+        .env("HOLON_MODEL", "openai/runtime-model")
+        .arg("--detach")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = super::support::Daemon(&home);
+    let out = home
+        .cmd()
+        .env("HOLON_MODEL", "openai/cli-model")
+        .args(["status", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(v["default_model"], "openai/runtime-model");
+    assert_eq!(v["agents"][0]["model"], "openai/runtime-model");
+    // Offline, the store is read with this command's configuration.
+    home.ok(&["daemon", "stop"]);
+    let out = home
+        .cmd()
+        .env("HOLON_MODEL", "openai/cli-model")
+        .args(["status", "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    assert_eq!(v["agents"][0]["model"], "openai/cli-model");
+}

@@ -40,12 +40,28 @@ fn not_found(what: &str) -> ApiError {
 }
 
 impl RuntimeHost {
+    /// The model an agent's next turn uses (override, else this runtime's
+    /// default); `None` when none is configured.
+    fn effective_model(&self, agent: &AgentRecord) -> Option<String> {
+        Some((self.inner.config.provider)(agent).model_ref()).filter(|m| !m.is_empty())
+    }
+
+    fn summarize(
+        &self,
+        rx: &crate::store::ReadCtx,
+        agent: &AgentRecord,
+    ) -> Result<AgentSummary, ApiError> {
+        let mut s = agent_summary(rx, agent, &self.inner.config.data_dir)?;
+        s.model = self.effective_model(agent);
+        Ok(s)
+    }
+
     fn summary(&self, agent_id: &str) -> Result<AgentSummary, ApiError> {
         let rx = self.store().read()?;
         let agent: AgentRecord = rx
             .agent(agent_id)?
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
-        Ok(agent_summary(&rx, &agent, &self.inner.config.data_dir)?)
+        self.summarize(&rx, &agent)
     }
 
     pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
@@ -54,7 +70,7 @@ impl RuntimeHost {
         let mut summaries = Vec::with_capacity(agents.len());
         let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
         for a in &agents {
-            let s = agent_summary(&rx, a, &self.inner.config.data_dir)?;
+            let s = self.summarize(&rx, a)?;
             tasks += s.tasks_active;
             match a.status {
                 AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
@@ -97,6 +113,7 @@ impl RuntimeHost {
             started_at: crate::format_ts(self.inner.started_at_ms),
             uptime_ms: u64::try_from(crate::now_ms().saturating_sub(self.inner.started_at_ms))
                 .unwrap_or(0),
+            default_model: self.effective_model(&AgentRecord::new("", String::new())),
             activity: Activity {
                 state,
                 active_agent_count: agents
@@ -118,7 +135,7 @@ impl RuntimeHost {
         let agent: AgentRecord = rx
             .agent(agent_id)?
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
-        let summary = agent_summary(&rx, &agent, &self.inner.config.data_dir)?;
+        let summary = self.summarize(&rx, &agent)?;
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live
@@ -192,7 +209,7 @@ impl RuntimeHost {
                 let rx = self.store().read()?;
                 let mut out = Vec::new();
                 for a in rx.agents::<AgentRecord>()? {
-                    out.push(agent_summary(&rx, &a, &self.inner.config.data_dir)?);
+                    out.push(self.summarize(&rx, &a)?);
                 }
                 to_value(out)
             }

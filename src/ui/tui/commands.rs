@@ -355,7 +355,7 @@ fn model(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
                 .agent
                 .model
                 .clone()
-                .unwrap_or_else(|| "the runtime default".into());
+                .unwrap_or_else(|| "none configured".into());
             let hint =
                 format!("Model: {now}. /model PROVIDER/MODEL sets it, /model default clears it.");
             return state.conversation.note(hint, Tone::Info);

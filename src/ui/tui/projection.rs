@@ -191,7 +191,7 @@ impl AgentView {
             self.status = s.status.as_str().to_owned();
             self.posture_seq = self.posture_seq.max(s.last_event_seq);
         }
-        self.model = s.model_override.clone();
+        self.model = s.model.clone().or_else(|| s.model_override.clone());
         self.execution = Some(s.execution.clone());
         self.current_work_item = s.current_work_item_id.clone();
         self.summary = Some(s.clone());
@@ -315,8 +315,12 @@ impl AgentView {
                 Touched::RefreshSummary
             }
             K::ModelOverrideChanged => {
-                self.model = owned(p, "/to");
-                Touched::Nothing
+                // Cleared: the runtime's default applies, which the
+                // refreshed summary names.
+                if let Some(m) = owned(p, "/to") {
+                    self.model = Some(m);
+                }
+                Touched::RefreshSummary
             }
             K::WorkspaceUsed => {
                 if let Some(s) = p

@@ -105,6 +105,8 @@ pub struct State {
     /// Bind the agent to `console_dir` at the first bootstrap (`holon`
     /// opened in a directory; not `holon attach`).
     pub bind_on_open: bool,
+    /// The "no model configured" line was shown (once per console).
+    pub told_no_model: bool,
     pub(crate) next_id: RequestId,
     pub(crate) pending: HashMap<RequestId, (String, Pending)>,
     pub(crate) history: History,
@@ -134,6 +136,7 @@ impl State {
             attention: false,
             console_dir: None,
             bind_on_open: false,
+            told_no_model: false,
             next_id: 0,
             pending: HashMap::new(),
             history: History::Waiting { held: Vec::new() },

@@ -112,6 +112,13 @@ fn bootstrap(state: &mut State, s: &AgentState, fx: &mut Vec<Effect>) {
     if std::mem::take(&mut state.bind_on_open) {
         bind_here(state, &s.agent.execution, fx);
     }
+    if s.agent.model.is_none() && !std::mem::replace(&mut state.told_no_model, true) {
+        state.conversation.note(
+            "No model is configured: set HOLON_MODEL=provider/model (e.g. openai/gpt-4.1) \
+             before starting, or type /model provider/model.",
+            Tone::Info,
+        );
+    }
     let held = match &mut state.history {
         History::Waiting { held } => std::mem::take(held),
         History::Loading { .. } | History::Done => return, // a reconnect

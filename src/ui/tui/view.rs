@@ -140,21 +140,27 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         };
         left.push(seg(3, vec![ws]));
     }
-    let model = a.model.clone().unwrap_or_else(|| "default model".into());
-    left.push(seg(6, vec![Span::raw(model)]));
+    let model = match &a.model {
+        Some(m) => Span::raw(m.clone()),
+        None if a.summary.is_none() => Span::styled("model …", t.dim()),
+        None => Span::styled("no model — /model", t.attention()),
+    };
+    // Counts go before the model when the line is crowded.
+    left.push(seg(3, vec![model]));
     left.push(seg(
-        4,
+        5,
         vec![Span::raw(format!("queue {}", a.queue_depth()))],
     ));
     left.push(seg(
-        5,
+        6,
         vec![Span::raw(format!("tasks {}", a.active_tasks()))],
     ));
     left.push(seg(
-        5,
+        6,
         vec![Span::raw(format!("work {}", a.open_work_items()))],
     ));
-    left.push(seg(8, vec![Span::styled(state.mode.to_string(), t.dim())]));
+    // The display mode stays visible however crowded the line gets.
+    left.push(seg(1, vec![Span::styled(state.mode.to_string(), t.dim())]));
     let conn = match &state.connection {
         Connection::Embedded => Span::styled("embedded", t.dim()),
         Connection::Streaming => Span::styled("● streaming", t.ok()),

@@ -458,6 +458,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         waiting_intents_active: 0,
         timers_active: 0,
         model_override: Some("anthropic/claude-sonnet-4".into()),
+        model: Some("anthropic/claude-sonnet-4".into()),
         execution: crate::runtime::workspace::snapshot(
             &workspaces(),
             std::path::Path::new("/home/op/.holon/data/agents/main"),

@@ -647,3 +647,50 @@ fn esc_interrupts_a_running_turn_and_ctrl_c_closes_overlays() {
     // `/abort` is the same request.
     assert_eq!(requests(&enter(&mut st, "/abort")), abort);
 }
+
+#[test]
+fn a_fresh_home_says_how_to_configure_a_model_and_the_status_line_names_it() {
+    let mut st = console(120, 40);
+    let mut state = bootstrap(&Script::default(), StoredMode::Info);
+    state.agent.model = None;
+    state.agent.model_override = None;
+    update(
+        &mut st,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(state.clone()),
+        },
+    );
+    let notes = rows(&st)
+        .iter()
+        .filter(|r| matches!(r, RowKind::Note { text, .. } if text.contains("HOLON_MODEL")))
+        .count();
+    assert_eq!(notes, 1, "one line says how to configure a model");
+    assert_eq!(st.agent.model, None);
+    let shown = screen(&st);
+    assert!(shown.contains("no model — /model"), "{shown}");
+    // A reconnect's bootstrap does not say it again; a configured runtime
+    // default is named, not "default model".
+    state.agent.model = Some("openai/gpt-4.1".into());
+    update(
+        &mut st,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(state),
+        },
+    );
+    assert_eq!(st.agent.model.as_deref(), Some("openai/gpt-4.1"));
+    let shown = screen(&st);
+    assert!(
+        shown
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("openai/gpt-4.1")),
+        "{shown}"
+    );
+    let notes = rows(&st)
+        .iter()
+        .filter(|r| matches!(r, RowKind::Note { text, .. } if text.contains("HOLON_MODEL")))
+        .count();
+    assert_eq!(notes, 1);
+}
