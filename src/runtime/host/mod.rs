@@ -433,11 +433,11 @@ impl RuntimeHost {
                     }
                     ControlAction::Pause => (
                         AgentStatus::Paused,
-                        "no new model turn starts until resumed; tasks keep running",
+                        "admitted input waits and no new model turn starts until resumed; tasks keep running",
                     ),
                     ControlAction::Resume => match from {
                         AgentStatus::Paused | AgentStatus::Stopped => {
-                            (AgentStatus::AwakeIdle, "resumed")
+                            (AgentStatus::AwakeIdle, "admitted input runs again")
                         }
                         AgentStatus::Booting
                         | AgentStatus::AwakeIdle
@@ -447,7 +447,7 @@ impl RuntimeHost {
                     },
                     ControlAction::Stop => (
                         AgentStatus::Stopped,
-                        "stopped: new prompts are refused until resumed",
+                        "new prompts are refused until resumed; a running turn is cancelled",
                     ),
                     ControlAction::Abort => (
                         from,

@@ -133,7 +133,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
         Command::Workspace => workspace(state, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
-        Command::Quit => fx.push(Effect::Quit),
+        Command::Quit => quit(state, fx),
     }
 }
 
@@ -144,6 +144,33 @@ fn prioritized(state: &mut State, name: &str, arg: &str, priority: Priority, fx:
         return state.conversation.note(hint, Tone::Info);
     }
     send_prompt(state, arg.to_owned(), priority, fx);
+}
+
+/// Quit (`/quit`, Ctrl+C on an empty composer). An embedded console
+/// owns the runtime: with a turn or tasks running it asks once first,
+/// since quitting stops them (each recorded as stopped).
+pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
+    let tasks = state.agent.active_tasks();
+    let turn = state.conversation.turn.is_some();
+    let embedded = state.connection == super::msg::Connection::Embedded;
+    if embedded && (tasks > 0 || turn) && !std::mem::replace(&mut state.quit_asked, true) {
+        let mut busy = Vec::new();
+        if turn {
+            busy.push("a turn is running".to_owned());
+        }
+        match tasks {
+            0 => {}
+            1 => busy.push("1 task is running".to_owned()),
+            n => busy.push(format!("{n} tasks are running")),
+        }
+        let text = format!(
+            "{}: quitting stops them (recorded as stopped). Quit again to confirm, or /detach \
+             to keep the agent working in a background runtime.",
+            busy.join(" and ")
+        );
+        return state.conversation.note(text, Tone::Info);
+    }
+    fx.push(Effect::Quit);
 }
 
 /// Abort the running turn (Esc, `/abort`).
@@ -159,14 +186,15 @@ fn control_call(state: &mut State, request: Request, action: ControlAction, fx: 
     fx.push(call(state, request, Pending::Control(action)));
 }
 
-/// The note after a control action succeeded.
+/// The note after a control action succeeded: a short label, then the
+/// runtime's own explanation (said once, not echoed by the label).
 pub fn control_done(action: ControlAction) -> &'static str {
     match action {
-        ControlAction::Pause => "Paused: admitted input waits until /resume",
+        ControlAction::Pause => "Paused",
         ControlAction::Resume => "Resumed",
-        ControlAction::Stop => "Stopped: input is refused until /resume",
+        ControlAction::Stop => "Stopped",
         ControlAction::Wake => "Wake requested",
-        ControlAction::Abort => "Abort requested: the turn ends at its next safe point",
+        ControlAction::Abort => "Abort requested",
     }
 }
 

@@ -1,8 +1,10 @@
 //! A small markdown renderer for brief bodies: headings, bullet and
 //! numbered lists (nested by indentation), block quotes, fenced code
 //! blocks, tables and rules kept verbatim, and inline `code`, **strong**
-//! and *emphasis*. Paragraph lines are joined and re-wrapped by display
-//! width; code is never re-flowed, only cut at the width.
+//! and *emphasis*. A line break inside a paragraph is kept where the
+//! model put it (a 60-line answer is not one paragraph); each line is
+//! wrapped by display width; code is never re-flowed, only cut at the
+//! width.
 //!
 //! Pure and total: unmatched markers stay literal, any text renders.
 
@@ -53,7 +55,7 @@ pub fn render(text: &str, width: usize, indent: &str, theme: Theme) -> Vec<Line<
 
 struct Renderer {
     out: Vec<Line<'static>>,
-    /// Lines of the paragraph being collected (joined when flushed).
+    /// Lines of the paragraph being collected (each kept a line).
     para: Vec<String>,
     width: usize,
     indent: String,
@@ -65,11 +67,11 @@ impl Renderer {
         if self.para.is_empty() {
             return;
         }
-        let joined = self.para.join(" ");
-        self.para.clear();
-        let spans = inline(&joined, Style::default(), self.theme);
         let pre = [Span::raw(self.indent.clone())];
-        self.out.extend(wrap(&spans, self.width, &pre, &pre));
+        for line in std::mem::take(&mut self.para) {
+            let spans = inline(&line, Style::default(), self.theme);
+            self.out.extend(wrap(&spans, self.width, &pre, &pre));
+        }
     }
 
     fn blank(&mut self) {
@@ -269,7 +271,8 @@ mod tests {
             [
                 "  Title",
                 "  ",
-                "  Some text with code and a soft break.",
+                "  Some text with code and",
+                "  a soft break.",
                 "  ",
                 "  • one",
                 "    • nested item",

@@ -107,6 +107,8 @@ pub struct State {
     pub bind_on_open: bool,
     /// The "no model configured" line was shown (once per console).
     pub told_no_model: bool,
+    /// Quitting with work running was asked about (once).
+    pub quit_asked: bool,
     pub(crate) next_id: RequestId,
     pub(crate) pending: HashMap<RequestId, (String, Pending)>,
     pub(crate) history: History,
@@ -137,6 +139,7 @@ impl State {
             console_dir: None,
             bind_on_open: false,
             told_no_model: false,
+            quit_asked: false,
             next_id: 0,
             pending: HashMap::new(),
             history: History::Waiting { held: Vec::new() },

@@ -347,7 +347,11 @@ fn on_response(
         Pending::Control(action) => match result {
             Ok(v) => {
                 let (from, to) = (super::fmt::text(&v, "/from"), super::fmt::text(&v, "/to"));
+                let what = super::commands::control_done(action);
+                // The runtime's note explains; one that only repeats the
+                // label is not said twice.
                 let note = super::fmt::text(&v, "/note")
+                    .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case(what))
                     .map(|n| format!(": {n}"))
                     .unwrap_or_default();
                 let change = match (from, to) {
@@ -356,7 +360,6 @@ fn on_response(
                     }
                     _ => String::new(),
                 };
-                let what = super::commands::control_done(action);
                 state
                     .conversation
                     .note(format!("{what}{change}{note}"), Tone::Ok);

@@ -694,3 +694,65 @@ fn a_fresh_home_says_how_to_configure_a_model_and_the_status_line_names_it() {
         .count();
     assert_eq!(notes, 1);
 }
+
+#[test]
+fn a_control_confirmation_says_things_once() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/stop");
+    let id = call_id(&fx, "control");
+    let answer = json!({"agent_id": "main", "action": "stop", "from": "awake_idle", "to": "stopped",
+                        "note": "new prompts are refused until resumed; a running turn is cancelled"});
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(answer),
+        },
+    );
+    let fx = enter(&mut st, "/resume");
+    let id = call_id(&fx, "control");
+    let answer = json!({"agent_id": "main", "action": "resume", "from": "stopped", "to": "awake_idle", "note": "resumed"});
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(answer),
+        },
+    );
+    let notes: Vec<String> = rows(&st)
+        .iter()
+        .filter_map(|r| match r {
+            RowKind::Note { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "Stopped (awake idle → stopped): new prompts are refused until resumed; a running turn is cancelled",
+            "Resumed (stopped → awake idle)",
+        ]
+    );
+}
+
+#[test]
+fn quitting_an_embedded_console_with_work_running_asks_once() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    assert!(enter(&mut st, "/quit").is_empty(), "asked first");
+    let asked = rows(&st).iter().any(|r| {
+        matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops them"))
+    });
+    assert!(asked);
+    assert_eq!(update(&mut st, ctrl('c')), [Effect::Quit], "asked once");
+    // Attached, the runtime keeps working: no question.
+    let mut st = fresh();
+    st.connection = super::super::msg::Connection::Streaming;
+    for e in [s.prompt("msg_2", "go"), s.turn("msg_2", "run_2")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
+}
