@@ -474,12 +474,9 @@ impl Conversation {
             summary: None,
             output: None,
         };
-        let mode = if operator {
-            DisplayMode::Info
-        } else {
-            DisplayMode::Verbose
-        };
-        let i = self.push(RowKind::Command(row), mode);
+        // Every command is one compact row at info (command, exit,
+        // duration); verbose adds the agent's command output.
+        let i = self.push(RowKind::Command(row), DisplayMode::Info);
         self.tasks.insert(id, i);
     }
 
@@ -525,7 +522,7 @@ impl Conversation {
                         added,
                         removed,
                     };
-                    self.push(kind, DisplayMode::Verbose);
+                    self.push(kind, DisplayMode::Info);
                 }
                 return;
             }
@@ -536,7 +533,7 @@ impl Conversation {
                 return; // the task's command row already shows it
             }
             if let Some(row) = exec_row(p, task) {
-                self.push(RowKind::Command(row), DisplayMode::Verbose);
+                self.push(RowKind::Command(row), DisplayMode::Info);
                 return;
             }
         }

@@ -276,14 +276,22 @@ fn command(c: &CommandRow, width: usize, mode: DisplayMode, t: Theme) -> Vec<Lin
     let (status, style) = command_status(c, t);
     let cmd_line = c.cmd.lines().next().unwrap_or("");
     let more = c.cmd.lines().nth(1).map_or("", |_| " …");
+    // One row whatever the command's length: it is cut to leave room for
+    // its status (the whole command is in /tasks and /transcript).
+    let room = width
+        .saturating_sub(2 + 2 + super::wrap::width(&status))
+        .max(8);
+    let shown = truncate(&format!("{}{more}", sanitize(cmd_line)), room);
     let spans = [
-        Span::raw(format!("{}{more}", sanitize(cmd_line))),
+        Span::raw(shown),
         Span::raw("  "),
         Span::styled(status, style),
     ];
     let mark = Span::styled("$ ", t.accent().patch(t.bold()));
     let mut lines = wrap(&spans, width, &[mark], &[pad()]);
-    let show_output = c.operator || mode == DisplayMode::Debug;
+    // Operator commands always show their output; the agent's from
+    // verbose on (info keeps one row per command).
+    let show_output = c.operator || mode.level() >= DisplayMode::Verbose.level();
     if let Some(out) = c.output.as_deref().filter(|_| show_output) {
         lines.extend(output_lines(out, width, t));
     }
