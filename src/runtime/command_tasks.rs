@@ -88,6 +88,9 @@ pub struct CommandTasks {
     supervising: Arc<std::sync::atomic::AtomicUsize>,
     env: Arc<super::exec_env::ExecEnvPolicy>,
     live: Arc<Mutex<HashMap<String, LiveTask>>>,
+    /// Set (under the `live` lock) when shutdown begins: a command spawned
+    /// from then on never passes its start gate.
+    closed: Arc<std::sync::atomic::AtomicBool>,
     wake: WakeFn,
 }
 
@@ -99,6 +102,9 @@ pub struct TaskInputReceipt {
     pub bytes_written: usize,
     pub summary_text: String,
 }
+
+/// The summary of a task stopped because its runtime shut down.
+const SHUTDOWN_SUMMARY: &str = "stopped: the runtime shut down";
 
 fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
     move |e| RuntimeError::Io {
@@ -253,6 +259,7 @@ impl CommandTasks {
             env: Arc::new(env),
             supervising: Arc::default(),
             live: Arc::default(),
+            closed: Arc::default(),
             wake,
         }
     }
@@ -343,7 +350,9 @@ impl CommandTasks {
                     },
                 )
                 .await?;
-                gate.open();
+                if let Some(gate) = gate {
+                    gate.open();
+                }
             }
             Err(e) => {
                 let transition = TaskTransition::Finish {
@@ -368,7 +377,7 @@ impl CommandTasks {
         task_id: &str,
         spec: &CommandSpec,
         output: &Path,
-    ) -> std::io::Result<(i32, Option<ProcessIdentity>, StartGate)> {
+    ) -> std::io::Result<(i32, Option<ProcessIdentity>, Option<StartGate>)> {
         let (gate_read, gate_write) = StartGate::pipe()?;
         let out = std::fs::OpenOptions::new()
             .create(true)
@@ -417,16 +426,26 @@ impl CommandTasks {
         // Read while the child is held un-reaped: the pid is still ours.
         let identity = ProcessIdentity::of(pid);
         let stdin = child.stdin.take();
-        self.live().insert(
-            task_id.to_owned(),
-            LiveTask {
-                agent_id: agent_id.to_owned(),
-                pid,
-                identity: identity.clone(),
-                stdin,
-                stop_requested: None,
-            },
-        );
+        let closing = {
+            let mut live = self.live();
+            // Checked under the lock stop_all takes: a command is either
+            // seen and stopped by it, or never runs.
+            let closing = self.closed.load(std::sync::atomic::Ordering::SeqCst);
+            live.insert(
+                task_id.to_owned(),
+                LiveTask {
+                    agent_id: agent_id.to_owned(),
+                    pid,
+                    identity: identity.clone(),
+                    stdin,
+                    stop_requested: closing.then_some(SHUTDOWN_SUMMARY),
+                },
+            );
+            closing
+        };
+        // Shutting down: the gate is closed unopened, so the shell exits
+        // 125 before running anything, and the supervisor records why.
+        let gate = (!closing).then_some(gate);
         let this = self.clone();
         let (agent_id, task_id, output) = (
             agent_id.to_owned(),
@@ -706,14 +725,16 @@ impl CommandTasks {
     /// one's terminal state is recorded (`cancelled`, "stopped: the runtime
     /// shut down"). Nothing is left running unseen.
     pub async fn stop_all(&self, grace: Duration) {
-        let targets: Vec<(i32, Option<ProcessIdentity>)> = self
-            .live()
-            .values_mut()
-            .map(|l| {
-                l.stop_requested = Some("stopped: the runtime shut down");
-                (l.pid, l.identity.clone())
-            })
-            .collect();
+        let targets: Vec<(i32, Option<ProcessIdentity>)> = {
+            let mut live = self.live();
+            self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+            live.values_mut()
+                .map(|l| {
+                    l.stop_requested = Some(SHUTDOWN_SUMMARY);
+                    (l.pid, l.identity.clone())
+                })
+                .collect()
+        };
         if targets.is_empty() {
             return;
         }

@@ -163,7 +163,9 @@ fn detach_hands_the_runtime_to_a_daemon_and_records_stopped_tasks() {
     c.wait_for("› before detach");
     c.type_text("!sleep 30");
     c.enter();
-    c.wait_for("sleep 30");
+    c.wait_until("the command running", |s| {
+        s.contains("sleep 30") && s.contains("running")
+    });
     c.type_text("/detach");
     c.enter();
     assert_eq!(c.wait_exit(), 0);

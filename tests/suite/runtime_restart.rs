@@ -418,3 +418,41 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
         assert!(!running(pid), "task process {pid} outlived the shutdown");
     }
 }
+
+#[test]
+fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let provider = Arc::new(ScriptedProvider::new(vec![]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), provider);
+    let marker = dir.path().join("ran.txt");
+    rt.block_on(async {
+        // Shutdown stops the tasks first; a request that lands after (an
+        // in-flight `task.run`, an agent's last tool call) must not start
+        // a process nobody supervises.
+        host.shutdown().await;
+        let cmd = format!("echo ran > {}", marker.display());
+        let task = host
+            .run_operator_command("main", &cmd)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let settled = loop {
+            let t: holon::runtime::tasks::TaskRecord = host
+                .store()
+                .read()
+                .and_then(|rx| rx.get(holon::store::Keyed::Tasks, "main", &task.id))
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("no task record"));
+            if t.status.is_terminal() {
+                break t;
+            }
+            assert!(std::time::Instant::now() < deadline, "the task never settled");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(settled.status, holon::runtime::tasks::TaskStatus::Cancelled);
+        assert_eq!(settled.summary.as_deref(), Some("stopped: the runtime shut down"));
+    });
+    assert!(!marker.exists(), "the command ran after shutdown");
+    drop(host);
+}
