@@ -438,6 +438,8 @@ async fn events_via(
                     from = resume_from;
                     break;
                 }
+                // Events only: streamed previews are not printed.
+                SubscriptionItem::Delta { .. } => {}
             }
         }
         if sub.rx.is_closed() && sub.rx.is_empty() && from == 0 {
@@ -502,6 +504,7 @@ pub async fn attach(
                             from = resume_from;
                             break;
                         }
+                        SubscriptionItem::Delta { .. } => {}
                     }
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;

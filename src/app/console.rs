@@ -26,7 +26,6 @@ use tokio::sync::mpsc;
 use super::control::socket::bind;
 use super::Context;
 use crate::runtime::api::{AgentState, Request, RuntimeClient, SubscriptionItem};
-use crate::runtime::host::LiveUpdate;
 use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
@@ -129,10 +128,9 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         stop_rx,
         ctx.config.server_limits,
     ));
-    let live = host.subscribe_live();
     let exit = run(
         ctx,
-        Target::Embedded { client, live },
+        Target::Embedded { client },
         ctx.config.default_agent.clone(),
         screen,
         BindHere::Yes,
@@ -191,7 +189,6 @@ enum BindHere {
 enum Target {
     Embedded {
         client: Arc<dyn RuntimeClient>,
-        live: tokio::sync::broadcast::Receiver<LiveUpdate>,
     },
     Attached {
         client: Arc<dyn RuntimeClient>,
@@ -254,6 +251,17 @@ async fn follow_agent(
                     Err(_) => return Some(next),
                 }
             }
+            // Streamed answer text, embedded and attached alike.
+            SubscriptionItem::Delta { run_id, text } => {
+                let delta = Msg::AssistantDelta {
+                    agent_id: agent_id.clone(),
+                    run_id,
+                    text,
+                };
+                if tx.send(delta).await.is_err() {
+                    return Some(next);
+                }
+            }
         }
     }
     Some(next)
@@ -268,9 +276,9 @@ async fn run(
 ) -> anyhow::Result<Exit> {
     let (width, height) = terminal::size().unwrap_or((80, 24));
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let (client, socket, mut live, connection) = match target {
-        Target::Embedded { client, live } => (client, None, Some(live), Connection::Embedded),
-        Target::Attached { client, socket } => (client, Some(socket), None, Connection::Streaming),
+    let (client, socket, connection) = match target {
+        Target::Embedded { client } => (client, None, Connection::Embedded),
+        Target::Attached { client, socket } => (client, Some(socket), Connection::Streaming),
     };
     let mut state = State::new(Init {
         agent_id: agent_id.clone(),
@@ -320,12 +328,6 @@ async fn run(
             }
         };
         let ticking = state.wants_tick();
-        let live_delta = async {
-            match live.as_mut() {
-                Some(l) => l.recv().await.ok(),
-                None => std::future::pending().await,
-            }
-        };
         let msg = tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
@@ -337,7 +339,6 @@ async fn run(
                 None => break Exit::Quit,
             },
             m = rx.recv() => m,
-            d = live_delta => d.map(|LiveUpdate::AssistantDelta { agent_id, run_id, text }| Msg::AssistantDelta { agent_id, run_id, text }),
             _ = tick.tick(), if ticking => Some(Msg::Tick { now_ms: crate::now_ms() }),
             _ = frame_due => None,
             _ = term.recv() => break Exit::Quit,

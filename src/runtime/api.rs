@@ -451,6 +451,13 @@ pub enum SubscriptionItem {
     Lagged {
         resume_from: u64,
     },
+    /// Assistant text of a running turn as the model writes it: transient
+    /// (never in the ledger; the round's durable event carries the text),
+    /// dropped rather than queued when the subscriber is behind.
+    Delta {
+        run_id: String,
+        text: String,
+    },
 }
 
 /// A live stream of one agent's events, in `event_seq` order with no gap.

@@ -132,6 +132,10 @@ async fn route(v: Value, pending: &Pending, subs: &Subs) {
             Ok(e) => SubscriptionItem::Event(e),
             Err(_) => return,
         },
+        "assistant.delta" => SubscriptionItem::Delta {
+            run_id: params["run_id"].as_str().unwrap_or_default().to_owned(),
+            text: params["text"].as_str().unwrap_or_default().to_owned(),
+        },
         "subscription.lagged" => {
             lock(subs).remove(sub);
             SubscriptionItem::Lagged {

@@ -539,3 +539,50 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() {
+    use holon::runtime::provider::scripted::Scripted;
+    let reply = Scripted::Reply {
+        text: "streamed answer".into(),
+        tool_calls: vec![],
+    };
+    let rig = rig(vec![Scripted::Delay(
+        Duration::from_millis(300),
+        Box::new(reply),
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("control.sock");
+    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
+    let (_stop, rx) = tokio::sync::watch::channel(false);
+    let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
+    tokio::spawn(server::serve(listener, client, rx, Default::default()));
+
+    let mut raw = Raw::connect(&path).await;
+    let ok = raw
+        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","subscription":"s1"}}"#)
+        .await;
+    assert_eq!(ok["result"]["subscription"], "s1");
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"prompt.submit","params":{"agent_id":"main","text":"talk"}}"#)
+        .await;
+    let mut delta_at = None;
+    let mut lines = 0;
+    loop {
+        let v = raw.recv().await.unwrap_or_else(|| panic!("closed"));
+        lines += 1;
+        if v["id"] == 2 {
+            assert!(v.get("result").is_some(), "{v}");
+        }
+        if v["method"] == "assistant.delta" {
+            assert_eq!(v["params"]["subscription"], "s1");
+            assert_eq!(v["params"]["text"], "streamed answer");
+            delta_at.get_or_insert(lines);
+        }
+        if v["method"] == "event" && v["params"]["event"]["kind"] == "assistant_round_recorded" {
+            let at = delta_at.unwrap_or_else(|| panic!("no delta before the durable round"));
+            assert!(at < lines);
+            break;
+        }
+    }
+}

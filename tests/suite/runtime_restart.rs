@@ -447,11 +447,17 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
             if t.status.is_terminal() {
                 break t;
             }
-            assert!(std::time::Instant::now() < deadline, "the task never settled");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the task never settled"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         assert_eq!(settled.status, holon::runtime::tasks::TaskStatus::Cancelled);
-        assert_eq!(settled.summary.as_deref(), Some("stopped: the runtime shut down"));
+        assert_eq!(
+            settled.summary.as_deref(),
+            Some("stopped: the runtime shut down")
+        );
     });
     assert!(!marker.exists(), "the command ran after shutdown");
     drop(host);

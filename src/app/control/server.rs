@@ -437,6 +437,16 @@ async fn subscribe(
                     let _ = out.send(line.to_string()).await;
                     return;
                 }
+                SubscriptionItem::Delta { run_id, text } => {
+                    // A preview: dropped, never a reason to cut the
+                    // subscription, when the client is behind.
+                    let line = json!({ "jsonrpc": "2.0", "method": "assistant.delta",
+                                       "params": { "subscription": id, "run_id": run_id, "text": text } });
+                    if let Err(false) = out.try_send_event(line.to_string()) {
+                        return;
+                    }
+                    continue;
+                }
             };
             match out.try_send_event(line) {
                 Ok(()) => {}

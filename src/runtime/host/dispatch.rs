@@ -420,6 +420,32 @@ pub async fn follow(
     }
 }
 
+/// Streamed assistant text of `agent_id`'s turns into its subscription,
+/// until the subscriber goes away. A delta that does not fit is dropped:
+/// it is a preview, and the durable round brings the whole text.
+async fn forward_deltas(
+    mut live: tokio::sync::broadcast::Receiver<super::LiveUpdate>,
+    agent_id: String,
+    tx: mpsc::Sender<SubscriptionItem>,
+) {
+    loop {
+        tokio::select! {
+            update = live.recv() => match update {
+                Ok(super::LiveUpdate::AssistantDelta { agent_id: a, run_id, text }) if a == agent_id => {
+                    if let Err(mpsc::error::TrySendError::Closed(_)) =
+                        tx.try_send(SubscriptionItem::Delta { run_id, text })
+                    {
+                        return;
+                    }
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            },
+            _ = tx.closed() => return,
+        }
+    }
+}
+
 impl RuntimeClient for RuntimeHost {
     fn call(&self, request: Request) -> BoxFuture<'_, Result<Value, ApiError>> {
         Box::pin(self.handle(request))
@@ -443,6 +469,11 @@ impl RuntimeClient for RuntimeHost {
                 return Err(not_found(&format!("no agent `{agent_id}`")));
             }
             let (tx, rx) = mpsc::channel(SUBSCRIPTION_BUFFER);
+            tokio::spawn(forward_deltas(
+                self.subscribe_live(),
+                agent_id.clone(),
+                tx.clone(),
+            ));
             tokio::spawn(follow(self.store().clone(), agent_id, from_seq, tx));
             Ok(Subscription { rx })
         })
