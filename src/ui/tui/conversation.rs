@@ -161,6 +161,42 @@ impl Conversation {
         }
     }
 
+    /// The operator prompt `message_id` left the queue: it is no longer
+    /// waiting. When its turn starts (`to_end`), the row moves to the end,
+    /// where it runs, so the answer shows under the prompt it answers.
+    fn prompt_taken_up(&mut self, message_id: &str, to_end: bool) {
+        let Some(i) = self.rows.iter().rposition(|r| {
+            r.message_id.as_deref() == Some(message_id)
+                && matches!(r.kind(), RowKind::Operator { .. })
+        }) else {
+            return;
+        };
+        if let RowKind::Operator { state, .. } = self.rows[i].kind_mut() {
+            if !matches!(state, PromptState::Waiting(_)) {
+                return;
+            }
+            *state = PromptState::Admitted;
+        }
+        if to_end && i + 1 < self.rows.len() {
+            let row = self.rows.remove(i);
+            self.rows.push(row);
+            let last = self.rows.len() - 1;
+            let shift = |j: &mut usize| {
+                if *j > i {
+                    *j -= 1;
+                } else if *j == i {
+                    *j = last;
+                }
+            };
+            self.tasks.values_mut().for_each(shift);
+            self.alerts.values_mut().for_each(shift);
+            self.progress.iter_mut().for_each(|(_, j)| shift(j));
+            if let Scroll::Anchor { row, .. } = &mut self.scroll {
+                shift(row);
+            }
+        }
+    }
+
     pub fn note(&mut self, text: impl Into<String>, tone: Tone) {
         self.push(
             RowKind::Note {
@@ -262,9 +298,34 @@ impl Conversation {
                     .or(op.body.clone())
                     .unwrap_or_default();
                 self.take_echo(EchoKind::Prompt, &id, &text);
-                let state = PromptState::Admitted;
+                // In line until its turn takes it up (then it moves to
+                // where it runs, so its answer appears under it).
+                let label = match super::fmt::text(p, "/message/priority") {
+                    Some("interject") => "interjects at the next safe point",
+                    Some("next") => "next in line",
+                    Some("background") => "queued (background)",
+                    _ => "queued",
+                };
+                let state = PromptState::Waiting(label.to_owned());
                 let i = self.push(RowKind::Operator { text, state }, DisplayMode::Info);
                 self.rows[i].message_id = Some(id);
+            }
+            Some(K::MessageInterjected) => {
+                if let Some(m) = &message_id {
+                    self.prompt_taken_up(m, true);
+                }
+                self.generic(op);
+            }
+            Some(
+                K::MessageProcessingStarted
+                | K::MessageProcessed
+                | K::MessageAborted
+                | K::MessageDropped,
+            ) => {
+                if let Some(m) = &message_id {
+                    self.prompt_taken_up(m, false);
+                }
+                self.generic(op);
             }
             Some(K::MessageRejected) => {
                 let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
@@ -308,6 +369,9 @@ impl Conversation {
                 }
             }
             Some(K::TurnStarted) => {
+                if let Some(m) = &message_id {
+                    self.prompt_taken_up(m, true);
+                }
                 self.turn = Some(Turn {
                     run_id: owned(p, "/run_id"),
                     message_id,
@@ -335,11 +399,6 @@ impl Conversation {
                 | K::AgentCreated
                 | K::AgentStateChanged
                 | K::ControlApplied
-                | K::MessageProcessingStarted
-                | K::MessageProcessed
-                | K::MessageAborted
-                | K::MessageDropped
-                | K::MessageInterjected
                 | K::SchedulerDecision
                 | K::SystemTickEmitted
                 | K::ProviderRoundCompleted

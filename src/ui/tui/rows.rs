@@ -25,6 +25,9 @@ pub const OUTPUT_LINES: usize = 8;
 pub enum PromptState {
     Sending,
     Queued,
+    /// Admitted durably, not yet taken up: where it stands in line
+    /// (`queued`, `next in line`, `interjects at the next safe point`).
+    Waiting(String),
     Admitted,
     Failed(String),
 }
@@ -212,6 +215,7 @@ fn operator(text: &str, state: &PromptState, width: usize, t: Theme) -> Vec<Line
     let suffix = match state {
         PromptState::Sending => Some(Span::styled(" · sending…", t.dim())),
         PromptState::Queued => Some(Span::styled(" · queued", t.dim())),
+        PromptState::Waiting(label) => Some(Span::styled(format!(" · {label}"), t.dim())),
         PromptState::Admitted => None,
         PromptState::Failed(e) => Some(Span::styled(
             format!("✗ not sent: {}", sanitize(e)),

@@ -50,10 +50,81 @@ fn enter_submits_a_prompt_shown_sending_then_queued_then_durable() {
     assert!(matches!(
         rows(&st)[..],
         [RowKind::Operator {
-            state: PromptState::Admitted,
+            state: PromptState::Waiting(_),
             ..
         }]
     ));
+    assert!(screen(&st).contains("summarise the logs · queued"));
+    update(&mut st, Msg::Event(Box::new(s.turn("msg_1", "run_1"))));
+    assert!(matches!(
+        rows(&st)[0],
+        RowKind::Operator {
+            state: PromptState::Admitted,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_waiting_prompt_says_where_it_stands_and_moves_to_where_it_runs() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "first"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    // A `/next` prompt arrives while the first turn runs.
+    let mut next = s.prompt("msg_2", "second");
+    next.payload["message"]["priority"] = json!("next");
+    update(&mut st, Msg::Event(Box::new(next)));
+    assert!(
+        screen(&st).contains("second · next in line"),
+        "{}",
+        screen(&st)
+    );
+    // The first turn goes on below it, then ends.
+    let more = [
+        s.round(
+            "msg_1",
+            "run_1",
+            1,
+            "Working on the first",
+            &["ExecCommand"],
+        ),
+        s.turn_end("msg_1", "run_1", "completed", 1, 900, "first done"),
+    ];
+    for e in more {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let texts = |st: &super::super::State| -> Vec<String> {
+        rows(st)
+            .iter()
+            .filter_map(|r| match r {
+                RowKind::Operator { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let at = |st: &super::super::State, want: &str| {
+        rows(st)
+            .iter()
+            .position(|r| matches!(r, RowKind::Operator { text, .. } if text == want))
+            .unwrap_or_else(|| panic!("no row {want}"))
+    };
+    let before = rows(&st).len();
+    assert!(
+        at(&st, "second") < before - 1,
+        "still in line above the first turn's rows"
+    );
+    // Its turn starts: the prompt moves to where it runs, below everything
+    // before it and above its own answer.
+    update(&mut st, Msg::Event(Box::new(s.turn("msg_2", "run_2"))));
+    assert_eq!(
+        at(&st, "second"),
+        before - 1,
+        "the prompt is above its own answer"
+    );
+    assert_eq!(texts(&st), ["first", "second"]);
+    assert!(!screen(&st).contains("next in line"));
 }
 
 #[test]
