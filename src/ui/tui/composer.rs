@@ -6,7 +6,7 @@
 //! Invariant: `cursor` is always a char boundary of `text`.
 
 use super::keymap::{self, Action, SlashCommand};
-use super::wrap::{sanitize, width};
+use super::wrap::{sanitize_input, width};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Composer {
@@ -59,7 +59,7 @@ impl Composer {
 
     /// A typed character or a paste (one edit, whatever its size).
     pub fn insert(&mut self, s: &str) {
-        let s = sanitize(s);
+        let s = sanitize_input(s);
         self.text.insert_str(self.cursor, &s);
         self.cursor += s.len();
         self.changed();
@@ -337,13 +337,17 @@ impl Composer {
                 used = 0;
                 continue;
             }
-            let w = width_of(c);
+            // A tab is kept in the text and drawn as four spaces.
+            let w = if c == '\t' { TAB_WIDTH } else { width_of(c) };
             if used + w > avail {
                 lines.push(String::new());
                 used = 0;
             }
             if let Some(l) = lines.last_mut() {
-                l.push(c);
+                match c {
+                    '\t' => l.push_str(&" ".repeat(TAB_WIDTH)),
+                    c => l.push(c),
+                }
             }
             used += w;
         }
@@ -357,6 +361,9 @@ impl Composer {
         (lines, cursor)
     }
 }
+
+/// Columns a tab takes in the composer.
+const TAB_WIDTH: usize = 4;
 
 fn width_of(c: char) -> usize {
     let mut b = [0u8; 4];

@@ -217,8 +217,9 @@ fn operator(text: &str, state: &PromptState, width: usize, t: Theme) -> Vec<Line
         PromptState::Queued => Some(Span::styled(" · queued", t.dim())),
         PromptState::Waiting(label) => Some(Span::styled(format!(" · {label}"), t.dim())),
         PromptState::Admitted => None,
+        PromptState::Failed(e) if e.is_empty() => Some(Span::styled(" · ✗ not sent", t.err())),
         PromptState::Failed(e) => Some(Span::styled(
-            format!("✗ not sent: {}", sanitize(e)),
+            format!(" · ✗ not sent: {}", sanitize(e)),
             t.err(),
         )),
     };

@@ -273,6 +273,10 @@ fn on_response(
                     .map(str::to_owned);
                 state.conversation.echo_answered(id, message_id);
             }
+            // A refusal the runtime records (message_rejected) gets its
+            // own alert row from that event: the prompt row only says it
+            // was not sent, so the reason is shown once.
+            Err(e) if e.code == ErrorCode::AgentStopped => state.conversation.echo_failed(id, ""),
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
         Pending::Command => match &result {

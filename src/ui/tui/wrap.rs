@@ -22,10 +22,22 @@ fn char_width(c: char) -> usize {
 /// Tabs become spaces, `\r\n` and `\r` become `\n`, other control
 /// characters (escape sequences included) are dropped.
 pub fn sanitize(s: &str) -> String {
+    clean(s, false)
+}
+
+/// What the operator types or pastes: as `sanitize`, but tabs are kept
+/// (the text goes to the model exactly; the composer draws a tab as
+/// spaces).
+pub fn sanitize_input(s: &str) -> String {
+    clean(s, true)
+}
+
+fn clean(s: &str, keep_tabs: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            '\t' if keep_tabs => out.push('\t'),
             '\t' => out.push_str("    "),
             '\r' => {
                 if chars.peek() != Some(&'\n') {

@@ -168,7 +168,30 @@ fn a_failed_prompt_stays_visible() {
             ..
         }]
     ));
-    assert!(screen(&st).contains("✗ not sent: the agent is stopped"));
+    assert!(screen(&st).contains("hello · ✗ not sent"));
+    // The runtime's record of the refusal is the one row with the reason.
+    let mut s = Script::default();
+    let rejected = s.push(
+        "message_rejected",
+        Some("msg_9"),
+        json!({"message_id": "msg_9", "reason": "agent_stopped", "kind": "operator_prompt",
+               "hint": "the agent is stopped: resume it first", "body_preview": "hello"}),
+    );
+    update(&mut st, Msg::Event(Box::new(rejected)));
+    let shown = screen(&st);
+    assert_eq!(shown.matches("resume it first").count(), 1, "{shown}");
+    // An error nothing records stays on the prompt's row.
+    let fx = enter(&mut st, "again");
+    let id = call_id(&fx, "prompt.submit");
+    let err = ApiError::new(ErrorCode::Internal, "connection to the runtime closed");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Err(err),
+        },
+    );
+    assert!(screen(&st).contains("again · ✗ not sent: connection to the runtime closed"));
 }
 
 #[test]
@@ -826,4 +849,22 @@ fn quitting_an_embedded_console_with_work_running_asks_once() {
         update(&mut st, Msg::Event(Box::new(e)));
     }
     assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
+}
+
+#[test]
+fn a_pasted_prompt_keeps_its_tabs_on_the_wire() {
+    let mut st = fresh();
+    update(&mut st, Msg::Paste("if x {\n\treturn;\n}".into()));
+    assert_eq!(st.composer.text(), "if x {\n\treturn;\n}");
+    assert!(screen(&st).contains("    return;"), "drawn as spaces");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert_eq!(
+        requests(&fx),
+        [Request::PromptSubmit {
+            agent_id: "main".into(),
+            text: "if x {\n\treturn;\n}".into(),
+            priority: crate::runtime::envelope::Priority::Normal,
+            request_id: None,
+        }]
+    );
 }
