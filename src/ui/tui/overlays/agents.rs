@@ -14,6 +14,7 @@ use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, Intent, ListPos, Look, Status};
+use crate::runtime::agent::AgentStatus;
 use crate::runtime::api::{AgentSummary, ApiError, Request};
 
 #[derive(Debug, Default)]
@@ -121,7 +122,8 @@ impl Agents {
             .unwrap_or(4)
             .clamp(4, 20)
             + 2;
-        let label_w = 15;
+        // The longest label ("◷ Runnable work") plus two spaces.
+        let label_w = 17;
         let counts_w = if width >= 90 { 34 } else { 0 };
         let reason_w = width.saturating_sub(name_w + label_w + counts_w + 3);
         let status_h = u16::from(self.status.message.is_some());
@@ -134,6 +136,13 @@ impl Agents {
             .take(usize::from(rows_h))
         {
             let look_p = posture_look(&a.posture);
+            // The control status wins where it explains the agent: a
+            // paused or stopped agent says so, not its posture.
+            let (glyph, label, needs) = match a.status {
+                AgentStatus::Paused => ("‖", "Paused", false),
+                AgentStatus::Stopped => ("■", "Stopped", false),
+                _ => (look_p.glyph, look_p.label, look_p.needs_operator),
+            };
             let viewing = a.id == look.agent_id;
             let mark = if viewing { "● " } else { "  " };
             let mut spans = vec![
@@ -147,12 +156,8 @@ impl Agents {
                     },
                 ),
                 Span::styled(
-                    fit(&format!("{} {}", look_p.glyph, look_p.label), label_w),
-                    if look_p.needs_operator {
-                        t.attention()
-                    } else {
-                        t.text()
-                    },
+                    fit(&format!("{glyph} {label}"), label_w),
+                    if needs { t.attention() } else { t.text() },
                 ),
                 Span::styled(fit(&a.posture_reason, reason_w), t.dim()),
             ];

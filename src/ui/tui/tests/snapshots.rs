@@ -157,6 +157,12 @@ fn overlay_agents() {
         let mut nightly = summary(9, ("Idle", "no runnable work"));
         nightly.id = "nightly".into();
         nightly.work_items_open = 0;
+        let mut paused = summary(
+            4,
+            ("Idle", "paused: messages queue but no model turn starts"),
+        );
+        paused.id = "docs-bot".into();
+        paused.status = crate::runtime::agent::AgentStatus::Paused;
         let list = json!([
             summary(
                 52,
@@ -166,7 +172,8 @@ fn overlay_agents() {
                 )
             ),
             reviewer,
-            nightly
+            nightly,
+            paused
         ]);
         respond(st, &fx, "agents.list", list);
     });
