@@ -62,6 +62,7 @@ struct LogSection {
 struct ConsoleSection {
     alt_screen: Option<bool>,
     bell: Option<bool>,
+    mouse: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -108,6 +109,9 @@ pub struct Config {
     pub log_filter: String,
     pub alt_screen: bool,
     pub bell: bool,
+    /// Capture the mouse (wheel scrolling); off leaves selection and copy
+    /// to the terminal (`[console] mouse`, `/mouse`).
+    pub mouse: bool,
     /// The store's page cache in MiB (`[store] cache_mib`).
     pub store_cache_mib: usize,
     /// How long a one-shot command waits for another to release the store
@@ -321,6 +325,7 @@ impl Config {
             log_filter,
             alt_screen: file.console.alt_screen.unwrap_or(true),
             bell: file.console.bell.unwrap_or(false),
+            mouse: file.console.mouse.unwrap_or(true),
             store_cache_mib,
             server_limits,
             store_lock_wait: std::time::Duration::from_secs(
@@ -534,6 +539,9 @@ mod tests {
 
     #[test]
     fn wrong_type_names_the_key() {
+        let c =
+            load("[console]\nmouse = false\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!c.mouse);
         let err = load("[console]\nbell = \"yes\"\n", &Env::default());
         match err {
             Err(ConfigError::Invalid { line, key, .. }) => {

@@ -45,8 +45,15 @@ struct TerminalGuard {
     screen: Screen,
 }
 
+/// Whether the kitty keyboard protocol was switched on (and so must be
+/// switched off again, also from the panic hook).
+static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn restore(screen: Screen) {
     let mut out = std::io::stdout();
+    if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        let _ = execute!(out, crossterm::event::PopKeyboardEnhancementFlags);
+    }
     let _ = execute!(
         out,
         crossterm::event::DisableBracketedPaste,
@@ -63,7 +70,7 @@ fn restore(screen: Screen) {
 }
 
 impl TerminalGuard {
-    fn enter(screen: Screen) -> std::io::Result<TerminalGuard> {
+    fn enter(screen: Screen, mouse: bool) -> std::io::Result<TerminalGuard> {
         // Restore before the default hook prints, so a panic message lands
         // on a sane terminal; restore failures are logged, never re-panic.
         let previous = std::panic::take_hook();
@@ -77,11 +84,19 @@ impl TerminalGuard {
         if screen == Screen::Alternate {
             execute!(out, terminal::EnterAlternateScreen)?;
         }
-        execute!(
-            out,
-            crossterm::event::EnableBracketedPaste,
-            crossterm::event::EnableMouseCapture
-        )?;
+        execute!(out, crossterm::event::EnableBracketedPaste)?;
+        if mouse {
+            execute!(out, crossterm::event::EnableMouseCapture)?;
+        }
+        // Where the terminal speaks the kitty keyboard protocol, Shift+Enter
+        // is told apart from Enter (a newline, as in other tools); the
+        // query is answered at once by real terminals.
+        if terminal::supports_keyboard_enhancement().unwrap_or(false) {
+            let flags = crossterm::event::KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
+            if execute!(out, crossterm::event::PushKeyboardEnhancementFlags(flags)).is_ok() {
+                KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         Ok(TerminalGuard { screen })
     }
 }
@@ -292,7 +307,9 @@ async fn run(
         .ok()
         .map(|d| d.canonicalize().unwrap_or(d));
     state.bind_on_open = bind_here == BindHere::Yes;
-    let guard = TerminalGuard::enter(screen)?;
+    state.mouse = ctx.config.mouse;
+    let guard = TerminalGuard::enter(screen, state.mouse)?;
+    state.shift_enter = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
 
@@ -402,6 +419,16 @@ async fn run(
                 }
                 Effect::Bell => {
                     let _ = std::io::stdout().write_all(b"\x07");
+                }
+                Effect::Mouse(on) => {
+                    let mut out = std::io::stdout();
+                    let done = match on {
+                        true => execute!(out, crossterm::event::EnableMouseCapture),
+                        false => execute!(out, crossterm::event::DisableMouseCapture),
+                    };
+                    if let Err(e) = done {
+                        tracing::warn!(error = %e, "could not switch mouse capture");
+                    }
                 }
                 Effect::Quit => done = Some(Exit::Quit),
                 Effect::Detach => {

@@ -234,3 +234,31 @@ fn an_attached_console_whose_runtime_is_gone_still_answers_keys_at_once() {
         t.elapsed()
     );
 }
+
+#[test]
+fn shift_enter_is_a_newline_where_the_terminal_can_tell_it_apart() {
+    let home = Home::new();
+    // A terminal that speaks the kitty keyboard protocol.
+    let mut c = Console::start(home.path(), &[], 120, 30, &[("HOLON_TEST_KITTY", "1")]);
+    c.wait_for("Shift+Enter newline");
+    c.type_text("line one");
+    c.key(b"\x1b[13;2u"); // Shift+Enter, kitty-encoded
+    c.type_text("line two");
+    c.wait_until("two composer lines", |s| {
+        s.contains("› line one") && s.contains("  line two")
+    });
+    c.key(b"\x1b[99;5u"); // Ctrl+C clears the composer
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    let raw = c.raw_output();
+    let has = |seq: &[u8]| raw.windows(seq.len()).any(|w| w == seq);
+    assert!(has(b"\x1b[>1u") && has(b"\x1b[<1u"), "pushed, then popped");
+
+    // A plain terminal: the hint names a key that works there.
+    let mut c = Console::start(home.path(), &[], 120, 30, &[]);
+    c.wait_for("Alt+Enter newline");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}

@@ -10,7 +10,7 @@ use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize}
 
 pub struct Console {
     screen: Arc<Mutex<vt100::Parser>>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn Child + Send + Sync>,
     _master: Box<dyn MasterPty + Send>,
     raw: Arc<Mutex<Vec<u8>>>,
@@ -46,6 +46,10 @@ impl Console {
             .map(|(_, v)| std::path::PathBuf::from(v))
             .unwrap_or_else(|| home.to_path_buf());
         cmd.cwd(cwd);
+        // The terminal answers the device-attributes query as a VT220
+        // would; `HOLON_TEST_KITTY` makes it also report the kitty
+        // keyboard protocol (Shift+Enter distinguishable).
+        let kitty = env.iter().any(|(k, _)| *k == "HOLON_TEST_KITTY");
         for var in [
             "HOLON_AGENT_ID",
             "HOLON_MODEL",
@@ -55,7 +59,10 @@ impl Console {
         ] {
             cmd.env_remove(var);
         }
-        for (k, v) in env.iter().filter(|(k, _)| *k != "HOLON_TEST_CWD") {
+        for (k, v) in env
+            .iter()
+            .filter(|(k, _)| !matches!(*k, "HOLON_TEST_CWD" | "HOLON_TEST_KITTY"))
+        {
             cmd.env(k, v);
         }
         let child = pair
@@ -67,10 +74,12 @@ impl Console {
             .master
             .try_clone_reader()
             .unwrap_or_else(|e| panic!("reader: {e}"));
-        let writer = pair
-            .master
-            .take_writer()
-            .unwrap_or_else(|e| panic!("writer: {e}"));
+        let writer = Arc::new(Mutex::new(
+            pair.master
+                .take_writer()
+                .unwrap_or_else(|e| panic!("writer: {e}")),
+        ));
+        let answer = Arc::clone(&writer);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         let (s, r) = (Arc::clone(&screen), Arc::clone(&raw));
@@ -80,6 +89,15 @@ impl Console {
                 match reader.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
+                        if buf[..n].windows(3).any(|w| w == b"\x1b[c") {
+                            let reply: &[u8] = match kitty {
+                                true => b"\x1b[?0u\x1b[?62;22c",
+                                false => b"\x1b[?62;22c",
+                            };
+                            let mut w = answer.lock().unwrap_or_else(|p| p.into_inner());
+                            let _ = w.write_all(reply);
+                            let _ = w.flush();
+                        }
                         s.lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .process(&buf[..n]);
@@ -127,11 +145,7 @@ impl Console {
     }
 
     pub fn type_text(&mut self, text: &str) {
-        self.writer
-            .write_all(text.as_bytes())
-            .unwrap_or_else(|e| panic!("write: {e}"));
-        self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
-        std::thread::sleep(Duration::from_millis(40));
+        self.key(text.as_bytes());
     }
 
     pub fn enter(&mut self) {
@@ -139,10 +153,11 @@ impl Console {
     }
 
     pub fn key(&mut self, bytes: &[u8]) {
-        self.writer
-            .write_all(bytes)
-            .unwrap_or_else(|e| panic!("write: {e}"));
-        self.writer.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+        {
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            w.write_all(bytes).unwrap_or_else(|e| panic!("write: {e}"));
+            w.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+        }
         std::thread::sleep(Duration::from_millis(40));
     }
 

@@ -132,6 +132,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Interject => prioritized(state, command.name, arg, Priority::Interject, fx),
         Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
         Command::Workspace => workspace(state, arg, fx),
+        Command::Mouse => mouse(state, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
     }
@@ -271,6 +272,26 @@ fn console_path(state: &State, path: &str) -> String {
         }
         _ => path.to_owned(),
     }
+}
+
+/// `/mouse [on|off]`: without an argument, toggle.
+fn mouse(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let on = match arg {
+        "" => !state.mouse,
+        "on" => true,
+        "off" => false,
+        other => {
+            let hint = format!("/mouse: unknown `{other}`. Use /mouse on or /mouse off.");
+            return state.conversation.note(hint, Tone::Error);
+        }
+    };
+    state.mouse = on;
+    fx.push(Effect::Mouse(on));
+    let text = match on {
+        true => "Mouse capture on: the wheel scrolls the conversation.",
+        false => "Mouse capture off: select text with the mouse to copy it; PgUp/PgDn scroll. /mouse on restores the wheel.",
+    };
+    state.conversation.note(text, Tone::Info);
 }
 
 /// `/workspace`: the overlay; `use PATH|ID [--isolated]`, `attach PATH`,

@@ -77,4 +77,7 @@ pub enum Effect {
     Quit,
     /// Ring the terminal bell (action_required).
     Bell,
+    /// Turn mouse capture on (wheel scrolls the console) or off (the
+    /// terminal selects and copies text).
+    Mouse(bool),
 }

@@ -109,6 +109,11 @@ pub struct State {
     pub told_no_model: bool,
     /// Quitting with work running was asked about (once).
     pub quit_asked: bool,
+    /// Mouse capture is on (the wheel scrolls; off, the terminal selects).
+    pub mouse: bool,
+    /// The terminal tells Shift+Enter from Enter (kitty keyboard
+    /// protocol on): hints advertise it; otherwise Alt+Enter.
+    pub shift_enter: bool,
     pub(crate) next_id: RequestId,
     pub(crate) pending: HashMap<RequestId, (String, Pending)>,
     pub(crate) history: History,
@@ -140,6 +145,8 @@ impl State {
             bind_on_open: false,
             told_no_model: false,
             quit_asked: false,
+            mouse: true,
+            shift_enter: false,
             next_id: 0,
             pending: HashMap::new(),
             history: History::Waiting { held: Vec::new() },

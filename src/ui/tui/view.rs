@@ -345,7 +345,12 @@ fn hint_line(state: &State, contexts: &[KeyContext], area: Rect, buf: &mut Buffe
         // Whole pairs only: drop the last ones when the line is full.
         let mut used: usize = spans.iter().map(Span::width).sum();
         for (i, (keys, word)) in pairs.iter().enumerate() {
-            let key = keys.split(" / ").next().unwrap_or(keys);
+            // The first key that works here: Shift+Enter only where the
+            // terminal tells it from Enter.
+            let key = keys
+                .split(" / ")
+                .find(|k| state.shift_enter || *k != "Shift+Enter")
+                .unwrap_or(keys);
             let sep = if i > 0 { 3 } else { 0 };
             let need = sep + width(key) + 1 + width(word);
             if used + need > w {

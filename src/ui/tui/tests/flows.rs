@@ -868,3 +868,13 @@ fn a_pasted_prompt_keeps_its_tabs_on_the_wire() {
         }]
     );
 }
+
+#[test]
+fn mouse_capture_can_be_switched_off_to_copy_text() {
+    let mut st = fresh();
+    assert_eq!(enter(&mut st, "/mouse off"), [Effect::Mouse(false)]);
+    assert!(!st.mouse);
+    assert!(screen(&st).contains("select text with the mouse"));
+    assert_eq!(enter(&mut st, "/mouse"), [Effect::Mouse(true)], "toggles");
+    assert!(enter(&mut st, "/mouse sideways").is_empty());
+}
