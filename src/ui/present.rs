@@ -256,5 +256,7 @@ mod describe;
 
 use describe::*;
 
+pub use describe::compact_count;
+
 #[cfg(test)]
 mod tests;

@@ -241,6 +241,7 @@ pub(super) async fn run(
         cancel,
     )
     .await?;
+    let tokens_before = (agent.total_input_tokens, agent.total_output_tokens);
     finish(
         inner,
         agent_id,
@@ -248,7 +249,7 @@ pub(super) async fn run(
         &message,
         turn_work_item_id,
         ending,
-        started,
+        (started, tokens_before),
     )
     .await
 }
@@ -618,7 +619,9 @@ async fn finish(
     message: &MessageEnvelope,
     turn_work_item_id: Option<String>,
     ending: Ending,
-    started: Instant,
+    // When the turn started, and the agent's token totals then (the
+    // turn's own usage is the difference).
+    (started, tokens_before): (Instant, (u64, u64)),
 ) -> Result<(), RuntimeError> {
     let duration_ms = started.elapsed().as_millis() as u64;
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
@@ -690,6 +693,10 @@ async fn finish(
                     "truncated": truncated.is_some(), "truncation_stop_reason": truncated,
                     "cancel_reason": cancel_reason.map(CancelReason::as_str),
                     "provider_attempt_timeline": cancelled_timeline,
+                    "token_usage": {
+                        "input_tokens": agent.total_input_tokens.saturating_sub(tokens_before.0),
+                        "output_tokens": agent.total_output_tokens.saturating_sub(tokens_before.1),
+                    },
                 }),
             })?;
             // Brief visibility: waiting for the operator -> action_required;

@@ -139,7 +139,21 @@ pub(super) fn describe(kind: EventKind, e: &EventRecord, out: &mut OperatorEvent
                 1 => "1 round".to_owned(),
                 n => format!("{n} rounds"),
             });
-            let detail = joined([u64_at(p, "/duration_ms").map(duration), rounds], ", ");
+            let tokens = match (
+                u64_at(p, "/token_usage/input_tokens"),
+                u64_at(p, "/token_usage/output_tokens"),
+            ) {
+                (Some(i), Some(o)) if i + o > 0 => Some(format!(
+                    "{} in / {} out tokens",
+                    compact_count(i),
+                    compact_count(o)
+                )),
+                _ => None,
+            };
+            let detail = joined(
+                [u64_at(p, "/duration_ms").map(duration), rounds, tokens],
+                ", ",
+            );
             let head = match text(p, "/kind") {
                 Some("completed") => "Turn completed".to_owned(),
                 Some("aborted") => "Turn ended early".to_owned(),
@@ -485,6 +499,15 @@ pub(super) fn task_status_changed(p: &Value, out: &mut OperatorEvent) -> String 
 // ---- small pure helpers -------------------------------------------------
 
 /// A non-blank string at a JSON pointer, trimmed.
+/// `812`, `12.3k`, `1.2M`.
+pub fn compact_count(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
 pub(super) fn text<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     let s = v.pointer(ptr).and_then(Value::as_str).map(str::trim);
     s.filter(|s| !s.is_empty())

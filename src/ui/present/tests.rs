@@ -578,6 +578,14 @@ fn turn_terminal() {
         Category::Runtime,
         "Turn completed (12.3 s, 3 rounds)",
     );
+    let payload = json!({ "kind": "completed", "rounds": 1, "duration_ms": 900,
+        "token_usage": { "input_tokens": 12_300, "output_tokens": 812 } });
+    check(
+        &show(EventKind::TurnTerminal, payload),
+        Visibility::Progress,
+        Category::Runtime,
+        "Turn completed (900 ms, 1 round, 12.3k in / 812 out tokens)",
+    );
 }
 
 #[test]

@@ -73,6 +73,8 @@ pub struct Turn {
     pub started_ms: Option<i64>,
     /// The latest activity of this turn (never carried into the next).
     pub activity: Option<String>,
+    /// Tokens this turn's provider rounds used so far (in + out).
+    pub tokens: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,8 +379,17 @@ impl Conversation {
                     message_id,
                     started_ms: ts_ms(&e.ts),
                     activity: None,
+                    tokens: 0,
                 });
                 (self.stream, self.progress) = (None, Vec::new());
+                self.generic(op);
+            }
+            Some(K::ProviderRoundCompleted) => {
+                if let Some(t) = self.turn.as_mut() {
+                    let used = u64_at(p, "/token_usage/input_tokens").unwrap_or(0)
+                        + u64_at(p, "/token_usage/output_tokens").unwrap_or(0);
+                    t.tokens += used;
+                }
                 self.generic(op);
             }
             Some(K::TurnTerminal) => {
@@ -401,7 +412,6 @@ impl Conversation {
                 | K::ControlApplied
                 | K::SchedulerDecision
                 | K::SystemTickEmitted
-                | K::ProviderRoundCompleted
                 | K::WorkItemCreated
                 | K::WorkItemPicked
                 | K::WorkItemUpdated

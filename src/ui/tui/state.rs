@@ -198,6 +198,7 @@ impl State {
             needs_operator: look.needs_operator,
             detail: self.agent.posture_reason.clone(),
             elapsed_ms: None,
+            tokens: 0,
         };
         if let Some(t) = turn {
             let stream = self.conversation.stream.as_ref().map(|(_, s)| s.as_str());
@@ -207,6 +208,7 @@ impl State {
                 .or(t.activity.clone())
                 .unwrap_or_else(|| "thinking".to_owned());
             w.elapsed_ms = t.started_ms.map(|s| (self.now_ms - s).max(0) as u64);
+            w.tokens = t.tokens;
         } else if paused {
             (w.label, w.glyph, w.animated) = ("Paused".into(), "‖", false);
         } else if sending {
@@ -230,6 +232,8 @@ pub struct Working {
     pub needs_operator: bool,
     pub detail: String,
     pub elapsed_ms: Option<u64>,
+    /// Tokens the running turn has used so far.
+    pub tokens: u64,
 }
 
 /// Where everything goes on screen.

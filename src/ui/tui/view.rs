@@ -221,9 +221,13 @@ fn working_row(state: &State, area: Rect, buf: &mut Buffer) {
     let mut spans = vec![Span::styled(format!("{glyph} {}", w.label), style)];
     // A running turn: elapsed time and how to interrupt it (Esc, as in
     // Codex CLI and Claude Code).
+    let tokens = match w.tokens {
+        0 => String::new(),
+        n => format!(" · {} tokens", crate::ui::present::compact_count(n)),
+    };
     let tail = w
         .elapsed_ms
-        .map(|ms| format!(" · {} · Esc to interrupt", elapsed(ms)))
+        .map(|ms| format!(" · {}{tokens} · Esc to interrupt", elapsed(ms)))
         .unwrap_or_default();
     let room = usize::from(area.width).saturating_sub(width(&w.label) + 5 + tail.len());
     if !w.detail.is_empty() {
