@@ -60,8 +60,17 @@ fn restore(screen: Screen) {
         crossterm::event::DisableMouseCapture,
         crossterm::cursor::Show
     );
-    if screen == Screen::Alternate {
-        let _ = execute!(out, terminal::LeaveAlternateScreen);
+    match screen {
+        Screen::Alternate => {
+            let _ = execute!(out, terminal::LeaveAlternateScreen);
+        }
+        Screen::Inline => {
+            // The last frame stays on the screen (and in the scrollback);
+            // the shell's prompt starts on a clean line below it.
+            let rows = terminal::size().map(|(_, h)| h).unwrap_or(1);
+            let _ = execute!(out, crossterm::cursor::MoveTo(0, rows.saturating_sub(1)));
+            let _ = out.write_all(b"\r\n");
+        }
     }
     if let Err(e) = terminal::disable_raw_mode() {
         tracing::error!(error = %e, "could not restore the terminal mode");

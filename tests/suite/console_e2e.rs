@@ -119,6 +119,10 @@ fn no_alt_screen_keeps_the_normal_screen() {
         !raw.windows(8).any(|w| w == b"\x1b[?1049h"),
         "never entered the alternate screen"
     );
+    // The last frame stays; the shell gets a clean line below it.
+    let (row, col) = c.cursor();
+    assert_eq!((row, col), (23, 0), "the cursor is on a fresh last line");
+    assert!(c.contents().contains("Ctrl+O overlays"), "the last frame is still there");
 }
 
 #[test]

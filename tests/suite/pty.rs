@@ -181,6 +181,15 @@ impl Console {
         self.raw.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// The cursor's (row, column) on the screen.
+    pub fn cursor(&self) -> (u16, u16) {
+        self.screen
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .screen()
+            .cursor_position()
+    }
+
     /// Whether the alternate screen is active (vt100's view).
     pub fn alternate_screen(&self) -> bool {
         self.screen

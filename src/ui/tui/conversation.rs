@@ -309,6 +309,17 @@ impl Conversation {
                     _ => "queued",
                 };
                 let state = PromptState::Waiting(label.to_owned());
+                // The operator answered: earlier questions no longer carry
+                // the NEEDS YOUR INPUT mark (only rows that need it do).
+                let asked = |r: &Row| {
+                    matches!(r.kind(), RowKind::Brief { visibility, .. }
+                        if *visibility == Visibility::ActionRequired)
+                };
+                for row in self.rows.iter_mut().filter(|r| asked(r)) {
+                    if let RowKind::Brief { visibility, .. } = row.kind_mut() {
+                        *visibility = Visibility::TurnResult;
+                    }
+                }
                 let i = self.push(RowKind::Operator { text, state }, DisplayMode::Info);
                 self.rows[i].message_id = Some(id);
             }
