@@ -122,7 +122,11 @@ fn no_alt_screen_keeps_the_normal_screen() {
     // The last frame stays; the shell gets a clean line below it.
     let (row, col) = c.cursor();
     assert_eq!((row, col), (23, 0), "the cursor is on a fresh last line");
-    assert!(c.contents().contains("Ctrl+O overlays"), "the last frame is still there");
+    let shown = c.contents();
+    assert!(
+        shown.contains("› /quit"),
+        "the last frame is still there:\n{shown}"
+    );
 }
 
 #[test]
