@@ -301,7 +301,7 @@ impl Overlay {
             Overlay::Transcript(o) => o.on_response(id, result, ctx),
             Overlay::Tasks(o) => o.on_response(id, result, ctx),
             Overlay::Work(o) => o.status.on_response(id, result),
-            Overlay::WorkDetail(o) => o.status.on_response(id, result),
+            Overlay::WorkDetail(o) => o.on_response(id, result),
             Overlay::State(o) => o.on_response(id, result),
             Overlay::Events(o) => o.on_response(id, result, ctx),
             Overlay::Workspaces(o) => o.on_response(id, result, ctx),

@@ -12,15 +12,17 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
+use super::super::msg::RequestId;
 use super::super::projection::{AgentView, WorkItemView};
 use super::super::rows::Tone;
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, truncate, width as width_of, wrap};
 use super::input::{Input, Purpose};
 use super::{draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Overlay, Status};
-use crate::runtime::api::Request;
+use crate::runtime::api::{ApiError, Request};
 use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +87,10 @@ pub fn grouped(agent: &AgentView) -> Vec<(Group, &WorkItemView)> {
 }
 
 /// The requests shared by the list and the detail view.
+/// `kind` is the overlay asking: its answer (done or the error) comes back
+/// to it, never to another one.
 fn act(
+    kind: OverlayKind,
     action: Action,
     item: &WorkItemView,
     input: &mut Option<Input>,
@@ -103,7 +108,7 @@ fn act(
                 work_item_id: id,
             };
             status.wait(
-                ctx.call(OverlayKind::Work, request),
+                ctx.call(kind, request),
                 "Picked: it is now the current focus.",
             );
         }
@@ -128,7 +133,7 @@ fn act(
 }
 
 /// A confirmed input of the list or the detail view.
-fn confirm(input: Input, status: &mut Status, ctx: &mut Ctx<'_>) {
+fn confirm(kind: OverlayKind, input: Input, status: &mut Status, ctx: &mut Ctx<'_>) {
     let agent_id = ctx.agent_id.to_owned();
     let value = input.value();
     let (request, done) = match input.purpose {
@@ -174,22 +179,37 @@ fn confirm(input: Input, status: &mut Status, ctx: &mut Ctx<'_>) {
         | Purpose::JumpSeq
         | Purpose::AttachWorkspace => return,
     };
-    status.wait(ctx.call(OverlayKind::Work, request), done);
+    status.wait(ctx.call(kind, request), done);
 }
 
 #[derive(Debug, Default)]
 pub struct WorkList {
     pub input: Option<Input>,
     pos: ListPos,
+    /// The selected item's id: the cursor stays on it when the grouping
+    /// moves it (picking makes it current).
+    selected_id: Option<String>,
     pub status: Status,
 }
 
 impl WorkList {
+    /// The selected index: where the remembered item is now.
+    fn selected(&self, items: &[(Group, &WorkItemView)]) -> usize {
+        self.selected_id
+            .as_deref()
+            .and_then(|id| items.iter().position(|(_, w)| w.id == id))
+            .unwrap_or(self.pos.selected)
+            .min(items.len().saturating_sub(1))
+    }
+
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let items = grouped(ctx.agent);
+        self.pos.selected = self.selected(&items);
         if self.pos.on_action(action, items.len(), ctx.page) {
+            self.selected_id = items.get(self.pos.selected).map(|(_, w)| w.id.clone());
             return;
         }
+        self.selected_id = items.get(self.pos.selected).map(|(_, w)| w.id.clone());
         if action == Action::AddWork {
             self.input = Some(Input::new("Objective", Purpose::AddWork, ""));
             return;
@@ -198,19 +218,33 @@ impl WorkList {
             return;
         };
         if action == Action::Select {
+            // Events carry the record, not the plan: a fresh agent.state
+            // brings the plan of an item created since the console opened.
+            let request = Request::AgentState {
+                agent_id: ctx.agent_id.to_owned(),
+            };
             let detail = WorkDetail {
                 id: item.id.clone(),
+                awaiting_plan: (item.plan_preview.is_none())
+                    .then(|| ctx.call(OverlayKind::WorkDetail, request)),
                 ..WorkDetail::default()
             };
             ctx.intents.push(Intent::Push(Overlay::WorkDetail(detail)));
             return;
         }
         let item = (*item).clone();
-        act(action, &item, &mut self.input, &mut self.status, ctx);
+        act(
+            OverlayKind::Work,
+            action,
+            &item,
+            &mut self.input,
+            &mut self.status,
+            ctx,
+        );
     }
 
     pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        confirm(input, &mut self.status, ctx);
+        confirm(OverlayKind::Work, input, &mut self.status, ctx);
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
@@ -233,18 +267,23 @@ impl WorkList {
                 lines.push((None, header(&format!("{} ({count})", g.title()), t)));
                 last = Some(*g);
             }
-            lines.push((Some(n), item_line(w, *g, width, t)));
+            // Equal objectives are told apart by their id's tail.
+            let twin = items
+                .iter()
+                .any(|(_, o)| o.id != w.id && o.objective == w.objective);
+            lines.push((Some(n), item_line(w, *g, twin, width, t)));
         }
+        let selected = self.selected(&items);
         let status_h = u16::from(self.status.message.is_some());
         let rows_h = usize::from(area.height.saturating_sub(status_h));
         let sel_line = lines
             .iter()
-            .position(|(n, _)| *n == Some(self.pos.selected))
+            .position(|(n, _)| *n == Some(selected))
             .unwrap_or(0);
         let first = self.pos_window(sel_line, lines.len(), rows_h);
         for (i, (n, line)) in lines.iter().enumerate().skip(first).take(rows_h) {
             let y = area.y + (i - first) as u16;
-            draw_row(area, buf, y, line, *n == Some(self.pos.selected), t);
+            draw_row(area, buf, y, line, *n == Some(selected), t);
         }
         if let Some(line) = self.status.line(t) {
             buf.set_line(
@@ -266,7 +305,7 @@ impl WorkList {
     }
 }
 
-fn item_line(w: &WorkItemView, g: Group, width: usize, t: Theme) -> Line<'static> {
+fn item_line(w: &WorkItemView, g: Group, twin: bool, width: usize, t: Theme) -> Line<'static> {
     let done = w.todos.iter().filter(|x| x.state == "completed").count();
     let mut tags: Vec<String> = Vec::new();
     if !w.todos.is_empty() {
@@ -288,7 +327,18 @@ fn item_line(w: &WorkItemView, g: Group, width: usize, t: Theme) -> Line<'static
         Group::Blocked => "■ ",
         Group::Runnable => "· ",
     };
-    let objective = truncate(&sanitize(&w.objective), width.saturating_sub(3).min(70));
+    let suffix = match twin {
+        true => format!(
+            " (…{})",
+            w.id.get(w.id.len().saturating_sub(6)..).unwrap_or(&w.id)
+        ),
+        false => String::new(),
+    };
+    let shown = truncate(
+        &sanitize(&w.objective),
+        width.saturating_sub(3 + suffix.len()).min(70),
+    );
+    let objective = format!("{shown}{suffix}");
     let room = width.saturating_sub(2 + width_of(&objective));
     let tail = match tags.is_empty() {
         true => String::new(),
@@ -308,6 +358,9 @@ pub struct WorkDetail {
     pub input: Option<Input>,
     pub status: Status,
     top: usize,
+    /// The plan preview fetched when the projection has none.
+    plan: Option<String>,
+    awaiting_plan: Option<RequestId>,
 }
 
 impl WorkDetail {
@@ -318,6 +371,25 @@ impl WorkDetail {
         }
     }
 
+    /// The answers to this view's own requests: its actions' outcomes and
+    /// the plan it asked for.
+    pub fn on_response(&mut self, id: RequestId, result: &Result<Value, ApiError>) {
+        if Some(id) == self.awaiting_plan {
+            self.awaiting_plan = None;
+            if let Ok(v) = result {
+                self.plan = v["work_items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|w| w["id"] == self.id.as_str())
+                    .and_then(|w| w["plan_preview"].as_str())
+                    .map(str::to_owned);
+            }
+            return;
+        }
+        self.status.on_response(id, result);
+    }
+
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         match action {
             Action::Up => self.top = self.top.saturating_sub(1),
@@ -325,14 +397,15 @@ impl WorkDetail {
             Action::Home => self.top = 0,
             _ => {
                 if let Some(item) = ctx.agent.work_item(&self.id).cloned() {
-                    act(action, &item, &mut self.input, &mut self.status, ctx);
+                    let kind = OverlayKind::WorkDetail;
+                    act(kind, action, &item, &mut self.input, &mut self.status, ctx);
                 }
             }
         }
     }
 
     pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        confirm(input, &mut self.status, ctx);
+        confirm(OverlayKind::WorkDetail, input, &mut self.status, ctx);
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
@@ -371,7 +444,7 @@ impl WorkDetail {
         for (label, value) in fields {
             lines.extend(field(label, &value, lw, width, t));
         }
-        if let Some(plan) = &w.plan_preview {
+        if let Some(plan) = w.plan_preview.as_ref().or(self.plan.as_ref()) {
             lines.push(Line::default());
             lines.push(header("Plan", t));
             for l in plan.lines() {

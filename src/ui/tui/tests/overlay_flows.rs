@@ -329,3 +329,79 @@ fn events_inspector_pages_through_history() {
     update(&mut st, Msg::Event(Box::new(live)));
     assert!(screen(&st).contains("#42–541 of 1,201"));
 }
+
+#[test]
+fn work_item_answers_reach_the_view_that_asked_and_the_cursor_follows_its_item() {
+    let mut s = session();
+    let mut st = booted(&s, StoredMode::Info, 120, 40);
+    // Two items with one name, created while the console is open.
+    for id in ["wi_twin_a", "wi_twin_b"] {
+        let e = s.work(
+            "work_item_created",
+            &work_item(id, "Tidy the logs", 1),
+            json!({}),
+        );
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    prefix(&mut st, 'w');
+    let shown = screen(&st);
+    assert!(
+        shown.contains("Tidy the logs (…twin_a)") && shown.contains("Tidy the logs (…twin_b)"),
+        "{shown}"
+    );
+    // Select the docs item and pick it: it moves to the top (current), and
+    // the cursor moves with it.
+    let docs = |fx: &[Effect]| matches!(&requests(fx)[..], [Request::WorkItemPick { work_item_id, .. }] if work_item_id == "wi_docs");
+    let mut picked = false;
+    for _ in 0..6 {
+        let fx = update(&mut st, key(KeyCode::Char('p')));
+        if docs(&fx) {
+            picked = true;
+            break;
+        }
+        update(&mut st, key(KeyCode::Down));
+    }
+    assert!(picked, "reached the docs item");
+    let e = s.push(
+        "work_item_picked",
+        None,
+        json!({ "work_item_id": "wi_docs", "objective": "Document the retry policy for operators" }),
+    );
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert!(
+        docs(&update(&mut st, key(KeyCode::Char('p')))),
+        "the cursor stayed on it"
+    );
+
+    // Its detail asks for the plan the events did not carry, and an action
+    // taken there is answered there (never a lone "…").
+    let fx = update(&mut st, key(KeyCode::Enter));
+    let id = call_id(&fx, "agent.state");
+    let state = json!({ "work_items": [{ "id": "wi_docs", "plan_preview": "1. Draft the policy\n2. Review it" }] });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(state),
+        },
+    );
+    assert!(
+        screen(&st).contains("1. Draft the policy"),
+        "{}",
+        screen(&st)
+    );
+    let fx = update(&mut st, key(KeyCode::Char('p')));
+    let id = call_id(&fx, "work_item.pick");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!({})),
+        },
+    );
+    let shown = screen(&st);
+    assert!(
+        shown.contains("Picked: it is now the current focus."),
+        "{shown}"
+    );
+}
