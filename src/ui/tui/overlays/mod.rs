@@ -429,11 +429,16 @@ impl ListPos {
 
     /// The first index to show so `selected` is in a window of `height`.
     pub fn window(&self, len: usize, height: usize) -> usize {
+        self.window_at(self.selected, len, height)
+    }
+
+    /// As `window`, for a selection the caller tracks (by id).
+    pub fn window_at(&self, selected: usize, len: usize, height: usize) -> usize {
         let mut off = self.offset.get();
-        if self.selected < off {
-            off = self.selected;
-        } else if height > 0 && self.selected >= off + height {
-            off = self.selected + 1 - height;
+        if selected < off {
+            off = selected;
+        } else if height > 0 && selected >= off + height {
+            off = selected + 1 - height;
         }
         off = off.min(len.saturating_sub(height.max(1)));
         self.offset.set(off);

@@ -29,12 +29,17 @@ pub struct Output {
     pub text: String,
     pub bytes: u64,
     pub truncated: bool,
+    /// The task was still running when this output was read.
+    pub running: bool,
 }
 
 #[derive(Debug, Default)]
 pub struct Tasks {
     pub input: Option<Input>,
     pos: ListPos,
+    /// The selected task's id: the selection stays on it when it ends and
+    /// the list reorders.
+    selected_id: Option<String>,
     pub output: Option<Output>,
     awaiting: Option<RequestId>,
     follow: bool,
@@ -63,13 +68,28 @@ impl Tasks {
     }
 
     fn selected<'a>(&self, agent: &'a AgentView) -> Option<&'a TaskView> {
-        ordered(agent).get(self.pos.selected).copied()
+        let tasks = ordered(agent);
+        self.selected_id
+            .as_deref()
+            .and_then(|id| tasks.iter().find(|t| t.id == id))
+            .or_else(|| tasks.get(self.pos.selected))
+            .copied()
+    }
+
+    /// Where the selected task is in the list now.
+    fn selected_index(&self, agent: &AgentView) -> usize {
+        let tasks = ordered(agent);
+        self.selected_id
+            .as_deref()
+            .and_then(|id| tasks.iter().position(|t| t.id == id))
+            .unwrap_or(self.pos.selected)
     }
 
     fn fetch(&mut self, ctx: &mut Ctx<'_>) {
         let Some(task) = self.selected(ctx.agent) else {
             return;
         };
+        self.selected_id = Some(task.id.clone());
         let request = Request::TaskOutput {
             agent_id: ctx.agent_id.to_owned(),
             task_id: task.id.clone(),
@@ -79,9 +99,18 @@ impl Tasks {
         self.last_poll_ms = ctx.now_ms;
     }
 
-    /// Following a running task: the core keeps ticking.
+    /// Following a running task, or one that ended since its output was
+    /// last read (one more read shows how it ended): the core keeps
+    /// ticking.
     pub fn following(&self, agent: &AgentView) -> bool {
-        self.follow && self.selected(agent).is_some_and(TaskView::is_active)
+        let Some(task) = self.selected(agent) else {
+            return false;
+        };
+        let stale = self
+            .output
+            .as_ref()
+            .is_some_and(|o| o.task_id == task.id && o.running && !task.is_active());
+        self.follow && (task.is_active() || stale)
     }
 
     pub fn on_tick(&mut self, ctx: &mut Ctx<'_>) {
@@ -93,9 +122,11 @@ impl Tasks {
 
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let len = ordered(ctx.agent).len();
+        self.pos.selected = self.selected_index(ctx.agent);
         let before = self.pos.selected;
         if self.pos.on_action(action, len, ctx.page) {
             if self.pos.selected != before {
+                self.selected_id = None;
                 self.fetch(ctx);
             }
             return;
@@ -174,6 +205,7 @@ impl Tasks {
                         .to_owned(),
                     bytes: u64_at(v, "/output_bytes").unwrap_or(0),
                     truncated: flag(v, "/truncated"),
+                    running: text(v, "/retrieval_status") == Some("not_ready"),
                 });
             }
             Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
@@ -195,7 +227,8 @@ impl Tasks {
             .clamp(3, area.height / 3)
             .min(area.height);
         let (list, pane) = split(area, area.height.saturating_sub(list_h + 1));
-        let first = self.pos.window(tasks.len(), usize::from(list.height));
+        let sel = self.selected_index(look.agent);
+        let first = self.pos.window_at(sel, tasks.len(), usize::from(list.height));
         let width = usize::from(area.width).saturating_sub(1);
         for (n, task) in tasks
             .iter()
@@ -225,13 +258,13 @@ impl Tasks {
                 Span::styled(truncate(&status, 24), style),
             ]);
             let y = list.y + (n - first) as u16;
-            draw_row(list, buf, y, &line, n == self.pos.selected, t);
+            draw_row(list, buf, y, &line, n == sel, t);
         }
         let Some(pane) = pane else {
             return;
         };
         rule(area, buf, pane.y - 1, t);
-        self.render_output(pane, buf, look, tasks.get(self.pos.selected).copied());
+        self.render_output(pane, buf, look, tasks.get(sel).copied());
     }
 
     fn render_output(

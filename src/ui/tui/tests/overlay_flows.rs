@@ -405,3 +405,67 @@ fn work_item_answers_reach_the_view_that_asked_and_the_cursor_follows_its_item()
         "{shown}"
     );
 }
+
+#[test]
+fn following_a_task_shows_how_it_ended() {
+    use crate::runtime::tasks::TaskStatus;
+    let mut s = session();
+    let mut st = booted(&s, StoredMode::Info, 120, 40);
+    let t = task("task_live", "cargo build", "operator", None, 50);
+    for e in [
+        s.task_created(&t),
+        s.task_status(
+            "task_live",
+            "cargo build",
+            TaskStatus::Queued,
+            TaskStatus::Running,
+            None,
+            None,
+            None,
+        ),
+    ] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let fx = prefix(&mut st, 't');
+    let id = call_id(&fx, "task.output");
+    let running = json!({ "task": { "id": "task_live" }, "output": "Compiling holon", "output_bytes": 15,
+                          "truncated": false, "retrieval_status": "not_ready" });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(running),
+        },
+    );
+    assert!(st.wants_tick(), "following the running task");
+    // It ends between two reads: one more read shows the end.
+    let done = s.task_status(
+        "task_live",
+        "cargo build",
+        TaskStatus::Running,
+        TaskStatus::Completed,
+        Some(0),
+        Some(900),
+        None,
+    );
+    update(&mut st, Msg::Event(Box::new(done)));
+    assert!(st.wants_tick(), "still ticking for the final output");
+    let fx = update(
+        &mut st,
+        Msg::Tick {
+            now_ms: i64::MAX / 2,
+        },
+    );
+    let id = call_id(&fx, "task.output");
+    let finished = json!({ "task": { "id": "task_live" }, "output": "Compiling holon\nFinished release", "output_bytes": 32,
+                           "truncated": false, "retrieval_status": "success" });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(finished),
+        },
+    );
+    assert!(screen(&st).contains("Finished release"), "{}", screen(&st));
+    assert!(!st.wants_tick(), "done following");
+}
