@@ -709,3 +709,27 @@ async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
     assert_eq!(reqs[2].conversation, expected);
     r.host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_command_can_be_answered_on_its_stdin() {
+    let r = rig(vec![]).await;
+    let task = r
+        .host
+        .run_operator_command("main", "read answer; echo got:$answer")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let receipt = r
+        .host
+        .task_input("main", &task.id, "yes\n")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(receipt.accepted_input, "{receipt:?}");
+    let done = wait_event(&r.host, "the command's end", |e| {
+        e.kind == "task_status_changed"
+            && e.payload["task_id"] == task.id.as_str()
+            && e.payload["to"] == "completed"
+    })
+    .await;
+    let preview = done.payload["output_preview"].as_str().unwrap_or_default();
+    assert!(preview.contains("got:yes"), "{}", done.payload);
+}

@@ -605,10 +605,12 @@ impl RuntimeHost {
         let workdir = PathBuf::from(self.inner.execution_of(agent_id)?.cwd);
         std::fs::create_dir_all(&workdir)
             .map_err(io_err(format!("creating {}", workdir.display())))?;
+        // The operator can answer a prompt it asks (the tasks overlay's
+        // input line, `task.input`); stop it if it waits for nothing.
         let spec = CommandSpec {
             cmd: cmd.to_owned(),
             workdir,
-            accepts_input: false,
+            accepts_input: true,
         };
         self.inner
             .tasks

@@ -237,6 +237,8 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Tasks, &[ch('f')], "f", A::Follow, "follow the output while the task runs", "follow"),
     bind(C::Tasks, &[ch('s')], "s", A::StopTask, "stop the task", "stop"),
     bind(C::Tasks, &[ch('i')], "i", A::TaskInput, "send a line of input to the task", "input"),
+    bind(C::Tasks, &[ch('[')], "[", A::Earlier, "scroll the output back", "earlier"),
+    bind(C::Tasks, &[ch(']')], "]", A::Later, "scroll the output forward", "later"),
     bind(C::Tasks, &[ch('r')], "r", A::Refresh, "refresh", ""),
     bind(C::Work, &[key(K::Enter)], "Enter", A::Select, "show the work item", "detail"),
     bind(C::Work, &[ch('a')], "a", A::AddWork, "add a work item", "add"),

@@ -393,6 +393,38 @@ impl AgentView {
                 decision_words(decision)
             ));
         }
+        // In plain words: what waits for the operator, what the agent
+        // waits on.
+        for w in self.work_items.iter().filter(|w| !w.completed) {
+            if w.plan_status == "needs_input" {
+                out.push(format!(
+                    "Work item “{}” ({}) waits for you: its plan needs your input — answer in the composer.",
+                    w.objective, w.id
+                ));
+            } else if let Some(b) = &w.blocked_by {
+                out.push(format!(
+                    "Work item “{}” ({}) is blocked: {b}.",
+                    w.objective, w.id
+                ));
+            }
+        }
+        for t in self.tasks.iter().filter(|t| t.is_active()) {
+            out.push(format!(
+                "Task {} (`{}`) is {}; its result wakes the agent when it ends.",
+                t.id,
+                super::wrap::truncate(&t.cmd, 60),
+                t.status.replace('_', " ")
+            ));
+        }
+        if let Some(s) = &self.summary {
+            match s.timers_active {
+                0 => {}
+                1 => out.push("A timer will wake the agent (see /events for when).".to_owned()),
+                n => out.push(format!(
+                    "{n} timers will wake the agent (see /events for when)."
+                )),
+            }
+        }
         if let Some(outcome) = text(&self.closure, "/outcome") {
             let waiting = text(&self.closure, "/waiting_reason").map(super::fmt::words);
             let tail = waiting.map(|w| format!(", {w}")).unwrap_or_default();

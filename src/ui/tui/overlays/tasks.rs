@@ -40,6 +40,8 @@ pub struct Tasks {
     /// The selected task's id: the selection stays on it when it ends and
     /// the list reorders.
     selected_id: Option<String>,
+    /// Output lines scrolled back from the end (`[` and `]`).
+    back: usize,
     pub output: Option<Output>,
     awaiting: Option<RequestId>,
     follow: bool,
@@ -127,6 +129,7 @@ impl Tasks {
         if self.pos.on_action(action, len, ctx.page) {
             if self.pos.selected != before {
                 self.selected_id = None;
+                self.back = 0;
                 self.fetch(ctx);
             }
             return;
@@ -136,6 +139,9 @@ impl Tasks {
         };
         let agent_id = ctx.agent_id.to_owned();
         match action {
+            // Scroll the output back and forth by half a page.
+            Action::Earlier => self.back += ctx.page.max(2) / 2,
+            Action::Later => self.back = self.back.saturating_sub(ctx.page.max(2) / 2),
             Action::Select | Action::Refresh => self.fetch(ctx),
             Action::Follow => {
                 self.follow = !self.follow;
@@ -228,7 +234,9 @@ impl Tasks {
             .min(area.height);
         let (list, pane) = split(area, area.height.saturating_sub(list_h + 1));
         let sel = self.selected_index(look.agent);
-        let first = self.pos.window_at(sel, tasks.len(), usize::from(list.height));
+        let first = self
+            .pos
+            .window_at(sel, tasks.len(), usize::from(list.height));
         let width = usize::from(area.width).saturating_sub(1);
         for (n, task) in tasks
             .iter()
@@ -302,12 +310,28 @@ impl Tasks {
                     }
                 }
                 let room = usize::from(pane.height).saturating_sub(lines.len() + 1);
-                let skip = body.len().saturating_sub(room);
+                // Scrolled back `back` lines from the end (never past the
+                // start).
+                let end = body
+                    .len()
+                    .saturating_sub(self.back)
+                    .max(room.min(body.len()));
+                let skip = end.saturating_sub(room);
                 if o.truncated || skip > 0 {
-                    let note = format!("… earlier output not shown ({} bytes in all)", o.bytes);
+                    let note = match end < body.len() {
+                        true => format!(
+                            "… scrolled back {} lines ([ earlier, ] later; {} bytes in all)",
+                            body.len() - end,
+                            o.bytes
+                        ),
+                        false => format!(
+                            "… earlier output above: [ scrolls back ({} bytes in all)",
+                            o.bytes
+                        ),
+                    };
                     lines.push(Line::from(Span::styled(note, t.dim())));
                 }
-                lines.extend(body.into_iter().skip(skip));
+                lines.extend(body.into_iter().take(end).skip(skip));
             }
         }
         if let Some(status) = self.status.line(t) {

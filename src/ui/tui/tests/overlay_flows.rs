@@ -469,3 +469,33 @@ fn following_a_task_shows_how_it_ended() {
     assert!(screen(&st).contains("Finished release"), "{}", screen(&st));
     assert!(!st.wants_tick(), "done following");
 }
+
+#[test]
+fn task_output_scrolls_back() {
+    let mut st = booted(&session(), StoredMode::Info, 100, 30);
+    let fx = prefix(&mut st, 't');
+    let id = call_id(&fx, "task.output");
+    let text: Vec<String> = (1..=200).map(|n| format!("line {n:03}")).collect();
+    let answer = json!({ "task": { "id": "task_02" }, "output": text.join("\n"), "output_bytes": 1800,
+                         "truncated": false, "retrieval_status": "success" });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(answer),
+        },
+    );
+    assert!(screen(&st).contains("line 200") && !screen(&st).contains("line 150"));
+    for _ in 0..8 {
+        update(&mut st, key(KeyCode::Char('[')));
+    }
+    let shown = screen(&st);
+    assert!(
+        !shown.contains("line 200") && shown.contains("scrolled back"),
+        "{shown}"
+    );
+    for _ in 0..8 {
+        update(&mut st, key(KeyCode::Char(']')));
+    }
+    assert!(screen(&st).contains("line 200"));
+}
