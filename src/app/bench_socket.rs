@@ -84,21 +84,29 @@ pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
     let t = Instant::now();
     let mut from = 1u64;
     let mut seen = 0u64;
+    // What an attached console needs: every event decoded, once, straight
+    // from the answer's text.
+    #[derive(serde::Deserialize)]
+    struct Page {
+        events: Vec<crate::store::EventRecord>,
+        next_seq: u64,
+    }
     loop {
-        let page = client
-            .call(Request::EventsPage {
+        let text = client
+            .call_raw(Request::EventsPage {
                 agent_id: "main".into(),
                 from_seq: from,
                 limit: 5000,
                 kind: None,
             })
             .await?;
-        let events = page["events"].as_array().map(Vec::len).unwrap_or(0) as u64;
+        let page: Page = serde_json::from_str(&text)?;
+        let events = page.events.len() as u64;
         if events == 0 {
             break;
         }
         seen += events;
-        from = page["next_seq"].as_u64().unwrap_or(from + events);
+        from = page.next_seq;
     }
     let elapsed = t.elapsed();
     println!(

@@ -487,6 +487,13 @@ pub trait RuntimeClient: Send + Sync {
 
     /// "embedded" or "attached", for the console's status line.
     fn transport(&self) -> &'static str;
+
+    /// `call`, answered as JSON text: what the socket server sends. A
+    /// client may answer some requests without building a `Value` (an
+    /// events page splices the stored events in as they are).
+    fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
+        Box::pin(async move { self.call(request).await.map(|v| v.to_string()) })
+    }
 }
 
 /// Typed helpers over `call`.

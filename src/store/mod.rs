@@ -450,6 +450,18 @@ impl ReadCtx {
         tables::events_page(&t, agent_id, from_seq, limit)
     }
 
+    /// As `events`, each event's stored JSON as it is (`(event_seq,
+    /// bytes)`), for splicing into a response without decoding.
+    pub fn events_raw(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let t = self.txn.open_table(schema::EVENTS)?;
+        tables::events_page_raw(&t, agent_id, from_seq, limit)
+    }
+
     /// The newest `limit` events before `before_seq`, oldest first.
     pub fn events_before(
         &self,

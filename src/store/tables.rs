@@ -97,6 +97,28 @@ pub(crate) fn events_page(
     Ok(out)
 }
 
+/// As `events_page`, the stored JSON of each event as it is (no decode):
+/// what a page sent over the wire needs, spliced in unchanged.
+pub(crate) fn events_page_raw(
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(4096));
+    if limit == 0 {
+        return Ok(out);
+    }
+    for row in events.range((agent_id, from_seq)..=(agent_id, u64::MAX))? {
+        let (k, v) = row?;
+        out.push((k.value().1, v.value().to_vec()));
+        if out.len() >= limit {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// The newest `limit` events with `event_seq < before_seq`, oldest first.
 pub(crate) fn events_page_before(
     events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,

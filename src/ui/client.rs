@@ -22,7 +22,25 @@ use crate::runtime::api::{
     SubscriptionItem,
 };
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, ApiError>>>>>;
+/// Answers are handed over as their JSON text: `call` parses it into a
+/// `Value`, `call_raw` not at all (a large events page is decoded once,
+/// straight into what the caller wants).
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<String, ApiError>>>>>;
+
+/// One line from the server, with its result left unparsed.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default, borrow)]
+    result: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+}
 type Subs = Arc<Mutex<HashMap<String, mpsc::Sender<SubscriptionItem>>>>;
 
 pub struct SocketClient {
@@ -52,12 +70,12 @@ impl SocketClient {
             let mut lines = BufReader::new(read).lines();
             let mut ending = closed();
             while let Ok(Some(line)) = lines.next_line().await {
-                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                let Ok(v) = serde_json::from_str::<Envelope<'_>>(&line) else {
                     continue;
                 };
                 // The server says why it is about to close (id null).
-                if v.get("id").is_some_and(Value::is_null) {
-                    if let Some(e) = v.get("error") {
+                if v.id.as_ref().is_some_and(Value::is_null) {
+                    if let Some(e) = &v.error {
                         if let Ok(e) = serde_json::from_value::<ApiError>(e.clone()) {
                             ending = e;
                         }
@@ -85,6 +103,11 @@ impl SocketClient {
     }
 
     async fn send(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+        let text = self.send_raw(method, params).await?;
+        serde_json::from_str(&text).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+    }
+
+    async fn send_raw(&self, method: &str, params: Value) -> Result<String, ApiError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
@@ -103,13 +126,13 @@ impl SocketClient {
     }
 }
 
-async fn route(v: Value, pending: &Pending, subs: &Subs) {
-    if let Some(id) = v.get("id").and_then(Value::as_u64) {
+async fn route(v: Envelope<'_>, pending: &Pending, subs: &Subs) {
+    if let Some(id) = v.id.as_ref().and_then(Value::as_u64) {
         let Some(tx) = lock(pending).remove(&id) else {
             return;
         };
-        let result = match (v.get("result"), v.get("error")) {
-            (Some(r), _) => Ok(r.clone()),
+        let result = match (v.result, v.error) {
+            (Some(r), _) => Ok(r.get().to_owned()),
             (None, Some(e)) => Err(serde_json::from_value::<ApiError>(e.clone())
                 .unwrap_or_else(|_| ApiError::new(ErrorCode::Internal, e.to_string()))),
             (None, None) => Err(ApiError::new(
@@ -120,8 +143,8 @@ async fn route(v: Value, pending: &Pending, subs: &Subs) {
         let _ = tx.send(result);
         return;
     }
-    let method = v.get("method").and_then(Value::as_str).unwrap_or_default();
-    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    let method = v.method.as_deref().unwrap_or_default();
+    let params = v.params.unwrap_or(Value::Null);
     let Some(sub) = params.get("subscription").and_then(Value::as_str) else {
         return;
     };
@@ -157,6 +180,16 @@ impl RuntimeClient for SocketClient {
             let method = v["method"].as_str().unwrap_or_default().to_owned();
             let params = v.get("params").cloned().unwrap_or(Value::Null);
             self.send(&method, params).await
+        })
+    }
+
+    fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
+        Box::pin(async move {
+            let v = serde_json::to_value(&request)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+            let method = v["method"].as_str().unwrap_or_default().to_owned();
+            let params = v.get("params").cloned().unwrap_or(Value::Null);
+            self.send_raw(&method, params).await
         })
     }
 

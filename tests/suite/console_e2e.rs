@@ -136,7 +136,7 @@ fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
     let _daemon = Daemon(&home);
     home.ok(&["send", "sent from the cli"]);
     home.ok(&["work", "add", "queued from the cli"]);
-    let mut c = Console::start(home.path(), &["attach"], 100, 30, &[]);
+    let mut c = Console::start(home.path(), &["attach"], 120, 30, &[]);
     c.wait_until("attached", |s| {
         s.contains("main ·") && s.contains("streaming")
     });

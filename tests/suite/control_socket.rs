@@ -586,3 +586,47 @@ async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() 
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spliced_events_page_is_the_same_page() {
+    let s = served().await;
+    for i in 0..5 {
+        s.rig
+            .host
+            .submit(super::runtime_core::prompt(
+                &format!("p{i}"),
+                Priority::Normal,
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    for (from, limit) in [(1, 3), (2, 500), (10_000, 10)] {
+        let req = Request::EventsPage {
+            agent_id: "main".into(),
+            from_seq: from,
+            limit,
+            kind: None,
+        };
+        let typed = s
+            .rig
+            .host
+            .call(req.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let raw = s
+            .rig
+            .host
+            .call_raw(req)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let spliced: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}: {raw}"));
+        assert_eq!(spliced, typed, "from {from}, limit {limit}");
+    }
+    // And over the socket, an unknown agent is still an error.
+    let mut raw = Raw::connect(&s.path).await;
+    let v = raw
+        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"events.page","params":{"agent_id":"nobody"}}"#)
+        .await;
+    assert_eq!(code(&v), -32001, "{v}");
+    let _ = s.stop.send(true);
+}

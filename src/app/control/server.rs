@@ -126,7 +126,7 @@ fn error_line(id: &str, code: ErrorCode, message: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
-fn result_line(id: &str, result: Value) -> String {
+fn result_line(id: &str, result: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
@@ -341,8 +341,10 @@ async fn handle_line(
             "params must be an object",
         ));
     }
-    let outcome: Result<Value, ApiError> = match method {
-        "events.subscribe" => subscribe(params, client, out, subscriptions).await,
+    let outcome: Result<String, ApiError> = match method {
+        "events.subscribe" => subscribe(params, client, out, subscriptions)
+            .await
+            .map(|v| v.to_string()),
         "events.unsubscribe" => {
             let sub = params
                 .get("subscription")
@@ -352,7 +354,7 @@ async fn handle_line(
             match subscriptions.remove(&sub) {
                 Some(h) => {
                     h.abort();
-                    Ok(json!({ "unsubscribed": sub }))
+                    Ok(json!({ "unsubscribed": sub }).to_string())
                 }
                 None => Err(ApiError::new(
                     ErrorCode::NotFound,
@@ -376,7 +378,7 @@ async fn handle_line(
                 }
             });
             match parsed {
-                Ok(request) => client.call(request).await,
+                Ok(request) => client.call_raw(request).await,
                 Err(e) => Err(ApiError::new(
                     ErrorCode::InvalidParams,
                     format!("invalid params for `{method}`: {e}"),
@@ -386,7 +388,7 @@ async fn handle_line(
     };
     match (id, outcome) {
         (None, Ok(_)) => None,
-        (_, Ok(result)) => Some(result_line(&rid, result)),
+        (_, Ok(result)) => Some(result_line(&rid, &result)),
         (_, Err(e)) => Some(error_line(&rid, e.code, &e.message)),
     }
 }

@@ -482,4 +482,56 @@ impl RuntimeClient for RuntimeHost {
     fn transport(&self) -> &'static str {
         "embedded"
     }
+
+    fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
+        Box::pin(async move {
+            match request {
+                Request::EventsPage {
+                    agent_id,
+                    from_seq,
+                    limit,
+                    kind: None,
+                } => {
+                    crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id)
+                        .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
+                    self.events_page_raw(&agent_id, from_seq, limit)
+                }
+                other => self.handle(other).await.map(|v| v.to_string()),
+            }
+        })
+    }
+}
+
+impl RuntimeHost {
+    /// `events.page` as JSON text: the stored events spliced in as they
+    /// are (no decode and re-encode), the same shape as `handle` answers.
+    fn events_page_raw(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+        limit: usize,
+    ) -> Result<String, ApiError> {
+        let rx = self.store().read()?;
+        if rx.agent::<AgentRecord>(agent_id)?.is_none() {
+            return Err(not_found(&format!("no agent `{agent_id}`")));
+        }
+        let from = from_seq.max(1);
+        let page = rx.events_raw(agent_id, from, limit.clamp(1, MAX_PAGE))?;
+        let next = page.last().map(|(seq, _)| seq + 1).unwrap_or(from);
+        let bytes: usize = page.iter().map(|(_, b)| b.len() + 1).sum();
+        let mut out = String::with_capacity(bytes + 64);
+        out.push_str("{\"events\":[");
+        for (i, (_, b)) in page.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            // Stored by the writer as serde_json text: valid UTF-8 JSON.
+            out.push_str(&String::from_utf8_lossy(b));
+        }
+        out.push_str(&format!(
+            "],\"next_seq\":{next},\"last_event_seq\":{}}}",
+            rx.last_seq(agent_id)?
+        ));
+        Ok(out)
+    }
 }

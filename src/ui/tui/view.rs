@@ -134,11 +134,12 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
     if let Some(x) = &a.execution {
         // Where the tools act: the project (and worktree branch when
         // isolated), or the agent's own home.
-        let ws = match x.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
-            true => Span::styled("agent home", t.dim()),
-            false => Span::raw(format!("⌂ {}", x.label())),
-        };
-        left.push(seg(3, vec![ws]));
+        // A project is worth its room; the agent's own home is the
+        // default and goes first when the line is crowded.
+        match x.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
+            true => left.push(seg(7, vec![Span::styled("agent home", t.dim())])),
+            false => left.push(seg(3, vec![Span::raw(format!("⌂ {}", x.label()))])),
+        }
     }
     let model = match &a.model {
         Some(m) => Span::raw(m.clone()),
