@@ -456,8 +456,23 @@ async fn run(
     follower.abort();
     drop(terminal);
     drop(guard);
+    if screen == Screen::Inline {
+        // Inline, the conversation goes to the terminal's scrollback as
+        // plain text: the session can be scrolled back and copied after.
+        let width = terminal::size().map(|(w, _)| w).unwrap_or(80).max(20);
+        let mut out = std::io::stdout().lock();
+        for line in crate::ui::tui::transcript_lines(&state, width, TRANSCRIPT_ROWS) {
+            if writeln!(out, "{line}").is_err() {
+                break;
+            }
+        }
+        let _ = out.flush();
+    }
     Ok(exit)
 }
+
+/// Conversation rows an inline console leaves in the scrollback at exit.
+const TRANSCRIPT_ROWS: usize = 2000;
 
 /// Feed a message the loop itself produces (connection state) and perform
 /// only its request effects.

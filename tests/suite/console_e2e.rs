@@ -111,6 +111,9 @@ fn no_alt_screen_keeps_the_normal_screen() {
     let mut c = Console::start(home.path(), &["--no-alt-screen"], 90, 24, &[]);
     c.wait_until("the status line", |s| s.contains("main ·"));
     assert!(!c.alternate_screen(), "the normal screen is used");
+    c.type_text("remember this line");
+    c.enter();
+    c.wait_for("Turn failed");
     c.type_text("/quit");
     c.enter();
     assert_eq!(c.wait_exit(), 0);
@@ -119,14 +122,20 @@ fn no_alt_screen_keeps_the_normal_screen() {
         !raw.windows(8).any(|w| w == b"\x1b[?1049h"),
         "never entered the alternate screen"
     );
-    // The last frame stays; the shell gets a clean line below it.
-    let (row, col) = c.cursor();
-    assert_eq!((row, col), (23, 0), "the cursor is on a fresh last line");
-    let shown = c.contents();
-    assert!(
-        shown.contains("› /quit"),
-        "the last frame is still there:\n{shown}"
-    );
+    // The conversation is left in the scrollback as plain text, after the
+    // terminal is restored, and the shell gets a clean line below it.
+    let restored = raw
+        .windows(6)
+        .rposition(|w| w == b"\x1b[?25h")
+        .unwrap_or_else(|| panic!("the cursor was never shown again"));
+    let after = String::from_utf8_lossy(&raw[restored + 6..]);
+    assert!(after.contains("› remember this line"), "{after}");
+    assert!(after.contains("Turn failed"), "{after}");
+    // (After the move to the last line, nothing but plain text.)
+    let text = after.split_once("\r\n").map_or("", |(_, t)| t);
+    assert!(!text.contains('\x1b'), "plain text: {after:?}");
+    let (_, col) = c.cursor();
+    assert_eq!(col, 0, "the cursor is at the start of a fresh line");
 }
 
 #[test]

@@ -34,4 +34,4 @@ mod tests;
 pub use bench::{bench_keystrokes, bench_render};
 pub use state::{Init, State};
 pub use update::update;
-pub use view::view;
+pub use view::{transcript_lines, view};

@@ -371,3 +371,27 @@ fn hint_line(state: &State, contexts: &[KeyContext], area: Rect, buf: &mut Buffe
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
+
+/// The conversation as plain text lines at `width`, as the current display
+/// mode shows it: what an inline (`--no-alt-screen`) console leaves in the
+/// terminal's scrollback when it exits. At most the last `max_rows` rows.
+pub fn transcript_lines(state: &State, width: u16, max_rows: usize) -> Vec<String> {
+    let rows: Vec<_> = state
+        .conversation
+        .rows
+        .iter()
+        .filter(|r| r.visible(state.mode))
+        .collect();
+    let skip = rows.len().saturating_sub(max_rows);
+    let mut out = Vec::new();
+    for (i, row) in rows.into_iter().skip(skip).enumerate() {
+        if i > 0 && row.is_block() {
+            out.push(String::new());
+        }
+        for line in row.lines(width, state.mode, state.theme).iter() {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            out.push(text.trim_end().to_owned());
+        }
+    }
+    out
+}
