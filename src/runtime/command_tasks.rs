@@ -287,7 +287,9 @@ impl CommandTasks {
                 work_item_id,
             } => (parent_message_id.clone(), work_item_id.clone()),
         };
-        let record = {
+        // The task's record, written in the same commit as its first
+        // transition (one fsync before the command may run).
+        let record_in = {
             let (agent_id, task_id) = (agent_id.to_owned(), task_id.clone());
             let detail = json!({
                 "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
@@ -295,75 +297,88 @@ impl CommandTasks {
                 "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
             });
             let cmd = spec.cmd.clone();
-            self.store
-                .write(move |tx| {
-                    tx.get_agent::<serde_json::Value>(&agent_id)?
-                        .ok_or_else(|| {
-                            StoreError::rejected(RuntimeError::UnknownAgent {
-                                agent_id: agent_id.clone(),
-                            })
-                        })?;
-                    let now = tx.now_ts();
-                    let record = TaskRecord {
-                        id: task_id.clone(),
+            move |tx: &mut WriteCtx<'_>| -> Result<TaskRecord, StoreError> {
+            tx.get_agent::<serde_json::Value>(&agent_id)?
+                .ok_or_else(|| {
+                    StoreError::rejected(RuntimeError::UnknownAgent {
                         agent_id: agent_id.clone(),
-                        kind: TaskKind::CommandTask,
-                        status: TaskStatus::Queued,
-                        wait_policy: WaitPolicy::Background,
-                        work_item_id: work_item_id.clone(),
-                        parent_message_id: parent_message_id.clone(),
-                        summary: Some(cmd.clone()),
-                        detail: Some(detail.clone()),
-                        created_at: now.clone(),
-                        updated_at: now,
-                    };
-                    tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
-                    tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
-                    tx.append_event(NewEvent {
-                        agent_id: agent_id.clone(),
-                        kind: EventKind::TaskCreated.as_str(),
-                        provenance: Provenance {
-                            task_id: Some(task_id.clone()),
-                            work_item_id: work_item_id.clone(),
-                            message_id: parent_message_id.clone(),
-                            ..Provenance::default()
-                        },
-                        payload: json!({ "task": record }),
-                    })?;
-                    Ok(record)
-                })
-                .await?
+                    })
+                })?;
+            let now = tx.now_ts();
+            let record = TaskRecord {
+                id: task_id.clone(),
+                agent_id: agent_id.clone(),
+                kind: TaskKind::CommandTask,
+                status: TaskStatus::Queued,
+                wait_policy: WaitPolicy::Background,
+                work_item_id: work_item_id.clone(),
+                parent_message_id: parent_message_id.clone(),
+                summary: Some(cmd.clone()),
+                detail: Some(detail.clone()),
+                created_at: now.clone(),
+                updated_at: now,
+            };
+            tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
+            tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
+            tx.append_event(NewEvent {
+                agent_id: agent_id.clone(),
+                kind: EventKind::TaskCreated.as_str(),
+                provenance: Provenance {
+                    task_id: Some(task_id.clone()),
+                    work_item_id: work_item_id.clone(),
+                    message_id: parent_message_id.clone(),
+                    ..Provenance::default()
+                },
+                payload: json!({ "task": record }),
+            })?;
+            Ok(record)
+            }
         };
-        match self.spawn(agent_id, &task_id, &spec, &output_path) {
-            Ok((pid, identity, gate)) => {
-                let detail = json!({
-                    "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
-                });
+        let (a, t) = (agent_id.to_owned(), task_id.clone());
+        let record = match self.spawn(agent_id, &task_id, &spec, &output_path) {
+            Ok((pid, identity, gate, closing)) => {
+                let start = TaskTransition::Start {
+                    detail: Some(json!({
+                        "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
+                    })),
+                };
                 // The command runs only once its process is on record: if
                 // this write fails (or Holon dies first) the gate closes
                 // unopened and the child exits without running anything.
-                self.transition(
-                    agent_id,
-                    &task_id,
-                    TaskTransition::Start {
-                        detail: Some(detail),
-                    },
-                )
-                .await?;
-                if let Some(gate) = gate {
-                    gate.open();
+                let record = self
+                    .store
+                    .write(move |tx| {
+                        let record = record_in(tx)?;
+                        transition_in(tx, &a, &t, start.clone())?;
+                        Ok(record)
+                    })
+                    .await?;
+                // Shutting down since the spawn: close the gate unopened
+                // (exit 125), now that there is a record to say why.
+                match closing {
+                    true => drop(gate),
+                    false => gate.open(),
                 }
+                record
             }
             Err(e) => {
-                let transition = TaskTransition::Finish {
+                let finish = TaskTransition::Finish {
                     status: TaskStatus::Failed,
                     summary: Some(format!("could not start `{}`: {e}", spec.cmd)),
                     detail: Some(json!({ "spawn_error": e.to_string() })),
                 };
-                self.transition(agent_id, &task_id, transition).await?;
+                let record = self
+                    .store
+                    .write(move |tx| {
+                        let record = record_in(tx)?;
+                        transition_in(tx, &a, &t, finish.clone())?;
+                        Ok(record)
+                    })
+                    .await?;
                 self.queue_result(agent_id, &task_id).await?;
+                record
             }
-        }
+        };
         let rx = self.store.read()?;
         let record = rx
             .get::<TaskRecord>(Keyed::Tasks, agent_id, &task_id)?
@@ -377,7 +392,7 @@ impl CommandTasks {
         task_id: &str,
         spec: &CommandSpec,
         output: &Path,
-    ) -> std::io::Result<(i32, Option<ProcessIdentity>, Option<StartGate>)> {
+    ) -> std::io::Result<(i32, Option<ProcessIdentity>, StartGate, bool)> {
         let (gate_read, gate_write) = StartGate::pipe()?;
         let out = std::fs::OpenOptions::new()
             .create(true)
@@ -443,9 +458,9 @@ impl CommandTasks {
             );
             closing
         };
-        // Shutting down: the gate is closed unopened, so the shell exits
-        // 125 before running anything, and the supervisor records why.
-        let gate = (!closing).then_some(gate);
+        // Shutting down: the caller closes the gate unopened (once the
+        // record exists), so the shell exits 125 before running anything
+        // and the supervisor records why.
         let this = self.clone();
         let (agent_id, task_id, output) = (
             agent_id.to_owned(),
@@ -512,7 +527,7 @@ impl CommandTasks {
             (this.wake)(&agent_id);
             supervising.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
-        Ok((pid, identity, gate))
+        Ok((pid, identity, gate, closing))
     }
 
     pub async fn transition(
