@@ -298,40 +298,40 @@ impl CommandTasks {
             });
             let cmd = spec.cmd.clone();
             move |tx: &mut WriteCtx<'_>| -> Result<TaskRecord, StoreError> {
-            tx.get_agent::<serde_json::Value>(&agent_id)?
-                .ok_or_else(|| {
-                    StoreError::rejected(RuntimeError::UnknownAgent {
-                        agent_id: agent_id.clone(),
-                    })
-                })?;
-            let now = tx.now_ts();
-            let record = TaskRecord {
-                id: task_id.clone(),
-                agent_id: agent_id.clone(),
-                kind: TaskKind::CommandTask,
-                status: TaskStatus::Queued,
-                wait_policy: WaitPolicy::Background,
-                work_item_id: work_item_id.clone(),
-                parent_message_id: parent_message_id.clone(),
-                summary: Some(cmd.clone()),
-                detail: Some(detail.clone()),
-                created_at: now.clone(),
-                updated_at: now,
-            };
-            tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
-            tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
-            tx.append_event(NewEvent {
-                agent_id: agent_id.clone(),
-                kind: EventKind::TaskCreated.as_str(),
-                provenance: Provenance {
-                    task_id: Some(task_id.clone()),
+                tx.get_agent::<serde_json::Value>(&agent_id)?
+                    .ok_or_else(|| {
+                        StoreError::rejected(RuntimeError::UnknownAgent {
+                            agent_id: agent_id.clone(),
+                        })
+                    })?;
+                let now = tx.now_ts();
+                let record = TaskRecord {
+                    id: task_id.clone(),
+                    agent_id: agent_id.clone(),
+                    kind: TaskKind::CommandTask,
+                    status: TaskStatus::Queued,
+                    wait_policy: WaitPolicy::Background,
                     work_item_id: work_item_id.clone(),
-                    message_id: parent_message_id.clone(),
-                    ..Provenance::default()
-                },
-                payload: json!({ "task": record }),
-            })?;
-            Ok(record)
+                    parent_message_id: parent_message_id.clone(),
+                    summary: Some(cmd.clone()),
+                    detail: Some(detail.clone()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
+                tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
+                tx.append_event(NewEvent {
+                    agent_id: agent_id.clone(),
+                    kind: EventKind::TaskCreated.as_str(),
+                    provenance: Provenance {
+                        task_id: Some(task_id.clone()),
+                        work_item_id: work_item_id.clone(),
+                        message_id: parent_message_id.clone(),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "task": record }),
+                })?;
+                Ok(record)
             }
         };
         let (a, t) = (agent_id.to_owned(), task_id.clone());

@@ -199,3 +199,18 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
     assert_eq!(v["agents"][0]["model"], "openai/cli-model");
 }
+
+#[test]
+fn every_event_kind_is_documented() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/events.md"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let missing: Vec<&str> = holon::runtime::events::EventKind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .filter(|k| !doc.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/events.md does not describe {missing:?}"
+    );
+}
