@@ -170,6 +170,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "socket" {
         super::bench_socket::socket_bench(&dir).await?;
     }
+    if which == "soak" {
+        super::bench_soak::run(&dir, args.secs).await?;
+    }
     if which == "idle" {
         super::bench_runtime::idle_bench(&dir, args.idle_secs).await?;
         super::bench_socket::daemon_idle_bench(&dir, args.idle_secs).await?;

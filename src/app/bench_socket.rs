@@ -17,7 +17,7 @@ fn micros(d: Duration) -> String {
 }
 
 /// Resident set size of a process in KiB (`/proc/<pid>/status` VmRSS).
-fn rss_kib(pid: &str) -> u64 {
+pub(super) fn rss_kib(pid: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {

@@ -293,8 +293,9 @@ pub struct BenchArgs {
     /// ExecCommand latency), stop (abort and shutdown with a model call in
     /// flight), console, workspace (UseWorkspace direct and isolated on a
     /// 10,000-file repository, the per-turn execution block), socket, all
-    /// (the previous ones), or idle (runtime CPU while idle; not part of
-    /// all).
+    /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
+    /// under 50 prompts/s with subscribers, every 10 s); the last two are
+    /// not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
@@ -306,6 +307,9 @@ pub struct BenchArgs {
     /// Seconds the idle benchmark observes the runtime.
     #[arg(long, default_value_t = 30)]
     pub idle_secs: u64,
+    /// Seconds the soak benchmark runs.
+    #[arg(long, default_value_t = 180)]
+    pub secs: u64,
     /// Directory for the benchmark stores (default: a temporary directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,

@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod bench_runtime;
+mod bench_soak;
 mod bench_socket;
 mod bench_stop;
 mod bench_turns;

@@ -49,6 +49,16 @@ pub struct SocketClient {
     next_id: AtomicU64,
     pending: Pending,
     subs: Subs,
+    /// The task reading the connection: it owns the read half, so it is
+    /// stopped when the client is dropped, which closes the connection
+    /// (the server then ends its subscriptions).
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for SocketClient {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
 }
 
 fn closed() -> ApiError {
@@ -66,7 +76,7 @@ impl SocketClient {
         let pending: Pending = Arc::default();
         let subs: Subs = Arc::default();
         let (p, s) = (Arc::clone(&pending), Arc::clone(&subs));
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(read).lines();
             let mut ending = closed();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -95,6 +105,7 @@ impl SocketClient {
             next_id: AtomicU64::new(1),
             pending,
             subs,
+            reader,
         })
     }
 

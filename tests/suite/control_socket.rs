@@ -630,3 +630,29 @@ async fn a_spliced_events_page_is_the_same_page() {
     assert_eq!(code(&v), -32001, "{v}");
     let _ = s.stop.send(true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_client_closes_its_connection_and_its_subscriptions() {
+    let s = served_with(holon::app::control::ServerLimits {
+        max_connections: 1,
+        ..Default::default()
+    })
+    .await;
+    for _ in 0..3 {
+        // Each client subscribes, then goes away: its connection must close,
+        // or the next one finds the server full.
+        let c = SocketClient::connect(&s.path)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = c.call(Request::RuntimeStatus).await;
+        assert!(status.is_ok(), "{status:?}");
+        let _sub = c
+            .subscribe("main", 1)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(_sub);
+        drop(c);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = s.stop.send(true);
+}
