@@ -183,23 +183,25 @@ async fn route(v: Envelope<'_>, pending: &Pending, subs: &Subs) {
     let _ = sender.send(item).await;
 }
 
+/// A request as its JSON-RPC method and params.
+fn method_and_params(request: &Request) -> Result<(String, Value), ApiError> {
+    let v = serde_json::to_value(request)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    let method = v["method"].as_str().unwrap_or_default().to_owned();
+    Ok((method, v.get("params").cloned().unwrap_or(Value::Null)))
+}
+
 impl RuntimeClient for SocketClient {
     fn call(&self, request: Request) -> BoxFuture<'_, Result<Value, ApiError>> {
         Box::pin(async move {
-            let v = serde_json::to_value(&request)
-                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-            let method = v["method"].as_str().unwrap_or_default().to_owned();
-            let params = v.get("params").cloned().unwrap_or(Value::Null);
+            let (method, params) = method_and_params(&request)?;
             self.send(&method, params).await
         })
     }
 
     fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
         Box::pin(async move {
-            let v = serde_json::to_value(&request)
-                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-            let method = v["method"].as_str().unwrap_or_default().to_owned();
-            let params = v.get("params").cloned().unwrap_or(Value::Null);
+            let (method, params) = method_and_params(&request)?;
             self.send_raw(&method, params).await
         })
     }

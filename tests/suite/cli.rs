@@ -177,26 +177,21 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "{}", stderr(&out));
     let _daemon = super::support::Daemon(&home);
-    let out = home
-        .cmd()
-        .env("HOLON_MODEL", "openai/cli-model")
-        .args(["status", "--json"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let status = |home: &Home| -> serde_json::Value {
+        let out = home
+            .cmd()
+            .env("HOLON_MODEL", "openai/cli-model")
+            .args(["status", "--json"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)))
+    };
+    let v = status(&home);
     assert_eq!(v["default_model"], "openai/runtime-model");
     assert_eq!(v["agents"][0]["model"], "openai/runtime-model");
     // Offline, the store is read with this command's configuration.
     home.ok(&["daemon", "stop"]);
-    let out = home
-        .cmd()
-        .env("HOLON_MODEL", "openai/cli-model")
-        .args(["status", "--json"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let v = status(&home);
     assert_eq!(v["agents"][0]["model"], "openai/cli-model");
 }
 
