@@ -120,6 +120,9 @@ type EchoId = String;
 
 const NULL_ID: &str = "null";
 
+/// How often a connection that stopped reading is checked for a hang-up.
+const HANGUP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn error_line(id: &str, code: ErrorCode, message: &str) -> String {
     let code: i64 = code.into();
     let error = json!({ "code": code, "message": message });
@@ -266,7 +269,28 @@ async fn connection(
             h.abort();
         }
     }
-    let _ = writer.await;
+    // A half-closed client still reads its subscriptions; one that is gone
+    // entirely shows as a hang-up, checked once a second, so an idle dead
+    // subscriber does not hold its connection until its agent's next event.
+    let mut writer = writer;
+    let stream: &tokio::net::UnixStream = reader.get_ref().as_ref();
+    let hung_up = async {
+        if subscriptions.is_empty() {
+            return std::future::pending::<()>().await;
+        }
+        loop {
+            tokio::time::sleep(HANGUP_CHECK).await;
+            match stream.ready(tokio::io::Interest::WRITABLE).await {
+                Ok(r) if r.is_write_closed() => return,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    };
+    tokio::select! {
+        _ = &mut writer => {}
+        _ = hung_up => writer.abort(),
+    }
     for (_, h) in subscriptions.drain() {
         h.abort();
     }
