@@ -422,6 +422,32 @@ fn bad_workspace_input_gets_clear_errors_and_a_vanished_worktree_falls_back_home
             .as_str()
             .unwrap_or_default(),
     );
+    // A commit made there is the session's own work, though there was no
+    // branch to compare with: leaving keeps the worktree.
+    ok(std::fs::write(
+        wt.join("README.md"),
+        "committed in isolation\n",
+    ));
+    git(&wt, &["commit", "--quiet", "-am", "work"]);
+    let back = holon_json(&home, &["workspace", "use", "agent_home", "--json"]);
+    assert_eq!(
+        back["retained"][0]["worktree_path"],
+        wt.display().to_string().as_str()
+    );
+    let kept = events(&home, "main", "worktree_retained");
+    assert_eq!(
+        kept.last().map(|e| e["payload"]["commits_ahead"].clone()),
+        Some(serde_json::json!(1))
+    );
+    assert!(wt.join("README.md").exists());
+    let again = holon_json(
+        &home,
+        &["workspace", "use", &repo_s, "--isolated", "--json"],
+    );
+    assert_eq!(
+        again["execution"]["execution_root"],
+        wt.display().to_string().as_str()
+    );
 
     // The worktree deleted by hand: the next start falls back to
     // AgentHome with an event; the binding is kept.

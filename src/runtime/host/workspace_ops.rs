@@ -201,6 +201,7 @@ fn isolated_root(
     let original_branch = git::discover(anchor)
         .and_then(|r| r.branch)
         .unwrap_or_default();
+    let base_commit = git::head_commit(anchor).unwrap_or_default();
     git::add_worktree(anchor, &dir, &branch)?;
     let real = dir.canonicalize().unwrap_or(dir);
     Ok((
@@ -210,6 +211,7 @@ fn isolated_root(
             original_branch,
             worktree_path: real.display().to_string(),
             worktree_branch: branch,
+            base_commit,
             created_at: crate::format_ts(crate::now_ms()),
         },
         true,
@@ -230,7 +232,13 @@ fn end_session(anchor: &Path, session: &WorktreeSession) -> SessionEnd {
         git::prune_worktrees(anchor);
         return SessionEnd::Removed(session.clone());
     }
-    match git::worktree_changes(path, &session.original_branch) {
+    // Its own commits count from where it was made (the branch it came
+    // from may have moved, or there was none: a detached HEAD).
+    let base = match session.base_commit.is_empty() {
+        true => &session.original_branch,
+        false => &session.base_commit,
+    };
+    match git::worktree_changes(path, base) {
         Ok(c) if c.is_clean() => {
             match git::remove_worktree(anchor, path, &session.worktree_branch) {
                 Ok(()) => SessionEnd::Removed(session.clone()),

@@ -160,13 +160,14 @@ impl WorktreeChanges {
     }
 }
 
-pub fn worktree_changes(path: &Path, base_branch: &str) -> Result<WorktreeChanges, GitError> {
+/// `base` is the commit (or branch) the worktree was made from.
+pub fn worktree_changes(path: &Path, base: &str) -> Result<WorktreeChanges, GitError> {
     let status = git_ok(path, &["status", "--porcelain", "--untracked-files=all"])?;
     let uncommitted = status.lines().filter(|l| !l.is_empty()).count();
-    let ahead = if base_branch.is_empty() {
+    let ahead = if base.is_empty() {
         0
     } else {
-        let range = format!("{base_branch}..HEAD");
+        let range = format!("{base}..HEAD");
         git_ok(path, &["rev-list", "--count", &range])
             .ok()
             .and_then(|s| s.trim().parse().ok())
@@ -176,6 +177,11 @@ pub fn worktree_changes(path: &Path, base_branch: &str) -> Result<WorktreeChange
         uncommitted,
         commits_ahead: ahead,
     })
+}
+
+/// The commit HEAD names in `dir`, if any.
+pub fn head_commit(dir: &Path) -> Option<String> {
+    git_ok(dir, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
 }
 
 /// Remove a clean worktree and delete its branch (`-d`: git itself

@@ -70,6 +70,10 @@ pub struct WorktreeSession {
     pub original_branch: String,
     pub worktree_path: String,
     pub worktree_branch: String,
+    /// The commit the worktree was made from: commits after it are the
+    /// session's own work (a detached HEAD has no branch to compare with).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_commit: String,
     pub created_at: String,
 }
 
@@ -394,6 +398,7 @@ mod tests {
                     original_branch: "main".into(),
                     worktree_path: "/d/worktrees/main/x".into(),
                     worktree_branch: "holon/main/x".into(),
+                    base_commit: String::new(),
                     created_at: "t".into(),
                 }),
                 ..active("ws_repo_1", "/d/worktrees/main/x")

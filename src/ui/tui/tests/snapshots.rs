@@ -192,6 +192,7 @@ fn overlay_workspaces() {
             original_branch: "main".into(),
             worktree_path: "/home/op/.holon/data/worktrees/main/ws_holon_1a2b3c4d-9f3e2a1b".into(),
             worktree_branch: "holon/main/9f3e2a1b".into(),
+            base_commit: "3c1f0e2".into(),
             created_at: "2026-11-20T09:05:00Z".into(),
         };
         if let Some(a) = ws.active.as_mut() {
