@@ -12,11 +12,9 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
 
-use super::bench_socket::rss_kib;
+use super::bench_socket::{rss_kib, Served};
 use crate::runtime::api::{Request, RuntimeClient};
 use crate::runtime::envelope::Priority;
-use crate::runtime::host::{HostConfig, RuntimeHost};
-use crate::store::{Store, StoreOptions};
 use crate::ui::client::SocketClient;
 
 /// Prompts per second.
@@ -57,28 +55,8 @@ impl crate::runtime::provider::Provider for Failing {
 }
 
 pub async fn run(dir: &Path, secs: u64) -> anyhow::Result<()> {
-    let store = Store::open(&dir.join("soak.redb"), StoreOptions::default())?;
-    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(Failing);
-    let host = RuntimeHost::start(
-        store.clone(),
-        HostConfig::new(
-            dir.join("soak-data"),
-            Arc::new(move |_| Arc::clone(&provider)),
-        ),
-    )
-    .await?;
-    host.create_agent("main").await?;
-    let path = dir.join("soak.sock");
-    let listener = super::control::socket::bind(&path).await?;
-    let (stop, rx) = tokio::sync::watch::channel(false);
-    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(
-        listener,
-        client,
-        rx,
-        Default::default(),
-    ));
-
+    let served = Served::start(dir, "soak", Arc::new(Failing)).await?;
+    let (host, path) = (&served.host, served.path.clone());
     // Two subscribers that keep up.
     let mut watchers = Vec::new();
     for _ in 0..2 {
@@ -163,10 +141,5 @@ pub async fn run(dir: &Path, secs: u64) -> anyhow::Result<()> {
         w.abort();
     }
     drop(deaf);
-    let _ = stop.send(true);
-    let _ = server.await;
-    host.shutdown().await;
-    drop(host);
-    store.close().await?;
-    Ok(())
+    served.close().await
 }

@@ -42,27 +42,12 @@ fn proc_cpu(pid: u32) -> Duration {
 }
 
 pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
-    let store = Store::open(&dir.join("socket.redb"), StoreOptions::default())?;
-    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
-        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
-    );
-    let host = RuntimeHost::start(
-        store.clone(),
-        HostConfig::new(dir.join("data"), Arc::new(move |_| Arc::clone(&provider))),
-    )
-    .await?;
-    host.create_agent("main").await?;
-    let path = dir.join("bench.sock");
-    let listener = super::control::socket::bind(&path).await?;
-    let (stop, rx) = tokio::sync::watch::channel(false);
-    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(
-        listener,
-        client,
-        rx,
-        Default::default(),
+    let provider = Arc::new(crate::runtime::provider::scripted::ScriptedProvider::new(
+        Vec::new(),
     ));
-    let client = SocketClient::connect(&path).await?;
+    let served = Served::start(dir, "socket", provider).await?;
+    let (store, path) = (&served.store, &served.path);
+    let client = SocketClient::connect(path).await?;
     for _ in 0..200 {
         client.call(Request::RuntimeStatus).await?;
     }
@@ -79,7 +64,7 @@ pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
         micros(percentile(&times, 0.99))
     );
 
-    fill_ledger(&store, "main", 100_000).await?;
+    fill_ledger(store, "main", 100_000).await?;
     let rss0 = rss_kib("self");
     let t = Instant::now();
     let mut from = 1u64;
@@ -116,12 +101,63 @@ pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
         rss0 / 1024,
         rss_kib("self") / 1024
     );
-    let _ = stop.send(true);
-    let _ = server.await;
-    host.shutdown().await;
-    drop(host);
-    store.close().await?;
-    Ok(())
+    served.close().await
+}
+
+/// A runtime with agent `main` on its own store, serving a real control
+/// socket in this process (the socket and soak benchmarks).
+pub(super) struct Served {
+    pub store: Store,
+    pub host: RuntimeHost,
+    pub path: std::path::PathBuf,
+    stop: tokio::sync::watch::Sender<bool>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Served {
+    pub async fn start(
+        dir: &Path,
+        name: &str,
+        provider: Arc<dyn crate::runtime::provider::Provider>,
+    ) -> anyhow::Result<Served> {
+        let store = Store::open(&dir.join(format!("{name}.redb")), StoreOptions::default())?;
+        let host = RuntimeHost::start(
+            store.clone(),
+            HostConfig::new(
+                dir.join(format!("{name}-data")),
+                Arc::new(move |_| Arc::clone(&provider)),
+            ),
+        )
+        .await?;
+        host.create_agent("main").await?;
+        let path = dir.join(format!("{name}.sock"));
+        let listener = super::control::socket::bind(&path).await?;
+        let (stop, rx) = tokio::sync::watch::channel(false);
+        let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+        let server = tokio::spawn(super::control::server::serve(
+            listener,
+            client,
+            rx,
+            Default::default(),
+        ));
+        Ok(Served {
+            store,
+            host,
+            path,
+            stop,
+            server,
+        })
+    }
+
+    /// Stop serving, shut the runtime down, release the store.
+    pub async fn close(self) -> anyhow::Result<()> {
+        let _ = self.stop.send(true);
+        let _ = self.server.await;
+        self.host.shutdown().await;
+        drop(self.host);
+        self.store.close().await?;
+        Ok(())
+    }
 }
 
 /// A real `holon daemon run` process left idle: its RSS and CPU.

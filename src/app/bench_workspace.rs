@@ -13,8 +13,8 @@ use redb::Durability;
 
 use super::bench::{millis, percentile};
 use super::bench_turns::start_host;
-use crate::runtime::host::workspace_ops::UseWorkspace;
 use crate::runtime::provider::scripted::ScriptedProvider;
+use crate::runtime::workspace::UseWorkspace;
 use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
 
 const FILES: usize = 10_000;

@@ -245,7 +245,7 @@ async fn bind_workspace(
         }
         return Ok(());
     }
-    let req = crate::runtime::host::workspace_ops::UseWorkspace {
+    let req = crate::runtime::workspace::UseWorkspace {
         path: Some(dir.display().to_string()),
         workspace_id: None,
         mode: crate::runtime::workspace::WorkspaceMode::Direct,
@@ -275,7 +275,7 @@ async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceRep
         RunAgent::Temporary(id) => {
             // Its managed worktree's session ends with it: removed when
             // clean, kept (and said) when it holds changes.
-            let home = crate::runtime::host::workspace_ops::UseWorkspace {
+            let home = crate::runtime::workspace::UseWorkspace {
                 workspace_id: Some(crate::runtime::workspace::AGENT_HOME_ID.into()),
                 path: None,
                 mode: crate::runtime::workspace::WorkspaceMode::Direct,

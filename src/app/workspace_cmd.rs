@@ -12,9 +12,9 @@ use serde_json::Value;
 use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
 use crate::runtime::api::{Request, RuntimeClient};
-use crate::runtime::host::workspace_ops::{UseOutcome, UseWorkspace, WorkspaceList};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
+use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};
 
 /// Run requests in order against the running runtime, else in process.
 pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::Result<Vec<Value>> {
@@ -54,31 +54,6 @@ fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
     })
 }
 
-/// The `use` target: `agent_home`, an id of the form Holon makes (when no
-/// such directory exists here), or a path.
-fn use_target(target: &str, isolated: bool) -> anyhow::Result<UseWorkspace> {
-    let mode = if isolated {
-        WorkspaceMode::Isolated
-    } else {
-        WorkspaceMode::Direct
-    };
-    let is_id =
-        target == AGENT_HOME_ID || (target.starts_with("ws_") && !Path::new(target).exists());
-    Ok(if is_id {
-        UseWorkspace {
-            workspace_id: Some(target.to_owned()),
-            path: None,
-            mode,
-        }
-    } else {
-        UseWorkspace {
-            path: Some(absolute(Path::new(target))?.display().to_string()),
-            workspace_id: None,
-            mode,
-        }
-    })
-}
-
 pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCode> {
     let agent_of = |o: &WorkspaceOpts| {
         o.agent
@@ -107,7 +82,14 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
             opts,
             Request::WorkspaceUse {
                 agent_id: agent_of(opts),
-                target: use_target(target, *isolated)?,
+                target: UseWorkspace::from_target(
+                    target,
+                    match isolated {
+                        true => WorkspaceMode::Isolated,
+                        false => WorkspaceMode::Direct,
+                    },
+                    &std::env::current_dir()?,
+                ),
             },
         ),
         WorkspaceCommand::Detach { workspace_id, opts } => (

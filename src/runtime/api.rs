@@ -120,7 +120,7 @@ pub enum Request {
     WorkspaceUse {
         agent_id: String,
         #[serde(flatten)]
-        target: super::host::workspace_ops::UseWorkspace,
+        target: super::workspace::UseWorkspace,
     },
     /// Remove a binding (never the active one, never a directory).
     #[serde(rename = "workspace.detach")]
@@ -354,7 +354,7 @@ impl From<super::RuntimeError> for ApiError {
                 super::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
             },
             E::Workspace(w) => {
-                use super::host::workspace_ops::WorkspaceError as W;
+                use super::workspace::WorkspaceError as W;
                 match w {
                     W::Unknown { .. } => ErrorCode::NotFound,
                     W::DetachActive { .. } => ErrorCode::Conflict,

@@ -53,7 +53,7 @@ pub enum RuntimeError {
     #[error(transparent)]
     WorkItem(work_ops::WorkItemError),
     #[error(transparent)]
-    Workspace(host::workspace_ops::WorkspaceError),
+    Workspace(workspace::WorkspaceError),
     #[error("{what}: {message}")]
     Io { what: String, message: String },
     #[error(transparent)]

@@ -16,6 +16,7 @@ pub mod turn;
 mod waiting_ops;
 pub mod watch;
 pub mod workspace_ops;
+mod workspace_view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -6,92 +6,18 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{agent_in, HostInner, RuntimeHost};
+use super::{agent_in, RuntimeHost};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::events::EventKind;
-use crate::runtime::workspace::git::{self, GitError};
+use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
-    self as ws, ActiveWorkspace, AgentWorkspaces, ExecutionSnapshot, ProjectionKind,
-    WorkspaceBinding, WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
+    self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,
+    WorkspaceBinding, WorkspaceError, WorkspaceMode, AGENT_HOME_ID,
 };
 use crate::runtime::RuntimeError;
 use crate::store::{NewEvent, Provenance, StoreError, WriteCtx};
-
-/// Why a workspace operation was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WorkspaceError {
-    #[error("{path} does not exist")]
-    Missing { path: String },
-    #[error("{path} is not a directory")]
-    NotADirectory { path: String },
-    #[error("{path} is not readable: {reason}")]
-    NotReadable { path: String, reason: String },
-    #[error("no workspace `{workspace_id}` is attached to this agent; `holon workspace list` shows them")]
-    Unknown { workspace_id: String },
-    #[error("give exactly one of `path` or `workspace_id`")]
-    Target,
-    #[error("`{workspace_id}` is the active workspace: switch first (`holon workspace use agent_home`), then detach it")]
-    DetachActive { workspace_id: String },
-    #[error("agent_home is the built-in fallback workspace; it cannot be detached")]
-    DetachHome,
-    #[error("agent_home has no isolated mode; use it directly")]
-    HomeIsolated,
-    #[error("the workspace anchor {anchor} no longer exists")]
-    AnchorGone { anchor: String },
-    #[error(transparent)]
-    Git(#[from] GitError),
-}
-
-/// What `UseWorkspace` asks for (tool, socket and CLI alike).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct UseWorkspace {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
-    #[serde(default)]
-    pub mode: WorkspaceMode,
-}
-
-/// The answer to a use: the new snapshot, plus guidance when a worktree
-/// path was adopted rather than managed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UseOutcome {
-    pub execution: ExecutionSnapshot,
-    pub previous_workspace_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Managed worktrees kept because they hold changes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retained: Vec<WorktreeSession>,
-}
-
-/// `workspace.list`: the bindings, which one is active, and the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkspaceList {
-    pub agent_id: String,
-    pub active_workspace_id: String,
-    pub execution: ExecutionSnapshot,
-    pub attached: Vec<WorkspaceEntry>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retained_worktrees: Vec<WorktreeSession>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkspaceEntry {
-    #[serde(flatten)]
-    pub binding: WorkspaceBinding,
-    pub active: bool,
-    /// Whether the anchor directory still exists.
-    pub present: bool,
-    /// Other agents working directly in this workspace's checkout
-    /// (occupancy: isolated mode is the way to work in parallel).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub direct_users: Vec<String>,
-}
 
 fn rejected(e: WorkspaceError) -> StoreError {
     StoreError::rejected(RuntimeError::Workspace(e))
@@ -112,193 +38,7 @@ fn event(
     .map(|_| ())
 }
 
-/// A directory the operator named: it exists, is a directory, is readable.
-fn existing_dir(path: &Path) -> Result<PathBuf, WorkspaceError> {
-    let shown = path.display().to_string();
-    let real = path.canonicalize().map_err(|_| WorkspaceError::Missing {
-        path: shown.clone(),
-    })?;
-    if !real.is_dir() {
-        return Err(WorkspaceError::NotADirectory { path: shown });
-    }
-    std::fs::read_dir(&real).map_err(|e| WorkspaceError::NotReadable {
-        path: shown,
-        reason: e.to_string(),
-    })?;
-    Ok(real)
-}
-
-/// Where a path leads: its binding (existing or to attach), and the root
-/// and cwd a direct use would bind.
-struct Discovered {
-    anchor: PathBuf,
-    git: bool,
-    /// The checkout the path is in: the anchor, or a linked worktree of it.
-    checkout: PathBuf,
-    cwd: PathBuf,
-}
-
-fn discover(path: &Path) -> Result<Discovered, WorkspaceError> {
-    let dir = existing_dir(path)?;
-    Ok(match git::discover(&dir) {
-        Some(repo) => Discovered {
-            anchor: repo.main_toplevel.clone(),
-            git: true,
-            checkout: repo.toplevel.clone(),
-            cwd: dir,
-        },
-        None => Discovered {
-            anchor: dir.clone(),
-            git: false,
-            checkout: dir.clone(),
-            cwd: dir,
-        },
-    })
-}
-
-/// The isolated root for a workspace: a retained worktree of this agent is
-/// re-entered; otherwise a new one is made under the data dir.
-fn isolated_root(
-    inner: &HostInner,
-    agent_id: &str,
-    state: &AgentWorkspaces,
-    binding: &WorkspaceBinding,
-    from_cwd: &Path,
-) -> Result<(WorktreeSession, bool), WorkspaceError> {
-    if let Some(kept) = state
-        .retained_worktrees
-        .iter()
-        .find(|w| w.workspace_id == binding.workspace_id && Path::new(&w.worktree_path).is_dir())
-    {
-        return Ok((kept.clone(), false));
-    }
-    // No `binding.git` shortcut: git may have been installed since the
-    // attach; `add_worktree` tells "no git", "not a repository" and "no
-    // commits" apart.
-    let anchor = Path::new(&binding.anchor);
-    if !anchor.is_dir() {
-        return Err(WorkspaceError::AnchorGone {
-            anchor: binding.anchor.clone(),
-        });
-    }
-    let short: String = uuid::Uuid::now_v7().simple().to_string()[20..28].to_owned();
-    let dir = inner
-        .config
-        .data_dir
-        .join("worktrees")
-        .join(agent_id)
-        .join(format!("{}-{short}", binding.workspace_id));
-    std::fs::create_dir_all(dir.parent().unwrap_or(&dir)).map_err(|e| {
-        WorkspaceError::NotReadable {
-            path: dir.display().to_string(),
-            reason: e.to_string(),
-        }
-    })?;
-    let branch = format!("holon/{agent_id}/{short}");
-    // A worktree deleted by hand leaves a stale entry that blocks nothing
-    // here (the name is new) but is worth forgetting.
-    git::prune_worktrees(anchor);
-    let original_branch = git::discover(anchor)
-        .and_then(|r| r.branch)
-        .unwrap_or_default();
-    let base_commit = git::head_commit(anchor).unwrap_or_default();
-    git::add_worktree(anchor, &dir, &branch)?;
-    let real = dir.canonicalize().unwrap_or(dir);
-    Ok((
-        WorktreeSession {
-            workspace_id: binding.workspace_id.clone(),
-            original_working_directory: from_cwd.display().to_string(),
-            original_branch,
-            worktree_path: real.display().to_string(),
-            worktree_branch: branch,
-            base_commit,
-            created_at: crate::format_ts(crate::now_ms()),
-        },
-        true,
-    ))
-}
-
-/// What ending an isolated session did with its worktree.
-enum SessionEnd {
-    Removed(WorktreeSession),
-    Retained(WorktreeSession, git::WorktreeChanges, Option<String>),
-}
-
-/// End a managed worktree session: a clean worktree is removed with its
-/// branch; one with changes (or that cannot be checked) is kept.
-fn end_session(anchor: &Path, session: &WorktreeSession) -> SessionEnd {
-    let path = Path::new(&session.worktree_path);
-    if !path.is_dir() {
-        git::prune_worktrees(anchor);
-        return SessionEnd::Removed(session.clone());
-    }
-    // Its own commits count from where it was made (the branch it came
-    // from may have moved, or there was none: a detached HEAD).
-    let base = match session.base_commit.is_empty() {
-        true => &session.original_branch,
-        false => &session.base_commit,
-    };
-    match git::worktree_changes(path, base) {
-        Ok(c) if c.is_clean() => {
-            match git::remove_worktree(anchor, path, &session.worktree_branch) {
-                Ok(()) => SessionEnd::Removed(session.clone()),
-                Err(e) => SessionEnd::Retained(session.clone(), c, Some(e.to_string())),
-            }
-        }
-        Ok(c) => SessionEnd::Retained(session.clone(), c, None),
-        Err(e) => SessionEnd::Retained(
-            session.clone(),
-            git::WorktreeChanges::default(),
-            Some(e.to_string()),
-        ),
-    }
-}
-
 impl RuntimeHost {
-    fn agent_record(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
-        self.inner
-            .store
-            .read()?
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })
-    }
-
-    /// The agent's execution snapshot.
-    pub fn execution_snapshot(&self, agent_id: &str) -> Result<ExecutionSnapshot, RuntimeError> {
-        let agent = self.agent_record(agent_id)?;
-        Ok(self.inner.snapshot_of(&agent))
-    }
-
-    pub fn list_workspaces(&self, agent_id: &str) -> Result<WorkspaceList, RuntimeError> {
-        let rx = self.inner.store.read()?;
-        let agent: AgentRecord = rx
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })?;
-        let others: Vec<AgentRecord> = rx.agents()?;
-        let state = &agent.workspaces;
-        let attached = state
-            .attached
-            .iter()
-            .map(|b| WorkspaceEntry {
-                binding: b.clone(),
-                active: state.active_id() == b.workspace_id,
-                present: Path::new(&b.anchor).is_dir(),
-                direct_users: direct_users(&others, agent_id, &b.anchor),
-            })
-            .collect();
-        Ok(WorkspaceList {
-            agent_id: agent_id.to_owned(),
-            active_workspace_id: state.active_id().to_owned(),
-            execution: self.inner.snapshot_of(&agent),
-            attached,
-            retained_worktrees: state.retained_worktrees.clone(),
-        })
-    }
-
     /// Attach a directory (its git top-level when inside a repository)
     /// without making it active. Attaching twice returns the binding.
     pub async fn attach_workspace(
@@ -331,7 +71,7 @@ impl RuntimeHost {
         req: UseWorkspace,
     ) -> Result<UseOutcome, RuntimeError> {
         let _guard = self.inner.workspace_lock.lock().await;
-        let agent = self.agent_record(agent_id)?;
+        let agent = self.inner.agent_record(agent_id)?;
         let state = agent.workspaces.clone();
         let home = self.inner.agent_home(agent_id);
         let current = ws::snapshot(&state, &home);
@@ -439,13 +179,12 @@ impl RuntimeHost {
         let inner = std::sync::Arc::clone(&self.inner);
         let (aid, b, from) = (agent_id.to_owned(), binding.clone(), cwd.clone());
         let st = state.clone();
-        let (session, created) =
-            tokio::task::spawn_blocking(move || isolated_root(&inner, &aid, &st, &b, &from))
-                .await
-                .map_err(|e| {
-                    RuntimeError::Invalid(format!("worktree creation did not finish: {e}"))
-                })?
-                .map_err(wsr)?;
+        let (session, created) = tokio::task::spawn_blocking(move || {
+            open_worktree(&inner.config.data_dir, &aid, &st, &b, &from)
+        })
+        .await
+        .map_err(|e| RuntimeError::Invalid(format!("worktree creation did not finish: {e}")))?
+        .map_err(wsr)?;
         let wt_root = PathBuf::from(&session.worktree_path);
         let wt_cwd = ws::carry_cwd(&root, &cwd, &wt_root);
         let active = ActiveWorkspace {
@@ -664,7 +403,7 @@ impl RuntimeHost {
     /// falls back to AgentHome with an event; the binding and any
     /// retained-worktree record are kept.
     pub(super) async fn recover_workspace(&self, agent_id: &str) -> Result<(), RuntimeError> {
-        let agent = self.agent_record(agent_id)?;
+        let agent = self.inner.agent_record(agent_id)?;
         let Some(active) = &agent.workspaces.active else {
             return Ok(());
         };
@@ -741,38 +480,4 @@ fn attach_in(
         }),
     )?;
     Ok(b)
-}
-
-/// Agents other than `me` whose active root is `anchor` itself (direct).
-fn direct_users(agents: &[AgentRecord], me: &str, anchor: &str) -> Vec<String> {
-    agents
-        .iter()
-        .filter(|a| a.id != me)
-        .filter(|a| {
-            a.workspaces
-                .active
-                .as_ref()
-                .is_some_and(|w| w.mode == WorkspaceMode::Direct && w.execution_root == anchor)
-        })
-        .map(|a| a.id.clone())
-        .collect()
-}
-
-impl HostInner {
-    pub(crate) fn snapshot_of(&self, agent: &AgentRecord) -> ExecutionSnapshot {
-        ws::snapshot(&agent.workspaces, &self.agent_home(&agent.id))
-    }
-
-    /// The active execution root and cwd for tools: read fresh per call,
-    /// so a switch takes effect at the next tool call.
-    pub(crate) fn execution_of(&self, agent_id: &str) -> Result<ExecutionSnapshot, RuntimeError> {
-        let agent: AgentRecord =
-            self.store
-                .read()?
-                .agent(agent_id)?
-                .ok_or_else(|| RuntimeError::UnknownAgent {
-                    agent_id: agent_id.to_owned(),
-                })?;
-        Ok(self.snapshot_of(&agent))
-    }
 }

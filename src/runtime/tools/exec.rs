@@ -134,42 +134,35 @@ fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
     (format!("…{}", &s[start..]), true)
 }
 
+/// The command's directory: the agent's cwd by default; else `workdir`,
+/// relative to the root (or absolute inside it), never leading out.
 fn resolve_workdir(root: &Path, cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOutcome> {
     let Some(w) = workdir.filter(|w| !w.trim().is_empty()) else {
         return Ok(cwd.to_path_buf());
     };
-    let candidate = if Path::new(w).is_absolute() {
-        PathBuf::from(w)
-    } else {
-        root.join(w)
-    };
-    let outside = || {
+    let refused = |message: String| {
         tool_error(
             ToolErrorKind::InvalidArguments,
-            format!(
-                "workdir `{w}` is outside the execution root {}",
-                root.display()
-            ),
+            message,
             Some("use a path inside the execution root"),
             Some("workdir"),
             false,
         )
     };
-    let canon_root = root.canonicalize().map_err(|_| outside())?;
-    let canon = candidate.canonicalize().map_err(|e| {
-        tool_error(
-            ToolErrorKind::InvalidArguments,
-            format!("workdir `{w}`: {e}"),
-            None,
-            Some("workdir"),
-            false,
-        )
-    })?;
-    if canon.starts_with(&canon_root) {
-        Ok(canon)
-    } else {
-        Err(outside())
-    }
+    let canon_root = root
+        .canonicalize()
+        .map_err(|e| refused(format!("execution root {}: {e}", root.display())))?;
+    // An absolute path inside the root is taken as the same place,
+    // relative to it.
+    let rel = match Path::new(w)
+        .strip_prefix(&canon_root)
+        .or(Path::new(w).strip_prefix(root))
+    {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => w.to_owned(),
+    };
+    crate::runtime::workspace::resolve_dir_in_root(&canon_root, &rel)
+        .map_err(|why| refused(why.message(w, &canon_root)))
 }
 
 /// The active execution root and cwd; the agent home is created on

@@ -105,7 +105,7 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
             )
         }
         E::Workspace(w) => {
-            use super::host::workspace_ops::WorkspaceError as W;
+            use super::workspace::WorkspaceError as W;
             let (kind, field) = match &w {
                 W::Unknown { .. } => (ToolErrorKind::NotFound, Some("workspace_id")),
                 W::Target => (ToolErrorKind::InvalidArguments, None),

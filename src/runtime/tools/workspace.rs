@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{parse_args, runtime_error, spec, ToolEnv, ToolOutcome};
-use crate::runtime::host::workspace_ops::UseWorkspace;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::runtime::workspace::UseWorkspace;
 use crate::runtime::workspace::WorkspaceMode;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]

@@ -66,14 +66,8 @@ pub struct RepoInfo {
     pub main_toplevel: PathBuf,
     /// The current branch, `None` on a detached HEAD.
     pub branch: Option<String>,
-    /// Whether HEAD names a commit (false in a repository with none).
-    pub has_commits: bool,
-}
-
-impl RepoInfo {
-    pub fn is_linked_worktree(&self) -> bool {
-        self.toplevel != self.main_toplevel
-    }
+    /// The commit HEAD names, `None` in a repository with no commits.
+    pub head: Option<String>,
 }
 
 /// `Ok(None)` when the directory is not in a git repository, or git is
@@ -106,13 +100,13 @@ pub fn discover(dir: &Path) -> Option<RepoInfo> {
     } else {
         toplevel.clone()
     };
-    let has_commits = git_ok(&toplevel, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_ok();
+    let head = git_ok(&toplevel, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok();
     let branch = git_ok(&toplevel, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok();
     Some(RepoInfo {
         toplevel,
         main_toplevel,
         branch,
-        has_commits,
+        head,
     })
 }
 
@@ -120,23 +114,27 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// `git worktree add -b BRANCH PATH HEAD` in `repo`.
-pub fn add_worktree(repo: &Path, path: &Path, branch: &str) -> Result<(), GitError> {
-    match discover(repo) {
+/// The repository at `dir`, fit to branch a worktree from: with git
+/// installed, a repository, and a HEAD (each missing one its own error).
+pub fn worktree_source(dir: &Path) -> Result<RepoInfo, GitError> {
+    match discover(dir) {
         None => {
             // Tell "no git" apart from "not a repository".
-            git(repo, &["--version"])?;
-            return Err(GitError::NotARepository {
-                path: repo.display().to_string(),
-            });
-        }
-        Some(info) if !info.has_commits => {
-            return Err(GitError::NoCommits {
-                path: repo.display().to_string(),
+            git(dir, &["--version"])?;
+            Err(GitError::NotARepository {
+                path: dir.display().to_string(),
             })
         }
-        Some(_) => {}
+        Some(info) if info.head.is_none() => Err(GitError::NoCommits {
+            path: dir.display().to_string(),
+        }),
+        Some(info) => Ok(info),
     }
+}
+
+/// `git worktree add -b BRANCH PATH HEAD` in `repo` (checked by
+/// `worktree_source`).
+pub fn add_worktree(repo: &Path, path: &Path, branch: &str) -> Result<(), GitError> {
     let path_s = path.to_string_lossy();
     git_ok(
         repo,
@@ -177,11 +175,6 @@ pub fn worktree_changes(path: &Path, base: &str) -> Result<WorktreeChanges, GitE
         uncommitted,
         commits_ahead: ahead,
     })
-}
-
-/// The commit HEAD names in `dir`, if any.
-pub fn head_commit(dir: &Path) -> Option<String> {
-    git_ok(dir, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
 }
 
 /// Remove a clean worktree and delete its branch (`-d`: git itself

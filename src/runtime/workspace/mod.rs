@@ -9,10 +9,16 @@
 //! worktree under the data dir in isolated mode) and a *cwd* inside it.
 //!
 //! This module is the record and the pure rules (ids, snapshot, path
-//! resolution); `git` runs git; the host's `workspace_ops` performs the
-//! I/O and writes every change through the store with its event.
+//! resolution); `api` what clients send and get back; `git` runs git;
+//! `session` discovers directories and makes and ends managed worktrees;
+//! the host's `workspace_ops` writes every change through the store with
+//! its event.
 
+mod api;
 pub mod git;
+pub mod session;
+
+pub use api::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceError, WorkspaceList};
 
 use std::path::{Component, Path, PathBuf};
 

@@ -297,8 +297,7 @@ fn mouse(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
 /// `/workspace`: the overlay; `use PATH|ID [--isolated]`, `attach PATH`,
 /// `detach ID`.
 fn workspace(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
-    use crate::runtime::host::workspace_ops::UseWorkspace;
-    use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
+    use crate::runtime::workspace::{UseWorkspace, WorkspaceMode};
     let (sub, rest) = arg
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()));
@@ -318,25 +317,10 @@ fn workspace(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
                 true => WorkspaceMode::Isolated,
                 false => WorkspaceMode::Direct,
             };
-            let known_id = target == AGENT_HOME_ID
-                || state
-                    .agent
-                    .execution
-                    .as_ref()
-                    .is_some_and(|s| s.workspace_id == target)
-                || (target.starts_with("ws_") && !target.contains('/'));
-            let target = match known_id {
-                true => UseWorkspace {
-                    workspace_id: Some(target),
-                    path: None,
-                    mode,
-                },
-                false => UseWorkspace {
-                    path: Some(console_path(state, &target)),
-                    workspace_id: None,
-                    mode,
-                },
-            };
+            // Against the console's own directory (else the runtime reads
+            // a relative path from the agent's cwd).
+            let base = state.console_dir.clone().unwrap_or_default();
+            let target = UseWorkspace::from_target(&target, mode, &base);
             (
                 Request::WorkspaceUse { agent_id, target },
                 Pending::WorkspaceUse,

@@ -106,6 +106,9 @@ pub struct Conversation {
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
     progress: Vec<(Option<String>, usize)>,
+    /// Operator prompts admitted and not yet taken up (few): only these
+    /// are looked for when a message starts or ends.
+    waiting: Vec<String>,
 }
 
 impl Default for Conversation {
@@ -120,6 +123,7 @@ impl Default for Conversation {
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
+            waiting: Vec::new(),
         }
     }
 }
@@ -167,6 +171,10 @@ impl Conversation {
     /// waiting. When its turn starts (`to_end`), the row moves to the end,
     /// where it runs, so the answer shows under the prompt it answers.
     fn prompt_taken_up(&mut self, message_id: &str, to_end: bool) {
+        let Some(w) = self.waiting.iter().position(|m| m == message_id) else {
+            return;
+        };
+        self.waiting.remove(w);
         let Some(i) = self.rows.iter().rposition(|r| {
             r.message_id.as_deref() == Some(message_id)
                 && matches!(r.kind(), RowKind::Operator { .. })
@@ -321,6 +329,7 @@ impl Conversation {
                     }
                 }
                 let i = self.push(RowKind::Operator { text, state }, DisplayMode::Info);
+                self.waiting.push(id.clone());
                 self.rows[i].message_id = Some(id);
             }
             Some(K::MessageInterjected) => {

@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::runtime::host::workspace_ops::UseOutcome;
+use crate::runtime::workspace::UseOutcome;
 
 use super::conversation::Conversation;
 use super::keys;
@@ -94,7 +94,7 @@ fn bind_here(
         OpenBinding::Use => {
             let request = Request::WorkspaceUse {
                 agent_id: state.agent_id.clone(),
-                target: crate::runtime::host::workspace_ops::UseWorkspace {
+                target: crate::runtime::workspace::UseWorkspace {
                     path: Some(here.display().to_string()),
                     workspace_id: None,
                     mode: crate::runtime::workspace::WorkspaceMode::Direct,

@@ -178,13 +178,6 @@ impl Agents {
             ));
             buf.set_line(area.x + 1, area.y, &line, area.width);
         }
-        if let Some(line) = self.status.line(t) {
-            buf.set_line(
-                area.x + 1,
-                area.y + area.height - 1,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
+        self.status.draw_last(area, buf, t);
     }
 }

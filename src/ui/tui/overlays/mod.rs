@@ -472,6 +472,14 @@ impl Status {
         });
     }
 
+    /// Draw the message, if any, on the last line of `area`.
+    pub fn draw_last(&self, area: Rect, buf: &mut Buffer, theme: Theme) {
+        if let Some(line) = self.line(theme) {
+            let y = area.y + area.height.saturating_sub(1);
+            buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
+        }
+    }
+
     pub fn line(&self, theme: Theme) -> Option<Line<'static>> {
         let (text, tone) = self.message.as_ref()?;
         let style = match tone {

@@ -285,14 +285,7 @@ impl WorkList {
             let y = area.y + (i - first) as u16;
             draw_row(area, buf, y, line, *n == Some(selected), t);
         }
-        if let Some(line) = self.status.line(t) {
-            buf.set_line(
-                area.x + 1,
-                area.y + area.height - 1,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
+        self.status.draw_last(area, buf, t);
     }
 
     /// The first line to show so the selected line is visible (headers
@@ -485,13 +478,6 @@ impl WorkDetail {
         let h = usize::from(area.height.saturating_sub(status_h));
         let top = self.top.min(lines.len().saturating_sub(h));
         draw_lines(area, buf, &lines[top..]);
-        if let Some(line) = self.status.line(t) {
-            buf.set_line(
-                area.x + 1,
-                area.y + area.height - 1,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
+        self.status.draw_last(area, buf, t);
     }
 }

@@ -19,8 +19,8 @@ use super::super::wrap::fit;
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, ListPos, Look, Status};
 use crate::runtime::api::{ApiError, Request};
-use crate::runtime::host::workspace_ops::{UseWorkspace, WorkspaceList};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
+use crate::runtime::workspace::{UseWorkspace, WorkspaceList};
 
 /// What opening the console in a directory does to the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,14 +78,6 @@ impl Workspaces {
         let mut w = Workspaces::default();
         w.refresh(ctx);
         w
-    }
-
-    /// A list already known (tests).
-    pub fn with(list: WorkspaceList) -> Workspaces {
-        Workspaces {
-            list: Some(list),
-            ..Workspaces::default()
-        }
     }
 
     fn refresh(&mut self, ctx: &mut Ctx<'_>) {
@@ -328,14 +320,7 @@ impl Workspaces {
             ));
             buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
         }
-        if let Some(line) = self.status.line(t) {
-            buf.set_line(
-                area.x + 1,
-                area.y + area.height - 1,
-                &line,
-                area.width.saturating_sub(1),
-            );
-        }
+        self.status.draw_last(area, buf, t);
     }
 }
 

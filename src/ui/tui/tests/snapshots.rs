@@ -181,8 +181,8 @@ fn overlay_agents() {
 
 #[test]
 fn overlay_workspaces() {
-    use crate::runtime::host::workspace_ops::{WorkspaceEntry, WorkspaceList};
     use crate::runtime::workspace::*;
+    use crate::runtime::workspace::{WorkspaceEntry, WorkspaceList};
     each_size("overlay_workspaces", StoredMode::Info, |st| {
         let fx = prefix(st, 'p');
         let mut ws = super::fixtures::workspaces();

@@ -1,0 +1,84 @@
+//! Reading where agents work: an agent's execution snapshot (what tools,
+//! the prompt frame and every client use), and `workspace.list` with the
+//! other agents working directly in each checkout (occupancy).
+
+use std::path::Path;
+
+use super::{HostInner, RuntimeHost};
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::workspace::{
+    self as ws, ExecutionSnapshot, WorkspaceEntry, WorkspaceList, WorkspaceMode,
+};
+use crate::runtime::RuntimeError;
+
+impl RuntimeHost {
+    /// The agent's execution snapshot.
+    pub fn execution_snapshot(&self, agent_id: &str) -> Result<ExecutionSnapshot, RuntimeError> {
+        self.inner.execution_of(agent_id)
+    }
+
+    pub fn list_workspaces(&self, agent_id: &str) -> Result<WorkspaceList, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        let agent: AgentRecord = rx
+            .agent(agent_id)?
+            .ok_or_else(|| RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            })?;
+        let others: Vec<AgentRecord> = rx.agents()?;
+        let state = &agent.workspaces;
+        let attached = state
+            .attached
+            .iter()
+            .map(|b| WorkspaceEntry {
+                binding: b.clone(),
+                active: state.active_id() == b.workspace_id,
+                present: Path::new(&b.anchor).is_dir(),
+                direct_users: direct_users(&others, agent_id, &b.anchor),
+            })
+            .collect();
+        Ok(WorkspaceList {
+            agent_id: agent_id.to_owned(),
+            active_workspace_id: state.active_id().to_owned(),
+            execution: self.inner.snapshot_of(&agent),
+            attached,
+            retained_worktrees: state.retained_worktrees.clone(),
+        })
+    }
+}
+
+/// Agents other than `me` whose active root is `anchor` itself (direct).
+fn direct_users(agents: &[AgentRecord], me: &str, anchor: &str) -> Vec<String> {
+    agents
+        .iter()
+        .filter(|a| a.id != me)
+        .filter(|a| {
+            a.workspaces
+                .active
+                .as_ref()
+                .is_some_and(|w| w.mode == WorkspaceMode::Direct && w.execution_root == anchor)
+        })
+        .map(|a| a.id.clone())
+        .collect()
+}
+
+impl HostInner {
+    pub(crate) fn snapshot_of(&self, agent: &AgentRecord) -> ExecutionSnapshot {
+        ws::snapshot(&agent.workspaces, &self.agent_home(&agent.id))
+    }
+
+    /// The active execution root and cwd for tools: read fresh per call,
+    /// so a switch takes effect at the next tool call.
+    pub(crate) fn execution_of(&self, agent_id: &str) -> Result<ExecutionSnapshot, RuntimeError> {
+        Ok(self.snapshot_of(&self.agent_record(agent_id)?))
+    }
+
+    /// The agent's record, or `UnknownAgent`.
+    pub(crate) fn agent_record(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
+        self.store
+            .read()?
+            .agent(agent_id)?
+            .ok_or_else(|| RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            })
+    }
+}

@@ -1,0 +1,133 @@
+//! What clients send and get back for workspaces (socket, CLI, console
+//! and the UseWorkspace tool alike): the use request, its outcome, the
+//! listing, and why an operation was refused.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::git::GitError;
+use super::{ExecutionSnapshot, WorkspaceBinding, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
+
+/// Why a workspace operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{path} does not exist")]
+    Missing { path: String },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: String },
+    #[error("{path} is not readable: {reason}")]
+    NotReadable { path: String, reason: String },
+    #[error("no workspace `{workspace_id}` is attached to this agent; `holon workspace list` shows them")]
+    Unknown { workspace_id: String },
+    #[error("give exactly one of `path` or `workspace_id`")]
+    Target,
+    #[error("`{workspace_id}` is the active workspace: switch first (`holon workspace use agent_home`), then detach it")]
+    DetachActive { workspace_id: String },
+    #[error("agent_home is the built-in fallback workspace; it cannot be detached")]
+    DetachHome,
+    #[error("agent_home has no isolated mode; use it directly")]
+    HomeIsolated,
+    #[error("the workspace anchor {anchor} no longer exists")]
+    AnchorGone { anchor: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
+
+/// What `UseWorkspace` asks for (tool, socket and CLI alike).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UseWorkspace {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(default)]
+    pub mode: WorkspaceMode,
+}
+
+impl UseWorkspace {
+    /// What an operator typed after `use` (CLI or console): `agent_home`,
+    /// an id as Holon makes them (`ws_…`, with no directory of that name
+    /// in `base`), or a directory, made absolute against `base` (where the
+    /// command or console runs) so the runtime's own cwd never matters.
+    pub fn from_target(target: &str, mode: WorkspaceMode, base: &Path) -> UseWorkspace {
+        let path = base.join(target);
+        let is_id = target == AGENT_HOME_ID
+            || (target.starts_with("ws_") && !target.contains('/') && !path.exists());
+        match is_id {
+            true => UseWorkspace {
+                workspace_id: Some(target.to_owned()),
+                path: None,
+                mode,
+            },
+            false => UseWorkspace {
+                path: Some(path.canonicalize().unwrap_or(path).display().to_string()),
+                workspace_id: None,
+                mode,
+            },
+        }
+    }
+}
+
+/// The answer to a use: the new snapshot, plus guidance when a worktree
+/// path was adopted rather than managed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UseOutcome {
+    pub execution: ExecutionSnapshot,
+    pub previous_workspace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Managed worktrees kept because they hold changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<WorktreeSession>,
+}
+
+/// `workspace.list`: the bindings, which one is active, and the snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceList {
+    pub agent_id: String,
+    pub active_workspace_id: String,
+    pub execution: ExecutionSnapshot,
+    pub attached: Vec<WorkspaceEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained_worktrees: Vec<WorktreeSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceEntry {
+    #[serde(flatten)]
+    pub binding: WorkspaceBinding,
+    pub active: bool,
+    /// Whether the anchor directory still exists.
+    pub present: bool,
+    /// Other agents working directly in this workspace's checkout
+    /// (occupancy: isolated mode is the way to work in parallel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub direct_users: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_use_target_is_an_id_or_a_directory_made_absolute() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(base.join("ws_named_dir")).unwrap_or_else(|e| panic!("{e}"));
+        let t = |s: &str| UseWorkspace::from_target(s, WorkspaceMode::Direct, &base);
+        assert_eq!(t("agent_home").workspace_id.as_deref(), Some("agent_home"));
+        assert_eq!(
+            t("ws_repo_1a2b").workspace_id.as_deref(),
+            Some("ws_repo_1a2b")
+        );
+        let here = base.display().to_string();
+        assert_eq!(t(".").path.as_deref(), Some(here.as_str()));
+        // A directory that looks like an id is still the directory.
+        assert_eq!(
+            t("ws_named_dir").path,
+            Some(base.join("ws_named_dir").display().to_string())
+        );
+        assert_eq!(t("/abs/x").path.as_deref(), Some("/abs/x"));
+    }
+}
