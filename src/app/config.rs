@@ -49,6 +49,7 @@ struct RuntimeSection {
 struct ModelSection {
     default: Option<String>,
     fallbacks: Option<Vec<String>>,
+    context_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,6 +128,9 @@ pub struct Config {
     /// (`runtime.default_tool_output_tokens`, `runtime.max_tool_output_tokens`).
     pub tool_output: crate::runtime::tools::ToolOutputBudget,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
+    /// The context window for every model (`HOLON_CONTEXT_WINDOW`, else
+    /// `[model] context_window`); unset, each model's own applies.
+    pub context_window: Option<(u64, crate::runtime::context::WindowSource)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -162,13 +166,14 @@ fn key_prefix(key: &Option<String>) -> String {
 pub struct Env(pub BTreeMap<&'static str, String>);
 
 impl Env {
-    pub const VARS: [&'static str; 6] = [
+    pub const VARS: [&'static str; 7] = [
         "HOLON_AGENT_ID",
         "HOLON_MODEL",
         "HOLON_LOG",
         "RUST_LOG",
         "HOLON_DEFAULT_TOOL_OUTPUT_TOKENS",
         "HOLON_MAX_TOOL_OUTPUT_TOKENS",
+        "HOLON_CONTEXT_WINDOW",
     ];
 
     pub fn capture() -> Env {
@@ -289,6 +294,32 @@ impl Config {
 
         let tool_output = tool_output_budget(&file.runtime, env, &at_key)?;
 
+        use crate::runtime::context::{budget::check_window, WindowSource};
+        let context_window = match (env.get("HOLON_CONTEXT_WINDOW"), file.model.context_window) {
+            (Some(v), _) => {
+                let n = v.trim().parse::<u64>().map_err(|_| ConfigError::Env {
+                    var: "HOLON_CONTEXT_WINDOW",
+                    message: format!("`{v}` is not a number of tokens"),
+                })?;
+                let n = check_window(n).map_err(|message| ConfigError::Env {
+                    var: "HOLON_CONTEXT_WINDOW",
+                    message,
+                })?;
+                Some((n, WindowSource::Environment))
+            }
+            (None, Some(n)) => Some((
+                check_window(n).map_err(|m| at_key("model.context_window", m))?,
+                WindowSource::ModelConfig,
+            )),
+            (None, None) => None,
+        };
+        for (name, p) in &file.providers {
+            if let Some(n) = p.context_window {
+                check_window(n)
+                    .map_err(|m| at_key(&format!("providers.{name}.context_window"), m))?;
+            }
+        }
+
         let defaults = super::control::ServerLimits::default();
         let max_connections = file
             .server
@@ -334,6 +365,7 @@ impl Config {
             exec_env_passthrough,
             tool_output,
             providers: file.providers,
+            context_window,
         })
     }
 }

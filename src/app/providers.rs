@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use crate::runtime::agent::AgentRecord;
+use crate::runtime::context::ContextBudget;
 use crate::runtime::host::ProviderSource;
 use crate::runtime::provider::registry::{build_chain, env_snapshot};
 use crate::runtime::provider::retry::RetryPolicy;
@@ -56,6 +57,7 @@ pub fn provider_source(config: &Config) -> ProviderSource {
     let fallbacks = config.fallback_models.clone();
     let endpoints = config.providers.clone();
     let env: BTreeMap<String, String> = env_snapshot(&endpoints);
+    let window = config.context_window;
     let cache: Mutex<HashMap<String, Arc<dyn Provider>>> = Mutex::default();
     Arc::new(move |agent: &AgentRecord| {
         let Some(model) = agent.model_override.clone().or_else(|| default.clone()) else {
@@ -70,7 +72,10 @@ pub fn provider_source(config: &Config) -> ProviderSource {
         }
         let provider: Arc<dyn Provider> =
             match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
-                Ok(chain) => Arc::new(chain),
+                Ok(chain) => match window {
+                    Some((w, source)) => Arc::new(chain.with_context_budget(ContextBudget::new(w, source))),
+                    None => Arc::new(chain),
+                },
                 Err(failure) => Arc::new(Unavailable {
                     model_ref: model.clone(),
                     failure,

@@ -136,6 +136,9 @@ pub struct AgentRecord {
     /// Attached workspaces and the active one (AgentHome when none).
     #[serde(default)]
     pub workspaces: super::workspace::AgentWorkspaces,
+    /// Compaction state and the last prompt's size.
+    #[serde(default)]
+    pub context: super::context::ContextState,
 }
 
 impl AgentRecord {
@@ -159,6 +162,7 @@ impl AgentRecord {
             total_output_tokens: 0,
             total_model_rounds: 0,
             workspaces: Default::default(),
+            context: Default::default(),
         }
     }
 }

@@ -51,6 +51,8 @@ event_kinds! {
     WorktreeCreated => "worktree_created",
     WorktreeRemoved => "worktree_removed",
     WorktreeRetained => "worktree_retained",
+    ContextCompacted => "context_compacted",
+    TurnCheckpoint => "turn_checkpoint",
     TurnTerminal => "turn_terminal",
     BriefCreated => "brief_created",
     WorkItemCreated => "work_item_created",

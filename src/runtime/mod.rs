@@ -8,6 +8,7 @@ pub mod agent;
 pub mod api;
 pub mod closure;
 pub mod command_tasks;
+pub mod context;
 pub mod continuation;
 pub mod envelope;
 pub mod events;

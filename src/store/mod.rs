@@ -516,6 +516,19 @@ impl ReadCtx {
         tables::list_keyed_recent(&t, which, agent_id, limit)
     }
 
+    /// The newest `limit` records with ids after `after`, oldest first,
+    /// and whether older ones (still after `after`) were left out.
+    pub fn list_recent_after<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<(Vec<T>, bool), StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        tables::list_keyed_recent_after(&t, which, agent_id, after, limit)
+    }
+
     pub fn count(&self, which: Keyed, agent_id: &str) -> Result<u64, StoreError> {
         let t = self.txn.open_table(which.definition())?;
         tables::count_keyed(&t, agent_id)

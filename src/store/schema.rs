@@ -104,13 +104,16 @@ pub enum Keyed {
     Transcript,
     /// Tool executions (ledger).
     ToolExecutions,
+    /// Archived context episodes: the summaries cross-turn compaction
+    /// made (ledger).
+    ContextEpisodes,
     /// Client request ids already answered (`method:request_id` -> the
     /// answer), so a retried request is admitted once.
     ClientRequests,
 }
 
 impl Keyed {
-    pub const ALL: [Keyed; 10] = [
+    pub const ALL: [Keyed; 11] = [
         Keyed::Messages,
         Keyed::QueueEntries,
         Keyed::WorkItems,
@@ -121,6 +124,7 @@ impl Keyed {
         Keyed::Transcript,
         Keyed::ToolExecutions,
         Keyed::ClientRequests,
+        Keyed::ContextEpisodes,
     ];
 
     pub fn name(self) -> &'static str {
@@ -135,6 +139,7 @@ impl Keyed {
             Keyed::Transcript => "transcript",
             Keyed::ToolExecutions => "tool_executions",
             Keyed::ClientRequests => "client_requests",
+            Keyed::ContextEpisodes => "context_episodes",
         }
     }
 
@@ -150,6 +155,7 @@ impl Keyed {
             Keyed::Transcript => 7,
             Keyed::ToolExecutions => 8,
             Keyed::ClientRequests => 9,
+            Keyed::ContextEpisodes => 10,
         }
     }
 

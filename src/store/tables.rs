@@ -193,6 +193,40 @@ pub(crate) fn index_list(
 }
 
 /// The newest `limit` records of one agent, oldest first.
+/// The newest `limit` records with ids after `after` (all when `None`),
+/// oldest first, and whether older ones after `after` were left out.
+pub(crate) fn list_keyed_recent_after<T: DeserializeOwned>(
+    table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
+    which: Keyed,
+    agent_id: &str,
+    after: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<T>, bool), StoreError> {
+    use std::ops::Bound;
+    let lower = match after {
+        Some(a) => Bound::Excluded((agent_id, a)),
+        None => Bound::Included((agent_id, "")),
+    };
+    let mut range = table.range::<(&str, &str)>((lower, Bound::Included((agent_id, "\u{10FFFF}"))))?;
+    let mut out = Vec::with_capacity(limit.min(1024));
+    while out.len() < limit {
+        let Some(row) = range.next_back() else {
+            out.reverse();
+            return Ok((out, false));
+        };
+        let (k, v) = row?;
+        let key = k.value();
+        out.push(decode(
+            which.name(),
+            || format!("{}/{}", key.0, key.1),
+            v.value(),
+        )?);
+    }
+    let more = range.next_back().is_some();
+    out.reverse();
+    Ok((out, more))
+}
+
 pub(crate) fn list_keyed_recent<T: DeserializeOwned>(
     table: &impl ReadableTable<(&'static str, &'static str), &'static [u8]>,
     which: Keyed,

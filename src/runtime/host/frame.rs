@@ -11,12 +11,15 @@ use serde_json::{json, Value};
 
 use super::watch::{load_guidance, Guidance, GuidanceSource};
 use super::HostInner;
+use crate::runtime::context::memory::{self, MemoryFile};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
 
 pub(super) struct FrameContext {
     pub execution: ExecutionSnapshot,
     pub guidance: Vec<Guidance>,
+    /// The working memory files (created when missing).
+    pub memory: Vec<MemoryFile>,
     pub block: String,
 }
 
@@ -28,15 +31,23 @@ impl FrameContext {
         let execution = inner.execution_of(agent_id)?;
         let home = inner.agent_home(agent_id);
         let x = execution.clone();
-        let (guidance, block) = tokio::task::spawn_blocking(move || {
+        let (guidance, memory, block) = tokio::task::spawn_blocking(move || {
             let anchor = PathBuf::from(&x.workspace_anchor);
-            (load_guidance(&home, &anchor), execution_block(&x))
+            if let Err(e) = memory::ensure(&home) {
+                tracing::warn!(home = %home.display(), error = %e, "cannot create the memory files");
+            }
+            (
+                load_guidance(&home, &anchor),
+                memory::load(&home),
+                execution_block(&x),
+            )
         })
         .await
         .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
         Ok(FrameContext {
             execution,
             guidance,
+            memory,
             block,
         })
     }

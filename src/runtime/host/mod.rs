@@ -8,11 +8,14 @@
 
 mod actor;
 pub mod cancel;
+mod context_ops;
 pub mod dispatch;
 pub mod frame;
 pub mod projection;
+pub mod prompt;
 pub mod run_once;
 pub mod turn;
+mod turn_context;
 mod waiting_ops;
 pub mod watch;
 pub mod workspace_ops;

@@ -13,27 +13,31 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::cancel::{CancelReason, TurnCancel};
+use super::turn_context::{
+    frame_now, over_budget_report, turn_inputs_tokens, TurnShape, KEEP_VERBATIM_ROUNDS,
+};
 use super::{HostInner, LiveUpdate};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
+use crate::runtime::context::budget::request_tokens;
+use crate::runtime::context::plan::fit_turn;
+use crate::runtime::context::PromptUse;
 use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
 use crate::runtime::events::EventKind;
 use crate::runtime::provider::{
-    BlockStability, ConversationItem, FailureKind, PromptContentBlock, ProviderAttemptTimeline,
-    ProviderFailure, ProviderProgress, ProviderRequest,
+    ConversationItem, FailureKind, ProviderAttemptTimeline, ProviderFailure, ProviderProgress,
 };
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::tools::{self, ToolEnv};
-use crate::runtime::transcript::{conversation, TranscriptBody, TranscriptEntry};
+use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
 
-const SYSTEM_POLICY: &str = include_str!("../../../assets/system_prompt.md");
 
 /// How the turn ended, before it is written down.
 enum Ending {
@@ -48,6 +52,12 @@ enum Ending {
     Failed {
         failure: Box<ProviderFailure>,
         timeline: Box<ProviderAttemptTimeline>,
+        rounds: u32,
+    },
+    /// The turn's fixed part alone exceeds the prompt budget: nothing is
+    /// sent (`TurnBaselineOverBudget`).
+    OverBudget {
+        report: String,
         rounds: u32,
     },
     Aborted {
@@ -149,38 +159,6 @@ fn transcript_in(
     tx.put(Keyed::Transcript, agent_id, &entry.id.clone(), &entry)
 }
 
-fn work_queue_block(items: &[WorkItemRecord], current: Option<&str>) -> String {
-    if items.is_empty() {
-        return "Work queue: no open work items.".to_owned();
-    }
-    let mut s = String::from("Work queue (open work items):\n");
-    for w in items {
-        let marker = if Some(w.id.as_str()) == current {
-            "* current"
-        } else {
-            "  queued"
-        };
-        s.push_str(&format!(
-            "{marker} {} [{:?}] {}",
-            w.id, w.plan_status, w.objective
-        ));
-        if let Some(b) = &w.blocked_by {
-            s.push_str(&format!(" (blocked by: {b})"));
-        }
-        let open: Vec<&str> = w
-            .todo_list
-            .iter()
-            .filter(|t| t.state != crate::runtime::work_items::TodoState::Completed)
-            .map(|t| t.text.as_str())
-            .collect();
-        if !open.is_empty() {
-            s.push_str(&format!(" — todo: {}", open.join("; ")));
-        }
-        s.push('\n');
-    }
-    s
-}
-
 pub(super) async fn run(
     inner: &Arc<HostInner>,
     agent_id: &str,
@@ -267,18 +245,20 @@ async fn rounds(
 ) -> Result<Ending, RuntimeError> {
     let store = inner.store.clone();
     let tool_specs = tools::specs();
+    let budget = provider.context_budget();
     let mut last_text = String::new();
     let mut completed_work_item = None;
-    // The conversation is rebuilt from the transcript once per turn; each
-    // round then appends what it records (the same items the transcript
-    // would give back), so rounds do not re-read and re-decode it.
-    let mut history: Vec<ConversationItem> = {
-        let entries: Vec<TranscriptEntry> =
-            store
-                .read()?
-                .list_recent(Keyed::Transcript, agent_id, inner.config.history_window)?;
-        conversation(&entries)
-    };
+    let mut shape = TurnShape::default();
+    // Turn start: fold older turns into the summary when the history
+    // outgrows its share of the budget.
+    shape
+        .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, false, "turn_start")
+        .await?;
+    // The conversation is rebuilt from the transcript once per turn (and
+    // after a compaction); each round then appends what it records (the
+    // same items the transcript would give back), so rounds do not re-read
+    // and re-decode it.
+    let (mut history, mut turn_start) = shape.history(inner, agent_id, run_id)?;
     for round in 1..=inner.config.max_rounds {
         if let Some(reason) = cancel.reason() {
             return Ok(Ending::Aborted {
@@ -287,76 +267,80 @@ async fn rounds(
                 timeline: None,
             });
         }
-        let t0 = Instant::now();
         if round > 1 {
             frame.refresh(inner, agent_id).await?;
         }
-        let (request, context_build_ms) = {
-            let rx = store.read()?;
-            let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
-            let mut items = Vec::new();
-            for id in open {
-                if let Some(w) = rx.get::<WorkItemRecord>(Keyed::WorkItems, agent_id, &id)? {
-                    items.push(w);
+        // At most two passes: the second after the provider said the
+        // prompt was too long (one compaction, one retry).
+        let (outcome, t0, context_build_ms, prompt_estimate) = loop {
+            let t0 = Instant::now();
+            let (f, _) = frame_now(inner, agent_id, frame, &tool_specs)?;
+            let limit = budget.prompt_budget * shape.budget_percent / 100;
+            let baseline = f.baseline_tokens() + turn_inputs_tokens(&history, turn_start);
+            if baseline > limit {
+                return Ok(Ending::OverBudget {
+                    report: over_budget_report(&f, &history, turn_start, limit, &budget),
+                    rounds: round - 1,
+                });
+            }
+            let room = limit - f.baseline_tokens();
+            let mut fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
+            if fit.over && !shape.forced {
+                shape.forced = true;
+                let folded = shape
+                    .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, true, "turn_local")
+                    .await?;
+                if folded {
+                    (history, turn_start) = shape.history(inner, agent_id, run_id)?;
+                    fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
                 }
             }
-            let current: Option<String> = rx
-                .agent::<AgentRecord>(agent_id)?
-                .and_then(|a| a.current_work_item_id);
-            // Contract order: agent-scoped, then workspace-scoped guidance;
-            // the last guidance block closes the cacheable prefix.
-            let mut context_blocks = Vec::new();
-            for (i, g) in frame.guidance.iter().enumerate() {
-                context_blocks.push(PromptContentBlock {
-                    text: g.render(),
-                    stability: BlockStability::AgentScoped,
-                    cache_breakpoint: i + 1 == frame.guidance.len(),
-                });
-            }
-            context_blocks.push(PromptContentBlock {
-                text: frame.block.clone(),
-                stability: BlockStability::TurnScoped,
-                cache_breakpoint: false,
-            });
-            context_blocks.push(PromptContentBlock {
-                text: work_queue_block(&items, current.as_deref()),
-                stability: BlockStability::TurnScoped,
-                cache_breakpoint: false,
-            });
-            let request = ProviderRequest {
-                system_prompt: SYSTEM_POLICY.to_owned(),
-                context_blocks,
-                conversation: history.clone(),
-                tools: tool_specs.clone(),
-                max_output_tokens: None,
-                prompt_cache_key: Some(format!("holon:{agent_id}")),
+            let conversation = shape
+                .checkpoint(inner, agent_id, run_id, round, &f, fit, turn_start)
+                .await?;
+            let request = f.request(agent_id, conversation);
+            let prompt_estimate = request_tokens(&request);
+            let context_build_ms = t0.elapsed().as_millis() as u64;
+            let live = inner.live.clone();
+            let (aid, rid) = (agent_id.to_owned(), run_id.to_owned());
+            let progress = move |p: ProviderProgress| match p {
+                ProviderProgress::TextDelta(text) => {
+                    let _ = live.send(LiveUpdate::AssistantDelta {
+                        agent_id: aid.clone(),
+                        run_id: rid.clone(),
+                        text,
+                    });
+                }
             };
-            (request, t0.elapsed().as_millis() as u64)
-        };
-        let live = inner.live.clone();
-        let (aid, rid) = (agent_id.to_owned(), run_id.to_owned());
-        let progress = move |p: ProviderProgress| match p {
-            ProviderProgress::TextDelta(text) => {
-                let _ = live.send(LiveUpdate::AssistantDelta {
-                    agent_id: aid.clone(),
-                    run_id: rid.clone(),
-                    text,
-                });
+            let t0 = Instant::now();
+            // Cancellation drops the request future, which closes the
+            // connection: nothing waits for a model that is no longer wanted.
+            let outcome = tokio::select! {
+                biased;
+                reason = cancel.cancelled() => {
+                    return Ok(Ending::Aborted {
+                        reason,
+                        rounds: round,
+                        timeline: Some(Box::new(cancelled_attempt(provider, t0))),
+                    });
+                }
+                outcome = provider.round(&request, &progress) => outcome,
+            };
+            let too_long = matches!(&outcome.result,
+                Err(f) if f.kind == FailureKind::ContextLengthExceeded);
+            if too_long && !shape.retried_too_long {
+                // The window is smaller than we thought: fold everything
+                // before this turn, recap harder, and try once more.
+                shape.retried_too_long = true;
+                shape.budget_percent = 60;
+                shape.forced = true;
+                shape
+                    .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, true, "context_length_exceeded")
+                    .await?;
+                (history, turn_start) = shape.history(inner, agent_id, run_id)?;
+                continue;
             }
-        };
-        let t0 = Instant::now();
-        // Cancellation drops the request future, which closes the
-        // connection: nothing waits for a model that is no longer wanted.
-        let outcome = tokio::select! {
-            biased;
-            reason = cancel.cancelled() => {
-                return Ok(Ending::Aborted {
-                    reason,
-                    rounds: round,
-                    timeline: Some(Box::new(cancelled_attempt(provider, t0))),
-                });
-            }
-            outcome = provider.round(&request, &progress) => outcome,
+            break (outcome, t0, context_build_ms, prompt_estimate);
         };
         let provider_round_ms = t0.elapsed().as_millis() as u64;
         let timeline = outcome.timeline.clone();
@@ -390,6 +374,8 @@ async fn rounds(
                             "run_id": rid, "round": round, "model_ref": r.model_ref, "token_usage": usage,
                             "provider_attempt_timeline": tl, "context_build_ms": context_build_ms,
                             "provider_round_ms": provider_round_ms, "stop_reason": r.stop_reason,
+                            "prompt_tokens_estimate": prompt_estimate, "context_window": budget.window,
+                            "prompt_budget": budget.prompt_budget,
                         }),
                     })?;
                     let preview: String = r.text.chars().take(400).collect();
@@ -407,6 +393,12 @@ async fn rounds(
                         agent.total_input_tokens += usage.input_tokens;
                         agent.total_output_tokens += usage.output_tokens;
                         agent.total_model_rounds += 1;
+                        agent.context.last_prompt = Some(PromptUse {
+                            estimated_tokens: prompt_estimate,
+                            reported_input_tokens: r.token_usage.map(|u| u.input_tokens).filter(|n| *n > 0),
+                            window: budget.window,
+                            prompt_budget: budget.prompt_budget,
+                        });
                         tx.put_agent(&id, &agent)?;
                     }
                     Ok(())
@@ -635,13 +627,21 @@ async fn finish(
                     (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", note, text.clone(), *rounds, None)
                 }
                 Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, "failure", failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
+                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, "failure", report.clone(), String::new(), *rounds, None),
                 Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
             };
             let (truncated, cancel_reason, cancelled_timeline) = match &ending {
                 Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
-                Ending::Failed { .. } => (None, None, None),
+                Ending::Failed { .. } | Ending::OverBudget { .. } => (None, None, None),
                 Ending::Aborted { reason, timeline, .. } => (None, Some(*reason), timeline.as_deref()),
             };
+            if let Ending::OverBudget { report, .. } = &ending {
+                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
+                    summary: report.clone(),
+                    failure_artifact: json!({ "kind": "baseline_over_budget" }),
+                    timeline: None,
+                })?;
+            }
             if let Ending::Failed { failure, timeline, .. } = &ending {
                 tx.append_event(NewEvent {
                     agent_id: id.clone(),
@@ -679,6 +679,7 @@ async fn finish(
             agent.runtime_error = match (&ending, failure.as_ref()) {
                 (Ending::Completed { .. }, _) => None,
                 (_, Some(f)) => Some(f.artifact.summary.clone()),
+                (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
                 (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
             };
             agent.last_brief_at = Some(tx.now_ts());
@@ -704,7 +705,7 @@ async fn finish(
             // turn_result.
             let completed = match &ending {
                 Ending::Completed { completed_work_item, .. } => completed_work_item.clone(),
-                Ending::Failed { .. } | Ending::Aborted { .. } => None,
+                Ending::Failed { .. } | Ending::Aborted { .. } | Ending::OverBudget { .. } => None,
             };
             let mut needs_input = false;
             for wid in tx.index_list(Index::OpenWorkItems, &id)? {

@@ -428,6 +428,12 @@ pub trait Provider: Send + Sync {
     /// The model this provider answers for first (`provider/model`).
     fn model_ref(&self) -> String;
 
+    /// The context window this provider's requests must fit, and the
+    /// prompt budget within it.
+    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
+        crate::runtime::context::ContextBudget::for_model(&self.model_ref())
+    }
+
     fn round<'a>(
         &'a self,
         request: &'a ProviderRequest,

@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::classify::scrub_url;
+use crate::runtime::context::{ContextBudget, WindowSource};
 use super::failure::config_failure;
 use super::http::HttpTransport;
 use super::retry::{ChainCandidate, ProviderChain, RetryPolicy};
@@ -51,6 +52,10 @@ pub struct ProviderEndpointConfig {
     /// `on` / `off`; defaults per wire format (see [`WireFormat::default_streaming`]).
     #[serde(default)]
     pub streaming: Option<Streaming>,
+    /// The models' context window in tokens (else the built-in table, else
+    /// 128k).
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 /// An API key and the variable it came from. `Debug` shows only the name.
@@ -386,6 +391,19 @@ pub fn build_chain(
     build_chain_with_client(default, fallbacks, env, endpoints, policy, client)
 }
 
+/// A model's window: its endpoint's `context_window`, else the built-in
+/// table.
+pub fn window_of(
+    model_ref: &str,
+    endpoints: &BTreeMap<String, ProviderEndpointConfig>,
+) -> ContextBudget {
+    let provider = model_ref.split_once('/').map_or(model_ref, |(p, _)| p);
+    match endpoints.get(provider).and_then(|e| e.context_window) {
+        Some(w) => ContextBudget::new(w, WindowSource::ProviderConfig),
+        None => ContextBudget::for_model(model_ref),
+    }
+}
+
 /// [`build_chain`] with a caller-supplied HTTP client.
 pub fn build_chain_with_client(
     default: &str,
@@ -424,11 +442,16 @@ pub fn build_chain_with_client(
         ChainCandidate::Rejected { .. } => false,
     });
     if any_ready {
-        return Ok(ProviderChain::new(
-            default.trim().to_owned(),
-            candidates,
-            policy,
-        ));
+        // Every model of the chain may answer: fit the smallest window.
+        let budget = refs
+            .iter()
+            .map(|r| window_of(r, endpoints))
+            .min_by_key(|b| b.window)
+            .unwrap_or_else(|| ContextBudget::for_model(default));
+        return Ok(
+            ProviderChain::new(default.trim().to_owned(), candidates, policy)
+                .with_context_budget(budget),
+        );
     }
     let mut iter = rejected.into_iter();
     let Some(mut first) = iter.next() else {

@@ -153,6 +153,7 @@ pub struct ProviderChain {
     requested: String,
     candidates: Vec<ChainCandidate>,
     policy: RetryPolicy,
+    budget: Option<crate::runtime::context::ContextBudget>,
 }
 
 fn now_ts() -> String {
@@ -173,7 +174,17 @@ impl ProviderChain {
             requested,
             candidates,
             policy,
+            budget: None,
         }
+    }
+
+    /// Set the context window every request of this chain must fit.
+    pub fn with_context_budget(
+        mut self,
+        budget: crate::runtime::context::ContextBudget,
+    ) -> ProviderChain {
+        self.budget = Some(budget);
+        self
     }
 
     pub fn policy(&self) -> &RetryPolicy {
@@ -410,6 +421,11 @@ fn last_failure(
 impl Provider for ProviderChain {
     fn model_ref(&self) -> String {
         self.requested.clone()
+    }
+
+    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
+        self.budget
+            .unwrap_or_else(|| crate::runtime::context::ContextBudget::for_model(&self.requested))
     }
 
     fn round<'a>(

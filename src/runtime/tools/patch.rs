@@ -33,7 +33,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use root::{apply_in_root, FileChange};
+use root::{apply_in_roots, FileChange};
 
 use super::{parse_args, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::provider::{ToolCall, ToolSpec};
@@ -44,7 +44,8 @@ struct PatchArgs {
     /// (`--- /dev/null` creates a file, `+++ /dev/null` deletes one),
     /// followed by hunks `@@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@`
     /// whose lines start with ' ' (context), '-' (removed) or '+' (added).
-    /// Paths are relative to the execution root.
+    /// Paths are relative to the execution root; a path starting with
+    /// `@home/` is in your agent home (e.g. `@home/memory/self.md`).
     // `input`: the freeform form (OpenAI Responses custom tool), where the
     // diff arrives as raw text.
     #[serde(alias = "input")]
@@ -55,7 +56,8 @@ pub(super) fn specs() -> Vec<ToolSpec> {
     let mut s = spec::<PatchArgs>(
         "ApplyPatch",
         "Apply a unified diff to files in the execution root: modify, create (--- /dev/null) or \
-         delete (+++ /dev/null) files. All or nothing: if any hunk does not match, nothing is \
+         delete (+++ /dev/null) files. Paths starting with `@home/` are in your agent home (your \
+         working memory: `@home/memory/self.md`, `@home/memory/operator.md`). All or nothing: if any hunk does not match, nothing is \
          written and the error names the file, hunk and first mismatching line.",
     );
     // Freeform where the wire supports it: the diff itself is the input,
@@ -76,7 +78,9 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
         Ok((root, _)) => root,
         Err(e) => return Some(e),
     };
-    let result = tokio::task::spawn_blocking(move || apply_in_root(&root, &args.patch)).await;
+    let home = env.host.agent_home(env.agent_id);
+    let result =
+        tokio::task::spawn_blocking(move || apply_in_roots(&root, Some(&home), &args.patch)).await;
     Some(match result {
         Ok(Ok(changes)) => success(&changes),
         Ok(Err(e)) => failure(&e),

@@ -134,6 +134,29 @@ pub(super) fn describe(kind: EventKind, e: &EventRecord, out: &mut OperatorEvent
                 text_or(p, "/worktree_branch", "?")
             )
         }
+        K::ContextCompacted => {
+            let turns = u64_at(p, "/compacted_turns").unwrap_or(0);
+            let tokens = compact_count(u64_at(p, "/summary_tokens").unwrap_or(0));
+            let how = match text(p, "/summary_source") {
+                Some("model") => "",
+                _ => " (extractive)",
+            };
+            format!(
+                "Context compacted: {turns} turn{} → {tokens}-token summary{how}",
+                if turns == 1 { "" } else { "s" }
+            )
+        }
+        K::TurnCheckpoint => {
+            let rounds = p
+                .pointer("/recapped_rounds")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let head = format!("Turn checkpoint: {rounds} earlier round(s) recapped");
+            match u64_at(p, "/invalidated_anchor/revision") {
+                Some(r) => format!("{head}; work item moved on from revision {r}"),
+                None => head,
+            }
+        }
         K::TurnTerminal => {
             let rounds = u64_at(p, "/rounds").map(|n| match n {
                 1 => "1 round".to_owned(),

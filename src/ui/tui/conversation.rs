@@ -427,6 +427,8 @@ impl Conversation {
                 | K::WorktreeCreated
                 | K::WorktreeRemoved
                 | K::WorktreeRetained
+                | K::ContextCompacted
+                | K::TurnCheckpoint
                 | K::AgentCreated
                 | K::AgentStateChanged
                 | K::ControlApplied

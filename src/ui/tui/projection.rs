@@ -336,7 +336,8 @@ impl AgentView {
             | K::WorkspaceMissing
             | K::WorktreeCreated
             | K::WorktreeRemoved
-            | K::WorktreeRetained => Touched::Nothing,
+            | K::WorktreeRetained
+            | K::TurnCheckpoint => Touched::Nothing,
             K::MessageAdmitted
             | K::MessageProcessed
             | K::MessageAborted
@@ -349,6 +350,7 @@ impl AgentView {
             | K::TimerFired
             | K::TimerCancelled
             | K::RuntimeStarted
+            | K::ContextCompacted
             | K::RuntimeError => Touched::RefreshSummary,
             K::AgentCreated
             | K::MessageRejected

@@ -153,17 +153,40 @@ fn read_current(real: &Path, shown: &str) -> Result<Option<String>, PatchError> 
 /// computed in memory, then staged as temporary files next to their
 /// targets, then renamed into place (deletions last). A failure before the
 /// renames removes what was staged.
+#[cfg(test)]
 pub fn apply_in_root(root: &Path, patch: &str) -> Result<Vec<FileChange>, PatchError> {
+    apply_in_roots(root, None, patch)
+}
+
+/// The prefix that points a patch path at the agent's own home (its
+/// working memory and notes) rather than the execution root.
+pub const HOME_PREFIX: &str = "@home/";
+
+/// As [`apply_in_root`]; paths starting with [`HOME_PREFIX`] resolve in
+/// `home` (the agent home) under the same rules.
+pub fn apply_in_roots(
+    root: &Path,
+    home: Option<&Path>,
+    patch: &str,
+) -> Result<Vec<FileChange>, PatchError> {
     let files = parse_patch(patch)?;
-    let root = root.canonicalize().map_err(|e| PatchError::Io {
-        path: root.display().to_string(),
-        message: e.to_string(),
-    })?;
+    let canonical = |dir: &Path| {
+        dir.canonicalize().map_err(|e| PatchError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })
+    };
+    let root = canonical(root)?;
+    let home = home.map(canonical).transpose()?;
     let mut state = FileStates::new();
     let mut changes = Vec::with_capacity(files.len());
     for fp in &files {
-        let rel = relative(&fp.path)?;
-        let real = resolve(&root, &fp.path, &rel)?;
+        let (base, inner) = match (fp.path.strip_prefix(HOME_PREFIX), &home) {
+            (Some(rest), Some(h)) => (h, rest),
+            _ => (&root, fp.path.as_str()),
+        };
+        let rel = relative(inner)?;
+        let real = resolve(base, &fp.path, &rel)?;
         let current = match state.get(&real) {
             Some((_, now, _)) => now.clone(),
             None => {

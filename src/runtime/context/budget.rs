@@ -1,0 +1,217 @@
+//! Token accounting: how big a model's context window is, how much of it
+//! the prompt may use, and a cheap estimate of what a prompt will cost
+//! before it is sent. The estimate errs on the high side (four ASCII bytes
+//! a token, one token for any other character, so CJK text is not
+//! undercounted); the provider's reported usage is recorded beside it
+//! after each round.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::provider::{ConversationItem, ProviderRequest, ToolSpec};
+
+/// The window assumed for a model nobody described.
+pub const DEFAULT_WINDOW: u64 = 128_000;
+/// The smallest window accepted from configuration.
+pub const MIN_WINDOW: u64 = 1_024;
+/// The largest window accepted from configuration.
+pub const MAX_WINDOW: u64 = 10_000_000;
+
+/// Tokens a piece of text is estimated to cost.
+pub fn estimate_tokens(text: &str) -> u64 {
+    let (mut ascii, mut other) = (0u64, 0u64);
+    for b in text.bytes() {
+        if b < 0x80 {
+            ascii += 1;
+        } else if b & 0xC0 != 0x80 {
+            // The first byte of a multi-byte character.
+            other += 1;
+        }
+    }
+    ascii.div_ceil(4) + other
+}
+
+/// Framing each message costs on every wire (role, separators).
+const PER_ITEM: u64 = 4;
+
+pub fn item_tokens(item: &ConversationItem) -> u64 {
+    PER_ITEM
+        + match item {
+            ConversationItem::UserText { text } => estimate_tokens(text),
+            ConversationItem::AssistantRound { text, tool_calls } => {
+                estimate_tokens(text)
+                    + tool_calls
+                        .iter()
+                        .map(|c| {
+                            PER_ITEM
+                                + estimate_tokens(&c.name)
+                                + estimate_tokens(&c.arguments.to_string())
+                        })
+                        .sum::<u64>()
+            }
+            ConversationItem::ToolResult { content, .. } => estimate_tokens(content),
+        }
+}
+
+pub fn items_tokens(items: &[ConversationItem]) -> u64 {
+    items.iter().map(item_tokens).sum()
+}
+
+pub fn tools_tokens(tools: &[ToolSpec]) -> u64 {
+    tools
+        .iter()
+        .map(|t| {
+            PER_ITEM
+                + estimate_tokens(&t.name)
+                + estimate_tokens(&t.description)
+                + estimate_tokens(&t.input_schema.to_string())
+        })
+        .sum()
+}
+
+/// The estimate of a whole request: system prompt, context blocks, tools
+/// and conversation.
+pub fn request_tokens(r: &ProviderRequest) -> u64 {
+    estimate_tokens(&r.system_prompt)
+        + r.context_blocks
+            .iter()
+            .map(|b| PER_ITEM + estimate_tokens(&b.text))
+            .sum::<u64>()
+        + tools_tokens(&r.tools)
+        + items_tokens(&r.conversation)
+}
+
+/// Where a window size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSource {
+    /// `HOLON_CONTEXT_WINDOW`.
+    Environment,
+    /// `[model] context_window`.
+    ModelConfig,
+    /// `[providers.<name>] context_window`.
+    ProviderConfig,
+    /// The built-in table of common models.
+    KnownModel,
+    /// Nothing known: [`DEFAULT_WINDOW`].
+    Default,
+}
+
+/// The built-in windows of common models (by the model name after the
+/// provider, longest prefix first), and of providers whose servers default
+/// to small windows.
+pub fn known_window(model_ref: &str) -> Option<u64> {
+    let (provider, model) = model_ref.split_once('/').unwrap_or(("", model_ref));
+    const MODELS: &[(&str, u64)] = &[
+        ("gpt-4.1", 1_047_576),
+        ("gpt-5", 400_000),
+        ("gpt-4o", 128_000),
+        ("gpt-4-turbo", 128_000),
+        ("o4-mini", 200_000),
+        ("o3", 200_000),
+        ("o1", 200_000),
+        ("claude", 200_000),
+        ("gemini", 1_048_576),
+        ("deepseek", 128_000),
+    ];
+    // OpenRouter names models `vendor/model`.
+    let name = model.rsplit('/').next().unwrap_or(model);
+    if let Some((_, w)) = MODELS.iter().find(|(p, _)| name.starts_with(p)) {
+        return Some(*w);
+    }
+    // Ollama serves a small window unless told otherwise.
+    (provider == "ollama").then_some(8_192)
+}
+
+/// A model's window and what the prompt may use of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextBudget {
+    pub window: u64,
+    pub source: WindowSource,
+    /// Kept free for the model's answer.
+    pub output_reserve: u64,
+    /// What the prompt may use: the window less the reserve and a margin
+    /// for estimation error.
+    pub prompt_budget: u64,
+}
+
+impl ContextBudget {
+    pub fn new(window: u64, source: WindowSource) -> ContextBudget {
+        let window = window.max(MIN_WINDOW);
+        let output_reserve = (window / 8).clamp(256, 16_384);
+        let prompt_budget = (window - output_reserve) * 95 / 100;
+        ContextBudget {
+            window,
+            source,
+            output_reserve,
+            prompt_budget,
+        }
+    }
+
+    /// The budget of a model with no configured window.
+    pub fn for_model(model_ref: &str) -> ContextBudget {
+        match known_window(model_ref) {
+            Some(w) => ContextBudget::new(w, WindowSource::KnownModel),
+            None => ContextBudget::new(DEFAULT_WINDOW, WindowSource::Default),
+        }
+    }
+
+    /// Percent of the window a prompt of `tokens` uses.
+    pub fn percent(&self, tokens: u64) -> u8 {
+        (tokens.saturating_mul(100) / self.window.max(1)).min(999) as u8
+    }
+}
+
+/// Validate a configured window.
+pub fn check_window(n: u64) -> Result<u64, String> {
+    if (MIN_WINDOW..=MAX_WINDOW).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} is out of range: give a number of tokens from {MIN_WINDOW} to {MAX_WINDOW}"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimates_count_ascii_by_four_and_other_characters_by_one() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("上下文"), 3);
+        assert_eq!(estimate_tokens("ab上下"), 3);
+    }
+
+    #[test]
+    fn known_models_and_providers() {
+        assert_eq!(known_window("openai/gpt-4.1-mini"), Some(1_047_576));
+        assert_eq!(known_window("anthropic/claude-sonnet-4-5"), Some(200_000));
+        assert_eq!(
+            known_window("openrouter/anthropic/claude-3.5-haiku"),
+            Some(200_000)
+        );
+        assert_eq!(known_window("ollama/llama3.2"), Some(8_192));
+        assert_eq!(known_window("stub/e2e-model"), None);
+        assert_eq!(
+            ContextBudget::for_model("stub/x").source,
+            WindowSource::Default
+        );
+    }
+
+    #[test]
+    fn the_budget_keeps_a_reserve_and_a_margin() {
+        let b = ContextBudget::new(8_192, WindowSource::ModelConfig);
+        assert_eq!(b.output_reserve, 1_024);
+        assert!(b.prompt_budget < b.window - b.output_reserve);
+        assert_eq!(b.percent(4_096), 50);
+        // Tiny windows are raised to the minimum rather than underflowing.
+        let tiny = ContextBudget::new(10, WindowSource::ModelConfig);
+        assert_eq!(tiny.window, MIN_WINDOW);
+        assert!(tiny.prompt_budget > 0);
+        assert!(check_window(100).is_err());
+        assert_eq!(check_window(32_000), Ok(32_000));
+    }
+}

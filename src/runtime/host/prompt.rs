@@ -1,0 +1,356 @@
+//! The prompt frame, section by section, in the contract's order: policy
+//! (system prompt), guidance, working memory, work queue, execution
+//! snapshot, context summary, then the recent turns verbatim. Built once
+//! per provider round from the store and the turn's `FrameContext`; the
+//! same builder serves `holon debug prompt`, so what it prints is what the
+//! next turn sends.
+
+use serde::Serialize;
+
+use super::frame::FrameContext;
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::context::budget::{estimate_tokens, items_tokens, tools_tokens};
+use crate::runtime::context::{memory, summary_block, ContextBudget, ContextEpisode};
+use crate::runtime::provider::{
+    BlockStability, ConversationItem, PromptContentBlock, ProviderRequest, ToolSpec,
+};
+use crate::runtime::transcript::{conversation, TranscriptEntry};
+use crate::runtime::work_items::{TodoState, WorkItemRecord};
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, ReadCtx, StoreError};
+
+pub(super) const SYSTEM_POLICY: &str = include_str!("../../../assets/system_prompt.md");
+
+/// Transcript entries read for the verbatim history, at most.
+pub(super) const HISTORY_CAP: usize = 2_000;
+
+/// One named part of the frame.
+#[derive(Debug, Clone)]
+pub(super) struct Section {
+    pub name: &'static str,
+    pub block: PromptContentBlock,
+}
+
+/// Everything of one round's request but the conversation.
+#[derive(Debug, Clone)]
+pub(super) struct Frame {
+    pub system: String,
+    pub sections: Vec<Section>,
+    pub tools: Vec<ToolSpec>,
+    /// The current work item (id, revision), the checkpoint anchor.
+    pub anchor: Option<(String, u64)>,
+}
+
+impl Frame {
+    /// What the frame costs before any conversation.
+    pub fn baseline_tokens(&self) -> u64 {
+        estimate_tokens(&self.system)
+            + self
+                .sections
+                .iter()
+                .map(|s| 4 + estimate_tokens(&s.block.text))
+                .sum::<u64>()
+            + tools_tokens(&self.tools)
+    }
+
+    /// Each part's estimated tokens, largest first.
+    pub fn costs(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = vec![
+            ("policy", estimate_tokens(&self.system)),
+            ("tools", tools_tokens(&self.tools)),
+        ];
+        for s in &self.sections {
+            match v.iter_mut().find(|(n, _)| *n == s.name) {
+                Some((_, t)) => *t += 4 + estimate_tokens(&s.block.text),
+                None => v.push((s.name, 4 + estimate_tokens(&s.block.text))),
+            }
+        }
+        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v
+    }
+
+    pub fn request(&self, agent_id: &str, conversation: Vec<ConversationItem>) -> ProviderRequest {
+        ProviderRequest {
+            system_prompt: self.system.clone(),
+            context_blocks: self.sections.iter().map(|s| s.block.clone()).collect(),
+            conversation,
+            tools: self.tools.clone(),
+            max_output_tokens: None,
+            prompt_cache_key: Some(format!("holon:{agent_id}")),
+        }
+    }
+}
+
+fn work_queue_block(items: &[WorkItemRecord], current: Option<&str>) -> String {
+    if items.is_empty() {
+        return "Work queue: no open work items.".to_owned();
+    }
+    let mut s = String::from("Work queue (open work items):\n");
+    for w in items {
+        let marker = if Some(w.id.as_str()) == current {
+            "* current"
+        } else {
+            "  queued"
+        };
+        s.push_str(&format!(
+            "{marker} {} [{:?}] {}",
+            w.id, w.plan_status, w.objective
+        ));
+        if let Some(b) = &w.blocked_by {
+            s.push_str(&format!(" (blocked by: {b})"));
+        }
+        let open: Vec<&str> = w
+            .todo_list
+            .iter()
+            .filter(|t| t.state != TodoState::Completed)
+            .map(|t| t.text.as_str())
+            .collect();
+        if !open.is_empty() {
+            s.push_str(&format!(" — todo: {}", open.join("; ")));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The summary in effect for an agent, if any.
+pub(super) fn summary_of(
+    rx: &ReadCtx,
+    agent: &AgentRecord,
+) -> Result<Option<ContextEpisode>, StoreError> {
+    match &agent.context.summary_episode_id {
+        Some(id) => rx.get(Keyed::ContextEpisodes, &agent.id, id),
+        None => Ok(None),
+    }
+}
+
+/// Build the frame of the agent's next round.
+pub(super) fn build(
+    rx: &ReadCtx,
+    agent: &AgentRecord,
+    ctx: &FrameContext,
+    tools: Vec<ToolSpec>,
+) -> Result<Frame, StoreError> {
+    let mut items = Vec::new();
+    for id in rx.index_list(Index::OpenWorkItems, &agent.id)? {
+        if let Some(w) = rx.get::<WorkItemRecord>(Keyed::WorkItems, &agent.id, &id)? {
+            items.push(w);
+        }
+    }
+    let current = agent.current_work_item_id.as_deref();
+    let anchor = items
+        .iter()
+        .find(|w| Some(w.id.as_str()) == current)
+        .map(|w| (w.id.clone(), w.revision));
+    let mut sections = Vec::new();
+    // Agent-scoped, then workspace-scoped guidance, then the working
+    // memory: the last of these closes the cacheable prefix.
+    for g in &ctx.guidance {
+        sections.push(Section {
+            name: "guidance",
+            block: PromptContentBlock {
+                text: g.render(),
+                stability: BlockStability::AgentScoped,
+                cache_breakpoint: false,
+            },
+        });
+    }
+    if let Some(text) = memory::block(&ctx.memory) {
+        sections.push(Section {
+            name: "memory",
+            block: PromptContentBlock {
+                text,
+                stability: BlockStability::AgentScoped,
+                cache_breakpoint: false,
+            },
+        });
+    }
+    if let Some(last) = sections.last_mut() {
+        last.block.cache_breakpoint = true;
+    }
+    let turn_scoped = |name, text| Section {
+        name,
+        block: PromptContentBlock {
+            text,
+            stability: BlockStability::TurnScoped,
+            cache_breakpoint: false,
+        },
+    };
+    sections.push(turn_scoped("work_queue", work_queue_block(&items, current)));
+    sections.push(turn_scoped("execution", ctx.block.clone()));
+    if let Some(e) = summary_of(rx, agent)? {
+        sections.push(turn_scoped("context_summary", summary_block(&e)));
+    }
+    Ok(Frame {
+        system: SYSTEM_POLICY.to_owned(),
+        sections,
+        tools,
+        anchor,
+    })
+}
+
+/// The verbatim history: transcript entries after the compaction
+/// boundary, as a conversation.
+#[derive(Debug, Clone)]
+pub(super) struct History {
+    pub entries: Vec<TranscriptEntry>,
+    /// More entries after the boundary than were read (count pressure:
+    /// compaction should fold).
+    pub more: bool,
+}
+
+impl History {
+    pub fn read(rx: &ReadCtx, agent: &AgentRecord, cap: usize) -> Result<History, StoreError> {
+        let (entries, more) = rx.list_recent_after(
+            Keyed::Transcript,
+            &agent.id,
+            agent.context.compacted_through.as_deref(),
+            cap,
+        )?;
+        Ok(History { entries, more })
+    }
+
+    pub fn items(&self) -> Vec<ConversationItem> {
+        conversation(&self.entries)
+    }
+}
+
+/// Where the running turn begins in a conversation built from `entries`:
+/// the conversation index of its first input.
+pub(super) fn turn_start(entries: &[TranscriptEntry], run_id: &str) -> usize {
+    let before: Vec<TranscriptEntry> = entries
+        .iter()
+        .take_while(|e| e.run_id != run_id)
+        .cloned()
+        .collect();
+    conversation(&before).len()
+}
+
+/// What `holon debug prompt` and `/context` show: the frame's sections
+/// with their text and estimates, the history, the budget and the
+/// compaction state.
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptPreview {
+    pub agent_id: String,
+    pub model_ref: String,
+    pub budget: ContextBudget,
+    pub sections: Vec<PreviewSection>,
+    pub history_entries: usize,
+    pub history_tokens: u64,
+    pub total_tokens: u64,
+    pub percent_of_window: u8,
+    pub context: crate::runtime::context::ContextState,
+    /// The summary in effect (its episode), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<PreviewSummary>,
+    /// Whether the next turn would compact, and how much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_fold: Option<crate::runtime::context::plan::Fold>,
+    pub conversation: Vec<ConversationItem>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PreviewSection {
+    pub name: String,
+    pub tokens: u64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PreviewSummary {
+    pub episode_id: String,
+    pub epoch: u32,
+    pub source: String,
+    pub folded_turns: u64,
+    pub summary_tokens: u64,
+    pub created_at: String,
+}
+
+impl PromptPreview {
+    pub(super) fn new(
+        agent: &AgentRecord,
+        model_ref: String,
+        budget: ContextBudget,
+        frame: &Frame,
+        history: &History,
+        summary: Option<&ContextEpisode>,
+    ) -> PromptPreview {
+        let mut sections = vec![PreviewSection {
+            name: "policy".into(),
+            tokens: estimate_tokens(&frame.system),
+            text: frame.system.clone(),
+        }];
+        for s in &frame.sections {
+            sections.push(PreviewSection {
+                name: s.name.into(),
+                tokens: 4 + estimate_tokens(&s.block.text),
+                text: s.block.text.clone(),
+            });
+        }
+        let names: Vec<&str> = frame.tools.iter().map(|t| t.name.as_str()).collect();
+        sections.push(PreviewSection {
+            name: "tools".into(),
+            tokens: tools_tokens(&frame.tools),
+            text: names.join(", "),
+        });
+        let conversation = history.items();
+        let history_tokens = items_tokens(&conversation);
+        let baseline = frame.baseline_tokens();
+        let history_budget = budget.prompt_budget.saturating_sub(baseline);
+        let would_fold = crate::runtime::context::plan::plan_fold(
+            &history.entries,
+            if history.more { 0 } else { history_budget },
+            history_budget / 2,
+            false,
+        );
+        PromptPreview {
+            agent_id: agent.id.clone(),
+            model_ref,
+            budget,
+            sections,
+            history_entries: history.entries.len(),
+            history_tokens,
+            total_tokens: baseline + history_tokens,
+            percent_of_window: budget.percent(baseline + history_tokens),
+            context: agent.context.clone(),
+            summary: summary.map(|e| PreviewSummary {
+                episode_id: e.id.clone(),
+                epoch: e.epoch,
+                source: e.source.as_str().into(),
+                folded_turns: e.folded_turns,
+                summary_tokens: e.summary_tokens,
+                created_at: e.created_at.clone(),
+            }),
+            would_fold,
+            conversation,
+        }
+    }
+}
+
+impl super::RuntimeHost {
+    /// The prompt frame the agent's next turn would send (before any
+    /// compaction that turn would run), for `holon debug prompt` and
+    /// `/context`.
+    pub async fn prompt_preview(&self, agent_id: &str) -> Result<PromptPreview, RuntimeError> {
+        let inner = &self.inner;
+        let ctx = FrameContext::load(inner, agent_id).await?;
+        let rx = inner.store.read()?;
+        let agent: AgentRecord = rx
+            .agent(agent_id)?
+            .ok_or_else(|| RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            })?;
+        let provider = (inner.config.provider)(&agent);
+        let frame = build(&rx, &agent, &ctx, crate::runtime::tools::specs())?;
+        let history = History::read(&rx, &agent, HISTORY_CAP)?;
+        let summary = summary_of(&rx, &agent)?;
+        Ok(PromptPreview::new(
+            &agent,
+            provider.model_ref(),
+            provider.context_budget(),
+            &frame,
+            &history,
+            summary.as_ref(),
+        ))
+    }
+}
