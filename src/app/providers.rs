@@ -73,7 +73,9 @@ pub fn provider_source(config: &Config) -> ProviderSource {
         let provider: Arc<dyn Provider> =
             match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
                 Ok(chain) => match window {
-                    Some((w, source)) => Arc::new(chain.with_context_budget(ContextBudget::new(w, source))),
+                    Some((w, source)) => {
+                        Arc::new(chain.with_context_budget(ContextBudget::new(w, source)))
+                    }
                     None => Arc::new(chain),
                 },
                 Err(failure) => Arc::new(Unavailable {

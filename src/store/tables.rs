@@ -207,7 +207,8 @@ pub(crate) fn list_keyed_recent_after<T: DeserializeOwned>(
         Some(a) => Bound::Excluded((agent_id, a)),
         None => Bound::Included((agent_id, "")),
     };
-    let mut range = table.range::<(&str, &str)>((lower, Bound::Included((agent_id, "\u{10FFFF}"))))?;
+    let mut range =
+        table.range::<(&str, &str)>((lower, Bound::Included((agent_id, "\u{10FFFF}"))))?;
     let mut out = Vec::with_capacity(limit.min(1024));
     while out.len() < limit {
         let Some(row) = range.next_back() else {

@@ -59,7 +59,8 @@ fn read_bounded(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
     let len = f.metadata()?.len();
     let mut buf = Vec::new();
     // Four bytes a character at most: enough for the bound.
-    f.take((MAX_MEMORY_CHARS * 4) as u64).read_to_end(&mut buf)?;
+    f.take((MAX_MEMORY_CHARS * 4) as u64)
+        .read_to_end(&mut buf)?;
     Ok((buf, len))
 }
 
@@ -78,8 +79,7 @@ pub fn load(home: &Path) -> Vec<MemoryFile> {
                 let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
                 // A cut in the middle of a character is not an encoding
                 // problem of the file.
-                if (len as usize) <= MAX_MEMORY_CHARS * 4 || lossy.matches('\u{FFFD}').count() > 1
-                {
+                if (len as usize) <= MAX_MEMORY_CHARS * 4 || lossy.matches('\u{FFFD}').count() > 1 {
                     notes.push("not valid UTF-8: shown lossily".to_owned());
                 }
                 lossy

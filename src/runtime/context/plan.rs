@@ -320,9 +320,15 @@ mod tests {
         assert!(!fit.over, "{fit:?}");
         assert!(fit.tokens_after <= 3_000);
         assert_eq!(fit.recapped_rounds, vec![1, 2, 3, 4]);
-        assert_eq!(fit.items.len(), items.len(), "nothing removed: pairs intact");
+        assert_eq!(
+            fit.items.len(),
+            items.len(),
+            "nothing removed: pairs intact"
+        );
         let last = &fit.items[fit.items.len() - 1];
-        assert!(matches!(last, ConversationItem::ToolResult { content, .. } if !content.starts_with("[recap]")));
+        assert!(
+            matches!(last, ConversationItem::ToolResult { content, .. } if !content.starts_with("[recap]"))
+        );
         let first_result = &fit.items[2];
         assert!(
             matches!(first_result, ConversationItem::ToolResult { content, .. }

@@ -110,7 +110,13 @@ fn turn_lines(entries: &[TranscriptEntry]) -> Vec<String> {
         if !tools.is_empty() {
             let t: Vec<String> = tools
                 .iter()
-                .map(|(n, k)| if *k > 1 { format!("{n}×{k}") } else { n.clone() })
+                .map(|(n, k)| {
+                    if *k > 1 {
+                        format!("{n}×{k}")
+                    } else {
+                        n.clone()
+                    }
+                })
                 .collect();
             line.push_str(&format!(" [tools: {}]", t.join(", ")));
         }
@@ -125,11 +131,7 @@ fn turn_lines(entries: &[TranscriptEntry]) -> Vec<String> {
 /// The deterministic summary: the previous summary (bounded to half the
 /// budget), then one line per folded turn, newest kept when the budget is
 /// short.
-pub fn extractive(
-    previous: Option<&str>,
-    folded: &[TranscriptEntry],
-    max_tokens: u64,
-) -> String {
+pub fn extractive(previous: Option<&str>, folded: &[TranscriptEntry], max_tokens: u64) -> String {
     let mut head = String::new();
     if let Some(p) = previous.filter(|p| !p.trim().is_empty()) {
         head.push_str("Earlier:\n");

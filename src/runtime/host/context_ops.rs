@@ -75,16 +75,17 @@ async fn summarise(
             format!("the summarisation request failed: {}", f.artifact.summary),
             None,
         ),
-        Ok(r) => match summary::check_model_summary(&r.text, !r.tool_calls.is_empty(), max_tokens)
-        {
-            Ok(text) => Made {
-                text,
-                source: SummarySource::Model,
-                fallback_reason: None,
-                usage: r.token_usage,
-            },
-            Err(why) => extractive(why, r.token_usage),
-        },
+        Ok(r) => {
+            match summary::check_model_summary(&r.text, !r.tool_calls.is_empty(), max_tokens) {
+                Ok(text) => Made {
+                    text,
+                    source: SummarySource::Model,
+                    fallback_reason: None,
+                    usage: r.token_usage,
+                },
+                Err(why) => extractive(why, r.token_usage),
+            }
+        }
     })
 }
 

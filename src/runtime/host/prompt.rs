@@ -65,7 +65,7 @@ impl Frame {
                 None => v.push((s.name, 4 + estimate_tokens(&s.block.text))),
             }
         }
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|c| std::cmp::Reverse(c.1));
         v
     }
 

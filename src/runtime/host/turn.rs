@@ -38,7 +38,6 @@ use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
 
-
 /// How the turn ended, before it is written down.
 enum Ending {
     Completed {
@@ -56,10 +55,7 @@ enum Ending {
     },
     /// The turn's fixed part alone exceeds the prompt budget: nothing is
     /// sent (`TurnBaselineOverBudget`).
-    OverBudget {
-        report: String,
-        rounds: u32,
-    },
+    OverBudget { report: String, rounds: u32 },
     Aborted {
         reason: CancelReason,
         rounds: u32,
@@ -252,7 +248,17 @@ async fn rounds(
     // Turn start: fold older turns into the summary when the history
     // outgrows its share of the budget.
     shape
-        .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, false, "turn_start")
+        .compact(
+            inner,
+            agent_id,
+            run_id,
+            provider,
+            frame,
+            &tool_specs,
+            cancel,
+            false,
+            "turn_start",
+        )
         .await?;
     // The conversation is rebuilt from the transcript once per turn (and
     // after a compaction); each round then appends what it records (the
@@ -288,7 +294,17 @@ async fn rounds(
             if fit.over && !shape.forced {
                 shape.forced = true;
                 let folded = shape
-                    .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, true, "turn_local")
+                    .compact(
+                        inner,
+                        agent_id,
+                        run_id,
+                        provider,
+                        frame,
+                        &tool_specs,
+                        cancel,
+                        true,
+                        "turn_local",
+                    )
                     .await?;
                 if folded {
                     (history, turn_start) = shape.history(inner, agent_id, run_id)?;
@@ -335,7 +351,17 @@ async fn rounds(
                 shape.budget_percent = 60;
                 shape.forced = true;
                 shape
-                    .compact(inner, agent_id, run_id, provider, frame, &tool_specs, cancel, true, "context_length_exceeded")
+                    .compact(
+                        inner,
+                        agent_id,
+                        run_id,
+                        provider,
+                        frame,
+                        &tool_specs,
+                        cancel,
+                        true,
+                        "context_length_exceeded",
+                    )
                     .await?;
                 (history, turn_start) = shape.history(inner, agent_id, run_id)?;
                 continue;

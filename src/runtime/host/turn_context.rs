@@ -62,7 +62,7 @@ pub(super) fn over_budget_report(
 ) -> String {
     let mut costs = frame.costs();
     costs.push(("this turn's input", turn_inputs_tokens(history, turn_start)));
-    costs.sort_by(|a, b| b.1.cmp(&a.1));
+    costs.sort_by_key(|c| std::cmp::Reverse(c.1));
     let total: u64 = costs.iter().map(|(_, t)| t).sum();
     let parts: Vec<String> = costs
         .iter()
@@ -263,9 +263,7 @@ mod tests {
     #[test]
     fn the_turn_inputs_are_the_leading_user_texts() {
         let items = vec![
-            ConversationItem::UserText {
-                text: "old".into(),
-            },
+            ConversationItem::UserText { text: "old".into() },
             ConversationItem::UserText {
                 text: "x".repeat(400),
             },

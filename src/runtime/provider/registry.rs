@@ -22,12 +22,12 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::classify::scrub_url;
-use crate::runtime::context::{ContextBudget, WindowSource};
 use super::failure::config_failure;
 use super::http::HttpTransport;
 use super::retry::{ChainCandidate, ProviderChain, RetryPolicy};
 pub use super::wire::{Streaming, WireFormat};
 use super::{FailureKind, ModelRef, ProviderFailure};
+use crate::runtime::context::{ContextBudget, WindowSource};
 
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
