@@ -36,6 +36,24 @@ pub struct AgentSummary {
     pub model: Option<String>,
     /// Where the agent's file and shell tools act.
     pub execution: super::workspace::ExecutionSnapshot,
+    /// Context use: the last prompt against the window, and compaction.
+    #[serde(default)]
+    pub context: ContextView,
+}
+
+/// How full the agent's context is ("ctx 41%").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContextView {
+    /// The effective model's window (0 when unknown).
+    pub window: u64,
+    /// The last prompt's tokens (the provider's count when reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt_tokens: Option<u64>,
+    /// The last prompt as a percentage of its window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u8>,
+    pub compaction_epoch: u32,
+    pub compacted_entries: u64,
 }
 
 pub fn agent_summary(
@@ -91,5 +109,12 @@ pub fn agent_summary(
             &agent.workspaces,
             &super::agent::home_dir(data_dir, &agent.id),
         ),
+        context: ContextView {
+            window: agent.context.last_prompt.map_or(0, |p| p.window),
+            last_prompt_tokens: agent.context.last_prompt.map(|p| p.tokens()),
+            percent: agent.context.last_prompt.map(|p| p.percent()),
+            compaction_epoch: agent.context.epoch,
+            compacted_entries: agent.context.compacted_entries,
+        },
     })
 }

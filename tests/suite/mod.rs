@@ -3,6 +3,7 @@
 
 mod cli;
 mod console_e2e;
+mod context;
 mod control_socket;
 mod daemon_lifecycle;
 mod hardening;

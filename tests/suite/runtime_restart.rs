@@ -14,7 +14,7 @@ use holon::store::{Store, StoreOptions};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -23,7 +23,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Start a host on `dir` in its own tokio runtime.
-fn start(
+pub(super) fn start(
     rt: &tokio::runtime::Runtime,
     dir: &std::path::Path,
     provider: Arc<ScriptedProvider>,
@@ -43,7 +43,7 @@ fn start(
 
 /// Drop the runtime with the host's tasks mid-flight: like a crash, nothing
 /// after the last commit is written. Waits until the store is released.
-fn crash(rt: tokio::runtime::Runtime, host: RuntimeHost, dir: &std::path::Path) {
+pub(super) fn crash(rt: tokio::runtime::Runtime, host: RuntimeHost, dir: &std::path::Path) {
     drop(host);
     rt.shutdown_timeout(Duration::from_millis(100));
     for _ in 0..200 {

@@ -112,10 +112,14 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// Computes the answer from the request, once the script is empty.
+pub type Responder = Arc<dyn Fn(&Value) -> Canned + Send + Sync>;
+
 #[derive(Default)]
 struct State {
     script: VecDeque<Canned>,
     requests: Vec<Recorded>,
+    responder: Option<Responder>,
 }
 
 pub struct StubServer {
@@ -125,6 +129,16 @@ pub struct StubServer {
 }
 
 impl StubServer {
+    /// A stub that answers every request with `responder(body)`.
+    pub async fn responding(responder: Responder) -> StubServer {
+        let stub = StubServer::start(Vec::new()).await;
+        stub.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .responder = Some(responder);
+        stub
+    }
+
     pub async fn start(script: Vec<Canned>) -> StubServer {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -135,6 +149,7 @@ impl StubServer {
         let state = Arc::new(Mutex::new(State {
             script: script.into(),
             requests: Vec::new(),
+            responder: None,
         }));
         let shared = Arc::clone(&state);
         let task = tokio::spawn(async move {
@@ -221,13 +236,18 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw_body).into_owned()));
     let canned = {
         let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+        let answer = match (st.script.pop_front(), &st.responder) {
+            (Some(c), _) => Some(c),
+            (None, Some(r)) => Some(r(&body)),
+            (None, None) => None,
+        };
         st.requests.push(Recorded {
             method,
             path,
             headers,
             body,
         });
-        st.script.pop_front()
+        answer
     };
     let canned = canned.unwrap_or_else(|| {
         Canned::json(

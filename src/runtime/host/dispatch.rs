@@ -52,7 +52,11 @@ impl RuntimeHost {
         agent: &AgentRecord,
     ) -> Result<AgentSummary, ApiError> {
         let mut s = agent_summary(rx, agent, &self.inner.config.data_dir)?;
-        s.model = self.effective_model(agent);
+        let provider = (self.inner.config.provider)(agent);
+        s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
+        if s.model.is_some() {
+            s.context.window = provider.context_budget().window;
+        }
         Ok(s)
     }
 

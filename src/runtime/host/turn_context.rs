@@ -89,8 +89,16 @@ struct Mark {
 
 /// The checkpoint prompt that follows the recapped rounds.
 pub(super) fn checkpoint_text(recapped: &[u32], anchor: Option<&(String, u64)>) -> String {
+    let contiguous = recapped.windows(2).all(|w| w[1] == w[0] + 1);
     let rounds = match (recapped.first(), recapped.last()) {
-        (Some(a), Some(b)) if a != b => format!("Rounds {a}–{b}"),
+        (Some(a), Some(b)) if a != b && contiguous => format!("Rounds {a}–{b}"),
+        (Some(a), Some(b)) if a != b => {
+            let head: Vec<String> = recapped[..recapped.len() - 1]
+                .iter()
+                .map(u32::to_string)
+                .collect();
+            format!("Rounds {} and {b}", head.join(", "))
+        }
         (Some(a), _) => format!("Round {a}"),
         _ => "No rounds".to_owned(),
     };
@@ -258,6 +266,7 @@ mod tests {
         assert!(t.starts_with("[runtime checkpoint] Rounds 1–3"));
         assert!(t.contains("wi_1 at revision 4"));
         assert!(checkpoint_text(&[2], None).contains("Round 2 of"));
+        assert!(checkpoint_text(&[1, 2, 3, 5], None).contains("Rounds 1, 2, 3 and 5 of"));
     }
 
     #[test]

@@ -71,6 +71,7 @@ impl Scripted {
 pub struct ScriptedProvider {
     script: Mutex<VecDeque<Scripted>>,
     requests: Mutex<Vec<ProviderRequest>>,
+    window: Option<u64>,
 }
 
 impl ScriptedProvider {
@@ -78,7 +79,14 @@ impl ScriptedProvider {
         ScriptedProvider {
             script: Mutex::new(script.into_iter().collect()),
             requests: Mutex::default(),
+            window: None,
         }
+    }
+
+    /// Pretend to be a model with this context window.
+    pub fn with_context_window(mut self, window: u64) -> ScriptedProvider {
+        self.window = Some(window);
+        self
     }
 
     pub fn push(&self, s: Scripted) {
@@ -114,6 +122,14 @@ fn failure(kind: FailureKind, summary: String) -> ProviderFailure {
 impl Provider for ScriptedProvider {
     fn model_ref(&self) -> String {
         "scripted/test".into()
+    }
+
+    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
+        use crate::runtime::context::{ContextBudget, WindowSource};
+        match self.window {
+            Some(w) => ContextBudget::new(w, WindowSource::ProviderConfig),
+            None => ContextBudget::for_model(&self.model_ref()),
+        }
     }
 
     fn round<'a>(

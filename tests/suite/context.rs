@@ -1,0 +1,675 @@
+//! Context that lasts: token budgets, cross-turn compaction into the
+//! context summary, turn-local recaps and checkpoints, the baseline-over-
+//! budget terminal, one retry after `context_length_exceeded`, working
+//! memory, and the RFC's "compaction must not decide" rules. The real
+//! runtime and store; a scripted model with a small window, and the HTTP
+//! stub provider for the long run.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::runtime_core::{config, events, kind, prompt, wait_event};
+use super::stub_provider::{canned, Canned, StubServer};
+use holon::runtime::agent::AgentRecord;
+use holon::runtime::context::budget::request_tokens;
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::{HostConfig, RuntimeHost};
+use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
+use holon::runtime::provider::retry::RetryPolicy;
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::runtime::provider::{FailureKind, Provider, ProviderRequest};
+use holon::store::{EventRecord, Store, StoreOptions};
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+const SUMMARISER_MARK: &str = "You maintain the working summary";
+
+fn is_summary_request(r: &ProviderRequest) -> bool {
+    r.system_prompt.starts_with(SUMMARISER_MARK)
+}
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    host: RuntimeHost,
+    provider: Arc<ScriptedProvider>,
+}
+
+async fn rig_with(window: u64, script: Vec<Scripted>) -> Rig {
+    let dir = ok(tempfile::tempdir());
+    let store = ok(Store::open(
+        &dir.path().join("s.redb"),
+        StoreOptions::default(),
+    ));
+    let provider = Arc::new(ScriptedProvider::new(script).with_context_window(window));
+    let host = ok(RuntimeHost::start(store, config(dir.path(), Arc::clone(&provider))).await);
+    ok(host.create_agent("main").await);
+    Rig {
+        _dir: dir,
+        host,
+        provider,
+    }
+}
+
+fn record(host: &RuntimeHost) -> AgentRecord {
+    let rx = ok(host.store().read());
+    ok(rx.agent::<AgentRecord>("main")).unwrap_or_else(|| panic!("no agent"))
+}
+
+fn count(evs: &[EventRecord], k: &str) -> usize {
+    evs.iter().filter(|e| e.kind == k).count()
+}
+
+async fn wait_turns(host: &RuntimeHost, n: usize) {
+    for _ in 0..600 {
+        if count(&events(host), "turn_terminal") >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{n} turns never ended");
+}
+
+/// A model that answers each turn briefly and summarises when asked.
+fn chatty(summary: &'static str) -> Scripted {
+    Scripted::With(Arc::new(move |r: &ProviderRequest| {
+        if is_summary_request(r) {
+            Scripted::text(summary)
+        } else {
+            Scripted::text("Noted.")
+        }
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
+    let script: Vec<Scripted> = (0..40)
+        .map(|_| chatty("The operator sent numbered notes; each was acknowledged."))
+        .collect();
+    let rig = rig_with(8_192, script).await;
+    let budget = rig.provider.context_budget();
+    for i in 0..12 {
+        let text = format!("note {i}: {}", "lorem ipsum ".repeat(250));
+        ok(rig.host.submit(prompt(&text, Priority::Normal)).await);
+        wait_turns(&rig.host, i + 1).await;
+    }
+    let reqs = rig.provider.requests();
+    for r in &reqs {
+        assert!(
+            request_tokens(r) <= budget.prompt_budget,
+            "request of {} tokens over the budget {}",
+            request_tokens(r),
+            budget.prompt_budget
+        );
+    }
+    let evs = events(&rig.host);
+    let compactions: Vec<&EventRecord> = evs
+        .iter()
+        .filter(|e| e.kind == "context_compacted")
+        .collect();
+    assert!(!compactions.is_empty(), "no compaction recorded");
+    let epochs: Vec<u64> = compactions
+        .iter()
+        .filter_map(|e| e.payload["epoch"].as_u64())
+        .collect();
+    assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1), "{epochs:?}");
+    let c = &compactions[0].payload;
+    assert_eq!(c["summary_source"], "model");
+    assert_eq!(c["trigger"], "turn_start");
+    assert!(c["tokens_after"].as_u64() < c["tokens_before"].as_u64());
+    // The last turn's request carries the summary, not the first note.
+    let last = reqs
+        .iter()
+        .rev()
+        .find(|r| !is_summary_request(r))
+        .unwrap_or_else(|| panic!("no turn request"));
+    let blocks: Vec<&str> = last
+        .context_blocks
+        .iter()
+        .map(|b| b.text.as_str())
+        .collect();
+    assert!(
+        blocks
+            .iter()
+            .any(|b| b.starts_with("Context summary (epoch") && b.contains("numbered notes")),
+        "{blocks:?}"
+    );
+    let convo = serde_json::to_string(&last.conversation).unwrap_or_default();
+    assert!(
+        !convo.contains("note 0:"),
+        "the oldest turn is still verbatim"
+    );
+    assert!(convo.contains("note 11:"));
+    // Compaction decided nothing: one turn per prompt, all completed.
+    assert_eq!(count(&evs, "turn_started"), 12);
+    assert!(evs
+        .iter()
+        .filter(|e| e.kind == "turn_terminal")
+        .all(|e| e.payload["kind"] == "completed"));
+    // Token accounting is on the agent and in the round telemetry.
+    let agent = record(&rig.host);
+    let used = agent
+        .context
+        .last_prompt
+        .unwrap_or_else(|| panic!("no prompt use recorded"));
+    assert_eq!(used.window, 8_192);
+    assert!(used.estimated_tokens > 0 && used.percent() < 100);
+    assert_eq!(agent.context.epoch as usize, compactions.len());
+    let round = evs
+        .iter()
+        .rfind(|e| e.kind == "provider_round_completed")
+        .unwrap_or_else(|| panic!("no round"));
+    assert_eq!(round.payload["context_window"], 8_192);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_or_garbage_summary_falls_back_to_the_extractive_one_and_says_why() {
+    let garbage = Scripted::With(Arc::new(|r: &ProviderRequest| {
+        if is_summary_request(r) {
+            Scripted::text("...")
+        } else {
+            Scripted::text("Noted.")
+        }
+    }));
+    let failing = Scripted::With(Arc::new(|r: &ProviderRequest| {
+        if is_summary_request(r) {
+            Scripted::Fail(FailureKind::ServerError, "summariser down".into())
+        } else {
+            Scripted::text("Noted.")
+        }
+    }));
+    let mut script = vec![garbage; 8];
+    script.extend(vec![failing; 30]);
+    let rig = rig_with(8_192, script).await;
+    let mut reasons = Vec::new();
+    for i in 0..14 {
+        let text = format!("item {i}: {}", "dolor sit amet ".repeat(200));
+        ok(rig.host.submit(prompt(&text, Priority::Normal)).await);
+        wait_turns(&rig.host, i + 1).await;
+    }
+    for e in events(&rig.host)
+        .iter()
+        .filter(|e| e.kind == "context_compacted")
+    {
+        assert_eq!(e.payload["summary_source"], "extractive", "{}", e.payload);
+        reasons.push(
+            e.payload["fallback_reason"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+        );
+    }
+    assert!(
+        reasons.iter().any(|r| r.contains("no usable text")),
+        "{reasons:?}"
+    );
+    // Every turn still completed: the summariser's failure is not the turn's.
+    let evs = events(&rig.host);
+    assert!(evs
+        .iter()
+        .filter(|e| e.kind == "turn_terminal")
+        .all(|e| e.payload["kind"] == "completed"));
+    // The extractive summary names the folded inputs.
+    let last = rig
+        .provider
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| !is_summary_request(r))
+        .unwrap_or_else(|| panic!("no request"));
+    let summary = last
+        .context_blocks
+        .iter()
+        .find(|b| b.text.starts_with("Context summary"))
+        .map(|b| b.text.clone())
+        .unwrap_or_default();
+    assert!(summary.contains("item 0: dolor"), "{summary}");
+}
+
+/// One long command's output: about 3,000 estimated tokens.
+fn big_command(n: usize) -> Scripted {
+    Scripted::tools(
+        "",
+        &[(
+            "ExecCommand",
+            json!({ "cmd": format!("yes 'output line {n} of a long build log' | head -n 330") }),
+        )],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_tool_turn_is_recapped_with_checkpoints_and_a_work_item_update_invalidates_the_anchor(
+) {
+    let rig = rig_with(8_192, Vec::new()).await;
+    let item = ok(rig
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "collect the build logs".into(),
+                ..Default::default()
+            },
+        )
+        .await);
+    ok(rig.host.pick_work_item("main", &item.id).await);
+    let update = Scripted::tools(
+        "",
+        &[(
+            "UpdateWorkItem",
+            json!({ "work_item_id": item.id, "todo_list": [{"text": "read the logs", "state": "in_progress"}] }),
+        )],
+    );
+    for s in [
+        big_command(1),
+        big_command(2),
+        big_command(3),
+        update,
+        big_command(4),
+        big_command(5),
+        Scripted::text("Collected."),
+    ] {
+        rig.provider.push(s);
+    }
+    ok(rig
+        .host
+        .submit(prompt("collect the logs", Priority::Normal))
+        .await);
+    let end = wait_event(&rig.host, "turn end", kind("turn_terminal")).await;
+    assert_eq!(end.payload["kind"], "completed", "{}", end.payload);
+    let budget = rig.provider.context_budget();
+    for r in rig.provider.requests() {
+        assert!(request_tokens(&r) <= budget.prompt_budget);
+    }
+    let evs = events(&rig.host);
+    let checkpoints: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e.kind == "turn_checkpoint")
+        .map(|e| &e.payload)
+        .collect();
+    assert!(!checkpoints.is_empty(), "no checkpoint");
+    let first = checkpoints[0];
+    assert_eq!(first["work_item_id"], json!(item.id));
+    let rev0 = first["work_item_revision"].as_u64();
+    assert!(
+        checkpoints
+            .iter()
+            .any(|c| c["invalidated_anchor"]["revision"].as_u64() == rev0
+                && c["work_item_revision"].as_u64() > rev0),
+        "{checkpoints:?}"
+    );
+    // The checkpoint prompt follows the recaps; recaps keep call/result
+    // pairs and never the recapped body.
+    // (The open work item may continue in a later turn: look at this
+    // turn's last round, the seventh request.)
+    let last = rig
+        .provider
+        .requests()
+        .into_iter()
+        .nth(6)
+        .unwrap_or_else(|| panic!("no seventh request"));
+    let convo = serde_json::to_string(&last.conversation).unwrap_or_default();
+    assert!(
+        convo.contains("[runtime checkpoint] Rounds 1, 2, 3 and 5"),
+        "{convo}"
+    );
+    assert!(convo.contains("[recap] ExecCommand"));
+    // Compaction replaced nothing of the work item's truth.
+    assert_eq!(
+        record(&rig.host).current_work_item_id,
+        Some(item.id.clone())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_fixed_part_exceeds_the_budget_ends_baseline_over_budget_and_sends_nothing() {
+    let rig = rig_with(4_096, vec![chatty("The operator sent a huge paste."); 3]).await;
+    let huge = format!("please read: {}", "x".repeat(40_000));
+    ok(rig.host.submit(prompt(&huge, Priority::Normal)).await);
+    let end = wait_event(&rig.host, "turn end", kind("turn_terminal")).await;
+    assert_eq!(end.payload["kind"], "baseline_over_budget");
+    assert!(rig.provider.requests().is_empty(), "nothing sent");
+    let brief = wait_event(&rig.host, "brief", kind("brief_created")).await;
+    let text = brief.payload["brief"]["text"].as_str().unwrap_or("");
+    assert_eq!(brief.payload["brief"]["kind"], "failure");
+    assert!(text.contains("this turn's input ~10"), "{text}");
+    assert!(text.contains("context window 4096"), "{text}");
+    // The next, normal prompt runs: the huge one is history now, folded.
+    ok(rig.host.submit(prompt("short one", Priority::Normal)).await);
+    wait_turns(&rig.host, 2).await;
+    let evs = events(&rig.host);
+    let last = evs
+        .iter()
+        .rfind(|e| e.kind == "turn_terminal")
+        .unwrap_or_else(|| panic!("no end"));
+    assert_eq!(last.payload["kind"], "completed", "{}", last.payload);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_length_exceeded_compacts_once_and_retries() {
+    let mut script: Vec<Scripted> = (0..4).map(|_| Scripted::text("Noted.")).collect();
+    script.push(Scripted::Fail(
+        FailureKind::ContextLengthExceeded,
+        "maximum context length exceeded".into(),
+    ));
+    script.push(Scripted::text(
+        "A summary of the earlier notes, kept short.",
+    ));
+    script.push(Scripted::text("Answered after the retry."));
+    // A second overflow in another turn is terminal after its one retry.
+    script.push(Scripted::Fail(
+        FailureKind::ContextLengthExceeded,
+        "too long".into(),
+    ));
+    script.push(Scripted::text("The second summary of the notes so far."));
+    script.push(Scripted::Fail(
+        FailureKind::ContextLengthExceeded,
+        "still too long".into(),
+    ));
+    let rig = rig_with(200_000, script).await;
+    for i in 0..4 {
+        ok(rig
+            .host
+            .submit(prompt(&format!("note {i}"), Priority::Normal))
+            .await);
+        wait_turns(&rig.host, i + 1).await;
+    }
+    ok(rig.host.submit(prompt("and now?", Priority::Normal)).await);
+    wait_turns(&rig.host, 5).await;
+    let evs = events(&rig.host);
+    let c = evs
+        .iter()
+        .find(|e| e.kind == "context_compacted")
+        .unwrap_or_else(|| panic!("no compaction"));
+    assert_eq!(c.payload["trigger"], "context_length_exceeded");
+    assert_eq!(c.payload["compacted_turns"], 4);
+    let end = evs
+        .iter()
+        .rfind(|e| e.kind == "turn_terminal")
+        .unwrap_or_else(|| panic!("no end"));
+    assert_eq!(end.payload["kind"], "completed");
+    assert_eq!(
+        end.payload["last_assistant_message"],
+        "Answered after the retry."
+    );
+    ok(rig.host.submit(prompt("again", Priority::Normal)).await);
+    wait_turns(&rig.host, 6).await;
+    let evs = events(&rig.host);
+    let err = evs
+        .iter()
+        .rfind(|e| e.kind == "runtime_error")
+        .unwrap_or_else(|| panic!("no error"));
+    assert_eq!(err.payload["failure_kind"], "context_length_exceeded");
+    assert_eq!(rig.provider.remaining(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn working_memory_is_created_loaded_and_editable_from_a_workspace() {
+    let rig = rig_with(200_000, Vec::new()).await;
+    let home = rig._dir.path().join("data").join("agents").join("main");
+    let patch = "--- a/@home/memory/self.md\n+++ b/@home/memory/self.md\n@@ -1,1 +1,1 @@\n-# Self\n+# Self (edited by the agent)\n";
+    rig.provider.push(Scripted::tools(
+        "",
+        &[("ApplyPatch", json!({ "patch": patch }))],
+    ));
+    rig.provider.push(Scripted::text("Remembered."));
+    rig.provider.push(Scripted::text("Still here."));
+    ok(rig
+        .host
+        .submit(prompt("remember this", Priority::Normal))
+        .await);
+    wait_turns(&rig.host, 1).await;
+    let first = rig.provider.requests().remove(0);
+    let memory = first
+        .context_blocks
+        .iter()
+        .find(|b| b.text.starts_with("Working memory"))
+        .unwrap_or_else(|| panic!("no memory block"));
+    assert!(memory.text.contains("## memory/operator.md"));
+    let own = ok(std::fs::read_to_string(home.join("memory/self.md")));
+    assert!(own.starts_with("# Self (edited by the agent)"), "{own}");
+    ok(rig.host.submit(prompt("next", Priority::Normal)).await);
+    wait_turns(&rig.host, 2).await;
+    let next = rig
+        .provider
+        .requests()
+        .pop()
+        .unwrap_or_else(|| panic!("no request"));
+    assert!(next
+        .context_blocks
+        .iter()
+        .any(|b| b.text.contains("# Self (edited by the agent)")));
+}
+
+/// The long run through the real HTTP stack: 40 prompts of 3 KB each
+/// against a model whose configured window is 8k tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forty_prompts_of_three_kilobytes_stay_within_a_small_window_over_http() {
+    let stub = StubServer::responding(Arc::new(|body: &Value| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        let text = if system.starts_with(SUMMARISER_MARK) {
+            "Summary: the operator sent forty numbered notes of filler; each was acknowledged."
+        } else {
+            "Noted."
+        };
+        Canned::json(200, canned::chat_json(text, &[]))
+    }))
+    .await;
+    let text = format!(
+        "base_url = \"{}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\ncontext_window = 8192\n",
+        stub.base()
+    );
+    let endpoint: ProviderEndpointConfig = ok(toml::from_str(&text));
+    let endpoints = BTreeMap::from([("stub".to_owned(), endpoint)]);
+    let chain: Arc<dyn Provider> = Arc::new(ok(build_chain(
+        "stub/small",
+        &[],
+        &BTreeMap::new(),
+        &endpoints,
+        RetryPolicy::default(),
+    )
+    .map_err(|f| f.artifact.summary)));
+    assert_eq!(chain.context_budget().window, 8_192);
+    let dir = ok(tempfile::tempdir());
+    let store = ok(Store::open(
+        &dir.path().join("s.redb"),
+        StoreOptions::default(),
+    ));
+    let p = Arc::clone(&chain);
+    let config = HostConfig::new(dir.path().join("data"), Arc::new(move |_| Arc::clone(&p)));
+    let host = ok(RuntimeHost::start(store, config).await);
+    ok(host.create_agent("main").await);
+    for i in 0..40 {
+        let note = format!("note {i:02}: {}", "abcdefghij ".repeat(272));
+        assert!(note.len() >= 3_000);
+        ok(host.submit(prompt(&note, Priority::Normal)).await);
+        wait_turns(&host, i + 1).await;
+    }
+    let reqs = stub.requests();
+    assert!(reqs.len() >= 40);
+    for r in &reqs {
+        // What went over the wire, at four bytes a token, with the JSON
+        // framing counted too: still inside the window.
+        let wire_tokens = r.body.to_string().len() / 4;
+        assert!(wire_tokens < 8_192, "a request of ~{wire_tokens} tokens");
+    }
+    let evs = events(&host);
+    assert!(count(&evs, "context_compacted") >= 3);
+    assert_eq!(count(&evs, "turn_started"), 40);
+    assert!(evs
+        .iter()
+        .filter(|e| e.kind == "turn_terminal")
+        .all(|e| e.payload["kind"] == "completed"));
+}
+
+/// A runtime killed while the summariser is thinking has committed
+/// nothing of the compaction: after the restart the message replays, the
+/// fold is planned again and recorded once, and every prompt is answered.
+#[test]
+fn a_restart_in_the_middle_of_a_compaction_loses_nothing() {
+    use super::runtime_restart::{crash, runtime, start};
+    let dir = ok(tempfile::tempdir());
+    let slow = Scripted::With(Arc::new(|r: &ProviderRequest| {
+        if is_summary_request(r) {
+            Scripted::Delay(
+                Duration::from_secs(60),
+                Box::new(Scripted::text("never written")),
+            )
+        } else {
+            Scripted::text("Noted.")
+        }
+    }));
+    let provider = Arc::new(ScriptedProvider::new(vec![slow; 20]).with_context_window(8_192));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let notes = 8;
+    rt.block_on(async {
+        for i in 0..notes {
+            let text = format!("note {i}: {}", "lorem ipsum ".repeat(250));
+            ok(host.submit(prompt(&text, Priority::Normal)).await);
+        }
+        for _ in 0..400 {
+            if provider.requests().iter().any(is_summary_request) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no summarisation request");
+    });
+    let answered_before = count(&events(&host), "turn_terminal");
+    crash(rt, host, dir.path());
+
+    let provider = Arc::new(
+        ScriptedProvider::new(vec![chatty("Notes were sent and acknowledged."); 40])
+            .with_context_window(8_192),
+    );
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    rt.block_on(async {
+        wait_turns(&host, notes).await;
+        let evs = events(&host);
+        assert!(answered_before < notes);
+        let compactions: Vec<&EventRecord> = evs
+            .iter()
+            .filter(|e| e.kind == "context_compacted")
+            .collect();
+        assert!(!compactions.is_empty());
+        assert_eq!(compactions[0].payload["epoch"], 1, "nothing half-committed");
+        assert_eq!(compactions[0].payload["summary_source"], "model");
+        let ep_id = compactions[0].payload["episode_id"].as_str().unwrap_or("");
+        let rx = ok(host.store().read());
+        let episodes: Vec<holon::runtime::context::ContextEpisode> =
+            ok(rx.list(holon::store::Keyed::ContextEpisodes, "main"));
+        assert_eq!(episodes.len(), compactions.len());
+        assert_eq!(episodes[0].id, ep_id);
+        assert!(!episodes.iter().any(|e| e.summary.contains("never written")));
+        // Every note reached the model (verbatim or folded), and each was
+        // answered.
+        let answered: Vec<&EventRecord> = evs
+            .iter()
+            .filter(|e| e.kind == "turn_terminal" && e.payload["kind"] == "completed")
+            .collect();
+        assert_eq!(answered.len(), notes);
+        host.shutdown().await;
+    });
+}
+
+/// The RFC's scenarios: a task result rejoining after cross-turn
+/// compaction finds the work truth unchanged; a queued work item is not
+/// focused by compaction; compaction itself starts no turn and changes no
+/// task, work item or waiting record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_decides_no_task_activity_work_item_completion_or_waking() {
+    let rig = rig_with(8_192, Vec::new()).await;
+    let current = ok(rig
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "watch the slow job".into(),
+                ..Default::default()
+            },
+        )
+        .await);
+    ok(rig.host.pick_work_item("main", &current.id).await);
+    let queued = ok(rig
+        .host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "a queued follow-up".into(),
+                ..Default::default()
+            },
+        )
+        .await);
+    // Turn 1 starts a job that outlives several turns.
+    rig.provider.push(Scripted::tools(
+        "",
+        &[(
+            "ExecCommand",
+            json!({"cmd": "sleep 3; echo slow-done", "yield_time_ms": 50}),
+        )],
+    ));
+    rig.provider.push(Scripted::text("Started the job."));
+    for _ in 0..30 {
+        rig.provider
+            .push(chatty("The operator sent notes while a job ran."));
+    }
+    ok(rig
+        .host
+        .submit(prompt("start the slow job", Priority::Normal))
+        .await);
+    wait_turns(&rig.host, 1).await;
+    let mut n = 1;
+    while count(&events(&rig.host), "context_compacted") == 0 {
+        assert!(n < 12, "no compaction");
+        let text = format!("note {n}: {}", "lorem ipsum ".repeat(250));
+        ok(rig.host.submit(prompt(&text, Priority::Normal)).await);
+        n += 1;
+        wait_turns(&rig.host, n).await;
+    }
+    let evs = events(&rig.host);
+    let compacted = evs
+        .iter()
+        .find(|e| e.kind == "context_compacted")
+        .map(|e| e.event_seq)
+        .unwrap_or_default();
+    // Between the compaction and its turn's end: only that turn's events.
+    let after: Vec<&str> = evs
+        .iter()
+        .filter(|e| e.event_seq > compacted)
+        .map(|e| e.kind.as_str())
+        .take_while(|k| *k != "turn_terminal")
+        .collect();
+    for k in after {
+        assert!(
+            !k.starts_with("work_item") && !k.starts_with("task_") && !k.starts_with("waiting"),
+            "compaction was followed by {k}"
+        );
+    }
+    let agent = record(&rig.host);
+    assert_eq!(
+        agent.current_work_item_id.as_deref(),
+        Some(current.id.as_str())
+    );
+    // The job is still active, and its result rejoins.
+    let rejoined = wait_event(&rig.host, "task result", kind("task_result_queued")).await;
+    assert!(rejoined.event_seq > compacted);
+    wait_event(&rig.host, "task result turn", |e| {
+        e.kind == "turn_terminal" && e.event_seq > rejoined.event_seq
+    })
+    .await;
+    let agent = record(&rig.host);
+    assert_eq!(
+        agent.current_work_item_id.as_deref(),
+        Some(current.id.as_str()),
+        "the queued item {} was not focused",
+        queued.id
+    );
+    let turns = count(&events(&rig.host), "turn_started");
+    let inputs = count(&events(&rig.host), "message_processing_started");
+    assert_eq!(turns, inputs, "every turn has its message");
+}
