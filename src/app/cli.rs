@@ -257,6 +257,19 @@ pub struct EventsArgs {
 pub enum DebugCommand {
     /// Run the performance benchmarks and print their figures.
     Bench(BenchArgs),
+    /// Print the prompt frame the agent's next turn would send: each
+    /// section with its token estimate, the verbatim history, the budget,
+    /// and what was (or would be) compacted.
+    Prompt {
+        #[arg(long)]
+        agent: Option<String>,
+        /// The whole preview as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Section headers and sizes only, no text.
+        #[arg(long)]
+        summary: bool,
+    },
     /// Write an agent's records as a scheduler replay fixture folder
     /// (agent.json, ledger/*.jsonl, expected.json).
     ExportFixture {

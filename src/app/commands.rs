@@ -21,20 +21,20 @@ use crate::store::{EventRecord, SCHEMA_VERSION};
 use crate::ui::client::SocketClient;
 
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
-struct Out {
+pub(super) struct Out {
     lock: std::io::StdoutLock<'static>,
     closed: bool,
 }
 
 impl Out {
-    fn new() -> Out {
+    pub(super) fn new() -> Out {
         Out {
             lock: std::io::stdout().lock(),
             closed: false,
         }
     }
 
-    fn line(&mut self, s: &str) -> anyhow::Result<()> {
+    pub(super) fn line(&mut self, s: &str) -> anyhow::Result<()> {
         if self.closed {
             return Ok(());
         }
@@ -115,8 +115,8 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
     ))?;
     out.line("")?;
     out.line(&format!(
-        "{:<16} {:<14} {:<20} {:>6} {:>6} {:>6} {:>8}",
-        "AGENT", "STATUS", "POSTURE", "QUEUE", "WORK", "TASKS", "EVENTS"
+        "{:<16} {:<14} {:<20} {:>6} {:>6} {:>6} {:>5} {:>8}",
+        "AGENT", "STATUS", "POSTURE", "QUEUE", "WORK", "TASKS", "CTX", "EVENTS"
     ))?;
     for a in &report.agents {
         let marker = if a.id == report.default_agent {
@@ -125,13 +125,16 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             " "
         };
         out.line(&format!(
-            "{marker}{:<15} {:<14} {:<20} {:>6} {:>6} {:>6} {:>8}",
+            "{marker}{:<15} {:<14} {:<20} {:>6} {:>6} {:>6} {:>5} {:>8}",
             a.id,
             a.status.as_str(),
             a.posture,
             a.queue_depth,
             a.work_items_open,
             a.tasks_active,
+            a.context
+                .percent
+                .map_or("-".to_owned(), |p| format!("{p}%")),
             a.last_event_seq
         ))?;
         out.line(&format!("  {}", a.posture_reason))?;

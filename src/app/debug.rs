@@ -58,3 +58,27 @@ pub fn replay(dir: &Path, input: Option<ReplayInput>) -> anyhow::Result<ExitCode
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }
+
+/// `holon debug prompt`: the frame the agent's next turn would send, from
+/// the running runtime or from the store when none runs.
+pub async fn prompt(
+    ctx: &Context,
+    agent: Option<String>,
+    json: bool,
+    brief: bool,
+) -> anyhow::Result<ExitCode> {
+    let agent_id = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let request = crate::runtime::api::Request::AgentPrompt { agent_id };
+    let answer = super::workspace_cmd::call_any(ctx, vec![request])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    let mut out = super::commands::Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&answer)?)?;
+    } else {
+        let preview: crate::runtime::host::prompt::PromptPreview = serde_json::from_value(answer)?;
+        out.line(crate::ui::present::context::full(&preview, brief).trim_end())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

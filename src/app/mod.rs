@@ -238,6 +238,11 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 debug::export(&ctx, agent, &dir).await
             }
             Some(Command::Debug(DebugCommand::Replay { dir, input })) => debug::replay(&dir, input),
+            Some(Command::Debug(DebugCommand::Prompt {
+                agent,
+                json,
+                summary,
+            })) => debug::prompt(&ctx, agent, json, summary).await,
             Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
             Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
                 bench::append_stress(&ctx, in_flight, count).await

@@ -24,11 +24,18 @@ use super::config::Config;
 struct Unavailable {
     model_ref: String,
     failure: ProviderFailure,
+    /// The configured window, when one is (else the model's own).
+    window: Option<ContextBudget>,
 }
 
 impl Provider for Unavailable {
     fn model_ref(&self) -> String {
         self.model_ref.clone()
+    }
+
+    fn context_budget(&self) -> ContextBudget {
+        self.window
+            .unwrap_or_else(|| ContextBudget::for_model(&self.model_ref))
     }
 
     fn round<'a>(
@@ -57,13 +64,16 @@ pub fn provider_source(config: &Config) -> ProviderSource {
     let fallbacks = config.fallback_models.clone();
     let endpoints = config.providers.clone();
     let env: BTreeMap<String, String> = env_snapshot(&endpoints);
-    let window = config.context_window;
+    let window = config
+        .context_window
+        .map(|(w, source)| ContextBudget::new(w, source));
     let cache: Mutex<HashMap<String, Arc<dyn Provider>>> = Mutex::default();
     Arc::new(move |agent: &AgentRecord| {
         let Some(model) = agent.model_override.clone().or_else(|| default.clone()) else {
             return Arc::new(Unavailable {
                 model_ref: String::new(),
                 failure: not_configured_failure(),
+                window,
             }) as Arc<dyn Provider>;
         };
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -73,14 +83,13 @@ pub fn provider_source(config: &Config) -> ProviderSource {
         let provider: Arc<dyn Provider> =
             match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
                 Ok(chain) => match window {
-                    Some((w, source)) => {
-                        Arc::new(chain.with_context_budget(ContextBudget::new(w, source)))
-                    }
+                    Some(budget) => Arc::new(chain.with_context_budget(budget)),
                     None => Arc::new(chain),
                 },
                 Err(failure) => Arc::new(Unavailable {
                     model_ref: model.clone(),
                     failure,
+                    window,
                 }),
             };
         cache.insert(model, Arc::clone(&provider));

@@ -47,7 +47,10 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     if old.default_agent != new.default_agent {
         changed.insert("runtime");
     }
-    if old.default_model != new.default_model || old.fallback_models != new.fallback_models {
+    if old.default_model != new.default_model
+        || old.fallback_models != new.fallback_models
+        || old.context_window != new.context_window
+    {
         changed.insert("model");
     }
     if old.providers != new.providers {

@@ -33,6 +33,10 @@ pub enum Request {
     AgentStatus { agent_id: String },
     #[serde(rename = "agent.state")]
     AgentState { agent_id: String },
+    /// The prompt frame the agent's next turn would send, section by
+    /// section with token estimates, and its compaction state.
+    #[serde(rename = "agent.prompt")]
+    AgentPrompt { agent_id: String },
     #[serde(rename = "prompt.submit")]
     PromptSubmit {
         agent_id: String,
@@ -170,6 +174,7 @@ impl Request {
             Request::AgentCreate { agent_id }
             | Request::AgentStatus { agent_id }
             | Request::AgentState { agent_id }
+            | Request::AgentPrompt { agent_id }
             | Request::TaskRun { agent_id, .. }
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }

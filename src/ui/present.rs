@@ -254,6 +254,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
     }
 }
 
+pub mod context;
 mod describe;
 
 use describe::*;

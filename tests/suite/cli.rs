@@ -209,3 +209,62 @@ fn every_event_kind_is_documented() {
         "docs/events.md does not describe {missing:?}"
     );
 }
+
+#[test]
+fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() {
+    let home = Home::new();
+    home.ok(&["send", "a queued prompt marker-7731"]);
+    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[model]\ncontext_window = 32000\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let text = home.ok(&["debug", "prompt"]);
+    for section in [
+        "── policy · ~",
+        "── memory · ~",
+        "── work_queue · ~",
+        "── execution · ~",
+        "── tools · ~",
+        "── history · ",
+    ] {
+        assert!(text.contains(section), "{section} missing:\n{text}");
+    }
+    assert!(
+        text.contains("32.0k-token window ([model] context_window"),
+        "{text}"
+    );
+    assert!(text.contains("Nothing compacted yet."));
+    let brief = home.ok(&["debug", "prompt", "--summary"]);
+    assert!(!brief.contains("You are a long-lived agent"));
+    let preview: serde_json::Value = serde_json::from_str(&home.ok(&["debug", "prompt", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(preview["budget"]["window"], 32_000);
+    let names: Vec<&str> = preview["sections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["policy", "memory", "work_queue", "execution", "tools"]
+    );
+    // A window out of range is a config error naming the key.
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[model]\ncontext_window = 5\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = home.run(&["debug", "prompt"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("model.context_window"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(home.path().join("config/config.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let status = home.ok(&["status"]);
+    assert!(status.contains(" CTX "), "{status}");
+}

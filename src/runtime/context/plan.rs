@@ -5,7 +5,7 @@
 //! long tool turn stays within the budget. Neither decides anything about
 //! tasks, work items or waking: they only choose what the model reads.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::budget::{estimate_tokens, item_tokens, items_tokens};
 use crate::runtime::provider::ConversationItem;
@@ -28,7 +28,7 @@ pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
 }
 
 /// The older part of the history to fold into the summary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fold {
     /// How many entries (from the oldest read) fold.
     pub entries: usize,

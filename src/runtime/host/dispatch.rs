@@ -223,6 +223,7 @@ impl RuntimeHost {
             }
             Request::AgentStatus { agent_id } => to_value(self.summary(&agent_id)?),
             Request::AgentState { agent_id } => to_value(self.agent_state(&agent_id)?),
+            Request::AgentPrompt { agent_id } => to_value(self.prompt_preview(&agent_id).await?),
             Request::WorkspaceList { agent_id } => to_value(self.list_workspaces(&agent_id)?),
             Request::WorkspaceAttach { agent_id, path } => to_value(
                 self.attach_workspace(&agent_id, std::path::Path::new(&path))

@@ -5,7 +5,7 @@
 //! same builder serves `holon debug prompt`, so what it prints is what the
 //! next turn sends.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::frame::FrameContext;
 use crate::runtime::agent::AgentRecord;
@@ -229,7 +229,7 @@ pub(super) fn turn_start(entries: &[TranscriptEntry], run_id: &str) -> usize {
 /// What `holon debug prompt` and `/context` show: the frame's sections
 /// with their text and estimates, the history, the budget and the
 /// compaction state.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PromptPreview {
     pub agent_id: String,
     pub model_ref: String,
@@ -241,22 +241,22 @@ pub struct PromptPreview {
     pub percent_of_window: u8,
     pub context: crate::runtime::context::ContextState,
     /// The summary in effect (its episode), if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<PreviewSummary>,
     /// Whether the next turn would compact, and how much.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub would_fold: Option<crate::runtime::context::plan::Fold>,
     pub conversation: Vec<ConversationItem>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PreviewSection {
     pub name: String,
     pub tokens: u64,
     pub text: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PreviewSummary {
     pub episode_id: String,
     pub epoch: u32,

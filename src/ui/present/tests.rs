@@ -1327,3 +1327,39 @@ fn durations_read_naturally() {
         assert_eq!(duration(ms), want, "{ms}");
     }
 }
+
+#[test]
+fn compaction_is_one_quiet_row_and_checkpoints_are_trace() {
+    let p = show(
+        EventKind::ContextCompacted,
+        json!({"compacted_turns": 38, "summary_tokens": 1_200, "summary_source": "model", "epoch": 3}),
+    );
+    check(
+        &p,
+        Visibility::Progress,
+        Category::Runtime,
+        "Context compacted: 38 turns → 1.2k-token summary",
+    );
+    assert_eq!(
+        crate::ui::tui::conversation::min_mode(&p),
+        Some(DisplayMode::Verbose)
+    );
+    let fallback = show(
+        EventKind::ContextCompacted,
+        json!({"compacted_turns": 1, "summary_tokens": 300, "summary_source": "extractive"}),
+    );
+    assert_eq!(
+        fallback.summary,
+        "Context compacted: 1 turn → 300-token summary (extractive)"
+    );
+    let c = show(
+        EventKind::TurnCheckpoint,
+        json!({"recapped_rounds": [1, 2], "invalidated_anchor": {"revision": 4}}),
+    );
+    check(
+        &c,
+        Visibility::Trace,
+        Category::Runtime,
+        "Turn checkpoint: 2 earlier round(s) recapped; work item moved on from revision 4",
+    );
+}

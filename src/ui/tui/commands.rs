@@ -133,6 +133,10 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Next => prioritized(state, command.name, arg, Priority::Next, fx),
         Command::Workspace => workspace(state, arg, fx),
         Command::Mouse => mouse(state, arg, fx),
+        Command::Context => {
+            let request = Request::AgentPrompt { agent_id };
+            fx.push(call(state, request, Pending::Context));
+        }
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
     }

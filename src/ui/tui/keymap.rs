@@ -353,6 +353,7 @@ pub enum Command {
     Quit,
     Workspace,
     Mouse,
+    Context,
 }
 
 pub struct SlashCommand {
@@ -411,6 +412,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("work", "[add OBJECTIVE]", "work items; `add` creates one", W::Available, &["add"], Command::Work),
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
     cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
+    cmd("context", "", "the prompt frame: what the next turn sends, its size against the window, what was compacted", W::Available, &[], Command::Context),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
     cmd("model", "[PROVIDER/MODEL|default]", "show or set the agent's model", W::NextTurn, &["default"], Command::Model),

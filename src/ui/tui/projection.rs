@@ -153,6 +153,8 @@ pub struct AgentView {
     /// The `event_seq` the posture was learnt at.
     pub posture_seq: u64,
     pub model: Option<String>,
+    /// The last prompt as a share of the model's window ("ctx 41%").
+    pub context_percent: Option<u8>,
     /// Where the agent's tools act (workspace, root, cwd).
     pub execution: Option<crate::runtime::workspace::ExecutionSnapshot>,
     pub closure: Value,
@@ -192,6 +194,7 @@ impl AgentView {
             self.posture_seq = self.posture_seq.max(s.last_event_seq);
         }
         self.model = s.model.clone().or_else(|| s.model_override.clone());
+        self.context_percent = s.context.percent.or(self.context_percent);
         self.execution = Some(s.execution.clone());
         self.current_work_item = s.current_work_item_id.clone();
         self.summary = Some(s.clone());
@@ -331,6 +334,18 @@ impl AgentView {
                 }
                 Touched::Nothing
             }
+            K::ProviderRoundCompleted => {
+                // The provider's own count when it gave one, else the
+                // runtime's estimate, against the window.
+                let window = u64_at(p, "/context_window").filter(|w| *w > 0);
+                let used = u64_at(p, "/token_usage/input_tokens")
+                    .filter(|n| *n > 0)
+                    .or_else(|| u64_at(p, "/prompt_tokens_estimate"));
+                if let (Some(w), Some(n)) = (window, used) {
+                    self.context_percent = Some((n.saturating_mul(100) / w).min(999) as u8);
+                }
+                Touched::Nothing
+            }
             K::WorkspaceAttached
             | K::WorkspaceDetached
             | K::WorkspaceMissing
@@ -357,7 +372,6 @@ impl AgentView {
             | K::MessageProcessingStarted
             | K::MessageInterjected
             | K::SystemTickEmitted
-            | K::ProviderRoundCompleted
             | K::AssistantRoundRecorded
             | K::ToolStarted
             | K::ToolExecuted

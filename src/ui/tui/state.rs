@@ -58,6 +58,8 @@ pub enum Pending {
     WorkspaceUse,
     WorkspaceAttach,
     WorkspaceDetach,
+    /// `/context`: the prompt preview, shown as a note.
+    Context,
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),
 }

@@ -9,7 +9,9 @@
 
 use serde_json::Value;
 
+use crate::runtime::host::prompt::PromptPreview;
 use crate::runtime::workspace::UseOutcome;
+use crate::ui::present::context;
 
 use super::conversation::Conversation;
 use super::keys;
@@ -421,6 +423,17 @@ fn on_response(
             Err(e) => state
                 .conversation
                 .note(format!("/workspace use: {}", e.message), Tone::Error),
+        },
+        Pending::Context => match result {
+            Ok(v) => match serde_json::from_value::<PromptPreview>(v) {
+                Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
+                Err(e) => state
+                    .conversation
+                    .note(format!("/context: unexpected answer: {e}"), Tone::Error),
+            },
+            Err(e) => state
+                .conversation
+                .note(format!("/context: {}", e.message), Tone::Error),
         },
         Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
             let verb = match pending {

@@ -148,6 +148,10 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
     };
     // Counts go before the model when the line is crowded.
     left.push(seg(3, vec![model]));
+    if let Some(pct) = a.context_percent {
+        let style = if pct >= 85 { t.attention() } else { t.dim() };
+        left.push(seg(4, vec![Span::styled(format!("ctx {pct}%"), style)]));
+    }
     left.push(seg(
         5,
         vec![Span::raw(format!("queue {}", a.queue_depth()))],

@@ -129,6 +129,7 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
         .unwrap_or_else(|| "runtime default".into());
     out.extend(field("  model", &model, lw, w, t));
     if let Some(s) = &agent.summary {
+        out.extend(field("  context", &context_words(&s.context), lw, w, t));
         out.extend(field(
             "  queue",
             &format!("{} queued", s.queue_depth),
@@ -277,5 +278,23 @@ fn evidence(
         )];
         let spans = [Span::raw(format!("• {}", sanitize(e)))];
         out.extend(wrap(&spans, w, &first, rest));
+    }
+}
+
+/// "41% of a 200.0k-token window · 2 compactions, 310 entries folded".
+fn context_words(c: &crate::runtime::inspect::ContextView) -> String {
+    use crate::ui::present::compact_count;
+    let used = match (c.percent, c.window) {
+        (Some(p), w) if w > 0 => format!("{p}% of a {}-token window", compact_count(w)),
+        (None, w) if w > 0 => format!("no prompt yet; {}-token window", compact_count(w)),
+        _ => "no prompt yet".to_owned(),
+    };
+    match c.compaction_epoch {
+        0 => format!("{used} · nothing compacted"),
+        n => format!(
+            "{used} · {n} compaction{}, {} entries folded",
+            if n == 1 { "" } else { "s" },
+            c.compacted_entries
+        ),
     }
 }

@@ -463,6 +463,13 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
             &workspaces(),
             std::path::Path::new("/home/op/.holon/data/agents/main"),
         ),
+        context: crate::runtime::inspect::ContextView {
+            window: 200_000,
+            last_prompt_tokens: Some(82_000),
+            percent: Some(41),
+            compaction_epoch: 2,
+            compacted_entries: 310,
+        },
     }
 }
 
