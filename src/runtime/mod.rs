@@ -21,6 +21,7 @@ pub mod posture;
 pub mod process_identity;
 pub mod provider;
 pub mod queue;
+pub mod recall;
 pub mod scheduler;
 pub mod tasks;
 pub mod tools;

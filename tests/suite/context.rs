@@ -673,3 +673,97 @@ async fn compaction_decides_no_task_activity_work_item_completion_or_waking() {
     let inputs = count(&events(&rig.host), "message_processing_started");
     assert_eq!(turns, inputs, "every turn has its message");
 }
+
+/// The model finds a brief of an earlier, compacted epoch with
+/// MemorySearch and reads its exact text with MemoryGet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_search_finds_a_brief_from_an_earlier_epoch_and_memory_get_returns_it_exactly() {
+    use holon::runtime::provider::ConversationItem;
+    const EARLY: &str =
+        "The staging database password rotates every 90 days; the runbook is wiki/db-rotation.";
+    // A model that answers from what it reads: the first question with the
+    // fact, filler with "Noted.", and the recall question by searching,
+    // then fetching the first result, then quoting it.
+    let model = Scripted::With(Arc::new(|r: &ProviderRequest| {
+        if is_summary_request(r) {
+            return Scripted::text("The operator asked about rotation, then sent filler notes.");
+        }
+        let last_input = r
+            .conversation
+            .iter()
+            .rev()
+            .find_map(|i| match i {
+                ConversationItem::UserText { text } => Some(text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let last_result: Option<Value> = match r.conversation.last() {
+            Some(ConversationItem::ToolResult { content, .. }) => {
+                serde_json::from_str(content).ok()
+            }
+            _ => None,
+        };
+        if last_input.contains("how do db passwords rotate") {
+            Scripted::text(EARLY)
+        } else if last_input.contains("recall:") {
+            match last_result {
+                None => Scripted::tools(
+                    "",
+                    &[(
+                        "MemorySearch",
+                        json!({"query": "database password rotation runbook"}),
+                    )],
+                ),
+                Some(v) if v.get("results").is_some() => {
+                    let r = v["results"][0]["source_ref"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned();
+                    Scripted::tools("", &[("MemoryGet", json!({ "source_ref": r }))])
+                }
+                Some(v) => Scripted::text(v["content"].as_str().unwrap_or("nothing found")),
+            }
+        } else {
+            Scripted::text("Noted.")
+        }
+    }));
+    let rig = rig_with(8_192, vec![model; 80]).await;
+    ok(rig
+        .host
+        .submit(prompt("how do db passwords rotate?", Priority::Normal))
+        .await);
+    wait_turns(&rig.host, 1).await;
+    let mut n = 1;
+    // Fill until the first turn is folded away (an earlier epoch).
+    while count(&events(&rig.host), "context_compacted") == 0 {
+        assert!(n < 15, "no compaction");
+        let text = format!("filler {n}: {}", "lorem ipsum ".repeat(250));
+        ok(rig.host.submit(prompt(&text, Priority::Normal)).await);
+        n += 1;
+        wait_turns(&rig.host, n).await;
+    }
+    ok(rig
+        .host
+        .submit(prompt(
+            "recall: what did you say about db passwords?",
+            Priority::Normal,
+        ))
+        .await);
+    wait_turns(&rig.host, n + 1).await;
+    let evs = events(&rig.host);
+    let end = evs
+        .iter()
+        .rfind(|e| e.kind == "turn_terminal")
+        .unwrap_or_else(|| panic!("no end"));
+    assert_eq!(
+        end.payload["last_assistant_message"], EARLY,
+        "{}",
+        end.payload
+    );
+    let searched = evs
+        .iter()
+        .find(|e| e.kind == "tool_executed" && e.payload["tool_name"] == "MemorySearch")
+        .unwrap_or_else(|| panic!("no search"));
+    let preview = searched.payload["result_preview"].as_str().unwrap_or("");
+    assert!(preview.contains("\"kind\":\"brief\""), "{preview}");
+}

@@ -642,6 +642,9 @@ async fn finish(
     (started, tokens_before): (Instant, (u64, u64)),
 ) -> Result<(), RuntimeError> {
     let duration_ms = started.elapsed().as_millis() as u64;
+    // Briefs keep the workspace they were written in (memory search
+    // scopes by it).
+    let workspace_id = inner.execution_of(agent_id)?.workspace_id;
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
     inner
         .store
@@ -771,6 +774,7 @@ async fn finish(
                 "failure_artifact": failure.as_ref().map(|f| &f.artifact),
                 "awaiting_task_ids": awaiting_tasks,
                 "truncated": truncated.is_some(),
+                "workspace_id": workspace_id,
             });
             tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
             tx.append_event(NewEvent {

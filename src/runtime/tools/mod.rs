@@ -5,6 +5,7 @@
 //! bounded details). `SystemTick` is never a tool.
 
 mod exec;
+mod memory;
 mod patch;
 #[cfg(test)]
 mod schema_tests;
@@ -182,6 +183,7 @@ pub fn specs() -> Vec<ToolSpec> {
     v.extend(patch::specs());
     v.extend(work::specs());
     v.extend(workspace::specs());
+    v.extend(memory::specs());
     v
 }
 
@@ -216,6 +218,9 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
         return outcome;
     }
     if let Some(outcome) = workspace::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = memory::execute(env, call).await {
         return outcome;
     }
     tool_error(

@@ -1,0 +1,316 @@
+//! MemorySearch and MemoryGet: full-text recall over what the agent keeps
+//! (its memory files) and what the runtime recorded for it (briefs,
+//! archived context summaries, work items). The index lives in the agent
+//! home (`.holon/indexes/memory.sqlite3`) and is disposable: it is brought
+//! up to date before each search — ledger rows after its cursors, work
+//! items and memory files by hash — and rebuilt from the sources when it is
+//! missing, corrupt, or was left mid-sync (`memory.dirty`).
+
+pub mod cjk;
+pub mod index;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use self::index::{Doc, Index, Stored};
+use crate::runtime::context::ContextEpisode;
+use crate::runtime::work_items::WorkItemRecord;
+use crate::store::{Keyed, ReadCtx};
+
+/// MemoryGet's default and largest content bounds (characters).
+pub const GET_DEFAULT_CHARS: usize = 12_000;
+pub const GET_MAX_CHARS: usize = 50_000;
+/// MemorySearch's default and largest result counts.
+pub const SEARCH_DEFAULT_LIMIT: usize = 8;
+pub const SEARCH_MAX_LIMIT: usize = 50;
+
+fn hash_of(parts: &[&str]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// The memory files as documents (agent scope).
+fn memory_docs(home: &Path, agent_id: &str) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for f in crate::runtime::context::memory::load(home) {
+        let path = home.join(f.rel);
+        let updated_at = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| crate::format_ts(d.as_millis() as i64))
+            .unwrap_or_default();
+        out.push(Doc {
+            key: format!("memory_file:{}", f.rel),
+            kind: "memory_file".into(),
+            scope_kind: "agent".into(),
+            workspace_id: None,
+            agent_id: agent_id.to_owned(),
+            source_path: Some(path.display().to_string()),
+            title: f.rel.to_owned(),
+            hash: hash_of(&[&f.text]),
+            body: f.text,
+            updated_at,
+            metadata: json!({ "note": f.note }),
+        });
+    }
+    out
+}
+
+fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
+    let id = b.get("id")?.as_str()?;
+    let text = b.get("text").and_then(Value::as_str).unwrap_or_default();
+    let kind = b.get("kind").and_then(Value::as_str).unwrap_or("result");
+    let created = b.get("created_at").and_then(Value::as_str).unwrap_or("");
+    let first: String = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(80)
+        .collect();
+    Some(Doc {
+        key: format!("brief:{id}"),
+        kind: "brief".into(),
+        scope_kind: "workspace".into(),
+        workspace_id: Some(
+            b.get("workspace_id")
+                .and_then(Value::as_str)
+                .unwrap_or(crate::runtime::workspace::AGENT_HOME_ID)
+                .to_owned(),
+        ),
+        agent_id: agent_id.to_owned(),
+        source_path: None,
+        title: format!("Brief ({kind}): {first}"),
+        body: text.to_owned(),
+        updated_at: created.to_owned(),
+        metadata: json!({
+            "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id"),
+        }),
+        hash: hash_of(&[text]),
+    })
+}
+
+fn episode_doc(e: &ContextEpisode) -> Doc {
+    Doc {
+        key: format!("context_episode:{}", e.id),
+        kind: "context_episode".into(),
+        scope_kind: "workspace".into(),
+        workspace_id: Some(e.workspace_id.clone()),
+        agent_id: e.agent_id.clone(),
+        source_path: None,
+        title: format!(
+            "Context summary, epoch {} ({} to {})",
+            e.epoch, e.from_ts, e.through_ts
+        ),
+        body: e.summary.clone(),
+        updated_at: e.created_at.clone(),
+        metadata: json!({
+            "episode_id": e.id, "epoch": e.epoch, "folded_turns": e.folded_turns,
+            "summary_source": e.source,
+        }),
+        hash: hash_of(&[&e.summary]),
+    }
+}
+
+fn work_item_doc(w: &WorkItemRecord) -> Doc {
+    let mut body = format!(
+        "{}\nstate: {:?}, plan: {:?}",
+        w.objective, w.state, w.plan_status
+    );
+    for t in &w.todo_list {
+        body.push_str(&format!("\n- [{:?}] {}", t.state, t.text));
+    }
+    if let Some(b) = &w.blocked_by {
+        body.push_str(&format!("\nblocked by: {b}"));
+    }
+    if let Some(r) = &w.result_summary {
+        body.push_str(&format!("\nresult: {r}"));
+    }
+    Doc {
+        key: format!("work_item:{}", w.id),
+        kind: "work_item".into(),
+        scope_kind: "workspace".into(),
+        workspace_id: Some(w.workspace_id.clone()),
+        agent_id: w.agent_id.clone(),
+        source_path: None,
+        title: w.objective.chars().take(120).collect(),
+        hash: hash_of(&[&body, &w.revision.to_string()]),
+        body,
+        updated_at: w.updated_at.clone(),
+        metadata: json!({ "work_item_id": w.id, "revision": w.revision }),
+    }
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncReport {
+    /// Why the index was rebuilt from nothing, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuilt: Option<String>,
+    pub changed: usize,
+    pub documents: u64,
+}
+
+/// Open the agent's index (rebuilding it if needed) and bring it up to
+/// date with the store and the memory files.
+pub fn open_synced(
+    rx: &ReadCtx,
+    home: &Path,
+    agent_id: &str,
+) -> Result<(Index, SyncReport), String> {
+    let (mut index, rebuilt) = Index::open(home)?;
+    let (_, dirty) = index::paths(home);
+    // Left behind only if this sync dies midway: the next open rebuilds.
+    std::fs::write(&dirty, b"sync in progress\n")
+        .map_err(|e| format!("{}: {e}", dirty.display()))?;
+    let store = |e: crate::store::StoreError| e.to_string();
+    let mut docs = memory_docs(home, agent_id);
+    let brief_cursor = index.meta("cursor:briefs")?;
+    let (briefs, _) = rx
+        .list_recent_after::<Value>(Keyed::Briefs, agent_id, brief_cursor.as_deref(), usize::MAX)
+        .map_err(store)?;
+    let mut cursors = Vec::new();
+    if let Some(last) = briefs
+        .last()
+        .and_then(|b| b.get("id"))
+        .and_then(Value::as_str)
+    {
+        cursors.push(("cursor:briefs", last.to_owned()));
+    }
+    docs.extend(briefs.iter().filter_map(|b| brief_doc(b, agent_id)));
+    let ep_cursor = index.meta("cursor:episodes")?;
+    let (episodes, _) = rx
+        .list_recent_after::<ContextEpisode>(
+            Keyed::ContextEpisodes,
+            agent_id,
+            ep_cursor.as_deref(),
+            usize::MAX,
+        )
+        .map_err(store)?;
+    if let Some(last) = episodes.last() {
+        cursors.push(("cursor:episodes", last.id.clone()));
+    }
+    docs.extend(episodes.iter().map(episode_doc));
+    let items: Vec<WorkItemRecord> = rx.list(Keyed::WorkItems, agent_id).map_err(store)?;
+    docs.extend(items.iter().map(work_item_doc));
+    let changed = index.upsert(&docs, &cursors)?;
+    let _ = std::fs::remove_file(&dirty);
+    let documents = index.count()?;
+    Ok((
+        index,
+        SyncReport {
+            rebuilt,
+            changed,
+            documents,
+        },
+    ))
+}
+
+/// One search result, with the provenance to follow it up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    pub kind: String,
+    /// Opaque: pass it to MemoryGet.
+    pub source_ref: String,
+    pub scope_kind: String,
+    pub workspace_id: Option<String>,
+    pub agent_id: String,
+    pub source_path: Option<String>,
+    pub title: String,
+    pub snippet: String,
+    pub score: f64,
+    pub updated_at: String,
+    pub metadata: Value,
+}
+
+/// Up to 240 characters of `body` around the first query term found
+/// (the original text: never expansion tokens).
+pub fn snippet(body: &str, terms: &[String]) -> String {
+    let lower = body.to_lowercase();
+    let at = terms
+        .iter()
+        .filter_map(|t| lower.find(t.as_str()))
+        .min()
+        .unwrap_or(0);
+    // `lower` may differ in length from `body`; map by characters.
+    let char_at = lower[..at.min(lower.len())].chars().count();
+    let start = char_at.saturating_sub(80);
+    let text: String = body.chars().skip(start).take(240).collect();
+    let mut s = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if start > 0 {
+        s.insert(0, '…');
+    }
+    if body.chars().count() > start + 240 {
+        s.push('…');
+    }
+    s
+}
+
+pub fn to_hit(s: Stored, score: f64, terms: &[String]) -> Hit {
+    Hit {
+        snippet: snippet(&s.body, terms),
+        kind: s.kind,
+        source_ref: s.source_ref,
+        scope_kind: s.scope_kind,
+        workspace_id: s.workspace_id,
+        agent_id: s.agent_id,
+        source_path: s.source_path,
+        title: s.title,
+        score,
+        updated_at: s.updated_at,
+        metadata: s.metadata,
+    }
+}
+
+/// Search an agent's memory.
+pub fn search(
+    rx: &ReadCtx,
+    home: &Path,
+    agent_id: &str,
+    query: &str,
+    workspace: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<Hit>, SyncReport), String> {
+    let terms = cjk::query_terms(query);
+    let (index, report) = open_synced(rx, home, agent_id)?;
+    let hits = index
+        .search(&terms, workspace, limit.clamp(1, SEARCH_MAX_LIMIT))?
+        .into_iter()
+        .map(|(s, score)| to_hit(s, score, &terms))
+        .collect();
+    Ok((hits, report))
+}
+
+/// MemoryGet's answer: the provenance and the exact text, bounded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Got {
+    #[serde(flatten)]
+    pub doc: Stored,
+    pub content: String,
+    pub truncated: bool,
+    pub total_chars: usize,
+}
+
+pub fn get(home: &Path, source_ref: &str, max_chars: usize) -> Result<Option<Got>, String> {
+    let (index, _) = Index::open(home)?;
+    Ok(index.get(source_ref)?.map(|doc| {
+        let total_chars = doc.body.chars().count();
+        let content: String = doc.body.chars().take(max_chars).collect();
+        Got {
+            truncated: total_chars > max_chars,
+            total_chars,
+            content,
+            doc,
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+use serde_json::json;
+
+use super::*;
+use crate::store::{Store, StoreOptions};
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    home: std::path::PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = ok(tempfile::tempdir());
+    let store = ok(Store::open(
+        &dir.path().join("s.redb"),
+        StoreOptions::default(),
+    ));
+    let home = dir.path().join("home");
+    ok(std::fs::create_dir_all(&home));
+    Fixture {
+        _dir: dir,
+        store,
+        home,
+    }
+}
+
+fn brief(f: &Fixture, text: &str, workspace: &str) -> String {
+    let id = crate::new_id("brief");
+    let b = json!({
+        "id": id, "agent_id": "main", "kind": "result", "created_at": "2026-11-23T10:00:00Z",
+        "text": text, "workspace_id": workspace,
+    });
+    let key = id.clone();
+    ok(f.store
+        .write_blocking(move |tx| tx.put(Keyed::Briefs, "main", &key, &b)));
+    id
+}
+
+fn search_in(f: &Fixture, q: &str, ws: Option<&str>) -> Vec<Hit> {
+    let rx = ok(f.store.read());
+    ok(search(&rx, &f.home, "main", q, ws, 10)).0
+}
+
+#[test]
+fn briefs_are_found_with_provenance_and_fetched_exactly() {
+    let f = fixture();
+    let text = "Deployed release 4.2 to staging; the migration took 41 seconds.\nNext: production.";
+    brief(&f, text, "agent_home");
+    brief(
+        &f,
+        "Reviewed the parser change; two nits left.",
+        "agent_home",
+    );
+    let hits = search_in(&f, "migration staging", Some("agent_home"));
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    let h = &hits[0];
+    assert_eq!(h.kind, "brief");
+    assert_eq!(h.scope_kind, "workspace");
+    assert_eq!(h.workspace_id.as_deref(), Some("agent_home"));
+    assert_eq!(h.agent_id, "main");
+    assert!(h.source_ref.starts_with("mref_"));
+    assert!(
+        h.snippet.contains("migration took 41 seconds"),
+        "{}",
+        h.snippet
+    );
+    assert!(h.score > 0.0);
+    let got = ok(get(&f.home, &h.source_ref, GET_DEFAULT_CHARS)).unwrap_or_else(|| panic!("gone"));
+    assert_eq!(got.content, text);
+    assert!(!got.truncated);
+    let cut = ok(get(&f.home, &h.source_ref, 10)).unwrap_or_else(|| panic!("gone"));
+    assert_eq!(cut.content, "Deployed r");
+    assert!(cut.truncated);
+    assert_eq!(cut.total_chars, text.chars().count());
+    assert!(ok(get(&f.home, "mref_nope", 100)).is_none());
+}
+
+#[test]
+fn cjk_queries_match_inside_runs_and_content_has_no_expansion_tokens() {
+    let f = fixture();
+    let text = "今天完成了上下文压缩的设计，明天测试 compaction。";
+    brief(&f, text, "agent_home");
+    brief(&f, "与此无关的记录", "agent_home");
+    for q in ["上下文", "压缩", "上下文 compaction", "设计"] {
+        let hits = search_in(&f, q, None);
+        assert_eq!(hits.len(), 1, "{q}: {hits:?}");
+        assert!(hits[0].snippet.contains("上下文压缩"));
+    }
+    let hits = search_in(&f, "上下文", None);
+    let got = ok(get(&f.home, &hits[0].source_ref, 1000)).unwrap_or_else(|| panic!("gone"));
+    assert_eq!(got.content, text, "the exact body, no bigrams");
+}
+
+#[test]
+fn search_is_scoped_to_the_workspace_and_memory_files_are_always_in() {
+    let f = fixture();
+    brief(&f, "deploy notes for repo one", "ws_one");
+    brief(&f, "deploy notes for repo two", "ws_two");
+    crate::runtime::context::memory::ensure(&f.home).unwrap_or_else(|e| panic!("{e}"));
+    ok(std::fs::write(
+        f.home.join("memory/self.md"),
+        "Always deploy on Tuesdays.",
+    ));
+    let scoped = search_in(&f, "deploy", Some("ws_one"));
+    let kinds: Vec<(&str, Option<&str>)> = scoped
+        .iter()
+        .map(|h| (h.kind.as_str(), h.workspace_id.as_deref()))
+        .collect();
+    assert!(kinds.contains(&("brief", Some("ws_one"))));
+    assert!(kinds.contains(&("memory_file", None)));
+    assert!(!kinds.contains(&("brief", Some("ws_two"))));
+    assert_eq!(search_in(&f, "deploy", None).len(), 3);
+    // An edit made outside the runtime is seen on the next search.
+    ok(std::fs::write(
+        f.home.join("memory/self.md"),
+        "Never deploy on Fridays.",
+    ));
+    let hits = search_in(&f, "fridays", None);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].kind, "memory_file");
+    assert!(search_in(&f, "tuesdays", None).is_empty());
+}
+
+#[test]
+fn a_corrupt_or_half_synced_index_is_rebuilt_never_fatal() {
+    let f = fixture();
+    brief(&f, "the quarterly report is in notes/q3.md", "agent_home");
+    assert_eq!(search_in(&f, "quarterly", None).len(), 1);
+    let (db, dirty) = index::paths(&f.home);
+    ok(std::fs::write(&db, b"this is not a database at all"));
+    let rx = ok(f.store.read());
+    let (hits, report) = ok(search(&rx, &f.home, "main", "quarterly", None, 5));
+    assert_eq!(hits.len(), 1);
+    assert!(report.rebuilt.is_some(), "{report:?}");
+    ok(std::fs::write(&dirty, b"sync in progress\n"));
+    let (hits, report) = ok(search(&rx, &f.home, "main", "quarterly", None, 5));
+    assert_eq!(hits.len(), 1);
+    assert_eq!(
+        report.rebuilt.as_deref(),
+        Some("a previous sync did not finish")
+    );
+    assert!(!dirty.exists());
+    // Deleted outright: rebuilt too.
+    ok(std::fs::remove_file(&db));
+    assert_eq!(search_in(&f, "quarterly", None).len(), 1);
+}
+
+#[test]
+fn work_items_and_episodes_are_indexed_and_follow_updates() {
+    let f = fixture();
+    let mut w = WorkItemRecord {
+        id: "work_1".into(),
+        agent_id: "main".into(),
+        workspace_id: "agent_home".into(),
+        objective: "Upgrade the tokio runtime".into(),
+        state: Default::default(),
+        plan_status: Default::default(),
+        todo_list: Vec::new(),
+        blocked_by: None,
+        recheck_at: None,
+        recheck_consumed_at: None,
+        result_summary: None,
+        revision: 1,
+        created_at: "t".into(),
+        updated_at: "t".into(),
+    };
+    let put = |w: WorkItemRecord| {
+        ok(f.store
+            .write_blocking(move |tx| tx.put(Keyed::WorkItems, "main", &w.id.clone(), &w)))
+    };
+    put(w.clone());
+    assert_eq!(search_in(&f, "tokio", None)[0].kind, "work_item");
+    w.result_summary = Some("Moved to tokio 1.40; all tests pass".into());
+    w.revision = 2;
+    put(w);
+    let hits = search_in(&f, "pass", None);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].metadata["revision"], 2);
+    let e = ContextEpisode {
+        id: crate::new_id("ep"),
+        agent_id: "main".into(),
+        epoch: 1,
+        created_at: "t".into(),
+        summary: "The operator asked for the flaky websocket test to be fixed.".into(),
+        source: crate::runtime::context::SummarySource::Extractive,
+        fallback_reason: None,
+        folded_entries: 9,
+        folded_turns: 3,
+        through_id: "tr_x".into(),
+        from_ts: "a".into(),
+        through_ts: "b".into(),
+        workspace_id: "agent_home".into(),
+        tokens_before: 10,
+        tokens_after: 5,
+        summary_tokens: 5,
+    };
+    let key = e.id.clone();
+    ok(f.store
+        .write_blocking(move |tx| tx.put(Keyed::ContextEpisodes, "main", &key, &e)));
+    let hits = search_in(&f, "websocket", Some("agent_home"));
+    assert_eq!(hits[0].kind, "context_episode");
+    assert_eq!(hits[0].metadata["epoch"], 1);
+}
