@@ -304,7 +304,9 @@ pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
     /// scheduler (decide), restart, turns (runtime cost per provider round,
     /// ExecCommand latency), stop (abort and shutdown with a model call in
-    /// flight), console, workspace (UseWorkspace direct and isolated on a
+    /// flight), console, context (prompt frame with 100 and 10,000
+    /// transcript entries, compaction per turn, MemorySearch over 100,000
+    /// briefs), workspace (UseWorkspace direct and isolated on a
     /// 10,000-file repository, the per-turn execution block), socket, all
     /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
     /// under 50 prompts/s with subscribers, every 10 s); the last two are

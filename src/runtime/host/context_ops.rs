@@ -101,6 +101,7 @@ pub(super) async fn compact(
     req: FoldRequest,
     cancel: &TurnCancel,
 ) -> Result<Option<ContextEpisode>, RuntimeError> {
+    let started = std::time::Instant::now();
     let store = inner.store.clone();
     let (agent, history, previous) = {
         let rx = store.read()?;
@@ -194,6 +195,7 @@ pub(super) async fn compact(
                     "tokens_before": episode.tokens_before, "tokens_after": episode.tokens_after,
                     "summariser_token_usage": made.usage,
                     "workspace_id": episode.workspace_id,
+                    "duration_ms": (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
                 }),
             })?;
             Ok(Some(episode))

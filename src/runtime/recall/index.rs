@@ -103,7 +103,8 @@ impl Index {
                  metadata TEXT NOT NULL,
                  hash TEXT NOT NULL);
              CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-                 title, body, tokenize = 'unicode61 remove_diacritics 2');",
+                 title, body, tokenize = 'unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab('fts', 'row');",
         )
         .map_err(sql)?;
         let index = Index { conn };
@@ -143,12 +144,18 @@ impl Index {
     /// A cheap integrity probe: the tables answer.
     fn check(&self) -> Result<(), String> {
         self.conn
-            .query_row("SELECT count(*) FROM docs", [], |r| r.get::<_, i64>(0))
+            .query_row(
+                "SELECT count(*) FROM (SELECT 1 FROM docs LIMIT 1)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .map_err(sql)?;
         self.conn
-            .query_row("SELECT count(*) FROM fts WHERE fts MATCH 'x'", [], |r| {
-                r.get::<_, i64>(0)
-            })
+            .query_row(
+                "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH 'x' LIMIT 1)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .map_err(sql)?;
         Ok(())
     }
@@ -252,9 +259,10 @@ impl Index {
         Ok(changed)
     }
 
-    /// Ranked matches for `terms` (any of them; bm25 orders by how many
-    /// and how rare), agent-scoped documents always, workspace-scoped
-    /// ones of `workspace` (all when `None`).
+    /// Ranked matches for `terms`, agent-scoped documents always,
+    /// workspace-scoped ones of `workspace` (all when `None`): documents
+    /// with every term first, then, when they are fewer than `limit`,
+    /// those with any (bm25 ranks by how many terms and how rare).
     pub fn search(
         &self,
         terms: &[String],
@@ -264,11 +272,58 @@ impl Index {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let expr = terms
+        let quoted: Vec<String> = terms
             .iter()
             .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" OR ");
+            .collect();
+        // In a large index, terms in most documents rank nothing and make
+        // a query read the whole index: leave them out (unless every term
+        // is that common).
+        let docs: i64 = self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM docs", [], |r| r.get(0))
+            .map_err(sql)?;
+        let mut df = Vec::with_capacity(terms.len());
+        for t in terms {
+            let n: i64 = self
+                .conn
+                .query_row("SELECT doc FROM fts_vocab WHERE term = ?1", [t], |r| {
+                    r.get(0)
+                })
+                .optional()
+                .map_err(sql)?
+                .unwrap_or(0);
+            df.push(n);
+        }
+        let rarest = df.iter().copied().min().unwrap_or(0);
+        let useful: Vec<&str> = quoted
+            .iter()
+            .zip(&df)
+            .filter(|(_, n)| docs < 1_000 || **n <= docs / 2 || **n == rarest)
+            .map(|(q, _)| q.as_str())
+            .collect();
+        // Documents with every term first; then, when they are fewer than
+        // the limit, those with any.
+        let mut hits = self.query(&useful.join(" AND "), workspace, limit)?;
+        if hits.len() < limit && useful.len() > 1 {
+            for h in self.query(&useful.join(" OR "), workspace, limit)? {
+                if hits.len() >= limit {
+                    break;
+                }
+                if !hits.iter().any(|(s, _)| s.source_ref == h.0.source_ref) {
+                    hits.push(h);
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    fn query(
+        &self,
+        expr: &str,
+        workspace: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(Stored, f64)>, String> {
         let q = format!(
             "SELECT {STORED_COLUMNS}, bm25(fts, 4.0, 1.0) AS score FROM fts \
              JOIN docs d ON d.id = fts.rowid \
