@@ -577,35 +577,24 @@ fn a_restart_in_the_middle_of_a_compaction_loses_nothing() {
     });
 }
 
-/// The RFC's scenarios: a task result rejoining after cross-turn
-/// compaction finds the work truth unchanged; a queued work item is not
-/// focused by compaction; compaction itself starts no turn and changes no
-/// task, work item or waiting record.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compaction_decides_no_task_activity_work_item_completion_or_waking() {
-    let rig = rig_with(8_192, Vec::new()).await;
+/// The RFC's "compaction must not decide" list and its scenarios start
+/// here: a current work item, a queued one, and a job that outlives the
+/// turns, then prompts until a compaction folds the turn that started it.
+/// Returns the compaction's event_seq and the two work item ids.
+async fn compacted_with_work_and_a_job(rig: &Rig) -> (u64, String, String) {
+    let make = |objective: &str| holon::runtime::work_ops::CreateWorkItem {
+        objective: objective.into(),
+        ..Default::default()
+    };
     let current = ok(rig
         .host
-        .create_work_item(
-            "main",
-            holon::runtime::work_ops::CreateWorkItem {
-                objective: "watch the slow job".into(),
-                ..Default::default()
-            },
-        )
+        .create_work_item("main", make("watch the slow job"))
         .await);
     ok(rig.host.pick_work_item("main", &current.id).await);
     let queued = ok(rig
         .host
-        .create_work_item(
-            "main",
-            holon::runtime::work_ops::CreateWorkItem {
-                objective: "a queued follow-up".into(),
-                ..Default::default()
-            },
-        )
+        .create_work_item("main", make("a queued follow-up"))
         .await);
-    // Turn 1 starts a job that outlives several turns.
     rig.provider.push(Scripted::tools(
         "",
         &[(
@@ -631,47 +620,120 @@ async fn compaction_decides_no_task_activity_work_item_completion_or_waking() {
         n += 1;
         wait_turns(&rig.host, n).await;
     }
-    let evs = events(&rig.host);
-    let compacted = evs
+    let seq = events(&rig.host)
         .iter()
         .find(|e| e.kind == "context_compacted")
         .map(|e| e.event_seq)
         .unwrap_or_default();
-    // Between the compaction and its turn's end: only that turn's events.
-    let after: Vec<&str> = evs
+    (seq, current.id, queued.id)
+}
+
+/// Kinds recorded between the compaction and the end of its turn.
+fn after_compaction(host: &RuntimeHost, seq: u64) -> Vec<String> {
+    events(host)
         .iter()
-        .filter(|e| e.event_seq > compacted)
-        .map(|e| e.kind.as_str())
-        .take_while(|k| *k != "turn_terminal")
-        .collect();
-    for k in after {
-        assert!(
-            !k.starts_with("work_item") && !k.starts_with("task_") && !k.starts_with("waiting"),
-            "compaction was followed by {k}"
-        );
-    }
-    let agent = record(&rig.host);
-    assert_eq!(
-        agent.current_work_item_id.as_deref(),
-        Some(current.id.as_str())
+        .filter(|e| e.event_seq > seq)
+        .map(|e| e.kind.clone())
+        .take_while(|k| k != "turn_terminal")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_does_not_decide_task_activity_and_a_rejoining_result_finds_work_truth_unchanged(
+) {
+    let rig = rig_with(8_192, Vec::new()).await;
+    let (seq, current, _) = compacted_with_work_and_a_job(&rig).await;
+    assert!(
+        !after_compaction(&rig.host, seq)
+            .iter()
+            .any(|k| k.starts_with("task_")),
+        "compaction changed a task"
     );
-    // The job is still active, and its result rejoins.
+    let rx = ok(rig.host.store().read());
+    assert_eq!(
+        ok(rx.index_list(holon::store::Index::ActiveTasks, "main")).len(),
+        1,
+        "the job is still active"
+    );
+    drop(rx);
     let rejoined = wait_event(&rig.host, "task result", kind("task_result_queued")).await;
-    assert!(rejoined.event_seq > compacted);
+    assert!(rejoined.event_seq > seq);
     wait_event(&rig.host, "task result turn", |e| {
         e.kind == "turn_terminal" && e.event_seq > rejoined.event_seq
     })
     .await;
-    let agent = record(&rig.host);
-    assert_eq!(
-        agent.current_work_item_id.as_deref(),
-        Some(current.id.as_str()),
-        "the queued item {} was not focused",
-        queued.id
+    assert_eq!(record(&rig.host).current_work_item_id, Some(current));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_does_not_decide_work_item_completion_or_focus() {
+    let rig = rig_with(8_192, Vec::new()).await;
+    let (seq, current, queued) = compacted_with_work_and_a_job(&rig).await;
+    assert!(
+        !after_compaction(&rig.host, seq)
+            .iter()
+            .any(|k| k.starts_with("work_item")),
+        "compaction changed a work item"
     );
-    let turns = count(&events(&rig.host), "turn_started");
-    let inputs = count(&events(&rig.host), "message_processing_started");
-    assert_eq!(turns, inputs, "every turn has its message");
+    let rx = ok(rig.host.store().read());
+    let open = ok(rx.index_list(holon::store::Index::OpenWorkItems, "main"));
+    assert!(
+        open.contains(&current) && open.contains(&queued),
+        "{open:?}"
+    );
+    drop(rx);
+    assert_eq!(
+        record(&rig.host).current_work_item_id,
+        Some(current),
+        "the queued item was not focused"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_does_not_decide_waking_and_a_later_wake_hint_keeps_its_provenance() {
+    let rig = rig_with(8_192, Vec::new()).await;
+    let (seq, _, _) = compacted_with_work_and_a_job(&rig).await;
+    let evs = events(&rig.host);
+    assert!(
+        !after_compaction(&rig.host, seq)
+            .iter()
+            .any(|k| k.starts_with("wake_hint") || k == "system_tick_emitted"),
+        "compaction woke the agent"
+    );
+    // Every turn has the message it processes: none was started by a
+    // compaction.
+    assert_eq!(
+        count(&evs, "turn_started"),
+        count(&evs, "message_processing_started")
+    );
+    let before = evs.last().map_or(0, |e| e.event_seq);
+    ok(rig
+        .host
+        .wake_hint("main", "ci finished: 2 failures", Some("ci".into()), None)
+        .await);
+    let hint = wait_event(&rig.host, "hint", |e| {
+        e.kind == "wake_hint_submitted" && e.event_seq > before
+    })
+    .await;
+    assert_eq!(hint.payload["pending"]["source"], "ci", "{}", hint.payload);
+    let tick = wait_event(&rig.host, "tick", |e| {
+        e.kind == "system_tick_emitted"
+            && e.event_seq > before
+            && e.payload["reason"] == "wake_hint"
+    })
+    .await;
+    assert_eq!(tick.payload["idempotency_key"], "wake_hint:ci:1");
+    wait_event(&rig.host, "tick turn", |e| {
+        e.kind == "turn_terminal" && e.event_seq > tick.event_seq
+    })
+    .await;
+    // The model is told who woke it, after the compaction as before.
+    let told = rig.provider.requests().iter().any(|r| {
+        serde_json::to_string(&r.conversation)
+            .unwrap_or_default()
+            .contains("ci finished: 2 failures")
+    });
+    assert!(told, "the wake hint's reason reached the model");
 }
 
 /// The model finds a brief of an earlier, compacted epoch with

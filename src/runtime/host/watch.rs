@@ -299,8 +299,10 @@ impl GuidanceWatch {
             );
             (add, remove)
         };
-        if let Err(e) = std::fs::create_dir_all(home) {
-            tracing::warn!(home = %home.display(), error = %e, "cannot create the agent home");
+        if let Err(e) = std::fs::create_dir_all(home)
+            .and_then(|()| crate::runtime::context::memory::ensure(home))
+        {
+            tracing::warn!(home = %home.display(), error = %e, "cannot create the agent home or its memory files");
         }
         if let Some(w) = lock(&self.watcher).as_mut() {
             for d in remove {
