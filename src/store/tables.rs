@@ -234,18 +234,5 @@ pub(crate) fn list_keyed_recent<T: DeserializeOwned>(
     agent_id: &str,
     limit: usize,
 ) -> Result<Vec<T>, StoreError> {
-    let mut out = Vec::with_capacity(limit.min(1024));
-    let mut range = table.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))?;
-    while out.len() < limit {
-        let Some(row) = range.next_back() else { break };
-        let (k, v) = row?;
-        let key = k.value();
-        out.push(decode(
-            which.name(),
-            || format!("{}/{}", key.0, key.1),
-            v.value(),
-        )?);
-    }
-    out.reverse();
-    Ok(out)
+    list_keyed_recent_after(table, which, agent_id, None, limit).map(|(rows, _)| rows)
 }

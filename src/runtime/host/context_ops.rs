@@ -105,11 +105,7 @@ pub(super) async fn compact(
     let store = inner.store.clone();
     let (agent, history, previous) = {
         let rx = store.read()?;
-        let agent: AgentRecord = rx
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })?;
+        let agent: AgentRecord = super::workspace_view::record_in(&rx, agent_id)?;
         let history = History::read(&rx, &agent, HISTORY_CAP)?;
         let previous = summary_of(&rx, &agent)?;
         (agent, history, previous)

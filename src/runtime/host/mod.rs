@@ -71,8 +71,6 @@ pub struct HostConfig {
     pub stop_grace: Duration,
     /// A turn that needs more provider rounds than this fails.
     pub max_rounds: u32,
-    /// Transcript entries replayed into each turn's conversation.
-    pub history_window: usize,
     /// How this runtime presents itself in `runtime.status`.
     pub info: RuntimeInfo,
     /// The config file to watch for changes, and how to apply them.
@@ -101,7 +99,6 @@ impl HostConfig {
             provider,
             stop_grace: super::command_tasks::STOP_GRACE,
             max_rounds: 40,
-            history_window: 200,
             info: RuntimeInfo {
                 mode: "embedded".into(),
                 home: None,

@@ -335,11 +335,7 @@ impl super::RuntimeHost {
         let inner = &self.inner;
         let ctx = FrameContext::load(inner, agent_id).await?;
         let rx = inner.store.read()?;
-        let agent: AgentRecord = rx
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })?;
+        let agent: AgentRecord = super::workspace_view::record_in(&rx, agent_id)?;
         let provider = (inner.config.provider)(&agent);
         let frame = build(&rx, &agent, &ctx, crate::runtime::tools::specs())?;
         let history = History::read(&rx, &agent, HISTORY_CAP)?;

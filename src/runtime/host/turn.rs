@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::cancel::{CancelReason, TurnCancel};
 use super::turn_context::{
-    frame_now, over_budget_report, turn_inputs_tokens, TurnShape, KEEP_VERBATIM_ROUNDS,
+    frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape, KEEP_VERBATIM_ROUNDS,
 };
 use super::{HostInner, LiveUpdate};
 use crate::runtime::admission::provenance_of;
@@ -245,26 +245,22 @@ async fn rounds(
     let mut last_text = String::new();
     let mut completed_work_item = None;
     let mut shape = TurnShape::default();
+    let t = TurnRefs {
+        inner,
+        agent_id,
+        run_id,
+        provider,
+        tools: &tool_specs,
+        cancel,
+    };
     // Turn start: fold older turns into the summary when the history
     // outgrows its share of the budget.
-    shape
-        .compact(
-            inner,
-            agent_id,
-            run_id,
-            provider,
-            frame,
-            &tool_specs,
-            cancel,
-            false,
-            "turn_start",
-        )
-        .await?;
+    shape.compact(&t, frame, false, "turn_start").await?;
     // The conversation is rebuilt from the transcript once per turn (and
     // after a compaction); each round then appends what it records (the
     // same items the transcript would give back), so rounds do not re-read
     // and re-decode it.
-    let (mut history, mut turn_start) = shape.history(inner, agent_id, run_id)?;
+    let (mut history, mut turn_start) = shape.history(&t)?;
     for round in 1..=inner.config.max_rounds {
         if let Some(reason) = cancel.reason() {
             return Ok(Ending::Aborted {
@@ -280,7 +276,7 @@ async fn rounds(
         // prompt was too long (one compaction, one retry).
         let (outcome, t0, context_build_ms, prompt_estimate) = loop {
             let t0 = Instant::now();
-            let (f, _) = frame_now(inner, agent_id, frame, &tool_specs)?;
+            let f = frame_now(&t, frame)?;
             let limit = budget.prompt_budget * shape.budget_percent / 100;
             let baseline = f.baseline_tokens() + turn_inputs_tokens(&history, turn_start);
             if baseline > limit {
@@ -293,27 +289,13 @@ async fn rounds(
             let mut fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
             if fit.over && !shape.forced {
                 shape.forced = true;
-                let folded = shape
-                    .compact(
-                        inner,
-                        agent_id,
-                        run_id,
-                        provider,
-                        frame,
-                        &tool_specs,
-                        cancel,
-                        true,
-                        "turn_local",
-                    )
-                    .await?;
+                let folded = shape.compact(&t, frame, true, "turn_local").await?;
                 if folded {
-                    (history, turn_start) = shape.history(inner, agent_id, run_id)?;
+                    (history, turn_start) = shape.history(&t)?;
                     fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
                 }
             }
-            let conversation = shape
-                .checkpoint(inner, agent_id, run_id, round, &f, fit, turn_start)
-                .await?;
+            let conversation = shape.checkpoint(&t, round, &f, fit, turn_start).await?;
             let request = f.request(agent_id, conversation);
             let prompt_estimate = request_tokens(&request);
             let context_build_ms = t0.elapsed().as_millis() as u64;
@@ -351,19 +333,9 @@ async fn rounds(
                 shape.budget_percent = 60;
                 shape.forced = true;
                 shape
-                    .compact(
-                        inner,
-                        agent_id,
-                        run_id,
-                        provider,
-                        frame,
-                        &tool_specs,
-                        cancel,
-                        true,
-                        "context_length_exceeded",
-                    )
+                    .compact(&t, frame, true, "context_length_exceeded")
                     .await?;
-                (history, turn_start) = shape.history(inner, agent_id, run_id)?;
+                (history, turn_start) = shape.history(&t)?;
                 continue;
             }
             break (outcome, t0, context_build_ms, prompt_estimate);

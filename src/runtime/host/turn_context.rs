@@ -23,21 +23,21 @@ use crate::store::{NewEvent, Provenance};
 /// Rounds of the running turn kept verbatim as long as the budget allows.
 pub(super) const KEEP_VERBATIM_ROUNDS: usize = 2;
 
-/// The frame of the agent's next round, and its record.
-pub(super) fn frame_now(
-    inner: &Arc<HostInner>,
-    agent_id: &str,
-    ctx: &FrameContext,
-    tools: &[ToolSpec],
-) -> Result<(Frame, AgentRecord), RuntimeError> {
-    let rx = inner.store.read()?;
-    let agent: AgentRecord = rx
-        .agent(agent_id)?
-        .ok_or_else(|| RuntimeError::UnknownAgent {
-            agent_id: agent_id.to_owned(),
-        })?;
-    let frame = prompt::build(&rx, &agent, ctx, tools.to_vec())?;
-    Ok((frame, agent))
+/// What every step of a turn's context work needs.
+pub(super) struct TurnRefs<'a> {
+    pub inner: &'a Arc<HostInner>,
+    pub agent_id: &'a str,
+    pub run_id: &'a str,
+    pub provider: &'a dyn Provider,
+    pub tools: &'a [ToolSpec],
+    pub cancel: &'a TurnCancel,
+}
+
+/// The frame of the agent's next round.
+pub(super) fn frame_now(t: &TurnRefs<'_>, ctx: &FrameContext) -> Result<Frame, RuntimeError> {
+    let rx = t.inner.store.read()?;
+    let agent: AgentRecord = super::workspace_view::record_in(&rx, t.agent_id)?;
+    Ok(prompt::build(&rx, &agent, ctx, t.tools.to_vec())?)
 }
 
 /// The running turn's own inputs (its first input and any interjected
@@ -144,38 +144,26 @@ impl TurnShape {
     /// The verbatim history and where the running turn begins in it.
     pub fn history(
         &self,
-        inner: &Arc<HostInner>,
-        agent_id: &str,
-        run_id: &str,
+        t: &TurnRefs<'_>,
     ) -> Result<(Vec<ConversationItem>, usize), RuntimeError> {
-        let rx = inner.store.read()?;
-        let agent: AgentRecord = rx
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })?;
+        let rx = t.inner.store.read()?;
+        let agent: AgentRecord = super::workspace_view::record_in(&rx, t.agent_id)?;
         let h = History::read(&rx, &agent, HISTORY_CAP)?;
-        Ok((h.items(), prompt::turn_start(&h.entries, run_id)))
+        Ok((h.items(), prompt::turn_start(&h.entries, t.run_id)))
     }
 
     /// Fold older turns when the plan says so (always, when `force`).
     /// Returns whether anything folded.
-    #[allow(clippy::too_many_arguments)]
     pub async fn compact(
         &self,
-        inner: &Arc<HostInner>,
-        agent_id: &str,
-        run_id: &str,
-        provider: &dyn Provider,
+        t: &TurnRefs<'_>,
         ctx: &FrameContext,
-        tools: &[ToolSpec],
-        cancel: &TurnCancel,
         force: bool,
         trigger: &'static str,
     ) -> Result<bool, RuntimeError> {
-        let budget = provider.context_budget();
+        let budget = t.provider.context_budget();
         let limit = budget.prompt_budget * self.budget_percent / 100;
-        let (frame, _) = frame_now(inner, agent_id, ctx, tools)?;
+        let frame = frame_now(t, ctx)?;
         let history_budget = limit.saturating_sub(frame.baseline_tokens());
         let req = FoldRequest {
             history_budget,
@@ -184,21 +172,20 @@ impl TurnShape {
             trigger,
             prompt_budget: limit,
         };
-        Ok(compact(inner, agent_id, run_id, provider, req, cancel)
-            .await?
-            .is_some())
+        Ok(
+            compact(t.inner, t.agent_id, t.run_id, t.provider, req, t.cancel)
+                .await?
+                .is_some(),
+        )
     }
 
     /// The conversation to send: the fitted items, with a checkpoint
     /// prompt after the recapped rounds. A new checkpoint (more rounds
     /// recapped, or the work item moved on, which invalidates the old
     /// anchor) is recorded as `turn_checkpoint`.
-    #[allow(clippy::too_many_arguments)]
     pub async fn checkpoint(
         &mut self,
-        inner: &Arc<HostInner>,
-        agent_id: &str,
-        run_id: &str,
+        t: &TurnRefs<'_>,
         round: u32,
         frame: &Frame,
         fit: TurnFit,
@@ -232,7 +219,7 @@ impl TurnShape {
             .as_ref()
             .and_then(|m| m.anchor.clone())
             .filter(|a| Some(a) != mark.anchor.as_ref());
-        let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
+        let (id, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());
         let payload = json!({
             "run_id": rid, "round": round, "recapped_rounds": mark.recapped,
             "work_item_id": mark.anchor.as_ref().map(|a| &a.0),
@@ -240,7 +227,7 @@ impl TurnShape {
             "invalidated_anchor": invalidated.map(|(w, r)| json!({ "work_item_id": w, "revision": r })),
             "tokens_before": fit.tokens_before, "tokens_after": fit.tokens_after,
         });
-        inner
+        t.inner
             .store
             .write(move |tx| {
                 tx.append_event(NewEvent {

@@ -74,11 +74,17 @@ impl HostInner {
 
     /// The agent's record, or `UnknownAgent`.
     pub(crate) fn agent_record(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
-        self.store
-            .read()?
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })
+        record_in(&self.store.read()?, agent_id)
     }
+}
+
+/// An agent's record as one read snapshot holds it.
+pub(crate) fn record_in(
+    rx: &crate::store::ReadCtx,
+    agent_id: &str,
+) -> Result<AgentRecord, RuntimeError> {
+    rx.agent(agent_id)?
+        .ok_or_else(|| RuntimeError::UnknownAgent {
+            agent_id: agent_id.to_owned(),
+        })
 }

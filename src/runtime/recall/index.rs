@@ -13,20 +13,28 @@ use super::cjk;
 /// Bump when the tables change: an older file is rebuilt.
 const SCHEMA: &str = "holon-memory-1";
 
-/// One indexed document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Doc {
-    /// Stable identity within the index: `kind:id`.
-    pub key: String,
+/// Where a document comes from: the provenance every result carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `memory_file`, `brief`, `context_episode` or `work_item`.
     pub kind: String,
+    /// `agent` (always searched) or `workspace`.
     pub scope_kind: String,
     pub workspace_id: Option<String>,
     pub agent_id: String,
     pub source_path: Option<String>,
     pub title: String,
-    pub body: String,
     pub updated_at: String,
     pub metadata: serde_json::Value,
+}
+
+/// One document to index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// Stable identity within the index: `kind:id`.
+    pub key: String,
+    pub from: Provenance,
+    pub body: String,
     /// Changes when the content does.
     pub hash: String,
 }
@@ -35,14 +43,8 @@ pub struct Doc {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stored {
     pub source_ref: String,
-    pub kind: String,
-    pub scope_kind: String,
-    pub workspace_id: Option<String>,
-    pub agent_id: String,
-    pub source_path: Option<String>,
-    pub title: String,
-    pub updated_at: String,
-    pub metadata: serde_json::Value,
+    #[serde(flatten)]
+    pub from: Provenance,
     #[serde(skip)]
     pub body: String,
 }
@@ -63,14 +65,16 @@ fn stored(row: &rusqlite::Row<'_>) -> rusqlite::Result<Stored> {
     let metadata: String = row.get(8)?;
     Ok(Stored {
         source_ref: row.get(0)?,
-        kind: row.get(1)?,
-        scope_kind: row.get(2)?,
-        workspace_id: row.get(3)?,
-        agent_id: row.get(4)?,
-        source_path: row.get(5)?,
-        title: row.get(6)?,
-        updated_at: row.get(7)?,
-        metadata: serde_json::from_str(&metadata).unwrap_or(serde_json::Value::Null),
+        from: Provenance {
+            kind: row.get(1)?,
+            scope_kind: row.get(2)?,
+            workspace_id: row.get(3)?,
+            agent_id: row.get(4)?,
+            source_path: row.get(5)?,
+            title: row.get(6)?,
+            updated_at: row.get(7)?,
+            metadata: serde_json::from_str(&metadata).unwrap_or(serde_json::Value::Null),
+        },
         body: row.get(9)?,
     })
 }
@@ -220,19 +224,20 @@ impl Index {
                     }
                     None => (None, crate::new_id("mref")),
                 };
+                let f = &d.from;
                 put.execute(params![
                     id,
                     d.key,
                     source_ref,
-                    d.kind,
-                    d.scope_kind,
-                    d.workspace_id,
-                    d.agent_id,
-                    d.source_path,
-                    d.title,
+                    f.kind,
+                    f.scope_kind,
+                    f.workspace_id,
+                    f.agent_id,
+                    f.source_path,
+                    f.title,
                     d.body,
-                    d.updated_at,
-                    d.metadata.to_string(),
+                    f.updated_at,
+                    f.metadata.to_string(),
                     d.hash
                 ])
                 .map_err(sql)?;
@@ -240,9 +245,9 @@ impl Index {
                 let expanded = format!(
                     "{}\n{}",
                     d.body,
-                    cjk::expand_for_index(&format!("{} {}", d.title, d.body))
+                    cjk::expand_for_index(&format!("{} {}", f.title, d.body))
                 );
-                fts.execute(params![rowid, d.title, expanded])
+                fts.execute(params![rowid, f.title, expanded])
                     .map_err(sql)?;
                 changed += 1;
             }

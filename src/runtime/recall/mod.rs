@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use self::index::{Doc, Index, Stored};
+use self::index::{Doc, Index, Provenance, Stored};
 use crate::runtime::context::ContextEpisode;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Keyed, ReadCtx};
@@ -48,19 +48,42 @@ fn memory_docs(home: &Path, agent_id: &str) -> Vec<Doc> {
             .unwrap_or_default();
         out.push(Doc {
             key: format!("memory_file:{}", f.rel),
-            kind: "memory_file".into(),
-            scope_kind: "agent".into(),
-            workspace_id: None,
-            agent_id: agent_id.to_owned(),
-            source_path: Some(path.display().to_string()),
-            title: f.rel.to_owned(),
+            from: Provenance {
+                kind: "memory_file".into(),
+                scope_kind: "agent".into(),
+                workspace_id: None,
+                agent_id: agent_id.to_owned(),
+                source_path: Some(path.display().to_string()),
+                title: f.rel.to_owned(),
+                updated_at,
+                metadata: json!({ "note": f.note }),
+            },
             hash: hash_of(&[&f.text]),
             body: f.text,
-            updated_at,
-            metadata: json!({ "note": f.note }),
         });
     }
     out
+}
+
+/// The provenance of a workspace-scoped record.
+fn in_workspace(
+    kind: &str,
+    workspace_id: &str,
+    agent_id: &str,
+    title: String,
+    updated_at: &str,
+    metadata: Value,
+) -> Provenance {
+    Provenance {
+        kind: kind.to_owned(),
+        scope_kind: "workspace".into(),
+        workspace_id: Some(workspace_id.to_owned()),
+        agent_id: agent_id.to_owned(),
+        source_path: None,
+        title,
+        updated_at: updated_at.to_owned(),
+        metadata,
+    }
 }
 
 fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
@@ -75,24 +98,21 @@ fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
         .chars()
         .take(80)
         .collect();
+    let workspace = b
+        .get("workspace_id")
+        .and_then(Value::as_str)
+        .unwrap_or(crate::runtime::workspace::AGENT_HOME_ID);
     Some(Doc {
         key: format!("brief:{id}"),
-        kind: "brief".into(),
-        scope_kind: "workspace".into(),
-        workspace_id: Some(
-            b.get("workspace_id")
-                .and_then(Value::as_str)
-                .unwrap_or(crate::runtime::workspace::AGENT_HOME_ID)
-                .to_owned(),
+        from: in_workspace(
+            "brief",
+            workspace,
+            agent_id,
+            format!("Brief ({kind}): {first}"),
+            created,
+            json!({ "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id") }),
         ),
-        agent_id: agent_id.to_owned(),
-        source_path: None,
-        title: format!("Brief ({kind}): {first}"),
         body: text.to_owned(),
-        updated_at: created.to_owned(),
-        metadata: json!({
-            "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id"),
-        }),
         hash: hash_of(&[text]),
     })
 }
@@ -100,21 +120,21 @@ fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
 fn episode_doc(e: &ContextEpisode) -> Doc {
     Doc {
         key: format!("context_episode:{}", e.id),
-        kind: "context_episode".into(),
-        scope_kind: "workspace".into(),
-        workspace_id: Some(e.workspace_id.clone()),
-        agent_id: e.agent_id.clone(),
-        source_path: None,
-        title: format!(
-            "Context summary, epoch {} ({} to {})",
-            e.epoch, e.from_ts, e.through_ts
+        from: in_workspace(
+            "context_episode",
+            &e.workspace_id,
+            &e.agent_id,
+            format!(
+                "Context summary, epoch {} ({} to {})",
+                e.epoch, e.from_ts, e.through_ts
+            ),
+            &e.created_at,
+            json!({
+                "episode_id": e.id, "epoch": e.epoch, "folded_turns": e.folded_turns,
+                "summary_source": e.source,
+            }),
         ),
         body: e.summary.clone(),
-        updated_at: e.created_at.clone(),
-        metadata: json!({
-            "episode_id": e.id, "epoch": e.epoch, "folded_turns": e.folded_turns,
-            "summary_source": e.source,
-        }),
         hash: hash_of(&[&e.summary]),
     }
 }
@@ -135,16 +155,16 @@ fn work_item_doc(w: &WorkItemRecord) -> Doc {
     }
     Doc {
         key: format!("work_item:{}", w.id),
-        kind: "work_item".into(),
-        scope_kind: "workspace".into(),
-        workspace_id: Some(w.workspace_id.clone()),
-        agent_id: w.agent_id.clone(),
-        source_path: None,
-        title: w.objective.chars().take(120).collect(),
+        from: in_workspace(
+            "work_item",
+            &w.workspace_id,
+            &w.agent_id,
+            w.objective.chars().take(120).collect(),
+            &w.updated_at,
+            json!({ "work_item_id": w.id, "revision": w.revision }),
+        ),
         hash: hash_of(&[&body, &w.revision.to_string()]),
         body,
-        updated_at: w.updated_at.clone(),
-        metadata: json!({ "work_item_id": w.id, "revision": w.revision }),
     }
 }
 
@@ -216,18 +236,12 @@ pub fn open_synced(
 /// One search result, with the provenance to follow it up.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hit {
-    pub kind: String,
     /// Opaque: pass it to MemoryGet.
     pub source_ref: String,
-    pub scope_kind: String,
-    pub workspace_id: Option<String>,
-    pub agent_id: String,
-    pub source_path: Option<String>,
-    pub title: String,
+    #[serde(flatten)]
+    pub from: Provenance,
     pub snippet: String,
     pub score: f64,
-    pub updated_at: String,
-    pub metadata: Value,
 }
 
 /// Up to 240 characters of `body` around the first query term found
@@ -256,16 +270,9 @@ pub fn snippet(body: &str, terms: &[String]) -> String {
 pub fn to_hit(s: Stored, score: f64, terms: &[String]) -> Hit {
     Hit {
         snippet: snippet(&s.body, terms),
-        kind: s.kind,
         source_ref: s.source_ref,
-        scope_kind: s.scope_kind,
-        workspace_id: s.workspace_id,
-        agent_id: s.agent_id,
-        source_path: s.source_path,
-        title: s.title,
+        from: s.from,
         score,
-        updated_at: s.updated_at,
-        metadata: s.metadata,
     }
 }
 

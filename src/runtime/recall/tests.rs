@@ -58,10 +58,10 @@ fn briefs_are_found_with_provenance_and_fetched_exactly() {
     let hits = search_in(&f, "migration staging", Some("agent_home"));
     assert_eq!(hits.len(), 1, "{hits:?}");
     let h = &hits[0];
-    assert_eq!(h.kind, "brief");
-    assert_eq!(h.scope_kind, "workspace");
-    assert_eq!(h.workspace_id.as_deref(), Some("agent_home"));
-    assert_eq!(h.agent_id, "main");
+    assert_eq!(h.from.kind, "brief");
+    assert_eq!(h.from.scope_kind, "workspace");
+    assert_eq!(h.from.workspace_id.as_deref(), Some("agent_home"));
+    assert_eq!(h.from.agent_id, "main");
     assert!(h.source_ref.starts_with("mref_"));
     assert!(
         h.snippet.contains("migration took 41 seconds"),
@@ -108,7 +108,7 @@ fn search_is_scoped_to_the_workspace_and_memory_files_are_always_in() {
     let scoped = search_in(&f, "deploy", Some("ws_one"));
     let kinds: Vec<(&str, Option<&str>)> = scoped
         .iter()
-        .map(|h| (h.kind.as_str(), h.workspace_id.as_deref()))
+        .map(|h| (h.from.kind.as_str(), h.from.workspace_id.as_deref()))
         .collect();
     assert!(kinds.contains(&("brief", Some("ws_one"))));
     assert!(kinds.contains(&("memory_file", None)));
@@ -121,7 +121,7 @@ fn search_is_scoped_to_the_workspace_and_memory_files_are_always_in() {
     ));
     let hits = search_in(&f, "fridays", None);
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].kind, "memory_file");
+    assert_eq!(hits[0].from.kind, "memory_file");
     assert!(search_in(&f, "tuesdays", None).is_empty());
 }
 
@@ -173,13 +173,13 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
             .write_blocking(move |tx| tx.put(Keyed::WorkItems, "main", &w.id.clone(), &w)))
     };
     put(w.clone());
-    assert_eq!(search_in(&f, "tokio", None)[0].kind, "work_item");
+    assert_eq!(search_in(&f, "tokio", None)[0].from.kind, "work_item");
     w.result_summary = Some("Moved to tokio 1.40; all tests pass".into());
     w.revision = 2;
     put(w);
     let hits = search_in(&f, "pass", None);
     assert_eq!(hits.len(), 1);
-    assert_eq!(hits[0].metadata["revision"], 2);
+    assert_eq!(hits[0].from.metadata["revision"], 2);
     let e = ContextEpisode {
         id: crate::new_id("ep"),
         agent_id: "main".into(),
@@ -202,6 +202,6 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
     ok(f.store
         .write_blocking(move |tx| tx.put(Keyed::ContextEpisodes, "main", &key, &e)));
     let hits = search_in(&f, "websocket", Some("agent_home"));
-    assert_eq!(hits[0].kind, "context_episode");
-    assert_eq!(hits[0].metadata["epoch"], 1);
+    assert_eq!(hits[0].from.kind, "context_episode");
+    assert_eq!(hits[0].from.metadata["epoch"], 1);
 }
