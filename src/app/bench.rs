@@ -167,6 +167,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "workspace" {
         super::bench_workspace::run(&dir).await?;
     }
+    if all || which == "admit" {
+        super::bench_admit::run(&dir).await?;
+    }
     if all || which == "context" {
         super::bench_context::run(&dir).await?;
     }

@@ -304,7 +304,8 @@ pub struct BenchArgs {
     /// Which benchmarks: store (writer burst and latency), paging, status,
     /// scheduler (decide), restart, turns (runtime cost per provider round,
     /// ExecCommand latency), stop (abort and shutdown with a model call in
-    /// flight), console, context (prompt frame with 100 and 10,000
+    /// flight), console, admit (prompt.submit from 8 socket clients, paused
+    /// and while turns run), context (prompt frame with 100 and 10,000
     /// transcript entries, compaction per turn, MemorySearch over 100,000
     /// briefs), workspace (UseWorkspace direct and isolated on a
     /// 10,000-file repository, the per-turn execution block), socket, all

@@ -4,6 +4,7 @@
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
 pub mod bench;
+mod bench_admit;
 mod bench_context;
 mod bench_runtime;
 mod bench_soak;

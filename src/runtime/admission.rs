@@ -101,35 +101,79 @@ pub async fn admit_once(
     req: AdmissionRequest,
     request_id: Option<String>,
 ) -> Result<Admitted, RuntimeError> {
-    validate_agent_id(&req.agent_id).map_err(RuntimeError::InvalidAgentId)?;
-    let message_id = crate::new_id("msg");
-    let agent_id = req.agent_id.clone();
-    let aid = agent_id.clone();
-    let outcome = store
+    let mut answers = admit_many(store, vec![(req, request_id)]).await?;
+    answers
+        .pop()
+        .unwrap_or_else(|| Err(RuntimeError::Invalid("nothing was admitted".into())))
+}
+
+/// Admit several messages in one transaction, in the order given (a
+/// client's pipelined burst shares one commit), each answered as
+/// `admit_once` would answer it: an unknown or stopped agent refuses its
+/// own message, not the others. An error of the store fails them all.
+pub async fn admit_many(
+    store: &Store,
+    reqs: Vec<(AdmissionRequest, Option<String>)>,
+) -> Result<Vec<Result<Admitted, RuntimeError>>, RuntimeError> {
+    /// One message's fate inside the transaction.
+    enum One {
+        Done(Outcome),
+        Unknown,
+    }
+    let mut answers: Vec<Option<Result<Admitted, RuntimeError>>> = Vec::with_capacity(reqs.len());
+    let mut jobs = Vec::with_capacity(reqs.len());
+    for (i, (req, request_id)) in reqs.into_iter().enumerate() {
+        match validate_agent_id(&req.agent_id) {
+            Ok(()) => {
+                answers.push(None);
+                jobs.push((i, req, request_id, crate::new_id("msg")));
+            }
+            Err(e) => answers.push(Some(Err(RuntimeError::InvalidAgentId(e)))),
+        }
+    }
+    if jobs.is_empty() {
+        return Ok(answers.into_iter().flatten().collect());
+    }
+    let batch = jobs.clone();
+    let outcomes = store
         .write(move |tx| {
-            let agent_id = &aid;
-            let key = request_id
-                .as_deref()
-                .map(|r| client_request_key("prompt.submit", r));
-            if let Some(key) = &key {
-                if let Some(first) = tx.get::<Admitted>(Keyed::ClientRequests, agent_id, key)? {
-                    return Ok(Outcome::Admitted(first));
+            let mut out = Vec::with_capacity(batch.len());
+            for (_, req, request_id, message_id) in &batch {
+                let agent_id = &req.agent_id;
+                if tx.get_agent::<AgentRecord>(agent_id)?.is_none() {
+                    out.push(One::Unknown);
+                    continue;
                 }
+                let key = request_id
+                    .as_deref()
+                    .map(|r| client_request_key("prompt.submit", r));
+                if let Some(key) = &key {
+                    if let Some(first) = tx.get::<Admitted>(Keyed::ClientRequests, agent_id, key)? {
+                        out.push(One::Done(Outcome::Admitted(first)));
+                        continue;
+                    }
+                }
+                let outcome = admit_in(tx, req.clone(), message_id)?;
+                if let (Some(key), Outcome::Admitted(a)) = (&key, &outcome) {
+                    tx.put(Keyed::ClientRequests, agent_id, key, a)?;
+                }
+                out.push(One::Done(outcome));
             }
-            let outcome = admit_in(tx, req.clone(), &message_id)?;
-            if let (Some(key), Outcome::Admitted(a)) = (&key, &outcome) {
-                tx.put(Keyed::ClientRequests, agent_id, key, a)?;
-            }
-            Ok(outcome)
+            Ok(out)
         })
         .await?;
-    match outcome {
-        Outcome::Admitted(a) => Ok(a),
-        Outcome::Rejected { status } => Err(RuntimeError::AgentStopped {
-            agent_id,
-            status: status.as_str(),
-        }),
+    for ((i, req, _, _), one) in jobs.into_iter().zip(outcomes) {
+        let agent_id = req.agent_id;
+        answers[i] = Some(match one {
+            One::Done(Outcome::Admitted(a)) => Ok(a),
+            One::Done(Outcome::Rejected { status }) => Err(RuntimeError::AgentStopped {
+                agent_id,
+                status: status.as_str(),
+            }),
+            One::Unknown => Err(RuntimeError::UnknownAgent { agent_id }),
+        });
     }
+    Ok(answers.into_iter().flatten().collect())
 }
 
 pub(crate) fn admit_in(

@@ -499,6 +499,19 @@ pub trait RuntimeClient: Send + Sync {
     fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
         Box::pin(async move { self.call(request).await.map(|v| v.to_string()) })
     }
+
+    /// Several requests in order, answered in order (what a pipelining
+    /// socket client sent before its first answer). A client may run them
+    /// together where that keeps their order's meaning.
+    fn call_batch(&self, requests: Vec<Request>) -> BoxFuture<'_, Vec<Result<String, ApiError>>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(requests.len());
+            for r in requests {
+                out.push(self.call_raw(r).await);
+            }
+            out
+        })
+    }
 }
 
 /// Typed helpers over `call`.

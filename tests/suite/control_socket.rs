@@ -16,7 +16,7 @@ use holon::runtime::api::{Request, RuntimeClient, SubscriptionItem};
 use holon::runtime::envelope::Priority;
 use holon::ui::client::SocketClient;
 
-use super::runtime_core::{rig, Rig};
+use super::runtime_core::{events, rig, Rig};
 
 struct Served {
     rig: Rig,
@@ -665,4 +665,79 @@ async fn a_dropped_client_closes_its_connection_and_its_subscriptions() {
         drop(c);
     }
     let _ = s.stop.send(true);
+}
+
+/// A client may pipeline: 300 prompts written at once on one connection
+/// are all admitted, in the order sent (the queue's order), answered in
+/// that order, and the connection keeps at most its window in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
+    let s = served().await;
+    s.rig
+        .host
+        .control("main", holon::runtime::host::ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut c = Raw::connect(&s.path).await;
+    let mut burst = String::new();
+    for i in 0..300 {
+        burst.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"prompt.submit\",\"params\":{{\"agent_id\":\"main\",\"text\":\"p{i}\"}}}}\n"
+        ));
+    }
+    c.write
+        .write_all(burst.as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut seqs = Vec::new();
+    for i in 0..300 {
+        let v = c.recv().await.unwrap_or_else(|| panic!("closed at {i}"));
+        assert_eq!(v["id"], json!(i), "replies in order");
+        assert_eq!(v["result"]["queue_status"], "queued", "{v}");
+        seqs.push(v["result"]["event_seq"].as_u64().unwrap_or(0));
+    }
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "admitted in order");
+    let texts: Vec<String> = events(&s.rig.host)
+        .iter()
+        .filter(|e| e.kind == "message_admitted")
+        .filter_map(|e| {
+            e.payload["message"]["body"]["text"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    let sent: Vec<String> = (0..300).map(|i| format!("p{i}")).collect();
+    assert_eq!(texts, sent);
+    // A burst mixing prompts, a malformed line, a refused prompt and other
+    // methods: every line answered, in order.
+    let mixed = [
+        r#"{"jsonrpc":"2.0","id":"a","method":"prompt.submit","params":{"agent_id":"main","text":"q1"}}"#,
+        r#"{not json"#,
+        r#"{"jsonrpc":"2.0","id":"b","method":"prompt.submit","params":{"agent_id":"main","text":"  "}}"#,
+        r#"{"jsonrpc":"2.0","id":"c","method":"prompt.submit","params":{"agent_id":"ghost","text":"q2"}}"#,
+        r#"{"jsonrpc":"2.0","id":"d","method":"prompt.submit","params":{"agent_id":"main","text":"q3"}}"#,
+        r#"{"jsonrpc":"2.0","id":"e","method":"runtime.status"}"#,
+    ];
+    c.write
+        .write_all(format!("{}\n", mixed.join("\n")).as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut got = Vec::new();
+    for _ in 0..mixed.len() {
+        let v = c.recv().await.unwrap_or_else(|| panic!("closed"));
+        got.push((v["id"].clone(), code(&v)));
+    }
+    assert_eq!(
+        got,
+        vec![
+            (json!("a"), 0),
+            (Value::Null, -32700),
+            (json!("b"), -32602),
+            (json!("c"), -32001),
+            (json!("d"), 0),
+            (json!("e"), 0),
+        ]
+    );
+    let _ = s.stop.send(true);
+    s.rig.host.shutdown().await;
 }

@@ -120,6 +120,26 @@ type EchoId = String;
 
 const NULL_ID: &str = "null";
 
+/// Requests of one connection run together at most.
+const MAX_PIPELINED: usize = 64;
+
+/// The next request line when one is already buffered whole (a client
+/// that pipelines), and `taken` is still under the batch limit: never
+/// waits for the socket.
+async fn buffered_line(
+    reader: &mut BufReader<OwnedReadHalf>,
+    buf: &mut Vec<u8>,
+    taken: usize,
+) -> Option<Vec<u8>> {
+    if taken >= MAX_PIPELINED || !reader.buffer().contains(&b'\n') {
+        return None;
+    }
+    match read_frame(reader, buf).await {
+        Ok(Frame::Line(l)) if !l.iter().all(u8::is_ascii_whitespace) => Some(l),
+        _ => None,
+    }
+}
+
 /// How often a connection that stopped reading is checked for a hang-up.
 const HANGUP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -242,10 +262,67 @@ async fn connection(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                if let Some(reply) = handle_line(&line, &*client, &out, &mut subscriptions).await {
-                    if out.send(reply).await.is_err() {
-                        break;
+                // A pipelining client's requests already read are run
+                // together, in order (a run of prompts shares one commit),
+                // and answered in order.
+                let mut next = Some(parse_line(&line));
+                let mut answered = 0;
+                let mut gone = false;
+                while let Some(parsed) = next.take() {
+                    let mut answers = Vec::new();
+                    let mut batch = Vec::new();
+                    let mut after = Some(parsed);
+                    while let Some(Line::Call {
+                        rid,
+                        has_id,
+                        request,
+                    }) = after
+                    {
+                        batch.push((rid, has_id, request));
+                        after = buffered_line(&mut reader, &mut buf, batch.len())
+                            .await
+                            .map(|l| parse_line(&l));
                     }
+                    if !batch.is_empty() {
+                        let (ids, requests): (Vec<_>, Vec<_>) = batch
+                            .into_iter()
+                            .map(|(rid, has_id, r)| ((rid, has_id), r))
+                            .unzip();
+                        let outcomes = client.call_batch(requests).await;
+                        for ((rid, has_id), outcome) in ids.into_iter().zip(outcomes) {
+                            answers.extend(reply(&rid, has_id, outcome));
+                        }
+                    }
+                    match after {
+                        Some(Line::Reply(r)) => answers.push(r),
+                        Some(Line::Subscription {
+                            rid,
+                            has_id,
+                            method,
+                            params,
+                        }) => {
+                            let outcome =
+                                subscription(&method, params, &*client, &out, &mut subscriptions)
+                                    .await;
+                            answers.extend(reply(&rid, has_id, outcome));
+                        }
+                        Some(call @ Line::Call { .. }) => next = Some(call),
+                        None => {}
+                    }
+                    answered += answers.len();
+                    for line in answers {
+                        if out.send(line).await.is_err() {
+                            gone = true;
+                        }
+                    }
+                    if !gone && next.is_none() {
+                        if let Some(l) = buffered_line(&mut reader, &mut buf, answered).await {
+                            next = Some(parse_line(&l));
+                        }
+                    }
+                }
+                if gone {
+                    break;
                 }
             }
             Ok(Frame::TooLong) => {
@@ -296,17 +373,49 @@ async fn connection(
     }
 }
 
-/// Handle one request line; `None` for notifications (no id) that succeed.
-async fn handle_line(
-    line: &[u8],
-    client: &dyn RuntimeClient,
-    out: &Outbound,
-    subscriptions: &mut HashMap<String, JoinHandle<()>>,
-) -> Option<String> {
+/// One request line, checked.
+enum Line {
+    /// Answered already (a malformed request).
+    Reply(String),
+    /// `events.subscribe` / `events.unsubscribe`: handled in order on the
+    /// connection, which owns its subscriptions.
+    Subscription {
+        rid: EchoId,
+        has_id: bool,
+        method: String,
+        params: Value,
+    },
+    /// Any other method: may run while later requests are read.
+    Call {
+        rid: EchoId,
+        has_id: bool,
+        request: Request,
+    },
+}
+
+/// The reply line for an outcome; `None` for a notification (no id) that
+/// succeeded.
+fn reply(rid: &str, has_id: bool, outcome: Result<String, ApiError>) -> Option<String> {
+    match (has_id, outcome) {
+        (false, Ok(_)) => None,
+        (true, Ok(result)) => Some(result_line(rid, &result)),
+        (_, Err(e)) => Some(error_line(rid, e.code, &e.message)),
+    }
+}
+
+/// Check one request line and say what it asks.
+fn parse_line(line: &[u8]) -> Line {
+    match parse_checked(line) {
+        Ok(l) => l,
+        Err(reply) => Line::Reply(reply),
+    }
+}
+
+fn parse_checked(line: &[u8]) -> Result<Line, String> {
     let value: Value = match serde_json::from_slice(line) {
         Ok(v) => v,
         Err(e) => {
-            return Some(error_line(
+            return Err(error_line(
                 NULL_ID,
                 ErrorCode::ParseError,
                 &format!("parse error: {e}"),
@@ -314,7 +423,7 @@ async fn handle_line(
         }
     };
     let Some(obj) = value.as_object() else {
-        return Some(error_line(
+        return Err(error_line(
             NULL_ID,
             ErrorCode::InvalidRequest,
             "a request must be a JSON object",
@@ -330,28 +439,28 @@ async fn handle_line(
         &id,
         None | Some(Value::Null | Value::String(_) | Value::Number(_))
     ) {
-        return Some(error_line(
+        return Err(error_line(
             NULL_ID,
             ErrorCode::InvalidRequest,
             "id must be a string, a number or null",
         ));
     }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(error_line(
+        return Err(error_line(
             rid.as_str(),
             ErrorCode::InvalidRequest,
             "jsonrpc must be \"2.0\"",
         ));
     }
     let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        return Some(error_line(
+        return Err(error_line(
             rid.as_str(),
             ErrorCode::InvalidRequest,
             "method must be a string",
         ));
     };
     if !METHODS.contains(&method) {
-        return Some(error_line(
+        return Err(error_line(
             rid.as_str(),
             ErrorCode::MethodNotFound,
             &format!("no method `{method}` (see docs/protocol.md)"),
@@ -359,61 +468,76 @@ async fn handle_line(
     }
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
     if !matches!(params, Value::Null | Value::Object(_)) {
-        return Some(error_line(
+        return Err(error_line(
             rid.as_str(),
             ErrorCode::InvalidParams,
             "params must be an object",
         ));
     }
-    let outcome: Result<String, ApiError> = match method {
-        "events.subscribe" => subscribe(params, client, out, subscriptions)
+    let has_id = id.is_some();
+    if method == "events.subscribe" || method == "events.unsubscribe" {
+        return Ok(Line::Subscription {
+            rid,
+            has_id,
+            method: method.to_owned(),
+            params,
+        });
+    }
+    // Methods without parameters accept absent, null or `{}` params.
+    let empty = params.is_null() || params.as_object().is_some_and(|o| o.is_empty());
+    let mut req = serde_json::Map::new();
+    req.insert("method".into(), json!(method));
+    if !params.is_null() {
+        req.insert("params".into(), params);
+    }
+    let parsed = serde_json::from_value::<Request>(Value::Object(req)).or_else(|e| {
+        if empty {
+            serde_json::from_value::<Request>(json!({ "method": method })).map_err(|_| e)
+        } else {
+            Err(e)
+        }
+    });
+    match parsed {
+        Ok(request) => Ok(Line::Call {
+            rid,
+            has_id,
+            request,
+        }),
+        Err(e) => Err(error_line(
+            &rid,
+            ErrorCode::InvalidParams,
+            &format!("invalid params for `{method}`: {e}"),
+        )),
+    }
+}
+
+/// `events.subscribe` and `events.unsubscribe` on this connection.
+async fn subscription(
+    method: &str,
+    params: Value,
+    client: &dyn RuntimeClient,
+    out: &Outbound,
+    subscriptions: &mut HashMap<String, JoinHandle<()>>,
+) -> Result<String, ApiError> {
+    if method == "events.subscribe" {
+        return subscribe(params, client, out, subscriptions)
             .await
-            .map(|v| v.to_string()),
-        "events.unsubscribe" => {
-            let sub = params
-                .get("subscription")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            match subscriptions.remove(&sub) {
-                Some(h) => {
-                    h.abort();
-                    Ok(json!({ "unsubscribed": sub }).to_string())
-                }
-                None => Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("no subscription `{sub}` on this connection"),
-                )),
-            }
+            .map(|v| v.to_string());
+    }
+    let sub = params
+        .get("subscription")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    match subscriptions.remove(&sub) {
+        Some(h) => {
+            h.abort();
+            Ok(json!({ "unsubscribed": sub }).to_string())
         }
-        _ => {
-            // Methods without parameters accept absent, null or `{}` params.
-            let empty = params.is_null() || params.as_object().is_some_and(|o| o.is_empty());
-            let mut req = serde_json::Map::new();
-            req.insert("method".into(), json!(method));
-            if !params.is_null() {
-                req.insert("params".into(), params);
-            }
-            let parsed = serde_json::from_value::<Request>(Value::Object(req)).or_else(|e| {
-                if empty {
-                    serde_json::from_value::<Request>(json!({ "method": method })).map_err(|_| e)
-                } else {
-                    Err(e)
-                }
-            });
-            match parsed {
-                Ok(request) => client.call_raw(request).await,
-                Err(e) => Err(ApiError::new(
-                    ErrorCode::InvalidParams,
-                    format!("invalid params for `{method}`: {e}"),
-                )),
-            }
-        }
-    };
-    match (id, outcome) {
-        (None, Ok(_)) => None,
-        (_, Ok(result)) => Some(result_line(&rid, &result)),
-        (_, Err(e)) => Some(error_line(&rid, e.code, &e.message)),
+        None => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("no subscription `{sub}` on this connection"),
+        )),
     }
 }
 

@@ -242,18 +242,7 @@ impl RuntimeHost {
                 priority,
                 request_id,
             } => {
-                if text.trim().is_empty() {
-                    return Err(ApiError::new(
-                        ErrorCode::InvalidParams,
-                        "the prompt is empty",
-                    ));
-                }
-                let req = AdmissionRequest::operator_prompt(
-                    &agent_id,
-                    &text,
-                    priority,
-                    DeliverySurface::HttpControlPrompt,
-                );
+                let req = operator_prompt(&agent_id, &text, priority)?;
                 to_value(self.submit_once(req, request_id).await?)
             }
             Request::WorkItemCreate {
@@ -488,6 +477,44 @@ impl RuntimeClient for RuntimeHost {
         "embedded"
     }
 
+    /// A run of `prompt.submit` requests is admitted in one transaction
+    /// (one commit for a pipelining client's burst); anything else runs
+    /// one by one, in order.
+    fn call_batch(&self, requests: Vec<Request>) -> BoxFuture<'_, Vec<Result<String, ApiError>>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(requests.len());
+            let mut run: Vec<Result<(AdmissionRequest, Option<String>), ApiError>> = Vec::new();
+            let mut pending = requests.into_iter().peekable();
+            while let Some(request) = pending.next() {
+                let Request::PromptSubmit {
+                    agent_id,
+                    text,
+                    priority,
+                    request_id,
+                } = request
+                else {
+                    out.push(self.call_raw(request).await);
+                    continue;
+                };
+                let checked = Request::PromptSubmit {
+                    agent_id: agent_id.clone(),
+                    text: String::new(),
+                    priority,
+                    request_id: request_id.clone(),
+                }
+                .validate_ids()
+                .and_then(|()| operator_prompt(&agent_id, &text, priority))
+                .map(|req| (req, request_id));
+                run.push(checked);
+                if matches!(pending.peek(), Some(Request::PromptSubmit { .. })) {
+                    continue;
+                }
+                out.extend(self.admit_run(std::mem::take(&mut run)).await);
+            }
+            out
+        })
+    }
+
     fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
         Box::pin(async move {
             match request {
@@ -507,7 +534,66 @@ impl RuntimeClient for RuntimeHost {
     }
 }
 
+/// An operator prompt from a client, refused when empty.
+fn operator_prompt(
+    agent_id: &str,
+    text: &str,
+    priority: crate::runtime::envelope::Priority,
+) -> Result<AdmissionRequest, ApiError> {
+    if text.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidParams,
+            "the prompt is empty",
+        ));
+    }
+    Ok(AdmissionRequest::operator_prompt(
+        agent_id,
+        text,
+        priority,
+        DeliverySurface::HttpControlPrompt,
+    ))
+}
+
 impl RuntimeHost {
+    /// Admit checked prompts in one transaction; the unchecked ones keep
+    /// their error. Answers in order.
+    async fn admit_run(
+        &self,
+        run: Vec<Result<(AdmissionRequest, Option<String>), ApiError>>,
+    ) -> Vec<Result<String, ApiError>> {
+        let valid: Vec<(AdmissionRequest, Option<String>)> = run
+            .iter()
+            .filter_map(|r| r.as_ref().ok().cloned())
+            .collect();
+        let mut admitted =
+            match crate::runtime::admission::admit_many(&self.inner.store, valid).await {
+                Ok(answers) => answers.into_iter(),
+                Err(e) => {
+                    let e = ApiError::from(e);
+                    return run.into_iter().map(|_| Err(e.clone())).collect();
+                }
+            };
+        let mut woken = std::collections::BTreeSet::new();
+        let out = run
+            .into_iter()
+            .map(|r| {
+                r.and_then(|(req, _)| {
+                    woken.insert(req.agent_id);
+                    let answer = admitted.next().unwrap_or_else(|| {
+                        Err(crate::runtime::RuntimeError::Invalid("no answer".into()))
+                    });
+                    answer
+                        .map_err(ApiError::from)
+                        .map(|a| serde_json::to_string(&a).unwrap_or_default())
+                })
+            })
+            .collect();
+        for agent in woken {
+            self.wake(&agent);
+        }
+        out
+    }
+
     /// `events.page` as JSON text: the stored events spliced in as they
     /// are (no decode and re-encode), the same shape as `handle` answers.
     fn events_page_raw(
