@@ -85,18 +85,39 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
             action: ControlAction::Resume,
         })
         .await?;
+    // Resumed with the idle runs' prompts queued: how soon work starts.
+    let t = Instant::now();
+    let queued = CLIENTS * PER_CLIENT * 2;
+    loop {
+        let n = served
+            .store
+            .read()?
+            .events_of_kind("main", "turn_started", 1, 10)?
+            .len();
+        if n > 0 || t.elapsed() > Duration::from_secs(60) {
+            println!(
+                "admit.resume      resumed with {queued} prompts queued: first turn after {}",
+                millis(t.elapsed())
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let (rate, lat) = drive(&served.path, 16).await?;
     println!(
         "admit.busy        {CLIENTS} clients x 16 in flight, agent running turns: {rate:.0} prompts/s, ack p50 {} p99 {}",
         millis(percentile(&lat, 0.5)),
         millis(percentile(&lat, 0.99)),
     );
-    let turns = served
-        .store
-        .read()?
-        .events_of_kind("main", "turn_terminal", 1, 1_000_000)?
-        .len();
-    println!("admit.busy        turns completed meanwhile: {turns}");
+    let rx = served.store.read()?;
+    let count = |k: &str| rx.events_of_kind("main", k, 1, 1_000_000).map(|v| v.len());
+    println!(
+        "admit.busy        meanwhile: {} turns started, {} completed, {} scheduler decisions",
+        count("turn_started")?,
+        count("turn_terminal")?,
+        count("scheduler_decision")?
+    );
+    drop(rx);
     drop(control);
     served.close().await
 }

@@ -62,12 +62,15 @@ pub fn load(
     ids.extend(rx.queue_pending(agent_id)?.into_iter().map(|(_, _, id)| id));
     let entries: Vec<QueueEntry> = load_ids(rx, Keyed::QueueEntries, agent_id, &ids)?;
     let envelopes: Vec<MessageEnvelope> = load_ids(rx, Keyed::Messages, agent_id, &ids)?;
+    // By id, not by search: a deep queue (thousands waiting while the
+    // agent is paused) must not make each decision quadratic.
+    let by_id: std::collections::HashMap<&str, &MessageEnvelope> =
+        envelopes.iter().map(|e| (e.id.as_str(), e)).collect();
     let queue: Vec<QueuedMessage<'_>> = entries
         .iter()
         .filter_map(|entry| {
-            envelopes
-                .iter()
-                .find(|e| e.id == entry.message_id)
+            by_id
+                .get(entry.message_id.as_str())
                 .map(|envelope| QueuedMessage { entry, envelope })
         })
         .collect();
