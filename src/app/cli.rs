@@ -94,6 +94,13 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What the store file holds, table by table: rows, stored bytes,
+    /// B-tree overhead and unused space (the runtime must not be running).
+    Stats {
+        /// Print the sizes as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -226,6 +226,38 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// `holon store stats`: the store's tables and their sizes.
+pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    if super::daemon::connect(ctx).await.is_some() {
+        anyhow::bail!(
+            "a runtime is running on this store; stop it first (`holon daemon stop`), then measure"
+        );
+    }
+    let path = ctx.paths.store_file();
+    let stats = tokio::task::spawn_blocking(move || crate::store::compact::stats(&path)).await??;
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&stats)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    out.line(&format!(
+        "{}: {} bytes on disk",
+        stats.path.display(),
+        stats.file_bytes
+    ))?;
+    out.line(&format!(
+        "{:<22} {:>9} {:>12} {:>10} {:>11}",
+        "TABLE", "ROWS", "STORED", "B-TREE", "UNUSED"
+    ))?;
+    for t in &stats.tables {
+        out.line(&format!(
+            "{:<22} {:>9} {:>12} {:>10} {:>11}",
+            t.table, t.rows, t.stored_bytes, t.metadata_bytes, t.fragmented_bytes
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `holon` with no command when there is no terminal to draw on: the
 /// store's status.
 pub async fn overview(ctx: &Context) -> anyhow::Result<ExitCode> {

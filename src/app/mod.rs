@@ -236,6 +236,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 commands::store_compact(&ctx, json).await
             }
+            Some(Command::Store(StoreCommand::Stats { json })) => {
+                commands::store_stats(&ctx, json).await
+            }
             Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
                 debug::export(&ctx, agent, &dir).await
             }

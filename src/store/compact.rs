@@ -56,3 +56,53 @@ pub fn compact(path: &Path) -> Result<CompactReport, StoreError> {
         passes,
     })
 }
+
+/// One table's size (`holon store stats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableSize {
+    pub table: String,
+    pub rows: u64,
+    /// Keys and values.
+    pub stored_bytes: u64,
+    /// B-tree pages' own overhead.
+    pub metadata_bytes: u64,
+    /// Unused space inside the table's pages.
+    pub fragmented_bytes: u64,
+}
+
+/// What the store file holds, table by table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoreStats {
+    pub path: PathBuf,
+    pub file_bytes: u64,
+    pub tables: Vec<TableSize>,
+}
+
+/// Measure every table of the store at `path` (it must not be in use).
+pub fn stats(path: &Path) -> Result<StoreStats, StoreError> {
+    use redb::{ReadableTableMetadata, TableHandle};
+    let storage = |e: &dyn std::fmt::Display| StoreError::Storage(format!("reading sizes: {e}"));
+    let file_bytes = file_len(path)?;
+    let db = open_database(path, DEFAULT_CACHE_MIB * 1024 * 1024)?;
+    let rx = db.begin_read().map_err(|e| storage(&e))?;
+    let mut tables = Vec::new();
+    for handle in rx.list_tables().map_err(|e| storage(&e))? {
+        let name = handle.name().to_owned();
+        let table = rx.open_untyped_table(handle).map_err(|e| storage(&e))?;
+        let s = table.stats().map_err(|e| storage(&e))?;
+        tables.push(TableSize {
+            table: name,
+            rows: table.len().map_err(|e| storage(&e))?,
+            stored_bytes: s.stored_bytes(),
+            metadata_bytes: s.metadata_bytes(),
+            fragmented_bytes: s.fragmented_bytes(),
+        });
+    }
+    tables
+        .sort_by_key(|t| std::cmp::Reverse(t.stored_bytes + t.metadata_bytes + t.fragmented_bytes));
+    Ok(StoreStats {
+        path: path.to_path_buf(),
+        file_bytes,
+        tables,
+    })
+}

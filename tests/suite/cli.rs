@@ -268,3 +268,27 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
     let status = home.ok(&["status"]);
     assert!(status.contains(" CTX "), "{status}");
 }
+
+#[test]
+fn store_stats_lists_every_table_with_its_rows_and_bytes() {
+    let home = Home::new();
+    home.ok(&["send", "one"]);
+    home.ok(&["send", "two"]);
+    let v: serde_json::Value = serde_json::from_str(&home.ok(&["store", "stats", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tables = v["tables"].as_array().cloned().unwrap_or_default();
+    let rows = |name: &str| {
+        tables
+            .iter()
+            .find(|t| t["table"] == name)
+            .and_then(|t| t["rows"].as_u64())
+    };
+    assert_eq!(rows("messages"), Some(2));
+    assert_eq!(rows("events"), Some(3), "agent_created and two admissions");
+    assert!(v["file_bytes"].as_u64().unwrap_or(0) > 0);
+    let text = home.ok(&["store", "stats"]);
+    assert!(
+        text.contains("TABLE") && text.contains("messages"),
+        "{text}"
+    );
+}
