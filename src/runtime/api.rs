@@ -243,6 +243,7 @@ pub const METHODS: &[&str] = &[
     "agent.create",
     "agent.status",
     "agent.state",
+    "agent.prompt",
     "prompt.submit",
     "work_item.create",
     "work_item.pick",
@@ -568,6 +569,9 @@ mod tests {
             Request::RuntimeShutdown,
             Request::AgentsList,
             Request::AgentCreate {
+                agent_id: "a".into(),
+            },
+            Request::AgentPrompt {
                 agent_id: "a".into(),
             },
             Request::Control {

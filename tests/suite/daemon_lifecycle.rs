@@ -52,6 +52,9 @@ fn detach_is_idempotent_and_one_shots_go_through_the_socket() {
     let events = ok(home.run(&["events", "--json"]));
     assert!(events.contains("through the socket"));
     assert!(events.contains("socket work"));
+    // The prompt frame, from the running runtime over the socket.
+    let frame = ok(home.run(&["debug", "prompt", "--summary"]));
+    assert!(frame.contains("── work_queue · ~"), "{frame}");
     let ds = home.run(&["daemon", "status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&ds.stdout).unwrap_or_default();
     assert_eq!(v["running"], true);
