@@ -587,6 +587,24 @@ mod tests {
     }
 
     #[test]
+    fn the_served_methods_are_exactly_the_requests_and_the_subscription_pair() {
+        // serde names every variant in its "unknown variant" error: the
+        // complete list of request methods, without samples to keep up.
+        let err = serde_json::from_value::<Request>(serde_json::json!({ "method": "no.such" }))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        let expected = err.split("expected one of").nth(1).unwrap_or_default();
+        let mut requests: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        assert!(requests.len() > 20, "{err}");
+        requests.extend(["events.subscribe", "events.unsubscribe"]);
+        requests.sort_unstable();
+        let mut served = METHODS.to_vec();
+        served.sort_unstable();
+        assert_eq!(served, requests);
+    }
+
+    #[test]
     fn error_codes_round_trip() {
         for c in [
             ErrorCode::ParseError,
