@@ -198,8 +198,18 @@ pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<
                 Tone::Ok => ("✓ ", t.ok()),
                 Tone::Error => ("! ", t.err()),
             };
-            let spans = [Span::styled(sanitize(text), style)];
-            wrap(&spans, width, &[Span::styled(mark, style)], &[pad()])
+            // A note of several lines (`/context`) keeps its lines.
+            let text = sanitize(text);
+            let mut out = Vec::new();
+            for (i, line) in text.split('\n').enumerate() {
+                let first = match i {
+                    0 => Span::styled(mark, style),
+                    _ => pad(),
+                };
+                let spans = [Span::styled(line.to_owned(), style)];
+                out.extend(wrap(&spans, width, &[first], &[pad()]));
+            }
+            out
         }
     }
 }

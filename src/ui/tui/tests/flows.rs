@@ -878,3 +878,24 @@ fn mouse_capture_can_be_switched_off_to_copy_text() {
     assert_eq!(enter(&mut st, "/mouse"), [Effect::Mouse(true)], "toggles");
     assert!(enter(&mut st, "/mouse sideways").is_empty());
 }
+
+#[test]
+fn a_note_of_several_lines_keeps_its_lines() {
+    use crate::ui::tui::rows::{render, RowKind, Tone};
+    use crate::ui::tui::theme::Theme;
+    let note = RowKind::Note {
+        text: "Context of main: ~2.5k tokens.\nNothing compacted yet.".into(),
+        tone: Tone::Info,
+    };
+    let lines: Vec<String> = render(&note, 80, DisplayMode::Info, Theme { no_color: true })
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "» Context of main: ~2.5k tokens.".to_owned(),
+            "  Nothing compacted yet.".to_owned()
+        ]
+    );
+}
