@@ -120,24 +120,76 @@ type EchoId = String;
 
 const NULL_ID: &str = "null";
 
-/// Requests of one connection run together at most.
+/// Requests of one connection run together at most (a pipelining
+/// client's burst).
 const MAX_PIPELINED: usize = 64;
 
-/// The next request line when one is already buffered whole (a client
-/// that pipelines), and `taken` is still under the batch limit: never
-/// waits for the socket.
-async fn buffered_line(
+/// The requests a pipelining client has already sent: `first`, then every
+/// whole line already buffered, up to `MAX_PIPELINED`. Never waits for
+/// the socket.
+async fn burst(
+    first: &[u8],
     reader: &mut BufReader<OwnedReadHalf>,
     buf: &mut Vec<u8>,
-    taken: usize,
-) -> Option<Vec<u8>> {
-    if taken >= MAX_PIPELINED || !reader.buffer().contains(&b'\n') {
-        return None;
+) -> Vec<Line> {
+    let mut lines = vec![parse_line(first)];
+    while lines.len() < MAX_PIPELINED && reader.buffer().contains(&b'\n') {
+        match read_frame(reader, buf).await {
+            Ok(Frame::Line(l)) if l.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(Frame::Line(l)) => lines.push(parse_line(&l)),
+            _ => break,
+        }
     }
-    match read_frame(reader, buf).await {
-        Ok(Frame::Line(l)) if !l.iter().all(u8::is_ascii_whitespace) => Some(l),
-        _ => None,
+    lines
+}
+
+/// Answer a burst in order. Consecutive calls run as one batch (a run of
+/// prompts is admitted in one commit); `Err` when the client is gone.
+async fn answer(
+    lines: Vec<Line>,
+    client: &dyn RuntimeClient,
+    out: &Outbound,
+    subscriptions: &mut HashMap<String, JoinHandle<()>>,
+) -> Result<(), ()> {
+    let mut batch: Vec<(EchoId, bool, Request)> = Vec::new();
+    let mut pending = lines.into_iter().peekable();
+    while let Some(line) = pending.next() {
+        let answers: Vec<String> = match line {
+            Line::Reply(r) => vec![r],
+            Line::Subscription {
+                rid,
+                has_id,
+                method,
+                params,
+            } => {
+                let outcome = subscription(&method, params, client, out, subscriptions).await;
+                reply(&rid, has_id, outcome).into_iter().collect()
+            }
+            Line::Call {
+                rid,
+                has_id,
+                request,
+            } => {
+                batch.push((rid, has_id, request));
+                if matches!(pending.peek(), Some(Line::Call { .. })) {
+                    continue;
+                }
+                let (ids, requests): (Vec<_>, Vec<_>) = std::mem::take(&mut batch)
+                    .into_iter()
+                    .map(|(rid, has_id, r)| ((rid, has_id), r))
+                    .unzip();
+                let outcomes = client.call_batch(requests).await;
+                ids.into_iter()
+                    .zip(outcomes)
+                    .filter_map(|((rid, has_id), outcome)| reply(&rid, has_id, outcome))
+                    .collect()
+            }
+        };
+        for a in answers {
+            out.send(a).await?;
+        }
     }
+    Ok(())
 }
 
 /// How often a connection that stopped reading is checked for a hang-up.
@@ -262,66 +314,11 @@ async fn connection(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                // A pipelining client's requests already read are run
-                // together, in order (a run of prompts shares one commit),
-                // and answered in order.
-                let mut next = Some(parse_line(&line));
-                let mut answered = 0;
-                let mut gone = false;
-                while let Some(parsed) = next.take() {
-                    let mut answers = Vec::new();
-                    let mut batch = Vec::new();
-                    let mut after = Some(parsed);
-                    while let Some(Line::Call {
-                        rid,
-                        has_id,
-                        request,
-                    }) = after
-                    {
-                        batch.push((rid, has_id, request));
-                        after = buffered_line(&mut reader, &mut buf, batch.len())
-                            .await
-                            .map(|l| parse_line(&l));
-                    }
-                    if !batch.is_empty() {
-                        let (ids, requests): (Vec<_>, Vec<_>) = batch
-                            .into_iter()
-                            .map(|(rid, has_id, r)| ((rid, has_id), r))
-                            .unzip();
-                        let outcomes = client.call_batch(requests).await;
-                        for ((rid, has_id), outcome) in ids.into_iter().zip(outcomes) {
-                            answers.extend(reply(&rid, has_id, outcome));
-                        }
-                    }
-                    match after {
-                        Some(Line::Reply(r)) => answers.push(r),
-                        Some(Line::Subscription {
-                            rid,
-                            has_id,
-                            method,
-                            params,
-                        }) => {
-                            let outcome =
-                                subscription(&method, params, &*client, &out, &mut subscriptions)
-                                    .await;
-                            answers.extend(reply(&rid, has_id, outcome));
-                        }
-                        Some(call @ Line::Call { .. }) => next = Some(call),
-                        None => {}
-                    }
-                    answered += answers.len();
-                    for line in answers {
-                        if out.send(line).await.is_err() {
-                            gone = true;
-                        }
-                    }
-                    if !gone && next.is_none() {
-                        if let Some(l) = buffered_line(&mut reader, &mut buf, answered).await {
-                            next = Some(parse_line(&l));
-                        }
-                    }
-                }
-                if gone {
+                let lines = burst(&line, &mut reader, &mut buf).await;
+                if answer(lines, &*client, &out, &mut subscriptions)
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -385,7 +382,7 @@ enum Line {
         method: String,
         params: Value,
     },
-    /// Any other method: may run while later requests are read.
+    /// Any other method: batched with the calls next to it in a burst.
     Call {
         rid: EchoId,
         has_id: bool,

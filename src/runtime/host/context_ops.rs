@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::cancel::TurnCancel;
-use super::prompt::{summary_of, History, HISTORY_CAP};
+use super::prompt::ContextRead;
 use super::HostInner;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::estimate_tokens;
@@ -89,28 +89,25 @@ async fn summarise(
     })
 }
 
-/// Fold older turns into the context summary when the plan says so.
+/// Fold older turns into the context summary when the plan says so,
+/// planning on `read` (a snapshot: the commit checks the boundary has not
+/// moved since).
 /// Returns the new episode, or `None` when nothing folded (history fits,
 /// only the running turn is left, the turn was cancelled, or another
 /// compaction got there first).
 pub(super) async fn compact(
     inner: &Arc<HostInner>,
-    agent_id: &str,
     run_id: &str,
     provider: &dyn Provider,
     req: FoldRequest,
+    read: &ContextRead,
     cancel: &TurnCancel,
 ) -> Result<Option<ContextEpisode>, RuntimeError> {
     let started = std::time::Instant::now();
     let store = inner.store.clone();
-    let (agent, history, previous) = {
-        let rx = store.read()?;
-        let agent: AgentRecord = super::workspace_view::record_in(&rx, agent_id)?;
-        let history = History::read(&rx, &agent, HISTORY_CAP)?;
-        let previous = summary_of(&rx, &agent)?;
-        (agent, history, previous)
-    };
-    let boundary = agent.context.compacted_through.clone();
+    let agent_id = read.agent.id.as_str();
+    let (history, previous) = (&read.history, &read.summary);
+    let boundary = read.agent.context.compacted_through.clone();
     // More entries than were read is pressure to fold on its own.
     let budget = if history.more { 0 } else { req.history_budget };
     let Some(fold) = plan_fold(&history.entries, budget, req.keep_target, req.force) else {

@@ -486,26 +486,22 @@ impl RuntimeClient for RuntimeHost {
             let mut run: Vec<Result<(AdmissionRequest, Option<String>), ApiError>> = Vec::new();
             let mut pending = requests.into_iter().peekable();
             while let Some(request) = pending.next() {
-                let Request::PromptSubmit {
-                    agent_id,
-                    text,
-                    priority,
-                    request_id,
-                } = request
-                else {
+                if !matches!(request, Request::PromptSubmit { .. }) {
                     out.push(self.call_raw(request).await);
                     continue;
-                };
-                let checked = Request::PromptSubmit {
-                    agent_id: agent_id.clone(),
-                    text: String::new(),
-                    priority,
-                    request_id: request_id.clone(),
                 }
-                .validate_ids()
-                .and_then(|()| operator_prompt(&agent_id, &text, priority))
-                .map(|req| (req, request_id));
-                run.push(checked);
+                run.push(request.validate_ids().and_then(|()| match request {
+                    Request::PromptSubmit {
+                        agent_id,
+                        text,
+                        priority,
+                        request_id,
+                    } => operator_prompt(&agent_id, &text, priority).map(|req| (req, request_id)),
+                    other => Err(ApiError::new(
+                        ErrorCode::Internal,
+                        format!("not a prompt: {other:?}"),
+                    )),
+                }));
                 if matches!(pending.peek(), Some(Request::PromptSubmit { .. })) {
                     continue;
                 }

@@ -16,6 +16,8 @@ pub mod prompt;
 pub mod run_once;
 pub mod turn;
 mod turn_context;
+mod turn_end;
+mod turn_tools;
 mod waiting_ops;
 pub mod watch;
 pub mod workspace_ops;

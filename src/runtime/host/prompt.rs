@@ -215,6 +215,37 @@ impl History {
     }
 }
 
+/// What context work reads in one snapshot: the agent, its verbatim
+/// history and the summary in effect.
+#[derive(Debug, Clone)]
+pub(super) struct ContextRead {
+    pub agent: AgentRecord,
+    pub history: History,
+    pub summary: Option<ContextEpisode>,
+}
+
+impl ContextRead {
+    pub fn load(rx: &ReadCtx, agent_id: &str) -> Result<ContextRead, RuntimeError> {
+        let agent = super::workspace_view::record_in(rx, agent_id)?;
+        let history = History::read(rx, &agent, HISTORY_CAP)?;
+        let summary = summary_of(rx, &agent)?;
+        Ok(ContextRead {
+            agent,
+            history,
+            summary,
+        })
+    }
+
+    /// The history as a conversation, and where the running turn
+    /// (`run_id`) begins in it.
+    pub fn conversation(&self, run_id: &str) -> (Vec<ConversationItem>, usize) {
+        (
+            self.history.items(),
+            turn_start(&self.history.entries, run_id),
+        )
+    }
+}
+
 /// Where the running turn begins in a conversation built from `entries`:
 /// the conversation index of its first input.
 pub(super) fn turn_start(entries: &[TranscriptEntry], run_id: &str) -> usize {
@@ -335,18 +366,16 @@ impl super::RuntimeHost {
         let inner = &self.inner;
         let ctx = FrameContext::load(inner, agent_id).await?;
         let rx = inner.store.read()?;
-        let agent: AgentRecord = super::workspace_view::record_in(&rx, agent_id)?;
-        let provider = (inner.config.provider)(&agent);
-        let frame = build(&rx, &agent, &ctx, crate::runtime::tools::specs())?;
-        let history = History::read(&rx, &agent, HISTORY_CAP)?;
-        let summary = summary_of(&rx, &agent)?;
+        let read = ContextRead::load(&rx, agent_id)?;
+        let provider = (inner.config.provider)(&read.agent);
+        let frame = build(&rx, &read.agent, &ctx, crate::runtime::tools::specs())?;
         Ok(PromptPreview::new(
-            &agent,
+            &read.agent,
             provider.model_ref(),
             provider.context_budget(),
             &frame,
-            &history,
-            summary.as_ref(),
+            &read.history,
+            read.summary.as_ref(),
         ))
     }
 }

@@ -1,69 +1,37 @@
 //! One model turn: record the input in the transcript, assemble the prompt
-//! frame and the conversation from the recent transcript, run provider
-//! rounds, execute the tools each round requests (recording every
-//! execution), inject `interject` operator prompts at safe points, and
-//! finish in one transaction: the message's final queue status, the turn
-//! terminal record, the brief, and the agent's turn flags. A provider
-//! failure is a failure brief, a `runtime_error` event and a transcript
-//! failure entry, never silence.
+//! frame and the conversation from the transcript after the compaction
+//! boundary, keep it within the context budget (`turn_context.rs`), run
+//! provider rounds, execute the tools each round requests and join
+//! `interject` prompts at safe points (`turn_tools.rs`), and finish in one
+//! transaction (`turn_end.rs`). A provider failure is a failure brief, a
+//! `runtime_error` event and a transcript failure entry, never silence.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
 
-use super::cancel::{CancelReason, TurnCancel};
+use super::cancel::TurnCancel;
 use super::turn_context::{
     frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape, KEEP_VERBATIM_ROUNDS,
 };
+use super::turn_end::{finish, Ending};
+use super::turn_tools::{interject, run_call};
 use super::{HostInner, LiveUpdate};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::context::budget::request_tokens;
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::PromptUse;
-use crate::runtime::continuation::SystemTickReason;
-use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
+use crate::runtime::envelope::{MessageEnvelope, MessageKind};
 use crate::runtime::events::EventKind;
 use crate::runtime::provider::{
     ConversationItem, FailureKind, ProviderAttemptTimeline, ProviderFailure, ProviderProgress,
 };
-use crate::runtime::queue::{settle_in, QueueEntryStatus};
-use crate::runtime::scheduler::work_queue_tick_key;
-use crate::runtime::tasks::TaskRecord;
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
-use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
-
-/// How the turn ended, before it is written down.
-enum Ending {
-    Completed {
-        text: String,
-        rounds: u32,
-        completed_work_item: Option<String>,
-        /// The provider's stop reason when the answer was cut off by the
-        /// output limit (`length`, `max_tokens`, `incomplete:...`).
-        truncated: Option<String>,
-    },
-    Failed {
-        failure: Box<ProviderFailure>,
-        timeline: Box<ProviderAttemptTimeline>,
-        rounds: u32,
-    },
-    /// The turn's fixed part alone exceeds the prompt budget: nothing is
-    /// sent (`TurnBaselineOverBudget`).
-    OverBudget { report: String, rounds: u32 },
-    Aborted {
-        reason: CancelReason,
-        rounds: u32,
-        /// The provider request that was in flight when the turn was
-        /// cancelled, recorded as a cancelled attempt.
-        timeline: Option<Box<ProviderAttemptTimeline>>,
-    },
-}
+use crate::store::{Keyed, NewEvent, Provenance, StoreError, WriteCtx};
 
 /// The stop reason when it says the answer was cut off by the output limit.
 pub fn output_limit_reason(stop_reason: Option<&str>) -> Option<String> {
@@ -106,7 +74,7 @@ fn cancelled_attempt(
 }
 
 /// The prompt label that keeps provenance visible to the model.
-fn render_input(env: &MessageEnvelope) -> String {
+pub(super) fn render_input(env: &MessageEnvelope) -> String {
     let label = match env.kind {
         MessageKind::OperatorPrompt => "operator".to_owned(),
         MessageKind::TaskResult | MessageKind::TaskStatus => format!(
@@ -137,7 +105,7 @@ fn render_input(env: &MessageEnvelope) -> String {
     format!("[{label}] {body}")
 }
 
-fn transcript_in(
+pub(super) fn transcript_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
     run_id: &str,
@@ -255,12 +223,20 @@ async fn rounds(
     };
     // Turn start: fold older turns into the summary when the history
     // outgrows its share of the budget.
-    shape.compact(&t, frame, false, "turn_start").await?;
+    let read = shape.read(&t)?;
+    let baseline = frame_now(&t, frame)?.baseline_tokens();
+    let read = match shape
+        .compact(&t, baseline, &read, false, "turn_start")
+        .await?
+    {
+        true => shape.read(&t)?,
+        false => read,
+    };
     // The conversation is rebuilt from the transcript once per turn (and
     // after a compaction); each round then appends what it records (the
     // same items the transcript would give back), so rounds do not re-read
     // and re-decode it.
-    let (mut history, mut turn_start) = shape.history(&t)?;
+    let (mut history, mut turn_start) = read.conversation(run_id);
     for round in 1..=inner.config.max_rounds {
         if let Some(reason) = cancel.reason() {
             return Ok(Ending::Aborted {
@@ -289,9 +265,12 @@ async fn rounds(
             let mut fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
             if fit.over && !shape.forced {
                 shape.forced = true;
-                let folded = shape.compact(&t, frame, true, "turn_local").await?;
+                let read = shape.read(&t)?;
+                let folded = shape
+                    .compact(&t, f.baseline_tokens(), &read, true, "turn_local")
+                    .await?;
                 if folded {
-                    (history, turn_start) = shape.history(&t)?;
+                    (history, turn_start) = shape.read(&t)?.conversation(run_id);
                     fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
                 }
             }
@@ -332,10 +311,19 @@ async fn rounds(
                 shape.retried_too_long = true;
                 shape.budget_percent = 60;
                 shape.forced = true;
-                shape
-                    .compact(&t, frame, true, "context_length_exceeded")
-                    .await?;
-                (history, turn_start) = shape.history(&t)?;
+                let read = shape.read(&t)?;
+                if shape
+                    .compact(
+                        &t,
+                        f.baseline_tokens(),
+                        &read,
+                        true,
+                        "context_length_exceeded",
+                    )
+                    .await?
+                {
+                    (history, turn_start) = shape.read(&t)?.conversation(run_id);
+                }
                 continue;
             }
             break (outcome, t0, context_build_ms, prompt_estimate);
@@ -434,88 +422,17 @@ async fn rounds(
                 turn_work_item_id: turn_work_item_id.clone(),
                 round_text: &round_result.text,
             };
-            // Durably "started" before anything runs: after a crash the
-            // model is told this call may have had its effects.
-            {
-                let (id, rid, mid, cid, name) = (
-                    agent_id.to_owned(),
-                    run_id.to_owned(),
-                    message.id.clone(),
-                    call.id.clone(),
-                    call.name.clone(),
-                );
-                store
-                    .write(move |tx| {
-                        let started_at = tx.now_ts();
-                        tx.append_event(NewEvent {
-                            agent_id: id.clone(),
-                            kind: EventKind::ToolStarted.as_str(),
-                            provenance: Provenance {
-                                message_id: Some(mid.clone()),
-                                ..Provenance::default()
-                            },
-                            payload: json!({ "run_id": rid, "call_id": cid, "tool_name": name }),
-                        })?;
-                        transcript_in(
-                            tx,
-                            &id,
-                            &rid,
-                            Some(&mid),
-                            TranscriptBody::ToolStarted {
-                                call_id: cid.clone(),
-                                tool_name: name.clone(),
-                                started_at,
-                            },
-                        )
-                    })
-                    .await?;
-            }
-            let t0 = Instant::now();
-            let outcome = tools::execute(&env, call).await;
+            let outcome = run_call(&env, run_id, call).await?;
             history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
                 content: outcome.content.to_string(),
                 is_error: outcome.is_error,
             });
-            let duration_ms = t0.elapsed().as_millis() as u64;
             ends_turn |= outcome.ends_turn;
             if outcome.completed_work_item.is_some() {
                 completed_work_item = outcome.completed_work_item.clone();
             }
-            let (id, rid, mid, c, o) = (
-                agent_id.to_owned(),
-                run_id.to_owned(),
-                message.id.clone(),
-                call.clone(),
-                outcome.clone(),
-            );
-            store
-                .write(move |tx| {
-                    let exec_id = crate::new_id("tool");
-                    let content = o.content.to_string();
-                    tx.put(Keyed::ToolExecutions, &id, &exec_id, &json!({
-                        "id": exec_id, "call_id": c.id, "run_id": rid, "message_id": mid, "tool_name": c.name,
-                        "arguments": c.arguments, "result": o.content, "is_error": o.is_error, "duration_ms": duration_ms,
-                        "status": if o.is_error { "failed" } else { "completed" },
-                        "malformed_arguments": c.malformed_arguments,
-                    }))?;
-                    tx.append_event(NewEvent {
-                        agent_id: id.clone(),
-                        kind: EventKind::ToolExecuted.as_str(),
-                        provenance: Provenance { message_id: Some(mid.clone()), ..Provenance::default() },
-                        payload: json!({
-                            "run_id": rid, "tool_execution_id": exec_id, "call_id": c.id, "tool_name": c.name,
-                            "arguments": c.arguments, "is_error": o.is_error, "duration_ms": duration_ms,
-                            "malformed_arguments": c.malformed_arguments,
-                            "result_preview": content.chars().take(600).collect::<String>(),
-                        }),
-                    })?;
-                    transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
-                        call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
-                    })
-                })
-                .await?;
         }
         if ends_turn {
             return Ok(Ending::Completed {
@@ -545,220 +462,6 @@ async fn rounds(
         timeline: Box::default(),
         rounds: inner.config.max_rounds,
     })
-}
-
-/// Safe point: trusted operator prompts with `interject` priority join the
-/// running turn (queue status `Interjected`).
-/// Returns the interjected inputs as the model sees them.
-async fn interject(
-    inner: &Arc<HostInner>,
-    agent_id: &str,
-    run_id: &str,
-) -> Result<Vec<String>, RuntimeError> {
-    // Most rounds have nothing to interject: look first with a read, so
-    // they cost no write (and no fsync).
-    let interject_band = Priority::Interject.band();
-    let pending = inner.store.read()?.queue_pending(agent_id)?;
-    if !pending.iter().any(|(band, _, _)| *band == interject_band) {
-        return Ok(Vec::new());
-    }
-    let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
-    let joined = inner
-        .store
-        .write(move |tx| {
-            let mut joined = Vec::new();
-            for (band, _, mid) in tx.queue_pending(&id)? {
-                if band != Priority::Interject.band() {
-                    break;
-                }
-                let Some(env) = tx.get::<MessageEnvelope>(Keyed::Messages, &id, &mid)? else {
-                    continue;
-                };
-                if env.kind != MessageKind::OperatorPrompt
-                    || env.trust != TrustLevel::TrustedOperator
-                {
-                    continue;
-                }
-                let text = render_input(&env);
-                transcript_in(
-                    tx,
-                    &id,
-                    &rid,
-                    Some(&mid),
-                    TranscriptBody::Input { text: text.clone() },
-                )?;
-                joined.push(text);
-                settle_in(
-                    tx,
-                    &id,
-                    &mid,
-                    QueueEntryStatus::Interjected,
-                    json!({ "run_id": rid }),
-                )?;
-            }
-            Ok(joined)
-        })
-        .await?;
-    Ok(joined)
-}
-
-async fn finish(
-    inner: &Arc<HostInner>,
-    agent_id: &str,
-    run_id: &str,
-    message: &MessageEnvelope,
-    turn_work_item_id: Option<String>,
-    ending: Ending,
-    // When the turn started, and the agent's token totals then (the
-    // turn's own usage is the difference).
-    (started, tokens_before): (Instant, (u64, u64)),
-) -> Result<(), RuntimeError> {
-    let duration_ms = started.elapsed().as_millis() as u64;
-    // Briefs keep the workspace they were written in (memory search
-    // scopes by it).
-    let workspace_id = inner.execution_of(agent_id)?.workspace_id;
-    let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
-    inner
-        .store
-        .write(move |tx| {
-            let (terminal, queue_status, brief_kind, text, last_assistant, rounds, failure) = match &ending {
-                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", text.clone(), text.clone(), *rounds, None),
-                Ending::Completed { text, rounds, truncated: Some(why), .. } => {
-                    let note = format!("{text}\n\n[The answer was cut off by the model's output limit (stop reason `{why}`).]");
-                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", note, text.clone(), *rounds, None)
-                }
-                Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, "failure", failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
-                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, "failure", report.clone(), String::new(), *rounds, None),
-                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
-            };
-            let (truncated, cancel_reason, cancelled_timeline) = match &ending {
-                Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
-                Ending::Failed { .. } | Ending::OverBudget { .. } => (None, None, None),
-                Ending::Aborted { reason, timeline, .. } => (None, Some(*reason), timeline.as_deref()),
-            };
-            if let Ending::OverBudget { report, .. } = &ending {
-                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
-                    summary: report.clone(),
-                    failure_artifact: json!({ "kind": "baseline_over_budget" }),
-                    timeline: None,
-                })?;
-            }
-            if let Ending::Failed { failure, timeline, .. } = &ending {
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::RuntimeError.as_str(),
-                    provenance: provenance_of(&msg),
-                    payload: json!({
-                        "run_id": rid, "phase": "runtime_turn", "failure_kind": failure.kind,
-                        "failure_artifact": failure.artifact, "provider_attempt_timeline": timeline,
-                        "token_usage": timeline.aggregated_token_usage,
-                    }),
-                })?;
-                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
-                    summary: failure.artifact.summary.clone(),
-                    failure_artifact: json!(failure.artifact),
-                    timeline: Some((**timeline).clone()),
-                })?;
-                // context_length_exceeded must not auto-continue the bound
-                // work item: mark its continue tick as already emitted.
-                if failure.kind == FailureKind::ContextLengthExceeded {
-                    if let Some(w) = turn_work_item_id.as_ref().and_then(|w| tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w).ok().flatten()) {
-                        let key = work_queue_tick_key(SystemTickReason::ContinueActive, &w.id, w.revision);
-                        tx.index_insert(Index::TickKeys, &id, &key)?;
-                    }
-                }
-            }
-            // A turn interrupted by shutdown leaves its message dequeued: it
-            // replays on the next start (restart contract).
-            if cancel_reason != Some(CancelReason::RuntimeShutdown) {
-                settle_in(tx, &id, &msg.id, queue_status, json!({ "run_id": rid, "turn_terminal": terminal.as_str() }))?;
-            }
-            let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
-            agent.turn_in_progress = false;
-            agent.current_run_id = None;
-            agent.last_turn_terminal = Some(terminal);
-            agent.runtime_error = match (&ending, failure.as_ref()) {
-                (Ending::Completed { .. }, _) => None,
-                (_, Some(f)) => Some(f.artifact.summary.clone()),
-                (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
-                (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
-            };
-            agent.last_brief_at = Some(tx.now_ts());
-            tx.put_agent(&id, &agent)?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::TurnTerminal.as_str(),
-                provenance: provenance_of(&msg),
-                payload: json!({
-                    "run_id": rid, "message_id": msg.id, "kind": terminal.as_str(), "rounds": rounds,
-                    "last_assistant_message": last_assistant, "duration_ms": duration_ms,
-                    "truncated": truncated.is_some(), "truncation_stop_reason": truncated,
-                    "cancel_reason": cancel_reason.map(CancelReason::as_str),
-                    "provider_attempt_timeline": cancelled_timeline,
-                    "token_usage": {
-                        "input_tokens": agent.total_input_tokens.saturating_sub(tokens_before.0),
-                        "output_tokens": agent.total_output_tokens.saturating_sub(tokens_before.1),
-                    },
-                }),
-            })?;
-            // Brief visibility: waiting for the operator -> action_required;
-            // a completed work item with its report -> work_done; else
-            // turn_result.
-            let completed = match &ending {
-                Ending::Completed { completed_work_item, .. } => completed_work_item.clone(),
-                Ending::Failed { .. } | Ending::Aborted { .. } | Ending::OverBudget { .. } => None,
-            };
-            let mut needs_input = false;
-            for wid in tx.index_list(Index::OpenWorkItems, &id)? {
-                if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, &wid)? {
-                    needs_input |= w.plan_status == PlanStatus::NeedsInput;
-                }
-            }
-            // A completed turn whose promoted tasks are still running has
-            // handed work off: its brief is an acknowledgement (the result
-            // follows when those tasks rejoin).
-            let mut awaiting_tasks = Vec::new();
-            for tid in tx.index_list(Index::ActiveTasks, &id)? {
-                if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, &id, &tid)? {
-                    let reenters = t.detail.as_ref().and_then(|d| d.get("terminal_reentry")).and_then(|v| v.as_bool());
-                    if reenters == Some(true) {
-                        awaiting_tasks.push(tid);
-                    }
-                }
-            }
-            let brief_kind = if brief_kind == "result" && !awaiting_tasks.is_empty() && completed.is_none() {
-                "ack"
-            } else {
-                brief_kind
-            };
-            let visibility = if needs_input && brief_kind != "failure" {
-                "action_required"
-            } else if completed.is_some() && brief_kind == "result" {
-                "work_done"
-            } else {
-                "turn_result"
-            };
-            let brief_id = crate::new_id("brief");
-            let brief = json!({
-                "id": brief_id, "agent_id": id, "work_item_id": completed.clone().or(turn_work_item_id.clone()),
-                "kind": brief_kind, "created_at": tx.now_ts(), "text": text,
-                "related_message_id": msg.id, "related_task_id": msg.task_id,
-                "failure_artifact": failure.as_ref().map(|f| &f.artifact),
-                "awaiting_task_ids": awaiting_tasks,
-                "truncated": truncated.is_some(),
-                "workspace_id": workspace_id,
-            });
-            tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::BriefCreated.as_str(),
-                provenance: provenance_of(&msg),
-                payload: json!({ "brief": brief, "visibility": visibility }),
-            })?;
-            Ok(())
-        })
-        .await?;
-    Ok(())
 }
 
 #[cfg(test)]

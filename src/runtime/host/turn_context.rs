@@ -10,7 +10,7 @@ use serde_json::json;
 use super::cancel::TurnCancel;
 use super::context_ops::{compact, FoldRequest};
 use super::frame::FrameContext;
-use super::prompt::{self, Frame, History, HISTORY_CAP};
+use super::prompt::{self, ContextRead, Frame};
 use super::HostInner;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{items_tokens, ContextBudget};
@@ -141,30 +141,25 @@ impl Default for TurnShape {
 }
 
 impl TurnShape {
-    /// The verbatim history and where the running turn begins in it.
-    pub fn history(
-        &self,
-        t: &TurnRefs<'_>,
-    ) -> Result<(Vec<ConversationItem>, usize), RuntimeError> {
-        let rx = t.inner.store.read()?;
-        let agent: AgentRecord = super::workspace_view::record_in(&rx, t.agent_id)?;
-        let h = History::read(&rx, &agent, HISTORY_CAP)?;
-        Ok((h.items(), prompt::turn_start(&h.entries, t.run_id)))
+    /// The agent, its verbatim history and its summary, in one snapshot.
+    pub fn read(&self, t: &TurnRefs<'_>) -> Result<ContextRead, RuntimeError> {
+        ContextRead::load(&t.inner.store.read()?, t.agent_id)
     }
 
-    /// Fold older turns when the plan says so (always, when `force`).
-    /// Returns whether anything folded.
+    /// Fold older turns of `read` when the plan says so (always, when
+    /// `force`), given what the frame costs (`baseline`). Returns whether
+    /// anything folded (then the history must be read again).
     pub async fn compact(
         &self,
         t: &TurnRefs<'_>,
-        ctx: &FrameContext,
+        baseline: u64,
+        read: &ContextRead,
         force: bool,
         trigger: &'static str,
     ) -> Result<bool, RuntimeError> {
         let budget = t.provider.context_budget();
         let limit = budget.prompt_budget * self.budget_percent / 100;
-        let frame = frame_now(t, ctx)?;
-        let history_budget = limit.saturating_sub(frame.baseline_tokens());
+        let history_budget = limit.saturating_sub(baseline);
         let req = FoldRequest {
             history_budget,
             keep_target: history_budget / 2,
@@ -172,11 +167,9 @@ impl TurnShape {
             trigger,
             prompt_budget: limit,
         };
-        Ok(
-            compact(t.inner, t.agent_id, t.run_id, t.provider, req, t.cancel)
-                .await?
-                .is_some(),
-        )
+        Ok(compact(t.inner, t.run_id, t.provider, req, read, t.cancel)
+            .await?
+            .is_some())
     }
 
     /// The conversation to send: the fitted items, with a checkpoint

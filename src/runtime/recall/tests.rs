@@ -1,3 +1,7 @@
+//! Recall over a real store and a real index file: provenance and exact
+//! expansion, CJK, workspace scope, corrupt and half-synced rebuilds, and
+//! records that change.
+
 use serde_json::json;
 
 use super::*;

@@ -1,0 +1,213 @@
+//! How a turn is written down when it ends: the message's final queue
+//! status, the `turn_terminal` record, the failure records of a failed or
+//! over-budget turn, the agent's turn flags, and the operator's brief
+//! (with its visibility), all in one transaction.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::cancel::CancelReason;
+use super::turn::transcript_in;
+use super::HostInner;
+use crate::runtime::admission::provenance_of;
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::closure::TurnTerminalKind;
+use crate::runtime::continuation::SystemTickReason;
+use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::events::EventKind;
+use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
+use crate::runtime::queue::{settle_in, QueueEntryStatus};
+use crate::runtime::scheduler::work_queue_tick_key;
+use crate::runtime::tasks::TaskRecord;
+use crate::runtime::transcript::TranscriptBody;
+use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, NewEvent, StoreError};
+
+/// How the turn ended, before it is written down.
+pub(super) enum Ending {
+    Completed {
+        text: String,
+        rounds: u32,
+        completed_work_item: Option<String>,
+        /// The provider's stop reason when the answer was cut off by the
+        /// output limit (`length`, `max_tokens`, `incomplete:...`).
+        truncated: Option<String>,
+    },
+    Failed {
+        failure: Box<ProviderFailure>,
+        timeline: Box<ProviderAttemptTimeline>,
+        rounds: u32,
+    },
+    /// The turn's fixed part alone exceeds the prompt budget: nothing is
+    /// sent (`TurnBaselineOverBudget`).
+    OverBudget { report: String, rounds: u32 },
+    Aborted {
+        reason: CancelReason,
+        rounds: u32,
+        /// The provider request that was in flight when the turn was
+        /// cancelled, recorded as a cancelled attempt.
+        timeline: Option<Box<ProviderAttemptTimeline>>,
+    },
+}
+
+pub(super) async fn finish(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+    message: &MessageEnvelope,
+    turn_work_item_id: Option<String>,
+    ending: Ending,
+    // When the turn started, and the agent's token totals then (the
+    // turn's own usage is the difference).
+    (started, tokens_before): (Instant, (u64, u64)),
+) -> Result<(), RuntimeError> {
+    let duration_ms = started.elapsed().as_millis() as u64;
+    // Briefs keep the workspace they were written in (memory search
+    // scopes by it).
+    let workspace_id = inner.execution_of(agent_id)?.workspace_id;
+    let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
+    inner
+        .store
+        .write(move |tx| {
+            let (terminal, queue_status, brief_kind, text, last_assistant, rounds, failure) = match &ending {
+                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", text.clone(), text.clone(), *rounds, None),
+                Ending::Completed { text, rounds, truncated: Some(why), .. } => {
+                    let note = format!("{text}\n\n[The answer was cut off by the model's output limit (stop reason `{why}`).]");
+                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", note, text.clone(), *rounds, None)
+                }
+                Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, "failure", failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
+                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, "failure", report.clone(), String::new(), *rounds, None),
+                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
+            };
+            let (truncated, cancel_reason, cancelled_timeline) = match &ending {
+                Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
+                Ending::Failed { .. } | Ending::OverBudget { .. } => (None, None, None),
+                Ending::Aborted { reason, timeline, .. } => (None, Some(*reason), timeline.as_deref()),
+            };
+            if let Ending::OverBudget { report, .. } = &ending {
+                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
+                    summary: report.clone(),
+                    failure_artifact: json!({ "kind": "baseline_over_budget" }),
+                    timeline: None,
+                })?;
+            }
+            if let Ending::Failed { failure, timeline, .. } = &ending {
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::RuntimeError.as_str(),
+                    provenance: provenance_of(&msg),
+                    payload: json!({
+                        "run_id": rid, "phase": "runtime_turn", "failure_kind": failure.kind,
+                        "failure_artifact": failure.artifact, "provider_attempt_timeline": timeline,
+                        "token_usage": timeline.aggregated_token_usage,
+                    }),
+                })?;
+                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
+                    summary: failure.artifact.summary.clone(),
+                    failure_artifact: json!(failure.artifact),
+                    timeline: Some((**timeline).clone()),
+                })?;
+                // context_length_exceeded must not auto-continue the bound
+                // work item: mark its continue tick as already emitted.
+                if failure.kind == FailureKind::ContextLengthExceeded {
+                    if let Some(w) = turn_work_item_id.as_ref().and_then(|w| tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w).ok().flatten()) {
+                        let key = work_queue_tick_key(SystemTickReason::ContinueActive, &w.id, w.revision);
+                        tx.index_insert(Index::TickKeys, &id, &key)?;
+                    }
+                }
+            }
+            // A turn interrupted by shutdown leaves its message dequeued: it
+            // replays on the next start (restart contract).
+            if cancel_reason != Some(CancelReason::RuntimeShutdown) {
+                settle_in(tx, &id, &msg.id, queue_status, json!({ "run_id": rid, "turn_terminal": terminal.as_str() }))?;
+            }
+            let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
+            agent.turn_in_progress = false;
+            agent.current_run_id = None;
+            agent.last_turn_terminal = Some(terminal);
+            agent.runtime_error = match (&ending, failure.as_ref()) {
+                (Ending::Completed { .. }, _) => None,
+                (_, Some(f)) => Some(f.artifact.summary.clone()),
+                (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
+                (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
+            };
+            agent.last_brief_at = Some(tx.now_ts());
+            tx.put_agent(&id, &agent)?;
+            tx.append_event(NewEvent {
+                agent_id: id.clone(),
+                kind: EventKind::TurnTerminal.as_str(),
+                provenance: provenance_of(&msg),
+                payload: json!({
+                    "run_id": rid, "message_id": msg.id, "kind": terminal.as_str(), "rounds": rounds,
+                    "last_assistant_message": last_assistant, "duration_ms": duration_ms,
+                    "truncated": truncated.is_some(), "truncation_stop_reason": truncated,
+                    "cancel_reason": cancel_reason.map(CancelReason::as_str),
+                    "provider_attempt_timeline": cancelled_timeline,
+                    "token_usage": {
+                        "input_tokens": agent.total_input_tokens.saturating_sub(tokens_before.0),
+                        "output_tokens": agent.total_output_tokens.saturating_sub(tokens_before.1),
+                    },
+                }),
+            })?;
+            // Brief visibility: waiting for the operator -> action_required;
+            // a completed work item with its report -> work_done; else
+            // turn_result.
+            let completed = match &ending {
+                Ending::Completed { completed_work_item, .. } => completed_work_item.clone(),
+                Ending::Failed { .. } | Ending::Aborted { .. } | Ending::OverBudget { .. } => None,
+            };
+            let mut needs_input = false;
+            for wid in tx.index_list(Index::OpenWorkItems, &id)? {
+                if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, &wid)? {
+                    needs_input |= w.plan_status == PlanStatus::NeedsInput;
+                }
+            }
+            // A completed turn whose promoted tasks are still running has
+            // handed work off: its brief is an acknowledgement (the result
+            // follows when those tasks rejoin).
+            let mut awaiting_tasks = Vec::new();
+            for tid in tx.index_list(Index::ActiveTasks, &id)? {
+                if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, &id, &tid)? {
+                    let reenters = t.detail.as_ref().and_then(|d| d.get("terminal_reentry")).and_then(|v| v.as_bool());
+                    if reenters == Some(true) {
+                        awaiting_tasks.push(tid);
+                    }
+                }
+            }
+            let brief_kind = if brief_kind == "result" && !awaiting_tasks.is_empty() && completed.is_none() {
+                "ack"
+            } else {
+                brief_kind
+            };
+            let visibility = if needs_input && brief_kind != "failure" {
+                "action_required"
+            } else if completed.is_some() && brief_kind == "result" {
+                "work_done"
+            } else {
+                "turn_result"
+            };
+            let brief_id = crate::new_id("brief");
+            let brief = json!({
+                "id": brief_id, "agent_id": id, "work_item_id": completed.clone().or(turn_work_item_id.clone()),
+                "kind": brief_kind, "created_at": tx.now_ts(), "text": text,
+                "related_message_id": msg.id, "related_task_id": msg.task_id,
+                "failure_artifact": failure.as_ref().map(|f| &f.artifact),
+                "awaiting_task_ids": awaiting_tasks,
+                "truncated": truncated.is_some(),
+                "workspace_id": workspace_id,
+            });
+            tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
+            tx.append_event(NewEvent {
+                agent_id: id.clone(),
+                kind: EventKind::BriefCreated.as_str(),
+                provenance: provenance_of(&msg),
+                payload: json!({ "brief": brief, "visibility": visibility }),
+            })?;
+            Ok(())
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! A round's tool calls and its safe point. Each call is recorded as
+//! started (durably, before anything runs, so after a crash the model is
+//! told it may have had its effects), executed, and recorded with its
+//! result in the tool-execution ledger, the events and the transcript.
+//! Between rounds, trusted operator prompts with `interject` priority
+//! join the running turn.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::turn::{render_input, transcript_in};
+use super::HostInner;
+use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
+use crate::runtime::events::EventKind;
+use crate::runtime::provider::ToolCall;
+use crate::runtime::queue::{settle_in, QueueEntryStatus};
+use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
+use crate::runtime::transcript::TranscriptBody;
+use crate::runtime::RuntimeError;
+use crate::store::{Keyed, NewEvent, Provenance};
+
+/// Run one tool call of a round, recorded before and after.
+pub(super) async fn run_call(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+) -> Result<ToolOutcome, RuntimeError> {
+    // Durably "started" before anything runs: after a crash the
+    // model is told this call may have had its effects.
+    {
+        let (id, rid, mid, cid, name) = (
+            env.agent_id.to_owned(),
+            run_id.to_owned(),
+            env.message_id.to_owned(),
+            call.id.clone(),
+            call.name.clone(),
+        );
+        env.host
+            .store
+            .write(move |tx| {
+                let started_at = tx.now_ts();
+                tx.append_event(NewEvent {
+                    agent_id: id.clone(),
+                    kind: EventKind::ToolStarted.as_str(),
+                    provenance: Provenance {
+                        message_id: Some(mid.clone()),
+                        ..Provenance::default()
+                    },
+                    payload: json!({ "run_id": rid, "call_id": cid, "tool_name": name }),
+                })?;
+                transcript_in(
+                    tx,
+                    &id,
+                    &rid,
+                    Some(&mid),
+                    TranscriptBody::ToolStarted {
+                        call_id: cid.clone(),
+                        tool_name: name.clone(),
+                        started_at,
+                    },
+                )
+            })
+            .await?;
+    }
+    let t0 = Instant::now();
+    let outcome = tools::execute(env, call).await;
+    let duration_ms = t0.elapsed().as_millis() as u64;
+    let (id, rid, mid, c, o) = (
+        env.agent_id.to_owned(),
+        run_id.to_owned(),
+        env.message_id.to_owned(),
+        call.clone(),
+        outcome.clone(),
+    );
+    env.host
+        .store
+        .write(move |tx| {
+            let exec_id = crate::new_id("tool");
+            let content = o.content.to_string();
+            tx.put(Keyed::ToolExecutions, &id, &exec_id, &json!({
+                "id": exec_id, "call_id": c.id, "run_id": rid, "message_id": mid, "tool_name": c.name,
+                "arguments": c.arguments, "result": o.content, "is_error": o.is_error, "duration_ms": duration_ms,
+                "status": if o.is_error { "failed" } else { "completed" },
+                "malformed_arguments": c.malformed_arguments,
+            }))?;
+            tx.append_event(NewEvent {
+                agent_id: id.clone(),
+                kind: EventKind::ToolExecuted.as_str(),
+                provenance: Provenance { message_id: Some(mid.clone()), ..Provenance::default() },
+                payload: json!({
+                    "run_id": rid, "tool_execution_id": exec_id, "call_id": c.id, "tool_name": c.name,
+                    "arguments": c.arguments, "is_error": o.is_error, "duration_ms": duration_ms,
+                    "malformed_arguments": c.malformed_arguments,
+                    "result_preview": content.chars().take(600).collect::<String>(),
+                }),
+            })?;
+            transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
+                call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
+            })
+        })
+        .await?;
+    Ok(outcome)
+}
+
+/// Safe point: trusted operator prompts with `interject` priority join the
+/// running turn (queue status `Interjected`).
+/// Returns the interjected inputs as the model sees them.
+pub(super) async fn interject(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+) -> Result<Vec<String>, RuntimeError> {
+    // Most rounds have nothing to interject: look first with a read, so
+    // they cost no write (and no fsync).
+    let interject_band = Priority::Interject.band();
+    let pending = inner.store.read()?.queue_pending(agent_id)?;
+    if !pending.iter().any(|(band, _, _)| *band == interject_band) {
+        return Ok(Vec::new());
+    }
+    let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
+    let joined = inner
+        .store
+        .write(move |tx| {
+            let mut joined = Vec::new();
+            for (band, _, mid) in tx.queue_pending(&id)? {
+                if band != Priority::Interject.band() {
+                    break;
+                }
+                let Some(env) = tx.get::<MessageEnvelope>(Keyed::Messages, &id, &mid)? else {
+                    continue;
+                };
+                if env.kind != MessageKind::OperatorPrompt
+                    || env.trust != TrustLevel::TrustedOperator
+                {
+                    continue;
+                }
+                let text = render_input(&env);
+                transcript_in(
+                    tx,
+                    &id,
+                    &rid,
+                    Some(&mid),
+                    TranscriptBody::Input { text: text.clone() },
+                )?;
+                joined.push(text);
+                settle_in(
+                    tx,
+                    &id,
+                    &mid,
+                    QueueEntryStatus::Interjected,
+                    json!({ "run_id": rid }),
+                )?;
+            }
+            Ok(joined)
+        })
+        .await?;
+    Ok(joined)
+}
