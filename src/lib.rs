@@ -2,11 +2,12 @@
 //! long-lived LLM agents.
 //!
 //! Dependencies flow one way: `app` -> `ui`, `runtime`, `store`;
-//! `ui` -> `runtime::api` only; `runtime` -> `store`. The store knows nothing
+//! `ui` -> `protocol` only; `runtime` -> `store`. The store knows nothing
 //! of agents beyond keys and JSON records; the runtime owns record shapes and
 //! the scheduler contract; the console is a projection of runtime events.
 
 pub mod app;
+pub mod protocol;
 pub mod runtime;
 pub mod store;
 pub mod ui;

@@ -423,7 +423,7 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
 /// console asks for, draw one frame. Process spawn and terminal set-up are
 /// not included (`status.command` shows what a process start costs).
 async fn console_startup(paths: &super::paths::Paths, ledger: u64) -> anyhow::Result<()> {
-    use crate::runtime::api::{call_typed, AgentState, Request, RuntimeClient};
+    use crate::protocol::{call_typed, AgentState, Request, RuntimeClient};
     use crate::ui::tui::msg::{Connection, Effect, Msg};
     use crate::ui::tui::{update, view, Init, State};
     let t = Instant::now();

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
 use super::bench_socket::{rss_kib, Served};
-use crate::runtime::api::{Request, RuntimeClient};
+use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::envelope::Priority;
 use crate::ui::client::SocketClient;
 
@@ -68,7 +68,7 @@ pub async fn run(dir: &Path, secs: u64) -> anyhow::Result<()> {
                     return;
                 };
                 while let Some(item) = sub.next().await {
-                    if let crate::runtime::api::SubscriptionItem::Event(e) = item {
+                    if let crate::protocol::SubscriptionItem::Event(e) = item {
                         from = e.event_seq + 1;
                     }
                 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bench::{fill_ledger, millis, percentile};
-use crate::runtime::api::{Request, RuntimeClient};
+use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::store::{Store, StoreOptions};
 use crate::ui::client::SocketClient;

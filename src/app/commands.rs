@@ -10,11 +10,11 @@ use serde::Serialize;
 
 use super::cli::{EventsArgs, SendArgs};
 use super::Context;
-use crate::runtime::admission::admit_once;
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::api::{
+use crate::protocol::{
     call_typed, Admitted, Request, RuntimeClient, RuntimeStatus, SubscriptionItem,
 };
+use crate::runtime::admission::admit_once;
+use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{agent_summary, AgentSummary};
 use crate::store::{EventRecord, SCHEMA_VERSION};
@@ -188,9 +188,9 @@ where
 }
 
 fn passing(e: &anyhow::Error) -> bool {
-    match e.downcast_ref::<crate::runtime::api::ApiError>() {
+    match e.downcast_ref::<crate::protocol::ApiError>() {
         Some(api) => {
-            matches!(api.code, crate::runtime::api::ErrorCode::ShuttingDown)
+            matches!(api.code, crate::protocol::ErrorCode::ShuttingDown)
                 || api.message.contains("connection to the runtime closed")
         }
         None => false,

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use super::control::socket::bind;
 use super::Context;
-use crate::runtime::api::{AgentState, Request, RuntimeClient, SubscriptionItem};
+use crate::protocol::{AgentState, Request, RuntimeClient, SubscriptionItem};
 use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
@@ -229,7 +229,7 @@ async fn follow_agent(
     resume: Option<u64>,
     tx: mpsc::Sender<Msg>,
 ) -> Option<u64> {
-    let state: AgentState = match crate::runtime::api::call_typed(
+    let state: AgentState = match crate::protocol::call_typed(
         &*client,
         Request::AgentState {
             agent_id: agent_id.clone(),

@@ -18,7 +18,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
-use crate::runtime::api::{Request, RuntimeClient, RuntimeStatus};
+use crate::protocol::{Request, RuntimeClient, RuntimeStatus};
 use crate::runtime::process_identity::{Liveness, ProcessIdentity};
 use crate::ui::client::SocketClient;
 

@@ -68,7 +68,7 @@ pub async fn prompt(
     brief: bool,
 ) -> anyhow::Result<ExitCode> {
     let agent_id = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let request = crate::runtime::api::Request::AgentPrompt { agent_id };
+    let request = crate::protocol::Request::AgentPrompt { agent_id };
     let answer = super::workspace_cmd::call_any(ctx, vec![request])
         .await?
         .pop()

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
-use crate::runtime::api::{Request, RuntimeClient};
+use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};

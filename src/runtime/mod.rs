@@ -5,7 +5,6 @@
 
 pub mod admission;
 pub mod agent;
-pub mod api;
 pub mod closure;
 pub mod command_tasks;
 pub mod context;

@@ -16,8 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::runtime::api::DisplayMode;
-use crate::runtime::api::EventRecord;
+pub use crate::protocol::DisplayMode;
+use crate::protocol::EventRecord;
 use crate::runtime::events::EventKind;
 
 /// Longest summary, in characters; longer text ends in `…`.

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use holon::app::control::{server, socket};
-use holon::runtime::api::{Request, RuntimeClient, SubscriptionItem};
+use holon::protocol::{Request, RuntimeClient, SubscriptionItem};
 use holon::runtime::envelope::Priority;
 use holon::ui::client::SocketClient;
 
@@ -354,7 +354,7 @@ async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
     };
     let before = listing();
     let mut id = 0;
-    for method in holon::runtime::api::METHODS {
+    for method in holon::protocol::METHODS {
         if matches!(
             *method,
             "runtime.status" | "runtime.shutdown" | "agents.list" | "events.unsubscribe"

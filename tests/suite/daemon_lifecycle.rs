@@ -5,7 +5,7 @@
 use std::process::Output;
 use std::time::Duration;
 
-use holon::runtime::api::{RuntimeClient, SubscriptionItem};
+use holon::protocol::{RuntimeClient, SubscriptionItem};
 use holon::ui::client::SocketClient;
 
 use super::support::{stderr, Daemon, Home};

@@ -512,7 +512,7 @@ async fn sleep_with_duration_wakes_on_its_timer() {
         .is_empty());
     drop(rx);
     let status = {
-        use holon::runtime::api::{Request, RuntimeClient};
+        use holon::protocol::{Request, RuntimeClient};
         r.host
             .call(Request::AgentStatus {
                 agent_id: "main".into(),
@@ -630,7 +630,7 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_state_serves_the_plan_preview_of_open_work() {
-    use holon::runtime::api::{Request, RuntimeClient};
+    use holon::protocol::{Request, RuntimeClient};
     let r = rig(vec![]).await;
     r.host
         .control("main", ControlAction::Pause)

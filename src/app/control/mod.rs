@@ -1,7 +1,7 @@
 //! The control endpoint: JSON-RPC 2.0, one JSON object per line, over a
 //! unix socket (directory 0700, socket 0600). `socket` guards the path
 //! (stale sockets are replaced, anything else is refused); `server` accepts
-//! connections and serves `runtime::api` requests through the runtime's own
+//! connections and serves `protocol` requests through the runtime's own
 //! `RuntimeClient` implementation. The protocol is documented in
 //! docs/protocol.md.
 

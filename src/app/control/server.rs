@@ -17,7 +17,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
-use crate::runtime::api::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
+use crate::protocol::jsonrpc::{
+    error_line, result_line, Notification, SubscribeParams, Subscribed, SubscriptionRequest,
+    Unsubscribed,
+};
+use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
 
 /// Serve connections until `shutdown` turns true, at most
 /// `limits.max_connections` at once.
@@ -194,16 +198,6 @@ async fn answer(
 
 /// How often a connection that stopped reading is checked for a hang-up.
 const HANGUP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
-
-fn error_line(id: &str, code: ErrorCode, message: &str) -> String {
-    let code: i64 = code.into();
-    let error = json!({ "code": code, "message": message });
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
-}
-
-fn result_line(id: &str, result: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
-}
 
 /// The request's `id` as the client wrote it, when it is a number.
 fn raw_numeric_id(line: &[u8]) -> Option<EchoId> {
@@ -516,50 +510,54 @@ async fn subscription(
     out: &Outbound,
     subscriptions: &mut HashMap<String, JoinHandle<()>>,
 ) -> Result<String, ApiError> {
-    if method == "events.subscribe" {
-        return subscribe(params, client, out, subscriptions)
-            .await
-            .map(|v| v.to_string());
-    }
-    let sub = params
-        .get("subscription")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    match subscriptions.remove(&sub) {
-        Some(h) => {
-            h.abort();
-            Ok(json!({ "unsubscribed": sub }).to_string())
+    let tagged = json!({ "method": method, "params": params });
+    let request = serde_json::from_value::<SubscriptionRequest>(tagged).map_err(|e| {
+        ApiError::new(
+            ErrorCode::InvalidParams,
+            format!("invalid params for `{method}`: {e}"),
+        )
+    })?;
+    let answer = match request {
+        SubscriptionRequest::Subscribe(params) => {
+            serde_json::to_string(&subscribe(params, client, out, subscriptions).await?)
         }
-        None => Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!("no subscription `{sub}` on this connection"),
-        )),
-    }
+        SubscriptionRequest::Unsubscribe(params) => {
+            match subscriptions.remove(&params.subscription) {
+                Some(h) => {
+                    h.abort();
+                    serde_json::to_string(&Unsubscribed {
+                        unsubscribed: params.subscription,
+                    })
+                }
+                None => {
+                    return Err(ApiError::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "no subscription `{}` on this connection",
+                            params.subscription
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    answer.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
 }
 
 async fn subscribe(
-    params: Value,
+    params: SubscribeParams,
     client: &dyn RuntimeClient,
     out: &Outbound,
     subscriptions: &mut HashMap<String, JoinHandle<()>>,
-) -> Result<Value, ApiError> {
-    let agent_id = params
-        .get("agent_id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::new(ErrorCode::InvalidParams, "events.subscribe needs agent_id"))?
-        .to_owned();
-    let from_seq = match params.get("from_seq") {
-        None | Some(Value::Null) => 1,
-        Some(v) => v.as_u64().ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::InvalidParams,
-                "from_seq must be a non-negative integer",
-            )
-        })?,
-    };
-    let sub_id = match params.get("subscription").and_then(Value::as_str) {
-        Some(s) if !s.is_empty() => s.to_owned(),
+) -> Result<Subscribed, ApiError> {
+    let SubscribeParams {
+        agent_id,
+        from_seq,
+        subscription,
+    } = params;
+    let from_seq = from_seq.unwrap_or(1);
+    let sub_id = match subscription {
+        Some(s) if !s.is_empty() => s,
         _ => crate::new_id("sub"),
     };
     if subscriptions.contains_key(&sub_id) {
@@ -572,24 +570,33 @@ async fn subscribe(
     let out = out.clone();
     let id = sub_id.clone();
     let handle = tokio::spawn(async move {
+        let lagged = |resume_from| Notification::Lagged {
+            subscription: id.clone(),
+            resume_from,
+        };
         while let Some(item) = sub.next().await {
             let (line, last) = match item {
-                SubscriptionItem::Event(e) => {
-                    let seq = e.event_seq;
-                    (json!({ "jsonrpc": "2.0", "method": "event", "params": { "subscription": id, "event": e } }).to_string(), Some(seq))
+                SubscriptionItem::Event(event) => {
+                    let seq = event.event_seq;
+                    let n = Notification::Event {
+                        subscription: id.clone(),
+                        event,
+                    };
+                    (n.encode(), Some(seq))
                 }
                 SubscriptionItem::Lagged { resume_from } => {
-                    let line = json!({ "jsonrpc": "2.0", "method": "subscription.lagged",
-                                       "params": { "subscription": id, "resume_from": resume_from } });
-                    let _ = out.send(line.to_string()).await;
+                    let _ = out.send(lagged(resume_from).encode()).await;
                     return;
                 }
                 SubscriptionItem::Delta { run_id, text } => {
                     // A preview: dropped, never a reason to cut the
                     // subscription, when the client is behind.
-                    let line = json!({ "jsonrpc": "2.0", "method": "assistant.delta",
-                                       "params": { "subscription": id, "run_id": run_id, "text": text } });
-                    if let Err(false) = out.try_send_event(line.to_string()) {
+                    let n = Notification::AssistantDelta {
+                        subscription: id.clone(),
+                        run_id,
+                        text,
+                    };
+                    if let Err(false) = out.try_send_event(n.encode()) {
                         return;
                     }
                     continue;
@@ -601,9 +608,7 @@ async fn subscribe(
                     // The client is not reading: cut the subscription off
                     // and tell it where to resume once it does.
                     let resume_from = last.unwrap_or(from_seq);
-                    let line = json!({ "jsonrpc": "2.0", "method": "subscription.lagged",
-                                       "params": { "subscription": id, "resume_from": resume_from } });
-                    let _ = out.send(line.to_string()).await;
+                    let _ = out.send(lagged(resume_from).encode()).await;
                     return;
                 }
                 Err(false) => return,
@@ -611,5 +616,9 @@ async fn subscribe(
         }
     });
     subscriptions.insert(sub_id.clone(), handle);
-    Ok(json!({ "subscription": sub_id, "agent_id": agent_id, "from_seq": from_seq }))
+    Ok(Subscribed {
+        subscription: sub_id,
+        agent_id,
+        from_seq,
+    })
 }

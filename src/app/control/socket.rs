@@ -10,7 +10,8 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::runtime::api::RuntimeStatus;
+use crate::protocol::jsonrpc::{request_line, Incoming, IncomingLine};
+use crate::protocol::{Request, RuntimeStatus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
@@ -60,8 +61,10 @@ pub async fn probe(path: &Path) -> Probe {
         Err(_) => return Probe::NotHolon,
     };
     let (read, mut write) = stream.into_split();
-    let req = b"{\"jsonrpc\":\"2.0\",\"id\":\"probe\",\"method\":\"runtime.status\"}\n";
-    if write.write_all(req).await.is_err() {
+    let Ok(req) = request_line(1, &Request::RuntimeStatus) else {
+        return Probe::NotHolon;
+    };
+    if write.write_all(req.as_bytes()).await.is_err() {
         return Probe::NotHolon;
     }
     let mut line = String::new();
@@ -70,11 +73,14 @@ pub async fn probe(path: &Path) -> Probe {
         Ok(Ok(n)) if n > 0 => {}
         _ => return Probe::NotHolon,
     }
-    let v: serde_json::Value = match serde_json::from_str(&line) {
-        Ok(v) => v,
-        Err(_) => return Probe::NotHolon,
+    let answer = serde_json::from_str::<IncomingLine<'_>>(&line).map(IncomingLine::classify);
+    let Ok(Incoming::Response {
+        result: Ok(result), ..
+    }) = answer
+    else {
+        return Probe::NotHolon;
     };
-    match serde_json::from_value::<RuntimeStatus>(v["result"].clone()) {
+    match serde_json::from_str::<RuntimeStatus>(&result) {
         Ok(status) if status.holon == "holon" => Probe::Running(Box::new(status)),
         _ => Probe::NotHolon,
     }

@@ -13,11 +13,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::RuntimeHost;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::api::{
+use crate::protocol::{
     Activity, ActivityState, AgentState, ApiError, BoxFuture, ErrorCode, Request, RuntimeClient,
     RuntimeStatus, Subscription, SubscriptionItem, MAX_PAGE,
 };
+use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{agent_summary, AgentSummary};

@@ -13,7 +13,7 @@ use super::msg::Connection;
 use super::overlays::{events::Events, Overlay};
 use super::state::{History, Init, State};
 use super::view::view;
-use crate::runtime::api::EventRecord;
+use crate::protocol::EventRecord;
 use crate::store::Provenance;
 use crate::ui::present::{present, DisplayMode};
 

@@ -11,7 +11,7 @@ use super::overlays::{events::Events, Overlay};
 use super::rows::Tone;
 use super::state::{History, Pending, State};
 use super::update::call;
-use crate::runtime::api::{ControlAction, Request};
+use crate::protocol::{ControlAction, Request};
 use crate::runtime::envelope::Priority;
 use crate::runtime::work_ops::CreateWorkItem;
 use crate::ui::present::DisplayMode;

@@ -18,7 +18,7 @@ use super::fmt::{i64_at, owned, text, ts_ms, u64_at};
 use super::msg::RequestId;
 use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
-use crate::runtime::api::EventRecord;
+use crate::protocol::EventRecord;
 use crate::runtime::events::EventKind;
 use crate::ui::present::{shows, DisplayMode, OperatorEvent, Visibility};
 

@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::runtime::api::{AgentState, ApiError, EventRecord, Request};
+use crate::protocol::{AgentState, ApiError, EventRecord, Request};
 
 /// Identifies one request the core asked the loop to make.
 pub type RequestId = u64;

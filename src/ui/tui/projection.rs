@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::fmt::{flag, i64_at, owned, text, u64_at};
-use crate::runtime::api::{AgentState, AgentSummary, EventRecord};
+use crate::protocol::{AgentState, AgentSummary, EventRecord};
 use crate::runtime::events::EventKind;
 
 /// How a posture reads in the console: a label, a glyph (meaning never by

@@ -16,7 +16,7 @@ use super::overlays::Overlay;
 use super::projection::{posture_look, AgentView};
 use super::scroll::Ctx as ScrollCtx;
 use super::theme::Theme;
-use crate::runtime::api::{ControlAction, EventRecord};
+use crate::protocol::{ControlAction, EventRecord};
 use crate::ui::present::DisplayMode;
 
 /// Events of history fetched for the conversation when an agent is shown.

@@ -19,7 +19,7 @@ use super::msg::{Effect, Msg, RequestId};
 use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
-use crate::runtime::api::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
+use crate::protocol::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
 use crate::runtime::events::EventKind;
 use crate::ui::present::{present, DisplayMode};
 
@@ -481,7 +481,7 @@ fn on_response(
 
 fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ApiError> {
     serde_json::from_value(v)
-        .map_err(|e| ApiError::new(crate::runtime::api::ErrorCode::Internal, e.to_string()))
+        .map_err(|e| ApiError::new(crate::protocol::ErrorCode::Internal, e.to_string()))
 }
 
 /// Run `f` on the top overlay with a context, then perform what it asked.

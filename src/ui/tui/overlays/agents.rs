@@ -14,8 +14,8 @@ use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, Intent, ListPos, Look, Status};
+use crate::protocol::{AgentSummary, ApiError, Request};
 use crate::runtime::agent::AgentStatus;
-use crate::runtime::api::{AgentSummary, ApiError, Request};
 
 #[derive(Debug, Default)]
 pub struct Agents {

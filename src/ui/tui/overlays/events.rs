@@ -21,7 +21,7 @@ use super::super::theme::Theme;
 use super::super::wrap::{fit, fit_right, sanitize, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_lines, draw_row, Ctx, Intent, ListPos, Look, Overlay};
-use crate::runtime::api::{ApiError, EventRecord, Request};
+use crate::protocol::{ApiError, EventRecord, Request};
 use crate::ui::present::{present, Category, OperatorEvent, Visibility};
 
 /// Events per `events.page` request.

@@ -33,7 +33,7 @@ use super::projection::AgentView;
 use super::rows::Tone;
 use super::theme::Theme;
 use super::wrap::{fit, truncate};
-use crate::runtime::api::{ApiError, EventRecord, Request};
+use crate::protocol::{ApiError, EventRecord, Request};
 
 /// The stack holds a handful of these, so variant sizes do not matter.
 #[derive(Debug)]

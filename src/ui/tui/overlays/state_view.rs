@@ -16,7 +16,7 @@ use super::super::projection::{posture_look, AgentView};
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, wrap};
 use super::{draw_lines, field, header, Ctx, Look};
-use crate::runtime::api::{AgentState, ApiError, Request};
+use crate::protocol::{AgentState, ApiError, Request};
 
 #[derive(Debug, Default)]
 pub struct StateView {

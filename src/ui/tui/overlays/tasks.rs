@@ -16,7 +16,7 @@ use super::super::rows::{command_status, CommandRow, Tone};
 use super::super::wrap::{chop, fit, sanitize, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, rule, split, Ctx, ListPos, Look, Status};
-use crate::runtime::api::{ApiError, Request};
+use crate::protocol::{ApiError, Request};
 
 /// How much output one fetch asks for.
 const OUTPUT_BYTES: u64 = 64 * 1024;

@@ -23,7 +23,7 @@ use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{chop, sanitize, wrap};
 use super::{draw_lines, Ctx, Look};
-use crate::runtime::api::{ApiError, EventRecord, Request};
+use crate::protocol::{ApiError, EventRecord, Request};
 
 /// Events per page (transcript kinds are a fraction of all events).
 const PAGE: usize = 2000;

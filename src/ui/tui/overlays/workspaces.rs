@@ -18,7 +18,7 @@ use super::super::rows::Tone;
 use super::super::wrap::fit;
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, ListPos, Look, Status};
-use crate::runtime::api::{ApiError, Request};
+use crate::protocol::{ApiError, Request};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::workspace::{UseWorkspace, WorkspaceList};
 

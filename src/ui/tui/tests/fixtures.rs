@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use super::super::msg::{Connection, Effect, Msg, RequestId};
 use super::super::{update, view, Init, State};
+use crate::protocol::{AgentState, AgentSummary, EventRecord};
 use crate::runtime::agent::{AgentStatus, DisplayMode as StoredMode};
-use crate::runtime::api::{AgentState, AgentSummary, EventRecord};
 use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::provider::{FailureArtifact, FailureCategory};
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
@@ -575,7 +575,7 @@ pub fn fresh() -> State {
 }
 
 /// The requests among `fx`.
-pub fn requests(fx: &[Effect]) -> Vec<crate::runtime::api::Request> {
+pub fn requests(fx: &[Effect]) -> Vec<crate::protocol::Request> {
     fx.iter()
         .filter_map(|e| match e {
             Effect::Call { request, .. } => Some(request.clone()),

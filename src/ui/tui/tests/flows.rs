@@ -9,8 +9,8 @@ use super::super::msg::{Effect, Msg};
 use super::super::rows::{PromptState, RowKind};
 use super::super::update;
 use super::fixtures::*;
+use crate::protocol::{ApiError, ControlAction, ErrorCode, Request};
 use crate::runtime::agent::DisplayMode as StoredMode;
-use crate::runtime::api::{ApiError, ControlAction, ErrorCode, Request};
 use crate::runtime::envelope::Priority;
 use crate::runtime::tasks::TaskStatus;
 use crate::ui::present::DisplayMode;
@@ -423,8 +423,8 @@ fn switching_agents_views_the_other_one_and_an_unknown_name_is_said() {
         &mut st,
         Msg::Response {
             id,
-            result: Err(crate::runtime::api::ApiError::new(
-                crate::runtime::api::ErrorCode::NotFound,
+            result: Err(crate::protocol::ApiError::new(
+                crate::protocol::ErrorCode::NotFound,
                 "no agent `ghost`",
             )),
         },

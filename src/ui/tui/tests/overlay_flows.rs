@@ -8,8 +8,8 @@ use super::super::keymap::OverlayKind;
 use super::super::msg::{Effect, Msg};
 use super::super::update;
 use super::fixtures::*;
+use crate::protocol::Request;
 use crate::runtime::agent::DisplayMode as StoredMode;
-use crate::runtime::api::Request;
 
 #[test]
 fn esc_closes_the_top_overlay_first() {

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::fixtures::*;
-use crate::runtime::api::EventRecord;
+use crate::protocol::EventRecord;
 use crate::store::Provenance;
 use crate::ui::tui::msg::Msg;
 use crate::ui::tui::update;
@@ -68,7 +68,7 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
 
 #[test]
 fn interject_and_next_send_prompts_with_their_priority() {
-    use crate::runtime::api::Request;
+    use crate::protocol::Request;
     use crate::runtime::envelope::Priority;
     let mut st = fresh();
     let fx = enter(&mut st, "/interject also check the logs");

@@ -7,15 +7,15 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::admission::Admitted;
-pub use super::agent::DisplayMode;
-pub use super::host::{ControlAction, ControlOutcome, WakeHintOutcome};
-pub use super::inspect::AgentSummary;
-pub use super::provider::BoxFuture;
+pub use crate::runtime::admission::Admitted;
+pub use crate::runtime::agent::DisplayMode;
+pub use crate::runtime::host::{ControlAction, ControlOutcome, WakeHintOutcome};
+pub use crate::runtime::inspect::AgentSummary;
+pub use crate::runtime::provider::BoxFuture;
 pub use crate::store::EventRecord;
 
-use super::envelope::Priority;
-use super::work_ops::{CreateWorkItem, UpdateWorkItem};
+use crate::runtime::envelope::Priority;
+use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem};
 
 /// Every request, tagged as JSON-RPC `method` + `params`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,7 +102,7 @@ pub enum Request {
     #[serde(rename = "agent.display")]
     AgentDisplay {
         agent_id: String,
-        mode: super::agent::DisplayMode,
+        mode: crate::runtime::agent::DisplayMode,
     },
     #[serde(rename = "agent.model")]
     AgentModel {
@@ -124,7 +124,7 @@ pub enum Request {
     WorkspaceUse {
         agent_id: String,
         #[serde(flatten)]
-        target: super::workspace::UseWorkspace,
+        target: crate::runtime::workspace::UseWorkspace,
     },
     /// Remove a binding (never the active one, never a directory).
     #[serde(rename = "workspace.detach")]
@@ -149,7 +149,7 @@ impl Request {
     /// before anything is read, created or written. Exhaustive: a new
     /// request fails to compile until its ids are considered.
     pub fn validate_ids(&self) -> Result<(), ApiError> {
-        use super::ids::{validate, IdKind};
+        use crate::runtime::ids::{validate, IdKind};
         let check = |kind, id: &str| {
             validate(kind, id).map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))
         };
@@ -347,24 +347,26 @@ impl ApiError {
     }
 }
 
-impl From<super::RuntimeError> for ApiError {
-    fn from(e: super::RuntimeError) -> ApiError {
-        use super::RuntimeError as E;
+impl From<crate::runtime::RuntimeError> for ApiError {
+    fn from(e: crate::runtime::RuntimeError) -> ApiError {
+        use crate::runtime::RuntimeError as E;
         let code = match &e {
             E::InvalidAgentId(_) | E::Invalid(_) => ErrorCode::InvalidParams,
             E::UnknownAgent { .. } | E::UnknownTask { .. } => ErrorCode::NotFound,
             E::AgentStopped { .. } => ErrorCode::AgentStopped,
             E::WorkItem(w) => match w {
-                super::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
-                super::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
-                super::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
+                crate::runtime::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
+                crate::runtime::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
+                crate::runtime::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
             },
             E::Workspace(w) => {
-                use super::workspace::WorkspaceError as W;
+                use crate::runtime::workspace::WorkspaceError as W;
                 match w {
                     W::Unknown { .. } => ErrorCode::NotFound,
                     W::DetachActive { .. } => ErrorCode::Conflict,
-                    W::Git(super::workspace::git::GitError::Failed { .. }) => ErrorCode::Internal,
+                    W::Git(crate::runtime::workspace::git::GitError::Failed { .. }) => {
+                        ErrorCode::Internal
+                    }
                     W::Missing { .. }
                     | W::NotADirectory { .. }
                     | W::NotReadable { .. }
@@ -383,7 +385,7 @@ impl From<super::RuntimeError> for ApiError {
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> ApiError {
-        ApiError::from(super::RuntimeError::from(e))
+        ApiError::from(crate::runtime::RuntimeError::from(e))
     }
 }
 
@@ -443,7 +445,7 @@ pub struct AgentState {
     pub tasks: Vec<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_decision: Option<EventRecord>,
-    pub display_mode: super::agent::DisplayMode,
+    pub display_mode: crate::runtime::agent::DisplayMode,
 }
 
 /// What an event subscription yields. Events are the common case, so they

@@ -1,0 +1,12 @@
+//! The control protocol in one place: every request and its answer
+//! (`api`), the JSON-RPC 2.0 envelope, notifications and subscription
+//! methods (`jsonrpc`), and every event kind's payload (`events`). The
+//! engine writes events from these types, the socket server and client
+//! frame lines only through them, and the console and the presentation
+//! layer read them; the wire stays the JSON of docs/protocol.md and
+//! docs/events.md.
+
+pub mod api;
+pub mod jsonrpc;
+
+pub use api::*;
