@@ -7,6 +7,8 @@
 //! docs/events.md.
 
 pub mod api;
+pub mod events;
 pub mod jsonrpc;
+pub mod payloads;
 
 pub use api::*;

@@ -6,14 +6,13 @@
 
 use crate::runtime::host::agent_in;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
 use super::envelope::{normalize, AdmissionRequest, MessageEnvelope};
-use super::events::EventKind;
 use super::queue::{QueueEntry, QueueEntryStatus};
 use super::RuntimeError;
-use crate::store::{Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
+use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
 
 /// Render a serde enum as its wire string (`trusted_operator`).
 pub(crate) fn wire_name<T: Serialize>(value: &T) -> Option<String> {
@@ -58,12 +57,13 @@ pub(crate) fn ensure_agent_in(
     }
     let record = AgentRecord::new(agent_id, tx.now_ts());
     tx.put_agent(agent_id, &record)?;
-    tx.append_event(NewEvent {
-        agent_id: agent_id.to_owned(),
-        kind: EventKind::AgentCreated.as_str(),
-        provenance: Provenance::default(),
-        payload: json!({ "agent": record }),
-    })?;
+    tx.append_event(new_event(
+        agent_id,
+        Provenance::default(),
+        Event::AgentCreated(AgentCreated {
+            agent: record.clone(),
+        }),
+    ))?;
     Ok(record)
 }
 
@@ -185,18 +185,18 @@ pub(crate) fn admit_in(
     let agent: AgentRecord = agent_in(tx, &agent_id)?;
     let envelope = normalize(req, message_id.to_owned(), tx.now_ts());
     if agent.status == AgentStatus::Stopped {
-        tx.append_event(NewEvent {
-            agent_id: agent_id.clone(),
-            kind: EventKind::MessageRejected.as_str(),
-            provenance: provenance_of(&envelope),
-            payload: json!({
-                "message_id": envelope.id,
-                "reason": "agent_stopped",
-                "hint": "the agent is stopped: resume it first (`/resume` or the resume control); wake does not cross stopped",
-                "kind": envelope.kind,
-                "body_preview": envelope.body.preview(120),
-            }),
-        })?;
+        let rejected = MessageRejected {
+            message_id: envelope.id.clone(),
+            reason: "agent_stopped".into(),
+            hint: "the agent is stopped: resume it first (`/resume` or the resume control); wake does not cross stopped".into(),
+            kind: envelope.kind,
+            body_preview: envelope.body.preview(120),
+        };
+        tx.append_event(new_event(
+            &agent_id,
+            provenance_of(&envelope),
+            Event::MessageRejected(rejected),
+        ))?;
         return Ok(Outcome::Rejected {
             status: agent.status,
         });
@@ -219,22 +219,23 @@ pub(crate) fn admit_in(
         admission_seq,
         &envelope.id,
     )?;
-    let event_seq = tx.append_event(NewEvent {
-        agent_id: agent_id.clone(),
-        kind: EventKind::MessageAdmitted.as_str(),
-        provenance: provenance_of(&envelope),
-        payload: json!({
-            "message": envelope,
-            "queue_status": QueueEntryStatus::Queued,
-            "admission_seq": admission_seq,
+    let (message_id, priority) = (envelope.id.clone(), envelope.priority);
+    let provenance = provenance_of(&envelope);
+    let event_seq = tx.append_event(new_event(
+        &agent_id,
+        provenance,
+        Event::MessageAdmitted(MessageAdmitted {
+            message: envelope,
+            queue_status: QueueEntryStatus::Queued,
+            admission_seq,
         }),
-    })?;
+    ))?;
     Ok(Outcome::Admitted(Admitted {
-        message_id: envelope.id,
+        message_id,
         agent_id,
         event_seq,
         admission_seq,
         queue_status: QueueEntryStatus::Queued,
-        priority: envelope.priority,
+        priority,
     }))
 }

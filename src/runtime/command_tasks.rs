@@ -24,7 +24,7 @@ use super::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use super::events::EventKind;
+use crate::protocol::events::{self as ev, new_event, Event};
 mod process;
 
 use super::process_identity::ProcessIdentity;
@@ -33,7 +33,7 @@ use super::tasks::{
     WaitPolicy,
 };
 use super::RuntimeError;
-use crate::store::{Index, Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 use process::{signal_live, terminate_recovered, StartGate, GROUP_POLL};
 
 /// Bytes of output kept in a task's preview (the tail of its output).
@@ -150,22 +150,29 @@ pub(crate) fn transition_in(
             tx.index_remove(Index::ActiveTasks, agent_id, task_id)?;
         }
         let detail = next.detail.clone().unwrap_or_default();
-        tx.append_event(NewEvent {
-            agent_id: agent_id.to_owned(),
-            kind: EventKind::TaskStatusChanged.as_str(),
-            provenance: Provenance {
-                task_id: Some(task_id.to_owned()),
-                work_item_id: next.work_item_id.clone(),
-                ..Provenance::default()
-            },
-            payload: json!({
-                "task_id": task_id, "kind": next.kind, "from": current.status, "to": next.status,
-                "summary": next.summary, "cmd": detail.get("cmd"),
-                "exit_status": detail.get("exit_status"), "duration_ms": detail.get("duration_ms"),
-                "output_preview": if next.status.is_terminal() { detail.get("output_preview").cloned() } else { None },
-                "output_truncated": detail.get("output_truncated"),
-            }),
-        })?;
+        let text = |key: &str| detail.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        let changed = ev::TaskStatusChanged {
+            task_id: task_id.to_owned(),
+            kind: next.kind,
+            from: current.status,
+            to: next.status,
+            summary: next.summary.clone(),
+            cmd: text("cmd"),
+            exit_status: detail.get("exit_status").and_then(|v| v.as_i64()),
+            duration_ms: detail.get("duration_ms").and_then(|v| v.as_u64()),
+            output_preview: text("output_preview").filter(|_| next.status.is_terminal()),
+            output_truncated: detail.get("output_truncated").and_then(|v| v.as_bool()),
+        };
+        let provenance = Provenance {
+            task_id: Some(task_id.to_owned()),
+            work_item_id: next.work_item_id.clone(),
+            ..Provenance::default()
+        };
+        tx.append_event(new_event(
+            agent_id,
+            provenance,
+            Event::TaskStatusChanged(changed),
+        ))?;
     }
     Ok(outcome)
 }
@@ -229,16 +236,20 @@ fn queue_result_in(
             }
             task.detail = Some(detail);
             tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
-            tx.append_event(NewEvent {
-                agent_id: agent_id.to_owned(),
-                kind: EventKind::TaskResultQueued.as_str(),
-                provenance: Provenance {
-                    task_id: Some(task_id.to_owned()),
-                    message_id: Some(a.message_id.clone()),
-                    ..Provenance::default()
-                },
-                payload: json!({ "task_id": task_id, "message_id": a.message_id }),
-            })?;
+            let provenance = Provenance {
+                task_id: Some(task_id.to_owned()),
+                message_id: Some(a.message_id.clone()),
+                ..Provenance::default()
+            };
+            let queued = ev::TaskResultQueued {
+                task_id: task_id.to_owned(),
+                message_id: a.message_id.clone(),
+            };
+            tx.append_event(new_event(
+                agent_id,
+                provenance,
+                Event::TaskResultQueued(queued),
+            ))?;
             Ok(Some(a.message_id))
         }
         // A stopped agent refuses the result; the refusal is recorded.
@@ -320,17 +331,20 @@ impl CommandTasks {
                 };
                 tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
                 tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;
-                tx.append_event(NewEvent {
-                    agent_id: agent_id.clone(),
-                    kind: EventKind::TaskCreated.as_str(),
-                    provenance: Provenance {
-                        task_id: Some(task_id.clone()),
-                        work_item_id: work_item_id.clone(),
-                        message_id: parent_message_id.clone(),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "task": record }),
-                })?;
+                let provenance = Provenance {
+                    task_id: Some(task_id.clone()),
+                    work_item_id: work_item_id.clone(),
+                    message_id: parent_message_id.clone(),
+                    ..Provenance::default()
+                };
+                let created = ev::TaskCreated {
+                    task: record.clone(),
+                };
+                tx.append_event(new_event(
+                    &agent_id,
+                    provenance,
+                    Event::TaskCreated(created),
+                ))?;
                 Ok(record)
             }
         };

@@ -10,7 +10,6 @@ pub mod command_tasks;
 pub mod context;
 pub mod continuation;
 pub mod envelope;
-pub mod events;
 pub mod exec_env;
 pub mod fixture;
 pub mod host;

@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::admission::provenance_of;
 use super::envelope::MessageEnvelope;
 use super::envelope::Priority;
-use super::events::EventKind;
-use crate::store::{Index, Keyed, NewEvent, StoreError, WriteCtx};
-use serde_json::json;
+use crate::protocol::events::{
+    new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
+};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -84,15 +85,18 @@ pub(crate) fn dequeue_in(
         entry.updated_at = tx.now_ts();
         tx.put(Keyed::QueueEntries, agent_id, message_id, &entry)?;
     }
-    tx.append_event(NewEvent {
-        agent_id: agent_id.to_owned(),
-        kind: EventKind::MessageProcessingStarted.as_str(),
-        provenance: provenance_of(&envelope),
-        payload: json!({
-            "message_id": message_id, "kind": envelope.kind, "priority": envelope.priority,
-            "replay": replay, "queue_status": entry.status,
-        }),
-    })?;
+    let started = MessageProcessingStarted {
+        message_id: message_id.to_owned(),
+        kind: envelope.kind,
+        priority: envelope.priority,
+        replay,
+        queue_status: entry.status,
+    };
+    tx.append_event(new_event(
+        agent_id,
+        provenance_of(&envelope),
+        Event::MessageProcessingStarted(started),
+    ))?;
     Ok(envelope)
 }
 
@@ -103,14 +107,14 @@ pub(crate) fn settle_in(
     agent_id: &str,
     message_id: &str,
     status: QueueEntryStatus,
-    detail: serde_json::Value,
+    detail: SettleDetail,
 ) -> Result<(), StoreError> {
     let (mut entry, envelope) = load_entry(tx, agent_id, message_id)?;
-    let kind = match status {
-        QueueEntryStatus::Processed => EventKind::MessageProcessed,
-        QueueEntryStatus::Aborted => EventKind::MessageAborted,
-        QueueEntryStatus::Interjected => EventKind::MessageInterjected,
-        QueueEntryStatus::Dropped => EventKind::MessageDropped,
+    let event: fn(MessageSettled) -> Event = match status {
+        QueueEntryStatus::Processed => Event::MessageProcessed,
+        QueueEntryStatus::Aborted => Event::MessageAborted,
+        QueueEntryStatus::Interjected => Event::MessageInterjected,
+        QueueEntryStatus::Dropped => Event::MessageDropped,
         QueueEntryStatus::Queued | QueueEntryStatus::Dequeued => {
             return Err(StoreError::Storage(format!(
                 "{status:?} is not a final queue status"
@@ -133,12 +137,17 @@ pub(crate) fn settle_in(
     entry.status = status;
     entry.updated_at = tx.now_ts();
     tx.put(Keyed::QueueEntries, agent_id, message_id, &entry)?;
-    tx.append_event(NewEvent {
-        agent_id: agent_id.to_owned(),
-        kind: kind.as_str(),
-        provenance: provenance_of(&envelope),
-        payload: json!({ "message_id": message_id, "from": from, "queue_status": status, "detail": detail }),
-    })?;
+    let settled = MessageSettled {
+        message_id: message_id.to_owned(),
+        from,
+        queue_status: status,
+        detail,
+    };
+    tx.append_event(new_event(
+        agent_id,
+        provenance_of(&envelope),
+        event(settled),
+    ))?;
     Ok(())
 }
 

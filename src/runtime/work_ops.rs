@@ -9,13 +9,12 @@ use crate::runtime::host::agent_in;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::agent::AgentRecord;
-use super::events::EventKind;
 use super::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 use super::RuntimeError;
-use crate::store::{Index, Keyed, NewEvent, Provenance, Store, StoreError, WriteCtx};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 
 /// Default fallback recheck delay when `blocked_by` is set without
 /// `recheck_after` (spec: "the runtime assigns a default fallback recheck
@@ -196,7 +195,9 @@ pub async fn create_once(
             if let Some(key) = &key {
                 // A concurrent twin may have won since the read above.
                 if let Some(first) = tx.get::<String>(Keyed::ClientRequests, &agent_id, key)? {
-                    if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &agent_id, &first)? {
+                    if let Some(w) =
+                        tx.get::<WorkItemRecord>(Keyed::WorkItems, &agent_id, &first)?
+                    {
                         return Ok(w);
                     }
                 }
@@ -204,12 +205,16 @@ pub async fn create_once(
             }
             tx.put(Keyed::WorkItems, &agent_id, &id, &record)?;
             tx.index_insert(Index::OpenWorkItems, &agent_id, &id)?;
-            tx.append_event(NewEvent {
-                agent_id: agent_id.clone(),
-                kind: EventKind::WorkItemCreated.as_str(),
-                provenance: provenance(&id),
-                payload: json!({ "work_item": record, "source": source, "has_plan": req.plan.is_some() }),
-            })?;
+            let created = ev::WorkItemCreated {
+                work_item: record.clone(),
+                source,
+                has_plan: req.plan.is_some(),
+            };
+            tx.append_event(new_event(
+                &agent_id,
+                provenance(&id),
+                Event::WorkItemCreated(created),
+            ))?;
             Ok(record)
         })
         .await?;
@@ -230,16 +235,18 @@ pub async fn pick(
             let mut agent: AgentRecord = agent_in(tx, &agent_id)?;
             let previous = agent.current_work_item_id.replace(id.clone());
             tx.put_agent(&agent_id, &agent)?;
-            tx.append_event(NewEvent {
-                agent_id: agent_id.clone(),
-                kind: EventKind::WorkItemPicked.as_str(),
-                provenance: provenance(&id),
-                payload: json!({
-                    "work_item_id": id, "revision": item.revision,
-                    "objective": item.objective, "previous_work_item_id": previous,
-                    "source": source,
-                }),
-            })?;
+            let picked = ev::WorkItemPicked {
+                work_item_id: id.clone(),
+                revision: item.revision,
+                objective: item.objective.clone(),
+                previous_work_item_id: previous,
+                source,
+            };
+            tx.append_event(new_event(
+                &agent_id,
+                provenance(&id),
+                Event::WorkItemPicked(picked),
+            ))?;
             Ok(item)
         })
         .await?;
@@ -299,12 +306,16 @@ pub async fn update(
             item.revision += 1;
             item.updated_at = tx.now_ts();
             tx.put(Keyed::WorkItems, &agent_id, &item.id, &item)?;
-            tx.append_event(NewEvent {
-                agent_id: agent_id.clone(),
-                kind: EventKind::WorkItemUpdated.as_str(),
-                provenance: provenance(&item.id),
-                payload: json!({ "work_item": item, "changed": changed, "source": source }),
-            })?;
+            let updated = ev::WorkItemUpdated {
+                work_item: item.clone(),
+                changed: changed.iter().map(|c| (*c).to_owned()).collect(),
+                source,
+            };
+            tx.append_event(new_event(
+                &agent_id,
+                provenance(&item.id),
+                Event::WorkItemUpdated(updated),
+            ))?;
             Ok(item)
         })
         .await?;
@@ -339,12 +350,15 @@ pub async fn complete(
                     tx.put_agent(&agent_id, &agent)?;
                 }
             }
-            tx.append_event(NewEvent {
-                agent_id: agent_id.clone(),
-                kind: EventKind::WorkItemCompleted.as_str(),
-                provenance: provenance(&id),
-                payload: json!({ "work_item": item, "source": source }),
-            })?;
+            let completed = ev::WorkItemCompleted {
+                work_item: item.clone(),
+                source,
+            };
+            tx.append_event(new_event(
+                &agent_id,
+                provenance(&id),
+                Event::WorkItemCompleted(completed),
+            ))?;
             Ok(item)
         })
         .await?;

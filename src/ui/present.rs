@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::events::EventKind;
 pub use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
-use crate::runtime::events::EventKind;
 
 /// Longest summary, in characters; longer text ends in `…`.
 pub const SUMMARY_MAX: usize = 200;

@@ -199,7 +199,7 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
 fn every_event_kind_is_documented() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/events.md"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let missing: Vec<&str> = holon::runtime::events::EventKind::ALL
+    let missing: Vec<&str> = holon::protocol::events::EventKind::ALL
         .iter()
         .map(|k| k.as_str())
         .filter(|k| !doc.contains(&format!("`{k}`")))

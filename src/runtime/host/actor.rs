@@ -16,6 +16,7 @@ use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
 use super::turn;
 use super::HostInner;
+use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::continuation::{system_tick_metadata, SystemTickReason};
@@ -23,7 +24,6 @@ use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::events::EventKind;
 use crate::runtime::queue::{dequeue_in, settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::{
     decide, posture_after, SchedulerDecision, SchedulerDecisionKind, SchedulerInput,
@@ -139,22 +139,18 @@ fn recheck_at_ms(w: &WorkItemRecord) -> Option<i64> {
 }
 
 fn decision_event(decision: &SchedulerDecision, live: &LiveProjection) -> NewEvent {
-    let mut payload = serde_json::to_value(decision).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = payload.as_object_mut() {
-        obj.insert("posture".into(), json!(live.projection.posture()));
-        obj.insert("status".into(), json!(live.agent.status));
-    }
-    NewEvent {
-        agent_id: live.agent.id.clone(),
-        kind: EventKind::SchedulerDecision.as_str(),
-        provenance: Provenance {
-            message_id: decision.message_id.clone(),
-            work_item_id: decision.work_item_id.clone(),
-            task_id: decision.task_id.clone(),
-            ..Provenance::default()
-        },
-        payload,
-    }
+    let provenance = Provenance {
+        message_id: decision.message_id.clone(),
+        work_item_id: decision.work_item_id.clone(),
+        task_id: decision.task_id.clone(),
+        ..Provenance::default()
+    };
+    let made = ev::SchedulerDecisionMade {
+        decision: decision.clone(),
+        posture: live.projection.posture(),
+        status: live.agent.status,
+    };
+    new_event(&live.agent.id, provenance, Event::SchedulerDecision(made))
 }
 
 /// Write the control posture the decision implies (scheduler helpers are
@@ -171,12 +167,16 @@ fn write_posture(
         let from = agent.status;
         agent.status = next;
         tx.put_agent(agent_id, &agent)?;
-        tx.append_event(NewEvent {
-            agent_id: agent_id.to_owned(),
-            kind: EventKind::AgentStateChanged.as_str(),
-            provenance: Provenance::default(),
-            payload: json!({ "from": from, "to": next, "cause": decision.kind.as_str() }),
-        })?;
+        let changed = ev::AgentStateChanged {
+            from,
+            to: next,
+            cause: decision.kind,
+        };
+        tx.append_event(new_event(
+            agent_id,
+            Provenance::default(),
+            Event::AgentStateChanged(changed),
+        ))?;
     }
     Ok(())
 }
@@ -240,7 +240,11 @@ async fn execute(
                         &id,
                         &mid,
                         QueueEntryStatus::Processed,
-                        json!({ "reduced_without_turn": true, "evidence": evidence }),
+                        SettleDetail {
+                            reduced_without_turn: Some(true),
+                            evidence: Some(evidence.clone()),
+                            ..SettleDetail::default()
+                        },
                     )
                 })
                 .await?;
@@ -378,20 +382,23 @@ fn emit_tick_in(
             tx.put_agent(agent_id, &agent)?;
         }
     }
-    tx.append_event(NewEvent {
-        agent_id: agent_id.to_owned(),
-        kind: EventKind::SystemTickEmitted.as_str(),
-        provenance: Provenance {
-            message_id: Some(admitted.message_id.clone()),
-            work_item_id: decision.work_item_id.clone(),
-            origin: Some("system".into()),
-            ..Provenance::default()
-        },
-        payload: json!({
-            "reason": reason.as_str(), "idempotency_key": key,
-            "message_id": admitted.message_id, "work_item_id": decision.work_item_id,
-        }),
-    })?;
+    let provenance = Provenance {
+        message_id: Some(admitted.message_id.clone()),
+        work_item_id: decision.work_item_id.clone(),
+        origin: Some("system".into()),
+        ..Provenance::default()
+    };
+    let tick = ev::SystemTickEmitted {
+        reason,
+        idempotency_key: key,
+        message_id: admitted.message_id,
+        work_item_id: decision.work_item_id.clone(),
+    };
+    tx.append_event(new_event(
+        agent_id,
+        provenance,
+        Event::SystemTickEmitted(tick),
+    ))?;
     Ok(())
 }
 
@@ -439,12 +446,8 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
                 timer.updated_at = tx.now_ts();
                 tx.put(Keyed::Timers, &id, &timer.id, &timer)?;
                 tx.index_remove(Index::ActiveTimers, &id, &timer.id)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::TimerFired.as_str(),
-                    provenance: Provenance { work_item_id: timer.work_item_id.clone(), ..Provenance::default() },
-                    payload: json!({ "timer": timer }),
-                })?;
+                let provenance = Provenance { work_item_id: timer.work_item_id.clone(), ..Provenance::default() };
+                tx.append_event(new_event(&id, provenance, Event::TimerFired(ev::TimerEnded { timer: timer.clone() })))?;
                 let req = AdmissionRequest {
                     agent_id: id.clone(),
                     kind: MessageKind::TimerTick,
@@ -471,12 +474,9 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
                 }
                 w.recheck_consumed_at = Some(tx.now_ts());
                 tx.put(Keyed::WorkItems, &id, wid, &w)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::WorkItemRecheckDue.as_str(),
-                    provenance: Provenance { work_item_id: Some(wid.clone()), ..Provenance::default() },
-                    payload: json!({ "work_item_id": wid, "blocked_by": w.blocked_by, "recheck_at": w.recheck_at }),
-                })?;
+                let due = ev::WorkItemRecheckDue { work_item_id: wid.clone(), blocked_by: w.blocked_by.clone(), recheck_at: w.recheck_at.clone() };
+                let provenance = Provenance { work_item_id: Some(wid.clone()), ..Provenance::default() };
+                tx.append_event(new_event(&id, provenance, Event::WorkItemRecheckDue(due)))?;
                 let req = AdmissionRequest {
                     agent_id: id.clone(),
                     kind: MessageKind::InternalFollowup,

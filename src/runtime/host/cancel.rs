@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use tokio::sync::Notify;
 
 /// Why a turn is being cancelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CancelReason {
     /// `control abort` from an operator or a client.
     OperatorAbort,

@@ -7,20 +7,18 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::cancel::TurnCancel;
 use super::prompt::ContextRead;
 use super::HostInner;
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::estimate_tokens;
 use crate::runtime::context::plan::plan_fold;
 use crate::runtime::context::{summary, ContextEpisode, SummarySource};
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::{Provider, ProviderProgress, TokenUsage};
 use crate::runtime::transcript::TranscriptEntry;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, NewEvent, Provenance, StoreError};
+use crate::store::{Keyed, Provenance, StoreError};
 
 /// Why a compaction runs, and how far it goes.
 #[derive(Debug, Clone, Copy)]
@@ -173,24 +171,28 @@ pub(super) async fn compact(
                 agent.total_output_tokens += u.output_tokens;
             }
             tx.put_agent(&id, &agent)?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::ContextCompacted.as_str(),
-                provenance: Provenance::default(),
-                payload: json!({
-                    "run_id": rid, "episode_id": episode.id, "epoch": episode.epoch,
-                    "trigger": req.trigger,
-                    "compacted_message_count": episode.folded_entries,
-                    "compacted_turns": episode.folded_turns,
-                    "summary_source": made.source, "fallback_reason": made.fallback_reason,
-                    "summary_chars": episode.summary.chars().count(),
-                    "summary_tokens": summary_tokens,
-                    "tokens_before": episode.tokens_before, "tokens_after": episode.tokens_after,
-                    "summariser_token_usage": made.usage,
-                    "workspace_id": episode.workspace_id,
-                    "duration_ms": (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
-                }),
-            })?;
+            let compacted = ev::ContextCompacted {
+                run_id: rid.clone(),
+                episode_id: episode.id.clone(),
+                epoch: episode.epoch,
+                trigger: req.trigger.to_owned(),
+                compacted_message_count: episode.folded_entries,
+                compacted_turns: episode.folded_turns,
+                summary_source: made.source,
+                fallback_reason: made.fallback_reason.clone(),
+                summary_chars: episode.summary.chars().count(),
+                summary_tokens,
+                tokens_before: episode.tokens_before,
+                tokens_after: episode.tokens_after,
+                summariser_token_usage: made.usage,
+                workspace_id: episode.workspace_id.clone(),
+                duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
+            };
+            tx.append_event(new_event(
+                &id,
+                Provenance::default(),
+                Event::ContextCompacted(compacted),
+            ))?;
             Ok(Some(episode))
         })
         .await?;

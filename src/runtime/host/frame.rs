@@ -7,8 +7,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
 use super::watch::{load_guidance, Guidance, GuidanceSource};
 use super::HostInner;
 use crate::runtime::context::memory::{self, MemoryFile};
@@ -67,9 +65,8 @@ impl FrameContext {
     }
 
     /// What `turn_started` records: the loaded sources, never the content.
-    pub(super) fn guidance_sources(&self) -> Value {
-        let sources: Vec<&GuidanceSource> = self.guidance.iter().map(|g| &g.source).collect();
-        json!(sources)
+    pub(super) fn guidance_sources(&self) -> Vec<GuidanceSource> {
+        self.guidance.iter().map(|g| g.source.clone()).collect()
     }
 }
 

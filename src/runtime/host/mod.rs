@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use tokio::sync::{broadcast, Notify};
 
 use cancel::{CancelReason, TurnCancel};
@@ -39,13 +38,13 @@ use super::admission::{ensure_agent, Admitted};
 use super::agent::{AgentRecord, AgentStatus};
 use super::command_tasks::{CommandSpec, CommandTasks, TaskOrigin};
 use super::envelope::AdmissionRequest;
-use super::events::EventKind;
 use super::provider::Provider;
 use super::tasks::TaskRecord;
 use super::work_items::WorkItemRecord;
 use super::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use super::RuntimeError;
-use crate::store::{NewEvent, Provenance, Store, StoreError};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::store::{Provenance, Store, StoreError};
 
 /// The agent record inside a write job, or the job's `UnknownAgent`
 /// rejection (nothing of the job is written).
@@ -277,16 +276,17 @@ impl RuntimeHost {
                 }
                 tx.put_agent(&id, &agent)?;
                 let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::RuntimeStarted.as_str(),
-                    provenance: Provenance::default(),
-                    payload: json!({
-                        "status_before": from, "status": agent.status,
-                        "turn_was_in_progress": was_running,
-                        "replay_message_ids": dequeued,
-                    }),
-                })?;
+                let started = ev::RuntimeStarted {
+                    status_before: from,
+                    status: agent.status,
+                    turn_was_in_progress: was_running,
+                    replay_message_ids: dequeued,
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::RuntimeStarted(started),
+                ))?;
                 Ok(())
             })
             .await?;
@@ -461,15 +461,17 @@ impl RuntimeHost {
                 };
                 agent.status = to;
                 tx.put_agent(&id, &agent)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::ControlApplied.as_str(),
-                    provenance: Provenance {
-                        origin: Some("operator".into()),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "action": action, "from": from, "to": to, "note": note }),
-                })?;
+                let provenance = Provenance {
+                    origin: Some("operator".into()),
+                    ..Provenance::default()
+                };
+                let applied = ev::ControlApplied {
+                    action,
+                    from,
+                    to,
+                    note: note.to_owned(),
+                };
+                tx.append_event(new_event(&id, provenance, Event::ControlApplied(applied)))?;
                 Ok(ControlOutcome {
                     agent_id: id.clone(),
                     action,
@@ -509,12 +511,12 @@ impl RuntimeHost {
                 let from = agent.display_mode;
                 agent.display_mode = mode;
                 tx.put_agent(&id, &agent)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::DisplayModeChanged.as_str(),
-                    provenance: Provenance::default(),
-                    payload: json!({ "from": from, "to": mode }),
-                })?;
+                let changed = ev::DisplayModeChanged { from, to: mode };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::DisplayModeChanged(changed),
+                ))?;
                 Ok(agent)
             })
             .await?)

@@ -18,20 +18,20 @@ use super::agent_in;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::RuntimeHost;
+use crate::protocol::events::{self as ev, new_event, Event, EventKind};
 use crate::runtime::admission::Admitted;
 use crate::runtime::agent::{validate_agent_id, AgentRecord, AgentVisibility};
 use crate::runtime::envelope::AdmissionRequest;
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::{
     FailureArtifact, FailureCategory, ModelRef, ProviderAttemptTimeline, TokenUsage,
 };
 use crate::runtime::scheduler::SchedulerDecisionKind;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::RuntimeError;
-use crate::store::{EventRecord, NewEvent, Provenance, StoreError};
+use crate::store::{EventRecord, Provenance, StoreError};
 
 /// Which existing agents a starting runtime gives an actor (recovery runs
 /// for all of them either way). A one-shot run starts none and then only
@@ -332,12 +332,14 @@ impl RuntimeHost {
                 let mut record = AgentRecord::new(&id, tx.now_ts());
                 record.visibility = AgentVisibility::Private;
                 tx.put_agent(&id, &record)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::AgentCreated.as_str(),
-                    provenance: Provenance::default(),
-                    payload: json!({ "agent": record }),
-                })?;
+                let created = ev::AgentCreated {
+                    agent: record.clone(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::AgentCreated(created),
+                ))?;
                 Ok(record)
             })
             .await?;
@@ -368,12 +370,15 @@ impl RuntimeHost {
                 }
                 agent.model_override = model.clone();
                 tx.put_agent(&id, &agent)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::ModelOverrideChanged.as_str(),
-                    provenance: Provenance::default(),
-                    payload: json!({ "from": from, "to": model }),
-                })?;
+                let changed = ev::ModelOverrideChanged {
+                    from: from.clone(),
+                    to: model.clone(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::ModelOverrideChanged(changed),
+                ))?;
                 Ok(from)
             })
             .await?;

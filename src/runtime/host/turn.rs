@@ -9,8 +9,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::cancel::TurnCancel;
 use super::turn_context::{
     frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape, KEEP_VERBATIM_ROUNDS,
@@ -18,20 +16,20 @@ use super::turn_context::{
 use super::turn_end::{finish, Ending};
 use super::turn_tools::{interject, run_call};
 use super::{HostInner, LiveUpdate};
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::request_tokens;
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::PromptUse;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind};
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::{
     ConversationItem, FailureKind, ProviderAttemptTimeline, ProviderFailure, ProviderProgress,
 };
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, NewEvent, Provenance, StoreError, WriteCtx};
+use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
 
 /// The stop reason when it says the answer was cut off by the output limit.
 pub fn output_limit_reason(stop_reason: Option<&str>) -> Option<String> {
@@ -154,18 +152,20 @@ pub(super) async fn run(
             let agent: AgentRecord = tx
                 .get_agent(&id)?
                 .ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::TurnStarted.as_str(),
-                provenance: provenance_of(&msg),
-                payload: json!({
-                    "run_id": rid, "message_id": msg.id, "trigger_kind": msg.trigger_kind,
-                    "work_item_id": agent.current_work_item_id,
-                    "guidance": guidance_sources.clone(),
-                    "workspace_id": execution.workspace_id,
-                    "execution_root": execution.execution_root,
-                }),
-            })?;
+            let started = ev::TurnStarted {
+                run_id: rid.clone(),
+                message_id: msg.id.clone(),
+                trigger_kind: msg.trigger_kind,
+                work_item_id: agent.current_work_item_id.clone(),
+                guidance: guidance_sources.clone(),
+                workspace_id: execution.workspace_id.clone(),
+                execution_root: execution.execution_root.clone(),
+            };
+            tx.append_event(new_event(
+                &id,
+                provenance_of(&msg),
+                Event::TurnStarted(started),
+            ))?;
             Ok(agent)
         })
         .await?;
@@ -352,36 +352,63 @@ async fn rounds(
             store
                 .write(move |tx| {
                     let usage = r.token_usage.unwrap_or_default();
-                    tx.append_event(NewEvent {
-                        agent_id: id.clone(),
-                        kind: EventKind::ProviderRoundCompleted.as_str(),
-                        provenance: Provenance { message_id: Some(mid.clone()), ..Provenance::default() },
-                        payload: json!({
-                            "run_id": rid, "round": round, "model_ref": r.model_ref, "token_usage": usage,
-                            "provider_attempt_timeline": tl, "context_build_ms": context_build_ms,
-                            "provider_round_ms": provider_round_ms, "stop_reason": r.stop_reason,
-                            "prompt_tokens_estimate": prompt_estimate, "context_window": budget.window,
-                            "prompt_budget": budget.prompt_budget,
-                        }),
-                    })?;
-                    let preview: String = r.text.chars().take(400).collect();
-                    let names: Vec<&str> = r.tool_calls.iter().map(|c| c.name.as_str()).collect();
-                    tx.append_event(NewEvent {
-                        agent_id: id.clone(),
-                        kind: EventKind::AssistantRoundRecorded.as_str(),
-                        provenance: Provenance { message_id: Some(mid.clone()), ..Provenance::default() },
-                        payload: json!({ "run_id": rid, "round": round, "text_preview": preview, "tool_names": names, "text_chars": r.text.chars().count() }),
-                    })?;
-                    transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::AssistantRound {
-                        round, text: r.text.clone(), tool_calls: r.tool_calls.clone(), token_usage: r.token_usage, timeline: Some(tl.clone()),
-                    })?;
+                    let provenance = Provenance {
+                        message_id: Some(mid.clone()),
+                        ..Provenance::default()
+                    };
+                    let completed = ev::ProviderRoundCompleted {
+                        run_id: rid.clone(),
+                        round,
+                        model_ref: r.model_ref.clone(),
+                        token_usage: usage,
+                        provider_attempt_timeline: tl.clone(),
+                        context_build_ms,
+                        provider_round_ms,
+                        stop_reason: r.stop_reason.clone(),
+                        prompt_tokens_estimate: prompt_estimate,
+                        context_window: budget.window,
+                        prompt_budget: budget.prompt_budget,
+                    };
+                    tx.append_event(new_event(
+                        &id,
+                        provenance.clone(),
+                        Event::ProviderRoundCompleted(completed),
+                    ))?;
+                    let recorded = ev::AssistantRoundRecorded {
+                        run_id: rid.clone(),
+                        round,
+                        text_preview: r.text.chars().take(400).collect(),
+                        tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
+                        text_chars: r.text.chars().count(),
+                    };
+                    tx.append_event(new_event(
+                        &id,
+                        provenance,
+                        Event::AssistantRoundRecorded(recorded),
+                    ))?;
+                    transcript_in(
+                        tx,
+                        &id,
+                        &rid,
+                        Some(&mid),
+                        TranscriptBody::AssistantRound {
+                            round,
+                            text: r.text.clone(),
+                            tool_calls: r.tool_calls.clone(),
+                            token_usage: r.token_usage,
+                            timeline: Some(tl.clone()),
+                        },
+                    )?;
                     if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
                         agent.total_input_tokens += usage.input_tokens;
                         agent.total_output_tokens += usage.output_tokens;
                         agent.total_model_rounds += 1;
                         agent.context.last_prompt = Some(PromptUse {
                             estimated_tokens: prompt_estimate,
-                            reported_input_tokens: r.token_usage.map(|u| u.input_tokens).filter(|n| *n > 0),
+                            reported_input_tokens: r
+                                .token_usage
+                                .map(|u| u.input_tokens)
+                                .filter(|n| *n > 0),
                             window: budget.window,
                             prompt_budget: budget.prompt_budget,
                         });

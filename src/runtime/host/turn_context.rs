@@ -5,20 +5,18 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::cancel::TurnCancel;
 use super::context_ops::{compact, FoldRequest};
 use super::frame::FrameContext;
 use super::prompt::{self, ContextRead, Frame};
 use super::HostInner;
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{items_tokens, ContextBudget};
 use crate::runtime::context::plan::TurnFit;
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::{ConversationItem, Provider, ToolSpec};
 use crate::runtime::RuntimeError;
-use crate::store::{NewEvent, Provenance};
+use crate::store::Provenance;
 
 /// Rounds of the running turn kept verbatim as long as the budget allows.
 pub(super) const KEEP_VERBATIM_ROUNDS: usize = 2;
@@ -213,23 +211,27 @@ impl TurnShape {
             .and_then(|m| m.anchor.clone())
             .filter(|a| Some(a) != mark.anchor.as_ref());
         let (id, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());
-        let payload = json!({
-            "run_id": rid, "round": round, "recapped_rounds": mark.recapped,
-            "work_item_id": mark.anchor.as_ref().map(|a| &a.0),
-            "work_item_revision": mark.anchor.as_ref().map(|a| a.1),
-            "invalidated_anchor": invalidated.map(|(w, r)| json!({ "work_item_id": w, "revision": r })),
-            "tokens_before": fit.tokens_before, "tokens_after": fit.tokens_after,
-        });
+        let checkpoint = ev::TurnCheckpoint {
+            run_id: rid,
+            round,
+            recapped_rounds: mark.recapped.clone(),
+            work_item_id: mark.anchor.as_ref().map(|a| a.0.clone()),
+            work_item_revision: mark.anchor.as_ref().map(|a| a.1),
+            invalidated_anchor: invalidated.map(|(work_item_id, revision)| ev::Anchor {
+                work_item_id,
+                revision,
+            }),
+            tokens_before: fit.tokens_before,
+            tokens_after: fit.tokens_after,
+        };
+        let event = new_event(
+            &id,
+            Provenance::default(),
+            Event::TurnCheckpoint(checkpoint),
+        );
         t.inner
             .store
-            .write(move |tx| {
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::TurnCheckpoint.as_str(),
-                    provenance: Provenance::default(),
-                    payload: payload.clone(),
-                })
-            })
+            .write(move |tx| tx.append_event(event.clone()))
             .await?;
         self.last_mark = Some(mark);
         Ok(items)

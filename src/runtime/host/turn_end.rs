@@ -11,12 +11,14 @@ use serde_json::json;
 use super::cancel::CancelReason;
 use super::turn::transcript_in;
 use super::HostInner;
+use crate::protocol::events::{
+    self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
+};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::MessageEnvelope;
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
@@ -24,7 +26,7 @@ use crate::runtime::tasks::TaskRecord;
 use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, NewEvent, StoreError};
+use crate::store::{Index, Keyed, StoreError};
 
 /// How the turn ended, before it is written down.
 pub(super) enum Ending {
@@ -73,14 +75,14 @@ pub(super) async fn finish(
         .store
         .write(move |tx| {
             let (terminal, queue_status, brief_kind, text, last_assistant, rounds, failure) = match &ending {
-                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", text.clone(), text.clone(), *rounds, None),
+                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, BriefKind::Result, text.clone(), text.clone(), *rounds, None),
                 Ending::Completed { text, rounds, truncated: Some(why), .. } => {
                     let note = format!("{text}\n\n[The answer was cut off by the model's output limit (stop reason `{why}`).]");
-                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, "result", note, text.clone(), *rounds, None)
+                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, BriefKind::Result, note, text.clone(), *rounds, None)
                 }
-                Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, "failure", failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
-                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, "failure", report.clone(), String::new(), *rounds, None),
-                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, "failure", format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
+                Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, BriefKind::Failure, failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
+                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, BriefKind::Failure, report.clone(), String::new(), *rounds, None),
+                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, BriefKind::Failure, format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
             };
             let (truncated, cancel_reason, cancelled_timeline) = match &ending {
                 Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
@@ -95,16 +97,15 @@ pub(super) async fn finish(
                 })?;
             }
             if let Ending::Failed { failure, timeline, .. } = &ending {
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::RuntimeError.as_str(),
-                    provenance: provenance_of(&msg),
-                    payload: json!({
-                        "run_id": rid, "phase": "runtime_turn", "failure_kind": failure.kind,
-                        "failure_artifact": failure.artifact, "provider_attempt_timeline": timeline,
-                        "token_usage": timeline.aggregated_token_usage,
-                    }),
-                })?;
+                let error = ev::RuntimeErrorRecorded {
+                    run_id: rid.clone(),
+                    phase: "runtime_turn".into(),
+                    failure_kind: failure.kind,
+                    failure_artifact: failure.artifact.clone(),
+                    provider_attempt_timeline: (**timeline).clone(),
+                    token_usage: timeline.aggregated_token_usage,
+                };
+                tx.append_event(new_event(&id, provenance_of(&msg), Event::RuntimeError(error)))?;
                 transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
                     summary: failure.artifact.summary.clone(),
                     failure_artifact: json!(failure.artifact),
@@ -122,7 +123,12 @@ pub(super) async fn finish(
             // A turn interrupted by shutdown leaves its message dequeued: it
             // replays on the next start (restart contract).
             if cancel_reason != Some(CancelReason::RuntimeShutdown) {
-                settle_in(tx, &id, &msg.id, queue_status, json!({ "run_id": rid, "turn_terminal": terminal.as_str() }))?;
+                let detail = SettleDetail {
+                    run_id: Some(rid.clone()),
+                    turn_terminal: Some(terminal),
+                    ..SettleDetail::default()
+                };
+                settle_in(tx, &id, &msg.id, queue_status, detail)?;
             }
             let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
             agent.turn_in_progress = false;
@@ -136,22 +142,23 @@ pub(super) async fn finish(
             };
             agent.last_brief_at = Some(tx.now_ts());
             tx.put_agent(&id, &agent)?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::TurnTerminal.as_str(),
-                provenance: provenance_of(&msg),
-                payload: json!({
-                    "run_id": rid, "message_id": msg.id, "kind": terminal.as_str(), "rounds": rounds,
-                    "last_assistant_message": last_assistant, "duration_ms": duration_ms,
-                    "truncated": truncated.is_some(), "truncation_stop_reason": truncated,
-                    "cancel_reason": cancel_reason.map(CancelReason::as_str),
-                    "provider_attempt_timeline": cancelled_timeline,
-                    "token_usage": {
-                        "input_tokens": agent.total_input_tokens.saturating_sub(tokens_before.0),
-                        "output_tokens": agent.total_output_tokens.saturating_sub(tokens_before.1),
-                    },
-                }),
-            })?;
+            let ended = ev::TurnTerminal {
+                run_id: rid.clone(),
+                message_id: msg.id.clone(),
+                kind: terminal,
+                rounds,
+                last_assistant_message: last_assistant,
+                duration_ms,
+                truncated: truncated.is_some(),
+                truncation_stop_reason: truncated.clone(),
+                cancel_reason,
+                provider_attempt_timeline: cancelled_timeline.cloned(),
+                token_usage: ev::TurnTokens {
+                    input_tokens: agent.total_input_tokens.saturating_sub(tokens_before.0),
+                    output_tokens: agent.total_output_tokens.saturating_sub(tokens_before.1),
+                },
+            };
+            tx.append_event(new_event(&id, provenance_of(&msg), Event::TurnTerminal(ended)))?;
             // Brief visibility: waiting for the operator -> action_required;
             // a completed work item with its report -> work_done; else
             // turn_result.
@@ -177,35 +184,35 @@ pub(super) async fn finish(
                     }
                 }
             }
-            let brief_kind = if brief_kind == "result" && !awaiting_tasks.is_empty() && completed.is_none() {
-                "ack"
+            let brief_kind = if brief_kind == BriefKind::Result && !awaiting_tasks.is_empty() && completed.is_none() {
+                BriefKind::Ack
             } else {
                 brief_kind
             };
-            let visibility = if needs_input && brief_kind != "failure" {
-                "action_required"
-            } else if completed.is_some() && brief_kind == "result" {
-                "work_done"
+            let visibility = if needs_input && brief_kind != BriefKind::Failure {
+                BriefVisibility::ActionRequired
+            } else if completed.is_some() && brief_kind == BriefKind::Result {
+                BriefVisibility::WorkDone
             } else {
-                "turn_result"
+                BriefVisibility::TurnResult
             };
-            let brief_id = crate::new_id("brief");
-            let brief = json!({
-                "id": brief_id, "agent_id": id, "work_item_id": completed.clone().or(turn_work_item_id.clone()),
-                "kind": brief_kind, "created_at": tx.now_ts(), "text": text,
-                "related_message_id": msg.id, "related_task_id": msg.task_id,
-                "failure_artifact": failure.as_ref().map(|f| &f.artifact),
-                "awaiting_task_ids": awaiting_tasks,
-                "truncated": truncated.is_some(),
-                "workspace_id": workspace_id,
-            });
-            tx.put(Keyed::Briefs, &id, &brief_id, &brief)?;
-            tx.append_event(NewEvent {
+            let brief = ev::Brief {
+                id: crate::new_id("brief"),
                 agent_id: id.clone(),
-                kind: EventKind::BriefCreated.as_str(),
-                provenance: provenance_of(&msg),
-                payload: json!({ "brief": brief, "visibility": visibility }),
-            })?;
+                work_item_id: completed.clone().or(turn_work_item_id.clone()),
+                kind: brief_kind,
+                created_at: tx.now_ts(),
+                text,
+                related_message_id: msg.id.clone(),
+                related_task_id: msg.task_id.clone(),
+                failure_artifact: failure.as_ref().map(|f| f.artifact.clone()),
+                awaiting_task_ids: awaiting_tasks,
+                truncated: truncated.is_some(),
+                workspace_id: workspace_id.clone(),
+            };
+            tx.put(Keyed::Briefs, &id, &brief.id, &brief)?;
+            let created = ev::BriefCreated { brief, visibility };
+            tx.append_event(new_event(&id, provenance_of(&msg), Event::BriefCreated(created)))?;
             Ok(())
         })
         .await?;

@@ -12,14 +12,14 @@ use serde_json::json;
 
 use super::turn::{render_input, transcript_in};
 use super::HostInner;
+use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
-use crate::runtime::events::EventKind;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
 use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, NewEvent, Provenance};
+use crate::store::{Keyed, Provenance};
 
 /// Run one tool call of a round, recorded before and after.
 pub(super) async fn run_call(
@@ -41,15 +41,16 @@ pub(super) async fn run_call(
             .store
             .write(move |tx| {
                 let started_at = tx.now_ts();
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::ToolStarted.as_str(),
-                    provenance: Provenance {
-                        message_id: Some(mid.clone()),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "run_id": rid, "call_id": cid, "tool_name": name }),
-                })?;
+                let provenance = Provenance {
+                    message_id: Some(mid.clone()),
+                    ..Provenance::default()
+                };
+                let started = ev::ToolStarted {
+                    run_id: rid.clone(),
+                    call_id: cid.clone(),
+                    tool_name: name.clone(),
+                };
+                tx.append_event(new_event(&id, provenance, Event::ToolStarted(started)))?;
                 transcript_in(
                     tx,
                     &id,
@@ -85,17 +86,20 @@ pub(super) async fn run_call(
                 "status": if o.is_error { "failed" } else { "completed" },
                 "malformed_arguments": c.malformed_arguments,
             }))?;
-            tx.append_event(NewEvent {
-                agent_id: id.clone(),
-                kind: EventKind::ToolExecuted.as_str(),
-                provenance: Provenance { message_id: Some(mid.clone()), ..Provenance::default() },
-                payload: json!({
-                    "run_id": rid, "tool_execution_id": exec_id, "call_id": c.id, "tool_name": c.name,
-                    "arguments": c.arguments, "is_error": o.is_error, "duration_ms": duration_ms,
-                    "malformed_arguments": c.malformed_arguments,
-                    "result_preview": content.chars().take(600).collect::<String>(),
-                }),
-            })?;
+            let executed = ev::ToolExecuted {
+                run_id: rid.clone(),
+                tool_execution_id: exec_id,
+                call_id: c.id.clone(),
+                tool_name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                is_error: o.is_error,
+                duration_ms,
+                malformed_arguments: c.malformed_arguments.clone(),
+                result_preview: content.chars().take(ev::ToolExecuted::PREVIEW_CHARS).collect(),
+                result_facts: ev::ToolExecuted::facts_of(&o.content),
+            };
+            let provenance = Provenance { message_id: Some(mid.clone()), ..Provenance::default() };
+            tx.append_event(new_event(&id, provenance, Event::ToolExecuted(executed)))?;
             transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
                 call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
             })
@@ -150,7 +154,10 @@ pub(super) async fn interject(
                     &id,
                     &mid,
                     QueueEntryStatus::Interjected,
-                    json!({ "run_id": rid }),
+                    SettleDetail {
+                        run_id: Some(rid.clone()),
+                        ..SettleDetail::default()
+                    },
                 )?;
             }
             Ok(joined)

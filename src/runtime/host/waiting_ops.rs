@@ -4,17 +4,16 @@
 //! transaction with its events, then a wake of the agent's actor.
 
 use super::agent_in;
-use serde_json::json;
 
 use super::{RuntimeHost, WakeHintOutcome};
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::events::EventKind;
 use crate::runtime::waiting::{
     PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
     WaitingScope,
 };
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, NewEvent, Provenance, StoreError};
+use crate::store::{Keyed, Provenance, StoreError};
 
 impl RuntimeHost {
     /// A liveness signal: stored as the pending wake hint (coalescing with
@@ -38,10 +37,16 @@ impl RuntimeHost {
                     ..Provenance::default()
                 };
                 let (kind, outcome) = if agent.status == AgentStatus::Stopped {
-                    (EventKind::WakeHintIgnored, WakeHintOutcome::Ignored)
+                    (
+                        Event::WakeHintIgnored as fn(_) -> _,
+                        WakeHintOutcome::Ignored,
+                    )
                 } else if let Some(hint) = agent.pending_wake_hint.as_mut() {
                     hint.coalesced_count += 1;
-                    (EventKind::WakeHintCoalesced, WakeHintOutcome::Coalesced)
+                    (
+                        Event::WakeHintCoalesced as fn(_) -> _,
+                        WakeHintOutcome::Coalesced,
+                    )
                 } else {
                     let generation = tx.next_counter(&id, "wake_hint_generation")?;
                     agent.pending_wake_hint = Some(PendingWakeHint {
@@ -52,21 +57,26 @@ impl RuntimeHost {
                         coalesced_count: 0,
                         received_at: tx.now_ts(),
                     });
-                    (EventKind::WakeHintSubmitted, WakeHintOutcome::Submitted)
+                    (
+                        Event::WakeHintSubmitted as fn(_) -> _,
+                        WakeHintOutcome::Submitted,
+                    )
                 };
                 if outcome != WakeHintOutcome::Ignored {
                     tx.put_agent(&id, &agent)?;
                 }
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: kind.as_str(),
-                    provenance,
-                    payload: json!({
-                        "reason": reason, "waiting_intent_id": waiting_intent_id,
-                        "pending": agent.pending_wake_hint,
-                        "note": if outcome == WakeHintOutcome::Ignored { "agent is stopped; wake does not cross stopped" } else { "" },
-                    }),
-                })?;
+                let note = match outcome {
+                    WakeHintOutcome::Ignored => "agent is stopped; wake does not cross stopped",
+                    WakeHintOutcome::Coalesced | WakeHintOutcome::Submitted => "",
+                };
+                let hint = ev::WakeHint {
+                    reason: reason.clone(),
+                    waiting_intent_id: waiting_intent_id.clone(),
+                    pending: agent.pending_wake_hint.clone(),
+                    note: note.to_owned(),
+                };
+                let event: fn(ev::WakeHint) -> Event = kind;
+                tx.append_event(new_event(&id, provenance, event(hint)))?;
                 Ok(outcome)
             })
             .await?;
@@ -103,15 +113,15 @@ impl RuntimeHost {
                 };
                 tx.put(Keyed::Timers, &id, &timer_id, &record)?;
                 tx.index_insert(crate::store::Index::ActiveTimers, &id, &timer_id)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::TimerCreated.as_str(),
-                    provenance: Provenance {
-                        work_item_id: work_item_id.clone(),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "timer": record, "delay_ms": delay_ms }),
-                })?;
+                let provenance = Provenance {
+                    work_item_id: work_item_id.clone(),
+                    ..Provenance::default()
+                };
+                let created = ev::TimerCreated {
+                    timer: record.clone(),
+                    delay_ms,
+                };
+                tx.append_event(new_event(&id, provenance, Event::TimerCreated(created)))?;
                 Ok(record)
             })
             .await?;
@@ -156,16 +166,19 @@ impl RuntimeHost {
                     updated_at: now,
                 };
                 tx.put(Keyed::WaitingIntents, &id, &intent_id, &record)?;
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: EventKind::WaitingIntentCreated.as_str(),
-                    provenance: Provenance {
-                        work_item_id: work_item_id.clone(),
-                        source: Some(source.clone()),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "waiting_intent": record }),
-                })?;
+                let provenance = Provenance {
+                    work_item_id: work_item_id.clone(),
+                    source: Some(source.clone()),
+                    ..Provenance::default()
+                };
+                let created = ev::WaitingIntentChanged {
+                    waiting_intent: record.clone(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    provenance,
+                    Event::WaitingIntentCreated(created),
+                ))?;
                 Ok(record)
             })
             .await?;
@@ -198,23 +211,22 @@ impl RuntimeHost {
                     rec.trigger_count += 1;
                 }
                 tx.put(Keyed::WaitingIntents, &id, &wid, &rec)?;
-                let kind = match status {
+                let event: fn(ev::WaitingIntentChanged) -> Event = match status {
                     WaitingIntentStatus::Triggered | WaitingIntentStatus::Resolved => {
-                        EventKind::WaitingIntentTriggered
+                        Event::WaitingIntentTriggered
                     }
                     WaitingIntentStatus::Cancelled
                     | WaitingIntentStatus::Expired
-                    | WaitingIntentStatus::Active => EventKind::WaitingIntentCancelled,
+                    | WaitingIntentStatus::Active => Event::WaitingIntentCancelled,
                 };
-                tx.append_event(NewEvent {
-                    agent_id: id.clone(),
-                    kind: kind.as_str(),
-                    provenance: Provenance {
-                        work_item_id: rec.work_item_id.clone(),
-                        ..Provenance::default()
-                    },
-                    payload: json!({ "waiting_intent": rec }),
-                })?;
+                let provenance = Provenance {
+                    work_item_id: rec.work_item_id.clone(),
+                    ..Provenance::default()
+                };
+                let changed = ev::WaitingIntentChanged {
+                    waiting_intent: rec.clone(),
+                };
+                tx.append_event(new_event(&id, provenance, event(changed)))?;
                 Ok(rec)
             })
             .await?;

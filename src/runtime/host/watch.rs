@@ -28,13 +28,12 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
-use serde::Serialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::HostInner;
-use crate::runtime::events::EventKind;
-use crate::store::{NewEvent, Provenance};
+use crate::protocol::events::{new_event, ConfigReloaded, Event};
+use crate::store::Provenance;
 
 /// At most this much of each guidance file enters the prompt.
 pub const MAX_GUIDANCE_BYTES: usize = 32 * 1024;
@@ -48,7 +47,7 @@ const CLAUDE_MD: &str = "CLAUDE.md";
 
 // ---- guidance ---------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GuidanceScope {
     Agent,
@@ -56,12 +55,12 @@ pub enum GuidanceScope {
 }
 
 /// Where a guidance block came from (metadata only, never the content).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GuidanceSource {
     pub scope: GuidanceScope,
     pub path: PathBuf,
     /// `AGENTS.md` or `CLAUDE.md`.
-    pub file_name: &'static str,
+    pub file_name: std::borrow::Cow<'static, str>,
     pub bytes: usize,
     pub truncated: bool,
 }
@@ -122,7 +121,7 @@ fn load_one(scope: GuidanceScope, dir: &Path, file_name: &'static str) -> Option
         source: GuidanceSource {
             scope,
             path,
-            file_name,
+            file_name: file_name.into(),
             bytes,
             truncated,
         },
@@ -402,11 +401,12 @@ async fn examine(
                     .iter()
                     .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
                     .collect();
-                let loaded: Vec<&GuidanceSource> = guidance.iter().map(|g| &g.source).collect();
-                let payload = json!({
-                    "source": "agents_md", "changed": names, "paths": changed_paths,
-                    "loaded": loaded, "note": "takes effect at the agent's next turn",
-                });
+                let payload = ConfigReloaded::AgentsMd {
+                    changed: names.into_iter().collect(),
+                    paths: changed_paths,
+                    loaded: guidance.iter().map(|g| g.source.clone()).collect(),
+                    note: "takes effect at the agent's next turn".into(),
+                };
                 record(host, std::slice::from_ref(agent_id), payload).await;
             }
             Target::Config => {
@@ -416,13 +416,20 @@ async fn examine(
                     continue;
                 }
                 let payload = match (c.reload)() {
-                    Ok(changed) => json!({
-                        "source": "config_file", "path": c.path, "changed": changed, "applied": true,
-                    }),
-                    Err(error) => json!({
-                        "source": "config_file", "path": c.path, "changed": [], "applied": false,
-                        "error": error, "note": "the previous configuration stays in effect",
-                    }),
+                    Ok(changed) => ConfigReloaded::ConfigFile {
+                        path: c.path.clone(),
+                        changed,
+                        applied: true,
+                        error: None,
+                        note: None,
+                    },
+                    Err(error) => ConfigReloaded::ConfigFile {
+                        path: c.path.clone(),
+                        changed: Vec::new(),
+                        applied: false,
+                        error: Some(error),
+                        note: Some("the previous configuration stays in effect".into()),
+                    },
                 };
                 let agents: Vec<String> = lock(registry).agents.keys().cloned().collect();
                 record(host, &agents, payload).await;
@@ -437,7 +444,7 @@ fn changed_since(registry: &Mutex<Registry>, target: &Target, now: u64) -> bool 
     before != Some(now)
 }
 
-async fn record(host: &Arc<HostInner>, agents: &[String], payload: serde_json::Value) {
+async fn record(host: &Arc<HostInner>, agents: &[String], payload: ConfigReloaded) {
     if agents.is_empty() {
         return;
     }
@@ -446,15 +453,12 @@ async fn record(host: &Arc<HostInner>, agents: &[String], payload: serde_json::V
         .store
         .write(move |tx| {
             for agent_id in &agents {
-                tx.append_event(NewEvent {
-                    agent_id: agent_id.clone(),
-                    kind: EventKind::ConfigReloaded.as_str(),
-                    provenance: Provenance {
-                        source: Some("file_watch".into()),
-                        ..Provenance::default()
-                    },
-                    payload: payload.clone(),
-                })?;
+                let provenance = Provenance {
+                    source: Some("file_watch".into()),
+                    ..Provenance::default()
+                };
+                let event = Event::ConfigReloaded(payload.clone());
+                tx.append_event(new_event(agent_id, provenance, event))?;
             }
             Ok(())
         })
@@ -476,9 +480,9 @@ mod tests {
         std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
     }
 
-    fn scopes(g: &[Guidance]) -> Vec<(GuidanceScope, &'static str)> {
+    fn scopes(g: &[Guidance]) -> Vec<(GuidanceScope, &str)> {
         g.iter()
-            .map(|g| (g.source.scope, g.source.file_name))
+            .map(|g| (g.source.scope, g.source.file_name.as_ref()))
             .collect()
     }
 

@@ -6,36 +6,24 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use super::{agent_in, RuntimeHost};
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::events::EventKind;
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
     self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,
     WorkspaceBinding, WorkspaceError, WorkspaceMode, AGENT_HOME_ID,
 };
 use crate::runtime::RuntimeError;
-use crate::store::{NewEvent, Provenance, StoreError, WriteCtx};
+use crate::store::{Provenance, StoreError, WriteCtx};
 
 fn rejected(e: WorkspaceError) -> StoreError {
     StoreError::rejected(RuntimeError::Workspace(e))
 }
 
-fn event(
-    tx: &mut WriteCtx<'_>,
-    agent_id: &str,
-    kind: EventKind,
-    payload: serde_json::Value,
-) -> Result<(), StoreError> {
-    tx.append_event(NewEvent {
-        agent_id: agent_id.to_owned(),
-        kind: kind.as_str(),
-        provenance: Provenance::default(),
-        payload,
-    })
-    .map(|_| ())
+fn event(tx: &mut WriteCtx<'_>, agent_id: &str, event: Event) -> Result<(), StoreError> {
+    tx.append_event(new_event(agent_id, Provenance::default(), event))
+        .map(|_| ())
 }
 
 impl RuntimeHost {
@@ -272,10 +260,11 @@ impl RuntimeHost {
                         event(
                             tx,
                             &id,
-                            EventKind::WorktreeRemoved,
-                            json!({
-                                "workspace_id": s.workspace_id, "worktree_path": s.worktree_path,
-                                "worktree_branch": s.worktree_branch, "reason": "clean",
+                            Event::WorktreeRemoved(ev::WorktreeRemoved {
+                                workspace_id: s.workspace_id.clone(),
+                                worktree_path: s.worktree_path.clone(),
+                                worktree_branch: s.worktree_branch.clone(),
+                                reason: "clean".into(),
                             }),
                         )?;
                     }
@@ -290,13 +279,13 @@ impl RuntimeHost {
                         event(
                             tx,
                             &id,
-                            EventKind::WorktreeRetained,
-                            json!({
-                                "workspace_id": s.workspace_id, "worktree_path": s.worktree_path,
-                                "worktree_branch": s.worktree_branch,
-                                "uncommitted_files": changes.uncommitted,
-                                "commits_ahead": changes.commits_ahead,
-                                "error": error,
+                            Event::WorktreeRetained(ev::WorktreeRetained {
+                                workspace_id: s.workspace_id.clone(),
+                                worktree_path: s.worktree_path.clone(),
+                                worktree_branch: s.worktree_branch.clone(),
+                                uncommitted_files: changes.uncommitted,
+                                commits_ahead: changes.commits_ahead,
+                                error: error.clone(),
                             }),
                         )?;
                     }
@@ -311,12 +300,12 @@ impl RuntimeHost {
                         event(
                             tx,
                             &id,
-                            EventKind::WorktreeCreated,
-                            json!({
-                                "workspace_id": wt.workspace_id, "worktree_path": wt.worktree_path,
-                                "worktree_branch": wt.worktree_branch,
-                                "original_branch": wt.original_branch,
-                                "original_working_directory": wt.original_working_directory,
+                            Event::WorktreeCreated(ev::WorktreeCreated {
+                                workspace_id: wt.workspace_id.clone(),
+                                worktree_path: wt.worktree_path.clone(),
+                                worktree_branch: wt.worktree_branch.clone(),
+                                original_branch: wt.original_branch.clone(),
+                                original_working_directory: wt.original_working_directory.clone(),
                             }),
                         )?;
                     }
@@ -326,10 +315,10 @@ impl RuntimeHost {
                 event(
                     tx,
                     &id,
-                    EventKind::WorkspaceUsed,
-                    json!({
-                        "previous_workspace_id": previous,
-                        "execution": snap,
+                    Event::WorkspaceUsed(ev::WorkspaceUsed {
+                        previous_workspace_id: previous.clone(),
+                        execution: snap.clone(),
+                        reason: None,
                     }),
                 )?;
                 tx.put_agent(&id, &agent)?;
@@ -385,12 +374,16 @@ impl RuntimeHost {
                 event(
                     tx,
                     &id,
-                    EventKind::WorkspaceDetached,
-                    json!({
-                        "workspace_id": b.workspace_id, "anchor": b.anchor,
-                        "retained_worktrees": agent.workspaces.retained_worktrees.iter()
+                    Event::WorkspaceDetached(ev::WorkspaceDetached {
+                        workspace_id: b.workspace_id.clone(),
+                        anchor: b.anchor.clone(),
+                        retained_worktrees: agent
+                            .workspaces
+                            .retained_worktrees
+                            .iter()
                             .filter(|w| w.workspace_id == b.workspace_id)
-                            .map(|w| &w.worktree_path).collect::<Vec<_>>(),
+                            .map(|w| w.worktree_path.clone())
+                            .collect(),
                     }),
                 )?;
                 tx.put_agent(&id, &agent)?;
@@ -422,22 +415,21 @@ impl RuntimeHost {
                 event(
                     tx,
                     &id,
-                    EventKind::WorkspaceMissing,
-                    json!({
-                        "workspace_id": missing.workspace_id,
-                        "execution_root": missing.execution_root,
-                        "worktree": missing.worktree,
-                        "fallback": AGENT_HOME_ID,
+                    Event::WorkspaceMissing(ev::WorkspaceMissing {
+                        workspace_id: missing.workspace_id.clone(),
+                        execution_root: missing.execution_root.clone(),
+                        worktree: missing.worktree.clone(),
+                        fallback: AGENT_HOME_ID.to_owned(),
                     }),
                 )?;
                 let snap = ws::snapshot(&agent.workspaces, &home);
                 event(
                     tx,
                     &id,
-                    EventKind::WorkspaceUsed,
-                    json!({
-                        "previous_workspace_id": missing.workspace_id,
-                        "execution": snap, "reason": "execution_root_missing",
+                    Event::WorkspaceUsed(ev::WorkspaceUsed {
+                        previous_workspace_id: missing.workspace_id.clone(),
+                        execution: snap,
+                        reason: Some("execution_root_missing".into()),
                     }),
                 )?;
                 tx.put_agent(&id, &agent)
@@ -474,9 +466,10 @@ fn attach_in(
     event(
         tx,
         &agent.id,
-        EventKind::WorkspaceAttached,
-        json!({
-            "workspace_id": b.workspace_id, "anchor": b.anchor, "git": b.git,
+        Event::WorkspaceAttached(ev::WorkspaceAttached {
+            workspace_id: b.workspace_id.clone(),
+            anchor: b.anchor.clone(),
+            git: b.git,
         }),
     )?;
     Ok(b)

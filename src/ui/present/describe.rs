@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::{Category, OperatorEvent, Visibility, PREVIEW_MAX, SUMMARY_MAX};
+use crate::protocol::events::EventKind;
 use crate::protocol::EventRecord;
-use crate::runtime::events::EventKind;
 
 /// The summary of each kind; sets the body and refines the class where the
 /// payload decides them.

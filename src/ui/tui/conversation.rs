@@ -18,8 +18,8 @@ use super::fmt::{i64_at, owned, text, ts_ms, u64_at};
 use super::msg::RequestId;
 use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
+use crate::protocol::events::EventKind;
 use crate::protocol::EventRecord;
-use crate::runtime::events::EventKind;
 use crate::ui::present::{shows, DisplayMode, OperatorEvent, Visibility};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,8 @@
 use serde_json::Value;
 
 use super::fmt::{flag, i64_at, owned, text, u64_at};
+use crate::protocol::events::EventKind;
 use crate::protocol::{AgentState, AgentSummary, EventRecord};
-use crate::runtime::events::EventKind;
 
 /// How a posture reads in the console: a label, a glyph (meaning never by
 /// colour alone) and whether the working row animates.

@@ -19,8 +19,8 @@ use super::msg::{Effect, Msg, RequestId};
 use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
+use crate::protocol::events::EventKind;
 use crate::protocol::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
-use crate::runtime::events::EventKind;
 use crate::ui::present::{present, DisplayMode};
 
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {

@@ -1,0 +1,176 @@
+//! The runtime event kinds and their typed payloads. Every durable state
+//! change appends one or more events in the same store transaction; clients
+//! are projections of these. Names are the seeds' vocabulary in snake_case.
+//! Matching on `EventKind` and `Event` is exhaustive everywhere, so a new
+//! kind fails to compile until each surface decides how to present it.
+
+use serde::{Deserialize, Serialize};
+
+pub use super::payloads::*;
+
+macro_rules! event_kinds {
+    ($($variant:ident($payload:ty) => $name:literal),+ $(,)?) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum EventKind { $($variant),+ }
+
+        impl EventKind {
+            pub const ALL: &'static [EventKind] = &[$(EventKind::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(EventKind::$variant => $name),+ }
+            }
+
+            pub fn parse(s: &str) -> Option<EventKind> {
+                match s { $($name => Some(EventKind::$variant),)+ _ => None }
+            }
+        }
+
+        /// An event's payload, typed by its kind. The engine builds events
+        /// from these; clients match on them exhaustively. A kind this
+        /// build does not know (a newer runtime's) reads as `Unknown`, a
+        /// payload that does not fit its kind's type as `Unreadable`: both
+        /// are shown as trace, never a crash.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)] // built once per event, moved rarely
+        pub enum Event {
+            $($variant($payload),)+
+            Unknown { kind: String },
+            Unreadable { kind: EventKind, error: String },
+        }
+
+        impl Event {
+            /// The payload of a stored event, read without copying the
+            /// JSON tree.
+            pub fn decode(kind: &str, payload: &serde_json::Value) -> Event {
+                match EventKind::parse(kind) {
+                    $(Some(EventKind::$variant) => match <$payload>::deserialize(payload) {
+                        Ok(p) => Event::$variant(p),
+                        Err(e) => Event::Unreadable { kind: EventKind::$variant, error: e.to_string() },
+                    },)+
+                    None => Event::Unknown { kind: kind.to_owned() },
+                }
+            }
+
+            /// The kind, when this build knows it.
+            pub fn kind(&self) -> Option<EventKind> {
+                match self {
+                    $(Event::$variant(_) => Some(EventKind::$variant),)+
+                    Event::Unknown { .. } => None,
+                    Event::Unreadable { kind, .. } => Some(*kind),
+                }
+            }
+
+            /// The payload as stored (keys sorted, as `serde_json::Value`
+            /// keeps them).
+            pub fn payload(&self) -> serde_json::Value {
+                let v = match self {
+                    $(Event::$variant(p) => serde_json::to_value(p),)+
+                    Event::Unknown { .. } | Event::Unreadable { .. } => Ok(serde_json::Value::Null),
+                };
+                // Plain records with string keys: serialising cannot fail.
+                v.unwrap_or(serde_json::Value::Null)
+            }
+        }
+    };
+}
+
+/// An event of a kind this build knows, ready to append.
+pub fn new_event(
+    agent_id: impl Into<String>,
+    provenance: crate::store::Provenance,
+    event: Event,
+) -> crate::store::NewEvent {
+    let kind = event.kind().map_or("unknown", EventKind::as_str);
+    crate::store::NewEvent {
+        agent_id: agent_id.into(),
+        kind,
+        provenance,
+        payload: event.payload(),
+    }
+}
+
+impl crate::store::EventRecord {
+    /// This record's payload, typed.
+    pub fn event(&self) -> Event {
+        Event::decode(&self.kind, &self.payload)
+    }
+}
+
+use super::payloads as p;
+
+event_kinds! {
+    AgentCreated(p::AgentCreated) => "agent_created",
+    AgentStateChanged(p::AgentStateChanged) => "agent_state_changed",
+    ControlApplied(p::ControlApplied) => "control_applied",
+    MessageAdmitted(p::MessageAdmitted) => "message_admitted",
+    MessageRejected(p::MessageRejected) => "message_rejected",
+    MessageProcessingStarted(p::MessageProcessingStarted) => "message_processing_started",
+    MessageProcessed(p::MessageSettled) => "message_processed",
+    MessageAborted(p::MessageSettled) => "message_aborted",
+    MessageDropped(p::MessageSettled) => "message_dropped",
+    MessageInterjected(p::MessageSettled) => "message_interjected",
+    SchedulerDecision(p::SchedulerDecisionMade) => "scheduler_decision",
+    SystemTickEmitted(p::SystemTickEmitted) => "system_tick_emitted",
+    TurnStarted(p::TurnStarted) => "turn_started",
+    ProviderRoundCompleted(p::ProviderRoundCompleted) => "provider_round_completed",
+    AssistantRoundRecorded(p::AssistantRoundRecorded) => "assistant_round_recorded",
+    ToolStarted(p::ToolStarted) => "tool_started",
+    ToolExecuted(p::ToolExecuted) => "tool_executed",
+    WorkspaceAttached(p::WorkspaceAttached) => "workspace_attached",
+    WorkspaceUsed(p::WorkspaceUsed) => "workspace_used",
+    WorkspaceDetached(p::WorkspaceDetached) => "workspace_detached",
+    WorkspaceMissing(p::WorkspaceMissing) => "workspace_missing",
+    WorktreeCreated(p::WorktreeCreated) => "worktree_created",
+    WorktreeRemoved(p::WorktreeRemoved) => "worktree_removed",
+    WorktreeRetained(p::WorktreeRetained) => "worktree_retained",
+    ContextCompacted(p::ContextCompacted) => "context_compacted",
+    TurnCheckpoint(p::TurnCheckpoint) => "turn_checkpoint",
+    TurnTerminal(p::TurnTerminal) => "turn_terminal",
+    BriefCreated(p::BriefCreated) => "brief_created",
+    WorkItemCreated(p::WorkItemCreated) => "work_item_created",
+    WorkItemPicked(p::WorkItemPicked) => "work_item_picked",
+    WorkItemUpdated(p::WorkItemUpdated) => "work_item_updated",
+    WorkItemCompleted(p::WorkItemCompleted) => "work_item_completed",
+    WorkItemRecheckDue(p::WorkItemRecheckDue) => "work_item_recheck_due",
+    TaskCreated(p::TaskCreated) => "task_created",
+    TaskStatusChanged(p::TaskStatusChanged) => "task_status_changed",
+    TaskOutput(p::TaskOutput) => "task_output",
+    TaskResultQueued(p::TaskResultQueued) => "task_result_queued",
+    WaitingIntentCreated(p::WaitingIntentChanged) => "waiting_intent_created",
+    WaitingIntentTriggered(p::WaitingIntentChanged) => "waiting_intent_triggered",
+    WaitingIntentCancelled(p::WaitingIntentChanged) => "waiting_intent_cancelled",
+    TimerCreated(p::TimerCreated) => "timer_created",
+    TimerFired(p::TimerEnded) => "timer_fired",
+    TimerCancelled(p::TimerEnded) => "timer_cancelled",
+    WakeHintSubmitted(p::WakeHint) => "wake_hint_submitted",
+    WakeHintCoalesced(p::WakeHint) => "wake_hint_coalesced",
+    WakeHintIgnored(p::WakeHint) => "wake_hint_ignored",
+    RuntimeStarted(p::RuntimeStarted) => "runtime_started",
+    RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
+    RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",
+    ConfigReloaded(p::ConfigReloaded) => "config_reloaded",
+    DisplayModeChanged(p::DisplayModeChanged) => "display_mode_changed",
+    ModelOverrideChanged(p::ModelOverrideChanged) => "model_override_changed",
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_match_serde() {
+        for kind in EventKind::ALL {
+            assert_eq!(EventKind::parse(kind.as_str()), Some(*kind));
+            let json = serde_json::to_string(kind).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        }
+        assert_eq!(EventKind::parse("no_such_kind"), None);
+    }
+}
