@@ -103,6 +103,7 @@ fn the_console_end_to_end_in_a_pseudo_terminal() {
     let status: serde_json::Value =
         serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_default();
     assert!(status["agents"][0]["id"] == "main");
+    super::support::assert_typed_lines(&home, "main");
 }
 
 #[test]
@@ -210,6 +211,7 @@ fn detach_hands_the_runtime_to_a_daemon_and_records_stopped_tasks() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     home.ok(&["daemon", "stop"]);
+    super::support::assert_typed_lines(&home, "main");
 }
 
 #[test]

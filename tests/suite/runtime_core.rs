@@ -50,10 +50,15 @@ pub fn prompt(text: &str, priority: Priority) -> AdmissionRequest {
     AdmissionRequest::operator_prompt("main", text, priority, DeliverySurface::CliPrompt)
 }
 
+/// The main agent's events; each is checked to read as its typed
+/// payload (`support::assert_typed`) on the way.
 pub fn events(host: &RuntimeHost) -> Vec<EventRecord> {
     let rx = host.store().read().unwrap_or_else(|e| panic!("{e}"));
-    rx.events("main", 1, 100_000)
-        .unwrap_or_else(|e| panic!("{e}"))
+    let evs = rx
+        .events("main", 1, 100_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    super::support::assert_typed(&evs);
+    evs
 }
 
 /// Wait (bounded) until an event matching `pred` exists; return it.

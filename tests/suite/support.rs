@@ -75,3 +75,49 @@ impl Drop for Daemon<'_> {
         let _ = self.0.run(&["daemon", "stop"]);
     }
 }
+
+/// Every event reads back as its kind's typed payload (never `Unknown` or
+/// `Unreadable`), and the typed payload encodes to exactly the stored JSON:
+/// the wire is what the protocol's types say. With
+/// `HOLON_UPDATE_EVENT_FIXTURES=1`, the first event of each kind not yet
+/// there is written to `tests/fixtures/events/<kind>.json`: the golden
+/// samples a unit test keeps the types to.
+pub fn assert_typed(events: &[holon::protocol::EventRecord]) {
+    use holon::protocol::events::Event;
+    let update = std::env::var_os("HOLON_UPDATE_EVENT_FIXTURES").is_some();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events");
+    for e in events {
+        if e.kind == "debug_append" {
+            continue;
+        }
+        let typed = e.event();
+        if let Event::Unknown { .. } | Event::Unreadable { .. } = typed {
+            panic!(
+                "event {} ({}) does not read as its type: {typed:?}",
+                e.event_seq, e.kind
+            );
+        }
+        assert_eq!(
+            typed.payload(),
+            e.payload,
+            "{} re-encodes differently than it was stored",
+            e.kind
+        );
+        let file = dir.join(format!("{}.json", e.kind));
+        if update && !file.exists() {
+            let _ = std::fs::create_dir_all(&dir);
+            let text = serde_json::to_string_pretty(e).unwrap_or_default();
+            std::fs::write(&file, text + "\n").unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+}
+
+/// `assert_typed` over the `holon events --json` lines of `agent`.
+pub fn assert_typed_lines(home: &Home, agent: &str) {
+    let lines = json_lines(&home.ok(&["events", "--agent", agent, "--json", "--limit", "100000"]));
+    let events: Vec<holon::protocol::EventRecord> = lines
+        .into_iter()
+        .map(|v| serde_json::from_value(v).unwrap_or_else(|e| panic!("not an event record: {e}")))
+        .collect();
+    assert_typed(&events);
+}

@@ -535,6 +535,11 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     assert!(ledger
         .iter()
         .any(|e| e["kind"] == "model_override_changed" && e["payload"]["to"] == "openai/gpt-e2e"));
+    let records: Vec<EventRecord> = ledger
+        .iter()
+        .map(|v| ok(serde_json::from_value(v.clone())))
+        .collect();
+    super::support::assert_typed(&records);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,12 +63,20 @@ fn holon_json(home: &Home, args: &[&str]) -> Value {
     ok(serde_json::from_slice(&out.stdout))
 }
 
+/// `agent`'s events of `kind`, each checked to read as its typed payload.
 fn events(home: &Home, agent: &str, kind: &str) -> Vec<Value> {
     let out = home.ok(&["events", "--agent", agent, "--kind", kind, "--json"]);
-    out.lines()
+    let lines: Vec<Value> = out
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| ok(serde_json::from_str(l)))
-        .collect()
+        .collect();
+    let records: Vec<holon::protocol::EventRecord> = lines
+        .iter()
+        .map(|v| ok(serde_json::from_value(v.clone())))
+        .collect();
+    super::support::assert_typed(&records);
+    lines
 }
 
 fn provider_env(stub: &StubServer) -> Vec<(String, String)> {
@@ -335,6 +343,7 @@ fn isolated_mode_edits_only_its_worktree_survives_restart_and_is_kept_or_removed
         "its branch is deleted"
     );
     assert_eq!(events(&home, "main", "worktree_removed").len(), 1);
+    super::support::assert_typed_lines(&home, "main");
 
     // Detaching the active workspace is refused; after switching it works
     // and nothing on disk is touched.
@@ -346,6 +355,7 @@ fn isolated_mode_edits_only_its_worktree_survives_restart_and_is_kept_or_removed
     assert!(repo.join("README.md").exists());
     let list = holon_json(&home, &["workspace", "list", "--json"]);
     assert_eq!(list["attached"], serde_json::json!([]));
+    super::support::assert_typed_lines(&home, "main");
 }
 
 #[test]
@@ -458,6 +468,7 @@ fn bad_workspace_input_gets_clear_errors_and_a_vanished_worktree_falls_back_home
         .as_array()
         .is_some_and(|a| a.iter().any(|e| e["anchor"] == repo_s.as_str())));
     let gone = events(&home, "main", "workspace_missing");
+    super::support::assert_typed_lines(&home, "main");
     assert_eq!(gone.len(), 1);
     assert_eq!(
         gone[0]["payload"]["execution_root"],
