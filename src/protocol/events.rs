@@ -235,29 +235,43 @@ mod tests {
     #[test]
     fn the_events_page_names_every_payload_field() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let doc = std::fs::read_to_string(root.join("docs/events.md"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let doc =
+            std::fs::read_to_string(root.join("docs/events.md")).unwrap_or_else(|e| panic!("{e}"));
         let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
         let mut missing = Vec::new();
-        for entry in std::fs::read_dir(root.join("tests/fixtures/events")).into_iter().flatten() {
+        for entry in std::fs::read_dir(root.join("tests/fixtures/events"))
+            .into_iter()
+            .flatten()
+        {
             let Ok(entry) = entry else { continue };
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
             let Ok(record) = serde_json::from_str::<crate::store::EventRecord>(&text) else {
                 continue;
             };
             let tag = format!("`{}`", record.kind);
-            let Some(row) = rows.iter().find(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&tag))) else {
+            let Some(row) = rows
+                .iter()
+                .find(|r| r.split('|').nth(1).is_some_and(|c| c.contains(&tag)))
+            else {
                 missing.push(format!("{}: no row", record.kind));
                 continue;
             };
-            for key in record.payload.as_object().into_iter().flat_map(|o| o.keys()) {
+            for key in record
+                .payload
+                .as_object()
+                .into_iter()
+                .flat_map(|o| o.keys())
+            {
                 if !row.contains(&format!("`{key}`")) {
                     missing.push(format!("{}.{key}", record.kind));
                 }
             }
         }
         missing.sort();
-        assert!(missing.is_empty(), "docs/events.md does not name: {missing:#?}");
+        assert!(
+            missing.is_empty(),
+            "docs/events.md does not name: {missing:#?}"
+        );
     }
 
     #[test]

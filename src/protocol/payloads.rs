@@ -51,6 +51,7 @@ pub struct ControlApplied {
     pub action: ControlAction,
     pub from: AgentStatus,
     pub to: AgentStatus,
+    #[serde(default)]
     pub note: String,
 }
 
@@ -59,27 +60,34 @@ pub struct ControlApplied {
 pub struct MessageAdmitted {
     pub message: MessageEnvelope,
     pub queue_status: QueueEntryStatus,
+    #[serde(default)]
     pub admission_seq: u64,
 }
 
 /// `message_rejected`: admission refused (the agent is stopped).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageRejected {
+    #[serde(default)]
     pub message_id: String,
+    #[serde(default)]
     pub reason: String,
+    #[serde(default)]
     pub hint: String,
     pub kind: MessageKind,
     /// One line, at most 120 characters.
+    #[serde(default)]
     pub body_preview: String,
 }
 
 /// `message_processing_started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageProcessingStarted {
+    #[serde(default)]
     pub message_id: String,
     pub kind: MessageKind,
     pub priority: Priority,
     /// Dequeued before a restart and processed again.
+    #[serde(default)]
     pub replay: bool,
     pub queue_status: QueueEntryStatus,
 }
@@ -88,6 +96,7 @@ pub struct MessageProcessingStarted {
 /// `message_dropped`: a queue entry reached its final status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageSettled {
+    #[serde(default)]
     pub message_id: String,
     pub from: QueueEntryStatus,
     pub queue_status: QueueEntryStatus,
@@ -128,7 +137,9 @@ pub struct SchedulerDecisionMade {
 pub struct SystemTickEmitted {
     pub reason: SystemTickReason,
     /// Empty when the decision had none.
+    #[serde(default)]
     pub idempotency_key: String,
+    #[serde(default)]
     pub message_id: String,
     #[serde(default)]
     pub work_item_id: Option<String>,
@@ -140,7 +151,9 @@ pub type Guidance = GuidanceSource;
 /// `turn_started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnStarted {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub message_id: String,
     pub trigger_kind: TriggerKind,
     #[serde(default)]
@@ -148,61 +161,89 @@ pub struct TurnStarted {
     /// The AGENTS.md / CLAUDE.md files loaded (metadata, not content).
     #[serde(default)]
     pub guidance: Vec<Guidance>,
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub execution_root: String,
 }
 
 /// `provider_round_completed`: telemetry of one model round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRoundCompleted {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub round: u32,
+    #[serde(default)]
     pub model_ref: String,
+    #[serde(default)]
     pub token_usage: TokenUsage,
+    #[serde(default)]
     pub provider_attempt_timeline: ProviderAttemptTimeline,
+    #[serde(default)]
     pub context_build_ms: u64,
+    #[serde(default)]
     pub provider_round_ms: u64,
     #[serde(default)]
     pub stop_reason: Option<String>,
     /// The runtime's estimate of the request's tokens.
+    #[serde(default)]
     pub prompt_tokens_estimate: u64,
+    #[serde(default)]
     pub context_window: u64,
+    #[serde(default)]
     pub prompt_budget: u64,
 }
 
 /// `assistant_round_recorded`: what the model said and asked for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssistantRoundRecorded {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub round: u32,
     /// The first 400 characters of the round's text.
+    #[serde(default)]
     pub text_preview: String,
+    #[serde(default)]
     pub tool_names: Vec<String>,
+    #[serde(default)]
     pub text_chars: usize,
 }
 
 /// `tool_started`: recorded durably before the call runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolStarted {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub call_id: String,
+    #[serde(default)]
     pub tool_name: String,
 }
 
 /// `tool_executed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolExecuted {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub tool_execution_id: String,
+    #[serde(default)]
     pub call_id: String,
+    #[serde(default)]
     pub tool_name: String,
+    #[serde(default)]
     pub arguments: serde_json::Value,
+    #[serde(default)]
     pub is_error: bool,
+    #[serde(default)]
     pub duration_ms: u64,
     /// The model's arguments when they were not JSON (null otherwise).
     #[serde(default)]
     pub malformed_arguments: Option<MalformedArguments>,
     /// The result's JSON text, cut to 600 characters.
+    #[serde(default)]
     pub result_preview: String,
     /// The few fields of the result a console shows (exit status, task
     /// handle, files touched), whole even when the preview is cut.
@@ -254,14 +295,18 @@ impl ToolExecuted {
 /// `workspace_attached`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceAttached {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub anchor: String,
+    #[serde(default)]
     pub git: bool,
 }
 
 /// `workspace_used`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceUsed {
+    #[serde(default)]
     pub previous_workspace_id: String,
     pub execution: ExecutionSnapshot,
     /// `execution_root_missing` on the fallback after a vanished root.
@@ -272,48 +317,68 @@ pub struct WorkspaceUsed {
 /// `workspace_detached`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceDetached {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub anchor: String,
+    #[serde(default)]
     pub retained_worktrees: Vec<String>,
 }
 
 /// `workspace_missing`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceMissing {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub execution_root: String,
     #[serde(default)]
     pub worktree: Option<WorktreeSession>,
+    #[serde(default)]
     pub fallback: String,
 }
 
 /// `worktree_created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorktreeCreated {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub worktree_path: String,
+    #[serde(default)]
     pub worktree_branch: String,
     /// Empty on a detached HEAD.
+    #[serde(default)]
     pub original_branch: String,
+    #[serde(default)]
     pub original_working_directory: String,
 }
 
 /// `worktree_removed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorktreeRemoved {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub worktree_path: String,
+    #[serde(default)]
     pub worktree_branch: String,
+    #[serde(default)]
     pub reason: String,
 }
 
 /// `worktree_retained`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorktreeRetained {
+    #[serde(default)]
     pub workspace_id: String,
+    #[serde(default)]
     pub worktree_path: String,
+    #[serde(default)]
     pub worktree_branch: String,
+    #[serde(default)]
     pub uncommitted_files: usize,
+    #[serde(default)]
     pub commits_ahead: usize,
     #[serde(default)]
     pub error: Option<String>,
@@ -322,32 +387,47 @@ pub struct WorktreeRetained {
 /// `context_compacted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextCompacted {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub episode_id: String,
+    #[serde(default)]
     pub epoch: u32,
     /// `turn_start`, `turn_local` or `context_length_exceeded`.
+    #[serde(default)]
     pub trigger: String,
+    #[serde(default)]
     pub compacted_message_count: u64,
+    #[serde(default)]
     pub compacted_turns: u64,
     pub summary_source: SummarySource,
     #[serde(default)]
     pub fallback_reason: Option<String>,
+    #[serde(default)]
     pub summary_chars: usize,
+    #[serde(default)]
     pub summary_tokens: u64,
+    #[serde(default)]
     pub tokens_before: u64,
+    #[serde(default)]
     pub tokens_after: u64,
     #[serde(default)]
     pub summariser_token_usage: Option<TokenUsage>,
+    #[serde(default)]
     pub workspace_id: String,
     /// Milliseconds, to the microsecond.
+    #[serde(default)]
     pub duration_ms: f64,
 }
 
 /// `turn_checkpoint`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnCheckpoint {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub round: u32,
+    #[serde(default)]
     pub recapped_rounds: Vec<u32>,
     #[serde(default)]
     pub work_item_id: Option<String>,
@@ -355,26 +435,36 @@ pub struct TurnCheckpoint {
     pub work_item_revision: Option<u64>,
     #[serde(default)]
     pub invalidated_anchor: Option<Anchor>,
+    #[serde(default)]
     pub tokens_before: u64,
+    #[serde(default)]
     pub tokens_after: u64,
 }
 
 /// A work item at a revision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Anchor {
+    #[serde(default)]
     pub work_item_id: String,
+    #[serde(default)]
     pub revision: u64,
 }
 
 /// `turn_terminal`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnTerminal {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub message_id: String,
     pub kind: TurnTerminalKind,
+    #[serde(default)]
     pub rounds: u32,
+    #[serde(default)]
     pub last_assistant_message: String,
+    #[serde(default)]
     pub duration_ms: u64,
+    #[serde(default)]
     pub truncated: bool,
     #[serde(default)]
     pub truncation_stop_reason: Option<String>,
@@ -383,23 +473,29 @@ pub struct TurnTerminal {
     /// The cancelled attempt's timeline (a cancelled turn only).
     #[serde(default)]
     pub provider_attempt_timeline: Option<ProviderAttemptTimeline>,
+    #[serde(default)]
     pub token_usage: TurnTokens,
 }
 
 /// A turn's tokens over all its rounds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnTokens {
+    #[serde(default)]
     pub input_tokens: u64,
+    #[serde(default)]
     pub output_tokens: u64,
 }
 
 /// `runtime_error`: a turn failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeErrorRecorded {
+    #[serde(default)]
     pub run_id: String,
+    #[serde(default)]
     pub phase: String,
     pub failure_kind: FailureKind,
     pub failure_artifact: FailureArtifact,
+    #[serde(default)]
     pub provider_attempt_timeline: ProviderAttemptTimeline,
     #[serde(default)]
     pub token_usage: Option<TokenUsage>,
@@ -415,13 +511,18 @@ pub struct BriefCreated {
 /// The operator-facing result of a turn (also kept in the briefs ledger).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Brief {
+    #[serde(default)]
     pub id: String,
+    #[serde(default)]
     pub agent_id: String,
     #[serde(default)]
     pub work_item_id: Option<String>,
     pub kind: BriefKind,
+    #[serde(default)]
     pub created_at: String,
+    #[serde(default)]
     pub text: String,
+    #[serde(default)]
     pub related_message_id: String,
     #[serde(default)]
     pub related_task_id: Option<String>,
@@ -466,8 +567,11 @@ pub struct WorkItemCreated {
 /// `work_item_picked`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItemPicked {
+    #[serde(default)]
     pub work_item_id: String,
+    #[serde(default)]
     pub revision: u64,
+    #[serde(default)]
     pub objective: String,
     #[serde(default)]
     pub previous_work_item_id: Option<String>,
@@ -479,6 +583,7 @@ pub struct WorkItemPicked {
 pub struct WorkItemUpdated {
     pub work_item: WorkItemRecord,
     /// `objective`, `plan_status`, `todo_list`, `blocked_by`.
+    #[serde(default)]
     pub changed: Vec<String>,
     pub source: WorkItemSource,
 }
@@ -493,6 +598,7 @@ pub struct WorkItemCompleted {
 /// `work_item_recheck_due`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItemRecheckDue {
+    #[serde(default)]
     pub work_item_id: String,
     #[serde(default)]
     pub blocked_by: Option<String>,
@@ -509,6 +615,7 @@ pub struct TaskCreated {
 /// `task_status_changed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskStatusChanged {
+    #[serde(default)]
     pub task_id: String,
     pub kind: TaskKind,
     pub from: TaskStatus,
@@ -542,7 +649,9 @@ pub struct TaskOutput {
 /// `task_result_queued`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskResultQueued {
+    #[serde(default)]
     pub task_id: String,
+    #[serde(default)]
     pub message_id: String,
 }
 
@@ -557,6 +666,7 @@ pub struct WaitingIntentChanged {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimerCreated {
     pub timer: TimerRecord,
+    #[serde(default)]
     pub delay_ms: u64,
 }
 
@@ -569,6 +679,7 @@ pub struct TimerEnded {
 /// `wake_hint_submitted`, `wake_hint_coalesced`, `wake_hint_ignored`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WakeHint {
+    #[serde(default)]
     pub reason: String,
     #[serde(default)]
     pub waiting_intent_id: Option<String>,
@@ -585,7 +696,9 @@ pub struct WakeHint {
 pub struct RuntimeStarted {
     pub status_before: AgentStatus,
     pub status: AgentStatus,
+    #[serde(default)]
     pub turn_was_in_progress: bool,
+    #[serde(default)]
     pub replay_message_ids: Vec<String>,
 }
 

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::events::EventKind;
+use crate::protocol::events::{Event, EventKind};
 pub use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
 
@@ -182,9 +182,12 @@ pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
 
 /// Present one raw event. Never panics; an unknown kind is a trace row.
 pub fn present(event: &EventRecord) -> OperatorEvent {
-    let kind = EventKind::parse(&event.kind);
+    let typed = event.event();
     let generic = (Visibility::Trace, Category::Trace, "Event");
-    let (visibility, category, title) = kind.map_or(generic, class);
+    let (visibility, category, title) = match &typed {
+        Event::Unknown { .. } | Event::Unreadable { .. } => generic,
+        known => known.kind().map_or(generic, class),
+    };
     let mut out = OperatorEvent {
         visibility,
         category,
@@ -193,10 +196,7 @@ pub fn present(event: &EventRecord) -> OperatorEvent {
         summary: String::new(),
         source_event_kind: event.kind.clone(),
     };
-    let summary = match kind {
-        Some(kind) => describe(kind, event, &mut out),
-        None => unknown(event, &mut out),
-    };
+    let summary = describe(&typed, event, &mut out);
     out.summary = one_line(&summary, SUMMARY_MAX);
     out
 }

@@ -144,6 +144,7 @@ pub struct ProviderRequest {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TokenUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -403,6 +404,7 @@ impl ProviderAttemptTimeline {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProviderAttemptTimeline {
     pub attempts: Vec<ProviderAttemptRecord>,
     pub requested_model_ref: String,

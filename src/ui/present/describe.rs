@@ -1,296 +1,251 @@
 //! The wording of each event kind: what `present` puts in an operator
-//! event's summary, title and body, read defensively from the payload (a
-//! missing field is sensible text, never a panic).
+//! event's summary, title and body, read from the typed payload (an
+//! optional field missing is sensible text, never a panic).
 
 use serde_json::Value;
 
 use super::{Category, OperatorEvent, Visibility, PREVIEW_MAX, SUMMARY_MAX};
-use crate::protocol::events::EventKind;
+use crate::protocol::events::{self as ev, Event};
 use crate::protocol::EventRecord;
+use crate::runtime::envelope::{MessageBody, MessageKind, MessageOrigin};
+use crate::runtime::provider::FailureArtifact;
+use crate::runtime::scheduler::SchedulerDecisionKind as D;
+use crate::runtime::tasks::TaskStatus;
+use crate::runtime::waiting::WaitingIntentStatus;
 
 /// The summary of each kind; sets the body and refines the class where the
 /// payload decides them.
-pub(super) fn describe(kind: EventKind, e: &EventRecord, out: &mut OperatorEvent) -> String {
-    use EventKind as K;
-    let p = &e.payload;
+pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) -> String {
     let msg = message_id(e).map_or("A message".to_owned(), |m| format!("Message {m}"));
-    match kind {
-        K::AgentCreated => format!("Agent {} created", text_or(p, "/agent/id", &e.agent_id)),
-        K::AgentStateChanged => {
-            let (from, to) = (text(p, "/from"), text(p, "/to"));
-            let head = match (from, to) {
-                (Some(from), Some(to)) => format!("Agent state {from} -> {to}"),
-                (None, Some(to)) => format!("Agent state -> {to}"),
-                (_, None) => "Agent state changed".to_owned(),
-            };
-            paren(head, text(p, "/cause"))
+    match event {
+        Event::AgentCreated(p) => format!("Agent {} created", nonblank(&p.agent.id).unwrap_or(&e.agent_id)),
+        Event::AgentStateChanged(p) => {
+            let head = format!("Agent state {} -> {}", p.from.as_str(), p.to.as_str());
+            paren(head, Some(p.cause.as_str()))
         }
-        K::ControlApplied => {
-            let head = match text(p, "/action") {
-                Some("pause") => "Paused",
-                Some("resume") => "Resume",
-                Some("stop") => "Stopped",
-                Some("wake") => "Wake requested",
-                Some("abort") => "Abort of the running turn requested",
-                Some(_) | None => "Control action applied",
+        Event::ControlApplied(p) => {
+            use crate::runtime::host::ControlAction as A;
+            let head = match p.action {
+                A::Pause => "Paused",
+                A::Resume => "Resume",
+                A::Stop => "Stopped",
+                A::Wake => "Wake requested",
+                A::Abort => "Abort of the running turn requested",
             };
-            colon(head, text(p, "/note"))
+            colon(head, Some(&p.note))
         }
-        K::MessageAdmitted => message_admitted(p, out),
-        K::MessageRejected => message_rejected(p, out),
-        K::MessageProcessingStarted => {
-            let what = message_id(e).map_or("a message".into(), |m| format!("message {m}"));
-            let head = paren(format!("Processing {what}"), text(p, "/kind").map(words));
-            let replay = flag(p, "/replay").then_some(", replayed after a restart");
+        Event::MessageAdmitted(p) => message_admitted(p, out),
+        Event::MessageRejected(p) => message_rejected(p, out),
+        Event::MessageProcessingStarted(p) => {
+            let what = format!("message {}", p.message_id);
+            let head = paren(format!("Processing {what}"), Some(words(&name(&p.kind))));
+            let replay = p.replay.then_some(", replayed after a restart");
             head + replay.unwrap_or_default()
         }
-        K::MessageProcessed if flag(p, "/detail/reduced_without_turn") => {
+        Event::MessageProcessed(p) if p.detail.reduced_without_turn == Some(true) => {
             format!("{msg} settled without a turn")
         }
-        K::MessageProcessed => {
-            let turn = text(p, "/detail/turn_terminal").map(|t| format!("turn {}", words(t)));
+        Event::MessageProcessed(p) => {
+            let turn = p.detail.turn_terminal.map(|t| format!("turn {}", words(t.as_str())));
             paren(format!("{msg} processed"), turn)
         }
-        K::MessageAborted => format!("{msg} aborted"),
-        K::MessageDropped => colon(format!("{msg} dropped"), text(p, "/detail/reason")),
-        K::MessageInterjected => format!("{msg} joined the running turn"),
-        K::SchedulerDecision => scheduler_decision(p, out),
-        K::SystemTickEmitted => {
-            let head = paren("System tick", text(p, "/reason").map(words));
-            for_work_item(head, text(p, "/work_item_id"))
+        Event::MessageAborted(_) => format!("{msg} aborted"),
+        Event::MessageDropped(p) => colon(format!("{msg} dropped"), p.detail.reason.as_deref()),
+        Event::MessageInterjected(_) => format!("{msg} joined the running turn"),
+        Event::SchedulerDecision(p) => scheduler_decision(p, out),
+        Event::SystemTickEmitted(p) => {
+            let head = paren("System tick", Some(words(&name(&p.reason))));
+            for_work_item(head, p.work_item_id.as_deref())
         }
-        K::TurnStarted => {
-            let head = match text(p, "/message_id") {
-                Some(m) => format!("Turn started for message {m}"),
-                None => "Turn started".to_owned(),
-            };
-            paren(head, text(p, "/trigger_kind").map(words))
+        Event::TurnStarted(p) => {
+            let head = format!("Turn started for message {}", p.message_id);
+            paren(head, Some(words(&name(&p.trigger_kind))))
         }
-        K::ProviderRoundCompleted => {
-            let usage = p.pointer("/token_usage").filter(|u| u.is_object());
-            let count = |u: &Value, k: &str| u64_at(u, k).unwrap_or(0);
-            let tokens = usage.map(|u| {
-                let (i, o) = (count(u, "/input_tokens"), count(u, "/output_tokens"));
-                format!("{i} in / {o} out tokens")
-            });
+        Event::ProviderRoundCompleted(p) => {
+            let u = p.token_usage;
             let parts = [
-                text(p, "/model_ref").map(str::to_owned),
-                tokens,
-                u64_at(p, "/provider_round_ms").map(duration),
-                text(p, "/stop_reason").map(|s| format!("stop: {s}")),
+                nonblank(&p.model_ref).map(str::to_owned),
+                Some(format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)),
+                Some(duration(p.provider_round_ms)),
+                p.stop_reason.as_deref().and_then(nonblank).map(|s| format!("stop: {s}")),
             ];
-            let head = format!("Provider round{}", round_no(p));
+            let head = format!("Provider round {}", p.round);
             colon(head, joined(parts, ", "))
         }
-        K::AssistantRoundRecorded => assistant_round(p, out),
-        K::ToolStarted => match text(p, "/tool_name") {
-            Some(name) => format!("{name} started"),
-            None => "Tool started".to_owned(),
-        },
-        K::ToolExecuted => tool_executed(p, out),
-        K::WorkspaceAttached => format!(
-            "Workspace attached: {}",
-            text_or(p, "/anchor", "a directory")
-        ),
-        K::WorkspaceDetached => format!(
+        Event::AssistantRoundRecorded(p) => assistant_round(p, out),
+        Event::ToolStarted(p) => format!("{} started", p.tool_name),
+        Event::ToolExecuted(p) => tool_executed(p, out),
+        Event::WorkspaceAttached(p) => format!("Workspace attached: {}", p.anchor),
+        Event::WorkspaceDetached(p) => format!(
             "Workspace detached: {} (nothing on disk was removed)",
-            text_or(p, "/workspace_id", "a workspace")
+            p.workspace_id
         ),
-        K::WorkspaceUsed => {
-            let root = text_or(p, "/execution/execution_root", "?");
-            let head = match (
-                text(p, "/execution/workspace_id"),
-                text(p, "/execution/mode"),
-            ) {
-                (Some("agent_home"), _) => "Working in the agent home".to_owned(),
-                (_, Some("isolated")) => format!("Working in an isolated worktree: {root}"),
-                _ => format!("Working in {root}"),
+        Event::WorkspaceUsed(p) => {
+            use crate::runtime::workspace::WorkspaceMode;
+            let x = &p.execution;
+            let head = match (x.workspace_id.as_str(), x.mode) {
+                (crate::runtime::workspace::AGENT_HOME_ID, _) => {
+                    "Working in the agent home".to_owned()
+                }
+                (_, WorkspaceMode::Isolated) => {
+                    format!("Working in an isolated worktree: {}", x.execution_root)
+                }
+                (_, WorkspaceMode::Direct) => format!("Working in {}", x.execution_root),
             };
-            match text(p, "/reason") {
-                Some(r) => format!("{head} ({})", words(r)),
-                None => head,
-            }
+            paren(head, p.reason.as_deref().map(words))
         }
-        K::WorkspaceMissing => format!(
+        Event::WorkspaceMissing(p) => format!(
             "Execution root {} is gone; back in the agent home (nothing recorded was lost)",
-            text_or(p, "/execution_root", "?")
+            p.execution_root
         ),
-        K::WorktreeCreated => format!(
+        Event::WorktreeCreated(p) => format!(
             "Worktree created: {} on branch {}",
-            text_or(p, "/worktree_path", "?"),
-            text_or(p, "/worktree_branch", "?")
+            p.worktree_path, p.worktree_branch
         ),
-        K::WorktreeRemoved => format!(
+        Event::WorktreeRemoved(p) => format!(
             "Clean worktree removed: {} (branch {} deleted)",
-            text_or(p, "/worktree_path", "?"),
-            text_or(p, "/worktree_branch", "?")
+            p.worktree_path, p.worktree_branch
         ),
-        K::WorktreeRetained => {
-            let n = u64_at(p, "/uncommitted_files").unwrap_or(0);
-            let c = u64_at(p, "/commits_ahead").unwrap_or(0);
-            format!(
-                "Worktree kept for review: {} on branch {} ({n} uncommitted file(s), {c} commit(s) ahead)",
-                text_or(p, "/worktree_path", "?"),
-                text_or(p, "/worktree_branch", "?")
-            )
-        }
-        K::ContextCompacted => {
-            let turns = u64_at(p, "/compacted_turns").unwrap_or(0);
-            let tokens = compact_count(u64_at(p, "/summary_tokens").unwrap_or(0));
-            let how = match text(p, "/summary_source") {
-                Some("model") => "",
-                _ => " (extractive)",
+        Event::WorktreeRetained(p) => format!(
+            "Worktree kept for review: {} on branch {} ({} uncommitted file(s), {} commit(s) ahead)",
+            p.worktree_path, p.worktree_branch, p.uncommitted_files, p.commits_ahead
+        ),
+        Event::ContextCompacted(p) => {
+            let turns = p.compacted_turns;
+            let tokens = compact_count(p.summary_tokens);
+            let how = match p.summary_source {
+                crate::runtime::context::SummarySource::Model => "",
+                crate::runtime::context::SummarySource::Extractive => " (extractive)",
             };
             format!(
                 "Context compacted: {turns} turn{} → {tokens}-token summary{how}",
                 if turns == 1 { "" } else { "s" }
             )
         }
-        K::TurnCheckpoint => {
-            let rounds = p
-                .pointer("/recapped_rounds")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
+        Event::TurnCheckpoint(p) => {
+            let rounds = p.recapped_rounds.len();
             let head = format!("Turn checkpoint: {rounds} earlier round(s) recapped");
-            match u64_at(p, "/invalidated_anchor/revision") {
-                Some(r) => format!("{head}; work item moved on from revision {r}"),
+            match &p.invalidated_anchor {
+                Some(a) => format!("{head}; work item moved on from revision {}", a.revision),
                 None => head,
             }
         }
-        K::TurnTerminal => {
-            let rounds = u64_at(p, "/rounds").map(|n| match n {
-                1 => "1 round".to_owned(),
-                n => format!("{n} rounds"),
-            });
-            let tokens = match (
-                u64_at(p, "/token_usage/input_tokens"),
-                u64_at(p, "/token_usage/output_tokens"),
-            ) {
-                (Some(i), Some(o)) if i + o > 0 => Some(format!(
-                    "{} in / {} out tokens",
-                    compact_count(i),
-                    compact_count(o)
-                )),
-                _ => None,
-            };
-            let detail = joined(
-                [u64_at(p, "/duration_ms").map(duration), rounds, tokens],
-                ", ",
-            );
-            let head = match text(p, "/kind") {
-                Some("completed") => "Turn completed".to_owned(),
-                Some("aborted") => "Turn ended early".to_owned(),
-                Some("baseline_over_budget") => "Turn stopped: prompt over context budget".into(),
-                Some(other) => format!("Turn ended ({})", words(other)),
-                None => "Turn ended".to_owned(),
-            };
-            paren(head, detail)
+        Event::TurnTerminal(p) => turn_terminal(p),
+        Event::BriefCreated(p) => brief_created(p, out),
+        Event::WorkItemCreated(p) => {
+            let by = (p.source == crate::runtime::work_ops::WorkItemSource::Operator)
+                .then_some("by the operator");
+            paren(format!("Work item created: {}", objective(&p.work_item)), by)
         }
-        K::BriefCreated => brief_created(p, out),
-        K::WorkItemCreated => {
-            let by = (text(p, "/source") == Some("operator")).then_some("by the operator");
-            paren(format!("Work item created: {}", objective(p)), by)
+        Event::WorkItemPicked(p) => {
+            let what = nonblank(&p.objective).unwrap_or(&p.work_item_id);
+            format!("Working on: {}", preview(what))
         }
-        K::WorkItemPicked => {
-            let what = first_text(p, &["/objective", "/work_item_id"]);
-            format!("Working on: {}", preview(what.unwrap_or("a work item")))
+        Event::WorkItemUpdated(p) => work_item_updated(p, out),
+        Event::WorkItemCompleted(p) => {
+            out.body = body(p.work_item.result_summary.as_deref());
+            format!("Work item completed: {}", objective(&p.work_item))
         }
-        K::WorkItemUpdated => work_item_updated(p, out),
-        K::WorkItemCompleted => {
-            out.body = body(text(p, "/work_item/result_summary"));
-            format!("Work item completed: {}", objective(p))
+        Event::WorkItemRecheckDue(p) => {
+            let blocker = p.blocked_by.as_deref().and_then(nonblank);
+            let blocker = blocker.map(|b| format!("blocked by {}", preview(b)));
+            paren(format!("Recheck due for {}", p.work_item_id), blocker)
         }
-        K::WorkItemRecheckDue => {
-            let id = text_or(p, "/work_item_id", "a blocked work item");
-            let blocker = preview_at(p, "/blocked_by").map(|b| format!("blocked by {b}"));
-            paren(format!("Recheck due for {id}"), blocker)
+        Event::TaskCreated(p) => {
+            let cmd = p.task.detail.as_ref().and_then(|d| text(d, "/cmd"));
+            let what = cmd.or(p.task.summary.as_deref().and_then(nonblank));
+            colon(format!("Task {} queued", p.task.id), what.map(preview))
         }
-        K::TaskCreated => {
-            let what = first_text(p, &["/task/detail/cmd", "/task/summary"]);
-            let id = text_or(p, "/task/id", "task");
-            colon(format!("Task {id} queued"), what.map(preview))
+        Event::TaskStatusChanged(p) => task_status_changed(p, out),
+        Event::TaskOutput(p) => {
+            out.body = body(p.preview.as_deref());
+            let id = p.task_id.as_deref().unwrap_or("task");
+            let head = format!("Task {id} produced output");
+            paren(head, p.bytes.map(|b| format!("{b} bytes")))
         }
-        K::TaskStatusChanged => task_status_changed(p, out),
-        K::TaskOutput => {
-            out.body = body(first_text(p, &["/preview", "/chunk", "/output_preview"]));
-            let bytes = u64_at(p, "/bytes").or(u64_at(p, "/output_bytes"));
-            let head = format!("Task {} produced output", text_or(p, "/task_id", "task"));
-            paren(head, bytes.map(|b| format!("{b} bytes")))
+        Event::TaskResultQueued(p) => {
+            let head = format!("Task {} result queued for the agent", p.task_id);
+            paren(head, Some(&p.message_id))
         }
-        K::TaskResultQueued => {
-            let id = text_or(p, "/task_id", "task");
-            let head = format!("Task {id} result queued for the agent");
-            paren(head, text(p, "/message_id"))
-        }
-        K::WaitingIntentCreated => {
-            let head = match preview_at(p, "/waiting_intent/description") {
-                Some(d) => format!("Waiting for: {d}"),
+        Event::WaitingIntentCreated(p) => {
+            let w = &p.waiting_intent;
+            let head = match w.description.as_deref().and_then(nonblank) {
+                Some(d) => format!("Waiting for: {}", preview(d)),
                 None => "Waiting for an external change".to_owned(),
             };
-            paren(head, text(p, "/waiting_intent/source"))
+            paren(head, w.source.as_deref())
         }
-        K::WaitingIntentTriggered => colon("Wait resolved", waited_for(p)),
-        K::WaitingIntentCancelled => match text(p, "/waiting_intent/status") {
-            Some("expired") => colon("Wait expired", waited_for(p)),
+        Event::WaitingIntentTriggered(p) => colon("Wait resolved", waited_for(p)),
+        Event::WaitingIntentCancelled(p) => match p.waiting_intent.status {
+            WaitingIntentStatus::Expired => colon("Wait expired", waited_for(p)),
             _ => colon("Wait cancelled", waited_for(p)),
         },
-        K::TimerCreated => {
-            let head = match u64_at(p, "/delay_ms") {
-                Some(ms) => format!("Timer set for {}", duration(ms)),
-                None => "Timer set".to_owned(),
-            };
-            colon(head, preview_at(p, "/timer/reason"))
+        Event::TimerCreated(p) => {
+            let head = format!("Timer set for {}", duration(p.delay_ms));
+            colon(head, timer_reason(&p.timer))
         }
-        K::TimerFired => colon("Timer fired", preview_at(p, "/timer/reason")),
-        K::TimerCancelled => colon("Timer cancelled", preview_at(p, "/timer/reason")),
-        K::WakeHintSubmitted => {
+        Event::TimerFired(p) => colon("Timer fired", timer_reason(&p.timer)),
+        Event::TimerCancelled(p) => colon("Timer cancelled", timer_reason(&p.timer)),
+        Event::WakeHintSubmitted(p) => {
             let from = e.provenance.source.as_deref().map(|s| format!("from {s}"));
-            paren(colon("Wake hint", preview_at(p, "/reason")), from)
+            paren(colon("Wake hint", nonblank(&p.reason).map(preview)), from)
         }
-        K::WakeHintCoalesced => {
-            let reason = preview_at(p, "/reason");
-            colon("Wake hint merged into the pending one", reason)
-        }
-        K::WakeHintIgnored => {
-            let why = text_or(p, "/note", "the agent is stopped");
+        Event::WakeHintCoalesced(p) => colon(
+            "Wake hint merged into the pending one",
+            nonblank(&p.reason).map(preview),
+        ),
+        Event::WakeHintIgnored(p) => {
+            let why = nonblank(&p.note).unwrap_or("the agent is stopped");
             format!("Wake hint ignored: {why}")
         }
-        K::RuntimeStarted => {
-            let replay = p.pointer("/replay_message_ids").and_then(Value::as_array);
-            match (flag(p, "/turn_was_in_progress"), replay.map_or(0, Vec::len)) {
+        Event::RuntimeStarted(p) => {
+            match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),
                 (false, 0) => "Runtime started".to_owned(),
                 (false, 1) => "Runtime started; 1 message to replay".to_owned(),
                 (false, n) => format!("Runtime started; {n} messages to replay"),
             }
         }
-        K::RuntimeStopped => colon("Runtime stopped", preview_at(p, "/reason")),
-        K::RuntimeError => runtime_error(p, out),
-        K::ConfigReloaded => {
-            let changed = joined(string_list(p, "/changed").into_iter().map(Some), ", ");
+        Event::RuntimeStopped(p) => colon("Runtime stopped", p.reason.as_deref().map(preview)),
+        Event::RuntimeError(p) => runtime_error(p, out),
+        Event::ConfigReloaded(p) => {
+            let changed = match p {
+                ev::ConfigReloaded::AgentsMd { changed, .. }
+                | ev::ConfigReloaded::ConfigFile { changed, .. } => changed,
+            };
+            let changed = joined(changed.iter().map(|c| nonblank(c).map(str::to_owned)), ", ");
             paren(
                 "Configuration reloaded",
                 changed.map(|c| format!("changed: {c}")),
             )
         }
-        K::DisplayModeChanged => {
-            let mode = first_text(p, &["/to", "/display_mode", "/mode"]);
-            colon("Display mode changed", mode)
-        }
-        K::ModelOverrideChanged => match p.pointer("/to") {
-            Some(Value::Null) => "Model override cleared".to_owned(),
-            Some(_) | None => colon("Model override set", text(p, "/to")),
+        Event::DisplayModeChanged(p) => colon("Display mode changed", Some(p.to.as_str())),
+        Event::ModelOverrideChanged(p) => match &p.to {
+            None => "Model override cleared".to_owned(),
+            Some(to) => colon("Model override set", Some(to)),
         },
+        Event::Unknown { .. } => unknown(e, out),
+        Event::Unreadable { kind, error } => {
+            (out.visibility, out.category) = (Visibility::Trace, Category::Trace);
+            out.title = "Event".to_owned();
+            out.body = raw_body(e).map(|raw| format!("{error}\n{raw}"));
+            format!("Unreadable `{kind}` event (a different Holon version wrote it?)")
+        }
+    }
+}
+
+/// The payload as one line of JSON, for events that are shown raw.
+fn raw_body(e: &EventRecord) -> Option<String> {
+    match &e.payload {
+        Value::Object(m) if m.is_empty() => None,
+        Value::Null => None,
+        other => Some(one_line(&other.to_string(), 400)),
     }
 }
 
 /// A kind from a newer Holon: its name, and the raw payload as the body.
 pub(super) fn unknown(e: &EventRecord, out: &mut OperatorEvent) -> String {
-    out.body = match &e.payload {
-        Value::Object(m) if m.is_empty() => None,
-        Value::Null => None,
-        other => Some(one_line(&other.to_string(), 400)),
-    };
+    out.body = raw_body(e);
     let kind = Some(e.kind.trim()).filter(|k| !k.is_empty());
     let kind = kind.unwrap_or("(empty kind)");
     format!("Unrecognised event `{kind}` (recorded by a newer Holon?)")
@@ -298,87 +253,109 @@ pub(super) fn unknown(e: &EventRecord, out: &mut OperatorEvent) -> String {
 
 /// An admitted operator prompt is the operator's own message; other inputs
 /// are classed by what they come from and name their source.
-pub(super) fn message_admitted(p: &Value, out: &mut OperatorEvent) -> String {
+pub(super) fn message_admitted(p: &ev::MessageAdmitted, out: &mut OperatorEvent) -> String {
     use Category as C;
+    use MessageKind as K;
     use Visibility as V;
-    let (visibility, category, title) = match text(p, "/message/kind") {
-        Some("operator_prompt") => (V::Progress, C::Message, "Operator"),
-        Some("channel_event") => (V::Progress, C::OperatorNotification, "Channel message"),
-        Some("webhook_event") => (V::Progress, C::OperatorNotification, "Webhook"),
-        Some("callback_event") => (V::Progress, C::OperatorNotification, "Callback"),
-        Some("timer_tick") => (V::Trace, C::Waiting, "Timer tick"),
-        Some("task_result" | "task_status") => (V::Trace, C::Task, "Task result"),
-        Some("system_tick") => (V::Trace, C::Runtime, "System tick"),
-        Some(_) | None => (V::Trace, C::Runtime, "Runtime input"),
+    let m = &p.message;
+    let (visibility, category, title) = match m.kind {
+        K::OperatorPrompt => (V::Progress, C::Message, "Operator"),
+        K::ChannelEvent => (V::Progress, C::OperatorNotification, "Channel message"),
+        K::WebhookEvent => (V::Progress, C::OperatorNotification, "Webhook"),
+        K::CallbackEvent => (V::Progress, C::OperatorNotification, "Callback"),
+        K::TimerTick => (V::Trace, C::Waiting, "Timer tick"),
+        K::TaskResult | K::TaskStatus => (V::Trace, C::Task, "Task result"),
+        K::SystemTick => (V::Trace, C::Runtime, "System tick"),
+        K::Control | K::BriefAck | K::BriefResult | K::InternalFollowup => {
+            (V::Trace, C::Runtime, "Runtime input")
+        }
     };
     (out.visibility, out.category) = (visibility, category);
     out.title = title.to_owned();
-    let origin = [
-        "/message/origin/channel_id",
-        "/message/origin/source",
-        "/message/origin/descriptor_id",
-        "/message/task_id",
-    ];
-    let from = first_text(p, &origin).map_or(String::new(), |f| format!(" from {f}"));
-    let full = message_text(p.pointer("/message/body"));
+    let origin = match &m.origin {
+        MessageOrigin::Channel { channel_id, .. } => Some(channel_id.as_str()),
+        MessageOrigin::Webhook { source, .. } => Some(source.as_str()),
+        MessageOrigin::Callback { descriptor_id, .. } => Some(descriptor_id.as_str()),
+        MessageOrigin::Operator { .. }
+        | MessageOrigin::Timer { .. }
+        | MessageOrigin::System { .. }
+        | MessageOrigin::Task { .. } => None,
+    };
+    let from = origin
+        .and_then(nonblank)
+        .or(m.task_id.as_deref().and_then(nonblank));
+    let from = from.map_or(String::new(), |f| format!(" from {f}"));
+    let full = message_text(&m.body);
     out.body = body(full.as_deref());
-    let quote = full.as_deref().map_or("(empty)".to_owned(), preview);
+    let quote = full
+        .as_deref()
+        .and_then(nonblank)
+        .map_or("(empty)".to_owned(), preview);
     format!("{title}{from}: {quote}")
 }
 
-/// A refused operator prompt (or an unlabelled refusal) is a turn result;
-/// a refused runtime input (a task result while stopped) is progress.
-pub(super) fn message_rejected(p: &Value, out: &mut OperatorEvent) -> String {
-    out.body = body(text(p, "/body_preview"));
-    let why = text(p, "/hint").map(str::to_owned);
-    let why = why.or(text(p, "/reason").map(words));
-    match text(p, "/kind") {
-        Some("operator_prompt") | None => colon("Prompt refused", why),
-        Some(kind) => {
+/// A refused operator prompt is a turn result; a refused runtime input (a
+/// task result while stopped) is progress.
+pub(super) fn message_rejected(p: &ev::MessageRejected, out: &mut OperatorEvent) -> String {
+    out.body = body(Some(&p.body_preview));
+    let why = nonblank(&p.hint)
+        .map(str::to_owned)
+        .or(nonblank(&p.reason).map(words));
+    match p.kind {
+        MessageKind::OperatorPrompt => colon("Prompt refused", why),
+        kind => {
             (out.visibility, out.title) = (Visibility::Progress, "Message refused".into());
-            colon(format!("Refused {}", words(kind)), why)
+            colon(format!("Refused {}", words(&name(&kind))), why)
         }
     }
 }
 
-pub(super) fn scheduler_decision(p: &Value, out: &mut OperatorEvent) -> String {
-    out.body = joined(string_list(p, "/evidence").into_iter().map(Some), "\n");
-    let reason = text(p, "/reason").map(words);
-    let (msg, task) = (text(p, "/message_id"), text(p, "/task_id"));
-    match text(p, "/decision") {
-        Some("StartModelTurn") => match msg {
+pub(super) fn scheduler_decision(p: &ev::SchedulerDecisionMade, out: &mut OperatorEvent) -> String {
+    let d = &p.decision;
+    out.body = joined(
+        d.evidence.iter().map(|e| nonblank(e).map(str::to_owned)),
+        "\n",
+    );
+    let reason = Some(words(d.reason.as_str()));
+    let (msg, task) = (d.message_id.as_deref(), d.task_id.as_deref());
+    match d.kind {
+        D::StartModelTurn => match msg {
             Some(m) => format!("Start turn for message {m}"),
             None => "Start a model turn".to_owned(),
         },
-        Some("ReduceMessageOnly") => match msg {
+        D::ReduceMessageOnly => match msg {
             Some(m) => format!("Settle message {m} without a turn"),
             None => "Settle a message without a turn".to_owned(),
         },
-        Some("EmitSystemTick") => {
+        D::EmitSystemTick => {
             let head = paren("Emit system tick", reason);
-            for_work_item(head, text(p, "/work_item_id"))
+            for_work_item(head, d.work_item_id.as_deref())
         }
-        Some("WaitForTask") => match task {
+        D::WaitForTask => match task {
             Some(t) => format!("Wait for task {t}"),
             None => "Wait for running tasks".to_owned(),
         },
-        Some("WaitForExternalChange") => "Wait for an external change".to_owned(),
-        Some("WaitForTimer") => "Wait for a timer".to_owned(),
-        Some("WaitForOperator") => "Wait for operator input".to_owned(),
-        Some("Sleep") => colon("Sleep", reason),
-        Some("StayIdle") => colon("Stay idle", reason),
-        Some("Stop") => colon("Hold", reason),
-        Some("Noop") => colon("No action", reason),
-        Some(other) => colon(format!("Scheduler decision {other}"), reason),
-        None => "Scheduler decision".to_owned(),
+        D::WaitForExternalChange => "Wait for an external change".to_owned(),
+        D::WaitForTimer => "Wait for a timer".to_owned(),
+        D::WaitForOperator => "Wait for operator input".to_owned(),
+        D::Sleep => colon("Sleep", reason),
+        D::StayIdle => colon("Stay idle", reason),
+        D::Stop => colon("Hold", reason),
+        D::Noop => colon("No action", reason),
     }
 }
 
 /// Spec wording: the text preview first, else the requested tools, else a
 /// concise round line.
-pub(super) fn assistant_round(p: &Value, out: &mut OperatorEvent) -> String {
-    let tools = tool_list(&string_list(p, "/tool_names"));
-    match (text(p, "/text_preview"), tools.is_empty()) {
+pub(super) fn assistant_round(p: &ev::AssistantRoundRecorded, out: &mut OperatorEvent) -> String {
+    let names: Vec<String> = p
+        .tool_names
+        .iter()
+        .filter(|n| nonblank(n).is_some())
+        .cloned()
+        .collect();
+    let tools = tool_list(&names);
+    match (nonblank(&p.text_preview), tools.is_empty()) {
         (Some(t), _) => {
             let requested = Some(tools.clone()).filter(|t| !t.is_empty());
             let requested = requested.map(|r| format!("Requested tools: {r}"));
@@ -386,20 +363,20 @@ pub(super) fn assistant_round(p: &Value, out: &mut OperatorEvent) -> String {
             format!("Assistant progress: {}", preview(t))
         }
         (None, false) => format!("Model requested tools: {tools}"),
-        (None, true) => format!("Model round{} with no text or tool calls", round_no(p)),
+        (None, true) => format!("Model round {} with no text or tool calls", p.round),
     }
 }
 
-pub(super) fn tool_executed(p: &Value, out: &mut OperatorEvent) -> String {
-    let name = text_or(p, "/tool_name", "Tool");
+pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> String {
+    let name = nonblank(&p.tool_name).unwrap_or("Tool");
     out.title = name.to_owned();
-    out.body = body(text(p, "/result_preview"));
-    let head = match flag(p, "/is_error") {
+    out.body = body(Some(&p.result_preview));
+    let head = match p.is_error {
         true => format!("{name} failed"),
         false => name.to_owned(),
     };
-    let hint = p.pointer("/arguments").and_then(|a| tool_hint(name, a));
-    paren(colon(head, hint), u64_at(p, "/duration_ms").map(duration))
+    let hint = tool_hint(name, &p.arguments);
+    paren(colon(head, hint), Some(duration(p.duration_ms)))
 }
 
 /// A compact argument hint: ExecCommand's command, the task or work item a
@@ -429,13 +406,36 @@ pub(super) fn tool_hint(name: &str, args: &Value) -> Option<String> {
     known.or_else(|| obj.values().find_map(hint))
 }
 
+fn turn_terminal(p: &ev::TurnTerminal) -> String {
+    use crate::runtime::closure::TurnTerminalKind as T;
+    let rounds = match p.rounds {
+        1 => "1 round".to_owned(),
+        n => format!("{n} rounds"),
+    };
+    let (i, o) = (p.token_usage.input_tokens, p.token_usage.output_tokens);
+    let tokens =
+        (i + o > 0).then(|| format!("{} in / {} out tokens", compact_count(i), compact_count(o)));
+    let detail = joined([Some(duration(p.duration_ms)), Some(rounds), tokens], ", ");
+    let head = match p.kind {
+        T::Completed => "Turn completed",
+        T::Aborted => "Turn ended early",
+        T::BaselineOverBudget => "Turn stopped: prompt over context budget",
+    };
+    paren(head, detail)
+}
+
 /// Failure briefs are always turn_result and say the turn failed; other
 /// briefs take the payload's visibility, never below turn_result.
-pub(super) fn brief_created(p: &Value, out: &mut OperatorEvent) -> String {
-    let full = text(p, "/brief/text");
-    if text(p, "/brief/kind") == Some("failure") {
-        let cause = text(p, "/brief/failure_artifact/summary");
-        let detail = failure_detail(p.pointer("/brief/failure_artifact"));
+pub(super) fn brief_created(p: &ev::BriefCreated, out: &mut OperatorEvent) -> String {
+    use ev::{BriefKind, BriefVisibility};
+    let b = &p.brief;
+    let full = nonblank(&b.text);
+    if b.kind == BriefKind::Failure {
+        let cause = b
+            .failure_artifact
+            .as_ref()
+            .and_then(|a| nonblank(&a.summary));
+        let detail = b.failure_artifact.as_ref().and_then(failure_detail);
         out.body = joined([full.or(cause).map(str::to_owned), detail], "\n");
         out.title = "Turn failed".to_owned();
         return match (cause, full) {
@@ -444,49 +444,52 @@ pub(super) fn brief_created(p: &Value, out: &mut OperatorEvent) -> String {
             (None, None) => "Turn failed".to_owned(),
         };
     }
-    let (visibility, title) = match (text(p, "/visibility"), text(p, "/brief/kind")) {
-        (Some("action_required"), _) => (Visibility::ActionRequired, "Needs your input"),
-        (Some("work_done"), _) => (Visibility::WorkDone, "Work done"),
-        (_, Some("ack")) => (Visibility::TurnResult, "Acknowledged"),
-        _ => (Visibility::TurnResult, "Result"),
+    let (visibility, title) = match (p.visibility, b.kind) {
+        (BriefVisibility::ActionRequired, _) => (Visibility::ActionRequired, "Needs your input"),
+        (BriefVisibility::WorkDone, _) => (Visibility::WorkDone, "Work done"),
+        (BriefVisibility::TurnResult, BriefKind::Ack) => (Visibility::TurnResult, "Acknowledged"),
+        (BriefVisibility::TurnResult, BriefKind::Result | BriefKind::Failure) => {
+            (Visibility::TurnResult, "Result")
+        }
     };
     (out.visibility, out.title, out.body) = (visibility, title.to_owned(), body(full));
     let headline = full.map_or("(no reply text)".to_owned(), headline);
     format!("{title}: {headline}")
 }
 
-pub(super) fn runtime_error(p: &Value, out: &mut OperatorEvent) -> String {
-    let summary = text(p, "/failure_artifact/summary");
-    let detail = failure_detail(p.pointer("/failure_artifact"));
+pub(super) fn runtime_error(p: &ev::RuntimeErrorRecorded, out: &mut OperatorEvent) -> String {
+    let summary = nonblank(&p.failure_artifact.summary);
+    let detail = failure_detail(&p.failure_artifact);
     out.body = joined([summary.map(str::to_owned), detail], "\n");
-    match (summary, text(p, "/failure_kind")) {
-        (Some(s), _) => format!("Runtime error: {}", preview(s)),
-        (None, Some(k)) => format!("Runtime error: {}", words(k)),
-        (None, None) => "Runtime error (no details recorded)".to_owned(),
+    match summary {
+        Some(s) => format!("Runtime error: {}", preview(s)),
+        None => format!("Runtime error: {}", words(&name(&p.failure_kind))),
     }
 }
 
 /// `kind · provider · model · task · HTTP status · exit` of a failure artifact.
-pub(super) fn failure_detail(artifact: Option<&Value>) -> Option<String> {
-    let a = artifact?;
-    let named = ["/kind", "/provider", "/model_ref", "/task_id"].map(|k| text(a, k));
-    let status = u64_at(a, "/status").map(|s| format!("HTTP {s}"));
-    let exit = a.pointer("/exit_status").and_then(Value::as_i64);
-    let numbers = [status, exit.map(|c| format!("exit {c}"))];
-    let named = named.map(|n| n.map(str::to_owned));
+pub(super) fn failure_detail(a: &FailureArtifact) -> Option<String> {
+    let named = [
+        Some(a.kind.as_str()),
+        a.provider.as_deref(),
+        a.model_ref.as_deref(),
+        a.task_id.as_deref(),
+    ];
+    let named = named.map(|n| n.and_then(nonblank).map(str::to_owned));
+    let status = a.status.map(|s| format!("HTTP {s}"));
+    let numbers = [status, a.exit_status.map(|c| format!("exit {c}"))];
     joined(named.into_iter().chain(numbers), " · ")
 }
 
 /// A blocker set or cleared is progress; other updates are trace.
-pub(super) fn work_item_updated(p: &Value, out: &mut OperatorEvent) -> String {
-    let what = objective(p);
-    let changed = string_list(p, "/changed");
-    if !changed.iter().any(|c| c == "blocked_by") {
-        let fields = Some(words(&changed.join(", ")));
+pub(super) fn work_item_updated(p: &ev::WorkItemUpdated, out: &mut OperatorEvent) -> String {
+    let what = objective(&p.work_item);
+    if !p.changed.iter().any(|c| c == "blocked_by") {
+        let fields = Some(words(&p.changed.join(", ")));
         return format!("{}: {what}", paren("Work item updated", fields));
     }
     out.visibility = Visibility::Progress;
-    match text(p, "/work_item/blocked_by") {
+    match p.work_item.blocked_by.as_deref().and_then(nonblank) {
         Some(b) => format!("Work item blocked by {}: {what}", one_line(b, 60)),
         None => format!("Work item unblocked: {what}"),
     }
@@ -494,29 +497,48 @@ pub(super) fn work_item_updated(p: &Value, out: &mut OperatorEvent) -> String {
 
 /// Terminal statuses are progress with exit status (or the runtime's
 /// summary, e.g. a signal) and duration; others are trace.
-pub(super) fn task_status_changed(p: &Value, out: &mut OperatorEvent) -> String {
-    let id = text_or(p, "/task_id", "task");
-    let (cmd, to) = (text(p, "/cmd"), text(p, "/to"));
-    let head = match to {
-        Some("running") => format!("Task {id} running"),
-        Some("cancelling") => format!("Task {id} stopping"),
-        Some(status) => format!("Task {id} {}", words(status)),
-        None => format!("Task {id} status changed"),
+pub(super) fn task_status_changed(p: &ev::TaskStatusChanged, out: &mut OperatorEvent) -> String {
+    let id = &p.task_id;
+    let cmd = p.cmd.as_deref().and_then(nonblank);
+    let head = match p.to {
+        TaskStatus::Running => format!("Task {id} running"),
+        TaskStatus::Cancelling => format!("Task {id} stopping"),
+        status => format!("Task {id} {}", words(&name(&status))),
     };
     let head = colon(head, cmd.map(|c| one_line(c, 80)));
-    let terminal = ["completed", "failed", "cancelled", "interrupted"];
-    if !to.is_some_and(|t| terminal.contains(&t)) {
+    if !p.to.is_terminal() {
         return head;
     }
     out.visibility = Visibility::Progress;
-    out.body = body(text(p, "/output_preview"));
-    let summary = text(p, "/summary").filter(|s| Some(*s) != cmd);
-    let outcome = match p.pointer("/exit_status").and_then(Value::as_i64) {
+    out.body = body(p.output_preview.as_deref());
+    let summary = p
+        .summary
+        .as_deref()
+        .and_then(nonblank)
+        .filter(|s| Some(*s) != cmd);
+    let outcome = match p.exit_status {
         Some(code) => Some(format!("exit {code}")),
         None => summary.map(|s| one_line(s, 60)),
     };
-    let took = u64_at(p, "/duration_ms").map(duration);
+    let took = p.duration_ms.map(duration);
     paren(head, joined([outcome, took], ", "))
+}
+
+/// An enum's wire name (`operator_prompt`), as serde writes it.
+pub(super) fn name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// `s` trimmed, `None` when blank.
+pub(super) fn nonblank(s: &str) -> Option<&str> {
+    Some(s.trim()).filter(|s| !s.is_empty())
+}
+
+fn timer_reason(t: &crate::runtime::waiting::TimerRecord) -> Option<String> {
+    t.reason.as_deref().and_then(nonblank).map(preview)
 }
 
 // ---- small pure helpers -------------------------------------------------
@@ -536,37 +558,8 @@ pub(super) fn text<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     s.filter(|s| !s.is_empty())
 }
 
-pub(super) fn text_or<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
-    text(v, ptr).unwrap_or(default)
-}
-
-pub(super) fn first_text<'a>(v: &'a Value, ptrs: &[&str]) -> Option<&'a str> {
-    ptrs.iter().find_map(|ptr| text(v, ptr))
-}
-
-pub(super) fn preview_at(v: &Value, ptr: &str) -> Option<String> {
-    text(v, ptr).map(preview)
-}
-
 pub(super) fn u64_at(v: &Value, ptr: &str) -> Option<u64> {
     v.pointer(ptr).and_then(Value::as_u64)
-}
-
-pub(super) fn flag(v: &Value, ptr: &str) -> bool {
-    v.pointer(ptr).and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// The non-blank strings of an array at `ptr`; other entries are skipped.
-pub(super) fn string_list(v: &Value, ptr: &str) -> Vec<String> {
-    let items = v
-        .pointer(ptr)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    let strings = items
-        .filter_map(Value::as_str)
-        .filter(|s| !s.trim().is_empty());
-    strings.map(str::to_owned).collect()
 }
 
 /// The present, non-blank parts joined by `sep`; `None` when there are none.
@@ -587,11 +580,12 @@ pub(super) fn body(s: Option<&str>) -> Option<String> {
 }
 
 /// The text of a message body (`text`, `brief` or `json`).
-pub(super) fn message_text(body: Option<&Value>) -> Option<String> {
-    let body = body?;
-    match text(body, "/type") {
-        Some("json") => body.pointer("/value").map(Value::to_string),
-        _ => text(body, "/text").map(str::to_owned),
+pub(super) fn message_text(body: &MessageBody) -> Option<String> {
+    match body {
+        MessageBody::Json { value } => Some(value.to_string()),
+        MessageBody::Text { text } | MessageBody::Brief { text, .. } => {
+            nonblank(text).map(str::to_owned)
+        }
     }
 }
 
@@ -600,13 +594,17 @@ pub(super) fn message_id(e: &EventRecord) -> Option<&str> {
     text(&e.payload, "/message_id").or(e.provenance.message_id.as_deref())
 }
 
-pub(super) fn objective(p: &Value) -> String {
-    let o = first_text(p, &["/work_item/objective", "/work_item/id"]);
-    o.map_or("(unnamed)".to_owned(), preview)
+pub(super) fn objective(w: &crate::runtime::work_items::WorkItemRecord) -> String {
+    let o = nonblank(&w.objective).unwrap_or(&w.id);
+    preview(o)
 }
 
-pub(super) fn waited_for(p: &Value) -> Option<String> {
-    preview_at(p, "/waiting_intent/description")
+pub(super) fn waited_for(p: &ev::WaitingIntentChanged) -> Option<String> {
+    p.waiting_intent
+        .description
+        .as_deref()
+        .and_then(nonblank)
+        .map(preview)
 }
 
 pub(super) fn for_work_item(head: String, work_item_id: Option<&str>) -> String {
@@ -614,12 +612,6 @@ pub(super) fn for_work_item(head: String, work_item_id: Option<&str>) -> String 
         Some(w) => format!("{head} for work item {w}"),
         None => head,
     }
-}
-
-pub(super) fn round_no(p: &Value) -> String {
-    u64_at(p, "/round")
-        .map(|r| format!(" {r}"))
-        .unwrap_or_default()
 }
 
 /// `ExecCommand x2, TaskStatus`: first-seen order, repeats counted.

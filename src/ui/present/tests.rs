@@ -146,6 +146,20 @@ fn timer(status: TimerStatus) -> TimerRecord {
     }
 }
 
+/// A decision as the runtime records it: with the posture and status it
+/// was made in.
+fn decided(decision: SchedulerDecision) -> Value {
+    let made = crate::protocol::events::SchedulerDecisionMade {
+        decision,
+        posture: crate::runtime::posture::PostureView {
+            posture: crate::runtime::posture::AgentSchedulingPosture::Idle,
+            reason: "nothing to do".into(),
+        },
+        status: AgentStatus::Asleep,
+    };
+    json!(made)
+}
+
 fn decision(kind: SchedulerDecisionKind, reason: DecisionReason) -> SchedulerDecision {
     SchedulerDecision {
         kind,
@@ -249,7 +263,10 @@ fn message_admitted_runtime_inputs_are_not_operator_messages() {
         },
         text,
     );
-    let p = show(EventKind::MessageAdmitted, json!({ "message": result }));
+    let p = show(
+        EventKind::MessageAdmitted,
+        json!({ "message": result, "queue_status": "queued", "admission_seq": 2 }),
+    );
     check(
         &p,
         Visibility::Trace,
@@ -264,7 +281,7 @@ fn message_admitted_runtime_inputs_are_not_operator_messages() {
     };
     let p = show(
         EventKind::MessageAdmitted,
-        json!({ "message": envelope(MessageKind::ChannelEvent, origin, "deploy failed") }),
+        json!({ "message": envelope(MessageKind::ChannelEvent, origin, "deploy failed"), "queue_status": "queued", "admission_seq": 2 }),
     );
     check(
         &p,
@@ -279,7 +296,7 @@ fn message_admitted_runtime_inputs_are_not_operator_messages() {
     };
     let p = show(
         EventKind::MessageAdmitted,
-        json!({ "message": envelope(MessageKind::SystemTick, origin, "continue") }),
+        json!({ "message": envelope(MessageKind::SystemTick, origin, "continue"), "queue_status": "queued", "admission_seq": 2 }),
     );
     check(
         &p,
@@ -387,12 +404,8 @@ fn message_interjected() {
 
 #[test]
 fn scheduler_decision_in_plain_words() {
-    let mut payload = json!(decision(
-        SchedulerDecisionKind::Sleep,
-        DecisionReason::NoRunnableWork
-    ));
-    payload["posture"] = json!("asleep");
-    let p = show(EventKind::SchedulerDecision, payload);
+    let d = decision(SchedulerDecisionKind::Sleep, DecisionReason::NoRunnableWork);
+    let p = show(EventKind::SchedulerDecision, decided(d));
     check(
         &p,
         Visibility::Trace,
@@ -407,7 +420,7 @@ fn scheduler_decision_in_plain_words() {
     );
     d.task_id = Some("task_x".into());
     check(
-        &show(EventKind::SchedulerDecision, json!(d)),
+        &show(EventKind::SchedulerDecision, decided(d)),
         Visibility::Trace,
         Category::Runtime,
         "Wait for task task_x",
@@ -419,7 +432,7 @@ fn scheduler_decision_in_plain_words() {
     );
     d.message_id = Some("msg_x".into());
     check(
-        &show(EventKind::SchedulerDecision, json!(d)),
+        &show(EventKind::SchedulerDecision, decided(d)),
         Visibility::Trace,
         Category::Runtime,
         "Start turn for message msg_x",
@@ -431,7 +444,7 @@ fn scheduler_decision_in_plain_words() {
     );
     d.work_item_id = Some("wi_1".into());
     check(
-        &show(EventKind::SchedulerDecision, json!(d)),
+        &show(EventKind::SchedulerDecision, decided(d)),
         Visibility::Trace,
         Category::Runtime,
         "Emit system tick (continue active) for work item wi_1",
@@ -439,7 +452,7 @@ fn scheduler_decision_in_plain_words() {
 
     let d = decision(SchedulerDecisionKind::Noop, DecisionReason::TurnInProgress);
     check(
-        &show(EventKind::SchedulerDecision, json!(d)),
+        &show(EventKind::SchedulerDecision, decided(d)),
         Visibility::Trace,
         Category::Runtime,
         "No action: turn in progress",
@@ -645,12 +658,22 @@ fn brief_created_takes_visibility_from_the_payload() {
         "Result: (no reply text)",
     );
 
-    // A brief is never demoted below turn_result.
+    // A visibility this build does not know is not a brief it can read:
+    // shown as trace, never demoted to an empty row.
     let p = show(
         EventKind::BriefCreated,
         brief("result", "ok", "trace", None),
     );
-    check(&p, Visibility::TurnResult, Category::Brief, "Result: ok");
+    check(
+        &p,
+        Visibility::Trace,
+        Category::Trace,
+        "Unreadable `brief_created` event (a different Holon version wrote it?)",
+    );
+    assert!(p
+        .body
+        .as_deref()
+        .is_some_and(|b| b.contains("unknown variant `trace`")));
 }
 
 #[test]
@@ -1037,7 +1060,7 @@ fn config_reloaded() {
     check(
         &show(
             EventKind::ConfigReloaded,
-            json!({ "changed": ["model", "providers"] }),
+            json!({ "source": "config_file", "path": "/h/config.toml", "changed": ["model", "providers"], "applied": true }),
         ),
         Visibility::Progress,
         Category::OperatorNotification,
@@ -1262,14 +1285,17 @@ fn verbose_adds_progress_and_tool_rows() {
         },
         "done",
     );
-    let runtime_input = show(EventKind::MessageAdmitted, json!({ "message": tick }));
+    let runtime_input = show(
+        EventKind::MessageAdmitted,
+        json!({ "message": tick, "queue_status": "queued", "admission_seq": 2 }),
+    );
     assert!(!shows(DisplayMode::Info, &runtime_input));
 }
 
 #[test]
 fn debug_adds_curated_trace_but_not_state_sync_or_telemetry() {
     let d = decision(SchedulerDecisionKind::Sleep, DecisionReason::NoRunnableWork);
-    let scheduler = show(EventKind::SchedulerDecision, json!(d));
+    let scheduler = show(EventKind::SchedulerDecision, decided(d));
     let task_running = show(
         EventKind::TaskStatusChanged,
         status_change(TaskStatus::Running, None, "cargo build", None),
@@ -1279,11 +1305,18 @@ fn debug_adds_curated_trace_but_not_state_sync_or_telemetry() {
     }
     let state = show(
         EventKind::AgentStateChanged,
-        json!({ "from": "awake_idle", "to": "asleep" }),
+        json!({ "from": "awake_idle", "to": "asleep", "cause": "Sleep" }),
     );
     let telemetry = show(EventKind::ProviderRoundCompleted, json!({ "round": 1 }));
-    let mode = show(EventKind::DisplayModeChanged, json!({ "to": "debug" }));
+    let mode = show(
+        EventKind::DisplayModeChanged,
+        json!({ "from": "info", "to": "debug" }),
+    );
     for p in [&state, &telemetry, &mode] {
+        assert!(
+            !p.summary.starts_with("Unreadable"),
+            "read as its kind: {p:?}"
+        );
         assert_eq!(modes(p), [false, false, false], "{p:?}");
     }
 }
@@ -1305,7 +1338,7 @@ fn human_line_has_seq_time_visibility_category_summary() {
     let line = human_line(&odd, &present(&odd));
     assert_eq!(
         line,
-        "    7 yesterday trace           runtime               Agent main created"
+        "    7 yesterday trace           trace                 Unreadable `agent_created` event (a different Holon version wrote it?)"
     );
     odd.ts = String::new();
     assert!(human_line(&odd, &present(&odd)).starts_with("    7 --:--:-- trace"));

@@ -107,7 +107,7 @@ impl Script {
     ) -> EventRecord {
         let usage = json!({ "input_tokens": 5200 + round * 800, "output_tokens": 310 });
         let telemetry = json!({ "run_id": run, "round": round, "model_ref": "anthropic/claude-sonnet-4", "token_usage": usage,
-            "provider_attempt_timeline": [], "context_build_ms": 4, "provider_round_ms": 3100, "stop_reason": "tool_use" });
+            "provider_attempt_timeline": {}, "context_build_ms": 4, "provider_round_ms": 3100, "stop_reason": "tool_use" });
         self.push("provider_round_completed", Some(mid), telemetry);
         let preview: String = text.chars().take(400).collect();
         let payload = json!({ "run_id": run, "round": round, "text_preview": preview, "tool_names": tools, "text_chars": text.chars().count() });
@@ -127,7 +127,8 @@ impl Script {
     ) -> EventRecord {
         let preview: String = result.to_string().chars().take(600).collect();
         let payload = json!({ "run_id": run, "tool_execution_id": format!("tool_{}", self.seq()), "call_id": format!("call_{}", self.seq()),
-            "tool_name": name, "arguments": args, "is_error": is_error, "duration_ms": ms, "result_preview": preview });
+            "tool_name": name, "arguments": args, "is_error": is_error, "duration_ms": ms, "result_preview": preview,
+            "result_facts": crate::protocol::events::ToolExecuted::facts_of(&result) });
         self.push("tool_executed", Some(mid), payload)
     }
 
@@ -188,8 +189,8 @@ impl Script {
     }
 
     pub fn runtime_error(&mut self, mid: &str, run: &str, a: &FailureArtifact) -> EventRecord {
-        let payload = json!({ "run_id": run, "phase": "runtime_turn", "failure_kind": "provider_unavailable",
-            "failure_artifact": a, "provider_attempt_timeline": [], "token_usage": null });
+        let payload = json!({ "run_id": run, "phase": "runtime_turn", "failure_kind": "server_error",
+            "failure_artifact": a, "provider_attempt_timeline": {}, "token_usage": null });
         self.push("runtime_error", Some(mid), payload)
     }
 
@@ -287,7 +288,8 @@ pub fn session_work() -> Vec<WorkItemRecord> {
 /// operator command, a failed turn, and a question for the operator.
 pub fn session() -> Script {
     let mut s = Script::default();
-    s.push("agent_created", None, json!({ "agent": { "id": "main" } }));
+    let agent = crate::runtime::agent::AgentRecord::new("main", ts(0));
+    s.push("agent_created", None, json!({ "agent": agent }));
     s.push("runtime_started", None, json!({ "status_before": "asleep", "status": "awake_idle", "turn_was_in_progress": false, "replay_message_ids": [] }));
     let work = session_work();
     s.work("work_item_created", &work[0], json!({ "has_plan": true }));
