@@ -186,8 +186,14 @@ fn event_fact(event: &Value) -> Result<Option<EventFact>, String> {
             })?;
             Some(EventFact::TurnTerminal(kind))
         }
+        // Holon's own ledger names the failure in its artifact; other
+        // fixture sources write `message` or `error`.
         "runtime_error" => Some(EventFact::RuntimeError(
-            text("message")
+            event_field(event, "failure_artifact")
+                .and_then(|a| a.get("summary"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| text("message"))
                 .or_else(|| text("error"))
                 .unwrap_or_else(|| "runtime_error".to_owned()),
         )),

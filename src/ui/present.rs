@@ -182,9 +182,13 @@ pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
 
 /// Present one raw event. Never panics; an unknown kind is a trace row.
 pub fn present(event: &EventRecord) -> OperatorEvent {
-    let typed = event.event();
+    present_event(event, &event.event())
+}
+
+/// `present` of an event whose payload is already decoded.
+pub fn present_event(event: &EventRecord, typed: &Event) -> OperatorEvent {
     let generic = (Visibility::Trace, Category::Trace, "Event");
-    let (visibility, category, title) = match &typed {
+    let (visibility, category, title) = match typed {
         Event::Unknown { .. } | Event::Unreadable { .. } => generic,
         known => known.kind().map_or(generic, class),
     };
@@ -196,7 +200,7 @@ pub fn present(event: &EventRecord) -> OperatorEvent {
         summary: String::new(),
         source_event_kind: event.kind.clone(),
     };
-    let summary = describe(&typed, event, &mut out);
+    let summary = describe(typed, event, &mut out);
     out.summary = one_line(&summary, SUMMARY_MAX);
     out
 }
@@ -259,7 +263,7 @@ mod describe;
 
 use describe::*;
 
-pub use describe::compact_count;
+pub use describe::{compact_count, wire_name};
 
 #[cfg(test)]
 mod tests;

@@ -21,15 +21,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::RuntimeHost;
-use crate::protocol::events::{self as ev, new_event, Event, EventKind};
+use crate::protocol::events::{self as ev, new_event, BriefKind, Event};
 use crate::runtime::admission::Admitted;
 use crate::runtime::agent::{validate_agent_id, AgentRecord, AgentVisibility};
+use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::envelope::AdmissionRequest;
 use crate::runtime::provider::{
     FailureArtifact, FailureCategory, ModelRef, ProviderAttemptTimeline, TokenUsage,
 };
 use crate::runtime::scheduler::SchedulerDecisionKind;
-use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::RuntimeError;
 use crate::store::{EventRecord, Provenance, StoreError};
 
@@ -146,66 +146,57 @@ fn settles(decision: SchedulerDecisionKind) -> bool {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(v: &Value) -> Option<T> {
-    serde_json::from_value(v.clone()).ok()
-}
-
-fn text(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or_default().to_owned()
-}
-
 impl Fold {
+    /// Fold one event of the run's agent. Only the kinds that make up the
+    /// report matter here; every other kind leaves it as it is.
     fn apply(&mut self, e: &EventRecord, message_id: &str) {
-        let p = &e.payload;
-        let is = |k: EventKind| e.kind == k.as_str();
-        if is(EventKind::ProviderRoundCompleted) || is(EventKind::RuntimeError) {
-            if let Some(u) = parse::<TokenUsage>(&p["token_usage"]) {
-                self.usage.add(&u);
+        match e.event() {
+            Event::ProviderRoundCompleted(p) => {
+                self.usage.add(&p.token_usage);
+                merge_timeline(&mut self.timeline, p.provider_attempt_timeline);
             }
-            if let Some(t) = parse(&p["provider_attempt_timeline"]) {
-                merge_timeline(&mut self.timeline, t);
+            Event::RuntimeError(p) => {
+                if let Some(u) = &p.token_usage {
+                    self.usage.add(u);
+                }
+                merge_timeline(&mut self.timeline, p.provider_attempt_timeline);
+                self.errors.push((p.run_id, p.failure_artifact));
             }
-            if let Some(a) = parse(&p["failure_artifact"]) {
-                self.errors.push((text(p, "run_id"), a));
-            }
-        } else if is(EventKind::TurnTerminal) {
-            self.turn_ended(p, message_id);
-        } else if is(EventKind::BriefCreated) {
-            // An abort without a runtime error: its failure brief says why.
-            let brief = &p["brief"];
-            if brief["kind"] == "failure" && brief["failure_artifact"].is_null() {
-                let reason = text(brief, "text");
-                if let Some(f) = self.failure.as_mut() {
-                    if f.kind == "turn_aborted" && !reason.is_empty() {
-                        f.summary = reason;
+            Event::TurnTerminal(p) => self.turn_ended(e, p, message_id),
+            Event::BriefCreated(p) => {
+                // An abort without a runtime error: its failure brief says why.
+                let b = p.brief;
+                if b.kind == BriefKind::Failure && b.failure_artifact.is_none() {
+                    if let Some(f) = self.failure.as_mut() {
+                        if f.kind == "turn_aborted" && !b.text.is_empty() {
+                            f.summary = b.text;
+                        }
                     }
                 }
             }
-        } else if is(EventKind::WorkItemCompleted) {
-            if let Some(item) = parse::<WorkItemRecord>(&p["work_item"]) {
+            Event::WorkItemCompleted(p) => {
+                let item = p.work_item;
                 self.completed = Some((item.id, item.result_summary));
             }
-        } else if is(EventKind::SchedulerDecision) && self.turn_terminal.is_some() {
-            if let Some(decision) = parse::<SchedulerDecisionKind>(&p["decision"]) {
-                self.settled = settles(decision);
+            Event::SchedulerDecision(p) if self.turn_terminal.is_some() => {
+                self.settled = settles(p.decision.kind);
             }
+            _ => {}
         }
     }
 
-    fn turn_ended(&mut self, p: &Value, message_id: &str) {
+    fn turn_ended(&mut self, e: &EventRecord, p: ev::TurnTerminal, message_id: &str) {
         self.turns += 1;
-        let run_id = text(p, "run_id");
-        let kind = text(p, "kind");
-        self.last_text = text(p, "last_assistant_message");
-        self.truncated = p["truncation_stop_reason"].as_str().map(str::to_owned);
+        self.last_text = p.last_assistant_message;
+        self.truncated = p.truncation_stop_reason;
         // A cancelled turn records the attempt it dropped here.
-        if let Some(t) = parse(&p["provider_attempt_timeline"]) {
+        if let Some(t) = p.provider_attempt_timeline {
             merge_timeline(&mut self.timeline, t);
         }
-        self.failure = if kind == "completed" {
-            None
-        } else {
-            Some(
+        let run_id = p.run_id;
+        self.failure = match p.kind {
+            TurnTerminalKind::Completed => None,
+            TurnTerminalKind::Aborted | TurnTerminalKind::BaselineOverBudget => Some(
                 self.errors
                     .iter()
                     .rev()
@@ -218,10 +209,10 @@ impl Fold {
                             "the turn was aborted before it completed",
                         )
                     }),
-            )
+            ),
         };
-        if p["message_id"].as_str() == Some(message_id) {
-            self.turn_terminal = Some(p.clone());
+        if p.message_id == message_id {
+            self.turn_terminal = Some(e.payload.clone());
         }
     }
 

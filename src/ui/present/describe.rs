@@ -16,7 +16,7 @@ use crate::runtime::waiting::WaitingIntentStatus;
 /// The summary of each kind; sets the body and refines the class where the
 /// payload decides them.
 pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) -> String {
-    let msg = message_id(e).map_or("A message".to_owned(), |m| format!("Message {m}"));
+    let msg = message_id(event, e).map_or("A message".to_owned(), |m| format!("Message {m}"));
     match event {
         Event::AgentCreated(p) => format!("Agent {} created", nonblank(&p.agent.id).unwrap_or(&e.agent_id)),
         Event::AgentStateChanged(p) => {
@@ -38,7 +38,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::MessageRejected(p) => message_rejected(p, out),
         Event::MessageProcessingStarted(p) => {
             let what = format!("message {}", p.message_id);
-            let head = paren(format!("Processing {what}"), Some(words(&name(&p.kind))));
+            let head = paren(format!("Processing {what}"), Some(words(&wire_name(&p.kind))));
             let replay = p.replay.then_some(", replayed after a restart");
             head + replay.unwrap_or_default()
         }
@@ -54,12 +54,12 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::MessageInterjected(_) => format!("{msg} joined the running turn"),
         Event::SchedulerDecision(p) => scheduler_decision(p, out),
         Event::SystemTickEmitted(p) => {
-            let head = paren("System tick", Some(words(&name(&p.reason))));
+            let head = paren("System tick", Some(words(&wire_name(&p.reason))));
             for_work_item(head, p.work_item_id.as_deref())
         }
         Event::TurnStarted(p) => {
             let head = format!("Turn started for message {}", p.message_id);
-            paren(head, Some(words(&name(&p.trigger_kind))))
+            paren(head, Some(words(&wire_name(&p.trigger_kind))))
         }
         Event::ProviderRoundCompleted(p) => {
             let u = p.token_usage;
@@ -305,7 +305,7 @@ pub(super) fn message_rejected(p: &ev::MessageRejected, out: &mut OperatorEvent)
         MessageKind::OperatorPrompt => colon("Prompt refused", why),
         kind => {
             (out.visibility, out.title) = (Visibility::Progress, "Message refused".into());
-            colon(format!("Refused {}", words(&name(&kind))), why)
+            colon(format!("Refused {}", words(&wire_name(&kind))), why)
         }
     }
 }
@@ -463,7 +463,7 @@ pub(super) fn runtime_error(p: &ev::RuntimeErrorRecorded, out: &mut OperatorEven
     out.body = joined([summary.map(str::to_owned), detail], "\n");
     match summary {
         Some(s) => format!("Runtime error: {}", preview(s)),
-        None => format!("Runtime error: {}", words(&name(&p.failure_kind))),
+        None => format!("Runtime error: {}", words(&wire_name(&p.failure_kind))),
     }
 }
 
@@ -503,7 +503,7 @@ pub(super) fn task_status_changed(p: &ev::TaskStatusChanged, out: &mut OperatorE
     let head = match p.to {
         TaskStatus::Running => format!("Task {id} running"),
         TaskStatus::Cancelling => format!("Task {id} stopping"),
-        status => format!("Task {id} {}", words(&name(&status))),
+        status => format!("Task {id} {}", words(&wire_name(&status))),
     };
     let head = colon(head, cmd.map(|c| one_line(c, 80)));
     if !p.to.is_terminal() {
@@ -525,7 +525,7 @@ pub(super) fn task_status_changed(p: &ev::TaskStatusChanged, out: &mut OperatorE
 }
 
 /// An enum's wire name (`operator_prompt`), as serde writes it.
-pub(super) fn name<T: serde::Serialize>(v: &T) -> String {
+pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(Value::String(s)) => s,
         _ => String::new(),
@@ -590,8 +590,11 @@ pub(super) fn message_text(body: &MessageBody) -> Option<String> {
 }
 
 /// The message an event is about, from the payload or the provenance.
-pub(super) fn message_id(e: &EventRecord) -> Option<&str> {
-    text(&e.payload, "/message_id").or(e.provenance.message_id.as_deref())
+pub(super) fn message_id<'a>(typed: &'a Event, e: &'a EventRecord) -> Option<&'a str> {
+    typed
+        .message_id()
+        .and_then(nonblank)
+        .or(e.provenance.message_id.as_deref())
 }
 
 pub(super) fn objective(w: &crate::runtime::work_items::WorkItemRecord) -> String {

@@ -15,7 +15,7 @@ use super::state::{History, Init, State};
 use super::view::view;
 use crate::protocol::EventRecord;
 use crate::store::Provenance;
-use crate::ui::present::{present, DisplayMode};
+use crate::ui::present::DisplayMode;
 
 /// One synthetic event of a busy agent; `i` picks the kind.
 pub fn sample_event(seq: u64, i: usize) -> EventRecord {
@@ -89,8 +89,9 @@ pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration
     let events: Vec<EventRecord> = (0..rows).map(|i| sample_event(i as u64 + 1, i)).collect();
     let mut conv = state(width, height);
     for e in &events {
-        let op = present(e);
-        conv.conversation.apply(e, &op, false);
+        let typed = e.event();
+        let op = crate::ui::present::present_event(e, &typed);
+        conv.conversation.apply(e, &typed, &op, false);
     }
     let conversation = frame_time(&conv, width, height);
     let mut inspector = state(width, height);

@@ -12,15 +12,15 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use super::fmt::{i64_at, owned, text, ts_ms, u64_at};
+use super::fmt::{owned, text, ts_ms};
 use super::msg::RequestId;
 use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
-use crate::protocol::events::EventKind;
+use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::EventRecord;
-use crate::ui::present::{shows, DisplayMode, OperatorEvent, Visibility};
+use crate::runtime::envelope::{MessageBody, Priority};
+use crate::runtime::tasks::TaskRecord;
+use crate::ui::present::{shows, wire_name, DisplayMode, OperatorEvent, Visibility};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EchoKind {
@@ -292,29 +292,37 @@ impl Conversation {
 
     /// Apply one event with its presentation. `operator_task` says whether
     /// a task this event is about was started by the operator.
-    pub fn apply(&mut self, e: &EventRecord, op: &OperatorEvent, operator_task: bool) -> Applied {
+    pub fn apply(
+        &mut self,
+        e: &EventRecord,
+        typed: &Event,
+        op: &OperatorEvent,
+        operator_task: bool,
+    ) -> Applied {
         if e.event_seq <= self.applied_seq {
             return Applied::default();
         }
         self.applied_seq = e.event_seq;
-        let p = &e.payload;
-        let message_id = e.provenance.message_id.clone().or(owned(p, "/message_id"));
+        let message_id = e.provenance.message_id.as_deref().or(typed.message_id());
+        let message_id = message_id.map(str::to_owned);
         let mut applied = Applied::default();
-        use EventKind as K;
-        match EventKind::parse(&e.kind) {
-            Some(K::MessageAdmitted) if op.is_operator_message() => {
-                let id = owned(p, "/message/id").unwrap_or_default();
-                let text = owned(p, "/message/body/text")
-                    .or(op.body.clone())
-                    .unwrap_or_default();
+        use Event as K;
+        match typed {
+            K::MessageAdmitted(p) if op.is_operator_message() => {
+                let id = p.message.id.clone();
+                let text = match &p.message.body {
+                    MessageBody::Text { text } => Some(text.clone()),
+                    MessageBody::Json { .. } | MessageBody::Brief { .. } => None,
+                };
+                let text = text.or(op.body.clone()).unwrap_or_default();
                 self.take_echo(EchoKind::Prompt, &id, &text);
                 // In line until its turn takes it up (then it moves to
                 // where it runs, so its answer appears under it).
-                let label = match super::fmt::text(p, "/message/priority") {
-                    Some("interject") => "interjects at the next safe point",
-                    Some("next") => "next in line",
-                    Some("background") => "queued (background)",
-                    _ => "queued",
+                let label = match p.message.priority {
+                    Priority::Interject => "interjects at the next safe point",
+                    Priority::Next => "next in line",
+                    Priority::Background => "queued (background)",
+                    Priority::Normal => "queued",
                 };
                 let state = PromptState::Waiting(label.to_owned());
                 // The operator answered: earlier questions no longer carry
@@ -332,24 +340,22 @@ impl Conversation {
                 self.waiting.push(id.clone());
                 self.rows[i].message_id = Some(id);
             }
-            Some(K::MessageInterjected) => {
+            K::MessageInterjected(_) => {
                 if let Some(m) = &message_id {
                     self.prompt_taken_up(m, true);
                 }
                 self.generic(op);
             }
-            Some(
-                K::MessageProcessingStarted
-                | K::MessageProcessed
-                | K::MessageAborted
-                | K::MessageDropped,
-            ) => {
+            K::MessageProcessingStarted(_)
+            | K::MessageProcessed(_)
+            | K::MessageAborted(_)
+            | K::MessageDropped(_) => {
                 if let Some(m) = &message_id {
                     self.prompt_taken_up(m, false);
                 }
                 self.generic(op);
             }
-            Some(K::MessageRejected) => {
+            K::MessageRejected(_) => {
                 let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
                 let kind = RowKind::Alert {
                     summary: op.summary.clone(),
@@ -358,13 +364,14 @@ impl Conversation {
                 };
                 self.push(kind, min_mode(op).unwrap_or(DisplayMode::Info));
             }
-            Some(K::RuntimeError) => self.alert(message_id, op, None),
-            Some(K::BriefCreated) if text(p, "/brief/kind") == Some("failure") => {
-                let mid = message_id.or(owned(p, "/brief/related_message_id"));
-                self.alert(mid, op, text(p, "/brief/text"));
+            K::RuntimeError(_) => self.alert(message_id, op, None),
+            K::BriefCreated(p) if p.brief.kind == BriefKind::Failure => {
+                let mid = message_id.or(Some(p.brief.related_message_id.clone()));
+                let text = Some(p.brief.text.trim()).filter(|t| !t.is_empty());
+                self.alert(mid, op, text);
             }
-            Some(K::BriefCreated) => {
-                let body = owned(p, "/brief/text").unwrap_or_default();
+            K::BriefCreated(p) => {
+                let body = p.brief.text.trim().to_owned();
                 self.hide_repeated_progress(message_id.as_deref(), &body);
                 applied.attention = op.visibility == Visibility::ActionRequired;
                 let kind = RowKind::Brief {
@@ -375,27 +382,27 @@ impl Conversation {
                 let i = self.push(kind, DisplayMode::Info);
                 self.rows[i].message_id = message_id;
             }
-            Some(K::TaskCreated) => self.task_created(p, operator_task),
-            Some(K::TaskStatusChanged) => self.task_changed(p, operator_task),
-            Some(K::ToolStarted) => self.set_activity(op),
-            Some(K::ToolExecuted) => {
+            K::TaskCreated(p) => self.task_created(&p.task, operator_task),
+            K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
+            K::ToolStarted(_) => self.set_activity(op),
+            K::ToolExecuted(p) => {
                 self.set_activity(op);
                 self.tool_executed(p, op);
             }
-            Some(K::AssistantRoundRecorded) => {
+            K::AssistantRoundRecorded(p) => {
                 self.set_activity(op);
                 self.stream = None;
                 let i = self.generic(op);
-                if let (Some(i), Some(_)) = (i, text(p, "/text_preview")) {
+                if let (Some(i), false) = (i, p.text_preview.trim().is_empty()) {
                     self.progress.push((message_id, i));
                 }
             }
-            Some(K::TurnStarted) => {
+            K::TurnStarted(p) => {
                 if let Some(m) = &message_id {
                     self.prompt_taken_up(m, true);
                 }
                 self.turn = Some(Turn {
-                    run_id: owned(p, "/run_id"),
+                    run_id: Some(p.run_id.clone()),
                     message_id,
                     started_ms: ts_ms(&e.ts),
                     activity: None,
@@ -404,59 +411,56 @@ impl Conversation {
                 (self.stream, self.progress) = (None, Vec::new());
                 self.generic(op);
             }
-            Some(K::ProviderRoundCompleted) => {
+            K::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
-                    let used = u64_at(p, "/token_usage/input_tokens").unwrap_or(0)
-                        + u64_at(p, "/token_usage/output_tokens").unwrap_or(0);
-                    t.tokens += used;
+                    t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;
                 }
                 self.generic(op);
             }
-            Some(K::TurnTerminal) => {
+            K::TurnTerminal(_) => {
                 (self.turn, self.stream) = (None, None);
                 self.generic(op);
             }
             // Everything else is a presented row when a display mode
             // shows it (`min_mode`), and nothing to merge.
-            Some(
-                K::MessageAdmitted
-                | K::WorkspaceAttached
-                | K::WorkspaceUsed
-                | K::WorkspaceDetached
-                | K::WorkspaceMissing
-                | K::WorktreeCreated
-                | K::WorktreeRemoved
-                | K::WorktreeRetained
-                | K::ContextCompacted
-                | K::TurnCheckpoint
-                | K::AgentCreated
-                | K::AgentStateChanged
-                | K::ControlApplied
-                | K::SchedulerDecision
-                | K::SystemTickEmitted
-                | K::WorkItemCreated
-                | K::WorkItemPicked
-                | K::WorkItemUpdated
-                | K::WorkItemCompleted
-                | K::WorkItemRecheckDue
-                | K::TaskOutput
-                | K::TaskResultQueued
-                | K::WaitingIntentCreated
-                | K::WaitingIntentTriggered
-                | K::WaitingIntentCancelled
-                | K::TimerCreated
-                | K::TimerFired
-                | K::TimerCancelled
-                | K::WakeHintSubmitted
-                | K::WakeHintCoalesced
-                | K::WakeHintIgnored
-                | K::RuntimeStarted
-                | K::RuntimeStopped
-                | K::ConfigReloaded
-                | K::DisplayModeChanged
-                | K::ModelOverrideChanged,
-            )
-            | None => {
+            K::MessageAdmitted(_)
+            | K::WorkspaceAttached(_)
+            | K::WorkspaceUsed(_)
+            | K::WorkspaceDetached(_)
+            | K::WorkspaceMissing(_)
+            | K::WorktreeCreated(_)
+            | K::WorktreeRemoved(_)
+            | K::WorktreeRetained(_)
+            | K::ContextCompacted(_)
+            | K::TurnCheckpoint(_)
+            | K::AgentCreated(_)
+            | K::AgentStateChanged(_)
+            | K::ControlApplied(_)
+            | K::SchedulerDecision(_)
+            | K::SystemTickEmitted(_)
+            | K::WorkItemCreated(_)
+            | K::WorkItemPicked(_)
+            | K::WorkItemUpdated(_)
+            | K::WorkItemCompleted(_)
+            | K::WorkItemRecheckDue(_)
+            | K::TaskOutput(_)
+            | K::TaskResultQueued(_)
+            | K::WaitingIntentCreated(_)
+            | K::WaitingIntentTriggered(_)
+            | K::WaitingIntentCancelled(_)
+            | K::TimerCreated(_)
+            | K::TimerFired(_)
+            | K::TimerCancelled(_)
+            | K::WakeHintSubmitted(_)
+            | K::WakeHintCoalesced(_)
+            | K::WakeHintIgnored(_)
+            | K::RuntimeStarted(_)
+            | K::RuntimeStopped(_)
+            | K::ConfigReloaded(_)
+            | K::DisplayModeChanged(_)
+            | K::ModelOverrideChanged(_)
+            | K::Unknown { .. }
+            | K::Unreadable { .. } => {
                 self.generic(op);
             }
         }
@@ -544,22 +548,20 @@ impl Conversation {
         }
     }
 
-    fn task_created(&mut self, p: &Value, operator: bool) {
-        let Some(id) = owned(p, "/task/id") else {
-            return;
-        };
-        let cmd = owned(p, "/task/detail/cmd")
-            .or(owned(p, "/task/summary"))
-            .unwrap_or_default();
-        let operator = operator || text(p, "/task/detail/origin") == Some("operator");
+    fn task_created(&mut self, task: &TaskRecord, operator: bool) {
+        let detail = task.detail.as_ref();
+        let origin = detail.and_then(|d| text(d, "/origin"));
+        let cmd = detail.and_then(|d| owned(d, "/cmd"));
+        let cmd = cmd.or(task.summary.clone()).unwrap_or_default();
+        let operator = operator || origin == Some("operator");
         if operator {
-            self.take_echo(EchoKind::Command, &id, &cmd);
+            self.take_echo(EchoKind::Command, &task.id, &cmd);
         }
         let row = CommandRow {
-            task_id: Some(id.clone()),
+            task_id: Some(task.id.clone()),
             cmd,
             operator,
-            status: owned(p, "/task/status").unwrap_or_else(|| "queued".into()),
+            status: wire_name(&task.status),
             exit: None,
             duration_ms: None,
             summary: None,
@@ -568,28 +570,43 @@ impl Conversation {
         // Every command is one compact row at info (command, exit,
         // duration); verbose adds the agent's command output.
         let i = self.push(RowKind::Command(row), DisplayMode::Info);
-        self.tasks.insert(id, i);
+        self.tasks.insert(task.id.clone(), i);
     }
 
-    fn task_changed(&mut self, p: &Value, operator: bool) {
-        let Some(id) = owned(p, "/task_id") else {
-            return;
-        };
-        if !self.tasks.contains_key(&id) {
-            let task = serde_json::json!({ "id": id, "detail": { "cmd": p.pointer("/cmd") } });
-            self.task_created(&serde_json::json!({ "task": task }), operator);
+    fn task_changed(&mut self, p: &ev::TaskStatusChanged, operator: bool) {
+        let id = &p.task_id;
+        if !self.tasks.contains_key(id) {
+            // A task created before the history this console read.
+            let cmd = p.cmd.clone().unwrap_or_default();
+            if operator {
+                self.take_echo(EchoKind::Command, id, &cmd);
+            }
+            let row = CommandRow {
+                task_id: Some(id.clone()),
+                cmd,
+                operator,
+                status: wire_name(&p.from),
+                exit: None,
+                duration_ms: None,
+                summary: None,
+                output: None,
+            };
+            let i = self.push(RowKind::Command(row), DisplayMode::Info);
+            self.tasks.insert(id.clone(), i);
         }
-        let Some(&i) = self.tasks.get(&id) else {
+        let Some(&i) = self.tasks.get(id) else {
             return;
         };
         if let RowKind::Command(c) = self.rows[i].kind_mut() {
-            c.status = owned(p, "/to").unwrap_or(c.status.clone());
-            c.exit = i64_at(p, "/exit_status").or(c.exit);
-            c.duration_ms = u64_at(p, "/duration_ms").or(c.duration_ms);
-            c.summary = owned(p, "/summary")
+            c.status = wire_name(&p.to);
+            c.exit = p.exit_status.or(c.exit);
+            c.duration_ms = p.duration_ms.or(c.duration_ms);
+            c.summary = p
+                .summary
+                .clone()
                 .filter(|s| *s != c.cmd)
                 .or(c.summary.clone());
-            let raw = p.pointer("/output_preview").and_then(Value::as_str);
+            let raw = p.output_preview.as_deref();
             let raw = raw
                 .map(|o| o.trim_end().to_owned())
                 .filter(|o| !o.trim().is_empty());
@@ -597,13 +614,8 @@ impl Conversation {
         }
     }
 
-    fn tool_executed(&mut self, p: &Value, op: &OperatorEvent) {
-        let name = text(p, "/tool_name").unwrap_or("");
-        let failed = p
-            .pointer("/is_error")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if name == "ApplyPatch" && !failed {
+    fn tool_executed(&mut self, p: &ev::ToolExecuted, op: &OperatorEvent) {
+        if p.tool_name == "ApplyPatch" && !p.is_error {
             let files = patch_files(p);
             if !files.is_empty() {
                 for (action, path, added, removed) in files {
@@ -618,7 +630,7 @@ impl Conversation {
                 return;
             }
         }
-        if name == "ExecCommand" {
+        if p.tool_name == "ExecCommand" {
             let task = exec_task_id(p);
             if task.as_ref().is_some_and(|t| self.tasks.contains_key(t)) {
                 return; // the task's command row already shows it
@@ -635,7 +647,7 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn event(seq: u64, kind: &str, payload: Value) -> EventRecord {
         EventRecord {
@@ -649,6 +661,17 @@ mod tests {
         }
     }
 
+    fn apply(c: &mut Conversation, e: &EventRecord) {
+        let typed = e.event();
+        assert!(!matches!(typed, Event::Unreadable { .. }), "{typed:?}");
+        c.apply(
+            e,
+            &typed,
+            &crate::ui::present::present_event(e, &typed),
+            true,
+        );
+    }
+
     #[test]
     fn trimming_keeps_merges_pointing_at_the_right_rows() {
         let mut c = Conversation::default();
@@ -658,16 +681,17 @@ mod tests {
         let created = event(
             1,
             "task_created",
-            json!({ "task": { "id": "t1", "status": "queued", "detail": { "cmd": "ls", "origin": "operator" } } }),
+            json!({ "task": { "id": "t1", "agent_id": "main", "kind": "command_task", "status": "queued",
+                "detail": { "cmd": "ls", "origin": "operator" }, "created_at": "t", "updated_at": "t" } }),
         );
-        c.apply(&created, &crate::ui::present::present(&created), true);
+        apply(&mut c, &created);
         c.trim(3);
         let done = event(
             2,
             "task_status_changed",
-            json!({ "task_id": "t1", "to": "completed", "exit_status": 0 }),
+            json!({ "task_id": "t1", "kind": "command_task", "from": "running", "to": "completed", "exit_status": 0 }),
         );
-        c.apply(&done, &crate::ui::present::present(&done), true);
+        apply(&mut c, &done);
         assert_eq!(c.rows.len(), 3, "no new row: the task row was found");
         assert!(matches!(c.rows[2].kind(), RowKind::Command(r) if r.status == "completed"));
     }

@@ -10,9 +10,14 @@
 
 use serde_json::Value;
 
+use serde::Deserialize;
+
 use super::fmt::{flag, i64_at, owned, text, u64_at};
-use crate::protocol::events::EventKind;
+use crate::protocol::events::{self as ev, Event};
 use crate::protocol::{AgentState, AgentSummary, EventRecord};
+use crate::runtime::tasks::TaskRecord;
+use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
+use crate::ui::present::wire_name;
 
 /// How a posture reads in the console: a label, a glyph (meaning never by
 /// colour alone) and whether the working row animates.
@@ -72,25 +77,33 @@ pub struct WorkItemView {
 }
 
 impl WorkItemView {
+    pub fn from_record(w: &WorkItemRecord) -> WorkItemView {
+        let todos = w.todo_list.iter().filter(|t| !t.text.trim().is_empty());
+        WorkItemView {
+            id: w.id.clone(),
+            objective: w.objective.clone(),
+            completed: w.state == WorkItemState::Completed,
+            plan_status: wire_name(&w.plan_status),
+            todos: todos
+                .map(|t| Todo {
+                    text: t.text.clone(),
+                    state: wire_name(&t.state),
+                })
+                .collect(),
+            blocked_by: w.blocked_by.clone(),
+            revision: w.revision,
+            result_summary: w.result_summary.clone(),
+            updated_at: w.updated_at.clone(),
+            plan_preview: None,
+        }
+    }
+
+    /// A bootstrap entry: the record, and the plan's start beside it.
     pub fn from_value(v: &Value) -> Option<WorkItemView> {
-        let todos = v.pointer("/todo_list").and_then(Value::as_array);
-        let todos = todos.into_iter().flatten().filter_map(|t| {
-            Some(Todo {
-                text: owned(t, "/text")?,
-                state: owned(t, "/state").unwrap_or_else(|| "pending".into()),
-            })
-        });
+        let record = WorkItemRecord::deserialize(v).ok()?;
         Some(WorkItemView {
-            id: owned(v, "/id")?,
-            objective: owned(v, "/objective").unwrap_or_default(),
-            completed: text(v, "/state") == Some("completed"),
-            plan_status: owned(v, "/plan_status").unwrap_or_else(|| "ready".into()),
-            todos: todos.collect(),
-            blocked_by: owned(v, "/blocked_by"),
-            revision: u64_at(v, "/revision").unwrap_or(0),
-            result_summary: owned(v, "/result_summary"),
-            updated_at: owned(v, "/updated_at").unwrap_or_default(),
             plan_preview: owned(v, "/plan_preview"),
+            ..WorkItemView::from_record(&record)
         })
     }
 }
@@ -115,19 +128,28 @@ pub fn is_terminal(status: &str) -> bool {
 }
 
 impl TaskView {
-    pub fn from_value(v: &Value) -> Option<TaskView> {
-        let cmd = owned(v, "/detail/cmd").or(owned(v, "/summary"));
-        Some(TaskView {
-            id: owned(v, "/id")?,
+    pub fn from_record(t: &TaskRecord) -> TaskView {
+        let null = Value::Null;
+        let detail = t.detail.as_ref().unwrap_or(&null);
+        let cmd = owned(detail, "/cmd").or(t.summary.clone());
+        TaskView {
+            id: t.id.clone(),
             cmd: cmd.unwrap_or_default(),
-            status: owned(v, "/status").unwrap_or_else(|| "queued".into()),
-            origin: owned(v, "/detail/origin").unwrap_or_else(|| "agent".into()),
-            exit_status: i64_at(v, "/detail/exit_status"),
-            duration_ms: u64_at(v, "/detail/duration_ms"),
-            summary: owned(v, "/summary"),
-            accepts_input: flag(v, "/detail/accepts_input"),
-            created_at: owned(v, "/created_at").unwrap_or_default(),
-        })
+            status: wire_name(&t.status),
+            origin: owned(detail, "/origin").unwrap_or_else(|| "agent".into()),
+            exit_status: i64_at(detail, "/exit_status"),
+            duration_ms: u64_at(detail, "/duration_ms"),
+            summary: t.summary.clone(),
+            accepts_input: flag(detail, "/accepts_input"),
+            created_at: t.created_at.clone(),
+        }
+    }
+
+    /// A bootstrap entry.
+    pub fn from_value(v: &Value) -> Option<TaskView> {
+        TaskRecord::deserialize(v)
+            .ok()
+            .map(|t| TaskView::from_record(&t))
     }
 
     pub fn is_active(&self) -> bool {
@@ -248,40 +270,33 @@ impl AgentView {
         }
     }
 
-    /// Apply one live or backfilled event.
-    pub fn apply(&mut self, e: &EventRecord) -> Touched {
-        let p = &e.payload;
-        let Some(kind) = EventKind::parse(&e.kind) else {
-            return Touched::Nothing;
-        };
-        use EventKind as K;
-        match kind {
-            K::WorkItemCreated | K::WorkItemUpdated | K::WorkItemCompleted => {
-                if let Some(w) = p.pointer("/work_item").and_then(WorkItemView::from_value) {
-                    if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
-                        self.current_work_item = None;
-                    }
-                    self.upsert_work_item(w);
+    /// Apply one live or backfilled event (`typed` is its payload).
+    pub fn apply(&mut self, e: &EventRecord, typed: &Event) -> Touched {
+        use Event as K;
+        match typed {
+            K::WorkItemCreated(ev::WorkItemCreated { work_item, .. })
+            | K::WorkItemUpdated(ev::WorkItemUpdated { work_item, .. })
+            | K::WorkItemCompleted(ev::WorkItemCompleted { work_item, .. }) => {
+                let w = WorkItemView::from_record(work_item);
+                if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
+                    self.current_work_item = None;
                 }
+                self.upsert_work_item(w);
                 Touched::RefreshSummary
             }
-            K::WorkItemPicked => {
-                self.current_work_item = owned(p, "/work_item_id");
+            K::WorkItemPicked(p) => {
+                self.current_work_item = Some(p.work_item_id.clone());
                 Touched::RefreshSummary
             }
-            K::TaskCreated => {
-                if let Some(t) = p.pointer("/task").and_then(TaskView::from_value) {
-                    self.upsert_task(t);
-                }
+            K::TaskCreated(p) => {
+                self.upsert_task(TaskView::from_record(&p.task));
                 Touched::RefreshSummary
             }
-            K::TaskStatusChanged => {
-                let Some(id) = owned(p, "/task_id") else {
-                    return Touched::Nothing;
-                };
+            K::TaskStatusChanged(p) => {
+                let id = p.task_id.clone();
                 let mut t = self.task(&id).cloned().unwrap_or(TaskView {
                     id,
-                    cmd: owned(p, "/cmd").unwrap_or_default(),
+                    cmd: p.cmd.clone().unwrap_or_default(),
                     status: String::new(),
                     origin: "agent".into(),
                     exit_status: None,
@@ -290,101 +305,94 @@ impl AgentView {
                     accepts_input: false,
                     created_at: e.ts.clone(),
                 });
-                t.status = owned(p, "/to").unwrap_or(t.status);
-                t.exit_status = i64_at(p, "/exit_status").or(t.exit_status);
-                t.duration_ms = u64_at(p, "/duration_ms").or(t.duration_ms);
-                t.summary = owned(p, "/summary").or(t.summary);
+                t.status = wire_name(&p.to);
+                t.exit_status = p.exit_status.or(t.exit_status);
+                t.duration_ms = p.duration_ms.or(t.duration_ms);
+                t.summary = p.summary.clone().or(t.summary);
                 self.upsert_task(t);
                 Touched::RefreshSummary
             }
-            K::SchedulerDecision => {
+            K::SchedulerDecision(p) => {
                 self.last_decision = Some(e.clone());
-                let posture = owned(p, "/posture/posture");
-                self.set_posture(e.event_seq, posture, owned(p, "/posture/reason"));
-                if let Some(s) = owned(p, "/status") {
-                    self.status = s;
-                }
+                let posture = Some(p.posture.posture.as_str().to_owned());
+                self.set_posture(e.event_seq, posture, Some(p.posture.reason.clone()));
+                self.status = p.status.as_str().to_owned();
                 Touched::RefreshSummary
             }
-            K::TurnStarted => {
+            K::TurnStarted(_) => {
                 let reason = Some("turn in progress".to_owned());
                 self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
                 Touched::Nothing
             }
-            K::AgentStateChanged | K::ControlApplied => {
-                if let Some(to) = owned(p, "/to") {
-                    self.status = to;
-                }
+            K::AgentStateChanged(ev::AgentStateChanged { to, .. })
+            | K::ControlApplied(ev::ControlApplied { to, .. }) => {
+                self.status = to.as_str().to_owned();
                 Touched::RefreshSummary
             }
-            K::ModelOverrideChanged => {
+            K::ModelOverrideChanged(p) => {
                 // Cleared: the runtime's default applies, which the
                 // refreshed summary names.
-                if let Some(m) = owned(p, "/to") {
-                    self.model = Some(m);
+                if let Some(m) = &p.to {
+                    self.model = Some(m.clone());
                 }
                 Touched::RefreshSummary
             }
-            K::WorkspaceUsed => {
-                if let Some(s) = p
-                    .pointer("/execution")
-                    .and_then(|v| serde_json::from_value(v.clone()).ok())
-                {
-                    self.execution = Some(s);
-                }
+            K::WorkspaceUsed(p) => {
+                self.execution = Some(p.execution.clone());
                 Touched::Nothing
             }
-            K::ProviderRoundCompleted => {
+            K::ProviderRoundCompleted(p) => {
                 // The provider's own count when it gave one, else the
                 // runtime's estimate, against the window.
-                let window = u64_at(p, "/context_window").filter(|w| *w > 0);
-                let used = u64_at(p, "/token_usage/input_tokens")
+                let used = Some(p.token_usage.input_tokens)
                     .filter(|n| *n > 0)
-                    .or_else(|| u64_at(p, "/prompt_tokens_estimate"));
-                if let (Some(w), Some(n)) = (window, used) {
-                    self.context_percent = Some((n.saturating_mul(100) / w).min(999) as u8);
+                    .unwrap_or(p.prompt_tokens_estimate);
+                if p.context_window > 0 && used > 0 {
+                    let percent = used.saturating_mul(100) / p.context_window;
+                    self.context_percent = Some(percent.min(999) as u8);
                 }
                 Touched::Nothing
             }
-            K::WorkspaceAttached
-            | K::WorkspaceDetached
-            | K::WorkspaceMissing
-            | K::WorktreeCreated
-            | K::WorktreeRemoved
-            | K::WorktreeRetained
-            | K::TurnCheckpoint => Touched::Nothing,
-            K::MessageAdmitted
-            | K::MessageProcessed
-            | K::MessageAborted
-            | K::MessageDropped
-            | K::TurnTerminal
-            | K::WaitingIntentCreated
-            | K::WaitingIntentTriggered
-            | K::WaitingIntentCancelled
-            | K::TimerCreated
-            | K::TimerFired
-            | K::TimerCancelled
-            | K::RuntimeStarted
-            | K::ContextCompacted
-            | K::RuntimeError => Touched::RefreshSummary,
-            K::AgentCreated
-            | K::MessageRejected
-            | K::MessageProcessingStarted
-            | K::MessageInterjected
-            | K::SystemTickEmitted
-            | K::AssistantRoundRecorded
-            | K::ToolStarted
-            | K::ToolExecuted
-            | K::BriefCreated
-            | K::WorkItemRecheckDue
-            | K::TaskOutput
-            | K::TaskResultQueued
-            | K::WakeHintSubmitted
-            | K::WakeHintCoalesced
-            | K::WakeHintIgnored
-            | K::RuntimeStopped
-            | K::ConfigReloaded
-            | K::DisplayModeChanged => Touched::Nothing,
+            K::Unknown { .. } | K::Unreadable { .. } => Touched::Nothing,
+            K::WorkspaceAttached(_)
+            | K::WorkspaceDetached(_)
+            | K::WorkspaceMissing(_)
+            | K::WorktreeCreated(_)
+            | K::WorktreeRemoved(_)
+            | K::WorktreeRetained(_)
+            | K::TurnCheckpoint(_) => Touched::Nothing,
+            K::MessageAdmitted(_)
+            | K::MessageProcessed(_)
+            | K::MessageAborted(_)
+            | K::MessageDropped(_)
+            | K::TurnTerminal(_)
+            | K::WaitingIntentCreated(_)
+            | K::WaitingIntentTriggered(_)
+            | K::WaitingIntentCancelled(_)
+            | K::TimerCreated(_)
+            | K::TimerFired(_)
+            | K::TimerCancelled(_)
+            | K::RuntimeStarted(_)
+            | K::ContextCompacted(_)
+            | K::RuntimeError(_) => Touched::RefreshSummary,
+            K::AgentCreated(_)
+            | K::MessageRejected(_)
+            | K::MessageProcessingStarted(_)
+            | K::MessageInterjected(_)
+            | K::SystemTickEmitted(_)
+            | K::AssistantRoundRecorded(_)
+            | K::ToolStarted(_)
+            | K::ToolExecuted(_)
+            | K::BriefCreated(_)
+            | K::WorkItemRecheckDue(_)
+            | K::TaskOutput(_)
+            | K::TaskResultQueued(_)
+            | K::WakeHintSubmitted(_)
+            | K::WakeHintCoalesced(_)
+            | K::WakeHintIgnored(_)
+            | K::RuntimeStopped(_)
+            | K::ConfigReloaded(_)
+            | K::DisplayModeChanged(_) => Touched::Nothing,
         }
     }
 
@@ -398,15 +406,13 @@ impl AgentView {
             false => format!(" ({})", self.posture_reason),
         };
         out.push(format!("{}{reason}.", look.label));
-        if let Some(d) = &self.last_decision {
-            let p = &d.payload;
-            let decision = text(p, "/decision").unwrap_or("unknown");
-            let why = text(p, "/reason")
-                .map(super::fmt::words)
-                .unwrap_or_default();
+        if let Some(Event::SchedulerDecision(p)) =
+            self.last_decision.as_ref().map(EventRecord::event)
+        {
+            let why = super::fmt::words(p.decision.reason.as_str());
             out.push(format!(
                 "The scheduler last decided {} because: {why}.",
-                decision_words(decision)
+                decision_words(p.decision.kind.as_str())
             ));
         }
         // In plain words: what waits for the operator, what the agent

@@ -1,54 +1,50 @@
 //! Rows for tool calls whose result says more than the presentation's
 //! one line: `ExecCommand` as a command row (exit status, duration) and
 //! `ApplyPatch` as one row per file with its +/- counts. They read the
-//! structured result when the event carries it (whole, or as a preview
-//! that still parses), and fall back to the arguments (the diff itself).
+//! result's facts the event carries whole (`result_facts`), and fall back
+//! to the preview's text and the arguments (the diff itself).
 
 use serde_json::Value;
 
 use super::fmt::{i64_at, owned, text, u64_at};
 use super::rows::CommandRow;
+use crate::protocol::events::ToolExecuted;
 
-/// The task an `ExecCommand` result names (its preview may be cut short).
-pub fn exec_task_id(p: &Value) -> Option<String> {
-    if let Some(t) = owned(p, "/result/task_id").or(owned(p, "/result/task_handle/task_id")) {
+/// The result's facts as one JSON object (empty when there are none).
+fn facts(p: &ToolExecuted) -> Value {
+    Value::Object(p.result_facts.clone().unwrap_or_default())
+}
+
+/// The task an `ExecCommand` result names.
+pub fn exec_task_id(p: &ToolExecuted) -> Option<String> {
+    if let Some(t) = owned(&facts(p), "/task_id") {
         return Some(t);
     }
-    let preview = text(p, "/result_preview")?;
+    // An event from before `result_facts`: the preview may still hold it.
+    let preview = &p.result_preview;
     let start = preview.find("\"task_id\":\"")? + "\"task_id\":\"".len();
     let len = preview[start..].find('"')?;
     Some(preview[start..start + len].to_owned())
 }
 
 /// An `ExecCommand` call as one command row: its command, exit status
-/// and duration (from the result, whole or as a preview).
-pub fn exec_row(p: &Value, task: Option<String>) -> Option<CommandRow> {
-    let cmd = owned(p, "/arguments/cmd")?;
-    let preview = text(p, "/result_preview").unwrap_or("");
-    let parsed = serde_json::from_str::<Value>(preview).ok();
-    let result = p.pointer("/result").or(parsed.as_ref());
-    let number = |key: &str| {
-        let at = preview.find(&format!("\"{key}\":"))? + key.len() + 3;
-        let digits: String = preview[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_digit() || *c == '-')
-            .collect();
-        digits.parse::<i64>().ok()
+/// and duration.
+pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
+    let cmd = owned(&p.arguments, "/cmd")?;
+    let facts = facts(p);
+    let parsed = serde_json::from_str::<Value>(&p.result_preview).ok();
+    let result = match p.result_facts.is_some() {
+        true => Some(&facts),
+        false => parsed.as_ref(),
     };
-    let exit = result
-        .and_then(|r| i64_at(r, "/exit_status"))
-        .or_else(|| number("exit_status"));
-    let failed = p
-        .pointer("/is_error")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let status = match (failed, result.and_then(|r| text(r, "/disposition"))) {
+    let exit = result.and_then(|r| i64_at(r, "/exit_status"));
+    let status = match (p.is_error, result.and_then(|r| text(r, "/disposition"))) {
         (true, _) => "failed",
         (false, Some("promoted_to_task") | Some("already_running")) => "running",
         (false, _) if exit.is_some_and(|e| e != 0) => "failed",
         (false, _) => "completed",
     };
-    let summary = match failed {
+    let summary = match p.is_error {
         true => result.and_then(|r| owned(r, "/message").or(owned(r, "/error"))),
         false => None,
     };
@@ -58,19 +54,19 @@ pub fn exec_row(p: &Value, task: Option<String>) -> Option<CommandRow> {
         operator: false,
         status: status.to_owned(),
         exit,
-        duration_ms: u64_at(p, "/duration_ms"),
+        duration_ms: Some(p.duration_ms),
         summary,
         output: result.and_then(|r| owned(r, "/stdout_preview")),
     })
 }
 
 /// `(action, path, added, removed)` per file of an applied patch: from
-/// the result's `files` when the event carries them (whole or as a
-/// parseable preview), else counted from the diff in the arguments.
-pub fn patch_files(p: &Value) -> Vec<(String, String, u64, u64)> {
-    let parsed = text(p, "/result_preview").and_then(|s| serde_json::from_str::<Value>(s).ok());
-    let files = p
-        .pointer("/result/files")
+/// the result's `files`, else counted from the diff in the arguments.
+pub fn patch_files(p: &ToolExecuted) -> Vec<(String, String, u64, u64)> {
+    let facts = facts(p);
+    let parsed = serde_json::from_str::<Value>(&p.result_preview).ok();
+    let files = facts
+        .pointer("/files")
         .or(parsed.as_ref().and_then(|v| v.pointer("/files")));
     if let Some(files) = files.and_then(Value::as_array) {
         let rows: Vec<_> = files
@@ -88,7 +84,7 @@ pub fn patch_files(p: &Value) -> Vec<(String, String, u64, u64)> {
             return rows;
         }
     }
-    text(p, "/arguments/patch")
+    text(&p.arguments, "/patch")
         .map(diff_counts)
         .unwrap_or_default()
 }
@@ -140,6 +136,39 @@ mod tests {
                 ("modified".to_owned(), "src/lib.rs".to_owned(), 2, 1),
                 ("created".to_owned(), "NEW.md".to_owned(), 1, 0)
             ]
+        );
+    }
+
+    /// A long result's preview is cut and no longer parses; its facts
+    /// still give the row its exit status, task and output.
+    #[test]
+    fn a_long_result_keeps_its_exit_status_task_and_output() {
+        let stdout = "x".repeat(2_000);
+        let result = serde_json::json!({
+            "disposition": "completed", "exit_status": 3, "stdout_preview": stdout,
+            "task_handle": { "task_id": "task_9" }, "ok": false,
+        });
+        let text = result.to_string();
+        let event = ToolExecuted {
+            run_id: "run_1".into(),
+            tool_execution_id: "tool_1".into(),
+            call_id: "call_1".into(),
+            tool_name: "ExecCommand".into(),
+            arguments: serde_json::json!({ "cmd": "make" }),
+            is_error: false,
+            duration_ms: 1200,
+            malformed_arguments: None,
+            result_preview: text.chars().take(ToolExecuted::PREVIEW_CHARS).collect(),
+            result_facts: ToolExecuted::facts_of(&result),
+        };
+        assert!(serde_json::from_str::<Value>(&event.result_preview).is_err());
+        assert_eq!(exec_task_id(&event).as_deref(), Some("task_9"));
+        let row = exec_row(&event, None).unwrap_or_else(|| panic!("a command row"));
+        assert_eq!((row.exit, row.status.as_str()), (Some(3), "failed"));
+        assert_eq!(
+            row.output.map(|o| o.len()),
+            Some(1_200),
+            "the output, cut to its facts' bound"
         );
     }
 }

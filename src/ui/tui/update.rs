@@ -19,9 +19,9 @@ use super::msg::{Effect, Msg, RequestId};
 use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
-use crate::protocol::events::EventKind;
+use crate::protocol::events::Event;
 use crate::protocol::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
-use crate::ui::present::{present, DisplayMode};
+use crate::ui::present::present_event;
 
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
     let mut fx = Vec::new();
@@ -169,10 +169,11 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
     if e.event_seq <= state.conversation.applied_seq {
         return;
     }
-    let op = present(e);
-    let touched = state.agent.apply(e);
-    let operator_task = operator_task(state, e);
-    let applied = state.conversation.apply(e, &op, operator_task);
+    let typed = e.event();
+    let op = present_event(e, &typed);
+    let touched = state.agent.apply(e, &typed);
+    let operator_task = operator_task(state, e, &typed);
+    let applied = state.conversation.apply(e, &typed, &op, operator_task);
     if op.is_operator_message() {
         state.attention = false; // the operator answered (here or elsewhere)
     }
@@ -182,11 +183,8 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
             fx.push(Effect::Bell);
         }
     }
-    if e.kind == EventKind::DisplayModeChanged.as_str() {
-        let to = super::fmt::text(&e.payload, "/to").and_then(DisplayMode::parse);
-        if let Some(m) = to {
-            state.mode = m;
-        }
+    if let Event::DisplayModeChanged(p) = &typed {
+        state.mode = p.to;
     }
     for o in &mut state.overlays {
         o.on_event(e);
@@ -197,9 +195,12 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
     state.dirty = true;
 }
 
-fn operator_task(state: &State, e: &EventRecord) -> bool {
-    let id = super::fmt::text(&e.payload, "/task_id").or(e.provenance.task_id.as_deref());
-    id.and_then(|id| state.agent.task(id))
+/// Whether the task an event is about was started by the operator.
+fn operator_task(state: &State, e: &EventRecord, typed: &Event) -> bool {
+    typed
+        .task_id()
+        .or(e.provenance.task_id.as_deref())
+        .and_then(|id| state.agent.task(id))
         .is_some_and(|t| t.origin == "operator")
 }
 
@@ -233,11 +234,12 @@ fn history_arrived(
         .unwrap_or_default();
     let mut hist = Conversation::default();
     for e in events.iter().filter(|e| e.event_seq <= upto) {
-        let op = present(e);
-        let operator_task = operator_task(state, e);
+        let typed = e.event();
+        let op = present_event(e, &typed);
+        let operator_task = operator_task(state, e, &typed);
         // An unanswered question in the history still marks the status
         // line (without the bell: it is not news).
-        if hist.apply(e, &op, operator_task).attention {
+        if hist.apply(e, &typed, &op, operator_task).attention {
             state.attention = true;
         } else if op.is_operator_message() {
             state.attention = false;
