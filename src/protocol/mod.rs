@@ -12,3 +12,12 @@ pub mod jsonrpc;
 pub mod payloads;
 
 pub use api::*;
+
+/// A serde enum's wire string (`trusted_operator`), as the protocol
+/// writes it; `None` for a value that is not a plain string on the wire.
+pub fn wire_name<T: serde::Serialize>(value: &T) -> Option<String> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    }
+}

@@ -12,15 +12,8 @@ use super::envelope::{normalize, AdmissionRequest, MessageEnvelope};
 use super::queue::{QueueEntry, QueueEntryStatus};
 use super::RuntimeError;
 use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
+use crate::protocol::wire_name;
 use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
-
-/// Render a serde enum as its wire string (`trusted_operator`).
-pub(crate) fn wire_name<T: Serialize>(value: &T) -> Option<String> {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => Some(s),
-        _ => None,
-    }
-}
 
 /// Event provenance carried from a message envelope.
 pub fn provenance_of(env: &MessageEnvelope) -> Provenance {

@@ -701,5 +701,5 @@ impl RuntimeHost {
 }
 
 fn wire<T: Serialize>(v: &T) -> String {
-    super::admission::wire_name(v).unwrap_or_default()
+    crate::protocol::wire_name(v).unwrap_or_default()
 }

@@ -524,12 +524,9 @@ pub(super) fn task_status_changed(p: &ev::TaskStatusChanged, out: &mut OperatorE
     paren(head, joined([outcome, took], ", "))
 }
 
-/// An enum's wire name (`operator_prompt`), as serde writes it.
+/// An enum's wire name (`operator_prompt`); empty for anything else.
 pub fn wire_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(Value::String(s)) => s,
-        _ => String::new(),
-    }
+    crate::protocol::wire_name(v).unwrap_or_default()
 }
 
 /// `s` trimmed, `None` when blank.

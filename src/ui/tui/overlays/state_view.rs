@@ -16,6 +16,7 @@ use super::super::projection::{posture_look, AgentView};
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, wrap};
 use super::{draw_lines, field, header, Ctx, Look};
+use crate::protocol::events::Event;
 use crate::protocol::{AgentState, ApiError, Request};
 
 #[derive(Debug, Default)]
@@ -203,31 +204,27 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
                 clock(&d.ts)
             );
             out.push(header(&head, t));
-            let p = &d.payload;
-            out.extend(field(
-                "  decision",
-                text(p, "/decision").unwrap_or("?"),
-                lw,
-                w,
-                t,
-            ));
-            out.extend(field(
-                "  reason",
-                &text(p, "/reason").map_or(String::new(), words),
-                lw,
-                w,
-                t,
-            ));
-            for (label, ptr) in [
-                ("  message", "/message_id"),
-                ("  task", "/task_id"),
-                ("  work item", "/work_item_id"),
-            ] {
-                if let Some(v) = text(p, ptr) {
-                    out.extend(field(label, v, lw, w, t));
+            let decision = match d.event() {
+                Event::SchedulerDecision(made) => Some(made.decision),
+                _ => None,
+            };
+            match decision {
+                None => out.extend(field("  decision", "(unreadable)", lw, w, t)),
+                Some(p) => {
+                    out.extend(field("  decision", p.kind.as_str(), lw, w, t));
+                    out.extend(field("  reason", &words(p.reason.as_str()), lw, w, t));
+                    for (label, id) in [
+                        ("  message", &p.message_id),
+                        ("  task", &p.task_id),
+                        ("  work item", &p.work_item_id),
+                    ] {
+                        if let Some(v) = id {
+                            out.extend(field(label, v, lw, w, t));
+                        }
+                    }
+                    evidence(&mut out, &p.evidence, w, lw, &rest, t);
                 }
             }
-            evidence(&mut out, &strings(p, "/evidence"), w, lw, &rest, t);
         }
     }
     if let Some(x) = &agent.execution {

@@ -16,14 +16,17 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::super::fmt::{clock, duration, strings, text, u64_at};
+use super::super::fmt::{clock, duration};
 use super::super::keymap::{Action, OverlayKind};
 use super::super::markdown;
 use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{chop, sanitize, wrap};
 use super::{draw_lines, Ctx, Look};
+use crate::protocol::events::{BriefKind, Event};
 use crate::protocol::{ApiError, EventRecord, Request};
+use crate::runtime::envelope::MessageBody;
+use crate::ui::present::wire_name;
 
 /// Events per page (transcript kinds are a fraction of all events).
 const PAGE: usize = 2000;
@@ -219,7 +222,6 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
         }
     };
     for e in events {
-        let p = &e.payload;
         let time = clock(&e.ts);
         let head = |mark: &str, what: String, style| {
             Line::from(vec![
@@ -228,12 +230,13 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                 Span::styled(format!("  #{} {time}", e.event_seq), t.dim()),
             ])
         };
-        match e.kind.as_str() {
-            "turn_started" => {
+        use Event as K;
+        match e.event() {
+            K::TurnStarted(p) => {
                 if !out.is_empty() {
                     out.push(Line::default());
                 }
-                let trigger = text(p, "/trigger_kind").unwrap_or("turn").replace('_', " ");
+                let trigger = wire_name(&p.trigger_kind).replace('_', " ");
                 let rule = format!("── turn: {trigger} ");
                 let fill = w.saturating_sub(rule.chars().count() + 9);
                 let line = format!("{rule}{}", "─".repeat(fill));
@@ -242,53 +245,47 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                     Span::styled(format!(" {time}"), t.dim()),
                 ]));
             }
-            "message_admitted" => {
-                let kind = text(p, "/message/kind")
-                    .unwrap_or("message")
-                    .replace('_', " ");
+            K::MessageAdmitted(p) => {
+                let kind = wire_name(&p.message.kind).replace('_', " ");
                 out.push(head("›", kind, t.accent().patch(t.bold())));
-                let text = text(p, "/message/body/text").map(str::to_owned);
-                let text = text.or_else(|| p.pointer("/message/body/value").map(Value::to_string));
+                let text = match &p.message.body {
+                    MessageBody::Text { text } | MessageBody::Brief { text, .. } => text.clone(),
+                    MessageBody::Json { value } => value.to_string(),
+                };
+                let text = Some(text).filter(|t| !t.trim().is_empty());
                 body(&mut out, text.as_deref().unwrap_or("(empty)"), t.text());
             }
-            "assistant_round_recorded" => {
-                let round = u64_at(p, "/round").map_or(String::new(), |r| format!(" · round {r}"));
-                out.push(head("◦", format!("assistant{round}"), t.bold()));
-                if let Some(text) = text(p, "/text_preview") {
-                    body(&mut out, text, t.text());
+            K::AssistantRoundRecorded(p) => {
+                out.push(head(
+                    "◦",
+                    format!("assistant · round {}", p.round),
+                    t.bold(),
+                ));
+                if !p.text_preview.trim().is_empty() {
+                    body(&mut out, &p.text_preview, t.text());
                 }
-                let tools = strings(p, "/tool_names");
-                if !tools.is_empty() {
-                    body(
-                        &mut out,
-                        &format!("requests: {}", tools.join(", ")),
-                        t.dim(),
-                    );
+                if !p.tool_names.is_empty() {
+                    let tools = p.tool_names.join(", ");
+                    body(&mut out, &format!("requests: {tools}"), t.dim());
                 }
             }
-            "tool_executed" => {
-                let name = text(p, "/tool_name").unwrap_or("tool");
-                let took = u64_at(p, "/duration_ms")
-                    .map_or(String::new(), |d| format!(" · {}", duration(d)));
-                let failed = p.pointer("/is_error").and_then(Value::as_bool) == Some(true);
-                let (mark, style) = if failed {
+            K::ToolExecuted(p) => {
+                let took = format!(" · {}", duration(p.duration_ms));
+                let (mark, style) = if p.is_error {
                     ("✗", t.err())
                 } else {
                     ("→", t.text())
                 };
-                out.push(head(mark, format!("{name}{took}"), style));
-                let args = p
-                    .pointer("/arguments")
-                    .map(|a| a.to_string())
-                    .unwrap_or_default();
+                out.push(head(mark, format!("{}{took}", p.tool_name), style));
+                let args = p.arguments.to_string();
                 for piece in chop(&sanitize(&args), w.saturating_sub(5)) {
                     out.push(Line::from(vec![
                         Span::styled("   ▸ ", t.dim()),
                         Span::styled(piece, t.dim()),
                     ]));
                 }
-                if let Some(r) = text(p, "/result_preview") {
-                    for piece in chop(&sanitize(r), w.saturating_sub(5)) {
+                if !p.result_preview.trim().is_empty() {
+                    for piece in chop(&sanitize(&p.result_preview), w.saturating_sub(5)) {
                         out.push(Line::from(vec![
                             Span::styled("   ◂ ", t.dim()),
                             Span::raw(piece),
@@ -296,23 +293,24 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                     }
                 }
             }
-            "brief_created" => {
-                let kind = text(p, "/brief/kind").unwrap_or("result");
-                let vis = text(p, "/visibility").unwrap_or("turn_result");
-                let style = if kind == "failure" {
-                    t.err()
-                } else {
-                    t.accent()
+            K::BriefCreated(p) => {
+                let kind = wire_name(&p.brief.kind);
+                let vis = wire_name(&p.visibility);
+                let style = match p.brief.kind {
+                    BriefKind::Failure => t.err(),
+                    BriefKind::Ack | BriefKind::Result => t.accent(),
                 };
                 out.push(head("●", format!("brief · {kind} · {vis}"), style));
-                let md = markdown::render(text(p, "/brief/text").unwrap_or(""), w, "   ", t);
+                let md = markdown::render(&p.brief.text, w, "   ", t);
                 out.extend(md);
             }
-            "runtime_error" => {
+            K::RuntimeError(p) => {
                 out.push(head("✗", "runtime error".to_owned(), t.err()));
-                let s = text(p, "/failure_artifact/summary").unwrap_or("(no summary)");
-                body(&mut out, s, t.err());
+                let s = Some(p.failure_artifact.summary.as_str()).filter(|s| !s.trim().is_empty());
+                body(&mut out, s.unwrap_or("(no summary)"), t.err());
             }
+            // The transcript is the conversation as the model saw it:
+            // every other kind is runtime bookkeeping, in /events.
             _ => {}
         }
     }
