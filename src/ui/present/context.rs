@@ -4,12 +4,12 @@
 use std::fmt::Write;
 
 use super::compact_count;
-use crate::runtime::host::prompt::PromptPreview;
-use crate::runtime::provider::ConversationItem;
+use crate::protocol::types::ConversationItem;
+use crate::protocol::types::PromptPreview;
 
 /// Where the window comes from, in plain words.
 fn window_source(p: &PromptPreview) -> &'static str {
-    use crate::runtime::context::WindowSource as W;
+    use crate::protocol::types::WindowSource as W;
     match p.budget.source {
         W::Environment => "HOLON_CONTEXT_WINDOW",
         W::ModelConfig => "[model] context_window",

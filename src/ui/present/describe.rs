@@ -6,12 +6,12 @@ use serde_json::Value;
 
 use super::{Category, OperatorEvent, Visibility, PREVIEW_MAX, SUMMARY_MAX};
 use crate::protocol::events::{self as ev, Event};
+use crate::protocol::types::FailureArtifact;
+use crate::protocol::types::SchedulerDecisionKind as D;
+use crate::protocol::types::TaskStatus;
+use crate::protocol::types::WaitingIntentStatus;
+use crate::protocol::types::{MessageBody, MessageKind, MessageOrigin};
 use crate::protocol::EventRecord;
-use crate::runtime::envelope::{MessageBody, MessageKind, MessageOrigin};
-use crate::runtime::provider::FailureArtifact;
-use crate::runtime::scheduler::SchedulerDecisionKind as D;
-use crate::runtime::tasks::TaskStatus;
-use crate::runtime::waiting::WaitingIntentStatus;
 
 /// The summary of each kind; sets the body and refines the class where the
 /// payload decides them.
@@ -24,7 +24,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             paren(head, Some(p.cause.as_str()))
         }
         Event::ControlApplied(p) => {
-            use crate::runtime::host::ControlAction as A;
+            use crate::protocol::ControlAction as A;
             let head = match p.action {
                 A::Pause => "Paused",
                 A::Resume => "Resume",
@@ -81,10 +81,10 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             p.workspace_id
         ),
         Event::WorkspaceUsed(p) => {
-            use crate::runtime::workspace::WorkspaceMode;
+            use crate::protocol::types::WorkspaceMode;
             let x = &p.execution;
             let head = match (x.workspace_id.as_str(), x.mode) {
-                (crate::runtime::workspace::AGENT_HOME_ID, _) => {
+                (crate::protocol::types::AGENT_HOME_ID, _) => {
                     "Working in the agent home".to_owned()
                 }
                 (_, WorkspaceMode::Isolated) => {
@@ -114,8 +114,8 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             let turns = p.compacted_turns;
             let tokens = compact_count(p.summary_tokens);
             let how = match p.summary_source {
-                crate::runtime::context::SummarySource::Model => "",
-                crate::runtime::context::SummarySource::Extractive => " (extractive)",
+                crate::protocol::types::SummarySource::Model => "",
+                crate::protocol::types::SummarySource::Extractive => " (extractive)",
             };
             format!(
                 "Context compacted: {turns} turn{} → {tokens}-token summary{how}",
@@ -133,7 +133,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::TurnTerminal(p) => turn_terminal(p),
         Event::BriefCreated(p) => brief_created(p, out),
         Event::WorkItemCreated(p) => {
-            let by = (p.source == crate::runtime::work_ops::WorkItemSource::Operator)
+            let by = (p.source == crate::protocol::types::WorkItemSource::Operator)
                 .then_some("by the operator");
             paren(format!("Work item created: {}", objective(&p.work_item)), by)
         }
@@ -407,7 +407,7 @@ pub(super) fn tool_hint(name: &str, args: &Value) -> Option<String> {
 }
 
 fn turn_terminal(p: &ev::TurnTerminal) -> String {
-    use crate::runtime::closure::TurnTerminalKind as T;
+    use crate::protocol::types::TurnTerminalKind as T;
     let rounds = match p.rounds {
         1 => "1 round".to_owned(),
         n => format!("{n} rounds"),
@@ -534,7 +534,7 @@ pub(super) fn nonblank(s: &str) -> Option<&str> {
     Some(s.trim()).filter(|s| !s.is_empty())
 }
 
-fn timer_reason(t: &crate::runtime::waiting::TimerRecord) -> Option<String> {
+fn timer_reason(t: &crate::protocol::types::TimerRecord) -> Option<String> {
     t.reason.as_deref().and_then(nonblank).map(preview)
 }
 
@@ -594,7 +594,7 @@ pub(super) fn message_id<'a>(typed: &'a Event, e: &'a EventRecord) -> Option<&'a
         .or(e.provenance.message_id.as_deref())
 }
 
-pub(super) fn objective(w: &crate::runtime::work_items::WorkItemRecord) -> String {
+pub(super) fn objective(w: &crate::protocol::types::WorkItemRecord) -> String {
     let o = nonblank(&w.objective).unwrap_or(&w.id);
     preview(o)
 }

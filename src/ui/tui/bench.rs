@@ -13,8 +13,8 @@ use super::msg::Connection;
 use super::overlays::{events::Events, Overlay};
 use super::state::{History, Init, State};
 use super::view::view;
+use crate::protocol::types::Provenance;
 use crate::protocol::EventRecord;
-use crate::store::Provenance;
 use crate::ui::present::DisplayMode;
 
 /// One synthetic event of a busy agent; `i` picks the kind.

@@ -11,9 +11,9 @@ use super::overlays::{events::Events, Overlay};
 use super::rows::Tone;
 use super::state::{History, Pending, State};
 use super::update::call;
+use crate::protocol::types::CreateWorkItem;
+use crate::protocol::types::Priority;
 use crate::protocol::{ControlAction, Request};
-use crate::runtime::envelope::Priority;
-use crate::runtime::work_ops::CreateWorkItem;
 use crate::ui::present::DisplayMode;
 
 pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
@@ -301,7 +301,7 @@ fn mouse(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
 /// `/workspace`: the overlay; `use PATH|ID [--isolated]`, `attach PATH`,
 /// `detach ID`.
 fn workspace(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
-    use crate::runtime::workspace::{UseWorkspace, WorkspaceMode};
+    use crate::protocol::types::{UseWorkspace, WorkspaceMode};
     let (sub, rest) = arg
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()));

@@ -17,9 +17,9 @@ use super::msg::RequestId;
 use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
 use crate::protocol::events::{self as ev, BriefKind, Event};
+use crate::protocol::types::TaskRecord;
+use crate::protocol::types::{MessageBody, Priority};
 use crate::protocol::EventRecord;
-use crate::runtime::envelope::{MessageBody, Priority};
-use crate::runtime::tasks::TaskRecord;
 use crate::ui::present::{shows, wire_name, DisplayMode, OperatorEvent, Visibility};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

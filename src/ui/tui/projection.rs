@@ -14,9 +14,9 @@ use serde::Deserialize;
 
 use super::fmt::{flag, i64_at, owned, text, u64_at};
 use crate::protocol::events::{self as ev, Event};
+use crate::protocol::types::TaskRecord;
+use crate::protocol::types::{WorkItemRecord, WorkItemState};
 use crate::protocol::{AgentState, AgentSummary, EventRecord};
-use crate::runtime::tasks::TaskRecord;
-use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 use crate::ui::present::wire_name;
 
 /// How a posture reads in the console: a label, a glyph (meaning never by
@@ -178,7 +178,7 @@ pub struct AgentView {
     /// The last prompt as a share of the model's window ("ctx 41%").
     pub context_percent: Option<u8>,
     /// Where the agent's tools act (workspace, root, cwd).
-    pub execution: Option<crate::runtime::workspace::ExecutionSnapshot>,
+    pub execution: Option<crate::protocol::types::ExecutionSnapshot>,
     pub closure: Value,
     pub last_decision: Option<EventRecord>,
     pub work_items: Vec<WorkItemView>,

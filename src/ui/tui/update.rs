@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-use crate::runtime::host::prompt::PromptPreview;
-use crate::runtime::workspace::UseOutcome;
+use crate::protocol::types::PromptPreview;
+use crate::protocol::types::UseOutcome;
 use crate::ui::present::context;
 
 use super::conversation::Conversation;
@@ -83,7 +83,7 @@ fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
 /// working there; one working elsewhere is not moved, only told.
 fn bind_here(
     state: &mut State,
-    x: &crate::runtime::workspace::ExecutionSnapshot,
+    x: &crate::protocol::types::ExecutionSnapshot,
     fx: &mut Vec<Effect>,
 ) {
     use super::overlays::workspaces::{open_binding, OpenBinding};
@@ -96,10 +96,10 @@ fn bind_here(
         OpenBinding::Use => {
             let request = Request::WorkspaceUse {
                 agent_id: state.agent_id.clone(),
-                target: crate::runtime::workspace::UseWorkspace {
+                target: crate::protocol::types::UseWorkspace {
                     path: Some(here.display().to_string()),
                     workspace_id: None,
-                    mode: crate::runtime::workspace::WorkspaceMode::Direct,
+                    mode: crate::protocol::types::WorkspaceMode::Direct,
                 },
             };
             fx.push(call(state, request, Pending::WorkspaceUse));

@@ -136,7 +136,7 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         // isolated), or the agent's own home.
         // A project is worth its room; the agent's own home is the
         // default and goes first when the line is crowded.
-        match x.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
+        match x.workspace_id == crate::protocol::types::AGENT_HOME_ID {
             true => left.push(seg(7, vec![Span::styled("agent home", t.dim())])),
             false => left.push(seg(3, vec![Span::raw(format!("⌂ {}", x.label()))])),
         }

@@ -14,8 +14,8 @@ use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, Intent, ListPos, Look, Status};
+use crate::protocol::types::AgentStatus;
 use crate::protocol::{AgentSummary, ApiError, Request};
-use crate::runtime::agent::AgentStatus;
 
 #[derive(Debug, Default)]
 pub struct Agents {

@@ -279,7 +279,7 @@ fn evidence(
 }
 
 /// "41% of a 200.0k-token window · 2 compactions, 310 entries folded".
-fn context_words(c: &crate::runtime::inspect::ContextView) -> String {
+fn context_words(c: &crate::protocol::types::ContextView) -> String {
     use crate::ui::present::compact_count;
     let used = match (c.percent, c.window) {
         (Some(p), w) if w > 0 => format!("{p}% of a {}-token window", compact_count(w)),

@@ -24,8 +24,8 @@ use super::super::theme::Theme;
 use super::super::wrap::{chop, sanitize, wrap};
 use super::{draw_lines, Ctx, Look};
 use crate::protocol::events::{BriefKind, Event};
+use crate::protocol::types::MessageBody;
 use crate::protocol::{ApiError, EventRecord, Request};
-use crate::runtime::envelope::MessageBody;
 use crate::ui::present::wire_name;
 
 /// Events per page (transcript kinds are a fraction of all events).

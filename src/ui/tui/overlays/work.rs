@@ -22,8 +22,8 @@ use super::super::theme::Theme;
 use super::super::wrap::{sanitize, truncate, width as width_of, wrap};
 use super::input::{Input, Purpose};
 use super::{draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Overlay, Status};
+use crate::protocol::types::{CreateWorkItem, UpdateWorkItem};
 use crate::protocol::{ApiError, Request};
-use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {

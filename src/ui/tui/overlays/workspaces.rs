@@ -18,9 +18,9 @@ use super::super::rows::Tone;
 use super::super::wrap::fit;
 use super::input::{Input, Purpose};
 use super::{draw_row, Ctx, ListPos, Look, Status};
+use crate::protocol::types::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
+use crate::protocol::types::{UseWorkspace, WorkspaceList};
 use crate::protocol::{ApiError, Request};
-use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
-use crate::runtime::workspace::{UseWorkspace, WorkspaceList};
 
 /// What opening the console in a directory does to the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
