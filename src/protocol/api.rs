@@ -448,6 +448,123 @@ pub struct AgentState {
     pub display_mode: crate::runtime::agent::DisplayMode,
 }
 
+/// `runtime.shutdown`: the runtime begins to stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShutdownAck {
+    pub shutting_down: bool,
+}
+
+/// `agent.model`: the agent after the change, and the override it had.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelChanged {
+    pub agent: AgentSummary,
+    #[serde(default)]
+    pub previous_model_override: Option<String>,
+}
+
+/// Whether a task's output is final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrievalStatus {
+    /// The task ended: this is all of its output (within the cap).
+    Success,
+    /// Still running: more may follow.
+    NotReady,
+}
+
+/// `task.output`: the tail of a task's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutput {
+    pub task: crate::runtime::tasks::TaskRecord,
+    pub output: String,
+    pub output_bytes: u64,
+    pub truncated: bool,
+    pub retrieval_status: RetrievalStatus,
+}
+
+/// `events.page`: events from `from_seq`, where the next page starts,
+/// and the agent's newest event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventsPage {
+    pub events: Vec<EventRecord>,
+    pub next_seq: u64,
+    pub last_event_seq: u64,
+}
+
+macro_rules! answers {
+    ($($variant:ident => $answer:ty),+ $(,)?) => {
+        /// The answer to every request, typed: each method paired with its
+        /// result. Serialises as the bare result (the wire is unchanged).
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(untagged)]
+        #[allow(clippy::large_enum_variant)] // built once per answer
+        pub enum Response {
+            $($variant($answer),)+
+        }
+
+        impl Response {
+            /// Read `value` as the answer to `request`.
+            pub fn decode(request: &Request, value: &serde_json::Value) -> Result<Response, ApiError> {
+                let read = match request {
+                    $(Request::$variant { .. } => <$answer>::deserialize(value).map(Response::$variant),)+
+                };
+                read.map_err(|e| {
+                    ApiError::new(
+                        ErrorCode::Internal,
+                        format!("unexpected answer to `{}`: {e}", request.method()),
+                    )
+                })
+            }
+
+            /// Whether this is the kind of answer `request` gets.
+            pub fn answers(&self, request: &Request) -> bool {
+                match (self, request) {
+                    $((Response::$variant(_), Request::$variant { .. }) => true,)+
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+answers! {
+    RuntimeStatus => RuntimeStatus,
+    RuntimeShutdown => ShutdownAck,
+    AgentsList => Vec<AgentSummary>,
+    AgentCreate => AgentSummary,
+    AgentStatus => AgentSummary,
+    AgentState => AgentState,
+    AgentPrompt => crate::runtime::host::prompt::PromptPreview,
+    PromptSubmit => Admitted,
+    WorkItemCreate => crate::runtime::work_items::WorkItemRecord,
+    WorkItemPick => crate::runtime::work_items::WorkItemRecord,
+    WorkItemUpdate => crate::runtime::work_items::WorkItemRecord,
+    WorkItemComplete => crate::runtime::work_items::WorkItemRecord,
+    TaskRun => crate::runtime::tasks::TaskRecord,
+    TaskStatus => crate::runtime::tasks::TaskRecord,
+    TaskOutput => TaskOutput,
+    TaskInput => crate::runtime::command_tasks::TaskInputReceipt,
+    TaskStop => crate::runtime::tasks::TaskRecord,
+    Control => ControlOutcome,
+    AgentDisplay => AgentSummary,
+    AgentModel => ModelChanged,
+    WorkspaceList => crate::runtime::workspace::WorkspaceList,
+    WorkspaceAttach => crate::runtime::workspace::WorkspaceBinding,
+    WorkspaceUse => crate::runtime::workspace::UseOutcome,
+    WorkspaceDetach => crate::runtime::workspace::WorkspaceBinding,
+    EventsPage => EventsPage,
+}
+
+impl Request {
+    /// The JSON-RPC method name.
+    pub fn method(&self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
 /// What an event subscription yields. Events are the common case, so they
 /// are not boxed to shrink the rare `Lagged`.
 #[derive(Debug, Clone, PartialEq)]

@@ -94,11 +94,11 @@ pub struct CommandTasks {
     wake: WakeFn,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct TaskInputReceipt {
     pub task_id: String,
     pub accepted_input: bool,
-    pub input_target: &'static str,
+    pub input_target: std::borrow::Cow<'static, str>,
     pub bytes_written: usize,
     pub summary_text: String,
 }
@@ -617,7 +617,7 @@ impl CommandTasks {
         let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
             task_id: task_id.to_owned(),
             accepted_input: accepted,
-            input_target: "stdin",
+            input_target: "stdin".into(),
             bytes_written: bytes,
             summary_text: summary,
         };

@@ -14,8 +14,9 @@ use tokio::sync::mpsc;
 
 use super::RuntimeHost;
 use crate::protocol::{
-    Activity, ActivityState, AgentState, ApiError, BoxFuture, ErrorCode, Request, RuntimeClient,
-    RuntimeStatus, Subscription, SubscriptionItem, MAX_PAGE,
+    Activity, ActivityState, AgentState, ApiError, BoxFuture, ErrorCode, EventsPage, ModelChanged,
+    Request, Response, RetrievalStatus, RuntimeClient, RuntimeStatus, ShutdownAck, Subscription,
+    SubscriptionItem, TaskOutput as TaskOutputAnswer, MAX_PAGE,
 };
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::command_tasks::read_tail;
@@ -201,13 +202,20 @@ impl RuntimeHost {
     }
 
     async fn handle(&self, request: Request) -> Result<Value, ApiError> {
+        to_value(self.answer(request).await?)
+    }
+
+    /// Perform one request; the answer is typed by its method.
+    pub async fn answer(&self, request: Request) -> Result<Response, ApiError> {
         // Before any side effect: a hostile id never reaches the disk.
         request.validate_ids()?;
         match request {
-            Request::RuntimeStatus => to_value(self.runtime_status()?),
+            Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
             Request::RuntimeShutdown => {
                 self.request_shutdown();
-                Ok(json!({ "shutting_down": true }))
+                Ok(Response::RuntimeShutdown(ShutdownAck {
+                    shutting_down: true,
+                }))
             }
             Request::AgentsList => {
                 let rx = self.store().read()?;
@@ -215,27 +223,37 @@ impl RuntimeHost {
                 for a in rx.agents::<AgentRecord>()? {
                     out.push(self.summarize(&rx, &a)?);
                 }
-                to_value(out)
+                Ok(Response::AgentsList(out))
             }
             Request::AgentCreate { agent_id } => {
                 self.create_agent(&agent_id).await?;
-                to_value(self.summary(&agent_id)?)
+                Ok(Response::AgentCreate(self.summary(&agent_id)?))
             }
-            Request::AgentStatus { agent_id } => to_value(self.summary(&agent_id)?),
-            Request::AgentState { agent_id } => to_value(self.agent_state(&agent_id)?),
-            Request::AgentPrompt { agent_id } => to_value(self.prompt_preview(&agent_id).await?),
-            Request::WorkspaceList { agent_id } => to_value(self.list_workspaces(&agent_id)?),
-            Request::WorkspaceAttach { agent_id, path } => to_value(
+            Request::AgentStatus { agent_id } => {
+                Ok(Response::AgentStatus(self.summary(&agent_id)?))
+            }
+            Request::AgentState { agent_id } => {
+                Ok(Response::AgentState(self.agent_state(&agent_id)?))
+            }
+            Request::AgentPrompt { agent_id } => {
+                Ok(Response::AgentPrompt(self.prompt_preview(&agent_id).await?))
+            }
+            Request::WorkspaceList { agent_id } => {
+                Ok(Response::WorkspaceList(self.list_workspaces(&agent_id)?))
+            }
+            Request::WorkspaceAttach { agent_id, path } => Ok(Response::WorkspaceAttach(
                 self.attach_workspace(&agent_id, std::path::Path::new(&path))
                     .await?,
-            ),
-            Request::WorkspaceUse { agent_id, target } => {
-                to_value(self.use_workspace(&agent_id, target).await?)
-            }
+            )),
+            Request::WorkspaceUse { agent_id, target } => Ok(Response::WorkspaceUse(
+                self.use_workspace(&agent_id, target).await?,
+            )),
             Request::WorkspaceDetach {
                 agent_id,
                 workspace_id,
-            } => to_value(self.detach_workspace(&agent_id, &workspace_id).await?),
+            } => Ok(Response::WorkspaceDetach(
+                self.detach_workspace(&agent_id, &workspace_id).await?,
+            )),
             Request::PromptSubmit {
                 agent_id,
                 text,
@@ -243,31 +261,35 @@ impl RuntimeHost {
                 request_id,
             } => {
                 let req = operator_prompt(&agent_id, &text, priority)?;
-                to_value(self.submit_once(req, request_id).await?)
+                Ok(Response::PromptSubmit(
+                    self.submit_once(req, request_id).await?,
+                ))
             }
             Request::WorkItemCreate {
                 agent_id,
                 item,
                 request_id,
-            } => to_value(
+            } => Ok(Response::WorkItemCreate(
                 self.create_work_item_once(&agent_id, item, request_id)
                     .await?,
-            ),
+            )),
             Request::WorkItemPick {
                 agent_id,
                 work_item_id,
-            } => to_value(self.pick_work_item(&agent_id, &work_item_id).await?),
-            Request::WorkItemUpdate { agent_id, update } => {
-                to_value(self.update_work_item(&agent_id, update).await?)
-            }
+            } => Ok(Response::WorkItemPick(
+                self.pick_work_item(&agent_id, &work_item_id).await?,
+            )),
+            Request::WorkItemUpdate { agent_id, update } => Ok(Response::WorkItemUpdate(
+                self.update_work_item(&agent_id, update).await?,
+            )),
             Request::WorkItemComplete {
                 agent_id,
                 work_item_id,
                 note,
-            } => to_value(
+            } => Ok(Response::WorkItemComplete(
                 self.complete_work_item(&agent_id, &work_item_id, note)
                     .await?,
-            ),
+            )),
             Request::TaskRun { agent_id, cmd } => {
                 if cmd.trim().is_empty() {
                     return Err(ApiError::new(
@@ -275,7 +297,9 @@ impl RuntimeHost {
                         "the command is empty",
                     ));
                 }
-                to_value(self.run_operator_command(&agent_id, &cmd).await?)
+                Ok(Response::TaskRun(
+                    self.run_operator_command(&agent_id, &cmd).await?,
+                ))
             }
             Request::TaskStatus { agent_id, task_id } => {
                 let rx = self.store().read()?;
@@ -283,7 +307,7 @@ impl RuntimeHost {
                     rx.get(Keyed::Tasks, &agent_id, &task_id)?.ok_or_else(|| {
                         not_found(&format!("no task `{task_id}` for agent `{agent_id}`"))
                     })?;
-                to_value(t)
+                Ok(Response::TaskStatus(t))
             }
             Request::TaskOutput {
                 agent_id,
@@ -306,30 +330,42 @@ impl RuntimeHost {
                     .as_deref()
                     .map(|p| read_tail(p, max))
                     .unwrap_or_default();
-                Ok(
-                    json!({ "task": t, "output": output, "output_bytes": bytes, "truncated": truncated,
-                           "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" } }),
-                )
+                let retrieval_status = match t.status.is_terminal() {
+                    true => RetrievalStatus::Success,
+                    false => RetrievalStatus::NotReady,
+                };
+                Ok(Response::TaskOutput(TaskOutputAnswer {
+                    task: t,
+                    output,
+                    output_bytes: bytes,
+                    truncated,
+                    retrieval_status,
+                }))
             }
             Request::TaskInput {
                 agent_id,
                 task_id,
                 input,
-            } => to_value(self.task_input(&agent_id, &task_id, &input).await?),
-            Request::TaskStop { agent_id, task_id } => {
-                to_value(self.stop_task(&agent_id, &task_id).await?)
-            }
+            } => Ok(Response::TaskInput(
+                self.task_input(&agent_id, &task_id, &input).await?,
+            )),
+            Request::TaskStop { agent_id, task_id } => Ok(Response::TaskStop(
+                self.stop_task(&agent_id, &task_id).await?,
+            )),
             Request::AgentDisplay { agent_id, mode } => {
                 self.set_display_mode(&agent_id, mode).await?;
-                to_value(self.summary(&agent_id)?)
+                Ok(Response::AgentDisplay(self.summary(&agent_id)?))
             }
             Request::AgentModel { agent_id, model } => {
                 let previous = self.set_model_override(&agent_id, model).await?;
-                let summary = self.summary(&agent_id)?;
-                Ok(json!({ "agent": summary, "previous_model_override": previous }))
+                let agent = self.summary(&agent_id)?;
+                Ok(Response::AgentModel(ModelChanged {
+                    agent,
+                    previous_model_override: previous,
+                }))
             }
             Request::Control { agent_id, action } => {
-                to_value(self.control(&agent_id, action).await?)
+                Ok(Response::Control(self.control(&agent_id, action).await?))
             }
             Request::EventsPage {
                 agent_id,
@@ -350,9 +386,11 @@ impl RuntimeHost {
                     .last()
                     .map(|e| e.event_seq + 1)
                     .unwrap_or(from_seq.max(1));
-                Ok(
-                    json!({ "events": page, "next_seq": next, "last_event_seq": rx.last_seq(&agent_id)? }),
-                )
+                Ok(Response::EventsPage(EventsPage {
+                    events: page,
+                    next_seq: next,
+                    last_event_seq: rx.last_seq(&agent_id)?,
+                }))
             }
         }
     }
