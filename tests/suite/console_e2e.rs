@@ -281,3 +281,64 @@ fn shift_enter_is_a_newline_where_the_terminal_can_tell_it_apart() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// Ctrl+C while a model call is in flight (a local model that takes a
+/// minute), confirmed with a second Ctrl+C: the embedded console quits at
+/// once, the call is dropped, no
+/// `holon` is left running, and the agent's status is true afterwards (not
+/// `awake_running` with nothing running); the prompt replays on the next
+/// start (restart contract).
+#[test]
+fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
+    use super::stub_provider::{canned, Canned, StubServer};
+    let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let stub = rt.block_on(StubServer::start(vec![Canned::json(
+        200,
+        canned::responses_json("too late", &[]),
+    )
+    .delay(std::time::Duration::from_secs(60))]));
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let env = [
+        ("HOLON_MODEL", "openai/gpt-slow"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-slow"),
+    ];
+    let mut c = Console::start(home.path(), &[], 100, 30, &env);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("take your time");
+    c.enter();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while stub.requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the model was never called"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Ctrl+C with an empty composer: the console says what quitting
+    // stops, and a second Ctrl+C confirms.
+    c.key(b"\x03");
+    c.wait_for("Quit again to confirm");
+    let t = std::time::Instant::now();
+    c.key(b"\x03");
+    assert_eq!(c.wait_exit(), 0);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(3),
+        "quitting took {:?} with a model call in flight",
+        t.elapsed()
+    );
+    // Nothing runs any more: the status is read offline from the store.
+    let status: serde_json::Value =
+        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_default();
+    let agent = &status["agents"][0];
+    assert_eq!(agent["id"], "main");
+    assert_ne!(agent["status"], "awake_running", "{status}");
+    let events = json_lines(&home.ok(&["events", "--json", "--kind", "turn_terminal"]));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["payload"]["cancel_reason"] == "runtime_shutdown"),
+        "{events:?}"
+    );
+}
