@@ -3,7 +3,9 @@
 //! `--no-alt-screen`, bracketed paste, mouse), turns terminal input,
 //! runtime events and ticks into `Msg`s for `ui::tui::update`, performs the
 //! `Effect`s that come back through the `RuntimeClient`, and draws when the
-//! state changed — at most ~60 frames a second. The terminal is restored on
+//! state changed — at most ~60 frames a second, each inside a synchronized
+//! update. `ConsoleLoop` has one short handler per source; nothing in it
+//! awaits the runtime. The terminal is restored on
 //! quit, on panic (hook installed before the first frame) and on
 //! SIGTERM/SIGHUP. Embedded mode runs the runtime in this process and
 //! serves the control socket; attached mode talks to a daemon and
@@ -322,108 +324,200 @@ async fn run(
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
 
-    let (tx, mut rx) = mpsc::channel::<Msg>(4096);
-    // A reconnect's new client, handed over without awaiting in the loop.
-    let (client_tx, mut client_rx) = mpsc::channel::<Arc<dyn RuntimeClient>>(4);
-    let mut client = client;
-    let mut viewed = agent_id;
-    let mut follower = tokio::spawn(follow_agent(
+    let (tx, rx) = mpsc::channel::<Msg>(4096);
+    let (client_tx, client_rx) = mpsc::channel::<Arc<dyn RuntimeClient>>(4);
+    let follower = tokio::spawn(follow_agent(
         Arc::clone(&client),
-        viewed.clone(),
+        agent_id.clone(),
         None,
         tx.clone(),
     ));
-    let mut input = EventStream::new();
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    let mut last_draw = Instant::now() - FRAME;
-    let mut reconnect_attempt = 0u32;
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let exit = loop {
-        if state.dirty && last_draw.elapsed() >= FRAME {
-            terminal.draw(|f| view(&state, f))?;
-            state.dirty = false;
-            last_draw = Instant::now();
+    let mut console = ConsoleLoop {
+        state,
+        terminal,
+        client,
+        socket,
+        viewed: agent_id,
+        tx,
+        client_tx,
+        follower,
+        reconnect_attempt: 0,
+        last_draw: Instant::now() - FRAME,
+    };
+    let exit = console.run(rx, client_rx).await;
+    console.follower.abort();
+    let ConsoleLoop {
+        state, terminal, ..
+    } = console;
+    drop(terminal);
+    drop(guard);
+    if screen == Screen::Inline {
+        // Inline, the conversation goes to the terminal's scrollback as
+        // plain text: the session can be scrolled back and copied after.
+        let width = terminal::size().map(|(w, _)| w).unwrap_or(80).max(20);
+        let mut out = std::io::stdout().lock();
+        for line in crate::ui::tui::transcript_lines(&state, width, TRANSCRIPT_ROWS) {
+            if writeln!(out, "{line}").is_err() {
+                break;
+            }
         }
-        let frame_due = async {
-            if state.dirty {
-                tokio::time::sleep(FRAME.saturating_sub(last_draw.elapsed())).await;
-            } else {
-                std::future::pending::<()>().await;
-            }
-        };
-        let ticking = state.wants_tick();
-        let msg = tokio::select! {
-            ev = input.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Some(Msg::Key(k)),
-                Some(Ok(Event::Paste(p))) => Some(Msg::Paste(p)),
-                Some(Ok(Event::Mouse(m))) => Some(Msg::Mouse(m)),
-                Some(Ok(Event::Resize(w, h))) => Some(Msg::Resize { width: w, height: h }),
-                Some(Ok(_)) => None,
-                Some(Err(e)) => { tracing::error!(error = %e, "terminal input failed"); break Exit::Quit }
-                None => break Exit::Quit,
-            },
-            m = rx.recv() => m,
-            _ = tick.tick(), if ticking => Some(Msg::Tick { now_ms: crate::now_ms() }),
-            _ = frame_due => None,
-            _ = term.recv() => break Exit::Quit,
-            _ = hup.recv() => break Exit::Quit,
-            Some(c) = client_rx.recv() => {
-                client = c;
-                reconnect_attempt = 0;
-                None
-            }
-            resumed = &mut follower => {
-                // The event stream ended: the runtime went away (attached)
-                // or the agent view was replaced. Reconnect with backoff and
-                // resume from the cursor: no gap, no duplicate.
-                let next = resumed.ok().flatten();
-                let Some(path) = socket.clone() else { break Exit::Quit };
-                reconnect_attempt = reconnect_attempt.saturating_add(1);
-                let wait = Duration::from_secs(1u64 << reconnect_attempt.min(4)).min(Duration::from_secs(10));
-                state_msg(&mut state, Msg::Connection(Connection::Reconnecting { in_secs: wait.as_secs() }), &tx, &client);
-                // The reconnect runs as a task: this loop keeps serving keys,
-                // signals and redraws while the runtime is away, and the new
-                // client arrives as a message of its own.
-                let tx2 = tx.clone();
-                let viewed2 = viewed.clone();
-                let clients = client_tx.clone();
-                follower = tokio::spawn(async move {
-                    tokio::time::sleep(wait).await;
-                    match SocketClient::connect(&path).await {
-                        Ok(c) => {
-                            let c: Arc<dyn RuntimeClient> = Arc::new(c);
-                            let _ = clients.send(Arc::clone(&c)).await;
-                            let _ = tx2.send(Msg::Connection(Connection::Streaming)).await;
-                            follow_agent(c, viewed2, next, tx2).await
-                        }
-                        Err(_) => next,
+        let _ = out.flush();
+    }
+    exit
+}
+
+/// The console's event loop: one short handler per source (terminal
+/// input, runtime messages, ticks, the event stream ending, a reconnected
+/// client), effects performed in one place, frames drawn at most every
+/// `FRAME` inside a synchronized update. Nothing here awaits the runtime:
+/// calls and reconnects run as tasks whose results come back as messages,
+/// so keys, Ctrl+C and `/quit` act within a frame, connected or not.
+struct ConsoleLoop {
+    state: State,
+    terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+    client: Arc<dyn RuntimeClient>,
+    /// The socket to reconnect to (attached consoles only).
+    socket: Option<PathBuf>,
+    viewed: String,
+    tx: mpsc::Sender<Msg>,
+    /// A reconnect's new client, handed over as a message of its own.
+    client_tx: mpsc::Sender<Arc<dyn RuntimeClient>>,
+    /// Follows the viewed agent's events; ends when the stream does.
+    follower: tokio::task::JoinHandle<Option<u64>>,
+    reconnect_attempt: u32,
+    last_draw: Instant,
+}
+
+/// What one turn of the loop produced.
+enum Step {
+    Msg(Msg),
+    Exit(Exit),
+    Nothing,
+}
+
+impl ConsoleLoop {
+    async fn run(
+        &mut self,
+        mut rx: mpsc::Receiver<Msg>,
+        mut client_rx: mpsc::Receiver<Arc<dyn RuntimeClient>>,
+    ) -> anyhow::Result<Exit> {
+        let mut input = EventStream::new();
+        let mut term = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            self.draw_if_due()?;
+            let frame_due = self.frame_due();
+            let ticking = self.state.wants_tick();
+            let step = tokio::select! {
+                ev = input.next() => on_input(ev),
+                m = rx.recv() => m.map_or(Step::Nothing, Step::Msg),
+                _ = tick.tick(), if ticking => Step::Msg(Msg::Tick { now_ms: crate::now_ms() }),
+                _ = frame_due => Step::Nothing,
+                _ = term.recv() => Step::Exit(Exit::Quit),
+                _ = hup.recv() => Step::Exit(Exit::Quit),
+                Some(c) = client_rx.recv() => self.on_new_client(c),
+                resumed = &mut self.follower => self.on_stream_end(resumed.ok().flatten()),
+            };
+            match step {
+                Step::Msg(msg) => {
+                    let effects = update(&mut self.state, msg);
+                    if let Some(exit) = self.perform(effects) {
+                        return Ok(exit);
                     }
-                });
-                None
+                }
+                Step::Exit(exit) => return Ok(exit),
+                Step::Nothing => {}
             }
+        }
+    }
+
+    fn draw_if_due(&mut self) -> std::io::Result<()> {
+        if !self.state.dirty || self.last_draw.elapsed() < FRAME {
+            return Ok(());
+        }
+        // One synchronized update per frame: terminals that support it
+        // show the whole frame at once, never half of one.
+        let mut out = std::io::stdout();
+        let _ = execute!(out, terminal::BeginSynchronizedUpdate);
+        let drawn = self.terminal.draw(|f| view(&self.state, f)).map(|_| ());
+        let _ = execute!(out, terminal::EndSynchronizedUpdate);
+        drawn?;
+        self.state.dirty = false;
+        self.last_draw = Instant::now();
+        Ok(())
+    }
+
+    /// Resolves when a pending frame is due; never when nothing changed.
+    fn frame_due(&self) -> impl std::future::Future<Output = ()> {
+        let wait = self
+            .state
+            .dirty
+            .then(|| FRAME.saturating_sub(self.last_draw.elapsed()));
+        async move {
+            match wait {
+                Some(w) => tokio::time::sleep(w).await,
+                None => std::future::pending::<()>().await,
+            }
+        }
+    }
+
+    fn on_new_client(&mut self, client: Arc<dyn RuntimeClient>) -> Step {
+        self.client = client;
+        self.reconnect_attempt = 0;
+        Step::Nothing
+    }
+
+    /// The event stream ended: the runtime went away (attached) or the
+    /// view was replaced. Reconnect with backoff, as a task, and resume
+    /// from the cursor: no gap, no duplicate.
+    fn on_stream_end(&mut self, next: Option<u64>) -> Step {
+        let Some(path) = self.socket.clone() else {
+            return Step::Exit(Exit::Quit);
         };
-        let Some(msg) = msg else { continue };
-        let effects = update(&mut state, msg);
+        self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
+        let wait =
+            Duration::from_secs(1u64 << self.reconnect_attempt.min(4)).min(Duration::from_secs(10));
+        let (tx, viewed, clients) = (self.tx.clone(), self.viewed.clone(), self.client_tx.clone());
+        self.follower = tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            match SocketClient::connect(&path).await {
+                Ok(c) => {
+                    let c: Arc<dyn RuntimeClient> = Arc::new(c);
+                    let _ = clients.send(Arc::clone(&c)).await;
+                    let _ = tx.send(Msg::Connection(Connection::Streaming)).await;
+                    follow_agent(c, viewed, next, tx).await
+                }
+                Err(_) => next,
+            }
+        });
+        let reconnecting = Connection::Reconnecting {
+            in_secs: wait.as_secs(),
+        };
+        Step::Msg(Msg::Connection(reconnecting))
+    }
+
+    /// Perform what `update` asked for; `Some` when the console ends.
+    fn perform(&mut self, effects: Vec<Effect>) -> Option<Exit> {
         let mut done = None;
         for effect in effects {
             match effect {
                 Effect::Call { id, request } => {
-                    let (client, tx) = (Arc::clone(&client), tx.clone());
+                    let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
                     tokio::spawn(async move {
                         let result = client.call(request).await;
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }
                 Effect::ViewAgent { agent_id } => {
-                    follower.abort();
-                    viewed = agent_id;
-                    follower = tokio::spawn(follow_agent(
-                        Arc::clone(&client),
-                        viewed.clone(),
+                    self.follower.abort();
+                    self.viewed = agent_id;
+                    self.follower = tokio::spawn(follow_agent(
+                        Arc::clone(&self.client),
+                        self.viewed.clone(),
                         None,
-                        tx.clone(),
+                        self.tx.clone(),
                     ));
                 }
                 Effect::Bell => {
@@ -441,49 +535,35 @@ async fn run(
                 }
                 Effect::Quit => done = Some(Exit::Quit),
                 Effect::Detach => {
-                    done = Some(if socket.is_some() {
-                        Exit::Quit
-                    } else {
-                        Exit::Detach
+                    done = Some(match self.socket {
+                        Some(_) => Exit::Quit,
+                        None => Exit::Detach,
                     })
                 }
             }
         }
-        if let Some(exit) = done {
-            break exit;
-        }
-    };
-    follower.abort();
-    drop(terminal);
-    drop(guard);
-    if screen == Screen::Inline {
-        // Inline, the conversation goes to the terminal's scrollback as
-        // plain text: the session can be scrolled back and copied after.
-        let width = terminal::size().map(|(w, _)| w).unwrap_or(80).max(20);
-        let mut out = std::io::stdout().lock();
-        for line in crate::ui::tui::transcript_lines(&state, width, TRANSCRIPT_ROWS) {
-            if writeln!(out, "{line}").is_err() {
-                break;
-            }
-        }
-        let _ = out.flush();
+        done
     }
-    Ok(exit)
+}
+
+/// A terminal event as a message (`Exit` when input is gone).
+fn on_input(ev: Option<std::io::Result<Event>>) -> Step {
+    match ev {
+        Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Step::Msg(Msg::Key(k)),
+        Some(Ok(Event::Paste(p))) => Step::Msg(Msg::Paste(p)),
+        Some(Ok(Event::Mouse(m))) => Step::Msg(Msg::Mouse(m)),
+        Some(Ok(Event::Resize(w, h))) => Step::Msg(Msg::Resize {
+            width: w,
+            height: h,
+        }),
+        Some(Ok(_)) => Step::Nothing,
+        Some(Err(e)) => {
+            tracing::error!(error = %e, "terminal input failed");
+            Step::Exit(Exit::Quit)
+        }
+        None => Step::Exit(Exit::Quit),
+    }
 }
 
 /// Conversation rows an inline console leaves in the scrollback at exit.
 const TRANSCRIPT_ROWS: usize = 2000;
-
-/// Feed a message the loop itself produces (connection state) and perform
-/// only its request effects.
-fn state_msg(state: &mut State, msg: Msg, tx: &mpsc::Sender<Msg>, client: &Arc<dyn RuntimeClient>) {
-    for effect in update(state, msg) {
-        if let Effect::Call { id, request } = effect {
-            let (client, tx) = (Arc::clone(client), tx.clone());
-            tokio::spawn(async move {
-                let result = client.call(request).await;
-                let _ = tx.send(Msg::Response { id, result }).await;
-            });
-        }
-    }
-}
