@@ -1,9 +1,10 @@
-//! One-shot commands for scripts: `status`, `send`, `events`. Today they
-//! read and write the store directly (a running runtime owns the store and
-//! they say so); the control socket routes them through that runtime once
-//! it exists. Every command has a `--json` form with a stable shape.
+//! One-shot commands for scripts: `status`, `send`, `events`, `work add`.
+//! Each is written once against `RuntimeClient`: the running runtime's
+//! socket when one answers, else `OfflineClient` over the store. Every
+//! command has a `--json` form with a stable shape.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -11,14 +12,10 @@ use serde::Serialize;
 use super::cli::{EventsArgs, SendArgs};
 use super::Context;
 use crate::protocol::{
-    call_typed, Admitted, Request, RuntimeClient, RuntimeStatus, SubscriptionItem,
+    call_typed, follow, Admitted, EventsPage, Followed, Request, RuntimeClient, RuntimeStatus,
 };
-use crate::runtime::admission::admit_once;
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
-use crate::runtime::inspect::{agent_summary, AgentSummary};
+use crate::runtime::inspect::AgentSummary;
 use crate::store::{EventRecord, SCHEMA_VERSION};
-use crate::ui::client::SocketClient;
 
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
 pub(super) struct Out {
@@ -61,39 +58,21 @@ pub struct StatusReport {
 }
 
 async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
-    if let Some(client) = super::daemon::connect(ctx).await {
-        let s: RuntimeStatus = call_typed(&client, Request::RuntimeStatus).await?;
-        return Ok(StatusReport {
-            home: s.home.clone(),
-            store: s.store.clone(),
-            schema_version: SCHEMA_VERSION,
-            runtime: format!("running (pid {}, {})", s.pid, s.mode),
-            default_agent: ctx.config.default_agent.clone(),
-            // The running runtime's model, not this command's HOLON_MODEL.
-            default_model: s.default_model.clone(),
-            agents: s.agents,
-        });
-    }
-    let store = ctx.open_store().await?;
-    let rx = store.read()?;
-    let agents: Vec<AgentRecord> = rx.agents()?;
-    let mut summaries = Vec::with_capacity(agents.len());
-    for agent in &agents {
-        let mut s = agent_summary(&rx, agent, &ctx.paths.data_dir)?;
-        s.model = agent
-            .model_override
-            .clone()
-            .or_else(|| ctx.config.default_model.clone());
-        summaries.push(s);
-    }
+    let client = super::offline::client(ctx).await?;
+    let s: RuntimeStatus = call_typed(&*client, Request::RuntimeStatus).await?;
+    let runtime = match s.mode.as_str() {
+        super::offline::OFFLINE => "not_running".to_owned(),
+        mode => format!("running (pid {}, {mode})", s.pid),
+    };
     Ok(StatusReport {
-        home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
-        store: store.path().display().to_string(),
-        schema_version: rx.schema_version().unwrap_or(SCHEMA_VERSION),
-        runtime: "not_running".to_owned(),
+        home: s.home,
+        store: s.store,
+        schema_version: SCHEMA_VERSION,
+        runtime,
         default_agent: ctx.config.default_agent.clone(),
-        default_model: ctx.config.default_model.clone(),
-        agents: summaries,
+        // A running runtime's model, not this command's HOLON_MODEL.
+        default_model: s.default_model,
+        agents: s.agents,
     })
 }
 
@@ -278,27 +257,14 @@ pub async fn send(ctx: &Context, args: SendArgs) -> anyhow::Result<ExitCode> {
     // restarting runtime is admitted once.
     let request_id = crate::new_id("req");
     let admitted: Admitted = retrying(|| async {
-        Ok(match super::daemon::connect(ctx).await {
-            Some(client) => {
-                let req = Request::PromptSubmit {
-                    agent_id: agent.clone(),
-                    text: args.text.clone(),
-                    priority: args.priority,
-                    request_id: Some(request_id.clone()),
-                };
-                call_typed(&client, req).await?
-            }
-            None => {
-                let store = ctx.open_store().await?;
-                let req = AdmissionRequest::operator_prompt(
-                    &agent,
-                    &args.text,
-                    args.priority,
-                    DeliverySurface::CliPrompt,
-                );
-                admit_once(&store, req, Some(request_id.clone())).await?
-            }
-        })
+        let client = super::offline::client(ctx).await?;
+        let req = Request::PromptSubmit {
+            agent_id: agent.clone(),
+            text: args.text.clone(),
+            priority: args.priority,
+            request_id: Some(request_id.clone()),
+        };
+        Ok(call_typed(&*client, req).await?)
     })
     .await?;
     let mut out = Out::new();
@@ -322,46 +288,12 @@ fn human_event(e: &EventRecord) -> String {
 }
 
 pub async fn events(ctx: &Context, args: EventsArgs) -> anyhow::Result<ExitCode> {
-    const PAGE: usize = 1000;
     let agent = args
         .agent
         .clone()
         .unwrap_or_else(|| ctx.config.default_agent.clone());
-    if let Some(client) = super::daemon::connect(ctx).await {
-        return events_via(&client, &agent, &args).await;
-    }
-    if args.follow {
-        anyhow::bail!("--follow needs a running runtime (start one with `holon --detach`)");
-    }
-    let store = ctx.open_store().await?;
-    let rx = store.read()?;
-    if rx.agent::<AgentRecord>(&agent)?.is_none() {
-        anyhow::bail!("no agent `{agent}`; list agents with `holon status`");
-    }
-    let mut out = Out::new();
-    let mut remaining = args.limit.unwrap_or(usize::MAX);
-    let mut from = args.from.max(1);
-    while remaining > 0 && !out.closed {
-        let want = remaining.min(PAGE);
-        let page = match &args.kind {
-            Some(kind) => rx.events_of_kind(&agent, kind, from, want)?,
-            None => rx.events(&agent, from, want)?,
-        };
-        let Some(last) = page.last() else { break };
-        from = last.event_seq + 1;
-        remaining -= page.len();
-        for e in &page {
-            if args.json {
-                out.line(&serde_json::to_string(e)?)?;
-            } else {
-                out.line(&human_event(e))?;
-            }
-        }
-        if page.len() < want {
-            break;
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    let client = super::offline::client(ctx).await?;
+    events_via(&*client, &agent, &args).await
 }
 
 /// `holon work add`: a control-plane enqueue of an open work item.
@@ -378,32 +310,13 @@ pub async fn work_add(
     };
     let request_id = crate::new_id("req");
     let item: crate::runtime::work_items::WorkItemRecord = retrying(|| async {
-        Ok(match super::daemon::connect(ctx).await {
-            Some(client) => {
-                call_typed(
-                    &client,
-                    Request::WorkItemCreate {
-                        agent_id: agent.clone(),
-                        item: req.clone(),
-                        request_id: Some(request_id.clone()),
-                    },
-                )
-                .await?
-            }
-            None => {
-                let store = ctx.open_store().await?;
-                let home = ctx.paths.agent_home(&agent);
-                crate::runtime::work_ops::create_once(
-                    &store,
-                    &home,
-                    &agent,
-                    req.clone(),
-                    crate::runtime::work_ops::WorkItemSource::Operator,
-                    Some(request_id.clone()),
-                )
-                .await?
-            }
-        })
+        let client = super::offline::client(ctx).await?;
+        let req = Request::WorkItemCreate {
+            agent_id: agent.clone(),
+            item: req.clone(),
+            request_id: Some(request_id.clone()),
+        };
+        Ok(call_typed(&*client, req).await?)
     })
     .await?;
     let mut out = Out::new();
@@ -418,10 +331,10 @@ pub async fn work_add(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Events through a running runtime: page from `--from`, then (with
-/// `--follow`) the live tail, resuming transparently after a lag.
+/// Events through a client: page from `--from`, then (with `--follow`, a
+/// running runtime only) the live tail, resuming transparently after a lag.
 async fn events_via(
-    client: &SocketClient,
+    client: &dyn RuntimeClient,
     agent: &str,
     args: &EventsArgs,
 ) -> anyhow::Result<ExitCode> {
@@ -443,8 +356,8 @@ async fn events_via(
                 limit: remaining.min(1000),
                 kind: args.kind.clone(),
             };
-            let page: serde_json::Value = client.call(req).await?;
-            let events: Vec<EventRecord> = serde_json::from_value(page["events"].clone())?;
+            let page: EventsPage = call_typed(client, req).await?;
+            let events = page.events;
             let Some(last) = events.last() else { break };
             from = last.event_seq + 1;
             remaining = remaining.saturating_sub(events.len());
@@ -454,39 +367,33 @@ async fn events_via(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    loop {
-        let mut sub = client.subscribe(agent, from).await?;
-        while let Some(item) = sub.next().await {
-            match item {
-                SubscriptionItem::Event(e) => {
-                    from = e.event_seq + 1;
-                    if args.kind.as_deref().is_some_and(|k| k != e.kind) {
-                        continue;
-                    }
-                    print(&mut out, &e)?;
-                    remaining = remaining.saturating_sub(1);
-                    if remaining == 0 || out.closed {
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                }
-                SubscriptionItem::Lagged { resume_from } => {
-                    from = resume_from;
-                    break;
-                }
-                // Events only: streamed previews are not printed.
-                SubscriptionItem::Delta { .. } => {}
-            }
+    if client.transport() == super::offline::OFFLINE {
+        anyhow::bail!("--follow needs a running runtime (start one with `holon --detach`)");
+    }
+    let mut printed = Ok(());
+    let next = follow(client, agent, from, |item| {
+        let Followed::Event(e) = item else {
+            // Events only: streamed previews are not printed.
+            return std::future::ready(ControlFlow::Continue(()));
+        };
+        if args.kind.as_deref().is_some_and(|k| k != e.kind) {
+            return std::future::ready(ControlFlow::Continue(()));
         }
-        if sub.rx.is_closed() && sub.rx.is_empty() && from == 0 {
-            break;
-        }
-        // The stream ended: lagged (resubscribe) or the runtime went away.
-        if super::daemon::connect_path(client.path()).await.is_none() {
-            anyhow::bail!(
-                "the runtime went away; events up to {} were printed",
-                from.saturating_sub(1)
-            );
-        }
+        printed = print(&mut out, &e);
+        remaining = remaining.saturating_sub(1);
+        let done = printed.is_err() || remaining == 0 || out.closed;
+        std::future::ready(match done {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        })
+    })
+    .await?;
+    printed?;
+    if remaining > 0 && !out.closed {
+        anyhow::bail!(
+            "the runtime went away; events up to {} were printed",
+            next.saturating_sub(1)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -526,21 +433,16 @@ pub async fn attach(
         tokio::spawn(async move {
             let mut from = last.saturating_sub(10).max(1);
             loop {
-                let Ok(mut sub) = client.subscribe(&agent, from).await else {
-                    return;
-                };
-                while let Some(item) = sub.next().await {
-                    match item {
-                        SubscriptionItem::Event(e) => {
-                            from = e.event_seq + 1;
-                            println!("{}", human_event(&e));
-                        }
-                        SubscriptionItem::Lagged { resume_from } => {
-                            from = resume_from;
-                            break;
-                        }
-                        SubscriptionItem::Delta { .. } => {}
+                let printed = follow(&*client, &agent, from, |item| {
+                    if let Followed::Event(e) = item {
+                        println!("{}", human_event(&e));
                     }
+                    std::future::ready(ControlFlow::Continue(()))
+                })
+                .await;
+                match printed {
+                    Ok(next) => from = next,
+                    Err(_) => return,
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             }

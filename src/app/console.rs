@@ -12,6 +12,7 @@
 //! reconnects with backoff, resuming from its last `event_seq`.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -27,7 +28,7 @@ use tokio::sync::mpsc;
 
 use super::control::socket::bind;
 use super::Context;
-use crate::protocol::{AgentState, Request, RuntimeClient, SubscriptionItem};
+use crate::protocol::{follow, AgentState, Followed, Request, RuntimeClient};
 use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
@@ -257,40 +258,26 @@ async fn follow_agent(
             state: Box::new(state),
         })
         .await;
-    let mut sub = match client.subscribe(&agent_id, from).await {
-        Ok(s) => s,
-        Err(_) => return Some(from),
-    };
-    let mut next = from;
-    while let Some(item) = sub.next().await {
-        match item {
-            SubscriptionItem::Event(e) => {
-                next = e.event_seq + 1;
-                if tx.send(Msg::Event(Box::new(e))).await.is_err() {
-                    return Some(next);
-                }
-            }
-            SubscriptionItem::Lagged { resume_from } => {
-                next = resume_from;
-                match client.subscribe(&agent_id, next).await {
-                    Ok(s) => sub = s,
-                    Err(_) => return Some(next),
-                }
-            }
+    let followed = follow(&*client, &agent_id, from, |item| {
+        let msg = match item {
+            Followed::Event(e) => Msg::Event(Box::new(e)),
             // Streamed answer text, embedded and attached alike.
-            SubscriptionItem::Delta { run_id, text } => {
-                let delta = Msg::AssistantDelta {
-                    agent_id: agent_id.clone(),
-                    run_id,
-                    text,
-                };
-                if tx.send(delta).await.is_err() {
-                    return Some(next);
-                }
+            Followed::Delta { run_id, text } => Msg::AssistantDelta {
+                agent_id: agent_id.clone(),
+                run_id,
+                text,
+            },
+        };
+        let tx = tx.clone();
+        async move {
+            match tx.send(msg).await {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(_) => ControlFlow::Break(()),
             }
         }
-    }
-    Some(next)
+    })
+    .await;
+    Some(followed.unwrap_or(from))
 }
 
 async fn run(

@@ -20,6 +20,7 @@ pub mod control;
 pub mod daemon;
 pub mod debug;
 pub mod logging;
+pub mod offline;
 pub mod paths;
 pub mod providers;
 pub mod run;

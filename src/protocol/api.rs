@@ -634,6 +634,59 @@ pub trait RuntimeClient: Send + Sync {
     }
 }
 
+/// What following an agent yields. Events are the common case, so they
+/// are not boxed.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum Followed {
+    Event(EventRecord),
+    /// Streamed assistant text of a running turn (transient).
+    Delta {
+        run_id: String,
+        text: String,
+    },
+}
+
+/// Follow `agent_id`'s events from `from_seq` (inclusive), through lags
+/// (a lagged subscription is resumed where it stopped: no gap, no
+/// duplicate), handing each to `on` until it answers `Break` or the stream
+/// ends (the runtime went away). Returns the next sequence to resume from;
+/// `Err` when the subscription could not be made. The one follow loop of
+/// every client: the console, `holon events --follow`, `holon attach`.
+pub async fn follow<F, Fut>(
+    client: &dyn RuntimeClient,
+    agent_id: &str,
+    from_seq: u64,
+    mut on: F,
+) -> Result<u64, ApiError>
+where
+    F: FnMut(Followed) -> Fut,
+    Fut: std::future::Future<Output = std::ops::ControlFlow<()>>,
+{
+    let mut next = from_seq;
+    let mut sub = client.subscribe(agent_id, next).await?;
+    loop {
+        let Some(item) = sub.next().await else {
+            return Ok(next);
+        };
+        let followed = match item {
+            SubscriptionItem::Event(e) => {
+                next = e.event_seq + 1;
+                Followed::Event(e)
+            }
+            SubscriptionItem::Delta { run_id, text } => Followed::Delta { run_id, text },
+            SubscriptionItem::Lagged { resume_from } => {
+                next = resume_from;
+                sub = client.subscribe(agent_id, next).await?;
+                continue;
+            }
+        };
+        if on(followed).await.is_break() {
+            return Ok(next);
+        }
+    }
+}
+
 /// Typed helpers over `call`.
 pub async fn call_typed<T: serde::de::DeserializeOwned>(
     client: &dyn RuntimeClient,

@@ -118,3 +118,52 @@ pub fn agent_summary(
         },
     })
 }
+
+/// How busy a runtime with these agents is (daemon lifecycle contract).
+pub fn activity(agents: &[AgentRecord], summaries: &[AgentSummary]) -> crate::protocol::Activity {
+    use crate::protocol::ActivityState;
+    let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
+    for (a, s) in agents.iter().zip(summaries) {
+        tasks += s.tasks_active;
+        match a.status {
+            AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
+            AgentStatus::AwaitingTask => waiting += 1,
+            AgentStatus::AwakeIdle
+            | AgentStatus::Asleep
+            | AgentStatus::Paused
+            | AgentStatus::Stopped => {
+                if s.posture.starts_with("WaitingFor") || s.tasks_active > 0 {
+                    waiting += 1;
+                }
+            }
+        }
+    }
+    let state = if processing > 0 {
+        ActivityState::Processing
+    } else if waiting > 0 {
+        ActivityState::Waiting
+    } else {
+        ActivityState::Idle
+    };
+    crate::protocol::Activity {
+        state,
+        active_agent_count: agents
+            .iter()
+            .filter(|a| a.status != AgentStatus::Stopped)
+            .count() as u64,
+        processing_agent_count: processing,
+        waiting_agent_count: waiting,
+        active_task_count: tasks,
+    }
+}
+
+/// The first agent's standing runtime error, as `runtime.status` shows it.
+pub fn last_failure(agents: &[AgentRecord]) -> Option<serde_json::Value> {
+    agents
+        .iter()
+        .find_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
+        .map(|(a, e)| {
+            serde_json::json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
+                                "detail_hint": "holon events --kind runtime_error" })
+        })
+}

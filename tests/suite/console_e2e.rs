@@ -274,7 +274,10 @@ fn shift_enter_is_a_newline_where_the_terminal_can_tell_it_apart() {
     let has = |seq: &[u8]| raw.windows(seq.len()).any(|w| w == seq);
     assert!(has(b"\x1b[>1u") && has(b"\x1b[<1u"), "pushed, then popped");
     // Frames are drawn inside synchronized updates (DEC mode 2026).
-    assert!(has(b"\x1b[?2026h") && has(b"\x1b[?2026l"), "synchronized frames");
+    assert!(
+        has(b"\x1b[?2026h") && has(b"\x1b[?2026l"),
+        "synchronized frames"
+    );
 
     // A plain terminal: the hint names a key that works there.
     let mut c = Console::start(home.path(), &[], 120, 30, &[]);

@@ -141,3 +141,71 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
     }
     assert!(events.contains("runtime_started"), "restart recorded");
 }
+
+/// `holon events --follow` (the shared follow loop): with no runtime it
+/// says one is needed; with one it prints the live tail and ends at
+/// `--limit`, and says so when the runtime goes away before that.
+#[test]
+fn events_follow_tails_the_runtime_and_says_when_it_is_gone() {
+    let home = Home::new();
+    let out = home.run(&["events", "--follow"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("needs a running runtime"),
+        "{}",
+        stderr(&out)
+    );
+
+    home.ok(&["--detach"]);
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "one"]);
+    let last = super::support::json_lines(&home.ok(&["events", "--json"])).len() as u64;
+    let from = (last + 1).to_string();
+    let tail = home
+        .cmd()
+        .args([
+            "events",
+            "--follow",
+            "--json",
+            "--from",
+            &from,
+            "--limit",
+            "2",
+            "--kind",
+            "message_admitted",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    home.ok(&["send", "two"]);
+    home.ok(&["send", "three"]);
+    let done = tail.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(done.status.success(), "{}", stderr(&done));
+    let printed = super::support::json_lines(&String::from_utf8_lossy(&done.stdout));
+    let texts: Vec<_> = printed
+        .iter()
+        .map(|e| e["payload"]["message"]["body"]["text"].clone())
+        .collect();
+    assert_eq!(
+        texts,
+        [serde_json::json!("two"), serde_json::json!("three")]
+    );
+
+    let waiting = home
+        .cmd()
+        .args(["events", "--follow", "--from", "1000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::thread::sleep(Duration::from_millis(500));
+    home.ok(&["daemon", "stop"]);
+    let gone = waiting.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    assert!(!gone.status.success());
+    assert!(
+        stderr(&gone).contains("the runtime went away"),
+        "{}",
+        stderr(&gone)
+    );
+}

@@ -14,11 +14,11 @@ use tokio::sync::mpsc;
 
 use super::RuntimeHost;
 use crate::protocol::{
-    Activity, ActivityState, AgentState, ApiError, BoxFuture, ErrorCode, EventsPage, ModelChanged,
-    Request, Response, RetrievalStatus, RuntimeClient, RuntimeStatus, ShutdownAck, Subscription,
-    SubscriptionItem, TaskOutput as TaskOutputAnswer, MAX_PAGE,
+    AgentState, ApiError, BoxFuture, ErrorCode, EventsPage, ModelChanged, Request, Response,
+    RetrievalStatus, RuntimeClient, RuntimeStatus, ShutdownAck, Subscription, SubscriptionItem,
+    TaskOutput as TaskOutputAnswer, MAX_PAGE,
 };
-use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{agent_summary, AgentSummary};
@@ -72,40 +72,12 @@ impl RuntimeHost {
     pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
         let rx = self.store().read()?;
         let agents: Vec<AgentRecord> = rx.agents()?;
-        let mut summaries = Vec::with_capacity(agents.len());
-        let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
-        for a in &agents {
-            let s = self.summarize(&rx, a)?;
-            tasks += s.tasks_active;
-            match a.status {
-                AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
-                AgentStatus::AwaitingTask => waiting += 1,
-                AgentStatus::AwakeIdle
-                | AgentStatus::Asleep
-                | AgentStatus::Paused
-                | AgentStatus::Stopped => {
-                    if s.posture.starts_with("WaitingFor") || s.tasks_active > 0 {
-                        waiting += 1;
-                    }
-                }
-            }
-            summaries.push(s);
-        }
-        let state = if processing > 0 {
-            ActivityState::Processing
-        } else if waiting > 0 {
-            ActivityState::Waiting
-        } else {
-            ActivityState::Idle
-        };
-        let last_failure = agents
+        let summaries = agents
             .iter()
-            .filter_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
-            .map(|(a, e)| {
-                json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
-                                  "detail_hint": "holon events --kind runtime_error" })
-            })
-            .next();
+            .map(|a| self.summarize(&rx, a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let activity = crate::runtime::inspect::activity(&agents, &summaries);
+        let last_failure = crate::runtime::inspect::last_failure(&agents);
         let info = &self.inner.config.info;
         Ok(RuntimeStatus {
             holon: "holon".into(),
@@ -119,16 +91,7 @@ impl RuntimeHost {
             uptime_ms: u64::try_from(crate::now_ms().saturating_sub(self.inner.started_at_ms))
                 .unwrap_or(0),
             default_model: self.effective_model(&AgentRecord::new("", String::new())),
-            activity: Activity {
-                state,
-                active_agent_count: agents
-                    .iter()
-                    .filter(|a| a.status != AgentStatus::Stopped)
-                    .count() as u64,
-                processing_agent_count: processing,
-                waiting_agent_count: waiting,
-                active_task_count: tasks,
-            },
+            activity,
             agents: summaries,
             last_failure,
             store_failure: self.store().health(),

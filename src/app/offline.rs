@@ -1,0 +1,196 @@
+//! `OfflineClient`: the `RuntimeClient` of one-shot commands when no
+//! runtime runs. It answers from the store with this command's
+//! configuration: status and listings read it, a prompt or work item is
+//! admitted durably (it runs when a runtime next starts), events are paged.
+//! What only a running runtime can do (a command, a control action, a
+//! subscription) is refused with how to start one. So each command is
+//! written once, against `RuntimeClient`, whichever client it gets.
+
+use std::sync::Arc;
+
+use super::Context;
+use crate::protocol::{
+    ApiError, BoxFuture, ErrorCode, EventsPage, Request, Response, RuntimeClient, RuntimeStatus,
+    Subscription, MAX_PAGE,
+};
+use crate::runtime::admission::admit_once;
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
+use crate::runtime::inspect::{activity, agent_summary, last_failure, AgentSummary};
+use crate::runtime::work_ops::{create_once, WorkItemSource};
+use crate::store::{ReadCtx, Store};
+
+/// The mode `runtime.status` names for an offline answer.
+pub const OFFLINE: &str = "offline";
+
+pub struct OfflineClient {
+    store: Store,
+    home: Option<String>,
+    data_dir: std::path::PathBuf,
+    agents_dir: Arc<dyn Fn(&str) -> std::path::PathBuf + Send + Sync>,
+    default_model: Option<String>,
+}
+
+impl OfflineClient {
+    pub async fn open(ctx: &Context) -> anyhow::Result<OfflineClient> {
+        let store = ctx.open_store().await?;
+        let paths = ctx.paths.clone();
+        Ok(OfflineClient {
+            store,
+            home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
+            data_dir: ctx.paths.data_dir.clone(),
+            agents_dir: Arc::new(move |agent| paths.agent_home(agent)),
+            default_model: ctx.config.default_model.clone(),
+        })
+    }
+
+    fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
+        let mut s = agent_summary(rx, agent, &self.data_dir)?;
+        s.model = agent
+            .model_override
+            .clone()
+            .or_else(|| self.default_model.clone());
+        Ok(s)
+    }
+
+    fn agent(&self, rx: &ReadCtx, agent_id: &str) -> Result<AgentRecord, ApiError> {
+        rx.agent::<AgentRecord>(agent_id)?.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::NotFound,
+                format!("no agent `{agent_id}`; list agents with `holon status`"),
+            )
+        })
+    }
+
+    async fn answer(&self, request: Request) -> Result<Response, ApiError> {
+        request.validate_ids()?;
+        match request {
+            Request::RuntimeStatus => {
+                let rx = self.store.read()?;
+                let agents: Vec<AgentRecord> = rx.agents()?;
+                let summaries = agents
+                    .iter()
+                    .map(|a| self.summary(&rx, a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Response::RuntimeStatus(RuntimeStatus {
+                    holon: "holon".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    pid: std::process::id(),
+                    mode: OFFLINE.into(),
+                    home: self.home.clone(),
+                    store: self.store.path().display().to_string(),
+                    socket_path: None,
+                    started_at: crate::format_ts(crate::now_ms()),
+                    uptime_ms: 0,
+                    activity: activity(&agents, &summaries),
+                    default_model: self.default_model.clone(),
+                    agents: summaries,
+                    last_failure: last_failure(&agents),
+                    store_failure: self.store.health(),
+                }))
+            }
+            Request::AgentsList => {
+                let rx = self.store.read()?;
+                let agents: Vec<AgentRecord> = rx.agents()?;
+                let out = agents.iter().map(|a| self.summary(&rx, a));
+                Ok(Response::AgentsList(out.collect::<Result<_, _>>()?))
+            }
+            Request::AgentStatus { agent_id } => {
+                let rx = self.store.read()?;
+                let agent = self.agent(&rx, &agent_id)?;
+                Ok(Response::AgentStatus(self.summary(&rx, &agent)?))
+            }
+            Request::PromptSubmit {
+                agent_id,
+                text,
+                priority,
+                request_id,
+            } => {
+                let req = AdmissionRequest::operator_prompt(
+                    &agent_id,
+                    &text,
+                    priority,
+                    DeliverySurface::CliPrompt,
+                );
+                let admitted = admit_once(&self.store, req, request_id).await?;
+                Ok(Response::PromptSubmit(admitted))
+            }
+            Request::WorkItemCreate {
+                agent_id,
+                item,
+                request_id,
+            } => {
+                let home = (self.agents_dir)(&agent_id);
+                let record = create_once(
+                    &self.store,
+                    &home,
+                    &agent_id,
+                    item,
+                    WorkItemSource::Operator,
+                    request_id,
+                )
+                .await?;
+                Ok(Response::WorkItemCreate(record))
+            }
+            Request::EventsPage {
+                agent_id,
+                from_seq,
+                limit,
+                kind,
+            } => {
+                let rx = self.store.read()?;
+                self.agent(&rx, &agent_id)?;
+                let (from, limit) = (from_seq.max(1), limit.clamp(1, MAX_PAGE));
+                let events = match kind {
+                    Some(k) => rx.events_of_kind(&agent_id, &k, from, limit)?,
+                    None => rx.events(&agent_id, from, limit)?,
+                };
+                let next_seq = events.last().map_or(from, |e| e.event_seq + 1);
+                Ok(Response::EventsPage(EventsPage {
+                    events,
+                    next_seq,
+                    last_event_seq: rx.last_seq(&agent_id)?,
+                }))
+            }
+            other => Err(needs_runtime(&other.method())),
+        }
+    }
+}
+
+fn needs_runtime(what: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!("`{what}` needs a running runtime (start one with `holon --detach`)"),
+    )
+}
+
+impl RuntimeClient for OfflineClient {
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<serde_json::Value, ApiError>> {
+        Box::pin(async move {
+            let answer = self.answer(request).await?;
+            serde_json::to_value(answer)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+        })
+    }
+
+    fn subscribe(
+        &self,
+        _agent_id: &str,
+        _from_seq: u64,
+    ) -> BoxFuture<'_, Result<Subscription, ApiError>> {
+        Box::pin(async move { Err(needs_runtime("events.subscribe")) })
+    }
+
+    fn transport(&self) -> &'static str {
+        OFFLINE
+    }
+}
+
+/// The client a one-shot command uses: the running runtime's socket when
+/// one answers, else the store, offline.
+pub async fn client(ctx: &Context) -> anyhow::Result<Box<dyn RuntimeClient>> {
+    match super::daemon::connect(ctx).await {
+        Some(c) => Ok(Box::new(c)),
+        None => Ok(Box::new(OfflineClient::open(ctx).await?)),
+    }
+}
