@@ -79,7 +79,7 @@ pub enum Command {
     /// The store file: maintenance that needs it to itself.
     #[command(subcommand)]
     Store(StoreCommand),
-    /// Tools for developers: benchmarks, fixtures, stress helpers.
+    /// Tools for developers: fixtures, the prompt frame, stress helpers (and benchmarks, built with the `bench` feature).
     #[command(subcommand)]
     Debug(DebugCommand),
 }
@@ -262,7 +262,9 @@ pub struct EventsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
-    /// Run the performance benchmarks and print their figures.
+    /// Run the performance benchmarks and print their figures (built with
+    /// the `bench` cargo feature only).
+    #[cfg(feature = "bench")]
     Bench(BenchArgs),
     /// Print the prompt frame the agent's next turn would send: each
     /// section with its token estimate, the verbatim history, the budget,

@@ -3,14 +3,23 @@
 //! one-shot command, debug tool). Errors reach the operator here, once, as
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
+#[cfg(feature = "bench")]
 pub mod bench;
+#[cfg(feature = "bench")]
 mod bench_admit;
+#[cfg(feature = "bench")]
 mod bench_context;
+#[cfg(feature = "bench")]
 mod bench_runtime;
+#[cfg(feature = "bench")]
 mod bench_soak;
+#[cfg(feature = "bench")]
 mod bench_socket;
+#[cfg(feature = "bench")]
 mod bench_stop;
+#[cfg(feature = "bench")]
 mod bench_turns;
+#[cfg(feature = "bench")]
 mod bench_workspace;
 pub mod cli;
 pub mod commands;
@@ -24,6 +33,7 @@ pub mod offline;
 pub mod paths;
 pub mod providers;
 pub mod run;
+pub mod stress;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -249,9 +259,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 json,
                 summary,
             })) => debug::prompt(&ctx, agent, json, summary).await,
+            #[cfg(feature = "bench")]
             Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
             Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
-                bench::append_stress(&ctx, in_flight, count).await
+                stress::append_stress(&ctx, in_flight, count).await
             }
         }
     })

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use holon::app::bench::{stress_text, STRESS_KIND};
+use holon::app::stress::{stress_text, STRESS_KIND};
 use holon::store::{Store, StoreOptions};
 
 use super::support::{stderr, Home};

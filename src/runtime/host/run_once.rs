@@ -302,6 +302,7 @@ impl RuntimeHost {
 
     /// The host internals, for in-crate drivers that call tools directly
     /// (benchmarks).
+    #[cfg(feature = "bench")]
     pub(crate) fn inner(&self) -> &std::sync::Arc<super::HostInner> {
         &self.inner
     }

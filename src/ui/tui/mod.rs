@@ -8,6 +8,7 @@
 //! viewport), `projection` (the viewed agent), `composer`, `keymap` (the
 //! key and command tables), `overlays`, `view`, `bench`.
 
+#[cfg(any(test, feature = "bench"))]
 mod bench;
 mod commands;
 pub mod composer;
@@ -31,6 +32,7 @@ mod wrap;
 #[cfg(test)]
 mod tests;
 
+#[cfg(any(test, feature = "bench"))]
 pub use bench::{bench_keystrokes, bench_render};
 pub use state::{Init, State};
 pub use update::update;
