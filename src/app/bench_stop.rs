@@ -1,6 +1,6 @@
 //! `holon debug bench stop`: how fast a turn lets go of a model call in
-//! flight. A stub on 127.0.0.1 reads each request and never answers (a
-//! model that thinks forever); the benchmark starts a turn against it and
+//! flight. The shared stub provider (`holon-stub`) reads each request and
+//! never answers (a model that thinks forever); the benchmark starts a turn against it and
 //! measures control abort to the durable `turn_terminal`, and runtime
 //! shutdown (what `daemon stop`, SIGTERM and console quit do) to its end.
 
@@ -8,9 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use holon_stub::{Canned, Responder, StubServer};
 use redb::Durability;
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpListener;
 
 use super::bench::{millis, percentile};
 use super::bench_turns::{chain, start_host};
@@ -20,27 +19,13 @@ use crate::runtime::provider::Provider;
 
 const RUNS: usize = 10;
 
-/// A provider endpoint that never answers; dropped with the benchmark.
-struct Silent(tokio::task::JoinHandle<()>);
-
-impl Drop for Silent {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-async fn silent_stub() -> anyhow::Result<(String, Silent)> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    let task = tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = [0u8; 8192];
-                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
-            });
-        }
+/// A provider endpoint that reads each request and never answers (within
+/// the benchmark: an hour); dropped with the benchmark.
+async fn silent_stub() -> StubServer {
+    let never: Responder = Arc::new(|_: &serde_json::Value| {
+        Canned::json(200, serde_json::json!({})).delay(Duration::from_secs(3600))
     });
-    Ok((base, Silent(task)))
+    StubServer::serving(never).await
 }
 
 /// Submit a prompt and wait until its turn has started.
@@ -75,8 +60,8 @@ async fn wait_for(
 }
 
 pub async fn run(dir: &Path) -> anyhow::Result<()> {
-    let (base, _stub) = silent_stub().await?;
-    let provider: Arc<dyn Provider> = Arc::new(chain(&base)?);
+    let stub = silent_stub().await;
+    let provider: Arc<dyn Provider> = Arc::new(chain(stub.base())?);
     let mut aborts = Vec::with_capacity(RUNS);
     let mut shutdowns = Vec::with_capacity(RUNS);
     for n in 0..RUNS {

@@ -1,6 +1,6 @@
 //! Turn benchmarks for `holon debug bench turns`: the runtime's own cost
-//! per provider round, against an in-process OpenAI-compatible stub on
-//! 127.0.0.1 that answers at once (keep-alive HTTP/1.1, non-streaming Chat
+//! per provider round, against the shared stub provider (`holon-stub`) on
+//! 127.0.0.1 answering at once (keep-alive HTTP/1.1, non-streaming Chat
 //! Completions), and ExecCommand's spawn-to-result latency for `true`.
 //!
 //! The round figure subtracts what a provider round costs on its own: the
@@ -17,10 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use holon_stub::{Canned, Responder, StubServer};
 use redb::Durability;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 use super::bench::{millis, percentile};
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
@@ -71,73 +70,12 @@ fn answer(request: &Value, calls: &AtomicU64) -> Value {
            "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// One keep-alive connection: read request head and body, answer, repeat.
-async fn serve(mut socket: TcpStream, calls: Arc<AtomicU64>) -> std::io::Result<()> {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        let head_end = loop {
-            if let Some(i) = find(&buf, b"\r\n\r\n") {
-                break i;
-            }
-            let n = socket.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        };
-        let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        let start = head_end + 4;
-        while buf.len() < start + length {
-            let n = socket.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        let request: Value =
-            serde_json::from_slice(&buf[start..start + length]).unwrap_or(Value::Null);
-        buf.drain(..start + length);
-        let body = answer(&request, &calls).to_string();
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        socket.write_all(response.as_bytes()).await?;
-    }
-}
-
-struct Stub {
-    base: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Stub {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn stub() -> anyhow::Result<Stub> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
+/// The stub provider answering `answer` on keep-alive connections.
+async fn stub() -> StubServer {
     let calls = Arc::new(AtomicU64::new(0));
-    let task = tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let _ = socket.set_nodelay(true);
-            tokio::spawn(serve(socket, Arc::clone(&calls)));
-        }
-    });
-    Ok(Stub { base, task })
+    let responder: Responder =
+        Arc::new(move |request: &Value| Canned::json(200, answer(request, &calls)));
+    StubServer::serving(responder).await
 }
 
 pub(super) fn chain(base: &str) -> anyhow::Result<ProviderChain> {
@@ -170,12 +108,12 @@ fn sample_request() -> ProviderRequest {
 
 /// Raw HTTP round trip and the provider chain's own round, per call.
 async fn provider_rounds(
-    stub: &Stub,
+    stub: &StubServer,
     chain: &ProviderChain,
 ) -> anyhow::Result<(Duration, Duration)> {
     let client =
         http_client(&RetryPolicy::default()).map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
-    let url = format!("{}/v1/chat/completions", stub.base);
+    let url = format!("{}/v1/chat/completions", stub.base());
     let body = json!({"model": "model", "messages": [{"role": "user", "content": "benchmark"}]})
         .to_string();
     let mut raw = Vec::with_capacity(PROVIDER_ROUNDS);
@@ -241,8 +179,8 @@ async fn stop_host(host: RuntimeHost) -> anyhow::Result<()> {
 }
 
 pub async fn run(dir: &Path) -> anyhow::Result<()> {
-    let stub = stub().await?;
-    let chain = Arc::new(chain(&stub.base)?);
+    let stub = stub().await;
+    let chain = Arc::new(chain(stub.base())?);
     let (raw_http, provider_round) = provider_rounds(&stub, &chain).await?;
 
     for (name, durability, what) in [
