@@ -10,13 +10,12 @@ use std::sync::Arc;
 
 use super::Context;
 use crate::protocol::{
-    ApiError, BoxFuture, ErrorCode, EventsPage, Request, Response, RuntimeClient, RuntimeStatus,
-    Subscription, MAX_PAGE,
+    ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
 };
 use crate::runtime::admission::admit_once;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
-use crate::runtime::inspect::{activity, agent_summary, last_failure, AgentSummary};
+use crate::runtime::inspect::{activity, agent_summary, events_page, last_failure, AgentSummary};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
 use crate::store::{ReadCtx, Store};
 
@@ -139,18 +138,13 @@ impl OfflineClient {
                 kind,
             } => {
                 let rx = self.store.read()?;
-                self.agent(&rx, &agent_id)?;
-                let (from, limit) = (from_seq.max(1), limit.clamp(1, MAX_PAGE));
-                let events = match kind {
-                    Some(k) => rx.events_of_kind(&agent_id, &k, from, limit)?,
-                    None => rx.events(&agent_id, from, limit)?,
-                };
-                let next_seq = events.last().map_or(from, |e| e.event_seq + 1);
-                Ok(Response::EventsPage(EventsPage {
-                    events,
-                    next_seq,
-                    last_event_seq: rx.last_seq(&agent_id)?,
-                }))
+                let page = events_page(&rx, &agent_id, from_seq, limit, kind.as_deref())?;
+                match page {
+                    Some(page) => Ok(Response::EventsPage(page)),
+                    None => Err(self.agent(&rx, &agent_id).err().unwrap_or_else(|| {
+                        ApiError::new(ErrorCode::NotFound, format!("no agent `{agent_id}`"))
+                    })),
+                }
             }
             other => Err(needs_runtime(&other.method())),
         }

@@ -75,29 +75,45 @@ macro_rules! event_kinds {
     };
 }
 
+/// The task and the message an event is about, where its payload names
+/// them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refs<'a> {
+    pub task_id: Option<&'a str>,
+    pub message_id: Option<&'a str>,
+}
+
 impl Event {
-    /// The task this event is about, where its payload names one.
-    pub fn task_id(&self) -> Option<&str> {
+    /// What this event's payload says it is about (exhaustive: a new kind
+    /// must say which ids it carries).
+    pub fn refs(&self) -> Refs<'_> {
         use Event as E;
-        match self {
-            E::TaskCreated(p) => Some(&p.task.id),
-            E::TaskStatusChanged(p) => Some(&p.task_id),
-            E::TaskResultQueued(p) => Some(&p.task_id),
-            E::TaskOutput(p) => p.task_id.as_deref(),
-            E::SchedulerDecision(p) => p.decision.task_id.as_deref(),
-            E::BriefCreated(p) => p.brief.related_task_id.as_deref(),
+        let (task_id, message_id) = match self {
+            E::TaskCreated(p) => (Some(p.task.id.as_str()), None),
+            E::TaskStatusChanged(p) => (Some(p.task_id.as_str()), None),
+            E::TaskResultQueued(p) => (Some(p.task_id.as_str()), Some(p.message_id.as_str())),
+            E::TaskOutput(p) => (p.task_id.as_deref(), None),
+            E::SchedulerDecision(p) => (
+                p.decision.task_id.as_deref(),
+                p.decision.message_id.as_deref(),
+            ),
+            E::BriefCreated(p) => (
+                p.brief.related_task_id.as_deref(),
+                Some(p.brief.related_message_id.as_str()),
+            ),
+            E::MessageAdmitted(p) => (None, Some(p.message.id.as_str())),
+            E::MessageRejected(p) => (None, Some(p.message_id.as_str())),
+            E::MessageProcessingStarted(p) => (None, Some(p.message_id.as_str())),
+            E::MessageProcessed(p)
+            | E::MessageAborted(p)
+            | E::MessageDropped(p)
+            | E::MessageInterjected(p) => (None, Some(p.message_id.as_str())),
+            E::SystemTickEmitted(p) => (None, Some(p.message_id.as_str())),
+            E::TurnStarted(p) => (None, Some(p.message_id.as_str())),
+            E::TurnTerminal(p) => (None, Some(p.message_id.as_str())),
             E::AgentCreated(_)
             | E::AgentStateChanged(_)
             | E::ControlApplied(_)
-            | E::MessageAdmitted(_)
-            | E::MessageRejected(_)
-            | E::MessageProcessingStarted(_)
-            | E::MessageProcessed(_)
-            | E::MessageAborted(_)
-            | E::MessageDropped(_)
-            | E::MessageInterjected(_)
-            | E::SystemTickEmitted(_)
-            | E::TurnStarted(_)
             | E::ProviderRoundCompleted(_)
             | E::AssistantRoundRecorded(_)
             | E::ToolStarted(_)
@@ -111,7 +127,6 @@ impl Event {
             | E::WorktreeRetained(_)
             | E::ContextCompacted(_)
             | E::TurnCheckpoint(_)
-            | E::TurnTerminal(_)
             | E::WorkItemCreated(_)
             | E::WorkItemPicked(_)
             | E::WorkItemUpdated(_)
@@ -133,69 +148,22 @@ impl Event {
             | E::DisplayModeChanged(_)
             | E::ModelOverrideChanged(_)
             | E::Unknown { .. }
-            | E::Unreadable { .. } => None,
+            | E::Unreadable { .. } => (None, None),
+        };
+        Refs {
+            task_id,
+            message_id,
         }
+    }
+
+    /// The task this event is about, where its payload names one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.refs().task_id
     }
 
     /// The message this event is about, where its payload names one.
     pub fn message_id(&self) -> Option<&str> {
-        use Event as E;
-        match self {
-            E::MessageAdmitted(p) => Some(&p.message.id),
-            E::MessageRejected(p) => Some(&p.message_id),
-            E::MessageProcessingStarted(p) => Some(&p.message_id),
-            E::MessageProcessed(p)
-            | E::MessageAborted(p)
-            | E::MessageDropped(p)
-            | E::MessageInterjected(p) => Some(&p.message_id),
-            E::SchedulerDecision(p) => p.decision.message_id.as_deref(),
-            E::SystemTickEmitted(p) => Some(&p.message_id),
-            E::TurnStarted(p) => Some(&p.message_id),
-            E::TurnTerminal(p) => Some(&p.message_id),
-            E::TaskResultQueued(p) => Some(&p.message_id),
-            E::BriefCreated(p) => Some(&p.brief.related_message_id),
-            E::AgentCreated(_)
-            | E::AgentStateChanged(_)
-            | E::ControlApplied(_)
-            | E::ProviderRoundCompleted(_)
-            | E::AssistantRoundRecorded(_)
-            | E::ToolStarted(_)
-            | E::ToolExecuted(_)
-            | E::WorkspaceAttached(_)
-            | E::WorkspaceUsed(_)
-            | E::WorkspaceDetached(_)
-            | E::WorkspaceMissing(_)
-            | E::WorktreeCreated(_)
-            | E::WorktreeRemoved(_)
-            | E::WorktreeRetained(_)
-            | E::ContextCompacted(_)
-            | E::TurnCheckpoint(_)
-            | E::WorkItemCreated(_)
-            | E::WorkItemPicked(_)
-            | E::WorkItemUpdated(_)
-            | E::WorkItemCompleted(_)
-            | E::WorkItemRecheckDue(_)
-            | E::TaskCreated(_)
-            | E::TaskStatusChanged(_)
-            | E::TaskOutput(_)
-            | E::WaitingIntentCreated(_)
-            | E::WaitingIntentTriggered(_)
-            | E::WaitingIntentCancelled(_)
-            | E::TimerCreated(_)
-            | E::TimerFired(_)
-            | E::TimerCancelled(_)
-            | E::WakeHintSubmitted(_)
-            | E::WakeHintCoalesced(_)
-            | E::WakeHintIgnored(_)
-            | E::RuntimeStarted(_)
-            | E::RuntimeStopped(_)
-            | E::RuntimeError(_)
-            | E::ConfigReloaded(_)
-            | E::DisplayModeChanged(_)
-            | E::ModelOverrideChanged(_)
-            | E::Unknown { .. }
-            | E::Unreadable { .. } => None,
-        }
+        self.refs().message_id
     }
 }
 

@@ -167,3 +167,29 @@ pub fn last_failure(agents: &[AgentRecord]) -> Option<serde_json::Value> {
                                 "detail_hint": "holon events --kind runtime_error" })
         })
 }
+
+/// `events.page`: up to `limit` (at most `MAX_PAGE`) of `agent_id`'s
+/// events from `from_seq`, of one kind when given. `None` when there is no
+/// such agent.
+pub fn events_page(
+    rx: &ReadCtx,
+    agent_id: &str,
+    from_seq: u64,
+    limit: usize,
+    kind: Option<&str>,
+) -> Result<Option<crate::protocol::EventsPage>, crate::store::StoreError> {
+    if rx.agent::<AgentRecord>(agent_id)?.is_none() {
+        return Ok(None);
+    }
+    let (from, limit) = (from_seq.max(1), limit.clamp(1, crate::protocol::MAX_PAGE));
+    let events = match kind {
+        Some(k) => rx.events_of_kind(agent_id, k, from, limit)?,
+        None => rx.events(agent_id, from, limit)?,
+    };
+    let next_seq = events.last().map_or(from, |e| e.event_seq + 1);
+    Ok(Some(crate::protocol::EventsPage {
+        events,
+        next_seq,
+        last_event_seq: rx.last_seq(agent_id)?,
+    }))
+}

@@ -14,14 +14,14 @@ use tokio::sync::mpsc;
 
 use super::RuntimeHost;
 use crate::protocol::{
-    AgentState, ApiError, BoxFuture, ErrorCode, EventsPage, ModelChanged, Request, Response,
-    RetrievalStatus, RuntimeClient, RuntimeStatus, ShutdownAck, Subscription, SubscriptionItem,
+    AgentState, ApiError, BoxFuture, ErrorCode, ModelChanged, Request, Response, RetrievalStatus,
+    RuntimeClient, RuntimeStatus, ShutdownAck, Subscription, SubscriptionItem,
     TaskOutput as TaskOutputAnswer, MAX_PAGE,
 };
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
-use crate::runtime::inspect::{agent_summary, AgentSummary};
+use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{EventRecord, Index, Keyed, Store};
@@ -337,23 +337,9 @@ impl RuntimeHost {
                 kind,
             } => {
                 let rx = self.store().read()?;
-                if rx.agent::<AgentRecord>(&agent_id)?.is_none() {
-                    return Err(not_found(&format!("no agent `{agent_id}`")));
-                }
-                let limit = limit.clamp(1, MAX_PAGE);
-                let page = match kind {
-                    Some(k) => rx.events_of_kind(&agent_id, &k, from_seq.max(1), limit)?,
-                    None => rx.events(&agent_id, from_seq.max(1), limit)?,
-                };
-                let next = page
-                    .last()
-                    .map(|e| e.event_seq + 1)
-                    .unwrap_or(from_seq.max(1));
-                Ok(Response::EventsPage(EventsPage {
-                    events: page,
-                    next_seq: next,
-                    last_event_seq: rx.last_seq(&agent_id)?,
-                }))
+                let page = events_page(&rx, &agent_id, from_seq, limit, kind.as_deref())?;
+                let page = page.ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
+                Ok(Response::EventsPage(page))
             }
         }
     }
