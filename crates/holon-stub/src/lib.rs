@@ -285,7 +285,11 @@ async fn serve(
             serde_json::json!({"error": {"message": "stub script exhausted"}}),
         )
     });
-    tokio::time::sleep(canned.delay).await;
+    // A zero sleep still waits for the timer's next tick (about 1 ms):
+    // an answer without a delay goes out at once.
+    if !canned.delay.is_zero() {
+        tokio::time::sleep(canned.delay).await;
+    }
     let keep_alive = serving && !matches!(canned.body, Body::Sse(_));
     let connection = if keep_alive { "keep-alive" } else { "close" };
     let mut head = format!(
@@ -350,8 +354,8 @@ async fn write_whole(
         "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     ));
+    head.push_str(body);
     socket.write_all(head.as_bytes()).await?;
-    socket.write_all(body.as_bytes()).await?;
     socket.flush().await
 }
 
