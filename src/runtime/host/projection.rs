@@ -49,6 +49,20 @@ struct ToolRow {
     message_id: Option<String>,
 }
 
+/// The tool-execution key just below every execution recorded since the
+/// oldest of `message_ids` was admitted (`tool_<its millisecond>`): ids are
+/// `prefix_<UUIDv7 hex>`, which sort by creation time. `None` (read them
+/// all) when an id has another shape.
+fn executions_since(message_ids: &[String]) -> Option<String> {
+    let millis = |id: &String| {
+        let hex = id.strip_prefix("msg_")?;
+        (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| hex[..12].to_owned())
+    };
+    let stamps: Option<Vec<String>> = message_ids.iter().map(millis).collect();
+    stamps?.into_iter().min().map(|ms| format!("tool_{ms}"))
+}
+
 pub fn load(
     rx: &ReadCtx,
     agent_id: &str,
@@ -102,14 +116,24 @@ pub fn load(
     let tool_executions: Vec<ToolExecutionRef> = if dequeued.is_empty() {
         Vec::new()
     } else {
-        rx.list::<ToolRow>(Keyed::ToolExecutions, agent_id)?
-            .into_iter()
-            .filter(|t| t.message_id.as_ref().is_some_and(|m| dequeued.contains(m)))
-            .map(|t| ToolExecutionRef {
-                id: t.id,
-                message_id: t.message_id,
-            })
-            .collect()
+        // Only the executions recorded since the oldest message in flight
+        // was admitted: ids are time-ordered, so the read does not grow
+        // with the agent's history.
+        let since = executions_since(&dequeued);
+        rx.list_recent_after::<ToolRow>(
+            Keyed::ToolExecutions,
+            agent_id,
+            since.as_deref(),
+            usize::MAX,
+        )?
+        .0
+        .into_iter()
+        .filter(|t| t.message_id.as_ref().is_some_and(|m| dequeued.contains(m)))
+        .map(|t| ToolExecutionRef {
+            id: t.id,
+            message_id: t.message_id,
+        })
+        .collect()
     };
     let mut emitted = BTreeSet::new();
     let mut candidates: Vec<String> = Vec::new();
@@ -150,4 +174,25 @@ pub fn load(
         work_items,
         timers,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::executions_since;
+
+    #[test]
+    fn executions_are_read_from_the_oldest_message_in_flight() {
+        let older = crate::new_id("msg");
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let newer = crate::new_id("msg");
+        let tool = crate::new_id("tool");
+        let since = executions_since(&[newer.clone(), older.clone()]).unwrap_or_default();
+        assert_eq!(since, format!("tool_{}", &older[4..16]));
+        // A tool execution recorded after both sorts above the bound, one
+        // recorded before the oldest below it.
+        assert!(tool.as_str() > since.as_str());
+        assert!(format!("tool_{}", "0".repeat(32)).as_str() < since.as_str());
+        // An id of another shape: read them all.
+        assert_eq!(executions_since(&[older, "replayed-1".into()]), None);
+    }
 }
