@@ -6,8 +6,7 @@
 //! subscription) is refused with how to start one. So each command is
 //! written once, against `RuntimeClient`, whichever client it gets.
 
-use std::sync::Arc;
-
+use super::paths::Paths;
 use super::Context;
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
@@ -24,27 +23,21 @@ pub const OFFLINE: &str = "offline";
 
 pub struct OfflineClient {
     store: Store,
-    home: Option<String>,
-    data_dir: std::path::PathBuf,
-    agents_dir: Arc<dyn Fn(&str) -> std::path::PathBuf + Send + Sync>,
+    paths: Paths,
     default_model: Option<String>,
 }
 
 impl OfflineClient {
     pub async fn open(ctx: &Context) -> anyhow::Result<OfflineClient> {
-        let store = ctx.open_store().await?;
-        let paths = ctx.paths.clone();
         Ok(OfflineClient {
-            store,
-            home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
-            data_dir: ctx.paths.data_dir.clone(),
-            agents_dir: Arc::new(move |agent| paths.agent_home(agent)),
+            store: ctx.open_store().await?,
+            paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
         })
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(rx, agent, &self.data_dir)?;
+        let mut s = agent_summary(rx, agent, &self.paths.data_dir)?;
         s.model = agent
             .model_override
             .clone()
@@ -76,7 +69,7 @@ impl OfflineClient {
                     version: env!("CARGO_PKG_VERSION").into(),
                     pid: std::process::id(),
                     mode: OFFLINE.into(),
-                    home: self.home.clone(),
+                    home: self.paths.home.as_ref().map(|h| h.display().to_string()),
                     store: self.store.path().display().to_string(),
                     socket_path: None,
                     started_at: crate::format_ts(crate::now_ms()),
@@ -119,7 +112,7 @@ impl OfflineClient {
                 item,
                 request_id,
             } => {
-                let home = (self.agents_dir)(&agent_id);
+                let home = self.paths.agent_home(&agent_id);
                 let record = create_once(
                     &self.store,
                     &home,

@@ -82,32 +82,42 @@ pub struct Unsubscribed {
     pub unsubscribed: String,
 }
 
-/// What a server sends unasked, on a subscription.
+/// What a server sends unasked, on a subscription: `method` names the
+/// variant, `params` is its struct.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", content = "params")]
 #[allow(clippy::large_enum_variant)]
 pub enum Notification {
     /// One ledger event, in `event_seq` order with no gap.
     #[serde(rename = "event")]
-    Event {
-        subscription: String,
-        event: EventRecord,
-    },
+    Event(EventParams),
     /// The subscriber fell behind and was cut off; nothing is lost:
     /// subscribe again from `resume_from`.
     #[serde(rename = "subscription.lagged")]
-    Lagged {
-        subscription: String,
-        resume_from: u64,
-    },
+    Lagged(LaggedParams),
     /// Assistant text of a running turn as the model writes it
     /// (transient: dropped rather than queued for a slow subscriber).
     #[serde(rename = "assistant.delta")]
-    AssistantDelta {
-        subscription: String,
-        run_id: String,
-        text: String,
-    },
+    AssistantDelta(DeltaParams),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventParams {
+    pub subscription: String,
+    pub event: EventRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaggedParams {
+    pub subscription: String,
+    pub resume_from: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeltaParams {
+    pub subscription: String,
+    pub run_id: String,
+    pub text: String,
 }
 
 impl Notification {
@@ -129,9 +139,25 @@ impl Notification {
 
     pub fn subscription(&self) -> &str {
         match self {
-            Notification::Event { subscription, .. }
-            | Notification::Lagged { subscription, .. }
-            | Notification::AssistantDelta { subscription, .. } => subscription,
+            Notification::Event(p) => &p.subscription,
+            Notification::Lagged(p) => &p.subscription,
+            Notification::AssistantDelta(p) => &p.subscription,
+        }
+    }
+
+    /// A notification read from its `method` and `params` text: the
+    /// params are parsed once, straight into the method's struct (an event
+    /// notification is the hot path of an attached console). `None` for a
+    /// method this client does not know or params that do not fit.
+    fn read(method: &str, params: &RawValue) -> Option<Notification> {
+        let text = params.get();
+        match method {
+            "event" => serde_json::from_str(text).ok().map(Notification::Event),
+            "subscription.lagged" => serde_json::from_str(text).ok().map(Notification::Lagged),
+            "assistant.delta" => serde_json::from_str(text)
+                .ok()
+                .map(Notification::AssistantDelta),
+            _ => None,
         }
     }
 }
@@ -207,21 +233,9 @@ impl IncomingLine<'_> {
         let (Some(method), Some(params)) = (self.method, self.params) else {
             return Incoming::Other;
         };
-        #[derive(Serialize)]
-        struct Tagged<'a> {
-            method: &'a str,
-            params: &'a RawValue,
-        }
-        let tagged = Tagged {
-            method: &method,
-            params,
-        };
-        // Re-tag through the typed enum: an unknown method or a malformed
-        // notification is skipped, never a crash.
-        match serde_json::to_string(&tagged)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Notification>(&t).ok())
-        {
+        // An unknown method or a malformed notification is skipped, never
+        // a crash.
+        match Notification::read(&method, params) {
             Some(n) => Incoming::Notification(n),
             None => Incoming::Other,
         }
@@ -310,16 +324,16 @@ mod tests {
     #[test]
     fn notifications_round_trip_through_a_client_read() {
         let samples = [
-            Notification::Lagged {
+            Notification::Lagged(LaggedParams {
                 subscription: "sub_1".into(),
                 resume_from: 42,
-            },
-            Notification::AssistantDelta {
+            }),
+            Notification::AssistantDelta(DeltaParams {
                 subscription: "sub_1".into(),
                 run_id: "run_1".into(),
                 text: "Hel".into(),
-            },
-            Notification::Event {
+            }),
+            Notification::Event(EventParams {
                 subscription: "sub_2".into(),
                 event: EventRecord {
                     event_seq: 3,
@@ -330,7 +344,7 @@ mod tests {
                     provenance: Default::default(),
                     payload: serde_json::json!({ "agent": { "id": "main" } }),
                 },
-            },
+            }),
         ];
         for n in samples {
             let line = n.encode();
@@ -350,10 +364,10 @@ mod tests {
 
     #[test]
     fn golden_lines_keep_their_shape() {
-        let lagged = Notification::Lagged {
+        let lagged = Notification::Lagged(LaggedParams {
             subscription: "sub_1".into(),
             resume_from: 42,
-        };
+        });
         assert_eq!(
             lagged.encode(),
             r#"{"jsonrpc":"2.0","method":"subscription.lagged","params":{"subscription":"sub_1","resume_from":42}}"#

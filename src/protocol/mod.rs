@@ -1,18 +1,23 @@
-//! The control protocol in one place: every request and its answer
-//! (`api`), the JSON-RPC 2.0 envelope, notifications and subscription
-//! methods (`jsonrpc`), and every event kind's payload (`events`). The
+//! The control protocol in one place: every request (`api`) and its answer
+//! (`answers`), the client interface (`client`), the JSON-RPC 2.0
+//! envelope, notifications and subscription methods (`jsonrpc`), and every
+//! event kind's payload (`events`, `payloads`). The
 //! engine writes events from these types, the socket server and client
 //! frame lines only through them, and the console and the presentation
 //! layer read them; the wire stays the JSON of docs/protocol.md and
 //! docs/events.md.
 
+pub mod answers;
 pub mod api;
+pub mod client;
 pub mod events;
 pub mod jsonrpc;
 pub mod payloads;
 pub mod types;
 
+pub use answers::*;
 pub use api::*;
+pub use client::*;
 
 /// A serde enum's wire string (`trusted_operator`), as the protocol
 /// writes it; `None` for a value that is not a plain string on the wire.

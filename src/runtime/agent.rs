@@ -24,6 +24,16 @@ pub enum AgentStatus {
 }
 
 impl AgentStatus {
+    /// The status an agent has while no runtime runs it: a turn or a boot
+    /// in progress is over (recovery at start, and a turn ended by
+    /// shutdown, both apply this); anything else stands.
+    pub fn at_rest(self) -> AgentStatus {
+        match self {
+            AgentStatus::AwakeRunning | AgentStatus::Booting => AgentStatus::AwakeIdle,
+            other => other,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AgentStatus::Booting => "booting",

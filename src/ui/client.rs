@@ -120,16 +120,16 @@ async fn route(n: Notification, subs: &Subs) {
     let sender = lock(subs).get(n.subscription()).cloned();
     let Some(sender) = sender else { return };
     let item = match n {
-        Notification::Event { event, .. } => SubscriptionItem::Event(event),
-        Notification::AssistantDelta { run_id, text, .. } => {
-            SubscriptionItem::Delta { run_id, text }
-        }
-        Notification::Lagged {
-            subscription,
-            resume_from,
-        } => {
-            lock(subs).remove(&subscription);
-            SubscriptionItem::Lagged { resume_from }
+        Notification::Event(p) => SubscriptionItem::Event(p.event),
+        Notification::AssistantDelta(p) => SubscriptionItem::Delta {
+            run_id: p.run_id,
+            text: p.text,
+        },
+        Notification::Lagged(p) => {
+            lock(subs).remove(&p.subscription);
+            SubscriptionItem::Lagged {
+                resume_from: p.resume_from,
+            }
         }
     };
     // Backpressure: wait for the consumer rather than drop (the server

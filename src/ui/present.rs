@@ -260,10 +260,12 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
 
 pub mod context;
 mod describe;
+mod words;
 
 use describe::*;
+use words::*;
 
-pub use describe::{compact_count, wire_name};
+pub use words::{compact_count, wire_name};
 
 #[cfg(test)]
 mod tests;

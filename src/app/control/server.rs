@@ -18,8 +18,8 @@ use tokio::task::JoinHandle;
 
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::protocol::jsonrpc::{
-    error_line, result_line, Notification, SubscribeParams, Subscribed, SubscriptionRequest,
-    Unsubscribed,
+    error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, SubscribeParams,
+    Subscribed, SubscriptionRequest, Unsubscribed,
 };
 use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
 
@@ -570,18 +570,20 @@ async fn subscribe(
     let out = out.clone();
     let id = sub_id.clone();
     let handle = tokio::spawn(async move {
-        let lagged = |resume_from| Notification::Lagged {
-            subscription: id.clone(),
-            resume_from,
+        let lagged = |resume_from| {
+            Notification::Lagged(LaggedParams {
+                subscription: id.clone(),
+                resume_from,
+            })
         };
         while let Some(item) = sub.next().await {
             let (line, last) = match item {
                 SubscriptionItem::Event(event) => {
                     let seq = event.event_seq;
-                    let n = Notification::Event {
+                    let n = Notification::Event(EventParams {
                         subscription: id.clone(),
                         event,
-                    };
+                    });
                     (n.encode(), Some(seq))
                 }
                 SubscriptionItem::Lagged { resume_from } => {
@@ -591,11 +593,11 @@ async fn subscribe(
                 SubscriptionItem::Delta { run_id, text } => {
                     // A preview: dropped, never a reason to cut the
                     // subscription, when the client is behind.
-                    let n = Notification::AssistantDelta {
+                    let n = Notification::AssistantDelta(DeltaParams {
                         subscription: id.clone(),
                         run_id,
                         text,
-                    };
+                    });
                     if let Err(false) = out.try_send_event(n.encode()) {
                         return;
                     }

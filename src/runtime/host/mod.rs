@@ -268,12 +268,7 @@ impl RuntimeHost {
                 let from = agent.status;
                 agent.turn_in_progress = false;
                 agent.current_run_id = None;
-                if matches!(
-                    agent.status,
-                    AgentStatus::AwakeRunning | AgentStatus::Booting
-                ) {
-                    agent.status = AgentStatus::AwakeIdle;
-                }
+                agent.status = agent.status.at_rest();
                 tx.put_agent(&id, &agent)?;
                 let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
                 let started = ev::RuntimeStarted {

@@ -15,7 +15,7 @@ use crate::protocol::events::{
     self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
 };
 use crate::runtime::admission::provenance_of;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::MessageEnvelope;
@@ -136,10 +136,10 @@ pub(super) async fn finish(
             agent.last_turn_terminal = Some(terminal);
             // The runtime stops after this turn: no scheduler decision will
             // move the agent off `awake_running`, so say what is true while
-            // nothing runs (as recovery would at the next start; the
+            // nothing runs (the rule recovery applies at the next start; the
             // message stays dequeued and replays then).
-            if cancel_reason == Some(CancelReason::RuntimeShutdown) && agent.status == AgentStatus::AwakeRunning {
-                agent.status = AgentStatus::AwakeIdle;
+            if cancel_reason == Some(CancelReason::RuntimeShutdown) {
+                agent.status = agent.status.at_rest();
             }
             agent.runtime_error = match (&ending, failure.as_ref()) {
                 (Ending::Completed { .. }, _) => None,

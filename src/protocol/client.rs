@@ -1,0 +1,140 @@
+//! The one client interface (`RuntimeClient`), in-process, over the socket
+//! or offline, with what a subscription yields and the shared follow loop.
+
+use super::api::{ApiError, BoxFuture, ErrorCode, EventRecord, Request};
+
+/// What an event subscription yields. Events are the common case, so they
+/// are not boxed to shrink the rare `Lagged`.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum SubscriptionItem {
+    Event(EventRecord),
+    /// The subscriber fell too far behind and was cut off; subscribe again
+    /// from `resume_from` (nothing is lost: the ledger has it).
+    Lagged {
+        resume_from: u64,
+    },
+    /// Assistant text of a running turn as the model writes it: transient
+    /// (never in the ledger; the round's durable event carries the text),
+    /// dropped rather than queued when the subscriber is behind.
+    Delta {
+        run_id: String,
+        text: String,
+    },
+}
+
+/// A live stream of one agent's events, in `event_seq` order with no gap.
+pub struct Subscription {
+    pub rx: tokio::sync::mpsc::Receiver<SubscriptionItem>,
+}
+
+impl Subscription {
+    /// The next item; `None` when the stream ended (connection or runtime
+    /// gone).
+    pub async fn next(&mut self) -> Option<SubscriptionItem> {
+        self.rx.recv().await
+    }
+}
+
+/// The one client interface, in-process or over the socket.
+pub trait RuntimeClient: Send + Sync {
+    /// Perform one request; the result is the method's JSON result.
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<serde_json::Value, ApiError>>;
+
+    /// Follow an agent's events from `from_seq` (inclusive).
+    fn subscribe(
+        &self,
+        agent_id: &str,
+        from_seq: u64,
+    ) -> BoxFuture<'_, Result<Subscription, ApiError>>;
+
+    /// "embedded" or "attached", for the console's status line.
+    fn transport(&self) -> &'static str;
+
+    /// `call`, answered as JSON text: what the socket server sends. A
+    /// client may answer some requests without building a `Value` (an
+    /// events page splices the stored events in as they are).
+    fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
+        Box::pin(async move { self.call(request).await.map(|v| v.to_string()) })
+    }
+
+    /// Several requests in order, answered in order (what a pipelining
+    /// socket client sent before its first answer). A client may run them
+    /// together where that keeps their order's meaning.
+    fn call_batch(&self, requests: Vec<Request>) -> BoxFuture<'_, Vec<Result<String, ApiError>>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(requests.len());
+            for r in requests {
+                out.push(self.call_raw(r).await);
+            }
+            out
+        })
+    }
+}
+
+/// What following an agent yields. Events are the common case, so they
+/// are not boxed.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum Followed {
+    Event(EventRecord),
+    /// Streamed assistant text of a running turn (transient).
+    Delta {
+        run_id: String,
+        text: String,
+    },
+}
+
+/// Follow `agent_id`'s events from `from_seq` (inclusive), through lags
+/// (a lagged subscription is resumed where it stopped: no gap, no
+/// duplicate), handing each to `on` until it answers `Break` or the stream
+/// ends (the runtime went away). Returns the next sequence to resume from;
+/// `Err` when the subscription could not be made. The one follow loop of
+/// every client: the console, `holon events --follow`, `holon attach`.
+pub async fn follow<F, Fut>(
+    client: &dyn RuntimeClient,
+    agent_id: &str,
+    from_seq: u64,
+    mut on: F,
+) -> Result<u64, ApiError>
+where
+    F: FnMut(Followed) -> Fut,
+    Fut: std::future::Future<Output = std::ops::ControlFlow<()>>,
+{
+    let mut next = from_seq;
+    let mut sub = client.subscribe(agent_id, next).await?;
+    loop {
+        let Some(item) = sub.next().await else {
+            return Ok(next);
+        };
+        let followed = match item {
+            SubscriptionItem::Event(e) => {
+                next = e.event_seq + 1;
+                Followed::Event(e)
+            }
+            SubscriptionItem::Delta { run_id, text } => Followed::Delta { run_id, text },
+            SubscriptionItem::Lagged { resume_from } => {
+                next = resume_from;
+                sub = client.subscribe(agent_id, next).await?;
+                continue;
+            }
+        };
+        if on(followed).await.is_break() {
+            return Ok(next);
+        }
+    }
+}
+
+/// Typed helpers over `call`.
+pub async fn call_typed<T: serde::de::DeserializeOwned>(
+    client: &dyn RuntimeClient,
+    request: Request,
+) -> Result<T, ApiError> {
+    let v = client.call(request).await?;
+    serde_json::from_value(v).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("unexpected response shape: {e}"),
+        )
+    })
+}

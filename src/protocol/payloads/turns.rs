@@ -1,0 +1,330 @@
+//! Payloads of a model turn: its start, provider rounds, tool calls, context compaction and checkpoints, its end, a failed turn, and the brief it leaves.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::closure::TurnTerminalKind;
+use crate::runtime::context::SummarySource;
+use crate::runtime::envelope::TriggerKind;
+use crate::runtime::host::cancel::CancelReason;
+use crate::runtime::host::watch::GuidanceSource;
+use crate::runtime::provider::{
+    FailureArtifact, FailureKind, MalformedArguments, ProviderAttemptTimeline, TokenUsage,
+};
+
+/// Where a guidance block came from, as recorded.
+pub type Guidance = GuidanceSource;
+
+/// `turn_started`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnStarted {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub message_id: String,
+    pub trigger_kind: TriggerKind,
+    #[serde(default)]
+    pub work_item_id: Option<String>,
+    /// The AGENTS.md / CLAUDE.md files loaded (metadata, not content).
+    #[serde(default)]
+    pub guidance: Vec<Guidance>,
+    #[serde(default)]
+    pub workspace_id: String,
+    #[serde(default)]
+    pub execution_root: String,
+}
+
+/// `provider_round_completed`: telemetry of one model round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderRoundCompleted {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub round: u32,
+    #[serde(default)]
+    pub model_ref: String,
+    #[serde(default)]
+    pub token_usage: TokenUsage,
+    #[serde(default)]
+    pub provider_attempt_timeline: ProviderAttemptTimeline,
+    #[serde(default)]
+    pub context_build_ms: u64,
+    #[serde(default)]
+    pub provider_round_ms: u64,
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// The runtime's estimate of the request's tokens.
+    #[serde(default)]
+    pub prompt_tokens_estimate: u64,
+    #[serde(default)]
+    pub context_window: u64,
+    #[serde(default)]
+    pub prompt_budget: u64,
+}
+
+/// `assistant_round_recorded`: what the model said and asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssistantRoundRecorded {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub round: u32,
+    /// The first 400 characters of the round's text.
+    #[serde(default)]
+    pub text_preview: String,
+    #[serde(default)]
+    pub tool_names: Vec<String>,
+    #[serde(default)]
+    pub text_chars: usize,
+}
+
+/// `tool_started`: recorded durably before the call runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolStarted {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub call_id: String,
+    #[serde(default)]
+    pub tool_name: String,
+}
+
+/// `tool_executed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolExecuted {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub tool_execution_id: String,
+    #[serde(default)]
+    pub call_id: String,
+    #[serde(default)]
+    pub tool_name: String,
+    #[serde(default)]
+    pub arguments: serde_json::Value,
+    #[serde(default)]
+    pub is_error: bool,
+    #[serde(default)]
+    pub duration_ms: u64,
+    /// The model's arguments when they were not JSON (null otherwise).
+    #[serde(default)]
+    pub malformed_arguments: Option<MalformedArguments>,
+    /// The result's JSON text, cut to 600 characters.
+    #[serde(default)]
+    pub result_preview: String,
+    /// The few fields of the result a console shows (exit status, task
+    /// handle, files touched), whole even when the preview is cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_facts: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl ToolExecuted {
+    /// How much of the result's text the event carries.
+    pub const PREVIEW_CHARS: usize = 600;
+
+    /// The result members a console shows, whole: a long result's
+    /// preview is cut and no longer parses, but its exit status, task
+    /// handle and files still reach every client. `None` when the result
+    /// has none of them.
+    pub fn facts_of(
+        result: &serde_json::Value,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        /// Long texts among the facts are cut to this many characters.
+        const TEXT_CHARS: usize = 1200;
+        let obj = result.as_object()?;
+        let mut facts = serde_json::Map::new();
+        for key in [
+            "task_id",
+            "exit_status",
+            "disposition",
+            "message",
+            "error",
+            "stdout_preview",
+            "files",
+        ] {
+            let Some(v) = obj.get(key) else { continue };
+            let v = match v {
+                serde_json::Value::String(s) if s.chars().count() > TEXT_CHARS => {
+                    serde_json::Value::String(s.chars().take(TEXT_CHARS).collect())
+                }
+                other => other.clone(),
+            };
+            facts.insert(key.to_owned(), v);
+        }
+        let handle = obj.get("task_handle").and_then(|h| h.get("task_id"));
+        if let (Some(task), false) = (handle, facts.contains_key("task_id")) {
+            facts.insert("task_id".to_owned(), task.clone());
+        }
+        (!facts.is_empty()).then_some(facts)
+    }
+}
+
+/// `context_compacted`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextCompacted {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub episode_id: String,
+    #[serde(default)]
+    pub epoch: u32,
+    /// `turn_start`, `turn_local` or `context_length_exceeded`.
+    #[serde(default)]
+    pub trigger: String,
+    #[serde(default)]
+    pub compacted_message_count: u64,
+    #[serde(default)]
+    pub compacted_turns: u64,
+    pub summary_source: SummarySource,
+    #[serde(default)]
+    pub fallback_reason: Option<String>,
+    #[serde(default)]
+    pub summary_chars: usize,
+    #[serde(default)]
+    pub summary_tokens: u64,
+    #[serde(default)]
+    pub tokens_before: u64,
+    #[serde(default)]
+    pub tokens_after: u64,
+    #[serde(default)]
+    pub summariser_token_usage: Option<TokenUsage>,
+    #[serde(default)]
+    pub workspace_id: String,
+    /// Milliseconds, to the microsecond.
+    #[serde(default)]
+    pub duration_ms: f64,
+}
+
+/// `turn_checkpoint`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnCheckpoint {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub round: u32,
+    #[serde(default)]
+    pub recapped_rounds: Vec<u32>,
+    #[serde(default)]
+    pub work_item_id: Option<String>,
+    #[serde(default)]
+    pub work_item_revision: Option<u64>,
+    #[serde(default)]
+    pub invalidated_anchor: Option<Anchor>,
+    #[serde(default)]
+    pub tokens_before: u64,
+    #[serde(default)]
+    pub tokens_after: u64,
+}
+
+/// A work item at a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Anchor {
+    #[serde(default)]
+    pub work_item_id: String,
+    #[serde(default)]
+    pub revision: u64,
+}
+
+/// `turn_terminal`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnTerminal {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub message_id: String,
+    pub kind: TurnTerminalKind,
+    #[serde(default)]
+    pub rounds: u32,
+    #[serde(default)]
+    pub last_assistant_message: String,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default)]
+    pub truncation_stop_reason: Option<String>,
+    #[serde(default)]
+    pub cancel_reason: Option<CancelReason>,
+    /// The cancelled attempt's timeline (a cancelled turn only).
+    #[serde(default)]
+    pub provider_attempt_timeline: Option<ProviderAttemptTimeline>,
+    #[serde(default)]
+    pub token_usage: TurnTokens,
+}
+
+/// A turn's tokens over all its rounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnTokens {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+/// `runtime_error`: a turn failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeErrorRecorded {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub phase: String,
+    pub failure_kind: FailureKind,
+    pub failure_artifact: FailureArtifact,
+    #[serde(default)]
+    pub provider_attempt_timeline: ProviderAttemptTimeline,
+    #[serde(default)]
+    pub token_usage: Option<TokenUsage>,
+}
+
+/// `brief_created`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BriefCreated {
+    pub brief: Brief,
+    pub visibility: BriefVisibility,
+}
+
+/// The operator-facing result of a turn (also kept in the briefs ledger).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Brief {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub agent_id: String,
+    #[serde(default)]
+    pub work_item_id: Option<String>,
+    pub kind: BriefKind,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub related_message_id: String,
+    #[serde(default)]
+    pub related_task_id: Option<String>,
+    #[serde(default)]
+    pub failure_artifact: Option<FailureArtifact>,
+    #[serde(default)]
+    pub awaiting_task_ids: Vec<String>,
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default)]
+    pub workspace_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BriefKind {
+    /// The turn is waiting on tasks it started.
+    Ack,
+    Result,
+    Failure,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BriefVisibility {
+    /// The agent waits for the operator.
+    ActionRequired,
+    /// A work item was completed.
+    WorkDone,
+    TurnResult,
+}
