@@ -1,0 +1,208 @@
+//! Acting on running and recorded command tasks: writing to a task's
+//! stdin, stopping one (TERM, then KILL after the grace period), recovering
+//! tasks after a restart, and stopping them all at shutdown.
+
+use super::*;
+
+impl CommandTasks {
+    /// Write to a task's stdin.
+    pub async fn input(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        text: &str,
+    ) -> Result<TaskInputReceipt, RuntimeError> {
+        let stdin = {
+            let mut live = self.live();
+            live.get_mut(task_id)
+                .filter(|l| l.agent_id == agent_id)
+                .and_then(|l| l.stdin.take())
+        };
+        let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
+            task_id: task_id.to_owned(),
+            accepted_input: accepted,
+            input_target: "stdin".into(),
+            bytes_written: bytes,
+            summary_text: summary,
+        };
+        let Some(mut stdin) = stdin else {
+            return Ok(receipt(
+                false,
+                0,
+                "task is not running or was not started accepting input".into(),
+            ));
+        };
+        let result = async {
+            stdin.write_all(text.as_bytes()).await?;
+            stdin.flush().await
+        }
+        .await;
+        if let Some(l) = self.live().get_mut(task_id) {
+            l.stdin = Some(stdin);
+        }
+        Ok(match result {
+            Ok(()) => receipt(
+                true,
+                text.len(),
+                format!("wrote {} bytes to stdin", text.len()),
+            ),
+            Err(e) => receipt(false, 0, format!("stdin closed: {e}")),
+        })
+    }
+
+    /// Stop a task: TERM its process group, KILL after `grace`.
+    pub async fn stop(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        grace: Duration,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let target = {
+            let mut live = self.live();
+            live.get_mut(task_id)
+                .filter(|l| l.agent_id == agent_id)
+                .map(|l| {
+                    l.stop_requested = Some("stopped by request");
+                    (l.pid, l.identity.clone())
+                })
+        };
+        match target {
+            Some((pid, identity)) => {
+                self.transition(agent_id, task_id, TaskTransition::RequestCancel)
+                    .await?;
+                signal_live(pid, identity.as_ref(), libc::SIGTERM);
+                let live = Arc::clone(&self.live);
+                let id = task_id.to_owned();
+                tokio::spawn(async move {
+                    tokio::time::sleep(grace).await;
+                    let still = live
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .contains_key(&id);
+                    if still {
+                        signal_live(pid, identity.as_ref(), libc::SIGKILL);
+                    }
+                });
+            }
+            None => {
+                // Not supervised here (already finished, or from before a
+                // restart): finishing is all that is left to do.
+                let finish = TaskTransition::Finish {
+                    status: TaskStatus::Cancelled,
+                    summary: Some("stopped by request (no live process)".into()),
+                    detail: None,
+                };
+                self.transition(agent_id, task_id, finish).await?;
+            }
+        }
+        let rx = self.store.read()?;
+        rx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)?
+            .ok_or_else(|| RuntimeError::UnknownTask {
+                task_id: task_id.to_owned(),
+            })
+    }
+
+    /// After a restart: tasks left non-terminal cannot be supervised any
+    /// more. Terminate any process group still alive (so nothing runs
+    /// untracked) and record them `interrupted`; queue results that were
+    /// never queued. Returns the ids interrupted.
+    pub async fn recover(
+        &self,
+        agent_id: &str,
+        grace: Duration,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let tasks: Vec<TaskRecord> = self.store.read()?.list(Keyed::Tasks, agent_id)?;
+        let mut interrupted = Vec::new();
+        for task in tasks {
+            if task.status.is_terminal() {
+                self.queue_result(agent_id, &task.id).await?;
+                continue;
+            }
+            let identity: Option<ProcessIdentity> = task
+                .detail
+                .as_ref()
+                .and_then(|d| d.get("process_identity"))
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let summary = match identity {
+                Some(id) => terminate_recovered(&id, grace).await,
+                None => {
+                    "interrupted: a runtime restart ended its supervision; no process identity \
+                     was recorded, so nothing was signalled"
+                }
+            };
+            let output = task
+                .detail
+                .as_ref()
+                .and_then(|d| d.get("output_path"))
+                .and_then(|p| p.as_str())
+                .map(PathBuf::from);
+            let (preview, bytes, truncated) = output
+                .map(|p| read_tail(&p, PREVIEW_BYTES))
+                .unwrap_or_default();
+            let finish = TaskTransition::Finish {
+                status: TaskStatus::Interrupted,
+                summary: Some(summary.to_owned()),
+                detail: Some(
+                    json!({ "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated }),
+                ),
+            };
+            self.transition(agent_id, &task.id, finish).await?;
+            self.queue_result(agent_id, &task.id).await?;
+            interrupted.push(task.id);
+        }
+        Ok(interrupted)
+    }
+
+    /// Runtime shutdown: stop every supervised task (TERM, then KILL after
+    /// `grace` for groups that ignore it) and wait, bounded, until each
+    /// one's terminal state is recorded (`cancelled`, "stopped: the runtime
+    /// shut down"). Nothing is left running unseen.
+    pub async fn stop_all(&self, grace: Duration) {
+        let targets: Vec<(i32, Option<ProcessIdentity>)> = {
+            let mut live = self.live();
+            self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+            live.values_mut()
+                .map(|l| {
+                    l.stop_requested = Some(SHUTDOWN_SUMMARY);
+                    (l.pid, l.identity.clone())
+                })
+                .collect()
+        };
+        if targets.is_empty() {
+            return;
+        }
+        for (pid, identity) in &targets {
+            signal_live(*pid, identity.as_ref(), libc::SIGTERM);
+        }
+        let settled = |limit: Duration| {
+            let supervising = Arc::clone(&self.supervising);
+            async move {
+                let deadline = Instant::now() + limit;
+                while supervising.load(std::sync::atomic::Ordering::SeqCst) > 0
+                    && Instant::now() < deadline
+                {
+                    tokio::time::sleep(GROUP_POLL).await;
+                }
+                supervising.load(std::sync::atomic::Ordering::SeqCst) == 0
+            }
+        };
+        if settled(grace).await {
+            return;
+        }
+        for (pid, identity) in &targets {
+            signal_live(*pid, identity.as_ref(), libc::SIGKILL);
+        }
+        if !settled(Duration::from_secs(5)).await {
+            tracing::warn!("some command tasks did not settle before shutdown finished");
+        }
+    }
+
+    /// Task ids of this agent with a live supervised process.
+    pub fn live_ids(&self, agent_id: &str) -> Vec<String> {
+        self.live()
+            .iter()
+            .filter(|(_, l)| l.agent_id == agent_id)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
