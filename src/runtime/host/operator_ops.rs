@@ -1,0 +1,282 @@
+//! What an operator or a client does to an agent through the host: control
+//! actions (pause, resume, stop, wake, abort), the display mode, work
+//! items, and operator commands and their tasks. Each is one store
+//! transaction with its events, then a wake of the agent's actor.
+
+use super::*;
+
+impl RuntimeHost {
+    pub async fn control(
+        &self,
+        agent_id: &str,
+        action: ControlAction,
+    ) -> Result<ControlOutcome, RuntimeError> {
+        let current: AgentRecord = self.inner.store.read()?.agent(agent_id)?.ok_or_else(|| {
+            RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            }
+        })?;
+        match action {
+            ControlAction::Wake => {
+                if current.status == AgentStatus::Stopped {
+                    return Err(RuntimeError::AgentStopped {
+                        agent_id: agent_id.to_owned(),
+                        status: AgentStatus::Stopped.as_str(),
+                    });
+                }
+                let outcome = self
+                    .wake_hint(agent_id, "operator wake", Some("operator".into()), None)
+                    .await?;
+                return Ok(ControlOutcome {
+                    agent_id: agent_id.to_owned(),
+                    action,
+                    from: current.status,
+                    to: current.status,
+                    note: format!(
+                        "wake hint {}",
+                        crate::protocol::wire_name(&outcome).unwrap_or_default()
+                    ),
+                });
+            }
+            ControlAction::Abort => {
+                if !current.turn_in_progress {
+                    return Err(RuntimeError::Invalid(
+                        "no turn is in progress to abort".into(),
+                    ));
+                }
+                // Recorded (control_applied) below, then the turn is
+                // cancelled.
+            }
+            ControlAction::Pause | ControlAction::Resume | ControlAction::Stop => {}
+        }
+        let id = agent_id.to_owned();
+        let outcome = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
+                let from = agent.status;
+                let (to, note) = match action {
+                    ControlAction::Pause if from == AgentStatus::Stopped => {
+                        return Err(StoreError::rejected(RuntimeError::Invalid(
+                            "the agent is stopped; resume it before pausing".into(),
+                        )))
+                    }
+                    ControlAction::Pause => (
+                        AgentStatus::Paused,
+                        "admitted input waits and no new model turn starts until resumed; tasks keep running",
+                    ),
+                    ControlAction::Resume => match from {
+                        AgentStatus::Paused | AgentStatus::Stopped => {
+                            (AgentStatus::AwakeIdle, "admitted input runs again")
+                        }
+                        AgentStatus::Booting
+                        | AgentStatus::AwakeIdle
+                        | AgentStatus::AwakeRunning
+                        | AgentStatus::AwaitingTask
+                        | AgentStatus::Asleep => (from, "already running"),
+                    },
+                    ControlAction::Stop => (
+                        AgentStatus::Stopped,
+                        "new prompts are refused until resumed; a running turn is cancelled",
+                    ),
+                    ControlAction::Abort => (
+                        from,
+                        "the turn stops now: an in-flight model request is dropped and no \
+                         further tool starts",
+                    ),
+                    ControlAction::Wake => (from, ""),
+                };
+                agent.status = to;
+                tx.put_agent(&id, &agent)?;
+                let provenance = Provenance {
+                    origin: Some("operator".into()),
+                    ..Provenance::default()
+                };
+                let applied = ev::ControlApplied {
+                    action,
+                    from,
+                    to,
+                    note: note.to_owned(),
+                };
+                tx.append_event(new_event(&id, provenance, Event::ControlApplied(applied)))?;
+                Ok(ControlOutcome {
+                    agent_id: id.clone(),
+                    action,
+                    from,
+                    to,
+                    note: note.to_owned(),
+                })
+            })
+            .await?;
+        let cancel = match action {
+            ControlAction::Stop => Some(CancelReason::AgentStopped),
+            ControlAction::Abort => Some(CancelReason::OperatorAbort),
+            ControlAction::Pause | ControlAction::Resume | ControlAction::Wake => None,
+        };
+        if let Some(reason) = cancel {
+            if let Some(a) = self.inner.actors().get(agent_id) {
+                a.cancel.request(reason);
+            }
+        }
+        self.wake(agent_id);
+        Ok(outcome)
+    }
+
+    /// Remember the console's display mode for this agent (survives
+    /// restarts); records `display_mode_changed`.
+    pub async fn set_display_mode(
+        &self,
+        agent_id: &str,
+        mode: crate::runtime::agent::DisplayMode,
+    ) -> Result<AgentRecord, RuntimeError> {
+        let id = agent_id.to_owned();
+        Ok(self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
+                let from = agent.display_mode;
+                agent.display_mode = mode;
+                tx.put_agent(&id, &agent)?;
+                let changed = ev::DisplayModeChanged { from, to: mode };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::DisplayModeChanged(changed),
+                ))?;
+                Ok(agent)
+            })
+            .await?)
+    }
+
+    // ---- work items (operator / control plane) --------------------------
+
+    pub async fn create_work_item(
+        &self,
+        agent_id: &str,
+        req: CreateWorkItem,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        self.create_work_item_once(agent_id, req, None).await
+    }
+
+    /// `create_work_item`, once per client `request_id`.
+    pub async fn create_work_item_once(
+        &self,
+        agent_id: &str,
+        req: CreateWorkItem,
+        request_id: Option<String>,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::create_once(
+            &self.inner.store,
+            &self.inner.agent_home(agent_id),
+            agent_id,
+            req,
+            WorkItemSource::Operator,
+            request_id,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn pick_work_item(
+        &self,
+        agent_id: &str,
+        work_item_id: &str,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::pick(
+            &self.inner.store,
+            agent_id,
+            work_item_id,
+            WorkItemSource::Operator,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn update_work_item(
+        &self,
+        agent_id: &str,
+        req: UpdateWorkItem,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r =
+            work_ops::update(&self.inner.store, agent_id, req, WorkItemSource::Operator).await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    pub async fn complete_work_item(
+        &self,
+        agent_id: &str,
+        work_item_id: &str,
+        note: Option<String>,
+    ) -> Result<WorkItemRecord, RuntimeError> {
+        let r = work_ops::complete(
+            &self.inner.store,
+            agent_id,
+            work_item_id,
+            note,
+            WorkItemSource::Operator,
+        )
+        .await?;
+        self.wake(agent_id);
+        Ok(r)
+    }
+
+    // ---- tasks ------------------------------------------------------------
+
+    /// `!CMD` from the operator: a command task in the agent's current
+    /// directory (its active workspace's cwd), shown to the operator, not
+    /// re-entered into the model.
+    pub async fn run_operator_command(
+        &self,
+        agent_id: &str,
+        cmd: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let workdir = PathBuf::from(self.inner.execution_of(agent_id)?.cwd);
+        std::fs::create_dir_all(&workdir)
+            .map_err(io_err(format!("creating {}", workdir.display())))?;
+        // The operator can answer a prompt it asks (the tasks overlay's
+        // input line, `task.input`); stop it if it waits for nothing.
+        let spec = CommandSpec {
+            cmd: cmd.to_owned(),
+            workdir,
+            accepts_input: true,
+        };
+        self.inner
+            .tasks
+            .start(agent_id, spec, TaskOrigin::Operator)
+            .await
+    }
+
+    pub async fn start_command_task(
+        &self,
+        agent_id: &str,
+        spec: CommandSpec,
+        origin: TaskOrigin,
+    ) -> Result<TaskRecord, RuntimeError> {
+        self.inner.tasks.start(agent_id, spec, origin).await
+    }
+
+    pub async fn stop_task(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        self.inner
+            .tasks
+            .stop(agent_id, task_id, self.inner.config.stop_grace)
+            .await
+    }
+
+    pub async fn task_input(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        text: &str,
+    ) -> Result<crate::runtime::command_tasks::TaskInputReceipt, RuntimeError> {
+        self.inner.tasks.input(agent_id, task_id, text).await
+    }
+}
