@@ -59,11 +59,25 @@ pub enum Command {
     /// tools work in. Works with or without a running runtime.
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// The agent's external trigger: a URL that outside systems (CI,
+    /// webhooks) POST to, to wake it. Works with or without a running
+    /// runtime (only a running one serves the URL).
+    #[command(subcommand)]
+    Trigger(TriggerCommand),
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
     Attach {
+        /// A remote runtime's listener, `ws://HOST:PORT` (started with
+        /// `holon daemon start --access lan|tailnet`); default: this
+        /// home's control socket.
+        #[arg(value_name = "ws://HOST:PORT")]
+        target: Option<String>,
+        /// The bearer token file for a ws:// target (default: this home's
+        /// run/remote-token).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
         /// The control socket (default: this home's).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "target")]
         socket: Option<PathBuf>,
         #[arg(long)]
         agent: Option<String>,
@@ -82,6 +96,42 @@ pub enum Command {
     /// Tools for developers: fixtures, the prompt frame, stress helpers (and benchmarks, built with the `bench` feature).
     #[command(subcommand)]
     Debug(DebugCommand),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TriggerOpts {
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Print the answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TriggerCommand {
+    /// The trigger URL (issued on first ask), its deliveries and the
+    /// agent's open external waits.
+    Show(TriggerOpts),
+    /// Issue a new URL; the old one stops working at once.
+    Rotate(TriggerOpts),
+    /// Revoke the URL; nothing can wake the agent through it until
+    /// `rotate` issues a new one.
+    Revoke(TriggerOpts),
+    /// Deliver as an external system would: a wake hint with this
+    /// provenance (satisfies a wait naming the same source and resource).
+    Deliver {
+        #[command(flatten)]
+        opts: TriggerOpts,
+        /// Which system fired (e.g. ci).
+        #[arg(long)]
+        source: Option<String>,
+        /// What changed there (matched against a wait's external_ref).
+        #[arg(long)]
+        resource: Option<String>,
+        /// One line about what happened.
+        #[arg(long)]
+        summary: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,9 +222,16 @@ pub enum DaemonCommand {
         /// How the runtime describes itself (foreground or daemon).
         #[arg(long, default_value = "foreground", hide = true)]
         mode: String,
+        #[command(flatten)]
+        access: AccessArgs,
     },
-    /// Start the runtime in the background (same as `holon --detach`).
-    Start,
+    /// Start the runtime in the background (same as `holon --detach`). A
+    /// runtime already running with the same effective config is reported;
+    /// one with a different config is left alone (use `daemon restart`).
+    Start(AccessArgs),
+    /// Stop the background runtime (if any) and start it again with these
+    /// options (none: the configured local defaults).
+    Restart(AccessArgs),
     /// Stop the background runtime: graceful shutdown through the socket,
     /// then SIGTERM, then SIGKILL, each bounded.
     Stop,
@@ -190,6 +247,46 @@ pub enum DaemonCommand {
         #[arg(short = 'n', long = "lines", default_value_t = 50)]
         lines: usize,
     },
+}
+
+/// Who may reach the runtime's HTTP listener (trigger ingress and remote
+/// attach over WebSocket), and how it presents itself.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct AccessArgs {
+    /// `local` (loopback only, the default), `lan` or `tailnet`. Anything
+    /// but local is plaintext: prefer an ssh tunnel or a tailnet.
+    #[arg(long, value_enum)]
+    pub access: Option<crate::app::access::Access>,
+    /// The listener's IP:PORT (default: `[server] listen`, 127.0.0.1:7464).
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<String>,
+    /// The base URL trigger URLs are given with (a proxy or tailnet name).
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// The bearer token for remote attach (default: run/remote-token under
+    /// the home, created 0600 on first start).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl AccessArgs {
+    /// The same options as command-line arguments (for the child process).
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let mut out: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(a) = self.access {
+            out.extend(["--access".into(), a.as_str().into()]);
+        }
+        if let Some(l) = &self.listen {
+            out.extend(["--listen".into(), l.into()]);
+        }
+        if let Some(a) = &self.advertise {
+            out.extend(["--advertise".into(), a.into()]);
+        }
+        if let Some(f) = &self.token_file {
+            out.extend(["--token-file".into(), f.into()]);
+        }
+        out
+    }
 }
 
 #[derive(Debug, Args)]

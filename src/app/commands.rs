@@ -403,17 +403,15 @@ async fn events_via(
 /// an operator prompt. Closing it (Ctrl+D, Ctrl+C) never stops the runtime.
 pub async fn attach(
     ctx: &Context,
-    socket: Option<std::path::PathBuf>,
+    endpoint: crate::ui::ws::Endpoint,
     agent: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let path = socket.unwrap_or_else(|| ctx.paths.socket_path());
-    let client =
-        std::sync::Arc::new(super::daemon::connect_path(&path).await.ok_or_else(|| {
-            anyhow::anyhow!(
-                "no Holon runtime answers on {}; start one with `holon --detach`",
-                path.display()
-            )
-        })?);
+    let client = std::sync::Arc::new(endpoint.connect().await.map_err(|e| {
+        anyhow::anyhow!(
+            "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
+            endpoint.describe()
+        )
+    })?);
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let state: serde_json::Value = client
         .call(Request::AgentState {
@@ -424,7 +422,7 @@ pub async fn attach(
     println!(
         "attached to {} ({}); {} — type a prompt and press Enter, Ctrl+D to detach",
         agent,
-        path.display(),
+        endpoint.describe(),
         state["agent"]["posture_reason"].as_str().unwrap_or("")
     );
     let follower = {

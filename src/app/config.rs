@@ -71,6 +71,7 @@ struct ConsoleSection {
 struct ServerSection {
     max_connections: Option<usize>,
     idle_timeout_secs: Option<u64>,
+    listen: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -121,6 +122,9 @@ pub struct Config {
     /// Control-socket limits (`[server] max_connections`,
     /// `idle_timeout_secs`).
     pub server_limits: super::control::ServerLimits,
+    /// The HTTP listener's address (`[server] listen`, `HOLON_LISTEN`);
+    /// `None` when set to `off`.
+    pub server_listen: Option<String>,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -166,7 +170,7 @@ fn key_prefix(key: &Option<String>) -> String {
 pub struct Env(pub BTreeMap<&'static str, String>);
 
 impl Env {
-    pub const VARS: [&'static str; 7] = [
+    pub const VARS: [&'static str; 8] = [
         "HOLON_AGENT_ID",
         "HOLON_MODEL",
         "HOLON_LOG",
@@ -174,6 +178,7 @@ impl Env {
         "HOLON_DEFAULT_TOOL_OUTPUT_TOKENS",
         "HOLON_MAX_TOOL_OUTPUT_TOKENS",
         "HOLON_CONTEXT_WINDOW",
+        "HOLON_LISTEN",
     ];
 
     pub fn capture() -> Env {
@@ -345,6 +350,14 @@ impl Config {
             max_connections,
             idle_timeout,
         };
+        let server_listen = match (env.get("HOLON_LISTEN"), file.server.listen) {
+            (Some(v), _) => listen_setting(v).map_err(|message| ConfigError::Env {
+                var: "HOLON_LISTEN",
+                message,
+            })?,
+            (None, Some(v)) => listen_setting(&v).map_err(|m| at_key("server.listen", m))?,
+            (None, None) => Some(super::access::DEFAULT_LISTEN.to_owned()),
+        };
 
         Ok(Config {
             file: path.to_path_buf(),
@@ -359,6 +372,7 @@ impl Config {
             mouse: file.console.mouse.unwrap_or(true),
             store_cache_mib,
             server_limits,
+            server_listen,
             store_lock_wait: std::time::Duration::from_secs(
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),
@@ -368,6 +382,17 @@ impl Config {
             context_window,
         })
     }
+}
+
+/// `off`, or an IP:PORT to listen on (port 0 picks a free one).
+fn listen_setting(v: &str) -> Result<Option<String>, String> {
+    let v = v.trim();
+    if v.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    v.parse::<std::net::SocketAddr>()
+        .map(|a| Some(a.to_string()))
+        .map_err(|_| format!("`{v}` is not IP:PORT (e.g. 127.0.0.1:7464) or `off`"))
 }
 
 /// The largest `max_tool_output_tokens` accepted (about 4 MB of text).
@@ -616,6 +641,30 @@ mod tests {
             })
         ));
         assert!(load("[console]\nalt_screen = \"loud\"\n", &Env::default()).is_err());
+    }
+
+    #[test]
+    fn the_listener_address_defaults_to_loopback_and_can_be_turned_off() {
+        let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            c.server_listen.as_deref(),
+            Some(crate::app::access::DEFAULT_LISTEN)
+        );
+        let c =
+            load("[server]\nlisten = \"off\"\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.server_listen, None);
+        let c = load(
+            "[server]\nlisten = \"127.0.0.1:9000\"\n",
+            &env(&[("HOLON_LISTEN", "127.0.0.1:0")]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.server_listen.as_deref(), Some("127.0.0.1:0"));
+        match load("[server]\nlisten = \"nowhere\"\n", &Env::default()) {
+            Err(ConfigError::Invalid { key, .. }) => {
+                assert_eq!(key.as_deref(), Some("server.listen"))
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
     }
 
     #[test]

@@ -13,7 +13,6 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,9 +28,9 @@ use tokio::sync::mpsc;
 use super::control::socket::bind;
 use super::Context;
 use crate::protocol::{follow, AgentState, Followed, Request, RuntimeClient};
-use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
+use crate::ui::ws::Endpoint;
 
 const FRAME: Duration = Duration::from_millis(16);
 
@@ -129,12 +128,9 @@ enum Exit {
 /// embedded in this process.
 pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(client) = super::daemon::connect(ctx).await {
-        let path = client.path().to_path_buf();
+        let endpoint = Endpoint::Unix(client.path().to_path_buf());
         let client: Arc<dyn RuntimeClient> = Arc::new(client);
-        let target = Target::Attached {
-            client,
-            socket: path,
-        };
+        let target = Target::Attached { client, endpoint };
         let agent = ctx.config.default_agent.clone();
         return match run(ctx, target, agent, screen, BindHere::Yes).await? {
             Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
@@ -145,16 +141,27 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
 
 async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
+    let local = super::cli::AccessArgs::default();
+    let (http_options, fingerprint) = super::access::resolve(ctx, &local)?;
     let listener = bind(&socket_path).await?;
-    let host = super::run::start_serving_host(ctx, "embedded", &socket_path).await?;
+    let host =
+        super::run::start_serving_host(ctx, "embedded", &socket_path, Some(fingerprint)).await?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
     let server = tokio::spawn(super::control::server::serve(
         listener,
         Arc::clone(&client),
-        stop_rx,
+        stop_rx.clone(),
         ctx.config.server_limits,
     ));
+    let http = super::http::start(
+        &host,
+        Arc::clone(&client),
+        http_options,
+        stop_rx,
+        ctx.config.server_limits,
+    )
+    .await;
     let exit = run(
         ctx,
         Target::Embedded { client },
@@ -167,6 +174,9 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     // release the store (nothing durable is lost).
     let _ = stop_tx.send(true);
     let _ = server.await;
+    if let Some(http) = http {
+        let _ = http.await;
+    }
     host.shutdown().await;
     let store = host.store().clone();
     drop(host);
@@ -176,29 +186,29 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         Exit::Quit => Ok(ExitCode::SUCCESS),
         Exit::Detach => {
             // The store and socket are released: hand over to a daemon.
-            let code = super::daemon::detach(ctx).await?;
+            let code = super::daemon::detach(ctx, &local).await?;
             println!("the runtime keeps running in the background; this console has detached");
             Ok(code)
         }
     }
 }
 
-/// `holon attach [--socket PATH]`.
+/// `holon attach [ws://HOST:PORT] [--socket PATH]`.
 pub async fn attach_console(
     ctx: &Context,
-    socket: PathBuf,
+    endpoint: Endpoint,
     agent: Option<String>,
     screen: Screen,
 ) -> anyhow::Result<ExitCode> {
-    let client = SocketClient::connect(&socket).await.map_err(|e| {
+    let client = endpoint.connect().await.map_err(|e| {
         anyhow::anyhow!(
             "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
-            socket.display()
+            endpoint.describe()
         )
     })?;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
-    let target = Target::Attached { client, socket };
+    let target = Target::Attached { client, endpoint };
     match run(ctx, target, agent, screen, BindHere::No).await? {
         Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
     }
@@ -219,7 +229,7 @@ enum Target {
     },
     Attached {
         client: Arc<dyn RuntimeClient>,
-        socket: PathBuf,
+        endpoint: Endpoint,
     },
 }
 
@@ -291,7 +301,7 @@ async fn run(
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let (client, socket, connection) = match target {
         Target::Embedded { client } => (client, None, Connection::Embedded),
-        Target::Attached { client, socket } => (client, Some(socket), Connection::Streaming),
+        Target::Attached { client, endpoint } => (client, Some(endpoint), Connection::Streaming),
     };
     let mut state = State::new(Init {
         agent_id: agent_id.clone(),
@@ -323,7 +333,7 @@ async fn run(
         state,
         terminal,
         client,
-        socket,
+        endpoint: socket,
         viewed: agent_id,
         tx,
         client_tx,
@@ -363,8 +373,8 @@ struct ConsoleLoop {
     state: State,
     terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
     client: Arc<dyn RuntimeClient>,
-    /// The socket to reconnect to (attached consoles only).
-    socket: Option<PathBuf>,
+    /// The endpoint to reconnect to (attached consoles only).
+    endpoint: Option<Endpoint>,
     viewed: String,
     tx: mpsc::Sender<Msg>,
     /// A reconnect's new client, handed over as a message of its own.
@@ -460,7 +470,7 @@ impl ConsoleLoop {
     /// view was replaced. Reconnect with backoff, as a task, and resume
     /// from the cursor: no gap, no duplicate.
     fn on_stream_end(&mut self, next: Option<u64>) -> Step {
-        let Some(path) = self.socket.clone() else {
+        let Some(endpoint) = self.endpoint.clone() else {
             return Step::Exit(Exit::Quit);
         };
         self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
@@ -469,7 +479,7 @@ impl ConsoleLoop {
         let (tx, viewed, clients) = (self.tx.clone(), self.viewed.clone(), self.client_tx.clone());
         self.follower = tokio::spawn(async move {
             tokio::time::sleep(wait).await;
-            match SocketClient::connect(&path).await {
+            match endpoint.connect().await {
                 Ok(c) => {
                     let c: Arc<dyn RuntimeClient> = Arc::new(c);
                     let _ = clients.send(Arc::clone(&c)).await;
@@ -522,7 +532,7 @@ impl ConsoleLoop {
                 }
                 Effect::Quit => done = Some(Exit::Quit),
                 Effect::Detach => {
-                    done = Some(match self.socket {
+                    done = Some(match self.endpoint {
                         Some(_) => Exit::Quit,
                         None => Exit::Detach,
                     })

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{signal, SignalKind};
 
+use super::cli::AccessArgs;
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient, RuntimeStatus};
@@ -36,6 +37,10 @@ pub struct PidFile {
     /// it existed have none, and are never signalled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_identity: Option<ProcessIdentity>,
+    /// The access options it was started with, so `daemon status` can
+    /// tell whether the config on disk still gives the same fingerprint.
+    #[serde(default)]
+    pub access: AccessArgs,
 }
 
 impl PidFile {
@@ -122,14 +127,17 @@ pub async fn connect_path(path: &Path) -> Option<SocketClient> {
     }
 }
 
-pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
+pub async fn run(ctx: &Context, mode: &str, access: &AccessArgs) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     let pid_file = pid_path(ctx);
+    // Options are checked before anything is bound or opened.
+    let (http_options, fingerprint) = super::access::resolve(ctx, access)?;
     clean_stale_pid(&pid_file);
     // Bind before opening the store: a running runtime is reported as such.
     let listener = bind(&socket_path).await?;
     // Watches config.toml and AGENTS.md; changes apply to the next turn.
-    let host = super::run::start_serving_host(ctx, mode, &socket_path).await?;
+    let host =
+        super::run::start_serving_host(ctx, mode, &socket_path, Some(fingerprint.clone())).await?;
     let pid = PidFile {
         process_identity: i32::try_from(std::process::id())
             .ok()
@@ -139,16 +147,25 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
         socket_path: socket_path.display().to_string(),
         started_at: crate::format_ts(crate::now_ms()),
         version: env!("CARGO_PKG_VERSION").to_owned(),
+        access: access.clone(),
     };
     std::fs::write(&pid_file, serde_json::to_string(&pid)?)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
     let server = tokio::spawn(super::control::server::serve(
         listener,
-        client,
-        stop_rx,
+        Arc::clone(&client),
+        stop_rx.clone(),
         ctx.config.server_limits,
     ));
+    let http = super::http::start(
+        &host,
+        client,
+        http_options,
+        stop_rx,
+        ctx.config.server_limits,
+    )
+    .await;
     tracing::info!(home = ?ctx.paths.home, socket = %socket_path.display(), mode, "runtime serving");
     if mode == "foreground" {
         eprintln!(
@@ -167,6 +184,9 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
     tracing::info!("shutdown requested");
     let _ = stop_tx.send(true);
     let _ = server.await;
+    if let Some(http) = http {
+        let _ = http.await;
+    }
     host.shutdown().await;
     let store = host.store().clone();
     drop(host);
@@ -180,9 +200,20 @@ pub async fn run(ctx: &Context, mode: &str) -> anyhow::Result<ExitCode> {
 /// `holon --detach` / `holon daemon start`: start `holon daemon run` in
 /// its own session, wait until it answers, print how to attach. A healthy
 /// runtime already running is reported, not duplicated.
-pub async fn detach(ctx: &Context) -> anyhow::Result<ExitCode> {
+pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
+    // Checked before anything starts: a bad option fails here, not in the
+    // background.
+    let (_, fingerprint) = super::access::resolve(ctx, access)?;
     if let Probe::Running(status) = probe(&socket_path).await {
+        if status.config_fingerprint.as_deref() != Some(fingerprint.as_str()) {
+            anyhow::bail!(
+                "a Holon runtime is already running (pid {}) with a different effective config \
+                 (listener {}); `holon daemon restart` replaces it with this one",
+                status.pid,
+                status.http.describe()
+            );
+        }
         println!(
             "a Holon runtime is already running (pid {}) on {}",
             status.pid,
@@ -201,6 +232,7 @@ pub async fn detach(ctx: &Context) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe()?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(["daemon", "run", "--mode", "daemon"])
+        .args(access.to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err));
@@ -226,6 +258,7 @@ pub async fn detach(ctx: &Context) -> anyhow::Result<ExitCode> {
                 status.pid,
                 socket_path.display()
             );
+            println!("http      {}", status.http.describe());
             println!("attach with: holon attach");
             return Ok(ExitCode::SUCCESS);
         }
@@ -245,21 +278,50 @@ pub async fn detach(ctx: &Context) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `holon daemon restart`: stop what runs (a stale pid file is cleaned,
+/// not an error), then start with `access` (none: the configured local
+/// defaults). In-flight turns are interrupted and replay per the restart
+/// contract.
+pub async fn restart(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCode> {
+    super::access::resolve(ctx, access)?;
+    stop(ctx).await?;
+    detach(ctx, access).await
+}
+
 pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     match probe(&socket_path).await {
         Probe::Running(status) => {
+            // Whether this home's config, as read now, is what the runtime
+            // started with (a mismatch needs `daemon restart`).
+            let started_with = read_pid_file(&pid_path(ctx))
+                .filter(|p| p.pid == status.pid)
+                .map(|p| p.access)
+                .unwrap_or_default();
+            let expected = super::access::resolve(ctx, &started_with)
+                .ok()
+                .map(|(_, f)| f);
+            let config_fingerprint_match =
+                expected.is_some() && expected == status.config_fingerprint;
             if json {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true,
                         "health": if status.store_failure.is_some() { "degraded" } else { "ok" },
+                        "http_addr": status.http.http_addr,
+                        "config_fingerprint_match": config_fingerprint_match,
                         "status": status,
                     }))?
                 );
             } else {
                 print_runtime_status(&status);
+                if !config_fingerprint_match {
+                    println!(
+                        "config    differs from what this runtime started with; \
+                         `holon daemon restart` applies it"
+                    );
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -295,6 +357,7 @@ fn print_runtime_status(s: &RuntimeStatus) {
         s.uptime_ms / 1000
     );
     println!("socket    {}", s.socket_path.clone().unwrap_or_default());
+    println!("http      {}", s.http.describe());
     match &s.store_failure {
         None => println!("store     {}", s.store),
         Some(why) => println!(

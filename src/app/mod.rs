@@ -3,6 +3,7 @@
 //! one-shot command, debug tool). Errors reach the operator here, once, as
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
+pub mod access;
 #[cfg(feature = "bench")]
 pub mod bench;
 #[cfg(feature = "bench")]
@@ -28,12 +29,14 @@ pub mod console;
 pub mod control;
 pub mod daemon;
 pub mod debug;
+pub mod http;
 pub mod logging;
 pub mod offline;
 pub mod paths;
 pub mod providers;
 pub mod run;
 pub mod stress;
+mod trigger_cmd;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -89,6 +92,31 @@ impl Context {
     }
 }
 
+/// Where `holon attach` connects: a `ws://` listener with its token, or a
+/// control socket (this home's by default).
+fn attach_endpoint(
+    ctx: &Context,
+    target: Option<String>,
+    token_file: Option<std::path::PathBuf>,
+    socket: Option<std::path::PathBuf>,
+) -> anyhow::Result<crate::ui::ws::Endpoint> {
+    use crate::ui::ws::Endpoint;
+    let Some(target) = target else {
+        return Ok(Endpoint::Unix(
+            socket.unwrap_or_else(|| ctx.paths.socket_path()),
+        ));
+    };
+    let file = token_file.unwrap_or_else(|| access::default_token_file(&ctx.paths.run_dir));
+    if !file.exists() {
+        anyhow::bail!(
+            "no token file {}: copy the runtime's run/remote-token here (0600) and pass --token-file",
+            file.display()
+        );
+    }
+    let token = access::load_token(&ctx.paths.run_dir, Some(&file))?;
+    Endpoint::websocket(&target, token).map_err(anyhow::Error::msg)
+}
+
 /// The command's name, without its arguments.
 fn command_name(command: &Option<Command>) -> &'static str {
     match command {
@@ -99,6 +127,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Run(_)) => "run",
         Some(Command::Work(_)) => "work",
         Some(Command::Workspace(_)) => "workspace",
+        Some(Command::Trigger(_)) => "trigger",
         Some(Command::Attach { .. }) => "attach",
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
@@ -203,7 +232,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     rt.block_on(async move {
         if detach {
-            return daemon::detach(&ctx).await;
+            return daemon::detach(&ctx, &cli::AccessArgs::default()).await;
         }
         match cli.command {
             None => {
@@ -224,25 +253,34 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 json,
             })) => commands::work_add(&ctx, objective, agent, json).await,
             Some(Command::Workspace(cmd)) => workspace_cmd::run(&ctx, cmd).await,
-            Some(Command::Daemon(DaemonCommand::Run { mode })) => daemon::run(&ctx, &mode).await,
-            Some(Command::Daemon(DaemonCommand::Start)) => daemon::detach(&ctx).await,
+            Some(Command::Trigger(cmd)) => trigger_cmd::run(&ctx, cmd).await,
+            Some(Command::Daemon(DaemonCommand::Run { mode, access })) => {
+                daemon::run(&ctx, &mode, &access).await
+            }
+            Some(Command::Daemon(DaemonCommand::Start(access))) => {
+                daemon::detach(&ctx, &access).await
+            }
+            Some(Command::Daemon(DaemonCommand::Restart(access))) => {
+                daemon::restart(&ctx, &access).await
+            }
             Some(Command::Daemon(DaemonCommand::Stop)) => daemon::stop(&ctx).await,
             Some(Command::Daemon(DaemonCommand::Status { json })) => {
                 daemon::status(&ctx, json).await
             }
             Some(Command::Daemon(DaemonCommand::Logs { lines })) => daemon::logs(&ctx, lines),
             Some(Command::Attach {
+                target,
+                token_file,
                 socket,
                 agent,
-                plain: true,
-            }) => commands::attach(&ctx, socket, agent).await,
-            Some(Command::Attach {
-                socket,
-                agent,
-                plain: false,
+                plain,
             }) => {
-                let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
-                console::attach_console(&ctx, socket, agent, screen).await
+                let endpoint = attach_endpoint(&ctx, target, token_file, socket)?;
+                if plain {
+                    commands::attach(&ctx, endpoint, agent).await
+                } else {
+                    console::attach_console(&ctx, endpoint, agent, screen).await
+                }
             }
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 commands::store_compact(&ctx, json).await

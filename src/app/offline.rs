@@ -79,6 +79,8 @@ impl OfflineClient {
                     agents: summaries,
                     last_failure: last_failure(&agents),
                     store_failure: self.store.health(),
+                    http: Default::default(),
+                    config_fingerprint: None,
                 }))
             }
             Request::AgentsList => {

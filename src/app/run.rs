@@ -127,6 +127,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
         mode: mode.to_owned(),
         home: ctx.paths.home.as_ref().map(|h| h.display().to_string()),
         socket_path: None,
+        config_fingerprint: None,
     };
     config
 }
@@ -138,11 +139,13 @@ pub async fn start_serving_host(
     ctx: &Context,
     mode: &str,
     socket_path: &std::path::Path,
+    config_fingerprint: Option<String>,
 ) -> anyhow::Result<RuntimeHost> {
     let started = async {
         let store = ctx.open_store().await?;
         let mut config = runtime_config(ctx, mode);
         config.info.socket_path = Some(socket_path.display().to_string());
+        config.info.config_fingerprint = config_fingerprint;
         Ok::<_, anyhow::Error>(RuntimeHost::start(store, config).await?)
     }
     .await;

@@ -51,6 +51,14 @@ pub struct RuntimeStatus {
     /// writes keep failing; absent when the store is healthy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_failure: Option<String>,
+    /// The HTTP listener (trigger ingress, remote attach): where it is
+    /// bound, or why it is down.
+    #[serde(default)]
+    pub http: crate::runtime::triggers::IngressStatus,
+    /// The effective configuration this runtime started with, hashed, so
+    /// `daemon start` can tell whether a restart is needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_fingerprint: Option<String>,
 }
 
 /// `agent.state`: a coherent bootstrap before following events from
@@ -171,5 +179,9 @@ answers! {
     WorkspaceAttach => crate::runtime::workspace::WorkspaceBinding,
     WorkspaceUse => crate::runtime::workspace::UseOutcome,
     WorkspaceDetach => crate::runtime::workspace::WorkspaceBinding,
+    TriggerShow => crate::runtime::host::trigger_ops::TriggerView,
+    TriggerRotate => crate::runtime::host::trigger_ops::TriggerView,
+    TriggerRevoke => crate::runtime::host::trigger_ops::TriggerView,
+    TriggerDeliver => crate::runtime::host::trigger_ops::DeliveryReceipt,
     EventsPage => EventsPage,
 }

@@ -131,6 +131,24 @@ pub enum Request {
         agent_id: String,
         workspace_id: String,
     },
+    /// The agent's external trigger (issued on first ask), its URL, recent
+    /// deliveries and open external waits.
+    #[serde(rename = "trigger.show")]
+    TriggerShow { agent_id: String },
+    /// Replace the trigger URL (the old one stops working at once).
+    #[serde(rename = "trigger.rotate")]
+    TriggerRotate { agent_id: String },
+    /// Revoke the trigger URL; no new one until `trigger.rotate`.
+    #[serde(rename = "trigger.revoke")]
+    TriggerRevoke { agent_id: String },
+    /// Deliver through the agent's trigger as an external system would
+    /// (a wake hint with this provenance, never a message).
+    #[serde(rename = "trigger.deliver")]
+    TriggerDeliver {
+        agent_id: String,
+        #[serde(flatten)]
+        meta: crate::runtime::triggers::DeliveryMeta,
+    },
     #[serde(rename = "events.page")]
     EventsPage {
         agent_id: String,
@@ -180,6 +198,10 @@ impl Request {
             | Request::AgentModel { agent_id, .. }
             | Request::EventsPage { agent_id, .. }
             | Request::WorkspaceList { agent_id }
+            | Request::TriggerShow { agent_id }
+            | Request::TriggerRotate { agent_id }
+            | Request::TriggerRevoke { agent_id }
+            | Request::TriggerDeliver { agent_id, .. }
             | Request::WorkspaceAttach { agent_id, .. } => check(IdKind::Agent, agent_id),
             Request::WorkspaceUse { agent_id, target } => {
                 check(IdKind::Agent, agent_id)?;
@@ -260,6 +282,10 @@ pub const METHODS: &[&str] = &[
     "workspace.attach",
     "workspace.use",
     "workspace.detach",
+    "trigger.show",
+    "trigger.rotate",
+    "trigger.revoke",
+    "trigger.deliver",
     "events.page",
     "events.subscribe",
     "events.unsubscribe",

@@ -141,6 +141,10 @@ impl Event {
             | E::WakeHintSubmitted(_)
             | E::WakeHintCoalesced(_)
             | E::WakeHintIgnored(_)
+            | E::ExternalTriggerProvisioned(_)
+            | E::ExternalTriggerRotated(_)
+            | E::ExternalTriggerRevoked(_)
+            | E::ExternalTriggerDelivered(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
@@ -238,6 +242,10 @@ event_kinds! {
     WakeHintSubmitted(p::WakeHint) => "wake_hint_submitted",
     WakeHintCoalesced(p::WakeHint) => "wake_hint_coalesced",
     WakeHintIgnored(p::WakeHint) => "wake_hint_ignored",
+    ExternalTriggerProvisioned(p::TriggerChanged) => "external_trigger_provisioned",
+    ExternalTriggerRotated(p::TriggerChanged) => "external_trigger_rotated",
+    ExternalTriggerRevoked(p::TriggerChanged) => "external_trigger_revoked",
+    ExternalTriggerDelivered(p::TriggerDelivered) => "external_trigger_delivered",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",
@@ -274,10 +282,7 @@ mod tests {
         EventKind::TaskOutput,
         EventKind::TimerCancelled,
         EventKind::RuntimeStopped,
-        EventKind::WaitingIntentCreated,
-        EventKind::WaitingIntentTriggered,
         EventKind::WaitingIntentCancelled,
-        EventKind::WakeHintIgnored,
         EventKind::WorkItemRecheckDue,
     ];
 

@@ -10,10 +10,15 @@ pub use crate::runtime::envelope::{
     MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority, TriggerKind,
 };
 pub use crate::runtime::host::prompt::PromptPreview;
+pub use crate::runtime::host::trigger_ops::{DeliveryReceipt, RecentDelivery, TriggerView};
+pub use crate::runtime::host::WakeHintOutcome;
 pub use crate::runtime::inspect::{AgentSummary, ContextView};
 pub use crate::runtime::provider::{ConversationItem, FailureArtifact, TokenUsage};
 pub use crate::runtime::scheduler::{DecisionReason, SchedulerDecisionKind};
 pub use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
+pub use crate::runtime::triggers::{
+    DeliveryMeta, IngressState, IngressStatus, TriggerDescriptor, TriggerStatus,
+};
 pub use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord, WaitingIntentStatus};
 pub use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 pub use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem, WorkItemSource};

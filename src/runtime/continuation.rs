@@ -110,8 +110,12 @@ pub enum TriggerProvenance {
     Observational,
     /// A runtime-owned work-queue tick (continue_active, queued_available).
     WorkQueueTick,
-    /// A system tick converted from a pending wake hint.
+    /// A system tick converted from a pending wake hint not tied to a
+    /// wait (a liveness signal: it satisfies no external wait).
     WakeHintTick,
+    /// A system tick converted from a wake hint tied to the waiting intent
+    /// it satisfied (a matching trigger delivery).
+    WaitingIntentWake,
     /// A runtime-owned `internal_followup` intended for the model.
     RuntimeFollowup,
 }
@@ -133,6 +137,11 @@ impl ContinuationTrigger {
             | MessageKind::BriefResult => TriggerProvenance::Observational,
             MessageKind::InternalFollowup => TriggerProvenance::RuntimeFollowup,
             MessageKind::SystemTick => match tick_reason_of(envelope) {
+                Some(SystemTickReason::WakeHint)
+                    if envelope.source_refs.contains_key("waiting_intent_id") =>
+                {
+                    TriggerProvenance::WaitingIntentWake
+                }
                 Some(SystemTickReason::WakeHint) => TriggerProvenance::WakeHintTick,
                 Some(SystemTickReason::ContinueActive | SystemTickReason::QueuedAvailable) => {
                     TriggerProvenance::WorkQueueTick
@@ -180,7 +189,7 @@ impl ContinuationTrigger {
             WaitingReason::AwaitingTimer => self.kind == TriggerKind::TimerFire,
             WaitingReason::AwaitingExternalChange => {
                 self.kind == TriggerKind::ExternalEvent
-                    || self.provenance == TriggerProvenance::WakeHintTick
+                    || self.provenance == TriggerProvenance::WaitingIntentWake
             }
         }
     }
@@ -302,6 +311,7 @@ fn classify(
         }
         TriggerProvenance::Admitted
         | TriggerProvenance::WakeHintTick
+        | TriggerProvenance::WaitingIntentWake
         | TriggerProvenance::Observational => {}
     }
     if trigger.kind == TriggerKind::OperatorInput {
@@ -412,7 +422,10 @@ mod tests {
 
     #[test]
     fn wake_hint_ticks_satisfy_only_external_waits_and_plain_ones_stay_liveness() {
-        let contentful = trig(TriggerKind::SystemTick, TriggerProvenance::WakeHintTick);
+        let contentful = trig(
+            TriggerKind::SystemTick,
+            TriggerProvenance::WaitingIntentWake,
+        );
         let ext = closure(
             ClosureOutcome::Waiting,
             Some(WaitingReason::AwaitingExternalChange),
@@ -434,6 +447,24 @@ mod tests {
         let r = resolve_continuation(&contentful, &task_wait);
         assert_eq!(r.class, ContinuationClass::LivenessOnly);
         assert!(!r.matched_waiting_reason);
+        // A wake hint not tied to the wait (a mismatched trigger delivery)
+        // is recorded as mismatched and stays liveness-only.
+        let unrelated = trig(TriggerKind::SystemTick, TriggerProvenance::WakeHintTick);
+        let r = resolve_continuation(&unrelated, &ext);
+        assert_eq!(r.class, ContinuationClass::LivenessOnly);
+        assert!(!r.matched_waiting_reason);
+        assert!(
+            r.evidence
+                .iter()
+                .any(|e| e.starts_with("mismatched_trigger")),
+            "{:?}",
+            r.evidence
+        );
+        // With nothing awaited it is a local continuation: it wakes a
+        // sleeping agent into a turn.
+        let r = resolve_continuation(&unrelated, &closure(ClosureOutcome::Completed, None));
+        assert_eq!(r.class, ContinuationClass::LocalContinuation);
+        assert!(r.model_visible);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod scheduler;
 pub mod tasks;
 pub mod tools;
 pub mod transcript;
+pub mod triggers;
 pub mod waiting;
 pub mod work_items;
 pub mod work_ops;

@@ -47,6 +47,13 @@ pub struct WaitingIntentRecord {
     pub source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// What outside the runtime is awaited (a PR, a pipeline id): a
+    /// delivery naming it as `resource` satisfies the wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_ref: Option<String>,
+    /// The trigger a satisfying delivery must come through, when bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_trigger_id: Option<String>,
     #[serde(default)]
     pub trigger_count: u64,
     pub created_at: String,

@@ -486,6 +486,18 @@ impl ReadCtx {
         tables::events_by_kind_page(&index, &events, agent_id, kind, from_seq, limit)
     }
 
+    /// The newest `limit` events of one kind, oldest first.
+    pub fn events_of_kind_latest(
+        &self,
+        agent_id: &str,
+        kind: &str,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
+        let events = self.txn.open_table(schema::EVENTS)?;
+        tables::events_by_kind_latest(&index, &events, agent_id, kind, limit)
+    }
+
     pub fn get<T: DeserializeOwned>(
         &self,
         which: Keyed,

@@ -110,10 +110,13 @@ pub enum Keyed {
     /// Client request ids already answered (`method:request_id` -> the
     /// answer), so a retried request is admitted once.
     ClientRequests,
+    /// External trigger descriptors with their tokens; rotated and revoked
+    /// ones stay as the audit trail (current state).
+    ExternalTriggers,
 }
 
 impl Keyed {
-    pub const ALL: [Keyed; 11] = [
+    pub const ALL: [Keyed; 12] = [
         Keyed::Messages,
         Keyed::QueueEntries,
         Keyed::WorkItems,
@@ -125,6 +128,7 @@ impl Keyed {
         Keyed::ToolExecutions,
         Keyed::ClientRequests,
         Keyed::ContextEpisodes,
+        Keyed::ExternalTriggers,
     ];
 
     pub fn name(self) -> &'static str {
@@ -140,6 +144,7 @@ impl Keyed {
             Keyed::ToolExecutions => "tool_executions",
             Keyed::ClientRequests => "client_requests",
             Keyed::ContextEpisodes => "context_episodes",
+            Keyed::ExternalTriggers => "external_triggers",
         }
     }
 
@@ -156,6 +161,7 @@ impl Keyed {
             Keyed::ToolExecutions => 8,
             Keyed::ClientRequests => 9,
             Keyed::ContextEpisodes => 10,
+            Keyed::ExternalTriggers => 11,
         }
     }
 

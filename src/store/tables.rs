@@ -168,6 +168,27 @@ pub(crate) fn events_by_kind_page(
     Ok(out)
 }
 
+/// The newest `limit` events of one kind, oldest first.
+pub(crate) fn events_by_kind_latest(
+    index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
+    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    agent_id: &str,
+    kind: &str,
+    limit: usize,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut out = Vec::with_capacity(limit.min(4096));
+    let mut rows = index.range((agent_id, kind, 0)..=(agent_id, kind, u64::MAX))?;
+    while out.len() < limit {
+        let Some(row) = rows.next_back() else { break };
+        let seq = row?.0.value().2;
+        if let Some(v) = events.get((agent_id, seq))? {
+            out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        }
+    }
+    out.reverse();
+    Ok(out)
+}
+
 pub(crate) fn queue_pending(
     table: &impl ReadableTable<(&'static str, u8, u64), &'static str>,
     agent_id: &str,

@@ -60,6 +60,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl SocketClient {
     pub async fn connect(path: &Path) -> std::io::Result<SocketClient> {
         let stream = UnixStream::connect(path).await?;
+        SocketClient::over(stream, path.to_path_buf())
+    }
+
+    /// A client over an already connected stream (`path` names it: the
+    /// socket's path, or the WebSocket URL it is bridged from).
+    pub fn over(stream: UnixStream, path: PathBuf) -> std::io::Result<SocketClient> {
         let (read, write) = stream.into_split();
         let pending: Pending = Arc::default();
         let subs: Subs = Arc::default();
@@ -88,7 +94,7 @@ impl SocketClient {
             lock(&s).clear();
         });
         Ok(SocketClient {
-            path: path.to_path_buf(),
+            path,
             writer: tokio::sync::Mutex::new(write),
             next_id: AtomicU64::new(1),
             pending,

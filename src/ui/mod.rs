@@ -5,3 +5,4 @@
 pub mod client;
 pub mod present;
 pub mod tui;
+pub mod ws;

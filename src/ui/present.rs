@@ -250,6 +250,11 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::TimerCancelled => (V::Trace, C::Waiting, "Timer"),
         K::WakeHintSubmitted => (V::Trace, C::Waiting, "Wake hint"),
         K::WakeHintCoalesced | K::WakeHintIgnored => (V::Trace, C::Waiting, "Wake hint"),
+        K::ExternalTriggerProvisioned => (V::Trace, C::Waiting, "Trigger"),
+        K::ExternalTriggerRotated | K::ExternalTriggerRevoked => {
+            (V::Progress, C::OperatorNotification, "Trigger")
+        }
+        K::ExternalTriggerDelivered => (V::Progress, C::Waiting, "Trigger"),
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),
         K::ConfigReloaded => (V::Progress, C::OperatorNotification, "Configuration"),
@@ -260,6 +265,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
 
 pub mod context;
 mod describe;
+pub mod trigger;
 mod words;
 
 use describe::*;

@@ -813,6 +813,17 @@ async fn every_method_answers_with_its_paired_type() {
             },
         },
         Request::WorkspaceList { agent_id: agent() },
+        Request::TriggerShow { agent_id: agent() },
+        Request::TriggerDeliver {
+            agent_id: agent(),
+            meta: holon::protocol::types::DeliveryMeta {
+                source: Some("ci".into()),
+                resource: Some("pr-1".into()),
+                summary: Some("round trip".into()),
+            },
+        },
+        Request::TriggerRotate { agent_id: agent() },
+        Request::TriggerRevoke { agent_id: agent() },
         Request::EventsPage {
             agent_id: agent(),
             from_seq: 1,

@@ -17,5 +17,6 @@ mod store_durability;
 #[allow(dead_code)]
 pub mod stub_provider;
 mod support;
+mod triggers;
 mod turn_e2e;
 mod workspaces;

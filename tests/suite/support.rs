@@ -32,6 +32,9 @@ impl Home {
         for var in ["HOLON_AGENT_ID", "HOLON_MODEL", "HOLON_LOG", "RUST_LOG"] {
             c.env_remove(var);
         }
+        // Each test runtime's HTTP listener on a free port (tests run in
+        // parallel; the default is one fixed port).
+        c.env("HOLON_LISTEN", "127.0.0.1:0");
         c
     }
 

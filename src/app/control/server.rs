@@ -247,7 +247,9 @@ impl Outbound {
     }
 }
 
-async fn connection(
+/// Serve one client connection (a unix socket, or the socket pair a
+/// WebSocket connection is bridged onto) until it ends.
+pub(crate) async fn connection(
     stream: UnixStream,
     client: Arc<dyn RuntimeClient>,
     mut shutdown: watch::Receiver<bool>,

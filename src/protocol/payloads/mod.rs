@@ -10,12 +10,14 @@
 
 mod messages;
 mod runtime;
+mod triggers;
 mod turns;
 mod work;
 mod workspaces;
 
 pub use messages::*;
 pub use runtime::*;
+pub use triggers::*;
 pub use turns::*;
 pub use work::*;
 pub use workspaces::*;

@@ -95,6 +95,8 @@ impl RuntimeHost {
             agents: summaries,
             last_failure,
             store_failure: self.store().health(),
+            http: self.ingress(),
+            config_fingerprint: info.config_fingerprint.clone(),
         })
     }
 
@@ -217,6 +219,26 @@ impl RuntimeHost {
             } => Ok(Response::WorkspaceDetach(
                 self.detach_workspace(&agent_id, &workspace_id).await?,
             )),
+            Request::TriggerShow { agent_id } => {
+                Ok(Response::TriggerShow(self.trigger_show(&agent_id).await?))
+            }
+            Request::TriggerRotate { agent_id } => Ok(Response::TriggerRotate(
+                self.trigger_rotate(&agent_id).await?,
+            )),
+            Request::TriggerRevoke { agent_id } => Ok(Response::TriggerRevoke(
+                self.trigger_revoke(&agent_id).await?,
+            )),
+            Request::TriggerDeliver { agent_id, meta } => {
+                let delivery = super::trigger_ops::Delivery {
+                    meta,
+                    ..Default::default()
+                };
+                match self.trigger_deliver(&agent_id, None, delivery).await {
+                    Ok(receipt) => Ok(Response::TriggerDeliver(receipt)),
+                    Err(super::trigger_ops::DeliveryError::Runtime(e)) => Err(e.into()),
+                    Err(e) => Err(ApiError::new(ErrorCode::InvalidParams, e.to_string())),
+                }
+            }
             Request::PromptSubmit {
                 agent_id,
                 text,

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::watch::{load_guidance, Guidance, GuidanceSource};
 use super::HostInner;
 use crate::runtime::context::memory::{self, MemoryFile};
+use crate::runtime::triggers::{IngressState, IngressStatus};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
 
@@ -42,6 +43,9 @@ impl FrameContext {
         })
         .await
         .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
+        let host = super::RuntimeHost::from_inner(inner);
+        let url = host.trigger_url_for_prompt(agent_id).await?;
+        let block = block + &trigger_block(&inner.ingress(), url.as_deref());
         Ok(FrameContext {
             execution,
             guidance,
@@ -67,6 +71,31 @@ impl FrameContext {
     /// What `turn_started` records: the loaded sources, never the content.
     pub(super) fn guidance_sources(&self) -> Vec<GuidanceSource> {
         self.guidance.iter().map(|g| g.source.clone()).collect()
+    }
+}
+
+/// The agent's wake URL, marked as the capability secret it is (spec
+/// "Default External Ingress Flow"); empty when this process serves no
+/// HTTP.
+pub fn trigger_block(ingress: &IngressStatus, url: Option<&str>) -> String {
+    match (ingress.state, url) {
+        (IngressState::Off, _) => String::new(),
+        (IngressState::Down, _) => format!(
+            "\nExternal trigger: unavailable ({}).\n",
+            ingress.describe()
+        ),
+        (IngressState::Listening, None) => {
+            "\nExternal trigger: revoked by the operator; nothing outside can wake you.\n"
+                .to_owned()
+        }
+        (IngressState::Listening, Some(url)) => format!(
+            "\nExternal trigger URL (capability secret): {url}\n\
+             An HTTP POST to it wakes you (optional JSON body fields `source`, `resource`, \
+             `summary` are kept as provenance; the body never reaches you as a message). Do not \
+             repeat, store or forward this URL unless the current task is configuring an external \
+             system (CI, a webhook) to wake you. Before you wait for such a system, call \
+             RecordExternalWait with the `source` and `external_ref` the delivery will name.\n"
+        ),
     }
 }
 

@@ -15,11 +15,12 @@ mod operator_ops;
 pub mod projection;
 pub mod prompt;
 pub mod run_once;
+pub mod trigger_ops;
 pub mod turn;
 mod turn_context;
 mod turn_end;
 mod turn_tools;
-mod waiting_ops;
+pub mod waiting_ops;
 pub mod watch;
 pub mod workspace_ops;
 mod workspace_view;
@@ -92,6 +93,8 @@ pub struct RuntimeInfo {
     pub mode: String,
     pub home: Option<String>,
     pub socket_path: Option<String>,
+    /// The effective-config fingerprint the owning process started with.
+    pub config_fingerprint: Option<String>,
 }
 
 impl HostConfig {
@@ -105,6 +108,7 @@ impl HostConfig {
                 mode: "embedded".into(),
                 home: None,
                 socket_path: None,
+                config_fingerprint: None,
             },
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
@@ -174,6 +178,8 @@ pub(crate) struct HostInner {
     /// on it.
     shutdown_requested: Notify,
     shutdown_flag: AtomicBool,
+    /// Where this process's HTTP listener stands (set by its owner).
+    ingress: Mutex<crate::runtime::triggers::IngressStatus>,
 }
 
 /// A running runtime. Cheap to clone.
@@ -198,6 +204,13 @@ impl HostInner {
         if let Some(a) = self.actors().get(agent_id) {
             a.wake.notify_one();
         }
+    }
+
+    pub(crate) fn ingress(&self) -> crate::runtime::triggers::IngressStatus {
+        self.ingress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub(crate) fn agent_home(&self, agent_id: &str) -> PathBuf {
@@ -236,6 +249,7 @@ impl RuntimeHost {
                 started_at_ms: crate::now_ms(),
                 shutdown_requested: Notify::new(),
                 shutdown_flag: AtomicBool::new(false),
+                ingress: Mutex::default(),
             }
         });
         let host = RuntimeHost { inner };

@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use super::cancel::TurnCancel;
 use super::turn_context::{
-    frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape, KEEP_VERBATIM_ROUNDS,
+    checkpoint_tokens, frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape,
+    KEEP_VERBATIM_ROUNDS,
 };
 use super::turn_end::{finish, Ending};
 use super::turn_tools::{interject, run_call};
@@ -273,6 +274,17 @@ async fn rounds(
                     (history, turn_start) = shape.read(&t)?.conversation(run_id);
                     fit = fit_turn(&history, turn_start, room, KEEP_VERBATIM_ROUNDS);
                 }
+            }
+            // The checkpoint note that follows recapped rounds is part of
+            // the request: fit again with room for it.
+            if !fit.recapped_rounds.is_empty() {
+                let note = checkpoint_tokens(&fit.recapped_rounds, f.anchor.as_ref());
+                fit = fit_turn(
+                    &history,
+                    turn_start,
+                    room.saturating_sub(note),
+                    KEEP_VERBATIM_ROUNDS,
+                );
             }
             let conversation = shape.checkpoint(&t, round, &f, fit, turn_start).await?;
             let request = f.request(agent_id, conversation);

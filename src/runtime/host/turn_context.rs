@@ -115,6 +115,13 @@ pub(super) fn checkpoint_text(recapped: &[u32], anchor: Option<&(String, u64)>) 
     )
 }
 
+/// What the checkpoint note for `recapped` costs, with room for the
+/// longer note a refit that recaps more rounds may need.
+pub(super) fn checkpoint_tokens(recapped: &[u32], anchor: Option<&(String, u64)>) -> u64 {
+    let text = checkpoint_text(recapped, anchor);
+    items_tokens(&[ConversationItem::UserText { text }]) + 16
+}
+
 /// A turn's context bookkeeping.
 #[derive(Debug)]
 pub(super) struct TurnShape {

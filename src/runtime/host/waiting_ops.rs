@@ -13,7 +13,82 @@ use crate::runtime::waiting::{
     WaitingScope,
 };
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance, StoreError};
+use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
+
+/// Inside a write job: store the wake hint as the agent's pending hint, or
+/// coalesce it into the one pending (a hint tied to a wait upgrades one
+/// that is not), or record it ignored when the agent is stopped. Records
+/// its event and says which.
+pub(crate) fn wake_hint_in(
+    tx: &mut WriteCtx<'_>,
+    mut agent: AgentRecord,
+    reason: &str,
+    source: Option<String>,
+    waiting_intent_id: Option<String>,
+) -> Result<WakeHintOutcome, StoreError> {
+    let id = agent.id.clone();
+    let provenance = Provenance {
+        source: source.clone(),
+        ..Provenance::default()
+    };
+    let (kind, outcome) = if agent.status == AgentStatus::Stopped {
+        (
+            Event::WakeHintIgnored as fn(_) -> _,
+            WakeHintOutcome::Ignored,
+        )
+    } else if let Some(hint) = agent.pending_wake_hint.as_mut() {
+        hint.coalesced_count += 1;
+        if hint.waiting_intent_id.is_none() && waiting_intent_id.is_some() {
+            hint.waiting_intent_id = waiting_intent_id.clone();
+            hint.reason = reason.to_owned();
+            hint.source = source.clone();
+        }
+        (
+            Event::WakeHintCoalesced as fn(_) -> _,
+            WakeHintOutcome::Coalesced,
+        )
+    } else {
+        let generation = tx.next_counter(&id, "wake_hint_generation")?;
+        agent.pending_wake_hint = Some(PendingWakeHint {
+            reason: reason.to_owned(),
+            source: source.clone(),
+            waiting_intent_id: waiting_intent_id.clone(),
+            generation,
+            coalesced_count: 0,
+            received_at: tx.now_ts(),
+        });
+        (
+            Event::WakeHintSubmitted as fn(_) -> _,
+            WakeHintOutcome::Submitted,
+        )
+    };
+    if outcome != WakeHintOutcome::Ignored {
+        tx.put_agent(&id, &agent)?;
+    }
+    let note = match outcome {
+        WakeHintOutcome::Ignored => "agent is stopped; wake does not cross stopped",
+        WakeHintOutcome::Coalesced | WakeHintOutcome::Submitted => "",
+    };
+    let hint = ev::WakeHint {
+        reason: reason.to_owned(),
+        waiting_intent_id,
+        pending: agent.pending_wake_hint.clone(),
+        note: note.to_owned(),
+    };
+    let event: fn(ev::WakeHint) -> Event = kind;
+    tx.append_event(new_event(&id, provenance, event(hint)))?;
+    Ok(outcome)
+}
+
+/// A new waiting intent: what the agent waits for outside the runtime.
+#[derive(Debug, Clone, Default)]
+pub struct NewWait {
+    pub work_item_id: Option<String>,
+    pub source: String,
+    pub description: String,
+    pub external_ref: Option<String>,
+    pub external_trigger_id: Option<String>,
+}
 
 impl RuntimeHost {
     /// A liveness signal: stored as the pending wake hint (coalescing with
@@ -31,53 +106,14 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let mut agent: AgentRecord = agent_in(tx, &id)?;
-                let provenance = Provenance {
-                    source: source.clone(),
-                    ..Provenance::default()
-                };
-                let (kind, outcome) = if agent.status == AgentStatus::Stopped {
-                    (
-                        Event::WakeHintIgnored as fn(_) -> _,
-                        WakeHintOutcome::Ignored,
-                    )
-                } else if let Some(hint) = agent.pending_wake_hint.as_mut() {
-                    hint.coalesced_count += 1;
-                    (
-                        Event::WakeHintCoalesced as fn(_) -> _,
-                        WakeHintOutcome::Coalesced,
-                    )
-                } else {
-                    let generation = tx.next_counter(&id, "wake_hint_generation")?;
-                    agent.pending_wake_hint = Some(PendingWakeHint {
-                        reason: reason.clone(),
-                        source: source.clone(),
-                        waiting_intent_id: waiting_intent_id.clone(),
-                        generation,
-                        coalesced_count: 0,
-                        received_at: tx.now_ts(),
-                    });
-                    (
-                        Event::WakeHintSubmitted as fn(_) -> _,
-                        WakeHintOutcome::Submitted,
-                    )
-                };
-                if outcome != WakeHintOutcome::Ignored {
-                    tx.put_agent(&id, &agent)?;
-                }
-                let note = match outcome {
-                    WakeHintOutcome::Ignored => "agent is stopped; wake does not cross stopped",
-                    WakeHintOutcome::Coalesced | WakeHintOutcome::Submitted => "",
-                };
-                let hint = ev::WakeHint {
-                    reason: reason.clone(),
-                    waiting_intent_id: waiting_intent_id.clone(),
-                    pending: agent.pending_wake_hint.clone(),
-                    note: note.to_owned(),
-                };
-                let event: fn(ev::WakeHint) -> Event = kind;
-                tx.append_event(new_event(&id, provenance, event(hint)))?;
-                Ok(outcome)
+                let agent: AgentRecord = agent_in(tx, &id)?;
+                wake_hint_in(
+                    tx,
+                    agent,
+                    &reason,
+                    source.clone(),
+                    waiting_intent_id.clone(),
+                )
             })
             .await?;
         self.wake(agent_id);
@@ -134,15 +170,16 @@ impl RuntimeHost {
     pub async fn create_waiting_intent(
         &self,
         agent_id: &str,
-        work_item_id: Option<String>,
-        source: &str,
-        description: &str,
+        wait: NewWait,
     ) -> Result<WaitingIntentRecord, RuntimeError> {
-        let (id, source, description) = (
-            agent_id.to_owned(),
-            source.to_owned(),
-            description.to_owned(),
-        );
+        let id = agent_id.to_owned();
+        let NewWait {
+            work_item_id,
+            source,
+            description,
+            external_ref,
+            external_trigger_id,
+        } = wait;
         let intent_id = crate::new_id("wait");
         let record = self
             .inner
@@ -161,6 +198,8 @@ impl RuntimeHost {
                     work_item_id: work_item_id.clone(),
                     source: Some(source.clone()),
                     description: Some(description.clone()),
+                    external_ref: external_ref.clone(),
+                    external_trigger_id: external_trigger_id.clone(),
                     trigger_count: 0,
                     created_at: now.clone(),
                     updated_at: now,

@@ -189,6 +189,8 @@ impl World {
             work_item_id: item.map(str::to_owned),
             source: Some("ci".into()),
             description: None,
+            external_ref: None,
+            external_trigger_id: None,
             trigger_count: 0,
             created_at: String::new(),
             updated_at: String::new(),

@@ -9,6 +9,7 @@ mod memory;
 mod patch;
 #[cfg(test)]
 mod schema_tests;
+mod waits;
 mod work;
 mod workspace;
 
@@ -182,6 +183,7 @@ pub fn specs() -> Vec<ToolSpec> {
     let mut v = exec::specs();
     v.extend(patch::specs());
     v.extend(work::specs());
+    v.extend(waits::specs());
     v.extend(workspace::specs());
     v.extend(memory::specs());
     v
@@ -215,6 +217,9 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
         return outcome;
     }
     if let Some(outcome) = work::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = waits::execute(env, call).await {
         return outcome;
     }
     if let Some(outcome) = workspace::execute(env, call).await {

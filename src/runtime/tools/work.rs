@@ -307,7 +307,20 @@ fn agent_get(env: &ToolEnv<'_>) -> ToolOutcome {
             return Ok(json!({ "ok": false }));
         };
         let a: &AgentRecord = &live.agent;
+        let open_waits: Vec<_> = live
+            .projection
+            .intents
+            .iter()
+            .filter(|w| w.status == crate::runtime::waiting::WaitingIntentStatus::Active)
+            .map(|w| {
+                json!({
+                    "waiting_intent_id": w.id, "description": w.description, "source": w.source,
+                    "external_ref": w.external_ref, "work_item_id": w.work_item_id,
+                })
+            })
+            .collect();
         Ok::<_, crate::store::StoreError>(json!({
+            "open_waits": open_waits,
             "ok": true, "id": a.id, "status": a.status, "posture": live.projection.posture(),
             "current_work_item_id": a.current_work_item_id, "queue_depth": live.projection.pending_inputs().len(),
             "active_tasks": live.projection.active_tasks, "closure": live.projection.closure(),

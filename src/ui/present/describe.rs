@@ -11,6 +11,7 @@ use crate::protocol::types::FailureArtifact;
 use crate::protocol::types::SchedulerDecisionKind as D;
 use crate::protocol::types::TaskStatus;
 use crate::protocol::types::WaitingIntentStatus;
+use crate::protocol::types::WakeHintOutcome;
 use crate::protocol::types::{MessageBody, MessageKind, MessageOrigin};
 use crate::protocol::EventRecord;
 
@@ -199,6 +200,21 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             let why = nonblank(&p.note).unwrap_or("the agent is stopped");
             format!("Wake hint ignored: {why}")
         }
+        Event::ExternalTriggerProvisioned(p) => {
+            format!("Trigger URL issued ({})", p.trigger.external_trigger_id)
+        }
+        Event::ExternalTriggerRotated(p) => match &p.previous {
+            Some(old) => format!(
+                "Trigger URL rotated: {} replaces {}, whose URL no longer works",
+                p.trigger.external_trigger_id, old.external_trigger_id
+            ),
+            None => format!("Trigger URL issued ({})", p.trigger.external_trigger_id),
+        },
+        Event::ExternalTriggerRevoked(p) => format!(
+            "Trigger URL revoked ({}); `holon trigger rotate` issues a new one",
+            p.trigger.external_trigger_id
+        ),
+        Event::ExternalTriggerDelivered(p) => trigger_delivered(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),
@@ -565,4 +581,28 @@ pub(super) fn for_work_item(head: String, work_item_id: Option<&str>) -> String 
         Some(w) => format!("{head} for work item {w}"),
         None => head,
     }
+}
+
+/// "Trigger from ci (pr-7): build failed; satisfies wait_1", with what
+/// became of the wake.
+fn trigger_delivered(p: &ev::TriggerDelivered) -> String {
+    let from = match (&p.source, &p.resource) {
+        (Some(s), Some(r)) => format!("Trigger from {s} ({r})"),
+        (Some(s), None) => format!("Trigger from {s}"),
+        (None, Some(r)) => format!("Trigger ({r})"),
+        (None, None) => "Trigger delivered".to_owned(),
+    };
+    let mut out = colon(from, p.summary.as_deref().map(preview));
+    if !p.satisfied_waiting_intent_ids.is_empty() {
+        out.push_str(&format!(
+            "; satisfies {}",
+            p.satisfied_waiting_intent_ids.join(", ")
+        ));
+    }
+    match p.outcome {
+        WakeHintOutcome::Submitted => {}
+        WakeHintOutcome::Coalesced => out.push_str(" (merged into the pending wake)"),
+        WakeHintOutcome::Ignored => out.push_str(" (the agent is stopped: no wake)"),
+    }
+    out
 }

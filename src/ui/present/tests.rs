@@ -129,7 +129,7 @@ fn intent(status: WaitingIntentStatus) -> Value {
     json!({ "waiting_intent": WaitingIntentRecord {
         id: "wait_1".into(), agent_id: "main".into(), status, scope: WaitingScope::Agent,
         work_item_id: None, source: Some("github".into()), description: Some("review on PR 12".into()),
-        trigger_count: 0, created_at: TS.into(), updated_at: TS.into(),
+        external_ref: None, external_trigger_id: None, trigger_count: 0, created_at: TS.into(), updated_at: TS.into(),
     } })
 }
 

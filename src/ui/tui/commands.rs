@@ -137,9 +137,24 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             let request = Request::AgentPrompt { agent_id };
             fx.push(call(state, request, Pending::Context));
         }
+        Command::Trigger => trigger(state, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
     }
+}
+
+fn trigger(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let agent_id = state.agent_id.clone();
+    let request = match arg {
+        "" => Request::TriggerShow { agent_id },
+        "rotate" => Request::TriggerRotate { agent_id },
+        "revoke" => Request::TriggerRevoke { agent_id },
+        other => {
+            let hint = format!("/trigger: unknown `{other}`. Usage: /trigger [rotate|revoke]");
+            return state.conversation.note(hint, Tone::Error);
+        }
+    };
+    fx.push(call(state, request, Pending::Trigger));
 }
 
 /// `/interject TEXT` and `/next TEXT`: a prompt with a higher priority.

@@ -354,6 +354,7 @@ pub enum Command {
     Workspace,
     Mouse,
     Context,
+    Trigger,
 }
 
 pub struct SlashCommand {
@@ -413,6 +414,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
     cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
     cmd("context", "", "the prompt frame: what the next turn sends, its size against the window, what was compacted", W::Available, &[], Command::Context),
+    cmd("trigger", "[rotate|revoke]", "the agent's wake URL for CI and webhooks, its deliveries and open waits", W::Available, &["rotate", "revoke"], Command::Trigger),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
     cmd("model", "[PROVIDER/MODEL|default]", "show or set the agent's model", W::NextTurn, &["default"], Command::Model),

@@ -390,6 +390,10 @@ impl AgentView {
             | K::WakeHintSubmitted(_)
             | K::WakeHintCoalesced(_)
             | K::WakeHintIgnored(_)
+            | K::ExternalTriggerProvisioned(_)
+            | K::ExternalTriggerRotated(_)
+            | K::ExternalTriggerRevoked(_)
+            | K::ExternalTriggerDelivered(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
             | K::DisplayModeChanged(_) => Touched::Nothing,

@@ -60,6 +60,8 @@ pub enum Pending {
     WorkspaceDetach,
     /// `/context`: the prompt preview, shown as a note.
     Context,
+    /// `/trigger`: the trigger view, shown as a note.
+    Trigger,
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),
 }

@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-use crate::protocol::types::PromptPreview;
 use crate::protocol::types::UseOutcome;
+use crate::protocol::types::{PromptPreview, TriggerView};
 use crate::ui::present::context;
 
 use super::conversation::Conversation;
@@ -436,6 +436,20 @@ fn on_response(
             Err(e) => state
                 .conversation
                 .note(format!("/context: {}", e.message), Tone::Error),
+        },
+        Pending::Trigger => match result {
+            Ok(v) => match serde_json::from_value::<TriggerView>(v) {
+                Ok(t) => {
+                    let text = crate::ui::present::trigger::lines(&t).join("\n");
+                    state.conversation.note(text, Tone::Info)
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("/trigger: unexpected answer: {e}"), Tone::Error),
+            },
+            Err(e) => state
+                .conversation
+                .note(format!("/trigger: {}", e.message), Tone::Error),
         },
         Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
             let verb = match pending {

@@ -1,0 +1,222 @@
+//! What the HTTP listener serves, to whom: the access choice (`local`
+//! binds loopback only; `lan` and `tailnet` allow other addresses and are
+//! plaintext), the listen address, the advertised base URL for trigger
+//! URLs, the bearer token for remote attach, and the effective-config
+//! fingerprint `daemon start` compares before reusing a running runtime.
+
+use std::net::SocketAddr;
+use std::path::{Path as FsPath, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::cli::AccessArgs;
+use super::Context;
+
+/// Where the listener binds unless `[server] listen` or `HOLON_LISTEN` say
+/// otherwise: loopback at a fixed port, so trigger URLs survive restarts.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7464";
+
+/// Who may reach the listener: `local` binds loopback only; `lan` and
+/// `tailnet` allow another address and are plaintext (use an ssh tunnel
+/// or a tailnet for transport security).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    #[default]
+    Local,
+    Lan,
+    Tailnet,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Local => "local",
+            Access::Lan => "lan",
+            Access::Tailnet => "tailnet",
+        }
+    }
+}
+
+/// What the serving process was asked for.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// `None`: no listener (`[server] listen = "off"`).
+    pub listen: Option<String>,
+    pub access: Access,
+    pub advertise: Option<String>,
+    /// The bearer token for `/ws` and `/control/*`.
+    pub token: String,
+}
+
+/// Check a listen address against the access choice: anything but
+/// loopback needs an explicit `lan` or `tailnet`.
+pub fn check_listen(listen: &str, access: Access) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = listen.parse().map_err(|_| {
+        format!("`{listen}` is not an address to listen on (give IP:PORT, e.g. 127.0.0.1:7464)")
+    })?;
+    if !addr.ip().is_loopback() && access == Access::Local {
+        return Err(format!(
+            "{addr} is not a loopback address; binding it needs `--access lan` or `--access tailnet`"
+        ));
+    }
+    Ok(addr)
+}
+
+/// Check an `--advertise` base URL.
+pub fn check_advertise(url: &str) -> Result<String, String> {
+    let url = url.trim().trim_end_matches('/');
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && !url.contains(char::is_whitespace)
+        && url.len() > "http://".len();
+    if ok {
+        Ok(url.to_owned())
+    } else {
+        Err(format!(
+            "--advertise `{url}` is not an http:// or https:// base URL"
+        ))
+    }
+}
+
+/// The bearer token: from `--token-file` (which must be private to its
+/// owner), else this home's `run/remote-token`, created 0600 on first use.
+pub fn load_token(run_dir: &FsPath, token_file: Option<&FsPath>) -> anyhow::Result<String> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let path = match token_file {
+        Some(p) => p.to_path_buf(),
+        None => default_token_file(run_dir),
+    };
+    if token_file.is_none() && !path.exists() {
+        let token = crate::runtime::triggers::new_token();
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        std::io::Write::write_all(&mut f, token.as_bytes())?;
+        return Ok(token);
+    }
+    let meta = std::fs::metadata(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read the token file {}: {e}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        anyhow::bail!(
+            "the token file {} is readable by others; `chmod 600` it",
+            path.display()
+        );
+    }
+    let token = std::fs::read_to_string(&path)?.trim().to_owned();
+    if token.len() < 16 || token.chars().any(char::is_whitespace) {
+        anyhow::bail!(
+            "the token in {} is too short (16 characters at least, no spaces)",
+            path.display()
+        );
+    }
+    Ok(token)
+}
+
+pub fn default_token_file(run_dir: &FsPath) -> PathBuf {
+    run_dir.join("remote-token")
+}
+
+/// The listener options and the effective-config fingerprint for a
+/// serving process started with `args` in `ctx`.
+pub fn resolve(ctx: &Context, args: &AccessArgs) -> anyhow::Result<(HttpOptions, String)> {
+    let access = args.access.unwrap_or_default();
+    let listen = match (&args.listen, &ctx.config.server_listen, access) {
+        (Some(l), _, _) => Some(l.trim().to_owned()),
+        (None, None, _) => None,
+        (None, Some(_), Access::Tailnet) => anyhow::bail!(
+            "`--access tailnet` needs `--listen <tailnet IP>:<port>` (the address tailscale gives this machine)"
+        ),
+        (None, Some(l), Access::Lan) => {
+            // Loopback in the config means "the port": serve it on every
+            // interface.
+            let port = l.parse::<SocketAddr>().map(|a| a.port()).unwrap_or(7464);
+            Some(format!("0.0.0.0:{port}"))
+        }
+        (None, Some(l), Access::Local) => Some(l.clone()),
+    };
+    if let Some(l) = &listen {
+        check_listen(l, access).map_err(anyhow::Error::msg)?;
+    }
+    let advertise = match &args.advertise {
+        Some(a) => Some(check_advertise(a).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let token = load_token(&ctx.paths.run_dir, args.token_file.as_deref())?;
+    let fingerprint = fingerprint(&serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "listen": listen,
+        "access": access.as_str(),
+        "advertise": advertise,
+        "token": token,
+        "store_cache_mib": ctx.config.store_cache_mib,
+        "max_connections": ctx.config.server_limits.max_connections,
+        "idle_timeout_secs": ctx.config.server_limits.idle_timeout.as_secs(),
+    }));
+    let options = HttpOptions {
+        listen,
+        access,
+        advertise,
+        token,
+    };
+    Ok((options, fingerprint))
+}
+
+/// 16 hex digits of SHA-256 over the canonical JSON of what a restart
+/// would change (the token is hashed in, never shown).
+fn fingerprint(effective: &serde_json::Value) -> String {
+    let digest = Sha256::digest(effective.to_string().as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_loopback_needs_an_explicit_access_choice() {
+        assert!(check_listen("127.0.0.1:7464", Access::Local).is_ok());
+        assert!(check_listen("[::1]:7464", Access::Local).is_ok());
+        let e = check_listen("0.0.0.0:7464", Access::Local).err().unwrap_or_default();
+        assert!(e.contains("--access lan"), "{e}");
+        assert!(check_listen("0.0.0.0:7464", Access::Lan).is_ok());
+        assert!(check_listen("localhost", Access::Local).is_err());
+    }
+
+    #[test]
+    fn advertise_must_be_an_http_base() {
+        assert_eq!(
+            check_advertise("https://box.tail.ts.net:7464/")
+                .ok()
+                .as_deref(),
+            Some("https://box.tail.ts.net:7464")
+        );
+        assert!(check_advertise("ftp://x").is_err());
+        assert!(check_advertise("http://").is_err());
+    }
+
+    #[test]
+    fn the_fingerprint_changes_with_what_a_restart_would_change() {
+        let a = fingerprint(&serde_json::json!({"listen": "127.0.0.1:1"}));
+        assert_eq!(a.len(), 16);
+        assert_eq!(
+            a,
+            fingerprint(&serde_json::json!({"listen": "127.0.0.1:1"}))
+        );
+        assert_ne!(
+            a,
+            fingerprint(&serde_json::json!({"listen": "127.0.0.1:2"}))
+        );
+    }
+}

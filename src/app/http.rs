@@ -1,0 +1,418 @@
+//! The HTTP listener every serving runtime runs beside its unix socket
+//! (axum on hyper): external trigger ingress (`POST /trigger/{agent}/{token}`,
+//! a wake hint with provenance, never a message), the JSON-RPC protocol
+//! over WebSocket for remote attach (`GET /ws`, bearer token), and the
+//! runtime-scoped control surface of the daemon contract
+//! (`GET /control/runtime/status`, `POST /control/runtime/shutdown`, bearer
+//! token). A WebSocket connection is bridged onto the socket server's own
+//! connection handler through a socket pair, so it gets exactly the unix
+//! socket's framing, limits and slow-reader bounds.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, UnixStream};
+use tokio::sync::{watch, Semaphore};
+
+use super::access::HttpOptions;
+use super::control::{ServerLimits, MAX_LINE};
+use crate::protocol::RuntimeClient;
+use crate::runtime::host::trigger_ops::{Delivery, DeliveryError};
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
+
+/// The largest trigger body accepted (bytes); larger gets 413.
+pub const MAX_BODY: usize = 64 * 1024;
+/// Deliveries one trigger may burst before 429.
+pub const RATE_BURST: f64 = 20.0;
+/// Deliveries per second one trigger regains after a burst.
+pub const RATE_PER_SEC: f64 = 5.0;
+
+/// A token bucket per trigger.
+#[derive(Default)]
+struct RateLimits(Mutex<HashMap<String, (f64, Instant)>>);
+
+impl RateLimits {
+    /// Take one delivery from the trigger's bucket; false when empty.
+    fn admit(&self, key: &str) -> bool {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if map.len() > 10_000 {
+            map.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(60));
+        }
+        let (tokens, at) = map.entry(key.to_owned()).or_insert((RATE_BURST, now));
+        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * RATE_PER_SEC).min(RATE_BURST);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    host: RuntimeHost,
+    client: Arc<dyn RuntimeClient>,
+    token: Arc<str>,
+    shutdown: watch::Receiver<bool>,
+    limits: ServerLimits,
+    ws_slots: Arc<Semaphore>,
+    rates: Arc<RateLimits>,
+}
+
+/// Bind and serve until `shutdown` turns true. A listener that cannot
+/// bind leaves the runtime running on its socket; the host's ingress
+/// status says why.
+pub async fn start(
+    host: &RuntimeHost,
+    client: Arc<dyn RuntimeClient>,
+    options: HttpOptions,
+    shutdown: watch::Receiver<bool>,
+    limits: ServerLimits,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let Some(listen) = options.listen.clone() else {
+        host.set_ingress(IngressStatus::default());
+        return None;
+    };
+    let access = Some(options.access.as_str().to_owned());
+    let down = |error: String| {
+        tracing::warn!(%error, "HTTP listener down: trigger ingress and remote attach are off");
+        host.set_ingress(IngressStatus {
+            state: IngressState::Down,
+            http_addr: Some(listen.clone()),
+            base_url: None,
+            access: access.clone(),
+            error: Some(error),
+        });
+        None
+    };
+    let addr = match super::access::check_listen(&listen, options.access) {
+        Ok(a) => a,
+        Err(e) => return down(e),
+    };
+    let listener = match TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => return down(format!("cannot listen on {addr}: {e}")),
+    };
+    let bound = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or(listen.clone());
+    if !addr.ip().is_loopback() {
+        tracing::warn!(addr = %bound, "the HTTP listener is reachable from other hosts and is plaintext; prefer an ssh tunnel or a tailnet");
+    }
+    let base_url = options
+        .advertise
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}"));
+    host.set_ingress(IngressStatus {
+        state: IngressState::Listening,
+        http_addr: Some(bound.clone()),
+        base_url: Some(base_url),
+        access,
+        error: None,
+    });
+    tracing::info!(addr = %bound, "HTTP listener serving trigger ingress and remote attach");
+    let state = AppState {
+        host: host.clone(),
+        client,
+        token: Arc::from(options.token.as_str()),
+        shutdown: shutdown.clone(),
+        limits,
+        ws_slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+        rates: Arc::default(),
+    };
+    let app = Router::new()
+        .route("/trigger/{agent_id}/{token}", post(ingress))
+        .route("/ws", get(websocket))
+        .route("/control/runtime/status", get(runtime_status))
+        .route("/control/runtime/shutdown", post(runtime_shutdown))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state);
+    let mut stop = shutdown;
+    Some(tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "HTTP listener failed");
+        }
+    }))
+}
+
+fn problem(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+fn not_found() -> Response {
+    problem(StatusCode::NOT_FOUND, "no such trigger")
+}
+
+/// Delivery metadata from the query string (`?source=&resource=&summary=`).
+#[derive(Debug, Default, Deserialize)]
+struct MetaQuery {
+    source: Option<String>,
+    resource: Option<String>,
+    summary: Option<String>,
+}
+
+/// The delivery's metadata: query parameters, overridden by the string
+/// fields `source`, `resource`, `summary` of a JSON object body. Any other
+/// body is opaque: counted, never read into the agent's context.
+fn delivery_of(query: MetaQuery, headers: &HeaderMap, body: &Bytes) -> Result<Delivery, String> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.chars().take(100).collect::<String>());
+    let mut meta = DeliveryMeta {
+        source: query.source,
+        resource: query.resource,
+        summary: query.summary,
+    };
+    let says_json = content_type
+        .as_deref()
+        .is_some_and(|c| c.starts_with("application/json"));
+    if !body.is_empty() && says_json {
+        let value: serde_json::Value =
+            serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
+        if let Some(obj) = value.as_object() {
+            let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+            meta.source = text("source").or(meta.source);
+            meta.resource = text("resource").or(meta.resource);
+            meta.summary = text("summary").or(meta.summary);
+        }
+    }
+    Ok(Delivery {
+        meta,
+        content_type,
+        body_bytes: body.len() as u64,
+    })
+}
+
+/// `POST /trigger/{agent_id}/{token}`: a bad agent or token, a revoked or
+/// rotated-away one, all get the same 404 and leave no trace; a flood gets
+/// 429; a good one gets 202 with what the wake did.
+async fn ingress(
+    State(st): State<AppState>,
+    Path((agent_id, token)): Path<(String, String)>,
+    Query(query): Query<MetaQuery>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id).is_err() {
+        return not_found();
+    }
+    // Token first (a read), so a stranger can neither learn anything nor
+    // spend the trigger's rate budget.
+    match st.host.trigger_token_valid(&agent_id, &token) {
+        Ok(Some(trigger_id)) => {
+            if !st.rates.admit(&trigger_id) {
+                let mut r = problem(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many deliveries to this trigger; one wake is already pending",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return r;
+            }
+        }
+        Ok(None) => return not_found(),
+        Err(e) => return problem(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+    let delivery = match delivery_of(query, &headers, &body) {
+        Ok(d) => d,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &e),
+    };
+    match st
+        .host
+        .trigger_deliver(&agent_id, Some(token), delivery)
+        .await
+    {
+        Ok(receipt) => (StatusCode::ACCEPTED, Json(receipt)).into_response(),
+        Err(DeliveryError::NotFound) => not_found(),
+        Err(DeliveryError::Invalid(e)) => problem(StatusCode::BAD_REQUEST, &e),
+        Err(DeliveryError::Runtime(e)) => {
+            tracing::warn!(agent_id, error = %e, "trigger delivery failed");
+            problem(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
+        }
+    }
+}
+
+/// Whether the request carries the bearer token (constant time).
+fn authorized(headers: &HeaderMap, token: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    let Some(presented) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (presented.trim().as_bytes(), token.as_bytes());
+    a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+fn unauthorized() -> Response {
+    let mut r = problem(
+        StatusCode::UNAUTHORIZED,
+        "a bearer token is required (Authorization: Bearer <token>; see `holon attach --token-file`)",
+    );
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    r
+}
+
+async fn runtime_status(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    if !authorized(&headers, &st.token) {
+        return unauthorized();
+    }
+    match st.host.runtime_status() {
+        Ok(s) => Json(s).into_response(),
+        Err(e) => problem(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+}
+
+async fn runtime_shutdown(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    if !authorized(&headers, &st.token) {
+        return unauthorized();
+    }
+    st.host.request_shutdown();
+    (StatusCode::ACCEPTED, Json(json!({ "shutting_down": true }))).into_response()
+}
+
+/// `GET /ws`: the JSON-RPC protocol, one message per line's JSON.
+async fn websocket(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    if !authorized(&headers, &st.token) {
+        return unauthorized();
+    }
+    let Ok(slot) = Arc::clone(&st.ws_slots).try_acquire_owned() else {
+        return problem(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the runtime already serves its maximum of WebSocket connections",
+        );
+    };
+    upgrade
+        .max_message_size(MAX_LINE + 1024)
+        .on_upgrade(move |ws| async move {
+            bridge(ws, st).await;
+            drop(slot);
+        })
+}
+
+/// Carry one WebSocket connection over a socket pair into the control
+/// server's connection handler: a text message in is a request line, a
+/// line out is a text message.
+async fn bridge(ws: WebSocket, st: AppState) {
+    let (ours, theirs) = match UnixStream::pair() {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot bridge a WebSocket connection");
+            return;
+        }
+    };
+    let served = tokio::spawn(super::control::server::connection(
+        theirs,
+        st.client,
+        st.shutdown,
+        st.limits.idle_timeout,
+    ));
+    pump(ws, ours).await;
+    let _ = served.await;
+}
+
+/// Move lines both ways until either side ends; dropping the pair's end
+/// tells the handler the client is gone.
+async fn pump(ws: WebSocket, stream: UnixStream) {
+    use futures_util::{SinkExt, StreamExt};
+    let (mut ws_tx, mut ws_rx) = ws.split();
+    let (read, mut write) = stream.into_split();
+    let inbound = async move {
+        while let Some(Ok(msg)) = ws_rx.next().await {
+            let bytes: Vec<u8> = match msg {
+                Message::Text(t) => t.as_str().as_bytes().to_vec(),
+                Message::Binary(b) => b.to_vec(),
+                Message::Close(_) => break,
+                Message::Ping(_) | Message::Pong(_) => continue,
+            };
+            if write.write_all(&bytes).await.is_err() || write.write_all(b"\n").await.is_err() {
+                break;
+            }
+        }
+        let _ = write.shutdown().await;
+    };
+    let outbound = async move {
+        let mut lines = BufReader::new(read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if ws_tx.send(Message::Text(line.into())).await.is_err() {
+                return;
+            }
+        }
+        let _ = ws_tx.send(Message::Close(None)).await;
+    };
+    // The request side may finish first (a client that sent its requests
+    // and half-closed); answers and subscriptions still flow until the
+    // handler closes its side.
+    tokio::pin!(outbound);
+    tokio::select! {
+        _ = &mut outbound => {}
+        _ = inbound => outbound.await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_is_cut_after_the_burst_and_refills() {
+        let r = RateLimits::default();
+        let admitted = (0..100).filter(|_| r.admit("trg")).count();
+        assert_eq!(admitted, RATE_BURST as usize);
+        assert!(r.admit("other"), "buckets are per trigger");
+    }
+
+    #[test]
+    fn json_bodies_give_metadata_and_others_stay_opaque() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONTENT_TYPE,
+            "application/json"
+                .parse()
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        let body = Bytes::from_static(br#"{"source":"ci","resource":"pr-7","action":"completed"}"#);
+        let d = delivery_of(MetaQuery::default(), &h, &body).unwrap_or_default();
+        assert_eq!(d.meta.source.as_deref(), Some("ci"));
+        assert_eq!(d.meta.resource.as_deref(), Some("pr-7"));
+        assert_eq!(d.body_bytes, body.len() as u64);
+        assert!(delivery_of(MetaQuery::default(), &h, &Bytes::from_static(b"{nope")).is_err());
+        let q = MetaQuery {
+            source: Some("github".into()),
+            ..MetaQuery::default()
+        };
+        let d = delivery_of(q, &HeaderMap::new(), &Bytes::from_static(b"x=1")).unwrap_or_default();
+        assert_eq!(d.meta.source.as_deref(), Some("github"));
+    }
+}

@@ -1,0 +1,480 @@
+//! External triggers on `RuntimeHost`: the agent's default descriptor
+//! (provisioned once, rotated, revoked; old records kept for audit), and a
+//! delivery: token checked in constant time, the waits it satisfies
+//! settled, a wake hint submitted (never a message), the count and
+//! provenance recorded. Each is one store transaction with its events.
+
+use serde::{Deserialize, Serialize};
+
+use super::waiting_ops::wake_hint_in;
+use super::{agent_in, RuntimeHost, WakeHintOutcome};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::triggers::{
+    satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerDescriptor,
+    TriggerStatus,
+};
+use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
+use crate::runtime::RuntimeError;
+use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
+
+/// How many recent deliveries `trigger.show` lists.
+pub const RECENT_DELIVERIES: usize = 10;
+
+/// `trigger.show` and friends: the agent's descriptor, its URL (when the
+/// listener is up), its history, recent deliveries and open external
+/// waits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriggerView {
+    pub agent_id: String,
+    /// The active descriptor; none after a revoke until a rotate.
+    #[serde(default)]
+    pub trigger: Option<TriggerDescriptor>,
+    /// The capability URL: whoever holds it can wake the agent.
+    #[serde(default)]
+    pub trigger_url: Option<String>,
+    pub ingress: IngressStatus,
+    /// Rotated and revoked descriptors, newest first.
+    #[serde(default)]
+    pub history: Vec<TriggerDescriptor>,
+    /// The newest deliveries, newest first.
+    #[serde(default)]
+    pub recent_deliveries: Vec<RecentDelivery>,
+    /// Waits on the outside world still open.
+    #[serde(default)]
+    pub open_waits: Vec<WaitingIntentRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecentDelivery {
+    pub event_seq: u64,
+    pub at: String,
+    #[serde(flatten)]
+    pub delivery: ev::TriggerDelivered,
+}
+
+/// A delivery as it arrives.
+#[derive(Debug, Clone, Default)]
+pub struct Delivery {
+    pub meta: DeliveryMeta,
+    pub content_type: Option<String>,
+    pub body_bytes: u64,
+}
+
+/// `trigger.deliver` / ingress: what the delivery did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryReceipt {
+    pub agent_id: String,
+    pub external_trigger_id: String,
+    pub outcome: WakeHintOutcome,
+    #[serde(default)]
+    pub satisfied_waiting_intent_ids: Vec<String>,
+    pub trigger_count: u64,
+}
+
+/// Why a delivery was refused. Every refusal of a presented token is the
+/// same `NotFound`, so a prober learns nothing from the answer.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("no such trigger")]
+    NotFound,
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+fn active_of(records: &[ExternalTriggerRecord]) -> Option<&ExternalTriggerRecord> {
+    records.iter().find(|r| r.status == TriggerStatus::Active)
+}
+
+/// Inside a write job: the active descriptor, provisioned when the agent
+/// never had one. After a revoke there is none until the operator rotates.
+pub(crate) fn ensure_trigger_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+) -> Result<Option<ExternalTriggerRecord>, StoreError> {
+    let records: Vec<ExternalTriggerRecord> = tx.list(Keyed::ExternalTriggers, agent_id)?;
+    if let Some(active) = active_of(&records) {
+        return Ok(Some(active.clone()));
+    }
+    if !records.is_empty() {
+        return Ok(None);
+    }
+    let record = ExternalTriggerRecord::new(agent_id, &tx.now_ts());
+    tx.put(
+        Keyed::ExternalTriggers,
+        agent_id,
+        &record.external_trigger_id,
+        &record,
+    )?;
+    let changed = ev::TriggerChanged {
+        trigger: record.descriptor(),
+        previous: None,
+        by: "runtime".into(),
+    };
+    tx.append_event(new_event(
+        agent_id,
+        Provenance::default(),
+        Event::ExternalTriggerProvisioned(changed),
+    ))?;
+    Ok(Some(record))
+}
+
+impl RuntimeHost {
+    /// Where the HTTP listener stands.
+    pub fn ingress(&self) -> IngressStatus {
+        self.inner.ingress()
+    }
+
+    /// Set by the process that owns the listener once it binds (or fails).
+    pub fn set_ingress(&self, status: IngressStatus) {
+        *self.inner.ingress.lock().unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    /// The id of the agent's active trigger when `presented` is its token
+    /// (a read; ingress checks this before spending rate budget).
+    pub fn trigger_token_valid(
+        &self,
+        agent_id: &str,
+        presented: &str,
+    ) -> Result<Option<String>, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        let records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
+        Ok(active_of(&records)
+            .filter(|r| r.token_matches(presented))
+            .map(|r| r.external_trigger_id.clone()))
+    }
+
+    /// The agent's trigger (provisioned on first ask) and what it did.
+    pub async fn trigger_show(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        let id = agent_id.to_owned();
+        let needs_write = {
+            let rx = self.inner.store.read()?;
+            if rx.agent::<AgentRecord>(agent_id)?.is_none() {
+                return Err(RuntimeError::UnknownAgent {
+                    agent_id: agent_id.to_owned(),
+                });
+            }
+            rx.list::<ExternalTriggerRecord>(Keyed::ExternalTriggers, agent_id)?
+                .is_empty()
+        };
+        if needs_write {
+            self.inner
+                .store
+                .write(move |tx| ensure_trigger_in(tx, &id).map(drop))
+                .await?;
+        }
+        self.trigger_view(agent_id)
+    }
+
+    fn trigger_view(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        let mut records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
+        records.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        let ingress = self.ingress();
+        let active = active_of(&records).cloned();
+        let trigger_url = active
+            .as_ref()
+            .and_then(|r| ingress.trigger_url(agent_id, &r.token));
+        let history = records
+            .iter()
+            .filter(|r| r.status != TriggerStatus::Active)
+            .map(ExternalTriggerRecord::descriptor)
+            .collect();
+        let kind = ev::EventKind::ExternalTriggerDelivered.as_str();
+        let mut recent_deliveries: Vec<RecentDelivery> = rx
+            .events_of_kind_latest(agent_id, kind, RECENT_DELIVERIES)?
+            .into_iter()
+            .filter_map(|e| match e.event() {
+                Event::ExternalTriggerDelivered(delivery) => Some(RecentDelivery {
+                    event_seq: e.event_seq,
+                    at: e.ts.clone(),
+                    delivery,
+                }),
+                _ => None,
+            })
+            .collect();
+        recent_deliveries.reverse();
+        let open_waits = rx
+            .list::<WaitingIntentRecord>(Keyed::WaitingIntents, agent_id)?
+            .into_iter()
+            .filter(|w| w.status == WaitingIntentStatus::Active)
+            .collect();
+        Ok(TriggerView {
+            agent_id: agent_id.to_owned(),
+            trigger: active.map(|r| r.descriptor()),
+            trigger_url,
+            ingress,
+            history,
+            recent_deliveries,
+            open_waits,
+        })
+    }
+
+    /// The URL for the agent's prompt: provisioned on first need, only
+    /// while the listener is up (a URL nobody can reach is not offered).
+    pub(crate) async fn trigger_url_for_prompt(
+        &self,
+        agent_id: &str,
+    ) -> Result<Option<String>, RuntimeError> {
+        let ingress = self.ingress();
+        if ingress.base_url.is_none() {
+            return Ok(None);
+        }
+        let id = agent_id.to_owned();
+        let existing = {
+            let rx = self.inner.store.read()?;
+            let records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
+            if records.is_empty() {
+                None
+            } else {
+                Some(active_of(&records).cloned())
+            }
+        };
+        let active = match existing {
+            Some(active) => active,
+            None => {
+                self.inner
+                    .store
+                    .write(move |tx| ensure_trigger_in(tx, &id))
+                    .await?
+            }
+        };
+        Ok(active.and_then(|r| ingress.trigger_url(agent_id, &r.token)))
+    }
+
+    /// Replace the active descriptor (or issue one after a revoke): the
+    /// old URL stops working at once; the old record stays, `rotated`.
+    pub async fn trigger_rotate(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                agent_in(tx, &id)?;
+                let records: Vec<ExternalTriggerRecord> = tx.list(Keyed::ExternalTriggers, &id)?;
+                let now = tx.now_ts();
+                let fresh = ExternalTriggerRecord::new(&id, &now);
+                let previous = match active_of(&records).cloned() {
+                    Some(mut old) => {
+                        old.status = TriggerStatus::Rotated;
+                        old.replaced_by = Some(fresh.external_trigger_id.clone());
+                        old.updated_at = now;
+                        tx.put(Keyed::ExternalTriggers, &id, &old.external_trigger_id, &old)?;
+                        Some(old.descriptor())
+                    }
+                    None => None,
+                };
+                tx.put(
+                    Keyed::ExternalTriggers,
+                    &id,
+                    &fresh.external_trigger_id,
+                    &fresh,
+                )?;
+                let changed = ev::TriggerChanged {
+                    trigger: fresh.descriptor(),
+                    previous,
+                    by: "operator".into(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::ExternalTriggerRotated(changed),
+                ))?;
+                Ok(())
+            })
+            .await?;
+        self.trigger_view(agent_id)
+    }
+
+    /// Revoke the active descriptor (spec CancelExternalTrigger): its URL
+    /// fails from now on and no new one is issued until a rotate.
+    pub async fn trigger_revoke(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                agent_in(tx, &id)?;
+                let records: Vec<ExternalTriggerRecord> = tx.list(Keyed::ExternalTriggers, &id)?;
+                let Some(mut record) = active_of(&records).cloned() else {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "agent `{id}` has no active trigger to revoke"
+                    ))));
+                };
+                record.status = TriggerStatus::Revoked;
+                record.updated_at = tx.now_ts();
+                tx.put(
+                    Keyed::ExternalTriggers,
+                    &id,
+                    &record.external_trigger_id,
+                    &record,
+                )?;
+                let changed = ev::TriggerChanged {
+                    trigger: record.descriptor(),
+                    previous: None,
+                    by: "operator".into(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::ExternalTriggerRevoked(changed),
+                ))?;
+                Ok(())
+            })
+            .await?;
+        self.trigger_view(agent_id)
+    }
+
+    /// One delivery through the agent's active trigger. `token` is what
+    /// the caller presented (HTTP ingress); `None` is an operator's
+    /// delivery through the control socket, which provisions the trigger
+    /// if the agent never had one.
+    pub async fn trigger_deliver(
+        &self,
+        agent_id: &str,
+        token: Option<String>,
+        delivery: Delivery,
+    ) -> Result<DeliveryReceipt, DeliveryError> {
+        let meta = delivery
+            .meta
+            .clone()
+            .checked()
+            .map_err(DeliveryError::Invalid)?;
+        let via = if token.is_some() {
+            ev::DeliveryVia::Http
+        } else {
+            ev::DeliveryVia::Operator
+        };
+        let id = agent_id.to_owned();
+        let result = self
+            .inner
+            .store
+            .write(move |tx| {
+                let Some(agent) = tx.get_agent::<AgentRecord>(&id)? else {
+                    return Err(StoreError::rejected(not_found_or_unknown(&id, via)));
+                };
+                let active = match &token {
+                    Some(presented) => {
+                        let records: Vec<ExternalTriggerRecord> =
+                            tx.list(Keyed::ExternalTriggers, &id)?;
+                        match active_of(&records) {
+                            Some(r) if r.token_matches(presented) => r.clone(),
+                            _ => return Err(StoreError::rejected(DeliveryError::NotFound)),
+                        }
+                    }
+                    None => ensure_trigger_in(tx, &id)?.ok_or_else(|| {
+                        StoreError::rejected(DeliveryError::Invalid(format!(
+                            "agent `{id}`'s trigger is revoked; `holon trigger rotate` issues a new one"
+                        )))
+                    })?,
+                };
+                deliver_in(tx, agent, active, &meta, &delivery, via)
+            })
+            .await;
+        match result {
+            Ok(receipt) => {
+                self.wake(agent_id);
+                Ok(receipt)
+            }
+            Err(StoreError::Rejected(inner)) => Err(match inner.downcast::<DeliveryError>() {
+                Ok(d) => *d,
+                Err(other) => DeliveryError::Runtime(StoreError::Rejected(other).into()),
+            }),
+            Err(e) => Err(DeliveryError::Runtime(e.into())),
+        }
+    }
+}
+
+fn not_found_or_unknown(agent_id: &str, via: ev::DeliveryVia) -> DeliveryError {
+    match via {
+        ev::DeliveryVia::Http => DeliveryError::NotFound,
+        ev::DeliveryVia::Operator => DeliveryError::Runtime(RuntimeError::UnknownAgent {
+            agent_id: agent_id.to_owned(),
+        }),
+    }
+}
+
+fn deliver_in(
+    tx: &mut WriteCtx<'_>,
+    agent: AgentRecord,
+    mut trigger: ExternalTriggerRecord,
+    meta: &DeliveryMeta,
+    delivery: &Delivery,
+    via: ev::DeliveryVia,
+) -> Result<DeliveryReceipt, StoreError> {
+    let id = agent.id.clone();
+    let now = tx.now_ts();
+    let waits: Vec<WaitingIntentRecord> = tx.list(Keyed::WaitingIntents, &id)?;
+    let satisfied = satisfied_waits(&waits, &trigger.external_trigger_id, meta);
+    let mut work_item_ids = Vec::new();
+    for wait in waits.into_iter().filter(|w| satisfied.contains(&w.id)) {
+        let mut wait = wait;
+        wait.status = WaitingIntentStatus::Triggered;
+        wait.trigger_count += 1;
+        wait.updated_at = now.clone();
+        tx.put(Keyed::WaitingIntents, &id, &wait.id, &wait)?;
+        if let Some(w) = &wait.work_item_id {
+            work_item_ids.push(w.clone());
+        }
+        let provenance = Provenance {
+            work_item_id: wait.work_item_id.clone(),
+            source: wait.source.clone(),
+            ..Provenance::default()
+        };
+        let changed = ev::WaitingIntentChanged {
+            waiting_intent: wait,
+        };
+        tx.append_event(new_event(
+            &id,
+            provenance,
+            Event::WaitingIntentTriggered(changed),
+        ))?;
+    }
+    trigger.trigger_count += 1;
+    trigger.last_triggered_at = Some(now.clone());
+    trigger.updated_at = now;
+    tx.put(
+        Keyed::ExternalTriggers,
+        &id,
+        &trigger.external_trigger_id,
+        &trigger,
+    )?;
+    let reason = match (&meta.summary, &meta.source) {
+        (Some(s), _) => s.clone(),
+        (None, Some(source)) => format!("external trigger from {source}"),
+        (None, None) => "external trigger".to_owned(),
+    };
+    let source = meta.source.clone().or(Some("external_trigger".into()));
+    let outcome = wake_hint_in(tx, agent, &reason, source, satisfied.first().cloned())?;
+    let delivered = ev::TriggerDelivered {
+        external_trigger_id: trigger.external_trigger_id.clone(),
+        delivery_mode: trigger.delivery_mode,
+        via,
+        source: meta.source.clone(),
+        resource: meta.resource.clone(),
+        summary: meta.summary.clone(),
+        content_type: delivery.content_type.clone(),
+        body_bytes: delivery.body_bytes,
+        satisfied_waiting_intent_ids: satisfied.clone(),
+        work_item_ids: work_item_ids.clone(),
+        outcome,
+        trigger_count: trigger.trigger_count,
+    };
+    let provenance = Provenance {
+        source: meta.source.clone(),
+        work_item_id: work_item_ids.first().cloned(),
+        ..Provenance::default()
+    };
+    tx.append_event(new_event(
+        &id,
+        provenance,
+        Event::ExternalTriggerDelivered(delivered),
+    ))?;
+    Ok(DeliveryReceipt {
+        agent_id: id,
+        external_trigger_id: trigger.external_trigger_id,
+        outcome,
+        satisfied_waiting_intent_ids: satisfied,
+        trigger_count: trigger.trigger_count,
+    })
+}

@@ -1,0 +1,185 @@
+//! The waiting-plane tools: RecordExternalWait (a durable waiting intent,
+//! so the agent's posture becomes WaitingForExternal with its evidence and
+//! a delivery through its trigger naming the same source and reference
+//! satisfies it) and CancelExternalWait. Neither touches the trigger
+//! capability itself.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::host::waiting_ops::NewWait;
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::runtime::triggers::{ExternalTriggerRecord, MAX_META_CHARS};
+use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
+use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
+use crate::store::Keyed;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RecordArgs {
+    /// What you are waiting for, for the operator (e.g. "CI for PR 12").
+    description: String,
+    /// The system that will deliver to your trigger URL (e.g. "ci",
+    /// "github"); a delivery must name the same `source`.
+    source: String,
+    /// What there you wait on (a PR number, a pipeline id); a delivery
+    /// must name it as its `resource`.
+    external_ref: String,
+    /// Only deliveries through this trigger satisfy the wait.
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    external_trigger_id: Option<String>,
+    /// The work item this wait blocks (it stops being runnable until the
+    /// wait is satisfied or cancelled).
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    work_item_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct CancelArgs {
+    /// The wait to cancel (from RecordExternalWait or AgentGet).
+    waiting_intent_id: String,
+}
+
+pub(super) fn specs() -> Vec<ToolSpec> {
+    vec![
+        spec::<RecordArgs>(
+            "RecordExternalWait",
+            "Record that progress waits on an outside system (CI, a review). A delivery to your trigger URL naming this source and external_ref satisfies it and wakes you; other deliveries do not. End the turn with Sleep afterwards.",
+        ),
+        spec::<CancelArgs>(
+            "CancelExternalWait",
+            "Cancel a wait recorded with RecordExternalWait that no longer applies.",
+        ),
+    ]
+}
+
+fn invalid(message: String, field: &str) -> ToolOutcome {
+    tool_error(
+        ToolErrorKind::InvalidArguments,
+        message,
+        None,
+        Some(field),
+        false,
+    )
+}
+
+/// Non-empty, single-line, bounded.
+fn text(value: &str, field: &str) -> Result<String, ToolOutcome> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(invalid(format!("`{field}` is empty"), field));
+    }
+    if v.chars().count() > MAX_META_CHARS || v.chars().any(char::is_control) {
+        return Err(invalid(
+            format!("`{field}` must be one line of at most {MAX_META_CHARS} characters"),
+            field,
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+fn check(env: &ToolEnv<'_>, a: RecordArgs) -> Result<NewWait, ToolOutcome> {
+    let wait = NewWait {
+        description: text(&a.description, "description")?,
+        source: text(&a.source, "source")?,
+        external_ref: Some(text(&a.external_ref, "external_ref")?),
+        external_trigger_id: a.external_trigger_id,
+        work_item_id: a.work_item_id,
+    };
+    let failed = |e: crate::store::StoreError| {
+        tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true)
+    };
+    let rx = env.host.store.read().map_err(failed)?;
+    if let Some(w) = &wait.work_item_id {
+        let item: Option<WorkItemRecord> =
+            rx.get(Keyed::WorkItems, env.agent_id, w).map_err(failed)?;
+        match item {
+            Some(i) if i.state != WorkItemState::Completed => {}
+            Some(_) => {
+                return Err(invalid(
+                    format!("work item `{w}` is completed"),
+                    "work_item_id",
+                ))
+            }
+            None => return Err(invalid(format!("no work item `{w}`"), "work_item_id")),
+        }
+    }
+    if let Some(t) = &wait.external_trigger_id {
+        let trigger: Option<ExternalTriggerRecord> = rx
+            .get(Keyed::ExternalTriggers, env.agent_id, t)
+            .map_err(failed)?;
+        if trigger.is_none() {
+            return Err(invalid(format!("no trigger `{t}`"), "external_trigger_id"));
+        }
+    }
+    Ok(wait)
+}
+
+pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
+    let host = RuntimeHost::from_inner(env.host);
+    let outcome = match call.name.as_str() {
+        "RecordExternalWait" => {
+            let wait = match parse_args::<RecordArgs>(call).and_then(|a| check(env, a)) {
+                Ok(w) => w,
+                Err(e) => return Some(e),
+            };
+            match host.create_waiting_intent(env.agent_id, wait).await {
+                Ok(w) => ToolOutcome::ok(json!({
+                    "ok": true, "waiting_intent_id": w.id, "status": w.status,
+                    "satisfied_by": {
+                        "source": w.source, "resource": w.external_ref,
+                        "external_trigger_id": w.external_trigger_id,
+                    },
+                    "next": "end the turn with Sleep; a matching delivery wakes you",
+                })),
+                Err(e) => runtime_error(e),
+            }
+        }
+        "CancelExternalWait" => {
+            let a = match parse_args::<CancelArgs>(call) {
+                Ok(a) => a,
+                Err(e) => return Some(e),
+            };
+            let existing: Result<Option<WaitingIntentRecord>, _> =
+                env.host.store.read().and_then(|rx| {
+                    rx.get(Keyed::WaitingIntents, env.agent_id, &a.waiting_intent_id)
+                });
+            match existing {
+                Ok(Some(w)) if w.status == WaitingIntentStatus::Active => {
+                    match host
+                        .settle_waiting_intent(
+                            env.agent_id,
+                            &a.waiting_intent_id,
+                            WaitingIntentStatus::Cancelled,
+                        )
+                        .await
+                    {
+                        Ok(w) => ToolOutcome::ok(
+                            json!({ "ok": true, "waiting_intent_id": w.id, "status": w.status }),
+                        ),
+                        Err(e) => runtime_error(e),
+                    }
+                }
+                Ok(Some(w)) => tool_error(
+                    ToolErrorKind::Conflict,
+                    format!("wait `{}` is already {:?}", w.id, w.status).to_lowercase(),
+                    None,
+                    Some("waiting_intent_id"),
+                    false,
+                ),
+                Ok(None) => tool_error(
+                    ToolErrorKind::NotFound,
+                    format!("no wait `{}`", a.waiting_intent_id),
+                    Some("AgentGet lists your open waits"),
+                    Some("waiting_intent_id"),
+                    false,
+                ),
+                Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+            }
+        }
+        _ => return None,
+    };
+    Some(outcome)
+}
