@@ -48,6 +48,23 @@ impl Access {
     }
 }
 
+/// Deliveries one trigger may make: a burst, then a steady rate (429
+/// beyond; the wake they would cause is already pending).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimit {
+    pub burst: u32,
+    pub per_sec: f64,
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        RateLimit {
+            burst: 20,
+            per_sec: 5.0,
+        }
+    }
+}
+
 /// What the serving process was asked for.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -57,6 +74,7 @@ pub struct HttpOptions {
     pub advertise: Option<String>,
     /// The bearer token for `/ws` and `/control/*`.
     pub token: String,
+    pub rate: RateLimit,
 }
 
 /// Check a listen address against the access choice: anything but
@@ -163,12 +181,14 @@ pub fn resolve(ctx: &Context, args: &AccessArgs) -> anyhow::Result<(HttpOptions,
         "store_cache_mib": ctx.config.store_cache_mib,
         "max_connections": ctx.config.server_limits.max_connections,
         "idle_timeout_secs": ctx.config.server_limits.idle_timeout.as_secs(),
+        "trigger_rate": [ctx.config.trigger_rate.burst, ctx.config.trigger_rate.per_sec],
     }));
     let options = HttpOptions {
         listen,
         access,
         advertise,
         token,
+        rate: ctx.config.trigger_rate,
     };
     Ok((options, fingerprint))
 }
@@ -188,7 +208,9 @@ mod tests {
     fn non_loopback_needs_an_explicit_access_choice() {
         assert!(check_listen("127.0.0.1:7464", Access::Local).is_ok());
         assert!(check_listen("[::1]:7464", Access::Local).is_ok());
-        let e = check_listen("0.0.0.0:7464", Access::Local).err().unwrap_or_default();
+        let e = check_listen("0.0.0.0:7464", Access::Local)
+            .err()
+            .unwrap_or_default();
         assert!(e.contains("--access lan"), "{e}");
         assert!(check_listen("0.0.0.0:7464", Access::Lan).is_ok());
         assert!(check_listen("localhost", Access::Local).is_err());

@@ -101,6 +101,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "socket" {
         super::bench_socket::socket_bench(&dir).await?;
     }
+    if all || which == "triggers" {
+        super::bench_triggers::run(&dir).await?;
+    }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;
     }

@@ -414,7 +414,9 @@ pub struct BenchArgs {
     /// and while turns run), context (prompt frame with 100 and 10,000
     /// transcript entries, compaction per turn, MemorySearch over 100,000
     /// briefs), workspace (UseWorkspace direct and isolated on a
-    /// 10,000-file repository, the per-turn execution block), socket, all
+    /// 10,000-file repository, the per-turn execution block), socket,
+    /// triggers (HTTP delivery to a durable wake hint, 8 concurrent
+    /// senders, runtime.status over WebSocket against the socket), all
     /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
     /// under 50 prompts/s with subscribers, every 10 s); the last two are
     /// not part of all.

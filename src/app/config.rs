@@ -72,6 +72,8 @@ struct ServerSection {
     max_connections: Option<usize>,
     idle_timeout_secs: Option<u64>,
     listen: Option<String>,
+    trigger_burst: Option<u32>,
+    trigger_rate_per_sec: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -125,6 +127,9 @@ pub struct Config {
     /// The HTTP listener's address (`[server] listen`, `HOLON_LISTEN`);
     /// `None` when set to `off`.
     pub server_listen: Option<String>,
+    /// Per-trigger delivery limit (`[server] trigger_burst`,
+    /// `trigger_rate_per_sec`).
+    pub trigger_rate: super::access::RateLimit,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -358,6 +363,22 @@ impl Config {
             (None, Some(v)) => listen_setting(&v).map_err(|m| at_key("server.listen", m))?,
             (None, None) => Some(super::access::DEFAULT_LISTEN.to_owned()),
         };
+        let defaults = super::access::RateLimit::default();
+        let burst = file.server.trigger_burst.unwrap_or(defaults.burst);
+        if !(1..=1_000_000).contains(&burst) {
+            return Err(at_key(
+                "server.trigger_burst",
+                format!("{burst} is out of range (1 to 1000000)"),
+            ));
+        }
+        let per_sec = file.server.trigger_rate_per_sec.unwrap_or(defaults.per_sec);
+        if !(per_sec > 0.0 && per_sec <= 1_000_000.0) {
+            return Err(at_key(
+                "server.trigger_rate_per_sec",
+                format!("{per_sec} is out of range (above 0, at most 1000000)"),
+            ));
+        }
+        let trigger_rate = super::access::RateLimit { burst, per_sec };
 
         Ok(Config {
             file: path.to_path_buf(),
@@ -373,6 +394,7 @@ impl Config {
             store_cache_mib,
             server_limits,
             server_listen,
+            trigger_rate,
             store_lock_wait: std::time::Duration::from_secs(
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),

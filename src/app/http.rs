@@ -25,7 +25,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, UnixStream};
 use tokio::sync::{watch, Semaphore};
 
-use super::access::HttpOptions;
+use super::access::{HttpOptions, RateLimit};
 use super::control::{ServerLimits, MAX_LINE};
 use crate::protocol::RuntimeClient;
 use crate::runtime::host::trigger_ops::{Delivery, DeliveryError};
@@ -34,25 +34,31 @@ use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
 
 /// The largest trigger body accepted (bytes); larger gets 413.
 pub const MAX_BODY: usize = 64 * 1024;
-/// Deliveries one trigger may burst before 429.
-pub const RATE_BURST: f64 = 20.0;
-/// Deliveries per second one trigger regains after a burst.
-pub const RATE_PER_SEC: f64 = 5.0;
 
 /// A token bucket per trigger.
-#[derive(Default)]
-struct RateLimits(Mutex<HashMap<String, (f64, Instant)>>);
+struct RateLimits {
+    limit: RateLimit,
+    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+}
 
 impl RateLimits {
+    fn new(limit: RateLimit) -> RateLimits {
+        RateLimits {
+            limit,
+            buckets: Mutex::default(),
+        }
+    }
+
     /// Take one delivery from the trigger's bucket; false when empty.
     fn admit(&self, key: &str) -> bool {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let (burst, per_sec) = (f64::from(self.limit.burst), self.limit.per_sec);
+        let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         if map.len() > 10_000 {
             map.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(60));
         }
-        let (tokens, at) = map.entry(key.to_owned()).or_insert((RATE_BURST, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * RATE_PER_SEC).min(RATE_BURST);
+        let (tokens, at) = map.entry(key.to_owned()).or_insert((burst, now));
+        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * per_sec).min(burst);
         *at = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
@@ -134,7 +140,7 @@ pub async fn start(
         shutdown: shutdown.clone(),
         limits,
         ws_slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
-        rates: Arc::default(),
+        rates: Arc::new(RateLimits::new(options.rate)),
     };
     let app = Router::new()
         .route("/trigger/{agent_id}/{token}", post(ingress))
@@ -387,9 +393,9 @@ mod tests {
 
     #[test]
     fn a_flood_is_cut_after_the_burst_and_refills() {
-        let r = RateLimits::default();
+        let r = RateLimits::new(RateLimit::default());
         let admitted = (0..100).filter(|_| r.admit("trg")).count();
-        assert_eq!(admitted, RATE_BURST as usize);
+        assert_eq!(admitted, RateLimit::default().burst as usize);
         assert!(r.admit("other"), "buckets are per trigger");
     }
 

@@ -19,6 +19,8 @@ mod bench_socket;
 #[cfg(feature = "bench")]
 mod bench_stop;
 #[cfg(feature = "bench")]
+mod bench_triggers;
+#[cfg(feature = "bench")]
 mod bench_turns;
 #[cfg(feature = "bench")]
 mod bench_workspace;

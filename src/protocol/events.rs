@@ -282,7 +282,6 @@ mod tests {
         EventKind::TaskOutput,
         EventKind::TimerCancelled,
         EventKind::RuntimeStopped,
-        EventKind::WaitingIntentCancelled,
         EventKind::WorkItemRecheckDue,
     ];
 

@@ -10,6 +10,7 @@ mod hardening;
 mod provider_edges;
 mod provider_transports;
 mod pty;
+mod remote_attach;
 mod runtime_core;
 mod runtime_restart;
 mod scheduler_fixtures;

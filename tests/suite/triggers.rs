@@ -41,6 +41,7 @@ async fn served(script: Vec<Scripted>) -> Served {
         access: Access::Local,
         advertise: None,
         token: token.clone(),
+        rate: Default::default(),
     };
     let started =
         holon::app::http::start(&r.host, client, options, stop_rx, ServerLimits::default()).await;
@@ -445,4 +446,74 @@ async fn a_delivery_to_the_daemon_wakes_its_sleeping_agent_into_a_model_turn() {
         "{shown}"
     );
     super::support::assert_typed_lines(&home, "main");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_that_no_longer_applies_is_cancelled_by_the_model_and_bad_waits_are_refused() {
+    fn wait_id(req: &holon::runtime::provider::ProviderRequest) -> String {
+        let text = serde_json::to_string(&req.conversation).unwrap_or_default();
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|w| w.starts_with("wait_"))
+            .unwrap_or("missing")
+            .to_owned()
+    }
+    let r = rig(vec![
+        Scripted::tools(
+            "",
+            &[
+                (
+                    "RecordExternalWait",
+                    json!({"description": "a review", "source": "github", "external_ref": "pr-9",
+                           "work_item_id": "work_nope"}),
+                ),
+                (
+                    "RecordExternalWait",
+                    json!({"description": "a review", "source": "github", "external_ref": "pr-9"}),
+                ),
+            ],
+        ),
+        Scripted::With(Arc::new(|req| {
+            Scripted::tools(
+                "",
+                &[(
+                    "CancelExternalWait",
+                    json!({"waiting_intent_id": wait_id(req)}),
+                )],
+            )
+        })),
+        Scripted::text("The review is no longer needed."),
+    ])
+    .await;
+    ok(r.host
+        .submit(super::runtime_core::prompt(
+            "wait for the review, then drop it",
+            holon::runtime::envelope::Priority::Normal,
+        ))
+        .await);
+    wait_event(&r.host, "the turn's end", kind("turn_terminal")).await;
+    let evs = events(&r.host);
+    assert_eq!(
+        evs.iter()
+            .filter(|e| e.kind == "waiting_intent_created")
+            .count(),
+        1
+    );
+    let cancelled = evs
+        .iter()
+        .find(|e| e.kind == "waiting_intent_cancelled")
+        .unwrap_or_else(|| panic!("no cancellation"));
+    assert_eq!(cancelled.payload["waiting_intent"]["status"], "cancelled");
+    let first_round =
+        serde_json::to_string(&r.provider.requests()[1].conversation).unwrap_or_default();
+    assert!(
+        first_round.contains("no work item `work_nope`"),
+        "{first_round}"
+    );
+    let summary = ok(r
+        .host
+        .call(holon::protocol::Request::AgentStatus {
+            agent_id: "main".into(),
+        })
+        .await);
+    assert_ne!(summary["posture"], "WaitingForExternal", "{summary}");
 }

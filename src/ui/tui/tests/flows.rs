@@ -899,3 +899,55 @@ fn a_note_of_several_lines_keeps_its_lines() {
         ]
     );
 }
+
+#[test]
+fn trigger_shows_the_url_deliveries_and_waits_as_a_note() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/trigger");
+    assert_eq!(
+        requests(&fx),
+        [Request::TriggerShow {
+            agent_id: "main".into()
+        }]
+    );
+    let id = call_id(&fx, "trigger.show");
+    let view = json!({
+        "agent_id": "main",
+        "trigger": {"external_trigger_id": "trg_1", "target_agent_id": "main", "status": "active",
+                    "trigger_count": 2, "last_triggered_at": "2026-11-23T10:00:00Z"},
+        "trigger_url": "http://127.0.0.1:7464/trigger/main/abc123",
+        "ingress": {"state": "listening", "http_addr": "127.0.0.1:7464", "access": "local"},
+        "recent_deliveries": [{"event_seq": 9, "at": "2026-11-23T10:00:00Z", "external_trigger_id": "trg_1",
+            "source": "ci", "resource": "pr-7", "summary": "build failed", "outcome": "submitted",
+            "satisfied_waiting_intent_ids": ["wait_1"]}],
+        "open_waits": [{"id": "wait_2", "agent_id": "main", "source": "github", "description": "review on PR 9",
+            "external_ref": "pr-9", "created_at": "", "updated_at": ""}],
+    });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(view),
+        },
+    );
+    let text = screen(&st);
+    for part in [
+        "http://127.0.0.1:7464/trigger/main/abc123",
+        "capability secret",
+        "ci pr-7 \"build failed\": woke the agent;",
+        "satisfied wait_1",
+        "wait_2: review on PR 9 (source github, ref pr-9)",
+        "listening on 127.0.0.1:7464",
+    ] {
+        assert!(text.contains(part), "{part:?} in:\n{text}");
+    }
+    let fx = enter(&mut st, "/trigger rotate");
+    assert_eq!(
+        requests(&fx),
+        [Request::TriggerRotate {
+            agent_id: "main".into()
+        }]
+    );
+    let fx = enter(&mut st, "/trigger nonsense");
+    assert!(requests(&fx).is_empty());
+}

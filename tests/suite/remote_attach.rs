@@ -1,0 +1,215 @@
+//! Remote attach and the daemon lifecycle contract: the JSON-RPC protocol
+//! over WebSocket on the HTTP listener (bearer token; the same requests,
+//! subscriptions and resume as the socket), `holon attach ws://` in a
+//! pseudo-terminal surviving a killed runtime, and `daemon restart` with a
+//! changed config while `daemon start` fails closed.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::pty::Console;
+use super::support::{stderr, Daemon, Home};
+use holon::protocol::{Request, RuntimeClient, SubscriptionItem};
+use holon::ui::ws::Endpoint;
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn free_port() -> u16 {
+    let l = ok(std::net::TcpListener::bind("127.0.0.1:0"));
+    ok(l.local_addr()).port()
+}
+
+/// `holon --detach` listening on `listen` (not the suite's port 0).
+fn detach_on(home: &Home, listen: &str) {
+    let out = ok(home
+        .cmd()
+        .env("HOLON_LISTEN", listen)
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn daemon_pid(home: &Home) -> i32 {
+    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
+    let v: Value = serde_json::from_str(&text).unwrap_or_default();
+    v["pid"].as_i64().unwrap_or(0) as i32
+}
+
+fn status(home: &Home) -> Value {
+    let out = ok(home
+        .cmd()
+        .env_remove("HOLON_LISTEN")
+        .args(["daemon", "status", "--json"])
+        .output());
+    ok(serde_json::from_slice(&out.stdout))
+}
+
+fn token(home: &Home) -> String {
+    ok(std::fs::read_to_string(
+        home.path().join("run/remote-token"),
+    ))
+}
+
+#[test]
+fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() {
+    let home = Home::new();
+    let listen = format!("127.0.0.1:{}", free_port());
+    detach_on(&home, &listen);
+    let _daemon = Daemon(&home);
+    let rt = ok(tokio::runtime::Runtime::new());
+    rt.block_on(async {
+        let url = format!("ws://{listen}");
+        for bad in ["", "wrong-token-0123456789"] {
+            let e = Endpoint::websocket(&url, bad.to_owned()).unwrap_or_else(|m| panic!("{m}"));
+            let refused = e
+                .connect()
+                .await
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(refused.contains("401"), "{bad:?}: {refused}");
+        }
+        let e = Endpoint::websocket(&url, token(&home)).unwrap_or_else(|m| panic!("{m}"));
+        let client = ok(e.connect().await);
+        let status: holon::protocol::RuntimeStatus =
+            ok(holon::protocol::call_typed(&client, Request::RuntimeStatus).await);
+        assert_eq!(status.mode, "daemon");
+        // A subscription over the WebSocket sees what the CLI sends.
+        let mut sub = ok(client.subscribe("main", 1).await);
+        home.ok(&["send", "over the websocket marker-ws"]);
+        let found = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(item) = sub.next().await {
+                if let SubscriptionItem::Event(e) = item {
+                    if e.payload.to_string().contains("marker-ws") {
+                        return true;
+                    }
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(found, Ok(true));
+        ok(client.call(Request::AgentsList).await);
+    });
+}
+
+#[test]
+fn attach_over_websocket_survives_a_killed_runtime_and_resumes_from_its_cursor() {
+    let home = Home::new();
+    let listen = format!("127.0.0.1:{}", free_port());
+    detach_on(&home, &listen);
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "before the kill marker-a"]);
+    // The console runs as if on another machine: its own home, a copy of
+    // the token.
+    let remote = Home::new();
+    let token_file = remote.path().join("token");
+    ok(std::fs::write(&token_file, token(&home)));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        ok(std::fs::set_permissions(
+            &token_file,
+            std::fs::Permissions::from_mode(0o600),
+        ));
+    }
+    let target = format!("ws://{listen}");
+    let token_arg = token_file.display().to_string();
+    let mut c = Console::start(
+        remote.path(),
+        &["attach", &target, "--token-file", &token_arg],
+        120,
+        30,
+        &[],
+    );
+    c.wait_until("attached", |s| s.contains("streaming"));
+    c.wait_for("before the kill marker-a");
+    // SAFETY: the daemon this test started.
+    unsafe { libc::kill(daemon_pid(&home), libc::SIGKILL) };
+    c.wait_until("reconnecting", |s| s.contains("reconnecting in"));
+    home.ok(&["send", "while it was down marker-b"]);
+    detach_on(&home, &listen);
+    c.wait_for("while it was down marker-b");
+    c.type_text("typed remotely marker-c");
+    c.enter();
+    c.wait_for("› typed remotely marker-c");
+    let events = home.ok(&["events", "--json", "--limit", "2000"]);
+    assert!(
+        events.contains("marker-c"),
+        "the prompt reached the runtime"
+    );
+    // Nothing was shown twice after the resume.
+    let screen = c.contents();
+    assert_eq!(screen.matches("marker-a").count(), 1, "{screen}");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}
+
+#[test]
+fn restart_applies_a_changed_config_while_start_fails_closed() {
+    let home = Home::new();
+    let (p1, p2) = (free_port(), free_port());
+    let config = home.path().join("config/config.toml");
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        &config,
+        format!("[server]\nlisten = \"127.0.0.1:{p1}\"\n"),
+    ));
+    let run = |args: &[&str]| ok(home.cmd().env_remove("HOLON_LISTEN").args(args).output());
+    let out = run(&["daemon", "start"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = Daemon(&home);
+    let s = status(&home);
+    assert_eq!(s["http_addr"], format!("127.0.0.1:{p1}"), "{s}");
+    assert_eq!(s["config_fingerprint_match"], true, "{s}");
+    let pid = s["status"]["pid"].clone();
+
+    ok(std::fs::write(
+        &config,
+        format!("[server]\nlisten = \"127.0.0.1:{p2}\"\n"),
+    ));
+    assert_eq!(status(&home)["config_fingerprint_match"], false);
+    let refused = run(&["daemon", "start"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("daemon restart"),
+        "{}",
+        stderr(&refused)
+    );
+    // A non-loopback address without an access choice is refused up front.
+    let open = run(&["daemon", "restart", "--listen", "0.0.0.0:1"]);
+    assert!(!open.status.success());
+    assert!(stderr(&open).contains("--access lan"), "{}", stderr(&open));
+    assert_eq!(status(&home)["status"]["pid"], pid, "nothing was stopped");
+
+    let out = run(&["daemon", "restart"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = status(&home);
+    assert_eq!(s["http_addr"], format!("127.0.0.1:{p2}"), "{s}");
+    assert_eq!(s["config_fingerprint_match"], true);
+    assert_ne!(s["status"]["pid"], pid);
+    // Stale pid metadata (a killed runtime) is cleaned by restart.
+    // SAFETY: the daemon this test started.
+    unsafe { libc::kill(daemon_pid(&home), libc::SIGKILL) };
+    std::thread::sleep(Duration::from_millis(200));
+    let out = run(&["daemon", "restart"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(status(&home)["running"], true);
+    // A taken address: the runtime still runs on its socket and says why.
+    let blocker = ok(std::net::TcpListener::bind("127.0.0.1:0"));
+    let taken = ok(blocker.local_addr()).to_string();
+    ok(std::fs::write(
+        &config,
+        format!("[server]\nlisten = \"{taken}\"\n"),
+    ));
+    let out = run(&["daemon", "restart"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = status(&home);
+    assert_eq!(s["status"]["http"]["state"], "down", "{s}");
+    let text = String::from_utf8_lossy(&run(&["daemon", "status"]).stdout).into_owned();
+    assert!(text.contains("http      down: cannot listen on"), "{text}");
+    drop(blocker);
+}
