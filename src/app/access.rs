@@ -115,14 +115,25 @@ pub fn load_token(run_dir: &FsPath, token_file: Option<&FsPath>) -> anyhow::Resu
         None => default_token_file(run_dir),
     };
     if token_file.is_none() && !path.exists() {
+        // Written aside, then linked into place: never overwrites a token
+        // a racing start published, never publishes a half-written one.
         let token = crate::runtime::triggers::new_token();
+        let aside = path.with_extension(format!("new-{}", std::process::id()));
         let mut f = std::fs::OpenOptions::new()
             .write(true)
-            .create_new(true)
+            .create(true)
+            .truncate(true)
             .mode(0o600)
-            .open(&path)?;
+            .open(&aside)?;
         std::io::Write::write_all(&mut f, token.as_bytes())?;
-        return Ok(token);
+        f.sync_all()?;
+        let linked = std::fs::hard_link(&aside, &path);
+        let _ = std::fs::remove_file(&aside);
+        match linked {
+            Ok(()) => return Ok(token),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     let meta = std::fs::metadata(&path)
         .map_err(|e| anyhow::anyhow!("cannot read the token file {}: {e}", path.display()))?;

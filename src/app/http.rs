@@ -32,6 +32,9 @@ use crate::runtime::host::trigger_ops::{Delivery, DeliveryError};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
 
+/// How often an idle WebSocket is pinged.
+const KEEPALIVE: Duration = Duration::from_secs(30);
+
 /// The largest trigger body accepted (bytes); larger gets 413.
 pub const MAX_BODY: usize = 64 * 1024;
 
@@ -349,13 +352,22 @@ async fn bridge(ws: WebSocket, st: AppState) {
 }
 
 /// Move lines both ways until either side ends; dropping the pair's end
-/// tells the handler the client is gone.
+/// tells the handler the client is gone. A ping every `KEEPALIVE` finds a
+/// peer that vanished without closing (a dropped network): nothing heard
+/// for three of them ends the connection.
 async fn pump(ws: WebSocket, stream: UnixStream) {
     use futures_util::{SinkExt, StreamExt};
     let (mut ws_tx, mut ws_rx) = ws.split();
     let (read, mut write) = stream.into_split();
+    let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let started = Instant::now();
+    let seen = Arc::clone(&heard);
     let inbound = async move {
         while let Some(Ok(msg)) = ws_rx.next().await {
+            seen.store(
+                started.elapsed().as_secs(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             let bytes: Vec<u8> = match msg {
                 Message::Text(t) => t.as_str().as_bytes().to_vec(),
                 Message::Binary(b) => b.to_vec(),
@@ -370,8 +382,23 @@ async fn pump(ws: WebSocket, stream: UnixStream) {
     };
     let outbound = async move {
         let mut lines = BufReader::new(read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if ws_tx.send(Message::Text(line.into())).await.is_err() {
+        let mut ping = tokio::time::interval(KEEPALIVE);
+        ping.tick().await;
+        loop {
+            let message = tokio::select! {
+                line = lines.next_line() => match line {
+                    Ok(Some(line)) => Message::Text(line.into()),
+                    Ok(None) | Err(_) => break,
+                },
+                _ = ping.tick() => {
+                    let quiet = started.elapsed().as_secs().saturating_sub(heard.load(std::sync::atomic::Ordering::Relaxed));
+                    if quiet > 3 * KEEPALIVE.as_secs() {
+                        return;
+                    }
+                    Message::Ping(Bytes::new())
+                }
+            };
+            if ws_tx.send(message).await.is_err() {
                 return;
             }
         }

@@ -5,6 +5,8 @@
 //! resume-from-cursor behave exactly as over the socket.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -13,6 +15,9 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::client::SocketClient;
+
+/// How often the connection is pinged.
+const KEEPALIVE: Duration = Duration::from_secs(30);
 
 /// A runtime's control endpoint.
 #[derive(Clone, PartialEq, Eq)]
@@ -103,10 +108,31 @@ where
 {
     let (mut ws_tx, mut ws_rx) = ws.split();
     let (read, mut write) = stream.into_split();
+    // Pings find a runtime that vanished without closing (a dropped
+    // network): nothing heard for three of them ends the stream, and the
+    // console reconnects.
+    let heard = std::sync::Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let seen = std::sync::Arc::clone(&heard);
     let outbound = async move {
         let mut lines = BufReader::new(read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if ws_tx.send(Message::text(line)).await.is_err() {
+        let mut ping = tokio::time::interval(KEEPALIVE);
+        ping.tick().await;
+        loop {
+            let message = tokio::select! {
+                line = lines.next_line() => match line {
+                    Ok(Some(line)) => Message::text(line),
+                    Ok(None) | Err(_) => break,
+                },
+                _ = ping.tick() => {
+                    let quiet = started.elapsed().as_secs().saturating_sub(heard.load(Ordering::Relaxed));
+                    if quiet > 3 * KEEPALIVE.as_secs() {
+                        return;
+                    }
+                    Message::Ping(Default::default())
+                }
+            };
+            if ws_tx.send(message).await.is_err() {
                 return;
             }
         }
@@ -114,6 +140,7 @@ where
     };
     let inbound = async move {
         while let Some(Ok(msg)) = ws_rx.next().await {
+            seen.store(started.elapsed().as_secs(), Ordering::Relaxed);
             let bytes: Vec<u8> = match msg {
                 Message::Text(t) => t.as_bytes().to_vec(),
                 Message::Binary(b) => b.to_vec(),

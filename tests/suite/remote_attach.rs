@@ -213,3 +213,54 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
     assert!(text.contains("http      down: cannot listen on"), "{text}");
     drop(blocker);
 }
+
+#[test]
+fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_responsive() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+    let home = Home::new();
+    // ~12 MB of ledger: more than every buffer between the runtime and a
+    // client that does not read (its outbound bound, the socket pair, TCP).
+    home.ok(&["debug", "append-stress", "--count", "40000"]);
+    let listen = format!("127.0.0.1:{}", free_port());
+    detach_on(&home, &listen);
+    let _daemon = Daemon(&home);
+    let rt = ok(tokio::runtime::Runtime::new());
+    rt.block_on(async {
+        let mut request = ok(format!("ws://{listen}/ws").into_client_request());
+        let bearer = ok(format!("Bearer {}", token(&home)).parse());
+        request.headers_mut().insert("authorization", bearer);
+        let (mut ws, _) = ok(tokio_tungstenite::connect_async(request).await);
+        let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1,"subscription":"deaf"}}"#;
+        ok(ws.send(Message::text(subscribe)).await);
+        // Not reading: meanwhile the runtime answers everyone else at once.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let socket = ok(holon::ui::client::SocketClient::connect(
+            &home.path().join("run/control.sock"),
+        )
+        .await);
+        let t = std::time::Instant::now();
+        ok(socket.call(Request::RuntimeStatus).await);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        // Reading now: the subscription was cut off with "lagged, resume
+        // from N" instead of buffering the whole ledger.
+        let mut events = 0usize;
+        let lagged = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(Ok(m)) = ws.next().await {
+                let Message::Text(t) = m else { continue };
+                if t.contains("subscription.lagged") {
+                    return Some(t.to_string());
+                }
+                if t.contains(r#""method":"event""#) {
+                    events += 1;
+                }
+            }
+            None
+        })
+        .await;
+        let lagged = lagged.ok().flatten().unwrap_or_else(|| panic!("no lagged after {events} events"));
+        assert!(lagged.contains("resume_from"), "{lagged}");
+        assert!(events < 40_000, "{events} events were buffered");
+    });
+}
