@@ -21,7 +21,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, UnixStream};
 use tokio::sync::{watch, Semaphore};
 
@@ -31,9 +30,7 @@ use crate::protocol::RuntimeClient;
 use crate::runtime::host::trigger_ops::{Delivery, DeliveryError};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
-
-/// How often an idle WebSocket is pinged.
-const KEEPALIVE: Duration = Duration::from_secs(30);
+use crate::ui::ws::{bridge_lines, Ends, Frames};
 
 /// The largest trigger body accepted (bytes); larger gets 413.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -351,67 +348,20 @@ async fn bridge(ws: WebSocket, st: AppState) {
     let _ = served.await;
 }
 
-/// Move lines both ways until either side ends; dropping the pair's end
-/// tells the handler the client is gone. A ping every `KEEPALIVE` finds a
-/// peer that vanished without closing (a dropped network): nothing heard
-/// for three of them ends the connection.
+/// axum's messages for the line bridge; the handler's side ending ends it.
 async fn pump(ws: WebSocket, stream: UnixStream) {
-    use futures_util::{SinkExt, StreamExt};
-    let (mut ws_tx, mut ws_rx) = ws.split();
-    let (read, mut write) = stream.into_split();
-    let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let started = Instant::now();
-    let seen = Arc::clone(&heard);
-    let inbound = async move {
-        while let Some(Ok(msg)) = ws_rx.next().await {
-            seen.store(
-                started.elapsed().as_secs(),
-                std::sync::atomic::Ordering::Relaxed,
-            );
-            let bytes: Vec<u8> = match msg {
-                Message::Text(t) => t.as_str().as_bytes().to_vec(),
-                Message::Binary(b) => b.to_vec(),
-                Message::Close(_) => break,
-                Message::Ping(_) | Message::Pong(_) => continue,
-            };
-            if write.write_all(&bytes).await.is_err() || write.write_all(b"\n").await.is_err() {
-                break;
-            }
-        }
-        let _ = write.shutdown().await;
+    let frames = Frames {
+        text: |line| Message::Text(line.into()),
+        ping: || Message::Ping(Bytes::new()),
+        close: || Message::Close(None),
+        line: |m| match m {
+            Message::Text(t) => Ok(Some(t.as_str().as_bytes().to_vec())),
+            Message::Binary(b) => Ok(Some(b.to_vec())),
+            Message::Close(_) => Err(()),
+            Message::Ping(_) | Message::Pong(_) => Ok(None),
+        },
     };
-    let outbound = async move {
-        let mut lines = BufReader::new(read).lines();
-        let mut ping = tokio::time::interval(KEEPALIVE);
-        ping.tick().await;
-        loop {
-            let message = tokio::select! {
-                line = lines.next_line() => match line {
-                    Ok(Some(line)) => Message::Text(line.into()),
-                    Ok(None) | Err(_) => break,
-                },
-                _ = ping.tick() => {
-                    let quiet = started.elapsed().as_secs().saturating_sub(heard.load(std::sync::atomic::Ordering::Relaxed));
-                    if quiet > 3 * KEEPALIVE.as_secs() {
-                        return;
-                    }
-                    Message::Ping(Bytes::new())
-                }
-            };
-            if ws_tx.send(message).await.is_err() {
-                return;
-            }
-        }
-        let _ = ws_tx.send(Message::Close(None)).await;
-    };
-    // The request side may finish first (a client that sent its requests
-    // and half-closed); answers and subscriptions still flow until the
-    // handler closes its side.
-    tokio::pin!(outbound);
-    tokio::select! {
-        _ = &mut outbound => {}
-        _ = inbound => outbound.await,
-    }
+    bridge_lines(ws, stream, frames, Ends::Lines).await;
 }
 
 #[cfg(test)]

@@ -41,28 +41,6 @@ impl TriggerStatus {
     }
 }
 
-/// The stored record. `token` is the capability secret: it is only ever
-/// shown inside `trigger_url` to the operator and in the agent's prompt,
-/// never in events or logs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExternalTriggerRecord {
-    pub external_trigger_id: String,
-    pub target_agent_id: String,
-    pub token: String,
-    #[serde(default)]
-    pub delivery_mode: DeliveryMode,
-    #[serde(default)]
-    pub status: TriggerStatus,
-    #[serde(default)]
-    pub trigger_count: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_triggered_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replaced_by: Option<String>,
-}
-
 /// A descriptor as clients and events see it: everything but the token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TriggerDescriptor {
@@ -84,34 +62,40 @@ pub struct TriggerDescriptor {
     pub replaced_by: Option<String>,
 }
 
+/// The stored record: the descriptor and its token, the capability
+/// secret, which is only ever shown inside `trigger_url` to the operator
+/// and in the agent's prompt, never in events or logs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExternalTriggerRecord {
+    #[serde(flatten)]
+    pub descriptor: TriggerDescriptor,
+    pub token: String,
+}
+
 impl ExternalTriggerRecord {
     pub fn new(agent_id: &str, now: &str) -> ExternalTriggerRecord {
         ExternalTriggerRecord {
-            external_trigger_id: crate::new_id("trg"),
-            target_agent_id: agent_id.to_owned(),
+            descriptor: TriggerDescriptor {
+                external_trigger_id: crate::new_id("trg"),
+                target_agent_id: agent_id.to_owned(),
+                delivery_mode: DeliveryMode::WakeHint,
+                status: TriggerStatus::Active,
+                trigger_count: 0,
+                last_triggered_at: None,
+                created_at: now.to_owned(),
+                updated_at: now.to_owned(),
+                replaced_by: None,
+            },
             token: new_token(),
-            delivery_mode: DeliveryMode::WakeHint,
-            status: TriggerStatus::Active,
-            trigger_count: 0,
-            last_triggered_at: None,
-            created_at: now.to_owned(),
-            updated_at: now.to_owned(),
-            replaced_by: None,
         }
     }
 
-    pub fn descriptor(&self) -> TriggerDescriptor {
-        TriggerDescriptor {
-            external_trigger_id: self.external_trigger_id.clone(),
-            target_agent_id: self.target_agent_id.clone(),
-            delivery_mode: self.delivery_mode,
-            status: self.status,
-            trigger_count: self.trigger_count,
-            last_triggered_at: self.last_triggered_at.clone(),
-            created_at: self.created_at.clone(),
-            updated_at: self.updated_at.clone(),
-            replaced_by: self.replaced_by.clone(),
-        }
+    pub fn id(&self) -> &str {
+        &self.descriptor.external_trigger_id
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.descriptor.status == TriggerStatus::Active
     }
 
     /// Whether `presented` is this record's token, in time independent of
@@ -360,7 +344,7 @@ mod tests {
         assert!(r.token_matches(&r.token.clone()));
         assert!(!r.token_matches(&r.token[..63]));
         assert!(!r.token_matches(""));
-        let descriptor = serde_json::to_string(&r.descriptor()).unwrap_or_default();
+        let descriptor = serde_json::to_string(&r.descriptor).unwrap_or_default();
         assert!(!descriptor.contains(&r.token), "{descriptor}");
     }
 

@@ -16,8 +16,50 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::client::SocketClient;
 
-/// How often the connection is pinged.
-const KEEPALIVE: Duration = Duration::from_secs(30);
+/// How often an idle WebSocket is pinged, on both ends.
+pub const KEEPALIVE: Duration = Duration::from_secs(30);
+
+/// When the other end was last heard from: a peer that vanished without
+/// closing (a dropped network) is found by the pings each end sends, and
+/// nothing heard for three of them ends the connection.
+#[derive(Clone)]
+pub struct Heard {
+    started: Instant,
+    secs: std::sync::Arc<AtomicU64>,
+}
+
+impl Default for Heard {
+    fn default() -> Self {
+        Heard {
+            started: Instant::now(),
+            secs: std::sync::Arc::default(),
+        }
+    }
+}
+
+impl Heard {
+    /// Something arrived.
+    pub fn now(&self) {
+        self.secs
+            .store(self.started.elapsed().as_secs(), Ordering::Relaxed);
+    }
+
+    /// Nothing arrived for three keepalive periods.
+    pub fn gone(&self) -> bool {
+        let quiet = self
+            .started
+            .elapsed()
+            .as_secs()
+            .saturating_sub(self.secs.load(Ordering::Relaxed));
+        quiet > 3 * KEEPALIVE.as_secs()
+    }
+
+    /// A ticker for the pings (its first tick is a period from now).
+    pub fn pings() -> tokio::time::Interval {
+        let start = tokio::time::Instant::now() + KEEPALIVE;
+        tokio::time::interval_at(start, KEEPALIVE)
+    }
+}
 
 /// A runtime's control endpoint.
 #[derive(Clone, PartialEq, Eq)]
@@ -100,52 +142,65 @@ async fn connect_ws(url: &str, token: &str) -> std::io::Result<SocketClient> {
     SocketClient::over(theirs, PathBuf::from(url))
 }
 
-/// Lines from the client become text messages and text messages become
-/// lines, until either side ends.
-async fn pump<S>(ws: tokio_tungstenite::WebSocketStream<S>, stream: UnixStream)
+/// What one WebSocket library's message type means to a line bridge.
+pub struct Frames<M> {
+    pub text: fn(String) -> M,
+    pub ping: fn() -> M,
+    pub close: fn() -> M,
+    /// A message's line bytes; `None` for control frames, `Err` for close.
+    pub line: fn(M) -> Result<Option<Vec<u8>>, ()>,
+}
+
+/// Which side of the bridge ending ends it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    /// Either side (a client: the runtime closing ends its stream).
+    Either,
+    /// The line side (a server: a client that half-closed still gets its
+    /// answers and subscriptions until the handler is done).
+    Lines,
+}
+
+/// Carry lines between a socket-pair end and a WebSocket: each line out is
+/// one text message, each data message in one line. Pings every
+/// `KEEPALIVE` find a peer gone without closing.
+pub async fn bridge_lines<W, M, E>(ws: W, stream: UnixStream, frames: Frames<M>, ends: Ends)
 where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    W: futures_util::Stream<Item = Result<M, E>> + futures_util::Sink<M> + Send + Unpin,
 {
     let (mut ws_tx, mut ws_rx) = ws.split();
     let (read, mut write) = stream.into_split();
-    // Pings find a runtime that vanished without closing (a dropped
-    // network): nothing heard for three of them ends the stream, and the
-    // console reconnects.
-    let heard = std::sync::Arc::new(AtomicU64::new(0));
-    let started = Instant::now();
-    let seen = std::sync::Arc::clone(&heard);
+    let heard = Heard::default();
+    let seen = heard.clone();
     let outbound = async move {
         let mut lines = BufReader::new(read).lines();
-        let mut ping = tokio::time::interval(KEEPALIVE);
-        ping.tick().await;
+        let mut ping = Heard::pings();
         loop {
             let message = tokio::select! {
                 line = lines.next_line() => match line {
-                    Ok(Some(line)) => Message::text(line),
+                    Ok(Some(line)) => (frames.text)(line),
                     Ok(None) | Err(_) => break,
                 },
                 _ = ping.tick() => {
-                    let quiet = started.elapsed().as_secs().saturating_sub(heard.load(Ordering::Relaxed));
-                    if quiet > 3 * KEEPALIVE.as_secs() {
+                    if heard.gone() {
                         return;
                     }
-                    Message::Ping(Default::default())
+                    (frames.ping)()
                 }
             };
             if ws_tx.send(message).await.is_err() {
                 return;
             }
         }
-        let _ = ws_tx.send(Message::Close(None)).await;
+        let _ = ws_tx.send((frames.close)()).await;
     };
     let inbound = async move {
         while let Some(Ok(msg)) = ws_rx.next().await {
-            seen.store(started.elapsed().as_secs(), Ordering::Relaxed);
-            let bytes: Vec<u8> = match msg {
-                Message::Text(t) => t.as_bytes().to_vec(),
-                Message::Binary(b) => b.to_vec(),
-                Message::Close(_) => break,
-                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+            seen.now();
+            let bytes = match (frames.line)(msg) {
+                Ok(Some(b)) => b,
+                Ok(None) => continue,
+                Err(()) => break,
             };
             if write.write_all(&bytes).await.is_err() || write.write_all(b"\n").await.is_err() {
                 break;
@@ -153,12 +208,34 @@ where
         }
         let _ = write.shutdown().await;
     };
-    // The runtime closing the connection ends the client's stream (it
-    // reconnects); the client dropping its end closes the WebSocket.
+    tokio::pin!(outbound);
     tokio::select! {
-        _ = outbound => {}
-        _ = inbound => {}
+        _ = &mut outbound => {}
+        _ = inbound => {
+            if ends == Ends::Lines {
+                outbound.await;
+            }
+        }
     }
+}
+
+/// The client's bridge: tungstenite's messages.
+async fn pump<S>(ws: tokio_tungstenite::WebSocketStream<S>, stream: UnixStream)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin,
+{
+    let frames = Frames {
+        text: Message::text,
+        ping: || Message::Ping(Default::default()),
+        close: || Message::Close(None),
+        line: |m| match m {
+            Message::Text(t) => Ok(Some(t.as_bytes().to_vec())),
+            Message::Binary(b) => Ok(Some(b.to_vec())),
+            Message::Close(_) => Err(()),
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(None),
+        },
+    };
+    bridge_lines(ws, stream, frames, Ends::Either).await;
 }
 
 #[cfg(test)]

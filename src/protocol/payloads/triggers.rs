@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::host::WakeHintOutcome;
-use crate::runtime::triggers::{DeliveryMode, TriggerDescriptor};
+use crate::runtime::triggers::{DeliveryMeta, DeliveryMode, TriggerDescriptor};
 
 /// `external_trigger_provisioned`, `external_trigger_rotated`,
 /// `external_trigger_revoked`.
@@ -40,12 +40,9 @@ pub struct TriggerDelivered {
     pub delivery_mode: DeliveryMode,
     #[serde(default)]
     pub via: DeliveryVia,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
+    /// `source`, `resource`, `summary` as the delivery named them.
+    #[serde(flatten)]
+    pub meta: DeliveryMeta,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     #[serde(default)]

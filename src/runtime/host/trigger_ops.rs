@@ -85,7 +85,7 @@ pub enum DeliveryError {
 }
 
 fn active_of(records: &[ExternalTriggerRecord]) -> Option<&ExternalTriggerRecord> {
-    records.iter().find(|r| r.status == TriggerStatus::Active)
+    records.iter().find(|r| r.is_active())
 }
 
 /// Inside a write job: the active descriptor, provisioned when the agent
@@ -102,23 +102,29 @@ pub(crate) fn ensure_trigger_in(
         return Ok(None);
     }
     let record = ExternalTriggerRecord::new(agent_id, &tx.now_ts());
-    tx.put(
-        Keyed::ExternalTriggers,
-        agent_id,
-        &record.external_trigger_id,
-        &record,
-    )?;
+    put_trigger(tx, &record)?;
     let changed = ev::TriggerChanged {
-        trigger: record.descriptor(),
+        trigger: record.descriptor.clone(),
         previous: None,
         by: "runtime".into(),
     };
-    tx.append_event(new_event(
-        agent_id,
-        Provenance::default(),
-        Event::ExternalTriggerProvisioned(changed),
-    ))?;
+    record_change(tx, agent_id, Event::ExternalTriggerProvisioned(changed))?;
     Ok(Some(record))
+}
+
+fn put_trigger(tx: &mut WriteCtx<'_>, record: &ExternalTriggerRecord) -> Result<(), StoreError> {
+    let d = &record.descriptor;
+    tx.put(
+        Keyed::ExternalTriggers,
+        &d.target_agent_id,
+        &d.external_trigger_id,
+        record,
+    )
+}
+
+fn record_change(tx: &mut WriteCtx<'_>, agent_id: &str, event: Event) -> Result<(), StoreError> {
+    tx.append_event(new_event(agent_id, Provenance::default(), event))
+        .map(drop)
 }
 
 impl RuntimeHost {
@@ -143,7 +149,7 @@ impl RuntimeHost {
         let records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
         Ok(active_of(&records)
             .filter(|r| r.token_matches(presented))
-            .map(|r| r.external_trigger_id.clone()))
+            .map(|r| r.id().to_owned()))
     }
 
     /// The agent's trigger (provisioned on first ask) and what it did.
@@ -171,7 +177,7 @@ impl RuntimeHost {
     fn trigger_view(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
         let rx = self.inner.store.read()?;
         let mut records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
-        records.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        records.sort_by(|a, b| b.descriptor.created_at.cmp(&a.descriptor.created_at));
         let ingress = self.ingress();
         let active = active_of(&records).cloned();
         let trigger_url = active
@@ -179,8 +185,8 @@ impl RuntimeHost {
             .and_then(|r| ingress.trigger_url(agent_id, &r.token));
         let history = records
             .iter()
-            .filter(|r| r.status != TriggerStatus::Active)
-            .map(ExternalTriggerRecord::descriptor)
+            .filter(|r| !r.is_active())
+            .map(|r| r.descriptor.clone())
             .collect();
         let kind = ev::EventKind::ExternalTriggerDelivered.as_str();
         let mut recent_deliveries: Vec<RecentDelivery> = rx
@@ -203,7 +209,7 @@ impl RuntimeHost {
             .collect();
         Ok(TriggerView {
             agent_id: agent_id.to_owned(),
-            trigger: active.map(|r| r.descriptor()),
+            trigger: active.map(|r| r.descriptor),
             trigger_url,
             ingress,
             history,
@@ -247,6 +253,22 @@ impl RuntimeHost {
     /// Replace the active descriptor (or issue one after a revoke): the
     /// old URL stops working at once; the old record stays, `rotated`.
     pub async fn trigger_rotate(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        self.retire_trigger(agent_id, TriggerStatus::Rotated).await
+    }
+
+    /// Revoke the active descriptor (spec CancelExternalTrigger): its URL
+    /// fails from now on and no new one is issued until a rotate.
+    pub async fn trigger_revoke(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
+        self.retire_trigger(agent_id, TriggerStatus::Revoked).await
+    }
+
+    /// Retire the active descriptor as `to`; a rotation issues its
+    /// successor in the same transaction.
+    async fn retire_trigger(
+        &self,
+        agent_id: &str,
+        to: TriggerStatus,
+    ) -> Result<TriggerView, RuntimeError> {
         let id = agent_id.to_owned();
         self.inner
             .store
@@ -254,72 +276,40 @@ impl RuntimeHost {
                 agent_in(tx, &id)?;
                 let records: Vec<ExternalTriggerRecord> = tx.list(Keyed::ExternalTriggers, &id)?;
                 let now = tx.now_ts();
-                let fresh = ExternalTriggerRecord::new(&id, &now);
-                let previous = match active_of(&records).cloned() {
+                let fresh =
+                    (to == TriggerStatus::Rotated).then(|| ExternalTriggerRecord::new(&id, &now));
+                let retired = match active_of(&records).cloned() {
                     Some(mut old) => {
-                        old.status = TriggerStatus::Rotated;
-                        old.replaced_by = Some(fresh.external_trigger_id.clone());
-                        old.updated_at = now;
-                        tx.put(Keyed::ExternalTriggers, &id, &old.external_trigger_id, &old)?;
-                        Some(old.descriptor())
+                        old.descriptor.status = to;
+                        old.descriptor.replaced_by = fresh.as_ref().map(|f| f.id().to_owned());
+                        old.descriptor.updated_at = now;
+                        put_trigger(tx, &old)?;
+                        Some(old.descriptor)
                     }
-                    None => None,
+                    None if fresh.is_some() => None,
+                    None => {
+                        return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                            "agent `{id}` has no active trigger to revoke"
+                        ))))
+                    }
                 };
-                tx.put(
-                    Keyed::ExternalTriggers,
-                    &id,
-                    &fresh.external_trigger_id,
-                    &fresh,
-                )?;
-                let changed = ev::TriggerChanged {
-                    trigger: fresh.descriptor(),
-                    previous,
-                    by: "operator".into(),
+                let event = match (fresh, retired) {
+                    (Some(fresh), previous) => {
+                        put_trigger(tx, &fresh)?;
+                        Event::ExternalTriggerRotated(ev::TriggerChanged {
+                            trigger: fresh.descriptor,
+                            previous,
+                            by: "operator".into(),
+                        })
+                    }
+                    (None, Some(revoked)) => Event::ExternalTriggerRevoked(ev::TriggerChanged {
+                        trigger: revoked,
+                        previous: None,
+                        by: "operator".into(),
+                    }),
+                    (None, None) => return Ok(()),
                 };
-                tx.append_event(new_event(
-                    &id,
-                    Provenance::default(),
-                    Event::ExternalTriggerRotated(changed),
-                ))?;
-                Ok(())
-            })
-            .await?;
-        self.trigger_view(agent_id)
-    }
-
-    /// Revoke the active descriptor (spec CancelExternalTrigger): its URL
-    /// fails from now on and no new one is issued until a rotate.
-    pub async fn trigger_revoke(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
-        let id = agent_id.to_owned();
-        self.inner
-            .store
-            .write(move |tx| {
-                agent_in(tx, &id)?;
-                let records: Vec<ExternalTriggerRecord> = tx.list(Keyed::ExternalTriggers, &id)?;
-                let Some(mut record) = active_of(&records).cloned() else {
-                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
-                        "agent `{id}` has no active trigger to revoke"
-                    ))));
-                };
-                record.status = TriggerStatus::Revoked;
-                record.updated_at = tx.now_ts();
-                tx.put(
-                    Keyed::ExternalTriggers,
-                    &id,
-                    &record.external_trigger_id,
-                    &record,
-                )?;
-                let changed = ev::TriggerChanged {
-                    trigger: record.descriptor(),
-                    previous: None,
-                    by: "operator".into(),
-                };
-                tx.append_event(new_event(
-                    &id,
-                    Provenance::default(),
-                    Event::ExternalTriggerRevoked(changed),
-                ))?;
-                Ok(())
+                record_change(tx, &id, event)
             })
             .await?;
         self.trigger_view(agent_id)
@@ -405,7 +395,7 @@ fn deliver_in(
     let id = agent.id.clone();
     let now = tx.now_ts();
     let waits: Vec<WaitingIntentRecord> = tx.list(Keyed::WaitingIntents, &id)?;
-    let satisfied = satisfied_waits(&waits, &trigger.external_trigger_id, meta);
+    let satisfied = satisfied_waits(&waits, trigger.id(), meta);
     let mut work_item_ids = Vec::new();
     for wait in waits.into_iter().filter(|w| satisfied.contains(&w.id)) {
         let mut wait = wait;
@@ -430,15 +420,12 @@ fn deliver_in(
             Event::WaitingIntentTriggered(changed),
         ))?;
     }
-    trigger.trigger_count += 1;
-    trigger.last_triggered_at = Some(now.clone());
-    trigger.updated_at = now;
-    tx.put(
-        Keyed::ExternalTriggers,
-        &id,
-        &trigger.external_trigger_id,
-        &trigger,
-    )?;
+    let d = &mut trigger.descriptor;
+    d.trigger_count += 1;
+    d.last_triggered_at = Some(now.clone());
+    d.updated_at = now;
+    put_trigger(tx, &trigger)?;
+    let d = &trigger.descriptor;
     let reason = match (&meta.summary, &meta.source) {
         (Some(s), _) => s.clone(),
         (None, Some(source)) => format!("external trigger from {source}"),
@@ -447,18 +434,16 @@ fn deliver_in(
     let source = meta.source.clone().or(Some("external_trigger".into()));
     let outcome = wake_hint_in(tx, agent, &reason, source, satisfied.first().cloned())?;
     let delivered = ev::TriggerDelivered {
-        external_trigger_id: trigger.external_trigger_id.clone(),
-        delivery_mode: trigger.delivery_mode,
+        external_trigger_id: d.external_trigger_id.clone(),
+        delivery_mode: d.delivery_mode,
         via,
-        source: meta.source.clone(),
-        resource: meta.resource.clone(),
-        summary: meta.summary.clone(),
+        meta: meta.clone(),
         content_type: delivery.content_type.clone(),
         body_bytes: delivery.body_bytes,
         satisfied_waiting_intent_ids: satisfied.clone(),
         work_item_ids: work_item_ids.clone(),
         outcome,
-        trigger_count: trigger.trigger_count,
+        trigger_count: d.trigger_count,
     };
     let provenance = Provenance {
         source: meta.source.clone(),
@@ -472,9 +457,9 @@ fn deliver_in(
     ))?;
     Ok(DeliveryReceipt {
         agent_id: id,
-        external_trigger_id: trigger.external_trigger_id,
+        external_trigger_id: d.external_trigger_id.clone(),
         outcome,
         satisfied_waiting_intent_ids: satisfied,
-        trigger_count: trigger.trigger_count,
+        trigger_count: d.trigger_count,
     })
 }

@@ -586,13 +586,13 @@ pub(super) fn for_work_item(head: String, work_item_id: Option<&str>) -> String 
 /// "Trigger from ci (pr-7): build failed; satisfies wait_1", with what
 /// became of the wake.
 fn trigger_delivered(p: &ev::TriggerDelivered) -> String {
-    let from = match (&p.source, &p.resource) {
+    let from = match (&p.meta.source, &p.meta.resource) {
         (Some(s), Some(r)) => format!("Trigger from {s} ({r})"),
         (Some(s), None) => format!("Trigger from {s}"),
         (None, Some(r)) => format!("Trigger ({r})"),
         (None, None) => "Trigger delivered".to_owned(),
     };
-    let mut out = colon(from, p.summary.as_deref().map(preview));
+    let mut out = colon(from, p.meta.summary.as_deref().map(preview));
     if !p.satisfied_waiting_intent_ids.is_empty() {
         out.push_str(&format!(
             "; satisfies {}",

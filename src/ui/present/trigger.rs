@@ -53,12 +53,14 @@ pub fn lines(v: &TriggerView) -> Vec<String> {
         let mut line = format!(
             "delivery  {}  {}{}{}: {}",
             d.at,
-            p.source.as_deref().unwrap_or("(no source)"),
-            p.resource
+            p.meta.source.as_deref().unwrap_or("(no source)"),
+            p.meta
+                .resource
                 .as_deref()
                 .map(|r| format!(" {r}"))
                 .unwrap_or_default(),
-            p.summary
+            p.meta
+                .summary
                 .as_deref()
                 .map(|s| format!(" \"{s}\""))
                 .unwrap_or_default(),
