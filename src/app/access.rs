@@ -204,6 +204,20 @@ pub fn resolve(ctx: &Context, args: &AccessArgs) -> anyhow::Result<(HttpOptions,
     Ok((options, fingerprint))
 }
 
+/// What to tell the operator when the listener is reachable from other
+/// hosts: it is plaintext.
+pub fn exposure_warning(options: &HttpOptions) -> Option<String> {
+    let addr: SocketAddr = options.listen.as_deref()?.parse().ok()?;
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "the HTTP listener on {addr} ({} access) is reachable from other hosts and is \
+             plaintext: the bearer token and trigger URLs cross the network in the clear; prefer \
+             an ssh tunnel or a tailnet",
+            options.access.as_str()
+        )
+    })
+}
+
 /// 16 hex digits of SHA-256 over the canonical JSON of what a restart
 /// would change (the token is hashed in, never shown).
 fn fingerprint(effective: &serde_json::Value) -> String {

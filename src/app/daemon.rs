@@ -204,7 +204,10 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
     let socket_path = ctx.paths.socket_path();
     // Checked before anything starts: a bad option fails here, not in the
     // background.
-    let (_, fingerprint) = super::access::resolve(ctx, access)?;
+    let (options, fingerprint) = super::access::resolve(ctx, access)?;
+    if let Some(warning) = super::access::exposure_warning(&options) {
+        eprintln!("holon: warning: {warning}");
+    }
     if let Probe::Running(status) = probe(&socket_path).await {
         if status.config_fingerprint.as_deref() != Some(fingerprint.as_str()) {
             anyhow::bail!(

@@ -61,7 +61,8 @@ pub struct PostureFacts {
     pub runnable_work_items: Vec<String>,
     /// Active blocking tasks (agent-level or bound to open work).
     pub task_waits: Vec<String>,
-    /// Active waiting intents (agent-scoped or bound to open work).
+    /// Active waiting intents (agent-scoped or bound to open work), by
+    /// what they wait for.
     pub external_waits: Vec<String>,
     pub timer_waits: Vec<String>,
     /// Open work items with `plan_status = needs_input`.
@@ -140,7 +141,10 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
         return (P::WaitingForTask, format!("waiting on {what}"));
     }
     if !f.external_waits.is_empty() {
-        let what = one_or_count(&f.external_waits, "waiting intent", "waiting intents");
+        let what = match f.external_waits.as_slice() {
+            [only] => only.clone(),
+            many => plural(many.len(), "external wait", "external waits"),
+        };
         return (P::WaitingForExternal, format!("waiting on {what}"));
     }
     if !f.timer_waits.is_empty() {
@@ -225,7 +229,7 @@ mod tests {
             (P::HasQueuedInput, "2 queued messages"),
             (P::HasRunnableWork, "runnable work item w_run"),
             (P::WaitingForTask, "waiting on task task_x"),
-            (P::WaitingForExternal, "waiting on waiting intent i_ci"),
+            (P::WaitingForExternal, "waiting on i_ci"),
             (P::WaitingForExternal, "waiting on timer tm"),
             (
                 P::WaitingForOperator,

@@ -198,6 +198,15 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
     let out = run(&["daemon", "restart"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(status(&home)["running"], true);
+    // Another host's reach needs the explicit choice, and is warned about.
+    let lan = format!("0.0.0.0:{}", free_port());
+    let out = run(&["daemon", "restart", "--access", "lan", "--listen", &lan]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("plaintext"), "{}", stderr(&out));
+    let s = status(&home);
+    assert_eq!(s["status"]["http"]["access"], "lan", "{s}");
+    assert_eq!(s["status"]["http"]["state"], "listening", "{s}");
+    assert_eq!(s["config_fingerprint_match"], true, "started with lan: {s}");
     // A taken address: the runtime still runs on its socket and says why.
     let blocker = ok(std::net::TcpListener::bind("127.0.0.1:0"));
     let taken = ok(blocker.local_addr()).to_string();

@@ -238,6 +238,10 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
         })
         .await);
     assert_eq!(summary["posture"], "WaitingForExternal", "{summary}");
+    assert_eq!(
+        summary["posture_reason"], "waiting on CI for PR 7 (ci pr-7)",
+        "{summary}"
+    );
     // The prompt carried the trigger URL, marked as a secret.
     let first = &s.r.provider.requests()[0];
     let frame = serde_json::to_string(first).unwrap_or_default();

@@ -497,7 +497,12 @@ impl SchedulerProjection {
                 .filter(|t| task_blocks(t))
                 .map(|t| t.id.clone())
                 .collect(),
-            external_waits: self.active_waiting_intents.clone(),
+            external_waits: self
+                .intents
+                .iter()
+                .filter(|i| self.active_waiting_intents.contains(&i.id))
+                .map(wait_label)
+                .collect(),
             timer_waits: self.active_timers.clone(),
             operator_waits: ids_in(WorkItemSchedulingState::WaitingOperator),
             blocked_work: self
@@ -528,5 +533,16 @@ pub fn runtime_posture(status: AgentStatus) -> RuntimePosture {
         AgentStatus::Asleep | AgentStatus::Paused | AgentStatus::Stopped => {
             RuntimePosture::Sleeping
         }
+    }
+}
+
+/// A wait as the posture names it: what it waits for and where, so the
+/// console says "waiting on CI for PR 7 (ci pr-7)", not an id.
+fn wait_label(w: &WaitingIntentRecord) -> String {
+    let what = w.description.as_deref().unwrap_or(&w.id);
+    match (&w.source, &w.external_ref) {
+        (Some(s), Some(r)) => format!("{what} ({s} {r})"),
+        (Some(s), None) => format!("{what} ({s})"),
+        (None, _) => what.to_owned(),
     }
 }
