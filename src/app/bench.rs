@@ -311,7 +311,7 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         let t = Instant::now();
         let rx = store.read()?;
         for agent in rx.agents::<AgentRecord>()? {
-            agent_summary(&rx, &agent, dir)?;
+            agent_summary(&rx, &agent, dir, &Default::default())?;
         }
         times.push(t.elapsed());
     }

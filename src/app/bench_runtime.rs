@@ -77,6 +77,7 @@ pub fn decide_bench() {
         emitted_tick_keys: &keys,
         last_turn_terminal: None,
         runtime_error: None,
+        pending_approvals: &[],
     };
     let now = crate::now_ms();
     let t = Instant::now();

@@ -64,6 +64,40 @@ pub enum Command {
     /// runtime (only a running one serves the URL).
     #[command(subcommand)]
     Trigger(TriggerCommand),
+    /// Tool calls waiting for your approval, across agents (works without
+    /// a running runtime).
+    Approvals {
+        #[arg(long)]
+        agent: Option<String>,
+        /// Include recently answered ones.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a waiting tool call: it runs and its result goes to the
+    /// agent. Needs the running runtime.
+    Approve {
+        approval_id: String,
+        /// Also allow calls like it from now on (the command's program and
+        /// subcommand, or the patch's paths) in that workspace.
+        #[arg(long)]
+        always: bool,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deny a waiting tool call; the agent is told, with your note.
+    Deny {
+        approval_id: String,
+        #[arg(long)]
+        note: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
     Attach {
@@ -198,6 +232,27 @@ pub enum WorkspaceCommand {
     /// one (switch first); nothing on disk is touched.
     Detach {
         workspace_id: String,
+        #[command(flatten)]
+        opts: WorkspaceOpts,
+    },
+    /// Set a workspace's approval policy (`agent_home` included): which
+    /// tool calls wait for your approval. An approval gate, not a sandbox.
+    Policy {
+        workspace_id: String,
+        /// never, on_write (commands that may write and patches ask) or
+        /// always.
+        #[arg(long)]
+        approval: Option<String>,
+        /// A command prefix that never asks (repeatable), e.g. "cargo test".
+        #[arg(long = "allow-command", value_name = "PREFIX")]
+        allow_commands: Vec<String>,
+        /// A path prefix patches may write without asking (repeatable).
+        #[arg(long = "allow-path", value_name = "PATH")]
+        allow_paths: Vec<String>,
+        /// Return the workspace to the runtime's `[policy]` (before any
+        /// other change given).
+        #[arg(long)]
+        reset: bool,
         #[command(flatten)]
         opts: WorkspaceOpts,
     },

@@ -31,6 +31,8 @@ struct ConfigFile {
     exec: ExecSection,
     #[serde(default)]
     server: ServerSection,
+    #[serde(default)]
+    policy: PolicySection,
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -74,6 +76,14 @@ struct ServerSection {
     listen: Option<String>,
     trigger_burst: Option<u32>,
     trigger_rate_per_sec: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicySection {
+    approval: Option<String>,
+    allow_commands: Option<Vec<String>>,
+    allow_paths: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -130,6 +140,8 @@ pub struct Config {
     /// Per-trigger delivery limit (`[server] trigger_burst`,
     /// `trigger_rate_per_sec`).
     pub trigger_rate: super::access::RateLimit,
+    /// The approval policy of workspaces without their own (`[policy]`).
+    pub policy: crate::runtime::policy::ApprovalPolicy,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -379,6 +391,7 @@ impl Config {
             ));
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
+        let policy = policy_setting(&file.policy, &at_key)?;
 
         Ok(Config {
             file: path.to_path_buf(),
@@ -395,6 +408,7 @@ impl Config {
             server_limits,
             server_listen,
             trigger_rate,
+            policy,
             store_lock_wait: std::time::Duration::from_secs(
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),
@@ -404,6 +418,39 @@ impl Config {
             context_window,
         })
     }
+}
+
+/// `[policy]`: a known approval mode, and allow-list entries that are one
+/// line each.
+fn policy_setting(
+    p: &PolicySection,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::runtime::policy::ApprovalPolicy, ConfigError> {
+    use crate::runtime::policy::{Approval, ApprovalPolicy};
+    let approval = match &p.approval {
+        None => Approval::Never,
+        Some(a) => Approval::parse(a).ok_or_else(|| {
+            at_key(
+                "policy.approval",
+                format!("`{a}` is not an approval mode: never, on_write or always"),
+            )
+        })?,
+    };
+    let entries = |key: &str, v: &Option<Vec<String>>| {
+        let v = v.clone().unwrap_or_default();
+        match v
+            .iter()
+            .find(|e| e.trim().is_empty() || e.chars().any(char::is_control))
+        {
+            Some(bad) => Err(at_key(key, format!("{bad:?} is not an allow-list entry"))),
+            None => Ok(v.into_iter().map(|e| e.trim().to_owned()).collect()),
+        }
+    };
+    Ok(ApprovalPolicy {
+        approval,
+        allow_commands: entries("policy.allow_commands", &p.allow_commands)?,
+        allow_paths: entries("policy.allow_paths", &p.allow_paths)?,
+    })
 }
 
 /// `off`, or an IP:PORT to listen on (port 0 picks a free one).

@@ -4,6 +4,7 @@
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
 pub mod access;
+mod approval_cmd;
 #[cfg(feature = "bench")]
 pub mod bench;
 #[cfg(feature = "bench")]
@@ -130,6 +131,9 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Work(_)) => "work",
         Some(Command::Workspace(_)) => "workspace",
         Some(Command::Trigger(_)) => "trigger",
+        Some(Command::Approvals { .. }) => "approvals",
+        Some(Command::Approve { .. }) => "approve",
+        Some(Command::Deny { .. }) => "deny",
         Some(Command::Attach { .. }) => "attach",
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
@@ -256,6 +260,21 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             })) => commands::work_add(&ctx, objective, agent, json).await,
             Some(Command::Workspace(cmd)) => workspace_cmd::run(&ctx, cmd).await,
             Some(Command::Trigger(cmd)) => trigger_cmd::run(&ctx, cmd).await,
+            Some(Command::Approvals { agent, all, json }) => {
+                approval_cmd::list(&ctx, agent, all, json).await
+            }
+            Some(Command::Approve {
+                approval_id,
+                always,
+                agent,
+                json,
+            }) => approval_cmd::approve(&ctx, approval_id, always, agent, json).await,
+            Some(Command::Deny {
+                approval_id,
+                note,
+                agent,
+                json,
+            }) => approval_cmd::deny(&ctx, approval_id, note, agent, json).await,
             Some(Command::Daemon(DaemonCommand::Run { mode, access })) => {
                 daemon::run(&ctx, &mode, &access).await
             }

@@ -25,6 +25,7 @@ pub struct OfflineClient {
     store: Store,
     paths: Paths,
     default_model: Option<String>,
+    policy: crate::runtime::policy::ApprovalPolicy,
 }
 
 impl OfflineClient {
@@ -33,11 +34,12 @@ impl OfflineClient {
             store: ctx.open_store().await?,
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
+            policy: ctx.config.policy.clone(),
         })
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(rx, agent, &self.paths.data_dir)?;
+        let mut s = agent_summary(rx, agent, &self.paths.data_dir, &self.policy)?;
         s.model = agent
             .model_override
             .clone()
@@ -80,6 +82,7 @@ impl OfflineClient {
                     last_failure: last_failure(&agents),
                     store_failure: self.store.health(),
                     http: Default::default(),
+                    pending_approvals: 0,
                     config_fingerprint: None,
                 }))
             }

@@ -119,6 +119,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
             .collect(),
     };
     config.tool_output = ctx.config.tool_output;
+    config.policy = ctx.config.policy.clone();
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

@@ -13,6 +13,7 @@ use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::policy::{Approval, PolicyChange};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};
 
@@ -99,6 +100,34 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
                 workspace_id: workspace_id.clone(),
             },
         ),
+        WorkspaceCommand::Policy {
+            workspace_id,
+            approval,
+            allow_commands,
+            allow_paths,
+            reset,
+            opts,
+        } => {
+            let approval = match approval.as_deref() {
+                None => None,
+                Some(a) => Some(Approval::parse(a).ok_or_else(|| {
+                    anyhow::anyhow!("`{a}` is not an approval mode: never, on_write or always")
+                })?),
+            };
+            (
+                opts,
+                Request::WorkspacePolicy {
+                    agent_id: agent_of(opts),
+                    workspace_id: workspace_id.clone(),
+                    change: PolicyChange {
+                        approval,
+                        allow_commands: allow_commands.clone(),
+                        allow_paths: allow_paths.clone(),
+                        reset: *reset,
+                    },
+                },
+            )
+        }
     };
     let agent_id = agent_of(opts);
     // Attaching or using creates the agent as the console would; listing
@@ -152,6 +181,36 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
             "detached {} from {agent}; nothing on disk was touched",
             answer["workspace_id"].as_str().unwrap_or("?")
         )],
+        WorkspaceCommand::Policy { .. } => {
+            let c: crate::protocol::payloads::WorkspacePolicyChanged =
+                serde_json::from_value(answer)?;
+            let mut lines = vec![format!(
+                "{}: approval {} ({})",
+                c.workspace_id,
+                c.policy.approval.as_str(),
+                match c.source {
+                    crate::runtime::workspace::PolicySource::Workspace => "its own policy",
+                    crate::runtime::workspace::PolicySource::Runtime => "the runtime's [policy]",
+                }
+            )];
+            if !c.policy.allow_commands.is_empty() {
+                lines.push(format!(
+                    "never asks for: {}",
+                    c.policy.allow_commands.join(", ")
+                ));
+            }
+            if !c.policy.allow_paths.is_empty() {
+                lines.push(format!(
+                    "patches write freely under: {}",
+                    c.policy.allow_paths.join(", ")
+                ));
+            }
+            lines.push(
+                "an approval gate, not a sandbox: an approved command reaches what your user can"
+                    .into(),
+            );
+            lines
+        }
     })
 }
 

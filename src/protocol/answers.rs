@@ -59,6 +59,9 @@ pub struct RuntimeStatus {
     /// `daemon start` can tell whether a restart is needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_fingerprint: Option<String>,
+    /// Tool calls waiting for the operator, across agents.
+    #[serde(default)]
+    pub pending_approvals: u64,
 }
 
 /// `agent.state`: a coherent bootstrap before following events from
@@ -183,5 +186,9 @@ answers! {
     TriggerRotate => crate::runtime::host::trigger_ops::TriggerView,
     TriggerRevoke => crate::runtime::host::trigger_ops::TriggerView,
     TriggerDeliver => crate::runtime::host::trigger_ops::DeliveryReceipt,
+    ApprovalsList => Vec<crate::runtime::approvals::ApprovalRecord>,
+    ApprovalApprove => crate::runtime::approvals::ApprovalRecord,
+    ApprovalDeny => crate::runtime::approvals::ApprovalRecord,
+    WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
     EventsPage => EventsPage,
 }

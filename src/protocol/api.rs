@@ -149,6 +149,44 @@ pub enum Request {
         #[serde(flatten)]
         meta: crate::runtime::triggers::DeliveryMeta,
     },
+    /// Pending approvals (with `include_answered`, the recent answered
+    /// ones too), of one agent or of every agent.
+    #[serde(rename = "approvals.list")]
+    ApprovalsList {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        #[serde(default)]
+        include_answered: bool,
+    },
+    /// Approve a pending call and run it; `always` extends the workspace's
+    /// allow-list. The first answer wins; a second gets -32003.
+    #[serde(rename = "approval.approve")]
+    ApprovalApprove {
+        approval_id: String,
+        /// Which agent's (found from the id when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        #[serde(default)]
+        always: bool,
+    },
+    /// Deny a pending call; the agent is told, with `note`.
+    #[serde(rename = "approval.deny")]
+    ApprovalDeny {
+        approval_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// Set a workspace's approval policy (`agent_home` included); absent
+    /// fields keep their value, `reset` returns it to the runtime's.
+    #[serde(rename = "workspace.policy")]
+    WorkspacePolicy {
+        agent_id: String,
+        workspace_id: String,
+        #[serde(flatten)]
+        change: crate::runtime::policy::PolicyChange,
+    },
     #[serde(rename = "events.page")]
     EventsPage {
         agent_id: String,
@@ -172,6 +210,33 @@ impl Request {
         };
         match self {
             Request::RuntimeStatus | Request::RuntimeShutdown | Request::AgentsList => Ok(()),
+            Request::ApprovalsList { agent_id, .. } => match agent_id {
+                Some(a) => check(IdKind::Agent, a),
+                None => Ok(()),
+            },
+            Request::ApprovalApprove {
+                approval_id,
+                agent_id,
+                ..
+            }
+            | Request::ApprovalDeny {
+                approval_id,
+                agent_id,
+                ..
+            } => {
+                if let Some(a) = agent_id {
+                    check(IdKind::Agent, a)?;
+                }
+                check(IdKind::Approval, approval_id)
+            }
+            Request::WorkspacePolicy {
+                agent_id,
+                workspace_id,
+                ..
+            } => {
+                check(IdKind::Agent, agent_id)?;
+                check(IdKind::Workspace, workspace_id)
+            }
             Request::PromptSubmit {
                 agent_id,
                 request_id,
@@ -286,6 +351,10 @@ pub const METHODS: &[&str] = &[
     "trigger.rotate",
     "trigger.revoke",
     "trigger.deliver",
+    "approvals.list",
+    "approval.approve",
+    "approval.deny",
+    "workspace.policy",
     "events.page",
     "events.subscribe",
     "events.unsubscribe",
@@ -377,7 +446,10 @@ impl From<crate::runtime::RuntimeError> for ApiError {
         use crate::runtime::RuntimeError as E;
         let code = match &e {
             E::InvalidAgentId(_) | E::Invalid(_) => ErrorCode::InvalidParams,
-            E::UnknownAgent { .. } | E::UnknownTask { .. } => ErrorCode::NotFound,
+            E::UnknownAgent { .. } | E::UnknownTask { .. } | E::UnknownApproval { .. } => {
+                ErrorCode::NotFound
+            }
+            E::ApprovalAnswered { .. } => ErrorCode::Conflict,
             E::AgentStopped { .. } => ErrorCode::AgentStopped,
             E::WorkItem(w) => match w {
                 crate::runtime::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,

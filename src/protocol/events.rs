@@ -111,6 +111,9 @@ impl Event {
             E::SystemTickEmitted(p) => (None, Some(p.message_id.as_str())),
             E::TurnStarted(p) => (None, Some(p.message_id.as_str())),
             E::TurnTerminal(p) => (None, Some(p.message_id.as_str())),
+            E::ApprovalRequested(p) | E::ApprovalGranted(p) | E::ApprovalDenied(p) => {
+                (None, Some(p.approval.message_id.as_str()))
+            }
             E::AgentCreated(_)
             | E::AgentStateChanged(_)
             | E::ControlApplied(_)
@@ -145,6 +148,7 @@ impl Event {
             | E::ExternalTriggerRotated(_)
             | E::ExternalTriggerRevoked(_)
             | E::ExternalTriggerDelivered(_)
+            | E::WorkspacePolicyChanged(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
@@ -246,6 +250,10 @@ event_kinds! {
     ExternalTriggerRotated(p::TriggerChanged) => "external_trigger_rotated",
     ExternalTriggerRevoked(p::TriggerChanged) => "external_trigger_revoked",
     ExternalTriggerDelivered(p::TriggerDelivered) => "external_trigger_delivered",
+    ApprovalRequested(p::ApprovalChanged) => "approval_requested",
+    ApprovalGranted(p::ApprovalChanged) => "approval_granted",
+    ApprovalDenied(p::ApprovalChanged) => "approval_denied",
+    WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",

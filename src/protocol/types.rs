@@ -4,6 +4,7 @@
 //! from here, never from the engine's modules.
 
 pub use crate::runtime::agent::{AgentRecord, AgentStatus};
+pub use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 pub use crate::runtime::closure::TurnTerminalKind;
 pub use crate::runtime::context::{SummarySource, WindowSource};
 pub use crate::runtime::envelope::{
@@ -13,6 +14,7 @@ pub use crate::runtime::host::prompt::PromptPreview;
 pub use crate::runtime::host::trigger_ops::{DeliveryReceipt, RecentDelivery, TriggerView};
 pub use crate::runtime::host::WakeHintOutcome;
 pub use crate::runtime::inspect::{AgentSummary, ContextView};
+pub use crate::runtime::policy::{Approval, ApprovalPolicy};
 pub use crate::runtime::provider::{ConversationItem, FailureArtifact, TokenUsage};
 pub use crate::runtime::scheduler::{DecisionReason, SchedulerDecisionKind};
 pub use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
@@ -22,6 +24,7 @@ pub use crate::runtime::triggers::{
 pub use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord, WaitingIntentStatus};
 pub use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 pub use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
+pub use crate::runtime::workspace::PolicySource;
 pub use crate::runtime::workspace::{
     ExecutionSnapshot, UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceList, WorkspaceMode,
     WorktreeSession, AGENT_HOME_ID,

@@ -127,6 +127,8 @@ impl WorkSignal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClosureFacts {
     pub runtime_error: Option<String>,
+    /// Tool calls waiting for the operator's approval.
+    pub pending_approvals: Vec<String>,
     /// Work items whose plan status is `needs_input`.
     pub operator_wait_work_items: Vec<String>,
     /// Active (non-terminal) tasks with the blocking wait policy.
@@ -144,6 +146,7 @@ impl ClosureFacts {
     pub fn empty() -> Self {
         ClosureFacts {
             runtime_error: None,
+            pending_approvals: Vec::new(),
             operator_wait_work_items: Vec::new(),
             blocking_tasks: Vec::new(),
             waiting_intents: Vec::new(),
@@ -203,6 +206,10 @@ fn select(facts: &ClosureFacts, evidence: &mut Vec<String>) -> Selected {
         evidence.push(format!("runtime_error:{message}"));
         return Selected::Failed;
     }
+    if !facts.pending_approvals.is_empty() {
+        named(evidence, "approval_pending", &facts.pending_approvals);
+        return Selected::Waiting(WaitingReason::AwaitingOperatorInput);
+    }
     if !facts.operator_wait_work_items.is_empty() {
         named(
             evidence,
@@ -260,6 +267,7 @@ mod tests {
     fn all_facts() -> ClosureFacts {
         ClosureFacts {
             runtime_error: Some("provider down".into()),
+            pending_approvals: Vec::new(),
             operator_wait_work_items: ids(&["w_input"]),
             blocking_tasks: ids(&["t_block"]),
             waiting_intents: ids(&["i_ci"]),

@@ -118,6 +118,9 @@ pub enum TriggerProvenance {
     WaitingIntentWake,
     /// A runtime-owned `internal_followup` intended for the model.
     RuntimeFollowup,
+    /// The operator's answer to an approval, carried to the model as an
+    /// `internal_followup` (it satisfies the operator wait it answers).
+    ApprovalAnswer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -135,6 +138,9 @@ impl ContinuationTrigger {
             | MessageKind::Control
             | MessageKind::BriefAck
             | MessageKind::BriefResult => TriggerProvenance::Observational,
+            MessageKind::InternalFollowup if envelope.source_refs.contains_key("approval_id") => {
+                TriggerProvenance::ApprovalAnswer
+            }
             MessageKind::InternalFollowup => TriggerProvenance::RuntimeFollowup,
             MessageKind::SystemTick => match tick_reason_of(envelope) {
                 Some(SystemTickReason::WakeHint)
@@ -184,7 +190,10 @@ impl ContinuationTrigger {
     /// Whether this trigger is the kind that satisfies `reason`.
     fn satisfies(&self, reason: WaitingReason) -> bool {
         match reason {
-            WaitingReason::AwaitingOperatorInput => self.kind == TriggerKind::OperatorInput,
+            WaitingReason::AwaitingOperatorInput => {
+                self.kind == TriggerKind::OperatorInput
+                    || self.provenance == TriggerProvenance::ApprovalAnswer
+            }
             WaitingReason::AwaitingTaskResult => self.kind == TriggerKind::TaskResult,
             WaitingReason::AwaitingTimer => self.kind == TriggerKind::TimerFire,
             WaitingReason::AwaitingExternalChange => {
@@ -312,6 +321,7 @@ fn classify(
         TriggerProvenance::Admitted
         | TriggerProvenance::WakeHintTick
         | TriggerProvenance::WaitingIntentWake
+        | TriggerProvenance::ApprovalAnswer
         | TriggerProvenance::Observational => {}
     }
     if trigger.kind == TriggerKind::OperatorInput {

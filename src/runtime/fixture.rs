@@ -281,6 +281,7 @@ impl FixtureSnapshot {
                 emitted_tick_keys: &facts.emitted_tick_keys,
                 last_turn_terminal: facts.last_turn_terminal,
                 runtime_error: facts.runtime_error.as_deref(),
+                pending_approvals: &[],
             },
             now_ms,
         ))

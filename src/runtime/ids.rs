@@ -21,6 +21,7 @@ pub enum IdKind {
     WorkItem,
     Request,
     Workspace,
+    Approval,
 }
 
 impl IdKind {
@@ -31,6 +32,7 @@ impl IdKind {
             IdKind::WorkItem => "work item id",
             IdKind::Request => "request id",
             IdKind::Workspace => "workspace id",
+            IdKind::Approval => "approval id",
         }
     }
 }
@@ -56,7 +58,11 @@ pub fn validate(kind: IdKind, id: &str) -> Result<(), String> {
             }
             validate_agent_id(id)
         }
-        IdKind::Task | IdKind::WorkItem | IdKind::Request | IdKind::Workspace => {
+        IdKind::Task
+        | IdKind::WorkItem
+        | IdKind::Request
+        | IdKind::Workspace
+        | IdKind::Approval => {
             let ok = !id.is_empty()
                 && id.len() <= MAX_RECORD_ID
                 && id

@@ -60,6 +60,7 @@ pub fn agent_summary(
     rx: &ReadCtx,
     agent: &AgentRecord,
     data_dir: &std::path::Path,
+    policy: &crate::runtime::policy::ApprovalPolicy,
 ) -> Result<AgentSummary, StoreError> {
     let id = agent.id.as_str();
     let open = rx.index_list(Index::OpenWorkItems, id)?.len() as u64;
@@ -108,6 +109,7 @@ pub fn agent_summary(
         execution: super::workspace::snapshot(
             &agent.workspaces,
             &super::agent::home_dir(data_dir, &agent.id),
+            policy,
         ),
         context: ContextView {
             window: agent.context.last_prompt.map_or(0, |p| p.window),

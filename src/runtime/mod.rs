@@ -5,6 +5,7 @@
 
 pub mod admission;
 pub mod agent;
+pub mod approvals;
 pub mod closure;
 pub mod command_tasks;
 pub mod context;
@@ -15,6 +16,7 @@ pub mod fixture;
 pub mod host;
 pub mod ids;
 pub mod inspect;
+pub mod policy;
 pub mod posture;
 pub mod process_identity;
 pub mod provider;
@@ -51,6 +53,15 @@ pub enum RuntimeError {
     Invalid(String),
     #[error("no task `{task_id}` for this agent")]
     UnknownTask { task_id: String },
+    #[error(
+        "no approval `{approval_id}` for this agent; `holon approvals` lists the pending ones"
+    )]
+    UnknownApproval { approval_id: String },
+    #[error("approval `{approval_id}` was already answered: {status}")]
+    ApprovalAnswered {
+        approval_id: String,
+        status: &'static str,
+    },
     #[error(transparent)]
     WorkItem(work_ops::WorkItemError),
     #[error(transparent)]

@@ -67,6 +67,8 @@ pub struct PostureFacts {
     pub timer_waits: Vec<String>,
     /// Open work items with `plan_status = needs_input`.
     pub operator_waits: Vec<String>,
+    /// Tool calls waiting for approval, by what they would run.
+    pub approvals: Vec<String>,
     pub blocked_work: Vec<BlockedWork>,
 }
 
@@ -151,6 +153,13 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
         let what = one_or_count(&f.timer_waits, "timer", "timers");
         return (P::WaitingForExternal, format!("waiting on {what}"));
     }
+    if !f.approvals.is_empty() {
+        let what = match f.approvals.as_slice() {
+            [only] => format!("approval needed: {only}"),
+            many => format!("{} approvals needed", many.len()),
+        };
+        return (P::WaitingForOperator, what);
+    }
     if !f.operator_waits.is_empty() {
         let what = one_or_count(&f.operator_waits, "work item", "work items");
         return (
@@ -190,6 +199,7 @@ mod tests {
             external_waits: ids(&["i_ci"]),
             timer_waits: ids(&["tm"]),
             operator_waits: ids(&["w_q"]),
+            approvals: Vec::new(),
             blocked_work: vec![BlockedWork {
                 work_item_id: "w_b".into(),
                 blocked_by: "vendor reply".into(),

@@ -46,15 +46,19 @@ pub enum Index {
     TickKeys,
     /// Timers still waiting to fire.
     ActiveTimers,
+    /// Approvals not yet settled: pending, or granted with the call's
+    /// outcome not yet delivered to the agent.
+    OpenApprovals,
 }
 
 impl Index {
-    pub const ALL: [Index; 5] = [
+    pub const ALL: [Index; 6] = [
         Index::Dequeued,
         Index::OpenWorkItems,
         Index::ActiveTasks,
         Index::TickKeys,
         Index::ActiveTimers,
+        Index::OpenApprovals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Index {
             Index::ActiveTasks => "idx_active_tasks",
             Index::TickKeys => "idx_tick_keys",
             Index::ActiveTimers => "idx_active_timers",
+            Index::OpenApprovals => "idx_open_approvals",
         }
     }
 
@@ -74,6 +79,7 @@ impl Index {
             Index::ActiveTasks => 2,
             Index::TickKeys => 3,
             Index::ActiveTimers => 4,
+            Index::OpenApprovals => 5,
         }
     }
 
@@ -113,10 +119,12 @@ pub enum Keyed {
     /// External trigger descriptors with their tokens; rotated and revoked
     /// ones stay as the audit trail (current state).
     ExternalTriggers,
+    /// Approval requests and their answers (current state; never deleted).
+    Approvals,
 }
 
 impl Keyed {
-    pub const ALL: [Keyed; 12] = [
+    pub const ALL: [Keyed; 13] = [
         Keyed::Messages,
         Keyed::QueueEntries,
         Keyed::WorkItems,
@@ -129,6 +137,7 @@ impl Keyed {
         Keyed::ClientRequests,
         Keyed::ContextEpisodes,
         Keyed::ExternalTriggers,
+        Keyed::Approvals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -145,6 +154,7 @@ impl Keyed {
             Keyed::ClientRequests => "client_requests",
             Keyed::ContextEpisodes => "context_episodes",
             Keyed::ExternalTriggers => "external_triggers",
+            Keyed::Approvals => "approvals",
         }
     }
 
@@ -162,6 +172,7 @@ impl Keyed {
             Keyed::ClientRequests => 9,
             Keyed::ContextEpisodes => 10,
             Keyed::ExternalTriggers => 11,
+            Keyed::Approvals => 12,
         }
     }
 

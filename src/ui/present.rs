@@ -255,6 +255,15 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
             (V::Progress, C::OperatorNotification, "Trigger")
         }
         K::ExternalTriggerDelivered => (V::Progress, C::Waiting, "Trigger"),
+        K::ApprovalRequested => (
+            V::ActionRequired,
+            C::OperatorNotification,
+            "Approval needed",
+        ),
+        K::ApprovalGranted | K::ApprovalDenied => {
+            (V::Progress, C::OperatorNotification, "Approval")
+        }
+        K::WorkspacePolicyChanged => (V::Progress, C::Workspace, "Policy"),
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),
         K::ConfigReloaded => (V::Progress, C::OperatorNotification, "Configuration"),
@@ -263,6 +272,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
     }
 }
 
+pub mod approvals;
 pub mod context;
 mod describe;
 pub mod trigger;

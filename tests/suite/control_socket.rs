@@ -759,6 +759,48 @@ async fn every_method_answers_with_its_paired_type() {
     let ws = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let ws_path = ws.path().display().to_string();
     let agent = || "main".to_owned();
+    // Two calls waiting for approval, on an agent of their own.
+    let host = &s.rig.host;
+    host.create_agent("gated")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let always = holon::runtime::policy::PolicyChange {
+        approval: Some(holon::runtime::policy::Approval::Always),
+        ..Default::default()
+    };
+    host.set_workspace_policy("gated", "agent_home", always)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    for script in [
+        holon::runtime::provider::scripted::Scripted::tools(
+            "",
+            &[
+                ("ExecCommand", serde_json::json!({"cmd": "echo a"})),
+                ("ExecCommand", serde_json::json!({"cmd": "echo b"})),
+            ],
+        ),
+        holon::runtime::provider::scripted::Scripted::text("answered"),
+        holon::runtime::provider::scripted::Scripted::text("answered"),
+    ] {
+        s.rig.provider.push(script);
+    }
+    host.submit(holon::runtime::envelope::AdmissionRequest::operator_prompt(
+        "gated",
+        "run two commands",
+        Priority::Normal,
+        holon::runtime::envelope::DeliverySurface::CliPrompt,
+    ))
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let gated = loop {
+        let pending = host.approvals(Some("gated"), false).unwrap_or_default();
+        if pending.len() == 2 {
+            break pending;
+        }
+        assert!(std::time::Instant::now() < deadline, "no approvals");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     let mut requests = vec![
         Request::RuntimeStatus,
         Request::AgentsList,
@@ -824,6 +866,29 @@ async fn every_method_answers_with_its_paired_type() {
         },
         Request::TriggerRotate { agent_id: agent() },
         Request::TriggerRevoke { agent_id: agent() },
+        Request::ApprovalsList {
+            agent_id: None,
+            include_answered: true,
+        },
+        Request::ApprovalApprove {
+            approval_id: gated[0].id.clone(),
+            agent_id: Some("gated".into()),
+            always: false,
+        },
+        Request::ApprovalDeny {
+            approval_id: gated[1].id.clone(),
+            agent_id: None,
+            note: Some("round trip".into()),
+        },
+        Request::WorkspacePolicy {
+            agent_id: agent(),
+            workspace_id: "agent_home".into(),
+            change: holon::runtime::policy::PolicyChange {
+                approval: Some(holon::runtime::policy::Approval::OnWrite),
+                allow_commands: vec!["cargo test".into()],
+                ..Default::default()
+            },
+        },
         Request::EventsPage {
             agent_id: agent(),
             from_seq: 1,
@@ -936,6 +1001,9 @@ async fn every_method_answers_with_its_paired_type() {
         if let Some(id) = id {
             golden = golden.replace(id.as_str(), role);
         }
+    }
+    for (a, role) in gated.iter().zip(["apr_1", "apr_2"]) {
+        golden = golden.replace(a.id.as_str(), role);
     }
     if std::env::var_os("HOLON_UPDATE_EVENT_FIXTURES").is_some() {
         let _ = std::fs::create_dir_all(file.parent().unwrap_or(std::path::Path::new(".")));

@@ -121,7 +121,7 @@ fn attach_over_websocket_survives_a_killed_runtime_and_resumes_from_its_cursor()
         remote.path(),
         &["attach", &target, "--token-file", &token_arg],
         120,
-        30,
+        80,
         &[],
     );
     c.wait_until("attached", |s| s.contains("streaming"));

@@ -8,6 +8,7 @@
 //! documents these fields; a test checks that every field of every sampled
 //! payload is named on the kind's row there.
 
+mod approvals;
 mod messages;
 mod runtime;
 mod triggers;
@@ -15,6 +16,7 @@ mod turns;
 mod work;
 mod workspaces;
 
+pub use approvals::*;
 pub use messages::*;
 pub use runtime::*;
 pub use triggers::*;

@@ -52,7 +52,12 @@ impl RuntimeHost {
         rx: &crate::store::ReadCtx,
         agent: &AgentRecord,
     ) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(rx, agent, &self.inner.config.data_dir)?;
+        let mut s = agent_summary(
+            rx,
+            agent,
+            &self.inner.config.data_dir,
+            &self.inner.config.policy,
+        )?;
         let provider = (self.inner.config.provider)(agent);
         s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
         if s.model.is_some() {
@@ -96,6 +101,7 @@ impl RuntimeHost {
             last_failure,
             store_failure: self.store().health(),
             http: self.ingress(),
+            pending_approvals: self.approvals(None, false)?.len() as u64,
             config_fingerprint: info.config_fingerprint.clone(),
         })
     }
@@ -218,6 +224,40 @@ impl RuntimeHost {
                 workspace_id,
             } => Ok(Response::WorkspaceDetach(
                 self.detach_workspace(&agent_id, &workspace_id).await?,
+            )),
+            Request::ApprovalsList {
+                agent_id,
+                include_answered,
+            } => Ok(Response::ApprovalsList(
+                self.approvals(agent_id.as_deref(), include_answered)?,
+            )),
+            Request::ApprovalApprove {
+                approval_id,
+                agent_id,
+                always,
+            } => {
+                let agent = self.approval_agent(agent_id, &approval_id)?;
+                Ok(Response::ApprovalApprove(
+                    self.approve(&agent, &approval_id, always).await?,
+                ))
+            }
+            Request::ApprovalDeny {
+                approval_id,
+                agent_id,
+                note,
+            } => {
+                let agent = self.approval_agent(agent_id, &approval_id)?;
+                Ok(Response::ApprovalDeny(
+                    self.deny(&agent, &approval_id, note).await?,
+                ))
+            }
+            Request::WorkspacePolicy {
+                agent_id,
+                workspace_id,
+                change,
+            } => Ok(Response::WorkspacePolicy(
+                self.set_workspace_policy(&agent_id, &workspace_id, change)
+                    .await?,
             )),
             Request::TriggerShow { agent_id } => {
                 Ok(Response::TriggerShow(self.trigger_show(&agent_id).await?))

@@ -152,5 +152,34 @@ pub fn execution_block(s: &ExecutionSnapshot) -> String {
          and may not leave it; host-local execution: filesystem, network and process \
          confinement are not enforced",
     );
+    out.push_str(&approval_line(&s.policy.approval));
     out
+}
+
+/// The approval gate in one line for the model: what waits for the
+/// operator, and what never does.
+fn approval_line(p: &crate::runtime::policy::ApprovalPolicy) -> String {
+    use crate::runtime::policy::Approval;
+    let what = match p.approval {
+        Approval::Never => return "\n- approvals: none; your tool calls run at once".to_owned(),
+        Approval::OnWrite => "ApplyPatch and any ExecCommand that may write (all but plain read-only commands such as ls, cat, rg, git status/diff/log)",
+        Approval::Always => "every ExecCommand and ApplyPatch",
+    };
+    let mut line = format!(
+        "\n- approvals ({}): {what} waits for the operator's approval; the call returns          `awaiting_approval` and your turn ends — the answer comes back as a message",
+        p.approval.as_str()
+    );
+    if !p.allow_commands.is_empty() {
+        line.push_str(&format!(
+            "; never asks for: {}",
+            p.allow_commands.join(", ")
+        ));
+    }
+    if !p.allow_paths.is_empty() {
+        line.push_str(&format!(
+            "; patches may write without asking under: {}",
+            p.allow_paths.join(", ")
+        ));
+    }
+    line
 }

@@ -7,6 +7,7 @@
 //! until woken or until their next timer deadline.
 
 mod actor;
+pub mod approval_ops;
 pub mod cancel;
 mod context_ops;
 pub mod dispatch;
@@ -84,6 +85,8 @@ pub struct HostConfig {
     pub exec_env: super::exec_env::ExecEnvPolicy,
     /// How much command output re-enters the model.
     pub tool_output: super::tools::ToolOutputBudget,
+    /// The approval policy of workspaces without their own (`[policy]`).
+    pub policy: super::policy::ApprovalPolicy,
 }
 
 /// Identity facts for `runtime.status`.
@@ -113,6 +116,7 @@ impl HostConfig {
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
             tool_output: super::tools::ToolOutputBudget::default(),
+            policy: super::policy::ApprovalPolicy::default(),
             actors: run_once::ActorScope::All,
         }
     }
@@ -301,6 +305,7 @@ impl RuntimeHost {
             })
             .await?;
         self.recover_workspace(agent_id).await?;
+        self.recover_approvals(agent_id).await?;
         let interrupted = self
             .inner
             .tasks

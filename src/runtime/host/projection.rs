@@ -3,6 +3,7 @@
 //! active-task and active-timer indexes, the candidate tick keys — so a decision costs the
 //! same whether the agent has ten events or ten million.
 
+use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use std::collections::BTreeSet;
 
 use crate::runtime::agent::AgentRecord;
@@ -153,6 +154,11 @@ pub fn load(
             emitted.insert(key);
         }
     }
+    let approval_ids = rx.index_list(Index::OpenApprovals, agent_id)?;
+    let approvals: Vec<ApprovalRecord> = load_ids(rx, Keyed::Approvals, agent_id, &approval_ids)?
+        .into_iter()
+        .filter(|a: &ApprovalRecord| a.status == ApprovalStatus::Pending)
+        .collect();
     let projection = SchedulerProjection::build(
         ProjectionInputs {
             agent: &agent,
@@ -165,6 +171,7 @@ pub fn load(
             emitted_tick_keys: &emitted,
             last_turn_terminal: agent.last_turn_terminal,
             runtime_error: agent.runtime_error.as_deref(),
+            pending_approvals: &approvals,
         },
         now_ms,
     );

@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::turn::{render_input, transcript_in};
-use super::HostInner;
+use super::{approval_ops, HostInner, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
 use crate::runtime::provider::ToolCall;
@@ -66,7 +66,21 @@ pub(super) async fn run_call(
             .await?;
     }
     let t0 = Instant::now();
-    let outcome = tools::execute(env, call).await;
+    let outcome = match approval_needed(env, call)? {
+        None => tools::execute(env, call).await,
+        Some((why, snapshot)) => {
+            let rec = RuntimeHost::new_approval(env, run_id, call, why, &snapshot);
+            let content = approval_ops::awaiting(&rec);
+            env.host
+                .store
+                .write(move |tx| approval_ops::request_in(tx, &rec))
+                .await?;
+            ToolOutcome {
+                ends_turn: true,
+                ..ToolOutcome::ok(content)
+            }
+        }
+    };
     let duration_ms = t0.elapsed().as_millis() as u64;
     let (id, rid, mid, c, o) = (
         env.agent_id.to_owned(),
@@ -106,6 +120,26 @@ pub(super) async fn run_call(
         })
         .await?;
     Ok(outcome)
+}
+
+/// Whether the workspace's policy holds this call for the operator: the
+/// reason and where it would run.
+fn approval_needed(
+    env: &ToolEnv<'_>,
+    call: &ToolCall,
+) -> Result<Option<(String, crate::runtime::workspace::ExecutionSnapshot)>, RuntimeError> {
+    use crate::runtime::policy::{gate, Gate};
+    if call.malformed_arguments.is_some() {
+        return Ok(None);
+    }
+    let Some(action) = tools::gated_action(&call.name, &call.arguments) else {
+        return Ok(None);
+    };
+    let snapshot = env.host.execution_of(env.agent_id)?;
+    Ok(match gate(&snapshot.policy.approval, &action) {
+        Gate::Run => None,
+        Gate::Ask(why) => Some((why, snapshot)),
+    })
 }
 
 /// Safe point: trusted operator prompts with `interject` priority join the

@@ -62,7 +62,8 @@ impl RuntimeHost {
         let agent = self.inner.agent_record(agent_id)?;
         let state = agent.workspaces.clone();
         let home = self.inner.agent_home(agent_id);
-        let current = ws::snapshot(&state, &home);
+        let policy = self.inner.config.policy.clone();
+        let current = ws::snapshot(&state, &home, &policy);
         let wsr = RuntimeError::Workspace;
 
         // Resolve the target: its binding (maybe new), root, cwd, mode.
@@ -238,6 +239,7 @@ impl RuntimeHost {
         };
         let id = agent_id.to_owned();
         let home = self.inner.agent_home(agent_id);
+        let policy = self.inner.config.policy.clone();
         let retained_now = match &ended {
             Some(SessionEnd::Retained(s, ..)) => vec![s.clone()],
             _ => vec![],
@@ -311,7 +313,7 @@ impl RuntimeHost {
                     }
                 }
                 state.active = active.clone();
-                let snap = ws::snapshot(state, &home);
+                let snap = ws::snapshot(state, &home, &policy);
                 event(
                     tx,
                     &id,
@@ -405,6 +407,7 @@ impl RuntimeHost {
         }
         let id = agent_id.to_owned();
         let home = self.inner.agent_home(agent_id);
+        let policy = self.inner.config.policy.clone();
         self.inner
             .store
             .write(move |tx| {
@@ -422,7 +425,7 @@ impl RuntimeHost {
                         fallback: AGENT_HOME_ID.to_owned(),
                     }),
                 )?;
-                let snap = ws::snapshot(&agent.workspaces, &home);
+                let snap = ws::snapshot(&agent.workspaces, &home, &policy);
                 event(
                     tx,
                     &id,

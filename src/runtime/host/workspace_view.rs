@@ -63,7 +63,11 @@ fn direct_users(agents: &[AgentRecord], me: &str, anchor: &str) -> Vec<String> {
 
 impl HostInner {
     pub(crate) fn snapshot_of(&self, agent: &AgentRecord) -> ExecutionSnapshot {
-        ws::snapshot(&agent.workspaces, &self.agent_home(&agent.id))
+        ws::snapshot(
+            &agent.workspaces,
+            &self.agent_home(&agent.id),
+            &self.config.policy,
+        )
     }
 
     /// The active execution root and cwd for tools: read fresh per call,

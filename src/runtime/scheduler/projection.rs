@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::approvals::ApprovalRecord;
 use crate::runtime::closure::{
     derive_closure, ClosureDecision, ClosureFacts, RuntimePosture, TurnPhase, TurnTerminalKind,
     WorkSignal,
@@ -63,6 +64,8 @@ pub struct ProjectionInputs<'a> {
     pub emitted_tick_keys: &'a BTreeSet<String>,
     pub last_turn_terminal: Option<TurnTerminalKind>,
     pub runtime_error: Option<&'a str>,
+    /// Approvals still pending.
+    pub pending_approvals: &'a [ApprovalRecord],
 }
 
 /// Admitted input that still has to be handled, in dequeue order.
@@ -109,6 +112,8 @@ pub struct SchedulerProjection {
     pub active_work_item_waiting_intents: Vec<String>,
     pub active_agent_waiting_intents: Vec<String>,
     pub active_timers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_approvals: Vec<String>,
     pub turn_in_progress: bool,
     pub runtime_error: Option<String>,
     pub replay_message_ids: Vec<String>,
@@ -125,6 +130,9 @@ pub struct SchedulerProjection {
     pub(crate) tasks: Vec<TaskRecord>,
     #[serde(skip)]
     pub(crate) intents: Vec<WaitingIntentRecord>,
+    /// What each pending approval would run, for the posture.
+    #[serde(skip)]
+    pub(crate) approval_labels: Vec<String>,
     #[serde(skip)]
     pub(crate) timers: Vec<TimerRecord>,
     #[serde(skip)]
@@ -270,6 +278,11 @@ impl SchedulerProjection {
                 .filter(|t| t.status == TimerStatus::Active)
                 .map(|t| t.id.clone())
                 .collect(),
+            pending_approvals: inputs
+                .pending_approvals
+                .iter()
+                .map(|a| a.id.clone())
+                .collect(),
             turn_in_progress: agent.turn_in_progress,
             runtime_error: inputs.runtime_error.map(str::to_owned),
             replay_message_ids: pending_inputs
@@ -283,6 +296,11 @@ impl SchedulerProjection {
             work_items,
             tasks: inputs.tasks.to_vec(),
             intents: inputs.waiting_intents.to_vec(),
+            approval_labels: inputs
+                .pending_approvals
+                .iter()
+                .map(|a| format!("{} {} ({})", a.tool_name, a.summary, a.id))
+                .collect(),
             timers: inputs.timers.to_vec(),
             tool_refs: inputs.tool_executions.to_vec(),
             emitted_tick_keys: inputs.emitted_tick_keys.clone(),
@@ -462,6 +480,7 @@ impl SchedulerProjection {
             .collect();
         ClosureFacts {
             runtime_error: self.runtime_error.clone(),
+            pending_approvals: self.pending_approvals.clone(),
             operator_wait_work_items,
             blocking_tasks,
             waiting_intents,
@@ -505,6 +524,7 @@ impl SchedulerProjection {
                 .collect(),
             timer_waits: self.active_timers.clone(),
             operator_waits: ids_in(WorkItemSchedulingState::WaitingOperator),
+            approvals: self.approval_labels.clone(),
             blocked_work: self
                 .work_items
                 .iter()

@@ -240,6 +240,7 @@ impl World {
                 emitted_tick_keys: &self.keys,
                 last_turn_terminal: self.last_turn,
                 runtime_error: None,
+                pending_approvals: &[],
             },
             NOW,
         )

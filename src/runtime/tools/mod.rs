@@ -178,6 +178,20 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
     }
 }
 
+/// What a call would do, for the approval gate: a command, the files a
+/// patch writes; `None` for tools the gate does not cover.
+pub fn gated_action(tool_name: &str, arguments: &Value) -> Option<super::policy::Action> {
+    use super::policy::Action;
+    match tool_name {
+        "ExecCommand" => arguments
+            .get("cmd")
+            .and_then(Value::as_str)
+            .map(|c| Action::Command(c.to_owned())),
+        "ApplyPatch" => patch::written_paths(arguments).map(Action::Write),
+        _ => None,
+    }
+}
+
 /// The tool catalog offered to the model, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
     let mut v = exec::specs();

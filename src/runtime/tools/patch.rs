@@ -52,6 +52,18 @@ struct PatchArgs {
     patch: String,
 }
 
+/// The files a patch writes (as written, `@home/` kept), for the
+/// approval gate; `None` when the patch does not parse (the tool itself
+/// then refuses it).
+pub(crate) fn written_paths(arguments: &serde_json::Value) -> Option<Vec<String>> {
+    let text = arguments
+        .get("patch")
+        .or_else(|| arguments.get("input"))?
+        .as_str()?;
+    let files = parse::parse_patch(text).ok()?;
+    Some(files.into_iter().map(|f| f.path).collect())
+}
+
 pub(super) fn specs() -> Vec<ToolSpec> {
     let mut s = spec::<PatchArgs>(
         "ApplyPatch",

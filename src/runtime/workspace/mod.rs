@@ -114,6 +114,10 @@ pub struct AgentWorkspaces {
     /// reported, and re-entered by the next isolated use of the workspace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retained_worktrees: Vec<WorktreeSession>,
+    /// Approval policies set per workspace (`agent_home` included); a
+    /// workspace without one follows the runtime's `[policy]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub policies: std::collections::BTreeMap<String, crate::runtime::policy::ApprovalPolicy>,
 }
 
 impl AgentWorkspaces {
@@ -161,6 +165,24 @@ pub struct ExecutionPolicySnapshot {
     pub tool_path_arguments: String,
     /// What command tasks inherit: secret-looking variables are removed.
     pub command_environment: String,
+    /// The approval gate: which tool calls wait for the operator. It is a
+    /// gate, not a sandbox: an approved command reaches what the
+    /// operator's user can.
+    #[serde(default)]
+    pub approval: crate::runtime::policy::ApprovalPolicy,
+    /// Whether `approval` is this workspace's own (else the runtime's
+    /// `[policy]`).
+    #[serde(default)]
+    pub approval_source: PolicySource,
+}
+
+/// Where a workspace's approval policy comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicySource {
+    #[default]
+    Runtime,
+    Workspace,
 }
 
 impl ExecutionPolicySnapshot {
@@ -174,6 +196,8 @@ impl ExecutionPolicySnapshot {
             child_process: Enforcement::NotEnforced,
             tool_path_arguments: "confined_to_execution_root".into(),
             command_environment: "secrets_scrubbed".into(),
+            approval: Default::default(),
+            approval_source: PolicySource::Runtime,
         }
     }
 }
@@ -213,8 +237,13 @@ impl ExecutionSnapshot {
     }
 }
 
-/// The snapshot of an agent's workspaces (no I/O).
-pub fn snapshot(ws: &AgentWorkspaces, agent_home: &Path) -> ExecutionSnapshot {
+/// The snapshot of an agent's workspaces (no I/O); `default_policy` is the
+/// runtime's `[policy]`, for workspaces without their own.
+pub fn snapshot(
+    ws: &AgentWorkspaces,
+    agent_home: &Path,
+    default_policy: &crate::runtime::policy::ApprovalPolicy,
+) -> ExecutionSnapshot {
     let home = agent_home.display().to_string();
     let (workspace_id, anchor, root, cwd, kind, mode, worktree) = match &ws.active {
         None => (
@@ -238,9 +267,17 @@ pub fn snapshot(ws: &AgentWorkspaces, agent_home: &Path) -> ExecutionSnapshot {
             a.worktree.clone(),
         ),
     };
+    let mut policy = ExecutionPolicySnapshot::host_local();
+    match ws.policies.get(&workspace_id) {
+        Some(own) => {
+            policy.approval = own.clone();
+            policy.approval_source = PolicySource::Workspace;
+        }
+        None => policy.approval = default_policy.clone(),
+    }
     ExecutionSnapshot {
         profile: ExecutionProfile::HostLocal,
-        policy: ExecutionPolicySnapshot::host_local(),
+        policy,
         execution_root_id: root_id(&root),
         workspace_id,
         workspace_anchor: anchor,
@@ -373,7 +410,11 @@ mod tests {
 
     #[test]
     fn an_agent_without_workspaces_is_in_agent_home() {
-        let s = snapshot(&AgentWorkspaces::default(), Path::new("/d/agents/main"));
+        let s = snapshot(
+            &AgentWorkspaces::default(),
+            Path::new("/d/agents/main"),
+            &Default::default(),
+        );
         assert_eq!(s.workspace_id, AGENT_HOME_ID);
         assert_eq!(s.workspace_anchor, "/d/agents/main");
         assert_eq!(s.execution_root, "/d/agents/main");
@@ -410,8 +451,9 @@ mod tests {
                 ..active("ws_repo_1", "/d/worktrees/main/x")
             }),
             retained_worktrees: vec![],
+            policies: Default::default(),
         };
-        let s = snapshot(&ws, Path::new("/d/agents/main"));
+        let s = snapshot(&ws, Path::new("/d/agents/main"), &Default::default());
         assert_eq!(s.workspace_anchor, "/src/repo");
         assert_eq!(s.execution_root, "/d/worktrees/main/x");
         assert_eq!(s.execution_root_id, root_id("/d/worktrees/main/x"));

@@ -215,6 +215,42 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             p.trigger.external_trigger_id
         ),
         Event::ExternalTriggerDelivered(p) => trigger_delivered(p),
+        Event::ApprovalRequested(p) => {
+            let a = &p.approval;
+            format!(
+                "{} wants to run {}: {} — /approve {} (or --always), /deny {} [note]",
+                a.tool_name,
+                preview(&a.summary),
+                a.why,
+                a.id,
+                a.id
+            )
+        }
+        Event::ApprovalGranted(p) => {
+            let a = &p.approval;
+            let always = if a.always { " (always allowed from now on)" } else { "" };
+            format!("Approved {} {}{always}", a.tool_name, preview(&a.summary))
+        }
+        Event::WorkspacePolicyChanged(p) => {
+            let whose = match p.source {
+                crate::protocol::types::PolicySource::Workspace => "its own",
+                crate::protocol::types::PolicySource::Runtime => "the runtime's",
+            };
+            let mut s = format!(
+                "Approval policy of {} is now {} ({whose})",
+                p.workspace_id,
+                p.policy.approval.as_str()
+            );
+            if !p.policy.allow_commands.is_empty() {
+                s.push_str(&format!("; allowed: {}", p.policy.allow_commands.join(", ")));
+            }
+            s
+        }
+        Event::ApprovalDenied(p) => {
+            let a = &p.approval;
+            let head = format!("Denied {} {}", a.tool_name, preview(&a.summary));
+            colon(head, a.note.as_deref().map(preview))
+        }
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),

@@ -138,9 +138,51 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             fx.push(call(state, request, Pending::Context));
         }
         Command::Trigger => trigger(state, arg, fx),
+        Command::Approvals => {
+            let request = Request::ApprovalsList {
+                agent_id: None,
+                include_answered: false,
+            };
+            fx.push(call(state, request, Pending::Approvals));
+        }
+        Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
     }
+}
+
+/// `/approve ID [--always]`, `/deny ID [NOTE]`: without an id, the
+/// pending ones are listed instead.
+fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
+    let (id, rest) = arg
+        .split_once(char::is_whitespace)
+        .map_or((arg, ""), |(a, b)| (a, b.trim()));
+    if id.is_empty() {
+        let request = Request::ApprovalsList {
+            agent_id: None,
+            include_answered: false,
+        };
+        return fx.push(call(state, request, Pending::Approvals));
+    }
+    let request = match which {
+        Command::Approve => {
+            if !matches!(rest, "" | "--always") {
+                let hint = format!("/approve: unknown `{rest}`. Usage: /approve ID [--always]");
+                return state.conversation.note(hint, Tone::Error);
+            }
+            Request::ApprovalApprove {
+                approval_id: id.to_owned(),
+                agent_id: None,
+                always: rest == "--always",
+            }
+        }
+        _ => Request::ApprovalDeny {
+            approval_id: id.to_owned(),
+            agent_id: None,
+            note: (!rest.is_empty()).then(|| rest.to_owned()),
+        },
+    };
+    fx.push(call(state, request, Pending::Answer));
 }
 
 fn trigger(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {

@@ -355,6 +355,9 @@ pub enum Command {
     Mouse,
     Context,
     Trigger,
+    Approvals,
+    Approve,
+    Deny,
 }
 
 pub struct SlashCommand {
@@ -414,6 +417,9 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
     cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
     cmd("context", "", "the prompt frame: what the next turn sends, its size against the window, what was compacted", W::Available, &[], Command::Context),
+    cmd("approvals", "", "tool calls waiting for your approval, across agents", W::Available, &[], Command::Approvals),
+    cmd("approve", "ID [--always]", "run a waiting tool call (--always: and calls like it from now on)", W::Available, &[], Command::Approve),
+    cmd("deny", "ID [NOTE]", "refuse a waiting tool call; the agent is told, with your note", W::Available, &[], Command::Deny),
     cmd("trigger", "[rotate|revoke]", "the agent's wake URL for CI and webhooks, its deliveries and open waits", W::Available, &["rotate", "revoke"], Command::Trigger),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),

@@ -394,6 +394,10 @@ impl AgentView {
             | K::ExternalTriggerRotated(_)
             | K::ExternalTriggerRevoked(_)
             | K::ExternalTriggerDelivered(_)
+            | K::ApprovalRequested(_)
+            | K::ApprovalGranted(_)
+            | K::ApprovalDenied(_)
+            | K::WorkspacePolicyChanged(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
             | K::DisplayModeChanged(_) => Touched::Nothing,

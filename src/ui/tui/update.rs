@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::protocol::types::UseOutcome;
-use crate::protocol::types::{PromptPreview, TriggerView};
+use crate::protocol::types::{ApprovalRecord, PromptPreview, TriggerView};
 use crate::ui::present::context;
 
 use super::conversation::Conversation;
@@ -436,6 +436,33 @@ fn on_response(
             Err(e) => state
                 .conversation
                 .note(format!("/context: {}", e.message), Tone::Error),
+        },
+        Pending::Approvals => match result {
+            Ok(v) => match serde_json::from_value::<Vec<ApprovalRecord>>(v) {
+                Ok(list) => {
+                    let text = crate::ui::present::approvals::lines(&list).join("\n");
+                    state.conversation.note(text, Tone::Info)
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("/approvals: unexpected answer: {e}"), Tone::Error),
+            },
+            Err(e) => state
+                .conversation
+                .note(format!("/approvals: {}", e.message), Tone::Error),
+        },
+        Pending::Answer => match result {
+            Ok(v) => match serde_json::from_value::<ApprovalRecord>(v) {
+                Ok(a) => {
+                    let text = crate::ui::present::approvals::answered(&a);
+                    state.conversation.note(text, Tone::Ok)
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("unexpected answer: {e}"), Tone::Error),
+            },
+            // Answered elsewhere first, unknown id, stopped agent: said.
+            Err(e) => state.conversation.note(e.message, Tone::Error),
         },
         Pending::Trigger => match result {
             Ok(v) => match serde_json::from_value::<TriggerView>(v) {

@@ -349,13 +349,18 @@ mod tests {
                 adopted_worktree: false,
             }),
             retained_worktrees: vec![],
+            policies: Default::default(),
         };
-        snapshot(&ws, Path::new("/d/agents/main"))
+        snapshot(&ws, Path::new("/d/agents/main"), &Default::default())
     }
 
     #[test]
     fn opening_in_agent_home_binds_the_directory() {
-        let home = snapshot(&AgentWorkspaces::default(), Path::new("/d/agents/main"));
+        let home = snapshot(
+            &AgentWorkspaces::default(),
+            Path::new("/d/agents/main"),
+            &Default::default(),
+        );
         assert_eq!(
             open_binding(&home, Path::new("/src/other")),
             OpenBinding::Use

@@ -441,6 +441,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
             adopted_worktree: false,
         }),
         retained_worktrees: vec![],
+        policies: Default::default(),
     }
 }
 
@@ -464,6 +465,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         execution: crate::runtime::workspace::snapshot(
             &workspaces(),
             std::path::Path::new("/home/op/.holon/data/agents/main"),
+            &Default::default(),
         ),
         context: crate::runtime::inspect::ContextView {
             window: 200_000,

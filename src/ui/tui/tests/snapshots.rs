@@ -212,6 +212,7 @@ fn overlay_workspaces() {
             execution: snapshot(
                 &ws,
                 std::path::Path::new("/home/op/.holon/data/agents/main"),
+                &Default::default(),
             ),
             attached: vec![
                 WorkspaceEntry {

@@ -1,0 +1,24 @@
+//! Approval payloads: a gated call asked about, granted or denied. What a
+//! granted call did reaches the agent as the `internal_followup` message
+//! the record's `result_message_id` names.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::approvals::ApprovalRecord;
+
+/// `workspace_policy_changed`: a workspace's approval policy was set (or
+/// returned to the runtime's: `source` says which applies now).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspacePolicyChanged {
+    pub workspace_id: String,
+    /// The policy in effect for the workspace now.
+    pub policy: crate::runtime::policy::ApprovalPolicy,
+    pub source: crate::runtime::workspace::PolicySource,
+}
+
+/// `approval_requested`, `approval_granted`, `approval_denied`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalChanged {
+    /// The record after the change.
+    pub approval: ApprovalRecord,
+}

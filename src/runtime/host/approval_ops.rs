@@ -1,0 +1,457 @@
+//! Durable approvals on `RuntimeHost`. A gated tool call is recorded as
+//! `approval_requested` before anything runs; the turn yields and the
+//! agent waits for the operator. The answer goes through the runtime
+//! (first answer wins): a grant runs the call and carries its result back
+//! to the agent as an `internal_followup` naming the approval; a denial
+//! carries the operator's note. A grant whose call was cut short by a
+//! restart is told to the agent as such at the next start.
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::{agent_in, RuntimeHost};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::admission::{admit_in, Outcome};
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
+use crate::runtime::envelope::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
+use crate::runtime::policy::{always_rule, Action, PolicyChange};
+use crate::runtime::provider::ToolCall;
+use crate::runtime::tools::{self, ToolEnv};
+use crate::runtime::workspace::{PolicySource, WorkspaceError, AGENT_HOME_ID};
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
+
+/// How much of a granted call's result the follow-up carries.
+const RESULT_CHARS: usize = 16_000;
+
+/// Inside a write job: record a new pending approval and its event.
+pub(crate) fn request_in(tx: &mut WriteCtx<'_>, rec: &ApprovalRecord) -> Result<(), StoreError> {
+    tx.put(Keyed::Approvals, &rec.agent_id, &rec.id, rec)?;
+    tx.index_insert(Index::OpenApprovals, &rec.agent_id, &rec.id)?;
+    changed(tx, rec, Event::ApprovalRequested)
+}
+
+fn changed(
+    tx: &mut WriteCtx<'_>,
+    rec: &ApprovalRecord,
+    kind: fn(ev::ApprovalChanged) -> Event,
+) -> Result<(), StoreError> {
+    let provenance = Provenance {
+        message_id: Some(rec.message_id.clone()),
+        work_item_id: rec.work_item_id.clone(),
+        ..Provenance::default()
+    };
+    let payload = ev::ApprovalChanged {
+        approval: rec.clone(),
+    };
+    tx.append_event(new_event(&rec.agent_id, provenance, kind(payload)))
+        .map(drop)
+}
+
+/// Inside a write job: carry `text` to the agent as the approval's answer
+/// (model-visible; it satisfies the operator wait) and close the record.
+fn answer_in(
+    tx: &mut WriteCtx<'_>,
+    rec: &mut ApprovalRecord,
+    text: String,
+) -> Result<(), StoreError> {
+    let req = AdmissionRequest {
+        agent_id: rec.agent_id.clone(),
+        kind: MessageKind::InternalFollowup,
+        origin: MessageOrigin::System {
+            subsystem: "approvals".into(),
+        },
+        priority: Priority::Next,
+        body: MessageBody::Text { text },
+        delivery_surface: DeliverySurface::RuntimeSystem,
+        admission_context: AdmissionContext::RuntimeOwned,
+        work_item_id: rec.work_item_id.clone(),
+        task_id: None,
+        source_refs: BTreeMap::from([
+            ("approval_id".to_owned(), rec.id.clone()),
+            ("call_id".to_owned(), rec.call_id.clone()),
+        ]),
+        metadata: None,
+        correlation_id: None,
+        causation_id: Some(rec.message_id.clone()),
+    };
+    let message_id = crate::new_id("msg");
+    if let Outcome::Admitted(a) = admit_in(tx, req, &message_id)? {
+        rec.result_message_id = Some(a.message_id);
+    }
+    tx.put(Keyed::Approvals, &rec.agent_id, &rec.id, &*rec)?;
+    tx.index_remove(Index::OpenApprovals, &rec.agent_id, &rec.id)
+        .map(drop)
+}
+
+fn load(
+    tx: &WriteCtx<'_>,
+    agent_id: &str,
+    approval_id: &str,
+) -> Result<ApprovalRecord, StoreError> {
+    tx.get(Keyed::Approvals, agent_id, approval_id)?
+        .ok_or_else(|| {
+            StoreError::rejected(RuntimeError::UnknownApproval {
+                approval_id: approval_id.to_owned(),
+            })
+        })
+}
+
+/// The approval must still be pending and its agent able to act on it.
+fn pending(rec: &ApprovalRecord, agent: &AgentRecord) -> Result<(), StoreError> {
+    if rec.status != ApprovalStatus::Pending {
+        return Err(StoreError::rejected(RuntimeError::ApprovalAnswered {
+            approval_id: rec.id.clone(),
+            status: rec.status.as_str(),
+        }));
+    }
+    if agent.status == AgentStatus::Stopped {
+        return Err(StoreError::rejected(RuntimeError::AgentStopped {
+            agent_id: agent.id.clone(),
+            status: "stopped",
+        }));
+    }
+    Ok(())
+}
+
+/// The gate's view of a recorded call.
+pub(crate) fn action_of(tool_name: &str, arguments: &serde_json::Value) -> Option<Action> {
+    tools::gated_action(tool_name, arguments)
+}
+
+impl RuntimeHost {
+    /// The agent an approval belongs to: `agent_id` when given, else the
+    /// one whose records hold the id.
+    pub fn approval_agent(
+        &self,
+        agent_id: Option<String>,
+        approval_id: &str,
+    ) -> Result<String, RuntimeError> {
+        if let Some(a) = agent_id {
+            return Ok(a);
+        }
+        let rx = self.inner.store.read()?;
+        for a in rx.agents::<AgentRecord>()? {
+            if rx
+                .get::<ApprovalRecord>(Keyed::Approvals, &a.id, approval_id)?
+                .is_some()
+            {
+                return Ok(a.id);
+            }
+        }
+        Err(RuntimeError::UnknownApproval {
+            approval_id: approval_id.to_owned(),
+        })
+    }
+
+    /// Set a workspace's approval policy (or return it to the runtime's);
+    /// answers what applies now.
+    pub async fn set_workspace_policy(
+        &self,
+        agent_id: &str,
+        workspace_id: &str,
+        change: PolicyChange,
+    ) -> Result<ev::WorkspacePolicyChanged, RuntimeError> {
+        let (id, wid) = (agent_id.to_owned(), workspace_id.to_owned());
+        let runtime = self.inner.config.policy.clone();
+        let changed = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
+                let known = wid == AGENT_HOME_ID || agent.workspaces.binding(&wid).is_some();
+                if !known {
+                    return Err(StoreError::rejected(RuntimeError::Workspace(
+                        WorkspaceError::Unknown {
+                            workspace_id: wid.clone(),
+                        },
+                    )));
+                }
+                let next = change
+                    .apply(agent.workspaces.policies.get(&wid), &runtime)
+                    .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
+                let (policy, source) = match next {
+                    Some(p) => {
+                        agent.workspaces.policies.insert(wid.clone(), p.clone());
+                        (p, PolicySource::Workspace)
+                    }
+                    None => {
+                        agent.workspaces.policies.remove(&wid);
+                        (runtime.clone(), PolicySource::Runtime)
+                    }
+                };
+                tx.put_agent(&id, &agent)?;
+                let changed = ev::WorkspacePolicyChanged {
+                    workspace_id: wid.clone(),
+                    policy,
+                    source,
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::WorkspacePolicyChanged(changed.clone()),
+                ))?;
+                Ok(changed)
+            })
+            .await?;
+        Ok(changed)
+    }
+
+    /// Approve and run the call. `always` extends the workspace's
+    /// allow-list so calls like it no longer ask.
+    pub async fn approve(
+        &self,
+        agent_id: &str,
+        approval_id: &str,
+        always: bool,
+    ) -> Result<ApprovalRecord, RuntimeError> {
+        let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
+        let default_policy = self.inner.config.policy.clone();
+        let rec = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = agent_in(tx, &id)?;
+                let mut rec = load(tx, &id, &aid)?;
+                pending(&rec, &agent)?;
+                rec.status = ApprovalStatus::Granted;
+                rec.answered_at = Some(tx.now_ts());
+                rec.always = always;
+                if always {
+                    if let Some(action) = action_of(&rec.tool_name, &rec.arguments) {
+                        let (command, paths) = always_rule(&action);
+                        let policy = agent
+                            .workspaces
+                            .policies
+                            .entry(rec.workspace_id.clone())
+                            .or_insert_with(|| default_policy.clone());
+                        if let Some(c) = command.filter(|c| !policy.allow_commands.contains(c)) {
+                            policy.allow_commands.push(c);
+                        }
+                        for p in paths {
+                            if !policy.allow_paths.contains(&p) {
+                                policy.allow_paths.push(p);
+                            }
+                        }
+                        tx.put_agent(&id, &agent)?;
+                    }
+                }
+                tx.put(Keyed::Approvals, &id, &aid, &rec)?;
+                changed(tx, &rec, Event::ApprovalGranted)?;
+                Ok(rec)
+            })
+            .await?;
+        let text = self.run_granted(&rec).await;
+        let rec = self
+            .inner
+            .store
+            .write(move |tx| {
+                let mut done = rec.clone();
+                answer_in(tx, &mut done, text.clone())?;
+                Ok(done)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(rec)
+    }
+
+    /// Run a granted call where it was asked, and say what it did.
+    async fn run_granted(&self, rec: &ApprovalRecord) -> String {
+        let head = format!(
+            "[approval {}] The operator approved {} {}",
+            rec.id, rec.tool_name, rec.summary
+        );
+        let now = self.inner.execution_of(&rec.agent_id);
+        match now {
+            Ok(s) if s.execution_root == rec.execution_root => {}
+            Ok(s) => {
+                return format!(
+                    "{head}, but it was not run: you now work in {} (asked in {}). Ask again \
+                     from where it should run.",
+                    s.execution_root, rec.execution_root
+                )
+            }
+            Err(e) => return format!("{head}, but it was not run: {e}"),
+        }
+        let call = ToolCall {
+            id: rec.call_id.clone(),
+            name: rec.tool_name.clone(),
+            arguments: rec.arguments.clone(),
+            malformed_arguments: None,
+        };
+        let env = ToolEnv {
+            host: &self.inner,
+            agent_id: &rec.agent_id,
+            message_id: &rec.message_id,
+            turn_work_item_id: rec.work_item_id.clone(),
+            round_text: "",
+        };
+        let outcome = tools::execute(&env, &call).await;
+        let result: String = outcome
+            .content
+            .to_string()
+            .chars()
+            .take(RESULT_CHARS)
+            .collect();
+        format!("{head}; it ran. Result of call {}: {result}", rec.call_id)
+    }
+
+    /// Deny the call; the agent is told, with the operator's note.
+    pub async fn deny(
+        &self,
+        agent_id: &str,
+        approval_id: &str,
+        note: Option<String>,
+    ) -> Result<ApprovalRecord, RuntimeError> {
+        let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
+        let note = note.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
+        let rec = self
+            .inner
+            .store
+            .write(move |tx| {
+                let agent: AgentRecord = agent_in(tx, &id)?;
+                let mut rec = load(tx, &id, &aid)?;
+                pending(&rec, &agent)?;
+                rec.status = ApprovalStatus::Denied;
+                rec.answered_at = Some(tx.now_ts());
+                rec.note = note.clone();
+                changed(tx, &rec, Event::ApprovalDenied)?;
+                let text = format!(
+                    "[approval {}] The operator denied {} {}{}. Do not run it again without \
+                     asking; change the approach or ask the operator.",
+                    rec.id,
+                    rec.tool_name,
+                    rec.summary,
+                    note.as_deref()
+                        .map(|n| format!(": \"{n}\""))
+                        .unwrap_or_default()
+                );
+                answer_in(tx, &mut rec, text)?;
+                Ok(rec)
+            })
+            .await?;
+        self.wake(agent_id);
+        Ok(rec)
+    }
+
+    /// Pending approvals (all of them with `include_answered`, newest
+    /// first), of one agent or of every agent.
+    pub fn approvals(
+        &self,
+        agent_id: Option<&str>,
+        include_answered: bool,
+    ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        let agents: Vec<String> = match agent_id {
+            Some(a) => vec![a.to_owned()],
+            None => rx
+                .agents::<AgentRecord>()?
+                .into_iter()
+                .map(|a| a.id)
+                .collect(),
+        };
+        let mut out = Vec::new();
+        for a in agents {
+            let recs: Vec<ApprovalRecord> = if include_answered {
+                rx.list_recent(Keyed::Approvals, &a, 50)?
+            } else {
+                let ids = rx.index_list(Index::OpenApprovals, &a)?;
+                let mut v = Vec::with_capacity(ids.len());
+                for i in ids {
+                    if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
+                        v.push(r);
+                    }
+                }
+                v
+            };
+            out.extend(
+                recs.into_iter()
+                    .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
+            );
+        }
+        out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
+        Ok(out)
+    }
+
+    /// At start: a grant whose call's outcome never reached the agent (the
+    /// runtime stopped while it ran) is told to the agent as such. Pending
+    /// approvals stay pending: nothing runs without an answer.
+    pub(super) async fn recover_approvals(&self, agent_id: &str) -> Result<(), RuntimeError> {
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                for aid in tx.index_list(Index::OpenApprovals, &id)? {
+                    let Some(mut rec) = tx.get::<ApprovalRecord>(Keyed::Approvals, &id, &aid)?
+                    else {
+                        tx.index_remove(Index::OpenApprovals, &id, &aid)?;
+                        continue;
+                    };
+                    if rec.status != ApprovalStatus::Granted {
+                        continue;
+                    }
+                    let text = format!(
+                        "[approval {}] The operator approved {} {}, but the runtime stopped \
+                         while it ran: its effects are unknown. Check before running it again.",
+                        rec.id, rec.tool_name, rec.summary
+                    );
+                    answer_in(tx, &mut rec, text)?;
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// The record for a gated call, before anything runs.
+    pub(crate) fn new_approval(
+        env: &ToolEnv<'_>,
+        run_id: &str,
+        call: &ToolCall,
+        why: String,
+        snapshot: &crate::runtime::workspace::ExecutionSnapshot,
+    ) -> ApprovalRecord {
+        let summary = match tools::gated_action(&call.name, &call.arguments) {
+            Some(Action::Command(c)) => format!("`{c}`"),
+            Some(Action::Write(paths)) => paths.join(", "),
+            None => call.name.clone(),
+        };
+        ApprovalRecord {
+            id: crate::new_id("apr"),
+            agent_id: env.agent_id.to_owned(),
+            status: ApprovalStatus::Pending,
+            tool_name: call.name.clone(),
+            call_id: call.id.clone(),
+            arguments: call.arguments.clone(),
+            summary: summary.chars().take(300).collect(),
+            why,
+            workspace_id: snapshot.workspace_id.clone(),
+            execution_root: snapshot.execution_root.clone(),
+            run_id: run_id.to_owned(),
+            message_id: env.message_id.to_owned(),
+            work_item_id: env.turn_work_item_id.clone(),
+            requested_at: crate::format_ts(crate::now_ms()),
+            answered_at: None,
+            note: None,
+            always: false,
+            result_message_id: None,
+        }
+    }
+}
+
+/// What the model is told when its call waits for approval.
+pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
+    json!({
+        "ok": false, "status": "awaiting_approval", "approval_id": rec.id,
+        "message": format!(
+            "{} {} was not run: the operator must approve it ({}). Your turn ends here; the \
+             operator's answer (and, if approved, the result) comes back to you as a message.",
+            rec.tool_name, rec.summary, rec.why
+        ),
+    })
+}

@@ -1,0 +1,336 @@
+//! The execution policy's approval gate (pure). Under host-local execution
+//! it is an approval gate, not a sandbox: it decides whether a tool call
+//! waits for the operator, never what a command can reach once it runs.
+//!
+//! `never` runs everything; `on_write` asks before anything that may
+//! write (every ApplyPatch, every command but a known read-only one);
+//! `always` asks before every command and patch. Either way an allow-list
+//! of command prefixes and path prefixes never asks. A command joined with
+//! shell control operators (`;`, `&&`, `|`, redirections, substitutions)
+//! is never read-only and never matches the allow-list: `cargo test; rm -rf
+//! x` is not `cargo test`.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    #[default]
+    Never,
+    OnWrite,
+    Always,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Never => "never",
+            Approval::OnWrite => "on_write",
+            Approval::Always => "always",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Approval> {
+        match s {
+            "never" => Some(Approval::Never),
+            "on_write" => Some(Approval::OnWrite),
+            "always" => Some(Approval::Always),
+            _ => None,
+        }
+    }
+}
+
+/// A workspace's approval policy (config `[policy]` is the default for
+/// every workspace; `holon workspace policy` overrides one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalPolicy {
+    #[serde(default)]
+    pub approval: Approval,
+    /// Command prefixes (whole words) that never ask.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_commands: Vec<String>,
+    /// Path prefixes (relative to the execution root) that ApplyPatch may
+    /// write without asking.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_paths: Vec<String>,
+}
+
+/// A change to a workspace's policy (`workspace.policy`): the mode, and
+/// entries added to the allow-lists; `reset` returns the workspace to the
+/// runtime's `[policy]` first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_commands: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+}
+
+impl PolicyChange {
+    /// The policy after the change, or why an entry is refused.
+    pub fn apply(
+        &self,
+        current: Option<&ApprovalPolicy>,
+        runtime: &ApprovalPolicy,
+    ) -> Result<Option<ApprovalPolicy>, String> {
+        for e in self.allow_commands.iter().chain(&self.allow_paths) {
+            if e.trim().is_empty() || e.chars().any(char::is_control) || e.len() > 512 {
+                return Err(format!("{e:?} is not an allow-list entry"));
+            }
+        }
+        let nothing_else = self.approval.is_none()
+            && self.allow_commands.is_empty()
+            && self.allow_paths.is_empty();
+        if self.reset && nothing_else {
+            return Ok(None);
+        }
+        let mut p = match (self.reset, current) {
+            (false, Some(own)) => own.clone(),
+            _ => runtime.clone(),
+        };
+        if let Some(a) = self.approval {
+            p.approval = a;
+        }
+        for (list, add) in [
+            (&mut p.allow_commands, &self.allow_commands),
+            (&mut p.allow_paths, &self.allow_paths),
+        ] {
+            for e in add {
+                let e = e.trim().to_owned();
+                if !list.contains(&e) {
+                    list.push(e);
+                }
+            }
+        }
+        Ok(Some(p))
+    }
+}
+
+/// What a tool call would do, as far as the gate cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A shell command (ExecCommand).
+    Command(String),
+    /// Files a patch writes (ApplyPatch), relative to the root.
+    Write(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    Run,
+    /// Wait for the operator; the reason names the policy and the action.
+    Ask(String),
+}
+
+/// Commands that only read, run alone (no control operators).
+const READ_ONLY: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "rg",
+    "grep",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "which",
+    "git status",
+    "git diff",
+    "git log",
+    "git show",
+    "git branch",
+    "git rev-parse",
+    "tree",
+];
+
+/// Whether `cmd` joins commands or redirects: then it is judged as a
+/// whole, never by its first word.
+fn compound(cmd: &str) -> bool {
+    const OPERATORS: &[&str] = &[";", "&", "|", ">", "<", "`", "$(", "\n"];
+    OPERATORS.iter().any(|op| cmd.contains(op))
+}
+
+/// `prefix` is `cmd`'s first words (whole words, not a string prefix:
+/// `git status` does not allow `git statusx`).
+fn has_prefix(cmd: &str, prefix: &str) -> bool {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let want: Vec<&str> = prefix.split_whitespace().collect();
+    !want.is_empty() && words.len() >= want.len() && words[..want.len()] == want[..]
+}
+
+fn path_allowed(path: &str, allowed: &[String]) -> bool {
+    let path = path.trim_start_matches("./");
+    allowed.iter().any(|a| {
+        let a = a.trim_start_matches("./").trim_end_matches('/');
+        !a.is_empty() && (path == a || path.starts_with(&format!("{a}/")))
+    })
+}
+
+/// Whether `action` may run under `policy` without the operator.
+pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
+    if policy.approval == Approval::Never {
+        return Gate::Run;
+    }
+    let mode = policy.approval.as_str();
+    match action {
+        Action::Command(cmd) => {
+            let cmd = cmd.trim();
+            let single = !compound(cmd);
+            if single && policy.allow_commands.iter().any(|p| has_prefix(cmd, p)) {
+                return Gate::Run;
+            }
+            if single
+                && policy.approval == Approval::OnWrite
+                && READ_ONLY.iter().any(|p| has_prefix(cmd, p))
+            {
+                return Gate::Run;
+            }
+            let why = if single {
+                "not a known read-only command and not on the allow-list"
+            } else {
+                "it joins commands or redirects, so it is judged as a whole"
+            };
+            Gate::Ask(format!("approval is `{mode}`: `{cmd}` is {why}"))
+        }
+        Action::Write(paths) => {
+            let outside: Vec<&String> = paths
+                .iter()
+                .filter(|p| !path_allowed(p, &policy.allow_paths))
+                .collect();
+            if outside.is_empty() && !paths.is_empty() {
+                return Gate::Run;
+            }
+            let names: Vec<&str> = outside.iter().map(|p| p.as_str()).collect();
+            Gate::Ask(format!(
+                "approval is `{mode}`: the patch writes {}",
+                if names.is_empty() {
+                    "files".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            ))
+        }
+    }
+}
+
+/// What "always allow" adds to the allow-lists for `action`: a command's
+/// program and subcommand (`cargo test`, `make`), or the patch's paths.
+/// A compound command adds nothing (it could never match).
+pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
+    match action {
+        Action::Command(cmd) if !compound(cmd) => {
+            let mut words = cmd.split_whitespace();
+            let first = words.next().unwrap_or_default();
+            let rule = match words.next() {
+                Some(w) if !w.starts_with('-') && !w.contains('/') && !w.contains('=') => {
+                    format!("{first} {w}")
+                }
+                _ => first.to_owned(),
+            };
+            ((!rule.is_empty()).then_some(rule), Vec::new())
+        }
+        Action::Command(_) => (None, Vec::new()),
+        Action::Write(paths) => (None, paths.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(approval: Approval) -> ApprovalPolicy {
+        ApprovalPolicy {
+            approval,
+            allow_commands: vec!["cargo test".into()],
+            allow_paths: vec!["docs/".into()],
+        }
+    }
+
+    fn asks(p: &ApprovalPolicy, a: &Action) -> bool {
+        matches!(gate(p, a), Gate::Ask(_))
+    }
+
+    #[test]
+    fn never_runs_everything_and_always_asks_unless_allowed() {
+        let never = policy(Approval::Never);
+        assert!(!asks(&never, &Action::Command("rm -rf target".into())));
+        assert!(!asks(&never, &Action::Write(vec!["src/x.rs".into()])));
+        let always = policy(Approval::Always);
+        assert!(
+            asks(&always, &Action::Command("ls".into())),
+            "always asks even to read"
+        );
+        assert!(!asks(&always, &Action::Command("cargo test --all".into())));
+        assert!(asks(&always, &Action::Command("cargo testing".into())));
+        assert!(!asks(
+            &always,
+            &Action::Write(vec!["docs/a.md".into(), "./docs/b/c.md".into()])
+        ));
+        assert!(asks(
+            &always,
+            &Action::Write(vec!["docs/a.md".into(), "src/x.rs".into()])
+        ));
+        assert!(asks(&always, &Action::Write(vec!["docsx/a.md".into()])));
+    }
+
+    #[test]
+    fn on_write_lets_single_read_only_commands_through_and_nothing_compound() {
+        let p = policy(Approval::OnWrite);
+        assert!(!asks(&p, &Action::Command("git status --short".into())));
+        assert!(!asks(&p, &Action::Command("rg TODO src".into())));
+        assert!(asks(&p, &Action::Command("git commit -m x".into())));
+        assert!(asks(&p, &Action::Command("cat a > b".into())));
+        assert!(asks(&p, &Action::Command("ls; rm -rf /".into())));
+        assert!(asks(
+            &p,
+            &Action::Command("cargo test && rm -rf target".into())
+        ));
+        assert!(asks(&p, &Action::Command("echo $(rm x)".into())));
+        let Gate::Ask(why) = gate(&p, &Action::Command("make install".into())) else {
+            panic!("make install asks")
+        };
+        assert!(
+            why.contains("on_write") && why.contains("make install"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn always_allow_adds_the_program_and_subcommand_or_the_paths() {
+        assert_eq!(
+            always_rule(&Action::Command("cargo test --all".into())),
+            (Some("cargo test".into()), vec![])
+        );
+        assert_eq!(
+            always_rule(&Action::Command("make".into())),
+            (Some("make".into()), vec![])
+        );
+        assert_eq!(
+            always_rule(&Action::Command("python3 ./x.py".into())),
+            (Some("python3".into()), vec![])
+        );
+        assert_eq!(
+            always_rule(&Action::Command("a | b".into())),
+            (None, vec![])
+        );
+        assert_eq!(
+            always_rule(&Action::Write(vec!["src/a.rs".into()])),
+            (None, vec!["src/a.rs".into()])
+        );
+    }
+
+    #[test]
+    fn approval_names_round_trip() {
+        for a in [Approval::Never, Approval::OnWrite, Approval::Always] {
+            assert_eq!(Approval::parse(a.as_str()), Some(a));
+        }
+        assert_eq!(Approval::parse("sometimes"), None);
+    }
+}

@@ -1,0 +1,355 @@
+//! Durable approvals: a gated tool call waits for the operator as a record
+//! in the store. It survives a restart, runs once when approved (first
+//! answer wins), is answered to the model as denied with the operator's
+//! note, and "always" extends the workspace's allow-list. Through the
+//! binary: the stub provider, a killed daemon, the CLI answering.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::runtime_core::{config, events, kind, prompt, wait_event};
+use super::stub_provider::{canned, Canned, StubServer};
+use super::support::{json_lines, stderr, Daemon, Home};
+use holon::runtime::approvals::ApprovalStatus;
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::RuntimeHost;
+use holon::runtime::policy::{Approval, ApprovalPolicy};
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::runtime::RuntimeError;
+use holon::store::{Store, StoreOptions};
+
+fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn host_with(
+    dir: &std::path::Path,
+    provider: &Arc<ScriptedProvider>,
+    approval: Approval,
+) -> RuntimeHost {
+    let store = ok(Store::open(&dir.join("s.redb"), StoreOptions::default()));
+    let mut c = config(dir, Arc::clone(provider));
+    c.policy = ApprovalPolicy {
+        approval,
+        ..ApprovalPolicy::default()
+    };
+    let host = ok(RuntimeHost::start(store, c).await);
+    ok(host.create_agent("main").await);
+    host
+}
+
+async fn stop(host: RuntimeHost) {
+    host.shutdown().await;
+    let store = host.store().clone();
+    drop(host);
+    ok(store.close().await);
+}
+
+async fn wait_requests(provider: &ScriptedProvider, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while provider.requests().len() < n {
+        assert!(Instant::now() < deadline, "no request {n}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn posture(host: &RuntimeHost) -> (String, String) {
+    let rx = ok(host.store().read());
+    let live = ok(holon::runtime::host::projection::load(&rx, "main", 0));
+    let p = live
+        .unwrap_or_else(|| panic!("no agent"))
+        .projection
+        .posture();
+    (p.posture.as_str().to_owned(), p.reason.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_command_survives_a_restart_and_runs_once_when_approved() {
+    let dir = ok(tempfile::tempdir());
+    let out = dir.path().join("ran.txt");
+    let cmd = format!("echo ran >> {}", out.display());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Writing the file.",
+            &[("ExecCommand", json!({ "cmd": cmd }))],
+        ),
+        Scripted::text("The approved command ran."),
+    ]));
+    let host = host_with(dir.path(), &provider, Approval::OnWrite).await;
+    ok(host
+        .submit(prompt("append to the file", Priority::Normal))
+        .await);
+    let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    let id = asked.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(asked.payload["approval"]["why"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("on_write"));
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    let (p, reason) = posture(&host);
+    assert_eq!(p, "WaitingForOperator", "{reason}");
+    assert!(reason.contains("approval needed: ExecCommand"), "{reason}");
+    assert!(!out.exists(), "nothing ran before the answer");
+    // The model was told the call waits, and why.
+    let told = serde_json::to_string(&provider.requests()).unwrap_or_default();
+    assert!(
+        told.contains("approvals (on_write)"),
+        "the frame states the policy"
+    );
+
+    // A restart: the approval is still pending and nothing runs.
+    stop(host).await;
+    let host = host_with(dir.path(), &provider, Approval::OnWrite).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pending = ok(host.approvals(None, false));
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, id);
+    assert!(!out.exists());
+    assert_eq!(provider.requests().len(), 1, "no turn without an answer");
+
+    // Two answers at once: the first wins, the other is told.
+    let (a, b) = tokio::join!(
+        host.approve("main", &id, false),
+        host.deny("main", &id, None)
+    );
+    let (won, lost) = match (a, b) {
+        (Ok(w), Err(l)) => (w.status, l),
+        (Err(l), Ok(w)) => (w.status, l),
+        other => panic!("exactly one answer wins: {other:?}"),
+    };
+    assert!(
+        matches!(lost, RuntimeError::ApprovalAnswered { .. }),
+        "{lost}"
+    );
+    if won == ApprovalStatus::Denied {
+        // The race went to the denial: nothing ran, the model was told.
+        wait_requests(&provider, 2).await;
+        assert!(!out.exists());
+        return;
+    }
+    wait_requests(&provider, 2).await;
+    let text = ok(std::fs::read_to_string(&out));
+    assert_eq!(text, "ran\n", "ran exactly once");
+    let second = serde_json::to_string(&provider.requests()[1].conversation).unwrap_or_default();
+    assert!(
+        second.contains("The operator approved ExecCommand"),
+        "{second}"
+    );
+    assert!(
+        second.contains("exit_status"),
+        "the result came back: {second}"
+    );
+    // Answering again, or an unknown id: clear errors.
+    let again = host.approve("main", &id, false).await;
+    assert!(
+        matches!(again, Err(RuntimeError::ApprovalAnswered { .. })),
+        "{again:?}"
+    );
+    let unknown = host.approve("main", "apr_nope", false).await;
+    assert!(
+        matches!(unknown, Err(RuntimeError::UnknownApproval { .. })),
+        "{unknown:?}"
+    );
+    wait_event(&host, "the second turn", |e| {
+        e.kind == "turn_terminal" && e.event_seq > asked.event_seq + 5
+    })
+    .await;
+    let (p, _) = posture(&host);
+    assert_ne!(p, "WaitingForOperator");
+    let granted = events(&host)
+        .into_iter()
+        .filter(|e| e.kind == "approval_granted")
+        .count();
+    assert_eq!(granted, 1);
+    stop(host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking() {
+    let dir = ok(tempfile::tempdir());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("", &[("ExecCommand", json!({"cmd": "ls -la"}))]),
+        Scripted::text("Understood, not listing."),
+        Scripted::tools("", &[("ExecCommand", json!({"cmd": "echo one"}))]),
+        Scripted::text("Ran it."),
+        Scripted::tools("", &[("ExecCommand", json!({"cmd": "echo two"}))]),
+        Scripted::text("Ran the second without asking."),
+    ]));
+    let host = host_with(dir.path(), &provider, Approval::Always).await;
+    ok(host
+        .submit(prompt("list the files", Priority::Normal))
+        .await);
+    let asked = wait_event(&host, "the first request", kind("approval_requested")).await;
+    let id = asked.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let denied = ok(host
+        .deny("main", &id, Some("not in this directory".into()))
+        .await);
+    assert_eq!(denied.status, ApprovalStatus::Denied);
+    wait_requests(&provider, 2).await;
+    let told = serde_json::to_string(&provider.requests()[1].conversation).unwrap_or_default();
+    assert!(
+        told.contains("denied") && told.contains("not in this directory"),
+        "{told}"
+    );
+
+    ok(host
+        .submit(prompt("echo something", Priority::Normal))
+        .await);
+    let second = wait_event(&host, "the second request", |e| {
+        e.kind == "approval_requested" && e.payload["approval"]["id"] != id.as_str()
+    })
+    .await;
+    let id2 = second.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let granted = ok(host.approve("main", &id2, true).await);
+    assert!(granted.always);
+    wait_requests(&provider, 4).await;
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert_eq!(
+        snapshot.policy.approval.allow_commands,
+        vec!["echo one".to_owned()]
+    );
+    // "echo one" allowed `echo one`, not every echo: the next one asks.
+    ok(host.submit(prompt("echo again", Priority::Normal)).await);
+    wait_requests(&provider, 5).await;
+    let third = wait_event(&host, "the third request", |e| {
+        e.kind == "approval_requested"
+            && e.payload["approval"]["id"] != id.as_str()
+            && e.payload["approval"]["id"] != id2.as_str()
+    })
+    .await;
+    assert_eq!(third.payload["approval"]["summary"], "`echo two`");
+    stop(host).await;
+}
+
+// ---- through the binary: the daemon, a kill -9, the CLI answering --------------
+
+fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn daemon_pid(home: &Home) -> i32 {
+    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
+    let v: Value = serde_json::from_str(&text).unwrap_or_default();
+    v["pid"].as_i64().unwrap_or(0) as i32
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() {
+    let home = Home::new();
+    let out = home.path().join("ran.txt");
+    let cmd = format!("echo ran >> {}", out.display());
+    let call = json!({ "cmd": cmd }).to_string();
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json("Appending.", &[("call_1", "ExecCommand", &call)]),
+        ),
+        Canned::json(200, canned::responses_json("It ran once.", &[])),
+    ])
+    .await;
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        "[policy]\napproval = \"on_write\"\nallow_commands = [\"cargo test\"]\n",
+    ));
+    let base = format!("{}/v1", stub.base());
+    let detach = || {
+        let out = ok(home
+            .cmd()
+            .env("HOLON_MODEL", "openai/gpt-approvals")
+            .env("OPENAI_BASE_URL", &base)
+            .env("OPENAI_API_KEY", "sk-approvals")
+            .arg("--detach")
+            .output());
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    detach();
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "append to the file"]);
+    let pending: Vec<Value> = poll("the approval", || {
+        let v: Vec<Value> =
+            serde_json::from_str(&home.ok(&["approvals", "--json"])).unwrap_or_default();
+        (!v.is_empty()).then_some(v)
+    });
+    let id = pending[0]["id"].as_str().unwrap_or_default().to_owned();
+    let listed = home.ok(&["approvals"]);
+    assert!(
+        listed.contains(&id) && listed.contains("echo ran"),
+        "{listed}"
+    );
+    let status: Value = ok(serde_json::from_str(
+        &home.ok(&["daemon", "status", "--json"]),
+    ));
+    assert_eq!(status["status"]["pending_approvals"], 1, "{status}");
+
+    // SAFETY: the daemon this test started.
+    unsafe { libc::kill(daemon_pid(&home), libc::SIGKILL) };
+    std::thread::sleep(Duration::from_millis(200));
+    let refused = home.run(&["approve", &id]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("no runtime is running"),
+        "{}",
+        stderr(&refused)
+    );
+    // Listing works without it; the approval is still there.
+    assert!(home.ok(&["approvals"]).contains(&id));
+    detach();
+    assert!(!out.exists(), "nothing ran on restart");
+    let answer = home.ok(&["approve", &id]);
+    assert!(answer.contains("approved ExecCommand"), "{answer}");
+    poll("the second model turn", || {
+        (stub.requests().len() >= 2).then_some(())
+    });
+    assert_eq!(
+        ok(std::fs::read_to_string(&out)),
+        "ran\n",
+        "ran exactly once"
+    );
+    let again = home.run(&["approve", &id]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("already answered"),
+        "{}",
+        stderr(&again)
+    );
+    let denied_unknown = home.run(&["deny", "apr_nope"]);
+    assert!(
+        stderr(&denied_unknown).contains("no approval"),
+        "{}",
+        stderr(&denied_unknown)
+    );
+    // The workspace policy, set from the CLI.
+    let policy = home.ok(&["workspace", "policy", "agent_home", "--approval", "always"]);
+    assert!(
+        policy.contains("approval always (its own policy)"),
+        "{policy}"
+    );
+    let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+    for k in [
+        "approval_requested",
+        "approval_granted",
+        "workspace_policy_changed",
+    ] {
+        assert!(evs.iter().any(|e| e["kind"] == k), "{k}");
+    }
+    super::support::assert_typed_lines(&home, "main");
+}
