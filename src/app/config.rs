@@ -737,6 +737,31 @@ mod tests {
     }
 
     #[test]
+    fn the_approval_policy_is_read_and_bad_values_name_their_key() {
+        use crate::runtime::policy::Approval;
+        let c = load(
+            "[policy]\napproval = \"on_write\"\nallow_commands = [\"cargo test\"]\n",
+            &Env::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.policy.approval, Approval::OnWrite);
+        assert_eq!(c.policy.allow_commands, vec!["cargo test".to_owned()]);
+        assert_eq!(
+            load("", &Env::default()).map(|c| c.policy.approval).ok(),
+            Some(Approval::Never)
+        );
+        for (text, key) in [
+            ("[policy]\napproval = \"sometimes\"\n", "policy.approval"),
+            ("[policy]\nallow_paths = [\"  \"]\n", "policy.allow_paths"),
+        ] {
+            match load(text, &Env::default()) {
+                Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k.as_deref(), Some(key)),
+                other => panic!("expected invalid {key}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn store_cache_is_small_by_default_and_bounded() {
         let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.store_cache_mib, crate::store::DEFAULT_CACHE_MIB);

@@ -377,6 +377,12 @@ fn print_runtime_status(s: &RuntimeStatus) {
         s.activity.waiting_agent_count,
         s.activity.active_task_count
     );
+    if s.pending_approvals > 0 {
+        println!(
+            "approvals {} waiting for you (`holon approvals`)",
+            s.pending_approvals
+        );
+    }
     if let Some(f) = &s.last_failure {
         println!(
             "last failure  {}",

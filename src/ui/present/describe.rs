@@ -217,11 +217,11 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::ExternalTriggerDelivered(p) => trigger_delivered(p),
         Event::ApprovalRequested(p) => {
             let a = &p.approval;
+            out.body = Some(a.why.clone());
             format!(
-                "{} wants to run {}: {} — /approve {} (or --always), /deny {} [note]",
+                "{} {} waits for approval — /approve {} · /deny {}",
                 a.tool_name,
                 preview(&a.summary),
-                a.why,
                 a.id,
                 a.id
             )

@@ -138,13 +138,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             fx.push(call(state, request, Pending::Context));
         }
         Command::Trigger => trigger(state, arg, fx),
-        Command::Approvals => {
-            let request = Request::ApprovalsList {
-                agent_id: None,
-                include_answered: false,
-            };
-            fx.push(call(state, request, Pending::Approvals));
-        }
+        Command::Approvals => open_overlay(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
@@ -152,17 +146,13 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
 }
 
 /// `/approve ID [--always]`, `/deny ID [NOTE]`: without an id, the
-/// pending ones are listed instead.
+/// approvals overlay opens instead.
 fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
     let (id, rest) = arg
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()));
     if id.is_empty() {
-        let request = Request::ApprovalsList {
-            agent_id: None,
-            include_answered: false,
-        };
-        return fx.push(call(state, request, Pending::Approvals));
+        return open_overlay(state, OverlayKind::Approvals, fx);
     }
     let request = match which {
         Command::Approve => {

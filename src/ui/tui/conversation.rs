@@ -382,6 +382,23 @@ impl Conversation {
                 let i = self.push(kind, DisplayMode::Info);
                 self.rows[i].message_id = message_id;
             }
+            K::ApprovalRequested(p) => {
+                applied.attention = true;
+                let a = &p.approval;
+                let text = format!(
+                    "**{}** wants to run {} in {}.\n\n{}.\n\n`/approve {}` runs it · \
+                     `/approve {} --always` also allows calls like it · `/deny {} NOTE` · \
+                     Ctrl+O y lists every waiting call",
+                    a.tool_name, a.summary, a.workspace_id, a.why, a.id, a.id, a.id
+                );
+                let kind = RowKind::Brief {
+                    visibility: op.visibility,
+                    title: op.title.clone(),
+                    text,
+                };
+                let i = self.push(kind, DisplayMode::Info);
+                self.rows[i].message_id = message_id;
+            }
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
             K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
             K::ToolStarted(_) => self.set_activity(op),
@@ -458,7 +475,6 @@ impl Conversation {
             | K::ExternalTriggerRotated(_)
             | K::ExternalTriggerRevoked(_)
             | K::ExternalTriggerDelivered(_)
-            | K::ApprovalRequested(_)
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)

@@ -24,6 +24,7 @@ pub enum KeyContext {
     WorkDetail,
     Events,
     Workspaces,
+    Approvals,
     /// A one-line input inside an overlay.
     Input,
 }
@@ -41,6 +42,7 @@ impl KeyContext {
             KeyContext::WorkDetail => "Work item detail",
             KeyContext::Events => "Events inspector",
             KeyContext::Workspaces => "Workspaces overlay",
+            KeyContext::Approvals => "Approvals overlay",
             KeyContext::Input => "Input line in an overlay",
         }
     }
@@ -59,6 +61,7 @@ pub enum OverlayKind {
     Events,
     EventDetail,
     Workspaces,
+    Approvals,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +118,9 @@ pub enum Action {
     Isolate,
     AttachWorkspace,
     DetachWorkspace,
+    Approve,
+    ApproveAlways,
+    Deny,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,6 +227,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Prefix, &[ch('e')], "e", A::Open(O::Events), "events inspector", "events"),
     bind(C::Prefix, &[ch('r')], "r", A::Open(O::Transcript), "transcript", "transcript"),
     bind(C::Prefix, &[ch('p')], "p", A::Open(O::Workspaces), "workspaces: where the agent works", "workspaces"),
+    bind(C::Prefix, &[ch('y')], "y", A::Open(O::Approvals), "approvals: tool calls waiting for you, across agents", "approvals"),
     bind(C::Prefix, &[ch('d')], "d", A::CycleDisplay, "next display mode (info, verbose, debug)", "display"),
     bind(C::Overlay, &[key(K::Esc)], "Esc", A::Cancel, "close this overlay (the one below shows again)", "close"),
     bind(C::Overlay, &[key(K::Up), ch('k')], "Up / k", A::Up, "previous entry", "move"),
@@ -256,6 +263,10 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Events, &[ch(']')], "]", A::Later, "load the later page", ""),
     bind(C::Events, &[ch('f')], "f", A::Follow, "follow the live tail", "follow"),
     bind(C::Events, &[key(K::Enter)], "Enter", A::Select, "open the event as JSON", "JSON"),
+    bind(C::Approvals, &[ch('a')], "a", A::Approve, "approve: the call runs, its result goes to the agent", "approve"),
+    bind(C::Approvals, &[ch('A')], "A", A::ApproveAlways, "approve, and allow calls like it from now on", "always"),
+    bind(C::Approvals, &[ch('d')], "d", A::Deny, "deny, with a note for the agent", "deny"),
+    bind(C::Approvals, &[ch('r')], "r", A::Refresh, "refresh", "refresh"),
     bind(C::Workspaces, &[key(K::Enter)], "Enter", A::Select, "work in the selected workspace directly", "use"),
     bind(C::Workspaces, &[ch('i')], "i", A::Isolate, "enter isolated mode (a managed git worktree), or leave it", "isolated"),
     bind(C::Workspaces, &[ch('a')], "a", A::AttachWorkspace, "attach a directory", "attach"),
@@ -488,6 +499,7 @@ pub fn reference_markdown() -> String {
         C::WorkDetail,
         C::Events,
         C::Workspaces,
+        C::Approvals,
         C::Input,
     ];
     for ctx in contexts {
@@ -539,6 +551,13 @@ const OVERLAYS: &str = "
   worktrees below; Enter uses one directly, `i` enters isolated mode (a managed
   git worktree) or leaves it, `a` attaches a directory, `d` detaches one, all
   through `workspace.*`.
+- **approvals**: `approvals.list` across agents: each waiting call with its
+  agent, tool, command or files, why the policy asks, workspace and time; `a`
+  approves (`approval.approve`: the call runs, its result goes to the agent),
+  `A` approves and extends the workspace's allow-list, `d` denies with a note
+  (`approval.deny`). The first answer wins; a console that answered second
+  shows the runtime's \"already answered\". The approval row in the
+  conversation names `/approve ID` and `/deny ID`.
 ";
 
 /// The contexts the help overlay lists, in order.
@@ -552,5 +571,6 @@ pub const HELP_CONTEXTS: &[KeyContext] = &[
     C::Work,
     C::Events,
     C::Workspaces,
+    C::Approvals,
     C::Input,
 ];

@@ -62,8 +62,6 @@ pub enum Pending {
     Context,
     /// `/trigger`: the trigger view, shown as a note.
     Trigger,
-    /// `/approvals`: the pending approvals, shown as a note.
-    Approvals,
     /// `/approve` or `/deny`: what the answer did.
     Answer,
     /// Routed to the overlay of this kind, which matches the id.

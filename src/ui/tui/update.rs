@@ -437,20 +437,6 @@ fn on_response(
                 .conversation
                 .note(format!("/context: {}", e.message), Tone::Error),
         },
-        Pending::Approvals => match result {
-            Ok(v) => match serde_json::from_value::<Vec<ApprovalRecord>>(v) {
-                Ok(list) => {
-                    let text = crate::ui::present::approvals::lines(&list).join("\n");
-                    state.conversation.note(text, Tone::Info)
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/approvals: unexpected answer: {e}"), Tone::Error),
-            },
-            Err(e) => state
-                .conversation
-                .note(format!("/approvals: {}", e.message), Tone::Error),
-        },
         Pending::Answer => match result {
             Ok(v) => match serde_json::from_value::<ApprovalRecord>(v) {
                 Ok(a) => {

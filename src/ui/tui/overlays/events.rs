@@ -260,7 +260,8 @@ impl Events {
             | Purpose::CompleteWork { .. }
             | Purpose::Blocker { .. }
             | Purpose::TaskInput { .. }
-            | Purpose::AttachWorkspace => {}
+            | Purpose::AttachWorkspace
+            | Purpose::DenyNote { .. } => {}
         }
     }
 

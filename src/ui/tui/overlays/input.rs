@@ -22,6 +22,7 @@ pub enum Purpose {
     FilterKind,
     JumpSeq,
     AttachWorkspace,
+    DenyNote { id: String, agent_id: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]

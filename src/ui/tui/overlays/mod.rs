@@ -9,6 +9,7 @@
 //! core turns into `Effect::Call` and routes the answer back here.
 
 pub mod agents;
+pub mod approvals;
 pub mod events;
 pub mod help;
 pub mod input;
@@ -49,6 +50,7 @@ pub enum Overlay {
     Events(events::Events),
     EventDetail(events::EventDetail),
     Workspaces(workspaces::Workspaces),
+    Approvals(approvals::Approvals),
 }
 
 /// What an overlay asks of the core besides requests.
@@ -127,6 +129,7 @@ impl Overlay {
             Overlay::Events(_) => OverlayKind::Events,
             Overlay::EventDetail(_) => OverlayKind::EventDetail,
             Overlay::Workspaces(_) => OverlayKind::Workspaces,
+            Overlay::Approvals(_) => OverlayKind::Approvals,
         }
     }
 
@@ -143,6 +146,7 @@ impl Overlay {
                 Overlay::Events(events::Events::open(ctx, String::new()))
             }
             OverlayKind::Workspaces => Overlay::Workspaces(workspaces::Workspaces::open(ctx)),
+            OverlayKind::Approvals => Overlay::Approvals(approvals::Approvals::open(ctx)),
         }
     }
 
@@ -158,6 +162,7 @@ impl Overlay {
             Overlay::WorkDetail(_) => Some(KeyContext::WorkDetail),
             Overlay::Events(_) => Some(KeyContext::Events),
             Overlay::Workspaces(_) => Some(KeyContext::Workspaces),
+            Overlay::Approvals(_) => Some(KeyContext::Approvals),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -188,6 +193,7 @@ impl Overlay {
             Overlay::WorkDetail(o) => o.input.as_ref(),
             Overlay::Events(o) => o.input.as_ref(),
             Overlay::Workspaces(o) => o.input.as_ref(),
+            Overlay::Approvals(o) => o.input.as_ref(),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -203,6 +209,7 @@ impl Overlay {
             Overlay::WorkDetail(o) => o.input.as_mut(),
             Overlay::Events(o) => o.input.as_mut(),
             Overlay::Workspaces(o) => o.input.as_mut(),
+            Overlay::Approvals(o) => o.input.as_mut(),
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -219,6 +226,7 @@ impl Overlay {
             Overlay::WorkDetail(o) => &mut o.input,
             Overlay::Events(o) => &mut o.input,
             Overlay::Workspaces(o) => &mut o.input,
+            Overlay::Approvals(o) => &mut o.input,
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -260,6 +268,11 @@ impl Overlay {
                     o.on_input(i, ctx);
                 }
             }
+            Overlay::Approvals(o) => {
+                if let Some(i) = o.input.take() {
+                    o.on_input(i, ctx);
+                }
+            }
             Overlay::Help(_)
             | Overlay::Transcript(_)
             | Overlay::State(_)
@@ -279,6 +292,7 @@ impl Overlay {
             Overlay::Events(o) => o.on_action(action, ctx),
             Overlay::EventDetail(o) => o.on_action(action, ctx),
             Overlay::Workspaces(o) => o.on_action(action, ctx),
+            Overlay::Approvals(o) => o.on_action(action, ctx),
         }
     }
 
@@ -305,6 +319,7 @@ impl Overlay {
             Overlay::State(o) => o.on_response(id, result),
             Overlay::Events(o) => o.on_response(id, result, ctx),
             Overlay::Workspaces(o) => o.on_response(id, result, ctx),
+            Overlay::Approvals(o) => o.on_response(id, result, ctx),
             Overlay::Help(_) | Overlay::EventDetail(_) => {}
         }
     }
@@ -321,7 +336,8 @@ impl Overlay {
             | Overlay::WorkDetail(_)
             | Overlay::State(_)
             | Overlay::EventDetail(_)
-            | Overlay::Workspaces(_) => {}
+            | Overlay::Workspaces(_)
+            | Overlay::Approvals(_) => {}
         }
     }
 
@@ -351,6 +367,7 @@ impl Overlay {
             Overlay::Events(_) => format!(" Events · {} ", look.agent_id),
             Overlay::EventDetail(_) => " Event ".to_owned(),
             Overlay::Workspaces(_) => format!(" Workspaces · {} ", look.agent_id),
+            Overlay::Approvals(_) => " Approvals · all agents ".to_owned(),
         };
         Clear.render(area, buf);
         let block = Block::default()
@@ -390,6 +407,7 @@ impl Overlay {
             Overlay::Events(o) => o.render(body, buf, look),
             Overlay::EventDetail(o) => o.render(body, buf, look),
             Overlay::Workspaces(o) => o.render(body, buf, look),
+            Overlay::Approvals(o) => o.render(body, buf, look),
         }
         match (self.input(), input_area) {
             (Some(i), Some(a)) => Some(i.render(a, buf, look.theme)),

@@ -177,7 +177,8 @@ fn confirm(kind: OverlayKind, input: Input, status: &mut Status, ctx: &mut Ctx<'
         | Purpose::TaskInput { .. }
         | Purpose::FilterKind
         | Purpose::JumpSeq
-        | Purpose::AttachWorkspace => return,
+        | Purpose::AttachWorkspace
+        | Purpose::DenyNote { .. } => return,
     };
     status.wait(ctx.call(kind, request), done);
 }

@@ -951,3 +951,80 @@ fn trigger_shows_the_url_deliveries_and_waits_as_a_note() {
     let fx = enter(&mut st, "/trigger nonsense");
     assert!(requests(&fx).is_empty());
 }
+
+#[test]
+fn approvals_are_answered_from_the_composer_or_the_overlay() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/approve apr_1 --always");
+    assert_eq!(
+        requests(&fx),
+        [Request::ApprovalApprove {
+            approval_id: "apr_1".into(),
+            agent_id: None,
+            always: true
+        }]
+    );
+    // A second console answered first: the runtime's refusal is shown.
+    let id = call_id(&fx, "approval.approve");
+    let refused = ApiError::new(
+        ErrorCode::Conflict,
+        "approval `apr_1` was already answered: granted",
+    );
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Err(refused),
+        },
+    );
+    assert!(screen(&st).contains("already answered: granted"));
+    let fx = enter(&mut st, "/deny apr_2 not in prod");
+    assert_eq!(
+        requests(&fx),
+        [Request::ApprovalDeny {
+            approval_id: "apr_2".into(),
+            agent_id: None,
+            note: Some("not in prod".into())
+        }]
+    );
+    assert!(requests(&enter(&mut st, "/approve apr_3 now")).is_empty());
+    // No id: the overlay of every waiting call, answered with keys.
+    let fx = enter(&mut st, "/approve");
+    let id = call_id(&fx, "approvals.list");
+    let list = json!([{
+        "id": "apr_4", "agent_id": "reviewer", "status": "pending", "tool_name": "ExecCommand",
+        "call_id": "c", "arguments": {}, "summary": "`make deploy`", "why": "approval is `always`",
+        "workspace_id": "agent_home", "execution_root": "/h", "run_id": "r", "message_id": "m",
+        "requested_at": "2026-11-23T09:00:00Z",
+    }]);
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(list),
+        },
+    );
+    assert!(screen(&st).contains("`make deploy`"));
+    let fx = update(&mut st, key(KeyCode::Char('A')));
+    assert_eq!(
+        requests(&fx),
+        [Request::ApprovalApprove {
+            approval_id: "apr_4".into(),
+            agent_id: Some("reviewer".into()),
+            always: true
+        }]
+    );
+    update(&mut st, key(KeyCode::Char('d')));
+    for c in "later".chars() {
+        update(&mut st, key(KeyCode::Char(c)));
+    }
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert_eq!(
+        requests(&fx),
+        [Request::ApprovalDeny {
+            approval_id: "apr_4".into(),
+            agent_id: Some("reviewer".into()),
+            note: Some("later".into())
+        }]
+    );
+}

@@ -179,6 +179,59 @@ fn overlay_agents() {
     });
 }
 
+fn approval(id: &str, agent: &str, tool: &str, summary: &str, why: &str) -> serde_json::Value {
+    json!({
+        "id": id, "agent_id": agent, "status": "pending", "tool_name": tool, "call_id": "call_1",
+        "arguments": {}, "summary": summary, "why": why, "workspace_id": "ws_holon_1a2b3c4d",
+        "execution_root": "/home/op/src/holon", "run_id": "run_1", "message_id": "msg_1",
+        "requested_at": "2026-11-23T09:14:02Z",
+    })
+}
+
+#[test]
+fn overlay_approvals() {
+    each_size("overlay_approvals", StoredMode::Info, |st| {
+        let fx = prefix(st, 'y');
+        let list = json!([
+            approval(
+                "apr_01a2b3",
+                "main",
+                "ExecCommand",
+                "`cargo publish --allow-dirty`",
+                "approval is `on_write`: `cargo publish --allow-dirty` is not a known read-only command and not on the allow-list"
+            ),
+            approval(
+                "apr_01a2b4",
+                "reviewer",
+                "ApplyPatch",
+                "src/lib.rs, docs/api.md",
+                "approval is `always`: the patch writes src/lib.rs"
+            ),
+        ]);
+        respond(st, &fx, "approvals.list", list);
+    });
+}
+
+#[test]
+fn approval_row_in_the_conversation() {
+    each_size("approval_row", StoredMode::Info, |st| {
+        let mut s = session();
+        let rec = approval(
+            "apr_01a2b3",
+            "main",
+            "ExecCommand",
+            "`rm -rf target/release`",
+            "approval is `on_write`: `rm -rf target/release` is not a known read-only command and not on the allow-list",
+        );
+        let e = s.push(
+            "approval_requested",
+            Some("msg_1"),
+            json!({ "approval": rec }),
+        );
+        update(st, Msg::Event(Box::new(e)));
+    });
+}
+
 #[test]
 fn overlay_workspaces() {
     use crate::runtime::workspace::*;

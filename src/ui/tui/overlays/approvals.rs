@@ -1,0 +1,190 @@
+//! The approvals overlay: every tool call waiting for the operator, across
+//! agents (`approvals.list`), newest first, with what it would run and why
+//! it asks. `a` approves (the call runs and its result goes to the agent),
+//! `A` approves and allows calls like it from now on, `d` denies with a
+//! note. Answers go through the runtime: the first one wins, and a console
+//! that answered second is told.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::super::keymap::{Action, OverlayKind};
+use super::super::msg::RequestId;
+use super::super::rows::Tone;
+use super::super::wrap::{fit, truncate};
+use super::input::{Input, Purpose};
+use super::{draw_row, Ctx, ListPos, Look, Status};
+use crate::protocol::types::ApprovalRecord;
+use crate::protocol::{ApiError, Request};
+
+#[derive(Debug, Default)]
+pub struct Approvals {
+    pub input: Option<Input>,
+    list: Option<Vec<ApprovalRecord>>,
+    pos: ListPos,
+    awaiting: Option<RequestId>,
+    answering: Option<RequestId>,
+    status: Status,
+}
+
+impl Approvals {
+    pub fn open(ctx: &mut Ctx<'_>) -> Approvals {
+        let mut a = Approvals::default();
+        a.refresh(ctx);
+        a
+    }
+
+    /// A list already known (tests).
+    pub fn with(list: Vec<ApprovalRecord>) -> Approvals {
+        Approvals {
+            list: Some(list),
+            ..Approvals::default()
+        }
+    }
+
+    fn refresh(&mut self, ctx: &mut Ctx<'_>) {
+        let request = Request::ApprovalsList {
+            agent_id: None,
+            include_answered: false,
+        };
+        self.awaiting = Some(ctx.call(OverlayKind::Approvals, request));
+    }
+
+    fn selected(&self) -> Option<&ApprovalRecord> {
+        self.list.as_deref()?.get(self.pos.selected)
+    }
+
+    fn answer(&mut self, request: Request, done: &'static str, ctx: &mut Ctx<'_>) {
+        let id = ctx.call(OverlayKind::Approvals, request);
+        self.answering = Some(id);
+        self.status.wait(id, done);
+    }
+
+    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        let len = self.list.as_ref().map_or(0, Vec::len);
+        if self.pos.on_action(action, len, ctx.page) {
+            return;
+        }
+        let Some(a) = self.selected().cloned() else {
+            if action == Action::Refresh {
+                self.refresh(ctx);
+            }
+            return;
+        };
+        match action {
+            Action::Approve | Action::ApproveAlways => {
+                let always = action == Action::ApproveAlways;
+                let request = Request::ApprovalApprove {
+                    approval_id: a.id,
+                    agent_id: Some(a.agent_id),
+                    always,
+                };
+                let done = match always {
+                    true => "Approved; calls like it no longer ask.",
+                    false => "Approved; the result goes to the agent.",
+                };
+                self.answer(request, done, ctx);
+            }
+            Action::Deny => {
+                let purpose = Purpose::DenyNote {
+                    id: a.id,
+                    agent_id: a.agent_id,
+                };
+                self.input = Some(Input::new("Why not (optional)", purpose, ""));
+            }
+            Action::Refresh => self.refresh(ctx),
+            _ => {}
+        }
+    }
+
+    pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        let note = input.value();
+        if let Purpose::DenyNote { id, agent_id } = input.purpose {
+            let request = Request::ApprovalDeny {
+                approval_id: id,
+                agent_id: Some(agent_id),
+                note: (!note.is_empty()).then_some(note),
+            };
+            self.answer(request, "Denied; the agent was told.", ctx);
+        }
+    }
+
+    pub fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Value, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        if Some(id) == self.awaiting {
+            self.awaiting = None;
+            match result {
+                Ok(v) => {
+                    self.list = serde_json::from_value(v.clone()).ok();
+                    let len = self.list.as_ref().map_or(0, Vec::len);
+                    self.pos.clamp(len);
+                }
+                Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
+            }
+        } else if Some(id) == self.answering {
+            self.answering = None;
+            // Answered here or elsewhere first: either way the list moves on.
+            self.status.on_response(id, result);
+            self.refresh(ctx);
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        let t = look.theme;
+        let Some(list) = &self.list else {
+            let line = Line::from(Span::styled("Loading approvals…", t.dim()));
+            buf.set_line(area.x + 1, area.y, &line, area.width);
+            return;
+        };
+        if list.is_empty() {
+            let line = Line::from(Span::styled(
+                "No tool call is waiting for your approval.",
+                t.dim(),
+            ));
+            buf.set_line(area.x + 1, area.y, &line, area.width);
+            self.status.draw_last(area, buf, t);
+            return;
+        }
+        let width = usize::from(area.width).saturating_sub(1);
+        let agent_w = list
+            .iter()
+            .map(|a| a.agent_id.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 16)
+            + 2;
+        let tool_w = 13;
+        // Two lines per approval: what it runs, then why it asks.
+        let status_h = u16::from(self.status.message.is_some());
+        let rows = usize::from(area.height.saturating_sub(status_h)) / 2;
+        let first = self.pos.window(list.len(), rows);
+        for (n, a) in list.iter().enumerate().skip(first).take(rows) {
+            let y = area.y + ((n - first) * 2) as u16;
+            let what = width.saturating_sub(agent_w + tool_w);
+            let line = Line::from(vec![
+                Span::styled(fit(&a.agent_id, agent_w), t.accent()),
+                Span::styled(fit(&a.tool_name, tool_w), t.attention()),
+                Span::styled(truncate(&a.summary, what), t.text()),
+            ]);
+            draw_row(area, buf, y, &line, n == self.pos.selected, t);
+            let why = format!("{} · {} · {}", a.why, a.workspace_id, a.requested_at);
+            let detail = Line::from(Span::styled(
+                truncate(&why, width.saturating_sub(agent_w)),
+                t.dim(),
+            ));
+            buf.set_line(
+                area.x + 1 + agent_w as u16,
+                y + 1,
+                &detail,
+                area.width.saturating_sub(1 + agent_w as u16),
+            );
+        }
+        self.status.draw_last(area, buf, t);
+    }
+}
