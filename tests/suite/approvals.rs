@@ -353,3 +353,62 @@ async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() 
     }
     super::support::assert_typed_lines(&home, "main");
 }
+
+#[test]
+fn two_attached_consoles_see_the_request_and_the_second_answer_is_told() {
+    use super::pty::Console;
+    let rt = ok(tokio::runtime::Runtime::new());
+    let home = Home::new();
+    let call = json!({ "cmd": "echo from-the-console" }).to_string();
+    let stub = rt.block_on(StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json("Echoing.", &[("call_1", "ExecCommand", &call)]),
+        ),
+        Canned::json(200, canned::responses_json("Echoed.", &[])),
+    ]));
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        "[policy]\napproval = \"always\"\n",
+    ));
+    let base = format!("{}/v1", stub.base());
+    let out = ok(home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-approvals")
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_API_KEY", "sk-approvals")
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = Daemon(&home);
+    let mut one = Console::start(home.path(), &["attach"], 120, 40, &[]);
+    let mut two = Console::start(home.path(), &["attach"], 120, 40, &[]);
+    for c in [&one, &two] {
+        c.wait_until("attached", |s| s.contains("streaming"));
+    }
+    one.type_text("echo something for me");
+    one.enter();
+    let id = poll("the approval", || {
+        let v: Vec<Value> =
+            serde_json::from_str(&home.ok(&["approvals", "--json"])).unwrap_or_default();
+        v.first().and_then(|a| a["id"].as_str().map(str::to_owned))
+    });
+    for c in [&one, &two] {
+        c.wait_until("the approval row", |s| {
+            s.contains("NEEDS YOUR INPUT") && s.contains(&format!("/approve {id}"))
+        });
+    }
+    one.type_text(&format!("/approve {id}"));
+    one.enter();
+    one.wait_for("approved ExecCommand");
+    two.type_text(&format!("/approve {id}"));
+    two.enter();
+    two.wait_for("already answered: granted");
+    two.wait_for("Echoed.");
+    for c in [&mut one, &mut two] {
+        c.type_text("/quit");
+        c.enter();
+        assert_eq!(c.wait_exit(), 0);
+    }
+}
