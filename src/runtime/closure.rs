@@ -207,7 +207,7 @@ fn select(facts: &ClosureFacts, evidence: &mut Vec<String>) -> Selected {
         return Selected::Failed;
     }
     if !facts.pending_approvals.is_empty() {
-        named(evidence, "approval_pending", &facts.pending_approvals);
+        named(evidence, "approval_open", &facts.pending_approvals);
         return Selected::Waiting(WaitingReason::AwaitingOperatorInput);
     }
     if !facts.operator_wait_work_items.is_empty() {

@@ -193,11 +193,11 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
                 return Gate::Run;
             }
             let why = if single {
-                "not a known read-only command and not on the allow-list"
+                "is not a known read-only command and not on the allow-list"
             } else {
-                "it joins commands or redirects, so it is judged as a whole"
+                "joins commands or redirects, so no allow-list entry covers it"
             };
-            Gate::Ask(format!("approval is `{mode}`: `{cmd}` is {why}"))
+            Gate::Ask(format!("approval is `{mode}`: `{cmd}` {why}"))
         }
         Action::Write(paths) => {
             let outside: Vec<&String> = paths

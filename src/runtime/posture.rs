@@ -67,7 +67,8 @@ pub struct PostureFacts {
     pub timer_waits: Vec<String>,
     /// Open work items with `plan_status = needs_input`.
     pub operator_waits: Vec<String>,
-    /// Tool calls waiting for approval, by what they would run.
+    /// Open approvals (waiting for an answer, or approved and running),
+    /// each described.
     pub approvals: Vec<String>,
     pub blocked_work: Vec<BlockedWork>,
 }
@@ -155,8 +156,8 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
     }
     if !f.approvals.is_empty() {
         let what = match f.approvals.as_slice() {
-            [only] => format!("approval needed: {only}"),
-            many => format!("{} approvals needed", many.len()),
+            [only] => only.clone(),
+            many => format!("{} approvals open", many.len()),
         };
         return (P::WaitingForOperator, what);
     }

@@ -412,3 +412,68 @@ fn two_attached_consoles_see_the_request_and_the_second_answer_is_told() {
         assert_eq!(c.wait_exit(), 0);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result() {
+    let dir = ok(tempfile::tempdir());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "",
+            &[("ExecCommand", json!({"cmd": "sleep 1 && echo slow-done"}))],
+        ),
+        Scripted::text("The slow command finished."),
+        Scripted::text("Nothing else to do."),
+        Scripted::text("Nothing else to do."),
+    ]));
+    let host = host_with(dir.path(), &provider, Approval::OnWrite).await;
+    // Runnable work would otherwise re-enter the model at once (set up
+    // while paused, so the prompt's turn is the first).
+    ok(host
+        .control("main", holon::runtime::host::ControlAction::Pause)
+        .await);
+    let item = ok(host
+        .create_work_item(
+            "main",
+            holon::runtime::work_ops::CreateWorkItem {
+                objective: "build it".into(),
+                ..Default::default()
+            },
+        )
+        .await);
+    ok(host.pick_work_item("main", &item.id).await);
+    ok(host.submit(prompt("build it", Priority::Normal)).await);
+    ok(host
+        .control("main", holon::runtime::host::ControlAction::Resume)
+        .await);
+    let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    let id = asked.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    let before = provider.requests().len();
+    let approving = {
+        let host = host.clone();
+        let id = id.clone();
+        tokio::spawn(async move { host.approve("main", &id, false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (p, reason) = posture(&host);
+    assert_eq!(p, "WaitingForOperator", "{reason}");
+    assert!(reason.starts_with("approved ExecCommand"), "{reason}");
+    assert_eq!(
+        provider.requests().len(),
+        before,
+        "no turn while it runs: {}",
+        serde_json::to_string(&provider.requests().last().map(|r| r.conversation.clone()))
+            .unwrap_or_default()
+    );
+    ok(ok(approving.await));
+    wait_requests(&provider, before + 1).await;
+    let next = serde_json::to_string(&provider.requests()[before].conversation).unwrap_or_default();
+    assert!(
+        next.contains("slow-done"),
+        "the first turn after sees the result: {next}"
+    );
+    stop(host).await;
+}

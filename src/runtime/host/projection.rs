@@ -3,7 +3,7 @@
 //! active-task and active-timer indexes, the candidate tick keys — so a decision costs the
 //! same whether the agent has ten events or ten million.
 
-use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
+use crate::runtime::approvals::ApprovalRecord;
 use std::collections::BTreeSet;
 
 use crate::runtime::agent::AgentRecord;
@@ -154,11 +154,11 @@ pub fn load(
             emitted.insert(key);
         }
     }
+    // Pending, or granted with the call still running: either way the
+    // agent waits for its outcome (no work-queue tick starts a turn that
+    // would not see it).
     let approval_ids = rx.index_list(Index::OpenApprovals, agent_id)?;
-    let approvals: Vec<ApprovalRecord> = load_ids(rx, Keyed::Approvals, agent_id, &approval_ids)?
-        .into_iter()
-        .filter(|a: &ApprovalRecord| a.status == ApprovalStatus::Pending)
-        .collect();
+    let approvals: Vec<ApprovalRecord> = load_ids(rx, Keyed::Approvals, agent_id, &approval_ids)?;
     let projection = SchedulerProjection::build(
         ProjectionInputs {
             agent: &agent,

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::approvals::ApprovalRecord;
+use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use crate::runtime::closure::{
     derive_closure, ClosureDecision, ClosureFacts, RuntimePosture, TurnPhase, TurnTerminalKind,
     WorkSignal,
@@ -64,7 +64,7 @@ pub struct ProjectionInputs<'a> {
     pub emitted_tick_keys: &'a BTreeSet<String>,
     pub last_turn_terminal: Option<TurnTerminalKind>,
     pub runtime_error: Option<&'a str>,
-    /// Approvals still pending.
+    /// Approvals still open: pending, or granted with the call running.
     pub pending_approvals: &'a [ApprovalRecord],
 }
 
@@ -193,12 +193,25 @@ impl SchedulerProjection {
             .map(|w| WorkItemView {
                 id: w.id.clone(),
                 revision: w.revision,
-                state: derive_work_item_state(
+                state: match derive_work_item_state(
                     w,
                     inputs.tasks,
                     inputs.waiting_intents,
                     inputs.timers,
-                ),
+                ) {
+                    // A call of this item's turn waits for the operator (or
+                    // runs, approved): the item is not runnable until its
+                    // outcome is back.
+                    s if s != WorkItemSchedulingState::Completed
+                        && inputs
+                            .pending_approvals
+                            .iter()
+                            .any(|a| a.work_item_id.as_deref() == Some(w.id.as_str())) =>
+                    {
+                        WorkItemSchedulingState::WaitingOperator
+                    }
+                    s => s,
+                },
                 blocked_by: w.blocked_by.clone().filter(|b| !b.trim().is_empty()),
                 recheck_due: has_blocker(w)
                     && w.recheck_consumed_at.is_none()
@@ -299,7 +312,17 @@ impl SchedulerProjection {
             approval_labels: inputs
                 .pending_approvals
                 .iter()
-                .map(|a| format!("{} {} ({})", a.tool_name, a.summary, a.id))
+                .map(|a| match a.status {
+                    ApprovalStatus::Pending => {
+                        format!("approval needed: {} {} ({})", a.tool_name, a.summary, a.id)
+                    }
+                    ApprovalStatus::Granted | ApprovalStatus::Denied => {
+                        format!(
+                            "approved {} {} is running ({})",
+                            a.tool_name, a.summary, a.id
+                        )
+                    }
+                })
                 .collect(),
             timers: inputs.timers.to_vec(),
             tool_refs: inputs.tool_executions.to_vec(),
