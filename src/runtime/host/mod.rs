@@ -9,6 +9,7 @@
 mod actor;
 pub mod approval_ops;
 pub mod cancel;
+pub mod client;
 mod context_ops;
 pub mod dispatch;
 pub mod frame;
