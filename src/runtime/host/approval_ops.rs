@@ -221,10 +221,13 @@ impl RuntimeHost {
                 pending(&rec, &agent)?;
                 rec.status = ApprovalStatus::Granted;
                 rec.answered_at = Some(tx.now_ts());
-                rec.always = always;
+                // "Always" is recorded only when it extends the allow-list: a
+                // compound command has no rule that could cover it.
+                rec.always = false;
                 if always {
                     if let Some(action) = action_of(&rec.tool_name, &rec.arguments) {
                         let (command, paths) = always_rule(&action);
+                        rec.always = command.is_some() || !paths.is_empty();
                         let policy = agent
                             .workspaces
                             .policies
