@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use super::stub_provider::{canned, Canned, StubServer};
-use super::support::{json_lines, stderr, Daemon, Home};
+use super::support::{daemon_pid, json_lines, poll, stderr, Daemon, Home};
 use holon::runtime::approvals::ApprovalStatus;
 use holon::runtime::envelope::Priority;
 use holon::runtime::host::RuntimeHost;
@@ -233,23 +233,6 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
 }
 
 // ---- through the binary: the daemon, a kill -9, the CLI answering --------------
-
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn daemon_pid(home: &Home) -> i32 {
-    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
-    let v: Value = serde_json::from_str(&text).unwrap_or_default();
-    v["pid"].as_i64().unwrap_or(0) as i32
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use holon::protocol::{RuntimeClient, SubscriptionItem};
 use holon::ui::client::SocketClient;
 
-use super::support::{stderr, Daemon, Home};
+use super::support::{daemon_pid, stderr, Daemon, Home};
 
 fn ok(out: Output) -> String {
     assert!(
@@ -18,12 +18,6 @@ fn ok(out: Output) -> String {
         String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn daemon_pid(home: &Home) -> i32 {
-    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    v["pid"].as_i64().unwrap_or(0) as i32
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::pty::Console;
-use super::support::{stderr, Daemon, Home};
+use super::support::{daemon_pid, stderr, Daemon, Home};
 use holon::protocol::{Request, RuntimeClient, SubscriptionItem};
 use holon::ui::ws::Endpoint;
 
@@ -30,12 +30,6 @@ fn detach_on(home: &Home, listen: &str) {
         .arg("--detach")
         .output());
     assert!(out.status.success(), "{}", stderr(&out));
-}
-
-fn daemon_pid(home: &Home) -> i32 {
-    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
-    let v: Value = serde_json::from_str(&text).unwrap_or_default();
-    v["pid"].as_i64().unwrap_or(0) as i32
 }
 
 fn status(home: &Home) -> Value {

@@ -124,3 +124,25 @@ pub fn assert_typed_lines(home: &Home, agent: &str) {
         .collect();
     assert_typed(&events);
 }
+
+/// Wait (bounded, 20 s) until `f` gives a value.
+pub fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The pid a home's daemon recorded.
+pub fn daemon_pid(home: &Home) -> i32 {
+    let text = std::fs::read_to_string(home.path().join("run/daemon.pid")).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v["pid"].as_i64().unwrap_or(0) as i32
+}

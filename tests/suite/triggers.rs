@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::runtime_core::{events, kind, rig, wait_event, Rig};
 use super::stub_provider::{canned, Canned, StubServer};
-use super::support::{json_lines, stderr, Daemon, Home};
+use super::support::{json_lines, poll, stderr, Daemon, Home};
 use holon::app::access::{Access, HttpOptions};
 use holon::app::control::ServerLimits;
 use holon::protocol::RuntimeClient;
@@ -337,17 +337,6 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
 }
 
 // ---- through the binary: the daemon, its listener, the stub provider ----------
-
-fn poll<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn kinds(home: &Home) -> Vec<Value> {
     json_lines(&home.ok(&["events", "--json", "--limit", "5000"]))

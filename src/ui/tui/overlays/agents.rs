@@ -13,7 +13,7 @@ use super::super::projection::posture_look;
 use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_row, Ctx, Intent, ListPos, Look, Status};
+use super::{draw_row, load_list, Ctx, Intent, ListPos, Look, Status};
 use crate::protocol::types::AgentStatus;
 use crate::protocol::{AgentSummary, ApiError, Request};
 
@@ -86,14 +86,7 @@ impl Agents {
     ) {
         if Some(id) == self.awaiting {
             self.awaiting = None;
-            match result {
-                Ok(v) => {
-                    self.list = serde_json::from_value(v.clone()).ok();
-                    let len = self.list.as_ref().map_or(0, Vec::len);
-                    self.pos.clamp(len);
-                }
-                Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
-            }
+            load_list(result, &mut self.list, &mut self.pos, &mut self.status);
         } else if Some(id) == self.creating {
             self.creating = None;
             self.status.on_response(id, result);

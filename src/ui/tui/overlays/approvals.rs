@@ -12,10 +12,9 @@ use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
-use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_row, Ctx, ListPos, Look, Status};
+use super::{draw_row, load_list, Ctx, ListPos, Look, Status};
 use crate::protocol::types::ApprovalRecord;
 use crate::protocol::{ApiError, Request};
 
@@ -119,14 +118,7 @@ impl Approvals {
     ) {
         if Some(id) == self.awaiting {
             self.awaiting = None;
-            match result {
-                Ok(v) => {
-                    self.list = serde_json::from_value(v.clone()).ok();
-                    let len = self.list.as_ref().map_or(0, Vec::len);
-                    self.pos.clamp(len);
-                }
-                Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
-            }
+            load_list(result, &mut self.list, &mut self.pos, &mut self.status);
         } else if Some(id) == self.answering {
             self.answering = None;
             // Answered here or elsewhere first: either way the list moves on.

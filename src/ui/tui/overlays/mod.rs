@@ -509,6 +509,23 @@ impl Status {
     }
 }
 
+/// A list overlay's answer to its list request: the list (selection kept
+/// in range), or the error as the status line.
+pub fn load_list<T: serde::de::DeserializeOwned>(
+    result: &Result<Value, ApiError>,
+    list: &mut Option<Vec<T>>,
+    pos: &mut ListPos,
+    status: &mut Status,
+) {
+    match result {
+        Ok(v) => {
+            *list = serde_json::from_value(v.clone()).ok();
+            pos.clamp(list.as_ref().map_or(0, Vec::len));
+        }
+        Err(e) => status.message = Some((e.message.clone(), Tone::Error)),
+    }
+}
+
 /// Draw `lines` top-down in `area`, each cut to the width.
 pub fn draw_lines(area: Rect, buf: &mut Buffer, lines: &[Line<'_>]) {
     for (i, line) in lines.iter().take(usize::from(area.height)).enumerate() {
