@@ -78,6 +78,7 @@ pub fn decide_bench() {
         last_turn_terminal: None,
         runtime_error: None,
         pending_approvals: &[],
+        queued_beyond: &[],
     };
     let now = crate::now_ms();
     let t = Instant::now();

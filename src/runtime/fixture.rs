@@ -282,6 +282,7 @@ impl FixtureSnapshot {
                 last_turn_terminal: facts.last_turn_terminal,
                 runtime_error: facts.runtime_error.as_deref(),
                 pending_approvals: &[],
+                queued_beyond: &[],
             },
             now_ms,
         ))

@@ -738,3 +738,51 @@ async fn an_operator_command_can_be_answered_on_its_stdin() {
     let preview = done.payload["output_preview"].as_str().unwrap_or_default();
     assert!(preview.contains("got:yes"), "{}", done.payload);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision() {
+    let r = rig(vec![Scripted::text("first one handled")]).await;
+    r.host
+        .control("main", ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let n = holon::runtime::host::projection::QUEUE_HEAD + 44;
+    let mut first = None;
+    for i in 0..n {
+        let a = r
+            .host
+            .submit(prompt(&format!("queued {i}"), Priority::Normal))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        first.get_or_insert(a.message_id);
+    }
+    // An interjection admitted last still comes first.
+    let urgent = r
+        .host
+        .submit(prompt("urgent", Priority::Interject))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    let live = holon::runtime::host::projection::load(&rx, "main", 0)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no agent"));
+    let p = &live.projection;
+    assert_eq!(
+        p.replay_message_ids.len(),
+        n + 1,
+        "every queued message is counted"
+    );
+    assert_eq!(
+        p.pending_inputs().len(),
+        holon::runtime::host::projection::QUEUE_HEAD
+    );
+    assert_eq!(p.pending_inputs()[0].message_id, urgent.message_id);
+    assert_eq!(
+        p.pending_inputs()[1].message_id,
+        first.clone().unwrap_or_default()
+    );
+    assert_eq!(
+        p.posture().reason,
+        format!("{} queued messages (paused)", n + 1)
+    );
+}

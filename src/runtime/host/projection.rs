@@ -27,6 +27,9 @@ pub struct LiveProjection {
     pub timers: Vec<TimerRecord>,
 }
 
+/// Queued messages read in full for a decision (the rest are counted).
+pub const QUEUE_HEAD: usize = 256;
+
 fn load_ids<T: serde::de::DeserializeOwned>(
     rx: &ReadCtx,
     which: Keyed,
@@ -74,7 +77,15 @@ pub fn load(
     };
     let dequeued = rx.index_list(Index::Dequeued, agent_id)?;
     let mut ids: Vec<String> = dequeued.clone();
-    ids.extend(rx.queue_pending(agent_id)?.into_iter().map(|(_, _, id)| id));
+    // The queue's head in dequeue order is read in full; the rest only by
+    // id (a paused agent may hold tens of thousands).
+    let mut queued: Vec<String> = rx
+        .queue_pending(agent_id)?
+        .into_iter()
+        .map(|(_, _, id)| id)
+        .collect();
+    let beyond = queued.split_off(queued.len().min(QUEUE_HEAD));
+    ids.extend(queued);
     let entries: Vec<QueueEntry> = load_ids(rx, Keyed::QueueEntries, agent_id, &ids)?;
     let envelopes: Vec<MessageEnvelope> = load_ids(rx, Keyed::Messages, agent_id, &ids)?;
     // By id, not by search: a deep queue (thousands waiting while the
@@ -172,6 +183,7 @@ pub fn load(
             last_turn_terminal: agent.last_turn_terminal,
             runtime_error: agent.runtime_error.as_deref(),
             pending_approvals: &approvals,
+            queued_beyond: &beyond,
         },
         now_ms,
     );

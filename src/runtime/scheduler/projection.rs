@@ -66,6 +66,9 @@ pub struct ProjectionInputs<'a> {
     pub runtime_error: Option<&'a str>,
     /// Approvals still open: pending, or granted with the call running.
     pub pending_approvals: &'a [ApprovalRecord],
+    /// Queued message ids after those in `queue`, in dequeue order: a deep
+    /// queue is counted and named, but only its head is read and decided on.
+    pub queued_beyond: &'a [String],
 }
 
 /// Admitted input that still has to be handled, in dequeue order.
@@ -301,6 +304,7 @@ impl SchedulerProjection {
             replay_message_ids: pending_inputs
                 .iter()
                 .map(|p| p.message_id.clone())
+                .chain(inputs.queued_beyond.iter().cloned())
                 .collect(),
             tool_executions: tool_ids,
             now_ms,

@@ -241,6 +241,7 @@ impl World {
                 last_turn_terminal: self.last_turn,
                 runtime_error: None,
                 pending_approvals: &[],
+                queued_beyond: &[],
             },
             NOW,
         )

@@ -322,7 +322,7 @@ fn agent_get(env: &ToolEnv<'_>) -> ToolOutcome {
         Ok::<_, crate::store::StoreError>(json!({
             "open_waits": open_waits,
             "ok": true, "id": a.id, "status": a.status, "posture": live.projection.posture(),
-            "current_work_item_id": a.current_work_item_id, "queue_depth": live.projection.pending_inputs().len(),
+            "current_work_item_id": a.current_work_item_id, "queue_depth": live.projection.replay_message_ids.len(),
             "active_tasks": live.projection.active_tasks, "closure": live.projection.closure(),
             "token_usage": { "input_tokens": a.total_input_tokens, "output_tokens": a.total_output_tokens, "model_rounds": a.total_model_rounds },
         }))
