@@ -28,6 +28,7 @@ mod bench_workspace;
 pub mod cli;
 pub mod commands;
 pub mod config;
+mod config_checks;
 pub mod console;
 pub mod control;
 pub mod daemon;

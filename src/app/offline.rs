@@ -13,7 +13,8 @@ use crate::protocol::{
 };
 use crate::runtime::admission::admit_once;
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
+use crate::runtime::envelope::DeliverySurface;
+use crate::runtime::host::dispatch::operator_prompt;
 use crate::runtime::inspect::{activity, agent_summary, events_page, last_failure, AgentSummary};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
 use crate::store::{ReadCtx, Store};
@@ -103,12 +104,7 @@ impl OfflineClient {
                 priority,
                 request_id,
             } => {
-                let req = AdmissionRequest::operator_prompt(
-                    &agent_id,
-                    &text,
-                    priority,
-                    DeliverySurface::CliPrompt,
-                );
+                let req = operator_prompt(&agent_id, &text, priority, DeliverySurface::CliPrompt)?;
                 let admitted = admit_once(&self.store, req, request_id).await?;
                 Ok(Response::PromptSubmit(admitted))
             }

@@ -275,6 +275,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
 pub mod approvals;
 pub mod context;
 mod describe;
+mod describe_waits;
 pub mod trigger;
 mod words;
 

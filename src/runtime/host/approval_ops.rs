@@ -119,11 +119,6 @@ fn pending(rec: &ApprovalRecord, agent: &AgentRecord) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// The gate's view of a recorded call.
-pub(crate) fn action_of(tool_name: &str, arguments: &serde_json::Value) -> Option<Action> {
-    tools::gated_action(tool_name, arguments)
-}
-
 impl RuntimeHost {
     /// The agent an approval belongs to: `agent_id` when given, else the
     /// one whose records hold the id.
@@ -225,7 +220,7 @@ impl RuntimeHost {
                 // compound command has no rule that could cover it.
                 rec.always = false;
                 if always {
-                    if let Some(action) = action_of(&rec.tool_name, &rec.arguments) {
+                    if let Some(action) = tools::gated_action(&rec.tool_name, &rec.arguments) {
                         let (command, paths) = always_rule(&action);
                         rec.always = command.is_some() || !paths.is_empty();
                         let policy = agent
@@ -410,40 +405,40 @@ impl RuntimeHost {
             .await?;
         Ok(())
     }
+}
 
-    /// The record for a gated call, before anything runs.
-    pub(crate) fn new_approval(
-        env: &ToolEnv<'_>,
-        run_id: &str,
-        call: &ToolCall,
-        why: String,
-        snapshot: &crate::runtime::workspace::ExecutionSnapshot,
-    ) -> ApprovalRecord {
-        let summary = match tools::gated_action(&call.name, &call.arguments) {
-            Some(Action::Command(c)) => format!("`{c}`"),
-            Some(Action::Write(paths)) => paths.join(", "),
-            None => call.name.clone(),
-        };
-        ApprovalRecord {
-            id: crate::new_id("apr"),
-            agent_id: env.agent_id.to_owned(),
-            status: ApprovalStatus::Pending,
-            tool_name: call.name.clone(),
-            call_id: call.id.clone(),
-            arguments: call.arguments.clone(),
-            summary: summary.chars().take(300).collect(),
-            why,
-            workspace_id: snapshot.workspace_id.clone(),
-            execution_root: snapshot.execution_root.clone(),
-            run_id: run_id.to_owned(),
-            message_id: env.message_id.to_owned(),
-            work_item_id: env.turn_work_item_id.clone(),
-            requested_at: crate::format_ts(crate::now_ms()),
-            answered_at: None,
-            note: None,
-            always: false,
-            result_message_id: None,
-        }
+/// The record for a gated call, before anything runs.
+pub(crate) fn approval_for(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+    why: String,
+    snapshot: &crate::runtime::workspace::ExecutionSnapshot,
+) -> ApprovalRecord {
+    let summary = match tools::gated_action(&call.name, &call.arguments) {
+        Some(Action::Command(c)) => format!("`{c}`"),
+        Some(Action::Write(paths)) => paths.join(", "),
+        None => call.name.clone(),
+    };
+    ApprovalRecord {
+        id: crate::new_id("apr"),
+        agent_id: env.agent_id.to_owned(),
+        status: ApprovalStatus::Pending,
+        tool_name: call.name.clone(),
+        call_id: call.id.clone(),
+        arguments: call.arguments.clone(),
+        summary: summary.chars().take(300).collect(),
+        why,
+        workspace_id: snapshot.workspace_id.clone(),
+        execution_root: snapshot.execution_root.clone(),
+        run_id: run_id.to_owned(),
+        message_id: env.message_id.to_owned(),
+        work_item_id: env.turn_work_item_id.clone(),
+        requested_at: crate::format_ts(crate::now_ms()),
+        answered_at: None,
+        note: None,
+        always: false,
+        result_message_id: None,
     }
 }
 

@@ -19,7 +19,7 @@ use crate::protocol::{
     MAX_PAGE,
 };
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::AdmissionRequest;
+use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::store::{EventRecord, Store};
 
 /// Follow one agent's ledger from `from_seq` into `tx`, forever (until the
@@ -154,17 +154,25 @@ impl RuntimeClient for RuntimeHost {
                     out.push(self.call_raw(request).await);
                     continue;
                 }
-                run.push(request.validate_ids().and_then(|()| match request {
-                    Request::PromptSubmit {
-                        agent_id,
-                        text,
-                        priority,
-                        request_id,
-                    } => operator_prompt(&agent_id, &text, priority).map(|req| (req, request_id)),
-                    other => Err(ApiError::new(
-                        ErrorCode::Internal,
-                        format!("not a prompt: {other:?}"),
-                    )),
+                run.push(request.validate_ids().and_then(|()| {
+                    match request {
+                        Request::PromptSubmit {
+                            agent_id,
+                            text,
+                            priority,
+                            request_id,
+                        } => operator_prompt(
+                            &agent_id,
+                            &text,
+                            priority,
+                            DeliverySurface::HttpControlPrompt,
+                        )
+                        .map(|req| (req, request_id)),
+                        other => Err(ApiError::new(
+                            ErrorCode::Internal,
+                            format!("not a prompt: {other:?}"),
+                        )),
+                    }
                 }));
                 if matches!(pending.peek(), Some(Request::PromptSubmit { .. })) {
                     continue;

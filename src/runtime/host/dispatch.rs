@@ -277,7 +277,12 @@ impl RuntimeHost {
                 priority,
                 request_id,
             } => {
-                let req = operator_prompt(&agent_id, &text, priority)?;
+                let req = operator_prompt(
+                    &agent_id,
+                    &text,
+                    priority,
+                    DeliverySurface::HttpControlPrompt,
+                )?;
                 Ok(Response::PromptSubmit(
                     self.submit_once(req, request_id).await?,
                 ))
@@ -399,11 +404,13 @@ impl RuntimeHost {
     }
 }
 
-/// An operator prompt from a client, refused when empty.
-pub(super) fn operator_prompt(
+/// An operator prompt from a client, refused when empty (the runtime's
+/// dispatch and the offline client both admit through this).
+pub fn operator_prompt(
     agent_id: &str,
     text: &str,
     priority: crate::runtime::envelope::Priority,
+    surface: DeliverySurface,
 ) -> Result<AdmissionRequest, ApiError> {
     if text.trim().is_empty() {
         return Err(ApiError::new(
@@ -412,9 +419,6 @@ pub(super) fn operator_prompt(
         ));
     }
     Ok(AdmissionRequest::operator_prompt(
-        agent_id,
-        text,
-        priority,
-        DeliverySurface::HttpControlPrompt,
+        agent_id, text, priority, surface,
     ))
 }

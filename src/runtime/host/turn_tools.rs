@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::turn::{render_input, transcript_in};
-use super::{approval_ops, HostInner, RuntimeHost};
+use super::{approval_ops, HostInner};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
 use crate::runtime::provider::ToolCall;
@@ -69,7 +69,7 @@ pub(super) async fn run_call(
     let outcome = match approval_needed(env, call)? {
         None => tools::execute(env, call).await,
         Some((why, snapshot)) => {
-            let rec = RuntimeHost::new_approval(env, run_id, call, why, &snapshot);
+            let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
             let content = approval_ops::awaiting(&rec);
             env.host
                 .store

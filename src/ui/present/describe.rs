@@ -4,14 +4,13 @@
 
 use serde_json::Value;
 
+use super::describe_waits::*;
 use super::words::*;
 use super::{Category, OperatorEvent, Visibility};
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::FailureArtifact;
 use crate::protocol::types::SchedulerDecisionKind as D;
 use crate::protocol::types::TaskStatus;
-use crate::protocol::types::WaitingIntentStatus;
-use crate::protocol::types::WakeHintOutcome;
 use crate::protocol::types::{MessageBody, MessageKind, MessageOrigin};
 use crate::protocol::EventRecord;
 
@@ -169,29 +168,16 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             let head = format!("Task {} result queued for the agent", p.task_id);
             paren(head, Some(&p.message_id))
         }
-        Event::WaitingIntentCreated(p) => {
-            let w = &p.waiting_intent;
-            let head = match w.description.as_deref().and_then(nonblank) {
-                Some(d) => format!("Waiting for: {}", preview(d)),
-                None => "Waiting for an external change".to_owned(),
-            };
-            paren(head, w.source.as_deref())
-        }
+        Event::WaitingIntentCreated(p) => wait_created(p),
         Event::WaitingIntentTriggered(p) => colon("Wait resolved", waited_for(p)),
-        Event::WaitingIntentCancelled(p) => match p.waiting_intent.status {
-            WaitingIntentStatus::Expired => colon("Wait expired", waited_for(p)),
-            _ => colon("Wait cancelled", waited_for(p)),
-        },
+        Event::WaitingIntentCancelled(p) => wait_cancelled(p),
         Event::TimerCreated(p) => {
             let head = format!("Timer set for {}", duration(p.delay_ms));
             colon(head, timer_reason(&p.timer))
         }
         Event::TimerFired(p) => colon("Timer fired", timer_reason(&p.timer)),
         Event::TimerCancelled(p) => colon("Timer cancelled", timer_reason(&p.timer)),
-        Event::WakeHintSubmitted(p) => {
-            let from = e.provenance.source.as_deref().map(|s| format!("from {s}"));
-            paren(colon("Wake hint", nonblank(&p.reason).map(preview)), from)
-        }
+        Event::WakeHintSubmitted(p) => wake_hint_submitted(p, e),
         Event::WakeHintCoalesced(p) => colon(
             "Wake hint merged into the pending one",
             nonblank(&p.reason).map(preview),
@@ -203,54 +189,16 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::ExternalTriggerProvisioned(p) => {
             format!("Trigger URL issued ({})", p.trigger.external_trigger_id)
         }
-        Event::ExternalTriggerRotated(p) => match &p.previous {
-            Some(old) => format!(
-                "Trigger URL rotated: {} replaces {}, whose URL no longer works",
-                p.trigger.external_trigger_id, old.external_trigger_id
-            ),
-            None => format!("Trigger URL issued ({})", p.trigger.external_trigger_id),
-        },
+        Event::ExternalTriggerRotated(p) => trigger_rotated(p),
         Event::ExternalTriggerRevoked(p) => format!(
             "Trigger URL revoked ({}); `holon trigger rotate` issues a new one",
             p.trigger.external_trigger_id
         ),
         Event::ExternalTriggerDelivered(p) => trigger_delivered(p),
-        Event::ApprovalRequested(p) => {
-            let a = &p.approval;
-            out.body = Some(a.why.clone());
-            format!(
-                "{} {} waits for approval — /approve {} · /deny {}",
-                a.tool_name,
-                preview(&a.summary),
-                a.id,
-                a.id
-            )
-        }
-        Event::ApprovalGranted(p) => {
-            let a = &p.approval;
-            let always = if a.always { " (always allowed from now on)" } else { "" };
-            format!("Approved {} {}{always}", a.tool_name, preview(&a.summary))
-        }
-        Event::WorkspacePolicyChanged(p) => {
-            let whose = match p.source {
-                crate::protocol::types::PolicySource::Workspace => "its own",
-                crate::protocol::types::PolicySource::Runtime => "the runtime's",
-            };
-            let mut s = format!(
-                "Approval policy of {} is now {} ({whose})",
-                p.workspace_id,
-                p.policy.approval.as_str()
-            );
-            if !p.policy.allow_commands.is_empty() {
-                s.push_str(&format!("; allowed: {}", p.policy.allow_commands.join(", ")));
-            }
-            s
-        }
-        Event::ApprovalDenied(p) => {
-            let a = &p.approval;
-            let head = format!("Denied {} {}", a.tool_name, preview(&a.summary));
-            colon(head, a.note.as_deref().map(preview))
-        }
+        Event::ApprovalRequested(p) => approval_requested(p, out),
+        Event::ApprovalGranted(p) => approval_granted(p),
+        Event::ApprovalDenied(p) => approval_denied(p),
+        Event::WorkspacePolicyChanged(p) => policy_changed(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),
@@ -577,10 +525,6 @@ pub(super) fn task_status_changed(p: &ev::TaskStatusChanged, out: &mut OperatorE
     paren(head, joined([outcome, took], ", "))
 }
 
-fn timer_reason(t: &crate::protocol::types::TimerRecord) -> Option<String> {
-    t.reason.as_deref().and_then(nonblank).map(preview)
-}
-
 /// The text of a message body (`text`, `brief` or `json`).
 pub(super) fn message_text(body: &MessageBody) -> Option<String> {
     match body {
@@ -604,41 +548,9 @@ pub(super) fn objective(w: &crate::protocol::types::WorkItemRecord) -> String {
     preview(o)
 }
 
-pub(super) fn waited_for(p: &ev::WaitingIntentChanged) -> Option<String> {
-    p.waiting_intent
-        .description
-        .as_deref()
-        .and_then(nonblank)
-        .map(preview)
-}
-
 pub(super) fn for_work_item(head: String, work_item_id: Option<&str>) -> String {
     match work_item_id {
         Some(w) => format!("{head} for work item {w}"),
         None => head,
     }
-}
-
-/// "Trigger from ci (pr-7): build failed; satisfies wait_1", with what
-/// became of the wake.
-fn trigger_delivered(p: &ev::TriggerDelivered) -> String {
-    let from = match (&p.meta.source, &p.meta.resource) {
-        (Some(s), Some(r)) => format!("Trigger from {s} ({r})"),
-        (Some(s), None) => format!("Trigger from {s}"),
-        (None, Some(r)) => format!("Trigger ({r})"),
-        (None, None) => "Trigger delivered".to_owned(),
-    };
-    let mut out = colon(from, p.meta.summary.as_deref().map(preview));
-    if !p.satisfied_waiting_intent_ids.is_empty() {
-        out.push_str(&format!(
-            "; satisfies {}",
-            p.satisfied_waiting_intent_ids.join(", ")
-        ));
-    }
-    match p.outcome {
-        WakeHintOutcome::Submitted => {}
-        WakeHintOutcome::Coalesced => out.push_str(" (merged into the pending wake)"),
-        WakeHintOutcome::Ignored => out.push_str(" (the agent is stopped: no wake)"),
-    }
-    out
 }

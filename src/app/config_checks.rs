@@ -1,0 +1,191 @@
+//! The checks behind `Config::from_parts` that each own a section or a
+//! value (`[policy]`, `[server] listen`, the tool-output budgets, model
+//! references) and the error locations they report: file, line, column
+//! and the dotted key.
+
+use std::path::Path;
+
+use super::config::{ConfigError, Env, PolicySection, RuntimeSection};
+
+/// `[policy]`: a known approval mode, and allow-list entries that are one
+/// line each.
+pub(super) fn policy_setting(
+    p: &PolicySection,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::runtime::policy::ApprovalPolicy, ConfigError> {
+    use crate::runtime::policy::{Approval, ApprovalPolicy};
+    let approval = match &p.approval {
+        None => Approval::Never,
+        Some(a) => Approval::parse(a).ok_or_else(|| {
+            at_key(
+                "policy.approval",
+                format!("`{a}` is not an approval mode: never, on_write or always"),
+            )
+        })?,
+    };
+    let entries = |key: &str, v: &Option<Vec<String>>| {
+        let v = v.clone().unwrap_or_default();
+        match v
+            .iter()
+            .find(|e| e.trim().is_empty() || e.chars().any(char::is_control))
+        {
+            Some(bad) => Err(at_key(key, format!("{bad:?} is not an allow-list entry"))),
+            None => Ok(v.into_iter().map(|e| e.trim().to_owned()).collect()),
+        }
+    };
+    Ok(ApprovalPolicy {
+        approval,
+        allow_commands: entries("policy.allow_commands", &p.allow_commands)?,
+        allow_paths: entries("policy.allow_paths", &p.allow_paths)?,
+    })
+}
+
+/// `off`, or an IP:PORT to listen on (port 0 picks a free one).
+pub(super) fn listen_setting(v: &str) -> Result<Option<String>, String> {
+    let v = v.trim();
+    if v.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    v.parse::<std::net::SocketAddr>()
+        .map(|a| Some(a.to_string()))
+        .map_err(|_| format!("`{v}` is not IP:PORT (e.g. 127.0.0.1:7464) or `off`"))
+}
+
+/// The largest `max_tool_output_tokens` accepted (about 4 MB of text).
+const MAX_TOOL_OUTPUT_TOKENS: u64 = 1_000_000;
+
+/// `runtime.default_tool_output_tokens` / `max_tool_output_tokens`, each
+/// overridden by its environment variable; the default may not exceed the
+/// cap.
+pub(super) fn tool_output_budget(
+    file: &RuntimeSection,
+    env: &Env,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::runtime::tools::ToolOutputBudget, ConfigError> {
+    let defaults = crate::runtime::tools::ToolOutputBudget::default();
+    let pick = |var: &'static str, key: &str, filed: Option<u64>, fallback: u64| {
+        let check = |n: u64| (1..=MAX_TOOL_OUTPUT_TOKENS).contains(&n);
+        let range = format!("give a number of tokens from 1 to {MAX_TOOL_OUTPUT_TOKENS}");
+        match env.get(var) {
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if check(n) => Ok(n),
+                _ => Err(ConfigError::Env {
+                    var,
+                    message: format!("`{v}` is not valid: {range}"),
+                }),
+            },
+            None => match filed {
+                Some(n) if check(n) => Ok(n),
+                Some(n) => Err(at_key(key, format!("{n} is out of range: {range}"))),
+                None => Ok(fallback),
+            },
+        }
+    };
+    let max_tokens = pick(
+        "HOLON_MAX_TOOL_OUTPUT_TOKENS",
+        "runtime.max_tool_output_tokens",
+        file.max_tool_output_tokens,
+        defaults.max_tokens,
+    )?;
+    let default_tokens = pick(
+        "HOLON_DEFAULT_TOOL_OUTPUT_TOKENS",
+        "runtime.default_tool_output_tokens",
+        file.default_tool_output_tokens,
+        defaults.default_tokens.min(max_tokens),
+    )?;
+    if default_tokens > max_tokens {
+        return Err(at_key(
+            "runtime.default_tool_output_tokens",
+            format!("{default_tokens} is more than max_tool_output_tokens ({max_tokens})"),
+        ));
+    }
+    Ok(crate::runtime::tools::ToolOutputBudget {
+        default_tokens,
+        max_tokens,
+    })
+}
+
+/// Model references are `provider/model`, e.g. `openai/gpt-4.1` or
+/// `ollama/llama3.2`.
+pub fn validate_model_ref(s: &str) -> Result<(), String> {
+    match s.split_once('/') {
+        Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
+        _ => Err(format!(
+            "model `{s}` must be written provider/model, e.g. openai/gpt-4.1 or ollama/llama3.2"
+        )),
+    }
+}
+
+pub(super) fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
+    let (line, column) = line_col(text, offset);
+    ConfigError::Invalid {
+        path: path.to_path_buf(),
+        line,
+        column,
+        key: key_at_line(text, line),
+        message: e.message().to_owned(),
+    }
+}
+
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+/// The dotted key defined on `line` (1-based), qualified by the table
+/// header above it: `model.default`. None on a header or blank line.
+pub(super) fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let mut section: Option<String> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            section = Some(l.trim_matches(|c| c == '[' || c == ']').trim().to_owned());
+            if i + 1 == line {
+                return section;
+            }
+            continue;
+        }
+        if i + 1 == line {
+            let key = l
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_owned())?;
+            if key.is_empty() {
+                return None;
+            }
+            return Some(match &section {
+                Some(s) => format!("{s}.{key}"),
+                None => key,
+            });
+        }
+    }
+    None
+}
+
+/// The line on which a dotted key is set, for errors found after parsing.
+pub(super) fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
+    let (section, key) = dotted.rsplit_once('.').unwrap_or(("", dotted));
+    let mut current = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('[') {
+            current = l.trim_matches(|c| c == '[' || c == ']').trim().to_owned();
+            continue;
+        }
+        if current == section {
+            if let Some((k, _)) = l.split_once('=') {
+                if k.trim() == key {
+                    return Some(i + 1);
+                }
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,230 @@
+//! `Config` loading: precedence, defaults, and errors that name their key.
+
+use super::*;
+
+fn env(pairs: &[(&'static str, &str)]) -> Env {
+    Env(pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect())
+}
+
+fn load(text: &str, e: &Env) -> Result<Config, ConfigError> {
+    Config::from_parts(Path::new("/h/config.toml"), Some(text), e)
+}
+
+#[test]
+fn defaults_without_a_file() {
+    let c = Config::from_parts(Path::new("/h/config.toml"), None, &Env::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.default_agent, "main");
+    assert_eq!(c.default_agent_source, Source::Default);
+    assert_eq!(c.log_filter, "info");
+    assert!(c.alt_screen);
+    assert!(!c.file_present);
+}
+
+#[test]
+fn environment_beats_file_beats_default() {
+    let text = "[runtime]\ndefault_agent = \"filed\"\n[model]\ndefault = \"openai/a\"\n[log]\nfilter = \"debug\"\n";
+    let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.default_agent, "filed");
+    assert_eq!(c.default_model.as_deref(), Some("openai/a"));
+    assert_eq!(c.log_filter, "debug");
+    let e = env(&[
+        ("HOLON_AGENT_ID", "envy"),
+        ("HOLON_MODEL", "anthropic/b"),
+        ("RUST_LOG", "warn"),
+    ]);
+    let c = load(text, &e).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.default_agent, "envy");
+    assert_eq!(c.default_agent_source, Source::Environment);
+    assert_eq!(c.default_model.as_deref(), Some("anthropic/b"));
+    assert_eq!(c.log_filter, "warn");
+    let e = env(&[("HOLON_LOG", "trace"), ("RUST_LOG", "warn")]);
+    assert_eq!(
+        load(text, &e).map(|c| c.log_filter).ok().as_deref(),
+        Some("trace")
+    );
+}
+
+#[test]
+fn syntax_error_names_file_line_and_column() {
+    let err = load(
+        "[model]\ndefault = \"openai/a\"\nfallbacks = [\n",
+        &Env::default(),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(err.starts_with("/h/config.toml:"), "{err}");
+    assert!(err.contains(":3:") || err.contains(":4:"), "{err}");
+}
+
+#[test]
+fn wrong_type_names_the_key() {
+    let c = load("[console]\nmouse = false\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.mouse);
+    let err = load("[console]\nbell = \"yes\"\n", &Env::default());
+    match err {
+        Err(ConfigError::Invalid { line, key, .. }) => {
+            assert_eq!(line, 2);
+            assert_eq!(key.as_deref(), Some("console.bell"));
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_key_is_an_error_naming_it() {
+    let err = load("[model]\ndefualt = \"openai/a\"\n", &Env::default());
+    match err {
+        Err(ConfigError::Invalid {
+            line, key, message, ..
+        }) => {
+            assert_eq!(line, 2);
+            assert_eq!(key.as_deref(), Some("model.defualt"));
+            assert!(message.contains("unknown field"), "{message}");
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_values_are_rejected_with_their_key() {
+    match load("[model]\n\ndefault = \"gpt\"\n", &Env::default()) {
+        Err(ConfigError::Invalid { line, key, .. }) => {
+            assert_eq!(line, 3);
+            assert_eq!(key.as_deref(), Some("model.default"));
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+    assert!(matches!(
+        load("", &env(&[("HOLON_AGENT_ID", "../x")])),
+        Err(ConfigError::Env {
+            var: "HOLON_AGENT_ID",
+            ..
+        })
+    ));
+    assert!(load("[console]\nalt_screen = \"loud\"\n", &Env::default()).is_err());
+}
+
+#[test]
+fn the_listener_address_defaults_to_loopback_and_can_be_turned_off() {
+    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        c.server_listen.as_deref(),
+        Some(crate::app::access::DEFAULT_LISTEN)
+    );
+    let c = load("[server]\nlisten = \"off\"\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.server_listen, None);
+    let c = load(
+        "[server]\nlisten = \"127.0.0.1:9000\"\n",
+        &env(&[("HOLON_LISTEN", "127.0.0.1:0")]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.server_listen.as_deref(), Some("127.0.0.1:0"));
+    match load("[server]\nlisten = \"nowhere\"\n", &Env::default()) {
+        Err(ConfigError::Invalid { key, .. }) => {
+            assert_eq!(key.as_deref(), Some("server.listen"))
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_approval_policy_is_read_and_bad_values_name_their_key() {
+    use crate::runtime::policy::Approval;
+    let c = load(
+        "[policy]\napproval = \"on_write\"\nallow_commands = [\"cargo test\"]\n",
+        &Env::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.policy.approval, Approval::OnWrite);
+    assert_eq!(c.policy.allow_commands, vec!["cargo test".to_owned()]);
+    assert_eq!(
+        load("", &Env::default()).map(|c| c.policy.approval).ok(),
+        Some(Approval::Never)
+    );
+    for (text, key) in [
+        ("[policy]\napproval = \"sometimes\"\n", "policy.approval"),
+        ("[policy]\nallow_paths = [\"  \"]\n", "policy.allow_paths"),
+    ] {
+        match load(text, &Env::default()) {
+            Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k.as_deref(), Some(key)),
+            other => panic!("expected invalid {key}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn store_cache_is_small_by_default_and_bounded() {
+    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.store_cache_mib, crate::store::DEFAULT_CACHE_MIB);
+    let c = load("[store]\ncache_mib = 64\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.store_cache_mib, 64);
+    for bad in ["0", "9000", "-1", "\"big\""] {
+        match load(&format!("[store]\ncache_mib = {bad}\n"), &Env::default()) {
+            Err(ConfigError::Invalid { key, .. }) => {
+                assert_eq!(key.as_deref(), Some("store.cache_mib"), "{bad}")
+            }
+            other => panic!("{bad}: expected invalid, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn tool_output_budgets_default_read_and_check() {
+    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (c.tool_output.default_tokens, c.tool_output.max_tokens),
+        (8_000, 64_000)
+    );
+    let text = "[runtime]\ndefault_tool_output_tokens = 1000\nmax_tool_output_tokens = 2000\n";
+    let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (c.tool_output.default_tokens, c.tool_output.max_tokens),
+        (1_000, 2_000)
+    );
+    let c = load(text, &env(&[("HOLON_MAX_TOOL_OUTPUT_TOKENS", "1500")]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.tool_output.max_tokens, 1_500, "the environment wins");
+    // A cap below the default pulls the default down with it.
+    let c = load("[runtime]\nmax_tool_output_tokens = 100\n", &Env::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.tool_output.default_tokens, 100);
+    assert!(load(
+        "[runtime]\ndefault_tool_output_tokens = 0\n",
+        &Env::default()
+    )
+    .is_err());
+    assert!(load(
+        "[runtime]\ndefault_tool_output_tokens = 5000\nmax_tool_output_tokens = 10\n",
+        &Env::default()
+    )
+    .is_err());
+    assert!(load("", &env(&[("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", "lots")])).is_err());
+    // The budget bounds what a call may ask for.
+    let b = crate::runtime::tools::ToolOutputBudget {
+        default_tokens: 10,
+        max_tokens: 20,
+    };
+    assert_eq!(
+        (b.bytes(None), b.bytes(Some(1_000)), b.bytes(Some(0))),
+        (40, 80, 4)
+    );
+}
+
+#[test]
+fn exec_env_passthrough_is_read_and_checked() {
+    let c = load(
+        "[exec]\nenv_passthrough = [\"GITHUB_TOKEN\"]\n",
+        &Env::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.exec_env_passthrough, ["GITHUB_TOKEN"]);
+    assert!(load("", &Env::default()).is_ok_and(|c| c.exec_env_passthrough.is_empty()));
+    match load("[exec]\nenv_passthrough = [\"A=B\"]\n", &Env::default()) {
+        Err(ConfigError::Invalid { key, .. }) => {
+            assert_eq!(key.as_deref(), Some("exec.env_passthrough"))
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}

@@ -1,0 +1,123 @@
+//! The waiting plane in words: waits, timers, wake hints, trigger
+//! deliveries and approvals (the arms of `describe` for those kinds).
+
+use super::words::*;
+use super::OperatorEvent;
+use crate::protocol::events as ev;
+use crate::protocol::types::{PolicySource, WaitingIntentStatus, WakeHintOutcome};
+use crate::protocol::EventRecord;
+
+pub(super) fn waited_for(p: &ev::WaitingIntentChanged) -> Option<String> {
+    p.waiting_intent
+        .description
+        .as_deref()
+        .and_then(nonblank)
+        .map(preview)
+}
+
+pub(super) fn wait_created(p: &ev::WaitingIntentChanged) -> String {
+    let w = &p.waiting_intent;
+    let head = match w.description.as_deref().and_then(nonblank) {
+        Some(d) => format!("Waiting for: {}", preview(d)),
+        None => "Waiting for an external change".to_owned(),
+    };
+    paren(head, w.source.as_deref())
+}
+
+pub(super) fn wait_cancelled(p: &ev::WaitingIntentChanged) -> String {
+    match p.waiting_intent.status {
+        WaitingIntentStatus::Expired => colon("Wait expired", waited_for(p)),
+        _ => colon("Wait cancelled", waited_for(p)),
+    }
+}
+
+pub(super) fn timer_reason(t: &crate::protocol::types::TimerRecord) -> Option<String> {
+    t.reason.as_deref().and_then(nonblank).map(preview)
+}
+
+pub(super) fn wake_hint_submitted(p: &ev::WakeHint, e: &EventRecord) -> String {
+    let from = e.provenance.source.as_deref().map(|s| format!("from {s}"));
+    paren(colon("Wake hint", nonblank(&p.reason).map(preview)), from)
+}
+
+pub(super) fn trigger_rotated(p: &ev::TriggerChanged) -> String {
+    match &p.previous {
+        Some(old) => format!(
+            "Trigger URL rotated: {} replaces {}, whose URL no longer works",
+            p.trigger.external_trigger_id, old.external_trigger_id
+        ),
+        None => format!("Trigger URL issued ({})", p.trigger.external_trigger_id),
+    }
+}
+
+/// "Trigger from ci (pr-7): build failed; satisfies wait_1", with what
+/// became of the wake.
+pub(super) fn trigger_delivered(p: &ev::TriggerDelivered) -> String {
+    let from = match (&p.meta.source, &p.meta.resource) {
+        (Some(s), Some(r)) => format!("Trigger from {s} ({r})"),
+        (Some(s), None) => format!("Trigger from {s}"),
+        (None, Some(r)) => format!("Trigger ({r})"),
+        (None, None) => "Trigger delivered".to_owned(),
+    };
+    let mut out = colon(from, p.meta.summary.as_deref().map(preview));
+    if !p.satisfied_waiting_intent_ids.is_empty() {
+        out.push_str(&format!(
+            "; satisfies {}",
+            p.satisfied_waiting_intent_ids.join(", ")
+        ));
+    }
+    match p.outcome {
+        WakeHintOutcome::Submitted => {}
+        WakeHintOutcome::Coalesced => out.push_str(" (merged into the pending wake)"),
+        WakeHintOutcome::Ignored => out.push_str(" (the agent is stopped: no wake)"),
+    }
+    out
+}
+
+/// What waits, with the commands that answer it; why it asks is the body.
+pub(super) fn approval_requested(p: &ev::ApprovalChanged, out: &mut OperatorEvent) -> String {
+    let a = &p.approval;
+    out.body = Some(a.why.clone());
+    format!(
+        "{} {} waits for approval — /approve {} · /deny {}",
+        a.tool_name,
+        preview(&a.summary),
+        a.id,
+        a.id
+    )
+}
+
+pub(super) fn approval_granted(p: &ev::ApprovalChanged) -> String {
+    let a = &p.approval;
+    let always = if a.always {
+        " (always allowed from now on)"
+    } else {
+        ""
+    };
+    format!("Approved {} {}{always}", a.tool_name, preview(&a.summary))
+}
+
+pub(super) fn approval_denied(p: &ev::ApprovalChanged) -> String {
+    let a = &p.approval;
+    let head = format!("Denied {} {}", a.tool_name, preview(&a.summary));
+    colon(head, a.note.as_deref().map(preview))
+}
+
+pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
+    let whose = match p.source {
+        PolicySource::Workspace => "its own",
+        PolicySource::Runtime => "the runtime's",
+    };
+    let mut s = format!(
+        "Approval policy of {} is now {} ({whose})",
+        p.workspace_id,
+        p.policy.approval.as_str()
+    );
+    if !p.policy.allow_commands.is_empty() {
+        s.push_str(&format!(
+            "; allowed: {}",
+            p.policy.allow_commands.join(", ")
+        ));
+    }
+    s
+}
