@@ -64,6 +64,13 @@ pub enum Command {
     /// runtime (only a running one serves the URL).
     #[command(subcommand)]
     Trigger(TriggerCommand),
+    /// Agents: list the public ones (with their children), create one from
+    /// a template, show one, archive one.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Skills an agent's prompt lists, with their activation state.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Tool calls waiting for your approval, across agents (works without
     /// a running runtime).
     Approvals {
@@ -139,6 +146,50 @@ pub struct TriggerOpts {
     /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Public agents, each with its children (posture and task state).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a public named agent; its home is made from the template
+    /// (`holon-default` unless given), all or nothing.
+    Create {
+        agent_id: String,
+        /// A template id (`holon-default`, `holon-developer`, or one under
+        /// `~/.agents/templates/`) or an absolute template directory.
+        #[arg(long)]
+        template: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One agent: identity, posture, counts and children.
+    Show {
+        agent_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Archive an agent: it stops, its children stop, it leaves the
+    /// listings; records and ledger stay.
+    Archive {
+        agent_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// The catalog (user, agent and workspace scopes) and what is active.
+    List {
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

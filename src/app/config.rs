@@ -33,6 +33,8 @@ struct ConfigFile {
     server: ServerSection,
     #[serde(default)]
     policy: PolicySection,
+    #[serde(default)]
+    agents: AgentsSection,
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
@@ -84,6 +86,13 @@ pub(super) struct PolicySection {
     pub(super) approval: Option<String>,
     pub(super) allow_commands: Option<Vec<String>>,
     pub(super) allow_paths: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentsSection {
+    max_spawn_depth: Option<u32>,
+    max_children: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -152,6 +161,11 @@ pub struct Config {
     /// The context window for every model (`HOLON_CONTEXT_WINDOW`, else
     /// `[model] context_window`); unset, each model's own applies.
     pub context_window: Option<(u64, crate::runtime::context::WindowSource)>,
+    /// Delegation bounds (`[agents] max_spawn_depth`, `max_children`).
+    pub agent_limits: crate::runtime::host::agent_ops::AgentLimits,
+    /// The user's home for user-scope skills and templates
+    /// (`HOLON_USER_DIR`, else `$HOME`).
+    pub user_home: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -187,7 +201,7 @@ fn key_prefix(key: &Option<String>) -> String {
 pub struct Env(pub BTreeMap<&'static str, String>);
 
 impl Env {
-    pub const VARS: [&'static str; 8] = [
+    pub const VARS: [&'static str; 10] = [
         "HOLON_AGENT_ID",
         "HOLON_MODEL",
         "HOLON_LOG",
@@ -196,6 +210,8 @@ impl Env {
         "HOLON_MAX_TOOL_OUTPUT_TOKENS",
         "HOLON_CONTEXT_WINDOW",
         "HOLON_LISTEN",
+        "HOLON_USER_DIR",
+        "HOME",
     ];
 
     pub fn capture() -> Env {
@@ -392,6 +408,29 @@ impl Config {
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
+        let limits = crate::runtime::host::agent_ops::AgentLimits::default();
+        let max_spawn_depth = file
+            .agents
+            .max_spawn_depth
+            .unwrap_or(limits.max_spawn_depth);
+        if !(1..=8).contains(&max_spawn_depth) {
+            return Err(at_key(
+                "agents.max_spawn_depth",
+                format!("{max_spawn_depth} is out of range (1 to 8)"),
+            ));
+        }
+        let max_children = file.agents.max_children.unwrap_or(limits.max_children);
+        if !(1..=256).contains(&max_children) {
+            return Err(at_key(
+                "agents.max_children",
+                format!("{max_children} is out of range (1 to 256)"),
+            ));
+        }
+        let user_home = env
+            .get("HOLON_USER_DIR")
+            .map(PathBuf::from)
+            .or_else(|| env.get("HOME").map(PathBuf::from))
+            .filter(|p| p.is_absolute());
 
         Ok(Config {
             file: path.to_path_buf(),
@@ -416,6 +455,11 @@ impl Config {
             tool_output,
             providers: file.providers,
             context_window,
+            agent_limits: crate::runtime::host::agent_ops::AgentLimits {
+                max_spawn_depth,
+                max_children,
+            },
+            user_home,
         })
     }
 }

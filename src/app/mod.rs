@@ -4,6 +4,7 @@
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
 pub mod access;
+mod agent_cmd;
 mod approval_cmd;
 #[cfg(feature = "bench")]
 pub mod bench;
@@ -132,6 +133,8 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Work(_)) => "work",
         Some(Command::Workspace(_)) => "workspace",
         Some(Command::Trigger(_)) => "trigger",
+        Some(Command::Agent(_)) => "agent",
+        Some(Command::Skills(_)) => "skills",
         Some(Command::Approvals { .. }) => "approvals",
         Some(Command::Approve { .. }) => "approve",
         Some(Command::Deny { .. }) => "deny",
@@ -261,6 +264,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             })) => commands::work_add(&ctx, objective, agent, json).await,
             Some(Command::Workspace(cmd)) => workspace_cmd::run(&ctx, cmd).await,
             Some(Command::Trigger(cmd)) => trigger_cmd::run(&ctx, cmd).await,
+            Some(Command::Agent(cmd)) => agent_cmd::run(&ctx, cmd).await,
+            Some(Command::Skills(cmd)) => agent_cmd::skills(&ctx, cmd).await,
             Some(Command::Approvals { agent, all, json }) => {
                 approval_cmd::list(&ctx, agent, all, json).await
             }

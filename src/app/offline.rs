@@ -79,7 +79,13 @@ impl OfflineClient {
                     uptime_ms: 0,
                     activity: activity(&agents, &summaries),
                     default_model: self.default_model.clone(),
-                    agents: summaries,
+                    agents: summaries
+                        .into_iter()
+                        .filter(|s| {
+                            s.identity.visibility == crate::runtime::agent::AgentVisibility::Public
+                                && s.identity.archived_at.is_none()
+                        })
+                        .collect(),
                     last_failure: last_failure(&agents),
                     store_failure: self.store.health(),
                     http: Default::default(),
@@ -89,7 +95,7 @@ impl OfflineClient {
             }
             Request::AgentsList => {
                 let rx = self.store.read()?;
-                let agents: Vec<AgentRecord> = rx.agents()?;
+                let agents = crate::runtime::host::agent_ops::listed(rx.agents()?);
                 let out = agents.iter().map(|a| self.summary(&rx, a));
                 Ok(Response::AgentsList(out.collect::<Result<_, _>>()?))
             }

@@ -33,7 +33,7 @@ use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
 use crate::runtime::host::watch::{ConfigReloader, ConfigWatch};
-use crate::runtime::host::{ControlAction, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
+use crate::runtime::host::{HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
 use crate::runtime::provider::ModelRef;
 
 pub(super) const RUN_ONCE_MODE: &str = "run_once";
@@ -120,6 +120,9 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     };
     config.tool_output = ctx.config.tool_output;
     config.policy = ctx.config.policy.clone();
+    config.default_agent = ctx.config.default_agent.clone();
+    config.user_home = ctx.config.user_home.clone();
+    config.agent_limits = ctx.config.agent_limits;
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());
@@ -305,9 +308,10 @@ async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceRep
                     }
                 }
             }
-            // Temporary: nothing should run for it once this run is over.
-            if let Err(e) = host.control(id, ControlAction::Stop).await {
-                tracing::warn!(agent_id = id, error = %e, "cannot stop the temporary agent");
+            // Temporary: archived once this run is over (nothing runs for
+            // it, no listing shows it; its records stay).
+            if let Err(e) = host.archive_agent(id, "run_finished").await {
+                tracing::warn!(agent_id = id, error = %e, "cannot archive the temporary agent");
             }
         }
         RunAgent::Existing(id) => {

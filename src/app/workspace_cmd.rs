@@ -130,18 +130,8 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
         }
     };
     let agent_id = agent_of(opts);
-    // Attaching or using creates the agent as the console would; listing
-    // or detaching an unknown agent is an error.
-    let mut requests = Vec::new();
-    if matches!(
-        cmd,
-        WorkspaceCommand::Attach { .. } | WorkspaceCommand::Use { .. }
-    ) {
-        requests.push(Request::AgentCreate {
-            agent_id: agent_id.clone(),
-        });
-    }
-    requests.push(request);
+    // Explicit targeting never creates an agent (`holon agent create`).
+    let requests = vec![request];
     let answer = call_any(ctx, requests).await?.pop().unwrap_or(Value::Null);
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);

@@ -162,6 +162,8 @@ answers! {
     RuntimeShutdown => ShutdownAck,
     AgentsList => Vec<AgentSummary>,
     AgentCreate => AgentSummary,
+    AgentArchive => AgentSummary,
+    SkillsList => Vec<crate::runtime::skills::SkillView>,
     AgentStatus => AgentSummary,
     AgentState => AgentState,
     AgentPrompt => crate::runtime::host::prompt::PromptPreview,

@@ -27,7 +27,19 @@ pub enum Request {
     #[serde(rename = "agents.list")]
     AgentsList,
     #[serde(rename = "agent.create")]
-    AgentCreate { agent_id: String },
+    /// Create a public named agent from a template (`holon-default` when
+    /// absent); refused when the id exists.
+    AgentCreate {
+        agent_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        template: Option<String>,
+    },
+    /// Archive an agent: it stops, leaves the listings, keeps its records.
+    #[serde(rename = "agent.archive")]
+    AgentArchive { agent_id: String },
+    /// The skills an agent's prompt lists, with their activation state.
+    #[serde(rename = "skills.list")]
+    SkillsList { agent_id: String },
     #[serde(rename = "agent.status")]
     AgentStatus { agent_id: String },
     #[serde(rename = "agent.state")]
@@ -253,7 +265,9 @@ impl Request {
                     None => Ok(()),
                 }
             }
-            Request::AgentCreate { agent_id }
+            Request::AgentCreate { agent_id, .. }
+            | Request::AgentArchive { agent_id }
+            | Request::SkillsList { agent_id }
             | Request::AgentStatus { agent_id }
             | Request::AgentState { agent_id }
             | Request::AgentPrompt { agent_id }
@@ -327,6 +341,8 @@ pub const METHODS: &[&str] = &[
     "runtime.shutdown",
     "agents.list",
     "agent.create",
+    "agent.archive",
+    "skills.list",
     "agent.status",
     "agent.state",
     "agent.prompt",
@@ -537,6 +553,7 @@ mod tests {
             Request::AgentsList,
             Request::AgentCreate {
                 agent_id: "a".into(),
+                template: None,
             },
             Request::AgentPrompt {
                 agent_id: "a".into(),

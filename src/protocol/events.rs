@@ -115,6 +115,8 @@ impl Event {
                 (None, Some(p.approval.message_id.as_str()))
             }
             E::AgentCreated(_)
+            | E::AgentArchived(_)
+            | E::SkillActivated(_)
             | E::AgentStateChanged(_)
             | E::ControlApplied(_)
             | E::ProviderRoundCompleted(_)
@@ -202,6 +204,8 @@ use super::payloads as p;
 event_kinds! {
     AgentCreated(p::AgentCreated) => "agent_created",
     AgentStateChanged(p::AgentStateChanged) => "agent_state_changed",
+    AgentArchived(p::AgentArchived) => "agent_archived",
+    SkillActivated(p::SkillActivated) => "skill_activated",
     ControlApplied(p::ControlApplied) => "control_applied",
     MessageAdmitted(p::MessageAdmitted) => "message_admitted",
     MessageRejected(p::MessageRejected) => "message_rejected",

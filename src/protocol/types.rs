@@ -3,13 +3,17 @@
 //! definitions; clients (the console, the presentation layer) name them
 //! from here, never from the engine's modules.
 
-pub use crate::runtime::agent::{AgentRecord, AgentStatus};
+pub use crate::runtime::agent::{
+    AgentIdentity, AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility,
+    ProfilePreset,
+};
 pub use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 pub use crate::runtime::closure::TurnTerminalKind;
 pub use crate::runtime::context::{SummarySource, WindowSource};
 pub use crate::runtime::envelope::{
     MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority, TriggerKind,
 };
+pub use crate::runtime::host::child_ops::ChildSupervision;
 pub use crate::runtime::host::prompt::PromptPreview;
 pub use crate::runtime::host::trigger_ops::{DeliveryReceipt, RecentDelivery, TriggerView};
 pub use crate::runtime::host::WakeHintOutcome;
@@ -17,6 +21,7 @@ pub use crate::runtime::inspect::{AgentSummary, ContextView};
 pub use crate::runtime::policy::{Approval, ApprovalPolicy};
 pub use crate::runtime::provider::{ConversationItem, FailureArtifact, TokenUsage};
 pub use crate::runtime::scheduler::{DecisionReason, SchedulerDecisionKind};
+pub use crate::runtime::skills::{LoadReason, SkillScope, SkillState, SkillView};
 pub use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
 pub use crate::runtime::triggers::{
     DeliveryMeta, IngressState, IngressStatus, TriggerDescriptor, TriggerStatus,

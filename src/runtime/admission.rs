@@ -32,8 +32,9 @@ pub fn provenance_of(env: &MessageEnvelope) -> Provenance {
     }
 }
 
-/// Create the agent if it does not exist (recording `agent_created`) and
-/// return its record.
+/// Create the default agent if it does not exist (recording
+/// `agent_created`, kind `default`) and return its record. Other agents are
+/// created by name (`RuntimeHost::create_named_agent`).
 pub async fn ensure_agent(store: &Store, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
     validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
     let id = agent_id.to_owned();
@@ -48,13 +49,15 @@ pub(crate) fn ensure_agent_in(
     if let Some(existing) = tx.get_agent::<AgentRecord>(agent_id)? {
         return Ok(existing);
     }
-    let record = AgentRecord::new(agent_id, tx.now_ts());
+    let mut record = AgentRecord::new(agent_id, tx.now_ts());
+    record.kind = crate::runtime::agent::AgentKind::Default;
     tx.put_agent(agent_id, &record)?;
     tx.append_event(new_event(
         agent_id,
         Provenance::default(),
         Event::AgentCreated(AgentCreated {
             agent: record.clone(),
+            template: None,
         }),
     ))?;
     Ok(record)

@@ -57,6 +57,64 @@ pub enum AgentVisibility {
     Private,
 }
 
+/// What an agent is (spec "Agent Identity And Visibility Contract"): the
+/// runtime's default agent, one created by name, or a delegated child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Default,
+    #[default]
+    Named,
+    Child,
+}
+
+/// Who answers for an agent's lifetime: itself, or the parent whose
+/// `child_agent_task` supervises it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentOwnership {
+    #[default]
+    SelfOwned,
+    ParentSupervised,
+}
+
+/// The profile an agent was made with (SpawnAgent's `preset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfilePreset {
+    PublicNamed,
+    PrivateChild,
+}
+
+impl ProfilePreset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfilePreset::PublicNamed => "public_named",
+            ProfilePreset::PrivateChild => "private_child",
+        }
+    }
+}
+
+/// The identity facts every surface shows (AgentGet, `agent show`, the
+/// agents overlay), copied from the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentIdentity {
+    pub kind: AgentKind,
+    pub visibility: AgentVisibility,
+    pub ownership: AgentOwnership,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_preset: Option<ProfilePreset>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_parent_agent_id: Option<String>,
+    /// The parent's `child_agent_task` that supervises a private child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+    /// When the agent was archived; archived agents run nothing and are
+    /// not listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+}
+
 /// Main-conversation display mode (`/display`), remembered per agent, with
 /// numeric aliases 3, 4, 5. Raw trace inspection is `/events`, not a
 /// display mode. The console and the store share this one type.
@@ -114,6 +172,22 @@ pub struct AgentRecord {
     pub status: AgentStatus,
     #[serde(default)]
     pub visibility: AgentVisibility,
+    #[serde(default)]
+    pub kind: AgentKind,
+    #[serde(default)]
+    pub ownership: AgentOwnership,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_preset: Option<ProfilePreset>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_parent_agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+    /// Skills activated by this agent's tool calls (turn-active until a
+    /// turn completes, then session-active; `restored` after a restart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<super::skills::ActiveSkill>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_override: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +232,13 @@ impl AgentRecord {
             created_at,
             status: AgentStatus::AwakeIdle,
             visibility: AgentVisibility::Public,
+            kind: AgentKind::Named,
+            ownership: AgentOwnership::SelfOwned,
+            profile_preset: None,
+            lineage_parent_agent_id: None,
+            supervision_task_id: None,
+            archived_at: None,
+            skills: Vec::new(),
             model_override: None,
             current_work_item_id: None,
             pending_wake_hint: None,
@@ -174,6 +255,33 @@ impl AgentRecord {
             workspaces: Default::default(),
             context: Default::default(),
         }
+    }
+}
+
+impl AgentRecord {
+    pub fn identity(&self) -> AgentIdentity {
+        AgentIdentity {
+            kind: self.kind,
+            visibility: self.visibility,
+            ownership: self.ownership,
+            profile_preset: self.profile_preset,
+            lineage_parent_agent_id: self.lineage_parent_agent_id.clone(),
+            supervision_task_id: self.supervision_task_id.clone(),
+            archived_at: self.archived_at.clone(),
+        }
+    }
+
+    /// Shown in public listings and status routes: public and not
+    /// archived.
+    pub fn is_listed(&self) -> bool {
+        self.visibility == AgentVisibility::Public && self.archived_at.is_none()
+    }
+
+    /// A private child still under its parent's supervision.
+    pub fn supervised_by(&self, parent: &str) -> bool {
+        self.kind == AgentKind::Child
+            && self.archived_at.is_none()
+            && self.lineage_parent_agent_id.as_deref() == Some(parent)
     }
 }
 

@@ -31,9 +31,8 @@ use super::tasks::{
 use super::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 use process::{signal_live, terminate_recovered, StartGate, GROUP_POLL};
-use records::queue_result_in;
 pub use records::read_tail;
-pub(crate) use records::transition_in;
+pub(crate) use records::{queue_result_in, transition_in};
 
 /// Bytes of output kept in a task's preview (the tail of its output).
 pub const PREVIEW_BYTES: u64 = 16 * 1024;

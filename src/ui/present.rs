@@ -214,6 +214,8 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
     match kind {
         K::AgentCreated => (V::Trace, C::Runtime, "Agent"),
         K::AgentStateChanged => (V::Trace, C::StateSync, "Agent state"),
+        K::AgentArchived => (V::Progress, C::OperatorNotification, "Archived"),
+        K::SkillActivated => (V::Progress, C::Runtime, "Skill"),
         K::ControlApplied => (V::Progress, C::OperatorNotification, "Control"),
         K::MessageAdmitted => (V::Trace, C::Runtime, "Message"), // refined
         K::MessageRejected => (V::TurnResult, C::Message, "Prompt refused"), // refined
@@ -272,6 +274,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
     }
 }
 
+pub mod agents;
 pub mod approvals;
 pub mod context;
 mod describe;

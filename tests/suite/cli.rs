@@ -249,7 +249,15 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
         .collect();
     assert_eq!(
         names,
-        vec!["policy", "memory", "work_queue", "execution", "tools"]
+        // The default agent's AGENTS.md comes from `holon-default`.
+        vec![
+            "policy",
+            "guidance",
+            "memory",
+            "work_queue",
+            "execution",
+            "tools"
+        ]
     );
     // A window out of range is a config error naming the key.
     std::fs::write(

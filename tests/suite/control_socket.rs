@@ -806,7 +806,12 @@ async fn every_method_answers_with_its_paired_type() {
         Request::AgentsList,
         Request::AgentCreate {
             agent_id: "helper".into(),
+            template: None,
         },
+        Request::AgentArchive {
+            agent_id: "helper".into(),
+        },
+        Request::SkillsList { agent_id: agent() },
         Request::AgentStatus { agent_id: agent() },
         Request::AgentState { agent_id: agent() },
         Request::AgentPrompt { agent_id: agent() },

@@ -1,6 +1,7 @@
 //! The integration suites, one module per concern, compiled into the one
 //! test binary `tests/all.rs`.
 
+mod agents;
 mod approvals;
 mod cli;
 mod console_e2e;

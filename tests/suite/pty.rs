@@ -38,6 +38,7 @@ impl Console {
         cmd.args(args);
         cmd.env("HOLON_HOME", home);
         cmd.env("HOLON_LISTEN", "127.0.0.1:0");
+        cmd.env("HOLON_USER_DIR", home.join("user"));
         cmd.env("TERM", "xterm-256color");
         // The console binds its agent to the directory it opens in: the
         // home unless a test names another (`HOLON_TEST_CWD`, not passed on).

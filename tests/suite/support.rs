@@ -35,6 +35,9 @@ impl Home {
         // Each test runtime's HTTP listener on a free port (tests run in
         // parallel; the default is one fixed port).
         c.env("HOLON_LISTEN", "127.0.0.1:0");
+        // User-scope skills and templates from this home, never the
+        // machine's `~`.
+        c.env("HOLON_USER_DIR", self.path().join("user"));
         c
     }
 

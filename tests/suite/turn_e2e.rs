@@ -516,7 +516,7 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     assert!(output.contains("run-marker"), "{output}");
 
     // The ledger: a private agent, the prompt admitted as run_once, and
-    // the agent stopped afterwards.
+    // the agent archived afterwards.
     let ledger = super::support::json_lines(&home.ok(&["events", "--agent", &agent, "--json"]));
     let created = ledger
         .iter()
@@ -531,7 +531,7 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     assert_eq!(admitted["payload"]["message"]["id"], message.as_str());
     assert!(ledger
         .iter()
-        .any(|e| e["kind"] == "control_applied" && e["payload"]["action"] == "stop"));
+        .any(|e| e["kind"] == "agent_archived" && e["payload"]["reason"] == "run_finished"));
     assert!(ledger
         .iter()
         .any(|e| e["kind"] == "model_override_changed" && e["payload"]["to"] == "openai/gpt-e2e"));

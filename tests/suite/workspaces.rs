@@ -18,7 +18,7 @@ fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = ok(Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -38,7 +38,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A repository with one commit on `main`: README.md, AGENTS.md and a
 /// `crates/core` subdirectory.
-fn repo(parent: &Path, name: &str) -> PathBuf {
+pub(super) fn repo(parent: &Path, name: &str) -> PathBuf {
     let dir = parent.join(name);
     ok(std::fs::create_dir_all(dir.join("crates/core")));
     git(&dir, &["init", "--quiet", "--initial-branch=main"]);
@@ -226,6 +226,15 @@ fn isolated_mode_edits_only_its_worktree_survives_restart_and_is_kept_or_removed
 
     // A second agent in the same checkout is visible to the first
     // (occupancy); isolated mode is the way to work in parallel.
+    // Explicit targeting never creates an agent: create it first.
+    let refused = home.run(&["workspace", "use", &repo_s, "--agent", "second"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("no agent `second`"),
+        "{}",
+        stderr(&refused)
+    );
+    holon_json(&home, &["agent", "create", "second", "--json"]);
     holon_json(
         &home,
         &["workspace", "use", &repo_s, "--agent", "second", "--json"],

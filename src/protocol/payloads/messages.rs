@@ -15,6 +15,36 @@ use crate::runtime::scheduler::SchedulerDecision;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentCreated {
     pub agent: AgentRecord,
+    /// The template the agent home was made from, if one was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<crate::runtime::templates::TemplateProvenance>,
+}
+
+/// `agent_archived`: the agent runs nothing more and leaves the listings;
+/// its records and ledger stay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentArchived {
+    pub status_before: AgentStatus,
+    /// Why: `operator`, `supervision_completed`, `supervision_missing`,
+    /// `parent_archived`, `run_finished`.
+    pub reason: String,
+    /// The supervising task of a private child, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+}
+
+/// `skill_activated`: a successful command read a skill's `SKILL.md` or
+/// ran one of its scripts; the skill is turn-active.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillActivated {
+    pub name: String,
+    pub scope: crate::runtime::skills::SkillScope,
+    pub load_reason: crate::runtime::skills::LoadReason,
+    /// What triggered it: the `SKILL.md`, or the `scripts/*` path run.
+    pub path: String,
+    /// The skill's `SKILL.md`.
+    pub entrypoint_path: String,
+    pub run_id: String,
 }
 
 /// `agent_state_changed`: the control posture moved through a decision.

@@ -118,6 +118,11 @@ impl CommandTasks {
                 self.queue_result(agent_id, &task.id).await?;
                 continue;
             }
+            // A child's supervision survives restarts: the child has its
+            // own actor (reconciled by the host).
+            if task.kind == super::TaskKind::ChildAgentTask {
+                continue;
+            }
             let identity: Option<ProcessIdentity> = task
                 .detail
                 .as_ref()

@@ -13,7 +13,9 @@ use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::tasks::{apply_transition, TaskRecord, TaskTransition, TransitionOutcome};
+use crate::runtime::tasks::{
+    apply_transition, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
+};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 
@@ -83,7 +85,7 @@ pub(crate) fn transition_in(
 
 /// Queue the task-result message of a terminal re-entry task, once, and
 /// remember its id on the task (same transaction).
-pub(super) fn queue_result_in(
+pub(crate) fn queue_result_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
     task_id: &str,
@@ -100,20 +102,41 @@ pub(super) fn queue_result_in(
         return Ok(None);
     }
     let message_id = crate::new_id("msg");
-    let text = format!(
-        "Task {task_id} ({}) finished: {}.\n{}",
-        detail
-            .get("cmd")
-            .and_then(|c| c.as_str())
-            .unwrap_or("command"),
-        task.summary
-            .clone()
-            .unwrap_or_else(|| format!("{:?}", task.status).to_lowercase()),
-        detail
-            .get("output_preview")
-            .and_then(|c| c.as_str())
-            .unwrap_or("")
-    );
+    let text = match detail.get("child_agent_id").and_then(|c| c.as_str()) {
+        Some(child) => format!(
+            "Task {task_id} (child agent {child}: {}) {}.\n{}",
+            detail
+                .get("label")
+                .and_then(|l| l.as_str())
+                .unwrap_or("delegated work"),
+            match task.status {
+                TaskStatus::Completed => "completed; its final report follows".to_owned(),
+                other => format!(
+                    "ended {}: {}",
+                    format!("{other:?}").to_lowercase(),
+                    task.summary.clone().unwrap_or_default()
+                ),
+            },
+            detail
+                .get("child_result")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+        ),
+        None => format!(
+            "Task {task_id} ({}) finished: {}.\n{}",
+            detail
+                .get("cmd")
+                .and_then(|c| c.as_str())
+                .unwrap_or("command"),
+            task.summary
+                .clone()
+                .unwrap_or_else(|| format!("{:?}", task.status).to_lowercase()),
+            detail
+                .get("output_preview")
+                .and_then(|c| c.as_str())
+                .unwrap_or("")
+        ),
+    };
     let req = AdmissionRequest {
         agent_id: agent_id.to_owned(),
         kind: MessageKind::TaskResult,

@@ -10,12 +10,13 @@ use crate::protocol::{
     AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, RetrievalStatus,
     RuntimeStatus, ShutdownAck, TaskOutput as TaskOutputAnswer,
 };
-use crate::runtime::agent::AgentRecord;
+use crate::runtime::agent::{AgentRecord, AgentVisibility};
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
+use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.
@@ -58,6 +59,13 @@ impl RuntimeHost {
         Ok(s)
     }
 
+    /// An agent's summary, for in-process callers (AgentGet).
+    pub fn summary_of(&self, agent: &AgentRecord) -> Result<AgentSummary, RuntimeError> {
+        let rx = self.store().read()?;
+        self.summarize(&rx, agent)
+            .map_err(|e| RuntimeError::Invalid(e.message))
+    }
+
     fn summary(&self, agent_id: &str) -> Result<AgentSummary, ApiError> {
         let rx = self.store().read()?;
         let agent: AgentRecord = rx
@@ -89,7 +97,15 @@ impl RuntimeHost {
                 .unwrap_or(0),
             default_model: self.effective_model(&AgentRecord::new("", String::new())),
             activity,
-            agents: summaries,
+            // Status routes list public agents (private children show
+            // under their parents).
+            agents: summaries
+                .into_iter()
+                .filter(|s| {
+                    s.identity.visibility == AgentVisibility::Public
+                        && s.identity.archived_at.is_none()
+                })
+                .collect(),
             last_failure,
             store_failure: self.store().health(),
             http: self.ingress(),
@@ -183,14 +199,31 @@ impl RuntimeHost {
             Request::AgentsList => {
                 let rx = self.store().read()?;
                 let mut out = Vec::new();
-                for a in rx.agents::<AgentRecord>()? {
+                for a in super::agent_ops::listed(rx.agents::<AgentRecord>()?) {
                     out.push(self.summarize(&rx, &a)?);
                 }
                 Ok(Response::AgentsList(out))
             }
-            Request::AgentCreate { agent_id } => {
-                self.create_agent(&agent_id).await?;
+            Request::AgentCreate { agent_id, template } => {
+                let req = super::agent_ops::NewAgent {
+                    agent_id: agent_id.clone(),
+                    template,
+                    ..Default::default()
+                };
+                self.create_named_agent(req).await?;
                 Ok(Response::AgentCreate(self.summary(&agent_id)?))
+            }
+            Request::AgentArchive { agent_id } => {
+                self.archive_agent(&agent_id, "operator").await?;
+                Ok(Response::AgentArchive(self.summary(&agent_id)?))
+            }
+            Request::SkillsList { agent_id } => {
+                let agent = self.inner.agent_record(&agent_id)?;
+                let catalog = self.skill_catalog(&agent)?;
+                Ok(Response::SkillsList(crate::runtime::skills::views(
+                    &catalog,
+                    &agent.skills,
+                )))
             }
             Request::AgentStatus { agent_id } => {
                 Ok(Response::AgentStatus(self.summary(&agent_id)?))

@@ -19,6 +19,8 @@ pub(super) struct FrameContext {
     pub guidance: Vec<Guidance>,
     /// The working memory files (created when missing).
     pub memory: Vec<MemoryFile>,
+    /// The skill catalog (metadata only).
+    pub skills: Vec<crate::runtime::skills::SkillEntry>,
     pub block: String,
 }
 
@@ -30,7 +32,10 @@ impl FrameContext {
         let execution = inner.execution_of(agent_id)?;
         let home = inner.agent_home(agent_id);
         let x = execution.clone();
-        let (guidance, memory, block) = tokio::task::spawn_blocking(move || {
+        let host = super::RuntimeHost::from_inner(inner);
+        let agent = inner.agent_record(agent_id)?;
+        let catalog_host = host.clone();
+        let (guidance, memory, block, skills) = tokio::task::spawn_blocking(move || {
             let anchor = PathBuf::from(&x.workspace_anchor);
             if let Err(e) = memory::ensure(&home) {
                 tracing::warn!(home = %home.display(), error = %e, "cannot create the memory files");
@@ -39,17 +44,18 @@ impl FrameContext {
                 load_guidance(&home, &anchor),
                 memory::load(&home),
                 execution_block(&x),
+                catalog_host.skill_catalog(&agent).unwrap_or_default(),
             )
         })
         .await
         .map_err(|e| RuntimeError::Invalid(format!("prompt frame assembly did not finish: {e}")))?;
-        let host = super::RuntimeHost::from_inner(inner);
         let url = host.trigger_url_for_prompt(agent_id).await?;
         let block = block + &trigger_block(&inner.ingress(), url.as_deref());
         Ok(FrameContext {
             execution,
             guidance,
             memory,
+            skills,
             block,
         })
     }

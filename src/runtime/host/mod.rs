@@ -7,8 +7,10 @@
 //! until woken or until their next timer deadline.
 
 mod actor;
+pub mod agent_ops;
 pub mod approval_ops;
 pub mod cancel;
+pub mod child_ops;
 pub mod client;
 mod context_ops;
 pub mod dispatch;
@@ -88,6 +90,13 @@ pub struct HostConfig {
     pub tool_output: super::tools::ToolOutputBudget,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: super::policy::ApprovalPolicy,
+    /// The default agent's id (`main` unless configured).
+    pub default_agent: String,
+    /// The user's home, for user-scope skills and `~/.agents/templates`
+    /// (`HOLON_USER_DIR`, else `$HOME`); never written.
+    pub user_home: Option<PathBuf>,
+    /// Delegation bounds (`[agents]`).
+    pub agent_limits: agent_ops::AgentLimits,
 }
 
 /// Identity facts for `runtime.status`.
@@ -119,6 +128,9 @@ impl HostConfig {
             tool_output: super::tools::ToolOutputBudget::default(),
             policy: super::policy::ApprovalPolicy::default(),
             actors: run_once::ActorScope::All,
+            default_agent: "main".into(),
+            user_home: None,
+            agent_limits: agent_ops::AgentLimits::default(),
         }
     }
 }
@@ -258,9 +270,14 @@ impl RuntimeHost {
             }
         });
         let host = RuntimeHost { inner };
+        host.prepare_default_agent().await;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
-        for agent in agents {
+        for agent in &agents {
             host.recover_agent(&agent.id).await?;
+        }
+        host.reconcile_children().await?;
+        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
+        for agent in agents.iter().filter(|a| a.archived_at.is_none()) {
             if host.inner.config.actors.includes(&agent.id) {
                 host.spawn_actor(&agent.id);
             }
@@ -289,6 +306,9 @@ impl RuntimeHost {
                 agent.turn_in_progress = false;
                 agent.current_run_id = None;
                 agent.status = agent.status.at_rest();
+                // Session-active skills come back `restored`; the
+                // interrupted turn's turn-active ones are dropped.
+                crate::runtime::skills::restore(&mut agent.skills);
                 tx.put_agent(&id, &agent)?;
                 let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
                 let started = ev::RuntimeStarted {
@@ -373,11 +393,25 @@ impl RuntimeHost {
         }
     }
 
-    /// Create an agent (or return the existing one) and start its actor.
+    /// The agent (created when missing: the default agent as `default`,
+    /// any other from `holon-default` as a named agent) with its actor
+    /// started.
     pub async fn create_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
-        let record = ensure_agent(&self.inner.store, agent_id).await?;
-        self.spawn_actor(agent_id);
-        Ok(record)
+        crate::runtime::agent::validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
+        if let Some(existing) = self.inner.store.read()?.agent::<AgentRecord>(agent_id)? {
+            self.spawn_actor(agent_id);
+            return Ok(existing);
+        }
+        if agent_id == self.inner.config.default_agent {
+            let record = ensure_agent(&self.inner.store, agent_id).await?;
+            self.spawn_actor(agent_id);
+            return Ok(record);
+        }
+        let req = agent_ops::NewAgent {
+            agent_id: agent_id.to_owned(),
+            ..Default::default()
+        };
+        self.create_named_agent(req).await
     }
 
     /// Admit a message and wake its agent.

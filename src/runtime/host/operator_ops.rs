@@ -55,6 +55,11 @@ impl RuntimeHost {
             .store
             .write(move |tx| {
                 let mut agent: AgentRecord = agent_in(tx, &id)?;
+                if agent.archived_at.is_some() && action == ControlAction::Resume {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "agent `{id}` is archived; it cannot be resumed"
+                    ))));
+                }
                 let from = agent.status;
                 let (to, note) = match action {
                     ControlAction::Pause if from == AgentStatus::Stopped => {
@@ -117,6 +122,23 @@ impl RuntimeHost {
         if let Some(reason) = cancel {
             if let Some(a) = self.inner.actors().get(agent_id) {
                 a.cancel.request(reason);
+            }
+        }
+        let mut outcome = outcome;
+        if action == ControlAction::Stop {
+            // A stopped parent supervises nothing: its live children stop
+            // with it (their worktrees kept when they hold changes).
+            let children = self.live_children(agent_id)?;
+            for (_, task) in &children {
+                self.stop_child(agent_id, task, "stopped: its parent was stopped")
+                    .await?;
+            }
+            if !children.is_empty() {
+                outcome.note = format!(
+                    "{}; {} child agent(s) stopped with it",
+                    outcome.note,
+                    children.len()
+                );
             }
         }
         self.wake(agent_id);
@@ -265,6 +287,11 @@ impl RuntimeHost {
         agent_id: &str,
         task_id: &str,
     ) -> Result<TaskRecord, RuntimeError> {
+        if self.child_task(agent_id, task_id).is_ok() {
+            return self
+                .stop_child(agent_id, task_id, "stopped by TaskStop")
+                .await;
+        }
         self.inner
             .tasks
             .stop(agent_id, task_id, self.inner.config.stop_grace)
@@ -277,6 +304,9 @@ impl RuntimeHost {
         task_id: &str,
         text: &str,
     ) -> Result<crate::runtime::command_tasks::TaskInputReceipt, RuntimeError> {
+        if self.child_task(agent_id, task_id).is_ok() {
+            return self.child_input(agent_id, task_id, text).await;
+        }
         self.inner.tasks.input(agent_id, task_id, text).await
     }
 }

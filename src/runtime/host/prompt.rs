@@ -155,6 +155,16 @@ pub(super) fn build(
             },
         });
     }
+    if let Some(text) = crate::runtime::skills::prompt_block(&ctx.skills, &agent.skills) {
+        sections.push(Section {
+            name: "skills",
+            block: PromptContentBlock {
+                text,
+                stability: BlockStability::AgentScoped,
+                cache_breakpoint: false,
+            },
+        });
+    }
     if let Some(text) = memory::block(&ctx.memory) {
         sections.push(Section {
             name: "memory",

@@ -326,6 +326,7 @@ impl RuntimeHost {
                 tx.put_agent(&id, &record)?;
                 let created = ev::AgentCreated {
                     agent: record.clone(),
+                    template: None,
                 };
                 tx.append_event(new_event(
                     &id,

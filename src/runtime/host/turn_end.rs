@@ -147,6 +147,10 @@ pub(super) async fn finish(
                 (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
                 (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
             };
+            // A completed turn makes its turn-active skills session-active.
+            if matches!(ending, Ending::Completed { .. }) {
+                crate::runtime::skills::promote(&mut agent.skills);
+            }
             agent.last_brief_at = Some(tx.now_ts());
             tx.put_agent(&id, &agent)?;
             let ended = ev::TurnTerminal {

@@ -16,7 +16,7 @@ use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind,
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::{ToolCall, ToolSpec};
-use crate::runtime::tasks::{TaskRecord, TaskStatus};
+use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
 use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
@@ -207,6 +207,20 @@ fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     })
 }
 
+/// The child projection of a child task (`null` if it cannot be read).
+fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> serde_json::Value {
+    env.host
+        .store
+        .read()
+        .ok()
+        .and_then(|rx| {
+            crate::runtime::host::child_ops::child_supervision(&rx, t)
+                .ok()
+                .flatten()
+        })
+        .map_or(serde_json::Value::Null, |s| json!(s))
+}
+
 fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
     match env
         .host
@@ -282,7 +296,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
     let host = RuntimeHost::from_inner(env.host);
     let spec = CommandSpec {
         cmd: a.cmd.clone(),
-        workdir,
+        workdir: workdir.clone(),
         accepts_input: a.accepts_input,
     };
     let origin = TaskOrigin::Agent {
@@ -311,6 +325,11 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         .map(|p| read_tail(p, max_bytes + 1))
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&output, max_bytes);
+    if task.status == TaskStatus::Completed {
+        if let Err(e) = host.note_skill_use(env.agent_id, &a.cmd, &workdir).await {
+            tracing::warn!(error = %e, "cannot record skill activation");
+        }
+    }
     if task.status.is_terminal() {
         return ToolOutcome {
             is_error: task.status != TaskStatus::Completed,
@@ -362,6 +381,9 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
         },
         "TaskStatus" => {
             match parse_args::<TaskIdArgs>(call).and_then(|a| load_task(env, &a.task_id)) {
+                Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
+                    "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
+                })),
                 Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
                 Err(e) => e,
             }
@@ -379,6 +401,18 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
                     load_task(env, &a.task_id)
                 };
                 match task {
+                    Ok(t) if t.kind == TaskKind::ChildAgentTask => {
+                        let d = t.detail.clone().unwrap_or_default();
+                        ToolOutcome::ok(json!({
+                            "ok": true,
+                            "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                            "task": {
+                                "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                                "result": d.get("child_result"),
+                            },
+                            "child_supervision": supervision(env, &t),
+                        }))
+                    }
                     Ok(t) => {
                         let d = t.detail.clone().unwrap_or_default();
                         let path = d

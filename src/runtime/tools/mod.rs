@@ -4,6 +4,7 @@
 //! tool error envelope (`ok: false`, kind, message, hint, field, retryable,
 //! bounded details). `SystemTick` is never a tool.
 
+mod agents;
 mod exec;
 mod memory;
 mod patch;
@@ -200,6 +201,7 @@ pub fn specs() -> Vec<ToolSpec> {
     v.extend(waits::specs());
     v.extend(workspace::specs());
     v.extend(memory::specs());
+    v.extend(agents::specs());
     v
 }
 
@@ -240,6 +242,9 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
         return outcome;
     }
     if let Some(outcome) = memory::execute(env, call).await {
+        return outcome;
+    }
+    if let Some(outcome) = agents::execute(env, call).await {
         return outcome;
     }
     tool_error(

@@ -71,9 +71,6 @@ struct SleepArgs {
     duration_ms: Option<u64>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-struct NoArgs {}
-
 pub(super) fn specs() -> Vec<ToolSpec> {
     vec![
         spec::<CreateArgs>("CreateWorkItem", "Create an open work item for a high-level objective."),
@@ -86,7 +83,6 @@ pub(super) fn specs() -> Vec<ToolSpec> {
         spec::<IdArgs>("GetWorkItem", "Read one work item, with its plan artifact and checklist."),
         spec::<ListArgs>("ListWorkItems", "List work items: current, runnable, waiting, blocked."),
         spec::<SleepArgs>("Sleep", "End this turn and rest; with duration_ms, wake after that delay."),
-        spec::<NoArgs>("AgentGet", "Read your own state: status, posture, focus, queue and tasks."),
     ]
 }
 
@@ -251,7 +247,7 @@ pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOu
             }
             Err(e) => e,
         },
-        "AgentGet" => agent_get(env),
+
         _ => return None,
     };
     Some(outcome)
@@ -300,7 +296,8 @@ fn list(env: &ToolEnv<'_>, include_completed: bool) -> ToolOutcome {
     }
 }
 
-fn agent_get(env: &ToolEnv<'_>) -> ToolOutcome {
+/// Your own scheduling state (AgentGet on yourself adds it).
+pub(super) fn own_state(env: &ToolEnv<'_>) -> ToolOutcome {
     let result = (|| {
         let rx = env.host.store.read()?;
         let Some(live) = projection::load(&rx, env.agent_id, crate::now_ms())? else {

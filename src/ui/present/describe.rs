@@ -20,6 +20,28 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
     let msg = message_id(event, e).map_or("A message".to_owned(), |m| format!("Message {m}"));
     match event {
         Event::AgentCreated(p) => format!("Agent {} created", nonblank(&p.agent.id).unwrap_or(&e.agent_id)),
+        Event::AgentArchived(p) => paren(
+            format!("Agent {} archived", e.agent_id),
+            Some(match p.reason.as_str() {
+                "operator" => "by the operator",
+                "supervision_completed" => "its supervising task ended",
+                "supervision_missing" => "its supervising task is gone",
+                "parent_archived" => "its parent was archived",
+                "run_finished" => "its run finished",
+                other => other,
+            }),
+        ),
+        Event::SkillActivated(p) => format!(
+            "Skill {} ({}) activated: {} {}",
+            p.name,
+            p.scope.as_str(),
+            match p.load_reason {
+                crate::protocol::types::LoadReason::ReadSkillMd => "read",
+                crate::protocol::types::LoadReason::RunSkillScript => "ran",
+                crate::protocol::types::LoadReason::PromptInjection => "injected",
+            },
+            p.path
+        ),
         Event::AgentStateChanged(p) => {
             let head = format!("Agent state {} -> {}", p.from.as_str(), p.to.as_str());
             paren(head, Some(p.cause.as_str()))

@@ -287,8 +287,16 @@ fn agent(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
             .conversation
             .note(format!("Usage: /agent {sub} NAME"), Tone::Info),
         ("new", name) => {
+            let (id, template) = match name.split_once("--template") {
+                Some((id, t)) => (
+                    id.trim(),
+                    Some(t.trim().to_owned()).filter(|t| !t.is_empty()),
+                ),
+                None => (name, None),
+            };
             let request = Request::AgentCreate {
-                agent_id: name.to_owned(),
+                agent_id: id.to_owned(),
+                template,
             };
             fx.push(call(state, request, Pending::AgentCreate));
         }

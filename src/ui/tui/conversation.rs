@@ -451,6 +451,8 @@ impl Conversation {
             | K::ContextCompacted(_)
             | K::TurnCheckpoint(_)
             | K::AgentCreated(_)
+            | K::AgentArchived(_)
+            | K::SkillActivated(_)
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
             | K::SchedulerDecision(_)

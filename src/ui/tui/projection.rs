@@ -324,6 +324,10 @@ impl AgentView {
                 self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
                 Touched::Nothing
             }
+            K::AgentArchived(_) => {
+                self.status = "stopped".to_owned();
+                Touched::RefreshSummary
+            }
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
                 self.status = to.as_str().to_owned();
@@ -376,6 +380,7 @@ impl AgentView {
             | K::ContextCompacted(_)
             | K::RuntimeError(_) => Touched::RefreshSummary,
             K::AgentCreated(_)
+            | K::SkillActivated(_)
             | K::MessageRejected(_)
             | K::MessageProcessingStarted(_)
             | K::MessageInterjected(_)

@@ -73,7 +73,13 @@ impl Agents {
         if name.is_empty() {
             return;
         }
-        let id = ctx.call(OverlayKind::Agents, Request::AgentCreate { agent_id: name });
+        let id = ctx.call(
+            OverlayKind::Agents,
+            Request::AgentCreate {
+                agent_id: name,
+                template: None,
+            },
+        );
         self.creating = Some(id);
         self.status.wait(id, "Created.");
     }

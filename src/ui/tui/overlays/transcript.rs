@@ -312,6 +312,8 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             // The transcript is the conversation as the model saw it:
             // every other kind is runtime bookkeeping, in /events.
             K::AgentCreated(_)
+            | K::AgentArchived(_)
+            | K::SkillActivated(_)
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
             | K::MessageRejected(_)

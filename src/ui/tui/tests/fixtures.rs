@@ -448,6 +448,8 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
 pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
     AgentSummary {
         id: "main".into(),
+        identity: crate::runtime::agent::AgentRecord::new("main", String::new()).identity(),
+        children: vec![],
         status: AgentStatus::AwakeIdle,
         posture: posture.0.into(),
         posture_reason: posture.1.into(),

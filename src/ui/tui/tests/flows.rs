@@ -452,7 +452,8 @@ fn switching_agents_views_the_other_one_and_an_unknown_name_is_said() {
     assert_eq!(
         requests(&fx),
         [Request::AgentCreate {
-            agent_id: "helper".into()
+            agent_id: "helper".into(),
+            template: None,
         }]
     );
 }

@@ -227,7 +227,8 @@ fn agents_overlay_switches_and_creates() {
     assert_eq!(
         requests(&fx),
         [Request::AgentCreate {
-            agent_id: "helper".into()
+            agent_id: "helper".into(),
+            template: None,
         }]
     );
     update(&mut st, key(KeyCode::Down));

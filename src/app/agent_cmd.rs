@@ -1,0 +1,91 @@
+//! `holon agent list | create | show | archive` and `holon skills list`:
+//! the same socket methods the console uses, against the running runtime
+//! or one started in this process.
+
+use std::process::ExitCode;
+
+use super::cli::{AgentCommand, SkillsCommand};
+use super::Context;
+use crate::protocol::{AgentSummary, Request};
+use crate::runtime::skills::SkillView;
+use crate::ui::present::agents;
+
+pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
+    let (request, json) = cmd.request();
+    let list = matches!(cmd, AgentCommand::List { .. });
+    let answer = super::workspace_cmd::call_any(ctx, vec![request])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lines = if list {
+        let all: Vec<AgentSummary> = serde_json::from_value(answer)?;
+        agents::list_lines(&all)
+    } else {
+        let one: AgentSummary = serde_json::from_value(answer)?;
+        let mut v = agents::show_lines(&one);
+        match &cmd {
+            AgentCommand::Create { .. } => v.insert(0, format!("created {}", one.id)),
+            AgentCommand::Archive { .. } => v.insert(0, format!("archived {}", one.id)),
+            AgentCommand::List { .. } | AgentCommand::Show { .. } => {}
+        }
+        v
+    };
+    println!("{}", lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+impl AgentCommand {
+    fn request(&self) -> (Request, bool) {
+        match self {
+            AgentCommand::List { json } => (Request::AgentsList, *json),
+            AgentCommand::Create {
+                agent_id,
+                template,
+                json,
+            } => (
+                Request::AgentCreate {
+                    agent_id: agent_id.clone(),
+                    template: template.clone(),
+                },
+                *json,
+            ),
+            AgentCommand::Show { agent_id, json } => (
+                Request::AgentStatus {
+                    agent_id: agent_id.clone(),
+                },
+                *json,
+            ),
+            AgentCommand::Archive { agent_id, json } => (
+                Request::AgentArchive {
+                    agent_id: agent_id.clone(),
+                },
+                *json,
+            ),
+        }
+    }
+}
+
+pub async fn skills(ctx: &Context, cmd: SkillsCommand) -> anyhow::Result<ExitCode> {
+    let SkillsCommand::List { agent, json } = cmd;
+    let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let answer = super::workspace_cmd::call_any(
+        ctx,
+        vec![Request::SkillsList {
+            agent_id: agent.clone(),
+        }],
+    )
+    .await?
+    .pop()
+    .unwrap_or_default();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let skills: Vec<SkillView> = serde_json::from_value(answer)?;
+    println!("{}", agents::skill_lines(&agent, &skills).join("\n"));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,316 @@
+//! Agent identity operations: creating a named agent from a template (all
+//! or nothing), archiving, the default agent's home at start, and the
+//! skill catalog an agent sees (spec "Agent Identity And Visibility",
+//! "Agent Initialization" and "Skill Discovery" contracts).
+
+use std::path::PathBuf;
+
+use super::{agent_in, RuntimeHost};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::{
+    validate_agent_id, AgentKind, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
+};
+use crate::runtime::skills::{self, SkillEntry, SkillRoots};
+use crate::runtime::templates::{self, TemplateProvenance};
+use crate::runtime::workspace::AgentWorkspaces;
+use crate::runtime::RuntimeError;
+use crate::store::{Provenance, StoreError, WriteCtx};
+
+/// Bounds on delegation (`[agents]` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// How deep children may nest: 1 lets the operator's agents spawn
+    /// children that cannot spawn their own.
+    pub max_spawn_depth: u32,
+    /// Live (unarchived) children one parent may supervise at once.
+    pub max_children: u32,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        AgentLimits {
+            max_spawn_depth: 2,
+            max_children: 8,
+        }
+    }
+}
+
+/// What a new named agent is made from.
+#[derive(Debug, Clone, Default)]
+pub struct NewAgent {
+    pub agent_id: String,
+    /// A template id, an absolute directory or a GitHub URL; `holon-default`
+    /// when absent.
+    pub template: Option<String>,
+    /// The creating agent (SpawnAgent `public_named`): lineage only.
+    pub lineage_parent_agent_id: Option<String>,
+    /// Attached workspaces to start with (the caller's set, never its
+    /// active entry).
+    pub workspaces: Option<AgentWorkspaces>,
+}
+
+fn exists_error(id: &str) -> RuntimeError {
+    RuntimeError::Invalid(format!(
+        "agent `{id}` already exists; choose another id (`holon agent list` shows them)"
+    ))
+}
+
+/// Record an agent's creation: its record and `agent_created` with the
+/// template provenance. Refused when the id is taken.
+pub(crate) fn create_in(
+    tx: &mut WriteCtx<'_>,
+    record: &AgentRecord,
+    template: Option<TemplateProvenance>,
+) -> Result<(), StoreError> {
+    if tx.get_agent::<AgentRecord>(&record.id)?.is_some() {
+        return Err(StoreError::rejected(exists_error(&record.id)));
+    }
+    tx.put_agent(&record.id, record)?;
+    let created = ev::AgentCreated {
+        agent: record.clone(),
+        template,
+    };
+    tx.append_event(new_event(
+        &record.id,
+        Provenance::default(),
+        Event::AgentCreated(created),
+    ))?;
+    Ok(())
+}
+
+/// Archive inside a write job: stopped, marked archived, `agent_archived`.
+/// Archiving twice is a no-op.
+pub(crate) fn archive_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    reason: &str,
+) -> Result<AgentRecord, StoreError> {
+    let mut agent = agent_in(tx, agent_id)?;
+    if agent.archived_at.is_some() {
+        return Ok(agent);
+    }
+    let before = agent.status;
+    agent.status = AgentStatus::Stopped;
+    agent.archived_at = Some(tx.now_ts());
+    tx.put_agent(agent_id, &agent)?;
+    let archived = ev::AgentArchived {
+        status_before: before,
+        reason: reason.to_owned(),
+        supervision_task_id: agent.supervision_task_id.clone(),
+    };
+    tx.append_event(new_event(
+        agent_id,
+        Provenance::default(),
+        Event::AgentArchived(archived),
+    ))?;
+    Ok(agent)
+}
+
+impl RuntimeHost {
+    /// Where template ids are looked up: the seeded builtins under the
+    /// data directory, then the user's `~/.agents/templates` (read only).
+    pub fn template_search(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.inner.config.data_dir.join("templates")];
+        if let Some(h) = &self.inner.config.user_home {
+            v.push(h.join(".agents").join("templates"));
+        }
+        v
+    }
+
+    /// Seed the builtin templates and give the default agent the layout
+    /// and `AGENTS.md` of `holon-default` where they are missing. A failure
+    /// is logged: the runtime still starts.
+    pub(super) async fn prepare_default_agent(&self) {
+        let dir = self.inner.config.data_dir.join("templates");
+        let home = self.inner.agent_home(&self.inner.config.default_agent);
+        let search = self.template_search();
+        let done = tokio::task::spawn_blocking(move || {
+            templates::seed_builtin(&dir)?;
+            let t = templates::resolve(templates::DEFAULT_TEMPLATE, &search)?;
+            templates::fill_missing(&home, &t)
+        })
+        .await;
+        match done {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "cannot prepare the default agent's home"),
+            Err(e) => {
+                tracing::warn!(error = %e, "preparing the default agent's home did not finish")
+            }
+        }
+    }
+
+    /// Create a public, self-owned named agent from a template, all or
+    /// nothing: a taken id, an unknown or broken template, or a failed
+    /// write leaves no record and no home behind.
+    pub async fn create_named_agent(&self, req: NewAgent) -> Result<AgentRecord, RuntimeError> {
+        validate_agent_id(&req.agent_id).map_err(RuntimeError::InvalidAgentId)?;
+        let id = req.agent_id.clone();
+        if self
+            .inner
+            .store
+            .read()?
+            .agent::<AgentRecord>(&id)?
+            .is_some()
+        {
+            return Err(exists_error(&id));
+        }
+        let selector = req
+            .template
+            .clone()
+            .unwrap_or_else(|| templates::DEFAULT_TEMPLATE.to_owned());
+        let search = self.template_search();
+        let home = self.inner.agent_home(&id);
+        let now = crate::format_ts(crate::now_ms());
+        let h = home.clone();
+        let provenance = tokio::task::spawn_blocking(move || {
+            let t = templates::resolve(&selector, &search)?;
+            templates::create_home(&h, &t, &now)
+        })
+        .await
+        .map_err(|e| RuntimeError::Invalid(format!("agent creation did not finish: {e}")))?
+        .map_err(|e| RuntimeError::Invalid(e.to_string()))?;
+        let mut record = AgentRecord::new(&id, crate::format_ts(crate::now_ms()));
+        record.kind = if id == self.inner.config.default_agent {
+            AgentKind::Default
+        } else {
+            AgentKind::Named
+        };
+        record.profile_preset = Some(ProfilePreset::PublicNamed);
+        record.lineage_parent_agent_id = req.lineage_parent_agent_id.clone();
+        if let Some(w) = req.workspaces {
+            record.workspaces = w;
+        }
+        let r = record.clone();
+        let written = self
+            .inner
+            .store
+            .write(move |tx| create_in(tx, &r, Some(provenance.clone())))
+            .await;
+        if let Err(e) = written {
+            // Nothing acknowledged: take the new home back out.
+            let _ = std::fs::remove_dir_all(&home);
+            return Err(e.into());
+        }
+        self.spawn_actor(&id);
+        Ok(record)
+    }
+
+    /// Archive an agent: it stops (a running turn is cancelled), leaves the
+    /// listings and runs nothing more; records and ledger stay. Its live
+    /// children's supervising tasks are stopped first. The default agent
+    /// cannot be archived.
+    pub async fn archive_agent(
+        &self,
+        agent_id: &str,
+        reason: &str,
+    ) -> Result<AgentRecord, RuntimeError> {
+        if agent_id == self.inner.config.default_agent {
+            return Err(RuntimeError::Invalid(format!(
+                "`{agent_id}` is the default agent and cannot be archived"
+            )));
+        }
+        self.inner.agent_record(agent_id)?;
+        for (child, task) in self.live_children(agent_id)? {
+            if let Err(e) = self
+                .stop_child(agent_id, &task, "stopped: its parent was archived")
+                .await
+            {
+                tracing::warn!(%child, error = %e, "cannot stop a child of an archived agent");
+            }
+        }
+        let (id, why) = (agent_id.to_owned(), reason.to_owned());
+        let agent = self
+            .inner
+            .store
+            .write(move |tx| archive_in(tx, &id, &why))
+            .await?;
+        if let Some(a) = self.inner.actors().get(agent_id) {
+            a.cancel.request(super::cancel::CancelReason::AgentStopped);
+        }
+        self.wake(agent_id);
+        Ok(agent)
+    }
+
+    /// The skill catalog the agent's next turn lists (user scope for the
+    /// default agent only).
+    pub fn skill_catalog(&self, agent: &AgentRecord) -> Result<Vec<SkillEntry>, RuntimeError> {
+        let execution = self.inner.execution_of(&agent.id)?;
+        let home = self.inner.agent_home(&agent.id);
+        let anchor = PathBuf::from(&execution.workspace_anchor);
+        Ok(skills::discover(&SkillRoots {
+            user_home: self.inner.config.user_home.clone(),
+            include_user: agent.kind == AgentKind::Default,
+            workspace_anchor: (anchor != home).then_some(anchor),
+            agent_home: home,
+        }))
+    }
+}
+
+/// Who may be listed: public, unarchived agents (private children appear
+/// only under their parents).
+pub fn listed(agents: Vec<AgentRecord>) -> Vec<AgentRecord> {
+    agents
+        .into_iter()
+        .filter(|a| a.visibility == AgentVisibility::Public && a.archived_at.is_none())
+        .collect()
+}
+
+impl RuntimeHost {
+    /// After a successful command: the catalog skills it read (`SKILL.md`)
+    /// or ran (`scripts/*`) become turn-active, each recorded once per
+    /// turn with `skill_activated`.
+    pub(crate) async fn note_skill_use(
+        &self,
+        agent_id: &str,
+        cmd: &str,
+        workdir: &std::path::Path,
+    ) -> Result<(), RuntimeError> {
+        if !cmd.contains("SKILL.md") && !cmd.contains("scripts/") {
+            return Ok(());
+        }
+        let agent = self.inner.agent_record(agent_id)?;
+        let catalog = self.skill_catalog(&agent)?;
+        let found: Vec<(SkillEntry, skills::LoadReason, String)> =
+            skills::activations(&catalog, cmd, workdir)
+                .into_iter()
+                .map(|(s, r, p)| (s.clone(), r, p.display().to_string()))
+                .collect();
+        if found.is_empty() {
+            return Ok(());
+        }
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                let mut agent = agent_in(tx, &id)?;
+                let run_id = agent.current_run_id.clone().unwrap_or_default();
+                let mut events = Vec::new();
+                for (s, reason, path) in &found {
+                    if skills::activate(&mut agent.skills, s) {
+                        events.push(ev::SkillActivated {
+                            name: s.name.clone(),
+                            scope: s.scope,
+                            load_reason: *reason,
+                            path: path.clone(),
+                            entrypoint_path: s.entrypoint_path.display().to_string(),
+                            run_id: run_id.clone(),
+                        });
+                    }
+                }
+                if events.is_empty() {
+                    return Ok(());
+                }
+                tx.put_agent(&id, &agent)?;
+                for e in events {
+                    tx.append_event(new_event(
+                        &id,
+                        Provenance::default(),
+                        Event::SkillActivated(e),
+                    ))?;
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+}

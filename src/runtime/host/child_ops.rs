@@ -1,0 +1,834 @@
+//! Delegation (spec "Agent Identity And Visibility Contract", delegation
+//! rules, and "Worktree-Isolated Child Delegation"): `SpawnAgent` makes a
+//! private child with its own context and actor, supervised by the
+//! parent's `child_agent_task`. The parent's task tools act on that handle;
+//! the child's terminal closure finishes the task, its last brief re-enters
+//! the parent as the task result, and the child archives. A restart keeps
+//! a child whose supervising task is still open; one whose task is gone or
+//! final archives.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::agent_ops::{archive_in, create_in, NewAgent};
+use super::{agent_in, RuntimeHost};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::admission::{admit_in, Outcome};
+use crate::runtime::agent::{
+    AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
+};
+use crate::runtime::closure::TurnTerminalKind;
+use crate::runtime::command_tasks::{transition_in, TaskInputReceipt};
+use crate::runtime::envelope::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
+use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition, WaitPolicy};
+use crate::runtime::workspace::{
+    ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
+};
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, Provenance, ReadCtx, StoreError, WriteCtx};
+
+/// Characters of a child's result the parent's task carries.
+const RESULT_CHARS: usize = 16_000;
+/// Characters of the initial message that make the task's label.
+const LABEL_CHARS: usize = 72;
+
+/// Where a private child works.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildWorkspaceMode {
+    /// The parent's active workspace, as it is (a parent's worktree is
+    /// shared, never managed by the child).
+    #[default]
+    Inherit,
+    /// Its own managed worktree of the parent's active git workspace,
+    /// removed when clean at the end, retained when it holds changes.
+    Worktree,
+}
+
+/// A `SpawnAgent` call, checked.
+#[derive(Debug, Clone)]
+pub struct SpawnRequest {
+    pub preset: ProfilePreset,
+    pub initial_message: Option<String>,
+    pub agent_id: Option<String>,
+    pub workspace_mode: ChildWorkspaceMode,
+    /// The parent's message and work item the spawn happened in.
+    pub parent_message_id: Option<String>,
+    pub work_item_id: Option<String>,
+}
+
+/// What the parent sees of a child: one projection shared by SpawnAgent,
+/// TaskStatus, TaskOutput, AgentGet and the console.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildSupervision {
+    pub child_agent_id: String,
+    pub supervision_task_id: String,
+    pub label: String,
+    pub task_status: TaskStatus,
+    pub child_status: AgentStatus,
+    pub posture: String,
+    pub posture_reason: String,
+    pub archived: bool,
+    pub workspace_mode: ChildWorkspaceMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item: Option<String>,
+    pub model_rounds: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub queue_depth: u64,
+    pub tasks_active: u64,
+    /// The child's latest brief (bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_brief: Option<String>,
+    /// The managed worktree, and what cleanup did with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<serde_json::Value>,
+}
+
+/// What `SpawnAgent` returns.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spawned {
+    pub agent_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub child_agent_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub child_supervision: Option<ChildSupervision>,
+}
+
+fn bounded(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// The task's stable label: the first line of the initial message.
+pub fn label_of(initial_message: &str) -> String {
+    let first = initial_message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("delegated work");
+    bounded(first, LABEL_CHARS)
+}
+
+/// How deep `agent` sits in a chain of children (0 for a top-level agent).
+fn depth_in(rx_agent: impl Fn(&str) -> Option<AgentRecord>, agent: &AgentRecord) -> u32 {
+    let mut depth = 0;
+    let mut cur = agent.clone();
+    while cur.kind == AgentKind::Child && depth < 64 {
+        depth += 1;
+        match cur.lineage_parent_agent_id.as_deref().and_then(&rx_agent) {
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    depth
+}
+
+/// The child's latest brief text.
+fn last_brief(rx: &ReadCtx, child: &str) -> Result<Option<String>, StoreError> {
+    let briefs: Vec<ev::Brief> = rx.list(Keyed::Briefs, child)?;
+    Ok(briefs
+        .into_iter()
+        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
+        .map(|b| b.text))
+}
+
+/// The supervision projection of one child task.
+pub fn child_supervision(
+    rx: &ReadCtx,
+    task: &TaskRecord,
+) -> Result<Option<ChildSupervision>, StoreError> {
+    let detail = task.detail.clone().unwrap_or_default();
+    let Some(child_id) = detail.get("child_agent_id").and_then(|v| v.as_str()) else {
+        return Ok(None);
+    };
+    let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
+        return Ok(None);
+    };
+    let posture = match super::projection::load(rx, child_id, crate::now_ms())? {
+        Some(live) => live.projection.posture(),
+        None => crate::runtime::posture::PostureView {
+            posture: crate::runtime::posture::AgentSchedulingPosture::Archived,
+            reason: "no record".into(),
+        },
+    };
+    let current_work_item = match &child.current_work_item_id {
+        Some(w) => rx
+            .get::<crate::runtime::work_items::WorkItemRecord>(Keyed::WorkItems, child_id, w)?
+            .map(|w| w.objective),
+        None => None,
+    };
+    Ok(Some(ChildSupervision {
+        child_agent_id: child_id.to_owned(),
+        supervision_task_id: task.id.clone(),
+        label: detail
+            .get("label")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        task_status: task.status,
+        child_status: child.status,
+        posture: posture.posture.as_str().to_owned(),
+        posture_reason: posture.reason,
+        archived: child.archived_at.is_some(),
+        workspace_mode: detail
+            .get("workspace_mode")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
+        current_work_item,
+        model_rounds: child.total_model_rounds,
+        input_tokens: child.total_input_tokens,
+        output_tokens: child.total_output_tokens,
+        queue_depth: rx.queue_pending(child_id)?.len() as u64,
+        tasks_active: rx.index_list(Index::ActiveTasks, child_id)?.len() as u64,
+        last_brief: last_brief(rx, child_id)?.map(|b| bounded(&b, 2_000)),
+        worktree: detail.get("worktree").cloned(),
+    }))
+}
+
+/// Every child task of `parent` (newest last).
+pub fn child_tasks(rx: &ReadCtx, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
+    let tasks: Vec<TaskRecord> = rx.list(Keyed::Tasks, parent)?;
+    Ok(tasks
+        .into_iter()
+        .filter(|t| t.kind == TaskKind::ChildAgentTask)
+        .collect())
+}
+
+/// The text a child's message carries for it: who delegated, and how the
+/// result gets back.
+fn delegation_text(parent: &str, task_id: &str, text: &str, first: bool) -> String {
+    if first {
+        format!(
+            "Delegated to you by agent `{parent}` (supervising task {task_id}):\n\n{text}\n\n\
+             Work on this on your own. When it is done, end your turn with a final report: that \
+             text is delivered to `{parent}` as the task's result."
+        )
+    } else {
+        format!("Further input from agent `{parent}` (task {task_id}):\n\n{text}")
+    }
+}
+
+fn child_message(child: &str, parent: &str, task_id: &str, text: String) -> AdmissionRequest {
+    AdmissionRequest {
+        agent_id: child.to_owned(),
+        kind: MessageKind::OperatorPrompt,
+        origin: MessageOrigin::Task {
+            task_id: task_id.to_owned(),
+        },
+        priority: Priority::Normal,
+        body: MessageBody::Text { text },
+        delivery_surface: DeliverySurface::RuntimeSystem,
+        admission_context: AdmissionContext::RuntimeOwned,
+        work_item_id: None,
+        task_id: Some(task_id.to_owned()),
+        source_refs: [("supervision_task_id".to_owned(), task_id.to_owned())]
+            .into_iter()
+            .collect(),
+        metadata: Some(json!({ "parent_agent_id": parent })),
+        correlation_id: None,
+        causation_id: None,
+    }
+}
+
+/// Finish a child's supervising task on the parent: the terminal status,
+/// the child's result in its detail, the result queued to the parent,
+/// then the child archived. A task already final is left as it is.
+fn settle_in(
+    tx: &mut WriteCtx<'_>,
+    parent: &str,
+    task_id: &str,
+    status: TaskStatus,
+    summary: String,
+    extra: serde_json::Value,
+    archive_reason: &str,
+) -> Result<(), StoreError> {
+    let Some(task) = tx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)? else {
+        return Ok(());
+    };
+    let child = task
+        .detail
+        .as_ref()
+        .and_then(|d| d.get("child_agent_id"))
+        .and_then(|v| v.as_str())
+        .map(str::to_owned);
+    if !task.status.is_terminal() {
+        let finish = TaskTransition::Finish {
+            status,
+            summary: Some(summary),
+            detail: Some(extra),
+        };
+        transition_in(tx, parent, task_id, finish)?;
+        crate::runtime::command_tasks::queue_result_in(tx, parent, task_id)?;
+    }
+    if let Some(c) = child {
+        if tx.get_agent::<AgentRecord>(&c)?.is_some() {
+            archive_in(tx, &c, archive_reason)?;
+        }
+    }
+    Ok(())
+}
+
+impl RuntimeHost {
+    /// `SpawnAgent`: a private child under a `child_agent_task`, or a
+    /// public named agent with lineage.
+    pub async fn spawn_agent(
+        &self,
+        parent: &str,
+        req: SpawnRequest,
+    ) -> Result<Spawned, RuntimeError> {
+        let parent_rec = self.inner.agent_record(parent)?;
+        if parent_rec.archived_at.is_some() {
+            return Err(RuntimeError::Invalid(format!(
+                "agent `{parent}` is archived"
+            )));
+        }
+        match req.preset {
+            ProfilePreset::PublicNamed => self.spawn_named(&parent_rec, req).await,
+            ProfilePreset::PrivateChild => self.spawn_child(&parent_rec, req).await,
+        }
+    }
+
+    async fn spawn_named(
+        &self,
+        parent: &AgentRecord,
+        req: SpawnRequest,
+    ) -> Result<Spawned, RuntimeError> {
+        let Some(id) = req.agent_id.clone() else {
+            return Err(RuntimeError::Invalid(
+                "preset `public_named` needs `agent_id`: the new agent's name".into(),
+            ));
+        };
+        if req.workspace_mode == ChildWorkspaceMode::Worktree {
+            return Err(RuntimeError::Invalid(
+                "`workspace_mode = worktree` is for `private_child`; a public named agent starts \
+                 with the caller's attached workspaces"
+                    .into(),
+            ));
+        }
+        // The caller's attached set only: never its active entry or
+        // worktree session.
+        let workspaces = AgentWorkspaces {
+            attached: parent.workspaces.attached.clone(),
+            ..AgentWorkspaces::default()
+        };
+        self.create_named_agent(NewAgent {
+            agent_id: id.clone(),
+            template: None,
+            lineage_parent_agent_id: Some(parent.id.clone()),
+            workspaces: Some(workspaces),
+        })
+        .await?;
+        if let Some(text) = req.initial_message.filter(|t| !t.trim().is_empty()) {
+            let mut m = AdmissionRequest::operator_prompt(
+                &id,
+                &text,
+                Priority::Normal,
+                DeliverySurface::RuntimeSystem,
+            );
+            m.origin = MessageOrigin::System {
+                subsystem: "agent_bootstrap".into(),
+            };
+            m.admission_context = AdmissionContext::RuntimeOwned;
+            m.metadata = Some(json!({ "created_by_agent_id": parent.id }));
+            self.submit(m).await?;
+        }
+        Ok(Spawned {
+            agent_id: id,
+            child_agent_id: None,
+            supervision_task_id: None,
+            child_supervision: None,
+        })
+    }
+
+    async fn spawn_child(
+        &self,
+        parent: &AgentRecord,
+        req: SpawnRequest,
+    ) -> Result<Spawned, RuntimeError> {
+        let text = req
+            .initial_message
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| {
+                RuntimeError::Invalid(
+                    "preset `private_child` needs `initial_message`: the work to delegate".into(),
+                )
+            })?;
+        if req.agent_id.is_some() {
+            return Err(RuntimeError::Invalid(
+                "`agent_id` is for `public_named`; a private child's id is chosen by the runtime"
+                    .into(),
+            ));
+        }
+        let limits = self.inner.config.agent_limits;
+        let worktree_of = match req.workspace_mode {
+            ChildWorkspaceMode::Inherit => None,
+            ChildWorkspaceMode::Worktree => {
+                let ws = parent.workspaces.active_id().to_owned();
+                let git = parent.workspaces.binding(&ws).is_some_and(|b| b.git);
+                if ws == AGENT_HOME_ID || !git {
+                    return Err(RuntimeError::Invalid(
+                        "`workspace_mode = worktree` needs an active git workspace (UseWorkspace \
+                         a repository first)"
+                            .into(),
+                    ));
+                }
+                Some(ws)
+            }
+        };
+        let child_id = format!("child-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+        let task_id = crate::new_id("task");
+        let label = label_of(&text);
+        // The child's own home, from the default template, before any
+        // record exists (fail closed: no record without a home).
+        let search = self.template_search();
+        let home = self.inner.agent_home(&child_id);
+        let (h, now) = (home.clone(), crate::format_ts(crate::now_ms()));
+        let provenance = tokio::task::spawn_blocking(move || {
+            let t = crate::runtime::templates::resolve(
+                crate::runtime::templates::DEFAULT_TEMPLATE,
+                &search,
+            )?;
+            crate::runtime::templates::create_home(&h, &t, &now)
+        })
+        .await
+        .map_err(|e| RuntimeError::Invalid(format!("child creation did not finish: {e}")))?
+        .map_err(|e| RuntimeError::Invalid(e.to_string()))?;
+        let mut child = AgentRecord::new(&child_id, crate::format_ts(crate::now_ms()));
+        child.kind = AgentKind::Child;
+        child.visibility = AgentVisibility::Private;
+        child.ownership = AgentOwnership::ParentSupervised;
+        child.profile_preset = Some(ProfilePreset::PrivateChild);
+        child.lineage_parent_agent_id = Some(parent.id.clone());
+        child.supervision_task_id = Some(task_id.clone());
+        child.workspaces.attached = parent.workspaces.attached.clone();
+        if worktree_of.is_none() {
+            // Inherit: the parent's root as it is; a worktree of the
+            // parent's is used, never managed, by the child.
+            child.workspaces.active = parent.workspaces.active.clone().map(|a| ActiveWorkspace {
+                adopted_worktree: a.adopted_worktree || a.worktree.is_some(),
+                worktree: None,
+                ..a
+            });
+        }
+        let detail = json!({
+            "child_agent_id": child_id, "label": label, "preset": "private_child",
+            "workspace_mode": req.workspace_mode, "terminal_reentry": true,
+        });
+        let (pid, tid, c, first) = (
+            parent.id.clone(),
+            task_id.clone(),
+            child.clone(),
+            delegation_text(&parent.id, &task_id, &text, true),
+        );
+        let (msg_id, work_item) = (req.parent_message_id.clone(), req.work_item_id.clone());
+        let written = self
+            .inner
+            .store
+            .write(move |tx| {
+                let p = agent_in(tx, &pid)?;
+                if p.archived_at.is_some() || p.status == AgentStatus::Stopped {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "agent `{pid}` is stopped; it cannot delegate"
+                    ))));
+                }
+                let lookup = |id: &str| tx.get_agent::<AgentRecord>(id).ok().flatten();
+                let depth = depth_in(lookup, &p) + 1;
+                if depth > limits.max_spawn_depth {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "spawn depth {depth} is over the limit of {} (`[agents] max_spawn_depth`): \
+                         do this work yourself instead of delegating further",
+                        limits.max_spawn_depth
+                    ))));
+                }
+                let live = child_tasks_in(tx, &pid)?
+                    .iter()
+                    .filter(|t| !t.status.is_terminal())
+                    .count() as u32;
+                if live >= limits.max_children {
+                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+                        "`{pid}` already supervises {live} live children, the limit \
+                         (`[agents] max_children`); wait for one to finish or TaskStop one"
+                    ))));
+                }
+                create_in(tx, &c, Some(provenance.clone()))?;
+                let now = tx.now_ts();
+                let task = TaskRecord {
+                    id: tid.clone(),
+                    agent_id: pid.clone(),
+                    kind: TaskKind::ChildAgentTask,
+                    status: TaskStatus::Running,
+                    wait_policy: WaitPolicy::Background,
+                    work_item_id: work_item.clone(),
+                    parent_message_id: msg_id.clone(),
+                    summary: Some(label.clone()),
+                    detail: Some(detail.clone()),
+                    created_at: now.clone(),
+                    updated_at: now,
+                };
+                tx.put(Keyed::Tasks, &pid, &tid, &task)?;
+                tx.index_insert(Index::ActiveTasks, &pid, &tid)?;
+                let provenance = Provenance {
+                    task_id: Some(tid.clone()),
+                    work_item_id: work_item.clone(),
+                    message_id: msg_id.clone(),
+                    ..Provenance::default()
+                };
+                tx.append_event(new_event(
+                    &pid,
+                    provenance,
+                    Event::TaskCreated(ev::TaskCreated { task }),
+                ))?;
+                let message_id = crate::new_id("msg");
+                match admit_in(
+                    tx,
+                    child_message(&c.id, &pid, &tid, first.clone()),
+                    &message_id,
+                )? {
+                    Outcome::Admitted(_) => Ok(()),
+                    Outcome::Rejected { .. } => Err(StoreError::rejected(RuntimeError::Invalid(
+                        "the child refused its first message".into(),
+                    ))),
+                }
+            })
+            .await;
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&home);
+            return Err(e.into());
+        }
+        if let Some(ws) = worktree_of {
+            let req = UseWorkspace {
+                workspace_id: Some(ws),
+                path: None,
+                mode: WorkspaceMode::Isolated,
+            };
+            if let Err(e) = self.use_workspace(&child_id, req).await {
+                let why = format!("failed: its worktree could not be made: {e}");
+                let (p, t) = (parent.id.clone(), task_id.clone());
+                self.inner
+                    .store
+                    .write(move |tx| {
+                        settle_in(
+                            tx,
+                            &p,
+                            &t,
+                            TaskStatus::Failed,
+                            why.clone(),
+                            json!({}),
+                            "supervision_completed",
+                        )
+                    })
+                    .await?;
+                return Err(e);
+            }
+        }
+        self.spawn_actor(&child_id);
+        self.wake(&child_id);
+        let rx = self.inner.store.read()?;
+        let task: Option<TaskRecord> = rx.get(Keyed::Tasks, &parent.id, &task_id)?;
+        let supervision = match &task {
+            Some(t) => child_supervision(&rx, t)?,
+            None => None,
+        };
+        Ok(Spawned {
+            agent_id: child_id.clone(),
+            child_agent_id: Some(child_id),
+            supervision_task_id: Some(task_id),
+            child_supervision: supervision,
+        })
+    }
+
+    /// `(child id, supervising task id)` of the parent's live children.
+    pub fn live_children(&self, parent: &str) -> Result<Vec<(String, String)>, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        Ok(child_tasks(&rx, parent)?
+            .into_iter()
+            .filter(|t| !t.status.is_terminal())
+            .filter_map(|t| {
+                let c = t
+                    .detail
+                    .as_ref()?
+                    .get("child_agent_id")?
+                    .as_str()?
+                    .to_owned();
+                Some((c, t.id))
+            })
+            .collect())
+    }
+
+    /// End a child's managed worktree session: removed when clean,
+    /// retained (and recorded) when it holds changes. What happened, for
+    /// the task's detail.
+    async fn end_child_worktree(&self, child: &str) -> Option<serde_json::Value> {
+        let session: WorktreeSession = self.inner.execution_of(child).ok()?.worktree?;
+        let home = UseWorkspace {
+            workspace_id: Some(AGENT_HOME_ID.into()),
+            path: None,
+            mode: WorkspaceMode::Direct,
+        };
+        let changed = crate::runtime::workspace::git::short_status(std::path::Path::new(
+            &session.worktree_path,
+        ))
+        .map_or(0, |s| s.changed);
+        let cleanup = match self.use_workspace(child, home).await {
+            Ok(out) if out.retained.is_empty() => "removed",
+            Ok(_) => "retained",
+            Err(e) => {
+                tracing::warn!(child, error = %e, "cannot end a child's worktree session");
+                "cleanup_failed"
+            }
+        };
+        Some(json!({
+            "path": session.worktree_path, "branch": session.worktree_branch,
+            "changed_files": changed, "cleanup": cleanup,
+        }))
+    }
+
+    /// Stop a child through its supervising task (TaskStop, the operator,
+    /// a stopped or archived parent): its turn is cancelled, its worktree
+    /// ended, the task cancelled with `summary`, the child archived.
+    pub async fn stop_child(
+        &self,
+        parent: &str,
+        task_id: &str,
+        summary: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        let task = self.child_task(parent, task_id)?;
+        let child = task
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("child_agent_id"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(a) = self.inner.actors().get(&child) {
+            a.cancel.request(super::cancel::CancelReason::AgentStopped);
+        }
+        let worktree = self.end_child_worktree(&child).await;
+        let (p, t, why) = (parent.to_owned(), task_id.to_owned(), summary.to_owned());
+        let extra = json!({ "worktree": worktree });
+        self.inner
+            .store
+            .write(move |tx| {
+                settle_in(
+                    tx,
+                    &p,
+                    &t,
+                    TaskStatus::Cancelled,
+                    why.clone(),
+                    extra.clone(),
+                    "supervision_completed",
+                )
+            })
+            .await?;
+        self.wake(parent);
+        self.wake(&child);
+        let rx = self.inner.store.read()?;
+        rx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)?
+            .ok_or_else(|| RuntimeError::UnknownTask {
+                task_id: task_id.to_owned(),
+            })
+    }
+
+    /// TaskInput on a child task: a further message into the child's queue.
+    pub async fn child_input(
+        &self,
+        parent: &str,
+        task_id: &str,
+        text: &str,
+    ) -> Result<TaskInputReceipt, RuntimeError> {
+        let task = self.child_task(parent, task_id)?;
+        let child = task
+            .detail
+            .as_ref()
+            .and_then(|d| d.get("child_agent_id"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let receipt = |accepted: bool, summary: String| TaskInputReceipt {
+            task_id: task_id.to_owned(),
+            accepted_input: accepted,
+            input_target: "child_agent_queue".into(),
+            bytes_written: if accepted { text.len() } else { 0 },
+            summary_text: summary,
+        };
+        if task.status.is_terminal() {
+            return Ok(receipt(
+                false,
+                format!("the child's task is already {:?}", task.status).to_lowercase(),
+            ));
+        }
+        if text.trim().is_empty() {
+            return Ok(receipt(false, "the input is empty".into()));
+        }
+        let m = child_message(
+            &child,
+            parent,
+            task_id,
+            delegation_text(parent, task_id, text, false),
+        );
+        let admitted = self.submit(m).await?;
+        Ok(receipt(
+            true,
+            format!("queued as {} for child {child}", admitted.message_id),
+        ))
+    }
+
+    /// A child task of `parent`, or `UnknownTask`.
+    pub(crate) fn child_task(
+        &self,
+        parent: &str,
+        task_id: &str,
+    ) -> Result<TaskRecord, RuntimeError> {
+        self.inner
+            .store
+            .read()?
+            .get::<TaskRecord>(Keyed::Tasks, parent, task_id)?
+            .filter(|t| t.kind == TaskKind::ChildAgentTask)
+            .ok_or_else(|| RuntimeError::UnknownTask {
+                task_id: task_id.to_owned(),
+            })
+    }
+
+    /// The child reached terminal closure (nothing queued, running or
+    /// awaited after at least one turn): finish its supervising task with
+    /// its last brief, queue that to the parent, archive the child.
+    pub(super) async fn settle_finished_child(
+        &self,
+        child: &AgentRecord,
+    ) -> Result<(), RuntimeError> {
+        let (Some(parent), Some(task_id)) = (
+            child.lineage_parent_agent_id.clone(),
+            child.supervision_task_id.clone(),
+        ) else {
+            return Ok(());
+        };
+        let worktree = self.end_child_worktree(&child.id).await;
+        let (cid, failed) = (
+            child.id.clone(),
+            child
+                .last_turn_terminal
+                .is_some_and(|k| k != TurnTerminalKind::Completed),
+        );
+        self.inner
+            .store
+            .write(move |tx| {
+                let result = {
+                    let briefs: Vec<ev::Brief> = tx.list(Keyed::Briefs, &cid)?;
+                    briefs
+                        .into_iter()
+                        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
+                        .map(|b| b.text)
+                        .unwrap_or_default()
+                };
+                let (status, summary) = match failed {
+                    false => (TaskStatus::Completed, format!("child {cid} finished")),
+                    true => (TaskStatus::Failed, format!("child {cid} failed")),
+                };
+                let extra =
+                    json!({ "child_result": bounded(&result, RESULT_CHARS), "worktree": worktree });
+                settle_in(
+                    tx,
+                    &parent,
+                    &task_id,
+                    status,
+                    summary,
+                    extra.clone(),
+                    "supervision_completed",
+                )
+            })
+            .await?;
+        if let Some(p) = &child.lineage_parent_agent_id {
+            self.wake(p);
+        }
+        Ok(())
+    }
+
+    /// At start: a child whose supervising task is missing or final
+    /// archives; one whose task is still open stays (restart-safe).
+    pub(super) async fn reconcile_children(&self) -> Result<(), RuntimeError> {
+        let agents: Vec<AgentRecord> = self.inner.store.read()?.agents()?;
+        for child in agents
+            .iter()
+            .filter(|a| a.kind == AgentKind::Child && a.archived_at.is_none())
+        {
+            let task = match (&child.lineage_parent_agent_id, &child.supervision_task_id) {
+                (Some(p), Some(t)) => {
+                    self.inner
+                        .store
+                        .read()?
+                        .get::<TaskRecord>(Keyed::Tasks, p, t)?
+                }
+                _ => None,
+            };
+            let reason = match &task {
+                None => "supervision_missing",
+                Some(t) if t.status.is_terminal() => "supervision_completed",
+                Some(_) => continue,
+            };
+            let (id, why) = (child.id.clone(), reason.to_owned());
+            self.inner
+                .store
+                .write(move |tx| archive_in(tx, &id, &why).map(|_| ()))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+fn child_tasks_in(tx: &WriteCtx<'_>, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
+    let tasks: Vec<TaskRecord> = tx.list(Keyed::Tasks, parent)?;
+    Ok(tasks
+        .into_iter()
+        .filter(|t| t.kind == TaskKind::ChildAgentTask)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_the_first_line_bounded() {
+        assert_eq!(
+            label_of("\n  Investigate the flaky test\nmore"),
+            "Investigate the flaky test"
+        );
+        assert_eq!(label_of("   "), "delegated work");
+        let long = label_of(&"x".repeat(200));
+        assert_eq!(long.chars().count(), LABEL_CHARS + 1);
+    }
+
+    #[test]
+    fn depth_counts_child_ancestors() {
+        let mut a = AgentRecord::new("a", "t".into());
+        let mut b = AgentRecord::new("b", "t".into());
+        b.kind = AgentKind::Child;
+        b.lineage_parent_agent_id = Some("a".into());
+        let mut c = AgentRecord::new("c", "t".into());
+        c.kind = AgentKind::Child;
+        c.lineage_parent_agent_id = Some("b".into());
+        let all = [a.clone(), b.clone(), c.clone()];
+        let look = |id: &str| all.iter().find(|r| r.id == id).cloned();
+        assert_eq!(depth_in(look, &a), 0);
+        assert_eq!(depth_in(look, &b), 1);
+        assert_eq!(depth_in(look, &c), 2);
+        // A lineage loop cannot hang it.
+        a.kind = AgentKind::Child;
+        a.lineage_parent_agent_id = Some("c".into());
+        let all = [a.clone(), b, c];
+        let look = |id: &str| all.iter().find(|r| r.id == id).cloned();
+        assert_eq!(depth_in(look, &a), 64);
+    }
+}

@@ -1,0 +1,190 @@
+//! SpawnAgent and AgentGet (spec "Agent Identity And Visibility Contract"):
+//! delegation to a private child (or creation of a public named agent),
+//! and inspection of agent-plane state. The parent acts on a child with
+//! the task tools through the returned `supervision_task_id`.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::agent::{AgentRecord, AgentVisibility, ProfilePreset};
+use crate::runtime::host::child_ops::{
+    child_supervision, child_tasks, ChildWorkspaceMode, SpawnRequest,
+};
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::provider::{ToolCall, ToolSpec};
+
+/// Text fields the contract forbids on SpawnAgent: `initial_message` is
+/// the one caller-provided text.
+const FORBIDDEN: &[&str] = &["prompt", "summary", "task_summary", "work_item"];
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SpawnArgs {
+    /// `private_child` (default): a private child with its own context,
+    /// supervised through the returned task handle. `public_named`: a new
+    /// self-owned public agent named `agent_id`.
+    #[serde(default)]
+    preset: Option<ProfilePreset>,
+    /// The work to delegate (required for private_child; optional first
+    /// message for public_named).
+    #[serde(default)]
+    initial_message: Option<String>,
+    /// The new agent's id (public_named only).
+    #[serde(default)]
+    agent_id: Option<String>,
+    /// private_child only: `inherit` (default) works in your active
+    /// workspace; `worktree` in its own managed git worktree, removed when
+    /// clean and kept for review when it holds changes.
+    #[serde(default)]
+    workspace_mode: Option<ChildWorkspaceMode>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AgentGetArgs {
+    /// The agent to inspect: yourself when absent, one of your children,
+    /// or a public agent.
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+pub(super) fn specs() -> Vec<ToolSpec> {
+    vec![
+        spec::<SpawnArgs>(
+            "SpawnAgent",
+            "Delegate bounded work to a private child agent with its own context (preset \
+             private_child, the default, with initial_message). It runs in the background; its final \
+             report comes back to you as a task result. Use TaskStatus/TaskOutput/TaskInput/TaskStop \
+             with the returned supervision_task_id. preset public_named creates a new public agent \
+             (agent_id required).",
+        ),
+        spec::<AgentGetArgs>(
+            "AgentGet",
+            "Inspect an agent: identity (kind, visibility, ownership, preset, lineage), a compact \
+             summary and each child's supervision snapshot; for yourself also status, posture, \
+             focus, queue, tasks and open waits.",
+        ),
+    ]
+}
+
+fn spawn_error(e: crate::runtime::RuntimeError) -> ToolOutcome {
+    match e {
+        crate::runtime::RuntimeError::Invalid(m)
+        | crate::runtime::RuntimeError::InvalidAgentId(m) => {
+            tool_error(ToolErrorKind::InvalidArguments, m, None, None, false)
+        }
+        other => runtime_error(other),
+    }
+}
+
+async fn spawn(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
+    if let Some(obj) = call.arguments.as_object() {
+        if let Some(f) = FORBIDDEN.iter().find(|f| obj.contains_key(**f)) {
+            return tool_error(
+                ToolErrorKind::InvalidArguments,
+                format!("SpawnAgent does not take `{f}`: put the work in `initial_message`, its one text field"),
+                Some("SpawnAgent {\"initial_message\": \"...\"}"),
+                Some(f),
+                false,
+            );
+        }
+    }
+    let a: SpawnArgs = match parse_args(call) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let req = SpawnRequest {
+        preset: a.preset.unwrap_or(ProfilePreset::PrivateChild),
+        initial_message: a.initial_message,
+        agent_id: a.agent_id,
+        workspace_mode: a.workspace_mode.unwrap_or_default(),
+        parent_message_id: Some(env.message_id.to_owned()),
+        work_item_id: env.turn_work_item_id.clone(),
+    };
+    let host = RuntimeHost::from_inner(env.host);
+    match host.spawn_agent(env.agent_id, req).await {
+        Ok(s) => {
+            let mut v = json!({ "ok": true });
+            if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), json!(s)) {
+                obj.extend(more);
+            }
+            if s.child_agent_id.is_some() {
+                v["note"] = json!("the child runs in the background; its final report arrives as this task's result");
+            }
+            ToolOutcome::ok(v)
+        }
+        Err(e) => spawn_error(e),
+    }
+}
+
+/// What AgentGet shows of an agent it may see.
+pub(crate) fn agent_view(
+    host: &RuntimeHost,
+    agent: &AgentRecord,
+) -> Result<Value, crate::runtime::RuntimeError> {
+    let summary = host.summary_of(agent)?;
+    let rx = host.store().read()?;
+    let mut children = Vec::new();
+    for t in child_tasks(&rx, &agent.id)? {
+        if let Some(s) = child_supervision(&rx, &t)? {
+            children.push(s);
+        }
+    }
+    Ok(json!({
+        "agent_id": agent.id,
+        "identity": agent.identity(),
+        "summary": summary,
+        "children": children,
+    }))
+}
+
+async fn agent_get(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
+    let a: AgentGetArgs = match parse_args(call) {
+        Ok(a) => a,
+        Err(e) => return e,
+    };
+    let host = RuntimeHost::from_inner(env.host);
+    let target = a.agent_id.unwrap_or_else(|| env.agent_id.to_owned());
+    let not_found = || {
+        tool_error(
+            ToolErrorKind::NotFound,
+            format!("no agent `{target}` visible to you"),
+            Some("you can see yourself, your children and public agents"),
+            Some("agent_id"),
+            false,
+        )
+    };
+    let agent = match env.host.agent_record(&target) {
+        Ok(a) => a,
+        Err(_) => return not_found(),
+    };
+    let visible = agent.id == env.agent_id
+        || agent.visibility == AgentVisibility::Public
+        || agent.lineage_parent_agent_id.as_deref() == Some(env.agent_id);
+    if !visible {
+        return not_found();
+    }
+    let view = match agent_view(&host, &agent) {
+        Ok(v) => v,
+        Err(e) => return runtime_error(e),
+    };
+    if agent.id != env.agent_id {
+        return ToolOutcome::ok(json!({ "ok": true, "agent": view }));
+    }
+    // Yourself: your scheduling state too (focus, waits, closure, tokens).
+    let mut own = super::work::own_state(env);
+    if let Some(obj) = own.content.as_object_mut() {
+        obj.insert("agent".into(), view);
+    }
+    own
+}
+
+pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
+    match call.name.as_str() {
+        "SpawnAgent" => Some(spawn(env, call).await),
+        "AgentGet" => Some(agent_get(env, call).await),
+        _ => None,
+    }
+}
