@@ -635,3 +635,58 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert!(children.iter().all(|c| c.archived_at.is_some()));
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_shows_a_parents_child_and_opens_it_read_only() {
+    let home = Home::new();
+    let responder = |body: &Value| -> Canned {
+        let (text, outputs) = read(body);
+        if text.contains("Delegated to you by agent") {
+            return answer("late", &[]).delay(std::time::Duration::from_secs(60));
+        }
+        match outputs {
+            0 => {
+                let spawn = json!({ "initial_message": "Profile the slow query" }).to_string();
+                Canned::json(
+                    200,
+                    canned::responses_json("", &[("p1", "SpawnAgent", &spawn)]),
+                )
+            }
+            _ => answer("Delegated.", &[]),
+        }
+    };
+    let stub = StubServer::responding(Arc::new(responder)).await;
+    start_daemon(&home, &stub);
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "delegate the profiling"]);
+    let sup = poll("the child", || {
+        let c = child_task(&home, "main");
+        (c["posture"] == "ActiveTurn").then_some(c)
+    });
+    let child = sup["child_agent_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut c = super::pty::Console::start(home.path(), &["attach"], 120, 30, &[]);
+    c.wait_until("attached", |s| s.contains("main ·"));
+    c.key(b"\x0f");
+    c.type_text("a");
+    c.wait_for(&format!("└ {child}"));
+    c.wait_for("Profile the slow query");
+    c.key(b"\x1b[B");
+    c.enter();
+    c.wait_until("the child's view", |s| {
+        s.lines().next().is_some_and(|l| l.contains(&child))
+    });
+    c.wait_for("is a child agent: read-only");
+    c.type_text("hello child");
+    c.enter();
+    c.wait_for("read-only here");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    // Nothing reached the child's queue from the console.
+    assert!(!events(&home, &child)
+        .iter()
+        .any(|e| e.to_string().contains("hello child")));
+}

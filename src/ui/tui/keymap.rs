@@ -421,8 +421,8 @@ use WhileRunning as W;
 pub static COMMANDS: &[SlashCommand] = &[
     cmd("help", "", "keys and commands", W::Available, &[], Command::Help),
     cmd("display", "[info|verbose|debug|3|4|5]", "what the conversation shows (kept per agent)", W::Available, &["info", "verbose", "debug"], Command::Display),
-    cmd("agents", "", "every agent with its posture; switch or create", W::Available, &[], Command::Agents),
-    cmd("agent", "new NAME | switch NAME", "create an agent, or show another one", W::Available, &["new", "switch"], Command::Agent),
+    cmd("agents", "", "public agents with their posture and children; switch or create", W::Available, &[], Command::Agents),
+    cmd("agent", "new NAME [--template ID] | switch NAME", "create an agent (from a template), or show another one (a child opens read-only)", W::Available, &["new", "switch"], Command::Agent),
     cmd("tasks", "", "tasks: status, live output, stop, input", W::Available, &[], Command::Tasks),
     cmd("work", "[add OBJECTIVE]", "work items; `add` creates one", W::Available, &["add"], Command::Work),
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),

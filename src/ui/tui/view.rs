@@ -268,7 +268,13 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let t = state.theme;
     let mark = Span::styled("› ", t.accent().patch(t.bold()));
     if state.composer.is_empty() {
-        let placeholder = format!("Message {} · /help · !command", state.agent_id);
+        let placeholder = match super::commands::read_only(state) {
+            Some(_) => format!(
+                "{} is a child agent: read-only · /agent to switch",
+                state.agent_id
+            ),
+            None => format!("Message {} · /help · !command", state.agent_id),
+        };
         let line = Line::from(vec![mark, Span::styled(placeholder, t.dim())]);
         buf.set_line(area.x, area.y, &line, area.width);
         return (area.x + 2, area.y);

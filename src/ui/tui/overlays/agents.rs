@@ -1,6 +1,7 @@
-//! The agents overlay: every agent with its derived posture and counts
-//! (`agents.list`), switch to one (`Effect::ViewAgent`), create one
-//! (`agent.create`, then the list refreshes).
+//! The agents overlay: every public agent with its derived posture and
+//! counts (`agents.list`), its children indented under it (task state and
+//! posture), switch to one (`Effect::ViewAgent`; a child opens read-only),
+//! create one (`agent.create`, then the list refreshes).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -27,6 +28,22 @@ pub struct Agents {
     status: Status,
 }
 
+/// One selectable row: an agent, or one of its children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Row {
+    Agent(usize),
+    Child(usize, usize),
+}
+
+fn rows(list: &[AgentSummary]) -> Vec<Row> {
+    let mut out = Vec::new();
+    for (i, a) in list.iter().enumerate() {
+        out.push(Row::Agent(i));
+        out.extend((0..a.children.len()).map(|c| Row::Child(i, c)));
+    }
+    out
+}
+
 impl Agents {
     pub fn open(ctx: &mut Ctx<'_>) -> Agents {
         let mut a = Agents::default();
@@ -48,16 +65,20 @@ impl Agents {
 
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let list = self.list.as_deref().unwrap_or_default();
-        if self.pos.on_action(action, list.len(), ctx.page) {
+        let rows = rows(list);
+        if self.pos.on_action(action, rows.len(), ctx.page) {
             return;
         }
         match action {
             Action::Select => {
-                if let Some(a) = list.get(self.pos.selected) {
-                    match a.id == ctx.agent_id {
-                        true => ctx.intents.push(Intent::Close),
-                        false => ctx.intents.push(Intent::ViewAgent(a.id.clone())),
-                    }
+                let id = match rows.get(self.pos.selected) {
+                    Some(Row::Agent(i)) => list[*i].id.clone(),
+                    Some(Row::Child(i, c)) => list[*i].children[*c].child_agent_id.clone(),
+                    None => return,
+                };
+                match id == ctx.agent_id {
+                    true => ctx.intents.push(Intent::Close),
+                    false => ctx.intents.push(Intent::ViewAgent(id)),
                 }
             }
             Action::NewAgent => {
@@ -117,6 +138,11 @@ impl Agents {
         let name_w = list
             .iter()
             .map(|a| a.id.chars().count())
+            .chain(list.iter().flat_map(|a| {
+                a.children
+                    .iter()
+                    .map(|c| c.child_agent_id.chars().count() + 2)
+            }))
             .max()
             .unwrap_or(4)
             .clamp(4, 20)
@@ -127,13 +153,19 @@ impl Agents {
         let reason_w = width.saturating_sub(name_w + label_w + counts_w + 3);
         let status_h = u16::from(self.status.message.is_some());
         let rows_h = area.height.saturating_sub(status_h);
-        let first = self.pos.window(list.len(), usize::from(rows_h));
-        for (n, a) in list
-            .iter()
-            .enumerate()
-            .skip(first)
-            .take(usize::from(rows_h))
-        {
+        let all = rows(list);
+        let first = self.pos.window(all.len(), usize::from(rows_h));
+        for (n, row) in all.iter().enumerate().skip(first).take(usize::from(rows_h)) {
+            let y = area.y + (n - first) as u16;
+            let a = match row {
+                Row::Agent(i) => &list[*i],
+                Row::Child(i, c) => {
+                    let child = &list[*i].children[*c];
+                    let line = child_row(child, name_w, label_w, width, look);
+                    draw_row(area, buf, y, &line, n == self.pos.selected, t);
+                    continue;
+                }
+            };
             let look_p = posture_look(&a.posture);
             // The control status wins where it explains the agent: a
             // paused or stopped agent says so, not its posture.
@@ -167,7 +199,6 @@ impl Agents {
                 );
                 spans.push(Span::styled(truncate(&counts, counts_w), t.dim()));
             }
-            let y = area.y + (n - first) as u16;
             draw_row(area, buf, y, &Line::from(spans), n == self.pos.selected, t);
         }
         if list.is_empty() {
@@ -179,4 +210,45 @@ impl Agents {
         }
         self.status.draw_last(area, buf, t);
     }
+}
+
+/// A child under its parent: `└ id`, its task state (or posture while it
+/// runs), and the label and posture reason.
+fn child_row<'a>(
+    c: &'a crate::protocol::types::ChildSupervision,
+    name_w: usize,
+    label_w: usize,
+    width: usize,
+    look: &Look<'_>,
+) -> Line<'a> {
+    use crate::protocol::types::TaskStatus;
+    let t = look.theme;
+    let viewing = c.child_agent_id == look.agent_id;
+    let look_p = posture_look(&c.posture);
+    let (state, needs) = match c.task_status {
+        TaskStatus::Completed => ("✓ Completed".to_owned(), false),
+        TaskStatus::Failed => ("✗ Failed".to_owned(), true),
+        TaskStatus::Cancelled | TaskStatus::Interrupted => ("■ Stopped".to_owned(), false),
+        TaskStatus::Queued | TaskStatus::Running | TaskStatus::Cancelling => (
+            format!("{} {}", look_p.glyph, look_p.label),
+            look_p.needs_operator,
+        ),
+    };
+    let detail = match (&c.worktree, c.task_status.is_terminal()) {
+        (Some(w), true) if w.get("cleanup").and_then(|v| v.as_str()) == Some("retained") => {
+            format!("{} · worktree kept for review", c.label)
+        }
+        (_, true) => c.label.clone(),
+        (_, false) => format!("{} · {}", c.label, c.posture_reason),
+    };
+    let rest = width.saturating_sub(name_w + label_w + 3);
+    Line::from(vec![
+        Span::styled(if viewing { "● " } else { "  " }, t.accent()),
+        Span::styled(fit(&format!("└ {}", c.child_agent_id), name_w), t.dim()),
+        Span::styled(
+            fit(&state, label_w),
+            if needs { t.attention() } else { t.text() },
+        ),
+        Span::styled(fit(&detail, rest), t.dim()),
+    ])
 }

@@ -240,6 +240,53 @@ fn agents_overlay_switches_and_creates() {
 }
 
 #[test]
+fn a_child_opens_from_the_agents_overlay_read_only() {
+    let mut st = booted(&session(), StoredMode::Info, 100, 30);
+    let fx = prefix(&mut st, 'a');
+    let id = call_id(&fx, "agents.list");
+    let mut main = summary(40, ("WaitingForTask", "waiting on task task_c"));
+    main.children = vec![serde_json::from_value(json!({
+        "child_agent_id": "child-0a1b2c3d4e", "supervision_task_id": "task_c",
+        "label": "Investigate the flaky test", "task_status": "running",
+        "child_status": "awake_running", "posture": "ActiveTurn",
+        "posture_reason": "turn in progress", "archived": false,
+        "workspace_mode": "inherit", "model_rounds": 1, "input_tokens": 10,
+        "output_tokens": 5, "queue_depth": 0, "tasks_active": 0
+    }))
+    .unwrap_or_else(|e| panic!("{e}"))];
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Ok(json!([main])),
+        },
+    );
+    assert!(
+        screen(&st).contains("└ child-0a1b2c3d4e"),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, key(KeyCode::Down));
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(fx.contains(&Effect::ViewAgent {
+        agent_id: "child-0a1b2c3d4e".into()
+    }));
+    // Viewing the child: its summary says what it is; prompts and
+    // commands are refused here with the way to steer it.
+    let mut child = summary(3, ("ActiveTurn", "turn in progress"));
+    child.id = "child-0a1b2c3d4e".into();
+    child.identity.kind = crate::protocol::types::AgentKind::Child;
+    child.identity.lineage_parent_agent_id = Some("main".into());
+    child.identity.supervision_task_id = Some("task_c".into());
+    st.agent.summary = Some(child);
+    for text in ["please stop", "!ls"] {
+        let fx = enter(&mut st, text);
+        assert!(requests(&fx).is_empty(), "{text}: {fx:?}");
+    }
+    assert!(screen(&st).contains("read-only here"), "{}", screen(&st));
+}
+
+#[test]
 fn keymap_doc_is_current() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/keymap.md");
     let want = super::super::keymap::reference_markdown();

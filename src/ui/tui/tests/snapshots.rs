@@ -8,6 +8,7 @@ use serde_json::json;
 use super::super::msg::Msg;
 use super::super::{update, State};
 use super::fixtures::*;
+use crate::protocol::types::TaskStatus;
 use crate::runtime::agent::DisplayMode as StoredMode;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
@@ -154,6 +155,27 @@ fn overlay_agents() {
         let mut reviewer = summary(120, ("WaitingForTask", "waiting on task task_77"));
         reviewer.id = "reviewer".into();
         reviewer.tasks_active = 1;
+        // Its children: one still working, one finished with its
+        // worktree kept for review.
+        reviewer.children = vec![
+            child(
+                "child-4f2a9c01d3",
+                "Investigate the flaky login test",
+                TaskStatus::Running,
+                ("ActiveTurn", "turn in progress"),
+            ),
+            {
+                let mut c = child(
+                    "child-9b7e22a410",
+                    "Try the parser rewrite",
+                    TaskStatus::Completed,
+                    ("Archived", "archived"),
+                );
+                c.worktree =
+                    Some(json!({"cleanup": "retained", "path": "/repo/.holon/worktrees/x"}));
+                c
+            },
+        ];
         let mut nightly = summary(9, ("Idle", "no runnable work"));
         nightly.id = "nightly".into();
         nightly.work_items_open = 0;
@@ -177,6 +199,33 @@ fn overlay_agents() {
         ]);
         respond(st, &fx, "agents.list", list);
     });
+}
+
+fn child(
+    id: &str,
+    label: &str,
+    task_status: crate::protocol::types::TaskStatus,
+    posture: (&str, &str),
+) -> crate::protocol::types::ChildSupervision {
+    crate::protocol::types::ChildSupervision {
+        child_agent_id: id.into(),
+        supervision_task_id: format!("task_{id}"),
+        label: label.into(),
+        task_status,
+        child_status: crate::protocol::types::AgentStatus::AwakeRunning,
+        posture: posture.0.into(),
+        posture_reason: posture.1.into(),
+        archived: task_status.is_terminal(),
+        workspace_mode: Default::default(),
+        current_work_item: None,
+        model_rounds: 3,
+        input_tokens: 1200,
+        output_tokens: 300,
+        queue_depth: 0,
+        tasks_active: 0,
+        last_brief: None,
+        worktree: None,
+    }
 }
 
 fn approval(id: &str, agent: &str, tool: &str, summary: &str, why: &str) -> serde_json::Value {
