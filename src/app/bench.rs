@@ -104,6 +104,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "triggers" {
         super::bench_triggers::run(&dir).await?;
     }
+    if all || which == "agents" {
+        super::bench_agents::run(&dir).await?;
+    }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;
     }

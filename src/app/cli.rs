@@ -522,7 +522,9 @@ pub struct BenchArgs {
     /// briefs), workspace (UseWorkspace direct and isolated on a
     /// 10,000-file repository, the per-turn execution block), socket,
     /// triggers (HTTP delivery to a durable wake hint, 8 concurrent
-    /// senders, runtime.status over WebSocket against the socket), all
+    /// senders, runtime.status over WebSocket against the socket), agents
+    /// (SpawnAgent to the child's first provider request, 50 children at
+    /// once, memory per idle child), all
     /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
     /// under 50 prompts/s with subscribers, every 10 s); the last two are
     /// not part of all.

@@ -11,6 +11,8 @@ pub mod bench;
 #[cfg(feature = "bench")]
 mod bench_admit;
 #[cfg(feature = "bench")]
+mod bench_agents;
+#[cfg(feature = "bench")]
 mod bench_context;
 #[cfg(feature = "bench")]
 mod bench_runtime;

@@ -180,11 +180,22 @@ async fn choose_agent(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunA
         host.create_private_agent(&id).await?;
         return Ok(RunAgent::Temporary(id));
     };
-    let exists = host
+    let existing = host
         .store()
         .read()?
-        .agent::<crate::runtime::agent::AgentRecord>(id)?
-        .is_some();
+        .agent::<crate::runtime::agent::AgentRecord>(id)?;
+    if let Some(a) = &existing {
+        if a.archived_at.is_some() {
+            anyhow::bail!("agent `{id}` is archived; create another with `holon agent create`");
+        }
+        if a.visibility == crate::runtime::agent::AgentVisibility::Private {
+            anyhow::bail!(
+                "agent `{id}` is private (a child or a run's temporary agent); `holon run --agent` \
+                 targets public agents"
+            );
+        }
+    }
+    let exists = existing.is_some();
     if !exists && !args.create_agent {
         anyhow::bail!(
             "no agent `{id}`; pass --create-agent to create it, or omit --agent for a temporary one"

@@ -82,7 +82,7 @@ pub fn agent_summary(
     Ok(AgentSummary {
         id: agent.id.clone(),
         identity: agent.identity(),
-        children: children_of(rx, id)?,
+        children: super::host::child_ops::children_view(rx, id)?,
         status: agent.status,
         posture: posture.posture.as_str().to_owned(),
         posture_reason: posture.reason,
@@ -126,28 +126,6 @@ pub fn agent_summary(
             compacted_entries: agent.context.compacted_entries,
         },
     })
-}
-
-/// Finished children shown beside the live ones.
-const RECENT_CHILDREN: usize = 3;
-
-/// A parent's children for its summary: every live one, then the most
-/// recent finished ones.
-fn children_of(
-    rx: &ReadCtx,
-    parent: &str,
-) -> Result<Vec<super::host::child_ops::ChildSupervision>, StoreError> {
-    use super::host::child_ops::{child_supervision, child_tasks};
-    let tasks = child_tasks(rx, parent)?;
-    let (live, done): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|t| !t.status.is_terminal());
-    let mut out = Vec::new();
-    let recent = done.len().saturating_sub(RECENT_CHILDREN);
-    for t in live.iter().chain(done.iter().skip(recent)) {
-        if let Some(s) = child_supervision(rx, t)? {
-            out.push(s);
-        }
-    }
-    Ok(out)
 }
 
 /// How busy a runtime with these agents is (daemon lifecycle contract).

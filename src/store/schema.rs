@@ -49,16 +49,20 @@ pub enum Index {
     /// Approvals not yet settled: pending, or granted with the call's
     /// outcome not yet delivered to the agent.
     OpenApprovals,
+    /// Every `child_agent_task` a parent made (task ids are time-ordered,
+    /// so the last entries are the latest children).
+    ChildTasks,
 }
 
 impl Index {
-    pub const ALL: [Index; 6] = [
+    pub const ALL: [Index; 7] = [
         Index::Dequeued,
         Index::OpenWorkItems,
         Index::ActiveTasks,
         Index::TickKeys,
         Index::ActiveTimers,
         Index::OpenApprovals,
+        Index::ChildTasks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl Index {
             Index::TickKeys => "idx_tick_keys",
             Index::ActiveTimers => "idx_active_timers",
             Index::OpenApprovals => "idx_open_approvals",
+            Index::ChildTasks => "idx_child_tasks",
         }
     }
 
@@ -80,6 +85,7 @@ impl Index {
             Index::TickKeys => 3,
             Index::ActiveTimers => 4,
             Index::OpenApprovals => 5,
+            Index::ChildTasks => 6,
         }
     }
 

@@ -97,6 +97,7 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
                 0 => {
                     let read_skill = json!({ "cmd": format!("cat {skill_md}") }).to_string();
                     let refused = json!({ "prompt": "do it" }).to_string();
+                    let unknown = json!({ "preset": "boss", "initial_message": "x" }).to_string();
                     Canned::json(
                         200,
                         canned::responses_json(
@@ -104,11 +105,12 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
                             &[
                                 ("p1", "ExecCommand", &read_skill),
                                 ("p2", "SpawnAgent", &refused),
+                                ("p2b", "SpawnAgent", &unknown),
                             ],
                         ),
                     )
                 }
-                2 => {
+                3 => {
                     let spawn =
                         json!({ "initial_message": "Count to two\nthen run echo" }).to_string();
                     Canned::json(
@@ -139,13 +141,20 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
     });
     let main = events(&home, "main");
     // The forbidden field was refused with a clear error.
-    let refused = main
+    let spawns: Vec<String> = main
         .iter()
-        .find(|e| e["kind"] == "tool_executed" && e["payload"]["tool_name"] == "SpawnAgent")
-        .unwrap_or_else(|| panic!("no SpawnAgent call"));
+        .filter(|e| e["kind"] == "tool_executed" && e["payload"]["tool_name"] == "SpawnAgent")
+        .map(|e| e.to_string())
+        .collect();
     assert!(
-        refused.to_string().contains("does not take `prompt`"),
-        "{refused}"
+        spawns[0].contains("does not take `prompt`"),
+        "{}",
+        spawns[0]
+    );
+    assert!(
+        spawns[1].contains("unknown variant `boss`"),
+        "{}",
+        spawns[1]
     );
     let created = main
         .iter()
@@ -543,6 +552,8 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
     assert!(shown["identity"]["archived_at"].is_string());
     let refused = home.run(&["send", "hello", "--agent", "dev"]);
     assert!(!refused.status.success());
+    let run = home.run(&["run", "--agent", "dev", "hello"]);
+    assert!(stderr(&run).contains("is archived"), "{}", stderr(&run));
     let main = home.run(&["agent", "archive", "main"]);
     assert!(stderr(&main).contains("default agent"), "{}", stderr(&main));
     // The default agent got holon-default's AGENTS.md (never overwritten).

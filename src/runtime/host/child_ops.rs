@@ -196,13 +196,47 @@ pub fn child_supervision(
     }))
 }
 
-/// Every child task of `parent` (newest last).
-pub fn child_tasks(rx: &ReadCtx, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
-    let tasks: Vec<TaskRecord> = rx.list(Keyed::Tasks, parent)?;
-    Ok(tasks
-        .into_iter()
-        .filter(|t| t.kind == TaskKind::ChildAgentTask)
-        .collect())
+/// Finished children shown beside the live ones.
+const RECENT_CHILDREN: usize = 3;
+
+/// The parent's live child tasks (read through the active-task index, so
+/// the cost follows what runs now, not history).
+pub fn live_child_tasks(rx: &ReadCtx, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut out = Vec::new();
+    for id in rx.index_list(Index::ActiveTasks, parent)? {
+        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, &id)? {
+            if t.kind == TaskKind::ChildAgentTask {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a parent's summary and AgentGet show of its children: every live
+/// one, then the latest `RECENT_CHILDREN` finished ones.
+pub fn children_view(rx: &ReadCtx, parent: &str) -> Result<Vec<ChildSupervision>, StoreError> {
+    let mut tasks = live_child_tasks(rx, parent)?;
+    let mut done = Vec::new();
+    for id in rx.index_list(Index::ChildTasks, parent)?.iter().rev() {
+        if done.len() == RECENT_CHILDREN {
+            break;
+        }
+        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, id)? {
+            if t.status.is_terminal() {
+                done.push(t);
+            }
+        }
+    }
+    done.reverse();
+    tasks.extend(done);
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in &tasks {
+        if let Some(s) = child_supervision(rx, t)? {
+            out.push(s);
+        }
+    }
+    Ok(out)
 }
 
 /// The text a child's message carries for it: who delegated, and how the
@@ -452,10 +486,15 @@ impl RuntimeHost {
                         limits.max_spawn_depth
                     ))));
                 }
-                let live = child_tasks_in(tx, &pid)?
-                    .iter()
-                    .filter(|t| !t.status.is_terminal())
-                    .count() as u32;
+                let mut live = 0u32;
+                for id in tx.index_list(Index::ActiveTasks, &pid)? {
+                    if tx
+                        .get::<TaskRecord>(Keyed::Tasks, &pid, &id)?
+                        .is_some_and(|t| t.kind == TaskKind::ChildAgentTask)
+                    {
+                        live += 1;
+                    }
+                }
                 if live >= limits.max_children {
                     return Err(StoreError::rejected(RuntimeError::Invalid(format!(
                         "`{pid}` already supervises {live} live children, the limit \
@@ -479,6 +518,7 @@ impl RuntimeHost {
                 };
                 tx.put(Keyed::Tasks, &pid, &tid, &task)?;
                 tx.index_insert(Index::ActiveTasks, &pid, &tid)?;
+                tx.index_insert(Index::ChildTasks, &pid, &tid)?;
                 let provenance = Provenance {
                     task_id: Some(tid.clone()),
                     work_item_id: work_item.clone(),
@@ -552,9 +592,8 @@ impl RuntimeHost {
     /// `(child id, supervising task id)` of the parent's live children.
     pub fn live_children(&self, parent: &str) -> Result<Vec<(String, String)>, RuntimeError> {
         let rx = self.inner.store.read()?;
-        Ok(child_tasks(&rx, parent)?
+        Ok(live_child_tasks(&rx, parent)?
             .into_iter()
-            .filter(|t| !t.status.is_terminal())
             .filter_map(|t| {
                 let c = t
                     .detail
@@ -785,14 +824,6 @@ impl RuntimeHost {
         }
         Ok(())
     }
-}
-
-fn child_tasks_in(tx: &WriteCtx<'_>, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
-    let tasks: Vec<TaskRecord> = tx.list(Keyed::Tasks, parent)?;
-    Ok(tasks
-        .into_iter()
-        .filter(|t| t.kind == TaskKind::ChildAgentTask)
-        .collect())
 }
 
 #[cfg(test)]

@@ -9,9 +9,7 @@ use serde_json::{json, Value};
 
 use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::agent::{AgentRecord, AgentVisibility, ProfilePreset};
-use crate::runtime::host::child_ops::{
-    child_supervision, child_tasks, ChildWorkspaceMode, SpawnRequest,
-};
+use crate::runtime::host::child_ops::{ChildWorkspaceMode, SpawnRequest};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::{ToolCall, ToolSpec};
 
@@ -124,14 +122,9 @@ pub(crate) fn agent_view(
     host: &RuntimeHost,
     agent: &AgentRecord,
 ) -> Result<Value, crate::runtime::RuntimeError> {
-    let summary = host.summary_of(agent)?;
-    let rx = host.store().read()?;
-    let mut children = Vec::new();
-    for t in child_tasks(&rx, &agent.id)? {
-        if let Some(s) = child_supervision(&rx, &t)? {
-            children.push(s);
-        }
-    }
+    // The summary carries the children (live, then the latest finished).
+    let mut summary = host.summary_of(agent)?;
+    let children = std::mem::take(&mut summary.children);
     Ok(json!({
         "agent_id": agent.id,
         "identity": agent.identity(),
