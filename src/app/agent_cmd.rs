@@ -13,10 +13,7 @@ use crate::ui::present::agents;
 pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
     let (request, json) = cmd.request();
     let list = matches!(cmd, AgentCommand::List { .. });
-    let answer = super::workspace_cmd::call_any(ctx, vec![request])
-        .await?
-        .pop()
-        .unwrap_or_default();
+    let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
@@ -72,15 +69,10 @@ impl AgentCommand {
 pub async fn skills(ctx: &Context, cmd: SkillsCommand) -> anyhow::Result<ExitCode> {
     let SkillsCommand::List { agent, json } = cmd;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let answer = super::workspace_cmd::call_any(
-        ctx,
-        vec![Request::SkillsList {
-            agent_id: agent.clone(),
-        }],
-    )
-    .await?
-    .pop()
-    .unwrap_or_default();
+    let request = Request::SkillsList {
+        agent_id: agent.clone(),
+    };
+    let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);

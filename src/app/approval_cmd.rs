@@ -20,10 +20,7 @@ pub async fn list(
         agent_id: agent,
         include_answered: all,
     };
-    let answer = super::workspace_cmd::call_any(ctx, vec![request])
-        .await?
-        .pop()
-        .unwrap_or_default();
+    let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);

@@ -69,10 +69,7 @@ pub async fn prompt(
 ) -> anyhow::Result<ExitCode> {
     let agent_id = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let request = crate::protocol::Request::AgentPrompt { agent_id };
-    let answer = super::workspace_cmd::call_any(ctx, vec![request])
-        .await?
-        .pop()
-        .unwrap_or_default();
+    let answer = super::workspace_cmd::call_one(ctx, request).await?;
     let mut out = super::commands::Out::new();
     if json {
         out.line(&serde_json::to_string_pretty(&answer)?)?;

@@ -53,8 +53,7 @@ pub async fn run(ctx: &Context, cmd: TriggerCommand) -> anyhow::Result<ExitCode>
         ),
     };
     let deliver = matches!(cmd, TriggerCommand::Deliver { .. });
-    let mut answers = super::workspace_cmd::call_any(ctx, vec![request]).await?;
-    let answer = answers.pop().unwrap_or_default();
+    let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);

@@ -36,6 +36,14 @@ pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::R
     result
 }
 
+/// One request, through `call_any`.
+pub(super) async fn call_one(ctx: &Context, request: Request) -> anyhow::Result<Value> {
+    Ok(call_any(ctx, vec![request])
+        .await?
+        .pop()
+        .unwrap_or_default())
+}
+
 async fn call_all(
     client: &dyn RuntimeClient,
     requests: Vec<Request>,
@@ -131,8 +139,7 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
     };
     let agent_id = agent_of(opts);
     // Explicit targeting never creates an agent (`holon agent create`).
-    let requests = vec![request];
-    let answer = call_any(ctx, requests).await?.pop().unwrap_or(Value::Null);
+    let answer = call_one(ctx, request).await?;
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);

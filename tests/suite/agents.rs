@@ -52,6 +52,28 @@ fn start_daemon(home: &Home, stub: &StubServer) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// A stub whose parent spawns one child with `initial_message` and whose
+/// child's model call never finishes during a test.
+async fn slow_child_stub(initial_message: &'static str) -> StubServer {
+    let responder = move |body: &Value| -> Canned {
+        let (text, outputs) = read(body);
+        if text.contains("Delegated to you by agent") {
+            return answer("too late", &[]).delay(std::time::Duration::from_secs(60));
+        }
+        match outputs {
+            0 => {
+                let spawn = json!({ "initial_message": initial_message }).to_string();
+                Canned::json(
+                    200,
+                    canned::responses_json("", &[("p1", "SpawnAgent", &spawn)]),
+                )
+            }
+            _ => answer("Delegated.", &[]),
+        }
+    };
+    StubServer::responding(Arc::new(responder)).await
+}
+
 fn child_task(home: &Home, parent: &str) -> Value {
     show(home, parent)["children"]
         .as_array()
@@ -284,24 +306,7 @@ fn rpc(home: &Home, method: &str, params: Value) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_child_survives_a_restart_and_task_stop_ends_it() {
     let home = Home::new();
-    let responder = |body: &Value| -> Canned {
-        let (text, outputs) = read(body);
-        if text.contains("Delegated to you by agent") {
-            // The child's model call never finishes in time.
-            return answer("too late", &[]).delay(std::time::Duration::from_secs(60));
-        }
-        match outputs {
-            0 => {
-                let spawn = json!({ "initial_message": "Watch the slow thing" }).to_string();
-                Canned::json(
-                    200,
-                    canned::responses_json("", &[("p1", "SpawnAgent", &spawn)]),
-                )
-            }
-            _ => answer("Delegated.", &[]),
-        }
-    };
-    let stub = StubServer::responding(Arc::new(responder)).await;
+    let stub = slow_child_stub("Watch the slow thing").await;
     start_daemon(&home, &stub);
     let daemon = Daemon(&home);
     home.ok(&["send", "delegate the slow thing"]);
@@ -650,23 +655,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_shows_a_parents_child_and_opens_it_read_only() {
     let home = Home::new();
-    let responder = |body: &Value| -> Canned {
-        let (text, outputs) = read(body);
-        if text.contains("Delegated to you by agent") {
-            return answer("late", &[]).delay(std::time::Duration::from_secs(60));
-        }
-        match outputs {
-            0 => {
-                let spawn = json!({ "initial_message": "Profile the slow query" }).to_string();
-                Canned::json(
-                    200,
-                    canned::responses_json("", &[("p1", "SpawnAgent", &spawn)]),
-                )
-            }
-            _ => answer("Delegated.", &[]),
-        }
-    };
-    let stub = StubServer::responding(Arc::new(responder)).await;
+    let stub = slow_child_stub("Profile the slow query").await;
     start_daemon(&home, &stub);
     let _daemon = Daemon(&home);
     home.ok(&["send", "delegate the profiling"]);

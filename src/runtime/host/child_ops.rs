@@ -10,28 +10,30 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::agent_ops::{archive_in, create_in, NewAgent};
+use super::agent_ops::{create_in, NewAgent};
+use super::child_view::bounded;
+pub use super::child_view::{
+    child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
+};
 use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::{
     AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
-use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::command_tasks::{transition_in, TaskInputReceipt};
 use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition, WaitPolicy};
+use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::workspace::{
-    ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
+    ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, AGENT_HOME_ID,
 };
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, Provenance, ReadCtx, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, Provenance, StoreError};
 
 /// Characters of a child's result the parent's task carries.
-const RESULT_CHARS: usize = 16_000;
+pub(super) const RESULT_CHARS: usize = 16_000;
 /// Characters of the initial message that make the task's label.
 const LABEL_CHARS: usize = 72;
 
@@ -62,34 +64,6 @@ pub struct SpawnRequest {
     pub work_item_id: Option<String>,
 }
 
-/// What the parent sees of a child: one projection shared by SpawnAgent,
-/// TaskStatus, TaskOutput, AgentGet and the console.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildSupervision {
-    pub child_agent_id: String,
-    pub supervision_task_id: String,
-    pub label: String,
-    pub task_status: TaskStatus,
-    pub child_status: AgentStatus,
-    pub posture: String,
-    pub posture_reason: String,
-    pub archived: bool,
-    pub workspace_mode: ChildWorkspaceMode,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_work_item: Option<String>,
-    pub model_rounds: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub queue_depth: u64,
-    pub tasks_active: u64,
-    /// The child's latest brief (bounded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_brief: Option<String>,
-    /// The managed worktree, and what cleanup did with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<serde_json::Value>,
-}
-
 /// What `SpawnAgent` returns.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spawned {
@@ -100,13 +74,6 @@ pub struct Spawned {
     pub supervision_task_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub child_supervision: Option<ChildSupervision>,
-}
-
-fn bounded(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// The task's stable label: the first line of the initial message.
@@ -133,115 +100,9 @@ fn depth_in(rx_agent: impl Fn(&str) -> Option<AgentRecord>, agent: &AgentRecord)
     depth
 }
 
-/// The child's latest brief text.
-fn last_brief(rx: &ReadCtx, child: &str) -> Result<Option<String>, StoreError> {
-    let briefs: Vec<ev::Brief> = rx.list(Keyed::Briefs, child)?;
-    Ok(briefs
-        .into_iter()
-        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
-        .map(|b| b.text))
-}
-
-/// The supervision projection of one child task.
-pub fn child_supervision(
-    rx: &ReadCtx,
-    task: &TaskRecord,
-) -> Result<Option<ChildSupervision>, StoreError> {
-    let detail = task.detail.clone().unwrap_or_default();
-    let Some(child_id) = detail.get("child_agent_id").and_then(|v| v.as_str()) else {
-        return Ok(None);
-    };
-    let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
-        return Ok(None);
-    };
-    let posture = match super::projection::load(rx, child_id, crate::now_ms())? {
-        Some(live) => live.projection.posture(),
-        None => crate::runtime::posture::PostureView {
-            posture: crate::runtime::posture::AgentSchedulingPosture::Archived,
-            reason: "no record".into(),
-        },
-    };
-    let current_work_item = match &child.current_work_item_id {
-        Some(w) => rx
-            .get::<crate::runtime::work_items::WorkItemRecord>(Keyed::WorkItems, child_id, w)?
-            .map(|w| w.objective),
-        None => None,
-    };
-    Ok(Some(ChildSupervision {
-        child_agent_id: child_id.to_owned(),
-        supervision_task_id: task.id.clone(),
-        label: detail
-            .get("label")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned(),
-        task_status: task.status,
-        child_status: child.status,
-        posture: posture.posture.as_str().to_owned(),
-        posture_reason: posture.reason,
-        archived: child.archived_at.is_some(),
-        workspace_mode: detail
-            .get("workspace_mode")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok())
-            .unwrap_or_default(),
-        current_work_item,
-        model_rounds: child.total_model_rounds,
-        input_tokens: child.total_input_tokens,
-        output_tokens: child.total_output_tokens,
-        queue_depth: rx.queue_pending(child_id)?.len() as u64,
-        tasks_active: rx.index_list(Index::ActiveTasks, child_id)?.len() as u64,
-        last_brief: last_brief(rx, child_id)?.map(|b| bounded(&b, 2_000)),
-        worktree: detail.get("worktree").cloned(),
-    }))
-}
-
-/// Finished children shown beside the live ones.
-const RECENT_CHILDREN: usize = 3;
-
-/// The parent's live child tasks (read through the active-task index, so
-/// the cost follows what runs now, not history).
-pub fn live_child_tasks(rx: &ReadCtx, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
-    let mut out = Vec::new();
-    for id in rx.index_list(Index::ActiveTasks, parent)? {
-        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, &id)? {
-            if t.kind == TaskKind::ChildAgentTask {
-                out.push(t);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// What a parent's summary and AgentGet show of its children: every live
-/// one, then the latest `RECENT_CHILDREN` finished ones.
-pub fn children_view(rx: &ReadCtx, parent: &str) -> Result<Vec<ChildSupervision>, StoreError> {
-    let mut tasks = live_child_tasks(rx, parent)?;
-    let mut done = Vec::new();
-    for id in rx.index_list(Index::ChildTasks, parent)?.iter().rev() {
-        if done.len() == RECENT_CHILDREN {
-            break;
-        }
-        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, id)? {
-            if t.status.is_terminal() {
-                done.push(t);
-            }
-        }
-    }
-    done.reverse();
-    tasks.extend(done);
-    let mut out = Vec::with_capacity(tasks.len());
-    for t in &tasks {
-        if let Some(s) = child_supervision(rx, t)? {
-            out.push(s);
-        }
-    }
-    Ok(out)
-}
-
 /// The text a child's message carries for it: who delegated, and how the
 /// result gets back.
-fn delegation_text(parent: &str, task_id: &str, text: &str, first: bool) -> String {
+pub(super) fn delegation_text(parent: &str, task_id: &str, text: &str, first: bool) -> String {
     if first {
         format!(
             "Delegated to you by agent `{parent}` (supervising task {task_id}):\n\n{text}\n\n\
@@ -253,7 +114,12 @@ fn delegation_text(parent: &str, task_id: &str, text: &str, first: bool) -> Stri
     }
 }
 
-fn child_message(child: &str, parent: &str, task_id: &str, text: String) -> AdmissionRequest {
+pub(super) fn child_message(
+    child: &str,
+    parent: &str,
+    task_id: &str,
+    text: String,
+) -> AdmissionRequest {
     AdmissionRequest {
         agent_id: child.to_owned(),
         kind: MessageKind::OperatorPrompt,
@@ -273,44 +139,6 @@ fn child_message(child: &str, parent: &str, task_id: &str, text: String) -> Admi
         correlation_id: None,
         causation_id: None,
     }
-}
-
-/// Finish a child's supervising task on the parent: the terminal status,
-/// the child's result in its detail, the result queued to the parent,
-/// then the child archived. A task already final is left as it is.
-fn settle_in(
-    tx: &mut WriteCtx<'_>,
-    parent: &str,
-    task_id: &str,
-    status: TaskStatus,
-    summary: String,
-    extra: serde_json::Value,
-    archive_reason: &str,
-) -> Result<(), StoreError> {
-    let Some(task) = tx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)? else {
-        return Ok(());
-    };
-    let child = task
-        .detail
-        .as_ref()
-        .and_then(|d| d.get("child_agent_id"))
-        .and_then(|v| v.as_str())
-        .map(str::to_owned);
-    if !task.status.is_terminal() {
-        let finish = TaskTransition::Finish {
-            status,
-            summary: Some(summary),
-            detail: Some(extra),
-        };
-        transition_in(tx, parent, task_id, finish)?;
-        crate::runtime::command_tasks::queue_result_in(tx, parent, task_id)?;
-    }
-    if let Some(c) = child {
-        if tx.get_agent::<AgentRecord>(&c)?.is_some() {
-            archive_in(tx, &c, archive_reason)?;
-        }
-    }
-    Ok(())
 }
 
 impl RuntimeHost {
@@ -555,20 +383,7 @@ impl RuntimeHost {
             };
             if let Err(e) = self.use_workspace(&child_id, req).await {
                 let why = format!("failed: its worktree could not be made: {e}");
-                let (p, t) = (parent.id.clone(), task_id.clone());
-                self.inner
-                    .store
-                    .write(move |tx| {
-                        settle_in(
-                            tx,
-                            &p,
-                            &t,
-                            TaskStatus::Failed,
-                            why.clone(),
-                            json!({}),
-                            "supervision_completed",
-                        )
-                    })
+                self.settle_child_task(&parent.id, &task_id, TaskStatus::Failed, &why, json!({}))
                     .await?;
                 return Err(e);
             }
@@ -587,242 +402,6 @@ impl RuntimeHost {
             supervision_task_id: Some(task_id),
             child_supervision: supervision,
         })
-    }
-
-    /// `(child id, supervising task id)` of the parent's live children.
-    pub fn live_children(&self, parent: &str) -> Result<Vec<(String, String)>, RuntimeError> {
-        let rx = self.inner.store.read()?;
-        Ok(live_child_tasks(&rx, parent)?
-            .into_iter()
-            .filter_map(|t| {
-                let c = t
-                    .detail
-                    .as_ref()?
-                    .get("child_agent_id")?
-                    .as_str()?
-                    .to_owned();
-                Some((c, t.id))
-            })
-            .collect())
-    }
-
-    /// End a child's managed worktree session: removed when clean,
-    /// retained (and recorded) when it holds changes. What happened, for
-    /// the task's detail.
-    async fn end_child_worktree(&self, child: &str) -> Option<serde_json::Value> {
-        let session: WorktreeSession = self.inner.execution_of(child).ok()?.worktree?;
-        let home = UseWorkspace {
-            workspace_id: Some(AGENT_HOME_ID.into()),
-            path: None,
-            mode: WorkspaceMode::Direct,
-        };
-        let changed = crate::runtime::workspace::git::short_status(std::path::Path::new(
-            &session.worktree_path,
-        ))
-        .map_or(0, |s| s.changed);
-        let cleanup = match self.use_workspace(child, home).await {
-            Ok(out) if out.retained.is_empty() => "removed",
-            Ok(_) => "retained",
-            Err(e) => {
-                tracing::warn!(child, error = %e, "cannot end a child's worktree session");
-                "cleanup_failed"
-            }
-        };
-        Some(json!({
-            "path": session.worktree_path, "branch": session.worktree_branch,
-            "changed_files": changed, "cleanup": cleanup,
-        }))
-    }
-
-    /// Stop a child through its supervising task (TaskStop, the operator,
-    /// a stopped or archived parent): its turn is cancelled, its worktree
-    /// ended, the task cancelled with `summary`, the child archived.
-    pub async fn stop_child(
-        &self,
-        parent: &str,
-        task_id: &str,
-        summary: &str,
-    ) -> Result<TaskRecord, RuntimeError> {
-        let task = self.child_task(parent, task_id)?;
-        let child = task
-            .detail
-            .as_ref()
-            .and_then(|d| d.get("child_agent_id"))
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        if let Some(a) = self.inner.actors().get(&child) {
-            a.cancel.request(super::cancel::CancelReason::AgentStopped);
-        }
-        let worktree = self.end_child_worktree(&child).await;
-        let (p, t, why) = (parent.to_owned(), task_id.to_owned(), summary.to_owned());
-        let extra = json!({ "worktree": worktree });
-        self.inner
-            .store
-            .write(move |tx| {
-                settle_in(
-                    tx,
-                    &p,
-                    &t,
-                    TaskStatus::Cancelled,
-                    why.clone(),
-                    extra.clone(),
-                    "supervision_completed",
-                )
-            })
-            .await?;
-        self.wake(parent);
-        self.wake(&child);
-        let rx = self.inner.store.read()?;
-        rx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)?
-            .ok_or_else(|| RuntimeError::UnknownTask {
-                task_id: task_id.to_owned(),
-            })
-    }
-
-    /// TaskInput on a child task: a further message into the child's queue.
-    pub async fn child_input(
-        &self,
-        parent: &str,
-        task_id: &str,
-        text: &str,
-    ) -> Result<TaskInputReceipt, RuntimeError> {
-        let task = self.child_task(parent, task_id)?;
-        let child = task
-            .detail
-            .as_ref()
-            .and_then(|d| d.get("child_agent_id"))
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        let receipt = |accepted: bool, summary: String| TaskInputReceipt {
-            task_id: task_id.to_owned(),
-            accepted_input: accepted,
-            input_target: "child_agent_queue".into(),
-            bytes_written: if accepted { text.len() } else { 0 },
-            summary_text: summary,
-        };
-        if task.status.is_terminal() {
-            return Ok(receipt(
-                false,
-                format!("the child's task is already {:?}", task.status).to_lowercase(),
-            ));
-        }
-        if text.trim().is_empty() {
-            return Ok(receipt(false, "the input is empty".into()));
-        }
-        let m = child_message(
-            &child,
-            parent,
-            task_id,
-            delegation_text(parent, task_id, text, false),
-        );
-        let admitted = self.submit(m).await?;
-        Ok(receipt(
-            true,
-            format!("queued as {} for child {child}", admitted.message_id),
-        ))
-    }
-
-    /// A child task of `parent`, or `UnknownTask`.
-    pub(crate) fn child_task(
-        &self,
-        parent: &str,
-        task_id: &str,
-    ) -> Result<TaskRecord, RuntimeError> {
-        self.inner
-            .store
-            .read()?
-            .get::<TaskRecord>(Keyed::Tasks, parent, task_id)?
-            .filter(|t| t.kind == TaskKind::ChildAgentTask)
-            .ok_or_else(|| RuntimeError::UnknownTask {
-                task_id: task_id.to_owned(),
-            })
-    }
-
-    /// The child reached terminal closure (nothing queued, running or
-    /// awaited after at least one turn): finish its supervising task with
-    /// its last brief, queue that to the parent, archive the child.
-    pub(super) async fn settle_finished_child(
-        &self,
-        child: &AgentRecord,
-    ) -> Result<(), RuntimeError> {
-        let (Some(parent), Some(task_id)) = (
-            child.lineage_parent_agent_id.clone(),
-            child.supervision_task_id.clone(),
-        ) else {
-            return Ok(());
-        };
-        let worktree = self.end_child_worktree(&child.id).await;
-        let (cid, failed) = (
-            child.id.clone(),
-            child
-                .last_turn_terminal
-                .is_some_and(|k| k != TurnTerminalKind::Completed),
-        );
-        self.inner
-            .store
-            .write(move |tx| {
-                let result = {
-                    let briefs: Vec<ev::Brief> = tx.list(Keyed::Briefs, &cid)?;
-                    briefs
-                        .into_iter()
-                        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
-                        .map(|b| b.text)
-                        .unwrap_or_default()
-                };
-                let (status, summary) = match failed {
-                    false => (TaskStatus::Completed, format!("child {cid} finished")),
-                    true => (TaskStatus::Failed, format!("child {cid} failed")),
-                };
-                let extra =
-                    json!({ "child_result": bounded(&result, RESULT_CHARS), "worktree": worktree });
-                settle_in(
-                    tx,
-                    &parent,
-                    &task_id,
-                    status,
-                    summary,
-                    extra.clone(),
-                    "supervision_completed",
-                )
-            })
-            .await?;
-        if let Some(p) = &child.lineage_parent_agent_id {
-            self.wake(p);
-        }
-        Ok(())
-    }
-
-    /// At start: a child whose supervising task is missing or final
-    /// archives; one whose task is still open stays (restart-safe).
-    pub(super) async fn reconcile_children(&self) -> Result<(), RuntimeError> {
-        let agents: Vec<AgentRecord> = self.inner.store.read()?.agents()?;
-        for child in agents
-            .iter()
-            .filter(|a| a.kind == AgentKind::Child && a.archived_at.is_none())
-        {
-            let task = match (&child.lineage_parent_agent_id, &child.supervision_task_id) {
-                (Some(p), Some(t)) => {
-                    self.inner
-                        .store
-                        .read()?
-                        .get::<TaskRecord>(Keyed::Tasks, p, t)?
-                }
-                _ => None,
-            };
-            let reason = match &task {
-                None => "supervision_missing",
-                Some(t) if t.status.is_terminal() => "supervision_completed",
-                Some(_) => continue,
-            };
-            let (id, why) = (child.id.clone(), reason.to_owned());
-            self.inner
-                .store
-                .write(move |tx| archive_in(tx, &id, &why).map(|_| ()))
-                .await?;
-        }
-        Ok(())
     }
 }
 

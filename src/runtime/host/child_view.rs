@@ -1,0 +1,163 @@
+//! What a parent sees of its children: the `child_supervision` projection
+//! shared by SpawnAgent, TaskStatus, TaskOutput, AgentGet, `agent show`
+//! and the console, and the reads behind it (live children through the
+//! active-task index, the latest finished ones through the child-task
+//! index).
+
+use serde::{Deserialize, Serialize};
+
+use super::child_ops::ChildWorkspaceMode;
+use crate::protocol::events as ev;
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
+use crate::store::{Index, Keyed, ReadCtx, StoreError};
+
+/// The child a `child_agent_task` supervises.
+pub fn child_of(task: &TaskRecord) -> Option<String> {
+    task.detail
+        .as_ref()?
+        .get("child_agent_id")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// What the parent sees of a child: one projection shared by SpawnAgent,
+/// TaskStatus, TaskOutput, AgentGet and the console.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildSupervision {
+    pub child_agent_id: String,
+    pub supervision_task_id: String,
+    pub label: String,
+    pub task_status: TaskStatus,
+    pub child_status: AgentStatus,
+    pub posture: String,
+    pub posture_reason: String,
+    pub archived: bool,
+    pub workspace_mode: ChildWorkspaceMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item: Option<String>,
+    pub model_rounds: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub queue_depth: u64,
+    pub tasks_active: u64,
+    /// The child's latest brief (bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_brief: Option<String>,
+    /// The managed worktree, and what cleanup did with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<serde_json::Value>,
+}
+
+/// The latest of a child's briefs, its text.
+pub(super) fn latest_brief(briefs: Vec<ev::Brief>) -> Option<String> {
+    briefs
+        .into_iter()
+        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
+        .map(|b| b.text)
+}
+
+/// `s` cut to `n` characters (an ellipsis marks the cut).
+pub(super) fn bounded(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// The supervision projection of one child task.
+pub fn child_supervision(
+    rx: &ReadCtx,
+    task: &TaskRecord,
+) -> Result<Option<ChildSupervision>, StoreError> {
+    let detail = task.detail.clone().unwrap_or_default();
+    let Some(child_id) = detail.get("child_agent_id").and_then(|v| v.as_str()) else {
+        return Ok(None);
+    };
+    let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
+        return Ok(None);
+    };
+    let posture = match super::projection::load(rx, child_id, crate::now_ms())? {
+        Some(live) => live.projection.posture(),
+        None => crate::runtime::posture::PostureView {
+            posture: crate::runtime::posture::AgentSchedulingPosture::Archived,
+            reason: "no record".into(),
+        },
+    };
+    let current_work_item = match &child.current_work_item_id {
+        Some(w) => rx
+            .get::<crate::runtime::work_items::WorkItemRecord>(Keyed::WorkItems, child_id, w)?
+            .map(|w| w.objective),
+        None => None,
+    };
+    Ok(Some(ChildSupervision {
+        child_agent_id: child_id.to_owned(),
+        supervision_task_id: task.id.clone(),
+        label: detail
+            .get("label")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        task_status: task.status,
+        child_status: child.status,
+        posture: posture.posture.as_str().to_owned(),
+        posture_reason: posture.reason,
+        archived: child.archived_at.is_some(),
+        workspace_mode: detail
+            .get("workspace_mode")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
+        current_work_item,
+        model_rounds: child.total_model_rounds,
+        input_tokens: child.total_input_tokens,
+        output_tokens: child.total_output_tokens,
+        queue_depth: rx.queue_pending(child_id)?.len() as u64,
+        tasks_active: rx.index_list(Index::ActiveTasks, child_id)?.len() as u64,
+        last_brief: latest_brief(rx.list(Keyed::Briefs, child_id)?).map(|b| bounded(&b, 2_000)),
+        worktree: detail.get("worktree").cloned(),
+    }))
+}
+
+/// Finished children shown beside the live ones.
+const RECENT_CHILDREN: usize = 3;
+
+/// The parent's live child tasks (read through the active-task index, so
+/// the cost follows what runs now, not history).
+pub fn live_child_tasks(rx: &ReadCtx, parent: &str) -> Result<Vec<TaskRecord>, StoreError> {
+    let mut out = Vec::new();
+    for id in rx.index_list(Index::ActiveTasks, parent)? {
+        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, &id)? {
+            if t.kind == TaskKind::ChildAgentTask {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a parent's summary and AgentGet show of its children: every live
+/// one, then the latest `RECENT_CHILDREN` finished ones.
+pub fn children_view(rx: &ReadCtx, parent: &str) -> Result<Vec<ChildSupervision>, StoreError> {
+    let mut tasks = live_child_tasks(rx, parent)?;
+    let mut done = Vec::new();
+    for id in rx.index_list(Index::ChildTasks, parent)?.iter().rev() {
+        if done.len() == RECENT_CHILDREN {
+            break;
+        }
+        if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, parent, id)? {
+            if t.status.is_terminal() {
+                done.push(t);
+            }
+        }
+    }
+    done.reverse();
+    tasks.extend(done);
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in &tasks {
+        if let Some(s) = child_supervision(rx, t)? {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
