@@ -182,6 +182,7 @@ impl RuntimeHost {
         // worktree session.
         let workspaces = AgentWorkspaces {
             attached: parent.workspaces.attached.clone(),
+            policies: parent.workspaces.policies.clone(),
             ..AgentWorkspaces::default()
         };
         self.create_named_agent(NewAgent {
@@ -275,6 +276,8 @@ impl RuntimeHost {
         child.lineage_parent_agent_id = Some(parent.id.clone());
         child.supervision_task_id = Some(task_id.clone());
         child.workspaces.attached = parent.workspaces.attached.clone();
+        // The operator's approval policies follow the workspaces.
+        child.workspaces.policies = parent.workspaces.policies.clone();
         if worktree_of.is_none() {
             // Inherit: the parent's root as it is; a worktree of the
             // parent's is used, never managed, by the child.
