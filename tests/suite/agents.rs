@@ -607,6 +607,14 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         holon::runtime::host::child_ops::Spawned,
         holon::runtime::RuntimeError,
     >| { r.err().map(|e| e.to_string()).unwrap_or_default() };
+    // The operator's policy on the parent's workspace follows its children.
+    let always = holon::runtime::policy::PolicyChange {
+        approval: Some(holon::runtime::policy::Approval::Always),
+        ..Default::default()
+    };
+    ok(host
+        .set_workspace_policy("main", "agent_home", always)
+        .await);
     let a = ok(host.spawn_agent("main", req(Some("first"))).await);
     ok(host.spawn_agent("main", req(Some("second"))).await);
     assert!(err(host.spawn_agent("main", req(Some("third"))).await).contains("max_children"));
@@ -649,6 +657,10 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         .collect();
     assert_eq!(children.len(), 2);
     assert!(children.iter().all(|c| c.archived_at.is_some()));
+    assert!(children.iter().all(
+        |c| c.workspaces.policies.get("agent_home").map(|p| p.approval)
+            == Some(holon::runtime::policy::Approval::Always)
+    ));
     host.shutdown().await;
 }
 
