@@ -616,7 +616,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         .set_workspace_policy("main", "agent_home", always)
         .await);
     let a = ok(host.spawn_agent("main", req(Some("first"))).await);
-    ok(host.spawn_agent("main", req(Some("second"))).await);
+    let b = ok(host.spawn_agent("main", req(Some("second"))).await);
     assert!(err(host.spawn_agent("main", req(Some("third"))).await).contains("max_children"));
     let child = a.child_agent_id.unwrap_or_default();
     assert!(err(host.spawn_agent(&child, req(Some("deeper"))).await).contains("max_spawn_depth"));
@@ -642,6 +642,29 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert_eq!(reviewer.lineage_parent_agent_id.as_deref(), Some("main"));
     assert!(reviewer.supervision_task_id.is_none());
 
+    // Stopping or archiving a child itself ends it through its parent's
+    // task (the parent is told), not as a bare stop that leaves the task
+    // open forever.
+    let (ca, cb) = (child.clone(), b.child_agent_id.unwrap_or_default());
+    let out = ok(host.control(&ca, ControlAction::Stop).await);
+    assert!(out.note.contains("its task"), "{}", out.note);
+    ok(host.archive_agent(&cb, "operator").await);
+    assert!(ok(host.live_children("main")).is_empty());
+    let rx = ok(host.store().read());
+    for c in [&a.supervision_task_id, &b.supervision_task_id] {
+        let t: Option<holon::runtime::tasks::TaskRecord> = ok(rx.get(
+            holon::store::Keyed::Tasks,
+            "main",
+            c.as_deref().unwrap_or_default(),
+        ));
+        assert_eq!(
+            t.map(|t| t.status),
+            Some(holon::runtime::tasks::TaskStatus::Cancelled)
+        );
+    }
+    drop(rx);
+    ok(host.spawn_agent("main", req(Some("third"))).await);
+    ok(host.spawn_agent("main", req(Some("fourth"))).await);
     // Stopping the parent stops both live children with it.
     let out = ok(host.control("main", ControlAction::Stop).await);
     assert!(
@@ -655,7 +678,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         .into_iter()
         .filter(|a| a.lineage_parent_agent_id.as_deref() == Some("main") && a.id != "reviewer")
         .collect();
-    assert_eq!(children.len(), 2);
+    assert_eq!(children.len(), 4);
     assert!(children.iter().all(|c| c.archived_at.is_some()));
     assert!(children.iter().all(
         |c| c.workspaces.policies.get("agent_home").map(|p| p.approval)

@@ -209,7 +209,15 @@ impl RuntimeHost {
                 "`{agent_id}` is the default agent and cannot be archived"
             )));
         }
-        self.inner.agent_record(agent_id)?;
+        let agent = self.inner.agent_record(agent_id)?;
+        // A supervised child is archived through its parent's task, so the
+        // parent learns it ended.
+        if let Some(task) = self.live_supervision(&agent) {
+            let parent = agent.lineage_parent_agent_id.clone().unwrap_or_default();
+            self.stop_child(&parent, &task, "stopped: archived by the operator")
+                .await?;
+            return self.inner.agent_record(agent_id);
+        }
         for (child, task) in self.live_children(agent_id)? {
             if let Err(e) = self
                 .stop_child(agent_id, &task, "stopped: its parent was archived")

@@ -15,7 +15,7 @@ use crate::runtime::command_tasks::{queue_result_in, transition_in, TaskInputRec
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition};
 use crate::runtime::workspace::{UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 /// Finish a child's supervising task on the parent: the terminal status,
 /// the child's result in its detail, the result queued to the parent,
@@ -115,8 +115,26 @@ impl RuntimeHost {
     ) -> Result<TaskRecord, RuntimeError> {
         let task = self.child_task(parent, task_id)?;
         let child = child_of(&task).unwrap_or_default();
-        if let Some(a) = self.inner.actors().get(&child) {
-            a.cancel.request(super::cancel::CancelReason::AgentStopped);
+        if !task.status.is_terminal() {
+            if let Some(a) = self.inner.actors().get(&child) {
+                a.cancel.request(super::cancel::CancelReason::AgentStopped);
+            }
+            // Nothing of the child keeps running: its own children and
+            // its command tasks stop with it.
+            for (_, grandchild) in self.live_children(&child)? {
+                Box::pin(self.stop_child(&child, &grandchild, "stopped: its parent was stopped"))
+                    .await?;
+            }
+            for t in self.inner.tasks.live_ids(&child) {
+                if let Err(e) = self
+                    .inner
+                    .tasks
+                    .stop(&child, &t, self.inner.config.stop_grace)
+                    .await
+                {
+                    tracing::warn!(%child, task = %t, error = %e, "cannot stop a stopped child's task");
+                }
+            }
         }
         let worktree = self.end_child_worktree(&child).await;
         let extra = json!({ "worktree": worktree });
@@ -169,6 +187,18 @@ impl RuntimeHost {
         ))
     }
 
+    /// The supervising task of a child still under supervision.
+    pub(crate) fn live_supervision(&self, agent: &AgentRecord) -> Option<String> {
+        let (parent, task) = (
+            agent.lineage_parent_agent_id.as_deref()?,
+            agent.supervision_task_id.as_deref()?,
+        );
+        self.child_task(parent, task)
+            .ok()
+            .filter(|t| !t.status.is_terminal())
+            .map(|t| t.id)
+    }
+
     /// A child task of `parent`, or `UnknownTask`.
     pub(crate) fn child_task(
         &self,
@@ -208,6 +238,14 @@ impl RuntimeHost {
         self.inner
             .store
             .write(move |tx| {
+                // Input that arrived since the scheduler's decision (a
+                // TaskInput) means the child is not done: leave it running.
+                let busy = !tx.queue_pending(&cid)?.is_empty()
+                    || !tx.index_list(Index::Dequeued, &cid)?.is_empty()
+                    || !tx.index_list(Index::ActiveTasks, &cid)?.is_empty();
+                if busy {
+                    return Ok(());
+                }
                 let result = latest_brief(tx.list(Keyed::Briefs, &cid)?).unwrap_or_default();
                 let (status, summary) = match failed {
                     false => (TaskStatus::Completed, format!("child {cid} finished")),

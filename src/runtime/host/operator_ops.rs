@@ -49,6 +49,26 @@ impl RuntimeHost {
             }
             ControlAction::Pause | ControlAction::Resume | ControlAction::Stop => {}
         }
+        // Stopping a supervised child ends it through its parent's task, so
+        // the parent is told (a stopped child would never finish its task).
+        if action == ControlAction::Stop {
+            let agent = self.inner.agent_record(agent_id)?;
+            if let Some(task) = self.live_supervision(&agent) {
+                let parent = agent.lineage_parent_agent_id.clone().unwrap_or_default();
+                self.stop_child(&parent, &task, "stopped by the operator")
+                    .await?;
+                return Ok(ControlOutcome {
+                    agent_id: agent_id.to_owned(),
+                    action,
+                    from: agent.status,
+                    to: AgentStatus::Stopped,
+                    note: format!(
+                        "child of {parent} stopped and archived; its task {task} is cancelled and \
+                         {parent} is told"
+                    ),
+                });
+            }
+        }
         let id = agent_id.to_owned();
         let outcome = self
             .inner
