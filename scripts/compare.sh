@@ -6,7 +6,9 @@
 #   send wall (`send` here, `prompt` upstream; median of RUNS);
 #   admissions per second from 8 concurrent CLI clients (8 x 25 prompts);
 #   bytes on disk per prompt (the store's files after N prompts and a stop,
-#   less the same after none; every turn fails at once: no model answers);
+#   less the same after none, as the runtime left them and compacted: redb
+#   grows its file in regions, SQLite keeps a WAL; every turn fails at once:
+#   no model answers);
 #   `daemon stop` with a model call in flight (a local endpoint that accepts
 #   the request and never answers).
 #
@@ -24,7 +26,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 # The endpoint that never answers: accepts, reads, notes it in $1, waits.
 hang_server() {
-  python3 - "$1" <<'PY' &
+  python3 - "$1" >/dev/null 2>&1 <<'PY' &
 import socket, sys, threading, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 0)); s.listen(16)
@@ -46,6 +48,17 @@ store_bytes() {
     "$1" 2>/dev/null | awk '{print $1}'
 }
 
+# Bring the store to rest before measuring it: `holon store compact` here;
+# a checkpointed, vacuumed SQLite upstream.
+compact_store() {
+  if "$1" store --help >/dev/null 2>&1; then
+    "$1" store compact >/dev/null 2>&1 || true
+  else
+    find "$2" -name '*.sqlite*' -not -name '*-wal' -not -name '*-shm' -print0 |
+      xargs -0 -r -n1 python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA wal_checkpoint(TRUNCATE)"); c.execute("VACUUM"); c.close()' 2>/dev/null || true
+  fi
+}
+
 env_for() {
   export HOLON_HOME=$1 HOLON_MODEL=openai/compare OPENAI_API_KEY=sk-compare \
     OPENAI_BASE_URL=$2 HOLON_LISTEN=off
@@ -65,7 +78,7 @@ measure() {
     t0=$(now_ms); "$bin" daemon status >/dev/null 2>&1 || true; t1=$(now_ms); echo $((t1 - t0))
   done | median)
   t0=$(now_ms); "$bin" daemon stop >/dev/null 2>&1 || true; t1=$(now_ms); stop=$((t1 - t0))
-  local base; base=$(store_bytes "$home")
+  local base; compact_store "$bin" "$home"; base=$(store_bytes "$home")
 
   # Send wall, then prompts for the disk figure, then 8 concurrent clients.
   "$bin" daemon start >/dev/null 2>&1
@@ -77,6 +90,8 @@ measure() {
   done
   sleep 5
   "$bin" daemon stop >/dev/null 2>&1 || true
+  local raw; raw=$(( ($(store_bytes "$home") - base) / prompts ))
+  compact_store "$bin" "$home"
   local disk; disk=$(( ($(store_bytes "$home") - base) / prompts ))
   "$bin" daemon start >/dev/null 2>&1
   t0=$(now_ms)
@@ -105,11 +120,11 @@ measure() {
   kill "$hang" 2>/dev/null || true
   pkill -f "^$bin " 2>/dev/null || true
   rm -rf "$home"
-  echo "$start $rss $status $stop $sendw $rate $disk $inflight"
+  echo "$start $rss $status $stop $sendw $rate $raw $disk $inflight"
 }
 
-read -r o_start o_rss o_status o_stop o_send o_rate o_disk o_inflight < <(measure "$ours")
-read -r t_start t_rss t_status t_stop t_send t_rate t_disk t_inflight < <(measure "$theirs")
+read -r o_start o_rss o_status o_stop o_send o_rate o_raw o_disk o_inflight < <(measure "$ours")
+read -r t_start t_rss t_status t_stop t_send t_rate t_raw t_disk t_inflight < <(measure "$theirs")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 row() { printf '%-34s %12s %12s %8s\n' "$1" "$2" "$3" "$(ratio "$4" "$5")"; }
@@ -120,5 +135,6 @@ row "daemon status (median)" "$o_status ms" "$t_status ms" "$o_status" "$t_statu
 row "daemon stop" "$o_stop ms" "$t_stop ms" "$o_stop" "$t_stop"
 row "send wall (median)" "$o_send ms" "$t_send ms" "$o_send" "$t_send"
 row "admissions/s, 8 CLI clients" "$o_rate/s" "$t_rate/s" "$o_rate" "$t_rate"
-row "store bytes per prompt" "$o_disk B" "$t_disk B" "$o_disk" "$t_disk"
+row "store growth per prompt, as left" "$o_raw B" "$t_raw B" "$o_raw" "$t_raw"
+row "store bytes per prompt, compacted" "$o_disk B" "$t_disk B" "$o_disk" "$t_disk"
 row "stop with a model call in flight" "$o_inflight ms" "$t_inflight ms" "$o_inflight" "$t_inflight"
