@@ -620,6 +620,10 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert!(err(host.spawn_agent("main", req(Some("third"))).await).contains("max_children"));
     let child = a.child_agent_id.unwrap_or_default();
     assert!(err(host.spawn_agent(&child, req(Some("deeper"))).await).contains("max_spawn_depth"));
+    let mut escape = req(Some("x"));
+    escape.preset = ProfilePreset::PublicNamed;
+    escape.agent_id = Some("escapee".into());
+    assert!(err(host.spawn_agent(&child, escape).await).contains("cannot create public agents"));
     assert!(err(host.spawn_agent("main", req(None)).await).contains("needs `initial_message`"));
     let mut named = req(Some("hi"));
     named.preset = ProfilePreset::PublicNamed;

@@ -178,6 +178,15 @@ impl RuntimeHost {
                     .into(),
             ));
         }
+        // A supervised child's reach ends with its task: it may not leave
+        // a public agent behind.
+        if parent.kind == AgentKind::Child {
+            return Err(RuntimeError::Invalid(
+                "a child agent cannot create public agents (preset `public_named`); report the \
+                 need to your parent instead"
+                    .into(),
+            ));
+        }
         // The caller's attached set only: never its active entry or
         // worktree session.
         let workspaces = AgentWorkspaces {
