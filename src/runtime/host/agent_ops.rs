@@ -226,6 +226,8 @@ impl RuntimeHost {
                 tracing::warn!(%child, error = %e, "cannot stop a child of an archived agent");
             }
         }
+        // Nothing of it keeps running: its command tasks stop too.
+        self.stop_command_tasks(agent_id).await;
         let (id, why) = (agent_id.to_owned(), reason.to_owned());
         let agent = self
             .inner
@@ -237,6 +239,17 @@ impl RuntimeHost {
         }
         self.wake(agent_id);
         Ok(agent)
+    }
+
+    /// Stop every running command task of an agent that is ending
+    /// (archived, or a child stopped through its task).
+    pub(super) async fn stop_command_tasks(&self, agent_id: &str) {
+        for t in self.inner.tasks.live_ids(agent_id) {
+            let grace = self.inner.config.stop_grace;
+            if let Err(e) = self.inner.tasks.stop(agent_id, &t, grace).await {
+                tracing::warn!(agent_id, task = %t, error = %e, "cannot stop an ending agent's task");
+            }
+        }
     }
 
     /// The skill catalog the agent's next turn lists (user scope for the

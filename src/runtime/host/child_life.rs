@@ -125,16 +125,7 @@ impl RuntimeHost {
                 Box::pin(self.stop_child(&child, &grandchild, "stopped: its parent was stopped"))
                     .await?;
             }
-            for t in self.inner.tasks.live_ids(&child) {
-                if let Err(e) = self
-                    .inner
-                    .tasks
-                    .stop(&child, &t, self.inner.config.stop_grace)
-                    .await
-                {
-                    tracing::warn!(%child, task = %t, error = %e, "cannot stop a stopped child's task");
-                }
-            }
+            self.stop_command_tasks(&child).await;
         }
         let worktree = self.end_child_worktree(&child).await;
         let extra = json!({ "worktree": worktree });

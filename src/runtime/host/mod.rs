@@ -274,8 +274,19 @@ impl RuntimeHost {
         let host = RuntimeHost { inner };
         host.prepare_default_agent().await;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
+        // Archived agents run nothing: only one with tasks left open (a
+        // killed runtime) needs recovering; the rest gain no event at
+        // every start.
         for agent in &agents {
-            host.recover_agent(&agent.id).await?;
+            let open_tasks = !host
+                .inner
+                .store
+                .read()?
+                .index_list(crate::store::Index::ActiveTasks, &agent.id)?
+                .is_empty();
+            if agent.archived_at.is_none() || open_tasks {
+                host.recover_agent(&agent.id).await?;
+            }
         }
         host.reconcile_children().await?;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
