@@ -590,6 +590,12 @@ async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_spliced_events_page_is_the_same_page() {
     let s = served().await;
+    // Paused, so no turn appends events between the two pages compared.
+    s.rig
+        .host
+        .control("main", holon::runtime::host::ControlAction::Pause)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     for i in 0..5 {
         s.rig
             .host
@@ -599,6 +605,25 @@ async fn a_spliced_events_page_is_the_same_page() {
             ))
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+    }
+    // The actor's own records of those admissions settle first.
+    let last = || {
+        s.rig
+            .host
+            .store()
+            .read()
+            .and_then(|rx| rx.last_seq("main"))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut seen = (last(), 0);
+    while seen.1 < 5 {
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        let now = last();
+        seen = if now == seen.0 {
+            (now, seen.1 + 1)
+        } else {
+            (now, 0)
+        };
     }
     for (from, limit) in [(1, 3), (2, 500), (10_000, 10)] {
         let req = Request::EventsPage {
