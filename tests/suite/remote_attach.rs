@@ -129,11 +129,12 @@ fn attach_over_websocket_survives_a_killed_runtime_and_resumes_from_its_cursor()
     c.type_text("typed remotely marker-c");
     c.enter();
     c.wait_for("› typed remotely marker-c");
-    let events = home.ok(&["events", "--json", "--limit", "2000"]);
-    assert!(
-        events.contains("marker-c"),
-        "the prompt reached the runtime"
-    );
+    // The echo shows while the prompt is sent; its admission follows.
+    super::support::poll("the prompt reached the runtime", || {
+        home.ok(&["events", "--json", "--limit", "2000"])
+            .contains("marker-c")
+            .then_some(())
+    });
     // Nothing was shown twice after the resume.
     let screen = c.contents();
     assert_eq!(screen.matches("marker-a").count(), 1, "{screen}");
