@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 
 use super::bench::{millis, percentile};
 use super::bench_socket::rss_kib;
+use super::bench_turns::{completion, results_since_user};
 use crate::runtime::agent::ProfilePreset;
 use crate::runtime::host::agent_ops::AgentLimits;
 use crate::runtime::host::child_ops::{ChildWorkspaceMode, SpawnRequest};
@@ -41,21 +42,15 @@ const CHILD_ROUNDS: usize = 10;
 /// call AgentGet until they hold `CHILD_ROUNDS - 1` results; the rest
 /// answer at once.
 fn answer(request: &Value) -> Value {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let text = request.to_string();
-    let results = messages
-        .iter()
-        .rev()
-        .take_while(|m| m["role"] != "user")
-        .filter(|m| m["role"] == "tool")
-        .count();
+    let results = results_since_user(request);
     let call = |name: &str, args: Value| {
         json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": format!("call_{results}"), "type": "function",
              "function": {"name": name, "arguments": args.to_string()}}
         ]})
     };
-    let message = if text.contains("IDLE-CHILD") && results == 0 {
+    completion(if text.contains("IDLE-CHILD") && results == 0 {
         call(
             "RecordExternalWait",
             json!({"description": "the bench", "source": "bench", "external_ref": "never"}),
@@ -64,15 +59,7 @@ fn answer(request: &Value) -> Value {
         call("AgentGet", json!({}))
     } else {
         json!({"role": "assistant", "content": "done"})
-    };
-    let finish = if message["tool_calls"].is_null() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    json!({"id": "chatcmpl-bench", "object": "chat.completion",
-           "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
-           "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
+    })
 }
 
 /// The chain, noting each agent's first request.

@@ -45,14 +45,7 @@ fn micros(d: Duration) -> f64 {
 /// the last user message holds `ROUNDS_PER_TURN - 1` tool results, then
 /// text. Stateless, so any number of turns can run against it.
 fn answer(request: &Value, calls: &AtomicU64) -> Value {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let results = messages
-        .iter()
-        .rev()
-        .take_while(|m| m["role"] != "user")
-        .filter(|m| m["role"] == "tool")
-        .count();
-    let usage = json!({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105});
+    let results = results_since_user(request);
     let message = if results + 1 >= ROUNDS_PER_TURN {
         json!({"role": "assistant", "content": "done"})
     } else {
@@ -61,11 +54,28 @@ fn answer(request: &Value, calls: &AtomicU64) -> Value {
             {"id": format!("call_{n}"), "type": "function", "function": {"name": "AgentGet", "arguments": "{}"}}
         ]})
     };
+    completion(message)
+}
+
+/// Tool results in a Chat Completions request since its last user message.
+pub(super) fn results_since_user(request: &Value) -> usize {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] != "user")
+        .filter(|m| m["role"] == "tool")
+        .count()
+}
+
+/// A Chat Completions answer carrying `message` (a tool call or text).
+pub(super) fn completion(message: Value) -> Value {
     let finish = if message["tool_calls"].is_null() {
         "stop"
     } else {
         "tool_calls"
     };
+    let usage = json!({"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105});
     json!({"id": "chatcmpl-bench", "object": "chat.completion", "usage": usage,
            "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
 }

@@ -51,16 +51,38 @@ pub(crate) fn ensure_agent_in(
     }
     let mut record = AgentRecord::new(agent_id, tx.now_ts());
     record.kind = crate::runtime::agent::AgentKind::Default;
-    tx.put_agent(agent_id, &record)?;
-    tx.append_event(new_event(
-        agent_id,
-        Provenance::default(),
-        Event::AgentCreated(AgentCreated {
-            agent: record.clone(),
-            template: None,
-        }),
-    ))?;
+    create_agent_in(tx, &record, None)?;
     Ok(record)
+}
+
+/// The refusal of an agent id that is taken.
+pub(crate) fn agent_exists(id: &str) -> RuntimeError {
+    RuntimeError::Invalid(format!(
+        "agent `{id}` already exists; choose another id (`holon agent list` shows them)"
+    ))
+}
+
+/// Record an agent's creation: its record and `agent_created` with the
+/// template provenance. Refused when the id is taken.
+pub(crate) fn create_agent_in(
+    tx: &mut WriteCtx<'_>,
+    record: &AgentRecord,
+    template: Option<crate::runtime::templates::TemplateProvenance>,
+) -> Result<(), StoreError> {
+    if tx.get_agent::<AgentRecord>(&record.id)?.is_some() {
+        return Err(StoreError::rejected(agent_exists(&record.id)));
+    }
+    tx.put_agent(&record.id, record)?;
+    let created = AgentCreated {
+        agent: record.clone(),
+        template,
+    };
+    tx.append_event(new_event(
+        &record.id,
+        Provenance::default(),
+        Event::AgentCreated(created),
+    ))?;
+    Ok(())
 }
 
 /// What admission recorded.

@@ -105,6 +105,26 @@ pub struct SkillView {
     pub state: Option<SkillState>,
 }
 
+impl SkillView {
+    /// `name (scope) [state]: description`, as the prompt and the CLI
+    /// list a skill.
+    pub fn line(&self) -> String {
+        let state = self
+            .state
+            .map(|st| format!(" [{}]", st.as_str()))
+            .unwrap_or_default();
+        let description = match self.description.is_empty() {
+            true => "no description",
+            false => &self.description,
+        };
+        format!(
+            "{} ({}){state}: {description}",
+            self.name,
+            self.scope.as_str()
+        )
+    }
+}
+
 /// The catalog joined with the agent's active set.
 pub fn views(catalog: &[SkillEntry], active: &[ActiveSkill]) -> Vec<SkillView> {
     catalog
@@ -318,30 +338,17 @@ pub fn activations<'a>(
 /// The catalog as the prompt carries it: metadata and active state, never
 /// bodies. `None` when there is nothing to list.
 pub fn prompt_block(catalog: &[SkillEntry], active: &[ActiveSkill]) -> Option<String> {
-    if catalog.is_empty() && active.is_empty() {
+    // Active skills show beside their catalog entry; one that left the
+    // catalog has nothing to open.
+    if catalog.is_empty() {
         return None;
     }
     let mut out = String::from(
         "Skills: when a listed skill matches the task, open its SKILL.md (e.g. `sed -n 1,200p PATH`) \
          before following its workflow; its scripts/ may be run as it says.\n",
     );
-    for s in catalog {
-        let state = active
-            .iter()
-            .find(|a| a.name == s.name)
-            .map(|a| format!(" [{}]", a.state.as_str()))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "- {} ({}){state}: {} — {}\n",
-            s.name,
-            s.scope.as_str(),
-            if s.description.is_empty() {
-                "no description"
-            } else {
-                &s.description
-            },
-            s.entrypoint_path.display()
-        ));
+    for v in views(catalog, active) {
+        out.push_str(&format!("- {} — {}\n", v.line(), v.entrypoint_path));
     }
     Some(out)
 }

@@ -115,20 +115,6 @@ pub(super) async fn run(
     }
 }
 
-/// A supervised child at terminal closure: it has run, and the scheduler
-/// finds nothing queued, running or awaited (it would sleep or idle).
-fn child_is_done(agent: &AgentRecord, kind: SchedulerDecisionKind) -> bool {
-    matches!(
-        kind,
-        SchedulerDecisionKind::Sleep | SchedulerDecisionKind::StayIdle
-    ) && agent.kind == crate::runtime::agent::AgentKind::Child
-        && agent.archived_at.is_none()
-        && agent.supervision_task_id.is_some()
-        && agent.last_turn_terminal.is_some()
-        && !agent.turn_in_progress
-        && !matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped)
-}
-
 /// Time until the earliest active timer or due recheck reminder.
 fn next_deadline(live: &LiveProjection, now_ms: i64) -> Option<Duration> {
     let timers = live
@@ -291,7 +277,7 @@ async fn execute(
         | SchedulerDecisionKind::StayIdle
         | SchedulerDecisionKind::Stop
         | SchedulerDecisionKind::Noop => {
-            if child_is_done(&live.agent, decision.kind) {
+            if super::child_life::is_done(&live.agent, decision.kind) {
                 let host = super::RuntimeHost::from_inner(inner);
                 host.settle_finished_child(&live.agent).await?;
                 return Ok(Step::Continue);

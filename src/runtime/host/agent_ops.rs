@@ -11,7 +11,7 @@ use crate::runtime::agent::{
     validate_agent_id, AgentKind, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
 use crate::runtime::skills::{self, SkillEntry, SkillRoots};
-use crate::runtime::templates::{self, TemplateProvenance};
+use crate::runtime::templates;
 use crate::runtime::workspace::AgentWorkspaces;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
@@ -47,35 +47,6 @@ pub struct NewAgent {
     /// Attached workspaces to start with (the caller's set, never its
     /// active entry).
     pub workspaces: Option<AgentWorkspaces>,
-}
-
-fn exists_error(id: &str) -> RuntimeError {
-    RuntimeError::Invalid(format!(
-        "agent `{id}` already exists; choose another id (`holon agent list` shows them)"
-    ))
-}
-
-/// Record an agent's creation: its record and `agent_created` with the
-/// template provenance. Refused when the id is taken.
-pub(crate) fn create_in(
-    tx: &mut WriteCtx<'_>,
-    record: &AgentRecord,
-    template: Option<TemplateProvenance>,
-) -> Result<(), StoreError> {
-    if tx.get_agent::<AgentRecord>(&record.id)?.is_some() {
-        return Err(StoreError::rejected(exists_error(&record.id)));
-    }
-    tx.put_agent(&record.id, record)?;
-    let created = ev::AgentCreated {
-        agent: record.clone(),
-        template,
-    };
-    tx.append_event(new_event(
-        &record.id,
-        Provenance::default(),
-        Event::AgentCreated(created),
-    ))?;
-    Ok(())
 }
 
 /// Archive inside a write job: stopped, marked archived, `agent_archived`.
@@ -152,7 +123,7 @@ impl RuntimeHost {
             .agent::<AgentRecord>(&id)?
             .is_some()
         {
-            return Err(exists_error(&id));
+            return Err(crate::runtime::admission::agent_exists(&id));
         }
         let selector = req
             .template
@@ -184,7 +155,9 @@ impl RuntimeHost {
         let written = self
             .inner
             .store
-            .write(move |tx| create_in(tx, &r, Some(provenance.clone())))
+            .write(move |tx| {
+                crate::runtime::admission::create_agent_in(tx, &r, Some(provenance.clone()))
+            })
             .await;
         if let Err(e) = written {
             // Nothing acknowledged: take the new home back out.

@@ -9,9 +9,10 @@ use super::agent_ops::archive_in;
 use super::child_ops::{child_message, delegation_text, RESULT_CHARS};
 use super::child_view::{bounded, child_of, latest_brief, live_child_tasks};
 use super::RuntimeHost;
-use crate::runtime::agent::{AgentKind, AgentRecord};
+use crate::runtime::agent::{AgentKind, AgentRecord, AgentStatus};
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::command_tasks::{queue_result_in, transition_in, TaskInputReceipt};
+use crate::runtime::scheduler::SchedulerDecisionKind;
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition};
 use crate::runtime::workspace::{UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
@@ -47,6 +48,20 @@ pub(super) fn settle_in(
         }
     }
     Ok(())
+}
+
+/// A supervised child at terminal closure: it has run, and the scheduler
+/// finds nothing queued, running or awaited (it would sleep or idle).
+pub(super) fn is_done(agent: &AgentRecord, kind: SchedulerDecisionKind) -> bool {
+    matches!(
+        kind,
+        SchedulerDecisionKind::Sleep | SchedulerDecisionKind::StayIdle
+    ) && agent.kind == AgentKind::Child
+        && agent.archived_at.is_none()
+        && agent.supervision_task_id.is_some()
+        && agent.last_turn_terminal.is_some()
+        && !agent.turn_in_progress
+        && !matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped)
 }
 
 impl RuntimeHost {
@@ -282,5 +297,37 @@ impl RuntimeHost {
                 .await?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::closure::TurnTerminalKind;
+
+    #[test]
+    fn a_child_is_done_only_after_a_turn_when_it_would_rest() {
+        let mut c = AgentRecord::new("c", "t".into());
+        c.kind = AgentKind::Child;
+        c.supervision_task_id = Some("task_1".into());
+        assert!(
+            !is_done(&c, SchedulerDecisionKind::Sleep),
+            "it has not run yet"
+        );
+        c.last_turn_terminal = Some(TurnTerminalKind::Completed);
+        assert!(is_done(&c, SchedulerDecisionKind::Sleep));
+        assert!(is_done(&c, SchedulerDecisionKind::StayIdle));
+        for waiting in [
+            SchedulerDecisionKind::WaitForTask,
+            SchedulerDecisionKind::WaitForOperator,
+            SchedulerDecisionKind::WaitForExternalChange,
+        ] {
+            assert!(!is_done(&c, waiting), "{waiting:?}");
+        }
+        c.status = AgentStatus::Paused;
+        assert!(!is_done(&c, SchedulerDecisionKind::Sleep), "paused");
+        c.status = AgentStatus::AwakeIdle;
+        c.kind = AgentKind::Named;
+        assert!(!is_done(&c, SchedulerDecisionKind::Sleep), "not a child");
     }
 }

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::agent_ops::{create_in, NewAgent};
+use super::agent_ops::NewAgent;
 use super::child_view::bounded;
 pub use super::child_view::{
     child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
@@ -341,7 +341,7 @@ impl RuntimeHost {
                          (`[agents] max_children`); wait for one to finish or TaskStop one"
                     ))));
                 }
-                create_in(tx, &c, Some(provenance.clone()))?;
+                crate::runtime::admission::create_agent_in(tx, &c, Some(provenance.clone()))?;
                 let now = tx.now_ts();
                 let task = TaskRecord {
                     id: tid.clone(),

@@ -316,23 +316,9 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                if tx.get_agent::<AgentRecord>(&id)?.is_some() {
-                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
-                        "agent `{id}` already exists"
-                    ))));
-                }
                 let mut record = AgentRecord::new(&id, tx.now_ts());
                 record.visibility = AgentVisibility::Private;
-                tx.put_agent(&id, &record)?;
-                let created = ev::AgentCreated {
-                    agent: record.clone(),
-                    template: None,
-                };
-                tx.append_event(new_event(
-                    &id,
-                    Provenance::default(),
-                    Event::AgentCreated(created),
-                ))?;
+                crate::runtime::admission::create_agent_in(tx, &record, None)?;
                 Ok(record)
             })
             .await?;

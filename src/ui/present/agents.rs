@@ -117,22 +117,6 @@ pub fn skill_lines(agent: &str, skills: &[SkillView]) -> Vec<String> {
     }
     skills
         .iter()
-        .map(|s| {
-            let state = s
-                .state
-                .map(|st| format!(" [{}]", st.as_str()))
-                .unwrap_or_default();
-            format!(
-                "{} ({}){state}: {}\n    {}",
-                s.name,
-                s.scope.as_str(),
-                if s.description.is_empty() {
-                    "no description"
-                } else {
-                    &s.description
-                },
-                s.entrypoint_path
-            )
-        })
+        .map(|s| format!("{}\n    {}", s.line(), s.entrypoint_path))
         .collect()
 }

@@ -22,7 +22,7 @@ pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
         return;
     }
     if let Some(cmd) = trimmed.strip_prefix('!') {
-        if let Some(note) = read_only(state) {
+        if let Some(note) = state.read_only() {
             return state.conversation.note(note, Tone::Info);
         }
         return run_command(state, cmd.trim(), fx);
@@ -32,7 +32,7 @@ pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
             return slash(state, rest, fx);
         }
     }
-    if let Some(note) = read_only(state) {
+    if let Some(note) = state.read_only() {
         return state.conversation.note(note, Tone::Info);
     }
     // A prompt; `//text` sends `/text` literally.
@@ -41,20 +41,6 @@ pub fn submit(state: &mut State, text: &str, fx: &mut Vec<Effect>) {
         None => text.trim_end().to_owned(),
     };
     send_prompt(state, text, Priority::Normal, fx);
-}
-
-/// Why the viewed agent takes no prompts or commands from here: a private
-/// child is steered by its parent (TaskInput on its supervising task).
-pub fn read_only(state: &State) -> Option<String> {
-    let s = state.agent.summary.as_ref()?;
-    let parent = s.identity.lineage_parent_agent_id.as_deref()?;
-    (s.identity.kind == crate::protocol::types::AgentKind::Child).then(|| {
-        format!(
-            "{} is a private child of {parent}: read-only here. Its parent steers it through task {}; /agent switch {parent} goes back.",
-            s.id,
-            s.identity.supervision_task_id.as_deref().unwrap_or("?")
-        )
-    })
 }
 
 /// Send an operator prompt with its local echo (sending, then queued,

@@ -128,6 +128,20 @@ pub struct State {
 }
 
 impl State {
+    /// Why the viewed agent takes no prompts or commands from here: a private
+    /// child is steered by its parent (TaskInput on its supervising task).
+    pub fn read_only(&self) -> Option<String> {
+        let s = self.agent.summary.as_ref()?;
+        let parent = s.identity.lineage_parent_agent_id.as_deref()?;
+        (s.identity.kind == crate::protocol::types::AgentKind::Child).then(|| {
+            format!(
+                "{} is a private child of {parent}: read-only here. Its parent steers it through task {}; /agent switch {parent} goes back.",
+                s.id,
+                s.identity.supervision_task_id.as_deref().unwrap_or("?")
+            )
+        })
+    }
+
     pub fn new(init: Init) -> State {
         State {
             agent_id: init.agent_id,

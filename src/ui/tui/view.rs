@@ -268,7 +268,7 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let t = state.theme;
     let mark = Span::styled("› ", t.accent().patch(t.bold()));
     if state.composer.is_empty() {
-        let placeholder = match super::commands::read_only(state) {
+        let placeholder = match state.read_only() {
             Some(_) => format!(
                 "{} is a child agent: read-only · /agent to switch",
                 state.agent_id
