@@ -250,7 +250,7 @@ fn raw_redb_rate(path: &Path, events: u64) -> anyhow::Result<f64> {
                 n += 1;
                 let rec = json!({"event_seq": n, "id": crate::new_id("evt"), "ts": crate::format_ts(crate::now_ms()),
                     "kind": STRESS_KIND, "agent_id": "bench", "provenance": {}, "payload": stress_payload(n)});
-                let bytes = serde_json::to_vec(&rec)?;
+                let bytes = crate::store::codec::pack(serde_json::to_vec(&rec)?);
                 t.insert(("bench", n), bytes.as_slice())?;
                 k.insert(("bench", STRESS_KIND, n), ())?;
             }

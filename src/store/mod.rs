@@ -6,6 +6,7 @@
 //! writer. The store knows keys and JSON, not agents: record shapes belong
 //! to the runtime.
 
+pub(crate) mod codec;
 pub mod compact;
 mod error;
 pub mod event;
@@ -372,7 +373,10 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
                     supported: SCHEMA_VERSION,
                 })
             }
-            Some(_) => {}
+            Some(SCHEMA_VERSION) => {}
+            Some(_) => {
+                meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
+            }
             None => {
                 meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
                 let created = crate::format_ts(crate::now_ms());

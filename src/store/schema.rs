@@ -2,13 +2,17 @@
 //! Current-state tables are rewritten in place; ledgers are append-only and
 //! keyed by time-ordered ids or by the per-agent `event_seq`. Values are
 //! JSON so that records stay readable, exportable and tolerant of added
-//! fields. Bump `SCHEMA_VERSION` on any incompatible change.
+//! fields, stored LZ4-compressed against a fixed dictionary when that is
+//! smaller (`codec`). Bump `SCHEMA_VERSION` on any incompatible change.
 
 use redb::TableDefinition;
 
 /// The schema version this build writes. A file recording a newer version
-/// is refused; an older one is migrated on open (none exist yet).
-pub const SCHEMA_VERSION: u32 = 1;
+/// is refused; an older one is migrated on open. Version 2 may store a
+/// value compressed (`codec`); a version-1 file needs no rewrite (its
+/// values are JSON, which version 2 reads as it is), only the new number,
+/// so that an older build refuses the file instead of misreading it.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `meta`: `schema_version` (u32 LE), `created_at`, `created_by`.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");

@@ -5,6 +5,7 @@
 use redb::ReadableTable;
 use serde::de::DeserializeOwned;
 
+use super::codec;
 use super::event::EventRecord;
 use super::schema::Keyed;
 use super::StoreError;
@@ -14,11 +15,13 @@ pub(crate) fn decode<T: DeserializeOwned>(
     key: impl FnOnce() -> String,
     bytes: &[u8],
 ) -> Result<T, StoreError> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::Decode {
-        table,
-        key: key(),
-        detail: e.to_string(),
-    })
+    codec::unpack(bytes)
+        .and_then(|json| serde_json::from_slice(&json).map_err(|e| e.to_string()))
+        .map_err(|detail| StoreError::Decode {
+            table,
+            key: key(),
+            detail,
+        })
 }
 
 pub(crate) fn get_keyed<T: DeserializeOwned>(
@@ -111,7 +114,13 @@ pub(crate) fn events_page_raw(
     }
     for row in events.range((agent_id, from_seq)..=(agent_id, u64::MAX))? {
         let (k, v) = row?;
-        out.push((k.value().1, v.value().to_vec()));
+        let seq = k.value().1;
+        let json = codec::unpack(v.value()).map_err(|detail| StoreError::Decode {
+            table: "events",
+            key: format!("{agent_id}/{seq}"),
+            detail,
+        })?;
+        out.push((seq, json.into_owned()));
         if out.len() >= limit {
             break;
         }

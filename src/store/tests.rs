@@ -239,6 +239,78 @@ fn garbage_and_newer_schema_are_clear_errors() {
     }
 }
 
+/// A version-1 file (every value plain JSON) opens as it is: its records
+/// read back, it is marked version 2 so an older build refuses it, and new
+/// records are stored compressed next to the old ones.
+#[tokio::test]
+async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let old = EventRecord {
+        event_seq: 1,
+        id: "evt_old".into(),
+        ts: "2026-11-01T00:00:00.000Z".into(),
+        kind: "note".into(),
+        agent_id: "a".into(),
+        provenance: Provenance::default(),
+        payload: json!({ "text": "written by schema 1, before values were compressed" }),
+    };
+    {
+        let db = redb::Database::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        {
+            let mut meta = txn
+                .open_table(schema::META)
+                .unwrap_or_else(|e| panic!("{e}"));
+            meta.insert("schema_version", 1u32.to_le_bytes().as_slice())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut events = txn
+                .open_table(schema::EVENTS)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let json = serde_json::to_vec(&old).unwrap_or_else(|e| panic!("{e}"));
+            events
+                .insert(("a", 1), json.as_slice())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        txn.commit().unwrap_or_else(|e| panic!("{e}"));
+    }
+    let store = open(&dir);
+    let text = "a new record, long enough that the store compresses it on its way to disk";
+    store
+        .write(move |tx| {
+            tx.append_event(NewEvent {
+                payload: json!({ "text": text }),
+                ..event("a", 1)
+            })
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rx.schema_version().unwrap_or_else(|e| panic!("{e}")), 2);
+    let page = rx.events("a", 1, 10).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.len(), 2);
+    assert_eq!(page[0].payload, old.payload);
+    assert_eq!(page[1].payload["text"], text);
+    // The raw page (what the socket splices) is JSON for both.
+    let raw = rx.events_raw("a", 1, 10).unwrap_or_else(|e| panic!("{e}"));
+    let second: EventRecord = serde_json::from_slice(&raw[1].1).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(second.payload["text"], text);
+    drop(rx);
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    // On disk, the old record is JSON and the new one compressed.
+    let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
+    let events = txn
+        .open_table(schema::EVENTS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let first_byte = |seq: u64| match events.get(("a", seq)) {
+        Ok(Some(v)) => v.value()[0],
+        other => panic!("event {seq}: {:?}", other.map(|v| v.is_some())),
+    };
+    assert_eq!(first_byte(1), b'{');
+    assert_eq!(first_byte(2), codec::LZ4_DICT_V1);
+}
+
 #[tokio::test]
 async fn compaction_shrinks_the_file_and_keeps_every_event() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use super::codec;
 use super::event::{EventRecord, NewEvent};
 use super::schema::{self, Index, Keyed};
 use super::tables;
@@ -56,11 +57,15 @@ pub struct WriteCtx<'t> {
     now_ts: String,
 }
 
+/// A record's stored bytes: its JSON, compressed when that is smaller
+/// (`codec`).
 fn encode(table: &'static str, value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(value).map_err(|e| StoreError::Encode {
-        table,
-        detail: e.to_string(),
-    })
+    serde_json::to_vec(value)
+        .map(codec::pack)
+        .map_err(|e| StoreError::Encode {
+            table,
+            detail: e.to_string(),
+        })
 }
 
 impl<'t> WriteCtx<'t> {
