@@ -89,6 +89,7 @@ pub(super) async fn run(
             }
             Ok((Step::Wait, deadline)) => {
                 failures = 0;
+                inner.went_idle.notify_one();
                 deadline
             }
             Err(e) => {

@@ -20,6 +20,7 @@ pub mod frame;
 mod operator_ops;
 pub mod projection;
 pub mod prompt;
+mod quiet;
 pub mod run_once;
 pub mod trigger_ops;
 pub mod turn;
@@ -199,6 +200,8 @@ pub(crate) struct HostInner {
     shutdown_flag: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
     ingress: Mutex<crate::runtime::triggers::IngressStatus>,
+    /// Told by each actor that has nothing left to do (`quiet`).
+    went_idle: Arc<Notify>,
 }
 
 /// A running runtime. Cheap to clone.
@@ -269,8 +272,14 @@ impl RuntimeHost {
                 shutdown_requested: Notify::new(),
                 shutdown_flag: AtomicBool::new(false),
                 ingress: Mutex::default(),
+                went_idle: Arc::new(Notify::new()),
             }
         });
+        tokio::spawn(quiet::run(
+            Arc::clone(&inner.went_idle),
+            inner.shutdown.subscribe(),
+            quiet::release_free_heap,
+        ));
         let host = RuntimeHost { inner };
         host.prepare_default_agent().await;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
