@@ -106,6 +106,7 @@ struct ExecSection {
 struct StoreSection {
     cache_mib: Option<usize>,
     lock_wait_secs: Option<u64>,
+    quick_repair: Option<bool>,
 }
 
 /// The largest page cache `[store] cache_mib` accepts (8 GiB).
@@ -137,6 +138,9 @@ pub struct Config {
     pub mouse: bool,
     /// The store's page cache in MiB (`[store] cache_mib`).
     pub store_cache_mib: usize,
+    /// Record the storage engine's allocator state at every commit
+    /// (`[store] quick_repair`, default false): see `StoreOptions`.
+    pub store_quick_repair: bool,
     /// How long a one-shot command waits for another to release the store
     /// (`[store] lock_wait_secs`, default 10).
     pub store_lock_wait: std::time::Duration,
@@ -444,6 +448,7 @@ impl Config {
             bell: file.console.bell.unwrap_or(false),
             mouse: file.console.mouse.unwrap_or(true),
             store_cache_mib,
+            store_quick_repair: file.store.quick_repair.unwrap_or(false),
             server_limits,
             server_listen,
             trigger_rate,

@@ -158,8 +158,14 @@ fn the_approval_policy_is_read_and_bad_values_name_their_key() {
 fn store_cache_is_small_by_default_and_bounded() {
     let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.store_cache_mib, crate::store::DEFAULT_CACHE_MIB);
-    let c = load("[store]\ncache_mib = 64\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.store_quick_repair);
+    let c = load(
+        "[store]\ncache_mib = 64\nquick_repair = true\n",
+        &Env::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(c.store_cache_mib, 64);
+    assert!(c.store_quick_repair);
     for bad in ["0", "9000", "-1", "\"big\""] {
         match load(&format!("[store]\ncache_mib = {bad}\n"), &Env::default()) {
             Err(ConfigError::Invalid { key, .. }) => {

@@ -71,6 +71,7 @@ impl Context {
         self.paths.ensure()?;
         let options = StoreOptions {
             cache_bytes: self.config.store_cache_mib * 1024 * 1024,
+            quick_repair: self.config.store_quick_repair,
             ..StoreOptions::default()
         };
         let path = self.paths.store_file();

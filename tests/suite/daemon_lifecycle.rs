@@ -134,6 +134,15 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
         assert!(events.contains(text), "{text} is in the ledger");
     }
     assert!(events.contains("runtime_started"), "restart recorded");
+    // The first open after the kill repaired the store, and said so.
+    let logs: String = std::fs::read_dir(home.path().join("logs"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|f| std::fs::read_to_string(f.ok()?.path()).ok())
+        .collect();
+    assert!(
+        logs.contains("the store was not closed cleanly: repairing it"),
+        "the repair is logged"
+    );
 }
 
 /// `holon events --follow` (the shared follow loop): with no runtime it
