@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build an LZ4 dictionary for the store's records from the repository's
-fixtures (event samples and scheduler ledgers), one compact JSON record a
-line, the most common shapes last (LZ4 keeps the latest position of each
-hash, and a match is cheapest near the input).
+fixtures (event samples and one record of each scheduler ledger table),
+one compact JSON record a line, the shapes every turn writes last (LZ4
+keeps the latest position of each hash).
 
 A dictionary the store has written with is frozen: `assets/store/lz4-dict-v1.jsonl`
 was made by this script on 2026-11-23 and must never change (records
@@ -15,27 +15,38 @@ import glob
 import json
 import sys
 
-LIMIT = 40 * 1024
+# LZ4 keeps 4,096 hash slots, so a longer dictionary matches little more
+# and costs more: each compression hashes the whole dictionary first
+# (12 KiB: ~3 µs a record; 38 KiB: ~12 µs, for a 1% better ratio).
+LIMIT = 12 * 1024
 
 
 def compact(raw):
     return json.dumps(json.loads(raw), separators=(",", ":"), ensure_ascii=False)
 
 
-lines = []
+# One record of each ledger table the scheduler fixtures hold.
+ledger = {}
 for path in sorted(glob.glob("tests/fixtures/scheduler/*/ledger/*.jsonl")):
-    lines += [compact(l) for l in open(path, encoding="utf-8") if l.strip()]
-# Event samples, the kinds every turn writes last.
+    table = path.split("/")[-1][: -len(".jsonl")]
+    if table == "events" or table in ledger:
+        continue
+    rows = [l for l in open(path, encoding="utf-8") if l.strip()]
+    if rows:
+        ledger[table] = compact(rows[0])
+# Event samples: the kinds every turn writes go last (nearest the input).
 common = ["agent_state_changed", "message_processed", "turn_terminal",
           "message_processing_started", "brief_created", "runtime_error",
           "turn_started", "scheduler_decision", "message_admitted"]
 samples = {p.split("/")[-1][:-5]: p for p in glob.glob("tests/fixtures/events/*.json")}
-for kind in sorted(samples, key=lambda k: (k in common, common.index(k) if k in common else 0, k)):
-    lines.append(compact(open(samples[kind], encoding="utf-8").read()))
+rare = [k for k in sorted(samples) if k not in common]
+lines = [compact(open(samples[k], encoding="utf-8").read()) for k in rare]
+lines += [ledger[t] for t in sorted(ledger)]
+lines += [compact(open(samples[k], encoding="utf-8").read()) for k in common if k in samples]
 
 out = ""
 for line in reversed(lines):
     if len(out) + len(line) + 1 > LIMIT:
-        break
+        continue
     out = line + "\n" + out
 sys.stdout.write(out)

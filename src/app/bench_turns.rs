@@ -201,6 +201,9 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         let host = start_host(dir, name, chain, durability).await?;
         let (rounds, elapsed) = turns(&host).await?;
         stop_host(host).await?;
+        if matches!(durability, Durability::Immediate) {
+            disk_per_turn(&dir.join(format!("{name}.redb")))?;
+        }
         let per_round = elapsed / rounds.max(1) as u32;
         println!(
             "turn.rounds        {what}: {TURNS} turns × {ROUNDS_PER_TURN} rounds ({rounds} rounds, AgentGet each): \
@@ -213,6 +216,30 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         );
     }
     exec_bench(dir).await
+}
+
+/// What the successful turns left on disk: stored bytes per turn and per
+/// event (every table, the agent's setup included), and the file as the
+/// runtime left it and compacted.
+fn disk_per_turn(path: &Path) -> anyhow::Result<()> {
+    let stats = crate::store::compact::stats(path)?;
+    let stored: u64 = stats.tables.iter().map(|t| t.stored_bytes).sum();
+    let events = stats
+        .tables
+        .iter()
+        .find(|t| t.table == "events")
+        .map_or((0, 0), |t| (t.rows, t.stored_bytes));
+    let compacted = crate::store::compact::compact(path)?;
+    println!(
+        "turn.disk          durable: {TURNS} turns × {ROUNDS_PER_TURN} rounds: {:.1} KB stored per turn \
+         ({} events, {:.0} B stored per event); file {:.0} KB as left, {:.0} KB compacted",
+        stored as f64 / 1000.0 / TURNS as f64,
+        events.0,
+        events.1 as f64 / events.0.max(1) as f64,
+        compacted.bytes_before as f64 / 1000.0,
+        compacted.bytes_after as f64 / 1000.0,
+    );
+    Ok(())
 }
 
 /// `TURNS` one-shot turns of `ROUNDS_PER_TURN` rounds; (rounds, time).
