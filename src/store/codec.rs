@@ -3,7 +3,8 @@
 //!
 //! A stored value that starts with a JSON byte (`{`, `[`, `"`, ...) is the
 //! record's JSON as it is: every value written before schema 2, and small
-//! records now. A value that starts with [`LZ4_DICT_V1`] is followed by the
+//! records now. JSON never starts with a byte below 0x09 (tab), so those
+//! are the codec's tags. A value that starts with [`LZ4_DICT_V1`] is followed by the
 //! JSON's length (u32, little endian) and an LZ4 block compressed with
 //! `assets/store/lz4-dict-v1.jsonl` as its dictionary. Records share most
 //! of their text (keys, kinds, provenance, ids' prefixes), so the
