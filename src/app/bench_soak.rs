@@ -57,6 +57,8 @@ impl crate::runtime::provider::Provider for Failing {
 pub async fn run(dir: &Path, secs: u64) -> anyhow::Result<()> {
     let served = Served::start(dir, "soak", Arc::new(Failing)).await?;
     let (host, path) = (&served.host, served.path.clone());
+    let store_file = dir.join("soak.redb");
+    let file_at_start = std::fs::metadata(&store_file)?.len();
     // Two subscribers that keep up.
     let mut watchers = Vec::new();
     for _ in 0..2 {
@@ -135,11 +137,37 @@ pub async fn run(dir: &Path, secs: u64) -> anyhow::Result<()> {
         curve.get(1).copied().unwrap_or(0),
         first_half,
         rss_kib("self") / 1024,
-        std::fs::metadata(dir.join("soak.redb"))?.len() / (1024 * 1024)
+        std::fs::metadata(&store_file)?.len() / (1024 * 1024)
     );
     for w in watchers {
         w.abort();
     }
     drop(deaf);
-    served.close().await
+    served.close().await?;
+    disk_per_prompt(&store_file, file_at_start, sent)
+}
+
+/// What each prompt (and its failed turn) left in the store: the file's
+/// growth since the start as the runtime left it and after compaction,
+/// the records' own bytes, and the B-tree pages' overhead and unused space.
+fn disk_per_prompt(path: &Path, file_at_start: u64, prompts: u64) -> anyhow::Result<()> {
+    let stats = crate::store::compact::stats(path)?;
+    let stored: u64 = stats.tables.iter().map(|t| t.stored_bytes).sum();
+    let overhead: u64 = stats
+        .tables
+        .iter()
+        .map(|t| t.metadata_bytes + t.fragmented_bytes)
+        .sum();
+    let compacted = crate::store::compact::compact(path)?;
+    let per = |bytes: u64| bytes as f64 / 1000.0 / prompts.max(1) as f64;
+    println!(
+        "soak.disk         {prompts} prompts: the file grew {:.1} KB per prompt as left, {:.1} KB compacted \
+         (from {:.1} MB at the start); records {:.1} KB stored per prompt, B-tree overhead and unused page space {:.1} KB",
+        per(compacted.bytes_before.saturating_sub(file_at_start)),
+        per(compacted.bytes_after.saturating_sub(file_at_start)),
+        file_at_start as f64 / 1e6,
+        per(stored),
+        per(overhead),
+    );
+    Ok(())
 }
