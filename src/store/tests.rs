@@ -208,6 +208,29 @@ async fn a_second_open_is_refused_as_locked_until_closed() {
     assert!(Store::open(&path, StoreOptions::default()).is_ok());
 }
 
+/// A store file written with redb alone: the given schema version and
+/// these events' bytes as they are.
+fn raw_file(path: &std::path::Path, version: u32, events: &[((&str, u64), Vec<u8>)]) {
+    let db = redb::Database::create(path).unwrap_or_else(|e| panic!("{e}"));
+    let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+    {
+        let mut meta = txn
+            .open_table(schema::META)
+            .unwrap_or_else(|e| panic!("{e}"));
+        meta.insert("schema_version", version.to_le_bytes().as_slice())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut table = txn
+            .open_table(schema::EVENTS)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (key, bytes) in events {
+            table
+                .insert(key, bytes.as_slice())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    txn.commit().unwrap_or_else(|e| panic!("{e}"));
+}
+
 #[test]
 fn garbage_and_newer_schema_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -220,18 +243,7 @@ fn garbage_and_newer_schema_are_clear_errors() {
     }
     // A file from a newer schema version.
     let path = dir.path().join("n.redb");
-    {
-        let db = redb::Database::create(&path).unwrap_or_else(|e| panic!("{e}"));
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
-        {
-            let mut meta = txn
-                .open_table(schema::META)
-                .unwrap_or_else(|e| panic!("{e}"));
-            meta.insert("schema_version", 99u32.to_le_bytes().as_slice())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
-    }
+    raw_file(&path, 99, &[]);
     match Store::open(&path, StoreOptions::default()) {
         Err(StoreError::NewerSchema { found: 99, .. }) => {}
         Err(e) => panic!("expected NewerSchema, got {e}"),
@@ -255,25 +267,8 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
         provenance: Provenance::default(),
         payload: json!({ "text": "written by schema 1, before values were compressed" }),
     };
-    {
-        let db = redb::Database::create(&path).unwrap_or_else(|e| panic!("{e}"));
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
-        {
-            let mut meta = txn
-                .open_table(schema::META)
-                .unwrap_or_else(|e| panic!("{e}"));
-            meta.insert("schema_version", 1u32.to_le_bytes().as_slice())
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut events = txn
-                .open_table(schema::EVENTS)
-                .unwrap_or_else(|e| panic!("{e}"));
-            let json = serde_json::to_vec(&old).unwrap_or_else(|e| panic!("{e}"));
-            events
-                .insert(("a", 1), json.as_slice())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
-    }
+    let json = serde_json::to_vec(&old).unwrap_or_else(|e| panic!("{e}"));
+    raw_file(&path, 1, &[(("a", 1), json)]);
     let store = open(&dir);
     let text = "a new record, long enough that the store compresses it on its way to disk";
     store
