@@ -222,7 +222,12 @@ async fn search_bench(dir: &Path) -> anyhow::Result<()> {
                     );
                     let b = json!({"id": id, "agent_id": "m", "kind": "result", "created_at": tx.now_ts(),
                                    "text": text, "workspace_id": "agent_home"});
-                    tx.put(Keyed::Briefs, "m", &id, &b)?;
+                    tx.append_event(crate::store::NewEvent {
+                        agent_id: "m".into(),
+                        kind: crate::protocol::events::EventKind::BriefCreated.as_str(),
+                        provenance: crate::store::Provenance::default(),
+                        payload: json!({ "brief": b, "visibility": "turn_result" }),
+                    })?;
                 }
                 Ok(())
             })

@@ -31,6 +31,12 @@ pub async fn export(ctx: &Context, agent: Option<String>, dir: &Path) -> anyhow:
             events.push(serde_json::to_value(&e)?);
         }
     }
+    // A brief's record is its `brief_created` event.
+    let briefs = events
+        .iter()
+        .filter(|e| e["kind"] == "brief_created")
+        .map(|e| e["payload"]["brief"].clone())
+        .collect();
     let snapshot = FixtureSnapshot {
         messages: rx.list(Keyed::Messages, &agent_id)?,
         queue_entries: rx.list(Keyed::QueueEntries, &agent_id)?,
@@ -40,7 +46,7 @@ pub async fn export(ctx: &Context, agent: Option<String>, dir: &Path) -> anyhow:
         waiting_intents: rx.list(Keyed::WaitingIntents, &agent_id)?,
         timers: rx.list(Keyed::Timers, &agent_id)?,
         tools: rx.list::<Value>(Keyed::ToolExecutions, &agent_id)?,
-        briefs: rx.list::<Value>(Keyed::Briefs, &agent_id)?,
+        briefs,
         agent,
     };
     let expected = export_fixture(dir, &snapshot, crate::now_ms())?;

@@ -243,6 +243,17 @@ impl<'t> WriteCtx<'t> {
         tables::index_list(&self.indexes[index.index()], agent_id)
     }
 
+    /// The newest `limit` events of one kind, oldest first (this
+    /// transaction's own appends included).
+    pub fn events_of_kind_latest(
+        &self,
+        agent_id: &str,
+        kind: &str,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        tables::events_by_kind_latest(&self.events_by_kind, &self.events, agent_id, kind, limit)
+    }
+
     // ---- queue index and counters -------------------------------------
 
     /// Add a `Queued` message to the agent's dequeue order.

@@ -9,6 +9,7 @@ use super::agent_ops::archive_in;
 use super::child_ops::{child_message, delegation_text, RESULT_CHARS};
 use super::child_view::{bounded, child_of, latest_brief, live_child_tasks};
 use super::RuntimeHost;
+use crate::protocol::events as ev;
 use crate::runtime::agent::{AgentKind, AgentRecord, AgentStatus};
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::command_tasks::{queue_result_in, transition_in, TaskInputReceipt};
@@ -252,7 +253,9 @@ impl RuntimeHost {
                 if busy {
                     return Ok(());
                 }
-                let result = latest_brief(tx.list(Keyed::Briefs, &cid)?).unwrap_or_default();
+                let newest =
+                    tx.events_of_kind_latest(&cid, ev::EventKind::BriefCreated.as_str(), 1)?;
+                let result = latest_brief(newest).unwrap_or_default();
                 let (status, summary) = match failed {
                     false => (TaskStatus::Completed, format!("child {cid} finished")),
                     true => (TaskStatus::Failed, format!("child {cid} failed")),

@@ -10,7 +10,7 @@ use super::child_ops::ChildWorkspaceMode;
 use crate::protocol::events as ev;
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
-use crate::store::{Index, Keyed, ReadCtx, StoreError};
+use crate::store::{EventRecord, Index, Keyed, ReadCtx, StoreError};
 
 /// The child a `child_agent_task` supervises.
 pub fn child_of(task: &TaskRecord) -> Option<String> {
@@ -49,12 +49,13 @@ pub struct ChildSupervision {
     pub worktree: Option<serde_json::Value>,
 }
 
-/// The latest of a child's briefs, its text.
-pub(super) fn latest_brief(briefs: Vec<ev::Brief>) -> Option<String> {
-    briefs
-        .into_iter()
-        .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
-        .map(|b| b.text)
+/// The text of a child's latest brief, from its newest `brief_created`
+/// events (`events_of_kind_latest(child, "brief_created", 1)`).
+pub(super) fn latest_brief(newest: Vec<EventRecord>) -> Option<String> {
+    newest.into_iter().rev().find_map(|e| match e.event() {
+        ev::Event::BriefCreated(created) => Some(created.brief.text),
+        _ => None,
+    })
 }
 
 /// `s` cut to `n` characters (an ellipsis marks the cut).
@@ -114,7 +115,12 @@ pub fn child_supervision(
         output_tokens: child.total_output_tokens,
         queue_depth: rx.queue_pending(child_id)?.len() as u64,
         tasks_active: rx.index_list(Index::ActiveTasks, child_id)?.len() as u64,
-        last_brief: latest_brief(rx.list(Keyed::Briefs, child_id)?).map(|b| bounded(&b, 2_000)),
+        last_brief: latest_brief(rx.events_of_kind_latest(
+            child_id,
+            ev::EventKind::BriefCreated.as_str(),
+            1,
+        )?)
+        .map(|b| bounded(&b, 2_000)),
         worktree: detail.get("worktree").cloned(),
     }))
 }

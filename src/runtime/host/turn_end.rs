@@ -221,7 +221,8 @@ pub(super) async fn finish(
                 truncated: truncated.is_some(),
                 workspace_id: workspace_id.clone(),
             };
-            tx.put(Keyed::Briefs, &id, &brief.id, &brief)?;
+            // The event is the brief's only record (the `briefs` table of
+            // older stores is no longer written).
             let created = ev::BriefCreated { brief, visibility };
             tx.append_event(new_event(&id, provenance_of(&msg), Event::BriefCreated(created)))?;
             Ok(())

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use self::index::{Doc, Index, Provenance, Stored};
+use crate::protocol::events::EventKind;
 use crate::runtime::context::ContextEpisode;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Keyed, ReadCtx};
@@ -168,6 +169,9 @@ fn work_item_doc(w: &WorkItemRecord) -> Doc {
     }
 }
 
+/// The index's position in the ledger's `brief_created` events.
+const BRIEF_CURSOR: &str = "cursor:brief_events";
+
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SyncReport {
@@ -192,19 +196,32 @@ pub fn open_synced(
         .map_err(|e| format!("{}: {e}", dirty.display()))?;
     let store = |e: crate::store::StoreError| e.to_string();
     let mut docs = memory_docs(home, agent_id);
-    let brief_cursor = index.meta("cursor:briefs")?;
-    let (briefs, _) = rx
-        .list_recent_after::<Value>(Keyed::Briefs, agent_id, brief_cursor.as_deref(), usize::MAX)
+    // Briefs are read from their `brief_created` events (the event is a
+    // brief's only record), after the last event_seq indexed. An index
+    // that kept the older cursor (a brief id) re-reads them all once;
+    // documents are keyed by brief id, so nothing is indexed twice.
+    let brief_cursor: u64 = index
+        .meta(BRIEF_CURSOR)?
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let briefs = rx
+        .events_of_kind(
+            agent_id,
+            EventKind::BriefCreated.as_str(),
+            brief_cursor + 1,
+            usize::MAX,
+        )
         .map_err(store)?;
     let mut cursors = Vec::new();
-    if let Some(last) = briefs
-        .last()
-        .and_then(|b| b.get("id"))
-        .and_then(Value::as_str)
-    {
-        cursors.push(("cursor:briefs", last.to_owned()));
+    if let Some(last) = briefs.last() {
+        cursors.push((BRIEF_CURSOR, last.event_seq.to_string()));
     }
-    docs.extend(briefs.iter().filter_map(|b| brief_doc(b, agent_id)));
+    docs.extend(
+        briefs
+            .iter()
+            .filter_map(|e| e.payload.get("brief"))
+            .filter_map(|b| brief_doc(b, agent_id)),
+    );
     let ep_cursor = index.meta("cursor:episodes")?;
     let (episodes, _) = rx
         .list_recent_after::<ContextEpisode>(

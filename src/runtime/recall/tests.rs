@@ -38,9 +38,14 @@ fn brief(f: &Fixture, text: &str, workspace: &str) -> String {
         "id": id, "agent_id": "main", "kind": "result", "created_at": "2026-11-23T10:00:00Z",
         "text": text, "workspace_id": workspace,
     });
-    let key = id.clone();
-    ok(f.store
-        .write_blocking(move |tx| tx.put(Keyed::Briefs, "main", &key, &b)));
+    ok(f.store.write_blocking(move |tx| {
+        tx.append_event(crate::store::NewEvent {
+            agent_id: "main".into(),
+            kind: EventKind::BriefCreated.as_str(),
+            provenance: crate::store::Provenance::default(),
+            payload: json!({ "brief": b, "visibility": "turn_result" }),
+        })
+    }));
     id
 }
 
@@ -81,6 +86,41 @@ fn briefs_are_found_with_provenance_and_fetched_exactly() {
     assert!(cut.truncated);
     assert_eq!(cut.total_chars, text.chars().count());
     assert!(ok(get(&f.home, "mref_nope", 100)).is_none());
+}
+
+/// Briefs are read from their events after the index's event cursor. An
+/// index without that cursor (one built when briefs had their own table
+/// and a brief-id cursor) reads them all again: nothing is doubled, and a
+/// reference handed out before stays valid.
+#[test]
+fn briefs_are_indexed_once_from_their_events_whatever_the_cursor() {
+    let f = fixture();
+    brief(
+        &f,
+        "Rotated the signing keys on the staging cluster.",
+        "agent_home",
+    );
+    let first = search_in(&f, "signing keys", None);
+    assert_eq!(first.len(), 1, "{first:?}");
+    {
+        let (index, _) = ok(Index::open(&f.home));
+        assert!(ok(index.meta(BRIEF_CURSOR)).is_some());
+        // As an index from before the change: the old cursor, not the new.
+        ok(index.set_meta("cursor:briefs", "brief_old"));
+        ok(index.set_meta(BRIEF_CURSOR, "0"));
+    }
+    brief(
+        &f,
+        "Signing keys: the production rotation is next week.",
+        "agent_home",
+    );
+    let again = search_in(&f, "signing keys", None);
+    assert_eq!(again.len(), 2, "{again:?}");
+    assert!(again.iter().any(|h| h.source_ref == first[0].source_ref));
+    // Later syncs read only what is new.
+    let rx = ok(f.store.read());
+    let (_, report) = ok(open_synced(&rx, &f.home, "main"));
+    assert_eq!(report.changed, 0);
 }
 
 #[test]
