@@ -114,7 +114,9 @@ pub enum Keyed {
     WaitingIntents,
     /// Timers (current state).
     Timers,
-    /// Briefs (ledger).
+    /// Briefs (ledger), written by stores before 2026-11-23 only: a
+    /// brief's record is now its `brief_created` event. Kept so that older
+    /// files open and `holon store stats` lists their rows.
     Briefs,
     /// Transcript entries (ledger).
     Transcript,

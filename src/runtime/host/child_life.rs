@@ -149,11 +149,7 @@ impl RuntimeHost {
             .await?;
         self.wake(parent);
         self.wake(&child);
-        let rx = self.inner.store.read()?;
-        rx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)?
-            .ok_or_else(|| RuntimeError::UnknownTask {
-                task_id: task_id.to_owned(),
-            })
+        self.child_task(parent, task_id)
     }
 
     /// TaskInput on a child task: a further message into the child's queue.

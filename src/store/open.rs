@@ -1,0 +1,148 @@
+//! Opening the store file: redb's errors and panics on a damaged file
+//! mapped to operator-facing errors (`open_database`), the repair after an
+//! unclean shutdown announced, and the schema version checked, recorded
+//! or migrated (`init_schema`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use redb::{Database, ReadableTable};
+
+use super::schema::{self, Index, Keyed, SCHEMA_VERSION};
+use super::StoreError;
+
+pub(super) fn open_database(path: &Path, cache_bytes: usize) -> Result<Database, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let result = match open_quietly(path, cache_bytes) {
+        Ok(r) => r,
+        Err(panic_message) => {
+            return Err(corrupt(format!(
+                "the storage engine rejected it: {panic_message}"
+            )))
+        }
+    };
+    result.map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+            path: path.to_path_buf(),
+        },
+        redb::DatabaseError::UpgradeRequired(v) => corrupt(format!(
+            "storage file format {v} needs an upgrade this build cannot do"
+        )),
+        redb::DatabaseError::RepairAborted => corrupt("repair was aborted".into()),
+        redb::DatabaseError::Storage(redb::StorageError::Corrupted(d)) => corrupt(d),
+        redb::DatabaseError::Storage(redb::StorageError::Io(source)) => match source.kind() {
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::InvalidData => {
+                corrupt(source.to_string())
+            }
+            _ => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        },
+        redb::DatabaseError::Storage(other) => corrupt(other.to_string()),
+        other => corrupt(other.to_string()),
+    })
+}
+
+/// redb reports most damage as errors but asserts on some (a file shorter
+/// than its header says). Catch that on this thread only, keep the message
+/// for the error, and print nothing: a damaged file is an error message,
+/// never a crash or a backtrace on the operator's terminal.
+fn open_quietly(
+    path: &Path,
+    cache_bytes: usize,
+) -> Result<Result<Database, redb::DatabaseError>, String> {
+    use std::sync::Mutex;
+    type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static>;
+    static HOOK_SWAP: Mutex<()> = Mutex::new(());
+    let _serial = HOOK_SWAP.lock().unwrap_or_else(|p| p.into_inner());
+    let opener = std::thread::current().id();
+    let captured: Arc<Mutex<Option<String>>> = Arc::default();
+    let previous: Arc<Hook> = Arc::new(std::panic::take_hook());
+    {
+        let captured = Arc::clone(&captured);
+        let previous = Arc::clone(&previous);
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == opener {
+                let msg = crate::panic_message(info);
+                *captured.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
+            } else {
+                previous(info);
+            }
+        }));
+    }
+    let attempt = std::panic::catch_unwind(|| {
+        let warned = std::sync::atomic::AtomicBool::new(false);
+        let shown = path.display().to_string();
+        Database::builder()
+            .set_cache_size(cache_bytes)
+            .set_repair_callback(move |_| {
+                if !warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    tracing::warn!(path = %shown, "the store was not closed cleanly: repairing it (reading the whole file once)");
+                }
+            })
+            .create(path)
+    });
+    std::panic::set_hook(Box::new(move |info| previous(info)));
+    attempt.map_err(|_| {
+        let msg = captured.lock().unwrap_or_else(|p| p.into_inner()).take();
+        tracing::error!(path = %path.display(), panic = ?msg, "storage engine panicked while opening the store");
+        msg.unwrap_or_else(|| "unknown failure".to_owned())
+    })
+}
+
+/// Create every table and record the schema version on a new file; refuse
+/// a file written by a newer schema.
+pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
+    let txn = db.begin_write()?;
+    {
+        let mut meta = txn.open_table(schema::META)?;
+        let found = match meta.get("schema_version")? {
+            Some(v) => {
+                let bytes = v.value();
+                let arr: [u8; 4] = bytes.try_into().map_err(|_| StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: "schema_version is not a 4-byte number".into(),
+                })?;
+                Some(u32::from_le_bytes(arr))
+            }
+            None => None,
+        };
+        match found {
+            Some(v) if v > SCHEMA_VERSION => {
+                return Err(StoreError::NewerSchema {
+                    path: path.to_path_buf(),
+                    found: v,
+                    supported: SCHEMA_VERSION,
+                })
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(_) => {
+                meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
+            }
+            None => {
+                meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
+                let created = crate::format_ts(crate::now_ms());
+                meta.insert("created_at", created.as_bytes())?;
+                let by = format!("holon {}", env!("CARGO_PKG_VERSION"));
+                meta.insert("created_by", by.as_bytes())?;
+            }
+        }
+        txn.open_table(schema::AGENTS)?;
+        txn.open_table(schema::EVENTS)?;
+        txn.open_table(schema::EVENTS_BY_KIND)?;
+        txn.open_table(schema::QUEUE_PENDING)?;
+        txn.open_table(schema::COUNTERS)?;
+        for k in Keyed::ALL {
+            txn.open_table(k.definition())?;
+        }
+        for i in Index::ALL {
+            txn.open_table(i.definition())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}

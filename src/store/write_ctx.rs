@@ -1,0 +1,269 @@
+//! What a write job sees (`WriteCtx`): every table opened in the batch's
+//! transaction, typed access to them, the per-agent event sequencer and the
+//! records encoded on their way in (`codec`). The writer thread that runs
+//! the jobs and commits is in `writer.rs`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use redb::{ReadableTable, Table, WriteTransaction};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::codec;
+use super::event::{EventRecord, NewEvent};
+use super::schema::{self, Index, Keyed};
+use super::tables;
+use super::StoreError;
+
+/// What a write job sees: every table opened in the batch's transaction,
+/// plus the event sequencer.
+pub struct WriteCtx<'t> {
+    agents: Table<'t, &'static str, &'static [u8]>,
+    events: Table<'t, (&'static str, u64), &'static [u8]>,
+    events_by_kind: Table<'t, (&'static str, &'static str, u64), ()>,
+    queue_pending: Table<'t, (&'static str, u8, u64), &'static str>,
+    counters: Table<'t, (&'static str, &'static str), u64>,
+    keyed: Vec<Table<'t, (&'static str, &'static str), &'static [u8]>>,
+    indexes: Vec<Table<'t, (&'static str, &'static str), ()>>,
+    committed_seqs: &'t HashMap<String, u64>,
+    pub(super) batch_seqs: HashMap<String, u64>,
+    pub(super) appended: Vec<Arc<EventRecord>>,
+    now_ms: i64,
+    now_ts: String,
+}
+
+/// A record's stored bytes: its JSON, compressed when that is smaller
+/// (`codec`).
+fn encode(table: &'static str, value: &impl Serialize) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value)
+        .map(codec::pack)
+        .map_err(|e| StoreError::Encode {
+            table,
+            detail: e.to_string(),
+        })
+}
+
+impl<'t> WriteCtx<'t> {
+    pub(super) fn open(
+        txn: &'t WriteTransaction,
+        committed_seqs: &'t HashMap<String, u64>,
+    ) -> Result<Self, StoreError> {
+        let now_ms = crate::now_ms();
+        let mut keyed = Vec::with_capacity(Keyed::ALL.len());
+        for k in Keyed::ALL {
+            keyed.push(txn.open_table(k.definition())?);
+        }
+        let mut indexes = Vec::with_capacity(Index::ALL.len());
+        for i in Index::ALL {
+            indexes.push(txn.open_table(i.definition())?);
+        }
+        Ok(WriteCtx {
+            agents: txn.open_table(schema::AGENTS)?,
+            events: txn.open_table(schema::EVENTS)?,
+            events_by_kind: txn.open_table(schema::EVENTS_BY_KIND)?,
+            queue_pending: txn.open_table(schema::QUEUE_PENDING)?,
+            counters: txn.open_table(schema::COUNTERS)?,
+            keyed,
+            indexes,
+            committed_seqs,
+            batch_seqs: HashMap::new(),
+            appended: Vec::new(),
+            now_ms,
+            now_ts: crate::format_ts(now_ms),
+        })
+    }
+
+    /// Wall-clock time of this batch (epoch ms), shared by its jobs.
+    pub fn now_ms(&self) -> i64 {
+        self.now_ms
+    }
+
+    /// `now_ms` as an RFC 3339 timestamp (formatted once per batch).
+    pub fn now_ts(&self) -> String {
+        self.now_ts.clone()
+    }
+
+    // ---- events -------------------------------------------------------
+
+    /// The last `event_seq` assigned to an agent, including this batch.
+    pub fn last_seq(&self, agent_id: &str) -> Result<u64, StoreError> {
+        if let Some(s) = self.batch_seqs.get(agent_id) {
+            return Ok(*s);
+        }
+        if let Some(s) = self.committed_seqs.get(agent_id) {
+            return Ok(*s);
+        }
+        tables::last_seq(&self.events, agent_id)
+    }
+
+    /// Append an event with the agent's next `event_seq`. It is published
+    /// to subscribers only after the batch commits.
+    pub fn append_event(&mut self, event: NewEvent) -> Result<u64, StoreError> {
+        let seq = self.last_seq(&event.agent_id)? + 1;
+        let record = EventRecord {
+            event_seq: seq,
+            id: crate::new_id("evt"),
+            ts: self.now_ts(),
+            kind: event.kind.to_owned(),
+            agent_id: event.agent_id,
+            provenance: event.provenance,
+            payload: event.payload,
+        };
+        let bytes = encode("events", &record)?;
+        self.events
+            .insert((record.agent_id.as_str(), seq), bytes.as_slice())?;
+        self.events_by_kind
+            .insert((record.agent_id.as_str(), record.kind.as_str(), seq), ())?;
+        match self.batch_seqs.get_mut(record.agent_id.as_str()) {
+            Some(s) => *s = seq,
+            None => {
+                self.batch_seqs.insert(record.agent_id.clone(), seq);
+            }
+        }
+        self.appended.push(Arc::new(record));
+        Ok(seq)
+    }
+
+    // ---- agents -------------------------------------------------------
+
+    pub fn get_agent<T: DeserializeOwned>(&self, agent_id: &str) -> Result<Option<T>, StoreError> {
+        match self.agents.get(agent_id)? {
+            Some(v) => tables::decode("agents", || agent_id.to_owned(), v.value()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn put_agent(&mut self, agent_id: &str, record: &impl Serialize) -> Result<(), StoreError> {
+        let bytes = encode("agents", record)?;
+        self.agents.insert(agent_id, bytes.as_slice())?;
+        Ok(())
+    }
+
+    pub fn agent_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        for row in self.agents.iter()? {
+            out.push(row?.0.value().to_owned());
+        }
+        Ok(out)
+    }
+
+    // ---- keyed records ------------------------------------------------
+
+    pub fn get<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<Option<T>, StoreError> {
+        tables::get_keyed(&self.keyed[which.index()], which, agent_id, id)
+    }
+
+    pub fn put(
+        &mut self,
+        which: Keyed,
+        agent_id: &str,
+        id: &str,
+        record: &impl Serialize,
+    ) -> Result<(), StoreError> {
+        let bytes = encode(which.name(), record)?;
+        self.keyed[which.index()].insert((agent_id, id), bytes.as_slice())?;
+        Ok(())
+    }
+
+    pub fn list<T: DeserializeOwned>(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+    ) -> Result<Vec<T>, StoreError> {
+        tables::list_keyed(&self.keyed[which.index()], which, agent_id)
+    }
+
+    pub fn remove(&mut self, which: Keyed, agent_id: &str, id: &str) -> Result<bool, StoreError> {
+        Ok(self.keyed[which.index()].remove((agent_id, id))?.is_some())
+    }
+
+    // ---- membership indexes -------------------------------------------
+
+    pub fn index_insert(
+        &mut self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<(), StoreError> {
+        self.indexes[index.index()].insert((agent_id, id), ())?;
+        Ok(())
+    }
+
+    pub fn index_remove(
+        &mut self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.indexes[index.index()]
+            .remove((agent_id, id))?
+            .is_some())
+    }
+
+    pub fn index_contains(
+        &self,
+        index: Index,
+        agent_id: &str,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self.indexes[index.index()].get((agent_id, id))?.is_some())
+    }
+
+    pub fn index_list(&self, index: Index, agent_id: &str) -> Result<Vec<String>, StoreError> {
+        tables::index_list(&self.indexes[index.index()], agent_id)
+    }
+
+    /// The newest `limit` events of one kind, oldest first (this
+    /// transaction's own appends included).
+    pub fn events_of_kind_latest(
+        &self,
+        agent_id: &str,
+        kind: &str,
+        limit: usize,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        tables::events_by_kind_latest(&self.events_by_kind, &self.events, agent_id, kind, limit)
+    }
+
+    // ---- queue index and counters -------------------------------------
+
+    /// Add a `Queued` message to the agent's dequeue order.
+    pub fn queue_push(
+        &mut self,
+        agent_id: &str,
+        band: u8,
+        seq: u64,
+        message_id: &str,
+    ) -> Result<(), StoreError> {
+        self.queue_pending
+            .insert((agent_id, band, seq), message_id)?;
+        Ok(())
+    }
+
+    /// Remove a message from the dequeue order (it left `Queued`).
+    pub fn queue_remove(&mut self, agent_id: &str, band: u8, seq: u64) -> Result<bool, StoreError> {
+        Ok(self.queue_pending.remove((agent_id, band, seq))?.is_some())
+    }
+
+    /// The agent's `Queued` messages in dequeue order: (band, seq, id).
+    pub fn queue_pending(&self, agent_id: &str) -> Result<Vec<(u8, u64, String)>, StoreError> {
+        tables::queue_pending(&self.queue_pending, agent_id)
+    }
+
+    /// Increment and return a per-agent counter (first value is 1).
+    pub fn next_counter(&mut self, agent_id: &str, name: &str) -> Result<u64, StoreError> {
+        let current = self
+            .counters
+            .get((agent_id, name))?
+            .map(|v| v.value())
+            .unwrap_or(0);
+        let next = current + 1;
+        self.counters.insert((agent_id, name), next)?;
+        Ok(next)
+    }
+}
