@@ -10,6 +10,7 @@ pub(crate) mod codec;
 pub mod compact;
 mod error;
 pub mod event;
+mod ledger;
 mod open;
 pub mod schema;
 mod tables;
@@ -32,6 +33,8 @@ pub use writer::MAX_BATCH;
 
 use open::{init_schema, open_database};
 use writer::{Command, JobFn, Writer};
+
+type LedgerTable = redb::ReadOnlyTable<(&'static str, u64), &'static [u8]>;
 
 /// How a store is opened.
 #[derive(Debug, Clone)]
@@ -319,10 +322,18 @@ impl ReadCtx {
         Ok(out)
     }
 
+    /// The event ledger's two tables: rows and sealed blocks (`ledger`).
+    fn ledger(&self) -> Result<(LedgerTable, LedgerTable), StoreError> {
+        Ok((
+            self.txn.open_table(schema::EVENTS)?,
+            self.txn.open_table(schema::EVENT_BLOCKS)?,
+        ))
+    }
+
     /// The agent's last `event_seq` (its event count). O(log n).
     pub fn last_seq(&self, agent_id: &str) -> Result<u64, StoreError> {
-        let t = self.txn.open_table(schema::EVENTS)?;
-        tables::last_seq(&t, agent_id)
+        let (rows, blocks) = self.ledger()?;
+        tables::last_seq(&rows, &blocks, agent_id)
     }
 
     /// Up to `limit` events with `event_seq >= from_seq`, in order.
@@ -332,8 +343,8 @@ impl ReadCtx {
         from_seq: u64,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let t = self.txn.open_table(schema::EVENTS)?;
-        tables::events_page(&t, agent_id, from_seq, limit)
+        let (rows, blocks) = self.ledger()?;
+        tables::events_page(&rows, &blocks, agent_id, from_seq, limit)
     }
 
     /// As `events`, each event's stored JSON as it is (`(event_seq,
@@ -344,8 +355,8 @@ impl ReadCtx {
         from_seq: u64,
         limit: usize,
     ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        let t = self.txn.open_table(schema::EVENTS)?;
-        tables::events_page_raw(&t, agent_id, from_seq, limit)
+        let (rows, blocks) = self.ledger()?;
+        tables::events_page_raw(&rows, &blocks, agent_id, from_seq, limit)
     }
 
     /// The newest `limit` events before `before_seq`, oldest first.
@@ -355,8 +366,8 @@ impl ReadCtx {
         before_seq: u64,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let t = self.txn.open_table(schema::EVENTS)?;
-        tables::events_page_before(&t, agent_id, before_seq, limit)
+        let (rows, blocks) = self.ledger()?;
+        tables::events_page_before(&rows, &blocks, agent_id, before_seq, limit)
     }
 
     /// Up to `limit` events of one kind with `event_seq >= from_seq`.
@@ -368,8 +379,8 @@ impl ReadCtx {
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
-        let events = self.txn.open_table(schema::EVENTS)?;
-        tables::events_by_kind_page(&index, &events, agent_id, kind, from_seq, limit)
+        let (rows, blocks) = self.ledger()?;
+        tables::events_by_kind_page(&index, &rows, &blocks, agent_id, kind, from_seq, limit)
     }
 
     /// The newest `limit` events of one kind, oldest first.
@@ -380,8 +391,8 @@ impl ReadCtx {
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
         let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
-        let events = self.txn.open_table(schema::EVENTS)?;
-        tables::events_by_kind_latest(&index, &events, agent_id, kind, limit)
+        let (rows, blocks) = self.ledger()?;
+        tables::events_by_kind_latest(&index, &rows, &blocks, agent_id, kind, limit)
     }
 
     pub fn get<T: DeserializeOwned>(
@@ -454,5 +465,7 @@ impl ReadCtx {
     }
 }
 
+#[cfg(test)]
+mod ledger_tests;
 #[cfg(test)]
 mod tests;

@@ -120,7 +120,13 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
                 })
             }
             Some(SCHEMA_VERSION) => {}
-            Some(_) => {
+            Some(older) => {
+                if older < 3 {
+                    // Rows written before blocks stay rows.
+                    let rows = txn.open_table(schema::EVENTS)?;
+                    let mut counters = txn.open_table(schema::COUNTERS)?;
+                    super::ledger::mark_existing_sealed(&rows, &mut counters)?;
+                }
                 meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
             }
             None => {
@@ -133,6 +139,7 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
         }
         txn.open_table(schema::AGENTS)?;
         txn.open_table(schema::EVENTS)?;
+        txn.open_table(schema::EVENT_BLOCKS)?;
         txn.open_table(schema::EVENTS_BY_KIND)?;
         txn.open_table(schema::QUEUE_PENDING)?;
         txn.open_table(schema::COUNTERS)?;

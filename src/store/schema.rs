@@ -12,7 +12,10 @@ use redb::TableDefinition;
 /// value compressed (`codec`); a version-1 file needs no rewrite (its
 /// values are JSON, which version 2 reads as it is), only the new number,
 /// so that an older build refuses the file instead of misreading it.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 3 seals events into `event_blocks`; a version-2 file's rows
+/// stay rows (their agents' `events_sealed` counters are set to their
+/// last event on open), so it too needs no rewrite.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `meta`: `schema_version` (u32 LE), `created_at`, `created_by`.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
@@ -20,9 +23,16 @@ pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// `agents`: agent id -> `AgentRecord` JSON (current state).
 pub const AGENTS: TableDefinition<&str, &[u8]> = TableDefinition::new("agents");
 
-/// `events`: (agent id, event_seq) -> `EventRecord` JSON (ledger).
-/// `event_seq` is contiguous per agent from 1: the only replay cursor.
+/// `events`: (agent id, event_seq) -> `EventRecord` JSON (ledger): the
+/// events not sealed into `event_blocks` yet, and every event of a store
+/// written before blocks. `event_seq` is contiguous per agent from 1: the
+/// only replay cursor.
 pub const EVENTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("events");
+
+/// `event_blocks`: (agent id, the block's last event_seq) -> a block of
+/// consecutive events' JSON, compressed together (`ledger`). An agent's
+/// events are its `events` rows and its blocks, merged by `event_seq`.
+pub const EVENT_BLOCKS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("event_blocks");
 
 /// `events_by_kind`: (agent id, kind, event_seq) -> () (index over `events`).
 pub const EVENTS_BY_KIND: TableDefinition<(&str, &str, u64), ()> =

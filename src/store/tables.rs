@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::codec;
 use super::event::EventRecord;
+use super::ledger;
 use super::schema::Keyed;
 use super::StoreError;
 
@@ -68,19 +69,29 @@ pub(crate) fn count_keyed(
     Ok(n)
 }
 
+/// Rows and blocks of the event ledger (`ledger`), read as one.
+pub(crate) trait Ledger: ReadableTable<(&'static str, u64), &'static [u8]> {}
+impl<T: ReadableTable<(&'static str, u64), &'static [u8]>> Ledger for T {}
+
+fn decode_event(agent_id: &str, seq: u64, json: &[u8]) -> Result<EventRecord, StoreError> {
+    serde_json::from_slice(json).map_err(|e| StoreError::Decode {
+        table: "events",
+        key: format!("{agent_id}/{seq}"),
+        detail: e.to_string(),
+    })
+}
+
 pub(crate) fn last_seq(
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
 ) -> Result<u64, StoreError> {
-    let mut range = events.range((agent_id, 0)..=(agent_id, u64::MAX))?;
-    match range.next_back() {
-        Some(row) => Ok(row?.0.value().1),
-        None => Ok(0),
-    }
+    ledger::last_seq(rows, blocks, agent_id)
 }
 
 pub(crate) fn events_page(
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
     from_seq: u64,
     limit: usize,
@@ -89,21 +100,18 @@ pub(crate) fn events_page(
     if limit == 0 {
         return Ok(out);
     }
-    for row in events.range((agent_id, from_seq)..=(agent_id, u64::MAX))? {
-        let (k, v) = row?;
-        let seq = k.value().1;
-        out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
-        if out.len() >= limit {
-            break;
-        }
-    }
+    ledger::scan_from(rows, blocks, agent_id, from_seq, |seq, json| {
+        out.push(decode_event(agent_id, seq, json)?);
+        Ok(out.len() < limit)
+    })?;
     Ok(out)
 }
 
 /// As `events_page`, the stored JSON of each event as it is (no decode):
 /// what a page sent over the wire needs, spliced in unchanged.
 pub(crate) fn events_page_raw(
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
     from_seq: u64,
     limit: usize,
@@ -112,49 +120,37 @@ pub(crate) fn events_page_raw(
     if limit == 0 {
         return Ok(out);
     }
-    for row in events.range((agent_id, from_seq)..=(agent_id, u64::MAX))? {
-        let (k, v) = row?;
-        let seq = k.value().1;
-        let json = codec::unpack(v.value()).map_err(|detail| StoreError::Decode {
-            table: "events",
-            key: format!("{agent_id}/{seq}"),
-            detail,
-        })?;
-        out.push((seq, json.into_owned()));
-        if out.len() >= limit {
-            break;
-        }
-    }
+    ledger::scan_from(rows, blocks, agent_id, from_seq, |seq, json| {
+        out.push((seq, json.to_vec()));
+        Ok(out.len() < limit)
+    })?;
     Ok(out)
 }
 
 /// The newest `limit` events with `event_seq < before_seq`, oldest first.
 pub(crate) fn events_page_before(
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
     before_seq: u64,
     limit: usize,
 ) -> Result<Vec<EventRecord>, StoreError> {
     let mut out = Vec::with_capacity(limit.min(4096));
-    if limit == 0 || before_seq == 0 {
+    if limit == 0 {
         return Ok(out);
     }
-    let mut range = events.range((agent_id, 0)..(agent_id, before_seq))?;
-    while let Some(row) = range.next_back() {
-        let (k, v) = row?;
-        let seq = k.value().1;
-        out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
-        if out.len() >= limit {
-            break;
-        }
-    }
+    ledger::scan_back(rows, blocks, agent_id, before_seq, |seq, json| {
+        out.push(decode_event(agent_id, seq, json)?);
+        Ok(out.len() < limit)
+    })?;
     out.reverse();
     Ok(out)
 }
 
 pub(crate) fn events_by_kind_page(
     index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
     kind: &str,
     from_seq: u64,
@@ -164,11 +160,12 @@ pub(crate) fn events_by_kind_page(
     if limit == 0 {
         return Ok(out);
     }
+    let mut lookup = ledger::Lookup::new(rows, blocks, agent_id);
     for row in index.range((agent_id, kind, from_seq)..=(agent_id, kind, u64::MAX))? {
         let (k, _) = row?;
         let seq = k.value().2;
-        if let Some(v) = events.get((agent_id, seq))? {
-            out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        if let Some(json) = lookup.get(seq)? {
+            out.push(decode_event(agent_id, seq, &json)?);
         }
         if out.len() >= limit {
             break;
@@ -180,18 +177,22 @@ pub(crate) fn events_by_kind_page(
 /// The newest `limit` events of one kind, oldest first.
 pub(crate) fn events_by_kind_latest(
     index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
-    events: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
     agent_id: &str,
     kind: &str,
     limit: usize,
 ) -> Result<Vec<EventRecord>, StoreError> {
     let mut out = Vec::with_capacity(limit.min(4096));
-    let mut rows = index.range((agent_id, kind, 0)..=(agent_id, kind, u64::MAX))?;
+    let mut lookup = ledger::Lookup::new(rows, blocks, agent_id);
+    let mut index_rows = index.range((agent_id, kind, 0)..=(agent_id, kind, u64::MAX))?;
     while out.len() < limit {
-        let Some(row) = rows.next_back() else { break };
+        let Some(row) = index_rows.next_back() else {
+            break;
+        };
         let seq = row?.0.value().2;
-        if let Some(v) = events.get((agent_id, seq))? {
-            out.push(decode("events", || format!("{agent_id}/{seq}"), v.value())?);
+        if let Some(json) = lookup.get(seq)? {
+            out.push(decode_event(agent_id, seq, &json)?);
         }
     }
     out.reverse();

@@ -210,7 +210,7 @@ async fn a_second_open_is_refused_as_locked_until_closed() {
 
 /// A store file written with redb alone: the given schema version and
 /// these events' bytes as they are.
-fn raw_file(path: &std::path::Path, version: u32, events: &[((&str, u64), Vec<u8>)]) {
+pub(super) fn raw_file(path: &std::path::Path, version: u32, events: &[((&str, u64), Vec<u8>)]) {
     let db = redb::Database::create(path).unwrap_or_else(|e| panic!("{e}"));
     let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
     {
@@ -252,7 +252,7 @@ fn garbage_and_newer_schema_are_clear_errors() {
 }
 
 /// A version-1 file (every value plain JSON) opens as it is: its records
-/// read back, it is marked version 2 so an older build refuses it, and new
+/// read back, it is marked the current version so an older build refuses it, and new
 /// records are stored compressed next to the old ones.
 #[tokio::test]
 async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
@@ -281,7 +281,10 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(rx.schema_version().unwrap_or_else(|e| panic!("{e}")), 2);
+    assert_eq!(
+        rx.schema_version().unwrap_or_else(|e| panic!("{e}")),
+        schema::SCHEMA_VERSION
+    );
     let page = rx.events("a", 1, 10).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(page.len(), 2);
     assert_eq!(page[0].payload, old.payload);

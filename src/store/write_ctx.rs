@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::codec;
 use super::event::{EventRecord, NewEvent};
+use super::ledger;
 use super::schema::{self, Index, Keyed};
 use super::tables;
 use super::StoreError;
@@ -21,6 +22,7 @@ use super::StoreError;
 pub struct WriteCtx<'t> {
     agents: Table<'t, &'static str, &'static [u8]>,
     events: Table<'t, (&'static str, u64), &'static [u8]>,
+    event_blocks: Table<'t, (&'static str, u64), &'static [u8]>,
     events_by_kind: Table<'t, (&'static str, &'static str, u64), ()>,
     queue_pending: Table<'t, (&'static str, u8, u64), &'static str>,
     counters: Table<'t, (&'static str, &'static str), u64>,
@@ -61,6 +63,7 @@ impl<'t> WriteCtx<'t> {
         Ok(WriteCtx {
             agents: txn.open_table(schema::AGENTS)?,
             events: txn.open_table(schema::EVENTS)?,
+            event_blocks: txn.open_table(schema::EVENT_BLOCKS)?,
             events_by_kind: txn.open_table(schema::EVENTS_BY_KIND)?,
             queue_pending: txn.open_table(schema::QUEUE_PENDING)?,
             counters: txn.open_table(schema::COUNTERS)?,
@@ -94,7 +97,7 @@ impl<'t> WriteCtx<'t> {
         if let Some(s) = self.committed_seqs.get(agent_id) {
             return Ok(*s);
         }
-        tables::last_seq(&self.events, agent_id)
+        tables::last_seq(&self.events, &self.event_blocks, agent_id)
     }
 
     /// Append an event with the agent's next `event_seq`. It is published
@@ -123,6 +126,34 @@ impl<'t> WriteCtx<'t> {
         }
         self.appended.push(Arc::new(record));
         Ok(seq)
+    }
+
+    /// Seal each agent's unsealed events into blocks where they fill one
+    /// (`ledger`): the writer's last step before it commits a batch.
+    pub(super) fn seal_ledgers(&mut self) -> Result<(), StoreError> {
+        let mut agents: Vec<&str> = self.batch_seqs.keys().map(String::as_str).collect();
+        agents.sort_unstable();
+        for agent_id in agents {
+            let sealed = ledger::sealed_through(&self.counters, agent_id)?;
+            let plan = match ledger::plan_seal(&self.events, sealed, agent_id) {
+                Ok(plan) => plan,
+                Err(e) => {
+                    // Planning only reads: the rows stay rows, readable
+                    // as they are, and the batch commits.
+                    tracing::warn!(agent_id, error = %e, "events not sealed into blocks");
+                    continue;
+                }
+            };
+            if !plan.is_empty() {
+                plan.apply(
+                    &mut self.events,
+                    &mut self.event_blocks,
+                    &mut self.counters,
+                    agent_id,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     // ---- agents -------------------------------------------------------
@@ -227,7 +258,14 @@ impl<'t> WriteCtx<'t> {
         kind: &str,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        tables::events_by_kind_latest(&self.events_by_kind, &self.events, agent_id, kind, limit)
+        tables::events_by_kind_latest(
+            &self.events_by_kind,
+            &self.events,
+            &self.event_blocks,
+            agent_id,
+            kind,
+            limit,
+        )
     }
 
     // ---- queue index and counters -------------------------------------

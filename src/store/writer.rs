@@ -225,6 +225,11 @@ impl Writer {
                     }
                 }
             }
+            if failed.is_none() {
+                if let Err(error) = ctx.seal_ledgers() {
+                    return Attempt::Failed(error);
+                }
+            }
             match failed {
                 Some((index, error)) => Err((index, error)),
                 None => Ok((

@@ -1,0 +1,312 @@
+//! The event ledger as rows and sealed blocks (`ledger`), on real redb
+//! files: every read path sees one sequence per agent, blocks fill their
+//! pages, an older file's rows stay rows, bad blocks are clear errors.
+
+use serde_json::json;
+
+use super::*;
+
+fn open(path: &std::path::Path) -> Store {
+    Store::open(path, StoreOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Event `n` of a test ledger: kinds in a fixed pattern, payloads of
+/// varied length (some far larger than a block), text that compresses
+/// like real records do.
+fn nth(agent: &str, n: u64) -> NewEvent {
+    with_big(agent, n, true)
+}
+
+fn with_big(agent: &str, n: u64, big: bool) -> NewEvent {
+    let kind = ["note", "tick", "turn_started", "turn_failed"][(n % 4) as usize];
+    let words = (n * 7919 % 23) as usize;
+    let mut text = format!("event {n} of {agent}: ");
+    for w in 0..words {
+        text.push_str(["look at ", "the build ", "and report ", "what broke; "][w % 4]);
+    }
+    if big && n % 97 == 5 {
+        // Incompressible and larger than a block on its own.
+        let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        text.extend((0..12_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        }));
+    }
+    NewEvent {
+        agent_id: agent.to_owned(),
+        kind,
+        provenance: Provenance::default(),
+        payload: json!({ "n": n, "text": text }),
+    }
+}
+
+fn seqs(events: &[EventRecord]) -> Vec<u64> {
+    events.iter().map(|e| e.event_seq).collect()
+}
+
+/// Append `total` events to "a" (and every fifth batch one to "b") in
+/// batches of 1 to 13, with or without events larger than a block.
+async fn fill(store: &Store, total: u64, big: bool) {
+    let mut n = 0u64;
+    let mut batch = 0u64;
+    while n < total {
+        let size = (batch * 5 % 13 + 1).min(total - n);
+        let first = n;
+        let b = batch;
+        store
+            .write(move |tx| {
+                for i in first..first + size {
+                    tx.append_event(with_big("a", i + 1, big))?;
+                }
+                if b % 5 == 0 {
+                    tx.append_event(with_big("b", b, big))?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        n += size;
+        batch += 1;
+    }
+}
+
+/// The keys of `event_blocks` for an agent, and its rows' count.
+fn layout(path: &std::path::Path, agent: &str) -> (Vec<u64>, usize) {
+    let db = redb::Database::open(path).unwrap_or_else(|e| panic!("{e}"));
+    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
+    let keys = |def: redb::TableDefinition<(&str, u64), &[u8]>| -> Vec<u64> {
+        let t = txn.open_table(def).unwrap_or_else(|e| panic!("{e}"));
+        t.range((agent, 0)..=(agent, u64::MAX))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .map(|r| {
+                r.map(|(k, _)| k.value().1)
+                    .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    };
+    (keys(schema::EVENT_BLOCKS), keys(schema::EVENTS).len())
+}
+
+#[tokio::test]
+async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let store = open(&path);
+    let total = 1500u64;
+    fill(&store, total, true).await;
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    let (blocks, rows) = layout(&path, "a");
+    assert!(blocks.len() >= 40, "{} blocks", blocks.len());
+    assert!(rows < 100, "{rows} rows left unsealed");
+
+    let store = open(&path);
+    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rx.last_seq("a").unwrap_or(0), total);
+    let all = rx.events("a", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seqs(&all), (1..=total).collect::<Vec<_>>());
+    for e in &all {
+        assert_eq!(e.payload["n"], e.event_seq, "{}", e.event_seq);
+        assert_eq!(e.agent_id, "a");
+    }
+    // Pages starting and ending on and around every block boundary, and
+    // on the rows after the last block.
+    let mut cursors: Vec<u64> = vec![1, 2, total - 1, total, total + 1];
+    for k in &blocks {
+        cursors.extend([k - 1, *k, k + 1]);
+    }
+    for from in cursors {
+        for limit in [1usize, 7, 40] {
+            let want: Vec<u64> = (from..=total).take(limit).collect();
+            let page = rx
+                .events("a", from, limit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(seqs(&page), want, "from {from} limit {limit}");
+            let raw = rx
+                .events_raw("a", from, limit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let raw_seqs: Vec<u64> = raw.iter().map(|(s, _)| *s).collect();
+            assert_eq!(raw_seqs, want);
+            for (seq, json) in raw {
+                let e: EventRecord =
+                    serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{seq}: {e}"));
+                assert_eq!(e.event_seq, seq);
+            }
+            let before = rx
+                .events_before("a", from, limit)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let top = from.min(total + 1);
+            let lo = top.saturating_sub(limit as u64).max(1);
+            assert_eq!(
+                seqs(&before),
+                (lo..top).collect::<Vec<_>>(),
+                "before {from} limit {limit}"
+            );
+        }
+    }
+    // By kind, through the index, forward and newest first.
+    let turn_failed: Vec<u64> = (1..=total).filter(|n| n % 4 == 3).collect();
+    let page = rx
+        .events_of_kind("a", "turn_failed", 100, 10_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<u64> = turn_failed.iter().copied().filter(|n| *n >= 100).collect();
+    assert_eq!(seqs(&page), want);
+    let latest = rx
+        .events_of_kind_latest("a", "turn_failed", 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seqs(&latest), turn_failed[turn_failed.len() - 5..].to_vec());
+    // The other agent's ledger is whole and its own.
+    let b = rx.events("b", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seqs(&b), (1..=b.len() as u64).collect::<Vec<_>>());
+    assert!(b.iter().all(|e| e.agent_id == "b"));
+    drop(rx);
+    // Appending goes on from the right number.
+    let seq = store
+        .write(|tx| tx.append_event(nth("a", 0)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seq, total + 1);
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Rows of an append-only table leave redb's leaves half empty; blocks
+/// fill theirs.
+#[tokio::test]
+async fn sealed_blocks_fill_their_pages() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let store = open(&path);
+    fill(&store, 3000, false).await;
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    let stats = compact::stats(&path).unwrap_or_else(|e| panic!("{e}"));
+    let table = |name: &str| {
+        stats
+            .tables
+            .iter()
+            .find(|t| t.table == name)
+            .unwrap_or_else(|| panic!("no table {name}"))
+    };
+    let blocks = table("event_blocks");
+    let rows = table("events");
+    let unused = blocks.fragmented_bytes as f64 / blocks.stored_bytes as f64;
+    assert!(unused < 0.1, "blocks: {blocks:?}");
+    assert!(
+        blocks.stored_bytes > 10 * rows.stored_bytes,
+        "{blocks:?} {rows:?}"
+    );
+}
+
+/// A schema-2 file (every event a row) keeps its rows as they are; the
+/// events after them are sealed, and the ledger reads as one.
+#[tokio::test]
+async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let old: Vec<((&str, u64), Vec<u8>)> = (1..=300u64)
+        .map(|n| {
+            let e = EventRecord {
+                event_seq: n,
+                id: format!("evt_old_{n}"),
+                ts: "2026-11-01T00:00:00.000Z".into(),
+                kind: "note".into(),
+                agent_id: "a".into(),
+                provenance: Provenance::default(),
+                payload: json!({ "n": n, "text": "written before blocks, one row per event" }),
+            };
+            let json = serde_json::to_vec(&e).unwrap_or_else(|e| panic!("{e}"));
+            (("a", n), codec::pack(json))
+        })
+        .collect();
+    super::tests::raw_file(&path, 2, &old);
+    let store = open(&path);
+    for n in 0..40u64 {
+        store
+            .write(move |tx| {
+                for i in 0..10 {
+                    tx.append_event(nth("a", 1000 + n * 10 + i))?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    let all = rx.events("a", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seqs(&all), (1..=700).collect::<Vec<_>>());
+    assert_eq!(all[299].id, "evt_old_300");
+    let back = rx
+        .events_before("a", 310, 20)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(seqs(&back), (290..310).collect::<Vec<_>>());
+    drop(rx);
+    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    let (blocks, rows) = layout(&path, "a");
+    assert!(!blocks.is_empty());
+    assert!(blocks.iter().all(|k| *k > 300), "{blocks:?}");
+    assert!((300..400).contains(&rows), "{rows} rows");
+}
+
+fn refused(stored: &[u8]) -> String {
+    match ledger::Block::decode("a", 9, stored) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("decoded a corrupt block"),
+    }
+}
+
+#[test]
+fn a_corrupt_block_is_a_clear_error_naming_it() {
+    // A good block of two events ending at 9, as the writer lays it out.
+    let mut good = vec![b'B'];
+    good.extend_from_slice(&2u32.to_le_bytes());
+    good.extend_from_slice(&2u32.to_le_bytes());
+    good.extend_from_slice(&3u32.to_le_bytes());
+    good.extend_from_slice(b"{}[1]");
+    let block = ledger::Block::decode("a", 9, &good).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(block.get(8), Some(&b"{}"[..]));
+    assert_eq!(block.get(9), Some(&b"[1]"[..]));
+    assert_eq!(block.get(7), None);
+    assert_eq!(block.get(10), None);
+
+    let e = refused(&good[..7]);
+    assert!(e.contains("event_blocks") && e.contains("a/9"), "{e}");
+    assert!(refused(&good[..good.len() - 1]).contains("runs past its end"));
+    let mut longer = good.clone();
+    longer.push(b' ');
+    assert!(refused(&longer).contains("after its last event"));
+    let mut zero = good.clone();
+    zero[1..5].copy_from_slice(&0u32.to_le_bytes());
+    assert!(refused(&zero).contains("claims 0 events"));
+    let mut many = good.clone();
+    many[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(refused(&many).contains("events ending at 9"));
+    assert!(refused(br#"{"not":"a block"}"#).contains("not a block header"));
+    assert!(refused(&[0x07, 1, 2]).contains("encoding tag"));
+}
+
+/// A gap in an agent's unsealed rows (a damaged file) is not sealed over:
+/// planning fails, the rows stay rows.
+#[test]
+fn a_gap_in_the_rows_is_not_sealed_over() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("s.redb");
+    let rows: Vec<((&str, u64), Vec<u8>)> = [1u64, 2, 4]
+        .iter()
+        .map(|n| {
+            (
+                ("a", *n),
+                format!(r#"{{"pad":"{}"}}"#, "x".repeat(3000)).into_bytes(),
+            )
+        })
+        .collect();
+    super::tests::raw_file(&path, 3, &rows);
+    let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
+    let t = txn
+        .open_table(schema::EVENTS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    match ledger::plan_seal(&t, 0, "a") {
+        Err(e) => assert!(e.to_string().contains("skip from 2 to 4"), "{e}"),
+        Ok(plan) => panic!("planned {} blocks over a gap", !plan.is_empty() as u8),
+    }
+}
