@@ -37,8 +37,15 @@ pub async fn export(ctx: &Context, agent: Option<String>, dir: &Path) -> anyhow:
         .filter(|e| e["kind"] == "brief_created")
         .map(|e| e["payload"]["brief"].clone())
         .collect();
+    // A message's envelope is its `message_admitted` event's (stores
+    // before 2026-11-24 also kept a copy in the `messages` table).
+    let messages = events
+        .iter()
+        .filter(|e| e["kind"] == "message_admitted")
+        .map(|e| serde_json::from_value(e["payload"]["message"].clone()))
+        .collect::<Result<_, _>>()?;
     let snapshot = FixtureSnapshot {
-        messages: rx.list(Keyed::Messages, &agent_id)?,
+        messages,
         queue_entries: rx.list(Keyed::QueueEntries, &agent_id)?,
         events,
         tasks: rx.list(Keyed::Tasks, &agent_id)?,

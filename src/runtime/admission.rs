@@ -220,7 +220,7 @@ pub(crate) fn admit_in(
         });
     }
     let admission_seq = tx.next_counter(&agent_id, "admission_seq")?;
-    let entry = QueueEntry {
+    let mut entry = QueueEntry {
         message_id: envelope.id.clone(),
         agent_id: agent_id.clone(),
         priority: envelope.priority,
@@ -228,17 +228,11 @@ pub(crate) fn admit_in(
         admission_seq,
         enqueued_at: envelope.created_at.clone(),
         updated_at: envelope.created_at.clone(),
+        admitted_seq: None,
     };
-    tx.put(Keyed::Messages, &agent_id, &envelope.id, &envelope)?;
-    tx.put(Keyed::QueueEntries, &agent_id, &envelope.id, &entry)?;
-    tx.queue_push(
-        &agent_id,
-        envelope.priority.band(),
-        admission_seq,
-        &envelope.id,
-    )?;
     let (message_id, priority) = (envelope.id.clone(), envelope.priority);
     let provenance = provenance_of(&envelope);
+    // The envelope's one stored copy is this event; the entry points at it.
     let event_seq = tx.append_event(new_event(
         &agent_id,
         provenance,
@@ -248,6 +242,9 @@ pub(crate) fn admit_in(
             admission_seq,
         }),
     ))?;
+    entry.admitted_seq = Some(event_seq);
+    tx.put(Keyed::QueueEntries, &agent_id, &message_id, &entry)?;
+    tx.queue_push(&agent_id, priority.band(), admission_seq, &message_id)?;
     Ok(Outcome::Admitted(Admitted {
         message_id,
         agent_id,

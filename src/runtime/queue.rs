@@ -12,7 +12,7 @@ use super::envelope::Priority;
 use crate::protocol::events::{
     new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
 };
-use crate::store::{Index, Keyed, StoreError, WriteCtx};
+use crate::store::{EventRecord, Index, Keyed, StoreError, WriteCtx};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,6 +52,48 @@ pub struct QueueEntry {
     pub admission_seq: u64,
     pub enqueued_at: String,
     pub updated_at: String,
+    /// The `event_seq` of the message's `message_admitted` event, which
+    /// holds its envelope: the envelope is stored once, in the ledger.
+    /// `None` for entries admitted before 2026-11-24, whose envelope is a
+    /// row of the `messages` table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admitted_seq: Option<u64>,
+}
+
+/// A message's envelope, from the `message_admitted` event its entry
+/// points at, or for an older entry from the `messages` table. `event`
+/// reads the event at a seq; `legacy` the table row.
+pub(crate) fn envelope_of(
+    entry: &QueueEntry,
+    event: impl FnOnce(u64) -> Result<Option<EventRecord>, StoreError>,
+    legacy: impl FnOnce() -> Result<Option<MessageEnvelope>, StoreError>,
+) -> Result<Option<MessageEnvelope>, StoreError> {
+    let Some(seq) = entry.admitted_seq else {
+        return legacy();
+    };
+    match event(seq)?.map(|e| e.event()) {
+        Some(Event::MessageAdmitted(admitted)) if admitted.message.id == entry.message_id => {
+            Ok(Some(admitted.message))
+        }
+        Some(_) => Err(StoreError::Storage(format!(
+            "event {}/{seq} is not the admission of message {}",
+            entry.agent_id, entry.message_id
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// The envelope of a message whose entry a write job holds.
+pub(crate) fn envelope_in(
+    tx: &WriteCtx<'_>,
+    entry: &QueueEntry,
+) -> Result<Option<MessageEnvelope>, StoreError> {
+    let (agent_id, id) = (entry.agent_id.as_str(), entry.message_id.as_str());
+    envelope_of(
+        entry,
+        |seq| tx.event_at(agent_id, seq),
+        || tx.get(Keyed::Messages, agent_id, id),
+    )
 }
 
 fn load_entry(
@@ -63,9 +105,7 @@ fn load_entry(
     let entry: QueueEntry = tx
         .get(Keyed::QueueEntries, agent_id, message_id)?
         .ok_or_else(missing)?;
-    let envelope: MessageEnvelope = tx
-        .get(Keyed::Messages, agent_id, message_id)?
-        .ok_or_else(missing)?;
+    let envelope = envelope_in(tx, &entry)?.ok_or_else(missing)?;
     Ok((entry, envelope))
 }
 
@@ -163,5 +203,87 @@ mod tests {
             .filter(|s| s.replays_on_restart())
             .collect();
         assert_eq!(replayed, vec![Queued, Dequeued]);
+    }
+
+    /// An envelope is stored once, in its admission event, and found there
+    /// whether that event is still a row or sealed into a block; an entry
+    /// admitted before that (envelope in `messages`) still finds its own.
+    #[tokio::test]
+    async fn an_envelope_is_stored_once_and_older_entries_still_find_theirs() {
+        use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = crate::store::Store::open(&dir.path().join("s.redb"), Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        crate::runtime::admission::ensure_agent(&store, "a")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let prompt = |i: usize| {
+            AdmissionRequest::operator_prompt(
+                "a",
+                &format!("prompt {i}: look at the failing build and report what broke"),
+                Priority::Normal,
+                DeliverySurface::CliPrompt,
+            )
+        };
+        let mut ids = Vec::new();
+        for i in 0..300 {
+            let a = crate::runtime::admission::admit(&store, prompt(i))
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            ids.push(a.message_id);
+        }
+        // As a store written before 2026-11-24 left it: the envelope in
+        // `messages`, an entry without `admitted_seq`.
+        let legacy = store
+            .write(move |tx| {
+                let env = normalize(prompt(300), "msg_legacy".into(), tx.now_ts());
+                let entry = QueueEntry {
+                    message_id: env.id.clone(),
+                    agent_id: "a".into(),
+                    priority: env.priority,
+                    status: QueueEntryStatus::Queued,
+                    admission_seq: 1_000,
+                    enqueued_at: env.created_at.clone(),
+                    updated_at: env.created_at.clone(),
+                    admitted_seq: None,
+                };
+                tx.put(Keyed::Messages, "a", &env.id, &env)?;
+                tx.put(Keyed::QueueEntries, "a", &env.id, &entry)?;
+                tx.queue_push("a", env.priority.band(), 1_000, &env.id)?;
+                Ok(env.id)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        ids.push(legacy);
+        let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rx.count(Keyed::Messages, "a").unwrap_or(0), 1);
+        // The read path, all at once.
+        let entries: Vec<QueueEntry> = ids
+            .iter()
+            .map(|id| {
+                rx.get(Keyed::QueueEntries, "a", id)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .unwrap_or_else(|| panic!("no entry {id}"))
+            })
+            .collect();
+        let envelopes = crate::runtime::host::projection::envelopes_of(&rx, "a", &entries)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<&str> = envelopes.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(got, ids.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(envelopes[7].body.preview(200).contains("prompt 7:"));
+        drop(rx);
+        // The write path: each dequeue reads its envelope.
+        let want = ids.clone();
+        store
+            .write(move |tx| {
+                for (i, id) in want.iter().enumerate() {
+                    let env = dequeue_in(tx, "a", id)?;
+                    assert_eq!(&env.id, id);
+                    assert!(env.body.preview(200).contains(&format!("prompt {i}:")));
+                }
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 }

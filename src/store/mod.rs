@@ -359,6 +359,17 @@ impl ReadCtx {
         tables::events_page_raw(&rows, &blocks, agent_id, from_seq, limit)
     }
 
+    /// The events at these `event_seq`s, in the order asked (`None` where
+    /// the agent has no such event).
+    pub fn events_at(
+        &self,
+        agent_id: &str,
+        seqs: &[u64],
+    ) -> Result<Vec<Option<EventRecord>>, StoreError> {
+        let (rows, blocks) = self.ledger()?;
+        tables::events_at(&rows, &blocks, agent_id, seqs)
+    }
+
     /// The newest `limit` events before `before_seq`, oldest first.
     pub fn events_before(
         &self,

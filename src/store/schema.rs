@@ -112,7 +112,10 @@ impl Index {
 /// rewritten in place; ledgers only ever gain rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Keyed {
-    /// Message envelopes (ledger; immutable once admitted).
+    /// Message envelopes (ledger), written by stores before 2026-11-24
+    /// only: an envelope's one copy is now its `message_admitted` event,
+    /// which the queue entry points at (`admitted_seq`). Kept so that older
+    /// entries find their envelopes.
     Messages,
     /// Queue entries with their mutable processing status (current state).
     QueueEntries,

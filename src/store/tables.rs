@@ -147,6 +147,23 @@ pub(crate) fn events_page_before(
     Ok(out)
 }
 
+/// The events at these `event_seq`s (`None` where the agent has none),
+/// one lookup each; neighbours in one block decompress it once.
+pub(crate) fn events_at(
+    rows: &impl Ledger,
+    blocks: &impl Ledger,
+    agent_id: &str,
+    seqs: &[u64],
+) -> Result<Vec<Option<EventRecord>>, StoreError> {
+    let mut lookup = ledger::Lookup::new(rows, blocks, agent_id);
+    seqs.iter()
+        .map(|&seq| match lookup.get(seq)? {
+            Some(json) => decode_event(agent_id, seq, &json).map(Some),
+            None => Ok(None),
+        })
+        .collect()
+}
+
 pub(crate) fn events_by_kind_page(
     index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
     rows: &impl Ledger,

@@ -128,6 +128,12 @@ impl<'t> WriteCtx<'t> {
         Ok(seq)
     }
 
+    /// The event at `event_seq` (this transaction's own appends included).
+    pub fn event_at(&self, agent_id: &str, seq: u64) -> Result<Option<EventRecord>, StoreError> {
+        let mut found = tables::events_at(&self.events, &self.event_blocks, agent_id, &[seq])?;
+        Ok(found.pop().flatten())
+    }
+
     /// Seal each agent's unsealed events into blocks where they fill one
     /// (`ledger`): the writer's last step before it commits a batch.
     pub(super) fn seal_ledgers(&mut self) -> Result<(), StoreError> {

@@ -45,6 +45,28 @@ fn load_ids<T: serde::de::DeserializeOwned>(
     Ok(out)
 }
 
+/// The envelopes of these entries' messages, from their `message_admitted`
+/// events (read together, so a run of them shares its blocks) or, for
+/// entries older than that, from the `messages` table.
+pub(crate) fn envelopes_of(
+    rx: &ReadCtx,
+    agent_id: &str,
+    entries: &[QueueEntry],
+) -> Result<Vec<MessageEnvelope>, StoreError> {
+    let seqs: Vec<u64> = entries.iter().filter_map(|e| e.admitted_seq).collect();
+    let mut events = rx.events_at(agent_id, &seqs)?.into_iter();
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let found = crate::runtime::queue::envelope_of(
+            entry,
+            |_| Ok(events.next().flatten()),
+            || rx.get(Keyed::Messages, agent_id, &entry.message_id),
+        )?;
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 /// A recorded tool execution (ledger row).
 #[derive(Debug, Clone, serde::Deserialize)]
 struct ToolRow {
@@ -87,7 +109,7 @@ pub fn load(
     let beyond = queued.split_off(queued.len().min(QUEUE_HEAD));
     ids.extend(queued);
     let entries: Vec<QueueEntry> = load_ids(rx, Keyed::QueueEntries, agent_id, &ids)?;
-    let envelopes: Vec<MessageEnvelope> = load_ids(rx, Keyed::Messages, agent_id, &ids)?;
+    let envelopes = envelopes_of(rx, agent_id, &entries)?;
     // By id, not by search: a deep queue (thousands waiting while the
     // agent is paused) must not make each decision quadratic.
     let by_id: std::collections::HashMap<&str, &MessageEnvelope> =

@@ -13,8 +13,9 @@ use serde_json::json;
 use super::turn::{render_input, transcript_in};
 use super::{approval_ops, HostInner};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
-use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority, TrustLevel};
+use crate::runtime::envelope::{MessageKind, Priority, TrustLevel};
 use crate::runtime::provider::ToolCall;
+use crate::runtime::queue::QueueEntry;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
 use crate::runtime::transcript::TranscriptBody;
@@ -166,7 +167,10 @@ pub(super) async fn interject(
                 if band != Priority::Interject.band() {
                     break;
                 }
-                let Some(env) = tx.get::<MessageEnvelope>(Keyed::Messages, &id, &mid)? else {
+                let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, &id, &mid)? else {
+                    continue;
+                };
+                let Some(env) = crate::runtime::queue::envelope_in(tx, &entry)? else {
                     continue;
                 };
                 if env.kind != MessageKind::OperatorPrompt

@@ -109,6 +109,7 @@ impl World {
             admission_seq: seq,
             enqueued_at: String::new(),
             updated_at: String::new(),
+            admitted_seq: None,
         });
         let mut env = envelope(id, kind, "hello");
         env.priority = pri;
