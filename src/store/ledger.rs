@@ -411,58 +411,90 @@ pub(crate) fn plan_seal(
         };
         json.push(unpack_row(agent_id, *seq, v.value())?);
     }
+    // The first guess: the events whose rows alone fill a block (together
+    // they compress at least as well); after that, the last block's ratio.
+    let mut guess = {
+        let mut sum = 0usize;
+        tail.iter()
+            .take_while(|(_, size)| {
+                sum += size;
+                sum <= target
+            })
+            .count()
+    };
     let mut start = 0usize;
     while plan.blocks.len() < SEALS_PER_BATCH && start < tail.len() {
         let rest = &json[start..];
-        let whole = rest.len().min(MAX_BLOCK_EVENTS);
-        let fits = |n: usize| encode_block(&rest[..n]).len() <= target;
-        // Start from the events whose rows alone fill a block (together
-        // they compress at least as well), gallop up while the block
-        // still fits, then bisect: a few compressions of about a block
-        // each, however long the tail.
-        let mut by_rows = 0usize;
-        let mut sum = 0usize;
-        for (_, size) in &tail[start..start + whole] {
-            sum += size;
-            if sum > target {
-                break;
-            }
-            by_rows += 1;
-        }
-        let (mut lo, mut hi) = if by_rows > 0 && fits(by_rows) {
-            let mut lo = by_rows;
-            let mut hi = (lo * 2).min(whole);
-            while lo < whole && fits(hi) {
-                lo = hi;
-                hi = (hi * 2).min(whole);
-            }
-            (lo, hi)
-        } else {
-            // Not even the rows' own count fits (or the first row is
-            // larger than a block): bisect below it.
-            (0, by_rows.max(1))
-        };
-        if lo == rest.len() {
+        let (n, bytes) = longest_fit(&rest[..rest.len().min(MAX_BLOCK_EVENTS)], target, guess);
+        if n == rest.len() && bytes.len() <= target {
             break; // all of the tail fits in one block: not full yet
         }
-        // Invariant: `lo` events fit (or lo is 0), `hi` do not.
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        // At least one event: an event larger than a block is a block of
-        // its own.
-        let lo = lo.max(1);
-        let (first, last) = (tail[start].0, tail[start + lo - 1].0);
-        plan.blocks
-            .push((last, encode_block(&rest[..lo]), first..=last));
-        start += lo;
+        let (first, last) = (tail[start].0, tail[start + n - 1].0);
+        let raw: usize = rest[..n].iter().map(Vec::len).sum();
+        // The next block likely compresses like this one.
+        let budget = raw * target / bytes.len().max(1);
+        let mut sum = 0usize;
+        guess = rest[n..]
+            .iter()
+            .take_while(|json| {
+                sum += json.len();
+                sum <= budget
+            })
+            .count();
+        plan.blocks.push((last, bytes, first..=last));
+        start += n;
     }
     Ok(plan)
+}
+
+/// The longest prefix of `events` (at least one) whose block fits in
+/// `target` stored bytes, and that block. Searches from `guess`: up or
+/// down by 1, 2, 4, ... until it brackets the answer, then bisects, so a
+/// good guess costs two compressions of about a block each.
+pub(super) fn longest_fit(events: &[Vec<u8>], target: usize, guess: usize) -> (usize, Vec<u8>) {
+    let whole = events.len();
+    // The longest prefix known to fit, with its block; the shortest known
+    // not to.
+    let mut best: Option<(usize, Vec<u8>)> = None;
+    let mut too_long = whole + 1;
+    let try_len = |n: usize, best: &mut Option<(usize, Vec<u8>)>, too_long: &mut usize| {
+        let bytes = encode_block(&events[..n]);
+        if bytes.len() <= target {
+            if best.as_ref().is_none_or(|(b, _)| n > *b) {
+                *best = Some((n, bytes));
+            }
+            true
+        } else {
+            *too_long = (*too_long).min(n);
+            false
+        }
+    };
+    let first = guess.clamp(1, whole);
+    if try_len(first, &mut best, &mut too_long) {
+        let mut step = 1;
+        loop {
+            let at = best.as_ref().map_or(0, |(b, _)| *b);
+            let next = (at + step).min(whole);
+            if next == at || next >= too_long || !try_len(next, &mut best, &mut too_long) {
+                break;
+            }
+            step *= 2;
+        }
+    } else {
+        let mut step = 1;
+        while step < first && !try_len(first - step, &mut best, &mut too_long) {
+            step *= 2;
+        }
+    }
+    loop {
+        let lo = best.as_ref().map_or(0, |(b, _)| *b);
+        if too_long.saturating_sub(lo) <= 1 {
+            break;
+        }
+        try_len(lo + (too_long - lo) / 2, &mut best, &mut too_long);
+    }
+    // An event larger than a block is a block of its own.
+    best.unwrap_or_else(|| (1, encode_block(&events[..1])))
 }
 
 impl SealPlan {

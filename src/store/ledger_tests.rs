@@ -198,7 +198,8 @@ async fn sealed_blocks_fill_their_pages() {
 }
 
 /// A schema-2 file (every event a row) keeps its rows as they are; the
-/// events after them are sealed, and the ledger reads as one.
+/// events after them are sealed, and the ledger reads as one. Its
+/// per-event kind index becomes chunks.
 #[tokio::test]
 async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -219,6 +220,22 @@ async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
         })
         .collect();
     super::tests::raw_file(&path, 2, &old);
+    {
+        // Its kind index: a key per event.
+        let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        {
+            let mut index = txn
+                .open_table(schema::EVENTS_BY_KIND)
+                .unwrap_or_else(|e| panic!("{e}"));
+            for n in 1..=300u64 {
+                index
+                    .insert(("a", "note", n), ())
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        txn.commit().unwrap_or_else(|e| panic!("{e}"));
+    }
     let store = open(&path);
     for n in 0..40u64 {
         store
@@ -239,8 +256,23 @@ async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
         .events_before("a", 310, 20)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(seqs(&back), (290..310).collect::<Vec<_>>());
+    // The old index was rebuilt: old and new events, by kind.
+    let notes = rx
+        .events_of_kind("a", "note", 1, 10_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want: Vec<u64> = (1..=300)
+        .chain((301..=700).filter(|s| (1000 + s - 301) % 4 == 0))
+        .collect();
+    assert_eq!(seqs(&notes), want);
     drop(rx);
     store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    let tables = compact::stats(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .tables;
+    assert!(
+        tables.iter().all(|t| t.table != "events_by_kind"),
+        "{tables:?}"
+    );
     let (blocks, rows) = layout(&path, "a");
     assert!(!blocks.is_empty());
     assert!(blocks.iter().all(|k| *k > 300), "{blocks:?}");
@@ -308,5 +340,31 @@ fn a_gap_in_the_rows_is_not_sealed_over() {
     match ledger::plan_seal(&t, 0, "a") {
         Err(e) => assert!(e.to_string().contains("skip from 2 to 4"), "{e}"),
         Ok(plan) => panic!("planned {} blocks over a gap", !plan.is_empty() as u8),
+    }
+}
+
+/// The block search finds the longest prefix that fits whatever it is
+/// told to start from (brute force says which).
+#[test]
+fn the_block_search_finds_the_longest_prefix_that_fits_from_any_guess() {
+    let events: Vec<Vec<u8>> = (0..60u64)
+        .map(|n| {
+            let e = with_big("a", n, true);
+            serde_json::to_vec(&e.payload).unwrap_or_else(|e| panic!("{e}"))
+        })
+        .collect();
+    for target in [60usize, 400, 1500, 4000] {
+        let want = (1..=events.len())
+            .rev()
+            .find(|n| {
+                // With no limit, the whole prefix is the block.
+                ledger::longest_fit(&events[..*n], usize::MAX, *n).1.len() <= target
+            })
+            .unwrap_or(1);
+        for guess in [0usize, 1, 2, 7, 30, 59, 60, 500] {
+            let (n, bytes) = ledger::longest_fit(&events, target, guess);
+            assert_eq!(n, want, "target {target} guess {guess}");
+            assert!(n == 1 || bytes.len() <= target);
+        }
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod codec;
 pub mod compact;
 mod error;
 pub mod event;
+mod kind_index;
 mod ledger;
 mod open;
 pub mod schema;
@@ -389,7 +390,7 @@ impl ReadCtx {
         from_seq: u64,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
+        let index = self.txn.open_table(schema::EVENT_KINDS)?;
         let (rows, blocks) = self.ledger()?;
         tables::events_by_kind_page(&index, &rows, &blocks, agent_id, kind, from_seq, limit)
     }
@@ -401,7 +402,7 @@ impl ReadCtx {
         kind: &str,
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
-        let index = self.txn.open_table(schema::EVENTS_BY_KIND)?;
+        let index = self.txn.open_table(schema::EVENT_KINDS)?;
         let (rows, blocks) = self.ledger()?;
         tables::events_by_kind_latest(&index, &rows, &blocks, agent_id, kind, limit)
     }

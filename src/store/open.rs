@@ -126,6 +126,14 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
                     let rows = txn.open_table(schema::EVENTS)?;
                     let mut counters = txn.open_table(schema::COUNTERS)?;
                     super::ledger::mark_existing_sealed(&rows, &mut counters)?;
+                    // The per-event kind index becomes chunks.
+                    let moved = {
+                        let old = txn.open_table(schema::EVENTS_BY_KIND)?;
+                        let mut chunks = txn.open_table(schema::EVENT_KINDS)?;
+                        super::kind_index::migrate_from_rows(&old, &mut chunks)?
+                    };
+                    txn.delete_table(schema::EVENTS_BY_KIND)?;
+                    tracing::info!(path = %path.display(), events = moved, from = older, "the store's kind index was rebuilt for schema 3");
                 }
                 meta.insert("schema_version", SCHEMA_VERSION.to_le_bytes().as_slice())?;
             }
@@ -140,7 +148,7 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
         txn.open_table(schema::AGENTS)?;
         txn.open_table(schema::EVENTS)?;
         txn.open_table(schema::EVENT_BLOCKS)?;
-        txn.open_table(schema::EVENTS_BY_KIND)?;
+        txn.open_table(schema::EVENT_KINDS)?;
         txn.open_table(schema::QUEUE_PENDING)?;
         txn.open_table(schema::COUNTERS)?;
         for k in Keyed::ALL {

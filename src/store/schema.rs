@@ -12,9 +12,10 @@ use redb::TableDefinition;
 /// value compressed (`codec`); a version-1 file needs no rewrite (its
 /// values are JSON, which version 2 reads as it is), only the new number,
 /// so that an older build refuses the file instead of misreading it.
-/// Version 3 seals events into `event_blocks`; a version-2 file's rows
-/// stay rows (their agents' `events_sealed` counters are set to their
-/// last event on open), so it too needs no rewrite.
+/// Version 3 seals events into `event_blocks` and indexes kinds by chunk
+/// (`event_kinds`). A version-2 file's event rows stay rows (their agents'
+/// `events_sealed` counters are set to their last event on open); its
+/// per-event kind index is rebuilt as chunks and dropped.
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// `meta`: `schema_version` (u32 LE), `created_at`, `created_by`.
@@ -34,7 +35,15 @@ pub const EVENTS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("ev
 /// events are its `events` rows and its blocks, merged by `event_seq`.
 pub const EVENT_BLOCKS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("event_blocks");
 
-/// `events_by_kind`: (agent id, kind, event_seq) -> () (index over `events`).
+/// `event_kinds`: (agent id, kind, chunk of 1,024 event_seqs) -> the
+/// chunk's events of that kind, as u16 offsets (`kind_index`).
+pub const EVENT_KINDS: TableDefinition<(&str, &str, u64), &[u8]> =
+    TableDefinition::new("event_kinds");
+
+/// `events_by_kind`: (agent id, kind, event_seq) -> (), the index of
+/// schema 2 and older: opening such a file rebuilds it as `event_kinds`
+/// and drops it. The raw-redb baseline of `holon debug bench store`
+/// writes it too (the plain layout a writer would start from).
 pub const EVENTS_BY_KIND: TableDefinition<(&str, &str, u64), ()> =
     TableDefinition::new("events_by_kind");
 

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::codec;
 use super::event::EventRecord;
+use super::kind_index;
 use super::ledger;
 use super::schema::Keyed;
 use super::StoreError;
@@ -165,7 +166,7 @@ pub(crate) fn events_at(
 }
 
 pub(crate) fn events_by_kind_page(
-    index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
+    index: &impl ReadableTable<(&'static str, &'static str, u64), &'static [u8]>,
     rows: &impl Ledger,
     blocks: &impl Ledger,
     agent_id: &str,
@@ -178,22 +179,18 @@ pub(crate) fn events_by_kind_page(
         return Ok(out);
     }
     let mut lookup = ledger::Lookup::new(rows, blocks, agent_id);
-    for row in index.range((agent_id, kind, from_seq)..=(agent_id, kind, u64::MAX))? {
-        let (k, _) = row?;
-        let seq = k.value().2;
+    kind_index::scan_from(index, agent_id, kind, from_seq, |seq| {
         if let Some(json) = lookup.get(seq)? {
             out.push(decode_event(agent_id, seq, &json)?);
         }
-        if out.len() >= limit {
-            break;
-        }
-    }
+        Ok(out.len() < limit)
+    })?;
     Ok(out)
 }
 
 /// The newest `limit` events of one kind, oldest first.
 pub(crate) fn events_by_kind_latest(
-    index: &impl ReadableTable<(&'static str, &'static str, u64), ()>,
+    index: &impl ReadableTable<(&'static str, &'static str, u64), &'static [u8]>,
     rows: &impl Ledger,
     blocks: &impl Ledger,
     agent_id: &str,
@@ -201,17 +198,16 @@ pub(crate) fn events_by_kind_latest(
     limit: usize,
 ) -> Result<Vec<EventRecord>, StoreError> {
     let mut out = Vec::with_capacity(limit.min(4096));
+    if limit == 0 {
+        return Ok(out);
+    }
     let mut lookup = ledger::Lookup::new(rows, blocks, agent_id);
-    let mut index_rows = index.range((agent_id, kind, 0)..=(agent_id, kind, u64::MAX))?;
-    while out.len() < limit {
-        let Some(row) = index_rows.next_back() else {
-            break;
-        };
-        let seq = row?.0.value().2;
+    kind_index::scan_back(index, agent_id, kind, |seq| {
         if let Some(json) = lookup.get(seq)? {
             out.push(decode_event(agent_id, seq, &json)?);
         }
-    }
+        Ok(out.len() < limit)
+    })?;
     out.reverse();
     Ok(out)
 }

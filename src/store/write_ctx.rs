@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::codec;
 use super::event::{EventRecord, NewEvent};
+use super::kind_index;
 use super::ledger;
 use super::schema::{self, Index, Keyed};
 use super::tables;
@@ -23,7 +24,7 @@ pub struct WriteCtx<'t> {
     agents: Table<'t, &'static str, &'static [u8]>,
     events: Table<'t, (&'static str, u64), &'static [u8]>,
     event_blocks: Table<'t, (&'static str, u64), &'static [u8]>,
-    events_by_kind: Table<'t, (&'static str, &'static str, u64), ()>,
+    event_kinds: kind_index::KindTable<'t>,
     queue_pending: Table<'t, (&'static str, u8, u64), &'static str>,
     counters: Table<'t, (&'static str, &'static str), u64>,
     keyed: Vec<Table<'t, (&'static str, &'static str), &'static [u8]>>,
@@ -64,7 +65,7 @@ impl<'t> WriteCtx<'t> {
             agents: txn.open_table(schema::AGENTS)?,
             events: txn.open_table(schema::EVENTS)?,
             event_blocks: txn.open_table(schema::EVENT_BLOCKS)?,
-            events_by_kind: txn.open_table(schema::EVENTS_BY_KIND)?,
+            event_kinds: txn.open_table(schema::EVENT_KINDS)?,
             queue_pending: txn.open_table(schema::QUEUE_PENDING)?,
             counters: txn.open_table(schema::COUNTERS)?,
             keyed,
@@ -116,8 +117,12 @@ impl<'t> WriteCtx<'t> {
         let bytes = encode("events", &record)?;
         self.events
             .insert((record.agent_id.as_str(), seq), bytes.as_slice())?;
-        self.events_by_kind
-            .insert((record.agent_id.as_str(), record.kind.as_str(), seq), ())?;
+        kind_index::insert(
+            &mut self.event_kinds,
+            record.agent_id.as_str(),
+            record.kind.as_str(),
+            seq,
+        )?;
         match self.batch_seqs.get_mut(record.agent_id.as_str()) {
             Some(s) => *s = seq,
             None => {
@@ -265,7 +270,7 @@ impl<'t> WriteCtx<'t> {
         limit: usize,
     ) -> Result<Vec<EventRecord>, StoreError> {
         tables::events_by_kind_latest(
-            &self.events_by_kind,
+            &self.event_kinds,
             &self.events,
             &self.event_blocks,
             agent_id,
