@@ -261,12 +261,13 @@ fn raw_redb_rate(path: &Path, events: u64) -> anyhow::Result<f64> {
 }
 
 /// Fill the default agent's ledger of a store under `home` to `target`
-/// events, in large jobs (many events per commit).
+/// events, in jobs of 1,000 (what a busy writer batches: each commit
+/// seals its events into blocks as the runtime's would).
 pub(super) async fn fill_ledger(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
     let have = store.read()?.last_seq(agent)?;
     let mut n = have;
     while n < target {
-        let chunk = 20_000.min(target - n);
+        let chunk = 1_000.min(target - n);
         let start = n;
         let agent = agent.to_owned();
         store

@@ -31,15 +31,19 @@ pub(crate) fn insert(
         Some(v) => v.value().to_vec(),
         None => Vec::with_capacity(2),
     };
-    let mut offsets: Vec<u16> = value
-        .chunks_exact(2)
-        .map(|b| u16::from_le_bytes([b[0], b[1]]))
-        .collect();
-    match offsets.last() {
+    let last = value
+        .len()
+        .checked_sub(2)
+        .map(|at| u16::from_le_bytes([value[at], value[at + 1]]));
+    match last {
         // Events are appended in `event_seq` order: the usual case.
         None => value.extend_from_slice(&offset.to_le_bytes()),
-        Some(last) if *last < offset => value.extend_from_slice(&offset.to_le_bytes()),
+        Some(last) if last < offset => value.extend_from_slice(&offset.to_le_bytes()),
         Some(_) => {
+            let mut offsets: Vec<u16> = value
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect();
             if let Err(at) = offsets.binary_search(&offset) {
                 offsets.insert(at, offset);
                 value = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();

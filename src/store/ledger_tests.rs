@@ -337,7 +337,7 @@ fn a_gap_in_the_rows_is_not_sealed_over() {
     let t = txn
         .open_table(schema::EVENTS)
         .unwrap_or_else(|e| panic!("{e}"));
-    match ledger::plan_seal(&t, 0, "a") {
+    match seal::plan_seal(&t, 0, "a") {
         Err(e) => assert!(e.to_string().contains("skip from 2 to 4"), "{e}"),
         Ok(plan) => panic!("planned {} blocks over a gap", !plan.is_empty() as u8),
     }
@@ -358,11 +358,11 @@ fn the_block_search_finds_the_longest_prefix_that_fits_from_any_guess() {
             .rev()
             .find(|n| {
                 // With no limit, the whole prefix is the block.
-                ledger::longest_fit(&events[..*n], usize::MAX, *n).1.len() <= target
+                seal::longest_fit(&events[..*n], usize::MAX, *n).1.len() <= target
             })
             .unwrap_or(1);
         for guess in [0usize, 1, 2, 7, 30, 59, 60, 500] {
-            let (n, bytes) = ledger::longest_fit(&events, target, guess);
+            let (n, bytes) = seal::longest_fit(&events, target, guess);
             assert_eq!(n, want, "target {target} guess {guess}");
             assert!(n == 1 || bytes.len() <= target);
         }

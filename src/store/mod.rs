@@ -14,6 +14,7 @@ mod kind_index;
 mod ledger;
 mod open;
 pub mod schema;
+mod seal;
 mod tables;
 mod write_ctx;
 mod writer;

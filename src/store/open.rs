@@ -125,7 +125,7 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
                     // Rows written before blocks stay rows.
                     let rows = txn.open_table(schema::EVENTS)?;
                     let mut counters = txn.open_table(schema::COUNTERS)?;
-                    super::ledger::mark_existing_sealed(&rows, &mut counters)?;
+                    super::seal::mark_existing_sealed(&rows, &mut counters)?;
                     // The per-event kind index becomes chunks.
                     let moved = {
                         let old = txn.open_table(schema::EVENTS_BY_KIND)?;

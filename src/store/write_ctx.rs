@@ -13,8 +13,8 @@ use serde::Serialize;
 use super::codec;
 use super::event::{EventRecord, NewEvent};
 use super::kind_index;
-use super::ledger;
 use super::schema::{self, Index, Keyed};
+use super::seal;
 use super::tables;
 use super::StoreError;
 
@@ -145,8 +145,8 @@ impl<'t> WriteCtx<'t> {
         let mut agents: Vec<&str> = self.batch_seqs.keys().map(String::as_str).collect();
         agents.sort_unstable();
         for agent_id in agents {
-            let sealed = ledger::sealed_through(&self.counters, agent_id)?;
-            let plan = match ledger::plan_seal(&self.events, sealed, agent_id) {
+            let sealed = seal::sealed_through(&self.counters, agent_id)?;
+            let plan = match seal::plan_seal(&self.events, sealed, agent_id) {
                 Ok(plan) => plan,
                 Err(e) => {
                     // Planning only reads: the rows stay rows, readable
