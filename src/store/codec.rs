@@ -83,6 +83,25 @@ pub(crate) fn unpack(stored: &[u8]) -> Result<Cow<'_, [u8]>, String> {
     }
 }
 
+/// Whether a stored value is a record's JSON as it is (not packed).
+pub(crate) fn is_plain_json(stored: &[u8]) -> bool {
+    stored.first().is_some_and(|b| *b >= 0x09)
+}
+
+/// The length of a stored value's JSON, from its header when packed
+/// (without decompressing it; a corrupt header reads as its stored size).
+pub(crate) fn json_len(stored: &[u8]) -> usize {
+    match stored.first() {
+        Some(&LZ4_DICT_V1) => stored
+            .get(1..HEADER)
+            .and_then(|b| b.try_into().ok())
+            .map(|b| u32::from_le_bytes(b) as usize)
+            .filter(|len| *len <= MAX_PACKED)
+            .unwrap_or(stored.len()),
+        _ => stored.len(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +130,20 @@ mod tests {
             unpack(&stored).unwrap_or_else(|e| panic!("{e}")).as_ref(),
             json.as_slice()
         );
+    }
+
+    #[test]
+    fn a_values_json_length_is_read_from_its_header() {
+        let json = record("look at the failing build and report what broke");
+        let stored = pack(json.clone());
+        assert!(!is_plain_json(&stored));
+        assert_eq!(json_len(&stored), json.len());
+        assert!(is_plain_json(&json));
+        assert_eq!(json_len(&json), json.len());
+        // A corrupt length reads as the stored size.
+        let mut bad = stored.clone();
+        bad[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(json_len(&bad), bad.len());
     }
 
     #[test]

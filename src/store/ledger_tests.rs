@@ -191,10 +191,8 @@ async fn sealed_blocks_fill_their_pages() {
     let rows = table("events");
     let unused = blocks.fragmented_bytes as f64 / blocks.stored_bytes as f64;
     assert!(unused < 0.1, "blocks: {blocks:?}");
-    assert!(
-        blocks.stored_bytes > 10 * rows.stored_bytes,
-        "{blocks:?} {rows:?}"
-    );
+    // What is left unsealed is about a block's worth per agent.
+    assert!(rows.rows < 300, "{blocks:?} {rows:?}");
 }
 
 /// A schema-2 file (every event a row) keeps its rows as they are; the

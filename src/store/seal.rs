@@ -7,6 +7,7 @@
 
 use redb::{ReadableTable, Table};
 
+use super::codec;
 use super::ledger::{encode_block, unpack_row, MAX_BLOCK_EVENTS};
 use super::StoreError;
 
@@ -48,9 +49,10 @@ pub(crate) fn plan_seal(
 ) -> Result<SealPlan, StoreError> {
     let target = block_target(agent_id);
     let mut plan = SealPlan { blocks: Vec::new() };
-    // (event_seq, stored bytes) of the unsealed rows, oldest first.
-    let mut tail: Vec<(u64, usize)> = Vec::new();
-    let mut stored_total = 0usize;
+    // (event_seq, stored bytes) of the unsealed rows, oldest first, and
+    // their JSON's total length.
+    let mut tail: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut raw_total = 0usize;
     for row in rows.range((agent_id, sealed.saturating_add(1))..=(agent_id, u64::MAX))? {
         let (k, v) = row?;
         let seq = k.value().1;
@@ -61,34 +63,32 @@ pub(crate) fn plan_seal(
                 )));
             }
         }
-        tail.push((seq, v.value().len()));
-        stored_total += v.value().len();
+        raw_total += codec::json_len(v.value());
+        tail.push((seq, v.value().to_vec()));
         if tail.len() >= TAIL_SCAN {
             break;
         }
     }
-    // Compressed together, events take no more room than one by one: a
-    // tail whose rows are smaller than a block is not one yet.
-    if stored_total < target {
+    // A block of events compresses to well under half their JSON: a tail
+    // under twice a block's bytes cannot fill one yet.
+    if raw_total < 2 * target {
         return Ok(plan);
     }
     let mut json = Vec::with_capacity(tail.len());
-    for (seq, _) in &tail {
-        let Some(v) = rows.get((agent_id, *seq))? else {
-            return Err(StoreError::Storage(format!(
-                "event {agent_id}/{seq} vanished while sealing"
-            )));
-        };
-        json.push(unpack_row(agent_id, *seq, v.value())?);
+    for (seq, stored) in &mut tail {
+        json.push(match codec::is_plain_json(stored) {
+            true => std::mem::take(stored),
+            false => unpack_row(agent_id, *seq, stored)?,
+        });
     }
-    // The first guess: the events whose rows alone fill a block (together
-    // they compress at least as well); after that, the last block's ratio.
+    // The first guess: three times a block of JSON (what events compress
+    // by together, typically); after that, the last block's own ratio.
     let mut guess = {
         let mut sum = 0usize;
-        tail.iter()
-            .take_while(|(_, size)| {
-                sum += size;
-                sum <= target
+        json.iter()
+            .take_while(|j| {
+                sum += j.len();
+                sum <= 3 * target
             })
             .count()
     };

@@ -253,7 +253,7 @@ fn garbage_and_newer_schema_are_clear_errors() {
 
 /// A version-1 file (every value plain JSON) opens as it is: its records
 /// read back, it is marked the current version so an older build refuses it, and new
-/// records are stored compressed next to the old ones.
+/// records are stored compressed next to the old ones (events once sealed).
 #[tokio::test]
 async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -273,6 +273,13 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
     let text = "a new record, long enough that the store compresses it on its way to disk";
     store
         .write(move |tx| {
+            let objective = format!("{text}; {text}");
+            tx.put(
+                Keyed::WorkItems,
+                "a",
+                "w1",
+                &json!({ "objective": objective }),
+            )?;
             tx.append_event(NewEvent {
                 payload: json!({ "text": text }),
                 ..event("a", 1)
@@ -281,6 +288,13 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    let item: Option<serde_json::Value> = rx
+        .get(Keyed::WorkItems, "a", "w1")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        item.map(|v| v["objective"].clone()),
+        Some(json!(format!("{text}; {text}")))
+    );
     assert_eq!(
         rx.schema_version().unwrap_or_else(|e| panic!("{e}")),
         schema::SCHEMA_VERSION
@@ -295,7 +309,9 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
     assert_eq!(second.payload["text"], text);
     drop(rx);
     store.close().await.unwrap_or_else(|e| panic!("{e}"));
-    // On disk, the old record is JSON and the new one compressed.
+    // On disk, the old event is JSON, and so is the new one while it is
+    // an unsealed row (a block compresses it with its neighbours later);
+    // the new work item is compressed.
     let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
     let events = txn
@@ -306,7 +322,14 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
         other => panic!("event {seq}: {:?}", other.map(|v| v.is_some())),
     };
     assert_eq!(first_byte(1), b'{');
-    assert_eq!(first_byte(2), codec::LZ4_DICT_V1);
+    assert_eq!(first_byte(2), b'{');
+    let items = txn
+        .open_table(Keyed::WorkItems.definition())
+        .unwrap_or_else(|e| panic!("{e}"));
+    match items.get(("a", "w1")) {
+        Ok(Some(v)) => assert_eq!(v.value()[0], codec::LZ4_DICT_V1),
+        other => panic!("work item: {:?}", other.map(|v| v.is_some())),
+    }
 }
 
 #[tokio::test]

@@ -114,7 +114,12 @@ impl<'t> WriteCtx<'t> {
             provenance: event.provenance,
             payload: event.payload,
         };
-        let bytes = encode("events", &record)?;
+        // As JSON: a row lasts until about a block's worth follows it,
+        // then it is sealed, compressed with its neighbours (`seal`).
+        let bytes = serde_json::to_vec(&record).map_err(|e| StoreError::Encode {
+            table: "events",
+            detail: e.to_string(),
+        })?;
         self.events
             .insert((record.agent_id.as_str(), seq), bytes.as_slice())?;
         kind_index::insert(
