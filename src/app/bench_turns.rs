@@ -202,7 +202,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         let (rounds, elapsed) = turns(&host).await?;
         stop_host(host).await?;
         if matches!(durability, Durability::Immediate) {
-            disk_per_turn(&dir.join(format!("{name}.redb")))?;
+            disk_per_turn(&dir.join(format!("{name}.redb"))).await?;
         }
         let per_round = elapsed / rounds.max(1) as u32;
         println!(
@@ -219,23 +219,35 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// What the successful turns left on disk: stored bytes per turn and per
-/// event (every table, the agent's setup included), and the file as the
-/// runtime left it and compacted.
-fn disk_per_turn(path: &Path) -> anyhow::Result<()> {
+/// event (every table, the agent's setup included; an event's bytes are
+/// its share of the ledger's rows, blocks and kind index), and the file as
+/// the runtime left it and compacted.
+async fn disk_per_turn(path: &Path) -> anyhow::Result<()> {
+    let events: u64 = {
+        let store = crate::store::Store::open(path, crate::store::StoreOptions::default())?;
+        let rx = store.read()?;
+        let mut n = 0;
+        for agent in rx.agents::<crate::runtime::agent::AgentRecord>()? {
+            n += rx.last_seq(&agent.id)?;
+        }
+        drop(rx);
+        store.close().await?;
+        n
+    };
     let stats = crate::store::compact::stats(path)?;
     let stored: u64 = stats.tables.iter().map(|t| t.stored_bytes).sum();
-    let events = stats
+    let ledger: u64 = stats
         .tables
         .iter()
-        .find(|t| t.table == "events")
-        .map_or((0, 0), |t| (t.rows, t.stored_bytes));
+        .filter(|t| ["events", "event_blocks", "event_kinds"].contains(&t.table.as_str()))
+        .map(|t| t.stored_bytes)
+        .sum();
     let compacted = crate::store::compact::compact(path)?;
     println!(
         "turn.disk          durable: {TURNS} turns × {ROUNDS_PER_TURN} rounds: {:.1} KB stored per turn \
-         ({} events, {:.0} B stored per event); file {:.0} KB as left, {:.0} KB compacted",
+         ({events} events, {:.0} B stored per event); file {:.0} KB as left, {:.0} KB compacted",
         stored as f64 / 1000.0 / TURNS as f64,
-        events.0,
-        events.1 as f64 / events.0.max(1) as f64,
+        ledger as f64 / events.max(1) as f64,
         compacted.bytes_before as f64 / 1000.0,
         compacted.bytes_after as f64 / 1000.0,
     );
