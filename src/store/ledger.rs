@@ -1,8 +1,8 @@
 //! The event ledger in two tables, read as one sequence per agent.
 //!
-//! A new event is a row of `events`, keyed (agent id, `event_seq`). Once an
-//! agent's newest rows hold about a page of compressed bytes, the writer
-//! seals the oldest of them into one block of `event_blocks`, keyed
+//! A new event is a row of `events`, keyed (agent id, `event_seq`), its
+//! JSON as it is. Once an agent's newest rows would fill a block, the
+//! writer seals the oldest of them into one block of `event_blocks`, keyed
 //! (agent id, the block's last `event_seq`), and removes the rows: the
 //! block holds the events' JSON side by side, compressed as a whole
 //! (`codec`), sized to fill one 4 KiB B-tree leaf.

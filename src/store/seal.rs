@@ -16,7 +16,7 @@ use super::StoreError;
 pub(crate) const SEALED: &str = "events_sealed";
 
 /// Rows of an agent's unsealed tail the writer looks at in one batch: the
-/// tail is normally a page's worth of events (a dozen or two); the bound
+/// tail is normally under a block's worth (a few dozen events); the bound
 /// keeps a batch that appended thousands from sealing them all at once.
 const TAIL_SCAN: usize = 4096;
 
