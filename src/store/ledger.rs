@@ -26,6 +26,11 @@ use redb::ReadableTable;
 use super::codec;
 use super::StoreError;
 
+/// Either table of the ledger: `events` (rows) or `event_blocks`, both
+/// keyed (agent id, event_seq) with bytes for values.
+pub(crate) trait LedgerTable: ReadableTable<(&'static str, u64), &'static [u8]> {}
+impl<T: ReadableTable<(&'static str, u64), &'static [u8]>> LedgerTable for T {}
+
 /// The first byte of a block's payload (before `codec` packs it).
 const BLOCK_V1: u8 = b'B';
 
@@ -124,7 +129,7 @@ pub(super) fn encode_block(events: &[Vec<u8>]) -> Vec<u8> {
 
 /// The block holding `seq`, if one does.
 pub(crate) fn block_holding(
-    blocks: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     seq: u64,
 ) -> Result<Option<Block>, StoreError> {
@@ -138,8 +143,8 @@ pub(crate) fn block_holding(
 
 /// The agent's last `event_seq`, whether a row or sealed.
 pub(crate) fn last_seq(
-    rows: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
-    blocks: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
 ) -> Result<u64, StoreError> {
     Ok(last_key(rows, agent_id)?
@@ -147,10 +152,7 @@ pub(crate) fn last_seq(
         .max(last_key(blocks, agent_id)?.unwrap_or(0)))
 }
 
-fn last_key(
-    table: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
-    agent_id: &str,
-) -> Result<Option<u64>, StoreError> {
+fn last_key(table: &impl LedgerTable, agent_id: &str) -> Result<Option<u64>, StoreError> {
     let mut range = table.range((agent_id, 0)..=(agent_id, u64::MAX))?;
     match range.next_back() {
         Some(row) => Ok(Some(row?.0.value().1)),
@@ -169,8 +171,8 @@ pub(crate) struct Lookup<'a, R, B> {
 
 impl<'a, R, B> Lookup<'a, R, B>
 where
-    R: ReadableTable<(&'static str, u64), &'static [u8]>,
-    B: ReadableTable<(&'static str, u64), &'static [u8]>,
+    R: LedgerTable,
+    B: LedgerTable,
 {
     pub(crate) fn new(rows: &'a R, blocks: &'a B, agent_id: &'a str) -> Self {
         Lookup {
@@ -234,91 +236,89 @@ fn row_first(row_seq: Option<u64>, block_seq: Option<u64>, forward: bool) -> Opt
     }
 }
 
+type Walk<'a> = redb::Range<'a, (&'static str, u64), &'static [u8]>;
+
 /// Visit the agent's events with `event_seq >= from_seq` in order, rows
 /// and blocks merged, until `visit` returns `false`.
 pub(crate) fn scan_from(
-    rows: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
-    blocks: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     from_seq: u64,
-    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
+    visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
 ) -> Result<(), StoreError> {
-    let mut row_iter = rows.range((agent_id, from_seq)..=(agent_id, u64::MAX))?;
+    let row_iter = rows.range((agent_id, from_seq)..=(agent_id, u64::MAX))?;
     // Blocks are keyed by their last event: the first at or above
     // `from_seq` holds it, or starts after it.
-    let mut block_iter = blocks.range((agent_id, from_seq)..=(agent_id, u64::MAX))?;
-    let mut row = row_iter.next().transpose()?;
-    let mut block = next_block(agent_id, block_iter.next())?;
-    let mut next_in_block = from_seq;
-    loop {
-        let row_seq = row.as_ref().map(|(k, _)| k.value().1);
-        let block_seq = block.as_ref().map(|b| next_in_block.max(b.first_seq));
-        let Some(take_row) = row_first(row_seq, block_seq, true) else {
-            return Ok(());
-        };
-        let go_on = match (take_row, &row, &block, row_seq, block_seq) {
-            (true, Some((_, v)), _, Some(seq), _) => {
-                let json = unpack_row(agent_id, seq, v.value())?;
-                row = row_iter.next().transpose()?;
-                visit(seq, &json)?
-            }
-            (false, _, Some(b), _, Some(seq)) => {
-                let go_on = match b.get(seq) {
-                    Some(json) => visit(seq, json)?,
-                    None => true,
-                };
-                next_in_block = seq + 1;
-                if next_in_block > b.last_seq() {
-                    block = next_block(agent_id, block_iter.next())?;
-                }
-                go_on
-            }
-            _ => return Ok(()),
-        };
-        if !go_on {
-            return Ok(());
-        }
-    }
+    let block_iter = blocks.range((agent_id, from_seq)..=(agent_id, u64::MAX))?;
+    merge(agent_id, row_iter, block_iter, from_seq, true, visit)
 }
 
 /// Visit the agent's events with `event_seq < before_seq`, newest first,
 /// rows and blocks merged, until `visit` returns `false`.
 pub(crate) fn scan_back(
-    rows: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
-    blocks: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     before_seq: u64,
-    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
+    visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
 ) -> Result<(), StoreError> {
     let Some(top) = before_seq.checked_sub(1) else {
         return Ok(());
     };
-    let mut row_iter = rows.range((agent_id, 0)..=(agent_id, top))?;
+    let row_iter = rows.range((agent_id, 0)..=(agent_id, top))?;
     // The block holding `top`, if any, is the first keyed at or above it.
     let upper = match blocks.range((agent_id, top)..=(agent_id, u64::MAX))?.next() {
         Some(row) => row?.0.value().1,
         None => top,
     };
-    let mut block_iter = blocks.range((agent_id, 0)..=(agent_id, upper))?;
-    let mut row = row_iter.next_back().transpose()?;
-    let mut block = next_block(agent_id, block_iter.next_back())?;
-    // The walk skips the part of the first block above `top`.
-    let mut next_in_block = top;
+    let block_iter = blocks.range((agent_id, 0)..=(agent_id, upper))?;
+    merge(agent_id, row_iter, block_iter, top, false, visit)
+}
+
+/// The walk both scans share: rows and blocks, each already ranged, taken
+/// in `event_seq` order (`forward`) or newest first, from `start`.
+fn merge<'a>(
+    agent_id: &str,
+    mut row_iter: Walk<'a>,
+    mut block_iter: Walk<'a>,
+    start: u64,
+    forward: bool,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<bool, StoreError>,
+) -> Result<(), StoreError> {
+    let step = |walk: &mut Walk<'a>| match forward {
+        true => walk.next(),
+        false => walk.next_back(),
+    };
+    let mut row = step(&mut row_iter).transpose()?;
+    let mut block = next_block(agent_id, step(&mut block_iter))?;
+    // The next `event_seq` the walk wants from a block.
+    let mut at = start;
     loop {
-        if block.as_ref().is_some_and(|b| next_in_block < b.first_seq) {
-            // This block is done, or starts above the walk.
-            block = next_block(agent_id, block_iter.next_back())?;
+        let passed = |b: &Block| {
+            if forward {
+                at > b.last_seq()
+            } else {
+                at < b.first_seq
+            }
+        };
+        if block.as_ref().is_some_and(passed) {
+            // Done with this block (or it lies beyond the walk's start).
+            block = next_block(agent_id, step(&mut block_iter))?;
             continue;
         }
         let row_seq = row.as_ref().map(|(k, _)| k.value().1);
-        let block_seq = block.as_ref().map(|b| next_in_block.min(b.last_seq()));
-        let Some(take_row) = row_first(row_seq, block_seq, false) else {
+        let block_seq = block.as_ref().map(|b| match forward {
+            true => at.max(b.first_seq),
+            false => at.min(b.last_seq()),
+        });
+        let Some(take_row) = row_first(row_seq, block_seq, forward) else {
             return Ok(());
         };
         let go_on = match (take_row, &row, &block, row_seq, block_seq) {
             (true, Some((_, v)), _, Some(seq), _) => {
                 let json = unpack_row(agent_id, seq, v.value())?;
-                row = row_iter.next_back().transpose()?;
+                row = step(&mut row_iter).transpose()?;
                 visit(seq, &json)?
             }
             (false, _, Some(b), _, Some(seq)) => {
@@ -326,8 +326,13 @@ pub(crate) fn scan_back(
                     Some(json) => visit(seq, json)?,
                     None => true,
                 };
-                match seq.checked_sub(1) {
-                    Some(next) => next_in_block = next,
+                let next = if forward {
+                    seq.checked_add(1)
+                } else {
+                    seq.checked_sub(1)
+                };
+                match next {
+                    Some(next) => at = next,
                     None => return Ok(()),
                 }
                 go_on

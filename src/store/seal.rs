@@ -8,12 +8,12 @@
 use redb::{ReadableTable, Table};
 
 use super::codec;
-use super::ledger::{encode_block, unpack_row, MAX_BLOCK_EVENTS};
+use super::ledger::{encode_block, unpack_row, LedgerTable, MAX_BLOCK_EVENTS};
 use super::StoreError;
 
 /// The counter holding the last `event_seq` that is sealed, or was already
 /// a row when the store gained blocks.
-pub(crate) const SEALED: &str = "events_sealed";
+const SEALED: &str = "events_sealed";
 
 /// Rows of an agent's unsealed tail the writer looks at in one batch: the
 /// tail is normally under a block's worth (a few dozen events); the bound
@@ -26,7 +26,7 @@ const SEALS_PER_BATCH: usize = 64;
 /// The stored size a block aims at: one 4 KiB leaf holds the block with
 /// its key (the agent id and eight bytes) and redb's 12 bytes of leaf
 /// header and offsets, with room to spare.
-pub(crate) fn block_target(agent_id: &str) -> usize {
+fn block_target(agent_id: &str) -> usize {
     4000usize.saturating_sub(agent_id.len()).max(1024)
 }
 
@@ -43,20 +43,23 @@ pub(crate) struct SealPlan {
 /// a row that does not decode fails the plan and the rows stay as they
 /// are.
 pub(crate) fn plan_seal(
-    rows: &impl ReadableTable<(&'static str, u64), &'static [u8]>,
+    rows: &impl LedgerTable,
     sealed: u64,
     agent_id: &str,
 ) -> Result<SealPlan, StoreError> {
     let target = block_target(agent_id);
     let mut plan = SealPlan { blocks: Vec::new() };
-    // (event_seq, stored bytes) of the unsealed rows, oldest first, and
-    // their JSON's total length.
-    let mut tail: Vec<(u64, Vec<u8>)> = Vec::new();
+    // The unsealed rows' `event_seq`s, oldest first, and their JSON's
+    // total length (read from the values' headers: nothing is copied or
+    // decompressed for a tail that cannot fill a block yet, the usual
+    // case on a commit of one or two events).
+    let mut seqs: Vec<u64> = Vec::new();
     let mut raw_total = 0usize;
-    for row in rows.range((agent_id, sealed.saturating_add(1))..=(agent_id, u64::MAX))? {
+    let tail = (agent_id, sealed.saturating_add(1))..=(agent_id, u64::MAX);
+    for row in rows.range(tail.clone())?.take(TAIL_SCAN) {
         let (k, v) = row?;
         let seq = k.value().1;
-        if let Some((prev, _)) = tail.last() {
+        if let Some(prev) = seqs.last() {
             if *prev + 1 != seq {
                 return Err(StoreError::Storage(format!(
                     "the events of {agent_id} skip from {prev} to {seq}"
@@ -64,22 +67,16 @@ pub(crate) fn plan_seal(
             }
         }
         raw_total += codec::json_len(v.value());
-        tail.push((seq, v.value().to_vec()));
-        if tail.len() >= TAIL_SCAN {
-            break;
-        }
+        seqs.push(seq);
     }
     // A block of events compresses to well under half their JSON: a tail
     // under twice a block's bytes cannot fill one yet.
     if raw_total < 2 * target {
         return Ok(plan);
     }
-    let mut json = Vec::with_capacity(tail.len());
-    for (seq, stored) in &mut tail {
-        json.push(match codec::is_plain_json(stored) {
-            true => std::mem::take(stored),
-            false => unpack_row(agent_id, *seq, stored)?,
-        });
+    let mut json = Vec::with_capacity(seqs.len());
+    for (row, seq) in rows.range(tail)?.zip(&seqs) {
+        json.push(unpack_row(agent_id, *seq, row?.1.value())?);
     }
     // The first guess: three times a block of JSON (what events compress
     // by together, typically); after that, the last block's own ratio.
@@ -93,13 +90,13 @@ pub(crate) fn plan_seal(
             .count()
     };
     let mut start = 0usize;
-    while plan.blocks.len() < SEALS_PER_BATCH && start < tail.len() {
+    while plan.blocks.len() < SEALS_PER_BATCH && start < json.len() {
         let rest = &json[start..];
         let (n, bytes) = longest_fit(&rest[..rest.len().min(MAX_BLOCK_EVENTS)], target, guess);
         if n == rest.len() && bytes.len() <= target {
             break; // all of the tail fits in one block: not full yet
         }
-        let (first, last) = (tail[start].0, tail[start + n - 1].0);
+        let (first, last) = (seqs[start], seqs[start + n - 1]);
         let raw: usize = rest[..n].iter().map(Vec::len).sum();
         // The next block likely compresses like this one.
         let budget = raw * target / bytes.len().max(1);

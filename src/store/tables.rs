@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 use super::codec;
 use super::event::EventRecord;
 use super::kind_index;
-use super::ledger;
+use super::ledger::{self, LedgerTable};
 use super::schema::Keyed;
 use super::StoreError;
 
@@ -70,10 +70,6 @@ pub(crate) fn count_keyed(
     Ok(n)
 }
 
-/// Rows and blocks of the event ledger (`ledger`), read as one.
-pub(crate) trait Ledger: ReadableTable<(&'static str, u64), &'static [u8]> {}
-impl<T: ReadableTable<(&'static str, u64), &'static [u8]>> Ledger for T {}
-
 fn decode_event(agent_id: &str, seq: u64, json: &[u8]) -> Result<EventRecord, StoreError> {
     serde_json::from_slice(json).map_err(|e| StoreError::Decode {
         table: "events",
@@ -83,16 +79,16 @@ fn decode_event(agent_id: &str, seq: u64, json: &[u8]) -> Result<EventRecord, St
 }
 
 pub(crate) fn last_seq(
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
 ) -> Result<u64, StoreError> {
     ledger::last_seq(rows, blocks, agent_id)
 }
 
 pub(crate) fn events_page(
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     from_seq: u64,
     limit: usize,
@@ -111,8 +107,8 @@ pub(crate) fn events_page(
 /// As `events_page`, the stored JSON of each event as it is (no decode):
 /// what a page sent over the wire needs, spliced in unchanged.
 pub(crate) fn events_page_raw(
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     from_seq: u64,
     limit: usize,
@@ -130,8 +126,8 @@ pub(crate) fn events_page_raw(
 
 /// The newest `limit` events with `event_seq < before_seq`, oldest first.
 pub(crate) fn events_page_before(
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     before_seq: u64,
     limit: usize,
@@ -151,8 +147,8 @@ pub(crate) fn events_page_before(
 /// The events at these `event_seq`s (`None` where the agent has none),
 /// one lookup each; neighbours in one block decompress it once.
 pub(crate) fn events_at(
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     seqs: &[u64],
 ) -> Result<Vec<Option<EventRecord>>, StoreError> {
@@ -167,8 +163,8 @@ pub(crate) fn events_at(
 
 pub(crate) fn events_by_kind_page(
     index: &impl ReadableTable<(&'static str, &'static str, u64), &'static [u8]>,
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     kind: &str,
     from_seq: u64,
@@ -191,8 +187,8 @@ pub(crate) fn events_by_kind_page(
 /// The newest `limit` events of one kind, oldest first.
 pub(crate) fn events_by_kind_latest(
     index: &impl ReadableTable<(&'static str, &'static str, u64), &'static [u8]>,
-    rows: &impl Ledger,
-    blocks: &impl Ledger,
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
     agent_id: &str,
     kind: &str,
     limit: usize,
