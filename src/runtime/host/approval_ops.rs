@@ -21,7 +21,7 @@ use crate::runtime::envelope::{
 };
 use crate::runtime::policy::{always_rule, Action, PolicyChange};
 use crate::runtime::provider::ToolCall;
-use crate::runtime::tools::{self, ToolEnv};
+use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::workspace::{PolicySource, WorkspaceError, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
@@ -220,7 +220,7 @@ impl RuntimeHost {
                 // compound command has no rule that could cover it.
                 rec.always = false;
                 if always {
-                    if let Some(action) = tools::gated_action(&rec.tool_name, &rec.arguments) {
+                    if let tools::Gated::By(action) = tools::gate_of(&call_of(&rec)) {
                         let (command, paths) = always_rule(&action);
                         rec.always = command.is_some() || !paths.is_empty();
                         let policy = agent
@@ -276,12 +276,7 @@ impl RuntimeHost {
             }
             Err(e) => return format!("{head}, but it was not run: {e}"),
         }
-        let call = ToolCall {
-            id: rec.call_id.clone(),
-            name: rec.tool_name.clone(),
-            arguments: rec.arguments.clone(),
-            malformed_arguments: None,
-        };
+        let call = call_of(rec);
         let env = ToolEnv {
             host: &self.inner,
             agent_id: &rec.agent_id,
@@ -407,6 +402,16 @@ impl RuntimeHost {
     }
 }
 
+/// The call a record holds, to gate or run again.
+fn call_of(rec: &ApprovalRecord) -> ToolCall {
+    ToolCall {
+        id: rec.call_id.clone(),
+        name: rec.tool_name.clone(),
+        arguments: rec.arguments.clone(),
+        malformed_arguments: None,
+    }
+}
+
 /// The record for a gated call, before anything runs.
 pub(crate) fn approval_for(
     env: &ToolEnv<'_>,
@@ -415,10 +420,10 @@ pub(crate) fn approval_for(
     why: String,
     snapshot: &crate::runtime::workspace::ExecutionSnapshot,
 ) -> ApprovalRecord {
-    let summary = match tools::gated_action(&call.name, &call.arguments) {
-        Some(Action::Command(c)) => format!("`{c}`"),
-        Some(Action::Write(paths)) => paths.join(", "),
-        None => call.name.clone(),
+    let summary = match tools::gate_of(call) {
+        Gated::By(Action::Command(c)) => format!("`{c}`"),
+        Gated::By(Action::Write(paths)) => paths.join(", "),
+        Gated::No => call.name.clone(),
     };
     ApprovalRecord {
         id: crate::new_id("apr"),

@@ -133,7 +133,7 @@ fn approval_needed(
     if call.malformed_arguments.is_some() {
         return Ok(None);
     }
-    let Some(action) = tools::gated_action(&call.name, &call.arguments) else {
+    let tools::Gated::By(action) = tools::gate_of(call) else {
         return Ok(None);
     };
     let snapshot = env.host.execution_of(env.agent_id)?;

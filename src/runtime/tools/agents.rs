@@ -7,19 +7,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::agent::{AgentRecord, AgentVisibility, ProfilePreset};
 use crate::runtime::host::child_ops::{ChildWorkspaceMode, SpawnRequest};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::provider::{ToolCall, ToolSpec};
-
-/// Text fields the contract forbids on SpawnAgent: `initial_message` is
-/// the one caller-provided text.
-const FORBIDDEN: &[&str] = &["prompt", "summary", "task_summary", "work_item"];
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SpawnArgs {
+pub(super) struct SpawnArgs {
     /// `private_child` (default): a private child with its own context,
     /// supervised through the returned task handle. `public_named`: a new
     /// self-owned public agent named `agent_id`.
@@ -37,34 +33,98 @@ struct SpawnArgs {
     /// clean and kept for review when it holds changes.
     #[serde(default)]
     workspace_mode: Option<ChildWorkspaceMode>,
+    // Text fields the contract forbids (`initial_message` is the one
+    // caller-provided text): accepted here only to be refused by name,
+    // and absent from the schema.
+    #[serde(default, deserialize_with = "given")]
+    #[schemars(skip)]
+    prompt: bool,
+    #[serde(default, deserialize_with = "given")]
+    #[schemars(skip)]
+    summary: bool,
+    #[serde(default, deserialize_with = "given")]
+    #[schemars(skip)]
+    task_summary: bool,
+    #[serde(default, deserialize_with = "given")]
+    #[schemars(skip)]
+    work_item: bool,
+}
+
+/// Whether a field was given at all (`null` included).
+fn given<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
+impl SpawnArgs {
+    /// The first forbidden field the call gave.
+    fn forbidden(&self) -> Option<&'static str> {
+        [
+            ("prompt", self.prompt),
+            ("summary", self.summary),
+            ("task_summary", self.task_summary),
+            ("work_item", self.work_item),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct AgentGetArgs {
+pub(super) struct AgentGetArgs {
     /// The agent to inspect: yourself when absent, one of your children,
     /// or a public agent.
     #[serde(default)]
     agent_id: Option<String>,
 }
 
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec::<SpawnArgs>(
-            "SpawnAgent",
-            "Delegate bounded work to a private child agent with its own context (preset \
+pub(super) struct SpawnAgent;
+
+impl Tool for SpawnAgent {
+    const NAME: &'static str = "SpawnAgent";
+    const DESCRIPTION: &'static str = "Delegate bounded work to a private child agent with its own context (preset \
              private_child, the default, with initial_message). It runs in the background; its final \
              report comes back to you as a task result. Use TaskStatus/TaskOutput/TaskInput/TaskStop \
              with the returned supervision_task_id. preset public_named creates a new public agent \
-             (agent_id required).",
-        ),
-        spec::<AgentGetArgs>(
-            "AgentGet",
-            "Inspect an agent: identity (kind, visibility, ownership, preset, lineage), a compact \
+             (agent_id required).";
+    type Args = SpawnArgs;
+
+    /// A child is Holon's own supervised agent: its commands and patches
+    /// pass the gate of the workspace it works in.
+    fn gate(&self, _: &SpawnArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: SpawnArgs) -> ToolOutcome {
+        spawn(env, args).await
+    }
+}
+
+pub(super) struct AgentGet;
+
+impl Tool for AgentGet {
+    const NAME: &'static str = "AgentGet";
+    const DESCRIPTION: &'static str =
+        "Inspect an agent: identity (kind, visibility, ownership, preset, lineage), a compact \
              summary and each child's supervision snapshot; for yourself also status, posture, \
-             focus, queue, tasks and open waits.",
-        ),
-    ]
+             focus, queue, tasks and open waits.";
+    type Args = AgentGetArgs;
+
+    fn gate(&self, _: &AgentGetArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: AgentGetArgs) -> ToolOutcome {
+        agent_get(env, args).await
+    }
 }
 
 fn spawn_error(e: crate::runtime::RuntimeError) -> ToolOutcome {
@@ -77,22 +137,16 @@ fn spawn_error(e: crate::runtime::RuntimeError) -> ToolOutcome {
     }
 }
 
-async fn spawn(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
-    if let Some(obj) = call.arguments.as_object() {
-        if let Some(f) = FORBIDDEN.iter().find(|f| obj.contains_key(**f)) {
-            return tool_error(
-                ToolErrorKind::InvalidArguments,
-                format!("SpawnAgent does not take `{f}`: put the work in `initial_message`, its one text field"),
-                Some("SpawnAgent {\"initial_message\": \"...\"}"),
-                Some(f),
-                false,
-            );
-        }
+async fn spawn(env: &ToolEnv<'_>, a: SpawnArgs) -> ToolOutcome {
+    if let Some(f) = a.forbidden() {
+        return tool_error(
+            ToolErrorKind::InvalidArguments,
+            format!("SpawnAgent does not take `{f}`: put the work in `initial_message`, its one text field"),
+            Some("SpawnAgent {\"initial_message\": \"...\"}"),
+            Some(f),
+            false,
+        );
     }
-    let a: SpawnArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
     let req = SpawnRequest {
         preset: a.preset.unwrap_or(ProfilePreset::PrivateChild),
         initial_message: a.initial_message,
@@ -133,11 +187,7 @@ pub(crate) fn agent_view(
     }))
 }
 
-async fn agent_get(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
-    let a: AgentGetArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
+async fn agent_get(env: &ToolEnv<'_>, a: AgentGetArgs) -> ToolOutcome {
     let host = RuntimeHost::from_inner(env.host);
     let target = a.agent_id.unwrap_or_else(|| env.agent_id.to_owned());
     let not_found = || {
@@ -172,12 +222,4 @@ async fn agent_get(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
         obj.insert("agent".into(), view);
     }
     own
-}
-
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    match call.name.as_str() {
-        "SpawnAgent" => Some(spawn(env, call).await),
-        "AgentGet" => Some(agent_get(env, call).await),
-        _ => None,
-    }
 }

@@ -12,11 +12,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::provider::{ToolCall, ToolSpec};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
+use crate::runtime::policy::Action;
+use crate::runtime::tasks::{self, TaskKind, TaskRecord};
 use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
@@ -64,7 +65,7 @@ enum DuplicatePolicy {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct ExecArgs {
+pub(super) struct ExecArgs {
     /// The shell command (run with sh -c).
     cmd: String,
     /// Working directory, relative to the execution root (default: the
@@ -87,12 +88,12 @@ struct ExecArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct TaskIdArgs {
+pub(super) struct TaskIdArgs {
     task_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct TaskOutputArgs {
+pub(super) struct TaskOutputArgs {
     task_id: String,
     /// Wait for the task to finish (bounded by timeout_ms).
     #[serde(default, deserialize_with = "super::null_as_default")]
@@ -102,24 +103,10 @@ struct TaskOutputArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct TaskInputArgs {
+pub(super) struct TaskInputArgs {
     task_id: String,
     /// Text written to the task's stdin (include a newline to end a line).
     input: String,
-}
-
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec::<ExecArgs>(
-            "ExecCommand",
-            "Run a shell command in the execution root. Returns its output when it finishes within yield_time_ms; \
-             otherwise it continues as a background task and its result is delivered to you when it ends.",
-        ),
-        spec::<TaskIdArgs>("TaskStatus", "Lifecycle status of a task (no output)."),
-        spec::<TaskOutputArgs>("TaskOutput", "A bounded preview of a task's output; block=true waits for it to finish."),
-        spec::<TaskInputArgs>("TaskInput", "Write input to a task started with accepts_input."),
-        spec::<TaskIdArgs>("TaskStop", "Stop a running task (TERM, then KILL after a grace period)."),
-    ]
 }
 
 fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
@@ -325,16 +312,16 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         .map(|p| read_tail(p, max_bytes + 1))
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&output, max_bytes);
-    if task.status == TaskStatus::Completed {
+    if task.status == tasks::TaskStatus::Completed {
         if let Err(e) = host.note_skill_use(env.agent_id, &a.cmd, &workdir).await {
             tracing::warn!(error = %e, "cannot record skill activation");
         }
     }
     if task.status.is_terminal() {
         return ToolOutcome {
-            is_error: task.status != TaskStatus::Completed,
+            is_error: task.status != tasks::TaskStatus::Completed,
             ..ToolOutcome::ok(json!({
-                "ok": task.status == TaskStatus::Completed,
+                "ok": task.status == tasks::TaskStatus::Completed,
                 "disposition": "completed", "task_id": task.id, "status": task.status,
                 "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
                 "stdout_preview": preview, "stderr_preview": "", "truncated": truncated || cut_at_file,
@@ -372,90 +359,164 @@ fn running_duplicate(env: &ToolEnv<'_>, cmd: &str, workdir: &Path) -> Option<Tas
         })
 }
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    let host = RuntimeHost::from_inner(env.host);
-    let outcome = match call.name.as_str() {
-        "ExecCommand" => match parse_args::<ExecArgs>(call) {
-            Ok(a) => exec(env, a).await,
+pub(super) struct ExecCommand;
+
+impl Tool for ExecCommand {
+    const NAME: &'static str = "ExecCommand";
+    const DESCRIPTION: &'static str =
+        "Run a shell command in the execution root. Returns its output \
+        when it finishes within yield_time_ms; otherwise it continues as a background task and its \
+        result is delivered to you when it ends.";
+    type Args = ExecArgs;
+
+    fn gate(&self, args: &ExecArgs) -> Gated {
+        Gated::By(Action::Command(args.cmd.clone()))
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Process
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: ExecArgs) -> ToolOutcome {
+        exec(env, args).await
+    }
+}
+
+pub(super) struct TaskStatus;
+
+impl Tool for TaskStatus {
+    const NAME: &'static str = "TaskStatus";
+    const DESCRIPTION: &'static str = "Lifecycle status of a task (no output).";
+    type Args = TaskIdArgs;
+
+    fn gate(&self, _: &TaskIdArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: TaskIdArgs) -> ToolOutcome {
+        match load_task(env, &args.task_id) {
+            Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
+                "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
+            })),
+            Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
             Err(e) => e,
-        },
-        "TaskStatus" => {
-            match parse_args::<TaskIdArgs>(call).and_then(|a| load_task(env, &a.task_id)) {
-                Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
-                    "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
-                })),
-                Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
-                Err(e) => e,
-            }
         }
-        "TaskOutput" => match parse_args::<TaskOutputArgs>(call) {
-            Ok(a) => {
-                let task = if a.block {
-                    wait_terminal(
-                        env,
-                        &a.task_id,
-                        Duration::from_millis(a.timeout_ms.unwrap_or(30_000).min(MAX_YIELD_MS)),
-                    )
-                    .await
-                } else {
-                    load_task(env, &a.task_id)
-                };
-                match task {
-                    Ok(t) if t.kind == TaskKind::ChildAgentTask => {
-                        let d = t.detail.clone().unwrap_or_default();
-                        ToolOutcome::ok(json!({
-                            "ok": true,
-                            "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
-                            "task": {
-                                "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-                                "result": d.get("child_result"),
-                            },
-                            "child_supervision": supervision(env, &t),
-                        }))
+    }
+}
+
+pub(super) struct TaskOutput;
+
+impl Tool for TaskOutput {
+    const NAME: &'static str = "TaskOutput";
+    const DESCRIPTION: &'static str =
+        "A bounded preview of a task's output; block=true waits for it to finish.";
+    type Args = TaskOutputArgs;
+
+    fn gate(&self, _: &TaskOutputArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskOutputArgs) -> ToolOutcome {
+        let task = if a.block {
+            let timeout = a.timeout_ms.unwrap_or(30_000).min(MAX_YIELD_MS);
+            wait_terminal(env, &a.task_id, Duration::from_millis(timeout)).await
+        } else {
+            load_task(env, &a.task_id)
+        };
+        match task {
+            Ok(t) if t.kind == TaskKind::ChildAgentTask => {
+                let d = t.detail.clone().unwrap_or_default();
+                ToolOutcome::ok(json!({
+                    "ok": true,
+                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                    "task": {
+                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                        "result": d.get("child_result"),
+                    },
+                    "child_supervision": supervision(env, &t),
+                }))
+            }
+            Ok(t) => {
+                let d = t.detail.clone().unwrap_or_default();
+                let path = d
+                    .get("output_path")
+                    .and_then(|p| p.as_str())
+                    .map(PathBuf::from);
+                let max = env.host.config.tool_output.bytes(None);
+                let (preview, _, cut) = path
+                    .as_deref()
+                    .map(|p| read_tail(p, max))
+                    .unwrap_or_default();
+                ToolOutcome::ok(json!({
+                    "ok": true,
+                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                    "task": {
+                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                        "output_preview": preview, "output_truncated": cut,
+                        "output_artifact": path, "exit_status": d.get("exit_status"),
                     }
-                    Ok(t) => {
-                        let d = t.detail.clone().unwrap_or_default();
-                        let path = d
-                            .get("output_path")
-                            .and_then(|p| p.as_str())
-                            .map(PathBuf::from);
-                        let max = env.host.config.tool_output.bytes(None);
-                        let (preview, _, cut) = path
-                            .as_deref()
-                            .map(|p| read_tail(p, max))
-                            .unwrap_or_default();
-                        ToolOutcome::ok(json!({
-                            "ok": true,
-                            "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
-                            "task": {
-                                "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-                                "output_preview": preview, "output_truncated": cut,
-                                "output_artifact": path, "exit_status": d.get("exit_status"),
-                            }
-                        }))
-                    }
-                    Err(e) => e,
-                }
+                }))
             }
             Err(e) => e,
-        },
-        "TaskInput" => match parse_args::<TaskInputArgs>(call) {
-            Ok(a) => match host.task_input(env.agent_id, &a.task_id, &a.input).await {
-                Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
-                Err(e) => runtime_error(e),
-            },
-            Err(e) => e,
-        },
-        "TaskStop" => match parse_args::<TaskIdArgs>(call) {
-            Ok(a) => match host.stop_task(env.agent_id, &a.task_id).await {
-                Ok(t) => ToolOutcome::ok(
-                    json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
-                ),
-                Err(e) => runtime_error(e),
-            },
-            Err(e) => e,
-        },
-        _ => return None,
-    };
-    Some(outcome)
+        }
+    }
+}
+
+pub(super) struct TaskInput;
+
+impl Tool for TaskInput {
+    const NAME: &'static str = "TaskInput";
+    const DESCRIPTION: &'static str = "Write input to a task started with accepts_input.";
+    type Args = TaskInputArgs;
+
+    /// The input goes to a command that already passed the gate.
+    fn gate(&self, _: &TaskInputArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskInputArgs) -> ToolOutcome {
+        let host = RuntimeHost::from_inner(env.host);
+        match host.task_input(env.agent_id, &a.task_id, &a.input).await {
+            Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+pub(super) struct TaskStop;
+
+impl Tool for TaskStop {
+    const NAME: &'static str = "TaskStop";
+    const DESCRIPTION: &'static str = "Stop a running task (TERM, then KILL after a grace period).";
+    type Args = TaskIdArgs;
+
+    fn gate(&self, _: &TaskIdArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskIdArgs) -> ToolOutcome {
+        let host = RuntimeHost::from_inner(env.host);
+        match host.stop_task(env.agent_id, &a.task_id).await {
+            Ok(t) => ToolOutcome::ok(
+                json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
+            ),
+            Err(e) => runtime_error(e),
+        }
+    }
 }

@@ -8,12 +8,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::provider::{ToolCall, ToolSpec};
+use super::handler::{Gated, Reach, Tool};
+use super::{tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::recall::{self, GET_DEFAULT_CHARS, GET_MAX_CHARS, SEARCH_DEFAULT_LIMIT};
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct SearchArgs {
+pub(super) struct SearchArgs {
     /// Words to look for (any language; Chinese, Japanese and Korean work
     /// without spaces).
     query: String,
@@ -26,7 +26,7 @@ struct SearchArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct GetArgs {
+pub(super) struct GetArgs {
     /// A source_ref copied from a MemorySearch result.
     source_ref: String,
     /// Characters of content to return (default 12000, 1 to 50000).
@@ -34,26 +34,47 @@ struct GetArgs {
     max_chars: Option<u64>,
 }
 
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec::<SearchArgs>(
-            "MemorySearch",
-            "Search your memory: your memory files, earlier briefs (your reports), summaries of \
+pub(super) struct MemorySearch;
+
+impl Tool for MemorySearch {
+    const NAME: &'static str = "MemorySearch";
+    const DESCRIPTION: &'static str =
+        "Search your memory: your memory files, earlier briefs (your reports), summaries of \
              older conversation that was compacted, and work items. Returns ranked snippets with \
-             provenance; pass a result's source_ref to MemoryGet for the exact text.",
-        ),
-        spec::<GetArgs>(
-            "MemoryGet",
-            "The exact text of one MemorySearch result (by its source_ref), bounded by max_chars.",
-        ),
-    ]
+             provenance; pass a result's source_ref to MemoryGet for the exact text.";
+    type Args = SearchArgs;
+
+    fn gate(&self, _: &SearchArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: SearchArgs) -> ToolOutcome {
+        search(env, args).await
+    }
 }
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    match call.name.as_str() {
-        "MemorySearch" => Some(search(env, call).await),
-        "MemoryGet" => Some(get(env, call).await),
-        _ => None,
+pub(super) struct MemoryGet;
+
+impl Tool for MemoryGet {
+    const NAME: &'static str = "MemoryGet";
+    const DESCRIPTION: &'static str =
+        "The exact text of one MemorySearch result (by its source_ref), bounded by max_chars.";
+    type Args = GetArgs;
+
+    fn gate(&self, _: &GetArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: GetArgs) -> ToolOutcome {
+        get(env, args).await
     }
 }
 
@@ -67,11 +88,7 @@ fn failed(what: &str, e: impl std::fmt::Display) -> ToolOutcome {
     )
 }
 
-async fn search(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
-    let args: SearchArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
+async fn search(env: &ToolEnv<'_>, args: SearchArgs) -> ToolOutcome {
     if recall::cjk::query_terms(&args.query).is_empty() {
         return tool_error(
             ToolErrorKind::InvalidArguments,
@@ -111,11 +128,7 @@ async fn search(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
     }
 }
 
-async fn get(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
-    let args: GetArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return e,
-    };
+async fn get(env: &ToolEnv<'_>, args: GetArgs) -> ToolOutcome {
     let max = match args.max_chars {
         None => GET_DEFAULT_CHARS,
         Some(n) if (1..=GET_MAX_CHARS as u64).contains(&n) => n as usize,

@@ -1,15 +1,18 @@
-//! The model's tool surface. Each tool has a typed argument struct whose
-//! JSON Schema is generated (`schemars`) and a handler that calls the same
-//! runtime operations the console and socket use. Failures use the shared
+//! The model's tool surface. Each tool is a handler (`handler::Tool`): a
+//! typed argument struct whose JSON Schema is generated (`schemars`), the
+//! gate and reach it decides, and a call that uses the same runtime
+//! operations the console and socket use. Failures use the shared
 //! tool error envelope (`ok: false`, kind, message, hint, field, retryable,
 //! bounded details). `SystemTick` is never a tool.
 
 mod agents;
 mod exec;
+mod handler;
 mod memory;
 mod patch;
 #[cfg(test)]
 mod schema_tests;
+mod sleep;
 mod waits;
 mod work;
 mod workspace;
@@ -22,6 +25,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use exec::ToolOutputBudget;
+pub use handler::{Gated, Reach};
 
 use super::host::HostInner;
 use super::provider::{ToolCall, ToolSpec};
@@ -179,30 +183,24 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
     }
 }
 
-/// What a call would do, for the approval gate: a command, the files a
-/// patch writes; `None` for tools the gate does not cover.
-pub fn gated_action(tool_name: &str, arguments: &Value) -> Option<super::policy::Action> {
-    use super::policy::Action;
-    match tool_name {
-        "ExecCommand" => arguments
-            .get("cmd")
-            .and_then(Value::as_str)
-            .map(|c| Action::Command(c.to_owned())),
-        "ApplyPatch" => patch::written_paths(arguments).map(Action::Write),
-        _ => None,
-    }
+/// What the approval gate sees of a call: `Gated::No` for a tool that
+/// does not exist or arguments that do not parse (nothing runs then).
+pub fn gate_of(call: &ToolCall) -> Gated {
+    let Some(tool) = handler::find(&call.name) else {
+        return Gated::No;
+    };
+    let gated = tool.gate(call).unwrap_or(Gated::No);
+    debug_assert!(
+        gated == Gated::No || tool.reach() != Reach::Runtime,
+        "{} reaches only the runtime, yet asks for a gate",
+        call.name
+    );
+    gated
 }
 
 /// The tool catalog offered to the model, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
-    let mut v = exec::specs();
-    v.extend(patch::specs());
-    v.extend(work::specs());
-    v.extend(waits::specs());
-    v.extend(workspace::specs());
-    v.extend(memory::specs());
-    v.extend(agents::specs());
-    v
+    handler::TOOLS.iter().map(|t| t.spec()).collect()
 }
 
 /// The answer to a call whose arguments text was not JSON: nothing ran,
@@ -226,32 +224,14 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
     if let Some(outcome) = malformed_arguments(call) {
         return outcome;
     }
-    if let Some(outcome) = exec::execute(env, call).await {
-        return outcome;
+    match handler::find(&call.name) {
+        Some(tool) => tool.run(env, call).await,
+        None => tool_error(
+            ToolErrorKind::UnknownTool,
+            format!("there is no tool named `{}`", call.name),
+            Some("use one of the tools listed in the request"),
+            None,
+            false,
+        ),
     }
-    if let Some(outcome) = patch::execute(env, call).await {
-        return outcome;
-    }
-    if let Some(outcome) = work::execute(env, call).await {
-        return outcome;
-    }
-    if let Some(outcome) = waits::execute(env, call).await {
-        return outcome;
-    }
-    if let Some(outcome) = workspace::execute(env, call).await {
-        return outcome;
-    }
-    if let Some(outcome) = memory::execute(env, call).await {
-        return outcome;
-    }
-    if let Some(outcome) = agents::execute(env, call).await {
-        return outcome;
-    }
-    tool_error(
-        ToolErrorKind::UnknownTool,
-        format!("there is no tool named `{}`", call.name),
-        Some("use one of the tools listed in the request"),
-        None,
-        false,
-    )
 }

@@ -35,11 +35,13 @@ use serde_json::json;
 
 use root::{apply_in_roots, FileChange};
 
-use super::{parse_args, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::provider::{ToolCall, ToolSpec};
+use super::handler::{Gated, Reach, Tool};
+use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::policy::Action;
+use crate::runtime::provider::ToolSpec;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct PatchArgs {
+pub(super) struct PatchArgs {
     /// A unified diff. Each file starts with `--- a/PATH` and `+++ b/PATH`
     /// (`--- /dev/null` creates a file, `+++ /dev/null` deletes one),
     /// followed by hunks `@@ -OLD_START,OLD_COUNT +NEW_START,NEW_COUNT @@`
@@ -55,55 +57,62 @@ struct PatchArgs {
 /// The files a patch writes (as written, `@home/` kept), for the
 /// approval gate; `None` when the patch does not parse (the tool itself
 /// then refuses it).
-pub(crate) fn written_paths(arguments: &serde_json::Value) -> Option<Vec<String>> {
-    let text = arguments
-        .get("patch")
-        .or_else(|| arguments.get("input"))?
-        .as_str()?;
-    let files = parse::parse_patch(text).ok()?;
+fn written_paths(patch: &str) -> Option<Vec<String>> {
+    let files = parse::parse_patch(patch).ok()?;
     Some(files.into_iter().map(|f| f.path).collect())
 }
 
-pub(super) fn specs() -> Vec<ToolSpec> {
-    let mut s = spec::<PatchArgs>(
-        "ApplyPatch",
-        "Apply a unified diff to files in the execution root: modify, create (--- /dev/null) or \
+pub(super) struct ApplyPatch;
+
+impl Tool for ApplyPatch {
+    const NAME: &'static str = "ApplyPatch";
+    const DESCRIPTION: &'static str = "Apply a unified diff to files in the execution root: modify, create (--- /dev/null) or \
          delete (+++ /dev/null) files. Paths starting with `@home/` are in your agent home (your \
          working memory: `@home/memory/self.md`, `@home/memory/operator.md`). All or nothing: if any hunk does not match, nothing is \
-         written and the error names the file, hunk and first mismatching line.",
-    );
-    // Freeform where the wire supports it: the diff itself is the input,
-    // with no JSON string escaping for the model to get wrong.
-    s.freeform_field = Some("patch".into());
-    vec![s]
-}
+         written and the error names the file, hunk and first mismatching line.";
+    type Args = PatchArgs;
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    if call.name != "ApplyPatch" {
-        return None;
+    fn gate(&self, args: &PatchArgs) -> Gated {
+        match written_paths(&args.patch) {
+            Some(paths) => Gated::By(Action::Write(paths)),
+            None => Gated::No,
+        }
     }
-    let args: PatchArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return Some(e),
-    };
-    let root = match super::exec::execution_dirs(env) {
-        Ok((root, _)) => root,
-        Err(e) => return Some(e),
-    };
-    let home = env.host.agent_home(env.agent_id);
-    let result =
-        tokio::task::spawn_blocking(move || apply_in_roots(&root, Some(&home), &args.patch)).await;
-    Some(match result {
-        Ok(Ok(changes)) => success(&changes),
-        Ok(Err(e)) => failure(&e),
-        Err(join) => tool_error(
-            ToolErrorKind::Failed,
-            format!("ApplyPatch did not finish: {join}"),
-            None,
-            None,
-            true,
-        ),
-    })
+
+    fn reach(&self) -> Reach {
+        Reach::Files
+    }
+
+    fn spec(&self) -> ToolSpec {
+        // Freeform where the wire supports it: the diff itself is the
+        // input, with no JSON string escaping for the model to get wrong.
+        ToolSpec {
+            freeform_field: Some("patch".into()),
+            ..spec::<PatchArgs>(Self::NAME, Self::DESCRIPTION)
+        }
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: PatchArgs) -> ToolOutcome {
+        let root = match super::exec::execution_dirs(env) {
+            Ok((root, _)) => root,
+            Err(e) => return e,
+        };
+        let home = env.host.agent_home(env.agent_id);
+        let result =
+            tokio::task::spawn_blocking(move || apply_in_roots(&root, Some(&home), &args.patch))
+                .await;
+        match result {
+            Ok(Ok(changes)) => success(&changes),
+            Ok(Err(e)) => failure(&e),
+            Err(join) => tool_error(
+                ToolErrorKind::Failed,
+                format!("ApplyPatch did not finish: {join}"),
+                None,
+                None,
+                true,
+            ),
+        }
+    }
 }
 
 fn success(changes: &[FileChange]) -> ToolOutcome {

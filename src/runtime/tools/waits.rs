@@ -8,17 +8,17 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::host::waiting_ops::NewWait;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::triggers::{ExternalTriggerRecord, MAX_META_CHARS};
 use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 use crate::store::Keyed;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct RecordArgs {
+pub(super) struct RecordArgs {
     /// What you are waiting for, for the operator (e.g. "CI for PR 12").
     description: String,
     /// The system that will deliver to your trigger URL (e.g. "ci",
@@ -37,22 +37,9 @@ struct RecordArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct CancelArgs {
+pub(super) struct CancelArgs {
     /// The wait to cancel (from RecordExternalWait or AgentGet).
     waiting_intent_id: String,
-}
-
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec::<RecordArgs>(
-            "RecordExternalWait",
-            "Record that progress waits on an outside system (CI, a review). A delivery to your trigger URL naming this source and external_ref satisfies it and wakes you; other deliveries do not. End the turn with Sleep afterwards.",
-        ),
-        spec::<CancelArgs>(
-            "CancelExternalWait",
-            "Cancel a wait recorded with RecordExternalWait that no longer applies.",
-        ),
-    ]
 }
 
 fn invalid(message: String, field: &str) -> ToolOutcome {
@@ -117,69 +104,92 @@ fn check(env: &ToolEnv<'_>, a: RecordArgs) -> Result<NewWait, ToolOutcome> {
     Ok(wait)
 }
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    let host = RuntimeHost::from_inner(env.host);
-    let outcome = match call.name.as_str() {
-        "RecordExternalWait" => {
-            let wait = match parse_args::<RecordArgs>(call).and_then(|a| check(env, a)) {
-                Ok(w) => w,
-                Err(e) => return Some(e),
-            };
-            match host.create_waiting_intent(env.agent_id, wait).await {
-                Ok(w) => ToolOutcome::ok(json!({
-                    "ok": true, "waiting_intent_id": w.id, "status": w.status,
-                    "satisfied_by": {
-                        "source": w.source, "resource": w.external_ref,
-                        "external_trigger_id": w.external_trigger_id,
-                    },
-                    "next": "end the turn with Sleep; a matching delivery wakes you",
-                })),
-                Err(e) => runtime_error(e),
-            }
+pub(super) struct RecordExternalWait;
+
+impl Tool for RecordExternalWait {
+    const NAME: &'static str = "RecordExternalWait";
+    const DESCRIPTION: &'static str = "Record that progress waits on an outside system (CI, a review). A delivery to your trigger URL naming this source and external_ref satisfies it and wakes you; other deliveries do not. End the turn with Sleep afterwards.";
+    type Args = RecordArgs;
+
+    fn gate(&self, _: &RecordArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: RecordArgs) -> ToolOutcome {
+        let wait = match check(env, args) {
+            Ok(w) => w,
+            Err(e) => return e,
+        };
+        let host = RuntimeHost::from_inner(env.host);
+        match host.create_waiting_intent(env.agent_id, wait).await {
+            Ok(w) => ToolOutcome::ok(json!({
+                "ok": true, "waiting_intent_id": w.id, "status": w.status,
+                "satisfied_by": {
+                    "source": w.source, "resource": w.external_ref,
+                    "external_trigger_id": w.external_trigger_id,
+                },
+                "next": "end the turn with Sleep; a matching delivery wakes you",
+            })),
+            Err(e) => runtime_error(e),
         }
-        "CancelExternalWait" => {
-            let a = match parse_args::<CancelArgs>(call) {
-                Ok(a) => a,
-                Err(e) => return Some(e),
-            };
-            let existing: Result<Option<WaitingIntentRecord>, _> =
-                env.host.store.read().and_then(|rx| {
-                    rx.get(Keyed::WaitingIntents, env.agent_id, &a.waiting_intent_id)
-                });
-            match existing {
-                Ok(Some(w)) if w.status == WaitingIntentStatus::Active => {
-                    match host
-                        .settle_waiting_intent(
-                            env.agent_id,
-                            &a.waiting_intent_id,
-                            WaitingIntentStatus::Cancelled,
-                        )
-                        .await
-                    {
-                        Ok(w) => ToolOutcome::ok(
-                            json!({ "ok": true, "waiting_intent_id": w.id, "status": w.status }),
-                        ),
-                        Err(e) => runtime_error(e),
-                    }
+    }
+}
+
+pub(super) struct CancelExternalWait;
+
+impl Tool for CancelExternalWait {
+    const NAME: &'static str = "CancelExternalWait";
+    const DESCRIPTION: &'static str =
+        "Cancel a wait recorded with RecordExternalWait that no longer applies.";
+    type Args = CancelArgs;
+
+    fn gate(&self, _: &CancelArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: CancelArgs) -> ToolOutcome {
+        let existing: Result<Option<WaitingIntentRecord>, _> = env
+            .host
+            .store
+            .read()
+            .and_then(|rx| rx.get(Keyed::WaitingIntents, env.agent_id, &a.waiting_intent_id));
+        match existing {
+            Ok(Some(w)) if w.status == WaitingIntentStatus::Active => {
+                let host = RuntimeHost::from_inner(env.host);
+                let cancelled = WaitingIntentStatus::Cancelled;
+                match host
+                    .settle_waiting_intent(env.agent_id, &a.waiting_intent_id, cancelled)
+                    .await
+                {
+                    Ok(w) => ToolOutcome::ok(
+                        json!({ "ok": true, "waiting_intent_id": w.id, "status": w.status }),
+                    ),
+                    Err(e) => runtime_error(e),
                 }
-                Ok(Some(w)) => tool_error(
-                    ToolErrorKind::Conflict,
-                    format!("wait `{}` is already {:?}", w.id, w.status).to_lowercase(),
-                    None,
-                    Some("waiting_intent_id"),
-                    false,
-                ),
-                Ok(None) => tool_error(
-                    ToolErrorKind::NotFound,
-                    format!("no wait `{}`", a.waiting_intent_id),
-                    Some("AgentGet lists your open waits"),
-                    Some("waiting_intent_id"),
-                    false,
-                ),
-                Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
             }
+            Ok(Some(w)) => tool_error(
+                ToolErrorKind::Conflict,
+                format!("wait `{}` is already {:?}", w.id, w.status).to_lowercase(),
+                None,
+                Some("waiting_intent_id"),
+                false,
+            ),
+            Ok(None) => tool_error(
+                ToolErrorKind::NotFound,
+                format!("no wait `{}`", a.waiting_intent_id),
+                Some("AgentGet lists your open waits"),
+                Some("waiting_intent_id"),
+                false,
+            ),
+            Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
         }
-        _ => return None,
-    };
-    Some(outcome)
+    }
 }

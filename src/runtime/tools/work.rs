@@ -1,20 +1,21 @@
 //! Work-item tools (CreateWorkItem, PickWorkItem, UpdateWorkItem,
-//! CompleteWorkItem, GetWorkItem, ListWorkItems), Sleep and AgentGet.
+//! CompleteWorkItem, GetWorkItem, ListWorkItems), and the agent's own
+//! scheduling state that AgentGet shows.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, runtime_error, spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::projection;
-use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
-use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use crate::runtime::work_ops::{self, WorkItemSource};
 use crate::store::Keyed;
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct CreateArgs {
+pub(super) struct CreateArgs {
     /// What this work item should achieve.
     objective: String,
     /// draft, ready (default) or needs_input.
@@ -29,12 +30,12 @@ struct CreateArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct IdArgs {
+pub(super) struct IdArgs {
     work_item_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct UpdateArgs {
+pub(super) struct UpdateArgs {
     work_item_id: String,
     #[serde(default)]
     objective: Option<String>,
@@ -57,33 +58,10 @@ fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Stri
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct ListArgs {
+pub(super) struct ListArgs {
     /// Include completed items (most recent first, at most 20).
     #[serde(default, deserialize_with = "super::null_as_default")]
     include_completed: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct SleepArgs {
-    /// Wake after this many milliseconds; omit to rest until something
-    /// wakes the agent.
-    #[serde(default)]
-    duration_ms: Option<u64>,
-}
-
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![
-        spec::<CreateArgs>("CreateWorkItem", "Create an open work item for a high-level objective."),
-        spec::<IdArgs>("PickWorkItem", "Make an open work item your current focus."),
-        spec::<UpdateArgs>("UpdateWorkItem", "Update a work item's objective, plan status, checklist or blocker after material progress."),
-        spec::<IdArgs>(
-            "CompleteWorkItem",
-            "Mark a work item completed. Put the completion report for the operator in your text of the same round.",
-        ),
-        spec::<IdArgs>("GetWorkItem", "Read one work item, with its plan artifact and checklist."),
-        spec::<ListArgs>("ListWorkItems", "List work items: current, runnable, waiting, blocked."),
-        spec::<SleepArgs>("Sleep", "End this turn and rest; with duration_ms, wake after that delay."),
-    ]
 }
 
 fn plan_artifact(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
@@ -109,148 +87,170 @@ fn item_view(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
     })
 }
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    let store = env.host.store.clone();
-    let outcome = match call.name.as_str() {
-        "CreateWorkItem" => {
-            let a: CreateArgs = match parse_args(call) {
-                Ok(a) => a,
-                Err(e) => return Some(e),
-            };
-            let req = CreateWorkItem {
-                objective: a.objective,
-                plan_status: a.plan_status,
-                plan: a.plan,
-                todo_list: a.todo_list,
-            };
-            match work_ops::create(
-                &store,
-                &env.host.agent_home(env.agent_id),
-                env.agent_id,
-                req,
-                WorkItemSource::Tool,
-            )
-            .await
-            {
-                Ok(item) => {
-                    ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
-                }
-                Err(e) => runtime_error(e),
+/// A tool that only reads work items, or changes them through the same
+/// work-item operations the operator uses: never gated, nothing to confine.
+macro_rules! work_tool {
+    ($tool:ident, $args:ty, $description:expr) => {
+        pub(super) struct $tool;
+
+        impl Tool for $tool {
+            const NAME: &'static str = stringify!($tool);
+            const DESCRIPTION: &'static str = $description;
+            type Args = $args;
+
+            fn gate(&self, _: &$args) -> Gated {
+                Gated::No
+            }
+
+            fn reach(&self) -> Reach {
+                Reach::Runtime
+            }
+
+            async fn call(&self, env: &ToolEnv<'_>, args: $args) -> ToolOutcome {
+                $tool::run(env, args).await
             }
         }
-        "PickWorkItem" => match parse_args::<IdArgs>(call) {
-            Ok(a) => {
-                match work_ops::pick(&store, env.agent_id, &a.work_item_id, WorkItemSource::Tool)
-                    .await
-                {
-                    Ok(item) => ToolOutcome::ok(
-                        json!({ "ok": true, "current_work_item": item_view(env, &item) }),
-                    ),
-                    Err(e) => runtime_error(e),
-                }
-            }
-            Err(e) => e,
-        },
-        "UpdateWorkItem" => match parse_args::<UpdateArgs>(call) {
-            Ok(a) => {
-                let req = UpdateWorkItem {
-                    work_item_id: a.work_item_id,
-                    objective: a.objective,
-                    plan_status: a.plan_status,
-                    todo_list: a.todo_list,
-                    blocked_by: a.blocked_by,
-                    recheck_after_ms: a.recheck_after,
-                };
-                match work_ops::update(&store, env.agent_id, req, WorkItemSource::Tool).await {
-                    Ok(item) => {
-                        ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
-                    }
-                    Err(e) => runtime_error(e),
-                }
-            }
-            Err(e) => e,
-        },
-        "CompleteWorkItem" => match parse_args::<IdArgs>(call) {
-            Ok(a) => {
-                let report = env.round_text.trim();
-                let summary = (!report.is_empty()).then(|| report.to_owned());
-                match work_ops::complete(
-                    &store,
-                    env.agent_id,
-                    &a.work_item_id,
-                    summary.clone(),
-                    WorkItemSource::Tool,
-                )
-                .await
-                {
-                    Ok(item) => {
-                        let mut out = ToolOutcome::ok(json!({
-                            "ok": true, "work_item_id": item.id, "state": item.state,
-                            "warning": if summary.is_none() {
-                                Some("no completion report: write the report for the operator as text in the same round as CompleteWorkItem")
-                            } else { None },
-                        }));
-                        out.completed_work_item = summary.map(|_| item.id);
-                        out
-                    }
-                    Err(e) => runtime_error(e),
-                }
-            }
-            Err(e) => e,
-        },
-        "GetWorkItem" => match parse_args::<IdArgs>(call) {
-            Ok(a) => match store.read().and_then(|rx| {
-                rx.get::<WorkItemRecord>(Keyed::WorkItems, env.agent_id, &a.work_item_id)
-            }) {
-                Ok(Some(item)) => {
-                    ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
-                }
-                Ok(None) => tool_error(
-                    ToolErrorKind::NotFound,
-                    format!("no work item `{}`", a.work_item_id),
-                    Some("ListWorkItems shows the ids"),
-                    Some("work_item_id"),
-                    false,
-                ),
-                Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
-            },
-            Err(e) => e,
-        },
-        "ListWorkItems" => match parse_args::<ListArgs>(call) {
-            Ok(a) => list(env, a.include_completed),
-            Err(e) => e,
-        },
-        "Sleep" => match parse_args::<SleepArgs>(call) {
-            Ok(a) => {
-                let mut content = json!({ "ok": true, "sleeping": true });
-                if let Some(d) = a.duration_ms.filter(|d| *d > 0) {
-                    let host = crate::runtime::host::RuntimeHost::from_inner(env.host);
-                    match host
-                        .create_timer(
-                            env.agent_id,
-                            d,
-                            "sleep ended",
-                            env.turn_work_item_id.clone(),
-                        )
-                        .await
-                    {
-                        Ok(t) => {
-                            content = json!({ "ok": true, "sleeping": true, "timer_id": t.id, "wake_after_ms": d })
-                        }
-                        Err(e) => return Some(runtime_error(e)),
-                    }
-                }
-                ToolOutcome {
-                    ends_turn: true,
-                    ..ToolOutcome::ok(content)
-                }
-            }
-            Err(e) => e,
-        },
-
-        _ => return None,
     };
-    Some(outcome)
+}
+
+work_tool!(
+    CreateWorkItem,
+    CreateArgs,
+    "Create an open work item for a high-level objective."
+);
+work_tool!(
+    PickWorkItem,
+    IdArgs,
+    "Make an open work item your current focus."
+);
+work_tool!(
+    UpdateWorkItem,
+    UpdateArgs,
+    "Update a work item's objective, plan status, checklist or blocker after material progress."
+);
+work_tool!(
+    CompleteWorkItem,
+    IdArgs,
+    "Mark a work item completed. Put the completion report for the operator in your text of the same round."
+);
+work_tool!(
+    GetWorkItem,
+    IdArgs,
+    "Read one work item, with its plan artifact and checklist."
+);
+work_tool!(
+    ListWorkItems,
+    ListArgs,
+    "List work items: current, runnable, waiting, blocked."
+);
+
+impl CreateWorkItem {
+    async fn run(env: &ToolEnv<'_>, a: CreateArgs) -> ToolOutcome {
+        let req = work_ops::CreateWorkItem {
+            objective: a.objective,
+            plan_status: a.plan_status,
+            plan: a.plan,
+            todo_list: a.todo_list,
+        };
+        let home = env.host.agent_home(env.agent_id);
+        match work_ops::create(
+            &env.host.store,
+            &home,
+            env.agent_id,
+            req,
+            WorkItemSource::Tool,
+        )
+        .await
+        {
+            Ok(item) => ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) })),
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+impl PickWorkItem {
+    async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
+        let store = &env.host.store;
+        match work_ops::pick(store, env.agent_id, &a.work_item_id, WorkItemSource::Tool).await {
+            Ok(item) => {
+                ToolOutcome::ok(json!({ "ok": true, "current_work_item": item_view(env, &item) }))
+            }
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+impl UpdateWorkItem {
+    async fn run(env: &ToolEnv<'_>, a: UpdateArgs) -> ToolOutcome {
+        let req = work_ops::UpdateWorkItem {
+            work_item_id: a.work_item_id,
+            objective: a.objective,
+            plan_status: a.plan_status,
+            todo_list: a.todo_list,
+            blocked_by: a.blocked_by,
+            recheck_after_ms: a.recheck_after,
+        };
+        match work_ops::update(&env.host.store, env.agent_id, req, WorkItemSource::Tool).await {
+            Ok(item) => ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) })),
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+impl CompleteWorkItem {
+    async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
+        let report = env.round_text.trim();
+        let summary = (!report.is_empty()).then(|| report.to_owned());
+        let store = &env.host.store;
+        let done = work_ops::complete(
+            store,
+            env.agent_id,
+            &a.work_item_id,
+            summary.clone(),
+            WorkItemSource::Tool,
+        )
+        .await;
+        match done {
+            Ok(item) => {
+                let mut out = ToolOutcome::ok(json!({
+                    "ok": true, "work_item_id": item.id, "state": item.state,
+                    "warning": if summary.is_none() {
+                        Some("no completion report: write the report for the operator as text in the same round as CompleteWorkItem")
+                    } else { None },
+                }));
+                out.completed_work_item = summary.map(|_| item.id);
+                out
+            }
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+impl GetWorkItem {
+    async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
+        let found = env.host.store.read().and_then(|rx| {
+            rx.get::<WorkItemRecord>(Keyed::WorkItems, env.agent_id, &a.work_item_id)
+        });
+        match found {
+            Ok(Some(item)) => {
+                ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) }))
+            }
+            Ok(None) => tool_error(
+                ToolErrorKind::NotFound,
+                format!("no work item `{}`", a.work_item_id),
+                Some("ListWorkItems shows the ids"),
+                Some("work_item_id"),
+                false,
+            ),
+            Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+        }
+    }
+}
+
+impl ListWorkItems {
+    async fn run(env: &ToolEnv<'_>, a: ListArgs) -> ToolOutcome {
+        list(env, a.include_completed)
+    }
 }
 
 fn list(env: &ToolEnv<'_>, include_completed: bool) -> ToolOutcome {

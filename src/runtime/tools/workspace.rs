@@ -8,15 +8,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{parse_args, runtime_error, spec, ToolEnv, ToolOutcome};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::provider::{ToolCall, ToolSpec};
-use crate::runtime::workspace::UseWorkspace;
+use crate::runtime::workspace::UseWorkspace as UseWorkspaceRequest;
 use crate::runtime::workspace::WorkspaceMode;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Mode {
+pub(super) enum Mode {
     /// Work in the workspace's own checkout.
     #[default]
     Direct,
@@ -26,7 +26,7 @@ enum Mode {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-struct UseWorkspaceArgs {
+pub(super) struct UseWorkspaceArgs {
     /// A directory to work in (absolute, or relative to the current
     /// directory). Give this or workspace_id, not both.
     #[serde(default)]
@@ -39,47 +39,52 @@ struct UseWorkspaceArgs {
     mode: Mode,
 }
 
-pub(super) fn specs() -> Vec<ToolSpec> {
-    vec![spec::<UseWorkspaceArgs>(
-        "UseWorkspace",
-        "Choose where ExecCommand and ApplyPatch act: a directory (path) or an attached workspace \
+pub(super) struct UseWorkspace;
+
+impl Tool for UseWorkspace {
+    const NAME: &'static str = "UseWorkspace";
+    const DESCRIPTION: &'static str = "Choose where ExecCommand and ApplyPatch act: a directory (path) or an attached workspace \
          (workspace_id; \"agent_home\" is your own directory). mode=isolated works in a managed git \
          worktree on its own branch. Switching never deletes a workspace; a worktree with changes \
-         is kept for review.",
-    )]
-}
+         is kept for review.";
+    type Args = UseWorkspaceArgs;
 
-pub(super) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> Option<ToolOutcome> {
-    if call.name != "UseWorkspace" {
-        return None;
+    /// Choosing where to work changes nothing there: the commands and
+    /// patches that follow are gated by that workspace's policy. A
+    /// managed worktree is Holon's own operation (`git worktree add`).
+    fn gate(&self, _: &UseWorkspaceArgs) -> Gated {
+        Gated::No
     }
-    let args: UseWorkspaceArgs = match parse_args(call) {
-        Ok(a) => a,
-        Err(e) => return Some(e),
-    };
-    let blank = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
-    let req = UseWorkspace {
-        path: blank(args.path),
-        workspace_id: blank(args.workspace_id),
-        mode: match args.mode {
-            Mode::Direct => WorkspaceMode::Direct,
-            Mode::Isolated => WorkspaceMode::Isolated,
-        },
-    };
-    let host = RuntimeHost::from_inner(env.host);
-    Some(match host.use_workspace(env.agent_id, req).await {
-        Ok(out) => ToolOutcome::ok(json!({
-            "ok": true,
-            "workspace_id": out.execution.workspace_id,
-            "workspace_anchor": out.execution.workspace_anchor,
-            "execution_root": out.execution.execution_root,
-            "cwd": out.execution.cwd,
-            "mode": out.execution.mode,
-            "worktree_branch": out.execution.worktree.as_ref().map(|w| &w.worktree_branch),
-            "previous_workspace_id": out.previous_workspace_id,
-            "note": out.note,
-            "retained_worktrees": out.retained.iter().map(|w| &w.worktree_path).collect::<Vec<_>>(),
-        })),
-        Err(e) => runtime_error(e),
-    })
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: UseWorkspaceArgs) -> ToolOutcome {
+        let blank = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+        let req = UseWorkspaceRequest {
+            path: blank(args.path),
+            workspace_id: blank(args.workspace_id),
+            mode: match args.mode {
+                Mode::Direct => WorkspaceMode::Direct,
+                Mode::Isolated => WorkspaceMode::Isolated,
+            },
+        };
+        let host = RuntimeHost::from_inner(env.host);
+        match host.use_workspace(env.agent_id, req).await {
+            Ok(out) => ToolOutcome::ok(json!({
+                "ok": true,
+                "workspace_id": out.execution.workspace_id,
+                "workspace_anchor": out.execution.workspace_anchor,
+                "execution_root": out.execution.execution_root,
+                "cwd": out.execution.cwd,
+                "mode": out.execution.mode,
+                "worktree_branch": out.execution.worktree.as_ref().map(|w| &w.worktree_branch),
+                "previous_workspace_id": out.previous_workspace_id,
+                "note": out.note,
+                "retained_worktrees": out.retained.iter().map(|w| &w.worktree_path).collect::<Vec<_>>(),
+            })),
+            Err(e) => runtime_error(e),
+        }
+    }
 }
