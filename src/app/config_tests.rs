@@ -12,8 +12,7 @@ fn load(text: &str, e: &Env) -> Result<Config, ConfigError> {
 
 #[test]
 fn defaults_without_a_file() {
-    let c = Config::from_parts(Path::new("/h/config.toml"), None, &Env::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let c = Config::from_parts(Path::new("/h/config.toml"), None, &Env::default()).unwrap();
     assert_eq!(c.default_agent, "main");
     assert_eq!(c.default_agent_source, Source::Default);
     assert_eq!(c.log_filter, "info");
@@ -24,7 +23,7 @@ fn defaults_without_a_file() {
 #[test]
 fn environment_beats_file_beats_default() {
     let text = "[runtime]\ndefault_agent = \"filed\"\n[model]\ndefault = \"openai/a\"\n[log]\nfilter = \"debug\"\n";
-    let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load(text, &Env::default()).unwrap();
     assert_eq!(c.default_agent, "filed");
     assert_eq!(c.default_model.as_deref(), Some("openai/a"));
     assert_eq!(c.log_filter, "debug");
@@ -33,7 +32,7 @@ fn environment_beats_file_beats_default() {
         ("HOLON_MODEL", "anthropic/b"),
         ("RUST_LOG", "warn"),
     ]);
-    let c = load(text, &e).unwrap_or_else(|e| panic!("{e}"));
+    let c = load(text, &e).unwrap();
     assert_eq!(c.default_agent, "envy");
     assert_eq!(c.default_agent_source, Source::Environment);
     assert_eq!(c.default_model.as_deref(), Some("anthropic/b"));
@@ -60,7 +59,7 @@ fn syntax_error_names_file_line_and_column() {
 
 #[test]
 fn wrong_type_names_the_key() {
-    let c = load("[console]\nmouse = false\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load("[console]\nmouse = false\n", &Env::default()).unwrap();
     assert!(!c.mouse);
     let err = load("[console]\nbell = \"yes\"\n", &Env::default());
     match err {
@@ -108,18 +107,18 @@ fn bad_values_are_rejected_with_their_key() {
 
 #[test]
 fn the_listener_address_defaults_to_loopback_and_can_be_turned_off() {
-    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load("", &Env::default()).unwrap();
     assert_eq!(
         c.server_listen.as_deref(),
         Some(crate::app::access::DEFAULT_LISTEN)
     );
-    let c = load("[server]\nlisten = \"off\"\n", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load("[server]\nlisten = \"off\"\n", &Env::default()).unwrap();
     assert_eq!(c.server_listen, None);
     let c = load(
         "[server]\nlisten = \"127.0.0.1:9000\"\n",
         &env(&[("HOLON_LISTEN", "127.0.0.1:0")]),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(c.server_listen.as_deref(), Some("127.0.0.1:0"));
     match load("[server]\nlisten = \"nowhere\"\n", &Env::default()) {
         Err(ConfigError::Invalid { key, .. }) => {
@@ -136,7 +135,7 @@ fn the_approval_policy_is_read_and_bad_values_name_their_key() {
         "[policy]\napproval = \"on_write\"\nallow_commands = [\"cargo test\"]\n",
         &Env::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(c.policy.approval, Approval::OnWrite);
     assert_eq!(c.policy.allow_commands, vec!["cargo test".to_owned()]);
     assert_eq!(
@@ -156,14 +155,14 @@ fn the_approval_policy_is_read_and_bad_values_name_their_key() {
 
 #[test]
 fn store_cache_is_small_by_default_and_bounded() {
-    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load("", &Env::default()).unwrap();
     assert_eq!(c.store_cache_mib, crate::store::DEFAULT_CACHE_MIB);
     assert!(!c.store_quick_repair);
     let c = load(
         "[store]\ncache_mib = 64\nquick_repair = true\n",
         &Env::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(c.store_cache_mib, 64);
     assert!(c.store_quick_repair);
     for bad in ["0", "9000", "-1", "\"big\""] {
@@ -178,23 +177,21 @@ fn store_cache_is_small_by_default_and_bounded() {
 
 #[test]
 fn tool_output_budgets_default_read_and_check() {
-    let c = load("", &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load("", &Env::default()).unwrap();
     assert_eq!(
         (c.tool_output.default_tokens, c.tool_output.max_tokens),
         (8_000, 64_000)
     );
     let text = "[runtime]\ndefault_tool_output_tokens = 1000\nmax_tool_output_tokens = 2000\n";
-    let c = load(text, &Env::default()).unwrap_or_else(|e| panic!("{e}"));
+    let c = load(text, &Env::default()).unwrap();
     assert_eq!(
         (c.tool_output.default_tokens, c.tool_output.max_tokens),
         (1_000, 2_000)
     );
-    let c = load(text, &env(&[("HOLON_MAX_TOOL_OUTPUT_TOKENS", "1500")]))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let c = load(text, &env(&[("HOLON_MAX_TOOL_OUTPUT_TOKENS", "1500")])).unwrap();
     assert_eq!(c.tool_output.max_tokens, 1_500, "the environment wins");
     // A cap below the default pulls the default down with it.
-    let c = load("[runtime]\nmax_tool_output_tokens = 100\n", &Env::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let c = load("[runtime]\nmax_tool_output_tokens = 100\n", &Env::default()).unwrap();
     assert_eq!(c.tool_output.default_tokens, 100);
     assert!(load(
         "[runtime]\ndefault_tool_output_tokens = 0\n",
@@ -224,7 +221,7 @@ fn exec_env_passthrough_is_read_and_checked() {
         "[exec]\nenv_passthrough = [\"GITHUB_TOKEN\"]\n",
         &Env::default(),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(c.exec_env_passthrough, ["GITHUB_TOKEN"]);
     assert!(load("", &Env::default()).is_ok_and(|c| c.exec_env_passthrough.is_empty()));
     match load("[exec]\nenv_passthrough = [\"A=B\"]\n", &Env::default()) {

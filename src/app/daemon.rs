@@ -521,9 +521,7 @@ mod tests {
 
     #[test]
     fn a_zombie_is_not_alive() {
-        let mut child = std::process::Command::new("true")
-            .spawn()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         // Exited but not reaped yet: a zombie.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);

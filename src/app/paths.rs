@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn holon_home_moves_everything_under_one_root() {
-        let p = Paths::resolve(Some(Path::new("/tmp/hh"))).unwrap_or_else(|e| panic!("{e}"));
+        let p = Paths::resolve(Some(Path::new("/tmp/hh"))).unwrap();
         for dir in [&p.config_dir, &p.data_dir, &p.log_dir, &p.run_dir] {
             assert!(dir.starts_with("/tmp/hh"), "{dir:?}");
         }

@@ -362,8 +362,8 @@ mod tests {
     use crate::app::paths::Paths;
     use crate::runtime::agent::AgentRecord;
 
-    fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-        r.unwrap_or_else(|e| panic!("{e}"))
+    fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+        r.unwrap()
     }
 
     #[test]

@@ -307,8 +307,8 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events");
         let mut sampled = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-            let path = entry.unwrap_or_else(|e| panic!("{e}")).path();
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
             let record: crate::store::EventRecord =
                 serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let typed = record.event();
@@ -343,8 +343,7 @@ mod tests {
     #[test]
     fn the_events_page_names_every_payload_field() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let doc =
-            std::fs::read_to_string(root.join("docs/events.md")).unwrap_or_else(|e| panic!("{e}"));
+        let doc = std::fs::read_to_string(root.join("docs/events.md")).unwrap();
         let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
         let mut missing = Vec::new();
         for entry in std::fs::read_dir(root.join("tests/fixtures/events"))

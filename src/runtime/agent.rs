@@ -325,8 +325,7 @@ mod tests {
 
     #[test]
     fn old_records_missing_fields_still_decode() {
-        let rec: AgentRecord = serde_json::from_str(r#"{"id":"main","created_at":"t"}"#)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let rec: AgentRecord = serde_json::from_str(r#"{"id":"main","created_at":"t"}"#).unwrap();
         assert_eq!(rec.status, AgentStatus::AwakeIdle);
         assert_eq!(rec.display_mode, DisplayMode::Info);
     }

@@ -170,8 +170,8 @@ mod tests {
 
     #[test]
     fn a_live_process_matches_and_a_different_start_time_is_reused() {
-        let me = ProcessIdentity::of(std::process::id() as i32)
-            .unwrap_or_else(|| panic!("no identity for this process"));
+        let me =
+            ProcessIdentity::of(std::process::id() as i32).expect("no identity for this process");
         assert_eq!(me.liveness(), Liveness::Running);
         let impostor = ProcessIdentity {
             start_ticks: me.start_ticks + 1,

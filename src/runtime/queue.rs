@@ -211,12 +211,12 @@ mod tests {
     #[tokio::test]
     async fn an_envelope_is_stored_once_and_older_entries_still_find_theirs() {
         use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface};
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let store = crate::store::Store::open(&dir.path().join("s.redb"), Default::default())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            crate::store::Store::open(&dir.path().join("s.redb"), Default::default()).unwrap();
         crate::runtime::admission::ensure_agent(&store, "a")
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let prompt = |i: usize| {
             AdmissionRequest::operator_prompt(
                 "a",
@@ -229,7 +229,7 @@ mod tests {
         for i in 0..300 {
             let a = crate::runtime::admission::admit(&store, prompt(i))
                 .await
-                .unwrap_or_else(|e| panic!("{e}"));
+                .unwrap();
             ids.push(a.message_id);
         }
         // As a store written before 2026-11-24 left it: the envelope in
@@ -253,21 +253,20 @@ mod tests {
                 Ok(env.id)
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         ids.push(legacy);
-        let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+        let rx = store.read().unwrap();
         assert_eq!(rx.count(Keyed::Messages, "a").unwrap_or(0), 1);
         // The read path, all at once.
         let entries: Vec<QueueEntry> = ids
             .iter()
             .map(|id| {
                 rx.get(Keyed::QueueEntries, "a", id)
-                    .unwrap_or_else(|e| panic!("{e}"))
+                    .unwrap()
                     .unwrap_or_else(|| panic!("no entry {id}"))
             })
             .collect();
-        let envelopes = crate::runtime::host::projection::envelopes_of(&rx, "a", &entries)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let envelopes = crate::runtime::host::projection::envelopes_of(&rx, "a", &entries).unwrap();
         let got: Vec<&str> = envelopes.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(got, ids.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(envelopes[7].body.preview(200).contains("prompt 7:"));
@@ -284,6 +283,6 @@ mod tests {
                 Ok(())
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
 }

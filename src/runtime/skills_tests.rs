@@ -4,8 +4,8 @@ use super::*;
 
 fn skill(base: &Path, rel: &str, text: &str) {
     let d = base.join(rel);
-    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(d.join("SKILL.md"), text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("SKILL.md"), text).unwrap();
 }
 
 #[test]
@@ -24,7 +24,7 @@ fn metadata_comes_from_front_matter_or_prose() {
 
 #[test]
 fn first_existing_root_only_within_a_scope_and_specific_scopes_win() {
-    let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let t = tempfile::tempdir().unwrap();
     let (user, home, ws) = (t.path().join("u"), t.path().join("h"), t.path().join("w"));
     skill(
         &user,

@@ -198,7 +198,7 @@ mod tests {
     }
 
     fn apply(r: &TaskRecord, t: TaskTransition) -> TransitionOutcome {
-        apply_transition(r, t, "t1").unwrap_or_else(|e| panic!("{e}"))
+        apply_transition(r, t, "t1").unwrap()
     }
 
     fn finish(status: TaskStatus) -> TaskTransition {

@@ -3,11 +3,11 @@
 use super::*;
 
 fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+    tempfile::tempdir().unwrap()
 }
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e:?}"))
+    r.unwrap()
 }
 
 #[test]
@@ -45,17 +45,16 @@ fn seeding_creates_refreshes_and_keeps_local_edits() {
         .all(|(_, s)| *s == Seeded::Current));
     // An older Holon-managed copy is refreshed.
     let md = d.path().join("holon-default/AGENTS.md");
-    std::fs::write(&md, "old builtin").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&md, "old builtin").unwrap();
     let old = files_hash(&[("AGENTS.md", "old builtin".to_owned())]);
-    std::fs::write(d.path().join("holon-default").join(MANAGED_MARKER), old)
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(d.path().join("holon-default").join(MANAGED_MARKER), old).unwrap();
     assert_eq!(
         ok(seed_builtin(d.path()))[0],
         ("holon-default", Seeded::Refreshed)
     );
     assert!(ok(std::fs::read_to_string(&md)).contains("general-purpose"));
     // A locally edited copy is not overwritten.
-    std::fs::write(&md, "mine").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&md, "mine").unwrap();
     assert_eq!(
         ok(seed_builtin(d.path()))[0],
         ("holon-default", Seeded::KeptLocalEdits)
@@ -93,14 +92,14 @@ fn applying_a_template_materialises_the_home_or_nothing() {
     // A template without AGENTS.md, and broken skills.json: refused
     // before anything is written.
     let bad = d.path().join("bad");
-    std::fs::create_dir_all(&bad).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&bad).unwrap();
     let sel = bad.display().to_string();
     assert!(matches!(
         resolve(&sel, &[]),
         Err(TemplateError::NoAgentsMd { .. })
     ));
-    std::fs::write(bad.join("AGENTS.md"), "x").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(bad.join("skills.json"), "{not json").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(bad.join("AGENTS.md"), "x").unwrap();
+    std::fs::write(bad.join("skills.json"), "{not json").unwrap();
     assert!(matches!(
         resolve(&sel, &[]),
         Err(TemplateError::BadSkillsJson { .. })
@@ -109,7 +108,7 @@ fn applying_a_template_materialises_the_home_or_nothing() {
         bad.join("skills.json"),
         r#"{"skill_refs":["builtin:nope"]}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert!(matches!(
         resolve(&sel, &[]),
         Err(TemplateError::BadSkillRef { .. })
@@ -118,7 +117,7 @@ fn applying_a_template_materialises_the_home_or_nothing() {
         bad.join("skills.json"),
         r#"{"skill_refs":["/no/such/skill"]}"#,
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert!(matches!(
         resolve(&sel, &[]),
         Err(TemplateError::BadSkillRef { .. })
@@ -142,7 +141,7 @@ fn the_default_agent_gets_a_missing_agents_md_only() {
     let t = ok(resolve(DEFAULT_TEMPLATE, &[d.path().to_path_buf()]));
     let home = d.path().join("main");
     assert!(ok(fill_missing(&home, &t)));
-    std::fs::write(home.join("AGENTS.md"), "operator's own").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.join("AGENTS.md"), "operator's own").unwrap();
     assert!(!ok(fill_missing(&home, &t)));
     assert_eq!(
         ok(std::fs::read_to_string(home.join("AGENTS.md"))),

@@ -107,7 +107,7 @@ mod tests {
             "provenance": {"origin": "operator", "trust": "trusted_operator"},
             "payload": {"message": {"body": {"type": "text", "text": text}}},
         }))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
     }
 
     #[test]
@@ -121,10 +121,7 @@ mod tests {
             stored.len(),
             json.len()
         );
-        assert_eq!(
-            unpack(&stored).unwrap_or_else(|e| panic!("{e}")).as_ref(),
-            json.as_slice()
-        );
+        assert_eq!(unpack(&stored).unwrap().as_ref(), json.as_slice());
     }
 
     #[test]
@@ -156,7 +153,7 @@ mod tests {
             })
             .filter(|c| c.is_ascii_alphanumeric())
             .collect();
-        let json = serde_json::to_vec(&noise).unwrap_or_else(|e| panic!("{e}"));
+        let json = serde_json::to_vec(&noise).unwrap();
         let stored = pack(json.clone());
         assert_eq!(stored, json);
         assert!(matches!(unpack(&stored), Ok(Cow::Borrowed(_))));

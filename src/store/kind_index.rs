@@ -159,50 +159,45 @@ mod tests {
     use crate::store::schema::{EVENTS_BY_KIND, EVENT_KINDS};
 
     fn db() -> (tempfile::TempDir, redb::Database) {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let db =
-            redb::Database::create(dir.path().join("k.redb")).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("k.redb")).unwrap();
         (dir, db)
     }
 
     fn collect(db: &redb::Database, kind: &str, from: u64) -> (Vec<u64>, Vec<u64>) {
-        let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
-        let t = txn
-            .open_table(EVENT_KINDS)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_read().unwrap();
+        let t = txn.open_table(EVENT_KINDS).unwrap();
         let mut forward = Vec::new();
         scan_from(&t, "a", kind, from, |s| {
             forward.push(s);
             Ok(true)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let mut back = Vec::new();
         scan_back(&t, "a", kind, |s| {
             back.push(s);
             Ok(back.len() < 3)
         })
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         (forward, back)
     }
 
     #[test]
     fn seqs_across_chunks_read_back_in_order_either_way() {
         let (_dir, db) = db();
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_write().unwrap();
         {
-            let mut t = txn
-                .open_table(EVENT_KINDS)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut t = txn.open_table(EVENT_KINDS).unwrap();
             for seq in (1..=5000u64).filter(|s| s % 7 == 0) {
-                insert(&mut t, "a", "tick", seq).unwrap_or_else(|e| panic!("{e}"));
-                insert(&mut t, "b", "tick", seq + 1).unwrap_or_else(|e| panic!("{e}"));
+                insert(&mut t, "a", "tick", seq).unwrap();
+                insert(&mut t, "b", "tick", seq + 1).unwrap();
             }
             // Out of order and repeated: kept sorted, once.
             for seq in [1023u64, 1024, 1, 1024] {
-                insert(&mut t, "a", "note", seq).unwrap_or_else(|e| panic!("{e}"));
+                insert(&mut t, "a", "note", seq).unwrap();
             }
         }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
+        txn.commit().unwrap();
         let sevens: Vec<u64> = (1..=5000u64).filter(|s| s % 7 == 0).collect();
         let (forward, back) = collect(&db, "tick", 1);
         assert_eq!(forward, sevens);
@@ -218,19 +213,14 @@ mod tests {
     #[test]
     fn a_corrupt_chunk_is_a_clear_error_naming_it() {
         let (_dir, db) = db();
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_write().unwrap();
         {
-            let mut t = txn
-                .open_table(EVENT_KINDS)
-                .unwrap_or_else(|e| panic!("{e}"));
-            t.insert(("a", "tick", 3), [1u8, 0, 7].as_slice())
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut t = txn.open_table(EVENT_KINDS).unwrap();
+            t.insert(("a", "tick", 3), [1u8, 0, 7].as_slice()).unwrap();
         }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
-        let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
-        let t = txn
-            .open_table(EVENT_KINDS)
-            .unwrap_or_else(|e| panic!("{e}"));
+        txn.commit().unwrap();
+        let txn = db.begin_read().unwrap();
+        let t = txn.open_table(EVENT_KINDS).unwrap();
         match scan_from(&t, "a", "tick", 0, |_| Ok(true)) {
             Err(e) => assert!(
                 e.to_string().contains("event_kinds") && e.to_string().contains("a/tick/3"),
@@ -243,24 +233,18 @@ mod tests {
     #[test]
     fn the_per_event_index_of_older_stores_becomes_chunks() {
         let (_dir, db) = db();
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        let txn = db.begin_write().unwrap();
         {
-            let mut old = txn
-                .open_table(EVENTS_BY_KIND)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut old = txn.open_table(EVENTS_BY_KIND).unwrap();
             for seq in 1..=3000u64 {
                 let kind = if seq % 3 == 0 { "tick" } else { "note" };
-                old.insert(("a", kind, seq), ())
-                    .unwrap_or_else(|e| panic!("{e}"));
+                old.insert(("a", kind, seq), ()).unwrap();
             }
-            old.insert(("b", "tick", 5), ())
-                .unwrap_or_else(|e| panic!("{e}"));
-            let mut t = txn
-                .open_table(EVENT_KINDS)
-                .unwrap_or_else(|e| panic!("{e}"));
+            old.insert(("b", "tick", 5), ()).unwrap();
+            let mut t = txn.open_table(EVENT_KINDS).unwrap();
             assert_eq!(migrate_from_rows(&old, &mut t).unwrap_or(0), 3001);
         }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
+        txn.commit().unwrap();
         let (forward, back) = collect(&db, "tick", 1);
         assert_eq!(forward, (1..=1000u64).map(|n| n * 3).collect::<Vec<_>>());
         assert_eq!(back, vec![3000, 2997, 2994]);

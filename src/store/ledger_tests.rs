@@ -7,7 +7,7 @@ use serde_json::json;
 use super::*;
 
 fn open(path: &std::path::Path) -> Store {
-    Store::open(path, StoreOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    Store::open(path, StoreOptions::default()).unwrap()
 }
 
 /// Event `n` of a test ledger: kinds in a fixed pattern, payloads of
@@ -66,7 +66,7 @@ async fn fill(store: &Store, total: u64, big: bool) {
                 Ok(())
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         n += size;
         batch += 1;
     }
@@ -74,16 +74,13 @@ async fn fill(store: &Store, total: u64, big: bool) {
 
 /// The keys of `event_blocks` for an agent, and its rows' count.
 fn layout(path: &std::path::Path, agent: &str) -> (Vec<u64>, usize) {
-    let db = redb::Database::open(path).unwrap_or_else(|e| panic!("{e}"));
-    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_read().unwrap();
     let keys = |def: redb::TableDefinition<(&str, u64), &[u8]>| -> Vec<u64> {
-        let t = txn.open_table(def).unwrap_or_else(|e| panic!("{e}"));
+        let t = txn.open_table(def).unwrap();
         t.range((agent, 0)..=(agent, u64::MAX))
-            .unwrap_or_else(|e| panic!("{e}"))
-            .map(|r| {
-                r.map(|(k, _)| k.value().1)
-                    .unwrap_or_else(|e| panic!("{e}"))
-            })
+            .unwrap()
+            .map(|r| r.map(|(k, _)| k.value().1).unwrap())
             .collect()
     };
     (keys(schema::EVENT_BLOCKS), keys(schema::EVENTS).len())
@@ -91,20 +88,20 @@ fn layout(path: &std::path::Path, agent: &str) -> (Vec<u64>, usize) {
 
 #[tokio::test]
 async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let store = open(&path);
     let total = 1500u64;
     fill(&store, total, true).await;
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
     let (blocks, rows) = layout(&path, "a");
     assert!(blocks.len() >= 40, "{} blocks", blocks.len());
     assert!(rows < 100, "{rows} rows left unsealed");
 
     let store = open(&path);
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    let rx = store.read().unwrap();
     assert_eq!(rx.last_seq("a").unwrap_or(0), total);
-    let all = rx.events("a", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    let all = rx.events("a", 1, 10_000).unwrap();
     assert_eq!(seqs(&all), (1..=total).collect::<Vec<_>>());
     for e in &all {
         assert_eq!(e.payload["n"], e.event_seq, "{}", e.event_seq);
@@ -119,13 +116,9 @@ async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way()
     for from in cursors {
         for limit in [1usize, 7, 40] {
             let want: Vec<u64> = (from..=total).take(limit).collect();
-            let page = rx
-                .events("a", from, limit)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let page = rx.events("a", from, limit).unwrap();
             assert_eq!(seqs(&page), want, "from {from} limit {limit}");
-            let raw = rx
-                .events_raw("a", from, limit)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let raw = rx.events_raw("a", from, limit).unwrap();
             let raw_seqs: Vec<u64> = raw.iter().map(|(s, _)| *s).collect();
             assert_eq!(raw_seqs, want);
             for (seq, json) in raw {
@@ -133,9 +126,7 @@ async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way()
                     serde_json::from_slice(&json).unwrap_or_else(|e| panic!("{seq}: {e}"));
                 assert_eq!(e.event_seq, seq);
             }
-            let before = rx
-                .events_before("a", from, limit)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let before = rx.events_before("a", from, limit).unwrap();
             let top = from.min(total + 1);
             let lo = top.saturating_sub(limit as u64).max(1);
             assert_eq!(
@@ -147,17 +138,13 @@ async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way()
     }
     // By kind, through the index, forward and newest first.
     let turn_failed: Vec<u64> = (1..=total).filter(|n| n % 4 == 3).collect();
-    let page = rx
-        .events_of_kind("a", "turn_failed", 100, 10_000)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let page = rx.events_of_kind("a", "turn_failed", 100, 10_000).unwrap();
     let want: Vec<u64> = turn_failed.iter().copied().filter(|n| *n >= 100).collect();
     assert_eq!(seqs(&page), want);
-    let latest = rx
-        .events_of_kind_latest("a", "turn_failed", 5)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let latest = rx.events_of_kind_latest("a", "turn_failed", 5).unwrap();
     assert_eq!(seqs(&latest), turn_failed[turn_failed.len() - 5..].to_vec());
     // The other agent's ledger is whole and its own.
-    let b = rx.events("b", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    let b = rx.events("b", 1, 10_000).unwrap();
     assert_eq!(seqs(&b), (1..=b.len() as u64).collect::<Vec<_>>());
     assert!(b.iter().all(|e| e.agent_id == "b"));
     drop(rx);
@@ -165,21 +152,21 @@ async fn a_long_ledger_is_sealed_into_blocks_and_reads_back_the_same_every_way()
     let seq = store
         .write(|tx| tx.append_event(nth("a", 0)))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(seq, total + 1);
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
 }
 
 /// Rows of an append-only table leave redb's leaves half empty; blocks
 /// fill theirs.
 #[tokio::test]
 async fn sealed_blocks_fill_their_pages() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let store = open(&path);
     fill(&store, 3000, false).await;
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
-    let stats = compact::stats(&path).unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
+    let stats = compact::stats(&path).unwrap();
     let table = |name: &str| {
         stats
             .tables
@@ -200,7 +187,7 @@ async fn sealed_blocks_fill_their_pages() {
 /// per-event kind index becomes chunks.
 #[tokio::test]
 async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let old: Vec<((&str, u64), Vec<u8>)> = (1..=300u64)
         .map(|n| {
@@ -213,26 +200,22 @@ async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
                 provenance: Provenance::default(),
                 payload: json!({ "n": n, "text": "written before blocks, one row per event" }),
             };
-            let json = serde_json::to_vec(&e).unwrap_or_else(|e| panic!("{e}"));
+            let json = serde_json::to_vec(&e).unwrap();
             (("a", n), codec::pack(json))
         })
         .collect();
     super::tests::raw_file(&path, 2, &old);
     {
         // Its kind index: a key per event.
-        let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
-        let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
         {
-            let mut index = txn
-                .open_table(schema::EVENTS_BY_KIND)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut index = txn.open_table(schema::EVENTS_BY_KIND).unwrap();
             for n in 1..=300u64 {
-                index
-                    .insert(("a", "note", n), ())
-                    .unwrap_or_else(|e| panic!("{e}"));
+                index.insert(("a", "note", n), ()).unwrap();
             }
         }
-        txn.commit().unwrap_or_else(|e| panic!("{e}"));
+        txn.commit().unwrap();
     }
     let store = open(&path);
     for n in 0..40u64 {
@@ -244,29 +227,23 @@ async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
                 Ok(())
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
-    let all = rx.events("a", 1, 10_000).unwrap_or_else(|e| panic!("{e}"));
+    let rx = store.read().unwrap();
+    let all = rx.events("a", 1, 10_000).unwrap();
     assert_eq!(seqs(&all), (1..=700).collect::<Vec<_>>());
     assert_eq!(all[299].id, "evt_old_300");
-    let back = rx
-        .events_before("a", 310, 20)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let back = rx.events_before("a", 310, 20).unwrap();
     assert_eq!(seqs(&back), (290..310).collect::<Vec<_>>());
     // The old index was rebuilt: old and new events, by kind.
-    let notes = rx
-        .events_of_kind("a", "note", 1, 10_000)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let notes = rx.events_of_kind("a", "note", 1, 10_000).unwrap();
     let want: Vec<u64> = (1..=300)
         .chain((301..=700).filter(|s| (1000 + s - 301) % 4 == 0))
         .collect();
     assert_eq!(seqs(&notes), want);
     drop(rx);
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
-    let tables = compact::stats(&path)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .tables;
+    store.close().await.unwrap();
+    let tables = compact::stats(&path).unwrap().tables;
     assert!(
         tables.iter().all(|t| t.table != "events_by_kind"),
         "{tables:?}"
@@ -292,7 +269,7 @@ fn a_corrupt_block_is_a_clear_error_naming_it() {
     good.extend_from_slice(&2u32.to_le_bytes());
     good.extend_from_slice(&3u32.to_le_bytes());
     good.extend_from_slice(b"{}[1]");
-    let block = ledger::Block::decode("a", 9, &good).unwrap_or_else(|e| panic!("{e}"));
+    let block = ledger::Block::decode("a", 9, &good).unwrap();
     assert_eq!(block.get(8), Some(&b"{}"[..]));
     assert_eq!(block.get(9), Some(&b"[1]"[..]));
     assert_eq!(block.get(7), None);
@@ -318,7 +295,7 @@ fn a_corrupt_block_is_a_clear_error_naming_it() {
 /// planning fails, the rows stay rows.
 #[test]
 fn a_gap_in_the_rows_is_not_sealed_over() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let rows: Vec<((&str, u64), Vec<u8>)> = [1u64, 2, 4]
         .iter()
@@ -330,11 +307,9 @@ fn a_gap_in_the_rows_is_not_sealed_over() {
         })
         .collect();
     super::tests::raw_file(&path, 3, &rows);
-    let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
-    let t = txn
-        .open_table(schema::EVENTS)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let db = redb::Database::open(&path).unwrap();
+    let txn = db.begin_read().unwrap();
+    let t = txn.open_table(schema::EVENTS).unwrap();
     match seal::plan_seal(&t, 0, "a") {
         Err(e) => assert!(e.to_string().contains("skip from 2 to 4"), "{e}"),
         Ok(plan) => panic!("planned {} blocks over a gap", !plan.is_empty() as u8),
@@ -348,7 +323,7 @@ fn the_block_search_finds_the_longest_prefix_that_fits_from_any_guess() {
     let events: Vec<Vec<u8>> = (0..60u64)
         .map(|n| {
             let e = with_big("a", n, true);
-            serde_json::to_vec(&e.payload).unwrap_or_else(|e| panic!("{e}"))
+            serde_json::to_vec(&e.payload).unwrap()
         })
         .collect();
     for target in [60usize, 400, 1500, 4000] {

@@ -17,8 +17,7 @@ fn event(agent: &str, n: u64) -> NewEvent {
 }
 
 fn open(dir: &tempfile::TempDir) -> Store {
-    Store::open(&dir.path().join("s.redb"), StoreOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"))
+    Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +26,7 @@ struct Refused;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_appends_get_contiguous_sequences_per_agent() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..600u64 {
@@ -41,17 +40,14 @@ async fn concurrent_appends_get_contiguous_sequences_per_agent() {
     }
     let mut seqs = Vec::new();
     while let Some(r) = tasks.join_next().await {
-        seqs.push(
-            r.unwrap_or_else(|e| panic!("{e}"))
-                .unwrap_or_else(|e| panic!("{e}")),
-        );
+        seqs.push(r.unwrap().unwrap());
     }
     seqs.sort();
     // Each agent got 1..=300 exactly once.
     let mut expected: Vec<u64> = (1..=300).chain(1..=300).collect();
     expected.sort();
     assert_eq!(seqs, expected);
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    let rx = store.read().unwrap();
     for agent in ["a", "b"] {
         assert_eq!(rx.last_seq(agent).unwrap_or(0), 300);
         let page = rx.events(agent, 1, 1000).unwrap_or_default();
@@ -63,7 +59,7 @@ async fn concurrent_appends_get_contiguous_sequences_per_agent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_job_leaves_no_trace_and_spares_its_batch() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..200u64 {
@@ -84,7 +80,7 @@ async fn a_failing_job_leaves_no_trace_and_spares_its_batch() {
     }
     let mut ok = 0;
     while let Some(r) = tasks.join_next().await {
-        let (n, r) = r.unwrap_or_else(|e| panic!("{e}"));
+        let (n, r) = r.unwrap();
         match r {
             Ok(_) => ok += 1,
             Err(e) => {
@@ -94,7 +90,7 @@ async fn a_failing_job_leaves_no_trace_and_spares_its_batch() {
         }
     }
     assert_eq!(ok, 180);
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+    let rx = store.read().unwrap();
     assert_eq!(rx.last_seq("a").unwrap_or(0), 180);
     let items: Vec<serde_json::Value> = rx.list(Keyed::WorkItems, "a").unwrap_or_default();
     assert_eq!(items.len(), 180);
@@ -114,16 +110,16 @@ async fn a_failing_job_leaves_no_trace_and_spares_its_batch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_are_published_after_commit_in_order() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
     let mut sub = store.subscribe();
     let reader = store.clone();
     let check = tokio::spawn(async move {
         let mut got = Vec::new();
         while got.len() < 100 {
-            let ev: Arc<EventRecord> = sub.recv().await.unwrap_or_else(|e| panic!("{e}"));
+            let ev: Arc<EventRecord> = sub.recv().await.unwrap();
             // Published events are already durable: a fresh reader sees them.
-            let rx = reader.read().unwrap_or_else(|e| panic!("{e}"));
+            let rx = reader.read().unwrap();
             assert!(rx.last_seq(&ev.agent_id).unwrap_or(0) >= ev.event_seq);
             got.push(ev.event_seq);
         }
@@ -133,15 +129,15 @@ async fn events_are_published_after_commit_in_order() {
         store
             .write(move |tx| tx.append_event(event("a", n)))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
-    let got = check.await.unwrap_or_else(|e| panic!("{e}"));
+    let got = check.await.unwrap();
     assert_eq!(got, (1..=100).collect::<Vec<_>>());
 }
 
 #[tokio::test]
 async fn pages_by_cursor_by_kind_and_backwards() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
     store
         .write(|tx| {
@@ -152,8 +148,8 @@ async fn pages_by_cursor_by_kind_and_backwards() {
             Ok(())
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let rx = store.read().unwrap();
     let page = rx.events("a", 20, 10).unwrap_or_default();
     assert_eq!(page.first().map(|e| e.event_seq), Some(20));
     assert_eq!(page.len(), 10);
@@ -175,28 +171,28 @@ async fn pages_by_cursor_by_kind_and_backwards() {
 
 #[tokio::test]
 async fn sequences_continue_after_reopen() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
     for n in 0..5u64 {
         store
             .write(move |tx| tx.append_event(event("a", n)))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
     let store = open(&dir);
     let seq = store
         .write(|tx| tx.append_event(event("a", 9)))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(seq, 6);
 }
 
 #[tokio::test]
 async fn a_second_open_is_refused_as_locked_until_closed() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
-    let store = Store::open(&path, StoreOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
     match Store::open(&path, StoreOptions::default()) {
         Err(e @ StoreError::Locked { .. }) => {
             assert!(e.to_string().contains("holon attach"), "{e}")
@@ -204,38 +200,32 @@ async fn a_second_open_is_refused_as_locked_until_closed() {
         Err(e) => panic!("expected Locked, got {e}"),
         Ok(_) => panic!("second open succeeded"),
     }
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
     assert!(Store::open(&path, StoreOptions::default()).is_ok());
 }
 
 /// A store file written with redb alone: the given schema version and
 /// these events' bytes as they are.
 pub(super) fn raw_file(path: &std::path::Path, version: u32, events: &[((&str, u64), Vec<u8>)]) {
-    let db = redb::Database::create(path).unwrap_or_else(|e| panic!("{e}"));
-    let txn = db.begin_write().unwrap_or_else(|e| panic!("{e}"));
+    let db = redb::Database::create(path).unwrap();
+    let txn = db.begin_write().unwrap();
     {
-        let mut meta = txn
-            .open_table(schema::META)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut meta = txn.open_table(schema::META).unwrap();
         meta.insert("schema_version", version.to_le_bytes().as_slice())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut table = txn
-            .open_table(schema::EVENTS)
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
+        let mut table = txn.open_table(schema::EVENTS).unwrap();
         for (key, bytes) in events {
-            table
-                .insert(key, bytes.as_slice())
-                .unwrap_or_else(|e| panic!("{e}"));
+            table.insert(key, bytes.as_slice()).unwrap();
         }
     }
-    txn.commit().unwrap_or_else(|e| panic!("{e}"));
+    txn.commit().unwrap();
 }
 
 #[test]
 fn garbage_and_newer_schema_are_clear_errors() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("g.redb");
-    std::fs::write(&path, vec![0x5Au8; 64 * 1024]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, vec![0x5Au8; 64 * 1024]).unwrap();
     match Store::open(&path, StoreOptions::default()) {
         Err(e @ StoreError::Corrupt { .. }) => assert!(e.to_string().contains("mv "), "{e}"),
         Err(e) => panic!("expected Corrupt, got {e}"),
@@ -256,7 +246,7 @@ fn garbage_and_newer_schema_are_clear_errors() {
 /// records are stored compressed next to the old ones (events once sealed).
 #[tokio::test]
 async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let old = EventRecord {
         event_seq: 1,
@@ -267,7 +257,7 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
         provenance: Provenance::default(),
         payload: json!({ "text": "written by schema 1, before values were compressed" }),
     };
-    let json = serde_json::to_vec(&old).unwrap_or_else(|e| panic!("{e}"));
+    let json = serde_json::to_vec(&old).unwrap();
     raw_file(&path, 1, &[(("a", 1), json)]);
     let store = open(&dir);
     let text = "a new record, long enough that the store compresses it on its way to disk";
@@ -286,46 +276,37 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
             })
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
-    let item: Option<serde_json::Value> = rx
-        .get(Keyed::WorkItems, "a", "w1")
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let rx = store.read().unwrap();
+    let item: Option<serde_json::Value> = rx.get(Keyed::WorkItems, "a", "w1").unwrap();
     assert_eq!(
         item.map(|v| v["objective"].clone()),
         Some(json!(format!("{text}; {text}")))
     );
-    assert_eq!(
-        rx.schema_version().unwrap_or_else(|e| panic!("{e}")),
-        schema::SCHEMA_VERSION
-    );
-    let page = rx.events("a", 1, 10).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rx.schema_version().unwrap(), schema::SCHEMA_VERSION);
+    let page = rx.events("a", 1, 10).unwrap();
     assert_eq!(page.len(), 2);
     assert_eq!(page[0].payload, old.payload);
     assert_eq!(page[1].payload["text"], text);
     // The raw page (what the socket splices) is JSON for both.
-    let raw = rx.events_raw("a", 1, 10).unwrap_or_else(|e| panic!("{e}"));
-    let second: EventRecord = serde_json::from_slice(&raw[1].1).unwrap_or_else(|e| panic!("{e}"));
+    let raw = rx.events_raw("a", 1, 10).unwrap();
+    let second: EventRecord = serde_json::from_slice(&raw[1].1).unwrap();
     assert_eq!(second.payload["text"], text);
     drop(rx);
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
     // On disk, the old event is JSON, and so is the new one while it is
     // an unsealed row (a block compresses it with its neighbours later);
     // the new work item is compressed.
-    let db = redb::Database::open(&path).unwrap_or_else(|e| panic!("{e}"));
-    let txn = db.begin_read().unwrap_or_else(|e| panic!("{e}"));
-    let events = txn
-        .open_table(schema::EVENTS)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let db = redb::Database::open(&path).unwrap();
+    let txn = db.begin_read().unwrap();
+    let events = txn.open_table(schema::EVENTS).unwrap();
     let first_byte = |seq: u64| match events.get(("a", seq)) {
         Ok(Some(v)) => v.value()[0],
         other => panic!("event {seq}: {:?}", other.map(|v| v.is_some())),
     };
     assert_eq!(first_byte(1), b'{');
     assert_eq!(first_byte(2), b'{');
-    let items = txn
-        .open_table(Keyed::WorkItems.definition())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let items = txn.open_table(Keyed::WorkItems.definition()).unwrap();
     match items.get(("a", "w1")) {
         Ok(Some(v)) => assert_eq!(v.value()[0], codec::LZ4_DICT_V1),
         other => panic!("work item: {:?}", other.map(|v| v.is_some())),
@@ -334,7 +315,7 @@ async fn a_version_1_file_is_read_as_it_is_and_new_records_are_compressed() {
 
 #[tokio::test]
 async fn compaction_shrinks_the_file_and_keeps_every_event() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let store = open(&dir);
     // Many small commits leave freed copy-on-write pages behind.
@@ -347,26 +328,23 @@ async fn compaction_shrinks_the_file_and_keeps_every_event() {
                 })
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
     // While the store is open, compaction is refused and changes nothing.
     match compact::compact(&path) {
         Err(StoreError::Locked { .. }) => {}
         other => panic!("expected Locked, got {other:?}"),
     }
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
 
-    let report = compact::compact(&path).unwrap_or_else(|e| panic!("{e}"));
+    let report = compact::compact(&path).unwrap();
     assert!(report.bytes_after < report.bytes_before, "{report:?}");
     assert_eq!(
         report.bytes_after,
         std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0)
     );
     let store = open(&dir);
-    let events = store
-        .read()
-        .and_then(|r| r.events("a", 1, 1000))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let events = store.read().and_then(|r| r.events("a", 1, 1000)).unwrap();
     assert_eq!(events.len(), 400);
     assert_eq!(events[399].payload["n"], 399);
 
@@ -410,12 +388,12 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
         return;
     };
     let path = disk.dir.path().join("s.redb");
-    let store = Store::open(&path, StoreOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
     // Fill the disk, keeping the filler to free it later.
     let filler = disk.dir.path().join("filler");
     {
         use std::io::Write;
-        let mut f = std::fs::File::create(&filler).unwrap_or_else(|e| panic!("{e}"));
+        let mut f = std::fs::File::create(&filler).unwrap();
         let chunk = vec![0u8; 64 * 1024];
         while f.write_all(&chunk).is_ok() {}
         let _ = f.sync_all();
@@ -435,7 +413,7 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
             }
         }
     }
-    let failure = failure.unwrap_or_else(|| panic!("the disk never filled"));
+    let failure = failure.expect("the disk never filled");
     assert!(matches!(failure, StoreError::Storage(_)), "{failure}");
     assert!(store.health().is_some(), "health reports the failure");
     // Still full: writes keep failing, clearly and at once (no hang).
@@ -444,17 +422,14 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
         .await
         .is_err());
     // Space comes back: the next write succeeds without a restart.
-    std::fs::remove_file(&filler).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(&filler).unwrap();
     let seq = store
         .write(move |tx| tx.append_event(big(10_000)))
         .await
         .unwrap_or_else(|e| panic!("the writer did not heal: {e}"));
     assert_eq!(store.health(), None);
     // Nothing acknowledged was lost, and sequences stay contiguous.
-    let events = store
-        .read()
-        .and_then(|r| r.events("a", 1, 10_000))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let events = store.read().and_then(|r| r.events("a", 1, 10_000)).unwrap();
     for (s, n) in &acked {
         let e = events
             .iter()
@@ -463,5 +438,5 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
         assert_eq!(e.payload["n"], *n);
     }
     assert_eq!(seq, acked.len() as u64 + 1, "contiguous after the failure");
-    store.close().await.unwrap_or_else(|e| panic!("{e}"));
+    store.close().await.unwrap();
 }

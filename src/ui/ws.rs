@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn websocket_targets_gain_the_ws_path_and_hide_the_token() {
         let e = Endpoint::websocket("ws://10.0.0.2:7464", "secret-token".into());
-        let e = e.unwrap_or_else(|m| panic!("{m}"));
+        let e = e.unwrap();
         assert_eq!(e.describe(), "ws://10.0.0.2:7464/ws");
         assert!(!format!("{e:?}").contains("secret"));
         assert!(Endpoint::websocket("http://x:1", String::new()).is_err());

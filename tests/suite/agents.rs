@@ -11,8 +11,8 @@ use serde_json::{json, Value};
 use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{assert_typed_lines, json_lines, poll, stderr, Daemon, Home};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 fn events(home: &Home, agent: &str) -> Vec<Value> {
@@ -181,7 +181,7 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
     let created = main
         .iter()
         .find(|e| e["kind"] == "task_created" && e["payload"]["task"]["kind"] == "child_agent_task")
-        .unwrap_or_else(|| panic!("no child task"));
+        .expect("no child task");
     let task_id = created["payload"]["task"]["id"]
         .as_str()
         .unwrap_or_default()
@@ -219,7 +219,7 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
     let archived = child
         .iter()
         .find(|e| e["kind"] == "agent_archived")
-        .unwrap_or_else(|| panic!("the child was not archived"));
+        .expect("the child was not archived");
     assert_eq!(archived["payload"]["reason"], "supervision_completed");
 
     // Listings: the child only under its parent, with its supervision.
@@ -284,7 +284,7 @@ async fn a_parent_delegates_and_the_childs_result_reenters_the_parent() {
         .requests()
         .into_iter()
         .find(|r| r.body.to_string().contains("Delegated to you"))
-        .unwrap_or_else(|| panic!("no child request"));
+        .expect("no child request");
     assert!(!child_req.body.to_string().contains("personal (user)"));
 
     assert_typed_lines(&home, "main");
@@ -642,7 +642,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert_eq!(made.agent_id, "reviewer");
     let reviewer =
         ok(ok(host.store().read()).agent::<holon::runtime::agent::AgentRecord>("reviewer"));
-    let reviewer = reviewer.unwrap_or_else(|| panic!("no reviewer"));
+    let reviewer = reviewer.expect("no reviewer");
     assert_eq!(reviewer.lineage_parent_agent_id.as_deref(), Some("main"));
     assert!(reviewer.supervision_task_id.is_none());
 

@@ -20,8 +20,8 @@ use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::RuntimeError;
 use holon::store::{Store, StoreOptions};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 async fn host_with(
@@ -58,10 +58,7 @@ async fn wait_requests(provider: &ScriptedProvider, n: usize) {
 fn posture(host: &RuntimeHost) -> (String, String) {
     let rx = ok(host.store().read());
     let live = ok(holon::runtime::host::projection::load(&rx, "main", 0));
-    let p = live
-        .unwrap_or_else(|| panic!("no agent"))
-        .projection
-        .posture();
+    let p = live.expect("no agent").projection.posture();
     (p.posture.as_str().to_owned(), p.reason.clone())
 }
 

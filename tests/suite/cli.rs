@@ -7,8 +7,7 @@ use super::support::{json_lines, stderr, Home};
 fn send_queues_an_operator_envelope_and_events_show_it() {
     let home = Home::new();
     let out = home.ok(&["send", "build the thing", "--json"]);
-    let admitted: serde_json::Value =
-        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}"));
+    let admitted: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(admitted["queue_status"], "queued");
     assert_eq!(admitted["priority"], "normal");
     home.ok(&["send", "urgent", "--priority", "interject"]);
@@ -36,8 +35,7 @@ fn send_queues_an_operator_envelope_and_events_show_it() {
     assert_eq!(first["provenance"]["delivery_surface"], "cli_prompt");
     assert_eq!(events[2]["payload"]["message"]["priority"], "interject");
 
-    let status: serde_json::Value =
-        serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_else(|e| panic!("{e}"));
+    let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
     let main = &status["agents"][0];
     assert_eq!(main["id"], "main");
     assert_eq!(main["queue_depth"], 2);
@@ -73,10 +71,9 @@ fn holon_agent_id_names_the_default_agent() {
         .env("HOLON_AGENT_ID", "ops")
         .args(["send", "hi", "--json"])
         .output();
-    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let out = out.unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["agent_id"], "ops");
 }
 
@@ -107,12 +104,12 @@ fn bad_input_gets_clear_errors_and_nonzero_exits() {
         stderr(&out)
     );
 
-    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(
         home.path().join("config/config.toml"),
         "[model]\ndefault = \"openai/gpt-4.1\"\n\n[console]\nbell = maybe\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let out = home.run(&["status"]);
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -129,11 +126,11 @@ fn no_logging_reaches_the_terminal() {
         .env("HOLON_LOG", "trace")
         .args(["send", "quiet please"])
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success());
     assert!(stderr(&out).is_empty(), "stderr: {}", stderr(&out));
     let logs: Vec<_> = std::fs::read_dir(home.path().join("logs"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .filter_map(Result::ok)
         .collect();
     assert!(
@@ -150,8 +147,7 @@ fn store_compact_reports_what_it_reclaimed_and_keeps_every_event() {
         home.ok(&["send", &format!("prompt {i} {}", "x".repeat(1500))]);
     }
     let report: serde_json::Value =
-        serde_json::from_str(home.ok(&["store", "compact", "--json"]).trim())
-            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(home.ok(&["store", "compact", "--json"]).trim()).unwrap();
     let before = report["bytes_before"].as_u64().unwrap_or(0);
     let after = report["bytes_after"].as_u64().unwrap_or(u64::MAX);
     assert!(after <= before, "{report}");
@@ -174,7 +170,7 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
         .env("HOLON_MODEL", "openai/runtime-model")
         .arg("--detach")
         .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let _daemon = super::support::Daemon(&home);
     let status = |home: &Home| -> serde_json::Value {
@@ -183,7 +179,7 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
             .env("HOLON_MODEL", "openai/cli-model")
             .args(["status", "--json"])
             .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)))
     };
     let v = status(&home);
@@ -197,8 +193,8 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
 
 #[test]
 fn every_event_kind_is_documented() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/events.md"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/events.md")).unwrap();
     let missing: Vec<&str> = holon::protocol::events::EventKind::ALL
         .iter()
         .map(|k| k.as_str())
@@ -214,12 +210,12 @@ fn every_event_kind_is_documented() {
 fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() {
     let home = Home::new();
     home.ok(&["send", "a queued prompt marker-7731"]);
-    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(
         home.path().join("config/config.toml"),
         "[model]\ncontext_window = 32000\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let text = home.ok(&["debug", "prompt"]);
     for section in [
         "── policy · ~",
@@ -238,8 +234,8 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
     assert!(text.contains("Nothing compacted yet."));
     let brief = home.ok(&["debug", "prompt", "--summary"]);
     assert!(!brief.contains("You are a long-lived agent"));
-    let preview: serde_json::Value = serde_json::from_str(&home.ok(&["debug", "prompt", "--json"]))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let preview: serde_json::Value =
+        serde_json::from_str(&home.ok(&["debug", "prompt", "--json"])).unwrap();
     assert_eq!(preview["budget"]["window"], 32_000);
     let names: Vec<&str> = preview["sections"]
         .as_array()
@@ -264,7 +260,7 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
         home.path().join("config/config.toml"),
         "[model]\ncontext_window = 5\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let out = home.run(&["debug", "prompt"]);
     assert!(!out.status.success());
     assert!(
@@ -272,7 +268,7 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
         "{}",
         stderr(&out)
     );
-    std::fs::remove_file(home.path().join("config/config.toml")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(home.path().join("config/config.toml")).unwrap();
     let status = home.ok(&["status"]);
     assert!(status.contains(" CTX "), "{status}");
 }
@@ -282,8 +278,8 @@ fn store_stats_lists_every_table_with_its_rows_and_bytes() {
     let home = Home::new();
     home.ok(&["send", "one"]);
     home.ok(&["send", "two"]);
-    let v: serde_json::Value = serde_json::from_str(&home.ok(&["store", "stats", "--json"]))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&home.ok(&["store", "stats", "--json"])).unwrap();
     let tables = v["tables"].as_array().cloned().unwrap_or_default();
     let rows = |name: &str| {
         tables

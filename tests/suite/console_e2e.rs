@@ -128,7 +128,7 @@ fn no_alt_screen_keeps_the_normal_screen() {
     let restored = raw
         .windows(6)
         .rposition(|w| w == b"\x1b[?25h")
-        .unwrap_or_else(|| panic!("the cursor was never shown again"));
+        .expect("the cursor was never shown again");
     let after = String::from_utf8_lossy(&raw[restored + 6..]);
     assert!(after.contains("› remember this line"), "{after}");
     assert!(after.contains("Turn failed"), "{after}");
@@ -296,7 +296,7 @@ fn shift_enter_is_a_newline_where_the_terminal_can_tell_it_apart() {
 #[test]
 fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
     use super::stub_provider::{canned, Canned, StubServer};
-    let rt = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Runtime::new().unwrap();
     let stub = rt.block_on(StubServer::start(vec![Canned::json(
         200,
         canned::responses_json("too late", &[]),

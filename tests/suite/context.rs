@@ -23,8 +23,8 @@ use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::{FailureKind, Provider, ProviderRequest};
 use holon::store::{EventRecord, Store, StoreOptions};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 const SUMMARISER_MARK: &str = "You maintain the working summary";
@@ -57,7 +57,7 @@ async fn rig_with(window: u64, script: Vec<Scripted>) -> Rig {
 
 fn record(host: &RuntimeHost) -> AgentRecord {
     let rx = ok(host.store().read());
-    ok(rx.agent::<AgentRecord>("main")).unwrap_or_else(|| panic!("no agent"))
+    ok(rx.agent::<AgentRecord>("main")).expect("no agent")
 }
 
 fn count(evs: &[EventRecord], k: &str) -> usize {
@@ -141,7 +141,7 @@ async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
         .iter()
         .rev()
         .find(|r| !is_summary_request(r))
-        .unwrap_or_else(|| panic!("no turn request"));
+        .expect("no turn request");
     let blocks: Vec<&str> = last
         .context_blocks
         .iter()
@@ -167,17 +167,14 @@ async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
         .all(|e| e.payload["kind"] == "completed"));
     // Token accounting is on the agent and in the round telemetry.
     let agent = record(&rig.host);
-    let used = agent
-        .context
-        .last_prompt
-        .unwrap_or_else(|| panic!("no prompt use recorded"));
+    let used = agent.context.last_prompt.expect("no prompt use recorded");
     assert_eq!(used.window, 8_192);
     assert!(used.estimated_tokens > 0 && used.percent() < 100);
     assert_eq!(agent.context.epoch as usize, compactions.len());
     let round = evs
         .iter()
         .rfind(|e| e.kind == "provider_round_completed")
-        .unwrap_or_else(|| panic!("no round"));
+        .expect("no round");
     assert_eq!(round.payload["context_window"], 8_192);
 }
 
@@ -235,7 +232,7 @@ async fn a_failed_or_garbage_summary_falls_back_to_the_extractive_one_and_says_w
         .into_iter()
         .rev()
         .find(|r| !is_summary_request(r))
-        .unwrap_or_else(|| panic!("no request"));
+        .expect("no request");
     let summary = last
         .context_blocks
         .iter()
@@ -330,7 +327,7 @@ async fn a_long_tool_turn_is_recapped_with_checkpoints_and_a_work_item_update_in
         .requests()
         .into_iter()
         .nth(6)
-        .unwrap_or_else(|| panic!("no seventh request"));
+        .expect("no seventh request");
     let convo = serde_json::to_string(&last.conversation).unwrap_or_default();
     // (Round 4, the small work-item update, is kept; how many of the
     // latest rounds also need a recap depends on the tool catalog's size.)
@@ -367,7 +364,7 @@ async fn a_turn_whose_fixed_part_exceeds_the_budget_ends_baseline_over_budget_an
     let last = evs
         .iter()
         .rfind(|e| e.kind == "turn_terminal")
-        .unwrap_or_else(|| panic!("no end"));
+        .expect("no end");
     assert_eq!(last.payload["kind"], "completed", "{}", last.payload);
 }
 
@@ -406,13 +403,13 @@ async fn context_length_exceeded_compacts_once_and_retries() {
     let c = evs
         .iter()
         .find(|e| e.kind == "context_compacted")
-        .unwrap_or_else(|| panic!("no compaction"));
+        .expect("no compaction");
     assert_eq!(c.payload["trigger"], "context_length_exceeded");
     assert_eq!(c.payload["compacted_turns"], 4);
     let end = evs
         .iter()
         .rfind(|e| e.kind == "turn_terminal")
-        .unwrap_or_else(|| panic!("no end"));
+        .expect("no end");
     assert_eq!(end.payload["kind"], "completed");
     assert_eq!(
         end.payload["last_assistant_message"],
@@ -424,7 +421,7 @@ async fn context_length_exceeded_compacts_once_and_retries() {
     let err = evs
         .iter()
         .rfind(|e| e.kind == "runtime_error")
-        .unwrap_or_else(|| panic!("no error"));
+        .expect("no error");
     assert_eq!(err.payload["failure_kind"], "context_length_exceeded");
     assert_eq!(rig.provider.remaining(), 0);
 }
@@ -450,17 +447,13 @@ async fn working_memory_is_created_loaded_and_editable_from_a_workspace() {
         .context_blocks
         .iter()
         .find(|b| b.text.starts_with("Working memory"))
-        .unwrap_or_else(|| panic!("no memory block"));
+        .expect("no memory block");
     assert!(memory.text.contains("## memory/operator.md"));
     let own = ok(std::fs::read_to_string(home.join("memory/self.md")));
     assert!(own.starts_with("# Self (edited by the agent)"), "{own}");
     ok(rig.host.submit(prompt("next", Priority::Normal)).await);
     wait_turns(&rig.host, 2).await;
-    let next = rig
-        .provider
-        .requests()
-        .pop()
-        .unwrap_or_else(|| panic!("no request"));
+    let next = rig.provider.requests().pop().expect("no request");
     assert!(next
         .context_blocks
         .iter()
@@ -835,7 +828,7 @@ async fn memory_search_finds_a_brief_from_an_earlier_epoch_and_memory_get_return
     let end = evs
         .iter()
         .rfind(|e| e.kind == "turn_terminal")
-        .unwrap_or_else(|| panic!("no end"));
+        .expect("no end");
     assert_eq!(
         end.payload["last_assistant_message"], EARLY,
         "{}",
@@ -844,7 +837,7 @@ async fn memory_search_finds_a_brief_from_an_earlier_epoch_and_memory_get_return
     let searched = evs
         .iter()
         .find(|e| e.kind == "tool_executed" && e.payload["tool_name"] == "MemorySearch")
-        .unwrap_or_else(|| panic!("no search"));
+        .expect("no search");
     let preview = searched.payload["result_preview"].as_str().unwrap_or("");
     assert!(preview.contains("\"kind\":\"brief\""), "{preview}");
 }

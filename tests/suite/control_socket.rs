@@ -31,9 +31,9 @@ pub(super) async fn served() -> Served {
 
 async fn served_with(limits: holon::app::control::ServerLimits) -> Served {
     let rig = rig(vec![]).await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run").join("control.sock");
-    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
+    let listener = socket::bind(&path).await.unwrap();
     let (stop, rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
     tokio::spawn(server::serve(listener, client, rx, limits));
@@ -52,9 +52,7 @@ struct Raw {
 
 impl Raw {
     async fn connect(path: &std::path::Path) -> Raw {
-        let s = UnixStream::connect(path)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let s = UnixStream::connect(path).await.unwrap();
         let (r, w) = s.into_split();
         Raw {
             lines: BufReader::new(r).lines(),
@@ -63,14 +61,8 @@ impl Raw {
     }
 
     async fn send(&mut self, line: &str) {
-        self.write
-            .write_all(line.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        self.write
-            .write_all(b"\n")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
     }
 
     async fn recv(&mut self) -> Option<Value> {
@@ -140,10 +132,7 @@ async fn an_oversized_line_gets_an_error_and_a_close_and_others_are_unaffected()
     // The server may close while we are still writing; that is the point.
     let _ = big.write.write_all(payload.as_bytes()).await;
     let _ = big.write.write_all(b"\n").await;
-    let v = big
-        .recv()
-        .await
-        .unwrap_or_else(|| panic!("no error before close"));
+    let v = big.recv().await.expect("no error before close");
     assert_eq!(code(&v), -32600);
     assert!(v["error"]["message"]
         .as_str()
@@ -167,11 +156,8 @@ async fn half_closed_clients_still_get_their_answer() {
     let mut c = Raw::connect(&s.path).await;
     c.send(r#"{"jsonrpc":"2.0","id":1,"method":"runtime.status"}"#)
         .await;
-    c.write.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
-    let v = c
-        .recv()
-        .await
-        .unwrap_or_else(|| panic!("no answer after half-close"));
+    c.write.shutdown().await.unwrap();
+    let v = c.recv().await.expect("no answer after half-close");
     assert_eq!(v["id"], 1);
     assert!(c.recv().await.is_none());
     let _ = s.stop.send(true);
@@ -185,9 +171,7 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
     let mut stuck = Raw::connect(&s.path).await;
     stuck.send(r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1}}"#).await;
     // Generate far more events than its buffers hold.
-    let client = SocketClient::connect(&s.path)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let client = SocketClient::connect(&s.path).await.unwrap();
     for i in 0..40 {
         let req = Request::WorkItemCreate {
             agent_id: "main".into(),
@@ -197,14 +181,11 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
                 ..Default::default()
             },
         };
-        client.call(req).await.unwrap_or_else(|e| panic!("{e}"));
+        client.call(req).await.unwrap();
     }
     // Everyone else is still served promptly.
     let t = std::time::Instant::now();
-    let v = client
-        .call(Request::RuntimeStatus)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let v = client.call(Request::RuntimeStatus).await.unwrap();
     assert_eq!(v["holon"], "holon");
     assert!(t.elapsed() < Duration::from_secs(2));
     drop(stuck);
@@ -217,18 +198,11 @@ async fn two_hundred_subscribers_each_get_every_event_in_order() {
     let s = served().await;
     let mut subs = Vec::new();
     for _ in 0..200 {
-        let c = SocketClient::connect(&s.path)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let sub = c
-            .subscribe("main", 1)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let c = SocketClient::connect(&s.path).await.unwrap();
+        let sub = c.subscribe("main", 1).await.unwrap();
         subs.push((c, sub));
     }
-    let writer = SocketClient::connect(&s.path)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let writer = SocketClient::connect(&s.path).await.unwrap();
     writer
         .call(Request::PromptSubmit {
             agent_id: "main".into(),
@@ -237,7 +211,7 @@ async fn two_hundred_subscribers_each_get_every_event_in_order() {
             request_id: None,
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let last = s
         .rig
         .host
@@ -262,7 +236,7 @@ async fn two_hundred_subscribers_each_get_every_event_in_order() {
         });
     }
     while let Some(r) = tasks.join_next().await {
-        r.unwrap_or_else(|e| panic!("{e}"));
+        r.unwrap();
     }
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
@@ -283,15 +257,15 @@ async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refuse
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
 
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     // A stale socket (its listener is gone) is replaced.
     let stale = dir.path().join("stale.sock");
-    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap_or_else(|e| panic!("{e}")));
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
     assert!(stale.exists());
     assert!(socket::bind(&stale).await.is_ok(), "stale socket replaced");
     // A regular file is never replaced.
     let file = dir.path().join("file.sock");
-    std::fs::write(&file, "precious").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&file, "precious").unwrap();
     assert!(matches!(
         socket::bind(&file).await,
         Err(socket::SocketError::NotASocket { .. })
@@ -302,7 +276,7 @@ async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refuse
     );
     // A socket owned by another user is refused, never replaced.
     let theirs = dir.path().join("theirs.sock");
-    drop(std::os::unix::net::UnixListener::bind(&theirs).unwrap_or_else(|e| panic!("{e}")));
+    drop(std::os::unix::net::UnixListener::bind(&theirs).unwrap());
     let c_path = std::ffi::CString::new(theirs.as_os_str().as_encoded_bytes()).unwrap_or_default();
     // SAFETY: chown on a path we created; only meaningful when we may
     // (as root, which the test machine is); otherwise skip this check.
@@ -316,7 +290,7 @@ async fn the_socket_path_is_private_stale_sockets_are_replaced_and_others_refuse
     }
     // Something that answers but is not Holon is refused.
     let foreign = dir.path().join("foreign.sock");
-    let listener = tokio::net::UnixListener::bind(&foreign).unwrap_or_else(|e| panic!("{e}"));
+    let listener = tokio::net::UnixListener::bind(&foreign).unwrap();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = listener.accept().await {
             let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n").await;
@@ -431,10 +405,7 @@ async fn large_ids_are_echoed_exactly_and_shutdown_is_said_not_just_eof() {
     }
     // Shutdown: the client is told why before the connection closes.
     let _ = s.stop.send(true);
-    let v = c
-        .recv()
-        .await
-        .unwrap_or_else(|| panic!("closed without a word"));
+    let v = c.recv().await.expect("closed without a word");
     assert_eq!(code(&v), -32005, "{v}");
     assert!(c.recv().await.is_none());
     s.rig.host.shutdown().await;
@@ -517,10 +488,7 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
     // The 844 over the limit are told why and closed; the first 256 stay.
     let mut refused = 0;
     for c in conns.iter_mut().skip(256) {
-        let v = c
-            .recv()
-            .await
-            .unwrap_or_else(|| panic!("closed without a word"));
+        let v = c.recv().await.expect("closed without a word");
         assert_eq!(code(&v), -32006, "{v}");
         refused += 1;
     }
@@ -532,7 +500,7 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
     assert_eq!(v["result"]["holon"], "holon");
     // Idle ones are closed after the timeout, which frees the slots.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let v = conns[1].recv().await.unwrap_or_else(|| panic!("no notice"));
+    let v = conns[1].recv().await.expect("no notice");
     assert_eq!(code(&v), -32006, "{v}");
     assert!(conns[1].recv().await.is_none());
     drop(conns);
@@ -557,9 +525,9 @@ async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() 
         Box::new(reply),
     )])
     .await;
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("control.sock");
-    let listener = socket::bind(&path).await.unwrap_or_else(|e| panic!("{e}"));
+    let listener = socket::bind(&path).await.unwrap();
     let (_stop, rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(rig.host.clone());
     tokio::spawn(server::serve(listener, client, rx, Default::default()));
@@ -574,7 +542,7 @@ async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() 
     let mut delta_at = None;
     let mut lines = 0;
     loop {
-        let v = raw.recv().await.unwrap_or_else(|| panic!("closed"));
+        let v = raw.recv().await.expect("closed");
         lines += 1;
         if v["id"] == 2 {
             assert!(v.get("result").is_some(), "{v}");
@@ -585,7 +553,7 @@ async fn subscribers_see_the_answer_as_it_is_written_before_the_durable_round() 
             delta_at.get_or_insert(lines);
         }
         if v["method"] == "event" && v["params"]["event"]["kind"] == "assistant_round_recorded" {
-            let at = delta_at.unwrap_or_else(|| panic!("no delta before the durable round"));
+            let at = delta_at.expect("no delta before the durable round");
             assert!(at < lines);
             break;
         }
@@ -600,7 +568,7 @@ async fn a_spliced_events_page_is_the_same_page() {
         .host
         .control("main", holon::runtime::host::ControlAction::Pause)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     for i in 0..5 {
         s.rig
             .host
@@ -609,7 +577,7 @@ async fn a_spliced_events_page_is_the_same_page() {
                 Priority::Normal,
             ))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     }
     // The actor's own records of those admissions settle first.
     let last = || {
@@ -618,7 +586,7 @@ async fn a_spliced_events_page_is_the_same_page() {
             .store()
             .read()
             .and_then(|rx| rx.last_seq("main"))
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
     };
     let mut seen = (last(), 0);
     while seen.1 < 5 {
@@ -637,18 +605,8 @@ async fn a_spliced_events_page_is_the_same_page() {
             limit,
             kind: None,
         };
-        let typed = s
-            .rig
-            .host
-            .call(req.clone())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let raw = s
-            .rig
-            .host
-            .call_raw(req)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let typed = s.rig.host.call(req.clone()).await.unwrap();
+        let raw = s.rig.host.call_raw(req).await.unwrap();
         let spliced: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}: {raw}"));
         assert_eq!(spliced, typed, "from {from}, limit {limit}");
     }
@@ -675,9 +633,7 @@ async fn a_dropped_client_closes_its_connection_and_its_subscriptions() {
         // the hang-up. Otherwise this client is turned away.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let c = loop {
-            let c = SocketClient::connect(&s.path)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
+            let c = SocketClient::connect(&s.path).await.unwrap();
             if c.call(Request::RuntimeStatus).await.is_ok() {
                 break c;
             }
@@ -687,10 +643,7 @@ async fn a_dropped_client_closes_its_connection_and_its_subscriptions() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        let sub = c
-            .subscribe("main", 1_000_000)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let sub = c.subscribe("main", 1_000_000).await.unwrap();
         drop(sub);
         drop(c);
     }
@@ -707,7 +660,7 @@ async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
         .host
         .control("main", holon::runtime::host::ControlAction::Pause)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let mut c = Raw::connect(&s.path).await;
     let mut burst = String::new();
     for i in 0..300 {
@@ -715,10 +668,7 @@ async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
             "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"prompt.submit\",\"params\":{{\"agent_id\":\"main\",\"text\":\"p{i}\"}}}}\n"
         ));
     }
-    c.write
-        .write_all(burst.as_bytes())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    c.write.write_all(burst.as_bytes()).await.unwrap();
     let mut seqs = Vec::new();
     for i in 0..300 {
         let v = c.recv().await.unwrap_or_else(|| panic!("closed at {i}"));
@@ -751,10 +701,10 @@ async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
     c.write
         .write_all(format!("{}\n", mixed.join("\n")).as_bytes())
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let mut got = Vec::new();
     for _ in 0..mixed.len() {
-        let v = c.recv().await.unwrap_or_else(|| panic!("closed"));
+        let v = c.recv().await.expect("closed");
         got.push((v["id"].clone(), code(&v)));
     }
     assert_eq!(

@@ -71,18 +71,13 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let mut seen: Vec<u64> = Vec::new();
     let mut cursor = 1u64;
     // Stream while prompts arrive, then kill -9 mid-stream.
     rt.block_on(async {
-        let client = SocketClient::connect(&socket)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut sub = client
-            .subscribe("main", cursor)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let client = SocketClient::connect(&socket).await.unwrap();
+        let mut sub = client.subscribe("main", cursor).await.unwrap();
         for i in 0..5 {
             ok(home.run(&["send", &format!("before kill {i}")]));
         }
@@ -103,13 +98,8 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
     ok(home.run(&["send", "while down"]));
     ok(home.run(&["--detach"]));
     rt.block_on(async {
-        let client = SocketClient::connect(&socket)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut sub = client
-            .subscribe("main", cursor)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let client = SocketClient::connect(&socket).await.unwrap();
+        let mut sub = client.subscribe("main", cursor).await.unwrap();
         ok(home.run(&["send", "after restart"]));
         while let Ok(Some(item)) =
             tokio::time::timeout(Duration::from_millis(700), sub.next()).await
@@ -136,7 +126,7 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
     assert!(events.contains("runtime_started"), "restart recorded");
     // The first open after the kill repaired the store, and said so.
     let logs: String = std::fs::read_dir(home.path().join("logs"))
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
         .filter_map(|f| std::fs::read_to_string(f.ok()?.path()).ok())
         .collect();
     assert!(
@@ -180,10 +170,10 @@ fn events_follow_tails_the_runtime_and_says_when_it_is_gone() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     home.ok(&["send", "two"]);
     home.ok(&["send", "three"]);
-    let done = tail.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let done = tail.wait_with_output().unwrap();
     assert!(done.status.success(), "{}", stderr(&done));
     let printed = super::support::json_lines(&String::from_utf8_lossy(&done.stdout));
     let texts: Vec<_> = printed
@@ -201,10 +191,10 @@ fn events_follow_tails_the_runtime_and_says_when_it_is_gone() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     home.ok(&["daemon", "stop"]);
-    let gone = waiting.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let gone = waiting.wait_with_output().unwrap();
     assert!(!gone.status.success());
     assert!(
         stderr(&gone).contains("the runtime went away"),

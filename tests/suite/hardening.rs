@@ -25,12 +25,12 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
     ])
     .await;
     let home = Home::new();
-    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(
         home.path().join("config").join("config.toml"),
         "[exec]\nenv_passthrough = [\"HARDEN_PASS_TOKEN\"]\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let base = format!("{}/v1", stub.base());
     let envs = [
         ("HOLON_MODEL", "openai/gpt-env"),
@@ -111,21 +111,21 @@ fn daemon_stop_never_signals_a_stranger_named_by_a_stale_pid_file() {
         .arg("30")
         .process_group(0)
         .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let pid = stranger.id();
     let run = home.path().join("run");
-    std::fs::create_dir_all(&run).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&run).unwrap();
     // Two stale files: an old one without identity, and one whose identity
     // belongs to another process (same pid, another start time).
-    let real = holon::runtime::process_identity::ProcessIdentity::of(pid as i32)
-        .unwrap_or_else(|| panic!("no identity"));
+    let real =
+        holon::runtime::process_identity::ProcessIdentity::of(pid as i32).expect("no identity");
     let files = [
         serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0"}),
         serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0",
             "process_identity": {"pid": pid, "start_ticks": real.start_ticks + 3, "boot_id": real.boot_id}}),
     ];
     for file in files {
-        std::fs::write(run.join("daemon.pid"), file.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(run.join("daemon.pid"), file.to_string()).unwrap();
         let out = home.ok(&["daemon", "stop"]);
         assert!(out.contains("no Holon runtime is running"), "{out}");
         assert!(
@@ -164,10 +164,7 @@ fn everything_holon_writes_is_private_whatever_the_umask() {
             });
         }
     }
-    let out = cmd
-        .args(["send", "hello"])
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let out = cmd.args(["send", "hello"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let p = home.path();
     for dir in ["config", "data", "logs", "run"] {
@@ -190,8 +187,7 @@ fn everything_holon_writes_is_private_whatever_the_umask() {
 #[test]
 fn a_home_or_run_dir_others_can_write_or_own_is_refused_with_the_fix() {
     let home = Home::new();
-    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = home.run(&["status"]);
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -207,9 +203,9 @@ fn a_home_or_run_dir_others_can_write_or_own_is_refused_with_the_fix() {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         let home = Home::new();
-        let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let elsewhere = tempfile::tempdir().unwrap();
         let run = home.path().join("run");
-        std::os::unix::fs::symlink(elsewhere.path(), &run).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(elsewhere.path(), &run).unwrap();
         let c = std::ffi::CString::new(run.as_os_str().as_encoded_bytes()).unwrap_or_default();
         // SAFETY: lchown on a path we just made.
         assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
@@ -226,9 +222,8 @@ fn a_home_or_run_dir_others_can_write_or_own_is_refused_with_the_fix() {
 #[test]
 fn a_broken_config_does_not_block_daemon_status_or_stop() {
     let home = Home::new();
-    std::fs::create_dir_all(home.path().join("config")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(home.path().join("config/config.toml"), "[model\nbroken = ")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(home.path().join("config/config.toml"), "[model\nbroken = ").unwrap();
     let status = home.run(&["daemon", "status"]);
     assert_eq!(status.status.code(), Some(3), "{}", stderr(&status));
     assert!(
@@ -247,7 +242,7 @@ fn a_failed_start_leaves_no_control_socket_behind() {
     home.ok(&["status"]);
     // The store is damaged: the daemon binds its socket, then cannot open
     // the store and must take the socket away again.
-    std::fs::write(home.store_file(), vec![0x5Au8; 64 * 1024]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.store_file(), vec![0x5Au8; 64 * 1024]).unwrap();
     let out = home.run(&["daemon", "run"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
@@ -279,7 +274,7 @@ fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
     for (i, text) in texts.iter().enumerate() {
         home.ok(&["send", &format!("prompt {i} {text}")]);
     }
-    let good = std::fs::read(home.store_file()).unwrap_or_else(|e| panic!("{e}"));
+    let good = std::fs::read(home.store_file()).unwrap();
     // Damage each 4 KiB page that holds ledger data, one at a time.
     let needles: std::collections::HashSet<&[u8]> =
         texts.iter().flat_map(|t| t.as_bytes().chunks(16)).collect();
@@ -295,7 +290,7 @@ fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
     for page in pages {
         let mut bad = good.clone();
         bad[page..page + 4096].fill(0x5A);
-        std::fs::write(home.store_file(), &bad).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(home.store_file(), &bad).unwrap();
         for args in [&["status"][..], &["events", "--limit", "100"][..]] {
             let out = home.run(args);
             let err = stderr(&out);
@@ -313,7 +308,7 @@ fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
         "the damage was never noticed: the test damaged nothing"
     );
     // A 0-byte store is an error, not a new, empty store.
-    std::fs::write(home.store_file(), b"").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.store_file(), b"").unwrap();
     let out = home.run(&["status"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("empty (0 bytes)"), "{}", stderr(&out));
@@ -334,15 +329,14 @@ fn concurrent_sends_without_a_daemon_wait_their_turn_and_land_exactly_once() {
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
-                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap()
         })
         .collect();
     let mut acknowledged = Vec::new();
     for child in children {
-        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        let out = child.wait_with_output().unwrap();
         assert!(out.status.success(), "a send failed: {}", stderr(&out));
-        let v: serde_json::Value =
-            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}"));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         acknowledged.push(v["message_id"].as_str().unwrap_or_default().to_owned());
     }
     let events = super::support::json_lines(&home.ok(&[

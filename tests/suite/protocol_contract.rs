@@ -20,24 +20,20 @@ async fn every_method_answers_with_its_paired_type() {
     use holon::protocol::types::{CreateWorkItem, UpdateWorkItem, UseWorkspace, WorkspaceMode};
     use holon::protocol::{ControlAction, DisplayMode, Response};
     let s = served().await;
-    let client = SocketClient::connect(&s.path)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ws = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let client = SocketClient::connect(&s.path).await.unwrap();
+    let ws = tempfile::tempdir().unwrap();
     let ws_path = ws.path().display().to_string();
     let agent = || "main".to_owned();
     // Two calls waiting for approval, on an agent of their own.
     let host = &s.rig.host;
-    host.create_agent("gated")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    host.create_agent("gated").await.unwrap();
     let always = holon::runtime::policy::PolicyChange {
         approval: Some(holon::runtime::policy::Approval::Always),
         ..Default::default()
     };
     host.set_workspace_policy("gated", "agent_home", always)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     for script in [
         holon::runtime::provider::scripted::Scripted::tools(
             "",
@@ -58,7 +54,7 @@ async fn every_method_answers_with_its_paired_type() {
         holon::runtime::envelope::DeliverySurface::CliPrompt,
     ))
     .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     let gated = loop {
         let pending = host.approvals(Some("gated"), false).unwrap_or_default();
@@ -279,7 +275,7 @@ async fn every_method_answers_with_its_paired_type() {
     }
     if std::env::var_os("HOLON_UPDATE_EVENT_FIXTURES").is_some() {
         let _ = std::fs::create_dir_all(file.parent().unwrap_or(std::path::Path::new(".")));
-        std::fs::write(&file, &golden).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&file, &golden).unwrap();
     }
     let kept = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     assert_eq!(

@@ -22,8 +22,8 @@ use super::stub_provider::{Canned, Cut, Frame, StubServer};
 use super::support::{json_lines, stderr, Home};
 use super::turn_e2e::{holon_run, run_json, stub_chain};
 
-fn must<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn must<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 /// One chain on the stub speaking `wire`, streaming.
@@ -353,7 +353,7 @@ async fn abort_drops_the_request_in_flight_at_once() {
     let applied = evs
         .iter()
         .find(|e| e.kind == "control_applied" && e.payload["action"] == "abort")
-        .unwrap_or_else(|| panic!("no control_applied for the abort"));
+        .expect("no control_applied for the abort");
     assert!(applied.event_seq < terminal.event_seq);
     let t0 = Instant::now();
     host.shutdown().await;
@@ -379,7 +379,7 @@ async fn shutdown_with_a_model_call_in_flight_is_prompt_and_the_message_replays(
     let terminal = evs
         .iter()
         .find(|e| e.kind == "turn_terminal")
-        .unwrap_or_else(|| panic!("no turn_terminal"));
+        .expect("no turn_terminal");
     assert_eq!(terminal.payload["cancel_reason"], "runtime_shutdown");
     assert!(
         !evs.iter()

@@ -587,7 +587,7 @@ async fn slow_response_times_out_then_retry_succeeds() {
 async fn connect_failures_retry_then_fall_back() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let openai = StubServer::start(vec![Canned::json(
         200,
         canned::responses_json("reached", &[]),

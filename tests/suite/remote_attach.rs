@@ -13,8 +13,8 @@ use super::support::{daemon_pid, stderr, Daemon, Home};
 use holon::protocol::{Request, RuntimeClient, SubscriptionItem};
 use holon::ui::ws::Endpoint;
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 fn free_port() -> u16 {
@@ -57,7 +57,7 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
     rt.block_on(async {
         let url = format!("ws://{listen}");
         for bad in ["", "wrong-token-0123456789"] {
-            let e = Endpoint::websocket(&url, bad.to_owned()).unwrap_or_else(|m| panic!("{m}"));
+            let e = Endpoint::websocket(&url, bad.to_owned()).unwrap();
             let refused = e
                 .connect()
                 .await
@@ -66,7 +66,7 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
                 .unwrap_or_default();
             assert!(refused.contains("401"), "{bad:?}: {refused}");
         }
-        let e = Endpoint::websocket(&url, token(&home)).unwrap_or_else(|m| panic!("{m}"));
+        let e = Endpoint::websocket(&url, token(&home)).unwrap();
         let client = ok(e.connect().await);
         let status: holon::protocol::RuntimeStatus =
             ok(holon::protocol::call_typed(&client, Request::RuntimeStatus).await);

@@ -29,16 +29,13 @@ pub fn config(dir: &std::path::Path, provider: Arc<ScriptedProvider>) -> HostCon
 }
 
 pub async fn rig(script: Vec<Scripted>) -> Rig {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap();
     let provider = Arc::new(ScriptedProvider::new(script));
     let host = RuntimeHost::start(store, config(dir.path(), Arc::clone(&provider)))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    host.create_agent("main")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    host.create_agent("main").await.unwrap();
     Rig {
         _dir: dir,
         host,
@@ -53,10 +50,8 @@ pub fn prompt(text: &str, priority: Priority) -> AdmissionRequest {
 /// The main agent's events; each is checked to read as its typed
 /// payload (`support::assert_typed`) on the way.
 pub fn events(host: &RuntimeHost) -> Vec<EventRecord> {
-    let rx = host.store().read().unwrap_or_else(|e| panic!("{e}"));
-    let evs = rx
-        .events("main", 1, 100_000)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rx = host.store().read().unwrap();
+    let evs = rx.events("main", 1, 100_000).unwrap();
     super::support::assert_typed(&evs);
     evs
 }
@@ -93,23 +88,13 @@ pub fn kind(k: &'static str) -> impl Fn(&EventRecord) -> bool {
 /// Pause the agent, then create a work item and make it the focus: nothing
 /// runs until the caller resumes.
 async fn paused_with_focus(r: &Rig, objective: &str) -> holon::runtime::work_items::WorkItemRecord {
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Pause).await.unwrap();
     let req = holon::runtime::work_ops::CreateWorkItem {
         objective: objective.into(),
         ..Default::default()
     };
-    let item = r
-        .host
-        .create_work_item("main", req)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    r.host
-        .pick_work_item("main", &item.id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let item = r.host.create_work_item("main", req).await.unwrap();
+    r.host.pick_work_item("main", &item.id).await.unwrap();
     item
 }
 
@@ -124,7 +109,7 @@ async fn an_operator_prompt_runs_one_turn_and_leaves_a_result_brief() {
         .host
         .submit(prompt("say hi", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let brief = wait_event(&r.host, "brief", kind("brief_created")).await;
     assert_eq!(brief.payload["brief"]["text"], "All done: nothing needed.");
     assert_eq!(brief.payload["brief"]["kind"], "result");
@@ -217,7 +202,7 @@ async fn work_items_flow_through_tools_and_continue_active_ticks() {
     r.host
         .submit(prompt("plan the report", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let created = wait_event(&r.host, "work item", kind("work_item_created")).await;
     let wid = created.payload["work_item"]["id"]
         .as_str()
@@ -265,10 +250,7 @@ async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
     let r = rig(vec![Scripted::text("looked at it, nothing to do yet")]).await;
     // Set up while paused so no queued_available tick slips in before the pick.
     let item = paused_with_focus(&r, "watch").await;
-    r.host
-        .control("main", ControlAction::Resume)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Resume).await.unwrap();
     wait_event(&r.host, "continue tick", |e| {
         e.kind == "system_tick_emitted" && e.payload["reason"] == "continue_active"
     })
@@ -301,7 +283,7 @@ async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
             },
         )
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "second tick", |e| {
         e.kind == "system_tick_emitted"
             && e.payload["idempotency_key"] == format!("work_queue:continue_active:{}:2", item.id)
@@ -328,7 +310,7 @@ async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
     r.host
         .submit(prompt("run things", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let queued = wait_event(&r.host, "task result queued", kind("task_result_queued")).await;
     wait_event(&r.host, "second brief", |e| {
         e.kind == "brief_created" && e.payload["brief"]["text"] == "the slow command finished"
@@ -386,13 +368,13 @@ async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
     let ack = briefs
         .iter()
         .find(|e| e.payload["brief"]["text"] == "started the slow one")
-        .unwrap_or_else(|| panic!("no brief for the first turn"));
+        .expect("no brief for the first turn");
     assert_eq!(ack.payload["brief"]["kind"], "ack");
     assert_eq!(ack.payload["brief"]["awaiting_task_ids"], json!([task_id]));
     let result = briefs
         .iter()
         .find(|e| e.payload["brief"]["text"] == "the slow command finished")
-        .unwrap_or_else(|| panic!("no brief for the second turn"));
+        .expect("no brief for the second turn");
     assert_eq!(result.payload["brief"]["kind"], "result");
     r.host.shutdown().await;
 }
@@ -400,14 +382,11 @@ async fn exec_command_runs_inline_or_promotes_and_rejoins_after_terminal() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_agents_queue_but_start_no_turn_and_stopped_agents_refuse() {
     let r = rig(vec![Scripted::text("resumed and answered")]).await;
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Pause).await.unwrap();
     r.host
         .submit(prompt("while paused", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "paused noop", |e| {
         e.kind == "scheduler_decision" && decision(e) == "Noop" && e.payload["reason"] == "paused"
     })
@@ -417,16 +396,10 @@ async fn paused_agents_queue_but_start_no_turn_and_stopped_agents_refuse() {
         !events(&r.host).iter().any(|e| e.kind == "turn_started"),
         "no turn while paused"
     );
-    r.host
-        .control("main", ControlAction::Resume)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Resume).await.unwrap();
     wait_event(&r.host, "brief after resume", kind("brief_created")).await;
 
-    r.host
-        .control("main", ControlAction::Stop)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Stop).await.unwrap();
     match r.host.submit(prompt("after stop", Priority::Normal)).await {
         Err(e @ RuntimeError::AgentStopped { .. }) => {
             assert!(e.to_string().contains("resume"), "{e}")
@@ -454,19 +427,16 @@ async fn wake_hints_outrank_runnable_work_and_coalesce() {
         .host
         .wake_hint("main", "ci finished", Some("ci".into()), None)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let second = r
         .host
         .wake_hint("main", "ci finished again", Some("ci".into()), None)
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     assert_eq!(format!("{first:?} {second:?}"), "Submitted Coalesced");
     r.provider.push(Scripted::text("checked ci"));
     r.provider.push(Scripted::text("continued"));
-    r.host
-        .control("main", ControlAction::Resume)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Resume).await.unwrap();
     let tick = wait_event(&r.host, "first tick", kind("system_tick_emitted")).await;
     assert_eq!(
         tick.payload["reason"], "wake_hint",
@@ -497,7 +467,7 @@ async fn sleep_with_duration_wakes_on_its_timer() {
     r.host
         .submit(prompt("nap", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "wait for timer", |e| {
         e.kind == "scheduler_decision" && decision(e) == "WaitForTimer"
     })
@@ -510,7 +480,7 @@ async fn sleep_with_duration_wakes_on_its_timer() {
     assert!(brief.event_seq > fired.event_seq);
     // A fired timer leaves the active set: reads stay proportional to
     // the timers still waiting, not to every Sleep ever taken.
-    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    let rx = r.host.store().read().unwrap();
     assert!(rx
         .index_list(holon::store::Index::ActiveTimers, "main")
         .unwrap_or_default()
@@ -523,7 +493,7 @@ async fn sleep_with_duration_wakes_on_its_timer() {
                 agent_id: "main".into(),
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
     };
     assert_eq!(status["timers_active"], 0);
     r.host.shutdown().await;
@@ -542,13 +512,13 @@ async fn interject_prompts_join_the_running_turn_at_a_safe_point() {
     r.host
         .submit(prompt("long task", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "turn started", kind("turn_started")).await;
     let inter = r
         .host
         .submit(prompt("also check the logs", Priority::Interject))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let e = wait_event(&r.host, "interjected", kind("message_interjected")).await;
     assert_eq!(e.payload["message_id"], json!(inter.message_id));
     wait_event(&r.host, "brief", kind("brief_created")).await;
@@ -574,7 +544,7 @@ async fn provider_failures_are_visible_failure_briefs_and_runtime_errors() {
     r.host
         .submit(prompt("try", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let brief = wait_event(&r.host, "failure brief", kind("brief_created")).await;
     assert_eq!(brief.payload["brief"]["kind"], "failure");
     assert!(brief.payload["brief"]["text"]
@@ -595,32 +565,25 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
         .host
         .run_operator_command("main", "sleep 5")
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let id = item.id.clone();
     r.provider.push(Scripted::tools(
         "Shipped.",
         &[("CompleteWorkItem", json!({"work_item_id": id}))],
     ));
     r.provider.push(Scripted::text(""));
-    r.host
-        .control("main", ControlAction::Resume)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Resume).await.unwrap();
     let done = wait_event(&r.host, "completed", kind("work_item_completed")).await;
     assert_eq!(done.payload["work_item"]["id"], json!(item.id));
     // The unrelated task was still running throughout.
-    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+    let rx = r.host.store().read().unwrap();
     let t: Value = rx
         .get(holon::store::Keyed::Tasks, "main", &task.id)
         .unwrap_or_default()
         .unwrap_or_default();
     assert_eq!(t["status"], "running");
     drop(rx);
-    let stopped = r
-        .host
-        .stop_task("main", &task.id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let stopped = r.host.stop_task("main", &task.id).await.unwrap();
     assert!(matches!(
         stopped.status,
         holon::runtime::tasks::TaskStatus::Cancelling
@@ -637,28 +600,21 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
 async fn agent_state_serves_the_plan_preview_of_open_work() {
     use holon::protocol::{Request, RuntimeClient};
     let r = rig(vec![]).await;
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Pause).await.unwrap();
     let plan = format!("# Plan\n\n1. measure\n2. fix\n{}", "x".repeat(3000));
     let req = holon::runtime::work_ops::CreateWorkItem {
         objective: "speed up the build".into(),
         plan: Some(plan.clone()),
         ..Default::default()
     };
-    let item = r
-        .host
-        .create_work_item("main", req)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let item = r.host.create_work_item("main", req).await.unwrap();
     let state = r
         .host
         .call(Request::AgentState {
             agent_id: "main".into(),
         })
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     let w = state["work_items"]
         .as_array()
         .and_then(|a| a.iter().find(|w| w["id"] == item.id.as_str()))
@@ -687,7 +643,7 @@ async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
     r.host
         .submit(prompt("first", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "first brief", |e| {
         e.kind == "brief_created" && e.payload["brief"]["text"] == "done one"
     })
@@ -695,7 +651,7 @@ async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
     r.host
         .submit(prompt("second", Priority::Normal))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
     wait_event(&r.host, "second brief", |e| {
         e.kind == "brief_created" && e.payload["brief"]["text"] == "done two"
     })
@@ -722,12 +678,8 @@ async fn an_operator_command_can_be_answered_on_its_stdin() {
         .host
         .run_operator_command("main", "read answer; echo got:$answer")
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let receipt = r
-        .host
-        .task_input("main", &task.id, "yes\n")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let receipt = r.host.task_input("main", &task.id, "yes\n").await.unwrap();
     assert!(receipt.accepted_input, "{receipt:?}");
     let done = wait_event(&r.host, "the command's end", |e| {
         e.kind == "task_status_changed"
@@ -742,10 +694,7 @@ async fn an_operator_command_can_be_answered_on_its_stdin() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision() {
     let r = rig(vec![Scripted::text("first one handled")]).await;
-    r.host
-        .control("main", ControlAction::Pause)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    r.host.control("main", ControlAction::Pause).await.unwrap();
     let n = holon::runtime::host::projection::QUEUE_HEAD + 44;
     let mut first = None;
     for i in 0..n {
@@ -753,7 +702,7 @@ async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision(
             .host
             .submit(prompt(&format!("queued {i}"), Priority::Normal))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         first.get_or_insert(a.message_id);
     }
     // An interjection admitted last still comes first.
@@ -761,11 +710,11 @@ async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision(
         .host
         .submit(prompt("urgent", Priority::Interject))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let rx = r.host.store().read().unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
+    let rx = r.host.store().read().unwrap();
     let live = holon::runtime::host::projection::load(&rx, "main", 0)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("no agent"));
+        .unwrap()
+        .expect("no agent");
     let p = &live.projection;
     assert_eq!(
         p.replay_message_ids.len(),

@@ -19,7 +19,7 @@ pub(super) fn runtime() -> tokio::runtime::Runtime {
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap()
 }
 
 /// Start a host on `dir` in its own tokio runtime.
@@ -29,14 +29,11 @@ pub(super) fn start(
     provider: Arc<ScriptedProvider>,
 ) -> RuntimeHost {
     rt.block_on(async {
-        let store = Store::open(&dir.join("s.redb"), StoreOptions::default())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::open(&dir.join("s.redb"), StoreOptions::default()).unwrap();
         let host = RuntimeHost::start(store, config(dir, provider))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        host.create_agent("main")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
+        host.create_agent("main").await.unwrap();
         host
     })
 }
@@ -82,7 +79,7 @@ fn restart_until_interrupted(
 
 #[test]
 fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let counter = dir.path().join("counter.txt");
     let cmd = format!("echo ran >> {}", counter.display());
     let provider = Arc::new(ScriptedProvider::new(vec![
@@ -95,7 +92,7 @@ fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
         let a = host
             .submit(prompt("count once", Priority::Normal))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         wait_event(&host, "tool executed", kind("tool_executed")).await;
         // Let the second provider round begin, then die inside it.
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -158,15 +155,12 @@ fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
 
 #[test]
 fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), Arc::clone(&provider));
     let (task_id, pid) = rt.block_on(async {
-        let t = host
-            .run_operator_command("main", "sleep 30")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let t = host.run_operator_command("main", "sleep 30").await.unwrap();
         let pid = t
             .detail
             .as_ref()
@@ -195,17 +189,15 @@ fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
 
 #[test]
 fn closing_the_store_releases_the_file_even_with_a_task_still_running() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), provider);
     rt.block_on(async {
-        host.run_operator_command("main", "sleep 5")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        host.run_operator_command("main", "sleep 5").await.unwrap();
         host.shutdown().await;
         let store = host.store().clone();
-        store.close().await.unwrap_or_else(|e| panic!("{e}"));
+        store.close().await.unwrap();
         // Another process (here: another open) can take the store at once.
         match Store::open(&dir.path().join("s.redb"), StoreOptions::default()) {
             Ok(_) => {}
@@ -227,7 +219,7 @@ fn running(pid: i32) -> bool {
 
 #[test]
 fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), Arc::clone(&provider));
@@ -235,7 +227,7 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
         let t = host
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let identity = &t.detail.as_ref().map(|d| d["process_identity"].clone());
         assert!(
             identity
@@ -274,7 +266,7 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
 #[test]
 fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
     use holon::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     // A stranger: not Holon's, in its own process group.
     let mut stranger = {
         use std::os::unix::process::CommandExt;
@@ -282,11 +274,10 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
             .arg("30")
             .process_group(0)
             .spawn()
-            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap()
     };
     let pid = stranger.id() as i32;
-    let real = holon::runtime::process_identity::ProcessIdentity::of(pid)
-        .unwrap_or_else(|| panic!("no identity"));
+    let real = holon::runtime::process_identity::ProcessIdentity::of(pid).expect("no identity");
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), Arc::clone(&provider));
@@ -314,7 +305,7 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
                 tx.index_insert(holon::store::Index::ActiveTasks, "main", &record.id)
             })
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
     });
     let (rt, host, e) = restart_until_interrupted(rt, host, dir.path(), provider);
     rt.block_on(async {
@@ -333,7 +324,7 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
 
 #[test]
 fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecuted() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran.txt");
     let cmd = format!("echo ran >> {}; sleep 20", marker.display());
     let provider = Arc::new(ScriptedProvider::new(vec![Scripted::tools(
@@ -345,7 +336,7 @@ fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecu
     rt.block_on(async {
         host.submit(prompt("run it", Priority::Normal))
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         wait_event(&host, "tool started", kind("tool_started")).await;
         for _ in 0..100 {
             if marker.exists() {
@@ -375,19 +366,16 @@ fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecu
 
 #[test]
 fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), provider);
     let (polite, stubborn) = rt.block_on(async {
-        let a = host
-            .run_operator_command("main", "sleep 60")
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let a = host.run_operator_command("main", "sleep 60").await.unwrap();
         let b = host
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
             .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         let pid = |t: &holon::runtime::tasks::TaskRecord| {
             t.detail
                 .as_ref()
@@ -401,7 +389,7 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
             .store()
             .read()
             .and_then(|r| r.list(holon::store::Keyed::Tasks, "main"))
-            .unwrap_or_else(|e| panic!("{e}"));
+            .unwrap();
         for t in &tasks {
             assert_eq!(
                 t.status,
@@ -421,7 +409,7 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
 
 #[test]
 fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), provider);
@@ -432,18 +420,15 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
         // a process nobody supervises.
         host.shutdown().await;
         let cmd = format!("echo ran > {}", marker.display());
-        let task = host
-            .run_operator_command("main", &cmd)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let task = host.run_operator_command("main", &cmd).await.unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let settled = loop {
             let t: holon::runtime::tasks::TaskRecord = host
                 .store()
                 .read()
                 .and_then(|rx| rx.get(holon::store::Keyed::Tasks, "main", &task.id))
-                .unwrap_or_else(|e| panic!("{e}"))
-                .unwrap_or_else(|| panic!("no task record"));
+                .unwrap()
+                .expect("no task record");
             if t.status.is_terminal() {
                 break t;
             }

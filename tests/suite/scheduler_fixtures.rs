@@ -98,14 +98,14 @@ fn every_scheduler_fixture_replays_to_its_expected_output() {
 
 #[test]
 fn malformed_jsonl_line_is_an_error_naming_file_and_line() {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger");
-    std::fs::create_dir_all(&ledger).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&ledger).unwrap();
     std::fs::write(
         ledger.join("work_items.jsonl"),
         "{\"id\":\"w1\",\"objective\":\"fine\"}\n{\"id\":\"w2\",\"objective\":\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let err = match replay_dir(dir.path(), ReplayInput::Idle, FIXTURE_NOW_MS) {
         Ok(value) => panic!("expected a malformed line error, got {value}"),
         Err(err) => err,
@@ -130,10 +130,8 @@ fn replay_input_changes_only_what_the_input_can_change() {
     // The same folder replayed with each input: decisions agree on kind
     // and differ only in the recorded input evidence.
     let case = fixtures_root().join("pending_wake_hint_recovery");
-    let idle =
-        replay_dir(&case, ReplayInput::Idle, FIXTURE_NOW_MS).unwrap_or_else(|e| panic!("{e}"));
-    let hint =
-        replay_dir(&case, ReplayInput::WakeHint, FIXTURE_NOW_MS).unwrap_or_else(|e| panic!("{e}"));
+    let idle = replay_dir(&case, ReplayInput::Idle, FIXTURE_NOW_MS).unwrap();
+    let hint = replay_dir(&case, ReplayInput::WakeHint, FIXTURE_NOW_MS).unwrap();
     assert_eq!(idle["decision"]["kind"], hint["decision"]["kind"]);
     assert_eq!(idle["decision"]["evidence"][0], "input:idle");
     assert_eq!(hint["decision"]["evidence"][0], "input:wake_hint");

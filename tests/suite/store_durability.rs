@@ -21,7 +21,7 @@ fn kill_mid_stream(home: &Home, after: Duration) -> Vec<u64> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let stdout = child.stdout.take().expect("no stdout");
     let reader = std::thread::spawn(move || {
         let mut acked = Vec::new();
         for line in BufReader::new(stdout).lines() {
@@ -54,8 +54,8 @@ fn sigkill_mid_stream_loses_no_acknowledged_event() {
         let acked = kill_mid_stream(&home, Duration::from_millis(150 + 40 * (round % 4)));
         let store = Store::open(&home.store_file(), StoreOptions::default())
             .unwrap_or_else(|e| panic!("reopen after kill (round {round}): {e}"));
-        let rx = store.read().unwrap_or_else(|e| panic!("{e}"));
-        let last = rx.last_seq("main").unwrap_or_else(|e| panic!("{e}"));
+        let rx = store.read().unwrap();
+        let last = rx.last_seq("main").unwrap();
         let max_acked = acked.iter().copied().max().unwrap_or(0);
         assert!(
             last >= max_acked,
@@ -74,9 +74,7 @@ fn sigkill_mid_stream_loses_no_acknowledged_event() {
                 assert_eq!(e.event_seq, expected, "round {round}: gap in event_seq");
                 expected += 1;
                 if e.kind == STRESS_KIND {
-                    let n = e.payload["n"]
-                        .as_u64()
-                        .unwrap_or_else(|| panic!("payload without n"));
+                    let n = e.payload["n"].as_u64().expect("payload without n");
                     assert_eq!(
                         e.payload["text"].as_str(),
                         Some(stress_text(n).as_str()),
@@ -108,7 +106,7 @@ fn a_store_held_by_another_process_is_refused_clearly() {
         .spawn()
         .unwrap_or_else(|e| panic!("spawn: {e}"));
     // Wait until it has written (and so holds the store).
-    let stdout = holder.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+    let stdout = holder.stdout.take().expect("no stdout");
     let mut first = String::new();
     let _ = BufReader::new(stdout).read_line(&mut first);
     assert!(!first.trim().is_empty(), "stress writer produced nothing");
@@ -132,9 +130,9 @@ fn garbage_and_truncated_stores_are_clear_errors() {
             break;
         }
     }
-    let good = std::fs::read(home.store_file()).unwrap_or_else(|e| panic!("{e}"));
+    let good = std::fs::read(home.store_file()).unwrap();
     // Truncated to half.
-    std::fs::write(home.store_file(), &good[..good.len() / 2]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(home.store_file(), &good[..good.len() / 2]).unwrap();
     let out = home.run(&["status"]);
     let err = stderr(&out);
     assert!(
@@ -152,7 +150,7 @@ fn garbage_and_truncated_stores_are_clear_errors() {
         home.store_file(),
         b"this is not a database, just some text\n".repeat(500),
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let out = home.run(&["events"]);
     let err = stderr(&out);
     assert!(!out.status.success());

@@ -113,7 +113,7 @@ pub fn assert_typed(events: &[holon::protocol::EventRecord]) {
         if update && !file.exists() {
             let _ = std::fs::create_dir_all(&dir);
             let text = serde_json::to_string_pretty(e).unwrap_or_default();
-            std::fs::write(&file, text + "\n").unwrap_or_else(|err| panic!("{err}"));
+            std::fs::write(&file, text + "\n").unwrap();
         }
     }
 }

@@ -20,8 +20,8 @@ use holon::runtime::host::ControlAction;
 use holon::runtime::provider::scripted::Scripted;
 use holon::store::EventRecord;
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 /// The rig's host behind a real listener on a free loopback port.
@@ -274,7 +274,7 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
             e.payload["message_id"] == tick_msg.as_str()
                 || e.payload.to_string().contains(&tick_msg)
         })
-        .unwrap_or_else(|| panic!("no decision for the tick"));
+        .expect("no decision for the tick");
     assert_eq!(
         decided.payload["decision"], "ReduceMessageOnly",
         "{}",
@@ -494,7 +494,7 @@ async fn a_wait_that_no_longer_applies_is_cancelled_by_the_model_and_bad_waits_a
     let cancelled = evs
         .iter()
         .find(|e| e.kind == "waiting_intent_cancelled")
-        .unwrap_or_else(|| panic!("no cancellation"));
+        .expect("no cancellation");
     assert_eq!(cancelled.payload["waiting_intent"]["status"], "cancelled");
     let first_round =
         serde_json::to_string(&r.provider.requests()[1].conversation).unwrap_or_default();

@@ -27,8 +27,8 @@ use holon::store::{EventRecord, Keyed, Store, StoreOptions};
 use super::runtime_core::{events, kind, prompt, rig, wait_event};
 use super::support::{stderr, Home};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 fn tool_result<'a>(body: &'a Value, call_id: &str) -> &'a str {
@@ -45,7 +45,7 @@ fn seq_of(evs: &[EventRecord], pred: impl Fn(&EventRecord) -> bool) -> u64 {
     evs.iter()
         .find(|e| pred(e))
         .map(|e| e.event_seq)
-        .unwrap_or_else(|| panic!("event not found"))
+        .expect("event not found")
 }
 
 /// A host whose provider is set later (once the stub's script is known).
@@ -238,7 +238,7 @@ async fn a_prompt_runs_a_real_command_and_completes_a_work_item_through_a_real_p
     let brief = evs
         .iter()
         .find(|e| e.kind == "brief_created")
-        .unwrap_or_else(|| panic!("no brief"));
+        .expect("no brief");
     assert!(exec < completed && completed < terminal && terminal < brief.event_seq);
     assert_eq!(brief.payload["visibility"], "work_done");
     assert_eq!(brief.payload["brief"]["kind"], "result");
@@ -246,7 +246,7 @@ async fn a_prompt_runs_a_real_command_and_completes_a_work_item_through_a_real_p
     let started = evs
         .iter()
         .find(|e| e.kind == "turn_started")
-        .unwrap_or_else(|| panic!("no turn_started"));
+        .expect("no turn_started");
     assert_eq!(started.payload["guidance"][0]["file_name"], "AGENTS.md");
     assert_eq!(
         started.payload["guidance"].as_array().map(Vec::len),
@@ -521,12 +521,12 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     let created = ledger
         .iter()
         .find(|e| e["kind"] == "agent_created")
-        .unwrap_or_else(|| panic!("no agent_created"));
+        .expect("no agent_created");
     assert_eq!(created["payload"]["agent"]["visibility"], "private");
     let admitted = ledger
         .iter()
         .find(|e| e["kind"] == "message_admitted")
-        .unwrap_or_else(|| panic!("no message_admitted"));
+        .expect("no message_admitted");
     assert_eq!(admitted["provenance"]["delivery_surface"], "run_once");
     assert_eq!(admitted["payload"]["message"]["id"], message.as_str());
     assert!(ledger

@@ -14,8 +14,8 @@ use super::pty::Console;
 use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{stderr, Home};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 pub(super) fn git(dir: &Path, args: &[&str]) -> String {
@@ -94,8 +94,7 @@ async fn a_run_started_in_a_subdirectory_works_on_that_repository_and_refuses_es
     let repo = repo(projects.path(), "widget");
     let outside = projects.path().join("outside.txt");
     ok(std::fs::write(&outside, "untouched\n"));
-    std::os::unix::fs::symlink(projects.path(), repo.join("crates/escape"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(projects.path(), repo.join("crates/escape")).unwrap();
     let patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+hello from holon\n";
     let escape = "--- a/../outside.txt\n+++ b/../outside.txt\n@@ -1 +1 @@\n-untouched\n+owned\n";
     let through_link =

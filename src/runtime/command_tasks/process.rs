@@ -131,10 +131,10 @@ mod gate_tests {
     #[test]
     fn the_command_runs_only_through_an_opened_gate() {
         use std::os::unix::process::CommandExt;
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let run = |open: bool| {
             let marker = dir.path().join(format!("ran-{open}"));
-            let (read, write) = StartGate::pipe().unwrap_or_else(|e| panic!("{e}"));
+            let (read, write) = StartGate::pipe().unwrap();
             let script = format!(
                 "read _ <&3 || exit 125; exec 3<&-\ntouch {}",
                 marker.display()
@@ -145,7 +145,7 @@ mod gate_tests {
             unsafe {
                 cmd.pre_exec(move || StartGate::child_side(read, write));
             }
-            let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{e}"));
+            let mut child = cmd.spawn().unwrap();
             // SAFETY: the parent keeps only the write end.
             unsafe {
                 libc::close(read);
@@ -156,7 +156,7 @@ mod gate_tests {
             } else {
                 drop(gate);
             }
-            let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+            let status = child.wait().unwrap();
             (status.code(), marker.exists())
         };
         assert_eq!(run(true), (Some(0), true));

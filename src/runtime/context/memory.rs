@@ -130,11 +130,11 @@ mod tests {
 
     #[test]
     fn missing_files_are_created_and_never_overwritten() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        ensure(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        ensure(dir.path()).unwrap();
         let own = dir.path().join("memory/self.md");
-        std::fs::write(&own, "mine").unwrap_or_else(|e| panic!("{e}"));
-        ensure(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&own, "mine").unwrap();
+        ensure(dir.path()).unwrap();
         assert_eq!(std::fs::read_to_string(&own).ok().as_deref(), Some("mine"));
         let files = load(dir.path());
         assert_eq!(files.len(), 2);
@@ -146,15 +146,14 @@ mod tests {
 
     #[test]
     fn huge_and_invalid_files_are_bounded_lossy_and_noted() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(dir.path().join("memory")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(dir.path().join("memory/self.md"), "x".repeat(1_000_000))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+        std::fs::write(dir.path().join("memory/self.md"), "x".repeat(1_000_000)).unwrap();
         std::fs::write(
             dir.path().join("memory/operator.md"),
             b"ok \xff\xfe not utf8".as_slice(),
         )
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap();
         let files = load(dir.path());
         assert_eq!(files[0].text.chars().count(), MAX_MEMORY_CHARS);
         assert!(files[0]

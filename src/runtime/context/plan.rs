@@ -273,13 +273,13 @@ mod tests {
     fn older_turns_fold_and_the_newest_stay_within_the_target() {
         // Ten turns of ~110 tokens each.
         let entries: Vec<_> = (0..10).flat_map(|i| turn(&format!("r{i}"), 400)).collect();
-        let fold = plan_fold(&entries, 600, 300, false).unwrap_or_else(|| panic!("fold"));
+        let fold = plan_fold(&entries, 600, 300, false).expect("fold");
         assert_eq!(fold.turns, 8, "two turns fit 300 tokens");
         assert_eq!(fold.entries, 16);
         assert_eq!(fold.through_id, entries[15].id);
         assert!(fold.tokens_kept <= 300);
         // Forced: everything but the running turn.
-        let forced = plan_fold(&entries, 10_000, 10_000, true).unwrap_or_else(|| panic!("fold"));
+        let forced = plan_fold(&entries, 10_000, 10_000, true).expect("fold");
         assert_eq!(forced.turns, 9);
     }
 

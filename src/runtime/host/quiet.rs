@@ -87,6 +87,6 @@ mod tests {
         step(1_100).await;
         assert_eq!(trims.load(Ordering::SeqCst), 2);
         let _ = stop.send(true);
-        task.await.unwrap_or_else(|e| panic!("{e}"));
+        task.await.unwrap();
     }
 }

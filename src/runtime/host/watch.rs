@@ -473,11 +473,11 @@ mod tests {
     use super::*;
 
     fn dir() -> tempfile::TempDir {
-        tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+        tempfile::tempdir().unwrap()
     }
 
     fn write(path: &Path, text: &str) {
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(path, text).unwrap();
     }
 
     fn scopes(g: &[Guidance]) -> Vec<(GuidanceScope, &str)> {
@@ -542,7 +542,7 @@ mod tests {
     #[test]
     fn nothing_to_load_is_empty() {
         let d = dir();
-        std::fs::create_dir_all(d.path().join("AGENTS.md")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(d.path().join("AGENTS.md")).unwrap();
         assert!(load_guidance(d.path(), d.path()).is_empty());
     }
 }

@@ -432,7 +432,7 @@ mod tests {
         let parsed = parse_response(&json!({"status": "completed", "output": [
             {"type": "custom_tool_call", "call_id": "p3", "name": "ApplyPatch", "input": diff}
         ]}));
-        let round = parsed.unwrap_or_else(|e| panic!("{e:?}"));
+        let round = parsed.unwrap();
         assert_eq!(round.tool_calls[0].arguments, json!({"input": diff}));
         assert_eq!(round.tool_calls[0].name, "ApplyPatch");
     }

@@ -153,14 +153,14 @@ fn configured_endpoints_override_and_extend() {
     let endpoints: BTreeMap<String, ProviderEndpointConfig> =
         toml::from_str(toml_text).unwrap_or_else(|e| panic!("config: {e}"));
     let e = env(&[("TOGETHER_API_KEY", "tk")]);
-    let t = resolve_endpoint("together/llama", &e, &endpoints).unwrap_or_else(|f| panic!("{f:?}"));
+    let t = resolve_endpoint("together/llama", &e, &endpoints).unwrap();
     assert_eq!(t.url(), "https://api.together.xyz/v1/chat/completions");
     assert_eq!(
         t.api_key.as_ref().map(ApiKey::env),
         Some("TOGETHER_API_KEY")
     );
     assert_eq!(t.streaming, Streaming::On);
-    let o = resolve_endpoint("openai/gpt", &e, &endpoints).unwrap_or_else(|f| panic!("{f:?}"));
+    let o = resolve_endpoint("openai/gpt", &e, &endpoints).unwrap();
     assert_eq!(o.api_key, None);
     assert_eq!(o.streaming, Streaming::On);
     let f = resolve_endpoint("together/llama", &env(&[]), &endpoints).err();
@@ -211,9 +211,9 @@ fn chain_keeps_rejected_candidates_unless_none_resolve() {
         &none(),
         RetryPolicy::default(),
     );
-    let f = none_ok
-        .err()
-        .unwrap_or_else(|| panic!("chain without credentials built"));
+    let Err(f) = none_ok else {
+        panic!("chain without credentials built")
+    };
     assert!(
         f.artifact.summary.contains("OPENAI_API_KEY")
             && f.artifact.summary.contains("ANTHROPIC_API_KEY")

@@ -368,7 +368,7 @@ mod tests {
         );
         let (value, malformed) = parse_arguments(r#"{"cmd":"#);
         assert_eq!(value, json!({}));
-        let malformed = malformed.unwrap_or_else(|| panic!("not flagged"));
+        let malformed = malformed.expect("not flagged");
         assert_eq!(malformed.raw, r#"{"cmd":"#);
         assert!(malformed.error.contains("EOF"), "{}", malformed.error);
     }

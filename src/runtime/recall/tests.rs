@@ -7,8 +7,8 @@ use serde_json::json;
 use super::*;
 use crate::store::{Store, StoreOptions};
 
-fn ok<T, E: std::fmt::Display>(r: Result<T, E>) -> T {
-    r.unwrap_or_else(|e| panic!("{e}"))
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
 }
 
 struct Fixture {
@@ -78,10 +78,10 @@ fn briefs_are_found_with_provenance_and_fetched_exactly() {
         h.snippet
     );
     assert!(h.score > 0.0);
-    let got = ok(get(&f.home, &h.source_ref, GET_DEFAULT_CHARS)).unwrap_or_else(|| panic!("gone"));
+    let got = ok(get(&f.home, &h.source_ref, GET_DEFAULT_CHARS)).expect("gone");
     assert_eq!(got.content, text);
     assert!(!got.truncated);
-    let cut = ok(get(&f.home, &h.source_ref, 10)).unwrap_or_else(|| panic!("gone"));
+    let cut = ok(get(&f.home, &h.source_ref, 10)).expect("gone");
     assert_eq!(cut.content, "Deployed r");
     assert!(cut.truncated);
     assert_eq!(cut.total_chars, text.chars().count());
@@ -135,7 +135,7 @@ fn cjk_queries_match_inside_runs_and_content_has_no_expansion_tokens() {
         assert!(hits[0].snippet.contains("上下文压缩"));
     }
     let hits = search_in(&f, "上下文", None);
-    let got = ok(get(&f.home, &hits[0].source_ref, 1000)).unwrap_or_else(|| panic!("gone"));
+    let got = ok(get(&f.home, &hits[0].source_ref, 1000)).expect("gone");
     assert_eq!(got.content, text, "the exact body, no bigrams");
 }
 
@@ -144,7 +144,7 @@ fn search_is_scoped_to_the_workspace_and_memory_files_are_always_in() {
     let f = fixture();
     brief(&f, "deploy notes for repo one", "ws_one");
     brief(&f, "deploy notes for repo two", "ws_two");
-    crate::runtime::context::memory::ensure(&f.home).unwrap_or_else(|e| panic!("{e}"));
+    crate::runtime::context::memory::ensure(&f.home).unwrap();
     ok(std::fs::write(
         f.home.join("memory/self.md"),
         "Always deploy on Tuesdays.",

@@ -112,9 +112,9 @@ mod tests {
 
     #[test]
     fn a_use_target_is_an_id_or_a_directory_made_absolute() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let base = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(base.join("ws_named_dir")).unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("ws_named_dir")).unwrap();
         let t = |s: &str| UseWorkspace::from_target(s, WorkspaceMode::Direct, &base);
         assert_eq!(t("agent_home").workspace_id.as_deref(), Some("agent_home"));
         assert_eq!(

@@ -472,13 +472,12 @@ mod tests {
 
     #[test]
     fn directory_arguments_stay_inside_the_root() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let root = dir.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(root.join("a/b")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join("f"), "").unwrap_or_else(|e| panic!("{e}"));
-        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        std::os::unix::fs::symlink(outside.path(), root.join("out"))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("f"), "").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
         assert_eq!(resolve_dir_in_root(&root, "a/./b"), Ok(root.join("a/b")));
         assert_eq!(
             resolve_dir_in_root(&root, "a/../a"),
@@ -501,10 +500,10 @@ mod tests {
 
     #[test]
     fn cwd_keeps_its_place_when_the_root_changes() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
         let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-        std::fs::create_dir_all(old.join("src/x")).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::create_dir_all(new.join("src/x")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(old.join("src/x")).unwrap();
+        std::fs::create_dir_all(new.join("src/x")).unwrap();
         assert_eq!(carry_cwd(&old, &old.join("src/x"), &new), new.join("src/x"));
         assert_eq!(carry_cwd(&old, &old.join("gone"), &new), new);
         assert_eq!(carry_cwd(&old, Path::new("/elsewhere"), &new), new);

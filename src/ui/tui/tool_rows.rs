@@ -163,7 +163,7 @@ mod tests {
         };
         assert!(serde_json::from_str::<Value>(&event.result_preview).is_err());
         assert_eq!(exec_task_id(&event).as_deref(), Some("task_9"));
-        let row = exec_row(&event, None).unwrap_or_else(|| panic!("a command row"));
+        let row = exec_row(&event, None).expect("a command row");
         assert_eq!((row.exit, row.status.as_str()), (Some(3), "failed"));
         assert_eq!(
             row.output.map(|o| o.len()),

@@ -84,7 +84,7 @@ fn multiple_files_and_hunks() {
     let files = parse_patch(
         "--- a/one\n+++ b/one\n@@ -1 +1 @@\n-a\n+b\n@@ -10,2 +10,3 @@\n x\n+y\n z\n--- a/two\n+++ b/two\n@@ -3 +3 @@\n-c\n+d\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(files.len(), 2);
     assert_eq!(files[0].hunks.len(), 2);
     assert_eq!(files[0].hunks[1].lines.len(), 3);
@@ -398,11 +398,11 @@ struct Root {
 }
 
 fn root() -> Root {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("home");
     let outside = dir.path().join("outside");
     for d in [&root, &outside] {
-        std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(d).unwrap();
     }
     Root {
         _dir: dir,
@@ -413,9 +413,9 @@ fn root() -> Root {
 
 fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {
-        std::fs::create_dir_all(p).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(p).unwrap();
     }
-    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(path, text).unwrap();
 }
 
 fn read(path: &Path) -> String {
@@ -451,7 +451,7 @@ fn modifies_creates_and_deletes_in_one_patch() {
     let patch = "--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n\
                  --- /dev/null\n+++ b/docs/new/readme.md\n@@ -0,0 +1,2 @@\n+# New\n+text\n\
                  --- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
-    let changes = apply_in_root(&r.root, patch).unwrap_or_else(|e| panic!("{e}"));
+    let changes = apply_in_root(&r.root, patch).unwrap();
     let rows: Vec<(&str, FileAction, usize, usize)> = changes
         .iter()
         .map(|c| (c.path.as_str(), c.action, c.added, c.removed))
@@ -523,7 +523,7 @@ fn the_same_file_twice_applies_in_sequence() {
     write(&r.root.join("f"), "a\nb\nc\n");
     let patch =
         "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n A\n-b\n+B\n";
-    apply_in_root(&r.root, patch).unwrap_or_else(|e| panic!("{e}"));
+    apply_in_root(&r.root, patch).unwrap();
     assert_eq!(read(&r.root.join("f")), "A\nB\nc\n");
 }
 
@@ -594,7 +594,7 @@ fn symlinks_that_leave_the_root_are_refused() {
     let r = root();
     write(&r.outside.join("secret.txt"), "s\n");
     let link = |target: &Path, name: &str| {
-        std::os::unix::fs::symlink(target, r.root.join(name)).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(target, r.root.join(name)).unwrap();
     };
     link(&r.outside, "escape");
     link(&r.outside.join("secret.txt"), "secret-link");
@@ -623,13 +623,12 @@ fn symlinks_that_leave_the_root_are_refused() {
 fn a_symlink_inside_the_root_is_followed_and_kept() {
     let r = root();
     write(&r.root.join("real.txt"), "a\n");
-    std::os::unix::fs::symlink(r.root.join("real.txt"), r.root.join("alias.txt"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(r.root.join("real.txt"), r.root.join("alias.txt")).unwrap();
     apply_in_root(
         &r.root,
         "--- a/alias.txt\n+++ b/alias.txt\n@@ -1 +1 @@\n-a\n+b\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     assert_eq!(read(&r.root.join("real.txt")), "b\n");
     assert!(r.root.join("alias.txt").is_symlink());
 }
@@ -640,13 +639,12 @@ fn file_permissions_survive_a_modification() {
     let r = root();
     let script = r.root.join("run.sh");
     write(&script, "#!/bin/sh\necho a\n");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     apply_in_root(
         &r.root,
         "--- a/run.sh\n+++ b/run.sh\n@@ -2 +2 @@\n-echo a\n+echo b\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .unwrap();
     let mode = std::fs::metadata(&script)
         .map(|m| m.permissions().mode())
         .unwrap_or(0);
@@ -656,8 +654,8 @@ fn file_permissions_survive_a_modification() {
 #[test]
 fn non_text_files_and_directories_are_refused() {
     let r = root();
-    std::fs::write(r.root.join("blob"), [0xff, 0xfe, 0x00, 0x01]).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(r.root.join("dir")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(r.root.join("blob"), [0xff, 0xfe, 0x00, 0x01]).unwrap();
+    std::fs::create_dir_all(r.root.join("dir")).unwrap();
     assert_eq!(
         apply_in_root(&r.root, "--- a/blob\n+++ b/blob\n@@ -1 +1 @@\n-a\n+b\n").err(),
         Some(PatchError::NotText {

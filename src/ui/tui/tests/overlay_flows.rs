@@ -253,7 +253,7 @@ fn a_child_opens_from_the_agents_overlay_read_only() {
         "workspace_mode": "inherit", "model_rounds": 1, "input_tokens": 10,
         "output_tokens": 5, "queue_depth": 0, "tasks_active": 0
     }))
-    .unwrap_or_else(|e| panic!("{e}"))];
+    .unwrap()];
     update(
         &mut st,
         Msg::Response {

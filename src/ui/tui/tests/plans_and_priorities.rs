@@ -46,10 +46,7 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
         payload: json!({ "work_item": item, "changed": ["objective"], "source": "tool" }),
     };
     update(&mut st, Msg::Event(Box::new(e)));
-    let w = st
-        .agent
-        .work_item("wi_release")
-        .unwrap_or_else(|| panic!("work item missing"));
+    let w = st.agent.work_item("wi_release").expect("work item missing");
     assert_eq!(w.objective, "Ship the 0.4 release today");
     assert_eq!(w.revision, 4);
     assert_eq!(
