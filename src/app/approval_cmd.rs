@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use super::Context;
 use crate::protocol::types::ApprovalRecord;
-use crate::protocol::{Request, RuntimeClient};
+use crate::protocol::Request;
 use crate::ui::present::approvals::{answered, lines};
 
 pub async fn list(
@@ -37,11 +37,10 @@ async fn answer(ctx: &Context, request: Request, json: bool) -> anyhow::Result<E
              the agent); start it with `holon --detach`, then answer"
         );
     };
-    let value = client.call(request).await?;
+    let rec: ApprovalRecord = crate::protocol::call_typed(&client, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", serde_json::to_string_pretty(&rec)?);
     } else {
-        let rec: ApprovalRecord = serde_json::from_value(value)?;
         println!("{}", answered(&rec));
     }
     Ok(ExitCode::SUCCESS)

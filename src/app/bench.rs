@@ -394,7 +394,13 @@ async fn console_startup(paths: &super::paths::Paths, ledger: u64) -> anyhow::Re
     while let Some(effect) = effects.pop() {
         if let Effect::Call { id, request } = effect {
             let result = client.call(request).await;
-            effects.extend(update(&mut state, Msg::Response { id, result }));
+            effects.extend(update(
+                &mut state,
+                Msg::Response {
+                    id,
+                    result: Box::new(result),
+                },
+            ));
         }
     }
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;

@@ -413,17 +413,16 @@ pub async fn attach(
         )
     })?);
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let state: serde_json::Value = client
-        .call(Request::AgentState {
-            agent_id: agent.clone(),
-        })
-        .await?;
-    let last = state["last_event_seq"].as_u64().unwrap_or(0);
+    let request = Request::AgentState {
+        agent_id: agent.clone(),
+    };
+    let state: crate::protocol::AgentState = call_typed(&*client, request).await?;
+    let last = state.last_event_seq;
     println!(
         "attached to {} ({}); {} — type a prompt and press Enter, Ctrl+D to detach",
         agent,
         endpoint.describe(),
-        state["agent"]["posture_reason"].as_str().unwrap_or("")
+        state.agent.posture_reason
     );
     let follower = {
         let client = std::sync::Arc::clone(&client);

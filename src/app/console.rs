@@ -504,6 +504,7 @@ impl ConsoleLoop {
                     let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
                     tokio::spawn(async move {
                         let result = client.call(request).await;
+                        let result = Box::new(result);
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }

@@ -159,12 +159,8 @@ fn needs_runtime(what: &str) -> ApiError {
 }
 
 impl RuntimeClient for OfflineClient {
-    fn call(&self, request: Request) -> BoxFuture<'_, Result<serde_json::Value, ApiError>> {
-        Box::pin(async move {
-            let answer = self.answer(request).await?;
-            serde_json::to_value(answer)
-                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
-        })
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<Response, ApiError>> {
+        Box::pin(self.answer(request))
     }
 
     fn subscribe(

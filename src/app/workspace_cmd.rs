@@ -50,7 +50,7 @@ async fn call_all(
 ) -> anyhow::Result<Vec<Value>> {
     let mut out = Vec::with_capacity(requests.len());
     for r in requests {
-        out.push(client.call(r).await?);
+        out.push(crate::protocol::call_json(client, r).await?);
     }
     Ok(out)
 }

@@ -4,9 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::api::{
-    Admitted, AgentSummary, ApiError, ControlOutcome, ErrorCode, EventRecord, Request,
-};
+use super::api::{Admitted, AgentSummary, ApiError, ControlOutcome, EventRecord, Request};
 
 /// How busy the runtime is (daemon lifecycle contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,12 +68,29 @@ pub struct RuntimeStatus {
 pub struct AgentState {
     pub agent: AgentSummary,
     pub last_event_seq: u64,
-    pub closure: serde_json::Value,
-    pub work_items: Vec<serde_json::Value>,
-    pub tasks: Vec<serde_json::Value>,
+    /// Why the agent is or is not done; `null` when it cannot be read.
+    pub closure: Option<crate::runtime::closure::ClosureDecision>,
+    /// Open work items, then recently completed ones.
+    pub work_items: Vec<WorkItemEntry>,
+    /// Active tasks, then recently ended ones.
+    pub tasks: Vec<crate::runtime::tasks::TaskRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_decision: Option<EventRecord>,
     pub display_mode: crate::runtime::agent::DisplayMode,
+}
+
+/// A work item in `agent.state`: the record, and the start of its plan
+/// artifact when it has one (the record's fields and these side by side).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkItemEntry {
+    #[serde(flatten)]
+    pub record: crate::runtime::work_items::WorkItemRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_preview: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_preview_complete: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_path: Option<String>,
 }
 
 /// `runtime.shutdown`: the runtime begins to stop.
@@ -139,11 +154,35 @@ macro_rules! answers {
                     $(Request::$variant { .. } => <$answer>::deserialize(value).map(Response::$variant),)+
                 };
                 read.map_err(|e| {
-                    ApiError::new(
-                        ErrorCode::Internal,
-                        format!("unexpected answer to `{}`: {e}", request.method()),
-                    )
+                    ApiError::decode(format!("unexpected answer to `{}`: {e}", request.method()))
                 })
+            }
+
+            /// The request variant this answers, by name.
+            pub fn variant(&self) -> &'static str {
+                match self {
+                    $(Response::$variant(_) => stringify!($variant),)+
+                }
+            }
+
+            /// The answer, borrowed as the type `T` it carries; `None` when
+            /// it carries another.
+            pub fn get<T: 'static>(&self) -> Option<&T> {
+                match self {
+                    $(Response::$variant(answer) => (answer as &dyn std::any::Any).downcast_ref::<T>(),)+
+                }
+            }
+
+            /// The answer as the type `T` it carries, whichever method it
+            /// answers (several answer with an `AgentSummary`); else the
+            /// name of the method whose answer it is.
+            pub fn take<T: 'static>(self) -> Result<T, &'static str> {
+                match self {
+                    $(Response::$variant(answer) => {
+                        let any: Box<dyn std::any::Any> = Box::new(answer);
+                        any.downcast::<T>().map(|t| *t).map_err(|_| stringify!($variant))
+                    })+
+                }
             }
 
             /// Whether this is the kind of answer `request` gets.
@@ -193,4 +232,47 @@ answers! {
     ApprovalDeny => crate::runtime::approvals::ApprovalRecord,
     WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
     EventsPage => EventsPage,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::Failure;
+
+    #[test]
+    fn an_answer_of_the_wrong_shape_is_a_decode_failure() {
+        let request = Request::RuntimeShutdown;
+        let good = Response::decode(&request, &json!({ "shutting_down": true }));
+        assert!(matches!(
+            good,
+            Ok(Response::RuntimeShutdown(ShutdownAck {
+                shutting_down: true
+            }))
+        ));
+        let bad = Response::decode(&request, &json!({ "shutting": "soon" }));
+        let e = bad
+            .err()
+            .map(|e| (e.failure, e.message.contains("runtime.shutdown")));
+        assert_eq!(e, Some((Failure::Decode, true)));
+    }
+
+    #[test]
+    fn an_answer_is_read_as_the_type_it_carries() {
+        let ack = Response::RuntimeShutdown(ShutdownAck {
+            shutting_down: true,
+        });
+        assert_eq!(
+            ack.get::<ShutdownAck>().map(|a| a.shutting_down),
+            Some(true)
+        );
+        assert!(ack.get::<RuntimeStatus>().is_none());
+        assert_eq!(ack.variant(), "RuntimeShutdown");
+        assert_eq!(
+            ack.clone().take::<RuntimeStatus>().err(),
+            Some("RuntimeShutdown")
+        );
+        assert!(ack.take::<ShutdownAck>().is_ok_and(|a| a.shutting_down));
+    }
 }

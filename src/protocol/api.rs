@@ -441,11 +441,27 @@ impl TryFrom<i64> for ErrorCode {
     }
 }
 
+/// Where a failed call failed, as the client saw it. Never on the wire:
+/// the server's errors are `Server` wherever they are read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Failure {
+    /// The runtime answered with this error.
+    #[default]
+    Server,
+    /// The request or its answer did not get through (the connection
+    /// closed, a write failed).
+    Transport,
+    /// An answer arrived that is not the method's answer type.
+    Decode,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{message}")]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
+    #[serde(skip)]
+    pub failure: Failure,
 }
 
 impl ApiError {
@@ -453,6 +469,23 @@ impl ApiError {
         ApiError {
             code,
             message: message.into(),
+            failure: Failure::Server,
+        }
+    }
+
+    /// The request or its answer did not get through.
+    pub fn transport(message: impl Into<String>) -> ApiError {
+        ApiError {
+            failure: Failure::Transport,
+            ..ApiError::new(ErrorCode::Internal, message)
+        }
+    }
+
+    /// The answer is not what the method answers with.
+    pub fn decode(message: impl Into<String>) -> ApiError {
+        ApiError {
+            failure: Failure::Decode,
+            ..ApiError::new(ErrorCode::Internal, message)
         }
     }
 }

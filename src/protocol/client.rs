@@ -1,6 +1,7 @@
 //! The one client interface (`RuntimeClient`), in-process, over the socket
 //! or offline, with what a subscription yields and the shared follow loop.
 
+use super::answers::Response;
 use super::api::{ApiError, BoxFuture, ErrorCode, EventRecord, Request};
 
 /// What an event subscription yields. Events are the common case, so they
@@ -38,8 +39,10 @@ impl Subscription {
 
 /// The one client interface, in-process or over the socket.
 pub trait RuntimeClient: Send + Sync {
-    /// Perform one request; the result is the method's JSON result.
-    fn call(&self, request: Request) -> BoxFuture<'_, Result<serde_json::Value, ApiError>>;
+    /// Perform one request; the answer is typed by its method. An error
+    /// says whether the server refused it, the transport failed, or the
+    /// answer did not decode (`ApiError::failure`).
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<Response, ApiError>>;
 
     /// Follow an agent's events from `from_seq` (inclusive).
     fn subscribe(
@@ -55,7 +58,11 @@ pub trait RuntimeClient: Send + Sync {
     /// client may answer some requests without building a `Value` (an
     /// events page splices the stored events in as they are).
     fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
-        Box::pin(async move { self.call(request).await.map(|v| v.to_string()) })
+        Box::pin(async move {
+            let answer = self.call(request).await?;
+            serde_json::to_string(&answer)
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+        })
     }
 
     /// Several requests in order, answered in order (what a pipelining
@@ -125,16 +132,24 @@ where
     }
 }
 
-/// Typed helpers over `call`.
-pub async fn call_typed<T: serde::de::DeserializeOwned>(
+/// `call`, for a caller that wants the answer as the type it carries.
+pub async fn call_typed<T: 'static>(
     client: &dyn RuntimeClient,
     request: Request,
 ) -> Result<T, ApiError> {
-    let v = client.call(request).await?;
-    serde_json::from_value(v).map_err(|e| {
-        ApiError::new(
-            ErrorCode::Internal,
-            format!("unexpected response shape: {e}"),
-        )
+    let method = request.method();
+    client.call(request).await?.take::<T>().map_err(|answered| {
+        ApiError::decode(format!(
+            "`{method}` was answered with another type ({answered}'s answer)"
+        ))
     })
+}
+
+/// `call`, for a caller that prints the answer as JSON.
+pub async fn call_json(
+    client: &dyn RuntimeClient,
+    request: Request,
+) -> Result<serde_json::Value, ApiError> {
+    let answer = client.call(request).await?;
+    serde_json::to_value(answer).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
 }

@@ -8,7 +8,8 @@ pub use crate::runtime::agent::{
     ProfilePreset,
 };
 pub use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
-pub use crate::runtime::closure::TurnTerminalKind;
+pub use crate::runtime::closure::{ClosureDecision, TurnTerminalKind};
+pub use crate::runtime::command_tasks::TaskInputReceipt;
 pub use crate::runtime::context::{SummarySource, WindowSource};
 pub use crate::runtime::envelope::{
     MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority, TriggerKind,
@@ -31,7 +32,7 @@ pub use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkI
 pub use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
 pub use crate::runtime::workspace::PolicySource;
 pub use crate::runtime::workspace::{
-    ExecutionSnapshot, UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceList, WorkspaceMode,
-    WorktreeSession, AGENT_HOME_ID,
+    ExecutionSnapshot, UseOutcome, UseWorkspace, WorkspaceBinding, WorkspaceEntry, WorkspaceList,
+    WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
 };
 pub use crate::store::Provenance;

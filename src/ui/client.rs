@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use serde_json::Value;
+
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
@@ -22,7 +22,7 @@ use crate::protocol::jsonrpc::{
     Incoming, IncomingLine, Notification, RequestLine, SubscribeParams, SubscriptionRequest,
 };
 use crate::protocol::{
-    ApiError, BoxFuture, ErrorCode, Request, RuntimeClient, Subscription, SubscriptionItem,
+    ApiError, BoxFuture, Request, Response, RuntimeClient, Subscription, SubscriptionItem,
 };
 
 /// Answers are handed over as their JSON text: `call` parses it into a
@@ -50,7 +50,7 @@ impl Drop for SocketClient {
 }
 
 fn closed() -> ApiError {
-    ApiError::new(ErrorCode::Internal, "the connection to the runtime closed")
+    ApiError::transport("the connection to the runtime closed")
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -144,11 +144,16 @@ async fn route(n: Notification, subs: &Subs) {
 }
 
 impl RuntimeClient for SocketClient {
-    fn call(&self, request: Request) -> BoxFuture<'_, Result<Value, ApiError>> {
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<Response, ApiError>> {
         Box::pin(async move {
             let text = self.send(&request).await?;
-            serde_json::from_str(&text)
-                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                ApiError::decode(format!(
+                    "the answer to `{}` is not JSON: {e}",
+                    request.method()
+                ))
+            })?;
+            Response::decode(&request, &value)
         })
     }
 
@@ -181,5 +186,38 @@ impl RuntimeClient for SocketClient {
 
     fn transport(&self) -> &'static str {
         "attached"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Failure;
+
+    /// A runtime that goes away is a transport failure, not the server's
+    /// answer; a runtime that answers garbage is a decoding failure.
+    #[tokio::test]
+    async fn failures_say_where_they_happened() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let client = SocketClient::over(ours, PathBuf::from("test.sock")).unwrap();
+        // The server reads one request and answers it with the wrong shape.
+        let server = tokio::spawn(async move {
+            let (read, mut write) = theirs.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let line = lines.next_line().await.unwrap().unwrap();
+            let id = serde_json::from_str::<serde_json::Value>(&line).unwrap()["id"].clone();
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"holon": 7}});
+            write
+                .write_all(format!("{answer}\n").as_bytes())
+                .await
+                .unwrap();
+            // Then it goes away.
+        });
+        let decode = client.call(Request::RuntimeStatus).await.err();
+        assert_eq!(decode.map(|e| e.failure), Some(Failure::Decode));
+        server.await.unwrap();
+        let gone = client.call(Request::RuntimeStatus).await.err();
+        assert_eq!(gone.map(|e| e.failure), Some(Failure::Transport));
     }
 }

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use holon::app::control::{server, socket};
-use holon::protocol::{Request, RuntimeClient, SubscriptionItem};
+use holon::protocol::{call_json, Request, RuntimeClient, SubscriptionItem};
 use holon::runtime::envelope::Priority;
 use holon::ui::client::SocketClient;
 
@@ -185,7 +185,7 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
     }
     // Everyone else is still served promptly.
     let t = std::time::Instant::now();
-    let v = client.call(Request::RuntimeStatus).await.unwrap();
+    let v = call_json(&client, Request::RuntimeStatus).await.unwrap();
     assert_eq!(v["holon"], "holon");
     assert!(t.elapsed() < Duration::from_secs(2));
     drop(stuck);
@@ -605,7 +605,7 @@ async fn a_spliced_events_page_is_the_same_page() {
             limit,
             kind: None,
         };
-        let typed = s.rig.host.call(req.clone()).await.unwrap();
+        let typed = call_json(&s.rig.host, req.clone()).await.unwrap();
         let raw = s.rig.host.call_raw(req).await.unwrap();
         let spliced: Value = serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{e}: {raw}"));
         assert_eq!(spliced, typed, "from {from}, limit {limit}");

@@ -487,13 +487,11 @@ async fn sleep_with_duration_wakes_on_its_timer() {
         .is_empty());
     drop(rx);
     let status = {
-        use holon::protocol::{Request, RuntimeClient};
-        r.host
-            .call(Request::AgentStatus {
-                agent_id: "main".into(),
-            })
-            .await
-            .unwrap()
+        use holon::protocol::{call_json, Request};
+        let request = Request::AgentStatus {
+            agent_id: "main".into(),
+        };
+        call_json(&r.host, request).await.unwrap()
     };
     assert_eq!(status["timers_active"], 0);
     r.host.shutdown().await;
@@ -598,7 +596,7 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_state_serves_the_plan_preview_of_open_work() {
-    use holon::protocol::{Request, RuntimeClient};
+    use holon::protocol::Request;
     let r = rig(vec![]).await;
     r.host.control("main", ControlAction::Pause).await.unwrap();
     let plan = format!("# Plan\n\n1. measure\n2. fix\n{}", "x".repeat(3000));
@@ -608,13 +606,10 @@ async fn agent_state_serves_the_plan_preview_of_open_work() {
         ..Default::default()
     };
     let item = r.host.create_work_item("main", req).await.unwrap();
-    let state = r
-        .host
-        .call(Request::AgentState {
-            agent_id: "main".into(),
-        })
-        .await
-        .unwrap();
+    let request = Request::AgentState {
+        agent_id: "main".into(),
+    };
+    let state = holon::protocol::call_json(&r.host, request).await.unwrap();
     let w = state["work_items"]
         .as_array()
         .and_then(|a| a.iter().find(|w| w["id"] == item.id.as_str()))

@@ -230,13 +230,10 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
         .to_owned();
     assert_eq!(created.payload["waiting_intent"]["external_ref"], "pr-7");
     wait_event(&s.r.host, "the first turn's end", kind("turn_terminal")).await;
-    let summary = ok(s
-        .r
-        .host
-        .call(holon::protocol::Request::AgentStatus {
-            agent_id: "main".into(),
-        })
-        .await);
+    let request = holon::protocol::Request::AgentStatus {
+        agent_id: "main".into(),
+    };
+    let summary = ok(holon::protocol::call_json(&s.r.host, request).await);
     assert_eq!(summary["posture"], "WaitingForExternal", "{summary}");
     assert_eq!(
         summary["posture_reason"], "waiting on CI for PR 7 (ci pr-7)",
@@ -502,11 +499,9 @@ async fn a_wait_that_no_longer_applies_is_cancelled_by_the_model_and_bad_waits_a
         first_round.contains("no work item `work_nope`"),
         "{first_round}"
     );
-    let summary = ok(r
-        .host
-        .call(holon::protocol::Request::AgentStatus {
-            agent_id: "main".into(),
-        })
-        .await);
+    let request = holon::protocol::Request::AgentStatus {
+        agent_id: "main".into(),
+    };
+    let summary = ok(holon::protocol::call_json(&r.host, request).await);
     assert_ne!(summary["posture"], "WaitingForExternal", "{summary}");
 }

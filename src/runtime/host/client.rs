@@ -8,15 +8,14 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use super::dispatch::{not_found, operator_prompt, SUBSCRIPTION_BUFFER};
 use super::RuntimeHost;
 use crate::protocol::{
-    ApiError, BoxFuture, ErrorCode, Request, RuntimeClient, Subscription, SubscriptionItem,
-    MAX_PAGE,
+    ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
+    SubscriptionItem, MAX_PAGE,
 };
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
@@ -105,8 +104,8 @@ async fn forward_deltas(
 }
 
 impl RuntimeClient for RuntimeHost {
-    fn call(&self, request: Request) -> BoxFuture<'_, Result<Value, ApiError>> {
-        Box::pin(self.handle(request))
+    fn call(&self, request: Request) -> BoxFuture<'_, Result<Response, ApiError>> {
+        Box::pin(self.answer(request))
     }
 
     fn subscribe(

@@ -3,12 +3,12 @@
 //! attached clients; the `RuntimeClient` side (batches, subscriptions) is
 //! in `client.rs`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::RuntimeHost;
 use crate::protocol::{
     AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, RetrievalStatus,
-    RuntimeStatus, ShutdownAck, TaskOutput as TaskOutputAnswer,
+    RuntimeStatus, ShutdownAck, TaskOutput as TaskOutputAnswer, WorkItemEntry,
 };
 use crate::runtime::agent::{AgentRecord, AgentVisibility};
 use crate::runtime::command_tasks::read_tail;
@@ -122,23 +122,25 @@ impl RuntimeHost {
         let summary = self.summarize(&rx, &agent)?;
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
-        let closure = live
-            .as_ref()
-            .map(|l| json!(l.projection.closure()))
-            .unwrap_or(Value::Null);
+        let closure = live.as_ref().map(|l| l.projection.closure());
         let home = self.inner.agent_home(agent_id);
         let with_plan = |w: &WorkItemRecord| {
-            let mut v = json!(w);
             let path = crate::runtime::work_ops::plan_path(&home, &w.id);
+            let mut entry = WorkItemEntry {
+                record: w.clone(),
+                plan_preview: None,
+                plan_preview_complete: None,
+                plan_path: None,
+            };
             if let Ok(text) = std::fs::read_to_string(&path) {
                 let preview: String = text.chars().take(PLAN_PREVIEW_CHARS).collect();
-                v["plan_preview_complete"] = json!(preview.len() == text.len());
-                v["plan_preview"] = json!(preview);
-                v["plan_path"] = json!(path);
+                entry.plan_preview_complete = Some(preview.len() == text.len());
+                entry.plan_preview = Some(preview);
+                entry.plan_path = Some(path.display().to_string());
             }
-            v
+            entry
         };
-        let mut work_items: Vec<Value> = Vec::new();
+        let mut work_items: Vec<WorkItemEntry> = Vec::new();
         for w in live
             .as_ref()
             .map(|l| l.work_items.clone())
@@ -151,17 +153,22 @@ impl RuntimeHost {
             .into_iter()
             .filter(|w| w.state == crate::runtime::work_items::WorkItemState::Completed)
         {
-            work_items.push(json!(w));
+            work_items.push(WorkItemEntry {
+                record: w,
+                plan_preview: None,
+                plan_preview_complete: None,
+                plan_path: None,
+            });
         }
-        let mut tasks: Vec<Value> = Vec::new();
+        let mut tasks: Vec<TaskRecord> = Vec::new();
         for id in rx.index_list(Index::ActiveTasks, agent_id)? {
             if let Some(t) = rx.get::<TaskRecord>(Keyed::Tasks, agent_id, &id)? {
-                tasks.push(json!(t));
+                tasks.push(t);
             }
         }
         for t in rx.list_recent::<TaskRecord>(Keyed::Tasks, agent_id, 20)? {
             if t.status.is_terminal() {
-                tasks.push(json!(t));
+                tasks.push(t);
             }
         }
         let last_decision = rx

@@ -66,16 +66,6 @@ pub fn flag(v: &Value, ptr: &str) -> bool {
     v.pointer(ptr).and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// The strings of an array at `ptr`.
-pub fn strings(v: &Value, ptr: &str) -> Vec<String> {
-    let items = v
-        .pointer(ptr)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
-    items.filter_map(Value::as_str).map(str::to_owned).collect()
-}
-
 /// `1,234`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

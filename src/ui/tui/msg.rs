@@ -7,7 +7,7 @@
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::protocol::{AgentState, ApiError, EventRecord, Request};
+use crate::protocol::{AgentState, ApiError, EventRecord, Request, Response};
 
 /// Identifies one request the core asked the loop to make.
 pub type RequestId = u64;
@@ -55,10 +55,11 @@ pub enum Msg {
         run_id: String,
         text: String,
     },
-    /// The answer to `Effect::Call`.
+    /// The answer to `Effect::Call` (boxed: an answer is large, and
+    /// every key press is a `Msg` too).
     Response {
         id: RequestId,
-        result: Result<serde_json::Value, ApiError>,
+        result: Box<Result<Response, ApiError>>,
     },
     Connection(Connection),
 }

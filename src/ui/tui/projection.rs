@@ -10,13 +10,12 @@
 
 use serde_json::Value;
 
-use serde::Deserialize;
-
-use super::fmt::{flag, i64_at, owned, text, u64_at};
+use super::fmt::{flag, i64_at, owned, u64_at};
 use crate::protocol::events::{self as ev, Event};
+use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
 use crate::protocol::types::{WorkItemRecord, WorkItemState};
-use crate::protocol::{AgentState, AgentSummary, EventRecord};
+use crate::protocol::{AgentState, AgentSummary, EventRecord, WorkItemEntry};
 use crate::ui::present::wire_name;
 
 /// How a posture reads in the console: a label, a glyph (meaning never by
@@ -99,12 +98,11 @@ impl WorkItemView {
     }
 
     /// A bootstrap entry: the record, and the plan's start beside it.
-    pub fn from_value(v: &Value) -> Option<WorkItemView> {
-        let record = WorkItemRecord::deserialize(v).ok()?;
-        Some(WorkItemView {
-            plan_preview: owned(v, "/plan_preview"),
-            ..WorkItemView::from_record(&record)
-        })
+    pub fn from_entry(entry: &WorkItemEntry) -> WorkItemView {
+        WorkItemView {
+            plan_preview: entry.plan_preview.clone(),
+            ..WorkItemView::from_record(&entry.record)
+        }
     }
 }
 
@@ -145,13 +143,6 @@ impl TaskView {
         }
     }
 
-    /// A bootstrap entry.
-    pub fn from_value(v: &Value) -> Option<TaskView> {
-        TaskRecord::deserialize(v)
-            .ok()
-            .map(|t| TaskView::from_record(&t))
-    }
-
     pub fn is_active(&self) -> bool {
         !is_terminal(&self.status)
     }
@@ -179,7 +170,7 @@ pub struct AgentView {
     pub context_percent: Option<u8>,
     /// Where the agent's tools act (workspace, root, cwd).
     pub execution: Option<crate::protocol::types::ExecutionSnapshot>,
-    pub closure: Value,
+    pub closure: Option<ClosureDecision>,
     pub last_decision: Option<EventRecord>,
     pub work_items: Vec<WorkItemView>,
     pub current_work_item: Option<String>,
@@ -196,13 +187,9 @@ impl AgentView {
         self.work_items = state
             .work_items
             .iter()
-            .filter_map(WorkItemView::from_value)
+            .map(WorkItemView::from_entry)
             .collect();
-        self.tasks = state
-            .tasks
-            .iter()
-            .filter_map(TaskView::from_value)
-            .collect();
+        self.tasks = state.tasks.iter().map(TaskView::from_record).collect();
         self.posture_seq = state.last_event_seq;
     }
 
@@ -460,9 +447,12 @@ impl AgentView {
                 )),
             }
         }
-        if let Some(outcome) = text(&self.closure, "/outcome") {
-            let waiting = text(&self.closure, "/waiting_reason").map(super::fmt::words);
-            let tail = waiting.map(|w| format!(", {w}")).unwrap_or_default();
+        if let Some(c) = &self.closure {
+            let outcome = c.outcome.as_str();
+            let waiting = c.waiting_reason.as_ref().map(wire_name);
+            let tail = waiting
+                .map(|w| format!(", {}", super::fmt::words(&w)))
+                .unwrap_or_default();
             out.push(format!("The last turn closed as {outcome}{tail}."));
         }
         out

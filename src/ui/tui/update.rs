@@ -7,10 +7,8 @@
 //! (another agent is shown, the overlay that asked is closed, a newer
 //! request replaced it) is dropped.
 
-use serde_json::Value;
-
-use crate::protocol::types::UseOutcome;
-use crate::protocol::types::{ApprovalRecord, PromptPreview, TriggerView};
+use crate::protocol::types::{ApprovalRecord, PromptPreview, TaskRecord, TriggerView};
+use crate::protocol::types::{UseOutcome, WorkItemRecord, WorkspaceBinding};
 use crate::ui::present::context;
 
 use super::conversation::Conversation;
@@ -20,7 +18,10 @@ use super::overlays::Ctx;
 use super::rows::Tone;
 use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
 use crate::protocol::events::Event;
-use crate::protocol::{AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, Request};
+use crate::protocol::{
+    Admitted, AgentState, AgentSummary, ApiError, ControlOutcome, ErrorCode, EventRecord,
+    EventsPage, ModelChanged, Request, Response,
+};
 use crate::ui::present::present_event;
 
 pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
@@ -54,7 +55,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
                 state.dirty = true;
             }
         }
-        Msg::Response { id, result } => on_response(state, id, result, &mut fx),
+        Msg::Response { id, result } => on_response(state, id, *result, &mut fx),
         Msg::Connection(c) => {
             state.connection = c;
             state.dirty = true;
@@ -225,13 +226,9 @@ fn history_arrived(
     state: &mut State,
     upto: u64,
     held: Vec<EventRecord>,
-    v: Option<&Value>,
+    events: Vec<EventRecord>,
     fx: &mut Vec<Effect>,
 ) {
-    let events: Vec<EventRecord> = v
-        .and_then(|v| v.get("events").cloned())
-        .and_then(|e| serde_json::from_value(e).ok())
-        .unwrap_or_default();
     let mut hist = Conversation::default();
     for e in events.iter().filter(|e| e.event_seq <= upto) {
         let typed = e.event();
@@ -257,7 +254,7 @@ fn history_arrived(
 fn on_response(
     state: &mut State,
     id: RequestId,
-    result: Result<Value, ApiError>,
+    result: Result<Response, ApiError>,
     fx: &mut Vec<Effect>,
 ) {
     let Some((agent_id, pending)) = state.pending.remove(&id) else {
@@ -267,27 +264,17 @@ fn on_response(
         return;
     }
     state.dirty = true;
-    let error = result.as_ref().err().map(|e| e.message.clone());
     match pending {
-        Pending::Prompt => match &result {
-            Ok(v) => {
-                let message_id = v
-                    .get("message_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                state.conversation.echo_answered(id, message_id);
-            }
+        Pending::Prompt => match typed::<Admitted>(result) {
+            Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its
             // own alert row from that event: the prompt row only says it
             // was not sent, so the reason is shown once.
             Err(e) if e.code == ErrorCode::AgentStopped => state.conversation.echo_failed(id, ""),
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
-        Pending::Command => match &result {
-            Ok(v) => {
-                let task_id = v.get("id").and_then(Value::as_str).map(str::to_owned);
-                state.conversation.echo_answered(id, task_id);
-            }
+        Pending::Command => match typed::<TaskRecord>(result) {
+            Ok(t) => state.conversation.echo_answered(id, Some(t.id)),
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
         Pending::History => {
@@ -298,18 +285,20 @@ fn on_response(
                         History::Loading { held, .. } | History::Waiting { held } => held,
                         History::Done => Vec::new(),
                     };
-                    if let Some(e) = &error {
+                    let page = typed::<EventsPage>(result);
+                    if let Err(e) = &page {
                         state
                             .conversation
                             .note(format!("Could not load the history: {e}"), Tone::Error);
                     }
-                    history_arrived(state, upto, held, result.as_ref().ok(), fx);
+                    let events = page.map(|p| p.events).unwrap_or_default();
+                    history_arrived(state, upto, held, events, fx);
                 }
             }
         }
         Pending::Refresh => {
             state.refresh = None;
-            if let Ok(s) = result.and_then(parse::<AgentSummary>) {
+            if let Ok(s) = typed::<AgentSummary>(result) {
                 state.agent.apply_summary(&s, false);
             }
             if std::mem::take(&mut state.refresh_again) {
@@ -317,31 +306,23 @@ fn on_response(
             }
         }
         Pending::Display => {
-            if let Some(e) = error {
+            if let Err(e) = result {
                 state
                     .conversation
                     .note(format!("The display mode was not saved: {e}"), Tone::Error);
             }
         }
-        Pending::Model => match result {
-            Ok(v) => {
-                let previous = v
-                    .get("previous_model_override")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                if let Some(s) = v
-                    .get("agent")
-                    .cloned()
-                    .and_then(|a| serde_json::from_value::<AgentSummary>(a).ok())
-                {
-                    state.agent.apply_summary(&s, false);
-                }
+        Pending::Model => match typed::<ModelChanged>(result) {
+            Ok(changed) => {
+                state.agent.apply_summary(&changed.agent, false);
                 let now = state
                     .agent
                     .model
                     .clone()
                     .unwrap_or_else(|| "the runtime default".into());
-                let was = previous.unwrap_or_else(|| "the runtime default".into());
+                let was = changed
+                    .previous_model_override
+                    .unwrap_or_else(|| "the runtime default".into());
                 state.conversation.note(
                     format!("Model: {now} (was {was}); it applies from the next turn."),
                     Tone::Ok,
@@ -352,36 +333,30 @@ fn on_response(
                 Tone::Error,
             ),
         },
-        Pending::Control(action) => match result {
-            Ok(v) => {
-                let (from, to) = (super::fmt::text(&v, "/from"), super::fmt::text(&v, "/to"));
+        Pending::Control(action) => match typed::<ControlOutcome>(result) {
+            Ok(outcome) => {
                 let what = super::commands::control_done(action);
                 // The runtime's note explains; one that only repeats the
                 // label is not said twice.
-                let note = super::fmt::text(&v, "/note")
+                let note = Some(outcome.note.trim())
                     .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case(what))
                     .map(|n| format!(": {n}"))
                     .unwrap_or_default();
-                let change = match (from, to) {
-                    (Some(f), Some(t)) if f != t => {
-                        format!(" ({} → {})", f.replace('_', " "), t.replace('_', " "))
-                    }
-                    _ => String::new(),
+                let (from, to) = (outcome.from.as_str(), outcome.to.as_str());
+                let change = match from != to {
+                    true => format!(" ({} → {})", from.replace('_', " "), to.replace('_', " ")),
+                    false => String::new(),
                 };
                 state
                     .conversation
                     .note(format!("{what}{change}{note}"), Tone::Ok);
                 refresh(state, fx);
             }
-            Err(e) => state.conversation.note(e.message.clone(), Tone::Error),
+            Err(e) => state.conversation.note(e.message, Tone::Error),
         },
-        Pending::AgentCreate => match result {
-            Ok(v) => {
-                let name = v
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+        Pending::AgentCreate => match typed::<AgentSummary>(result) {
+            Ok(created) => {
+                let name = created.id;
                 state
                     .conversation
                     .note(format!("Created agent {name}."), Tone::Ok);
@@ -403,63 +378,43 @@ fn on_response(
                 .conversation
                 .note(format!("cannot show {name}: {}", e.message), Tone::Error),
         },
-        Pending::WorkspaceUse => match result {
-            Ok(v) => match serde_json::from_value::<UseOutcome>(v) {
-                Ok(out) => {
-                    state.agent.execution = Some(out.execution.clone());
-                    if let Some(note) = out.note {
-                        state.conversation.note(note, Tone::Info);
-                    }
-                    for w in out.retained {
-                        let kept = format!(
-                            "Kept worktree {} (branch {}): it has changes to review.",
-                            w.worktree_path, w.worktree_branch
-                        );
-                        state.conversation.note(kept, Tone::Info);
-                    }
+        Pending::WorkspaceUse => match typed::<UseOutcome>(result) {
+            Ok(out) => {
+                state.agent.execution = Some(out.execution.clone());
+                if let Some(note) = out.note {
+                    state.conversation.note(note, Tone::Info);
                 }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/workspace: unexpected answer: {e}"), Tone::Error),
-            },
+                for w in out.retained {
+                    let kept = format!(
+                        "Kept worktree {} (branch {}): it has changes to review.",
+                        w.worktree_path, w.worktree_branch
+                    );
+                    state.conversation.note(kept, Tone::Info);
+                }
+            }
             Err(e) => state
                 .conversation
                 .note(format!("/workspace use: {}", e.message), Tone::Error),
         },
-        Pending::Context => match result {
-            Ok(v) => match serde_json::from_value::<PromptPreview>(v) {
-                Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
-                Err(e) => state
-                    .conversation
-                    .note(format!("/context: unexpected answer: {e}"), Tone::Error),
-            },
+        Pending::Context => match typed::<PromptPreview>(result) {
+            Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
             Err(e) => state
                 .conversation
                 .note(format!("/context: {}", e.message), Tone::Error),
         },
-        Pending::Answer => match result {
-            Ok(v) => match serde_json::from_value::<ApprovalRecord>(v) {
-                Ok(a) => {
-                    let text = crate::ui::present::approvals::answered(&a);
-                    state.conversation.note(text, Tone::Ok)
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("unexpected answer: {e}"), Tone::Error),
-            },
+        Pending::Answer => match typed::<ApprovalRecord>(result) {
+            Ok(a) => {
+                let text = crate::ui::present::approvals::answered(&a);
+                state.conversation.note(text, Tone::Ok)
+            }
             // Answered elsewhere first, unknown id, stopped agent: said.
             Err(e) => state.conversation.note(e.message, Tone::Error),
         },
-        Pending::Trigger => match result {
-            Ok(v) => match serde_json::from_value::<TriggerView>(v) {
-                Ok(t) => {
-                    let text = crate::ui::present::trigger::lines(&t).join("\n");
-                    state.conversation.note(text, Tone::Info)
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/trigger: unexpected answer: {e}"), Tone::Error),
-            },
+        Pending::Trigger => match typed::<TriggerView>(result) {
+            Ok(t) => {
+                let text = crate::ui::present::trigger::lines(&t).join("\n");
+                state.conversation.note(text, Tone::Info)
+            }
             Err(e) => state
                 .conversation
                 .note(format!("/trigger: {}", e.message), Tone::Error),
@@ -469,10 +424,9 @@ fn on_response(
                 Pending::WorkspaceAttach => "attach",
                 _ => "detach",
             };
-            match result {
-                Ok(v) => {
-                    let id = v.get("workspace_id").and_then(Value::as_str).unwrap_or("?");
-                    let anchor = v.get("anchor").and_then(Value::as_str).unwrap_or("?");
+            match typed::<WorkspaceBinding>(result) {
+                Ok(b) => {
+                    let (id, anchor) = (&b.workspace_id, &b.anchor);
                     let text = match verb {
                         "attach" => {
                             format!("Attached {anchor} as {id}; `/workspace use {id}` works there.")
@@ -486,16 +440,10 @@ fn on_response(
                     .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
             }
         }
-        Pending::WorkCreate => match result {
-            Ok(v) => {
-                let obj = v
-                    .get("objective")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let wid = v.get("id").and_then(Value::as_str).unwrap_or_default();
-                state
-                    .conversation
-                    .note(format!("Work item added: {obj} ({wid})."), Tone::Ok);
+        Pending::WorkCreate => match typed::<WorkItemRecord>(result) {
+            Ok(w) => {
+                let text = format!("Work item added: {} ({}).", w.objective, w.id);
+                state.conversation.note(text, Tone::Ok);
             }
             Err(e) => state
                 .conversation
@@ -508,9 +456,14 @@ fn on_response(
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, ApiError> {
-    serde_json::from_value(v)
-        .map_err(|e| ApiError::new(crate::protocol::ErrorCode::Internal, e.to_string()))
+/// The answer as the type its request answers with; an answer of another
+/// type is a decoding error, said like any other.
+fn typed<T: 'static>(result: Result<Response, ApiError>) -> Result<T, ApiError> {
+    result?.take::<T>().map_err(|answered| {
+        ApiError::decode(format!(
+            "unexpected answer from the runtime ({answered}'s answer)"
+        ))
+    })
 }
 
 /// Run `f` on the top overlay with a context, then perform what it asked.

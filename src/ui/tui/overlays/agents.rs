@@ -6,7 +6,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
@@ -14,9 +13,9 @@ use super::super::projection::posture_look;
 use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_row, load_list, Ctx, Intent, ListPos, Look, Status};
+use super::{answer, draw_row, load_list, Ctx, Intent, ListPos, Look, Status};
 use crate::protocol::types::AgentStatus;
-use crate::protocol::{AgentSummary, ApiError, Request};
+use crate::protocol::{AgentSummary, ApiError, Request, Response};
 
 #[derive(Debug, Default)]
 pub struct Agents {
@@ -108,7 +107,7 @@ impl Agents {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         ctx: &mut Ctx<'_>,
     ) {
         if Some(id) == self.awaiting {
@@ -117,10 +116,12 @@ impl Agents {
         } else if Some(id) == self.creating {
             self.creating = None;
             self.status.on_response(id, result);
-            if let Ok(v) = result {
-                if let Some(new) = v.get("id").and_then(Value::as_str) {
-                    self.status.message =
-                        Some((format!("Created {new}; Enter switches to it."), Tone::Ok));
+            if result.is_ok() {
+                if let Ok(new) = answer::<AgentSummary>(result) {
+                    self.status.message = Some((
+                        format!("Created {}; Enter switches to it.", new.id),
+                        Tone::Ok,
+                    ));
                 }
                 self.refresh(ctx);
             }

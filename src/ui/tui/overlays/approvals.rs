@@ -8,7 +8,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
@@ -16,7 +15,7 @@ use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, load_list, Ctx, ListPos, Look, Status};
 use crate::protocol::types::ApprovalRecord;
-use crate::protocol::{ApiError, Request};
+use crate::protocol::{ApiError, Request, Response};
 
 #[derive(Debug, Default)]
 pub struct Approvals {
@@ -113,7 +112,7 @@ impl Approvals {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         ctx: &mut Ctx<'_>,
     ) {
         if Some(id) == self.awaiting {

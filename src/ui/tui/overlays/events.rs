@@ -12,7 +12,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::fmt::{clock, thousands};
 use super::super::keymap::{Action, OverlayKind};
@@ -20,8 +19,8 @@ use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{fit, fit_right, sanitize, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_lines, draw_row, Ctx, Intent, ListPos, Look, Overlay};
-use crate::protocol::{ApiError, EventRecord, Request};
+use super::{answer, draw_lines, draw_row, Ctx, Intent, ListPos, Look, Overlay};
+use crate::protocol::{ApiError, EventRecord, EventsPage, Request, Response};
 use crate::ui::present::{present, Category, OperatorEvent, Visibility};
 
 /// Events per `events.page` request.
@@ -268,7 +267,7 @@ impl Events {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         _ctx: &mut Ctx<'_>,
     ) {
         let Some((awaited, load)) = self.awaiting else {
@@ -278,23 +277,16 @@ impl Events {
             return;
         }
         self.awaiting = None;
-        let v = match result {
-            Ok(v) => v,
+        let answered = match answer::<EventsPage>(result) {
+            Ok(page) => page,
             Err(e) => {
-                self.error = Some(e.message.clone());
+                self.error = Some(e);
                 return;
             }
         };
         self.error = None;
-        if let Some(last) = v.get("last_event_seq").and_then(Value::as_u64) {
-            self.last_seq = self.last_seq.max(last);
-        }
-        let page: Vec<EventRecord> = v
-            .get("events")
-            .cloned()
-            .and_then(|e| serde_json::from_value(e).ok())
-            .unwrap_or_default();
-        let page: Vec<Entry> = page.into_iter().map(Entry::new).collect();
+        self.last_seq = self.last_seq.max(answered.last_event_seq);
+        let page: Vec<Entry> = answered.events.iter().cloned().map(Entry::new).collect();
         match load {
             Load::Replace { select_last } => {
                 self.entries = page;

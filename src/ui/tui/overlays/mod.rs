@@ -26,7 +26,6 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
-use serde_json::Value;
 
 use super::keymap::{Action, KeyContext, OverlayKind};
 use super::msg::RequestId;
@@ -34,7 +33,7 @@ use super::projection::AgentView;
 use super::rows::Tone;
 use super::theme::Theme;
 use super::wrap::{fit, truncate};
-use crate::protocol::{ApiError, EventRecord, Request};
+use crate::protocol::{ApiError, EventRecord, Request, Response};
 
 /// The stack holds a handful of these, so variant sizes do not matter.
 #[derive(Debug)]
@@ -307,7 +306,7 @@ impl Overlay {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         ctx: &mut Ctx<'_>,
     ) {
         match self {
@@ -479,7 +478,7 @@ impl Status {
         self.message = Some(("…".to_owned(), Tone::Info));
     }
 
-    pub fn on_response(&mut self, id: RequestId, result: &Result<Value, ApiError>) {
+    pub fn on_response(&mut self, id: RequestId, result: &Result<Response, ApiError>) {
         let Some(i) = self.awaiting.iter().position(|(r, _)| *r == id) else {
             return;
         };
@@ -509,20 +508,31 @@ impl Status {
     }
 }
 
+/// What `result` answers, as the type its request answers with; a server
+/// error, or an answer of another type, as the words to show.
+pub fn answer<T: 'static>(result: &Result<Response, ApiError>) -> Result<&T, String> {
+    match result {
+        Ok(r) => r
+            .get::<T>()
+            .ok_or_else(|| format!("unexpected answer from the runtime ({})", r.variant())),
+        Err(e) => Err(e.message.clone()),
+    }
+}
+
 /// A list overlay's answer to its list request: the list (selection kept
 /// in range), or the error as the status line.
-pub fn load_list<T: serde::de::DeserializeOwned>(
-    result: &Result<Value, ApiError>,
+pub fn load_list<T: Clone + 'static>(
+    result: &Result<Response, ApiError>,
     list: &mut Option<Vec<T>>,
     pos: &mut ListPos,
     status: &mut Status,
 ) {
-    match result {
-        Ok(v) => {
-            *list = serde_json::from_value(v.clone()).ok();
-            pos.clamp(list.as_ref().map_or(0, Vec::len));
+    match answer::<Vec<T>>(result) {
+        Ok(items) => {
+            *list = Some(items.clone());
+            pos.clamp(items.len());
         }
-        Err(e) => status.message = Some((e.message.clone(), Tone::Error)),
+        Err(e) => status.message = Some((e, Tone::Error)),
     }
 }
 

@@ -7,17 +7,17 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
-use super::super::fmt::{clock, strings, text, words};
+use super::super::fmt::{clock, words};
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{posture_look, AgentView};
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, wrap};
-use super::{draw_lines, field, header, Ctx, Look};
+use super::{answer, draw_lines, field, header, Ctx, Look};
 use crate::protocol::events::Event;
-use crate::protocol::{AgentState, ApiError, Request};
+use crate::protocol::{AgentState, ApiError, Request, Response};
+use crate::ui::present::wire_name;
 
 #[derive(Debug, Default)]
 pub struct StateView {
@@ -49,22 +49,18 @@ impl StateView {
         }
     }
 
-    pub fn on_response(&mut self, id: RequestId, result: &Result<Value, ApiError>) {
+    pub fn on_response(&mut self, id: RequestId, result: &Result<Response, ApiError>) {
         if Some(id) != self.awaiting {
             return;
         }
         self.awaiting = None;
-        match result
-            .as_ref()
-            .map(|v| serde_json::from_value::<AgentState>(v.clone()))
-        {
-            Ok(Ok(s)) => {
+        match answer::<AgentState>(result) {
+            Ok(s) => {
                 let mut view = AgentView::default();
-                view.bootstrap(&s);
+                view.bootstrap(s);
                 self.fresh = Some(view);
             }
-            Ok(Err(e)) => self.error = Some(format!("unexpected agent.state answer: {e}")),
-            Err(e) => self.error = Some(e.message.clone()),
+            Err(e) => self.error = Some(e),
         }
     }
 
@@ -163,19 +159,19 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
     }
     out.push(Line::default());
     out.push(header("Closure", t));
-    let c = &agent.closure;
-    match text(c, "/outcome") {
+    match &agent.closure {
         None => out.push(Line::from(Span::styled(
             "  no turn has closed yet",
             t.dim(),
         ))),
-        Some(outcome) => {
-            out.extend(field("  outcome", outcome, lw, w, t));
-            let waiting = text(c, "/waiting_reason").map_or("nothing".into(), words);
+        Some(c) => {
+            out.extend(field("  outcome", c.outcome.as_str(), lw, w, t));
+            let waiting = c.waiting_reason.as_ref().map(wire_name);
+            let waiting = waiting.map_or("nothing".into(), |r| words(&r));
             out.extend(field("  waiting for", &waiting, lw, w, t));
-            let signal = text(c, "/work_signal/work_item_id").map(|w| {
-                let status = text(c, "/work_signal/status").unwrap_or("");
-                format!("{w} ({status})")
+            let signal = c.work_signal.as_ref().map(|s| {
+                let status = wire_name(&s.status);
+                format!("{} ({status})", s.work_item_id)
             });
             out.extend(field(
                 "  work signal",
@@ -184,14 +180,9 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
                 w,
                 t,
             ));
-            out.extend(field(
-                "  runtime",
-                text(c, "/runtime_posture").unwrap_or("awake"),
-                lw,
-                w,
-                t,
-            ));
-            evidence(&mut out, &strings(c, "/evidence"), w, lw, &rest, t);
+            let runtime = wire_name(&c.runtime_posture);
+            out.extend(field("  runtime", &runtime, lw, w, t));
+            evidence(&mut out, &c.evidence, w, lw, &rest, t);
         }
     }
     out.push(Line::default());

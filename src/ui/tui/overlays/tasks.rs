@@ -6,17 +6,16 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
-use super::super::fmt::{flag, text, u64_at};
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{AgentView, TaskView};
 use super::super::rows::{command_status, CommandRow, Tone};
 use super::super::wrap::{chop, fit, sanitize, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_row, rule, split, Ctx, ListPos, Look, Status};
-use crate::protocol::{ApiError, Request};
+use super::{answer, draw_row, rule, split, Ctx, ListPos, Look, Status};
+use crate::protocol::types::TaskInputReceipt;
+use crate::protocol::{ApiError, Request, Response, RetrievalStatus, TaskOutput};
 
 /// How much output one fetch asks for.
 const OUTPUT_BYTES: u64 = 64 * 1024;
@@ -186,35 +185,34 @@ impl Tasks {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         _ctx: &mut Ctx<'_>,
     ) {
         if Some(id) != self.awaiting {
             self.status.on_response(id, result);
-            if let Ok(v) = result {
-                if v.get("accepted_input").and_then(Value::as_bool) == Some(false) {
-                    let why = text(v, "/summary_text").unwrap_or("the task does not accept input");
+            if let Ok(receipt) = answer::<TaskInputReceipt>(result) {
+                if !receipt.accepted_input {
+                    let why = match receipt.summary_text.trim() {
+                        "" => "the task does not accept input",
+                        why => why,
+                    };
                     self.status.message = Some((why.to_owned(), Tone::Error));
                 }
             }
             return;
         }
         self.awaiting = None;
-        match result {
-            Ok(v) => {
+        match answer::<TaskOutput>(result) {
+            Ok(out) => {
                 self.output = Some(Output {
-                    task_id: text(v, "/task/id").unwrap_or_default().to_owned(),
-                    text: v
-                        .get("output")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    bytes: u64_at(v, "/output_bytes").unwrap_or(0),
-                    truncated: flag(v, "/truncated"),
-                    running: text(v, "/retrieval_status") == Some("not_ready"),
+                    task_id: out.task.id.clone(),
+                    text: out.output.clone(),
+                    bytes: out.output_bytes,
+                    truncated: out.truncated,
+                    running: out.retrieval_status == RetrievalStatus::NotReady,
                 });
             }
-            Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
+            Err(e) => self.status.message = Some((e, Tone::Error)),
         }
     }
 

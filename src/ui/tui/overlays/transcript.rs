@@ -14,7 +14,6 @@ use std::cell::RefCell;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::fmt::{clock, duration};
 use super::super::keymap::{Action, OverlayKind};
@@ -22,10 +21,10 @@ use super::super::markdown;
 use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{chop, sanitize, wrap};
-use super::{draw_lines, Ctx, Look};
+use super::{answer, draw_lines, Ctx, Look};
 use crate::protocol::events::{BriefKind, Event};
 use crate::protocol::types::MessageBody;
-use crate::protocol::{ApiError, EventRecord, Request};
+use crate::protocol::{ApiError, EventRecord, EventsPage, Request, Response};
 use crate::ui::present::wire_name;
 
 /// Events per page (transcript kinds are a fraction of all events).
@@ -122,7 +121,7 @@ impl Transcript {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         _ctx: &mut Ctx<'_>,
     ) {
         let Some((awaited, earlier)) = self.awaiting else {
@@ -132,18 +131,13 @@ impl Transcript {
             return;
         }
         self.awaiting = None;
-        let v = match result {
-            Ok(v) => v,
+        let page: Vec<EventRecord> = match answer::<EventsPage>(result) {
+            Ok(page) => page.events.clone(),
             Err(e) => {
-                self.error = Some(e.message.clone());
+                self.error = Some(e);
                 return;
             }
         };
-        let page: Vec<EventRecord> = v
-            .get("events")
-            .cloned()
-            .and_then(|e| serde_json::from_value(e).ok())
-            .unwrap_or_default();
         let first = page.first().map(|e| e.event_seq);
         let mut page: Vec<EventRecord> = page
             .into_iter()

@@ -12,7 +12,6 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
@@ -21,9 +20,11 @@ use super::super::rows::Tone;
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, truncate, width as width_of, wrap};
 use super::input::{Input, Purpose};
-use super::{draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Overlay, Status};
+use super::{
+    answer, draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Overlay, Status,
+};
 use crate::protocol::types::{CreateWorkItem, UpdateWorkItem};
-use crate::protocol::{ApiError, Request};
+use crate::protocol::{AgentState, ApiError, Request, Response};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -367,17 +368,15 @@ impl WorkDetail {
 
     /// The answers to this view's own requests: its actions' outcomes and
     /// the plan it asked for.
-    pub fn on_response(&mut self, id: RequestId, result: &Result<Value, ApiError>) {
+    pub fn on_response(&mut self, id: RequestId, result: &Result<Response, ApiError>) {
         if Some(id) == self.awaiting_plan {
             self.awaiting_plan = None;
-            if let Ok(v) = result {
-                self.plan = v["work_items"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|w| w["id"] == self.id.as_str())
-                    .and_then(|w| w["plan_preview"].as_str())
-                    .map(str::to_owned);
+            if let Ok(state) = answer::<AgentState>(result) {
+                self.plan = state
+                    .work_items
+                    .iter()
+                    .find(|w| w.record.id == self.id)
+                    .and_then(|w| w.plan_preview.clone());
             }
             return;
         }

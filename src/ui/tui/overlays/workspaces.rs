@@ -10,17 +10,16 @@ use std::path::Path;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::super::keymap::{Action, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::rows::Tone;
 use super::super::wrap::fit;
 use super::input::{Input, Purpose};
-use super::{draw_row, Ctx, ListPos, Look, Status};
+use super::{answer, draw_row, Ctx, ListPos, Look, Status};
 use crate::protocol::types::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
-use crate::protocol::types::{UseWorkspace, WorkspaceList};
-use crate::protocol::{ApiError, Request};
+use crate::protocol::types::{UseOutcome, UseWorkspace, WorkspaceList};
+use crate::protocol::{ApiError, Request, Response};
 
 /// What opening the console in a directory does to the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,15 +202,15 @@ impl Workspaces {
     pub fn on_response(
         &mut self,
         id: RequestId,
-        result: &Result<Value, ApiError>,
+        result: &Result<Response, ApiError>,
         ctx: &mut Ctx<'_>,
     ) {
         if Some(id) == self.awaiting {
             self.awaiting = None;
-            match result {
-                Ok(v) => {
+            match answer::<WorkspaceList>(result) {
+                Ok(list) => {
                     let first_load = self.list.is_none();
-                    self.list = serde_json::from_value(v.clone()).ok();
+                    self.list = Some(list.clone());
                     let rows = self.rows();
                     if first_load {
                         // Open on the workspace the agent is in.
@@ -219,15 +218,16 @@ impl Workspaces {
                     }
                     self.pos.clamp(rows.len());
                 }
-                Err(e) => self.status.message = Some((e.message.clone(), Tone::Error)),
+                Err(e) => self.status.message = Some((e, Tone::Error)),
             }
         } else if let Some(i) = self.acting.iter().position(|r| *r == id) {
             self.acting.remove(i);
             self.status.on_response(id, result);
-            if let Ok(v) = result {
-                if let Some(note) = v.get("note").and_then(Value::as_str) {
-                    self.status.message = Some((note.to_owned(), Tone::Info));
-                }
+            let note = answer::<UseOutcome>(result)
+                .ok()
+                .and_then(|u| u.note.clone());
+            if let Some(note) = note {
+                self.status.message = Some((note, Tone::Info));
             }
             self.refresh(ctx);
         }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::super::msg::{Connection, Effect, Msg, RequestId};
 use super::super::{update, view, Init, State};
-use crate::protocol::{AgentState, AgentSummary, EventRecord};
+use crate::protocol::{AgentState, AgentSummary, ApiError, EventRecord, Response, WorkItemEntry};
 use crate::runtime::agent::{AgentStatus, DisplayMode as StoredMode};
 use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::provider::{FailureArtifact, FailureCategory};
@@ -517,10 +517,21 @@ pub fn bootstrap(script: &Script, mode: StoredMode) -> AgentState {
     AgentState {
         agent: summary(last, (&posture.0, &posture.1)),
         last_event_seq: last,
-        closure: json!({ "outcome": "waiting", "waiting_reason": "awaiting_operator_input", "work_signal": null,
-            "runtime_posture": "awake", "evidence": ["work item wi_release needs operator input", "no queued input"] }),
-        work_items: session_work().iter().map(|w| json!(w)).collect(),
-        tasks,
+        closure: serde_json::from_value(json!({ "outcome": "waiting", "waiting_reason": "awaiting_operator_input", "work_signal": null,
+            "runtime_posture": "awake", "evidence": ["work item wi_release needs operator input", "no queued input"] })).unwrap(),
+        work_items: session_work()
+            .into_iter()
+            .map(|record| WorkItemEntry {
+                record,
+                plan_preview: None,
+                plan_preview_complete: None,
+                plan_path: None,
+            })
+            .collect(),
+        tasks: tasks
+            .into_iter()
+            .map(|t| serde_json::from_value(t).unwrap())
+            .collect(),
         last_decision: decision,
         display_mode: mode,
     }
@@ -557,12 +568,12 @@ pub fn booted(script: &Script, mode: StoredMode, width: u16, height: u16) -> Sta
     if script.seq() > 0 {
         let id = call_id(&fx, "events.page");
         let from = script.seq().saturating_sub(499).max(1) as usize;
-        let answer = page(&script.events[from - 1..], script.seq());
+        let page = page(&script.events[from - 1..], script.seq());
         update(
             &mut st,
             Msg::Response {
                 id,
-                result: Ok(answer),
+                result: answer(&fx, id, page),
             },
         );
     }
@@ -588,6 +599,28 @@ pub fn requests(fx: &[Effect]) -> Vec<crate::protocol::Request> {
             _ => None,
         })
         .collect()
+}
+
+/// The runtime's answer to the request `id` that `fx` asked for, decoded
+/// from its JSON exactly as the socket client decodes it (an answer that
+/// does not fit the method's type fails the test).
+pub fn answer(fx: &[Effect], id: RequestId, json: Value) -> Box<Result<Response, ApiError>> {
+    let request = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Call { id: asked, request } if *asked == id => Some(request),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no request {id} in {fx:#?}"));
+    Box::new(Ok(Response::decode(request, &json).unwrap()))
+}
+
+/// `summary`, of another agent.
+pub fn summary_of(agent_id: &str) -> AgentSummary {
+    AgentSummary {
+        id: agent_id.into(),
+        ..summary(1, ("Idle", "no runnable work"))
+    }
 }
 
 /// The id of the first `Effect::Call` of `method`.

@@ -39,7 +39,12 @@ fn enter_submits_a_prompt_shown_sending_then_queued_then_durable() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!({ "message_id": "msg_1", "event_seq": 1, "queue_status": "queued" })),
+            result: answer(
+                &fx,
+                id,
+                json!({ "message_id": "msg_1", "agent_id": "main", "event_seq": 1,
+                "admission_seq": 1, "queue_status": "queued", "priority": "normal" }),
+            ),
         },
     );
     assert!(screen(&st).contains("queued"));
@@ -139,7 +144,12 @@ fn the_durable_row_can_arrive_before_the_answer() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!({ "message_id": "msg_1" })),
+            result: answer(
+                &fx,
+                id,
+                json!({ "message_id": "msg_1", "agent_id": "main", "event_seq": 1,
+                "admission_seq": 1, "queue_status": "queued", "priority": "normal" }),
+            ),
         },
     );
     assert_eq!(rows(&st).len(), 1, "no duplicate row");
@@ -158,7 +168,7 @@ fn a_failed_prompt_stays_visible() {
         &mut st,
         Msg::Response {
             id,
-            result: Err(err),
+            result: Box::new(Err(err)),
         },
     );
     assert!(matches!(
@@ -188,7 +198,7 @@ fn a_failed_prompt_stays_visible() {
         &mut st,
         Msg::Response {
             id,
-            result: Err(err),
+            result: Box::new(Err(err)),
         },
     );
     assert!(screen(&st).contains("again · ✗ not sent: connection to the runtime closed"));
@@ -210,7 +220,11 @@ fn bang_runs_an_operator_command_task_shown_at_info() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!(task("task_9", "echo hello", "operator", None, 1))),
+            result: answer(
+                &fx,
+                id,
+                json!(task("task_9", "echo hello", "operator", None, 1)),
+            ),
         },
     );
     let mut s = Script::default();
@@ -375,7 +389,7 @@ fn history_does_not_ring_the_bell() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&script.events, script.seq())),
+            result: answer(&fx, id, page(&script.events, script.seq())),
         },
     );
     assert!(!fx.contains(&Effect::Bell));
@@ -403,10 +417,11 @@ fn live_events_wait_for_the_history() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(
-                &script.events[..script.events.len() - 1],
-                script.seq() - 1,
-            )),
+            result: answer(
+                &fx,
+                id,
+                page(&script.events[..script.events.len() - 1], script.seq() - 1),
+            ),
         },
     );
     let last = st.conversation.rows.last().map(|r| r.kind().clone());
@@ -423,10 +438,10 @@ fn switching_agents_views_the_other_one_and_an_unknown_name_is_said() {
         &mut st,
         Msg::Response {
             id,
-            result: Err(crate::protocol::ApiError::new(
+            result: Box::new(Err(crate::protocol::ApiError::new(
                 crate::protocol::ErrorCode::NotFound,
                 "no agent `ghost`",
-            )),
+            ))),
         },
     );
     assert!(!fx
@@ -441,7 +456,7 @@ fn switching_agents_views_the_other_one_and_an_unknown_name_is_said() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!({ "id": "reviewer" })),
+            result: answer(&fx, id, json!(summary_of("reviewer"))),
         },
     );
     assert!(fx.contains(&Effect::ViewAgent {
@@ -795,23 +810,23 @@ fn a_control_confirmation_says_things_once() {
     let mut st = fresh();
     let fx = enter(&mut st, "/stop");
     let id = call_id(&fx, "control");
-    let answer = json!({"agent_id": "main", "action": "stop", "from": "awake_idle", "to": "stopped",
+    let outcome = json!({"agent_id": "main", "action": "stop", "from": "awake_idle", "to": "stopped",
                         "note": "new prompts are refused until resumed; a running turn is cancelled"});
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(answer),
+            result: answer(&fx, id, outcome),
         },
     );
     let fx = enter(&mut st, "/resume");
     let id = call_id(&fx, "control");
-    let answer = json!({"agent_id": "main", "action": "resume", "from": "stopped", "to": "awake_idle", "note": "resumed"});
+    let outcome = json!({"agent_id": "main", "action": "resume", "from": "stopped", "to": "awake_idle", "note": "resumed"});
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(answer),
+            result: answer(&fx, id, outcome),
         },
     );
     let notes: Vec<String> = rows(&st)
@@ -928,7 +943,7 @@ fn trigger_shows_the_url_deliveries_and_waits_as_a_note() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(view),
+            result: answer(&fx, id, view),
         },
     );
     let text = screen(&st);
@@ -975,7 +990,7 @@ fn approvals_are_answered_from_the_composer_or_the_overlay() {
         &mut st,
         Msg::Response {
             id,
-            result: Err(refused),
+            result: Box::new(Err(refused)),
         },
     );
     assert!(screen(&st).contains("already answered: granted"));
@@ -1002,7 +1017,7 @@ fn approvals_are_answered_from_the_composer_or_the_overlay() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(list),
+            result: answer(&fx, id, list),
         },
     );
     assert!(screen(&st).contains("`make deploy`"));

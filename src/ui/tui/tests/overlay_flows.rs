@@ -8,7 +8,7 @@ use super::super::keymap::OverlayKind;
 use super::super::msg::{Effect, Msg};
 use super::super::update;
 use super::fixtures::*;
-use crate::protocol::Request;
+use crate::protocol::{AgentState, Request, WorkItemEntry};
 use crate::runtime::agent::DisplayMode as StoredMode;
 
 #[test]
@@ -55,7 +55,7 @@ fn stale_answers_are_dropped() {
         &mut st,
         Msg::Response {
             id: first,
-            result: Ok(page(&script.events[30..], script.seq())),
+            result: answer(&open, first, page(&script.events[30..], script.seq())),
         },
     );
     assert!(
@@ -66,21 +66,21 @@ fn stale_answers_are_dropped() {
         &mut st,
         Msg::Response {
             id: second,
-            result: Ok(page(&script.events, script.seq())),
+            result: answer(&home, second, page(&script.events, script.seq())),
         },
     );
     assert!(screen(&st).contains("agent_created"));
     // An answer for an agent no longer shown is dropped too.
     update(&mut st, key(KeyCode::Esc));
-    let fx = enter(&mut st, "/pause");
-    let pause = call_id(&fx, "control");
+    let paused = enter(&mut st, "/pause");
+    let pause = call_id(&paused, "control");
     let fx = enter(&mut st, "/agent switch reviewer");
     let switch = call_id(&fx, "agent.status");
     update(
         &mut st,
         Msg::Response {
             id: switch,
-            result: Ok(json!({ "id": "reviewer" })),
+            result: answer(&fx, switch, json!(summary_of("reviewer"))),
         },
     );
     let rows_before = st.conversation.rows.len();
@@ -89,7 +89,7 @@ fn stale_answers_are_dropped() {
         &mut st,
         Msg::Response {
             id: pause,
-            result: Ok(ok),
+            result: answer(&paused, pause, ok),
         },
     );
     assert_eq!(st.conversation.rows.len(), rows_before);
@@ -137,12 +137,13 @@ fn tasks_overlay_shows_output_stops_and_sends_input() {
     let mut st = booted(&session(), StoredMode::Info, 80, 24);
     let fx = prefix(&mut st, 't');
     let id = call_id(&fx, "task.output");
-    let answer = json!({ "task": { "id": "task_02" }, "output": "test result: ok. 512 passed", "output_bytes": 28, "truncated": false });
+    let output = json!({ "task": task("task_02", "cargo test", "agent", None, 1), "output": "test result: ok. 512 passed",
+                         "output_bytes": 28, "truncated": false, "retrieval_status": "success" });
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(answer),
+            result: answer(&fx, id, output),
         },
     );
     assert!(
@@ -167,7 +168,7 @@ fn events_inspector_filters_and_opens_json() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&script.events, script.seq())),
+            result: answer(&fx, id, page(&script.events, script.seq())),
         },
     );
     update(&mut st, key(KeyCode::Char('/')));
@@ -219,7 +220,7 @@ fn agents_overlay_switches_and_creates() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(list),
+            result: answer(&fx, id, list),
         },
     );
     update(&mut st, key(KeyCode::Char('n')));
@@ -258,7 +259,7 @@ fn a_child_opens_from_the_agents_overlay_read_only() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!([main])),
+            result: answer(&fx, id, json!([main])),
         },
     );
     assert!(
@@ -320,7 +321,7 @@ fn events_inspector_pages_through_history() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&s.events[700..], 1200)),
+            result: answer(&fx, id, page(&s.events[700..], 1200)),
         },
     );
     assert!(
@@ -341,7 +342,7 @@ fn events_inspector_pages_through_history() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&s.events[200..700], 1200)),
+            result: answer(&fx, id, page(&s.events[200..700], 1200)),
         },
     );
     assert!(
@@ -363,7 +364,7 @@ fn events_inspector_pages_through_history() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&s.events[41..541], 1200)),
+            result: answer(&fx, id, page(&s.events[41..541], 1200)),
         },
     );
     let text = screen(&st);
@@ -425,12 +426,21 @@ fn work_item_answers_reach_the_view_that_asked_and_the_cursor_follows_its_item()
     // taken there is answered there (never a lone "…").
     let fx = update(&mut st, key(KeyCode::Enter));
     let id = call_id(&fx, "agent.state");
-    let state = json!({ "work_items": [{ "id": "wi_docs", "plan_preview": "1. Draft the policy\n2. Review it" }] });
+    let docs = WorkItemEntry {
+        record: work_item("wi_docs", "Write the policy", 1),
+        plan_preview: Some("1. Draft the policy\n2. Review it".into()),
+        plan_preview_complete: Some(true),
+        plan_path: None,
+    };
+    let state = json!(AgentState {
+        work_items: vec![docs],
+        ..bootstrap(&session(), StoredMode::Info)
+    });
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(state),
+            result: answer(&fx, id, state),
         },
     );
     assert!(
@@ -444,7 +454,7 @@ fn work_item_answers_reach_the_view_that_asked_and_the_cursor_follows_its_item()
         &mut st,
         Msg::Response {
             id,
-            result: Ok(json!({})),
+            result: answer(&fx, id, json!(work_item("wi_docs", "Write the policy", 2))),
         },
     );
     let shown = screen(&st);
@@ -476,13 +486,13 @@ fn following_a_task_shows_how_it_ended() {
     }
     let fx = prefix(&mut st, 't');
     let id = call_id(&fx, "task.output");
-    let running = json!({ "task": { "id": "task_live" }, "output": "Compiling holon", "output_bytes": 15,
+    let running = json!({ "task": task("task_live", "cargo build", "agent", None, 1), "output": "Compiling holon", "output_bytes": 15,
                           "truncated": false, "retrieval_status": "not_ready" });
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(running),
+            result: answer(&fx, id, running),
         },
     );
     assert!(st.wants_tick(), "following the running task");
@@ -505,13 +515,13 @@ fn following_a_task_shows_how_it_ended() {
         },
     );
     let id = call_id(&fx, "task.output");
-    let finished = json!({ "task": { "id": "task_live" }, "output": "Compiling holon\nFinished release", "output_bytes": 32,
+    let finished = json!({ "task": task("task_live", "cargo build", "agent", None, 1), "output": "Compiling holon\nFinished release", "output_bytes": 32,
                            "truncated": false, "retrieval_status": "success" });
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(finished),
+            result: answer(&fx, id, finished),
         },
     );
     assert!(screen(&st).contains("Finished release"), "{}", screen(&st));
@@ -524,13 +534,13 @@ fn task_output_scrolls_back() {
     let fx = prefix(&mut st, 't');
     let id = call_id(&fx, "task.output");
     let text: Vec<String> = (1..=200).map(|n| format!("line {n:03}")).collect();
-    let answer = json!({ "task": { "id": "task_02" }, "output": text.join("\n"), "output_bytes": 1800,
+    let output = json!({ "task": task("task_02", "cargo test", "agent", None, 1), "output": text.join("\n"), "output_bytes": 1800,
                          "truncated": false, "retrieval_status": "success" });
     update(
         &mut st,
         Msg::Response {
             id,
-            result: Ok(answer),
+            result: answer(&fx, id, output),
         },
     );
     assert!(screen(&st).contains("line 200") && !screen(&st).contains("line 150"));

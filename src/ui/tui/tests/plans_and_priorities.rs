@@ -15,8 +15,8 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
     let script = session();
     let mut st = console(120, 40);
     let mut boot = bootstrap(&script, crate::runtime::agent::DisplayMode::Info);
-    boot.work_items[0]["plan_preview"] =
-        json!("1. Fix the flaky test\n2. Deploy to staging\n3. Announce");
+    boot.work_items[0].plan_preview =
+        Some("1. Fix the flaky test\n2. Deploy to staging\n3. Announce".into());
     let fx = update(
         &mut st,
         Msg::Bootstrap {
@@ -29,7 +29,7 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
         &mut st,
         Msg::Response {
             id,
-            result: Ok(page(&script.events, script.seq())),
+            result: answer(&fx, id, page(&script.events, script.seq())),
         },
     );
     // A later update of the same item, as the runtime records it.

@@ -40,7 +40,7 @@ fn respond(
         st,
         Msg::Response {
             id,
-            result: Ok(result),
+            result: answer(fx, id, result),
         },
     );
 }
@@ -122,7 +122,8 @@ fn main_view_working() {
             st,
             &fx,
             "prompt.submit",
-            json!({ "message_id": "msg_5", "queue_status": "queued" }),
+            json!({ "message_id": "msg_5", "agent_id": "main", "event_seq": 90, "admission_seq": 5,
+                    "queue_status": "queued", "priority": "normal" }),
         );
         enter(st, "!git log --oneline -3");
         update(
@@ -374,7 +375,8 @@ fn overlay_tasks() {
             st,
             &fx,
             "task.output",
-            json!({ "task": { "id": "task_02" }, "output": out, "output_bytes": out.len(), "truncated": false }),
+            json!({ "task": task("task_02", "cargo test", "agent", None, 1), "output": out,
+                    "output_bytes": out.len(), "truncated": false, "retrieval_status": "success" }),
         );
     });
 }
