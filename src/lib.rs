@@ -7,6 +7,7 @@
 //! the scheduler contract; the console is a projection of runtime events.
 
 pub mod app;
+pub mod model;
 pub mod protocol;
 pub mod runtime;
 pub mod store;

@@ -52,7 +52,7 @@ pub struct RuntimeStatus {
     /// The HTTP listener (trigger ingress, remote attach): where it is
     /// bound, or why it is down.
     #[serde(default)]
-    pub http: crate::runtime::triggers::IngressStatus,
+    pub http: crate::model::trigger::IngressStatus,
     /// The effective configuration this runtime started with, hashed, so
     /// `daemon start` can tell whether a restart is needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -69,14 +69,14 @@ pub struct AgentState {
     pub agent: AgentSummary,
     pub last_event_seq: u64,
     /// Why the agent is or is not done; `null` when it cannot be read.
-    pub closure: Option<crate::runtime::closure::ClosureDecision>,
+    pub closure: Option<crate::model::decision::ClosureDecision>,
     /// Open work items, then recently completed ones.
     pub work_items: Vec<WorkItemEntry>,
     /// Active tasks, then recently ended ones.
-    pub tasks: Vec<crate::runtime::tasks::TaskRecord>,
+    pub tasks: Vec<crate::model::task::TaskRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_decision: Option<EventRecord>,
-    pub display_mode: crate::runtime::agent::DisplayMode,
+    pub display_mode: crate::model::agent::DisplayMode,
 }
 
 /// A work item in `agent.state`: the record, and the start of its plan
@@ -84,7 +84,7 @@ pub struct AgentState {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItemEntry {
     #[serde(flatten)]
-    pub record: crate::runtime::work_items::WorkItemRecord,
+    pub record: crate::model::work::WorkItemRecord,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_preview: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,7 +120,7 @@ pub enum RetrievalStatus {
 /// `task.output`: the tail of a task's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskOutput {
-    pub task: crate::runtime::tasks::TaskRecord,
+    pub task: crate::model::task::TaskRecord,
     pub output: String,
     pub output_bytes: u64,
     pub truncated: bool,
@@ -202,34 +202,34 @@ answers! {
     AgentsList => Vec<AgentSummary>,
     AgentCreate => AgentSummary,
     AgentArchive => AgentSummary,
-    SkillsList => Vec<crate::runtime::skills::SkillView>,
+    SkillsList => Vec<crate::model::skill::SkillView>,
     AgentStatus => AgentSummary,
     AgentState => AgentState,
-    AgentPrompt => crate::runtime::host::prompt::PromptPreview,
+    AgentPrompt => crate::protocol::views::PromptPreview,
     PromptSubmit => Admitted,
-    WorkItemCreate => crate::runtime::work_items::WorkItemRecord,
-    WorkItemPick => crate::runtime::work_items::WorkItemRecord,
-    WorkItemUpdate => crate::runtime::work_items::WorkItemRecord,
-    WorkItemComplete => crate::runtime::work_items::WorkItemRecord,
-    TaskRun => crate::runtime::tasks::TaskRecord,
-    TaskStatus => crate::runtime::tasks::TaskRecord,
+    WorkItemCreate => crate::model::work::WorkItemRecord,
+    WorkItemPick => crate::model::work::WorkItemRecord,
+    WorkItemUpdate => crate::model::work::WorkItemRecord,
+    WorkItemComplete => crate::model::work::WorkItemRecord,
+    TaskRun => crate::model::task::TaskRecord,
+    TaskStatus => crate::model::task::TaskRecord,
     TaskOutput => TaskOutput,
-    TaskInput => crate::runtime::command_tasks::TaskInputReceipt,
-    TaskStop => crate::runtime::tasks::TaskRecord,
+    TaskInput => crate::model::task::TaskInputReceipt,
+    TaskStop => crate::model::task::TaskRecord,
     Control => ControlOutcome,
     AgentDisplay => AgentSummary,
     AgentModel => ModelChanged,
-    WorkspaceList => crate::runtime::workspace::WorkspaceList,
-    WorkspaceAttach => crate::runtime::workspace::WorkspaceBinding,
-    WorkspaceUse => crate::runtime::workspace::UseOutcome,
-    WorkspaceDetach => crate::runtime::workspace::WorkspaceBinding,
-    TriggerShow => crate::runtime::host::trigger_ops::TriggerView,
-    TriggerRotate => crate::runtime::host::trigger_ops::TriggerView,
-    TriggerRevoke => crate::runtime::host::trigger_ops::TriggerView,
-    TriggerDeliver => crate::runtime::host::trigger_ops::DeliveryReceipt,
-    ApprovalsList => Vec<crate::runtime::approvals::ApprovalRecord>,
-    ApprovalApprove => crate::runtime::approvals::ApprovalRecord,
-    ApprovalDeny => crate::runtime::approvals::ApprovalRecord,
+    WorkspaceList => crate::model::workspace::WorkspaceList,
+    WorkspaceAttach => crate::model::workspace::WorkspaceBinding,
+    WorkspaceUse => crate::model::workspace::UseOutcome,
+    WorkspaceDetach => crate::model::workspace::WorkspaceBinding,
+    TriggerShow => crate::protocol::views::TriggerView,
+    TriggerRotate => crate::protocol::views::TriggerView,
+    TriggerRevoke => crate::protocol::views::TriggerView,
+    TriggerDeliver => crate::protocol::views::DeliveryReceipt,
+    ApprovalsList => Vec<crate::model::approval::ApprovalRecord>,
+    ApprovalApprove => crate::model::approval::ApprovalRecord,
+    ApprovalDeny => crate::model::approval::ApprovalRecord,
     WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
     EventsPage => EventsPage,
 }

@@ -6,15 +6,15 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::runtime::admission::Admitted;
-pub use crate::runtime::agent::DisplayMode;
-pub use crate::runtime::host::{ControlAction, ControlOutcome, WakeHintOutcome};
-pub use crate::runtime::inspect::AgentSummary;
-pub use crate::runtime::provider::BoxFuture;
-pub use crate::store::EventRecord;
+pub use crate::model::agent::DisplayMode;
+pub use crate::model::event::EventRecord;
+pub use crate::model::BoxFuture;
+pub use crate::protocol::views::Admitted;
+pub use crate::protocol::views::AgentSummary;
+pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
 
-use crate::runtime::envelope::Priority;
-use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem};
+use crate::model::message::Priority;
+use crate::protocol::views::{CreateWorkItem, UpdateWorkItem};
 
 /// Every request, tagged as JSON-RPC `method` + `params`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,7 +113,7 @@ pub enum Request {
     #[serde(rename = "agent.display")]
     AgentDisplay {
         agent_id: String,
-        mode: crate::runtime::agent::DisplayMode,
+        mode: crate::model::agent::DisplayMode,
     },
     #[serde(rename = "agent.model")]
     AgentModel {
@@ -135,7 +135,7 @@ pub enum Request {
     WorkspaceUse {
         agent_id: String,
         #[serde(flatten)]
-        target: crate::runtime::workspace::UseWorkspace,
+        target: crate::model::workspace::UseWorkspace,
     },
     /// Remove a binding (never the active one, never a directory).
     #[serde(rename = "workspace.detach")]
@@ -159,7 +159,7 @@ pub enum Request {
     TriggerDeliver {
         agent_id: String,
         #[serde(flatten)]
-        meta: crate::runtime::triggers::DeliveryMeta,
+        meta: crate::model::trigger::DeliveryMeta,
     },
     /// Pending approvals (with `include_answered`, the recent answered
     /// ones too), of one agent or of every agent.
@@ -197,7 +197,7 @@ pub enum Request {
         agent_id: String,
         workspace_id: String,
         #[serde(flatten)]
-        change: crate::runtime::policy::PolicyChange,
+        change: crate::model::approval::PolicyChange,
     },
     #[serde(rename = "events.page")]
     EventsPage {
@@ -216,7 +216,7 @@ impl Request {
     /// before anything is read, created or written. Exhaustive: a new
     /// request fails to compile until its ids are considered.
     pub fn validate_ids(&self) -> Result<(), ApiError> {
-        use crate::runtime::ids::{validate, IdKind};
+        use crate::model::ids::{validate, IdKind};
         let check = |kind, id: &str| {
             validate(kind, id).map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))
         };
@@ -487,51 +487,6 @@ impl ApiError {
             failure: Failure::Decode,
             ..ApiError::new(ErrorCode::Internal, message)
         }
-    }
-}
-
-impl From<crate::runtime::RuntimeError> for ApiError {
-    fn from(e: crate::runtime::RuntimeError) -> ApiError {
-        use crate::runtime::RuntimeError as E;
-        let code = match &e {
-            E::InvalidAgentId(_) | E::Invalid(_) => ErrorCode::InvalidParams,
-            E::UnknownAgent { .. } | E::UnknownTask { .. } | E::UnknownApproval { .. } => {
-                ErrorCode::NotFound
-            }
-            E::ApprovalAnswered { .. } => ErrorCode::Conflict,
-            E::AgentStopped { .. } => ErrorCode::AgentStopped,
-            E::WorkItem(w) => match w {
-                crate::runtime::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
-                crate::runtime::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
-                crate::runtime::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
-            },
-            E::Workspace(w) => {
-                use crate::runtime::workspace::WorkspaceError as W;
-                match w {
-                    W::Unknown { .. } => ErrorCode::NotFound,
-                    W::DetachActive { .. } => ErrorCode::Conflict,
-                    W::Git(crate::runtime::workspace::git::GitError::Failed { .. }) => {
-                        ErrorCode::Internal
-                    }
-                    W::Missing { .. }
-                    | W::NotADirectory { .. }
-                    | W::NotReadable { .. }
-                    | W::Target
-                    | W::DetachHome
-                    | W::HomeIsolated
-                    | W::AnchorGone { .. }
-                    | W::Git(_) => ErrorCode::InvalidParams,
-                }
-            }
-            E::Io { .. } | E::Store(_) => ErrorCode::Storage,
-        };
-        ApiError::new(code, e.to_string())
-    }
-}
-
-impl From<crate::store::StoreError> for ApiError {
-    fn from(e: crate::store::StoreError) -> ApiError {
-        ApiError::from(crate::runtime::RuntimeError::from(e))
     }
 }
 

@@ -180,11 +180,11 @@ impl Event {
 /// An event of a kind this build knows, ready to append.
 pub fn new_event(
     agent_id: impl Into<String>,
-    provenance: crate::store::Provenance,
+    provenance: crate::model::event::Provenance,
     event: Event,
-) -> crate::store::NewEvent {
+) -> crate::model::event::NewEvent {
     let kind = event.kind().map_or("unknown", EventKind::as_str);
-    crate::store::NewEvent {
+    crate::model::event::NewEvent {
         agent_id: agent_id.into(),
         kind,
         provenance,
@@ -192,7 +192,7 @@ pub fn new_event(
     }
 }
 
-impl crate::store::EventRecord {
+impl crate::model::event::EventRecord {
     /// This record's payload, typed.
     pub fn event(&self) -> Event {
         Event::decode(&self.kind, &self.payload)
@@ -309,7 +309,7 @@ mod tests {
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
-            let record: crate::store::EventRecord =
+            let record: crate::model::event::EventRecord =
                 serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let typed = record.event();
             let kind = typed
@@ -352,7 +352,7 @@ mod tests {
         {
             let Ok(entry) = entry else { continue };
             let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            let Ok(record) = serde_json::from_str::<crate::store::EventRecord>(&text) else {
+            let Ok(record) = serde_json::from_str::<crate::model::event::EventRecord>(&text) else {
                 continue;
             };
             let tag = format!("`{}`", record.kind);

@@ -14,6 +14,7 @@ pub mod events;
 pub mod jsonrpc;
 pub mod payloads;
 pub mod types;
+pub mod views;
 
 pub use answers::*;
 pub use api::*;
@@ -30,46 +31,95 @@ pub fn wire_name<T: serde::Serialize>(value: &T) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    /// The console and the presentation layer reach the engine only
-    /// through the protocol: no `crate::runtime`, `crate::store` or
-    /// `crate::app` path in `src/ui` outside its tests.
-    #[test]
-    fn the_ui_names_the_engine_only_through_the_protocol() {
-        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    use std::path::{Path, PathBuf};
+
+    /// The `.rs` files under `dir`, leaving out test files and folders.
+    fn sources(dir: &Path) -> Vec<PathBuf> {
+        fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let path = entry.path();
                 if path.is_dir() && path.file_name().is_some_and(|n| n != "tests") {
                     walk(&path, out);
                 } else if path.extension().is_some_and(|e| e == "rs")
-                    && path.file_name().is_some_and(|n| n != "tests.rs")
+                    && path.file_name().is_some_and(|n| {
+                        n != "tests.rs" && !n.to_string_lossy().ends_with("_tests.rs")
+                    })
                 {
                     out.push(path);
                 }
             }
         }
         let mut files = Vec::new();
-        walk(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui"),
-            &mut files,
-        );
-        assert!(files.len() > 20, "{files:?}");
+        walk(dir, &mut files);
+        files
+    }
+
+    /// Each line of `files` (outside their `#[cfg(test)]` part and
+    /// comments) that names one of `forbidden`.
+    fn naming(files: &[PathBuf], forbidden: &[&str]) -> Vec<String> {
         let mut found = Vec::new();
         for f in files {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let text = std::fs::read_to_string(f).unwrap_or_default();
             let code = text.split("#[cfg(test)]").next().unwrap_or_default();
             for (n, line) in code.lines().enumerate() {
                 let line = line.split("//").next().unwrap_or_default();
-                if ["crate::runtime", "crate::store", "crate::app"]
-                    .iter()
-                    .any(|p| line.contains(p))
-                {
+                if forbidden.iter().any(|p| line.contains(p)) {
                     found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
                 }
             }
         }
+        found
+    }
+
+    fn src(dir: &str) -> Vec<PathBuf> {
+        let files = sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir));
+        assert!(files.len() > 5, "{dir}: {files:?}");
+        files
+    }
+
+    /// The console and the presentation layer reach the engine only
+    /// through the protocol: no `crate::runtime`, `crate::store` or
+    /// `crate::app` path in `src/ui` outside its tests.
+    #[test]
+    fn the_ui_names_the_engine_only_through_the_protocol() {
+        let found = naming(
+            &src("ui"),
+            &["crate::runtime", "crate::store", "crate::app"],
+        );
         assert!(
             found.is_empty(),
             "src/ui reaches past the protocol:\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// The protocol is built on the vocabulary alone: it names no engine,
+    /// store, binary or client module.
+    #[test]
+    fn the_protocol_names_only_the_vocabulary() {
+        let forbidden = ["crate::runtime", "crate::store", "crate::app", "crate::ui"];
+        let found = naming(&src("protocol"), &forbidden);
+        assert!(
+            found.is_empty(),
+            "src/protocol reaches past the vocabulary:\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// The vocabulary is a leaf: it names nothing else of Holon.
+    #[test]
+    fn the_vocabulary_is_a_leaf() {
+        let forbidden = [
+            "crate::runtime",
+            "crate::store",
+            "crate::app",
+            "crate::ui",
+            "crate::protocol",
+        ];
+        let found = naming(&src("model"), &forbidden);
+        assert!(
+            found.is_empty(),
+            "src/model names another part of Holon:\n{}",
             found.join("\n")
         );
     }

@@ -3,36 +3,36 @@
 //! definitions; clients (the console, the presentation layer) name them
 //! from here, never from the engine's modules.
 
-pub use crate::runtime::agent::{
+pub use crate::model::agent::{
     AgentIdentity, AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility,
     ProfilePreset,
 };
-pub use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
-pub use crate::runtime::closure::{ClosureDecision, TurnTerminalKind};
-pub use crate::runtime::command_tasks::TaskInputReceipt;
-pub use crate::runtime::context::{SummarySource, WindowSource};
-pub use crate::runtime::envelope::{
+pub use crate::model::approval::{Approval, ApprovalPolicy};
+pub use crate::model::approval::{ApprovalRecord, ApprovalStatus};
+pub use crate::model::context::{SummarySource, WindowSource};
+pub use crate::model::decision::{ClosureDecision, TurnTerminalKind};
+pub use crate::model::decision::{DecisionReason, SchedulerDecisionKind};
+pub use crate::model::event::Provenance;
+pub use crate::model::message::{
     MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority, TriggerKind,
 };
-pub use crate::runtime::host::child_ops::ChildSupervision;
-pub use crate::runtime::host::prompt::PromptPreview;
-pub use crate::runtime::host::trigger_ops::{DeliveryReceipt, RecentDelivery, TriggerView};
-pub use crate::runtime::host::WakeHintOutcome;
-pub use crate::runtime::inspect::{AgentSummary, ContextView};
-pub use crate::runtime::policy::{Approval, ApprovalPolicy};
-pub use crate::runtime::provider::{ConversationItem, FailureArtifact, TokenUsage};
-pub use crate::runtime::scheduler::{DecisionReason, SchedulerDecisionKind};
-pub use crate::runtime::skills::{LoadReason, SkillScope, SkillState, SkillView};
-pub use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
-pub use crate::runtime::triggers::{
+pub use crate::model::skill::{LoadReason, SkillScope, SkillState, SkillView};
+pub use crate::model::task::TaskInputReceipt;
+pub use crate::model::task::{TaskKind, TaskRecord, TaskStatus};
+pub use crate::model::trigger::{
     DeliveryMeta, IngressState, IngressStatus, TriggerDescriptor, TriggerStatus,
 };
-pub use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord, WaitingIntentStatus};
-pub use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
-pub use crate::runtime::work_ops::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
-pub use crate::runtime::workspace::PolicySource;
-pub use crate::runtime::workspace::{
+pub use crate::model::usage::{ConversationItem, FailureArtifact, TokenUsage};
+pub use crate::model::waiting::{TimerRecord, WaitingIntentRecord, WaitingIntentStatus};
+pub use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
+pub use crate::model::workspace::PolicySource;
+pub use crate::model::workspace::{
     ExecutionSnapshot, UseOutcome, UseWorkspace, WorkspaceBinding, WorkspaceEntry, WorkspaceList,
     WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
 };
-pub use crate::store::Provenance;
+pub use crate::protocol::views::ChildSupervision;
+pub use crate::protocol::views::PromptPreview;
+pub use crate::protocol::views::WakeHintOutcome;
+pub use crate::protocol::views::{AgentSummary, ContextView};
+pub use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
+pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};

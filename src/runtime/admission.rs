@@ -4,8 +4,9 @@
 //! agents exist. A stopped agent refuses external admission with resume
 //! guidance, and the refusal itself is recorded as `message_rejected`.
 
+pub use crate::protocol::views::Admitted;
+
 use crate::runtime::host::agent_in;
-use serde::{Deserialize, Serialize};
 
 use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
 use super::envelope::{normalize, AdmissionRequest, MessageEnvelope};
@@ -83,17 +84,6 @@ pub(crate) fn create_agent_in(
         Event::AgentCreated(created),
     ))?;
     Ok(())
-}
-
-/// What admission recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Admitted {
-    pub message_id: String,
-    pub agent_id: String,
-    pub event_seq: u64,
-    pub admission_seq: u64,
-    pub queue_status: QueueEntryStatus,
-    pub priority: super::envelope::Priority,
 }
 
 pub(crate) enum Outcome {

@@ -11,116 +11,12 @@
 //! `waiting_reason` is present only when the outcome is `waiting`, and
 //! `work_signal` only when it is `continuable`.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::decision::{
+    ClosureDecision, ClosureOutcome, ReactivationMode, RuntimePosture, TurnPhase, TurnTerminalKind,
+    WorkSignal, WorkSignalStatus,
+};
 
 use super::waiting::WaitingReason;
-
-/// `ClosureDecision.outcome`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClosureOutcome {
-    Completed,
-    Continuable,
-    Failed,
-    Waiting,
-}
-
-impl ClosureOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClosureOutcome::Completed => "completed",
-            ClosureOutcome::Continuable => "continuable",
-            ClosureOutcome::Failed => "failed",
-            ClosureOutcome::Waiting => "waiting",
-        }
-    }
-}
-
-/// `ClosureDecision.runtimePosture`: whether the agent is awake or sleeping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuntimePosture {
-    Awake,
-    Sleeping,
-}
-
-/// How the last settled turn ended. `BaselineOverBudget` is the turn-local
-/// compaction terminal record: the turn could not fit its baseline prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnTerminalKind {
-    Completed,
-    Aborted,
-    BaselineOverBudget,
-}
-
-impl TurnTerminalKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TurnTerminalKind::Completed => "completed",
-            TurnTerminalKind::Aborted => "aborted",
-            TurnTerminalKind::BaselineOverBudget => "baseline_over_budget",
-        }
-    }
-
-    pub fn is_failure(self) -> bool {
-        match self {
-            TurnTerminalKind::Completed => false,
-            TurnTerminalKind::Aborted | TurnTerminalKind::BaselineOverBudget => true,
-        }
-    }
-}
-
-/// Whether a provider/tool turn is executing right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnPhase {
-    #[default]
-    Idle,
-    InProgress,
-}
-
-/// `workSignal.status`: the runnable item is the current focus or queued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkSignalStatus {
-    Active,
-    Queued,
-}
-
-/// `workSignal.reactivationMode`. `ActivateQueued` makes queued work visible
-/// to the model; it never mutates `current_work_item_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReactivationMode {
-    ContinueActive,
-    ActivateQueued,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkSignal {
-    pub work_item_id: String,
-    pub status: WorkSignalStatus,
-    pub reactivation_mode: ReactivationMode,
-}
-
-impl WorkSignal {
-    pub fn continue_active(work_item_id: &str) -> Self {
-        WorkSignal {
-            work_item_id: work_item_id.to_owned(),
-            status: WorkSignalStatus::Active,
-            reactivation_mode: ReactivationMode::ContinueActive,
-        }
-    }
-
-    pub fn activate_queued(work_item_id: &str) -> Self {
-        WorkSignal {
-            work_item_id: work_item_id.to_owned(),
-            status: WorkSignalStatus::Queued,
-            reactivation_mode: ReactivationMode::ActivateQueued,
-        }
-    }
-}
 
 /// The facts closure is derived from, already scoped by the projection
 /// (ids are kept so the evidence can name them).
@@ -157,15 +53,6 @@ impl ClosureFacts {
             runtime_posture: RuntimePosture::Awake,
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClosureDecision {
-    pub outcome: ClosureOutcome,
-    pub waiting_reason: Option<WaitingReason>,
-    pub work_signal: Option<WorkSignal>,
-    pub runtime_posture: RuntimePosture,
-    pub evidence: Vec<String>,
 }
 
 /// Derive the closure decision with the RFC's fixed precedence.

@@ -8,6 +8,8 @@
 //! process is gone (or that we can no longer supervise) become
 //! `interrupted`, and terminal results that were never queued are queued.
 
+pub use crate::model::task::TaskInputReceipt;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -90,15 +92,6 @@ pub struct CommandTasks {
     /// from then on never passes its start gate.
     closed: Arc<std::sync::atomic::AtomicBool>,
     wake: WakeFn,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct TaskInputReceipt {
-    pub task_id: String,
-    pub accepted_input: bool,
-    pub input_target: std::borrow::Cow<'static, str>,
-    pub bytes_written: usize,
-    pub summary_text: String,
 }
 
 /// The summary of a task stopped because its runtime shut down.

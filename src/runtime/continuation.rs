@@ -14,6 +14,8 @@
 //! the system-tick metadata (`tick_reason`, `idempotency_key`) so tick
 //! producers and classifiers agree on it.
 
+pub use crate::model::decision::SystemTickReason;
+
 use serde::{Deserialize, Serialize};
 
 use super::closure::{ClosureDecision, ClosureOutcome};
@@ -24,34 +26,6 @@ use super::waiting::WaitingReason;
 pub const TICK_REASON_KEY: &str = "tick_reason";
 /// Metadata key on a system-tick envelope holding its idempotency key.
 pub const IDEMPOTENCY_KEY: &str = "idempotency_key";
-
-/// Why the runtime emitted a system tick.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SystemTickReason {
-    WakeHint,
-    ContinueActive,
-    QueuedAvailable,
-}
-
-impl SystemTickReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SystemTickReason::WakeHint => "wake_hint",
-            SystemTickReason::ContinueActive => "continue_active",
-            SystemTickReason::QueuedAvailable => "queued_available",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "wake_hint" => Some(SystemTickReason::WakeHint),
-            "continue_active" => Some(SystemTickReason::ContinueActive),
-            "queued_available" => Some(SystemTickReason::QueuedAvailable),
-            _ => None,
-        }
-    }
-}
 
 /// The metadata object to put on a system-tick envelope.
 pub fn system_tick_metadata(reason: SystemTickReason, idempotency_key: &str) -> serde_json::Value {

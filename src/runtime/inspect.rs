@@ -2,64 +2,11 @@
 //! status`, built from current-state tables only. It never scans the event
 //! ledger: the event count is the agent's last `event_seq` (one lookup).
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::views::{AgentSummary, ContextView};
 
 use super::agent::{AgentRecord, AgentStatus};
 use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
-
-/// A compact, stable per-agent summary (agent-state RFC: a projection, not
-/// a source of truth).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AgentSummary {
-    pub id: String,
-    /// Kind, visibility, ownership, preset and lineage.
-    pub identity: super::agent::AgentIdentity,
-    /// A parent's children: the live ones and the latest finished ones.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub children: Vec<super::host::child_ops::ChildSupervision>,
-    pub status: AgentStatus,
-    /// The derived `AgentSchedulingPosture` and its short reason.
-    pub posture: String,
-    pub posture_reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lifecycle_hint: Option<String>,
-    pub queue_depth: u64,
-    pub last_event_seq: u64,
-    pub work_items_open: u64,
-    pub work_items_completed: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub current_work_item_id: Option<String>,
-    pub tasks_active: u64,
-    pub waiting_intents_active: u64,
-    pub timers_active: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_override: Option<String>,
-    /// The model its turns use now: the override, else the runtime's
-    /// default (absent when none is configured).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Where the agent's file and shell tools act.
-    pub execution: super::workspace::ExecutionSnapshot,
-    /// Context use: the last prompt against the window, and compaction.
-    #[serde(default)]
-    pub context: ContextView,
-}
-
-/// How full the agent's context is ("ctx 41%").
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ContextView {
-    /// The effective model's window (0 when unknown).
-    pub window: u64,
-    /// The last prompt's tokens (the provider's count when reported).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_prompt_tokens: Option<u64>,
-    /// The last prompt as a percentage of its window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub percent: Option<u8>,
-    pub compaction_epoch: u32,
-    pub compacted_entries: u64,
-}
 
 pub fn agent_summary(
     rx: &ReadCtx,

@@ -5,16 +5,16 @@
 
 pub mod admission;
 pub mod agent;
-pub mod approvals;
+pub use crate::model::approval as approvals;
 pub mod closure;
 pub mod command_tasks;
 pub mod context;
 pub mod continuation;
-pub mod envelope;
+pub use crate::model::message as envelope;
 pub mod exec_env;
 pub mod fixture;
 pub mod host;
-pub mod ids;
+pub use crate::model::ids;
 pub mod inspect;
 pub mod policy;
 pub mod posture;
@@ -29,11 +29,12 @@ pub mod templates;
 pub mod tools;
 pub mod transcript;
 pub mod triggers;
-pub mod waiting;
-pub mod work_items;
+pub use crate::model::waiting;
+pub use crate::model::work as work_items;
 pub mod work_ops;
 pub mod workspace;
 
+use crate::protocol::{ApiError, ErrorCode};
 use crate::store::StoreError;
 
 /// Errors of runtime operations, worded for the operator.
@@ -84,5 +85,50 @@ impl From<StoreError> for RuntimeError {
             },
             other => RuntimeError::Store(other),
         }
+    }
+}
+
+impl From<RuntimeError> for ApiError {
+    fn from(e: RuntimeError) -> ApiError {
+        use RuntimeError as E;
+        let code = match &e {
+            E::InvalidAgentId(_) | E::Invalid(_) => ErrorCode::InvalidParams,
+            E::UnknownAgent { .. } | E::UnknownTask { .. } | E::UnknownApproval { .. } => {
+                ErrorCode::NotFound
+            }
+            E::ApprovalAnswered { .. } => ErrorCode::Conflict,
+            E::AgentStopped { .. } => ErrorCode::AgentStopped,
+            E::WorkItem(w) => match w {
+                crate::runtime::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
+                crate::runtime::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
+                crate::runtime::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
+            },
+            E::Workspace(w) => {
+                use crate::runtime::workspace::WorkspaceError as W;
+                match w {
+                    W::Unknown { .. } => ErrorCode::NotFound,
+                    W::DetachActive { .. } => ErrorCode::Conflict,
+                    W::Git(crate::runtime::workspace::git::GitError::Failed { .. }) => {
+                        ErrorCode::Internal
+                    }
+                    W::Missing { .. }
+                    | W::NotADirectory { .. }
+                    | W::NotReadable { .. }
+                    | W::Target
+                    | W::DetachHome
+                    | W::HomeIsolated
+                    | W::AnchorGone { .. }
+                    | W::Git(_) => ErrorCode::InvalidParams,
+                }
+            }
+            E::Io { .. } | E::Store(_) => ErrorCode::Storage,
+        };
+        ApiError::new(code, e.to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> ApiError {
+        ApiError::from(RuntimeError::from(e))
     }
 }

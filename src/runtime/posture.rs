@@ -9,40 +9,10 @@
 //! or runnable work. A paused agent keeps its factual posture; the reason
 //! string says it is paused.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::decision::{AgentSchedulingPosture, PostureView};
 
 use super::agent::AgentStatus;
 use super::closure::TurnPhase;
-
-/// Serialised as the RFC writes it (`WaitingForOperator`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum AgentSchedulingPosture {
-    ActiveTurn,
-    HasQueuedInput,
-    HasRunnableWork,
-    WaitingForTask,
-    WaitingForExternal,
-    WaitingForOperator,
-    Blocked,
-    Idle,
-    Archived,
-}
-
-impl AgentSchedulingPosture {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentSchedulingPosture::ActiveTurn => "ActiveTurn",
-            AgentSchedulingPosture::HasQueuedInput => "HasQueuedInput",
-            AgentSchedulingPosture::HasRunnableWork => "HasRunnableWork",
-            AgentSchedulingPosture::WaitingForTask => "WaitingForTask",
-            AgentSchedulingPosture::WaitingForExternal => "WaitingForExternal",
-            AgentSchedulingPosture::WaitingForOperator => "WaitingForOperator",
-            AgentSchedulingPosture::Blocked => "Blocked",
-            AgentSchedulingPosture::Idle => "Idle",
-            AgentSchedulingPosture::Archived => "Archived",
-        }
-    }
-}
 
 /// A work item that is blocked only by its free-form `blocked_by`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,13 +41,6 @@ pub struct PostureFacts {
     /// each described.
     pub approvals: Vec<String>,
     pub blocked_work: Vec<BlockedWork>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PostureView {
-    pub posture: AgentSchedulingPosture,
-    /// A short human reason, e.g. "2 queued messages".
-    pub reason: String,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -4,6 +4,8 @@
 //! `Queued` and `Dequeued` entries replay at the message level; the other
 //! statuses never replay.
 
+pub use crate::model::message::QueueEntryStatus;
+
 use serde::{Deserialize, Serialize};
 
 use super::admission::provenance_of;
@@ -13,34 +15,6 @@ use crate::protocol::events::{
     new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
 };
 use crate::store::{EventRecord, Index, Keyed, StoreError, WriteCtx};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QueueEntryStatus {
-    Queued,
-    Dequeued,
-    Processed,
-    Aborted,
-    Interjected,
-    Dropped,
-}
-
-impl QueueEntryStatus {
-    /// Whether a message in this status is replayed after a restart.
-    pub fn replays_on_restart(self) -> bool {
-        match self {
-            QueueEntryStatus::Queued | QueueEntryStatus::Dequeued => true,
-            QueueEntryStatus::Processed
-            | QueueEntryStatus::Aborted
-            | QueueEntryStatus::Interjected
-            | QueueEntryStatus::Dropped => false,
-        }
-    }
-
-    pub fn is_pending(self) -> bool {
-        self == QueueEntryStatus::Queued
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueEntry {

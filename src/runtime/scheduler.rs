@@ -18,6 +18,10 @@
 //! emitted is suppressed and falls through to the next rule, with
 //! `duplicate_tick_suppressed:<key>` in the evidence.
 
+pub use crate::model::decision::SchedulerDecision;
+
+pub use crate::model::decision::{DecisionReason, SchedulerDecisionKind};
+
 mod projection;
 mod readiness;
 #[cfg(test)]
@@ -62,112 +66,6 @@ impl SchedulerInput {
             SchedulerInput::Idle => "idle",
         }
     }
-}
-
-/// `SchedulerDecisionKind`, serialised as the RFC writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum SchedulerDecisionKind {
-    StartModelTurn,
-    ReduceMessageOnly,
-    EmitSystemTick,
-    WaitForTask,
-    WaitForExternalChange,
-    WaitForTimer,
-    WaitForOperator,
-    Sleep,
-    StayIdle,
-    Stop,
-    Noop,
-}
-
-impl SchedulerDecisionKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SchedulerDecisionKind::StartModelTurn => "StartModelTurn",
-            SchedulerDecisionKind::ReduceMessageOnly => "ReduceMessageOnly",
-            SchedulerDecisionKind::EmitSystemTick => "EmitSystemTick",
-            SchedulerDecisionKind::WaitForTask => "WaitForTask",
-            SchedulerDecisionKind::WaitForExternalChange => "WaitForExternalChange",
-            SchedulerDecisionKind::WaitForTimer => "WaitForTimer",
-            SchedulerDecisionKind::WaitForOperator => "WaitForOperator",
-            SchedulerDecisionKind::Sleep => "Sleep",
-            SchedulerDecisionKind::StayIdle => "StayIdle",
-            SchedulerDecisionKind::Stop => "Stop",
-            SchedulerDecisionKind::Noop => "Noop",
-        }
-    }
-}
-
-/// Why the decision was taken. Tick reasons are `wake_hint`,
-/// `continue_active` and `queued_available`; waits use the closure's
-/// waiting-reason vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DecisionReason {
-    Stopped,
-    Paused,
-    Booting,
-    TurnInProgress,
-    QueuedInput,
-    LivenessOnlyInput,
-    WakeHint,
-    ContinueActive,
-    QueuedAvailable,
-    AwaitingTaskResult,
-    AwaitingOperatorInput,
-    AwaitingExternalChange,
-    AwaitingTimer,
-    NoRunnableWork,
-    RunnableWorkAlreadyTicked,
-    AlreadyAsleep,
-}
-
-impl DecisionReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DecisionReason::Stopped => "stopped",
-            DecisionReason::Paused => "paused",
-            DecisionReason::Booting => "booting",
-            DecisionReason::TurnInProgress => "turn_in_progress",
-            DecisionReason::QueuedInput => "queued_input",
-            DecisionReason::LivenessOnlyInput => "liveness_only_input",
-            DecisionReason::WakeHint => "wake_hint",
-            DecisionReason::ContinueActive => "continue_active",
-            DecisionReason::QueuedAvailable => "queued_available",
-            DecisionReason::AwaitingTaskResult => "awaiting_task_result",
-            DecisionReason::AwaitingOperatorInput => "awaiting_operator_input",
-            DecisionReason::AwaitingExternalChange => "awaiting_external_change",
-            DecisionReason::AwaitingTimer => "awaiting_timer",
-            DecisionReason::NoRunnableWork => "no_runnable_work",
-            DecisionReason::RunnableWorkAlreadyTicked => "runnable_work_already_ticked",
-            DecisionReason::AlreadyAsleep => "already_asleep",
-        }
-    }
-
-    fn of_tick(reason: SystemTickReason) -> Self {
-        match reason {
-            SystemTickReason::WakeHint => DecisionReason::WakeHint,
-            SystemTickReason::ContinueActive => DecisionReason::ContinueActive,
-            SystemTickReason::QueuedAvailable => DecisionReason::QueuedAvailable,
-        }
-    }
-}
-
-/// One scheduler decision with its metadata. Serialises to the
-/// `scheduler_decision` event data (`decision` holds the kind).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchedulerDecision {
-    #[serde(rename = "decision")]
-    pub kind: SchedulerDecisionKind,
-    pub reason: DecisionReason,
-    pub model_reentry: bool,
-    pub liveness_only: bool,
-    pub work_item_id: Option<String>,
-    pub task_id: Option<String>,
-    pub message_id: Option<String>,
-    /// Set on `EmitSystemTick`: the key to put on the tick message.
-    pub idempotency_key: Option<String>,
-    pub evidence: Vec<String>,
 }
 
 impl SchedulerDecision {

@@ -17,6 +17,8 @@
 //! Everything here is pure or reads files; recording activations is the
 //! host's.
 
+pub use crate::model::skill::{ActiveSkill, LoadReason, SkillScope, SkillState, SkillView};
+
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -28,24 +30,6 @@ const META_BYTES: u64 = 16 * 1024;
 /// Characters of a description the catalog carries.
 const MAX_DESCRIPTION: usize = 240;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillScope {
-    User,
-    Agent,
-    Workspace,
-}
-
-impl SkillScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkillScope::User => "user",
-            SkillScope::Agent => "agent",
-            SkillScope::Workspace => "workspace",
-        }
-    }
-}
-
 /// One discovered skill: metadata, never its body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillEntry {
@@ -56,73 +40,6 @@ pub struct SkillEntry {
     pub root: PathBuf,
     /// Its `SKILL.md`.
     pub entrypoint_path: PathBuf,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillState {
-    TurnActive,
-    SessionActive,
-    Restored,
-}
-
-impl SkillState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SkillState::TurnActive => "turn_active",
-            SkillState::SessionActive => "session_active",
-            SkillState::Restored => "restored",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadReason {
-    ReadSkillMd,
-    RunSkillScript,
-    /// Reserved: runtime-driven `SKILL.md` injection.
-    PromptInjection,
-}
-
-/// A skill an agent activated (kept on its record).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActiveSkill {
-    pub name: String,
-    pub scope: SkillScope,
-    pub entrypoint_path: String,
-    pub state: SkillState,
-}
-
-/// A catalog entry with its activation state (`skills.list`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillView {
-    pub name: String,
-    pub description: String,
-    pub scope: SkillScope,
-    pub entrypoint_path: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<SkillState>,
-}
-
-impl SkillView {
-    /// `name (scope) [state]: description`, as the prompt and the CLI
-    /// list a skill.
-    pub fn line(&self) -> String {
-        let state = self
-            .state
-            .map(|st| format!(" [{}]", st.as_str()))
-            .unwrap_or_default();
-        let description = match self.description.is_empty() {
-            true => "no description",
-            false => &self.description,
-        };
-        format!(
-            "{} ({}){state}: {description}",
-            self.name,
-            self.scope.as_str()
-        )
-    }
 }
 
 /// The catalog joined with the agent's active set.

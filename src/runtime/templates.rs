@@ -17,9 +17,11 @@
 //! directory; a template id is looked up there first, then read (never
 //! written) from `~/.agents/templates/<id>/`.
 
+pub use crate::model::agent::TemplateProvenance;
+
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 /// Builtin templates: id and files (relative path, content).
@@ -149,17 +151,6 @@ pub struct Resolved {
     pub dir: PathBuf,
     pub agents_md: String,
     pub skills: Vec<SkillSource>,
-}
-
-/// Provenance kept at `.holon/state/template.json` and in `agent_created`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TemplateProvenance {
-    pub selector: String,
-    pub source_dir: String,
-    /// SHA-256 of the template's `AGENTS.md` as applied.
-    pub agents_md_sha256: String,
-    pub skills: Vec<String>,
-    pub applied_at: String,
 }
 
 fn hex(bytes: &[u8]) -> String {

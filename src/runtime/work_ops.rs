@@ -5,13 +5,13 @@
 //! `work-items/<id>/plan.md` and is written before the transaction, so a
 //! committed record never points at a missing file.
 
+pub use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
+
 use crate::runtime::host::agent_in;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::agent::AgentRecord;
-use super::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
+use super::work_items::{WorkItemRecord, WorkItemState};
 use super::RuntimeError;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
@@ -20,58 +20,6 @@ use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 /// `recheck_after` (spec: "the runtime assigns a default fallback recheck
 /// deadline").
 pub const DEFAULT_RECHECK_MS: u64 = 30 * 60 * 1000;
-
-/// Who asked for a work-item change; recorded on the event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkItemSource {
-    /// A model tool call inside a turn.
-    Tool,
-    /// The operator through the console or CLI (control plane).
-    Operator,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CreateWorkItem {
-    pub objective: String,
-    #[serde(default)]
-    pub plan_status: Option<PlanStatus>,
-    #[serde(default)]
-    pub plan: Option<String>,
-    #[serde(default)]
-    pub todo_list: Option<Vec<TodoItem>>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UpdateWorkItem {
-    pub work_item_id: String,
-    #[serde(default)]
-    pub objective: Option<String>,
-    #[serde(default)]
-    pub plan_status: Option<PlanStatus>,
-    #[serde(default)]
-    pub todo_list: Option<Vec<TodoItem>>,
-    /// `Some(None)` clears the blocker; `None` leaves it unchanged.
-    #[serde(default, with = "double_option")]
-    pub blocked_by: Option<Option<String>>,
-    /// Milliseconds until the recheck reminder, when setting a blocker.
-    #[serde(default)]
-    pub recheck_after_ms: Option<u64>,
-}
-
-mod double_option {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {
-        v.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Option<String>>, D::Error> {
-        Option::<String>::deserialize(d).map(Some)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WorkItemError {

@@ -9,7 +9,7 @@
 pub(crate) mod codec;
 pub mod compact;
 mod error;
-pub mod event;
+
 mod kind_index;
 mod ledger;
 mod open;
@@ -27,8 +27,8 @@ use redb::{Database, Durability, ReadTransaction, ReadableTable};
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+pub use crate::model::event::{self as event, EventRecord, NewEvent, Provenance};
 pub use error::StoreError;
-pub use event::{EventRecord, NewEvent, Provenance};
 pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use write_ctx::WriteCtx;
 pub use writer::MAX_BATCH;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::approvals::ApprovalRecord;
+use crate::model::approval::ApprovalRecord;
 
 /// `workspace_policy_changed`: a workspace's approval policy was set (or
 /// returned to the runtime's: `source` says which applies now).
@@ -12,8 +12,8 @@ use crate::runtime::approvals::ApprovalRecord;
 pub struct WorkspacePolicyChanged {
     pub workspace_id: String,
     /// The policy in effect for the workspace now.
-    pub policy: crate::runtime::policy::ApprovalPolicy,
-    pub source: crate::runtime::workspace::PolicySource,
+    pub policy: crate::model::approval::ApprovalPolicy,
+    pub source: crate::model::workspace::PolicySource,
 }
 
 /// `approval_requested`, `approval_granted`, `approval_denied`.

@@ -2,14 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::continuation::SystemTickReason;
-use crate::runtime::envelope::{MessageEnvelope, MessageKind, Priority};
-use crate::runtime::host::ControlAction;
-use crate::runtime::posture::PostureView;
-use crate::runtime::queue::QueueEntryStatus;
-use crate::runtime::scheduler::SchedulerDecision;
+use crate::model::agent::{AgentRecord, AgentStatus};
+use crate::model::decision::PostureView;
+use crate::model::decision::SchedulerDecision;
+use crate::model::decision::SystemTickReason;
+use crate::model::decision::TurnTerminalKind;
+use crate::model::message::QueueEntryStatus;
+use crate::model::message::{MessageEnvelope, MessageKind, Priority};
+use crate::protocol::views::ControlAction;
 
 /// `agent_created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,7 +17,7 @@ pub struct AgentCreated {
     pub agent: AgentRecord,
     /// The template the agent home was made from, if one was applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<crate::runtime::templates::TemplateProvenance>,
+    pub template: Option<crate::model::agent::TemplateProvenance>,
 }
 
 /// `agent_archived`: the agent runs nothing more and leaves the listings;
@@ -38,8 +38,8 @@ pub struct AgentArchived {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillActivated {
     pub name: String,
-    pub scope: crate::runtime::skills::SkillScope,
-    pub load_reason: crate::runtime::skills::LoadReason,
+    pub scope: crate::model::skill::SkillScope,
+    pub load_reason: crate::model::skill::LoadReason,
     /// What triggered it: the `SKILL.md`, or the `scripts/*` path run.
     pub path: String,
     /// The skill's `SKILL.md`.
@@ -53,7 +53,7 @@ pub struct AgentStateChanged {
     pub from: AgentStatus,
     pub to: AgentStatus,
     /// The decision that moved it.
-    pub cause: crate::runtime::scheduler::SchedulerDecisionKind,
+    pub cause: crate::model::decision::SchedulerDecisionKind,
 }
 
 /// `control_applied`.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::turns::Guidance;
 
-use crate::runtime::agent::{AgentStatus, DisplayMode};
+use crate::model::agent::{AgentStatus, DisplayMode};
 
 /// `runtime_started`: the runtime recovered the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

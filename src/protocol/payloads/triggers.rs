@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::host::WakeHintOutcome;
-use crate::runtime::triggers::{DeliveryMeta, DeliveryMode, TriggerDescriptor};
+use crate::model::trigger::{DeliveryMeta, DeliveryMode, TriggerDescriptor};
+use crate::protocol::views::WakeHintOutcome;
 
 /// `external_trigger_provisioned`, `external_trigger_rotated`,
 /// `external_trigger_revoked`.

@@ -2,12 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::context::SummarySource;
-use crate::runtime::envelope::TriggerKind;
-use crate::runtime::host::cancel::CancelReason;
-use crate::runtime::host::watch::GuidanceSource;
-use crate::runtime::provider::{
+use std::path::PathBuf;
+
+use crate::model::context::SummarySource;
+use crate::model::decision::TurnTerminalKind;
+use crate::model::message::TriggerKind;
+use crate::model::usage::{
     FailureArtifact, FailureKind, MalformedArguments, ProviderAttemptTimeline, TokenUsage,
 };
 
@@ -327,4 +327,37 @@ pub enum BriefVisibility {
     /// A work item was completed.
     WorkDone,
     TurnResult,
+}
+
+/// Why a turn is being cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// `control abort` from an operator or a client.
+    OperatorAbort,
+    /// The agent was stopped.
+    AgentStopped,
+    /// `holon run --timeout` ran out.
+    RunTimeout,
+    /// The runtime is shutting down (daemon stop, SIGTERM, console quit).
+    /// The turn's message is not settled: it replays on the next start.
+    RuntimeShutdown,
+}
+
+/// Where a guidance block came from (metadata only, never the content).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GuidanceSource {
+    pub scope: GuidanceScope,
+    pub path: PathBuf,
+    /// `AGENTS.md` or `CLAUDE.md`.
+    pub file_name: std::borrow::Cow<'static, str>,
+    pub bytes: usize,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidanceScope {
+    Agent,
+    Workspace,
 }

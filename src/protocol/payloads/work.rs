@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
-use crate::runtime::waiting::{PendingWakeHint, TimerRecord, WaitingIntentRecord};
-use crate::runtime::work_items::WorkItemRecord;
-use crate::runtime::work_ops::WorkItemSource;
+use crate::model::task::{TaskKind, TaskRecord, TaskStatus};
+use crate::model::waiting::{PendingWakeHint, TimerRecord, WaitingIntentRecord};
+use crate::model::work::WorkItemRecord;
+use crate::protocol::views::WorkItemSource;
 
 /// `work_item_created`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

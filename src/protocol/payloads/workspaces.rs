@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::workspace::{ExecutionSnapshot, WorktreeSession};
+use crate::model::workspace::{ExecutionSnapshot, WorktreeSession};
 
 /// `workspace_attached`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,9 @@
 //! undercounted); the provider's reported usage is recorded beside it
 //! after each round.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::context::ContextBudget;
 
+pub use crate::model::context::WindowSource;
 use crate::runtime::provider::{ConversationItem, ProviderRequest, ToolSpec};
 
 /// The window assumed for a model nobody described.
@@ -80,22 +81,6 @@ pub fn request_tokens(r: &ProviderRequest) -> u64 {
         + items_tokens(&r.conversation)
 }
 
-/// Where a window size came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WindowSource {
-    /// `HOLON_CONTEXT_WINDOW`.
-    Environment,
-    /// `[model] context_window`.
-    ModelConfig,
-    /// `[providers.<name>] context_window`.
-    ProviderConfig,
-    /// The built-in table of common models.
-    KnownModel,
-    /// Nothing known: [`DEFAULT_WINDOW`].
-    Default,
-}
-
 /// The built-in windows of common models (by the model name after the
 /// provider, longest prefix first), and of providers whose servers default
 /// to small windows.
@@ -120,18 +105,6 @@ pub fn known_window(model_ref: &str) -> Option<u64> {
     }
     // Ollama serves a small window unless told otherwise.
     (provider == "ollama").then_some(8_192)
-}
-
-/// A model's window and what the prompt may use of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContextBudget {
-    pub window: u64,
-    pub source: WindowSource,
-    /// Kept free for the model's answer.
-    pub output_reserve: u64,
-    /// What the prompt may use: the window less the reserve and a margin
-    /// for estimation error.
-    pub prompt_budget: u64,
 }
 
 impl ContextBudget {

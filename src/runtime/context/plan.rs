@@ -5,7 +5,7 @@
 //! long tool turn stays within the budget. Neither decides anything about
 //! tasks, work items or waking: they only choose what the model reads.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::context::Fold;
 
 use super::budget::{estimate_tokens, item_tokens, items_tokens};
 use crate::runtime::provider::ConversationItem;
@@ -25,20 +25,6 @@ pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
         TranscriptBody::ToolResult { content, .. } => 4 + estimate_tokens(content),
         TranscriptBody::RuntimeFailure { summary, .. } => 12 + estimate_tokens(summary),
     }
-}
-
-/// The older part of the history to fold into the summary.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fold {
-    /// How many entries (from the oldest read) fold.
-    pub entries: usize,
-    /// The last folded entry: the new compaction boundary.
-    pub through_id: String,
-    /// How many turns (runs) fold.
-    pub turns: usize,
-    pub tokens_before: u64,
-    /// The history left verbatim.
-    pub tokens_kept: u64,
 }
 
 /// Turn boundaries: the index where each run's entries begin.

@@ -4,25 +4,9 @@
 //! answers with nothing usable, or is absent.
 
 use super::budget::estimate_tokens;
+pub use crate::model::context::SummarySource;
 use crate::runtime::provider::{ConversationItem, ProviderRequest};
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
-
-/// How a summary was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SummarySource {
-    Model,
-    Extractive,
-}
-
-impl SummarySource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SummarySource::Model => "model",
-            SummarySource::Extractive => "extractive",
-        }
-    }
-}
 
 fn clip(s: &str, chars: usize) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");

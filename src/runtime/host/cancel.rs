@@ -5,24 +5,11 @@
 //! in-flight provider request is dropped at once instead of running to its
 //! end. The first reason given wins until the next turn resets the handle.
 
+pub use crate::protocol::payloads::CancelReason;
+
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use tokio::sync::Notify;
-
-/// Why a turn is being cancelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CancelReason {
-    /// `control abort` from an operator or a client.
-    OperatorAbort,
-    /// The agent was stopped.
-    AgentStopped,
-    /// `holon run --timeout` ran out.
-    RunTimeout,
-    /// The runtime is shutting down (daemon stop, SIGTERM, console quit).
-    /// The turn's message is not settled: it replays on the next start.
-    RuntimeShutdown,
-}
 
 impl CancelReason {
     fn code(self) -> u8 {

@@ -7,7 +7,9 @@
 //! a child whose supervising task is still open; one whose task is gone or
 //! final archives.
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::views::ChildWorkspaceMode;
+
+use serde::Serialize;
 use serde_json::json;
 
 use super::agent_ops::NewAgent;
@@ -36,21 +38,6 @@ use crate::store::{Index, Keyed, Provenance, StoreError};
 pub(super) const RESULT_CHARS: usize = 16_000;
 /// Characters of the initial message that make the task's label.
 const LABEL_CHARS: usize = 72;
-
-/// Where a private child works.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ChildWorkspaceMode {
-    /// The parent's active workspace, as it is (a parent's worktree is
-    /// shared, never managed by the child).
-    #[default]
-    Inherit,
-    /// Its own managed worktree of the parent's active git workspace,
-    /// removed when clean at the end, retained when it holds changes.
-    Worktree,
-}
 
 /// A `SpawnAgent` call, checked.
 #[derive(Debug, Clone)]

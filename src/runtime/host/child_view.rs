@@ -4,12 +4,11 @@
 //! active-task index, the latest finished ones through the child-task
 //! index).
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::views::ChildSupervision;
 
-use super::child_ops::ChildWorkspaceMode;
 use crate::protocol::events as ev;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus};
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::tasks::{TaskKind, TaskRecord};
 use crate::store::{EventRecord, Index, Keyed, ReadCtx, StoreError};
 
 /// The child a `child_agent_task` supervises.
@@ -19,34 +18,6 @@ pub fn child_of(task: &TaskRecord) -> Option<String> {
         .get("child_agent_id")?
         .as_str()
         .map(str::to_owned)
-}
-
-/// What the parent sees of a child: one projection shared by SpawnAgent,
-/// TaskStatus, TaskOutput, AgentGet and the console.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChildSupervision {
-    pub child_agent_id: String,
-    pub supervision_task_id: String,
-    pub label: String,
-    pub task_status: TaskStatus,
-    pub child_status: AgentStatus,
-    pub posture: String,
-    pub posture_reason: String,
-    pub archived: bool,
-    pub workspace_mode: ChildWorkspaceMode,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_work_item: Option<String>,
-    pub model_rounds: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub queue_depth: u64,
-    pub tasks_active: u64,
-    /// The child's latest brief (bounded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_brief: Option<String>,
-    /// The managed worktree, and what cleanup did with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<serde_json::Value>,
 }
 
 /// The text of a child's latest brief, from its newest `brief_created`

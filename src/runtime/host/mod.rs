@@ -6,6 +6,8 @@
 //! records the decision and executes it. Nothing here polls: actors sleep
 //! until woken or until their next timer deadline.
 
+pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
+
 mod actor;
 pub mod agent_ops;
 pub mod approval_ops;
@@ -38,7 +40,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, Notify};
 
 use cancel::{CancelReason, TurnCancel};
@@ -147,34 +148,6 @@ pub enum LiveUpdate {
         run_id: String,
         text: String,
     },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ControlAction {
-    Pause,
-    Resume,
-    Stop,
-    Wake,
-    /// Abort the turn in progress at its next safe point.
-    Abort,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ControlOutcome {
-    pub agent_id: String,
-    pub action: ControlAction,
-    pub from: AgentStatus,
-    pub to: AgentStatus,
-    pub note: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WakeHintOutcome {
-    Submitted,
-    Coalesced,
-    Ignored,
 }
 
 struct Actor {

@@ -5,7 +5,7 @@
 //! same builder serves `holon debug prompt`, so what it prints is what the
 //! next turn sends.
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::views::{PreviewSection, PreviewSummary, PromptPreview};
 
 use super::frame::FrameContext;
 use crate::runtime::agent::AgentRecord;
@@ -265,46 +265,6 @@ pub(super) fn turn_start(entries: &[TranscriptEntry], run_id: &str) -> usize {
         .cloned()
         .collect();
     conversation(&before).len()
-}
-
-/// What `holon debug prompt` and `/context` show: the frame's sections
-/// with their text and estimates, the history, the budget and the
-/// compaction state.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PromptPreview {
-    pub agent_id: String,
-    pub model_ref: String,
-    pub budget: ContextBudget,
-    pub sections: Vec<PreviewSection>,
-    pub history_entries: usize,
-    pub history_tokens: u64,
-    pub total_tokens: u64,
-    pub percent_of_window: u8,
-    pub context: crate::runtime::context::ContextState,
-    /// The summary in effect (its episode), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<PreviewSummary>,
-    /// Whether the next turn would compact, and how much.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub would_fold: Option<crate::runtime::context::plan::Fold>,
-    pub conversation: Vec<ConversationItem>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PreviewSection {
-    pub name: String,
-    pub tokens: u64,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PreviewSummary {
-    pub episode_id: String,
-    pub epoch: u32,
-    pub source: String,
-    pub folded_turns: u64,
-    pub summary_tokens: u64,
-    pub created_at: String,
 }
 
 impl PromptPreview {

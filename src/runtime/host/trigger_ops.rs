@@ -4,15 +4,14 @@
 //! settled, a wake hint submitted (never a message), the count and
 //! provenance recorded. Each is one store transaction with its events.
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
 
 use super::waiting_ops::wake_hint_in;
-use super::{agent_in, RuntimeHost, WakeHintOutcome};
+use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::triggers::{
-    satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerDescriptor,
-    TriggerStatus,
+    satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerStatus,
 };
 use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::runtime::RuntimeError;
@@ -21,55 +20,12 @@ use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
 /// How many recent deliveries `trigger.show` lists.
 pub const RECENT_DELIVERIES: usize = 10;
 
-/// `trigger.show` and friends: the agent's descriptor, its URL (when the
-/// listener is up), its history, recent deliveries and open external
-/// waits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerView {
-    pub agent_id: String,
-    /// The active descriptor; none after a revoke until a rotate.
-    #[serde(default)]
-    pub trigger: Option<TriggerDescriptor>,
-    /// The capability URL: whoever holds it can wake the agent.
-    #[serde(default)]
-    pub trigger_url: Option<String>,
-    pub ingress: IngressStatus,
-    /// Rotated and revoked descriptors, newest first.
-    #[serde(default)]
-    pub history: Vec<TriggerDescriptor>,
-    /// The newest deliveries, newest first.
-    #[serde(default)]
-    pub recent_deliveries: Vec<RecentDelivery>,
-    /// Waits on the outside world still open.
-    #[serde(default)]
-    pub open_waits: Vec<WaitingIntentRecord>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecentDelivery {
-    pub event_seq: u64,
-    pub at: String,
-    #[serde(flatten)]
-    pub delivery: ev::TriggerDelivered,
-}
-
 /// A delivery as it arrives.
 #[derive(Debug, Clone, Default)]
 pub struct Delivery {
     pub meta: DeliveryMeta,
     pub content_type: Option<String>,
     pub body_bytes: u64,
-}
-
-/// `trigger.deliver` / ingress: what the delivery did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeliveryReceipt {
-    pub agent_id: String,
-    pub external_trigger_id: String,
-    pub outcome: WakeHintOutcome,
-    #[serde(default)]
-    pub satisfied_waiting_intent_ids: Vec<String>,
-    pub trigger_count: u64,
 }
 
 /// Why a delivery was refused. Every refusal of a presented token is the

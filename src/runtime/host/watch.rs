@@ -21,6 +21,10 @@
 //! provider chain) and reports the changed sections. Nothing polls: the
 //! task sleeps on the event channel, and stops on runtime shutdown.
 
+pub use crate::protocol::payloads::GuidanceScope;
+
+pub use crate::protocol::payloads::GuidanceSource;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -28,7 +32,6 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::HostInner;
@@ -46,24 +49,6 @@ const AGENTS_MD: &str = "AGENTS.md";
 const CLAUDE_MD: &str = "CLAUDE.md";
 
 // ---- guidance ---------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GuidanceScope {
-    Agent,
-    Workspace,
-}
-
-/// Where a guidance block came from (metadata only, never the content).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct GuidanceSource {
-    pub scope: GuidanceScope,
-    pub path: PathBuf,
-    /// `AGENTS.md` or `CLAUDE.md`.
-    pub file_name: std::borrow::Cow<'static, str>,
-    pub bytes: usize,
-    pub truncated: bool,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Guidance {

@@ -7,12 +7,15 @@
 //! scripted provider. Shapes follow the runtime spec's Provider Transport
 //! Contract and Failure Artifact Envelope.
 
-use std::future::Future;
-use std::pin::Pin;
+pub use crate::model::usage::{
+    AttemptOutcome, ConversationItem, FailureArtifact, FailureCategory, FailureKind,
+    MalformedArguments, ProviderAttemptRecord, ProviderAttemptTimeline, ReqwestDiagnostics,
+    TokenUsage, ToolCall, TransportDiagnostics,
+};
 
 use serde::{Deserialize, Serialize};
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::model::BoxFuture;
 
 /// `provider/model`, e.g. `openai/gpt-4.1`, `ollama/llama3.2`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -55,63 +58,6 @@ pub struct ToolSpec {
     pub freeform_field: Option<String>,
 }
 
-/// A tool call the model requested. `id` is the provider's call id and is
-/// echoed back on the matching result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: serde_json::Value,
-    /// Set when the model's `arguments` text was not JSON. `arguments` is
-    /// then `{}`; the call is answered with an `invalid_arguments` tool
-    /// error (the turn goes on, so the model can correct itself) and the
-    /// transcript keeps what the model sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub malformed_arguments: Option<MalformedArguments>,
-}
-
-/// Tool-call arguments that did not parse: the text as sent and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MalformedArguments {
-    pub raw: String,
-    pub error: String,
-}
-
-impl ToolCall {
-    /// The arguments text to echo back to the provider in later rounds:
-    /// what the model sent, even when it was not JSON.
-    pub fn arguments_text(&self) -> String {
-        match &self.malformed_arguments {
-            Some(m) => m.raw.clone(),
-            None => self.arguments.to_string(),
-        }
-    }
-}
-
-/// One item of the replayable conversation view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ConversationItem {
-    /// Input for the model: an operator prompt, task result, tick, ...
-    /// rendered with its provenance label by prompt assembly.
-    UserText { text: String },
-    /// A previous assistant round: its text and the tools it called.
-    AssistantRound {
-        #[serde(default)]
-        text: String,
-        #[serde(default)]
-        tool_calls: Vec<ToolCall>,
-    },
-    /// The result of one tool call; exactly one per call id.
-    ToolResult {
-        call_id: String,
-        tool_name: String,
-        content: String,
-        #[serde(default)]
-        is_error: bool,
-    },
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockStability {
@@ -143,22 +89,6 @@ pub struct ProviderRequest {
     pub prompt_cache_key: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TokenUsage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub total_tokens: u64,
-}
-
-impl TokenUsage {
-    pub fn add(&mut self, other: &TokenUsage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.total_tokens += other.total_tokens;
-    }
-}
-
 /// A successful provider round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRound {
@@ -180,240 +110,11 @@ pub enum ProviderProgress {
     TextDelta(String),
 }
 
-/// How a failed attempt is classified (drives retry, fail-fast, fallback).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// No provider is configured for the requested model.
-    NotConfigured,
-    /// The provider id has no transport Holon supports.
-    UnsupportedTransport,
-    Timeout,
-    Connect,
-    /// The response started (HTTP headers arrived) but its body or stream
-    /// ended before it was complete: connection reset, EOF before the
-    /// stream's terminal event. Retried like a connection failure.
-    StreamInterrupted,
-    RateLimited,
-    ServerError,
-    AuthFailed,
-    ClientError,
-    InvalidResponse,
-    ContextLengthExceeded,
-}
-
-impl FailureKind {
-    /// Retried on the same provider (up to the retry budget).
-    pub fn is_retryable(self) -> bool {
-        match self {
-            FailureKind::Timeout
-            | FailureKind::Connect
-            | FailureKind::StreamInterrupted
-            | FailureKind::RateLimited
-            | FailureKind::ServerError => true,
-            FailureKind::NotConfigured
-            | FailureKind::UnsupportedTransport
-            | FailureKind::AuthFailed
-            | FailureKind::ClientError
-            | FailureKind::InvalidResponse
-            | FailureKind::ContextLengthExceeded => false,
-        }
-    }
-
-    /// Failure-artifact category.
-    pub fn category(self) -> FailureCategory {
-        match self {
-            FailureKind::Timeout
-            | FailureKind::Connect
-            | FailureKind::StreamInterrupted
-            | FailureKind::RateLimited
-            | FailureKind::ServerError
-            | FailureKind::AuthFailed
-            | FailureKind::ClientError => FailureCategory::Transport,
-            FailureKind::UnsupportedTransport | FailureKind::InvalidResponse => {
-                FailureCategory::Protocol
-            }
-            FailureKind::NotConfigured | FailureKind::ContextLengthExceeded => {
-                FailureCategory::Runtime
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureCategory {
-    Transport,
-    Protocol,
-    Runtime,
-    Task,
-    Unknown,
-}
-
-/// The operator-facing failure envelope (spec: Failure Artifact Envelope).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FailureArtifact {
-    pub category: FailureCategory,
-    pub kind: String,
-    pub summary: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_status: Option<i32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub source_chain: Vec<String>,
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub metadata: std::collections::BTreeMap<String, String>,
-}
-
-impl FailureArtifact {
-    /// An artifact carrying only its category, kind and summary.
-    pub fn new(
-        category: FailureCategory,
-        kind: &str,
-        summary: impl Into<String>,
-    ) -> FailureArtifact {
-        FailureArtifact {
-            category,
-            kind: kind.to_owned(),
-            summary: summary.into(),
-            provider: None,
-            model_ref: None,
-            status: None,
-            task_id: None,
-            exit_status: None,
-            source_chain: Vec::new(),
-            metadata: std::collections::BTreeMap::new(),
-        }
-    }
-}
-
 /// A failed provider round, after retries and fallback.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderFailure {
     pub kind: FailureKind,
     pub artifact: FailureArtifact,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttemptOutcome {
-    Retrying,
-    RetriesExhausted,
-    FailFastAborted,
-    Succeeded,
-    /// The request was still in flight when its turn was cancelled (abort,
-    /// stop, `--timeout`, shutdown) and was dropped.
-    Cancelled,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReqwestDiagnostics {
-    pub is_timeout: bool,
-    pub is_connect: bool,
-    pub is_request: bool,
-    pub is_body: bool,
-    pub is_decode: bool,
-    pub is_redirect: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TransportDiagnostics {
-    pub stage: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reqwest: Option<ReqwestDiagnostics>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub source_chain: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProviderAttemptRecord {
-    pub provider: String,
-    pub model_ref: String,
-    pub attempt: u32,
-    pub max_attempts: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub completed_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure_kind: Option<FailureKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disposition: Option<String>,
-    pub outcome: AttemptOutcome,
-    pub advanced_to_fallback: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub backoff_ms: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_usage: Option<TokenUsage>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport_diagnostics: Option<TransportDiagnostics>,
-}
-
-impl ProviderAttemptTimeline {
-    /// The timeline of a round answered (or refused) in a single attempt,
-    /// for providers without retries (scripted, unavailable).
-    pub fn single_attempt(
-        model_ref: &str,
-        outcome: AttemptOutcome,
-        failure_kind: Option<FailureKind>,
-        token_usage: Option<TokenUsage>,
-    ) -> ProviderAttemptTimeline {
-        let succeeded = outcome == AttemptOutcome::Succeeded;
-        ProviderAttemptTimeline {
-            attempts: vec![ProviderAttemptRecord {
-                provider: model_ref.split('/').next().unwrap_or("").to_owned(),
-                model_ref: model_ref.to_owned(),
-                attempt: 1,
-                max_attempts: 1,
-                started_at: None,
-                completed_at: None,
-                duration_ms: Some(0),
-                failure_kind,
-                disposition: None,
-                outcome,
-                advanced_to_fallback: false,
-                backoff_ms: None,
-                token_usage,
-                transport_diagnostics: None,
-            }],
-            requested_model_ref: model_ref.to_owned(),
-            active_model_ref: Some(model_ref.to_owned()),
-            winning_model_ref: succeeded.then(|| model_ref.to_owned()),
-            aggregated_token_usage: token_usage,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ProviderAttemptTimeline {
-    pub attempts: Vec<ProviderAttemptRecord>,
-    pub requested_model_ref: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_model_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub winning_model_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aggregated_token_usage: Option<TokenUsage>,
 }
 
 /// The result of one provider round: the round or its failure, and the

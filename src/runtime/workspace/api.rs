@@ -2,12 +2,12 @@
 //! and the UseWorkspace tool alike): the use request, its outcome, the
 //! listing, and why an operation was refused.
 
+pub use crate::model::workspace::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceList};
+
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::git::GitError;
-use super::{ExecutionSnapshot, WorkspaceBinding, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
+use super::{WorkspaceMode, AGENT_HOME_ID};
 
 /// Why a workspace operation was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,17 +34,6 @@ pub enum WorkspaceError {
     Git(#[from] GitError),
 }
 
-/// What `UseWorkspace` asks for (tool, socket and CLI alike).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct UseWorkspace {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace_id: Option<String>,
-    #[serde(default)]
-    pub mode: WorkspaceMode,
-}
-
 impl UseWorkspace {
     /// What an operator typed after `use` (CLI or console): `agent_home`,
     /// an id as Holon makes them (`ws_…`, with no directory of that name
@@ -67,43 +56,6 @@ impl UseWorkspace {
             },
         }
     }
-}
-
-/// The answer to a use: the new snapshot, plus guidance when a worktree
-/// path was adopted rather than managed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UseOutcome {
-    pub execution: ExecutionSnapshot,
-    pub previous_workspace_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// Managed worktrees kept because they hold changes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retained: Vec<WorktreeSession>,
-}
-
-/// `workspace.list`: the bindings, which one is active, and the snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkspaceList {
-    pub agent_id: String,
-    pub active_workspace_id: String,
-    pub execution: ExecutionSnapshot,
-    pub attached: Vec<WorkspaceEntry>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retained_worktrees: Vec<WorktreeSession>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WorkspaceEntry {
-    #[serde(flatten)]
-    pub binding: WorkspaceBinding,
-    pub active: bool,
-    /// Whether the anchor directory still exists.
-    pub present: bool,
-    /// Other agents working directly in this workspace's checkout
-    /// (occupancy: isolated mode is the way to work in parallel).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub direct_users: Vec<String>,
 }
 
 #[cfg(test)]

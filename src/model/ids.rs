@@ -8,8 +8,6 @@
 //! - task, work-item, message, request and workspace ids: 1 to 128 ASCII letters,
 //!   digits, `-` and `_` (Holon makes them as `task_01…`, `wi_01…`).
 
-use super::agent::validate_agent_id;
-
 /// The longest task, work-item or request id accepted.
 pub const MAX_RECORD_ID: usize = 128;
 
@@ -79,6 +77,24 @@ pub fn validate(kind: IdKind, id: &str) -> Result<(), String> {
             }
         }
     }
+}
+
+/// Agent ids appear in paths, socket requests and table keys: keep them to
+/// a conservative alphabet so none of those can be abused.
+pub fn validate_agent_id(id: &str) -> Result<(), String> {
+    if id.is_empty() || id.len() > 64 {
+        return Err(format!("agent id `{id}` must be 1 to 64 characters long"));
+    }
+    if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        || id.starts_with('.')
+    {
+        return Err(format!(
+            "agent id `{id}` may contain only letters, digits, `-`, `_` and `.` (not leading)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -466,3 +466,31 @@ mod tests {
         );
     }
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueEntryStatus {
+    Queued,
+    Dequeued,
+    Processed,
+    Aborted,
+    Interjected,
+    Dropped,
+}
+
+impl QueueEntryStatus {
+    /// Whether a message in this status is replayed after a restart.
+    pub fn replays_on_restart(self) -> bool {
+        match self {
+            QueueEntryStatus::Queued | QueueEntryStatus::Dequeued => true,
+            QueueEntryStatus::Processed
+            | QueueEntryStatus::Aborted
+            | QueueEntryStatus::Interjected
+            | QueueEntryStatus::Dropped => false,
+        }
+    }
+
+    pub fn is_pending(self) -> bool {
+        self == QueueEntryStatus::Queued
+    }
+}

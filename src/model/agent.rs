@@ -1,0 +1,298 @@
+//! Agents as they travel: the durable `AgentRecord`, its control status,
+//! identity (kind, visibility, ownership, preset, lineage) and display
+//! mode. Id rules and agent homes live in the engine (`runtime::agent`).
+
+use serde::{Deserialize, Serialize};
+
+use super::context::ContextState;
+use super::decision::TurnTerminalKind;
+use super::skill::ActiveSkill;
+use super::waiting::PendingWakeHint;
+use super::workspace::AgentWorkspaces;
+
+/// The runtime's control posture for one agent (spec: `AgentStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentStatus {
+    Booting,
+    #[default]
+    AwakeIdle,
+    AwakeRunning,
+    AwaitingTask,
+    Asleep,
+    Paused,
+    Stopped,
+}
+
+impl AgentStatus {
+    /// The status an agent has while no runtime runs it: a turn or a boot
+    /// in progress is over (recovery at start, and a turn ended by
+    /// shutdown, both apply this); anything else stands.
+    pub fn at_rest(self) -> AgentStatus {
+        match self {
+            AgentStatus::AwakeRunning | AgentStatus::Booting => AgentStatus::AwakeIdle,
+            other => other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentStatus::Booting => "booting",
+            AgentStatus::AwakeIdle => "awake_idle",
+            AgentStatus::AwakeRunning => "awake_running",
+            AgentStatus::AwaitingTask => "awaiting_task",
+            AgentStatus::Asleep => "asleep",
+            AgentStatus::Paused => "paused",
+            AgentStatus::Stopped => "stopped",
+        }
+    }
+}
+
+/// Whether an agent is the operator's public agent or a runtime-private one
+/// (e.g. the temporary agent of `holon run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentVisibility {
+    #[default]
+    Public,
+    Private,
+}
+
+/// What an agent is (spec "Agent Identity And Visibility Contract"): the
+/// runtime's default agent, one created by name, or a delegated child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentKind {
+    Default,
+    #[default]
+    Named,
+    Child,
+}
+
+/// Who answers for an agent's lifetime: itself, or the parent whose
+/// `child_agent_task` supervises it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentOwnership {
+    #[default]
+    SelfOwned,
+    ParentSupervised,
+}
+
+/// The profile an agent was made with (SpawnAgent's `preset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfilePreset {
+    PublicNamed,
+    PrivateChild,
+}
+
+impl ProfilePreset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfilePreset::PublicNamed => "public_named",
+            ProfilePreset::PrivateChild => "private_child",
+        }
+    }
+}
+
+/// The identity facts every surface shows (AgentGet, `agent show`, the
+/// agents overlay), copied from the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentIdentity {
+    pub kind: AgentKind,
+    pub visibility: AgentVisibility,
+    pub ownership: AgentOwnership,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_preset: Option<ProfilePreset>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_parent_agent_id: Option<String>,
+    /// The parent's `child_agent_task` that supervises a private child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+    /// When the agent was archived; archived agents run nothing and are
+    /// not listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+}
+
+/// Main-conversation display mode (`/display`), remembered per agent, with
+/// numeric aliases 3, 4, 5. Raw trace inspection is `/events`, not a
+/// display mode. The console and the store share this one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisplayMode {
+    #[default]
+    Info,
+    Verbose,
+    Debug,
+}
+
+impl DisplayMode {
+    pub const ALL: &'static [DisplayMode] =
+        &[DisplayMode::Info, DisplayMode::Verbose, DisplayMode::Debug];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisplayMode::Info => "info",
+            DisplayMode::Verbose => "verbose",
+            DisplayMode::Debug => "debug",
+        }
+    }
+
+    /// The numeric alias: 3, 4 or 5.
+    pub fn level(self) -> u8 {
+        match self {
+            DisplayMode::Info => 3,
+            DisplayMode::Verbose => 4,
+            DisplayMode::Debug => 5,
+        }
+    }
+
+    /// `info`, `verbose`, `debug` (any case) or `3`, `4`, `5`.
+    pub fn parse(s: &str) -> Option<DisplayMode> {
+        let s = s.trim();
+        DisplayMode::ALL
+            .iter()
+            .copied()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s) || m.level().to_string() == s)
+    }
+}
+
+impl std::fmt::Display for DisplayMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub id: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub status: AgentStatus,
+    #[serde(default)]
+    pub visibility: AgentVisibility,
+    #[serde(default)]
+    pub kind: AgentKind,
+    #[serde(default)]
+    pub ownership: AgentOwnership,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_preset: Option<ProfilePreset>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage_parent_agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supervision_task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+    /// Skills activated by this agent's tool calls (turn-active until a
+    /// turn completes, then session-active; `restored` after a restart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<ActiveSkill>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_wake_hint: Option<PendingWakeHint>,
+    #[serde(default)]
+    pub turn_in_progress: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_wake_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_brief_at: Option<String>,
+    /// How the last turn ended (closure input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_terminal: Option<TurnTerminalKind>,
+    /// The summary of a runtime failure still in effect (closure input);
+    /// cleared when the next turn completes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_error: Option<String>,
+    #[serde(default)]
+    pub display_mode: DisplayMode,
+    #[serde(default)]
+    pub total_input_tokens: u64,
+    #[serde(default)]
+    pub total_output_tokens: u64,
+    #[serde(default)]
+    pub total_model_rounds: u64,
+    /// Attached workspaces and the active one (AgentHome when none).
+    #[serde(default)]
+    pub workspaces: AgentWorkspaces,
+    /// Compaction state and the last prompt's size.
+    #[serde(default)]
+    pub context: ContextState,
+}
+
+impl AgentRecord {
+    pub fn new(id: &str, created_at: String) -> Self {
+        AgentRecord {
+            id: id.to_owned(),
+            created_at,
+            status: AgentStatus::AwakeIdle,
+            visibility: AgentVisibility::Public,
+            kind: AgentKind::Named,
+            ownership: AgentOwnership::SelfOwned,
+            profile_preset: None,
+            lineage_parent_agent_id: None,
+            supervision_task_id: None,
+            archived_at: None,
+            skills: Vec::new(),
+            model_override: None,
+            current_work_item_id: None,
+            pending_wake_hint: None,
+            turn_in_progress: false,
+            current_run_id: None,
+            last_wake_reason: None,
+            last_brief_at: None,
+            last_turn_terminal: None,
+            runtime_error: None,
+            display_mode: DisplayMode::Info,
+            total_input_tokens: 0,
+            total_output_tokens: 0,
+            total_model_rounds: 0,
+            workspaces: Default::default(),
+            context: Default::default(),
+        }
+    }
+}
+
+impl AgentRecord {
+    pub fn identity(&self) -> AgentIdentity {
+        AgentIdentity {
+            kind: self.kind,
+            visibility: self.visibility,
+            ownership: self.ownership,
+            profile_preset: self.profile_preset,
+            lineage_parent_agent_id: self.lineage_parent_agent_id.clone(),
+            supervision_task_id: self.supervision_task_id.clone(),
+            archived_at: self.archived_at.clone(),
+        }
+    }
+
+    /// Shown in public listings and status routes: public and not
+    /// archived.
+    pub fn is_listed(&self) -> bool {
+        self.visibility == AgentVisibility::Public && self.archived_at.is_none()
+    }
+
+    /// A private child still under its parent's supervision.
+    pub fn supervised_by(&self, parent: &str) -> bool {
+        self.kind == AgentKind::Child
+            && self.archived_at.is_none()
+            && self.lineage_parent_agent_id.as_deref() == Some(parent)
+    }
+}
+
+/// Provenance kept at `.holon/state/template.json` and in `agent_created`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateProvenance {
+    pub selector: String,
+    pub source_dir: String,
+    /// SHA-256 of the template's `AGENTS.md` as applied.
+    pub agents_md_sha256: String,
+    pub skills: Vec<String>,
+    pub applied_at: String,
+}

@@ -1,0 +1,168 @@
+//! Durable approvals: a gated tool call waits for the operator as a record
+//! in the store, not a prompt in one terminal. It survives detach, attach
+//! and restart; it is answered through the runtime (any console, the CLI,
+//! a script over the socket), first answer wins.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalStatus {
+    #[default]
+    Pending,
+    /// Approved; the call ran (or is running: `result_message_id` unset).
+    Granted,
+    Denied,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalStatus::Pending => "pending",
+            ApprovalStatus::Granted => "granted",
+            ApprovalStatus::Denied => "denied",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRecord {
+    pub id: String,
+    pub agent_id: String,
+    #[serde(default)]
+    pub status: ApprovalStatus,
+    pub tool_name: String,
+    pub call_id: String,
+    pub arguments: serde_json::Value,
+    /// One line for lists: the command, or the files a patch writes.
+    pub summary: String,
+    /// Why the policy asks.
+    pub why: String,
+    /// Where the call would run when it was asked.
+    pub workspace_id: String,
+    pub execution_root: String,
+    /// The turn and message the call came from.
+    pub run_id: String,
+    pub message_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_item_id: Option<String>,
+    pub requested_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<String>,
+    /// The operator's note (a denial's reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Approved with "always": the allow-list now covers calls like it.
+    #[serde(default)]
+    pub always: bool,
+    /// The message that carried the outcome back to the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_message_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    #[default]
+    Never,
+    OnWrite,
+    Always,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Never => "never",
+            Approval::OnWrite => "on_write",
+            Approval::Always => "always",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Approval> {
+        match s {
+            "never" => Some(Approval::Never),
+            "on_write" => Some(Approval::OnWrite),
+            "always" => Some(Approval::Always),
+            _ => None,
+        }
+    }
+}
+
+/// A workspace's approval policy (config `[policy]` is the default for
+/// every workspace; `holon workspace policy` overrides one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalPolicy {
+    #[serde(default)]
+    pub approval: Approval,
+    /// Command prefixes (whole words) that never ask.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_commands: Vec<String>,
+    /// Path prefixes (relative to the execution root) that ApplyPatch may
+    /// write without asking.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_paths: Vec<String>,
+}
+
+/// A change to a workspace's policy (`workspace.policy`): the mode, and
+/// entries added to the allow-lists; `reset` returns the workspace to the
+/// runtime's `[policy]` first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_commands: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+}
+
+impl PolicyChange {
+    /// The policy after the change, or why an entry is refused.
+    pub fn apply(
+        &self,
+        current: Option<&ApprovalPolicy>,
+        runtime: &ApprovalPolicy,
+    ) -> Result<Option<ApprovalPolicy>, String> {
+        for e in self.allow_commands.iter().chain(&self.allow_paths) {
+            if e.trim().is_empty() || e.chars().any(char::is_control) || e.len() > 512 {
+                return Err(format!("{e:?} is not an allow-list entry"));
+            }
+        }
+        let nothing_else = self.approval.is_none()
+            && self.allow_commands.is_empty()
+            && self.allow_paths.is_empty();
+        if self.reset && nothing_else {
+            return Ok(None);
+        }
+        let mut p = match (self.reset, current) {
+            (false, Some(own)) => own.clone(),
+            _ => runtime.clone(),
+        };
+        if let Some(a) = self.approval {
+            p.approval = a;
+        }
+        for (list, add) in [
+            (&mut p.allow_commands, &self.allow_commands),
+            (&mut p.allow_paths, &self.allow_paths),
+        ] {
+            for e in add {
+                let e = e.trim().to_owned();
+                if !list.contains(&e) {
+                    list.push(e);
+                }
+            }
+        }
+        Ok(Some(p))
+    }
+}
+
+/// What a tool call would do, as far as the gate cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A shell command (ExecCommand).
+    Command(String),
+    /// Files a patch writes (ApplyPatch), relative to the root.
+    Write(Vec<String>),
+}

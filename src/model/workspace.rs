@@ -1,0 +1,270 @@
+//! Workspaces as they travel: an agent's attached workspaces and the
+//! active one, managed worktrees, and the execution snapshot (where its
+//! tools act and under which policy), with what clients send to choose a
+//! workspace and what they get back. Ids, path rules and git live in the
+//! engine (`runtime::workspace`).
+
+use serde::{Deserialize, Serialize};
+
+use std::path::Path;
+
+/// The built-in fallback workspace.
+pub const AGENT_HOME_ID: &str = "agent_home";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectionKind {
+    /// The workspace's own directory (or an adopted external worktree).
+    #[default]
+    CanonicalRoot,
+    /// A Holon-managed git worktree of the workspace.
+    GitWorktreeRoot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceMode {
+    #[default]
+    Direct,
+    Isolated,
+}
+
+impl WorkspaceMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkspaceMode::Direct => "direct",
+            WorkspaceMode::Isolated => "isolated",
+        }
+    }
+}
+
+/// One attached workspace of an agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceBinding {
+    pub workspace_id: String,
+    /// Stable project identity: the git top-level, else the directory.
+    pub anchor: String,
+    /// Whether the anchor is a git repository (isolated mode needs one).
+    #[serde(default)]
+    pub git: bool,
+    pub attached_at: String,
+}
+
+/// A Holon-managed worktree (spec: `WorktreeSession`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeSession {
+    pub workspace_id: String,
+    /// Where the operator was when isolation began.
+    pub original_working_directory: String,
+    /// The branch the worktree was made from (empty on a detached HEAD).
+    pub original_branch: String,
+    pub worktree_path: String,
+    pub worktree_branch: String,
+    /// The commit the worktree was made from: commits after it are the
+    /// session's own work (a detached HEAD has no branch to compare with).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_commit: String,
+    pub created_at: String,
+}
+
+/// The active workspace when it is not AgentHome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActiveWorkspace {
+    pub workspace_id: String,
+    pub execution_root: String,
+    pub cwd: String,
+    #[serde(default)]
+    pub projection_kind: ProjectionKind,
+    #[serde(default)]
+    pub mode: WorkspaceMode,
+    /// Set in isolated mode: the managed worktree the root is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeSession>,
+    /// An existing worktree of an attached repository, adopted as the root
+    /// but not managed (Holon never removes it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adopted_worktree: bool,
+}
+
+/// An agent's durable workspace state, kept on its record.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AgentWorkspaces {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attached: Vec<WorkspaceBinding>,
+    /// `None` is AgentHome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<ActiveWorkspace>,
+    /// Managed worktrees that held changes when their session ended: kept,
+    /// reported, and re-entered by the next isolated use of the workspace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained_worktrees: Vec<WorktreeSession>,
+    /// Approval policies set per workspace (`agent_home` included); a
+    /// workspace without one follows the runtime's `[policy]`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub policies: std::collections::BTreeMap<String, super::approval::ApprovalPolicy>,
+}
+
+impl AgentWorkspaces {
+    pub fn binding(&self, workspace_id: &str) -> Option<&WorkspaceBinding> {
+        self.attached
+            .iter()
+            .find(|b| b.workspace_id == workspace_id)
+    }
+
+    pub fn active_id(&self) -> &str {
+        self.active
+            .as_ref()
+            .map(|a| a.workspace_id.as_str())
+            .unwrap_or(AGENT_HOME_ID)
+    }
+}
+
+/// The execution backend. Only host-local exists: commands run as the
+/// operator's user on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionProfile {
+    HostLocal,
+}
+
+/// Whether a confinement exists. Under host-local execution none does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Enforcement {
+    NotEnforced,
+}
+
+/// The execution-policy boundary, stated honestly: tool *arguments* are
+/// checked (ApplyPatch paths and `workdir` stay inside the root), but a
+/// shell command can reach anything the operator's user can.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionPolicySnapshot {
+    pub backend: ExecutionProfile,
+    pub filesystem: Enforcement,
+    pub write: Enforcement,
+    pub network: Enforcement,
+    pub secrets: Enforcement,
+    pub child_process: Enforcement,
+    /// What *is* checked: tool path arguments against the execution root.
+    pub tool_path_arguments: String,
+    /// What command tasks inherit: secret-looking variables are removed.
+    pub command_environment: String,
+    /// The approval gate: which tool calls wait for the operator. It is a
+    /// gate, not a sandbox: an approved command reaches what the
+    /// operator's user can.
+    #[serde(default)]
+    pub approval: super::approval::ApprovalPolicy,
+    /// Whether `approval` is this workspace's own (else the runtime's
+    /// `[policy]`).
+    #[serde(default)]
+    pub approval_source: PolicySource,
+}
+
+/// Where a workspace's approval policy comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicySource {
+    #[default]
+    Runtime,
+    Workspace,
+}
+
+impl ExecutionPolicySnapshot {
+    pub fn host_local() -> Self {
+        ExecutionPolicySnapshot {
+            backend: ExecutionProfile::HostLocal,
+            filesystem: Enforcement::NotEnforced,
+            write: Enforcement::NotEnforced,
+            network: Enforcement::NotEnforced,
+            secrets: Enforcement::NotEnforced,
+            child_process: Enforcement::NotEnforced,
+            tool_path_arguments: "confined_to_execution_root".into(),
+            command_environment: "secrets_scrubbed".into(),
+            approval: Default::default(),
+            approval_source: PolicySource::Runtime,
+        }
+    }
+}
+
+/// Spec: `ExecutionSnapshot`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionSnapshot {
+    pub profile: ExecutionProfile,
+    pub policy: ExecutionPolicySnapshot,
+    pub workspace_id: String,
+    pub workspace_anchor: String,
+    pub execution_root: String,
+    pub cwd: String,
+    pub execution_root_id: String,
+    pub projection_kind: ProjectionKind,
+    pub mode: WorkspaceMode,
+    /// Set in isolated mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeSession>,
+}
+
+impl ExecutionSnapshot {
+    /// A short label for the status line: `agent_home`, the anchor's
+    /// directory name, plus the worktree branch when isolated.
+    pub fn label(&self) -> String {
+        if self.workspace_id == AGENT_HOME_ID {
+            return AGENT_HOME_ID.to_owned();
+        }
+        let name = Path::new(&self.workspace_anchor)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.workspace_anchor.clone());
+        match &self.worktree {
+            Some(w) => format!("{name} ⎇ {}", w.worktree_branch),
+            None => name,
+        }
+    }
+}
+
+/// What `UseWorkspace` asks for (tool, socket and CLI alike).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct UseWorkspace {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(default)]
+    pub mode: WorkspaceMode,
+}
+
+/// The answer to a use: the new snapshot, plus guidance when a worktree
+/// path was adopted rather than managed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UseOutcome {
+    pub execution: ExecutionSnapshot,
+    pub previous_workspace_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Managed worktrees kept because they hold changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<WorktreeSession>,
+}
+
+/// `workspace.list`: the bindings, which one is active, and the snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceList {
+    pub agent_id: String,
+    pub active_workspace_id: String,
+    pub execution: ExecutionSnapshot,
+    pub attached: Vec<WorkspaceEntry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained_worktrees: Vec<WorktreeSession>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkspaceEntry {
+    #[serde(flatten)]
+    pub binding: WorkspaceBinding,
+    pub active: bool,
+    /// Whether the anchor directory still exists.
+    pub present: bool,
+    /// Other agents working directly in this workspace's checkout
+    /// (occupancy: isolated mode is the way to work in parallel).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub direct_users: Vec<String>,
+}

@@ -1,0 +1,289 @@
+//! What the engine answers with and what clients send, beyond the records
+//! of the model: an agent's summary, a control action and its outcome, a
+//! trigger's view and a delivery's receipt, the prompt preview, a child's
+//! supervision snapshot, an admission receipt, work-item requests. The
+//! engine builds these (`runtime::inspect`, the host's operations); they
+//! are defined here so that the protocol names no engine module.
+
+use serde::{Deserialize, Serialize};
+
+use super::events as ev;
+use crate::model::agent::AgentStatus;
+use crate::model::context::ContextBudget;
+use crate::model::message::QueueEntryStatus;
+use crate::model::task::TaskStatus;
+use crate::model::trigger::{IngressStatus, TriggerDescriptor};
+use crate::model::usage::ConversationItem;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::work::{PlanStatus, TodoItem};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlAction {
+    Pause,
+    Resume,
+    Stop,
+    Wake,
+    /// Abort the turn in progress at its next safe point.
+    Abort,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControlOutcome {
+    pub agent_id: String,
+    pub action: ControlAction,
+    pub from: AgentStatus,
+    pub to: AgentStatus,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeHintOutcome {
+    Submitted,
+    Coalesced,
+    Ignored,
+}
+
+/// `trigger.show` and friends: the agent's descriptor, its URL (when the
+/// listener is up), its history, recent deliveries and open external
+/// waits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriggerView {
+    pub agent_id: String,
+    /// The active descriptor; none after a revoke until a rotate.
+    #[serde(default)]
+    pub trigger: Option<TriggerDescriptor>,
+    /// The capability URL: whoever holds it can wake the agent.
+    #[serde(default)]
+    pub trigger_url: Option<String>,
+    pub ingress: IngressStatus,
+    /// Rotated and revoked descriptors, newest first.
+    #[serde(default)]
+    pub history: Vec<TriggerDescriptor>,
+    /// The newest deliveries, newest first.
+    #[serde(default)]
+    pub recent_deliveries: Vec<RecentDelivery>,
+    /// Waits on the outside world still open.
+    #[serde(default)]
+    pub open_waits: Vec<WaitingIntentRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecentDelivery {
+    pub event_seq: u64,
+    pub at: String,
+    #[serde(flatten)]
+    pub delivery: ev::TriggerDelivered,
+}
+
+/// `trigger.deliver` / ingress: what the delivery did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeliveryReceipt {
+    pub agent_id: String,
+    pub external_trigger_id: String,
+    pub outcome: WakeHintOutcome,
+    #[serde(default)]
+    pub satisfied_waiting_intent_ids: Vec<String>,
+    pub trigger_count: u64,
+}
+
+/// What `holon debug prompt` and `/context` show: the frame's sections
+/// with their text and estimates, the history, the budget and the
+/// compaction state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PromptPreview {
+    pub agent_id: String,
+    pub model_ref: String,
+    pub budget: ContextBudget,
+    pub sections: Vec<PreviewSection>,
+    pub history_entries: usize,
+    pub history_tokens: u64,
+    pub total_tokens: u64,
+    pub percent_of_window: u8,
+    pub context: crate::model::context::ContextState,
+    /// The summary in effect (its episode), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<PreviewSummary>,
+    /// Whether the next turn would compact, and how much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub would_fold: Option<crate::model::context::Fold>,
+    pub conversation: Vec<ConversationItem>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PreviewSection {
+    pub name: String,
+    pub tokens: u64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PreviewSummary {
+    pub episode_id: String,
+    pub epoch: u32,
+    pub source: String,
+    pub folded_turns: u64,
+    pub summary_tokens: u64,
+    pub created_at: String,
+}
+
+/// What the parent sees of a child: one projection shared by SpawnAgent,
+/// TaskStatus, TaskOutput, AgentGet and the console.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildSupervision {
+    pub child_agent_id: String,
+    pub supervision_task_id: String,
+    pub label: String,
+    pub task_status: TaskStatus,
+    pub child_status: AgentStatus,
+    pub posture: String,
+    pub posture_reason: String,
+    pub archived: bool,
+    pub workspace_mode: ChildWorkspaceMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item: Option<String>,
+    pub model_rounds: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub queue_depth: u64,
+    pub tasks_active: u64,
+    /// The child's latest brief (bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_brief: Option<String>,
+    /// The managed worktree, and what cleanup did with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<serde_json::Value>,
+}
+
+/// Where a private child works.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildWorkspaceMode {
+    /// The parent's active workspace, as it is (a parent's worktree is
+    /// shared, never managed by the child).
+    #[default]
+    Inherit,
+    /// Its own managed worktree of the parent's active git workspace,
+    /// removed when clean at the end, retained when it holds changes.
+    Worktree,
+}
+
+/// A compact, stable per-agent summary (agent-state RFC: a projection, not
+/// a source of truth).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSummary {
+    pub id: String,
+    /// Kind, visibility, ownership, preset and lineage.
+    pub identity: crate::model::agent::AgentIdentity,
+    /// A parent's children: the live ones and the latest finished ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildSupervision>,
+    pub status: AgentStatus,
+    /// The derived `AgentSchedulingPosture` and its short reason.
+    pub posture: String,
+    pub posture_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifecycle_hint: Option<String>,
+    pub queue_depth: u64,
+    pub last_event_seq: u64,
+    pub work_items_open: u64,
+    pub work_items_completed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_work_item_id: Option<String>,
+    pub tasks_active: u64,
+    pub waiting_intents_active: u64,
+    pub timers_active: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_override: Option<String>,
+    /// The model its turns use now: the override, else the runtime's
+    /// default (absent when none is configured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Where the agent's file and shell tools act.
+    pub execution: crate::model::workspace::ExecutionSnapshot,
+    /// Context use: the last prompt against the window, and compaction.
+    #[serde(default)]
+    pub context: ContextView,
+}
+
+/// How full the agent's context is ("ctx 41%").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContextView {
+    /// The effective model's window (0 when unknown).
+    pub window: u64,
+    /// The last prompt's tokens (the provider's count when reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt_tokens: Option<u64>,
+    /// The last prompt as a percentage of its window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u8>,
+    pub compaction_epoch: u32,
+    pub compacted_entries: u64,
+}
+
+/// What admission recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Admitted {
+    pub message_id: String,
+    pub agent_id: String,
+    pub event_seq: u64,
+    pub admission_seq: u64,
+    pub queue_status: QueueEntryStatus,
+    pub priority: crate::model::message::Priority,
+}
+
+/// Who asked for a work-item change; recorded on the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkItemSource {
+    /// A model tool call inside a turn.
+    Tool,
+    /// The operator through the console or CLI (control plane).
+    Operator,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CreateWorkItem {
+    pub objective: String,
+    #[serde(default)]
+    pub plan_status: Option<PlanStatus>,
+    #[serde(default)]
+    pub plan: Option<String>,
+    #[serde(default)]
+    pub todo_list: Option<Vec<TodoItem>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateWorkItem {
+    pub work_item_id: String,
+    #[serde(default)]
+    pub objective: Option<String>,
+    #[serde(default)]
+    pub plan_status: Option<PlanStatus>,
+    #[serde(default)]
+    pub todo_list: Option<Vec<TodoItem>>,
+    /// `Some(None)` clears the blocker; `None` leaves it unchanged.
+    #[serde(default, with = "double_option")]
+    pub blocked_by: Option<Option<String>>,
+    /// Milliseconds until the recheck reminder, when setting a blocker.
+    #[serde(default)]
+    pub recheck_after_ms: Option<u64>,
+}
+
+/// `Some(None)` on the wire as `null`: "clear it", apart from absence.
+mod double_option {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<Option<String>>, s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<String>>, D::Error> {
+        Option::<String>::deserialize(d).map(Some)
+    }
+}
