@@ -23,6 +23,7 @@ mod operator_ops;
 pub mod projection;
 pub mod prompt;
 mod quiet;
+mod round;
 pub mod run_once;
 pub mod trigger_ops;
 pub mod turn;

@@ -1,0 +1,468 @@
+//! A turn's provider rounds, as four named phases around one `Round`:
+//!
+//! 1. `fit_request`: the prompt frame and the conversation, kept within
+//!    the context budget (a forced compaction at most once, recaps and a
+//!    checkpoint note when rounds are folded), or the turn ends over
+//!    budget;
+//! 2. `call_provider`: the request, cancellable; a "prompt too long"
+//!    answer compacts harder and fits once more;
+//! 3. `record_round`: provider telemetry, the assistant round and token
+//!    totals in one write; a failed round or an answer without tool calls
+//!    ends the turn;
+//! 4. `run_tools`: each tool call recorded before and after
+//!    (`turn_tools.rs`), then `interject` prompts join at the safe point.
+//!
+//! A phase answers `Step::End` to end the turn; `rounds` only sequences
+//! them, checks cancellation between rounds and stops at `max_rounds`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::cancel::TurnCancel;
+use super::frame::FrameContext;
+use super::turn::{cancelled_attempt, output_limit_reason, transcript_in};
+use super::turn_context::{
+    checkpoint_tokens, frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape,
+    KEEP_VERBATIM_ROUNDS,
+};
+use super::turn_end::Ending;
+use super::turn_tools::{interject, run_call};
+use super::{HostInner, LiveUpdate};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::AgentRecord;
+use crate::runtime::context::budget::request_tokens;
+use crate::runtime::context::plan::fit_turn;
+use crate::runtime::context::{ContextBudget, PromptUse};
+use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::provider::{
+    ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
+    ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
+};
+use crate::runtime::tools::{self, ToolEnv};
+use crate::runtime::transcript::TranscriptBody;
+use crate::runtime::RuntimeError;
+use crate::store::Provenance;
+
+/// What a phase decided: go on with `T`, or end the turn.
+enum Step<T> {
+    Go(T),
+    End(Ending),
+}
+
+/// Go on with the phase's value, or return the turn's ending.
+macro_rules! go {
+    ($step:expr) => {
+        match $step {
+            Step::Go(value) => value,
+            Step::End(ending) => return Ok(ending),
+        }
+    };
+}
+
+/// Inside a phase: go on with a step's value, or end the turn.
+macro_rules! go_step {
+    ($step:expr) => {
+        match $step {
+            Step::Go(value) => value,
+            Step::End(ending) => return Ok(Step::End(ending)),
+        }
+    };
+}
+
+/// A request that fits the budget, ready to send.
+struct Fitted {
+    request: ProviderRequest,
+    /// The frame's own tokens (for a compaction after "too long").
+    baseline_tokens: u64,
+    prompt_estimate: u64,
+    context_build_ms: u64,
+}
+
+/// The provider's answer, with what it took.
+struct Called {
+    outcome: ProviderOutcome,
+    prompt_estimate: u64,
+    context_build_ms: u64,
+    provider_round_ms: u64,
+}
+
+/// One turn's rounds: what every round reads, and what a round leaves for
+/// the next.
+struct Round<'a> {
+    t: TurnRefs<'a>,
+    message: &'a MessageEnvelope,
+    turn_work_item_id: Option<String>,
+    frame: &'a mut FrameContext,
+    budget: ContextBudget,
+    shape: TurnShape,
+    /// The conversation the next request sends: rebuilt from the
+    /// transcript once per turn (and after a compaction), then extended
+    /// by each round with the items the transcript would give back.
+    history: Vec<ConversationItem>,
+    /// Where this turn's own items begin in `history`.
+    turn_start: usize,
+    completed_work_item: Option<String>,
+}
+
+/// Run provider rounds until the turn ends.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn rounds(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+    message: &MessageEnvelope,
+    turn_work_item_id: Option<String>,
+    provider: &dyn Provider,
+    frame: &mut FrameContext,
+    cancel: &TurnCancel,
+) -> Result<Ending, RuntimeError> {
+    let tool_specs = tools::specs();
+    let t = TurnRefs {
+        inner,
+        agent_id,
+        run_id,
+        provider,
+        tools: &tool_specs,
+        cancel,
+    };
+    let mut r = Round::begin(t, message, turn_work_item_id, frame).await?;
+    for round in 1..=inner.config.max_rounds {
+        if let Some(reason) = cancel.reason() {
+            return Ok(Ending::Aborted {
+                reason,
+                rounds: round - 1,
+                timeline: None,
+            });
+        }
+        if round > 1 {
+            r.frame.refresh(inner, agent_id).await?;
+        }
+        let called = go!(r.call_provider(round).await?);
+        let answer = go!(r.record_round(round, called).await?);
+        go!(r.run_tools(round, answer).await?);
+    }
+    Ok(Ending::Failed {
+        failure: Box::new(ProviderFailure {
+            kind: FailureKind::InvalidResponse,
+            artifact: FailureArtifact::new(
+                FailureCategory::Runtime,
+                "max_rounds_exceeded",
+                format!(
+                    "the turn needed more than {} provider rounds and was stopped",
+                    inner.config.max_rounds
+                ),
+            ),
+        }),
+        timeline: Box::default(),
+        rounds: inner.config.max_rounds,
+    })
+}
+
+impl<'a> Round<'a> {
+    /// Turn start: fold older turns into the summary when the history
+    /// outgrows its share of the budget, then read the conversation.
+    async fn begin(
+        t: TurnRefs<'a>,
+        message: &'a MessageEnvelope,
+        turn_work_item_id: Option<String>,
+        frame: &'a mut FrameContext,
+    ) -> Result<Round<'a>, RuntimeError> {
+        let shape = TurnShape::default();
+        let read = shape.read(&t)?;
+        let baseline = frame_now(&t, frame)?.baseline_tokens();
+        let read = match shape
+            .compact(&t, baseline, &read, false, "turn_start")
+            .await?
+        {
+            true => shape.read(&t)?,
+            false => read,
+        };
+        let (history, turn_start) = read.conversation(t.run_id);
+        Ok(Round {
+            budget: t.provider.context_budget(),
+            t,
+            message,
+            turn_work_item_id,
+            frame,
+            shape,
+            history,
+            turn_start,
+            completed_work_item: None,
+        })
+    }
+
+    /// Phase 1: the request for this round, within the budget.
+    async fn fit_request(&mut self, round: u32) -> Result<Step<Fitted>, RuntimeError> {
+        let t0 = Instant::now();
+        let t = &self.t;
+        let f = frame_now(t, self.frame)?;
+        let limit = self.budget.prompt_budget * self.shape.budget_percent / 100;
+        let baseline = f.baseline_tokens() + turn_inputs_tokens(&self.history, self.turn_start);
+        if baseline > limit {
+            return Ok(Step::End(Ending::OverBudget {
+                report: over_budget_report(&f, &self.history, self.turn_start, limit, &self.budget),
+                rounds: round - 1,
+            }));
+        }
+        let room = limit - f.baseline_tokens();
+        let mut fit = fit_turn(&self.history, self.turn_start, room, KEEP_VERBATIM_ROUNDS);
+        if fit.over && !self.shape.forced {
+            self.shape.forced = true;
+            let read = self.shape.read(t)?;
+            let folded = self
+                .shape
+                .compact(t, f.baseline_tokens(), &read, true, "turn_local")
+                .await?;
+            if folded {
+                (self.history, self.turn_start) = self.shape.read(t)?.conversation(t.run_id);
+                fit = fit_turn(&self.history, self.turn_start, room, KEEP_VERBATIM_ROUNDS);
+            }
+        }
+        // The checkpoint note that follows recapped rounds is part of the
+        // request: fit again with room for it.
+        if !fit.recapped_rounds.is_empty() {
+            let note = checkpoint_tokens(&fit.recapped_rounds, f.anchor.as_ref());
+            let room = room.saturating_sub(note);
+            fit = fit_turn(&self.history, self.turn_start, room, KEEP_VERBATIM_ROUNDS);
+        }
+        let conversation = self
+            .shape
+            .checkpoint(t, round, &f, fit, self.turn_start)
+            .await?;
+        let request = f.request(t.agent_id, conversation);
+        Ok(Step::Go(Fitted {
+            prompt_estimate: request_tokens(&request),
+            baseline_tokens: f.baseline_tokens(),
+            request,
+            context_build_ms: t0.elapsed().as_millis() as u64,
+        }))
+    }
+
+    /// Phase 2: send the request. At most two passes: the second after
+    /// the provider said the prompt was too long (one compaction, one
+    /// retry).
+    async fn call_provider(&mut self, round: u32) -> Result<Step<Called>, RuntimeError> {
+        loop {
+            let fitted = go_step!(self.fit_request(round).await?);
+            let t = &self.t;
+            let live = t.inner.live.clone();
+            let (aid, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());
+            let progress = move |p: ProviderProgress| match p {
+                ProviderProgress::TextDelta(text) => {
+                    let _ = live.send(LiveUpdate::AssistantDelta {
+                        agent_id: aid.clone(),
+                        run_id: rid.clone(),
+                        text,
+                    });
+                }
+            };
+            let t0 = Instant::now();
+            // Cancellation drops the request future, which closes the
+            // connection: nothing waits for a model that is no longer wanted.
+            let outcome = tokio::select! {
+                biased;
+                reason = t.cancel.cancelled() => {
+                    return Ok(Step::End(Ending::Aborted {
+                        reason,
+                        rounds: round,
+                        timeline: Some(Box::new(cancelled_attempt(t.provider, t0))),
+                    }));
+                }
+                outcome = t.provider.round(&fitted.request, &progress) => outcome,
+            };
+            let too_long = matches!(&outcome.result,
+                Err(f) if f.kind == FailureKind::ContextLengthExceeded);
+            if too_long && !self.shape.retried_too_long {
+                // The window is smaller than we thought: fold everything
+                // before this turn, recap harder, and try once more.
+                self.shape.retried_too_long = true;
+                self.shape.budget_percent = 60;
+                self.shape.forced = true;
+                let read = self.shape.read(t)?;
+                let why = "context_length_exceeded";
+                if self
+                    .shape
+                    .compact(t, fitted.baseline_tokens, &read, true, why)
+                    .await?
+                {
+                    (self.history, self.turn_start) = self.shape.read(t)?.conversation(t.run_id);
+                }
+                continue;
+            }
+            return Ok(Step::Go(Called {
+                outcome,
+                prompt_estimate: fitted.prompt_estimate,
+                context_build_ms: fitted.context_build_ms,
+                provider_round_ms: t0.elapsed().as_millis() as u64,
+            }));
+        }
+    }
+
+    /// Phase 3: record the round (provider telemetry, the assistant round,
+    /// token totals) in one write. A failed round, or an answer that calls
+    /// no tool, ends the turn.
+    async fn record_round(
+        &mut self,
+        round: u32,
+        called: Called,
+    ) -> Result<Step<ProviderRound>, RuntimeError> {
+        let timeline = called.outcome.timeline;
+        let answer = match called.outcome.result {
+            Err(failure) => {
+                return Ok(Step::End(Ending::Failed {
+                    failure: Box::new(failure),
+                    timeline: Box::new(timeline),
+                    rounds: round,
+                }));
+            }
+            Ok(answer) => answer,
+        };
+        let t = &self.t;
+        let (id, rid, mid, r, tl) = (
+            t.agent_id.to_owned(),
+            t.run_id.to_owned(),
+            self.message.id.clone(),
+            answer.clone(),
+            timeline,
+        );
+        let (budget, prompt_estimate) = (self.budget, called.prompt_estimate);
+        let (context_build_ms, provider_round_ms) =
+            (called.context_build_ms, called.provider_round_ms);
+        t.inner
+            .store
+            .write(move |tx| {
+                let usage = r.token_usage.unwrap_or_default();
+                let provenance = Provenance {
+                    message_id: Some(mid.clone()),
+                    ..Provenance::default()
+                };
+                let completed = ev::ProviderRoundCompleted {
+                    run_id: rid.clone(),
+                    round,
+                    model_ref: r.model_ref.clone(),
+                    token_usage: usage,
+                    provider_attempt_timeline: tl.clone(),
+                    context_build_ms,
+                    provider_round_ms,
+                    stop_reason: r.stop_reason.clone(),
+                    prompt_tokens_estimate: prompt_estimate,
+                    context_window: budget.window,
+                    prompt_budget: budget.prompt_budget,
+                };
+                tx.append_event(new_event(
+                    &id,
+                    provenance.clone(),
+                    Event::ProviderRoundCompleted(completed),
+                ))?;
+                let recorded = ev::AssistantRoundRecorded {
+                    run_id: rid.clone(),
+                    round,
+                    text_preview: r.text.chars().take(400).collect(),
+                    tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
+                    text_chars: r.text.chars().count(),
+                };
+                tx.append_event(new_event(
+                    &id,
+                    provenance,
+                    Event::AssistantRoundRecorded(recorded),
+                ))?;
+                transcript_in(
+                    tx,
+                    &id,
+                    &rid,
+                    Some(&mid),
+                    TranscriptBody::AssistantRound {
+                        round,
+                        text: r.text.clone(),
+                        tool_calls: r.tool_calls.clone(),
+                        token_usage: r.token_usage,
+                        timeline: Some(tl.clone()),
+                    },
+                )?;
+                if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
+                    agent.total_input_tokens += usage.input_tokens;
+                    agent.total_output_tokens += usage.output_tokens;
+                    agent.total_model_rounds += 1;
+                    agent.context.last_prompt = Some(PromptUse {
+                        estimated_tokens: prompt_estimate,
+                        reported_input_tokens: r
+                            .token_usage
+                            .map(|u| u.input_tokens)
+                            .filter(|n| *n > 0),
+                        window: budget.window,
+                        prompt_budget: budget.prompt_budget,
+                    });
+                    tx.put_agent(&id, &agent)?;
+                }
+                Ok(())
+            })
+            .await?;
+        self.history.push(ConversationItem::AssistantRound {
+            text: answer.text.clone(),
+            tool_calls: answer.tool_calls.clone(),
+        });
+        if answer.tool_calls.is_empty() {
+            return Ok(Step::End(Ending::Completed {
+                truncated: output_limit_reason(answer.stop_reason.as_deref()),
+                text: answer.text,
+                rounds: round,
+                completed_work_item: self.completed_work_item.take(),
+            }));
+        }
+        Ok(Step::Go(answer))
+    }
+
+    /// Phase 4: run the round's tool calls, each recorded before and
+    /// after; then trusted `interject` prompts join at the safe point. A
+    /// call that ends the turn (Sleep, a call waiting for approval) ends
+    /// it after the whole round ran.
+    async fn run_tools(
+        &mut self,
+        round: u32,
+        answer: ProviderRound,
+    ) -> Result<Step<()>, RuntimeError> {
+        let t = &self.t;
+        let mut ends_turn = false;
+        for call in &answer.tool_calls {
+            // A cancelled turn starts no further tool; calls left without a
+            // result are shown to the model as not executed.
+            if let Some(reason) = t.cancel.reason() {
+                return Ok(Step::End(Ending::Aborted {
+                    reason,
+                    rounds: round,
+                    timeline: None,
+                }));
+            }
+            let env = ToolEnv {
+                host: t.inner,
+                agent_id: t.agent_id,
+                message_id: &self.message.id,
+                turn_work_item_id: self.turn_work_item_id.clone(),
+                round_text: &answer.text,
+            };
+            let outcome = run_call(&env, t.run_id, call).await?;
+            self.history.push(ConversationItem::ToolResult {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: outcome.content.to_string(),
+                is_error: outcome.is_error,
+            });
+            ends_turn |= outcome.ends_turn;
+            if outcome.completed_work_item.is_some() {
+                self.completed_work_item = outcome.completed_work_item.clone();
+            }
+        }
+        if ends_turn {
+            return Ok(Step::End(Ending::Completed {
+                text: answer.text,
+                rounds: round,
+                completed_work_item: self.completed_work_item.take(),
+                truncated: None,
+            }));
+        }
+        for text in interject(t.inner, t.agent_id, t.run_id).await? {
+            self.history.push(ConversationItem::UserText { text });
+        }
+        Ok(Step::Go(()))
+    }
+}
