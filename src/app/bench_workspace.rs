@@ -109,7 +109,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     let snap = host.execution_snapshot("bench")?;
     for _ in 0..20 {
         let t = Instant::now();
-        let block = crate::runtime::host::frame::execution_block(&snap);
+        let block = crate::runtime::turn::frame::execution_block(&snap);
         frame.push(t.elapsed());
         anyhow::ensure!(
             block.contains("git: branch main"),

@@ -29,6 +29,7 @@ pub mod templates;
 pub mod tools;
 pub mod transcript;
 pub mod triggers;
+pub mod turn;
 pub use crate::model::waiting;
 pub use crate::model::work as work_items;
 pub mod work_ops;

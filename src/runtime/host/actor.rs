@@ -14,7 +14,6 @@ use tokio::sync::{watch, Notify};
 
 use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
-use super::turn;
 use super::HostInner;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::admission::{admit_in, Outcome};
@@ -28,6 +27,7 @@ use crate::runtime::queue::{dequeue_in, settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::{
     decide, posture_after, SchedulerDecision, SchedulerDecisionKind, SchedulerInput,
 };
+use crate::runtime::turn;
 use crate::runtime::waiting::{TimerRecord, TimerStatus};
 use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::RuntimeError;

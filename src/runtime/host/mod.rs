@@ -16,24 +16,16 @@ mod child_life;
 pub mod child_ops;
 mod child_view;
 pub mod client;
-mod context_ops;
 pub mod dispatch;
-pub mod frame;
 mod operator_ops;
 pub mod projection;
-pub mod prompt;
 mod quiet;
-mod round;
 pub mod run_once;
 pub mod trigger_ops;
-pub mod turn;
-mod turn_context;
-mod turn_end;
-mod turn_tools;
 pub mod waiting_ops;
 pub mod watch;
 pub mod workspace_ops;
-mod workspace_view;
+pub(crate) mod workspace_view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -181,7 +173,7 @@ pub(crate) struct HostInner {
 /// A running runtime. Cheap to clone.
 #[derive(Clone)]
 pub struct RuntimeHost {
-    inner: Arc<HostInner>,
+    pub(crate) inner: Arc<HostInner>,
 }
 
 fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {

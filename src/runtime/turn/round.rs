@@ -18,22 +18,22 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::cancel::TurnCancel;
-use super::frame::FrameContext;
-use super::turn::{cancelled_attempt, output_limit_reason, transcript_in};
-use super::turn_context::{
+use super::budget::{
     checkpoint_tokens, frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape,
     KEEP_VERBATIM_ROUNDS,
 };
-use super::turn_end::Ending;
-use super::turn_tools::{interject, run_call};
-use super::{HostInner, LiveUpdate};
+use super::calls::{interject, run_call};
+use super::end::Ending;
+use super::frame::FrameContext;
+use super::{cancelled_attempt, output_limit_reason, transcript_in};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::request_tokens;
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::{ContextBudget, PromptUse};
 use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::{HostInner, LiveUpdate};
 use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
     ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,

@@ -5,15 +5,15 @@
 
 use std::sync::Arc;
 
-use super::cancel::TurnCancel;
-use super::context_ops::{compact, FoldRequest};
+use super::compaction::{compact, FoldRequest};
 use super::frame::FrameContext;
 use super::prompt::{self, ContextRead, Frame};
-use super::HostInner;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{items_tokens, ContextBudget};
 use crate::runtime::context::plan::TurnFit;
+use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::{ConversationItem, Provider, ToolSpec};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
@@ -34,7 +34,7 @@ pub(super) struct TurnRefs<'a> {
 /// The frame of the agent's next round.
 pub(super) fn frame_now(t: &TurnRefs<'_>, ctx: &FrameContext) -> Result<Frame, RuntimeError> {
     let rx = t.inner.store.read()?;
-    let agent: AgentRecord = super::workspace_view::record_in(&rx, t.agent_id)?;
+    let agent: AgentRecord = crate::runtime::host::workspace_view::record_in(&rx, t.agent_id)?;
     Ok(prompt::build(&rx, &agent, ctx, t.tools.to_vec())?)
 }
 

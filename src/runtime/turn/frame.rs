@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::watch::{load_guidance, Guidance, GuidanceSource};
-use super::HostInner;
 use crate::runtime::context::memory::{self, MemoryFile};
+use crate::runtime::host::watch::{load_guidance, Guidance, GuidanceSource};
+use crate::runtime::host::HostInner;
 use crate::runtime::triggers::{IngressState, IngressStatus};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
@@ -32,7 +32,7 @@ impl FrameContext {
         let execution = inner.execution_of(agent_id)?;
         let home = inner.agent_home(agent_id);
         let x = execution.clone();
-        let host = super::RuntimeHost::from_inner(inner);
+        let host = crate::runtime::host::RuntimeHost::from_inner(inner);
         let agent = inner.agent_record(agent_id)?;
         let catalog_host = host.clone();
         let (guidance, memory, block, skills) = tokio::task::spawn_blocking(move || {

@@ -4,20 +4,28 @@
 //! and finish in one transaction (`turn_end.rs`). A provider failure is a failure brief, a
 //! `runtime_error` event and a transcript failure entry, never silence.
 
+pub(crate) mod budget;
+pub(crate) mod calls;
+pub(crate) mod compaction;
+pub(crate) mod end;
+pub mod frame;
+pub mod prompt;
+mod round;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::cancel::TurnCancel;
-use super::turn_end::finish;
-use super::HostInner;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind};
+use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::ProviderAttemptTimeline;
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, StoreError, WriteCtx};
+use end::finish;
 
 /// The stop reason when it says the answer was cut off by the output limit.
 pub fn output_limit_reason(stop_reason: Option<&str>) -> Option<String> {
@@ -122,7 +130,7 @@ pub(super) async fn run(
     // The prompt frame's guidance and execution block: read at turn start
     // (a change made while the agent is idle takes effect here) and again
     // after a round that moved the agent (UseWorkspace).
-    let mut frame = super::frame::FrameContext::load(inner, agent_id).await?;
+    let mut frame = frame::FrameContext::load(inner, agent_id).await?;
     let guidance_sources = frame.guidance_sources();
     let execution = frame.execution.clone();
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
@@ -160,7 +168,7 @@ pub(super) async fn run(
     let turn_work_item_id = agent.current_work_item_id.clone();
     let provider = (inner.config.provider)(&agent);
 
-    let ending = super::round::rounds(
+    let ending = round::rounds(
         inner,
         agent_id,
         run_id,

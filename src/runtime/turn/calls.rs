@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::turn::{render_input, transcript_in};
-use super::{approval_ops, HostInner};
+use super::{render_input, transcript_in};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::envelope::{MessageKind, Priority, TrustLevel};
+use crate::runtime::host::{approval_ops, HostInner};
 use crate::runtime::provider::ToolCall;
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};

@@ -236,7 +236,7 @@ pub(super) struct ContextRead {
 
 impl ContextRead {
     pub fn load(rx: &ReadCtx, agent_id: &str) -> Result<ContextRead, RuntimeError> {
-        let agent = super::workspace_view::record_in(rx, agent_id)?;
+        let agent = crate::runtime::host::workspace_view::record_in(rx, agent_id)?;
         let history = History::read(rx, &agent, HISTORY_CAP)?;
         let summary = summary_of(rx, &agent)?;
         Ok(ContextRead {
@@ -328,7 +328,7 @@ impl PromptPreview {
     }
 }
 
-impl super::RuntimeHost {
+impl crate::runtime::host::RuntimeHost {
     /// The prompt frame the agent's next turn would send (before any
     /// compaction that turn would run), for `holon debug prompt` and
     /// `/context`.

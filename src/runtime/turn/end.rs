@@ -8,9 +8,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::cancel::CancelReason;
-use super::turn::transcript_in;
-use super::HostInner;
+use super::transcript_in;
 use crate::protocol::events::{
     self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
 };
@@ -19,6 +17,8 @@ use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::MessageEnvelope;
+use crate::runtime::host::cancel::CancelReason;
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;

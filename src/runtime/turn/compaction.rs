@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 
-use super::cancel::TurnCancel;
 use super::prompt::ContextRead;
-use super::HostInner;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::estimate_tokens;
 use crate::runtime::context::plan::plan_fold;
 use crate::runtime::context::{summary, ContextEpisode, SummarySource};
+use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::{Provider, ProviderProgress, TokenUsage};
 use crate::runtime::transcript::TranscriptEntry;
 use crate::runtime::RuntimeError;
