@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::cli::{AgentCommand, SkillsCommand};
 use super::Context;
 use crate::protocol::{AgentSummary, Request};
-use crate::runtime::skills::SkillView;
+use crate::runtime::agents::skills::SkillView;
 use crate::ui::present::agents;
 
 pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {

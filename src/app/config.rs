@@ -154,7 +154,7 @@ pub struct Config {
     /// `trigger_rate_per_sec`).
     pub trigger_rate: super::access::RateLimit,
     /// The approval policy of workspaces without their own (`[policy]`).
-    pub policy: crate::runtime::policy::ApprovalPolicy,
+    pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -166,7 +166,7 @@ pub struct Config {
     /// `[model] context_window`); unset, each model's own applies.
     pub context_window: Option<(u64, crate::runtime::context::WindowSource)>,
     /// Delegation bounds (`[agents] max_spawn_depth`, `max_children`).
-    pub agent_limits: crate::runtime::host::agent_ops::AgentLimits,
+    pub agent_limits: crate::runtime::agents::ops::AgentLimits,
     /// The user's home for user-scope skills and templates
     /// (`HOLON_USER_DIR`, else `$HOME`).
     pub user_home: Option<PathBuf>,
@@ -412,7 +412,7 @@ impl Config {
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
-        let limits = crate::runtime::host::agent_ops::AgentLimits::default();
+        let limits = crate::runtime::agents::ops::AgentLimits::default();
         let max_spawn_depth = file
             .agents
             .max_spawn_depth
@@ -460,7 +460,7 @@ impl Config {
             tool_output,
             providers: file.providers,
             context_window,
-            agent_limits: crate::runtime::host::agent_ops::AgentLimits {
+            agent_limits: crate::runtime::agents::ops::AgentLimits {
                 max_spawn_depth,
                 max_children,
             },

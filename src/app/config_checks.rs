@@ -12,8 +12,8 @@ use super::config::{ConfigError, Env, PolicySection, RuntimeSection};
 pub(super) fn policy_setting(
     p: &PolicySection,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<crate::runtime::policy::ApprovalPolicy, ConfigError> {
-    use crate::runtime::policy::{Approval, ApprovalPolicy};
+) -> Result<crate::runtime::approvals::policy::ApprovalPolicy, ConfigError> {
+    use crate::runtime::approvals::policy::{Approval, ApprovalPolicy};
     let approval = match &p.approval {
         None => Approval::Never,
         Some(a) => Approval::parse(a).ok_or_else(|| {

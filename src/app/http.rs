@@ -27,8 +27,8 @@ use tokio::sync::{watch, Semaphore};
 use super::access::{HttpOptions, RateLimit};
 use super::control::{ServerLimits, MAX_LINE};
 use crate::protocol::RuntimeClient;
-use crate::runtime::host::trigger_ops::{Delivery, DeliveryError};
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::triggers::ops::{Delivery, DeliveryError};
 use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
 use crate::ui::ws::{bridge_lines, Ends, Frames};
 

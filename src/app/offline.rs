@@ -26,7 +26,7 @@ pub struct OfflineClient {
     store: Store,
     paths: Paths,
     default_model: Option<String>,
-    policy: crate::runtime::policy::ApprovalPolicy,
+    policy: crate::runtime::approvals::policy::ApprovalPolicy,
 }
 
 impl OfflineClient {
@@ -95,7 +95,7 @@ impl OfflineClient {
             }
             Request::AgentsList => {
                 let rx = self.store.read()?;
-                let agents = crate::runtime::host::agent_ops::listed(rx.agents()?);
+                let agents = crate::runtime::agents::ops::listed(rx.agents()?);
                 let out = agents.iter().map(|a| self.summary(&rx, a));
                 Ok(Response::AgentsList(out.collect::<Result<_, _>>()?))
             }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use super::cli::TriggerCommand;
 use super::Context;
 use crate::protocol::Request;
-use crate::runtime::host::trigger_ops::{DeliveryReceipt, TriggerView};
+use crate::runtime::triggers::ops::{DeliveryReceipt, TriggerView};
 use crate::runtime::triggers::DeliveryMeta;
 use crate::ui::present::trigger;
 

@@ -12,8 +12,8 @@ use serde_json::Value;
 use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient};
+use crate::runtime::approvals::policy::{Approval, PolicyChange};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::policy::{Approval, PolicyChange};
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};
 

@@ -1,6 +1,6 @@
 //! Skills as they travel: where a skill comes from, whether an agent has
 //! it active, and the catalog line a client lists. Discovery and
-//! activation live in the engine (`runtime::skills`).
+//! activation live in the engine (`runtime::agents::skills`).
 
 use serde::{Deserialize, Serialize};
 

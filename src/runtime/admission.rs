@@ -68,7 +68,7 @@ pub(crate) fn agent_exists(id: &str) -> RuntimeError {
 pub(crate) fn create_agent_in(
     tx: &mut WriteCtx<'_>,
     record: &AgentRecord,
-    template: Option<crate::runtime::templates::TemplateProvenance>,
+    template: Option<crate::runtime::agents::templates::TemplateProvenance>,
 ) -> Result<(), StoreError> {
     if tx.get_agent::<AgentRecord>(&record.id)?.is_some() {
         return Err(StoreError::rejected(agent_exists(&record.id)));

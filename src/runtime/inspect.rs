@@ -12,7 +12,7 @@ pub fn agent_summary(
     rx: &ReadCtx,
     agent: &AgentRecord,
     data_dir: &std::path::Path,
-    policy: &crate::runtime::policy::ApprovalPolicy,
+    policy: &crate::runtime::approvals::policy::ApprovalPolicy,
 ) -> Result<AgentSummary, StoreError> {
     let id = agent.id.as_str();
     let open = rx.index_list(Index::OpenWorkItems, id)?.len() as u64;
@@ -29,7 +29,7 @@ pub fn agent_summary(
     Ok(AgentSummary {
         id: agent.id.clone(),
         identity: agent.identity(),
-        children: super::host::child_ops::children_view(rx, id)?,
+        children: super::agents::child_ops::children_view(rx, id)?,
         status: agent.status,
         posture: posture.posture.as_str().to_owned(),
         posture_reason: posture.reason,

@@ -573,8 +573,8 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     use holon::runtime::agent::ProfilePreset;
-    use holon::runtime::host::agent_ops::AgentLimits;
-    use holon::runtime::host::child_ops::{ChildWorkspaceMode, SpawnRequest};
+    use holon::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
+    use holon::runtime::agents::ops::AgentLimits;
     use holon::runtime::host::{ControlAction, RuntimeHost};
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
     use holon::store::{Store, StoreOptions};
@@ -604,12 +604,12 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         work_item_id: None,
     };
     let err = |r: Result<
-        holon::runtime::host::child_ops::Spawned,
+        holon::runtime::agents::child_ops::Spawned,
         holon::runtime::RuntimeError,
     >| { r.err().map(|e| e.to_string()).unwrap_or_default() };
     // The operator's policy on the parent's workspace follows its children.
-    let always = holon::runtime::policy::PolicyChange {
-        approval: Some(holon::runtime::policy::Approval::Always),
+    let always = holon::runtime::approvals::policy::PolicyChange {
+        approval: Some(holon::runtime::approvals::policy::Approval::Always),
         ..Default::default()
     };
     ok(host
@@ -686,7 +686,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert!(children.iter().all(|c| c.archived_at.is_some()));
     assert!(children.iter().all(
         |c| c.workspaces.policies.get("agent_home").map(|p| p.approval)
-            == Some(holon::runtime::policy::Approval::Always)
+            == Some(holon::runtime::approvals::policy::Approval::Always)
     ));
     host.shutdown().await;
 }

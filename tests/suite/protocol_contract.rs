@@ -27,8 +27,8 @@ async fn every_method_answers_with_its_paired_type() {
     // Two calls waiting for approval, on an agent of their own.
     let host = &s.rig.host;
     host.create_agent("gated").await.unwrap();
-    let always = holon::runtime::policy::PolicyChange {
-        approval: Some(holon::runtime::policy::Approval::Always),
+    let always = holon::runtime::approvals::policy::PolicyChange {
+        approval: Some(holon::runtime::approvals::policy::Approval::Always),
         ..Default::default()
     };
     host.set_workspace_policy("gated", "agent_home", always)
@@ -151,8 +151,8 @@ async fn every_method_answers_with_its_paired_type() {
         Request::WorkspacePolicy {
             agent_id: agent(),
             workspace_id: "agent_home".into(),
-            change: holon::runtime::policy::PolicyChange {
-                approval: Some(holon::runtime::policy::Approval::OnWrite),
+            change: holon::runtime::approvals::policy::PolicyChange {
+                approval: Some(holon::runtime::approvals::policy::Approval::OnWrite),
                 allow_commands: vec!["cargo test".into()],
                 ..Default::default()
             },

@@ -2,7 +2,7 @@
 //! context summary, turn-local recaps and checkpoints, and the agent's
 //! working memory files. The pure parts (estimates, planning, summaries)
 //! live here; the host performs them at turn start and between rounds
-//! (`host/context_ops.rs`). Compaction only chooses what the model reads:
+//! (`turn/compaction.rs`). Compaction only chooses what the model reads:
 //! the transcript itself is never rewritten, and no compaction decides
 //! task activity, work-item completion or waking.
 

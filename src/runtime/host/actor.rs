@@ -278,7 +278,7 @@ async fn execute(
         | SchedulerDecisionKind::StayIdle
         | SchedulerDecisionKind::Stop
         | SchedulerDecisionKind::Noop => {
-            if super::child_life::is_done(&live.agent, decision.kind) {
+            if crate::runtime::agents::child_life::is_done(&live.agent, decision.kind) {
                 let host = super::RuntimeHost::from_inner(inner);
                 host.settle_finished_child(&live.agent).await?;
                 return Ok(Step::Continue);

@@ -206,13 +206,13 @@ impl RuntimeHost {
             Request::AgentsList => {
                 let rx = self.store().read()?;
                 let mut out = Vec::new();
-                for a in super::agent_ops::listed(rx.agents::<AgentRecord>()?) {
+                for a in crate::runtime::agents::ops::listed(rx.agents::<AgentRecord>()?) {
                     out.push(self.summarize(&rx, &a)?);
                 }
                 Ok(Response::AgentsList(out))
             }
             Request::AgentCreate { agent_id, template } => {
-                let req = super::agent_ops::NewAgent {
+                let req = crate::runtime::agents::ops::NewAgent {
                     agent_id: agent_id.clone(),
                     template,
                     ..Default::default()
@@ -227,7 +227,7 @@ impl RuntimeHost {
             Request::SkillsList { agent_id } => {
                 let agent = self.inner.agent_record(&agent_id)?;
                 let catalog = self.skill_catalog(&agent)?;
-                Ok(Response::SkillsList(crate::runtime::skills::views(
+                Ok(Response::SkillsList(crate::runtime::agents::skills::views(
                     &catalog,
                     &agent.skills,
                 )))
@@ -301,13 +301,13 @@ impl RuntimeHost {
                 self.trigger_revoke(&agent_id).await?,
             )),
             Request::TriggerDeliver { agent_id, meta } => {
-                let delivery = super::trigger_ops::Delivery {
+                let delivery = crate::runtime::triggers::ops::Delivery {
                     meta,
                     ..Default::default()
                 };
                 match self.trigger_deliver(&agent_id, None, delivery).await {
                     Ok(receipt) => Ok(Response::TriggerDeliver(receipt)),
-                    Err(super::trigger_ops::DeliveryError::Runtime(e)) => Err(e.into()),
+                    Err(crate::runtime::triggers::ops::DeliveryError::Runtime(e)) => Err(e.into()),
                     Err(e) => Err(ApiError::new(ErrorCode::InvalidParams, e.to_string())),
                 }
             }

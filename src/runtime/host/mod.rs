@@ -1,31 +1,24 @@
-//! `RuntimeHost`: the agent registry with one actor task per agent, and the
-//! runtime operations clients call (submit, control, work items, tasks;
-//! wake hints, timers and waiting intents live in `waiting_ops.rs`). Every operation is a store
-//! transaction that records its events, followed by a wake of the agent's
-//! actor; the actor (`actor.rs`) builds the scheduler projection, decides,
-//! records the decision and executes it. Nothing here polls: actors sleep
-//! until woken or until their next timer deadline.
+//! `RuntimeHost`: the lifecycle. The agent registry with one actor task
+//! per agent, start-up and recovery, shutdown, and the client surface
+//! (`dispatch`, `client`). The operations live by concern beside it:
+//! `runtime::operator` (prompts, control, work items, tasks), `agents`,
+//! `approvals`, `workspace`, `triggers`, `waiting`, and the turn in
+//! `runtime::turn`. Every operation is a store transaction that records its
+//! events, followed by a wake of the agent's actor; the actor (`actor.rs`)
+//! builds the scheduler projection, decides, records the decision and
+//! executes it. Nothing here polls: actors sleep until woken or until
+//! their next timer deadline.
 
 pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
 
 mod actor;
-pub mod agent_ops;
-pub mod approval_ops;
 pub mod cancel;
-mod child_life;
-pub mod child_ops;
-mod child_view;
 pub mod client;
 pub mod dispatch;
-mod operator_ops;
 pub mod projection;
 mod quiet;
 pub mod run_once;
-pub mod trigger_ops;
-pub mod waiting_ops;
 pub mod watch;
-pub mod workspace_ops;
-pub(crate) mod workspace_view;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -38,13 +31,10 @@ use tokio::sync::{broadcast, Notify};
 use cancel::{CancelReason, TurnCancel};
 
 use super::admission::{ensure_agent, Admitted};
-use super::agent::{AgentRecord, AgentStatus};
-use super::command_tasks::{CommandSpec, CommandTasks, TaskOrigin};
+use super::agent::AgentRecord;
+use super::command_tasks::CommandTasks;
 use super::envelope::AdmissionRequest;
 use super::provider::Provider;
-use super::tasks::TaskRecord;
-use super::work_items::WorkItemRecord;
-use super::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use super::RuntimeError;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::{Provenance, Store, StoreError};
@@ -86,14 +76,14 @@ pub struct HostConfig {
     /// How much command output re-enters the model.
     pub tool_output: super::tools::ToolOutputBudget,
     /// The approval policy of workspaces without their own (`[policy]`).
-    pub policy: super::policy::ApprovalPolicy,
+    pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
     /// The default agent's id (`main` unless configured).
     pub default_agent: String,
     /// The user's home, for user-scope skills and `~/.agents/templates`
     /// (`HOLON_USER_DIR`, else `$HOME`); never written.
     pub user_home: Option<PathBuf>,
     /// Delegation bounds (`[agents]`).
-    pub agent_limits: agent_ops::AgentLimits,
+    pub agent_limits: crate::runtime::agents::ops::AgentLimits,
 }
 
 /// Identity facts for `runtime.status`.
@@ -123,11 +113,11 @@ impl HostConfig {
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
             tool_output: super::tools::ToolOutputBudget::default(),
-            policy: super::policy::ApprovalPolicy::default(),
+            policy: crate::runtime::approvals::policy::ApprovalPolicy::default(),
             actors: run_once::ActorScope::All,
             default_agent: "main".into(),
             user_home: None,
-            agent_limits: agent_ops::AgentLimits::default(),
+            agent_limits: crate::runtime::agents::ops::AgentLimits::default(),
         }
     }
 }
@@ -143,9 +133,9 @@ pub enum LiveUpdate {
     },
 }
 
-struct Actor {
+pub(crate) struct Actor {
     wake: Arc<Notify>,
-    cancel: Arc<TurnCancel>,
+    pub(crate) cancel: Arc<TurnCancel>,
     join: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -155,9 +145,9 @@ pub(crate) struct HostInner {
     pub(crate) tasks: CommandTasks,
     actors: Mutex<HashMap<String, Actor>>,
     shutdown: tokio::sync::watch::Sender<bool>,
-    guidance_watch: watch::GuidanceWatch,
+    pub(crate) guidance_watch: watch::GuidanceWatch,
     /// Serialises workspace operations (no two worktrees for one request).
-    workspace_lock: tokio::sync::Mutex<()>,
+    pub(crate) workspace_lock: tokio::sync::Mutex<()>,
     pub(crate) live: broadcast::Sender<LiveUpdate>,
     pub(crate) started_at_ms: i64,
     /// Raised by `runtime.shutdown`; the process mode owning the host waits
@@ -165,7 +155,7 @@ pub(crate) struct HostInner {
     shutdown_requested: Notify,
     shutdown_flag: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
-    ingress: Mutex<crate::runtime::triggers::IngressStatus>,
+    pub(crate) ingress: Mutex<crate::runtime::triggers::IngressStatus>,
     /// Told by each actor that has nothing left to do (`quiet`).
     went_idle: Arc<Notify>,
 }
@@ -176,7 +166,7 @@ pub struct RuntimeHost {
     pub(crate) inner: Arc<HostInner>,
 }
 
-fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
+pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
     move |e| RuntimeError::Io {
         what,
         message: e.to_string(),
@@ -184,7 +174,7 @@ fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeError {
 }
 
 impl HostInner {
-    fn actors(&self) -> std::sync::MutexGuard<'_, HashMap<String, Actor>> {
+    pub(crate) fn actors(&self) -> std::sync::MutexGuard<'_, HashMap<String, Actor>> {
         self.actors.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -296,7 +286,7 @@ impl RuntimeHost {
                 agent.status = agent.status.at_rest();
                 // Session-active skills come back `restored`; the
                 // interrupted turn's turn-active ones are dropped.
-                crate::runtime::skills::restore(&mut agent.skills);
+                crate::runtime::agents::skills::restore(&mut agent.skills);
                 tx.put_agent(&id, &agent)?;
                 let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
                 let started = ev::RuntimeStarted {
@@ -326,7 +316,7 @@ impl RuntimeHost {
         Ok(())
     }
 
-    fn spawn_actor(&self, agent_id: &str) {
+    pub(crate) fn spawn_actor(&self, agent_id: &str) {
         let mut actors = self.inner.actors();
         if actors.contains_key(agent_id) {
             return;
@@ -395,7 +385,7 @@ impl RuntimeHost {
             self.spawn_actor(agent_id);
             return Ok(record);
         }
-        let req = agent_ops::NewAgent {
+        let req = crate::runtime::agents::ops::NewAgent {
             agent_id: agent_id.to_owned(),
             ..Default::default()
         };

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::agent::{AgentRecord, AgentVisibility, ProfilePreset};
-use crate::runtime::host::child_ops::{ChildWorkspaceMode, SpawnRequest};
+use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
 use crate::runtime::host::RuntimeHost;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,9 +14,9 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::runtime::approvals::policy::Action;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::policy::Action;
 use crate::runtime::tasks::{self, TaskKind, TaskRecord};
 use crate::store::{Index, Keyed};
 
@@ -201,7 +201,7 @@ fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> serde_json::Value {
         .read()
         .ok()
         .and_then(|rx| {
-            crate::runtime::host::child_ops::child_supervision(&rx, t)
+            crate::runtime::agents::child_ops::child_supervision(&rx, t)
                 .ok()
                 .flatten()
         })

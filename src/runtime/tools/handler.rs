@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::{parse_args, spec, ToolEnv, ToolOutcome};
-use crate::runtime::policy::Action;
+use crate::runtime::approvals::policy::Action;
 use crate::runtime::provider::{BoxFuture, ToolCall, ToolSpec};
 
 /// What the approval gate sees of one call.

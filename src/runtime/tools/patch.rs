@@ -37,7 +37,7 @@ use root::{apply_in_roots, FileChange};
 
 use super::handler::{Gated, Reach, Tool};
 use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::policy::Action;
+use crate::runtime::approvals::policy::Action;
 use crate::runtime::provider::ToolSpec;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -34,7 +34,7 @@ pub(super) struct TurnRefs<'a> {
 /// The frame of the agent's next round.
 pub(super) fn frame_now(t: &TurnRefs<'_>, ctx: &FrameContext) -> Result<Frame, RuntimeError> {
     let rx = t.inner.store.read()?;
-    let agent: AgentRecord = crate::runtime::host::workspace_view::record_in(&rx, t.agent_id)?;
+    let agent: AgentRecord = crate::runtime::workspace::view::record_in(&rx, t.agent_id)?;
     Ok(prompt::build(&rx, &agent, ctx, t.tools.to_vec())?)
 }
 

@@ -12,8 +12,9 @@ use serde_json::json;
 
 use super::{render_input, transcript_in};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
+use crate::runtime::approvals::{gate, ops as approval_ops};
 use crate::runtime::envelope::{MessageKind, Priority, TrustLevel};
-use crate::runtime::host::{approval_ops, HostInner};
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
@@ -67,7 +68,7 @@ pub(super) async fn run_call(
             .await?;
     }
     let t0 = Instant::now();
-    let outcome = match approval_needed(env, call)? {
+    let outcome = match gate::approval_needed(env, call)? {
         None => tools::execute(env, call).await,
         Some((why, snapshot)) => {
             let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
@@ -121,26 +122,6 @@ pub(super) async fn run_call(
         })
         .await?;
     Ok(outcome)
-}
-
-/// Whether the workspace's policy holds this call for the operator: the
-/// reason and where it would run.
-fn approval_needed(
-    env: &ToolEnv<'_>,
-    call: &ToolCall,
-) -> Result<Option<(String, crate::runtime::workspace::ExecutionSnapshot)>, RuntimeError> {
-    use crate::runtime::policy::{gate, Gate};
-    if call.malformed_arguments.is_some() {
-        return Ok(None);
-    }
-    let tools::Gated::By(action) = tools::gate_of(call) else {
-        return Ok(None);
-    };
-    let snapshot = env.host.execution_of(env.agent_id)?;
-    Ok(match gate(&snapshot.policy.approval, &action) {
-        Gate::Run => None,
-        Gate::Ask(why) => Some((why, snapshot)),
-    })
 }
 
 /// Safe point: trusted operator prompts with `interject` priority join the

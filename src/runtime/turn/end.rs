@@ -149,7 +149,7 @@ pub(super) async fn finish(
             };
             // A completed turn makes its turn-active skills session-active.
             if matches!(ending, Ending::Completed { .. }) {
-                crate::runtime::skills::promote(&mut agent.skills);
+                crate::runtime::agents::skills::promote(&mut agent.skills);
             }
             agent.last_brief_at = Some(tx.now_ts());
             tx.put_agent(&id, &agent)?;

@@ -20,7 +20,7 @@ pub(super) struct FrameContext {
     /// The working memory files (created when missing).
     pub memory: Vec<MemoryFile>,
     /// The skill catalog (metadata only).
-    pub skills: Vec<crate::runtime::skills::SkillEntry>,
+    pub skills: Vec<crate::runtime::agents::skills::SkillEntry>,
     pub block: String,
 }
 
@@ -164,8 +164,8 @@ pub fn execution_block(s: &ExecutionSnapshot) -> String {
 
 /// The approval gate in one line for the model: what waits for the
 /// operator, and what never does.
-fn approval_line(p: &crate::runtime::policy::ApprovalPolicy) -> String {
-    use crate::runtime::policy::Approval;
+fn approval_line(p: &crate::runtime::approvals::policy::ApprovalPolicy) -> String {
+    use crate::runtime::approvals::policy::Approval;
     let what = match p.approval {
         Approval::Never => return "\n- approvals: none; your tool calls run at once".to_owned(),
         Approval::OnWrite => "ApplyPatch and any ExecCommand that may write (all but plain read-only commands such as ls, cat, rg, git status/diff/log)",

@@ -1,7 +1,7 @@
 //! One model turn: record the input in the transcript and the turn's
 //! start, run its provider rounds (`round.rs`: fit the request to the
 //! context budget, call the provider, record the round, run its tools),
-//! and finish in one transaction (`turn_end.rs`). A provider failure is a failure brief, a
+//! and finish in one transaction (`end.rs`). A provider failure is a failure brief, a
 //! `runtime_error` event and a transcript failure entry, never silence.
 
 pub(crate) mod budget;

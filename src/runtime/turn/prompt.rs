@@ -155,7 +155,7 @@ pub(super) fn build(
             },
         });
     }
-    if let Some(text) = crate::runtime::skills::prompt_block(&ctx.skills, &agent.skills) {
+    if let Some(text) = crate::runtime::agents::skills::prompt_block(&ctx.skills, &agent.skills) {
         sections.push(Section {
             name: "skills",
             block: PromptContentBlock {
@@ -236,7 +236,7 @@ pub(super) struct ContextRead {
 
 impl ContextRead {
     pub fn load(rx: &ReadCtx, agent_id: &str) -> Result<ContextRead, RuntimeError> {
-        let agent = crate::runtime::host::workspace_view::record_in(rx, agent_id)?;
+        let agent = crate::runtime::workspace::view::record_in(rx, agent_id)?;
         let history = History::read(rx, &agent, HISTORY_CAP)?;
         let summary = summary_of(rx, &agent)?;
         Ok(ContextRead {

@@ -10,7 +10,7 @@
 //!    totals in one write; a failed round or an answer without tool calls
 //!    ends the turn;
 //! 4. `run_tools`: each tool call recorded before and after
-//!    (`turn_tools.rs`), then `interject` prompts join at the safe point.
+//!    (`calls.rs`), then `interject` prompts join at the safe point.
 //!
 //! A phase answers `Step::End` to end the turn; `rounds` only sequences
 //! them, checks cancellation between rounds and stops at `max_rounds`.

@@ -11,7 +11,7 @@
 //! This module is the record and the pure rules (ids, snapshot, path
 //! resolution); `api` what clients send and get back; `git` runs git;
 //! `session` discovers directories and makes and ends managed worktrees;
-//! the host's `workspace_ops` writes every change through the store with
+//! `ops` writes every change through the store with
 //! its event.
 
 pub use crate::model::workspace::{
@@ -22,7 +22,9 @@ pub use crate::model::workspace::{
 
 mod api;
 pub mod git;
+pub mod ops;
 pub mod session;
+pub mod view;
 
 pub use api::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceError, WorkspaceList};
 
@@ -33,7 +35,7 @@ use std::path::{Component, Path, PathBuf};
 pub fn snapshot(
     ws: &AgentWorkspaces,
     agent_home: &Path,
-    default_policy: &crate::runtime::policy::ApprovalPolicy,
+    default_policy: &crate::runtime::approvals::policy::ApprovalPolicy,
 ) -> ExecutionSnapshot {
     let home = agent_home.display().to_string();
     let (workspace_id, anchor, root, cwd, kind, mode, worktree) = match &ws.active {

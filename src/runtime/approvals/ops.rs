@@ -10,16 +10,16 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::approvals::policy::{always_rule, Action, PolicyChange};
 use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::policy::{always_rule, Action, PolicyChange};
+use crate::runtime::host::{agent_in, RuntimeHost};
 use crate::runtime::provider::ToolCall;
 use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::workspace::{PolicySource, WorkspaceError, AGENT_HOME_ID};
@@ -374,7 +374,7 @@ impl RuntimeHost {
     /// At start: a grant whose call's outcome never reached the agent (the
     /// runtime stopped while it ran) is told to the agent as such. Pending
     /// approvals stay pending: nothing runs without an answer.
-    pub(super) async fn recover_approvals(&self, agent_id: &str) -> Result<(), RuntimeError> {
+    pub(crate) async fn recover_approvals(&self, agent_id: &str) -> Result<(), RuntimeError> {
         let id = agent_id.to_owned();
         self.inner
             .store

@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{
     validate_agent_id, AgentKind, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
-use crate::runtime::skills::{self, SkillEntry, SkillRoots};
-use crate::runtime::templates;
+use crate::runtime::agents::skills::{self, SkillEntry, SkillRoots};
+use crate::runtime::agents::templates;
+use crate::runtime::host::{agent_in, RuntimeHost};
 use crate::runtime::workspace::AgentWorkspaces;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
@@ -91,7 +91,7 @@ impl RuntimeHost {
     /// Seed the builtin templates and give the default agent the layout
     /// and `AGENTS.md` of `holon-default` where they are missing. A failure
     /// is logged: the runtime still starts.
-    pub(super) async fn prepare_default_agent(&self) {
+    pub(crate) async fn prepare_default_agent(&self) {
         let dir = self.inner.config.data_dir.join("templates");
         let home = self.inner.agent_home(&self.inner.config.default_agent);
         let search = self.template_search();
@@ -208,7 +208,8 @@ impl RuntimeHost {
             .write(move |tx| archive_in(tx, &id, &why))
             .await?;
         if let Some(a) = self.inner.actors().get(agent_id) {
-            a.cancel.request(super::cancel::CancelReason::AgentStopped);
+            a.cancel
+                .request(crate::runtime::host::cancel::CancelReason::AgentStopped);
         }
         self.wake(agent_id);
         Ok(agent)

@@ -3,11 +3,11 @@
 //! waiting intents (created, triggered, cancelled). Each is one store
 //! transaction with its events, then a wake of the agent's actor.
 
-use super::agent_in;
+use crate::runtime::host::agent_in;
 
-use super::{RuntimeHost, WakeHintOutcome};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::host::{RuntimeHost, WakeHintOutcome};
 use crate::runtime::waiting::{
     PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
     WaitingScope,

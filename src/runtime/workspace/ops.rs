@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
+use crate::runtime::host::{agent_in, RuntimeHost};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
     self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,
@@ -397,7 +397,7 @@ impl RuntimeHost {
     /// At start: an active root whose directory is gone (deleted by hand)
     /// falls back to AgentHome with an event; the binding and any
     /// retained-worktree record are kept.
-    pub(super) async fn recover_workspace(&self, agent_id: &str) -> Result<(), RuntimeError> {
+    pub(crate) async fn recover_workspace(&self, agent_id: &str) -> Result<(), RuntimeError> {
         let agent = self.inner.agent_record(agent_id)?;
         let Some(active) = &agent.workspaces.active else {
             return Ok(());

@@ -49,7 +49,7 @@ pub fn child_supervision(
     let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
         return Ok(None);
     };
-    let posture = match super::projection::load(rx, child_id, crate::now_ms())? {
+    let posture = match crate::runtime::host::projection::load(rx, child_id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
         None => crate::runtime::posture::PostureView {
             posture: crate::runtime::posture::AgentSchedulingPosture::Archived,

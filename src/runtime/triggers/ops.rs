@@ -6,13 +6,13 @@
 
 pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
 
-use super::waiting_ops::wake_hint_in;
-use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
+use crate::runtime::host::{agent_in, RuntimeHost};
 use crate::runtime::triggers::{
     satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerStatus,
 };
+use crate::runtime::waiting::ops::wake_hint_in;
 use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError, WriteCtx};

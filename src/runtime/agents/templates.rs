@@ -30,7 +30,7 @@ const BUILTIN_TEMPLATES: &[(&str, &[(&str, &str)])] = &[
         "holon-default",
         &[(
             "AGENTS.md",
-            include_str!("../../assets/templates/holon-default/AGENTS.md"),
+            include_str!("../../../assets/templates/holon-default/AGENTS.md"),
         )],
     ),
     (
@@ -38,11 +38,11 @@ const BUILTIN_TEMPLATES: &[(&str, &[(&str, &str)])] = &[
         &[
             (
                 "AGENTS.md",
-                include_str!("../../assets/templates/holon-developer/AGENTS.md"),
+                include_str!("../../../assets/templates/holon-developer/AGENTS.md"),
             ),
             (
                 "skills.json",
-                include_str!("../../assets/templates/holon-developer/skills.json"),
+                include_str!("../../../assets/templates/holon-developer/skills.json"),
             ),
         ],
     ),
@@ -53,7 +53,7 @@ const BUILTIN_SKILLS: &[(&str, &[(&str, &str)])] = &[(
     "holon-verify",
     &[(
         "SKILL.md",
-        include_str!("../../assets/skills/holon-verify/SKILL.md"),
+        include_str!("../../../assets/skills/holon-verify/SKILL.md"),
     )],
 )];
 

@@ -12,21 +12,21 @@ pub use crate::protocol::views::ChildWorkspaceMode;
 use serde::Serialize;
 use serde_json::json;
 
-use super::agent_ops::NewAgent;
 use super::child_view::bounded;
 pub use super::child_view::{
     child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
 };
-use super::{agent_in, RuntimeHost};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::{
     AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
+use crate::runtime::agents::ops::NewAgent;
 use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::runtime::host::{agent_in, RuntimeHost};
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::workspace::{
     ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, AGENT_HOME_ID,
@@ -255,11 +255,11 @@ impl RuntimeHost {
         let home = self.inner.agent_home(&child_id);
         let (h, now) = (home.clone(), crate::format_ts(crate::now_ms()));
         let provenance = tokio::task::spawn_blocking(move || {
-            let t = crate::runtime::templates::resolve(
-                crate::runtime::templates::DEFAULT_TEMPLATE,
+            let t = crate::runtime::agents::templates::resolve(
+                crate::runtime::agents::templates::DEFAULT_TEMPLATE,
                 &search,
             )?;
-            crate::runtime::templates::create_home(&h, &t, &now)
+            crate::runtime::agents::templates::create_home(&h, &t, &now)
         })
         .await
         .map_err(|e| RuntimeError::Invalid(format!("child creation did not finish: {e}")))?

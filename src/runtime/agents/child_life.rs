@@ -5,14 +5,14 @@
 
 use serde_json::json;
 
-use super::agent_ops::archive_in;
 use super::child_ops::{child_message, delegation_text, RESULT_CHARS};
 use super::child_view::{bounded, child_of, latest_brief, live_child_tasks};
-use super::RuntimeHost;
 use crate::protocol::events as ev;
 use crate::runtime::agent::{AgentKind, AgentRecord, AgentStatus};
+use crate::runtime::agents::ops::archive_in;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::command_tasks::{queue_result_in, transition_in, TaskInputReceipt};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::scheduler::SchedulerDecisionKind;
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition};
 use crate::runtime::workspace::{UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
@@ -53,7 +53,7 @@ pub(super) fn settle_in(
 
 /// A supervised child at terminal closure: it has run, and the scheduler
 /// finds nothing queued, running or awaited (it would sleep or idle).
-pub(super) fn is_done(agent: &AgentRecord, kind: SchedulerDecisionKind) -> bool {
+pub(crate) fn is_done(agent: &AgentRecord, kind: SchedulerDecisionKind) -> bool {
     matches!(
         kind,
         SchedulerDecisionKind::Sleep | SchedulerDecisionKind::StayIdle
@@ -133,7 +133,8 @@ impl RuntimeHost {
         let child = child_of(&task).unwrap_or_default();
         if !task.status.is_terminal() {
             if let Some(a) = self.inner.actors().get(&child) {
-                a.cancel.request(super::cancel::CancelReason::AgentStopped);
+                a.cancel
+                    .request(crate::runtime::host::cancel::CancelReason::AgentStopped);
             }
             // Nothing of the child keeps running: its own children and
             // its command tasks stop with it.
@@ -221,7 +222,7 @@ impl RuntimeHost {
     /// The child reached terminal closure (nothing queued, running or
     /// awaited after at least one turn): finish its supervising task with
     /// its last brief, queue that to the parent, archive the child.
-    pub(super) async fn settle_finished_child(
+    pub(crate) async fn settle_finished_child(
         &self,
         child: &AgentRecord,
     ) -> Result<(), RuntimeError> {
@@ -269,7 +270,7 @@ impl RuntimeHost {
 
     /// At start: a child whose supervising task is missing or final
     /// archives; one whose task is still open stays (restart-safe).
-    pub(super) async fn reconcile_children(&self) -> Result<(), RuntimeError> {
+    pub(crate) async fn reconcile_children(&self) -> Result<(), RuntimeError> {
         let agents: Vec<AgentRecord> = self.inner.store.read()?.agents()?;
         for child in agents
             .iter()

@@ -3,7 +3,19 @@
 //! items, and operator commands and their tasks. Each is one store
 //! transaction with its events, then a wake of the agent's actor.
 
-use super::*;
+use std::path::PathBuf;
+
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::views::{ControlAction, ControlOutcome};
+use crate::runtime::agent::{AgentRecord, AgentStatus};
+use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
+use crate::runtime::host::cancel::CancelReason;
+use crate::runtime::host::{agent_in, io_err, RuntimeHost};
+use crate::runtime::tasks::TaskRecord;
+use crate::runtime::work_items::WorkItemRecord;
+use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use crate::runtime::RuntimeError;
+use crate::store::{Provenance, StoreError};
 
 impl RuntimeHost {
     pub async fn control(

@@ -4,7 +4,9 @@
 //! rotation and revocation keep the old record as an audit trail. The
 //! pure parts live here (tokens, the public descriptor, which waits a
 //! delivery satisfies); the store transactions are in
-//! `host/trigger_ops.rs`, the HTTP ingress in `app/http.rs`.
+//! `ops.rs`, the HTTP ingress in `app/http.rs`.
+
+pub mod ops;
 
 pub use crate::model::trigger::{
     trigger_path, DeliveryMeta, DeliveryMode, IngressState, IngressStatus, TriggerDescriptor,
@@ -13,7 +15,7 @@ pub use crate::model::trigger::{
 
 use serde::{Deserialize, Serialize};
 
-use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
+use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 
 /// The stored record: the descriptor and its token, the capability
 /// secret, which is only ever shown inside `trigger_url` to the operator

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::{HostInner, RuntimeHost};
 use crate::runtime::agent::AgentRecord;
+use crate::runtime::host::{HostInner, RuntimeHost};
 use crate::runtime::workspace::{
     self as ws, ExecutionSnapshot, WorkspaceEntry, WorkspaceList, WorkspaceMode,
 };

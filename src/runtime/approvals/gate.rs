@@ -1,0 +1,29 @@
+//! Where a tool call meets the approval gate: the one place that asks
+//! whether a call waits for the operator. The tool decides what the gate
+//! sees of it (`Tool::gate`: nothing, a command, the files a patch
+//! writes); the workspace's policy decides whether that asks
+//! (`policy::gate`, pure).
+
+use crate::runtime::provider::ToolCall;
+use crate::runtime::tools::{self, ToolEnv};
+use crate::runtime::RuntimeError;
+
+/// Whether the workspace's policy holds this call for the operator: the
+/// reason and where it would run.
+pub(crate) fn approval_needed(
+    env: &ToolEnv<'_>,
+    call: &ToolCall,
+) -> Result<Option<(String, crate::runtime::workspace::ExecutionSnapshot)>, RuntimeError> {
+    use crate::runtime::approvals::policy::{gate, Gate};
+    if call.malformed_arguments.is_some() {
+        return Ok(None);
+    }
+    let tools::Gated::By(action) = tools::gate_of(call) else {
+        return Ok(None);
+    };
+    let snapshot = env.host.execution_of(env.agent_id)?;
+    Ok(match gate(&snapshot.policy.approval, &action) {
+        Gate::Run => None,
+        Gate::Ask(why) => Some((why, snapshot)),
+    })
+}

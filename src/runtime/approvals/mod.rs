@@ -1,0 +1,12 @@
+//! Approvals, by concern: the record (`ApprovalRecord`, from the
+//! vocabulary), the policy and its pure gate (`policy`), where a tool
+//! call meets the gate (`gate`), and the operations that ask, answer and
+//! run a call (`ops`). A gated call waits for the operator as a durable
+//! record, not a prompt in one terminal: it survives detach, attach and
+//! restart, and the first answer wins.
+
+pub use crate::model::approval::*;
+
+pub mod gate;
+pub mod ops;
+pub mod policy;
