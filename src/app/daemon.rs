@@ -152,20 +152,23 @@ pub async fn run(ctx: &Context, mode: &str, access: &AccessArgs) -> anyhow::Resu
     std::fs::write(&pid_file, serde_json::to_string(&pid)?)?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(
-        listener,
-        Arc::clone(&client),
-        stop_rx.clone(),
-        ctx.config.server_limits,
-    ));
+    // The HTTP listener binds (or says why not) before the socket answers
+    // anyone: the first `runtime.status` already tells where it listens.
+    // Clients that connect meanwhile wait in the socket's backlog.
     let http = super::http::start(
         &host,
-        client,
+        Arc::clone(&client),
         http_options,
-        stop_rx,
+        stop_rx.clone(),
         ctx.config.server_limits,
     )
     .await;
+    let server = tokio::spawn(super::control::server::serve(
+        listener,
+        client,
+        stop_rx,
+        ctx.config.server_limits,
+    ));
     tracing::info!(home = ?ctx.paths.home, socket = %socket_path.display(), mode, "runtime serving");
     if mode == "foreground" {
         eprintln!(
