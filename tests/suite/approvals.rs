@@ -47,7 +47,7 @@ async fn stop(host: RuntimeHost) {
     ok(store.close().await);
 }
 
-async fn wait_requests(provider: &ScriptedProvider, n: usize) {
+pub(super) async fn wait_requests(provider: &ScriptedProvider, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(15);
     while provider.requests().len() < n {
         assert!(Instant::now() < deadline, "no request {n}");
@@ -102,7 +102,7 @@ async fn a_gated_command_survives_a_restart_and_runs_once_when_approved() {
     // A restart: the approval is still pending and nothing runs.
     stop(host).await;
     let host = host_with(dir.path(), &provider, Approval::OnWrite).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    host.until_idle().await;
     let pending = ok(host.approvals(None, false));
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, id);
@@ -437,7 +437,8 @@ async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result(
         let id = id.clone();
         tokio::spawn(async move { host.approve("main", &id, false).await })
     };
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    wait_event(&host, "the grant", kind("approval_granted")).await;
+    host.until_idle().await;
     let (p, reason) = posture(&host);
     assert_eq!(p, "WaitingForOperator", "{reason}");
     assert!(reason.starts_with("approved ExecCommand"), "{reason}");

@@ -184,10 +184,12 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
         client.call(req).await.unwrap();
     }
     // Everyone else is still served promptly.
-    let t = std::time::Instant::now();
-    let v = call_json(&client, Request::RuntimeStatus).await.unwrap();
+    let status = call_json(&client, Request::RuntimeStatus);
+    let v = tokio::time::timeout(Duration::from_secs(2), status)
+        .await
+        .expect("a stuck reader held up everyone else")
+        .unwrap();
     assert_eq!(v["holon"], "holon");
-    assert!(t.elapsed() < Duration::from_secs(2));
     drop(stuck);
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
@@ -499,8 +501,11 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
         .await;
     assert_eq!(v["result"]["holon"], "holon");
     // Idle ones are closed after the timeout, which frees the slots.
-    tokio::time::sleep(Duration::from_millis(2_500)).await;
-    let v = conns[1].recv().await.expect("no notice");
+    let notice = tokio::time::timeout(Duration::from_secs(10), conns[1].recv());
+    let v = notice
+        .await
+        .expect("an idle client was never closed")
+        .expect("no notice");
     assert_eq!(code(&v), -32006, "{v}");
     assert!(conns[1].recv().await.is_none());
     drop(conns);
@@ -580,24 +585,7 @@ async fn a_spliced_events_page_is_the_same_page() {
             .unwrap();
     }
     // The actor's own records of those admissions settle first.
-    let last = || {
-        s.rig
-            .host
-            .store()
-            .read()
-            .and_then(|rx| rx.last_seq("main"))
-            .unwrap()
-    };
-    let mut seen = (last(), 0);
-    while seen.1 < 5 {
-        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
-        let now = last();
-        seen = if now == seen.0 {
-            (now, seen.1 + 1)
-        } else {
-            (now, 0)
-        };
-    }
+    s.rig.host.until_idle().await;
     for (from, limit) in [(1, 3), (2, 500), (10_000, 10)] {
         let req = Request::EventsPage {
             agent_id: "main".into(),

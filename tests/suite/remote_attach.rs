@@ -244,9 +244,9 @@ fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_resp
             &home.path().join("run/control.sock"),
         )
         .await);
-        let t = std::time::Instant::now();
-        ok(socket.call(Request::RuntimeStatus).await);
-        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        let status = socket.call(Request::RuntimeStatus);
+        let answered = tokio::time::timeout(Duration::from_secs(1), status).await;
+        ok(answered.expect("a client that does not read held up the runtime"));
         // Reading now: the subscription was cut off with "lagged, resume
         // from N" instead of buffering the whole ledger.
         let mut events = 0usize;

@@ -102,6 +102,36 @@ fn decision(e: &EventRecord) -> &str {
     e.payload["decision"].as_str().unwrap_or("")
 }
 
+/// `until_idle` returns only when every wake was settled: a prompt
+/// admitted just before it is fully handled (its turn ran, its brief
+/// exists), and it returns at once when nothing is left to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn until_idle_waits_for_every_wake_to_be_settled() {
+    let r = rig(vec![
+        Scripted::text("first answer"),
+        Scripted::text("second answer"),
+    ])
+    .await;
+    let wait = std::time::Duration::from_secs(15);
+    for (n, text) in ["one", "two"].into_iter().enumerate() {
+        r.host.submit(prompt(text, Priority::Normal)).await.unwrap();
+        tokio::time::timeout(wait, r.host.until_idle())
+            .await
+            .expect("the runtime never went idle");
+        let briefs = events(&r.host)
+            .into_iter()
+            .filter(|e| e.kind == "brief_created")
+            .count();
+        assert_eq!(briefs, n + 1, "the turn for {text:?} ran before idle");
+    }
+    // Nothing left: it answers at once, however often it is asked.
+    for _ in 0..3 {
+        tokio::time::timeout(std::time::Duration::from_secs(1), r.host.until_idle())
+            .await
+            .expect("idle, yet until_idle waited");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_prompt_runs_one_turn_and_leaves_a_result_brief() {
     let r = rig(vec![Scripted::text("All done: nothing needed.")]).await;
@@ -391,7 +421,7 @@ async fn paused_agents_queue_but_start_no_turn_and_stopped_agents_refuse() {
         e.kind == "scheduler_decision" && decision(e) == "Noop" && e.payload["reason"] == "paused"
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    r.host.until_idle().await;
     assert!(
         !events(&r.host).iter().any(|e| e.kind == "turn_started"),
         "no turn while paused"

@@ -95,7 +95,7 @@ fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
             .unwrap();
         wait_event(&host, "tool executed", kind("tool_executed")).await;
         // Let the second provider round begin, then die inside it.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        super::approvals::wait_requests(&provider, 2).await;
         a.message_id
     });
     crash(rt, host, dir.path());

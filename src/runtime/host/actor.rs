@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
 use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
@@ -43,7 +43,7 @@ enum Step {
 pub(super) async fn run(
     inner: Arc<HostInner>,
     agent_id: String,
-    wake: Arc<Notify>,
+    wake: Arc<super::ActorWake>,
     cancel: Arc<TurnCancel>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -54,6 +54,7 @@ pub(super) async fn run(
             break;
         }
         let now = crate::now_ms();
+        let seen = wake.seen();
         let step = async {
             fire_due(&inner, &agent_id, now).await?;
             let rx = inner.store.read()?;
@@ -89,7 +90,9 @@ pub(super) async fn run(
             }
             Ok((Step::Wait, deadline)) => {
                 failures = 0;
+                wake.settle(seen);
                 inner.went_idle.notify_one();
+                inner.went_idle_any.notify_waiters();
                 deadline
             }
             Err(e) => {

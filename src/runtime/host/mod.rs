@@ -22,7 +22,7 @@ pub mod watch;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -133,8 +133,52 @@ pub enum LiveUpdate {
     },
 }
 
+/// How an actor is woken, and whether it has settled every wake: each
+/// `ring` counts, and the actor records the count it had read when a step
+/// ended with nothing left to do. It is idle while the two agree, so a
+/// wake that arrives while it decides keeps it busy (no lost wake-up).
+pub(crate) struct ActorWake {
+    notify: Notify,
+    rung: AtomicU64,
+    settled: AtomicU64,
+}
+
+impl ActorWake {
+    /// A new actor has its recovery to do: busy until its first wait.
+    fn new() -> ActorWake {
+        ActorWake {
+            notify: Notify::new(),
+            rung: AtomicU64::new(1),
+            settled: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn ring(&self) {
+        self.rung.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_one();
+    }
+
+    /// The count a step starts from.
+    pub(crate) fn seen(&self) -> u64 {
+        self.rung.load(Ordering::SeqCst)
+    }
+
+    /// The step that started at `seen` left nothing to do.
+    pub(crate) fn settle(&self, seen: u64) {
+        self.settled.store(seen, Ordering::SeqCst);
+    }
+
+    fn is_idle(&self) -> bool {
+        self.settled.load(Ordering::SeqCst) == self.rung.load(Ordering::SeqCst)
+    }
+
+    pub(crate) async fn notified(&self) {
+        self.notify.notified().await
+    }
+}
+
 pub(crate) struct Actor {
-    wake: Arc<Notify>,
+    wake: Arc<ActorWake>,
     pub(crate) cancel: Arc<TurnCancel>,
     join: Option<tokio::task::JoinHandle<()>>,
 }
@@ -158,6 +202,8 @@ pub(crate) struct HostInner {
     pub(crate) ingress: Mutex<crate::runtime::triggers::IngressStatus>,
     /// Told by each actor that has nothing left to do (`quiet`).
     went_idle: Arc<Notify>,
+    /// Every waiter is told whenever an actor settles (`until_idle`).
+    went_idle_any: Notify,
 }
 
 /// A running runtime. Cheap to clone.
@@ -180,7 +226,7 @@ impl HostInner {
 
     pub(crate) fn wake(&self, agent_id: &str) {
         if let Some(a) = self.actors().get(agent_id) {
-            a.wake.notify_one();
+            a.wake.ring();
         }
     }
 
@@ -229,6 +275,7 @@ impl RuntimeHost {
                 shutdown_flag: AtomicBool::new(false),
                 ingress: Mutex::default(),
                 went_idle: Arc::new(Notify::new()),
+                went_idle_any: Notify::new(),
             }
         });
         tokio::spawn(quiet::run(
@@ -330,7 +377,7 @@ impl RuntimeHost {
         self.inner
             .guidance_watch
             .watch_agent(agent_id, &home, &anchor);
-        let wake = Arc::new(Notify::new());
+        let wake = Arc::new(ActorWake::new());
         let cancel = Arc::new(TurnCancel::default());
         let join = tokio::spawn(actor::run(
             Arc::clone(&self.inner),
@@ -351,6 +398,23 @@ impl RuntimeHost {
 
     pub fn wake(&self, agent_id: &str) {
         self.inner.wake(agent_id);
+    }
+
+    /// Resolves when every agent's actor has settled every wake it was
+    /// given: nothing is deciding, running a turn or about to. What waits
+    /// on the outside (a timer, a task still running, a model that has not
+    /// been asked) is not work: tests wait here instead of sleeping, and
+    /// bound the wait with a timeout where "does not hang" is the point.
+    pub async fn until_idle(&self) {
+        loop {
+            let changed = self.inner.went_idle_any.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.inner.actors().values().all(|a| a.wake.is_idle()) {
+                return;
+            }
+            changed.await;
+        }
     }
 
     /// Ask the owner of this runtime to shut it down (the socket's
@@ -425,7 +489,7 @@ impl RuntimeHost {
     pub(crate) fn cancel_turn(&self, agent_id: &str, reason: CancelReason) {
         if let Some(a) = self.inner.actors().get(agent_id) {
             a.cancel.request(reason);
-            a.wake.notify_one();
+            a.wake.ring();
         }
     }
 
@@ -441,7 +505,7 @@ impl RuntimeHost {
                 .values_mut()
                 .map(|a| {
                     a.cancel.request(CancelReason::RuntimeShutdown);
-                    a.wake.notify_one();
+                    a.wake.ring();
                     a.join.take()
                 })
                 .collect()
