@@ -15,12 +15,12 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use crossterm::{execute, terminal};
-use futures_util::StreamExt;
-use ratatui::backend::CrosstermBackend;
+use futures_util::{Stream, StreamExt};
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -28,11 +28,10 @@ use tokio::sync::mpsc;
 use super::control::socket::bind;
 use super::Context;
 use crate::protocol::{follow, AgentState, Followed, Request, RuntimeClient};
+use crate::ui::tui::frame_pacer::FramePacer;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
 use crate::ui::ws::Endpoint;
-
-const FRAME: Duration = Duration::from_millis(16);
 
 /// Whether the alternate screen is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +118,7 @@ impl Drop for TerminalGuard {
 }
 
 /// How the console ended.
+#[derive(Debug, PartialEq, Eq)]
 enum Exit {
     Quit,
     Detach,
@@ -332,6 +332,8 @@ async fn run(
     let mut console = ConsoleLoop {
         state,
         terminal,
+        out: Box::new(std::io::stdout()),
+        synchronized: true,
         client,
         endpoint: socket,
         viewed: agent_id,
@@ -339,9 +341,9 @@ async fn run(
         client_tx,
         follower,
         reconnect_attempt: 0,
-        last_draw: Instant::now() - FRAME,
+        pacer: FramePacer::default(),
     };
-    let exit = console.run(rx, client_rx).await;
+    let exit = console.run(EventStream::new(), rx, client_rx).await;
     console.follower.abort();
     let ConsoleLoop {
         state, terminal, ..
@@ -366,12 +368,19 @@ async fn run(
 /// The console's event loop: one short handler per source (terminal
 /// input, runtime messages, ticks, the event stream ending, a reconnected
 /// client), effects performed in one place, frames drawn at most every
-/// `FRAME` inside a synchronized update. Nothing here awaits the runtime:
-/// calls and reconnects run as tasks whose results come back as messages,
-/// so keys, Ctrl+C and `/quit` act within a frame, connected or not.
-struct ConsoleLoop {
+/// frame (`FramePacer`) inside a synchronized update. Nothing here awaits
+/// the runtime: calls and reconnects run as tasks whose results come back
+/// as messages, so keys, Ctrl+C and `/quit` act within a frame, connected
+/// or not. It takes its backend and its input stream, so a test drives it
+/// with ratatui's `TestBackend` and a channel of terminal events.
+struct ConsoleLoop<B: Backend> {
     state: State,
-    terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+    terminal: Terminal<B>,
+    /// Raw terminal output beside the backend: the bell, mouse capture,
+    /// synchronized-update markers (stdout; a sink in tests).
+    out: Box<dyn Write + Send>,
+    /// Wrap each frame in a synchronized update.
+    synchronized: bool,
     client: Arc<dyn RuntimeClient>,
     /// The endpoint to reconnect to (attached consoles only).
     endpoint: Option<Endpoint>,
@@ -382,7 +391,7 @@ struct ConsoleLoop {
     /// Follows the viewed agent's events; ends when the stream does.
     follower: tokio::task::JoinHandle<Option<u64>>,
     reconnect_attempt: u32,
-    last_draw: Instant,
+    pacer: FramePacer,
 }
 
 /// What one turn of the loop produced.
@@ -392,20 +401,21 @@ enum Step {
     Nothing,
 }
 
-impl ConsoleLoop {
+impl<B: Backend> ConsoleLoop<B> {
     async fn run(
         &mut self,
+        mut input: impl Stream<Item = std::io::Result<Event>> + Unpin,
         mut rx: mpsc::Receiver<Msg>,
         mut client_rx: mpsc::Receiver<Arc<dyn RuntimeClient>>,
     ) -> anyhow::Result<Exit> {
-        let mut input = EventStream::new();
         let mut term = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             self.draw_if_due()?;
-            let frame_due = self.frame_due();
+            let pacer = self.pacer;
+            let frame_due = pacer.until_due(self.state.dirty);
             let ticking = self.state.wants_tick();
             let step = tokio::select! {
                 ev = input.next() => on_input(ev),
@@ -431,33 +441,22 @@ impl ConsoleLoop {
     }
 
     fn draw_if_due(&mut self) -> std::io::Result<()> {
-        if !self.state.dirty || self.last_draw.elapsed() < FRAME {
+        if !self.pacer.may_draw(self.state.dirty) {
             return Ok(());
         }
         // One synchronized update per frame: terminals that support it
         // show the whole frame at once, never half of one.
-        let mut out = std::io::stdout();
-        let _ = execute!(out, terminal::BeginSynchronizedUpdate);
+        if self.synchronized {
+            let _ = execute!(self.out, terminal::BeginSynchronizedUpdate);
+        }
         let drawn = self.terminal.draw(|f| view(&self.state, f)).map(|_| ());
-        let _ = execute!(out, terminal::EndSynchronizedUpdate);
+        if self.synchronized {
+            let _ = execute!(self.out, terminal::EndSynchronizedUpdate);
+        }
         drawn?;
         self.state.dirty = false;
-        self.last_draw = Instant::now();
+        self.pacer.drawn();
         Ok(())
-    }
-
-    /// Resolves when a pending frame is due; never when nothing changed.
-    fn frame_due(&self) -> impl std::future::Future<Output = ()> {
-        let wait = self
-            .state
-            .dirty
-            .then(|| FRAME.saturating_sub(self.last_draw.elapsed()));
-        async move {
-            match wait {
-                Some(w) => tokio::time::sleep(w).await,
-                None => std::future::pending::<()>().await,
-            }
-        }
     }
 
     fn on_new_client(&mut self, client: Arc<dyn RuntimeClient>) -> Step {
@@ -519,13 +518,13 @@ impl ConsoleLoop {
                     ));
                 }
                 Effect::Bell => {
-                    let _ = std::io::stdout().write_all(b"\x07");
+                    let _ = self.out.write_all(b"\x07");
+                    let _ = self.out.flush();
                 }
                 Effect::Mouse(on) => {
-                    let mut out = std::io::stdout();
                     let done = match on {
-                        true => execute!(out, crossterm::event::EnableMouseCapture),
-                        false => execute!(out, crossterm::event::DisableMouseCapture),
+                        true => execute!(self.out, crossterm::event::EnableMouseCapture),
+                        false => execute!(self.out, crossterm::event::DisableMouseCapture),
                     };
                     if let Err(e) = done {
                         tracing::warn!(error = %e, "could not switch mouse capture");
@@ -565,3 +564,145 @@ fn on_input(ev: Option<std::io::Result<Event>>) -> Step {
 
 /// Conversation rows an inline console leaves in the scrollback at exit.
 const TRANSCRIPT_ROWS: usize = 2000;
+
+#[cfg(test)]
+mod tests {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::runtime::host::{HostConfig, RuntimeHost};
+    use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use crate::runtime::provider::Provider;
+    use crate::store::{Store, StoreOptions};
+
+    fn key(code: KeyCode) -> std::io::Result<Event> {
+        Ok(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+    }
+
+    fn typed(text: &str) -> Vec<std::io::Result<Event>> {
+        let mut keys: Vec<_> = text.chars().map(|c| key(KeyCode::Char(c))).collect();
+        keys.push(key(KeyCode::Enter));
+        keys
+    }
+
+    /// The real loop, driven without a terminal: keys from a channel, a
+    /// `TestBackend` to draw on, an embedded runtime to talk to. A typed
+    /// prompt reaches the runtime through the loop and its turn runs;
+    /// `/quit` ends the loop.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("holon.redb"), StoreOptions::default()).unwrap();
+        crate::runtime::admission::ensure_agent(&store, "main")
+            .await
+            .unwrap();
+        let provider: Arc<dyn Provider> =
+            Arc::new(ScriptedProvider::new(vec![Scripted::text("hello back")]));
+        let config = HostConfig::new(
+            dir.path().join("data"),
+            Arc::new(move |_| Arc::clone(&provider)),
+        );
+        let host = RuntimeHost::start(store, config).await.unwrap();
+        let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+
+        let (tx, rx) = mpsc::channel::<Msg>(64);
+        let (client_tx, client_rx) = mpsc::channel(1);
+        let follower = tokio::spawn(follow_agent(
+            Arc::clone(&client),
+            "main".into(),
+            None,
+            tx.clone(),
+        ));
+        let state = State::new(Init {
+            agent_id: "main".into(),
+            connection: Connection::Embedded,
+            width: 80,
+            height: 24,
+            bell: false,
+            no_color: true,
+        });
+        let mut console = ConsoleLoop {
+            state,
+            terminal: Terminal::new(TestBackend::new(80, 24)).unwrap(),
+            out: Box::new(std::io::sink()),
+            synchronized: false,
+            client,
+            endpoint: None,
+            viewed: "main".into(),
+            tx,
+            client_tx,
+            follower,
+            reconnect_attempt: 0,
+            pacer: FramePacer::default(),
+        };
+        let (keys, input) = mpsc::unbounded_channel::<std::io::Result<Event>>();
+        let mut committed = host.store().subscribe();
+        let driver = async {
+            for k in typed("say hi") {
+                keys.send(k).unwrap();
+            }
+            // The typed prompt reaches the runtime, and its turn answers.
+            let answered = async {
+                let mut admitted = false;
+                loop {
+                    let e = committed.recv().await.unwrap();
+                    let text = e.payload.to_string();
+                    admitted |= e.kind == "message_admitted" && text.contains("say hi");
+                    if admitted && e.kind == "brief_created" && text.contains("hello back") {
+                        return;
+                    }
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(15), answered)
+                .await
+                .expect("the typed prompt was not answered");
+            // The console may not have seen the turn end yet (its own
+            // follower delivers it): then it asks to confirm, and the
+            // second /quit confirms. If it quit at once, the loop is gone
+            // and the second goes nowhere.
+            for k in typed("/quit").into_iter().chain(typed("/quit")) {
+                let _ = keys.send(k);
+            }
+        };
+        let looping = tokio::time::timeout(
+            Duration::from_secs(30),
+            console.run(tokio_stream_of(input), rx, client_rx),
+        );
+        let (exit, ()) = tokio::join!(looping, driver);
+        let exit = exit
+            .expect("/quit did not end the loop")
+            .map_err(|e| e.to_string());
+        let briefs = host
+            .store()
+            .read()
+            .unwrap()
+            .events("main", 1, 1000)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.kind == "brief_created")
+            .count();
+        assert_eq!(briefs, 1, "the prompt's turn ran");
+        assert_eq!(exit, Ok(Exit::Quit));
+        console.follower.abort();
+        console.terminal.draw(|f| view(&console.state, f)).unwrap();
+        let screen: String = console
+            .terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(screen.contains("say hi"), "{screen}");
+        host.shutdown().await;
+    }
+
+    /// An unbounded receiver as a `Stream` (what `EventStream` is for the
+    /// real terminal).
+    fn tokio_stream_of<T: Send + 'static>(
+        mut rx: mpsc::UnboundedReceiver<T>,
+    ) -> impl Stream<Item = T> + Unpin {
+        Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
+    }
+}

@@ -6,7 +6,8 @@
 //! `commands` (what a submitted line does), `conversation` and `rows`
 //! (the conversation model and its rows), `scroll` (the virtualised
 //! viewport), `projection` (the viewed agent), `composer`, `keymap` (the
-//! key and command tables), `overlays`, `view`, `bench`.
+//! key and command tables), `overlays`, `view`, `frame_pacer` (when to
+//! draw), `bench`.
 
 #[cfg(any(test, feature = "bench"))]
 mod bench;
@@ -14,6 +15,7 @@ mod commands;
 pub mod composer;
 pub mod conversation;
 mod fmt;
+pub mod frame_pacer;
 pub mod keymap;
 mod keys;
 mod markdown;
