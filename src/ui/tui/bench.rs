@@ -10,7 +10,7 @@ use ratatui::Terminal;
 use serde_json::json;
 
 use super::msg::Connection;
-use super::overlays::{events::Events, Overlay};
+use super::overlays::events::Events;
 use super::state::{History, Init, State};
 use super::view::view;
 use crate::protocol::types::Provenance;
@@ -97,7 +97,7 @@ pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration
     let mut inspector = state(width, height);
     inspector
         .overlays
-        .push(Overlay::Events(Events::with(events, true)));
+        .push(Box::new(Events::with(events, true)));
     let inspector_time = frame_time(&inspector, width, height);
     (conversation, inspector_time)
 }

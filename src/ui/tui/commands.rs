@@ -7,7 +7,7 @@ use super::conversation::EchoKind;
 use super::keymap::{self, Command, OverlayKind, WhileRunning};
 use super::keys::{open_overlay, open_with};
 use super::msg::Effect;
-use super::overlays::{events::Events, Overlay};
+use super::overlays::events::Events;
 use super::rows::Tone;
 use super::state::{History, Pending, State};
 use super::update::call;
@@ -114,7 +114,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Transcript => open_overlay(state, OverlayKind::Transcript, fx),
         Command::Events => {
             let kind = arg.to_owned();
-            open_with(state, fx, |ctx| Overlay::Events(Events::open(ctx, kind)));
+            open_with(state, fx, |ctx| Box::new(Events::open(ctx, kind)));
         }
         Command::Work => work(state, arg, fx),
         Command::Agent => agent(state, arg, fx),

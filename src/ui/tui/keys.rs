@@ -127,12 +127,12 @@ fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 }
             }
             Some(a) => {
-                if let Some(input) = state.overlays.last_mut().and_then(Overlay::input_mut) {
+                if let Some(input) = state.overlays.last_mut().and_then(|o| o.input_mut()) {
                     input.field.edit(a);
                 }
             }
             None => {
-                let input = state.overlays.last_mut().and_then(Overlay::input_mut);
+                let input = state.overlays.last_mut().and_then(|o| o.input_mut());
                 if let (Some(input), Some(c)) = (input, typed_char(&key)) {
                     input.field.insert(c.encode_utf8(&mut [0; 4]));
                 }
@@ -188,7 +188,7 @@ pub fn open_overlay(state: &mut State, kind: OverlayKind, fx: &mut Vec<Effect>) 
     if state.overlays.last().is_some_and(|o| o.kind() == kind) {
         return;
     }
-    open_with(state, fx, |ctx| Overlay::open(kind, ctx));
+    open_with(state, fx, |ctx| super::overlays::open(kind, ctx));
 }
 
 /// Push the overlay `make` builds (it may ask for requests).

@@ -47,7 +47,7 @@ pub fn view(state: &State, frame: &mut Frame) {
             theme: t,
             now_ms: state.now_ms,
         };
-        cursor = top.render(areas.overlay, buf, &look);
+        cursor = top.draw(areas.overlay, buf, &look);
         hint_contexts = top.hint_contexts();
     } else {
         let lines = visible_lines(

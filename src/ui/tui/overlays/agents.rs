@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::posture_look;
 use super::super::rows::Tone;
@@ -252,4 +252,49 @@ fn child_row<'a>(
         ),
         Span::styled(fit(&detail, rest), t.dim()),
     ])
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Agents {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Agents
+    }
+
+    fn title(&self, _look: &Look<'_>) -> String {
+        " Agents ".to_owned()
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Agents::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Agents::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Agents)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        Agents::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Agents::on_response(self, id, result, ctx)
+    }
 }

@@ -9,7 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
@@ -177,5 +177,50 @@ impl Approvals {
             );
         }
         self.status.draw_last(area, buf, t);
+    }
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Approvals {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Approvals
+    }
+
+    fn title(&self, _look: &Look<'_>) -> String {
+        " Approvals · all agents ".to_owned()
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Approvals::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Approvals::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Approvals)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        Approvals::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Approvals::on_response(self, id, result, ctx)
     }
 }

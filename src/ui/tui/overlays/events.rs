@@ -14,12 +14,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::super::fmt::{clock, thousands};
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{fit, fit_right, sanitize, truncate};
 use super::input::{Input, Purpose};
-use super::{answer, draw_lines, draw_row, Ctx, Intent, ListPos, Look, Overlay};
+use super::{answer, draw_lines, draw_row, Ctx, Intent, ListPos, Look};
 use crate::protocol::{ApiError, EventRecord, EventsPage, Request, Response};
 use crate::ui::present::{present, Category, OperatorEvent, Visibility};
 
@@ -221,7 +221,7 @@ impl Events {
             Action::Select => {
                 if let Some(e) = self.selected_entry() {
                     let detail = EventDetail::new(e);
-                    ctx.intents.push(Intent::Push(Overlay::EventDetail(detail)));
+                    ctx.intents.push(Intent::Push(Box::new(detail)));
                 }
             }
             _ => {
@@ -570,4 +570,71 @@ fn truncate_keep(l: &str, w: usize) -> String {
     let indent = l.len() - l.trim_start().len();
     let rest = truncate(l.trim_start(), w.saturating_sub(indent));
     format!("{}{rest}", " ".repeat(indent))
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Events {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Events
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Events · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Events::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Events::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Events)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        Events::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Events::on_response(self, id, result, ctx)
+    }
+
+    fn on_event(&mut self, e: &EventRecord) {
+        Events::on_event(self, e)
+    }
+}
+
+impl super::OverlayView for EventDetail {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::EventDetail
+    }
+
+    fn title(&self, _look: &Look<'_>) -> String {
+        " Event ".to_owned()
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        EventDetail::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        EventDetail::render(self, area, buf, look)
+    }
 }

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::super::composer::usage;
-use super::super::keymap::{Action, COMMANDS, HELP_CONTEXTS, KEYS};
+use super::super::keymap::{Action, OverlayKind, COMMANDS, HELP_CONTEXTS, KEYS};
 use super::super::theme::Theme;
 use super::super::wrap::{fit, wrap};
 use super::{draw_lines, header, Ctx, Look};
@@ -96,4 +96,24 @@ fn entry(key: &str, desc: &str, key_w: usize, width: usize, theme: Theme) -> Vec
     )];
     let rest = [Span::raw(" ".repeat(key_w + 2))];
     wrap(&[Span::raw(desc.to_owned())], width, &first, &rest)
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Help {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Help
+    }
+
+    fn title(&self, _look: &Look<'_>) -> String {
+        " Help ".to_owned()
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Help::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Help::render(self, area, buf, look)
+    }
 }

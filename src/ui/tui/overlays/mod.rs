@@ -35,26 +35,80 @@ use super::theme::Theme;
 use super::wrap::{fit, truncate};
 use crate::protocol::{ApiError, EventRecord, Request, Response};
 
-/// The stack holds a handful of these, so variant sizes do not matter.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-pub enum Overlay {
-    Help(help::Help),
-    Agents(agents::Agents),
-    Transcript(transcript::Transcript),
-    Tasks(tasks::Tasks),
-    Work(work::WorkList),
-    WorkDetail(work::WorkDetail),
-    State(state_view::StateView),
-    Events(events::Events),
-    EventDetail(events::EventDetail),
-    Workspaces(workspaces::Workspaces),
-    Approvals(approvals::Approvals),
+/// One overlay: its keys, its view and what it asks for, behind one
+/// trait. Only what every overlay must decide is required (its kind,
+/// title, keys and drawing); the rest defaults to "none": an input line,
+/// answers to requests, live events and ticks are for the overlays that
+/// have them. What is common to all (key contexts, the input line's Esc
+/// and Enter, scrolling, the frame) is written once, on `dyn OverlayView`.
+pub trait OverlayView: std::fmt::Debug {
+    fn kind(&self) -> OverlayKind;
+    /// The title in the frame.
+    fn title(&self, look: &Look<'_>) -> String;
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>);
+    /// Draw the body into `area` (inside the frame, above an input line).
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>);
+
+    /// The overlay's own key context, when it has keys of its own.
+    fn context(&self) -> Option<KeyContext> {
+        None
+    }
+
+    /// The open input line, for overlays that have one.
+    fn input(&self) -> Option<&input::Input> {
+        None
+    }
+
+    /// Where an input line lives, for overlays that have one.
+    fn input_slot(&mut self) -> Option<&mut Option<input::Input>> {
+        None
+    }
+
+    /// Enter on the input line: act on its value.
+    fn on_input(&mut self, _input: input::Input, _ctx: &mut Ctx<'_>) {}
+
+    /// The answer to a request this overlay made.
+    fn on_response(
+        &mut self,
+        _id: RequestId,
+        _result: &Result<Response, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+    }
+
+    /// A live event of the viewed agent.
+    fn on_event(&mut self, _e: &EventRecord) {}
+
+    fn on_tick(&mut self, _ctx: &mut Ctx<'_>) {}
+
+    /// Whether it needs ticks while open (following a running task).
+    fn wants_tick(&self, _agent: &AgentView) -> bool {
+        false
+    }
+}
+
+/// An open overlay, as the stack holds it.
+pub type Overlay = Box<dyn OverlayView>;
+
+/// Open an overlay of `kind`, asking for what it needs.
+pub fn open(kind: OverlayKind, ctx: &mut Ctx<'_>) -> Overlay {
+    match kind {
+        OverlayKind::Help => Box::new(help::Help::default()),
+        OverlayKind::Agents => Box::new(agents::Agents::open(ctx)),
+        OverlayKind::Transcript => Box::new(transcript::Transcript::open(ctx)),
+        OverlayKind::Tasks => Box::new(tasks::Tasks::open(ctx)),
+        OverlayKind::Work | OverlayKind::WorkDetail => Box::new(work::WorkList::default()),
+        OverlayKind::State => Box::new(state_view::StateView::open(ctx)),
+        OverlayKind::Events | OverlayKind::EventDetail => {
+            Box::new(events::Events::open(ctx, String::new()))
+        }
+        OverlayKind::Workspaces => Box::new(workspaces::Workspaces::open(ctx)),
+        OverlayKind::Approvals => Box::new(approvals::Approvals::open(ctx)),
+    }
 }
 
 /// What an overlay asks of the core besides requests.
 #[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
 pub enum Intent {
     Close,
     Push(Overlay),
@@ -115,59 +169,14 @@ pub struct Look<'a> {
     pub now_ms: i64,
 }
 
-impl Overlay {
-    pub fn kind(&self) -> OverlayKind {
-        match self {
-            Overlay::Help(_) => OverlayKind::Help,
-            Overlay::Agents(_) => OverlayKind::Agents,
-            Overlay::Transcript(_) => OverlayKind::Transcript,
-            Overlay::Tasks(_) => OverlayKind::Tasks,
-            Overlay::Work(_) => OverlayKind::Work,
-            Overlay::WorkDetail(_) => OverlayKind::WorkDetail,
-            Overlay::State(_) => OverlayKind::State,
-            Overlay::Events(_) => OverlayKind::Events,
-            Overlay::EventDetail(_) => OverlayKind::EventDetail,
-            Overlay::Workspaces(_) => OverlayKind::Workspaces,
-            Overlay::Approvals(_) => OverlayKind::Approvals,
-        }
-    }
-
-    /// Open an overlay of `kind`, asking for what it needs.
-    pub fn open(kind: OverlayKind, ctx: &mut Ctx<'_>) -> Overlay {
-        match kind {
-            OverlayKind::Help => Overlay::Help(help::Help::default()),
-            OverlayKind::Agents => Overlay::Agents(agents::Agents::open(ctx)),
-            OverlayKind::Transcript => Overlay::Transcript(transcript::Transcript::open(ctx)),
-            OverlayKind::Tasks => Overlay::Tasks(tasks::Tasks::open(ctx)),
-            OverlayKind::Work | OverlayKind::WorkDetail => Overlay::Work(work::WorkList::default()),
-            OverlayKind::State => Overlay::State(state_view::StateView::open(ctx)),
-            OverlayKind::Events | OverlayKind::EventDetail => {
-                Overlay::Events(events::Events::open(ctx, String::new()))
-            }
-            OverlayKind::Workspaces => Overlay::Workspaces(workspaces::Workspaces::open(ctx)),
-            OverlayKind::Approvals => Overlay::Approvals(approvals::Approvals::open(ctx)),
-        }
-    }
-
+impl dyn OverlayView {
     /// The key contexts, most specific first.
     pub fn contexts(&self) -> Vec<KeyContext> {
         if self.input().is_some() {
             return vec![KeyContext::Input, KeyContext::Composer];
         }
-        let own = match self {
-            Overlay::Agents(_) => Some(KeyContext::Agents),
-            Overlay::Tasks(_) => Some(KeyContext::Tasks),
-            Overlay::Work(_) => Some(KeyContext::Work),
-            Overlay::WorkDetail(_) => Some(KeyContext::WorkDetail),
-            Overlay::Events(_) => Some(KeyContext::Events),
-            Overlay::Workspaces(_) => Some(KeyContext::Workspaces),
-            Overlay::Approvals(_) => Some(KeyContext::Approvals),
-            Overlay::Help(_)
-            | Overlay::Transcript(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_) => None,
-        };
-        own.into_iter()
+        self.context()
+            .into_iter()
             .chain([KeyContext::Overlay, KeyContext::Global])
             .collect()
     }
@@ -184,118 +193,23 @@ impl Overlay {
         }
     }
 
-    pub fn input(&self) -> Option<&input::Input> {
-        match self {
-            Overlay::Agents(o) => o.input.as_ref(),
-            Overlay::Tasks(o) => o.input.as_ref(),
-            Overlay::Work(o) => o.input.as_ref(),
-            Overlay::WorkDetail(o) => o.input.as_ref(),
-            Overlay::Events(o) => o.input.as_ref(),
-            Overlay::Workspaces(o) => o.input.as_ref(),
-            Overlay::Approvals(o) => o.input.as_ref(),
-            Overlay::Help(_)
-            | Overlay::Transcript(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_) => None,
-        }
-    }
-
     pub fn input_mut(&mut self) -> Option<&mut input::Input> {
-        match self {
-            Overlay::Agents(o) => o.input.as_mut(),
-            Overlay::Tasks(o) => o.input.as_mut(),
-            Overlay::Work(o) => o.input.as_mut(),
-            Overlay::WorkDetail(o) => o.input.as_mut(),
-            Overlay::Events(o) => o.input.as_mut(),
-            Overlay::Workspaces(o) => o.input.as_mut(),
-            Overlay::Approvals(o) => o.input.as_mut(),
-            Overlay::Help(_)
-            | Overlay::Transcript(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_) => None,
-        }
+        self.input_slot().and_then(Option::as_mut)
     }
 
     /// Esc on an open input line closes the line, not the overlay.
     pub fn cancel_input(&mut self) -> bool {
-        let slot = match self {
-            Overlay::Agents(o) => &mut o.input,
-            Overlay::Tasks(o) => &mut o.input,
-            Overlay::Work(o) => &mut o.input,
-            Overlay::WorkDetail(o) => &mut o.input,
-            Overlay::Events(o) => &mut o.input,
-            Overlay::Workspaces(o) => &mut o.input,
-            Overlay::Approvals(o) => &mut o.input,
-            Overlay::Help(_)
-            | Overlay::Transcript(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_) => return false,
-        };
-        slot.take().is_some()
+        self.input_slot().is_some_and(|slot| slot.take().is_some())
     }
 
     /// Enter on an open input line: the overlay acts on its value.
     pub fn confirm_input(&mut self, ctx: &mut Ctx<'_>) {
-        match self {
-            Overlay::Agents(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Tasks(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Work(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::WorkDetail(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Events(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Workspaces(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Approvals(o) => {
-                if let Some(i) = o.input.take() {
-                    o.on_input(i, ctx);
-                }
-            }
-            Overlay::Help(_)
-            | Overlay::Transcript(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_) => {}
+        if let Some(input) = self.input_slot().and_then(Option::take) {
+            self.on_input(input, ctx);
         }
     }
 
-    pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
-        match self {
-            Overlay::Help(o) => o.on_action(action, ctx),
-            Overlay::Agents(o) => o.on_action(action, ctx),
-            Overlay::Transcript(o) => o.on_action(action, ctx),
-            Overlay::Tasks(o) => o.on_action(action, ctx),
-            Overlay::Work(o) => o.on_action(action, ctx),
-            Overlay::WorkDetail(o) => o.on_action(action, ctx),
-            Overlay::State(o) => o.on_action(action, ctx),
-            Overlay::Events(o) => o.on_action(action, ctx),
-            Overlay::EventDetail(o) => o.on_action(action, ctx),
-            Overlay::Workspaces(o) => o.on_action(action, ctx),
-            Overlay::Approvals(o) => o.on_action(action, ctx),
-        }
-    }
-
-    /// Mouse wheel: scroll by `lines`.
+    /// Mouse wheel: scroll by three lines.
     pub fn scroll(&mut self, up: bool, ctx: &mut Ctx<'_>) {
         let action = if up { Action::Up } else { Action::Down };
         for _ in 0..3 {
@@ -303,76 +217,14 @@ impl Overlay {
         }
     }
 
-    pub fn on_response(
-        &mut self,
-        id: RequestId,
-        result: &Result<Response, ApiError>,
-        ctx: &mut Ctx<'_>,
-    ) {
-        match self {
-            Overlay::Agents(o) => o.on_response(id, result, ctx),
-            Overlay::Transcript(o) => o.on_response(id, result, ctx),
-            Overlay::Tasks(o) => o.on_response(id, result, ctx),
-            Overlay::Work(o) => o.status.on_response(id, result),
-            Overlay::WorkDetail(o) => o.on_response(id, result),
-            Overlay::State(o) => o.on_response(id, result),
-            Overlay::Events(o) => o.on_response(id, result, ctx),
-            Overlay::Workspaces(o) => o.on_response(id, result, ctx),
-            Overlay::Approvals(o) => o.on_response(id, result, ctx),
-            Overlay::Help(_) | Overlay::EventDetail(_) => {}
-        }
-    }
-
-    /// A live event of the viewed agent.
-    pub fn on_event(&mut self, e: &EventRecord) {
-        match self {
-            Overlay::Events(o) => o.on_event(e),
-            Overlay::Transcript(o) => o.on_event(e),
-            Overlay::Help(_)
-            | Overlay::Agents(_)
-            | Overlay::Tasks(_)
-            | Overlay::Work(_)
-            | Overlay::WorkDetail(_)
-            | Overlay::State(_)
-            | Overlay::EventDetail(_)
-            | Overlay::Workspaces(_)
-            | Overlay::Approvals(_) => {}
-        }
-    }
-
-    pub fn on_tick(&mut self, ctx: &mut Ctx<'_>) {
-        if let Overlay::Tasks(o) = self {
-            o.on_tick(ctx);
-        }
-    }
-
-    pub fn wants_tick(&self, agent: &AgentView) -> bool {
-        match self {
-            Overlay::Tasks(o) => o.following(agent),
-            _ => false,
-        }
-    }
-
-    /// Draw into `area`; returns the cursor position of an input line.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) -> Option<(u16, u16)> {
-        let title = match self {
-            Overlay::Help(_) => " Help ".to_owned(),
-            Overlay::Agents(_) => " Agents ".to_owned(),
-            Overlay::Transcript(_) => format!(" Transcript · {} ", look.agent_id),
-            Overlay::Tasks(_) => format!(" Tasks · {} ", look.agent_id),
-            Overlay::Work(_) => format!(" Work items · {} ", look.agent_id),
-            Overlay::WorkDetail(_) => " Work item ".to_owned(),
-            Overlay::State(_) => format!(" Agent state · {} ", look.agent_id),
-            Overlay::Events(_) => format!(" Events · {} ", look.agent_id),
-            Overlay::EventDetail(_) => " Event ".to_owned(),
-            Overlay::Workspaces(_) => format!(" Workspaces · {} ", look.agent_id),
-            Overlay::Approvals(_) => " Approvals · all agents ".to_owned(),
-        };
+    /// Draw the frame, the body and the input line into `area`; returns
+    /// the cursor position of an input line.
+    pub fn draw(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) -> Option<(u16, u16)> {
         Clear.render(area, buf);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(look.theme.dim())
-            .title(Span::styled(title, look.theme.bold()));
+            .title(Span::styled(self.title(look), look.theme.bold()));
         let inner = block.inner(area);
         block.render(area, buf);
         let inner = Rect {
@@ -395,19 +247,7 @@ impl Overlay {
             }
             _ => (inner, None),
         };
-        match self {
-            Overlay::Help(o) => o.render(body, buf, look),
-            Overlay::Agents(o) => o.render(body, buf, look),
-            Overlay::Transcript(o) => o.render(body, buf, look),
-            Overlay::Tasks(o) => o.render(body, buf, look),
-            Overlay::Work(o) => o.render(body, buf, look),
-            Overlay::WorkDetail(o) => o.render(body, buf, look),
-            Overlay::State(o) => o.render(body, buf, look),
-            Overlay::Events(o) => o.render(body, buf, look),
-            Overlay::EventDetail(o) => o.render(body, buf, look),
-            Overlay::Workspaces(o) => o.render(body, buf, look),
-            Overlay::Approvals(o) => o.render(body, buf, look),
-        }
+        self.render(body, buf, look);
         match (self.input(), input_area) {
             (Some(i), Some(a)) => Some(i.render(a, buf, look.theme)),
             _ => None,

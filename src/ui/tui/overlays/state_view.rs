@@ -286,3 +286,32 @@ fn context_words(c: &crate::protocol::types::ContextView) -> String {
         ),
     }
 }
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for StateView {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::State
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Agent state · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        StateView::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        StateView::render(self, area, buf, look)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+        StateView::on_response(self, id, result)
+    }
+}

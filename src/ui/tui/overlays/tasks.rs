@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{AgentView, TaskView};
 use super::super::rows::{command_status, CommandRow, Tone};
@@ -341,5 +341,58 @@ impl Tasks {
             lines.push(status);
         }
         super::draw_lines(pane, buf, &lines);
+    }
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Tasks {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Tasks
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Tasks · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Tasks::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Tasks::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Tasks)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        Tasks::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Tasks::on_response(self, id, result, ctx)
+    }
+
+    fn on_tick(&mut self, ctx: &mut Ctx<'_>) {
+        Tasks::on_tick(self, ctx)
+    }
+
+    fn wants_tick(&self, agent: &AgentView) -> bool {
+        self.following(agent)
     }
 }

@@ -367,3 +367,36 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
     }
     out
 }
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Transcript {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Transcript
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Transcript · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Transcript::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Transcript::render(self, area, buf, look)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Transcript::on_response(self, id, result, ctx)
+    }
+
+    fn on_event(&mut self, e: &EventRecord) {
+        Transcript::on_event(self, e)
+    }
+}

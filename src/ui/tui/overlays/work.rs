@@ -13,16 +13,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{AgentView, WorkItemView};
 use super::super::rows::Tone;
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, truncate, width as width_of, wrap};
 use super::input::{Input, Purpose};
-use super::{
-    answer, draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Overlay, Status,
-};
+use super::{answer, draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Status};
 use crate::protocol::types::{CreateWorkItem, UpdateWorkItem};
 use crate::protocol::{AgentState, ApiError, Request, Response};
 
@@ -231,7 +229,7 @@ impl WorkList {
                     .then(|| ctx.call(OverlayKind::WorkDetail, request)),
                 ..WorkDetail::default()
             };
-            ctx.intents.push(Intent::Push(Overlay::WorkDetail(detail)));
+            ctx.intents.push(Intent::Push(Box::new(detail)));
             return;
         }
         let item = (*item).clone();
@@ -479,5 +477,93 @@ impl WorkDetail {
         let top = self.top.min(lines.len().saturating_sub(h));
         draw_lines(area, buf, &lines[top..]);
         self.status.draw_last(area, buf, t);
+    }
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for WorkList {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Work
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Work items · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        WorkList::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        WorkList::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Work)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        WorkList::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+        self.status.on_response(id, result)
+    }
+}
+
+impl super::OverlayView for WorkDetail {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::WorkDetail
+    }
+
+    fn title(&self, _look: &Look<'_>) -> String {
+        " Work item ".to_owned()
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        WorkDetail::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        WorkDetail::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::WorkDetail)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        WorkDetail::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        _ctx: &mut Ctx<'_>,
+    ) {
+        WorkDetail::on_response(self, id, result)
     }
 }

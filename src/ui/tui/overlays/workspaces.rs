@@ -11,7 +11,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::super::keymap::{Action, OverlayKind};
+use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::rows::Tone;
 use super::super::wrap::fit;
@@ -321,6 +321,51 @@ impl Workspaces {
             buf.set_line(area.x + 1, y, &line, area.width.saturating_sub(1));
         }
         self.status.draw_last(area, buf, t);
+    }
+}
+
+// ---- as an overlay -----------------------------------------------------------
+
+impl super::OverlayView for Workspaces {
+    fn kind(&self) -> OverlayKind {
+        OverlayKind::Workspaces
+    }
+
+    fn title(&self, look: &Look<'_>) -> String {
+        format!(" Workspaces · {} ", look.agent_id)
+    }
+
+    fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
+        Workspaces::on_action(self, action, ctx)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
+        Workspaces::render(self, area, buf, look)
+    }
+
+    fn context(&self) -> Option<KeyContext> {
+        Some(KeyContext::Workspaces)
+    }
+
+    fn input(&self) -> Option<&Input> {
+        self.input.as_ref()
+    }
+
+    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+        Some(&mut self.input)
+    }
+
+    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+        Workspaces::on_input(self, input, ctx)
+    }
+
+    fn on_response(
+        &mut self,
+        id: RequestId,
+        result: &Result<Response, ApiError>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        Workspaces::on_response(self, id, result, ctx)
     }
 }
 
