@@ -1,6 +1,7 @@
 //! The admission boundary: turning an `AdmissionRequest` into a durable
-//! `Queued` message in one transaction (envelope in the message ledger,
-//! queue entry, dequeue index, `message_admitted` event), and making sure
+//! `Queued` message in one transaction (the `message_admitted` event, the
+//! envelope's one copy; the queue entry that records its `admitted_seq`;
+//! the dequeue index), and making sure
 //! agents exist. A stopped agent refuses external admission with resume
 //! guidance, and the refusal itself is recorded as `message_rejected`.
 
