@@ -277,17 +277,7 @@ impl super::OverlayView for Agents {
         Some(KeyContext::Agents)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        Agents::on_input(self, input, ctx)
-    }
+    super::input_line!(Agents);
 
     fn on_response(
         &mut self,

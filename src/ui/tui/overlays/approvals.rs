@@ -203,17 +203,7 @@ impl super::OverlayView for Approvals {
         Some(KeyContext::Approvals)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        Approvals::on_input(self, input, ctx)
-    }
+    super::input_line!(Approvals);
 
     fn on_response(
         &mut self,

@@ -595,17 +595,7 @@ impl super::OverlayView for Events {
         Some(KeyContext::Events)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        Events::on_input(self, input, ctx)
-    }
+    super::input_line!(Events);
 
     fn on_response(
         &mut self,

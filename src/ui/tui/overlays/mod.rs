@@ -87,6 +87,25 @@ pub trait OverlayView: std::fmt::Debug {
     }
 }
 
+/// The input-line methods of an overlay whose `input: Option<Input>`
+/// field is its line and whose own `on_input` acts on a confirmed value.
+macro_rules! input_line {
+    ($overlay:ty) => {
+        fn input(&self) -> Option<&Input> {
+            self.input.as_ref()
+        }
+
+        fn input_slot(&mut self) -> Option<&mut Option<Input>> {
+            Some(&mut self.input)
+        }
+
+        fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
+            <$overlay>::on_input(self, input, ctx)
+        }
+    };
+}
+pub(crate) use input_line;
+
 /// An open overlay, as the stack holds it.
 pub type Overlay = Box<dyn OverlayView>;
 

@@ -367,17 +367,7 @@ impl super::OverlayView for Tasks {
         Some(KeyContext::Tasks)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        Tasks::on_input(self, input, ctx)
-    }
+    super::input_line!(Tasks);
 
     fn on_response(
         &mut self,

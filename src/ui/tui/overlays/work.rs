@@ -503,17 +503,7 @@ impl super::OverlayView for WorkList {
         Some(KeyContext::Work)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        WorkList::on_input(self, input, ctx)
-    }
+    super::input_line!(WorkList);
 
     fn on_response(
         &mut self,
@@ -546,17 +536,7 @@ impl super::OverlayView for WorkDetail {
         Some(KeyContext::WorkDetail)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        WorkDetail::on_input(self, input, ctx)
-    }
+    super::input_line!(WorkDetail);
 
     fn on_response(
         &mut self,

@@ -347,17 +347,7 @@ impl super::OverlayView for Workspaces {
         Some(KeyContext::Workspaces)
     }
 
-    fn input(&self) -> Option<&Input> {
-        self.input.as_ref()
-    }
-
-    fn input_slot(&mut self) -> Option<&mut Option<Input>> {
-        Some(&mut self.input)
-    }
-
-    fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
-        Workspaces::on_input(self, input, ctx)
-    }
+    super::input_line!(Workspaces);
 
     fn on_response(
         &mut self,
