@@ -1044,3 +1044,25 @@ fn approvals_are_answered_from_the_composer_or_the_overlay() {
         }]
     );
 }
+
+/// An answer of another method's type (a client or server bug) is said
+/// like any error, never read as if it fit.
+#[test]
+fn an_answer_of_the_wrong_type_is_said_not_misread() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "hello");
+    let id = call_id(&fx, "prompt.submit");
+    let wrong = crate::protocol::Response::RuntimeShutdown(crate::protocol::ShutdownAck {
+        shutting_down: true,
+    });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: Box::new(Ok(wrong)),
+        },
+    );
+    let shown = screen(&st);
+    assert!(shown.contains("hello · ✗ not sent"), "{shown}");
+    assert!(shown.contains("unexpected answer"), "{shown}");
+}
