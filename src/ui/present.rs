@@ -288,4 +288,6 @@ use words::*;
 pub use words::{compact_count, wire_name};
 
 #[cfg(test)]
+mod page_tests;
+#[cfg(test)]
 mod tests;
