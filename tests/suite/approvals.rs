@@ -280,9 +280,7 @@ async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() 
     ));
     assert_eq!(status["status"]["pending_approvals"], 1, "{status}");
 
-    // SAFETY: the daemon this test started.
-    unsafe { libc::kill(daemon_pid(&home), libc::SIGKILL) };
-    std::thread::sleep(Duration::from_millis(200));
+    super::support::kill_daemon(daemon_pid(&home));
     let refused = home.run(&["approve", &id]);
     assert!(!refused.status.success());
     assert!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use holon::protocol::{RuntimeClient, SubscriptionItem};
 use holon::ui::client::SocketClient;
 
-use super::support::{daemon_pid, stderr, Daemon, Home};
+use super::support::{daemon_pid, kill_daemon, stderr, Daemon, Home};
 
 fn ok(out: Output) -> String {
     assert!(
@@ -91,9 +91,7 @@ fn kill_dash_nine_loses_nothing_and_the_client_resumes_without_gap_or_duplicate(
         }
     });
     let pid = daemon_pid(&home);
-    // SAFETY: killing the daemon we started.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    std::thread::sleep(Duration::from_millis(200));
+    kill_daemon(pid);
     // Acknowledged while it was down? Nothing: sends go to the store directly.
     ok(home.run(&["send", "while down"]));
     ok(home.run(&["--detach"]));

@@ -187,9 +187,7 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
     assert_eq!(s["config_fingerprint_match"], true);
     assert_ne!(s["status"]["pid"], pid);
     // Stale pid metadata (a killed runtime) is cleaned by restart.
-    // SAFETY: the daemon this test started.
-    unsafe { libc::kill(daemon_pid(&home), libc::SIGKILL) };
-    std::thread::sleep(Duration::from_millis(200));
+    super::support::kill_daemon(daemon_pid(&home));
     let out = run(&["daemon", "restart"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(status(&home)["running"], true);

@@ -13,6 +13,7 @@ use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
+use super::support::running;
 
 pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -205,16 +206,6 @@ fn closing_the_store_releases_the_file_even_with_a_task_still_running() {
         }
     });
     drop(host);
-}
-
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, r)| !r.trim_start().starts_with(['Z', 'X']))
-        })
-        .unwrap_or(false)
 }
 
 #[test]

@@ -149,3 +149,23 @@ pub fn daemon_pid(home: &Home) -> i32 {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     v["pid"].as_i64().unwrap_or(0) as i32
 }
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+pub fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with(['Z', 'X']))
+        })
+        .unwrap_or(false)
+}
+
+/// SIGKILL the daemon `pid` a test started, and wait until it is gone.
+pub fn kill_daemon(pid: i32) {
+    // SAFETY: signalling the daemon process the calling test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    poll("the killed daemon to be gone", || {
+        (!running(pid)).then_some(())
+    });
+}
