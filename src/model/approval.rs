@@ -1,7 +1,9 @@
-//! Durable approvals: a gated tool call waits for the operator as a record
-//! in the store, not a prompt in one terminal. It survives detach, attach
-//! and restart; it is answered through the runtime (any console, the CLI,
-//! a script over the socket), first answer wins.
+//! Approvals as they travel: the durable approval record (a gated tool
+//! call waits for the operator as a record in the store, not a prompt in
+//! one terminal: it survives detach, attach and restart, and the first
+//! answer wins), and a workspace's approval policy (its mode, its
+//! allow-lists, a change to them, and the action a call would take). The
+//! gate itself is the engine's rule (`runtime::approvals::policy::gate`).
 
 use serde::{Deserialize, Serialize};
 

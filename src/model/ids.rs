@@ -4,7 +4,7 @@
 //! directory or record is made. The documented character sets:
 //!
 //! - agent ids: 1 to 64 ASCII letters, digits, `-`, `_` and `.`, not
-//!   starting with `.` (see `agent::validate_agent_id`);
+//!   starting with `.` (`validate_agent_id`);
 //! - task, work-item, message, request and workspace ids: 1 to 128 ASCII letters,
 //!   digits, `-` and `_` (Holon makes them as `task_01…`, `wi_01…`).
 

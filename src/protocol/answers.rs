@@ -158,6 +158,13 @@ macro_rules! answers {
                 })
             }
 
+            fn unexpected(&self) -> ApiError {
+                ApiError::decode(format!(
+                    "unexpected answer from the runtime (the answer to {})",
+                    self.variant()
+                ))
+            }
+
             /// The request variant this answers, by name.
             pub fn variant(&self) -> &'static str {
                 match self {
@@ -165,22 +172,24 @@ macro_rules! answers {
                 }
             }
 
-            /// The answer, borrowed as the type `T` it carries; `None` when
-            /// it carries another.
-            pub fn get<T: 'static>(&self) -> Option<&T> {
-                match self {
+            /// The answer, borrowed as the type `T` it carries; an answer
+            /// of another type is a decoding failure (`Failure::Decode`).
+            pub fn get<T: 'static>(&self) -> Result<&T, ApiError> {
+                let got = match self {
                     $(Response::$variant(answer) => (answer as &dyn std::any::Any).downcast_ref::<T>(),)+
-                }
+                };
+                got.ok_or_else(|| self.unexpected())
             }
 
             /// The answer as the type `T` it carries, whichever method it
-            /// answers (several answer with an `AgentSummary`); else the
-            /// name of the method whose answer it is.
-            pub fn take<T: 'static>(self) -> Result<T, &'static str> {
+            /// answers (several answer with an `AgentSummary`); an answer
+            /// of another type is a decoding failure.
+            pub fn take<T: 'static>(self) -> Result<T, ApiError> {
+                let unexpected = self.unexpected();
                 match self {
                     $(Response::$variant(answer) => {
                         let any: Box<dyn std::any::Any> = Box::new(answer);
-                        any.downcast::<T>().map(|t| *t).map_err(|_| stringify!($variant))
+                        any.downcast::<T>().map(|t| *t).map_err(|_| unexpected)
                     })+
                 }
             }
@@ -264,15 +273,14 @@ mod tests {
             shutting_down: true,
         });
         assert_eq!(
-            ack.get::<ShutdownAck>().map(|a| a.shutting_down),
+            ack.get::<ShutdownAck>().ok().map(|a| a.shutting_down),
             Some(true)
         );
-        assert!(ack.get::<RuntimeStatus>().is_none());
+        assert!(ack.get::<RuntimeStatus>().is_err());
         assert_eq!(ack.variant(), "RuntimeShutdown");
-        assert_eq!(
-            ack.clone().take::<RuntimeStatus>().err(),
-            Some("RuntimeShutdown")
-        );
+        let refused = ack.clone().take::<RuntimeStatus>().err();
+        let refused = refused.map(|e| (e.failure, e.message.contains("RuntimeShutdown")));
+        assert_eq!(refused, Some((crate::protocol::Failure::Decode, true)));
         assert!(ack.take::<ShutdownAck>().is_ok_and(|a| a.shutting_down));
     }
 }

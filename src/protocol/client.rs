@@ -137,12 +137,7 @@ pub async fn call_typed<T: 'static>(
     client: &dyn RuntimeClient,
     request: Request,
 ) -> Result<T, ApiError> {
-    let method = request.method();
-    client.call(request).await?.take::<T>().map_err(|answered| {
-        ApiError::decode(format!(
-            "`{method}` was answered with another type ({answered}'s answer)"
-        ))
-    })
+    client.call(request).await?.take::<T>()
 }
 
 /// `call`, for a caller that prints the answer as JSON.

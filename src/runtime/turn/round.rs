@@ -59,16 +59,6 @@ macro_rules! go {
     };
 }
 
-/// Inside a phase: go on with a step's value, or end the turn.
-macro_rules! go_step {
-    ($step:expr) => {
-        match $step {
-            Step::Go(value) => value,
-            Step::End(ending) => return Ok(Step::End(ending)),
-        }
-    };
-}
-
 /// A request that fits the budget, ready to send.
 struct Fitted {
     request: ProviderRequest,
@@ -243,7 +233,10 @@ impl<'a> Round<'a> {
     /// retry).
     async fn call_provider(&mut self, round: u32) -> Result<Step<Called>, RuntimeError> {
         loop {
-            let fitted = go_step!(self.fit_request(round).await?);
+            let fitted = match self.fit_request(round).await? {
+                Step::Go(fitted) => fitted,
+                Step::End(ending) => return Ok(Step::End(ending)),
+            };
             let t = &self.t;
             let live = t.inner.live.clone();
             let (aid, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());

@@ -265,7 +265,7 @@ fn on_response(
     }
     state.dirty = true;
     match pending {
-        Pending::Prompt => match typed::<Admitted>(result) {
+        Pending::Prompt => match result.and_then(Response::take::<Admitted>) {
             Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its
             // own alert row from that event: the prompt row only says it
@@ -273,7 +273,7 @@ fn on_response(
             Err(e) if e.code == ErrorCode::AgentStopped => state.conversation.echo_failed(id, ""),
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
-        Pending::Command => match typed::<TaskRecord>(result) {
+        Pending::Command => match result.and_then(Response::take::<TaskRecord>) {
             Ok(t) => state.conversation.echo_answered(id, Some(t.id)),
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
@@ -285,7 +285,7 @@ fn on_response(
                         History::Loading { held, .. } | History::Waiting { held } => held,
                         History::Done => Vec::new(),
                     };
-                    let page = typed::<EventsPage>(result);
+                    let page = result.and_then(Response::take::<EventsPage>);
                     if let Err(e) = &page {
                         state
                             .conversation
@@ -298,7 +298,7 @@ fn on_response(
         }
         Pending::Refresh => {
             state.refresh = None;
-            if let Ok(s) = typed::<AgentSummary>(result) {
+            if let Ok(s) = result.and_then(Response::take::<AgentSummary>) {
                 state.agent.apply_summary(&s, false);
             }
             if std::mem::take(&mut state.refresh_again) {
@@ -312,7 +312,7 @@ fn on_response(
                     .note(format!("The display mode was not saved: {e}"), Tone::Error);
             }
         }
-        Pending::Model => match typed::<ModelChanged>(result) {
+        Pending::Model => match result.and_then(Response::take::<ModelChanged>) {
             Ok(changed) => {
                 state.agent.apply_summary(&changed.agent, false);
                 let now = state
@@ -333,7 +333,7 @@ fn on_response(
                 Tone::Error,
             ),
         },
-        Pending::Control(action) => match typed::<ControlOutcome>(result) {
+        Pending::Control(action) => match result.and_then(Response::take::<ControlOutcome>) {
             Ok(outcome) => {
                 let what = super::commands::control_done(action);
                 // The runtime's note explains; one that only repeats the
@@ -354,7 +354,7 @@ fn on_response(
             }
             Err(e) => state.conversation.note(e.message, Tone::Error),
         },
-        Pending::AgentCreate => match typed::<AgentSummary>(result) {
+        Pending::AgentCreate => match result.and_then(Response::take::<AgentSummary>) {
             Ok(created) => {
                 let name = created.id;
                 state
@@ -378,7 +378,7 @@ fn on_response(
                 .conversation
                 .note(format!("cannot show {name}: {}", e.message), Tone::Error),
         },
-        Pending::WorkspaceUse => match typed::<UseOutcome>(result) {
+        Pending::WorkspaceUse => match result.and_then(Response::take::<UseOutcome>) {
             Ok(out) => {
                 state.agent.execution = Some(out.execution.clone());
                 if let Some(note) = out.note {
@@ -396,13 +396,13 @@ fn on_response(
                 .conversation
                 .note(format!("/workspace use: {}", e.message), Tone::Error),
         },
-        Pending::Context => match typed::<PromptPreview>(result) {
+        Pending::Context => match result.and_then(Response::take::<PromptPreview>) {
             Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
             Err(e) => state
                 .conversation
                 .note(format!("/context: {}", e.message), Tone::Error),
         },
-        Pending::Answer => match typed::<ApprovalRecord>(result) {
+        Pending::Answer => match result.and_then(Response::take::<ApprovalRecord>) {
             Ok(a) => {
                 let text = crate::ui::present::approvals::answered(&a);
                 state.conversation.note(text, Tone::Ok)
@@ -410,7 +410,7 @@ fn on_response(
             // Answered elsewhere first, unknown id, stopped agent: said.
             Err(e) => state.conversation.note(e.message, Tone::Error),
         },
-        Pending::Trigger => match typed::<TriggerView>(result) {
+        Pending::Trigger => match result.and_then(Response::take::<TriggerView>) {
             Ok(t) => {
                 let text = crate::ui::present::trigger::lines(&t).join("\n");
                 state.conversation.note(text, Tone::Info)
@@ -424,7 +424,7 @@ fn on_response(
                 Pending::WorkspaceAttach => "attach",
                 _ => "detach",
             };
-            match typed::<WorkspaceBinding>(result) {
+            match result.and_then(Response::take::<WorkspaceBinding>) {
                 Ok(b) => {
                     let (id, anchor) = (&b.workspace_id, &b.anchor);
                     let text = match verb {
@@ -440,7 +440,7 @@ fn on_response(
                     .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
             }
         }
-        Pending::WorkCreate => match typed::<WorkItemRecord>(result) {
+        Pending::WorkCreate => match result.and_then(Response::take::<WorkItemRecord>) {
             Ok(w) => {
                 let text = format!("Work item added: {} ({}).", w.objective, w.id);
                 state.conversation.note(text, Tone::Ok);
@@ -454,16 +454,6 @@ fn on_response(
             with_overlay(state, fx, kind, |o, ctx| o.on_response(id, result, ctx));
         }
     }
-}
-
-/// The answer as the type its request answers with; an answer of another
-/// type is a decoding error, said like any other.
-fn typed<T: 'static>(result: Result<Response, ApiError>) -> Result<T, ApiError> {
-    result?.take::<T>().map_err(|answered| {
-        ApiError::decode(format!(
-            "unexpected answer from the runtime ({answered}'s answer)"
-        ))
-    })
 }
 
 /// Run `f` on the top overlay with a context, then perform what it asked.

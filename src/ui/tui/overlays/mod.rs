@@ -370,12 +370,8 @@ impl Status {
 /// What `result` answers, as the type its request answers with; a server
 /// error, or an answer of another type, as the words to show.
 pub fn answer<T: 'static>(result: &Result<Response, ApiError>) -> Result<&T, String> {
-    match result {
-        Ok(r) => r
-            .get::<T>()
-            .ok_or_else(|| format!("unexpected answer from the runtime ({})", r.variant())),
-        Err(e) => Err(e.message.clone()),
-    }
+    let got = result.as_ref().map_err(Clone::clone);
+    got.and_then(Response::get::<T>).map_err(|e| e.message)
 }
 
 /// A list overlay's answer to its list request: the list (selection kept
