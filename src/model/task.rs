@@ -81,6 +81,36 @@ pub struct TaskRecord {
     pub updated_at: String,
 }
 
+impl TaskRecord {
+    /// A command task's details, typed: what it runs, who started it and
+    /// how it ended. Members the record lacks (another kind of task, a
+    /// record from an older Holon) are empty.
+    pub fn command_detail(&self) -> CommandDetail {
+        let detail = self.detail.as_ref();
+        let mut d: CommandDetail = detail
+            .and_then(|d| CommandDetail::deserialize(d).ok())
+            .unwrap_or_default();
+        let nonblank = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        d.cmd = nonblank(d.cmd);
+        d.origin = nonblank(d.origin);
+        d
+    }
+}
+
+/// The members of a command task's `detail` a client shows. The record
+/// keeps more (output path, process identity); they stay in `detail`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(default)]
+pub struct CommandDetail {
+    /// The command, trimmed; `None` when blank.
+    pub cmd: Option<String>,
+    /// `operator` or `agent`.
+    pub origin: Option<String>,
+    pub exit_status: Option<i64>,
+    pub duration_ms: Option<u64>,
+    pub accepts_input: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct TaskInputReceipt {
     pub task_id: String,

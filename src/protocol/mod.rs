@@ -123,4 +123,37 @@ mod tests {
             found.join("\n")
         );
     }
+
+    /// The console reads typed answers and typed events: untyped JSON
+    /// (`serde_json::Value`, string-key lookups) stays rare in `src/ui`,
+    /// kept for the raw views of payloads a client cannot know.
+    #[test]
+    fn the_ui_reads_typed_json() {
+        let files = src("ui");
+        let values = naming(&files, &["Value"]);
+        assert!(
+            values.len() <= 10,
+            "src/ui names `Value` {} times (at most 10):\n{}",
+            values.len(),
+            values.join("\n")
+        );
+        // `.get("k")`, `.pointer("/k")` and `v["k"]` (not a `&["k"]` slice).
+        let indexes = |line: &str| {
+            let line = line.split_once(": ").map_or(line, |(_, code)| code);
+            line.match_indices("[\"").any(|(i, _)| {
+                let before = line[..i].chars().next_back();
+                before.is_some_and(|c| c.is_alphanumeric() || "_)]".contains(c))
+            })
+        };
+        let lookups: Vec<_> = naming(&files, &[".get(\"", ".pointer(", "[\""])
+            .into_iter()
+            .filter(|l| !l.contains("[\"") || l.contains(".get(\"") || indexes(l))
+            .collect();
+        assert!(
+            lookups.len() <= 10,
+            "src/ui looks up JSON by key {} times (at most 10):\n{}",
+            lookups.len(),
+            lookups.join("\n")
+        );
+    }
 }

@@ -156,6 +156,22 @@ pub struct ChildSupervision {
     pub worktree: Option<serde_json::Value>,
 }
 
+impl ChildSupervision {
+    /// The worktree's path and what cleanup did with it (`active` until
+    /// cleanup ran: `removed`, `retained`, ...).
+    pub fn worktree_state(&self) -> Option<(&str, &str)> {
+        #[derive(Deserialize)]
+        struct Worktree<'a> {
+            #[serde(default, borrow)]
+            path: Option<&'a str>,
+            #[serde(default, borrow)]
+            cleanup: Option<&'a str>,
+        }
+        let w = Worktree::deserialize(self.worktree.as_ref()?).ok()?;
+        Some((w.path.unwrap_or(""), w.cleanup.unwrap_or("active")))
+    }
+}
+
 /// Where a private child works.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,

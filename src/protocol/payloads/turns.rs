@@ -121,6 +121,22 @@ impl ToolExecuted {
     /// How much of the result's text the event carries.
     pub const PREVIEW_CHARS: usize = 600;
 
+    /// The result's facts, typed: from `result_facts` when the event
+    /// carries them, else from the preview's JSON (an event written before
+    /// `result_facts`, whose preview parses only when it was not cut).
+    pub fn facts(&self) -> Option<ToolFacts> {
+        match &self.result_facts {
+            Some(map) => ToolFacts::deserialize(map).ok(),
+            None => serde_json::from_str(&self.result_preview).ok(),
+        }
+    }
+
+    /// The call's arguments decoded as `T`; `None` when they have
+    /// another shape.
+    pub fn args<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        T::deserialize(&self.arguments).ok()
+    }
+
     /// The result members a console shows, whole: a long result's
     /// preview is cut and no longer parses, but its exit status, task
     /// handle and files still reach every client. `None` when the result
@@ -360,4 +376,29 @@ pub struct GuidanceSource {
 pub enum GuidanceScope {
     Agent,
     Workspace,
+}
+
+/// The few members of a tool's result a console shows (see
+/// [`ToolExecuted::facts_of`]), typed. Every member is optional: a tool
+/// reports only the ones it has.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ToolFacts {
+    pub task_id: Option<String>,
+    pub exit_status: Option<i64>,
+    pub disposition: Option<String>,
+    pub message: Option<String>,
+    pub error: Option<String>,
+    pub stdout_preview: Option<String>,
+    pub files: Vec<FileChange>,
+}
+
+/// One file an applied patch touched.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct FileChange {
+    pub action: Option<String>,
+    pub path: String,
+    pub added: u64,
+    pub removed: u64,
 }

@@ -45,12 +45,7 @@ pub fn child_line(c: &ChildSupervision) -> String {
         format!("{task}, {}", c.posture_reason)
     };
     let mut line = format!("{}  [{}]  {}", c.child_agent_id, state, c.label);
-    if let Some(w) = &c.worktree {
-        let cleanup = w
-            .get("cleanup")
-            .and_then(|v| v.as_str())
-            .unwrap_or("active");
-        let path = w.get("path").and_then(|v| v.as_str()).unwrap_or("");
+    if let Some((path, cleanup)) = c.worktree_state() {
         line.push_str(&format!("  (worktree {cleanup}: {path})"));
     }
     line

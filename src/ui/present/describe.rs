@@ -175,8 +175,8 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             paren(format!("Recheck due for {}", p.work_item_id), blocker)
         }
         Event::TaskCreated(p) => {
-            let cmd = p.task.detail.as_ref().and_then(|d| text(d, "/cmd"));
-            let what = cmd.or(p.task.summary.as_deref().and_then(nonblank));
+            let cmd = p.task.command_detail().cmd;
+            let what = cmd.as_deref().or(p.task.summary.as_deref().and_then(nonblank));
             colon(format!("Task {} queued", p.task.id), what.map(preview))
         }
         Event::TaskStatusChanged(p) => task_status_changed(p, out),
@@ -414,7 +414,12 @@ pub(super) fn tool_hint(name: &str, args: &Value) -> Option<String> {
         "query",
     ];
     if name == "Sleep" {
-        let ms = u64_at(args, "/duration_ms");
+        #[derive(serde::Deserialize)]
+        struct SleepArgs {
+            duration_ms: Option<u64>,
+        }
+        let args = <SleepArgs as serde::Deserialize>::deserialize(args);
+        let ms = args.ok().and_then(|a| a.duration_ms);
         return Some(ms.map_or("until woken".into(), |ms| format!("for {}", duration(ms))));
     }
     let hint = |v: &Value| {

@@ -2,8 +2,6 @@
 //! and bounded one-liners, `head: tail` / `head (tail)` joins, counts,
 //! durations and clock times. No event knowledge lives here.
 
-use serde_json::Value;
-
 use super::{PREVIEW_MAX, SUMMARY_MAX};
 
 /// An enum's wire name (`operator_prompt`); empty for anything else.
@@ -23,16 +21,6 @@ pub fn compact_count(n: u64) -> String {
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
-}
-
-/// A non-blank string at a JSON pointer, trimmed.
-pub(crate) fn text<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
-    let s = v.pointer(ptr).and_then(Value::as_str).map(str::trim);
-    s.filter(|s| !s.is_empty())
-}
-
-pub(crate) fn u64_at(v: &Value, ptr: &str) -> Option<u64> {
-    v.pointer(ptr).and_then(Value::as_u64)
 }
 
 /// The present, non-blank parts joined by `sep`; `None` when there are none.

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::fmt::{owned, text, ts_ms};
+use super::fmt::ts_ms;
 use super::msg::RequestId;
 use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
@@ -575,11 +575,9 @@ impl Conversation {
     }
 
     fn task_created(&mut self, task: &TaskRecord, operator: bool) {
-        let detail = task.detail.as_ref();
-        let origin = detail.and_then(|d| text(d, "/origin"));
-        let cmd = detail.and_then(|d| owned(d, "/cmd"));
-        let cmd = cmd.or(task.summary.clone()).unwrap_or_default();
-        let operator = operator || origin == Some("operator");
+        let detail = task.command_detail();
+        let cmd = detail.cmd.or(task.summary.clone()).unwrap_or_default();
+        let operator = operator || detail.origin.as_deref() == Some("operator");
         if operator {
             self.take_echo(EchoKind::Command, &task.id, &cmd);
         }

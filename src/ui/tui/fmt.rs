@@ -1,7 +1,5 @@
 //! Small formatting helpers shared by rows, the status line and overlays:
-//! durations, clock times of event timestamps, JSON field access.
-
-use serde_json::Value;
+//! durations, clock times of event timestamps, counts.
 
 /// `850 ms`, `12.3 s`, `2m 05s`, `1h 02m` (the presentation layer's form).
 pub fn duration(ms: u64) -> String {
@@ -42,28 +40,6 @@ pub fn ts_ms(ts: &str) -> Option<i64> {
 /// `no_runnable_work` -> `no runnable work`.
 pub fn words(snake: &str) -> String {
     snake.replace('_', " ")
-}
-
-/// A non-blank string at a JSON pointer, trimmed.
-pub fn text<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
-    let s = v.pointer(ptr).and_then(Value::as_str).map(str::trim);
-    s.filter(|s| !s.is_empty())
-}
-
-pub fn owned(v: &Value, ptr: &str) -> Option<String> {
-    text(v, ptr).map(str::to_owned)
-}
-
-pub fn u64_at(v: &Value, ptr: &str) -> Option<u64> {
-    v.pointer(ptr).and_then(Value::as_u64)
-}
-
-pub fn i64_at(v: &Value, ptr: &str) -> Option<i64> {
-    v.pointer(ptr).and_then(Value::as_i64)
-}
-
-pub fn flag(v: &Value, ptr: &str) -> bool {
-    v.pointer(ptr).and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// `1,234`.

@@ -8,9 +8,6 @@
 //! Invariant: a refresh answer never overwrites a posture learnt from a
 //! newer event (answers carry `last_event_seq`).
 
-use serde_json::Value;
-
-use super::fmt::{flag, i64_at, owned, u64_at};
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
@@ -127,18 +124,17 @@ pub fn is_terminal(status: &str) -> bool {
 
 impl TaskView {
     pub fn from_record(t: &TaskRecord) -> TaskView {
-        let null = Value::Null;
-        let detail = t.detail.as_ref().unwrap_or(&null);
-        let cmd = owned(detail, "/cmd").or(t.summary.clone());
+        let detail = t.command_detail();
+        let cmd = detail.cmd.or(t.summary.clone());
         TaskView {
             id: t.id.clone(),
             cmd: cmd.unwrap_or_default(),
             status: wire_name(&t.status),
-            origin: owned(detail, "/origin").unwrap_or_else(|| "agent".into()),
-            exit_status: i64_at(detail, "/exit_status"),
-            duration_ms: u64_at(detail, "/duration_ms"),
+            origin: detail.origin.unwrap_or_else(|| "agent".into()),
+            exit_status: detail.exit_status,
+            duration_ms: detail.duration_ms,
             summary: t.summary.clone(),
-            accepts_input: flag(detail, "/accepts_input"),
+            accepts_input: detail.accepts_input,
             created_at: t.created_at.clone(),
         }
     }

@@ -4,48 +4,53 @@
 //! result's facts the event carries whole (`result_facts`), and fall back
 //! to the preview's text and the arguments (the diff itself).
 
-use serde_json::Value;
-
-use super::fmt::{i64_at, owned, text, u64_at};
 use super::rows::CommandRow;
-use crate::protocol::events::ToolExecuted;
+use crate::protocol::events::{ToolExecuted, ToolFacts};
 
-/// The result's facts as one JSON object (empty when there are none).
-fn facts(p: &ToolExecuted) -> Value {
-    Value::Object(p.result_facts.clone().unwrap_or_default())
+/// `s` trimmed, `None` when blank.
+fn nonblank(s: Option<&str>) -> Option<String> {
+    s.map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
 }
 
 /// The task an `ExecCommand` result names.
 pub fn exec_task_id(p: &ToolExecuted) -> Option<String> {
-    if let Some(t) = owned(&facts(p), "/task_id") {
+    if let Some(t) = p.facts().and_then(|f| nonblank(f.task_id.as_deref())) {
         return Some(t);
     }
-    // An event from before `result_facts`: the preview may still hold it.
+    // An event from before `result_facts` whose preview was cut: the
+    // text may still hold it.
     let preview = &p.result_preview;
     let start = preview.find("\"task_id\":\"")? + "\"task_id\":\"".len();
     let len = preview[start..].find('"')?;
     Some(preview[start..start + len].to_owned())
 }
 
+#[derive(serde::Deserialize)]
+struct ExecArgs {
+    cmd: String,
+}
+
+#[derive(serde::Deserialize)]
+struct PatchArgs {
+    patch: String,
+}
+
 /// An `ExecCommand` call as one command row: its command, exit status
 /// and duration.
 pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
-    let cmd = owned(&p.arguments, "/cmd")?;
-    let facts = facts(p);
-    let parsed = serde_json::from_str::<Value>(&p.result_preview).ok();
-    let result = match p.result_facts.is_some() {
-        true => Some(&facts),
-        false => parsed.as_ref(),
-    };
-    let exit = result.and_then(|r| i64_at(r, "/exit_status"));
-    let status = match (p.is_error, result.and_then(|r| text(r, "/disposition"))) {
+    let cmd = nonblank(Some(&p.args::<ExecArgs>()?.cmd))?;
+    let facts = p.facts().unwrap_or_default();
+    let exit = facts.exit_status;
+    let status = match (p.is_error, facts.disposition.as_deref().map(str::trim)) {
         (true, _) => "failed",
         (false, Some("promoted_to_task") | Some("already_running")) => "running",
         (false, _) if exit.is_some_and(|e| e != 0) => "failed",
         (false, _) => "completed",
     };
     let summary = match p.is_error {
-        true => result.and_then(|r| owned(r, "/message").or(owned(r, "/error"))),
+        true => nonblank(facts.message.as_deref()).or(nonblank(facts.error.as_deref())),
         false => None,
     };
     Some(CommandRow {
@@ -56,36 +61,28 @@ pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
         exit,
         duration_ms: Some(p.duration_ms),
         summary,
-        output: result.and_then(|r| owned(r, "/stdout_preview")),
+        output: nonblank(facts.stdout_preview.as_deref()),
     })
 }
 
 /// `(action, path, added, removed)` per file of an applied patch: from
 /// the result's `files`, else counted from the diff in the arguments.
 pub fn patch_files(p: &ToolExecuted) -> Vec<(String, String, u64, u64)> {
-    let facts = facts(p);
-    let parsed = serde_json::from_str::<Value>(&p.result_preview).ok();
-    let files = facts
-        .pointer("/files")
-        .or(parsed.as_ref().and_then(|v| v.pointer("/files")));
-    if let Some(files) = files.and_then(Value::as_array) {
-        let rows: Vec<_> = files
-            .iter()
-            .filter_map(|f| {
-                Some((
-                    owned(f, "/action").unwrap_or_else(|| "modified".into()),
-                    owned(f, "/path")?,
-                    u64_at(f, "/added").unwrap_or(0),
-                    u64_at(f, "/removed").unwrap_or(0),
-                ))
-            })
-            .collect();
-        if !rows.is_empty() {
-            return rows;
-        }
+    let ToolFacts { files, .. } = p.facts().unwrap_or_default();
+    let rows: Vec<_> = files
+        .into_iter()
+        .filter_map(|f| {
+            let action = nonblank(f.action.as_deref()).unwrap_or_else(|| "modified".into());
+            Some((action, nonblank(Some(&f.path))?, f.added, f.removed))
+        })
+        .collect();
+    if !rows.is_empty() {
+        return rows;
     }
-    text(&p.arguments, "/patch")
-        .map(diff_counts)
+    let patch = p.args::<PatchArgs>().map(|a| a.patch);
+    patch
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| diff_counts(&p))
         .unwrap_or_default()
 }
 
@@ -161,7 +158,7 @@ mod tests {
             result_preview: text.chars().take(ToolExecuted::PREVIEW_CHARS).collect(),
             result_facts: ToolExecuted::facts_of(&result),
         };
-        assert!(serde_json::from_str::<Value>(&event.result_preview).is_err());
+        assert!(serde_json::from_str::<serde_json::Value>(&event.result_preview).is_err());
         assert_eq!(exec_task_id(&event).as_deref(), Some("task_9"));
         let row = exec_row(&event, None).expect("a command row");
         assert_eq!((row.exit, row.status.as_str()), (Some(3), "failed"));

@@ -235,8 +235,9 @@ fn child_row<'a>(
             look_p.needs_operator,
         ),
     };
-    let detail = match (&c.worktree, c.task_status.is_terminal()) {
-        (Some(w), true) if w.get("cleanup").and_then(|v| v.as_str()) == Some("retained") => {
+    let cleanup = c.worktree_state().map(|(_, cleanup)| cleanup);
+    let detail = match (cleanup, c.task_status.is_terminal()) {
+        (Some("retained"), true) => {
             format!("{} · worktree kept for review", c.label)
         }
         (_, true) => c.label.clone(),
