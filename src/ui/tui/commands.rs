@@ -5,9 +5,9 @@
 
 use super::conversation::EchoKind;
 use super::keymap::{self, Command, OverlayKind, WhileRunning};
-use super::keys::{open_overlay, open_with};
 use super::msg::Effect;
 use super::overlays::events::Events;
+use super::overlays::stack::{self, open_with};
 use super::rows::Tone;
 use super::state::{History, Pending, State};
 use super::update::call;
@@ -107,11 +107,11 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         action,
     };
     match command.command {
-        Command::Help => open_overlay(state, OverlayKind::Help, fx),
-        Command::Agents => open_overlay(state, OverlayKind::Agents, fx),
-        Command::Tasks => open_overlay(state, OverlayKind::Tasks, fx),
-        Command::State => open_overlay(state, OverlayKind::State, fx),
-        Command::Transcript => open_overlay(state, OverlayKind::Transcript, fx),
+        Command::Help => stack::open_kind(state, OverlayKind::Help, fx),
+        Command::Agents => stack::open_kind(state, OverlayKind::Agents, fx),
+        Command::Tasks => stack::open_kind(state, OverlayKind::Tasks, fx),
+        Command::State => stack::open_kind(state, OverlayKind::State, fx),
+        Command::Transcript => stack::open_kind(state, OverlayKind::Transcript, fx),
         Command::Events => {
             let kind = arg.to_owned();
             open_with(state, fx, |ctx| Box::new(Events::open(ctx, kind)));
@@ -144,7 +144,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             fx.push(call(state, request, Pending::Context));
         }
         Command::Trigger => trigger(state, arg, fx),
-        Command::Approvals => open_overlay(state, OverlayKind::Approvals, fx),
+        Command::Approvals => stack::open_kind(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
         Command::Quit => quit(state, fx),
@@ -158,7 +158,7 @@ fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()));
     if id.is_empty() {
-        return open_overlay(state, OverlayKind::Approvals, fx);
+        return stack::open_kind(state, OverlayKind::Approvals, fx);
     }
     let request = match which {
         Command::Approve => {
@@ -261,7 +261,7 @@ fn work(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()))
     {
-        ("", _) => open_overlay(state, OverlayKind::Work, fx),
+        ("", _) => stack::open_kind(state, OverlayKind::Work, fx),
         ("add", "") => state
             .conversation
             .note("Usage: /work add OBJECTIVE", Tone::Info),
@@ -288,7 +288,7 @@ fn agent(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         .split_once(char::is_whitespace)
         .map_or((arg, ""), |(a, b)| (a, b.trim()));
     match (sub, name) {
-        ("", _) => open_overlay(state, OverlayKind::Agents, fx),
+        ("", _) => stack::open_kind(state, OverlayKind::Agents, fx),
         ("new", "") | ("switch", "") => state
             .conversation
             .note(format!("Usage: /agent {sub} NAME"), Tone::Info),
@@ -368,7 +368,7 @@ fn workspace(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         .map_or((arg, ""), |(a, b)| (a, b.trim()));
     let agent_id = state.agent_id.clone();
     let (request, pending) = match (sub, rest) {
-        ("", _) => return open_overlay(state, OverlayKind::Workspaces, fx),
+        ("", _) => return stack::open_kind(state, OverlayKind::Workspaces, fx),
         ("use", "") | ("attach", "") | ("detach", "") => {
             let usage = "Usage: /workspace use PATH|ID [--isolated] | attach PATH | detach ID";
             return state.conversation.note(usage, Tone::Info);
@@ -475,7 +475,7 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.agent_id = agent_id.to_owned();
     state.agent = Default::default();
     state.conversation = Default::default();
-    state.overlays.clear();
+    state.overlays.close_all();
     state.pending.clear();
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);

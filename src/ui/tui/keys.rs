@@ -6,12 +6,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 
 use super::commands;
 use super::conversation::Scroll;
-use super::keymap::{resolve, Action, KeyContext, OverlayKind};
+use super::keymap::{resolve, Action, KeyContext};
 use super::msg::Effect;
-use super::overlays::{Ctx, Intent, Overlay};
+use super::overlays::stack;
 use super::scroll;
 use super::state::{layout, State};
-use super::update::with_top_overlay;
 use crate::ui::present::DisplayMode;
 
 /// Lines one wheel notch scrolls.
@@ -38,7 +37,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     state.dirty = true;
     if std::mem::take(&mut state.prefix) {
         match resolve(&[KeyContext::Prefix], &key) {
-            Some(Action::Open(kind)) => open_overlay(state, kind, fx),
+            Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
             Some(Action::CycleDisplay) => {
                 let next = match state.mode {
                     DisplayMode::Info => DisplayMode::Verbose,
@@ -113,26 +112,26 @@ fn complete_before_submit(state: &mut State) -> bool {
 }
 
 fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
-    let Some(top) = state.overlays.last() else {
+    let Some(top) = state.overlays.top() else {
         return;
     };
     let chain = top.contexts();
     let action = resolve(&chain, &key);
     if top.input().is_some() {
         match action {
-            Some(Action::Confirm) => with_top_overlay(state, fx, |o, ctx| o.confirm_input(ctx)),
+            Some(Action::Confirm) => stack::with_top(state, fx, |o, ctx| o.confirm_input(ctx)),
             Some(Action::Cancel) | Some(Action::Quit) => {
-                if let Some(o) = state.overlays.last_mut() {
+                if let Some(o) = state.overlays.top_mut() {
                     o.cancel_input();
                 }
             }
             Some(a) => {
-                if let Some(input) = state.overlays.last_mut().and_then(|o| o.input_mut()) {
+                if let Some(input) = state.overlays.top_mut().and_then(|o| o.input_mut()) {
                     input.field.edit(a);
                 }
             }
             None => {
-                let input = state.overlays.last_mut().and_then(|o| o.input_mut());
+                let input = state.overlays.top_mut().and_then(|o| o.input_mut());
                 if let (Some(input), Some(c)) = (input, typed_char(&key)) {
                     input.field.insert(c.encode_utf8(&mut [0; 4]));
                 }
@@ -143,17 +142,17 @@ fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     match action {
         // Ctrl+C in an overlay closes it, never the console.
         Some(Action::Quit) | Some(Action::Cancel) => {
-            state.overlays.pop();
+            state.overlays.close_top();
         }
         Some(Action::Prefix) => state.prefix = true,
-        Some(a) => with_top_overlay(state, fx, |o, ctx| o.on_action(a, ctx)),
+        Some(a) => stack::with_top(state, fx, |o, ctx| o.on_action(a, ctx)),
         None => {}
     }
 }
 
 pub fn on_paste(state: &mut State, text: &str) {
     state.dirty = true;
-    if let Some(top) = state.overlays.last_mut() {
+    if let Some(top) = state.overlays.top_mut() {
         if let Some(input) = top.input_mut() {
             // One line: a pasted newline would confirm nothing.
             input.field.insert(&text.replace(['\r', '\n'], " "));
@@ -172,63 +171,12 @@ pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {
     };
     state.dirty = true;
     if !state.overlays.is_empty() {
-        return with_top_overlay(state, fx, |o, ctx| o.scroll(up, ctx));
+        return stack::with_top(state, fx, |o, ctx| o.scroll(up, ctx));
     }
     let h = usize::from(layout(state).conversation.height);
     let ctx = state.scroll_ctx();
     match up {
         true => scroll::up(&mut state.conversation, ctx, WHEEL_LINES, h),
         false => scroll::down(&mut state.conversation, ctx, WHEEL_LINES),
-    }
-}
-
-/// Open an overlay on top of the stack (an overlay of the same kind
-/// already on top is kept).
-pub fn open_overlay(state: &mut State, kind: OverlayKind, fx: &mut Vec<Effect>) {
-    if state.overlays.last().is_some_and(|o| o.kind() == kind) {
-        return;
-    }
-    open_with(state, fx, |ctx| super::overlays::open(kind, ctx));
-}
-
-/// Push the overlay `make` builds (it may ask for requests).
-pub fn open_with(
-    state: &mut State,
-    fx: &mut Vec<Effect>,
-    make: impl FnOnce(&mut Ctx<'_>) -> Overlay,
-) {
-    let page = usize::from(layout(state).overlay.height.saturating_sub(4)).max(1);
-    let last_seq = state.last_seq();
-    let (overlay, calls) = {
-        let State {
-            agent,
-            agent_id,
-            next_id,
-            now_ms,
-            ..
-        } = state;
-        let mut ctx = Ctx::new(agent_id, agent, last_seq, *now_ms, page, next_id);
-        let overlay = make(&mut ctx);
-        (overlay, ctx.calls)
-    };
-    for (id, request, kind) in calls {
-        let pending = super::state::Pending::Overlay(kind);
-        state.pending.insert(id, (state.agent_id.clone(), pending));
-        fx.push(Effect::Call { id, request });
-    }
-    state.overlays.push(overlay);
-    state.dirty = true;
-}
-
-/// Perform what overlays asked for.
-pub fn perform(state: &mut State, intents: Vec<Intent>, fx: &mut Vec<Effect>) {
-    for intent in intents {
-        match intent {
-            Intent::Close => {
-                state.overlays.pop();
-            }
-            Intent::Push(o) => state.overlays.push(o),
-            Intent::ViewAgent(id) => commands::view_agent(state, &id, fx),
-        }
     }
 }

@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use super::composer::Composer;
 use super::conversation::Conversation;
 use super::msg::{Connection, RequestId};
-use super::overlays::Overlay;
+use super::overlays::stack::OverlayStack;
 use super::projection::{posture_look, AgentView};
 use super::scroll::Ctx as ScrollCtx;
 use super::theme::Theme;
@@ -99,7 +99,7 @@ pub struct State {
     pub agent: AgentView,
     pub conversation: Conversation,
     pub composer: Composer,
-    pub overlays: Vec<Overlay>,
+    pub overlays: OverlayStack,
     /// Ctrl+O was pressed: the next key picks an overlay.
     pub prefix: bool,
     /// An `action_required` brief arrived and the operator has not
@@ -158,7 +158,7 @@ impl State {
             agent: AgentView::default(),
             conversation: Conversation::default(),
             composer: Composer::default(),
-            overlays: Vec::new(),
+            overlays: OverlayStack::default(),
             prefix: false,
             attention: false,
             console_dir: None,
@@ -178,7 +178,7 @@ impl State {
     /// True only while something animates on screen (the working spinner)
     /// or an overlay polls (following a running task's output).
     pub fn wants_tick(&self) -> bool {
-        match self.overlays.last() {
+        match self.overlays.top() {
             Some(top) => top.wants_tick(&self.agent),
             None => self.working().is_some_and(|w| w.animated),
         }

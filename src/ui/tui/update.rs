@@ -14,9 +14,9 @@ use crate::ui::present::context;
 use super::conversation::Conversation;
 use super::keys;
 use super::msg::{Effect, Msg, RequestId};
-use super::overlays::Ctx;
+use super::overlays::stack;
 use super::rows::Tone;
-use super::state::{layout, History, Pending, State, HISTORY_EVENTS};
+use super::state::{History, Pending, State, HISTORY_EVENTS};
 use crate::protocol::events::Event;
 use crate::protocol::{
     Admitted, AgentState, AgentSummary, ApiError, ControlOutcome, ErrorCode, EventRecord,
@@ -77,7 +77,7 @@ fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     if state.wants_tick() {
         state.dirty = true;
     }
-    with_top_overlay(state, fx, |o, ctx| o.on_tick(ctx));
+    stack::with_top(state, fx, |o, ctx| o.on_tick(ctx));
 }
 
 /// The console opened in a directory: an agent still in its home starts
@@ -187,9 +187,7 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
     if let Event::DisplayModeChanged(p) = &typed {
         state.mode = p.to;
     }
-    for o in &mut state.overlays {
-        o.on_event(e);
-    }
+    state.overlays.on_event(e);
     if touched == super::projection::Touched::RefreshSummary {
         refresh(state, fx);
     }
@@ -451,61 +449,7 @@ fn on_response(
         },
         Pending::Overlay(kind) => {
             let result = &result;
-            with_overlay(state, fx, kind, |o, ctx| o.on_response(id, result, ctx));
+            stack::with_kind(state, fx, kind, |o, ctx| o.on_response(id, result, ctx));
         }
     }
-}
-
-/// Run `f` on the top overlay with a context, then perform what it asked.
-pub(crate) fn with_top_overlay(
-    state: &mut State,
-    fx: &mut Vec<Effect>,
-    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
-) {
-    let Some(top) = state.overlays.len().checked_sub(1) else {
-        return;
-    };
-    with_overlay_at(state, fx, top, f);
-}
-
-/// Run `f` on the topmost overlay of `kind` (answers go to their asker).
-fn with_overlay(
-    state: &mut State,
-    fx: &mut Vec<Effect>,
-    kind: super::keymap::OverlayKind,
-    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
-) {
-    if let Some(i) = state.overlays.iter().rposition(|o| o.kind() == kind) {
-        with_overlay_at(state, fx, i, f);
-    }
-}
-
-fn with_overlay_at(
-    state: &mut State,
-    fx: &mut Vec<Effect>,
-    index: usize,
-    f: impl FnOnce(&mut super::overlays::Overlay, &mut Ctx<'_>),
-) {
-    let page = usize::from(layout(state).overlay.height.saturating_sub(4)).max(1);
-    let last_seq = state.last_seq();
-    let (calls, intents) = {
-        let State {
-            overlays,
-            agent,
-            agent_id,
-            next_id,
-            now_ms,
-            ..
-        } = state;
-        let mut ctx = Ctx::new(agent_id, agent, last_seq, *now_ms, page, next_id);
-        f(&mut overlays[index], &mut ctx);
-        (ctx.calls, ctx.intents)
-    };
-    for (id, request, kind) in calls {
-        state
-            .pending
-            .insert(id, (state.agent_id.clone(), Pending::Overlay(kind)));
-        fx.push(Effect::Call { id, request });
-    }
-    keys::perform(state, intents, fx);
 }

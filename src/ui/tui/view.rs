@@ -40,7 +40,7 @@ pub fn view(state: &State, frame: &mut Frame) {
     status_line(state, areas.status, buf);
     let hint_contexts: Vec<KeyContext>;
     let cursor;
-    if let Some(top) = state.overlays.last() {
+    if let Some(top) = state.overlays.top() {
         let look = Look {
             agent_id: &state.agent_id,
             agent: &state.agent,

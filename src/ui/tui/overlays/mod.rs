@@ -13,6 +13,7 @@ pub mod approvals;
 pub mod events;
 pub mod help;
 pub mod input;
+pub mod stack;
 pub mod state_view;
 pub mod tasks;
 pub mod transcript;

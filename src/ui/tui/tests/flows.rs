@@ -292,10 +292,7 @@ fn enter_on_a_partial_command_runs_the_selected_one() {
     let mut st = fresh();
     typ(&mut st, "/he");
     update(&mut st, key(KeyCode::Enter));
-    assert_eq!(
-        st.overlays.last().map(|o| o.kind()),
-        Some(OverlayKind::Help)
-    );
+    assert_eq!(st.overlays.top().map(|o| o.kind()), Some(OverlayKind::Help));
 }
 
 #[test]

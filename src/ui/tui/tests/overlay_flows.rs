@@ -16,13 +16,10 @@ fn esc_closes_the_top_overlay_first() {
     let mut st = fresh();
     prefix(&mut st, 'h');
     prefix(&mut st, 'e');
-    let kinds: Vec<_> = st.overlays.iter().map(|o| o.kind()).collect();
+    let kinds: Vec<_> = st.overlays.kinds();
     assert_eq!(kinds, [OverlayKind::Help, OverlayKind::Events]);
     update(&mut st, key(KeyCode::Esc));
-    assert_eq!(
-        st.overlays.last().map(|o| o.kind()),
-        Some(OverlayKind::Help)
-    );
+    assert_eq!(st.overlays.top().map(|o| o.kind()), Some(OverlayKind::Help));
     update(&mut st, key(KeyCode::Esc));
     assert!(st.overlays.is_empty());
     assert!(
@@ -36,9 +33,9 @@ fn esc_in_an_input_line_closes_the_line_not_the_overlay() {
     let mut st = booted(&session(), StoredMode::Info, 80, 24);
     prefix(&mut st, 'w');
     typ(&mut st, "a");
-    assert!(st.overlays.last().and_then(|o| o.input()).is_some());
+    assert!(st.overlays.top().and_then(|o| o.input()).is_some());
     update(&mut st, key(KeyCode::Esc));
-    assert!(st.overlays.last().and_then(|o| o.input()).is_none());
+    assert!(st.overlays.top().and_then(|o| o.input()).is_none());
     assert_eq!(st.overlays.len(), 1);
 }
 
@@ -190,7 +187,7 @@ fn events_inspector_filters_and_opens_json() {
     );
     update(&mut st, key(KeyCode::Enter));
     assert_eq!(
-        st.overlays.last().map(|o| o.kind()),
+        st.overlays.top().map(|o| o.kind()),
         Some(OverlayKind::EventDetail)
     );
     assert!(
@@ -200,7 +197,7 @@ fn events_inspector_filters_and_opens_json() {
     );
     update(&mut st, key(KeyCode::Esc));
     assert_eq!(
-        st.overlays.last().map(|o| o.kind()),
+        st.overlays.top().map(|o| o.kind()),
         Some(OverlayKind::Events)
     );
 }
