@@ -286,14 +286,23 @@ pub enum WorkspaceCommand {
         #[command(flatten)]
         opts: WorkspaceOpts,
     },
-    /// Set a workspace's approval policy (`agent_home` included): which
-    /// tool calls wait for your approval. An approval gate, not a sandbox.
+    /// Set a workspace's policy (`agent_home` included): which tool calls
+    /// wait for your approval, and how the kernel confines model commands.
     Policy {
         workspace_id: String,
+        /// on_request (only a command's request to leave the sandbox asks),
         /// never, on_write (commands that may write and patches ask) or
         /// always.
         #[arg(long)]
         approval: Option<String>,
+        /// workspace_write (the default: writes only inside the execution
+        /// root, the agent's home and a private temporary directory),
+        /// read_only, or off (no confinement).
+        #[arg(long)]
+        sandbox: Option<String>,
+        /// off (the default: model commands open no network sockets) or on.
+        #[arg(long)]
+        network: Option<String>,
         /// A command prefix that never asks (repeatable), e.g. "cargo test".
         #[arg(long = "allow-command", value_name = "PREFIX")]
         allow_commands: Vec<String>,

@@ -86,6 +86,9 @@ pub(super) struct PolicySection {
     pub(super) approval: Option<String>,
     pub(super) allow_commands: Option<Vec<String>>,
     pub(super) allow_paths: Option<Vec<String>>,
+    pub(super) sandbox: Option<String>,
+    pub(super) network: Option<String>,
+    pub(super) sandbox_required: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -155,6 +158,9 @@ pub struct Config {
     pub trigger_rate: super::access::RateLimit,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
+    /// Refuse model commands when the kernel cannot sandbox them
+    /// (`[policy] sandbox_required`), instead of running them unconfined.
+    pub sandbox_required: bool,
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
@@ -453,6 +459,7 @@ impl Config {
             server_listen,
             trigger_rate,
             policy,
+            sandbox_required: file.policy.sandbox_required.unwrap_or(false),
             store_lock_wait: std::time::Duration::from_secs(
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),

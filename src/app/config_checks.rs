@@ -15,11 +15,11 @@ pub(super) fn policy_setting(
 ) -> Result<crate::runtime::approvals::policy::ApprovalPolicy, ConfigError> {
     use crate::runtime::approvals::policy::{Approval, ApprovalPolicy};
     let approval = match &p.approval {
-        None => Approval::Never,
+        None => Approval::OnRequest,
         Some(a) => Approval::parse(a).ok_or_else(|| {
             at_key(
                 "policy.approval",
-                format!("`{a}` is not an approval mode: never, on_write or always"),
+                format!("`{a}` is not an approval mode: on_request, never, on_write or always"),
             )
         })?,
     };
@@ -33,10 +33,31 @@ pub(super) fn policy_setting(
             None => Ok(v.into_iter().map(|e| e.trim().to_owned()).collect()),
         }
     };
+    use crate::model::sandbox::{NetworkAccess, SandboxMode};
+    let sandbox = match &p.sandbox {
+        None => None,
+        Some(m) => Some(SandboxMode::parse(m).ok_or_else(|| {
+            at_key(
+                "policy.sandbox",
+                format!("`{m}` is not a sandbox mode: workspace_write, read_only or off"),
+            )
+        })?),
+    };
+    let network = match &p.network {
+        None => None,
+        Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
+            at_key(
+                "policy.network",
+                format!("`{n}` is not a network setting: off or on"),
+            )
+        })?),
+    };
     Ok(ApprovalPolicy {
         approval,
         allow_commands: entries("policy.allow_commands", &p.allow_commands)?,
         allow_paths: entries("policy.allow_paths", &p.allow_paths)?,
+        sandbox,
+        network,
     })
 }
 

@@ -140,7 +140,7 @@ fn the_approval_policy_is_read_and_bad_values_name_their_key() {
     assert_eq!(c.policy.allow_commands, vec!["cargo test".to_owned()]);
     assert_eq!(
         load("", &Env::default()).map(|c| c.policy.approval).ok(),
-        Some(Approval::Never)
+        Some(Approval::OnRequest)
     );
     for (text, key) in [
         ("[policy]\napproval = \"sometimes\"\n", "policy.approval"),

@@ -111,17 +111,37 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
         WorkspaceCommand::Policy {
             workspace_id,
             approval,
+            sandbox,
+            network,
             allow_commands,
             allow_paths,
             reset,
             opts,
         } => {
+            use crate::model::sandbox::{NetworkAccess, SandboxMode};
             let approval = match approval.as_deref() {
                 None => None,
                 Some(a) => Some(Approval::parse(a).ok_or_else(|| {
-                    anyhow::anyhow!("`{a}` is not an approval mode: never, on_write or always")
+                    anyhow::anyhow!(
+                        "`{a}` is not an approval mode: on_request, never, on_write or always"
+                    )
                 })?),
             };
+            let sandbox = match sandbox.as_deref() {
+                None => None,
+                Some(m) => Some(SandboxMode::parse(m).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "`{m}` is not a sandbox mode: workspace_write, read_only or off"
+                    )
+                })?),
+            };
+            let network =
+                match network.as_deref() {
+                    None => None,
+                    Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
+                        anyhow::anyhow!("`{n}` is not a network setting: off or on")
+                    })?),
+                };
             (
                 opts,
                 Request::WorkspacePolicy {
@@ -131,6 +151,8 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
                         approval,
                         allow_commands: allow_commands.clone(),
                         allow_paths: allow_paths.clone(),
+                        sandbox,
+                        network,
                         reset: *reset,
                     },
                 },

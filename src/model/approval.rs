@@ -65,7 +65,10 @@ pub struct ApprovalRecord {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Approval {
+    /// Nothing asks but a command's request to run outside the sandbox.
     #[default]
+    OnRequest,
+    /// Nothing asks; a request to leave the sandbox is refused.
     Never,
     OnWrite,
     Always,
@@ -74,6 +77,7 @@ pub enum Approval {
 impl Approval {
     pub fn as_str(self) -> &'static str {
         match self {
+            Approval::OnRequest => "on_request",
             Approval::Never => "never",
             Approval::OnWrite => "on_write",
             Approval::Always => "always",
@@ -82,6 +86,7 @@ impl Approval {
 
     pub fn parse(s: &str) -> Option<Approval> {
         match s {
+            "on_request" => Some(Approval::OnRequest),
             "never" => Some(Approval::Never),
             "on_write" => Some(Approval::OnWrite),
             "always" => Some(Approval::Always),
@@ -103,6 +108,14 @@ pub struct ApprovalPolicy {
     /// write without asking.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_paths: Vec<String>,
+    /// Where model commands may write (`None`: `workspace_write`, or the
+    /// runtime's `[policy]` for a workspace without its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::sandbox::SandboxMode>,
+    /// Whether model commands may use the network (`None`: off, or the
+    /// runtime's `[policy]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<super::sandbox::NetworkAccess>,
 }
 
 /// A change to a workspace's policy (`workspace.policy`): the mode, and
@@ -116,6 +129,10 @@ pub struct PolicyChange {
     pub allow_commands: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::sandbox::SandboxMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<super::sandbox::NetworkAccess>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
 }
@@ -133,6 +150,8 @@ impl PolicyChange {
             }
         }
         let nothing_else = self.approval.is_none()
+            && self.sandbox.is_none()
+            && self.network.is_none()
             && self.allow_commands.is_empty()
             && self.allow_paths.is_empty();
         if self.reset && nothing_else {
@@ -144,6 +163,12 @@ impl PolicyChange {
         };
         if let Some(a) = self.approval {
             p.approval = a;
+        }
+        if let Some(m) = self.sandbox {
+            p.sandbox = Some(m);
+        }
+        if let Some(n) = self.network {
+            p.network = Some(n);
         }
         for (list, add) in [
             (&mut p.allow_commands, &self.allow_commands),

@@ -13,6 +13,7 @@ pub mod decision;
 pub mod event;
 pub mod ids;
 pub mod message;
+pub mod sandbox;
 pub mod skill;
 pub mod task;
 pub mod trigger;

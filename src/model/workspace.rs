@@ -119,32 +119,55 @@ impl AgentWorkspaces {
     }
 }
 
-/// The execution backend. Only host-local exists: commands run as the
-/// operator's user on this machine.
+/// The execution backend: commands run as the operator's user on this
+/// machine, confined by the kernel (`sandboxed`) or not (`host_local`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionProfile {
     HostLocal,
+    Sandboxed,
 }
 
-/// Whether a confinement exists. Under host-local execution none does.
+/// Whether the kernel enforces a confinement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Enforcement {
+    Enforced,
     NotEnforced,
 }
 
-/// The execution-policy boundary, stated honestly: tool *arguments* are
-/// checked (ApplyPatch paths and `workdir` stay inside the root), but a
-/// shell command can reach anything the operator's user can.
+impl Enforcement {
+    pub fn is_enforced(self) -> bool {
+        self == Enforcement::Enforced
+    }
+}
+
+/// The execution-policy boundary, stated honestly: what the kernel
+/// enforces on model commands (writes outside the roots, the network,
+/// git metadata inside a root), and what is only checked (tool path
+/// arguments) or not confined at all (reads, secrets on disk).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutionPolicySnapshot {
     pub backend: ExecutionProfile,
+    /// The sandbox mode the policy asks for.
+    #[serde(default)]
+    pub sandbox: super::sandbox::SandboxMode,
+    /// The network access the policy asks for.
+    #[serde(default)]
+    pub network_access: super::sandbox::NetworkAccess,
     pub filesystem: Enforcement,
     pub write: Enforcement,
     pub network: Enforcement,
     pub secrets: Enforcement,
     pub child_process: Enforcement,
+    /// `.git/hooks` and `.git/config` inside a writable root stay
+    /// read-only.
+    #[serde(default = "not_enforced")]
+    pub git_metadata: Enforcement,
+    /// Why something the policy asks for is not enforced (a kernel
+    /// without Landlock, an older ABI), when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_note: Option<String>,
     /// What *is* checked: tool path arguments against the execution root.
     pub tool_path_arguments: String,
     /// What command tasks inherit: secret-looking variables are removed.
@@ -169,15 +192,23 @@ pub enum PolicySource {
     Workspace,
 }
 
+fn not_enforced() -> Enforcement {
+    Enforcement::NotEnforced
+}
+
 impl ExecutionPolicySnapshot {
     pub fn host_local() -> Self {
         ExecutionPolicySnapshot {
             backend: ExecutionProfile::HostLocal,
+            sandbox: super::sandbox::SandboxMode::Off,
+            network_access: super::sandbox::NetworkAccess::On,
             filesystem: Enforcement::NotEnforced,
             write: Enforcement::NotEnforced,
             network: Enforcement::NotEnforced,
             secrets: Enforcement::NotEnforced,
             child_process: Enforcement::NotEnforced,
+            git_metadata: Enforcement::NotEnforced,
+            sandbox_note: None,
             tool_path_arguments: "confined_to_execution_root".into(),
             command_environment: "secrets_scrubbed".into(),
             approval: Default::default(),

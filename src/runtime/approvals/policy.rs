@@ -2,7 +2,7 @@
 //! it is an approval gate, not a sandbox: it decides whether a tool call
 //! waits for the operator, never what a command can reach once it runs.
 //!
-//! `never` runs everything; `on_write` asks before anything that may
+//! `on_request` (the default) and `never` run every call; `on_write` asks before anything that may
 //! write (every ApplyPatch, every command but a known read-only one);
 //! `always` asks before every command and patch. Either way an allow-list
 //! of command prefixes and path prefixes never asks. A command joined with
@@ -68,7 +68,7 @@ fn path_allowed(path: &str, allowed: &[String]) -> bool {
 
 /// Whether `action` may run under `policy` without the operator.
 pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
-    if policy.approval == Approval::Never {
+    if matches!(policy.approval, Approval::Never | Approval::OnRequest) {
         return Gate::Run;
     }
     let mode = policy.approval.as_str();
@@ -143,6 +143,7 @@ mod tests {
             approval,
             allow_commands: vec!["cargo test".into()],
             allow_paths: vec!["docs/".into()],
+            ..ApprovalPolicy::default()
         }
     }
 

@@ -167,7 +167,17 @@ pub fn execution_block(s: &ExecutionSnapshot) -> String {
 fn approval_line(p: &crate::runtime::approvals::policy::ApprovalPolicy) -> String {
     use crate::runtime::approvals::policy::Approval;
     let what = match p.approval {
-        Approval::Never => return "\n- approvals: none; your tool calls run at once".to_owned(),
+        Approval::Never => {
+            return "\n- approvals (never): your tool calls run at once; nothing can run outside \
+                    the sandbox"
+                .to_owned()
+        }
+        Approval::OnRequest => {
+            return "\n- approvals (on_request): your tool calls run at once; only a command you \
+                    ask to run outside the sandbox (ExecCommand `escalate`) waits for the \
+                    operator's approval"
+                .to_owned()
+        }
         Approval::OnWrite => "ApplyPatch and any ExecCommand that may write (all but plain read-only commands such as ls, cat, rg, git status/diff/log)",
         Approval::Always => "every ExecCommand and ApplyPatch",
     };

@@ -1,0 +1,416 @@
+//! The sandbox for model commands: what the kernel can enforce here
+//! (`Support`, probed once), what a command may write (`Plan`, pure: the
+//! writable roots, the paths inside them that stay read-only, the network),
+//! and what the execution snapshot says is enforced (`confinement`).
+//! Applying a plan to a child process is `linux` (Landlock for the file
+//! system, seccomp for the network, a private mount namespace for the
+//! read-only carve-outs); elsewhere nothing can be enforced and the
+//! snapshot says so.
+//!
+//! Operator commands (`!cmd`, `task.run`) are the operator's own and are
+//! never sandboxed.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::sandbox::{NetworkAccess, SandboxMode};
+use crate::model::workspace::{Enforcement, ExecutionPolicySnapshot, ExecutionProfile};
+
+#[cfg(target_os = "linux")]
+pub mod linux;
+
+/// The oldest Landlock ABI Holon uses: 3 (Linux 6.2) is the first that
+/// controls truncation, so no write outside the roots goes unchecked.
+pub const MIN_LANDLOCK_ABI: i32 = 3;
+
+/// What this kernel can enforce, probed once at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI version (0: none).
+    pub landlock_abi: i32,
+    /// Whether a seccomp filter can be installed.
+    pub seccomp: bool,
+    /// Whether a private mount namespace can be made (for the read-only
+    /// carve-outs inside writable roots).
+    pub mount_namespace: bool,
+    /// Why the sandbox cannot be used, when it cannot.
+    pub missing: Option<String>,
+}
+
+impl Support {
+    /// No enforcement at all (another OS, or forced for tests).
+    pub fn none(why: &str) -> Support {
+        Support {
+            landlock_abi: 0,
+            seccomp: false,
+            mount_namespace: false,
+            missing: Some(why.to_owned()),
+        }
+    }
+
+    /// Whether commands can be confined at all.
+    pub fn usable(&self) -> bool {
+        self.missing.is_none()
+    }
+
+    /// Probe the running kernel (once; later calls get the first answer).
+    /// `HOLON_SANDBOX_UNSUPPORTED=1` makes it answer "none", to exercise
+    /// the fallback on a kernel that could sandbox.
+    pub fn probe() -> &'static Support {
+        static PROBED: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
+        PROBED.get_or_init(|| {
+            if std::env::var_os("HOLON_SANDBOX_UNSUPPORTED").is_some_and(|v| v == "1") {
+                return Support::none("disabled by HOLON_SANDBOX_UNSUPPORTED=1");
+            }
+            #[cfg(target_os = "linux")]
+            {
+                linux::probe()
+            }
+            #[cfg(not(target_os = "linux"))]
+            {
+                Support::none("only Linux (Landlock and seccomp) is supported")
+            }
+        })
+    }
+}
+
+/// The policy's sandbox fields and what the kernel makes of them: the
+/// execution snapshot's policy, minus the approval part.
+pub fn confinement(
+    mode: SandboxMode,
+    network: NetworkAccess,
+    support: &Support,
+    base: ExecutionPolicySnapshot,
+) -> ExecutionPolicySnapshot {
+    let enforced = |yes: bool| match yes {
+        true => Enforcement::Enforced,
+        false => Enforcement::NotEnforced,
+    };
+    let on = mode != SandboxMode::Off && support.usable();
+    ExecutionPolicySnapshot {
+        backend: match on {
+            true => ExecutionProfile::Sandboxed,
+            false => ExecutionProfile::HostLocal,
+        },
+        sandbox: mode,
+        network_access: network,
+        filesystem: enforced(on),
+        write: enforced(on),
+        network: enforced(on && network == NetworkAccess::Off && support.seccomp),
+        child_process: enforced(on),
+        git_metadata: enforced(on && support.mount_namespace),
+        sandbox_note: match (mode, &support.missing) {
+            (SandboxMode::Off, _) => None,
+            (_, Some(why)) => Some(format!("the kernel cannot sandbox commands: {why}")),
+            (_, None) if !support.mount_namespace => Some(
+                "no private mount namespace: .git/hooks and .git/config inside a writable \
+                 root are not protected"
+                    .to_owned(),
+            ),
+            (_, None) => None,
+        },
+        ..base
+    }
+}
+
+/// What a sandboxed command is given: where it runs and what it may
+/// write.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub mode: SandboxMode,
+    pub network: NetworkAccess,
+    /// The active execution root (the worktree root when isolated).
+    pub execution_root: &'a Path,
+    pub agent_home: &'a Path,
+    /// The command's own temporary directory (`TMPDIR`), already made.
+    pub tmp: &'a Path,
+    /// The task's output file (stdout and stderr), which `/dev/stdout`
+    /// names from inside the command.
+    pub output: &'a Path,
+    /// Holon's own directories (data, config, run, logs): never writable.
+    pub holon_dirs: &'a [PathBuf],
+}
+
+/// What the kernel is told, for one command.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Plan {
+    /// Directories the command may write beneath (canonical).
+    pub writable: Vec<PathBuf>,
+    /// Single files it may write (its own output).
+    pub writable_files: Vec<PathBuf>,
+    /// Existing paths beneath a writable root that stay read-only (bound
+    /// read-only in the command's mount namespace), shallowest first.
+    pub read_only: Vec<PathBuf>,
+    /// Writable roots beneath a read-only path, bound writable again after
+    /// it (the agent's home inside Holon's data directory), shallowest
+    /// first.
+    pub reopen: Vec<PathBuf>,
+    /// Whether network sockets are allowed.
+    pub network: bool,
+}
+
+impl Plan {
+    /// Whether a write to `path` (canonical, or beneath a canonical
+    /// directory) is allowed by this plan: beneath a writable root and not
+    /// beneath a read-only path, unless beneath a reopened root. The same
+    /// rule the kernel applies; ApplyPatch, which writes from Holon's own
+    /// process, asks it.
+    pub fn allows_write(&self, path: &Path) -> bool {
+        let beneath = |roots: &[PathBuf]| roots.iter().any(|r| path.starts_with(r));
+        if self.writable_files.iter().any(|f| f == path) {
+            return true;
+        }
+        if !beneath(&self.writable) {
+            return false;
+        }
+        !beneath(&self.read_only) || beneath(&self.reopen)
+    }
+}
+
+/// The git metadata of a repository or worktree checked out at `root`:
+/// (its gitdir, its common dir). `None` when `root` has no `.git`.
+fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dot = root.join(".git");
+    let meta = std::fs::symlink_metadata(&dot).ok()?;
+    if meta.is_dir() {
+        return Some((dot.clone(), dot));
+    }
+    // A worktree: `.git` is a file `gitdir: <path>`; the gitdir names
+    // its common dir in `commondir`.
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let gitdir = text.trim().strip_prefix("gitdir:")?.trim();
+    let gitdir = root.join(gitdir).canonicalize().ok()?;
+    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) => gitdir.join(c.trim()).canonicalize().ok()?,
+        Err(_) => gitdir.clone(),
+    };
+    Some((gitdir, common))
+}
+
+/// Build the plan for one command (reads the file system: canonical
+/// paths, `.git` files; makes a missing `.git/hooks` so it can be held
+/// read-only). `None` for `SandboxMode::Off`.
+pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
+    let canon = |p: &Path| p.canonicalize();
+    let mut writable = match req.mode {
+        SandboxMode::Off => return Ok(None),
+        SandboxMode::WorkspaceWrite => vec![
+            canon(req.execution_root)?,
+            canon(req.agent_home)?,
+            canon(req.tmp)?,
+        ],
+        SandboxMode::ReadOnly => vec![canon(req.tmp)?],
+    };
+    let mut protected: Vec<PathBuf> = Vec::new();
+    if req.mode == SandboxMode::WorkspaceWrite {
+        let root = writable[0].clone();
+        if let Some((gitdir, common)) = git_dirs(&root) {
+            // A worktree commits through its gitdir and the common dir's
+            // objects, refs and logs; those are writable, its hooks and
+            // config are not.
+            if gitdir != common {
+                for extra in [
+                    gitdir.clone(),
+                    common.join("objects"),
+                    common.join("refs"),
+                    common.join("logs"),
+                ] {
+                    if extra.is_dir() {
+                        writable.push(extra);
+                    }
+                }
+            }
+            let hooks = common.join("hooks");
+            if !hooks.exists() && common.starts_with(&root) {
+                std::fs::create_dir(&hooks)?;
+            }
+            protected.extend([hooks, common.join("config"), gitdir.join("config.worktree")]);
+        }
+    }
+    for dir in req.holon_dirs {
+        if let Ok(dir) = canon(dir) {
+            protected.push(dir);
+        }
+    }
+    let mut writable_files = Vec::new();
+    if let Ok(out) = canon(req.output) {
+        writable_files.push(out);
+    }
+    Ok(Some(shape(
+        writable,
+        writable_files,
+        protected,
+        req.network,
+    )))
+}
+
+/// The pure part of `plan`: keep the protected paths that exist beneath a
+/// writable root, and reopen the writable roots beneath them.
+fn shape(
+    mut writable: Vec<PathBuf>,
+    writable_files: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+    network: NetworkAccess,
+) -> Plan {
+    writable.sort();
+    writable.dedup();
+    let under_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    let mut read_only: Vec<PathBuf> = protected
+        .into_iter()
+        .filter(|p| p.exists() && under_writable(p))
+        .collect();
+    read_only.sort_by_key(|p| p.components().count());
+    read_only.dedup();
+    let mut reopen: Vec<PathBuf> = writable
+        .iter()
+        .filter(|w| read_only.iter().any(|r| w.starts_with(r) && *w != r))
+        .cloned()
+        .collect();
+    reopen.sort_by_key(|p| p.components().count());
+    Plan {
+        writable,
+        writable_files,
+        read_only,
+        reopen,
+        network: network == NetworkAccess::On,
+    }
+}
+
+/// Words in a failed sandboxed command's output that suggest the sandbox
+/// denied it, and what to tell the model.
+pub fn denial_hint(plan: &Plan, output: &str) -> Option<String> {
+    let lower = output.to_lowercase();
+    let write = [
+        "permission denied",
+        "read-only file system",
+        "operation not permitted",
+    ]
+    .iter()
+    .any(|w| lower.contains(w));
+    let net = !plan.network
+        && [
+            "could not resolve",
+            "network is unreachable",
+            "temporary failure in name resolution",
+            "failed to connect",
+            "connection refused",
+            "socket: permission denied",
+            "permission denied (os error 13)",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+    let roots: Vec<String> = plan
+        .writable
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    match (write, net) {
+        (false, false) => None,
+        (_, true) => Some(format!(
+            "the command ran in the sandbox, where the network is off (and it may write only \
+             under {}); if it needs the network or to write elsewhere, run it again with \
+             `escalate: true` and a `justification` to ask the operator",
+            roots.join(", ")
+        )),
+        (true, false) => Some(format!(
+            "the command ran in the sandbox, which lets it write only under {} (git hooks and \
+             config stay read-only); if it must write elsewhere, run it again with \
+             `escalate: true` and a `justification` to ask the operator",
+            roots.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
+    #[test]
+    fn protected_paths_matter_only_beneath_a_writable_root() {
+        let plan = shape(
+            vec![p("/w/repo"), p("/h/data/agents/a"), p("/h/data/tmp/t1")],
+            vec![],
+            vec![p("/w/repo/.git/hooks"), p("/h/data"), p("/nowhere/x")],
+            NetworkAccess::Off,
+        );
+        // /w/repo/.git/hooks does not exist here, so nothing is bound.
+        assert!(plan.read_only.is_empty());
+        assert!(plan.reopen.is_empty());
+        assert!(!plan.network);
+    }
+
+    #[test]
+    fn a_writable_root_inside_a_protected_one_is_reopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let data = root.join("holon/data");
+        let home = data.join("agents/a");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        let plan = shape(
+            vec![root.clone(), home.clone()],
+            vec![],
+            vec![root.join(".git/hooks"), data.clone()],
+            NetworkAccess::On,
+        );
+        assert_eq!(plan.read_only, vec![root.join(".git/hooks"), data.clone()]);
+        assert_eq!(plan.reopen, vec![home.clone()]);
+        assert!(plan.network);
+        assert!(plan.allows_write(&root.join("src/main.rs")));
+        assert!(!plan.allows_write(&root.join(".git/hooks/pre-commit")));
+        assert!(!plan.allows_write(&data.join("store.redb")));
+        assert!(plan.allows_write(&home.join("notes.md")));
+        assert!(!plan.allows_write(Path::new("/etc/passwd")));
+    }
+
+    #[test]
+    fn the_snapshot_says_what_the_kernel_enforces() {
+        let full = Support {
+            landlock_abi: 7,
+            seccomp: true,
+            mount_namespace: true,
+            missing: None,
+        };
+        let base = ExecutionPolicySnapshot::host_local;
+        let s = confinement(
+            SandboxMode::WorkspaceWrite,
+            NetworkAccess::Off,
+            &full,
+            base(),
+        );
+        assert_eq!(s.backend, ExecutionProfile::Sandboxed);
+        assert!(s.write.is_enforced() && s.network.is_enforced() && s.git_metadata.is_enforced());
+        assert_eq!(s.secrets, Enforcement::NotEnforced);
+        let s = confinement(
+            SandboxMode::WorkspaceWrite,
+            NetworkAccess::On,
+            &full,
+            base(),
+        );
+        assert!(s.write.is_enforced() && !s.network.is_enforced());
+        let s = confinement(SandboxMode::Off, NetworkAccess::Off, &full, base());
+        assert_eq!(s.backend, ExecutionProfile::HostLocal);
+        assert!(!s.write.is_enforced() && !s.network.is_enforced());
+        let none = Support::none("no Landlock");
+        let s = confinement(SandboxMode::ReadOnly, NetworkAccess::Off, &none, base());
+        assert_eq!(s.backend, ExecutionProfile::HostLocal);
+        assert!(!s.write.is_enforced());
+        assert!(s.sandbox_note.unwrap().contains("no Landlock"));
+    }
+
+    #[test]
+    fn a_denial_is_explained_with_the_way_out() {
+        let plan = Plan {
+            writable: vec![p("/w/repo")],
+            ..Plan::default()
+        };
+        let hint = denial_hint(&plan, "touch: cannot touch '/etc/x': Permission denied").unwrap();
+        assert!(hint.contains("/w/repo") && hint.contains("escalate"));
+        assert!(denial_hint(&plan, "error: test failed").is_none());
+        let net = denial_hint(&plan, "curl: (7) Failed to connect to 127.0.0.1").unwrap();
+        assert!(net.contains("network is off"));
+    }
+}
