@@ -120,6 +120,16 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     };
     config.tool_output = ctx.config.tool_output;
     config.policy = ctx.config.policy.clone();
+    config.sandbox_required = ctx.config.sandbox_required;
+    config.holon_dirs = [
+        ctx.paths.home.clone(),
+        Some(ctx.paths.config_dir.clone()),
+        Some(ctx.paths.run_dir.clone()),
+        Some(ctx.paths.log_dir.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     config.default_agent = ctx.config.default_agent.clone();
     config.user_home = ctx.config.user_home.clone();
     config.agent_limits = ctx.config.agent_limits;

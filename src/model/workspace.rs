@@ -149,21 +149,22 @@ impl Enforcement {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecutionPolicySnapshot {
     pub backend: ExecutionProfile,
-    /// The sandbox mode the policy asks for.
-    #[serde(default)]
-    pub sandbox: super::sandbox::SandboxMode,
-    /// The network access the policy asks for.
-    #[serde(default)]
-    pub network_access: super::sandbox::NetworkAccess,
+    /// The sandbox mode the policy asks for (`None` in records from
+    /// before the sandbox: they ran unconfined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::sandbox::SandboxMode>,
+    /// The network access the policy asks for (`None`: as `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_access: Option<super::sandbox::NetworkAccess>,
     pub filesystem: Enforcement,
     pub write: Enforcement,
     pub network: Enforcement,
     pub secrets: Enforcement,
     pub child_process: Enforcement,
     /// `.git/hooks` and `.git/config` inside a writable root stay
-    /// read-only.
-    #[serde(default = "not_enforced")]
-    pub git_metadata: Enforcement,
+    /// read-only (`None` as `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_metadata: Option<Enforcement>,
     /// Why something the policy asks for is not enforced (a kernel
     /// without Landlock, an older ABI), when it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,22 +193,30 @@ pub enum PolicySource {
     Workspace,
 }
 
-fn not_enforced() -> Enforcement {
-    Enforcement::NotEnforced
-}
-
 impl ExecutionPolicySnapshot {
+    /// The sandbox mode in force (`off` for a record from before it).
+    pub fn sandbox_mode(&self) -> super::sandbox::SandboxMode {
+        self.sandbox.unwrap_or(super::sandbox::SandboxMode::Off)
+    }
+
+    /// The network access in force (`on` for a record from before the
+    /// sandbox).
+    pub fn network_mode(&self) -> super::sandbox::NetworkAccess {
+        self.network_access
+            .unwrap_or(super::sandbox::NetworkAccess::On)
+    }
+
     pub fn host_local() -> Self {
         ExecutionPolicySnapshot {
             backend: ExecutionProfile::HostLocal,
-            sandbox: super::sandbox::SandboxMode::Off,
-            network_access: super::sandbox::NetworkAccess::On,
+            sandbox: None,
+            network_access: None,
             filesystem: Enforcement::NotEnforced,
             write: Enforcement::NotEnforced,
             network: Enforcement::NotEnforced,
             secrets: Enforcement::NotEnforced,
             child_process: Enforcement::NotEnforced,
-            git_metadata: Enforcement::NotEnforced,
+            git_metadata: None,
             sandbox_note: None,
             tool_path_arguments: "confined_to_execution_root".into(),
             command_environment: "secrets_scrubbed".into(),

@@ -48,6 +48,9 @@ pub struct CommandSpec {
     pub workdir: PathBuf,
     #[serde(default)]
     pub accepts_input: bool,
+    /// The sandbox a model command runs in (`None`: unconfined).
+    #[serde(skip)]
+    pub sandbox: Option<super::sandbox::Confine>,
 }
 
 /// Who started the task, which decides whether its result re-enters the
@@ -87,6 +90,8 @@ pub struct CommandTasks {
     /// persisted), so shutdown can wait for the records.
     supervising: Arc<std::sync::atomic::AtomicUsize>,
     env: Arc<super::exec_env::ExecEnvPolicy>,
+    /// Holon's own directories, never writable from a sandboxed command.
+    holon_dirs: Arc<Vec<PathBuf>>,
     live: Arc<Mutex<HashMap<String, LiveTask>>>,
     /// Set (under the `live` lock) when shutdown begins: a command spawned
     /// from then on never passes its start gate.
@@ -109,12 +114,17 @@ impl CommandTasks {
         store: Store,
         output_dir: PathBuf,
         env: super::exec_env::ExecEnvPolicy,
+        holon_dirs: Vec<PathBuf>,
         wake: WakeFn,
     ) -> CommandTasks {
+        // Temporary directories of commands a previous runtime ran (their
+        // processes are ended by recovery).
+        let _ = std::fs::remove_dir_all(output_dir.join(".tmp"));
         CommandTasks {
             store,
             output_dir,
             env: Arc::new(env),
+            holon_dirs: Arc::new(holon_dirs),
             supervising: Arc::default(),
             live: Arc::default(),
             closed: Arc::default(),
@@ -149,10 +159,13 @@ impl CommandTasks {
         // transition (one fsync before the command may run).
         let record_in = {
             let (agent_id, task_id) = (agent_id.to_owned(), task_id.clone());
+            let sandbox = spec.sandbox.as_ref();
             let detail = json!({
                 "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
                 "output_path": output_path, "terminal_reentry": false,
                 "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
+                "sandbox": sandbox.map_or("off", |c| c.mode.as_str()),
+                "network": sandbox.map_or("on", |c| c.network.as_str()),
             });
             let cmd = spec.cmd.clone();
             move |tx: &mut WriteCtx<'_>| -> Result<TaskRecord, StoreError> {
@@ -247,6 +260,57 @@ impl CommandTasks {
         Ok(record)
     }
 
+    /// The command's own temporary directory (made private) and its
+    /// sandbox made ready to apply.
+    #[cfg(target_os = "linux")]
+    fn confine(
+        &self,
+        c: &super::sandbox::Confine,
+        task_id: &str,
+        output: &Path,
+    ) -> std::io::Result<(PathBuf, super::sandbox::linux::Prepared)> {
+        use std::os::unix::fs::DirBuilderExt;
+        let support = super::sandbox::Support::probe();
+        let tmp = self.tmp_dir(task_id);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&tmp)?;
+        let request = super::sandbox::Request {
+            mode: c.mode,
+            network: c.network,
+            execution_root: &c.execution_root,
+            agent_home: &c.agent_home,
+            tmp: &tmp,
+            output,
+            holon_dirs: &self.holon_dirs,
+        };
+        let sandbox_error = |e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
+        };
+        let plan = super::sandbox::plan(&request).map_err(sandbox_error)?;
+        let plan = plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))?;
+        let prepared =
+            super::sandbox::linux::Prepared::new(&plan, support).map_err(sandbox_error)?;
+        Ok((tmp, prepared))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn confine(
+        &self,
+        _: &super::sandbox::Confine,
+        _: &str,
+        _: &Path,
+    ) -> std::io::Result<(PathBuf, std::convert::Infallible)> {
+        Err(std::io::Error::other("this system cannot sandbox commands"))
+    }
+
+    /// A sandboxed command's own temporary directory.
+    fn tmp_dir(&self, task_id: &str) -> PathBuf {
+        // Agent ids never start with a dot: no agent's folder is this one.
+        self.output_dir.join(".tmp").join(task_id)
+    }
+
     fn spawn(
         &self,
         agent_id: &str,
@@ -254,12 +318,16 @@ impl CommandTasks {
         spec: &CommandSpec,
         output: &Path,
     ) -> std::io::Result<(i32, Option<ProcessIdentity>, StartGate, bool)> {
-        let (gate_read, gate_write) = StartGate::pipe()?;
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(output)?;
         let err = out.try_clone()?;
+        let confined = match &spec.sandbox {
+            Some(c) => Some(self.confine(c, task_id, output)?),
+            None => None,
+        };
+        let (gate_read, gate_write) = StartGate::pipe()?;
         let mut cmd = tokio::process::Command::new("/bin/sh");
         // The shell waits at the gate (fd 3) before it runs the command;
         // end of file there means the record was never written: exit 125.
@@ -280,14 +348,26 @@ impl CommandTasks {
             .process_group(0)
             .kill_on_drop(false);
         let mask = super::exec_env::operator_umask();
-        // SAFETY: only async-signal-safe calls (umask, close, dup2) run in
-        // the child between fork and exec.
+        let prepared = match confined {
+            Some((tmp, prepared)) => {
+                cmd.env("TMPDIR", &tmp);
+                Some(prepared)
+            }
+            None => None,
+        };
+        // SAFETY: only async-signal-safe calls (umask, close, dup2, and
+        // the sandbox's raw system calls) run in the child between fork and
+        // exec.
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(mask) = mask {
                     libc::umask(mask);
                 }
-                StartGate::child_side(gate_read, gate_write)
+                StartGate::child_side(gate_read, gate_write)?;
+                match &prepared {
+                    Some(p) => p.apply(),
+                    None => Ok(()),
+                }
             });
         }
         let spawned = cmd.spawn();
@@ -335,6 +415,8 @@ impl CommandTasks {
             let status = child.wait().await;
             let duration_ms = started.elapsed().as_millis() as u64;
             let stop_requested = this.live().remove(&task_id).and_then(|l| l.stop_requested);
+            // A sandboxed command's temporary files go with it.
+            let _ = std::fs::remove_dir_all(this.tmp_dir(&task_id));
             let (preview, bytes, truncated) = read_tail(&output, PREVIEW_BYTES);
             use std::os::unix::process::ExitStatusExt;
             let (status, summary, exit_status, signal) = match status {

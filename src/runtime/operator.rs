@@ -298,6 +298,8 @@ impl RuntimeHost {
             cmd: cmd.to_owned(),
             workdir,
             accepts_input: true,
+            // The operator's own command: never sandboxed.
+            sandbox: None,
         };
         self.inner
             .tasks

@@ -65,7 +65,8 @@ fn posture(host: &RuntimeHost) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_command_survives_a_restart_and_runs_once_when_approved() {
     let dir = ok(tempfile::tempdir());
-    let out = dir.path().join("ran.txt");
+    // Inside the agent's home: the sandbox lets the command write there.
+    let out = dir.path().join("data/agents/main/ran.txt");
     let cmd = format!("echo ran >> {}", out.display());
     let provider = Arc::new(ScriptedProvider::new(vec![
         Scripted::tools(
@@ -234,7 +235,8 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() {
     let home = Home::new();
-    let out = home.path().join("ran.txt");
+    // Inside the agent's home: the sandbox lets the command write there.
+    let out = home.path().join("data/agents/main/ran.txt");
     let cmd = format!("echo ran >> {}", out.display());
     let call = json!({ "cmd": cmd }).to_string();
     let stub = StubServer::start(vec![

@@ -81,7 +81,8 @@ fn restart_until_interrupted(
 #[test]
 fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let counter = dir.path().join("counter.txt");
+    // Inside the agent's home: the sandbox lets the command write there.
+    let counter = dir.path().join("data/agents/main/counter.txt");
     let cmd = format!("echo ran >> {}", counter.display());
     let provider = Arc::new(ScriptedProvider::new(vec![
         Scripted::tools("", &[("ExecCommand", json!({ "cmd": cmd }))]),
@@ -316,7 +317,8 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
 #[test]
 fn a_call_that_started_before_a_crash_is_reported_as_outcome_unknown_not_unexecuted() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("ran.txt");
+    // Inside the agent's home: the sandbox lets the command write there.
+    let marker = dir.path().join("data/agents/main/ran.txt");
     let cmd = format!("echo ran >> {}; sleep 20", marker.display());
     let provider = Arc::new(ScriptedProvider::new(vec![Scripted::tools(
         "",
@@ -404,7 +406,8 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), provider);
-    let marker = dir.path().join("ran.txt");
+    // Inside the agent's home: the sandbox lets the command write there.
+    let marker = dir.path().join("data/agents/main/ran.txt");
     rt.block_on(async {
         // Shutdown stops the tasks first; a request that lands after (an
         // in-flight `task.run`, an agent's last tool call) must not start

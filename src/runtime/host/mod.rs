@@ -84,6 +84,12 @@ pub struct HostConfig {
     pub user_home: Option<PathBuf>,
     /// Delegation bounds (`[agents]`).
     pub agent_limits: crate::runtime::agents::ops::AgentLimits,
+    /// Holon's directories besides `data_dir` (config, run, logs): never
+    /// writable from a sandboxed command.
+    pub holon_dirs: Vec<PathBuf>,
+    /// Refuse model commands when the kernel cannot sandbox them
+    /// (`[policy] sandbox_required`).
+    pub sandbox_required: bool,
 }
 
 /// Identity facts for `runtime.status`.
@@ -118,6 +124,8 @@ impl HostConfig {
             default_agent: "main".into(),
             user_home: None,
             agent_limits: crate::runtime::agents::ops::AgentLimits::default(),
+            holon_dirs: Vec::new(),
+            sandbox_required: false,
         }
     }
 }
@@ -249,6 +257,8 @@ impl RuntimeHost {
         let (shutdown, _) = tokio::sync::watch::channel(false);
         let (live, _) = broadcast::channel(1024);
         let output_dir = config.data_dir.join("tasks");
+        let mut holon_dirs = config.holon_dirs.clone();
+        holon_dirs.push(config.data_dir.clone());
         let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
             let guidance_watch = watch::GuidanceWatch::start(
                 weak.clone(),
@@ -262,7 +272,13 @@ impl RuntimeHost {
                 }
             });
             HostInner {
-                tasks: CommandTasks::new(store.clone(), output_dir, config.exec_env.clone(), wake),
+                tasks: CommandTasks::new(
+                    store.clone(),
+                    output_dir,
+                    config.exec_env.clone(),
+                    holon_dirs,
+                    wake,
+                ),
                 store,
                 config,
                 actors: Mutex::new(HashMap::new()),

@@ -91,13 +91,13 @@ pub fn confinement(
             true => ExecutionProfile::Sandboxed,
             false => ExecutionProfile::HostLocal,
         },
-        sandbox: mode,
-        network_access: network,
+        sandbox: Some(mode),
+        network_access: Some(network),
         filesystem: enforced(on),
         write: enforced(on),
         network: enforced(on && network == NetworkAccess::Off && support.seccomp),
         child_process: enforced(on),
-        git_metadata: enforced(on && support.mount_namespace),
+        git_metadata: Some(enforced(on && support.mount_namespace)),
         sandbox_note: match (mode, &support.missing) {
             (SandboxMode::Off, _) => None,
             (_, Some(why)) => Some(format!("the kernel cannot sandbox commands: {why}")),
@@ -110,6 +110,17 @@ pub fn confinement(
         },
         ..base
     }
+}
+
+/// How one model command is to be confined: the policy's mode and
+/// network, and the roots it works in. Carried by its `CommandSpec`;
+/// `None` there means unconfined (the operator's own commands, `off`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confine {
+    pub mode: SandboxMode,
+    pub network: NetworkAccess,
+    pub execution_root: PathBuf,
+    pub agent_home: PathBuf,
 }
 
 /// What a sandboxed command is given: where it runs and what it may
@@ -276,8 +287,9 @@ fn shape(
 }
 
 /// Words in a failed sandboxed command's output that suggest the sandbox
-/// denied it, and what to tell the model.
-pub fn denial_hint(plan: &Plan, output: &str) -> Option<String> {
+/// denied it, and what to tell the model: what is denied, and that it can
+/// ask to run outside (`escalate`).
+pub fn denial_hint(c: &Confine, output: &str) -> Option<String> {
     let lower = output.to_lowercase();
     let write = [
         "permission denied",
@@ -286,38 +298,38 @@ pub fn denial_hint(plan: &Plan, output: &str) -> Option<String> {
     ]
     .iter()
     .any(|w| lower.contains(w));
-    let net = !plan.network
+    let net = c.network == NetworkAccess::Off
         && [
             "could not resolve",
             "network is unreachable",
             "temporary failure in name resolution",
             "failed to connect",
             "connection refused",
-            "socket: permission denied",
-            "permission denied (os error 13)",
+            "permission denied",
         ]
         .iter()
         .any(|w| lower.contains(w));
-    let roots: Vec<String> = plan
-        .writable
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    match (write, net) {
-        (false, false) => None,
-        (_, true) => Some(format!(
-            "the command ran in the sandbox, where the network is off (and it may write only \
-             under {}); if it needs the network or to write elsewhere, run it again with \
-             `escalate: true` and a `justification` to ask the operator",
-            roots.join(", ")
-        )),
-        (true, false) => Some(format!(
-            "the command ran in the sandbox, which lets it write only under {} (git hooks and \
-             config stay read-only); if it must write elsewhere, run it again with \
-             `escalate: true` and a `justification` to ask the operator",
-            roots.join(", ")
-        )),
-    }
+    let roots = match c.mode {
+        SandboxMode::WorkspaceWrite => format!(
+            "{}, {} and $TMPDIR",
+            c.execution_root.display(),
+            c.agent_home.display()
+        ),
+        SandboxMode::ReadOnly | SandboxMode::Off => "$TMPDIR".to_owned(),
+    };
+    let network = match c.network {
+        NetworkAccess::Off => "the network is off and ",
+        NetworkAccess::On => "",
+    };
+    (write || net).then(|| {
+        format!(
+            "this command ran in the sandbox ({}), where {network}it may write only under \
+             {roots} (git hooks and config stay read-only); if the failure is the sandbox's \
+             and the command must reach further, run it again with `escalate: true` and a \
+             `justification`: the operator decides",
+            c.mode.as_str()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -382,7 +394,8 @@ mod tests {
             base(),
         );
         assert_eq!(s.backend, ExecutionProfile::Sandboxed);
-        assert!(s.write.is_enforced() && s.network.is_enforced() && s.git_metadata.is_enforced());
+        assert!(s.write.is_enforced() && s.network.is_enforced());
+        assert_eq!(s.git_metadata, Some(Enforcement::Enforced));
         assert_eq!(s.secrets, Enforcement::NotEnforced);
         let s = confinement(
             SandboxMode::WorkspaceWrite,
@@ -403,14 +416,24 @@ mod tests {
 
     #[test]
     fn a_denial_is_explained_with_the_way_out() {
-        let plan = Plan {
-            writable: vec![p("/w/repo")],
-            ..Plan::default()
+        let c = Confine {
+            mode: SandboxMode::WorkspaceWrite,
+            network: NetworkAccess::Off,
+            execution_root: p("/w/repo"),
+            agent_home: p("/h/agents/a"),
         };
-        let hint = denial_hint(&plan, "touch: cannot touch '/etc/x': Permission denied").unwrap();
-        assert!(hint.contains("/w/repo") && hint.contains("escalate"));
-        assert!(denial_hint(&plan, "error: test failed").is_none());
-        let net = denial_hint(&plan, "curl: (7) Failed to connect to 127.0.0.1").unwrap();
-        assert!(net.contains("network is off"));
+        let hint = denial_hint(&c, "touch: cannot touch '/etc/x': Permission denied").unwrap();
+        assert!(
+            hint.contains("/w/repo") && hint.contains("escalate"),
+            "{hint}"
+        );
+        assert!(denial_hint(&c, "error: test failed").is_none());
+        let net = denial_hint(&c, "curl: (7) Failed to connect to 127.0.0.1").unwrap();
+        assert!(net.contains("network is off"), "{net}");
+        let on = Confine {
+            network: NetworkAccess::On,
+            ..c
+        };
+        assert!(denial_hint(&on, "curl: (7) Failed to connect").is_none());
     }
 }

@@ -14,9 +14,12 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::sandbox::SandboxMode;
+use crate::model::workspace::ExecutionProfile;
 use crate::runtime::approvals::policy::Action;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::sandbox::Confine;
 use crate::runtime::tasks::{self, TaskKind, TaskRecord};
 use crate::store::{Index, Keyed};
 
@@ -183,6 +186,43 @@ pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), To
     Ok((root, cwd))
 }
 
+/// How the agent's next command is confined: `None` when the policy's
+/// sandbox is `off`, or when this kernel cannot sandbox and the policy
+/// does not require it (then it runs as the operator's user, and the
+/// snapshot says so); refused when it requires it.
+fn confinement(env: &ToolEnv<'_>) -> Result<Option<Confine>, ToolOutcome> {
+    let snap = env.host.execution_of(env.agent_id).map_err(runtime_error)?;
+    let policy = &snap.policy;
+    if policy.sandbox_mode() == SandboxMode::Off {
+        return Ok(None);
+    }
+    if policy.backend != ExecutionProfile::Sandboxed {
+        if !env.host.config.sandbox_required {
+            return Ok(None);
+        }
+        let why = policy
+            .sandbox_note
+            .as_deref()
+            .unwrap_or("the kernel cannot sandbox");
+        return Err(tool_error(
+            ToolErrorKind::Failed,
+            format!(
+                "commands are refused: the policy requires a sandbox (`sandbox_required = \
+                 true`) and {why}"
+            ),
+            Some("tell the operator; nothing else can run a command here"),
+            None,
+            false,
+        ));
+    }
+    Ok(Some(Confine {
+        mode: policy.sandbox_mode(),
+        network: policy.network_mode(),
+        execution_root: PathBuf::from(&snap.execution_root),
+        agent_home: env.host.agent_home(env.agent_id),
+    }))
+}
+
 fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     let d = t.detail.clone().unwrap_or_default();
     json!({
@@ -280,11 +320,16 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             }));
         }
     }
+    let sandbox = match confinement(env) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
     let host = RuntimeHost::from_inner(env.host);
     let spec = CommandSpec {
         cmd: a.cmd.clone(),
         workdir: workdir.clone(),
         accepts_input: a.accepts_input,
+        sandbox: sandbox.clone(),
     };
     let origin = TaskOrigin::Agent {
         parent_message_id: Some(env.message_id.to_owned()),
@@ -318,15 +363,26 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         }
     }
     if task.status.is_terminal() {
+        let failed = task.status != tasks::TaskStatus::Completed;
+        let mut result = json!({
+            "ok": !failed,
+            "disposition": "completed", "task_id": task.id, "status": task.status,
+            "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
+            "stdout_preview": preview, "stderr_preview": "", "truncated": truncated || cut_at_file,
+            "stdout_artifact": output_path, "duration_ms": d.get("duration_ms"),
+            "sandbox": sandbox.as_ref().map_or("off", |c| c.mode.as_str()),
+        });
+        let why = task.summary.as_deref().unwrap_or_default();
+        let hint = sandbox
+            .as_ref()
+            .filter(|_| failed)
+            .and_then(|c| crate::runtime::sandbox::denial_hint(c, &format!("{why}\n{output}")));
+        if let Some(hint) = hint {
+            result["sandbox_hint"] = json!(hint);
+        }
         return ToolOutcome {
-            is_error: task.status != tasks::TaskStatus::Completed,
-            ..ToolOutcome::ok(json!({
-                "ok": task.status == tasks::TaskStatus::Completed,
-                "disposition": "completed", "task_id": task.id, "status": task.status,
-                "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
-                "stdout_preview": preview, "stderr_preview": "", "truncated": truncated || cut_at_file,
-                "stdout_artifact": output_path, "duration_ms": d.get("duration_ms"),
-            }))
+            is_error: failed,
+            ..ToolOutcome::ok(result)
         };
     }
     match host.tasks().promote(env.agent_id, &task.id).await {

@@ -30,12 +30,24 @@ pub use api::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceError, Workspac
 
 use std::path::{Component, Path, PathBuf};
 
-/// The snapshot of an agent's workspaces (no I/O); `default_policy` is the
-/// runtime's `[policy]`, for workspaces without their own.
+/// The snapshot of an agent's workspaces; `default_policy` is the
+/// runtime's `[policy]`, for workspaces without their own. What the
+/// sandbox enforces is this kernel's (probed once).
 pub fn snapshot(
     ws: &AgentWorkspaces,
     agent_home: &Path,
     default_policy: &crate::runtime::approvals::policy::ApprovalPolicy,
+) -> ExecutionSnapshot {
+    let support = crate::runtime::sandbox::Support::probe();
+    snapshot_with(ws, agent_home, default_policy, support)
+}
+
+/// `snapshot` on a given kernel (no I/O).
+pub fn snapshot_with(
+    ws: &AgentWorkspaces,
+    agent_home: &Path,
+    default_policy: &crate::runtime::approvals::policy::ApprovalPolicy,
+    support: &crate::runtime::sandbox::Support,
 ) -> ExecutionSnapshot {
     let home = agent_home.display().to_string();
     let (workspace_id, anchor, root, cwd, kind, mode, worktree) = match &ws.active {
@@ -60,16 +72,26 @@ pub fn snapshot(
             a.worktree.clone(),
         ),
     };
-    let mut policy = ExecutionPolicySnapshot::host_local();
-    match ws.policies.get(&workspace_id) {
-        Some(own) => {
-            policy.approval = own.clone();
-            policy.approval_source = PolicySource::Workspace;
-        }
-        None => policy.approval = default_policy.clone(),
-    }
+    let (approval, approval_source) = match ws.policies.get(&workspace_id) {
+        Some(own) => (own.clone(), PolicySource::Workspace),
+        None => (default_policy.clone(), PolicySource::Runtime),
+    };
+    // A workspace's own policy that leaves the sandbox unsaid follows the
+    // runtime's.
+    let sandbox = (approval.sandbox.or(default_policy.sandbox)).unwrap_or_default();
+    let network = (approval.network.or(default_policy.network)).unwrap_or_default();
+    let policy = crate::runtime::sandbox::confinement(
+        sandbox,
+        network,
+        support,
+        ExecutionPolicySnapshot {
+            approval,
+            approval_source,
+            ..ExecutionPolicySnapshot::host_local()
+        },
+    );
     ExecutionSnapshot {
-        profile: ExecutionProfile::HostLocal,
+        profile: policy.backend,
         policy,
         execution_root_id: root_id(&root),
         workspace_id,
@@ -203,10 +225,12 @@ mod tests {
 
     #[test]
     fn an_agent_without_workspaces_is_in_agent_home() {
-        let s = snapshot(
+        let unsupported = crate::runtime::sandbox::Support::none("a kernel without Landlock");
+        let s = snapshot_with(
             &AgentWorkspaces::default(),
             Path::new("/d/agents/main"),
             &Default::default(),
+            &unsupported,
         );
         assert_eq!(s.workspace_id, AGENT_HOME_ID);
         assert_eq!(s.workspace_anchor, "/d/agents/main");
@@ -217,6 +241,23 @@ mod tests {
         let v = serde_json::to_value(&s).unwrap_or_default();
         assert_eq!(v["policy"]["network"], "not_enforced");
         assert_eq!(v["profile"], "host_local");
+        assert_eq!(v["policy"]["sandbox"], "workspace_write");
+        let able = crate::runtime::sandbox::Support {
+            landlock_abi: 7,
+            seccomp: true,
+            mount_namespace: true,
+            missing: None,
+        };
+        let s = snapshot_with(
+            &AgentWorkspaces::default(),
+            Path::new("/d/agents/main"),
+            &Default::default(),
+            &able,
+        );
+        let v = serde_json::to_value(&s).unwrap_or_default();
+        assert_eq!(v["profile"], "sandboxed");
+        assert_eq!(v["policy"]["write"], "enforced");
+        assert_eq!(v["policy"]["network"], "enforced");
     }
 
     #[test]
