@@ -192,4 +192,7 @@ pub enum Action {
     Command(String),
     /// Files a patch writes (ApplyPatch), relative to the root.
     Write(Vec<String>),
+    /// A command the model asks to run outside the sandbox (ExecCommand
+    /// with `escalate`), and why.
+    Escape { cmd: String, justification: String },
 }

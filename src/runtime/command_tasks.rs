@@ -281,8 +281,8 @@ impl CommandTasks {
             network: c.network,
             execution_root: &c.execution_root,
             agent_home: &c.agent_home,
-            tmp: &tmp,
-            output,
+            tmp: Some(&tmp),
+            output: Some(output),
             holon_dirs: &self.holon_dirs,
         };
         let sandbox_error = |e: std::io::Error| {
@@ -303,6 +303,11 @@ impl CommandTasks {
         _: &Path,
     ) -> std::io::Result<(PathBuf, std::convert::Infallible)> {
         Err(std::io::Error::other("this system cannot sandbox commands"))
+    }
+
+    /// Holon's own directories: never writable from the sandbox.
+    pub fn holon_dirs(&self) -> Vec<PathBuf> {
+        self.holon_dirs.to_vec()
     }
 
     /// A sandboxed command's own temporary directory.

@@ -14,7 +14,7 @@ pub(crate) fn approval_needed(
     env: &ToolEnv<'_>,
     call: &ToolCall,
 ) -> Result<Option<(String, crate::runtime::workspace::ExecutionSnapshot)>, RuntimeError> {
-    use crate::runtime::approvals::policy::{gate, Gate};
+    use crate::runtime::approvals::policy::{gate, Action, Gate};
     if call.malformed_arguments.is_some() {
         return Ok(None);
     }
@@ -22,6 +22,13 @@ pub(crate) fn approval_needed(
         return Ok(None);
     };
     let snapshot = env.host.execution_of(env.agent_id)?;
+    // Where nothing is sandboxed there is nothing to leave: an escape is
+    // gated as the command it is.
+    let sandboxed = snapshot.policy.backend == crate::model::workspace::ExecutionProfile::Sandboxed;
+    let action = match action {
+        Action::Escape { cmd, .. } if !sandboxed => Action::Command(cmd),
+        other => other,
+    };
     Ok(match gate(&snapshot.policy.approval, &action) {
         Gate::Run => None,
         Gate::Ask(why) => Some((why, snapshot)),

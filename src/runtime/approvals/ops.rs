@@ -423,6 +423,9 @@ pub(crate) fn approval_for(
     let summary = match tools::gate_of(call) {
         Gated::By(Action::Command(c)) => format!("`{c}`"),
         Gated::By(Action::Write(paths)) => paths.join(", "),
+        Gated::By(Action::Escape { cmd, justification }) => {
+            format!("run outside the sandbox: `{cmd}` — {justification}")
+        }
         Gated::No => call.name.clone(),
     };
     ApprovalRecord {

@@ -68,11 +68,24 @@ fn path_allowed(path: &str, allowed: &[String]) -> bool {
 
 /// Whether `action` may run under `policy` without the operator.
 pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
-    if matches!(policy.approval, Approval::Never | Approval::OnRequest) {
-        return Gate::Run;
-    }
     let mode = policy.approval.as_str();
+    match (policy.approval, action) {
+        // Under `never` the tool itself refuses an escape.
+        (Approval::Never, _) => return Gate::Run,
+        // Every other mode asks before a command leaves the sandbox; no
+        // allow-list covers that.
+        (_, Action::Escape { cmd, justification }) => {
+            return Gate::Ask(format!(
+                "approval is `{mode}`: run outside the sandbox: `{}` — {}",
+                cmd.trim(),
+                justification.trim()
+            ))
+        }
+        (Approval::OnRequest, _) => return Gate::Run,
+        _ => {}
+    }
     match action {
+        Action::Escape { .. } => Gate::Run,
         Action::Command(cmd) => {
             let cmd = cmd.trim();
             let single = !compound(cmd);
@@ -131,6 +144,8 @@ pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
         }
         Action::Command(_) => (None, Vec::new()),
         Action::Write(paths) => (None, paths.clone()),
+        // Leaving the sandbox is asked every time.
+        Action::Escape { .. } => (None, Vec::new()),
     }
 }
 
@@ -155,6 +170,20 @@ mod tests {
     fn never_runs_everything_and_always_asks_unless_allowed() {
         let never = policy(Approval::Never);
         assert!(!asks(&never, &Action::Command("rm -rf target".into())));
+        let escape = Action::Escape {
+            cmd: "curl example.com".into(),
+            justification: "fetch the spec".into(),
+        };
+        // `never` lets the tool refuse it; every other mode asks, whatever
+        // the allow-list says.
+        assert!(!asks(&never, &escape));
+        let mut on_request = policy(Approval::OnRequest);
+        on_request.allow_commands.push("curl".into());
+        assert!(asks(&on_request, &escape));
+        assert!(!asks(&on_request, &Action::Command("rm -rf target".into())));
+        assert!(!asks(&on_request, &Action::Write(vec!["src/x.rs".into()])));
+        assert!(asks(&policy(Approval::OnWrite), &escape));
+        assert_eq!(always_rule(&escape), (None, Vec::new()));
         assert!(!asks(&never, &Action::Write(vec!["src/x.rs".into()])));
         let always = policy(Approval::Always);
         assert!(

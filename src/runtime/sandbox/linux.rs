@@ -505,4 +505,69 @@ mod tests {
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
         assert!(!mounts.contains(&hooks.display().to_string()));
     }
+
+    /// ApplyPatch (which writes from Holon's own process) and the kernel
+    /// (which confines commands) agree on every path: inside the root,
+    /// git's hooks and config, Holon's directory inside the root, the
+    /// agent's home, outside.
+    #[test]
+    fn apply_patch_agrees_with_the_kernel() {
+        use crate::runtime::tools::patch::apply_in_roots;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, home, tmp) = (base.join("repo"), base.join("home"), base.join("tmp"));
+        for d in [&root, &home, &tmp] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let git = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(git.success());
+        let holon = root.join(".holon-data");
+        std::fs::create_dir_all(&holon).unwrap();
+        let request = super::super::Request {
+            mode: crate::model::sandbox::SandboxMode::WorkspaceWrite,
+            network: crate::model::sandbox::NetworkAccess::Off,
+            execution_root: &root,
+            agent_home: &home,
+            tmp: Some(&tmp),
+            output: None,
+            holon_dirs: std::slice::from_ref(&holon),
+        };
+        let plan = super::super::plan(&request).unwrap().unwrap();
+        for (rel, allowed) in [
+            ("src/new.rs", true),
+            ("README.md", true),
+            (".git/hooks/pre-commit", false),
+            (".git/config", false),
+            (".git/info/exclude-more", true),
+            (".holon-data/store.redb", false),
+        ] {
+            let patch = format!("--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1 @@\n+x\n");
+            let by_patch = match std::fs::metadata(root.join(rel)) {
+                // An existing file (git's config) is modified, not created.
+                Ok(_) => {
+                    let old = std::fs::read_to_string(root.join(rel)).unwrap();
+                    let first = old.lines().next().unwrap_or_default().to_owned();
+                    let patch = format!("--- a/{rel}\n+++ b/{rel}\n@@ -1 +1 @@\n-{first}\n+x\n");
+                    apply_in_roots(&root, Some(&home), Some(&plan), &patch).is_ok()
+                }
+                Err(_) => apply_in_roots(&root, Some(&home), Some(&plan), &patch).is_ok(),
+            };
+            let path = root.join(rel);
+            let script = format!(
+                "mkdir -p '{}' && printf x >> '{}'",
+                path.parent().unwrap().display(),
+                path.display()
+            );
+            let (code, out) = run(&plan, &script);
+            assert_eq!(by_patch, allowed, "ApplyPatch on {rel}");
+            assert_eq!(code == 0, allowed, "the kernel on {rel}: {out}");
+        }
+        let patch = "--- /dev/null\n+++ b/@home/notes.md\n@@ -0,0 +1 @@\n+x\n";
+        assert!(apply_in_roots(&root, Some(&home), Some(&plan), patch).is_ok());
+        assert_eq!(run(&plan, &format!("touch '{}/more'", home.display())).0, 0);
+    }
 }

@@ -132,11 +132,12 @@ pub struct Request<'a> {
     /// The active execution root (the worktree root when isolated).
     pub execution_root: &'a Path,
     pub agent_home: &'a Path,
-    /// The command's own temporary directory (`TMPDIR`), already made.
-    pub tmp: &'a Path,
+    /// The command's own temporary directory (`TMPDIR`), already made
+    /// (`None` for ApplyPatch, which has none).
+    pub tmp: Option<&'a Path>,
     /// The task's output file (stdout and stderr), which `/dev/stdout`
     /// names from inside the command.
-    pub output: &'a Path,
+    pub output: Option<&'a Path>,
     /// Holon's own directories (data, config, run, logs): never writable.
     pub holon_dirs: &'a [PathBuf],
 }
@@ -204,16 +205,19 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let canon = |p: &Path| p.canonicalize();
     let mut writable = match req.mode {
         SandboxMode::Off => return Ok(None),
-        SandboxMode::WorkspaceWrite => vec![
-            canon(req.execution_root)?,
-            canon(req.agent_home)?,
-            canon(req.tmp)?,
-        ],
-        SandboxMode::ReadOnly => vec![canon(req.tmp)?],
+        SandboxMode::WorkspaceWrite => {
+            // The agent's home is Holon's to make.
+            std::fs::create_dir_all(req.agent_home)?;
+            vec![canon(req.execution_root)?, canon(req.agent_home)?]
+        }
+        SandboxMode::ReadOnly => vec![],
     };
+    let root = writable.first().cloned();
+    if let Some(tmp) = req.tmp {
+        writable.push(canon(tmp)?);
+    }
     let mut protected: Vec<PathBuf> = Vec::new();
-    if req.mode == SandboxMode::WorkspaceWrite {
-        let root = writable[0].clone();
+    if let Some(root) = root {
         if let Some((gitdir, common)) = git_dirs(&root) {
             // A worktree commits through its gitdir and the common dir's
             // objects, refs and logs; those are writable, its hooks and
@@ -242,10 +246,7 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
             protected.push(dir);
         }
     }
-    let mut writable_files = Vec::new();
-    if let Ok(out) = canon(req.output) {
-        writable_files.push(out);
-    }
+    let writable_files: Vec<PathBuf> = req.output.and_then(|o| canon(o).ok()).into_iter().collect();
     Ok(Some(shape(
         writable,
         writable_files,

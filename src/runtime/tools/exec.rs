@@ -88,6 +88,13 @@ pub(super) struct ExecArgs {
     accepts_input: bool,
     #[serde(default, deserialize_with = "super::null_as_default")]
     duplicate_policy: DuplicatePolicy,
+    /// Run outside the sandbox (writes anywhere, network on). Asks the
+    /// operator first, durably; give a `justification`.
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    escalate: bool,
+    /// Why the command must leave the sandbox (shown to the operator).
+    #[serde(default)]
+    justification: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -190,10 +197,38 @@ pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), To
 /// sandbox is `off`, or when this kernel cannot sandbox and the policy
 /// does not require it (then it runs as the operator's user, and the
 /// snapshot says so); refused when it requires it.
-fn confinement(env: &ToolEnv<'_>) -> Result<Option<Confine>, ToolOutcome> {
+///
+/// An `escalate` call reaches here only once the operator granted it
+/// (every mode but `never` asks first); under `never` it is refused.
+fn confinement(env: &ToolEnv<'_>, a: &ExecArgs) -> Result<Option<Confine>, ToolOutcome> {
     let snap = env.host.execution_of(env.agent_id).map_err(runtime_error)?;
     let policy = &snap.policy;
     if policy.sandbox_mode() == SandboxMode::Off {
+        return Ok(None);
+    }
+    if a.escalate && policy.backend == ExecutionProfile::Sandboxed {
+        if a.justification
+            .as_deref()
+            .is_none_or(|j| j.trim().is_empty())
+        {
+            return Err(tool_error(
+                ToolErrorKind::InvalidArguments,
+                "escalate needs a justification: why the command must run outside the sandbox",
+                Some("say in `justification` what it must reach and why"),
+                Some("justification"),
+                false,
+            ));
+        }
+        if policy.approval.approval == crate::model::approval::Approval::Never {
+            return Err(tool_error(
+                ToolErrorKind::Failed,
+                "refused: this workspace's approval mode is `never`, so nothing runs outside \
+                 the sandbox and no one is asked",
+                Some("do it inside the sandbox, or tell the operator what you need"),
+                Some("escalate"),
+                false,
+            ));
+        }
         return Ok(None);
     }
     if policy.backend != ExecutionProfile::Sandboxed {
@@ -320,7 +355,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             }));
         }
     }
-    let sandbox = match confinement(env) {
+    let sandbox = match confinement(env, &a) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -422,11 +457,19 @@ impl Tool for ExecCommand {
     const DESCRIPTION: &'static str =
         "Run a shell command in the execution root. Returns its output \
         when it finishes within yield_time_ms; otherwise it continues as a background task and its \
-        result is delivered to you when it ends.";
+        result is delivered to you when it ends. Commands run in a sandbox (see the execution \
+        environment): to run one outside it, set escalate with a justification and the operator \
+        is asked.";
     type Args = ExecArgs;
 
     fn gate(&self, args: &ExecArgs) -> Gated {
-        Gated::By(Action::Command(args.cmd.clone()))
+        match args.escalate {
+            true => Gated::By(Action::Escape {
+                cmd: args.cmd.clone(),
+                justification: args.justification.clone().unwrap_or_default(),
+            }),
+            false => Gated::By(Action::Command(args.cmd.clone())),
+        }
     }
 
     fn reach(&self) -> Reach {

@@ -9,7 +9,7 @@ mod agents;
 mod exec;
 mod handler;
 mod memory;
-mod patch;
+pub(crate) mod patch;
 #[cfg(test)]
 mod schema_tests;
 mod sleep;

@@ -33,7 +33,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use root::{apply_in_roots, FileChange};
+pub(crate) use root::apply_in_roots;
+use root::FileChange;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
@@ -98,9 +99,30 @@ impl Tool for ApplyPatch {
             Err(e) => return e,
         };
         let home = env.host.agent_home(env.agent_id);
-        let result =
-            tokio::task::spawn_blocking(move || apply_in_roots(&root, Some(&home), &args.patch))
-                .await;
+        let snap = match env.host.execution_of(env.agent_id) {
+            Ok(s) => s,
+            Err(e) => return super::runtime_error(e),
+        };
+        let holon_dirs = env.host.tasks.holon_dirs();
+        let result = tokio::task::spawn_blocking(move || {
+            // The same write roots a sandboxed command gets (whether or
+            // not this kernel enforces them on commands).
+            let request = crate::runtime::sandbox::Request {
+                mode: snap.policy.sandbox_mode(),
+                network: snap.policy.network_mode(),
+                execution_root: &root,
+                agent_home: &home,
+                tmp: None,
+                output: None,
+                holon_dirs: &holon_dirs,
+            };
+            let plan = crate::runtime::sandbox::plan(&request).map_err(|e| PatchError::Io {
+                path: root.display().to_string(),
+                message: format!("could not set up the sandbox: {e}"),
+            })?;
+            apply_in_roots(&root, Some(&home), plan.as_ref(), &args.patch)
+        })
+        .await;
         match result {
             Ok(Ok(changes)) => success(&changes),
             Ok(Err(e)) => failure(&e),
@@ -150,6 +172,12 @@ fn failure(e: &PatchError) -> ToolOutcome {
         PatchError::InvalidPath { .. } | PatchError::OutsideRoot { .. } => (
             ToolErrorKind::InvalidArguments,
             "use a relative path inside the execution root",
+            false,
+        ),
+        PatchError::Sandboxed { .. } => (
+            ToolErrorKind::Failed,
+            "the sandbox keeps this file read-only; if it must change, tell the operator (or \
+             run the change with ExecCommand `escalate` and a `justification`, which asks them)",
             false,
         ),
         PatchError::NotFound { .. } => (
@@ -207,6 +235,11 @@ pub enum PatchError {
     InvalidPath { path: String, reason: String },
     #[error("path `{path}` resolves outside the execution root")]
     OutsideRoot { path: String },
+    #[error(
+        "path `{path}` is read-only in the sandbox (git hooks and config, Holon's own files, \
+         or anything under `sandbox = \"read_only\"`)"
+    )]
+    Sandboxed { path: String },
     #[error("{path}: no such file to modify or delete")]
     NotFound { path: String },
     #[error("{path}: cannot create it, the file already exists")]
@@ -268,6 +301,7 @@ impl PatchError {
                 json!({ "reason": "invalid_path", "path": path })
             }
             PatchError::OutsideRoot { path } => json!({ "reason": "outside_root", "path": path }),
+            PatchError::Sandboxed { path } => json!({ "reason": "sandboxed", "path": path }),
             PatchError::NotFound { path } => json!({ "reason": "not_found", "path": path }),
             PatchError::AlreadyExists { path } => {
                 json!({ "reason": "already_exists", "path": path })

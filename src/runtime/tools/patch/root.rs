@@ -155,7 +155,7 @@ fn read_current(real: &Path, shown: &str) -> Result<Option<String>, PatchError> 
 /// renames removes what was staged.
 #[cfg(test)]
 pub fn apply_in_root(root: &Path, patch: &str) -> Result<Vec<FileChange>, PatchError> {
-    apply_in_roots(root, None, patch)
+    apply_in_roots(root, None, None, patch)
 }
 
 /// The prefix that points a patch path at the agent's own home (its
@@ -163,10 +163,13 @@ pub fn apply_in_root(root: &Path, patch: &str) -> Result<Vec<FileChange>, PatchE
 pub const HOME_PREFIX: &str = "@home/";
 
 /// As [`apply_in_root`]; paths starting with [`HOME_PREFIX`] resolve in
-/// `home` (the agent home) under the same rules.
+/// `home` (the agent home) under the same rules, and with a sandbox plan
+/// every file must be one the sandbox lets a command write (the same
+/// roots and read-only carve-outs the kernel enforces on commands).
 pub fn apply_in_roots(
     root: &Path,
     home: Option<&Path>,
+    sandbox: Option<&crate::runtime::sandbox::Plan>,
     patch: &str,
 ) -> Result<Vec<FileChange>, PatchError> {
     let files = parse_patch(patch)?;
@@ -187,6 +190,11 @@ pub fn apply_in_roots(
         };
         let rel = relative(inner)?;
         let real = resolve(base, &fp.path, &rel)?;
+        if sandbox.is_some_and(|plan| !plan.allows_write(&real)) {
+            return Err(PatchError::Sandboxed {
+                path: fp.path.clone(),
+            });
+        }
         let current = match state.get(&real) {
             Some((_, now, _)) => now.clone(),
             None => {
