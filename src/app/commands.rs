@@ -125,6 +125,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             };
             out.line(&format!("  works in {} ({mode})", x.execution_root))?;
         }
+        out.line(&format!("  commands {}", x.policy.confinement_line()))?;
         if let Some(hint) = &a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }

@@ -206,6 +206,61 @@ impl ExecutionPolicySnapshot {
             .unwrap_or(super::sandbox::NetworkAccess::On)
     }
 
+    /// A short mark for a status line: how model commands are confined.
+    pub fn mark(&self) -> &'static str {
+        use super::sandbox::{NetworkAccess, SandboxMode};
+        match (self.backend, self.sandbox_mode(), self.network_mode()) {
+            (_, SandboxMode::Off, _) => "unsandboxed",
+            (ExecutionProfile::HostLocal, _, _) => "unsandboxed!",
+            (_, SandboxMode::ReadOnly, _) => "sandbox:ro",
+            (_, _, NetworkAccess::On) => "sandbox+net",
+            (_, _, NetworkAccess::Off) => "sandbox",
+        }
+    }
+
+    /// One line on how model commands are confined, for the prompt, the
+    /// state view and `holon status`.
+    pub fn confinement_line(&self) -> String {
+        use super::sandbox::{NetworkAccess, SandboxMode};
+        let mode = self.sandbox_mode();
+        if mode == SandboxMode::Off {
+            return "sandbox off: commands reach what the operator's user can (files, network)"
+                .to_owned();
+        }
+        if self.backend == ExecutionProfile::HostLocal {
+            let why = self
+                .sandbox_note
+                .as_deref()
+                .unwrap_or("the kernel cannot sandbox");
+            return format!(
+                "sandbox {} asked for but NOT enforced ({why}): commands reach what the \
+                 operator's user can",
+                mode.as_str()
+            );
+        }
+        let writes = match mode {
+            SandboxMode::ReadOnly => "no writes but $TMPDIR",
+            _ => "writes only in the execution root, the agent's home and $TMPDIR",
+        };
+        let network = match self.network_mode() {
+            NetworkAccess::Off => "network off",
+            NetworkAccess::On => "network on",
+        };
+        let git = match self.git_metadata {
+            Some(Enforcement::Enforced) => "; .git/hooks and .git/config read-only",
+            _ => "; .git/hooks and .git/config NOT protected",
+        };
+        format!(
+            "sandboxed ({}, enforced by the kernel): {writes}; {network}{}; reads are not \
+             confined",
+            mode.as_str(),
+            match mode {
+                SandboxMode::WorkspaceWrite => git,
+                _ => "",
+            }
+        )
+    }
+
     pub fn host_local() -> Self {
         ExecutionPolicySnapshot {
             backend: ExecutionProfile::HostLocal,

@@ -36,6 +36,7 @@ use super::command_tasks::CommandTasks;
 use super::envelope::AdmissionRequest;
 use super::provider::Provider;
 use super::RuntimeError;
+use crate::model::sandbox::SandboxMode;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::{Provenance, Store, StoreError};
 
@@ -256,6 +257,23 @@ impl RuntimeHost {
     pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
         let (shutdown, _) = tokio::sync::watch::channel(false);
         let (live, _) = broadcast::channel(1024);
+        let support = super::sandbox::Support::probe();
+        if let (Some(why), true) = (
+            &support.missing,
+            config.policy.sandbox != Some(SandboxMode::Off),
+        ) {
+            // Once, at start: the snapshot and the status line keep saying it.
+            match config.sandbox_required {
+                true => tracing::warn!(
+                    "the kernel cannot sandbox commands ({why}); `sandbox_required` is set, so \
+                     model commands are refused"
+                ),
+                false => tracing::warn!(
+                    "the kernel cannot sandbox commands ({why}); model commands run unconfined, \
+                     as your user (set `[policy] sandbox_required = true` to refuse them instead)"
+                ),
+            }
+        }
         let output_dir = config.data_dir.join("tasks");
         let mut holon_dirs = config.holon_dirs.clone();
         holon_dirs.push(config.data_dir.clone());

@@ -155,9 +155,9 @@ pub fn execution_block(s: &ExecutionSnapshot) -> String {
     }
     out.push_str(
         "- paths: ApplyPatch paths and ExecCommand workdir are relative to the execution root \
-         and may not leave it; host-local execution: filesystem, network and process \
-         confinement are not enforced",
+         and may not leave it\n",
     );
+    out.push_str(&format!("- commands: {}", s.policy.confinement_line()));
     out.push_str(&approval_line(&s.policy.approval));
     out
 }

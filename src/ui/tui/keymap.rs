@@ -486,7 +486,7 @@ pub fn reference_markdown() -> String {
             c.while_running.label()
         ));
     }
-    out.push_str("\nAlso: `!CMD` runs CMD as an operator command task in the agent's execution root;\nany other text is a prompt (`//text` sends one that starts with `/`). An unknown\n`/command` gets a hint.\n");
+    out.push_str("\nAlso: `!CMD` runs CMD as an operator command task in the agent's execution root\n(never sandboxed: the operator's own commands, like `task.run`, are not confined);\nany other text is a prompt (`//text` sends one that starts with `/`). An unknown\n`/command` gets a hint.\n");
     out.push_str(OVERLAYS);
     let contexts = [
         C::Global,

@@ -140,6 +140,14 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
             true => left.push(seg(7, vec![Span::styled("agent home", t.dim())])),
             false => left.push(seg(3, vec![Span::raw(format!("⌂ {}", x.label()))])),
         }
+        // How commands are confined: quiet when sandboxed, loud when a
+        // sandbox was asked for and the kernel could not give it.
+        let mark = x.policy.mark();
+        let (priority, style) = match mark {
+            "unsandboxed!" => (3, t.attention()),
+            _ => (6, t.dim()),
+        };
+        left.push(seg(priority, vec![Span::styled(mark, style)]));
     }
     let model = match &a.model {
         Some(m) => Span::raw(m.clone()),

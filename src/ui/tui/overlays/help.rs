@@ -66,7 +66,7 @@ pub fn lines(width: usize, theme: Theme) -> Vec<Line<'static>> {
     }
     out.extend(entry(
         "!CMD",
-        "run CMD as a command task in the agent's home",
+        "run CMD as your own command task in the agent's execution root (never sandboxed: it is yours, not the agent's)",
         key_w,
         width,
         theme,

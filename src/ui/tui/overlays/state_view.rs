@@ -238,14 +238,11 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
             None => x.mode.as_str().to_owned(),
         };
         out.extend(field("  mode", &mode, lw, w, t));
-        out.extend(field(
-            "  policy",
-            "host_local: filesystem, write, network, secrets and child processes not_enforced; \
-             tool path arguments confined to the root",
-            lw,
-            w,
-            t,
-        ));
+        let policy = format!(
+            "{}; tool path arguments confined to the root",
+            x.policy.confinement_line()
+        );
+        out.extend(field("  policy", &policy, lw, w, t));
     }
     out
 }

@@ -464,10 +464,17 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         timers_active: 0,
         model_override: Some("anthropic/claude-sonnet-4".into()),
         model: Some("anthropic/claude-sonnet-4".into()),
-        execution: crate::runtime::workspace::snapshot(
+        // A kernel that sandboxes (whatever this machine's is).
+        execution: crate::runtime::workspace::snapshot_with(
             &workspaces(),
             std::path::Path::new("/home/op/.holon/data/agents/main"),
             &Default::default(),
+            &crate::runtime::sandbox::Support {
+                landlock_abi: 7,
+                seccomp: true,
+                mount_namespace: true,
+                missing: None,
+            },
         ),
         context: crate::runtime::inspect::ContextView {
             window: 200_000,
