@@ -16,6 +16,7 @@ mod pty;
 mod remote_attach;
 mod runtime_core;
 mod runtime_restart;
+mod sandbox;
 mod scheduler_fixtures;
 mod store_durability;
 #[allow(dead_code)]

@@ -394,14 +394,25 @@ mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
 
+    /// Whether this kernel sandboxes. On CI it must: there a kernel that
+    /// cannot fails these tests loudly instead of passing them silently.
+    fn here() -> bool {
+        let support = super::super::Support::probe();
+        if support.usable() {
+            return true;
+        }
+        let msg = format!(
+            "THIS KERNEL CANNOT SANDBOX ({support:?}): the sandbox tests need Landlock ABI 3+ \
+             and seccomp"
+        );
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
+        eprintln!("{msg}");
+        false
+    }
+
     /// Run `script` under `plan` in a real child; (exit code, output).
     fn run(plan: &Plan, script: &str) -> (i32, String) {
         let support = super::super::Support::probe();
-        assert!(
-            support.usable(),
-            "this kernel cannot sandbox ({support:?}); the sandbox tests need Landlock ABI 3+ \
-             and seccomp"
-        );
         let prepared = Prepared::new(plan, support).unwrap();
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c").arg(script);
@@ -425,6 +436,9 @@ mod tests {
 
     #[test]
     fn writes_stay_inside_the_roots_for_children_of_children_too() {
+        if !here() {
+            return;
+        }
         let inside = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let plan = plan_for(inside.path(), true);
@@ -453,6 +467,9 @@ mod tests {
 
     #[test]
     fn the_network_is_off_unless_the_plan_allows_it() {
+        if !here() {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -475,6 +492,9 @@ mod tests {
 
     #[test]
     fn a_read_only_carve_out_holds_inside_a_writable_root() {
+        if !here() {
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let hooks = root.join(".git/hooks");
@@ -512,6 +532,9 @@ mod tests {
     /// agent's home, outside.
     #[test]
     fn apply_patch_agrees_with_the_kernel() {
+        if !here() {
+            return;
+        }
         use crate::runtime::tools::patch::apply_in_roots;
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
