@@ -104,6 +104,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "triggers" {
         super::bench_triggers::run(&dir).await?;
     }
+    #[cfg(target_os = "linux")]
+    if all || which == "sandbox" {
+        super::bench_sandbox::run(&dir).await?;
+    }
     if all || which == "agents" {
         super::bench_agents::run(&dir).await?;
     }

@@ -533,7 +533,8 @@ pub struct BenchArgs {
     /// triggers (HTTP delivery to a durable wake hint, 8 concurrent
     /// senders, runtime.status over WebSocket against the socket), agents
     /// (SpawnAgent to the child's first provider request, 50 children at
-    /// once, memory per idle child), all
+    /// once, memory per idle child), sandbox (spawn to first output,
+    /// sandboxed and not), all
     /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
     /// under 50 prompts/s with subscribers, every 10 s); the last two are
     /// not part of all.
