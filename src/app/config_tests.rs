@@ -145,6 +145,8 @@ fn the_approval_policy_is_read_and_bad_values_name_their_key() {
     for (text, key) in [
         ("[policy]\napproval = \"sometimes\"\n", "policy.approval"),
         ("[policy]\nallow_paths = [\"  \"]\n", "policy.allow_paths"),
+        ("[policy]\nsandbox = \"strict\"\n", "policy.sandbox"),
+        ("[policy]\nnetwork = \"maybe\"\n", "policy.network"),
     ] {
         match load(text, &Env::default()) {
             Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k.as_deref(), Some(key)),

@@ -10,14 +10,14 @@ mod approval_cmd;
 pub mod bench;
 #[cfg(feature = "bench")]
 mod bench_admit;
-#[cfg(all(feature = "bench", target_os = "linux"))]
-mod bench_sandbox;
 #[cfg(feature = "bench")]
 mod bench_agents;
 #[cfg(feature = "bench")]
 mod bench_context;
 #[cfg(feature = "bench")]
 mod bench_runtime;
+#[cfg(all(feature = "bench", target_os = "linux"))]
+mod bench_sandbox;
 #[cfg(feature = "bench")]
 mod bench_soak;
 #[cfg(feature = "bench")]

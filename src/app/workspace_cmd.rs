@@ -224,10 +224,19 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
                     c.policy.allow_paths.join(", ")
                 ));
             }
-            lines.push(
-                "an approval gate, not a sandbox: an approved command reaches what your user can"
-                    .into(),
-            );
+            let sandbox = c.policy.sandbox.unwrap_or_default();
+            let network = c.policy.network.unwrap_or_default();
+            lines.push(format!(
+                "model commands: sandbox {}, network {}{}",
+                sandbox.as_str(),
+                network.as_str(),
+                match sandbox {
+                    crate::model::sandbox::SandboxMode::Off => {
+                        " (they reach what your user can)"
+                    }
+                    _ => " (an escape asks unless approval is `never`)",
+                }
+            ));
             lines
         }
     })

@@ -268,6 +268,28 @@ async fn an_escape_waits_across_a_kill_and_runs_once_outside_when_approved() {
         "ran\n",
         "ran once, outside"
     );
+    // The workspace's own sandbox, from the CLI; a bad value names the
+    // choices.
+    let policy = home.ok(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--sandbox",
+        "read_only",
+        "--network",
+        "on",
+    ]);
+    assert!(
+        policy.contains("model commands: sandbox read_only, network on"),
+        "{policy}"
+    );
+    let bad = home.run(&["workspace", "policy", "agent_home", "--sandbox", "strict"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("workspace_write, read_only or off"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,6 @@
-//! The execution policy's approval gate (pure). Under host-local execution
-//! it is an approval gate, not a sandbox: it decides whether a tool call
-//! waits for the operator, never what a command can reach once it runs.
+//! The execution policy's approval gate (pure): whether a tool call waits
+//! for the operator. What a command can reach once it runs is the
+//! sandbox's (`runtime::sandbox`), not the gate's.
 //!
 //! `on_request` (the default) and `never` run every call; `on_write` asks before anything that may
 //! write (every ApplyPatch, every command but a known read-only one);

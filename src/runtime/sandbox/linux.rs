@@ -460,6 +460,25 @@ mod tests {
         );
         assert_ne!(code, 0);
         assert!(!outside.path().join("d").exists() && !outside.path().join("e").exists());
+        // A hard link to an outside file cannot be made; a command that
+        // daemonizes stays inside.
+        std::fs::write(outside.path().join("victim"), "x").unwrap();
+        let (code, _) = run(&plan, &format!("ln {o}/victim {i}/hard"));
+        assert_ne!(code, 0);
+        assert!(!inside.path().join("hard").exists());
+        let (code, _) = run(
+            &plan,
+            &format!(
+                "setsid sh -c 'sleep 0.2; touch {o}/daemon; touch {i}/daemon' >/dev/null 2>&1 &"
+            ),
+        );
+        assert_eq!(code, 0);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !inside.path().join("daemon").exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(inside.path().join("daemon").exists(), "the daemon ran");
+        assert!(!outside.path().join("daemon").exists(), "and stayed inside");
         // Reading is not confined; /dev/null is writable.
         let (code, _) = run(&plan, "cat /etc/hostname >/dev/null; echo x > /dev/null");
         assert_eq!(code, 0);
