@@ -161,8 +161,8 @@ pub struct ExecutionPolicySnapshot {
     pub network: Enforcement,
     pub secrets: Enforcement,
     pub child_process: Enforcement,
-    /// `.git/hooks` and `.git/config` inside a writable root stay
-    /// read-only (`None` as `sandbox`).
+    /// Git metadata inside a writable root (a checkout's `.git`, a
+    /// worktree's link to its repository) stays read-only (`None` as `sandbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_metadata: Option<Enforcement>,
     /// Why something the policy asks for is not enforced (a kernel
@@ -212,7 +212,8 @@ impl ExecutionPolicySnapshot {
         match (self.backend, self.sandbox_mode(), self.network_mode()) {
             (_, SandboxMode::Off, _) => "unsandboxed",
             (ExecutionProfile::HostLocal, _, _) => "unsandboxed!",
-            (_, SandboxMode::ReadOnly, _) => "sandbox:ro",
+            (_, SandboxMode::ReadOnly, NetworkAccess::Off) => "sandbox:ro",
+            (_, SandboxMode::ReadOnly, NetworkAccess::On) => "sandbox:ro+net",
             (_, _, NetworkAccess::On) => "sandbox+net",
             (_, _, NetworkAccess::Off) => "sandbox",
         }
@@ -247,8 +248,10 @@ impl ExecutionPolicySnapshot {
             NetworkAccess::On => "network on",
         };
         let git = match self.git_metadata {
-            Some(Enforcement::Enforced) => "; .git/hooks and .git/config read-only",
-            _ => "; .git/hooks and .git/config NOT protected",
+            Some(Enforcement::Enforced) => {
+                "; git metadata (.git) read-only, so commits need an isolated worktree"
+            }
+            _ => "; git metadata (.git) NOT protected",
         };
         format!(
             "sandboxed ({}, enforced by the kernel): {writes}; {network}{}; reads are not \

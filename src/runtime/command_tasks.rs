@@ -350,8 +350,13 @@ impl CommandTasks {
             } else {
                 Stdio::null()
             })
-            .process_group(0)
             .kill_on_drop(false);
+        // Its own process group (TERM and KILL reach all of it); a
+        // sandboxed command gets a session of its own instead (`setsid` in
+        // the sandbox: a group too, and no controlling terminal).
+        if confined.is_none() {
+            cmd.process_group(0);
+        }
         let mask = super::exec_env::operator_umask();
         let prepared = match confined {
             Some((tmp, prepared)) => {

@@ -131,9 +131,9 @@ async fn a_model_command_writes_only_inside_its_workspace_and_reaches_no_network
         assert!(!refused.exists(), "{} was written", refused.display());
     }
     assert!(!connected(&listener), "the command reached the network");
-    // Commits in the agent's checkout still work (hooks and config stay
-    // read-only, objects and refs do not).
-    assert!(git(&repo, &["log", "--format=%s", "-1"]).contains("agent"));
+    // The checkout's git metadata is read-only as a whole: no commit in
+    // direct mode (an isolated worktree commits; see below).
+    assert!(!git(&repo, &["log", "--format=%s", "-1"]).contains("agent"));
     let told = requests[1].to_string();
     for said in [
         "sandbox_hint",
@@ -316,4 +316,66 @@ async fn a_kernel_that_cannot_sandbox_says_so_and_sandbox_required_refuses() {
     assert!(!target.exists());
     let told = requests[1].to_string();
     assert!(told.contains("sandbox_required"), "{told}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_worktree_commits_but_cannot_repoint_its_repository() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "isolated");
+    let use_args = json!({ "path": repo.display().to_string(), "mode": "isolated" }).to_string();
+    let commit = json!({
+        "cmd": "echo change > change.txt && git add change.txt && \
+                git -c user.name=a -c user.email=a@example.invalid commit -qm agent-commit",
+    })
+    .to_string();
+    let repoint = json!({ "cmd": "echo 'gitdir: /tmp/elsewhere' > .git" }).to_string();
+    let hooks = json!({
+        "cmd": format!("touch {}/.git/hooks/pre-commit", repo.display()),
+    })
+    .to_string();
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json("", &[("u1", "UseWorkspace", &use_args)]),
+        ),
+        Canned::json(
+            200,
+            canned::responses_json(
+                "",
+                &[
+                    ("c1", "ExecCommand", &commit),
+                    ("c2", "ExecCommand", &repoint),
+                    ("c3", "ExecCommand", &hooks),
+                ],
+            ),
+        ),
+        Canned::json(200, canned::responses_json("Committed.", &[])),
+    ])
+    .await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .args(["run", "--json", "commit in a worktree"]);
+    let out = ok(cmd.output().await);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stub.requests().len(), 3);
+    // The commit landed on the worktree's branch, in the operator's
+    // repository; the repository's hooks were not touched.
+    let log = git(&repo, &["log", "--all", "--format=%s"]);
+    assert!(log.contains("agent-commit"), "{log}");
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+    let worktrees = git(&repo, &["worktree", "list", "--porcelain"]);
+    let wt = worktrees
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .find(|p| Path::new(p) != repo)
+        .unwrap_or_else(|| panic!("no managed worktree in {worktrees}"));
+    let link = ok(std::fs::read_to_string(Path::new(wt).join(".git")));
+    assert!(
+        link.starts_with("gitdir: ") && !link.contains("elsewhere"),
+        "{link}"
+    );
 }

@@ -251,7 +251,12 @@ mod tests {
 
     #[test]
     fn approval_names_round_trip() {
-        for a in [Approval::Never, Approval::OnWrite, Approval::Always] {
+        for a in [
+            Approval::OnRequest,
+            Approval::Never,
+            Approval::OnWrite,
+            Approval::Always,
+        ] {
             assert_eq!(Approval::parse(a.as_str()), Some(a));
         }
         assert_eq!(Approval::parse("sometimes"), None);

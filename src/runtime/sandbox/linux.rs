@@ -4,13 +4,15 @@
 //! child, between fork and exec, only makes raw system calls
 //! (`Prepared::apply`), in this order:
 //!
-//! 1. a private mount namespace (in a new user namespace when Holon is not
-//!    root), where each read-only carve-out is bound read-only over itself
-//!    and each reopened root bound writable again: nothing propagates back
-//!    to the host's mounts;
+//! 1. a new session (no controlling terminal to type into), then a private
+//!    mount namespace in a new user namespace, where each read-only
+//!    carve-out is bound read-only over itself and each reopened root bound
+//!    writable again: nothing propagates back to the host's mounts;
 //! 2. `no_new_privs`, then the Landlock ruleset: read and execute
-//!    everywhere, write only beneath the plan's roots (and a few devices);
-//!    inherited by every process the command starts;
+//!    everywhere, write only beneath the plan's roots (never a device
+//!    node) and to a few devices (`/dev/null`, ...); signals and abstract
+//!    unix sockets reach only inside the sandbox (ABI 6+); inherited by
+//!    every process the command starts;
 //! 3. with the network off, a seccomp filter: `socket` fails with `EACCES`
 //!    for every family but `AF_UNIX`, and `io_uring_setup` fails (it could
 //!    open sockets past the filter).
@@ -56,9 +58,18 @@ pub fn probe() -> Support {
                 unsafe { libc::_exit(if ok { 0 } else { 1 }) }
             }
             pid if pid > 0 => {
-                let mut status = 0;
-                // SAFETY: waiting for our own child.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
+                let mut status = -1;
+                loop {
+                    // SAFETY: waiting for our own child.
+                    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+                    let interrupted =
+                        io::Error::last_os_error().kind() == io::ErrorKind::Interrupted;
+                    match (r, interrupted) {
+                        (-1, true) => continue,
+                        (-1, false) => return false,
+                        _ => break,
+                    }
+                }
                 libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
             }
             _ => false,
@@ -102,7 +113,6 @@ pub fn probe() -> Support {
 /// The uid/gid maps a new user namespace gets: the same ids inside as
 /// outside, so files keep their owner and git trusts the checkout.
 struct Maps {
-    root: bool,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
 }
@@ -112,7 +122,6 @@ impl Maps {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Maps {
-            root: uid == 0,
             uid_map: format!("{uid} {uid} 1\n").into_bytes(),
             gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         }
@@ -133,21 +142,18 @@ unsafe fn write_file(path: &[u8], data: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Enter a private mount namespace (with a user namespace unless root) and
-/// stop mount events from propagating back to the host.
+/// Enter a private mount namespace inside a new user namespace (also when
+/// Holon runs as root: the command's capabilities then reach only its own
+/// namespaces, so it can neither make device nodes nor join the host's
+/// mount namespace), and stop mount events from propagating back to the
+/// host.
 unsafe fn enter_mount_namespace(maps: &Maps) -> io::Result<()> {
-    let flags = match maps.root {
-        true => libc::CLONE_NEWNS,
-        false => libc::CLONE_NEWNS | libc::CLONE_NEWUSER,
-    };
-    if libc::unshare(flags) != 0 {
+    if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUSER) != 0 {
         return Err(io::Error::last_os_error());
     }
-    if !maps.root {
-        write_file(b"/proc/self/setgroups\0", b"deny")?;
-        write_file(b"/proc/self/uid_map\0", &maps.uid_map)?;
-        write_file(b"/proc/self/gid_map\0", &maps.gid_map)?;
-    }
+    write_file(b"/proc/self/setgroups\0", b"deny")?;
+    write_file(b"/proc/self/uid_map\0", &maps.uid_map)?;
+    write_file(b"/proc/self/gid_map\0", &maps.gid_map)?;
     let none = std::ptr::null::<libc::c_char>();
     let root = b"/\0";
     let private = libc::MS_REC | libc::MS_PRIVATE;
@@ -214,17 +220,14 @@ pub struct Prepared {
     seccomp: Option<seccompiler::BpfProgram>,
 }
 
-/// Devices every command may write (and `ioctl`): the null sink, the
-/// terminals.
+/// Devices every command may write: the null sink and the like. No
+/// terminal: a command could type into the operator's (`TIOCSTI`).
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 ];
 
@@ -235,13 +238,17 @@ impl Prepared {
         // Unix sockets stay reachable by path (a newer ABI would let
         // Landlock refuse them).
         let handled = AccessFs::from_all(abi) & !AccessFs::ResolveUnix;
+        // What a writable root grants: everything but making device nodes.
+        let root_access = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock);
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
             .handle_access(handled)
             .map_err(err)?;
         if support.landlock_abi >= 6 {
-            // Signals only reach processes inside the sandbox.
+            // Signals and abstract unix sockets (an X server, a session
+            // bus) only reach inside the sandbox.
             ruleset = ruleset.scope(Scope::Signal).map_err(err)?;
+            ruleset = ruleset.scope(Scope::AbstractUnixSocket).map_err(err)?;
         }
         let mut created = ruleset.create().map_err(err)?;
         let rule = |path: &Path, access| -> io::Result<_> {
@@ -253,18 +260,19 @@ impl Prepared {
             .add_rule(rule(Path::new("/"), AccessFs::from_read(abi))?)
             .map_err(err)?;
         for root in &plan.writable {
-            created = created.add_rule(rule(root, handled)?).map_err(err)?;
+            created = created.add_rule(rule(root, root_access)?).map_err(err)?;
         }
+        // Its own output (`> /dev/stdout` reopens it, truncating).
         for file in &plan.writable_files {
-            let access = file_access & (AccessFs::WriteFile | AccessFs::ReadFile);
+            let access =
+                file_access & (AccessFs::WriteFile | AccessFs::ReadFile | AccessFs::Truncate);
             created = created.add_rule(rule(file, access)?).map_err(err)?;
         }
-        let device = file_access & (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev);
+        let device = file_access & (AccessFs::ReadFile | AccessFs::WriteFile);
         for dev in DEVICES.iter().map(Path::new).filter(|d| d.exists()) {
-            let access = match (dev.is_dir(), *dev == *Path::new("/dev/shm")) {
-                (_, true) => handled,
-                (true, false) => device | (handled & AccessFs::ReadDir),
-                (false, false) => device,
+            let access = match dev.is_dir() {
+                true => root_access,
+                false => device,
             };
             created = created.add_rule(rule(dev, access)?).map_err(err)?;
         }
@@ -278,7 +286,17 @@ impl Prepared {
             binds.push(Bind::new(p, false)?);
         }
         if !binds.is_empty() && !support.mount_namespace {
-            // The carve-outs cannot be enforced; the snapshot says so.
+            // Holon's own files beneath a writable root cannot be left
+            // writable: refuse. Git metadata is left as it is, and the
+            // snapshot says so (`git_metadata: not_enforced`).
+            if let Some(dir) = plan.holon_read_only.first() {
+                return Err(io::Error::other(format!(
+                    "Holon's own directory {} lies inside a writable root, and this kernel \
+                     gives no private mount namespace to keep it read-only; work in another \
+                     directory, or set the workspace's sandbox to read_only or off",
+                    dir.display()
+                )));
+            }
             binds.clear();
         }
         let seccomp = match plan.network {
@@ -299,6 +317,10 @@ impl Prepared {
     /// # Safety
     /// Call only in a freshly forked child (`pre_exec`).
     pub unsafe fn apply(&self) -> io::Result<()> {
+        // A session of its own: no controlling terminal, its own group.
+        if libc::setsid() < 0 {
+            return Err(io::Error::last_os_error());
+        }
         if !self.binds.is_empty() {
             enter_mount_namespace(&self.maps)?;
             for b in &self.binds {
@@ -314,7 +336,11 @@ impl Prepared {
             return Err(io::Error::last_os_error());
         }
         if let Some(program) = &self.seccomp {
-            seccompiler::apply_filter(program).map_err(|e| io::Error::other(e.to_string()))?;
+            // Errors carry only an errno: nothing may allocate here.
+            seccompiler::apply_filter(program).map_err(|e| match e {
+                seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
+                _ => io::Error::from_raw_os_error(libc::EINVAL),
+            })?;
         }
         Ok(())
     }
@@ -479,6 +505,10 @@ mod tests {
         }
         assert!(inside.path().join("daemon").exists(), "the daemon ran");
         assert!(!outside.path().join("daemon").exists(), "and stayed inside");
+        // No device nodes, even inside a root (and even for root).
+        let (code, _) = run(&plan, &format!("mknod {i}/mem c 1 1"));
+        assert_ne!(code, 0);
+        assert!(!inside.path().join("mem").exists());
         // Reading is not confined; /dev/null is writable.
         let (code, _) = run(&plan, "cat /etc/hostname >/dev/null; echo x > /dev/null");
         assert_eq!(code, 0);
@@ -514,6 +544,11 @@ mod tests {
         if !here() {
             return;
         }
+        if !super::super::Support::probe().mount_namespace {
+            // Said by the snapshot (`git_metadata: not_enforced`).
+            eprintln!("no private mount namespace here: carve-outs not tested");
+            return;
+        }
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let hooks = root.join(".git/hooks");
@@ -547,7 +582,7 @@ mod tests {
 
     /// ApplyPatch (which writes from Holon's own process) and the kernel
     /// (which confines commands) agree on every path: inside the root,
-    /// git's hooks and config, Holon's directory inside the root, the
+    /// git's metadata, Holon's directory inside the root, the
     /// agent's home, outside.
     #[test]
     fn apply_patch_agrees_with_the_kernel() {
@@ -584,7 +619,8 @@ mod tests {
             ("README.md", true),
             (".git/hooks/pre-commit", false),
             (".git/config", false),
-            (".git/info/exclude-more", true),
+            (".git/commondir", false),
+            (".git/info/exclude-more", false),
             (".holon-data/store.redb", false),
         ] {
             let patch = format!("--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1 @@\n+x\n");
@@ -608,6 +644,13 @@ mod tests {
             assert_eq!(by_patch, allowed, "ApplyPatch on {rel}");
             assert_eq!(code == 0, allowed, "the kernel on {rel}: {out}");
         }
+        // `.git` itself cannot be renamed away and replaced.
+        let (code, _) = run(
+            &plan,
+            &format!("mv '{0}/.git' '{0}/.git-moved'", root.display()),
+        );
+        assert_ne!(code, 0);
+        assert!(root.join(".git/config").is_file() && !root.join(".git-moved").exists());
         let patch = "--- /dev/null\n+++ b/@home/notes.md\n@@ -0,0 +1 @@\n+x\n";
         assert!(apply_in_roots(&root, Some(&home), Some(&plan), patch).is_ok());
         assert_eq!(run(&plan, &format!("touch '{}/more'", home.display())).0, 0);

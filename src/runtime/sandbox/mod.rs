@@ -102,7 +102,7 @@ pub fn confinement(
             (SandboxMode::Off, _) => None,
             (_, Some(why)) => Some(format!("the kernel cannot sandbox commands: {why}")),
             (_, None) if !support.mount_namespace => Some(
-                "no private mount namespace: .git/hooks and .git/config inside a writable \
+                "no private mount namespace: git metadata (.git) inside a writable \
                  root are not protected"
                     .to_owned(),
             ),
@@ -156,6 +156,9 @@ pub struct Plan {
     /// it (the agent's home inside Holon's data directory), shallowest
     /// first.
     pub reopen: Vec<PathBuf>,
+    /// Those of `read_only` that are Holon's own directories (which must
+    /// never be writable, even where git metadata could be left so).
+    pub holon_read_only: Vec<PathBuf>,
     /// Whether network sockets are allowed.
     pub network: bool,
 }
@@ -199,8 +202,7 @@ fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// Build the plan for one command (reads the file system: canonical
-/// paths, `.git` files; makes a missing `.git/hooks` so it can be held
-/// read-only). `None` for `SandboxMode::Off`.
+/// paths, `.git` files). `None` for `SandboxMode::Off`.
 pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let canon = |p: &Path| p.canonicalize();
     let mut writable = match req.mode {
@@ -218,11 +220,20 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     }
     let mut protected: Vec<PathBuf> = Vec::new();
     if let Some(root) = root {
-        if let Some((gitdir, common)) = git_dirs(&root) {
-            // A worktree commits through its gitdir and the common dir's
-            // objects, refs and logs; those are writable, its hooks and
-            // config are not.
-            if gitdir != common {
+        match git_dirs(&root) {
+            // A repository checked out here (direct mode): its whole `.git`
+            // stays read-only — hooks and config, but also what would let
+            // a command redirect them (a `commondir` file, a submodule's
+            // gitdir under `modules/`, `.git` itself renamed and replaced:
+            // a mount point cannot be). Commits are made from an isolated
+            // worktree, or by escaping.
+            Some((gitdir, common)) if gitdir == common => protected.push(gitdir),
+            // A worktree (isolated mode) commits through its own gitdir and
+            // the repository's objects, refs and logs, which are writable;
+            // the repository's hooks and config are outside every root, and
+            // the files that say which repository this is (the worktree's
+            // `.git`, its gitdir's `commondir` and `gitdir`) stay read-only.
+            Some((gitdir, common)) => {
                 for extra in [
                     gitdir.clone(),
                     common.join("objects"),
@@ -233,24 +244,27 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
                         writable.push(extra);
                     }
                 }
+                protected.extend([
+                    root.join(".git"),
+                    gitdir.join("commondir"),
+                    gitdir.join("gitdir"),
+                    gitdir.join("config.worktree"),
+                ]);
             }
-            let hooks = common.join("hooks");
-            if !hooks.exists() && common.starts_with(&root) {
-                std::fs::create_dir(&hooks)?;
-            }
-            protected.extend([hooks, common.join("config"), gitdir.join("config.worktree")]);
+            None => {}
         }
     }
-    for dir in req.holon_dirs {
-        if let Ok(dir) = canon(dir) {
-            protected.push(dir);
-        }
-    }
+    let holon: Vec<PathBuf> = req
+        .holon_dirs
+        .iter()
+        .filter_map(|d| canon(d).ok())
+        .collect();
     let writable_files: Vec<PathBuf> = req.output.and_then(|o| canon(o).ok()).into_iter().collect();
     Ok(Some(shape(
         writable,
         writable_files,
         protected,
+        holon,
         req.network,
     )))
 }
@@ -260,16 +274,22 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
 fn shape(
     mut writable: Vec<PathBuf>,
     writable_files: Vec<PathBuf>,
-    protected: Vec<PathBuf>,
+    git: Vec<PathBuf>,
+    holon: Vec<PathBuf>,
     network: NetworkAccess,
 ) -> Plan {
     writable.sort();
     writable.dedup();
     let under_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
-    let mut read_only: Vec<PathBuf> = protected
-        .into_iter()
-        .filter(|p| p.exists() && under_writable(p))
-        .collect();
+    let keep = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
+        paths
+            .into_iter()
+            .filter(|p| p.exists() && under_writable(p))
+            .collect()
+    };
+    let holon_read_only = keep(holon);
+    let mut read_only: Vec<PathBuf> = keep(git);
+    read_only.extend(holon_read_only.iter().cloned());
     read_only.sort_by_key(|p| p.components().count());
     read_only.dedup();
     let mut reopen: Vec<PathBuf> = writable
@@ -283,6 +303,7 @@ fn shape(
         writable_files,
         read_only,
         reopen,
+        holon_read_only,
         network: network == NetworkAccess::On,
     }
 }
@@ -325,7 +346,7 @@ pub fn denial_hint(c: &Confine, output: &str) -> Option<String> {
     (write || net).then(|| {
         format!(
             "this command ran in the sandbox ({}), where {network}it may write only under \
-             {roots} (git hooks and config stay read-only); if the failure is the sandbox's \
+             {roots} (git metadata stays read-only: commit from an isolated worktree); if the failure is the sandbox's \
              and the command must reach further, run it again with `escalate: true` and a \
              `justification`: the operator decides",
             c.mode.as_str()
@@ -343,16 +364,28 @@ mod tests {
 
     #[test]
     fn protected_paths_matter_only_beneath_a_writable_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (repo, data) = (base.join("w/repo"), base.join("h/data"));
+        let (home, tmp) = (data.join("agents/a"), data.join("tmp/t1"));
+        for d in [repo.join(".git"), home.clone(), tmp.clone()] {
+            std::fs::create_dir_all(d).unwrap();
+        }
         let plan = shape(
-            vec![p("/w/repo"), p("/h/data/agents/a"), p("/h/data/tmp/t1")],
+            vec![repo.clone(), home.clone(), tmp.clone()],
             vec![],
-            vec![p("/w/repo/.git/hooks"), p("/h/data"), p("/nowhere/x")],
+            vec![repo.join(".git"), repo.join("absent")],
+            vec![data.clone(), base.join("nowhere")],
             NetworkAccess::Off,
         );
-        // /w/repo/.git/hooks does not exist here, so nothing is bound.
-        assert!(plan.read_only.is_empty());
-        assert!(plan.reopen.is_empty());
+        // The checkout's .git lies beneath a writable root; Holon's data
+        // directory only holds writable roots, so nothing of it is bound;
+        // what does not exist is never bound.
+        assert_eq!(plan.read_only, vec![repo.join(".git")]);
+        assert!(plan.holon_read_only.is_empty() && plan.reopen.is_empty());
         assert!(!plan.network);
+        assert!(!plan.allows_write(&repo.join(".git/commondir")));
+        assert!(plan.allows_write(&repo.join("src/lib.rs")));
     }
 
     #[test]
@@ -366,10 +399,12 @@ mod tests {
         let plan = shape(
             vec![root.clone(), home.clone()],
             vec![],
-            vec![root.join(".git/hooks"), data.clone()],
+            vec![root.join(".git")],
+            vec![data.clone()],
             NetworkAccess::On,
         );
-        assert_eq!(plan.read_only, vec![root.join(".git/hooks"), data.clone()]);
+        assert_eq!(plan.read_only, vec![root.join(".git"), data.clone()]);
+        assert_eq!(plan.holon_read_only, vec![data.clone()]);
         assert_eq!(plan.reopen, vec![home.clone()]);
         assert!(plan.network);
         assert!(plan.allows_write(&root.join("src/main.rs")));

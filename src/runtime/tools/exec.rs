@@ -347,7 +347,8 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Err(e) => return e,
     };
     let max_bytes = env.host.config.tool_output.bytes(a.max_output_tokens);
-    if a.duplicate_policy == DuplicatePolicy::ReuseRunning {
+    // A granted escape runs, whatever sandboxed twin is running.
+    if a.duplicate_policy == DuplicatePolicy::ReuseRunning && !a.escalate {
         if let Some(t) = running_duplicate(env, &a.cmd, &workdir) {
             return ToolOutcome::ok(json!({
                 "ok": true, "disposition": "already_running", "task_handle": task_snapshot(&t),

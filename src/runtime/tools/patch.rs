@@ -236,7 +236,7 @@ pub enum PatchError {
     #[error("path `{path}` resolves outside the execution root")]
     OutsideRoot { path: String },
     #[error(
-        "path `{path}` is read-only in the sandbox (git hooks and config, Holon's own files, \
+        "path `{path}` is read-only in the sandbox (git metadata, Holon's own files, \
          or anything under `sandbox = \"read_only\"`)"
     )]
     Sandboxed { path: String },

@@ -23,9 +23,21 @@ pub enum GitError {
     },
 }
 
+/// The empty tree: as an attribute source, no attributes at all.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Holon's own git runs as the operator, often in a checkout a sandboxed
+/// agent can write: nothing there may make it run a program. An fsmonitor
+/// never runs (`core.fsmonitor=false`); a query (`status`) also reads no
+/// attributes (a filter driver is a program) and no submodules (their
+/// config is the agent's to write in a worktree).
 fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
-    Command::new("git")
-        .arg("-C")
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "core.fsmonitor=false"]);
+    if args.first() == Some(&"status") {
+        cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE);
+    }
+    cmd.arg("-C")
         .arg(dir)
         .args(args)
         // Never prompt (credentials, editors) and never page.
@@ -160,7 +172,15 @@ impl WorktreeChanges {
 
 /// `base` is the commit (or branch) the worktree was made from.
 pub fn worktree_changes(path: &Path, base: &str) -> Result<WorktreeChanges, GitError> {
-    let status = git_ok(path, &["status", "--porcelain", "--untracked-files=all"])?;
+    let status = git_ok(
+        path,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+        ],
+    )?;
     let uncommitted = status.lines().filter(|l| !l.is_empty()).count();
     let ahead = if base.is_empty() {
         0
@@ -202,7 +222,13 @@ pub struct ShortStatus {
 }
 
 pub fn short_status(root: &Path) -> Option<ShortStatus> {
-    let out = git_ok(root, &["status", "--porcelain=v1", "--branch"]).ok()?;
+    let args = [
+        "status",
+        "--porcelain=v1",
+        "--branch",
+        "--ignore-submodules=all",
+    ];
+    let out = git_ok(root, &args).ok()?;
     let mut lines = out.lines();
     let head = lines.next()?.trim_start_matches("## ");
     let branch = if let Some(rest) = head.strip_prefix("No commits yet on ") {
