@@ -299,6 +299,7 @@ async fn exec_bench(dir: &Path) -> anyhow::Result<()> {
             message_id: "msg_bench",
             turn_work_item_id: None,
             round_text: "",
+            granted: false,
         };
         let t = Instant::now();
         let outcome = tools::execute(&env, &call).await;

@@ -204,11 +204,16 @@ async fn never_refuses_an_escape_and_tells_the_model_why() {
         "escalate": true,
         "justification": "write the release notes next door",
     });
-    let calls = vec![("c1".into(), "ExecCommand".into(), args.to_string())];
+    let unjustified = json!({ "cmd": format!("touch {}", target.display()), "escalate": true });
+    let calls = vec![
+        ("c1".into(), "ExecCommand".into(), args.to_string()),
+        ("c2".into(), "ExecCommand".into(), unjustified.to_string()),
+    ];
     let requests = run_in(&home, &repo, &calls, &[]).await;
     assert!(!target.exists());
     let told = requests[1].to_string();
     assert!(told.contains("approval mode is `never`"), "{told}");
+    assert!(told.contains("escalate needs a justification"), "{told}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -283,6 +283,7 @@ impl RuntimeHost {
             message_id: &rec.message_id,
             turn_work_item_id: rec.work_item_id.clone(),
             round_text: "",
+            granted: true,
         };
         let outcome = tools::execute(&env, &call).await;
         let result: String = outcome

@@ -229,6 +229,18 @@ fn confinement(env: &ToolEnv<'_>, a: &ExecArgs) -> Result<Option<Confine>, ToolO
                 false,
             ));
         }
+        // Every other mode asked the operator first; a call that reaches
+        // here unasked saw no sandbox when it was checked (the policy
+        // changed since): it does not leave one now.
+        if !env.granted {
+            return Err(tool_error(
+                ToolErrorKind::Failed,
+                "not run: the sandbox came on after this call was checked; nothing ran",
+                Some("call it again: leaving the sandbox asks the operator"),
+                Some("escalate"),
+                true,
+            ));
+        }
         return Ok(None);
     }
     if policy.backend != ExecutionProfile::Sandboxed {

@@ -39,6 +39,9 @@ pub(crate) struct ToolEnv<'a> {
     pub turn_work_item_id: Option<String>,
     /// Assistant text of the same round (CompleteWorkItem's report).
     pub round_text: &'a str,
+    /// The operator granted this very call (a durable approval): only
+    /// then may a command leave the sandbox.
+    pub granted: bool,
 }
 
 /// The result of one call.

@@ -432,6 +432,7 @@ impl<'a> Round<'a> {
                 message_id: &self.message.id,
                 turn_work_item_id: self.turn_work_item_id.clone(),
                 round_text: &answer.text,
+                granted: false,
             };
             let outcome = run_call(&env, t.run_id, call).await?;
             self.history.push(ConversationItem::ToolResult {
