@@ -247,6 +247,19 @@ pub const DEFAULT_LOG_FILTER: &str = "info";
 impl Config {
     /// Read `path` (absent is fine) and apply `env` over it.
     pub fn load(path: &Path, env: &Env) -> Result<Config, ConfigError> {
+        // A FIFO or a device would block the read (or never end): only a
+        // regular file is read.
+        if let Ok(meta) = std::fs::metadata(path) {
+            if !meta.is_file() {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file",
+                    ),
+                });
+            }
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => Some(t),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -380,10 +393,10 @@ impl Config {
             ));
         }
         let idle_timeout = match file.server.idle_timeout_secs {
-            Some(0) => {
+            Some(s) if !(1..=604_800).contains(&s) => {
                 return Err(at_key(
                     "server.idle_timeout_secs",
-                    "must be at least 1 second".into(),
+                    format!("{s} is out of range (1 to 604800, a week)"),
                 ))
             }
             Some(s) => std::time::Duration::from_secs(s),

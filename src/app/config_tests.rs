@@ -233,3 +233,27 @@ fn exec_env_passthrough_is_read_and_checked() {
         other => panic!("expected invalid, got {other:?}"),
     }
 }
+
+/// A config path that is not a regular file (a FIFO would block the read
+/// forever) is refused at once; numeric keys keep to their ranges.
+#[test]
+fn a_config_that_is_not_a_regular_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.toml");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: mkfifo on a path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    match Config::load(&fifo, &Env::default()) {
+        Err(ConfigError::Read { source, .. }) => {
+            assert!(source.to_string().contains("not a regular file"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let huge = "[server]\nidle_timeout_secs = 9200000000000000000\n";
+    match load(huge, &Env::default()) {
+        Err(ConfigError::Invalid { key, .. }) => {
+            assert_eq!(key.as_deref(), Some("server.idle_timeout_secs"))
+        }
+        other => panic!("{other:?}"),
+    }
+}

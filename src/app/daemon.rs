@@ -122,7 +122,9 @@ pub async fn connect(ctx: &Context) -> Option<SocketClient> {
 /// The socket client when a Holon runtime answers on `path`.
 pub async fn connect_path(path: &Path) -> Option<SocketClient> {
     match probe(path).await {
-        Probe::Running(_) => SocketClient::connect(path).await.ok(),
+        // A runtime answering with an error is still the runtime: requests
+        // go to it (and say its error), never around it to the store.
+        Probe::Running(_) | Probe::Failing(_) => SocketClient::connect(path).await.ok(),
         Probe::Absent | Probe::Stale | Probe::NotHolon => None,
     }
 }
@@ -331,6 +333,23 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Probe::Failing(message) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "running": true, "health": "failing", "error": message,
+                        "socket_path": socket_path,
+                    }))?
+                );
+            } else {
+                println!("runtime   running, but it answers with an error: {message}");
+                println!(
+                    "          `holon daemon logs` says more; `holon daemon restart` restarts it"
+                );
+            }
+            Ok(ExitCode::FAILURE)
+        }
         other => {
             let stale_pid = read_pid_file(&pid_path(ctx)).filter(|p| !p.still_running());
             let note = match other {
@@ -338,7 +357,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     "stale socket left by a dead runtime (it is replaced on the next start)"
                 }
                 Probe::NotHolon => "something that is not Holon answers on the socket path",
-                Probe::Absent | Probe::Running(_) => "not running",
+                Probe::Absent | Probe::Running(_) | Probe::Failing(_) => "not running",
             };
             if json {
                 println!(
@@ -394,6 +413,43 @@ fn print_runtime_status(s: &RuntimeStatus) {
     }
 }
 
+/// A pidfd for `pid` (Linux 5.3+): readable once the process has exited.
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: a fresh descriptor this function now owns.
+    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether the process behind pidfd `fd` exits within `limit`.
+async fn exited(fd: i32, limit: Duration) -> bool {
+    let ms = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+    tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + limit;
+        loop {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let wait = i32::try_from(left.as_millis()).unwrap_or(ms);
+            // SAFETY: one pollfd, owned by this frame.
+            match unsafe { libc::poll(&mut p, 1, wait) } {
+                n if n > 0 => return true,
+                0 => return false,
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return false,
+            }
+        }
+    })
+    .await
+    .unwrap_or(false)
+}
+
 pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     let pid_file = pid_path(ctx);
@@ -406,7 +462,7 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
             let identity = i32::try_from(status.pid).ok().and_then(ProcessIdentity::of);
             (Some(status.pid), identity)
         }
-        Probe::Absent | Probe::Stale | Probe::NotHolon => {
+        Probe::Absent | Probe::Stale | Probe::NotHolon | Probe::Failing(_) => {
             match recorded.filter(PidFile::still_running) {
                 Some(p) => (Some(p.pid), p.process_identity),
                 None => (None, None),
@@ -418,6 +474,13 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
         println!("no Holon runtime is running for this home");
         return Ok(ExitCode::SUCCESS);
     };
+    // Held from now on, the pidfd names this process and no other, and
+    // says when it exits (no polling).
+    let exit_fd = pidfd(pid).filter(|_| {
+        identity
+            .as_ref()
+            .is_none_or(|id| id.liveness() == Liveness::Running)
+    });
     // 1. Graceful shutdown through the socket.
     if let Ok(client) = SocketClient::connect(&socket_path).await {
         let _ = tokio::time::timeout(
@@ -433,9 +496,13 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
             None => pid_alive(pid),
         }
     };
+    let exit_raw = exit_fd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     let gone = |limit: Duration| {
         let alive = alive.clone();
         async move {
+            if let Some(fd) = exit_raw {
+                return exited(fd, limit).await;
+            }
             let deadline = Instant::now() + limit;
             while Instant::now() < deadline {
                 if !alive() {

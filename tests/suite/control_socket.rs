@@ -105,6 +105,18 @@ async fn bad_requests_get_json_rpc_errors_and_the_connection_stays() {
         .await;
     assert_eq!((code(&v), v["id"].clone()), (-32600, json!(8)));
     assert_eq!(code(&c.ask(r#"[1,2]"#).await), -32600);
+    // A key said twice is ambiguous: refused, not read as its last value.
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":12,"id":13,"method":"runtime.status"}"#)
+        .await;
+    assert_eq!((code(&v), v["id"].clone()), (-32600, Value::Null));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`id` appears twice"),
+        "{v}"
+    );
     let v = c
         .ask(r#"{"jsonrpc":"2.0","id":9,"method":"agent.status","params":{"agent_id":"ghost"}}"#)
         .await;
@@ -708,4 +720,56 @@ async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
     );
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
+}
+
+/// Only a socket is spoken to: a symlink at the socket path (to another
+/// program's socket) gets nothing sent through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_socket_path_is_not_connected_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let foreign = dir.path().join("foreign.sock");
+    let listener = tokio::net::UnixListener::bind(&foreign).unwrap();
+    let link = dir.path().join("control.sock");
+    std::os::unix::fs::symlink(&foreign, &link).unwrap();
+    assert!(matches!(
+        socket::probe(&link).await,
+        socket::Probe::NotHolon
+    ));
+    let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+    assert!(
+        accepted.is_err(),
+        "something connected to the foreign socket"
+    );
+    assert!(socket::bind(&link).await.is_err(), "and it is not replaced");
+}
+
+/// A runtime that answers with an error (its store failing) is still the
+/// runtime: probed as failing, reached by clients, never "not Holon".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_answering_with_an_error_is_still_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("control.sock");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let id = serde_json::from_str::<Value>(&line).unwrap_or_default()["id"].clone();
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "error": {
+                        "code": -32004, "message": "Previous I/O error occurred"}});
+                    let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
+                }
+            });
+        }
+    });
+    match socket::probe(&path).await {
+        socket::Probe::Failing(message) => assert!(message.contains("I/O error"), "{message}"),
+        other => panic!("probed as {other:?}"),
+    }
+    match socket::bind(&path).await {
+        Err(e) => assert!(e.to_string().contains("answers with an error"), "{e}"),
+        Ok(_) => panic!("a failing runtime's socket was replaced"),
+    }
 }

@@ -396,6 +396,39 @@ fn reply(rid: &str, has_id: bool, outcome: Result<String, ApiError>) -> Option<S
     }
 }
 
+/// A top-level key that appears twice in the JSON object `line`.
+fn duplicate_key(line: &[u8]) -> Option<String> {
+    struct Keys(Option<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Keys, A::Error> {
+                    let mut seen: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+                    let mut twice = None;
+                    while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        if twice.is_none() && seen.contains(&k) {
+                            twice = Some(k.clone().into_owned());
+                        }
+                        seen.push(k);
+                    }
+                    Ok(Keys(twice))
+                }
+            }
+            d.deserialize_map(Visit)
+        }
+    }
+    serde_json::from_slice::<Keys>(line).ok().and_then(|k| k.0)
+}
+
 /// Check one request line and say what it asks.
 fn parse_line(line: &[u8]) -> Line {
     match parse_checked(line) {
@@ -422,6 +455,15 @@ fn parse_checked(line: &[u8]) -> Result<Line, String> {
             "a request must be a JSON object",
         ));
     };
+    // JSON lets a later key silently replace an earlier one; a request
+    // whose `id` or `method` is said twice is ambiguous, so refused.
+    if let Some(key) = duplicate_key(line) {
+        return Err(error_line(
+            NULL_ID,
+            ErrorCode::InvalidRequest,
+            &format!("the key `{key}` appears twice in the request"),
+        ));
+    }
     let id = obj.get("id").cloned();
     let rid: EchoId = match &id {
         Some(Value::Number(_)) => raw_numeric_id(line).unwrap_or_else(|| NULL_ID.to_owned()),

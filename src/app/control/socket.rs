@@ -23,6 +23,11 @@ pub enum SocketError {
     OtherUser { path: PathBuf, uid: u32 },
     #[error("something that is not Holon answers on {path}; refusing to replace it")]
     NotHolon { path: PathBuf },
+    #[error(
+        "a Holon runtime already serves {path} but answers with an error ({message}); see \
+         `holon daemon status`"
+    )]
+    Failing { path: PathBuf, message: String },
     #[error("control socket {path}: {source}")]
     Io {
         path: PathBuf,
@@ -36,6 +41,9 @@ pub enum SocketError {
 pub enum Probe {
     /// A Holon runtime answered `runtime.status`.
     Running(Box<RuntimeStatus>),
+    /// A runtime answered `runtime.status` with a JSON-RPC error (its
+    /// store failing, say): it is there, and requests go to it.
+    Failing(String),
     /// Nothing there, or a stale socket nobody listens on.
     Absent,
     Stale,
@@ -47,8 +55,15 @@ fn our_uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-/// Ask whatever listens on `path` for `runtime.status` (bounded).
+/// Ask whatever listens on `path` for `runtime.status` (bounded). Only a
+/// socket is connected to: a symlink or another kind of file is not
+/// Holon's, and nothing is sent through it.
 pub async fn probe(path: &Path) -> Probe {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Probe::Absent,
+        Ok(meta) if !meta.file_type().is_socket() => return Probe::NotHolon,
+        _ => {}
+    }
     let stream = match tokio::time::timeout(Duration::from_secs(2), UnixStream::connect(path)).await
     {
         Ok(Ok(s)) => s,
@@ -74,11 +89,13 @@ pub async fn probe(path: &Path) -> Probe {
         _ => return Probe::NotHolon,
     }
     let answer = serde_json::from_str::<IncomingLine<'_>>(&line).map(IncomingLine::classify);
-    let Ok(Incoming::Response {
-        result: Ok(result), ..
-    }) = answer
-    else {
-        return Probe::NotHolon;
+    let result = match answer {
+        Ok(Incoming::Response {
+            result: Ok(result), ..
+        }) => result,
+        // An error answer to our request is still a runtime answering.
+        Ok(Incoming::Response { result: Err(e), .. }) => return Probe::Failing(e.message),
+        _ => return Probe::NotHolon,
     };
     match serde_json::from_str::<RuntimeStatus>(&result) {
         Ok(status) if status.holon == "holon" => Probe::Running(Box::new(status)),
@@ -115,6 +132,12 @@ pub async fn bind(path: &Path) -> Result<UnixListener, SocketError> {
             Probe::NotHolon => {
                 return Err(SocketError::NotHolon {
                     path: path.to_path_buf(),
+                })
+            }
+            Probe::Failing(message) => {
+                return Err(SocketError::Failing {
+                    path: path.to_path_buf(),
+                    message,
                 })
             }
             Probe::Stale | Probe::Absent => {
