@@ -499,27 +499,30 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
     for _ in 0..1_100 {
         conns.push(Raw::connect(&path).await);
     }
-    // The 844 over the limit are told why and closed; the first 256 stay.
-    let mut refused = 0;
-    for c in conns.iter_mut().skip(256) {
+    // At the limit each newcomer takes the slot of the oldest connection
+    // that follows nothing: the first 844 are told why and closed; the
+    // last 256 stay.
+    let mut evicted = 0;
+    for c in conns.iter_mut().take(844) {
         let v = c.recv().await.expect("closed without a word");
         assert_eq!(code(&v), -32006, "{v}");
-        refused += 1;
+        assert!(c.recv().await.is_none(), "and closed");
+        evicted += 1;
     }
-    assert_eq!(refused, 844);
+    assert_eq!(evicted, 844);
     // The admitted ones are served.
-    let v = conns[0]
+    let v = conns[844]
         .ask(r#"{"jsonrpc":"2.0","id":1,"method":"runtime.status"}"#)
         .await;
     assert_eq!(v["result"]["holon"], "holon");
     // Idle ones are closed after the timeout, which frees the slots.
-    let notice = tokio::time::timeout(Duration::from_secs(10), conns[1].recv());
+    let notice = tokio::time::timeout(Duration::from_secs(10), conns[845].recv());
     let v = notice
         .await
         .expect("an idle client was never closed")
         .expect("no notice");
     assert_eq!(code(&v), -32006, "{v}");
-    assert!(conns[1].recv().await.is_none());
+    assert!(conns[845].recv().await.is_none());
     drop(conns);
     let mut fresh = Raw::connect(&path).await;
     let v = fresh
@@ -772,4 +775,48 @@ async fn a_runtime_answering_with_an_error_is_still_the_runtime() {
         Err(e) => assert!(e.to_string().contains("answers with an error"), "{e}"),
         Ok(_) => panic!("a failing runtime's socket was replaced"),
     }
+}
+
+/// At the connection cap a new client takes the slot of the oldest one
+/// that follows nothing (pinging does not keep it); followers keep theirs,
+/// and when every slot follows an agent the refusal names the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_clients_give_way_at_the_cap_and_followers_keep_their_slots() {
+    let s = served_with(holon::app::control::ServerLimits {
+        max_connections: 2,
+        ..Default::default()
+    })
+    .await;
+    let mut follower = Raw::connect(&s.path).await;
+    let sub = follower
+        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1000000}}"#)
+        .await;
+    assert!(sub["error"].is_null(), "{sub}");
+    let mut pinger = Raw::connect(&s.path).await;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"runtime.status"}"#;
+    assert_eq!(pinger.ask(ping).await["result"]["holon"], "holon");
+    // A third client gets through: the pinger gives way, told why.
+    let cli = SocketClient::connect(&s.path).await.unwrap();
+    assert!(cli.call(Request::RuntimeStatus).await.is_ok());
+    let told = pinger.recv().await.expect("the pinger was told");
+    assert!(
+        told["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("connection limit"),
+        "{told}"
+    );
+    assert!(pinger.recv().await.is_none(), "and closed");
+    // The follower still follows (its connection answers).
+    assert_eq!(follower.ask(ping).await["result"]["holon"], "holon");
+    // Every slot following: the next one is refused with the limit named.
+    let _sub = cli.subscribe("main", 1_000_000).await.unwrap();
+    let mut late = Raw::connect(&s.path).await;
+    let refused = late.recv().await.expect("a refusal");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("maximum of 2 control connections"),
+        "{refused}"
+    );
+    let _ = s.stop.send(true);
 }

@@ -31,20 +31,23 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
     limits: ServerLimits,
 ) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let slots = Arc::new(Slots::new(limits.max_connections.max(1)));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                    let Some(slot) = slots.take() else {
                         tokio::spawn(refuse(stream, limits.max_connections));
                         continue;
                     };
                     let client = Arc::clone(&client);
                     let shutdown = shutdown.clone();
+                    let slots = Arc::clone(&slots);
                     tokio::spawn(async move {
-                        connection(stream, client, shutdown, limits.idle_timeout).await;
-                        drop(slot);
+                        let watch = slot.watch.clone();
+                        connection_watched(stream, client, shutdown, limits.idle_timeout, watch)
+                            .await;
+                        slots.release(slot.id);
                     });
                 }
                 Err(e) => {
@@ -61,13 +64,73 @@ pub async fn serve(
     }
 }
 
-/// Tell a client over the connection limit why it is closed (bounded: a
-/// client that does not read is simply dropped).
+/// What the server knows of one open connection: whether it follows
+/// anything, and how to ask it to close.
+#[derive(Clone, Default)]
+pub(crate) struct Watch {
+    following: Arc<std::sync::atomic::AtomicBool>,
+    evict: Arc<tokio::sync::Notify>,
+}
+
+struct Slot {
+    id: u64,
+    watch: Watch,
+}
+
+/// The control socket's connections, oldest first. At the cap a new
+/// connection takes the slot of the oldest one that follows nothing
+/// (answering requests, pinging, does not keep a slot), so a command-line
+/// client always gets through; only when every connection follows an
+/// agent is a new one refused.
+struct Slots {
+    max: usize,
+    open: std::sync::Mutex<(u64, Vec<Slot>)>,
+}
+
+impl Slots {
+    fn new(max: usize) -> Slots {
+        Slots {
+            max,
+            open: std::sync::Mutex::new((0, Vec::new())),
+        }
+    }
+
+    fn take(&self) -> Option<Slot> {
+        let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let (next, open) = &mut *guard;
+        if open.len() >= self.max {
+            let idle = open
+                .iter()
+                .position(|s| !s.watch.following.load(std::sync::atomic::Ordering::SeqCst))?;
+            let evicted = open.remove(idle);
+            evicted.watch.evict.notify_one();
+        }
+        *next += 1;
+        let slot = Slot {
+            id: *next,
+            watch: Watch::default(),
+        };
+        open.push(Slot {
+            id: slot.id,
+            watch: slot.watch.clone(),
+        });
+        Some(slot)
+    }
+
+    fn release(&self, id: u64) {
+        let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        guard.1.retain(|s| s.id != id);
+    }
+}
+
 async fn refuse(mut stream: UnixStream, max: usize) {
     let line = error_line(
         NULL_ID,
         ErrorCode::Busy,
-        &format!("the runtime already serves {max} connections; try again later"),
+        &format!(
+            "the runtime already serves its maximum of {max} control connections, every one \
+             following an agent (`[server] max_connections`); close a console or raise the limit"
+        ),
     ) + "\n";
     let _ = tokio::time::timeout(
         std::time::Duration::from_secs(1),
@@ -252,8 +315,18 @@ impl Outbound {
 pub(crate) async fn connection(
     stream: UnixStream,
     client: Arc<dyn RuntimeClient>,
+    shutdown: watch::Receiver<bool>,
+    idle_timeout: std::time::Duration,
+) {
+    connection_watched(stream, client, shutdown, idle_timeout, Watch::default()).await
+}
+
+async fn connection_watched(
+    stream: UnixStream,
+    client: Arc<dyn RuntimeClient>,
     mut shutdown: watch::Receiver<bool>,
     idle_timeout: std::time::Duration,
+    watch: Watch,
 ) {
     let (read, mut write) = stream.into_split();
     let (lines, mut out_rx) = mpsc::channel::<String>(OUTBOUND_BUFFER);
@@ -296,6 +369,15 @@ pub(crate) async fn connection(
                 let _ = out.send(error_line(NULL_ID, ErrorCode::Busy, &msg)).await;
                 break;
             }
+            _ = watch.evict.notified() => {
+                let msg = "closing: the runtime is at its connection limit and this connection \
+                           follows nothing (reconnect when needed)";
+                let _ = out.send(error_line(NULL_ID, ErrorCode::Busy, msg)).await;
+                for (_, h) in subscriptions.drain() {
+                    h.abort();
+                }
+                break;
+            }
             _ = shutdown.changed() => {
                 // Tell the client why the connection ends (-32005), rather
                 // than just closing it.
@@ -311,10 +393,12 @@ pub(crate) async fn connection(
                     continue;
                 }
                 let lines = burst(&line, &mut reader, &mut buf).await;
-                if answer(lines, &*client, &out, &mut subscriptions)
-                    .await
-                    .is_err()
-                {
+                let answered = answer(lines, &*client, &out, &mut subscriptions).await;
+                let following = subscriptions.values().any(|h| !h.is_finished());
+                watch
+                    .following
+                    .store(following, std::sync::atomic::Ordering::SeqCst);
+                if answered.is_err() {
                     break;
                 }
             }

@@ -93,8 +93,12 @@ pub async fn probe(path: &Path) -> Probe {
         Ok(Incoming::Response {
             result: Ok(result), ..
         }) => result,
-        // An error answer to our request is still a runtime answering.
-        Ok(Incoming::Response { result: Err(e), .. }) => return Probe::Failing(e.message),
+        // An error answer to our request (or the server's reason for
+        // closing, such as its connection limit) is still a runtime
+        // answering.
+        Ok(Incoming::Response { result: Err(e), .. }) | Ok(Incoming::Closing(e)) => {
+            return Probe::Failing(e.message)
+        }
         _ => return Probe::NotHolon,
     };
     match serde_json::from_str::<RuntimeStatus>(&result) {
