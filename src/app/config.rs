@@ -75,6 +75,7 @@ struct ConsoleSection {
 struct ServerSection {
     max_connections: Option<usize>,
     idle_timeout_secs: Option<u64>,
+    http_max_connections: Option<usize>,
     listen: Option<String>,
     trigger_burst: Option<u32>,
     trigger_rate_per_sec: Option<f64>,
@@ -402,9 +403,21 @@ impl Config {
             Some(s) => std::time::Duration::from_secs(s),
             None => defaults.idle_timeout,
         };
+        let http_max_connections = file
+            .server
+            .http_max_connections
+            .unwrap_or(defaults.http_max_connections);
+        if !(1..=65_536).contains(&http_max_connections) {
+            return Err(at_key(
+                "server.http_max_connections",
+                format!("{http_max_connections} is out of range (1 to 65536)"),
+            ));
+        }
         let server_limits = super::control::ServerLimits {
             max_connections,
             idle_timeout,
+            http_max_connections,
+            ..defaults
         };
         let server_listen = match (env.get("HOLON_LISTEN"), file.server.listen) {
             (Some(v), _) => listen_setting(v).map_err(|message| ConfigError::Env {

@@ -491,6 +491,7 @@ async fn eleven_hundred_idle_connections_are_limited_and_timed_out() {
     let s = served_with(holon::app::control::ServerLimits {
         max_connections: 256,
         idle_timeout: Duration::from_secs(2),
+        ..Default::default()
     })
     .await;
     let path = s.path.clone();

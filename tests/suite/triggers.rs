@@ -32,6 +32,10 @@ struct Served {
 }
 
 async fn served(script: Vec<Scripted>) -> Served {
+    served_limited(script, ServerLimits::default()).await
+}
+
+async fn served_limited(script: Vec<Scripted>, limits: ServerLimits) -> Served {
     let r = rig(script).await;
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let token = holon::runtime::triggers::new_token();
@@ -43,8 +47,7 @@ async fn served(script: Vec<Scripted>) -> Served {
         token: token.clone(),
         rate: Default::default(),
     };
-    let started =
-        holon::app::http::start(&r.host, client, options, stop_rx, ServerLimits::default()).await;
+    let started = holon::app::http::start(&r.host, client, options, stop_rx, limits).await;
     assert!(started.is_some(), "{:?}", r.host.ingress());
     Served { r, stop, token }
 }
@@ -504,4 +507,64 @@ async fn a_wait_that_no_longer_applies_is_cancelled_by_the_model_and_bad_waits_a
     };
     let summary = ok(holon::protocol::call_json(&r.host, request).await);
     assert_ne!(summary["posture"], "WaitingForExternal", "{summary}");
+}
+
+/// The listener cannot be starved: a client that sends its headers byte
+/// by byte (or nothing) is closed after the header timeout, and at the
+/// connection limit new clients wait for a slot instead of the process
+/// running out of descriptors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_are_closed_and_connections_are_capped() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = served_limited(
+        vec![],
+        ServerLimits {
+            http_max_connections: 2,
+            http_header_timeout: Duration::from_secs(1),
+            ..Default::default()
+        },
+    )
+    .await;
+    let addr =
+        s.r.host
+            .ingress()
+            .http_addr
+            .unwrap_or_else(|| panic!("not listening"));
+    // Two slow clients hold both slots.
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut c = ok(tokio::net::TcpStream::connect(&addr).await);
+        ok(c.write_all(b"GET /control/runtime/status HTTP/1.1\r\nHo")
+            .await);
+        slow.push(c);
+    }
+    // A third waits for a slot, then is served once the slow ones are
+    // closed for taking too long over their headers.
+    let status = format!("http://{addr}/control/runtime/status");
+    let third = tokio::spawn(async move {
+        reqwest::Client::new()
+            .get(&status)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+    });
+    for mut c in slow {
+        let mut buf = [0u8; 256];
+        let closed = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                // Keep trickling; the server closes anyway.
+                let _ = c.write_all(b"s").await;
+                match tokio::time::timeout(Duration::from_millis(200), c.read(&mut buf)).await {
+                    Ok(Ok(0)) | Ok(Err(_)) => return,
+                    _ => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "a slow client was never closed");
+    }
+    let served = tokio::time::timeout(Duration::from_secs(10), third).await;
+    let code = ok(ok(served.expect("the third client was never served")));
+    // Unauthorized without the bearer token: answered, which is the point.
+    assert_eq!(code, 401);
 }

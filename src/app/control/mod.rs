@@ -19,11 +19,18 @@ pub const OUTBOUND_BYTES: usize = 1024 * 1024;
 /// How many clients a server takes, and how long an idle one may stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerLimits {
-    /// Connections served at once; the one over gets -32006 and a close.
+    /// Control connections served at once (WebSocket ones too); at the
+    /// limit the oldest that follows nothing gives way, else -32006.
     pub max_connections: usize,
     /// A connection with no subscription that sends nothing for this long
     /// is closed (with -32006 saying why).
     pub idle_timeout: std::time::Duration,
+    /// TCP connections the HTTP listener holds at once; at the limit it
+    /// stops accepting until one closes.
+    pub http_max_connections: usize,
+    /// How long an HTTP client may take to send a request's headers (and
+    /// how long a kept-alive connection may wait for its next request).
+    pub http_header_timeout: std::time::Duration,
 }
 
 impl Default for ServerLimits {
@@ -31,6 +38,8 @@ impl Default for ServerLimits {
         ServerLimits {
             max_connections: 256,
             idle_timeout: std::time::Duration::from_secs(300),
+            http_max_connections: 512,
+            http_header_timeout: std::time::Duration::from_secs(10),
         }
     }
 }
