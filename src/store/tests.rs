@@ -381,6 +381,53 @@ impl Drop for SmallDisk {
     }
 }
 
+/// Freed space heals the store with no request at all: the writer keeps
+/// trying, and reads see the reopened file (a failing store never wedges
+/// a runtime that only answers status).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_freed_disk_heals_the_store_without_any_request() {
+    let Some(disk) = SmallDisk::mount("8m") else {
+        eprintln!("skipped: cannot mount a tmpfs here (not root)");
+        return;
+    };
+    let path = disk.dir.path().join("s.redb");
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    let filler = disk.dir.path().join("filler");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let big = |n: u64| NewEvent {
+        payload: json!({ "n": n, "pad": "y".repeat(32 * 1024) }),
+        ..event("a", n)
+    };
+    let mut acked = 0u64;
+    for n in 0..2_000u64 {
+        match store.write(move |tx| tx.append_event(big(n))).await {
+            Ok(_) => acked += 1,
+            Err(_) => break,
+        }
+    }
+    assert!(store.health().is_some(), "the disk never filled");
+    std::fs::remove_file(&filler).unwrap();
+    let healed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while store.health().is_some() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(healed.is_ok(), "the store did not heal by itself");
+    let events = store.read().and_then(|r| r.events("a", 1, 10_000)).unwrap();
+    assert_eq!(
+        events.len() as u64,
+        acked,
+        "every acknowledged event is there"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_returns() {
     let Some(disk) = SmallDisk::mount("8m") else {

@@ -59,10 +59,69 @@ struct Pending {
     reply: oneshot::Sender<JobResult>,
 }
 
+/// While a commit failure stands, how often the writer tries to heal (and
+/// how often it looks for work meanwhile).
+const HEAL_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+const POLL_WHILE_FAILING: std::time::Duration = std::time::Duration::from_millis(25);
+
 impl Writer {
+    /// The next command: waited for while writes succeed; while they fail,
+    /// looked for between attempts to heal (reopen the file and commit an
+    /// empty transaction), so freeing space heals the store within a
+    /// quarter second with no request needed — reads included, which see
+    /// the reopened file.
+    fn next_command(&mut self) -> Option<Command> {
+        let mut last_heal = std::time::Instant::now();
+        loop {
+            if !self.failing() {
+                return self.rx.blocking_recv();
+            }
+            match self.rx.try_recv() {
+                Ok(cmd) => return Some(cmd),
+                Err(mpsc::error::TryRecvError::Disconnected) => return None,
+                Err(mpsc::error::TryRecvError::Empty) => {}
+            }
+            if last_heal.elapsed() >= HEAL_EVERY {
+                self.heal();
+                last_heal = std::time::Instant::now();
+            } else {
+                std::thread::sleep(POLL_WHILE_FAILING);
+            }
+        }
+    }
+
+    fn failing(&self) -> bool {
+        self.broken
+            || self
+                .failure
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+    }
+
+    /// Try once: reopen the file if a failure left it unusable, then commit
+    /// an empty transaction; success clears the failure.
+    fn heal(&mut self) {
+        if self.broken && self.reopen().is_err() {
+            return;
+        }
+        let Ok(db) = self.current_db() else { return };
+        let committed = db.begin_write().map(|mut txn| {
+            txn.set_durability(self.durability);
+            txn.commit()
+        });
+        match committed {
+            Ok(Ok(())) => {
+                tracing::info!("store writes succeed again");
+                *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            }
+            _ => self.broken = true,
+        }
+    }
+
     pub fn run(mut self) {
         let mut close_reply = None;
-        while let Some(cmd) = self.rx.blocking_recv() {
+        while let Some(cmd) = self.next_command() {
             let mut batch = Vec::new();
             match cmd {
                 Command::Job { run, reply } => batch.push(Pending { run, reply }),

@@ -74,7 +74,52 @@ impl RuntimeHost {
         self.summarize(&rx, &agent)
     }
 
+    /// The runtime's status. While the store fails it still answers, with
+    /// what it knows without the store and the failure named (a client
+    /// must never mistake a failing runtime for no runtime).
     pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
+        match (self.full_status(), self.store().health()) {
+            (Ok(s), _) => Ok(s),
+            (Err(e), Some(cause)) => Ok(self.degraded_status(format!(
+                "{cause} (and reading it failed too: {})",
+                e.message
+            ))),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    fn degraded_status(&self, failure: String) -> RuntimeStatus {
+        let info = &self.inner.config.info;
+        RuntimeStatus {
+            holon: "holon".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            mode: info.mode.clone(),
+            home: info.home.clone(),
+            store: self.store().path().display().to_string(),
+            socket_path: info.socket_path.clone(),
+            started_at: crate::format_ts(self.inner.started_at_ms),
+            uptime_ms: u64::try_from(crate::now_ms().saturating_sub(self.inner.started_at_ms))
+                .unwrap_or(0),
+            default_model: self.effective_model(&AgentRecord::new("", String::new())),
+            // Unknown without the store: said as idle, with no counts.
+            activity: crate::protocol::Activity {
+                state: crate::protocol::ActivityState::Idle,
+                active_agent_count: 0,
+                processing_agent_count: 0,
+                waiting_agent_count: 0,
+                active_task_count: 0,
+            },
+            agents: Vec::new(),
+            last_failure: None,
+            store_failure: Some(failure),
+            http: self.ingress(),
+            pending_approvals: 0,
+            config_fingerprint: info.config_fingerprint.clone(),
+        }
+    }
+
+    fn full_status(&self) -> Result<RuntimeStatus, ApiError> {
         let rx = self.store().read()?;
         let agents: Vec<AgentRecord> = rx.agents()?;
         let summaries = agents
