@@ -111,6 +111,26 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "agents" {
         super::bench_agents::run(&dir).await?;
     }
+    if which == "faults" {
+        let writes = 60;
+        let started = Instant::now();
+        let (tried, found) = crate::store::fault::sweep(&dir, writes, 1).await;
+        println!(
+            "store.faults      {writes} writes, an I/O fault at every write (whole and torn), \
+             sync and length change: {tried} fault points in {:.1} s; {} acknowledged, {} \
+             refused, {} lost, {} duplicated, {} invented{}",
+            started.elapsed().as_secs_f64(),
+            found.acknowledged,
+            found.refused,
+            found.lost,
+            found.duplicated,
+            found.invented,
+            found
+                .unopenable
+                .map(|e| format!("; could not reopen: {e}"))
+                .unwrap_or_default()
+        );
+    }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;
     }

@@ -535,9 +535,10 @@ pub struct BenchArgs {
     /// (SpawnAgent to the child's first provider request, 50 children at
     /// once, memory per idle child), sandbox (spawn to first output,
     /// sandboxed and not), all
-    /// (the previous ones), idle (runtime CPU while idle) or soak (RSS
-    /// under 50 prompts/s with subscribers, every 10 s); the last two are
-    /// not part of all.
+    /// (the previous ones), idle (runtime CPU while idle), soak (RSS
+    /// under 50 prompts/s with subscribers, every 10 s) or faults (an I/O
+    /// fault at every point of a scripted run); the last three are not
+    /// part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -10,6 +10,8 @@ pub(crate) mod codec;
 pub mod compact;
 mod error;
 
+#[cfg(any(test, feature = "bench"))]
+pub mod fault;
 mod kind_index;
 mod ledger;
 mod open;
@@ -18,6 +20,9 @@ mod seal;
 mod tables;
 mod write_ctx;
 mod writer;
+
+/// Opens the database (again).
+pub(crate) type Opener = Arc<dyn Fn() -> Result<redb::Database, StoreError> + Send + Sync>;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -139,16 +144,42 @@ impl Store {
                 detail: "the file is empty (0 bytes)".into(),
             });
         }
-        let db = open_database(path, options.cache_bytes)?;
-        init_schema(&db, path)?;
+        let opener: Opener = {
+            let (path, cache) = (path.to_path_buf(), options.cache_bytes);
+            Arc::new(move || open_database(&path, cache))
+        };
+        Store::open_with(path, opener, options)
+    }
+
+    /// Open the store through `opener` (a file, or in tests a backend that
+    /// injects faults), which the writer also uses to reopen it after a
+    /// failure.
+    pub(crate) fn open_with(
+        path: &Path,
+        opener: Opener,
+        options: StoreOptions,
+    ) -> Result<Store, StoreError> {
+        // A store this call creates and fails to finish (a full disk, an
+        // I/O error while writing its first header) is removed again, so
+        // it is not taken for a damaged one later.
+        let fresh = !path.exists();
+        let opened = opener().and_then(|db| init_schema(&db, path).map(|()| db));
+        let db = match opened {
+            Ok(db) => db,
+            Err(e) => {
+                if fresh {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        };
         let db: SharedDb = Arc::new(std::sync::RwLock::new(Some(Arc::new(db))));
         let failure: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let (jobs, rx) = mpsc::channel(options.queue_capacity.max(1));
         let (events, _) = broadcast::channel(options.event_buffer.max(16));
         let writer = Writer {
             db: Arc::clone(&db),
-            path: path.to_path_buf(),
-            cache_bytes: options.cache_bytes,
+            opener,
             failure: Arc::clone(&failure),
             broken: false,
             rx,

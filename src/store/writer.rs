@@ -39,8 +39,8 @@ pub(crate) enum Command {
 /// Runs on its own thread until every sender is gone or `Close` arrives.
 pub(crate) struct Writer {
     pub db: super::SharedDb,
-    pub path: std::path::PathBuf,
-    pub cache_bytes: usize,
+    /// Opens the file again (after a failure).
+    pub opener: super::Opener,
     /// Shared with `Store::health`.
     pub failure: Arc<std::sync::Mutex<Option<String>>>,
     /// A commit failed with an I/O error: redb refuses every later write
@@ -224,7 +224,7 @@ impl Writer {
         drop(old);
         let mut last = None;
         for _ in 0..50 {
-            match super::open_database(&self.path, self.cache_bytes) {
+            match (self.opener)() {
                 Ok(db) => {
                     *self.db.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(db));
                     self.broken = false;
