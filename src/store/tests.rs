@@ -373,6 +373,27 @@ impl SmallDisk {
     }
 }
 
+impl SmallDisk {
+    /// Fill the disk; the filler file is returned, to free the space later.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let filler = self.dir.path().join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+        filler
+    }
+}
+
+/// An event big enough to fill a small disk quickly.
+fn big(n: u64) -> NewEvent {
+    NewEvent {
+        payload: json!({ "n": n, "pad": "y".repeat(32 * 1024) }),
+        ..event("a", n)
+    }
+}
+
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount")
@@ -392,18 +413,7 @@ async fn a_freed_disk_heals_the_store_without_any_request() {
     };
     let path = disk.dir.path().join("s.redb");
     let store = Store::open(&path, StoreOptions::default()).unwrap();
-    let filler = disk.dir.path().join("filler");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let chunk = vec![0u8; 64 * 1024];
-        while f.write_all(&chunk).is_ok() {}
-        let _ = f.sync_all();
-    }
-    let big = |n: u64| NewEvent {
-        payload: json!({ "n": n, "pad": "y".repeat(32 * 1024) }),
-        ..event("a", n)
-    };
+    let filler = disk.fill();
     let mut acked = 0u64;
     for n in 0..2_000u64 {
         match store.write(move |tx| tx.append_event(big(n))).await {
@@ -437,18 +447,7 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
     let path = disk.dir.path().join("s.redb");
     let store = Store::open(&path, StoreOptions::default()).unwrap();
     // Fill the disk, keeping the filler to free it later.
-    let filler = disk.dir.path().join("filler");
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let chunk = vec![0u8; 64 * 1024];
-        while f.write_all(&chunk).is_ok() {}
-        let _ = f.sync_all();
-    }
-    let big = |n: u64| NewEvent {
-        payload: json!({ "n": n, "pad": "y".repeat(32 * 1024) }),
-        ..event("a", n)
-    };
+    let filler = disk.fill();
     let mut acked = Vec::new();
     let mut failure = None;
     for n in 0..2_000u64 {

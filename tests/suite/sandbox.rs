@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{daemon_pid, poll, stderr, Daemon, Home};
-use super::workspaces::{git, repo};
+use super::workspaces::{git, provider_env, repo};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
@@ -28,14 +28,6 @@ fn sandbox_here() -> bool {
     assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
     eprintln!("{msg}");
     false
-}
-
-fn provider_env(stub: &StubServer) -> Vec<(String, String)> {
-    vec![
-        ("HOLON_MODEL".into(), "openai/gpt-sandbox".into()),
-        ("OPENAI_BASE_URL".into(), format!("{}/v1", stub.base())),
-        ("OPENAI_API_KEY".into(), "sk-sandbox".into()),
-    ]
 }
 
 fn config(home: &Home, policy: &str) {

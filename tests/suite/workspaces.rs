@@ -79,7 +79,7 @@ fn events(home: &Home, agent: &str, kind: &str) -> Vec<Value> {
     lines
 }
 
-fn provider_env(stub: &StubServer) -> Vec<(String, String)> {
+pub(super) fn provider_env(stub: &StubServer) -> Vec<(String, String)> {
     vec![
         ("HOLON_MODEL".into(), "openai/gpt-ws".into()),
         ("OPENAI_BASE_URL".into(), format!("{}/v1", stub.base())),

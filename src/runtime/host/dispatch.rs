@@ -80,15 +80,17 @@ impl RuntimeHost {
     pub fn runtime_status(&self) -> Result<RuntimeStatus, ApiError> {
         match (self.full_status(), self.store().health()) {
             (Ok(s), _) => Ok(s),
-            (Err(e), Some(cause)) => Ok(self.degraded_status(format!(
+            (Err(e), Some(cause)) => Ok(self.status_without_store(Some(format!(
                 "{cause} (and reading it failed too: {})",
                 e.message
-            ))),
+            )))),
             (Err(e), None) => Err(e),
         }
     }
 
-    fn degraded_status(&self, failure: String) -> RuntimeStatus {
+    /// What the status says without reading the store: the process, its
+    /// endpoints, and `store_failure`.
+    fn status_without_store(&self, store_failure: Option<String>) -> RuntimeStatus {
         let info = &self.inner.config.info;
         RuntimeStatus {
             holon: "holon".into(),
@@ -112,7 +114,7 @@ impl RuntimeHost {
             },
             agents: Vec::new(),
             last_failure: None,
-            store_failure: Some(failure),
+            store_failure,
             http: self.ingress(),
             pending_approvals: 0,
             config_fingerprint: info.config_fingerprint.clone(),
@@ -128,19 +130,7 @@ impl RuntimeHost {
             .collect::<Result<Vec<_>, _>>()?;
         let activity = crate::runtime::inspect::activity(&agents, &summaries);
         let last_failure = crate::runtime::inspect::last_failure(&agents);
-        let info = &self.inner.config.info;
         Ok(RuntimeStatus {
-            holon: "holon".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            pid: std::process::id(),
-            mode: info.mode.clone(),
-            home: info.home.clone(),
-            store: self.store().path().display().to_string(),
-            socket_path: info.socket_path.clone(),
-            started_at: crate::format_ts(self.inner.started_at_ms),
-            uptime_ms: u64::try_from(crate::now_ms().saturating_sub(self.inner.started_at_ms))
-                .unwrap_or(0),
-            default_model: self.effective_model(&AgentRecord::new("", String::new())),
             activity,
             // Status routes list public agents (private children show
             // under their parents).
@@ -153,9 +143,8 @@ impl RuntimeHost {
                 .collect(),
             last_failure,
             store_failure: self.store().health(),
-            http: self.ingress(),
             pending_approvals: self.approvals(None, false)?.len() as u64,
-            config_fingerprint: info.config_fingerprint.clone(),
+            ..self.status_without_store(None)
         })
     }
 
