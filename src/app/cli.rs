@@ -229,6 +229,16 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check a store: the storage engine's integrity check, then every
+    /// agent's ledger without gaps and every event decoding. Exits non-zero
+    /// naming what is wrong (the runtime must not be running on it).
+    Verify {
+        /// Another store file (default: this home's).
+        path: Option<std::path::PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What the store file holds, table by table: rows, stored bytes,
     /// B-tree overhead and unused space (the runtime must not be running).
     Stats {

@@ -206,6 +206,45 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
+/// `holon store verify [PATH]`: the storage engine's integrity check and
+/// Holon's own (ledgers without gaps, every event decoding); non-zero exit
+/// naming what is wrong.
+pub async fn store_verify(
+    ctx: &Context,
+    path: Option<std::path::PathBuf>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if path.is_none() && super::daemon::connect(ctx).await.is_some() {
+        anyhow::bail!(
+            "a runtime is running on this store; stop it first (`holon daemon stop`), then verify"
+        );
+    }
+    let path = path.unwrap_or_else(|| ctx.paths.store_file());
+    if !path.is_file() {
+        anyhow::bail!("{} is not a store file", path.display());
+    }
+    let report = tokio::task::spawn_blocking(move || crate::store::verify::verify(&path)).await??;
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&report)?)?;
+    } else {
+        out.line(&format!(
+            "{}: {} agents, {} events: {}",
+            report.path.display(),
+            report.agents,
+            report.events,
+            if report.sound() { "sound" } else { "PROBLEMS" }
+        ))?;
+        for p in &report.problems {
+            out.line(&format!("  {p}"))?;
+        }
+    }
+    Ok(match report.sound() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::FAILURE,
+    })
+}
+
 /// `holon store stats`: the store's tables and their sizes.
 pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     if super::daemon::connect(ctx).await.is_some() {

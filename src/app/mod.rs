@@ -317,6 +317,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 commands::store_compact(&ctx, json).await
             }
+            Some(Command::Store(StoreCommand::Verify { path, json })) => {
+                commands::store_verify(&ctx, path, json).await
+            }
             Some(Command::Store(StoreCommand::Stats { json })) => {
                 commands::store_stats(&ctx, json).await
             }

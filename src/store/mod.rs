@@ -9,6 +9,7 @@
 pub(crate) mod codec;
 pub mod compact;
 mod error;
+pub mod verify;
 
 #[cfg(any(test, feature = "bench"))]
 pub mod fault;

@@ -163,6 +163,33 @@ fn store_compact_reports_what_it_reclaimed_and_keeps_every_event() {
 }
 
 #[test]
+fn store_verify_passes_a_sound_store_and_names_a_gap() {
+    let home = Home::new();
+    for i in 0..5 {
+        home.ok(&["send", &format!("prompt {i}")]);
+    }
+    let text = home.ok(&["store", "verify"]);
+    assert!(text.contains("1 agents, 6 events: sound"), "{text}");
+    // Take event 3 out behind Holon's back.
+    {
+        let db = redb::Database::open(home.store_file()).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut t = txn.open_table(holon::store::schema::EVENTS).unwrap();
+            assert!(t.remove(("main", 3u64)).unwrap().is_some());
+        }
+        txn.commit().unwrap();
+    }
+    let out = home.run(&["store", "verify"]);
+    assert!(!out.status.success(), "a gap must fail verify");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("PROBLEMS") && text.contains("events 3 to 3 are missing"),
+        "{text}"
+    );
+}
+
+#[test]
 fn status_names_the_running_runtimes_model_not_the_clis() {
     let home = Home::new();
     let out = home
