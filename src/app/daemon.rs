@@ -425,13 +425,14 @@ fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
 }
 
 /// Whether the process behind pidfd `fd` exits within `limit`.
-async fn exited(fd: i32, limit: Duration) -> bool {
+async fn exited(fd: std::os::fd::OwnedFd, limit: Duration) -> bool {
+    use std::os::fd::AsRawFd;
     let ms = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
     tokio::task::spawn_blocking(move || {
         let deadline = Instant::now() + limit;
         loop {
             let mut p = libc::pollfd {
-                fd,
+                fd: fd.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
@@ -439,7 +440,7 @@ async fn exited(fd: i32, limit: Duration) -> bool {
             let wait = i32::try_from(left.as_millis()).unwrap_or(ms);
             // SAFETY: one pollfd, owned by this frame.
             match unsafe { libc::poll(&mut p, 1, wait) } {
-                n if n > 0 => return true,
+                n if n > 0 => return p.revents & libc::POLLIN != 0,
                 0 => return false,
                 _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                 _ => return false,
@@ -496,11 +497,12 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
             None => pid_alive(pid),
         }
     };
-    let exit_raw = exit_fd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
     let gone = |limit: Duration| {
         let alive = alive.clone();
+        // The closure owns its own copy of the pidfd.
+        let exit_fd = exit_fd.as_ref().and_then(|fd| fd.try_clone().ok());
         async move {
-            if let Some(fd) = exit_raw {
+            if let Some(fd) = exit_fd {
                 return exited(fd, limit).await;
             }
             let deadline = Instant::now() + limit;

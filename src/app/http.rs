@@ -149,7 +149,13 @@ pub async fn start(
         .route("/control/runtime/shutdown", post(runtime_shutdown))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
-    let max = limits.http_max_connections.min(fd_budget()).max(1);
+    // Each WebSocket (which gives its HTTP slot back at the upgrade) holds
+    // three descriptors: its TCP stream and a socket pair to the server.
+    let ws_fds = limits.max_connections.saturating_mul(3);
+    let max = limits
+        .http_max_connections
+        .min(fd_budget().saturating_sub(ws_fds))
+        .max(1);
     Some(tokio::spawn(serve(
         listener,
         app,
@@ -186,6 +192,8 @@ fn fd_budget() -> usize {
                 rlim_max: lim.rlim_max,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                // Commands get the limit they would have had.
+                crate::runtime::exec_env::remember_fd_limit(lim.rlim_cur);
                 lim.rlim_cur = lim.rlim_max;
             }
         }

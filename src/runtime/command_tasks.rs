@@ -358,6 +358,7 @@ impl CommandTasks {
             cmd.process_group(0);
         }
         let mask = super::exec_env::operator_umask();
+        let fd_limit = super::exec_env::original_fd_limit();
         let prepared = match confined {
             Some((tmp, prepared)) => {
                 cmd.env("TMPDIR", &tmp);
@@ -365,13 +366,23 @@ impl CommandTasks {
             }
             None => None,
         };
-        // SAFETY: only async-signal-safe calls (umask, close, dup2, and
-        // the sandbox's raw system calls) run in the child between fork and
-        // exec.
+        // SAFETY: only async-signal-safe calls (umask, setrlimit, close,
+        // dup2, and the sandbox's raw system calls) run in the child between
+        // fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(mask) = mask {
                     libc::umask(mask);
+                }
+                if let Some(soft) = fd_limit {
+                    let mut lim = libc::rlimit {
+                        rlim_cur: 0,
+                        rlim_max: 0,
+                    };
+                    if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                        lim.rlim_cur = soft.min(lim.rlim_max);
+                        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                    }
                 }
                 StartGate::child_side(gate_read, gate_write)?;
                 match &prepared {

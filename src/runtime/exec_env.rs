@@ -65,6 +65,21 @@ impl ExecEnvPolicy {
     }
 }
 
+/// The soft open-file limit the process started with, when the runtime
+/// raised its own (for the HTTP listener): command tasks get it back.
+static ORIGINAL_FD_LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Remember the soft open-file limit before raising it (first call wins).
+pub fn remember_fd_limit(soft: u64) {
+    let _ = ORIGINAL_FD_LIMIT.set(soft);
+}
+
+/// The soft open-file limit a command task should run with, if the
+/// runtime changed its own.
+pub fn original_fd_limit() -> Option<u64> {
+    ORIGINAL_FD_LIMIT.get().copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,7 +168,8 @@ impl Store {
         let db = match opened {
             Ok(db) => db,
             Err(e) => {
-                if fresh {
+                // Never when another process holds it: that one made it.
+                if fresh && !matches!(e, StoreError::Locked { .. }) {
                     let _ = std::fs::remove_file(path);
                 }
                 return Err(e);

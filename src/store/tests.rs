@@ -422,6 +422,12 @@ async fn a_freed_disk_heals_the_store_without_any_request() {
         }
     }
     assert!(store.health().is_some(), "the disk never filled");
+    // Still full: healing attempts fail and the failure stands.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(
+        store.health().is_some(),
+        "healed on a disk that is still full"
+    );
     std::fs::remove_file(&filler).unwrap();
     let healed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
         while store.health().is_some() {

@@ -59,10 +59,14 @@ struct Pending {
     reply: oneshot::Sender<JobResult>,
 }
 
-/// While a commit failure stands, how often the writer tries to heal (and
-/// how often it looks for work meanwhile).
-const HEAL_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+/// While a commit failure stands, the writer tries to heal after
+/// `HEAL_FIRST`, then backs off (doubling) to at most `HEAL_MOST`; it looks
+/// for work every `POLL_WHILE_FAILING` meanwhile.
+const HEAL_FIRST: std::time::Duration = std::time::Duration::from_millis(250);
+const HEAL_MOST: std::time::Duration = std::time::Duration::from_secs(4);
 const POLL_WHILE_FAILING: std::time::Duration = std::time::Duration::from_millis(25);
+/// What a healing attempt writes: enough that a still-full disk fails it.
+const HEAL_PROBE_BYTES: usize = 64 * 1024;
 
 impl Writer {
     /// The next command: waited for while writes succeed; while they fail,
@@ -72,6 +76,7 @@ impl Writer {
     /// the reopened file.
     fn next_command(&mut self) -> Option<Command> {
         let mut last_heal = std::time::Instant::now();
+        let mut wait = HEAL_FIRST;
         loop {
             if !self.failing() {
                 return self.rx.blocking_recv();
@@ -81,9 +86,10 @@ impl Writer {
                 Err(mpsc::error::TryRecvError::Disconnected) => return None,
                 Err(mpsc::error::TryRecvError::Empty) => {}
             }
-            if last_heal.elapsed() >= HEAL_EVERY {
+            if last_heal.elapsed() >= wait {
                 self.heal();
                 last_heal = std::time::Instant::now();
+                wait = (wait * 2).min(HEAL_MOST);
             } else {
                 std::thread::sleep(POLL_WHILE_FAILING);
             }
@@ -106,9 +112,23 @@ impl Writer {
             return;
         }
         let Ok(db) = self.current_db() else { return };
+        // A real write (a probe record, overwritten each time), so a disk
+        // that is still full fails it.
         let committed = db.begin_write().map(|mut txn| {
             txn.set_durability(self.durability);
-            txn.commit()
+            txn.set_quick_repair(self.quick_repair);
+            let probe = vec![0u8; HEAL_PROBE_BYTES];
+            let wrote = match txn.open_table(super::schema::META) {
+                Ok(mut meta) => meta
+                    .insert("heal_probe", probe.as_slice())
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match wrote {
+                Ok(()) => txn.commit().map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            }
         });
         match committed {
             Ok(Ok(())) => {

@@ -541,13 +541,16 @@ async fn slow_clients_are_closed_and_connections_are_capped() {
     // A third waits for a slot, then is served once the slow ones are
     // closed for taking too long over their headers.
     let status = format!("http://{addr}/control/runtime/status");
-    let third = tokio::spawn(async move {
+    let mut third = tokio::spawn(async move {
         reqwest::Client::new()
             .get(&status)
             .send()
             .await
             .map(|r| r.status().as_u16())
     });
+    // While the two slots are held, it is not served.
+    let early = tokio::time::timeout(Duration::from_millis(300), &mut third).await;
+    assert!(early.is_err(), "served past the connection cap");
     for mut c in slow {
         let mut buf = [0u8; 256];
         let closed = tokio::time::timeout(Duration::from_secs(10), async {

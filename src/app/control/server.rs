@@ -42,12 +42,15 @@ pub async fn serve(
                     };
                     let client = Arc::clone(&client);
                     let shutdown = shutdown.clone();
-                    let slots = Arc::clone(&slots);
+                    let held = Held {
+                        slots: Arc::clone(&slots),
+                        id: slot.id,
+                    };
                     tokio::spawn(async move {
                         let watch = slot.watch.clone();
                         connection_watched(stream, client, shutdown, limits.idle_timeout, watch)
                             .await;
-                        slots.release(slot.id);
+                        drop(held);
                     });
                 }
                 Err(e) => {
@@ -75,6 +78,18 @@ pub(crate) struct Watch {
 struct Slot {
     id: u64,
     watch: Watch,
+}
+
+/// A connection's slot, given back when its task ends, however it ends.
+struct Held {
+    slots: Arc<Slots>,
+    id: u64,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.slots.release(self.id);
+    }
 }
 
 /// The control socket's connections, oldest first. At the cap a new
@@ -393,6 +408,11 @@ async fn connection_watched(
                     continue;
                 }
                 let lines = burst(&line, &mut reader, &mut buf).await;
+                // Busy answering (perhaps subscribing) is not idle: not
+                // evicted meanwhile.
+                watch
+                    .following
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
                 let answered = answer(lines, &*client, &out, &mut subscriptions).await;
                 let following = subscriptions.values().any(|h| !h.is_finished());
                 watch
@@ -495,14 +515,14 @@ fn duplicate_key(line: &[u8]) -> Option<String> {
                     self,
                     mut map: A,
                 ) -> Result<Keys, A::Error> {
-                    let mut seen: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+                    let mut seen = std::collections::HashSet::new();
                     let mut twice = None;
                     while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
                         map.next_value::<serde::de::IgnoredAny>()?;
                         if twice.is_none() && seen.contains(&k) {
                             twice = Some(k.clone().into_owned());
                         }
-                        seen.push(k);
+                        seen.insert(k);
                     }
                     Ok(Keys(twice))
                 }

@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::protocol::jsonrpc::{request_line, Incoming, IncomingLine};
-use crate::protocol::{Request, RuntimeStatus};
+use crate::protocol::{ErrorCode, Request, RuntimeStatus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SocketError {
@@ -93,10 +93,19 @@ pub async fn probe(path: &Path) -> Probe {
         Ok(Incoming::Response {
             result: Ok(result), ..
         }) => result,
-        // An error answer to our request (or the server's reason for
-        // closing, such as its connection limit) is still a runtime
-        // answering.
-        Ok(Incoming::Response { result: Err(e), .. }) | Ok(Incoming::Closing(e)) => {
+        // Holon's own server errors in answer to our request (its store
+        // failing) or as its reason for closing (its connection limit,
+        // shutting down) are still a runtime answering.
+        Ok(Incoming::Response {
+            id: 1,
+            result: Err(e),
+        })
+        | Ok(Incoming::Closing(e))
+            if matches!(
+                e.code,
+                ErrorCode::Storage | ErrorCode::ShuttingDown | ErrorCode::Busy
+            ) =>
+        {
             return Probe::Failing(e.message)
         }
         _ => return Probe::NotHolon,
