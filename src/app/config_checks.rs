@@ -19,7 +19,7 @@ pub(super) fn policy_setting(
         Some(a) => Approval::parse(a).ok_or_else(|| {
             at_key(
                 "policy.approval",
-                format!("`{a}` is not an approval mode: on_request, never, on_write or always"),
+                format!("`{a}` is not an approval mode: {}", Approval::CHOICES),
             )
         })?,
     };
@@ -39,7 +39,7 @@ pub(super) fn policy_setting(
         Some(m) => Some(SandboxMode::parse(m).ok_or_else(|| {
             at_key(
                 "policy.sandbox",
-                format!("`{m}` is not a sandbox mode: workspace_write, read_only or off"),
+                format!("`{m}` is not a sandbox mode: {}", SandboxMode::CHOICES),
             )
         })?),
     };
@@ -48,7 +48,7 @@ pub(super) fn policy_setting(
         Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
             at_key(
                 "policy.network",
-                format!("`{n}` is not a network setting: off or on"),
+                format!("`{n}` is not a network setting: {}", NetworkAccess::CHOICES),
             )
         })?),
     };

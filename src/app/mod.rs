@@ -39,11 +39,13 @@ pub mod control;
 pub mod daemon;
 pub mod debug;
 pub mod http;
+mod http_serve;
 pub mod logging;
 pub mod offline;
 pub mod paths;
 pub mod providers;
 pub mod run;
+mod store_cmd;
 pub mod stress;
 mod trigger_cmd;
 mod workspace_cmd;
@@ -315,13 +317,13 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             Some(Command::Store(StoreCommand::Compact { json })) => {
-                commands::store_compact(&ctx, json).await
+                store_cmd::store_compact(&ctx, json).await
             }
             Some(Command::Store(StoreCommand::Verify { path, json })) => {
-                commands::store_verify(&ctx, path, json).await
+                store_cmd::store_verify(&ctx, path, json).await
             }
             Some(Command::Store(StoreCommand::Stats { json })) => {
-                commands::store_stats(&ctx, json).await
+                store_cmd::store_stats(&ctx, json).await
             }
             Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
                 debug::export(&ctx, agent, &dir).await

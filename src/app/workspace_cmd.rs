@@ -122,26 +122,21 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
             let approval = match approval.as_deref() {
                 None => None,
                 Some(a) => Some(Approval::parse(a).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "`{a}` is not an approval mode: on_request, never, on_write or always"
-                    )
+                    anyhow::anyhow!("`{a}` is not an approval mode: {}", Approval::CHOICES)
                 })?),
             };
             let sandbox = match sandbox.as_deref() {
                 None => None,
                 Some(m) => Some(SandboxMode::parse(m).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "`{m}` is not a sandbox mode: workspace_write, read_only or off"
-                    )
+                    anyhow::anyhow!("`{m}` is not a sandbox mode: {}", SandboxMode::CHOICES)
                 })?),
             };
-            let network =
-                match network.as_deref() {
-                    None => None,
-                    Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
-                        anyhow::anyhow!("`{n}` is not a network setting: off or on")
-                    })?),
-                };
+            let network = match network.as_deref() {
+                None => None,
+                Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
+                    anyhow::anyhow!("`{n}` is not a network setting: {}", NetworkAccess::CHOICES)
+                })?),
+            };
             (
                 opts,
                 Request::WorkspacePolicy {

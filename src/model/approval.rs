@@ -75,6 +75,9 @@ pub enum Approval {
 }
 
 impl Approval {
+    /// The names `parse` takes, for error messages.
+    pub const CHOICES: &'static str = "on_request, never, on_write or always";
+
     pub fn as_str(self) -> &'static str {
         match self {
             Approval::OnRequest => "on_request",

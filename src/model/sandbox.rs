@@ -20,6 +20,9 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// The names `parse` takes, for error messages.
+    pub const CHOICES: &'static str = "workspace_write, read_only or off";
+
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxMode::WorkspaceWrite => "workspace_write",
@@ -49,6 +52,9 @@ pub enum NetworkAccess {
 }
 
 impl NetworkAccess {
+    /// The names `parse` takes, for error messages.
+    pub const CHOICES: &'static str = "off or on";
+
     pub fn as_str(self) -> &'static str {
         match self {
             NetworkAccess::Off => "off",

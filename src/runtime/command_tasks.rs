@@ -262,47 +262,20 @@ impl CommandTasks {
 
     /// The command's own temporary directory (made private) and its
     /// sandbox made ready to apply.
-    #[cfg(target_os = "linux")]
     fn confine(
         &self,
         c: &super::sandbox::Confine,
         task_id: &str,
         output: &Path,
-    ) -> std::io::Result<(PathBuf, super::sandbox::linux::Prepared)> {
+    ) -> std::io::Result<(PathBuf, super::sandbox::Prepared)> {
         use std::os::unix::fs::DirBuilderExt;
-        let support = super::sandbox::Support::probe();
         let tmp = self.tmp_dir(task_id);
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&tmp)?;
-        let request = super::sandbox::Request {
-            mode: c.mode,
-            network: c.network,
-            execution_root: &c.execution_root,
-            agent_home: &c.agent_home,
-            tmp: Some(&tmp),
-            output: Some(output),
-            holon_dirs: &self.holon_dirs,
-        };
-        let sandbox_error = |e: std::io::Error| {
-            std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
-        };
-        let plan = super::sandbox::plan(&request).map_err(sandbox_error)?;
-        let plan = plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))?;
-        let prepared =
-            super::sandbox::linux::Prepared::new(&plan, support).map_err(sandbox_error)?;
+        let prepared = super::sandbox::prepare(c, &tmp, output, &self.holon_dirs)?;
         Ok((tmp, prepared))
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn confine(
-        &self,
-        _: &super::sandbox::Confine,
-        _: &str,
-        _: &Path,
-    ) -> std::io::Result<(PathBuf, std::convert::Infallible)> {
-        Err(std::io::Error::other("this system cannot sandbox commands"))
     }
 
     /// Holon's own directories: never writable from the sandbox.

@@ -394,6 +394,19 @@ fn big(n: u64) -> NewEvent {
     }
 }
 
+/// Append big events until a write fails: the `(event_seq, n)` of each
+/// acknowledged one, and the failure.
+async fn write_until_full(store: &Store) -> (Vec<(u64, u64)>, Option<StoreError>) {
+    let mut acked = Vec::new();
+    for n in 0..2_000u64 {
+        match store.write(move |tx| tx.append_event(big(n))).await {
+            Ok(seq) => acked.push((seq, n)),
+            Err(e) => return (acked, Some(e)),
+        }
+    }
+    (acked, None)
+}
+
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount")
@@ -414,13 +427,8 @@ async fn a_freed_disk_heals_the_store_without_any_request() {
     let path = disk.dir.path().join("s.redb");
     let store = Store::open(&path, StoreOptions::default()).unwrap();
     let filler = disk.fill();
-    let mut acked = 0u64;
-    for n in 0..2_000u64 {
-        match store.write(move |tx| tx.append_event(big(n))).await {
-            Ok(_) => acked += 1,
-            Err(_) => break,
-        }
-    }
+    let (acked, _) = write_until_full(&store).await;
+    let acked = acked.len() as u64;
     assert!(store.health().is_some(), "the disk never filled");
     // Still full: healing attempts fail and the failure stands.
     std::thread::sleep(std::time::Duration::from_millis(700));
@@ -454,17 +462,7 @@ async fn a_full_disk_fails_writes_clearly_and_the_writer_heals_when_space_return
     let store = Store::open(&path, StoreOptions::default()).unwrap();
     // Fill the disk, keeping the filler to free it later.
     let filler = disk.fill();
-    let mut acked = Vec::new();
-    let mut failure = None;
-    for n in 0..2_000u64 {
-        match store.write(move |tx| tx.append_event(big(n))).await {
-            Ok(seq) => acked.push((seq, n)),
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    let (acked, failure) = write_until_full(&store).await;
     let failure = failure.expect("the disk never filled");
     assert!(matches!(failure, StoreError::Storage(_)), "{failure}");
     assert!(store.health().is_some(), "health reports the failure");

@@ -285,6 +285,7 @@ mod words;
 use describe::*;
 use words::*;
 
+pub(crate) use words::nonblank;
 pub use words::{compact_count, wire_name};
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! `RuntimeClient` implementation. The protocol is documented in
 //! docs/protocol.md.
 
+mod request;
 pub mod server;
+mod slots;
 pub mod socket;
 
 /// The longest request line accepted (bytes, newline excluded).

@@ -4,7 +4,8 @@
 //! signal threaded through. A bad line gets a JSON-RPC error and the
 //! connection stays; an oversized line gets an error and a close; a client
 //! that does not read only ever blocks itself: its subscriptions are cut
-//! off with "lagged, resume from N" and memory stays bounded.
+//! off with "lagged, resume from N" and memory stays bounded. Who holds a
+//! connection slot, and who gives way at the limit, is `slots`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,12 +17,14 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::request::{parse_line, EchoId, Line, NULL_ID};
+use super::slots::{Held, Slots, Watch};
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::protocol::jsonrpc::{
     error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, SubscribeParams,
     Subscribed, SubscriptionRequest, Unsubscribed,
 };
-use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem, METHODS};
+use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem};
 
 /// Serve connections until `shutdown` turns true, at most
 /// `limits.max_connections` at once.
@@ -42,10 +45,7 @@ pub async fn serve(
                     };
                     let client = Arc::clone(&client);
                     let shutdown = shutdown.clone();
-                    let held = Held {
-                        slots: Arc::clone(&slots),
-                        id: slot.id,
-                    };
+                    let held = Held::new(&slots, slot.id);
                     tokio::spawn(async move {
                         let watch = slot.watch.clone();
                         connection_watched(stream, client, shutdown, limits.idle_timeout, watch)
@@ -64,77 +64,6 @@ pub async fn serve(
                 }
             }
         }
-    }
-}
-
-/// What the server knows of one open connection: whether it follows
-/// anything, and how to ask it to close.
-#[derive(Clone, Default)]
-pub(crate) struct Watch {
-    following: Arc<std::sync::atomic::AtomicBool>,
-    evict: Arc<tokio::sync::Notify>,
-}
-
-struct Slot {
-    id: u64,
-    watch: Watch,
-}
-
-/// A connection's slot, given back when its task ends, however it ends.
-struct Held {
-    slots: Arc<Slots>,
-    id: u64,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.slots.release(self.id);
-    }
-}
-
-/// The control socket's connections, oldest first. At the cap a new
-/// connection takes the slot of the oldest one that follows nothing
-/// (answering requests, pinging, does not keep a slot), so a command-line
-/// client always gets through; only when every connection follows an
-/// agent is a new one refused.
-struct Slots {
-    max: usize,
-    open: std::sync::Mutex<(u64, Vec<Slot>)>,
-}
-
-impl Slots {
-    fn new(max: usize) -> Slots {
-        Slots {
-            max,
-            open: std::sync::Mutex::new((0, Vec::new())),
-        }
-    }
-
-    fn take(&self) -> Option<Slot> {
-        let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let (next, open) = &mut *guard;
-        if open.len() >= self.max {
-            let idle = open
-                .iter()
-                .position(|s| !s.watch.following.load(std::sync::atomic::Ordering::SeqCst))?;
-            let evicted = open.remove(idle);
-            evicted.watch.evict.notify_one();
-        }
-        *next += 1;
-        let slot = Slot {
-            id: *next,
-            watch: Watch::default(),
-        };
-        open.push(Slot {
-            id: slot.id,
-            watch: slot.watch.clone(),
-        });
-        Some(slot)
-    }
-
-    fn release(&self, id: u64) {
-        let mut guard = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        guard.1.retain(|s| s.id != id);
     }
 }
 
@@ -198,12 +127,6 @@ async fn read_frame(
 
 /// A request id as JSON text, echoed exactly as the client wrote it (a
 /// number larger than 2^53, or than u64, survives untouched).
-type EchoId = String;
-
-const NULL_ID: &str = "null";
-
-/// Requests of one connection run together at most (a pipelining
-/// client's burst).
 const MAX_PIPELINED: usize = 64;
 
 /// The requests a pipelining client has already sent: `first`, then every
@@ -276,19 +199,6 @@ async fn answer(
 
 /// How often a connection that stopped reading is checked for a hang-up.
 const HANGUP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The request's `id` as the client wrote it, when it is a number.
-fn raw_numeric_id(line: &[u8]) -> Option<EchoId> {
-    #[derive(serde::Deserialize)]
-    struct IdOnly<'a> {
-        #[serde(borrow, default)]
-        id: Option<&'a serde_json::value::RawValue>,
-    }
-    let parsed: IdOnly<'_> = serde_json::from_slice(line).ok()?;
-    let raw = parsed.id?.get().trim();
-    raw.starts_with(|c: char| c == '-' || c.is_ascii_digit())
-        .then(|| raw.to_owned())
-}
 
 /// A connection's outbound queue: lines, and the bytes they hold (so a
 /// client that stops reading holds at most `OUTBOUND_BYTES` of events).
@@ -384,7 +294,7 @@ async fn connection_watched(
                 let _ = out.send(error_line(NULL_ID, ErrorCode::Busy, &msg)).await;
                 break;
             }
-            _ = watch.evict.notified() => {
+            _ = watch.evicted() => {
                 let msg = "closing: the runtime is at its connection limit and this connection \
                            follows nothing (reconnect when needed)";
                 let _ = out.send(error_line(NULL_ID, ErrorCode::Busy, msg)).await;
@@ -410,14 +320,9 @@ async fn connection_watched(
                 let lines = burst(&line, &mut reader, &mut buf).await;
                 // Busy answering (perhaps subscribing) is not idle: not
                 // evicted meanwhile.
-                watch
-                    .following
-                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                watch.set_following(true);
                 let answered = answer(lines, &*client, &out, &mut subscriptions).await;
-                let following = subscriptions.values().any(|h| !h.is_finished());
-                watch
-                    .following
-                    .store(following, std::sync::atomic::Ordering::SeqCst);
+                watch.set_following(subscriptions.values().any(|h| !h.is_finished()));
                 if answered.is_err() {
                     break;
                 }
@@ -470,26 +375,6 @@ async fn connection_watched(
     }
 }
 
-/// One request line, checked.
-enum Line {
-    /// Answered already (a malformed request).
-    Reply(String),
-    /// `events.subscribe` / `events.unsubscribe`: handled in order on the
-    /// connection, which owns its subscriptions.
-    Subscription {
-        rid: EchoId,
-        has_id: bool,
-        method: String,
-        params: Value,
-    },
-    /// Any other method: batched with the calls next to it in a burst.
-    Call {
-        rid: EchoId,
-        has_id: bool,
-        request: Request,
-    },
-}
-
 /// The reply line for an outcome; `None` for a notification (no id) that
 /// succeeded.
 fn reply(rid: &str, has_id: bool, outcome: Result<String, ApiError>) -> Option<String> {
@@ -497,156 +382,6 @@ fn reply(rid: &str, has_id: bool, outcome: Result<String, ApiError>) -> Option<S
         (false, Ok(_)) => None,
         (true, Ok(result)) => Some(result_line(rid, &result)),
         (_, Err(e)) => Some(error_line(rid, e.code, &e.message)),
-    }
-}
-
-/// A top-level key that appears twice in the JSON object `line`.
-fn duplicate_key(line: &[u8]) -> Option<String> {
-    struct Keys(Option<String>);
-    impl<'de> serde::Deserialize<'de> for Keys {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
-            struct Visit;
-            impl<'de> serde::de::Visitor<'de> for Visit {
-                type Value = Keys;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Keys, A::Error> {
-                    let mut seen = std::collections::HashSet::new();
-                    let mut twice = None;
-                    while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                        if twice.is_none() && seen.contains(&k) {
-                            twice = Some(k.clone().into_owned());
-                        }
-                        seen.insert(k);
-                    }
-                    Ok(Keys(twice))
-                }
-            }
-            d.deserialize_map(Visit)
-        }
-    }
-    serde_json::from_slice::<Keys>(line).ok().and_then(|k| k.0)
-}
-
-/// Check one request line and say what it asks.
-fn parse_line(line: &[u8]) -> Line {
-    match parse_checked(line) {
-        Ok(l) => l,
-        Err(reply) => Line::Reply(reply),
-    }
-}
-
-fn parse_checked(line: &[u8]) -> Result<Line, String> {
-    let value: Value = match serde_json::from_slice(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(error_line(
-                NULL_ID,
-                ErrorCode::ParseError,
-                &format!("parse error: {e}"),
-            ))
-        }
-    };
-    let Some(obj) = value.as_object() else {
-        return Err(error_line(
-            NULL_ID,
-            ErrorCode::InvalidRequest,
-            "a request must be a JSON object",
-        ));
-    };
-    // JSON lets a later key silently replace an earlier one; a request
-    // whose `id` or `method` is said twice is ambiguous, so refused.
-    if let Some(key) = duplicate_key(line) {
-        return Err(error_line(
-            NULL_ID,
-            ErrorCode::InvalidRequest,
-            &format!("the key `{key}` appears twice in the request"),
-        ));
-    }
-    let id = obj.get("id").cloned();
-    let rid: EchoId = match &id {
-        Some(Value::Number(_)) => raw_numeric_id(line).unwrap_or_else(|| NULL_ID.to_owned()),
-        Some(v) => v.to_string(),
-        None => NULL_ID.to_owned(),
-    };
-    if !matches!(
-        &id,
-        None | Some(Value::Null | Value::String(_) | Value::Number(_))
-    ) {
-        return Err(error_line(
-            NULL_ID,
-            ErrorCode::InvalidRequest,
-            "id must be a string, a number or null",
-        ));
-    }
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(error_line(
-            rid.as_str(),
-            ErrorCode::InvalidRequest,
-            "jsonrpc must be \"2.0\"",
-        ));
-    }
-    let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        return Err(error_line(
-            rid.as_str(),
-            ErrorCode::InvalidRequest,
-            "method must be a string",
-        ));
-    };
-    if !METHODS.contains(&method) {
-        return Err(error_line(
-            rid.as_str(),
-            ErrorCode::MethodNotFound,
-            &format!("no method `{method}` (see docs/protocol.md)"),
-        ));
-    }
-    let params = obj.get("params").cloned().unwrap_or(Value::Null);
-    if !matches!(params, Value::Null | Value::Object(_)) {
-        return Err(error_line(
-            rid.as_str(),
-            ErrorCode::InvalidParams,
-            "params must be an object",
-        ));
-    }
-    let has_id = id.is_some();
-    if method == "events.subscribe" || method == "events.unsubscribe" {
-        return Ok(Line::Subscription {
-            rid,
-            has_id,
-            method: method.to_owned(),
-            params,
-        });
-    }
-    // Methods without parameters accept absent, null or `{}` params.
-    let empty = params.is_null() || params.as_object().is_some_and(|o| o.is_empty());
-    let mut req = serde_json::Map::new();
-    req.insert("method".into(), json!(method));
-    if !params.is_null() {
-        req.insert("params".into(), params);
-    }
-    let parsed = serde_json::from_value::<Request>(Value::Object(req)).or_else(|e| {
-        if empty {
-            serde_json::from_value::<Request>(json!({ "method": method })).map_err(|_| e)
-        } else {
-            Err(e)
-        }
-    });
-    match parsed {
-        Ok(request) => Ok(Line::Call {
-            rid,
-            has_id,
-            request,
-        }),
-        Err(e) => Err(error_line(
-            &rid,
-            ErrorCode::InvalidParams,
-            &format!("invalid params for `{method}`: {e}"),
-        )),
     }
 }
 

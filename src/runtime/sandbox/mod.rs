@@ -73,6 +73,24 @@ impl Support {
     }
 }
 
+/// For tests that need the sandbox: whether this kernel gives one. Under
+/// `CI=true` it must — a kernel that cannot fails the test loudly rather
+/// than letting it pass without testing anything; elsewhere it says so and
+/// the test skips.
+pub fn tests_can_sandbox() -> bool {
+    let support = Support::probe();
+    if support.usable() {
+        return true;
+    }
+    let msg = format!(
+        "THIS KERNEL CANNOT SANDBOX ({support:?}): the sandbox tests need Landlock ABI \
+         {MIN_LANDLOCK_ABI}+ and seccomp"
+    );
+    assert!(std::env::var("CI").map_or(true, |v| v != "true"), "{msg}");
+    eprintln!("{msg}");
+    false
+}
+
 /// The policy's sandbox fields and what the kernel makes of them: the
 /// execution snapshot's policy, minus the approval part.
 pub fn confinement(
@@ -267,6 +285,56 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
         holon,
         req.network,
     )))
+}
+
+/// Made ready to apply to a command's child process (see `linux`).
+#[cfg(target_os = "linux")]
+pub use linux::Prepared;
+
+/// Elsewhere nothing can be applied (and `Support` says so).
+#[cfg(not(target_os = "linux"))]
+pub enum Prepared {}
+
+#[cfg(not(target_os = "linux"))]
+impl Prepared {
+    /// # Safety
+    /// Never called: no `Prepared` exists here.
+    pub unsafe fn apply(&self) -> std::io::Result<()> {
+        match *self {}
+    }
+}
+
+/// Plan one command's sandbox (its own `tmp`, its `output` file) and make
+/// it ready to apply between fork and exec.
+pub fn prepare(
+    c: &Confine,
+    tmp: &Path,
+    output: &Path,
+    holon_dirs: &[PathBuf],
+) -> std::io::Result<Prepared> {
+    let failed = |e: std::io::Error| {
+        std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
+    };
+    let request = Request {
+        mode: c.mode,
+        network: c.network,
+        execution_root: &c.execution_root,
+        agent_home: &c.agent_home,
+        tmp: Some(tmp),
+        output: Some(output),
+        holon_dirs,
+    };
+    let plan = plan(&request).map_err(failed)?;
+    let plan = plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))?;
+    #[cfg(target_os = "linux")]
+    {
+        linux::Prepared::new(&plan, Support::probe()).map_err(failed)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = plan;
+        Err(std::io::Error::other("this system cannot sandbox commands"))
+    }
 }
 
 /// The pure part of `plan`: keep the protected paths that exist beneath a

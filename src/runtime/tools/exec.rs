@@ -1,7 +1,6 @@
-//! Command tools: ExecCommand (run a command; if it outlives
-//! `yield_time_ms` it is promoted to a managed command task whose terminal
-//! result re-enters the model), TaskStatus, TaskOutput, TaskInput,
-//! TaskStop. Commands run in the agent's active execution root (the
+//! ExecCommand: run a command; if it outlives `yield_time_ms` it is
+//! promoted to a managed command task whose terminal result re-enters the
+//! model (the task tools are `tasks`). Commands run in the agent's active execution root (the
 //! workspace checkout, a managed worktree, or its home): by default in the
 //! agent's cwd; a `workdir` is relative to the root and may not leave it.
 
@@ -15,12 +14,12 @@ use serde_json::json;
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::model::sandbox::SandboxMode;
-use crate::model::workspace::ExecutionProfile;
+use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::approvals::policy::Action;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox::Confine;
-use crate::runtime::tasks::{self, TaskKind, TaskRecord};
+use crate::runtime::tasks::{self, TaskRecord};
 use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
@@ -97,28 +96,6 @@ pub(super) struct ExecArgs {
     justification: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(super) struct TaskIdArgs {
-    task_id: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(super) struct TaskOutputArgs {
-    task_id: String,
-    /// Wait for the task to finish (bounded by timeout_ms).
-    #[serde(default, deserialize_with = "super::null_as_default")]
-    block: bool,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub(super) struct TaskInputArgs {
-    task_id: String,
-    /// Text written to the task's stdin (include a newline to end a line).
-    input: String,
-}
-
 fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
     let max = max_bytes as usize;
     if s.len() <= max {
@@ -164,7 +141,9 @@ fn resolve_workdir(root: &Path, cwd: &Path, workdir: Option<&str>) -> Result<Pat
 
 /// The active execution root and cwd; the agent home is created on
 /// demand, a workspace root that vanished is an error the model can read.
-pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), ToolOutcome> {
+pub(super) fn execution_dirs(
+    env: &ToolEnv<'_>,
+) -> Result<(PathBuf, PathBuf, ExecutionSnapshot), ToolOutcome> {
     let snap = env.host.execution_of(env.agent_id).map_err(runtime_error)?;
     let (root, cwd) = (
         PathBuf::from(&snap.execution_root),
@@ -190,7 +169,7 @@ pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), To
         ));
     }
     let cwd = if cwd.is_dir() { cwd } else { root.clone() };
-    Ok((root, cwd))
+    Ok((root, cwd, snap))
 }
 
 /// How the agent's next command is confined: `None` when the policy's
@@ -200,8 +179,11 @@ pub(super) fn execution_dirs(env: &ToolEnv<'_>) -> Result<(PathBuf, PathBuf), To
 ///
 /// An `escalate` call reaches here only once the operator granted it
 /// (every mode but `never` asks first); under `never` it is refused.
-fn confinement(env: &ToolEnv<'_>, a: &ExecArgs) -> Result<Option<Confine>, ToolOutcome> {
-    let snap = env.host.execution_of(env.agent_id).map_err(runtime_error)?;
+fn confinement(
+    env: &ToolEnv<'_>,
+    snap: &ExecutionSnapshot,
+    a: &ExecArgs,
+) -> Result<Option<Confine>, ToolOutcome> {
     let policy = &snap.policy;
     if policy.sandbox_mode() == SandboxMode::Off {
         return Ok(None);
@@ -270,7 +252,7 @@ fn confinement(env: &ToolEnv<'_>, a: &ExecArgs) -> Result<Option<Confine>, ToolO
     }))
 }
 
-fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
+pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     let d = t.detail.clone().unwrap_or_default();
     json!({
         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
@@ -281,21 +263,7 @@ fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     })
 }
 
-/// The child projection of a child task (`null` if it cannot be read).
-fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> serde_json::Value {
-    env.host
-        .store
-        .read()
-        .ok()
-        .and_then(|rx| {
-            crate::runtime::agents::child_ops::child_supervision(&rx, t)
-                .ok()
-                .flatten()
-        })
-        .map_or(serde_json::Value::Null, |s| json!(s))
-}
-
-fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
+pub(super) fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
     match env
         .host
         .store
@@ -317,7 +285,7 @@ fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome
 }
 
 /// Wait until the task is terminal or `timeout` passes; returns the record.
-async fn wait_terminal(
+pub(super) async fn wait_terminal(
     env: &ToolEnv<'_>,
     task_id: &str,
     timeout: Duration,
@@ -350,7 +318,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             false,
         );
     }
-    let (root, cwd) = match execution_dirs(env) {
+    let (root, cwd, snap) = match execution_dirs(env) {
         Ok(dirs) => dirs,
         Err(e) => return e,
     };
@@ -368,7 +336,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             }));
         }
     }
-    let sandbox = match confinement(env, &a) {
+    let sandbox = match confinement(env, &snap, &a) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -491,144 +459,5 @@ impl Tool for ExecCommand {
 
     async fn call(&self, env: &ToolEnv<'_>, args: ExecArgs) -> ToolOutcome {
         exec(env, args).await
-    }
-}
-
-pub(super) struct TaskStatus;
-
-impl Tool for TaskStatus {
-    const NAME: &'static str = "TaskStatus";
-    const DESCRIPTION: &'static str = "Lifecycle status of a task (no output).";
-    type Args = TaskIdArgs;
-
-    fn gate(&self, _: &TaskIdArgs) -> Gated {
-        Gated::No
-    }
-
-    fn reach(&self) -> Reach {
-        Reach::Runtime
-    }
-
-    async fn call(&self, env: &ToolEnv<'_>, args: TaskIdArgs) -> ToolOutcome {
-        match load_task(env, &args.task_id) {
-            Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
-                "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
-            })),
-            Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
-            Err(e) => e,
-        }
-    }
-}
-
-pub(super) struct TaskOutput;
-
-impl Tool for TaskOutput {
-    const NAME: &'static str = "TaskOutput";
-    const DESCRIPTION: &'static str =
-        "A bounded preview of a task's output; block=true waits for it to finish.";
-    type Args = TaskOutputArgs;
-
-    fn gate(&self, _: &TaskOutputArgs) -> Gated {
-        Gated::No
-    }
-
-    fn reach(&self) -> Reach {
-        Reach::Runtime
-    }
-
-    async fn call(&self, env: &ToolEnv<'_>, a: TaskOutputArgs) -> ToolOutcome {
-        let task = if a.block {
-            let timeout = a.timeout_ms.unwrap_or(30_000).min(MAX_YIELD_MS);
-            wait_terminal(env, &a.task_id, Duration::from_millis(timeout)).await
-        } else {
-            load_task(env, &a.task_id)
-        };
-        match task {
-            Ok(t) if t.kind == TaskKind::ChildAgentTask => {
-                let d = t.detail.clone().unwrap_or_default();
-                ToolOutcome::ok(json!({
-                    "ok": true,
-                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
-                    "task": {
-                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-                        "result": d.get("child_result"),
-                    },
-                    "child_supervision": supervision(env, &t),
-                }))
-            }
-            Ok(t) => {
-                let d = t.detail.clone().unwrap_or_default();
-                let path = d
-                    .get("output_path")
-                    .and_then(|p| p.as_str())
-                    .map(PathBuf::from);
-                let max = env.host.config.tool_output.bytes(None);
-                let (preview, _, cut) = path
-                    .as_deref()
-                    .map(|p| read_tail(p, max))
-                    .unwrap_or_default();
-                ToolOutcome::ok(json!({
-                    "ok": true,
-                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
-                    "task": {
-                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-                        "output_preview": preview, "output_truncated": cut,
-                        "output_artifact": path, "exit_status": d.get("exit_status"),
-                    }
-                }))
-            }
-            Err(e) => e,
-        }
-    }
-}
-
-pub(super) struct TaskInput;
-
-impl Tool for TaskInput {
-    const NAME: &'static str = "TaskInput";
-    const DESCRIPTION: &'static str = "Write input to a task started with accepts_input.";
-    type Args = TaskInputArgs;
-
-    /// The input goes to a command that already passed the gate.
-    fn gate(&self, _: &TaskInputArgs) -> Gated {
-        Gated::No
-    }
-
-    fn reach(&self) -> Reach {
-        Reach::Runtime
-    }
-
-    async fn call(&self, env: &ToolEnv<'_>, a: TaskInputArgs) -> ToolOutcome {
-        let host = RuntimeHost::from_inner(env.host);
-        match host.task_input(env.agent_id, &a.task_id, &a.input).await {
-            Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
-            Err(e) => runtime_error(e),
-        }
-    }
-}
-
-pub(super) struct TaskStop;
-
-impl Tool for TaskStop {
-    const NAME: &'static str = "TaskStop";
-    const DESCRIPTION: &'static str = "Stop a running task (TERM, then KILL after a grace period).";
-    type Args = TaskIdArgs;
-
-    fn gate(&self, _: &TaskIdArgs) -> Gated {
-        Gated::No
-    }
-
-    fn reach(&self) -> Reach {
-        Reach::Runtime
-    }
-
-    async fn call(&self, env: &ToolEnv<'_>, a: TaskIdArgs) -> ToolOutcome {
-        let host = RuntimeHost::from_inner(env.host);
-        match host.stop_task(env.agent_id, &a.task_id).await {
-            Ok(t) => ToolOutcome::ok(
-                json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
-            ),
-            Err(e) => runtime_error(e),
-        }
     }
 }

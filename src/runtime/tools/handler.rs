@@ -106,15 +106,15 @@ impl<T: Tool> DynTool for T {
     }
 }
 
-use super::{agents, exec, memory, patch, sleep, waits, work, workspace};
+use super::{agents, exec, memory, patch, sleep, tasks, waits, work, workspace};
 
 /// Every built-in tool, in the order the model's catalog lists them.
 pub(crate) static TOOLS: &[&dyn DynTool] = &[
     &exec::ExecCommand,
-    &exec::TaskStatus,
-    &exec::TaskOutput,
-    &exec::TaskInput,
-    &exec::TaskStop,
+    &tasks::TaskStatus,
+    &tasks::TaskOutput,
+    &tasks::TaskInput,
+    &tasks::TaskStop,
     &patch::ApplyPatch,
     &work::CreateWorkItem,
     &work::PickWorkItem,

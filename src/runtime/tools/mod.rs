@@ -13,6 +13,7 @@ pub(crate) mod patch;
 #[cfg(test)]
 mod schema_tests;
 mod sleep;
+mod tasks;
 mod waits;
 mod work;
 mod workspace;

@@ -94,15 +94,11 @@ impl Tool for ApplyPatch {
     }
 
     async fn call(&self, env: &ToolEnv<'_>, args: PatchArgs) -> ToolOutcome {
-        let root = match super::exec::execution_dirs(env) {
-            Ok((root, _)) => root,
+        let (root, snap) = match super::exec::execution_dirs(env) {
+            Ok((root, _, snap)) => (root, snap),
             Err(e) => return e,
         };
         let home = env.host.agent_home(env.agent_id);
-        let snap = match env.host.execution_of(env.agent_id) {
-            Ok(s) => s,
-            Err(e) => return super::runtime_error(e),
-        };
         let holon_dirs = env.host.tasks.holon_dirs();
         let result = tokio::task::spawn_blocking(move || {
             // The same write roots a sandboxed command gets (whether or

@@ -7,11 +7,9 @@
 use super::rows::CommandRow;
 use crate::protocol::events::{ToolExecuted, ToolFacts};
 
-/// `s` trimmed, `None` when blank.
+/// `s` trimmed and owned, `None` when blank (the presentation's rule).
 fn nonblank(s: Option<&str>) -> Option<String> {
-    s.map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
+    s.and_then(crate::ui::present::nonblank).map(str::to_owned)
 }
 
 /// The task an `ExecCommand` result names.

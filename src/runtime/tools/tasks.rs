@@ -1,0 +1,191 @@
+//! The task tools: TaskStatus, TaskOutput, TaskInput, TaskStop, over the
+//! command tasks ExecCommand promoted (and child agents' tasks).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::exec::{load_task, task_snapshot, wait_terminal, MAX_YIELD_MS};
+use super::handler::{Gated, Reach, Tool};
+use super::{runtime_error, ToolEnv, ToolOutcome};
+use crate::runtime::command_tasks::read_tail;
+use crate::runtime::host::RuntimeHost;
+use crate::runtime::tasks::{TaskKind, TaskRecord};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct TaskIdArgs {
+    task_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct TaskOutputArgs {
+    task_id: String,
+    /// Wait for the task to finish (bounded by timeout_ms).
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    block: bool,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct TaskInputArgs {
+    task_id: String,
+    /// Text written to the task's stdin (include a newline to end a line).
+    input: String,
+}
+
+/// The child projection of a child task (`null` if it cannot be read).
+fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> serde_json::Value {
+    env.host
+        .store
+        .read()
+        .ok()
+        .and_then(|rx| {
+            crate::runtime::agents::child_ops::child_supervision(&rx, t)
+                .ok()
+                .flatten()
+        })
+        .map_or(serde_json::Value::Null, |s| json!(s))
+}
+
+pub(super) struct TaskStatus;
+
+impl Tool for TaskStatus {
+    const NAME: &'static str = "TaskStatus";
+    const DESCRIPTION: &'static str = "Lifecycle status of a task (no output).";
+    type Args = TaskIdArgs;
+
+    fn gate(&self, _: &TaskIdArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, args: TaskIdArgs) -> ToolOutcome {
+        match load_task(env, &args.task_id) {
+            Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
+                "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
+            })),
+            Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
+            Err(e) => e,
+        }
+    }
+}
+
+pub(super) struct TaskOutput;
+
+impl Tool for TaskOutput {
+    const NAME: &'static str = "TaskOutput";
+    const DESCRIPTION: &'static str =
+        "A bounded preview of a task's output; block=true waits for it to finish.";
+    type Args = TaskOutputArgs;
+
+    fn gate(&self, _: &TaskOutputArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskOutputArgs) -> ToolOutcome {
+        let task = if a.block {
+            let timeout = a.timeout_ms.unwrap_or(30_000).min(MAX_YIELD_MS);
+            wait_terminal(env, &a.task_id, Duration::from_millis(timeout)).await
+        } else {
+            load_task(env, &a.task_id)
+        };
+        match task {
+            Ok(t) if t.kind == TaskKind::ChildAgentTask => {
+                let d = t.detail.clone().unwrap_or_default();
+                ToolOutcome::ok(json!({
+                    "ok": true,
+                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                    "task": {
+                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                        "result": d.get("child_result"),
+                    },
+                    "child_supervision": supervision(env, &t),
+                }))
+            }
+            Ok(t) => {
+                let d = t.detail.clone().unwrap_or_default();
+                let path = d
+                    .get("output_path")
+                    .and_then(|p| p.as_str())
+                    .map(PathBuf::from);
+                let max = env.host.config.tool_output.bytes(None);
+                let (preview, _, cut) = path
+                    .as_deref()
+                    .map(|p| read_tail(p, max))
+                    .unwrap_or_default();
+                ToolOutcome::ok(json!({
+                    "ok": true,
+                    "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
+                    "task": {
+                        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
+                        "output_preview": preview, "output_truncated": cut,
+                        "output_artifact": path, "exit_status": d.get("exit_status"),
+                    }
+                }))
+            }
+            Err(e) => e,
+        }
+    }
+}
+
+pub(super) struct TaskInput;
+
+impl Tool for TaskInput {
+    const NAME: &'static str = "TaskInput";
+    const DESCRIPTION: &'static str = "Write input to a task started with accepts_input.";
+    type Args = TaskInputArgs;
+
+    /// The input goes to a command that already passed the gate.
+    fn gate(&self, _: &TaskInputArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskInputArgs) -> ToolOutcome {
+        let host = RuntimeHost::from_inner(env.host);
+        match host.task_input(env.agent_id, &a.task_id, &a.input).await {
+            Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
+            Err(e) => runtime_error(e),
+        }
+    }
+}
+
+pub(super) struct TaskStop;
+
+impl Tool for TaskStop {
+    const NAME: &'static str = "TaskStop";
+    const DESCRIPTION: &'static str = "Stop a running task (TERM, then KILL after a grace period).";
+    type Args = TaskIdArgs;
+
+    fn gate(&self, _: &TaskIdArgs) -> Gated {
+        Gated::No
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Runtime
+    }
+
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskIdArgs) -> ToolOutcome {
+        let host = RuntimeHost::from_inner(env.host);
+        match host.stop_task(env.agent_id, &a.task_id).await {
+            Ok(t) => ToolOutcome::ok(
+                json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
+            ),
+            Err(e) => runtime_error(e),
+        }
+    }
+}
