@@ -24,13 +24,13 @@ fn work_item(agent: &str, i: usize) -> WorkItemRecord {
         workspace_id: "agent_home".into(),
         objective: format!("objective number {i}"),
         state: WorkItemState::Open,
-        plan_status: if i % 7 == 0 {
+        plan_status: if i.is_multiple_of(7) {
             PlanStatus::NeedsInput
         } else {
             PlanStatus::Ready
         },
         todo_list: Vec::new(),
-        blocked_by: (i % 3 == 0).then(|| "waiting on review".to_owned()),
+        blocked_by: i.is_multiple_of(3).then(|| "waiting on review".to_owned()),
         recheck_at: None,
         recheck_consumed_at: None,
         result_summary: None,
@@ -45,7 +45,7 @@ fn task(agent: &str, i: usize) -> TaskRecord {
         id: format!("task_{i:04}"),
         agent_id: agent.to_owned(),
         kind: TaskKind::CommandTask,
-        status: if i % 2 == 0 {
+        status: if i.is_multiple_of(2) {
             TaskStatus::Running
         } else {
             TaskStatus::Completed

@@ -78,7 +78,7 @@ pub(super) async fn serve(
             Err(e) => {
                 // Out of descriptors or memory: back off rather than spin.
                 failures = failures.saturating_add(1);
-                if failures == 1 || failures % 100 == 0 {
+                if failures == 1 || failures.is_multiple_of(100) {
                     tracing::warn!(error = %e, failures, "HTTP accept failed; backing off");
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;

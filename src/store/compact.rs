@@ -80,7 +80,7 @@ pub struct StoreStats {
 
 /// Measure every table of the store at `path` (it must not be in use).
 pub fn stats(path: &Path) -> Result<StoreStats, StoreError> {
-    use redb::{ReadableTableMetadata, TableHandle};
+    use redb::{ReadableDatabase, ReadableTableMetadata, TableHandle};
     let storage = |e: &dyn std::fmt::Display| StoreError::Storage(format!("reading sizes: {e}"));
     let file_bytes = file_len(path)?;
     let db = open_database(path, DEFAULT_CACHE_MIB * 1024 * 1024)?;

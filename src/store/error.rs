@@ -77,5 +77,6 @@ storage_from!(
     redb::StorageError,
     redb::TableError,
     redb::TransactionError,
-    redb::CommitError
+    redb::CommitError,
+    redb::SetDurabilityError
 );

@@ -8,11 +8,12 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use redb::StorageBackend;
+use redb::{BackendError, StorageBackend};
 use serde_json::json;
 
 use super::{Provenance, Store, StoreError, StoreOptions};
@@ -79,8 +80,8 @@ impl StorageBackend for FaultyBackend {
         self.file.len()
     }
 
-    fn read(&self, offset: u64, len: usize) -> Result<Vec<u8>, io::Error> {
-        self.file.read(offset, len)
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), io::Error> {
+        self.file.read(offset, out)
     }
 
     fn set_len(&self, len: u64) -> Result<(), io::Error> {
@@ -90,11 +91,11 @@ impl StorageBackend for FaultyBackend {
         self.file.set_len(len)
     }
 
-    fn sync_data(&self, eventual: bool) -> Result<(), io::Error> {
+    fn sync_data(&self) -> Result<(), io::Error> {
         if self.fault.strikes(Op::Sync) {
             return Err(injected());
         }
-        self.file.sync_data(eventual)
+        self.file.sync_data()
     }
 
     fn write(&self, offset: u64, data: &[u8]) -> Result<(), io::Error> {
@@ -105,6 +106,40 @@ impl StorageBackend for FaultyBackend {
             return Err(injected());
         }
         self.file.write(offset, data)
+    }
+
+    fn close(&self) -> Result<(), io::Error> {
+        self.file.close()
+    }
+
+    // The file's own locks, so a faulty store still refuses a second
+    // opener exactly as the real one does.
+    fn try_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, BackendError> {
+        self.file.try_lock_range(start, end)
+    }
+
+    fn try_lock_shared_range(
+        &self,
+        start: Bound<u64>,
+        end: Bound<u64>,
+    ) -> Result<bool, BackendError> {
+        self.file.try_lock_shared_range(start, end)
+    }
+
+    fn lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
+        self.file.lock_range(start, end)
+    }
+
+    fn lock_shared_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
+        self.file.lock_shared_range(start, end)
+    }
+
+    fn unlock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), BackendError> {
+        self.file.unlock_range(start, end)
+    }
+
+    fn query_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, BackendError> {
+        self.file.query_lock_range(start, end)
     }
 }
 

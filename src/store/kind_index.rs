@@ -61,7 +61,7 @@ fn chunk_seqs(
     chunk: u64,
     bytes: &[u8],
 ) -> Result<Vec<u64>, StoreError> {
-    if bytes.len() % 2 != 0 || bytes.len() as u64 > 2 * CHUNK {
+    if !bytes.len().is_multiple_of(2) || bytes.len() as u64 > 2 * CHUNK {
         return Err(StoreError::Decode {
             table: "event_kinds",
             key: format!("{agent_id}/{kind}/{chunk}"),
@@ -157,6 +157,7 @@ pub(crate) fn migrate_from_rows(
 mod tests {
     use super::*;
     use crate::store::schema::{EVENTS_BY_KIND, EVENT_KINDS};
+    use redb::ReadableDatabase;
 
     fn db() -> (tempfile::TempDir, redb::Database) {
         let dir = tempfile::tempdir().unwrap();

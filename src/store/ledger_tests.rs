@@ -60,7 +60,7 @@ async fn fill(store: &Store, total: u64, big: bool) {
                 for i in first..first + size {
                     tx.append_event(with_big("a", i + 1, big))?;
                 }
-                if b % 5 == 0 {
+                if b.is_multiple_of(5) {
                     tx.append_event(with_big("b", b, big))?;
                 }
                 Ok(())

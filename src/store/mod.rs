@@ -8,6 +8,7 @@
 
 pub(crate) mod codec;
 pub mod compact;
+pub mod copy;
 mod error;
 pub mod verify;
 
@@ -15,6 +16,7 @@ pub mod verify;
 pub mod fault;
 mod kind_index;
 mod ledger;
+mod migrate;
 mod open;
 pub mod schema;
 mod seal;
@@ -29,7 +31,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use redb::{Database, Durability, ReadTransaction, ReadableTable};
+use redb::{Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable};
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -39,6 +41,7 @@ pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use write_ctx::WriteCtx;
 pub use writer::MAX_BATCH;
 
+pub use migrate::Migrated;
 use open::{init_schema, open_database};
 use writer::{Command, JobFn, Writer};
 

@@ -16,7 +16,7 @@ pub(super) fn open_database(path: &Path, cache_bytes: usize) -> Result<Database,
         path: path.to_path_buf(),
         detail,
     };
-    let result = match open_quietly(path, cache_bytes) {
+    let mut result = match open_quietly(path, cache_bytes) {
         Ok(r) => r,
         Err(panic_message) => {
             return Err(corrupt(format!(
@@ -24,6 +24,14 @@ pub(super) fn open_database(path: &Path, cache_bytes: usize) -> Result<Database,
             )))
         }
     };
+    // A store from before the engine's current file format: copy it into
+    // the current one, then open that.
+    if let Err(redb::DatabaseError::UpgradeRequired(version)) = result {
+        super::migrate::from_redb2(path, version)?;
+        result = open_quietly(path, cache_bytes).map_err(|panic_message| {
+            corrupt(format!("the storage engine rejected it: {panic_message}"))
+        })?;
+    }
     result.map_err(|e| match e {
         redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
             path: path.to_path_buf(),
@@ -55,6 +63,27 @@ fn open_quietly(
     path: &Path,
     cache_bytes: usize,
 ) -> Result<Result<Database, redb::DatabaseError>, String> {
+    let result = quietly(|| {
+        let warned = std::sync::atomic::AtomicBool::new(false);
+        let shown = path.display().to_string();
+        Database::builder()
+            .set_cache_size(cache_bytes)
+            .set_repair_callback(move |_| {
+                if !warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    tracing::warn!(path = %shown, "the store was not closed cleanly: repairing it (reading the whole file once)");
+                }
+            })
+            .create(path)
+    });
+    if let Err(msg) = &result {
+        tracing::error!(path = %path.display(), panic = %msg, "storage engine panicked while opening the store");
+    }
+    result
+}
+
+/// Run `f`, catching a panic on this thread and returning its message
+/// instead, printing nothing.
+pub(super) fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     use std::sync::Mutex;
     type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static>;
     static HOOK_SWAP: Mutex<()> = Mutex::new(());
@@ -74,22 +103,10 @@ fn open_quietly(
             }
         }));
     }
-    let attempt = std::panic::catch_unwind(|| {
-        let warned = std::sync::atomic::AtomicBool::new(false);
-        let shown = path.display().to_string();
-        Database::builder()
-            .set_cache_size(cache_bytes)
-            .set_repair_callback(move |_| {
-                if !warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                    tracing::warn!(path = %shown, "the store was not closed cleanly: repairing it (reading the whole file once)");
-                }
-            })
-            .create(path)
-    });
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     std::panic::set_hook(Box::new(move |info| previous(info)));
     attempt.map_err(|_| {
         let msg = captured.lock().unwrap_or_else(|p| p.into_inner()).take();
-        tracing::error!(path = %path.display(), panic = ?msg, "storage engine panicked while opening the store");
         msg.unwrap_or_else(|| "unknown failure".to_owned())
     })
 }

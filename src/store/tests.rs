@@ -10,7 +10,7 @@ use super::*;
 fn event(agent: &str, n: u64) -> NewEvent {
     NewEvent {
         agent_id: agent.to_owned(),
-        kind: if n % 3 == 0 { "tick" } else { "note" },
+        kind: if n.is_multiple_of(3) { "tick" } else { "note" },
         provenance: Provenance::default(),
         payload: json!({ "n": n }),
     }

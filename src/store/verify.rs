@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use redb::ReadableDatabase;
 use serde::Serialize;
 
 use super::{open_database, ReadCtx, StoreError, DEFAULT_CACHE_MIB};

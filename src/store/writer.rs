@@ -115,7 +115,9 @@ impl Writer {
         // A real write (a probe record, overwritten each time), so a disk
         // that is still full fails it.
         let committed = db.begin_write().map(|mut txn| {
-            txn.set_durability(self.durability);
+            // Only a shared-writer mode refuses a durability; the store
+            // opens exclusive, so this cannot fail.
+            let _ = txn.set_durability(self.durability);
             txn.set_quick_repair(self.quick_repair);
             let probe = vec![0u8; HEAL_PROBE_BYTES];
             let wrote = match txn.open_table(super::schema::META) {
@@ -286,7 +288,9 @@ impl Writer {
             Ok(t) => t,
             Err(e) => return Attempt::Failed(e.into()),
         };
-        txn.set_durability(self.durability);
+        if let Err(e) = txn.set_durability(self.durability) {
+            return Attempt::Failed(e.into());
+        }
         txn.set_quick_repair(self.quick_repair);
         let outcome = {
             let mut ctx = match WriteCtx::open(&txn, &self.seqs) {

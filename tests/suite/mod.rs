@@ -19,6 +19,7 @@ mod runtime_restart;
 mod sandbox;
 mod scheduler_fixtures;
 mod store_durability;
+mod store_migration;
 #[allow(dead_code)]
 pub mod stub_provider;
 mod support;

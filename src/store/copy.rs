@@ -1,0 +1,196 @@
+//! Copying a store table by table, and fingerprinting one: what the
+//! storage-format migration, `holon store backup` and `holon store salvage`
+//! share. Every table's key and value types are known from its name
+//! (`Shape`), so a copy reads typed rows from the source and writes them
+//! typed into the destination; the engine encodes them in its own format.
+//!
+//! The macros take the source engine's crate path, so the same copy reads
+//! a file of the engine version this build writes or of the older one it
+//! migrates from.
+
+use std::collections::BTreeMap;
+
+use super::schema::{Index, Keyed};
+
+/// A table's key and value types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `&str -> &[u8]`: meta, agents.
+    Named,
+    /// `(&str, u64) -> &[u8]`: events, event_blocks.
+    Ledger,
+    /// `(&str, &str, u64) -> &[u8]`: event_kinds.
+    KindChunks,
+    /// `(&str, &str, u64) -> ()`: events_by_kind (schema 2 and older).
+    KindRows,
+    /// `(&str, u8, u64) -> &str`: queue_pending.
+    Pending,
+    /// `(&str, &str) -> u64`: counters.
+    Counters,
+    /// `(&str, &str) -> &[u8]`: the keyed record tables.
+    Records,
+    /// `(&str, &str) -> ()`: the membership indexes.
+    Members,
+}
+
+/// The shape of the table called `name`, or `None` for a table this build
+/// does not know.
+pub(crate) fn shape_of(name: &str) -> Option<Shape> {
+    Some(match name {
+        "meta" | "agents" => Shape::Named,
+        "events" | "event_blocks" => Shape::Ledger,
+        "event_kinds" => Shape::KindChunks,
+        "events_by_kind" => Shape::KindRows,
+        "queue_pending" => Shape::Pending,
+        "counters" => Shape::Counters,
+        _ if Keyed::ALL.iter().any(|k| k.name() == name) => Shape::Records,
+        _ if Index::ALL.iter().any(|i| i.name() == name) => Shape::Members,
+        _ => return None,
+    })
+}
+
+/// Runs `$body` with `K` and `V` naming the key and value types of
+/// `$shape`.
+macro_rules! with_shape {
+    ($shape:expr, |$k:ident, $v:ident| $body:block) => {
+        match $shape {
+            $crate::store::copy::Shape::Named => {
+                type $k = &'static str;
+                type $v = &'static [u8];
+                $body
+            }
+            $crate::store::copy::Shape::Ledger => {
+                type $k = (&'static str, u64);
+                type $v = &'static [u8];
+                $body
+            }
+            $crate::store::copy::Shape::KindChunks => {
+                type $k = (&'static str, &'static str, u64);
+                type $v = &'static [u8];
+                $body
+            }
+            $crate::store::copy::Shape::KindRows => {
+                type $k = (&'static str, &'static str, u64);
+                type $v = ();
+                $body
+            }
+            $crate::store::copy::Shape::Pending => {
+                type $k = (&'static str, u8, u64);
+                type $v = &'static str;
+                $body
+            }
+            $crate::store::copy::Shape::Counters => {
+                type $k = (&'static str, &'static str);
+                type $v = u64;
+                $body
+            }
+            $crate::store::copy::Shape::Records => {
+                type $k = (&'static str, &'static str);
+                type $v = &'static [u8];
+                $body
+            }
+            $crate::store::copy::Shape::Members => {
+                type $k = (&'static str, &'static str);
+                type $v = ();
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_shape;
+
+/// Each table's row count and a SHA-256 over its rows in key order (keys
+/// and values as the types decode them, so the fingerprint does not depend
+/// on the engine's encoding): equal fingerprints mean equal contents.
+pub type Fingerprint = BTreeMap<String, (u64, String)>;
+
+/// Fingerprint every table a read transaction of `$engine` sees.
+macro_rules! fingerprint {
+    ($engine:ident, $txn:expr) => {{
+        use sha2::Digest as _;
+        use $engine::{ReadableTable as _, ReadableTableMetadata as _, TableHandle as _};
+        let txn = &$txn;
+        let mut out = $crate::store::copy::Fingerprint::new();
+        for handle in txn
+            .list_tables()
+            .map_err($crate::store::StoreError::storage)?
+        {
+            let name = handle.name().to_owned();
+            let Some(shape) = $crate::store::copy::shape_of(&name) else {
+                out.insert(name, (0, "unknown table".into()));
+                continue;
+            };
+            $crate::store::copy::with_shape!(shape, |K, V| {
+                let table = txn
+                    .open_table($engine::TableDefinition::<K, V>::new(&name))
+                    .map_err($crate::store::StoreError::storage)?;
+                let mut hash = sha2::Sha256::new();
+                let rows = table.len().map_err($crate::store::StoreError::storage)?;
+                for row in table.iter().map_err($crate::store::StoreError::storage)? {
+                    let (k, v) = row.map_err($crate::store::StoreError::storage)?;
+                    hash.update(format!("{:?}\u{1f}{:?}\u{1e}", k.value(), v.value()));
+                }
+                let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                out.insert(name, (rows, hex));
+            })
+        }
+        Ok::<_, $crate::store::StoreError>(out)
+    }};
+}
+
+/// Fingerprint the store file at `path` (opened by this build's engine; it
+/// must not be open elsewhere).
+pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, super::StoreError> {
+    let db = super::open_database(path, super::DEFAULT_CACHE_MIB * 1024 * 1024)?;
+    let txn = redb::ReadableDatabase::begin_read(&db)?;
+    fingerprint!(redb, txn)
+}
+
+/// Rows a destination write transaction takes before it commits and the
+/// copy goes on in a new one: bounds the memory a copy of a large store
+/// holds in one transaction.
+pub(crate) const COPY_BATCH: usize = 20_000;
+
+/// Copy the table `$name` of shape `$shape` from the read transaction
+/// `$src` of engine `$engine` into the database `$dst` (this build's
+/// engine), committing every `COPY_BATCH` rows with no fsync; the caller
+/// makes it durable with a last commit. Evaluates to the rows copied.
+macro_rules! copy_table {
+    ($engine:ident, $src:expr, $dst:expr, $name:expr, $shape:expr) => {{
+        use $engine::ReadableTable as _;
+        let (src, dst, name) = (&$src, &$dst, $name);
+        $crate::store::copy::with_shape!($shape, |K, V| {
+            let table = src
+                .open_table($engine::TableDefinition::<K, V>::new(name))
+                .map_err($crate::store::StoreError::storage)?;
+            let mut rows = table.iter().map_err($crate::store::StoreError::storage)?;
+            let mut copied: u64 = 0;
+            let mut done = false;
+            while !done {
+                let mut txn = dst
+                    .begin_write()
+                    .map_err($crate::store::StoreError::storage)?;
+                txn.set_durability(redb::Durability::None)
+                    .map_err($crate::store::StoreError::storage)?;
+                {
+                    let mut out = txn
+                        .open_table(redb::TableDefinition::<K, V>::new(name))
+                        .map_err($crate::store::StoreError::storage)?;
+                    for _ in 0..$crate::store::copy::COPY_BATCH {
+                        let Some(row) = rows.next() else {
+                            done = true;
+                            break;
+                        };
+                        let (k, v) = row.map_err($crate::store::StoreError::storage)?;
+                        out.insert(k.value(), v.value())
+                            .map_err($crate::store::StoreError::storage)?;
+                        copied += 1;
+                    }
+                }
+                txn.commit().map_err($crate::store::StoreError::storage)?;
+            }
+            Ok::<u64, $crate::store::StoreError>(copied)
+        })
+    }};
+}
+pub(crate) use copy_table;

@@ -1,0 +1,194 @@
+//! Moving a store written in the storage engine's previous file format
+//! (redb 2) to the current one.
+//!
+//! The engine cannot upgrade such a file in place: redb 3 changed how
+//! tuples of variable-width types are encoded, and every ledger, queue and
+//! index key here is such a tuple. So the move is a logical copy: the old
+//! file is read with the old engine, every table is written typed into a
+//! new file beside it, the row counts are compared, and the new file
+//! replaces the old one in one rename. The old file stays next to it
+//! (hard-linked before the rename, so no moment leaves the path empty)
+//! until the operator deletes it.
+//!
+//! A crash at any point leaves either the untouched old store at the path
+//! (the next open migrates again) or the complete new one.
+
+use std::path::{Path, PathBuf};
+
+use super::copy::{copy_table, shape_of, Shape};
+use super::StoreError;
+
+/// What a migration did, for the log and for tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    /// Where the old file is kept.
+    pub kept: PathBuf,
+    /// Tables copied and rows in them.
+    pub tables: usize,
+    pub rows: u64,
+}
+
+/// The file beside `path` the old store is kept as: `<name>.redb2`, or
+/// `<name>.redb2.N` when that name holds some other file.
+fn keep_path(path: &Path) -> Result<PathBuf, StoreError> {
+    use std::os::unix::fs::MetadataExt;
+    let io = |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let me = std::fs::metadata(path).map_err(io)?;
+    let base = format!("{}.redb2", path.display());
+    for n in 0..100 {
+        let candidate = PathBuf::from(if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}.{n}")
+        });
+        match std::fs::symlink_metadata(&candidate) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(candidate),
+            // A link made by an interrupted earlier migration of this file.
+            Ok(m) if m.ino() == me.ino() && m.dev() == me.dev() => return Ok(candidate),
+            _ => continue,
+        }
+    }
+    Err(StoreError::Storage(format!(
+        "no free name to keep the old store beside {}",
+        path.display()
+    )))
+}
+
+/// Migrate the redb-2 store at `path` to this build's format. Refuses,
+/// leaving the file untouched, if it holds a table this build does not
+/// know or the copy does not match it.
+pub(super) fn from_redb2(path: &Path, version: u8) -> Result<Migrated, StoreError> {
+    let corrupt = |detail: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| StoreError::Io { path: p, source }
+    };
+    tracing::warn!(path = %path.display(), format = version, "the store is in an older storage format: migrating it (copying every table once)");
+    let old = super::open::quietly(|| redb2::Database::open(path))
+        .map_err(|panic| corrupt(format!("the older storage engine rejected it: {panic}")))?
+        .map_err(|e| match e {
+            redb2::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                path: path.to_path_buf(),
+            },
+            other => corrupt(format!(
+                "it is in storage format {version}, and the older engine that reads that format could not open it: {other}"
+            )),
+        })?;
+    let src = old.begin_read().map_err(StoreError::storage)?;
+    let mut tables = Vec::new();
+    {
+        use redb2::TableHandle as _;
+        for handle in src.list_tables().map_err(StoreError::storage)? {
+            let name = handle.name().to_owned();
+            let shape = shape_of(&name).ok_or_else(|| {
+                corrupt(format!(
+                    "it holds a table `{name}` this build does not know; it was left as it was"
+                ))
+            })?;
+            tables.push((name, shape));
+        }
+        if src
+            .list_multimap_tables()
+            .map_err(StoreError::storage)?
+            .next()
+            .is_some()
+        {
+            return Err(corrupt(
+                "it holds multimap tables this build does not know; it was left as it was".into(),
+            ));
+        }
+    }
+
+    let staging = PathBuf::from(format!("{}.migrating", path.display()));
+    match std::fs::remove_file(&staging) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&staging)(e)),
+        _ => {}
+    }
+    let result = copy_all(&src, &staging, &tables);
+    let rows = match result {
+        Ok(rows) => rows,
+        Err(e) => {
+            let _ = std::fs::remove_file(&staging);
+            return Err(e);
+        }
+    };
+    drop(src);
+
+    let kept = keep_path(path)?;
+    if !kept.exists() {
+        std::fs::hard_link(path, &kept).map_err(io(&kept))?;
+    }
+    std::fs::rename(&staging, path).map_err(io(path))?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(dir))?;
+    }
+    drop(old);
+    let migrated = Migrated {
+        kept,
+        tables: tables.len(),
+        rows,
+    };
+    tracing::warn!(path = %path.display(), kept = %migrated.kept.display(), tables = migrated.tables, rows = migrated.rows, "the store was migrated to the current storage format; the old file is kept beside it: delete it once Holon runs well on the new one");
+    Ok(migrated)
+}
+
+/// Copy every table into a new file at `staging`, make it durable, and
+/// check each table's row count against the source.
+fn copy_all(
+    src: &redb2::ReadTransaction,
+    staging: &Path,
+    tables: &[(String, Shape)],
+) -> Result<u64, StoreError> {
+    use redb::{ReadableDatabase as _, ReadableTableMetadata as _};
+    use redb2::ReadableTableMetadata as _;
+    let dst = redb::Database::builder()
+        .create(staging)
+        .map_err(StoreError::storage)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o600)).map_err(
+            |source| StoreError::Io {
+                path: staging.to_path_buf(),
+                source,
+            },
+        )?;
+    }
+    let mut rows = 0;
+    for (name, shape) in tables {
+        rows += copy_table!(redb2, src, dst, name.as_str(), *shape)?;
+    }
+    // One durable commit makes every batch before it durable.
+    let txn = dst.begin_write().map_err(StoreError::storage)?;
+    txn.commit().map_err(StoreError::storage)?;
+
+    let check = dst.begin_read().map_err(StoreError::storage)?;
+    for (name, shape) in tables {
+        let (want, got) = crate::store::copy::with_shape!(*shape, |K, V| {
+            let a = src
+                .open_table(redb2::TableDefinition::<K, V>::new(name))
+                .map_err(StoreError::storage)?
+                .len()
+                .map_err(StoreError::storage)?;
+            let b = check
+                .open_table(redb::TableDefinition::<K, V>::new(name))
+                .map_err(StoreError::storage)?
+                .len()
+                .map_err(StoreError::storage)?;
+            (a, b)
+        });
+        if want != got {
+            return Err(StoreError::Storage(format!(
+                "migration copied {got} of {want} rows of table `{name}`; the old store was left as it was"
+            )));
+        }
+    }
+    Ok(rows)
+}
