@@ -239,6 +239,16 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write a consistent copy of the store, also while the runtime runs (a
+    /// read snapshot: agents keep working). Without PATH the copy goes to
+    /// `backups/` beside the store, where `[store] backup_keep` rotates.
+    Backup {
+        /// Where to write the copy (must not exist).
+        path: Option<std::path::PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What the store file holds, table by table: rows, stored bytes,
     /// B-tree overhead and unused space (the runtime must not be running).
     Stats {

@@ -108,10 +108,17 @@ struct ExecSection {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StoreSection {
+    backup_every_hours: Option<u64>,
+    backup_keep: Option<usize>,
     cache_mib: Option<usize>,
     lock_wait_secs: Option<u64>,
     quick_repair: Option<bool>,
 }
+
+/// The longest `[store] backup_every_hours` (a year) and the most copies
+/// `backup_keep` keeps.
+const MAX_BACKUP_HOURS: u64 = 8760;
+const MAX_BACKUP_KEEP: usize = 1000;
 
 /// The largest page cache `[store] cache_mib` accepts (8 GiB).
 const MAX_CACHE_MIB: usize = 8 * 1024;
@@ -145,6 +152,11 @@ pub struct Config {
     /// Record the storage engine's allocator state at every commit
     /// (`[store] quick_repair`, default false): see `StoreOptions`.
     pub store_quick_repair: bool,
+    /// How often the runtime backs the store up into `backups/` (`[store]
+    /// backup_every_hours`, 1 to 8760; absent or 0: only on request).
+    pub store_backup_every: Option<std::time::Duration>,
+    /// Rotated backups kept (`[store] backup_keep`, 1 to 1000, default 3).
+    pub store_backup_keep: usize,
     /// How long a one-shot command waits for another to release the store
     /// (`[store] lock_wait_secs`, default 10).
     pub store_lock_wait: std::time::Duration,
@@ -344,6 +356,29 @@ impl Config {
             None => crate::store::DEFAULT_CACHE_MIB,
         };
 
+        let store_backup_every = match file.store.backup_every_hours {
+            None | Some(0) => None,
+            Some(h) if h <= MAX_BACKUP_HOURS => Some(std::time::Duration::from_secs(h * 3600)),
+            Some(h) => {
+                return Err(at_key(
+                    "store.backup_every_hours",
+                    format!(
+                        "{h} is out of range: give hours from 1 to {MAX_BACKUP_HOURS}, or 0 for no scheduled backups"
+                    ),
+                ))
+            }
+        };
+        let store_backup_keep = match file.store.backup_keep {
+            None => 3,
+            Some(n) if (1..=MAX_BACKUP_KEEP).contains(&n) => n,
+            Some(n) => {
+                return Err(at_key(
+                    "store.backup_keep",
+                    format!("{n} is out of range: keep from 1 to {MAX_BACKUP_KEEP} backups"),
+                ))
+            }
+        };
+
         let exec_env_passthrough = file.exec.env_passthrough.unwrap_or_default();
         for name in &exec_env_passthrough {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
@@ -480,6 +515,8 @@ impl Config {
             bell: file.console.bell.unwrap_or(false),
             mouse: file.console.mouse.unwrap_or(true),
             store_cache_mib,
+            store_backup_every,
+            store_backup_keep,
             store_quick_repair: file.store.quick_repair.unwrap_or(false),
             server_limits,
             server_listen,

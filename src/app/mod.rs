@@ -322,6 +322,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Store(StoreCommand::Verify { path, json })) => {
                 store_cmd::store_verify(&ctx, path, json).await
             }
+            Some(Command::Store(StoreCommand::Backup { path, json })) => {
+                store_cmd::store_backup(&ctx, path, json).await
+            }
             Some(Command::Store(StoreCommand::Stats { json })) => {
                 store_cmd::store_stats(&ctx, json).await
             }

@@ -1,5 +1,7 @@
-//! `holon store`: compact, verify and measure the store file. Each needs
-//! the file to itself, so a running runtime is named and nothing waits.
+//! `holon store`: back up, compact, verify and measure the store file.
+//! A backup goes through a running runtime (it copies a read snapshot);
+//! the others need the file to itself, so a running runtime is named and
+//! nothing waits.
 
 use std::process::ExitCode;
 
@@ -33,6 +35,121 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `holon store backup [PATH]`: through the runtime when one runs (it
+/// writes into `backups/`, then the copy is moved to PATH), else by
+/// opening the store here.
+pub async fn store_backup(
+    ctx: &Context,
+    dest: Option<std::path::PathBuf>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::protocol::{Request, RuntimeClient};
+    if let Some(d) = &dest {
+        if std::fs::symlink_metadata(d).is_ok() {
+            anyhow::bail!(
+                "{} exists; a backup never replaces a file, choose a new path",
+                d.display()
+            );
+        }
+        let dir = d.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = dir.filter(|dir| !dir.is_dir()) {
+            anyhow::bail!("{} is not a directory", dir.display());
+        }
+    }
+    let mut report = match super::daemon::connect(ctx).await {
+        Some(client) => {
+            let written = client.call(Request::StoreBackup).await?;
+            let mut report: crate::store::backup::BackupReport = written.take()?;
+            if let Some(d) = &dest {
+                let d = d.clone();
+                let from = report.path.clone();
+                tokio::task::spawn_blocking(move || move_no_clobber(&from, &d)).await??;
+                report.path = dest.clone().unwrap_or_default();
+            }
+            report
+        }
+        None => {
+            let store = ctx.open_store().await?;
+            let keep = ctx.config.store_backup_keep;
+            let for_copy = store.clone();
+            let written = tokio::task::spawn_blocking(move || match dest {
+                Some(d) => for_copy.backup(&d),
+                None => for_copy.backup_rotated(keep),
+            })
+            .await?;
+            store.close().await?;
+            written?
+        }
+    };
+    if report.path.is_relative() {
+        if let Ok(cwd) = std::env::current_dir() {
+            report.path = cwd.join(&report.path);
+        }
+    }
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&report)?)?;
+    } else {
+        out.line(&format!(
+            "backed up to {}: {} tables, {} rows, {} bytes in {} ms",
+            report.path.display(),
+            report.tables,
+            report.rows,
+            report.bytes,
+            report.millis
+        ))?;
+        for old in &report.removed {
+            out.line(&format!("  removed the older backup {}", old.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Move `from` to `to` without replacing anything at `to`: a link (same
+/// file system) or a copy through `<to>.partial`, synced, then linked.
+fn move_no_clobber(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let sync_dir = |p: &std::path::Path| {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+        }
+    };
+    match std::fs::hard_link(from, to) {
+        Ok(()) => {}
+        // Another file system: copy, sync, then link the copy into place.
+        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+            let partial = std::path::PathBuf::from(format!("{}.partial", to.display()));
+            let copied = (|| {
+                use std::os::unix::fs::OpenOptionsExt;
+                let mut src = std::fs::File::open(from)?;
+                let mut dst = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&partial)?;
+                std::io::copy(&mut src, &mut dst)?;
+                dst.sync_all()?;
+                std::fs::hard_link(&partial, to)
+            })();
+            let _ = std::fs::remove_file(&partial);
+            copied.with_context(|| format!("cannot write the backup to {}", to.display()))?;
+        }
+        Err(e) => {
+            return Err(anyhow::Error::new(e)
+                .context(format!("cannot write the backup to {}", to.display())))
+        }
+    }
+    sync_dir(to);
+    std::fs::remove_file(from).with_context(|| {
+        format!(
+            "the backup is at {}, but its copy {} stays",
+            to.display(),
+            from.display()
+        )
+    })?;
+    Ok(())
 }
 
 /// `holon store verify [PATH]`: the storage engine's integrity check and

@@ -241,6 +241,7 @@ answers! {
     ApprovalDeny => crate::model::approval::ApprovalRecord,
     WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
     EventsPage => EventsPage,
+    StoreBackup => crate::model::backup::BackupReport,
 }
 
 #[cfg(test)]

@@ -209,6 +209,11 @@ pub enum Request {
         #[serde(default)]
         kind: Option<String>,
     },
+    /// Write a consistent copy of the store into `backups/` beside it (a
+    /// read snapshot: admissions go on meanwhile), removing the oldest
+    /// rotated copies beyond `[store] backup_keep`.
+    #[serde(rename = "store.backup")]
+    StoreBackup,
 }
 
 impl Request {
@@ -221,7 +226,10 @@ impl Request {
             validate(kind, id).map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))
         };
         match self {
-            Request::RuntimeStatus | Request::RuntimeShutdown | Request::AgentsList => Ok(()),
+            Request::RuntimeStatus
+            | Request::RuntimeShutdown
+            | Request::AgentsList
+            | Request::StoreBackup => Ok(()),
             Request::ApprovalsList { agent_id, .. } => match agent_id {
                 Some(a) => check(IdKind::Agent, a),
                 None => Ok(()),
@@ -372,6 +380,7 @@ pub const METHODS: &[&str] = &[
     "approval.deny",
     "workspace.policy",
     "events.page",
+    "store.backup",
     "events.subscribe",
     "events.unsubscribe",
 ];

@@ -194,3 +194,98 @@ macro_rules! copy_table {
     }};
 }
 pub(crate) use copy_table;
+
+/// Copy the tables `$tables` (`&[(String, Shape)]`) from the read
+/// transaction `$src` of engine `$engine` into a new file at `$staging`
+/// (this build's engine, mode 0600), make it durable with one last commit,
+/// and check every table's row count against the source. Evaluates to the
+/// rows copied. The caller removes `$staging` on error.
+macro_rules! copy_into_new {
+    ($engine:ident, $src:expr, $staging:expr, $tables:expr) => {{
+        (|| {
+            use redb::{ReadableDatabase as _, ReadableTableMetadata as _};
+            use $crate::store::StoreError;
+            // Unused when the source engine is this build's own.
+            #[allow(unused_imports)]
+            use $engine::ReadableTableMetadata as _;
+            let (src, staging, tables) = (&$src, $staging, $tables);
+            let dst = redb::Database::builder()
+                .create(staging)
+                .map_err(StoreError::storage)?;
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o600)).map_err(
+                    |source| StoreError::Io {
+                        path: staging.to_path_buf(),
+                        source,
+                    },
+                )?;
+            }
+            let mut rows = 0;
+            for (name, shape) in tables {
+                rows += $crate::store::copy::copy_table!($engine, src, dst, name.as_str(), *shape)?;
+            }
+            // One durable commit makes every batch before it durable.
+            let txn = dst.begin_write().map_err(StoreError::storage)?;
+            txn.commit().map_err(StoreError::storage)?;
+
+            let check = dst.begin_read().map_err(StoreError::storage)?;
+            for (name, shape) in tables {
+                let (want, got) = $crate::store::copy::with_shape!(*shape, |K, V| {
+                    let a = src
+                        .open_table($engine::TableDefinition::<K, V>::new(name))
+                        .map_err(StoreError::storage)?
+                        .len()
+                        .map_err(StoreError::storage)?;
+                    let b = check
+                        .open_table(redb::TableDefinition::<K, V>::new(name))
+                        .map_err(StoreError::storage)?
+                        .len()
+                        .map_err(StoreError::storage)?;
+                    (a, b)
+                });
+                if want != got {
+                    return Err(StoreError::Storage(format!(
+                        "the copy holds {got} of {want} rows of table `{name}`"
+                    )));
+                }
+            }
+            Ok::<u64, StoreError>(rows)
+        })()
+    }};
+}
+pub(crate) use copy_into_new;
+
+/// The tables a read transaction of `$engine` lists, each with its shape;
+/// an error in words when the list cannot be read or names a table (or
+/// multimap table) this build does not know.
+macro_rules! tables_of {
+    ($engine:ident, $txn:expr) => {{
+        (|| {
+            use $engine::{MultimapTableHandle as _, TableHandle as _};
+            let txn = &$txn;
+            let mut tables = Vec::new();
+            for handle in txn.list_tables().map_err(|e| e.to_string())? {
+                let name = handle.name().to_owned();
+                let Some(shape) = $crate::store::copy::shape_of(&name) else {
+                    return Err(format!(
+                        "it holds a table `{name}` this build does not know"
+                    ));
+                };
+                tables.push((name, shape));
+            }
+            if let Some(h) = txn
+                .list_multimap_tables()
+                .map_err(|e| e.to_string())?
+                .next()
+            {
+                return Err(format!(
+                    "it holds a multimap table `{}` this build does not know",
+                    h.name()
+                ));
+            }
+            Ok::<_, String>(tables)
+        })()
+    }};
+}
+pub(crate) use tables_of;

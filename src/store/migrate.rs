@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::copy::{copy_table, shape_of, Shape};
+use super::copy::{copy_into_new, tables_of};
 use super::StoreError;
 
 /// What a migration did, for the log and for tests.
@@ -81,36 +81,15 @@ pub(super) fn from_redb2(path: &Path, version: u8) -> Result<Migrated, StoreErro
             )),
         })?;
     let src = old.begin_read().map_err(StoreError::storage)?;
-    let mut tables = Vec::new();
-    {
-        use redb2::TableHandle as _;
-        for handle in src.list_tables().map_err(StoreError::storage)? {
-            let name = handle.name().to_owned();
-            let shape = shape_of(&name).ok_or_else(|| {
-                corrupt(format!(
-                    "it holds a table `{name}` this build does not know; it was left as it was"
-                ))
-            })?;
-            tables.push((name, shape));
-        }
-        if src
-            .list_multimap_tables()
-            .map_err(StoreError::storage)?
-            .next()
-            .is_some()
-        {
-            return Err(corrupt(
-                "it holds multimap tables this build does not know; it was left as it was".into(),
-            ));
-        }
-    }
+    let tables =
+        tables_of!(redb2, src).map_err(|why| corrupt(format!("{why}; it was left as it was")))?;
 
     let staging = PathBuf::from(format!("{}.migrating", path.display()));
     match std::fs::remove_file(&staging) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&staging)(e)),
         _ => {}
     }
-    let result = copy_all(&src, &staging, &tables);
+    let result = copy_into_new!(redb2, src, &staging, &tables);
     let rows = match result {
         Ok(rows) => rows,
         Err(e) => {
@@ -138,57 +117,4 @@ pub(super) fn from_redb2(path: &Path, version: u8) -> Result<Migrated, StoreErro
     };
     tracing::warn!(path = %path.display(), kept = %migrated.kept.display(), tables = migrated.tables, rows = migrated.rows, "the store was migrated to the current storage format; the old file is kept beside it: delete it once Holon runs well on the new one");
     Ok(migrated)
-}
-
-/// Copy every table into a new file at `staging`, make it durable, and
-/// check each table's row count against the source.
-fn copy_all(
-    src: &redb2::ReadTransaction,
-    staging: &Path,
-    tables: &[(String, Shape)],
-) -> Result<u64, StoreError> {
-    use redb::{ReadableDatabase as _, ReadableTableMetadata as _};
-    use redb2::ReadableTableMetadata as _;
-    let dst = redb::Database::builder()
-        .create(staging)
-        .map_err(StoreError::storage)?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o600)).map_err(
-            |source| StoreError::Io {
-                path: staging.to_path_buf(),
-                source,
-            },
-        )?;
-    }
-    let mut rows = 0;
-    for (name, shape) in tables {
-        rows += copy_table!(redb2, src, dst, name.as_str(), *shape)?;
-    }
-    // One durable commit makes every batch before it durable.
-    let txn = dst.begin_write().map_err(StoreError::storage)?;
-    txn.commit().map_err(StoreError::storage)?;
-
-    let check = dst.begin_read().map_err(StoreError::storage)?;
-    for (name, shape) in tables {
-        let (want, got) = crate::store::copy::with_shape!(*shape, |K, V| {
-            let a = src
-                .open_table(redb2::TableDefinition::<K, V>::new(name))
-                .map_err(StoreError::storage)?
-                .len()
-                .map_err(StoreError::storage)?;
-            let b = check
-                .open_table(redb::TableDefinition::<K, V>::new(name))
-                .map_err(StoreError::storage)?
-                .len()
-                .map_err(StoreError::storage)?;
-            (a, b)
-        });
-        if want != got {
-            return Err(StoreError::Storage(format!(
-                "migration copied {got} of {want} rows of table `{name}`; the old store was left as it was"
-            )));
-        }
-    }
-    Ok(rows)
 }

@@ -6,6 +6,7 @@
 //! writer. The store knows keys and JSON, not agents: record shapes belong
 //! to the runtime.
 
+pub mod backup;
 pub(crate) mod codec;
 pub mod compact;
 pub mod copy;

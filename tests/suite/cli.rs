@@ -190,6 +190,70 @@ fn store_verify_passes_a_sound_store_and_names_a_gap() {
 }
 
 #[test]
+fn store_backup_copies_the_store_offline_and_while_the_runtime_runs() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    for i in 0..3 {
+        home.ok(&["send", &format!("prompt {i}")]);
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let a = out_dir.path().join("a.redb");
+    let a_arg = a.display().to_string();
+    // No runtime: the command opens the store itself.
+    let text = home.ok(&["store", "backup", &a_arg]);
+    assert!(
+        text.starts_with(&format!("backed up to {a_arg}: ")),
+        "{text}"
+    );
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let text = home.ok(&["store", "verify", &a_arg]);
+    assert!(text.contains("1 agents, 4 events: sound"), "{text}");
+    // A backup never replaces a file.
+    let out = home.run(&["store", "backup", &a_arg]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("exists"), "{}", stderr(&out));
+
+    // With a runtime: the runtime copies a snapshot, the file is moved.
+    let out = home.cmd().arg("--detach").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = super::support::Daemon(&home);
+    home.ok(&["send", "one more"]);
+    let b = out_dir.path().join("b.redb");
+    let b_arg = b.display().to_string();
+    let text = home.ok(&["store", "backup", &b_arg]);
+    assert!(
+        text.starts_with(&format!("backed up to {b_arg}: ")),
+        "{text}"
+    );
+    // The running agent's turns add events: the copy is a sound store.
+    let text = home.ok(&["store", "verify", &b_arg]);
+    assert!(
+        text.contains(": 1 agents, ") && text.ends_with(": sound\n"),
+        "{text}"
+    );
+    // Without a path it stays in backups/ beside the store.
+    let v: serde_json::Value =
+        serde_json::from_str(&home.ok(&["store", "backup", "--json"])).unwrap();
+    let kept = std::path::PathBuf::from(v["path"].as_str().unwrap());
+    assert_eq!(
+        kept.parent(),
+        home.store_file()
+            .parent()
+            .map(|d| d.join("backups"))
+            .as_deref()
+    );
+    assert!(kept.is_file());
+    // Nothing but the two copies was left in the destination directory.
+    let mut names: Vec<String> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.redb", "b.redb"]);
+}
+
+#[test]
 fn status_names_the_running_runtimes_model_not_the_clis() {
     let home = Home::new();
     let out = home

@@ -163,6 +163,7 @@ async fn every_method_answers_with_its_paired_type() {
             limit: 50,
             kind: None,
         },
+        Request::StoreBackup,
     ];
     let mut answered = Vec::new();
     let mut golden = String::new();

@@ -231,6 +231,7 @@ impl RuntimeHost {
         request.validate_ids()?;
         match request {
             Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
+            Request::StoreBackup => Ok(Response::StoreBackup(self.backup_store().await?)),
             Request::RuntimeShutdown => {
                 self.request_shutdown();
                 Ok(Response::RuntimeShutdown(ShutdownAck {

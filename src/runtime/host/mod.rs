@@ -12,6 +12,7 @@
 pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
 
 mod actor;
+pub mod backups;
 pub mod cancel;
 pub mod client;
 pub mod dispatch;
@@ -91,6 +92,8 @@ pub struct HostConfig {
     /// Refuse model commands when the kernel cannot sandbox them
     /// (`[policy] sandbox_required`).
     pub sandbox_required: bool,
+    /// Rotated store backups (`[store] backup_every_hours`, `backup_keep`).
+    pub backups: backups::BackupSchedule,
 }
 
 /// Identity facts for `runtime.status`.
@@ -127,6 +130,7 @@ impl HostConfig {
             agent_limits: crate::runtime::agents::ops::AgentLimits::default(),
             holon_dirs: Vec::new(),
             sandbox_required: false,
+            backups: backups::BackupSchedule::default(),
         }
     }
 }
@@ -213,6 +217,8 @@ pub(crate) struct HostInner {
     went_idle: Arc<Notify>,
     /// Every waiter is told whenever an actor settles (`until_idle`).
     went_idle_any: Notify,
+    /// One store backup at a time (`backups`).
+    pub(crate) backup_lock: tokio::sync::Mutex<()>,
 }
 
 /// A running runtime. Cheap to clone.
@@ -310,6 +316,7 @@ impl RuntimeHost {
                 ingress: Mutex::default(),
                 went_idle: Arc::new(Notify::new()),
                 went_idle_any: Notify::new(),
+                backup_lock: tokio::sync::Mutex::new(()),
             }
         });
         tokio::spawn(quiet::run(
@@ -318,6 +325,13 @@ impl RuntimeHost {
             quiet::release_free_heap,
         ));
         let host = RuntimeHost { inner };
+        if let Some(every) = host.inner.config.backups.every {
+            tokio::spawn(backups::schedule(
+                Arc::downgrade(&host.inner),
+                every,
+                host.inner.shutdown.subscribe(),
+            ));
+        }
         host.prepare_default_agent().await;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
         // Archived agents run nothing: only one with tasks left open (a
