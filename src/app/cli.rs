@@ -249,6 +249,18 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Copy every record still readable from a damaged store into a new
+    /// one, rebuild the indexes from the records, verify it, and print what
+    /// was recovered and what was lost. BROKEN is only read.
+    Salvage {
+        /// The damaged store.
+        broken: std::path::PathBuf,
+        /// The new store (must not exist).
+        out: std::path::PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What the store file holds, table by table: rows, stored bytes,
     /// B-tree overhead and unused space (the runtime must not be running).
     Stats {

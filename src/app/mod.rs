@@ -183,8 +183,8 @@ fn panic_error(home: Option<&std::path::Path>) -> String {
             .unwrap_or_else(|_| "the store file".into());
         format!(
             "the store {store} is damaged: the storage engine failed while reading it \
-             ({message}); nothing was changed. Move it aside to start afresh \
-             (`mv {store} {store}.broken`), or restore a backup"
+             ({message}); nothing was changed. {}",
+            crate::store::recovery(std::path::Path::new(&store))
         )
     } else {
         format!("internal error: {message} ({location}); this is a bug, details are in the log")
@@ -324,6 +324,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Some(Command::Store(StoreCommand::Backup { path, json })) => {
                 store_cmd::store_backup(&ctx, path, json).await
+            }
+            Some(Command::Store(StoreCommand::Salvage { broken, out, json })) => {
+                store_cmd::store_salvage(&broken, &out, json).await
             }
             Some(Command::Store(StoreCommand::Stats { json })) => {
                 store_cmd::store_stats(&ctx, json).await

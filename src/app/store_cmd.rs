@@ -191,6 +191,84 @@ pub async fn store_verify(
     })
 }
 
+/// `holon store salvage BROKEN OUT`: what can be read of BROKEN, into a
+/// new store at OUT with its indexes rebuilt and verified. Exits 0 when OUT
+/// was written (the report says what was lost), non-zero when nothing
+/// could be.
+pub async fn store_salvage(
+    broken: &std::path::Path,
+    out: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::store::{Store, StoreOptions};
+    if !broken.is_file() {
+        anyhow::bail!("{} is not a file", broken.display());
+    }
+    let (from, to) = (broken.to_path_buf(), out.to_path_buf());
+    let mut report =
+        tokio::task::spawn_blocking(move || crate::store::salvage::salvage(&from, &to)).await??;
+    let store = Store::open(out, StoreOptions::default())?;
+    let rebuilt = crate::runtime::repair::rebuild_indexes(&store).await;
+    store.close().await?;
+    match rebuilt {
+        Ok(r) => {
+            report.indexes_rebuilt = r.changed;
+            report.problems.extend(r.problems);
+        }
+        Err(e) => report
+            .problems
+            .push(format!("the indexes could not be rebuilt: {e}")),
+    }
+    let to = out.to_path_buf();
+    let check = tokio::task::spawn_blocking(move || crate::store::verify::verify(&to)).await??;
+    report.problems.extend(check.problems);
+    let mut o = Out::new();
+    if json {
+        let mut v = serde_json::to_value(&report)?;
+        v["complete"] = report.complete().into();
+        v["agents"] = check.agents.into();
+        v["events"] = check.events.into();
+        o.line(&serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    o.line(&format!(
+        "salvaged {} rows of {} into {}: {} agents, {} events{}",
+        report.rows(),
+        report.source.display(),
+        report.out.display(),
+        check.agents,
+        check.events,
+        if report.repaired_copy {
+            " (the source needed a repair, done on a copy of it)"
+        } else {
+            ""
+        }
+    ))?;
+    for t in report.tables.iter().filter(|t| !t.complete()) {
+        let of = t.expected.map(|n| format!(" of {n}")).unwrap_or_default();
+        let why = t.problem.as_deref().unwrap_or("rows missing");
+        o.line(&format!(
+            "  lost from {}: kept {}{of} rows ({why})",
+            t.table, t.rows
+        ))?;
+    }
+    if report.indexes_rebuilt > 0 {
+        o.line(&format!(
+            "  {} index rows corrected from the records",
+            report.indexes_rebuilt
+        ))?;
+    }
+    for p in &report.problems {
+        o.line(&format!("  {p}"))?;
+    }
+    o.line(if report.complete() {
+        "nothing was lost"
+    } else {
+        "some records were lost (above); the new store opens and runs with the rest"
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `holon store stats`: the store's tables and their sizes.
 pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     if super::daemon::connect(ctx).await.is_some() {

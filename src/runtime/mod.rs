@@ -23,6 +23,7 @@ pub mod process_identity;
 pub mod provider;
 pub mod queue;
 pub mod recall;
+pub mod repair;
 pub mod sandbox;
 pub mod scheduler;
 pub mod tasks;

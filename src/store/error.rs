@@ -13,7 +13,8 @@ pub enum StoreError {
 
     #[error(
         "the store {path} is corrupt or is not a Holon store ({detail}); nothing was changed. \
-         Move it aside to start afresh (`mv {path} {path}.broken`), or restore a backup"
+         {}",
+        recovery(path)
     )]
     Corrupt { path: PathBuf, detail: String },
 
@@ -53,6 +54,17 @@ pub enum StoreError {
     /// A write job refused its own input; nothing of that job was written.
     #[error("{0}")]
     Rejected(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// What to do with a damaged store, in the order an operator should try.
+pub fn recovery(path: &std::path::Path) -> String {
+    let p = path.display();
+    format!(
+        "`holon store verify {p}` names what is wrong; `holon store salvage {p} {p}.salvaged` \
+         copies every record still readable into a new store, to put in its place \
+         (`mv {p} {p}.broken && mv {p}.salvaged {p}`); or restore a copy that \
+         `holon store backup` wrote (`backups/` beside the store)"
+    )
 }
 
 impl StoreError {

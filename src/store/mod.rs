@@ -19,6 +19,7 @@ mod kind_index;
 mod ledger;
 mod migrate;
 mod open;
+pub mod salvage;
 pub mod schema;
 mod seal;
 mod tables;
@@ -37,7 +38,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use crate::model::event::{self as event, EventRecord, NewEvent, Provenance};
-pub use error::StoreError;
+pub use error::{recovery, StoreError};
 pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use write_ctx::WriteCtx;
 pub use writer::MAX_BATCH;

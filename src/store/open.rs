@@ -84,31 +84,46 @@ fn open_quietly(
 /// Run `f`, catching a panic on this thread and returning its message
 /// instead, printing nothing.
 pub(super) fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    use std::cell::{Cell, RefCell};
     use std::sync::Mutex;
     type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync + 'static>;
+    thread_local! {
+        /// How deep this thread is in `quietly` (it nests: salvage guards
+        /// a whole run and each table within it).
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
+        static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+    let run = |f: Box<dyn FnOnce() -> T + '_>| {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        DEPTH.with(|d| d.set(d.get() - 1));
+        attempt.map_err(|_| {
+            CAUGHT
+                .with(|c| c.borrow_mut().take())
+                .unwrap_or_else(|| "unknown failure".to_owned())
+        })
+    };
+    if DEPTH.with(Cell::get) > 0 {
+        // The hook of the outer call is in place.
+        return run(Box::new(f));
+    }
     static HOOK_SWAP: Mutex<()> = Mutex::new(());
     let _serial = HOOK_SWAP.lock().unwrap_or_else(|p| p.into_inner());
-    let opener = std::thread::current().id();
-    let captured: Arc<Mutex<Option<String>>> = Arc::default();
     let previous: Arc<Hook> = Arc::new(std::panic::take_hook());
     {
-        let captured = Arc::clone(&captured);
         let previous = Arc::clone(&previous);
         std::panic::set_hook(Box::new(move |info| {
-            if std::thread::current().id() == opener {
+            if DEPTH.with(Cell::get) > 0 {
                 let msg = crate::panic_message(info);
-                *captured.lock().unwrap_or_else(|p| p.into_inner()) = Some(msg);
+                CAUGHT.with(|c| *c.borrow_mut() = Some(msg));
             } else {
                 previous(info);
             }
         }));
     }
-    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let result = run(Box::new(f));
     std::panic::set_hook(Box::new(move |info| previous(info)));
-    attempt.map_err(|_| {
-        let msg = captured.lock().unwrap_or_else(|p| p.into_inner()).take();
-        msg.unwrap_or_else(|| "unknown failure".to_owned())
-    })
+    result
 }
 
 /// Create every table and record the schema version on a new file; refuse

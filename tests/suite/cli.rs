@@ -254,6 +254,29 @@ fn store_backup_copies_the_store_offline_and_while_the_runtime_runs() {
 }
 
 #[test]
+fn store_salvage_of_a_sound_store_loses_nothing_and_runs() {
+    let home = Home::new();
+    for i in 0..3 {
+        home.ok(&["send", &format!("prompt {i}")]);
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("salvaged.redb");
+    let store = home.store_file().display().to_string();
+    let text = home.ok(&["store", "salvage", &store, &out.display().to_string()]);
+    assert!(text.contains("1 agents, 4 events"), "{text}");
+    assert!(text.trim_end().ends_with("nothing was lost"), "{text}");
+    // The salvaged store takes the damaged one's place and serves.
+    std::fs::rename(&out, home.store_file()).unwrap();
+    let status = home.ok(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["agents"][0]["queue_depth"], 3, "{v}");
+    // Salvage never writes over a file.
+    let again = home.run(&["store", "salvage", &store, &store]);
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
+}
+
+#[test]
 fn status_names_the_running_runtimes_model_not_the_clis() {
     let home = Home::new();
     let out = home

@@ -246,6 +246,14 @@ fn a_failed_start_leaves_no_control_socket_behind() {
     let out = home.run(&["daemon", "run"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("corrupt"), "{}", stderr(&out));
+    // The error names the ways out.
+    for way in [
+        "holon store verify",
+        "holon store salvage",
+        "holon store backup",
+    ] {
+        assert!(stderr(&out).contains(way), "{way}: {}", stderr(&out));
+    }
     assert!(
         !home.path().join("run/control.sock").exists(),
         "control.sock left behind"
