@@ -67,6 +67,40 @@ pub struct Context {
 }
 
 impl Context {
+    /// The store for a command that only reads it (status, events, agent
+    /// and approval listings): opened as usual, or, when the file system
+    /// refuses writes (a read-only mount, an immutable file, no
+    /// permission), read-only with a note on stderr saying so.
+    pub async fn open_store_for_reading(&self) -> anyhow::Result<Store> {
+        let opened = self.open_store().await;
+        let err = match opened {
+            Ok(store) => return Ok(store),
+            Err(e) => e,
+        };
+        let why = err.chain().find_map(|cause| {
+            if let Some(p) = cause.downcast_ref::<paths::PathsError>() {
+                return p.is_read_only().then(|| p.to_string());
+            }
+            match cause.downcast_ref::<crate::store::StoreError>() {
+                Some(crate::store::StoreError::Io { source, .. }) if read_only_io(source) => {
+                    Some(source.to_string())
+                }
+                _ => None,
+            }
+        });
+        let Some(why) = why else { return Err(err) };
+        let path = self.paths.store_file();
+        if !path.is_file() {
+            return Err(err);
+        }
+        let store = Store::open_read_only(&path, &why)?;
+        eprintln!(
+            "holon: the store {} is read-only ({why}): showing it as it is; nothing can be changed",
+            path.display()
+        );
+        Ok(store)
+    }
+
     /// Open the store and make sure the default agent exists. Another
     /// one-shot command holding the store briefly is waited for (bounded by
     /// `[store] lock_wait_secs`); a runtime holding it is not (it keeps it:
@@ -170,6 +204,25 @@ fn install_quiet_panic_hook() {
     }));
 }
 
+/// Whether a file can be created in `dir` (false when the file system or
+/// the directory refuses writes).
+fn writable(dir: &std::path::Path) -> bool {
+    let probe = dir.join(format!(".holon-write-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            true
+        }
+        Err(e) => !read_only_io(&e),
+    }
+}
+
+pub(crate) use crate::store::read_only_io;
+
 /// The operator-facing error for a panic that reached `run`.
 fn panic_error(home: Option<&std::path::Path>) -> String {
     let (message, location) = LAST_PANIC
@@ -231,7 +284,14 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     paths.ensure()?;
-    let _log_guard = logging::init(&paths.log_dir, &config.log_filter)?;
+    let _log_guard = match logging::init(&paths.log_dir, &config.log_filter) {
+        Ok(guard) => Some(guard),
+        // A read-only home (a read-only mount, an immutable directory) can
+        // still be looked at: commands run without a log file, and the
+        // store says it is read-only.
+        Err(logging::LoggingError::Dir { .. }) if !writable(&paths.log_dir) => None,
+        Err(e) => return Err(e.into()),
+    };
     // Prompts and objectives are the operator's words: only the command's
     // name is logged at info, the arguments at debug.
     tracing::info!(command = command_name(&cli.command), home = ?paths.home, "holon starting");

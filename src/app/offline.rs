@@ -31,12 +31,20 @@ pub struct OfflineClient {
 
 impl OfflineClient {
     pub async fn open(ctx: &Context) -> anyhow::Result<OfflineClient> {
-        Ok(OfflineClient {
-            store: ctx.open_store().await?,
+        Ok(OfflineClient::with_store(
+            ctx,
+            ctx.open_store_for_reading().await?,
+        ))
+    }
+
+    /// Over a store already open (a read-only one, for listings).
+    pub fn with_store(ctx: &Context, store: Store) -> OfflineClient {
+        OfflineClient {
+            store,
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
             policy: ctx.config.policy.clone(),
-        })
+        }
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
@@ -145,6 +153,18 @@ impl OfflineClient {
                         ApiError::new(ErrorCode::NotFound, format!("no agent `{agent_id}`"))
                     })),
                 }
+            }
+            Request::ApprovalsList {
+                agent_id,
+                include_answered,
+            } => {
+                let rx = self.store.read()?;
+                let list = crate::runtime::approvals::ops::approvals_in(
+                    &rx,
+                    agent_id.as_deref(),
+                    include_answered,
+                )?;
+                Ok(Response::ApprovalsList(list))
             }
             other => Err(needs_runtime(&other.method())),
         }

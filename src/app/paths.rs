@@ -26,6 +26,12 @@ pub enum PathsError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path} exists but cannot be made private (mode 0700): {source}")]
+    Tighten {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(
         "{path} is {problem}; Holon keeps your prompts, its store and its control socket there, \
          so it refuses to use it. Fix: {fix}"
@@ -202,7 +208,30 @@ fn create_private_dir(dir: &Path) -> Result<(), PathsError> {
             .create(dir)
             .map_err(err)?;
     }
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(err)
+    // Only when needed: a private directory on a read-only mount is fine.
+    let private = std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o777 == 0o700);
+    if private {
+        return Ok(());
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|source| {
+        PathsError::Tighten {
+            path: dir.to_path_buf(),
+            source,
+        }
+    })
+}
+
+impl PathsError {
+    /// The file system refuses writes here (a read-only mount, no
+    /// permission): a reader may still look.
+    pub fn is_read_only(&self) -> bool {
+        match self {
+            PathsError::Create { source, .. } | PathsError::Tighten { source, .. } => {
+                super::read_only_io(source)
+            }
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -184,6 +184,9 @@ pub async fn store_verify(
         for p in &report.problems {
             out.line(&format!("  {p}"))?;
         }
+        for n in &report.notes {
+            out.line(&format!("  note: {n}"))?;
+        }
     }
     Ok(match report.sound() {
         true => ExitCode::SUCCESS,

@@ -22,7 +22,13 @@ pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::R
     if let Some(client) = super::daemon::connect(ctx).await {
         return call_all(&client, requests).await;
     }
-    let store = ctx.open_store().await?;
+    let store = ctx.open_store_for_reading().await?;
+    if store.read_only().is_some() {
+        // Nothing can start on it: what can be read is answered from it,
+        // the rest says the store is read-only.
+        let client = super::offline::OfflineClient::with_store(ctx, store);
+        return call_all(&client, requests).await;
+    }
     let host = RuntimeHost::start(
         store,
         super::run::runtime_config(ctx, super::run::RUN_ONCE_MODE),

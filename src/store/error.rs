@@ -28,6 +28,12 @@ pub enum StoreError {
         supported: u32,
     },
 
+    #[error(
+        "the store {path} is read-only ({why}); Holon can show it but change nothing: \
+         make it writable to run agents or send prompts"
+    )]
+    ReadOnly { path: PathBuf, why: String },
+
     #[error("cannot open the store {path}: {source}")]
     Io {
         path: PathBuf,
@@ -54,6 +60,15 @@ pub enum StoreError {
     /// A write job refused its own input; nothing of that job was written.
     #[error("{0}")]
     Rejected(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// An I/O error that means "this may be read but not written": a
+/// read-only file system, an immutable file, no write permission.
+pub fn read_only_io(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+    ) || e.raw_os_error() == Some(libc::EPERM)
 }
 
 /// What to do with a damaged store, in the order an operator should try.

@@ -38,7 +38,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use crate::model::event::{self as event, EventRecord, NewEvent, Provenance};
-pub use error::{recovery, StoreError};
+pub use error::{read_only_io, recovery, StoreError};
 pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use write_ctx::WriteCtx;
 pub use writer::MAX_BATCH;
@@ -110,10 +110,19 @@ struct Inner {
     jobs: Option<mpsc::Sender<Command>>,
     events: broadcast::Sender<Arc<EventRecord>>,
     writer: Option<std::thread::JoinHandle<()>>,
+    /// Set when the store was opened read-only (`open_read_only`): reads
+    /// come from it, and every write is refused saying why.
+    read_only: Option<(Arc<redb::ReadOnlyDatabase>, String)>,
 }
 
 impl Inner {
     fn jobs(&self) -> Result<&mpsc::Sender<Command>, StoreError> {
+        if let Some((_, why)) = &self.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+                why: why.clone(),
+            });
+        }
         self.jobs.as_ref().ok_or(StoreError::Closed)
     }
 }
@@ -210,8 +219,58 @@ impl Store {
                 jobs: Some(jobs),
                 events,
                 writer: Some(writer),
+                read_only: None,
             }),
         })
+    }
+
+    /// Open the store at `path` without writing to it (a read-only mount,
+    /// an immutable file): reads work, every write is refused with
+    /// `StoreError::ReadOnly` naming `why`. Several processes may hold it
+    /// so at once, but not while a runtime holds it for writing, and not
+    /// when it needs the repair an unclean shutdown leaves.
+    pub fn open_read_only(path: &Path, why: &str) -> Result<Store, StoreError> {
+        let opened =
+            open::quietly(|| redb::Builder::new().open_read_only(path)).map_err(|panic| {
+                StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: format!("the storage engine rejected it: {panic}"),
+                }
+            })?;
+        let db = opened.map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                path: path.to_path_buf(),
+            },
+            redb::DatabaseError::RepairAborted | redb::DatabaseError::Storage(_) => {
+                StoreError::ReadOnly {
+                    path: path.to_path_buf(),
+                    why: format!(
+                        "{why}, and it was not closed cleanly: the repair it needs must write to it ({e})"
+                    ),
+                }
+            }
+            other => StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: other.to_string(),
+            },
+        })?;
+        let (events, _) = broadcast::channel(16);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db: Arc::new(std::sync::RwLock::new(None)),
+                failure: Arc::default(),
+                path: path.to_path_buf(),
+                jobs: None,
+                events,
+                writer: None,
+                read_only: Some((Arc::new(db), why.to_owned())),
+            }),
+        })
+    }
+
+    /// Why the store is read-only, when it was opened so.
+    pub fn read_only(&self) -> Option<&str> {
+        self.inner.read_only.as_ref().map(|(_, why)| why.as_str())
     }
 
     pub fn path(&self) -> &Path {
@@ -252,6 +311,12 @@ impl Store {
 
     /// Start a consistent read snapshot.
     pub fn read(&self) -> Result<ReadCtx, StoreError> {
+        if let Some((db, _)) = &self.inner.read_only {
+            return Ok(ReadCtx {
+                txn: db.begin_read()?,
+                _db: None,
+            });
+        }
         let db = self
             .inner
             .db
@@ -261,6 +326,7 @@ impl Store {
             .ok_or(StoreError::Closed)?;
         Ok(ReadCtx {
             txn: db.begin_read()?,
+            _db: Some(db),
         })
     }
 
@@ -286,6 +352,9 @@ impl Store {
     /// file lock goes with the last read transaction still in flight (reads
     /// are short). A hand-over to another process relies on this.
     pub async fn close(self) -> Result<(), StoreError> {
+        if self.inner.read_only.is_some() {
+            return Ok(());
+        }
         let (reply, rx) = oneshot::channel();
         if self
             .inner
@@ -329,6 +398,10 @@ fn unbox<T: 'static>(result: writer::JobResult) -> Result<T, StoreError> {
 /// A consistent snapshot of the store.
 pub struct ReadCtx {
     txn: ReadTransaction,
+    /// The database the snapshot reads: redb 4 closes a database when its
+    /// last handle goes, read transactions and all, so a snapshot keeps
+    /// its own (a close or a reopen after a failure waits for it).
+    _db: Option<Arc<Database>>,
 }
 
 impl ReadCtx {

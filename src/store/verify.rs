@@ -19,6 +19,9 @@ pub struct VerifyReport {
     pub events: u64,
     /// Each problem, in words; empty when the store is sound.
     pub problems: Vec<String>,
+    /// What could not be checked, and why (not problems).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl VerifyReport {
@@ -32,22 +35,42 @@ const PAGE: usize = 5_000;
 
 /// Verify the store at `path`.
 pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
-    let mut db = open_database(path, DEFAULT_CACHE_MIB * 1024 * 1024)?;
     let mut report = VerifyReport {
         path: path.to_path_buf(),
         ..VerifyReport::default()
     };
-    match db.check_integrity() {
-        Ok(true) => {}
-        Ok(false) => report
-            .problems
-            .push("the storage engine repaired damage while checking it".into()),
-        Err(e) => report
-            .problems
-            .push(format!("the storage engine's integrity check failed: {e}")),
-    }
-    let rx = ReadCtx {
-        txn: db.begin_read()?,
+    // Held until the checks end: redb 4 closes a database when it is
+    // dropped, read transactions and all.
+    let mut opened = None;
+    let rx = match open_database(path, DEFAULT_CACHE_MIB * 1024 * 1024) {
+        Ok(db) => {
+            let db = opened.insert(db);
+            match db.check_integrity() {
+                Ok(true) => {}
+                Ok(false) => report
+                    .problems
+                    .push("the storage engine repaired damage while checking it".into()),
+                Err(e) => report
+                    .problems
+                    .push(format!("the storage engine's integrity check failed: {e}")),
+            }
+            ReadCtx {
+                txn: db.begin_read()?,
+                _db: None,
+            }
+        }
+        // A file that cannot be written is checked read-only: Holon's own
+        // checks run; the engine's needs write access.
+        Err(StoreError::Io { source, .. }) if super::read_only_io(&source) => {
+            let why = source.to_string();
+            let store = super::Store::open_read_only(path, &why)?;
+            report.notes.push(format!(
+                "the store is read-only ({why}): the storage engine's own integrity check needs \
+                 write access and was skipped"
+            ));
+            store.read()?
+        }
+        Err(e) => return Err(e),
     };
     let agents: Vec<serde_json::Value> = rx.agents()?;
     report.agents = agents.len() as u64;

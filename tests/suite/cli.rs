@@ -276,6 +276,73 @@ fn store_salvage_of_a_sound_store_loses_nothing_and_runs() {
     assert!(stderr(&again).contains("exists"), "{}", stderr(&again));
 }
 
+/// A home on a read-only mount (a bind mount made read-only in a mount
+/// namespace of its own): status, events, listings and verify read the
+/// store read-only and say so; a prompt is refused naming the cause; the
+/// file is not changed. Skipped where the machine cannot make mount
+/// namespaces.
+#[test]
+fn a_read_only_home_is_shown_and_never_written() {
+    let home = Home::new();
+    home.ok(&["send", "hello"]);
+    let before = std::fs::read(home.store_file()).unwrap();
+    let h = home.path().display().to_string();
+    let bin = env!("CARGO_BIN_EXE_holon");
+    let script = format!(
+        "mount --bind {h} {h} && mount -o remount,bind,ro {h} || exit 99
+         for c in status approvals 'agent list' 'events --limit 5' 'store verify' 'send more'; do
+           echo \"== $c\"; {bin} $c 2>&1; echo \"rc=$?\"
+         done"
+    );
+    let cmd = home.cmd();
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(home.path())
+        .output();
+    let Ok(out) = out.map_err(|e| eprintln!("skipped: no unshare ({e})")) else {
+        return;
+    };
+    if out.status.code() == Some(99) || !String::from_utf8_lossy(&out.stdout).contains("== ") {
+        eprintln!(
+            "skipped: cannot make a read-only mount here: {}",
+            stderr(&out)
+        );
+        return;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let section = |name: &str| -> String {
+        let start = text
+            .find(&format!("== {name}\n"))
+            .unwrap_or_else(|| panic!("{name}: {text}"));
+        let rest = &text[start + name.len() + 4..];
+        rest[..rest.find("== ").unwrap_or(rest.len())].to_owned()
+    };
+    for reader in [
+        "status",
+        "approvals",
+        "agent list",
+        "events --limit 5",
+        "store verify",
+    ] {
+        let s = section(reader);
+        assert!(s.trim_end().ends_with("rc=0"), "{reader}: {s}");
+        assert!(s.contains("read-only"), "{reader} says nothing of it: {s}");
+        assert!(!s.contains("cannot create"), "{reader}: {s}");
+    }
+    assert!(
+        section("events --limit 5").contains("Operator: hello"),
+        "{text}"
+    );
+    let send = section("send more");
+    assert!(send.trim_end().ends_with("rc=1"), "{send}");
+    assert!(
+        send.contains("the store") && send.contains("is read-only"),
+        "{send}"
+    );
+    assert_eq!(std::fs::read(home.store_file()).unwrap(), before);
+}
+
 #[test]
 fn status_names_the_running_runtimes_model_not_the_clis() {
     let home = Home::new();

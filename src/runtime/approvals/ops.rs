@@ -341,35 +341,7 @@ impl RuntimeHost {
         include_answered: bool,
     ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
         let rx = self.inner.store.read()?;
-        let agents: Vec<String> = match agent_id {
-            Some(a) => vec![a.to_owned()],
-            None => rx
-                .agents::<AgentRecord>()?
-                .into_iter()
-                .map(|a| a.id)
-                .collect(),
-        };
-        let mut out = Vec::new();
-        for a in agents {
-            let recs: Vec<ApprovalRecord> = if include_answered {
-                rx.list_recent(Keyed::Approvals, &a, 50)?
-            } else {
-                let ids = rx.index_list(Index::OpenApprovals, &a)?;
-                let mut v = Vec::with_capacity(ids.len());
-                for i in ids {
-                    if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
-                        v.push(r);
-                    }
-                }
-                v
-            };
-            out.extend(
-                recs.into_iter()
-                    .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
-            );
-        }
-        out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
-        Ok(out)
+        Ok(approvals_in(&rx, agent_id, include_answered)?)
     }
 
     /// At start: a grant whose call's outcome never reached the agent (the
@@ -461,4 +433,42 @@ pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
             rec.tool_name, rec.summary, rec.why
         ),
     })
+}
+
+/// Pending approvals (all of them with `include_answered`, newest first),
+/// of one agent or of every agent, as a read snapshot holds them.
+pub fn approvals_in(
+    rx: &crate::store::ReadCtx,
+    agent_id: Option<&str>,
+    include_answered: bool,
+) -> Result<Vec<ApprovalRecord>, crate::store::StoreError> {
+    let agents: Vec<String> = match agent_id {
+        Some(a) => vec![a.to_owned()],
+        None => rx
+            .agents::<AgentRecord>()?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for a in agents {
+        let recs: Vec<ApprovalRecord> = if include_answered {
+            rx.list_recent(Keyed::Approvals, &a, 50)?
+        } else {
+            let ids = rx.index_list(Index::OpenApprovals, &a)?;
+            let mut v = Vec::with_capacity(ids.len());
+            for i in ids {
+                if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
+                    v.push(r);
+                }
+            }
+            v
+        };
+        out.extend(
+            recs.into_iter()
+                .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
+        );
+    }
+    out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
+    Ok(out)
 }
