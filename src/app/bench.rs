@@ -111,6 +111,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "agents" {
         super::bench_agents::run(&dir).await?;
     }
+    if which == "connections" {
+        super::bench_connections::run(&dir).await?;
+    }
+    if which == "backup" {
+        super::bench_backup::run(&dir).await?;
+    }
     if which == "faults" {
         let writes = 60;
         let started = Instant::now();

@@ -568,9 +568,11 @@ pub struct BenchArgs {
     /// once, memory per idle child), sandbox (spawn to first output,
     /// sandboxed and not), all
     /// (the previous ones), idle (runtime CPU while idle), soak (RSS
-    /// under 50 prompts/s with subscribers, every 10 s) or faults (an I/O
-    /// fault at every point of a scripted run); the last three are not
-    /// part of all.
+    /// under 50 prompts/s with subscribers, every 10 s), faults (an I/O
+    /// fault at every point of a scripted run) or backup (`store backup`
+    /// of 1,000 agents and 1M events while 8 writers admit prompts) or
+    /// connections (`holon status` and a daemon's RSS under 5,000 idle TCP
+    /// and 300 idle control clients); the last five are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -13,6 +13,10 @@ mod bench_admit;
 #[cfg(feature = "bench")]
 mod bench_agents;
 #[cfg(feature = "bench")]
+mod bench_backup;
+#[cfg(feature = "bench")]
+mod bench_connections;
+#[cfg(feature = "bench")]
 mod bench_context;
 #[cfg(feature = "bench")]
 mod bench_runtime;
