@@ -230,7 +230,8 @@ pub enum StoreCommand {
         json: bool,
     },
     /// Check a store: the storage engine's integrity check, then every
-    /// agent's ledger without gaps and every event decoding. Exits non-zero
+    /// agent's ledger without gaps, every event decoding, and every index
+    /// and queue entry pointing at something that exists. Exits non-zero
     /// naming what is wrong (the runtime must not be running on it).
     Verify {
         /// Another store file (default: this home's).

@@ -1,15 +1,16 @@
 //! Offline verification: `holon store verify [PATH]`. The storage engine's
 //! own integrity check (its B-trees and checksums), then Holon's: every
-//! agent's ledger runs from 1 without a gap to its last sequence, and every
-//! event (row or sealed block) decodes. It needs the file to itself, like
-//! compaction, and changes nothing.
+//! agent's ledger runs from 1 without a gap to its last sequence, every
+//! event (row or sealed block) decodes, and every index row, dequeue-order
+//! entry and queue entry points at something that exists. It needs the
+//! file to itself, like compaction, and changes nothing.
 
 use std::path::{Path, PathBuf};
 
 use redb::ReadableDatabase;
 use serde::Serialize;
 
-use super::{open_database, ReadCtx, StoreError, DEFAULT_CACHE_MIB};
+use super::{open_database, Index, Keyed, ReadCtx, StoreError, DEFAULT_CACHE_MIB};
 
 /// What verification found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -80,6 +81,7 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
             continue;
         };
         ledger(&rx, id, &mut report);
+        references(&rx, id, &mut report);
     }
     Ok(report)
 }
@@ -123,6 +125,99 @@ fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
             next = e.event_seq + 1;
             report.events += 1;
         }
+    }
+}
+
+/// The record table each membership index points into.
+fn indexed(index: Index) -> Keyed {
+    match index {
+        Index::Dequeued => Keyed::QueueEntries,
+        Index::OpenWorkItems => Keyed::WorkItems,
+        Index::ActiveTasks | Index::ChildTasks => Keyed::Tasks,
+        Index::ActiveTimers => Keyed::Timers,
+        Index::OpenApprovals => Keyed::Approvals,
+        // Keys of processed ticks: no record behind them.
+        Index::TickKeys => Keyed::Messages,
+    }
+}
+
+/// One agent's references: every index row names a record that exists,
+/// every message in the dequeue order has its queue entry, and every queue
+/// entry's `message_admitted` event is in the ledger.
+fn references(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
+    let mut problem = |p: String| report.problems.push(format!("agent {agent}: {p}"));
+    for index in Index::ALL {
+        if index == Index::TickKeys {
+            continue;
+        }
+        let target = indexed(index);
+        let ids = match rx.index_list(index, agent) {
+            Ok(ids) => ids,
+            Err(e) => {
+                problem(format!("{} cannot be read: {e}", index.name()));
+                continue;
+            }
+        };
+        for id in ids {
+            match rx.get::<serde_json::Value>(target, agent, &id) {
+                Ok(Some(_)) => {}
+                Ok(None) => problem(format!(
+                    "{} names {id}, which {} does not hold",
+                    index.name(),
+                    target.name()
+                )),
+                Err(e) => problem(format!("{}/{id} cannot be read: {e}", target.name())),
+            }
+        }
+    }
+    match rx.queue_pending(agent) {
+        Ok(pending) => {
+            for (_, _, id) in pending {
+                if !matches!(
+                    rx.get::<serde_json::Value>(Keyed::QueueEntries, agent, &id),
+                    Ok(Some(_))
+                ) {
+                    problem(format!(
+                        "the dequeue order names {id}, which has no queue entry"
+                    ));
+                }
+            }
+        }
+        Err(e) => problem(format!("the dequeue order cannot be read: {e}")),
+    }
+    let entries: Vec<serde_json::Value> = match rx.list(Keyed::QueueEntries, agent) {
+        Ok(e) => e,
+        Err(e) => {
+            problem(format!("queue entries cannot be read: {e}"));
+            return;
+        }
+    };
+    let seqs: Vec<(String, u64)> = entries
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e["message_id"].as_str()?.to_owned(),
+                e["admitted_seq"].as_u64()?,
+            ))
+        })
+        .collect();
+    let wanted: Vec<u64> = seqs.iter().map(|(_, s)| *s).collect();
+    match rx.events_at(agent, &wanted) {
+        Ok(found) => {
+            for ((id, seq), event) in seqs.iter().zip(found) {
+                match event {
+                    Some(e) if e.kind == "message_admitted" => {}
+                    Some(e) => problem(format!(
+                        "the queue entry of {id} points at event {seq}, a {} event",
+                        e.kind
+                    )),
+                    None => problem(format!(
+                        "the queue entry of {id} points at event {seq}, which is missing"
+                    )),
+                }
+            }
+        }
+        Err(e) => problem(format!("admission events cannot be read: {e}")),
     }
 }
 
@@ -173,6 +268,63 @@ mod tests {
                 .iter()
                 .any(|p| p.contains("events 4 to 4 are missing")),
             "{report:?}"
+        );
+    }
+
+    /// Index rows and queue entries that point at nothing are named.
+    #[tokio::test]
+    async fn dangling_references_are_named() {
+        use crate::runtime::admission::{admit, ensure_agent};
+        use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+        use redb::ReadableTable as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.redb");
+        let store = Store::open(&path, StoreOptions::default()).unwrap();
+        ensure_agent(&store, "main").await.unwrap();
+        for n in 0..3 {
+            let prompt = AdmissionRequest::operator_prompt(
+                "main",
+                &format!("prompt {n}"),
+                Priority::Normal,
+                DeliverySurface::CliPrompt,
+            );
+            admit(&store, prompt).await.unwrap();
+        }
+        store.close().await.unwrap();
+        assert!(verify(&path).unwrap().sound());
+        // Behind Holon's back: a queued message's entry goes, and an index
+        // row names a task that never existed.
+        let gone = {
+            let db = redb::Database::open(&path).unwrap();
+            let txn = db.begin_write().unwrap();
+            let gone = {
+                let mut t = txn.open_table(Keyed::QueueEntries.definition()).unwrap();
+                let key = {
+                    let first = t.iter().unwrap().next().unwrap().unwrap();
+                    first.0.value().1.to_owned()
+                };
+                t.remove(("main", key.as_str())).unwrap();
+                key
+            };
+            txn.open_table(Index::ActiveTasks.definition())
+                .unwrap()
+                .insert(("main", "task_ghost"), ())
+                .unwrap();
+            txn.commit().unwrap();
+            gone
+        };
+        let report = verify(&path).unwrap();
+        assert!(!report.sound());
+        let text = report.problems.join("\n");
+        assert!(
+            text.contains(&format!(
+                "the dequeue order names {gone}, which has no queue entry"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("idx_active_tasks names task_ghost, which tasks does not hold"),
+            "{text}"
         );
     }
 }
