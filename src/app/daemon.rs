@@ -458,17 +458,18 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
     // one answering on its socket, or the one its pid file identifies (pid,
     // start time and boot all matching), never whatever has that pid now.
     let recorded = read_pid_file(&pid_file);
-    let (pid, identity) = match probe(&socket_path).await {
-        Probe::Running(status) => {
-            let identity = i32::try_from(status.pid).ok().and_then(ProcessIdentity::of);
-            (Some(status.pid), identity)
-        }
-        Probe::Absent | Probe::Stale | Probe::NotHolon | Probe::Failing(_) => {
-            match recorded.filter(PidFile::still_running) {
-                Some(p) => (Some(p.pid), p.process_identity),
-                None => (None, None),
+    // A pid file whose recorded identity (pid, start time, boot) is still
+    // running names the runtime without asking it for its whole status;
+    // otherwise the socket is asked who answers.
+    let (pid, identity) = match recorded.filter(PidFile::still_running) {
+        Some(p) => (Some(p.pid), p.process_identity),
+        None => match probe(&socket_path).await {
+            Probe::Running(status) => {
+                let identity = i32::try_from(status.pid).ok().and_then(ProcessIdentity::of);
+                (Some(status.pid), identity)
             }
-        }
+            Probe::Absent | Probe::Stale | Probe::NotHolon | Probe::Failing(_) => (None, None),
+        },
     };
     let Some(pid) = pid else {
         clean_stale_pid(&pid_file);
