@@ -38,8 +38,8 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
 }
 
 /// `holon store backup [PATH]`: through the runtime when one runs (it
-/// writes into `backups/`, then the copy is moved to PATH), else by
-/// opening the store here.
+/// writes a rotated copy into `backups/`, which is then also put at PATH),
+/// else by opening the store here.
 pub async fn store_backup(
     ctx: &Context,
     dest: Option<std::path::PathBuf>,
@@ -65,7 +65,7 @@ pub async fn store_backup(
             if let Some(d) = &dest {
                 let d = d.clone();
                 let from = report.path.clone();
-                tokio::task::spawn_blocking(move || move_no_clobber(&from, &d)).await??;
+                tokio::task::spawn_blocking(move || place_no_clobber(&from, &d)).await??;
                 report.path = dest.clone().unwrap_or_default();
             }
             report
@@ -107,9 +107,11 @@ pub async fn store_backup(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Move `from` to `to` without replacing anything at `to`: a link (same
-/// file system) or a copy through `<to>.partial`, synced, then linked.
-fn move_no_clobber(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+/// Put `from` at `to` too, without replacing anything at `to`: a link
+/// (same file system) or a copy through `<to>.partial`, synced, then
+/// linked. `from` stays: it is the newest rotated backup, and rotation
+/// counts it.
+fn place_no_clobber(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let sync_dir = |p: &std::path::Path| {
         if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -142,13 +144,6 @@ fn move_no_clobber(from: &std::path::Path, to: &std::path::Path) -> anyhow::Resu
         }
     }
     sync_dir(to);
-    std::fs::remove_file(from).with_context(|| {
-        format!(
-            "the backup is at {}, but its copy {} stays",
-            to.display(),
-            from.display()
-        )
-    })?;
     Ok(())
 }
 

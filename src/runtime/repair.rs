@@ -44,20 +44,23 @@ pub async fn rebuild_indexes(store: &Store) -> Result<Rebuilt, StoreError> {
         .await
 }
 
-/// The records of `which`, or none and a problem when they do not decode.
+/// The records of `which`, or `None` and a problem when they do not all
+/// decode: the index is then left as salvaged rather than emptied.
 fn records<T: serde::de::DeserializeOwned>(
     tx: &WriteCtx<'_>,
     which: Keyed,
     agent: &str,
     out: &mut Rebuilt,
-) -> Vec<T> {
-    tx.list(which, agent).unwrap_or_else(|e| {
-        out.problems.push(format!(
-            "agent {agent}: its {} could not be read to rebuild their index: {e}",
-            which.name()
-        ));
-        Vec::new()
-    })
+) -> Option<Vec<T>> {
+    tx.list(which, agent)
+        .map_err(|e| {
+            out.problems.push(format!(
+                "agent {agent}: its {} could not all be read, so their index was left as \
+                 salvaged: {e}",
+                which.name()
+            ));
+        })
+        .ok()
 }
 
 /// Make `index` for `agent` hold exactly `want`.
@@ -81,7 +84,51 @@ fn set_index(
 }
 
 fn rebuild_agent(tx: &mut WriteCtx<'_>, agent: &str, out: &mut Rebuilt) -> Result<(), StoreError> {
-    let entries: Vec<QueueEntry> = records(tx, Keyed::QueueEntries, agent, out);
+    if let Some(entries) = records::<QueueEntry>(tx, Keyed::QueueEntries, agent, out) {
+        rebuild_queue(tx, agent, &entries, out)?;
+    }
+    if let Some(work) = records::<WorkItemRecord>(tx, Keyed::WorkItems, agent, out) {
+        let open = work
+            .into_iter()
+            .filter(|w| w.state == WorkItemState::Open)
+            .map(|w| w.id)
+            .collect();
+        set_index(tx, Index::OpenWorkItems, agent, open, out)?;
+    }
+    if let Some(tasks) = records::<TaskRecord>(tx, Keyed::Tasks, agent, out) {
+        let active = tasks
+            .into_iter()
+            .filter(|t| !t.status.is_terminal())
+            .map(|t| t.id)
+            .collect();
+        set_index(tx, Index::ActiveTasks, agent, active, out)?;
+    }
+    if let Some(timers) = records::<TimerRecord>(tx, Keyed::Timers, agent, out) {
+        let active = timers
+            .into_iter()
+            .filter(|t| t.status == TimerStatus::Active)
+            .map(|t| t.id)
+            .collect();
+        set_index(tx, Index::ActiveTimers, agent, active, out)?;
+    }
+    if let Some(approvals) = records::<ApprovalRecord>(tx, Keyed::Approvals, agent, out) {
+        let open = approvals
+            .into_iter()
+            .filter(|a| a.status == ApprovalStatus::Pending)
+            .map(|a| a.id)
+            .collect();
+        set_index(tx, Index::OpenApprovals, agent, open, out)?;
+    }
+    Ok(())
+}
+
+/// The dequeue order and `idx_dequeued` from the queue entries.
+fn rebuild_queue(
+    tx: &mut WriteCtx<'_>,
+    agent: &str,
+    entries: &[QueueEntry],
+    out: &mut Rebuilt,
+) -> Result<(), StoreError> {
     let dequeued = entries
         .iter()
         .filter(|e| e.status == QueueEntryStatus::Dequeued)
@@ -102,38 +149,7 @@ fn rebuild_agent(tx: &mut WriteCtx<'_>, agent: &str, out: &mut Rebuilt) -> Resul
         tx.queue_push(agent, *band, *seq, id)?;
         out.changed += 1;
     }
-
-    let work: Vec<WorkItemRecord> = records(tx, Keyed::WorkItems, agent, out);
-    let open = work
-        .into_iter()
-        .filter(|w| w.state == WorkItemState::Open)
-        .map(|w| w.id)
-        .collect();
-    set_index(tx, Index::OpenWorkItems, agent, open, out)?;
-
-    let tasks: Vec<TaskRecord> = records(tx, Keyed::Tasks, agent, out);
-    let active = tasks
-        .into_iter()
-        .filter(|t| !t.status.is_terminal())
-        .map(|t| t.id)
-        .collect();
-    set_index(tx, Index::ActiveTasks, agent, active, out)?;
-
-    let timers: Vec<TimerRecord> = records(tx, Keyed::Timers, agent, out);
-    let active = timers
-        .into_iter()
-        .filter(|t| t.status == TimerStatus::Active)
-        .map(|t| t.id)
-        .collect();
-    set_index(tx, Index::ActiveTimers, agent, active, out)?;
-
-    let approvals: Vec<ApprovalRecord> = records(tx, Keyed::Approvals, agent, out);
-    let open = approvals
-        .into_iter()
-        .filter(|a| a.status == ApprovalStatus::Pending)
-        .map(|a| a.id)
-        .collect();
-    set_index(tx, Index::OpenApprovals, agent, open, out)
+    Ok(())
 }
 
 #[cfg(test)]

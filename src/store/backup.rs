@@ -110,8 +110,15 @@ impl Store {
             }
             dest = dir.join(rotated_name(now + later));
         }
+        // What a killed backup left (a full-size partial copy).
+        for stale in rotated_in(&dir)
+            .into_iter()
+            .filter(|n| n.ends_with(".partial"))
+        {
+            let _ = std::fs::remove_file(dir.join(stale));
+        }
         let mut report = self.backup(&dest)?;
-        report.removed = rotate(&dir, keep.max(1));
+        report.removed = rotate(&dir, keep.max(1), &dest);
         Ok(report)
     }
 }
@@ -126,27 +133,37 @@ fn rotated_name(now_ms: i64) -> String {
 /// The rotated copies among `names` to remove so that `keep` remain: the
 /// oldest by name. Other files are never touched.
 pub fn beyond_keep(mut names: Vec<String>, keep: usize) -> Vec<String> {
-    names.retain(|n| {
-        n.starts_with(PREFIX) && n.ends_with(SUFFIX) && !n.ends_with(&format!(".partial{SUFFIX}"))
-    });
+    names.retain(|n| n.starts_with(PREFIX) && n.ends_with(SUFFIX));
     names.sort();
     let excess = names.len().saturating_sub(keep);
     names.truncate(excess);
     names
 }
 
-/// Remove the rotated copies in `dir` beyond `keep`; the ones removed.
-fn rotate(dir: &Path, keep: usize) -> Vec<PathBuf> {
-    let names = match std::fs::read_dir(dir) {
+/// The names of regular files in `dir` that rotation may consider.
+fn rotated_in(dir: &Path) -> Vec<String> {
+    match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.starts_with(PREFIX))
             .collect(),
-        Err(_) => return Vec::new(),
-    };
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Remove the rotated copies in `dir` beyond `keep`, never `newest` (the
+/// copy just written, whatever the clock said when it was named); the ones
+/// removed.
+fn rotate(dir: &Path, keep: usize, newest: &Path) -> Vec<PathBuf> {
+    let newest = newest.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let others: Vec<String> = rotated_in(dir)
+        .into_iter()
+        .filter(|n| n != newest)
+        .collect();
     let mut removed = Vec::new();
-    for name in beyond_keep(names, keep) {
+    for name in beyond_keep(others, keep.saturating_sub(1)) {
         let path = dir.join(&name);
         match std::fs::remove_file(&path) {
             Ok(()) => removed.push(path),

@@ -99,16 +99,28 @@ pub(super) fn from_redb2(path: &Path, version: u8) -> Result<Migrated, StoreErro
     };
     drop(src);
 
-    let kept = keep_path(path)?;
-    if !kept.exists() {
-        std::fs::hard_link(path, &kept).map_err(io(&kept))?;
-    }
-    std::fs::rename(&staging, path).map_err(io(path))?;
-    if let Some(dir) = path.parent() {
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io(dir))?;
-    }
+    // Any failure from here leaves the old store at the path, untouched,
+    // and no full-size staging file beside it.
+    let placed = (|| {
+        let kept = keep_path(path)?;
+        if !kept.exists() {
+            std::fs::hard_link(path, &kept).map_err(io(&kept))?;
+        }
+        std::fs::rename(&staging, path).map_err(io(path))?;
+        if let Some(dir) = path.parent() {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io(dir))?;
+        }
+        Ok::<_, StoreError>(kept)
+    })();
+    let kept = match placed {
+        Ok(k) => k,
+        Err(e) => {
+            let _ = std::fs::remove_file(&staging);
+            return Err(e);
+        }
+    };
     drop(old);
     let migrated = Migrated {
         kept,

@@ -241,14 +241,23 @@ impl Store {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
                 path: path.to_path_buf(),
             },
-            redb::DatabaseError::RepairAborted | redb::DatabaseError::Storage(_) => {
-                StoreError::ReadOnly {
-                    path: path.to_path_buf(),
-                    why: format!(
-                        "{why}, and it was not closed cleanly: the repair it needs must write to it ({e})"
-                    ),
-                }
-            }
+            redb::DatabaseError::RepairAborted => StoreError::ReadOnly {
+                path: path.to_path_buf(),
+                why: format!(
+                    "{why}, and it was not closed cleanly: the repair it needs must write to it"
+                ),
+            },
+            redb::DatabaseError::UpgradeRequired(_) => StoreError::ReadOnly {
+                path: path.to_path_buf(),
+                why: format!(
+                    "{why}, and it is in an older storage format: the migration it needs must \
+                     write beside it"
+                ),
+            },
+            redb::DatabaseError::Storage(redb::StorageError::Io(source)) => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
             other => StoreError::Corrupt {
                 path: path.to_path_buf(),
                 detail: other.to_string(),

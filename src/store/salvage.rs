@@ -79,15 +79,20 @@ fn known_tables() -> Vec<String> {
 }
 
 /// The source opened for reading without writing to it: read-only, or a
-/// repaired copy at `scratch`.
-fn open_source(broken: &Path, scratch: &Path) -> Result<(redb::ReadTransaction, bool), StoreError> {
+/// copy at `scratch` opened for writing (repaired after an unclean
+/// shutdown, migrated from an older storage format). The database comes
+/// back with the transaction: redb 4 closes a database when it is
+/// dropped, read transactions and all.
+type Source = (redb::ReadTransaction, Option<redb::Database>, bool);
+
+fn open_source(broken: &Path, scratch: &Path) -> Result<Source, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
         path: broken.to_path_buf(),
         detail,
     };
     let read_only = super::open::quietly(|| redb::Builder::new().open_read_only(broken));
     if let Ok(Ok(db)) = read_only {
-        return Ok((db.begin_read().map_err(StoreError::storage)?, false));
+        return Ok((db.begin_read().map_err(StoreError::storage)?, None, false));
     }
     if let Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) = read_only {
         return Err(StoreError::Locked {
@@ -98,10 +103,16 @@ fn open_source(broken: &Path, scratch: &Path) -> Result<(redb::ReadTransaction, 
         path: scratch.to_path_buf(),
         source,
     })?;
-    let db = super::open::quietly(|| redb::Database::open(scratch))
-        .map_err(|panic| corrupt(format!("nothing could be read: {panic}")))?
-        .map_err(|e| corrupt(format!("nothing could be read: {e}")))?;
-    Ok((db.begin_read().map_err(StoreError::storage)?, true))
+    let db = super::open_database(scratch, super::DEFAULT_CACHE_MIB * 1024 * 1024).map_err(
+        |e| match e {
+            StoreError::Corrupt { detail, .. } => {
+                corrupt(format!("nothing could be read: {detail}"))
+            }
+            other => other,
+        },
+    )?;
+    let txn = db.begin_read().map_err(StoreError::storage)?;
+    Ok((txn, Some(db), true))
 }
 
 /// Copy what can be read of `broken` into a new store at `out` (which must
@@ -121,7 +132,7 @@ pub fn salvage(broken: &Path, out: &Path) -> Result<SalvageReport, StoreError> {
     // The engine may panic on a damaged page outside any one table's copy
     // (listing the tables, a first read): that is "nothing could be read".
     let result = super::open::quietly(|| {
-        let (src, repaired_copy) = open_source(broken, &scratch)?;
+        let (src, _db, repaired_copy) = open_source(broken, &scratch)?;
         let names = {
             use redb::TableHandle as _;
             match src.list_tables() {
@@ -181,6 +192,8 @@ pub fn salvage(broken: &Path, out: &Path) -> Result<SalvageReport, StoreError> {
         })
     });
     let _ = std::fs::remove_file(&scratch);
+    // What a migration of the scratch copy kept beside it.
+    let _ = std::fs::remove_file(format!("{}.redb2", scratch.display()));
     let report = match result {
         Ok(r) => r,
         Err(e) => {
@@ -376,6 +389,44 @@ mod tests {
         );
         let err = salvage(&src, &out).unwrap_err().to_string();
         assert!(err.contains("exists"), "{err}");
+    }
+
+    /// A store left by a killed process (copied while still open) needs a
+    /// repair: salvage repairs a copy of it and reads everything.
+    #[tokio::test]
+    async fn a_store_not_closed_cleanly_is_salvaged_from_a_repaired_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let (src, out) = (dir.path().join("s.redb"), dir.path().join("o.redb"));
+        written(&src).await;
+        let store = Store::open(&src, StoreOptions::default()).unwrap();
+        store
+            .write(|tx| tx.put_agent("b", &serde_json::json!({ "id": "b" })))
+            .await
+            .unwrap();
+        let unclean = dir.path().join("unclean.redb");
+        std::fs::copy(&src, &unclean).unwrap();
+        store.close().await.unwrap();
+        let before = std::fs::read(&unclean).unwrap();
+        let report = salvage(&unclean, &out).unwrap();
+        assert!(report.repaired_copy, "{report:?}");
+        assert!(report.complete(), "{report:?}");
+        let messages = report
+            .tables
+            .iter()
+            .find(|t| t.table == "messages")
+            .unwrap();
+        assert_eq!(messages.rows, 2_000);
+        assert_eq!(
+            std::fs::read(&unclean).unwrap(),
+            before,
+            "the source is only read"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("o.redb."))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     /// Every page damaged in turn: salvage never panics, either says

@@ -3,7 +3,9 @@
 //! agent's ledger runs from 1 without a gap to its last sequence, every
 //! event (row or sealed block) decodes, and every index row, dequeue-order
 //! entry and queue entry points at something that exists. It needs the
-//! file to itself, like compaction, and changes nothing.
+//! file to itself, like compaction, and never writes it: the checks run on
+//! a private copy beside it (which opening may repair or migrate), or on a
+//! read-only open where no copy can be written.
 
 use std::path::{Path, PathBuf};
 
@@ -40,39 +42,86 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
         path: path.to_path_buf(),
         ..VerifyReport::default()
     };
-    // Held until the checks end: redb 4 closes a database when it is
-    // dropped, read transactions and all.
-    let mut opened = None;
-    let rx = match open_database(path, DEFAULT_CACHE_MIB * 1024 * 1024) {
-        Ok(db) => {
-            let db = opened.insert(db);
-            match db.check_integrity() {
-                Ok(true) => {}
-                Ok(false) => report
-                    .problems
-                    .push("the storage engine repaired damage while checking it".into()),
-                Err(e) => report
-                    .problems
-                    .push(format!("the storage engine's integrity check failed: {e}")),
-            }
-            ReadCtx {
-                txn: db.begin_read()?,
-                _db: None,
-            }
-        }
-        // A file that cannot be written is checked read-only: Holon's own
-        // checks run; the engine's needs write access.
-        Err(StoreError::Io { source, .. }) if super::read_only_io(&source) => {
-            let why = source.to_string();
-            let store = super::Store::open_read_only(path, &why)?;
-            report.notes.push(format!(
-                "the store is read-only ({why}): the storage engine's own integrity check needs \
-                 write access and was skipped"
-            ));
-            store.read()?
-        }
-        Err(e) => return Err(e),
+    // The file itself is never opened for writing (that would repair or
+    // migrate it): the checks run on a private copy beside it, or, where
+    // none can be written, on a read-only open without the engine's check.
+    let scratch = path.with_file_name(format!(
+        ".{}.verify-{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("store"),
+        std::process::id()
+    ));
+    let copied = copy_private(path, &scratch);
+    let result = match copied {
+        Ok(()) => check_copy(&scratch, &mut report),
+        Err(e) if super::read_only_io(&e) => check_read_only(path, &e.to_string(), &mut report),
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
     };
+    for leftover in [
+        scratch.clone(),
+        PathBuf::from(format!("{}.redb2", scratch.display())),
+    ] {
+        let _ = std::fs::remove_file(leftover);
+    }
+    result?;
+    Ok(report)
+}
+
+/// Copy `from` to a new file `to`, mode 0600.
+fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(to);
+    let mut src = std::fs::File::open(from)?;
+    let mut dst = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(to)?;
+    std::io::copy(&mut src, &mut dst).map(|_| ())
+}
+
+/// The engine's integrity check and Holon's, on the copy at `scratch`
+/// (which opening may repair or migrate: it is ours to change).
+fn check_copy(scratch: &Path, report: &mut VerifyReport) -> Result<(), StoreError> {
+    let mut db = open_database(scratch, DEFAULT_CACHE_MIB * 1024 * 1024).map_err(|e| match e {
+        StoreError::Corrupt { detail, .. } => StoreError::Corrupt {
+            path: report.path.clone(),
+            detail,
+        },
+        other => other,
+    })?;
+    match db.check_integrity() {
+        Ok(true) => {}
+        Ok(false) => report
+            .problems
+            .push("the storage engine found damage in its own structures".into()),
+        Err(e) => report
+            .problems
+            .push(format!("the storage engine's integrity check failed: {e}")),
+    }
+    let rx = ReadCtx {
+        txn: db.begin_read()?,
+        _db: None,
+    };
+    holon_checks(&rx, report)
+}
+
+/// Holon's checks on a read-only open of `path`.
+fn check_read_only(path: &Path, why: &str, report: &mut VerifyReport) -> Result<(), StoreError> {
+    let store = super::Store::open_read_only(path, why)?;
+    report.notes.push(format!(
+        "the store is read-only here ({why}): no private copy could be written beside it, so \
+         the storage engine's own integrity check was skipped"
+    ));
+    let rx = store.read()?;
+    holon_checks(&rx, report)
+}
+
+/// Every agent's ledger and references.
+fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreError> {
     let agents: Vec<serde_json::Value> = rx.agents()?;
     report.agents = agents.len() as u64;
     for agent in &agents {
@@ -80,10 +129,10 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
             report.problems.push("an agent record without an id".into());
             continue;
         };
-        ledger(&rx, id, &mut report);
-        references(&rx, id, &mut report);
+        ledger(rx, id, report);
+        references(rx, id, report);
     }
-    Ok(report)
+    Ok(())
 }
 
 /// One agent's ledger: contiguous from 1 to its last sequence, every event
