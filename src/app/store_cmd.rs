@@ -65,7 +65,8 @@ pub async fn store_backup(
             if let Some(d) = &dest {
                 let d = d.clone();
                 let from = report.path.clone();
-                tokio::task::spawn_blocking(move || place_no_clobber(&from, &d)).await??;
+                tokio::task::spawn_blocking(move || crate::store::files::place_new(&from, &d))
+                    .await??;
                 report.path = dest.clone().unwrap_or_default();
             }
             report
@@ -105,46 +106,6 @@ pub async fn store_backup(
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Put `from` at `to` too, without replacing anything at `to`: a link
-/// (same file system) or a copy through `<to>.partial`, synced, then
-/// linked. `from` stays: it is the newest rotated backup, and rotation
-/// counts it.
-fn place_no_clobber(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    let sync_dir = |p: &std::path::Path| {
-        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-        }
-    };
-    match std::fs::hard_link(from, to) {
-        Ok(()) => {}
-        // Another file system: copy, sync, then link the copy into place.
-        Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            let partial = std::path::PathBuf::from(format!("{}.partial", to.display()));
-            let copied = (|| {
-                use std::os::unix::fs::OpenOptionsExt;
-                let mut src = std::fs::File::open(from)?;
-                let mut dst = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(&partial)?;
-                std::io::copy(&mut src, &mut dst)?;
-                dst.sync_all()?;
-                std::fs::hard_link(&partial, to)
-            })();
-            let _ = std::fs::remove_file(&partial);
-            copied.with_context(|| format!("cannot write the backup to {}", to.display()))?;
-        }
-        Err(e) => {
-            return Err(anyhow::Error::new(e)
-                .context(format!("cannot write the backup to {}", to.display())))
-        }
-    }
-    sync_dir(to);
-    Ok(())
 }
 
 /// `holon store verify [PATH]`: the storage engine's integrity check and

@@ -83,43 +83,63 @@ fn set_index(
     Ok(())
 }
 
+/// Set `index` to the ids of the `which` records that `member` admits;
+/// left as salvaged when the records cannot all be read.
+fn index_from<T: serde::de::DeserializeOwned>(
+    tx: &mut WriteCtx<'_>,
+    agent: &str,
+    (which, index): (Keyed, Index),
+    member: impl Fn(&T) -> Option<String>,
+    out: &mut Rebuilt,
+) -> Result<(), StoreError> {
+    match records::<T>(tx, which, agent, out) {
+        Some(all) => set_index(
+            tx,
+            index,
+            agent,
+            all.iter().filter_map(member).collect(),
+            out,
+        ),
+        None => Ok(()),
+    }
+}
+
 fn rebuild_agent(tx: &mut WriteCtx<'_>, agent: &str, out: &mut Rebuilt) -> Result<(), StoreError> {
     if let Some(entries) = records::<QueueEntry>(tx, Keyed::QueueEntries, agent, out) {
         rebuild_queue(tx, agent, &entries, out)?;
     }
-    if let Some(work) = records::<WorkItemRecord>(tx, Keyed::WorkItems, agent, out) {
-        let open = work
-            .into_iter()
-            .filter(|w| w.state == WorkItemState::Open)
-            .map(|w| w.id)
-            .collect();
-        set_index(tx, Index::OpenWorkItems, agent, open, out)?;
-    }
-    if let Some(tasks) = records::<TaskRecord>(tx, Keyed::Tasks, agent, out) {
-        let active = tasks
-            .into_iter()
-            .filter(|t| !t.status.is_terminal())
-            .map(|t| t.id)
-            .collect();
-        set_index(tx, Index::ActiveTasks, agent, active, out)?;
-    }
-    if let Some(timers) = records::<TimerRecord>(tx, Keyed::Timers, agent, out) {
-        let active = timers
-            .into_iter()
-            .filter(|t| t.status == TimerStatus::Active)
-            .map(|t| t.id)
-            .collect();
-        set_index(tx, Index::ActiveTimers, agent, active, out)?;
-    }
-    if let Some(approvals) = records::<ApprovalRecord>(tx, Keyed::Approvals, agent, out) {
-        let open = approvals
-            .into_iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .map(|a| a.id)
-            .collect();
-        set_index(tx, Index::OpenApprovals, agent, open, out)?;
-    }
-    Ok(())
+    let open_work = |w: &WorkItemRecord| (w.state == WorkItemState::Open).then(|| w.id.clone());
+    index_from(
+        tx,
+        agent,
+        (Keyed::WorkItems, Index::OpenWorkItems),
+        open_work,
+        out,
+    )?;
+    let active_task = |t: &TaskRecord| (!t.status.is_terminal()).then(|| t.id.clone());
+    index_from(
+        tx,
+        agent,
+        (Keyed::Tasks, Index::ActiveTasks),
+        active_task,
+        out,
+    )?;
+    let active_timer = |t: &TimerRecord| (t.status == TimerStatus::Active).then(|| t.id.clone());
+    index_from(
+        tx,
+        agent,
+        (Keyed::Timers, Index::ActiveTimers),
+        active_timer,
+        out,
+    )?;
+    let pending = |a: &ApprovalRecord| (a.status == ApprovalStatus::Pending).then(|| a.id.clone());
+    index_from(
+        tx,
+        agent,
+        (Keyed::Approvals, Index::OpenApprovals),
+        pending,
+        out,
+    )
 }
 
 /// The dequeue order and `idx_dequeued` from the queue entries.

@@ -55,16 +55,7 @@ impl Store {
                 return Err(e);
             }
         };
-        // A link never replaces: a file that appeared at `dest` meanwhile
-        // stays, and this copy is dropped with an error.
-        let linked = std::fs::hard_link(&staging, dest).map_err(io(dest));
-        let _ = std::fs::remove_file(&staging);
-        linked?;
-        if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io(dir))?;
-        }
+        super::files::link_new(&staging, dest)?;
         let bytes = std::fs::metadata(dest).map_err(io(dest))?.len();
         Ok(BackupReport {
             path: dest.to_path_buf(),
@@ -82,6 +73,21 @@ impl Store {
             .parent()
             .unwrap_or(Path::new("."))
             .join("backups")
+    }
+
+    /// How long ago the newest rotated copy was written, if there is one.
+    pub fn newest_backup_age(&self) -> Option<std::time::Duration> {
+        let dir = self.backup_dir();
+        let newest = rotated_in(&dir)
+            .into_iter()
+            .filter(|n| n.ends_with(SUFFIX))
+            .filter_map(|n| std::fs::metadata(dir.join(n)).ok()?.modified().ok())
+            .max()?;
+        Some(
+            std::time::SystemTime::now()
+                .duration_since(newest)
+                .unwrap_or_default(),
+        )
     }
 
     /// Write a rotated copy into `backup_dir()` (made 0700 if missing), then

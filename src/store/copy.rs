@@ -4,9 +4,9 @@
 //! (`Shape`), so a copy reads typed rows from the source and writes them
 //! typed into the destination; the engine encodes them in its own format.
 //!
-//! The macros take the source engine's crate path, so the same copy reads
-//! a file of the engine version this build writes or of the older one it
-//! migrates from.
+//! The copy macros take the source engine's crate path, so the same copy
+//! reads a file of the engine version this build writes or of the older
+//! one it migrates from.
 
 use std::collections::BTreeMap;
 
@@ -33,20 +33,34 @@ pub(crate) enum Shape {
     Members,
 }
 
+/// The tables whose names are fixed, with their shapes; the keyed record
+/// tables and the membership indexes come from `Keyed` and `Index`.
+const FIXED: [(&str, Shape); 7] = [
+    ("meta", Shape::Named),
+    ("agents", Shape::Named),
+    ("events", Shape::Ledger),
+    ("event_blocks", Shape::Ledger),
+    ("event_kinds", Shape::KindChunks),
+    ("queue_pending", Shape::Pending),
+    ("counters", Shape::Counters),
+];
+
+/// Every table this build knows, with its shape (`events_by_kind`, gone
+/// since schema 3, only where an older store still has it).
+pub(crate) fn known_tables() -> impl Iterator<Item = (&'static str, Shape)> {
+    FIXED
+        .into_iter()
+        .chain(Keyed::ALL.iter().map(|k| (k.name(), Shape::Records)))
+        .chain(Index::ALL.iter().map(|i| (i.name(), Shape::Members)))
+}
+
 /// The shape of the table called `name`, or `None` for a table this build
 /// does not know.
 pub(crate) fn shape_of(name: &str) -> Option<Shape> {
-    Some(match name {
-        "meta" | "agents" => Shape::Named,
-        "events" | "event_blocks" => Shape::Ledger,
-        "event_kinds" => Shape::KindChunks,
-        "events_by_kind" => Shape::KindRows,
-        "queue_pending" => Shape::Pending,
-        "counters" => Shape::Counters,
-        _ if Keyed::ALL.iter().any(|k| k.name() == name) => Shape::Records,
-        _ if Index::ALL.iter().any(|i| i.name() == name) => Shape::Members,
-        _ => return None,
-    })
+    if name == "events_by_kind" {
+        return Some(Shape::KindRows);
+    }
+    known_tables().find(|(n, _)| *n == name).map(|(_, s)| s)
 }
 
 /// Runs `$body` with `K` and `V` naming the key and value types of
@@ -104,46 +118,33 @@ pub(crate) use with_shape;
 /// on the engine's encoding): equal fingerprints mean equal contents.
 pub type Fingerprint = BTreeMap<String, (u64, String)>;
 
-/// Fingerprint every table a read transaction of `$engine` sees.
-macro_rules! fingerprint {
-    ($engine:ident, $txn:expr) => {{
-        use sha2::Digest as _;
-        use $engine::{ReadableTable as _, ReadableTableMetadata as _, TableHandle as _};
-        let txn = &$txn;
-        let mut out = $crate::store::copy::Fingerprint::new();
-        for handle in txn
-            .list_tables()
-            .map_err($crate::store::StoreError::storage)?
-        {
-            let name = handle.name().to_owned();
-            let Some(shape) = $crate::store::copy::shape_of(&name) else {
-                out.insert(name, (0, "unknown table".into()));
-                continue;
-            };
-            $crate::store::copy::with_shape!(shape, |K, V| {
-                let table = txn
-                    .open_table($engine::TableDefinition::<K, V>::new(&name))
-                    .map_err($crate::store::StoreError::storage)?;
-                let mut hash = sha2::Sha256::new();
-                let rows = table.len().map_err($crate::store::StoreError::storage)?;
-                for row in table.iter().map_err($crate::store::StoreError::storage)? {
-                    let (k, v) = row.map_err($crate::store::StoreError::storage)?;
-                    hash.update(format!("{:?}\u{1f}{:?}\u{1e}", k.value(), v.value()));
-                }
-                let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
-                out.insert(name, (rows, hex));
-            })
-        }
-        Ok::<_, $crate::store::StoreError>(out)
-    }};
-}
-
 /// Fingerprint the store file at `path` (opened by this build's engine; it
 /// must not be open elsewhere).
 pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, super::StoreError> {
+    use redb::TableHandle as _;
+    use redb::{ReadableDatabase as _, ReadableTable as _, ReadableTableMetadata as _};
+    use sha2::Digest as _;
     let db = super::open_database(path, super::DEFAULT_CACHE_MIB * 1024 * 1024)?;
-    let txn = redb::ReadableDatabase::begin_read(&db)?;
-    fingerprint!(redb, txn)
+    let txn = db.begin_read()?;
+    let mut out = Fingerprint::new();
+    for handle in txn.list_tables()? {
+        let name = handle.name().to_owned();
+        let Some(shape) = shape_of(&name) else {
+            out.insert(name, (0, "unknown table".into()));
+            continue;
+        };
+        with_shape!(shape, |K, V| {
+            let table = txn.open_table(redb::TableDefinition::<K, V>::new(&name))?;
+            let mut hash = sha2::Sha256::new();
+            for row in table.iter()? {
+                let (k, v) = row?;
+                hash.update(format!("{:?}\u{1f}{:?}\u{1e}", k.value(), v.value()));
+            }
+            let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            out.insert(name, (table.len()?, hex));
+        })
+    }
+    Ok(out)
 }
 
 /// Rows a destination write transaction takes before it commits and the
@@ -209,18 +210,7 @@ macro_rules! copy_into_new {
             #[allow(unused_imports)]
             use $engine::ReadableTableMetadata as _;
             let (src, staging, tables) = (&$src, $staging, $tables);
-            let dst = redb::Database::builder()
-                .create(staging)
-                .map_err(StoreError::storage)?;
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o600)).map_err(
-                    |source| StoreError::Io {
-                        path: staging.to_path_buf(),
-                        source,
-                    },
-                )?;
-            }
+            let dst = $crate::store::files::create_private_db(staging)?;
             let mut rows = 0;
             for (name, shape) in tables {
                 rows += $crate::store::copy::copy_table!($engine, src, dst, name.as_str(), *shape)?;

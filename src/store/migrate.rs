@@ -107,11 +107,7 @@ pub(super) fn from_redb2(path: &Path, version: u8) -> Result<Migrated, StoreErro
             std::fs::hard_link(path, &kept).map_err(io(&kept))?;
         }
         std::fs::rename(&staging, path).map_err(io(path))?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io(dir))?;
-        }
+        super::files::sync_dir(path).map_err(io(path))?;
         Ok::<_, StoreError>(kept)
     })();
     let kept = match placed {

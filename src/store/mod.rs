@@ -11,6 +11,7 @@ pub(crate) mod codec;
 pub mod compact;
 pub mod copy;
 mod error;
+pub mod files;
 pub mod verify;
 
 #[cfg(any(test, feature = "bench"))]
@@ -220,59 +221,6 @@ impl Store {
                 events,
                 writer: Some(writer),
                 read_only: None,
-            }),
-        })
-    }
-
-    /// Open the store at `path` without writing to it (a read-only mount,
-    /// an immutable file): reads work, every write is refused with
-    /// `StoreError::ReadOnly` naming `why`. Several processes may hold it
-    /// so at once, but not while a runtime holds it for writing, and not
-    /// when it needs the repair an unclean shutdown leaves.
-    pub fn open_read_only(path: &Path, why: &str) -> Result<Store, StoreError> {
-        let opened =
-            open::quietly(|| redb::Builder::new().open_read_only(path)).map_err(|panic| {
-                StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    detail: format!("the storage engine rejected it: {panic}"),
-                }
-            })?;
-        let db = opened.map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
-                path: path.to_path_buf(),
-            },
-            redb::DatabaseError::RepairAborted => StoreError::ReadOnly {
-                path: path.to_path_buf(),
-                why: format!(
-                    "{why}, and it was not closed cleanly: the repair it needs must write to it"
-                ),
-            },
-            redb::DatabaseError::UpgradeRequired(_) => StoreError::ReadOnly {
-                path: path.to_path_buf(),
-                why: format!(
-                    "{why}, and it is in an older storage format: the migration it needs must \
-                     write beside it"
-                ),
-            },
-            redb::DatabaseError::Storage(redb::StorageError::Io(source)) => StoreError::Io {
-                path: path.to_path_buf(),
-                source,
-            },
-            other => StoreError::Corrupt {
-                path: path.to_path_buf(),
-                detail: other.to_string(),
-            },
-        })?;
-        let (events, _) = broadcast::channel(16);
-        Ok(Store {
-            inner: Arc::new(Inner {
-                db: Arc::new(std::sync::RwLock::new(None)),
-                failure: Arc::default(),
-                path: path.to_path_buf(),
-                jobs: None,
-                events,
-                writer: None,
-                read_only: Some((Arc::new(db), why.to_owned())),
             }),
         })
     }

@@ -1,7 +1,8 @@
 //! Opening the store file: redb's errors and panics on a damaged file
 //! mapped to operator-facing errors (`open_database`), the repair after an
 //! unclean shutdown announced, and the schema version checked, recorded
-//! or migrated (`init_schema`).
+//! or migrated (`init_schema`); a store that cannot be written opened
+//! read-only (`Store::open_read_only`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use redb::{Database, ReadableTable};
 
 use super::schema::{self, Index, Keyed, SCHEMA_VERSION};
-use super::StoreError;
+use super::{Inner, Store, StoreError};
 
 pub(super) fn open_database(path: &Path, cache_bytes: usize) -> Result<Database, StoreError> {
     let corrupt = |detail: String| StoreError::Corrupt {
@@ -192,4 +193,58 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
     }
     txn.commit()?;
     Ok(())
+}
+
+impl Store {
+    /// Open the store at `path` without writing to it (a read-only mount,
+    /// an immutable file): reads work, every write is refused with
+    /// `StoreError::ReadOnly` naming `why`. Several processes may hold it
+    /// so at once, but not while a runtime holds it for writing, and not
+    /// when it needs the repair an unclean shutdown leaves.
+    pub fn open_read_only(path: &Path, why: &str) -> Result<Store, StoreError> {
+        let opened = quietly(|| redb::Builder::new().open_read_only(path)).map_err(|panic| {
+            StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("the storage engine rejected it: {panic}"),
+            }
+        })?;
+        let db = opened.map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                path: path.to_path_buf(),
+            },
+            redb::DatabaseError::RepairAborted => StoreError::ReadOnly {
+                path: path.to_path_buf(),
+                why: format!(
+                    "{why}, and it was not closed cleanly: the repair it needs must write to it"
+                ),
+            },
+            redb::DatabaseError::UpgradeRequired(_) => StoreError::ReadOnly {
+                path: path.to_path_buf(),
+                why: format!(
+                    "{why}, and it is in an older storage format: the migration it needs must \
+                     write beside it"
+                ),
+            },
+            redb::DatabaseError::Storage(redb::StorageError::Io(source)) => StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            other => StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: other.to_string(),
+            },
+        })?;
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db: Arc::new(std::sync::RwLock::new(None)),
+                failure: Arc::default(),
+                path: path.to_path_buf(),
+                jobs: None,
+                events,
+                writer: None,
+                read_only: Some((Arc::new(db), why.to_owned())),
+            }),
+        })
+    }
 }

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use redb::ReadableDatabase as _;
 use serde::Serialize;
 
-use super::copy::{shape_of, with_shape, Shape};
-use super::schema::{Index, Keyed};
+use super::copy::{known_tables, shape_of, with_shape, Shape};
 use super::StoreError;
 
 /// What one table gave up.
@@ -58,24 +57,6 @@ impl SalvageReport {
     pub fn complete(&self) -> bool {
         self.tables.iter().all(TableSalvage::complete) && self.problems.is_empty()
     }
-}
-
-/// Every table name this build knows.
-fn known_tables() -> Vec<String> {
-    let mut names: Vec<String> = [
-        "meta",
-        "agents",
-        "events",
-        "event_blocks",
-        "event_kinds",
-        "queue_pending",
-        "counters",
-    ]
-    .map(String::from)
-    .to_vec();
-    names.extend(Keyed::ALL.iter().map(|k| k.name().to_owned()));
-    names.extend(Index::ALL.iter().map(|i| i.name().to_owned()));
-    names
 }
 
 /// The source opened for reading without writing to it: read-only, or a
@@ -138,28 +119,17 @@ pub fn salvage(broken: &Path, out: &Path) -> Result<SalvageReport, StoreError> {
             match src.list_tables() {
                 Ok(list) => {
                     let mut names: Vec<String> = list.map(|h| h.name().to_owned()).collect();
-                    for k in known_tables() {
-                        if !names.contains(&k) {
-                            names.push(k);
+                    for (k, _) in known_tables() {
+                        if !names.iter().any(|n| n == k) {
+                            names.push(k.to_owned());
                         }
                     }
                     names
                 }
-                Err(_) => known_tables(),
+                Err(_) => known_tables().map(|(k, _)| k.to_owned()).collect(),
             }
         };
-        let dst = redb::Database::builder()
-            .create(&staging)
-            .map_err(StoreError::storage)?;
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o600)).map_err(
-                |source| StoreError::Io {
-                    path: staging.clone(),
-                    source,
-                },
-            )?;
-        }
+        let dst = super::files::create_private_db(&staging)?;
         let mut tables = Vec::new();
         for name in names {
             let Some(shape) = shape_of(&name) else {
@@ -201,12 +171,7 @@ pub fn salvage(broken: &Path, out: &Path) -> Result<SalvageReport, StoreError> {
             return Err(e);
         }
     };
-    let linked = std::fs::hard_link(&staging, out).map_err(|source| StoreError::Io {
-        path: out.to_path_buf(),
-        source,
-    });
-    let _ = std::fs::remove_file(&staging);
-    linked?;
+    super::files::link_new(&staging, out)?;
     Ok(report)
 }
 
@@ -340,7 +305,7 @@ fn copy_pass(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Store, StoreOptions};
+    use crate::store::{Keyed, Store, StoreOptions};
 
     /// A store whose `messages` table spans many pages.
     async fn written(path: &Path) {

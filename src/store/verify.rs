@@ -50,7 +50,8 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
         path.file_name().and_then(|n| n.to_str()).unwrap_or("store"),
         std::process::id()
     ));
-    let copied = copy_private(path, &scratch);
+    let _ = std::fs::remove_file(&scratch);
+    let copied = super::files::copy_private(path, &scratch).map(drop);
     let result = match copied {
         Ok(()) => check_copy(&scratch, &mut report),
         Err(e) if super::read_only_io(&e) => check_read_only(path, &e.to_string(), &mut report),
@@ -67,20 +68,6 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
     }
     result?;
     Ok(report)
-}
-
-/// Copy `from` to a new file `to`, mode 0600.
-fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = std::fs::remove_file(to);
-    let mut src = std::fs::File::open(from)?;
-    let mut dst = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(to)?;
-    std::io::copy(&mut src, &mut dst).map(|_| ())
 }
 
 /// The engine's integrity check and Holon's, on the copy at `scratch`

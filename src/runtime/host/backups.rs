@@ -4,7 +4,7 @@
 //! oldest beyond `[store] backup_keep` removed.
 
 use std::sync::Weak;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
@@ -70,25 +70,6 @@ pub fn next_due(newest_age: Option<Duration>, every: Duration) -> Duration {
     }
 }
 
-/// The age of the newest rotated copy in `dir`.
-fn newest_age(dir: &std::path::Path) -> Option<Duration> {
-    let newest = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("holon-") && name.ends_with(".redb")
-        })
-        .filter_map(|e| e.metadata().ok()?.modified().ok())
-        .max()?;
-    Some(
-        SystemTime::now()
-            .duration_since(newest)
-            .unwrap_or(Duration::ZERO),
-    )
-}
-
 /// Back the store up every `every`, counting from the newest rotated copy
 /// (so a restart neither skips nor repeats one), until shutdown. A failed
 /// backup is logged and tried again after a tenth of the interval (at most
@@ -100,7 +81,7 @@ pub(super) async fn schedule(
 ) {
     let mut wait = {
         let Some(inner) = inner.upgrade() else { return };
-        next_due(newest_age(&inner.store.backup_dir()), every)
+        next_due(inner.store.newest_backup_age(), every)
     };
     loop {
         tokio::select! {
