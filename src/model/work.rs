@@ -72,3 +72,14 @@ pub struct WorkItemRecord {
 fn default_workspace() -> String {
     "agent_home".to_owned()
 }
+
+/// Why a work-item operation was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkItemError {
+    #[error("no work item `{0}` for this agent")]
+    Unknown(String),
+    #[error("work item `{0}` is completed; completed work cannot be picked or changed")]
+    Completed(String),
+    #[error("a work item needs a non-empty objective")]
+    EmptyObjective,
+}

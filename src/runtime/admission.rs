@@ -7,32 +7,14 @@
 
 pub use crate::protocol::views::Admitted;
 
-use crate::runtime::host::agent_in;
+use crate::runtime::agent::agent_in;
 
 use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
-use super::envelope::{normalize, AdmissionRequest, MessageEnvelope};
-use super::queue::{QueueEntry, QueueEntryStatus};
+use super::envelope::{normalize, AdmissionRequest};
+use super::queue::{provenance_of, QueueEntry, QueueEntryStatus};
 use super::RuntimeError;
 use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
-use crate::protocol::wire_name;
 use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
-
-/// Event provenance carried from a message envelope.
-pub fn provenance_of(env: &MessageEnvelope) -> Provenance {
-    Provenance {
-        origin: Some(env.origin.label().to_owned()),
-        trust: wire_name(&env.trust),
-        authority_class: wire_name(&env.authority_class),
-        delivery_surface: env.delivery_surface.as_ref().and_then(wire_name),
-        admission_context: env.admission_context.as_ref().and_then(wire_name),
-        source: None,
-        message_id: Some(env.id.clone()),
-        task_id: env.task_id.clone(),
-        work_item_id: env.work_item_id.clone(),
-        correlation_id: env.correlation_id.clone(),
-        causation_id: env.causation_id.clone(),
-    }
-}
 
 /// Create the default agent if it does not exist (recording
 /// `agent_created`, kind `default`) and return its record. Other agents are

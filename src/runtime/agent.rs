@@ -15,6 +15,19 @@ pub fn home_dir(data_dir: &std::path::Path, agent_id: &str) -> std::path::PathBu
     data_dir.join("agents").join(agent_id)
 }
 
+/// The agent record inside a write job, or the job's `UnknownAgent`
+/// rejection (nothing of the job is written).
+pub(crate) fn agent_in(
+    tx: &crate::store::WriteCtx<'_>,
+    agent_id: &str,
+) -> Result<AgentRecord, crate::store::StoreError> {
+    tx.get_agent(agent_id)?.ok_or_else(|| {
+        crate::store::StoreError::rejected(super::RuntimeError::UnknownAgent {
+            agent_id: agent_id.to_owned(),
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,8 @@ pub mod fixture;
 pub mod host;
 pub use crate::model::ids;
 pub mod inspect;
+#[cfg(test)]
+mod layering_tests;
 pub mod operator;
 pub mod posture;
 pub mod process_identity;
@@ -68,7 +70,7 @@ pub enum RuntimeError {
         status: &'static str,
     },
     #[error(transparent)]
-    WorkItem(work_ops::WorkItemError),
+    WorkItem(crate::model::work::WorkItemError),
     #[error(transparent)]
     Workspace(workspace::WorkspaceError),
     #[error("{what}: {message}")]
@@ -101,9 +103,9 @@ impl From<RuntimeError> for ApiError {
             E::ApprovalAnswered { .. } => ErrorCode::Conflict,
             E::AgentStopped { .. } => ErrorCode::AgentStopped,
             E::WorkItem(w) => match w {
-                crate::runtime::work_ops::WorkItemError::Unknown(_) => ErrorCode::NotFound,
-                crate::runtime::work_ops::WorkItemError::Completed(_) => ErrorCode::Conflict,
-                crate::runtime::work_ops::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
+                crate::model::work::WorkItemError::Unknown(_) => ErrorCode::NotFound,
+                crate::model::work::WorkItemError::Completed(_) => ErrorCode::Conflict,
+                crate::model::work::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
             },
             E::Workspace(w) => {
                 use crate::runtime::workspace::WorkspaceError as W;

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::{ControlAction, ControlOutcome};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
 use crate::runtime::host::cancel::CancelReason;
-use crate::runtime::host::{agent_in, io_err, RuntimeHost};
+use crate::runtime::host::{io_err, RuntimeHost};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};

@@ -8,13 +8,13 @@ pub use crate::model::message::QueueEntryStatus;
 
 use serde::{Deserialize, Serialize};
 
-use super::admission::provenance_of;
 use super::envelope::MessageEnvelope;
 use super::envelope::Priority;
 use crate::protocol::events::{
     new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
 };
-use crate::store::{EventRecord, Index, Keyed, StoreError, WriteCtx};
+use crate::protocol::wire_name;
+use crate::store::{EventRecord, Index, Keyed, Provenance, StoreError, WriteCtx};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueEntry {
@@ -163,6 +163,23 @@ pub(crate) fn settle_in(
         event(settled),
     ))?;
     Ok(())
+}
+
+/// Event provenance carried from a message envelope.
+pub fn provenance_of(env: &MessageEnvelope) -> Provenance {
+    Provenance {
+        origin: Some(env.origin.label().to_owned()),
+        trust: wire_name(&env.trust),
+        authority_class: wire_name(&env.authority_class),
+        delivery_surface: env.delivery_surface.as_ref().and_then(wire_name),
+        admission_context: env.admission_context.as_ref().and_then(wire_name),
+        source: None,
+        message_id: Some(env.id.clone()),
+        task_id: env.task_id.clone(),
+        work_item_id: env.work_item_id.clone(),
+        correlation_id: env.correlation_id.clone(),
+        causation_id: env.causation_id.clone(),
+    }
 }
 
 #[cfg(test)]

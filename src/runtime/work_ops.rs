@@ -5,9 +5,10 @@
 //! `work-items/<id>/plan.md` and is written before the transaction, so a
 //! committed record never points at a missing file.
 
+pub use crate::model::work::WorkItemError;
 pub use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
 
-use crate::runtime::host::agent_in;
+use crate::runtime::agent::agent_in;
 use std::path::{Path, PathBuf};
 
 use super::agent::AgentRecord;
@@ -20,16 +21,6 @@ use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 /// `recheck_after` (spec: "the runtime assigns a default fallback recheck
 /// deadline").
 pub const DEFAULT_RECHECK_MS: u64 = 30 * 60 * 1000;
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum WorkItemError {
-    #[error("no work item `{0}` for this agent")]
-    Unknown(String),
-    #[error("work item `{0}` is completed; completed work cannot be picked or changed")]
-    Completed(String),
-    #[error("a work item needs a non-empty objective")]
-    EmptyObjective,
-}
 
 impl From<WorkItemError> for RuntimeError {
     fn from(e: WorkItemError) -> Self {

@@ -18,6 +18,7 @@ pub use super::child_view::{
 };
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{
     AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
@@ -26,7 +27,7 @@ use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::host::{agent_in, RuntimeHost};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::workspace::{
     ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, AGENT_HOME_ID,

@@ -5,35 +5,18 @@
 
 use std::path::PathBuf;
 
+pub use super::limits::AgentLimits;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{
     validate_agent_id, AgentKind, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
 use crate::runtime::agents::skills::{self, SkillEntry, SkillRoots};
 use crate::runtime::agents::templates;
-use crate::runtime::host::{agent_in, RuntimeHost};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::AgentWorkspaces;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
-
-/// Bounds on delegation (`[agents]` in the config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AgentLimits {
-    /// How deep children may nest: 1 lets the operator's agents spawn
-    /// children that cannot spawn their own.
-    pub max_spawn_depth: u32,
-    /// Live (unarchived) children one parent may supervise at once.
-    pub max_children: u32,
-}
-
-impl Default for AgentLimits {
-    fn default() -> Self {
-        AgentLimits {
-            max_spawn_depth: 2,
-            max_children: 8,
-        }
-    }
-}
 
 /// What a new named agent is made from.
 #[derive(Debug, Clone, Default)]

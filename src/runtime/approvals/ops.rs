@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::approvals::policy::{always_rule, Action, PolicyChange};
 use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
@@ -19,7 +20,7 @@ use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
-use crate::runtime::host::{agent_in, RuntimeHost};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::workspace::{PolicySource, WorkspaceError, AGENT_HOME_ID};

@@ -1,13 +1,14 @@
-//! `RuntimeHost`: the lifecycle. The agent registry with one actor task
-//! per agent, start-up and recovery, shutdown, and the client surface
-//! (`dispatch`, `client`). The operations live by concern beside it:
-//! `runtime::operator` (prompts, control, work items, tasks), `agents`,
-//! `approvals`, `workspace`, `triggers`, `waiting`, and the turn in
-//! `runtime::turn`. Every operation is a store transaction that records its
-//! events, followed by a wake of the agent's actor; the actor (`actor.rs`)
-//! builds the scheduler projection, decides, records the decision and
-//! executes it. Nothing here polls: actors sleep until woken or until
-//! their next timer deadline.
+//! `RuntimeHost`: the handle every feature holds. The store, the
+//! configuration, each agent's wake and actor registry, submit, idle
+//! tracking and shutdown. What starts and recovers the runtime and what an
+//! actor runs live in `lifecycle.rs`, which reaches every feature; the
+//! operations live by concern beside it: `runtime::operator` (prompts,
+//! control, work items, tasks), `agents`, `approvals`, `workspace`,
+//! `triggers`, `waiting`, and the turn in `runtime::turn`. Every operation
+//! is a store transaction that records its events, followed by a wake of
+//! the agent's actor; the actor (`actor.rs`) builds the scheduler
+//! projection, decides, records the decision and executes it. Nothing here
+//! polls: actors sleep until woken or until their next timer deadline.
 
 pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
 
@@ -16,6 +17,7 @@ pub mod backups;
 pub mod cancel;
 pub mod client;
 pub mod dispatch;
+mod lifecycle;
 pub mod projection;
 mod quiet;
 pub mod run_once;
@@ -24,35 +26,20 @@ pub mod watch;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, Notify};
 
 use cancel::{CancelReason, TurnCancel};
 
-use super::admission::{ensure_agent, Admitted};
+use super::admission::Admitted;
 use super::agent::AgentRecord;
 use super::command_tasks::CommandTasks;
 use super::envelope::AdmissionRequest;
 use super::provider::Provider;
 use super::RuntimeError;
-use crate::model::sandbox::SandboxMode;
-use crate::protocol::events::{self as ev, new_event, Event};
-use crate::store::{Provenance, Store, StoreError};
-
-/// The agent record inside a write job, or the job's `UnknownAgent`
-/// rejection (nothing of the job is written).
-pub(crate) fn agent_in(
-    tx: &crate::store::WriteCtx<'_>,
-    agent_id: &str,
-) -> Result<AgentRecord, StoreError> {
-    tx.get_agent(agent_id)?.ok_or_else(|| {
-        StoreError::rejected(RuntimeError::UnknownAgent {
-            agent_id: agent_id.to_owned(),
-        })
-    })
-}
+use crate::store::Store;
 
 /// Chooses the provider for an agent's next turn (its model override, else
 /// the runtime default and fallbacks).
@@ -76,7 +63,7 @@ pub struct HostConfig {
     /// Which environment variables command tasks see.
     pub exec_env: super::exec_env::ExecEnvPolicy,
     /// How much command output re-enters the model.
-    pub tool_output: super::tools::ToolOutputBudget,
+    pub tool_output: super::tools::budget::ToolOutputBudget,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
     /// The default agent's id (`main` unless configured).
@@ -85,7 +72,7 @@ pub struct HostConfig {
     /// (`HOLON_USER_DIR`, else `$HOME`); never written.
     pub user_home: Option<PathBuf>,
     /// Delegation bounds (`[agents]`).
-    pub agent_limits: crate::runtime::agents::ops::AgentLimits,
+    pub agent_limits: crate::runtime::agents::limits::AgentLimits,
     /// Holon's directories besides `data_dir` (config, run, logs): never
     /// writable from a sandboxed command.
     pub holon_dirs: Vec<PathBuf>,
@@ -122,12 +109,12 @@ impl HostConfig {
             },
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
-            tool_output: super::tools::ToolOutputBudget::default(),
+            tool_output: super::tools::budget::ToolOutputBudget::default(),
             policy: crate::runtime::approvals::policy::ApprovalPolicy::default(),
             actors: run_once::ActorScope::All,
             default_agent: "main".into(),
             user_home: None,
-            agent_limits: crate::runtime::agents::ops::AgentLimits::default(),
+            agent_limits: crate::runtime::agents::limits::AgentLimits::default(),
             holon_dirs: Vec::new(),
             sandbox_required: false,
             backups: backups::BackupSchedule::default(),
@@ -219,7 +206,14 @@ pub(crate) struct HostInner {
     went_idle_any: Notify,
     /// One store backup at a time (`backups`).
     pub(crate) backup_lock: tokio::sync::Mutex<()>,
+    /// What an agent's actor runs (`lifecycle`): given at start, so this
+    /// handle, which every feature uses, never depends on the turn.
+    actor_body: ActorBody,
 }
+
+/// Starts an agent's actor task.
+type ActorBody =
+    fn(&Arc<HostInner>, &str, Arc<ActorWake>, Arc<TurnCancel>) -> tokio::task::JoinHandle<()>;
 
 /// A running runtime. Cheap to clone.
 #[derive(Clone)]
@@ -258,106 +252,6 @@ impl HostInner {
 }
 
 impl RuntimeHost {
-    /// Recover every agent from the store (turn flags, interrupted tasks,
-    /// never-queued task results) and start one actor per agent.
-    pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
-        let (shutdown, _) = tokio::sync::watch::channel(false);
-        let (live, _) = broadcast::channel(1024);
-        let support = super::sandbox::Support::probe();
-        if let (Some(why), true) = (
-            &support.missing,
-            config.policy.sandbox != Some(SandboxMode::Off),
-        ) {
-            // Once, at start: the snapshot and the status line keep saying it.
-            match config.sandbox_required {
-                true => tracing::warn!(
-                    "the kernel cannot sandbox commands ({why}); `sandbox_required` is set, so \
-                     model commands are refused"
-                ),
-                false => tracing::warn!(
-                    "the kernel cannot sandbox commands ({why}); model commands run unconfined, \
-                     as your user (set `[policy] sandbox_required = true` to refuse them instead)"
-                ),
-            }
-        }
-        let output_dir = config.data_dir.join("tasks");
-        let mut holon_dirs = config.holon_dirs.clone();
-        holon_dirs.push(config.data_dir.clone());
-        let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
-            let guidance_watch = watch::GuidanceWatch::start(
-                weak.clone(),
-                config.config_watch.clone(),
-                shutdown.subscribe(),
-            );
-            let weak = weak.clone();
-            let wake: super::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
-                if let Some(inner) = weak.upgrade() {
-                    inner.wake(agent_id);
-                }
-            });
-            HostInner {
-                tasks: CommandTasks::new(
-                    store.clone(),
-                    output_dir,
-                    config.exec_env.clone(),
-                    holon_dirs,
-                    wake,
-                ),
-                store,
-                config,
-                actors: Mutex::new(HashMap::new()),
-                shutdown,
-                guidance_watch,
-                workspace_lock: tokio::sync::Mutex::new(()),
-                live,
-                started_at_ms: crate::now_ms(),
-                shutdown_requested: Notify::new(),
-                shutdown_flag: AtomicBool::new(false),
-                ingress: Mutex::default(),
-                went_idle: Arc::new(Notify::new()),
-                went_idle_any: Notify::new(),
-                backup_lock: tokio::sync::Mutex::new(()),
-            }
-        });
-        tokio::spawn(quiet::run(
-            Arc::clone(&inner.went_idle),
-            inner.shutdown.subscribe(),
-            quiet::release_free_heap,
-        ));
-        let host = RuntimeHost { inner };
-        if let Some(every) = host.inner.config.backups.every {
-            tokio::spawn(backups::schedule(
-                Arc::downgrade(&host.inner),
-                every,
-                host.inner.shutdown.subscribe(),
-            ));
-        }
-        host.prepare_default_agent().await;
-        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
-        // Archived agents run nothing: only one with tasks left open (a
-        // killed runtime) needs recovering; the rest gain no event at
-        // every start.
-        for agent in &agents {
-            let open_tasks = !host
-                .inner
-                .store
-                .read()?
-                .index_list(crate::store::Index::ActiveTasks, &agent.id)?
-                .is_empty();
-            if agent.archived_at.is_none() || open_tasks {
-                host.recover_agent(&agent.id).await?;
-            }
-        }
-        host.reconcile_children().await?;
-        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
-        for agent in agents.iter().filter(|a| a.archived_at.is_none()) {
-            if host.inner.config.actors.includes(&agent.id) {
-                host.spawn_actor(&agent.id);
-            }
-        }
-        Ok(host)
-    }
-
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
@@ -366,74 +260,21 @@ impl RuntimeHost {
         self.inner.live.subscribe()
     }
 
-    async fn recover_agent(&self, agent_id: &str) -> Result<(), RuntimeError> {
-        let id = agent_id.to_owned();
-        self.inner
-            .store
-            .write(move |tx| {
-                let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? else {
-                    return Ok(());
-                };
-                let was_running = agent.turn_in_progress;
-                let from = agent.status;
-                agent.turn_in_progress = false;
-                agent.current_run_id = None;
-                agent.status = agent.status.at_rest();
-                // Session-active skills come back `restored`; the
-                // interrupted turn's turn-active ones are dropped.
-                crate::runtime::agents::skills::restore(&mut agent.skills);
-                tx.put_agent(&id, &agent)?;
-                let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
-                let started = ev::RuntimeStarted {
-                    status_before: from,
-                    status: agent.status,
-                    turn_was_in_progress: was_running,
-                    replay_message_ids: dequeued,
-                };
-                tx.append_event(new_event(
-                    &id,
-                    Provenance::default(),
-                    Event::RuntimeStarted(started),
-                ))?;
-                Ok(())
-            })
-            .await?;
-        self.recover_workspace(agent_id).await?;
-        self.recover_approvals(agent_id).await?;
-        let interrupted = self
-            .inner
-            .tasks
-            .recover(agent_id, self.inner.config.stop_grace)
-            .await?;
-        if !interrupted.is_empty() {
-            tracing::warn!(agent_id, ?interrupted, "tasks interrupted by restart");
-        }
-        Ok(())
-    }
-
+    /// Give the agent an actor unless it has one. What the actor runs is
+    /// the lifecycle's `actor_body`.
     pub(crate) fn spawn_actor(&self, agent_id: &str) {
         let mut actors = self.inner.actors();
         if actors.contains_key(agent_id) {
             return;
         }
-        let home = self.inner.agent_home(agent_id);
-        let anchor = self
-            .inner
-            .execution_of(agent_id)
-            .map(|s| PathBuf::from(s.workspace_anchor))
-            .unwrap_or_else(|_| home.clone());
-        self.inner
-            .guidance_watch
-            .watch_agent(agent_id, &home, &anchor);
         let wake = Arc::new(ActorWake::new());
         let cancel = Arc::new(TurnCancel::default());
-        let join = tokio::spawn(actor::run(
-            Arc::clone(&self.inner),
-            agent_id.to_owned(),
+        let join = (self.inner.actor_body)(
+            &self.inner,
+            agent_id,
             Arc::clone(&wake),
             Arc::clone(&cancel),
-            self.inner.shutdown.subscribe(),
-        ));
+        );
         actors.insert(
             agent_id.to_owned(),
             Actor {
@@ -481,27 +322,6 @@ impl RuntimeHost {
             }
             notified.await;
         }
-    }
-
-    /// The agent (created when missing: the default agent as `default`,
-    /// any other from `holon-default` as a named agent) with its actor
-    /// started.
-    pub async fn create_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
-        crate::runtime::agent::validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
-        if let Some(existing) = self.inner.store.read()?.agent::<AgentRecord>(agent_id)? {
-            self.spawn_actor(agent_id);
-            return Ok(existing);
-        }
-        if agent_id == self.inner.config.default_agent {
-            let record = ensure_agent(&self.inner.store, agent_id).await?;
-            self.spawn_actor(agent_id);
-            return Ok(record);
-        }
-        let req = crate::runtime::agents::ops::NewAgent {
-            agent_id: agent_id.to_owned(),
-            ..Default::default()
-        };
-        self.create_named_agent(req).await
     }
 
     /// Admit a message and wake its agent.

@@ -14,7 +14,7 @@
 //! Also here: the agent operations the run needs (a private agent, the
 //! model override), as `RuntimeHost` methods.
 
-use super::agent_in;
+use crate::runtime::agent::agent_in;
 use std::time::Duration;
 
 use serde::Serialize;

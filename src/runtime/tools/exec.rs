@@ -24,39 +24,6 @@ use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
 pub const MAX_YIELD_MS: u64 = 300_000;
-/// A rough bytes-per-token figure for bounding previews.
-const BYTES_PER_TOKEN: u64 = 4;
-
-/// How much command output re-enters the model (Repo Inspection Contract):
-/// by default 8,000 estimated tokens (about 32,000 characters), and never
-/// more than the cap, whatever a call asks for. Set by
-/// `runtime.default_tool_output_tokens` / `runtime.max_tool_output_tokens`
-/// and `HOLON_DEFAULT_TOOL_OUTPUT_TOKENS` / `HOLON_MAX_TOOL_OUTPUT_TOKENS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ToolOutputBudget {
-    pub default_tokens: u64,
-    pub max_tokens: u64,
-}
-
-impl Default for ToolOutputBudget {
-    fn default() -> Self {
-        ToolOutputBudget {
-            default_tokens: 8_000,
-            max_tokens: 64_000,
-        }
-    }
-}
-
-impl ToolOutputBudget {
-    /// The byte bound for a call that asked for `requested` tokens.
-    pub fn bytes(&self, requested: Option<u64>) -> u64 {
-        requested
-            .unwrap_or(self.default_tokens)
-            .clamp(1, self.max_tokens.max(1))
-            * BYTES_PER_TOKEN
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum DuplicatePolicy {

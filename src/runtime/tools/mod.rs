@@ -6,6 +6,7 @@
 //! bounded details). `SystemTick` is never a tool.
 
 mod agents;
+pub mod budget;
 mod exec;
 mod handler;
 mod memory;
@@ -25,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-pub use exec::ToolOutputBudget;
+pub use budget::ToolOutputBudget;
 pub use handler::{Gated, Reach};
 
 use super::host::HostInner;

@@ -7,8 +7,9 @@
 pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
 
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::host::{agent_in, RuntimeHost};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::{
     satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerStatus,
 };

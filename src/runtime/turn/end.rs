@@ -12,7 +12,6 @@ use super::transcript_in;
 use crate::protocol::events::{
     self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
 };
-use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::continuation::SystemTickReason;
@@ -20,6 +19,7 @@ use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
+use crate::runtime::queue::provenance_of;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
 use crate::runtime::tasks::TaskRecord;

@@ -16,12 +16,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::admission::provenance_of;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::{MessageEnvelope, MessageKind};
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::ProviderAttemptTimeline;
+use crate::runtime::queue::provenance_of;
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, StoreError, WriteCtx};

@@ -3,7 +3,7 @@
 //! waiting intents (created, triggered, cancelled). Each is one store
 //! transaction with its events, then a wake of the agent's actor.
 
-use crate::runtime::host::agent_in;
+use crate::runtime::agent::agent_in;
 
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{AgentRecord, AgentStatus};

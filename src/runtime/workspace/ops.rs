@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::agent::agent_in;
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::host::{agent_in, RuntimeHost};
+use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
     self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,

@@ -1,0 +1,213 @@
+//! The lifecycle: start-up and recovery, and what each agent's actor runs.
+//! It reaches every feature (workspaces, approvals, children, the turn
+//! through the actor), which is why it lives apart from the handle in
+//! `mod.rs` that those features use.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::{broadcast, Notify};
+
+use super::cancel::TurnCancel;
+use super::{actor, backups, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use crate::model::sandbox::SandboxMode;
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::admission::ensure_agent;
+use crate::runtime::agent::{validate_agent_id, AgentRecord};
+use crate::runtime::command_tasks::CommandTasks;
+use crate::runtime::RuntimeError;
+use crate::store::{Provenance, Store};
+
+impl RuntimeHost {
+    /// Recover every agent from the store (turn flags, interrupted tasks,
+    /// never-queued task results) and start one actor per agent.
+    pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
+        let (shutdown, _) = tokio::sync::watch::channel(false);
+        let (live, _) = broadcast::channel(1024);
+        let support = crate::runtime::sandbox::Support::probe();
+        if let (Some(why), true) = (
+            &support.missing,
+            config.policy.sandbox != Some(SandboxMode::Off),
+        ) {
+            // Once, at start: the snapshot and the status line keep saying it.
+            match config.sandbox_required {
+                true => tracing::warn!(
+                    "the kernel cannot sandbox commands ({why}); `sandbox_required` is set, so \
+                     model commands are refused"
+                ),
+                false => tracing::warn!(
+                    "the kernel cannot sandbox commands ({why}); model commands run unconfined, \
+                     as your user (set `[policy] sandbox_required = true` to refuse them instead)"
+                ),
+            }
+        }
+        let output_dir = config.data_dir.join("tasks");
+        let mut holon_dirs = config.holon_dirs.clone();
+        holon_dirs.push(config.data_dir.clone());
+        let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
+            let guidance_watch = watch::GuidanceWatch::start(
+                weak.clone(),
+                config.config_watch.clone(),
+                shutdown.subscribe(),
+            );
+            let weak = weak.clone();
+            let wake: crate::runtime::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.wake(agent_id);
+                }
+            });
+            HostInner {
+                tasks: CommandTasks::new(
+                    store.clone(),
+                    output_dir,
+                    config.exec_env.clone(),
+                    holon_dirs,
+                    wake,
+                ),
+                store,
+                config,
+                actors: Mutex::new(HashMap::new()),
+                shutdown,
+                guidance_watch,
+                workspace_lock: tokio::sync::Mutex::new(()),
+                live,
+                started_at_ms: crate::now_ms(),
+                shutdown_requested: Notify::new(),
+                shutdown_flag: AtomicBool::new(false),
+                ingress: Mutex::default(),
+                went_idle: Arc::new(Notify::new()),
+                went_idle_any: Notify::new(),
+                backup_lock: tokio::sync::Mutex::new(()),
+                actor_body: run_actor,
+            }
+        });
+        tokio::spawn(quiet::run(
+            Arc::clone(&inner.went_idle),
+            inner.shutdown.subscribe(),
+            quiet::release_free_heap,
+        ));
+        let host = RuntimeHost { inner };
+        if let Some(every) = host.inner.config.backups.every {
+            tokio::spawn(backups::schedule(
+                Arc::downgrade(&host.inner),
+                every,
+                host.inner.shutdown.subscribe(),
+            ));
+        }
+        host.prepare_default_agent().await;
+        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
+        // Archived agents run nothing: only one with tasks left open (a
+        // killed runtime) needs recovering; the rest gain no event at
+        // every start.
+        for agent in &agents {
+            let open_tasks = !host
+                .inner
+                .store
+                .read()?
+                .index_list(crate::store::Index::ActiveTasks, &agent.id)?
+                .is_empty();
+            if agent.archived_at.is_none() || open_tasks {
+                host.recover_agent(&agent.id).await?;
+            }
+        }
+        host.reconcile_children().await?;
+        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
+        for agent in agents.iter().filter(|a| a.archived_at.is_none()) {
+            if host.inner.config.actors.includes(&agent.id) {
+                host.spawn_actor(&agent.id);
+            }
+        }
+        Ok(host)
+    }
+
+    async fn recover_agent(&self, agent_id: &str) -> Result<(), RuntimeError> {
+        let id = agent_id.to_owned();
+        self.inner
+            .store
+            .write(move |tx| {
+                let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? else {
+                    return Ok(());
+                };
+                let was_running = agent.turn_in_progress;
+                let from = agent.status;
+                agent.turn_in_progress = false;
+                agent.current_run_id = None;
+                agent.status = agent.status.at_rest();
+                // Session-active skills come back `restored`; the
+                // interrupted turn's turn-active ones are dropped.
+                crate::runtime::agents::skills::restore(&mut agent.skills);
+                tx.put_agent(&id, &agent)?;
+                let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
+                let started = ev::RuntimeStarted {
+                    status_before: from,
+                    status: agent.status,
+                    turn_was_in_progress: was_running,
+                    replay_message_ids: dequeued,
+                };
+                tx.append_event(new_event(
+                    &id,
+                    Provenance::default(),
+                    Event::RuntimeStarted(started),
+                ))?;
+                Ok(())
+            })
+            .await?;
+        self.recover_workspace(agent_id).await?;
+        self.recover_approvals(agent_id).await?;
+        let interrupted = self
+            .inner
+            .tasks
+            .recover(agent_id, self.inner.config.stop_grace)
+            .await?;
+        if !interrupted.is_empty() {
+            tracing::warn!(agent_id, ?interrupted, "tasks interrupted by restart");
+        }
+        Ok(())
+    }
+
+    /// The agent (created when missing: the default agent as `default`,
+    /// any other from `holon-default` as a named agent) with its actor
+    /// started.
+    pub async fn create_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
+        validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
+        if let Some(existing) = self.inner.store.read()?.agent::<AgentRecord>(agent_id)? {
+            self.spawn_actor(agent_id);
+            return Ok(existing);
+        }
+        if agent_id == self.inner.config.default_agent {
+            let record = ensure_agent(&self.inner.store, agent_id).await?;
+            self.spawn_actor(agent_id);
+            return Ok(record);
+        }
+        let req = crate::runtime::agents::ops::NewAgent {
+            agent_id: agent_id.to_owned(),
+            ..Default::default()
+        };
+        self.create_named_agent(req).await
+    }
+}
+
+/// An agent's actor: its guidance files watched from its workspace anchor
+/// (the agent home when it has none), then its loop (`actor::run`).
+fn run_actor(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    wake: Arc<ActorWake>,
+    cancel: Arc<TurnCancel>,
+) -> tokio::task::JoinHandle<()> {
+    let home = inner.agent_home(agent_id);
+    let anchor = inner
+        .execution_of(agent_id)
+        .map(|s| PathBuf::from(s.workspace_anchor))
+        .unwrap_or_else(|_| home.clone());
+    inner.guidance_watch.watch_agent(agent_id, &home, &anchor);
+    tokio::spawn(actor::run(
+        Arc::clone(inner),
+        agent_id.to_owned(),
+        wake,
+        cancel,
+        inner.shutdown.subscribe(),
+    ))
+}

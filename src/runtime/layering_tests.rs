@@ -1,0 +1,430 @@
+//! The runtime is arranged by concern: no import circle spans more than
+//! one feature folder. A feature folder (`runtime/approvals`,
+//! `runtime/agents`, `runtime/host` ...) may have files that use each
+//! other; across folders, dependencies only go one way.
+//!
+//! The graph is of files: a file depends on another when it names it by
+//! path (`use`, or an inline `crate::`/`super::`/`self::` path), and when
+//! it calls a method of the shared handle (`impl RuntimeHost`/`impl
+//! HostInner`) that the other file defines, since those calls need no
+//! import. Test code (test files and everything after `#[cfg(test)]`) is
+//! left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+type Module = Vec<String>;
+
+struct Source {
+    /// The file's code, without comments and test part.
+    code: String,
+    /// A test file: a target of paths, never a source of edges.
+    test: bool,
+}
+
+/// Every `.rs` file under `src`, by module path.
+fn crate_sources(src: &Path) -> BTreeMap<Module, Source> {
+    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<Module, Source>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, src, out);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap_or(&path);
+            let mut module: Module = rel
+                .with_extension("")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if module.last().is_some_and(|m| m == "mod") {
+                module.pop();
+            }
+            if module == ["lib"] || module == ["main"] {
+                module.clear();
+            }
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let test = name == "tests.rs"
+                || name.ends_with("_tests.rs")
+                || module.iter().any(|m| m == "tests");
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            out.insert(
+                module,
+                Source {
+                    code: strip(&text),
+                    test,
+                },
+            );
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(src, src, &mut out);
+    out
+}
+
+/// The code without its test part (from an inline `#[cfg(test)] mod x {`
+/// on, and any other `#[cfg(test)]` item's line) and `//` comments.
+fn strip(text: &str) -> String {
+    let mut kept = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" {
+            let next = lines.next().unwrap_or_default().trim();
+            if next.starts_with("mod ") && next.ends_with('{') {
+                break;
+            }
+            continue;
+        }
+        kept.push(line.split("//").next().unwrap_or_default());
+    }
+    kept.join("\n")
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Whether `code[at..]` starts a word (nothing word-like just before it).
+fn word_start(code: &str, at: usize) -> bool {
+    code[..at].chars().next_back().is_none_or(|c| !is_ident(c))
+}
+
+/// The paths a `use` tree names: `a::{b, c::{d as e, self}}` is `a::b`,
+/// `a::c::d` and `a::c`.
+fn expand(prefix: &[String], tree: &str, out: &mut Vec<Module>) {
+    let tree = tree.trim();
+    if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        let (mut depth, mut from) = (0usize, 0usize);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    expand(prefix, &inner[from..i], out);
+                    from = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand(prefix, &inner[from..], out);
+        return;
+    }
+    if let Some(brace) = tree.find('{').filter(|&b| b > 0) {
+        let mut path = prefix.to_vec();
+        let head = tree[..brace].trim().trim_end_matches("::");
+        path.extend(head.split("::").map(|s| s.trim().to_owned()));
+        expand(&path, &tree[brace..], out);
+        return;
+    }
+    if tree.contains(['{', '}']) {
+        return; // not a use tree (a `use ` in a string)
+    }
+    let mut path = prefix.to_vec();
+    let plain = tree.split(" as ").next().unwrap_or_default();
+    path.extend(
+        plain
+            .split("::")
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty() && s != "self" && s != "*"),
+    );
+    if !path.is_empty() {
+        out.push(path);
+    }
+}
+
+/// Every path `code` names: `use` trees and inline paths that start at
+/// `crate`, `super` or `self`.
+fn paths(code: &str) -> Vec<Module> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("use ") {
+        if !word_start(code, at) {
+            continue;
+        }
+        let rest = &code[at + 4..];
+        let Some(end) = rest.find(';') else { continue };
+        let tree = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+        if ["crate", "super", "self", "{"]
+            .iter()
+            .any(|root| tree.starts_with(root))
+        {
+            expand(&[], &tree, &mut out);
+        }
+    }
+    for root in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(root) {
+            if !word_start(code, at) {
+                continue;
+            }
+            let path: String = code[at..]
+                .chars()
+                .take_while(|&c| is_ident(c) || c == ':')
+                .collect();
+            out.push(
+                path.split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// The file a path from `module` lands in: the longest module prefix that
+/// is a file.
+fn resolve(module: &[String], path: &[String], files: &BTreeMap<Module, Source>) -> Option<Module> {
+    let (mut base, mut rest): (Module, &[String]) = match path.first().map(String::as_str) {
+        Some("crate") => (Vec::new(), &path[1..]),
+        Some("self") => (module.to_vec(), &path[1..]),
+        Some("super") => (module.to_vec(), path),
+        _ => return None,
+    };
+    while rest.first().is_some_and(|s| s == "super") {
+        base.pop();
+        rest = &rest[1..];
+    }
+    base.extend(rest.iter().cloned());
+    (0..=base.len())
+        .rev()
+        .map(|k| base[..k].to_vec())
+        .find(|m| files.contains_key(m))
+}
+
+/// The methods of the shared handle each file defines.
+fn handle_methods(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for head in ["impl RuntimeHost {", "impl HostInner {"] {
+        for (at, _) in code.match_indices(head) {
+            let body = &code[at + head.len()..];
+            let mut depth = 1usize;
+            let end = body
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(body.len(), |(i, _)| i);
+            for line in body[..end].lines() {
+                let Some(item) = line.strip_prefix("    ") else {
+                    continue;
+                };
+                if item.starts_with(' ') {
+                    continue;
+                }
+                let item = item
+                    .trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub(super) ")
+                    .trim_start_matches("pub ")
+                    .trim_start_matches("async ");
+                if let Some(name) = item.strip_prefix("fn ") {
+                    found.push(name.chars().take_while(|&c| is_ident(c)).collect());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Which files each file depends on.
+fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>> {
+    let mut defined: BTreeMap<String, BTreeSet<Module>> = BTreeMap::new();
+    for (module, source) in files {
+        for name in handle_methods(&source.code) {
+            defined.entry(name).or_default().insert(module.clone());
+        }
+    }
+    // A method name that other types also define (`fn wake` ...) counts
+    // only in files that hold the handle.
+    let all_fns: String = files.values().map(|s| s.code.as_str()).collect();
+    let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (module, source) in files.iter().filter(|(_, s)| !s.test) {
+        let out = edges.entry(module.clone()).or_default();
+        for path in paths(&source.code) {
+            if let Some(target) = resolve(module, &path, files) {
+                if &target != module {
+                    out.insert(target);
+                }
+            }
+        }
+        let holds_handle = ["RuntimeHost", "HostInner", "host"].iter().any(|h| {
+            source
+                .code
+                .match_indices(h)
+                .any(|(at, _)| word_start(&source.code, at))
+        });
+        for (name, owners) in &defined {
+            let [owner] = owners.iter().collect::<Vec<_>>()[..] else {
+                continue;
+            };
+            if owner == module || !source.code.contains(&format!(".{name}(")) {
+                continue;
+            }
+            let elsewhere = all_fns.matches(&format!("fn {name}(")).count()
+                + all_fns.matches(&format!("fn {name}<")).count()
+                > 1;
+            if !elsewhere || holds_handle {
+                out.insert(owner.clone());
+            }
+        }
+    }
+    edges
+}
+
+/// The strongly connected parts of `edges` with more than one file.
+fn circles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct Tarjan<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, (usize, usize)>,
+        stack: Vec<&'a Module>,
+        on_stack: BTreeSet<&'a Module>,
+        found: Vec<Vec<Module>>,
+    }
+    impl<'a> Tarjan<'a> {
+        fn visit(&mut self, v: &'a Module) {
+            let n = self.index.len();
+            self.index.insert(v, (n, n));
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for w in self.edges.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.index[w].1.min(self.index[v].1);
+                    self.index.entry(v).and_modify(|e| e.1 = low);
+                } else if self.on_stack.contains(w) {
+                    let low = self.index[w].0.min(self.index[v].1);
+                    self.index.entry(v).and_modify(|e| e.1 = low);
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let mut part = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(w);
+                    part.push(w.clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if part.len() > 1 {
+                    part.sort();
+                    self.found.push(part);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan {
+        edges,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    t.found
+}
+
+/// The feature folder of a file: `runtime/<feature>` inside the runtime,
+/// else its top-level folder.
+fn folder(module: &[String]) -> String {
+    match module {
+        [r, feature, ..] if r == "runtime" => format!("runtime/{feature}"),
+        [] => "crate".into(),
+        [top, ..] => top.clone(),
+    }
+}
+
+/// Circles that span more than one folder, worded for the failure.
+fn spanning(files: &BTreeMap<Module, Source>) -> Vec<String> {
+    let edges = graph(files);
+    circles(&edges)
+        .into_iter()
+        .filter(|part| {
+            part.iter()
+                .map(|m| folder(m))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        })
+        .map(|part| {
+            part.iter()
+                .map(|m| {
+                    let inside: Vec<String> = edges[m]
+                        .iter()
+                        .filter(|t| part.contains(t))
+                        .map(|t| t.join("::"))
+                        .collect();
+                    format!("  {} -> {}", m.join("::"), inside.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+#[test]
+fn no_import_circle_spans_more_than_one_feature_folder() {
+    let files = crate_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(files.len() > 100, "{} files", files.len());
+    let found = spanning(&files);
+    assert!(
+        found.is_empty(),
+        "import circles across folders:\n{}",
+        found.join("\n\n")
+    );
+}
+
+fn fake(files: &[(&str, &str)]) -> BTreeMap<Module, Source> {
+    files
+        .iter()
+        .map(|(m, code)| {
+            let module = m.split("::").map(str::to_owned).collect();
+            let source = Source {
+                code: strip(code),
+                test: false,
+            };
+            (module, source)
+        })
+        .collect()
+}
+
+#[test]
+fn a_circle_through_paths_or_handle_methods_is_found() {
+    let by_path = fake(&[
+        ("runtime", ""),
+        ("runtime::a", "use crate::runtime::b::{self, Thing as T};"),
+        ("runtime::b", "#[cfg(test)]\nmod b_tests;\nfn f() { super::a::g() }\n#[cfg(test)]\nmod tests {\n    use crate::runtime::c;\n}"),
+        ("runtime::c", "use super::b;"),
+    ]);
+    assert_eq!(spanning(&by_path).len(), 1, "{:?}", spanning(&by_path));
+    let by_method = fake(&[
+        ("runtime", ""),
+        (
+            "runtime::host",
+            "use crate::runtime::a::X;\nimpl RuntimeHost {\n    pub fn spin(&self) {}\n}",
+        ),
+        (
+            "runtime::a",
+            "impl RuntimeHost {\n    fn go(&self) { self.spin(); }\n}",
+        ),
+    ]);
+    assert_eq!(spanning(&by_method).len(), 1);
+    let one_way = fake(&[
+        ("runtime", ""),
+        ("runtime::host", "impl RuntimeHost {\n    pub fn spin(&self) {}\n}"),
+        ("runtime::a", "use crate::runtime::host::RuntimeHost;\n// use crate::runtime::b;\nfn f(h: &RuntimeHost) { h.spin() }"),
+        ("runtime::b", "#[cfg(test)]\nmod tests;\nuse super::a;"),
+        ("runtime::b::c", "use super::d;"),
+        ("runtime::b::d", "use super::c;"),
+    ]);
+    assert!(spanning(&one_way).is_empty(), "{:?}", spanning(&one_way));
+}
