@@ -39,6 +39,7 @@ async fn fill_transcript(host: &RuntimeHost, agent: &str, n: usize) -> anyhow::R
                         },
                         _ => TranscriptBody::AssistantRound {
                             round: 1,
+                            reasoning: Vec::new(),
                             text: format!("Noted {chunk}/{i}. {}", "dolor sit ".repeat(20)),
                             tool_calls: Vec::new(),
                             token_usage: None,

@@ -54,6 +54,7 @@ struct ModelSection {
     default: Option<String>,
     fallbacks: Option<Vec<String>>,
     context_window: Option<u64>,
+    reasoning_effort: Option<crate::model::usage::ReasoningEffort>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -184,6 +185,10 @@ pub struct Config {
     /// The context window for every model (`HOLON_CONTEXT_WINDOW`, else
     /// `[model] context_window`); unset, each model's own applies.
     pub context_window: Option<(u64, crate::runtime::context::WindowSource)>,
+    /// The reasoning effort asked of every endpoint known to take it
+    /// (`[model] reasoning_effort`); `[providers.NAME] reasoning_effort`
+    /// wins for its endpoint.
+    pub reasoning_effort: Option<crate::model::usage::ReasoningEffort>,
     /// Delegation bounds (`[agents] max_spawn_depth`, `max_children`).
     pub agent_limits: crate::runtime::agents::ops::AgentLimits,
     /// The user's home for user-scope skills and templates
@@ -530,6 +535,7 @@ impl Config {
             tool_output,
             providers: file.providers,
             context_window,
+            reasoning_effort: file.model.reasoning_effort,
             agent_limits: crate::runtime::agents::ops::AgentLimits {
                 max_spawn_depth,
                 max_children,

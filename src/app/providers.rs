@@ -62,6 +62,7 @@ impl Provider for Unavailable {
 pub fn provider_source(config: &Config) -> ProviderSource {
     let default = config.default_model.clone();
     let fallbacks = config.fallback_models.clone();
+    let effort = config.reasoning_effort;
     let endpoints = config.providers.clone();
     let env: BTreeMap<String, String> = env_snapshot(&endpoints);
     let window = config
@@ -82,10 +83,13 @@ pub fn provider_source(config: &Config) -> ProviderSource {
         }
         let provider: Arc<dyn Provider> =
             match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
-                Ok(chain) => match window {
-                    Some(budget) => Arc::new(chain.with_context_budget(budget)),
-                    None => Arc::new(chain),
-                },
+                Ok(chain) => {
+                    let chain = chain.with_reasoning_effort(effort);
+                    match window {
+                        Some(budget) => Arc::new(chain.with_context_budget(budget)),
+                        None => Arc::new(chain),
+                    }
+                }
                 Err(failure) => Arc::new(Unavailable {
                     model_ref: model.clone(),
                     failure,

@@ -45,8 +45,11 @@ pub enum ConversationItem {
     /// Input for the model: an operator prompt, task result, tick, ...
     /// rendered with its provenance label by prompt assembly.
     UserText { text: String },
-    /// A previous assistant round: its text and the tools it called.
+    /// A previous assistant round: its reasoning (opaque, replayed to the
+    /// wire that produced it), its text and the tools it called.
     AssistantRound {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<ReasoningItem>,
         #[serde(default)]
         text: String,
         #[serde(default)]
@@ -62,12 +65,97 @@ pub enum ConversationItem {
     },
 }
 
+/// How hard a reasoning model thinks before it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [ReasoningEffort; 4] = [
+        ReasoningEffort::Minimal,
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ReasoningEffort> {
+        ReasoningEffort::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+}
+
+/// Reasoning a model produced in a round. Opaque: it is replayed, in
+/// order, to the wire format that produced it (and dropped by the others),
+/// never shown to a model as text, never summarised by compaction and
+/// never counted as the model's answer. Summaries are for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReasoningItem {
+    /// An OpenAI Responses `reasoning` item. Without `encrypted_content`
+    /// there is nothing a stateless request can replay.
+    Responses {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        encrypted_content: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        summary: Vec<String>,
+    },
+    /// An Anthropic `thinking` block with the signature that lets it be
+    /// sent back.
+    Thinking { thinking: String, signature: String },
+    /// An Anthropic `redacted_thinking` block.
+    RedactedThinking { data: String },
+}
+
+impl ReasoningItem {
+    /// The human-readable part, if any (Responses summaries, Anthropic
+    /// thinking text).
+    pub fn summary_text(&self) -> Option<String> {
+        match self {
+            ReasoningItem::Responses { summary, .. } if !summary.is_empty() => {
+                Some(summary.join("\n\n"))
+            }
+            ReasoningItem::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
+                Some(thinking.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Tokens one round (or a sum of rounds) used. `input_tokens` counts every
+/// input token, cached or not; `cached_input_tokens` (read from a prompt
+/// cache) and `cache_write_tokens` (written to one, where the provider
+/// reports it) are parts of it. `reasoning_tokens` is the part of
+/// `output_tokens` spent reasoning, where reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TokenUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub total_tokens: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 impl TokenUsage {
@@ -75,6 +163,9 @@ impl TokenUsage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.total_tokens += other.total_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 

@@ -11,7 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::provider::{ConversationItem, ProviderAttemptTimeline, TokenUsage, ToolCall};
+use super::provider::{
+    ConversationItem, ProviderAttemptTimeline, ReasoningItem, TokenUsage, ToolCall,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptEntry {
@@ -32,6 +34,9 @@ pub enum TranscriptBody {
     Input { text: String },
     AssistantRound {
         round: u32,
+        /// The round's reasoning, opaque (replayed, never summarised).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<ReasoningItem>,
         text: String,
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
@@ -110,7 +115,10 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 out.push(ConversationItem::UserText { text: text.clone() });
             }
             TranscriptBody::AssistantRound {
-                text, tool_calls, ..
+                reasoning,
+                text,
+                tool_calls,
+                ..
             } => {
                 close_open(&mut out, &mut open);
                 open = tool_calls
@@ -122,6 +130,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                     })
                     .collect();
                 out.push(ConversationItem::AssistantRound {
+                    reasoning: reasoning.clone(),
                     text: text.clone(),
                     tool_calls: tool_calls.clone(),
                 });
@@ -203,6 +212,7 @@ mod tests {
             entry(result("orphan")),
             entry(TranscriptBody::Input { text: "hi".into() }),
             entry(TranscriptBody::AssistantRound {
+                reasoning: Vec::new(),
                 round: 1,
                 text: String::new(),
                 tool_calls: vec![call("a"), call("b")],
@@ -233,6 +243,7 @@ mod tests {
     fn a_started_call_without_a_result_is_outcome_unknown_not_unexecuted() {
         let entries = vec![
             entry(TranscriptBody::AssistantRound {
+                reasoning: Vec::new(),
                 round: 1,
                 text: String::new(),
                 tool_calls: vec![call("a"), call("b"), call("c")],

@@ -686,6 +686,7 @@ async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
     // Round 2 of turn 1 was built in memory; turn 2 from the transcript.
     let mut expected = reqs[1].conversation.clone();
     expected.push(ConversationItem::AssistantRound {
+        reasoning: Vec::new(),
         text: "done one".into(),
         tool_calls: Vec::new(),
     });

@@ -36,6 +36,7 @@ pub mod invariants {
         conversation: vec![
             ConversationItem::UserText { text: "look around".into() },
             ConversationItem::AssistantRound {
+                reasoning: Vec::new(),
                 text: "Looking.".into(),
                 tool_calls: vec![call("call_1", "ExecCommand"), call("call_2", "ReadFile"), call("call_3", "ExecCommand")],
             },

@@ -8,7 +8,7 @@
 pub use crate::model::context::ContextBudget;
 
 pub use crate::model::context::WindowSource;
-use crate::runtime::provider::{ConversationItem, ProviderRequest, ToolSpec};
+use crate::runtime::provider::{ConversationItem, ProviderRequest, ReasoningItem, ToolSpec};
 
 /// The window assumed for a model nobody described.
 pub const DEFAULT_WINDOW: u64 = 128_000;
@@ -16,6 +16,19 @@ pub const DEFAULT_WINDOW: u64 = 128_000;
 pub const MIN_WINDOW: u64 = 1_024;
 /// The largest window accepted from configuration.
 pub const MAX_WINDOW: u64 = 10_000_000;
+
+/// What a replayed reasoning item weighs in a prompt: the thinking text as
+/// text; encrypted or redacted content, which is base64 of tokens, at a
+/// quarter of its text estimate.
+fn reasoning_tokens(item: &ReasoningItem) -> u64 {
+    match item {
+        ReasoningItem::Thinking { thinking, .. } => estimate_tokens(thinking),
+        ReasoningItem::RedactedThinking { data } => estimate_tokens(data) / 4,
+        ReasoningItem::Responses {
+            encrypted_content, ..
+        } => encrypted_content.as_deref().map_or(0, estimate_tokens) / 4,
+    }
+}
 
 /// Tokens a piece of text is estimated to cost.
 pub fn estimate_tokens(text: &str) -> u64 {
@@ -38,8 +51,13 @@ pub fn item_tokens(item: &ConversationItem) -> u64 {
     PER_ITEM
         + match item {
             ConversationItem::UserText { text } => estimate_tokens(text),
-            ConversationItem::AssistantRound { text, tool_calls } => {
-                estimate_tokens(text)
+            ConversationItem::AssistantRound {
+                reasoning,
+                text,
+                tool_calls,
+            } => {
+                reasoning.iter().map(reasoning_tokens).sum::<u64>()
+                    + estimate_tokens(text)
                     + tool_calls
                         .iter()
                         .map(|c| {

@@ -16,8 +16,12 @@ pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
     match &e.body {
         TranscriptBody::Input { text } => 4 + estimate_tokens(text),
         TranscriptBody::AssistantRound {
-            text, tool_calls, ..
+            reasoning,
+            text,
+            tool_calls,
+            ..
         } => item_tokens(&ConversationItem::AssistantRound {
+            reasoning: reasoning.clone(),
             text: text.clone(),
             tool_calls: tool_calls.clone(),
         }),
@@ -239,6 +243,7 @@ mod tests {
             entry(
                 run,
                 TranscriptBody::AssistantRound {
+                    reasoning: Vec::new(),
                     round: 1,
                     text: "done".into(),
                     tool_calls: Vec::new(),
@@ -279,6 +284,7 @@ mod tests {
     fn round(id: &str, result_chars: usize) -> Vec<ConversationItem> {
         vec![
             ConversationItem::AssistantRound {
+                reasoning: Vec::new(),
                 text: "checking".into(),
                 tool_calls: vec![ToolCall {
                     id: id.into(),

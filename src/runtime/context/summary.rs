@@ -279,6 +279,7 @@ mod tests {
             e(
                 "r1",
                 TranscriptBody::AssistantRound {
+                    reasoning: Vec::new(),
                     round: 1,
                     text: String::new(),
                     tool_calls: vec![ToolCall {
@@ -303,6 +304,7 @@ mod tests {
             e(
                 "r1",
                 TranscriptBody::AssistantRound {
+                    reasoning: Vec::new(),
                     round: 2,
                     text: "Fixed the empty-input case in parser.rs.".into(),
                     tool_calls: Vec::new(),

@@ -17,9 +17,12 @@ use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
     pair_tool_results, parse_arguments, parse_event_json, str_at, u64_at, usage, Exchange,
-    ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure,
+    ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure, WireOptions,
 };
-use super::{FailureKind, ProviderProgress, ProviderRequest, TokenUsage, ToolCall};
+use super::{
+    FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort, ReasoningItem, TokenUsage,
+    ToolCall,
+};
 
 /// The `anthropic-version` header value.
 pub const API_VERSION: &str = "2023-06-01";
@@ -65,7 +68,34 @@ fn push_content(
     }
 }
 
-fn messages(request: &ProviderRequest) -> Vec<Value> {
+/// The thinking budget an effort asks for, kept under the round's
+/// `max_tokens` so the answer keeps a quarter of it; `None` when too little
+/// is left for the API's 1,024-token minimum.
+pub fn thinking_budget(effort: ReasoningEffort, max_tokens: u32) -> Option<u32> {
+    let wanted = match effort {
+        ReasoningEffort::Minimal => 1024,
+        ReasoningEffort::Low => 2048,
+        ReasoningEffort::Medium => 8192,
+        ReasoningEffort::High => 24_576,
+    };
+    let budget = wanted.min(max_tokens / 4 * 3);
+    (budget >= 1024).then_some(budget)
+}
+
+fn reasoning_block(item: &ReasoningItem) -> Option<Value> {
+    match item {
+        ReasoningItem::Thinking {
+            thinking,
+            signature,
+        } => Some(json!({"type": "thinking", "thinking": thinking, "signature": signature})),
+        ReasoningItem::RedactedThinking { data } => {
+            Some(json!({"type": "redacted_thinking", "data": data}))
+        }
+        ReasoningItem::Responses { .. } => None,
+    }
+}
+
+fn messages(request: &ProviderRequest, thinking: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for exchange in pair_tool_results(&request.conversation) {
         match exchange {
@@ -77,8 +107,17 @@ fn messages(request: &ProviderRequest) -> Vec<Value> {
                 };
                 push_content(&mut out, "user", blocks);
             }
-            Exchange::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::new();
+            Exchange::Assistant {
+                reasoning,
+                text,
+                tool_calls,
+            } => {
+                // With thinking on, a round's thinking blocks go back
+                // first, signed and in order, before its tool_use blocks.
+                let mut blocks: Vec<Value> = match thinking {
+                    true => reasoning.iter().filter_map(reasoning_block).collect(),
+                    false => Vec::new(),
+                };
                 if !text.is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -126,13 +165,20 @@ fn messages(request: &ProviderRequest) -> Vec<Value> {
 }
 
 /// The JSON request body.
-pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions) -> Value {
+    let max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let budget = options
+        .reasoning_effort
+        .and_then(|e| thinking_budget(e, max_tokens));
     let mut body = json!({
         "model": model,
-        "max_tokens": request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": messages(request),
-        "stream": streaming.is_on(),
+        "max_tokens": max_tokens,
+        "messages": messages(request, budget.is_some()),
+        "stream": options.streaming.is_on(),
     });
+    if let Some(budget) = budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
     let system = system_blocks(request);
     if !system.is_empty() {
         body["system"] = Value::Array(system);
@@ -155,10 +201,17 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
 }
 
 fn usage_of(u: &Value) -> TokenUsage {
-    let input = u64_at(u, "input_tokens")
-        + u64_at(u, "cache_creation_input_tokens")
-        + u64_at(u, "cache_read_input_tokens");
-    usage(input, u64_at(u, "output_tokens"), 0)
+    let read = u64_at(u, "cache_read_input_tokens");
+    let write = u64_at(u, "cache_creation_input_tokens");
+    TokenUsage {
+        cached_input_tokens: read,
+        cache_write_tokens: write,
+        ..usage(
+            u64_at(u, "input_tokens") + read + write,
+            u64_at(u, "output_tokens"),
+            0,
+        )
+    }
 }
 
 fn error_failure(value: &Value, default: FailureKind) -> WireFailure {
@@ -194,7 +247,14 @@ pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
                     malformed_arguments: None,
                 });
             }
-            // thinking, redacted_thinking, server tool blocks: not replayed.
+            Some("thinking") => round.reasoning.push(ReasoningItem::Thinking {
+                thinking: str_at(block, "thinking").unwrap_or_default().to_owned(),
+                signature: str_at(block, "signature").unwrap_or_default().to_owned(),
+            }),
+            Some("redacted_thinking") => round.reasoning.push(ReasoningItem::RedactedThinking {
+                data: str_at(block, "data").unwrap_or_default().to_owned(),
+            }),
+            // server tool blocks: not replayed.
             _ => {}
         }
     }
@@ -206,6 +266,7 @@ pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
 #[derive(Debug)]
 enum Block {
     Text,
+    Thinking(ReasoningItem),
     Tool {
         id: String,
         name: String,
@@ -266,6 +327,13 @@ impl StreamDecoder for MessagesStream {
                         self.emit_text(str_at(cb, "text").unwrap_or_default(), progress);
                         Block::Text
                     }
+                    Some("thinking") => Block::Thinking(ReasoningItem::Thinking {
+                        thinking: str_at(cb, "thinking").unwrap_or_default().to_owned(),
+                        signature: str_at(cb, "signature").unwrap_or_default().to_owned(),
+                    }),
+                    Some("redacted_thinking") => Block::Thinking(ReasoningItem::RedactedThinking {
+                        data: str_at(cb, "data").unwrap_or_default().to_owned(),
+                    }),
                     Some("tool_use") => Block::Tool {
                         id: str_at(cb, "id").unwrap_or_default().to_owned(),
                         name: str_at(cb, "name").unwrap_or_default().to_owned(),
@@ -281,11 +349,35 @@ impl StreamDecoder for MessagesStream {
                     Some("text_delta") => {
                         self.emit_text(str_at(delta, "text").unwrap_or_default(), progress);
                     }
+                    Some(kind @ ("thinking_delta" | "signature_delta")) => {
+                        let (key, part) = match kind {
+                            "thinking_delta" => ("thinking", str_at(delta, "thinking")),
+                            _ => ("signature", str_at(delta, "signature")),
+                        };
+                        let part = part.unwrap_or_default();
+                        match (self.block_mut(index), key) {
+                            (
+                                Some(Block::Thinking(ReasoningItem::Thinking { thinking, .. })),
+                                "thinking",
+                            ) => thinking.push_str(part),
+                            (
+                                Some(Block::Thinking(ReasoningItem::Thinking {
+                                    signature, ..
+                                })),
+                                _,
+                            ) => signature.push_str(part),
+                            _ => {
+                                return Err(WireFailure::invalid(format!(
+                                    "{kind} for block {index}, which is not a thinking block"
+                                )))
+                            }
+                        }
+                    }
                     Some("input_json_delta") => {
                         let part = str_at(delta, "partial_json").unwrap_or_default().to_owned();
                         match self.block_mut(index) {
                             Some(Block::Tool { json, .. }) => json.push_str(&part),
-                            Some(Block::Text | Block::Other) | None => {
+                            Some(Block::Text | Block::Thinking(_) | Block::Other) | None => {
                                 return Err(WireFailure::invalid(format!(
                                     "input_json_delta for block {index}, which is not a tool_use block"
                                 )))
@@ -300,13 +392,18 @@ impl StreamDecoder for MessagesStream {
                     self.stop_reason = Some(reason.to_owned());
                 }
                 if let Some(u) = value.get("usage") {
+                    // Counts here are cumulative; input is only sometimes
+                    // repeated.
                     let mut total = self.usage.unwrap_or_default();
                     let delta = usage_of(u);
                     if delta.input_tokens > 0 {
                         total.input_tokens = delta.input_tokens;
+                        total.cached_input_tokens = delta.cached_input_tokens;
+                        total.cache_write_tokens = delta.cache_write_tokens;
                     }
                     total.output_tokens = delta.output_tokens;
-                    self.usage = Some(usage(total.input_tokens, total.output_tokens, 0));
+                    total.total_tokens = total.input_tokens + total.output_tokens;
+                    self.usage = Some(total);
                 }
             }
             "message_stop" => {
@@ -324,8 +421,10 @@ impl StreamDecoder for MessagesStream {
             return Err(WireFailure::truncated("message_stop"));
         }
         let mut tool_calls = Vec::new();
+        let mut reasoning = Vec::new();
         for (_, block) in self.blocks {
             match block {
+                Block::Thinking(item) => reasoning.push(item),
                 Block::Tool { id, name, json } => {
                     if id.is_empty() || name.is_empty() {
                         return Err(WireFailure::invalid("tool_use block without id or name"));
@@ -342,6 +441,7 @@ impl StreamDecoder for MessagesStream {
             }
         }
         Ok(ParsedRound {
+            reasoning,
             text: self.text,
             tool_calls,
             usage: self.usage,
@@ -384,6 +484,7 @@ mod tests {
             }],
             conversation: vec![
                 ConversationItem::AssistantRound {
+                    reasoning: Vec::new(),
                     text: "earlier".into(),
                     tool_calls: vec![],
                 },
@@ -391,6 +492,7 @@ mod tests {
                     text: "do it".into(),
                 },
                 ConversationItem::AssistantRound {
+                    reasoning: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![call("a"), call("b")],
                 },
@@ -404,7 +506,11 @@ mod tests {
             max_output_tokens: None,
             prompt_cache_key: None,
         };
-        let body = request_body(&request, "claude-x", Streaming::On);
+        let body = request_body(
+            &request,
+            "claude-x",
+            WireOptions::plain(crate::runtime::provider::wire::Streaming::On),
+        );
         assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
         assert_eq!(body["system"][1]["cache_control"]["type"], "ephemeral");
         assert!(body["system"][0].get("cache_control").is_none());

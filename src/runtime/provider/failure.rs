@@ -222,6 +222,7 @@ mod tests {
             base_url_source: "built-in default".into(),
             api_key: key,
             streaming: Streaming::Off,
+            reasoning_effort: None,
         }
     }
 

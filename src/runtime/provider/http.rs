@@ -21,7 +21,7 @@ use super::registry::ResolvedEndpoint;
 use super::sse::SseParser;
 use super::wire::{
     ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure, WireFormat,
-    WireOrigin,
+    WireOptions, WireOrigin,
 };
 use super::{
     anthropic_messages, openai_chat, openai_responses, FailureKind, ProviderRequest,
@@ -58,6 +58,10 @@ impl HttpTransport {
         &self.endpoint
     }
 
+    pub(crate) fn endpoint_mut(&mut self) -> &mut ResolvedEndpoint {
+        &mut self.endpoint
+    }
+
     /// One attempt, bounded by `timeout`.
     pub async fn send(
         &self,
@@ -79,15 +83,16 @@ impl HttpTransport {
 
     fn body(&self, request: &ProviderRequest) -> serde_json::Value {
         let model = &self.endpoint.model_ref.model;
-        let streaming = self.endpoint.streaming;
+        let options = WireOptions {
+            streaming: self.endpoint.streaming,
+            reasoning_effort: self.endpoint.reasoning_effort,
+        };
         match self.endpoint.wire {
-            WireFormat::OpenaiResponses => {
-                openai_responses::request_body(request, model, streaming)
-            }
+            WireFormat::OpenaiResponses => openai_responses::request_body(request, model, options),
             WireFormat::AnthropicMessages => {
-                anthropic_messages::request_body(request, model, streaming)
+                anthropic_messages::request_body(request, model, options)
             }
-            WireFormat::OpenaiChat => openai_chat::request_body(request, model, streaming),
+            WireFormat::OpenaiChat => openai_chat::request_body(request, model, options),
         }
     }
 

@@ -9,8 +9,8 @@
 
 pub use crate::model::usage::{
     AttemptOutcome, ConversationItem, FailureArtifact, FailureCategory, FailureKind,
-    MalformedArguments, ProviderAttemptRecord, ProviderAttemptTimeline, ReqwestDiagnostics,
-    TokenUsage, ToolCall, TransportDiagnostics,
+    MalformedArguments, ProviderAttemptRecord, ProviderAttemptTimeline, ReasoningEffort,
+    ReasoningItem, ReqwestDiagnostics, TokenUsage, ToolCall, TransportDiagnostics,
 };
 
 use serde::{Deserialize, Serialize};
@@ -92,6 +92,9 @@ pub struct ProviderRequest {
 /// A successful provider round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRound {
+    /// Reasoning items, in order (opaque; replayed to the same wire).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<ReasoningItem>,
     /// Assistant text of this round (may be empty when only tools are called).
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
@@ -167,6 +170,8 @@ pub mod failure;
 pub mod http;
 pub mod openai_chat;
 pub mod openai_responses;
+#[cfg(test)]
+mod reasoning_tests;
 pub mod registry;
 pub mod retry;
 pub mod scripted;

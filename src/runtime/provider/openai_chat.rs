@@ -17,13 +17,15 @@ use super::classify::{classify_error_code, error_from_value};
 use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
-    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, usage,
-    Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure,
+    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, u64_ptr,
+    usage, Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure,
+    WireOptions,
 };
 use super::{FailureKind, ProviderProgress, ProviderRequest, TokenUsage, ToolCall};
 
 /// The JSON request body.
-pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions) -> Value {
+    let streaming = options.streaming;
     let mut messages = Vec::new();
     let system = system_text(request);
     if !system.is_empty() {
@@ -32,7 +34,10 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
     for exchange in pair_tool_results(&request.conversation) {
         match exchange {
             Exchange::User(text) => messages.push(json!({"role": "user", "content": text})),
-            Exchange::Assistant { text, tool_calls } => {
+            // Chat Completions has no replayable reasoning.
+            Exchange::Assistant {
+                text, tool_calls, ..
+            } => {
                 if text.is_empty() && tool_calls.is_empty() {
                     continue;
                 }
@@ -65,6 +70,9 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
         }
     }
     let mut body = json!({"model": model, "messages": messages, "stream": streaming.is_on()});
+    if let Some(effort) = options.reasoning_effort {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
     if streaming.is_on() {
         body["stream_options"] = json!({"include_usage": true});
     }
@@ -92,11 +100,15 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
 }
 
 fn usage_of(u: &Value) -> TokenUsage {
-    usage(
-        u64_at(u, "prompt_tokens"),
-        u64_at(u, "completion_tokens"),
-        u64_at(u, "total_tokens"),
-    )
+    TokenUsage {
+        cached_input_tokens: u64_ptr(u, "/prompt_tokens_details/cached_tokens"),
+        reasoning_tokens: u64_ptr(u, "/completion_tokens_details/reasoning_tokens"),
+        ..usage(
+            u64_at(u, "prompt_tokens"),
+            u64_at(u, "completion_tokens"),
+            u64_at(u, "total_tokens"),
+        )
+    }
 }
 
 fn reported_error(value: &Value) -> Option<WireFailure> {
@@ -281,6 +293,7 @@ impl StreamDecoder for ChatStream {
             });
         }
         Ok(ParsedRound {
+            reasoning: Vec::new(),
             text: self.text,
             tool_calls,
             usage: self.usage,
@@ -302,6 +315,7 @@ mod tests {
             conversation: vec![
                 ConversationItem::UserText { text: "hi".into() },
                 ConversationItem::AssistantRound {
+                    reasoning: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
@@ -315,7 +329,11 @@ mod tests {
             max_output_tokens: Some(64),
             prompt_cache_key: Some("k".into()),
         };
-        let body = request_body(&request, "llama3.2", Streaming::On);
+        let body = request_body(
+            &request,
+            "llama3.2",
+            WireOptions::plain(crate::runtime::provider::wire::Streaming::On),
+        );
         assert_eq!(body["stream_options"]["include_usage"], true);
         assert_eq!(body["max_tokens"], 64);
         assert!(body.get("prompt_cache_key").is_none());

@@ -22,10 +22,11 @@ use super::classify::{classify_error_code, error_from_value};
 use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
-    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, usage,
-    Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, Streaming, WireFailure,
+    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, u64_ptr,
+    usage, Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure,
+    WireOptions,
 };
-use super::{FailureKind, ProviderProgress, ProviderRequest, ToolCall};
+use super::{FailureKind, ProviderProgress, ProviderRequest, ReasoningItem, TokenUsage, ToolCall};
 
 /// The JSON request body.
 /// The raw text of a freeform call: its `input` (as parsed from a
@@ -40,7 +41,8 @@ fn freeform_input(call: &ToolCall, field: &str) -> String {
         .unwrap_or_else(|| call.arguments_text())
 }
 
-pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming) -> Value {
+pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions) -> Value {
+    let streaming = options.streaming;
     let freeform = |name: &str| {
         request
             .tools
@@ -57,7 +59,30 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
                 "role": "user",
                 "content": [{"type": "input_text", "text": text}],
             })),
-            Exchange::Assistant { text, tool_calls } => {
+            Exchange::Assistant {
+                reasoning,
+                text,
+                tool_calls,
+            } => {
+                // Reasoning replays first, in order; only items this wire
+                // made, and only with content a stateless request can send.
+                for item in reasoning {
+                    if let ReasoningItem::Responses {
+                        encrypted_content: Some(content),
+                        summary,
+                    } = item
+                    {
+                        let summary: Vec<Value> = summary
+                            .iter()
+                            .map(|t| json!({"type": "summary_text", "text": t}))
+                            .collect();
+                        input.push(json!({
+                            "type": "reasoning",
+                            "summary": summary,
+                            "encrypted_content": content,
+                        }));
+                    }
+                }
                 if !text.is_empty() {
                     input.push(json!({
                         "type": "message",
@@ -133,6 +158,12 @@ pub fn request_body(request: &ProviderRequest, model: &str, streaming: Streaming
     }
     if let Some(max) = request.max_output_tokens {
         body["max_output_tokens"] = json!(max);
+    }
+    if let Some(effort) = options.reasoning_effort {
+        // `store: false` keeps nothing server-side: the reasoning comes
+        // back encrypted so the next round can replay it.
+        body["reasoning"] = json!({"effort": effort.as_str(), "summary": "auto"});
+        body["include"] = json!(["reasoning.encrypted_content"]);
     }
     if let Some(key) = &request.prompt_cache_key {
         body["prompt_cache_key"] = json!(key);
@@ -210,7 +241,20 @@ fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), Wi
                     malformed_arguments: None,
                 });
             }
-            // reasoning, web search and other items carry nothing we replay.
+            Some("reasoning") => {
+                let summary = item.get("summary").and_then(Value::as_array);
+                round.reasoning.push(ReasoningItem::Responses {
+                    encrypted_content: str_at(item, "encrypted_content").map(str::to_owned),
+                    summary: summary
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| str_at(s, "text"))
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
+                });
+            }
+            // web search and other items carry nothing we replay.
             _ => {}
         }
     }
@@ -230,11 +274,15 @@ pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
     let mut round = ParsedRound::default();
     parse_output_items(items, &mut round)?;
     if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
-        round.usage = Some(usage(
-            u64_at(u, "input_tokens"),
-            u64_at(u, "output_tokens"),
-            u64_at(u, "total_tokens"),
-        ));
+        round.usage = Some(TokenUsage {
+            cached_input_tokens: u64_ptr(u, "/input_tokens_details/cached_tokens"),
+            reasoning_tokens: u64_ptr(u, "/output_tokens_details/reasoning_tokens"),
+            ..usage(
+                u64_at(u, "input_tokens"),
+                u64_at(u, "output_tokens"),
+                u64_at(u, "total_tokens"),
+            )
+        });
     }
     round.stop_reason = match str_at(body, "status") {
         Some("incomplete") => {
@@ -343,6 +391,7 @@ mod tests {
             conversation: vec![
                 ConversationItem::UserText { text: "hi".into() },
                 ConversationItem::AssistantRound {
+                    reasoning: Vec::new(),
                     text: "checking".into(),
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
@@ -382,6 +431,7 @@ mod tests {
         // A call recorded from a custom call, and one recorded as JSON (an
         // older transcript, or another wire): both replay as custom calls.
         req.conversation.push(ConversationItem::AssistantRound {
+            reasoning: Vec::new(),
             text: String::new(),
             tool_calls: vec![
                 ToolCall {
@@ -406,7 +456,11 @@ mod tests {
                 is_error: false,
             });
         }
-        let body = request_body(&req, "gpt-5", Streaming::Off);
+        let body = request_body(
+            &req,
+            "gpt-5",
+            WireOptions::plain(crate::runtime::provider::wire::Streaming::Off),
+        );
         assert_eq!(
             body["tools"][1],
             json!({"type": "custom", "name": "ApplyPatch",
@@ -439,7 +493,11 @@ mod tests {
 
     #[test]
     fn lowers_calls_and_outputs() {
-        let body = request_body(&request(), "gpt-4.1", Streaming::Off);
+        let body = request_body(
+            &request(),
+            "gpt-4.1",
+            WireOptions::plain(crate::runtime::provider::wire::Streaming::Off),
+        );
         assert_eq!(body["model"], "gpt-4.1");
         assert_eq!(body["instructions"], "sys");
         assert_eq!(body["stream"], false);

@@ -26,7 +26,7 @@ use super::failure::config_failure;
 use super::http::HttpTransport;
 use super::retry::{ChainCandidate, ProviderChain, RetryPolicy};
 pub use super::wire::{Streaming, WireFormat};
-use super::{FailureKind, ModelRef, ProviderFailure};
+use super::{FailureKind, ModelRef, ProviderFailure, ReasoningEffort};
 use crate::runtime::context::{ContextBudget, WindowSource};
 
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -56,6 +56,11 @@ pub struct ProviderEndpointConfig {
     /// 128k).
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// The reasoning effort this endpoint's models are asked for. Set
+    /// here, it is always sent (the operator says the endpoint takes it);
+    /// `[model] reasoning_effort` is sent only where it is known to be.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// An API key and the variable it came from. `Debug` shows only the name.
@@ -102,9 +107,33 @@ pub struct ResolvedEndpoint {
     pub base_url_source: String,
     pub api_key: Option<ApiKey>,
     pub streaming: Streaming,
+    /// The reasoning effort requests ask for.
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 impl ResolvedEndpoint {
+    /// Whether this endpoint is known to accept a reasoning setting it was
+    /// not configured with: Responses (`reasoning`), Messages (`thinking`),
+    /// and Chat Completions only at OpenAI itself. Elsewhere an unknown
+    /// parameter can be a 400, so it is left out.
+    pub fn takes_reasoning_effort(&self) -> bool {
+        match self.wire {
+            WireFormat::OpenaiResponses | WireFormat::AnthropicMessages => true,
+            WireFormat::OpenaiChat => {
+                self.model_ref.provider == "openai"
+                    || self.base_url.starts_with(OPENAI_DEFAULT_BASE_URL)
+            }
+        }
+    }
+
+    /// Apply the global default effort where none is configured and the
+    /// endpoint takes it.
+    pub fn default_reasoning_effort(&mut self, effort: Option<ReasoningEffort>) {
+        if self.reasoning_effort.is_none() && self.takes_reasoning_effort() {
+            self.reasoning_effort = effort;
+        }
+    }
+
     /// The full request URL for this wire format.
     pub fn url(&self) -> String {
         let path = match self.wire {
@@ -226,6 +255,7 @@ fn from_config(
         base_url_source: source,
         api_key,
         streaming: config.streaming.unwrap_or(config.wire.default_streaming()),
+        reasoning_effort: config.reasoning_effort,
         model_ref,
     })
 }
@@ -249,6 +279,7 @@ fn builtin(
         base_url_source: source.to_owned(),
         api_key,
         streaming: wire.default_streaming(),
+        reasoning_effort: None,
         model_ref,
     })
 }

@@ -19,7 +19,7 @@ use super::wire::{ProgressSink, Streaming, WireFormat};
 use super::{
     AttemptOutcome, BoxFuture, FailureKind, Provider, ProviderAttemptRecord,
     ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
-    ProviderRound, TokenUsage, TransportDiagnostics,
+    ProviderRound, ReasoningEffort, TokenUsage, TransportDiagnostics,
 };
 
 /// Retry budget, backoff and per-attempt timeout.
@@ -187,6 +187,17 @@ impl ProviderChain {
         self
     }
 
+    /// Ask every endpoint of the chain that takes it, and has no effort
+    /// of its own, for `effort` (`[model] reasoning_effort`).
+    pub fn with_reasoning_effort(mut self, effort: Option<ReasoningEffort>) -> ProviderChain {
+        for candidate in &mut self.candidates {
+            if let ChainCandidate::Ready(transport) = candidate {
+                transport.endpoint_mut().default_reasoning_effort(effort);
+            }
+        }
+        self
+    }
+
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }
@@ -282,6 +293,7 @@ impl ProviderChain {
                         timeline.winning_model_ref = Some(model_ref.clone());
                         timeline.aggregated_token_usage = aggregate(&timeline);
                         let round = ProviderRound {
+                            reasoning: parsed.reasoning,
                             text: parsed.text,
                             tool_calls: parsed.tool_calls,
                             token_usage: parsed.usage,

@@ -164,6 +164,7 @@ impl Provider for ScriptedProvider {
                 input_tokens: 10,
                 output_tokens: 5,
                 total_tokens: 15,
+                ..TokenUsage::default()
             };
             let (result, outcome, kind) = match next {
                 Some(Scripted::Reply { text, tool_calls }) => {
@@ -171,6 +172,7 @@ impl Provider for ScriptedProvider {
                         progress(ProviderProgress::TextDelta(text.clone()));
                     }
                     let round = ProviderRound {
+                        reasoning: Vec::new(),
                         text,
                         tool_calls,
                         token_usage: Some(usage),

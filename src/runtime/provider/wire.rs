@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::sse::SseEvent;
 use super::{
-    ConversationItem, FailureKind, ProviderProgress, ProviderRequest, TokenUsage, ToolCall,
+    ConversationItem, FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort,
+    ReasoningItem, TokenUsage, ToolCall,
 };
 
 /// The request shape an endpoint speaks.
@@ -67,9 +68,38 @@ impl Streaming {
     }
 }
 
+/// What an endpoint adds to every request besides the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WireOptions {
+    pub streaming: Streaming,
+    /// The reasoning effort to ask for. The registry sets it only where
+    /// the endpoint is known to accept it, so a wire sends it as it is.
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+impl WireOptions {
+    /// No reasoning setting.
+    pub fn plain(streaming: Streaming) -> WireOptions {
+        WireOptions {
+            streaming,
+            reasoning_effort: None,
+        }
+    }
+}
+
+/// A number at a JSON pointer (`/input_tokens_details/cached_tokens`), or 0.
+pub fn u64_ptr(value: &serde_json::Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0)
+}
+
 /// A successfully parsed provider answer, before the chain stamps the model.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ParsedRound {
+    /// Reasoning items, in the order the provider sent them.
+    pub reasoning: Vec<ReasoningItem>,
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<TokenUsage>,
@@ -213,6 +243,7 @@ pub fn usage(input: u64, output: u64, total: u64) -> TokenUsage {
         input_tokens: input,
         output_tokens: output,
         total_tokens: if total == 0 { input + output } else { total },
+        ..TokenUsage::default()
     }
 }
 
@@ -234,6 +265,7 @@ pub struct PairedResult<'a> {
 pub enum Exchange<'a> {
     User(&'a str),
     Assistant {
+        reasoning: &'a [ReasoningItem],
         text: &'a str,
         tool_calls: &'a [ToolCall],
     },
@@ -268,8 +300,16 @@ pub fn pair_tool_results(conversation: &[ConversationItem]) -> Vec<Exchange<'_>>
     for item in conversation {
         match item {
             ConversationItem::UserText { text } => out.push(Exchange::User(text)),
-            ConversationItem::AssistantRound { text, tool_calls } => {
-                out.push(Exchange::Assistant { text, tool_calls });
+            ConversationItem::AssistantRound {
+                reasoning,
+                text,
+                tool_calls,
+            } => {
+                out.push(Exchange::Assistant {
+                    reasoning,
+                    text,
+                    tool_calls,
+                });
                 if tool_calls.is_empty() {
                     continue;
                 }
@@ -328,6 +368,7 @@ mod tests {
         let conv = vec![
             ConversationItem::UserText { text: "go".into() },
             ConversationItem::AssistantRound {
+                reasoning: Vec::new(),
                 text: String::new(),
                 tool_calls: vec![call("a"), call("b"), call("c")],
             },

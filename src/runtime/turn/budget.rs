@@ -266,6 +266,7 @@ mod tests {
                 text: "x".repeat(400),
             },
             ConversationItem::AssistantRound {
+                reasoning: Vec::new(),
                 text: "y".repeat(4000),
                 tool_calls: Vec::new(),
             },

@@ -366,6 +366,7 @@ impl<'a> Round<'a> {
                     Some(&mid),
                     TranscriptBody::AssistantRound {
                         round,
+                        reasoning: r.reasoning.clone(),
                         text: r.text.clone(),
                         tool_calls: r.tool_calls.clone(),
                         token_usage: r.token_usage,
@@ -391,6 +392,7 @@ impl<'a> Round<'a> {
             })
             .await?;
         self.history.push(ConversationItem::AssistantRound {
+            reasoning: answer.reasoning.clone(),
             text: answer.text.clone(),
             tool_calls: answer.tool_calls.clone(),
         });

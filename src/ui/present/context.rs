@@ -81,7 +81,9 @@ pub fn summary(p: &PromptPreview) -> String {
 fn item(out: &mut String, i: &ConversationItem) {
     let _ = match i {
         ConversationItem::UserText { text } => writeln!(out, "[input] {text}"),
-        ConversationItem::AssistantRound { text, tool_calls } => {
+        ConversationItem::AssistantRound {
+            text, tool_calls, ..
+        } => {
             let _ = writeln!(out, "[assistant] {text}");
             for c in tool_calls {
                 let _ = writeln!(out, "  → {} {}", c.name, c.arguments);

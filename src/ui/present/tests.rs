@@ -488,6 +488,7 @@ fn provider_round_completed_is_telemetry() {
         input_tokens: 1200,
         output_tokens: 300,
         total_tokens: 1500,
+        ..TokenUsage::default()
     };
     let payload = json!({ "run_id": "run_1", "round": 1, "model_ref": "openai/gpt-5", "token_usage": usage,
         "provider_attempt_timeline": {}, "context_build_ms": 3, "provider_round_ms": 2345, "stop_reason": "end_turn" });
