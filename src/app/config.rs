@@ -38,6 +38,18 @@ struct ConfigFile {
     /// Extra OpenAI-compatible (or other wire format) endpoints, by name.
     #[serde(default)]
     providers: BTreeMap<String, ProviderEndpointConfig>,
+    /// Prices by `provider/model`, over the catalog's.
+    #[serde(default)]
+    pricing: BTreeMap<String, crate::runtime::provider::catalog::Price>,
+    #[serde(default)]
+    budget: BudgetSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetSection {
+    daily_usd: Option<f64>,
+    daily_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -189,6 +201,10 @@ pub struct Config {
     /// (`[model] reasoning_effort`); `[providers.NAME] reasoning_effort`
     /// wins for its endpoint.
     pub reasoning_effort: Option<crate::model::usage::ReasoningEffort>,
+    /// Prices over the catalog's (`[pricing."PROVIDER/MODEL"]`).
+    pub pricing: crate::runtime::provider::catalog::Pricing,
+    /// Every agent's daily budget unless it has its own (`[budget]`).
+    pub budget: crate::model::agent::Budget,
     /// Delegation bounds (`[agents] max_spawn_depth`, `max_children`).
     pub agent_limits: crate::runtime::agents::ops::AgentLimits,
     /// The user's home for user-scope skills and templates
@@ -337,6 +353,39 @@ impl Config {
                 }
                 None => None,
             },
+        };
+        for (model, price) in &file.pricing {
+            let key = format!("pricing.{model:?}");
+            validate_model_ref(model).map_err(|m| at_key(&key, m))?;
+            price.check().map_err(|m| at_key(&key, m))?;
+        }
+        let pricing = crate::runtime::provider::catalog::Pricing {
+            overrides: file.pricing.clone(),
+        };
+        let daily_micro_usd = match file.budget.daily_usd {
+            Some(d) if !(d.is_finite() && d > 0.0 && d <= 1_000_000.0) => {
+                return Err(at_key(
+                    "budget.daily_usd",
+                    format!(
+                        "{d} is out of range: give dollars a day, more than 0 and at most 1000000"
+                    ),
+                ))
+            }
+            Some(d) => Some((d * 1_000_000.0).round() as u64),
+            None => None,
+        };
+        let daily_tokens = match file.budget.daily_tokens {
+            Some(0) => {
+                return Err(at_key(
+                    "budget.daily_tokens",
+                    "0 is out of range: give tokens a day, at least 1".into(),
+                ))
+            }
+            other => other,
+        };
+        let budget = crate::model::agent::Budget {
+            daily_micro_usd,
+            daily_tokens,
         };
         let fallback_models = file.model.fallbacks.unwrap_or_default();
         for m in &fallback_models {
@@ -536,6 +585,8 @@ impl Config {
             providers: file.providers,
             context_window,
             reasoning_effort: file.model.reasoning_effort,
+            pricing,
+            budget,
             agent_limits: crate::runtime::agents::ops::AgentLimits {
                 max_spawn_depth,
                 max_children,

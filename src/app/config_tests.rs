@@ -257,3 +257,39 @@ fn a_config_that_is_not_a_regular_file_is_refused_at_once() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn prices_budgets_and_effort_are_read_and_bad_ones_name_their_key() {
+    let text = "[model]\nreasoning_effort = \"high\"\n\n[budget]\ndaily_usd = 2.5\ndaily_tokens = 500000\n\n\
+                [pricing.\"openai/gpt-4.1\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 4.0\n";
+    let c = load(text, &Env::default()).unwrap();
+    assert_eq!(
+        c.reasoning_effort,
+        Some(crate::model::usage::ReasoningEffort::High)
+    );
+    assert_eq!(c.budget.daily_micro_usd, Some(2_500_000));
+    assert_eq!(c.budget.daily_tokens, Some(500_000));
+    assert_eq!(
+        c.pricing
+            .price_of("openai/gpt-4.1")
+            .map(|p| p.output_per_mtok),
+        Some(4.0)
+    );
+    let err = |text: &str| {
+        load(text, &Env::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(err("[budget]\ndaily_usd = -1\n").contains("budget.daily_usd"));
+    assert!(err("[budget]\ndaily_tokens = 0\n").contains("budget.daily_tokens"));
+    assert!(
+        err("[pricing.\"gpt\"]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\n").contains("pricing")
+    );
+    assert!(
+        err("[pricing.\"a/b\"]\ninput_per_mtok = -2.0\noutput_per_mtok = 1.0\n")
+            .contains("0 or more")
+    );
+    assert!(err("[pricing.\"a/b\"]\ninput_per_mtok = 1.0\n").contains("output_per_mtok"));
+    assert!(err("[model]\nreasoning_effort = \"extreme\"\n").contains("reasoning_effort"));
+}

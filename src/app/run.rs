@@ -133,6 +133,8 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.default_agent = ctx.config.default_agent.clone();
     config.user_home = ctx.config.user_home.clone();
     config.agent_limits = ctx.config.agent_limits;
+    config.pricing = ctx.config.pricing.clone();
+    config.budget = ctx.config.budget;
     config.backups = crate::runtime::host::backups::BackupSchedule {
         every: ctx.config.store_backup_every,
         keep: ctx.config.store_backup_keep,

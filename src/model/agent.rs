@@ -224,6 +224,118 @@ pub struct AgentRecord {
     /// Compaction state and the last prompt's size.
     #[serde(default)]
     pub context: ContextState,
+    /// Token detail and cost over the agent's life (cost of priced rounds
+    /// only; `total_unpriced_rounds` says how many had no known cost).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_reasoning_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_cost_micro_usd: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_unpriced_rounds: u64,
+    /// What it spent on the day of its last round (UTC).
+    #[serde(default, skip_serializing_if = "DailySpend::is_empty")]
+    pub spend_today: DailySpend,
+    /// Its own daily budget, over the runtime's `[budget]`.
+    #[serde(default, skip_serializing_if = "Budget::is_unset")]
+    pub budget: Budget,
+    /// Set while the agent is paused by its daily budget: the day it ran
+    /// out. It resumes by itself when that day is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_paused_day: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What an agent spent on one UTC day.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DailySpend {
+    /// `YYYY-MM-DD`, UTC; empty before the first round.
+    pub day: String,
+    /// Cost of the day's priced rounds, in millionths of a dollar.
+    pub cost_micro_usd: u64,
+    /// Input plus output tokens of every round of the day.
+    pub tokens: u64,
+    /// Rounds of the day whose cost is unknown.
+    pub unpriced_rounds: u32,
+}
+
+impl DailySpend {
+    pub fn is_empty(&self) -> bool {
+        *self == DailySpend::default()
+    }
+
+    /// The spend as of `day`: nothing yet when the record is of another day.
+    pub fn on(&self, day: &str) -> DailySpend {
+        match self.day == day {
+            true => self.clone(),
+            false => DailySpend {
+                day: day.to_owned(),
+                ..DailySpend::default()
+            },
+        }
+    }
+
+    /// One more round on `day`.
+    pub fn add(&mut self, day: &str, cost_micro_usd: Option<u64>, tokens: u64) {
+        *self = self.on(day);
+        match cost_micro_usd {
+            Some(c) => self.cost_micro_usd = self.cost_micro_usd.saturating_add(c),
+            None => self.unpriced_rounds = self.unpriced_rounds.saturating_add(1),
+        }
+        self.tokens = self.tokens.saturating_add(tokens);
+    }
+}
+
+/// A daily budget: dollars where a price is known, tokens for the rest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Budget {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daily_micro_usd: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daily_tokens: Option<u64>,
+}
+
+impl Budget {
+    pub fn is_unset(&self) -> bool {
+        self.daily_micro_usd.is_none() && self.daily_tokens.is_none()
+    }
+
+    /// This budget where it sets a limit, else `fallback`'s.
+    pub fn over(self, fallback: Budget) -> Budget {
+        Budget {
+            daily_micro_usd: self.daily_micro_usd.or(fallback.daily_micro_usd),
+            daily_tokens: self.daily_tokens.or(fallback.daily_tokens),
+        }
+    }
+
+    /// Which limit `spend` has reached, if any: the dollar limit counts
+    /// priced rounds; the token limit counts every round (it is how a
+    /// budget holds where cost is unknown).
+    pub fn reached(&self, spend: &DailySpend) -> Option<BudgetLimit> {
+        if let Some(limit) = self.daily_micro_usd {
+            if spend.cost_micro_usd >= limit {
+                return Some(BudgetLimit::Usd);
+            }
+        }
+        match self.daily_tokens {
+            Some(limit) if spend.tokens >= limit => Some(BudgetLimit::Tokens),
+            _ => None,
+        }
+    }
+}
+
+/// The limit a budget reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetLimit {
+    Usd,
+    Tokens,
 }
 
 impl AgentRecord {
@@ -255,6 +367,13 @@ impl AgentRecord {
             total_model_rounds: 0,
             workspaces: Default::default(),
             context: Default::default(),
+            total_cached_input_tokens: 0,
+            total_reasoning_tokens: 0,
+            total_cost_micro_usd: 0,
+            total_unpriced_rounds: 0,
+            spend_today: DailySpend::default(),
+            budget: Budget::default(),
+            budget_paused_day: None,
         }
     }
 }

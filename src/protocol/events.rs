@@ -119,6 +119,7 @@ impl Event {
             | E::SkillActivated(_)
             | E::AgentStateChanged(_)
             | E::ControlApplied(_)
+            | E::BudgetExceeded(_)
             | E::ProviderRoundCompleted(_)
             | E::AssistantRoundRecorded(_)
             | E::ToolStarted(_)
@@ -207,6 +208,7 @@ event_kinds! {
     AgentArchived(p::AgentArchived) => "agent_archived",
     SkillActivated(p::SkillActivated) => "skill_activated",
     ControlApplied(p::ControlApplied) => "control_applied",
+    BudgetExceeded(p::BudgetExceeded) => "budget_exceeded",
     MessageAdmitted(p::MessageAdmitted) => "message_admitted",
     MessageRejected(p::MessageRejected) => "message_rejected",
     MessageProcessingStarted(p::MessageProcessingStarted) => "message_processing_started",

@@ -7,6 +7,7 @@ pub mod admission;
 pub mod agent;
 pub mod agents;
 pub mod approvals;
+pub mod budget;
 pub mod closure;
 pub mod command_tasks;
 pub mod context;

@@ -217,6 +217,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::AgentArchived => (V::Progress, C::OperatorNotification, "Archived"),
         K::SkillActivated => (V::Progress, C::Runtime, "Skill"),
         K::ControlApplied => (V::Progress, C::OperatorNotification, "Control"),
+        K::BudgetExceeded => (V::TurnResult, C::OperatorNotification, "Budget"),
         K::MessageAdmitted => (V::Trace, C::Runtime, "Message"), // refined
         K::MessageRejected => (V::TurnResult, C::Message, "Prompt refused"), // refined
         K::MessageProcessingStarted | K::MessageProcessed => (V::Trace, C::Message, "Message"),

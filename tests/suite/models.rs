@@ -3,6 +3,8 @@
 //! that have it (encrypted Responses items, signed Anthropic thinking), and
 //! cached and reasoning tokens counted.
 
+use std::time::Duration;
+
 use serde_json::{json, Value};
 
 use super::stub_provider::{canned, Canned, StubServer};
@@ -145,4 +147,154 @@ async fn anthropic_thinking_streams_in_and_goes_back_signed_before_the_tool_use(
                "signature": "sig-abc"})
     );
     assert_eq!(assistant["content"][1]["type"], "tool_use");
+}
+
+/// A chain to the stub's Chat Completions endpoint, answers whole.
+fn chat_chain(stub: &StubServer) -> std::sync::Arc<dyn holon::runtime::provider::Provider> {
+    use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
+    let text = format!(
+        "base_url = \"{}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\napi_key_env = \"K\"\n",
+        stub.base()
+    );
+    let endpoint: ProviderEndpointConfig = toml::from_str(&text).unwrap();
+    let endpoints = std::collections::BTreeMap::from([("stub".to_owned(), endpoint)]);
+    let env = std::collections::BTreeMap::from([("K".to_owned(), "k".to_owned())]);
+    let policy = holon::runtime::provider::retry::RetryPolicy::default();
+    match build_chain("stub/priced", &[], &env, &endpoints, policy) {
+        Ok(chain) => std::sync::Arc::new(chain),
+        Err(f) => panic!("{}", f.artifact.summary),
+    }
+}
+
+async fn budget_host(
+    dir: &std::path::Path,
+    stub: &StubServer,
+) -> holon::runtime::host::RuntimeHost {
+    use holon::runtime::host::{HostConfig, RuntimeHost};
+    use holon::runtime::provider::catalog::Price;
+    use holon::store::{Store, StoreOptions};
+    let store = Store::open(&dir.join("s.redb"), StoreOptions::default()).unwrap();
+    let chain = chat_chain(stub);
+    let mut config = HostConfig::new(
+        dir.join("data"),
+        std::sync::Arc::new(move |_| chain.clone()),
+    );
+    // $0.10 a token each way: a 34-token round costs $3.40.
+    let price = Price {
+        input_per_mtok: 100_000.0,
+        cached_input_per_mtok: None,
+        cache_write_per_mtok: None,
+        output_per_mtok: 100_000.0,
+    };
+    config.pricing.overrides.insert("stub/priced".into(), price);
+    config.budget.daily_micro_usd = Some(1_000_000);
+    let host = RuntimeHost::start(store, config).await.unwrap();
+    host.create_agent("main").await.unwrap();
+    host
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_with_the_day() {
+    use super::runtime_core::{events, prompt};
+    use holon::model::agent::AgentStatus;
+    use holon::runtime::agent::AgentRecord;
+    use holon::runtime::envelope::Priority;
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::chat_json(
+                "",
+                &[("c1", "ExecCommand", r#"{"cmd":"echo spent > spent.txt"}"#)],
+            ),
+        ),
+        Canned::json(200, canned::chat_json("Back the next day.", &[])),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let host = budget_host(dir.path(), &stub).await;
+    host.submit(prompt("go", Priority::Normal)).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+
+    // The round that crossed the budget finished (its command ran); the
+    // turn stopped before asking again.
+    assert_eq!(stub.requests().len(), 1);
+    let home = dir.path().join("data/agents/main");
+    assert_eq!(
+        std::fs::read_to_string(home.join("spent.txt")).unwrap(),
+        "spent\n"
+    );
+    let evs = events(&host);
+    let payload = |k: &str| {
+        evs.iter()
+            .rev()
+            .find(|e| e.kind == k)
+            .map(|e| e.payload.clone())
+            .unwrap_or_else(|| panic!("no {k}"))
+    };
+    assert_eq!(payload("provider_round_completed")["cost_usd"], 3.4);
+    let exceeded = payload("budget_exceeded");
+    assert_eq!(exceeded["limit"], "usd");
+    assert_eq!(exceeded["spent_usd"], 3.4);
+    assert_eq!(exceeded["budget_usd"], 1.0);
+    assert!(exceeded["resumes_at"]
+        .as_str()
+        .unwrap()
+        .ends_with("T00:00:00.000Z"));
+    let terminal = payload("turn_terminal");
+    assert_eq!(terminal["cancel_reason"], "daily_budget");
+    assert_eq!(terminal["cost_usd"], 3.4);
+    let brief = payload("brief_created");
+    assert!(
+        brief.to_string().contains("daily budget"),
+        "the brief says why: {brief}"
+    );
+    let agent: AgentRecord = host.store().read().unwrap().agent("main").unwrap().unwrap();
+    assert_eq!(agent.status, AgentStatus::Paused);
+    assert_eq!(agent.spend_today.cost_micro_usd, 3_400_000);
+
+    // A restart keeps it paused; new input waits.
+    host.shutdown().await;
+    drop(host);
+    let host = budget_host(dir.path(), &stub).await;
+    host.submit(prompt("and now?", Priority::Normal))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+    assert_eq!(stub.requests().len(), 1);
+    let agent: AgentRecord = host.store().read().unwrap().agent("main").unwrap().unwrap();
+    assert_eq!(agent.status, AgentStatus::Paused);
+
+    // The day is over (its record dated yesterday): it resumes by itself
+    // and the waiting prompt runs.
+    host.store()
+        .write(|tx| {
+            let mut a: AgentRecord = tx.get_agent("main")?.unwrap();
+            a.budget_paused_day = Some("2000-01-01".into());
+            a.spend_today.day = "2000-01-01".into();
+            tx.put_agent("main", &a)
+        })
+        .await
+        .unwrap();
+    host.wake("main");
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+    assert_eq!(stub.requests().len(), 2);
+    let evs = events(&host);
+    let resumed = evs
+        .iter()
+        .find(|e| {
+            e.kind == "control_applied"
+                && e.payload["note"].as_str().unwrap_or("").contains("new day")
+        })
+        .expect("resumed by the new day");
+    assert_eq!(resumed.provenance.origin.as_deref(), Some("runtime"));
+    let agent: AgentRecord = host.store().read().unwrap().agent("main").unwrap().unwrap();
+    assert_ne!(agent.status, AgentStatus::Paused);
+    assert!(agent.budget_paused_day.is_none());
+    host.shutdown().await;
 }

@@ -59,6 +59,10 @@ pub struct ProviderRoundCompleted {
     pub context_window: u64,
     #[serde(default)]
     pub prompt_budget: u64,
+    /// What the round cost in US dollars at the catalog's (or the
+    /// operator's) price; absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// `assistant_round_recorded`: what the model said and asked for.
@@ -265,6 +269,14 @@ pub struct TurnTerminal {
     pub provider_attempt_timeline: Option<ProviderAttemptTimeline>,
     #[serde(default)]
     pub token_usage: TurnTokens,
+    /// What the turn's rounds cost in US dollars; absent when any round's
+    /// cost is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A turn's tokens over all its rounds.
@@ -274,6 +286,31 @@ pub struct TurnTokens {
     pub input_tokens: u64,
     #[serde(default)]
     pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+/// `budget_exceeded`: the agent reached its daily budget and is paused
+/// before its next model request (it resumes when the day is over, or by
+/// the operator's `/resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetExceeded {
+    /// `YYYY-MM-DD`, UTC.
+    pub day: String,
+    pub limit: crate::model::agent::BudgetLimit,
+    /// Spent today at priced rounds, in US dollars.
+    #[serde(default)]
+    pub spent_usd: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// When it resumes by itself (the next UTC midnight, RFC 3339).
+    pub resumes_at: String,
 }
 
 /// `runtime_error`: a turn failed.
@@ -358,6 +395,9 @@ pub enum CancelReason {
     /// The runtime is shutting down (daemon stop, SIGTERM, console quit).
     /// The turn's message is not settled: it replays on the next start.
     RuntimeShutdown,
+    /// The agent reached its daily budget (between rounds, never during
+    /// one).
+    DailyBudget,
 }
 
 /// Where a guidance block came from (metadata only, never the content).

@@ -99,30 +99,10 @@ pub fn request_tokens(r: &ProviderRequest) -> u64 {
         + items_tokens(&r.conversation)
 }
 
-/// The built-in windows of common models (by the model name after the
-/// provider, longest prefix first), and of providers whose servers default
-/// to small windows.
+/// A model's window from the model catalog (`assets/models.toml`), the
+/// one table of windows and prices.
 pub fn known_window(model_ref: &str) -> Option<u64> {
-    let (provider, model) = model_ref.split_once('/').unwrap_or(("", model_ref));
-    const MODELS: &[(&str, u64)] = &[
-        ("gpt-4.1", 1_047_576),
-        ("gpt-5", 400_000),
-        ("gpt-4o", 128_000),
-        ("gpt-4-turbo", 128_000),
-        ("o4-mini", 200_000),
-        ("o3", 200_000),
-        ("o1", 200_000),
-        ("claude", 200_000),
-        ("gemini", 1_048_576),
-        ("deepseek", 128_000),
-    ];
-    // OpenRouter names models `vendor/model`.
-    let name = model.rsplit('/').next().unwrap_or(model);
-    if let Some((_, w)) = MODELS.iter().find(|(p, _)| name.starts_with(p)) {
-        return Some(*w);
-    }
-    // Ollama serves a small window unless told otherwise.
-    (provider == "ollama").then_some(8_192)
+    crate::runtime::provider::catalog::lookup(model_ref).map(|m| m.context_window)
 }
 
 impl ContextBudget {

@@ -127,8 +127,10 @@ fn next_deadline(live: &LiveProjection, now_ms: i64) -> Option<Duration> {
         .filter(|t| t.status == TimerStatus::Active)
         .map(|t| t.fire_at_ms);
     let rechecks = live.work_items.iter().filter_map(recheck_at_ms);
+    let budget = crate::runtime::budget::resumes_at_ms(&live.agent, now_ms);
     timers
         .chain(rechecks)
+        .chain(budget)
         .min()
         .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)))
 }
@@ -418,6 +420,15 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
     let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
         return Ok(());
     };
+    if crate::runtime::budget::resumes_at_ms(&agent, now_ms).is_some_and(|at| at <= now_ms) {
+        drop(rx);
+        let id = agent_id.to_owned();
+        inner
+            .store
+            .write(move |tx| crate::runtime::budget::resume_in(tx, &id))
+            .await?;
+        return Box::pin(fire_due(inner, agent_id, now_ms)).await;
+    }
     if agent.status == AgentStatus::Stopped {
         return Ok(());
     }

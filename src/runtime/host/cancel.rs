@@ -18,6 +18,7 @@ impl CancelReason {
             CancelReason::AgentStopped => 2,
             CancelReason::RunTimeout => 3,
             CancelReason::RuntimeShutdown => 4,
+            CancelReason::DailyBudget => 5,
         }
     }
 
@@ -27,6 +28,7 @@ impl CancelReason {
             2 => Some(CancelReason::AgentStopped),
             3 => Some(CancelReason::RunTimeout),
             4 => Some(CancelReason::RuntimeShutdown),
+            5 => Some(CancelReason::DailyBudget),
             _ => None,
         }
     }
@@ -40,6 +42,9 @@ impl CancelReason {
             CancelReason::RuntimeShutdown => {
                 "interrupted by runtime shutdown; its message runs again when the runtime restarts"
             }
+            CancelReason::DailyBudget => {
+                "paused before its next model request: the agent reached its daily budget"
+            }
         }
     }
 
@@ -50,6 +55,7 @@ impl CancelReason {
             CancelReason::AgentStopped => "agent_stopped",
             CancelReason::RunTimeout => "run_timeout",
             CancelReason::RuntimeShutdown => "runtime_shutdown",
+            CancelReason::DailyBudget => "daily_budget",
         }
     }
 }

@@ -81,6 +81,10 @@ pub struct HostConfig {
     pub sandbox_required: bool,
     /// Rotated store backups (`[store] backup_every_hours`, `backup_keep`).
     pub backups: backups::BackupSchedule,
+    /// Prices: the catalog and `[pricing."PROVIDER/MODEL"]`.
+    pub pricing: super::provider::catalog::Pricing,
+    /// Every agent's daily budget unless it has its own (`[budget]`).
+    pub budget: crate::model::agent::Budget,
 }
 
 /// Identity facts for `runtime.status`.
@@ -118,6 +122,8 @@ impl HostConfig {
             holon_dirs: Vec::new(),
             sandbox_required: false,
             backups: backups::BackupSchedule::default(),
+            pricing: Default::default(),
+            budget: Default::default(),
         }
     }
 }

@@ -165,6 +165,7 @@ pub fn not_configured_failure() -> ProviderFailure {
 }
 
 pub mod anthropic_messages;
+pub mod catalog;
 pub mod classify;
 pub mod failure;
 pub mod http;

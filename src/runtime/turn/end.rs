@@ -18,6 +18,7 @@ use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::HostInner;
+use crate::runtime::provider::catalog::usd;
 use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
 use crate::runtime::queue::provenance_of;
 use crate::runtime::queue::{settle_in, QueueEntryStatus};
@@ -55,6 +56,46 @@ pub(super) enum Ending {
     },
 }
 
+/// The agent's usage totals at turn start: the turn's own usage and cost
+/// are what they grew by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Totals {
+    input: u64,
+    output: u64,
+    cached: u64,
+    reasoning: u64,
+    cost_micro_usd: u64,
+    unpriced: u64,
+}
+
+impl Totals {
+    pub(super) fn of(agent: &AgentRecord) -> Totals {
+        Totals {
+            input: agent.total_input_tokens,
+            output: agent.total_output_tokens,
+            cached: agent.total_cached_input_tokens,
+            reasoning: agent.total_reasoning_tokens,
+            cost_micro_usd: agent.total_cost_micro_usd,
+            unpriced: agent.total_unpriced_rounds,
+        }
+    }
+
+    fn tokens_to(&self, now: &AgentRecord) -> ev::TurnTokens {
+        ev::TurnTokens {
+            input_tokens: now.total_input_tokens.saturating_sub(self.input),
+            output_tokens: now.total_output_tokens.saturating_sub(self.output),
+            cached_input_tokens: now.total_cached_input_tokens.saturating_sub(self.cached),
+            reasoning_tokens: now.total_reasoning_tokens.saturating_sub(self.reasoning),
+        }
+    }
+
+    /// The turn's cost, unless one of its rounds had none.
+    fn cost_to(&self, now: &AgentRecord) -> Option<f64> {
+        let cost = now.total_cost_micro_usd.saturating_sub(self.cost_micro_usd);
+        (now.total_unpriced_rounds == self.unpriced).then(|| usd(cost))
+    }
+}
+
 pub(super) async fn finish(
     inner: &Arc<HostInner>,
     agent_id: &str,
@@ -64,7 +105,7 @@ pub(super) async fn finish(
     ending: Ending,
     // When the turn started, and the agent's token totals then (the
     // turn's own usage is the difference).
-    (started, tokens_before): (Instant, (u64, u64)),
+    (started, tokens_before): (Instant, Totals),
 ) -> Result<(), RuntimeError> {
     let duration_ms = started.elapsed().as_millis() as u64;
     // Briefs keep the workspace they were written in (memory search
@@ -164,10 +205,8 @@ pub(super) async fn finish(
                 truncation_stop_reason: truncated.clone(),
                 cancel_reason,
                 provider_attempt_timeline: cancelled_timeline.cloned(),
-                token_usage: ev::TurnTokens {
-                    input_tokens: agent.total_input_tokens.saturating_sub(tokens_before.0),
-                    output_tokens: agent.total_output_tokens.saturating_sub(tokens_before.1),
-                },
+                token_usage: tokens_before.tokens_to(&agent),
+                cost_usd: tokens_before.cost_to(&agent),
             };
             tx.append_event(new_event(&id, provenance_of(&msg), Event::TurnTerminal(ended)))?;
             // Brief visibility: waiting for the operator -> action_required;

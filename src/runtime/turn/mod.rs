@@ -179,7 +179,7 @@ pub(super) async fn run(
         cancel,
     )
     .await?;
-    let tokens_before = (agent.total_input_tokens, agent.total_output_tokens);
+    let tokens_before = end::Totals::of(&agent);
     finish(
         inner,
         agent_id,

@@ -32,8 +32,9 @@ use crate::runtime::context::budget::request_tokens;
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::{ContextBudget, PromptUse};
 use crate::runtime::envelope::MessageEnvelope;
-use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::cancel::{CancelReason, TurnCancel};
 use crate::runtime::host::{HostInner, LiveUpdate};
+use crate::runtime::provider::catalog::usd;
 use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
     ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
@@ -124,6 +125,15 @@ pub(super) async fn rounds(
                 timeline: None,
             });
         }
+        // The daily budget is checked before every request, never inside
+        // a round; only pausing writes.
+        if !budget_allows(inner, agent_id).await? {
+            return Ok(Ending::Aborted {
+                reason: CancelReason::DailyBudget,
+                rounds: round - 1,
+                timeline: None,
+            });
+        }
         if round > 1 {
             r.frame.refresh(inner, agent_id).await?;
         }
@@ -146,6 +156,29 @@ pub(super) async fn rounds(
         timeline: Box::default(),
         rounds: inner.config.max_rounds,
     })
+}
+
+/// Whether the agent's daily budget lets it make a model request now,
+/// pausing it when the budget was reached.
+async fn budget_allows(inner: &Arc<HostInner>, agent_id: &str) -> Result<bool, RuntimeError> {
+    use crate::runtime::budget::{enforce_in, verdict, Verdict};
+    let global = inner.config.budget;
+    let agent: Option<AgentRecord> = inner.store.read()?.agent(agent_id)?;
+    let Some(agent) = agent else {
+        return Ok(true);
+    };
+    match verdict(&agent, crate::now_ms(), global) {
+        Verdict::Run => Ok(true),
+        Verdict::Paused => Ok(false),
+        Verdict::Pause(_) => {
+            let id = agent_id.to_owned();
+            let may = inner
+                .store
+                .write(move |tx| enforce_in(tx, &id, global))
+                .await?;
+            Ok(may)
+        }
+    }
 }
 
 impl<'a> Round<'a> {
@@ -321,6 +354,10 @@ impl<'a> Round<'a> {
         let (budget, prompt_estimate) = (self.budget, called.prompt_estimate);
         let (context_build_ms, provider_round_ms) =
             (called.context_build_ms, called.provider_round_ms);
+        // Unknown without a price or without reported usage.
+        let cost = r
+            .token_usage
+            .and_then(|u| t.inner.config.pricing.cost_micro_usd(&r.model_ref, &u));
         t.inner
             .store
             .write(move |tx| {
@@ -341,6 +378,7 @@ impl<'a> Round<'a> {
                     prompt_tokens_estimate: prompt_estimate,
                     context_window: budget.window,
                     prompt_budget: budget.prompt_budget,
+                    cost_usd: cost.map(usd),
                 };
                 tx.append_event(new_event(
                     &id,
@@ -374,9 +412,8 @@ impl<'a> Round<'a> {
                     },
                 )?;
                 if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
-                    agent.total_input_tokens += usage.input_tokens;
-                    agent.total_output_tokens += usage.output_tokens;
-                    agent.total_model_rounds += 1;
+                    let day = crate::runtime::budget::day_of(tx.now_ms());
+                    crate::runtime::budget::add_round(&mut agent, &day, &usage, cost);
                     agent.context.last_prompt = Some(PromptUse {
                         estimated_tokens: prompt_estimate,
                         reported_input_tokens: r

@@ -57,6 +57,18 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             };
             colon(head, Some(&p.note))
         }
+        Event::BudgetExceeded(p) => {
+            use crate::model::agent::BudgetLimit;
+            let what = match (p.limit, p.budget_usd, p.budget_tokens) {
+                (BudgetLimit::Usd, Some(b), _) => format!("${:.2} of ${b:.2}", p.spent_usd),
+                (BudgetLimit::Tokens, _, Some(b)) => format!("{} of {b} tokens", p.tokens),
+                _ => format!("${:.2}, {} tokens", p.spent_usd, p.tokens),
+            };
+            format!(
+                "Paused: daily budget reached ({what} on {}); resumes {} or on /resume",
+                p.day, p.resumes_at
+            )
+        }
         Event::MessageAdmitted(p) => message_admitted(p, out),
         Event::MessageRejected(p) => message_rejected(p, out),
         Event::MessageProcessingStarted(p) => {

@@ -455,6 +455,7 @@ impl Conversation {
             | K::SkillActivated(_)
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
+            | K::BudgetExceeded(_)
             | K::SchedulerDecision(_)
             | K::SystemTickEmitted(_)
             | K::WorkItemCreated(_)

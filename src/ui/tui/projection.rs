@@ -311,6 +311,10 @@ impl AgentView {
                 self.status = "stopped".to_owned();
                 Touched::RefreshSummary
             }
+            K::BudgetExceeded(_) => {
+                self.status = "paused".to_owned();
+                Touched::RefreshSummary
+            }
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
                 self.status = to.as_str().to_owned();

@@ -310,6 +310,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::SkillActivated(_)
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
+            | K::BudgetExceeded(_)
             | K::MessageRejected(_)
             | K::MessageProcessingStarted(_)
             | K::MessageProcessed(_)

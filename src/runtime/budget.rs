@@ -1,0 +1,248 @@
+//! Spend and daily budgets. Each recorded round adds its tokens and cost
+//! to the agent's day (UTC); before each model request the turn asks
+//! `enforce_in`, which pauses the agent, durably and with its event, once
+//! the day's spend reached its budget. A turn is never cut inside a round:
+//! the round that crosses the limit finishes (its tools run), and the turn
+//! stops before its next request. The agent resumes by itself when the day
+//! is over (`resume_in`, from its actor), or when the operator resumes it,
+//! which waives the budget for the rest of that day.
+
+use crate::model::agent::{AgentStatus, Budget, BudgetLimit};
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::ControlAction;
+use crate::runtime::agent::{agent_in, AgentRecord};
+use crate::runtime::provider::catalog::usd;
+use crate::runtime::provider::TokenUsage;
+use crate::store::{Provenance, StoreError, WriteCtx};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// `YYYY-MM-DD` of a moment, UTC.
+pub fn day_of(ms: i64) -> String {
+    let ts = crate::format_ts(ms);
+    ts.get(..10).unwrap_or(&ts).to_owned()
+}
+
+/// The next UTC midnight after `ms`.
+pub fn next_midnight_ms(ms: i64) -> i64 {
+    (ms.div_euclid(DAY_MS) + 1) * DAY_MS
+}
+
+/// A recorded round, on the agent's totals and its day. `cost` is `None`
+/// when the price or the usage is unknown.
+pub fn add_round(agent: &mut AgentRecord, day: &str, usage: &TokenUsage, cost: Option<u64>) {
+    agent.total_input_tokens += usage.input_tokens;
+    agent.total_output_tokens += usage.output_tokens;
+    agent.total_cached_input_tokens += usage.cached_input_tokens;
+    agent.total_reasoning_tokens += usage.reasoning_tokens;
+    agent.total_model_rounds += 1;
+    match cost {
+        Some(c) => agent.total_cost_micro_usd = agent.total_cost_micro_usd.saturating_add(c),
+        None => agent.total_unpriced_rounds += 1,
+    }
+    let tokens = usage.input_tokens.saturating_add(usage.output_tokens);
+    agent.spend_today.add(day, cost, tokens);
+}
+
+/// What the budget says about an agent's next model request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Run,
+    /// Already paused by its budget today.
+    Paused,
+    /// Its day's spend reached this limit: pause it now.
+    Pause(BudgetLimit),
+}
+
+/// The budget's word on `agent` at `now_ms` (`global` where it has no
+/// budget of its own). Resumed by the operator on the day its budget
+/// paused it, it runs for the rest of that day.
+pub fn verdict(agent: &AgentRecord, now_ms: i64, global: Budget) -> Verdict {
+    let today = day_of(now_ms);
+    if agent.budget_paused_day.as_deref() == Some(today.as_str()) {
+        return match agent.status {
+            AgentStatus::Paused => Verdict::Paused,
+            _ => Verdict::Run,
+        };
+    }
+    match agent
+        .budget
+        .over(global)
+        .reached(&agent.spend_today.on(&today))
+    {
+        Some(limit) => Verdict::Pause(limit),
+        None => Verdict::Run,
+    }
+}
+
+/// Whether the agent may make its next model request; pauses it (with
+/// `budget_exceeded`) when its day's spend reached its budget.
+pub fn enforce_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    global: Budget,
+) -> Result<bool, StoreError> {
+    let mut agent = agent_in(tx, agent_id)?;
+    let now = tx.now_ms();
+    let limit = match verdict(&agent, now, global) {
+        Verdict::Run => return Ok(true),
+        Verdict::Paused => return Ok(false),
+        Verdict::Pause(limit) => limit,
+    };
+    let today = day_of(now);
+    let budget = agent.budget.over(global);
+    let spend = agent.spend_today.on(&today);
+    let from = agent.status;
+    agent.status = AgentStatus::Paused;
+    agent.budget_paused_day = Some(today.clone());
+    tx.put_agent(agent_id, &agent)?;
+    let exceeded = ev::BudgetExceeded {
+        day: today,
+        limit,
+        spent_usd: usd(spend.cost_micro_usd),
+        budget_usd: budget.daily_micro_usd.map(usd),
+        tokens: spend.tokens,
+        budget_tokens: budget.daily_tokens,
+        resumes_at: crate::format_ts(next_midnight_ms(now)),
+    };
+    tracing::info!(
+        agent_id,
+        ?from,
+        ?limit,
+        "daily budget reached; agent paused"
+    );
+    tx.append_event(new_event(
+        agent_id,
+        runtime_provenance(),
+        Event::BudgetExceeded(exceeded),
+    ))?;
+    Ok(false)
+}
+
+/// An agent paused by its budget on an earlier day runs again. Returns
+/// whether it changed.
+pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str) -> Result<bool, StoreError> {
+    let mut agent = agent_in(tx, agent_id)?;
+    let today = day_of(tx.now_ms());
+    match agent.budget_paused_day.as_deref() {
+        Some(day) if day != today => {}
+        _ => return Ok(false),
+    }
+    agent.budget_paused_day = None;
+    let from = agent.status;
+    if from == AgentStatus::Paused {
+        agent.status = AgentStatus::AwakeIdle;
+        let applied = ev::ControlApplied {
+            action: ControlAction::Resume,
+            from,
+            to: agent.status,
+            note: "a new day: the daily budget starts again".into(),
+        };
+        tx.append_event(new_event(
+            agent_id,
+            runtime_provenance(),
+            Event::ControlApplied(applied),
+        ))?;
+    }
+    tx.put_agent(agent_id, &agent)?;
+    Ok(true)
+}
+
+/// When an agent paused by its budget resumes by itself.
+pub fn resumes_at_ms(agent: &AgentRecord, now_ms: i64) -> Option<i64> {
+    agent.budget_paused_day.as_ref()?;
+    Some(
+        match agent.budget_paused_day.as_deref() == Some(day_of(now_ms).as_str()) {
+            true => next_midnight_ms(now_ms),
+            false => now_ms,
+        },
+    )
+}
+
+fn runtime_provenance() -> Provenance {
+    Provenance {
+        origin: Some("runtime".into()),
+        ..Provenance::default()
+    }
+}
+
+/// Words for a limit, for briefs.
+pub fn limit_words(limit: BudgetLimit) -> &'static str {
+    match limit {
+        BudgetLimit::Usd => "its daily dollar budget",
+        BudgetLimit::Tokens => "its daily token budget",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::agent::DailySpend;
+
+    #[test]
+    fn days_are_utc_and_midnight_is_the_next_one() {
+        // 2026-11-25T23:59:59.999Z
+        let late = 1_795_651_199_999;
+        assert_eq!(day_of(late), "2026-11-25");
+        assert_eq!(day_of(late + 1), "2026-11-26");
+        assert_eq!(next_midnight_ms(late), late + 1);
+        assert_eq!(next_midnight_ms(late + 1), late + 1 + DAY_MS);
+    }
+
+    #[test]
+    fn a_round_adds_to_the_day_and_a_new_day_starts_from_nothing() {
+        let mut agent = AgentRecord::new("a", String::new());
+        let usage = TokenUsage {
+            input_tokens: 100,
+            output_tokens: 20,
+            cached_input_tokens: 60,
+            reasoning_tokens: 5,
+            ..TokenUsage::default()
+        };
+        add_round(&mut agent, "2026-11-25", &usage, Some(1_500));
+        add_round(&mut agent, "2026-11-25", &usage, None);
+        assert_eq!(agent.spend_today.cost_micro_usd, 1_500);
+        assert_eq!(agent.spend_today.unpriced_rounds, 1);
+        assert_eq!(agent.spend_today.tokens, 240);
+        assert_eq!(agent.total_cached_input_tokens, 120);
+        add_round(&mut agent, "2026-11-26", &usage, Some(10));
+        assert_eq!(
+            agent.spend_today,
+            DailySpend {
+                day: "2026-11-26".into(),
+                cost_micro_usd: 10,
+                tokens: 120,
+                unpriced_rounds: 0,
+            }
+        );
+        assert_eq!(agent.total_cost_micro_usd, 1_510);
+        assert_eq!(agent.total_unpriced_rounds, 1);
+    }
+
+    #[test]
+    fn the_agent_budget_wins_where_it_sets_a_limit_and_tokens_hold_without_prices() {
+        let global = Budget {
+            daily_micro_usd: Some(5_000_000),
+            daily_tokens: Some(1_000),
+        };
+        let own = Budget {
+            daily_micro_usd: Some(1_000_000),
+            daily_tokens: None,
+        };
+        let b = own.over(global);
+        assert_eq!(
+            (b.daily_micro_usd, b.daily_tokens),
+            (Some(1_000_000), Some(1_000))
+        );
+        let spend = |cost, tokens| DailySpend {
+            day: "d".into(),
+            cost_micro_usd: cost,
+            tokens,
+            unpriced_rounds: 0,
+        };
+        assert_eq!(b.reached(&spend(999_999, 10)), None);
+        assert_eq!(b.reached(&spend(1_000_000, 10)), Some(BudgetLimit::Usd));
+        assert_eq!(b.reached(&spend(0, 1_000)), Some(BudgetLimit::Tokens));
+        assert_eq!(Budget::default().reached(&spend(u64::MAX, u64::MAX)), None);
+    }
+}
