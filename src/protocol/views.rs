@@ -223,6 +223,49 @@ pub struct AgentSummary {
     /// Context use: the last prompt against the window, and compaction.
     #[serde(default)]
     pub context: ContextView,
+    /// The reasoning effort its model is asked for, when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<crate::model::usage::ReasoningEffort>,
+    /// Tokens and cost, over its life and today (absent before its first
+    /// model round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<UsageView>,
+}
+
+/// An agent's tokens and cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsageView {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default)]
+    pub reasoning_tokens: u64,
+    pub model_rounds: u64,
+    /// Cost of its priced rounds, in US dollars.
+    pub cost_usd: f64,
+    /// Rounds whose cost is unknown (no price, or no usage reported).
+    #[serde(default)]
+    pub unpriced_rounds: u64,
+    /// Today (UTC): its spend, and the budget that applies.
+    pub today: DayUsageView,
+}
+
+/// One day's spend against the budget that applies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DayUsageView {
+    pub day: String,
+    pub cost_usd: f64,
+    pub tokens: u64,
+    #[serde(default)]
+    pub unpriced_rounds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// Set while its budget has it paused.
+    #[serde(default)]
+    pub paused_by_budget: bool,
 }
 
 /// How full the agent's context is ("ctx 41%").

@@ -2,7 +2,9 @@
 //! status`, built from current-state tables only. It never scans the event
 //! ledger: the event count is the agent's last `event_seq` (one lookup).
 
-pub use crate::protocol::views::{AgentSummary, ContextView};
+pub use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageView};
+
+use crate::model::agent::Budget;
 
 use super::agent::{AgentRecord, AgentStatus};
 use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
@@ -38,6 +40,10 @@ pub fn agent_summary(
                 "stopped: resume is required before new prompts; wake does not override stopped"
                     .to_owned(),
             ),
+            AgentStatus::Paused if agent.budget_paused_day.is_some() => Some(
+                "paused: daily budget reached; messages queue until the next UTC day or /resume"
+                    .to_owned(),
+            ),
             AgentStatus::Paused => {
                 Some("paused: messages queue but no model turn starts until resumed".to_owned())
             }
@@ -71,6 +77,39 @@ pub fn agent_summary(
             percent: agent.context.last_prompt.map(|p| p.percent()),
             compaction_epoch: agent.context.epoch,
             compacted_entries: agent.context.compacted_entries,
+        },
+        reasoning_effort: None,
+        usage: usage_view(agent, Budget::default(), crate::now_ms()),
+    })
+}
+
+/// An agent's tokens and cost, today's against `global` unless it has a
+/// budget of its own; `None` before its first round.
+pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<UsageView> {
+    use crate::runtime::provider::catalog::usd;
+    if agent.total_model_rounds == 0 {
+        return None;
+    }
+    let today = super::budget::day_of(now_ms);
+    let spend = agent.spend_today.on(&today);
+    let budget = agent.budget.over(global);
+    Some(UsageView {
+        input_tokens: agent.total_input_tokens,
+        output_tokens: agent.total_output_tokens,
+        cached_input_tokens: agent.total_cached_input_tokens,
+        reasoning_tokens: agent.total_reasoning_tokens,
+        model_rounds: agent.total_model_rounds,
+        cost_usd: usd(agent.total_cost_micro_usd),
+        unpriced_rounds: agent.total_unpriced_rounds,
+        today: DayUsageView {
+            day: today.clone(),
+            cost_usd: usd(spend.cost_micro_usd),
+            tokens: spend.tokens,
+            unpriced_rounds: spend.unpriced_rounds,
+            budget_usd: budget.daily_micro_usd.map(usd),
+            budget_tokens: budget.daily_tokens,
+            paused_by_budget: agent.status == AgentStatus::Paused
+                && agent.budget_paused_day.as_deref() == Some(today.as_str()),
         },
     })
 }

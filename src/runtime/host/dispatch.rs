@@ -53,6 +53,9 @@ impl RuntimeHost {
         )?;
         let provider = (self.inner.config.provider)(agent);
         s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
+        s.reasoning_effort = provider.reasoning_effort();
+        s.usage =
+            crate::runtime::inspect::usage_view(agent, self.inner.config.budget, crate::now_ms());
         if s.model.is_some() {
             s.context.window = provider.context_budget().window;
         }

@@ -140,6 +140,11 @@ pub trait Provider: Send + Sync {
         crate::runtime::context::ContextBudget::for_model(&self.model_ref())
     }
 
+    /// The reasoning effort its first model is asked for.
+    fn reasoning_effort(&self) -> Option<ReasoningEffort> {
+        None
+    }
+
     fn round<'a>(
         &'a self,
         request: &'a ProviderRequest,

@@ -435,6 +435,13 @@ impl Provider for ProviderChain {
         self.requested.clone()
     }
 
+    fn reasoning_effort(&self) -> Option<ReasoningEffort> {
+        self.candidates.iter().find_map(|c| match c {
+            ChainCandidate::Ready(t) => Some(t.endpoint().reasoning_effort),
+            ChainCandidate::Rejected { .. } => None,
+        })?
+    }
+
     fn context_budget(&self) -> crate::runtime::context::ContextBudget {
         self.budget
             .unwrap_or_else(|| crate::runtime::context::ContextBudget::for_model(&self.requested))

@@ -149,8 +149,12 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         };
         left.push(seg(priority, vec![Span::styled(mark, style)]));
     }
+    let effort = a.summary.as_ref().and_then(|s| s.reasoning_effort);
     let model = match &a.model {
-        Some(m) => Span::raw(m.clone()),
+        Some(m) => match effort {
+            Some(e) => Span::raw(format!("{m} · {}", e.as_str())),
+            None => Span::raw(m.clone()),
+        },
         None if a.summary.is_none() => Span::styled("model …", t.dim()),
         None => Span::styled("no model — /model", t.attention()),
     };
@@ -159,6 +163,27 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
     if let Some(pct) = a.context_percent {
         let style = if pct >= 85 { t.attention() } else { t.dim() };
         left.push(seg(4, vec![Span::styled(format!("ctx {pct}%"), style)]));
+    }
+    // Spend today, where a price is known (against the budget when one
+    // applies; loud once the budget paused the agent).
+    if let Some(day) = a
+        .summary
+        .as_ref()
+        .and_then(|s| s.usage.as_ref())
+        .map(|u| &u.today)
+    {
+        let spent = match day.budget_usd {
+            Some(b) => format!("${:.2}/${b:.2} today", day.cost_usd),
+            None => format!("${:.2} today", day.cost_usd),
+        };
+        let style = if day.paused_by_budget {
+            t.attention()
+        } else {
+            t.dim()
+        };
+        if day.cost_usd > 0.0 || day.paused_by_budget {
+            left.push(seg(5, vec![Span::styled(spent, style)]));
+        }
     }
     left.push(seg(
         5,

@@ -483,6 +483,8 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
             compaction_epoch: 2,
             compacted_entries: 310,
         },
+        reasoning_effort: None,
+        usage: None,
     }
 }
 

@@ -439,6 +439,33 @@ fn narrowest_terminal() {
 }
 
 #[test]
+fn the_status_line_names_the_effort_and_the_spend_today() {
+    use crate::protocol::views::{DayUsageView, UsageView};
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let mut s = summary(200, ("Idle", "no runnable work"));
+    s.model = Some("openai/gpt-5".into());
+    s.reasoning_effort = Some(crate::model::usage::ReasoningEffort::High);
+    s.usage = Some(UsageView {
+        today: DayUsageView {
+            day: "2026-11-25".into(),
+            cost_usd: 0.4213,
+            tokens: 52_000,
+            budget_usd: Some(5.0),
+            ..DayUsageView::default()
+        },
+        ..UsageView::default()
+    });
+    st.agent.apply_summary(&s, true);
+    let text = screen(&st);
+    assert!(text.contains("openai/gpt-5 · high"), "{text}");
+    assert!(text.contains("$0.42/$5.00 today"), "{text}");
+    // Nothing spent at a known price: no cost shown.
+    s.usage = Some(UsageView::default());
+    st.agent.apply_summary(&s, true);
+    assert!(!screen(&st).contains("today"));
+}
+
+#[test]
 fn no_color_has_no_colours() {
     let mut st = booted(&session(), StoredMode::Debug, 80, 24);
     st.theme.no_color = true;
