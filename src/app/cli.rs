@@ -44,6 +44,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The model catalog: windows, output limits, prices, reasoning, and
+    /// whether each route's credential is set.
+    Models {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tokens and cost by day, agent and model, from the ledger.
+    Usage {
+        /// Only this agent (default: every listed agent).
+        #[arg(long)]
+        agent: Option<String>,
+        /// From this day (2026-11-01) or this many days back (7d).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Send an operator prompt to an agent. It is queued durably and runs
     /// when the agent's runtime processes its queue.
     Send(SendArgs),

@@ -52,6 +52,7 @@ pub mod run;
 mod store_cmd;
 pub mod stress;
 mod trigger_cmd;
+mod usage_cmd;
 mod workspace_cmd;
 
 use std::process::ExitCode;
@@ -172,6 +173,8 @@ fn command_name(command: &Option<Command>) -> &'static str {
     match command {
         None => "console",
         Some(Command::Status { .. }) => "status",
+        Some(Command::Models { .. }) => "models",
+        Some(Command::Usage { .. }) => "usage",
         Some(Command::Send(_)) => "send",
         Some(Command::Events(_)) => "events",
         Some(Command::Run(_)) => "run",
@@ -325,6 +328,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             Some(Command::Status { json }) => commands::status(&ctx, json).await,
+            Some(Command::Models { json }) => usage_cmd::models(&ctx, json).await,
+            Some(Command::Usage { agent, since, json }) => {
+                usage_cmd::usage(&ctx, agent, since, json).await
+            }
             Some(Command::Send(args)) => commands::send(&ctx, args).await,
             Some(Command::Events(args)) => commands::events(&ctx, args).await,
             Some(Command::Run(args)) => run::run(&ctx, args).await,

@@ -77,6 +77,28 @@ async fn responses_reasoning_is_replayed_encrypted_and_its_tokens_counted() {
     assert!(!input
         .iter()
         .any(|i| i["type"] == "message" && i["role"] == "assistant"));
+
+    // Priced from the catalog: o4-mini at $1.10 / $0.275 cached / $4.40.
+    assert_eq!(v["turn_terminal"]["cost_usd"], 0.002096);
+    let agent = v["agent_id"].as_str().unwrap().to_owned();
+    let usage = home.ok(&["usage", "--agent", &agent, "--since", "1d", "--json"]);
+    let rows: Value = serde_json::from_str(&usage).unwrap();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(rows[0]["model_ref"], "openai/o4-mini");
+    assert_eq!(rows[0]["rounds"], 2);
+    assert_eq!(rows[0]["cached_input_tokens"], 1700);
+    assert_eq!(rows[0]["reasoning_tokens"], 150);
+    assert!((rows[0]["cost_usd"].as_f64().unwrap() - 0.002096).abs() < 1e-9);
+    let models: Value = serde_json::from_str(&home.ok(&["models", "--json"])).unwrap();
+    let o4 = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == "o4-mini")
+        .cloned()
+        .unwrap();
+    assert_eq!(o4["reasoning"], true);
+    assert_eq!(o4["credential_env"], "OPENAI_API_KEY");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

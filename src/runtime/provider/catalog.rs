@@ -66,6 +66,8 @@ pub struct CatalogModel {
     pub provider: Option<String>,
     /// A prefix of the model name.
     pub model: String,
+    /// Who makes it: `openai`, `anthropic`, `google`, `deepseek`, `local`.
+    pub vendor: String,
     pub context_window: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output: Option<u64>,
@@ -156,6 +158,19 @@ impl Pricing {
     /// when its price is unknown.
     pub fn cost_micro_usd(&self, model_ref: &str, usage: &TokenUsage) -> Option<u64> {
         self.price_of(model_ref).map(|p| p.cost_micro_usd(usage))
+    }
+}
+
+/// The built-in provider that serves a vendor's models, and the variable
+/// holding its key (`None`: no key needed).
+pub fn route(vendor: &str) -> (&'static str, Option<&'static str>) {
+    match vendor {
+        "openai" => ("openai", Some("OPENAI_API_KEY")),
+        "anthropic" => ("anthropic", Some("ANTHROPIC_API_KEY")),
+        "local" => ("ollama", None),
+        // Google and DeepSeek models: through OpenRouter, unless an
+        // endpoint of their own is configured.
+        _ => ("openrouter", Some("OPENROUTER_API_KEY")),
     }
 }
 
