@@ -320,3 +320,109 @@ async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_wi
     assert!(agent.budget_paused_day.is_none());
     host.shutdown().await;
 }
+
+fn responses_chain(
+    stub: &StubServer,
+    effort: &str,
+) -> holon::runtime::provider::retry::ProviderChain {
+    use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
+    let text = format!(
+        "base_url = \"{}/v1\"\nwire = \"openai_responses\"\napi_key_env = \"K\"\nreasoning_effort = {effort:?}\n",
+        stub.base()
+    );
+    let endpoint: ProviderEndpointConfig = toml::from_str(&text).unwrap();
+    let endpoints = std::collections::BTreeMap::from([("r".to_owned(), endpoint)]);
+    let env = std::collections::BTreeMap::from([("K".to_owned(), "k".to_owned())]);
+    let policy = holon::runtime::provider::retry::RetryPolicy::default();
+    build_chain("r/some-model", &[], &env, &endpoints, policy)
+        .unwrap_or_else(|f| panic!("{}", f.artifact.summary))
+}
+
+fn refusal(message: &str) -> Canned {
+    Canned::json(
+        400,
+        json!({"error": {"message": message, "type": "invalid_request_error", "code": null}}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_effort_is_dropped_once_and_stays_dropped() {
+    use holon::runtime::provider::Provider;
+    let stub = StubServer::start(vec![
+        refusal("Unsupported parameter: 'reasoning.effort' is not supported with this model."),
+        Canned::json(200, canned::responses_json("fine", &[])),
+        Canned::json(200, canned::responses_json("still fine", &[])),
+    ])
+    .await;
+    let chain = responses_chain(&stub, "high");
+    assert_eq!(
+        chain.reasoning_effort(),
+        Some(holon::runtime::provider::ReasoningEffort::High)
+    );
+    let req = super::stub_provider::invariants::request();
+    let outcome = chain.round(&req, &|_| {}).await;
+    assert_eq!(outcome.result.as_ref().unwrap().text, "fine");
+    let dispositions: Vec<_> = outcome
+        .timeline
+        .attempts
+        .iter()
+        .map(|a| a.disposition.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        dispositions,
+        ["retry_without_reasoning_effort", "return_round"]
+    );
+    let later = chain.round(&req, &|_| {}).await;
+    assert_eq!(later.result.unwrap().text, "still fine");
+    let bodies: Vec<Value> = stub.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies[0]["reasoning"]["effort"], "high");
+    assert!(bodies[1].get("reasoning").is_none() && bodies[2].get("reasoning").is_none());
+    assert_eq!(chain.reasoning_effort(), None, "the status says it is off");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_encrypted_reasoning_is_left_out_once() {
+    use holon::runtime::provider::{ConversationItem, Provider, ReasoningItem, ToolCall};
+    let stub = StubServer::start(vec![
+        refusal("The encrypted content for item rs_9 could not be verified."),
+        Canned::json(200, canned::responses_json("recovered", &[])),
+        refusal("The encrypted content for item rs_9 could not be verified."),
+        refusal("The encrypted content for item rs_9 could not be verified."),
+    ])
+    .await;
+    let chain = responses_chain(&stub, "low");
+    let mut req = super::stub_provider::invariants::request();
+    req.conversation.push(ConversationItem::AssistantRound {
+        reasoning: vec![ReasoningItem::Responses {
+            encrypted_content: Some("stale".into()),
+            summary: Vec::new(),
+        }],
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "c9".into(),
+            name: "ExecCommand".into(),
+            arguments: json!({}),
+            malformed_arguments: None,
+        }],
+    });
+    let outcome = chain.round(&req, &|_| {}).await;
+    assert_eq!(outcome.result.unwrap().text, "recovered");
+    let bodies: Vec<Value> = stub.requests().into_iter().map(|r| r.body).collect();
+    let reasoning_items = |b: &Value| {
+        b["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "reasoning")
+            .count()
+    };
+    assert_eq!(
+        (reasoning_items(&bodies[0]), reasoning_items(&bodies[1])),
+        (1, 0)
+    );
+    // The effort itself was not what failed: it is still asked for.
+    assert_eq!(bodies[1]["reasoning"]["effort"], "low");
+    // Once only: the same refusal twice is a failure.
+    let again = chain.round(&req, &|_| {}).await;
+    assert!(again.result.is_err());
+}

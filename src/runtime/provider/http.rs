@@ -8,6 +8,8 @@
 //! included). Keys go only into headers marked sensitive; URLs in
 //! diagnostics are scrubbed and provider messages are redacted.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
@@ -47,11 +49,31 @@ fn stage_after_headers(stage: &str) -> ResponseStage {
 pub struct HttpTransport {
     endpoint: ResolvedEndpoint,
     client: reqwest::Client,
+    /// Set once the endpoint refused the reasoning setting: later requests
+    /// go without it.
+    effort_refused: Arc<AtomicBool>,
 }
 
 impl HttpTransport {
     pub fn new(endpoint: ResolvedEndpoint, client: reqwest::Client) -> HttpTransport {
-        HttpTransport { endpoint, client }
+        HttpTransport {
+            endpoint,
+            client,
+            effort_refused: Arc::default(),
+        }
+    }
+
+    /// The reasoning effort requests ask for now.
+    pub fn reasoning_effort(&self) -> Option<super::ReasoningEffort> {
+        match self.effort_refused.load(Ordering::Relaxed) {
+            true => None,
+            false => self.endpoint.reasoning_effort,
+        }
+    }
+
+    /// The endpoint refused the reasoning setting: stop sending it.
+    pub fn refuse_effort(&self) {
+        self.effort_refused.store(true, Ordering::Relaxed);
     }
 
     pub fn endpoint(&self) -> &ResolvedEndpoint {
@@ -85,7 +107,7 @@ impl HttpTransport {
         let model = &self.endpoint.model_ref.model;
         let options = WireOptions {
             streaming: self.endpoint.streaming,
-            reasoning_effort: self.endpoint.reasoning_effort,
+            reasoning_effort: self.reasoning_effort(),
         };
         match self.endpoint.wire {
             WireFormat::OpenaiResponses => openai_responses::request_body(request, model, options),

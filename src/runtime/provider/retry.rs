@@ -262,11 +262,17 @@ impl ProviderChain {
             let model_ref = endpoint.model_ref.to_string();
             timeline.active_model_ref = Some(model_ref.clone());
             let max_attempts = self.policy.max_attempts();
-            for attempt in 1..=max_attempts {
+            // A request the endpoint refused for its reasoning is sent once
+            // more without it (the same attempt number).
+            let mut degraded: Option<ProviderRequest> = None;
+            let mut attempt = 0;
+            while attempt < max_attempts {
+                attempt += 1;
                 let started_at = now_ts();
                 let clock = Instant::now();
+                let sent = degraded.as_ref().unwrap_or(request);
                 let result = transport
-                    .send(request, progress, self.policy.request_timeout)
+                    .send(sent, progress, self.policy.request_timeout)
                     .await;
                 let duration_ms = Some(millis(clock.elapsed()));
                 let mut record = ProviderAttemptRecord {
@@ -307,6 +313,33 @@ impl ProviderChain {
                     }
                     Err(f) => f,
                 };
+                let refused = match failure.kind {
+                    FailureKind::ClientError => reasoning_refused(
+                        &failure.detail,
+                        transport.reasoning_effort().is_some(),
+                        degraded.is_none() && has_reasoning(sent),
+                    ),
+                    _ => None,
+                };
+                if let Some(what) = refused {
+                    tracing::warn!(
+                        model_ref = %model_ref,
+                        detail = %failure.detail,
+                        "the provider refused the request's {}; sending it once more without",
+                        what.words()
+                    );
+                    match what {
+                        Refused::Effort => transport.refuse_effort(),
+                        Refused::Reasoning => degraded = Some(without_reasoning(request)),
+                    }
+                    record.failure_kind = Some(failure.kind);
+                    record.outcome = AttemptOutcome::Retrying;
+                    record.disposition = Some(what.disposition().to_owned());
+                    record.transport_diagnostics = Some(failure.diagnostics.clone());
+                    timeline.attempts.push(record);
+                    attempt -= 1;
+                    continue;
+                }
                 let (outcome, next) = decide(failure.kind, attempt, max_attempts, fallback);
                 tracing::warn!(
                     model_ref = %model_ref,
@@ -357,6 +390,63 @@ impl ProviderChain {
             timeline,
         }
     }
+}
+
+/// What a provider refused in a request that can go again without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The reasoning setting (an effort the model does not take).
+    Effort,
+    /// Replayed reasoning (encrypted content it can no longer read).
+    Reasoning,
+}
+
+impl Refused {
+    fn words(self) -> &'static str {
+        match self {
+            Refused::Effort => "reasoning setting",
+            Refused::Reasoning => "replayed reasoning",
+        }
+    }
+
+    /// The attempt's recorded disposition.
+    pub fn disposition(self) -> &'static str {
+        match self {
+            Refused::Effort => "retry_without_reasoning_effort",
+            Refused::Reasoning => "retry_without_reasoning_items",
+        }
+    }
+}
+
+/// Whether a client error is a refusal of the request's reasoning, read
+/// from the provider's words. Each is tried once: a request that fails
+/// again fails as it would have.
+pub fn reasoning_refused(detail: &str, effort: bool, reasoning: bool) -> Option<Refused> {
+    let d = detail.to_ascii_lowercase();
+    if reasoning && (d.contains("encrypted_content") || d.contains("encrypted content")) {
+        return Some(Refused::Reasoning);
+    }
+    let about_effort = ["reasoning", "effort", "thinking"]
+        .iter()
+        .any(|w| d.contains(w));
+    (effort && about_effort).then_some(Refused::Effort)
+}
+
+fn has_reasoning(request: &ProviderRequest) -> bool {
+    request.conversation.iter().any(|i| {
+        matches!(i, super::ConversationItem::AssistantRound { reasoning, .. } if !reasoning.is_empty())
+    })
+}
+
+/// The request with every replayed reasoning item left out.
+fn without_reasoning(request: &ProviderRequest) -> ProviderRequest {
+    let mut stripped = request.clone();
+    for item in &mut stripped.conversation {
+        if let super::ConversationItem::AssistantRound { reasoning, .. } = item {
+            reasoning.clear();
+        }
+    }
+    stripped
 }
 
 fn aggregate(timeline: &ProviderAttemptTimeline) -> Option<TokenUsage> {
@@ -437,7 +527,7 @@ impl Provider for ProviderChain {
 
     fn reasoning_effort(&self) -> Option<ReasoningEffort> {
         self.candidates.iter().find_map(|c| match c {
-            ChainCandidate::Ready(t) => Some(t.endpoint().reasoning_effort),
+            ChainCandidate::Ready(t) => Some(t.reasoning_effort()),
             ChainCandidate::Rejected { .. } => None,
         })?
     }
