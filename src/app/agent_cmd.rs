@@ -18,6 +18,11 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
+    if let AgentCommand::Budget { .. } = cmd {
+        let b: crate::protocol::views::BudgetAnswer = serde_json::from_value(answer)?;
+        println!("{}", budget_lines(&b).join("\n"));
+        return Ok(ExitCode::SUCCESS);
+    }
     let lines = if list {
         let all: Vec<AgentSummary> = serde_json::from_value(answer)?;
         agents::list_lines(&all)
@@ -27,7 +32,8 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
         match &cmd {
             AgentCommand::Create { .. } => v.insert(0, format!("created {}", one.id)),
             AgentCommand::Archive { .. } => v.insert(0, format!("archived {}", one.id)),
-            AgentCommand::List { .. } | AgentCommand::Show { .. } => {}
+            AgentCommand::List { .. } | AgentCommand::Show { .. } | AgentCommand::Budget { .. } => {
+            }
         }
         v
     };
@@ -62,8 +68,57 @@ impl AgentCommand {
                 },
                 *json,
             ),
+            AgentCommand::Budget {
+                agent_id,
+                daily_usd,
+                daily_tokens,
+                clear,
+                json,
+            } => (
+                Request::AgentBudget {
+                    agent_id: agent_id.clone(),
+                    daily_usd: *daily_usd,
+                    daily_tokens: *daily_tokens,
+                    clear: *clear,
+                },
+                *json,
+            ),
         }
     }
+}
+
+/// `holon agent budget`: what applies, where it comes from, and today.
+fn budget_lines(b: &crate::protocol::views::BudgetAnswer) -> Vec<String> {
+    use crate::protocol::views::BudgetView;
+    let words = |v: &BudgetView| {
+        let parts: Vec<String> = [
+            v.daily_usd.map(|d| format!("${d:.2} a day")),
+            v.daily_tokens.map(|t| format!("{t} tokens a day")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        match parts.is_empty() {
+            true => "none".to_owned(),
+            false => parts.join(", "),
+        }
+    };
+    let mut out = vec![
+        format!("{}: budget {}", b.agent_id, words(&b.applies)),
+        format!("  its own: {}", words(&b.own)),
+    ];
+    if let Some(d) = &b.today {
+        let paused = if d.paused_by_budget {
+            " · paused by it"
+        } else {
+            ""
+        };
+        out.push(format!(
+            "  today ({}): ${:.2}, {} tokens{paused}",
+            d.day, d.cost_usd, d.tokens
+        ));
+    }
+    out
 }
 
 pub async fn skills(ctx: &Context, cmd: SkillsCommand) -> anyhow::Result<ExitCode> {

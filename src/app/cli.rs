@@ -196,6 +196,22 @@ pub enum AgentCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show or set the agent's own daily budget (over `[budget]`); when
+    /// its spend today (UTC) reaches it, it is paused until the next day.
+    Budget {
+        agent_id: String,
+        /// Dollars a day at priced rounds.
+        #[arg(long, value_name = "USD")]
+        daily_usd: Option<f64>,
+        /// Input + output tokens a day.
+        #[arg(long, value_name = "N")]
+        daily_tokens: Option<u64>,
+        /// Remove its own limits first (the runtime's apply again).
+        #[arg(long)]
+        clear: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -228,6 +228,7 @@ answers! {
     Control => ControlOutcome,
     AgentDisplay => AgentSummary,
     AgentModel => ModelChanged,
+    AgentBudget => crate::protocol::views::BudgetAnswer,
     WorkspaceList => crate::model::workspace::WorkspaceList,
     WorkspaceAttach => crate::model::workspace::WorkspaceBinding,
     WorkspaceUse => crate::model::workspace::UseOutcome,

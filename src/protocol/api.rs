@@ -115,6 +115,18 @@ pub enum Request {
         agent_id: String,
         mode: crate::model::agent::DisplayMode,
     },
+    /// Set the agent's own daily budget (over the runtime's `[budget]`):
+    /// given limits are set, others kept; `clear` first removes both.
+    #[serde(rename = "agent.budget")]
+    AgentBudget {
+        agent_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        daily_usd: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        daily_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        clear: bool,
+    },
     #[serde(rename = "agent.model")]
     AgentModel {
         agent_id: String,
@@ -283,6 +295,7 @@ impl Request {
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }
             | Request::AgentModel { agent_id, .. }
+            | Request::AgentBudget { agent_id, .. }
             | Request::EventsPage { agent_id, .. }
             | Request::WorkspaceList { agent_id }
             | Request::TriggerShow { agent_id }
@@ -367,6 +380,7 @@ pub const METHODS: &[&str] = &[
     "control",
     "agent.display",
     "agent.model",
+    "agent.budget",
     "workspace.list",
     "workspace.attach",
     "workspace.use",

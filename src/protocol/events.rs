@@ -120,6 +120,7 @@ impl Event {
             | E::AgentStateChanged(_)
             | E::ControlApplied(_)
             | E::BudgetExceeded(_)
+            | E::AgentBudgetChanged(_)
             | E::ProviderRoundCompleted(_)
             | E::AssistantRoundRecorded(_)
             | E::ToolStarted(_)
@@ -209,6 +210,7 @@ event_kinds! {
     SkillActivated(p::SkillActivated) => "skill_activated",
     ControlApplied(p::ControlApplied) => "control_applied",
     BudgetExceeded(p::BudgetExceeded) => "budget_exceeded",
+    AgentBudgetChanged(p::AgentBudgetChanged) => "agent_budget_changed",
     MessageAdmitted(p::MessageAdmitted) => "message_admitted",
     MessageRejected(p::MessageRejected) => "message_rejected",
     MessageProcessingStarted(p::MessageProcessingStarted) => "message_processing_started",

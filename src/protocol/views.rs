@@ -251,6 +251,35 @@ pub struct UsageView {
     pub today: DayUsageView,
 }
 
+/// A daily budget in dollars and tokens.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_tokens: Option<u64>,
+}
+
+impl From<crate::model::agent::Budget> for BudgetView {
+    fn from(b: crate::model::agent::Budget) -> BudgetView {
+        BudgetView {
+            daily_usd: b.daily_micro_usd.map(|m| m as f64 / 1_000_000.0),
+            daily_tokens: b.daily_tokens,
+        }
+    }
+}
+
+/// `agent.budget`: the agent's own budget, the one that applies (its own
+/// over the runtime's), and its spend today.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetAnswer {
+    pub agent_id: String,
+    pub own: BudgetView,
+    pub applies: BudgetView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub today: Option<DayUsageView>,
+}
+
 /// One day's spend against the budget that applies.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DayUsageView {

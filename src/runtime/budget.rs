@@ -148,6 +148,72 @@ pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str) -> Result<bool, StoreErr
     Ok(true)
 }
 
+/// A change to an agent's own budget, in the operator's units.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetChange {
+    pub daily_usd: Option<f64>,
+    pub daily_tokens: Option<u64>,
+    pub clear: bool,
+}
+
+impl BudgetChange {
+    /// The budget after the change, or why the change is refused.
+    pub fn apply(&self, to: Budget) -> Result<Budget, String> {
+        let mut b = match self.clear {
+            true => Budget::default(),
+            false => to,
+        };
+        if let Some(d) = self.daily_usd {
+            if !(d.is_finite() && d > 0.0 && d <= 1_000_000.0) {
+                return Err(format!(
+                    "daily_usd {d} is out of range: give dollars a day, more than 0 and at most 1000000"
+                ));
+            }
+            b.daily_micro_usd = Some((d * 1_000_000.0).round() as u64);
+        }
+        if let Some(t) = self.daily_tokens {
+            if t == 0 {
+                return Err("daily_tokens 0 is out of range: give tokens a day, at least 1".into());
+            }
+            b.daily_tokens = Some(t);
+        }
+        Ok(b)
+    }
+}
+
+/// Set the agent's own budget, recording `agent_budget_changed` when it
+/// changes. Returns the budget it has now.
+pub fn set_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    change: BudgetChange,
+) -> Result<Budget, StoreError> {
+    let mut agent = agent_in(tx, agent_id)?;
+    let to = change
+        .apply(agent.budget)
+        .map_err(|m| StoreError::rejected(crate::runtime::RuntimeError::Invalid(m)))?;
+    if to == agent.budget {
+        return Ok(to);
+    }
+    let from = agent.budget;
+    agent.budget = to;
+    tx.put_agent(agent_id, &agent)?;
+    let changed = ev::AgentBudgetChanged {
+        from: from.into(),
+        to: to.into(),
+    };
+    let provenance = Provenance {
+        origin: Some("operator".into()),
+        ..Provenance::default()
+    };
+    tx.append_event(new_event(
+        agent_id,
+        provenance,
+        Event::AgentBudgetChanged(changed),
+    ))?;
+    Ok(to)
+}
+
 /// When an agent paused by its budget resumes by itself.
 pub fn resumes_at_ms(agent: &AgentRecord, now_ms: i64) -> Option<i64> {
     agent.budget_paused_day.as_ref()?;

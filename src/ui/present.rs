@@ -218,6 +218,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::SkillActivated => (V::Progress, C::Runtime, "Skill"),
         K::ControlApplied => (V::Progress, C::OperatorNotification, "Control"),
         K::BudgetExceeded => (V::TurnResult, C::OperatorNotification, "Budget"),
+        K::AgentBudgetChanged => (V::Progress, C::OperatorNotification, "Budget"),
         K::MessageAdmitted => (V::Trace, C::Runtime, "Message"), // refined
         K::MessageRejected => (V::TurnResult, C::Message, "Prompt refused"), // refined
         K::MessageProcessingStarted | K::MessageProcessed => (V::Trace, C::Message, "Message"),

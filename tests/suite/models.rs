@@ -426,3 +426,45 @@ async fn expired_encrypted_reasoning_is_left_out_once() {
     let again = chain.round(&req, &|_| {}).await;
     assert!(again.result.is_err());
 }
+
+#[test]
+fn an_agent_budget_is_set_shown_and_refused_when_out_of_range() {
+    let home = Home::new();
+    let out = home.ok(&[
+        "agent",
+        "budget",
+        "main",
+        "--daily-usd",
+        "2.5",
+        "--daily-tokens",
+        "2000000",
+    ]);
+    assert!(
+        out.contains("main: budget $2.50 a day, 2000000 tokens a day"),
+        "{out}"
+    );
+    let answer: Value =
+        serde_json::from_str(&home.ok(&["agent", "budget", "main", "--json"])).unwrap();
+    assert_eq!(
+        answer["own"],
+        json!({"daily_usd": 2.5, "daily_tokens": 2_000_000})
+    );
+    let bad = home.run(&["agent", "budget", "main", "--daily-usd=-3"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("daily_usd -3 is out of range"),
+        "{}",
+        stderr(&bad)
+    );
+    let cleared: Value =
+        serde_json::from_str(&home.ok(&["agent", "budget", "main", "--clear", "--json"])).unwrap();
+    assert_eq!(cleared["own"], json!({}));
+    let ledger = super::support::json_lines(&home.ok(&[
+        "events",
+        "--kind",
+        "agent_budget_changed",
+        "--json",
+    ]));
+    assert_eq!(ledger.len(), 2, "one event per change, none for a read");
+    assert_eq!(ledger[1]["payload"]["to"], json!({}));
+}

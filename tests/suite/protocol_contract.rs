@@ -110,6 +110,12 @@ async fn every_method_answers_with_its_paired_type() {
             agent_id: agent(),
             model: Some("openai/gpt-round-trip".into()),
         },
+        Request::AgentBudget {
+            agent_id: agent(),
+            daily_usd: Some(2.5),
+            daily_tokens: None,
+            clear: false,
+        },
         Request::WorkspaceAttach {
             agent_id: agent(),
             path: ws_path.clone(),

@@ -292,6 +292,13 @@ pub struct TurnTokens {
     pub reasoning_tokens: u64,
 }
 
+/// `agent_budget_changed`: the operator set the agent's own daily budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentBudgetChanged {
+    pub from: crate::protocol::views::BudgetView,
+    pub to: crate::protocol::views::BudgetView,
+}
+
 /// `budget_exceeded`: the agent reached its daily budget and is paused
 /// before its next model request (it resumes when the day is over, or by
 /// the operator's `/resume`).

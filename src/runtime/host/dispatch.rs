@@ -464,6 +464,43 @@ impl RuntimeHost {
                     previous_model_override: previous,
                 }))
             }
+            Request::AgentBudget {
+                agent_id,
+                daily_usd,
+                daily_tokens,
+                clear,
+            } => {
+                let change = crate::runtime::budget::BudgetChange {
+                    daily_usd,
+                    daily_tokens,
+                    clear,
+                };
+                let id = agent_id.clone();
+                self.inner
+                    .store
+                    .write(move |tx| crate::runtime::budget::set_in(tx, &id, change))
+                    .await
+                    .map_err(crate::runtime::RuntimeError::from)?;
+                // A lower budget may already be reached: the agent's actor
+                // decides again.
+                self.wake(&agent_id);
+                let agent: AgentRecord = self
+                    .store()
+                    .read()?
+                    .agent(&agent_id)?
+                    .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
+                let global = self.inner.config.budget;
+                let today = crate::runtime::inspect::usage_view(&agent, global, crate::now_ms())
+                    .map(|u| u.today);
+                Ok(Response::AgentBudget(
+                    crate::protocol::views::BudgetAnswer {
+                        agent_id,
+                        own: agent.budget.into(),
+                        applies: agent.budget.over(global).into(),
+                        today,
+                    },
+                ))
+            }
             Request::Control { agent_id, action } => {
                 Ok(Response::Control(self.control(&agent_id, action).await?))
             }

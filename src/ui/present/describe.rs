@@ -69,6 +69,22 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
                 p.day, p.resumes_at
             )
         }
+        Event::AgentBudgetChanged(p) => {
+            let words = |b: &crate::protocol::views::BudgetView| {
+                let parts: Vec<String> = [
+                    b.daily_usd.map(|d| format!("${d:.2} a day")),
+                    b.daily_tokens.map(|t| format!("{t} tokens a day")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                match parts.is_empty() {
+                    true => "the runtime's".to_owned(),
+                    false => parts.join(", "),
+                }
+            };
+            format!("Budget set: {} (was {})", words(&p.to), words(&p.from))
+        }
         Event::MessageAdmitted(p) => message_admitted(p, out),
         Event::MessageRejected(p) => message_rejected(p, out),
         Event::MessageProcessingStarted(p) => {

@@ -456,6 +456,7 @@ impl Conversation {
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
             | K::BudgetExceeded(_)
+            | K::AgentBudgetChanged(_)
             | K::SchedulerDecision(_)
             | K::SystemTickEmitted(_)
             | K::WorkItemCreated(_)

@@ -315,6 +315,7 @@ impl AgentView {
                 self.status = "paused".to_owned();
                 Touched::RefreshSummary
             }
+            K::AgentBudgetChanged(_) => Touched::RefreshSummary,
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
                 self.status = to.as_str().to_owned();

@@ -311,6 +311,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::AgentStateChanged(_)
             | K::ControlApplied(_)
             | K::BudgetExceeded(_)
+            | K::AgentBudgetChanged(_)
             | K::MessageRejected(_)
             | K::MessageProcessingStarted(_)
             | K::MessageProcessed(_)
