@@ -77,14 +77,22 @@ pub fn provider_source(config: &Config) -> ProviderSource {
                 window,
             }) as Arc<dyn Provider>;
         };
+        let own_effort = agent.reasoning_effort_override;
+        let key = match own_effort {
+            Some(e) => format!("{model}@{}", e.as_str()),
+            None => model.clone(),
+        };
         let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(p) = cache.get(&model) {
+        if let Some(p) = cache.get(&key) {
             return Arc::clone(p);
         }
         let provider: Arc<dyn Provider> =
             match build_chain(&model, &fallbacks, &env, &endpoints, RetryPolicy::default()) {
                 Ok(chain) => {
-                    let chain = chain.with_reasoning_effort(effort);
+                    let mut chain = chain.with_reasoning_effort(effort);
+                    if let Some(own) = own_effort {
+                        chain = chain.with_agent_effort(own);
+                    }
                     match window {
                         Some(budget) => Arc::new(chain.with_context_budget(budget)),
                         None => Arc::new(chain),
@@ -96,7 +104,43 @@ pub fn provider_source(config: &Config) -> ProviderSource {
                     window,
                 }),
             };
-        cache.insert(model, Arc::clone(&provider));
+        cache.insert(key, Arc::clone(&provider));
         provider
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::usage::ReasoningEffort;
+
+    fn config(text: &str) -> Config {
+        let env = crate::app::config::Env::default();
+        Config::from_parts(std::path::Path::new("/h/config.toml"), Some(text), &env).unwrap()
+    }
+
+    #[test]
+    fn an_agents_own_effort_beats_the_configured_one_and_gets_its_own_chain() {
+        let c = config(
+            "[model]\ndefault = \"local/m\"\nreasoning_effort = \"low\"\n\n[providers.local]\n\
+             base_url = \"http://127.0.0.1:9/v1\"\nwire = \"openai_responses\"\n",
+        );
+        let source = provider_source(&c);
+        let mut agent = AgentRecord::new("a", String::new());
+        assert_eq!(
+            source(&agent).reasoning_effort(),
+            Some(ReasoningEffort::Low)
+        );
+        agent.reasoning_effort_override = Some(ReasoningEffort::High);
+        assert_eq!(
+            source(&agent).reasoning_effort(),
+            Some(ReasoningEffort::High)
+        );
+        let plain = AgentRecord::new("b", String::new());
+        assert_eq!(
+            source(&plain).reasoning_effort(),
+            Some(ReasoningEffort::Low),
+            "another agent keeps the configured effort"
+        );
+    }
 }

@@ -240,6 +240,9 @@ pub struct AgentRecord {
     /// Its own daily budget, over the runtime's `[budget]`.
     #[serde(default, skip_serializing_if = "Budget::is_unset")]
     pub budget: Budget,
+    /// Its own reasoning effort (`/model … high`), over the configured one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort_override: Option<crate::model::usage::ReasoningEffort>,
     /// Set while the agent is paused by its daily budget: the day it ran
     /// out. It resumes by itself when that day is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,6 +377,7 @@ impl AgentRecord {
             spend_today: DailySpend::default(),
             budget: Budget::default(),
             budget_paused_day: None,
+            reasoning_effort_override: None,
         }
     }
 }

@@ -97,6 +97,42 @@ impl ReasoningEffort {
     }
 }
 
+/// An agent's reasoning setting as the operator gives it: an effort, or
+/// `default` for the configured one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffortChoice {
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Default,
+}
+
+impl EffortChoice {
+    pub fn effort(self) -> Option<ReasoningEffort> {
+        match self {
+            EffortChoice::Minimal => Some(ReasoningEffort::Minimal),
+            EffortChoice::Low => Some(ReasoningEffort::Low),
+            EffortChoice::Medium => Some(ReasoningEffort::Medium),
+            EffortChoice::High => Some(ReasoningEffort::High),
+            EffortChoice::Default => None,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EffortChoice> {
+        match s {
+            "default" => Some(EffortChoice::Default),
+            other => ReasoningEffort::parse(other).map(|e| match e {
+                ReasoningEffort::Minimal => EffortChoice::Minimal,
+                ReasoningEffort::Low => EffortChoice::Low,
+                ReasoningEffort::Medium => EffortChoice::Medium,
+                ReasoningEffort::High => EffortChoice::High,
+            }),
+        }
+    }
+}
+
 /// Reasoning a model produced in a round. Opaque: it is replayed, in
 /// order, to the wire format that produced it (and dropped by the others),
 /// never shown to a model as text, never summarised by compaction and

@@ -133,6 +133,10 @@ pub enum Request {
         /// `provider/model`; null returns to the runtime default.
         #[serde(default)]
         model: Option<String>,
+        /// `minimal | low | medium | high`, or `default` for the configured
+        /// effort; absent leaves it as it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<crate::model::usage::EffortChoice>,
     },
     /// The agent's attached workspaces, the active one and its snapshot.
     #[serde(rename = "workspace.list")]

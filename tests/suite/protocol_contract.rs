@@ -109,6 +109,7 @@ async fn every_method_answers_with_its_paired_type() {
         Request::AgentModel {
             agent_id: agent(),
             model: Some("openai/gpt-round-trip".into()),
+            reasoning_effort: Some(holon::model::usage::EffortChoice::High),
         },
         Request::AgentBudget {
             agent_id: agent(),

@@ -67,4 +67,10 @@ pub struct ModelOverrideChanged {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
+    /// The agent's own reasoning effort before and after (absent: the
+    /// configured one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort_from: Option<crate::model::usage::ReasoningEffort>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort_to: Option<crate::model::usage::ReasoningEffort>,
 }

@@ -456,8 +456,12 @@ impl RuntimeHost {
                 self.set_display_mode(&agent_id, mode).await?;
                 Ok(Response::AgentDisplay(self.summary(&agent_id)?))
             }
-            Request::AgentModel { agent_id, model } => {
-                let previous = self.set_model_override(&agent_id, model).await?;
+            Request::AgentModel {
+                agent_id,
+                model,
+                reasoning_effort,
+            } => {
+                let previous = self.set_model(&agent_id, model, reasoning_effort).await?;
                 let agent = self.summary(&agent_id)?;
                 Ok(Response::AgentModel(ModelChanged {
                     agent,

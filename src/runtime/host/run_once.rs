@@ -334,6 +334,18 @@ impl RuntimeHost {
         agent_id: &str,
         model: Option<String>,
     ) -> Result<Option<String>, RuntimeError> {
+        self.set_model(agent_id, model, None).await
+    }
+
+    /// The agent's model (null: the runtime default) and, when `effort` is
+    /// given, its own reasoning effort; one `model_override_changed` when
+    /// either changes. Returns the previous model override.
+    pub async fn set_model(
+        &self,
+        agent_id: &str,
+        model: Option<String>,
+        effort: Option<crate::model::usage::EffortChoice>,
+    ) -> Result<Option<String>, RuntimeError> {
         if let Some(m) = &model {
             ModelRef::parse(m).map_err(RuntimeError::Invalid)?;
         }
@@ -344,14 +356,19 @@ impl RuntimeHost {
             .write(move |tx| {
                 let mut agent: AgentRecord = agent_in(tx, &id)?;
                 let from = agent.model_override.clone();
-                if from == model {
+                let effort_from = agent.reasoning_effort_override;
+                let effort_to = effort.map_or(effort_from, |e| e.effort());
+                if from == model && effort_from == effort_to {
                     return Ok(from);
                 }
                 agent.model_override = model.clone();
+                agent.reasoning_effort_override = effort_to;
                 tx.put_agent(&id, &agent)?;
                 let changed = ev::ModelOverrideChanged {
                     from: from.clone(),
                     to: model.clone(),
+                    effort_from,
+                    effort_to,
                 };
                 tx.append_event(new_event(
                     &id,

@@ -198,6 +198,20 @@ impl ProviderChain {
         self
     }
 
+    /// The agent's own effort, asked of every endpoint that takes one or
+    /// was configured with one.
+    pub fn with_agent_effort(mut self, effort: ReasoningEffort) -> ProviderChain {
+        for candidate in &mut self.candidates {
+            if let ChainCandidate::Ready(transport) = candidate {
+                let endpoint = transport.endpoint_mut();
+                if endpoint.takes_reasoning_effort() || endpoint.reasoning_effort.is_some() {
+                    endpoint.reasoning_effort = Some(effort);
+                }
+            }
+        }
+        self
+    }
+
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }

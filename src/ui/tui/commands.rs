@@ -446,24 +446,68 @@ pub fn set_display(state: &mut State, mode: DisplayMode, fx: &mut Vec<Effect>) {
     fx.push(call(state, request, Pending::Display));
 }
 
+/// `/model [PROVIDER/MODEL|default] [minimal|low|medium|high|auto]`.
 fn model(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
-    let model = match arg {
-        "" => {
+    use crate::model::usage::EffortChoice;
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    let effort_of = |w: &str| match w {
+        "auto" => Some(EffortChoice::Default),
+        "default" => None,
+        other => EffortChoice::parse(other),
+    };
+    let own_model = state
+        .agent
+        .summary
+        .as_ref()
+        .and_then(|s| s.model_override.clone());
+    let (model, effort) = match words.as_slice() {
+        [] => {
             let now = state
                 .agent
                 .model
                 .clone()
                 .unwrap_or_else(|| "none configured".into());
-            let hint =
-                format!("Model: {now}. /model PROVIDER/MODEL sets it, /model default clears it.");
+            let effort = state
+                .agent
+                .summary
+                .as_ref()
+                .and_then(|s| s.reasoning_effort)
+                .map_or(String::new(), |e| {
+                    format!(", reasoning effort {}", e.as_str())
+                });
+            let hint = format!(
+                "Model: {now}{effort}. /model PROVIDER/MODEL [minimal|low|medium|high|auto] \
+                 sets them, /model default clears the model."
+            );
             return state.conversation.note(hint, Tone::Info);
         }
-        "default" | "-" => None,
-        m => Some(m.to_owned()),
+        [m] if effort_of(m).is_some() => (own_model, effort_of(m)),
+        ["default" | "-"] => (None, None),
+        [m] => (Some((*m).to_owned()), None),
+        [m, e] => match effort_of(e) {
+            Some(e) => (
+                match *m {
+                    "default" | "-" => None,
+                    m => Some(m.to_owned()),
+                },
+                Some(e),
+            ),
+            None => {
+                let hint = format!(
+                    "/model: unknown reasoning effort `{e}`. Use minimal, low, medium, high or auto."
+                );
+                return state.conversation.note(hint, Tone::Error);
+            }
+        },
+        _ => {
+            let hint = "/model takes a model and an effort at most.".to_owned();
+            return state.conversation.note(hint, Tone::Error);
+        }
     };
     let request = Request::AgentModel {
         agent_id: state.agent_id.clone(),
         model,
+        reasoning_effort: effort,
     };
     fx.push(call(state, request, Pending::Model));
 }

@@ -434,7 +434,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("trigger", "[rotate|revoke]", "the agent's wake URL for CI and webhooks, its deliveries and open waits", W::Available, &["rotate", "revoke"], Command::Trigger),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
-    cmd("model", "[PROVIDER/MODEL|default]", "show or set the agent's model", W::NextTurn, &["default"], Command::Model),
+    cmd("model", "[PROVIDER/MODEL|default] [EFFORT]", "show or set the agent's model and reasoning effort (minimal, low, medium, high; auto: the configured one)", W::NextTurn, &["default", "high", "auto"], Command::Model),
     cmd("pause", "", "pause: admitted input waits until resume", W::Available, &[], Command::Pause),
     cmd("resume", "", "resume a paused or stopped agent", W::Available, &[], Command::Resume),
     cmd("stop", "", "stop the agent (it refuses input until resumed)", W::Available, &[], Command::Stop),

@@ -521,7 +521,8 @@ fn control_commands_call_control() {
         requests(&fx),
         [Request::AgentModel {
             agent_id: "main".into(),
-            model: Some("openai/gpt-5".into())
+            model: Some("openai/gpt-5".into()),
+            reasoning_effort: None,
         }]
     );
     let fx = enter(&mut st, "/model default");
@@ -529,9 +530,32 @@ fn control_commands_call_control() {
         requests(&fx),
         [Request::AgentModel {
             agent_id: "main".into(),
-            model: None
+            model: None,
+            reasoning_effort: None,
         }]
     );
+    use crate::model::usage::EffortChoice;
+    let fx = enter(&mut st, "/model openai/o3 high");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentModel {
+            agent_id: "main".into(),
+            model: Some("openai/o3".into()),
+            reasoning_effort: Some(EffortChoice::High),
+        }]
+    );
+    // An effort alone keeps the agent's own model.
+    let fx = enter(&mut st, "/model auto");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentModel {
+            agent_id: "main".into(),
+            model: Some("anthropic/claude-sonnet-4".into()),
+            reasoning_effort: Some(EffortChoice::Default),
+        }]
+    );
+    let fx = enter(&mut st, "/model openai/o3 extreme");
+    assert!(requests(&fx).is_empty(), "an unknown effort sends nothing");
 }
 
 #[test]
