@@ -181,6 +181,23 @@ pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
 }
 
 /// Present one raw event. Never panics; an unknown kind is a trace row.
+/// The row a round's reasoning summary gets of its own (verbose and up),
+/// ahead of the round's answer.
+pub fn reasoning_row(p: &crate::protocol::events::AssistantRoundRecorded) -> Option<OperatorEvent> {
+    let text = p
+        .reasoning_summary
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())?;
+    Some(OperatorEvent {
+        visibility: Visibility::Progress,
+        category: Category::AssistantProgress,
+        title: "Thinking".into(),
+        body: Some(text.to_owned()),
+        summary: format!("Thinking: {}", words::headline(text)),
+        source_event_kind: EventKind::AssistantRoundRecorded.as_str().to_owned(),
+    })
+}
+
 pub fn present(event: &EventRecord) -> OperatorEvent {
     present_event(event, &event.event())
 }

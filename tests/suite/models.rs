@@ -99,6 +99,17 @@ async fn responses_reasoning_is_replayed_encrypted_and_its_tokens_counted() {
         .unwrap();
     assert_eq!(o4["reasoning"], true);
     assert_eq!(o4["credential_env"], "OPENAI_API_KEY");
+    // The summary is kept for the operator on the round's event.
+    let rounds = super::support::json_lines(&home.ok(&[
+        "events",
+        "--agent",
+        &agent,
+        "--kind",
+        "assistant_round_recorded",
+        "--json",
+    ]));
+    assert_eq!(rounds[0]["payload"]["reasoning_summary"], "Run it first.");
+    assert!(rounds[1]["payload"].get("reasoning_summary").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

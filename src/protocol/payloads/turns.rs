@@ -79,6 +79,11 @@ pub struct AssistantRoundRecorded {
     pub tool_names: Vec<String>,
     #[serde(default)]
     pub text_chars: usize,
+    /// What the model said of its reasoning (Responses summaries,
+    /// Anthropic thinking text), the first 2,000 characters; for the
+    /// operator only, never sent back as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_summary: Option<String>,
 }
 
 /// `tool_started`: recorded durably before the call runs.

@@ -158,6 +158,13 @@ pub(super) async fn rounds(
     })
 }
 
+/// The operator's view of a round's reasoning: its summaries, bounded.
+fn reasoning_summary(items: &[crate::runtime::provider::ReasoningItem]) -> Option<String> {
+    let parts: Vec<String> = items.iter().filter_map(|i| i.summary_text()).collect();
+    let text = parts.join("\n\n");
+    (!text.trim().is_empty()).then(|| text.chars().take(2_000).collect())
+}
+
 /// Whether the agent's daily budget lets it make a model request now,
 /// pausing it when the budget was reached.
 async fn budget_allows(inner: &Arc<HostInner>, agent_id: &str) -> Result<bool, RuntimeError> {
@@ -391,6 +398,7 @@ impl<'a> Round<'a> {
                     text_preview: r.text.chars().take(400).collect(),
                     tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
                     text_chars: r.text.chars().count(),
+                    reasoning_summary: reasoning_summary(&r.reasoning),
                 };
                 tx.append_event(new_event(
                     &id,

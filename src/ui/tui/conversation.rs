@@ -409,6 +409,9 @@ impl Conversation {
             K::AssistantRoundRecorded(p) => {
                 self.set_activity(op);
                 self.stream = None;
+                if let Some(thinking) = crate::ui::present::reasoning_row(p) {
+                    self.generic(&thinking);
+                }
                 let i = self.generic(op);
                 if let (Some(i), false) = (i, p.text_preview.trim().is_empty()) {
                     self.progress.push((message_id, i));

@@ -1087,3 +1087,34 @@ fn an_answer_of_the_wrong_type_is_said_not_misread() {
     assert!(shown.contains("hello · ✗ not sent"), "{shown}");
     assert!(shown.contains("unexpected answer"), "{shown}");
 }
+
+#[test]
+fn a_rounds_reasoning_summary_shows_from_verbose_up_and_never_as_the_answer() {
+    let mut st = booted(&Script::default(), StoredMode::Verbose, 100, 30);
+    let mut s = Script::default();
+    update(&mut st, Msg::Event(Box::new(s.prompt("msg_1", "why?"))));
+    update(&mut st, Msg::Event(Box::new(s.turn("msg_1", "run_1"))));
+    let payload = json!({ "run_id": "run_1", "round": 1, "text_preview": "", "tool_names": ["ExecCommand"],
+        "text_chars": 0, "reasoning_summary": "Check the logs before touching the config.\nThen decide." });
+    update(
+        &mut st,
+        Msg::Event(Box::new(s.push(
+            "assistant_round_recorded",
+            Some("msg_1"),
+            payload,
+        ))),
+    );
+    let verbose = screen(&st);
+    let thinking = verbose
+        .find("Thinking: Check the logs before touching the config.")
+        .unwrap_or_else(|| panic!("{verbose}"));
+    let requested = verbose
+        .find("Model requested tools")
+        .unwrap_or_else(|| panic!("{verbose}"));
+    assert!(thinking < requested, "the reasoning comes first");
+    let mut info = booted(&Script::default(), StoredMode::Info, 100, 30);
+    for e in s.events.clone() {
+        update(&mut info, Msg::Event(Box::new(e)));
+    }
+    assert!(!screen(&info).contains("Thinking"));
+}
