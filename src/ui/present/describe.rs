@@ -471,7 +471,11 @@ fn turn_terminal(p: &ev::TurnTerminal) -> String {
     let (i, o) = (p.token_usage.input_tokens, p.token_usage.output_tokens);
     let tokens =
         (i + o > 0).then(|| format!("{} in / {} out tokens", compact_count(i), compact_count(o)));
-    let detail = joined([Some(duration(p.duration_ms)), Some(rounds), tokens], ", ");
+    let cost = p.cost_usd.filter(|c| *c > 0.0).map(|c| format!("${c:.4}"));
+    let detail = joined(
+        [Some(duration(p.duration_ms)), Some(rounds), tokens, cost],
+        ", ",
+    );
     let head = match p.kind {
         T::Completed => "Turn completed",
         T::Aborted => "Turn ended early",

@@ -600,6 +600,14 @@ fn turn_terminal() {
         Category::Runtime,
         "Turn completed (900 ms, 1 round, 12.3k in / 812 out tokens)",
     );
+    let payload = json!({ "kind": "completed", "rounds": 2, "duration_ms": 900, "cost_usd": 0.01234,
+        "token_usage": { "input_tokens": 3_000, "output_tokens": 90 } });
+    check(
+        &show(EventKind::TurnTerminal, payload),
+        Visibility::Progress,
+        Category::Runtime,
+        "Turn completed (900 ms, 2 rounds, 3.0k in / 90 out tokens, $0.0123)",
+    );
 }
 
 #[test]

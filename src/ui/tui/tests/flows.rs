@@ -1118,3 +1118,41 @@ fn a_rounds_reasoning_summary_shows_from_verbose_up_and_never_as_the_answer() {
     }
     assert!(!screen(&info).contains("Thinking"));
 }
+
+#[test]
+fn slash_status_sums_up_the_session() {
+    use crate::protocol::views::{DayUsageView, UsageView};
+    let mut st = booted(&Script::default(), StoredMode::Info, 120, 30);
+    let mut s = summary(3, ("Idle", "no runnable work"));
+    s.model = Some("openai/gpt-5".into());
+    s.reasoning_effort = Some(crate::model::usage::ReasoningEffort::High);
+    s.usage = Some(UsageView {
+        input_tokens: 120_000,
+        output_tokens: 9_000,
+        cached_input_tokens: 80_000,
+        reasoning_tokens: 4_000,
+        model_rounds: 7,
+        cost_usd: 0.2612,
+        unpriced_rounds: 0,
+        today: DayUsageView {
+            cost_usd: 0.2612,
+            budget_usd: Some(1.0),
+            ..DayUsageView::default()
+        },
+    });
+    st.agent.apply_summary(&s, true);
+    enter(&mut st, "/status");
+    let text = screen(&st);
+    assert!(
+        text.contains("Status: openai/gpt-5 · reasoning high · context 41%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Tokens: 120000 in (80000 cached) · 9000 out (4000 reasoning) · 7 rounds"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Cost: $0.2612 · today $0.2612 of $1.00"),
+        "{text}"
+    );
+}
