@@ -80,6 +80,7 @@ async fn responses_reasoning_is_replayed_encrypted_and_its_tokens_counted() {
 
     // Priced from the catalog: o4-mini at $1.10 / $0.275 cached / $4.40.
     assert_eq!(v["turn_terminal"]["cost_usd"], 0.002096);
+    assert_eq!(v["cost_usd"], 0.002096);
     let agent = v["agent_id"].as_str().unwrap().to_owned();
     let usage = home.ok(&["usage", "--agent", &agent, "--since", "1d", "--json"]);
     let rows: Value = serde_json::from_str(&usage).unwrap();

@@ -279,7 +279,10 @@ mod tests {
             e(
                 "r1",
                 TranscriptBody::AssistantRound {
-                    reasoning: Vec::new(),
+                    reasoning: vec![crate::runtime::provider::ReasoningItem::Thinking {
+                        thinking: "PRIVATE-THOUGHT: try the parser first".into(),
+                        signature: "sig".into(),
+                    }],
                     round: 1,
                     text: String::new(),
                     tool_calls: vec![ToolCall {
@@ -319,6 +322,15 @@ mod tests {
                 },
             ),
         ]
+    }
+
+    #[test]
+    fn reasoning_is_never_summarised_into_text() {
+        let s = extractive(None, &sample(), 2_000);
+        assert!(!s.contains("PRIVATE-THOUGHT"), "{s}");
+        let rendered = render_for_summary(&sample(), 10_000);
+        assert!(!rendered.contains("PRIVATE-THOUGHT"), "{rendered}");
+        assert!(rendered.contains("ExecCommand"), "{rendered}");
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub struct RunOnceReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncation_stop_reason: Option<String>,
     pub token_usage: TokenUsage,
+    /// What the run's rounds cost in US dollars; absent when a round's
+    /// cost is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     /// Every provider attempt of the run, in order.
     pub provider_attempt_timeline: ProviderAttemptTimeline,
     pub failure_artifact: Option<FailureArtifact>,
@@ -103,6 +107,8 @@ struct Fold {
     /// `runtime_error` artifacts by run id, until their terminal.
     errors: Vec<(String, FailureArtifact)>,
     usage: TokenUsage,
+    /// Millionths of a dollar of the priced rounds, and rounds unpriced.
+    cost: (u64, u32),
     timeline: ProviderAttemptTimeline,
     turns: u32,
     /// (work item id, completion report) of the newest completion.
@@ -153,6 +159,10 @@ impl Fold {
         match e.event() {
             Event::ProviderRoundCompleted(p) => {
                 self.usage.add(&p.token_usage);
+                match p.cost_usd {
+                    Some(c) => self.cost.0 += (c * 1_000_000.0).round() as u64,
+                    None => self.cost.1 += 1,
+                }
                 merge_timeline(&mut self.timeline, p.provider_attempt_timeline);
             }
             Event::RuntimeError(p) => {
@@ -250,6 +260,8 @@ impl Fold {
             truncated: self.truncated.is_some(),
             truncation_stop_reason: self.truncated,
             token_usage: self.usage,
+            cost_usd: (self.cost.1 == 0 && self.turns > 0)
+                .then(|| crate::runtime::provider::catalog::usd(self.cost.0)),
             provider_attempt_timeline: self.timeline,
             failure_artifact: failure,
             agent_id: agent_id.to_owned(),
