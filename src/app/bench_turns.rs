@@ -90,7 +90,10 @@ async fn stub() -> StubServer {
 
 pub(super) fn chain(base: &str) -> anyhow::Result<ProviderChain> {
     let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
-        "base_url = \"{base}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\n"
+        // A window no benchmark fills: rounds are measured, not the
+        // turn-local recaps a full window brings.
+        "base_url = \"{base}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\n\
+         context_window = 1000000\n"
     ))?;
     let endpoints = BTreeMap::from([("bench".to_owned(), endpoint)]);
     build_chain(
