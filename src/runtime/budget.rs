@@ -232,12 +232,26 @@ fn runtime_provenance() -> Provenance {
     }
 }
 
-/// Words for a limit, for briefs.
-pub fn limit_words(limit: BudgetLimit) -> &'static str {
-    match limit {
-        BudgetLimit::Usd => "its daily dollar budget",
-        BudgetLimit::Tokens => "its daily token budget",
+/// What the brief of a turn its budget stopped says: what was spent
+/// against what, and when the agent runs again.
+pub fn paused_brief(agent: &AgentRecord, global: Budget, now_ms: i64) -> String {
+    let today = day_of(now_ms);
+    let spend = agent.spend_today.on(&today);
+    let budget = agent.budget.over(global);
+    let mut spent = format!("${:.2}", usd(spend.cost_micro_usd));
+    if let Some(b) = budget.daily_micro_usd {
+        spent += &format!(" of ${:.2}", usd(b));
     }
+    spent += &format!(" and {} tokens", spend.tokens);
+    if let Some(b) = budget.daily_tokens {
+        spent += &format!(" of {b}");
+    }
+    format!(
+        "Paused before its next model request: the agent reached its daily budget. Spent \
+         {spent} today ({today}, UTC). It resumes by itself at {}, or now with /resume (which \
+         lifts the budget for the rest of the day). Its queue and work items are as they were.",
+        crate::format_ts(next_midnight_ms(now_ms))
+    )
 }
 
 #[cfg(test)]

@@ -279,10 +279,18 @@ async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_wi
     let terminal = payload("turn_terminal");
     assert_eq!(terminal["cancel_reason"], "daily_budget");
     assert_eq!(terminal["cost_usd"], 3.4);
-    let brief = payload("brief_created");
+    let brief = payload("brief_created")["brief"]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(brief.contains("reached its daily budget"), "why: {brief}");
     assert!(
-        brief.to_string().contains("daily budget"),
-        "the brief says why: {brief}"
+        brief.contains("Spent $3.40 of $1.00 and 34 tokens today"),
+        "what: {brief}"
+    );
+    assert!(
+        brief.contains("resumes by itself at 20") && brief.contains("T00:00:00.000Z"),
+        "when: {brief}"
     );
     let agent: AgentRecord = host.store().read().unwrap().agent("main").unwrap().unwrap();
     assert_eq!(agent.status, AgentStatus::Paused);

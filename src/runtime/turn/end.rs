@@ -112,6 +112,7 @@ pub(super) async fn finish(
     // scopes by it).
     let workspace_id = inner.execution_of(agent_id)?.workspace_id;
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
+    let global_budget = inner.config.budget;
     inner
         .store
         .write(move |tx| {
@@ -124,6 +125,13 @@ pub(super) async fn finish(
                 Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, BriefKind::Failure, failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
                 Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, BriefKind::Failure, report.clone(), String::new(), *rounds, None),
                 Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, BriefKind::Failure, format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
+            };
+            let text = match &ending {
+                Ending::Aborted { reason: CancelReason::DailyBudget, .. } => match tx.get_agent::<AgentRecord>(&id)? {
+                    Some(a) => crate::runtime::budget::paused_brief(&a, global_budget, tx.now_ms()),
+                    None => text,
+                },
+                _ => text,
             };
             let (truncated, cancel_reason, cancelled_timeline) = match &ending {
                 Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
