@@ -453,6 +453,7 @@ mod tests {
             input_tokens: 1_250_000,
             output_tokens: 40_500,
             cached_input_tokens: 800_000,
+            cache_write_tokens: 0,
             reasoning_tokens: 12_000,
             model_rounds: 12,
             cost_usd: 3.1,

@@ -229,6 +229,8 @@ pub struct AgentRecord {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub total_cached_input_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
+    pub total_cache_write_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub total_reasoning_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub total_cost_micro_usd: u64,
@@ -371,6 +373,7 @@ impl AgentRecord {
             workspaces: Default::default(),
             context: Default::default(),
             total_cached_input_tokens: 0,
+            total_cache_write_tokens: 0,
             total_reasoning_tokens: 0,
             total_cost_micro_usd: 0,
             total_unpriced_rounds: 0,

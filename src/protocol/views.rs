@@ -240,6 +240,8 @@ pub struct UsageView {
     #[serde(default)]
     pub cached_input_tokens: u64,
     #[serde(default)]
+    pub cache_write_tokens: u64,
+    #[serde(default)]
     pub reasoning_tokens: u64,
     pub model_rounds: u64,
     /// Cost of its priced rounds, in US dollars.

@@ -34,6 +34,7 @@ pub fn add_round(agent: &mut AgentRecord, day: &str, usage: &TokenUsage, cost: O
     agent.total_input_tokens += usage.input_tokens;
     agent.total_output_tokens += usage.output_tokens;
     agent.total_cached_input_tokens += usage.cached_input_tokens;
+    agent.total_cache_write_tokens += usage.cache_write_tokens;
     agent.total_reasoning_tokens += usage.reasoning_tokens;
     agent.total_model_rounds += 1;
     match cost {

@@ -97,6 +97,7 @@ pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<Us
         input_tokens: agent.total_input_tokens,
         output_tokens: agent.total_output_tokens,
         cached_input_tokens: agent.total_cached_input_tokens,
+        cache_write_tokens: agent.total_cache_write_tokens,
         reasoning_tokens: agent.total_reasoning_tokens,
         model_rounds: agent.total_model_rounds,
         cost_usd: usd(agent.total_cost_micro_usd),

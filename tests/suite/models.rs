@@ -160,6 +160,11 @@ async fn anthropic_thinking_streams_in_and_goes_back_signed_before_the_tool_use(
     assert_eq!(v["final_text"], "Listed.");
     assert_eq!(v["token_usage"]["cached_input_tokens"], 500);
     assert_eq!(v["token_usage"]["cache_write_tokens"], 40);
+    assert_eq!(v["turn_terminal"]["token_usage"]["cache_write_tokens"], 40);
+    assert_eq!(
+        v["turn_terminal"]["token_usage"]["cached_input_tokens"],
+        500
+    );
 
     let requests = stub.requests();
     assert_eq!(requests.len(), 2);

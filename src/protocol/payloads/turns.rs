@@ -294,6 +294,8 @@ pub struct TurnTokens {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cached_input_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
 }
 

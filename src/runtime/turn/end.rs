@@ -63,6 +63,7 @@ pub(super) struct Totals {
     input: u64,
     output: u64,
     cached: u64,
+    written: u64,
     reasoning: u64,
     cost_micro_usd: u64,
     unpriced: u64,
@@ -74,6 +75,7 @@ impl Totals {
             input: agent.total_input_tokens,
             output: agent.total_output_tokens,
             cached: agent.total_cached_input_tokens,
+            written: agent.total_cache_write_tokens,
             reasoning: agent.total_reasoning_tokens,
             cost_micro_usd: agent.total_cost_micro_usd,
             unpriced: agent.total_unpriced_rounds,
@@ -85,6 +87,7 @@ impl Totals {
             input_tokens: now.total_input_tokens.saturating_sub(self.input),
             output_tokens: now.total_output_tokens.saturating_sub(self.output),
             cached_input_tokens: now.total_cached_input_tokens.saturating_sub(self.cached),
+            cache_write_tokens: now.total_cache_write_tokens.saturating_sub(self.written),
             reasoning_tokens: now.total_reasoning_tokens.saturating_sub(self.reasoning),
         }
     }

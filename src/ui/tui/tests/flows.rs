@@ -1130,6 +1130,7 @@ fn slash_status_sums_up_the_session() {
         input_tokens: 120_000,
         output_tokens: 9_000,
         cached_input_tokens: 80_000,
+        cache_write_tokens: 0,
         reasoning_tokens: 4_000,
         model_rounds: 7,
         cost_usd: 0.2612,
