@@ -371,7 +371,7 @@ impl Config {
                     ),
                 ))
             }
-            Some(d) => Some((d * 1_000_000.0).round() as u64),
+            Some(d) => Some((d * 1_000_000.0).round().max(1.0) as u64),
             None => None,
         };
         let daily_tokens = match file.budget.daily_tokens {

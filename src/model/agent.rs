@@ -249,6 +249,10 @@ pub struct AgentRecord {
     /// out. It resumes by itself when that day is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_paused_day: Option<String>,
+    /// The day the operator resumed it past its budget: the budget does not
+    /// pause it again that day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_waived_day: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -380,6 +384,7 @@ impl AgentRecord {
             spend_today: DailySpend::default(),
             budget: Budget::default(),
             budget_paused_day: None,
+            budget_waived_day: None,
             reasoning_effort_override: None,
         }
     }

@@ -60,6 +60,9 @@ pub enum Verdict {
 /// paused it, it runs for the rest of that day.
 pub fn verdict(agent: &AgentRecord, now_ms: i64, global: Budget) -> Verdict {
     let today = day_of(now_ms);
+    if agent.budget_waived_day.as_deref() == Some(today.as_str()) {
+        return Verdict::Run;
+    }
     if agent.budget_paused_day.as_deref() == Some(today.as_str()) {
         return match agent.status {
             AgentStatus::Paused => Verdict::Paused,
@@ -122,9 +125,9 @@ pub fn enforce_in(
 
 /// An agent paused by its budget on an earlier day runs again. Returns
 /// whether it changed.
-pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str) -> Result<bool, StoreError> {
+pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str, now_ms: i64) -> Result<bool, StoreError> {
     let mut agent = agent_in(tx, agent_id)?;
-    let today = day_of(tx.now_ms());
+    let today = day_of(now_ms);
     match agent.budget_paused_day.as_deref() {
         Some(day) if day != today => {}
         _ => return Ok(false),
@@ -149,6 +152,20 @@ pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str) -> Result<bool, StoreErr
     Ok(true)
 }
 
+/// The operator's control action, as the budget sees it: a resume of an
+/// agent its budget paused waives the budget for the rest of the day; a
+/// pause or stop is the operator's own, which no new day undoes.
+pub fn on_control(agent: &mut AgentRecord, action: ControlAction, now_ms: i64) {
+    match action {
+        ControlAction::Resume if agent.budget_paused_day.is_some() => {
+            agent.budget_paused_day = None;
+            agent.budget_waived_day = Some(day_of(now_ms));
+        }
+        ControlAction::Pause | ControlAction::Stop => agent.budget_paused_day = None,
+        ControlAction::Resume | ControlAction::Wake | ControlAction::Abort => {}
+    }
+}
+
 /// A change to an agent's own budget, in the operator's units.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct BudgetChange {
@@ -170,7 +187,7 @@ impl BudgetChange {
                     "daily_usd {d} is out of range: give dollars a day, more than 0 and at most 1000000"
                 ));
             }
-            b.daily_micro_usd = Some((d * 1_000_000.0).round() as u64);
+            b.daily_micro_usd = Some((d * 1_000_000.0).round().max(1.0) as u64);
         }
         if let Some(t) = self.daily_tokens {
             if t == 0 {
@@ -188,6 +205,7 @@ pub fn set_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
     change: BudgetChange,
+    global: Budget,
 ) -> Result<Budget, StoreError> {
     let mut agent = agent_in(tx, agent_id)?;
     let to = change
@@ -212,6 +230,30 @@ pub fn set_in(
         provenance,
         Event::AgentBudgetChanged(changed),
     ))?;
+    // Paused by a budget that no longer holds: it runs again.
+    let today = day_of(tx.now_ms());
+    if agent.status == AgentStatus::Paused
+        && agent.budget_paused_day.as_deref() == Some(today.as_str())
+        && to
+            .over(global)
+            .reached(&agent.spend_today.on(&today))
+            .is_none()
+    {
+        agent.status = AgentStatus::AwakeIdle;
+        agent.budget_paused_day = None;
+        tx.put_agent(agent_id, &agent)?;
+        let applied = ev::ControlApplied {
+            action: ControlAction::Resume,
+            from: AgentStatus::Paused,
+            to: AgentStatus::AwakeIdle,
+            note: "its daily budget was raised above what it spent today".into(),
+        };
+        tx.append_event(new_event(
+            agent_id,
+            runtime_provenance(),
+            Event::ControlApplied(applied),
+        ))?;
+    }
     Ok(to)
 }
 
@@ -250,7 +292,8 @@ pub fn paused_brief(agent: &AgentRecord, global: Budget, now_ms: i64) -> String 
     format!(
         "Paused before its next model request: the agent reached its daily budget. Spent \
          {spent} today ({today}, UTC). It resumes by itself at {}, or now with /resume (which \
-         lifts the budget for the rest of the day). Its queue and work items are as they were.",
+         lifts the budget for the rest of the day). The turn that was running stopped here; \
+         queued messages and work items are as they were.",
         crate::format_ts(next_midnight_ms(now_ms))
     )
 }
@@ -259,6 +302,37 @@ pub fn paused_brief(agent: &AgentRecord, global: Budget, now_ms: i64) -> String 
 mod tests {
     use super::*;
     use crate::model::agent::DailySpend;
+
+    #[test]
+    fn an_operator_resume_waives_the_day_and_an_operator_pause_is_never_undone_by_midnight() {
+        let noon = 1_795_608_000_000; // 2026-11-25T12:00:00Z
+        let budget = Budget {
+            daily_micro_usd: Some(1),
+            daily_tokens: None,
+        };
+        let mut agent = AgentRecord::new("a", String::new());
+        agent.spend_today.add("2026-11-25", Some(5), 10);
+        assert_eq!(verdict(&agent, noon, budget), Verdict::Pause(BudgetLimit::Usd));
+        agent.status = AgentStatus::Paused;
+        agent.budget_paused_day = Some("2026-11-25".into());
+        assert_eq!(verdict(&agent, noon, budget), Verdict::Paused);
+        // The operator resumes: the budget is waived for the rest of the day.
+        on_control(&mut agent, ControlAction::Resume, noon);
+        agent.status = AgentStatus::AwakeIdle;
+        assert_eq!(verdict(&agent, noon, budget), Verdict::Run);
+        assert_eq!(resumes_at_ms(&agent, noon), None);
+        // Then pauses it: that pause is theirs, midnight does not lift it.
+        on_control(&mut agent, ControlAction::Pause, noon);
+        agent.status = AgentStatus::Paused;
+        assert_eq!(resumes_at_ms(&agent, noon + DAY_MS), None);
+        // The next day the budget applies again.
+        agent.status = AgentStatus::AwakeIdle;
+        agent.spend_today.add("2026-11-26", Some(5), 10);
+        assert_eq!(
+            verdict(&agent, noon + DAY_MS, budget),
+            Verdict::Pause(BudgetLimit::Usd)
+        );
+    }
 
     #[test]
     fn days_are_utc_and_midnight_is_the_next_one() {

@@ -126,6 +126,7 @@ impl RuntimeHost {
                     ControlAction::Wake => (from, ""),
                 };
                 agent.status = to;
+                crate::runtime::budget::on_control(&mut agent, action, tx.now_ms());
                 tx.put_agent(&id, &agent)?;
                 let provenance = Provenance {
                     origin: Some("operator".into()),

@@ -493,3 +493,62 @@ fn an_agent_budget_is_set_shown_and_refused_when_out_of_range() {
     assert_eq!(ledger.len(), 2, "one event per change, none for a read");
     assert_eq!(ledger[1]["payload"]["to"], json!({}));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_runs_it() {
+    use super::runtime_core::{events, prompt};
+    use holon::model::agent::AgentStatus;
+    use holon::runtime::agent::AgentRecord;
+    use holon::runtime::budget::{set_in, BudgetChange};
+    use holon::runtime::envelope::Priority;
+    let stub = StubServer::start(vec![
+        Canned::json(200, canned::chat_json("first", &[])),
+        Canned::json(200, canned::chat_json("second", &[])),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let host = budget_host(dir.path(), &stub).await;
+    // One text round of $3.40: the turn completes; the budget of $1 is now
+    // reached, but nothing was cut.
+    host.submit(prompt("one", Priority::Normal)).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+    assert_eq!(stub.requests().len(), 1);
+    // The next prompt is not taken: the agent pauses and it waits queued.
+    host.submit(prompt("two", Priority::Normal)).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+    assert_eq!(stub.requests().len(), 1);
+    let read = |host: &holon::runtime::host::RuntimeHost| -> AgentRecord {
+        host.store().read().unwrap().agent("main").unwrap().unwrap()
+    };
+    assert_eq!(read(&host).status, AgentStatus::Paused);
+    assert_eq!(
+        host.store()
+            .read()
+            .unwrap()
+            .queue_pending("main")
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(!events(&host).iter().any(|e| e.kind == "message_aborted"));
+    // A raised budget lets it run again, and the waiting prompt runs.
+    let change = BudgetChange {
+        daily_usd: Some(10.0),
+        ..BudgetChange::default()
+    };
+    host.store()
+        .write(move |tx| set_in(tx, "main", change, holon::model::agent::Budget::default()))
+        .await
+        .unwrap();
+    host.wake("main");
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+    assert_eq!(stub.requests().len(), 2);
+    assert_ne!(read(&host).status, AgentStatus::Paused);
+    host.shutdown().await;
+}

@@ -210,9 +210,15 @@ async fn execute(
                 run_id.clone(),
                 decision.clone(),
             );
+            let global = inner.config.budget;
             let envelope = inner
                 .store
                 .write(move |tx| {
+                    // A daily budget already reached pauses the agent here,
+                    // before the message is taken: it stays queued.
+                    if !crate::runtime::budget::enforce_in(tx, &id, global)? {
+                        return Ok(None);
+                    }
                     tx.append_event(event.clone())?;
                     let envelope = dequeue_in(tx, &id, &mid)?;
                     write_posture(tx, &id, &d)?;
@@ -223,9 +229,12 @@ async fn execute(
                             Some(format!("{:?}", envelope.kind).to_lowercase());
                         tx.put_agent(&id, &agent)?;
                     }
-                    Ok(envelope)
+                    Ok(Some(envelope))
                 })
                 .await?;
+            let Some(envelope) = envelope else {
+                return Ok(Step::Continue);
+            };
             turn::run(inner, agent_id, &run_id, envelope, cancel).await?;
             Ok(Step::Continue)
         }
@@ -421,13 +430,15 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
         return Ok(());
     };
     if crate::runtime::budget::resumes_at_ms(&agent, now_ms).is_some_and(|at| at <= now_ms) {
+        // Resumed (or not, if the day turned back): the step decides again
+        // from what is recorded; due timers fire at the next step.
         drop(rx);
         let id = agent_id.to_owned();
         inner
             .store
-            .write(move |tx| crate::runtime::budget::resume_in(tx, &id))
+            .write(move |tx| crate::runtime::budget::resume_in(tx, &id, now_ms))
             .await?;
-        return Box::pin(fire_due(inner, agent_id, now_ms)).await;
+        return Ok(());
     }
     if agent.status == AgentStatus::Stopped {
         return Ok(());

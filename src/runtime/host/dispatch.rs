@@ -479,10 +479,10 @@ impl RuntimeHost {
                     daily_tokens,
                     clear,
                 };
-                let id = agent_id.clone();
+                let (id, global) = (agent_id.clone(), self.inner.config.budget);
                 self.inner
                     .store
-                    .write(move |tx| crate::runtime::budget::set_in(tx, &id, change))
+                    .write(move |tx| crate::runtime::budget::set_in(tx, &id, change, global))
                     .await
                     .map_err(crate::runtime::RuntimeError::from)?;
                 // A lower budget may already be reached: the agent's actor

@@ -139,6 +139,40 @@ pub fn lookup(model_ref: &str) -> Option<&'static CatalogModel> {
     best(true).or_else(|| best(false))
 }
 
+/// Whether what follows an entry's name is only a version of it: nothing,
+/// a date (`-2025-04-14`, `-20250514`) or `-latest`. A price holds for
+/// those alone: `o3-pro` is not priced as `o3`.
+fn version_suffix(rest: &str) -> bool {
+    let Some(v) = rest.strip_prefix('-') else {
+        return rest.is_empty();
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let dashed =
+        v.len() == 10 && v.split('-').map(str::len).eq([4, 2, 2]) && v.split('-').all(digits);
+    v == "latest" || (v.len() == 8 && digits(v)) || dashed
+}
+
+/// The entry whose price applies to a model: its name, or a version of
+/// it, among entries for its provider (a provider-wide entry prices all
+/// of that provider's models), else among the rest.
+pub fn priced(model_ref: &str) -> Option<&'static CatalogModel> {
+    let (provider, name) = split(model_ref);
+    let best = |own: bool| {
+        builtin()
+            .iter()
+            .filter(|m| m.provider.is_some() == own)
+            .filter(|m| m.provider.as_deref().is_none_or(|p| p == provider))
+            .filter(|m| {
+                (own && m.model.is_empty())
+                    || name
+                        .strip_prefix(m.model.as_str())
+                        .is_some_and(version_suffix)
+            })
+            .max_by_key(|m| m.model.len())
+    };
+    best(true).or_else(|| best(false))
+}
+
 /// Prices: the operator's overrides (by exact `provider/model`), then the
 /// catalog.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -151,7 +185,7 @@ impl Pricing {
         self.overrides
             .get(model_ref)
             .copied()
-            .or_else(|| lookup(model_ref).and_then(CatalogModel::price))
+            .or_else(|| priced(model_ref).and_then(CatalogModel::price))
     }
 
     /// What a round of `model_ref` cost, in millionths of a dollar; `None`
@@ -214,7 +248,7 @@ mod tests {
             lookup("openrouter/anthropic/claude-sonnet-4-5")
                 .unwrap()
                 .model,
-            "claude-sonnet-4"
+            "claude-sonnet-4-5"
         );
         assert_eq!(lookup("ollama/deepseek-r1").unwrap().context_window, 8192);
         assert!(lookup("stub/e2e-model").is_none());
@@ -225,6 +259,26 @@ mod tests {
             pricing.cost_micro_usd("ollama/llama3.2", &usage(5000, 0, 0, 500)),
             Some(0)
         );
+    }
+
+    #[test]
+    fn a_price_holds_for_its_model_and_dated_versions_only() {
+        let p = Pricing::default();
+        let input = |m: &str| p.price_of(m).map(|p| p.input_per_mtok);
+        assert_eq!(input("openai/gpt-4.1-2025-04-14"), Some(2.0));
+        assert_eq!(input("anthropic/claude-sonnet-4-20250514"), Some(3.0));
+        assert_eq!(input("anthropic/claude-sonnet-4-5"), Some(3.0));
+        assert_eq!(input("openai/o3-latest"), Some(2.0));
+        // A different model that shares a prefix: its window is known, its
+        // price is not guessed.
+        assert_eq!(input("openai/o1-pro"), None);
+        assert_eq!(
+            lookup("openai/o1-pro").map(|m| m.context_window),
+            Some(200_000)
+        );
+        assert_eq!(input("openai/gpt-4.1-turbo-x"), None);
+        assert_eq!(input("ollama/qwen3:32b"), Some(0.0));
+        assert!(!version_suffix("-pro") && !version_suffix("-2025-4-14") && !version_suffix("x"));
     }
 
     #[test]

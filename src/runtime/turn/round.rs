@@ -125,9 +125,10 @@ pub(super) async fn rounds(
                 timeline: None,
             });
         }
-        // The daily budget is checked before every request, never inside
-        // a round; only pausing writes.
-        if !budget_allows(inner, agent_id).await? {
+        // The daily budget is checked before every further request, never
+        // inside a round (the actor checked it before the turn took its
+        // message); only pausing writes.
+        if round > 1 && !budget_allows(inner, agent_id).await? {
             return Ok(Ending::Aborted {
                 reason: CancelReason::DailyBudget,
                 rounds: round - 1,
