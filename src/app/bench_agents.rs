@@ -182,6 +182,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         tools: crate::runtime::tools::specs(),
         max_output_tokens: None,
         prompt_cache_key: None,
+        no_reasoning: false,
     };
     let cpu0 = cpu_time();
     for _ in 0..200 {

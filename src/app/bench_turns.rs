@@ -116,6 +116,7 @@ fn sample_request() -> ProviderRequest {
         tools: tools::specs(),
         max_output_tokens: None,
         prompt_cache_key: None,
+        no_reasoning: false,
     }
 }
 

@@ -147,15 +147,51 @@ pub enum ReasoningItem {
         encrypted_content: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         summary: Vec<String>,
+        /// The model that made it (only that model can read it back).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
     },
     /// An Anthropic `thinking` block with the signature that lets it be
     /// sent back.
-    Thinking { thinking: String, signature: String },
+    Thinking {
+        thinking: String,
+        signature: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
+    },
     /// An Anthropic `redacted_thinking` block.
-    RedactedThinking { data: String },
+    RedactedThinking {
+        data: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
+    },
 }
 
 impl ReasoningItem {
+    fn model_mut(&mut self) -> &mut String {
+        match self {
+            ReasoningItem::Responses { model, .. }
+            | ReasoningItem::Thinking { model, .. }
+            | ReasoningItem::RedactedThinking { model, .. } => model,
+        }
+    }
+
+    /// Mark it as made by `model` (the name the wire sends).
+    pub fn stamp(&mut self, model: &str) {
+        *self.model_mut() = model.to_owned();
+    }
+
+    /// Whether `model` may be sent it: the model that made it (an item
+    /// recorded before models were noted goes to any).
+    pub fn made_by(&self, model: &str) -> bool {
+        let made = match self {
+            ReasoningItem::Responses { model, .. }
+            | ReasoningItem::Thinking { model, .. }
+            | ReasoningItem::RedactedThinking { model, .. } => model,
+        };
+        made.is_empty() || made == model
+    }
+
     /// The human-readable part, if any (Responses summaries, Anthropic
     /// thinking text).
     pub fn summary_text(&self) -> Option<String> {

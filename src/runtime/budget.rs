@@ -312,7 +312,10 @@ mod tests {
         };
         let mut agent = AgentRecord::new("a", String::new());
         agent.spend_today.add("2026-11-25", Some(5), 10);
-        assert_eq!(verdict(&agent, noon, budget), Verdict::Pause(BudgetLimit::Usd));
+        assert_eq!(
+            verdict(&agent, noon, budget),
+            Verdict::Pause(BudgetLimit::Usd)
+        );
         agent.status = AgentStatus::Paused;
         agent.budget_paused_day = Some("2026-11-25".into());
         assert_eq!(verdict(&agent, noon, budget), Verdict::Paused);

@@ -419,6 +419,7 @@ async fn expired_encrypted_reasoning_is_left_out_once() {
     let mut req = super::stub_provider::invariants::request();
     req.conversation.push(ConversationItem::AssistantRound {
         reasoning: vec![ReasoningItem::Responses {
+            model: String::new(),
             encrypted_content: Some("stale".into()),
             summary: Vec::new(),
         }],

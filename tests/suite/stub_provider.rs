@@ -55,6 +55,7 @@ pub mod invariants {
             .collect(),
         max_output_tokens: Some(512),
         prompt_cache_key: None,
+        no_reasoning: false,
     }
     }
 

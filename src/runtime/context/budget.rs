@@ -23,7 +23,7 @@ pub const MAX_WINDOW: u64 = 10_000_000;
 fn reasoning_tokens(item: &ReasoningItem) -> u64 {
     match item {
         ReasoningItem::Thinking { thinking, .. } => estimate_tokens(thinking),
-        ReasoningItem::RedactedThinking { data } => estimate_tokens(data) / 4,
+        ReasoningItem::RedactedThinking { model: _, data } => estimate_tokens(data) / 4,
         ReasoningItem::Responses {
             encrypted_content, ..
         } => encrypted_content.as_deref().map_or(0, estimate_tokens) / 4,

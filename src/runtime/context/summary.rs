@@ -233,6 +233,7 @@ pub fn request(
         tools: Vec::new(),
         max_output_tokens: Some(max_summary_tokens.min(u32::MAX as u64) as u32),
         prompt_cache_key: None,
+        no_reasoning: true,
     }
 }
 
@@ -280,6 +281,7 @@ mod tests {
                 "r1",
                 TranscriptBody::AssistantRound {
                     reasoning: vec![crate::runtime::provider::ReasoningItem::Thinking {
+                        model: String::new(),
                         thinking: "PRIVATE-THOUGHT: try the parser first".into(),
                         signature: "sig".into(),
                     }],

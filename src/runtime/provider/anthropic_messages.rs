@@ -68,34 +68,53 @@ fn push_content(
     }
 }
 
-/// The thinking budget an effort asks for, kept under the round's
-/// `max_tokens` so the answer keeps a quarter of it; `None` when too little
-/// is left for the API's 1,024-token minimum.
-pub fn thinking_budget(effort: ReasoningEffort, max_tokens: u32) -> Option<u32> {
+/// The most `max_tokens` a request asks for with thinking on.
+const MAX_TOKENS_WITH_THINKING: u32 = 64_000;
+
+/// The thinking budget an effort asks for, on top of the answer's own
+/// allowance (`answer`), the two within 64,000 tokens; `None` when less
+/// than the API's 1,024-token minimum fits.
+pub fn thinking_budget(effort: ReasoningEffort, answer: u32) -> Option<u32> {
     let wanted = match effort {
         ReasoningEffort::Minimal => 1024,
         ReasoningEffort::Low => 2048,
         ReasoningEffort::Medium => 8192,
         ReasoningEffort::High => 24_576,
     };
-    let budget = wanted.min(max_tokens / 4 * 3);
+    let budget = wanted.min(MAX_TOKENS_WITH_THINKING.saturating_sub(answer));
     (budget >= 1024).then_some(budget)
 }
 
 fn reasoning_block(item: &ReasoningItem) -> Option<Value> {
     match item {
         ReasoningItem::Thinking {
+            model: _,
             thinking,
             signature,
         } => Some(json!({"type": "thinking", "thinking": thinking, "signature": signature})),
-        ReasoningItem::RedactedThinking { data } => {
+        ReasoningItem::RedactedThinking { model: _, data } => {
             Some(json!({"type": "redacted_thinking", "data": data}))
         }
         ReasoningItem::Responses { .. } => None,
     }
 }
 
-fn messages(request: &ProviderRequest, thinking: bool) -> Vec<Value> {
+/// Whether the last assistant message, when it calls tools, begins with a
+/// thinking block.
+fn tool_loop_thinks(messages: &[Value]) -> bool {
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "assistant") else {
+        return true;
+    };
+    let blocks = last["content"].as_array().cloned().unwrap_or_default();
+    let calls = blocks.iter().any(|b| b["type"] == "tool_use");
+    let first = blocks
+        .first()
+        .map(|b| b["type"].clone())
+        .unwrap_or_default();
+    !calls || first == "thinking" || first == "redacted_thinking"
+}
+
+fn messages(request: &ProviderRequest, model: &str, thinking: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for exchange in pair_tool_results(&request.conversation) {
         match exchange {
@@ -115,7 +134,11 @@ fn messages(request: &ProviderRequest, thinking: bool) -> Vec<Value> {
                 // With thinking on, a round's thinking blocks go back
                 // first, signed and in order, before its tool_use blocks.
                 let mut blocks: Vec<Value> = match thinking {
-                    true => reasoning.iter().filter_map(reasoning_block).collect(),
+                    true => reasoning
+                        .iter()
+                        .filter(|r| r.made_by(model))
+                        .filter_map(reasoning_block)
+                        .collect(),
                     false => Vec::new(),
                 };
                 if !text.is_empty() {
@@ -166,14 +189,23 @@ fn messages(request: &ProviderRequest, thinking: bool) -> Vec<Value> {
 
 /// The JSON request body.
 pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions) -> Value {
-    let max_tokens = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
-    let budget = options
+    let answer = request.max_output_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut budget = options
         .reasoning_effort
-        .and_then(|e| thinking_budget(e, max_tokens));
+        .filter(|_| !request.no_reasoning)
+        .and_then(|e| thinking_budget(e, answer));
+    let mut messages_out = messages(request, model, budget.is_some());
+    // With thinking on, a tool loop's last assistant message must begin
+    // with its thinking block. When it has none (another model, or no
+    // thinking, made that round), this request goes without thinking.
+    if budget.is_some() && !tool_loop_thinks(&messages_out) {
+        budget = None;
+        messages_out = messages(request, model, false);
+    }
     let mut body = json!({
         "model": model,
-        "max_tokens": max_tokens,
-        "messages": messages(request, budget.is_some()),
+        "max_tokens": answer + budget.unwrap_or(0),
+        "messages": messages_out,
         "stream": options.streaming.is_on(),
     });
     if let Some(budget) = budget {
@@ -248,10 +280,12 @@ pub fn parse_response(body: &Value) -> Result<ParsedRound, WireFailure> {
                 });
             }
             Some("thinking") => round.reasoning.push(ReasoningItem::Thinking {
+                model: String::new(),
                 thinking: str_at(block, "thinking").unwrap_or_default().to_owned(),
                 signature: str_at(block, "signature").unwrap_or_default().to_owned(),
             }),
             Some("redacted_thinking") => round.reasoning.push(ReasoningItem::RedactedThinking {
+                model: String::new(),
                 data: str_at(block, "data").unwrap_or_default().to_owned(),
             }),
             // server tool blocks: not replayed.
@@ -328,10 +362,12 @@ impl StreamDecoder for MessagesStream {
                         Block::Text
                     }
                     Some("thinking") => Block::Thinking(ReasoningItem::Thinking {
+                        model: String::new(),
                         thinking: str_at(cb, "thinking").unwrap_or_default().to_owned(),
                         signature: str_at(cb, "signature").unwrap_or_default().to_owned(),
                     }),
                     Some("redacted_thinking") => Block::Thinking(ReasoningItem::RedactedThinking {
+                        model: String::new(),
                         data: str_at(cb, "data").unwrap_or_default().to_owned(),
                     }),
                     Some("tool_use") => Block::Tool {
@@ -505,6 +541,7 @@ mod tests {
             tools: vec![],
             max_output_tokens: None,
             prompt_cache_key: None,
+            no_reasoning: false,
         };
         let body = request_body(
             &request,

@@ -93,7 +93,14 @@ impl HttpTransport {
     ) -> Result<ParsedRound, AttemptFailure> {
         let attempt = self.exchange(request, progress, timeout);
         match tokio::time::timeout(timeout + DEADLINE_GRACE, attempt).await {
-            Ok(result) => result,
+            Ok(Ok(mut round)) => {
+                // Reasoning goes back only to the model that made it.
+                for item in &mut round.reasoning {
+                    item.stamp(&self.endpoint.model_ref.model);
+                }
+                Ok(round)
+            }
+            Ok(Err(e)) => Err(e),
             Err(_) => Err(self.failure(
                 FailureKind::Timeout,
                 "deadline",

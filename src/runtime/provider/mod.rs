@@ -87,6 +87,10 @@ pub struct ProviderRequest {
     pub max_output_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
+    /// Ask for no reasoning whatever the endpoint's effort (the context
+    /// summariser: its output allowance is for the summary).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_reasoning: bool,
 }
 
 /// A successful provider round.

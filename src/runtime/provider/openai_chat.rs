@@ -70,7 +70,7 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
         }
     }
     let mut body = json!({"model": model, "messages": messages, "stream": streaming.is_on()});
-    if let Some(effort) = options.reasoning_effort {
+    if let Some(effort) = options.reasoning_effort.filter(|_| !request.no_reasoning) {
         body["reasoning_effort"] = json!(effort.as_str());
     }
     if streaming.is_on() {
@@ -328,6 +328,7 @@ mod tests {
             tools: vec![],
             max_output_tokens: Some(64),
             prompt_cache_key: Some("k".into()),
+            no_reasoning: false,
         };
         let body = request_body(
             &request,

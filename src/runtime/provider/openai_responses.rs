@@ -66,10 +66,11 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
             } => {
                 // Reasoning replays first, in order; only items this wire
                 // made, and only with content a stateless request can send.
-                for item in reasoning {
+                for item in reasoning.iter().filter(|r| r.made_by(model)) {
                     if let ReasoningItem::Responses {
                         encrypted_content: Some(content),
                         summary,
+                        ..
                     } = item
                     {
                         let summary: Vec<Value> = summary
@@ -159,7 +160,7 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
     if let Some(max) = request.max_output_tokens {
         body["max_output_tokens"] = json!(max);
     }
-    if let Some(effort) = options.reasoning_effort {
+    if let Some(effort) = options.reasoning_effort.filter(|_| !request.no_reasoning) {
         // `store: false` keeps nothing server-side: the reasoning comes
         // back encrypted so the next round can replay it.
         body["reasoning"] = json!({"effort": effort.as_str(), "summary": "auto"});
@@ -244,6 +245,7 @@ fn parse_output_items(items: &[Value], round: &mut ParsedRound) -> Result<(), Wi
             Some("reasoning") => {
                 let summary = item.get("summary").and_then(Value::as_array);
                 round.reasoning.push(ReasoningItem::Responses {
+                    model: String::new(),
                     encrypted_content: str_at(item, "encrypted_content").map(str::to_owned),
                     summary: summary
                         .into_iter()
@@ -415,6 +417,7 @@ mod tests {
             }],
             max_output_tokens: Some(100),
             prompt_cache_key: None,
+            no_reasoning: false,
         }
     }
 

@@ -30,18 +30,22 @@ fn request() -> ProviderRequest {
             ConversationItem::AssistantRound {
                 reasoning: vec![
                     ReasoningItem::Responses {
+                        model: String::new(),
                         encrypted_content: Some("enc-1".into()),
                         summary: vec!["look first".into()],
                     },
                     ReasoningItem::Responses {
+                        model: String::new(),
                         encrypted_content: None,
                         summary: Vec::new(),
                     },
                     ReasoningItem::Thinking {
+                        model: String::new(),
                         thinking: "list it".into(),
                         signature: "sig-1".into(),
                     },
                     ReasoningItem::RedactedThinking {
+                        model: String::new(),
                         data: "red-1".into(),
                     },
                 ],
@@ -58,6 +62,7 @@ fn request() -> ProviderRequest {
         tools: Vec::new(),
         max_output_tokens: None,
         prompt_cache_key: None,
+        no_reasoning: false,
     }
 }
 
@@ -121,6 +126,7 @@ fn responses_parse_reasoning_items_and_token_details() {
     assert_eq!(
         round.reasoning,
         [ReasoningItem::Responses {
+            model: String::new(),
             encrypted_content: Some("enc-2".into()),
             summary: vec!["plan".into()],
         }]
@@ -155,18 +161,57 @@ fn messages_think_within_the_output_reserve_and_replay_signed_blocks_first() {
     assert_eq!(types(&plain["messages"][1]["content"]), ["tool_use"]);
 
     // The budget stays under max_tokens; too small a reserve turns it off.
+    // Thinking comes on top of the answer's allowance, within 64,000.
     assert_eq!(
         messages::thinking_budget(ReasoningEffort::High, 8192),
-        Some(6144)
+        Some(24_576)
     );
     assert_eq!(
-        messages::thinking_budget(ReasoningEffort::Minimal, 1000),
+        messages::thinking_budget(ReasoningEffort::High, 50_000),
+        Some(14_000)
+    );
+    assert_eq!(
+        messages::thinking_budget(ReasoningEffort::Minimal, 63_500),
         None
     );
     let mut small = request();
     small.max_output_tokens = Some(1200);
     let body = messages::request_body(&small, "claude-x", with(Some(ReasoningEffort::High)));
+    assert_eq!(body["thinking"]["budget_tokens"], 24_576);
+    assert_eq!(body["max_tokens"], 1200 + 24_576);
+    // The summariser asks for none.
+    small.no_reasoning = true;
+    let body = messages::request_body(&small, "claude-x", with(Some(ReasoningEffort::High)));
+    assert!(
+        body.get("thinking").is_none() && body["max_tokens"] == 1200,
+        "{body}"
+    );
+    let body = responses::request_body(&small, "o3", with(Some(ReasoningEffort::High)));
+    assert!(body.get("reasoning").is_none(), "{body}");
+}
+
+#[test]
+fn reasoning_goes_back_only_to_the_model_that_made_it() {
+    let mut req = request();
+    if let ConversationItem::AssistantRound { reasoning, .. } = &mut req.conversation[1] {
+        for r in reasoning.iter_mut() {
+            r.stamp("model-a");
+        }
+    }
+    let body = responses::request_body(&req, "model-a", with(Some(ReasoningEffort::Low)));
+    assert!(types(&body["input"]).contains(&"reasoning".to_owned()));
+    let body = responses::request_body(&req, "model-b", with(Some(ReasoningEffort::Low)));
+    assert!(
+        !types(&body["input"]).contains(&"reasoning".to_owned()),
+        "{body}"
+    );
+    // On Anthropic, a tool loop whose last round has no thinking of this
+    // model's cannot be sent with thinking on: this request goes without.
+    let body = messages::request_body(&req, "model-b", with(Some(ReasoningEffort::Low)));
     assert!(body.get("thinking").is_none(), "{body}");
+    assert_eq!(types(&body["messages"][1]["content"]), ["tool_use"]);
+    let body = messages::request_body(&req, "model-a", with(Some(ReasoningEffort::Low)));
+    assert_eq!(body["thinking"]["budget_tokens"], 2048);
 }
 
 #[test]
@@ -227,6 +272,7 @@ fn messages_parse_thinking_whole_and_streamed_with_cache_usage() {
     assert_eq!(
         round.reasoning,
         [ReasoningItem::Thinking {
+            model: String::new(),
             thinking: "step one, step two".into(),
             signature: "sig-3".into(),
         }]
@@ -316,6 +362,7 @@ fn reasoning_survives_the_transcript_and_old_records_read_without_it() {
     );
     let round = ConversationItem::AssistantRound {
         reasoning: vec![ReasoningItem::Thinking {
+            model: String::new(),
             thinking: "t".into(),
             signature: "s".into(),
         }],

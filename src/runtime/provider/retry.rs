@@ -440,9 +440,7 @@ pub fn reasoning_refused(detail: &str, effort: bool, reasoning: bool) -> Option<
     if reasoning && (d.contains("encrypted_content") || d.contains("encrypted content")) {
         return Some(Refused::Reasoning);
     }
-    let about_effort = ["reasoning", "effort", "thinking"]
-        .iter()
-        .any(|w| d.contains(w));
+    let about_effort = ["effort", "thinking"].iter().any(|w| d.contains(w));
     (effort && about_effort).then_some(Refused::Effort)
 }
 

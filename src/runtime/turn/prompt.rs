@@ -77,6 +77,7 @@ impl Frame {
             tools: self.tools.clone(),
             max_output_tokens: None,
             prompt_cache_key: Some(format!("holon:{agent_id}")),
+            no_reasoning: false,
         }
     }
 }
