@@ -129,21 +129,32 @@ pub fn fold(
     ts: &str,
     p: &ProviderRoundCompleted,
 ) {
+    fold_usage(rows, agent, ts, &p.model_ref, &p.token_usage, p.cost_usd);
+}
+
+/// Adds one model call (a round, or the context summariser's) to its row.
+fn fold_usage(
+    rows: &mut BTreeMap<(String, String, String), UsageRow>,
+    agent: &str,
+    ts: &str,
+    model_ref: &str,
+    u: &crate::runtime::provider::TokenUsage,
+    cost_usd: Option<f64>,
+) {
     let day = ts.get(..10).unwrap_or(ts).to_owned();
-    let key = (day.clone(), agent.to_owned(), p.model_ref.clone());
+    let key = (day.clone(), agent.to_owned(), model_ref.to_owned());
     let row = rows.entry(key).or_insert_with(|| UsageRow {
         day,
         agent_id: agent.to_owned(),
-        model_ref: p.model_ref.clone(),
+        model_ref: model_ref.to_owned(),
         ..UsageRow::default()
     });
-    let u = &p.token_usage;
     row.rounds += 1;
     row.input_tokens += u.input_tokens;
     row.cached_input_tokens += u.cached_input_tokens;
     row.output_tokens += u.output_tokens;
     row.reasoning_tokens += u.reasoning_tokens;
-    match p.cost_usd {
+    match cost_usd {
         Some(c) => row.cost_usd += c,
         None => row.unpriced_rounds += 1,
     }
@@ -197,28 +208,46 @@ pub async fn usage(
     };
     let mut rows = BTreeMap::new();
     for agent in &agents {
-        let mut from = 1;
-        loop {
-            let req = Request::EventsPage {
-                agent_id: agent.clone(),
-                from_seq: from,
-                limit: 1000,
-                kind: Some("provider_round_completed".into()),
-            };
-            let page: EventsPage = call_typed(&*client, req).await?;
-            let Some(last) = page.events.last() else {
-                break;
-            };
-            from = last.event_seq + 1;
-            for e in &page.events {
-                if from_day
-                    .as_deref()
-                    .is_some_and(|d| e.ts.get(..10).unwrap_or("") < d)
-                {
-                    continue;
-                }
-                if let Event::ProviderRoundCompleted(p) = e.event() {
-                    fold(&mut rows, agent, &e.ts, &p);
+        // Turn rounds, and the context summariser's calls.
+        for kind in ["provider_round_completed", "context_compacted"] {
+            let mut from = 1;
+            loop {
+                let req = Request::EventsPage {
+                    agent_id: agent.clone(),
+                    from_seq: from,
+                    limit: 1000,
+                    kind: Some(kind.into()),
+                };
+                let page: EventsPage = call_typed(&*client, req).await?;
+                let Some(last) = page.events.last() else {
+                    break;
+                };
+                from = last.event_seq + 1;
+                for e in &page.events {
+                    if from_day
+                        .as_deref()
+                        .is_some_and(|d| e.ts.get(..10).unwrap_or("") < d)
+                    {
+                        continue;
+                    }
+                    match e.event() {
+                        Event::ProviderRoundCompleted(p) => fold(&mut rows, agent, &e.ts, &p),
+                        Event::ContextCompacted(c) => {
+                            if let Some(u) = &c.summariser_token_usage {
+                                let model =
+                                    c.summariser_model_ref.as_deref().unwrap_or("(summariser)");
+                                fold_usage(
+                                    &mut rows,
+                                    agent,
+                                    &e.ts,
+                                    model,
+                                    u,
+                                    c.summariser_cost_usd,
+                                );
+                            }
+                        }
+                        _ => {}
+                    }
                 }
             }
         }

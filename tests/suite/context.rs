@@ -135,6 +135,36 @@ async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
     let c = &compactions[0].payload;
     assert_eq!(c["summary_source"], "model");
     assert_eq!(c["trigger"], "turn_start");
+    // The summariser's call is spent like a round: its model is named, its
+    // tokens are on the agent's day.
+    assert!(c["summariser_model_ref"].is_string(), "{c}");
+    let summariser_tokens = c["summariser_token_usage"]["input_tokens"]
+        .as_u64()
+        .unwrap()
+        + c["summariser_token_usage"]["output_tokens"]
+            .as_u64()
+            .unwrap();
+    let agent: holon::runtime::agent::AgentRecord = rig
+        .host
+        .store()
+        .read()
+        .unwrap()
+        .agent("main")
+        .unwrap()
+        .unwrap();
+    let rounds: u64 = evs
+        .iter()
+        .filter(|e| e.kind == "provider_round_completed")
+        .map(|e| {
+            e.payload["token_usage"]["input_tokens"].as_u64().unwrap()
+                + e.payload["token_usage"]["output_tokens"].as_u64().unwrap()
+        })
+        .sum();
+    assert!(
+        agent.spend_today.tokens >= rounds + summariser_tokens,
+        "{} < {rounds} + {summariser_tokens}",
+        agent.spend_today.tokens
+    );
     assert!(c["tokens_after"].as_u64() < c["tokens_before"].as_u64());
     // The last turn's request carries the summary, not the first note.
     let last = reqs

@@ -212,6 +212,11 @@ pub struct ContextCompacted {
     pub tokens_after: u64,
     #[serde(default)]
     pub summariser_token_usage: Option<TokenUsage>,
+    /// The model that summarised, and what it cost (absent when unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summariser_model_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summariser_cost_usd: Option<f64>,
     #[serde(default)]
     pub workspace_id: String,
     /// Milliseconds, to the microsecond.

@@ -41,6 +41,8 @@ struct Made {
     source: SummarySource,
     fallback_reason: Option<String>,
     usage: Option<TokenUsage>,
+    /// The model that answered, when one did.
+    model_ref: Option<String>,
 }
 
 async fn summarise(
@@ -51,14 +53,15 @@ async fn summarise(
     max_tokens: u64,
     cancel: &TurnCancel,
 ) -> Option<Made> {
-    let extractive = |reason: String, usage| Made {
+    let extractive = |reason: String, usage, model_ref| Made {
         text: summary::extractive(previous, folded, max_tokens),
         source: SummarySource::Extractive,
         fallback_reason: Some(reason),
         usage,
+        model_ref,
     };
     if provider.model_ref().is_empty() {
-        return Some(extractive("no model is configured".into(), None));
+        return Some(extractive("no model is configured".into(), None, None));
     }
     let input = (req.prompt_budget.saturating_sub(max_tokens) * 3 / 4).max(512);
     let request = summary::request(previous, folded, input, max_tokens);
@@ -72,6 +75,7 @@ async fn summarise(
         Err(f) => extractive(
             format!("the summarisation request failed: {}", f.artifact.summary),
             None,
+            None,
         ),
         Ok(r) => {
             match summary::check_model_summary(&r.text, !r.tool_calls.is_empty(), max_tokens) {
@@ -80,8 +84,9 @@ async fn summarise(
                     source: SummarySource::Model,
                     fallback_reason: None,
                     usage: r.token_usage,
+                    model_ref: Some(r.model_ref.clone()),
                 },
-                Err(why) => extractive(why, r.token_usage),
+                Err(why) => extractive(why, r.token_usage, Some(r.model_ref.clone())),
             }
         }
     })
@@ -133,6 +138,7 @@ pub(super) async fn compact(
     let prev_tokens = previous.as_ref().map_or(0, |e| e.summary_tokens);
     let summary_tokens = estimate_tokens(&made.text);
     let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
+    let pricing = inner.config.pricing.clone();
     let folded_turns = fold.turns as u64;
     let episode = store
         .write(move |tx| {
@@ -166,9 +172,15 @@ pub(super) async fn compact(
             agent.context.compacted_through = Some(episode.through_id.clone());
             agent.context.compacted_entries += episode.folded_entries;
             agent.context.summary_episode_id = Some(episode.id.clone());
+            // The summariser's round is spent like any other: on the
+            // agent's totals, its day and its budget.
+            let summariser_cost = match (made.usage, made.model_ref.as_deref()) {
+                (Some(u), Some(m)) => pricing.cost_micro_usd(m, &u),
+                _ => None,
+            };
             if let Some(u) = made.usage {
-                agent.total_input_tokens += u.input_tokens;
-                agent.total_output_tokens += u.output_tokens;
+                let day = crate::runtime::budget::day_of(tx.now_ms());
+                crate::runtime::budget::add_round(&mut agent, &day, &u, summariser_cost);
             }
             tx.put_agent(&id, &agent)?;
             let compacted = ev::ContextCompacted {
@@ -185,6 +197,8 @@ pub(super) async fn compact(
                 tokens_before: episode.tokens_before,
                 tokens_after: episode.tokens_after,
                 summariser_token_usage: made.usage,
+                summariser_model_ref: made.model_ref.clone(),
+                summariser_cost_usd: summariser_cost.map(crate::runtime::provider::catalog::usd),
                 workspace_id: episode.workspace_id.clone(),
                 duration_ms: (started.elapsed().as_secs_f64() * 1e6).round() / 1e3,
             };

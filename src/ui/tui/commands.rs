@@ -537,7 +537,8 @@ fn model(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         [m] if effort_of(m).is_some() => (own_model, effort_of(m)),
         ["default" | "-"] => (None, None),
         [m] => (Some((*m).to_owned()), None),
-        [m, e] => match effort_of(e) {
+        // As the second word, `default` is the configured effort.
+        [m, e] => match effort_of(e).or((*e == "default").then_some(EffortChoice::Default)) {
             Some(e) => (
                 match *m {
                     "default" | "-" => None,

@@ -554,6 +554,15 @@ fn control_commands_call_control() {
             reasoning_effort: Some(EffortChoice::Default),
         }]
     );
+    let fx = enter(&mut st, "/model openai/o3 default");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentModel {
+            agent_id: "main".into(),
+            model: Some("openai/o3".into()),
+            reasoning_effort: Some(EffortChoice::Default),
+        }]
+    );
     let fx = enter(&mut st, "/model openai/o3 extreme");
     assert!(requests(&fx).is_empty(), "an unknown effort sends nothing");
 }
