@@ -5,6 +5,7 @@
 pub use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageView};
 
 use crate::model::agent::Budget;
+use crate::runtime::RuntimeError;
 
 use super::agent::{AgentRecord, AgentStatus};
 use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
@@ -113,6 +114,37 @@ pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<Us
                 && agent.budget_paused_day.as_deref() == Some(today.as_str()),
         },
     })
+}
+
+impl crate::runtime::host::RuntimeHost {
+    pub(crate) fn summarize(
+        &self,
+        rx: &crate::store::ReadCtx,
+        agent: &AgentRecord,
+    ) -> Result<AgentSummary, crate::protocol::ApiError> {
+        let mut s = agent_summary(
+            rx,
+            agent,
+            &self.inner.config.data_dir,
+            &self.inner.config.policy,
+        )?;
+        let provider = (self.inner.config.provider)(agent);
+        s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
+        s.reasoning_effort = provider.reasoning_effort();
+        s.usage =
+            crate::runtime::inspect::usage_view(agent, self.inner.config.budget, crate::now_ms());
+        if s.model.is_some() {
+            s.context.window = provider.context_budget().window;
+        }
+        Ok(s)
+    }
+
+    /// An agent's summary, for in-process callers (AgentGet).
+    pub fn summary_of(&self, agent: &AgentRecord) -> Result<AgentSummary, RuntimeError> {
+        let rx = self.store().read()?;
+        self.summarize(&rx, agent)
+            .map_err(|e| RuntimeError::Invalid(e.message))
+    }
 }
 
 /// How busy a runtime with these agents is (daemon lifecycle contract).

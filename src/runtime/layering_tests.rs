@@ -65,16 +65,24 @@ fn crate_sources(src: &Path) -> BTreeMap<Module, Source> {
     out
 }
 
-/// The code without its test part (from an inline `#[cfg(test)] mod x {`
-/// on, and any other `#[cfg(test)]` item's line) and `//` comments.
+/// The code without its test parts (an inline `#[cfg(test)] mod x { … }`
+/// to its closing brace, any other `#[cfg(test)]` item's line) and `//`
+/// comments.
 fn strip(text: &str) -> String {
     let mut kept = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         if line.trim() == "#[cfg(test)]" {
-            let next = lines.next().unwrap_or_default().trim();
-            if next.starts_with("mod ") && next.ends_with('{') {
-                break;
+            let next = lines.next().unwrap_or_default();
+            if next.trim().starts_with("mod ") && next.trim().ends_with('{') {
+                // Skip to the brace that closes the module.
+                let mut depth = 1i64;
+                for inner in lines.by_ref() {
+                    depth += inner.matches('{').count() as i64 - inner.matches('}').count() as i64;
+                    if depth <= 0 {
+                        break;
+                    }
+                }
             }
             continue;
         }
@@ -146,12 +154,36 @@ fn paths(code: &str) -> Vec<Module> {
         let rest = &code[at + 4..];
         let Some(end) = rest.find(';') else { continue };
         let tree = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
-        if ["crate", "super", "self", "{"]
-            .iter()
-            .any(|root| tree.starts_with(root))
-        {
-            expand(&[], &tree, &mut out);
+        // Relative paths (`use end::finish` to a child module) too:
+        // `resolve` keeps the ones that land in a file.
+        expand(&[], &tree, &mut out);
+    }
+    // Inline paths from the crate, a parent, this module, or a child
+    // (`end::finish(..)`: `resolve` drops names that are not modules here).
+    for (at, _) in code.match_indices("::") {
+        let start = code[..at]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_ident(c))
+            .last()
+            .map_or(at, |(i, _)| i);
+        if start == at || !word_start(code, start) || code[..start].ends_with("::") {
+            continue;
         }
+        let first = &code[start..at];
+        if ["crate", "super", "self"].contains(&first) {
+            continue;
+        }
+        let path: String = code[start..]
+            .chars()
+            .take_while(|&c| is_ident(c) || c == ':')
+            .collect();
+        out.push(
+            path.split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        );
     }
     for root in ["crate::", "super::", "self::"] {
         for (at, _) in code.match_indices(root) {
@@ -180,7 +212,16 @@ fn resolve(module: &[String], path: &[String], files: &BTreeMap<Module, Source>)
         Some("crate") => (Vec::new(), &path[1..]),
         Some("self") => (module.to_vec(), &path[1..]),
         Some("super") => (module.to_vec(), path),
-        _ => return None,
+        // A child module of this one (`end::finish`), else another crate.
+        Some(first) => {
+            let mut child = module.to_vec();
+            child.push(first.to_owned());
+            match files.contains_key(&child) {
+                true => (module.to_vec(), path),
+                false => return None,
+            }
+        }
+        None => return None,
     };
     while rest.first().is_some_and(|s| s == "super") {
         base.pop();
@@ -240,8 +281,9 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
             defined.entry(name).or_default().insert(module.clone());
         }
     }
-    // A method name that other types also define (`fn wake` ...) counts
-    // only in files that hold the handle.
+    // A method name that other types also define (`fn wake`, `fn start`)
+    // counts only where it is called on the handle (`self.`, `host.`,
+    // `inner.`).
     let all_fns: String = files.values().map(|s| s.code.as_str()).collect();
     let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
     for (module, source) in files.iter().filter(|(_, s)| !s.test) {
@@ -253,12 +295,15 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
                 }
             }
         }
-        let holds_handle = ["RuntimeHost", "HostInner", "host"].iter().any(|h| {
-            source
-                .code
-                .match_indices(h)
-                .any(|(at, _)| word_start(&source.code, at))
-        });
+        let on_handle = |name: &str| {
+            ["self", "host", "inner"].iter().any(|r| {
+                let call = format!("{r}.{name}(");
+                source
+                    .code
+                    .match_indices(&call)
+                    .any(|(at, _)| word_start(&source.code, at))
+            })
+        };
         for (name, owners) in &defined {
             let [owner] = owners.iter().collect::<Vec<_>>()[..] else {
                 continue;
@@ -269,7 +314,7 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
             let elsewhere = all_fns.matches(&format!("fn {name}(")).count()
                 + all_fns.matches(&format!("fn {name}<")).count()
                 > 1;
-            if !elsewhere || holds_handle {
+            if !elsewhere || on_handle(name) {
                 out.insert(owner.clone());
             }
         }
@@ -427,4 +472,19 @@ fn a_circle_through_paths_or_handle_methods_is_found() {
         ("runtime::b::d", "use super::c;"),
     ]);
     assert!(spanning(&one_way).is_empty(), "{:?}", spanning(&one_way));
+    // Through a child module named relatively, in a `use` or inline, and
+    // code after an inline test module still counts.
+    for a in [
+        "mod kid;\npub use kid::Thing;",
+        "mod kid;\nfn f() { kid::go() }",
+        "#[cfg(test)]\nmod tests {\n    fn t() {}\n}\nmod kid;\nuse kid::Thing;",
+    ] {
+        let relative = fake(&[
+            ("runtime", ""),
+            ("runtime::a", a),
+            ("runtime::a::kid", "use crate::runtime::b::Y;"),
+            ("runtime::b", "use crate::runtime::a::Z;"),
+        ]);
+        assert_eq!(spanning(&relative).len(), 1, "{a}");
+    }
 }

@@ -12,10 +12,11 @@ pub mod budget;
 pub mod memory;
 pub mod plan;
 pub mod summary;
+pub mod window;
 
+pub use crate::model::context::ContextBudget;
 pub use crate::model::context::SummarySource;
 pub use crate::model::context::WindowSource;
-pub use budget::ContextBudget;
 
 /// The prompt block that carries the summary.
 pub fn summary_block(e: &ContextEpisode) -> String {

@@ -13,10 +13,9 @@ use crate::protocol::{
 use crate::runtime::agent::{AgentRecord, AgentVisibility};
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
-use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
+use crate::runtime::inspect::{events_page, AgentSummary};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
-use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.
@@ -38,35 +37,6 @@ impl RuntimeHost {
     /// default); `None` when none is configured.
     fn effective_model(&self, agent: &AgentRecord) -> Option<String> {
         Some((self.inner.config.provider)(agent).model_ref()).filter(|m| !m.is_empty())
-    }
-
-    fn summarize(
-        &self,
-        rx: &crate::store::ReadCtx,
-        agent: &AgentRecord,
-    ) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(
-            rx,
-            agent,
-            &self.inner.config.data_dir,
-            &self.inner.config.policy,
-        )?;
-        let provider = (self.inner.config.provider)(agent);
-        s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
-        s.reasoning_effort = provider.reasoning_effort();
-        s.usage =
-            crate::runtime::inspect::usage_view(agent, self.inner.config.budget, crate::now_ms());
-        if s.model.is_some() {
-            s.context.window = provider.context_budget().window;
-        }
-        Ok(s)
-    }
-
-    /// An agent's summary, for in-process callers (AgentGet).
-    pub fn summary_of(&self, agent: &AgentRecord) -> Result<AgentSummary, RuntimeError> {
-        let rx = self.store().read()?;
-        self.summarize(&rx, agent)
-            .map_err(|e| RuntimeError::Invalid(e.message))
     }
 
     fn summary(&self, agent_id: &str) -> Result<AgentSummary, ApiError> {

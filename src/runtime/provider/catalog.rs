@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::TokenUsage;
+use crate::model::usage::TokenUsage;
 
 const CATALOG: &str = include_str!("../../../assets/models.toml");
 
