@@ -144,7 +144,7 @@ fn expand(prefix: &[String], tree: &str, out: &mut Vec<Module>) {
 }
 
 /// Every path `code` names: `use` trees and inline paths that start at
-/// `crate`, `super` or `self`.
+/// `crate`, `super`, `self` or a child module.
 fn paths(code: &str) -> Vec<Module> {
     let mut out = Vec::new();
     for (at, _) in code.match_indices("use ") {
@@ -159,7 +159,7 @@ fn paths(code: &str) -> Vec<Module> {
         expand(&[], &tree, &mut out);
     }
     // Inline paths from the crate, a parent, this module, or a child
-    // (`end::finish(..)`: `resolve` drops names that are not modules here).
+    // (`end::finish(..)`): `resolve` drops names that are not modules.
     for (at, _) in code.match_indices("::") {
         let start = code[..at]
             .char_indices()
@@ -168,10 +168,6 @@ fn paths(code: &str) -> Vec<Module> {
             .last()
             .map_or(at, |(i, _)| i);
         if start == at || !word_start(code, start) || code[..start].ends_with("::") {
-            continue;
-        }
-        let first = &code[start..at];
-        if ["crate", "super", "self"].contains(&first) {
             continue;
         }
         let path: String = code[start..]
@@ -184,23 +180,6 @@ fn paths(code: &str) -> Vec<Module> {
                 .map(str::to_owned)
                 .collect(),
         );
-    }
-    for root in ["crate::", "super::", "self::"] {
-        for (at, _) in code.match_indices(root) {
-            if !word_start(code, at) {
-                continue;
-            }
-            let path: String = code[at..]
-                .chars()
-                .take_while(|&c| is_ident(c) || c == ':')
-                .collect();
-            out.push(
-                path.split("::")
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-            );
-        }
     }
     out
 }

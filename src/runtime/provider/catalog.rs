@@ -127,16 +127,25 @@ fn split(model_ref: &str) -> (&str, &str) {
 /// The entry for a model: among entries for its provider, else among the
 /// rest, the longest matching prefix.
 pub fn lookup(model_ref: &str) -> Option<&'static CatalogModel> {
+    best(model_ref, |m, name| name.starts_with(&m.model))
+}
+
+/// The longest-named entry `fits` the model's name, among entries for its
+/// provider first, else among the rest.
+fn best(
+    model_ref: &str,
+    fits: impl Fn(&CatalogModel, &str) -> bool,
+) -> Option<&'static CatalogModel> {
     let (provider, name) = split(model_ref);
-    let best = |own: bool| {
+    let among = |own: bool| {
         builtin()
             .iter()
             .filter(|m| m.provider.is_some() == own)
             .filter(|m| m.provider.as_deref().is_none_or(|p| p == provider))
-            .filter(|m| name.starts_with(&m.model))
+            .filter(|m| fits(m, name))
             .max_by_key(|m| m.model.len())
     };
-    best(true).or_else(|| best(false))
+    among(true).or_else(|| among(false))
 }
 
 /// Whether what follows an entry's name is only a version of it: nothing,
@@ -156,21 +165,12 @@ fn version_suffix(rest: &str) -> bool {
 /// it, among entries for its provider (a provider-wide entry prices all
 /// of that provider's models), else among the rest.
 pub fn priced(model_ref: &str) -> Option<&'static CatalogModel> {
-    let (provider, name) = split(model_ref);
-    let best = |own: bool| {
-        builtin()
-            .iter()
-            .filter(|m| m.provider.is_some() == own)
-            .filter(|m| m.provider.as_deref().is_none_or(|p| p == provider))
-            .filter(|m| {
-                (own && m.model.is_empty())
-                    || name
-                        .strip_prefix(m.model.as_str())
-                        .is_some_and(version_suffix)
-            })
-            .max_by_key(|m| m.model.len())
-    };
-    best(true).or_else(|| best(false))
+    best(model_ref, |m, name| {
+        (m.provider.is_some() && m.model.is_empty())
+            || name
+                .strip_prefix(m.model.as_str())
+                .is_some_and(version_suffix)
+    })
 }
 
 /// Prices: the operator's overrides (by exact `provider/model`), then the
