@@ -27,6 +27,7 @@ pub struct OfflineClient {
     paths: Paths,
     default_model: Option<String>,
     policy: crate::runtime::approvals::policy::ApprovalPolicy,
+    budget: crate::model::agent::Budget,
 }
 
 impl OfflineClient {
@@ -44,6 +45,7 @@ impl OfflineClient {
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
             policy: ctx.config.policy.clone(),
+            budget: ctx.config.budget,
         }
     }
 
@@ -53,6 +55,8 @@ impl OfflineClient {
             .model_override
             .clone()
             .or_else(|| self.default_model.clone());
+        // Today's spend against the budget this configuration sets.
+        s.usage = crate::runtime::inspect::usage_view(agent, self.budget, crate::now_ms());
         Ok(s)
     }
 
