@@ -113,12 +113,14 @@ pub async fn create_once(
     let agent_id = agent_id.to_owned();
     let record = store
         .write(move |tx| {
-            agent_in(tx, &agent_id)?;
+            let agent = agent_in(tx, &agent_id)?;
             let now = tx.now_ts();
             let record = WorkItemRecord {
                 id: id.clone(),
                 agent_id: agent_id.clone(),
-                workspace_id: "agent_home".to_owned(),
+                // Filed under the workspace it was written in (memory
+                // search scopes by it).
+                workspace_id: agent.workspaces.active_id().to_owned(),
                 objective: objective.clone(),
                 state: WorkItemState::Open,
                 plan_status: req.plan_status.unwrap_or_default(),

@@ -639,3 +639,28 @@ async fn the_model_moves_itself_with_use_workspace_and_the_next_round_sees_where
     // and said so.
     assert!(stderr(&out).contains("kept worktree"), "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_item_is_filed_under_the_workspace_it_was_written_in() {
+    use holon::runtime::work_ops::CreateWorkItem;
+    let r = super::runtime_core::rig(Vec::new()).await;
+    let item = |objective: &str| CreateWorkItem {
+        objective: objective.into(),
+        ..Default::default()
+    };
+    let home = ok(r.host.create_work_item("main", item("at home")).await);
+    assert_eq!(home.workspace_id, "agent_home");
+    let project = ok(tempfile::tempdir());
+    let req = holon::protocol::types::UseWorkspace {
+        path: Some(project.path().display().to_string()),
+        ..Default::default()
+    };
+    let used = ok(r.host.use_workspace("main", req).await);
+    let in_project = ok(r
+        .host
+        .create_work_item("main", item("in the project"))
+        .await);
+    assert_ne!(in_project.workspace_id, "agent_home");
+    assert_eq!(in_project.workspace_id, used.execution.workspace_id);
+    r.host.shutdown().await;
+}
