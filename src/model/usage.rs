@@ -231,13 +231,15 @@ pub struct TokenUsage {
 }
 
 impl TokenUsage {
+    /// Saturating: an absurd report never wraps a sum.
     pub fn add(&mut self, other: &TokenUsage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.total_tokens += other.total_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        let add = |total: &mut u64, n: u64| *total = total.saturating_add(n);
+        add(&mut self.input_tokens, other.input_tokens);
+        add(&mut self.output_tokens, other.output_tokens);
+        add(&mut self.total_tokens, other.total_tokens);
+        add(&mut self.cached_input_tokens, other.cached_input_tokens);
+        add(&mut self.cache_write_tokens, other.cache_write_tokens);
+        add(&mut self.reasoning_tokens, other.reasoning_tokens);
     }
 }
 

@@ -31,15 +31,23 @@ pub fn next_midnight_ms(ms: i64) -> i64 {
 /// A recorded round, on the agent's totals and its day. `cost` is `None`
 /// when the price or the usage is unknown.
 pub fn add_round(agent: &mut AgentRecord, day: &str, usage: &TokenUsage, cost: Option<u64>) {
-    agent.total_input_tokens += usage.input_tokens;
-    agent.total_output_tokens += usage.output_tokens;
-    agent.total_cached_input_tokens += usage.cached_input_tokens;
-    agent.total_cache_write_tokens += usage.cache_write_tokens;
-    agent.total_reasoning_tokens += usage.reasoning_tokens;
-    agent.total_model_rounds += 1;
+    // Saturating: an absurd report from a provider never wraps a total.
+    let add = |total: &mut u64, n: u64| *total = total.saturating_add(n);
+    add(&mut agent.total_input_tokens, usage.input_tokens);
+    add(&mut agent.total_output_tokens, usage.output_tokens);
+    add(
+        &mut agent.total_cached_input_tokens,
+        usage.cached_input_tokens,
+    );
+    add(
+        &mut agent.total_cache_write_tokens,
+        usage.cache_write_tokens,
+    );
+    add(&mut agent.total_reasoning_tokens, usage.reasoning_tokens);
+    add(&mut agent.total_model_rounds, 1);
     match cost {
-        Some(c) => agent.total_cost_micro_usd = agent.total_cost_micro_usd.saturating_add(c),
-        None => agent.total_unpriced_rounds += 1,
+        Some(c) => add(&mut agent.total_cost_micro_usd, c),
+        None => add(&mut agent.total_unpriced_rounds, 1),
     }
     let tokens = usage.input_tokens.saturating_add(usage.output_tokens);
     agent.spend_today.add(day, cost, tokens);
@@ -87,6 +95,11 @@ pub fn enforce_in(
     global: Budget,
 ) -> Result<bool, StoreError> {
     let mut agent = agent_in(tx, agent_id)?;
+    if agent.status == AgentStatus::Stopped {
+        // Stopped by the operator: nothing runs, and the budget does not
+        // turn the stop into a pause.
+        return Ok(false);
+    }
     let now = tx.now_ms();
     let limit = match verdict(&agent, now, global) {
         Verdict::Run => return Ok(true),

@@ -239,7 +239,9 @@ fn usage_of(u: &Value) -> TokenUsage {
         cached_input_tokens: read,
         cache_write_tokens: write,
         ..usage(
-            u64_at(u, "input_tokens") + read + write,
+            u64_at(u, "input_tokens")
+                .saturating_add(read)
+                .saturating_add(write),
             u64_at(u, "output_tokens"),
             0,
         )
@@ -438,7 +440,7 @@ impl StreamDecoder for MessagesStream {
                         total.cache_write_tokens = delta.cache_write_tokens;
                     }
                     total.output_tokens = delta.output_tokens;
-                    total.total_tokens = total.input_tokens + total.output_tokens;
+                    total.total_tokens = total.input_tokens.saturating_add(total.output_tokens);
                     self.usage = Some(total);
                 }
             }

@@ -373,3 +373,25 @@ fn reasoning_survives_the_transcript_and_old_records_read_without_it() {
         serde_json::from_value(serde_json::to_value(&round).unwrap()).unwrap();
     assert_eq!(back, round);
 }
+
+#[test]
+fn absurd_usage_saturates_instead_of_wrapping() {
+    let round = messages::parse_response(&json!({
+        "type": "message", "content": [{"type": "text", "text": "x"}],
+        "usage": {"input_tokens": u64::MAX, "cache_read_input_tokens": 5, "output_tokens": u64::MAX}
+    }))
+    .unwrap();
+    let usage = round.usage.unwrap();
+    assert_eq!(
+        (usage.input_tokens, usage.total_tokens),
+        (u64::MAX, u64::MAX)
+    );
+    let mut sum = usage;
+    sum.add(&usage);
+    assert_eq!(sum.output_tokens, u64::MAX);
+    let mut agent = crate::runtime::agent::AgentRecord::new("a", String::new());
+    crate::runtime::budget::add_round(&mut agent, "2026-11-25", &usage, Some(u64::MAX));
+    crate::runtime::budget::add_round(&mut agent, "2026-11-25", &usage, Some(u64::MAX));
+    assert_eq!(agent.total_cost_micro_usd, u64::MAX);
+    assert_eq!(agent.spend_today.tokens, u64::MAX);
+}

@@ -242,7 +242,11 @@ pub fn usage(input: u64, output: u64, total: u64) -> TokenUsage {
     TokenUsage {
         input_tokens: input,
         output_tokens: output,
-        total_tokens: if total == 0 { input + output } else { total },
+        total_tokens: if total == 0 {
+            input.saturating_add(output)
+        } else {
+            total
+        },
         ..TokenUsage::default()
     }
 }
