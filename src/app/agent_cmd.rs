@@ -89,20 +89,8 @@ impl AgentCommand {
 
 /// `holon agent budget`: what applies, where it comes from, and today.
 fn budget_lines(b: &crate::protocol::views::BudgetAnswer) -> Vec<String> {
-    use crate::protocol::views::BudgetView;
-    let words = |v: &BudgetView| {
-        let parts: Vec<String> = [
-            v.daily_usd.map(|d| format!("${d:.2} a day")),
-            v.daily_tokens.map(|t| format!("{t} tokens a day")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        match parts.is_empty() {
-            true => "none".to_owned(),
-            false => parts.join(", "),
-        }
-    };
+    use crate::ui::present::usage::budget_words;
+    let words = |v| budget_words(v).unwrap_or_else(|| "none".into());
     let mut out = vec![
         format!("{}: budget {}", b.agent_id, words(&b.applies)),
         format!("  its own: {}", words(&b.own)),

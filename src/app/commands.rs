@@ -127,46 +127,13 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         }
         out.line(&format!("  commands {}", x.policy.confinement_line()))?;
         if let Some(u) = &a.usage {
-            out.line(&format!("  {}", usage_line(u)))?;
+            out.line(&format!("  {}", crate::ui::present::usage::usage_line(u)))?;
         }
         if let Some(hint) = &a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }
     }
     Ok(())
-}
-
-/// `tokens 1.2M in (800k cached) / 40k out · $3.10 · today $0.42 of $5.00`
-fn usage_line(u: &crate::protocol::views::UsageView) -> String {
-    fn n(v: u64) -> String {
-        match v {
-            0..=9_999 => v.to_string(),
-            10_000..=999_999 => format!("{}k", v / 1_000),
-            _ => format!("{:.1}M", v as f64 / 1_000_000.0),
-        }
-    }
-    let mut line = format!("tokens {} in", n(u.input_tokens));
-    if u.cached_input_tokens > 0 {
-        line += &format!(" ({} cached)", n(u.cached_input_tokens));
-    }
-    line += &format!(" / {} out", n(u.output_tokens));
-    if u.reasoning_tokens > 0 {
-        line += &format!(" ({} reasoning)", n(u.reasoning_tokens));
-    }
-    line += &match u.unpriced_rounds {
-        0 => format!(" · ${:.2}", u.cost_usd),
-        k if k == u.model_rounds => " · cost unknown".to_owned(),
-        k => format!(" · ${:.2} (+{k} rounds of unknown cost)", u.cost_usd),
-    };
-    let d = &u.today;
-    line += &format!(" · today ${:.2}", d.cost_usd);
-    if let Some(b) = d.budget_usd {
-        line += &format!(" of ${b:.2}");
-    }
-    if let Some(b) = d.budget_tokens {
-        line += &format!(", {} of {} tokens", n(d.tokens), n(b));
-    }
-    line
 }
 
 pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
@@ -440,37 +407,4 @@ pub async fn attach(
     }
     follower.abort();
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::usage_line;
-    use crate::protocol::views::{DayUsageView, UsageView};
-
-    #[test]
-    fn the_usage_line_says_tokens_cost_and_today_against_the_budget() {
-        let mut u = UsageView {
-            input_tokens: 1_250_000,
-            output_tokens: 40_500,
-            cached_input_tokens: 800_000,
-            cache_write_tokens: 0,
-            reasoning_tokens: 12_000,
-            model_rounds: 12,
-            cost_usd: 3.1,
-            unpriced_rounds: 0,
-            today: DayUsageView {
-                cost_usd: 0.42,
-                budget_usd: Some(5.0),
-                ..DayUsageView::default()
-            },
-        };
-        assert_eq!(
-            usage_line(&u),
-            "tokens 1.2M in (800k cached) / 40k out (12k reasoning) · $3.10 · today $0.42 of $5.00"
-        );
-        u.unpriced_rounds = 12;
-        assert!(usage_line(&u).contains("· cost unknown ·"));
-        u.unpriced_rounds = 2;
-        assert!(usage_line(&u).contains("$3.10 (+2 rounds of unknown cost)"));
-    }
 }

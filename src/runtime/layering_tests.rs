@@ -263,7 +263,20 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
     // A method name that other types also define (`fn wake`, `fn start`)
     // counts only where it is called on the handle (`self.`, `host.`,
     // `inner.`).
-    let all_fns: String = files.values().map(|s| s.code.as_str()).collect();
+    // How many `fn NAME` the crate has, in one pass over its code.
+    let mut fn_count: BTreeMap<String, usize> = BTreeMap::new();
+    for source in files.values() {
+        for (at, _) in source.code.match_indices("fn ") {
+            if !word_start(&source.code, at) {
+                continue;
+            }
+            let name: String = source.code[at + 3..]
+                .chars()
+                .take_while(|&c| is_ident(c))
+                .collect();
+            *fn_count.entry(name).or_default() += 1;
+        }
+    }
     let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
     for (module, source) in files.iter().filter(|(_, s)| !s.test) {
         let out = edges.entry(module.clone()).or_default();
@@ -290,9 +303,7 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
             if owner == module || !source.code.contains(&format!(".{name}(")) {
                 continue;
             }
-            let elsewhere = all_fns.matches(&format!("fn {name}(")).count()
-                + all_fns.matches(&format!("fn {name}<")).count()
-                > 1;
+            let elsewhere = fn_count.get(name).copied().unwrap_or(0) > 1;
             if !elsewhere || on_handle(name) {
                 out.insert(owner.clone());
             }

@@ -299,6 +299,7 @@ pub mod context;
 mod describe;
 mod describe_waits;
 pub mod trigger;
+pub mod usage;
 mod words;
 
 use describe::*;

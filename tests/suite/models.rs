@@ -205,6 +205,13 @@ fn chat_chain(stub: &StubServer) -> std::sync::Arc<dyn holon::runtime::provider:
     }
 }
 
+/// Until every actor of `host` has settled (bounded: it must not hang).
+async fn settle(host: &holon::runtime::host::RuntimeHost) {
+    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
+        .await
+        .unwrap();
+}
+
 async fn budget_host(
     dir: &std::path::Path,
     stub: &StubServer,
@@ -252,9 +259,7 @@ async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_wi
     let dir = tempfile::tempdir().unwrap();
     let host = budget_host(dir.path(), &stub).await;
     host.submit(prompt("go", Priority::Normal)).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
 
     // The round that crossed the budget finished (its command ran); the
     // turn stopped before asking again.
@@ -308,9 +313,7 @@ async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_wi
     host.submit(prompt("and now?", Priority::Normal))
         .await
         .unwrap();
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
     assert_eq!(stub.requests().len(), 1);
     let agent: AgentRecord = host.store().read().unwrap().agent("main").unwrap().unwrap();
     assert_eq!(agent.status, AgentStatus::Paused);
@@ -327,9 +330,7 @@ async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_wi
         .await
         .unwrap();
     host.wake("main");
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
     assert_eq!(stub.requests().len(), 2);
     let evs = events(&host);
     let resumed = evs
@@ -512,15 +513,11 @@ async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_
     // One text round of $3.40: the turn completes; the budget of $1 is now
     // reached, but nothing was cut.
     host.submit(prompt("one", Priority::Normal)).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
     assert_eq!(stub.requests().len(), 1);
     // The next prompt is not taken: the agent pauses and it waits queued.
     host.submit(prompt("two", Priority::Normal)).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
     assert_eq!(stub.requests().len(), 1);
     let read = |host: &holon::runtime::host::RuntimeHost| -> AgentRecord {
         host.store().read().unwrap().agent("main").unwrap().unwrap()
@@ -546,9 +543,7 @@ async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_
         .await
         .unwrap();
     host.wake("main");
-    tokio::time::timeout(Duration::from_secs(20), host.until_idle())
-        .await
-        .unwrap();
+    settle(&host).await;
     assert_eq!(stub.requests().len(), 2);
     assert_ne!(read(&host).status, AgentStatus::Paused);
     host.shutdown().await;

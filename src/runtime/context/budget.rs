@@ -1,9 +1,8 @@
-//! Token accounting: how big a model's context window is, how much of it
-//! the prompt may use, and a cheap estimate of what a prompt will cost
-//! before it is sent. The estimate errs on the high side (four ASCII bytes
-//! a token, one token for any other character, so CJK text is not
-//! undercounted); the provider's reported usage is recorded beside it
-//! after each round.
+//! Token accounting: a cheap estimate of what a prompt will cost before
+//! it is sent (the window it must fit is `window.rs`'s). The estimate errs
+//! on the high side (four ASCII bytes a token, one token for any other
+//! character, so CJK text is not undercounted); the provider's reported
+//! usage is recorded beside it after each round.
 
 pub use super::window::{check_window, known_window, DEFAULT_WINDOW, MAX_WINDOW, MIN_WINDOW};
 pub use crate::model::context::ContextBudget;

@@ -182,6 +182,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 #[cfg(test)]
 mod reasoning_tests;
+mod refusal;
 pub mod registry;
 pub mod retry;
 pub mod scripted;

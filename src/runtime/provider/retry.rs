@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::failure::{candidate_summary, chain_failure, AttemptFailure, LastFailure};
 use super::http::HttpTransport;
+use super::refusal::{has_reasoning, reasoning_refused, without_reasoning, Refused};
 use super::wire::{ProgressSink, Streaming, WireFormat};
 use super::{
     AttemptOutcome, BoxFuture, FailureKind, Provider, ProviderAttemptRecord,
@@ -406,61 +407,6 @@ impl ProviderChain {
     }
 }
 
-/// What a provider refused in a request that can go again without it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// The reasoning setting (an effort the model does not take).
-    Effort,
-    /// Replayed reasoning (encrypted content it can no longer read).
-    Reasoning,
-}
-
-impl Refused {
-    fn words(self) -> &'static str {
-        match self {
-            Refused::Effort => "reasoning setting",
-            Refused::Reasoning => "replayed reasoning",
-        }
-    }
-
-    /// The attempt's recorded disposition.
-    pub fn disposition(self) -> &'static str {
-        match self {
-            Refused::Effort => "retry_without_reasoning_effort",
-            Refused::Reasoning => "retry_without_reasoning_items",
-        }
-    }
-}
-
-/// Whether a client error is a refusal of the request's reasoning, read
-/// from the provider's words. Each is tried once: a request that fails
-/// again fails as it would have.
-pub fn reasoning_refused(detail: &str, effort: bool, reasoning: bool) -> Option<Refused> {
-    let d = detail.to_ascii_lowercase();
-    if reasoning && (d.contains("encrypted_content") || d.contains("encrypted content")) {
-        return Some(Refused::Reasoning);
-    }
-    let about_effort = ["effort", "thinking"].iter().any(|w| d.contains(w));
-    (effort && about_effort).then_some(Refused::Effort)
-}
-
-fn has_reasoning(request: &ProviderRequest) -> bool {
-    request.conversation.iter().any(|i| {
-        matches!(i, super::ConversationItem::AssistantRound { reasoning, .. } if !reasoning.is_empty())
-    })
-}
-
-/// The request with every replayed reasoning item left out.
-fn without_reasoning(request: &ProviderRequest) -> ProviderRequest {
-    let mut stripped = request.clone();
-    for item in &mut stripped.conversation {
-        if let super::ConversationItem::AssistantRound { reasoning, .. } = item {
-            reasoning.clear();
-        }
-    }
-    stripped
-}
-
 fn aggregate(timeline: &ProviderAttemptTimeline) -> Option<TokenUsage> {
     let mut total: Option<TokenUsage> = None;
     for usage in timeline
@@ -559,81 +505,5 @@ impl Provider for ProviderChain {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn policy() -> RetryPolicy {
-        RetryPolicy {
-            max_retries: 2,
-            base_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_millis(350),
-            request_timeout: Duration::from_secs(1),
-        }
-    }
-
-    #[test]
-    fn backoff_is_exponential_and_capped() {
-        let p = policy();
-        assert_eq!(backoff_delay(&p, 0, None), Duration::from_millis(100));
-        assert_eq!(backoff_delay(&p, 1, None), Duration::from_millis(200));
-        assert_eq!(backoff_delay(&p, 2, None), Duration::from_millis(350));
-        assert_eq!(backoff_delay(&p, 40, None), Duration::from_millis(350));
-    }
-
-    #[test]
-    fn retry_after_is_honoured_but_capped() {
-        let p = policy();
-        assert_eq!(
-            backoff_delay(&p, 0, Some(Duration::from_millis(20))),
-            Duration::from_millis(20)
-        );
-        assert_eq!(
-            backoff_delay(&p, 0, Some(Duration::from_secs(30))),
-            Duration::from_millis(350)
-        );
-        assert_eq!(backoff_delay(&p, 1, Some(Duration::ZERO)), Duration::ZERO);
-    }
-
-    #[test]
-    fn default_policy_matches_spec() {
-        let p = RetryPolicy::default();
-        assert_eq!(p.max_retries, 2);
-        assert_eq!(p.max_attempts(), 3);
-    }
-
-    #[test]
-    fn decisions() {
-        use AttemptOutcome::*;
-        use NextStep::*;
-        let d = |k, a| decide(k, a, 3, Fallback::Available);
-        assert_eq!(
-            d(FailureKind::ServerError, 1),
-            (Retrying, RetrySameCandidate)
-        );
-        assert_eq!(d(FailureKind::Timeout, 2), (Retrying, RetrySameCandidate));
-        assert_eq!(
-            d(FailureKind::RateLimited, 3),
-            (RetriesExhausted, AdvanceToFallback)
-        );
-        assert_eq!(
-            d(FailureKind::AuthFailed, 1),
-            (FailFastAborted, AdvanceToFallback)
-        );
-        assert_eq!(
-            d(FailureKind::InvalidResponse, 1),
-            (FailFastAborted, AdvanceToFallback)
-        );
-        assert_eq!(
-            d(FailureKind::ContextLengthExceeded, 1),
-            (FailFastAborted, StopChain)
-        );
-        assert_eq!(
-            decide(FailureKind::Connect, 3, 3, Fallback::None),
-            (RetriesExhausted, StopChain)
-        );
-        assert_eq!(
-            decide(FailureKind::ClientError, 1, 3, Fallback::None),
-            (FailFastAborted, StopChain)
-        );
-    }
-}
+#[path = "retry_tests.rs"]
+mod tests;

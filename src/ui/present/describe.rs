@@ -70,19 +70,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             )
         }
         Event::AgentBudgetChanged(p) => {
-            let words = |b: &crate::protocol::views::BudgetView| {
-                let parts: Vec<String> = [
-                    b.daily_usd.map(|d| format!("${d:.2} a day")),
-                    b.daily_tokens.map(|t| format!("{t} tokens a day")),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
-                match parts.is_empty() {
-                    true => "the runtime's".to_owned(),
-                    false => parts.join(", "),
-                }
-            };
+            let words = |b| super::usage::budget_words(b).unwrap_or_else(|| "the runtime's".into());
             format!("Budget set: {} (was {})", words(&p.to), words(&p.from))
         }
         Event::MessageAdmitted(p) => message_admitted(p, out),

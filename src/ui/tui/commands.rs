@@ -121,7 +121,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Display => display(state, arg, fx),
         Command::Model => model(state, arg, fx),
         Command::Status => {
-            let text = status_note(state.agent.summary.as_ref());
+            let text = crate::ui::present::usage::status_note(state.agent.summary.as_ref());
             state.conversation.note(text, Tone::Info);
         }
         Command::Pause => control_call(
@@ -448,55 +448,6 @@ pub fn set_display(state: &mut State, mode: DisplayMode, fx: &mut Vec<Effect>) {
         mode,
     };
     fx.push(call(state, request, Pending::Display));
-}
-
-/// `/status`: the agent's model, context use, tokens and cost.
-pub fn status_note(summary: Option<&crate::protocol::AgentSummary>) -> String {
-    let Some(s) = summary else {
-        return "Status: not known yet (the runtime has not answered).".into();
-    };
-    let mut model = s.model.clone().unwrap_or_else(|| "no model".into());
-    if let Some(e) = s.reasoning_effort {
-        model = format!("{model} · reasoning {}", e.as_str());
-    }
-    let context = match (s.context.percent, s.context.last_prompt_tokens) {
-        (Some(p), Some(t)) => format!("context {p}% ({t} of {} tokens)", s.context.window),
-        _ => format!("context window {} tokens", s.context.window),
-    };
-    let mut lines = vec![format!("Status: {model} · {context}")];
-    match &s.usage {
-        None => lines.push("No model rounds yet.".into()),
-        Some(u) => {
-            let mut tokens = format!("Tokens: {} in", u.input_tokens);
-            if u.cached_input_tokens > 0 {
-                tokens += &format!(" ({} cached)", u.cached_input_tokens);
-            }
-            tokens += &format!(" · {} out", u.output_tokens);
-            if u.reasoning_tokens > 0 {
-                tokens += &format!(" ({} reasoning)", u.reasoning_tokens);
-            }
-            tokens += &format!(" · {} rounds", u.model_rounds);
-            lines.push(tokens);
-            let cost = match u.unpriced_rounds {
-                0 => format!("Cost: ${:.4}", u.cost_usd),
-                n if n == u.model_rounds => "Cost: unknown (no price for this model)".into(),
-                n => format!("Cost: ${:.4} (+{n} rounds of unknown cost)", u.cost_usd),
-            };
-            let d = &u.today;
-            let mut today = format!(" · today ${:.4}", d.cost_usd);
-            if let Some(b) = d.budget_usd {
-                today += &format!(" of ${b:.2}");
-            }
-            if let Some(b) = d.budget_tokens {
-                today += &format!(", {} of {b} tokens", d.tokens);
-            }
-            if d.paused_by_budget {
-                today += " · paused by the daily budget (/resume runs it anyway)";
-            }
-            lines.push(cost + &today);
-        }
-    }
-    lines.join("\n")
 }
 
 /// `/model [PROVIDER/MODEL|default] [minimal|low|medium|high|auto]`.
