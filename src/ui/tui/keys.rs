@@ -44,7 +44,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                     DisplayMode::Verbose => DisplayMode::Debug,
                     DisplayMode::Debug => DisplayMode::Info,
                 };
-                commands::set_display(state, next, fx);
+                super::settings::set_display(state, next, fx);
             }
             _ => {}
         }

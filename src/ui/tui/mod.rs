@@ -24,6 +24,7 @@ pub mod overlays;
 pub mod projection;
 pub mod rows;
 mod scroll;
+mod settings;
 pub mod state;
 pub mod theme;
 mod tool_rows;
