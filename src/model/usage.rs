@@ -192,6 +192,17 @@ impl ReasoningItem {
         made.is_empty() || made == model
     }
 
+    /// The operator's view of a round's reasoning: its summaries, the
+    /// first 2,000 characters; `None` when it has none.
+    pub fn summaries(items: &[ReasoningItem]) -> Option<String> {
+        let parts: Vec<String> = items
+            .iter()
+            .filter_map(ReasoningItem::summary_text)
+            .collect();
+        let text = parts.join("\n\n");
+        (!text.trim().is_empty()).then(|| text.chars().take(2_000).collect())
+    }
+
     /// The human-readable part, if any (Responses summaries, Anthropic
     /// thinking text).
     pub fn summary_text(&self) -> Option<String> {

@@ -192,6 +192,32 @@ pub(super) async fn run(
     .await
 }
 
+/// Whether the agent's daily budget lets it make a model request now,
+/// pausing it when the budget was reached.
+pub(super) async fn budget_allows(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+) -> Result<bool, RuntimeError> {
+    use crate::runtime::budget::{enforce_in, verdict, Verdict};
+    let global = inner.config.budget;
+    let agent: Option<AgentRecord> = inner.store.read()?.agent(agent_id)?;
+    let Some(agent) = agent else {
+        return Ok(true);
+    };
+    match verdict(&agent, crate::now_ms(), global) {
+        Verdict::Run => Ok(true),
+        Verdict::Paused => Ok(false),
+        Verdict::Pause(_) => {
+            let id = agent_id.to_owned();
+            let may = inner
+                .store
+                .write(move |tx| enforce_in(tx, &id, global))
+                .await?;
+            Ok(may)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::output_limit_reason;

@@ -128,7 +128,7 @@ pub(super) async fn rounds(
         // The daily budget is checked before every further request, never
         // inside a round (the actor checked it before the turn took its
         // message); only pausing writes.
-        if round > 1 && !budget_allows(inner, agent_id).await? {
+        if round > 1 && !super::budget_allows(inner, agent_id).await? {
             return Ok(Ending::Aborted {
                 reason: CancelReason::DailyBudget,
                 rounds: round - 1,
@@ -157,36 +157,6 @@ pub(super) async fn rounds(
         timeline: Box::default(),
         rounds: inner.config.max_rounds,
     })
-}
-
-/// The operator's view of a round's reasoning: its summaries, bounded.
-fn reasoning_summary(items: &[crate::runtime::provider::ReasoningItem]) -> Option<String> {
-    let parts: Vec<String> = items.iter().filter_map(|i| i.summary_text()).collect();
-    let text = parts.join("\n\n");
-    (!text.trim().is_empty()).then(|| text.chars().take(2_000).collect())
-}
-
-/// Whether the agent's daily budget lets it make a model request now,
-/// pausing it when the budget was reached.
-async fn budget_allows(inner: &Arc<HostInner>, agent_id: &str) -> Result<bool, RuntimeError> {
-    use crate::runtime::budget::{enforce_in, verdict, Verdict};
-    let global = inner.config.budget;
-    let agent: Option<AgentRecord> = inner.store.read()?.agent(agent_id)?;
-    let Some(agent) = agent else {
-        return Ok(true);
-    };
-    match verdict(&agent, crate::now_ms(), global) {
-        Verdict::Run => Ok(true),
-        Verdict::Paused => Ok(false),
-        Verdict::Pause(_) => {
-            let id = agent_id.to_owned();
-            let may = inner
-                .store
-                .write(move |tx| enforce_in(tx, &id, global))
-                .await?;
-            Ok(may)
-        }
-    }
 }
 
 impl<'a> Round<'a> {
@@ -399,7 +369,9 @@ impl<'a> Round<'a> {
                     text_preview: r.text.chars().take(400).collect(),
                     tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
                     text_chars: r.text.chars().count(),
-                    reasoning_summary: reasoning_summary(&r.reasoning),
+                    reasoning_summary: crate::runtime::provider::ReasoningItem::summaries(
+                        &r.reasoning,
+                    ),
                 };
                 tx.append_event(new_event(
                     &id,
