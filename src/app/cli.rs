@@ -99,6 +99,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The default policy of every workspace without its own: which tool
+    /// calls wait for your approval, and how the kernel confines model
+    /// commands. Kept by the runtime over config `[policy]` until
+    /// `--reset`; with no option, shows it.
+    Policy {
+        #[command(flatten)]
+        change: PolicyArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Approve a waiting tool call: it runs and its result goes to the
     /// agent. Needs the running runtime.
     Approve {
@@ -352,36 +362,46 @@ pub enum WorkspaceCommand {
         #[command(flatten)]
         opts: WorkspaceOpts,
     },
-    /// Set a workspace's policy (`agent_home` included): which tool calls
-    /// wait for your approval, and how the kernel confines model commands.
+    /// Set one workspace's own policy (`agent_home` included), over the
+    /// runtime's default (`holon policy`): which tool calls wait for your
+    /// approval, and how the kernel confines model commands.
     Policy {
         workspace_id: String,
-        /// on_request (only a command's request to leave the sandbox asks),
-        /// never, on_write (commands that may write and patches ask) or
-        /// always.
-        #[arg(long)]
-        approval: Option<String>,
-        /// workspace_write (the default: writes only inside the execution
-        /// root, the agent's home and a private temporary directory),
-        /// read_only, or off (no confinement).
-        #[arg(long)]
-        sandbox: Option<String>,
-        /// off (the default: model commands open no network sockets) or on.
-        #[arg(long)]
-        network: Option<String>,
-        /// A command prefix that never asks (repeatable), e.g. "cargo test".
-        #[arg(long = "allow-command", value_name = "PREFIX")]
-        allow_commands: Vec<String>,
-        /// A path prefix patches may write without asking (repeatable).
-        #[arg(long = "allow-path", value_name = "PATH")]
-        allow_paths: Vec<String>,
-        /// Return the workspace to the runtime's `[policy]` (before any
-        /// other change given).
-        #[arg(long)]
-        reset: bool,
+        #[command(flatten)]
+        change: PolicyArgs,
         #[command(flatten)]
         opts: WorkspaceOpts,
     },
+}
+
+/// A change to an approval policy: every field optional; none at all
+/// only shows it.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// on_request (only a command's request to leave the sandbox asks),
+    /// never, on_write (commands that may write and patches ask) or
+    /// always.
+    #[arg(long)]
+    pub approval: Option<String>,
+    /// workspace_write (the default: writes only inside the execution
+    /// root, the agent's home and a private temporary directory),
+    /// read_only, or off (no confinement).
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// off (the default: model commands open no network sockets) or on.
+    #[arg(long)]
+    pub network: Option<String>,
+    /// A command prefix that never asks (repeatable), e.g. "cargo test".
+    #[arg(long = "allow-command", value_name = "PREFIX")]
+    pub allow_commands: Vec<String>,
+    /// A path prefix patches may write without asking (repeatable).
+    #[arg(long = "allow-path", value_name = "PATH")]
+    pub allow_paths: Vec<String>,
+    /// Start again from what is inherited (before any other change
+    /// given): a workspace from the runtime's default, the runtime's
+    /// default from config `[policy]`.
+    #[arg(long)]
+    pub reset: bool,
 }
 
 #[derive(Debug, Args)]

@@ -185,6 +185,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Skills(_)) => "skills",
         Some(Command::Approvals { .. }) => "approvals",
         Some(Command::Approve { .. }) => "approve",
+        Some(Command::Policy { .. }) => "policy",
         Some(Command::Deny { .. }) => "deny",
         Some(Command::Attach { .. }) => "attach",
         Some(Command::Daemon(_)) => "daemon",
@@ -346,6 +347,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Skills(cmd)) => agent_cmd::skills(&ctx, cmd).await,
             Some(Command::Approvals { agent, all, json }) => {
                 approval_cmd::list(&ctx, agent, all, json).await
+            }
+            Some(Command::Policy { change, json }) => {
+                approval_cmd::default_policy(&ctx, &change, json).await
             }
             Some(Command::Approve {
                 approval_id,

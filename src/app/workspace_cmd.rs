@@ -12,7 +12,6 @@ use serde_json::Value;
 use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::approvals::policy::{Approval, PolicyChange};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};
@@ -116,49 +115,16 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
         ),
         WorkspaceCommand::Policy {
             workspace_id,
-            approval,
-            sandbox,
-            network,
-            allow_commands,
-            allow_paths,
-            reset,
+            change,
             opts,
-        } => {
-            use crate::model::sandbox::{NetworkAccess, SandboxMode};
-            let approval = match approval.as_deref() {
-                None => None,
-                Some(a) => Some(Approval::parse(a).ok_or_else(|| {
-                    anyhow::anyhow!("`{a}` is not an approval mode: {}", Approval::CHOICES)
-                })?),
-            };
-            let sandbox = match sandbox.as_deref() {
-                None => None,
-                Some(m) => Some(SandboxMode::parse(m).ok_or_else(|| {
-                    anyhow::anyhow!("`{m}` is not a sandbox mode: {}", SandboxMode::CHOICES)
-                })?),
-            };
-            let network = match network.as_deref() {
-                None => None,
-                Some(n) => Some(NetworkAccess::parse(n).ok_or_else(|| {
-                    anyhow::anyhow!("`{n}` is not a network setting: {}", NetworkAccess::CHOICES)
-                })?),
-            };
-            (
-                opts,
-                Request::WorkspacePolicy {
-                    agent_id: agent_of(opts),
-                    workspace_id: workspace_id.clone(),
-                    change: PolicyChange {
-                        approval,
-                        allow_commands: allow_commands.clone(),
-                        allow_paths: allow_paths.clone(),
-                        sandbox,
-                        network,
-                        reset: *reset,
-                    },
-                },
-            )
-        }
+        } => (
+            opts,
+            Request::WorkspacePolicy {
+                agent_id: agent_of(opts),
+                workspace_id: workspace_id.clone(),
+                change: super::approval_cmd::policy_change(change)?,
+            },
+        ),
     };
     let agent_id = agent_of(opts);
     // Explicit targeting never creates an agent (`holon agent create`).
@@ -204,41 +170,13 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
         WorkspaceCommand::Policy { .. } => {
             let c: crate::protocol::payloads::WorkspacePolicyChanged =
                 serde_json::from_value(answer)?;
-            let mut lines = vec![format!(
-                "{}: approval {} ({})",
-                c.workspace_id,
-                c.policy.approval.as_str(),
-                match c.source {
-                    crate::runtime::workspace::PolicySource::Workspace => "its own policy",
-                    crate::runtime::workspace::PolicySource::Runtime => "the runtime's [policy]",
+            let whose = match c.source {
+                crate::runtime::workspace::PolicySource::Workspace => "its own policy",
+                crate::runtime::workspace::PolicySource::Runtime => {
+                    "the runtime's default: holon policy"
                 }
-            )];
-            if !c.policy.allow_commands.is_empty() {
-                lines.push(format!(
-                    "never asks for: {}",
-                    c.policy.allow_commands.join(", ")
-                ));
-            }
-            if !c.policy.allow_paths.is_empty() {
-                lines.push(format!(
-                    "patches write freely under: {}",
-                    c.policy.allow_paths.join(", ")
-                ));
-            }
-            let sandbox = c.policy.sandbox.unwrap_or_default();
-            let network = c.policy.network.unwrap_or_default();
-            lines.push(format!(
-                "model commands: sandbox {}, network {}{}",
-                sandbox.as_str(),
-                network.as_str(),
-                match sandbox {
-                    crate::model::sandbox::SandboxMode::Off => {
-                        " (they reach what your user can)"
-                    }
-                    _ => " (an escape asks unless approval is `never`)",
-                }
-            ));
-            lines
+            };
+            super::approval_cmd::policy_lines(&c.workspace_id, whose, &c.policy)
         }
     })
 }

@@ -121,6 +121,25 @@ pub struct ApprovalPolicy {
     pub network: Option<super::sandbox::NetworkAccess>,
 }
 
+/// Where the runtime's default policy (every workspace without its own)
+/// comes from: config `[policy]`, or the operator's `holon policy`, which
+/// is kept in the store and wins over the file until reset.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefaultPolicySource {
+    #[default]
+    Config,
+    Operator,
+}
+
+/// The runtime's default policy and where it comes from (`runtime.policy`'s
+/// answer, and the `default_policy_changed` event).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefaultPolicy {
+    pub policy: ApprovalPolicy,
+    pub source: DefaultPolicySource,
+}
+
 /// A change to a workspace's policy (`workspace.policy`): the mode, and
 /// entries added to the allow-lists; `reset` returns the workspace to the
 /// runtime's `[policy]` first.
@@ -141,6 +160,11 @@ pub struct PolicyChange {
 }
 
 impl PolicyChange {
+    /// Whether the change asks for nothing (a read).
+    pub fn is_empty(&self) -> bool {
+        *self == PolicyChange::default()
+    }
+
     /// The policy after the change, or why an entry is refused.
     pub fn apply(
         &self,

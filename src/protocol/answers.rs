@@ -241,6 +241,7 @@ answers! {
     ApprovalApprove => crate::model::approval::ApprovalRecord,
     ApprovalDeny => crate::model::approval::ApprovalRecord,
     WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
+    RuntimePolicy => crate::model::approval::DefaultPolicy,
     EventsPage => EventsPage,
     StoreBackup => crate::model::backup::BackupReport,
 }

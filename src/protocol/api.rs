@@ -215,6 +215,14 @@ pub enum Request {
         #[serde(flatten)]
         change: crate::model::approval::PolicyChange,
     },
+    /// The runtime's default policy (every workspace without its own);
+    /// with fields, a change to it kept over config `[policy]` until
+    /// `reset`.
+    #[serde(rename = "runtime.policy")]
+    RuntimePolicy {
+        #[serde(flatten)]
+        change: crate::model::approval::PolicyChange,
+    },
     #[serde(rename = "events.page")]
     EventsPage {
         agent_id: String,
@@ -245,6 +253,7 @@ impl Request {
             Request::RuntimeStatus
             | Request::RuntimeShutdown
             | Request::AgentsList
+            | Request::RuntimePolicy { .. }
             | Request::StoreBackup => Ok(()),
             Request::ApprovalsList { agent_id, .. } => match agent_id {
                 Some(a) => check(IdKind::Agent, a),
@@ -397,6 +406,7 @@ pub const METHODS: &[&str] = &[
     "approval.approve",
     "approval.deny",
     "workspace.policy",
+    "runtime.policy",
     "events.page",
     "store.backup",
     "events.subscribe",

@@ -153,6 +153,7 @@ impl Event {
             | E::ExternalTriggerRevoked(_)
             | E::ExternalTriggerDelivered(_)
             | E::WorkspacePolicyChanged(_)
+            | E::DefaultPolicyChanged(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
@@ -262,6 +263,7 @@ event_kinds! {
     ApprovalGranted(p::ApprovalChanged) => "approval_granted",
     ApprovalDenied(p::ApprovalChanged) => "approval_denied",
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
+    DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",

@@ -126,7 +126,7 @@ impl crate::runtime::host::RuntimeHost {
             rx,
             agent,
             &self.inner.config.data_dir,
-            &self.inner.config.policy,
+            &self.inner.default_policy(),
         )?;
         let provider = (self.inner.config.provider)(agent);
         s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());

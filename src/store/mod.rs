@@ -370,6 +370,16 @@ impl ReadCtx {
             .unwrap_or(0))
     }
 
+    /// A runtime-wide setting (`WriteCtx::put_setting`), or `None`.
+    pub fn setting<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, StoreError> {
+        let meta = self.txn.open_table(schema::META)?;
+        let key = write_ctx::setting_key(name);
+        match meta.get(key.as_str())? {
+            Some(v) => tables::decode("meta", || key.clone(), v.value()).map(Some),
+            None => Ok(None),
+        }
+    }
+
     pub fn agent<T: DeserializeOwned>(&self, agent_id: &str) -> Result<Option<T>, StoreError> {
         let t = self.txn.open_table(schema::AGENTS)?;
         match t.get(agent_id)? {

@@ -21,6 +21,7 @@ use super::StoreError;
 /// What a write job sees: every table opened in the batch's transaction,
 /// plus the event sequencer.
 pub struct WriteCtx<'t> {
+    meta: Table<'t, &'static str, &'static [u8]>,
     agents: Table<'t, &'static str, &'static [u8]>,
     events: Table<'t, (&'static str, u64), &'static [u8]>,
     event_blocks: Table<'t, (&'static str, u64), &'static [u8]>,
@@ -62,6 +63,7 @@ impl<'t> WriteCtx<'t> {
             indexes.push(txn.open_table(i.definition())?);
         }
         Ok(WriteCtx {
+            meta: txn.open_table(schema::META)?,
             agents: txn.open_table(schema::AGENTS)?,
             events: txn.open_table(schema::EVENTS)?,
             event_blocks: txn.open_table(schema::EVENT_BLOCKS)?,
@@ -167,6 +169,38 @@ impl<'t> WriteCtx<'t> {
                     &mut self.counters,
                     agent_id,
                 )?;
+            }
+        }
+        Ok(())
+    }
+
+    // ---- runtime settings ---------------------------------------------
+
+    /// A runtime-wide setting the operator chose (`meta` row
+    /// `setting.NAME`), or `None` when unset.
+    pub fn setting<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, StoreError> {
+        let key = setting_key(name);
+        match self.meta.get(key.as_str())? {
+            Some(v) => tables::decode("meta", || key.clone(), v.value()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Set a runtime-wide setting (`None` removes it). The caller records
+    /// the event that explains it.
+    pub fn put_setting(
+        &mut self,
+        name: &str,
+        value: Option<&impl Serialize>,
+    ) -> Result<(), StoreError> {
+        let key = setting_key(name);
+        match value {
+            Some(v) => {
+                let bytes = encode("meta", v)?;
+                self.meta.insert(key.as_str(), bytes.as_slice())?;
+            }
+            None => {
+                self.meta.remove(key.as_str())?;
             }
         }
         Ok(())
@@ -320,4 +354,10 @@ impl<'t> WriteCtx<'t> {
         self.counters.insert((agent_id, name), next)?;
         Ok(next)
     }
+}
+
+/// The `meta` key of a runtime setting: kept apart from the store's own
+/// rows (`schema_version`, `created_at`, ...).
+pub(crate) fn setting_key(name: &str) -> String {
+    format!("setting.{name}")
 }

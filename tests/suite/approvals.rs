@@ -230,6 +230,86 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
     stop(host).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_policy_gates_a_project_workspace_and_outlives_a_restart() {
+    use holon::model::approval::{DefaultPolicySource, PolicyChange};
+    let dir = ok(tempfile::tempdir());
+    let project = ok(tempfile::tempdir());
+    let notes = project.path().join("notes.txt");
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::tools(
+        "Creating it.",
+        &[("ExecCommand", json!({ "cmd": "touch notes.txt" }))],
+    )]));
+    // Config `[policy]` asks for nothing; the operator's default does.
+    let host = host_with(dir.path(), &provider, Approval::OnRequest).await;
+    let used = ok(host
+        .use_workspace(
+            "main",
+            holon::protocol::types::UseWorkspace {
+                path: Some(project.path().display().to_string()),
+                ..Default::default()
+            },
+        )
+        .await);
+    assert_ne!(used.execution.workspace_id, "agent_home");
+    let shown = ok(host.default_policy(PolicyChange::default()).await);
+    assert_eq!(shown.source, DefaultPolicySource::Config);
+    let set = ok(host
+        .default_policy(PolicyChange {
+            approval: Some(Approval::OnWrite),
+            ..PolicyChange::default()
+        })
+        .await);
+    assert_eq!(
+        (set.policy.approval, set.source),
+        (Approval::OnWrite, DefaultPolicySource::Operator)
+    );
+    let recorded = wait_event(&host, "the change", kind("default_policy_changed")).await;
+    assert_eq!(recorded.payload["source"], "operator");
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert_eq!(snapshot.policy.approval.approval, Approval::OnWrite);
+
+    ok(host.submit(prompt("make notes", Priority::Normal)).await);
+    let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    assert_eq!(
+        asked.payload["approval"]["workspace_id"],
+        used.execution.workspace_id.as_str()
+    );
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    assert!(!notes.exists(), "nothing ran before the answer");
+
+    // The default is the store's, not the process's: a restart with the
+    // same config keeps it, and a reset returns to the file.
+    stop(host).await;
+    let host = host_with(dir.path(), &provider, Approval::OnRequest).await;
+    let kept = ok(host.default_policy(PolicyChange::default()).await);
+    assert_eq!(kept.policy.approval, Approval::OnWrite);
+    assert_eq!(kept.source, DefaultPolicySource::Operator);
+    let reset = ok(host
+        .default_policy(PolicyChange {
+            reset: true,
+            ..PolicyChange::default()
+        })
+        .await);
+    assert_eq!(
+        (reset.policy.approval, reset.source),
+        (Approval::OnRequest, DefaultPolicySource::Config)
+    );
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert_eq!(snapshot.policy.approval.approval, Approval::OnRequest);
+    // A bad entry is refused and changes nothing.
+    let bad = host
+        .default_policy(PolicyChange {
+            allow_commands: vec!["  ".into()],
+            ..PolicyChange::default()
+        })
+        .await;
+    assert!(bad.is_err(), "{bad:?}");
+    let after = ok(host.default_policy(PolicyChange::default()).await);
+    assert_eq!(after.source, DefaultPolicySource::Config);
+    stop(host).await;
+}
+
 // ---- through the binary: the daemon, a kill -9, the CLI answering --------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

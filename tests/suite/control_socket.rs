@@ -345,7 +345,11 @@ async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
     for method in holon::protocol::METHODS {
         if matches!(
             *method,
-            "runtime.status" | "runtime.shutdown" | "agents.list" | "events.unsubscribe"
+            "runtime.status"
+                | "runtime.shutdown"
+                | "runtime.policy"
+                | "agents.list"
+                | "events.unsubscribe"
         ) {
             continue;
         }

@@ -164,6 +164,12 @@ async fn every_method_answers_with_its_paired_type() {
                 ..Default::default()
             },
         },
+        Request::RuntimePolicy {
+            change: holon::runtime::approvals::policy::PolicyChange {
+                allow_paths: vec!["docs/".into()],
+                ..Default::default()
+            },
+        },
         Request::EventsPage {
             agent_id: agent(),
             from_seq: 1,

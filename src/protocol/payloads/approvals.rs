@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::approval::ApprovalRecord;
+/// `default_policy_changed`: the runtime's default policy, after the
+/// operator set it (`holon policy`) or returned it to config `[policy]`.
+pub use crate::model::approval::DefaultPolicy;
 
 /// `workspace_policy_changed`: a workspace's approval policy was set (or
 /// returned to the runtime's: `source` says which applies now).

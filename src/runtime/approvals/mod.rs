@@ -10,3 +10,7 @@ pub use crate::model::approval::*;
 pub mod gate;
 pub mod ops;
 pub mod policy;
+
+/// The store setting that keeps the operator's default policy
+/// (`holon policy`); absent: config `[policy]`.
+pub const DEFAULT_POLICY: &str = "default_policy";

@@ -154,7 +154,7 @@ impl RuntimeHost {
         change: PolicyChange,
     ) -> Result<ev::WorkspacePolicyChanged, RuntimeError> {
         let (id, wid) = (agent_id.to_owned(), workspace_id.to_owned());
-        let runtime = self.inner.config.policy.clone();
+        let runtime = self.inner.default_policy();
         let changed = self
             .inner
             .store
@@ -167,6 +167,22 @@ impl RuntimeHost {
                             workspace_id: wid.clone(),
                         },
                     )));
+                }
+                // No change asked for: a read, which must not turn the
+                // inherited policy into a copy of its own.
+                if change.is_empty() {
+                    return Ok(match agent.workspaces.policies.get(&wid) {
+                        Some(own) => ev::WorkspacePolicyChanged {
+                            workspace_id: wid.clone(),
+                            policy: own.clone(),
+                            source: PolicySource::Workspace,
+                        },
+                        None => ev::WorkspacePolicyChanged {
+                            workspace_id: wid.clone(),
+                            policy: runtime.clone(),
+                            source: PolicySource::Runtime,
+                        },
+                    });
                 }
                 let next = change
                     .apply(agent.workspaces.policies.get(&wid), &runtime)
@@ -198,6 +214,66 @@ impl RuntimeHost {
         Ok(changed)
     }
 
+    /// The runtime's default policy (every workspace without its own), or
+    /// a change to it: kept in the store over config `[policy]` until
+    /// `reset`. Every agent's ledger records `default_policy_changed`; it
+    /// applies from each agent's next tool call.
+    pub async fn default_policy(
+        &self,
+        change: PolicyChange,
+    ) -> Result<crate::model::approval::DefaultPolicy, RuntimeError> {
+        use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
+        use crate::runtime::approvals::DEFAULT_POLICY;
+        let inner = &self.inner;
+        let _one = inner.default_policy_change.lock().await;
+        if change.is_empty() {
+            return Ok(inner
+                .default_policy
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone());
+        }
+        let config = inner.config.policy.clone();
+        let now = inner
+            .store
+            .write(move |tx| {
+                let current: Option<crate::model::approval::ApprovalPolicy> =
+                    tx.setting(DEFAULT_POLICY)?;
+                let next = change
+                    .apply(current.as_ref(), &config)
+                    .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
+                tx.put_setting(DEFAULT_POLICY, next.as_ref())?;
+                let now = match next {
+                    Some(policy) => DefaultPolicy {
+                        policy,
+                        source: DefaultPolicySource::Operator,
+                    },
+                    None => DefaultPolicy {
+                        policy: config.clone(),
+                        source: DefaultPolicySource::Config,
+                    },
+                };
+                let provenance = Provenance {
+                    source: Some("operator".into()),
+                    ..Provenance::default()
+                };
+                for agent_id in tx.agent_ids()? {
+                    tx.append_event(new_event(
+                        &agent_id,
+                        provenance.clone(),
+                        Event::DefaultPolicyChanged(now.clone()),
+                    ))?;
+                }
+                Ok(now)
+            })
+            .await?;
+        *inner
+            .default_policy
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = now.clone();
+        Ok(now)
+    }
+
     /// Approve and run the call. `always` extends the workspace's
     /// allow-list so calls like it no longer ask.
     pub async fn approve(
@@ -207,7 +283,7 @@ impl RuntimeHost {
         always: bool,
     ) -> Result<ApprovalRecord, RuntimeError> {
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
-        let default_policy = self.inner.config.policy.clone();
+        let default_policy = self.inner.default_policy();
         let rec = self
             .inner
             .store

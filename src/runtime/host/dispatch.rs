@@ -299,6 +299,9 @@ impl RuntimeHost {
                 self.set_workspace_policy(&agent_id, &workspace_id, change)
                     .await?,
             )),
+            Request::RuntimePolicy { change } => {
+                Ok(Response::RuntimePolicy(self.default_policy(change).await?))
+            }
             Request::TriggerShow { agent_id } => {
                 Ok(Response::TriggerShow(self.trigger_show(&agent_id).await?))
             }

@@ -12,10 +12,12 @@ use tokio::sync::{broadcast, Notify};
 
 use super::cancel::TurnCancel;
 use super::{actor, backups, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::sandbox::SandboxMode;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::ensure_agent;
 use crate::runtime::agent::{validate_agent_id, AgentRecord};
+use crate::runtime::approvals::DEFAULT_POLICY;
 use crate::runtime::command_tasks::CommandTasks;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store};
@@ -27,9 +29,19 @@ impl RuntimeHost {
         let (shutdown, _) = tokio::sync::watch::channel(false);
         let (live, _) = broadcast::channel(1024);
         let support = crate::runtime::sandbox::Support::probe();
+        let default_policy = match store.read()?.setting(DEFAULT_POLICY)? {
+            Some(policy) => DefaultPolicy {
+                policy,
+                source: DefaultPolicySource::Operator,
+            },
+            None => DefaultPolicy {
+                policy: config.policy.clone(),
+                source: DefaultPolicySource::Config,
+            },
+        };
         if let (Some(why), true) = (
             &support.missing,
-            config.policy.sandbox != Some(SandboxMode::Off),
+            default_policy.policy.sandbox != Some(SandboxMode::Off),
         ) {
             // Once, at start: the snapshot and the status line keep saying it.
             match config.sandbox_required {
@@ -81,6 +93,8 @@ impl RuntimeHost {
                 went_idle_any: Notify::new(),
                 backup_lock: tokio::sync::Mutex::new(()),
                 actor_body: run_actor,
+                default_policy: std::sync::RwLock::new(default_policy),
+                default_policy_change: tokio::sync::Mutex::new(()),
             }
         });
         tokio::spawn(quiet::run(

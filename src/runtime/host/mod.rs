@@ -215,6 +215,12 @@ pub(crate) struct HostInner {
     /// What an agent's actor runs (`lifecycle`): given at start, so this
     /// handle, which every feature uses, never depends on the turn.
     actor_body: ActorBody,
+    /// The policy of every workspace without its own: `[policy]`, or the
+    /// operator's `holon policy` kept in the store (`approvals::ops`).
+    pub(crate) default_policy: std::sync::RwLock<crate::model::approval::DefaultPolicy>,
+    /// One default-policy change at a time, so the store and the copy
+    /// above agree in order.
+    pub(crate) default_policy_change: tokio::sync::Mutex<()>,
 }
 
 /// Starts an agent's actor task.
@@ -235,6 +241,15 @@ pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> RuntimeErro
 }
 
 impl HostInner {
+    /// The policy of every workspace without its own, as it stands now.
+    pub(crate) fn default_policy(&self) -> crate::model::approval::ApprovalPolicy {
+        self.default_policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .policy
+            .clone()
+    }
+
     pub(crate) fn actors(&self) -> std::sync::MutexGuard<'_, HashMap<String, Actor>> {
         self.actors.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -63,7 +63,7 @@ impl RuntimeHost {
         let agent = self.inner.agent_record(agent_id)?;
         let state = agent.workspaces.clone();
         let home = self.inner.agent_home(agent_id);
-        let policy = self.inner.config.policy.clone();
+        let policy = self.inner.default_policy();
         let current = ws::snapshot(&state, &home, &policy);
         let wsr = RuntimeError::Workspace;
 
@@ -240,7 +240,7 @@ impl RuntimeHost {
         };
         let id = agent_id.to_owned();
         let home = self.inner.agent_home(agent_id);
-        let policy = self.inner.config.policy.clone();
+        let policy = self.inner.default_policy();
         let retained_now = match &ended {
             Some(SessionEnd::Retained(s, ..)) => vec![s.clone()],
             _ => vec![],
@@ -408,7 +408,7 @@ impl RuntimeHost {
         }
         let id = agent_id.to_owned();
         let home = self.inner.agent_home(agent_id);
-        let policy = self.inner.config.policy.clone();
+        let policy = self.inner.default_policy();
         self.inner
             .store
             .write(move |tx| {

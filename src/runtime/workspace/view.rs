@@ -66,7 +66,7 @@ impl HostInner {
         ws::snapshot(
             &agent.workspaces,
             &self.agent_home(&agent.id),
-            &self.config.policy,
+            &self.default_policy(),
         )
     }
 

@@ -103,6 +103,25 @@ pub(super) fn approval_denied(p: &ev::ApprovalChanged) -> String {
     colon(head, a.note.as_deref().map(preview))
 }
 
+pub(super) fn default_policy_changed(p: &ev::DefaultPolicy) -> String {
+    use crate::model::approval::DefaultPolicySource;
+    let whose = match p.source {
+        DefaultPolicySource::Operator => "set by the operator",
+        DefaultPolicySource::Config => "config [policy]",
+    };
+    let mut s = format!(
+        "Default approval policy is now {} ({whose}); workspaces without their own follow it",
+        p.policy.approval.as_str()
+    );
+    if !p.policy.allow_commands.is_empty() {
+        s.push_str(&format!(
+            "; allowed: {}",
+            p.policy.allow_commands.join(", ")
+        ));
+    }
+    s
+}
+
 pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
     let whose = match p.source {
         PolicySource::Workspace => "its own",

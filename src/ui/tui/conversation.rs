@@ -485,6 +485,7 @@ impl Conversation {
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)
+            | K::DefaultPolicyChanged(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)

@@ -316,6 +316,8 @@ impl AgentView {
                 Touched::RefreshSummary
             }
             K::AgentBudgetChanged(_) => Touched::RefreshSummary,
+            // The status line names the policy in force.
+            K::WorkspacePolicyChanged(_) | K::DefaultPolicyChanged(_) => Touched::RefreshSummary,
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
                 self.status = to.as_str().to_owned();
@@ -390,7 +392,6 @@ impl AgentView {
             | K::ApprovalRequested(_)
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
-            | K::WorkspacePolicyChanged(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
             | K::DisplayModeChanged(_) => Touched::Nothing,

@@ -84,6 +84,17 @@ pub fn view(state: &State, frame: &mut Frame) {
     }
 }
 
+/// The status line's word for an approval mode, and its priority.
+fn approval_mark(a: crate::model::approval::Approval) -> (u8, &'static str) {
+    use crate::model::approval::Approval;
+    match a {
+        Approval::OnRequest => (7, "asks: escapes"),
+        Approval::Never => (7, "asks: never"),
+        Approval::OnWrite => (3, "asks: writes"),
+        Approval::Always => (3, "asks: all"),
+    }
+}
+
 /// One status segment: its spans and how important it is (0 = kept last).
 struct Segment {
     priority: u8,
@@ -148,6 +159,11 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
             _ => (6, t.dim()),
         };
         left.push(seg(priority, vec![Span::styled(mark, style)]));
+        // Which calls wait for the operator (the workspace's own policy,
+        // else the runtime's default): worth its room when something asks
+        // before it runs, the first to go when only escapes do.
+        let (priority, ask) = approval_mark(x.policy.approval.approval);
+        left.push(seg(priority, vec![Span::styled(ask, t.dim())]));
     }
     let effort = a.summary.as_ref().and_then(|s| s.reasoning_effort);
     let model = match &a.model {

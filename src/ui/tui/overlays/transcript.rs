@@ -358,6 +358,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)
+            | K::DefaultPolicyChanged(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)

@@ -492,3 +492,15 @@ fn bench_render_cost_follows_the_screen() {
         println!("{rows:>7} rows: conversation {conversation:?}, events {events:?}");
     }
 }
+
+#[test]
+fn the_status_line_names_an_approval_policy_that_asks() {
+    use crate::model::approval::Approval;
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    assert!(!screen(&st).contains("asks: writes"));
+    if let Some(x) = st.agent.execution.as_mut() {
+        x.policy.approval.approval = Approval::OnWrite;
+    }
+    let text = screen(&st);
+    assert!(text.contains("⌂ holon · asks: writes"), "{text}");
+}
