@@ -158,6 +158,8 @@ impl ToolExecuted {
         let obj = result.as_object()?;
         let mut facts = serde_json::Map::new();
         for key in [
+            "status",
+            "approval_id",
             "task_id",
             "exit_status",
             "disposition",
@@ -443,6 +445,9 @@ pub enum GuidanceScope {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ToolFacts {
+    /// `awaiting_approval` when the call waits for the operator.
+    pub status: Option<String>,
+    pub approval_id: Option<String>,
     pub task_id: Option<String>,
     pub exit_status: Option<i64>,
     pub disposition: Option<String>,

@@ -10,7 +10,9 @@
 //! is never read-only and never matches the allow-list: `cargo test; rm -rf
 //! x` is not `cargo test`.
 
-pub use crate::model::approval::{Action, Approval, ApprovalPolicy, PolicyChange};
+pub use crate::model::approval::{
+    always_rule, compound, Action, Approval, ApprovalPolicy, PolicyChange,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
@@ -42,13 +44,6 @@ const READ_ONLY: &[&str] = &[
     "git rev-parse",
     "tree",
 ];
-
-/// Whether `cmd` joins commands or redirects: then it is judged as a
-/// whole, never by its first word.
-fn compound(cmd: &str) -> bool {
-    const OPERATORS: &[&str] = &[";", "&", "|", ">", "<", "`", "$(", "\n"];
-    OPERATORS.iter().any(|op| cmd.contains(op))
-}
 
 /// `prefix` is `cmd`'s first words (whole words, not a string prefix:
 /// `git status` does not allow `git statusx`).
@@ -123,29 +118,6 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
                 }
             ))
         }
-    }
-}
-
-/// What "always allow" adds to the allow-lists for `action`: a command's
-/// program and subcommand (`cargo test`, `make`), or the patch's paths.
-/// A compound command adds nothing (it could never match).
-pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
-    match action {
-        Action::Command(cmd) if !compound(cmd) => {
-            let mut words = cmd.split_whitespace();
-            let first = words.next().unwrap_or_default();
-            let rule = match words.next() {
-                Some(w) if !w.starts_with('-') && !w.contains('/') && !w.contains('=') => {
-                    format!("{first} {w}")
-                }
-                _ => first.to_owned(),
-            };
-            ((!rule.is_empty()).then_some(rule), Vec::new())
-        }
-        Action::Command(_) => (None, Vec::new()),
-        Action::Write(paths) => (None, paths.clone()),
-        // Leaving the sandbox is asked every time.
-        Action::Escape { .. } => (None, Vec::new()),
     }
 }
 

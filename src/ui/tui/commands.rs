@@ -155,6 +155,19 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
     }
 }
 
+/// `y` / `a` on an empty composer: approve the oldest waiting call.
+pub fn answer_oldest(state: &mut State, always: bool, fx: &mut Vec<Effect>) {
+    let Some((id, _)) = state.composer.approvals.first().cloned() else {
+        return;
+    };
+    let request = Request::ApprovalApprove {
+        approval_id: id,
+        agent_id: Some(state.agent_id.clone()),
+        always,
+    };
+    fx.push(call(state, request, Pending::Answer));
+}
+
 /// `/approve ID [--always]`, `/deny ID [NOTE]`: without an id, the
 /// approvals overlay opens instead.
 fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {

@@ -22,13 +22,16 @@ pub struct Composer {
     pub selected: usize,
     /// Esc closed the menu for the current text.
     dismissed: bool,
+    /// The calls waiting for the operator here, (id, what): `/approve`
+    /// and `/deny` complete them.
+    pub approvals: Vec<(String, String)>,
 }
 
 /// One completion candidate: what to insert and how it reads in the menu.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub label: String,
-    pub description: &'static str,
+    pub description: String,
     /// The composer text once chosen.
     pub replacement: String,
 }
@@ -264,11 +267,22 @@ impl Composer {
                 .into_iter()
                 .map(|c| Candidate {
                     label: usage(c),
-                    description: c.description,
+                    description: c.description.to_owned(),
                     replacement: match c.usage.is_empty() {
                         true => format!("/{}", c.name),
                         false => format!("/{} ", c.name),
                     },
+                })
+                .collect(),
+            // The ids of the calls waiting here.
+            Some((name @ ("approve" | "deny"), arg)) if !arg.contains(' ') => self
+                .approvals
+                .iter()
+                .filter(|(id, _)| id.starts_with(arg) && id != arg)
+                .map(|(id, what)| Candidate {
+                    label: id.clone(),
+                    description: what.clone(),
+                    replacement: format!("/{name} {id} "),
                 })
                 .collect(),
             Some((name, arg)) if !arg.contains(' ') => {
@@ -282,7 +296,7 @@ impl Composer {
                 choices
                     .map(|ch| Candidate {
                         label: (*ch).to_owned(),
-                        description: c.description,
+                        description: c.description.to_owned(),
                         replacement: format!("/{name} {ch}"),
                     })
                     .collect()

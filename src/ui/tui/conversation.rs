@@ -14,8 +14,9 @@ use std::collections::HashMap;
 
 use super::fmt::ts_ms;
 use super::msg::RequestId;
-use super::rows::{CommandRow, PromptState, Row, RowKind, Tone};
+use super::rows::{ApprovalRow, ApprovalState, CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, patch_files};
+use crate::model::approval::ApprovalStatus;
 use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::types::TaskRecord;
 use crate::protocol::types::{MessageBody, Priority};
@@ -91,6 +92,9 @@ pub enum Scroll {
 pub struct Applied {
     /// An `action_required` row arrived.
     pub attention: bool,
+    /// An approval was answered and nothing in the conversation waits for
+    /// the operator any more.
+    pub settled: bool,
 }
 
 #[derive(Debug)]
@@ -372,6 +376,15 @@ impl Conversation {
             }
             K::BriefCreated(p) => {
                 let body = p.brief.text.trim().to_owned();
+                // A turn that only asked for approval has nothing to say
+                // beyond its waiting row.
+                let waits_here = |r: &Row| {
+                    matches!(r.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting)
+                        && r.message_id == message_id
+                };
+                if body.is_empty() && message_id.is_some() && self.rows.iter().any(waits_here) {
+                    return applied;
+                }
                 self.hide_repeated_progress(message_id.as_deref(), &body);
                 applied.attention = op.visibility == Visibility::ActionRequired;
                 let kind = RowKind::Brief {
@@ -384,20 +397,39 @@ impl Conversation {
             }
             K::ApprovalRequested(p) => {
                 applied.attention = true;
-                let a = &p.approval;
-                let text = format!(
-                    "**{}** wants to run {} in {}.\n\n{}.\n\n`/approve {}` runs it · \
-                     `/approve {} --always` also allows calls like it · `/deny {} NOTE` · \
-                     Ctrl+O y lists every waiting call",
-                    a.tool_name, a.summary, a.workspace_id, a.why, a.id, a.id, a.id
+                let i = self.push(
+                    RowKind::Approval(approval_row(&p.approval)),
+                    DisplayMode::Info,
                 );
-                let kind = RowKind::Brief {
-                    visibility: op.visibility,
-                    title: op.title.clone(),
-                    text,
-                };
-                let i = self.push(kind, DisplayMode::Info);
                 self.rows[i].message_id = message_id;
+            }
+            K::ApprovalGranted(p) | K::ApprovalDenied(p) => {
+                let a = &p.approval;
+                let answer = match a.status {
+                    ApprovalStatus::Denied => ApprovalState::Denied {
+                        note: a.note.clone(),
+                    },
+                    _ => ApprovalState::Approved { always: a.always },
+                };
+                let row = self
+                    .rows
+                    .iter_mut()
+                    .rev()
+                    .find(|r| matches!(r.kind(), RowKind::Approval(x) if x.id == a.id));
+                match row {
+                    Some(row) => {
+                        if let RowKind::Approval(x) = row.kind_mut() {
+                            x.state = answer;
+                        }
+                    }
+                    // Asked before the history this console holds.
+                    None => {
+                        let mut x = approval_row(a);
+                        x.state = answer;
+                        self.push(RowKind::Approval(x), DisplayMode::Info);
+                    }
+                }
+                applied.settled = !self.needs_operator();
             }
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
             K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
@@ -482,8 +514,6 @@ impl Conversation {
             | K::ExternalTriggerRotated(_)
             | K::ExternalTriggerRevoked(_)
             | K::ExternalTriggerDelivered(_)
-            | K::ApprovalGranted(_)
-            | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
             | K::RuntimeStarted(_)
@@ -644,7 +674,36 @@ impl Conversation {
         }
     }
 
+    /// Whether a row still waits for the operator: a call to approve, or
+    /// a question asked since their last prompt.
+    pub fn needs_operator(&self) -> bool {
+        self.rows.iter().any(|r| match r.kind() {
+            RowKind::Approval(a) => a.state == ApprovalState::Waiting,
+            RowKind::Brief { visibility, .. } => *visibility == Visibility::ActionRequired,
+            _ => false,
+        })
+    }
+
+    /// The calls waiting for the operator, oldest first: (id, summary).
+    pub fn waiting_approvals(&self) -> Vec<(String, String)> {
+        self.rows
+            .iter()
+            .filter_map(|r| match r.kind() {
+                RowKind::Approval(a) if a.state == ApprovalState::Waiting => {
+                    Some((a.id.clone(), format!("{} {}", a.tool, a.summary)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     fn tool_executed(&mut self, p: &ev::ToolExecuted, op: &OperatorEvent) {
+        // A gated call did not run: its approval row shows it.
+        if p.facts().and_then(|f| f.status).as_deref() == Some("awaiting_approval")
+            || (p.result_facts.is_none() && p.result_preview.contains("\"awaiting_approval\""))
+        {
+            return;
+        }
         if p.tool_name == "ApplyPatch" && !p.is_error {
             let files = patch_files(p);
             if !files.is_empty() {
@@ -671,6 +730,52 @@ impl Conversation {
             }
         }
         self.generic(op);
+    }
+}
+
+/// The row of a gated call, from its approval record.
+fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
+    use crate::model::approval::{always_rule, Action};
+    let text = |k: &str| {
+        a.arguments
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let escape = a.arguments.get("escalate").and_then(|v| v.as_bool()) == Some(true);
+    let cmd = match a.tool_name.as_str() {
+        "ExecCommand" => text("cmd"),
+        _ => None,
+    };
+    let patch = match a.tool_name.as_str() {
+        "ApplyPatch" => text("patch"),
+        _ => None,
+    };
+    let always_adds = match (&cmd, &patch) {
+        (Some(c), _) if !escape => match always_rule(&Action::Command(c.clone())) {
+            (Some(rule), _) => Some(format!("`{rule}`")),
+            _ => None,
+        },
+        (_, Some(_)) => Some(format!("writing {}", a.summary.trim_matches('`'))),
+        _ => None,
+    };
+    ApprovalRow {
+        id: a.id.clone(),
+        tool: a.tool_name.clone(),
+        summary: a.summary.clone(),
+        why: a.why.clone(),
+        workspace_id: a.workspace_id.clone(),
+        cmd,
+        justification: text("justification").filter(|_| escape),
+        patch,
+        always_adds,
+        state: match a.status {
+            ApprovalStatus::Pending => ApprovalState::Waiting,
+            ApprovalStatus::Granted => ApprovalState::Approved { always: a.always },
+            ApprovalStatus::Denied => ApprovalState::Denied {
+                note: a.note.clone(),
+            },
+        },
     }
 }
 

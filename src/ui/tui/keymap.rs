@@ -14,6 +14,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 pub enum KeyContext {
     Global,
     Composer,
+    /// The composer is empty (a key there types nothing yet).
+    EmptyComposer,
+    /// The composer is empty and a tool call waits for the operator.
+    Answer,
     /// After the overlay prefix (Ctrl+O).
     Prefix,
     /// Any overlay (lists, scrolling, closing).
@@ -34,6 +38,8 @@ impl KeyContext {
         match self {
             KeyContext::Global => "Everywhere",
             KeyContext::Composer => "Composer",
+            KeyContext::EmptyComposer => "Composer, while empty",
+            KeyContext::Answer => "A tool call waits for your approval (composer empty)",
             KeyContext::Prefix => "Overlays (press Ctrl+O, then)",
             KeyContext::Overlay => "In any overlay",
             KeyContext::Agents => "Agents overlay",
@@ -219,6 +225,10 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[ctrl('u')], "Ctrl+U", A::KillToStart, "cut to the start of the line", ""),
     bind(C::Composer, &[ctrl('w'), with(K::Backspace, KeyModifiers::ALT)], "Ctrl+W / Alt+Backspace", A::KillWord, "cut the word before the cursor", ""),
     bind(C::Composer, &[ctrl('y')], "Ctrl+Y", A::Yank, "paste the last cut text", ""),
+    bind(C::EmptyComposer, &[ch('?')], "?", A::Open(O::Help), "help: keys and commands (after any other character `?` types itself)", ""),
+    bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the oldest waiting call once: it runs, its result goes to the agent", "approve"),
+    bind(C::Answer, &[ch('a')], "a", A::ApproveAlways, "approve it, and allow calls like it from now on (the row names the rule)", "always"),
+    bind(C::Answer, &[ch('n')], "n", A::Deny, "deny it: types `/deny ID ` for your note, Enter sends", "deny"),
     bind(C::Prefix, &[ch('h'), ch('?')], "h / ?", A::Open(O::Help), "help: keys and commands", "help"),
     bind(C::Prefix, &[ch('a')], "a", A::Open(O::Agents), "agents", "agents"),
     bind(C::Prefix, &[ch('t')], "t", A::Open(O::Tasks), "tasks", "tasks"),
@@ -493,6 +503,8 @@ pub fn reference_markdown() -> String {
     let contexts = [
         C::Global,
         C::Composer,
+        C::EmptyComposer,
+        C::Answer,
         C::Prefix,
         C::Overlay,
         C::Agents,
@@ -558,14 +570,20 @@ const OVERLAYS: &str = "
   approves (`approval.approve`: the call runs, its result goes to the agent),
   `A` approves and extends the workspace's allow-list, `d` denies with a note
   (`approval.deny`). The first answer wins; a console that answered second
-  shows the runtime's \"already answered\". The approval row in the
-  conversation names `/approve ID` and `/deny ID`.
+  shows the runtime's \"already answered\". In the conversation, a waiting
+  call's row shows the command (or the patch as a coloured diff), why the policy
+  asks and what \"always\" would allow; with the composer empty `y`, `a` and `n`
+  answer the oldest one, and `/approve`, `/deny` complete waiting ids with Tab.
+  The answer (from any terminal) turns the row into `✓ approved …` or
+  `✗ denied: NOTE` and clears the banner when nothing else waits.
 ";
 
 /// The contexts the help overlay lists, in order.
 pub const HELP_CONTEXTS: &[KeyContext] = &[
     C::Global,
     C::Composer,
+    C::EmptyComposer,
+    C::Answer,
     C::Prefix,
     C::Overlay,
     C::Agents,

@@ -53,7 +53,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if !state.overlays.is_empty() {
         return overlay_key(state, key, fx);
     }
-    let action = resolve(&[KeyContext::Global, KeyContext::Composer], &key);
+    let action = resolve(&state.composer_contexts(), &key);
     let h = usize::from(layout(state).conversation.height);
     let ctx = state.scroll_ctx();
     let menu = state.composer.menu_open();
@@ -80,6 +80,16 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::HistoryNext) if menu => state.composer.select(1),
         Some(Action::Complete) => {
             state.composer.complete();
+        }
+        Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
+        Some(Action::Approve) => commands::answer_oldest(state, false, fx),
+        Some(Action::ApproveAlways) => commands::answer_oldest(state, true, fx),
+        Some(Action::Deny) => {
+            if let Some((id, _)) = state.composer.approvals.first() {
+                let text = format!("/deny {id} ");
+                state.composer.insert(&text);
+                state.composer.dismiss_menu();
+            }
         }
         Some(Action::Submit) => {
             if menu && complete_before_submit(state) {

@@ -54,6 +54,44 @@ pub struct CommandRow {
     pub output: Option<String>,
 }
 
+/// Where a gated call stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalState {
+    Waiting,
+    /// `always`: the allow-list now covers calls like it.
+    Approved {
+        always: bool,
+    },
+    Denied {
+        note: Option<String>,
+    },
+}
+
+/// A tool call that waits (or waited) for the operator: what it would
+/// do, why it asks, and the answer once there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRow {
+    pub id: String,
+    pub tool: String,
+    /// One line: the command, or the files a patch writes.
+    pub summary: String,
+    pub why: String,
+    pub workspace_id: String,
+    /// The command as it would run (ExecCommand).
+    pub cmd: Option<String>,
+    /// The model's reason to leave the sandbox (an escape).
+    pub justification: Option<String>,
+    /// The patch as it would apply (ApplyPatch).
+    pub patch: Option<String>,
+    /// What "always" would add to the allow-list, when anything.
+    pub always_adds: Option<String>,
+    pub state: ApprovalState,
+}
+
+/// Most lines of a waiting patch shown in the conversation (`/approvals`
+/// and the transcript have the rest).
+pub const PATCH_LINES: usize = 20;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowKind {
     Operator {
@@ -74,6 +112,7 @@ pub enum RowKind {
         message_id: Option<String>,
     },
     Command(CommandRow),
+    Approval(ApprovalRow),
     Patch {
         action: String,
         path: String,
@@ -135,6 +174,7 @@ impl Row {
             | RowKind::Brief { .. }
             | RowKind::Alert { .. }
             | RowKind::Note { .. } => true,
+            RowKind::Approval(a) => a.state == ApprovalState::Waiting,
             RowKind::Command(c) => c.operator,
             RowKind::Patch { .. } | RowKind::Event(_) => false,
         }
@@ -175,6 +215,7 @@ pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<
             lines
         }
         RowKind::Command(c) => command(c, width, mode, t),
+        RowKind::Approval(a) => approval(a, width, t),
         RowKind::Patch {
             action,
             path,
@@ -285,6 +326,157 @@ fn brief(v: Visibility, title: &str, text: &str, width: usize, t: Theme) -> Vec<
         }
     }
     lines
+}
+
+/// A waiting call: a headline, what it would do (the command, or the
+/// patch as a coloured diff), why it asks and the keys that answer it.
+/// Answered: one line with the answer.
+fn approval(a: &ApprovalRow, width: usize, t: Theme) -> Vec<Line<'static>> {
+    let what = match &a.cmd {
+        Some(cmd) => format!("`{}`", cmd.lines().next().unwrap_or("").trim()),
+        None => a.summary.clone(),
+    };
+    let answered = |mark: &'static str, style: Style, text: String| {
+        let spans = [Span::styled(sanitize(&text), style)];
+        wrap(&spans, width, &[Span::styled(mark, style)], &[pad()])
+    };
+    match &a.state {
+        ApprovalState::Approved { always: false } => {
+            return answered("✓ ", t.ok(), format!("approved {} {what}", a.tool))
+        }
+        ApprovalState::Approved { always: true } => {
+            let rule = a
+                .always_adds
+                .as_deref()
+                .map(|r| format!(" · from now on {r} runs without asking"))
+                .unwrap_or_default();
+            return answered("✓ ", t.ok(), format!("approved {} {what}{rule}", a.tool));
+        }
+        ApprovalState::Denied { note } => {
+            let note = note
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default();
+            return answered("✗ ", t.err(), format!("denied {} {what}{note}", a.tool));
+        }
+        ApprovalState::Waiting => {}
+    }
+    let gutter = || Span::styled("┃ ", t.attention());
+    let verb = match (&a.cmd, &a.justification) {
+        (_, Some(_)) => "wants to run outside the sandbox",
+        (Some(_), None) => "wants to run",
+        (None, None) => "wants to write",
+    };
+    let head = [
+        Span::styled(format!("{} {verb}", a.tool), t.strong()),
+        Span::styled(
+            format!(" · waits for your answer · in {}", a.workspace_id),
+            t.dim(),
+        ),
+    ];
+    let mut lines = wrap(
+        &head,
+        width,
+        &[Span::styled("▲ ", t.attention())],
+        &[gutter()],
+    );
+    if let Some(cmd) = &a.cmd {
+        for l in sanitize(cmd).lines() {
+            let spans = [Span::styled(format!("$ {l}"), t.bold())];
+            lines.extend(wrap(&spans, width, &[gutter()], &[gutter(), pad()]));
+        }
+    }
+    if let Some(patch) = &a.patch {
+        lines.extend(diff_lines(patch, width, PATCH_LINES, t, gutter()));
+    } else if a.cmd.is_none() {
+        let spans = [Span::raw(sanitize(&a.summary))];
+        lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    }
+    if let Some(j) = &a.justification {
+        let spans = [Span::styled(format!("why: {}", sanitize(j)), t.text())];
+        lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    }
+    let spans = [Span::styled(sanitize(&a.why), t.dim())];
+    lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    let always = match &a.always_adds {
+        Some(rule) => format!("a always (allows {rule} from now on)"),
+        None => "a approve (asked again next time)".to_owned(),
+    };
+    let keys = [
+        Span::styled("y", t.bold()),
+        Span::raw(" approve once · "),
+        Span::styled(always, t.text()),
+        Span::raw(" · "),
+        Span::styled("n", t.bold()),
+        Span::raw(" deny with a note"),
+        Span::styled(format!("   /approve {}", a.id), t.dim()),
+    ];
+    lines.extend(wrap(&keys, width, &[gutter()], &[gutter()]));
+    lines
+}
+
+/// A unified diff, coloured (`+` green, `-` red, hunks dim) with the new
+/// file's line numbers, cut to `max` lines with a note of the rest.
+pub fn diff_lines(
+    patch: &str,
+    width: usize,
+    max: usize,
+    t: Theme,
+    gutter: Span<'static>,
+) -> Vec<Line<'static>> {
+    let text = sanitize(patch);
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut new_line: Option<u64> = None;
+    for (i, l) in all.iter().enumerate() {
+        if i == max {
+            let note = format!("… {} more lines", all.len() - max);
+            out.push(Line::from(vec![
+                gutter.clone(),
+                Span::styled(note, t.dim()),
+            ]));
+            break;
+        }
+        let (style, number) = if l.starts_with("@@") {
+            new_line = hunk_start(l);
+            (t.dim(), None)
+        } else if l.starts_with("+++") || l.starts_with("---") || l.starts_with("***") {
+            (t.bold(), None)
+        } else if l.starts_with('+') {
+            let n = new_line;
+            new_line = new_line.map(|n| n + 1);
+            (t.ok(), n)
+        } else if l.starts_with('-') {
+            (t.err(), None)
+        } else {
+            let n = new_line;
+            new_line = new_line.map(|n| n + 1);
+            (t.text(), n)
+        };
+        let number = match number {
+            Some(n) => format!("{n:>4} "),
+            None => "     ".to_owned(),
+        };
+        // Indentation is the diff's meaning: cut, never collapsed.
+        let room = width.saturating_sub(3 + number.len()).max(4);
+        let pieces = chop(l, room);
+        let mut shown = pieces.first().cloned().unwrap_or_default();
+        if pieces.len() > 1 {
+            shown.push('…');
+        }
+        out.push(Line::from(vec![
+            gutter.clone(),
+            Span::styled(number, t.dim()),
+            Span::styled(shown, style),
+        ]));
+    }
+    out
+}
+
+/// The first new-file line of a hunk header `@@ -a,b +c,d @@`.
+fn hunk_start(header: &str) -> Option<u64> {
+    let plus = header.split_whitespace().find(|w| w.starts_with('+'))?;
+    plus[1..].split(',').next()?.parse().ok()
 }
 
 fn command(c: &CommandRow, width: usize, mode: DisplayMode, t: Theme) -> Vec<Line<'static>> {

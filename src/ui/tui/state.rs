@@ -128,6 +128,22 @@ pub struct State {
 }
 
 impl State {
+    /// Where a key in the composer is looked up, most specific first:
+    /// an empty composer answers a waiting call (`y`, `a`, `n`) and opens
+    /// help (`?`).
+    pub fn composer_contexts(&self) -> Vec<super::keymap::KeyContext> {
+        use super::keymap::KeyContext as C;
+        let mut chain = Vec::with_capacity(4);
+        if self.composer.is_empty() && self.read_only().is_none() {
+            if !self.composer.approvals.is_empty() {
+                chain.push(C::Answer);
+            }
+            chain.push(C::EmptyComposer);
+        }
+        chain.extend([C::Global, C::Composer]);
+        chain
+    }
+
     /// Why the viewed agent takes no prompts or commands from here: a private
     /// child is steered by its parent (TaskInput on its supervising task).
     pub fn read_only(&self) -> Option<String> {

@@ -184,6 +184,15 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
             fx.push(Effect::Bell);
         }
     }
+    if applied.settled {
+        state.attention = false; // answered here or from another terminal
+    }
+    if matches!(
+        typed,
+        Event::ApprovalRequested(_) | Event::ApprovalGranted(_) | Event::ApprovalDenied(_)
+    ) {
+        state.composer.approvals = state.conversation.waiting_approvals();
+    }
     if let Event::DisplayModeChanged(p) = &typed {
         state.mode = p.to;
     }
@@ -234,14 +243,16 @@ fn history_arrived(
         let operator_task = operator_task(state, e, &typed);
         // An unanswered question in the history still marks the status
         // line (without the bell: it is not news).
-        if hist.apply(e, &typed, &op, operator_task).attention {
+        let applied = hist.apply(e, &typed, &op, operator_task);
+        if applied.attention {
             state.attention = true;
-        } else if op.is_operator_message() {
+        } else if op.is_operator_message() || applied.settled {
             state.attention = false;
         }
     }
     hist.applied_seq = hist.applied_seq.max(upto);
     state.conversation.prepend_history(hist);
+    state.composer.approvals = state.conversation.waiting_approvals();
     state.history = History::Done;
     for e in held {
         apply_live(state, &e, fx);
@@ -401,6 +412,9 @@ fn on_response(
                 .note(format!("/context: {}", e.message), Tone::Error),
         },
         Pending::Answer => match result.and_then(Response::take::<ApprovalRecord>) {
+            // This agent's approval row shows the answer (its event);
+            // another agent's gets a note.
+            Ok(a) if a.agent_id == state.agent_id => {}
             Ok(a) => {
                 let text = crate::ui::present::approvals::answered(&a);
                 state.conversation.note(text, Tone::Ok)

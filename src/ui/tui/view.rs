@@ -75,7 +75,16 @@ pub fn view(state: &State, frame: &mut Frame) {
         }
         hint_contexts = match state.composer.menu_open() {
             true => vec![KeyContext::Composer],
-            false => vec![KeyContext::Composer, KeyContext::Global],
+            // The answer keys first, then the composer's, then the rest.
+            false => {
+                let mut c: Vec<KeyContext> = state
+                    .composer_contexts()
+                    .into_iter()
+                    .filter(|c| !matches!(c, KeyContext::Global | KeyContext::Composer))
+                    .collect();
+                c.extend([KeyContext::Composer, KeyContext::Global]);
+                c
+            }
         };
     }
     hint_line(state, &hint_contexts, areas.hint, buf);
@@ -375,7 +384,7 @@ fn menu(candidates: &[Candidate], selected: usize, area: Rect, buf: &mut Buffer,
                 format!(" {}", fit(&c.label, label_w)),
                 style.patch(t.accent()),
             ),
-            Span::styled(fit(c.description, desc_w), style.patch(t.dim())),
+            Span::styled(fit(&c.description, desc_w), style.patch(t.dim())),
         ]);
         buf.set_line(area.x, y, &line, area.width);
         if i == selected {

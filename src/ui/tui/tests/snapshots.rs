@@ -13,7 +13,7 @@ use crate::runtime::agent::DisplayMode as StoredMode;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
-fn snap(name: &str, st: &State) {
+pub(super) fn snap(name: &str, st: &State) {
     let text = screen(st);
     let name = format!("{name}_{}x{}", st.width, st.height);
     insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
@@ -21,7 +21,7 @@ fn snap(name: &str, st: &State) {
     });
 }
 
-fn each_size(name: &str, mode: StoredMode, drive: impl Fn(&mut State)) {
+pub(super) fn each_size(name: &str, mode: StoredMode, drive: impl Fn(&mut State)) {
     for (w, h) in SIZES {
         let mut st = booted(&session(), mode, w, h);
         drive(&mut st);
@@ -229,7 +229,13 @@ fn child(
     }
 }
 
-fn approval(id: &str, agent: &str, tool: &str, summary: &str, why: &str) -> serde_json::Value {
+pub(super) fn approval(
+    id: &str,
+    agent: &str,
+    tool: &str,
+    summary: &str,
+    why: &str,
+) -> serde_json::Value {
     json!({
         "id": id, "agent_id": agent, "status": "pending", "tool_name": tool, "call_id": "call_1",
         "arguments": {}, "summary": summary, "why": why, "workspace_id": "ws_holon_1a2b3c4d",
@@ -273,6 +279,8 @@ fn approval_row_in_the_conversation() {
             "`rm -rf target/release`",
             "approval is `on_write`: `rm -rf target/release` is not a known read-only command and not on the allow-list",
         );
+        let mut rec = rec;
+        rec["arguments"] = json!({ "cmd": "rm -rf target/release" });
         let e = s.push(
             "approval_requested",
             Some("msg_1"),

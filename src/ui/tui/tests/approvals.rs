@@ -1,0 +1,259 @@
+//! A call waiting for the operator, in the conversation: the row shows
+//! what it would do (never "done" before it ran), single keys answer it,
+//! Tab completes its id, and an answer from any terminal settles the row
+//! and the banner.
+
+use crossterm::event::KeyCode;
+use serde_json::{json, Value};
+
+use super::super::msg::Msg;
+use super::super::rows::{ApprovalState, RowKind};
+use super::super::{update, State};
+use super::fixtures::*;
+use super::snapshots::{approval, each_size};
+use crate::protocol::Request;
+use crate::runtime::agent::DisplayMode as StoredMode;
+
+const PATCH: &str = "--- a/src/retry.rs\n+++ b/src/retry.rs\n@@ -10,4 +10,5 @@ fn backoff() {\n     let start = Instant::now();\n-    let deadline = Instant::now() + limit;\n+    let now = clock.now();\n+    let deadline = now + limit;\n     loop {\n";
+
+fn command_approval() -> Value {
+    let mut rec = approval(
+        "apr_01a2b3",
+        "main",
+        "ExecCommand",
+        "`touch notes.txt`",
+        "approval is `on_write`: `touch notes.txt` is not a known read-only command and not on the allow-list",
+    );
+    rec["arguments"] = json!({ "cmd": "touch notes.txt" });
+    rec
+}
+
+fn patch_approval() -> Value {
+    let mut rec = approval(
+        "apr_01a2b4",
+        "main",
+        "ApplyPatch",
+        "src/retry.rs",
+        "approval is `on_write`: the patch writes src/retry.rs",
+    );
+    rec["arguments"] = json!({ "patch": PATCH });
+    rec
+}
+
+/// Feed the request, then what the turn records for the gated call.
+fn asked(st: &mut State, rec: &Value) {
+    let mut s = session();
+    let mut e = s.push(
+        "approval_requested",
+        Some("msg_1"),
+        json!({ "approval": rec }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(st, Msg::Event(Box::new(e)));
+    let result = json!({
+        "ok": false, "status": "awaiting_approval", "approval_id": rec["id"],
+        "message": "was not run: the operator must approve it",
+    });
+    let mut e = s.push(
+        "tool_executed",
+        Some("msg_1"),
+        json!({
+            "run_id": "run_1", "call_id": "call_1", "tool_name": rec["tool_name"],
+            "arguments": rec["arguments"], "is_error": false, "duration_ms": 0,
+            "result_preview": result.to_string(),
+            "result_facts": { "status": "awaiting_approval", "approval_id": rec["id"],
+                              "message": "was not run: the operator must approve it" },
+        }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(st, Msg::Event(Box::new(e)));
+}
+
+fn answered(st: &mut State, rec: &Value, kind: &str, status: &str, extra: Value) {
+    let mut rec = rec.clone();
+    rec["status"] = json!(status);
+    rec["answered_at"] = json!("2026-11-23T09:15:00Z");
+    if let (Some(r), Some(x)) = (rec.as_object_mut(), extra.as_object()) {
+        r.extend(x.clone());
+    }
+    let mut e = session().push(kind, Some("msg_1"), json!({ "approval": rec }));
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(st, Msg::Event(Box::new(e)));
+}
+
+fn approval_rows(st: &State) -> Vec<&super::super::rows::ApprovalRow> {
+    st.conversation
+        .rows
+        .iter()
+        .filter_map(|r| match r.kind() {
+            RowKind::Approval(a) => Some(a),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_waiting_command_shows_what_it_would_run_and_never_done() {
+    each_size("approval_waiting_command", StoredMode::Info, |st| {
+        asked(st, &command_approval())
+    });
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    asked(&mut st, &command_approval());
+    let text = screen(&st);
+    assert!(text.contains("ExecCommand wants to run"), "{text}");
+    assert!(text.contains("$ touch notes.txt"), "{text}");
+    assert!(
+        text.contains("a always (allows `touch notes.txt` from now on)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("touch notes.txt ✓"),
+        "not done before it ran: {text}"
+    );
+    assert!(text.contains("NEEDS YOUR INPUT"), "{text}");
+    assert!(
+        text.contains("y approve"),
+        "the hint names the keys: {text}"
+    );
+}
+
+#[test]
+fn a_waiting_patch_shows_its_diff_with_line_numbers() {
+    each_size("approval_waiting_patch", StoredMode::Info, |st| {
+        asked(st, &patch_approval())
+    });
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    asked(&mut st, &patch_approval());
+    let text = screen(&st);
+    assert!(text.contains("ApplyPatch wants to write"), "{text}");
+    assert!(text.contains("  11 +    let now = clock.now();"), "{text}");
+    assert!(
+        text.contains("-    let deadline = Instant::now() + limit;"),
+        "{text}"
+    );
+}
+
+#[test]
+fn single_keys_answer_the_oldest_waiting_call() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    asked(&mut st, &command_approval());
+    let fx = update(&mut st, key(KeyCode::Char('y')));
+    assert!(
+        requests(&fx).iter().any(|r| matches!(r,
+            Request::ApprovalApprove { approval_id, always: false, .. } if approval_id == "apr_01a2b3")),
+        "{fx:?}"
+    );
+    assert!(st.composer.is_empty(), "y typed nothing");
+    let fx = update(&mut st, key(KeyCode::Char('a')));
+    assert!(requests(&fx)
+        .iter()
+        .any(|r| matches!(r, Request::ApprovalApprove { always: true, .. })));
+    update(&mut st, key(KeyCode::Char('n')));
+    assert_eq!(st.composer.text(), "/deny apr_01a2b3 ");
+    // Typing goes on as text now: the note.
+    typ(&mut st, "not here");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(requests(&fx).iter().any(|r| matches!(r,
+        Request::ApprovalDeny { approval_id, note: Some(n), .. }
+            if approval_id == "apr_01a2b3" && n == "not here")));
+}
+
+#[test]
+fn with_nothing_waiting_the_keys_type_and_question_mark_opens_help() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let fx = update(&mut st, key(KeyCode::Char('y')));
+    assert!(requests(&fx).is_empty());
+    assert_eq!(st.composer.text(), "y");
+    update(&mut st, key(KeyCode::Char('?')));
+    assert_eq!(st.composer.text(), "y?", "? types itself after text");
+    update(&mut st, ctrl('c'));
+    assert!(st.composer.is_empty());
+    update(&mut st, key(KeyCode::Char('?')));
+    assert!(
+        st.overlays.top().is_some(),
+        "? on an empty composer opens help"
+    );
+}
+
+#[test]
+fn tab_completes_waiting_ids_for_approve_and_deny() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    asked(&mut st, &command_approval());
+    asked(&mut st, &patch_approval());
+    typ(&mut st, "/approve apr_01a2b4");
+    update(&mut st, key(KeyCode::Tab));
+    assert_eq!(st.composer.text(), "/approve apr_01a2b4", "already whole");
+    update(&mut st, ctrl('c'));
+    typ(&mut st, "/deny apr");
+    let labels: Vec<String> = st
+        .composer
+        .candidates()
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(labels, vec!["apr_01a2b3", "apr_01a2b4"]);
+    update(&mut st, key(KeyCode::Tab));
+    assert_eq!(st.composer.text(), "/deny apr_01a2b3 ");
+}
+
+#[test]
+fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    // The operator answers the fixture's open question first.
+    let mut s = session();
+    let base = s.events.len();
+    s.prompt("msg_9", "eu-west-1");
+    for mut e in s.events[base..].iter().cloned() {
+        e.event_seq = st.conversation.applied_seq + 1;
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    assert!(!st.attention);
+    let cmd = command_approval();
+    let patch = patch_approval();
+    asked(&mut st, &cmd);
+    asked(&mut st, &patch);
+    assert!(st.attention);
+    answered(
+        &mut st,
+        &cmd,
+        "approval_granted",
+        "granted",
+        json!({ "always": true }),
+    );
+    assert!(st.attention, "the patch still waits");
+    assert_eq!(st.composer.approvals.len(), 1);
+    answered(
+        &mut st,
+        &patch,
+        "approval_denied",
+        "denied",
+        json!({ "note": "not in this PR" }),
+    );
+    assert!(!st.attention, "nothing waits: the banner clears");
+    assert!(st.composer.approvals.is_empty());
+    let states: Vec<&ApprovalState> = approval_rows(&st).iter().map(|a| &a.state).collect();
+    assert_eq!(
+        states,
+        vec![
+            &ApprovalState::Approved { always: true },
+            &ApprovalState::Denied {
+                note: Some("not in this PR".into())
+            }
+        ]
+    );
+    let text = screen(&st);
+    assert!(
+        text.contains(
+            "✓ approved ExecCommand `touch notes.txt` · from now on `touch notes.txt` runs without asking"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ denied ApplyPatch src/retry.rs: not in this PR"),
+        "{text}"
+    );
+    assert!(!text.contains("NEEDS YOUR INPUT"), "{text}");
+    // With nothing waiting, `y` types again.
+    update(&mut st, key(KeyCode::Char('y')));
+    assert_eq!(st.composer.text(), "y");
+}
