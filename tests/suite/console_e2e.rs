@@ -291,8 +291,9 @@ fn shift_enter_is_a_newline_where_the_terminal_can_tell_it_apart() {
 /// minute), confirmed with a second Ctrl+C: the embedded console quits at
 /// once, the call is dropped, no
 /// `holon` is left running, and the agent's status is true afterwards (not
-/// `awake_running` with nothing running); the prompt replays on the next
-/// start (restart contract).
+/// `awake_running` with nothing running). What the warning said is what
+/// happens: the turn is recorded as aborted by the operator and the next
+/// start does not run it again (no second paid call).
 #[test]
 fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
     use super::stub_provider::{canned, Canned, StubServer};
@@ -343,7 +344,22 @@ fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
     assert!(
         events
             .iter()
-            .any(|e| e["payload"]["cancel_reason"] == "runtime_shutdown"),
+            .any(|e| e["payload"]["cancel_reason"] == "operator_abort"),
         "{events:?}"
     );
+    assert!(!json_lines(&home.ok(&["events", "--json", "--kind", "message_aborted"])).is_empty());
+    // The next start: the aborted prompt is not run again.
+    let out = home
+        .cmd()
+        .envs(env)
+        .arg("--detach")
+        .output()
+        .expect("holon --detach");
+    assert!(out.status.success());
+    let _daemon = super::support::Daemon(&home);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(stub.requests().len(), 1, "the aborted turn ran again");
+    let started = json_lines(&home.ok(&["events", "--json", "--kind", "runtime_started"]));
+    let last = started.last().cloned().unwrap_or_default();
+    assert_eq!(last["payload"]["turn_was_in_progress"], false, "{last}");
 }

@@ -51,6 +51,7 @@ pub(super) async fn run(
     let mut failures = 0u32;
     loop {
         if *shutdown.borrow() {
+            at_rest_on_shutdown(&inner, &agent_id).await;
             break;
         }
         let now = crate::now_ms();
@@ -116,6 +117,52 @@ pub(super) async fn run(
             _ = sleep => {}
             _ = shutdown.changed() => {}
         }
+    }
+}
+
+/// The runtime stops between a turn's end and the decision that would
+/// have moved the agent off `awake_running` (a turn aborted as the
+/// console quits): say what is true while nothing runs, as recovery
+/// would at the next start.
+async fn at_rest_on_shutdown(inner: &Arc<HostInner>, agent_id: &str) {
+    // A read first: a stop with nothing to say writes nothing.
+    let running = |a: &AgentRecord| a.status == AgentStatus::AwakeRunning && !a.turn_in_progress;
+    let seen = inner
+        .store
+        .read()
+        .and_then(|rx| rx.agent::<AgentRecord>(agent_id));
+    if !matches!(&seen, Ok(Some(a)) if running(a)) {
+        return;
+    }
+    let id = agent_id.to_owned();
+    let wrote = inner
+        .store
+        .write(move |tx| {
+            let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? else {
+                return Ok(());
+            };
+            if !running(&agent) {
+                return Ok(());
+            }
+            let from = agent.status;
+            let to = from.at_rest();
+            agent.status = to;
+            tx.put_agent(&id, &agent)?;
+            let changed = ev::AgentStateChanged {
+                from,
+                to,
+                cause: SchedulerDecisionKind::StayIdle,
+            };
+            tx.append_event(new_event(
+                &id,
+                Provenance::default(),
+                Event::AgentStateChanged(changed),
+            ))
+            .map(drop)
+        })
+        .await;
+    if let Err(e) = wrote {
+        tracing::warn!(agent_id, error = %e, "cannot record the agent at rest at shutdown");
     }
 }
 

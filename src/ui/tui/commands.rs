@@ -223,7 +223,9 @@ fn prioritized(state: &mut State, name: &str, arg: &str, priority: Priority, fx:
 
 /// Quit (`/quit`, Ctrl+C on an empty composer). An embedded console
 /// owns the runtime: with a turn or tasks running it asks once first,
-/// since quitting stops them (each recorded as stopped).
+/// since quitting stops them (each recorded as stopped). Confirmed, a
+/// running turn is aborted first (recorded as aborted, never replayed at
+/// the next start), and the console quits when the runtime answered.
 pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
     let tasks = state.agent.active_tasks();
     let turn = state.conversation.turn.is_some();
@@ -239,11 +241,16 @@ pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
             n => busy.push(format!("{n} tasks are running")),
         }
         let text = format!(
-            "{}: quitting stops them (recorded as stopped). Quit again to confirm, or /detach \
-             to keep the agent working in a background runtime.",
+            "{}: quitting stops them (recorded as stopped; the next start does not run them \
+             again). Quit again to confirm, or /detach to keep the agent working in a \
+             background runtime.",
             busy.join(" and ")
         );
         return state.conversation.note(text, Tone::Info);
+    }
+    if embedded && turn && !state.quit_after_abort {
+        state.quit_after_abort = true;
+        return abort(state, fx);
     }
     fx.push(Effect::Quit);
 }

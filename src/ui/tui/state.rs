@@ -115,6 +115,8 @@ pub struct State {
     pub told_no_model: bool,
     /// Quitting with work running was asked about (once).
     pub quit_asked: bool,
+    /// Quitting waits for the runtime's answer to aborting the turn.
+    pub quit_after_abort: bool,
     /// Mouse capture is on (the wheel scrolls; off, the terminal selects).
     pub mouse: bool,
     /// The terminal tells Shift+Enter from Enter (kitty keyboard
@@ -181,6 +183,7 @@ impl State {
             bind_on_open: false,
             told_no_model: false,
             quit_asked: false,
+            quit_after_abort: false,
             mouse: true,
             shift_enter: false,
             next_id: 0,

@@ -342,6 +342,10 @@ fn on_response(
                 Tone::Error,
             ),
         },
+        // Quitting: the turn is aborted (or had already ended); go.
+        Pending::Control(crate::protocol::ControlAction::Abort) if state.quit_after_abort => {
+            fx.push(Effect::Quit)
+        }
         Pending::Control(action) => match result.and_then(Response::take::<ControlOutcome>) {
             Ok(outcome) => {
                 let what = super::commands::control_done(action);

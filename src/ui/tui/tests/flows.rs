@@ -887,7 +887,33 @@ fn quitting_an_embedded_console_with_work_running_asks_once() {
         matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops them"))
     });
     assert!(asked);
-    assert_eq!(update(&mut st, ctrl('c')), [Effect::Quit], "asked once");
+    // Confirmed: the turn is aborted first (never replayed), then quit.
+    let fx = update(&mut st, ctrl('c'));
+    assert!(
+        matches!(
+            requests(&fx).as_slice(),
+            [Request::Control {
+                action: ControlAction::Abort,
+                ..
+            }]
+        ),
+        "{fx:?}"
+    );
+    assert!(
+        !fx.contains(&Effect::Quit),
+        "not before the runtime answered"
+    );
+    let id = call_id(&fx, "control");
+    let outcome = json!({ "agent_id": "main", "action": "abort", "from": "awake_running",
+                          "to": "awake_running", "note": "the turn stops now" });
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, outcome),
+        },
+    );
+    assert_eq!(fx, [Effect::Quit], "asked once");
     // Attached, the runtime keeps working: no question.
     let mut st = fresh();
     st.connection = super::super::msg::Connection::Streaming;
