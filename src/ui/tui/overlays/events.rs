@@ -344,11 +344,24 @@ impl Events {
             area.width.saturating_sub(1),
         );
         y += 1;
-        let cols = Columns::new(w, self.hi());
-        buf.set_line(area.x + 1, y, &cols.header(t), area.width.saturating_sub(1));
-        y += 1;
         let footer = 2u16;
         let rows_h = usize::from(area.height.saturating_sub(2 + footer));
+        let first = self.pos.window(self.filtered.len(), rows_h);
+        let shown = || {
+            self.filtered
+                .iter()
+                .skip(first)
+                .take(rows_h)
+                .map(|&i| &self.entries[i])
+        };
+        let kind_max = shown().map(|e| e.event.kind.len()).max().unwrap_or(0);
+        let category_max = shown()
+            .map(|e| e.op.category.as_str().len())
+            .max()
+            .unwrap_or(0);
+        let cols = Columns::new(w, self.hi(), kind_max, category_max);
+        buf.set_line(area.x + 1, y, &cols.header(t), area.width.saturating_sub(1));
+        y += 1;
         if self.filtered.is_empty() {
             let msg = match (
                 &self.error,
@@ -370,7 +383,6 @@ impl Events {
             );
             return;
         }
-        let first = self.pos.window(self.filtered.len(), rows_h);
         for (n, &i) in self.filtered.iter().enumerate().skip(first).take(rows_h) {
             let line = cols.row(&self.entries[i], t);
             draw_row(
@@ -444,21 +456,32 @@ struct Columns {
     summary: usize,
 }
 
+/// The summary's room before a wider layout gives up a column.
+const SUMMARY_MIN: usize = 48;
+
 impl Columns {
-    fn new(w: usize, hi: u64) -> Columns {
+    /// Columns as wide as the rows on screen need (kind and category),
+    /// the visibility and category columns given up, in that order, when
+    /// the summary would get less than `SUMMARY_MIN` columns.
+    fn new(w: usize, hi: u64, kind_max: usize, category_max: usize) -> Columns {
         let seq = thousands(hi).len().max(3);
-        let wide = w >= 110;
-        let vis = if wide { 16 } else { 2 };
-        let kind = if wide { 27 } else { 21 };
-        let category = if wide { 21 } else { 0 };
-        let fixed = seq + 1 + 9 + vis + kind + category;
-        Columns {
-            seq,
-            vis,
-            kind,
-            category,
-            summary: w.saturating_sub(fixed + 1).max(10),
-        }
+        let kind = (kind_max + 1).clamp(8, 27);
+        let layouts = [(16, category_max + 1), (2, category_max + 1), (2, 0)];
+        let fits = |&(vis, category): &(usize, usize)| {
+            let fixed = seq + 1 + 9 + vis + kind + category;
+            Columns {
+                seq,
+                vis,
+                kind,
+                category,
+                summary: w.saturating_sub(fixed + 1).max(10),
+            }
+        };
+        layouts
+            .iter()
+            .map(fits)
+            .find(|c| c.summary >= SUMMARY_MIN)
+            .unwrap_or_else(|| fits(&(2, 0)))
     }
 
     fn header(&self, t: Theme) -> Line<'static> {
