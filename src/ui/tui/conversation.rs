@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use super::fmt::ts_ms;
 use super::msg::RequestId;
 use super::rows::{ApprovalRow, ApprovalState, CommandRow, PromptState, Row, RowKind, Tone};
-use super::tool_rows::{exec_row, exec_task_id, patch_files};
+use super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
 use crate::model::approval::ApprovalStatus;
 use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::types::TaskRecord;
@@ -707,12 +707,20 @@ impl Conversation {
         if p.tool_name == "ApplyPatch" && !p.is_error {
             let files = patch_files(p);
             if !files.is_empty() {
+                let patch = super::tool_rows::patch_text(p);
+                let diffs = patch.as_deref().map(file_diffs).unwrap_or_default();
                 for (action, path, added, removed) in files {
+                    let diff = diffs
+                        .iter()
+                        .find(|(p, _)| *p == path)
+                        .map(|(_, d)| d.clone())
+                        .filter(|d| !d.trim().is_empty());
                     let kind = RowKind::Patch {
                         action,
                         path,
                         added,
                         removed,
+                        diff,
                     };
                     self.push(kind, DisplayMode::Info);
                 }

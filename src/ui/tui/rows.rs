@@ -118,6 +118,8 @@ pub enum RowKind {
         path: String,
         added: u64,
         removed: u64,
+        /// This file's hunks, when the patch is known.
+        diff: Option<String>,
     },
     /// Any other presented event (progress, tool, trace).
     Event(OperatorEvent),
@@ -221,6 +223,7 @@ pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<
             path,
             added,
             removed,
+            diff,
         } => {
             let spans = [
                 Span::styled(format!("{action} "), t.dim()),
@@ -230,7 +233,16 @@ pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<
                 Span::raw(" "),
                 Span::styled(format!("-{removed}"), t.err()),
             ];
-            wrap(&spans, width, &[Span::styled("± ", t.dim())], &[pad()])
+            let mut lines = wrap(&spans, width, &[Span::styled("± ", t.dim())], &[pad()]);
+            if let Some(d) = diff {
+                // Folded at info; verbose and debug show it whole.
+                let max = match mode {
+                    DisplayMode::Info => PATCH_LINES,
+                    _ => usize::MAX,
+                };
+                lines.extend(diff_lines(d, width, max, t, Span::styled("  │ ", t.dim())));
+            }
+            lines
         }
         RowKind::Event(op) => event(op, width, t),
         RowKind::Note { text, tone } => {
@@ -430,7 +442,10 @@ pub fn diff_lines(
     let mut new_line: Option<u64> = None;
     for (i, l) in all.iter().enumerate() {
         if i == max {
-            let note = format!("… {} more lines", all.len() - max);
+            let note = format!(
+                "… {} more lines (Ctrl+O d: the verbose view shows them all)",
+                all.len() - max
+            );
             out.push(Line::from(vec![
                 gutter.clone(),
                 Span::styled(note, t.dim()),

@@ -35,6 +35,11 @@ struct PatchArgs {
     patch: String,
 }
 
+/// An `ApplyPatch` call's diff, when its arguments carry one.
+pub fn patch_text(p: &ToolExecuted) -> Option<String> {
+    p.args::<PatchArgs>().map(|a| a.patch)
+}
+
 /// An `ExecCommand` call as one command row: its command, exit status
 /// and duration.
 pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
@@ -84,6 +89,38 @@ pub fn patch_files(p: &ToolExecuted) -> Vec<(String, String, u64, u64)> {
         .unwrap_or_default()
 }
 
+/// Each file's part of a unified diff (its hunks, headers left out), by
+/// the path the file has after the patch (before it, when deleted).
+pub fn file_diffs(diff: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut lines = diff.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(old) = line.strip_prefix("--- ") {
+            if let Some(new) = lines.peek().and_then(|l| l.strip_prefix("+++ ")) {
+                let (old, new) = (old.trim(), new.trim());
+                lines.next();
+                let strip = |s: &str| {
+                    s.strip_prefix("b/")
+                        .or(s.strip_prefix("a/"))
+                        .unwrap_or(s)
+                        .to_owned()
+                };
+                let path = match new {
+                    "/dev/null" => strip(old),
+                    n => strip(n),
+                };
+                out.push((path, String::new()));
+                continue;
+            }
+        }
+        if let Some((_, text)) = out.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    out
+}
+
 fn diff_counts(diff: &str) -> Vec<(String, String, u64, u64)> {
     let mut out: Vec<(String, String, u64, u64)> = Vec::new();
     let mut lines = diff.lines().peekable();
@@ -121,6 +158,21 @@ fn diff_counts(diff: &str) -> Vec<(String, String, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_a_diff_per_file() {
+        let diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,3 @@\n a\n-b\n+c\n--- a/OLD.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n";
+        assert_eq!(
+            file_diffs(diff),
+            [
+                (
+                    "src/lib.rs".to_owned(),
+                    "@@ -1,2 +1,3 @@\n a\n-b\n+c\n".to_owned()
+                ),
+                ("OLD.md".to_owned(), "@@ -1 +0,0 @@\n-bye\n".to_owned())
+            ]
+        );
+    }
 
     #[test]
     fn counts_a_diff_per_file() {

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
+use super::super::theme::Theme;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{draw_row, load_list, Ctx, ListPos, Look, Status};
@@ -126,6 +127,65 @@ impl Approvals {
         }
     }
 
+    /// The selected call in full under the list: the command, or the
+    /// patch as a coloured diff.
+    fn render_detail(&self, area: Rect, buf: &mut Buffer, t: Theme, top: u16, bottom: u16) {
+        use super::super::rows::diff_lines;
+        let Some(a) = self.list.as_ref().and_then(|l| l.get(self.pos.selected)) else {
+            return;
+        };
+        let height = area.height.saturating_sub(top + bottom + 1);
+        if height < 2 {
+            return;
+        }
+        let width = usize::from(area.width).saturating_sub(2);
+        let text = |k: &str| {
+            a.arguments
+                .get(k)
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
+        let gutter = Span::styled("│ ", t.dim());
+        let mut lines = vec![Line::from(Span::styled(
+            format!(
+                "{} would {}:",
+                a.tool_name,
+                match a.tool_name.as_str() {
+                    "ApplyPatch" => "apply",
+                    _ => "run",
+                }
+            ),
+            t.bold(),
+        ))];
+        if let Some(patch) = text("patch") {
+            lines.extend(diff_lines(&patch, width, usize::from(height), t, gutter));
+        } else if let Some(cmd) = text("cmd") {
+            for l in cmd.lines() {
+                lines.push(Line::from(vec![
+                    gutter.clone(),
+                    Span::raw(format!("$ {l}")),
+                ]));
+            }
+            if let Some(j) = text("justification") {
+                lines.push(Line::from(vec![
+                    gutter.clone(),
+                    Span::raw(format!("why: {j}")),
+                ]));
+            }
+        } else {
+            lines.push(Line::from(vec![gutter, Span::raw(a.summary.clone())]));
+        }
+        let y0 = area.y + top + 1;
+        for (i, line) in lines.iter().take(usize::from(height)).enumerate() {
+            buf.set_line(
+                area.x + 1,
+                y0 + i as u16,
+                line,
+                area.width.saturating_sub(1),
+            );
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
         let t = look.theme;
         let Some(list) = &self.list else {
@@ -151,9 +211,12 @@ impl Approvals {
             .clamp(4, 16)
             + 2;
         let tool_w = 13;
-        // Two lines per approval: what it runs, then why it asks.
+        // Two lines per approval: what it runs, then why it asks; below
+        // them, what the selected one would do in full.
         let status_h = u16::from(self.status.message.is_some());
-        let rows = usize::from(area.height.saturating_sub(status_h)) / 2;
+        let room = usize::from(area.height.saturating_sub(status_h));
+        let rows = (list.len().min(room / 4)).max(1).min(room / 2);
+        self.render_detail(area, buf, t, (rows * 2) as u16, status_h);
         let first = self.pos.window(list.len(), rows);
         for (n, a) in list.iter().enumerate().skip(first).take(rows) {
             let y = area.y + ((n - first) * 2) as u16;

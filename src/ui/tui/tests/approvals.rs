@@ -257,3 +257,50 @@ fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
     update(&mut st, key(KeyCode::Char('y')));
     assert_eq!(st.composer.text(), "y");
 }
+
+#[test]
+fn a_long_patch_row_folds_at_info_and_shows_whole_in_verbose() {
+    use super::super::rows::render;
+    use super::super::theme::Theme;
+    use crate::ui::present::DisplayMode;
+    let body: String = (1..=30).map(|i| format!("+line {i}\n")).collect();
+    let kind = RowKind::Patch {
+        action: "created".into(),
+        path: "NOTES.md".into(),
+        added: 30,
+        removed: 0,
+        diff: Some(format!("@@ -0,0 +1,30 @@\n{body}")),
+    };
+    let text = |mode| {
+        render(&kind, 80, mode, Theme { no_color: true })
+            .iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let info = text(DisplayMode::Info);
+    assert_eq!(info.len(), 1 + 20 + 1, "{info:#?}");
+    assert!(info[1].contains("@@ -0,0 +1,30 @@"));
+    assert!(info[2].contains("   1 +line 1"), "{info:#?}");
+    assert!(info[21].contains("… 11 more lines"), "{info:#?}");
+    let verbose = text(DisplayMode::Verbose);
+    assert_eq!(verbose.len(), 1 + 31);
+    assert!(verbose[31].contains("  30 +line 30"));
+}
+
+#[test]
+fn the_approvals_overlay_shows_the_selected_patch_in_full() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let fx = prefix(&mut st, 'y');
+    let list = json!([command_approval(), patch_approval()]);
+    super::snapshots::respond(&mut st, &fx, "approvals.list", list);
+    assert!(screen(&st).contains("$ touch notes.txt"));
+    update(&mut st, key(KeyCode::Down));
+    let text = screen(&st);
+    assert!(text.contains("ApplyPatch would apply:"), "{text}");
+    assert!(text.contains("  11 +    let now = clock.now();"), "{text}");
+}

@@ -29,7 +29,7 @@ pub(super) fn each_size(name: &str, mode: StoredMode, drive: impl Fn(&mut State)
     }
 }
 
-fn respond(
+pub(super) fn respond(
     st: &mut State,
     fx: &[super::super::msg::Effect],
     method: &str,
@@ -264,6 +264,10 @@ fn overlay_approvals() {
                 "approval is `always`: the patch writes src/lib.rs"
             ),
         ]);
+        let mut list = list;
+        list[0]["arguments"] = json!({ "cmd": "cargo publish --allow-dirty" });
+        list[1]["arguments"] =
+            json!({ "patch": "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-old\n+new\n" });
         respond(st, &fx, "approvals.list", list);
     });
 }
