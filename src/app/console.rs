@@ -316,6 +316,10 @@ async fn run(
         .map(|d| d.canonicalize().unwrap_or(d));
     state.bind_on_open = bind_here == BindHere::Yes;
     state.mouse = ctx.config.mouse;
+    let history_dir = ctx.paths.data_dir.join("console-history");
+    state
+        .composer
+        .set_history(super::prompt_history::load(&history_dir, &agent_id));
     let guard = TerminalGuard::enter(screen, state.mouse)?;
     state.shift_enter = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
@@ -342,6 +346,7 @@ async fn run(
         follower,
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
+        history_dir,
     };
     let exit = console.run(EventStream::new(), rx, client_rx).await;
     console.follower.abort();
@@ -392,6 +397,8 @@ struct ConsoleLoop<B: Backend> {
     follower: tokio::task::JoinHandle<Option<u64>>,
     reconnect_attempt: u32,
     pacer: FramePacer,
+    /// Where prompt history is kept, per agent (`prompt_history`).
+    history_dir: std::path::PathBuf,
 }
 
 /// What one turn of the loop produced.
@@ -507,7 +514,16 @@ impl<B: Backend> ConsoleLoop<B> {
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }
+                Effect::RememberPrompt { agent_id, text } => {
+                    if let Err(e) =
+                        super::prompt_history::append(&self.history_dir, &agent_id, &text)
+                    {
+                        tracing::warn!(error = %e, "cannot keep the prompt in the history file");
+                    }
+                }
                 Effect::ViewAgent { agent_id } => {
+                    let history = super::prompt_history::load(&self.history_dir, &agent_id);
+                    self.state.composer.set_history(history);
                     self.follower.abort();
                     self.viewed = agent_id;
                     self.follower = tokio::spawn(follow_agent(

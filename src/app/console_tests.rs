@@ -68,6 +68,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         follower,
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
+        history_dir: dir.path().join("history"),
     };
     let (keys, input) = mpsc::unbounded_channel::<std::io::Result<Event>>();
     let mut committed = host.store().subscribe();
@@ -128,6 +129,9 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         .map(|c| c.symbol())
         .collect();
     assert!(screen.contains("say hi"), "{screen}");
+    // What was sent is kept for the next session.
+    let kept = crate::app::prompt_history::load(&dir.path().join("history"), "main");
+    assert_eq!(kept.first().map(String::as_str), Some("say hi"), "{kept:?}");
     host.shutdown().await;
 }
 

@@ -47,6 +47,7 @@ mod http_serve;
 pub mod logging;
 pub mod offline;
 pub mod paths;
+mod prompt_history;
 pub mod providers;
 pub mod run;
 mod store_cmd;

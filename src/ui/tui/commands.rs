@@ -446,6 +446,7 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.agent_id = agent_id.to_owned();
     state.agent = Default::default();
     state.conversation = Default::default();
+    state.composer.approvals.clear();
     state.overlays.close_all();
     state.pending.clear();
     state.history = History::Waiting { held: Vec::new() };

@@ -25,6 +25,8 @@ pub struct Composer {
     /// The calls waiting for the operator here, (id, what): `/approve`
     /// and `/deny` complete them.
     pub approvals: Vec<(String, String)>,
+    /// Ctrl+R: the history search's query while one is open.
+    search: Option<String>,
 }
 
 /// One completion candidate: what to insert and how it reads in the menu.
@@ -49,8 +51,83 @@ impl Composer {
         self.text.is_empty()
     }
 
+    /// Empty the composer and leave history browsing (Ctrl+C): the next
+    /// Up starts again from the newest entry.
     pub fn clear(&mut self) {
         self.set("");
+        self.browsing = None;
+        self.draft.clear();
+    }
+
+    // ---- history search (Ctrl+R) ------------------------------------------
+
+    /// The open history search's query.
+    pub fn search_query(&self) -> Option<&str> {
+        self.search.as_deref()
+    }
+
+    /// Ctrl+R: open a search over the history, or find the next older
+    /// match of the query.
+    pub fn search_older(&mut self) {
+        match self.search {
+            None => {
+                if self.browsing.is_none() {
+                    self.draft = self.text.clone();
+                }
+                self.search = Some(String::new());
+                self.find(self.history.len());
+            }
+            Some(_) => {
+                let from = self.browsing.unwrap_or(self.history.len());
+                self.find(from);
+            }
+        }
+    }
+
+    /// A character typed or removed in the query: the newest match.
+    pub fn search_edit(&mut self, c: Option<char>) {
+        let Some(q) = self.search.as_mut() else {
+            return;
+        };
+        match c {
+            Some(c) => q.push(c),
+            None => {
+                q.pop();
+            }
+        }
+        self.find(self.history.len());
+    }
+
+    /// Keep the match in the composer (Enter, or any editing key).
+    pub fn search_accept(&mut self) {
+        self.search = None;
+        self.dismissed = true;
+    }
+
+    /// Esc / Ctrl+C: back to what was typed before the search.
+    pub fn search_cancel(&mut self) {
+        self.search = None;
+        self.browsing = None;
+        self.text = std::mem::take(&mut self.draft);
+        self.cursor = self.text.len();
+    }
+
+    /// The newest entry before `before` containing the query (any case);
+    /// none leaves the text as it is.
+    fn find(&mut self, before: usize) {
+        let q = self.search.clone().unwrap_or_default().to_lowercase();
+        let hit = self.history[..before.min(self.history.len())]
+            .iter()
+            .rposition(|h| h.to_lowercase().contains(&q));
+        if let Some(i) = hit {
+            self.recall(i);
+        }
+    }
+
+    /// The history kept from earlier sessions (oldest first).
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.history = entries;
+        self.browsing = None;
     }
 
     pub fn set(&mut self, text: &str) {
@@ -172,10 +249,17 @@ impl Composer {
             Some(0) => return false,
             Some(i) => i - 1,
         };
-        self.browsing = Some(next);
-        self.text = self.history[next].clone();
-        self.cursor = self.text.len();
+        self.recall(next);
         true
+    }
+
+    /// Show history entry `i`. A recalled `/command` opens no menu, so Up
+    /// and Down keep walking the history.
+    fn recall(&mut self, i: usize) {
+        self.browsing = Some(i);
+        self.text = self.history[i].clone();
+        self.cursor = self.text.len();
+        self.dismissed = true;
     }
 
     fn down(&mut self) -> bool {
@@ -188,9 +272,7 @@ impl Composer {
         match self.browsing {
             None => false,
             Some(i) if i + 1 < self.history.len() => {
-                self.browsing = Some(i + 1);
-                self.text = self.history[i + 1].clone();
-                self.cursor = self.text.len();
+                self.recall(i + 1);
                 true
             }
             Some(_) => {

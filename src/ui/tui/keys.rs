@@ -53,6 +53,9 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if !state.overlays.is_empty() {
         return overlay_key(state, key, fx);
     }
+    if state.composer.search_query().is_some() && search_key(state, &key) {
+        return;
+    }
     let action = resolve(&state.composer_contexts(), &key);
     let h = usize::from(layout(state).conversation.height);
     let ctx = state.scroll_ctx();
@@ -81,6 +84,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Complete) => {
             state.composer.complete();
         }
+        Some(Action::HistorySearch) => state.composer.search_older(),
         Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
         Some(Action::Approve) => commands::answer_oldest(state, false, fx),
         Some(Action::ApproveAlways) => commands::answer_oldest(state, true, fx),
@@ -96,6 +100,12 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
                 return;
             }
             let text = state.composer.submit();
+            if !text.trim().is_empty() {
+                fx.push(Effect::RememberPrompt {
+                    agent_id: state.agent_id.clone(),
+                    text: text.clone(),
+                });
+            }
             commands::submit(state, &text, fx);
         }
         Some(a) if state.composer.edit(a) => {}
@@ -105,6 +115,26 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
+}
+
+/// A key while the history search is open; false when it ends the
+/// search and should then act as usual (an editing key).
+fn search_key(state: &mut State, key: &KeyEvent) -> bool {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let c = &mut state.composer;
+    match key.code {
+        KeyCode::Char('r') if ctrl => c.search_older(),
+        KeyCode::Char('c') if ctrl => c.search_cancel(),
+        KeyCode::Esc => c.search_cancel(),
+        KeyCode::Enter => c.search_accept(),
+        KeyCode::Backspace => c.search_edit(None),
+        _ if typed_char(key).is_some() => c.search_edit(typed_char(key)),
+        _ => {
+            c.search_accept();
+            return false;
+        }
+    }
+    true
 }
 
 /// Enter with the menu open takes the selected command; it runs at once

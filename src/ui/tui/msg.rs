@@ -81,4 +81,6 @@ pub enum Effect {
     /// Turn mouse capture on (wheel scrolls the console) or off (the
     /// terminal selects and copies text).
     Mouse(bool),
+    /// Keep a sent prompt in the agent's history across restarts.
+    RememberPrompt { agent_id: String, text: String },
 }

@@ -324,6 +324,16 @@ fn rule(state: &State, area: Rect, buf: &mut Buffer) {
 /// Draw the composer; returns the cursor position.
 fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let t = state.theme;
+    if let Some(q) = state.composer.search_query() {
+        // One line: the query, then the match it found.
+        let line = Line::from(vec![
+            Span::styled(format!("history `{q}`: "), t.accent()),
+            Span::raw(truncate(state.composer.text(), usize::from(area.width))),
+        ]);
+        buf.set_line(area.x, area.y, &line, area.width);
+        let x = (9 + width(q)).min(usize::from(area.width).saturating_sub(1)) as u16;
+        return (area.x + x, area.y);
+    }
     let mark = Span::styled("› ", t.accent().patch(t.bold()));
     if state.composer.is_empty() {
         let placeholder = match state.read_only() {

@@ -666,10 +666,12 @@ pub fn typ(st: &mut State, text: &str) -> Vec<Effect> {
     fx
 }
 
-/// Type `text` and press Enter.
+/// Type `text` and press Enter. What Enter keeps in the prompt history
+/// (`Effect::RememberPrompt`, tested on its own) is left out.
 pub fn enter(st: &mut State, text: &str) -> Vec<Effect> {
     let mut fx = typ(st, text);
     fx.extend(update(st, key(KeyCode::Enter)));
+    fx.retain(|e| !matches!(e, Effect::RememberPrompt { .. }));
     fx
 }
 

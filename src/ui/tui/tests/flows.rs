@@ -593,6 +593,67 @@ fn history_recalls_earlier_prompts() {
 }
 
 #[test]
+fn ctrl_r_searches_the_history() {
+    let mut st = fresh();
+    st.composer.set_history(vec![
+        "deploy to staging".into(),
+        "fix the flaky test".into(),
+        "Deploy to production".into(),
+        "/events".into(),
+    ]);
+    typ(&mut st, "draft");
+    update(&mut st, ctrl('r'));
+    typ(&mut st, "deploy");
+    assert_eq!(
+        st.composer.text(),
+        "Deploy to production",
+        "newest first, any case"
+    );
+    assert!(screen(&st).contains("history `deploy`: Deploy to production"));
+    update(&mut st, ctrl('r'));
+    assert_eq!(st.composer.text(), "deploy to staging", "Ctrl+R: older");
+    update(&mut st, key(KeyCode::Esc));
+    assert_eq!(st.composer.text(), "draft", "Esc: back to the draft");
+    update(&mut st, ctrl('r'));
+    typ(&mut st, "flaky");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(
+        requests(&fx).is_empty(),
+        "Enter keeps the match, sends nothing"
+    );
+    assert_eq!(st.composer.text(), "fix the flaky test");
+    assert!(st.composer.search_query().is_none());
+    typ(&mut st, "!");
+    assert_eq!(st.composer.text(), "fix the flaky test!");
+}
+
+#[test]
+fn history_is_kept_walks_past_commands_and_ctrl_c_starts_it_again() {
+    let mut st = fresh();
+    // Earlier sessions' entries, then this one's: Enter asks to keep it.
+    st.composer
+        .set_history(vec!["from yesterday".into(), "/events".into()]);
+    typ(&mut st, "today");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(fx.contains(&Effect::RememberPrompt {
+        agent_id: "main".into(),
+        text: "today".into()
+    }));
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "today");
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "/events");
+    assert!(!st.composer.menu_open(), "a recalled command opens no menu");
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "from yesterday", "Up walks on past it");
+    // Ctrl+C clears and forgets the position: Up starts at the newest.
+    update(&mut st, ctrl('c'));
+    assert!(st.composer.is_empty());
+    update(&mut st, key(KeyCode::Up));
+    assert_eq!(st.composer.text(), "today");
+}
+
+#[test]
 fn the_working_row_is_scoped_to_the_turn() {
     let mut st = fresh();
     let mut s = Script::default();
