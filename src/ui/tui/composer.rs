@@ -27,7 +27,14 @@ pub struct Composer {
     pub approvals: Vec<(String, String)>,
     /// Ctrl+R: the history search's query while one is open.
     search: Option<String>,
+    /// Large pastes shown as one placeholder each: (placeholder, text).
+    pastes: Vec<(String, String)>,
 }
+
+/// A paste longer than this many characters, or lines, is one
+/// placeholder in the composer (expanded when sent).
+pub const PASTE_CHARS: usize = 1_000;
+pub const PASTE_LINES: usize = 10;
 
 /// One completion candidate: what to insert and how it reads in the menu.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +64,7 @@ impl Composer {
         self.set("");
         self.browsing = None;
         self.draft.clear();
+        self.pastes.clear();
     }
 
     // ---- history search (Ctrl+R) ------------------------------------------
@@ -151,9 +159,49 @@ impl Composer {
         self.dismissed = false;
     }
 
-    /// Take the text for submission and remember it in history.
+    /// A bracketed paste: one edit. A large one (over `PASTE_CHARS`
+    /// characters or `PASTE_LINES` lines) shows as one placeholder, and
+    /// the text goes in whole when sent; a placeholder the operator edits
+    /// is sent as typed.
+    pub fn paste(&mut self, text: &str) {
+        let text = sanitize_input(text);
+        let chars = text.chars().count();
+        let lines = text.lines().count();
+        if chars <= PASTE_CHARS && lines <= PASTE_LINES {
+            return self.insert(&text);
+        }
+        let n = self.pastes.len() + 1;
+        let mut label = format!(
+            "[pasted {} lines · {} chars",
+            thousands(lines),
+            thousands(chars)
+        );
+        if n > 1 {
+            label.push_str(&format!(" #{n}"));
+        }
+        label.push(']');
+        self.insert(&label);
+        self.pastes.push((label, text));
+    }
+
+    /// The text as it will be sent: every placeholder still whole in it
+    /// replaced by its paste.
+    pub fn expanded(&self) -> String {
+        let mut text = self.text.clone();
+        for (label, pasted) in &self.pastes {
+            if let Some(at) = text.find(label.as_str()) {
+                text.replace_range(at..at + label.len(), pasted);
+            }
+        }
+        text
+    }
+
+    /// Take the text for submission (pastes expanded) and remember it in
+    /// history.
     pub fn submit(&mut self) -> String {
-        let text = std::mem::take(&mut self.text);
+        let text = self.expanded();
+        self.text.clear();
+        self.pastes.clear();
         self.cursor = 0;
         self.changed();
         if !text.trim().is_empty() && self.history.last() != Some(&text) {
@@ -464,6 +512,19 @@ const TAB_WIDTH: usize = 4;
 fn width_of(c: char) -> usize {
     let mut b = [0u8; 4];
     width(c.encode_utf8(&mut b))
+}
+
+/// `3000` as `3,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `/display [info|verbose|debug|3|4|5]`.

@@ -106,6 +106,8 @@ pub struct Conversation {
     /// Streaming assistant text of the current turn: (run id, text).
     pub stream: Option<(String, String)>,
     pub applied_seq: u64,
+    /// Input and output tokens of the last turn that ended.
+    pub last_turn_tokens: Option<u64>,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -124,6 +126,7 @@ impl Default for Conversation {
             turn: None,
             stream: None,
             applied_seq: 0,
+            last_turn_tokens: None,
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
@@ -469,8 +472,10 @@ impl Conversation {
                 }
                 self.generic(op);
             }
-            K::TurnTerminal(_) => {
+            K::TurnTerminal(p) => {
                 (self.turn, self.stream) = (None, None);
+                self.last_turn_tokens =
+                    Some(p.token_usage.input_tokens + p.token_usage.output_tokens);
                 self.generic(op);
             }
             // Everything else is a presented row when a display mode

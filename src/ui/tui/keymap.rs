@@ -213,7 +213,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[with(K::Enter, KeyModifiers::SHIFT), with(K::Enter, KeyModifiers::ALT), ctrl('j')], "Shift+Enter / Alt+Enter / Ctrl+J", A::Newline, "insert a newline", "newline"),
     bind(C::Composer, &[key(K::Up)], "Up", A::HistoryPrev, "previous line, else the previous prompt in history", ""),
     bind(C::Composer, &[key(K::Down)], "Down", A::HistoryNext, "next line, else the next prompt in history", ""),
-    bind(C::Composer, &[ctrl('r')], "Ctrl+R", A::HistorySearch, "search the prompt history (kept per agent across restarts): type to narrow, Ctrl+R for older, Enter keeps the match, Esc goes back", "history"),
+    bind(C::Composer, &[ctrl('r')], "Ctrl+R", A::HistorySearch, "search the prompt history (kept per agent across restarts): type to narrow, Ctrl+R for older, Enter keeps the match, Esc goes back", ""),
     bind(C::Composer, &[key(K::Tab)], "Tab", A::Complete, "complete the slash command or its argument", ""),
     bind(C::Composer, &[key(K::Left), ctrl('b')], "Left / Ctrl+B", A::Left, "back one character", ""),
     bind(C::Composer, &[key(K::Right), ctrl('f')], "Right / Ctrl+F", A::Right, "forward one character", ""),
@@ -468,11 +468,29 @@ pub fn command(name: &str) -> Option<&'static SlashCommand> {
 }
 
 /// Listed commands whose name starts with `prefix`, in table order.
-pub fn matching(prefix: &str) -> Vec<&'static SlashCommand> {
-    COMMANDS
+/// The listed commands `typed` finds: those it begins, then those that
+/// contain it, then those that hold its letters in order (`evt` finds
+/// `events`), each group in table order.
+pub fn matching(typed: &str) -> Vec<&'static SlashCommand> {
+    let typed = typed.to_lowercase();
+    let rank = |name: &str| -> Option<u8> {
+        if name.starts_with(&typed) {
+            Some(0)
+        } else if name.contains(&typed) {
+            Some(1)
+        } else {
+            let mut rest = name.chars();
+            typed.chars().all(|c| rest.any(|n| n == c)).then_some(2)
+        }
+    };
+    let mut found: Vec<(u8, usize, &'static SlashCommand)> = COMMANDS
         .iter()
-        .filter(|c| c.listed && c.name.starts_with(prefix))
-        .collect()
+        .enumerate()
+        .filter(|(_, c)| c.listed)
+        .filter_map(|(i, c)| rank(c.name).map(|r| (r, i, c)))
+        .collect();
+    found.sort_by_key(|(r, i, _)| (*r, *i));
+    found.into_iter().map(|(_, _, c)| c).collect()
 }
 
 /// `docs/keymap.md`, generated from the tables.

@@ -200,7 +200,7 @@ pub fn on_paste(state: &mut State, text: &str) {
         return;
     }
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    state.composer.insert(&text);
+    state.composer.paste(&text);
 }
 
 pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {

@@ -199,7 +199,7 @@ impl Row {
 pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<Line<'static>> {
     let width = width.max(8);
     match kind {
-        RowKind::Operator { text, state } => operator(text, state, width, t),
+        RowKind::Operator { text, state } => operator(text, state, width, mode, t),
         RowKind::Brief {
             visibility,
             title,
@@ -271,10 +271,28 @@ fn pad() -> Span<'static> {
     Span::raw("  ")
 }
 
-fn operator(text: &str, state: &PromptState, width: usize, t: Theme) -> Vec<Line<'static>> {
+/// Most lines of a long prompt shown at `info` (a paste, say); verbose
+/// and the transcript show it whole.
+pub const PROMPT_LINES: usize = 8;
+
+fn operator(
+    text: &str,
+    state: &PromptState,
+    width: usize,
+    mode: DisplayMode,
+    t: Theme,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let text = sanitize(text);
-    let paras: Vec<&str> = text.trim_end().split('\n').collect();
+    let mut paras: Vec<&str> = text.trim_end().split('\n').collect();
+    let folded = match mode {
+        DisplayMode::Info if paras.len() > PROMPT_LINES + 2 => {
+            let rest = paras.len() - PROMPT_LINES;
+            paras.truncate(PROMPT_LINES);
+            Some(rest)
+        }
+        _ => None,
+    };
     let suffix = match state {
         PromptState::Sending => Some(Span::styled(" · sending…", t.dim())),
         PromptState::Queued => Some(Span::styled(" · queued", t.dim())),
@@ -292,10 +310,18 @@ fn operator(text: &str, state: &PromptState, width: usize, t: Theme) -> Vec<Line
             _ => pad(),
         };
         let mut spans = vec![Span::raw((*para).to_owned())];
-        if i + 1 == paras.len() {
+        if i + 1 == paras.len() && folded.is_none() {
             spans.extend(suffix.clone());
         }
         lines.extend(wrap(&spans, width, &[first], &[pad()]));
+    }
+    if let Some(rest) = folded {
+        let mut spans = vec![Span::styled(
+            format!("… {rest} more lines (Ctrl+O d: verbose shows them)"),
+            t.dim(),
+        )];
+        spans.extend(suffix);
+        lines.extend(wrap(&spans, width, &[pad()], &[pad()]));
     }
     lines
 }

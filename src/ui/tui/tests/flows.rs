@@ -288,6 +288,32 @@ fn slash_commands_complete_as_you_type() {
 }
 
 #[test]
+fn the_slash_menu_matches_letters_in_order() {
+    let mut st = fresh();
+    typ(&mut st, "/evt");
+    let labels: Vec<String> = st
+        .composer
+        .candidates()
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(
+        labels.first().map(String::as_str),
+        Some("/events [KIND]"),
+        "{labels:?}"
+    );
+    update(&mut st, key(KeyCode::Tab));
+    assert_eq!(st.composer.text(), "/events ");
+    // Whole-prefix matches come before the rest.
+    let names: Vec<&str> = crate::ui::tui::keymap::matching("st")
+        .iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, ["state", "status", "stop", "transcript"]);
+    assert!(crate::ui::tui::keymap::matching("zzq").is_empty());
+}
+
+#[test]
 fn enter_on_a_partial_command_runs_the_selected_one() {
     let mut st = fresh();
     typ(&mut st, "/he");
@@ -1000,6 +1026,51 @@ fn a_pasted_prompt_keeps_its_tabs_on_the_wire() {
             request_id: None,
         }]
     );
+}
+
+#[test]
+fn a_large_paste_is_one_placeholder_sent_in_full_and_shown_folded() {
+    let mut st = fresh();
+    let pasted: String = (1..=30)
+        .map(|i| format!("log line {i:02} {}\n", "x".repeat(87)))
+        .collect();
+    assert_eq!(pasted.chars().count(), 3_000);
+    typ(&mut st, "why does this fail? ");
+    update(&mut st, Msg::Paste(pasted.clone()));
+    assert_eq!(
+        st.composer.text(),
+        "why does this fail? [pasted 30 lines · 3,000 chars]"
+    );
+    let text = screen(&st);
+    assert!(
+        !text.contains("log line 02"),
+        "the composer holds one line: {text}"
+    );
+    // A second one is told apart; a small paste goes in as text.
+    update(&mut st, Msg::Paste(pasted.clone()));
+    assert!(st
+        .composer
+        .text()
+        .ends_with("[pasted 30 lines · 3,000 chars #2]"));
+    update(&mut st, Msg::Paste(" and more".into()));
+    let fx = update(&mut st, key(KeyCode::Enter));
+    let sent = requests(&fx)
+        .into_iter()
+        .find_map(|r| match r {
+            Request::PromptSubmit { text, .. } => Some(text),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        sent,
+        format!("why does this fail? {pasted}{pasted} and more")
+    );
+    assert!(st.composer.is_empty());
+    // The prompt's row in the conversation is folded at info.
+    let text = screen(&st);
+    assert!(text.contains("log line 08"), "{text}");
+    assert!(!text.contains("log line 09"), "{text}");
+    assert!(text.contains("… 53 more lines"), "{text}");
 }
 
 #[test]
