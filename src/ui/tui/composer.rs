@@ -173,8 +173,8 @@ impl Composer {
         let n = self.pastes.len() + 1;
         let mut label = format!(
             "[pasted {} lines · {} chars",
-            thousands(lines),
-            thousands(chars)
+            super::fmt::thousands(lines as u64),
+            super::fmt::thousands(chars as u64)
         );
         if n > 1 {
             label.push_str(&format!(" #{n}"));
@@ -512,19 +512,6 @@ const TAB_WIDTH: usize = 4;
 fn width_of(c: char) -> usize {
     let mut b = [0u8; 4];
     width(c.encode_utf8(&mut b))
-}
-
-/// `3000` as `3,000`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `/display [info|verbose|debug|3|4|5]`.
