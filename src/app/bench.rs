@@ -411,7 +411,7 @@ async fn console_startup(paths: &super::paths::Paths, ledger: u64) -> anyhow::Re
         connection: Connection::Embedded,
         width: 120,
         height: 40,
-        bell: false,
+        notify: Default::default(),
         no_color: false,
     });
     let mut effects = update(

@@ -79,7 +79,10 @@ struct LogSection {
 #[serde(deny_unknown_fields)]
 struct ConsoleSection {
     alt_screen: Option<bool>,
+    /// Older name: `true` is `notify = "always"` (when `notify` is unset).
     bell: Option<bool>,
+    notify: Option<String>,
+    notify_method: Option<String>,
     mouse: Option<bool>,
 }
 
@@ -145,6 +148,31 @@ pub enum Source {
     Environment,
 }
 
+/// How the console calls the operator back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NotifyMethod {
+    /// The terminal bell (BEL): every terminal has it.
+    #[default]
+    Bel,
+    /// `ESC ] 9 ; TEXT BEL`: a desktop notification with the text where
+    /// the terminal shows one (iTerm2, WezTerm, Windows Terminal, kitty).
+    Osc9,
+}
+
+impl NotifyMethod {
+    /// The bytes that call the operator back with `text`.
+    pub fn bytes(self, text: &str) -> Vec<u8> {
+        match self {
+            NotifyMethod::Bel => b"\x07".to_vec(),
+            NotifyMethod::Osc9 => {
+                // Control characters would end the sequence early.
+                let text: String = text.chars().filter(|c| !c.is_control()).collect();
+                format!("\x1b]9;Holon: {text}\x07").into_bytes()
+            }
+        }
+    }
+}
+
 /// The effective configuration after precedence is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -156,7 +184,11 @@ pub struct Config {
     pub fallback_models: Vec<String>,
     pub log_filter: String,
     pub alt_screen: bool,
-    pub bell: bool,
+    /// When the console calls the operator back (`[console] notify`).
+    pub notify: crate::ui::tui::NotifyWhen,
+    /// How: the terminal bell, or an OSC 9 desktop notification
+    /// (`[console] notify_method`).
+    pub notify_method: NotifyMethod,
     /// Capture the mouse (wheel scrolling); off leaves selection and copy
     /// to the terminal (`[console] mouse`, `/mouse`).
     pub mouse: bool,
@@ -399,6 +431,28 @@ impl Config {
             .or(file.log.filter)
             .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned());
 
+        use crate::ui::tui::NotifyWhen;
+        let notify = match (&file.console.notify, file.console.bell) {
+            (Some(v), _) => NotifyWhen::parse(v).ok_or_else(|| {
+                at_key(
+                    "console.notify",
+                    format!("`{v}` is not a choice: {}", NotifyWhen::CHOICES),
+                )
+            })?,
+            (None, Some(true)) => NotifyWhen::Always,
+            (None, _) => NotifyWhen::default(),
+        };
+        let notify_method = match file.console.notify_method.as_deref() {
+            None | Some("bel") => NotifyMethod::Bel,
+            Some("osc9") => NotifyMethod::Osc9,
+            Some(v) => {
+                return Err(at_key(
+                    "console.notify_method",
+                    format!("`{v}` is not a choice: bel or osc9"),
+                ))
+            }
+        };
+
         let store_cache_mib = match file.store.cache_mib {
             Some(n) if (1..=MAX_CACHE_MIB).contains(&n) => n,
             Some(n) => {
@@ -566,7 +620,8 @@ impl Config {
             fallback_models,
             log_filter,
             alt_screen: file.console.alt_screen.unwrap_or(true),
-            bell: file.console.bell.unwrap_or(false),
+            notify,
+            notify_method,
             mouse: file.console.mouse.unwrap_or(true),
             store_cache_mib,
             store_backup_every,

@@ -293,3 +293,48 @@ fn prices_budgets_and_effort_are_read_and_bad_ones_name_their_key() {
     assert!(err("[pricing.\"a/b\"]\ninput_per_mtok = 1.0\n").contains("output_per_mtok"));
     assert!(err("[model]\nreasoning_effort = \"extreme\"\n").contains("reasoning_effort"));
 }
+
+#[test]
+fn notify_takes_its_choices_and_the_older_bell() {
+    use crate::app::config::NotifyMethod;
+    use crate::ui::tui::NotifyWhen;
+    let c = load("", &Env::default()).unwrap();
+    assert_eq!(
+        (c.notify, c.notify_method),
+        (NotifyWhen::Unfocused, NotifyMethod::Bel)
+    );
+    let c = load("[console]\nbell = true\n", &Env::default()).unwrap();
+    assert_eq!(c.notify, NotifyWhen::Always, "bell = true rings always");
+    let c = load(
+        "[console]\nnotify = \"off\"\nbell = true\nnotify_method = \"osc9\"\n",
+        &Env::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.notify, c.notify_method),
+        (NotifyWhen::Off, NotifyMethod::Osc9)
+    );
+    for (text, key) in [
+        ("[console]\nnotify = \"sometimes\"\n", "console.notify"),
+        (
+            "[console]\nnotify_method = \"email\"\n",
+            "console.notify_method",
+        ),
+    ] {
+        match load(text, &Env::default()) {
+            Err(ConfigError::Invalid {
+                key: k, message, ..
+            }) => {
+                assert_eq!(k.as_deref(), Some(key));
+                assert!(message.contains("is not a choice"), "{message}");
+            }
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+    // The bytes: a bell, or OSC 9 with control characters left out.
+    assert_eq!(NotifyMethod::Bel.bytes("x"), b"\x07");
+    assert_eq!(
+        NotifyMethod::Osc9.bytes("main needs\x1b your input"),
+        b"\x1b]9;Holon: main needs your input\x07"
+    );
+}

@@ -58,6 +58,7 @@ fn restore(screen: Screen) {
     let _ = execute!(
         out,
         crossterm::event::DisableBracketedPaste,
+        crossterm::event::DisableFocusChange,
         crossterm::event::DisableMouseCapture,
         crossterm::cursor::Show
     );
@@ -95,6 +96,8 @@ impl TerminalGuard {
             execute!(out, terminal::EnterAlternateScreen)?;
         }
         execute!(out, crossterm::event::EnableBracketedPaste)?;
+        // Focus reports tell `[console] notify = "unfocused"` when to ring.
+        execute!(out, crossterm::event::EnableFocusChange)?;
         if mouse {
             execute!(out, crossterm::event::EnableMouseCapture)?;
         }
@@ -308,7 +311,7 @@ async fn run(
         connection,
         width,
         height,
-        bell: ctx.config.bell,
+        notify: ctx.config.notify,
         no_color,
     });
     state.console_dir = std::env::current_dir()
@@ -347,6 +350,7 @@ async fn run(
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
         history_dir,
+        notify_method: ctx.config.notify_method,
     };
     let exit = console.run(EventStream::new(), rx, client_rx).await;
     console.follower.abort();
@@ -399,6 +403,8 @@ struct ConsoleLoop<B: Backend> {
     pacer: FramePacer,
     /// Where prompt history is kept, per agent (`prompt_history`).
     history_dir: std::path::PathBuf,
+    /// How `Effect::Notify` calls the operator back.
+    notify_method: super::config::NotifyMethod,
 }
 
 /// What one turn of the loop produced.
@@ -533,8 +539,8 @@ impl<B: Backend> ConsoleLoop<B> {
                         self.tx.clone(),
                     ));
                 }
-                Effect::Bell => {
-                    let _ = self.out.write_all(b"\x07");
+                Effect::Notify { text } => {
+                    let _ = self.out.write_all(&self.notify_method.bytes(&text));
                     let _ = self.out.flush();
                 }
                 Effect::Mouse(on) => {
@@ -565,6 +571,8 @@ fn on_input(ev: Option<std::io::Result<Event>>) -> Step {
         Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => Step::Msg(Msg::Key(k)),
         Some(Ok(Event::Paste(p))) => Step::Msg(Msg::Paste(p)),
         Some(Ok(Event::Mouse(m))) => Step::Msg(Msg::Mouse(m)),
+        Some(Ok(Event::FocusGained)) => Step::Msg(Msg::Focus(true)),
+        Some(Ok(Event::FocusLost)) => Step::Msg(Msg::Focus(false)),
         Some(Ok(Event::Resize(w, h))) => Step::Msg(Msg::Resize {
             width: w,
             height: h,

@@ -52,7 +52,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         connection: Connection::Embedded,
         width: 80,
         height: 24,
-        bell: false,
+        notify: Default::default(),
         no_color: true,
     });
     let mut console = ConsoleLoop {
@@ -69,6 +69,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
         history_dir: dir.path().join("history"),
+        notify_method: Default::default(),
     };
     let (keys, input) = mpsc::unbounded_channel::<std::io::Result<Event>>();
     let mut committed = host.store().subscribe();

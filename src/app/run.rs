@@ -59,7 +59,10 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     if old.log_filter != new.log_filter {
         changed.insert("log");
     }
-    if old.alt_screen != new.alt_screen || old.bell != new.bell {
+    if old.alt_screen != new.alt_screen
+        || old.notify != new.notify
+        || old.notify_method != new.notify_method
+    {
         changed.insert("console");
     }
     changed.into_iter().map(str::to_owned).collect()

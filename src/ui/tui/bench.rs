@@ -65,7 +65,7 @@ fn state(width: u16, height: u16) -> State {
         connection: Connection::Embedded,
         width,
         height,
-        bell: false,
+        notify: Default::default(),
         no_color: false,
     });
     s.history = History::Done;

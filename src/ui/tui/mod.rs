@@ -37,6 +37,6 @@ mod tests;
 
 #[cfg(any(test, feature = "bench"))]
 pub use bench::{bench_keystrokes, bench_render};
-pub use state::{Init, State};
+pub use state::{Init, NotifyWhen, State};
 pub use update::update;
 pub use view::{transcript_lines, view};

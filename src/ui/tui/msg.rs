@@ -62,6 +62,8 @@ pub enum Msg {
         result: Box<Result<Response, ApiError>>,
     },
     Connection(Connection),
+    /// The terminal gained (`true`) or lost focus.
+    Focus(bool),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,8 +78,9 @@ pub enum Effect {
     Detach,
     /// Leave the console (an embedded runtime shuts down cleanly).
     Quit,
-    /// Ring the terminal bell (action_required).
-    Bell,
+    /// Call the operator back (`[console] notify`): the bell, or a
+    /// desktop notification with `text` where the terminal shows one.
+    Notify { text: String },
     /// Turn mouse capture on (wheel scrolls the console) or off (the
     /// terminal selects and copies text).
     Mouse(bool),

@@ -24,13 +24,38 @@ pub const HISTORY_EVENTS: usize = 500;
 /// Most completion menu entries shown at once.
 pub const MENU_ROWS: usize = 6;
 
+/// When the console calls the operator back (`[console] notify`): a
+/// turn ended, or a call or question waits for them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NotifyWhen {
+    Off,
+    /// Only while the terminal says it is not focused (terminals that
+    /// never report focus are taken as focused: nothing rings).
+    #[default]
+    Unfocused,
+    Always,
+}
+
+impl NotifyWhen {
+    pub const CHOICES: &'static str = "off, unfocused or always";
+
+    pub fn parse(s: &str) -> Option<NotifyWhen> {
+        match s {
+            "off" => Some(NotifyWhen::Off),
+            "unfocused" => Some(NotifyWhen::Unfocused),
+            "always" => Some(NotifyWhen::Always),
+            _ => None,
+        }
+    }
+}
+
 pub struct Init {
     pub agent_id: String,
     pub connection: Connection,
     pub width: u16,
     pub height: u16,
-    /// Ring the terminal bell on `action_required`.
-    pub bell: bool,
+    /// When to call the operator back.
+    pub notify: NotifyWhen,
     pub no_color: bool,
 }
 
@@ -89,7 +114,9 @@ pub struct State {
     pub connection: Connection,
     pub width: u16,
     pub height: u16,
-    pub bell: bool,
+    pub notify: NotifyWhen,
+    /// The terminal's focus, as it last reported it (`true` until then).
+    pub focused: bool,
     pub theme: Theme,
     /// Something visible changed since the last frame.
     pub dirty: bool,
@@ -166,7 +193,8 @@ impl State {
             connection: init.connection,
             width: init.width,
             height: init.height,
-            bell: init.bell,
+            notify: init.notify,
+            focused: true,
             theme: Theme {
                 no_color: init.no_color,
             },

@@ -60,8 +60,22 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.connection = c;
             state.dirty = true;
         }
+        Msg::Focus(focused) => state.focused = focused,
     }
     fx
+}
+
+/// Call the operator back, when `[console] notify` says so now.
+fn notify(state: &State, text: String, fx: &mut Vec<Effect>) {
+    use super::state::NotifyWhen;
+    let now = match state.notify {
+        NotifyWhen::Off => false,
+        NotifyWhen::Unfocused => !state.focused,
+        NotifyWhen::Always => true,
+    };
+    if now {
+        fx.push(Effect::Notify { text });
+    }
 }
 
 /// Ask for `request`; the answer is routed by `pending`.
@@ -180,9 +194,10 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
     }
     if applied.attention {
         state.attention = true;
-        if state.bell {
-            fx.push(Effect::Bell);
-        }
+        notify(state, format!("{} needs your input", state.agent_id), fx);
+    } else if let Event::TurnTerminal(p) = &typed {
+        let how = p.kind.as_str().replace('_', " ");
+        notify(state, format!("{}: turn {how}", state.agent_id), fx);
     }
     if applied.settled {
         state.attention = false; // answered here or from another terminal

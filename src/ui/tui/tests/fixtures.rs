@@ -558,7 +558,7 @@ pub fn console(width: u16, height: u16) -> State {
         connection: Connection::Embedded,
         width,
         height,
-        bell: true,
+        notify: crate::ui::tui::NotifyWhen::Always,
         no_color: false,
     })
 }

@@ -389,7 +389,9 @@ fn action_required_rings_the_bell_and_marks_the_status_line() {
     let mut s = Script::default();
     let e = s.brief("msg_1", "result", "Which region?", "action_required", None);
     let fx = update(&mut st, Msg::Event(Box::new(e)));
-    assert!(fx.contains(&Effect::Bell));
+    assert!(fx.contains(&Effect::Notify {
+        text: "main needs your input".into()
+    }));
     assert!(st.attention);
     assert!(screen(&st).contains("▲ NEEDS YOUR INPUT"));
     enter(&mut st, "eu-west-1");
@@ -415,7 +417,45 @@ fn history_does_not_ring_the_bell() {
             result: answer(&fx, id, page(&script.events, script.seq())),
         },
     );
-    assert!(!fx.contains(&Effect::Bell));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Notify { .. })));
+}
+
+#[test]
+fn notify_follows_the_setting_and_the_focus() {
+    use crate::ui::tui::NotifyWhen;
+    let ended = |st: &mut super::super::State, n: &str| {
+        let mut s = Script::default();
+        let mut fx = Vec::new();
+        for e in [
+            s.prompt(n, "go"),
+            s.turn(n, "run_1"),
+            s.turn_end(n, "run_1", "completed", 1, 10, "done"),
+        ] {
+            let mut e = e;
+            e.event_seq = st.conversation.applied_seq + 1;
+            fx.extend(update(st, Msg::Event(Box::new(e))));
+        }
+        fx.into_iter()
+            .filter(|e| matches!(e, Effect::Notify { .. }))
+            .collect::<Vec<_>>()
+    };
+    let mut st = booted(&Script::default(), StoredMode::Info, 80, 24);
+    st.notify = NotifyWhen::Unfocused;
+    assert!(ended(&mut st, "msg_1").is_empty(), "focused: nothing rings");
+    update(&mut st, Msg::Focus(false));
+    assert_eq!(
+        ended(&mut st, "msg_2"),
+        [Effect::Notify {
+            text: "main: turn completed".into()
+        }]
+    );
+    update(&mut st, Msg::Focus(true));
+    assert!(ended(&mut st, "msg_3").is_empty());
+    st.notify = NotifyWhen::Always;
+    assert_eq!(ended(&mut st, "msg_4").len(), 1);
+    st.notify = NotifyWhen::Off;
+    update(&mut st, Msg::Focus(false));
+    assert!(ended(&mut st, "msg_5").is_empty());
 }
 
 #[test]
