@@ -319,6 +319,8 @@ async fn run(
         .map(|d| d.canonicalize().unwrap_or(d));
     state.bind_on_open = bind_here == BindHere::Yes;
     state.mouse = ctx.config.mouse;
+    // Fenced code is highlighted: load the syntaxes before the first one.
+    crate::ui::tui::highlight::warm();
     let history_dir = ctx.paths.data_dir.join("console-history");
     state
         .composer

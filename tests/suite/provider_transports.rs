@@ -645,3 +645,68 @@ async fn overloaded_stream_error_is_retried() {
         ]
     );
 }
+
+/// An answer cut off while it streams (the operator's Esc): the runtime
+/// keeps what had streamed on `turn_terminal`, so every console shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
+    use holon::protocol::ControlAction;
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::host::{HostConfig, RuntimeHost};
+    use holon::store::{Store, StoreOptions};
+    let frames = canned::responses_sse(
+        &["The loop reads ", "the clock twice", " (never sent)"],
+        &[],
+    );
+    let stub = StubServer::start(vec![
+        Canned::sse(frames).stall_before_last(Duration::from_secs(30))
+    ])
+    .await;
+    let setup = Setup::new()
+        .endpoint(
+            "gateway",
+            stub.base(),
+            Some("GATEWAY_KEY"),
+            "openai_responses",
+            "on",
+        )
+        .var("GATEWAY_KEY", "gw-key");
+    let chain: std::sync::Arc<dyn holon::runtime::provider::Provider> =
+        std::sync::Arc::new(setup.chain("gateway/gpt-x", &[]));
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap();
+    let config = HostConfig::new(
+        dir.path().join("data"),
+        std::sync::Arc::new(move |_| chain.clone()),
+    );
+    let host = RuntimeHost::start(store, config).await.unwrap();
+    host.create_agent("main").await.unwrap();
+    let mut live = host.subscribe_live();
+    host.submit(super::runtime_core::prompt("explain", Priority::Normal))
+        .await
+        .unwrap();
+    // Both deltas before the stall have reached clients.
+    let mut seen = String::new();
+    while seen != "The loop reads the clock twice" {
+        match tokio::time::timeout(Duration::from_secs(15), live.recv()).await {
+            Ok(Ok(holon::runtime::host::LiveUpdate::AssistantDelta { text, .. })) => {
+                seen.push_str(&text)
+            }
+            other => panic!("no delta: {other:?}"),
+        }
+    }
+    host.control("main", ControlAction::Abort).await.unwrap();
+    let ended = super::runtime_core::wait_event(
+        &host,
+        "the aborted turn",
+        super::runtime_core::kind("turn_terminal"),
+    )
+    .await;
+    assert_eq!(ended.payload["kind"], "aborted");
+    assert_eq!(ended.payload["cancel_reason"], "operator_abort");
+    assert_eq!(
+        ended.payload["partial_answer"],
+        "The loop reads the clock twice"
+    );
+    host.shutdown().await;
+}

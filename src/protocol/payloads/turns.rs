@@ -285,6 +285,10 @@ pub struct TurnTerminal {
     /// cost is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// A cancelled turn: what the model had streamed of its answer when it
+    /// was cut off (at most 16 KiB; never shown to the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_answer: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {

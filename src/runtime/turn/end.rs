@@ -53,6 +53,8 @@ pub(super) enum Ending {
         /// The provider request that was in flight when the turn was
         /// cancelled, recorded as a cancelled attempt.
         timeline: Option<Box<ProviderAttemptTimeline>>,
+        /// What the model had streamed of its answer when it was cut off.
+        partial: Option<String>,
     },
 }
 
@@ -218,6 +220,10 @@ pub(super) async fn finish(
                 provider_attempt_timeline: cancelled_timeline.cloned(),
                 token_usage: tokens_before.tokens_to(&agent),
                 cost_usd: tokens_before.cost_to(&agent),
+                partial_answer: match &ending {
+                    Ending::Aborted { partial, .. } => partial.clone(),
+                    _ => None,
+                },
             };
             tx.append_event(new_event(&id, provenance_of(&msg), Event::TurnTerminal(ended)))?;
             // Brief visibility: waiting for the operator -> action_required;

@@ -44,6 +44,10 @@ use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
 
+/// How much of a cut-off answer is kept for the operator (`turn_terminal`
+/// `partial_answer`).
+const PARTIAL_BYTES: usize = 16 * 1024;
+
 /// What a phase decided: go on with `T`, or end the turn.
 enum Step<T> {
     Go(T),
@@ -123,6 +127,7 @@ pub(super) async fn rounds(
                 reason,
                 rounds: round - 1,
                 timeline: None,
+                partial: None,
             });
         }
         // The daily budget is checked before every further request, never
@@ -133,6 +138,7 @@ pub(super) async fn rounds(
                 reason: CancelReason::DailyBudget,
                 rounds: round - 1,
                 timeline: None,
+                partial: None,
             });
         }
         if round > 1 {
@@ -251,8 +257,16 @@ impl<'a> Round<'a> {
             let t = &self.t;
             let live = t.inner.live.clone();
             let (aid, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());
+            // What has streamed so far: kept if the turn is cut off.
+            let streamed = Arc::new(std::sync::Mutex::new(String::new()));
+            let so_far = Arc::clone(&streamed);
             let progress = move |p: ProviderProgress| match p {
                 ProviderProgress::TextDelta(text) => {
+                    if let Ok(mut s) = so_far.lock() {
+                        if s.len() < PARTIAL_BYTES {
+                            s.push_str(&text);
+                        }
+                    }
                     let _ = live.send(LiveUpdate::AssistantDelta {
                         agent_id: aid.clone(),
                         run_id: rid.clone(),
@@ -266,10 +280,15 @@ impl<'a> Round<'a> {
             let outcome = tokio::select! {
                 biased;
                 reason = t.cancel.cancelled() => {
+                    let partial = streamed
+                        .lock()
+                        .map(|s| s.clone())
+                        .unwrap_or_default();
                     return Ok(Step::End(Ending::Aborted {
                         reason,
                         rounds: round,
                         timeline: Some(Box::new(cancelled_attempt(t.provider, t0))),
+                        partial: (!partial.trim().is_empty()).then_some(partial),
                     }));
                 }
                 outcome = t.provider.round(&fitted.request, &progress) => outcome,
@@ -444,6 +463,7 @@ impl<'a> Round<'a> {
                     reason,
                     rounds: round,
                     timeline: None,
+                    partial: None,
                 }));
             }
             let env = ToolEnv {

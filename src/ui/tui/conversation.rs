@@ -108,6 +108,8 @@ pub struct Conversation {
     pub applied_seq: u64,
     /// Input and output tokens of the last turn that ended.
     pub last_turn_tokens: Option<u64>,
+    /// The streaming answer's finished blocks, rendered once.
+    stream_cache: std::cell::RefCell<Option<StreamCache>>,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -127,12 +129,51 @@ impl Default for Conversation {
             stream: None,
             applied_seq: 0,
             last_turn_tokens: None,
+            stream_cache: Default::default(),
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
             waiting: Vec::new(),
         }
     }
+}
+
+/// The rendering of a streaming answer's finished blocks: the text up to
+/// `stable_len` at one width.
+#[derive(Debug)]
+struct StreamCache {
+    run_id: String,
+    width: u16,
+    theme: super::theme::Theme,
+    stable_len: usize,
+    lines: std::rc::Rc<Vec<ratatui::text::Line<'static>>>,
+}
+
+/// Where a streaming text's finished blocks end: after its last blank
+/// line outside a code fence (the growing block after it is re-rendered
+/// as it grows; everything before it never changes).
+pub fn stable_prefix(text: &str) -> usize {
+    let mut fence: Option<&str> = None;
+    let mut end = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let next = at + line.len();
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m => {
+                fence = None;
+                if line.ends_with('\n') {
+                    end = next;
+                }
+            }
+            (None, None) if line.trim().is_empty() && line.ends_with('\n') => end = next,
+            _ => {}
+        }
+        at = next;
+    }
+    end
 }
 
 /// Most rows kept; past it the oldest `TRIM_ROWS` go.
@@ -473,7 +514,34 @@ impl Conversation {
                 self.generic(op);
             }
             K::TurnTerminal(p) => {
-                (self.turn, self.stream) = (None, None);
+                // An answer cut off (Esc, a stop) stays, marked as such:
+                // what the runtime recorded, else what streamed here.
+                let streamed = self.stream.take().map(|(_, s)| s);
+                let cut_off = p.partial_answer.clone().or(match p.kind {
+                    crate::model::decision::TurnTerminalKind::Completed => None,
+                    _ => streamed,
+                });
+                if let Some(text) = cut_off.filter(|t| !t.trim().is_empty()) {
+                    let kind = RowKind::Brief {
+                        visibility: Visibility::TurnResult,
+                        title: "Interrupted".into(),
+                        text,
+                    };
+                    let i = self.push(kind, DisplayMode::Info);
+                    self.rows[i].message_id = message_id.clone();
+                    let why = p
+                        .cancel_reason
+                        .map(|r| r.describe().to_owned())
+                        .unwrap_or_else(|| "the turn ended".to_owned());
+                    self.push(
+                        RowKind::Note {
+                            text: format!("the answer above was cut off: {why}"),
+                            tone: Tone::Info,
+                        },
+                        DisplayMode::Info,
+                    );
+                }
+                self.turn = None;
                 self.last_turn_tokens =
                     Some(p.token_usage.input_tokens + p.token_usage.output_tokens);
                 self.generic(op);
@@ -543,6 +611,73 @@ impl Conversation {
         if let Some(turn) = &mut self.turn {
             turn.activity = Some(op.summary.clone());
         }
+    }
+
+    /// The streaming answer as it would be drawn: its last `max` lines.
+    /// Its finished blocks are rendered once (`stable_prefix`); only the
+    /// growing block is rendered again.
+    pub fn stream_lines(
+        &self,
+        width: u16,
+        theme: super::theme::Theme,
+        max: usize,
+    ) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::Span;
+        let Some((run_id, text)) = &self.stream else {
+            return Vec::new();
+        };
+        if text.trim().is_empty() || max == 0 {
+            return Vec::new();
+        }
+        let w = usize::from(width);
+        let cut = stable_prefix(text);
+        let mut cache = self.stream_cache.borrow_mut();
+        let fresh = match &*cache {
+            Some(c) => {
+                c.run_id == *run_id && c.width == width && c.theme == theme && c.stable_len == cut
+            }
+            None => false,
+        };
+        if !fresh {
+            let lines = match text[..cut].trim().is_empty() {
+                true => Vec::new(),
+                false => super::markdown::render(&text[..cut], w, "  ", theme),
+            };
+            *cache = Some(StreamCache {
+                run_id: run_id.clone(),
+                width,
+                theme,
+                stable_len: cut,
+                lines: std::rc::Rc::new(lines),
+            });
+        }
+        let stable = cache
+            .as_ref()
+            .map(|c| std::rc::Rc::clone(&c.lines))
+            .unwrap_or_default();
+        drop(cache);
+        let tail_text = &text[cut..];
+        let mut tail = match tail_text.trim().is_empty() {
+            true => Vec::new(),
+            false => super::markdown::render(tail_text, w, "  ", theme),
+        };
+        if !stable.is_empty() && !tail.is_empty() {
+            tail.insert(0, ratatui::text::Line::from("  "));
+        }
+        let from_stable = max.saturating_sub(tail.len()).min(stable.len());
+        let mut out: Vec<ratatui::text::Line<'static>> =
+            Vec::with_capacity(from_stable + tail.len());
+        out.extend(stable[stable.len() - from_stable..].iter().cloned());
+        out.extend(tail);
+        // The answer's marker, where its first line is on screen.
+        if from_stable == stable.len() {
+            if let Some(first) = out.first_mut().and_then(|l| l.spans.first_mut()) {
+                *first = Span::styled("● ", theme.accent());
+            }
+        }
+        let skip = out.len().saturating_sub(max);
+        out.drain(..skip);
+        out
     }
 
     /// Streaming assistant text of the current turn.

@@ -1,18 +1,22 @@
-//! A small markdown renderer for brief bodies: headings, bullet and
-//! numbered lists (nested by indentation), block quotes, fenced code
-//! blocks, tables and rules kept verbatim, and inline `code`, **strong**
-//! and *emphasis*. A line break inside a paragraph is kept where the
-//! model put it (a 60-line answer is not one paragraph); each line is
+//! Markdown in the console, parsed by `pulldown-cmark` (CommonMark with
+//! tables, strikethrough and task lists): headings, paragraphs, nested
+//! lists, block quotes with their own gutter (`▌`), fenced code named by
+//! its language and highlighted (`highlight`) behind a `│` gutter, tables
+//! drawn with box characters and wrapped to the width, links underlined
+//! with their address, rules. A line break inside a paragraph is kept
+//! where the model put it (a 60-line answer is not one paragraph); text is
 //! wrapped by display width; code is never re-flowed, only cut at the
 //! width.
 //!
-//! Pure and total: unmatched markers stay literal, any text renders.
+//! Pure and total: any text renders (raw HTML is shown as written).
 
-use ratatui::style::Style;
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::highlight;
 use super::theme::Theme;
-use super::wrap::{chop, sanitize, wrap};
+use super::wrap::{chop, sanitize, width as text_width, wrap};
 
 /// Render `text` into lines of at most `width` columns, each starting
 /// with `indent` (the row's gutter).
@@ -20,28 +24,22 @@ pub fn render(text: &str, width: usize, indent: &str, theme: Theme) -> Vec<Line<
     let text = sanitize(text);
     let mut r = Renderer {
         out: Vec::new(),
-        para: Vec::new(),
-        width,
+        width: width.max(8),
         indent: indent.to_owned(),
-        theme,
+        t: theme,
+        spans: Vec::new(),
+        styles: Vec::new(),
+        containers: Vec::new(),
+        pending_marker: None,
+        code: None,
+        table: None,
+        link: None,
+        heading: None,
     };
-    let mut fence: Option<String> = None;
-    for line in text.lines() {
-        if let Some(marker) = &fence {
-            if line.trim_start().starts_with(marker.as_str()) {
-                fence = None;
-            } else {
-                r.code_line(line);
-            }
-            continue;
-        }
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            r.flush();
-            fence = Some(trimmed[..3].to_owned());
-            continue;
-        }
-        r.block_line(line);
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    for event in Parser::new_ext(&text, options) {
+        r.event(event);
     }
     r.flush();
     while r.out.last().is_some_and(|l| l.width() <= r.indent.len()) {
@@ -53,202 +51,506 @@ pub fn render(text: &str, width: usize, indent: &str, theme: Theme) -> Vec<Line<
     r.out
 }
 
+/// A container the current block sits in.
+enum Container {
+    Quote,
+    /// A list: the next item's number (`None`: bullets) and its depth.
+    List {
+        next: Option<u64>,
+        depth: usize,
+    },
+    /// An item: how wide its marker is (continuation lines indent by it).
+    Item {
+        marker_width: usize,
+    },
+}
+
+struct CodeBlock {
+    lang: String,
+    text: String,
+}
+
+struct Table {
+    align: Vec<Alignment>,
+    rows: Vec<Vec<Vec<Span<'static>>>>,
+    cell: Vec<Span<'static>>,
+    header_rows: usize,
+}
+
 struct Renderer {
     out: Vec<Line<'static>>,
-    /// Lines of the paragraph being collected (each kept a line).
-    para: Vec<String>,
     width: usize,
     indent: String,
-    theme: Theme,
+    t: Theme,
+    /// Inline content of the block being collected.
+    spans: Vec<Span<'static>>,
+    /// Inline styles open (emphasis, strong, links...).
+    styles: Vec<Style>,
+    containers: Vec<Container>,
+    /// A list item's marker, put before its first line.
+    pending_marker: Option<String>,
+    code: Option<CodeBlock>,
+    table: Option<Table>,
+    /// The open link's address (shown after its text when different).
+    link: Option<String>,
+    heading: Option<HeadingLevel>,
 }
 
 impl Renderer {
-    fn flush(&mut self) {
-        if self.para.is_empty() {
-            return;
-        }
-        let pre = [Span::raw(self.indent.clone())];
-        for line in std::mem::take(&mut self.para) {
-            let spans = inline(&line, Style::default(), self.theme);
-            self.out.extend(wrap(&spans, self.width, &pre, &pre));
-        }
-    }
-
-    fn blank(&mut self) {
-        self.flush();
-        let last_blank = self
-            .out
-            .last()
-            .is_none_or(|l| l.width() <= self.indent.len());
-        if !last_blank {
-            self.out.push(Line::from(self.indent.clone()));
-        }
-    }
-
-    fn code_line(&mut self, line: &str) {
-        let gutter = Span::styled(format!("{}│ ", self.indent), self.theme.dim());
-        let avail = self.width.saturating_sub(self.indent.len() + 2).max(1);
-        for piece in chop(line, avail) {
-            let text = Span::styled(piece, self.theme.code());
-            self.out.push(Line::from(vec![gutter.clone(), text]));
-        }
-    }
-
-    fn verbatim(&mut self, line: &str, style: Style) {
-        let avail = self.width.saturating_sub(self.indent.len()).max(1);
-        for piece in chop(line, avail) {
-            let pre = Span::raw(self.indent.clone());
-            self.out
-                .push(Line::from(vec![pre, Span::styled(piece, style)]));
-        }
-    }
-
-    fn block_line(&mut self, line: &str) {
-        let trimmed = line.trim_start();
-        let depth = (line.len() - trimmed.len()) / 2;
-        if trimmed.is_empty() {
-            return self.blank();
-        }
-        if let Some((level, title)) = heading(trimmed) {
-            self.blank();
-            let style = match level {
-                1 => self
-                    .theme
-                    .bold()
-                    .add_modifier(ratatui::style::Modifier::UNDERLINED),
-                _ => self.theme.bold(),
-            };
-            let spans = inline(title, style, self.theme);
-            let pre = [Span::raw(self.indent.clone())];
-            self.out.extend(wrap(&spans, self.width, &pre, &pre));
-            return;
-        }
-        if is_rule(trimmed) {
-            self.flush();
-            let w = self.width.saturating_sub(self.indent.len()).min(40);
-            return self.verbatim(&"─".repeat(w), self.theme.dim());
-        }
-        if trimmed.starts_with('|') {
-            self.flush();
-            return self.verbatim(trimmed, Style::default());
-        }
-        if let Some(rest) = trimmed.strip_prefix("> ").or(trimmed.strip_prefix('>')) {
-            self.flush();
-            let pre = [Span::styled(format!("{}│ ", self.indent), self.theme.dim())];
-            let spans = inline(rest, self.theme.italic(), self.theme);
-            self.out.extend(wrap(&spans, self.width, &pre, &pre));
-            return;
-        }
-        if let Some((marker, rest)) = list_item(trimmed) {
-            self.flush();
-            let pad = "  ".repeat(depth.min(4));
-            let first = format!("{}{pad}{marker} ", self.indent);
-            let cont = " ".repeat(first.chars().count());
-            let spans = inline(rest, Style::default(), self.theme);
-            let first = [Span::raw(first)];
-            self.out
-                .extend(wrap(&spans, self.width, &first, &[Span::raw(cont)]));
-            return;
-        }
-        self.para.push(trimmed.to_owned());
-    }
-}
-
-fn heading(line: &str) -> Option<(usize, &str)> {
-    let level = line.chars().take_while(|c| *c == '#').count();
-    let rest = line.get(level..)?;
-    match (1..=6).contains(&level) && rest.starts_with(' ') {
-        true => Some((level, rest.trim())),
-        false => None,
-    }
-}
-
-fn is_rule(line: &str) -> bool {
-    let t: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-    t.len() >= 3
-        && ["-", "*", "_"]
+    fn style(&self) -> Style {
+        self.styles
             .iter()
-            .any(|m| t.chars().all(|c| c.to_string() == *m))
-}
-
-/// `- x`, `* x`, `+ x` become `•`; `12. x` and `3) x` keep their number.
-fn list_item(line: &str) -> Option<(String, &str)> {
-    for bullet in ["- ", "* ", "+ "] {
-        if let Some(rest) = line.strip_prefix(bullet) {
-            return Some(("•".to_owned(), rest));
-        }
+            .fold(self.t.text(), |acc, s| acc.patch(*s))
     }
-    let digits = line.chars().take_while(char::is_ascii_digit).count();
-    if digits == 0 || digits > 3 {
-        return None;
-    }
-    let after = &line[digits..];
-    let rest = after.strip_prefix(". ").or(after.strip_prefix(") "))?;
-    Some((line[..digits + 1].to_owned(), rest))
-}
 
-/// Inline markup: `code`, **strong** / __strong__, *emphasis* / _emphasis_.
-/// An `_` inside a word (snake_case) is never emphasis.
-pub fn inline(text: &str, base: Style, theme: Theme) -> Vec<Span<'static>> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out: Vec<Span<'static>> = Vec::new();
-    let mut plain = String::new();
-    let mut i = 0;
-    let flush = |plain: &mut String, out: &mut Vec<Span<'static>>| {
-        if !plain.is_empty() {
-            out.push(Span::styled(std::mem::take(plain), base));
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let prev_word = i > 0 && chars[i - 1].is_alphanumeric();
-        if c == '`' {
-            if let Some(end) = find(&chars, i + 1, &['`']) {
-                flush(&mut plain, &mut out);
-                let code: String = chars[i + 1..end].iter().collect();
-                let code = match theme.no_color {
-                    true => format!("`{code}`"),
-                    false => code,
-                };
-                out.push(Span::styled(code, base.patch(theme.code())));
-                i = end + 1;
-                continue;
+    /// The gutter of the current block: quote bars and list indentation.
+    /// `first` puts a pending item marker in place of its indentation.
+    fn prefix(&mut self, first: bool) -> Vec<Span<'static>> {
+        let mut out = vec![Span::raw(self.indent.clone())];
+        let items: Vec<usize> = self
+            .containers
+            .iter()
+            .filter_map(|c| match c {
+                Container::Item { marker_width } => Some(*marker_width),
+                _ => None,
+            })
+            .collect();
+        let mut item_seen = 0;
+        for c in &self.containers {
+            match c {
+                Container::Quote => out.push(Span::styled("▌ ", self.t.accent())),
+                Container::Item { marker_width } => {
+                    item_seen += 1;
+                    let innermost = item_seen == items.len();
+                    match (&self.pending_marker, first && innermost) {
+                        (Some(m), true) => out.push(Span::styled(m.clone(), self.t.accent())),
+                        _ => out.push(Span::raw(" ".repeat(*marker_width))),
+                    }
+                }
+                Container::List { .. } => {}
             }
         }
-        if (c == '*' || c == '_') && !(c == '_' && prev_word) {
-            let double = chars.get(i + 1) == Some(&c);
-            let marker: &[char] = if double { &[c, c] } else { &[c] };
-            let start = i + marker.len();
-            let opens = chars.get(start).is_some_and(|n| !n.is_whitespace());
-            if let Some(end) = find(&chars, start, marker).filter(|_| opens) {
-                let closes = chars[end - 1] != ' ';
-                let after_ok = c != '_'
-                    || !chars
-                        .get(end + marker.len())
-                        .is_some_and(|n| n.is_alphanumeric());
-                if closes && after_ok && end > start {
-                    flush(&mut plain, &mut out);
-                    let inner: String = chars[start..end].iter().collect();
-                    let style = match double {
-                        true => base.patch(theme.bold()),
-                        false => base.patch(theme.italic()),
-                    };
-                    out.extend(inline(&inner, style, theme));
-                    i = end + marker.len();
-                    continue;
+        if first {
+            self.pending_marker = None;
+        }
+        out
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if let Some(table) = self.table.as_mut() {
+            let style = self.styles.iter().fold(self.t.text(), |a, s| a.patch(*s));
+            table.cell.push(Span::styled(text.to_owned(), style));
+            return;
+        }
+        let style = self.style();
+        self.spans.push(Span::styled(text.to_owned(), style));
+    }
+
+    /// Wrap the collected inline content as one line of the block (a soft
+    /// break ends a line: the model's line breaks are kept).
+    fn line_out(&mut self) {
+        if self.spans.is_empty() {
+            return;
+        }
+        let spans = std::mem::take(&mut self.spans);
+        let first = self.prefix(true);
+        let rest = self.prefix(false);
+        self.out.extend(wrap(&spans, self.width, &first, &rest));
+    }
+
+    fn flush(&mut self) {
+        self.line_out();
+    }
+
+    /// One blank line between blocks (never two, never at the top).
+    fn gap(&mut self) {
+        self.flush();
+        let tight_item = matches!(self.containers.last(), Some(Container::Item { .. }))
+            && self.pending_marker.is_some();
+        if tight_item || self.out.is_empty() {
+            return;
+        }
+        let blank_width = self.indent.len();
+        if self.out.last().is_some_and(|l| l.width() <= blank_width) {
+            return;
+        }
+        let mut prefix = vec![Span::raw(self.indent.clone())];
+        for c in &self.containers {
+            if let Container::Quote = c {
+                prefix.push(Span::styled("▌ ", self.t.accent()));
+            }
+        }
+        self.out.push(Line::from(prefix));
+    }
+
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(text) => match self.code.as_mut() {
+                Some(code) => code.text.push_str(&text),
+                None => self.push_text(&text),
+            },
+            Event::Code(code) => {
+                let code = match self.t.no_color {
+                    true => format!("`{code}`"),
+                    false => code.to_string(),
+                };
+                let style = self.style().patch(self.t.code());
+                match self.table.as_mut() {
+                    Some(table) => table.cell.push(Span::styled(code, style)),
+                    None => self.spans.push(Span::styled(code, style)),
                 }
             }
+            Event::SoftBreak | Event::HardBreak => match self.table.as_mut() {
+                Some(table) => table.cell.push(Span::raw(" ")),
+                None => self.line_out(),
+            },
+            Event::Rule => {
+                self.gap();
+                let rule = "─".repeat(self.width.saturating_sub(self.indent.len()).min(40));
+                let mut prefix = self.prefix(true);
+                prefix.push(Span::styled(rule, self.t.dim()));
+                self.out.push(Line::from(prefix));
+            }
+            Event::Html(html) | Event::InlineHtml(html) => {
+                for (i, l) in html.lines().enumerate() {
+                    if i > 0 {
+                        self.line_out();
+                    }
+                    self.push_text(l);
+                }
+            }
+            Event::TaskListMarker(done) => {
+                let mark = if done { "☑ " } else { "☐ " };
+                self.push_text(mark);
+            }
+            Event::FootnoteReference(name) => self.push_text(&format!("[^{name}]")),
+            Event::InlineMath(m) | Event::DisplayMath(m) => self.push_text(&m),
         }
-        plain.push(c);
-        i += 1;
     }
-    flush(&mut plain, &mut out);
-    out
-}
 
-/// The index where `marker` next occurs at or after `from`.
-fn find(chars: &[char], from: usize, marker: &[char]) -> Option<usize> {
-    (from..chars.len()).find(|&j| chars[j..].starts_with(marker))
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => {
+                if self.table.is_none() {
+                    self.gap();
+                }
+            }
+            Tag::Heading { level, .. } => {
+                self.gap();
+                self.heading = Some(level);
+                let style = match level {
+                    HeadingLevel::H1 => self.t.bold().add_modifier(Modifier::UNDERLINED),
+                    HeadingLevel::H2 => self.t.bold().patch(self.t.accent()),
+                    _ => self.t.bold(),
+                };
+                self.styles.push(style);
+            }
+            Tag::BlockQuote(_) => {
+                self.gap();
+                self.containers.push(Container::Quote);
+            }
+            Tag::CodeBlock(kind) => {
+                self.gap();
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => info.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                self.code = Some(CodeBlock {
+                    lang,
+                    text: String::new(),
+                });
+            }
+            Tag::List(start) => {
+                self.flush();
+                let depth = self
+                    .containers
+                    .iter()
+                    .filter(|c| matches!(c, Container::List { .. }))
+                    .count();
+                if depth == 0 {
+                    self.gap();
+                }
+                self.containers.push(Container::List { next: start, depth });
+            }
+            Tag::Item => {
+                self.flush();
+                let (marker, depth) = match self.containers.iter_mut().rev().find_map(|c| match c {
+                    Container::List { next, depth } => Some((next, *depth)),
+                    _ => None,
+                }) {
+                    Some((Some(n), depth)) => {
+                        let m = format!("{n}. ");
+                        *n += 1;
+                        (m, depth)
+                    }
+                    Some((None, depth)) => {
+                        let bullet = ["• ", "◦ ", "▪ "][depth.min(2)];
+                        (bullet.to_owned(), depth)
+                    }
+                    None => ("• ".to_owned(), 0),
+                };
+                let _ = depth;
+                let marker_width = text_width(&marker);
+                self.pending_marker = Some(marker);
+                self.containers.push(Container::Item { marker_width });
+            }
+            Tag::Table(align) => {
+                self.gap();
+                self.table = Some(Table {
+                    align,
+                    rows: Vec::new(),
+                    cell: Vec::new(),
+                    header_rows: 0,
+                });
+            }
+            Tag::TableHead | Tag::TableRow => {
+                if let Some(t) = self.table.as_mut() {
+                    t.rows.push(Vec::new());
+                }
+            }
+            Tag::TableCell => {}
+            Tag::Emphasis => self.styles.push(self.t.italic()),
+            Tag::Strong => self.styles.push(self.t.bold()),
+            Tag::Strikethrough => self
+                .styles
+                .push(Style::default().add_modifier(Modifier::CROSSED_OUT)),
+            Tag::Link { dest_url, .. } => {
+                self.link = Some(dest_url.to_string());
+                self.styles
+                    .push(self.t.accent().add_modifier(Modifier::UNDERLINED));
+            }
+            Tag::Image { dest_url, .. } => {
+                self.push_text("[image: ");
+                self.link = Some(dest_url.to_string());
+            }
+            Tag::HtmlBlock | Tag::FootnoteDefinition(_) | Tag::MetadataBlock(_) => self.gap(),
+            Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::Superscript
+            | Tag::Subscript => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph => self.flush(),
+            TagEnd::Heading(_) => {
+                self.flush();
+                self.styles.pop();
+                self.heading = None;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.flush();
+                self.containers.pop();
+            }
+            TagEnd::CodeBlock => {
+                if let Some(code) = self.code.take() {
+                    self.code_block(&code);
+                }
+            }
+            TagEnd::List(_) => {
+                self.flush();
+                self.containers.pop();
+            }
+            TagEnd::Item => {
+                self.flush();
+                if self.pending_marker.is_some() {
+                    // An empty item still shows its marker.
+                    let line = Line::from(self.prefix(true));
+                    self.out.push(line);
+                }
+                self.containers.pop();
+            }
+            TagEnd::Table => {
+                if let Some(table) = self.table.take() {
+                    self.table_out(table);
+                }
+            }
+            TagEnd::TableHead => {
+                if let Some(t) = self.table.as_mut() {
+                    t.header_rows = t.rows.len();
+                }
+            }
+            TagEnd::TableRow => {}
+            TagEnd::TableCell => {
+                if let Some(t) = self.table.as_mut() {
+                    let cell = std::mem::take(&mut t.cell);
+                    if let Some(row) = t.rows.last_mut() {
+                        row.push(cell);
+                    }
+                }
+            }
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough => {
+                self.styles.pop();
+            }
+            TagEnd::Link => {
+                self.styles.pop();
+                if let Some(url) = self.link.take() {
+                    self.link_address(&url);
+                }
+            }
+            TagEnd::Image => {
+                if let Some(url) = self.link.take() {
+                    self.push_text(&format!("]({url})"));
+                }
+            }
+            TagEnd::HtmlBlock | TagEnd::FootnoteDefinition | TagEnd::MetadataBlock(_) => {
+                self.flush()
+            }
+            TagEnd::DefinitionList
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition
+            | TagEnd::Superscript
+            | TagEnd::Subscript => {}
+        }
+    }
+
+    /// After a link's text: its address, dim, unless the text is it.
+    fn link_address(&mut self, url: &str) {
+        let shown: String = match self.table.as_ref() {
+            Some(t) => t.cell.iter().map(|s| s.content.as_ref()).collect(),
+            None => self.spans.iter().map(|s| s.content.as_ref()).collect(),
+        };
+        let bare = url.trim_start_matches("mailto:");
+        if url.is_empty() || shown.ends_with(bare) {
+            return;
+        }
+        let span = Span::styled(format!(" ({url})"), self.t.dim());
+        match self.table.as_mut() {
+            Some(t) => t.cell.push(span),
+            None => self.spans.push(span),
+        }
+    }
+
+    /// A fenced block: its language named above it, its lines highlighted
+    /// behind a `│` gutter and cut (never re-flowed) at the width.
+    fn code_block(&mut self, code: &CodeBlock) {
+        let gutter = |t: Theme| Span::styled("│ ", t.dim());
+        let lang = code.lang.split_whitespace().next().unwrap_or("").to_owned();
+        if !lang.is_empty() {
+            let mut prefix = self.prefix(true);
+            prefix.push(Span::styled(format!("┌ {lang}"), self.t.dim()));
+            self.out.push(Line::from(prefix));
+        }
+        let text = code.text.strip_suffix('\n').unwrap_or(&code.text);
+        let width = self.width;
+        let room = |prefix: &[Span<'static>]| {
+            width
+                .saturating_sub(prefix.iter().map(Span::width).sum::<usize>() + 2)
+                .max(4)
+        };
+        for spans in highlight::lines(text, &lang, self.t) {
+            let mut prefix = self.prefix(lang.is_empty());
+            prefix.push(gutter(self.t));
+            let room = room(&prefix);
+            let mut line = prefix;
+            let mut used = 0;
+            for s in spans {
+                if used >= room {
+                    break;
+                }
+                let piece = chop(&s.content, room - used)
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default();
+                used += text_width(&piece);
+                line.push(Span::styled(piece, s.style));
+            }
+            self.out.push(Line::from(line));
+        }
+        if text.is_empty() {
+            let mut line = self.prefix(true);
+            line.push(gutter(self.t));
+            self.out.push(Line::from(line));
+        }
+    }
+
+    /// A table with box characters, its columns as wide as their cells
+    /// need, shrunk (widest first) to fit, cells wrapped within them.
+    fn table_out(&mut self, table: Table) {
+        let cols = table.rows.iter().map(Vec::len).max().unwrap_or(0);
+        if cols == 0 {
+            return;
+        }
+        let cell_text =
+            |c: &Vec<Span<'static>>| -> usize { c.iter().map(Span::width).sum::<usize>() };
+        let mut widths = vec![1usize; cols];
+        for row in &table.rows {
+            for (i, c) in row.iter().enumerate() {
+                widths[i] = widths[i].max(cell_text(c));
+            }
+        }
+        let prefix_w: usize = self.prefix(false).iter().map(Span::width).sum();
+        // Borders: one per column and one more, plus a space each side.
+        let room = self
+            .width
+            .saturating_sub(prefix_w + cols * 3 + 1)
+            .max(cols * 3);
+        while widths.iter().sum::<usize>() > room {
+            let Some((i, _)) = widths.iter().enumerate().max_by_key(|(_, w)| **w) else {
+                break;
+            };
+            if widths[i] <= 3 {
+                break;
+            }
+            widths[i] -= 1;
+        }
+        let dim = self.t.dim();
+        let border = |l: &str, m: &str, r: &str, widths: &[usize]| -> String {
+            let inner: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+            format!("{l}{}{r}", inner.join(m))
+        };
+        let push = |this: &mut Renderer, text: String| {
+            let mut line = this.prefix(false);
+            line.push(Span::styled(text, dim));
+            this.out.push(Line::from(line));
+        };
+        push(self, border("┌", "┬", "┐", &widths));
+        for (r, row) in table.rows.iter().enumerate() {
+            // Each cell wrapped within its column.
+            let wrapped: Vec<Vec<Line<'static>>> = (0..cols)
+                .map(|i| {
+                    let cell = row.get(i).cloned().unwrap_or_default();
+                    let style = match r < table.header_rows {
+                        true => Style::default().add_modifier(Modifier::BOLD),
+                        false => Style::default(),
+                    };
+                    let cell: Vec<Span<'static>> = cell
+                        .into_iter()
+                        .map(|s| Span::styled(s.content, s.style.patch(style)))
+                        .collect();
+                    wrap(&cell, widths[i], &[], &[])
+                })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            for h in 0..height {
+                let mut line = self.prefix(false);
+                line.push(Span::styled("│", dim));
+                for (i, cell) in wrapped.iter().enumerate() {
+                    let content = cell.get(h).cloned().unwrap_or_default();
+                    let w = content.width();
+                    let pad = widths[i].saturating_sub(w);
+                    let (left, right) = match table.align.get(i) {
+                        Some(Alignment::Right) => (pad, 0),
+                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                        _ => (0, pad),
+                    };
+                    line.push(Span::raw(" ".repeat(left + 1)));
+                    line.extend(content.spans);
+                    line.push(Span::raw(" ".repeat(right + 1)));
+                    line.push(Span::styled("│", dim));
+                }
+                self.out.push(Line::from(line));
+            }
+            if r + 1 == table.header_rows && table.rows.len() > r + 1 {
+                push(self, border("├", "┼", "┤", &widths));
+            }
+        }
+        push(self, border("└", "┴", "┘", &widths));
+    }
 }
 
 #[cfg(test)]
@@ -262,20 +564,24 @@ mod tests {
             .collect()
     }
 
+    fn md(text: &str, width: usize) -> Vec<String> {
+        plain(&render(text, width, "  ", Theme { no_color: true }))
+    }
+
     #[test]
     fn renders_blocks() {
-        let md = "# Title\n\nSome *text* with `code` and\na soft break.\n\n- one\n  - nested item\n1. first\n\n```\nfn main() {}\n```";
-        let lines = render(md, 40, "  ", Theme { no_color: false });
+        let text = "# Title\n\nSome *text* with `code` and\na soft break.\n\n- one\n  - nested item\n\n1. first\n\n```\nfn main() {}\n```";
         assert_eq!(
-            plain(&lines),
+            md(text, 40),
             [
                 "  Title",
                 "  ",
-                "  Some text with code and",
+                "  Some text with `code` and",
                 "  a soft break.",
                 "  ",
                 "  • one",
-                "    • nested item",
+                "    ◦ nested item",
+                "  ",
                 "  1. first",
                 "  ",
                 "  │ fn main() {}",
@@ -284,13 +590,69 @@ mod tests {
     }
 
     #[test]
-    fn snake_case_is_not_emphasis() {
-        let spans = inline(
-            "read work_item_id and **bold**",
-            Style::default(),
-            Theme { no_color: true },
+    fn snake_case_is_not_emphasis_and_quotes_have_their_own_gutter() {
+        assert_eq!(
+            md("read work_item_id and **bold**", 60),
+            ["  read work_item_id and bold"]
         );
-        let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
-        assert_eq!(text, "read work_item_id and bold");
+        assert_eq!(
+            md("> quoted\n\n```sh\nls\n```", 40),
+            ["  ▌ quoted", "  ", "  ┌ sh", "  │ ls"]
+        );
+    }
+
+    #[test]
+    fn tables_are_boxed_and_fit_the_width() {
+        let text = "| name | what it does |\n|:-----|-------------:|\n| `a` | a rather long description that must wrap |\n| b | short |";
+        let wide = md(text, 80);
+        assert_eq!(
+            wide,
+            [
+                "  ┌──────┬──────────────────────────────────────────┐",
+                "  │ name │                             what it does │",
+                "  ├──────┼──────────────────────────────────────────┤",
+                "  │ `a`  │ a rather long description that must wrap │",
+                "  │ b    │                                    short │",
+                "  └──────┴──────────────────────────────────────────┘",
+            ]
+        );
+        let narrow = md(text, 36);
+        assert!(narrow.iter().all(|l| text_width(l) <= 36), "{narrow:#?}");
+        assert!(
+            narrow.iter().any(|l| l.contains("description")),
+            "{narrow:#?}"
+        );
+    }
+
+    #[test]
+    fn links_show_their_address_and_numbered_lists_count() {
+        assert_eq!(
+            md(
+                "See [the docs](https://example.com/docs) or <https://x.dev>.",
+                80
+            ),
+            ["  See the docs (https://example.com/docs) or https://x.dev."]
+        );
+        assert_eq!(md("3. c\n4. d", 40), ["  3. c", "  4. d"]);
+        assert_eq!(
+            md("- [x] done\n- [ ] todo", 40),
+            ["  • ☑ done", "  • ☐ todo"]
+        );
+    }
+
+    #[test]
+    fn anything_renders() {
+        for text in [
+            "",
+            "<div>raw</div>",
+            "***",
+            "| a |",
+            "```\nunclosed",
+            "- ",
+            "> > deep",
+        ] {
+            let lines = md(text, 20);
+            assert!(!lines.is_empty(), "{text:?}");
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod composer;
 pub mod conversation;
 mod fmt;
 pub mod frame_pacer;
+pub mod highlight;
 pub mod keymap;
 mod keys;
 mod markdown;

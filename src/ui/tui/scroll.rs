@@ -66,7 +66,15 @@ fn echo_lines(c: &Conversation, ctx: Ctx) -> Vec<Line<'static>> {
 /// whole conversation is shorter: it then starts at the top).
 pub fn visible_lines(c: &Conversation, ctx: Ctx, h: usize) -> Vec<Line<'static>> {
     let (start, skip, mut below) = match c.scroll {
-        Scroll::Follow => (last_visible(c, ctx.mode), 0, echo_lines(c, ctx)),
+        Scroll::Follow => {
+            // The answer streaming in, then prompts not yet admitted.
+            let mut below = c.stream_lines(ctx.width, ctx.theme, h);
+            if !below.is_empty() && last_visible(c, ctx.mode).is_some() {
+                below.insert(0, Line::default());
+            }
+            below.extend(echo_lines(c, ctx));
+            (last_visible(c, ctx.mode), 0, below)
+        }
         Scroll::Anchor { row, skip } => {
             let row = match c.rows.get(row).is_some_and(|r| r.visible(ctx.mode)) {
                 true => Some(row),

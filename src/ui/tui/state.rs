@@ -268,12 +268,16 @@ impl State {
             tokens: 0,
         };
         if let Some(t) = turn {
-            let stream = self.conversation.stream.as_ref().map(|(_, s)| s.as_str());
-            let tail = stream.and_then(|s| s.lines().rev().find(|l| !l.trim().is_empty()));
-            w.detail = tail
-                .map(str::to_owned)
-                .or(t.activity.clone())
-                .unwrap_or_else(|| "thinking".to_owned());
+            // The answer itself shows in the conversation as it streams.
+            let answering = self
+                .conversation
+                .stream
+                .as_ref()
+                .is_some_and(|(_, s)| !s.trim().is_empty());
+            w.detail = match answering {
+                true => "answering".to_owned(),
+                false => t.activity.clone().unwrap_or_else(|| "thinking".to_owned()),
+            };
             w.elapsed_ms = t.started_ms.map(|s| (self.now_ms - s).max(0) as u64);
             w.tokens = t.tokens;
         } else if paused {

@@ -304,3 +304,131 @@ fn the_approvals_overlay_shows_the_selected_patch_in_full() {
     assert!(text.contains("ApplyPatch would apply:"), "{text}");
     assert!(text.contains("  11 +    let now = clock.now();"), "{text}");
 }
+
+// ---- answers rendered as they stream ---------------------------------------
+
+const ANSWER: &str = "## What changed\n\nThe retry loop read the clock **twice**;\nnow it reads it once.\n\n```rust\nlet now = clock.now();\nlet deadline = now + limit;\n```\n\n| file | change |\n|---|---|\n| src/retry.rs | one clock read |\n\n> CI passes on the slow runner.\n\nDone.";
+
+fn text_of(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
+    lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+#[test]
+fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
+    use super::super::conversation::stable_prefix;
+    use super::super::theme::Theme;
+    let t = Theme { no_color: true };
+    // What the finished answer looks like, with the answer's marker.
+    let mut whole = super::super::markdown::render(ANSWER, 80, "  ", t);
+    whole[0].spans[0] = ratatui::text::Span::raw("● ");
+    let whole = text_of(&whole);
+    for chunk in [1, 3, 7, 64, ANSWER.len()] {
+        let mut c = super::super::conversation::Conversation::default();
+        let mut fed = 0;
+        while fed < ANSWER.len() {
+            let mut end = (fed + chunk).min(ANSWER.len());
+            while !ANSWER.is_char_boundary(end) {
+                end += 1;
+            }
+            c.delta("run_1", &ANSWER[fed..end]);
+            fed = end;
+            // Every intermediate frame renders (finished blocks cached).
+            let lines = c.stream_lines(80, t, 1_000);
+            assert!(!lines.is_empty() || ANSWER[..fed].trim().is_empty());
+        }
+        assert_eq!(
+            text_of(&c.stream_lines(80, t, 1_000)),
+            whole,
+            "chunk {chunk}"
+        );
+        // The bottom of it when the screen is short.
+        let bottom = text_of(&c.stream_lines(80, t, 3));
+        assert_eq!(bottom, whole[whole.len() - 3..].to_vec());
+    }
+    assert!(
+        text_of(&super::super::markdown::render(ANSWER, 80, "  ", t))
+            .iter()
+            .any(|l| l.contains("┌ rust"))
+    );
+    // Finished blocks end after a blank line outside a fence.
+    assert_eq!(stable_prefix("a\n\nb"), 3);
+    assert_eq!(stable_prefix("```\nx\n\ny"), 0, "inside an open fence");
+    assert_eq!(
+        stable_prefix("```\nx\n```\nmore"),
+        10,
+        "after a closed fence"
+    );
+}
+
+#[test]
+fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let mut s = session();
+    let base = s.events.len();
+    s.prompt("msg_9", "what changed?");
+    s.turn("msg_9", "run_9");
+    for mut e in s.events[base..].iter().cloned() {
+        e.event_seq = st.conversation.applied_seq + 1;
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    update(
+        &mut st,
+        Msg::AssistantDelta {
+            agent_id: "main".into(),
+            run_id: "run_9".into(),
+            text: ANSWER[..120].into(),
+        },
+    );
+    let text = screen(&st);
+    assert!(text.contains("● What changed"), "{text}");
+    assert!(text.contains("┌ rust"), "{text}");
+    assert!(!text.contains("## What"), "no raw markdown: {text}");
+    assert!(
+        text.contains("answering"),
+        "the working row says what happens: {text}"
+    );
+}
+
+#[test]
+fn an_interrupted_answer_stays_marked_as_cut_off() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let mut s = session();
+    let base = s.events.len();
+    s.prompt("msg_9", "explain");
+    s.turn("msg_9", "run_9");
+    for mut e in s.events[base..].iter().cloned() {
+        e.event_seq = st.conversation.applied_seq + 1;
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    update(
+        &mut st,
+        Msg::AssistantDelta {
+            agent_id: "main".into(),
+            run_id: "run_9".into(),
+            text: "The loop reads the **clock** twice, so".into(),
+        },
+    );
+    // Esc: the turn ends aborted; the runtime kept what had streamed.
+    let mut e = s.push(
+        "turn_terminal",
+        Some("msg_9"),
+        json!({ "run_id": "run_9", "message_id": "msg_9", "kind": "aborted", "rounds": 1,
+                "last_assistant_message": "", "duration_ms": 900, "cancel_reason": "operator_abort",
+                "partial_answer": "The loop reads the **clock** twice, so" }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert!(st.conversation.stream.is_none());
+    let text = screen(&st);
+    assert!(
+        text.contains("● The loop reads the clock twice, so"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the answer above was cut off: aborted by the operator"),
+        "{text}"
+    );
+}
