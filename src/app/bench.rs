@@ -89,6 +89,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             100.0 * cpu.as_secs_f64() / 5.0
         );
     }
+    if all || which == "console" {
+        let (frames, keys) = crate::ui::tui::bench_streaming(10_000, 5, 100);
+        println!(
+            "console.stream    a 2,000-line answer with 40 code blocks streaming at 100 tokens/s into 10,000 rows (its last 5 s): frame p50 {} p99 {}; key-to-frame p50 {} p99 {}",
+            millis(percentile(&frames, 0.5)),
+            millis(percentile(&frames, 0.99)),
+            millis(percentile(&keys, 0.5)),
+            millis(percentile(&keys, 0.99)),
+        );
+    }
     if all || which == "workspace" {
         super::bench_workspace::run(&dir).await?;
     }

@@ -440,7 +440,8 @@ impl Config {
                 )
             })?,
             (None, Some(true)) => NotifyWhen::Always,
-            (None, _) => NotifyWhen::default(),
+            (None, Some(false)) => NotifyWhen::Off,
+            (None, None) => NotifyWhen::default(),
         };
         let notify_method = match file.console.notify_method.as_deref() {
             None | Some("bel") => NotifyMethod::Bel,

@@ -305,6 +305,8 @@ fn notify_takes_its_choices_and_the_older_bell() {
     );
     let c = load("[console]\nbell = true\n", &Env::default()).unwrap();
     assert_eq!(c.notify, NotifyWhen::Always, "bell = true rings always");
+    let c = load("[console]\nbell = false\n", &Env::default()).unwrap();
+    assert_eq!(c.notify, NotifyWhen::Off, "bell = false stays quiet");
     let c = load(
         "[console]\nnotify = \"off\"\nbell = true\nnotify_method = \"osc9\"\n",
         &Env::default(),

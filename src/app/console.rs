@@ -433,7 +433,13 @@ impl<B: Backend> ConsoleLoop<B> {
             let frame_due = pacer.until_due(self.state.dirty);
             let ticking = self.state.wants_tick();
             let step = tokio::select! {
-                ev = input.next() => on_input(ev),
+                ev = input.next() => {
+                    let step = on_input(ev);
+                    if matches!(step, Step::Msg(_)) {
+                        self.pacer.input();
+                    }
+                    step
+                }
                 m = rx.recv() => m.map_or(Step::Nothing, Step::Msg),
                 _ = tick.tick(), if ticking => Step::Msg(Msg::Tick { now_ms: crate::now_ms() }),
                 _ = frame_due => Step::Nothing,

@@ -50,7 +50,13 @@ impl OfflineClient {
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(rx, agent, &self.paths.data_dir, &self.policy)?;
+        // The operator's default (`holon policy`) where set, else the file's.
+        let stored: Option<crate::model::approval::ApprovalPolicy> = rx
+            .setting(crate::runtime::approvals::DEFAULT_POLICY)
+            .ok()
+            .flatten();
+        let policy = stored.as_ref().unwrap_or(&self.policy);
+        let mut s = agent_summary(rx, agent, &self.paths.data_dir, policy)?;
         s.model = agent
             .model_override
             .clone()

@@ -2,8 +2,10 @@
 //! operator typed, like a shell's history. It is the operator's own
 //! client-side record (never the runtime's state, which the store and its
 //! events hold), kept under this home's data directory in a file only its
-//! owner may read (mode 0600), one JSON string per line, bounded to the
-//! newest `KEEP` entries.
+//! owner may read (mode 0600), one JSON string per line: `load` gives the
+//! newest `KEEP` entries, and once the file passes `REWRITE_BYTES` it is
+//! rewritten with the newest entries that fill half of it. An entry over `ENTRY_BYTES` (a huge paste) is
+//! not kept.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,8 +13,11 @@ use std::path::{Path, PathBuf};
 /// Entries kept per agent.
 pub const KEEP: usize = 1_000;
 
-/// The file may grow to this many entries before it is rewritten.
-const REWRITE_AT: usize = 2 * KEEP;
+/// The file may grow to this size before it is rewritten.
+const REWRITE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The largest entry kept.
+pub const ENTRY_BYTES: usize = 64 * 1024;
 
 fn file(dir: &Path, agent_id: &str) -> PathBuf {
     // Agent ids are validated (`[a-z0-9_-]`), so one is a safe file name;
@@ -41,11 +46,11 @@ pub fn load(dir: &Path, agent_id: &str) -> Vec<String> {
     all.into_iter().skip(skip).collect()
 }
 
-/// Append one entry; past `REWRITE_AT` entries the file is rewritten
-/// with the newest `KEEP` (through a temporary file and a rename, so a
-/// crash leaves the old file or the new one).
+/// Append one entry; past `REWRITE_BYTES` the file is rewritten with
+/// the newest `KEEP` (through a temporary file of this process and a
+/// rename, so a crash leaves the old file or the new one).
 pub fn append(dir: &Path, agent_id: &str, text: &str) -> std::io::Result<()> {
-    if !safe(agent_id) {
+    if !safe(agent_id) || text.len() > ENTRY_BYTES {
         return Ok(());
     }
     private_dir(dir)?;
@@ -54,14 +59,22 @@ pub fn append(dir: &Path, agent_id: &str, text: &str) -> std::io::Result<()> {
     let mut f = private_file(&path, true)?;
     writeln!(f, "{line}")?;
     drop(f);
-    let count = std::fs::read_to_string(&path)
-        .map(|t| t.lines().count())
-        .unwrap_or(0);
-    if count > REWRITE_AT {
-        let kept = load(dir, agent_id);
-        let tmp = path.with_extension("jsonl.tmp");
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    if size > REWRITE_BYTES {
+        // The newest entries, up to `KEEP` of them and half the bound.
+        let all = load(dir, agent_id);
+        let mut bytes = 0usize;
+        let from = all
+            .iter()
+            .rposition(|e| {
+                bytes += e.len() + 3;
+                bytes as u64 > REWRITE_BYTES / 2
+            })
+            .map_or(0, |i| i + 1);
+        let kept = &all[from..];
+        let tmp = path.with_extension(format!("jsonl.{}.tmp", std::process::id()));
         let mut f = private_file(&tmp, false)?;
-        for e in &kept {
+        for e in kept {
             let line = serde_json::to_string(e).map_err(std::io::Error::other)?;
             writeln!(f, "{line}")?;
         }
@@ -126,18 +139,30 @@ mod tests {
     }
 
     #[test]
-    fn the_file_is_bounded() {
+    fn the_file_is_bounded_and_huge_entries_are_not_kept() {
         let dir = tempfile::tempdir().unwrap();
-        for i in 0..(REWRITE_AT + 1) {
-            append(dir.path(), "main", &format!("p{i}")).unwrap();
+        // ~4.7 MiB of 60 KiB entries: one rewrite on the way.
+        let big = "x".repeat(60 * 1024);
+        for i in 0..80 {
+            append(dir.path(), "main", &format!("{i} {big}")).unwrap();
         }
-        let kept = load(dir.path(), "main");
-        assert_eq!(kept.len(), KEEP);
-        assert_eq!(kept.last().map(String::as_str), Some("p2000"));
-        let lines = std::fs::read_to_string(dir.path().join("main.jsonl"))
+        let size = std::fs::metadata(dir.path().join("main.jsonl"))
             .unwrap()
-            .lines()
-            .count();
-        assert_eq!(lines, KEEP);
+            .len();
+        assert!(size <= REWRITE_BYTES + 64 * 1024, "{size}");
+        let kept = load(dir.path(), "main");
+        assert!(kept.last().is_some_and(|e| e.starts_with("79 ")));
+        let huge = "y".repeat(ENTRY_BYTES + 1);
+        append(dir.path(), "main", &huge).unwrap();
+        assert!(load(dir.path(), "main")
+            .last()
+            .is_some_and(|e| e.starts_with("79 ")));
+        // Many small entries: load gives the newest KEEP.
+        for i in 0..(KEEP + 5) {
+            append(dir.path(), "other", &format!("p{i}")).unwrap();
+        }
+        let kept = load(dir.path(), "other");
+        assert_eq!(kept.len(), KEEP);
+        assert_eq!(kept.first().map(String::as_str), Some("p5"));
     }
 }

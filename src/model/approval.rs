@@ -141,8 +141,8 @@ pub struct DefaultPolicy {
 }
 
 /// A change to a workspace's policy (`workspace.policy`): the mode, and
-/// entries added to the allow-lists; `reset` returns the workspace to the
-/// runtime's `[policy]` first.
+/// entries added to the allow-lists; `reset` first returns the workspace
+/// to the runtime's default (or the default to config `[policy]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PolicyChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]

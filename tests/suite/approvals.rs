@@ -211,6 +211,13 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
         .to_owned();
     let granted = ok(host.approve("main", &id2, true).await);
     assert!(granted.always);
+    // The workspace now has a policy of its own, and the ledger says so.
+    let own = events(&host)
+        .into_iter()
+        .find(|e| e.kind == "workspace_policy_changed")
+        .expect("the allow-list change is recorded");
+    assert_eq!(own.payload["source"], "workspace");
+    assert_eq!(own.payload["policy"]["allow_commands"][0], "echo one");
     wait_requests(&provider, 4).await;
     let snapshot = ok(host.execution_snapshot("main"));
     assert_eq!(

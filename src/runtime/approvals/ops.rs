@@ -234,7 +234,13 @@ impl RuntimeHost {
                 .clone());
         }
         let config = inner.config.policy.clone();
-        let now = inner
+        let before = inner
+            .default_policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let host = std::sync::Arc::clone(inner);
+        let written = inner
             .store
             .write(move |tx| {
                 let current: Option<crate::model::approval::ApprovalPolicy> =
@@ -264,14 +270,23 @@ impl RuntimeHost {
                         Event::DefaultPolicyChanged(now.clone()),
                     ))?;
                 }
+                // In force before the commit tells anyone: a client that
+                // refreshes on the event reads the new policy.
+                *host
+                    .default_policy
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner()) = now.clone();
                 Ok(now)
             })
-            .await?;
-        *inner
-            .default_policy
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = now.clone();
-        Ok(now)
+            .await;
+        if written.is_err() {
+            // Not committed: what was in force still is.
+            *inner
+                .default_policy
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = before;
+        }
+        Ok(written?)
     }
 
     /// Approve and run the call. `always` extends the workspace's
@@ -313,7 +328,19 @@ impl RuntimeHost {
                                 policy.allow_paths.push(p);
                             }
                         }
+                        // The workspace now has a policy of its own (the
+                        // default it followed, with the rule added).
+                        let changed = ev::WorkspacePolicyChanged {
+                            workspace_id: rec.workspace_id.clone(),
+                            policy: policy.clone(),
+                            source: PolicySource::Workspace,
+                        };
                         tx.put_agent(&id, &agent)?;
+                        tx.append_event(new_event(
+                            &id,
+                            Provenance::default(),
+                            Event::WorkspacePolicyChanged(changed),
+                        ))?;
                     }
                 }
                 tx.put(Keyed::Approvals, &id, &aid, &rec)?;

@@ -263,9 +263,13 @@ impl<'a> Round<'a> {
             let progress = move |p: ProviderProgress| match p {
                 ProviderProgress::TextDelta(text) => {
                     if let Ok(mut s) = so_far.lock() {
-                        if s.len() < PARTIAL_BYTES {
-                            s.push_str(&text);
+                        // At most `PARTIAL_BYTES`, cut at a character.
+                        let room = PARTIAL_BYTES.saturating_sub(s.len());
+                        let mut end = room.min(text.len());
+                        while !text.is_char_boundary(end) {
+                            end -= 1;
                         }
+                        s.push_str(&text[..end]);
                     }
                     let _ = live.send(LiveUpdate::AssistantDelta {
                         agent_id: aid.clone(),

@@ -135,8 +135,8 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
             let t = Instant::now();
             let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
             let _ = super::update(&mut s, super::msg::Msg::Key(key));
-            // The frame that shows the key: waits for the 60 fps budget.
-            let wait = Duration::from_millis(16).saturating_sub(last_draw.elapsed());
+            // The frame that shows the key, as the console's pacer draws it.
+            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
             std::thread::sleep(wait);
             let _ = terminal.draw(|f| view(&s, f));
             s.dirty = false;
@@ -153,6 +153,107 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
     }
     latencies.sort();
     (latencies, cpu_time().saturating_sub(cpu0))
+}
+
+/// A long answer: `sections` sections of 50 lines, each a heading, a
+/// paragraph of 30 lines, a fenced Rust block of 15 lines and blank lines.
+pub fn long_answer(sections: usize) -> String {
+    let mut s = String::new();
+    for n in 0..sections {
+        s.push_str(&format!("## Step {n}: what changed and why\n\n"));
+        for l in 0..30 {
+            s.push_str(&format!(
+                "Line {l} of step {n}: the **retry** loop reads `clock.now()` once per attempt, so a slow runner never sees the deadline pass twice.\n"
+            ));
+        }
+        s.push_str("\n```rust\n");
+        for l in 0..15 {
+            s.push_str(&format!(
+                "let attempt_{l} = retry(|| client.get(\"/status\"), Backoff::new({l}, limit))?; // step {n}\n"
+            ));
+        }
+        s.push_str("```\n\n");
+    }
+    s
+}
+
+/// Frame and key latency while a long answer streams in: a transcript of
+/// `rows` rows, an answer of 2,000 lines with 40 code blocks streaming at
+/// `tokens_per_sec` (4-character tokens) for `secs` seconds of real time,
+/// the last `secs` seconds of it (the answer is already long, where a
+/// frame costs most), a key every 20 ms, frames as the loop draws them.
+/// Returns (frame draw times, key-to-frame latencies).
+pub fn bench_streaming(
+    rows: usize,
+    secs: u64,
+    tokens_per_sec: u64,
+) -> (Vec<Duration>, Vec<Duration>) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (width, height) = (120, 40);
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut s = state(width, height);
+    s.mode = DisplayMode::Info;
+    for i in 0..rows {
+        let e = sample_event(i as u64 + 1, i);
+        let typed = e.event();
+        let op = crate::ui::present::present_event(&e, &typed);
+        s.conversation.apply(&e, &typed, &op, false);
+    }
+    let answer = long_answer(40);
+    let tokens: Vec<String> = answer
+        .chars()
+        .collect::<Vec<char>>()
+        .chunks(4)
+        .map(|c| c.iter().collect())
+        .collect();
+    let streamed = (secs * tokens_per_sec) as usize;
+    let start_at = tokens.len().saturating_sub(streamed);
+    s.conversation
+        .delta("run_bench", &tokens[..start_at].concat());
+    let mut frames = Vec::new();
+    let mut keys = Vec::new();
+    let start = Instant::now();
+    let mut fed = start_at;
+    let mut next_key = Duration::from_millis(20);
+    let mut last_draw = Instant::now() - Duration::from_millis(16);
+    let mut draw = |s: &mut State, frames: &mut Vec<Duration>| {
+        let t = Instant::now();
+        let _ = terminal.draw(|f| view(s, f));
+        frames.push(t.elapsed());
+        s.dirty = false;
+    };
+    while start.elapsed() < Duration::from_secs(secs) && fed < tokens.len() {
+        let now = start.elapsed();
+        let due = start_at + (now.as_secs_f64() * tokens_per_sec as f64) as usize;
+        while fed < due.min(tokens.len()) {
+            s.conversation.delta("run_bench", &tokens[fed]);
+            s.dirty = true;
+            fed += 1;
+        }
+        if now >= next_key {
+            next_key += Duration::from_millis(20);
+            let t = Instant::now();
+            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+            let _ = super::update(&mut s, super::msg::Msg::Key(key));
+            // As the console's pacer: input waits at most `INPUT_FRAME`.
+            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
+            std::thread::sleep(wait);
+            draw(&mut s, &mut frames);
+            last_draw = Instant::now();
+            keys.push(t.elapsed());
+            continue;
+        }
+        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
+            draw(&mut s, &mut frames);
+            last_draw = Instant::now();
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    frames.sort();
+    keys.sort();
+    (frames, keys)
 }
 
 fn cpu_time() -> Duration {

@@ -110,6 +110,11 @@ pub struct Conversation {
     pub last_turn_tokens: Option<u64>,
     /// The streaming answer's finished blocks, rendered once.
     stream_cache: std::cell::RefCell<Option<StreamCache>>,
+    /// Bumped whenever the stream starts again (a new round or turn).
+    stream_generation: u64,
+    /// Characters of a recorded round still to arrive as late deltas:
+    /// they belong to that round, not to the next one.
+    stream_skip: usize,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -130,6 +135,8 @@ impl Default for Conversation {
             applied_seq: 0,
             last_turn_tokens: None,
             stream_cache: Default::default(),
+            stream_generation: 0,
+            stream_skip: 0,
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
@@ -138,42 +145,87 @@ impl Default for Conversation {
     }
 }
 
-/// The rendering of a streaming answer's finished blocks: the text up to
-/// `stable_len` at one width.
+/// The rendering of a streaming answer's finished part: the text up to
+/// `stable_len`, rendered segment by segment as it grows (each segment
+/// once), at one width.
 #[derive(Debug)]
 struct StreamCache {
-    run_id: String,
+    generation: u64,
     width: u16,
     theme: super::theme::Theme,
     stable_len: usize,
-    lines: std::rc::Rc<Vec<ratatui::text::Line<'static>>>,
+    /// The info string of the code fence open at `stable_len`, if any.
+    fence: Option<String>,
+    lines: Vec<ratatui::text::Line<'static>>,
 }
 
-/// Where a streaming text's finished blocks end: after its last blank
-/// line outside a code fence (the growing block after it is re-rendered
-/// as it grows; everything before it never changes).
-pub fn stable_prefix(text: &str) -> usize {
-    let mut fence: Option<&str> = None;
-    let mut end = 0;
+/// Lines of an open code fence rendered together at most (a long code
+/// block streams in chunks of this many lines, each highlighted once).
+const FENCE_CHUNK: usize = 16;
+
+/// Where a streaming text's finished part ends, and the info string of
+/// the code fence open there: after its last blank line outside a fence,
+/// or inside an open fence after every `FENCE_CHUNK`th line of it.
+pub fn stable_cut(text: &str) -> (usize, Option<String>) {
+    let mut fence: Option<(&str, String, usize)> = None;
+    let mut cut = (0, None);
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let next = at + line.len();
+        let whole = line.ends_with('\n');
         let trimmed = line.trim_start();
         let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if open == m => {
+        match (&mut fence, marker) {
+            (None, Some(m)) if whole => {
+                let info = trimmed[3..].trim().to_owned();
+                fence = Some((m, info, 0));
+            }
+            (Some((open, _, _)), Some(m)) if *open == m && whole => {
                 fence = None;
-                if line.ends_with('\n') {
-                    end = next;
+                cut = (next, None);
+            }
+            (Some((_, info, n)), _) if whole => {
+                *n += 1;
+                if *n % FENCE_CHUNK == 0 {
+                    cut = (next, Some(info.clone()));
                 }
             }
-            (None, None) if line.trim().is_empty() && line.ends_with('\n') => end = next,
+            (None, None) if whole && line.trim().is_empty() => cut = (next, None),
             _ => {}
         }
         at = next;
     }
-    end
+    cut
+}
+
+/// Render a piece of a streaming answer: `open` is the fence it starts
+/// inside (reopened, its label line dropped), `closes` ends an open
+/// fence it stops inside.
+fn render_piece(
+    text: &str,
+    open: Option<&str>,
+    closes: bool,
+    width: usize,
+    theme: super::theme::Theme,
+) -> Vec<ratatui::text::Line<'static>> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut source = String::with_capacity(text.len() + 16);
+    if let Some(info) = open {
+        source.push_str(&format!("```{info}\n"));
+    }
+    source.push_str(text);
+    if closes {
+        source.push_str("\n```");
+    }
+    let mut lines = super::markdown::render(&source, width, "  ", theme);
+    if open.is_some_and(|info| !info.split_whitespace().next().unwrap_or("").is_empty())
+        && !lines.is_empty()
+    {
+        lines.remove(0);
+    }
+    lines
 }
 
 /// Most rows kept; past it the oldest `TRIM_ROWS` go.
@@ -446,6 +498,7 @@ impl Conversation {
                     DisplayMode::Info,
                 );
                 self.rows[i].message_id = message_id;
+                self.mark_answerable();
             }
             K::ApprovalGranted(p) | K::ApprovalDenied(p) => {
                 let a = &p.approval;
@@ -473,6 +526,7 @@ impl Conversation {
                         self.push(RowKind::Approval(x), DisplayMode::Info);
                     }
                 }
+                self.mark_answerable();
                 applied.settled = !self.needs_operator();
             }
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
@@ -484,7 +538,10 @@ impl Conversation {
             }
             K::AssistantRoundRecorded(p) => {
                 self.set_activity(op);
-                self.stream = None;
+                // Deltas of this round still on their way are its own.
+                let got = self.stream.as_ref().map_or(0, |(_, s)| s.chars().count());
+                self.stream_skip = p.text_chars.saturating_sub(got);
+                self.reset_stream();
                 if let Some(thinking) = crate::ui::present::reasoning_row(p) {
                     self.generic(&thinking);
                 }
@@ -504,7 +561,8 @@ impl Conversation {
                     activity: None,
                     tokens: 0,
                 });
-                (self.stream, self.progress) = (None, Vec::new());
+                self.reset_stream();
+                (self.stream_skip, self.progress) = (0, Vec::new());
                 self.generic(op);
             }
             K::ProviderRoundCompleted(p) => {
@@ -517,6 +575,7 @@ impl Conversation {
                 // An answer cut off (Esc, a stop) stays, marked as such:
                 // what the runtime recorded, else what streamed here.
                 let streamed = self.stream.take().map(|(_, s)| s);
+                self.reset_stream();
                 let cut_off = p.partial_answer.clone().or(match p.kind {
                     crate::model::decision::TurnTerminalKind::Completed => None,
                     _ => streamed,
@@ -613,60 +672,68 @@ impl Conversation {
         }
     }
 
-    /// The streaming answer as it would be drawn: its last `max` lines.
-    /// Its finished blocks are rendered once (`stable_prefix`); only the
-    /// growing block is rendered again.
+    /// The streaming answer as it would be drawn while its turn runs: its
+    /// last `max` lines. Its finished part is rendered once, segment by
+    /// segment as it grows (`stable_cut`); only the growing rest is
+    /// rendered again.
     pub fn stream_lines(
         &self,
         width: u16,
         theme: super::theme::Theme,
         max: usize,
     ) -> Vec<ratatui::text::Line<'static>> {
-        use ratatui::text::Span;
-        let Some((run_id, text)) = &self.stream else {
+        use ratatui::text::{Line, Span};
+        let Some((_, text)) = self.stream.as_ref().filter(|_| self.turn.is_some()) else {
             return Vec::new();
         };
         if text.trim().is_empty() || max == 0 {
             return Vec::new();
         }
         let w = usize::from(width);
-        let cut = stable_prefix(text);
+        let (cut, fence_at_cut) = stable_cut(text);
         let mut cache = self.stream_cache.borrow_mut();
-        let fresh = match &*cache {
-            Some(c) => {
-                c.run_id == *run_id && c.width == width && c.theme == theme && c.stable_len == cut
-            }
-            None => false,
-        };
-        if !fresh {
-            let lines = match text[..cut].trim().is_empty() {
-                true => Vec::new(),
-                false => super::markdown::render(&text[..cut], w, "  ", theme),
-            };
+        let valid = cache.as_ref().is_some_and(|c| {
+            c.generation == self.stream_generation
+                && c.width == width
+                && c.theme == theme
+                && c.stable_len <= cut
+        });
+        if !valid {
             *cache = Some(StreamCache {
-                run_id: run_id.clone(),
+                generation: self.stream_generation,
                 width,
                 theme,
-                stable_len: cut,
-                lines: std::rc::Rc::new(lines),
+                stable_len: 0,
+                fence: None,
+                lines: Vec::new(),
             });
         }
-        let stable = cache
-            .as_ref()
-            .map(|c| std::rc::Rc::clone(&c.lines))
-            .unwrap_or_default();
-        drop(cache);
-        let tail_text = &text[cut..];
-        let mut tail = match tail_text.trim().is_empty() {
-            true => Vec::new(),
-            false => super::markdown::render(tail_text, w, "  ", theme),
+        let Some(c) = cache.as_mut() else {
+            return Vec::new();
         };
-        if !stable.is_empty() && !tail.is_empty() {
-            tail.insert(0, ratatui::text::Line::from("  "));
+        if cut > c.stable_len {
+            let piece = render_piece(
+                &text[c.stable_len..cut],
+                c.fence.as_deref(),
+                fence_at_cut.is_some(),
+                w,
+                theme,
+            );
+            if !piece.is_empty() && !c.lines.is_empty() && c.fence.is_none() {
+                c.lines.push(Line::from("  "));
+            }
+            c.lines.extend(piece);
+            c.stable_len = cut;
+            c.fence = fence_at_cut;
         }
+        let rest = &text[c.stable_len..];
+        let mut tail = render_piece(rest, c.fence.as_deref(), false, w, theme);
+        if !c.lines.is_empty() && !tail.is_empty() && c.fence.is_none() {
+            tail.insert(0, Line::from("  "));
+        }
+        let stable = &c.lines;
         let from_stable = max.saturating_sub(tail.len()).min(stable.len());
-        let mut out: Vec<ratatui::text::Line<'static>> =
-            Vec::with_capacity(from_stable + tail.len());
+        let mut out: Vec<Line<'static>> = Vec::with_capacity(from_stable + tail.len());
         out.extend(stable[stable.len() - from_stable..].iter().cloned());
         out.extend(tail);
         // The answer's marker, where its first line is on screen.
@@ -680,11 +747,37 @@ impl Conversation {
         out
     }
 
-    /// Streaming assistant text of the current turn.
+    /// The stream starts again (a new round or turn): nothing of the last
+    /// one is drawn or cached.
+    fn reset_stream(&mut self) {
+        self.stream = None;
+        self.stream_generation += 1;
+    }
+
+    /// Streaming assistant text of the current turn. Deltas of another
+    /// turn than the running one, and late ones of a round already
+    /// recorded, are not drawn.
     pub fn delta(&mut self, run_id: &str, text: &str) {
+        let running = self.turn.as_ref().and_then(|t| t.run_id.as_deref());
+        if running.is_some_and(|r| r != run_id) {
+            return;
+        }
+        let mut text = text;
+        if self.stream_skip > 0 {
+            let n = text.chars().count().min(self.stream_skip);
+            self.stream_skip -= n;
+            let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+            text = &text[at..];
+            if text.is_empty() {
+                return;
+            }
+        }
         match &mut self.stream {
             Some((r, t)) if r == run_id => t.push_str(text),
-            _ => self.stream = Some((run_id.to_owned(), text.to_owned())),
+            _ => {
+                self.stream_generation += 1;
+                self.stream = Some((run_id.to_owned(), text.to_owned()));
+            }
         }
     }
 
@@ -824,6 +917,23 @@ impl Conversation {
         })
     }
 
+    /// Mark the oldest waiting call as the one single keys answer.
+    fn mark_answerable(&mut self) {
+        let mut first = true;
+        for row in self.rows.iter_mut() {
+            let waits =
+                matches!(row.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
+            let is_marked = matches!(row.kind(), RowKind::Approval(a) if a.keys);
+            let want = waits && first;
+            if want != is_marked {
+                if let RowKind::Approval(a) = row.kind_mut() {
+                    a.keys = want;
+                }
+            }
+            first &= !waits;
+        }
+    }
+
     /// The calls waiting for the operator, oldest first: (id, summary).
     pub fn waiting_approvals(&self) -> Vec<(String, String)> {
         self.rows
@@ -839,9 +949,7 @@ impl Conversation {
 
     fn tool_executed(&mut self, p: &ev::ToolExecuted, op: &OperatorEvent) {
         // A gated call did not run: its approval row shows it.
-        if p.facts().and_then(|f| f.status).as_deref() == Some("awaiting_approval")
-            || (p.result_facts.is_none() && p.result_preview.contains("\"awaiting_approval\""))
-        {
+        if p.facts().and_then(|f| f.status).as_deref() == Some("awaiting_approval") {
             return;
         }
         if p.tool_name == "ApplyPatch" && !p.is_error {
@@ -917,6 +1025,7 @@ fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
         justification: text("justification").filter(|_| escape),
         patch,
         always_adds,
+        keys: false,
         state: match a.status {
             ApprovalStatus::Pending => ApprovalState::Waiting,
             ApprovalStatus::Granted => ApprovalState::Approved { always: a.always },

@@ -1,7 +1,9 @@
 //! Frame pacing: the console draws only when its state changed, and at
 //! most once a frame (`FRAME`, ~60 a second), however many changes came
-//! in between: they coalesce into the next frame. Time is tokio's clock,
-//! so the pacing is tested on a paused clock.
+//! in between: they coalesce into the next frame. What the operator typed
+//! waits at most `INPUT_FRAME` since the last frame, so a key shows within
+//! a frame's time even while an answer streams and every frame is taken.
+//! Time is tokio's clock, so the pacing is tested on a paused clock.
 
 use std::time::Duration;
 
@@ -10,10 +12,15 @@ use tokio::time::Instant;
 /// The shortest time between two frames.
 pub const FRAME: Duration = Duration::from_millis(16);
 
+/// The shortest time between a frame and the next that shows input.
+pub const INPUT_FRAME: Duration = Duration::from_millis(8);
+
 #[derive(Debug, Clone, Copy)]
 pub struct FramePacer {
     frame: Duration,
     last_draw: Option<Instant>,
+    /// Input arrived since the last frame.
+    input: bool,
 }
 
 impl Default for FramePacer {
@@ -27,7 +34,14 @@ impl FramePacer {
         FramePacer {
             frame,
             last_draw: None,
+            input: false,
         }
+    }
+
+    /// The operator typed (a key, a paste, the mouse): the next frame may
+    /// come sooner.
+    pub fn input(&mut self) {
+        self.input = true;
     }
 
     /// How long until a frame may be drawn for a `dirty` state: `None`
@@ -36,9 +50,13 @@ impl FramePacer {
         if !dirty {
             return None;
         }
+        let frame = match self.input {
+            true => self.frame.min(INPUT_FRAME),
+            false => self.frame,
+        };
         Some(match self.last_draw {
             None => Duration::ZERO,
-            Some(at) => self.frame.saturating_sub(at.elapsed()),
+            Some(at) => frame.saturating_sub(at.elapsed()),
         })
     }
 
@@ -50,6 +68,7 @@ impl FramePacer {
     /// A frame was drawn now.
     pub fn drawn(&mut self) {
         self.last_draw = Some(Instant::now());
+        self.input = false;
     }
 
     /// Resolves when a frame is due for a `dirty` state; never when
@@ -78,6 +97,21 @@ mod tests {
         assert!(!pacer.may_draw(true));
         tokio::time::advance(Duration::from_millis(11)).await;
         assert!(pacer.may_draw(true));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn input_is_drawn_within_half_a_frame() {
+        let mut pacer = FramePacer::default();
+        pacer.drawn();
+        tokio::time::advance(Duration::from_millis(2)).await;
+        assert_eq!(pacer.due_in(true), Some(Duration::from_millis(14)));
+        pacer.input();
+        assert_eq!(pacer.due_in(true), Some(Duration::from_millis(6)));
+        tokio::time::advance(Duration::from_millis(6)).await;
+        assert!(pacer.may_draw(true));
+        pacer.drawn();
+        // Drawn: the next change waits a whole frame again.
+        assert_eq!(pacer.due_in(true), Some(FRAME));
     }
 
     #[tokio::test(start_paused = true)]

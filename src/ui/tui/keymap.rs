@@ -229,7 +229,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[ctrl('y')], "Ctrl+Y", A::Yank, "paste the last cut text", ""),
     bind(C::EmptyComposer, &[ch('?')], "?", A::Open(O::Help), "help: keys and commands (after any other character `?` types itself)", ""),
     bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the oldest waiting call once: it runs, its result goes to the agent", "approve"),
-    bind(C::Answer, &[ch('a')], "a", A::ApproveAlways, "approve it, and allow calls like it from now on (the row names the rule)", "always"),
+    bind(C::Answer, &[ch('a')], "a a", A::ApproveAlways, "pressed twice: approve it, and allow calls like it from now on (the row names the rule)", "always"),
     bind(C::Answer, &[ch('n')], "n", A::Deny, "deny it: types `/deny ID ` for your note, Enter sends", "deny"),
     bind(C::Prefix, &[ch('h'), ch('?')], "h / ?", A::Open(O::Help), "help: keys and commands", "help"),
     bind(C::Prefix, &[ch('a')], "a", A::Open(O::Agents), "agents", "agents"),

@@ -57,6 +57,8 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         return;
     }
     let action = resolve(&state.composer_contexts(), &key);
+    // "Always" changes the allow-list for good: it takes `a` twice.
+    let armed = state.always_armed.take();
     let h = usize::from(layout(state).conversation.height);
     let ctx = state.scroll_ctx();
     let menu = state.composer.menu_open();
@@ -87,7 +89,13 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::HistorySearch) => state.composer.search_older(),
         Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
         Some(Action::Approve) => commands::answer_oldest(state, false, fx),
-        Some(Action::ApproveAlways) => commands::answer_oldest(state, true, fx),
+        Some(Action::ApproveAlways) => {
+            let oldest = state.composer.approvals.first().map(|(id, _)| id.clone());
+            match (armed, oldest) {
+                (Some(a), Some(o)) if a == o => commands::answer_oldest(state, true, fx),
+                (_, oldest) => state.always_armed = oldest,
+            }
+        }
         Some(Action::Deny) => {
             if let Some((id, _)) = state.composer.approvals.first() {
                 let text = format!("/deny {id} ");
@@ -138,13 +146,18 @@ fn search_key(state: &mut State, key: &KeyEvent) -> bool {
 }
 
 /// Enter with the menu open takes the selected command; it runs at once
-/// unless it takes arguments (then the operator types them).
+/// unless it takes arguments (then the operator types them). Only what
+/// the typed text begins: a fuzzy match (`/stp` finding `/stop`) is a
+/// suggestion, and Enter sends the text as typed (an unknown command gets
+/// its hint).
 fn complete_before_submit(state: &mut State) -> bool {
     let candidates = state.composer.candidates();
     let Some(choice) = candidates.get(state.composer.selected) else {
         return false;
     };
-    if choice.replacement.trim_end() == state.composer.text().trim_end() {
+    if choice.replacement.trim_end() == state.composer.text().trim_end()
+        || !choice.replacement.starts_with(state.composer.text())
+    {
         return false;
     }
     state.composer.complete();

@@ -37,7 +37,7 @@ mod wrap;
 mod tests;
 
 #[cfg(any(test, feature = "bench"))]
-pub use bench::{bench_keystrokes, bench_render};
+pub use bench::{bench_keystrokes, bench_render, bench_streaming};
 pub use state::{Init, NotifyWhen, State};
 pub use update::update;
 pub use view::{transcript_lines, view};

@@ -86,6 +86,8 @@ pub struct ApprovalRow {
     /// What "always" would add to the allow-list, when anything.
     pub always_adds: Option<String>,
     pub state: ApprovalState,
+    /// The oldest waiting call: the one `y`, `a` and `n` answer.
+    pub keys: bool,
 }
 
 /// Most lines of a waiting patch shown in the conversation (`/approvals`
@@ -436,15 +438,27 @@ fn approval(a: &ApprovalRow, width: usize, t: Theme) -> Vec<Line<'static>> {
     }
     let spans = [Span::styled(sanitize(&a.why), t.dim())];
     lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    if !a.keys {
+        // Single keys answer the oldest call first.
+        let spans = [Span::styled(
+            format!(
+                "waits behind the call above · /approve {} · /deny {}",
+                a.id, a.id
+            ),
+            t.dim(),
+        )];
+        lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+        return lines;
+    }
     let always = match &a.always_adds {
-        Some(rule) => format!("a always (allows {rule} from now on)"),
-        None => "a approve (asked again next time)".to_owned(),
+        Some(rule) => format!(" always, allowing {rule} from now on · "),
+        None => " approve (nothing to allow: asked again next time) · ".to_owned(),
     };
     let keys = [
         Span::styled("y", t.bold()),
         Span::raw(" approve once · "),
-        Span::styled(always, t.text()),
-        Span::raw(" · "),
+        Span::styled("a a", t.bold()),
+        Span::raw(always),
         Span::styled("n", t.bold()),
         Span::raw(" deny with a note"),
         Span::styled(format!("   /approve {}", a.id), t.dim()),
@@ -498,8 +512,11 @@ pub fn diff_lines(
             Some(n) => format!("{n:>4} "),
             None => "     ".to_owned(),
         };
-        // Indentation is the diff's meaning: cut, never collapsed.
-        let room = width.saturating_sub(3 + number.len()).max(4);
+        // Indentation is the diff's meaning: cut, never collapsed (one
+        // column kept for the `…`).
+        let room = width
+            .saturating_sub(gutter.width() + number.len() + 1)
+            .max(4);
         let pieces = chop(l, room);
         let mut shown = pieces.first().cloned().unwrap_or_default();
         if pieces.len() > 1 {

@@ -144,6 +144,9 @@ pub struct State {
     pub quit_asked: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
     pub quit_after_abort: bool,
+    /// `a` was pressed once on this waiting call: a second `a` approves
+    /// it always (any other key forgets it).
+    pub always_armed: Option<String>,
     /// Mouse capture is on (the wheel scrolls; off, the terminal selects).
     pub mouse: bool,
     /// The terminal tells Shift+Enter from Enter (kitty keyboard
@@ -212,6 +215,7 @@ impl State {
             told_no_model: false,
             quit_asked: false,
             quit_after_abort: false,
+            always_armed: None,
             mouse: true,
             shift_enter: false,
             next_id: 0,

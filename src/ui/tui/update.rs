@@ -196,8 +196,11 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
         state.attention = true;
         notify(state, format!("{} needs your input", state.agent_id), fx);
     } else if let Event::TurnTerminal(p) = &typed {
-        let how = p.kind.as_str().replace('_', " ");
-        notify(state, format!("{}: turn {how}", state.agent_id), fx);
+        // A turn that ended waiting for the operator already called them.
+        if !state.attention {
+            let how = p.kind.as_str().replace('_', " ");
+            notify(state, format!("{}: turn {how}", state.agent_id), fx);
+        }
     }
     if applied.settled {
         state.attention = false; // answered here or from another terminal

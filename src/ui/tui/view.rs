@@ -346,14 +346,30 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     }
     let mark = Span::styled("› ", t.accent().patch(t.bold()));
     if state.composer.is_empty() {
-        let placeholder = match state.read_only() {
-            Some(_) => format!(
-                "{} is a child agent: read-only · /agent to switch",
-                state.agent_id
+        let (placeholder, style) = match (state.read_only(), &state.always_armed) {
+            (Some(_), _) => (
+                format!(
+                    "{} is a child agent: read-only · /agent to switch",
+                    state.agent_id
+                ),
+                t.dim(),
             ),
-            None => format!("Message {} · /help · !command", state.agent_id),
+            (None, Some(_)) => (
+                "press a again to approve the call always (its row names the rule); any other \
+                 key cancels"
+                    .to_owned(),
+                t.attention(),
+            ),
+            (None, None) if !state.composer.approvals.is_empty() => (
+                "a call waits: y approve · a a always · n deny (any other key types)".to_owned(),
+                t.attention(),
+            ),
+            (None, None) => (
+                format!("Message {} · /help · !command", state.agent_id),
+                t.dim(),
+            ),
         };
-        let line = Line::from(vec![mark, Span::styled(placeholder, t.dim())]);
+        let line = Line::from(vec![mark, Span::styled(placeholder, style)]);
         buf.set_line(area.x, area.y, &line, area.width);
         return (area.x + 2, area.y);
     }

@@ -103,8 +103,12 @@ fn a_waiting_command_shows_what_it_would_run_and_never_done() {
     assert!(text.contains("ExecCommand wants to run"), "{text}");
     assert!(text.contains("$ touch notes.txt"), "{text}");
     assert!(
-        text.contains("a always (allows `touch notes.txt` from now on)"),
+        text.contains("a a always, allowing `touch notes.txt` from now on"),
         "{text}"
+    );
+    assert!(
+        text.contains("a call waits: y approve"),
+        "the composer says the keys answer: {text}"
     );
     assert!(
         !text.contains("touch notes.txt ✓"),
@@ -144,6 +148,13 @@ fn single_keys_answer_the_oldest_waiting_call() {
         "{fx:?}"
     );
     assert!(st.composer.is_empty(), "y typed nothing");
+    // "Always" takes `a` twice; anything between cancels it.
+    let fx = update(&mut st, key(KeyCode::Char('a')));
+    assert!(requests(&fx).is_empty(), "one a is not an answer");
+    assert!(screen(&st).contains("press a again"));
+    update(&mut st, key(KeyCode::Esc));
+    let fx = update(&mut st, key(KeyCode::Char('a')));
+    assert!(requests(&fx).is_empty(), "Esc cancelled the first a");
     let fx = update(&mut st, key(KeyCode::Char('a')));
     assert!(requests(&fx)
         .iter()
@@ -213,6 +224,10 @@ fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
     asked(&mut st, &cmd);
     asked(&mut st, &patch);
     assert!(st.attention);
+    // Only the oldest waiting row offers the keys.
+    let keyed: Vec<bool> = approval_rows(&st).iter().map(|a| a.keys).collect();
+    assert_eq!(keyed, [true, false]);
+    assert!(screen(&st).contains("waits behind the call above"));
     answered(
         &mut st,
         &cmd,
@@ -221,6 +236,8 @@ fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
         json!({ "always": true }),
     );
     assert!(st.attention, "the patch still waits");
+    let keyed: Vec<bool> = approval_rows(&st).iter().map(|a| a.keys).collect();
+    assert_eq!(keyed, [false, true], "the keys move on to the patch");
     assert_eq!(st.composer.approvals.len(), 1);
     answered(
         &mut st,
@@ -318,49 +335,67 @@ fn text_of(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
 
 #[test]
 fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
-    use super::super::conversation::stable_prefix;
+    use super::super::conversation::stable_cut;
     use super::super::theme::Theme;
     let t = Theme { no_color: true };
-    // What the finished answer looks like, with the answer's marker.
-    let mut whole = super::super::markdown::render(ANSWER, 80, "  ", t);
-    whole[0].spans[0] = ratatui::text::Span::raw("● ");
-    let whole = text_of(&whole);
-    for chunk in [1, 3, 7, 64, ANSWER.len()] {
-        let mut c = super::super::conversation::Conversation::default();
-        let mut fed = 0;
-        while fed < ANSWER.len() {
-            let mut end = (fed + chunk).min(ANSWER.len());
-            while !ANSWER.is_char_boundary(end) {
-                end += 1;
+    // A long code block streams in chunks of its lines, rendered once.
+    let code: String = (0..40).map(|i| format!("let x{i} = {i};\n")).collect();
+    let long_code = format!("Here:\n\n```rust\n{code}```\n\nThat is all.");
+    for answer in [ANSWER, long_code.as_str()] {
+        // What the finished answer looks like, with the answer's marker.
+        let mut whole = super::super::markdown::render(answer, 80, "  ", t);
+        whole[0].spans[0] = ratatui::text::Span::raw("● ");
+        let whole = text_of(&whole);
+        for chunk in [1, 3, 7, 64, answer.len()] {
+            let mut c = super::super::conversation::Conversation::default();
+            c.turn = Some(super::super::conversation::Turn {
+                run_id: Some("run_1".into()),
+                message_id: None,
+                started_ms: None,
+                activity: None,
+                tokens: 0,
+            });
+            let mut fed = 0;
+            while fed < answer.len() {
+                let mut end = (fed + chunk).min(answer.len());
+                while !answer.is_char_boundary(end) {
+                    end += 1;
+                }
+                c.delta("run_1", &answer[fed..end]);
+                fed = end;
+                // Every intermediate frame renders (finished blocks cached).
+                let lines = c.stream_lines(80, t, 1_000);
+                assert!(!lines.is_empty() || answer[..fed].trim().is_empty());
             }
-            c.delta("run_1", &ANSWER[fed..end]);
-            fed = end;
-            // Every intermediate frame renders (finished blocks cached).
-            let lines = c.stream_lines(80, t, 1_000);
-            assert!(!lines.is_empty() || ANSWER[..fed].trim().is_empty());
+            assert_eq!(
+                text_of(&c.stream_lines(80, t, 1_000)),
+                whole,
+                "chunk {chunk}"
+            );
+            // The bottom of it when the screen is short.
+            let bottom = text_of(&c.stream_lines(80, t, 3));
+            assert_eq!(bottom, whole[whole.len() - 3..].to_vec());
         }
-        assert_eq!(
-            text_of(&c.stream_lines(80, t, 1_000)),
-            whole,
-            "chunk {chunk}"
-        );
-        // The bottom of it when the screen is short.
-        let bottom = text_of(&c.stream_lines(80, t, 3));
-        assert_eq!(bottom, whole[whole.len() - 3..].to_vec());
     }
     assert!(
         text_of(&super::super::markdown::render(ANSWER, 80, "  ", t))
             .iter()
             .any(|l| l.contains("┌ rust"))
     );
-    // Finished blocks end after a blank line outside a fence.
-    assert_eq!(stable_prefix("a\n\nb"), 3);
-    assert_eq!(stable_prefix("```\nx\n\ny"), 0, "inside an open fence");
+    // Finished parts end after a blank line outside a fence, after a
+    // closed fence, or every 16 lines inside an open one.
+    assert_eq!(stable_cut("a\n\nb"), (3, None));
+    assert_eq!(stable_cut("```\nx\n\ny"), (0, None), "inside an open fence");
     assert_eq!(
-        stable_prefix("```\nx\n```\nmore"),
-        10,
+        stable_cut("```\nx\n```\nmore"),
+        (10, None),
         "after a closed fence"
     );
+    let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
+    let text = format!("```rust\n{long}");
+    let (cut, fence) = stable_cut(&text);
+    assert_eq!(fence.as_deref(), Some("rust"));
+    assert!(text[..cut].ends_with("line 15\n"), "{}", &text[..cut]);
 }
 
 #[test]
@@ -389,6 +424,37 @@ fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
     assert!(
         text.contains("answering"),
         "the working row says what happens: {text}"
+    );
+    // A delta of another run is not drawn; the round's record ends the
+    // stream, and its late deltas are not taken for the next round's.
+    let other = Msg::AssistantDelta {
+        agent_id: "main".into(),
+        run_id: "run_other".into(),
+        text: "GHOST".into(),
+    };
+    update(&mut st, other);
+    assert!(!screen(&st).contains("GHOST"));
+    let mut e = s.push(
+        "assistant_round_recorded",
+        Some("msg_9"),
+        json!({ "run_id": "run_9", "round": 1, "text_preview": &ANSWER[..120], "text_chars": 125, "tool_names": [] }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert!(st.conversation.stream.is_none());
+    update(
+        &mut st,
+        Msg::AssistantDelta {
+            agent_id: "main".into(),
+            run_id: "run_9".into(),
+            text: "LATE!next round".into(),
+        },
+    );
+    let stream = st.conversation.stream.as_ref().map(|(_, t)| t.as_str());
+    assert_eq!(
+        stream,
+        Some("next round"),
+        "5 late characters were the old round's"
     );
 }
 

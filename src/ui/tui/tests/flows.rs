@@ -311,6 +311,11 @@ fn the_slash_menu_matches_letters_in_order() {
         .collect();
     assert_eq!(names, ["state", "status", "stop", "transcript"]);
     assert!(crate::ui::tui::keymap::matching("zzq").is_empty());
+    // Enter runs only what the text begins: a fuzzy match is a suggestion.
+    update(&mut st, ctrl('c'));
+    let fx = enter(&mut st, "/stp");
+    assert!(requests(&fx).is_empty(), "/stp does not run /stop: {fx:?}");
+    assert!(screen(&st).contains("stp"), "{}", screen(&st));
 }
 
 #[test]
