@@ -528,6 +528,13 @@ impl<B: Backend> ConsoleLoop<B> {
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }
+                Effect::IndexFiles { root } => {
+                    let tx = self.tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let index = walk_files(&root);
+                        let _ = tx.blocking_send(Msg::FileIndex(Arc::new(index)));
+                    });
+                }
                 Effect::RememberPrompt { agent_id, text } => {
                     if let Err(e) =
                         super::prompt_history::append(&self.history_dir, &agent_id, &text)
@@ -570,6 +577,35 @@ impl<B: Backend> ConsoleLoop<B> {
             }
         }
         done
+    }
+}
+
+/// Files the `@` picker may walk in one root at most.
+const MAX_INDEXED_FILES: usize = 200_000;
+
+/// The files under `root`, relative to it, as git would list them (the
+/// `.gitignore` files, hidden files and `.git` left out), at most
+/// `MAX_INDEXED_FILES`.
+fn walk_files(root: &str) -> crate::ui::tui::mention::FileIndex {
+    let mut files = Vec::new();
+    let mut truncated = false;
+    let base = std::path::Path::new(root);
+    for entry in ignore::WalkBuilder::new(base).build().flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if files.len() == MAX_INDEXED_FILES {
+            truncated = true;
+            break;
+        }
+        if let Ok(rel) = entry.path().strip_prefix(base) {
+            files.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    crate::ui::tui::mention::FileIndex {
+        root: root.to_owned(),
+        files,
+        truncated,
     }
 }
 

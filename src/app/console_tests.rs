@@ -143,3 +143,29 @@ fn tokio_stream_of<T: Send + 'static>(
 ) -> impl Stream<Item = T> + Unpin {
     Box::pin(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
 }
+
+/// The `@` picker's walk: files relative to the root, `.gitignore`d and
+/// hidden ones left out.
+#[test]
+fn the_file_walk_honours_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("target/debug")).unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    for f in [
+        "src/main.rs",
+        "target/debug/app",
+        ".env",
+        "README.md",
+        ".gitignore",
+    ] {
+        std::fs::write(root.join(f), "x").unwrap();
+    }
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    let index = walk_files(&root.display().to_string());
+    let mut files = index.files.clone();
+    files.sort();
+    assert_eq!(files, ["README.md", "src/main.rs"]);
+    assert!(!index.truncated);
+}

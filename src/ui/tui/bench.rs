@@ -256,6 +256,38 @@ pub fn bench_streaming(
     (frames, keys)
 }
 
+/// The `@` picker over `files` synthetic paths: the time of each match
+/// as a query is typed letter by letter (200 queries).
+pub fn bench_mentions(files: usize) -> Vec<Duration> {
+    let dirs = [
+        "src",
+        "src/ui/tui",
+        "src/runtime/turn",
+        "tests/suite",
+        "docs",
+        "crates/stub/src",
+    ];
+    let index = super::mention::FileIndex {
+        root: "/bench".into(),
+        files: (0..files)
+            .map(|i| format!("{}/module_{}/file_{i}.rs", dirs[i % dirs.len()], i % 997))
+            .collect(),
+        truncated: false,
+    };
+    let queries = ["retry", "tuirows", "mod12file", "suitecli", "docsREADME"];
+    let mut times = Vec::new();
+    for n in 0..200 {
+        let q = queries[n % queries.len()];
+        let typed = &q[..(n % q.len()) + 1];
+        let t = Instant::now();
+        let found = super::mention::matches(&index, typed, super::mention::LIMIT);
+        times.push(t.elapsed());
+        std::hint::black_box(found);
+    }
+    times.sort();
+    times
+}
+
 fn cpu_time() -> Duration {
     // SAFETY: getrusage fills the struct we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -29,6 +29,8 @@ pub struct Composer {
     search: Option<String>,
     /// Large pastes shown as one placeholder each: (placeholder, text).
     pastes: Vec<(String, String)>,
+    /// The `@` file picker.
+    pub picker: super::mention::Picker,
 }
 
 /// A paste longer than this many characters, or lines, is one
@@ -385,7 +387,30 @@ impl Composer {
 
     /// The completion candidates for the text as typed: command names
     /// while the name is being typed, then the command's argument choices.
+    /// Whether the menu offers files for an `@` token.
+    pub fn mentioning(&self) -> bool {
+        !self.dismissed
+            && self.cursor == self.text.len()
+            && !self.picker.found.is_empty()
+            && super::mention::token_at(&self.text, self.cursor).is_some()
+    }
+
     pub fn candidates(&self) -> Vec<Candidate> {
+        if self.mentioning() {
+            let Some((start, _)) = super::mention::token_at(&self.text, self.cursor) else {
+                return Vec::new();
+            };
+            return self
+                .picker
+                .found
+                .iter()
+                .map(|path| Candidate {
+                    label: format!("@{path}"),
+                    description: "file".to_owned(),
+                    replacement: format!("{}@{path} ", &self.text[..start]),
+                })
+                .collect();
+        }
         if self.dismissed || self.cursor != self.text.len() || self.text.contains('\n') {
             return Vec::new();
         }

@@ -123,6 +123,25 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             }
         }
     }
+    refresh_mentions(state, fx);
+}
+
+/// Keep the `@` picker's candidates up to the text, asking for a walk of
+/// the execution root's files the first time one is needed.
+pub fn refresh_mentions(state: &mut State, fx: &mut Vec<Effect>) {
+    let root = state
+        .agent
+        .execution
+        .as_ref()
+        .map(|x| x.execution_root.clone());
+    let (text, cursor) = (state.composer.text().to_owned(), state.composer.cursor());
+    if let Some(root) = state
+        .composer
+        .picker
+        .refresh(&text, cursor, root.as_deref())
+    {
+        fx.push(Effect::IndexFiles { root });
+    }
 }
 
 /// A key while the history search is open; false when it ends the
@@ -151,6 +170,10 @@ fn search_key(state: &mut State, key: &KeyEvent) -> bool {
 /// suggestion, and Enter sends the text as typed (an unknown command gets
 /// its hint).
 fn complete_before_submit(state: &mut State) -> bool {
+    if state.composer.mentioning() {
+        // Enter takes the file, as Tab does; the prompt is sent after.
+        return state.composer.complete();
+    }
     let candidates = state.composer.candidates();
     let Some(choice) = candidates.get(state.composer.selected) else {
         return false;

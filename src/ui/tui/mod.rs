@@ -20,6 +20,7 @@ pub mod highlight;
 pub mod keymap;
 mod keys;
 mod markdown;
+pub mod mention;
 pub mod msg;
 pub mod overlays;
 pub mod projection;
@@ -37,7 +38,7 @@ mod wrap;
 mod tests;
 
 #[cfg(any(test, feature = "bench"))]
-pub use bench::{bench_keystrokes, bench_render, bench_streaming};
+pub use bench::{bench_keystrokes, bench_mentions, bench_render, bench_streaming};
 pub use state::{Init, NotifyWhen, State};
 pub use update::update;
 pub use view::{transcript_lines, view};

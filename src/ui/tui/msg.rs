@@ -64,6 +64,8 @@ pub enum Msg {
     Connection(Connection),
     /// The terminal gained (`true`) or lost focus.
     Focus(bool),
+    /// The files of a root, walked for the `@` picker.
+    FileIndex(std::sync::Arc<super::mention::FileIndex>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,4 +88,6 @@ pub enum Effect {
     Mouse(bool),
     /// Keep a sent prompt in the agent's history across restarts.
     RememberPrompt { agent_id: String, text: String },
+    /// Walk a root's files for the `@` picker; answer `Msg::FileIndex`.
+    IndexFiles { root: String },
 }

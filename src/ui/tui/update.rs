@@ -61,6 +61,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.dirty = true;
         }
         Msg::Focus(focused) => state.focused = focused,
+        Msg::FileIndex(index) => {
+            state.composer.picker.indexed(index);
+            keys::refresh_mentions(state, &mut fx);
+            state.dirty = true;
+        }
     }
     fx
 }

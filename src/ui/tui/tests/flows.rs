@@ -1369,3 +1369,52 @@ fn slash_status_sums_up_the_session() {
         "{text}"
     );
 }
+
+#[test]
+fn at_opens_a_file_picker_over_the_workspace() {
+    use crate::ui::tui::mention::FileIndex;
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let root = st
+        .agent
+        .execution
+        .as_ref()
+        .map(|x| x.execution_root.clone())
+        .unwrap_or_default();
+    let fx = typ(&mut st, "fix @");
+    assert!(
+        fx.contains(&Effect::IndexFiles { root: root.clone() }),
+        "the first @ asks for the walk: {fx:?}"
+    );
+    let fx = typ(&mut st, "re");
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::IndexFiles { .. })),
+        "asked once"
+    );
+    let index = FileIndex {
+        root,
+        files: vec![
+            "src/retry.rs".into(),
+            "tests/retry.rs".into(),
+            "README.md".into(),
+        ],
+        truncated: false,
+    };
+    update(&mut st, Msg::FileIndex(std::sync::Arc::new(index)));
+    typ(&mut st, "try");
+    let labels: Vec<String> = st
+        .composer
+        .candidates()
+        .into_iter()
+        .map(|c| c.label)
+        .collect();
+    assert_eq!(labels, ["@src/retry.rs", "@tests/retry.rs"]);
+    assert!(screen(&st).contains("@tests/retry.rs"), "the menu is drawn");
+    // Enter takes the file (the prompt is not sent yet); then it sends.
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(requests(&fx).is_empty());
+    assert_eq!(st.composer.text(), "fix @src/retry.rs ");
+    typ(&mut st, "please");
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(requests(&fx).iter().any(|r| matches!(r,
+        Request::PromptSubmit { text, .. } if text == "fix @src/retry.rs please")));
+}
