@@ -626,7 +626,9 @@ pub struct BenchArgs {
     /// fault at every point of a scripted run) or backup (`store backup`
     /// of 1,000 agents and 1M events while 8 writers admit prompts) or
     /// connections (`holon status` and a daemon's RSS under 5,000 idle TCP
-    /// and 300 idle control clients); the last five are not part of all.
+    /// and 300 idle control clients) or session (a console's RSS after
+    /// 10,000 turns, in a process of its own); the last six are not part of
+    /// all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -494,40 +494,80 @@ impl Composer {
     /// mark: the visual lines and the cursor's (line, column).
     pub fn layout(&self, width: usize) -> (Vec<String>, (usize, usize)) {
         let avail = width.saturating_sub(2).max(1);
-        let mut lines: Vec<String> = vec![String::new()];
-        let mut used = 0;
-        let mut cursor = (0, 0);
-        for (i, c) in self.text.char_indices() {
-            if i == self.cursor {
-                cursor = (lines.len() - 1, used);
-            }
-            if c == '\n' {
-                lines.push(String::new());
-                used = 0;
-                continue;
-            }
-            // A tab is kept in the text and drawn as four spaces.
-            let w = if c == '\t' { TAB_WIDTH } else { width_of(c) };
-            if used + w > avail {
-                lines.push(String::new());
-                used = 0;
-            }
-            if let Some(l) = lines.last_mut() {
-                match c {
-                    '\t' => l.push_str(&" ".repeat(TAB_WIDTH)),
-                    c => l.push(c),
+        let mut lines: Vec<String> = Vec::new();
+        let mut cursor = None;
+        let mut start = 0;
+        for logical in self.text.split('\n') {
+            // (byte index in the text, what it draws, its width)
+            let cells: Vec<(usize, String, usize)> = logical
+                .char_indices()
+                .map(|(i, c)| {
+                    let (shown, w) = match c {
+                        // A tab is kept in the text and drawn as spaces.
+                        '\t' => (" ".repeat(TAB_WIDTH), TAB_WIDTH),
+                        c => (c.to_string(), width_of(c)),
+                    };
+                    (start + i, shown, w)
+                })
+                .collect();
+            // Greedy, at word boundaries: a word that does not fit moves
+            // to the next line whole; a word longer than the line is cut.
+            let mut row_start = 0;
+            let mut used = 0;
+            let mut last_space: Option<usize> = None;
+            let mut breaks = Vec::new();
+            for (k, (_, shown, w)) in cells.iter().enumerate() {
+                if used + w > avail && k > row_start {
+                    let at = match last_space {
+                        Some(sp) if sp >= row_start => sp + 1,
+                        _ => k,
+                    };
+                    breaks.push(at);
+                    row_start = at;
+                    used = cells[at..k].iter().map(|c| c.2).sum();
+                    last_space = None;
                 }
+                if shown == " " {
+                    last_space = Some(k);
+                }
+                used += w;
             }
-            used += w;
-        }
-        if self.cursor >= self.text.len() {
-            if used >= avail {
-                lines.push(String::new());
-                used = 0;
+            let mut bounds = vec![0];
+            bounds.extend(breaks);
+            bounds.push(cells.len());
+            for pair in bounds.windows(2) {
+                let row = &cells[pair[0]..pair[1]];
+                if cursor.is_none() {
+                    let mut col = 0;
+                    for (i, shown, w) in row {
+                        if *i == self.cursor {
+                            cursor = Some((lines.len(), col));
+                            break;
+                        }
+                        let _ = shown;
+                        col += w;
+                    }
+                }
+                lines.push(row.iter().map(|c| c.1.as_str()).collect());
             }
-            cursor = (lines.len() - 1, used);
+            let end = start + logical.len();
+            if cursor.is_none() && self.cursor == end {
+                let row = lines.len() - 1;
+                let used: usize = lines[row].chars().map(width_of).sum();
+                cursor = Some(match used >= avail && end == self.text.len() {
+                    true => {
+                        lines.push(String::new());
+                        (row + 1, 0)
+                    }
+                    false => (row, used),
+                });
+            }
+            start = end + 1;
         }
-        (lines, cursor)
+        if lines.is_empty() {
+            lines.push(String::new());
+        }
+        (lines, cursor.unwrap_or((0, 0)))
     }
 }
 
@@ -606,5 +646,32 @@ mod tests {
         let (lines, cursor) = c.layout(6);
         assert_eq!(lines, ["abcd", "ef", "gh"]);
         assert_eq!(cursor, (2, 2));
+    }
+
+    #[test]
+    fn layout_wraps_at_word_boundaries() {
+        let mut c = typed("fix the retry loop");
+        // 13 columns, 11 for text: words move whole.
+        let (lines, cursor) = c.layout(13);
+        assert_eq!(lines, ["fix the ", "retry loop"]);
+        assert_eq!(cursor, (1, 10));
+        // The cursor inside a moved word follows it.
+        c.edit(Action::LineStart);
+        for _ in 0..10 {
+            c.edit(Action::Right);
+        }
+        assert_eq!(c.layout(13).1, (1, 2), "after `re`");
+        // A word longer than the line is cut.
+        let (lines, _) = typed("a supercalifragilistic word").layout(12);
+        assert_eq!(
+            lines.concat(),
+            "a supercalifragilistic word",
+            "nothing lost"
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 10), "{lines:?}");
+        // At the end of a full line the cursor takes the next.
+        let (lines, cursor) = typed("abcdefghij").layout(12);
+        assert_eq!(lines, ["abcdefghij", ""]);
+        assert_eq!(cursor, (1, 0));
     }
 }
