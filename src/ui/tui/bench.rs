@@ -210,6 +210,14 @@ pub fn bench_streaming(
         .collect();
     let streamed = (secs * tokens_per_sec) as usize;
     let start_at = tokens.len().saturating_sub(streamed);
+    // The answer streams into a running turn (only then is it drawn).
+    s.conversation.turn = Some(super::conversation::Turn {
+        run_id: Some("run_bench".into()),
+        message_id: None,
+        started_ms: None,
+        activity: None,
+        tokens: 0,
+    });
     s.conversation
         .delta("run_bench", &tokens[..start_at].concat());
     let mut frames = Vec::new();

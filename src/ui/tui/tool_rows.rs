@@ -89,40 +89,11 @@ pub fn patch_files(p: &ToolExecuted) -> Vec<(String, String, u64, u64)> {
         .unwrap_or_default()
 }
 
-/// Each file's part of a unified diff (its hunks, headers left out), by
-/// the path the file has after the patch (before it, when deleted).
-pub fn file_diffs(diff: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut lines = diff.lines().peekable();
-    while let Some(line) = lines.next() {
-        if let Some(old) = line.strip_prefix("--- ") {
-            if let Some(new) = lines.peek().and_then(|l| l.strip_prefix("+++ ")) {
-                let (old, new) = (old.trim(), new.trim());
-                lines.next();
-                let strip = |s: &str| {
-                    s.strip_prefix("b/")
-                        .or(s.strip_prefix("a/"))
-                        .unwrap_or(s)
-                        .to_owned()
-                };
-                let path = match new {
-                    "/dev/null" => strip(old),
-                    n => strip(n),
-                };
-                out.push((path, String::new()));
-                continue;
-            }
-        }
-        if let Some((_, text)) = out.last_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    out
-}
-
-fn diff_counts(diff: &str) -> Vec<(String, String, u64, u64)> {
-    let mut out: Vec<(String, String, u64, u64)> = Vec::new();
+/// A unified diff split by file: (action, path, its hunks with the
+/// headers left out). The path is the file's after the patch (before it,
+/// when deleted).
+fn split_files(diff: &str) -> Vec<(&'static str, String, String)> {
+    let mut out: Vec<(&'static str, String, String)> = Vec::new();
     let mut lines = diff.lines().peekable();
     while let Some(line) = lines.next() {
         if let Some(old) = line.strip_prefix("--- ") {
@@ -140,19 +111,35 @@ fn diff_counts(diff: &str) -> Vec<(String, String, u64, u64)> {
                     (o, "/dev/null") => ("deleted", strip(o)),
                     (_, n) => ("modified", strip(n)),
                 };
-                out.push((action.to_owned(), path, 0, 0));
+                out.push((action, path, String::new()));
                 continue;
             }
         }
-        if let Some(last) = out.last_mut() {
-            match line.chars().next() {
-                Some('+') => last.2 += 1,
-                Some('-') => last.3 += 1,
-                _ => {}
-            }
+        if let Some((_, _, text)) = out.last_mut() {
+            text.push_str(line);
+            text.push('\n');
         }
     }
     out
+}
+
+/// Each file's hunks, by path (`split_files`).
+pub fn file_diffs(diff: &str) -> Vec<(String, String)> {
+    split_files(diff)
+        .into_iter()
+        .map(|(_, path, text)| (path, text))
+        .collect()
+}
+
+/// `(action, path, added, removed)` per file of a diff.
+fn diff_counts(diff: &str) -> Vec<(String, String, u64, u64)> {
+    split_files(diff)
+        .into_iter()
+        .map(|(action, path, text)| {
+            let count = |c: char| text.lines().filter(|l| l.starts_with(c)).count() as u64;
+            (action.to_owned(), path, count('+'), count('-'))
+        })
+        .collect()
 }
 
 #[cfg(test)]

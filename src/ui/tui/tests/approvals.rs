@@ -92,6 +92,32 @@ fn approval_rows(st: &State) -> Vec<&super::super::rows::ApprovalRow> {
         .collect()
 }
 
+/// The operator's prompt `text`, live after the fixture's history, and
+/// (with `run`) its turn started; the script, to push more events on.
+fn prompted(st: &mut State, text: &str, run: Option<&str>) -> Script {
+    let mut s = session();
+    let base = s.events.len();
+    s.prompt("msg_9", text);
+    if let Some(run) = run {
+        s.turn("msg_9", run);
+    }
+    for mut e in s.events[base..].iter().cloned() {
+        e.event_seq = st.conversation.applied_seq + 1;
+        update(st, Msg::Event(Box::new(e)));
+    }
+    s
+}
+
+/// Stream `text` into the running turn `run_9`.
+fn streamed(st: &mut State, text: &str) {
+    let delta = Msg::AssistantDelta {
+        agent_id: "main".into(),
+        run_id: "run_9".into(),
+        text: text.into(),
+    };
+    update(st, delta);
+}
+
 #[test]
 fn a_waiting_command_shows_what_it_would_run_and_never_done() {
     each_size("approval_waiting_command", StoredMode::Info, |st| {
@@ -211,13 +237,7 @@ fn tab_completes_waiting_ids_for_approve_and_deny() {
 fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
     let mut st = booted(&session(), StoredMode::Info, 120, 40);
     // The operator answers the fixture's open question first.
-    let mut s = session();
-    let base = s.events.len();
-    s.prompt("msg_9", "eu-west-1");
-    for mut e in s.events[base..].iter().cloned() {
-        e.event_seq = st.conversation.applied_seq + 1;
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    prompted(&mut st, "eu-west-1", None);
     assert!(!st.attention);
     let cmd = command_approval();
     let patch = patch_approval();
@@ -401,22 +421,8 @@ fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
 #[test]
 fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
     let mut st = booted(&session(), StoredMode::Info, 120, 40);
-    let mut s = session();
-    let base = s.events.len();
-    s.prompt("msg_9", "what changed?");
-    s.turn("msg_9", "run_9");
-    for mut e in s.events[base..].iter().cloned() {
-        e.event_seq = st.conversation.applied_seq + 1;
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
-    update(
-        &mut st,
-        Msg::AssistantDelta {
-            agent_id: "main".into(),
-            run_id: "run_9".into(),
-            text: ANSWER[..120].into(),
-        },
-    );
+    let mut s = prompted(&mut st, "what changed?", Some("run_9"));
+    streamed(&mut st, &ANSWER[..120]);
     let text = screen(&st);
     assert!(text.contains("● What changed"), "{text}");
     assert!(text.contains("┌ rust"), "{text}");
@@ -442,14 +448,7 @@ fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
     e.event_seq = st.conversation.applied_seq + 1;
     update(&mut st, Msg::Event(Box::new(e)));
     assert!(st.conversation.stream.is_none());
-    update(
-        &mut st,
-        Msg::AssistantDelta {
-            agent_id: "main".into(),
-            run_id: "run_9".into(),
-            text: "LATE!next round".into(),
-        },
-    );
+    streamed(&mut st, "LATE!next round");
     let stream = st.conversation.stream.as_ref().map(|(_, t)| t.as_str());
     assert_eq!(
         stream,
@@ -461,22 +460,8 @@ fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
 #[test]
 fn an_interrupted_answer_stays_marked_as_cut_off() {
     let mut st = booted(&session(), StoredMode::Info, 120, 40);
-    let mut s = session();
-    let base = s.events.len();
-    s.prompt("msg_9", "explain");
-    s.turn("msg_9", "run_9");
-    for mut e in s.events[base..].iter().cloned() {
-        e.event_seq = st.conversation.applied_seq + 1;
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
-    update(
-        &mut st,
-        Msg::AssistantDelta {
-            agent_id: "main".into(),
-            run_id: "run_9".into(),
-            text: "The loop reads the **clock** twice, so".into(),
-        },
-    );
+    let mut s = prompted(&mut st, "explain", Some("run_9"));
+    streamed(&mut st, "The loop reads the **clock** twice, so");
     // Esc: the turn ends aborted; the runtime kept what had streamed.
     let mut e = s.push(
         "turn_terminal",
