@@ -156,6 +156,8 @@ struct StreamCache {
     stable_len: usize,
     /// The info string of the code fence open at `stable_len`, if any.
     fence: Option<String>,
+    /// `stable_len` is inside a paragraph (`Cut::soft`).
+    soft: bool,
     lines: Vec<ratatui::text::Line<'static>>,
 }
 
@@ -163,13 +165,45 @@ struct StreamCache {
 /// block streams in chunks of this many lines, each highlighted once).
 const FENCE_CHUNK: usize = 16;
 
-/// Where a streaming text's finished part ends, and the info string of
-/// the code fence open there: after its last blank line outside a fence,
-/// or inside an open fence after every `FENCE_CHUNK`th line of it.
-pub fn stable_cut(text: &str) -> (usize, Option<String>) {
+/// Where a streaming text's finished part ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cut {
+    pub at: usize,
+    /// The info string of the code fence open there, if any.
+    pub fence: Option<String>,
+    /// Inside a paragraph of plain lines: what follows goes on the next
+    /// line of the same paragraph (no blank line between).
+    pub soft: bool,
+}
+
+/// A line that can only be paragraph text, in any context that starts
+/// a paragraph: no list, quote, table, heading, fence, HTML or setext
+/// marker, no indentation.
+fn plain(line: &str) -> bool {
+    let Some(c) = line.chars().next() else {
+        return false;
+    };
+    let marker = matches!(
+        c,
+        '-' | '*' | '+' | '=' | '#' | '>' | '|' | '`' | '~' | '<' | '_'
+    ) || c.is_whitespace()
+        || c.is_ascii_digit();
+    !marker && !line.trim().is_empty()
+}
+
+/// Where a streaming text's finished part ends: after its last blank line
+/// outside a code fence, after a closed fence, inside an open fence after
+/// every `FENCE_CHUNK`th line of it, or between two plain lines of a
+/// paragraph that began after a blank line (its lines are kept as
+/// written, so the paragraph renders the same in two parts).
+pub fn stable_cut(text: &str) -> Cut {
     let mut fence: Option<(&str, String, usize)> = None;
-    let mut cut = (0, None);
+    let mut cut = Cut::default();
     let mut at = 0;
+    // The last line was a plain line of a paragraph that began after a
+    // blank line (or the text's start).
+    let mut in_plain = false;
+    let mut after_blank = true;
     for line in text.split_inclusive('\n') {
         let next = at + line.len();
         let whole = line.ends_with('\n');
@@ -179,18 +213,48 @@ pub fn stable_cut(text: &str) -> (usize, Option<String>) {
             (None, Some(m)) if whole => {
                 let info = trimmed[3..].trim().to_owned();
                 fence = Some((m, info, 0));
+                (in_plain, after_blank) = (false, false);
             }
             (Some((open, _, _)), Some(m)) if *open == m && whole => {
                 fence = None;
-                cut = (next, None);
+                cut = Cut {
+                    at: next,
+                    fence: None,
+                    soft: false,
+                };
             }
             (Some((_, info, n)), _) if whole => {
                 *n += 1;
                 if *n % FENCE_CHUNK == 0 {
-                    cut = (next, Some(info.clone()));
+                    cut = Cut {
+                        at: next,
+                        fence: Some(info.clone()),
+                        soft: false,
+                    };
                 }
             }
-            (None, None) if whole && line.trim().is_empty() => cut = (next, None),
+            (None, None) if whole && line.trim().is_empty() => {
+                cut = Cut {
+                    at: next,
+                    fence: None,
+                    soft: false,
+                };
+                (in_plain, after_blank) = (false, true);
+            }
+            (None, None) if whole => {
+                let line_plain = plain(line);
+                // This line continues a plain paragraph: the part before
+                // it is finished.
+                if in_plain && line_plain {
+                    cut = Cut {
+                        at,
+                        fence: None,
+                        soft: true,
+                    };
+                }
+                in_plain = line_plain && (in_plain || after_blank);
+                after_blank = false;
+            }
             _ => {}
         }
         at = next;
@@ -690,7 +754,11 @@ impl Conversation {
             return Vec::new();
         }
         let w = usize::from(width);
-        let (cut, fence_at_cut) = stable_cut(text);
+        let Cut {
+            at: cut,
+            fence: fence_at_cut,
+            soft,
+        } = stable_cut(text);
         let mut cache = self.stream_cache.borrow_mut();
         let valid = cache.as_ref().is_some_and(|c| {
             c.generation == self.stream_generation
@@ -705,6 +773,7 @@ impl Conversation {
                 theme,
                 stable_len: 0,
                 fence: None,
+                soft: false,
                 lines: Vec::new(),
             });
         }
@@ -719,16 +788,17 @@ impl Conversation {
                 w,
                 theme,
             );
-            if !piece.is_empty() && !c.lines.is_empty() && c.fence.is_none() {
+            if !piece.is_empty() && !c.lines.is_empty() && c.fence.is_none() && !c.soft {
                 c.lines.push(Line::from("  "));
             }
             c.lines.extend(piece);
             c.stable_len = cut;
             c.fence = fence_at_cut;
+            c.soft = soft;
         }
         let rest = &text[c.stable_len..];
         let mut tail = render_piece(rest, c.fence.as_deref(), false, w, theme);
-        if !c.lines.is_empty() && !tail.is_empty() && c.fence.is_none() {
+        if !c.lines.is_empty() && !tail.is_empty() && c.fence.is_none() && !c.soft {
             tail.insert(0, Line::from("  "));
         }
         let stable = &c.lines;

@@ -404,18 +404,24 @@ fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
     );
     // Finished parts end after a blank line outside a fence, after a
     // closed fence, or every 16 lines inside an open one.
-    assert_eq!(stable_cut("a\n\nb"), (3, None));
-    assert_eq!(stable_cut("```\nx\n\ny"), (0, None), "inside an open fence");
-    assert_eq!(
-        stable_cut("```\nx\n```\nmore"),
-        (10, None),
-        "after a closed fence"
-    );
+    let at = |t: &str| stable_cut(t).at;
+    assert_eq!(at("a\n\nb"), 3);
+    assert_eq!(at("```\nx\n\ny"), 0, "inside an open fence");
+    assert_eq!(at("```\nx\n```\nmore"), 10, "after a closed fence");
     let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
     let text = format!("```rust\n{long}");
-    let (cut, fence) = stable_cut(&text);
-    assert_eq!(fence.as_deref(), Some("rust"));
-    assert!(text[..cut].ends_with("line 15\n"), "{}", &text[..cut]);
+    let c = stable_cut(&text);
+    assert_eq!(c.fence.as_deref(), Some("rust"));
+    assert!(text[..c.at].ends_with("line 15\n"), "{}", &text[..c.at]);
+    // Between plain lines of a paragraph that began after a blank line.
+    let c = stable_cut("Intro.\n\nOne line.\nTwo line.\nThree");
+    assert_eq!((c.at, c.soft), (18, true), "before `Two line.`");
+    assert_eq!(
+        at("- item\nlazy one\nlazy two\n"),
+        0,
+        "a list's lazy lines are not cut"
+    );
+    assert_eq!(at("Title\n===\n"), 0, "a setext heading is not cut");
 }
 
 #[test]
