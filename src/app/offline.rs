@@ -40,23 +40,23 @@ impl OfflineClient {
 
     /// Over a store already open (a read-only one, for listings).
     pub fn with_store(ctx: &Context, store: Store) -> OfflineClient {
+        // The operator's default (`holon policy`) where set, else the file's.
+        let stored: Option<crate::model::approval::ApprovalPolicy> = store
+            .read()
+            .ok()
+            .and_then(|rx| rx.setting(crate::runtime::approvals::DEFAULT_POLICY).ok())
+            .flatten();
         OfflineClient {
+            policy: stored.unwrap_or_else(|| ctx.config.policy.clone()),
             store,
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
-            policy: ctx.config.policy.clone(),
             budget: ctx.config.budget,
         }
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
-        // The operator's default (`holon policy`) where set, else the file's.
-        let stored: Option<crate::model::approval::ApprovalPolicy> = rx
-            .setting(crate::runtime::approvals::DEFAULT_POLICY)
-            .ok()
-            .flatten();
-        let policy = stored.as_ref().unwrap_or(&self.policy);
-        let mut s = agent_summary(rx, agent, &self.paths.data_dir, policy)?;
+        let mut s = agent_summary(rx, agent, &self.paths.data_dir, &self.policy)?;
         s.model = agent
             .model_override
             .clone()

@@ -222,12 +222,7 @@ fn tab_completes_waiting_ids_for_approve_and_deny() {
     assert_eq!(st.composer.text(), "/approve apr_01a2b4", "already whole");
     update(&mut st, ctrl('c'));
     typ(&mut st, "/deny apr");
-    let labels: Vec<String> = st
-        .composer
-        .candidates()
-        .into_iter()
-        .map(|c| c.label)
-        .collect();
+    let labels: Vec<String> = menu_labels(&st);
     assert_eq!(labels, vec!["apr_01a2b3", "apr_01a2b4"]);
     update(&mut st, key(KeyCode::Tab));
     assert_eq!(st.composer.text(), "/deny apr_01a2b3 ");

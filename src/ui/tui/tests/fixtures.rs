@@ -675,6 +675,15 @@ pub fn enter(st: &mut State, text: &str) -> Vec<Effect> {
     fx
 }
 
+/// The composer menu's labels, as drawn.
+pub fn menu_labels(st: &State) -> Vec<String> {
+    st.composer
+        .candidates()
+        .into_iter()
+        .map(|c| c.label)
+        .collect()
+}
+
 /// Open an overlay with Ctrl+O and a letter.
 pub fn prefix(st: &mut State, letter: char) -> Vec<Effect> {
     let mut fx = update(st, ctrl('o'));

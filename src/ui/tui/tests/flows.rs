@@ -291,12 +291,7 @@ fn slash_commands_complete_as_you_type() {
 fn the_slash_menu_matches_letters_in_order() {
     let mut st = fresh();
     typ(&mut st, "/evt");
-    let labels: Vec<String> = st
-        .composer
-        .candidates()
-        .into_iter()
-        .map(|c| c.label)
-        .collect();
+    let labels: Vec<String> = menu_labels(&st);
     assert_eq!(
         labels.first().map(String::as_str),
         Some("/events [KIND]"),
@@ -1401,12 +1396,7 @@ fn at_opens_a_file_picker_over_the_workspace() {
     };
     update(&mut st, Msg::FileIndex(std::sync::Arc::new(index)));
     typ(&mut st, "try");
-    let labels: Vec<String> = st
-        .composer
-        .candidates()
-        .into_iter()
-        .map(|c| c.label)
-        .collect();
+    let labels: Vec<String> = menu_labels(&st);
     assert_eq!(labels, ["@src/retry.rs", "@tests/retry.rs"]);
     assert!(screen(&st).contains("@tests/retry.rs"), "the menu is drawn");
     // Enter takes the file (the prompt is not sent yet); then it sends.

@@ -1,0 +1,272 @@
+//! The answer streaming into the conversation, drawn as markdown while it
+//! arrives: where its finished part ends (`stable_cut`), rendering that
+//! part piece by piece once (`StreamCache`), and taking deltas (another
+//! run's are ignored, a recorded round's late ones skipped).
+
+use super::super::markdown;
+use super::super::theme::Theme;
+use super::Conversation;
+
+/// The rendering of a streaming answer's finished part: the text up to
+/// `stable_len`, rendered segment by segment as it grows (each segment
+/// once), at one width.
+#[derive(Debug)]
+pub(super) struct StreamCache {
+    generation: u64,
+    width: u16,
+    theme: Theme,
+    stable_len: usize,
+    /// The info string of the code fence open at `stable_len`, if any.
+    fence: Option<String>,
+    /// `stable_len` is inside a paragraph (`Cut::soft`).
+    soft: bool,
+    lines: Vec<ratatui::text::Line<'static>>,
+}
+
+/// Lines of an open code fence rendered together at most (a long code
+/// block streams in chunks of this many lines, each highlighted once).
+const FENCE_CHUNK: usize = 16;
+
+/// Where a streaming text's finished part ends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cut {
+    pub at: usize,
+    /// The info string of the code fence open there, if any.
+    pub fence: Option<String>,
+    /// Inside a paragraph of plain lines: what follows goes on the next
+    /// line of the same paragraph (no blank line between).
+    pub soft: bool,
+}
+
+/// A line that can only be paragraph text, in any context that starts
+/// a paragraph: no list, quote, table, heading, fence, HTML or setext
+/// marker, no indentation.
+fn plain(line: &str) -> bool {
+    let Some(c) = line.chars().next() else {
+        return false;
+    };
+    let marker = matches!(
+        c,
+        '-' | '*' | '+' | '=' | '#' | '>' | '|' | '`' | '~' | '<' | '_'
+    ) || c.is_whitespace()
+        || c.is_ascii_digit();
+    !marker && !line.trim().is_empty()
+}
+
+/// Where a streaming text's finished part ends: after its last blank line
+/// outside a code fence, after a closed fence, inside an open fence after
+/// every `FENCE_CHUNK`th line of it, or between two plain lines of a
+/// paragraph that began after a blank line (its lines are kept as
+/// written, so the paragraph renders the same in two parts).
+pub fn stable_cut(text: &str) -> Cut {
+    let mut fence: Option<(&str, String, usize)> = None;
+    let mut cut = Cut::default();
+    let mut at = 0;
+    // The last line was a plain line of a paragraph that began after a
+    // blank line (or the text's start).
+    let mut in_plain = false;
+    let mut after_blank = true;
+    for line in text.split_inclusive('\n') {
+        let next = at + line.len();
+        let whole = line.ends_with('\n');
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (&mut fence, marker) {
+            (None, Some(m)) if whole => {
+                let info = trimmed[3..].trim().to_owned();
+                fence = Some((m, info, 0));
+                (in_plain, after_blank) = (false, false);
+            }
+            (Some((open, _, _)), Some(m)) if *open == m && whole => {
+                fence = None;
+                cut = Cut {
+                    at: next,
+                    fence: None,
+                    soft: false,
+                };
+            }
+            (Some((_, info, n)), _) if whole => {
+                *n += 1;
+                if *n % FENCE_CHUNK == 0 {
+                    cut = Cut {
+                        at: next,
+                        fence: Some(info.clone()),
+                        soft: false,
+                    };
+                }
+            }
+            (None, None) if whole && line.trim().is_empty() => {
+                cut = Cut {
+                    at: next,
+                    fence: None,
+                    soft: false,
+                };
+                (in_plain, after_blank) = (false, true);
+            }
+            (None, None) if whole => {
+                let line_plain = plain(line);
+                // This line continues a plain paragraph: the part before
+                // it is finished.
+                if in_plain && line_plain {
+                    cut = Cut {
+                        at,
+                        fence: None,
+                        soft: true,
+                    };
+                }
+                in_plain = line_plain && (in_plain || after_blank);
+                after_blank = false;
+            }
+            _ => {}
+        }
+        at = next;
+    }
+    cut
+}
+
+/// Render a piece of a streaming answer: `open` is the fence it starts
+/// inside (reopened, its label line dropped), `closes` ends an open
+/// fence it stops inside.
+fn render_piece(
+    text: &str,
+    open: Option<&str>,
+    closes: bool,
+    width: usize,
+    theme: Theme,
+) -> Vec<ratatui::text::Line<'static>> {
+    if text.trim().is_empty() {
+        return Vec::new();
+    }
+    let mut source = String::with_capacity(text.len() + 16);
+    if let Some(info) = open {
+        source.push_str(&format!("```{info}\n"));
+    }
+    source.push_str(text);
+    if closes {
+        source.push_str("\n```");
+    }
+    let mut lines = markdown::render(&source, width, "  ", theme);
+    if open.is_some_and(|info| !info.split_whitespace().next().unwrap_or("").is_empty())
+        && !lines.is_empty()
+    {
+        lines.remove(0);
+    }
+    lines
+}
+
+impl Conversation {
+    /// The streaming answer as it would be drawn while its turn runs: its
+    /// last `max` lines. Its finished part is rendered once, segment by
+    /// segment as it grows (`stable_cut`); only the growing rest is
+    /// rendered again.
+    pub fn stream_lines(
+        &self,
+        width: u16,
+        theme: Theme,
+        max: usize,
+    ) -> Vec<ratatui::text::Line<'static>> {
+        use ratatui::text::{Line, Span};
+        let Some((_, text)) = self.stream.as_ref().filter(|_| self.turn.is_some()) else {
+            return Vec::new();
+        };
+        if text.trim().is_empty() || max == 0 {
+            return Vec::new();
+        }
+        let w = usize::from(width);
+        let Cut {
+            at: cut,
+            fence: fence_at_cut,
+            soft,
+        } = stable_cut(text);
+        let mut cache = self.stream_cache.borrow_mut();
+        let valid = cache.as_ref().is_some_and(|c| {
+            c.generation == self.stream_generation
+                && c.width == width
+                && c.theme == theme
+                && c.stable_len <= cut
+        });
+        if !valid {
+            *cache = Some(StreamCache {
+                generation: self.stream_generation,
+                width,
+                theme,
+                stable_len: 0,
+                fence: None,
+                soft: false,
+                lines: Vec::new(),
+            });
+        }
+        let Some(c) = cache.as_mut() else {
+            return Vec::new();
+        };
+        if cut > c.stable_len {
+            let piece = render_piece(
+                &text[c.stable_len..cut],
+                c.fence.as_deref(),
+                fence_at_cut.is_some(),
+                w,
+                theme,
+            );
+            if !piece.is_empty() && !c.lines.is_empty() && c.fence.is_none() && !c.soft {
+                c.lines.push(Line::from("  "));
+            }
+            c.lines.extend(piece);
+            c.stable_len = cut;
+            c.fence = fence_at_cut;
+            c.soft = soft;
+        }
+        let rest = &text[c.stable_len..];
+        let mut tail = render_piece(rest, c.fence.as_deref(), false, w, theme);
+        if !c.lines.is_empty() && !tail.is_empty() && c.fence.is_none() && !c.soft {
+            tail.insert(0, Line::from("  "));
+        }
+        let stable = &c.lines;
+        let from_stable = max.saturating_sub(tail.len()).min(stable.len());
+        let mut out: Vec<Line<'static>> = Vec::with_capacity(from_stable + tail.len());
+        out.extend(stable[stable.len() - from_stable..].iter().cloned());
+        out.extend(tail);
+        // The answer's marker, where its first line is on screen.
+        if from_stable == stable.len() {
+            if let Some(first) = out.first_mut().and_then(|l| l.spans.first_mut()) {
+                *first = Span::styled("● ", theme.accent());
+            }
+        }
+        let skip = out.len().saturating_sub(max);
+        out.drain(..skip);
+        out
+    }
+
+    /// The stream starts again (a new round or turn): nothing of the last
+    /// one is drawn or cached.
+    pub(super) fn reset_stream(&mut self) {
+        self.stream = None;
+        self.stream_generation += 1;
+    }
+
+    /// Streaming assistant text of the current turn. Deltas of another
+    /// turn than the running one, and late ones of a round already
+    /// recorded, are not drawn.
+    pub fn delta(&mut self, run_id: &str, text: &str) {
+        let running = self.turn.as_ref().and_then(|t| t.run_id.as_deref());
+        if running.is_some_and(|r| r != run_id) {
+            return;
+        }
+        let mut text = text;
+        if self.stream_skip > 0 {
+            let n = text.chars().count().min(self.stream_skip);
+            self.stream_skip -= n;
+            let at = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+            text = &text[at..];
+            if text.is_empty() {
+                return;
+            }
+        }
+        match &mut self.stream {
+            Some((r, t)) if r == run_id => t.push_str(text),
+            _ => {
+                self.stream_generation += 1;
+                self.stream = Some((run_id.to_owned(), text.to_owned()));
+            }
+        }
+    }
+}
