@@ -7,21 +7,19 @@
 //! the scheduler contract; the console is a projection of runtime events.
 
 pub mod app;
+pub mod clock;
 pub mod model;
 pub mod protocol;
 pub mod runtime;
 pub mod store;
 pub mod ui;
 
-/// Current time as milliseconds since the Unix epoch. The only place the
-/// wall clock is read for record timestamps; pure policies take `now` as an
-/// argument instead of calling this.
+/// Current time as milliseconds since the Unix epoch, on the process's
+/// one clock (`clock`: the system clock unless a paused or accelerated one
+/// was installed). The only place time is read for record timestamps;
+/// pure policies take `now` as an argument instead of calling this.
 pub fn now_ms() -> i64 {
-    let now = std::time::SystemTime::now();
-    match now.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-        Err(_) => 0,
-    }
+    clock::now_ms()
 }
 
 /// Formats epoch milliseconds as an RFC 3339 UTC timestamp

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
@@ -35,10 +35,11 @@ use crate::ui::ws::{bridge_lines, Ends, Frames};
 /// The largest trigger body accepted (bytes); larger gets 413.
 pub const MAX_BODY: usize = 64 * 1024;
 
-/// A token bucket per trigger.
+/// A token bucket per trigger, refilled by the runtime's clock (a clock
+/// that steps back refills nothing rather than going negative).
 struct RateLimits {
     limit: RateLimit,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+    buckets: Mutex<HashMap<String, (f64, i64)>>,
 }
 
 impl RateLimits {
@@ -51,14 +52,18 @@ impl RateLimits {
 
     /// Take one delivery from the trigger's bucket; false when empty.
     fn admit(&self, key: &str) -> bool {
+        self.admit_at(key, crate::now_ms())
+    }
+
+    fn admit_at(&self, key: &str, now: i64) -> bool {
         let (burst, per_sec) = (f64::from(self.limit.burst), self.limit.per_sec);
         let mut map = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
+        let since = |at: i64| Duration::from_millis(u64::try_from(now - at).unwrap_or(0));
         if map.len() > 10_000 {
-            map.retain(|_, (_, at)| now.duration_since(*at) < Duration::from_secs(60));
+            map.retain(|_, (_, at)| since(*at) < Duration::from_secs(60));
         }
         let (tokens, at) = map.entry(key.to_owned()).or_insert((burst, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * per_sec).min(burst);
+        *tokens = (*tokens + since(*at).as_secs_f64() * per_sec).min(burst);
         *at = now;
         if *tokens >= 1.0 {
             *tokens -= 1.0;
@@ -377,6 +382,22 @@ mod tests {
         let admitted = (0..100).filter(|_| r.admit("trg")).count();
         assert_eq!(admitted, RateLimit::default().burst as usize);
         assert!(r.admit("other"), "buckets are per trigger");
+    }
+
+    #[test]
+    fn a_bucket_refills_by_the_clock_and_not_when_it_steps_back() {
+        let r = RateLimits::new(RateLimit::default());
+        let t0 = 1_000_000;
+        while r.admit_at("trg", t0) {}
+        assert!(
+            !r.admit_at("trg", t0 - 60_000),
+            "a clock stepping back refills nothing"
+        );
+        let one_token_ms = (1000.0 / RateLimit::default().per_sec).ceil() as i64;
+        assert!(
+            r.admit_at("trg", t0 + one_token_ms),
+            "refilled after a token's time"
+        );
     }
 
     #[test]

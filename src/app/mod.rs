@@ -256,6 +256,10 @@ fn panic_error(home: Option<&std::path::Path>) -> String {
 pub fn run() -> ExitCode {
     crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
+    if let Err(e) = crate::clock::install_from_env() {
+        eprintln!("holon: error: {e}");
+        return ExitCode::FAILURE;
+    }
     install_quiet_panic_hook();
     let home = cli.home.clone();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cli(cli))) {

@@ -106,8 +106,10 @@ pub(super) async fn run(
                 ))
             }
         };
+        // Clock time to wall time: less when the clock runs faster, and
+        // never while it is paused (an advance wakes the actor).
         let sleep = async {
-            match deadline {
+            match deadline.and_then(crate::clock::wall) {
                 Some(d) => tokio::time::sleep(d).await,
                 None => std::future::pending().await,
             }
