@@ -305,6 +305,23 @@ pub enum StoreCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Remove each agent's history older than `--older-than` (else
+    /// `[store] retain_days`) that nothing current needs: whole sealed
+    /// blocks of its ledger, transcript entries behind its compaction
+    /// boundary, tool executions and settled queue entries. Through a
+    /// running runtime, or on the store here. Each agent's ledger records
+    /// `store_pruned`, and paging below the cut says so.
+    Prune {
+        /// How old history must be to go: days, as `30d` or `30`.
+        #[arg(long, value_name = "DAYS", value_parser = parse_days)]
+        older_than: Option<u32>,
+        /// Only say what would go.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What the store file holds, table by table: rows, stored bytes,
     /// B-tree overhead and unused space (the runtime must not be running).
     Stats {
@@ -646,4 +663,19 @@ pub struct BenchArgs {
     /// Directory for the benchmark stores (default: a temporary directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+}
+
+/// A number of days, as `30d` or `30` (1 to 36500).
+fn parse_days(s: &str) -> Result<u32, String> {
+    let digits = s.trim().strip_suffix('d').unwrap_or(s.trim());
+    let days: u32 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of days (e.g. 30d)"))?;
+    if days == 0 || days > crate::runtime::retention::MAX_DAYS {
+        return Err(format!(
+            "{days} days is out of range: give 1 to {}",
+            crate::runtime::retention::MAX_DAYS
+        ));
+    }
+    Ok(days)
 }

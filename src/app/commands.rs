@@ -300,6 +300,10 @@ async fn events_via(
                 kind: args.kind.clone(),
             };
             let page: EventsPage = call_typed(client, req).await?;
+            if let Some(n) = page.pruned_before {
+                // On stderr: stdout stays one event per line.
+                eprintln!("holon: events before seq {n} were pruned by retention");
+            }
             let events = page.events;
             let Some(last) = events.last() else { break };
             from = last.event_seq + 1;

@@ -129,6 +129,7 @@ struct StoreSection {
     cache_mib: Option<usize>,
     lock_wait_secs: Option<u64>,
     quick_repair: Option<bool>,
+    retain_days: Option<u32>,
 }
 
 /// The longest `[store] backup_every_hours` (a year) and the most copies
@@ -202,6 +203,9 @@ pub struct Config {
     pub store_backup_every: Option<std::time::Duration>,
     /// Rotated backups kept (`[store] backup_keep`, 1 to 1000, default 3).
     pub store_backup_keep: usize,
+    /// Days of history kept (`[store] retain_days`, 1 to 36500; absent:
+    /// everything): the runtime prunes older history nothing current needs.
+    pub store_retain_days: Option<u32>,
     /// How long a one-shot command waits for another to release the store
     /// (`[store] lock_wait_secs`, default 10).
     pub store_lock_wait: std::time::Duration,
@@ -488,6 +492,26 @@ impl Config {
             }
         };
 
+        let store_retain_days = match file.store.retain_days {
+            None => None,
+            Some(0) => {
+                return Err(at_key(
+                    "store.retain_days",
+                    "0 would keep no history at all: give days from 1 to 36500, or leave it unset to keep everything".to_owned(),
+                ))
+            }
+            Some(n) if n <= crate::runtime::retention::MAX_DAYS => Some(n),
+            Some(n) => {
+                return Err(at_key(
+                    "store.retain_days",
+                    format!(
+                        "{n} is out of range: give days from 1 to {}, or leave it unset to keep everything",
+                        crate::runtime::retention::MAX_DAYS
+                    ),
+                ))
+            }
+        };
+
         let exec_env_passthrough = file.exec.env_passthrough.unwrap_or_default();
         for name in &exec_env_passthrough {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
@@ -627,6 +651,7 @@ impl Config {
             store_cache_mib,
             store_backup_every,
             store_backup_keep,
+            store_retain_days,
             store_quick_repair: file.store.quick_repair.unwrap_or(false),
             server_limits,
             server_listen,

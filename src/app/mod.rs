@@ -408,6 +408,11 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Store(StoreCommand::Salvage { broken, out, json })) => {
                 store_cmd::store_salvage(&broken, &out, json).await
             }
+            Some(Command::Store(StoreCommand::Prune {
+                older_than,
+                dry_run,
+                json,
+            })) => store_cmd::store_prune(&ctx, older_than, dry_run, json).await,
             Some(Command::Store(StoreCommand::Stats { json })) => {
                 store_cmd::store_stats(&ctx, json).await
             }

@@ -142,6 +142,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
         every: ctx.config.store_backup_every,
         keep: ctx.config.store_backup_keep,
     };
+    config.retain_days = ctx.config.store_retain_days;
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

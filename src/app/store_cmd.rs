@@ -228,6 +228,90 @@ pub async fn store_salvage(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `holon store prune`: through the runtime when one runs, else on the
+/// store opened here (the same rules and write jobs either way).
+pub async fn store_prune(
+    ctx: &Context,
+    older_than: Option<u32>,
+    dry_run: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::model::retention::{PruneBy, PruneReport};
+    use crate::protocol::{Request, RuntimeClient};
+    use crate::runtime::host::pruning::days_to_keep;
+    let days = days_to_keep(older_than, ctx.config.store_retain_days)
+        .map_err(|e| anyhow::anyhow!(e.message))?;
+    let report: PruneReport = match super::daemon::connect(ctx).await {
+        Some(client) => client
+            .call(Request::StorePrune {
+                older_than_days: Some(days),
+                dry_run,
+            })
+            .await?
+            .take()?,
+        None => {
+            let store = ctx.open_store().await?;
+            let cutoff = crate::runtime::retention::cutoff_ms(crate::now_ms(), days);
+            let report =
+                crate::runtime::retention::prune_store(&store, cutoff, dry_run, PruneBy::Operator)
+                    .await;
+            store.close().await?;
+            report?
+        }
+    };
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&report)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verb = if dry_run { "would prune" } else { "pruned" };
+    out.line(&format!(
+        "{verb} history older than {} ({days} days): {} of {} agents, {} events, {} bytes in {} ms",
+        report.older_than,
+        report.agents.len(),
+        report.agents_seen,
+        report.events,
+        report.bytes,
+        report.millis
+    ))?;
+    for a in &report.agents {
+        let mut parts = Vec::new();
+        if a.events > 0 {
+            parts.push(format!(
+                "events {}-{} ({} blocks, {} rows)",
+                a.from_seq, a.to_seq, a.blocks, a.rows
+            ));
+        }
+        for (n, what) in [
+            (a.transcript_entries, "transcript entries"),
+            (a.tool_executions, "tool executions"),
+            (a.queue_entries, "settled queue entries"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        let held = a
+            .held_by
+            .as_deref()
+            .map(|h| format!("; kept from there on: {h}"))
+            .unwrap_or_default();
+        out.line(&format!(
+            "  {}: {}, {} bytes; history starts at seq {}{held}",
+            a.agent_id,
+            parts.join(", "),
+            a.bytes,
+            a.ledger_start
+        ))?;
+    }
+    if !dry_run && report.events > 0 {
+        out.line(
+            "the freed pages are reused by new writes; `holon store compact` (runtime stopped) gives them back to the file system",
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `holon store stats`: the store's tables and their sizes.
 pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     if super::daemon::connect(ctx).await.is_some() {

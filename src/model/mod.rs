@@ -14,6 +14,7 @@ pub mod decision;
 pub mod event;
 pub mod ids;
 pub mod message;
+pub mod retention;
 pub mod sandbox;
 pub mod skill;
 pub mod task;

@@ -134,6 +134,19 @@ pub struct EventsPage {
     pub events: Vec<EventRecord>,
     pub next_seq: u64,
     pub last_event_seq: u64,
+    /// Set when the page was asked from below where the ledger starts
+    /// now: events before this seq were pruned by retention (never a
+    /// gap that looks like loss).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pruned_before: Option<u64>,
+}
+
+impl EventsPage {
+    /// `pruned_before` for a page asked from `from_seq` of a ledger that
+    /// starts at `ledger_start`.
+    pub fn pruned_marker(from_seq: u64, ledger_start: u64) -> Option<u64> {
+        (ledger_start > 1 && from_seq < ledger_start).then_some(ledger_start)
+    }
 }
 
 macro_rules! answers {
@@ -244,6 +257,7 @@ answers! {
     RuntimePolicy => crate::model::approval::DefaultPolicy,
     EventsPage => EventsPage,
     StoreBackup => crate::model::backup::BackupReport,
+    StorePrune => crate::model::retention::PruneReport,
 }
 
 #[cfg(test)]

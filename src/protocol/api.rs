@@ -238,6 +238,16 @@ pub enum Request {
     /// rotated copies beyond `[store] backup_keep`.
     #[serde(rename = "store.backup")]
     StoreBackup,
+    /// Remove, per agent, the history older than `older_than_days` (or
+    /// `[store] retain_days`) that nothing current needs; `dry_run` only
+    /// says what would go.
+    #[serde(rename = "store.prune")]
+    StorePrune {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        older_than_days: Option<u32>,
+        #[serde(default)]
+        dry_run: bool,
+    },
 }
 
 impl Request {
@@ -254,7 +264,8 @@ impl Request {
             | Request::RuntimeShutdown
             | Request::AgentsList
             | Request::RuntimePolicy { .. }
-            | Request::StoreBackup => Ok(()),
+            | Request::StoreBackup
+            | Request::StorePrune { .. } => Ok(()),
             Request::ApprovalsList { agent_id, .. } => match agent_id {
                 Some(a) => check(IdKind::Agent, a),
                 None => Ok(()),
@@ -409,6 +420,7 @@ pub const METHODS: &[&str] = &[
     "runtime.policy",
     "events.page",
     "store.backup",
+    "store.prune",
     "events.subscribe",
     "events.unsubscribe",
 ];

@@ -154,6 +154,7 @@ impl Event {
             | E::ExternalTriggerDelivered(_)
             | E::WorkspacePolicyChanged(_)
             | E::DefaultPolicyChanged(_)
+            | E::StorePruned(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
@@ -264,6 +265,7 @@ event_kinds! {
     ApprovalDenied(p::ApprovalChanged) => "approval_denied",
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
+    StorePruned(p::AgentPruned) => "store_pruned",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",

@@ -209,6 +209,7 @@ pub fn events_page(
     if rx.agent::<AgentRecord>(agent_id)?.is_none() {
         return Ok(None);
     }
+    let start = rx.ledger_start(agent_id)?;
     let (from, limit) = (from_seq.max(1), limit.clamp(1, crate::protocol::MAX_PAGE));
     let events = match kind {
         Some(k) => rx.events_of_kind(agent_id, k, from, limit)?,
@@ -219,5 +220,6 @@ pub fn events_page(
         events,
         next_seq,
         last_event_seq: rx.last_seq(agent_id)?,
+        pruned_before: crate::protocol::EventsPage::pruned_marker(from, start),
     }))
 }

@@ -27,6 +27,7 @@ pub mod provider;
 pub mod queue;
 pub mod recall;
 pub mod repair;
+pub mod retention;
 pub mod sandbox;
 pub mod scheduler;
 pub mod tasks;

@@ -74,6 +74,46 @@ fn chunk_seqs(
         .collect())
 }
 
+/// Forget the agent's events of `kind` below `keep_from` (a ledger cut):
+/// chunks wholly below it are removed, the one it falls in rewritten.
+pub(crate) fn remove_below(
+    table: &mut KindTable<'_>,
+    agent_id: &str,
+    kind: &str,
+    keep_from: u64,
+) -> Result<(), StoreError> {
+    let boundary = keep_from >> CHUNK_BITS;
+    let mut below = Vec::new();
+    for row in table.range((agent_id, kind, 0)..(agent_id, kind, boundary))? {
+        below.push(row?.0.value().2);
+    }
+    for chunk in below {
+        table.remove((agent_id, kind, chunk))?;
+    }
+    let kept = match table.get((agent_id, kind, boundary))? {
+        Some(v) => {
+            let seqs = chunk_seqs(agent_id, kind, boundary, v.value())?;
+            let kept: Vec<u8> = seqs
+                .iter()
+                .filter(|seq| **seq >= keep_from)
+                .flat_map(|seq| ((seq & (CHUNK - 1)) as u16).to_le_bytes())
+                .collect();
+            (kept.len() != v.value().len()).then_some(kept)
+        }
+        None => None,
+    };
+    match kept {
+        Some(kept) if kept.is_empty() => {
+            table.remove((agent_id, kind, boundary))?;
+        }
+        Some(kept) => {
+            table.insert((agent_id, kind, boundary), kept.as_slice())?;
+        }
+        None => {}
+    }
+    Ok(())
+}
+
 /// Visit the agent's events of `kind` with `event_seq >= from_seq`,
 /// oldest first, until `visit` returns `false`.
 pub(crate) fn scan_from(

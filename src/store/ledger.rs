@@ -42,9 +42,19 @@ pub(crate) struct Block {
     first_seq: u64,
     payload: Vec<u8>,
     spans: Vec<(usize, usize)>,
+    /// The block's stored (compressed) size.
+    stored_len: usize,
 }
 
 impl Block {
+    pub(crate) fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    pub(crate) fn stored_len(&self) -> usize {
+        self.stored_len
+    }
+
     pub(crate) fn last_seq(&self) -> u64 {
         self.first_seq + self.spans.len() as u64 - 1
     }
@@ -108,6 +118,7 @@ impl Block {
             first_seq: last_seq + 1 - count as u64,
             payload,
             spans,
+            stored_len: stored.len(),
         })
     }
 }

@@ -20,6 +20,7 @@ mod kind_index;
 mod ledger;
 mod migrate;
 mod open;
+pub mod prune;
 pub mod salvage;
 pub mod schema;
 mod seal;
@@ -410,10 +411,18 @@ impl ReadCtx {
         ))
     }
 
-    /// The agent's last `event_seq` (its event count). O(log n).
+    /// The agent's last `event_seq` (its event count, retention aside).
+    /// O(log n).
     pub fn last_seq(&self, agent_id: &str) -> Result<u64, StoreError> {
         let (rows, blocks) = self.ledger()?;
         tables::last_seq(&rows, &blocks, agent_id)
+    }
+
+    /// The first `event_seq` the agent's ledger still holds: 1, or where
+    /// retention cut it.
+    pub fn ledger_start(&self, agent_id: &str) -> Result<u64, StoreError> {
+        let counters = self.txn.open_table(schema::COUNTERS)?;
+        prune::pruned_before(&counters, agent_id)
     }
 
     /// Up to `limit` events with `event_seq >= from_seq`, in order.

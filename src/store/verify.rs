@@ -122,8 +122,8 @@ fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreErro
     Ok(())
 }
 
-/// One agent's ledger: contiguous from 1 to its last sequence, every event
-/// decoding.
+/// One agent's ledger: contiguous from where it starts (1, or where
+/// retention cut it) to its last sequence, every event decoding.
 fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
     let last = match rx.last_seq(agent) {
         Ok(n) => n,
@@ -134,7 +134,21 @@ fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
             return;
         }
     };
-    let mut next = 1u64;
+    let mut next = match rx.ledger_start(agent) {
+        Ok(n) => n,
+        Err(e) => {
+            report.problems.push(format!(
+                "agent {agent}: where its ledger starts cannot be read: {e}"
+            ));
+            return;
+        }
+    };
+    if next > last.saturating_add(1) {
+        report.problems.push(format!(
+            "agent {agent}: its ledger is recorded as starting at {next}, after its last event {last}"
+        ));
+        return;
+    }
     while next <= last {
         let page = match rx.events(agent, next, PAGE) {
             Ok(p) => p,

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::codec;
 use super::event::{EventRecord, NewEvent};
 use super::kind_index;
+use super::prune;
 use super::schema::{self, Index, Keyed};
 use super::seal;
 use super::tables;
@@ -318,7 +319,89 @@ impl<'t> WriteCtx<'t> {
         )
     }
 
+    // ---- retention ----------------------------------------------------
+
+    /// The first `event_seq` the agent's ledger still holds (1 when
+    /// nothing was pruned).
+    pub fn ledger_start(&self, agent_id: &str) -> Result<u64, StoreError> {
+        prune::pruned_before(&self.counters, agent_id)
+    }
+
+    /// Cut the oldest sealed units of the agent's ledger (at most
+    /// `max_units`) whose events lie below `below_seq` and were written
+    /// before `before_ts` (`prune`); with `apply` false, only say what
+    /// would go. The caller records the event that explains it.
+    pub fn cut_ledger(
+        &mut self,
+        agent_id: &str,
+        below_seq: u64,
+        before_ts: &str,
+        max_units: usize,
+        apply: bool,
+    ) -> Result<prune::LedgerCut, StoreError> {
+        let units = prune::plan_cut(
+            &self.events,
+            &self.event_blocks,
+            &self.counters,
+            agent_id,
+            below_seq,
+            before_ts,
+            max_units,
+        )?;
+        if !apply {
+            return Ok(prune::summarize(&units));
+        }
+        prune::apply_cut(
+            &mut self.events,
+            &mut self.event_blocks,
+            &mut self.event_kinds,
+            &mut self.counters,
+            agent_id,
+            &units,
+        )
+    }
+
+    /// Up to `limit` of the agent's record ids below `before_id`, oldest
+    /// first, each with its stored size.
+    pub fn ids_before(
+        &self,
+        which: Keyed,
+        agent_id: &str,
+        before_id: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut out = Vec::new();
+        for row in self.keyed[which.index()]
+            .range((agent_id, "")..(agent_id, before_id))?
+            .take(limit)
+        {
+            let (k, v) = row?;
+            out.push((k.value().1.to_owned(), v.value().len() as u64));
+        }
+        Ok(out)
+    }
+
     // ---- queue index and counters -------------------------------------
+
+    /// The first `Queued` message of each priority band: (band, seq, id).
+    pub fn queue_heads(&self, agent_id: &str) -> Result<Vec<(u8, u64, String)>, StoreError> {
+        let mut out = Vec::new();
+        let mut band = 0u8;
+        loop {
+            let mut range = self
+                .queue_pending
+                .range((agent_id, band, 0u64)..=(agent_id, u8::MAX, u64::MAX))?;
+            let Some(row) = range.next() else { break };
+            let (k, v) = row?;
+            let (_, found, seq) = k.value();
+            out.push((found, seq, v.value().to_owned()));
+            match found.checked_add(1) {
+                Some(next) => band = next,
+                None => break,
+            }
+        }
+        Ok(out)
+    }
 
     /// Add a `Queued` message to the agent's dequeue order.
     pub fn queue_push(

@@ -15,6 +15,7 @@ mod provider_edges;
 mod provider_transports;
 mod pty;
 mod remote_attach;
+mod retention;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;

@@ -177,6 +177,10 @@ async fn every_method_answers_with_its_paired_type() {
             kind: None,
         },
         Request::StoreBackup,
+        Request::StorePrune {
+            older_than_days: Some(30),
+            dry_run: true,
+        },
     ];
     let mut answered = Vec::new();
     let mut golden = String::new();

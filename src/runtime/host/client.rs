@@ -267,9 +267,15 @@ impl RuntimeHost {
             out.push_str(&String::from_utf8_lossy(b));
         }
         out.push_str(&format!(
-            "],\"next_seq\":{next},\"last_event_seq\":{}}}",
+            "],\"next_seq\":{next},\"last_event_seq\":{}",
             rx.last_seq(agent_id)?
         ));
+        if let Some(n) =
+            crate::protocol::EventsPage::pruned_marker(from, rx.ledger_start(agent_id)?)
+        {
+            out.push_str(&format!(",\"pruned_before\":{n}"));
+        }
+        out.push('}');
         Ok(out)
     }
 }

@@ -205,6 +205,12 @@ impl RuntimeHost {
         match request {
             Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
             Request::StoreBackup => Ok(Response::StoreBackup(self.backup_store().await?)),
+            Request::StorePrune {
+                older_than_days,
+                dry_run,
+            } => Ok(Response::StorePrune(
+                self.prune_store(older_than_days, dry_run).await?,
+            )),
             Request::RuntimeShutdown => {
                 self.request_shutdown();
                 Ok(Response::RuntimeShutdown(ShutdownAck {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{broadcast, Notify};
 
 use super::cancel::TurnCancel;
-use super::{actor, backups, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use super::{actor, backups, pruning, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::sandbox::SandboxMode;
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -92,6 +92,7 @@ impl RuntimeHost {
                 went_idle: Arc::new(Notify::new()),
                 went_idle_any: Notify::new(),
                 backup_lock: tokio::sync::Mutex::new(()),
+                prune_lock: tokio::sync::Mutex::new(()),
                 actor_body: run_actor,
                 default_policy: std::sync::RwLock::new(default_policy),
                 default_policy_change: tokio::sync::Mutex::new(()),
@@ -107,6 +108,12 @@ impl RuntimeHost {
             tokio::spawn(backups::schedule(
                 Arc::downgrade(&host.inner),
                 every,
+                host.inner.shutdown.subscribe(),
+            ));
+        }
+        if host.inner.config.retain_days.is_some() {
+            tokio::spawn(pruning::schedule(
+                Arc::downgrade(&host.inner),
                 host.inner.shutdown.subscribe(),
             ));
         }

@@ -19,6 +19,7 @@ pub mod client;
 pub mod dispatch;
 mod lifecycle;
 pub mod projection;
+pub mod pruning;
 mod quiet;
 pub mod run_once;
 pub mod watch;
@@ -81,6 +82,9 @@ pub struct HostConfig {
     pub sandbox_required: bool,
     /// Rotated store backups (`[store] backup_every_hours`, `backup_keep`).
     pub backups: backups::BackupSchedule,
+    /// Days of history kept (`[store] retain_days`; `None`: everything,
+    /// and no scheduled prune).
+    pub retain_days: Option<u32>,
     /// Prices: the catalog and `[pricing."PROVIDER/MODEL"]`.
     pub pricing: super::provider::catalog::Pricing,
     /// Every agent's daily budget unless it has its own (`[budget]`).
@@ -122,6 +126,7 @@ impl HostConfig {
             holon_dirs: Vec::new(),
             sandbox_required: false,
             backups: backups::BackupSchedule::default(),
+            retain_days: None,
             pricing: Default::default(),
             budget: Default::default(),
         }
@@ -212,6 +217,8 @@ pub(crate) struct HostInner {
     went_idle_any: Notify,
     /// One store backup at a time (`backups`).
     pub(crate) backup_lock: tokio::sync::Mutex<()>,
+    /// One prune at a time (`pruning`).
+    pub(crate) prune_lock: tokio::sync::Mutex<()>,
     /// What an agent's actor runs (`lifecycle`): given at start, so this
     /// handle, which every feature uses, never depends on the turn.
     actor_body: ActorBody,

@@ -238,6 +238,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::ApprovalDenied(p) => approval_denied(p),
         Event::WorkspacePolicyChanged(p) => policy_changed(p),
         Event::DefaultPolicyChanged(p) => default_policy_changed(p),
+        Event::StorePruned(p) => store_pruned(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),

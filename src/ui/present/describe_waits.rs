@@ -103,6 +103,33 @@ pub(super) fn approval_denied(p: &ev::ApprovalChanged) -> String {
     colon(head, a.note.as_deref().map(preview))
 }
 
+pub(super) fn store_pruned(p: &ev::AgentPruned) -> String {
+    let by = match p.by {
+        crate::model::retention::PruneBy::Operator => "by the operator",
+        crate::model::retention::PruneBy::RetainDays => "for [store] retain_days",
+    };
+    let mut parts = Vec::new();
+    if p.events > 0 {
+        parts.push(format!("events {}-{}", p.from_seq, p.to_seq));
+    }
+    if p.transcript_entries > 0 {
+        parts.push(format!("{} transcript entries", p.transcript_entries));
+    }
+    if p.tool_executions > 0 {
+        parts.push(format!("{} tool executions", p.tool_executions));
+    }
+    if p.queue_entries > 0 {
+        parts.push(format!("{} settled queue entries", p.queue_entries));
+    }
+    format!(
+        "Pruned {} older than {} ({} bytes, {by}); history starts at seq {}",
+        parts.join(", "),
+        p.older_than,
+        p.bytes,
+        p.ledger_start
+    )
+}
+
 pub(super) fn default_policy_changed(p: &ev::DefaultPolicy) -> String {
     use crate::model::approval::DefaultPolicySource;
     let whose = match p.source {

@@ -66,6 +66,9 @@ pub struct Events {
     awaiting: Option<(RequestId, Load)>,
     /// The newest `event_seq` of the agent, as last reported.
     last_seq: u64,
+    /// Where the agent's ledger starts when retention cut it (events
+    /// before it were pruned); 0 until a page says so.
+    pruned_before: u64,
     error: Option<String>,
 }
 
@@ -107,6 +110,11 @@ impl Events {
         let last = self.last_seq.max(ctx.last_seq);
         let from = last.saturating_sub(PAGE as u64 - 1);
         self.request(ctx, from, Load::Replace { select_last: true });
+    }
+
+    /// The oldest `event_seq` the agent still has.
+    fn first_seq(&self) -> u64 {
+        self.pruned_before.max(1)
     }
 
     fn lo(&self) -> u64 {
@@ -176,7 +184,9 @@ impl Events {
         let at_top = self.pos.selected == 0;
         let at_end = self.pos.selected + 1 >= len;
         match action {
-            Action::Up | Action::PageUp if at_top && self.lo() > 1 => self.earlier(ctx),
+            Action::Up | Action::PageUp if at_top && self.lo() > self.first_seq() => {
+                self.earlier(ctx)
+            }
             Action::Down | Action::PageDown if at_end && self.hi() < self.last_seq => {
                 self.request(ctx, self.hi() + 1, Load::Later)
             }
@@ -235,7 +245,7 @@ impl Events {
     }
 
     fn earlier(&mut self, ctx: &mut Ctx<'_>) {
-        if self.lo() > 1 {
+        if self.lo() > self.first_seq() {
             let from = self.lo().saturating_sub(PAGE as u64);
             self.request(ctx, from, Load::Earlier);
         }
@@ -286,6 +296,9 @@ impl Events {
         };
         self.error = None;
         self.last_seq = self.last_seq.max(answered.last_event_seq);
+        if let Some(n) = answered.pruned_before {
+            self.pruned_before = n;
+        }
         let page: Vec<Entry> = answered.events.iter().cloned().map(Entry::new).collect();
         match load {
             Load::Replace { select_last } => {
@@ -603,7 +616,10 @@ impl super::OverlayView for Events {
     }
 
     fn title(&self, look: &Look<'_>) -> String {
-        format!(" Events · {} ", look.agent_id)
+        match self.pruned_before {
+            n if n > 1 => format!(" Events · {} · pruned before seq {n} ", look.agent_id),
+            _ => format!(" Events · {} ", look.agent_id),
+        }
     }
 
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {

@@ -1,0 +1,238 @@
+//! Cutting the oldest part of an agent's ledger (retention): whole sealed
+//! units only, oldest first, and never past a sequence the caller must keep.
+//!
+//! A unit is a sealed block, or a row a store kept from before blocks
+//! existed. A cut removes a prefix of units, so what is left is still one
+//! run of `event_seq`s without a gap, now starting at `pruned_before`
+//! (`counters`; absent means 1). The kind index's chunks below the cut go
+//! with it. Unsealed rows (the newest tail) are never cut, so the ledger is
+//! never emptied and its last sequence is never reused.
+//!
+//! The store knows nothing of what an event means: the runtime decides how
+//! far the cut may go (`below_seq`) and how old an event must be
+//! (`before_ts`); here the cut stops at the first unit that reaches either.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use redb::{ReadableTable, Table};
+use serde::{Deserialize, Serialize};
+
+use super::kind_index::{self, KindTable};
+use super::ledger::{unpack_row, Block, LedgerTable};
+use super::seal;
+use super::StoreError;
+
+/// The counter holding the first `event_seq` an agent's ledger still has
+/// after a cut (absent: 1, nothing was cut).
+pub(crate) const PRUNED_BEFORE: &str = "events_pruned_before";
+
+/// What one cut removed from an agent's ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerCut {
+    /// The first and last `event_seq` removed (both 0 when nothing was).
+    pub from_seq: u64,
+    pub to_seq: u64,
+    pub events: u64,
+    /// Sealed blocks removed, and rows of a store from before blocks.
+    pub blocks: u64,
+    pub rows: u64,
+    /// Stored (compressed) bytes of the removed blocks and rows.
+    pub bytes: u64,
+}
+
+impl LedgerCut {
+    pub fn is_empty(&self) -> bool {
+        self.events == 0
+    }
+}
+
+/// One unit of the ledger a cut may remove.
+pub(crate) struct Unit {
+    /// Its key's `event_seq` (a block's last event, a row's own).
+    key: u64,
+    block: bool,
+    first: u64,
+    last: u64,
+    stored: u64,
+    kinds: BTreeSet<String>,
+}
+
+/// The part of an event a cut looks at.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    ts: Cow<'a, str>,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+}
+
+/// The first `event_seq` the agent's ledger holds (1 when nothing was
+/// ever cut).
+pub(crate) fn pruned_before(
+    counters: &impl ReadableTable<(&'static str, &'static str), u64>,
+    agent_id: &str,
+) -> Result<u64, StoreError> {
+    Ok(counters
+        .get((agent_id, PRUNED_BEFORE))?
+        .map(|v| v.value())
+        .unwrap_or(1)
+        .max(1))
+}
+
+/// The oldest units (at most `max_units`) whose events all lie below
+/// `below_seq` and were all written before `before_ts` (an RFC 3339
+/// timestamp as the store writes them), stopping at the first that does
+/// not, or at the sealed boundary. Only reads. An event that does not
+/// decode stops the cut there: it is never removed unread.
+pub(crate) fn plan_cut(
+    rows: &impl LedgerTable,
+    blocks: &impl LedgerTable,
+    counters: &impl ReadableTable<(&'static str, &'static str), u64>,
+    agent_id: &str,
+    below_seq: u64,
+    before_ts: &str,
+    max_units: usize,
+) -> Result<Vec<Unit>, StoreError> {
+    let start = pruned_before(counters, agent_id)?;
+    let limit = below_seq.min(seal::sealed_through(counters, agent_id)?.saturating_add(1));
+    let mut units = Vec::new();
+    let mut next = start;
+    let mut row_iter = rows.range((agent_id, start)..=(agent_id, u64::MAX))?;
+    let mut block_iter = blocks.range((agent_id, start)..=(agent_id, u64::MAX))?;
+    let mut row = row_iter.next().transpose()?;
+    let mut block = match block_iter.next().transpose()? {
+        Some((k, v)) => Some(Block::decode(agent_id, k.value().1, v.value())?),
+        None => None,
+    };
+    while units.len() < max_units {
+        let row_seq = row.as_ref().map(|(k, _)| k.value().1);
+        let block_first = block.as_ref().map(Block::first_seq);
+        let unit = match (row_seq, block_first) {
+            (Some(r), b) if b.is_none_or(|b| r < b) => {
+                let (_, v) = row.take().unwrap_or_else(|| unreachable!("a row was seen"));
+                let json = unpack_row(agent_id, r, v.value())?;
+                let unit = look_at(r, false, r, v.value().len(), &[&json], before_ts);
+                row = row_iter.next().transpose()?;
+                unit
+            }
+            (_, Some(_)) => {
+                let b = block
+                    .take()
+                    .unwrap_or_else(|| unreachable!("a block was seen"));
+                let events: Vec<&[u8]> = (b.first_seq()..=b.last_seq())
+                    .filter_map(|seq| b.get(seq))
+                    .collect();
+                let unit = look_at(
+                    b.last_seq(),
+                    true,
+                    b.first_seq(),
+                    b.stored_len(),
+                    &events,
+                    before_ts,
+                );
+                block = match block_iter.next().transpose()? {
+                    Some((k, v)) => Some(Block::decode(agent_id, k.value().1, v.value())?),
+                    None => None,
+                };
+                unit
+            }
+            _ => break,
+        };
+        // A gap, a unit reaching what must be kept, or a young event ends
+        // the cut.
+        match unit {
+            Some(u) if u.first == next && u.last < limit => {
+                next = u.last + 1;
+                units.push(u);
+            }
+            _ => break,
+        }
+    }
+    Ok(units)
+}
+
+/// The unit over these events' JSON (`first` is the first one's seq), if
+/// every event decodes and was written before `before_ts`.
+fn look_at(
+    key: u64,
+    block: bool,
+    first: u64,
+    stored: usize,
+    events: &[&[u8]],
+    before_ts: &str,
+) -> Option<Unit> {
+    let mut kinds = BTreeSet::new();
+    for json in events {
+        let head: Head<'_> = serde_json::from_slice(json).ok()?;
+        // Every timestamp is written in one fixed-width UTC form, so
+        // their order is the strings' order.
+        if *head.ts >= *before_ts {
+            return None;
+        }
+        kinds.insert(head.kind.into_owned());
+    }
+    Some(Unit {
+        key,
+        block,
+        first,
+        last: first + events.len() as u64 - 1,
+        stored: stored as u64,
+        kinds,
+    })
+    .filter(|u| !events.is_empty() && (u.block || u.first == u.key))
+}
+
+/// Remove the planned units, their chunks of the kind index, and move the
+/// agent's `pruned_before` past them.
+pub(crate) fn apply_cut(
+    rows: &mut Table<'_, (&'static str, u64), &'static [u8]>,
+    blocks: &mut Table<'_, (&'static str, u64), &'static [u8]>,
+    kinds: &mut KindTable<'_>,
+    counters: &mut Table<'_, (&'static str, &'static str), u64>,
+    agent_id: &str,
+    units: &[Unit],
+) -> Result<LedgerCut, StoreError> {
+    let (Some(first), Some(last)) = (units.first(), units.last()) else {
+        return Ok(LedgerCut::default());
+    };
+    let mut cut = LedgerCut {
+        from_seq: first.first,
+        to_seq: last.last,
+        ..LedgerCut::default()
+    };
+    let mut seen_kinds = BTreeSet::new();
+    for u in units {
+        if u.block {
+            blocks.remove((agent_id, u.key))?;
+            cut.blocks += 1;
+        } else {
+            rows.remove((agent_id, u.key))?;
+            cut.rows += 1;
+        }
+        cut.events += u.last - u.first + 1;
+        cut.bytes += u.stored;
+        seen_kinds.extend(u.kinds.iter().cloned());
+    }
+    let keep_from = last.last + 1;
+    for kind in &seen_kinds {
+        kind_index::remove_below(kinds, agent_id, kind, keep_from)?;
+    }
+    counters.insert((agent_id, PRUNED_BEFORE), keep_from)?;
+    Ok(cut)
+}
+
+/// What a plan would remove, without removing it (a dry run).
+pub(crate) fn summarize(units: &[Unit]) -> LedgerCut {
+    let (Some(first), Some(last)) = (units.first(), units.last()) else {
+        return LedgerCut::default();
+    };
+    LedgerCut {
+        from_seq: first.first,
+        to_seq: last.last,
+        events: units.iter().map(|u| u.last - u.first + 1).sum(),
+        blocks: units.iter().filter(|u| u.block).count() as u64,
+        rows: units.iter().filter(|u| !u.block).count() as u64,
+        bytes: units.iter().map(|u| u.stored).sum(),
+    }
+}
