@@ -10,9 +10,39 @@ use crate::protocol::{AgentSummary, Request};
 use crate::runtime::agents::skills::SkillView;
 use crate::ui::present::agents;
 
+/// Every listed agent (matching `query`), page after page.
+async fn all_agents(ctx: &Context, query: Option<String>) -> anyhow::Result<Vec<AgentSummary>> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let answer = super::workspace_cmd::call_one(
+            ctx,
+            Request::AgentsList {
+                limit: Some(crate::runtime::inspect::LIST_PAGE_MAX),
+                cursor: cursor.take(),
+                query: query.clone(),
+            },
+        )
+        .await?;
+        let page: crate::protocol::AgentsPage = serde_json::from_value(answer)?;
+        out.extend(page.agents);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(out),
+        }
+    }
+}
+
 pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
+    if let AgentCommand::List { json, query } = &cmd {
+        let all = all_agents(ctx, query.clone()).await?;
+        match json {
+            true => println!("{}", serde_json::to_string_pretty(&all)?),
+            false => println!("{}", agents::list_lines(&all).join("\n")),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let (request, json) = cmd.request();
-    let list = matches!(cmd, AgentCommand::List { .. });
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -23,10 +53,7 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
         println!("{}", budget_lines(&b).join("\n"));
         return Ok(ExitCode::SUCCESS);
     }
-    let lines = if list {
-        let all: Vec<AgentSummary> = serde_json::from_value(answer)?;
-        agents::list_lines(&all)
-    } else {
+    let lines = {
         let one: AgentSummary = serde_json::from_value(answer)?;
         let mut v = agents::show_lines(&one);
         match &cmd {
@@ -44,7 +71,14 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
 impl AgentCommand {
     fn request(&self) -> (Request, bool) {
         match self {
-            AgentCommand::List { json } => (Request::AgentsList, *json),
+            AgentCommand::List { json, .. } => (
+                Request::AgentsList {
+                    limit: None,
+                    cursor: None,
+                    query: None,
+                },
+                *json,
+            ),
             AgentCommand::Create {
                 agent_id,
                 template,

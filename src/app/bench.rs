@@ -170,6 +170,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
     }
+    if which == "scale" {
+        super::bench_scale::run(&dir, args.agents).await?;
+    }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;
     }

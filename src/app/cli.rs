@@ -179,6 +179,9 @@ pub struct TriggerOpts {
 pub enum AgentCommand {
     /// Public agents, each with its children (posture and task state).
     List {
+        /// Only agents whose id contains this (any case).
+        #[arg(long)]
+        query: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -644,7 +647,9 @@ pub struct BenchArgs {
     /// of 1,000 agents and 1M events while 8 writers admit prompts) or
     /// connections (`holon status` and a daemon's RSS under 5,000 idle TCP
     /// and 300 idle control clients) or session (a console's RSS after
-    /// 10,000 turns, in a process of its own); the last six are not part of
+    /// 10,000 turns, in a process of its own) or scale (a daemon holding
+    /// `--agents` idle agents: RSS, runtime.status, agents.list, `holon
+    /// status`, restart, homes on disk); the last seven are not part of
     /// all.
     #[arg(default_value = "all")]
     pub which: String,
@@ -657,6 +662,9 @@ pub struct BenchArgs {
     /// Seconds the idle benchmark observes the runtime.
     #[arg(long, default_value_t = 30)]
     pub idle_secs: u64,
+    /// Agents the scale benchmark holds in one runtime.
+    #[arg(long, default_value_t = 1000)]
+    pub agents: usize,
     /// Seconds the soak benchmark runs.
     #[arg(long, default_value_t = 180)]
     pub secs: u64,

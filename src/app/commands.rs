@@ -55,6 +55,8 @@ pub struct StatusReport {
     pub default_agent: String,
     pub default_model: Option<String>,
     pub agents: Vec<AgentSummary>,
+    /// Listed agents in all (`agents` shows at most 50, the busiest).
+    pub agent_count: u64,
 }
 
 async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
@@ -72,6 +74,7 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
         default_agent: ctx.config.default_agent.clone(),
         // A running runtime's model, not this command's HOLON_MODEL.
         default_model: s.default_model,
+        agent_count: s.agent_count.max(s.agents.len() as u64),
         agents: s.agents,
     })
 }
@@ -132,6 +135,14 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         if let Some(hint) = &a.lifecycle_hint {
             out.line(&format!("  {hint}"))?;
         }
+    }
+    let more = report
+        .agent_count
+        .saturating_sub(report.agents.len() as u64);
+    if more > 0 {
+        out.line(&format!(
+            "... and {more} more agents (`holon agent list` lists them all)"
+        ))?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::runtime::admission::admit_once;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::envelope::DeliverySurface;
 use crate::runtime::host::dispatch::operator_prompt;
-use crate::runtime::inspect::{activity, agent_summary, events_page, last_failure, AgentSummary};
+use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
 use crate::store::{ReadCtx, Store};
 
@@ -28,6 +28,7 @@ pub struct OfflineClient {
     default_model: Option<String>,
     policy: crate::runtime::approvals::policy::ApprovalPolicy,
     budget: crate::model::agent::Budget,
+    default_agent: String,
 }
 
 impl OfflineClient {
@@ -52,6 +53,7 @@ impl OfflineClient {
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
             budget: ctx.config.budget,
+            default_agent: ctx.config.default_agent.clone(),
         }
     }
 
@@ -79,12 +81,16 @@ impl OfflineClient {
         request.validate_ids()?;
         match request {
             Request::RuntimeStatus => {
+                use crate::runtime::inspect::{last_failure_of, status_of, AgentHead};
                 let rx = self.store.read()?;
-                let agents: Vec<AgentRecord> = rx.agents()?;
-                let summaries = agents
-                    .iter()
-                    .map(|a| self.summary(&rx, a))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let heads: Vec<AgentHead> = rx.agents()?;
+                let (activity, shown, agent_count) = status_of(&rx, &heads, &self.default_agent)?;
+                let mut agents = Vec::with_capacity(shown.len());
+                for id in &shown {
+                    if let Some(a) = rx.agent::<AgentRecord>(id)? {
+                        agents.push(self.summary(&rx, &a)?);
+                    }
+                }
                 Ok(Response::RuntimeStatus(RuntimeStatus {
                     holon: "holon".into(),
                     version: env!("CARGO_PKG_VERSION").into(),
@@ -95,27 +101,42 @@ impl OfflineClient {
                     socket_path: None,
                     started_at: crate::format_ts(crate::now_ms()),
                     uptime_ms: 0,
-                    activity: activity(&agents, &summaries),
+                    activity,
                     default_model: self.default_model.clone(),
-                    agents: summaries
-                        .into_iter()
-                        .filter(|s| {
-                            s.identity.visibility == crate::runtime::agent::AgentVisibility::Public
-                                && s.identity.archived_at.is_none()
-                        })
-                        .collect(),
-                    last_failure: last_failure(&agents),
+                    agents,
+                    agent_count,
+                    last_failure: last_failure_of(&heads),
                     store_failure: self.store.health(),
                     http: Default::default(),
                     pending_approvals: 0,
                     config_fingerprint: None,
                 }))
             }
-            Request::AgentsList => {
+            Request::AgentsList {
+                limit,
+                cursor,
+                query,
+            } => {
+                use crate::runtime::inspect::{list_page, AgentHead, LIST_PAGE};
                 let rx = self.store.read()?;
-                let agents = crate::runtime::agents::ops::listed(rx.agents()?);
-                let out = agents.iter().map(|a| self.summary(&rx, a));
-                Ok(Response::AgentsList(out.collect::<Result<_, _>>()?))
+                let heads: Vec<AgentHead> = rx.agents()?;
+                let (page, next_cursor, total) = list_page(
+                    &heads,
+                    cursor.as_deref(),
+                    query.as_deref(),
+                    limit.unwrap_or(LIST_PAGE),
+                );
+                let mut agents = Vec::with_capacity(page.len());
+                for h in page {
+                    if let Some(a) = rx.agent::<AgentRecord>(&h.id)? {
+                        agents.push(self.summary(&rx, &a)?);
+                    }
+                }
+                Ok(Response::AgentsList(crate::protocol::AgentsPage {
+                    agents,
+                    next_cursor,
+                    total,
+                }))
             }
             Request::AgentStatus { agent_id } => {
                 let rx = self.store.read()?;

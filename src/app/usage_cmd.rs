@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::commands::Out;
 use super::Context;
 use crate::protocol::events::{Event, ProviderRoundCompleted};
-use crate::protocol::{call_typed, EventsPage, Request, RuntimeStatus};
+use crate::protocol::{call_typed, EventsPage, Request};
 use crate::runtime::provider::catalog::{self, CatalogModel};
 
 /// One catalog entry as `holon models` shows it.
@@ -202,8 +202,24 @@ pub async fn usage(
     let agents: Vec<String> = match agent {
         Some(a) => vec![a],
         None => {
-            let s: RuntimeStatus = call_typed(&*client, Request::RuntimeStatus).await?;
-            s.agents.into_iter().map(|a| a.id).collect()
+            let mut ids = Vec::new();
+            let mut cursor = None;
+            loop {
+                let page: crate::protocol::AgentsPage = call_typed(
+                    &*client,
+                    Request::AgentsList {
+                        limit: Some(crate::runtime::inspect::LIST_PAGE_MAX),
+                        cursor: cursor.take(),
+                        query: None,
+                    },
+                )
+                .await?;
+                ids.extend(page.agents.into_iter().map(|a| a.id));
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break ids,
+                }
+            }
         }
     };
     let mut rows = BTreeMap::new();

@@ -42,7 +42,13 @@ pub struct RuntimeStatus {
     /// is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_model: Option<String>,
+    /// At most 50 listed agents' summaries, the busiest first (the default
+    /// agent among them); `agent_count` counts them all, `agents.list`
+    /// pages through them.
     pub agents: Vec<AgentSummary>,
+    /// Listed agents (public, not archived) in all.
+    #[serde(default)]
+    pub agent_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<serde_json::Value>,
     /// Why the store's last write failed (disk full, I/O error), while
@@ -125,6 +131,17 @@ pub struct TaskOutput {
     pub output_bytes: u64,
     pub truncated: bool,
     pub retrieval_status: RetrievalStatus,
+}
+
+/// `agents.list`: one page of listed agents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsPage {
+    pub agents: Vec<AgentSummary>,
+    /// The `cursor` of the next page; absent on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Agents matching the query in all pages.
+    pub total: u64,
 }
 
 /// `events.page`: events from `from_seq`, where the next page starts,
@@ -221,7 +238,7 @@ macro_rules! answers {
 answers! {
     RuntimeStatus => RuntimeStatus,
     RuntimeShutdown => ShutdownAck,
-    AgentsList => Vec<AgentSummary>,
+    AgentsList => AgentsPage,
     AgentCreate => AgentSummary,
     AgentArchive => AgentSummary,
     SkillsList => Vec<crate::model::skill::SkillView>,

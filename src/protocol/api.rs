@@ -24,8 +24,18 @@ pub enum Request {
     RuntimeStatus,
     #[serde(rename = "runtime.shutdown")]
     RuntimeShutdown,
+    /// Listed agents (public, not archived) in id order, a page at a
+    /// time: after `cursor`, whose id contains `query`, at most `limit`
+    /// (default 100, at most 1,000).
     #[serde(rename = "agents.list")]
-    AgentsList,
+    AgentsList {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        query: Option<String>,
+    },
     #[serde(rename = "agent.create")]
     /// Create a public named agent from a template (`holon-default` when
     /// absent); refused when the id exists.
@@ -262,10 +272,26 @@ impl Request {
         match self {
             Request::RuntimeStatus
             | Request::RuntimeShutdown
-            | Request::AgentsList
+            | Request::AgentsList {
+                cursor: None,
+                query: None,
+                ..
+            }
             | Request::RuntimePolicy { .. }
             | Request::StoreBackup
             | Request::StorePrune { .. } => Ok(()),
+            Request::AgentsList { cursor, query, .. } => {
+                if let Some(c) = cursor {
+                    check(IdKind::Agent, c)?;
+                }
+                match query {
+                    Some(q) if q.chars().count() > 200 => Err(ApiError::new(
+                        ErrorCode::InvalidParams,
+                        "query is longer than 200 characters",
+                    )),
+                    _ => Ok(()),
+                }
+            }
             Request::ApprovalsList { agent_id, .. } => match agent_id {
                 Some(a) => check(IdKind::Agent, a),
                 None => Ok(()),
@@ -577,8 +603,25 @@ mod tests {
                 kind: None
             }
         );
+        // Methods whose params are all optional take empty ones (the
+        // control server supplies them when a request has none).
+        let bare: Request =
+            serde_json::from_value(serde_json::json!({"method": "agents.list", "params": {}}))
+                .unwrap_or(Request::RuntimeStatus);
+        assert_eq!(
+            bare,
+            Request::AgentsList {
+                limit: None,
+                cursor: None,
+                query: None
+            }
+        );
         let unit: Request = serde_json::from_value(serde_json::json!({"method": "runtime.status"}))
-            .unwrap_or(Request::AgentsList);
+            .unwrap_or(Request::AgentsList {
+                limit: None,
+                cursor: None,
+                query: None,
+            });
         assert_eq!(unit, Request::RuntimeStatus);
     }
 
@@ -587,7 +630,11 @@ mod tests {
         let samples = [
             Request::RuntimeStatus,
             Request::RuntimeShutdown,
-            Request::AgentsList,
+            Request::AgentsList {
+                limit: None,
+                cursor: None,
+                query: None,
+            },
             Request::AgentCreate {
                 agent_id: "a".into(),
                 template: None,

@@ -147,55 +147,6 @@ impl crate::runtime::host::RuntimeHost {
     }
 }
 
-/// How busy a runtime with these agents is (daemon lifecycle contract).
-pub fn activity(agents: &[AgentRecord], summaries: &[AgentSummary]) -> crate::protocol::Activity {
-    use crate::protocol::ActivityState;
-    let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
-    for (a, s) in agents.iter().zip(summaries) {
-        tasks += s.tasks_active;
-        match a.status {
-            AgentStatus::Booting | AgentStatus::AwakeRunning => processing += 1,
-            AgentStatus::AwaitingTask => waiting += 1,
-            AgentStatus::AwakeIdle
-            | AgentStatus::Asleep
-            | AgentStatus::Paused
-            | AgentStatus::Stopped => {
-                if s.posture.starts_with("WaitingFor") || s.tasks_active > 0 {
-                    waiting += 1;
-                }
-            }
-        }
-    }
-    let state = if processing > 0 {
-        ActivityState::Processing
-    } else if waiting > 0 {
-        ActivityState::Waiting
-    } else {
-        ActivityState::Idle
-    };
-    crate::protocol::Activity {
-        state,
-        active_agent_count: agents
-            .iter()
-            .filter(|a| a.status != AgentStatus::Stopped)
-            .count() as u64,
-        processing_agent_count: processing,
-        waiting_agent_count: waiting,
-        active_task_count: tasks,
-    }
-}
-
-/// The first agent's standing runtime error, as `runtime.status` shows it.
-pub fn last_failure(agents: &[AgentRecord]) -> Option<serde_json::Value> {
-    agents
-        .iter()
-        .find_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
-        .map(|(a, e)| {
-            serde_json::json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
-                                "detail_hint": "holon events --kind runtime_error" })
-        })
-}
-
 /// `events.page`: up to `limit` (at most `MAX_PAGE`) of `agent_id`'s
 /// events from `from_seq`, of one kind when given. `None` when there is no
 /// such agent.
@@ -222,4 +173,231 @@ pub fn events_page(
         last_event_seq: rx.last_seq(agent_id)?,
         pruned_before: crate::protocol::EventsPage::pruned_marker(from, start),
     }))
+}
+
+/// The most agents `runtime.status` summarizes (the busiest first); the
+/// rest are counted (`agent_count`) and listed by `agents.list`.
+pub const STATUS_AGENTS: usize = 50;
+
+/// What `runtime.status` and `agents.list` read of every agent to count,
+/// filter and rank it: a summary is built only for the agents shown.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct AgentHead {
+    pub id: String,
+    #[serde(default)]
+    pub status: AgentStatus,
+    #[serde(default)]
+    pub visibility: crate::model::agent::AgentVisibility,
+    #[serde(default)]
+    pub archived_at: Option<String>,
+    #[serde(default)]
+    pub runtime_error: Option<String>,
+}
+
+impl AgentHead {
+    /// Listed by status and `agents.list`: public and not archived
+    /// (private children show under their parents).
+    pub fn listed(&self) -> bool {
+        self.visibility == crate::model::agent::AgentVisibility::Public
+            && self.archived_at.is_none()
+    }
+}
+
+/// What a status tells first: running, then waiting or failing, then
+/// paused, then the rest; the default agent always among the first.
+fn status_rank(h: &AgentHead, default_agent: &str, waiting: bool) -> u8 {
+    match h.status {
+        _ if h.id == default_agent => 0,
+        AgentStatus::Booting | AgentStatus::AwakeRunning => 0,
+        AgentStatus::AwaitingTask => 1,
+        _ if waiting || h.runtime_error.is_some() => 1,
+        AgentStatus::Paused => 2,
+        AgentStatus::AwakeIdle | AgentStatus::Asleep | AgentStatus::Stopped => 3,
+    }
+}
+
+/// Whether anything open could make the agent's posture a wait: only then
+/// is its posture derived (a thousand idle agents cost index lookups).
+fn may_wait(rx: &ReadCtx, id: &str) -> Result<bool, StoreError> {
+    for index in [
+        Index::ActiveTimers,
+        Index::OpenApprovals,
+        Index::OpenWorkItems,
+        Index::Dequeued,
+    ] {
+        if !rx.index_list(index, id)?.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(rx.count(Keyed::WaitingIntents, id)? > 0)
+}
+
+/// How busy the runtime is (daemon lifecycle contract) and which agents a
+/// status summarizes (at most `STATUS_AGENTS`, the busiest first), from
+/// every agent's head.
+pub fn status_of(
+    rx: &ReadCtx,
+    heads: &[AgentHead],
+    default_agent: &str,
+) -> Result<(crate::protocol::Activity, Vec<String>, u64), StoreError> {
+    use crate::protocol::ActivityState;
+    let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
+    let mut ranked = Vec::new();
+    for h in heads {
+        let active = rx.index_list(Index::ActiveTasks, &h.id)?.len() as u64;
+        tasks += active;
+        let waits = match h.status {
+            AgentStatus::Booting | AgentStatus::AwakeRunning => {
+                processing += 1;
+                false
+            }
+            AgentStatus::AwaitingTask => {
+                waiting += 1;
+                true
+            }
+            AgentStatus::AwakeIdle
+            | AgentStatus::Asleep
+            | AgentStatus::Paused
+            | AgentStatus::Stopped => {
+                let waits = active > 0
+                    || (may_wait(rx, &h.id)?
+                        && super::host::projection::load(rx, &h.id, crate::now_ms())?.is_some_and(
+                            |l| {
+                                l.projection
+                                    .posture()
+                                    .posture
+                                    .as_str()
+                                    .starts_with("WaitingFor")
+                            },
+                        ));
+                waiting += u64::from(waits);
+                waits
+            }
+        };
+        if h.listed() {
+            ranked.push((status_rank(h, default_agent, waits), h.id.clone()));
+        }
+    }
+    let listed = ranked.len() as u64;
+    ranked.sort();
+    ranked.truncate(STATUS_AGENTS);
+    let state = if processing > 0 {
+        ActivityState::Processing
+    } else if waiting > 0 {
+        ActivityState::Waiting
+    } else {
+        ActivityState::Idle
+    };
+    let activity = crate::protocol::Activity {
+        state,
+        active_agent_count: heads
+            .iter()
+            .filter(|a| a.status != AgentStatus::Stopped)
+            .count() as u64,
+        processing_agent_count: processing,
+        waiting_agent_count: waiting,
+        active_task_count: tasks,
+    };
+    Ok((
+        activity,
+        ranked.into_iter().map(|(_, id)| id).collect(),
+        listed,
+    ))
+}
+
+/// The first agent's standing runtime error, as `runtime.status` shows it.
+pub fn last_failure_of(heads: &[AgentHead]) -> Option<serde_json::Value> {
+    heads
+        .iter()
+        .find_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
+        .map(|(a, e)| {
+            serde_json::json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
+                                "detail_hint": "holon events --kind runtime_error" })
+        })
+}
+
+/// The default and largest page of `agents.list`.
+pub const LIST_PAGE: usize = 100;
+pub const LIST_PAGE_MAX: usize = 1000;
+
+/// One page of listed agents in id order: after `cursor`, whose id
+/// contains `query` (any case), at most `limit`; with the cursor of the
+/// next page and how many match in all.
+pub fn list_page<'h>(
+    heads: &'h [AgentHead],
+    cursor: Option<&str>,
+    query: Option<&str>,
+    limit: usize,
+) -> (Vec<&'h AgentHead>, Option<String>, u64) {
+    let query = query.map(str::to_lowercase).filter(|q| !q.is_empty());
+    let mut matching: Vec<&AgentHead> = heads
+        .iter()
+        .filter(|h| h.listed())
+        .filter(|h| {
+            query
+                .as_deref()
+                .is_none_or(|q| h.id.to_lowercase().contains(q))
+        })
+        .collect();
+    matching.sort_by(|a, b| a.id.cmp(&b.id));
+    let total = matching.len() as u64;
+    let limit = limit.clamp(1, LIST_PAGE_MAX);
+    let page: Vec<&AgentHead> = matching
+        .into_iter()
+        .filter(|h| cursor.is_none_or(|c| h.id.as_str() > c))
+        .take(limit + 1)
+        .collect();
+    let more = page.len() > limit;
+    let page: Vec<&AgentHead> = page.into_iter().take(limit).collect();
+    let next = more.then(|| page.last().map(|h| h.id.clone())).flatten();
+    (page, next, total)
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    fn head(id: &str) -> AgentHead {
+        AgentHead {
+            id: id.into(),
+            status: AgentStatus::Asleep,
+            visibility: crate::model::agent::AgentVisibility::Public,
+            archived_at: None,
+            runtime_error: None,
+        }
+    }
+
+    #[test]
+    fn a_list_pages_by_id_and_filters_by_any_case() {
+        let mut heads: Vec<AgentHead> = (0..250).map(|i| head(&format!("a-{i:03}"))).collect();
+        heads.push(head("reviewer"));
+        let mut hidden = head("child");
+        hidden.visibility = crate::model::agent::AgentVisibility::Private;
+        heads.push(hidden);
+        let (page, next, total) = list_page(&heads, None, None, 100);
+        assert_eq!((page.len(), total), (100, 251));
+        assert_eq!(next.as_deref(), Some("a-099"));
+        let (page, next, _) = list_page(&heads, Some("a-199"), None, 100);
+        assert_eq!(page.len(), 51, "the rest, the last page");
+        assert_eq!(page.last().map(|h| h.id.as_str()), Some("reviewer"));
+        assert_eq!(next, None);
+        let (page, next, total) = list_page(&heads, None, Some("VIEW"), 100);
+        assert_eq!(
+            page.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["reviewer"]
+        );
+        assert_eq!((next, total), (None, 1));
+        let (page, _, _) = list_page(&heads, None, Some("child"), 100);
+        assert!(page.is_empty(), "private agents are not listed");
+    }
+
+    #[test]
+    fn a_status_names_the_busy_and_the_default_agent_first() {
+        let mut busy = head("zed");
+        busy.status = AgentStatus::AwakeRunning;
+        assert_eq!(status_rank(&busy, "main", false), 0);
+        assert_eq!(status_rank(&head("main"), "main", false), 0);
+        assert_eq!(status_rank(&head("b"), "main", true), 1);
+        assert_eq!(status_rank(&head("b"), "main", false), 3);
+    }
 }

@@ -729,3 +729,62 @@ async fn the_console_shows_a_parents_child_and_opens_it_read_only() {
         .iter()
         .any(|e| e.to_string().contains("hello child")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_of_many_agents_counts_them_all_and_summarizes_the_busiest() {
+    use holon::protocol::{AgentsPage, Request, Response, RuntimeClient};
+    let r = super::runtime_core::rig(Vec::new()).await;
+    for i in 0..60 {
+        r.host.create_agent(&format!("agent-{i:02}")).await.unwrap();
+    }
+    r.host
+        .control("agent-59", holon::runtime::host::ControlAction::Pause)
+        .await
+        .unwrap();
+    let status = r.host.runtime_status().unwrap();
+    assert_eq!(status.agent_count, 61);
+    assert_eq!(status.agents.len(), 50);
+    let ids: Vec<&str> = status.agents.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids[0], "main", "the default agent first: {ids:?}");
+    assert_eq!(ids[1], "agent-59", "then the paused one: {ids:?}");
+    // agents.list pages through every one of them, in id order.
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let answer = r
+            .host
+            .call(Request::AgentsList {
+                limit: Some(25),
+                cursor: cursor.take(),
+                query: None,
+            })
+            .await
+            .unwrap();
+        let Response::AgentsList(AgentsPage {
+            agents,
+            next_cursor,
+            total,
+        }) = answer
+        else {
+            panic!("not a page")
+        };
+        assert_eq!(total, 61);
+        seen.extend(agents.into_iter().map(|a| a.id));
+        match next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 61);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    let bad = r
+        .host
+        .call(Request::AgentsList {
+            limit: None,
+            cursor: Some("../x".into()),
+            query: None,
+        })
+        .await;
+    assert!(bad.is_err(), "a hostile cursor is refused");
+    r.host.shutdown().await;
+}

@@ -126,6 +126,16 @@ async fn bad_requests_get_json_rpc_errors_and_the_connection_stays() {
         .ask(r#"{"jsonrpc":"2.0","id":10,"method":"runtime.status","params":{}}"#)
         .await;
     assert_eq!(v["result"]["holon"], "holon");
+    // Optional parameters may all be left out, params and all.
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":14,"method":"agents.list"}"#)
+        .await;
+    assert_eq!(v["result"]["agents"][0]["id"], "main", "{v}");
+    assert_eq!(v["result"]["total"], 1, "{v}");
+    let v = c
+        .ask(r#"{"jsonrpc":"2.0","id":15,"method":"store.prune"}"#)
+        .await;
+    assert_eq!(code(&v), -32602, "no days and no retain_days: {v}");
     let v = c.ask(r#"{"jsonrpc":"2.0","id":11,"method":"prompt.submit","params":{"agent_id":"main","text":"hi"}}"#).await;
     assert_eq!(v["result"]["queue_status"], "queued");
     let _ = s.stop.send(true);
@@ -157,7 +167,7 @@ async fn an_oversized_line_gets_an_error_and_a_close_and_others_are_unaffected()
     let v = other
         .ask(r#"{"jsonrpc":"2.0","id":2,"method":"agents.list"}"#)
         .await;
-    assert!(v["result"].is_array());
+    assert!(v["result"]["agents"].is_array(), "{v}");
     let _ = s.stop.send(true);
     s.rig.host.shutdown().await;
 }

@@ -66,7 +66,11 @@ async fn every_method_answers_with_its_paired_type() {
     };
     let mut requests = vec![
         Request::RuntimeStatus,
-        Request::AgentsList,
+        Request::AgentsList {
+            limit: Some(10),
+            cursor: None,
+            query: Some("ma".into()),
+        },
         Request::AgentCreate {
             agent_id: "helper".into(),
             template: None,

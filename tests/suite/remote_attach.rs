@@ -86,7 +86,13 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
         })
         .await;
         assert_eq!(found, Ok(true));
-        ok(client.call(Request::AgentsList).await);
+        ok(client
+            .call(Request::AgentsList {
+                limit: None,
+                cursor: None,
+                query: None,
+            })
+            .await);
     });
 }
 

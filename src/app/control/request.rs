@@ -169,7 +169,8 @@ fn parse_checked(line: &[u8]) -> Result<Line, String> {
             params,
         });
     }
-    // Methods without parameters accept absent, null or `{}` params.
+    // Methods without parameters, or whose parameters are all optional,
+    // accept absent, null or `{}` params.
     let empty = params.is_null() || params.as_object().is_some_and(|o| o.is_empty());
     let mut req = serde_json::Map::new();
     req.insert("method".into(), json!(method));
@@ -178,7 +179,11 @@ fn parse_checked(line: &[u8]) -> Result<Line, String> {
     }
     let parsed = serde_json::from_value::<Request>(Value::Object(req)).or_else(|e| {
         if empty {
-            serde_json::from_value::<Request>(json!({ "method": method })).map_err(|_| e)
+            serde_json::from_value::<Request>(json!({ "method": method }))
+                .or_else(|_| {
+                    serde_json::from_value::<Request>(json!({ "method": method, "params": {} }))
+                })
+                .map_err(|_| e)
         } else {
             Err(e)
         }

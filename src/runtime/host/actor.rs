@@ -51,12 +51,14 @@ pub(super) async fn run(
     let mut failures = 0u32;
     loop {
         if *shutdown.borrow() {
-            at_rest_on_shutdown(&inner, &agent_id).await;
+            Box::pin(at_rest_on_shutdown(&inner, &agent_id)).await;
             break;
         }
         let now = crate::now_ms();
         let seen = wake.seen();
-        let step = async {
+        // Boxed: a decision and its turn are a large future, and an idle
+        // actor (most of a thousand) should hold only its wait.
+        let step = Box::pin(async {
             fire_due(&inner, &agent_id, now).await?;
             let rx = inner.store.read()?;
             let Some(live) = projection::load(&rx, &agent_id, now)? else {
@@ -82,7 +84,7 @@ pub(super) async fn run(
             )
             .await?;
             Ok((step, deadline))
-        }
+        })
         .await;
         let deadline = match step {
             Ok((Step::Continue, _)) => {
@@ -585,4 +587,19 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
         })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// An idle actor holds its loop's future: a thousand agents cost a
+    /// thousand of them, so the decision and its turn are boxed per step
+    /// (unboxed, the future was ~9.8 KB).
+    #[test]
+    fn an_idle_actor_holds_a_small_future() {
+        fn size<A, B, C, D, E, Fut>(_: impl Fn(A, B, C, D, E) -> Fut) -> usize {
+            std::mem::size_of::<Fut>()
+        }
+        let bytes = size(super::run);
+        assert!(bytes <= 2048, "the actor's future is {bytes} bytes");
+    }
 }

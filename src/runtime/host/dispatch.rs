@@ -10,7 +10,7 @@ use crate::protocol::{
     AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, RetrievalStatus,
     RuntimeStatus, ShutdownAck, TaskOutput as TaskOutputAnswer, WorkItemEntry,
 };
-use crate::runtime::agent::{AgentRecord, AgentVisibility};
+use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{events_page, AgentSummary};
@@ -86,6 +86,7 @@ impl RuntimeHost {
                 active_task_count: 0,
             },
             agents: Vec::new(),
+            agent_count: 0,
             last_failure: None,
             store_failure,
             http: self.ingress(),
@@ -95,26 +96,23 @@ impl RuntimeHost {
     }
 
     fn full_status(&self) -> Result<RuntimeStatus, ApiError> {
+        use crate::runtime::inspect::{last_failure_of, status_of, AgentHead};
         let rx = self.store().read()?;
-        let agents: Vec<AgentRecord> = rx.agents()?;
-        let summaries = agents
-            .iter()
-            .map(|a| self.summarize(&rx, a))
-            .collect::<Result<Vec<_>, _>>()?;
-        let activity = crate::runtime::inspect::activity(&agents, &summaries);
-        let last_failure = crate::runtime::inspect::last_failure(&agents);
+        // Every agent's head is read; only those shown are summarized.
+        let heads: Vec<AgentHead> = rx.agents()?;
+        let (activity, shown, agent_count) =
+            status_of(&rx, &heads, &self.inner.config.default_agent)?;
+        let mut agents = Vec::with_capacity(shown.len());
+        for id in &shown {
+            if let Some(agent) = rx.agent::<AgentRecord>(id)? {
+                agents.push(self.summarize(&rx, &agent)?);
+            }
+        }
         Ok(RuntimeStatus {
             activity,
-            // Status routes list public agents (private children show
-            // under their parents).
-            agents: summaries
-                .into_iter()
-                .filter(|s| {
-                    s.identity.visibility == AgentVisibility::Public
-                        && s.identity.archived_at.is_none()
-                })
-                .collect(),
-            last_failure,
+            agents,
+            agent_count,
+            last_failure: last_failure_of(&heads),
             store_failure: self.store().health(),
             pending_approvals: self.approvals(None, false)?.len() as u64,
             ..self.status_without_store(None)
@@ -217,13 +215,31 @@ impl RuntimeHost {
                     shutting_down: true,
                 }))
             }
-            Request::AgentsList => {
+            Request::AgentsList {
+                limit,
+                cursor,
+                query,
+            } => {
+                use crate::runtime::inspect::{list_page, AgentHead, LIST_PAGE};
                 let rx = self.store().read()?;
-                let mut out = Vec::new();
-                for a in crate::runtime::agents::ops::listed(rx.agents::<AgentRecord>()?) {
-                    out.push(self.summarize(&rx, &a)?);
+                let heads: Vec<AgentHead> = rx.agents()?;
+                let (page, next_cursor, total) = list_page(
+                    &heads,
+                    cursor.as_deref(),
+                    query.as_deref(),
+                    limit.unwrap_or(LIST_PAGE),
+                );
+                let mut agents = Vec::with_capacity(page.len());
+                for h in page {
+                    if let Some(a) = rx.agent::<AgentRecord>(&h.id)? {
+                        agents.push(self.summarize(&rx, &a)?);
+                    }
                 }
-                Ok(Response::AgentsList(out))
+                Ok(Response::AgentsList(crate::protocol::AgentsPage {
+                    agents,
+                    next_cursor,
+                    total,
+                }))
             }
             Request::AgentCreate { agent_id, template } => {
                 let req = crate::runtime::agents::ops::NewAgent {

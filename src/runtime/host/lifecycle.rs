@@ -122,6 +122,7 @@ impl RuntimeHost {
         // Archived agents run nothing: only one with tasks left open (a
         // killed runtime) needs recovering; the rest gain no event at
         // every start.
+        let mut recovering = Vec::new();
         for agent in &agents {
             let open_tasks = !host
                 .inner
@@ -130,8 +131,20 @@ impl RuntimeHost {
                 .index_list(crate::store::Index::ActiveTasks, &agent.id)?
                 .is_empty();
             if agent.archived_at.is_none() || open_tasks {
-                host.recover_agent(&agent.id).await?;
+                recovering.push(agent.id.clone());
             }
+        }
+        // Agents recover independently: many at once, so the writer
+        // commits their records and `runtime_started` events together
+        // instead of one commit (and one fsync) per agent.
+        {
+            use futures_util::stream::{self, StreamExt, TryStreamExt};
+            let host = &host;
+            stream::iter(recovering)
+                .map(|id| async move { host.recover_agent(&id).await })
+                .buffer_unordered(RECOVER_AT_ONCE)
+                .try_collect::<Vec<()>>()
+                .await?;
         }
         host.reconcile_children().await?;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
@@ -209,6 +222,9 @@ impl RuntimeHost {
         self.create_named_agent(req).await
     }
 }
+
+/// Agents recovered at once at start (their writes share commits).
+const RECOVER_AT_ONCE: usize = 64;
 
 /// An agent's actor: its guidance files watched from its workspace anchor
 /// (the agent home when it has none), then its loop (`actor::run`).

@@ -252,6 +252,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Agents, &[key(K::Enter)], "Enter", A::Select, "switch to the selected agent", "switch"),
     bind(C::Agents, &[ch('n')], "n", A::NewAgent, "create an agent", "new"),
     bind(C::Agents, &[ch('r')], "r", A::Refresh, "refresh", "refresh"),
+    bind(C::Agents, &[ch('/')], "/", A::FilterKind, "only agents whose id contains some text", "filter"),
     bind(C::Tasks, &[key(K::Enter)], "Enter", A::Select, "show the selected task's output", "output"),
     bind(C::Tasks, &[ch('f')], "f", A::Follow, "follow the output while the task runs", "follow"),
     bind(C::Tasks, &[ch('s')], "s", A::StopTask, "stop the task", "stop"),

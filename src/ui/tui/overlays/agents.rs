@@ -1,7 +1,9 @@
 //! The agents overlay: every public agent with its derived posture and
 //! counts (`agents.list`), its children indented under it (task state and
 //! posture), switch to one (`Effect::ViewAgent`; a child opens read-only),
-//! create one (`agent.create`, then the list refreshes).
+//! create one (`agent.create`, then the list refreshes). The list comes a
+//! page at a time (`agents.list`), the next when the selection reaches the
+//! end; `/` filters it by id on the runtime.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,9 +15,12 @@ use super::super::projection::posture_look;
 use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
-use super::{answer, draw_row, load_list, Ctx, Intent, ListPos, Look, Status};
+use super::{answer, draw_row, Ctx, Intent, ListPos, Look, Status};
 use crate::protocol::types::AgentStatus;
-use crate::protocol::{AgentSummary, ApiError, Request, Response};
+use crate::protocol::{AgentSummary, AgentsPage, ApiError, Request, Response};
+
+/// Agents asked for at a time.
+const PAGE: usize = 100;
 
 #[derive(Debug, Default)]
 pub struct Agents {
@@ -23,8 +28,14 @@ pub struct Agents {
     list: Option<Vec<AgentSummary>>,
     pos: ListPos,
     awaiting: Option<RequestId>,
+    /// The next page asked for (the selection reached the end).
+    more: Option<RequestId>,
     creating: Option<RequestId>,
     status: Status,
+    /// Only agents whose id contains this (`/`).
+    query: String,
+    next_cursor: Option<String>,
+    total: u64,
 }
 
 /// One selectable row: an agent, or one of its children.
@@ -58,14 +69,33 @@ impl Agents {
         }
     }
 
+    fn request(&self, ctx: &mut Ctx<'_>, cursor: Option<String>) -> RequestId {
+        let query = Some(self.query.clone()).filter(|q| !q.is_empty());
+        ctx.call(
+            OverlayKind::Agents,
+            Request::AgentsList {
+                limit: Some(PAGE),
+                cursor,
+                query,
+            },
+        )
+    }
+
     fn refresh(&mut self, ctx: &mut Ctx<'_>) {
-        self.awaiting = Some(ctx.call(OverlayKind::Agents, Request::AgentsList));
+        self.more = None;
+        self.awaiting = Some(self.request(ctx, None));
     }
 
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let list = self.list.as_deref().unwrap_or_default();
         let rows = rows(list);
         if self.pos.on_action(action, rows.len(), ctx.page) {
+            // At the end of what is loaded: the next page.
+            if self.pos.selected + 1 >= rows.len() && self.more.is_none() {
+                if let Some(cursor) = self.next_cursor.clone() {
+                    self.more = Some(self.request(ctx, Some(cursor)));
+                }
+            }
             return;
         }
         match action {
@@ -83,6 +113,13 @@ impl Agents {
             Action::NewAgent => {
                 self.input = Some(Input::new("New agent name", Purpose::NewAgent, ""))
             }
+            Action::FilterKind => {
+                self.input = Some(Input::new(
+                    "Agents whose id contains",
+                    Purpose::FilterKind,
+                    &self.query,
+                ))
+            }
             Action::Refresh => self.refresh(ctx),
             _ => {}
         }
@@ -90,6 +127,12 @@ impl Agents {
 
     pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
         let name = input.value();
+        if input.purpose == Purpose::FilterKind {
+            self.query = name.trim().to_owned();
+            self.pos.selected = 0;
+            self.refresh(ctx);
+            return;
+        }
         if name.is_empty() {
             return;
         }
@@ -110,9 +153,24 @@ impl Agents {
         result: &Result<Response, ApiError>,
         ctx: &mut Ctx<'_>,
     ) {
-        if Some(id) == self.awaiting {
-            self.awaiting = None;
-            load_list(result, &mut self.list, &mut self.pos, &mut self.status);
+        if Some(id) == self.awaiting || Some(id) == self.more {
+            let first = Some(id) == self.awaiting;
+            self.awaiting = self.awaiting.filter(|a| *a != id);
+            self.more = self.more.filter(|m| *m != id);
+            match answer::<AgentsPage>(result) {
+                Ok(page) => {
+                    self.next_cursor = page.next_cursor.clone();
+                    self.total = page.total;
+                    let list = self.list.get_or_insert_with(Vec::new);
+                    if first {
+                        list.clear();
+                    }
+                    list.extend(page.agents.iter().cloned());
+                    let len = rows(list).len();
+                    self.pos.clamp(len);
+                }
+                Err(e) => self.status.message = Some((e, Tone::Error)),
+            }
         } else if Some(id) == self.creating {
             self.creating = None;
             self.status.on_response(id, result);
@@ -203,10 +261,14 @@ impl Agents {
             draw_row(area, buf, y, &Line::from(spans), n == self.pos.selected, t);
         }
         if list.is_empty() {
-            let line = Line::from(Span::styled(
-                "No agents yet: press n to create one.",
-                t.dim(),
-            ));
+            let text = match self.query.is_empty() {
+                true => "No agents yet: press n to create one.".to_owned(),
+                false => format!(
+                    "No agent's id contains \"{}\" (/ changes the filter).",
+                    self.query
+                ),
+            };
+            let line = Line::from(Span::styled(text, t.dim()));
             buf.set_line(area.x + 1, area.y, &line, area.width);
         }
         self.status.draw_last(area, buf, t);
@@ -263,7 +325,15 @@ impl super::OverlayView for Agents {
     }
 
     fn title(&self, _look: &Look<'_>) -> String {
-        " Agents ".to_owned()
+        let shown = self.list.as_ref().map_or(0, Vec::len) as u64;
+        let count = match self.total > shown {
+            true => format!(" · {shown} of {}", self.total),
+            false => String::new(),
+        };
+        match self.query.is_empty() {
+            true => format!(" Agents{count} "),
+            false => format!(" Agents matching \"{}\"{count} ", self.query),
+        }
     }
 
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {

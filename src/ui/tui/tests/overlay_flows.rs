@@ -8,7 +8,7 @@ use super::super::keymap::OverlayKind;
 use super::super::msg::{Effect, Msg};
 use super::super::update;
 use super::fixtures::*;
-use crate::protocol::{AgentState, Request, WorkItemEntry};
+use crate::protocol::{AgentState, AgentSummary, Request, WorkItemEntry};
 use crate::runtime::agent::DisplayMode as StoredMode;
 
 #[test]
@@ -209,10 +209,10 @@ fn agents_overlay_switches_and_creates() {
     let id = call_id(&fx, "agents.list");
     let mut other = summary(3, ("Idle", "no runnable work"));
     other.id = "reviewer".into();
-    let list = json!([
+    let list = json!({"agents": [
         summary(40, ("WaitingForOperator", "operator input needed")),
         other
-    ]);
+    ], "total": 2});
     update(
         &mut st,
         Msg::Response {
@@ -238,6 +238,91 @@ fn agents_overlay_switches_and_creates() {
 }
 
 #[test]
+fn the_agents_overlay_pages_and_filters_on_the_runtime() {
+    let mut st = booted(&session(), StoredMode::Info, 80, 24);
+    let fx = prefix(&mut st, 'a');
+    let id = call_id(&fx, "agents.list");
+    let page = |from: usize, to: usize| -> Vec<AgentSummary> {
+        (from..to)
+            .map(|i| {
+                let mut a = summary(1, ("Idle", "idle"));
+                a.id = format!("agent-{i:03}");
+                a
+            })
+            .collect()
+    };
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(
+                &fx,
+                id,
+                json!({"agents": page(0, 100), "next_cursor": "agent-099", "total": 250}),
+            ),
+        },
+    );
+    assert!(
+        screen(&st).contains("Agents · 100 of 250"),
+        "{}",
+        screen(&st)
+    );
+    // The selection reaching the end asks for the next page, once.
+    let fx = update(&mut st, key(KeyCode::End));
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentsList {
+            limit: Some(100),
+            cursor: Some("agent-099".into()),
+            query: None,
+        }]
+    );
+    let more = call_id(&fx, "agents.list");
+    assert!(requests(&update(&mut st, key(KeyCode::Down))).is_empty());
+    update(
+        &mut st,
+        Msg::Response {
+            id: more,
+            result: answer(
+                &fx,
+                more,
+                json!({"agents": page(100, 200), "next_cursor": "agent-199", "total": 250}),
+            ),
+        },
+    );
+    assert!(
+        screen(&st).contains("Agents · 200 of 250"),
+        "{}",
+        screen(&st)
+    );
+    // `/` filters by id on the runtime.
+    update(&mut st, key(KeyCode::Char('/')));
+    let fx = enter(&mut st, "07");
+    assert_eq!(
+        requests(&fx),
+        [Request::AgentsList {
+            limit: Some(100),
+            cursor: None,
+            query: Some("07".into()),
+        }]
+    );
+    let id = call_id(&fx, "agents.list");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, json!({"agents": page(70, 80), "total": 10})),
+        },
+    );
+    let shown = screen(&st);
+    assert!(shown.contains("Agents matching \"07\""), "{shown}");
+    assert!(
+        shown.contains("agent-079") && !shown.contains("agent-199"),
+        "{shown}"
+    );
+}
+
+#[test]
 fn a_child_opens_from_the_agents_overlay_read_only() {
     let mut st = booted(&session(), StoredMode::Info, 100, 30);
     let fx = prefix(&mut st, 'a');
@@ -256,7 +341,7 @@ fn a_child_opens_from_the_agents_overlay_read_only() {
         &mut st,
         Msg::Response {
             id,
-            result: answer(&fx, id, json!([main])),
+            result: answer(&fx, id, json!({"agents": [main], "total": 1})),
         },
     );
     assert!(

@@ -186,7 +186,7 @@ fn overlay_agents() {
         );
         paused.id = "docs-bot".into();
         paused.status = crate::runtime::agent::AgentStatus::Paused;
-        let list = json!([
+        let list = json!({"agents": [
             summary(
                 52,
                 (
@@ -197,7 +197,7 @@ fn overlay_agents() {
             reviewer,
             nightly,
             paused
-        ]);
+        ], "total": 4});
         respond(st, &fx, "agents.list", list);
     });
 }
