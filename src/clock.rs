@@ -158,9 +158,10 @@ pub fn advance(ms: i64) {
     }
 }
 
-/// Whether the process runs the system clock.
+/// Whether the process runs (or, nothing chosen yet, will run) the system
+/// clock. Asking chooses nothing.
 pub fn is_system() -> bool {
-    matches!(clock(), Clock::System)
+    matches!(INSTALLED.get(), None | Some(Clock::System))
 }
 
 fn parse_instant(at: &str) -> Option<i64> {

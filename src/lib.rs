@@ -39,9 +39,17 @@ pub fn format_ts(ms: i64) -> String {
 
 /// A new time-ordered identifier with a readable prefix, e.g. `msg_0193…`.
 /// UUIDv7 hex sorts by creation time, so ledgers keyed by these ids read back
-/// in admission order.
+/// in admission order. Its time is the process's clock (`clock`), so an id
+/// says when it was minted on the same clock as every timestamp; ids minted
+/// in one millisecond, or after the clock stepped back, still sort in the
+/// order they were minted (a counter in the id carries on).
 pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
+    use std::sync::{LazyLock, Mutex};
+    static CONTEXT: LazyLock<Mutex<uuid::ContextV7>> =
+        LazyLock::new(|| Mutex::new(uuid::ContextV7::new()));
+    let ms = u64::try_from(now_ms()).unwrap_or(0);
+    let ts = uuid::Timestamp::from_unix(&*CONTEXT, ms / 1000, (ms % 1000) as u32 * 1_000_000);
+    format!("{prefix}_{}", uuid::Uuid::new_v7(ts).simple())
 }
 
 /// The message a panic carried (`&str` or `String` payloads), for hooks
@@ -53,4 +61,18 @@ pub fn panic_message(info: &std::panic::PanicHookInfo<'_>) -> String {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown failure".to_owned())
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn ids_sort_in_the_order_they_were_minted() {
+        let ids: Vec<String> = (0..10_000).map(|_| super::new_id("t")).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids out of order");
+        let ms = i64::from_str_radix(&ids[0][2..14], 16).unwrap();
+        assert!(
+            (super::now_ms() - ms).abs() < 60_000,
+            "the id's time is now"
+        );
+    }
 }

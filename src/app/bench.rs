@@ -171,7 +171,43 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if which == "scale" {
-        super::bench_scale::run(&dir, args.agents).await?;
+        super::bench_scale::run(&dir, args.agents.unwrap_or(1000)).await?;
+    }
+    if which == "life" {
+        for retain in [Some(args.retain_days), None] {
+            let what = match retain {
+                Some(d) => format!("retain {d}d"),
+                None => "keep all".to_owned(),
+            };
+            let life = super::life::LifeArgs {
+                agents: args.agents.unwrap_or(50),
+                days: args.days,
+                retain_days: retain,
+                dir: dir.join(format!("life-{}", retain.unwrap_or(0))),
+            };
+            let report = super::life::simulate(&life, |m| {
+                println!(
+                    "life.month        {what}, day {:>3}: RSS {:.1} MiB, store {:.1} MB ({} of {} events kept), decide p50 {:.0} µs p99 {:.0} µs, frame p50 {:.2} ms p99 {:.2} ms, search p50 {:.2} ms p99 {:.2} ms, {} model requests",
+                    m.day,
+                    m.rss_mib,
+                    m.store_bytes as f64 / 1e6,
+                    m.events_kept,
+                    m.events_written,
+                    m.decide_p50_us,
+                    m.decide_p99_us,
+                    m.frame_p50_ms,
+                    m.frame_p99_ms,
+                    m.search_p50_ms,
+                    m.search_p99_ms,
+                    m.model_requests
+                );
+            })
+            .await?;
+            println!(
+                "life.run          {what}: {} agents, {} days, {} prompts in {:.0} s",
+                life.agents, life.days, report.prompts, report.wall_secs
+            );
+        }
     }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;

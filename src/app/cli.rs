@@ -613,6 +613,24 @@ pub enum DebugCommand {
         #[arg(long)]
         input: Option<crate::runtime::fixture::ReplayInput>,
     },
+    /// Simulate agents living for days on a paused clock the simulation
+    /// moves (prompts, timers, wake hints, work items, children,
+    /// compactions), printing the runtime's figures every 30 days.
+    Life {
+        #[arg(long, default_value_t = 3)]
+        agents: usize,
+        #[arg(long, default_value_t = 60)]
+        days: u32,
+        /// Prune history older than this many days at each day's end.
+        #[arg(long, value_name = "DAYS", value_parser = parse_days)]
+        retain_days: Option<u32>,
+        /// Where the store and agent homes go (kept).
+        #[arg(long)]
+        dir: PathBuf,
+        /// The whole report as JSON at the end.
+        #[arg(long)]
+        json: bool,
+    },
     /// Append events as fast as possible, printing each acknowledged
     /// event_seq on its own line (used by the crash-durability test).
     #[command(hide = true)]
@@ -649,8 +667,10 @@ pub struct BenchArgs {
     /// and 300 idle control clients) or session (a console's RSS after
     /// 10,000 turns, in a process of its own) or scale (a daemon holding
     /// `--agents` idle agents: RSS, runtime.status, agents.list, `holon
-    /// status`, restart, homes on disk); the last seven are not part of
-    /// all.
+    /// status`, restart, homes on disk) or life (`--agents` agents for
+    /// `--days` simulated days on a paused clock, with and without
+    /// retention: RSS, store bytes, decision, frame and search times every
+    /// 30 days); the last eight are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
@@ -662,9 +682,17 @@ pub struct BenchArgs {
     /// Seconds the idle benchmark observes the runtime.
     #[arg(long, default_value_t = 30)]
     pub idle_secs: u64,
-    /// Agents the scale benchmark holds in one runtime.
-    #[arg(long, default_value_t = 1000)]
-    pub agents: usize,
+    /// Agents the scale benchmark holds in one runtime (default 1,000), or
+    /// the life benchmark simulates (default 50).
+    #[arg(long)]
+    pub agents: Option<usize>,
+    /// Simulated days of the life benchmark.
+    #[arg(long, default_value_t = 365)]
+    pub days: u32,
+    /// The life benchmark's retention, in days (it also runs keeping
+    /// everything, for comparison).
+    #[arg(long, default_value_t = 30)]
+    pub retain_days: u32,
     /// Seconds the soak benchmark runs.
     #[arg(long, default_value_t = 180)]
     pub secs: u64,

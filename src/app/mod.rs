@@ -46,6 +46,7 @@ pub mod daemon;
 pub mod debug;
 pub mod http;
 mod http_serve;
+pub mod life;
 pub mod logging;
 pub mod offline;
 pub mod paths;
@@ -255,12 +256,27 @@ fn panic_error(home: Option<&std::path::Path>) -> String {
     }
 }
 
+/// Whether the command simulates a runtime's life on a paused clock.
+fn simulates_life(cli: &Cli) -> bool {
+    match &cli.command {
+        Some(Command::Debug(DebugCommand::Life { .. })) => true,
+        #[cfg(feature = "bench")]
+        Some(Command::Debug(DebugCommand::Bench(b))) => b.which == "life",
+        _ => false,
+    }
+}
+
 pub fn run() -> ExitCode {
     crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
     if let Err(e) = crate::clock::install_from_env() {
         eprintln!("holon: error: {e}");
         return ExitCode::FAILURE;
+    }
+    if simulates_life(&cli) && crate::clock::is_system() {
+        // A simulated life moves its own paused clock (chosen before
+        // anything reads the time).
+        let _ = crate::clock::Clock::parse(life::START).and_then(crate::clock::install);
     }
     install_quiet_panic_hook();
     let home = cli.home.clone();
@@ -429,6 +445,33 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             })) => debug::prompt(&ctx, agent, json, summary).await,
             #[cfg(feature = "bench")]
             Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
+            Some(Command::Debug(DebugCommand::Life {
+                agents,
+                days,
+                retain_days,
+                dir,
+                json,
+            })) => {
+                let args = life::LifeArgs {
+                    agents,
+                    days,
+                    retain_days,
+                    dir,
+                };
+                let report = life::simulate(&args, |m| {
+                    if !json {
+                        println!(
+                            "day {:>3}: RSS {:.1} MiB, store {} bytes, {} of {} events kept, {} model requests",
+                            m.day, m.rss_mib, m.store_bytes, m.events_kept, m.events_written, m.model_requests
+                        );
+                    }
+                })
+                .await?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                }
+                Ok(ExitCode::SUCCESS)
+            }
             Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
                 stress::append_stress(&ctx, in_flight, count).await
             }

@@ -216,20 +216,20 @@ fn status_rank(h: &AgentHead, default_agent: &str, waiting: bool) -> u8 {
     }
 }
 
-/// Whether anything open could make the agent's posture a wait: only then
-/// is its posture derived (a thousand idle agents cost index lookups).
-fn may_wait(rx: &ReadCtx, id: &str) -> Result<bool, StoreError> {
+/// The agents with something open that could make their posture a wait
+/// (a timer, an approval, a work item, a message in flight): read in one
+/// pass over each index, which hold current state only.
+fn open_somewhere(rx: &ReadCtx) -> Result<std::collections::HashSet<String>, StoreError> {
+    let mut out = std::collections::HashSet::new();
     for index in [
         Index::ActiveTimers,
         Index::OpenApprovals,
         Index::OpenWorkItems,
         Index::Dequeued,
     ] {
-        if !rx.index_list(index, id)?.is_empty() {
-            return Ok(true);
-        }
+        out.extend(rx.index_counts(index)?.into_keys());
     }
-    Ok(rx.count(Keyed::WaitingIntents, id)? > 0)
+    Ok(out)
 }
 
 /// How busy the runtime is (daemon lifecycle contract) and which agents a
@@ -243,8 +243,15 @@ pub fn status_of(
     use crate::protocol::ActivityState;
     let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
     let mut ranked = Vec::new();
+    let task_counts = rx.index_counts(Index::ActiveTasks)?;
+    let open = open_somewhere(rx)?;
+    // Only these agents' postures are derived: a thousand idle agents
+    // cost one pass over each index and a lookup of their waits.
+    let may_wait = |id: &str| -> Result<bool, StoreError> {
+        Ok(open.contains(id) || rx.has_any(Keyed::WaitingIntents, id)?)
+    };
     for h in heads {
-        let active = rx.index_list(Index::ActiveTasks, &h.id)?.len() as u64;
+        let active = task_counts.get(&h.id).copied().unwrap_or(0);
         tasks += active;
         let waits = match h.status {
             AgentStatus::Booting | AgentStatus::AwakeRunning => {
@@ -260,7 +267,7 @@ pub fn status_of(
             | AgentStatus::Paused
             | AgentStatus::Stopped => {
                 let waits = active > 0
-                    || (may_wait(rx, &h.id)?
+                    || (may_wait(&h.id)?
                         && super::host::projection::load(rx, &h.id, crate::now_ms())?.is_some_and(
                             |l| {
                                 l.projection

@@ -230,21 +230,18 @@ pub fn prune_agent_in(
     }
 
     // Settled queue entries whose admission event is gone: they could
-    // only ever answer "missing" now.
-    let old = tx.ids_before(
-        Keyed::QueueEntries,
-        agent_id,
-        &id_floor("msg", floor.time_ms),
-        RECORDS_PER_JOB,
-    )?;
-    more |= old.len() >= RECORDS_PER_JOB;
+    // only ever answer "missing" now. Entries sort in admission order, so
+    // the walk stops at the first whose admission is kept.
+    let entries = tx.ids_before(Keyed::QueueEntries, agent_id, "\u{10FFFF}", RECORDS_PER_JOB)?;
     let older_than_ts = crate::format_ts(floor.time_ms);
-    for (id, bytes) in old {
+    let mut removed = 0usize;
+    for (id, bytes) in entries {
         let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &id)? else {
             continue;
         };
         let gone = match entry.admitted_seq {
-            Some(seq) => seq < ledger_start,
+            Some(seq) if seq >= ledger_start => break,
+            Some(_) => true,
             // An entry from before envelopes were events: its envelope is
             // a `messages` row, which goes with it.
             None => entry.enqueued_at < older_than_ts,
@@ -252,6 +249,7 @@ pub fn prune_agent_in(
         if entry.status.replays_on_restart() || !gone {
             continue;
         }
+        removed += 1;
         if !dry_run {
             tx.remove(Keyed::QueueEntries, agent_id, &id)?;
             if entry.admitted_seq.is_none() {
@@ -261,6 +259,7 @@ pub fn prune_agent_in(
         pruned.queue_entries += 1;
         pruned.bytes += bytes;
     }
+    more |= removed >= RECORDS_PER_JOB;
 
     if !dry_run && pruned.removed_any() {
         tx.append_event(new_event(

@@ -543,6 +543,13 @@ impl ReadCtx {
         tables::count_keyed(&t, agent_id)
     }
 
+    /// Whether the agent has any record in the table. O(log n).
+    pub fn has_any(&self, which: Keyed, agent_id: &str) -> Result<bool, StoreError> {
+        let t = self.txn.open_table(which.definition())?;
+        let mut range = t.range((agent_id, "")..=(agent_id, "\u{10FFFF}"))?;
+        Ok(range.next().transpose()?.is_some())
+    }
+
     /// The agent's `Queued` messages in dequeue order: (band, seq, id).
     pub fn queue_pending(&self, agent_id: &str) -> Result<Vec<(u8, u64, String)>, StoreError> {
         let t = self.txn.open_table(schema::QUEUE_PENDING)?;
@@ -552,6 +559,18 @@ impl ReadCtx {
     pub fn index_list(&self, index: Index, agent_id: &str) -> Result<Vec<String>, StoreError> {
         let t = self.txn.open_table(index.definition())?;
         tables::index_list(&t, agent_id)
+    }
+
+    /// How many entries each agent has in a membership index, in one pass
+    /// (the indexes hold current state, so this stays small).
+    pub fn index_counts(&self, index: Index) -> Result<HashMap<String, u64>, StoreError> {
+        let t = self.txn.open_table(index.definition())?;
+        let mut out: HashMap<String, u64> = HashMap::new();
+        for row in t.iter()? {
+            let (k, _) = row?;
+            *out.entry(k.value().0.to_owned()).or_default() += 1;
+        }
+        Ok(out)
     }
 
     pub fn index_contains(

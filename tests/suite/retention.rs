@@ -324,6 +324,18 @@ async fn store_prune_runs_offline_and_in_the_runtime_on_its_clock() {
     ]);
     assert!(out.contains("\"agents\": []"), "{out}");
 
+    // A clock that stepped back (before the history was written) prunes
+    // nothing: everything is younger than its cutoff.
+    let earlier = holon::format_ts(holon::now_ms() - 40 * DAY_MS);
+    let out = home
+        .cmd()
+        .env("HOLON_DEBUG_CLOCK", &earlier)
+        .args(["store", "prune", "--older-than", "1d", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["agents"].as_array().map(Vec::len), Some(0), "{v}");
+
     // Offline, a dry run says what would go and removes nothing.
     let dry = json(&[
         "store",
@@ -383,4 +395,84 @@ async fn store_prune_runs_offline_and_in_the_runtime_on_its_clock() {
     drop(_daemon);
     let text = home.ok(&["store", "verify"]);
     assert!(text.ends_with(": sound\n"), "{text}");
+}
+
+/// The simulated life, CI-sized: 3 agents for 40 days on a paused clock
+/// with 10 days kept. Only correctness is asserted (no figure): the store
+/// is sound, history was pruned yet nothing still needed went, and every
+/// prompt was answered.
+#[test]
+fn a_simulated_life_with_retention_keeps_what_is_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("life");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_holon"))
+        .args(["debug", "life", "--agents", "3", "--days", "40"])
+        .args(["--retain-days", "10", "--json", "--dir"])
+        .arg(&home)
+        .env_remove("HOLON_DEBUG_CLOCK")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let months = report["months"].as_array().unwrap();
+    assert_eq!(months.len(), 3, "day 0, day 30 and the last day: {report}");
+    let last = months.last().unwrap();
+    assert!(
+        last["events_kept"].as_u64() < last["events_written"].as_u64(),
+        "history was pruned: {last}"
+    );
+    let store_file = home.join("data").join("holon.redb");
+    sound(&store_file);
+    let store = Store::open(&store_file, StoreOptions::default()).unwrap();
+    let rx = store.read().unwrap();
+    for agent in report["agents"].as_array().unwrap() {
+        let a = agent.as_str().unwrap();
+        let start = rx.ledger_start(a).unwrap();
+        assert!(start > 1, "{a} was pruned");
+        // Every prompt was answered: nothing is left queued or in flight.
+        assert!(rx.queue_pending(a).unwrap().is_empty(), "{a}");
+        assert!(rx
+            .index_list(holon::store::Index::Dequeued, a)
+            .unwrap()
+            .is_empty());
+        // Every open work item's creation is still in the ledger.
+        let created = rx
+            .events_of_kind(a, "work_item_created", 1, 10_000)
+            .unwrap();
+        for id in rx
+            .index_list(holon::store::Index::OpenWorkItems, a)
+            .unwrap()
+        {
+            assert!(
+                created
+                    .iter()
+                    .any(|e| e.payload["work_item"]["id"] == id.as_str()),
+                "{a}: the creation of open work item {id} was kept"
+            );
+        }
+        // The latest brief is there; the transcript after the compaction
+        // boundary is whole.
+        assert!(!rx
+            .events_of_kind_latest(a, "brief_created", 1)
+            .unwrap()
+            .is_empty());
+        let events = rx.events(a, 1, 100_000).unwrap();
+        assert_eq!(events[0].event_seq, start);
+        super::support::assert_typed(&events);
+    }
+    let compactions: usize = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            rx.events_of_kind(a.as_str().unwrap(), "context_compacted", 1, 1000)
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert!(compactions > 0, "the agents compacted their context");
 }

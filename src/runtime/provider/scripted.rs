@@ -72,6 +72,9 @@ pub struct ScriptedProvider {
     script: Mutex<VecDeque<Scripted>>,
     requests: Mutex<Vec<ProviderRequest>>,
     window: Option<u64>,
+    /// Keep no copy of the requests (a long simulation), only count them.
+    forget: bool,
+    served: std::sync::atomic::AtomicU64,
 }
 
 impl ScriptedProvider {
@@ -80,7 +83,21 @@ impl ScriptedProvider {
             script: Mutex::new(script.into_iter().collect()),
             requests: Mutex::default(),
             window: None,
+            forget: false,
+            served: Default::default(),
         }
+    }
+
+    /// Keep no copy of the requests, only their count (`served`): what a
+    /// long simulation needs, whose memory is measured.
+    pub fn forgetting(mut self) -> ScriptedProvider {
+        self.forget = true;
+        self
+    }
+
+    /// Requests answered so far.
+    pub fn served(&self) -> u64 {
+        self.served.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Pretend to be a model with this context window.
@@ -138,10 +155,14 @@ impl Provider for ScriptedProvider {
         progress: &'a (dyn Fn(ProviderProgress) + Send + Sync),
     ) -> BoxFuture<'a, ProviderOutcome> {
         Box::pin(async move {
-            self.requests
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(request.clone());
+            self.served
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if !self.forget {
+                self.requests
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(request.clone());
+            }
             let mut next = self
                 .script
                 .lock()
