@@ -174,39 +174,33 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         super::bench_scale::run(&dir, args.agents.unwrap_or(1000)).await?;
     }
     if which == "life" {
+        // Each run in a process of its own, so its RSS is its own.
+        let exe = std::env::current_exe()?;
         for retain in [Some(args.retain_days), None] {
             let what = match retain {
                 Some(d) => format!("retain {d}d"),
                 None => "keep all".to_owned(),
             };
-            let life = super::life::LifeArgs {
-                agents: args.agents.unwrap_or(50),
-                days: args.days,
-                retain_days: retain,
-                dir: dir.join(format!("life-{}", retain.unwrap_or(0))),
-            };
-            let report = super::life::simulate(&life, |m| {
-                println!(
-                    "life.month        {what}, day {:>3}: RSS {:.1} MiB, store {:.1} MB ({} of {} events kept), decide p50 {:.0} µs p99 {:.0} µs, frame p50 {:.2} ms p99 {:.2} ms, search p50 {:.2} ms p99 {:.2} ms, {} model requests",
-                    m.day,
-                    m.rss_mib,
-                    m.store_bytes as f64 / 1e6,
-                    m.events_kept,
-                    m.events_written,
-                    m.decide_p50_us,
-                    m.decide_p99_us,
-                    m.frame_p50_ms,
-                    m.frame_p99_ms,
-                    m.search_p50_ms,
-                    m.search_p99_ms,
-                    m.model_requests
-                );
-            })
-            .await?;
-            println!(
-                "life.run          {what}: {} agents, {} days, {} prompts in {:.0} s",
-                life.agents, life.days, report.prompts, report.wall_secs
-            );
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args(["debug", "life", "--agents"])
+                .arg(args.agents.unwrap_or(50).to_string())
+                .arg("--days")
+                .arg(args.days.to_string())
+                .arg("--dir")
+                .arg(dir.join(format!("life-{}", retain.unwrap_or(0))))
+                .stderr(std::process::Stdio::inherit());
+            if let Some(d) = retain {
+                cmd.arg("--retain-days").arg(d.to_string());
+            }
+            let mut child = cmd.stdout(std::process::Stdio::piped()).spawn()?;
+            let out = child.stdout.take();
+            if let Some(out) = out {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(out).lines() {
+                    println!("life.month        {what}, {}", line?);
+                }
+            }
+            anyhow::ensure!(child.wait()?.success(), "the {what} life failed");
         }
     }
     if which == "soak" {

@@ -66,6 +66,28 @@ pub struct Month {
     pub model_requests: u64,
 }
 
+impl Month {
+    /// The report as one line (what `holon debug life` and the benchmark
+    /// print).
+    pub fn line(&self) -> String {
+        format!(
+            "day {:>3}: RSS {:.1} MiB, store {:.1} MB ({} of {} events kept), decide p50 {:.0} µs p99 {:.0} µs, frame p50 {:.2} ms p99 {:.2} ms, search p50 {:.2} ms p99 {:.2} ms, {} model requests",
+            self.day,
+            self.rss_mib,
+            self.store_bytes as f64 / 1e6,
+            self.events_kept,
+            self.events_written,
+            self.decide_p50_us,
+            self.decide_p99_us,
+            self.frame_p50_ms,
+            self.frame_p99_ms,
+            self.search_p50_ms,
+            self.search_p99_ms,
+            self.model_requests
+        )
+    }
+}
+
 /// What the whole run did, for the correctness check.
 #[derive(Debug, Clone, Serialize)]
 pub struct LifeReport {
@@ -296,8 +318,10 @@ pub async fn simulate(
         for _ in 0..4 {
             host.until_idle().await;
             crate::clock::advance(STEP_MS);
-            for a in &agents {
-                host.wake(a);
+            // Every actor, children too: their timers fire on a wake.
+            let all: Vec<crate::runtime::agent::AgentRecord> = host.store().read()?.agents()?;
+            for a in all.iter().filter(|a| a.archived_at.is_none()) {
+                host.wake(&a.id);
             }
         }
         host.until_idle().await;
@@ -305,6 +329,7 @@ pub async fn simulate(
             let cutoff = crate::runtime::retention::cutoff_ms(crate::now_ms(), keep);
             crate::runtime::retention::prune_store(
                 host.store(),
+                Some(&data),
                 cutoff,
                 false,
                 crate::model::retention::PruneBy::RetainDays,

@@ -258,12 +258,10 @@ fn panic_error(home: Option<&std::path::Path>) -> String {
 
 /// Whether the command simulates a runtime's life on a paused clock.
 fn simulates_life(cli: &Cli) -> bool {
-    match &cli.command {
-        Some(Command::Debug(DebugCommand::Life { .. })) => true,
-        #[cfg(feature = "bench")]
-        Some(Command::Debug(DebugCommand::Bench(b))) => b.which == "life",
-        _ => false,
-    }
+    matches!(
+        &cli.command,
+        Some(Command::Debug(DebugCommand::Life { .. }))
+    )
 }
 
 pub fn run() -> ExitCode {
@@ -460,15 +458,16 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 };
                 let report = life::simulate(&args, |m| {
                     if !json {
-                        println!(
-                            "day {:>3}: RSS {:.1} MiB, store {} bytes, {} of {} events kept, {} model requests",
-                            m.day, m.rss_mib, m.store_bytes, m.events_kept, m.events_written, m.model_requests
-                        );
+                        println!("{}", m.line());
                     }
                 })
                 .await?;
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&report)?);
+                match json {
+                    true => println!("{}", serde_json::to_string_pretty(&report)?),
+                    false => println!(
+                        "{} agents, {} days, {} prompts in {:.0} s",
+                        args.agents, args.days, report.prompts, report.wall_secs
+                    ),
                 }
                 Ok(ExitCode::SUCCESS)
             }

@@ -252,9 +252,14 @@ pub async fn store_prune(
         None => {
             let store = ctx.open_store().await?;
             let cutoff = crate::runtime::retention::cutoff_ms(crate::now_ms(), days);
-            let report =
-                crate::runtime::retention::prune_store(&store, cutoff, dry_run, PruneBy::Operator)
-                    .await;
+            let report = crate::runtime::retention::prune_store(
+                &store,
+                Some(&ctx.paths.data_dir),
+                cutoff,
+                dry_run,
+                PruneBy::Operator,
+            )
+            .await;
             store.close().await?;
             report?
         }

@@ -203,16 +203,17 @@ impl AgentHead {
     }
 }
 
-/// What a status tells first: running, then waiting or failing, then
-/// paused, then the rest; the default agent always among the first.
+/// What a status tells first: the default agent (always shown), then
+/// running agents, then waiting or failing ones, then paused ones, then
+/// the rest.
 fn status_rank(h: &AgentHead, default_agent: &str, waiting: bool) -> u8 {
     match h.status {
         _ if h.id == default_agent => 0,
-        AgentStatus::Booting | AgentStatus::AwakeRunning => 0,
-        AgentStatus::AwaitingTask => 1,
-        _ if waiting || h.runtime_error.is_some() => 1,
-        AgentStatus::Paused => 2,
-        AgentStatus::AwakeIdle | AgentStatus::Asleep | AgentStatus::Stopped => 3,
+        AgentStatus::Booting | AgentStatus::AwakeRunning => 1,
+        AgentStatus::AwaitingTask => 2,
+        _ if waiting || h.runtime_error.is_some() => 2,
+        AgentStatus::Paused => 3,
+        AgentStatus::AwakeIdle | AgentStatus::Asleep | AgentStatus::Stopped => 4,
     }
 }
 
@@ -400,11 +401,18 @@ mod list_tests {
 
     #[test]
     fn a_status_names_the_busy_and_the_default_agent_first() {
-        let mut busy = head("zed");
+        let mut busy = head("a-busy");
         busy.status = AgentStatus::AwakeRunning;
-        assert_eq!(status_rank(&busy, "main", false), 0);
         assert_eq!(status_rank(&head("main"), "main", false), 0);
-        assert_eq!(status_rank(&head("b"), "main", true), 1);
-        assert_eq!(status_rank(&head("b"), "main", false), 3);
+        assert!(
+            status_rank(&busy, "main", false) > 0,
+            "fifty running agents never push the default agent out"
+        );
+        assert_eq!(status_rank(&busy, "main", false), 1);
+        assert_eq!(status_rank(&head("b"), "main", true), 2);
+        let mut paused = head("c");
+        paused.status = AgentStatus::Paused;
+        assert_eq!(status_rank(&paused, "main", false), 3);
+        assert_eq!(status_rank(&head("b"), "main", false), 4);
     }
 }

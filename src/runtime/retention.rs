@@ -32,6 +32,7 @@ use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::scheduler::parse_ts_ms;
+use crate::store::prune::CutStop;
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 
 /// Ledger units (sealed blocks) one write job cuts at most; a larger
@@ -66,15 +67,18 @@ fn id_floor(prefix: &str, ms: i64) -> String {
     format!("{prefix}_{:012x}", ms.max(0))
 }
 
-/// The oldest thing still needed, as a time and a sequence, and what it is.
+/// The oldest thing still needed, as a time and a sequence, and what set
+/// each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Floor {
     /// Nothing written at or after this (epoch ms) goes.
     pub time_ms: i64,
     /// No event at or after this `event_seq` goes.
     pub seq: u64,
-    /// What set the floor, when it is not the cutoff itself.
-    pub held_by: Option<String>,
+    /// What set the time floor, when it is not the cutoff itself.
+    pub time_by: Option<String>,
+    /// What set the sequence floor.
+    pub seq_by: Option<String>,
 }
 
 impl Floor {
@@ -82,7 +86,8 @@ impl Floor {
         Floor {
             time_ms: cutoff_ms,
             seq: u64::MAX,
-            held_by: None,
+            time_by: None,
+            seq_by: None,
         }
     }
 
@@ -92,7 +97,7 @@ impl Floor {
         let ms = parse_ts_ms(ts).unwrap_or(i64::MIN);
         if ms < self.time_ms {
             self.time_ms = ms;
-            self.held_by = Some(what());
+            self.time_by = Some(what());
         }
     }
 
@@ -100,7 +105,20 @@ impl Floor {
     pub fn hold_seq(&mut self, seq: u64, what: impl FnOnce() -> String) {
         if seq < self.seq {
             self.seq = seq;
-            self.held_by = Some(what());
+            self.seq_by = Some(what());
+        }
+    }
+
+    /// What ended a cut, in words (`None`: the cutoff itself, or nothing).
+    pub fn held_by(&self, stop: Option<CutStop>) -> Option<String> {
+        match stop? {
+            CutStop::Kept => self.seq_by.clone(),
+            CutStop::Young => self.time_by.clone(),
+            CutStop::Newest => Some("the agent's newest events".to_owned()),
+            CutStop::Unreadable => {
+                Some("an event that does not decode (see the log; `holon store verify`)".to_owned())
+            }
+            CutStop::Batch | CutStop::End => None,
         }
     }
 }
@@ -177,7 +195,7 @@ pub fn prune_agent_in(
         UNITS_PER_JOB,
         !dry_run,
     )?;
-    let mut more = cut.blocks + cut.rows >= UNITS_PER_JOB as u64;
+    let mut more = cut.stop == Some(CutStop::Batch);
     let ledger_start = match (dry_run, cut.is_empty()) {
         (false, _) | (true, true) => tx.ledger_start(agent_id)?,
         (true, false) => cut.to_seq + 1,
@@ -192,7 +210,7 @@ pub fn prune_agent_in(
         blocks: cut.blocks,
         rows: cut.rows,
         bytes: cut.bytes,
-        held_by: floor.held_by.clone(),
+        held_by: floor.held_by(cut.stop),
         by,
         ..AgentPruned::default()
     };
@@ -230,8 +248,9 @@ pub fn prune_agent_in(
     }
 
     // Settled queue entries whose admission event is gone: they could
-    // only ever answer "missing" now. Entries sort in admission order, so
-    // the walk stops at the first whose admission is kept.
+    // only ever answer "missing" now. Entries sort by message id, about
+    // admission order (concurrent submitters may interleave), so the walk
+    // goes on past kept ones, a job's share at a time.
     let entries = tx.ids_before(Keyed::QueueEntries, agent_id, "\u{10FFFF}", RECORDS_PER_JOB)?;
     let older_than_ts = crate::format_ts(floor.time_ms);
     let mut removed = 0usize;
@@ -240,8 +259,7 @@ pub fn prune_agent_in(
             continue;
         };
         let gone = match entry.admitted_seq {
-            Some(seq) if seq >= ledger_start => break,
-            Some(_) => true,
+            Some(seq) => seq < ledger_start,
             // An entry from before envelopes were events: its envelope is
             // a `messages` row, which goes with it.
             None => entry.enqueued_at < older_than_ts,
@@ -301,10 +319,44 @@ fn add(total: &mut AgentPruned, part: AgentPruned) {
     total.held_by = part.held_by;
 }
 
+/// Bring the agent's memory index up to date before its briefs may be
+/// pruned: a brief's event is its only record, and the index keeps what it
+/// indexed. Only for an agent with more than its latest brief since its
+/// ledger's start (the rest have nothing of the kind to lose). A failure
+/// is logged; the prune goes on (the brief stays in the ledger's history
+/// that was already read, never silently half-indexed: the index is
+/// rebuilt on its next open).
+async fn index_briefs(store: &Store, data_dir: &std::path::Path, agent_id: &str) {
+    let home = crate::runtime::agent::home_dir(data_dir, agent_id);
+    let (store, id) = (store.clone(), agent_id.to_owned());
+    let done = tokio::task::spawn_blocking(move || -> Result<(), String> {
+        let rx = store.read().map_err(|e| e.to_string())?;
+        let start = rx.ledger_start(&id).map_err(|e| e.to_string())?;
+        let briefs = rx
+            .events_of_kind(&id, "brief_created", start, 2)
+            .map_err(|e| e.to_string())?;
+        if briefs.len() < 2 || !home.is_dir() {
+            return Ok(());
+        }
+        crate::runtime::recall::open_synced(&rx, &home, &id).map(|_| ())
+    })
+    .await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(agent_id, error = %e, "memory index not brought up to date before a prune")
+        }
+        Err(e) => tracing::warn!(agent_id, error = %e, "memory index sync stopped"),
+    }
+}
+
 /// Prune every agent of the store through its writer (the runtime's, or
 /// an offline open's): one agent after another, in jobs of bounded size.
+/// With `data_dir`, each agent's memory index is brought up to date first
+/// (`index_briefs`).
 pub async fn prune_store(
     store: &Store,
+    data_dir: Option<&std::path::Path>,
     cutoff_ms: i64,
     dry_run: bool,
     by: PruneBy,
@@ -318,6 +370,9 @@ pub async fn prune_store(
         ..PruneReport::default()
     };
     for agent_id in ids {
+        if let (Some(dir), false) = (data_dir, dry_run) {
+            index_briefs(store, dir, &agent_id).await;
+        }
         let mut total = AgentPruned::default();
         loop {
             let id = agent_id.clone();
@@ -356,15 +411,24 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_is_the_oldest_thing_still_needed() {
+    fn the_floor_is_the_oldest_thing_still_needed_and_names_what_held_the_cut() {
         let mut f = Floor::new(1_000_000);
         f.hold_since("1970-01-01T00:16:40.000Z", || "a later one".into());
-        assert_eq!(f.held_by, None, "after the cutoff: holds nothing more");
+        assert_eq!(f.time_by, None, "after the cutoff: holds nothing more");
+        assert_eq!(f.held_by(Some(CutStop::Young)), None, "the cutoff itself");
         f.hold_since("1970-01-01T00:00:10.000Z", || "work item w1 is open".into());
         assert_eq!(f.time_ms, 10_000);
-        assert_eq!(f.held_by.as_deref(), Some("work item w1 is open"));
         f.hold_seq(42, || "the latest brief".into());
         assert_eq!(f.seq, 42);
+        assert_eq!(
+            f.held_by(Some(CutStop::Young)).as_deref(),
+            Some("work item w1 is open")
+        );
+        assert_eq!(
+            f.held_by(Some(CutStop::Kept)).as_deref(),
+            Some("the latest brief")
+        );
+        assert_eq!(f.held_by(Some(CutStop::Batch)), None);
         f.hold_since("garbage", || "an unreadable time".into());
         assert_eq!(f.time_ms, i64::MIN, "an unreadable time holds everything");
     }

@@ -30,6 +30,9 @@ pub(crate) const PRUNED_BEFORE: &str = "events_pruned_before";
 /// What one cut removed from an agent's ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerCut {
+    /// Why it ended where it did (`None` before it was planned).
+    #[serde(skip)]
+    pub stop: Option<CutStop>,
     /// The first and last `event_seq` removed (both 0 when nothing was).
     pub from_seq: u64,
     pub to_seq: u64,
@@ -80,11 +83,30 @@ pub(crate) fn pruned_before(
         .max(1))
 }
 
+/// Why a planned cut ends where it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutStop {
+    /// The next unit holds an event the caller must keep (`below_seq`).
+    Kept,
+    /// The next unit holds an event written at or after `before_ts`.
+    Young,
+    /// The next unit holds the newest events (unsealed, or the last one:
+    /// a ledger is never emptied).
+    Newest,
+    /// The next unit does not decode: never removed unread.
+    Unreadable,
+    /// The job's share of units is planned; more may follow.
+    Batch,
+    /// Nothing older is left.
+    End,
+}
+
 /// The oldest units (at most `max_units`) whose events all lie below
 /// `below_seq` and were all written before `before_ts` (an RFC 3339
 /// timestamp as the store writes them), stopping at the first that does
-/// not, or at the sealed boundary. Only reads. An event that does not
-/// decode stops the cut there: it is never removed unread.
+/// not, at the sealed boundary, or before the agent's last event. Only
+/// reads. A row or block that does not decode ends the plan there (what
+/// came before it is still cut).
 pub(crate) fn plan_cut(
     rows: &impl LedgerTable,
     blocks: &impl LedgerTable,
@@ -93,28 +115,49 @@ pub(crate) fn plan_cut(
     below_seq: u64,
     before_ts: &str,
     max_units: usize,
-) -> Result<Vec<Unit>, StoreError> {
+) -> Result<(Vec<Unit>, CutStop), StoreError> {
     let start = pruned_before(counters, agent_id)?;
-    let limit = below_seq.min(seal::sealed_through(counters, agent_id)?.saturating_add(1));
+    let newest = seal::sealed_through(counters, agent_id)?
+        .saturating_add(1)
+        .min(super::ledger::last_seq(rows, blocks, agent_id)?);
+    let limit = below_seq.min(newest);
     let mut units = Vec::new();
     let mut next = start;
     let mut row_iter = rows.range((agent_id, start)..=(agent_id, u64::MAX))?;
     let mut block_iter = blocks.range((agent_id, start)..=(agent_id, u64::MAX))?;
+    let unreadable = |e: StoreError| {
+        tracing::warn!(agent_id, error = %e, "retention stops before an unreadable event");
+    };
     let mut row = row_iter.next().transpose()?;
     let mut block = match block_iter.next().transpose()? {
-        Some((k, v)) => Some(Block::decode(agent_id, k.value().1, v.value())?),
+        Some((k, v)) => match Block::decode(agent_id, k.value().1, v.value()) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                unreadable(e);
+                return Ok((units, CutStop::Unreadable));
+            }
+        },
         None => None,
     };
-    while units.len() < max_units {
+    loop {
+        if units.len() >= max_units {
+            return Ok((units, CutStop::Batch));
+        }
         let row_seq = row.as_ref().map(|(k, _)| k.value().1);
         let block_first = block.as_ref().map(Block::first_seq);
-        let unit = match (row_seq, block_first) {
+        let (first, last, unit) = match (row_seq, block_first) {
             (Some(r), b) if b.is_none_or(|b| r < b) => {
                 let (_, v) = row.take().unwrap_or_else(|| unreachable!("a row was seen"));
-                let json = unpack_row(agent_id, r, v.value())?;
+                let json = match unpack_row(agent_id, r, v.value()) {
+                    Ok(json) => json,
+                    Err(e) => {
+                        unreadable(e);
+                        return Ok((units, CutStop::Unreadable));
+                    }
+                };
                 let unit = look_at(r, false, r, v.value().len(), &[&json], before_ts);
                 row = row_iter.next().transpose()?;
-                unit
+                (r, r, unit)
             }
             (_, Some(_)) => {
                 let b = block
@@ -131,25 +174,41 @@ pub(crate) fn plan_cut(
                     &events,
                     before_ts,
                 );
+                let span = (b.first_seq(), b.last_seq());
                 block = match block_iter.next().transpose()? {
-                    Some((k, v)) => Some(Block::decode(agent_id, k.value().1, v.value())?),
+                    Some((k, v)) => match Block::decode(agent_id, k.value().1, v.value()) {
+                        Ok(b) => Some(b),
+                        // Ends the plan when the walk reaches it.
+                        Err(e) => {
+                            unreadable(e);
+                            None
+                        }
+                    },
                     None => None,
                 };
-                unit
+                (span.0, span.1, unit)
             }
-            _ => break,
+            _ => return Ok((units, CutStop::End)),
         };
-        // A gap, a unit reaching what must be kept, or a young event ends
-        // the cut.
+        if first != next {
+            // A gap: the ledger is not one run here; nothing past it goes.
+            return Ok((units, CutStop::Unreadable));
+        }
+        if last >= limit {
+            let stop = match last >= below_seq {
+                true => CutStop::Kept,
+                false => CutStop::Newest,
+            };
+            return Ok((units, stop));
+        }
         match unit {
-            Some(u) if u.first == next && u.last < limit => {
+            Some(u) => {
                 next = u.last + 1;
                 units.push(u);
             }
-            _ => break,
+            None => return Ok((units, CutStop::Young)),
         }
     }
-    Ok(units)
 }
 
 /// The unit over these events' JSON (`first` is the first one's seq), if
@@ -228,6 +287,7 @@ pub(crate) fn summarize(units: &[Unit]) -> LedgerCut {
         return LedgerCut::default();
     };
     LedgerCut {
+        stop: None,
         from_seq: first.first,
         to_seq: last.last,
         events: units.iter().map(|u| u.last - u.first + 1).sum(),

@@ -242,13 +242,20 @@ fn references(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
             return;
         }
     };
+    // A settled entry whose admission retention pruned is history, not
+    // damage (a prune removes such entries a job's share at a time); one
+    // still queued or in flight must have its admission.
+    let start = rx.ledger_start(agent).unwrap_or(1);
+    let settled =
+        |e: &serde_json::Value| !matches!(e["status"].as_str(), Some("queued") | Some("dequeued"));
     let seqs: Vec<(String, u64)> = entries
         .iter()
         .filter_map(|e| {
-            Some((
-                e["message_id"].as_str()?.to_owned(),
-                e["admitted_seq"].as_u64()?,
-            ))
+            let seq = e["admitted_seq"].as_u64()?;
+            if seq < start && settled(e) {
+                return None;
+            }
+            Some((e["message_id"].as_str()?.to_owned(), seq))
         })
         .collect();
     let wanted: Vec<u64> = seqs.iter().map(|(_, s)| *s).collect();

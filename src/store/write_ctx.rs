@@ -339,7 +339,7 @@ impl<'t> WriteCtx<'t> {
         max_units: usize,
         apply: bool,
     ) -> Result<prune::LedgerCut, StoreError> {
-        let units = prune::plan_cut(
+        let (units, stop) = prune::plan_cut(
             &self.events,
             &self.event_blocks,
             &self.counters,
@@ -348,17 +348,19 @@ impl<'t> WriteCtx<'t> {
             before_ts,
             max_units,
         )?;
-        if !apply {
-            return Ok(prune::summarize(&units));
-        }
-        prune::apply_cut(
-            &mut self.events,
-            &mut self.event_blocks,
-            &mut self.event_kinds,
-            &mut self.counters,
-            agent_id,
-            &units,
-        )
+        let mut cut = match apply {
+            false => prune::summarize(&units),
+            true => prune::apply_cut(
+                &mut self.events,
+                &mut self.event_blocks,
+                &mut self.event_kinds,
+                &mut self.counters,
+                agent_id,
+                &units,
+            )?,
+        };
+        cut.stop = Some(stop);
+        Ok(cut)
     }
 
     /// Up to `limit` of the agent's record ids below `before_id`, oldest

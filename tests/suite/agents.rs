@@ -741,6 +741,7 @@ async fn a_status_of_many_agents_counts_them_all_and_summarizes_the_busiest() {
         .control("agent-59", holon::runtime::host::ControlAction::Pause)
         .await
         .unwrap();
+    r.host.until_idle().await;
     let status = r.host.runtime_status().unwrap();
     assert_eq!(status.agent_count, 61);
     assert_eq!(status.agents.len(), 50);

@@ -113,7 +113,7 @@ async fn a_prune_removes_only_what_nothing_needs_and_says_where_history_starts()
         .unwrap()
         .event_seq;
 
-    let dry = prune_store(&store, future(), true, PruneBy::Operator)
+    let dry = prune_store(&store, None, future(), true, PruneBy::Operator)
         .await
         .unwrap();
     assert_eq!(dry.agents.len(), 1, "{dry:?}");
@@ -127,7 +127,7 @@ async fn a_prune_removes_only_what_nothing_needs_and_says_where_history_starts()
         before.len(),
         "a dry run removes nothing"
     );
-    let done: PruneReport = prune_store(&store, future(), false, PruneBy::Operator)
+    let done: PruneReport = prune_store(&store, None, future(), false, PruneBy::Operator)
         .await
         .unwrap();
     let main = &done.agents[0];
@@ -200,7 +200,7 @@ async fn a_prune_removes_only_what_nothing_needs_and_says_where_history_starts()
     drop(rx);
 
     // Again: nothing more is old enough and unneeded.
-    let again = prune_store(&store, future(), false, PruneBy::Operator)
+    let again = prune_store(&store, None, future(), false, PruneBy::Operator)
         .await
         .unwrap();
     assert!(again.agents.is_empty(), "{again:?}");
@@ -223,7 +223,7 @@ async fn a_prune_cut_short_leaves_no_half_pruned_agent_and_a_rerun_finishes() {
     let clean = dir.path().join("clean.redb");
     std::fs::copy(&path, &clean).unwrap();
     let store = Store::open(&clean, StoreOptions::default()).unwrap();
-    let whole = prune_store(&store, future(), false, PruneBy::Operator)
+    let whole = prune_store(&store, None, future(), false, PruneBy::Operator)
         .await
         .unwrap();
     let want = starts(&store);
@@ -253,7 +253,7 @@ async fn a_prune_cut_short_leaves_no_half_pruned_agent_and_a_rerun_finishes() {
 
     // The rerun finishes where the whole prune ended.
     let store = Store::open(&path, StoreOptions::default()).unwrap();
-    let rest = prune_store(&store, future(), false, PruneBy::Operator)
+    let rest = prune_store(&store, None, future(), false, PruneBy::Operator)
         .await
         .unwrap();
     assert_eq!(starts(&store), want, "{rest:?}");
@@ -475,4 +475,62 @@ fn a_simulated_life_with_retention_keeps_what_is_needed() {
         })
         .sum();
     assert!(compactions > 0, "the agents compacted their context");
+}
+
+/// An agent with nothing to keep (no brief, nothing open) still keeps its
+/// newest event: a ledger is never emptied, so a sequence is never given
+/// out twice, even by a process that reads the last one from the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
+    use holon::runtime::agent::AgentRecord;
+    use holon::store::{NewEvent, Provenance};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.redb");
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    store
+        .write(|tx| tx.put_agent("x", &AgentRecord::new("x", holon::format_ts(holon::now_ms()))))
+        .await
+        .unwrap();
+    // Enough events, in batches, for the writer to seal them all into
+    // blocks, the last one included.
+    for batch in 0..40 {
+        store
+            .write(move |tx| {
+                for i in 0..50 {
+                    tx.append_event(NewEvent {
+                        agent_id: "x".into(),
+                        kind: "config_reloaded",
+                        provenance: Provenance::default(),
+                        payload: serde_json::json!({ "note": format!("{batch}-{i} {}", "y".repeat(200)) }),
+                    })?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+    let last = store.read().unwrap().last_seq("x").unwrap();
+    assert_eq!(last, 2000);
+    let report = prune_store(&store, None, future(), false, PruneBy::Operator)
+        .await
+        .unwrap();
+    let x = &report.agents[0];
+    assert!(x.events > 0 && x.to_seq < last, "{x:?}");
+    store.close().await.unwrap();
+    // A fresh open reads the last sequence from the file.
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    let next = store
+        .write(|tx| {
+            tx.append_event(NewEvent {
+                agent_id: "x".into(),
+                kind: "config_reloaded",
+                provenance: Provenance::default(),
+                payload: serde_json::json!({}),
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(next, last + 2, "after the prune's own event, never a reused seq");
+    store.close().await.unwrap();
+    sound(&path);
 }

@@ -58,7 +58,8 @@ async fn prune(
     let days = days_to_keep(older_than_days, inner.config.retain_days)?;
     let _one = inner.prune_lock.lock().await;
     let cutoff = retention::cutoff_ms(crate::now_ms(), days);
-    let report = retention::prune_store(&inner.store, cutoff, dry_run, by)
+    let data_dir = inner.config.data_dir.clone();
+    let report = retention::prune_store(&inner.store, Some(&data_dir), cutoff, dry_run, by)
         .await
         .map_err(|e| {
             tracing::warn!(error = %e, "store prune failed");

@@ -82,7 +82,9 @@ impl Agents {
     }
 
     fn refresh(&mut self, ctx: &mut Ctx<'_>) {
+        // A page asked for before this answers must not be appended to it.
         self.more = None;
+        self.next_cursor = None;
         self.awaiting = Some(self.request(ctx, None));
     }
 
@@ -91,7 +93,8 @@ impl Agents {
         let rows = rows(list);
         if self.pos.on_action(action, rows.len(), ctx.page) {
             // At the end of what is loaded: the next page.
-            if self.pos.selected + 1 >= rows.len() && self.more.is_none() {
+            let idle = self.more.is_none() && self.awaiting.is_none();
+            if self.pos.selected + 1 >= rows.len() && idle {
                 if let Some(cursor) = self.next_cursor.clone() {
                     self.more = Some(self.request(ctx, Some(cursor)));
                 }
