@@ -261,8 +261,10 @@ pub async fn simulate(
     on_month(&first);
     months.push(first);
     for day in 1..=args.days {
-        // About ten model requests per agent a day.
-        feed(&provider, agents.len() * 12);
+        // About ten model requests per agent a day: topped up, never
+        // piled up (the script's own memory would count in the RSS).
+        let want = agents.len() * 12;
+        feed(&provider, want.saturating_sub(provider.remaining()));
         for (i, a) in agents.iter().enumerate() {
             for n in 0..3 {
                 let sleep = n == 1 && day % 2 == 0;

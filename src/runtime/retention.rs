@@ -319,41 +319,40 @@ fn add(total: &mut AgentPruned, part: AgentPruned) {
     total.held_by = part.held_by;
 }
 
-/// Bring the agent's memory index up to date before its briefs may be
-/// pruned: a brief's event is its only record, and the index keeps what it
-/// indexed. Only for an agent with more than its latest brief since its
-/// ledger's start (the rest have nothing of the kind to lose). A failure
-/// is logged; the prune goes on (the brief stays in the ledger's history
-/// that was already read, never silently half-indexed: the index is
-/// rebuilt on its next open).
-async fn index_briefs(store: &Store, data_dir: &std::path::Path, agent_id: &str) {
+/// Make the agent's memory index match its sources again after a cut:
+/// the briefs the ledger no longer holds (every one written before the
+/// first event it keeps) leave the index too, so a search neither finds
+/// what retention forgot nor slows with it. An index not made yet has
+/// nothing to forget. A failure is logged; the index is disposable and
+/// rebuilt from its sources on its next open if damaged.
+async fn forget_pruned_briefs(store: &Store, data_dir: &std::path::Path, agent_id: &str) {
     let home = crate::runtime::agent::home_dir(data_dir, agent_id);
     let (store, id) = (store.clone(), agent_id.to_owned());
-    let done = tokio::task::spawn_blocking(move || -> Result<(), String> {
+    let done = tokio::task::spawn_blocking(move || -> Result<u64, String> {
+        if !crate::runtime::recall::index::paths(&home).0.is_file() {
+            return Ok(0);
+        }
         let rx = store.read().map_err(|e| e.to_string())?;
         let start = rx.ledger_start(&id).map_err(|e| e.to_string())?;
-        let briefs = rx
-            .events_of_kind(&id, "brief_created", start, 2)
-            .map_err(|e| e.to_string())?;
-        if briefs.len() < 2 || !home.is_dir() {
-            return Ok(());
-        }
-        crate::runtime::recall::open_synced(&rx, &home, &id).map(|_| ())
+        let Some(first) = rx.events(&id, start, 1).map_err(|e| e.to_string())?.pop() else {
+            return Ok(0);
+        };
+        drop(rx);
+        let (mut index, _) = crate::runtime::recall::index::Index::open(&home)?;
+        index.forget_before("brief", &first.ts)
     })
     .await;
     match done {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            tracing::warn!(agent_id, error = %e, "memory index not brought up to date before a prune")
-        }
-        Err(e) => tracing::warn!(agent_id, error = %e, "memory index sync stopped"),
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::warn!(agent_id, error = %e, "memory index kept pruned briefs"),
+        Err(e) => tracing::warn!(agent_id, error = %e, "memory index update stopped"),
     }
 }
 
 /// Prune every agent of the store through its writer (the runtime's, or
 /// an offline open's): one agent after another, in jobs of bounded size.
-/// With `data_dir`, each agent's memory index is brought up to date first
-/// (`index_briefs`).
+/// With `data_dir`, each agent's memory index then forgets the briefs that
+/// went (`forget_pruned_briefs`).
 pub async fn prune_store(
     store: &Store,
     data_dir: Option<&std::path::Path>,
@@ -370,9 +369,6 @@ pub async fn prune_store(
         ..PruneReport::default()
     };
     for agent_id in ids {
-        if let (Some(dir), false) = (data_dir, dry_run) {
-            index_briefs(store, dir, &agent_id).await;
-        }
         let mut total = AgentPruned::default();
         loop {
             let id = agent_id.clone();
@@ -385,6 +381,9 @@ pub async fn prune_store(
             if !more || dry_run {
                 break;
             }
+        }
+        if let (Some(dir), false, true) = (data_dir, dry_run, total.events > 0) {
+            forget_pruned_briefs(store, dir, &agent_id).await;
         }
         if total.removed_any() {
             report.events += total.events;

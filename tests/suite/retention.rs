@@ -488,7 +488,12 @@ async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
     let path = dir.path().join("s.redb");
     let store = Store::open(&path, StoreOptions::default()).unwrap();
     store
-        .write(|tx| tx.put_agent("x", &AgentRecord::new("x", holon::format_ts(holon::now_ms()))))
+        .write(|tx| {
+            tx.put_agent(
+                "x",
+                &AgentRecord::new("x", holon::format_ts(holon::now_ms())),
+            )
+        })
         .await
         .unwrap();
     // Enough events, in batches, for the writer to seal them all into
@@ -530,7 +535,11 @@ async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
         })
         .await
         .unwrap();
-    assert_eq!(next, last + 2, "after the prune's own event, never a reused seq");
+    assert_eq!(
+        next,
+        last + 2,
+        "after the prune's own event, never a reused seq"
+    );
     store.close().await.unwrap();
     sound(&path);
 }

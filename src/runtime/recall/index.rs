@@ -182,6 +182,27 @@ impl Index {
             .map_err(sql)
     }
 
+    /// Forget the documents of `kind` last updated before `before` (an
+    /// RFC 3339 timestamp): what retention pruned from their source.
+    /// Returns how many went.
+    pub fn forget_before(&mut self, kind: &str, before: &str) -> Result<u64, String> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute(
+            "DELETE FROM fts WHERE rowid IN \
+             (SELECT id FROM docs WHERE kind = ?1 AND updated_at < ?2)",
+            rusqlite::params![kind, before],
+        )
+        .map_err(sql)?;
+        let n = tx
+            .execute(
+                "DELETE FROM docs WHERE kind = ?1 AND updated_at < ?2",
+                rusqlite::params![kind, before],
+            )
+            .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(n as u64)
+    }
+
     pub fn count(&self) -> Result<u64, String> {
         self.conn
             .query_row("SELECT count(*) FROM docs", [], |r| r.get::<_, i64>(0))

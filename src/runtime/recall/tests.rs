@@ -249,3 +249,34 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
     assert_eq!(hits[0].from.kind, "context_episode");
     assert_eq!(hits[0].from.metadata["epoch"], 1);
 }
+
+#[test]
+fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
+    let f = fixture();
+    brief(
+        &f,
+        "The nightly deploy of release 4.1 went through.",
+        "agent_home",
+    );
+    assert_eq!(search_in(&f, "nightly deploy", None).len(), 1);
+    // A later brief, then the first is forgotten as retention would.
+    let b = json!({
+        "id": crate::new_id("brief"), "agent_id": "main", "kind": "result",
+        "created_at": "2026-12-01T10:00:00Z",
+        "text": "The nightly deploy of release 4.2 went through.", "workspace_id": "agent_home",
+    });
+    ok(f.store.write_blocking(move |tx| {
+        tx.append_event(crate::store::NewEvent {
+            agent_id: "main".into(),
+            kind: EventKind::BriefCreated.as_str(),
+            provenance: crate::store::Provenance::default(),
+            payload: json!({ "brief": b, "visibility": "turn_result" }),
+        })
+    }));
+    assert_eq!(search_in(&f, "nightly deploy", None).len(), 2);
+    let (mut index, _) = ok(index::Index::open(&f.home));
+    assert_eq!(ok(index.forget_before("brief", "2026-11-30T00:00:00Z")), 1);
+    let hits = search_in(&f, "nightly deploy", None);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].snippet.contains("4.2"), "{hits:?}");
+}
