@@ -197,7 +197,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             if let Some(out) = out {
                 use std::io::BufRead;
                 for line in std::io::BufReader::new(out).lines() {
-                    println!("life.month        {what}, {}", line?);
+                    let line = line?;
+                    match line.starts_with("day ") {
+                        true => println!("life.month        {what}, {line}"),
+                        false => println!("life.run          {what}: {line}"),
+                    }
                 }
             }
             anyhow::ensure!(child.wait()?.success(), "the {what} life failed");

@@ -254,6 +254,7 @@ pub fn prune_agent_in(
     let entries = tx.ids_before(Keyed::QueueEntries, agent_id, "\u{10FFFF}", RECORDS_PER_JOB)?;
     let older_than_ts = crate::format_ts(floor.time_ms);
     let mut removed = 0usize;
+    let old_entries = entries.len();
     for (id, bytes) in entries {
         let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &id)? else {
             continue;
@@ -277,7 +278,9 @@ pub fn prune_agent_in(
         pruned.queue_entries += 1;
         pruned.bytes += bytes;
     }
-    more |= removed >= RECORDS_PER_JOB;
+    // A full window with something removed: the next job looks again
+    // (each removes at least one, so the prune ends).
+    more |= old_entries >= RECORDS_PER_JOB && removed > 0;
 
     if !dry_run && pruned.removed_any() {
         tx.append_event(new_event(

@@ -128,6 +128,7 @@ pub(crate) fn plan_cut(
     let unreadable = |e: StoreError| {
         tracing::warn!(agent_id, error = %e, "retention stops before an unreadable event");
     };
+    let mut broken: Option<StoreError> = None;
     let mut row = row_iter.next().transpose()?;
     let mut block = match block_iter.next().transpose()? {
         Some((k, v)) => match Block::decode(agent_id, k.value().1, v.value()) {
@@ -178,9 +179,10 @@ pub(crate) fn plan_cut(
                 block = match block_iter.next().transpose()? {
                     Some((k, v)) => match Block::decode(agent_id, k.value().1, v.value()) {
                         Ok(b) => Some(b),
-                        // Ends the plan when the walk reaches it.
+                        // Ends the plan when the walk reaches it (rows
+                        // after it start past `next`: a gap).
                         Err(e) => {
-                            unreadable(e);
+                            broken = Some(e);
                             None
                         }
                     },
@@ -188,10 +190,23 @@ pub(crate) fn plan_cut(
                 };
                 (span.0, span.1, unit)
             }
-            _ => return Ok((units, CutStop::End)),
+            _ => {
+                let stop = match broken.take() {
+                    Some(e) => {
+                        unreadable(e);
+                        CutStop::Unreadable
+                    }
+                    None => CutStop::End,
+                };
+                return Ok((units, stop));
+            }
         };
         if first != next {
-            // A gap: the ledger is not one run here; nothing past it goes.
+            // A gap (an unreadable block, or damage): the ledger is not one
+            // run here; nothing past it goes.
+            if let Some(e) = broken.take() {
+                unreadable(e);
+            }
             return Ok((units, CutStop::Unreadable));
         }
         if last >= limit {
@@ -202,17 +217,27 @@ pub(crate) fn plan_cut(
             return Ok((units, stop));
         }
         match unit {
-            Some(u) => {
+            Look::Old(u) => {
                 next = u.last + 1;
                 units.push(u);
             }
-            None => return Ok((units, CutStop::Young)),
+            Look::Young => return Ok((units, CutStop::Young)),
+            Look::Unreadable => return Ok((units, CutStop::Unreadable)),
         }
     }
 }
 
-/// The unit over these events' JSON (`first` is the first one's seq), if
-/// every event decodes and was written before `before_ts`.
+/// What a unit's events say about cutting it.
+enum Look {
+    /// Every event was written before the cutoff: it may go.
+    Old(Unit),
+    /// One was written at or after it.
+    Young,
+    /// One does not decode (never removed unread).
+    Unreadable,
+}
+
+/// The unit over these events' JSON (`first` is the first one's seq).
 fn look_at(
     key: u64,
     block: bool,
@@ -220,18 +245,23 @@ fn look_at(
     stored: usize,
     events: &[&[u8]],
     before_ts: &str,
-) -> Option<Unit> {
+) -> Look {
+    if events.is_empty() || (!block && first != key) {
+        return Look::Unreadable;
+    }
     let mut kinds = BTreeSet::new();
     for json in events {
-        let head: Head<'_> = serde_json::from_slice(json).ok()?;
+        let Ok(head) = serde_json::from_slice::<Head<'_>>(json) else {
+            return Look::Unreadable;
+        };
         // Every timestamp is written in one fixed-width UTC form, so
         // their order is the strings' order.
         if *head.ts >= *before_ts {
-            return None;
+            return Look::Young;
         }
         kinds.insert(head.kind.into_owned());
     }
-    Some(Unit {
+    Look::Old(Unit {
         key,
         block,
         first,
@@ -239,7 +269,6 @@ fn look_at(
         stored: stored as u64,
         kinds,
     })
-    .filter(|u| !events.is_empty() && (u.block || u.first == u.key))
 }
 
 /// Remove the planned units, their chunks of the kind index, and move the

@@ -246,8 +246,12 @@ fn references(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
     // damage (a prune removes such entries a job's share at a time); one
     // still queued or in flight must have its admission.
     let start = rx.ledger_start(agent).unwrap_or(1);
-    let settled =
-        |e: &serde_json::Value| !matches!(e["status"].as_str(), Some("queued") | Some("dequeued"));
+    let settled = |e: &serde_json::Value| {
+        matches!(
+            e["status"].as_str(),
+            Some("processed" | "aborted" | "interjected" | "dropped")
+        )
+    };
     let seqs: Vec<(String, u64)> = entries
         .iter()
         .filter_map(|e| {

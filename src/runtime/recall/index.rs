@@ -184,18 +184,19 @@ impl Index {
 
     /// Forget the documents of `kind` last updated before `before` (an
     /// RFC 3339 timestamp): what retention pruned from their source.
-    /// Returns how many went.
+    /// Compared as instants (with or without milliseconds); a document
+    /// without a readable time is kept. Returns how many went.
     pub fn forget_before(&mut self, kind: &str, before: &str) -> Result<u64, String> {
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(
             "DELETE FROM fts WHERE rowid IN \
-             (SELECT id FROM docs WHERE kind = ?1 AND updated_at < ?2)",
+             (SELECT id FROM docs WHERE kind = ?1 AND julianday(updated_at) < julianday(?2))",
             rusqlite::params![kind, before],
         )
         .map_err(sql)?;
         let n = tx
             .execute(
-                "DELETE FROM docs WHERE kind = ?1 AND updated_at < ?2",
+                "DELETE FROM docs WHERE kind = ?1 AND julianday(updated_at) < julianday(?2)",
                 rusqlite::params![kind, before],
             )
             .map_err(sql)?;

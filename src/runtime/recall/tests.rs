@@ -275,7 +275,16 @@ fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
     }));
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 2);
     let (mut index, _) = ok(index::Index::open(&f.home));
-    assert_eq!(ok(index.forget_before("brief", "2026-11-30T00:00:00Z")), 1);
+    // Instants, not strings: the first brief's `...:00Z` is before
+    // `...:00.001Z` of the same second.
+    assert_eq!(
+        ok(index.forget_before("brief", "2026-11-23T10:00:00.000Z")),
+        0
+    );
+    assert_eq!(
+        ok(index.forget_before("brief", "2026-11-23T10:00:00.001Z")),
+        1
+    );
     let hits = search_in(&f, "nightly deploy", None);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].snippet.contains("4.2"), "{hits:?}");
