@@ -340,3 +340,24 @@ fn notify_takes_its_choices_and_the_older_bell() {
         b"\x1b]9;Holon: main needs your input\x07"
     );
 }
+
+#[test]
+fn retain_days_keeps_everything_unset_and_refuses_zero() {
+    let c = load("", &Env::default()).unwrap();
+    assert_eq!(c.store_retain_days, None, "unset keeps all history");
+    let c = load("[store]\nretain_days = 30\n", &Env::default()).unwrap();
+    assert_eq!(c.store_retain_days, Some(30));
+    for (bad, says) in [
+        ("0", "keep no history at all"),
+        ("36501", "out of range"),
+        ("-3", ""),
+    ] {
+        match load(&format!("[store]\nretain_days = {bad}\n"), &Env::default()) {
+            Err(ConfigError::Invalid { key, message, .. }) => {
+                assert_eq!(key.as_deref(), Some("store.retain_days"), "{bad}");
+                assert!(message.contains(says), "{bad}: {message}");
+            }
+            other => panic!("{bad}: expected invalid, got {other:?}"),
+        }
+    }
+}

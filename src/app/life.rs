@@ -14,7 +14,8 @@
 //! At the start and after every 30 simulated days it reports: the
 //! process's RSS, the store file's bytes and the events it keeps,
 //! scheduler decision time (projection load and decide, per agent),
-//! prompt-frame build time and memory-search latency.
+//! prompt-frame build time and memory-search latency (the query, once the
+//! index has taken in the month's briefs).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -183,6 +184,11 @@ async fn measure(
             );
         }
         decide.push(t.elapsed());
+        // The index first takes in what the month added (a search does
+        // that by itself, a little at a time, as an agent lives); then the
+        // query alone is timed.
+        crate::runtime::recall::open_synced(&rx, &homes.join(id), id)
+            .map_err(anyhow::Error::msg)?;
         let t = Instant::now();
         crate::runtime::recall::search(
             &rx,
