@@ -85,12 +85,8 @@ impl OfflineClient {
                 let rx = self.store.read()?;
                 let heads: Vec<AgentHead> = rx.agents()?;
                 let (activity, shown, agent_count) = status_of(&rx, &heads, &self.default_agent)?;
-                let mut agents = Vec::with_capacity(shown.len());
-                for id in &shown {
-                    if let Some(a) = rx.agent::<AgentRecord>(id)? {
-                        agents.push(self.summary(&rx, &a)?);
-                    }
-                }
+                let agents =
+                    crate::runtime::inspect::summaries_of(&rx, shown, |a| self.summary(&rx, a))?;
                 Ok(Response::RuntimeStatus(RuntimeStatus {
                     holon: "holon".into(),
                     version: env!("CARGO_PKG_VERSION").into(),
@@ -117,26 +113,15 @@ impl OfflineClient {
                 cursor,
                 query,
             } => {
-                use crate::runtime::inspect::{list_page, AgentHead, LIST_PAGE};
                 let rx = self.store.read()?;
-                let heads: Vec<AgentHead> = rx.agents()?;
-                let (page, next_cursor, total) = list_page(
-                    &heads,
+                let page = crate::runtime::inspect::agents_page(
+                    &rx,
+                    limit,
                     cursor.as_deref(),
                     query.as_deref(),
-                    limit.unwrap_or(LIST_PAGE),
-                );
-                let mut agents = Vec::with_capacity(page.len());
-                for h in page {
-                    if let Some(a) = rx.agent::<AgentRecord>(&h.id)? {
-                        agents.push(self.summary(&rx, &a)?);
-                    }
-                }
-                Ok(Response::AgentsList(crate::protocol::AgentsPage {
-                    agents,
-                    next_cursor,
-                    total,
-                }))
+                    |a| self.summary(&rx, a),
+                )?;
+                Ok(Response::AgentsList(page))
             }
             Request::AgentStatus { agent_id } => {
                 let rx = self.store.read()?;

@@ -324,6 +324,41 @@ pub fn last_failure_of(heads: &[AgentHead]) -> Option<serde_json::Value> {
         })
 }
 
+/// Summaries of these agents, by id, as `summarize` makes them (the
+/// runtime's and the offline client's differ in what they know of the
+/// model); an id with no record left is skipped.
+pub fn summaries_of<E: From<StoreError>>(
+    rx: &ReadCtx,
+    ids: impl IntoIterator<Item = String>,
+    mut summarize: impl FnMut(&AgentRecord) -> Result<AgentSummary, E>,
+) -> Result<Vec<AgentSummary>, E> {
+    let mut out = Vec::new();
+    for id in ids {
+        if let Some(agent) = rx.agent::<AgentRecord>(&id)? {
+            out.push(summarize(&agent)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `agents.list`: one page, summarized by `summarize`.
+pub fn agents_page<E: From<StoreError>>(
+    rx: &ReadCtx,
+    limit: Option<usize>,
+    cursor: Option<&str>,
+    query: Option<&str>,
+    summarize: impl FnMut(&AgentRecord) -> Result<AgentSummary, E>,
+) -> Result<crate::protocol::AgentsPage, E> {
+    let heads: Vec<AgentHead> = rx.agents()?;
+    let (page, next_cursor, total) = list_page(&heads, cursor, query, limit.unwrap_or(LIST_PAGE));
+    let ids = page.into_iter().map(|h| h.id.clone());
+    Ok(crate::protocol::AgentsPage {
+        agents: summaries_of(rx, ids, summarize)?,
+        next_cursor,
+        total,
+    })
+}
+
 /// The default and largest page of `agents.list`.
 pub const LIST_PAGE: usize = 100;
 pub const LIST_PAGE_MAX: usize = 1000;

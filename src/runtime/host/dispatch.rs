@@ -102,12 +102,7 @@ impl RuntimeHost {
         let heads: Vec<AgentHead> = rx.agents()?;
         let (activity, shown, agent_count) =
             status_of(&rx, &heads, &self.inner.config.default_agent)?;
-        let mut agents = Vec::with_capacity(shown.len());
-        for id in &shown {
-            if let Some(agent) = rx.agent::<AgentRecord>(id)? {
-                agents.push(self.summarize(&rx, &agent)?);
-            }
-        }
+        let agents = crate::runtime::inspect::summaries_of(&rx, shown, |a| self.summarize(&rx, a))?;
         Ok(RuntimeStatus {
             activity,
             agents,
@@ -220,26 +215,15 @@ impl RuntimeHost {
                 cursor,
                 query,
             } => {
-                use crate::runtime::inspect::{list_page, AgentHead, LIST_PAGE};
                 let rx = self.store().read()?;
-                let heads: Vec<AgentHead> = rx.agents()?;
-                let (page, next_cursor, total) = list_page(
-                    &heads,
+                let page = crate::runtime::inspect::agents_page(
+                    &rx,
+                    limit,
                     cursor.as_deref(),
                     query.as_deref(),
-                    limit.unwrap_or(LIST_PAGE),
-                );
-                let mut agents = Vec::with_capacity(page.len());
-                for h in page {
-                    if let Some(a) = rx.agent::<AgentRecord>(&h.id)? {
-                        agents.push(self.summarize(&rx, &a)?);
-                    }
-                }
-                Ok(Response::AgentsList(crate::protocol::AgentsPage {
-                    agents,
-                    next_cursor,
-                    total,
-                }))
+                    |a| self.summarize(&rx, a),
+                )?;
+                Ok(Response::AgentsList(page))
             }
             Request::AgentCreate { agent_id, template } => {
                 let req = crate::runtime::agents::ops::NewAgent {

@@ -33,9 +33,13 @@ fn fixture() -> Fixture {
 }
 
 fn brief(f: &Fixture, text: &str, workspace: &str) -> String {
+    brief_at(f, text, workspace, "2026-11-23T10:00:00Z")
+}
+
+fn brief_at(f: &Fixture, text: &str, workspace: &str, created_at: &str) -> String {
     let id = crate::new_id("brief");
     let b = json!({
-        "id": id, "agent_id": "main", "kind": "result", "created_at": "2026-11-23T10:00:00Z",
+        "id": id, "agent_id": "main", "kind": "result", "created_at": created_at,
         "text": text, "workspace_id": workspace,
     });
     ok(f.store.write_blocking(move |tx| {
@@ -260,19 +264,12 @@ fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
     );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 1);
     // A later brief, then the first is forgotten as retention would.
-    let b = json!({
-        "id": crate::new_id("brief"), "agent_id": "main", "kind": "result",
-        "created_at": "2026-12-01T10:00:00Z",
-        "text": "The nightly deploy of release 4.2 went through.", "workspace_id": "agent_home",
-    });
-    ok(f.store.write_blocking(move |tx| {
-        tx.append_event(crate::store::NewEvent {
-            agent_id: "main".into(),
-            kind: EventKind::BriefCreated.as_str(),
-            provenance: crate::store::Provenance::default(),
-            payload: json!({ "brief": b, "visibility": "turn_result" }),
-        })
-    }));
+    brief_at(
+        &f,
+        "The nightly deploy of release 4.2 went through.",
+        "agent_home",
+        "2026-12-01T10:00:00Z",
+    );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 2);
     let (mut index, _) = ok(index::Index::open(&f.home));
     // Instants, not strings: the first brief's `...:00Z` is before
