@@ -543,3 +543,74 @@ async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
     store.close().await.unwrap();
     sound(&path);
 }
+
+/// `holon store prune` killed with SIGKILL at several moments of its run:
+/// whatever the moment, the store is sound, each agent is as it was or cut
+/// with its `store_pruned` event saying where, and a rerun ends where an
+/// uninterrupted prune does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_killed_at_any_moment_leaves_nothing_half_pruned() {
+    use super::support::Home;
+    let dir = tempfile::tempdir().unwrap();
+    let path = history(dir.path(), &["main", "dev"]).await;
+    let later = holon::format_ts(holon::now_ms() + 40 * DAY_MS);
+    let starts = |store_file: &Path| -> Vec<(u64, Option<u64>)> {
+        let store = Store::open(store_file, StoreOptions::default()).unwrap();
+        let rx = store.read().unwrap();
+        let out = ["main", "dev"]
+            .iter()
+            .map(|a| {
+                let recorded = rx
+                    .events_of_kind(a, "store_pruned", 1, 100)
+                    .unwrap()
+                    .last()
+                    .map(|e| e.payload["ledger_start"].as_u64().unwrap());
+                (rx.ledger_start(a).unwrap(), recorded)
+            })
+            .collect();
+        drop(rx);
+        drop(store);
+        out
+    };
+    let prune = |home: &Home| {
+        let mut c = home.cmd();
+        c.env("HOLON_DEBUG_CLOCK", &later)
+            .args(["store", "prune", "--older-than", "30d"]);
+        c
+    };
+    // Uninterrupted, on its own copy: where each agent ends.
+    let whole = Home::new();
+    std::fs::create_dir_all(whole.store_file().parent().unwrap()).unwrap();
+    std::fs::copy(&path, whole.store_file()).unwrap();
+    assert!(prune(&whole).output().unwrap().status.success());
+    let want: Vec<u64> = starts(&whole.store_file()).iter().map(|s| s.0).collect();
+    assert!(want.iter().all(|s| *s > 1), "{want:?}");
+
+    for delay_ms in [0u64, 5, 10, 20, 40, 80] {
+        let home = Home::new();
+        std::fs::create_dir_all(home.store_file().parent().unwrap()).unwrap();
+        std::fs::copy(&path, home.store_file()).unwrap();
+        let mut child = prune(&home)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: the test's own child process.
+        unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+        let _ = child.wait();
+        sound(&home.store_file());
+        for (start, recorded) in starts(&home.store_file()) {
+            match recorded {
+                Some(s) => assert_eq!(s, start, "killed after {delay_ms} ms"),
+                None => assert_eq!(start, 1, "killed after {delay_ms} ms"),
+            }
+        }
+        assert!(prune(&home).output().unwrap().status.success());
+        let now: Vec<u64> = starts(&home.store_file()).iter().map(|s| s.0).collect();
+        assert_eq!(
+            now, want,
+            "the rerun after a kill at {delay_ms} ms finished it"
+        );
+    }
+}
