@@ -34,15 +34,18 @@ async fn all_agents(ctx: &Context, query: Option<String>) -> anyhow::Result<Vec<
 }
 
 pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
-    if let AgentCommand::List { json, query } = &cmd {
+    let Some((request, json)) = cmd.request() else {
+        // A listing: every page of it.
+        let AgentCommand::List { json, query } = &cmd else {
+            unreachable!("only a listing has no single request")
+        };
         let all = all_agents(ctx, query.clone()).await?;
         match json {
             true => println!("{}", serde_json::to_string_pretty(&all)?),
             false => println!("{}", agents::list_lines(&all).join("\n")),
         }
         return Ok(ExitCode::SUCCESS);
-    }
-    let (request, json) = cmd.request();
+    };
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
@@ -69,16 +72,11 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
 }
 
 impl AgentCommand {
-    fn request(&self) -> (Request, bool) {
-        match self {
-            AgentCommand::List { json, .. } => (
-                Request::AgentsList {
-                    limit: None,
-                    cursor: None,
-                    query: None,
-                },
-                *json,
-            ),
+    /// The one request the command makes; `None` for a listing, which
+    /// pages (`all_agents`).
+    fn request(&self) -> Option<(Request, bool)> {
+        Some(match self {
+            AgentCommand::List { .. } => return None,
             AgentCommand::Create {
                 agent_id,
                 template,
@@ -117,7 +115,7 @@ impl AgentCommand {
                 },
                 *json,
             ),
-        }
+        })
     }
 }
 

@@ -17,13 +17,7 @@ use crate::runtime::agent::AgentRecord;
 use crate::runtime::inspect::agent_summary;
 use crate::store::{Store, StoreOptions};
 
-pub(super) fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
-}
+pub(super) use super::life::percentile;
 
 fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)

@@ -22,18 +22,25 @@ use super::bench_socket::rss_kib;
 use crate::protocol::{Request, RuntimeClient};
 use crate::ui::client::SocketClient;
 
-struct Daemon {
+/// A `holon daemon run` of this binary, its own process (the scale and
+/// idle benchmarks), stopped with SIGTERM.
+pub(super) struct Daemon {
     child: std::process::Child,
 }
 
 impl Daemon {
-    async fn start(home: &Path) -> anyhow::Result<(Daemon, Duration)> {
+    /// Start a daemon on `home` (its HTTP listener off unless `listen`)
+    /// and wait for its first `runtime.status` answer: how long that took.
+    pub(super) async fn start(home: &Path, listen: bool) -> anyhow::Result<(Daemon, Duration)> {
         let exe = std::env::current_exe()?;
         let started = Instant::now();
-        let child = std::process::Command::new(exe)
+        let mut cmd = std::process::Command::new(exe);
+        if !listen {
+            cmd.env("HOLON_LISTEN", "off");
+        }
+        let child = cmd
             .args(["daemon", "run", "--mode", "daemon"])
             .env("HOLON_HOME", home)
-            .env("HOLON_LISTEN", "off")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -52,11 +59,15 @@ impl Daemon {
         Ok((Daemon { child }, started.elapsed()))
     }
 
-    fn rss_mib(&self) -> f64 {
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(super) fn rss_mib(&self) -> f64 {
         rss_kib(&self.child.id().to_string()) as f64 / 1024.0
     }
 
-    fn stop(mut self) {
+    pub(super) fn stop(mut self) {
         // SAFETY: terminating the daemon this benchmark started.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
@@ -103,7 +114,7 @@ async fn timed(
 
 pub async fn run(dir: &Path, agents: usize) -> anyhow::Result<()> {
     let home = dir.join("scale-home");
-    let (daemon, _) = Daemon::start(&home).await?;
+    let (daemon, _) = Daemon::start(&home, false).await?;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let rss_one = daemon.rss_mib();
     let socket = super::paths::Paths::under(&home).socket_path();
@@ -176,7 +187,7 @@ pub async fn run(dir: &Path, agents: usize) -> anyhow::Result<()> {
     daemon.stop();
     let mut restarts = Vec::new();
     for _ in 0..3 {
-        let (daemon, took) = Daemon::start(&home).await?;
+        let (daemon, took) = Daemon::start(&home, false).await?;
         restarts.push(took);
         daemon.stop();
     }

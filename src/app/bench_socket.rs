@@ -16,17 +16,7 @@ fn micros(d: Duration) -> String {
     format!("{:.0} µs", d.as_secs_f64() * 1e6)
 }
 
-/// Resident set size of a process in KiB (`/proc/<pid>/status` VmRSS).
-pub(super) fn rss_kib(pid: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
-}
+pub(super) use super::life::rss_kib;
 
 /// CPU time of a process (utime + stime from `/proc/<pid>/stat`).
 fn proc_cpu(pid: u32) -> Duration {
@@ -163,37 +153,17 @@ impl Served {
 /// A real `holon daemon run` process left idle: its RSS and CPU.
 pub async fn daemon_idle_bench(dir: &Path, secs: u64) -> anyhow::Result<()> {
     let home = dir.join("daemon-home");
-    let exe = std::env::current_exe()?;
-    let mut child = std::process::Command::new(exe)
-        .args(["daemon", "run", "--mode", "daemon"])
-        .env("HOLON_HOME", &home)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()?;
-    let socket = super::paths::Paths::under(&home).socket_path();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !matches!(
-        super::control::socket::probe(&socket).await,
-        super::control::socket::Probe::Running(_)
-    ) {
-        anyhow::ensure!(Instant::now() < deadline, "the daemon did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (daemon, _) = super::bench_scale::Daemon::start(&home, true).await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = child.id();
-    let cpu0 = proc_cpu(pid);
+    let cpu0 = proc_cpu(daemon.pid());
     tokio::time::sleep(Duration::from_secs(secs)).await;
-    let cpu = proc_cpu(pid).saturating_sub(cpu0);
-    let rss = rss_kib(&pid.to_string());
+    let cpu = proc_cpu(daemon.pid()).saturating_sub(cpu0);
     println!(
         "daemon.idle       idle daemon over {secs} s: RSS {:.1} MiB, CPU {} ({:.3}% of one core)",
-        rss as f64 / 1024.0,
+        daemon.rss_mib(),
         millis(cpu),
         100.0 * cpu.as_secs_f64() / secs as f64
     );
-    // SAFETY: terminating the daemon we started.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-    let _ = child.wait();
+    daemon.stop();
     Ok(())
 }

@@ -139,7 +139,9 @@ fn feed(provider: &ScriptedProvider, n: usize) {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+/// The `p` quantile of sorted durations (zero when there are none): the
+/// simulation's and every benchmark's.
+pub(super) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -147,17 +149,21 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-fn rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+/// A process's resident memory in KiB (`pid` or `self`), from `/proc`;
+/// 0 where it cannot be read.
+pub(super) fn rss_kib(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-            })
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         })
-        .map_or(0.0, |kib| kib as f64 / 1024.0)
+        .unwrap_or(0)
+}
+
+fn rss_mib() -> f64 {
+    rss_kib("self") as f64 / 1024.0
 }
 
 async fn measure(

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use redb::{ReadableTable, Table};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::kind_index::{self, KindTable};
 use super::ledger::{unpack_row, Block, LedgerTable};
@@ -28,10 +28,9 @@ use super::StoreError;
 pub(crate) const PRUNED_BEFORE: &str = "events_pruned_before";
 
 /// What one cut removed from an agent's ledger.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LedgerCut {
     /// Why it ended where it did (`None` before it was planned).
-    #[serde(skip)]
     pub stop: Option<CutStop>,
     /// The first and last `event_seq` removed (both 0 when nothing was).
     pub from_seq: u64,

@@ -16,6 +16,7 @@ mod provider_transports;
 mod pty;
 mod remote_attach;
 mod retention;
+mod retention_cli;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;

@@ -111,12 +111,6 @@ impl RuntimeHost {
                 host.inner.shutdown.subscribe(),
             ));
         }
-        if host.inner.config.retain_days.is_some() {
-            tokio::spawn(pruning::schedule(
-                Arc::downgrade(&host.inner),
-                host.inner.shutdown.subscribe(),
-            ));
-        }
         host.prepare_default_agent().await;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
         // Archived agents run nothing: only one with tasks left open (a
@@ -152,6 +146,13 @@ impl RuntimeHost {
             if host.inner.config.actors.includes(&agent.id) {
                 host.spawn_actor(&agent.id);
             }
+        }
+        // After recovery: the first pass never competes with start-up.
+        if host.inner.config.retain_days.is_some() {
+            tokio::spawn(pruning::schedule(
+                Arc::downgrade(&host.inner),
+                host.inner.shutdown.subscribe(),
+            ));
         }
         Ok(host)
     }

@@ -22,6 +22,7 @@ pub mod projection;
 pub mod pruning;
 mod quiet;
 pub mod run_once;
+mod status;
 pub mod watch;
 
 use std::collections::HashMap;
