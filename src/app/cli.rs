@@ -161,6 +161,10 @@ pub enum Command {
     /// The store file: maintenance that needs it to itself.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// MCP servers (`[mcp_servers.NAME]`): their state and the tools they
+    /// offer the model.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Tools for developers: fixtures, the prompt frame, stress helpers (and benchmarks, built with the `bench` feature).
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -262,6 +266,17 @@ pub enum TriggerCommand {
         /// One line about what happened.
         #[arg(long)]
         summary: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each configured server: its transport, state (idle, starting,
+    /// running, failed with the reason, disabled) and the tools it offers.
+    List {
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -43,6 +43,9 @@ struct ConfigFile {
     pricing: BTreeMap<String, crate::runtime::provider::catalog::Price>,
     #[serde(default)]
     budget: BudgetSection,
+    /// MCP servers, by name.
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, crate::runtime::mcp::config::ServerSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -103,6 +106,7 @@ pub(super) struct PolicySection {
     pub(super) approval: Option<String>,
     pub(super) allow_commands: Option<Vec<String>>,
     pub(super) allow_paths: Option<Vec<String>>,
+    pub(super) allow_tools: Option<Vec<String>>,
     pub(super) sandbox: Option<String>,
     pub(super) network: Option<String>,
     pub(super) sandbox_required: Option<bool>,
@@ -246,6 +250,8 @@ pub struct Config {
     /// The user's home for user-scope skills and templates
     /// (`HOLON_USER_DIR`, else `$HOME`).
     pub user_home: Option<PathBuf>,
+    /// MCP servers (`[mcp_servers.NAME]`).
+    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -612,6 +618,7 @@ impl Config {
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
+        let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
         let limits = crate::runtime::agents::ops::AgentLimits::default();
         let max_spawn_depth = file
             .agents
@@ -673,6 +680,7 @@ impl Config {
                 max_children,
             },
             user_home,
+            mcp_servers,
         })
     }
 }

@@ -56,9 +56,30 @@ pub(super) fn policy_setting(
         approval,
         allow_commands: entries("policy.allow_commands", &p.allow_commands)?,
         allow_paths: entries("policy.allow_paths", &p.allow_paths)?,
+        allow_tools: entries("policy.allow_tools", &p.allow_tools)?,
         sandbox,
         network,
     })
+}
+
+/// `[mcp_servers.NAME]`, each checked; an error names the key at fault.
+pub(super) fn mcp_servers(
+    sections: std::collections::BTreeMap<String, crate::runtime::mcp::config::ServerSection>,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Vec<crate::runtime::mcp::ServerConfig>, ConfigError> {
+    sections
+        .into_iter()
+        .map(|(name, section)| {
+            crate::runtime::mcp::config::check(&name, section).map_err(|(key, m)| {
+                let at = if key.is_empty() {
+                    format!("mcp_servers.{name}")
+                } else {
+                    format!("mcp_servers.{name}.{key}")
+                };
+                at_key(&at, m)
+            })
+        })
+        .collect()
 }
 
 /// `off`, or an IP:PORT to listen on (port 0 picks a free one).

@@ -48,6 +48,7 @@ pub mod http;
 mod http_serve;
 pub mod life;
 pub mod logging;
+mod mcp_cmd;
 pub mod offline;
 pub mod paths;
 mod prompt_history;
@@ -65,7 +66,7 @@ use clap::Parser;
 
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
-use cli::{Cli, Command, DaemonCommand, DebugCommand, StoreCommand, WorkCommand};
+use cli::{Cli, Command, DaemonCommand, DebugCommand, McpCommand, StoreCommand, WorkCommand};
 use config::{Config, Env};
 use paths::Paths;
 
@@ -194,6 +195,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Attach { .. }) => "attach",
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
+        Some(Command::Mcp(_)) => "mcp",
         Some(Command::Debug(_)) => "debug",
     }
 }
@@ -412,6 +414,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                     console::attach_console(&ctx, endpoint, agent, screen).await
                 }
             }
+            Some(Command::Mcp(McpCommand::List { json })) => mcp_cmd::mcp_list(&ctx, json).await,
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 store_cmd::store_compact(&ctx, json).await
             }

@@ -112,6 +112,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     }
     let mut config = HostConfig::new(ctx.paths.data_dir.clone(), source);
     config.config_watch = Some(watch);
+    config.mcp_servers = ctx.config.mcp_servers.clone();
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
         credentials: ctx

@@ -111,6 +111,9 @@ pub struct ApprovalPolicy {
     /// write without asking.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allow_paths: Vec<String>,
+    /// MCP tools (`mcp__server__tool`) that never ask.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_tools: Vec<String>,
     /// Where model commands may write (`None`: `workspace_write`, or the
     /// runtime's `[policy]` for a workspace without its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,6 +225,14 @@ pub enum Action {
     /// A command the model asks to run outside the sandbox (ExecCommand
     /// with `escalate`), and why.
     Escape { cmd: String, justification: String },
+    /// A call to an MCP server's tool, by the name the model calls it;
+    /// a write unless the server says it only reads. `approval` is the
+    /// server's own mode, over the workspace's.
+    Tool {
+        name: String,
+        read_only: bool,
+        approval: Option<Approval>,
+    },
 }
 
 /// Whether `cmd` joins commands or redirects: then it is judged as a
@@ -249,7 +260,17 @@ pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
         }
         Action::Command(_) => (None, Vec::new()),
         Action::Write(paths) => (None, paths.clone()),
-        // Leaving the sandbox is asked every time.
-        Action::Escape { .. } => (None, Vec::new()),
+        // Leaving the sandbox is asked every time; a tool is allowed by
+        // name (`always_tool`).
+        Action::Escape { .. } | Action::Tool { .. } => (None, Vec::new()),
+    }
+}
+
+/// What "always allow" adds to the tool allow-list for `action`: the
+/// tool's name.
+pub fn always_tool(action: &Action) -> Option<String> {
+    match action {
+        Action::Tool { name, .. } => Some(name.clone()),
+        _ => None,
     }
 }

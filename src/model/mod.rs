@@ -13,6 +13,7 @@ pub mod context;
 pub mod decision;
 pub mod event;
 pub mod ids;
+pub mod mcp;
 pub mod message;
 pub mod retention;
 pub mod sandbox;

@@ -275,6 +275,7 @@ answers! {
     EventsPage => EventsPage,
     StoreBackup => crate::model::backup::BackupReport,
     StorePrune => crate::model::retention::PruneReport,
+    McpList => Vec<crate::model::mcp::McpServerInfo>,
 }
 
 #[cfg(test)]

@@ -258,6 +258,9 @@ pub enum Request {
         #[serde(default)]
         dry_run: bool,
     },
+    /// The configured MCP servers: state, tools offered and left out.
+    #[serde(rename = "mcp.list")]
+    McpList,
 }
 
 impl Request {
@@ -279,7 +282,8 @@ impl Request {
             }
             | Request::RuntimePolicy { .. }
             | Request::StoreBackup
-            | Request::StorePrune { .. } => Ok(()),
+            | Request::StorePrune { .. }
+            | Request::McpList => Ok(()),
             Request::AgentsList { cursor, query, .. } => {
                 if let Some(c) = cursor {
                     check(IdKind::Agent, c)?;
@@ -447,6 +451,7 @@ pub const METHODS: &[&str] = &[
     "events.page",
     "store.backup",
     "store.prune",
+    "mcp.list",
     "events.subscribe",
     "events.unsubscribe",
 ];

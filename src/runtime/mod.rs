@@ -20,6 +20,7 @@ pub use crate::model::ids;
 pub mod inspect;
 #[cfg(test)]
 mod layering_tests;
+pub mod mcp;
 pub mod operator;
 pub mod posture;
 pub mod process_identity;

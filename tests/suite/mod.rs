@@ -9,6 +9,7 @@ mod context;
 mod control_socket;
 mod daemon_lifecycle;
 mod hardening;
+mod mcp;
 mod models;
 mod protocol_contract;
 mod provider_edges;

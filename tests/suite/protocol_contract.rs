@@ -185,6 +185,7 @@ async fn every_method_answers_with_its_paired_type() {
             older_than_days: Some(30),
             dry_run: true,
         },
+        Request::McpList,
     ];
     let mut answered = Vec::new();
     let mut golden = String::new();

@@ -14,7 +14,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::approvals::policy::{always_rule, Action, PolicyChange};
+use crate::runtime::approvals::policy::{always_rule, always_tool, Action, PolicyChange};
 use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use crate::runtime::envelope::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
@@ -299,6 +299,7 @@ impl RuntimeHost {
     ) -> Result<ApprovalRecord, RuntimeError> {
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let default_policy = self.inner.default_policy();
+        let inner = std::sync::Arc::clone(&self.inner);
         let rec = self
             .inner
             .store
@@ -312,9 +313,10 @@ impl RuntimeHost {
                 // compound command has no rule that could cover it.
                 rec.always = false;
                 if always {
-                    if let tools::Gated::By(action) = tools::gate_of(&call_of(&rec)) {
+                    if let tools::Gated::By(action) = tools::gate_of(&inner, &call_of(&rec)) {
                         let (command, paths) = always_rule(&action);
-                        rec.always = command.is_some() || !paths.is_empty();
+                        let tool = always_tool(&action);
+                        rec.always = command.is_some() || !paths.is_empty() || tool.is_some();
                         let policy = agent
                             .workspaces
                             .policies
@@ -327,6 +329,9 @@ impl RuntimeHost {
                             if !policy.allow_paths.contains(&p) {
                                 policy.allow_paths.push(p);
                             }
+                        }
+                        if let Some(t) = tool.filter(|t| !policy.allow_tools.contains(t)) {
+                            policy.allow_tools.push(t);
                         }
                         // The workspace now has a policy of its own (the
                         // default it followed, with the rule added).
@@ -497,11 +502,15 @@ pub(crate) fn approval_for(
     why: String,
     snapshot: &crate::runtime::workspace::ExecutionSnapshot,
 ) -> ApprovalRecord {
-    let summary = match tools::gate_of(call) {
+    let summary = match tools::gate_of(env.host, call) {
         Gated::By(Action::Command(c)) => format!("`{c}`"),
         Gated::By(Action::Write(paths)) => paths.join(", "),
         Gated::By(Action::Escape { cmd, justification }) => {
             format!("run outside the sandbox: `{cmd}` — {justification}")
+        }
+        Gated::By(Action::Tool { name, .. }) => {
+            let args: String = call.arguments.to_string().chars().take(200).collect();
+            format!("`{name}` {args}")
         }
         Gated::No => call.name.clone(),
     };

@@ -11,7 +11,7 @@
 //! x` is not `cargo test`.
 
 pub use crate::model::approval::{
-    always_rule, compound, Action, Approval, ApprovalPolicy, PolicyChange,
+    always_rule, always_tool, compound, Action, Approval, ApprovalPolicy, PolicyChange,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +63,14 @@ fn path_allowed(path: &str, allowed: &[String]) -> bool {
 
 /// Whether `action` may run under `policy` without the operator.
 pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
+    if let Action::Tool {
+        name,
+        read_only,
+        approval,
+    } = action
+    {
+        return gate_tool(policy, name, *read_only, *approval);
+    }
     let mode = policy.approval.as_str();
     match (policy.approval, action) {
         // Under `never` the tool itself refuses an escape.
@@ -80,7 +88,7 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
         _ => {}
     }
     match action {
-        Action::Escape { .. } => Gate::Run,
+        Action::Escape { .. } | Action::Tool { .. } => Gate::Run,
         Action::Command(cmd) => {
             let cmd = cmd.trim();
             let single = !compound(cmd);
@@ -121,6 +129,35 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
     }
 }
 
+/// An MCP tool: the server's own mode if it has one, else the
+/// workspace's; `on_write` asks unless the server says the tool only
+/// reads; the allow-list names tools whole.
+fn gate_tool(policy: &ApprovalPolicy, name: &str, read_only: bool, own: Option<Approval>) -> Gate {
+    let approval = own.unwrap_or(policy.approval);
+    let asks = match approval {
+        Approval::Never | Approval::OnRequest => false,
+        Approval::OnWrite => !read_only,
+        Approval::Always => true,
+    };
+    if !asks || policy.allow_tools.iter().any(|t| t == name) {
+        return Gate::Run;
+    }
+    let whose = if own.is_some() {
+        "the server's approval"
+    } else {
+        "approval"
+    };
+    let what = if read_only {
+        "asks before every tool call"
+    } else {
+        "may write (the server does not mark it read-only)"
+    };
+    Gate::Ask(format!(
+        "{whose} is `{}`: `{name}` {what}",
+        approval.as_str()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +173,36 @@ mod tests {
 
     fn asks(p: &ApprovalPolicy, a: &Action) -> bool {
         matches!(gate(p, a), Gate::Ask(_))
+    }
+
+    #[test]
+    fn mcp_tools_ask_by_their_hint_their_server_and_the_allow_list() {
+        let tool = |read_only, approval| Action::Tool {
+            name: "mcp__gh__create_issue".into(),
+            read_only,
+            approval,
+        };
+        let on_write = policy(Approval::OnWrite);
+        assert!(asks(&on_write, &tool(false, None)));
+        assert!(!asks(&on_write, &tool(true, None)));
+        assert!(asks(&on_write, &tool(true, Some(Approval::Always))));
+        assert!(!asks(&on_write, &tool(false, Some(Approval::Never))));
+        assert!(asks(
+            &policy(Approval::OnRequest),
+            &tool(true, Some(Approval::Always))
+        ));
+        assert!(!asks(
+            &policy(Approval::Always),
+            &tool(true, Some(Approval::Never))
+        ));
+        let mut allowed = policy(Approval::Always);
+        allowed.allow_tools.push("mcp__gh__create_issue".into());
+        assert!(!asks(&allowed, &tool(false, None)));
+        assert_eq!(always_rule(&tool(false, None)), (None, Vec::new()));
+        assert_eq!(
+            always_tool(&tool(false, None)).as_deref(),
+            Some("mcp__gh__create_issue")
+        );
     }
 
     #[test]

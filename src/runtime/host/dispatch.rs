@@ -131,6 +131,7 @@ impl RuntimeHost {
         match request {
             Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
             Request::StoreBackup => Ok(Response::StoreBackup(self.backup_store().await?)),
+            Request::McpList => Ok(Response::McpList(self.mcp_servers())),
             Request::StorePrune {
                 older_than_days,
                 dry_run,

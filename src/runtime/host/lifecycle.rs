@@ -70,7 +70,13 @@ impl RuntimeHost {
                     inner.wake(agent_id);
                 }
             });
+            let mcp = crate::runtime::mcp::Hub::new(
+                config.mcp_servers.clone(),
+                &config.data_dir,
+                holon_dirs.clone(),
+            );
             HostInner {
+                mcp,
                 tasks: CommandTasks::new(
                     store.clone(),
                     output_dir,

@@ -90,6 +90,8 @@ pub struct HostConfig {
     pub pricing: super::provider::catalog::Pricing,
     /// Every agent's daily budget unless it has its own (`[budget]`).
     pub budget: crate::model::agent::Budget,
+    /// The MCP servers the operator configured (`[mcp_servers]`).
+    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
 }
 
 /// Identity facts for `runtime.status`.
@@ -130,6 +132,7 @@ impl HostConfig {
             retain_days: None,
             pricing: Default::default(),
             budget: Default::default(),
+            mcp_servers: Vec::new(),
         }
     }
 }
@@ -229,6 +232,8 @@ pub(crate) struct HostInner {
     /// One default-policy change at a time, so the store and the copy
     /// above agree in order.
     pub(crate) default_policy_change: tokio::sync::Mutex<()>,
+    /// The MCP servers (`[mcp_servers]`), started on first need.
+    pub(crate) mcp: crate::runtime::mcp::Hub,
 }
 
 /// Starts an agent's actor task.
@@ -390,6 +395,11 @@ impl RuntimeHost {
         }
     }
 
+    /// The configured MCP servers, their state and tools (`mcp.list`).
+    pub fn mcp_servers(&self) -> Vec<crate::model::mcp::McpServerInfo> {
+        self.inner.mcp.views()
+    }
+
     /// Stop every actor (a turn in flight is cancelled at once; its message
     /// replays on the next start), then stop every running command task
     /// (TERM, then KILL after the grace) and wait until their terminal
@@ -415,5 +425,6 @@ impl RuntimeHost {
             .stop_all(self.inner.config.stop_grace)
             .await;
         self.inner.guidance_watch.stop().await;
+        self.inner.mcp.stop().await;
     }
 }

@@ -7,6 +7,7 @@
 
 mod agents;
 pub mod budget;
+pub(crate) mod envelope;
 mod exec;
 mod handler;
 mod memory;
@@ -23,10 +24,10 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Value};
 
 pub use budget::ToolOutputBudget;
+pub use envelope::{tool_error, ToolErrorKind, ToolOutcome};
 pub use handler::{Gated, Reach};
 
 use super::host::HostInner;
@@ -44,59 +45,6 @@ pub(crate) struct ToolEnv<'a> {
     /// The operator granted this very call (a durable approval): only
     /// then may a command leave the sandbox.
     pub granted: bool,
-}
-
-/// The result of one call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutcome {
-    pub content: Value,
-    pub is_error: bool,
-    /// The turn should end after this round (Sleep).
-    pub ends_turn: bool,
-    /// A work item this call completed with a same-round report.
-    pub completed_work_item: Option<String>,
-}
-
-impl ToolOutcome {
-    pub fn ok(content: Value) -> Self {
-        ToolOutcome {
-            content,
-            is_error: false,
-            ends_turn: false,
-            completed_work_item: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolErrorKind {
-    InvalidArguments,
-    NotFound,
-    Conflict,
-    Failed,
-    UnknownTool,
-}
-
-/// The shared tool error envelope.
-pub fn tool_error(
-    kind: ToolErrorKind,
-    message: impl Into<String>,
-    hint: Option<&str>,
-    field: Option<&str>,
-    retryable: bool,
-) -> ToolOutcome {
-    let message: String = message.into();
-    let bounded: String = message.chars().take(2000).collect();
-    ToolOutcome {
-        content: json!({
-            "ok": false, "kind": kind, "message": bounded, "hint": hint, "field": field,
-            "retryable": retryable, "details": Value::Null,
-        }),
-        is_error: true,
-        ends_turn: false,
-        completed_work_item: None,
-    }
 }
 
 pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
@@ -190,7 +138,11 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 
 /// What the approval gate sees of a call: `Gated::No` for a tool that
 /// does not exist or arguments that do not parse (nothing runs then).
-pub fn gate_of(call: &ToolCall) -> Gated {
+/// An MCP server's tool is judged by what its server said of it.
+pub(crate) fn gate_of(host: &HostInner, call: &ToolCall) -> Gated {
+    if crate::runtime::mcp::names::is_mcp(&call.name) {
+        return host.mcp.gate(call).map_or(Gated::No, Gated::By);
+    }
     let Some(tool) = handler::find(&call.name) else {
         return Gated::No;
     };
@@ -203,9 +155,19 @@ pub fn gate_of(call: &ToolCall) -> Gated {
     gated
 }
 
-/// The tool catalog offered to the model, in a stable order.
+/// Holon's own tools, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
     handler::TOOLS.iter().map(|t| t.spec()).collect()
+}
+
+/// The tool catalog offered to the model: Holon's own tools, then the
+/// MCP servers' (starting any that are not running yet).
+pub(crate) async fn catalog(host: &HostInner) -> Vec<ToolSpec> {
+    let mut all = specs();
+    host.mcp
+        .set_sandbox(&host.default_policy(), host.config.sandbox_required);
+    all.extend(host.mcp.specs().await);
+    all
 }
 
 /// The answer to a call whose arguments text was not JSON: nothing ran,
@@ -228,6 +190,10 @@ fn malformed_arguments(call: &ToolCall) -> Option<ToolOutcome> {
 pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
     if let Some(outcome) = malformed_arguments(call) {
         return outcome;
+    }
+    if crate::runtime::mcp::names::is_mcp(&call.name) {
+        let max = env.host.config.tool_output.bytes(None);
+        return env.host.mcp.call(call, max as usize).await;
     }
     match handler::find(&call.name) {
         Some(tool) => tool.run(env, call).await,

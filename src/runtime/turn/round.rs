@@ -111,7 +111,7 @@ pub(super) async fn rounds(
     frame: &mut FrameContext,
     cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
-    let tool_specs = tools::specs();
+    let tool_specs = tools::catalog(inner).await;
     let t = TurnRefs {
         inner,
         agent_id,

@@ -1,0 +1,170 @@
+//! A small MCP server for Holon's tests and benchmarks, built with the
+//! official SDK and spoken over stdio. Its tools: `echo` (read-only),
+//! `note` (a write), `slow` (sleeps `ms`), `image`, `big` (`bytes` of
+//! text), `fail` (an `isError` result), `crash` (the process exits),
+//! `env` (the names of the variables it sees), `touch` (creates `path`)
+//! and `bad_schema` (an input schema no provider takes).
+//!
+//! Flags make it misbehave for the edge cases: `--exit` exits at once,
+//! `--mute` never answers `initialize`, `--garbage` prints a non-JSON line
+//! before speaking MCP. `--log FILE` appends one line per call it serves.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Map, Value};
+
+struct Stub {
+    log: Option<String>,
+}
+
+fn tool(name: &'static str, description: &'static str, schema: Value, read_only: bool) -> Tool {
+    let schema: Map<String, Value> = match schema {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    Tool::new(name, description, Arc::new(schema))
+        .with_annotations(ToolAnnotations::new().read_only(read_only))
+}
+
+fn tools() -> Vec<Tool> {
+    let text =
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+    vec![
+        tool("echo", "Echo the text back.", text.clone(), true),
+        tool("note", "Keep a note (a write).", text, false),
+        tool(
+            "slow",
+            "Sleep for ms milliseconds, then answer.",
+            json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            true,
+        ),
+        tool(
+            "image",
+            "Return a small PNG.",
+            json!({"type": "object"}),
+            true,
+        ),
+        tool(
+            "big",
+            "Return bytes bytes of text.",
+            json!({"type": "object", "properties": {"bytes": {"type": "integer"}}}),
+            true,
+        ),
+        tool("fail", "Always fails.", json!({"type": "object"}), true),
+        tool("crash", "Exit the server.", json!({"type": "object"}), true),
+        tool(
+            "env",
+            "Name the environment variables the server sees.",
+            json!({"type": "object"}),
+            true,
+        ),
+        tool(
+            "bad_schema",
+            "Takes an array.",
+            json!({"type": "array"}),
+            true,
+        ),
+        tool(
+            "touch",
+            "Create the file at path.",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            false,
+        ),
+    ]
+}
+
+impl ServerHandler for Stub {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        if let Some(path) = &self.log {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = writeln!(f, "{} {}", request.name, Value::Object(args.clone()));
+            }
+        }
+        let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        let num = |k: &str| args.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let result = match request.name.as_ref() {
+            "echo" => CallToolResult::success(vec![ContentBlock::text(text("text"))]),
+            "note" => CallToolResult::success(vec![ContentBlock::text(format!(
+                "noted: {}",
+                text("text")
+            ))]),
+            "slow" => {
+                tokio::time::sleep(Duration::from_millis(num("ms"))).await;
+                CallToolResult::success(vec![ContentBlock::text("done")])
+            }
+            "image" => CallToolResult::success(vec![
+                ContentBlock::text("a picture"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ]),
+            "big" => {
+                CallToolResult::success(vec![ContentBlock::text("x".repeat(num("bytes") as usize))])
+            }
+            "fail" => CallToolResult::error(vec![ContentBlock::text("the stub always fails")]),
+            "crash" => std::process::exit(3),
+            "env" => {
+                let names: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+                CallToolResult::success(vec![ContentBlock::text(names.join(" "))])
+            }
+            "touch" => match std::fs::write(text("path"), "touched") {
+                Ok(()) => CallToolResult::success(vec![ContentBlock::text("touched")]),
+                Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+            },
+            other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        };
+        Ok(result.into())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let has = |f: &str| args.iter().any(|a| a == f);
+    let log = args
+        .iter()
+        .position(|a| a == "--log")
+        .and_then(|i| args.get(i + 1).cloned());
+    eprintln!("mcp_stub starting");
+    if has("--exit") {
+        std::process::exit(2);
+    }
+    if has("--mute") {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        return;
+    }
+    if has("--garbage") {
+        println!("this is not JSON-RPC");
+    }
+    let Ok(service) = Stub { log }.serve(rmcp::transport::stdio()).await else {
+        std::process::exit(1);
+    };
+    let _ = service.waiting().await;
+}

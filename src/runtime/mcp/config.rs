@@ -1,0 +1,320 @@
+//! `[mcp_servers.NAME]`: the MCP servers an operator configures, as written
+//! (`ServerSection`, in the style Codex CLI's config uses) and as checked
+//! (`ServerConfig`). Checking is pure: a section that names both a
+//! command and a URL, neither, a bad name or an out-of-range timeout is
+//! refused with the key at fault.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::model::approval::Approval;
+
+/// One `[mcp_servers.NAME]` table as the operator wrote it.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    env_passthrough: Option<Vec<String>>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    bearer_token_env: Option<String>,
+    enabled: Option<bool>,
+    startup_timeout_secs: Option<u64>,
+    tool_timeout_secs: Option<u64>,
+    enabled_tools: Option<Vec<String>>,
+    disabled_tools: Option<Vec<String>>,
+    approval: Option<String>,
+    sandbox: Option<String>,
+}
+
+/// How Holon reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP on its stdin and stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Set for the server, over the minimal base.
+        env: BTreeMap<String, String>,
+        /// Variables of Holon's own environment the server may see.
+        env_passthrough: Vec<String>,
+        cwd: Option<PathBuf>,
+    },
+    /// The streamable HTTP transport.
+    Http {
+        url: String,
+        /// The variable holding the bearer token (never the token itself).
+        bearer_token_env: Option<String>,
+    },
+}
+
+/// A checked server entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// Only these tools are offered (`None`: all).
+    pub enabled_tools: Option<BTreeSet<String>>,
+    pub disabled_tools: BTreeSet<String>,
+    /// Overrides the workspace's approval mode for this server's tools.
+    pub approval: Option<Approval>,
+    /// Whether a stdio server runs confined (`sandbox = "off"`: not).
+    pub sandboxed: bool,
+}
+
+impl ServerConfig {
+    /// Whether the model is offered the server's tool `name`.
+    pub fn offers(&self, name: &str) -> bool {
+        self.enabled_tools.as_ref().is_none_or(|e| e.contains(name))
+            && !self.disabled_tools.contains(name)
+    }
+
+    /// The transport's name, as `holon mcp list` shows it.
+    pub fn transport_name(&self) -> &'static str {
+        match self.transport {
+            Transport::Stdio { .. } => "stdio",
+            Transport::Http { .. } => "http",
+        }
+    }
+}
+
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A server name: what `mcp__<server>__<tool>` is built from, so the
+/// characters every wire format accepts in a tool name, and no `__`
+/// (which separates the parts).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !name.contains("__");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a server name: use 1 to 32 letters, digits, `_` or `-`, without `__`"
+        ))
+    }
+}
+
+fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, (String, String)> {
+    match value {
+        None => Ok(default),
+        Some(s) if (1..=86_400).contains(&s) => Ok(Duration::from_secs(s)),
+        Some(s) => Err((
+            key.to_owned(),
+            format!("{s} is out of range (1 to 86400 seconds)"),
+        )),
+    }
+}
+
+/// Check one section. The error is the key at fault (below
+/// `mcp_servers.NAME`) and why.
+pub fn check(name: &str, s: ServerSection) -> Result<ServerConfig, (String, String)> {
+    check_name(name).map_err(|m| (String::new(), m))?;
+    let transport = match (s.command, s.url) {
+        (Some(_), Some(_)) => {
+            return Err((
+                "url".into(),
+                "a server has either `command` (stdio) or `url` (HTTP), not both".into(),
+            ))
+        }
+        (None, None) => {
+            return Err((
+                "command".into(),
+                "a server needs `command` (stdio) or `url` (HTTP)".into(),
+            ))
+        }
+        (Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err(("command".into(), "is empty".into()));
+            }
+            if s.bearer_token_env.is_some() {
+                return Err((
+                    "bearer_token_env".into(),
+                    "only an HTTP server (`url`) takes a bearer token".into(),
+                ));
+            }
+            let env = s.env.unwrap_or_default();
+            if let Some(bad) = env.keys().find(|k| !valid_var(k)) {
+                return Err(("env".into(), format!("`{bad}` is not a variable name")));
+            }
+            let env_passthrough = s.env_passthrough.unwrap_or_default();
+            if let Some(bad) = env_passthrough.iter().find(|k| !valid_var(k)) {
+                return Err((
+                    "env_passthrough".into(),
+                    format!("`{bad}` is not a variable name"),
+                ));
+            }
+            Transport::Stdio {
+                command,
+                args: s.args.unwrap_or_default(),
+                env,
+                env_passthrough,
+                cwd: s.cwd,
+            }
+        }
+        (None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err((
+                    "url".into(),
+                    format!("`{url}` is not an http:// or https:// URL"),
+                ));
+            }
+            for (key, set) in [
+                ("args", s.args.is_some()),
+                ("env", s.env.is_some()),
+                ("env_passthrough", s.env_passthrough.is_some()),
+                ("cwd", s.cwd.is_some()),
+            ] {
+                if set {
+                    return Err((
+                        key.into(),
+                        "only a stdio server (`command`) takes this".into(),
+                    ));
+                }
+            }
+            if let Some(bad) = s.bearer_token_env.as_ref().filter(|k| !valid_var(k)) {
+                return Err((
+                    "bearer_token_env".into(),
+                    format!("`{bad}` is not a variable name"),
+                ));
+            }
+            Transport::Http {
+                url,
+                bearer_token_env: s.bearer_token_env,
+            }
+        }
+    };
+    let approval = match s.approval.as_deref() {
+        None => None,
+        Some("never") => Some(Approval::Never),
+        Some("on_write") => Some(Approval::OnWrite),
+        Some("always") => Some(Approval::Always),
+        Some(other) => {
+            return Err((
+                "approval".into(),
+                format!("`{other}` is not one of never, on_write, always"),
+            ))
+        }
+    };
+    let sandboxed = match s.sandbox.as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => return Err(("sandbox".into(), format!("`{other}` is not on or off"))),
+    };
+    Ok(ServerConfig {
+        name: name.to_owned(),
+        transport,
+        enabled: s.enabled.unwrap_or(true),
+        startup_timeout: seconds(
+            "startup_timeout_secs",
+            s.startup_timeout_secs,
+            DEFAULT_STARTUP_TIMEOUT,
+        )?,
+        tool_timeout: seconds(
+            "tool_timeout_secs",
+            s.tool_timeout_secs,
+            DEFAULT_TOOL_TIMEOUT,
+        )?,
+        enabled_tools: s.enabled_tools.map(|v| v.into_iter().collect()),
+        disabled_tools: s.disabled_tools.unwrap_or_default().into_iter().collect(),
+        approval,
+        sandboxed,
+    })
+}
+
+fn valid_var(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> ServerSection {
+        toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_stdio_server_with_its_defaults() {
+        let c = check(
+            "files",
+            section("command = \"npx\"\nargs = [\"-y\", \"srv\"]"),
+        );
+        let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(c.transport_name(), "stdio");
+        assert!(c.enabled && c.sandboxed);
+        assert_eq!(c.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
+        assert_eq!(c.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+        assert!(c.offers("anything"));
+    }
+
+    #[test]
+    fn tool_filters_allow_then_deny() {
+        let c = check(
+            "s",
+            section("command = \"x\"\nenabled_tools = [\"a\", \"b\"]\ndisabled_tools = [\"b\"]"),
+        );
+        let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(c.offers("a"));
+        assert!(!c.offers("b"));
+        assert!(!c.offers("c"));
+    }
+
+    #[test]
+    fn bad_sections_name_their_key() {
+        let cases = [
+            ("command = \"x\"\nurl = \"http://h\"", "url"),
+            ("enabled = true", "command"),
+            ("command = \" \"", "command"),
+            ("url = \"ftp://h\"", "url"),
+            ("url = \"http://h\"\nargs = [\"a\"]", "args"),
+            (
+                "command = \"x\"\nbearer_token_env = \"T\"",
+                "bearer_token_env",
+            ),
+            ("command = \"x\"\napproval = \"sometimes\"", "approval"),
+            ("command = \"x\"\nsandbox = \"maybe\"", "sandbox"),
+            (
+                "command = \"x\"\ntool_timeout_secs = 0",
+                "tool_timeout_secs",
+            ),
+            (
+                "command = \"x\"\nstartup_timeout_secs = 99999",
+                "startup_timeout_secs",
+            ),
+            ("command = \"x\"\nenv = { \"A B\" = \"1\" }", "env"),
+            (
+                "command = \"x\"\nenv_passthrough = [\"1X\"]",
+                "env_passthrough",
+            ),
+        ];
+        for (text, key) in cases {
+            let err = check("s", section(text)).err().map(|e| e.0);
+            assert_eq!(err.as_deref(), Some(key), "{text}");
+        }
+    }
+
+    #[test]
+    fn server_names_build_tool_names() {
+        assert!(check_name("github").is_ok());
+        assert!(check_name("my-tools_2").is_ok());
+        for bad in ["", "a__b", "a.b", "a b", &"x".repeat(33)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+}

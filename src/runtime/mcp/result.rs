@@ -1,0 +1,187 @@
+//! What the model is told of an MCP tool's result (pure): the server's
+//! text, its structured content, a note for each image, audio clip or
+//! resource it cannot read as text, all within the tool output budget; a
+//! result the server marks `isError` becomes the tool error envelope.
+
+use serde_json::{json, Value};
+
+use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
+
+/// The outcome of a call that returned `content` (MCP content blocks, as
+/// JSON), `structured` and `is_error`, bounded to `max_bytes` of text.
+pub fn outcome(
+    exposed: &str,
+    content: &[Value],
+    structured: Option<&Value>,
+    is_error: bool,
+    max_bytes: usize,
+) -> ToolOutcome {
+    let mut text = String::new();
+    let mut notes = Vec::new();
+    for block in content {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(block.get("text").and_then(Value::as_str).unwrap_or(""));
+            }
+            Some(kind @ ("image" | "audio")) => notes.push(media_note(kind, block)),
+            Some("resource") => {
+                let r = block.get("resource").unwrap_or(&Value::Null);
+                match r.get("text").and_then(Value::as_str) {
+                    Some(t) => {
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(t);
+                    }
+                    None => notes.push(format!(
+                        "[resource {} ({})]",
+                        r.get("uri").and_then(Value::as_str).unwrap_or("?"),
+                        r.get("mimeType")
+                            .and_then(Value::as_str)
+                            .unwrap_or("binary"),
+                    )),
+                }
+            }
+            Some("resource_link") => notes.push(format!(
+                "[resource link {}]",
+                block.get("uri").and_then(Value::as_str).unwrap_or("?")
+            )),
+            other => notes.push(format!(
+                "[a content block of type {} was left out]",
+                other.unwrap_or("unknown")
+            )),
+        }
+    }
+    let full = text.len();
+    let (text, truncated) = cut(text, max_bytes);
+    if is_error {
+        let mut message = text;
+        if message.is_empty() {
+            message = format!("{exposed} failed and gave no message");
+        }
+        return tool_error(
+            ToolErrorKind::Failed,
+            message,
+            Some("the MCP server reported this error"),
+            None,
+            false,
+        );
+    }
+    let mut body = json!({"ok": true, "text": text});
+    if truncated {
+        body["truncated"] = json!({"shown_bytes": max_bytes, "total_bytes": full});
+    }
+    if !notes.is_empty() {
+        body["attachments"] = json!(notes);
+    }
+    if let Some(s) = structured {
+        let rendered = s.to_string();
+        if rendered.len() <= max_bytes.saturating_sub(body.to_string().len()) {
+            body["structured_content"] = s.clone();
+        } else {
+            body["structured_content_omitted"] = json!({"bytes": rendered.len()});
+        }
+    }
+    ToolOutcome::ok(body)
+}
+
+fn media_note(kind: &str, block: &Value) -> String {
+    let mime = block
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown type");
+    // base64: three bytes in every four characters.
+    let bytes = block
+        .get("data")
+        .and_then(Value::as_str)
+        .map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
+    format!("[{kind}: {mime}, {bytes} bytes, not shown]")
+}
+
+/// `text` cut to at most `max` bytes on a character boundary.
+fn cut(mut text: String, max: usize) -> (String, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    (text, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_blocks_join_and_structured_content_rides_along() {
+        let o = outcome(
+            "mcp__s__t",
+            &[
+                json!({"type": "text", "text": "a"}),
+                json!({"type": "text", "text": "b"}),
+            ],
+            Some(&json!({"n": 1})),
+            false,
+            1000,
+        );
+        assert!(!o.is_error);
+        assert_eq!(o.content["text"], "a\nb");
+        assert_eq!(o.content["structured_content"], json!({"n": 1}));
+    }
+
+    #[test]
+    fn images_become_notes_with_type_and_size() {
+        let o = outcome(
+            "mcp__s__t",
+            &[json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})],
+            None,
+            false,
+            1000,
+        );
+        assert_eq!(
+            o.content["attachments"],
+            json!(["[image: image/png, 3 bytes, not shown]"])
+        );
+    }
+
+    #[test]
+    fn large_results_are_bounded_and_say_so() {
+        let big = "é".repeat(1000);
+        let o = outcome(
+            "mcp__s__t",
+            &[json!({"type": "text", "text": big})],
+            Some(&json!({"x": "y".repeat(500)})),
+            false,
+            101,
+        );
+        assert_eq!(o.content["text"].as_str().map(str::len), Some(100));
+        assert_eq!(o.content["truncated"]["total_bytes"], 2000);
+        assert!(o.content.get("structured_content").is_none());
+        assert!(o.content["structured_content_omitted"]["bytes"].as_u64() > Some(500));
+    }
+
+    #[test]
+    fn server_errors_use_the_envelope() {
+        let o = outcome(
+            "mcp__s__t",
+            &[json!({"type": "text", "text": "no such repo"})],
+            None,
+            true,
+            1000,
+        );
+        assert!(o.is_error);
+        assert_eq!(o.content["kind"], "failed");
+        assert_eq!(o.content["message"], "no such repo");
+        let silent = outcome("mcp__s__t", &[], None, true, 1000);
+        assert_eq!(
+            silent.content["message"],
+            "mcp__s__t failed and gave no message"
+        );
+    }
+}

@@ -1,0 +1,578 @@
+//! One MCP server, supervised: started on first need, its tools listed
+//! (again when it says they changed), calls sent with a timeout and MCP
+//! cancellation, and a server that fails or exits restarted on the next
+//! need after a backoff (1 s doubling to 60 s). While it is down its tools
+//! answer a tool error naming the reason; the turn goes on.
+//!
+//! A stdio server is a child process Holon spawns itself: in its own
+//! process group, with only the minimal environment plus what its config
+//! names, and its stderr kept in a bounded per-server log.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, Implementation,
+    InitializeRequestParams, ProtocolVersion, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+use super::config::{ServerConfig, Transport};
+use super::names::Listed;
+
+/// The largest message a server may send (a 50 MB result is read, then
+/// bounded before the model sees it).
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+/// A server's stderr log is rotated past this (one old file kept).
+const LOG_LIMIT: u64 = 1024 * 1024;
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Where a server is, as `holon mcp list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    /// Configured, not needed yet.
+    Idle,
+    Starting,
+    Running,
+    /// Failed to start, or exited; `retry_in_ms` until the next attempt.
+    Failed {
+        reason: String,
+        retry_in_ms: u64,
+    },
+    Disabled,
+}
+
+struct Conn {
+    service: RunningService<RoleClient, Handler>,
+    tools: Vec<Listed>,
+    child: Option<tokio::process::Child>,
+}
+
+enum State {
+    Idle,
+    Up(Box<Conn>),
+    Down {
+        reason: String,
+        retry_at: Instant,
+        failures: u32,
+    },
+}
+
+/// The client side's handler: notes that the tool list changed.
+struct Handler {
+    changed: Arc<AtomicBool>,
+    generation: Arc<AtomicU64>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> InitializeRequestParams {
+        InitializeRequestParams::new(
+            ClientCapabilities::default(),
+            Implementation::new("holon", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.swap(true, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// How the runtime confines the stdio servers it starts: the default
+/// policy's sandbox mode and network, each server writing only beneath
+/// its own directory (`<data>/mcp/<name>`) and its temporary directory.
+#[derive(Debug, Clone)]
+pub struct Sandboxing {
+    pub mode: crate::model::sandbox::SandboxMode,
+    pub network: crate::model::sandbox::NetworkAccess,
+    /// `[policy] sandbox_required`: refuse to start a server unconfined.
+    pub required: bool,
+    /// Where each server's own directory is made.
+    pub root: PathBuf,
+    /// Holon's directories: never writable.
+    pub holon_dirs: Vec<PathBuf>,
+}
+
+impl Sandboxing {
+    /// The sandbox ready to apply to server `name`'s process, or `None`
+    /// when it runs unconfined (`sandbox = "off"`, mode `off`, or a
+    /// kernel that cannot, unless that is refused).
+    fn prepare(
+        &self,
+        name: &str,
+        log: &std::path::Path,
+    ) -> Result<Option<crate::runtime::sandbox::Prepared>, String> {
+        use crate::model::sandbox::SandboxMode;
+        use crate::runtime::sandbox::{prepare, Confine, Support};
+        if self.mode == SandboxMode::Off {
+            return Ok(None);
+        }
+        if let Some(why) = &Support::probe().missing {
+            if self.required {
+                return Err(format!(
+                    "the kernel cannot sandbox it ({why}) and [policy] sandbox_required is set; \
+                     set sandbox = \"off\" for this server to run it unconfined"
+                ));
+            }
+            tracing::warn!(server = %name, %why, "MCP server runs unconfined");
+            return Ok(None);
+        }
+        let dir = self.root.join(name);
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp)
+            .map_err(|e| format!("cannot make its directory {}: {e}", dir.display()))?;
+        let confine = Confine {
+            mode: self.mode,
+            network: self.network,
+            execution_root: dir.clone(),
+            agent_home: dir,
+        };
+        prepare(&confine, &tmp, log, &self.holon_dirs)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Why a call did not return a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The server is down (and why); it is retried on a later need.
+    Down(String),
+    /// No answer within the tool timeout; the call was cancelled.
+    TimedOut(Duration),
+    /// The server answered the request with a protocol error.
+    Protocol(String),
+}
+
+/// A call's result, as JSON content blocks.
+pub struct CallResult {
+    pub content: Vec<Value>,
+    pub structured: Option<Value>,
+    pub is_error: bool,
+}
+
+pub struct Server {
+    pub config: ServerConfig,
+    log_path: PathBuf,
+    state: tokio::sync::Mutex<State>,
+    phase: std::sync::Mutex<Phase>,
+    changed: Arc<AtomicBool>,
+    /// Bumped whenever the tools this server offers may have changed.
+    pub generation: Arc<AtomicU64>,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig, log_dir: &std::path::Path) -> Server {
+        let phase = if config.enabled {
+            Phase::Idle
+        } else {
+            Phase::Disabled
+        };
+        Server {
+            log_path: log_dir.join(format!("{}.log", config.name)),
+            config,
+            state: tokio::sync::Mutex::new(State::Idle),
+            phase: std::sync::Mutex::new(phase),
+            changed: Arc::new(AtomicBool::new(false)),
+            generation: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase.lock().map(|p| p.clone()).unwrap_or(Phase::Idle)
+    }
+
+    fn set_phase(&self, p: Phase) {
+        if let Ok(mut g) = self.phase.lock() {
+            *g = p;
+        }
+    }
+
+    pub fn log_path(&self) -> &std::path::Path {
+        &self.log_path
+    }
+
+    /// The server's tools, starting it if it is not running (and its
+    /// backoff has passed).
+    pub async fn tools(&self, sandbox: &Sandboxing) -> Result<Vec<Listed>, String> {
+        self.ensure(sandbox).await.map(|(_, tools)| tools)
+    }
+
+    /// A running connection's peer and tools.
+    async fn ensure(
+        &self,
+        sandbox: &Sandboxing,
+    ) -> Result<(Peer<RoleClient>, Vec<Listed>), String> {
+        let mut state = self.state.lock().await;
+        if let State::Up(conn) = &mut *state {
+            if conn.service.peer().is_transport_closed() || conn.service.is_closed() {
+                let reason = exit_reason(conn.child.as_mut());
+                *state = self.down(reason, 0);
+            } else {
+                if self.changed.swap(false, Ordering::SeqCst) {
+                    match list_tools(conn.service.peer(), self.config.startup_timeout).await {
+                        Ok(tools) => conn.tools = tools,
+                        Err(e) => {
+                            tracing::warn!(server = %self.config.name, error = %e, "cannot list the MCP server's tools again")
+                        }
+                    }
+                }
+                return Ok((conn.service.peer().clone(), conn.tools.clone()));
+            }
+        }
+        let failures = match &*state {
+            State::Down {
+                reason,
+                retry_at,
+                failures,
+            } => {
+                let now = Instant::now();
+                if now < *retry_at {
+                    self.set_phase(Phase::Failed {
+                        reason: reason.clone(),
+                        retry_in_ms: retry_at.duration_since(now).as_millis() as u64,
+                    });
+                    return Err(format!(
+                        "{reason} (retried in {} s)",
+                        retry_at.duration_since(now).as_secs().max(1)
+                    ));
+                }
+                *failures
+            }
+            _ => 0,
+        };
+        self.set_phase(Phase::Starting);
+        match self.connect(sandbox).await {
+            Ok(conn) => {
+                let out = (conn.service.peer().clone(), conn.tools.clone());
+                self.changed.swap(false, Ordering::SeqCst);
+                self.generation.fetch_add(1, Ordering::SeqCst);
+                *state = State::Up(Box::new(conn));
+                self.set_phase(Phase::Running);
+                Ok(out)
+            }
+            Err(reason) => {
+                tracing::warn!(server = %self.config.name, %reason, "MCP server did not start");
+                *state = self.down(reason.clone(), failures + 1);
+                Err(reason)
+            }
+        }
+    }
+
+    fn down(&self, reason: String, failures: u32) -> State {
+        let wait = if failures == 0 {
+            Duration::ZERO
+        } else {
+            (Duration::from_secs(1) * 2u32.saturating_pow(failures.min(7) - 1)).min(MAX_BACKOFF)
+        };
+        self.set_phase(Phase::Failed {
+            reason: reason.clone(),
+            retry_in_ms: wait.as_millis() as u64,
+        });
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        State::Down {
+            reason,
+            retry_at: Instant::now() + wait,
+            failures: failures.max(1),
+        }
+    }
+
+    async fn connect(&self, sandbox: &Sandboxing) -> Result<Conn, String> {
+        let handler = Handler {
+            changed: Arc::clone(&self.changed),
+            generation: Arc::clone(&self.generation),
+        };
+        let timeout = self.config.startup_timeout;
+        match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                env_passthrough,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .env_clear()
+                    .envs(server_env(env, env_passthrough, std::env::vars_os()))
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let prepared = match self.config.sandboxed {
+                    true => sandbox.prepare(&self.config.name, &self.log_path)?,
+                    false => None,
+                };
+                match prepared {
+                    // The sandbox gives the server a session (and group)
+                    // of its own.
+                    // SAFETY: the sandbox's raw system calls are all that
+                    // run in the child between fork and exec.
+                    Some(p) => unsafe {
+                        cmd.pre_exec(move || p.apply());
+                    },
+                    None => {
+                        cmd.process_group(0);
+                    }
+                }
+                let mut child = cmd
+                    .spawn()
+                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err("the server's stdio could not be opened".into());
+                };
+                if let Some(stderr) = child.stderr.take() {
+                    tokio::spawn(keep_log(stderr, self.log_path.clone()));
+                }
+                let transport =
+                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE);
+                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        let why = exit_reason(Some(&mut child));
+                        return Err(format!("the server failed its handshake ({e}); {why}"));
+                    }
+                    Err(_) => {
+                        return Err(format!(
+                            "the server did not answer `initialize` within {} s",
+                            timeout.as_secs()
+                        ))
+                    }
+                };
+                let tools = list_tools(service.peer(), timeout).await?;
+                Ok(Conn {
+                    service,
+                    tools,
+                    child: Some(child),
+                })
+            }
+            Transport::Http { url, .. } => Err(format!(
+                "the streamable HTTP transport ({url}) is not available in this build"
+            )),
+        }
+    }
+
+    /// Call the server's tool `tool` with `arguments`.
+    pub async fn call(
+        &self,
+        sandbox: &Sandboxing,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+    ) -> Result<CallResult, CallError> {
+        let (peer, _) = self.ensure(sandbox).await.map_err(CallError::Down)?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = match peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Err(self.lost(e.to_string()).await),
+        };
+        let limit = self.config.tool_timeout;
+        let answer = match tokio::time::timeout(limit, &mut handle.rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => return Err(self.lost("the connection closed".into()).await),
+            Err(_) => {
+                let _ = handle
+                    .cancel(Some(format!("no answer within {} s", limit.as_secs())))
+                    .await;
+                return Err(CallError::TimedOut(limit));
+            }
+        };
+        match answer {
+            Ok(ServerResult::CallToolResult(r)) => Ok(CallResult {
+                content: r
+                    .content
+                    .iter()
+                    .filter_map(|c| serde_json::to_value(c).ok())
+                    .collect(),
+                structured: r.structured_content,
+                is_error: r.is_error.unwrap_or(false),
+            }),
+            Ok(_) => Err(CallError::Protocol(
+                "the server answered with something other than a tool result".into(),
+            )),
+            Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
+            Err(rmcp::ServiceError::TransportClosed) => {
+                Err(self.lost("the connection closed".into()).await)
+            }
+            Err(e) => Err(CallError::Protocol(e.to_string())),
+        }
+    }
+
+    /// The connection failed under a call: the server is down until the
+    /// next need restarts it.
+    async fn lost(&self, what: String) -> CallError {
+        let mut state = self.state.lock().await;
+        let reason = match &mut *state {
+            State::Up(conn) => format!("{what}; {}", exit_reason(conn.child.as_mut())),
+            _ => what,
+        };
+        let failures = match &*state {
+            State::Down { failures, .. } => *failures,
+            _ => 0,
+        };
+        *state = self.down(reason.clone(), failures + 1);
+        CallError::Down(reason)
+    }
+
+    /// Stop the server (runtime shutdown): close the session, then make
+    /// sure the process and its group are gone.
+    pub async fn stop(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Up(mut conn) = std::mem::replace(&mut *state, State::Idle) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), conn.service.close()).await;
+            if let Some(child) = conn.child.as_mut() {
+                if let Some(pid) = child.id() {
+                    // The group is the server's own (spawned with
+                    // process_group(0)), and still ours: its leader has
+                    // not been reaped.
+                    // SAFETY: killpg sends a signal; no memory is touched.
+                    unsafe { libc::killpg(pid as i32, libc::SIGTERM) };
+                }
+                if tokio::time::timeout(Duration::from_secs(2), child.wait())
+                    .await
+                    .is_err()
+                {
+                    let _ = child.kill().await;
+                }
+            }
+        }
+        if self.config.enabled {
+            self.set_phase(Phase::Idle);
+        }
+    }
+}
+
+async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Listed>, String> {
+    let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => return Err(format!("cannot list the server's tools: {e}")),
+        Err(_) => {
+            return Err(format!(
+                "the server did not list its tools within {} s",
+                timeout.as_secs()
+            ))
+        }
+    };
+    Ok(tools
+        .into_iter()
+        .map(|t| Listed {
+            name: t.name.to_string(),
+            description: t.description.as_deref().unwrap_or("").to_owned(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+            read_only: t
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false),
+        })
+        .collect())
+}
+
+/// Why a server's process is gone (or that it is still there).
+fn exit_reason(child: Option<&mut tokio::process::Child>) -> String {
+    match child.map(|c| c.try_wait()) {
+        Some(Ok(Some(status))) => format!("the server exited ({status})"),
+        Some(Ok(None)) => "the server stopped answering".into(),
+        Some(Err(e)) => format!("the server's state is unknown: {e}"),
+        None => "the server is gone".into(),
+    }
+}
+
+/// Variables every stdio server gets from Holon's environment; nothing
+/// else reaches it unless the server's config names it.
+const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM"];
+
+/// A server's environment (pure): the minimal base and the named
+/// passthrough variables from Holon's own, then the config's `env`.
+pub fn server_env(
+    env: &BTreeMap<String, String>,
+    passthrough: &[String],
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> BTreeMap<std::ffi::OsString, std::ffi::OsString> {
+    let mut out: BTreeMap<std::ffi::OsString, std::ffi::OsString> = vars
+        .into_iter()
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_some_and(|k| BASE_ENV.contains(&k) || passthrough.iter().any(|p| p == k))
+        })
+        .collect();
+    for (k, v) in env {
+        out.insert(k.into(), v.into());
+    }
+    out
+}
+
+/// Copy a server's stderr into its log, rotating it past `LOG_LIMIT`.
+async fn keep_log(stderr: tokio::process::ChildStderr, path: PathBuf) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let open = |p: &PathBuf| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .map(tokio::fs::File::from_std)
+    };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let Ok(mut file) = open(&path) else { return };
+    let mut size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    while let Ok(Some(line)) = lines.next_line().await {
+        if size > LOG_LIMIT {
+            let _ = std::fs::rename(&path, path.with_extension("log.1"));
+            match open(&path) {
+                Ok(f) => file = f,
+                Err(_) => return,
+            }
+            size = 0;
+        }
+        let line: String = line.chars().take(4096).collect();
+        size += line.len() as u64 + 1;
+        if file
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_see_only_the_base_and_what_they_are_given() {
+        let vars = [
+            ("PATH", "/bin"),
+            ("HOME", "/h"),
+            ("GITHUB_TOKEN", "t"),
+            ("OPENAI_API_KEY", "k"),
+            ("EDITOR", "vi"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let env = BTreeMap::from([("API_BASE".to_owned(), "http://x".to_owned())]);
+        let got = server_env(&env, &["GITHUB_TOKEN".to_owned()], vars);
+        let names: Vec<String> = got
+            .keys()
+            .map(|k| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["API_BASE", "GITHUB_TOKEN", "HOME", "PATH"]);
+    }
+}

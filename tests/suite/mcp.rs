@@ -1,0 +1,418 @@
+//! MCP servers, for real: the stub server (examples/mcp_stub.rs, built
+//! with the official SDK) as a child process speaking stdio, and a
+//! scripted model calling its tools through a real runtime. What the model
+//! is offered, what it is told, the gate, and each way a server can fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::approvals::wait_requests;
+use super::runtime_core::{config, events, kind, prompt, wait_event};
+use holon::model::approval::Approval;
+use holon::runtime::approvals::policy::ApprovalPolicy;
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::RuntimeHost;
+use holon::runtime::mcp::config::{ServerConfig, Transport};
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::runtime::provider::ConversationItem;
+use holon::store::{Store, StoreOptions};
+
+/// The stub server, built beside the binary (`cargo test` builds examples).
+pub fn stub_server() -> PathBuf {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_holon"));
+    let path = bin
+        .parent()
+        .map(|d| d.join("examples/mcp_stub"))
+        .unwrap_or_default();
+    assert!(path.exists(), "{} is not built", path.display());
+    path
+}
+
+pub fn stub_config(name: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: stub_server().display().to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::from([("STUB_SETTING".to_owned(), "1".to_owned())]),
+            env_passthrough: Vec::new(),
+            cwd: None,
+        },
+        enabled: true,
+        startup_timeout: Duration::from_secs(10),
+        tool_timeout: Duration::from_secs(10),
+        enabled_tools: None,
+        disabled_tools: BTreeSet::new(),
+        approval: None,
+        sandboxed: false,
+    }
+}
+
+async fn host(
+    dir: &Path,
+    provider: &Arc<ScriptedProvider>,
+    servers: Vec<ServerConfig>,
+    approval: Approval,
+) -> RuntimeHost {
+    let store = Store::open(&dir.join("s.redb"), StoreOptions::default()).unwrap();
+    let mut c = config(dir, Arc::clone(provider));
+    c.mcp_servers = servers;
+    c.policy = ApprovalPolicy {
+        approval,
+        ..ApprovalPolicy::default()
+    };
+    let host = RuntimeHost::start(store, c).await.unwrap();
+    host.create_agent("main").await.unwrap();
+    host
+}
+
+/// Every tool result the model was sent in request `i`, by tool name.
+fn results(provider: &ScriptedProvider, i: usize) -> Vec<(String, Value, bool)> {
+    provider.requests()[i]
+        .conversation
+        .iter()
+        .filter_map(|c| match c {
+            ConversationItem::ToolResult {
+                tool_name,
+                content,
+                is_error,
+                ..
+            } => Some((
+                tool_name.clone(),
+                serde_json::from_str(content).unwrap_or(Value::Null),
+                *is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_offered_called_and_told_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Using the server.",
+            &[
+                ("mcp__stub__echo", json!({"text": "hello from mcp"})),
+                ("mcp__stub__image", json!({})),
+                ("mcp__stub__fail", json!({})),
+                ("mcp__stub__big", json!({"bytes": 3_000_000})),
+                ("mcp__stub__env", json!(null)),
+            ],
+        ),
+        Scripted::text("Done."),
+    ]));
+    let mut quiet = stub_config("quiet", &[]);
+    quiet.enabled_tools = Some(BTreeSet::from(["echo".to_owned()]));
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub_config("stub", &[]), quiet],
+        Approval::OnRequest,
+    )
+    .await;
+    host.submit(prompt("use the tools", Priority::Normal))
+        .await
+        .unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    wait_requests(&provider, 2).await;
+
+    // Offered: the server's tools by their MCP names, with its schema;
+    // the one whose schema no provider takes is left out, and the
+    // allow-list holds for the second server.
+    let offered: Vec<String> = provider.requests()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .filter(|n| n.starts_with("mcp__"))
+        .collect();
+    assert_eq!(
+        offered,
+        [
+            "mcp__stub__echo",
+            "mcp__stub__note",
+            "mcp__stub__slow",
+            "mcp__stub__image",
+            "mcp__stub__big",
+            "mcp__stub__fail",
+            "mcp__stub__crash",
+            "mcp__stub__env",
+            "mcp__stub__touch",
+            "mcp__quiet__echo",
+        ]
+    );
+    let echo = provider.requests()[0]
+        .tools
+        .iter()
+        .find(|t| t.name == "mcp__stub__echo")
+        .cloned()
+        .unwrap();
+    assert_eq!(echo.description, "Echo the text back.");
+    assert_eq!(echo.input_schema["required"], json!(["text"]));
+    let views = host.mcp_servers();
+    assert_eq!(views[0].state, "running");
+    assert_eq!(views[0].dropped.len(), 1);
+    assert_eq!(views[0].dropped[0].tool, "bad_schema");
+
+    // Told: text, a note for the image, the error envelope, a bounded
+    // result, and an environment without Holon's own variables.
+    let told = results(&provider, 1);
+    assert_eq!(told.len(), 5);
+    assert_eq!(told[0].1["text"], "hello from mcp");
+    assert_eq!(
+        told[1].1["attachments"],
+        json!(["[image: image/png, 8 bytes, not shown]"])
+    );
+    assert!(told[2].2, "fail is an error");
+    assert_eq!(told[2].1["message"], "the stub always fails");
+    assert_eq!(told[3].1["truncated"]["total_bytes"], 3_000_000);
+    assert!(told[3].1["text"].as_str().unwrap().len() <= 32_000);
+    let seen: BTreeSet<&str> = told[4].1["text"].as_str().unwrap().split(' ').collect();
+    let allowed = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "USER",
+        "TERM",
+        "STUB_SETTING",
+    ];
+    assert!(seen.contains("STUB_SETTING"), "{seen:?}");
+    assert!(seen.iter().all(|v| allowed.contains(v)), "{seen:?}");
+    let executed = events(&host)
+        .into_iter()
+        .filter(|e| e.kind == "tool_executed")
+        .count();
+    assert_eq!(executed, 5);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_asks_under_on_write_and_always_allows_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Reading, then writing.",
+            &[
+                ("mcp__stub__echo", json!({"text": "read"})),
+                ("mcp__stub__note", json!({"text": "write"})),
+            ],
+        ),
+        Scripted::text("Written."),
+        Scripted::tools("Again.", &[("mcp__stub__note", json!({"text": "again"}))]),
+        Scripted::text("Written again."),
+    ]));
+    let log_arg = log.display().to_string();
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub_config("stub", &["--log", &log_arg])],
+        Approval::OnWrite,
+    )
+    .await;
+    host.submit(prompt("write a note", Priority::Normal))
+        .await
+        .unwrap();
+    let asked = wait_event(&host, "the approval", kind("approval_requested")).await;
+    let why = asked.payload["approval"]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("mcp__stub__note"), "{why}");
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(calls.lines().count(), 1, "only the read ran: {calls}");
+    let id = asked.payload["approval"]["id"].as_str().unwrap().to_owned();
+    host.approve("main", &id, true).await.unwrap();
+    super::support::poll("the approved call", || {
+        let calls = std::fs::read_to_string(&log).unwrap_or_default();
+        calls.contains("note").then_some(())
+    });
+    // The allow-list now names the tool: the next write does not ask.
+    host.submit(prompt("again", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 4).await;
+    wait_event(&host, "the second write", |e| {
+        e.kind == "tool_executed" && e.payload.to_string().contains("again")
+    })
+    .await;
+    let calls = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(calls.contains("again"), "{calls}");
+    assert_eq!(host.approvals(None, false).unwrap().len(), 0);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Trying everything.",
+            &[
+                ("mcp__stub__slow", json!({"ms": 10_000})),
+                ("mcp__stub__crash", json!({})),
+                ("mcp__stub__echo", json!({"text": "after the crash"})),
+            ],
+        ),
+        Scripted::text("Some of it failed."),
+    ]));
+    let mut stub = stub_config("stub", &[]);
+    stub.tool_timeout = Duration::from_secs(1);
+    let mut missing = stub_config("missing", &[]);
+    missing.transport = Transport::Stdio {
+        command: dir.path().join("no-such-server").display().to_string(),
+        args: Vec::new(),
+        env: BTreeMap::new(),
+        env_passthrough: Vec::new(),
+        cwd: None,
+    };
+    let exits = stub_config("exits", &["--exit"]);
+    let mut mute = stub_config("mute", &["--mute"]);
+    mute.startup_timeout = Duration::from_secs(1);
+    let garbage = stub_config("garbage", &["--garbage"]);
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub, missing, exits, mute, garbage],
+        Approval::OnRequest,
+    )
+    .await;
+    host.submit(prompt("try", Priority::Normal)).await.unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    wait_requests(&provider, 2).await;
+
+    let told = results(&provider, 1);
+    let message = |i: usize| told[i].1["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        message(0).contains("within 1 s and was cancelled"),
+        "{}",
+        message(0)
+    );
+    assert!(message(1).contains("not available"), "{}", message(1));
+    assert!(message(2).contains("not available"), "{}", message(2));
+
+    let views: BTreeMap<String, _> = host
+        .mcp_servers()
+        .into_iter()
+        .map(|v| (v.name.clone(), v))
+        .collect();
+    assert_eq!(views["missing"].state, "failed");
+    let reason = |n: &str| views[n].reason.clone().unwrap_or_default();
+    assert!(
+        reason("missing").contains("cannot start"),
+        "{}",
+        reason("missing")
+    );
+    assert_eq!(views["exits"].state, "failed");
+    assert!(
+        reason("mute").contains("did not answer `initialize` within 1 s"),
+        "{}",
+        reason("mute")
+    );
+    // A line of garbage before the protocol does not stop a server.
+    assert_eq!(views["garbage"].state, "running", "{}", reason("garbage"));
+    assert_eq!(views["stub"].state, "failed");
+    assert!(reason("stub").contains("exited"), "{}", reason("stub"));
+    // The server's stderr is in its log.
+    let log = std::fs::read_to_string(&views["stub"].log).unwrap_or_default();
+    assert!(log.contains("mcp_stub starting"), "{log}");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_server_writes_only_in_its_own_directory() {
+    if !holon::runtime::sandbox::tests_can_sandbox() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside.txt");
+    let own = dir.path().join("data/mcp/stub/tmp/inside.txt");
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Writing.",
+            &[
+                (
+                    "mcp__stub__touch",
+                    json!({"path": outside.display().to_string()}),
+                ),
+                (
+                    "mcp__stub__touch",
+                    json!({"path": own.display().to_string()}),
+                ),
+            ],
+        ),
+        Scripted::text("Done."),
+    ]));
+    let mut stub = stub_config("stub", &[]);
+    stub.sandboxed = true;
+    let host = host(dir.path(), &provider, vec![stub], Approval::Never).await;
+    host.submit(prompt("write", Priority::Normal))
+        .await
+        .unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    wait_requests(&provider, 2).await;
+    let told = results(&provider, 1);
+    let views = host.mcp_servers();
+    assert_eq!(views[0].state, "running", "{:?}", views[0].reason);
+    assert!(told[0].2, "the write outside was refused: {:?}", told[0]);
+    assert!(!outside.exists());
+    assert!(!told[1].2, "{:?}", told[1]);
+    assert!(own.exists());
+    host.shutdown().await;
+}
+
+#[test]
+fn holon_mcp_list_offline_online_and_a_bad_config() {
+    use super::support::{stderr, Daemon, Home};
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    let config = home.path().join("config/config.toml");
+    let server = stub_server().display().to_string();
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp_servers.stub]\ncommand = \"{server}\"\n\n[mcp_servers.off]\ncommand = \"{server}\"\nenabled = false\n"
+        ),
+    )
+    .unwrap();
+    let list = |home: &Home| -> Value {
+        serde_json::from_str(&home.ok(&["mcp", "list", "--json"])).unwrap()
+    };
+    let offline = list(&home);
+    assert_eq!(offline[0]["name"], "off");
+    assert_eq!(offline[0]["state"], "disabled");
+    assert_eq!(offline[1]["name"], "stub");
+    assert_eq!(offline[1]["state"], "idle");
+    let text = home.ok(&["mcp", "list"]);
+    assert!(text.starts_with("no runtime is running"), "{text}");
+    assert!(text.contains("stub (stdio) idle"), "{text}");
+
+    let out = home.run(&["--detach"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let daemon = Daemon(&home);
+    let online = list(&home);
+    assert_eq!(online[1]["state"], "idle", "nothing starts before a turn");
+    assert!(!home.ok(&["mcp", "list"]).contains("no runtime"));
+    drop(daemon);
+
+    std::fs::write(
+        &config,
+        "[mcp_servers.both]\ncommand = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"\n",
+    )
+    .unwrap();
+    let out = home.run(&["mcp", "list"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("key `mcp_servers.both.url`"), "{err}");
+    assert!(
+        err.contains("either `command` (stdio) or `url` (HTTP), not both"),
+        "{err}"
+    );
+}
