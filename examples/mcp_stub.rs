@@ -5,6 +5,10 @@
 //! `env` (the names of the variables it sees), `touch` (creates `path`)
 //! and `bad_schema` (an input schema no provider takes).
 //!
+//! `--http 127.0.0.1:PORT` serves the streamable HTTP transport at `/mcp`
+//! instead of stdio (`--token T` then requires `Authorization: Bearer T`),
+//! printing `listening on ADDR` once it accepts connections.
+//!
 //! Flags make it misbehave for the edge cases: `--exit` exits at once,
 //! `--mute` never answers `initialize`, `--garbage` prints a non-JSON line
 //! before speaking MCP. `--log FILE` appends one line per call it serves.
@@ -13,6 +17,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::response::IntoResponse;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
@@ -160,6 +165,18 @@ async fn main() {
         tokio::time::sleep(Duration::from_secs(3600)).await;
         return;
     }
+    if let Some(addr) = args
+        .iter()
+        .position(|a| a == "--http")
+        .and_then(|i| args.get(i + 1).cloned())
+    {
+        let token = args
+            .iter()
+            .position(|a| a == "--token")
+            .and_then(|i| args.get(i + 1).cloned());
+        serve_http(&addr, token, log).await;
+        return;
+    }
     if has("--garbage") {
         println!("this is not JSON-RPC");
     }
@@ -167,4 +184,44 @@ async fn main() {
         std::process::exit(1);
     };
     let _ = service.waiting().await;
+}
+
+/// The streamable HTTP transport at `/mcp`, behind an optional bearer token.
+async fn serve_http(addr: &str, token: Option<String>, log: Option<String>) {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(Stub { log: log.clone() }),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let want = token.map(|t| format!("Bearer {t}"));
+    let guard = move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let want = want.clone();
+        async move {
+            let given = req
+                .headers()
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match want {
+                Some(w) if given.as_deref() != Some(w.as_str()) => {
+                    axum::http::StatusCode::UNAUTHORIZED.into_response()
+                }
+                _ => next.run(req).await,
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(guard));
+    let Ok(listener) = tokio::net::TcpListener::bind(addr).await else {
+        std::process::exit(1);
+    };
+    if let Ok(a) = listener.local_addr() {
+        println!("listening on {a}");
+    }
+    let _ = axum::serve(listener, app).await;
 }

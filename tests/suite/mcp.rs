@@ -416,3 +416,93 @@ fn holon_mcp_list_offline_online_and_a_bad_config() {
         "{err}"
     );
 }
+
+/// The stub serving streamable HTTP on a free port: the process and its
+/// `/mcp` URL.
+fn http_stub(token: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(stub_server())
+        .args(["--http", "127.0.0.1:0", "--token", token])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    (child, format!("http://{addr}/mcp"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_servers_with_a_token_without_one_and_gone() {
+    // A variable every test process has, so nothing sets the environment.
+    let token = std::env::var("CARGO_PKG_NAME").unwrap();
+    let (mut good, url) = http_stub(&token);
+    let (mut other, other_url) = http_stub("not-the-token");
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Over HTTP.",
+            &[("mcp__web__echo", json!({"text": "over http"}))],
+        ),
+        Scripted::text("Done."),
+        Scripted::tools("Slowly.", &[("mcp__web__slow", json!({"ms": 30_000}))]),
+        Scripted::text("It went away."),
+    ]));
+    let http = |name: &str, url: &str| {
+        let mut c = stub_config(name, &[]);
+        c.transport = Transport::Http {
+            url: url.to_owned(),
+            bearer_token_env: Some("CARGO_PKG_NAME".into()),
+        };
+        c.tool_timeout = Duration::from_secs(5);
+        c
+    };
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![http("web", &url), http("locked", &other_url)],
+        Approval::OnRequest,
+    )
+    .await;
+    host.submit(prompt("echo", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 2).await;
+    let told = results(&provider, 1);
+    assert_eq!(told[0].1["text"], "over http", "{:?}", told[0]);
+    let views = host.mcp_servers();
+    assert_eq!(views[1].name, "locked");
+    assert_eq!(views[1].state, "failed");
+    let reason = views[1].reason.clone().unwrap_or_default();
+    assert!(reason.contains("refused the handshake"), "{reason}");
+    assert_eq!(views[0].transport, "http");
+    assert_eq!(views[0].state, "running");
+
+    // The server goes away during a call: the model is told, the turn
+    // goes on.
+    host.submit(prompt("slow", Priority::Normal)).await.unwrap();
+    wait_event(&host, "the slow call", kind("tool_started")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    good.kill().unwrap();
+    let _ = good.wait();
+    wait_requests(&provider, 4).await;
+    let told = results(&provider, 3);
+    let last = told.last().cloned().unwrap();
+    assert!(last.2, "{last:?}");
+    // The event stream of a streamable HTTP call does not end the call
+    // when the server dies: the tool timeout does.
+    let message = last.1["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        message.contains("was cancelled") || message.contains("not available"),
+        "{message}"
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+    host.shutdown().await;
+}

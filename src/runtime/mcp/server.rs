@@ -357,9 +357,49 @@ impl Server {
                     child: Some(child),
                 })
             }
-            Transport::Http { url, .. } => Err(format!(
-                "the streamable HTTP transport ({url}) is not available in this build"
-            )),
+            Transport::Http {
+                url,
+                bearer_token_env,
+            } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                use rmcp::transport::StreamableHttpClientTransport;
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .max_json_response_size(MAX_MESSAGE)
+                    .max_sse_event_size(MAX_MESSAGE);
+                // A dropped stream is resumed three times, half a second
+                // apart; past that the server is down, not slow.
+                config.retry_config = Arc::new(ThreeRetries);
+                if let Some(var) = bearer_token_env {
+                    let token = std::env::var(var).map_err(|_| {
+                        format!(
+                            "its bearer token variable `{var}` is not set in Holon's environment"
+                        )
+                    })?;
+                    config = config.auth_header(token);
+                }
+                // The process's TLS provider, for https servers (once; a
+                // second install is refused and harmless).
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        return Err(format!("the server at {url} refused the handshake: {e}"))
+                    }
+                    Err(_) => {
+                        return Err(format!(
+                            "the server at {url} did not answer `initialize` within {} s",
+                            timeout.as_secs()
+                        ))
+                    }
+                };
+                let tools = list_tools(service.peer(), timeout).await?;
+                Ok(Conn {
+                    service,
+                    tools,
+                    child: None,
+                })
+            }
         }
     }
 
@@ -457,6 +497,17 @@ impl Server {
     }
 }
 
+/// How a dropped HTTP event stream is resumed: three times, half a second
+/// apart.
+#[derive(Debug)]
+struct ThreeRetries;
+
+impl rmcp::transport::common::client_side_sse::SseRetryPolicy for ThreeRetries {
+    fn retry(&self, current_times: usize) -> Option<Duration> {
+        (current_times < 3).then_some(Duration::from_millis(500))
+    }
+}
+
 async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Listed>, String> {
     let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(t)) => t,
@@ -489,7 +540,7 @@ fn exit_reason(child: Option<&mut tokio::process::Child>) -> String {
         Some(Ok(Some(status))) => format!("the server exited ({status})"),
         Some(Ok(None)) => "the server stopped answering".into(),
         Some(Err(e)) => format!("the server's state is unknown: {e}"),
-        None => "the server is gone".into(),
+        None => "the connection to the server is closed".into(),
     }
 }
 
