@@ -164,6 +164,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
     }
+    if which == "mcp" {
+        super::bench_mcp::run(&dir).await?;
+    }
     if which == "scale" {
         super::bench_scale::run(&dir, args.agents.unwrap_or(1000)).await?;
     }

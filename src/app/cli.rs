@@ -685,7 +685,10 @@ pub struct BenchArgs {
     /// status`, restart, homes on disk) or life (`--agents` agents for
     /// `--days` simulated days on a paused clock, with and without
     /// retention: RSS, store bytes, decision, frame and search times every
-    /// 30 days); the last eight are not part of all.
+    /// 30 days) or mcp (an MCP server's start, a call's round trip, a
+    /// daemon's RSS with three servers configured and none used; needs
+    /// `--example mcp_stub` built beside the binary); the last nine are
+    /// not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

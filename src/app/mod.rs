@@ -23,6 +23,8 @@ mod bench_runtime;
 #[cfg(all(feature = "bench", target_os = "linux"))]
 mod bench_sandbox;
 #[cfg(feature = "bench")]
+mod bench_mcp;
+#[cfg(feature = "bench")]
 mod bench_scale;
 #[cfg(feature = "bench")]
 mod bench_soak;
