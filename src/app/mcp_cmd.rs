@@ -34,81 +34,9 @@ pub async fn mcp_list(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
         out.line("no runtime is running: servers start with a runtime's first turn")?;
     }
     for s in &servers {
-        for line in describe(s) {
+        for line in crate::ui::present::mcp::lines(s) {
             out.line(&line)?;
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A server as lines of text (pure).
-pub fn describe(s: &McpServerInfo) -> Vec<String> {
-    let state = match (&s.reason, s.retry_in_ms) {
-        (Some(r), Some(ms)) if ms > 0 => {
-            format!("failed: {r} (tried again after {} s)", ms.div_ceil(1000))
-        }
-        (Some(r), _) => format!("failed: {r}"),
-        _ => s.state.clone(),
-    };
-    let tools = match s.tools.len() {
-        0 => String::new(),
-        1 => " · 1 tool".to_owned(),
-        n => format!(" · {n} tools"),
-    };
-    let mut lines = vec![format!("{} ({}) {state}{tools}", s.name, s.transport)];
-    for t in &s.tools {
-        let ro = if t.read_only { "  read-only" } else { "" };
-        lines.push(format!("  {}{ro}", t.exposed));
-    }
-    for d in &s.dropped {
-        lines.push(format!("  left out: {} — {}", d.tool, d.reason));
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::mcp::{McpDroppedTool, McpToolInfo};
-
-    #[test]
-    fn a_server_reads_as_lines() {
-        let s = McpServerInfo {
-            name: "gh".into(),
-            transport: "stdio".into(),
-            state: "running".into(),
-            reason: None,
-            retry_in_ms: None,
-            tools: vec![McpToolInfo {
-                name: "get".into(),
-                exposed: "mcp__gh__get".into(),
-                read_only: true,
-            }],
-            dropped: vec![McpDroppedTool {
-                tool: "odd".into(),
-                reason: "why".into(),
-            }],
-            log: "/l".into(),
-        };
-        assert_eq!(
-            describe(&s),
-            [
-                "gh (stdio) running · 1 tool",
-                "  mcp__gh__get  read-only",
-                "  left out: odd — why"
-            ]
-        );
-        let failed = McpServerInfo {
-            state: "failed".into(),
-            reason: Some("cannot start `x`".into()),
-            retry_in_ms: Some(1500),
-            tools: Vec::new(),
-            dropped: Vec::new(),
-            ..s
-        };
-        assert_eq!(
-            describe(&failed),
-            ["gh (stdio) failed: cannot start `x` (tried again after 2 s)"]
-        );
-    }
 }

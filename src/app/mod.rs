@@ -19,11 +19,11 @@ mod bench_connections;
 #[cfg(feature = "bench")]
 mod bench_context;
 #[cfg(feature = "bench")]
+mod bench_mcp;
+#[cfg(feature = "bench")]
 mod bench_runtime;
 #[cfg(all(feature = "bench", target_os = "linux"))]
 mod bench_sandbox;
-#[cfg(feature = "bench")]
-mod bench_mcp;
 #[cfg(feature = "bench")]
 mod bench_scale;
 #[cfg(feature = "bench")]

@@ -300,6 +300,7 @@ pub mod approvals;
 pub mod context;
 mod describe;
 mod describe_waits;
+pub mod mcp;
 pub mod trigger;
 pub mod usage;
 mod words;

@@ -410,6 +410,9 @@ pub(super) fn assistant_round(p: &ev::AssistantRoundRecorded, out: &mut Operator
 
 pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> String {
     let name = nonblank(&p.tool_name).unwrap_or("Tool");
+    if let Some((server, tool)) = mcp_parts(name) {
+        return mcp_executed(p, server, tool, out);
+    }
     out.title = name.to_owned();
     out.body = body(Some(&p.result_preview));
     let head = match p.is_error {
@@ -418,6 +421,37 @@ pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> St
     };
     let hint = tool_hint(name, &p.arguments);
     paren(colon(head, hint), Some(duration(p.duration_ms)))
+}
+
+/// `mcp__<server>__<tool>`: the server and the tool (server names hold no
+/// `__`).
+pub(crate) fn mcp_parts(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__")?.split_once("__")
+}
+
+/// An MCP call: `server · tool[ failed][: hint] (duration)[ → result]`,
+/// the result's first line (or the error's message).
+fn mcp_executed(p: &ev::ToolExecuted, server: &str, tool: &str, out: &mut OperatorEvent) -> String {
+    out.title = format!("{server} · {tool}");
+    out.body = body(Some(&p.result_preview));
+    let head = match p.is_error {
+        true => format!("{server} · {tool} failed"),
+        false => format!("{server} · {tool}"),
+    };
+    let hint = tool_hint(tool, &p.arguments);
+    let line = paren(colon(head, hint), Some(duration(p.duration_ms)));
+    let result: Option<Value> = serde_json::from_str(&p.result_preview).ok();
+    let said = result.as_ref().and_then(|r| {
+        let key = if p.is_error { "message" } else { "text" };
+        r.get(key)?.as_str().and_then(nonblank).map(|t| {
+            let first = t.lines().next().unwrap_or(t);
+            one_line(first, 60)
+        })
+    });
+    match said {
+        Some(s) => format!("{line} → {s}"),
+        None => line,
+    }
 }
 
 /// A compact argument hint: ExecCommand's command, the task or work item a

@@ -1405,3 +1405,42 @@ fn compaction_is_one_quiet_row_and_checkpoints_are_trace() {
         "Turn checkpoint: 2 earlier round(s) recapped; work item moved on from revision 4",
     );
 }
+
+#[test]
+fn mcp_calls_name_their_server_and_tool_and_say_the_result() {
+    let call = |is_error: bool, preview: &str| {
+        json!({ "run_id": "run_1", "tool_execution_id": "tool_1", "call_id": "call_1",
+            "tool_name": "mcp__github__get_issue", "arguments": { "repo": "holon", "number": 7 },
+            "is_error": is_error, "duration_ms": 42, "result_preview": preview })
+    };
+    let ok = show(
+        EventKind::ToolExecuted,
+        call(
+            false,
+            r#"{"ok":true,"text":"Issue 7: the console wedges\nbody"}"#,
+        ),
+    );
+    check(
+        &ok,
+        Visibility::Trace,
+        Category::Tool,
+        "github · get_issue: holon (42 ms) → Issue 7: the console wedges",
+    );
+    assert_eq!(ok.title, "github · get_issue");
+    let failed = show(
+        EventKind::ToolExecuted,
+        call(
+            true,
+            r#"{"ok":false,"kind":"failed","message":"not found"}"#,
+        ),
+    );
+    check(
+        &failed,
+        Visibility::Trace,
+        Category::Tool,
+        "github · get_issue failed: holon (42 ms) → not found",
+    );
+    // A preview cut short is no JSON: the line stops at the duration.
+    let cut = show(EventKind::ToolExecuted, call(false, r#"{"ok":true,"te"#));
+    assert_eq!(cut.summary, "github · get_issue: holon (42 ms)");
+}

@@ -148,6 +148,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             fx.push(call(state, request, Pending::Context));
         }
         Command::Trigger => trigger(state, arg, fx),
+        Command::Mcp => fx.push(call(state, Request::McpList, Pending::Mcp)),
         Command::Approvals => stack::open_kind(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),

@@ -788,6 +788,11 @@ impl Conversation {
                 return;
             }
         }
+        // An MCP call is a row of its own, like a command's.
+        if p.tool_name.starts_with("mcp__") {
+            self.push(RowKind::Event(op.clone()), DisplayMode::Info);
+            return;
+        }
         if p.tool_name == "ExecCommand" {
             let task = exec_task_id(p);
             if task.as_ref().is_some_and(|t| self.tasks.contains_key(t)) {
@@ -826,6 +831,7 @@ fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
             _ => None,
         },
         (_, Some(_)) => Some(format!("writing {}", a.summary.trim_matches('`'))),
+        _ if a.tool_name.starts_with("mcp__") => Some(format!("the tool `{}`", a.tool_name)),
         _ => None,
     };
     ApprovalRow {

@@ -87,6 +87,8 @@ pub enum Pending {
     Context,
     /// `/trigger`: the trigger view, shown as a note.
     Trigger,
+    /// `/mcp`: the MCP servers, shown as a note.
+    Mcp,
     /// `/approve` or `/deny`: what the answer did.
     Answer,
     /// Routed to the overlay of this kind, which matches the id.

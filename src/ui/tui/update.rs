@@ -458,6 +458,24 @@ fn on_response(
                 .conversation
                 .note(format!("/trigger: {}", e.message), Tone::Error),
         },
+        Pending::Mcp => {
+            match result.and_then(Response::take::<Vec<crate::model::mcp::McpServerInfo>>) {
+                Ok(servers) if servers.is_empty() => state.conversation.note(
+                    "No MCP servers are configured ([mcp_servers.NAME] in config.toml).",
+                    Tone::Info,
+                ),
+                Ok(servers) => {
+                    let text: Vec<String> = servers
+                        .iter()
+                        .flat_map(crate::ui::present::mcp::lines)
+                        .collect();
+                    state.conversation.note(text.join("\n"), Tone::Info)
+                }
+                Err(e) => state
+                    .conversation
+                    .note(format!("/mcp: {}", e.message), Tone::Error),
+            }
+        }
         Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
             let verb = match pending {
                 Pending::WorkspaceAttach => "attach",

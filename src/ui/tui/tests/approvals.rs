@@ -484,3 +484,25 @@ fn an_interrupted_answer_stays_marked_as_cut_off() {
         "{text}"
     );
 }
+
+#[test]
+fn a_waiting_mcp_call_names_its_tool_and_what_always_allows() {
+    let mut rec = approval(
+        "apr_01a2b5",
+        "main",
+        "mcp__github__create_issue",
+        "`mcp__github__create_issue` {\"title\":\"flaky test\"}",
+        "approval is `on_write`: `mcp__github__create_issue` may write (the server does not mark it read-only)",
+    );
+    rec["arguments"] = json!({ "title": "flaky test" });
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    asked(&mut st, &rec);
+    let text = screen(&st);
+    assert!(text.contains("mcp__github__create_issue"), "{text}");
+    assert!(
+        text.contains("always, allowing the tool `mcp__github__create_issue` from now on"),
+        "{text}"
+    );
+    // The gated call's own result draws no row: nothing ran.
+    assert!(!text.contains("github · create_issue"), "{text}");
+}

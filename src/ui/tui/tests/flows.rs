@@ -1408,3 +1408,51 @@ fn at_opens_a_file_picker_over_the_workspace() {
     assert!(requests(&fx).iter().any(|r| matches!(r,
         Request::PromptSubmit { text, .. } if text == "fix @src/retry.rs please")));
 }
+
+#[test]
+fn mcp_calls_are_rows_at_info_and_slash_mcp_lists_the_servers() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    let e = s.tool(
+        "msg_1",
+        "run_1",
+        "mcp__github__get_issue",
+        json!({ "repo": "holon", "number": 7 }),
+        json!({ "ok": true, "text": "Issue 7: the console wedges" }),
+        42,
+        false,
+    );
+    update(&mut st, Msg::Event(Box::new(e)));
+    let text = screen(&st);
+    assert!(
+        text.contains("github · get_issue: holon (42 ms) → Issue 7: the console wedges"),
+        "{text}"
+    );
+
+    let fx = enter(&mut st, "/mcp");
+    assert_eq!(requests(&fx), [Request::McpList]);
+    let id = call_id(&fx, "mcp.list");
+    let servers = json!([{
+        "name": "github", "transport": "stdio", "state": "running", "log": "/l",
+        "tools": [{ "name": "get_issue", "exposed": "mcp__github__get_issue", "read_only": true }],
+        "dropped": [],
+    }, {
+        "name": "browser", "transport": "http", "state": "failed", "log": "/b",
+        "reason": "the server at http://127.0.0.1:9/mcp refused the handshake", "retry_in_ms": 4000,
+    }]);
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, servers),
+        },
+    );
+    let text = screen(&st);
+    assert!(text.contains("github (stdio) running · 1 tool"), "{text}");
+    assert!(text.contains("mcp__github__get_issue read-only"), "{text}");
+    assert!(
+        text.contains("browser (http) failed: the server at"),
+        "{text}"
+    );
+    assert!(text.contains("handshake (tried again after 4 s)"), "{text}");
+}
