@@ -2,8 +2,9 @@
 //! official SDK and spoken over stdio. Its tools: `echo` (read-only),
 //! `note` (a write), `slow` (sleeps `ms`), `image`, `big` (`bytes` of
 //! text), `fail` (an `isError` result), `crash` (the process exits),
-//! `env` (the names of the variables it sees), `touch` (creates `path`)
-//! and `bad_schema` (an input schema no provider takes).
+//! `env` (the names of the variables it sees), `touch` (creates `path`),
+//! `grow` (offers `extra` from then on and says the list changed) and
+//! `bad_schema` (an input schema no provider takes).
 //!
 //! `--http 127.0.0.1:PORT` serves the streamable HTTP transport at `/mcp`
 //! instead of stdio (`--token T` then requires `Authorization: Bearer T`),
@@ -28,6 +29,8 @@ use serde_json::{json, Map, Value};
 
 struct Stub {
     log: Option<String>,
+    /// `grow` was called: `extra` is offered too.
+    grown: std::sync::atomic::AtomicBool,
 }
 
 fn tool(name: &'static str, description: &'static str, schema: Value, read_only: bool) -> Tool {
@@ -39,7 +42,7 @@ fn tool(name: &'static str, description: &'static str, schema: Value, read_only:
         .with_annotations(ToolAnnotations::new().read_only(read_only))
 }
 
-fn tools() -> Vec<Tool> {
+fn tools(grown: bool) -> Vec<Tool> {
     let text =
         json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
     vec![
@@ -78,12 +81,28 @@ fn tools() -> Vec<Tool> {
             true,
         ),
         tool(
+            "grow",
+            "Offer one more tool (and say the list changed).",
+            json!({"type": "object"}),
+            true,
+        ),
+        tool(
             "touch",
             "Create the file at path.",
             json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             false,
         ),
     ]
+    .into_iter()
+    .chain(grown.then(|| {
+        tool(
+            "extra",
+            "Offered after grow.",
+            json!({"type": "object"}),
+            true,
+        )
+    }))
+    .collect()
 }
 
 impl ServerHandler for Stub {
@@ -96,13 +115,14 @@ impl ServerHandler for Stub {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        let grown = self.grown.load(std::sync::atomic::Ordering::SeqCst);
+        Ok(ListToolsResult::with_all_items(tools(grown)))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         if let Some(path) = &self.log {
@@ -139,6 +159,12 @@ impl ServerHandler for Stub {
                 let names: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
                 CallToolResult::success(vec![ContentBlock::text(names.join(" "))])
             }
+            "grow" => {
+                self.grown.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                CallToolResult::success(vec![ContentBlock::text("grown")])
+            }
+            "extra" => CallToolResult::success(vec![ContentBlock::text("extra")]),
             "touch" => match std::fs::write(text("path"), "touched") {
                 Ok(()) => CallToolResult::success(vec![ContentBlock::text("touched")]),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
@@ -180,7 +206,11 @@ async fn main() {
     if has("--garbage") {
         println!("this is not JSON-RPC");
     }
-    let Ok(service) = Stub { log }.serve(rmcp::transport::stdio()).await else {
+    let stub = Stub {
+        log,
+        grown: Default::default(),
+    };
+    let Ok(service) = stub.serve(rmcp::transport::stdio()).await else {
         std::process::exit(1);
     };
     let _ = service.waiting().await;
@@ -193,7 +223,12 @@ async fn serve_http(addr: &str, token: Option<String>, log: Option<String>) {
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let service = StreamableHttpService::new(
-        move || Ok(Stub { log: log.clone() }),
+        move || {
+            Ok(Stub {
+                log: log.clone(),
+                grown: Default::default(),
+            })
+        },
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     );

@@ -142,6 +142,7 @@ async fn tools_are_offered_called_and_told_to_the_model() {
             "mcp__stub__fail",
             "mcp__stub__crash",
             "mcp__stub__env",
+            "mcp__stub__grow",
             "mcp__stub__touch",
             "mcp__quiet__echo",
         ]
@@ -190,6 +191,42 @@ async fn tools_are_offered_called_and_told_to_the_model() {
         .filter(|e| e.kind == "tool_executed")
         .count();
     assert_eq!(executed, 5);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_tool_list_is_offered_from_the_next_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Growing.", &[("mcp__stub__grow", json!({}))]),
+        Scripted::tools("Echo.", &[("mcp__stub__echo", json!({"text": "x"}))]),
+        Scripted::tools("Extra.", &[("mcp__stub__extra", json!({}))]),
+        Scripted::text("Done."),
+    ]));
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub_config("stub", &[])],
+        Approval::OnRequest,
+    )
+    .await;
+    host.submit(prompt("grow", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 4).await;
+    let offers = |i: usize| {
+        provider.requests()[i]
+            .tools
+            .iter()
+            .any(|t| t.name == "mcp__stub__extra")
+    };
+    assert!(!offers(0));
+    // The notification may land just after the call's answer: by the
+    // round after next at the latest, the new tool is offered.
+    assert!(offers(2), "the changed list reached the model");
+    let told = results(&provider, 3);
+    assert_eq!(
+        told.last().map(|t| t.1["text"].clone()),
+        Some(json!("extra"))
+    );
     host.shutdown().await;
 }
 

@@ -27,7 +27,9 @@ pub(super) struct TurnRefs<'a> {
     pub agent_id: &'a str,
     pub run_id: &'a str,
     pub provider: &'a dyn Provider,
-    pub tools: &'a [ToolSpec],
+    /// The catalog this round offers (rebuilt when an MCP server's tools
+    /// changed).
+    pub tools: Arc<[ToolSpec]>,
     pub cancel: &'a TurnCancel,
 }
 

@@ -111,13 +111,12 @@ pub(super) async fn rounds(
     frame: &mut FrameContext,
     cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
-    let tool_specs = tools::catalog(inner).await;
     let t = TurnRefs {
         inner,
         agent_id,
         run_id,
         provider,
-        tools: &tool_specs,
+        tools: tools::catalog(inner).await.into(),
         cancel,
     };
     let mut r = Round::begin(t, message, turn_work_item_id, frame).await?;
@@ -143,6 +142,11 @@ pub(super) async fn rounds(
         }
         if round > 1 {
             r.frame.refresh(inner, agent_id).await?;
+            // A server said its tools changed: the next request offers
+            // the new list.
+            if inner.mcp.stale() {
+                r.t.tools = tools::catalog(inner).await.into();
+            }
         }
         let called = go!(r.call_provider(round).await?);
         let answer = go!(r.record_round(round, called).await?);
