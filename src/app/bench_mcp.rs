@@ -50,6 +50,7 @@ fn stub(name: &str, path: &Path) -> ServerConfig {
         disabled_tools: Default::default(),
         approval: None,
         sandboxed: false,
+        project: None,
     }
 }
 
@@ -71,7 +72,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     for _ in 0..20 {
         let hub = Hub::new(vec![stub("stub", &path)], &data, Vec::new());
         let t = Instant::now();
-        let specs = hub.specs().await;
+        let specs = hub.specs(None).await;
         starts.push(t.elapsed());
         anyhow::ensure!(!specs.is_empty(), "the stub offered no tools");
         hub.stop().await;
@@ -84,7 +85,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     );
 
     let hub = Hub::new(vec![stub("stub", &path)], &data, Vec::new());
-    hub.specs().await;
+    hub.specs(None).await;
     let call = ToolCall {
         id: "c".into(),
         name: "mcp__stub__echo".into(),
@@ -92,12 +93,12 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         malformed_arguments: None,
     };
     for _ in 0..200 {
-        hub.call(&call, 32_000).await;
+        hub.call(None, &call, 32_000).await;
     }
     let mut calls = Vec::new();
     for _ in 0..5000 {
         let t = Instant::now();
-        let out = hub.call(&call, 32_000).await;
+        let out = hub.call(None, &call, 32_000).await;
         calls.push(t.elapsed());
         anyhow::ensure!(!out.is_error, "the echo failed: {}", out.content);
     }

@@ -271,10 +271,27 @@ pub enum TriggerCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum McpCommand {
-    /// Each configured server: its transport, state (idle, starting,
-    /// running, failed with the reason, disabled) and the tools it offers.
+    /// Each server: its transport, state (idle, starting, running, failed
+    /// with the reason, disabled, awaiting approval) and the tools it
+    /// offers; the config file's, then those of the `.mcp.json` nearest
+    /// above the directory.
     List {
+        /// Where to look for a `.mcp.json` (default: here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
         /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Let server NAME of the `.mcp.json` nearest above the directory
+    /// start, with the command line the file gives it now (a changed
+    /// command line needs approving again).
+    Approve {
+        name: String,
+        /// Where to look for the `.mcp.json` (default: here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the approval as JSON.
         #[arg(long)]
         json: bool,
     },

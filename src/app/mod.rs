@@ -416,7 +416,12 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                     console::attach_console(&ctx, endpoint, agent, screen).await
                 }
             }
-            Some(Command::Mcp(McpCommand::List { json })) => mcp_cmd::mcp_list(&ctx, json).await,
+            Some(Command::Mcp(McpCommand::List { dir, json })) => {
+                mcp_cmd::mcp_list(&ctx, dir, json).await
+            }
+            Some(Command::Mcp(McpCommand::Approve { name, dir, json })) => {
+                mcp_cmd::mcp_approve(&ctx, &name, dir, json).await
+            }
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 store_cmd::store_compact(&ctx, json).await
             }

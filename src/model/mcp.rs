@@ -9,8 +9,10 @@ pub struct McpServerInfo {
     pub name: String,
     /// `stdio` or `http`.
     pub transport: String,
-    /// `idle` (not needed yet), `starting`, `running`, `failed` or
-    /// `disabled`.
+    /// `idle` (not needed yet), `starting`, `running`, `failed`,
+    /// `disabled`, `awaiting_approval` (a project's server the operator
+    /// has not approved) or `invalid` (a `.mcp.json` entry that cannot be
+    /// used; `reason` says why).
     pub state: String,
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -18,6 +20,13 @@ pub struct McpServerInfo {
     /// When a failed server is tried again, at the next need after this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_in_ms: Option<u64>,
+    /// The workspace whose `.mcp.json` defines it (absent: the config
+    /// file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// A project server's command line, as approving it records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<String>,
     /// The tools the model is offered (as of the last turn that built a
     /// catalog).
     #[serde(default)]
@@ -46,4 +55,33 @@ pub struct McpToolInfo {
 pub struct McpDroppedTool {
     pub tool: String,
     pub reason: String,
+}
+
+/// The operator's approval of a workspace's `.mcp.json` server: its exact
+/// command line (or URL). A different command line is not approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpApproval {
+    /// The workspace's directory (its anchor).
+    pub workspace: String,
+    pub name: String,
+    pub command_line: String,
+}
+
+/// A server name: what `mcp__<server>__<tool>` is built from, so the
+/// characters every wire format accepts in a tool name, and no `__`
+/// (which separates the parts).
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        && !name.contains("__");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a server name: use 1 to 32 letters, digits, `_` or `-`, without `__`"
+        ))
+    }
 }

@@ -276,6 +276,7 @@ answers! {
     StoreBackup => crate::model::backup::BackupReport,
     StorePrune => crate::model::retention::PruneReport,
     McpList => Vec<crate::model::mcp::McpServerInfo>,
+    McpApprove => crate::model::mcp::McpApproval,
 }
 
 #[cfg(test)]

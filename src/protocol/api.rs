@@ -258,9 +258,32 @@ pub enum Request {
         #[serde(default)]
         dry_run: bool,
     },
-    /// The configured MCP servers: state, tools offered and left out.
+    /// The MCP servers: state, tools offered and left out; `workspace`
+    /// (a directory) reads its `.mcp.json` first.
     #[serde(rename = "mcp.list")]
-    McpList,
+    McpList {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workspace: Option<String>,
+    },
+    /// Approve server `name` of `workspace`'s `.mcp.json` to start, with
+    /// the command line the file gives it now.
+    #[serde(rename = "mcp.approve")]
+    McpApprove { name: String, workspace: String },
+}
+
+/// A workspace directory named by a client: absolute, and without `..`.
+fn workspace_dir(path: &str) -> Result<(), ApiError> {
+    let p = std::path::Path::new(path);
+    let upward = p
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    match p.is_absolute() && !upward {
+        true => Ok(()),
+        false => Err(ApiError::new(
+            ErrorCode::InvalidParams,
+            "workspace must be an absolute path without `..`",
+        )),
+    }
 }
 
 impl Request {
@@ -283,7 +306,15 @@ impl Request {
             | Request::RuntimePolicy { .. }
             | Request::StoreBackup
             | Request::StorePrune { .. }
-            | Request::McpList => Ok(()),
+            | Request::McpList { workspace: None } => Ok(()),
+            Request::McpList {
+                workspace: Some(workspace),
+            } => workspace_dir(workspace),
+            Request::McpApprove { name, workspace } => {
+                crate::model::mcp::check_server_name(name)
+                    .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
+                workspace_dir(workspace)
+            }
             Request::AgentsList { cursor, query, .. } => {
                 if let Some(c) = cursor {
                     check(IdKind::Agent, c)?;
@@ -452,6 +483,7 @@ pub const METHODS: &[&str] = &[
     "store.backup",
     "store.prune",
     "mcp.list",
+    "mcp.approve",
     "events.subscribe",
     "events.unsubscribe",
 ];
@@ -583,6 +615,31 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_workspaces_are_absolute_and_never_climb() {
+        let list = |w: &str| {
+            Request::McpList {
+                workspace: Some(w.into()),
+            }
+            .validate_ids()
+            .is_ok()
+        };
+        assert!(list("/home/me/project"));
+        assert!(!list("project"));
+        assert!(!list("/home/me/../../etc"));
+        let approve = |name: &str, w: &str| {
+            Request::McpApprove {
+                name: name.into(),
+                workspace: w.into(),
+            }
+            .validate_ids()
+            .is_ok()
+        };
+        assert!(approve("files", "/repo"));
+        assert!(!approve("a__b", "/repo"));
+        assert!(!approve("files", "../repo"));
+    }
 
     #[test]
     fn requests_are_json_rpc_method_and_params() {

@@ -154,6 +154,7 @@ impl Event {
             | E::ExternalTriggerDelivered(_)
             | E::WorkspacePolicyChanged(_)
             | E::DefaultPolicyChanged(_)
+            | E::McpServerApproved(_)
             | E::StorePruned(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
@@ -265,6 +266,7 @@ event_kinds! {
     ApprovalDenied(p::ApprovalChanged) => "approval_denied",
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
+    McpServerApproved(crate::model::mcp::McpApproval) => "mcp_server_approved",
     StorePruned(p::AgentPruned) => "store_pruned",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",

@@ -359,6 +359,7 @@ async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
                 | "runtime.shutdown"
                 | "runtime.policy"
                 | "agents.list"
+                | "mcp.list"
                 | "events.unsubscribe"
         ) {
             continue;

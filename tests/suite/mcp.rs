@@ -49,6 +49,7 @@ pub fn stub_config(name: &str, args: &[&str]) -> ServerConfig {
         disabled_tools: BTreeSet::new(),
         approval: None,
         sandboxed: false,
+        project: None,
     }
 }
 
@@ -155,7 +156,7 @@ async fn tools_are_offered_called_and_told_to_the_model() {
         .unwrap();
     assert_eq!(echo.description, "Echo the text back.");
     assert_eq!(echo.input_schema["required"], json!(["text"]));
-    let views = host.mcp_servers();
+    let views = host.mcp_servers(None);
     assert_eq!(views[0].state, "running");
     assert_eq!(views[0].dropped.len(), 1);
     assert_eq!(views[0].dropped[0].tool, "bad_schema");
@@ -336,7 +337,7 @@ async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
     assert!(message(2).contains("not available"), "{}", message(2));
 
     let views: BTreeMap<String, _> = host
-        .mcp_servers()
+        .mcp_servers(None)
         .into_iter()
         .map(|v| (v.name.clone(), v))
         .collect();
@@ -396,7 +397,7 @@ async fn a_sandboxed_server_writes_only_in_its_own_directory() {
     wait_event(&host, "the turn's end", kind("turn_terminal")).await;
     wait_requests(&provider, 2).await;
     let told = results(&provider, 1);
-    let views = host.mcp_servers();
+    let views = host.mcp_servers(None);
     assert_eq!(views[0].state, "running", "{:?}", views[0].reason);
     assert!(told[0].2, "the write outside was refused: {:?}", told[0]);
     assert!(!outside.exists());
@@ -513,7 +514,7 @@ async fn streamable_http_servers_with_a_token_without_one_and_gone() {
     wait_requests(&provider, 2).await;
     let told = results(&provider, 1);
     assert_eq!(told[0].1["text"], "over http", "{:?}", told[0]);
-    let views = host.mcp_servers();
+    let views = host.mcp_servers(None);
     assert_eq!(views[1].name, "locked");
     assert_eq!(views[1].state, "failed");
     let reason = views[1].reason.clone().unwrap_or_default();
@@ -542,4 +543,93 @@ async fn streamable_http_servers_with_a_token_without_one_and_gone() {
     let _ = other.kill();
     let _ = other.wait();
     host.shutdown().await;
+}
+
+/// A repository whose `.mcp.json` defines the stub as `proj`.
+fn project_with_stub(root: &Path) -> PathBuf {
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let file = json!({"mcpServers": {"proj": {"command": stub_server().display().to_string(), "args": ["--quiet-flag"]}}});
+    std::fs::write(repo.join(".mcp.json"), file.to_string()).unwrap();
+    repo.canonicalize().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = project_with_stub(dir.path());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Before.", &[("mcp__proj__echo", json!({"text": "early"}))]),
+        Scripted::text("It is not there."),
+        Scripted::tools(
+            "After.",
+            &[("mcp__proj__echo", json!({"text": "approved"}))],
+        ),
+        Scripted::text("It ran."),
+    ]));
+    let host = host(dir.path(), &provider, Vec::new(), Approval::OnRequest).await;
+    let req = holon::model::workspace::UseWorkspace {
+        path: Some(repo.display().to_string()),
+        ..Default::default()
+    };
+    host.use_workspace("main", req).await.unwrap();
+    host.submit(prompt("before", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 2).await;
+    // Not approved: not offered, not started, and the call is refused.
+    assert!(!provider.requests()[0]
+        .tools
+        .iter()
+        .any(|t| t.name.starts_with("mcp__")));
+    let told = results(&provider, 1);
+    assert_eq!(told[0].1["kind"], "unknown_tool", "{:?}", told[0]);
+    let views = host.mcp_servers(None);
+    assert_eq!(views.len(), 1);
+    assert_eq!(views[0].state, "awaiting_approval");
+    assert_eq!(views[0].workspace.as_deref(), Some(repo.to_str().unwrap()));
+    let line = format!("{} --quiet-flag", stub_server().display());
+    assert_eq!(views[0].command_line.as_deref(), Some(line.as_str()));
+
+    // A name the file does not define is refused, and says which it has.
+    let wrong = host.mcp_approve(&repo, "other").await.unwrap_err();
+    assert!(wrong.to_string().contains("it defines: proj"), "{wrong}");
+    let approved = host.mcp_approve(&repo, "proj").await.unwrap();
+    assert_eq!(approved.command_line, line);
+    wait_event(&host, "the approval", kind("mcp_server_approved")).await;
+    host.submit(prompt("after", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 4).await;
+    let told = results(&provider, 3);
+    assert_eq!(told.last().unwrap().1["text"], "approved");
+    assert_eq!(host.mcp_servers(None)[0].state, "running");
+
+    // A changed command line is a different server: not approved.
+    let file = json!({"mcpServers": {"proj": {"command": stub_server().display().to_string(), "args": ["--other"]}}});
+    std::fs::write(repo.join(".mcp.json"), file.to_string()).unwrap();
+    let views = host.mcp_servers(Some(&repo));
+    assert_eq!(views[0].state, "awaiting_approval", "{views:?}");
+    host.shutdown().await;
+}
+
+#[test]
+fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
+    use super::support::Home;
+    let home = Home::new();
+    let repo = project_with_stub(home.path());
+    let sub = repo.join("src");
+    std::fs::create_dir_all(&sub).unwrap();
+    let sub_arg = sub.display().to_string();
+    let list = |home: &Home| -> Value {
+        serde_json::from_str(&home.ok(&["mcp", "list", "--json", "--dir", &sub_arg])).unwrap()
+    };
+    assert_eq!(list(&home)[0]["state"], "awaiting_approval");
+    let text = home.ok(&["mcp", "list", "--dir", &sub_arg]);
+    assert!(text.contains("awaiting your approval to run"), "{text}");
+    let out = home.run(&["mcp", "approve", "nope", "--dir", &sub_arg]);
+    assert!(!out.status.success());
+    let said = home.ok(&["mcp", "approve", "proj", "--dir", &sub_arg]);
+    assert!(said.starts_with("approved `proj` of "), "{said}");
+    assert_eq!(list(&home)[0]["state"], "idle");
 }

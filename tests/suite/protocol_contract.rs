@@ -23,6 +23,13 @@ async fn every_method_answers_with_its_paired_type() {
     let client = SocketClient::connect(&s.path).await.unwrap();
     let ws = tempfile::tempdir().unwrap();
     let ws_path = ws.path().display().to_string();
+    // A project with a server of its own, for mcp.approve (nothing starts).
+    let project = ws.path().canonicalize().unwrap().display().to_string();
+    std::fs::write(
+        ws.path().join(".mcp.json"),
+        r#"{"mcpServers": {"files": {"command": "true"}}}"#,
+    )
+    .unwrap();
     let agent = || "main".to_owned();
     // Two calls waiting for approval, on an agent of their own.
     let host = &s.rig.host;
@@ -185,7 +192,11 @@ async fn every_method_answers_with_its_paired_type() {
             older_than_days: Some(30),
             dry_run: true,
         },
-        Request::McpList,
+        Request::McpList { workspace: None },
+        Request::McpApprove {
+            name: "files".into(),
+            workspace: project.clone(),
+        },
     ];
     let mut answered = Vec::new();
     let mut golden = String::new();

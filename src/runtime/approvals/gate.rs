@@ -18,7 +18,7 @@ pub(crate) fn approval_needed(
     if call.malformed_arguments.is_some() {
         return Ok(None);
     }
-    let tools::Gated::By(action) = tools::gate_of(env.host, call) else {
+    let tools::Gated::By(action) = tools::gate_of(env.host, env.agent_id, call) else {
         return Ok(None);
     };
     let snapshot = env.host.execution_of(env.agent_id)?;

@@ -313,7 +313,7 @@ impl RuntimeHost {
                 // compound command has no rule that could cover it.
                 rec.always = false;
                 if always {
-                    if let tools::Gated::By(action) = tools::gate_of(&inner, &call_of(&rec)) {
+                    if let Some(action) = always_action(&inner, &rec) {
                         let (command, paths) = always_rule(&action);
                         let tool = always_tool(&action);
                         rec.always = command.is_some() || !paths.is_empty() || tool.is_some();
@@ -494,6 +494,23 @@ fn call_of(rec: &ApprovalRecord) -> ToolCall {
     }
 }
 
+/// What "always" is judged on: an MCP tool by its name alone (the
+/// workspace's catalog need not be built after a restart), another tool
+/// by what its gate sees.
+fn always_action(inner: &crate::runtime::host::HostInner, rec: &ApprovalRecord) -> Option<Action> {
+    if crate::runtime::mcp::names::is_mcp(&rec.tool_name) {
+        return Some(Action::Tool {
+            name: rec.tool_name.clone(),
+            read_only: false,
+            approval: None,
+        });
+    }
+    match tools::gate_of(inner, &rec.agent_id, &call_of(rec)) {
+        Gated::By(action) => Some(action),
+        Gated::No => None,
+    }
+}
+
 /// The record for a gated call, before anything runs.
 pub(crate) fn approval_for(
     env: &ToolEnv<'_>,
@@ -502,7 +519,7 @@ pub(crate) fn approval_for(
     why: String,
     snapshot: &crate::runtime::workspace::ExecutionSnapshot,
 ) -> ApprovalRecord {
-    let summary = match tools::gate_of(env.host, call) {
+    let summary = match tools::gate_of(env.host, env.agent_id, call) {
         Gated::By(Action::Command(c)) => format!("`{c}`"),
         Gated::By(Action::Write(paths)) => paths.join(", "),
         Gated::By(Action::Escape { cmd, justification }) => {

@@ -131,7 +131,13 @@ impl RuntimeHost {
         match request {
             Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
             Request::StoreBackup => Ok(Response::StoreBackup(self.backup_store().await?)),
-            Request::McpList => Ok(Response::McpList(self.mcp_servers())),
+            Request::McpList { workspace } => Ok(Response::McpList(
+                self.mcp_servers(workspace.as_deref().map(std::path::Path::new)),
+            )),
+            Request::McpApprove { name, workspace } => Ok(Response::McpApprove(
+                self.mcp_approve(std::path::Path::new(&workspace), &name)
+                    .await?,
+            )),
             Request::StorePrune {
                 older_than_days,
                 dry_run,

@@ -104,6 +104,9 @@ impl RuntimeHost {
                 default_policy_change: tokio::sync::Mutex::new(()),
             }
         });
+        inner
+            .mcp
+            .set_approvals(&super::mcp::approvals_in(&inner.store)?);
         tokio::spawn(quiet::run(
             Arc::clone(&inner.went_idle),
             inner.shutdown.subscribe(),

@@ -18,6 +18,7 @@ pub mod cancel;
 pub mod client;
 pub mod dispatch;
 mod lifecycle;
+pub mod mcp;
 pub mod projection;
 pub mod pruning;
 mod quiet;
@@ -393,11 +394,6 @@ impl RuntimeHost {
             a.cancel.request(reason);
             a.wake.ring();
         }
-    }
-
-    /// The configured MCP servers, their state and tools (`mcp.list`).
-    pub fn mcp_servers(&self) -> Vec<crate::model::mcp::McpServerInfo> {
-        self.inner.mcp.views()
     }
 
     /// Stop every actor (a turn in flight is cancelled at once; its message

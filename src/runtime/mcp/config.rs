@@ -68,6 +68,10 @@ pub struct ServerConfig {
     pub approval: Option<Approval>,
     /// Whether a stdio server runs confined (`sandbox = "off"`: not).
     pub sandboxed: bool,
+    /// The workspace whose `.mcp.json` defined it (`None`: the config
+    /// file). Such a server starts only once the operator approved its
+    /// command line.
+    pub project: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -75,6 +79,19 @@ impl ServerConfig {
     pub fn offers(&self, name: &str) -> bool {
         self.enabled_tools.as_ref().is_none_or(|e| e.contains(name))
             && !self.disabled_tools.contains(name)
+    }
+
+    /// What the operator approves for a project server: the program and
+    /// its arguments (or the URL), as one line.
+    pub fn command_line(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => std::iter::once(command)
+                .chain(args)
+                .map(|a| quoted(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            Transport::Http { url, .. } => url.clone(),
+        }
     }
 
     /// The transport's name, as `holon mcp list` shows it.
@@ -89,24 +106,7 @@ impl ServerConfig {
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A server name: what `mcp__<server>__<tool>` is built from, so the
-/// characters every wire format accepts in a tool name, and no `__`
-/// (which separates the parts).
-pub fn check_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 32
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        && !name.contains("__");
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is not a server name: use 1 to 32 letters, digits, `_` or `-`, without `__`"
-        ))
-    }
-}
+pub use crate::model::mcp::check_server_name as check_name;
 
 fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, (String, String)> {
     match value {
@@ -232,7 +232,84 @@ pub fn check(name: &str, s: ServerSection) -> Result<ServerConfig, (String, Stri
         disabled_tools: s.disabled_tools.unwrap_or_default().into_iter().collect(),
         approval,
         sandboxed,
+        project: None,
     })
+}
+
+/// A word as a shell would need it to read it back as one.
+fn quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    match plain {
+        true => word.to_owned(),
+        false => format!("'{}'", word.replace('\'', "'\\''")),
+    }
+}
+
+/// One entry of a repository's `.mcp.json` (the `mcpServers` format other
+/// agent tools read): a stdio server, or an HTTP one by URL.
+#[derive(Debug, Deserialize)]
+struct ProjectEntry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+/// A `.mcp.json`'s usable servers, and the entries refused with why.
+pub type ProjectServers = (Vec<ServerConfig>, Vec<(String, String)>);
+
+#[derive(Debug, Deserialize)]
+struct ProjectFile {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, serde_json::Value>,
+}
+
+/// The servers a workspace's `.mcp.json` defines (pure: its text and
+/// where it lies), with the entries that cannot be used and why. Project
+/// servers keep the defaults (timeouts, sandbox on) and Holon's own
+/// environment rule: only the variables the file sets reach them.
+pub fn parse_project(text: &str, anchor: &std::path::Path) -> Result<ProjectServers, String> {
+    let file: ProjectFile =
+        serde_json::from_str(text).map_err(|e| format!(".mcp.json is not valid: {e}"))?;
+    let mut servers = Vec::new();
+    let mut refused = Vec::new();
+    for (name, value) in file.mcp_servers {
+        let entry: ProjectEntry = match serde_json::from_value(value) {
+            Ok(e) => e,
+            Err(e) => {
+                refused.push((name, format!("its entry is not valid: {e}")));
+                continue;
+            }
+        };
+        if let Some(kind) = entry.kind.as_deref() {
+            if !matches!(kind, "stdio" | "http" | "streamable-http") {
+                refused.push((name, format!("transport `{kind}` is not supported")));
+                continue;
+            }
+        }
+        let section = ServerSection {
+            command: entry.command,
+            args: (!entry.args.is_empty()).then_some(entry.args),
+            env: (!entry.env.is_empty()).then_some(entry.env),
+            url: entry.url,
+            ..ServerSection::default()
+        };
+        match check(&name, section) {
+            Ok(mut c) => {
+                c.project = Some(anchor.to_path_buf());
+                servers.push(c);
+            }
+            Err((key, why)) => refused.push((name, format!("{key}: {why}"))),
+        }
+    }
+    Ok((servers, refused))
 }
 
 fn valid_var(name: &str) -> bool {
@@ -307,6 +384,30 @@ mod tests {
             let err = check("s", section(text)).err().map(|e| e.0);
             assert_eq!(err.as_deref(), Some(key), "{text}");
         }
+    }
+
+    #[test]
+    fn a_project_file_gives_servers_that_name_their_command_line() {
+        let text = r#"{"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "srv", "a dir"], "env": {"K": "v"}},
+            "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+            "old": {"type": "sse", "url": "http://h/sse"},
+            "bad": {"args": ["x"]},
+            "odd": 3
+        }}"#;
+        let (servers, refused) =
+            parse_project(text, std::path::Path::new("/repo")).unwrap_or_default();
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["files", "web"]);
+        assert_eq!(servers[0].command_line(), "npx -y srv 'a dir'");
+        assert_eq!(
+            servers[0].project.as_deref(),
+            Some(std::path::Path::new("/repo"))
+        );
+        assert_eq!(servers[1].command_line(), "http://127.0.0.1:9/mcp");
+        let why: Vec<&str> = refused.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(why, ["bad", "odd", "old"]);
+        assert!(parse_project("{", std::path::Path::new("/r")).is_err());
     }
 
     #[test]

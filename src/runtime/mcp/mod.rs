@@ -1,37 +1,44 @@
 //! MCP servers: the tools of the ecosystem, offered to the model beside
 //! Holon's own and held to the same approval gate.
 //!
-//! The servers are the runtime's (`[mcp_servers]` is global config): one
-//! process per server, shared by every agent, started on the first turn
-//! that builds a catalog, so a runtime whose agents never run a turn pays
-//! nothing for them. Each server is supervised (`server`): a failed or
-//! exited server is restarted on a later need after a backoff, and while it
-//! is down its tools answer a tool error instead of failing the turn. What
-//! the model is offered (`names`) and told (`result`) is decided by pure
-//! functions.
+//! The servers are the runtime's: those of `[mcp_servers]` (global
+//! config) serve every agent; those a workspace's `.mcp.json` defines
+//! (`project`) serve the agents working in it, and only once the operator
+//! approved their command line, since opening a cloned repository must
+//! not run its commands. One process per server, started on the first
+//! turn that builds a catalog, so a runtime whose agents never run a turn
+//! pays nothing for them. Each server is supervised (`server`): a failed
+//! or exited server is restarted on a later need after a backoff, and
+//! while it is down its tools answer a tool error instead of failing the
+//! turn. What the model is offered (`names`) and told (`result`) is
+//! decided by pure functions.
 
 pub mod config;
 pub mod names;
+mod project;
 pub mod result;
 pub mod server;
+mod views;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::model::approval::Action;
-use crate::model::mcp::{McpDroppedTool, McpServerInfo, McpToolInfo};
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
 pub use config::ServerConfig;
 use names::{Dropped, Offered};
-use server::{CallError, Phase, Sandboxing, Server};
+use project::Project;
+use server::{CallError, Sandboxing, Server};
 
-/// What the model was last offered: the tools and what was left out.
+/// What the model was last offered in one workspace: the tools and what
+/// was left out.
 #[derive(Default)]
 struct Catalog {
     /// The servers' summed generations it was built at.
@@ -43,10 +50,18 @@ struct Catalog {
 /// The runtime's MCP servers.
 pub struct Hub {
     servers: Vec<Arc<Server>>,
-    catalog: Mutex<Arc<Catalog>>,
+    /// Each workspace's `.mcp.json` servers, by anchor, as last read.
+    projects: Mutex<BTreeMap<PathBuf, Arc<Project>>>,
+    /// Approved project servers: (anchor, name, command line).
+    approved: Mutex<std::collections::BTreeSet<(PathBuf, String, String)>>,
+    /// Bumped by each approval and each `.mcp.json` read again.
+    changes: AtomicU64,
+    /// The last catalog of each workspace (`None`: no workspace known).
+    catalogs: Mutex<BTreeMap<Option<PathBuf>, Arc<Catalog>>>,
     /// How servers started from now on are confined (the runtime's
     /// default policy, read at each catalog).
     sandbox: Mutex<Sandboxing>,
+    log_dir: PathBuf,
 }
 
 impl Hub {
@@ -57,9 +72,15 @@ impl Hub {
         Hub {
             servers: configs
                 .into_iter()
-                .map(|c| Arc::new(Server::new(c, &log_dir)))
+                .map(|c| {
+                    let slot = c.name.clone();
+                    Arc::new(Server::new(c, &log_dir, slot))
+                })
                 .collect(),
-            catalog: Mutex::new(Arc::default()),
+            projects: Mutex::default(),
+            approved: Mutex::default(),
+            changes: AtomicU64::new(0),
+            catalogs: Mutex::default(),
             sandbox: Mutex::new(Sandboxing {
                 mode: SandboxMode::WorkspaceWrite,
                 network: NetworkAccess::Off,
@@ -67,6 +88,7 @@ impl Hub {
                 root: data_dir.join("mcp"),
                 holon_dirs,
             }),
+            log_dir,
         }
     }
 
@@ -84,35 +106,71 @@ impl Hub {
         self.sandbox.lock().ok().map(|s| s.clone())
     }
 
-    fn generation(&self) -> u64 {
-        self.servers
+    /// The servers an agent working in `anchor` may use: the config's,
+    /// then the workspace's approved project servers.
+    fn servers_for(&self, anchor: Option<&Path>) -> Vec<Arc<Server>> {
+        let mut all: Vec<Arc<Server>> = self
+            .servers
             .iter()
-            .map(|s| s.generation.load(Ordering::SeqCst))
-            .sum()
+            .filter(|s| s.config.enabled)
+            .cloned()
+            .collect();
+        if let Some(project) = anchor.and_then(|a| self.project(a)) {
+            for s in &project.servers {
+                let approved = self.is_approved(&s.config);
+                s.set_awaiting(!approved);
+                if approved {
+                    all.push(Arc::clone(s));
+                }
+            }
+        }
+        all
     }
 
-    fn current(&self) -> Arc<Catalog> {
-        self.catalog
+    fn generation(&self, anchor: Option<&Path>) -> u64 {
+        let project = anchor.and_then(|a| self.project(a));
+        let project_servers = project.iter().flat_map(|p| p.servers.iter());
+        self.servers
+            .iter()
+            .chain(project_servers)
+            .map(|s| s.generation.load(Ordering::SeqCst))
+            .sum::<u64>()
+            + self.changes.load(Ordering::SeqCst)
+    }
+
+    fn current(&self, anchor: Option<&Path>) -> Arc<Catalog> {
+        self.catalogs
             .lock()
-            .map(|c| Arc::clone(&c))
+            .ok()
+            .and_then(|c| c.get(&anchor.map(Path::to_path_buf)).cloned())
             .unwrap_or_default()
     }
 
-    /// Whether the tools may have changed since the catalog was built.
-    pub fn stale(&self) -> bool {
-        !self.servers.is_empty() && self.current().generation != self.generation()
+    /// Whether the tools offered in `anchor` may have changed since its
+    /// catalog was built.
+    pub fn stale(&self, anchor: Option<&Path>) -> bool {
+        self.current(anchor).generation != self.generation(anchor)
     }
 
-    /// The MCP tools to offer, starting the servers that are not running
-    /// (each within its startup timeout, all at once).
-    pub async fn specs(&self) -> Vec<ToolSpec> {
-        if self.servers.is_empty() {
+    /// The MCP tools to offer an agent working in `anchor`, starting the
+    /// servers that are not running (each within its startup timeout, all
+    /// at once).
+    pub async fn specs(&self, anchor: Option<&Path>) -> Vec<ToolSpec> {
+        let generation = self.generation(anchor);
+        let enabled = self.servers_for(anchor);
+        if enabled.is_empty() {
+            self.keep(
+                anchor,
+                Catalog {
+                    generation,
+                    ..Catalog::default()
+                },
+            );
             return Vec::new();
         }
         let Some(sandbox) = self.sandboxing() else {
             return Vec::new();
         };
-        let enabled: Vec<&Arc<Server>> = self.servers.iter().filter(|s| s.config.enabled).collect();
         let lists = futures_util::future::join_all(enabled.iter().map(|s| s.tools(&sandbox))).await;
         let mut listed = Vec::new();
         for (s, tools) in enabled.iter().zip(lists) {
@@ -133,31 +191,40 @@ impl Hub {
                 freeform_field: None,
             })
             .collect();
-        let built = Catalog {
-            generation: self.generation(),
-            offered,
-            dropped,
-        };
-        if let Ok(mut c) = self.catalog.lock() {
-            *c = Arc::new(built);
-        }
+        // Built at the generation read before the servers started: a
+        // change meanwhile leaves it stale, and the next round rebuilds.
+        let _ = generation;
+        self.keep(
+            anchor,
+            Catalog {
+                generation: self.generation(anchor),
+                offered,
+                dropped,
+            },
+        );
         specs
     }
 
-    fn find(&self, exposed: &str) -> Option<(Offered, Arc<Server>)> {
-        let catalog = self.current();
+    fn keep(&self, anchor: Option<&Path>, catalog: Catalog) {
+        if let Ok(mut c) = self.catalogs.lock() {
+            c.insert(anchor.map(Path::to_path_buf), Arc::new(catalog));
+        }
+    }
+
+    fn find(&self, anchor: Option<&Path>, exposed: &str) -> Option<(Offered, Arc<Server>)> {
+        let catalog = self.current(anchor);
         let offered = catalog.offered.iter().find(|o| o.exposed == exposed)?;
         let server = self
-            .servers
-            .iter()
+            .servers_for(anchor)
+            .into_iter()
             .find(|s| s.config.name == offered.server)?;
-        Some((offered.clone(), Arc::clone(server)))
+        Some((offered.clone(), server))
     }
 
     /// What the approval gate sees of a call: every MCP tool is a tool
     /// action, a write unless the server says it only reads.
-    pub fn gate(&self, call: &ToolCall) -> Option<Action> {
-        self.find(&call.name).map(|(o, s)| Action::Tool {
+    pub fn gate(&self, anchor: Option<&Path>, call: &ToolCall) -> Option<Action> {
+        self.find(anchor, &call.name).map(|(o, s)| Action::Tool {
             name: o.exposed,
             read_only: o.read_only,
             approval: s.config.approval,
@@ -165,13 +232,18 @@ impl Hub {
     }
 
     /// Run one call; `max_bytes` bounds the text the model gets back.
-    pub async fn call(&self, call: &ToolCall, max_bytes: usize) -> ToolOutcome {
+    pub async fn call(
+        &self,
+        anchor: Option<&Path>,
+        call: &ToolCall,
+        max_bytes: usize,
+    ) -> ToolOutcome {
         // A call approved before a restart may come before any turn has
         // built the catalog again.
-        let mut found = self.find(&call.name);
-        if found.is_none() && self.current().offered.is_empty() {
-            self.specs().await;
-            found = self.find(&call.name);
+        let mut found = self.find(anchor, &call.name);
+        if found.is_none() && self.current(anchor).offered.is_empty() {
+            self.specs(anchor).await;
+            found = self.find(anchor, &call.name);
         }
         let Some((offered, server)) = found else {
             return tool_error(
@@ -240,56 +312,14 @@ impl Hub {
         }
     }
 
-    /// Every configured server, its state and the tools it offers.
-    pub fn views(&self) -> Vec<McpServerInfo> {
-        let catalog = self.current();
-        self.servers
-            .iter()
-            .map(|s| {
-                let name = &s.config.name;
-                let (state, reason, retry_in_ms) = match s.phase() {
-                    Phase::Idle => ("idle", None, None),
-                    Phase::Starting => ("starting", None, None),
-                    Phase::Running => ("running", None, None),
-                    Phase::Failed {
-                        reason,
-                        retry_in_ms,
-                    } => ("failed", Some(reason), Some(retry_in_ms)),
-                    Phase::Disabled => ("disabled", None, None),
-                };
-                McpServerInfo {
-                    name: name.clone(),
-                    transport: s.config.transport_name().into(),
-                    state: state.into(),
-                    reason,
-                    retry_in_ms,
-                    tools: catalog
-                        .offered
-                        .iter()
-                        .filter(|o| &o.server == name)
-                        .map(|o| McpToolInfo {
-                            name: o.tool.clone(),
-                            exposed: o.exposed.clone(),
-                            read_only: o.read_only,
-                        })
-                        .collect(),
-                    dropped: catalog
-                        .dropped
-                        .iter()
-                        .filter(|d| &d.server == name)
-                        .map(|d| McpDroppedTool {
-                            tool: d.tool.clone(),
-                            reason: d.reason.clone(),
-                        })
-                        .collect(),
-                    log: s.log_path().display().to_string(),
-                }
-            })
-            .collect()
-    }
-
     /// Stop every server (runtime shutdown).
     pub async fn stop(&self) {
-        futures_util::future::join_all(self.servers.iter().map(|s| s.stop())).await;
+        let projects: Vec<Arc<Server>> = self
+            .projects
+            .lock()
+            .map(|p| p.values().flat_map(|p| p.servers.clone()).collect())
+            .unwrap_or_default();
+        let all = self.servers.iter().chain(projects.iter());
+        futures_util::future::join_all(all.map(|s| s.stop())).await;
     }
 }

@@ -47,6 +47,9 @@ pub enum Phase {
         retry_in_ms: u64,
     },
     Disabled,
+    /// A project's server whose command line the operator has not
+    /// approved: never started.
+    AwaitingApproval,
 }
 
 struct Conn {
@@ -102,12 +105,13 @@ pub struct Sandboxing {
 }
 
 impl Sandboxing {
-    /// The sandbox ready to apply to server `name`'s process, or `None`
+    /// The sandbox ready to apply to the process of the server in `slot`
+    /// (its own directory below the root), or `None`
     /// when it runs unconfined (`sandbox = "off"`, mode `off`, or a
     /// kernel that cannot, unless that is refused).
     fn prepare(
         &self,
-        name: &str,
+        slot: &str,
         log: &std::path::Path,
     ) -> Result<Option<crate::runtime::sandbox::Prepared>, String> {
         use crate::model::sandbox::SandboxMode;
@@ -122,10 +126,10 @@ impl Sandboxing {
                      set sandbox = \"off\" for this server to run it unconfined"
                 ));
             }
-            tracing::warn!(server = %name, %why, "MCP server runs unconfined");
+            tracing::warn!(server = %slot, %why, "MCP server runs unconfined");
             return Ok(None);
         }
-        let dir = self.root.join(name);
+        let dir = self.root.join(slot);
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp)
             .map_err(|e| format!("cannot make its directory {}: {e}", dir.display()))?;
@@ -161,6 +165,9 @@ pub struct CallResult {
 
 pub struct Server {
     pub config: ServerConfig,
+    /// Where its log and its own directory go, below the hub's: its name,
+    /// or `project-<digest>/<name>` for a project's server.
+    slot: String,
     log_path: PathBuf,
     state: tokio::sync::Mutex<State>,
     phase: std::sync::Mutex<Phase>,
@@ -170,19 +177,32 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(config: ServerConfig, log_dir: &std::path::Path) -> Server {
+    pub fn new(config: ServerConfig, log_dir: &std::path::Path, slot: String) -> Server {
         let phase = if config.enabled {
             Phase::Idle
         } else {
             Phase::Disabled
         };
         Server {
-            log_path: log_dir.join(format!("{}.log", config.name)),
+            log_path: log_dir.join(format!("{slot}.log")),
+            slot,
             config,
             state: tokio::sync::Mutex::new(State::Idle),
             phase: std::sync::Mutex::new(phase),
             changed: Arc::new(AtomicBool::new(false)),
             generation: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Mark a project's server as waiting for the operator's approval
+    /// (or, once approved, as not started yet).
+    pub fn set_awaiting(&self, awaiting: bool) {
+        if let Ok(mut p) = self.phase.lock() {
+            match (awaiting, &*p) {
+                (true, _) => *p = Phase::AwaitingApproval,
+                (false, Phase::AwaitingApproval) => *p = Phase::Idle,
+                _ => {}
+            }
         }
     }
 
@@ -311,7 +331,7 @@ impl Server {
                     cmd.current_dir(dir);
                 }
                 let prepared = match self.config.sandboxed {
-                    true => sandbox.prepare(&self.config.name, &self.log_path)?,
+                    true => sandbox.prepare(&self.slot, &self.log_path)?,
                     false => None,
                 };
                 match prepared {
@@ -491,7 +511,7 @@ impl Server {
                 }
             }
         }
-        if self.config.enabled {
+        if self.config.enabled && self.phase() != Phase::AwaitingApproval {
             self.set_phase(Phase::Idle);
         }
     }

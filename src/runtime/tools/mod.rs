@@ -139,9 +139,13 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 /// What the approval gate sees of a call: `Gated::No` for a tool that
 /// does not exist or arguments that do not parse (nothing runs then).
 /// An MCP server's tool is judged by what its server said of it.
-pub(crate) fn gate_of(host: &HostInner, call: &ToolCall) -> Gated {
+pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gated {
     if crate::runtime::mcp::names::is_mcp(&call.name) {
-        return host.mcp.gate(call).map_or(Gated::No, Gated::By);
+        let anchor = mcp_anchor(host, agent_id);
+        return host
+            .mcp
+            .gate(anchor.as_deref(), call)
+            .map_or(Gated::No, Gated::By);
     }
     let Some(tool) = handler::find(&call.name) else {
         return Gated::No;
@@ -160,13 +164,22 @@ pub fn specs() -> Vec<ToolSpec> {
     handler::TOOLS.iter().map(|t| t.spec()).collect()
 }
 
-/// The tool catalog offered to the model: Holon's own tools, then the
+/// The workspace whose `.mcp.json` servers the agent may use: the one it
+/// works in.
+pub(crate) fn mcp_anchor(host: &HostInner, agent_id: &str) -> Option<std::path::PathBuf> {
+    let snapshot = host.execution_of(agent_id).ok()?;
+    Some(snapshot.workspace_anchor.into())
+        .filter(|p: &std::path::PathBuf| !p.as_os_str().is_empty())
+}
+
+/// The tool catalog offered to the agent: Holon's own tools, then the
 /// MCP servers' (starting any that are not running yet).
-pub(crate) async fn catalog(host: &HostInner) -> Vec<ToolSpec> {
+pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
     let mut all = specs();
     host.mcp
         .set_sandbox(&host.default_policy(), host.config.sandbox_required);
-    all.extend(host.mcp.specs().await);
+    let anchor = mcp_anchor(host, agent_id);
+    all.extend(host.mcp.specs(anchor.as_deref()).await);
     all
 }
 
@@ -193,7 +206,12 @@ pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
     }
     if crate::runtime::mcp::names::is_mcp(&call.name) {
         let max = env.host.config.tool_output.bytes(None);
-        return env.host.mcp.call(call, max as usize).await;
+        let anchor = mcp_anchor(env.host, env.agent_id);
+        return env
+            .host
+            .mcp
+            .call(anchor.as_deref(), call, max as usize)
+            .await;
     }
     match handler::find(&call.name) {
         Some(tool) => tool.run(env, call).await,

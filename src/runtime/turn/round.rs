@@ -116,7 +116,7 @@ pub(super) async fn rounds(
         agent_id,
         run_id,
         provider,
-        tools: tools::catalog(inner).await.into(),
+        tools: tools::catalog(inner, agent_id).await.into(),
         cancel,
     };
     let mut r = Round::begin(t, message, turn_work_item_id, frame).await?;
@@ -144,8 +144,9 @@ pub(super) async fn rounds(
             r.frame.refresh(inner, agent_id).await?;
             // A server said its tools changed: the next request offers
             // the new list.
-            if inner.mcp.stale() {
-                r.t.tools = tools::catalog(inner).await.into();
+            let anchor = tools::mcp_anchor(inner, agent_id);
+            if inner.mcp.stale(anchor.as_deref()) {
+                r.t.tools = tools::catalog(inner, agent_id).await.into();
             }
         }
         let called = go!(r.call_provider(round).await?);

@@ -238,6 +238,10 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::ApprovalDenied(p) => approval_denied(p),
         Event::WorkspacePolicyChanged(p) => policy_changed(p),
         Event::DefaultPolicyChanged(p) => default_policy_changed(p),
+        Event::McpServerApproved(p) => format!(
+            "MCP server `{}` of {} approved to run `{}`",
+            p.name, p.workspace, p.command_line
+        ),
         Event::StorePruned(p) => store_pruned(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {

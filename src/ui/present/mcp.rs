@@ -6,11 +6,16 @@ use crate::model::mcp::McpServerInfo;
 
 /// A server as lines of text.
 pub fn lines(s: &McpServerInfo) -> Vec<String> {
-    let state = match (&s.reason, s.retry_in_ms) {
-        (Some(r), Some(ms)) if ms > 0 => {
+    let state = match (s.state.as_str(), &s.reason, s.retry_in_ms) {
+        ("failed", Some(r), Some(ms)) if ms > 0 => {
             format!("failed: {r} (tried again after {} s)", ms.div_ceil(1000))
         }
-        (Some(r), _) => format!("failed: {r}"),
+        (_, Some(r), _) => format!("{}: {r}", s.state),
+        ("awaiting_approval", None, _) => format!(
+            "awaiting your approval to run `{}` (holon mcp approve {})",
+            s.command_line.as_deref().unwrap_or("?"),
+            s.name
+        ),
         _ => s.state.clone(),
     };
     let tools = match s.tools.len() {
@@ -18,7 +23,12 @@ pub fn lines(s: &McpServerInfo) -> Vec<String> {
         1 => " · 1 tool".to_owned(),
         n => format!(" · {n} tools"),
     };
-    let mut lines = vec![format!("{} ({}) {state}{tools}", s.name, s.transport)];
+    let whence = match (&s.workspace, s.transport.is_empty()) {
+        (Some(w), true) => format!("{w}/.mcp.json"),
+        (Some(w), false) => format!("{}, {w}/.mcp.json", s.transport),
+        (None, _) => s.transport.clone(),
+    };
+    let mut lines = vec![format!("{} ({whence}) {state}{tools}", s.name)];
     for t in &s.tools {
         let ro = if t.read_only { "  read-only" } else { "" };
         lines.push(format!("  {}{ro}", t.exposed));
@@ -52,6 +62,8 @@ mod tests {
                 reason: "why".into(),
             }],
             log: "/l".into(),
+            workspace: None,
+            command_line: None,
         };
         assert_eq!(
             lines(&s),
@@ -72,6 +84,17 @@ mod tests {
         assert_eq!(
             lines(&failed),
             ["gh (stdio) failed: cannot start `x` (tried again after 2 s)"]
+        );
+        let waiting = McpServerInfo {
+            state: "awaiting_approval".into(),
+            reason: None,
+            workspace: Some("/repo".into()),
+            command_line: Some("npx -y srv".into()),
+            ..failed
+        };
+        assert_eq!(
+            lines(&waiting),
+            ["gh (stdio, /repo/.mcp.json) awaiting your approval to run `npx -y srv` (holon mcp approve gh)"]
         );
     }
 }

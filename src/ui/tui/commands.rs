@@ -148,7 +148,16 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             fx.push(call(state, request, Pending::Context));
         }
         Command::Trigger => trigger(state, arg, fx),
-        Command::Mcp => fx.push(call(state, Request::McpList, Pending::Mcp)),
+        Command::Mcp => {
+            // The agent's workspace: its `.mcp.json` servers too.
+            let workspace = state
+                .agent
+                .execution
+                .as_ref()
+                .map(|x| x.workspace_anchor.clone())
+                .filter(|a| !a.is_empty());
+            fx.push(call(state, Request::McpList { workspace }, Pending::Mcp))
+        }
         Command::Approvals => stack::open_kind(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),

@@ -569,6 +569,7 @@ impl Conversation {
             | K::ExternalTriggerDelivered(_)
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
+            | K::McpServerApproved(_)
             | K::StorePruned(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)

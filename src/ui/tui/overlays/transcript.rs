@@ -359,6 +359,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
+            | K::McpServerApproved(_)
             | K::StorePruned(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)

@@ -1,0 +1,76 @@
+//! The operator's side of MCP servers: the list (`mcp.list`) and the
+//! approval of a workspace's `.mcp.json` server (`mcp.approve`), kept in
+//! the store as a setting and recorded as `mcp_server_approved` in every
+//! agent's ledger, like the runtime's default policy. Offline, `holon mcp
+//! approve` writes the same through `record_approval`.
+
+use std::path::Path;
+
+use super::RuntimeHost;
+use crate::model::mcp::{McpApproval, McpServerInfo};
+use crate::protocol::events::{new_event, Event};
+use crate::runtime::RuntimeError;
+use crate::store::{Provenance, Store, StoreError};
+
+/// The store setting holding every approval.
+pub const MCP_APPROVALS: &str = "mcp_approvals";
+
+/// Record `approval` (replacing an earlier one for the same server of the
+/// same workspace): the setting, and one event per agent. Returns every
+/// approval now recorded.
+pub async fn record_approval(
+    store: &Store,
+    approval: McpApproval,
+) -> Result<Vec<McpApproval>, RuntimeError> {
+    let all = store
+        .write(move |tx| {
+            let mut all: Vec<McpApproval> = tx.setting(MCP_APPROVALS)?.unwrap_or_default();
+            all.retain(|a| !(a.workspace == approval.workspace && a.name == approval.name));
+            all.push(approval.clone());
+            tx.put_setting(MCP_APPROVALS, Some(&all))?;
+            let provenance = Provenance {
+                source: Some("operator".into()),
+                ..Provenance::default()
+            };
+            for agent_id in tx.agent_ids()? {
+                tx.append_event(new_event(
+                    &agent_id,
+                    provenance.clone(),
+                    Event::McpServerApproved(approval.clone()),
+                ))?;
+            }
+            Ok::<_, StoreError>(all)
+        })
+        .await?;
+    Ok(all)
+}
+
+/// The approvals recorded in `store`.
+pub fn approvals_in(store: &Store) -> Result<Vec<McpApproval>, RuntimeError> {
+    Ok(store.read()?.setting(MCP_APPROVALS)?.unwrap_or_default())
+}
+
+impl RuntimeHost {
+    /// The MCP servers (reading `workspace`'s `.mcp.json` first, when
+    /// given), their state and tools (`mcp.list`).
+    pub fn mcp_servers(&self, workspace: Option<&Path>) -> Vec<McpServerInfo> {
+        self.inner.mcp.views(workspace)
+    }
+
+    /// Approve server `name` of `workspace`'s `.mcp.json` to start, with
+    /// the command line the file gives it now (`mcp.approve`).
+    pub async fn mcp_approve(
+        &self,
+        workspace: &Path,
+        name: &str,
+    ) -> Result<McpApproval, RuntimeError> {
+        let approval = self
+            .inner
+            .mcp
+            .approval_for(workspace, name)
+            .map_err(RuntimeError::Invalid)?;
+        let all = record_approval(&self.inner.store, approval.clone()).await?;
+        self.inner.mcp.set_approvals(&all);
+        Ok(approval)
+    }
+}

@@ -1,0 +1,167 @@
+//! A workspace's own servers: its `.mcp.json`, read when an agent working
+//! there builds a catalog (and again when the file changes, stopping the
+//! servers it defined before), and the operator's approvals. A project's
+//! server starts only once its exact command line was approved: a cloned
+//! repository must not run commands by being opened, and a changed
+//! command line needs approving again.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::config::{parse_project, ServerConfig};
+use super::server::Server;
+use super::Hub;
+use crate::model::mcp::McpApproval;
+
+/// The largest `.mcp.json` read.
+const MAX_FILE: u64 = 1024 * 1024;
+
+/// One workspace's `.mcp.json`, as last read.
+pub(super) struct Project {
+    /// Modification time and length when read.
+    stamp: Option<(std::time::SystemTime, u64)>,
+    pub(super) servers: Vec<Arc<Server>>,
+    /// Entries that cannot be used, and why.
+    pub(super) refused: Vec<(String, String)>,
+}
+
+/// A short digest naming a workspace's folder for logs and sandboxes.
+fn tag(anchor: &Path) -> String {
+    let d = Sha256::digest(anchor.as_os_str().as_encoded_bytes());
+    d.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+impl Hub {
+    /// The servers `anchor`'s `.mcp.json` defines (`None` without one).
+    pub(super) fn project(&self, anchor: &Path) -> Option<Arc<Project>> {
+        let path = anchor.join(".mcp.json");
+        let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file());
+        let stamp = meta
+            .as_ref()
+            .and_then(|m| Some((m.modified().ok()?, m.len())));
+        let mut projects = self.projects.lock().ok()?;
+        if let Some(p) = projects.get(anchor) {
+            if p.stamp == stamp {
+                return Some(Arc::clone(p));
+            }
+        }
+        if let Some(old) = projects.remove(anchor) {
+            stop_later(old.servers.clone());
+            self.changes.fetch_add(1, Ordering::SeqCst);
+        }
+        let meta = meta?;
+        let (servers, mut refused) = if meta.len() > MAX_FILE {
+            (
+                Vec::new(),
+                vec![(
+                    ".mcp.json".to_owned(),
+                    format!("is larger than {MAX_FILE} bytes"),
+                )],
+            )
+        } else {
+            match std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot be read: {e}"))
+                .and_then(|text| parse_project(&text, anchor))
+            {
+                Ok(found) => found,
+                Err(why) => (Vec::new(), vec![(".mcp.json".to_owned(), why)]),
+            }
+        };
+        let mut kept = Vec::new();
+        for c in servers {
+            if self.servers.iter().any(|s| s.config.name == c.name) {
+                refused.push((
+                    c.name.clone(),
+                    "a server of the config file has this name, and it wins".to_owned(),
+                ));
+                continue;
+            }
+            let slot = format!("project-{}/{}", tag(anchor), c.name);
+            kept.push(Arc::new(Server::new(c, &self.log_dir, slot)));
+        }
+        let project = Arc::new(Project {
+            stamp,
+            servers: kept,
+            refused,
+        });
+        projects.insert(anchor.to_path_buf(), Arc::clone(&project));
+        Some(project)
+    }
+
+    /// Whether `c` may start: a config server always; a project's once
+    /// its command line was approved for its workspace.
+    pub(super) fn is_approved(&self, c: &ServerConfig) -> bool {
+        let Some(anchor) = &c.project else {
+            return true;
+        };
+        let key = (anchor.clone(), c.name.clone(), c.command_line());
+        self.approved.lock().is_ok_and(|a| a.contains(&key))
+    }
+
+    /// The approvals recorded in the store (at start, and after each).
+    pub fn set_approvals(&self, approvals: &[McpApproval]) {
+        if let Ok(mut a) = self.approved.lock() {
+            *a = approvals
+                .iter()
+                .map(|x| {
+                    (
+                        PathBuf::from(&x.workspace),
+                        x.name.clone(),
+                        x.command_line.clone(),
+                    )
+                })
+                .collect();
+        }
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// What approving `name` of `anchor`'s `.mcp.json` records: its
+    /// command line as the file says it now.
+    pub fn approval_for(&self, anchor: &Path, name: &str) -> Result<McpApproval, String> {
+        let project = self
+            .project(anchor)
+            .ok_or_else(|| format!("{} has no .mcp.json", anchor.display()))?;
+        if let Some((_, why)) = project.refused.iter().find(|(n, _)| n == name) {
+            return Err(format!("`{name}` in .mcp.json cannot be used: {why}"));
+        }
+        let server = project
+            .servers
+            .iter()
+            .find(|s| s.config.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = project
+                    .servers
+                    .iter()
+                    .map(|s| s.config.name.as_str())
+                    .collect();
+                format!(
+                    "{}/.mcp.json defines no server `{name}` (it defines: {})",
+                    anchor.display(),
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                )
+            })?;
+        Ok(McpApproval {
+            workspace: anchor.display().to_string(),
+            name: name.to_owned(),
+            command_line: server.config.command_line(),
+        })
+    }
+}
+
+/// Stop servers a changed `.mcp.json` no longer describes as they were.
+fn stop_later(servers: Vec<Arc<Server>>) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            for s in servers {
+                s.stop().await;
+            }
+        });
+    }
+}
