@@ -295,6 +295,28 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Stop server NAME and offer none of its tools until enabled again:
+    /// the config file's server of that name, else (or with --dir) the
+    /// one of the `.mcp.json` nearest above the directory.
+    Disable {
+        name: String,
+        /// Where to look for the `.mcp.json` (default: here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Enable a server `holon mcp disable` disabled.
+    Enable {
+        name: String,
+        /// Where to look for the `.mcp.json` (default: here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

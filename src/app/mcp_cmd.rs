@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use super::commands::Out;
 use super::Context;
-use crate::model::mcp::{McpApproval, McpServerInfo};
+use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::protocol::{Request, RuntimeClient};
 
 /// The directory of the `.mcp.json` nearest above `dir` (default: here),
@@ -38,19 +38,7 @@ pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow
                 true,
             )
         }
-        None => {
-            let hub = crate::runtime::mcp::Hub::new(
-                ctx.config.mcp_servers.clone(),
-                &ctx.paths.data_dir,
-                Vec::new(),
-            );
-            if ctx.paths.store_file().exists() {
-                let store = ctx.open_store().await?;
-                hub.set_approvals(&crate::runtime::host::mcp::approvals_in(&store)?);
-                store.close().await?;
-            }
-            (hub.views(project.as_deref()), false)
-        }
+        None => (offline_hub(ctx).await?.views(project.as_deref()), false),
     };
     let mut out = Out::new();
     if json {
@@ -70,6 +58,80 @@ pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow
         for line in crate::ui::present::mcp::lines(s) {
             out.line(&line)?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The hub as the runtime would start it: the config's servers, and the
+/// approvals and switches recorded in the store.
+async fn offline_hub(ctx: &Context) -> anyhow::Result<crate::runtime::mcp::Hub> {
+    use crate::runtime::host::mcp::{approvals_in, disabled_in};
+    let hub = crate::runtime::mcp::Hub::new(
+        ctx.config.mcp_servers.clone(),
+        &ctx.paths.data_dir,
+        Vec::new(),
+    );
+    if ctx.paths.store_file().exists() {
+        let store = ctx.open_store().await?;
+        let read = approvals_in(&store).and_then(|a| Ok((a, disabled_in(&store)?)));
+        store.close().await?;
+        let (approvals, disabled) = read?;
+        hub.set_approvals(&approvals);
+        hub.set_disabled(&disabled);
+    }
+    Ok(hub)
+}
+
+/// `holon mcp disable|enable NAME`: through the runtime, or written to the
+/// store here when none runs.
+pub async fn mcp_switch(
+    ctx: &Context,
+    name: &str,
+    dir: Option<PathBuf>,
+    disabled: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let global = dir.is_none() && ctx.config.mcp_servers.iter().any(|s| s.name == name);
+    let workspace = match global {
+        true => None,
+        false => project_dir(dir)?,
+    };
+    let switch: McpSwitch = match super::daemon::connect(ctx).await {
+        Some(client) => client
+            .call(Request::McpDisable {
+                name: name.to_owned(),
+                workspace: workspace.as_ref().map(|w| w.display().to_string()),
+                disabled,
+            })
+            .await?
+            .take()?,
+        None => {
+            let hub = offline_hub(ctx).await?;
+            let (switch, _) = hub
+                .switch_for(workspace.as_deref(), name, disabled)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let store = ctx.open_store().await?;
+            let done = crate::runtime::host::mcp::record_switch(&store, switch.clone()).await;
+            store.close().await?;
+            done?;
+            switch
+        }
+    };
+    let mut out = Out::new();
+    if json {
+        out.line(&serde_json::to_string_pretty(&switch)?)?;
+    } else {
+        let verb = if switch.disabled {
+            "disabled"
+        } else {
+            "enabled"
+        };
+        let whose = switch
+            .workspace
+            .as_deref()
+            .map(|w| format!(" of {w}"))
+            .unwrap_or_default();
+        out.line(&format!("{verb} `{}`{whose}", switch.name))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -422,6 +422,12 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Mcp(McpCommand::Approve { name, dir, json })) => {
                 mcp_cmd::mcp_approve(&ctx, &name, dir, json).await
             }
+            Some(Command::Mcp(McpCommand::Disable { name, dir, json })) => {
+                mcp_cmd::mcp_switch(&ctx, &name, dir, true, json).await
+            }
+            Some(Command::Mcp(McpCommand::Enable { name, dir, json })) => {
+                mcp_cmd::mcp_switch(&ctx, &name, dir, false, json).await
+            }
             Some(Command::Store(StoreCommand::Compact { json })) => {
                 store_cmd::store_compact(&ctx, json).await
             }

@@ -85,3 +85,14 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
         ))
     }
 }
+
+/// The operator disabling (or enabling again) a server, kept in the store:
+/// a disabled server is stopped and offers no tools until enabled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpSwitch {
+    /// The workspace of a `.mcp.json` server (absent: the config file's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    pub name: String,
+    pub disabled: bool,
+}

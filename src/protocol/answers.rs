@@ -277,6 +277,7 @@ answers! {
     StorePrune => crate::model::retention::PruneReport,
     McpList => Vec<crate::model::mcp::McpServerInfo>,
     McpApprove => crate::model::mcp::McpApproval,
+    McpDisable => crate::model::mcp::McpSwitch,
 }
 
 #[cfg(test)]

@@ -269,6 +269,20 @@ pub enum Request {
     /// the command line the file gives it now.
     #[serde(rename = "mcp.approve")]
     McpApprove { name: String, workspace: String },
+    /// Disable server `name` (of `workspace`'s `.mcp.json`, else the
+    /// config file's), stopping it; `disabled: false` enables it again.
+    #[serde(rename = "mcp.disable")]
+    McpDisable {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workspace: Option<String>,
+        #[serde(default = "yes")]
+        disabled: bool,
+    },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A workspace directory named by a client: absolute, and without `..`.
@@ -314,6 +328,13 @@ impl Request {
                 crate::model::mcp::check_server_name(name)
                     .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
                 workspace_dir(workspace)
+            }
+            Request::McpDisable {
+                name, workspace, ..
+            } => {
+                crate::model::mcp::check_server_name(name)
+                    .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
+                workspace.as_deref().map_or(Ok(()), workspace_dir)
             }
             Request::AgentsList { cursor, query, .. } => {
                 if let Some(c) = cursor {
@@ -484,6 +505,7 @@ pub const METHODS: &[&str] = &[
     "store.prune",
     "mcp.list",
     "mcp.approve",
+    "mcp.disable",
     "events.subscribe",
     "events.unsubscribe",
 ];

@@ -155,6 +155,7 @@ impl Event {
             | E::WorkspacePolicyChanged(_)
             | E::DefaultPolicyChanged(_)
             | E::McpServerApproved(_)
+            | E::McpServerSwitched(_)
             | E::StorePruned(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
@@ -267,6 +268,7 @@ event_kinds! {
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
     McpServerApproved(crate::model::mcp::McpApproval) => "mcp_server_approved",
+    McpServerSwitched(crate::model::mcp::McpSwitch) => "mcp_server_switched",
     StorePruned(p::AgentPruned) => "store_pruned",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",

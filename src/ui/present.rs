@@ -286,7 +286,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         }
         K::WorkspacePolicyChanged => (V::Progress, C::Workspace, "Policy"),
         K::DefaultPolicyChanged => (V::Progress, C::Workspace, "Default policy"),
-        K::McpServerApproved => (V::Progress, C::Workspace, "MCP server"),
+        K::McpServerApproved | K::McpServerSwitched => (V::Progress, C::Workspace, "MCP server"),
         K::StorePruned => (V::Progress, C::Runtime, "Retention"),
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),

@@ -232,6 +232,52 @@ async fn a_changed_tool_list_is_offered_from_the_next_round() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disabled_server_stops_and_offers_nothing_until_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("One.", &[("mcp__stub__echo", json!({"text": "1"}))]),
+        Scripted::text("Ran."),
+        Scripted::text("Nothing to call."),
+        Scripted::tools("Three.", &[("mcp__stub__echo", json!({"text": "3"}))]),
+        Scripted::text("Ran again."),
+    ]));
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub_config("stub", &[])],
+        Approval::OnRequest,
+    )
+    .await;
+    let offered = |i: usize| {
+        provider.requests()[i]
+            .tools
+            .iter()
+            .any(|t| t.name == "mcp__stub__echo")
+    };
+    host.submit(prompt("one", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 2).await;
+    wait_event(&host, "the first turn", kind("turn_terminal")).await;
+    assert_eq!(host.mcp_servers(None)[0].state, "running");
+    let off = host.mcp_disable(None, "stub", true).await.unwrap();
+    assert!(off.disabled);
+    wait_event(&host, "the switch", kind("mcp_server_switched")).await;
+    assert_eq!(host.mcp_servers(None)[0].state, "disabled");
+    host.submit(prompt("two", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 3).await;
+    assert!(offered(0) && !offered(2), "disabled: not offered");
+    host.mcp_disable(None, "stub", false).await.unwrap();
+    host.submit(prompt("three", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 5).await;
+    assert!(offered(3));
+    assert_eq!(results(&provider, 4).last().unwrap().1["text"], "3");
+    let unknown = host.mcp_disable(None, "nope", true).await.unwrap_err();
+    assert!(unknown.to_string().contains("there are: stub"), "{unknown}");
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_asks_under_on_write_and_always_allows_the_tool() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("calls.log");
@@ -438,7 +484,13 @@ fn holon_mcp_list_offline_online_and_a_bad_config() {
     let online = list(&home);
     assert_eq!(online[1]["state"], "idle", "nothing starts before a turn");
     assert!(!home.ok(&["mcp", "list"]).contains("no runtime"));
+    // Disabled through the runtime, kept by the store: still so offline.
+    assert_eq!(home.ok(&["mcp", "disable", "stub"]), "disabled `stub`\n");
+    assert_eq!(list(&home)[1]["state"], "disabled");
     drop(daemon);
+    assert_eq!(list(&home)[1]["state"], "disabled");
+    assert_eq!(home.ok(&["mcp", "enable", "stub"]), "enabled `stub`\n");
+    assert_eq!(list(&home)[1]["state"], "idle");
 
     std::fs::write(
         &config,

@@ -197,6 +197,11 @@ async fn every_method_answers_with_its_paired_type() {
             name: "files".into(),
             workspace: project.clone(),
         },
+        Request::McpDisable {
+            name: "files".into(),
+            workspace: Some(project.clone()),
+            disabled: true,
+        },
     ];
     let mut answered = Vec::new();
     let mut golden = String::new();

@@ -134,6 +134,18 @@ impl RuntimeHost {
             Request::McpList { workspace } => Ok(Response::McpList(
                 self.mcp_servers(workspace.as_deref().map(std::path::Path::new)),
             )),
+            Request::McpDisable {
+                name,
+                workspace,
+                disabled,
+            } => Ok(Response::McpDisable(
+                self.mcp_disable(
+                    workspace.as_deref().map(std::path::Path::new),
+                    &name,
+                    disabled,
+                )
+                .await?,
+            )),
             Request::McpApprove { name, workspace } => Ok(Response::McpApprove(
                 self.mcp_approve(std::path::Path::new(&workspace), &name)
                     .await?,

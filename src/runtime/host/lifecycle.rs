@@ -107,6 +107,9 @@ impl RuntimeHost {
         inner
             .mcp
             .set_approvals(&super::mcp::approvals_in(&inner.store)?);
+        inner
+            .mcp
+            .set_disabled(&super::mcp::disabled_in(&inner.store)?);
         tokio::spawn(quiet::run(
             Arc::clone(&inner.went_idle),
             inner.shutdown.subscribe(),

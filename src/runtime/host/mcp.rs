@@ -1,5 +1,6 @@
 //! The operator's side of MCP servers: the list (`mcp.list`) and the
-//! approval of a workspace's `.mcp.json` server (`mcp.approve`), kept in
+//! approval of a workspace's `.mcp.json` server (`mcp.approve`) and the
+//! switching off and on of a server (`mcp.disable`), each kept in
 //! the store as a setting and recorded as `mcp_server_approved` in every
 //! agent's ledger, like the runtime's default policy. Offline, `holon mcp
 //! approve` writes the same through `record_approval`.
@@ -7,13 +8,15 @@
 use std::path::Path;
 
 use super::RuntimeHost;
-use crate::model::mcp::{McpApproval, McpServerInfo};
+use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store, StoreError};
 
 /// The store setting holding every approval.
 pub const MCP_APPROVALS: &str = "mcp_approvals";
+/// The store setting holding the servers the operator disabled.
+pub const MCP_DISABLED: &str = "mcp_disabled";
 
 /// Record `approval` (replacing an earlier one for the same server of the
 /// same workspace): the setting, and one event per agent. Returns every
@@ -45,6 +48,42 @@ pub async fn record_approval(
     Ok(all)
 }
 
+/// Record that the operator disabled (or enabled) a server: the setting
+/// and one event per agent. Returns every server now disabled.
+pub async fn record_switch(
+    store: &Store,
+    switch: McpSwitch,
+) -> Result<Vec<McpSwitch>, RuntimeError> {
+    let all = store
+        .write(move |tx| {
+            let mut all: Vec<McpSwitch> = tx.setting(MCP_DISABLED)?.unwrap_or_default();
+            all.retain(|a| !(a.workspace == switch.workspace && a.name == switch.name));
+            if switch.disabled {
+                all.push(switch.clone());
+            }
+            tx.put_setting(MCP_DISABLED, Some(&all))?;
+            let provenance = Provenance {
+                source: Some("operator".into()),
+                ..Provenance::default()
+            };
+            for agent_id in tx.agent_ids()? {
+                tx.append_event(new_event(
+                    &agent_id,
+                    provenance.clone(),
+                    Event::McpServerSwitched(switch.clone()),
+                ))?;
+            }
+            Ok::<_, StoreError>(all)
+        })
+        .await?;
+    Ok(all)
+}
+
+/// The servers disabled in `store`.
+pub fn disabled_in(store: &Store) -> Result<Vec<McpSwitch>, RuntimeError> {
+    Ok(store.read()?.setting(MCP_DISABLED)?.unwrap_or_default())
+}
+
 /// The approvals recorded in `store`.
 pub fn approvals_in(store: &Store) -> Result<Vec<McpApproval>, RuntimeError> {
     Ok(store.read()?.setting(MCP_APPROVALS)?.unwrap_or_default())
@@ -72,5 +111,27 @@ impl RuntimeHost {
         let all = record_approval(&self.inner.store, approval.clone()).await?;
         self.inner.mcp.set_approvals(&all);
         Ok(approval)
+    }
+
+    /// Disable server `name` (of `workspace`'s `.mcp.json`, or the config
+    /// file's), stopping it, or enable it again (`mcp.disable`).
+    pub async fn mcp_disable(
+        &self,
+        workspace: Option<&Path>,
+        name: &str,
+        disabled: bool,
+    ) -> Result<McpSwitch, RuntimeError> {
+        let (switch, server) = self
+            .inner
+            .mcp
+            .switch_for(workspace, name, disabled)
+            .map_err(RuntimeError::Invalid)?;
+        let all = record_switch(&self.inner.store, switch.clone()).await?;
+        self.inner.mcp.set_disabled(&all);
+        if let (true, Some(server)) = (disabled, server) {
+            server.stop().await;
+            server.hold(Some(crate::runtime::mcp::server::Phase::Disabled));
+        }
+        Ok(switch)
     }
 }

@@ -54,7 +54,10 @@ pub struct Hub {
     projects: Mutex<BTreeMap<PathBuf, Arc<Project>>>,
     /// Approved project servers: (anchor, name, command line).
     approved: Mutex<std::collections::BTreeSet<(PathBuf, String, String)>>,
-    /// Bumped by each approval and each `.mcp.json` read again.
+    /// Servers the operator disabled: (workspace for a project's, name).
+    disabled: Mutex<std::collections::BTreeSet<(Option<PathBuf>, String)>>,
+    /// Bumped by each approval, each switch and each `.mcp.json` read
+    /// again.
     changes: AtomicU64,
     /// The last catalog of each workspace (`None`: no workspace known).
     catalogs: Mutex<BTreeMap<Option<PathBuf>, Arc<Catalog>>>,
@@ -79,6 +82,7 @@ impl Hub {
                 .collect(),
             projects: Mutex::default(),
             approved: Mutex::default(),
+            disabled: Mutex::default(),
             changes: AtomicU64::new(0),
             catalogs: Mutex::default(),
             sandbox: Mutex::new(Sandboxing {
@@ -109,22 +113,19 @@ impl Hub {
     /// The servers an agent working in `anchor` may use: the config's,
     /// then the workspace's approved project servers.
     fn servers_for(&self, anchor: Option<&Path>) -> Vec<Arc<Server>> {
-        let mut all: Vec<Arc<Server>> = self
-            .servers
+        let project = anchor.and_then(|a| self.project(a));
+        let project_servers = project.iter().flat_map(|p| p.servers.iter());
+        self.servers
             .iter()
             .filter(|s| s.config.enabled)
+            .chain(project_servers)
+            .filter(|s| {
+                let held = self.held(&s.config);
+                s.hold(held.clone());
+                held.is_none()
+            })
             .cloned()
-            .collect();
-        if let Some(project) = anchor.and_then(|a| self.project(a)) {
-            for s in &project.servers {
-                let approved = self.is_approved(&s.config);
-                s.set_awaiting(!approved);
-                if approved {
-                    all.push(Arc::clone(s));
-                }
-            }
-        }
-        all
+            .collect()
     }
 
     fn generation(&self, anchor: Option<&Path>) -> u64 {

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::config::{parse_project, ServerConfig};
 use super::server::Server;
 use super::Hub;
-use crate::model::mcp::McpApproval;
+use crate::model::mcp::{McpApproval, McpSwitch};
 
 /// The largest `.mcp.json` read.
 const MAX_FILE: u64 = 1024 * 1024;
@@ -99,6 +99,67 @@ impl Hub {
         };
         let key = (anchor.clone(), c.name.clone(), c.command_line());
         self.approved.lock().is_ok_and(|a| a.contains(&key))
+    }
+
+    /// Why `c` may not run now (`None`: it may): the operator disabled
+    /// it, or it is a project's server whose command line is not
+    /// approved.
+    pub(super) fn held(&self, c: &ServerConfig) -> Option<super::server::Phase> {
+        use super::server::Phase;
+        let key = (c.project.clone(), c.name.clone());
+        if self.disabled.lock().is_ok_and(|d| d.contains(&key)) {
+            return Some(Phase::Disabled);
+        }
+        (!self.is_approved(c)).then_some(Phase::AwaitingApproval)
+    }
+
+    /// The servers the operator disabled, as the store records them (at
+    /// start, and after each switch).
+    pub fn set_disabled(&self, switched: &[McpSwitch]) {
+        if let Ok(mut d) = self.disabled.lock() {
+            *d = switched
+                .iter()
+                .filter(|x| x.disabled)
+                .map(|x| (x.workspace.as_ref().map(PathBuf::from), x.name.clone()))
+                .collect();
+        }
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The server `name` (of `workspace`'s `.mcp.json`, or the config's),
+    /// to switch: `Err` says what exists instead.
+    pub fn switch_for(
+        &self,
+        workspace: Option<&Path>,
+        name: &str,
+        disabled: bool,
+    ) -> Result<(McpSwitch, Option<Arc<Server>>), String> {
+        let server = match workspace {
+            None => self.servers.iter().find(|s| s.config.name == name).cloned(),
+            Some(w) => self
+                .project(w)
+                .and_then(|p| p.servers.iter().find(|s| s.config.name == name).cloned()),
+        };
+        let Some(server) = server else {
+            let names: Vec<String> = self.views(workspace).into_iter().map(|v| v.name).collect();
+            return Err(format!(
+                "no MCP server `{name}`{} (there are: {})",
+                workspace
+                    .map(|w| format!(" in {}", w.display()))
+                    .unwrap_or_default(),
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        };
+        let switch = McpSwitch {
+            workspace: workspace.map(|w| w.display().to_string()),
+            name: name.to_owned(),
+            disabled,
+        };
+        Ok((switch, Some(server)))
     }
 
     /// The approvals recorded in the store (at start, and after each).

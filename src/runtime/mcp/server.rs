@@ -194,14 +194,15 @@ impl Server {
         }
     }
 
-    /// Mark a project's server as waiting for the operator's approval
-    /// (or, once approved, as not started yet).
-    pub fn set_awaiting(&self, awaiting: bool) {
+    /// Whether the server may run: `Some(phase)` holds it in that phase
+    /// (awaiting approval, or disabled by the operator); `None` lets it,
+    /// so a held server becomes idle until its next need.
+    pub fn hold(&self, held: Option<Phase>) {
         if let Ok(mut p) = self.phase.lock() {
-            match (awaiting, &*p) {
-                (true, _) => *p = Phase::AwaitingApproval,
-                (false, Phase::AwaitingApproval) => *p = Phase::Idle,
-                _ => {}
+            match held {
+                Some(h) => *p = h,
+                None if matches!(*p, Phase::AwaitingApproval | Phase::Disabled) => *p = Phase::Idle,
+                None => {}
             }
         }
     }
@@ -511,7 +512,7 @@ impl Server {
                 }
             }
         }
-        if self.config.enabled && self.phase() != Phase::AwaitingApproval {
+        if !matches!(self.phase(), Phase::AwaitingApproval | Phase::Disabled) {
             self.set_phase(Phase::Idle);
         }
     }

@@ -58,11 +58,24 @@ impl Hub {
     /// state and tools.
     pub fn views(&self, anchor: Option<&Path>) -> Vec<McpServerInfo> {
         if let Some(a) = anchor {
-            if let Some(p) = self.project(a) {
-                for s in &p.servers {
-                    s.set_awaiting(!self.is_approved(&s.config));
-                }
-            }
+            self.project(a);
+        }
+        let projects: Vec<_> = self
+            .projects
+            .lock()
+            .map(|p| {
+                p.values()
+                    .flat_map(|p| p.servers.clone())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        for s in self
+            .servers
+            .iter()
+            .filter(|s| s.config.enabled)
+            .chain(projects.iter())
+        {
+            s.hold(self.held(&s.config));
         }
         let global = self.current(None);
         let mut out: Vec<McpServerInfo> = self

@@ -242,6 +242,15 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             "MCP server `{}` of {} approved to run `{}`",
             p.name, p.workspace, p.command_line
         ),
+        Event::McpServerSwitched(p) => format!(
+            "MCP server `{}`{} {} by the operator",
+            p.name,
+            p.workspace
+                .as_deref()
+                .map(|w| format!(" of {w}"))
+                .unwrap_or_default(),
+            if p.disabled { "disabled" } else { "enabled" }
+        ),
         Event::StorePruned(p) => store_pruned(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {

@@ -570,6 +570,7 @@ impl Conversation {
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
+            | K::McpServerSwitched(_)
             | K::StorePruned(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)

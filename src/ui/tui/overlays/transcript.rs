@@ -360,6 +360,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
+            | K::McpServerSwitched(_)
             | K::StorePruned(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
