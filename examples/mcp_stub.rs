@@ -2,7 +2,8 @@
 //! official SDK and spoken over stdio. Its tools: `echo` (read-only),
 //! `note` (a write), `slow` (sleeps `ms`), `image`, `big` (`bytes` of
 //! text), `fail` (an `isError` result), `crash` (the process exits),
-//! `env` (the names of the variables it sees), `touch` (creates `path`),
+//! `env` (the names of the variables it sees), `cwd` (where it runs),
+//! `touch` (creates `path`),
 //! `grow` (offers `extra` from then on and says the list changed) and
 //! `bad_schema` (an input schema no provider takes).
 //!
@@ -78,6 +79,12 @@ fn tools(grown: bool) -> Vec<Tool> {
             "bad_schema",
             "Takes an array.",
             json!({"type": "array"}),
+            true,
+        ),
+        tool(
+            "cwd",
+            "Say where the server runs.",
+            json!({"type": "object"}),
             true,
         ),
         tool(
@@ -158,6 +165,10 @@ impl ServerHandler for Stub {
             "env" => {
                 let names: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
                 CallToolResult::success(vec![ContentBlock::text(names.join(" "))])
+            }
+            "cwd" => {
+                let here = std::env::current_dir().map(|d| d.display().to_string());
+                CallToolResult::success(vec![ContentBlock::text(here.unwrap_or_default())])
             }
             "grow" => {
                 self.grown.store(true, std::sync::atomic::Ordering::SeqCst);

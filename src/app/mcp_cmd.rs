@@ -4,7 +4,7 @@
 //! runtime's first turn. `approve` lets a `.mcp.json` server start: through
 //! the runtime, or written to the store here when none runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::commands::Out;
@@ -12,20 +12,17 @@ use super::Context;
 use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::protocol::{Request, RuntimeClient};
 
-/// The directory of the `.mcp.json` nearest above `dir` (default: here),
-/// as the runtime names workspaces: canonical.
+/// The workspace `dir` (default: here) belongs to, as the runtime names
+/// it: a git repository's main checkout, else the directory itself. Its
+/// `.mcp.json` is the one the runtime reads.
 fn project_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
     let start = match dir {
         Some(d) => d,
         None => std::env::current_dir()?,
     };
-    let start = start
-        .canonicalize()
+    let found = crate::runtime::workspace::session::discover(&start)
         .map_err(|e| anyhow::anyhow!("{}: {e}", start.display()))?;
-    Ok(start
-        .ancestors()
-        .find(|d| d.join(".mcp.json").is_file())
-        .map(Path::to_path_buf))
+    Ok(Some(found.anchor))
 }
 
 pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
@@ -142,17 +139,36 @@ pub async fn mcp_approve(
     dir: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let Some(project) = project_dir(dir)? else {
-        anyhow::bail!("no .mcp.json here or in a directory above");
+    let Some(project) = project_dir(dir)?.filter(|p| p.join(".mcp.json").is_file()) else {
+        anyhow::bail!("this workspace has no .mcp.json at its root");
     };
     let approval: McpApproval = match super::daemon::connect(ctx).await {
-        Some(client) => client
-            .call(Request::McpApprove {
-                name: name.to_owned(),
-                workspace: project.display().to_string(),
-            })
-            .await?
-            .take()?,
+        Some(client) => {
+            // Approve what the operator is shown, and only that: the
+            // runtime refuses if the file changed in between.
+            let workspace = project.display().to_string();
+            let servers: Vec<McpServerInfo> = client
+                .call(Request::McpList {
+                    workspace: Some(workspace.clone()),
+                })
+                .await?
+                .take()?;
+            let shown = servers
+                .iter()
+                .find(|s| s.name == name && s.workspace.as_deref() == Some(workspace.as_str()))
+                .and_then(|s| s.command_line.clone());
+            if let Some(line) = &shown {
+                eprintln!("approving `{name}` of {workspace} to run: {line}");
+            }
+            client
+                .call(Request::McpApprove {
+                    name: name.to_owned(),
+                    workspace,
+                    command_line: shown,
+                })
+                .await?
+                .take()?
+        }
         None => {
             let hub = crate::runtime::mcp::Hub::new(
                 ctx.config.mcp_servers.clone(),

@@ -76,12 +76,14 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        && !name.contains("__");
+        && !name.contains("__")
+        && !name.starts_with('_')
+        && !name.ends_with('_');
     if ok {
         Ok(())
     } else {
         Err(format!(
-            "`{name}` is not a server name: use 1 to 32 letters, digits, `_` or `-`, without `__`"
+            "`{name}` is not a server name: use 1 to 32 letters, digits, `_` or `-`, without `__` and not starting or ending with `_`"
         ))
     }
 }

@@ -267,8 +267,15 @@ pub enum Request {
     },
     /// Approve server `name` of `workspace`'s `.mcp.json` to start, with
     /// the command line the file gives it now.
+    /// With `command_line`, refused unless the file still says exactly
+    /// that (what the operator was shown).
     #[serde(rename = "mcp.approve")]
-    McpApprove { name: String, workspace: String },
+    McpApprove {
+        name: String,
+        workspace: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command_line: Option<String>,
+    },
     /// Disable server `name` (of `workspace`'s `.mcp.json`, else the
     /// config file's), stopping it; `disabled: false` enables it again.
     #[serde(rename = "mcp.disable")]
@@ -324,7 +331,9 @@ impl Request {
             Request::McpList {
                 workspace: Some(workspace),
             } => workspace_dir(workspace),
-            Request::McpApprove { name, workspace } => {
+            Request::McpApprove {
+                name, workspace, ..
+            } => {
                 crate::model::mcp::check_server_name(name)
                     .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
                 workspace_dir(workspace)
@@ -654,6 +663,7 @@ mod tests {
             Request::McpApprove {
                 name: name.into(),
                 workspace: w.into(),
+                command_line: None,
             }
             .validate_ids()
             .is_ok()

@@ -93,6 +93,39 @@ fn results(provider: &ScriptedProvider, i: usize) -> Vec<(String, Value, bool)> 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_catalog_lost_still_meets_the_gate() {
+    // A server that is down offers nothing: a call to one of its tools
+    // (offered to the model before it went down) is still gated as a write
+    // under its server's own mode.
+    let dir = tempfile::tempdir().unwrap();
+    let mut exits = stub_config("exits", &["--exit"]);
+    exits.approval = Some(Approval::Always);
+    let hub = holon::runtime::mcp::Hub::new(vec![exits], dir.path(), Vec::new());
+    assert!(hub.specs(None).await.is_empty());
+    let call = holon::runtime::provider::ToolCall {
+        id: "c".into(),
+        name: "mcp__exits__echo".into(),
+        arguments: json!({"text": "x"}),
+        malformed_arguments: None,
+    };
+    let gated = hub.gate(None, &call);
+    assert_eq!(
+        gated,
+        Some(holon::model::approval::Action::Tool {
+            name: "mcp__exits__echo".into(),
+            read_only: false,
+            approval: Some(Approval::Always),
+        })
+    );
+    let other = holon::runtime::provider::ToolCall {
+        name: "mcp__nobody__echo".into(),
+        ..call
+    };
+    assert_eq!(hub.gate(None, &other), None, "no such server: unknown tool");
+    hub.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_offered_called_and_told_to_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![
@@ -143,6 +176,7 @@ async fn tools_are_offered_called_and_told_to_the_model() {
             "mcp__stub__fail",
             "mcp__stub__crash",
             "mcp__stub__env",
+            "mcp__stub__cwd",
             "mcp__stub__grow",
             "mcp__stub__touch",
             "mcp__quiet__echo",
@@ -615,7 +649,10 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
         Scripted::text("It is not there."),
         Scripted::tools(
             "After.",
-            &[("mcp__proj__echo", json!({"text": "approved"}))],
+            &[
+                ("mcp__proj__echo", json!({"text": "approved"})),
+                ("mcp__proj__cwd", json!({})),
+            ],
         ),
         Scripted::text("It ran."),
     ]));
@@ -644,9 +681,15 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
     assert_eq!(views[0].command_line.as_deref(), Some(line.as_str()));
 
     // A name the file does not define is refused, and says which it has.
-    let wrong = host.mcp_approve(&repo, "other").await.unwrap_err();
+    let wrong = host.mcp_approve(&repo, "other", None).await.unwrap_err();
     assert!(wrong.to_string().contains("it defines: proj"), "{wrong}");
-    let approved = host.mcp_approve(&repo, "proj").await.unwrap();
+    // What the operator was shown is what is approved, or nothing.
+    let stale = host
+        .mcp_approve(&repo, "proj", Some("npx something-else"))
+        .await
+        .unwrap_err();
+    assert!(stale.to_string().contains("look again"), "{stale}");
+    let approved = host.mcp_approve(&repo, "proj", Some(&line)).await.unwrap();
     assert_eq!(approved.command_line, line);
     wait_event(&host, "the approval", kind("mcp_server_approved")).await;
     host.submit(prompt("after", Priority::Normal))
@@ -654,11 +697,18 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
         .unwrap();
     wait_requests(&provider, 4).await;
     let told = results(&provider, 3);
-    assert_eq!(told.last().unwrap().1["text"], "approved");
+    let [.., echo, cwd] = &told[..] else {
+        panic!("{told:?}")
+    };
+    assert_eq!(echo.1["text"], "approved");
+    // It runs in its workspace, as the file's relative paths expect.
+    assert_eq!(cwd.1["text"], repo.display().to_string());
     assert_eq!(host.mcp_servers(None)[0].state, "running");
 
-    // A changed command line is a different server: not approved.
-    let file = json!({"mcpServers": {"proj": {"command": stub_server().display().to_string(), "args": ["--other"]}}});
+    // A variable added after approval is a different command: the file
+    // cannot slip in a PATH or LD_PRELOAD unasked.
+    let file = json!({"mcpServers": {"proj": {"command": stub_server().display().to_string(),
+        "args": ["--quiet-flag"], "env": {"LD_PRELOAD": "/tmp/evil.so"}}}});
     std::fs::write(repo.join(".mcp.json"), file.to_string()).unwrap();
     let views = host.mcp_servers(Some(&repo));
     assert_eq!(views[0].state, "awaiting_approval", "{views:?}");
@@ -670,6 +720,13 @@ fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
     use super::support::Home;
     let home = Home::new();
     let repo = project_with_stub(home.path());
+    // A repository: from anywhere inside, the workspace is its root.
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(init.success());
     let sub = repo.join("src");
     std::fs::create_dir_all(&sub).unwrap();
     let sub_arg = sub.display().to_string();

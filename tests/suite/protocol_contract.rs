@@ -196,6 +196,7 @@ async fn every_method_answers_with_its_paired_type() {
         Request::McpApprove {
             name: "files".into(),
             workspace: project.clone(),
+            command_line: Some("true".into()),
         },
         Request::McpDisable {
             name: "files".into(),

@@ -146,9 +146,17 @@ impl RuntimeHost {
                 )
                 .await?,
             )),
-            Request::McpApprove { name, workspace } => Ok(Response::McpApprove(
-                self.mcp_approve(std::path::Path::new(&workspace), &name)
-                    .await?,
+            Request::McpApprove {
+                name,
+                workspace,
+                command_line,
+            } => Ok(Response::McpApprove(
+                self.mcp_approve(
+                    std::path::Path::new(&workspace),
+                    &name,
+                    command_line.as_deref(),
+                )
+                .await?,
             )),
             Request::StorePrune {
                 older_than_days,

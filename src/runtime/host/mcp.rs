@@ -84,6 +84,17 @@ pub fn disabled_in(store: &Store) -> Result<Vec<McpSwitch>, RuntimeError> {
     Ok(store.read()?.setting(MCP_DISABLED)?.unwrap_or_default())
 }
 
+/// `approval`, unless the operator was shown another command line.
+pub fn same_line(approval: McpApproval, expected: Option<&str>) -> Result<McpApproval, String> {
+    match expected {
+        Some(e) if e != approval.command_line => Err(format!(
+            "`{}` of .mcp.json now runs `{}`, not `{e}` as approved: look again (holon mcp list)",
+            approval.name, approval.command_line
+        )),
+        _ => Ok(approval),
+    }
+}
+
 /// The approvals recorded in `store`.
 pub fn approvals_in(store: &Store) -> Result<Vec<McpApproval>, RuntimeError> {
     Ok(store.read()?.setting(MCP_APPROVALS)?.unwrap_or_default())
@@ -97,16 +108,19 @@ impl RuntimeHost {
     }
 
     /// Approve server `name` of `workspace`'s `.mcp.json` to start, with
-    /// the command line the file gives it now (`mcp.approve`).
+    /// the command line the file gives it now; with `expected`, only if
+    /// that is still what it says (`mcp.approve`).
     pub async fn mcp_approve(
         &self,
         workspace: &Path,
         name: &str,
+        expected: Option<&str>,
     ) -> Result<McpApproval, RuntimeError> {
         let approval = self
             .inner
             .mcp
             .approval_for(workspace, name)
+            .and_then(|a| same_line(a, expected))
             .map_err(RuntimeError::Invalid)?;
         let all = record_approval(&self.inner.store, approval.clone()).await?;
         self.inner.mcp.set_approvals(&all);

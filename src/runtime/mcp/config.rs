@@ -81,13 +81,19 @@ impl ServerConfig {
             && !self.disabled_tools.contains(name)
     }
 
-    /// What the operator approves for a project server: the program and
-    /// its arguments (or the URL), as one line.
+    /// What the operator approves for a project server, as one line: the
+    /// variables it sets, the program and its arguments (or the URL).
+    /// Everything that decides what runs is in it, so a file changed
+    /// after approval (a new `PATH` or `LD_PRELOAD` included) is not
+    /// approved.
     pub fn command_line(&self) -> String {
         match &self.transport {
-            Transport::Stdio { command, args, .. } => std::iter::once(command)
-                .chain(args)
-                .map(|a| quoted(a))
+            Transport::Stdio {
+                command, args, env, ..
+            } => env
+                .iter()
+                .map(|(k, v)| format!("{k}={}", quoted(v)))
+                .chain(std::iter::once(command).chain(args).map(|a| quoted(a)))
                 .collect::<Vec<_>>()
                 .join(" "),
             Transport::Http { url, .. } => url.clone(),
@@ -304,6 +310,11 @@ pub fn parse_project(text: &str, anchor: &std::path::Path) -> Result<ProjectServ
         match check(&name, section) {
             Ok(mut c) => {
                 c.project = Some(anchor.to_path_buf());
+                // It starts in its workspace, as the file's relative
+                // paths expect.
+                if let Transport::Stdio { cwd, .. } = &mut c.transport {
+                    *cwd = Some(anchor.to_path_buf());
+                }
                 servers.push(c);
             }
             Err((key, why)) => refused.push((name, format!("{key}: {why}"))),
@@ -399,7 +410,12 @@ mod tests {
             parse_project(text, std::path::Path::new("/repo")).unwrap_or_default();
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["files", "web"]);
-        assert_eq!(servers[0].command_line(), "npx -y srv 'a dir'");
+        assert_eq!(servers[0].command_line(), "K=v npx -y srv 'a dir'");
+        let cwd = match &servers[0].transport {
+            Transport::Stdio { cwd, .. } => cwd.clone(),
+            Transport::Http { .. } => None,
+        };
+        assert_eq!(cwd.as_deref(), Some(std::path::Path::new("/repo")));
         assert_eq!(
             servers[0].project.as_deref(),
             Some(std::path::Path::new("/repo"))
@@ -414,7 +430,7 @@ mod tests {
     fn server_names_build_tool_names() {
         assert!(check_name("github").is_ok());
         assert!(check_name("my-tools_2").is_ok());
-        for bad in ["", "a__b", "a.b", "a b", &"x".repeat(33)] {
+        for bad in ["", "a__b", "a.b", "a b", "a_", "_a", &"x".repeat(33)] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }

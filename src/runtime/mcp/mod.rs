@@ -56,9 +56,11 @@ pub struct Hub {
     approved: Mutex<std::collections::BTreeSet<(PathBuf, String, String)>>,
     /// Servers the operator disabled: (workspace for a project's, name).
     disabled: Mutex<std::collections::BTreeSet<(Option<PathBuf>, String)>>,
-    /// Bumped by each approval, each switch and each `.mcp.json` read
-    /// again.
-    changes: AtomicU64,
+    /// The epoch: bumped by anything that may change what a catalog
+    /// offers (a server's tool list, start or failure, an approval, a
+    /// switch, a `.mcp.json` read again). A catalog built at an older one
+    /// is stale.
+    changes: Arc<AtomicU64>,
     /// The last catalog of each workspace (`None`: no workspace known).
     catalogs: Mutex<BTreeMap<Option<PathBuf>, Arc<Catalog>>>,
     /// How servers started from now on are confined (the runtime's
@@ -72,18 +74,19 @@ impl Hub {
     /// confined beneath `data_dir/mcp`.
     pub fn new(configs: Vec<ServerConfig>, data_dir: &Path, holon_dirs: Vec<PathBuf>) -> Hub {
         let log_dir = data_dir.join("mcp-logs");
+        let changes = Arc::new(AtomicU64::new(0));
         Hub {
             servers: configs
                 .into_iter()
                 .map(|c| {
                     let slot = c.name.clone();
-                    Arc::new(Server::new(c, &log_dir, slot))
+                    Arc::new(Server::new(c, &log_dir, slot, Arc::clone(&changes)))
                 })
                 .collect(),
             projects: Mutex::default(),
             approved: Mutex::default(),
             disabled: Mutex::default(),
-            changes: AtomicU64::new(0),
+            changes,
             catalogs: Mutex::default(),
             sandbox: Mutex::new(Sandboxing {
                 mode: SandboxMode::WorkspaceWrite,
@@ -128,15 +131,13 @@ impl Hub {
             .collect()
     }
 
+    /// The epoch, after reading `anchor`'s `.mcp.json` again if it
+    /// changed.
     fn generation(&self, anchor: Option<&Path>) -> u64 {
-        let project = anchor.and_then(|a| self.project(a));
-        let project_servers = project.iter().flat_map(|p| p.servers.iter());
-        self.servers
-            .iter()
-            .chain(project_servers)
-            .map(|s| s.generation.load(Ordering::SeqCst))
-            .sum::<u64>()
-            + self.changes.load(Ordering::SeqCst)
+        if let Some(a) = anchor {
+            self.project(a);
+        }
+        self.changes.load(Ordering::SeqCst)
     }
 
     fn current(&self, anchor: Option<&Path>) -> Arc<Catalog> {
@@ -181,7 +182,7 @@ impl Hub {
         }
         let (offered, dropped) = names::offer(&listed);
         for d in &dropped {
-            tracing::warn!(server = %d.server, tool = %d.tool, reason = %d.reason, "MCP tool not offered");
+            tracing::debug!(server = %d.server, tool = %d.tool, reason = %d.reason, "MCP tool not offered");
         }
         let specs = offered
             .iter()
@@ -192,13 +193,12 @@ impl Hub {
                 freeform_field: None,
             })
             .collect();
-        // Built at the generation read before the servers started: a
-        // change meanwhile leaves it stale, and the next round rebuilds.
-        let _ = generation;
+        // Built at the epoch read before the servers were asked: a change
+        // meanwhile leaves it stale, and the next round builds it again.
         self.keep(
             anchor,
             Catalog {
-                generation: self.generation(anchor),
+                generation,
                 offered,
                 dropped,
             },
@@ -224,11 +224,27 @@ impl Hub {
 
     /// What the approval gate sees of a call: every MCP tool is a tool
     /// action, a write unless the server says it only reads.
+    ///
+    /// A name this workspace's catalog does not hold (it was rebuilt since
+    /// the model was offered the tool, say while its server was down) is
+    /// judged as a write of the server its name points to, so a call never
+    /// passes the gate because the catalog changed under it.
     pub fn gate(&self, anchor: Option<&Path>, call: &ToolCall) -> Option<Action> {
-        self.find(anchor, &call.name).map(|(o, s)| Action::Tool {
-            name: o.exposed,
-            read_only: o.read_only,
-            approval: s.config.approval,
+        if let Some((o, s)) = self.find(anchor, &call.name) {
+            return Some(Action::Tool {
+                name: o.exposed,
+                read_only: o.read_only,
+                approval: s.config.approval,
+            });
+        }
+        let server = self.servers_for(anchor).into_iter().find(|s| {
+            call.name
+                .starts_with(&format!("{}{}__", names::PREFIX, s.config.name))
+        })?;
+        Some(Action::Tool {
+            name: call.name.clone(),
+            read_only: false,
+            approval: server.config.approval,
         })
     }
 

@@ -48,8 +48,8 @@ impl Hub {
                 return Some(Arc::clone(p));
             }
         }
-        if let Some(old) = projects.remove(anchor) {
-            stop_later(old.servers.clone());
+        let old = projects.remove(anchor);
+        if old.is_some() {
             self.changes.fetch_add(1, Ordering::SeqCst);
         }
         let meta = meta?;
@@ -71,6 +71,7 @@ impl Hub {
             }
         };
         let mut kept = Vec::new();
+        let mut before: Vec<Arc<Server>> = old.map(|o| o.servers.clone()).unwrap_or_default();
         for c in servers {
             if self.servers.iter().any(|s| s.config.name == c.name) {
                 refused.push((
@@ -79,9 +80,17 @@ impl Hub {
                 ));
                 continue;
             }
+            // A server the file describes as before goes on as it is.
+            if let Some(i) = before.iter().position(|s| s.config == c) {
+                kept.push(before.swap_remove(i));
+                continue;
+            }
             let slot = format!("project-{}/{}", tag(anchor), c.name);
-            kept.push(Arc::new(Server::new(c, &self.log_dir, slot)));
+            let epoch = Arc::clone(&self.changes);
+            kept.push(Arc::new(Server::new(c, &self.log_dir, slot, epoch)));
         }
+        // The rest is no longer described as it was: stopped.
+        stop_later(before);
         let project = Arc::new(Project {
             stamp,
             servers: kept,

@@ -33,6 +33,10 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// A server's stderr log is rotated past this (one old file kept).
 const LOG_LIMIT: u64 = 1024 * 1024;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A server up this long has its failure count forgotten.
+const HEALTHY: Duration = Duration::from_secs(60);
+/// Calls in a row that time out before the server is restarted.
+const MAX_TIMEOUTS: u32 = 3;
 
 /// Where a server is, as `holon mcp list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +59,39 @@ pub enum Phase {
 struct Conn {
     service: RunningService<RoleClient, Handler>,
     tools: Vec<Listed>,
-    child: Option<tokio::process::Child>,
+    child: Option<ServerProcess>,
+    /// Failures before this start, and when it started: a server that
+    /// dies soon after starting keeps backing off.
+    failures: u32,
+    started: Instant,
+}
+
+impl Conn {
+    /// The failure count if it went down now: one more than before it
+    /// started, unless it had been up long enough to count as healthy.
+    fn failures_now(&self) -> u32 {
+        match self.started.elapsed() >= HEALTHY {
+            true => 1,
+            false => self.failures + 1,
+        }
+    }
+}
+
+/// A stdio server's process, leader of its own process group: dropped
+/// (a failed start, a lost connection, the runtime going away) it takes
+/// the whole group with it, while the leader is unreaped and so still
+/// names that group.
+struct ServerProcess(tokio::process::Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.id() {
+            // SAFETY: killpg sends a signal to the group this process
+            // leads (spawned with its own group or session); not reaped,
+            // so the id is still its own.
+            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+        }
+    }
 }
 
 enum State {
@@ -112,8 +148,7 @@ impl Sandboxing {
     fn prepare(
         &self,
         slot: &str,
-        log: &std::path::Path,
-    ) -> Result<Option<crate::runtime::sandbox::Prepared>, String> {
+    ) -> Result<Option<(crate::runtime::sandbox::Prepared, PathBuf)>, String> {
         use crate::model::sandbox::SandboxMode;
         use crate::runtime::sandbox::{prepare, Confine, Support};
         if self.mode == SandboxMode::Off {
@@ -133,14 +168,19 @@ impl Sandboxing {
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp)
             .map_err(|e| format!("cannot make its directory {}: {e}", dir.display()))?;
+        // The sandbox's one writable file: inside its own directory, never
+        // its log (which Holon bounds).
+        let output = tmp.join(".output");
+        std::fs::write(&output, b"")
+            .map_err(|e| format!("cannot prepare {}: {e}", output.display()))?;
         let confine = Confine {
             mode: self.mode,
             network: self.network,
             execution_root: dir.clone(),
             agent_home: dir,
         };
-        prepare(&confine, &tmp, log, &self.holon_dirs)
-            .map(Some)
+        prepare(&confine, &tmp, &output, &self.holon_dirs)
+            .map(|p| Some((p, tmp)))
             .map_err(|e| e.to_string())
     }
 }
@@ -172,12 +212,23 @@ pub struct Server {
     state: tokio::sync::Mutex<State>,
     phase: std::sync::Mutex<Phase>,
     changed: Arc<AtomicBool>,
-    /// Bumped whenever the tools this server offers may have changed.
-    pub generation: Arc<AtomicU64>,
+    /// The hub's epoch, bumped whenever the tools this server offers may
+    /// have changed.
+    generation: Arc<AtomicU64>,
+    /// Calls in a row that timed out: at `MAX_TIMEOUTS` the server is
+    /// taken for hung and restarted.
+    timeouts: std::sync::atomic::AtomicU32,
 }
 
 impl Server {
-    pub fn new(config: ServerConfig, log_dir: &std::path::Path, slot: String) -> Server {
+    /// A server logging below `log_dir` in `slot`, bumping `epoch` (the
+    /// hub's) whenever the tools it offers may have changed.
+    pub fn new(
+        config: ServerConfig,
+        log_dir: &std::path::Path,
+        slot: String,
+        epoch: Arc<AtomicU64>,
+    ) -> Server {
         let phase = if config.enabled {
             Phase::Idle
         } else {
@@ -190,7 +241,8 @@ impl Server {
             state: tokio::sync::Mutex::new(State::Idle),
             phase: std::sync::Mutex::new(phase),
             changed: Arc::new(AtomicBool::new(false)),
-            generation: Arc::new(AtomicU64::new(0)),
+            generation: epoch,
+            timeouts: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
@@ -235,8 +287,9 @@ impl Server {
         let mut state = self.state.lock().await;
         if let State::Up(conn) = &mut *state {
             if conn.service.peer().is_transport_closed() || conn.service.is_closed() {
-                let reason = exit_reason(conn.child.as_mut());
-                *state = self.down(reason, 0);
+                let reason = ended(conn.child.as_mut()).await;
+                let failures = conn.failures_now();
+                *state = self.down(reason, failures);
             } else {
                 if self.changed.swap(false, Ordering::SeqCst) {
                     match list_tools(conn.service.peer(), self.config.startup_timeout).await {
@@ -271,7 +324,7 @@ impl Server {
             _ => 0,
         };
         self.set_phase(Phase::Starting);
-        match self.connect(sandbox).await {
+        match self.connect(sandbox, failures).await {
             Ok(conn) => {
                 let out = (conn.service.peer().clone(), conn.tools.clone());
                 self.changed.swap(false, Ordering::SeqCst);
@@ -306,7 +359,7 @@ impl Server {
         }
     }
 
-    async fn connect(&self, sandbox: &Sandboxing) -> Result<Conn, String> {
+    async fn connect(&self, sandbox: &Sandboxing, failures: u32) -> Result<Conn, String> {
         let handler = Handler {
             changed: Arc::clone(&self.changed),
             generation: Arc::clone(&self.generation),
@@ -332,9 +385,14 @@ impl Server {
                     cmd.current_dir(dir);
                 }
                 let prepared = match self.config.sandboxed {
-                    true => sandbox.prepare(&self.slot, &self.log_path)?,
+                    true => sandbox.prepare(&self.slot)?,
                     false => None,
                 };
+                if let Some((_, tmp)) = &prepared {
+                    // Where the sandbox lets it write its scratch files.
+                    cmd.env("TMPDIR", tmp);
+                }
+                let prepared = prepared.map(|(p, _)| p);
                 match prepared {
                     // The sandbox gives the server a session (and group)
                     // of its own.
@@ -347,13 +405,15 @@ impl Server {
                         cmd.process_group(0);
                     }
                 }
-                let mut child = cmd
-                    .spawn()
-                    .map_err(|e| format!("cannot start `{command}`: {e}"))?;
-                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                let mut child = ServerProcess(
+                    cmd.spawn()
+                        .map_err(|e| format!("cannot start `{command}`: {e}"))?,
+                );
+                let (Some(stdout), Some(stdin)) = (child.0.stdout.take(), child.0.stdin.take())
+                else {
                     return Err("the server's stdio could not be opened".into());
                 };
-                if let Some(stderr) = child.stderr.take() {
+                if let Some(stderr) = child.0.stderr.take() {
                     tokio::spawn(keep_log(stderr, self.log_path.clone()));
                 }
                 let transport =
@@ -361,7 +421,7 @@ impl Server {
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(s)) => s,
                     Ok(Err(e)) => {
-                        let why = exit_reason(Some(&mut child));
+                        let why = ended(Some(&mut child)).await;
                         return Err(format!("the server failed its handshake ({e}); {why}"));
                     }
                     Err(_) => {
@@ -376,6 +436,8 @@ impl Server {
                     service,
                     tools,
                     child: Some(child),
+                    failures,
+                    started: Instant::now(),
                 })
             }
             Transport::Http {
@@ -419,6 +481,8 @@ impl Server {
                     service,
                     tools,
                     child: None,
+                    failures,
+                    started: Instant::now(),
                 })
             }
         }
@@ -450,9 +514,17 @@ impl Server {
                 let _ = handle
                     .cancel(Some(format!("no answer within {} s", limit.as_secs())))
                     .await;
+                if self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_TIMEOUTS {
+                    // Hung, not slow: restart it on the next need.
+                    self.timeouts.swap(0, Ordering::SeqCst);
+                    let _ = self
+                        .lost(format!("{MAX_TIMEOUTS} calls in a row timed out"))
+                        .await;
+                }
                 return Err(CallError::TimedOut(limit));
             }
         };
+        self.timeouts.swap(0, Ordering::SeqCst);
         match answer {
             Ok(ServerResult::CallToolResult(r)) => Ok(CallResult {
                 content: r
@@ -478,15 +550,15 @@ impl Server {
     /// next need restarts it.
     async fn lost(&self, what: String) -> CallError {
         let mut state = self.state.lock().await;
-        let reason = match &mut *state {
-            State::Up(conn) => format!("{what}; {}", exit_reason(conn.child.as_mut())),
-            _ => what,
+        let (reason, failures) = match &mut *state {
+            State::Up(conn) => (
+                format!("{what}; {}", ended(conn.child.as_mut()).await),
+                conn.failures_now(),
+            ),
+            State::Down { failures, .. } => (what, *failures + 1),
+            State::Idle => (what, 1),
         };
-        let failures = match &*state {
-            State::Down { failures, .. } => *failures,
-            _ => 0,
-        };
-        *state = self.down(reason.clone(), failures + 1);
+        *state = self.down(reason.clone(), failures);
         CallError::Down(reason)
     }
 
@@ -496,19 +568,23 @@ impl Server {
         let mut state = self.state.lock().await;
         if let State::Up(mut conn) = std::mem::replace(&mut *state, State::Idle) {
             let _ = tokio::time::timeout(Duration::from_secs(2), conn.service.close()).await;
-            if let Some(child) = conn.child.as_mut() {
+            if let Some(ServerProcess(child)) = conn.child.as_mut() {
                 if let Some(pid) = child.id() {
-                    // The group is the server's own (spawned with
-                    // process_group(0)), and still ours: its leader has
-                    // not been reaped.
+                    // The group is the server's own (its own group or
+                    // session), and still ours: its leader is unreaped
+                    // until the `wait` below. TERM, a grace for the
+                    // leader, then KILL for whatever of the group is left.
                     // SAFETY: killpg sends a signal; no memory is touched.
                     unsafe { libc::killpg(pid as i32, libc::SIGTERM) };
-                }
-                if tokio::time::timeout(Duration::from_secs(2), child.wait())
-                    .await
-                    .is_err()
-                {
-                    let _ = child.kill().await;
+                    for _ in 0..200 {
+                        if has_exited(pid) {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    // SAFETY: as above; the leader is still unreaped.
+                    unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+                    let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
                 }
             }
         }
@@ -555,13 +631,49 @@ async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Li
         .collect())
 }
 
-/// Why a server's process is gone (or that it is still there).
-fn exit_reason(child: Option<&mut tokio::process::Child>) -> String {
-    match child.map(|c| c.try_wait()) {
-        Some(Ok(Some(status))) => format!("the server exited ({status})"),
-        Some(Ok(None)) => "the server stopped answering".into(),
-        Some(Err(e)) => format!("the server's state is unknown: {e}"),
-        None => "the connection to the server is closed".into(),
+/// End a server whose connection is lost, and say why it was lost: it
+/// exited (given a moment to), or it was alive and not answering. Either
+/// way its process group is killed while its leader is unreaped (so the
+/// group is still its own), then the leader is reaped.
+async fn ended(child: Option<&mut ServerProcess>) -> String {
+    let Some(ServerProcess(child)) = child else {
+        return "the connection to the server is closed".into();
+    };
+    let Some(pid) = child.id() else {
+        return "the server exited".into();
+    };
+    let mut exited = false;
+    for _ in 0..30 {
+        if has_exited(pid) {
+            exited = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // SAFETY: the group the unreaped leader leads; a zombie leader keeps
+    // it from being reused, and kill does not touch its exit status.
+    unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
+    let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    match (exited, status) {
+        (true, Ok(Ok(status))) => format!("the server exited ({status})"),
+        (true, _) => "the server exited".into(),
+        (false, _) => "the server stopped answering and was stopped".into(),
+    }
+}
+
+/// Whether child `pid` has exited, without reaping it.
+fn has_exited(pid: u32) -> bool {
+    // SAFETY: waitid with WNOWAIT only reads the child's state into
+    // `info`, which is zeroed first; nothing is reaped.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let found = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        found == 0 && info.si_pid() != 0
     }
 }
 
@@ -590,37 +702,49 @@ pub fn server_env(
 }
 
 /// Copy a server's stderr into its log, rotating it past `LOG_LIMIT`.
+/// Lines are cut at 4 KiB as they are read (a line without end costs no
+/// more), and the pipe is drained to its end whatever happens to the log,
+/// so a full disk never stalls or kills the server.
 async fn keep_log(stderr: tokio::process::ChildStderr, path: PathBuf) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    use tokio::io::AsyncReadExt;
+    const LINE: u64 = 4096;
     let open = |p: &PathBuf| {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(p)
             .map(tokio::fs::File::from_std)
+            .ok()
     };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let Ok(mut file) = open(&path) else { return };
+    let mut file = open(&path);
     let mut size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = (&mut reader).take(LINE).read_until(b'\n', &mut line).await;
+        match read {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if !line.ends_with(b"\n") {
+            line.push(b'\n');
+        }
         if size > LOG_LIMIT {
             let _ = std::fs::rename(&path, path.with_extension("log.1"));
-            match open(&path) {
-                Ok(f) => file = f,
-                Err(_) => return,
-            }
+            file = open(&path);
             size = 0;
         }
-        let line: String = line.chars().take(4096).collect();
-        size += line.len() as u64 + 1;
-        if file
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .is_err()
-        {
-            return;
+        let text = String::from_utf8_lossy(&line);
+        size += text.len() as u64;
+        if let Some(f) = file.as_mut() {
+            if f.write_all(text.as_bytes()).await.is_err() {
+                // Go on draining; write again after the next rotation.
+                file = None;
+            }
         }
     }
 }

@@ -23,11 +23,14 @@ use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 
-/// Run one tool call of a round, recorded before and after.
+/// Run one tool call of a round, recorded before and after. An MCP call,
+/// which may wait on its server for up to its tool timeout, ends early
+/// when the turn is cancelled (`cancel`).
 pub(super) async fn run_call(
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
+    cancel: &crate::runtime::host::cancel::TurnCancel,
 ) -> Result<ToolOutcome, RuntimeError> {
     // Durably "started" before anything runs: after a crash the
     // model is told this call may have had its effects.
@@ -69,6 +72,16 @@ pub(super) async fn run_call(
     }
     let t0 = Instant::now();
     let outcome = match gate::approval_needed(env, call)? {
+        None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
+            outcome = tools::execute(env, call) => outcome,
+            reason = cancel.cancelled() => tools::tool_error(
+                tools::ToolErrorKind::Failed,
+                format!("{} was cancelled with the turn ({reason:?})", call.name),
+                None,
+                None,
+                true,
+            ),
+        },
         None => tools::execute(env, call).await,
         Some((why, snapshot)) => {
             let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);

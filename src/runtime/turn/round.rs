@@ -483,7 +483,7 @@ impl<'a> Round<'a> {
                 round_text: &answer.text,
                 granted: false,
             };
-            let outcome = run_call(&env, t.run_id, call).await?;
+            let outcome = run_call(&env, t.run_id, call, t.cancel).await?;
             self.history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
