@@ -32,7 +32,7 @@ use super::Context;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
-use crate::runtime::host::watch::{ConfigReloader, ConfigWatch};
+use crate::runtime::host::watch::{ConfigReloader, ConfigWatch, Reloaded};
 use crate::runtime::host::{HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
 use crate::runtime::provider::ModelRef;
 
@@ -55,6 +55,9 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     }
     if old.providers != new.providers {
         changed.insert("providers");
+    }
+    if old.mcp_servers != new.mcp_servers {
+        changed.insert("mcp_servers");
     }
     if old.log_filter != new.log_filter {
         changed.insert("log");
@@ -96,8 +99,15 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
         if changed.iter().any(|c| c == "model" || c == "providers") {
             guard.1 = provider_source(&new);
         }
+        let mcp_servers = changed
+            .iter()
+            .any(|c| c == "mcp_servers")
+            .then(|| new.mcp_servers.clone());
         guard.0 = new;
-        Ok(changed)
+        Ok(Reloaded {
+            changed,
+            mcp_servers,
+        })
     });
     (source, ConfigWatch { path, reload })
 }
@@ -403,9 +413,27 @@ mod tests {
             &watch.path,
             "[model]\ndefault = \"ollama/llama3.2\"\n[log]\nfilter = \"debug\"\n",
         ));
-        assert_eq!(ok((watch.reload)()), vec!["log", "model"]);
+        assert_eq!(ok((watch.reload)()).changed, vec!["log", "model"]);
         assert_eq!(source(&agent).model_ref(), "ollama/llama3.2");
-        assert_eq!(ok((watch.reload)()), Vec::<String>::new(), "unchanged");
+        assert_eq!(
+            ok((watch.reload)()).changed,
+            Vec::<String>::new(),
+            "unchanged"
+        );
+        // MCP servers: the new list travels with the change.
+        ok(std::fs::write(
+            &watch.path,
+            "[model]\ndefault = \"ollama/llama3.2\"\n[log]\nfilter = \"debug\"\n[mcp_servers.fs]\ncommand = \"srv\"\n",
+        ));
+        let reloaded = ok((watch.reload)());
+        assert_eq!(reloaded.changed, vec!["mcp_servers"]);
+        let names: Vec<String> = reloaded
+            .mcp_servers
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, ["fs"]);
 
         // A broken file keeps the previous configuration.
         ok(std::fs::write(&watch.path, "[model]\ndefualt = 1\n"));

@@ -126,6 +126,54 @@ async fn a_call_the_catalog_lost_still_meets_the_gate() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_config_change_keeps_unchanged_servers_and_stops_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = holon::runtime::mcp::Hub::new(vec![stub_config("a", &[])], dir.path(), Vec::new());
+    let names = |specs: &[holon::runtime::provider::ToolSpec]| -> BTreeSet<String> {
+        specs
+            .iter()
+            .filter_map(|t| t.name.split("__").nth(1).map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        names(&hub.specs(None).await),
+        BTreeSet::from(["a".to_owned()])
+    );
+    let state = |hub: &holon::runtime::mcp::Hub, n: &str| {
+        hub.views(None)
+            .into_iter()
+            .find(|v| v.name == n)
+            .map(|v| v.state)
+    };
+    assert_eq!(state(&hub, "a").as_deref(), Some("running"));
+    assert!(!hub.stale(None), "a fresh catalog");
+    hub.reconfigure(vec![stub_config("a", &[]), stub_config("b", &[])]);
+    assert!(hub.stale(None), "the change makes the catalog stale");
+    assert_eq!(
+        state(&hub, "a").as_deref(),
+        Some("running"),
+        "unchanged: goes on"
+    );
+    assert_eq!(state(&hub, "b").as_deref(), Some("idle"));
+    assert_eq!(
+        names(&hub.specs(None).await),
+        BTreeSet::from(["a".to_owned(), "b".to_owned()])
+    );
+    hub.reconfigure(vec![stub_config("b", &["--log", "/dev/null"])]);
+    assert_eq!(state(&hub, "a"), None, "removed");
+    assert_eq!(
+        state(&hub, "b").as_deref(),
+        Some("idle"),
+        "changed: a new one"
+    );
+    assert_eq!(
+        names(&hub.specs(None).await),
+        BTreeSet::from(["b".to_owned()])
+    );
+    hub.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_are_offered_called_and_told_to_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![

@@ -360,7 +360,10 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
         if text.contains("broken") {
             Err("config.toml:1:1: broken".to_owned())
         } else {
-            Ok(vec!["model".to_owned()])
+            Ok(holon::runtime::host::watch::Reloaded {
+                changed: vec!["model".to_owned()],
+                mcp_servers: None,
+            })
         }
     });
     let store = ok(Store::open(

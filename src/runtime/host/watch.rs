@@ -150,7 +150,17 @@ fn fingerprint<T: Hash>(value: &T) -> u64 {
 
 /// Re-reads the configuration after its file changed, applies what can be
 /// applied live, and names the changed sections (or says why it could not).
-pub type ConfigReloader = Arc<dyn Fn() -> Result<Vec<String>, String> + Send + Sync>;
+pub type ConfigReloader = Arc<dyn Fn() -> Result<Reloaded, String> + Send + Sync>;
+
+/// What a reload of the config file changed.
+#[derive(Debug, Clone, Default)]
+pub struct Reloaded {
+    /// The sections that changed.
+    pub changed: Vec<String>,
+    /// The MCP servers, when `[mcp_servers]` changed: the runtime's are
+    /// replaced (those described as before go on).
+    pub mcp_servers: Option<Vec<crate::runtime::mcp::ServerConfig>>,
+}
 
 /// The config file to watch and what to do when it changes.
 #[derive(Clone)]
@@ -401,13 +411,21 @@ async fn examine(
                     continue;
                 }
                 let payload = match (c.reload)() {
-                    Ok(changed) => ConfigReloaded::ConfigFile {
-                        path: c.path.clone(),
+                    Ok(Reloaded {
                         changed,
-                        applied: true,
-                        error: None,
-                        note: None,
-                    },
+                        mcp_servers,
+                    }) => {
+                        if let Some(servers) = mcp_servers {
+                            host.mcp.reconfigure(servers);
+                        }
+                        ConfigReloaded::ConfigFile {
+                            path: c.path.clone(),
+                            changed,
+                            applied: true,
+                            error: None,
+                            note: None,
+                        }
+                    }
                     Err(error) => ConfigReloaded::ConfigFile {
                         path: c.path.clone(),
                         changed: Vec::new(),

@@ -49,7 +49,8 @@ struct Catalog {
 
 /// The runtime's MCP servers.
 pub struct Hub {
-    servers: Vec<Arc<Server>>,
+    /// The config file's servers (replaced when it changes).
+    servers: std::sync::RwLock<Vec<Arc<Server>>>,
     /// Each workspace's `.mcp.json` servers, by anchor, as last read.
     projects: Mutex<BTreeMap<PathBuf, Arc<Project>>>,
     /// Approved project servers: (anchor, name, command line).
@@ -76,13 +77,15 @@ impl Hub {
         let log_dir = data_dir.join("mcp-logs");
         let changes = Arc::new(AtomicU64::new(0));
         Hub {
-            servers: configs
-                .into_iter()
-                .map(|c| {
-                    let slot = c.name.clone();
-                    Arc::new(Server::new(c, &log_dir, slot, Arc::clone(&changes)))
-                })
-                .collect(),
+            servers: std::sync::RwLock::new(
+                configs
+                    .into_iter()
+                    .map(|c| {
+                        let slot = c.name.clone();
+                        Arc::new(Server::new(c, &log_dir, slot, Arc::clone(&changes)))
+                    })
+                    .collect(),
+            ),
             projects: Mutex::default(),
             approved: Mutex::default(),
             disabled: Mutex::default(),
@@ -115,10 +118,41 @@ impl Hub {
 
     /// The servers an agent working in `anchor` may use: the config's,
     /// then the workspace's approved project servers.
+    /// The config file's servers, as they are now.
+    fn configured(&self) -> Vec<Arc<Server>> {
+        self.servers
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    /// Take the config file's servers as `configs` now say (the file
+    /// changed): a server described as before goes on; the others are
+    /// stopped, and new ones start on their first need.
+    pub fn reconfigure(&self, configs: Vec<ServerConfig>) {
+        let mut before = self.configured();
+        let mut now = Vec::new();
+        for c in configs {
+            match before.iter().position(|s| s.config == c) {
+                Some(i) => now.push(before.swap_remove(i)),
+                None => {
+                    let slot = c.name.clone();
+                    let epoch = Arc::clone(&self.changes);
+                    now.push(Arc::new(Server::new(c, &self.log_dir, slot, epoch)));
+                }
+            }
+        }
+        if let Ok(mut s) = self.servers.write() {
+            *s = now;
+        }
+        project::stop_later(before);
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
     fn servers_for(&self, anchor: Option<&Path>) -> Vec<Arc<Server>> {
         let project = anchor.and_then(|a| self.project(a));
         let project_servers = project.iter().flat_map(|p| p.servers.iter());
-        self.servers
+        self.configured()
             .iter()
             .filter(|s| s.config.enabled)
             .chain(project_servers)
@@ -336,7 +370,8 @@ impl Hub {
             .lock()
             .map(|p| p.values().flat_map(|p| p.servers.clone()).collect())
             .unwrap_or_default();
-        let all = self.servers.iter().chain(projects.iter());
+        let configured = self.configured();
+        let all = configured.iter().chain(projects.iter());
         futures_util::future::join_all(all.map(|s| s.stop())).await;
     }
 }

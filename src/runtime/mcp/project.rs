@@ -73,7 +73,7 @@ impl Hub {
         let mut kept = Vec::new();
         let mut before: Vec<Arc<Server>> = old.map(|o| o.servers.clone()).unwrap_or_default();
         for c in servers {
-            if self.servers.iter().any(|s| s.config.name == c.name) {
+            if self.configured().iter().any(|s| s.config.name == c.name) {
                 refused.push((
                     c.name.clone(),
                     "a server of the config file has this name, and it wins".to_owned(),
@@ -144,7 +144,10 @@ impl Hub {
         disabled: bool,
     ) -> Result<(McpSwitch, Option<Arc<Server>>), String> {
         let server = match workspace {
-            None => self.servers.iter().find(|s| s.config.name == name).cloned(),
+            None => self
+                .configured()
+                .into_iter()
+                .find(|s| s.config.name == name),
             Some(w) => self
                 .project(w)
                 .and_then(|p| p.servers.iter().find(|s| s.config.name == name).cloned()),
@@ -226,7 +229,7 @@ impl Hub {
 }
 
 /// Stop servers a changed `.mcp.json` no longer describes as they were.
-fn stop_later(servers: Vec<Arc<Server>>) {
+pub(super) fn stop_later(servers: Vec<Arc<Server>>) {
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
         rt.spawn(async move {
             for s in servers {

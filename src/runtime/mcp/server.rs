@@ -327,8 +327,10 @@ impl Server {
         match self.connect(sandbox, failures).await {
             Ok(conn) => {
                 let out = (conn.service.peer().clone(), conn.tools.clone());
+                // A start alone changes no catalog: the catalog being built
+                // lists what it started with, and a server that was down
+                // when one was built is offered from the next turn.
                 self.changed.swap(false, Ordering::SeqCst);
-                self.generation.fetch_add(1, Ordering::SeqCst);
                 *state = State::Up(Box::new(conn));
                 self.set_phase(Phase::Running);
                 Ok(out)

@@ -69,8 +69,8 @@ impl Hub {
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default();
-        for s in self
-            .servers
+        let configured = self.configured();
+        for s in configured
             .iter()
             .filter(|s| s.config.enabled)
             .chain(projects.iter())
@@ -78,12 +78,11 @@ impl Hub {
             s.hold(self.held(&s.config));
         }
         let global = self.current(None);
-        let mut out: Vec<McpServerInfo> = self
-            .servers
+        let mut out: Vec<McpServerInfo> = configured
             .iter()
             .map(|s| {
-                // The tools of the last catalog built anywhere: the
-                // config's servers offer the same in every workspace.
+                // The tools of a catalog that offered them: the config's
+                // servers offer the same in every workspace.
                 let catalogs = self.catalogs.lock().ok();
                 let any = catalogs.as_ref().and_then(|c| {
                     c.values()
