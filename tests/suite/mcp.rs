@@ -760,6 +760,9 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
     std::fs::write(repo.join(".mcp.json"), file.to_string()).unwrap();
     let views = host.mcp_servers(Some(&repo));
     assert_eq!(views[0].state, "awaiting_approval", "{views:?}");
+    // The file gone, its servers go too.
+    std::fs::remove_file(repo.join(".mcp.json")).unwrap();
+    assert_eq!(host.mcp_servers(Some(&repo)), Vec::new());
     host.shutdown().await;
 }
 

@@ -18,6 +18,9 @@ use crate::model::mcp::{McpApproval, McpSwitch};
 
 /// The largest `.mcp.json` read.
 const MAX_FILE: u64 = 1024 * 1024;
+/// Workspaces whose `.mcp.json` is kept read; past this, one with no
+/// server running is forgotten (read again when needed).
+const MAX_PROJECTS: usize = 64;
 
 /// One workspace's `.mcp.json`, as last read.
 pub(super) struct Project {
@@ -52,7 +55,22 @@ impl Hub {
         if old.is_some() {
             self.changes.fetch_add(1, Ordering::SeqCst);
         }
-        let meta = meta?;
+        let Some(meta) = meta else {
+            // The file is gone: so are its servers.
+            stop_later(old.map(|o| o.servers.clone()).unwrap_or_default());
+            return None;
+        };
+        if old.is_none() && projects.len() >= MAX_PROJECTS {
+            // Forget a workspace none of whose servers runs (listing
+            // arbitrary directories must not grow this without end).
+            let idle = projects
+                .iter()
+                .find(|(_, p)| p.servers.iter().all(|s| !s.is_running()))
+                .map(|(a, _)| a.clone());
+            if let Some(a) = idle {
+                projects.remove(&a);
+            }
+        }
         let (servers, mut refused) = if meta.len() > MAX_FILE {
             (
                 Vec::new(),

@@ -259,6 +259,11 @@ impl Server {
         }
     }
 
+    /// Whether its process (or connection) is up or coming up.
+    pub fn is_running(&self) -> bool {
+        matches!(self.phase(), Phase::Running | Phase::Starting)
+    }
+
     pub fn phase(&self) -> Phase {
         self.phase.lock().map(|p| p.clone()).unwrap_or(Phase::Idle)
     }
