@@ -283,14 +283,19 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Let server NAME of the `.mcp.json` nearest above the directory
-    /// start, with the command line the file gives it now (a changed
-    /// command line needs approving again).
+    /// Let server NAME of the workspace's `.mcp.json` start, with the
+    /// command line the file gives it now (a changed command line needs
+    /// approving again).
     Approve {
         name: String,
         /// Where to look for the `.mcp.json` (default: here).
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// The line `holon mcp list` showed, to approve without being
+        /// asked (refused if the file now says anything else). Without
+        /// it, the line is shown and you are asked, on a terminal only.
+        #[arg(long)]
+        expect: Option<String>,
         /// Print the approval as JSON.
         #[arg(long)]
         json: bool,

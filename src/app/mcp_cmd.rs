@@ -133,10 +133,33 @@ pub async fn mcp_switch(
     Ok(ExitCode::SUCCESS)
 }
 
+/// The line the operator confirms: `--expect` as given, or, on a
+/// terminal, the one shown after they answer yes. Elsewhere nothing is
+/// approved unasked.
+fn confirmed(name: &str, line: &str, expect: Option<String>) -> anyhow::Result<String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if let Some(e) = expect {
+        return Ok(e);
+    }
+    let stdin = std::io::stdin();
+    anyhow::ensure!(
+        stdin.is_terminal(),
+        "`{name}` would run: {line}\napproving needs your confirmation: run this on a terminal, \
+         or pass --expect with that line"
+    );
+    eprint!("`{name}` would run: {line}\napprove it? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    anyhow::ensure!(matches!(answer.trim(), "y" | "Y" | "yes"), "not approved");
+    Ok(line.to_owned())
+}
+
 pub async fn mcp_approve(
     ctx: &Context,
     name: &str,
     dir: Option<PathBuf>,
+    expect: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let Some(project) = project_dir(dir)?.filter(|p| p.join(".mcp.json").is_file()) else {
@@ -144,8 +167,8 @@ pub async fn mcp_approve(
     };
     let approval: McpApproval = match super::daemon::connect(ctx).await {
         Some(client) => {
-            // Approve what the operator is shown, and only that: the
-            // runtime refuses if the file changed in between.
+            // Approve what the operator confirmed, and only that: the
+            // runtime refuses if the file says something else by then.
             let workspace = project.display().to_string();
             let servers: Vec<McpServerInfo> = client
                 .call(Request::McpList {
@@ -156,27 +179,33 @@ pub async fn mcp_approve(
             let shown = servers
                 .iter()
                 .find(|s| s.name == name && s.workspace.as_deref() == Some(workspace.as_str()))
-                .and_then(|s| s.command_line.clone());
-            if let Some(line) = &shown {
-                eprintln!("approving `{name}` of {workspace} to run: {line}");
-            }
+                .and_then(|s| s.command_line.clone())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{workspace}/.mcp.json has no usable server `{name}` (holon mcp list)"
+                    )
+                })?;
+            let line = confirmed(name, &shown, expect)?;
             client
                 .call(Request::McpApprove {
                     name: name.to_owned(),
                     workspace,
-                    command_line: shown,
+                    command_line: Some(line),
                 })
                 .await?
                 .take()?
         }
         None => {
-            let hub = crate::runtime::mcp::Hub::new(
-                ctx.config.mcp_servers.clone(),
-                &ctx.paths.data_dir,
-                Vec::new(),
-            );
+            let hub = offline_hub(ctx).await?;
+            let current = hub
+                .approval_for(&project, name)
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let line = confirmed(name, &current.command_line, expect)?;
+            // Read again after the answer: what the file says now must be
+            // what was confirmed.
             let approval = hub
                 .approval_for(&project, name)
+                .and_then(|a| crate::runtime::host::mcp::same_line(a, Some(&line)))
                 .map_err(|e| anyhow::anyhow!(e))?;
             let store = ctx.open_store().await?;
             let done = crate::runtime::host::mcp::record_approval(&store, approval.clone()).await;

@@ -419,9 +419,12 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Mcp(McpCommand::List { dir, json })) => {
                 mcp_cmd::mcp_list(&ctx, dir, json).await
             }
-            Some(Command::Mcp(McpCommand::Approve { name, dir, json })) => {
-                mcp_cmd::mcp_approve(&ctx, &name, dir, json).await
-            }
+            Some(Command::Mcp(McpCommand::Approve {
+                name,
+                dir,
+                expect,
+                json,
+            })) => mcp_cmd::mcp_approve(&ctx, &name, dir, expect, json).await,
             Some(Command::Mcp(McpCommand::Disable { name, dir, json })) => {
                 mcp_cmd::mcp_switch(&ctx, &name, dir, true, json).await
             }

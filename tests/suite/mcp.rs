@@ -121,7 +121,16 @@ async fn a_call_the_catalog_lost_still_meets_the_gate() {
         name: "mcp__nobody__echo".into(),
         ..call
     };
-    assert_eq!(hub.gate(None, &other), None, "no such server: unknown tool");
+    // A name it cannot place is a write all the same (the call then
+    // answers that there is no such tool).
+    assert_eq!(
+        hub.gate(None, &other),
+        Some(holon::model::approval::Action::Tool {
+            name: "mcp__nobody__echo".into(),
+            read_only: false,
+            approval: None,
+        })
+    );
     hub.stop().await;
 }
 
@@ -768,7 +777,7 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
 
 #[test]
 fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
-    use super::support::Home;
+    use super::support::{stderr, Home};
     let home = Home::new();
     let repo = project_with_stub(home.path());
     // A repository: from anywhere inside, the workspace is its root.
@@ -789,7 +798,19 @@ fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
     assert!(text.contains("awaiting your approval to run"), "{text}");
     let out = home.run(&["mcp", "approve", "nope", "--dir", &sub_arg]);
     assert!(!out.status.success());
-    let said = home.ok(&["mcp", "approve", "proj", "--dir", &sub_arg]);
+    // Not on a terminal: nothing is approved unasked; the line is shown.
+    let line = list(&home)[0]["command_line"].as_str().unwrap().to_owned();
+    let asked = home.run(&["mcp", "approve", "proj", "--dir", &sub_arg]);
+    assert!(!asked.status.success());
+    let said = stderr(&asked);
+    assert!(said.contains(&line) && said.contains("--expect"), "{said}");
+    let wrong = home.run(&[
+        "mcp", "approve", "proj", "--dir", &sub_arg, "--expect", "npx x",
+    ]);
+    assert!(stderr(&wrong).contains("look again"), "{}", stderr(&wrong));
+    let said = home.ok(&[
+        "mcp", "approve", "proj", "--dir", &sub_arg, "--expect", &line,
+    ]);
     assert!(said.starts_with("approved `proj` of "), "{said}");
     assert_eq!(list(&home)[0]["state"], "idle");
 }

@@ -143,8 +143,10 @@ impl RuntimeHost {
         let all = record_switch(&self.inner.store, switch.clone()).await?;
         self.inner.mcp.set_disabled(&all);
         if let (true, Some(server)) = (disabled, server) {
-            server.stop().await;
+            // Held first: a call waiting for the server cannot start it
+            // again once it is stopped.
             server.hold(Some(crate::runtime::mcp::server::Phase::Disabled));
+            server.stop().await;
         }
         Ok(switch)
     }

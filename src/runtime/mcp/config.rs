@@ -243,15 +243,27 @@ pub fn check(name: &str, s: ServerSection) -> Result<ServerConfig, (String, Stri
 }
 
 /// A word as a shell would need it to read it back as one.
+/// Control characters are written as `\xNN` (so a line cannot hide part
+/// of itself from the terminal that shows it), and a word holding `=` is
+/// quoted, so a program named `K=v` never reads as a variable.
 fn quoted(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
-    match plain {
-        true => word.to_owned(),
-        false => format!("'{}'", word.replace('\'', "'\\''")),
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:@%+,".contains(&b));
+    if plain {
+        return word.to_owned();
     }
+    let mut out = String::from("'");
+    for c in word.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// One entry of a repository's `.mcp.json` (the `mcpServers` format other
@@ -424,6 +436,15 @@ mod tests {
         let why: Vec<&str> = refused.iter().map(|r| r.0.as_str()).collect();
         assert_eq!(why, ["bad", "odd", "old"]);
         assert!(parse_project("{", std::path::Path::new("/r")).is_err());
+        // A line cannot hide part of itself, and a program named like a
+        // variable does not read as one.
+        let sneaky = r#"{"mcpServers": {
+            "a": {"command": "sh", "args": ["-c", "evil\r\u001b[Knpx ok"]},
+            "b": {"command": "K=v", "args": ["npx"]}
+        }}"#;
+        let (servers, _) = parse_project(sneaky, std::path::Path::new("/r")).unwrap_or_default();
+        assert_eq!(servers[0].command_line(), "sh -c 'evil\\x0d\\x1b[Knpx ok'");
+        assert_eq!(servers[1].command_line(), "'K=v' npx");
     }
 
     #[test]

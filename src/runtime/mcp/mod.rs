@@ -58,8 +58,8 @@ pub struct Hub {
     /// Servers the operator disabled: (workspace for a project's, name).
     disabled: Mutex<std::collections::BTreeSet<(Option<PathBuf>, String)>>,
     /// The epoch: bumped by anything that may change what a catalog
-    /// offers (a server's tool list, start or failure, an approval, a
-    /// switch, a `.mcp.json` read again). A catalog built at an older one
+    /// offers (a server's tool list or failure, an approval, a switch, a
+    /// config change, a `.mcp.json` read again; not a plain start). A catalog built at an older one
     /// is stale.
     changes: Arc<AtomicU64>,
     /// The last catalog of each workspace (`None`: no workspace known).
@@ -150,9 +150,14 @@ impl Hub {
     }
 
     fn servers_for(&self, anchor: Option<&Path>) -> Vec<Arc<Server>> {
+        let configured = self.configured();
         let project = anchor.and_then(|a| self.project(a));
-        let project_servers = project.iter().flat_map(|p| p.servers.iter());
-        self.configured()
+        // A config server added since the file was read wins its name.
+        let project_servers = project
+            .iter()
+            .flat_map(|p| p.servers.iter())
+            .filter(|p| !configured.iter().any(|c| c.config.name == p.config.name));
+        configured
             .iter()
             .filter(|s| s.config.enabled)
             .chain(project_servers)
@@ -240,19 +245,27 @@ impl Hub {
         specs
     }
 
+    /// Keep `catalog` unless a newer one was built meanwhile.
     fn keep(&self, anchor: Option<&Path>, catalog: Catalog) {
         if let Ok(mut c) = self.catalogs.lock() {
-            c.insert(anchor.map(Path::to_path_buf), Arc::new(catalog));
+            let key = anchor.map(Path::to_path_buf);
+            if c.get(&key)
+                .is_none_or(|old| old.generation <= catalog.generation)
+            {
+                c.insert(key, Arc::new(catalog));
+            }
         }
     }
 
     fn find(&self, anchor: Option<&Path>, exposed: &str) -> Option<(Offered, Arc<Server>)> {
         let catalog = self.current(anchor);
         let offered = catalog.offered.iter().find(|o| o.exposed == exposed)?;
+        // The server of that name now, and only if it still offers the
+        // tool (a reload may have disabled it since the catalog).
         let server = self
             .servers_for(anchor)
             .into_iter()
-            .find(|s| s.config.name == offered.server)?;
+            .find(|s| s.config.name == offered.server && s.config.offers(&offered.tool))?;
         Some((offered.clone(), server))
     }
 
@@ -271,14 +284,17 @@ impl Hub {
                 approval: s.config.approval,
             });
         }
+        // Any other MCP name is a write, of its server's mode when the name
+        // points to one: the gate never lets a call by because it could not
+        // place it.
         let server = self.servers_for(anchor).into_iter().find(|s| {
             call.name
                 .starts_with(&format!("{}{}__", names::PREFIX, s.config.name))
-        })?;
+        });
         Some(Action::Tool {
             name: call.name.clone(),
             read_only: false,
-            approval: server.config.approval,
+            approval: server.and_then(|s| s.config.approval),
         })
     }
 

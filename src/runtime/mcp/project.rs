@@ -248,6 +248,10 @@ impl Hub {
 
 /// Stop servers a changed `.mcp.json` no longer describes as they were.
 pub(super) fn stop_later(servers: Vec<Arc<Server>>) {
+    // Retired at once: no call still holding one starts it again.
+    for s in &servers {
+        s.hold(Some(super::server::Phase::Disabled));
+    }
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
         rt.spawn(async move {
             for s in servers {

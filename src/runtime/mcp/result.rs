@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
+const MAX_NOTES: usize = 20;
+
 /// The outcome of a call that returned `content` (MCP content blocks, as
 /// JSON), `structured` and `is_error`, bounded to `max_bytes` of text.
 pub fn outcome(
@@ -54,6 +56,17 @@ pub fn outcome(
                 other.unwrap_or("unknown")
             )),
         }
+    }
+    // Notes are bounded too: at most 20, each one line of 300 characters.
+    let more = notes.len().saturating_sub(MAX_NOTES);
+    notes.truncate(MAX_NOTES);
+    for n in &mut notes {
+        if n.chars().count() > 300 {
+            *n = n.chars().take(299).chain(std::iter::once('…')).collect();
+        }
+    }
+    if more > 0 {
+        notes.push(format!("[{more} more blocks left out]"));
     }
     let full = text.len();
     let (text, truncated) = cut(text, max_bytes);
@@ -164,6 +177,22 @@ mod tests {
         assert_eq!(o.content["truncated"]["total_bytes"], 2000);
         assert!(o.content.get("structured_content").is_none());
         assert!(o.content["structured_content_omitted"]["bytes"].as_u64() > Some(500));
+    }
+
+    #[test]
+    fn notes_are_bounded_in_number_and_length() {
+        let link = |i: usize| json!({"type": "resource_link", "uri": format!("file:///{}{i}", "x".repeat(500))});
+        let blocks: Vec<Value> = (0..25).map(link).collect();
+        let o = outcome("mcp__s__t", &blocks, None, false, 1000);
+        let notes = o.content["attachments"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(notes.len(), 21);
+        assert!(notes
+            .iter()
+            .all(|n| n.as_str().map_or(0, |s| s.chars().count()) <= 300));
+        assert_eq!(notes[20], "[5 more blocks left out]");
     }
 
     #[test]

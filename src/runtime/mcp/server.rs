@@ -290,6 +290,11 @@ impl Server {
         sandbox: &Sandboxing,
     ) -> Result<(Peer<RoleClient>, Vec<Listed>), String> {
         let mut state = self.state.lock().await;
+        // Checked under the lock: a server disabled (or retired by a
+        // config change) while this call waited for it never starts.
+        if let Phase::Disabled | Phase::AwaitingApproval = self.phase() {
+            return Err(format!("MCP server `{}` is disabled", self.config.name));
+        }
         if let State::Up(conn) = &mut *state {
             if conn.service.peer().is_transport_closed() || conn.service.is_closed() {
                 let reason = ended(conn.child.as_mut()).await;
@@ -300,6 +305,8 @@ impl Server {
                     match list_tools(conn.service.peer(), self.config.startup_timeout).await {
                         Ok(tools) => conn.tools = tools,
                         Err(e) => {
+                            // Listed again at the next need.
+                            self.changed.swap(true, Ordering::SeqCst);
                             tracing::warn!(server = %self.config.name, error = %e, "cannot list the MCP server's tools again")
                         }
                     }
@@ -329,13 +336,15 @@ impl Server {
             _ => 0,
         };
         self.set_phase(Phase::Starting);
+        // Cleared before the listing, so a change told during or after it
+        // is kept for the next need.
+        self.changed.swap(false, Ordering::SeqCst);
         match self.connect(sandbox, failures).await {
             Ok(conn) => {
                 let out = (conn.service.peer().clone(), conn.tools.clone());
                 // A start alone changes no catalog: the catalog being built
                 // lists what it started with, and a server that was down
                 // when one was built is offered from the next turn.
-                self.changed.swap(false, Ordering::SeqCst);
                 *state = State::Up(Box::new(conn));
                 self.set_phase(Phase::Running);
                 Ok(out)
@@ -518,10 +527,13 @@ impl Server {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => return Err(self.lost("the connection closed".into()).await),
             Err(_) => {
-                let _ = handle
-                    .cancel(Some(format!("no answer within {} s", limit.as_secs())))
-                    .await;
-                if self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_TIMEOUTS {
+                let hung = self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_TIMEOUTS;
+                // Bounded: a server that no longer reads its stdin would
+                // hold the notification behind a full pipe.
+                let reason = format!("no answer within {} s", limit.as_secs());
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), handle.cancel(Some(reason))).await;
+                if hung {
                     // Hung, not slow: restart it on the next need.
                     self.timeouts.swap(0, Ordering::SeqCst);
                     let _ = self

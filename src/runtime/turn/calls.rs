@@ -76,10 +76,13 @@ pub(super) async fn run_call(
             outcome = tools::execute(env, call) => outcome,
             reason = cancel.cancelled() => tools::tool_error(
                 tools::ToolErrorKind::Failed,
-                format!("{} was cancelled with the turn ({reason:?})", call.name),
+                format!(
+                    "{} was left with the turn ({reason:?}); the server may have done it anyway",
+                    call.name
+                ),
+                Some("check what the tool did before calling it again"),
                 None,
-                None,
-                true,
+                false,
             ),
         },
         None => tools::execute(env, call).await,
