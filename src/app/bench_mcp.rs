@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::bench::{millis, percentile};
 use super::bench_scale::Daemon;
-use crate::runtime::mcp::config::{ServerConfig, Transport};
+use crate::runtime::mcp::config::ServerConfig;
 use crate::runtime::mcp::Hub;
 use crate::runtime::provider::ToolCall;
 
@@ -35,22 +35,8 @@ fn stub_path() -> anyhow::Result<PathBuf> {
 
 fn stub(name: &str, path: &Path) -> ServerConfig {
     ServerConfig {
-        name: name.into(),
-        transport: Transport::Stdio {
-            command: path.display().to_string(),
-            args: Vec::new(),
-            env: Default::default(),
-            env_passthrough: Vec::new(),
-            cwd: None,
-        },
-        enabled: true,
-        startup_timeout: Duration::from_secs(10),
-        tool_timeout: Duration::from_secs(10),
-        enabled_tools: None,
-        disabled_tools: Default::default(),
-        approval: None,
         sandboxed: false,
-        project: None,
+        ..ServerConfig::stdio(name, &path.display().to_string(), &[])
     }
 }
 

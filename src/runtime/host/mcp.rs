@@ -18,29 +18,28 @@ pub const MCP_APPROVALS: &str = "mcp_approvals";
 /// The store setting holding the servers the operator disabled.
 pub const MCP_DISABLED: &str = "mcp_disabled";
 
-/// Record `approval` (replacing an earlier one for the same server of the
-/// same workspace): the setting, and one event per agent. Returns every
-/// approval now recorded.
-pub async fn record_approval(
+/// Change the list kept in setting `key` with `change`, and record
+/// `event` in every agent's ledger, in one write. Returns the list now.
+async fn record_in_list<T>(
     store: &Store,
-    approval: McpApproval,
-) -> Result<Vec<McpApproval>, RuntimeError> {
+    key: &'static str,
+    change: impl Fn(&mut Vec<T>) + Send + 'static,
+    event: Event,
+) -> Result<Vec<T>, RuntimeError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+{
     let all = store
         .write(move |tx| {
-            let mut all: Vec<McpApproval> = tx.setting(MCP_APPROVALS)?.unwrap_or_default();
-            all.retain(|a| !(a.workspace == approval.workspace && a.name == approval.name));
-            all.push(approval.clone());
-            tx.put_setting(MCP_APPROVALS, Some(&all))?;
+            let mut all: Vec<T> = tx.setting(key)?.unwrap_or_default();
+            change(&mut all);
+            tx.put_setting(key, Some(&all))?;
             let provenance = Provenance {
                 source: Some("operator".into()),
                 ..Provenance::default()
             };
             for agent_id in tx.agent_ids()? {
-                tx.append_event(new_event(
-                    &agent_id,
-                    provenance.clone(),
-                    Event::McpServerApproved(approval.clone()),
-                ))?;
+                tx.append_event(new_event(&agent_id, provenance.clone(), event.clone()))?;
             }
             Ok::<_, StoreError>(all)
         })
@@ -48,35 +47,34 @@ pub async fn record_approval(
     Ok(all)
 }
 
-/// Record that the operator disabled (or enabled) a server: the setting
-/// and one event per agent. Returns every server now disabled.
+/// Record `approval` (replacing an earlier one for the same server of the
+/// same workspace). Returns every approval now recorded.
+pub async fn record_approval(
+    store: &Store,
+    approval: McpApproval,
+) -> Result<Vec<McpApproval>, RuntimeError> {
+    let event = Event::McpServerApproved(approval.clone());
+    let change = move |all: &mut Vec<McpApproval>| {
+        all.retain(|a| !(a.workspace == approval.workspace && a.name == approval.name));
+        all.push(approval.clone());
+    };
+    record_in_list(store, MCP_APPROVALS, change, event).await
+}
+
+/// Record that the operator disabled (or enabled) a server. Returns every
+/// server now disabled.
 pub async fn record_switch(
     store: &Store,
     switch: McpSwitch,
 ) -> Result<Vec<McpSwitch>, RuntimeError> {
-    let all = store
-        .write(move |tx| {
-            let mut all: Vec<McpSwitch> = tx.setting(MCP_DISABLED)?.unwrap_or_default();
-            all.retain(|a| !(a.workspace == switch.workspace && a.name == switch.name));
-            if switch.disabled {
-                all.push(switch.clone());
-            }
-            tx.put_setting(MCP_DISABLED, Some(&all))?;
-            let provenance = Provenance {
-                source: Some("operator".into()),
-                ..Provenance::default()
-            };
-            for agent_id in tx.agent_ids()? {
-                tx.append_event(new_event(
-                    &agent_id,
-                    provenance.clone(),
-                    Event::McpServerSwitched(switch.clone()),
-                ))?;
-            }
-            Ok::<_, StoreError>(all)
-        })
-        .await?;
-    Ok(all)
+    let event = Event::McpServerSwitched(switch.clone());
+    let change = move |all: &mut Vec<McpSwitch>| {
+        all.retain(|a| !(a.workspace == switch.workspace && a.name == switch.name));
+        if switch.disabled {
+            all.push(switch.clone());
+        }
+    };
+    record_in_list(store, MCP_DISABLED, change, event).await
 }
 
 /// The servers disabled in `store`.

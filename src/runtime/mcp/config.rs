@@ -75,6 +75,29 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// A stdio server with every default (enabled, default timeouts, all
+    /// tools, the workspace's approval, sandboxed), from the config file.
+    pub fn stdio(name: &str, command: &str, args: &[&str]) -> ServerConfig {
+        ServerConfig {
+            name: name.to_owned(),
+            transport: Transport::Stdio {
+                command: command.to_owned(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+                env: BTreeMap::new(),
+                env_passthrough: Vec::new(),
+                cwd: None,
+            },
+            enabled: true,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            enabled_tools: None,
+            disabled_tools: BTreeSet::new(),
+            approval: None,
+            sandboxed: true,
+            project: None,
+        }
+    }
+
     /// Whether the model is offered the server's tool `name`.
     pub fn offers(&self, name: &str) -> bool {
         self.enabled_tools.as_ref().is_none_or(|e| e.contains(name))

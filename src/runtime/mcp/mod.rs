@@ -15,6 +15,7 @@
 
 pub mod config;
 pub mod names;
+mod process;
 mod project;
 pub mod result;
 pub mod server;

@@ -8,7 +8,6 @@
 //! process group, with only the minimal environment plus what its config
 //! names, and its stderr kept in a bounded per-server log.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,16 +21,15 @@ use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningServic
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 use super::config::{ServerConfig, Transport};
 use super::names::Listed;
+pub use super::process::Sandboxing;
+use super::process::{ended, has_exited, keep_log, server_env, ServerProcess};
 
 /// The largest message a server may send (a 50 MB result is read, then
 /// bounded before the model sees it).
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
-/// A server's stderr log is rotated past this (one old file kept).
-const LOG_LIMIT: u64 = 1024 * 1024;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A server up this long has its failure count forgotten.
 const HEALTHY: Duration = Duration::from_secs(60);
@@ -77,23 +75,6 @@ impl Conn {
     }
 }
 
-/// A stdio server's process, leader of its own process group: dropped
-/// (a failed start, a lost connection, the runtime going away) it takes
-/// the whole group with it, while the leader is unreaped and so still
-/// names that group.
-struct ServerProcess(tokio::process::Child);
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0.id() {
-            // SAFETY: killpg sends a signal to the group this process
-            // leads (spawned with its own group or session); not reaped,
-            // so the id is still its own.
-            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-        }
-    }
-}
-
 enum State {
     Idle,
     Up(Box<Conn>),
@@ -122,66 +103,6 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.swap(true, Ordering::SeqCst);
         self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// How the runtime confines the stdio servers it starts: the default
-/// policy's sandbox mode and network, each server writing only beneath
-/// its own directory (`<data>/mcp/<name>`) and its temporary directory.
-#[derive(Debug, Clone)]
-pub struct Sandboxing {
-    pub mode: crate::model::sandbox::SandboxMode,
-    pub network: crate::model::sandbox::NetworkAccess,
-    /// `[policy] sandbox_required`: refuse to start a server unconfined.
-    pub required: bool,
-    /// Where each server's own directory is made.
-    pub root: PathBuf,
-    /// Holon's directories: never writable.
-    pub holon_dirs: Vec<PathBuf>,
-}
-
-impl Sandboxing {
-    /// The sandbox ready to apply to the process of the server in `slot`
-    /// (its own directory below the root), or `None`
-    /// when it runs unconfined (`sandbox = "off"`, mode `off`, or a
-    /// kernel that cannot, unless that is refused).
-    fn prepare(
-        &self,
-        slot: &str,
-    ) -> Result<Option<(crate::runtime::sandbox::Prepared, PathBuf)>, String> {
-        use crate::model::sandbox::SandboxMode;
-        use crate::runtime::sandbox::{prepare, Confine, Support};
-        if self.mode == SandboxMode::Off {
-            return Ok(None);
-        }
-        if let Some(why) = &Support::probe().missing {
-            if self.required {
-                return Err(format!(
-                    "the kernel cannot sandbox it ({why}) and [policy] sandbox_required is set; \
-                     set sandbox = \"off\" for this server to run it unconfined"
-                ));
-            }
-            tracing::warn!(server = %slot, %why, "MCP server runs unconfined");
-            return Ok(None);
-        }
-        let dir = self.root.join(slot);
-        let tmp = dir.join("tmp");
-        std::fs::create_dir_all(&tmp)
-            .map_err(|e| format!("cannot make its directory {}: {e}", dir.display()))?;
-        // The sandbox's one writable file: inside its own directory, never
-        // its log (which Holon bounds).
-        let output = tmp.join(".output");
-        std::fs::write(&output, b"")
-            .map_err(|e| format!("cannot prepare {}: {e}", output.display()))?;
-        let confine = Confine {
-            mode: self.mode,
-            network: self.network,
-            execution_root: dir.clone(),
-            agent_home: dir,
-        };
-        prepare(&confine, &tmp, &output, &self.holon_dirs)
-            .map(|p| Some((p, tmp)))
-            .map_err(|e| e.to_string())
     }
 }
 
@@ -648,146 +569,4 @@ async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Li
                 .unwrap_or(false),
         })
         .collect())
-}
-
-/// End a server whose connection is lost, and say why it was lost: it
-/// exited (given a moment to), or it was alive and not answering. Either
-/// way its process group is killed while its leader is unreaped (so the
-/// group is still its own), then the leader is reaped.
-async fn ended(child: Option<&mut ServerProcess>) -> String {
-    let Some(ServerProcess(child)) = child else {
-        return "the connection to the server is closed".into();
-    };
-    let Some(pid) = child.id() else {
-        return "the server exited".into();
-    };
-    let mut exited = false;
-    for _ in 0..30 {
-        if has_exited(pid) {
-            exited = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    // SAFETY: the group the unreaped leader leads; a zombie leader keeps
-    // it from being reused, and kill does not touch its exit status.
-    unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-    let status = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-    match (exited, status) {
-        (true, Ok(Ok(status))) => format!("the server exited ({status})"),
-        (true, _) => "the server exited".into(),
-        (false, _) => "the server stopped answering and was stopped".into(),
-    }
-}
-
-/// Whether child `pid` has exited, without reaping it.
-fn has_exited(pid: u32) -> bool {
-    // SAFETY: waitid with WNOWAIT only reads the child's state into
-    // `info`, which is zeroed first; nothing is reaped.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let found = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        found == 0 && info.si_pid() != 0
-    }
-}
-
-/// Variables every stdio server gets from Holon's environment; nothing
-/// else reaches it unless the server's config names it.
-const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "TERM"];
-
-/// A server's environment (pure): the minimal base and the named
-/// passthrough variables from Holon's own, then the config's `env`.
-pub fn server_env(
-    env: &BTreeMap<String, String>,
-    passthrough: &[String],
-    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
-) -> BTreeMap<std::ffi::OsString, std::ffi::OsString> {
-    let mut out: BTreeMap<std::ffi::OsString, std::ffi::OsString> = vars
-        .into_iter()
-        .filter(|(k, _)| {
-            k.to_str()
-                .is_some_and(|k| BASE_ENV.contains(&k) || passthrough.iter().any(|p| p == k))
-        })
-        .collect();
-    for (k, v) in env {
-        out.insert(k.into(), v.into());
-    }
-    out
-}
-
-/// Copy a server's stderr into its log, rotating it past `LOG_LIMIT`.
-/// Lines are cut at 4 KiB as they are read (a line without end costs no
-/// more), and the pipe is drained to its end whatever happens to the log,
-/// so a full disk never stalls or kills the server.
-async fn keep_log(stderr: tokio::process::ChildStderr, path: PathBuf) {
-    use tokio::io::AsyncReadExt;
-    const LINE: u64 = 4096;
-    let open = |p: &PathBuf| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .map(tokio::fs::File::from_std)
-            .ok()
-    };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let mut file = open(&path);
-    let mut size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let mut reader = tokio::io::BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let read = (&mut reader).take(LINE).read_until(b'\n', &mut line).await;
-        match read {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        if !line.ends_with(b"\n") {
-            line.push(b'\n');
-        }
-        if size > LOG_LIMIT {
-            let _ = std::fs::rename(&path, path.with_extension("log.1"));
-            file = open(&path);
-            size = 0;
-        }
-        let text = String::from_utf8_lossy(&line);
-        size += text.len() as u64;
-        if let Some(f) = file.as_mut() {
-            if f.write_all(text.as_bytes()).await.is_err() {
-                // Go on draining; write again after the next rotation.
-                file = None;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn servers_see_only_the_base_and_what_they_are_given() {
-        let vars = [
-            ("PATH", "/bin"),
-            ("HOME", "/h"),
-            ("GITHUB_TOKEN", "t"),
-            ("OPENAI_API_KEY", "k"),
-            ("EDITOR", "vi"),
-        ]
-        .map(|(k, v)| (k.into(), v.into()));
-        let env = BTreeMap::from([("API_BASE".to_owned(), "http://x".to_owned())]);
-        let got = server_env(&env, &["GITHUB_TOKEN".to_owned()], vars);
-        let names: Vec<String> = got
-            .keys()
-            .map(|k| k.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["API_BASE", "GITHUB_TOKEN", "HOME", "PATH"]);
-    }
 }
