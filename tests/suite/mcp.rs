@@ -460,7 +460,15 @@ async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
         message(0)
     );
     assert!(message(1).contains("not available"), "{}", message(1));
-    assert!(message(2).contains("not available"), "{}", message(2));
+    // Right after the crash the server is backing off (1 s): the call is
+    // told so. A machine slow enough to pass the backoff restarts it
+    // instead, and the call runs: both are what a user should see.
+    let restarted = told[2].1["text"] == "after the crash";
+    assert!(
+        restarted || message(2).contains("not available"),
+        "{:?}",
+        told[2]
+    );
 
     let views: BTreeMap<String, _> = host
         .mcp_servers(None)
@@ -482,8 +490,10 @@ async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
     );
     // A line of garbage before the protocol does not stop a server.
     assert_eq!(views["garbage"].state, "running", "{}", reason("garbage"));
-    assert_eq!(views["stub"].state, "failed");
-    assert!(reason("stub").contains("exited"), "{}", reason("stub"));
+    if !restarted {
+        assert_eq!(views["stub"].state, "failed");
+        assert!(reason("stub").contains("exited"), "{}", reason("stub"));
+    }
     // The server's stderr is in its log.
     let log = std::fs::read_to_string(&views["stub"].log).unwrap_or_default();
     assert!(log.contains("mcp_stub starting"), "{log}");
