@@ -9,6 +9,11 @@
 //! shell control operators (`;`, `&&`, `|`, redirections, substitutions)
 //! is never read-only and never matches the allow-list: `cargo test; rm -rf
 //! x` is not `cargo test`.
+//!
+//! An MCP server's tool (`Action::Tool`) is judged by its server's own
+//! mode when it has one, else the workspace's: `on_write` asks unless the
+//! server marks the tool read-only, `always` always asks, and
+//! `allow_tools` names tools that never ask.
 
 pub use crate::model::approval::{
     always_rule, always_tool, compound, Action, Approval, ApprovalPolicy, PolicyChange,
