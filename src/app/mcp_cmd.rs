@@ -15,27 +15,27 @@ use crate::protocol::{Request, RuntimeClient};
 /// The workspace `dir` (default: here) belongs to, as the runtime names
 /// it: a git repository's main checkout, else the directory itself. Its
 /// `.mcp.json` is the one the runtime reads.
-fn project_dir(dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+fn project_dir(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let start = match dir {
         Some(d) => d,
         None => std::env::current_dir()?,
     };
     let found = crate::runtime::workspace::session::discover(&start)
         .map_err(|e| anyhow::anyhow!("{}: {e}", start.display()))?;
-    Ok(Some(found.anchor))
+    Ok(found.anchor)
 }
 
 pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let project = project_dir(dir)?;
     let (servers, live): (Vec<McpServerInfo>, bool) = match super::daemon::connect(ctx).await {
         Some(client) => {
-            let workspace = project.as_ref().map(|p| p.display().to_string());
+            let workspace = Some(project.display().to_string());
             (
                 client.call(Request::McpList { workspace }).await?.take()?,
                 true,
             )
         }
-        None => (offline_hub(ctx).await?.views(project.as_deref()), false),
+        None => (offline_hub(ctx).await?.views(Some(&project)), false),
     };
     let mut out = Out::new();
     if json {
@@ -79,6 +79,24 @@ async fn offline_hub(ctx: &Context) -> anyhow::Result<crate::runtime::mcp::Hub> 
     Ok(hub)
 }
 
+/// What the operator's command records when no runtime runs.
+enum Recorded {
+    Approval(McpApproval),
+    Switch(McpSwitch),
+}
+
+/// Record on the store opened here (no runtime runs), closed either way.
+async fn record_offline(ctx: &Context, what: Recorded) -> anyhow::Result<()> {
+    use crate::runtime::host::mcp::{record_approval, record_switch};
+    let store = ctx.open_store().await?;
+    let done = match what {
+        Recorded::Approval(a) => record_approval(&store, a).await.map(drop),
+        Recorded::Switch(s) => record_switch(&store, s).await.map(drop),
+    };
+    store.close().await?;
+    Ok(done?)
+}
+
 /// `holon mcp disable|enable NAME`: through the runtime, or written to the
 /// store here when none runs.
 pub async fn mcp_switch(
@@ -91,7 +109,7 @@ pub async fn mcp_switch(
     let global = dir.is_none() && ctx.config.mcp_servers.iter().any(|s| s.name == name);
     let workspace = match global {
         true => None,
-        false => project_dir(dir)?,
+        false => Some(project_dir(dir)?),
     };
     let switch: McpSwitch = match super::daemon::connect(ctx).await {
         Some(client) => client
@@ -107,10 +125,7 @@ pub async fn mcp_switch(
             let (switch, _) = hub
                 .switch_for(workspace.as_deref(), name, disabled)
                 .map_err(|e| anyhow::anyhow!(e))?;
-            let store = ctx.open_store().await?;
-            let done = crate::runtime::host::mcp::record_switch(&store, switch.clone()).await;
-            store.close().await?;
-            done?;
+            record_offline(ctx, Recorded::Switch(switch.clone())).await?;
             switch
         }
     };
@@ -162,9 +177,11 @@ pub async fn mcp_approve(
     expect: Option<String>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let Some(project) = project_dir(dir)?.filter(|p| p.join(".mcp.json").is_file()) else {
-        anyhow::bail!("this workspace has no .mcp.json at its root");
-    };
+    let project = project_dir(dir)?;
+    anyhow::ensure!(
+        project.join(".mcp.json").is_file(),
+        "this workspace has no .mcp.json at its root"
+    );
     let approval: McpApproval = match super::daemon::connect(ctx).await {
         Some(client) => {
             // Approve what the operator confirmed, and only that: the
@@ -207,10 +224,7 @@ pub async fn mcp_approve(
                 .approval_for(&project, name)
                 .and_then(|a| crate::runtime::host::mcp::same_line(a, Some(&line)))
                 .map_err(|e| anyhow::anyhow!(e))?;
-            let store = ctx.open_store().await?;
-            let done = crate::runtime::host::mcp::record_approval(&store, approval.clone()).await;
-            store.close().await?;
-            done?;
+            record_offline(ctx, Recorded::Approval(approval.clone())).await?;
             approval
         }
     };

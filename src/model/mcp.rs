@@ -98,3 +98,17 @@ pub struct McpSwitch {
     pub name: String,
     pub disabled: bool,
 }
+
+/// The prefix of every MCP tool's name as the model calls it.
+pub const TOOL_PREFIX: &str = "mcp__";
+
+/// Whether `name` is an MCP tool's (`mcp__<server>__<tool>`).
+pub fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with(TOOL_PREFIX)
+}
+
+/// An MCP tool name's server and tool parts (server names hold no `__`,
+/// so the first one after the prefix separates them).
+pub fn split_tool_name(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix(TOOL_PREFIX)?.split_once("__")
+}

@@ -78,24 +78,18 @@ async fn store_prune_runs_offline_and_in_the_runtime_on_its_clock() {
     assert_eq!(v["agents"].as_array().map(Vec::len), Some(0), "{v}");
 
     // Offline, a dry run says what would go and removes nothing.
-    let dry = json(&[
+    let dry_run = [
         "store",
         "prune",
         "--older-than",
         "30d",
         "--dry-run",
         "--json",
-    ]);
+    ];
+    let dry = json(&dry_run);
     let would = dry["agents"][0]["events"].as_u64().unwrap();
     assert!(would > 0, "{dry}");
-    let again = json(&[
-        "store",
-        "prune",
-        "--older-than",
-        "30d",
-        "--dry-run",
-        "--json",
-    ]);
+    let again = json(&dry_run);
     assert_eq!(again["agents"][0]["events"], would);
 
     // Through a runtime whose config keeps 30 days: it prunes by itself

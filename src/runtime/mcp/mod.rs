@@ -113,8 +113,11 @@ impl Hub {
         }
     }
 
-    fn sandboxing(&self) -> Option<Sandboxing> {
-        self.sandbox.lock().ok().map(|s| s.clone())
+    fn sandboxing(&self) -> Sandboxing {
+        self.sandbox
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
     }
 
     /// The servers an agent working in `anchor` may use: the config's,
@@ -210,9 +213,7 @@ impl Hub {
             );
             return Vec::new();
         }
-        let Some(sandbox) = self.sandboxing() else {
-            return Vec::new();
-        };
+        let sandbox = self.sandboxing();
         let lists = futures_util::future::join_all(enabled.iter().map(|s| s.tools(&sandbox))).await;
         let mut listed = Vec::new();
         for (s, tools) in enabled.iter().zip(lists) {
@@ -288,10 +289,11 @@ impl Hub {
         // Any other MCP name is a write, of its server's mode when the name
         // points to one: the gate never lets a call by because it could not
         // place it.
-        let server = self.servers_for(anchor).into_iter().find(|s| {
-            call.name
-                .starts_with(&format!("{}{}__", names::PREFIX, s.config.name))
-        });
+        let named = crate::model::mcp::split_tool_name(&call.name).map(|(server, _)| server);
+        let server = self
+            .servers_for(anchor)
+            .into_iter()
+            .find(|s| named == Some(s.config.name.as_str()));
         Some(Action::Tool {
             name: call.name.clone(),
             read_only: false,
@@ -335,15 +337,7 @@ impl Hub {
                 )
             }
         };
-        let Some(sandbox) = self.sandboxing() else {
-            return tool_error(
-                ToolErrorKind::Failed,
-                "the MCP servers' settings are unreadable",
-                None,
-                None,
-                false,
-            );
-        };
+        let sandbox = self.sandboxing();
         match server.call(&sandbox, &offered.tool, arguments).await {
             Ok(r) => result::outcome(
                 &offered.exposed,

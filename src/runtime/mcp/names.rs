@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-/// The prefix of every MCP tool's name.
-pub const PREFIX: &str = "mcp__";
+pub use crate::model::mcp::{is_mcp_tool as is_mcp, TOOL_PREFIX as PREFIX};
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 2_000;
 /// A schema larger than this is more prompt than tool: the tool is left out.
@@ -67,11 +66,6 @@ pub fn exposed_name(server: &str, tool: &str) -> String {
     let tail: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
     let keep = MAX_NAME - tail.len() - 1;
     format!("{}_{tail}", &name[..keep])
-}
-
-/// The server and tool parts of an exposed name, when it is one.
-pub fn is_mcp(name: &str) -> bool {
-    name.starts_with(PREFIX)
 }
 
 /// The schema as offered: an object schema, without `$schema`; `Err`

@@ -26,6 +26,7 @@ use super::calls::{interject, run_call};
 use super::end::Ending;
 use super::frame::FrameContext;
 use super::{cancelled_attempt, output_limit_reason, transcript_in};
+use crate::model::mcp;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::request_tokens;
@@ -143,9 +144,15 @@ pub(super) async fn rounds(
         if round > 1 {
             r.frame.refresh(inner, agent_id).await?;
             // A server said its tools changed: the next request offers
-            // the new list.
-            let anchor = tools::mcp_anchor(inner, agent_id);
-            if inner.mcp.stale(anchor.as_deref()) {
+            // the new list. Only a turn offered MCP tools looks (no store
+            // read or file check per round otherwise; a server that offered
+            // none is looked at again next turn).
+            let offers_mcp = r.t.tools.iter().any(|t| mcp::is_mcp_tool(&t.name));
+            if offers_mcp
+                && inner
+                    .mcp
+                    .stale(tools::mcp_anchor(inner, agent_id).as_deref())
+            {
                 r.t.tools = tools::catalog(inner, agent_id).await.into();
             }
         }

@@ -423,7 +423,7 @@ pub(super) fn assistant_round(p: &ev::AssistantRoundRecorded, out: &mut Operator
 
 pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> String {
     let name = nonblank(&p.tool_name).unwrap_or("Tool");
-    if let Some((server, tool)) = mcp_parts(name) {
+    if let Some((server, tool)) = crate::model::mcp::split_tool_name(name) {
         return mcp_executed(p, server, tool, out);
     }
     out.title = name.to_owned();
@@ -434,12 +434,6 @@ pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> St
     };
     let hint = tool_hint(name, &p.arguments);
     paren(colon(head, hint), Some(duration(p.duration_ms)))
-}
-
-/// `mcp__<server>__<tool>`: the server and the tool (server names hold no
-/// `__`).
-pub(crate) fn mcp_parts(name: &str) -> Option<(&str, &str)> {
-    name.strip_prefix("mcp__")?.split_once("__")
 }
 
 /// An MCP call: `server · tool[ failed][: hint] (duration)[ → result]`,

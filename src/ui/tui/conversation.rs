@@ -791,7 +791,7 @@ impl Conversation {
             }
         }
         // An MCP call is a row of its own, like a command's.
-        if p.tool_name.starts_with("mcp__") {
+        if crate::model::mcp::is_mcp_tool(&p.tool_name) {
             self.push(RowKind::Event(op.clone()), DisplayMode::Info);
             return;
         }
@@ -833,7 +833,9 @@ fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
             _ => None,
         },
         (_, Some(_)) => Some(format!("writing {}", a.summary.trim_matches('`'))),
-        _ if a.tool_name.starts_with("mcp__") => Some(format!("the tool `{}`", a.tool_name)),
+        _ if crate::model::mcp::is_mcp_tool(&a.tool_name) => {
+            Some(format!("the tool `{}`", a.tool_name))
+        }
         _ => None,
     };
     ApprovalRow {
