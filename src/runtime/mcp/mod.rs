@@ -13,6 +13,7 @@
 //! turn. What the model is offered (`names`) and told (`result`) is
 //! decided by pure functions.
 
+mod client;
 pub mod config;
 pub mod names;
 mod process;

@@ -30,6 +30,46 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Start a stdio server: only `env` in its environment, its stdio piped,
+/// in its own process group, or in the sandbox `prepared` (which gives it
+/// a session of its own and its `TMPDIR`).
+pub(super) fn spawn(
+    command: &str,
+    args: &[String],
+    env: BTreeMap<std::ffi::OsString, std::ffi::OsString>,
+    cwd: Option<&std::path::Path>,
+    prepared: Option<(crate::runtime::sandbox::Prepared, PathBuf)>,
+) -> Result<ServerProcess, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    match prepared {
+        Some((p, tmp)) => {
+            // Where the sandbox lets it write its scratch files.
+            cmd.env("TMPDIR", tmp);
+            // SAFETY: the sandbox's raw system calls are all that run in
+            // the child between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || p.apply());
+            }
+        }
+        None => {
+            cmd.process_group(0);
+        }
+    }
+    cmd.spawn()
+        .map(ServerProcess)
+        .map_err(|e| format!("cannot start `{command}`: {e}"))
+}
+
 /// How the runtime confines the stdio servers it starts: the default
 /// policy's sandbox mode and network, each server writing only beneath
 /// its own directory (`<data>/mcp/<name>`) and its temporary directory.

@@ -13,23 +13,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, Implementation,
-    InitializeRequestParams, ProtocolVersion, ServerResult,
-};
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
+use super::client::{http_transport, list_tools, Handler, MAX_MESSAGE};
 use super::config::{ServerConfig, Transport};
 use super::names::Listed;
 pub use super::process::Sandboxing;
-use super::process::{ended, has_exited, keep_log, server_env, ServerProcess};
+use super::process::{ended, has_exited, keep_log, server_env, spawn, ServerProcess};
 
-/// The largest message a server may send (a 50 MB result is read, then
-/// bounded before the model sees it).
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A server up this long has its failure count forgotten.
 const HEALTHY: Duration = Duration::from_secs(60);
@@ -83,27 +78,6 @@ enum State {
         retry_at: Instant,
         failures: u32,
     },
-}
-
-/// The client side's handler: notes that the tool list changed.
-struct Handler {
-    changed: Arc<AtomicBool>,
-    generation: Arc<AtomicU64>,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> InitializeRequestParams {
-        InitializeRequestParams::new(
-            ClientCapabilities::default(),
-            Implementation::new("holon", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changed.swap(true, Ordering::SeqCst);
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 /// Why a call did not return a result.
@@ -302,7 +276,8 @@ impl Server {
             generation: Arc::clone(&self.generation),
         };
         let timeout = self.config.startup_timeout;
-        match &self.config.transport {
+        let late = || format!("did not answer `initialize` within {} s", timeout.as_secs());
+        let (service, child) = match &self.config.transport {
             Transport::Stdio {
                 command,
                 args,
@@ -310,42 +285,12 @@ impl Server {
                 env_passthrough,
                 cwd,
             } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args)
-                    .env_clear()
-                    .envs(server_env(env, env_passthrough, std::env::vars_os()))
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .kill_on_drop(true);
-                if let Some(dir) = cwd {
-                    cmd.current_dir(dir);
-                }
                 let prepared = match self.config.sandboxed {
                     true => sandbox.prepare(&self.slot)?,
                     false => None,
                 };
-                if let Some((_, tmp)) = &prepared {
-                    // Where the sandbox lets it write its scratch files.
-                    cmd.env("TMPDIR", tmp);
-                }
-                let prepared = prepared.map(|(p, _)| p);
-                match prepared {
-                    // The sandbox gives the server a session (and group)
-                    // of its own.
-                    // SAFETY: the sandbox's raw system calls are all that
-                    // run in the child between fork and exec.
-                    Some(p) => unsafe {
-                        cmd.pre_exec(move || p.apply());
-                    },
-                    None => {
-                        cmd.process_group(0);
-                    }
-                }
-                let mut child = ServerProcess(
-                    cmd.spawn()
-                        .map_err(|e| format!("cannot start `{command}`: {e}"))?,
-                );
+                let env = server_env(env, env_passthrough, std::env::vars_os());
+                let mut child = spawn(command, args, env, cwd.as_deref(), prepared)?;
                 let (Some(stdout), Some(stdin)) = (child.0.stdout.take(), child.0.stdin.take())
                 else {
                     return Err("the server's stdio could not be opened".into());
@@ -355,74 +300,37 @@ impl Server {
                 }
                 let transport =
                     AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE);
-                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(s)) => s,
+                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(s)) => (s, Some(child)),
                     Ok(Err(e)) => {
                         let why = ended(Some(&mut child)).await;
                         return Err(format!("the server failed its handshake ({e}); {why}"));
                     }
-                    Err(_) => {
-                        return Err(format!(
-                            "the server did not answer `initialize` within {} s",
-                            timeout.as_secs()
-                        ))
-                    }
-                };
-                let tools = list_tools(service.peer(), timeout).await?;
-                Ok(Conn {
-                    service,
-                    tools,
-                    child: Some(child),
-                    failures,
-                    started: Instant::now(),
-                })
+                    Err(_) => return Err(format!("the server {}", late())),
+                }
             }
             Transport::Http {
                 url,
                 bearer_token_env,
             } => {
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                use rmcp::transport::StreamableHttpClientTransport;
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .max_json_response_size(MAX_MESSAGE)
-                    .max_sse_event_size(MAX_MESSAGE);
-                // A dropped stream is resumed three times, half a second
-                // apart; past that the server is down, not slow.
-                config.retry_config = Arc::new(ThreeRetries);
-                if let Some(var) = bearer_token_env {
-                    let token = std::env::var(var).map_err(|_| {
-                        format!(
-                            "its bearer token variable `{var}` is not set in Holon's environment"
-                        )
-                    })?;
-                    config = config.auth_header(token);
-                }
-                // The process's TLS provider, for https servers (once; a
-                // second install is refused and harmless).
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(s)) => s,
+                let transport = http_transport(url, bearer_token_env.as_deref())?;
+                match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                    Ok(Ok(s)) => (s, None),
                     Ok(Err(e)) => {
                         return Err(format!("the server at {url} refused the handshake: {e}"))
                     }
-                    Err(_) => {
-                        return Err(format!(
-                            "the server at {url} did not answer `initialize` within {} s",
-                            timeout.as_secs()
-                        ))
-                    }
-                };
-                let tools = list_tools(service.peer(), timeout).await?;
-                Ok(Conn {
-                    service,
-                    tools,
-                    child: None,
-                    failures,
-                    started: Instant::now(),
-                })
+                    Err(_) => return Err(format!("the server at {url} {}", late())),
+                }
             }
-        }
+        };
+        let tools = list_tools(service.peer(), timeout).await?;
+        Ok(Conn {
+            service,
+            tools,
+            child,
+            failures,
+            started: Instant::now(),
+        })
     }
 
     /// Call the server's tool `tool` with `arguments`.
@@ -532,41 +440,4 @@ impl Server {
             self.set_phase(Phase::Idle);
         }
     }
-}
-
-/// How a dropped HTTP event stream is resumed: three times, half a second
-/// apart.
-#[derive(Debug)]
-struct ThreeRetries;
-
-impl rmcp::transport::common::client_side_sse::SseRetryPolicy for ThreeRetries {
-    fn retry(&self, current_times: usize) -> Option<Duration> {
-        (current_times < 3).then_some(Duration::from_millis(500))
-    }
-}
-
-async fn list_tools(peer: &Peer<RoleClient>, timeout: Duration) -> Result<Vec<Listed>, String> {
-    let tools = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => return Err(format!("cannot list the server's tools: {e}")),
-        Err(_) => {
-            return Err(format!(
-                "the server did not list its tools within {} s",
-                timeout.as_secs()
-            ))
-        }
-    };
-    Ok(tools
-        .into_iter()
-        .map(|t| Listed {
-            name: t.name.to_string(),
-            description: t.description.as_deref().unwrap_or("").to_owned(),
-            input_schema: Value::Object((*t.input_schema).clone()),
-            read_only: t
-                .annotations
-                .as_ref()
-                .and_then(|a| a.read_only_hint)
-                .unwrap_or(false),
-        })
-        .collect())
 }
