@@ -1,6 +1,7 @@
 //! A small MCP server for Holon's tests and benchmarks, built with the
 //! official SDK and spoken over stdio. Its tools: `echo` (read-only),
-//! `note` (a write), `slow` (sleeps `ms`), `image`, `big` (`bytes` of
+//! `note` (a write), `slow` (sleeps `ms`,
+//! reporting progress `steps` times; a cancelled call is logged), `image`, `big` (`bytes` of
 //! text), `fail` (an `isError` result), `crash` (the process exits),
 //! `env` (the names of the variables it sees), `cwd` (where it runs),
 //! `touch` (creates `path`),
@@ -22,7 +23,8 @@ use std::time::Duration;
 use axum::response::IntoResponse;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -32,6 +34,41 @@ struct Stub {
     log: Option<String>,
     /// `grow` was called: `extra` is offered too.
     grown: std::sync::atomic::AtomicBool,
+}
+
+impl Stub {
+    /// One line in the `--log` file, when there is one.
+    fn log_line(&self, line: &str) {
+        let Some(path) = &self.log else { return };
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
+/// `slow`: sleeps `ms` in `steps` equal parts (at least one), reporting
+/// progress after each part when the client asked for it; `None` when the
+/// client cancelled the call first.
+async fn slow(context: &RequestContext<RoleServer>, ms: u64, steps: u64) -> Option<CallToolResult> {
+    let steps = steps.max(1);
+    let token = context.meta.get_progress_token();
+    for step in 1..=steps {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms / steps)) => {}
+            () = context.ct.cancelled() => return None,
+        }
+        if let Some(token) = &token {
+            let note = ProgressNotificationParam::new(token.clone(), step as f64)
+                .with_total(steps as f64)
+                .with_message(format!("step {step} of {steps}"));
+            let _ = context.peer.notify_progress(note).await;
+        }
+    }
+    Some(CallToolResult::success(vec![ContentBlock::text("done")]))
 }
 
 fn tool(name: &'static str, description: &'static str, schema: Value, read_only: bool) -> Tool {
@@ -52,7 +89,9 @@ fn tools(grown: bool) -> Vec<Tool> {
         tool(
             "slow",
             "Sleep for ms milliseconds, then answer.",
-            json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            json!({"type": "object", "properties": {
+                "ms": {"type": "integer"}, "steps": {"type": "integer"}
+            }}),
             true,
         ),
         tool(
@@ -132,15 +171,7 @@ impl ServerHandler for Stub {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        if let Some(path) = &self.log {
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-            {
-                let _ = writeln!(f, "{} {}", request.name, Value::Object(args.clone()));
-            }
-        }
+        self.log_line(&format!("{} {}", request.name, Value::Object(args.clone())));
         let text = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
         let num = |k: &str| args.get(k).and_then(Value::as_u64).unwrap_or(0);
         let result = match request.name.as_ref() {
@@ -149,10 +180,13 @@ impl ServerHandler for Stub {
                 "noted: {}",
                 text("text")
             ))]),
-            "slow" => {
-                tokio::time::sleep(Duration::from_millis(num("ms"))).await;
-                CallToolResult::success(vec![ContentBlock::text("done")])
-            }
+            "slow" => match slow(&context, num("ms"), num("steps")).await {
+                Some(result) => result,
+                None => {
+                    self.log_line("cancelled slow");
+                    CallToolResult::error(vec![ContentBlock::text("cancelled")])
+                }
+            },
             "image" => CallToolResult::success(vec![
                 ContentBlock::text("a picture"),
                 ContentBlock::image("iVBORw0KGgo=", "image/png"),

@@ -79,12 +79,12 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         malformed_arguments: None,
     };
     for _ in 0..200 {
-        hub.call(None, &call, 32_000).await;
+        hub.call(None, &call, 32_000, None).await;
     }
     let mut calls = Vec::new();
     for _ in 0..5000 {
         let t = Instant::now();
-        let out = hub.call(None, &call, 32_000).await;
+        let out = hub.call(None, &call, 32_000, None).await;
         calls.push(t.elapsed());
         anyhow::ensure!(!out.is_error, "the echo failed: {}", out.content);
     }

@@ -306,7 +306,7 @@ async fn exec_bench(dir: &Path) -> anyhow::Result<()> {
             granted: false,
         };
         let t = Instant::now();
-        let outcome = tools::execute(&env, &call).await;
+        let outcome = tools::execute(&env, &call, None).await;
         samples.push(t.elapsed());
         if outcome.is_error || outcome.content["disposition"] != "completed" {
             anyhow::bail!("ExecCommand true did not complete: {}", outcome.content);

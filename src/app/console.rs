@@ -280,6 +280,16 @@ async fn follow_agent(
                 run_id,
                 text,
             },
+            Followed::Progress {
+                run_id,
+                call_id,
+                progress,
+            } => Msg::ToolProgress {
+                agent_id: agent_id.clone(),
+                run_id,
+                call_id,
+                progress,
+            },
         };
         let tx = tx.clone();
         async move {

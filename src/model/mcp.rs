@@ -112,3 +112,84 @@ pub fn is_mcp_tool(name: &str) -> bool {
 pub fn split_tool_name(name: &str) -> Option<(&str, &str)> {
     name.strip_prefix(TOOL_PREFIX)?.split_once("__")
 }
+
+/// A running MCP call's progress as its server reports it: transient,
+/// shown on the call's row while it runs and never stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpProgress {
+    pub progress: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// The server's words, one line of at most 200 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl McpProgress {
+    /// The progress a server reported, its message made one printable
+    /// line of at most 200 characters (a server's text is not trusted to
+    /// be either).
+    pub fn new(progress: f64, total: Option<f64>, message: Option<&str>) -> McpProgress {
+        let message = message
+            .map(|m| {
+                let line: String = m
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
+                let line = line.trim();
+                match line.chars().count() > 200 {
+                    true => line.chars().take(199).chain(['…']).collect(),
+                    false => line.to_owned(),
+                }
+            })
+            .filter(|m| !m.is_empty());
+        McpProgress {
+            progress: finite(progress),
+            total: total.map(finite).filter(|t| *t > 0.0),
+            message,
+        }
+    }
+
+    /// `3/10 step 3 of 10`, `42%`, or the message alone when the numbers
+    /// say nothing.
+    pub fn line(&self) -> String {
+        let count = |v: f64| match v.fract() == 0.0 && v.abs() < 1e15 {
+            true => format!("{}", v as i64),
+            false => format!("{v:.1}"),
+        };
+        let figure = match self.total {
+            Some(100.0) => format!("{}%", count(self.progress)),
+            Some(t) => format!("{}/{}", count(self.progress), count(t)),
+            None => count(self.progress),
+        };
+        match &self.message {
+            Some(m) => format!("{figure} {m}"),
+            None => figure,
+        }
+    }
+}
+
+fn finite(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_is_one_bounded_line() {
+        let p = McpProgress::new(3.0, Some(10.0), Some("step\n3\x1b[2J of 10"));
+        assert_eq!(p.line(), "3/10 step 3 [2J of 10");
+        assert_eq!(McpProgress::new(42.0, Some(100.0), None).line(), "42%");
+        assert_eq!(McpProgress::new(1.5, None, Some("  ")).line(), "1.5");
+        let long = McpProgress::new(1.0, None, Some(&"x".repeat(500)));
+        assert_eq!(long.message.unwrap().chars().count(), 200);
+        let odd = McpProgress::new(f64::NAN, Some(f64::INFINITY), None);
+        assert_eq!((odd.progress, odd.total), (0.0, None));
+    }
+}

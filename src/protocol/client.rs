@@ -22,6 +22,12 @@ pub enum SubscriptionItem {
         run_id: String,
         text: String,
     },
+    /// An MCP server's progress on a running call: transient like a delta.
+    Progress {
+        run_id: String,
+        call_id: String,
+        progress: crate::model::mcp::McpProgress,
+    },
 }
 
 /// A live stream of one agent's events, in `event_seq` order with no gap.
@@ -90,6 +96,12 @@ pub enum Followed {
         run_id: String,
         text: String,
     },
+    /// An MCP server's progress on a running call (transient).
+    Progress {
+        run_id: String,
+        call_id: String,
+        progress: crate::model::mcp::McpProgress,
+    },
 }
 
 /// Follow `agent_id`'s events from `from_seq` (inclusive), through lags
@@ -120,6 +132,15 @@ where
                 Followed::Event(e)
             }
             SubscriptionItem::Delta { run_id, text } => Followed::Delta { run_id, text },
+            SubscriptionItem::Progress {
+                run_id,
+                call_id,
+                progress,
+            } => Followed::Progress {
+                run_id,
+                call_id,
+                progress,
+            },
             SubscriptionItem::Lagged { resume_from } => {
                 next = resume_from;
                 sub = client.subscribe(agent_id, next).await?;

@@ -99,6 +99,10 @@ pub enum Notification {
     /// (transient: dropped rather than queued for a slow subscriber).
     #[serde(rename = "assistant.delta")]
     AssistantDelta(DeltaParams),
+    /// An MCP server's progress on a running call (transient, dropped
+    /// like a delta).
+    #[serde(rename = "tool.progress")]
+    ToolProgress(ProgressParams),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,6 +122,14 @@ pub struct DeltaParams {
     pub subscription: String,
     pub run_id: String,
     pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressParams {
+    pub subscription: String,
+    pub run_id: String,
+    pub call_id: String,
+    pub progress: crate::model::mcp::McpProgress,
 }
 
 impl Notification {
@@ -142,6 +154,7 @@ impl Notification {
             Notification::Event(p) => &p.subscription,
             Notification::Lagged(p) => &p.subscription,
             Notification::AssistantDelta(p) => &p.subscription,
+            Notification::ToolProgress(p) => &p.subscription,
         }
     }
 
@@ -157,6 +170,9 @@ impl Notification {
             "assistant.delta" => serde_json::from_str(text)
                 .ok()
                 .map(Notification::AssistantDelta),
+            "tool.progress" => serde_json::from_str(text)
+                .ok()
+                .map(Notification::ToolProgress),
             _ => None,
         }
     }
@@ -332,6 +348,12 @@ mod tests {
                 subscription: "sub_1".into(),
                 run_id: "run_1".into(),
                 text: "Hel".into(),
+            }),
+            Notification::ToolProgress(ProgressParams {
+                subscription: "sub_1".into(),
+                run_id: "run_1".into(),
+                call_id: "call_1".into(),
+                progress: crate::model::mcp::McpProgress::new(2.0, Some(5.0), Some("indexing")),
             }),
             Notification::Event(EventParams {
                 subscription: "sub_2".into(),

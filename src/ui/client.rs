@@ -131,6 +131,11 @@ async fn route(n: Notification, subs: &Subs) {
             run_id: p.run_id,
             text: p.text,
         },
+        Notification::ToolProgress(p) => SubscriptionItem::Progress {
+            run_id: p.run_id,
+            call_id: p.call_id,
+            progress: p.progress,
+        },
         Notification::Lagged(p) => {
             lock(subs).remove(&p.subscription);
             SubscriptionItem::Lagged {

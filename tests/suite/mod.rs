@@ -10,6 +10,7 @@ mod control_socket;
 mod daemon_lifecycle;
 mod hardening;
 mod mcp;
+mod mcp_calls;
 mod mcp_surfaces;
 mod models;
 mod protocol_contract;

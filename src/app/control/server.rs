@@ -21,8 +21,8 @@ use super::request::{parse_line, EchoId, Line, NULL_ID};
 use super::slots::{Held, Slots, Watch};
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::protocol::jsonrpc::{
-    error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, SubscribeParams,
-    Subscribed, SubscriptionRequest, Unsubscribed,
+    error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, ProgressParams,
+    SubscribeParams, Subscribed, SubscriptionRequest, Unsubscribed,
 };
 use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem};
 
@@ -480,6 +480,23 @@ async fn subscribe(
                         subscription: id.clone(),
                         run_id,
                         text,
+                    });
+                    if let Err(false) = out.try_send_event(n.encode()) {
+                        return;
+                    }
+                    continue;
+                }
+                SubscriptionItem::Progress {
+                    run_id,
+                    call_id,
+                    progress,
+                } => {
+                    // Dropped like a delta when the client is behind.
+                    let n = Notification::ToolProgress(ProgressParams {
+                        subscription: id.clone(),
+                        run_id,
+                        call_id,
+                        progress,
                     });
                     if let Err(false) = out.try_send_event(n.encode()) {
                         return;

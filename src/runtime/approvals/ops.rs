@@ -394,7 +394,7 @@ impl RuntimeHost {
             round_text: "",
             granted: true,
         };
-        let outcome = tools::execute(&env, &call).await;
+        let outcome = tools::execute(&env, &call, None).await;
         let result: String = outcome
             .content
             .to_string()

@@ -77,9 +77,10 @@ pub async fn follow(
     }
 }
 
-/// Streamed assistant text of `agent_id`'s turns into its subscription,
-/// until the subscriber goes away. A delta that does not fit is dropped:
-/// it is a preview, and the durable round brings the whole text.
+/// Streamed assistant text and MCP progress of `agent_id`'s turns into its
+/// subscription, until the subscriber goes away. An update that does not
+/// fit is dropped: it is a preview, and the durable events bring the
+/// whole text and the call's result.
 async fn forward_deltas(
     mut live: tokio::sync::broadcast::Receiver<super::LiveUpdate>,
     agent_id: String,
@@ -92,6 +93,12 @@ async fn forward_deltas(
                     if let Err(mpsc::error::TrySendError::Closed(_)) =
                         tx.try_send(SubscriptionItem::Delta { run_id, text })
                     {
+                        return;
+                    }
+                }
+                Ok(super::LiveUpdate::ToolProgress { agent_id: a, run_id, call_id, progress }) if a == agent_id => {
+                    let item = SubscriptionItem::Progress { run_id, call_id, progress };
+                    if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(item) {
                         return;
                     }
                 }

@@ -147,6 +147,13 @@ pub enum LiveUpdate {
         run_id: String,
         text: String,
     },
+    /// An MCP server's progress on a call of a running turn.
+    ToolProgress {
+        agent_id: String,
+        run_id: String,
+        call_id: String,
+        progress: crate::model::mcp::McpProgress,
+    },
 }
 
 /// How an actor is woken, and whether it has settled every wake: each

@@ -1,26 +1,40 @@
 //! The client side of the protocol: the handler the SDK calls back (a
-//! changed tool list), the streamable HTTP transport as Holon configures
+//! changed tool list, a call's progress), the streamable HTTP transport as Holon configures
 //! it, and a server's tool listing as the catalog reads it.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ClientCapabilities, Implementation, InitializeRequestParams, ProtocolVersion};
+use rmcp::model::{
+    ClientCapabilities, Implementation, InitializeRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion,
+};
 use rmcp::service::{NotificationContext, Peer};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 
 use super::names::Listed;
+use crate::model::mcp::McpProgress;
+
+/// Where a running call's progress goes (its row in the console).
+pub type ProgressSink = Arc<dyn Fn(McpProgress) + Send + Sync>;
+
+/// The sinks of a server's calls in flight, by the progress token each
+/// call was sent with.
+pub(super) type Watchers = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
 
 /// The largest message a server may send (a 50 MB result is read, then
 /// bounded before the model sees it).
 pub(super) const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 
-/// The client side's handler: notes that the tool list changed.
+/// The client side's handler: notes that the tool list changed, and
+/// passes a call's progress to its sink.
 pub(super) struct Handler {
     pub(super) changed: Arc<AtomicBool>,
     pub(super) generation: Arc<AtomicU64>,
+    pub(super) watchers: Watchers,
 }
 
 impl ClientHandler for Handler {
@@ -35,6 +49,26 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.swap(true, Ordering::SeqCst);
         self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // A token no call in flight holds (late, or made up) is ignored.
+        let sink = self
+            .watchers
+            .lock()
+            .ok()
+            .and_then(|w| w.get(&params.progress_token).cloned());
+        if let Some(sink) = sink {
+            sink(McpProgress::new(
+                params.progress,
+                params.total,
+                params.message.as_deref(),
+            ));
+        }
     }
 }
 

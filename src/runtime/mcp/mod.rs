@@ -34,6 +34,7 @@ use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
+pub use client::ProgressSink;
 pub use config::ServerConfig;
 use names::{Dropped, Offered};
 use project::Project;
@@ -308,6 +309,7 @@ impl Hub {
         anchor: Option<&Path>,
         call: &ToolCall,
         max_bytes: usize,
+        progress: Option<ProgressSink>,
     ) -> ToolOutcome {
         // A call approved before a restart may come before any turn has
         // built the catalog again.
@@ -339,7 +341,10 @@ impl Hub {
             }
         };
         let sandbox = self.sandboxing();
-        match server.call(&sandbox, &offered.tool, arguments).await {
+        match server
+            .call(&sandbox, &offered.tool, arguments, progress)
+            .await
+        {
             Ok(r) => result::outcome(
                 &offered.exposed,
                 &r.content,

@@ -14,12 +14,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
-use rmcp::service::{Peer, PeerRequestOptions, RunningService};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
-use super::client::{http_transport, list_tools, Handler, MAX_MESSAGE};
+use super::client::{http_transport, list_tools, Handler, ProgressSink, Watchers, MAX_MESSAGE};
 use super::config::{ServerConfig, Transport};
 use super::names::Listed;
 pub use super::process::Sandboxing;
@@ -113,6 +113,9 @@ pub struct Server {
     /// Calls in a row that timed out: at `MAX_TIMEOUTS` the server is
     /// taken for hung and restarted.
     timeouts: std::sync::atomic::AtomicU32,
+    /// Progress sinks of the calls in flight, shared with each
+    /// connection's handler.
+    watchers: Watchers,
 }
 
 impl Server {
@@ -138,6 +141,7 @@ impl Server {
             changed: Arc::new(AtomicBool::new(false)),
             generation: epoch,
             timeouts: std::sync::atomic::AtomicU32::new(0),
+            watchers: Watchers::default(),
         }
     }
 
@@ -274,6 +278,7 @@ impl Server {
         let handler = Handler {
             changed: Arc::clone(&self.changed),
             generation: Arc::clone(&self.generation),
+            watchers: Arc::clone(&self.watchers),
         };
         let timeout = self.config.startup_timeout;
         let late = || format!("did not answer `initialize` within {} s", timeout.as_secs());
@@ -333,35 +338,37 @@ impl Server {
         })
     }
 
-    /// Call the server's tool `tool` with `arguments`.
+    /// Call the server's tool `tool` with `arguments`, its progress (if
+    /// the server reports any) to `progress`. Dropped before its answer
+    /// (the turn was cancelled), the call is cancelled at the server.
     pub async fn call(
         &self,
         sandbox: &Sandboxing,
         tool: &str,
         arguments: Option<serde_json::Map<String, Value>>,
+        progress: Option<ProgressSink>,
     ) -> Result<CallResult, CallError> {
         let (peer, _) = self.ensure(sandbox).await.map_err(CallError::Down)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let mut handle = match peer
+        let handle = match peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
         {
             Ok(h) => h,
             Err(e) => return Err(self.lost(e.to_string()).await),
         };
+        let mut flight = InFlight::new(handle, progress, &self.watchers);
         let limit = self.config.tool_timeout;
-        let answer = match tokio::time::timeout(limit, &mut handle.rx).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => return Err(self.lost("the connection closed".into()).await),
-            Err(_) => {
+        let answer = match flight.wait(limit).await {
+            Some(Ok(answer)) => answer,
+            Some(Err(_)) => return Err(self.lost("the connection closed".into()).await),
+            None => {
                 let hung = self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_TIMEOUTS;
-                // Bounded: a server that no longer reads its stdin would
-                // hold the notification behind a full pipe.
-                let reason = format!("no answer within {} s", limit.as_secs());
-                let _ =
-                    tokio::time::timeout(Duration::from_secs(1), handle.cancel(Some(reason))).await;
+                flight
+                    .cancel(format!("no answer within {} s", limit.as_secs()))
+                    .await;
                 if hung {
                     // Hung, not slow: restart it on the next need.
                     self.timeouts.swap(0, Ordering::SeqCst);
@@ -438,6 +445,73 @@ impl Server {
         }
         if !matches!(self.phase(), Phase::AwaitingApproval | Phase::Disabled) {
             self.set_phase(Phase::Idle);
+        }
+    }
+}
+
+/// A call sent and not answered yet, its progress sink registered. Dropped
+/// unanswered (the turn that made it was cancelled), it tells the server
+/// so in the background.
+struct InFlight<'a> {
+    handle: Option<RequestHandle<RoleClient>>,
+    watchers: &'a Watchers,
+}
+
+type Answer = Result<ServerResult, rmcp::ServiceError>;
+
+impl<'a> InFlight<'a> {
+    fn new(
+        handle: RequestHandle<RoleClient>,
+        progress: Option<ProgressSink>,
+        watchers: &'a Watchers,
+    ) -> InFlight<'a> {
+        if let (Some(sink), Ok(mut w)) = (progress, watchers.lock()) {
+            w.insert(handle.progress_token.clone(), sink);
+        }
+        InFlight {
+            handle: Some(handle),
+            watchers,
+        }
+    }
+
+    /// The answer, or `None` when none came within `limit` (the call is
+    /// still in flight then). `Some(Err)`: the connection closed first.
+    async fn wait(
+        &mut self,
+        limit: Duration,
+    ) -> Option<Result<Answer, tokio::sync::oneshot::error::RecvError>> {
+        let handle = self.handle.as_mut()?;
+        let answer = tokio::time::timeout(limit, &mut handle.rx).await.ok()?;
+        self.take();
+        Some(answer)
+    }
+
+    /// Tell the server to stop working on it. Bounded: a server that no
+    /// longer reads its stdin would hold the notification behind a full
+    /// pipe.
+    async fn cancel(&mut self, reason: String) {
+        if let Some(handle) = self.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(1), handle.cancel(Some(reason))).await;
+        }
+    }
+
+    fn take(&mut self) -> Option<RequestHandle<RoleClient>> {
+        let handle = self.handle.take()?;
+        if let Ok(mut w) = self.watchers.lock() {
+            w.remove(&handle.progress_token);
+        }
+        Some(handle)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let Some(handle) = self.take() else { return };
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let reason = Some("the caller stopped waiting".to_owned());
+                let _ = tokio::time::timeout(Duration::from_secs(1), handle.cancel(reason)).await;
+            });
         }
     }
 }

@@ -183,6 +183,36 @@ pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
     all
 }
 
+/// Where an MCP call's progress goes: the live updates clients follow, at
+/// most one every 50 ms (a server may report far faster than anyone
+/// reads), the last report always.
+fn live_progress(
+    host: &HostInner,
+    agent_id: &str,
+    run_id: &str,
+    call_id: &str,
+) -> crate::runtime::mcp::ProgressSink {
+    use std::time::{Duration, Instant};
+    let live = host.live.clone();
+    let (agent_id, run_id, call_id) = (agent_id.to_owned(), run_id.to_owned(), call_id.to_owned());
+    let last = std::sync::Mutex::new(None::<Instant>);
+    Arc::new(move |progress: crate::model::mcp::McpProgress| {
+        let done = progress.total.is_some_and(|t| progress.progress >= t);
+        if let Ok(mut last) = last.lock() {
+            if !done && last.is_some_and(|at| at.elapsed() < Duration::from_millis(50)) {
+                return;
+            }
+            *last = Some(Instant::now());
+        }
+        let _ = live.send(super::host::LiveUpdate::ToolProgress {
+            agent_id: agent_id.clone(),
+            run_id: run_id.clone(),
+            call_id: call_id.clone(),
+            progress,
+        });
+    })
+}
+
 /// The answer to a call whose arguments text was not JSON: nothing ran,
 /// and the model is told exactly why so it can send the call again.
 fn malformed_arguments(call: &ToolCall) -> Option<ToolOutcome> {
@@ -199,18 +229,24 @@ fn malformed_arguments(call: &ToolCall) -> Option<ToolOutcome> {
     ))
 }
 
-/// Run one tool call.
-pub(crate) async fn execute(env: &ToolEnv<'_>, call: &ToolCall) -> ToolOutcome {
+/// Run one tool call. An MCP server's progress on it is shown live as
+/// the progress of `run_id`'s call, when given.
+pub(crate) async fn execute(
+    env: &ToolEnv<'_>,
+    call: &ToolCall,
+    run_id: Option<&str>,
+) -> ToolOutcome {
     if let Some(outcome) = malformed_arguments(call) {
         return outcome;
     }
     if crate::runtime::mcp::names::is_mcp(&call.name) {
         let max = env.host.config.tool_output.bytes(None);
         let anchor = mcp_anchor(env.host, env.agent_id);
+        let sink = run_id.map(|r| live_progress(env.host, env.agent_id, r, &call.id));
         return env
             .host
             .mcp
-            .call(anchor.as_deref(), call, max as usize)
+            .call(anchor.as_deref(), call, max as usize, sink)
             .await;
     }
     match handler::find(&call.name) {

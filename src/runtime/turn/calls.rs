@@ -73,7 +73,7 @@ pub(super) async fn run_call(
     let t0 = Instant::now();
     let outcome = match gate::approval_needed(env, call)? {
         None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
-            outcome = tools::execute(env, call) => outcome,
+            outcome = tools::execute(env, call, Some(run_id)) => outcome,
             reason = cancel.cancelled() => tools::tool_error(
                 tools::ToolErrorKind::Failed,
                 format!(
@@ -85,7 +85,7 @@ pub(super) async fn run_call(
                 false,
             ),
         },
-        None => tools::execute(env, call).await,
+        None => tools::execute(env, call, None).await,
         Some((why, snapshot)) => {
             let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
             let content = approval_ops::awaiting(&rec);

@@ -112,7 +112,10 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             colon(head, joined(parts, ", "))
         }
         Event::AssistantRoundRecorded(p) => assistant_round(p, out),
-        Event::ToolStarted(p) => format!("{} started", p.tool_name),
+        Event::ToolStarted(p) => match crate::model::mcp::split_tool_name(&p.tool_name) {
+            Some((server, tool)) => format!("{server} · {tool} started"),
+            None => format!("{} started", p.tool_name),
+        },
         Event::ToolExecuted(p) => tool_executed(p, out),
         Event::WorkspaceAttached(p) => format!("Workspace attached: {}", p.anchor),
         Event::WorkspaceDetached(p) => format!(

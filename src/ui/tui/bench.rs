@@ -216,6 +216,7 @@ pub fn bench_streaming(
         message_id: None,
         started_ms: None,
         activity: None,
+        tool: None,
         tokens: 0,
     });
     s.conversation

@@ -21,6 +21,7 @@ use super::msg::RequestId;
 use super::rows::{ApprovalRow, ApprovalState, CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
 use crate::model::approval::ApprovalStatus;
+use crate::model::mcp::McpProgress;
 use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::types::TaskRecord;
 use crate::protocol::types::{MessageBody, Priority};
@@ -78,6 +79,9 @@ pub struct Turn {
     pub started_ms: Option<i64>,
     /// The latest activity of this turn (never carried into the next).
     pub activity: Option<String>,
+    /// The call running now and its activity line, while it runs: what a
+    /// server's progress on it is shown after.
+    pub tool: Option<(String, String)>,
     /// Tokens this turn's provider rounds used so far (in + out).
     pub tokens: u64,
 }
@@ -452,7 +456,12 @@ impl Conversation {
             }
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
             K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
-            K::ToolStarted(_) => self.set_activity(op),
+            K::ToolStarted(p) => {
+                self.set_activity(op);
+                if let Some(t) = self.turn.as_mut() {
+                    t.tool = Some((p.call_id.clone(), op.summary.clone()));
+                }
+            }
             K::ToolExecuted(p) => {
                 self.set_activity(op);
                 self.tool_executed(p, op);
@@ -480,6 +489,7 @@ impl Conversation {
                     message_id,
                     started_ms: ts_ms(&e.ts),
                     activity: None,
+                    tool: None,
                     tokens: 0,
                 });
                 self.reset_stream();
@@ -593,7 +603,26 @@ impl Conversation {
     fn set_activity(&mut self, op: &OperatorEvent) {
         if let Some(turn) = &mut self.turn {
             turn.activity = Some(op.summary.clone());
+            turn.tool = None;
         }
+    }
+
+    /// An MCP server's progress on the call `call_id` of turn `run_id`:
+    /// shown after the call's activity while that call runs. Whether the
+    /// working row changed.
+    pub fn tool_progress(&mut self, run_id: &str, call_id: &str, progress: &McpProgress) -> bool {
+        let Some(turn) = self.turn.as_mut() else {
+            return false;
+        };
+        let Some((call, label)) = &turn.tool else {
+            return false;
+        };
+        if turn.run_id.as_deref() != Some(run_id) || call != call_id {
+            // Late: that call (or turn) is over.
+            return false;
+        }
+        turn.activity = Some(format!("{label} · {}", progress.line()));
+        true
     }
 
     fn alert(&mut self, message_id: Option<String>, op: &OperatorEvent, brief: Option<&str>) {

@@ -55,6 +55,13 @@ pub enum Msg {
         run_id: String,
         text: String,
     },
+    /// An MCP server's progress on a call of the current turn (transient).
+    ToolProgress {
+        agent_id: String,
+        run_id: String,
+        call_id: String,
+        progress: crate::model::mcp::McpProgress,
+    },
     /// The answer to `Effect::Call` (boxed: an answer is large, and
     /// every key press is a `Msg` too).
     Response {

@@ -55,6 +55,18 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
                 state.dirty = true;
             }
         }
+        Msg::ToolProgress {
+            agent_id,
+            run_id,
+            call_id,
+            progress,
+        } => {
+            if agent_id == state.agent_id {
+                state.dirty |= state
+                    .conversation
+                    .tool_progress(&run_id, &call_id, &progress);
+            }
+        }
         Msg::Response { id, result } => on_response(state, id, *result, &mut fx),
         Msg::Connection(c) => {
             state.connection = c;

@@ -368,6 +368,7 @@ fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
                 message_id: None,
                 started_ms: None,
                 activity: None,
+                tool: None,
                 tokens: 0,
             });
             let mut fed = 0;

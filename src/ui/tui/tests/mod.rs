@@ -4,6 +4,7 @@
 mod approvals;
 mod fixtures;
 mod flows;
+mod mcp_progress;
 mod overlay_flows;
 mod plans_and_priorities;
 mod snapshots;

@@ -1,0 +1,77 @@
+//! An MCP call while it runs: the server's progress reaches clients live,
+//! and a call the turn leaves behind (the operator aborted it) is
+//! cancelled at the server, not left working.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::mcp::{host, stub_config};
+use super::runtime_core::{kind, prompt, wait_event};
+use holon::model::approval::Approval;
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::{ControlAction, LiveUpdate};
+use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_is_shown_live_and_an_abandoned_call_is_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Working.",
+            &[("mcp__stub__slow", json!({"ms": 900, "steps": 3}))],
+        ),
+        Scripted::tools(
+            "Now a long one.",
+            &[("mcp__stub__slow", json!({"ms": 60_000}))],
+        ),
+        Scripted::text("unreachable"),
+    ]));
+    let stub = stub_config("stub", &["--log", &log.display().to_string()]);
+    let host = host(dir.path(), &provider, vec![stub], Approval::OnRequest).await;
+    let mut live = host.subscribe_live();
+    host.submit(prompt("go", Priority::Normal)).await.unwrap();
+
+    // The reports in order, for the first call of the turn. The last one
+    // races the result (whichever the client reads first wins; once the
+    // call is answered its progress is moot), so two are awaited.
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while seen.len() < 2 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, live.recv()).await {
+            Ok(Ok(LiveUpdate::ToolProgress {
+                agent_id,
+                call_id,
+                progress,
+                ..
+            })) => {
+                assert_eq!(agent_id, "main");
+                assert!(!call_id.is_empty());
+                seen.push(progress.line());
+            }
+            Ok(Ok(_)) => {}
+            other => panic!("progress stopped after {seen:?}: {other:?}"),
+        }
+    }
+    assert_eq!(seen, ["1/3 step 1 of 3", "2/3 step 2 of 3"]);
+
+    // The second call runs until the operator aborts the turn; the
+    // server is told, and stops working on it.
+    let calls = || std::fs::read_to_string(&log).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while calls().lines().filter(|l| l.starts_with("slow ")).count() < 2 {
+        assert!(Instant::now() < deadline, "{}", calls());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.control("main", ControlAction::Abort).await.unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !calls().contains("cancelled slow") {
+        assert!(Instant::now() < deadline, "{}", calls());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.shutdown().await;
+}
