@@ -62,7 +62,27 @@ pub enum ConversationItem {
         content: String,
         #[serde(default)]
         is_error: bool,
+        /// Images the tool returned (an MCP server's), sent as image parts
+        /// where the wire format carries them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ToolImage>,
     },
+}
+
+/// An image a tool returned: one of the types every wire format that
+/// carries images takes, checked to be what it says before it is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The image, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl ToolImage {
+    /// What a request is reckoned to spend on one image: about what a
+    /// megapixel costs on the wires that price images by their area.
+    pub const TOKENS: u64 = 1_600;
 }
 
 /// How hard a reasoning model thinks before it answers.

@@ -57,6 +57,8 @@ pub enum TranscriptBody {
         content: String,
         #[serde(default)]
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::model::usage::ToolImage>,
     },
     RuntimeFailure {
         summary: String,
@@ -99,6 +101,7 @@ fn close_open(out: &mut Vec<ConversationItem>, open: &mut Vec<OpenCall>) {
             tool_name: call.tool_name,
             content,
             is_error: true,
+            images: Vec::new(),
         });
     }
 }
@@ -140,6 +143,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 tool_name,
                 content,
                 is_error,
+                images,
             } => {
                 // A result whose call fell outside the window is dropped.
                 if let Some(pos) = open.iter().position(|c| &c.call_id == call_id) {
@@ -149,6 +153,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                         tool_name: tool_name.clone(),
                         content: content.clone(),
                         is_error: *is_error,
+                        images: images.clone(),
                     });
                 }
             }
@@ -203,7 +208,44 @@ mod tests {
             tool_name: "ExecCommand".into(),
             content: "ok".into(),
             is_error: false,
+            images: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_results_images_are_kept_and_older_rows_have_none() {
+        let image = crate::model::usage::ToolImage {
+            mime_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let mut with = result("a");
+        if let TranscriptBody::ToolResult { images, .. } = &mut with {
+            images.push(image.clone());
+        }
+        let stored = serde_json::to_string(&with).unwrap();
+        let read: TranscriptBody = serde_json::from_str(&stored).unwrap();
+        let entries = vec![
+            entry(TranscriptBody::AssistantRound {
+                reasoning: Vec::new(),
+                round: 1,
+                text: String::new(),
+                tool_calls: vec![call("a")],
+                token_usage: None,
+                timeline: None,
+            }),
+            entry(read),
+        ];
+        let conv = conversation(&entries);
+        assert!(
+            matches!(&conv[1], ConversationItem::ToolResult { images, .. } if images == &[image])
+        );
+        // A row written before images were kept reads as having none.
+        let old = serde_json::to_string(&result("a")).unwrap();
+        assert!(!old.contains("images"), "{old}");
+        assert!(matches!(
+            serde_json::from_str(&old).unwrap(),
+            TranscriptBody::ToolResult { images, .. } if images.is_empty()
+        ));
     }
 
     #[test]

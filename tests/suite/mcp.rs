@@ -241,15 +241,27 @@ async fn tools_are_offered_called_and_told_to_the_model() {
     assert_eq!(views[0].dropped.len(), 1);
     assert_eq!(views[0].dropped[0].tool, "bad_schema");
 
-    // Told: text, a note for the image, the error envelope, a bounded
-    // result, and an environment without Holon's own variables.
+    // Told: text, the image (beside its note), the error envelope, a
+    // bounded result, and an environment without Holon's own variables.
     let told = results(&provider, 1);
     assert_eq!(told.len(), 5);
     assert_eq!(told[0].1["text"], "hello from mcp");
     assert_eq!(
         told[1].1["attachments"],
-        json!(["[image: image/png, 8 bytes, not shown]"])
+        json!(["[image: image/png, 8 bytes, attached]"])
     );
+    let sent = provider.requests();
+    let images: Vec<_> = sent[1]
+        .conversation
+        .iter()
+        .filter_map(|c| match c {
+            ConversationItem::ToolResult { images, .. } if !images.is_empty() => Some(images),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(images.len(), 1);
+    assert_eq!(images[0][0].mime_type, "image/png");
+    assert_eq!(images[0][0].data, "iVBORw0KGgo=");
     assert!(told[2].2, "fail is an error");
     assert_eq!(told[2].1["message"], "the stub always fails");
     assert_eq!(told[3].1["truncated"]["total_bytes"], 3_000_000);

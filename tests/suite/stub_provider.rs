@@ -29,6 +29,7 @@ pub mod invariants {
             tool_name: name.into(),
             content: format!("result of {id}"),
             is_error: false,
+            images: Vec::new(),
         };
         ProviderRequest {
         system_prompt: "You are Holon.".into(),

@@ -7,7 +7,9 @@
 pub use super::window::{check_window, known_window, DEFAULT_WINDOW, MAX_WINDOW, MIN_WINDOW};
 pub use crate::model::context::ContextBudget;
 pub use crate::model::context::WindowSource;
-use crate::runtime::provider::{ConversationItem, ProviderRequest, ReasoningItem, ToolSpec};
+use crate::runtime::provider::{
+    ConversationItem, ProviderRequest, ReasoningItem, ToolImage, ToolSpec,
+};
 
 /// What a replayed reasoning item weighs in a prompt: the thinking text as
 /// text; encrypted or redacted content, which is base64 of tokens, at a
@@ -59,7 +61,9 @@ pub fn item_tokens(item: &ConversationItem) -> u64 {
                         })
                         .sum::<u64>()
             }
-            ConversationItem::ToolResult { content, .. } => estimate_tokens(content),
+            ConversationItem::ToolResult {
+                content, images, ..
+            } => estimate_tokens(content) + images.len() as u64 * ToolImage::TOKENS,
         }
 }
 

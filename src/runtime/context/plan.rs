@@ -8,7 +8,7 @@
 pub use crate::model::context::Fold;
 
 use super::budget::{estimate_tokens, item_tokens, items_tokens};
-use crate::runtime::provider::ConversationItem;
+use crate::runtime::provider::{ConversationItem, ToolImage};
 use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 
 /// What one transcript entry costs once it is in the conversation.
@@ -26,7 +26,9 @@ pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
             tool_calls: tool_calls.clone(),
         }),
         TranscriptBody::ToolStarted { .. } => 0,
-        TranscriptBody::ToolResult { content, .. } => 4 + estimate_tokens(content),
+        TranscriptBody::ToolResult {
+            content, images, ..
+        } => 4 + estimate_tokens(content) + images.len() as u64 * ToolImage::TOKENS,
         TranscriptBody::RuntimeFailure { summary, .. } => 12 + estimate_tokens(summary),
     }
 }
@@ -188,9 +190,11 @@ pub fn fit_turn(
                         tool_name,
                         content,
                         is_error,
+                        images,
                         ..
                     } if !content.starts_with("[recap]") => {
                         *content = recap_result(tool_name, content, *is_error);
+                        images.clear();
                     }
                     ConversationItem::ToolResult { .. } | ConversationItem::UserText { .. } => {}
                 }
@@ -298,6 +302,7 @@ mod tests {
                 tool_name: "ExecCommand".into(),
                 content: format!("line one\n{}\nlast line", "y".repeat(result_chars)),
                 is_error: false,
+                images: Vec::new(),
             },
         ]
     }

@@ -304,6 +304,7 @@ mod tests {
                     tool_name: "ExecCommand".into(),
                     content: "exit 101: test parser::empty failed".into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
             ),
             e(

@@ -1,10 +1,12 @@
 //! What the model is told of an MCP tool's result (pure): the server's
-//! text, its structured content, a note for each image, audio clip or
+//! text, its structured content, its images (checked, beside the text,
+//! each with a note), a note for each audio clip, image left out or
 //! resource it cannot read as text, all within the tool output budget; a
 //! result the server marks `isError` becomes the tool error envelope.
 
 use serde_json::{json, Value};
 
+use super::media::{self, MAX_IMAGES};
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
 const MAX_NOTES: usize = 20;
@@ -20,6 +22,7 @@ pub fn outcome(
 ) -> ToolOutcome {
     let mut text = String::new();
     let mut notes = Vec::new();
+    let mut images = Vec::new();
     for block in content {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => {
@@ -28,7 +31,19 @@ pub fn outcome(
                 }
                 text.push_str(block.get("text").and_then(Value::as_str).unwrap_or(""));
             }
-            Some(kind @ ("image" | "audio")) => notes.push(media_note(kind, block)),
+            Some("image") if images.len() < MAX_IMAGES => match media::image(block) {
+                Ok(image) => {
+                    notes.push(media_note("image", block, "attached"));
+                    images.push(image);
+                }
+                Err(why) => notes.push(media_note("image", block, &format!("not shown: {why}"))),
+            },
+            Some("image") => notes.push(media_note(
+                "image",
+                block,
+                "not shown: 4 images are kept from one result",
+            )),
+            Some("audio") => notes.push(media_note("audio", block, "not shown")),
             Some("resource") => {
                 let r = block.get("resource").unwrap_or(&Value::Null);
                 match r.get("text").and_then(Value::as_str) {
@@ -98,10 +113,13 @@ pub fn outcome(
             body["structured_content_omitted"] = json!({"bytes": rendered.len()});
         }
     }
-    ToolOutcome::ok(body)
+    ToolOutcome {
+        images,
+        ..ToolOutcome::ok(body)
+    }
 }
 
-fn media_note(kind: &str, block: &Value) -> String {
+fn media_note(kind: &str, block: &Value, what: &str) -> String {
     let mime = block
         .get("mimeType")
         .and_then(Value::as_str)
@@ -111,7 +129,7 @@ fn media_note(kind: &str, block: &Value) -> String {
         .get("data")
         .and_then(Value::as_str)
         .map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
-    format!("[{kind}: {mime}, {bytes} bytes, not shown]")
+    format!("[{kind}: {mime}, {bytes} bytes, {what}]")
 }
 
 /// `text` cut to at most `max` bytes on a character boundary.
@@ -149,18 +167,29 @@ mod tests {
     }
 
     #[test]
-    fn images_become_notes_with_type_and_size() {
-        let o = outcome(
-            "mcp__s__t",
-            &[json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})],
-            None,
-            false,
-            1000,
-        );
+    fn images_ride_beside_the_text_with_a_note_each() {
+        let png = json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"});
+        let bad = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
+        let audio = json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"});
+        let mut blocks = vec![bad, audio];
+        blocks.extend(std::iter::repeat_n(png, 5));
+        let o = outcome("mcp__s__t", &blocks, None, false, 1000);
+        assert_eq!(o.images.len(), 4);
+        assert_eq!(o.images[0].mime_type, "image/png");
+        let notes = o.content["attachments"].as_array().cloned().unwrap();
         assert_eq!(
-            o.content["attachments"],
-            json!(["[image: image/png, 3 bytes, not shown]"])
+            notes[0],
+            "[image: image/png, 3 bytes, not shown: not a PNG, JPEG, GIF or WebP image]"
         );
+        assert_eq!(notes[1], "[audio: audio/wav, 3 bytes, not shown]");
+        assert_eq!(notes[2], "[image: image/png, 8 bytes, attached]");
+        assert_eq!(
+            notes[6],
+            "[image: image/png, 8 bytes, not shown: 4 images are kept from one result]"
+        );
+        // A failed call's images are not kept.
+        let failed = outcome("mcp__s__t", &blocks, None, true, 1000);
+        assert!(failed.images.is_empty());
     }
 
     #[test]

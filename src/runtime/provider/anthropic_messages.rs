@@ -168,6 +168,16 @@ fn messages(request: &ProviderRequest, model: &str, thinking: bool) -> Vec<Value
                         let mut block = json!({
                             "type": "tool_result", "tool_use_id": r.call_id, "content": content,
                         });
+                        if !r.images.is_empty() {
+                            // The text first, then each image as a block.
+                            let mut parts = vec![json!({"type": "text", "text": content})];
+                            parts.extend(r.images.iter().map(|i| {
+                                json!({"type": "image", "source": {
+                                    "type": "base64", "media_type": i.mime_type, "data": i.data,
+                                }})
+                            }));
+                            block["content"] = Value::Array(parts);
+                        }
                         if r.is_error {
                             block["is_error"] = Value::Bool(true);
                         }

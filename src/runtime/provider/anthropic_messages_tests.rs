@@ -18,6 +18,7 @@ fn result(id: &str) -> ConversationItem {
         tool_name: "ExecCommand".into(),
         content: format!("out {id}"),
         is_error: id == "b",
+        images: Vec::new(),
     }
 }
 

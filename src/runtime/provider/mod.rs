@@ -10,7 +10,7 @@
 pub use crate::model::usage::{
     AttemptOutcome, ConversationItem, FailureArtifact, FailureCategory, FailureKind,
     MalformedArguments, ProviderAttemptRecord, ProviderAttemptTimeline, ReasoningEffort,
-    ReasoningItem, ReqwestDiagnostics, TokenUsage, ToolCall, TransportDiagnostics,
+    ReasoningItem, ReqwestDiagnostics, TokenUsage, ToolCall, ToolImage, TransportDiagnostics,
 };
 
 use serde::{Deserialize, Serialize};
@@ -178,6 +178,8 @@ pub mod catalog;
 pub mod classify;
 pub mod failure;
 pub mod http;
+#[cfg(test)]
+mod images_tests;
 pub mod openai_chat;
 pub mod openai_responses;
 #[cfg(test)]

@@ -117,10 +117,22 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
                         true => "custom_tool_call_output",
                         false => "function_call_output",
                     };
+                    let mut output = json!(r.content);
+                    if !r.images.is_empty() {
+                        // The text first, then each image as a data URL.
+                        let mut parts = vec![json!({"type": "input_text", "text": r.content})];
+                        parts.extend(r.images.iter().map(|i| {
+                            json!({
+                                "type": "input_image",
+                                "image_url": format!("data:{};base64,{}", i.mime_type, i.data),
+                            })
+                        }));
+                        output = Value::Array(parts);
+                    }
                     input.push(json!({
                         "type": kind,
                         "call_id": r.call_id,
-                        "output": r.content,
+                        "output": output,
                     }));
                 }
             }

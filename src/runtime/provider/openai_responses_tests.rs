@@ -25,6 +25,7 @@ fn request() -> ProviderRequest {
                 tool_name: "ExecCommand".into(),
                 content: "a.txt".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ],
         tools: vec![ToolSpec {
@@ -75,6 +76,7 @@ fn freeform_tools_are_custom_tools_both_ways() {
             tool_name: "ApplyPatch".into(),
             content: "{\"ok\":true}".into(),
             is_error: false,
+            images: Vec::new(),
         });
     }
     let body = request_body(

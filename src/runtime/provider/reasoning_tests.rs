@@ -57,6 +57,7 @@ fn request() -> ProviderRequest {
                 tool_name: "ExecCommand".into(),
                 content: "a.txt".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ],
         tools: Vec::new(),

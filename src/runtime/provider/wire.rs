@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::sse::SseEvent;
 use super::{
     ConversationItem, FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort,
-    ReasoningItem, TokenUsage, ToolCall,
+    ReasoningItem, TokenUsage, ToolCall, ToolImage,
 };
 
 /// The request shape an endpoint speaks.
@@ -262,6 +262,8 @@ pub struct PairedResult<'a> {
     pub tool_name: &'a str,
     pub content: Cow<'a, str>,
     pub is_error: bool,
+    /// Images the tool returned, for wire formats that carry them.
+    pub images: &'a [ToolImage],
 }
 
 /// The conversation after pairing: what wire modules lower.
@@ -287,6 +289,7 @@ pub fn pair_tool_results(conversation: &[ConversationItem]) -> Vec<Exchange<'_>>
                 tool_name,
                 content,
                 is_error,
+                images,
             } => {
                 results
                     .entry(call_id.as_str())
@@ -295,6 +298,7 @@ pub fn pair_tool_results(conversation: &[ConversationItem]) -> Vec<Exchange<'_>>
                         tool_name,
                         content: Cow::Borrowed(content),
                         is_error: *is_error,
+                        images,
                     });
             }
             ConversationItem::UserText { .. } | ConversationItem::AssistantRound { .. } => {}
@@ -327,6 +331,7 @@ pub fn pair_tool_results(conversation: &[ConversationItem]) -> Vec<Exchange<'_>>
                                 tool_name: &call.name,
                                 content: Cow::Borrowed(MISSING_RESULT),
                                 is_error: true,
+                                images: &[],
                             })
                     })
                     .collect();
@@ -364,6 +369,7 @@ mod tests {
             tool_name: "ExecCommand".into(),
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 

@@ -15,6 +15,8 @@ pub struct ToolOutcome {
     pub ends_turn: bool,
     /// A work item this call completed with a same-round report.
     pub completed_work_item: Option<String>,
+    /// Images it returned (an MCP server's), beside `content`.
+    pub images: Vec<crate::model::usage::ToolImage>,
 }
 
 impl ToolOutcome {
@@ -24,6 +26,7 @@ impl ToolOutcome {
             is_error: false,
             ends_turn: false,
             completed_work_item: None,
+            images: Vec::new(),
         }
     }
 }
@@ -54,6 +57,7 @@ pub fn tool_error(
             "retryable": retryable, "details": Value::Null,
         }),
         is_error: true,
+        images: Vec::new(),
         ends_turn: false,
         completed_work_item: None,
     }

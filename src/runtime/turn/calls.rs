@@ -134,6 +134,7 @@ pub(super) async fn run_call(
             tx.append_event(new_event(&id, provenance, Event::ToolExecuted(executed)))?;
             transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
                 call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
+                images: o.images.clone(),
             })
         })
         .await?;

@@ -496,6 +496,7 @@ impl<'a> Round<'a> {
                 tool_name: call.name.clone(),
                 content: outcome.content.to_string(),
                 is_error: outcome.is_error,
+                images: outcome.images.clone(),
             });
             ends_turn |= outcome.ends_turn;
             if outcome.completed_work_item.is_some() {
