@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::mcp::{host, stub_config};
+use super::approvals::wait_requests;
+use super::mcp::{host, results, stub_config};
 use super::runtime_core::{kind, prompt, wait_event};
 use holon::model::approval::Approval;
 use holon::runtime::envelope::Priority;
@@ -73,5 +74,50 @@ async fn progress_is_shown_live_and_an_abandoned_call_is_cancelled() {
         assert!(Instant::now() < deadline, "{}", calls());
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    host.shutdown().await;
+}
+
+/// The operator disables a server while a call waits on it: the call's
+/// lost connection must not mark the server failed (which would let it
+/// start again on the next need); it stays disabled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_disabled_during_a_call_stays_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Long.", &[("mcp__stub__slow", json!({"ms": 60_000}))]),
+        Scripted::text("It went away."),
+        Scripted::text("Nothing to call."),
+    ]));
+    let stub = stub_config("stub", &["--log", &log.display().to_string()]);
+    let host = host(dir.path(), &provider, vec![stub], Approval::OnRequest).await;
+    host.submit(prompt("go", Priority::Normal)).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("slow ")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the call never reached the server"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    host.mcp_disable(None, "stub", true).await.unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    wait_requests(&provider, 2).await;
+    let told = results(&provider, 1);
+    assert!(told[0].2, "the call failed: {:?}", told[0]);
+    assert_eq!(host.mcp_servers(None)[0].state, "disabled");
+    host.submit(prompt("again", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 3).await;
+    let offered = provider.requests()[2]
+        .tools
+        .iter()
+        .any(|t| t.name.starts_with("mcp__stub__"));
+    assert!(!offered, "a disabled server offers nothing");
+    assert_eq!(host.mcp_servers(None)[0].state, "disabled");
     host.shutdown().await;
 }

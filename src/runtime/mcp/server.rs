@@ -57,6 +57,9 @@ struct Conn {
     /// dies soon after starting keeps backing off.
     failures: u32,
     started: Instant,
+    /// Which of the server's connections this is: a call that fails tells
+    /// its own, so a late failure never takes down the one after it.
+    serial: u64,
 }
 
 impl Conn {
@@ -116,6 +119,8 @@ pub struct Server {
     /// Progress sinks of the calls in flight, shared with each
     /// connection's handler.
     watchers: Watchers,
+    /// The serial of the latest connection.
+    serials: AtomicU64,
 }
 
 impl Server {
@@ -142,6 +147,7 @@ impl Server {
             generation: epoch,
             timeouts: std::sync::atomic::AtomicU32::new(0),
             watchers: Watchers::default(),
+            serials: AtomicU64::new(0),
         }
     }
 
@@ -180,14 +186,14 @@ impl Server {
     /// The server's tools, starting it if it is not running (and its
     /// backoff has passed).
     pub async fn tools(&self, sandbox: &Sandboxing) -> Result<Vec<Listed>, String> {
-        self.ensure(sandbox).await.map(|(_, tools)| tools)
+        self.ensure(sandbox).await.map(|(_, tools, _)| tools)
     }
 
-    /// A running connection's peer and tools.
+    /// A running connection's peer, tools and serial.
     async fn ensure(
         &self,
         sandbox: &Sandboxing,
-    ) -> Result<(Peer<RoleClient>, Vec<Listed>), String> {
+    ) -> Result<(Peer<RoleClient>, Vec<Listed>, u64), String> {
         let mut state = self.state.lock().await;
         // Checked under the lock: a server disabled (or retired by a
         // config change) while this call waited for it never starts.
@@ -210,7 +216,7 @@ impl Server {
                         }
                     }
                 }
-                return Ok((conn.service.peer().clone(), conn.tools.clone()));
+                return Ok((conn.service.peer().clone(), conn.tools.clone(), conn.serial));
             }
         }
         let failures = match &*state {
@@ -240,7 +246,7 @@ impl Server {
         self.changed.swap(false, Ordering::SeqCst);
         match self.connect(sandbox, failures).await {
             Ok(conn) => {
-                let out = (conn.service.peer().clone(), conn.tools.clone());
+                let out = (conn.service.peer().clone(), conn.tools.clone(), conn.serial);
                 // A start alone changes no catalog: the catalog being built
                 // lists what it started with, and a server that was down
                 // when one was built is offered from the next turn.
@@ -335,6 +341,7 @@ impl Server {
             child,
             failures,
             started: Instant::now(),
+            serial: self.serials.fetch_add(1, Ordering::SeqCst) + 1,
         })
     }
 
@@ -348,7 +355,7 @@ impl Server {
         arguments: Option<serde_json::Map<String, Value>>,
         progress: Option<ProgressSink>,
     ) -> Result<CallResult, CallError> {
-        let (peer, _) = self.ensure(sandbox).await.map_err(CallError::Down)?;
+        let (peer, _, serial) = self.ensure(sandbox).await.map_err(CallError::Down)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -357,13 +364,13 @@ impl Server {
             .await
         {
             Ok(h) => h,
-            Err(e) => return Err(self.lost(e.to_string()).await),
+            Err(e) => return Err(self.lost(serial, e.to_string()).await),
         };
         let mut flight = InFlight::new(handle, progress, &self.watchers);
         let limit = self.config.tool_timeout;
         let answer = match flight.wait(limit).await {
             Some(Ok(answer)) => answer,
-            Some(Err(_)) => return Err(self.lost("the connection closed".into()).await),
+            Some(Err(_)) => return Err(self.lost(serial, "the connection closed".into()).await),
             None => {
                 let hung = self.timeouts.fetch_add(1, Ordering::SeqCst) + 1 >= MAX_TIMEOUTS;
                 flight
@@ -373,7 +380,7 @@ impl Server {
                     // Hung, not slow: restart it on the next need.
                     self.timeouts.swap(0, Ordering::SeqCst);
                     let _ = self
-                        .lost(format!("{MAX_TIMEOUTS} calls in a row timed out"))
+                        .lost(serial, format!("{MAX_TIMEOUTS} calls in a row timed out"))
                         .await;
                 }
                 return Err(CallError::TimedOut(limit));
@@ -395,24 +402,26 @@ impl Server {
             )),
             Err(rmcp::ServiceError::McpError(e)) => Err(CallError::Protocol(e.message.to_string())),
             Err(rmcp::ServiceError::TransportClosed) => {
-                Err(self.lost("the connection closed".into()).await)
+                Err(self.lost(serial, "the connection closed".into()).await)
             }
             Err(e) => Err(CallError::Protocol(e.to_string())),
         }
     }
 
-    /// The connection failed under a call: the server is down until the
-    /// next need restarts it.
-    async fn lost(&self, what: String) -> CallError {
+    /// The connection `serial` failed under a call: the server is down
+    /// until the next need restarts it. When that connection is already
+    /// gone (another call found it failed, or it was restarted or
+    /// stopped since), the state is left as it is.
+    async fn lost(&self, serial: u64, what: String) -> CallError {
         let mut state = self.state.lock().await;
-        let (reason, failures) = match &mut *state {
-            State::Up(conn) => (
-                format!("{what}; {}", ended(conn.child.as_mut()).await),
-                conn.failures_now(),
-            ),
-            State::Down { failures, .. } => (what, *failures + 1),
-            State::Idle => (what, 1),
+        let State::Up(conn) = &mut *state else {
+            return CallError::Down(what);
         };
+        if conn.serial != serial {
+            return CallError::Down(what);
+        }
+        let reason = format!("{what}; {}", ended(conn.child.as_mut()).await);
+        let failures = conn.failures_now();
         *state = self.down(reason.clone(), failures);
         CallError::Down(reason)
     }
