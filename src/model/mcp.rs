@@ -99,6 +99,60 @@ pub struct McpSwitch {
     pub disabled: bool,
 }
 
+/// A server came up: `mcp_server_started`, in the ledger of the agent
+/// whose turn needed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStarted {
+    pub name: String,
+    /// The workspace of a `.mcp.json` server (absent: the config file's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// The tools it listed (before filters and checks).
+    pub tools: usize,
+    /// From spawn (or connect) through the handshake and the listing.
+    pub startup_ms: u64,
+}
+
+/// A server failed to start, or went down: `mcp_server_failed`, in the
+/// ledgers of the agents that needed or used it. Its tools answer a tool
+/// error until it is started again, at the next need after `retry_in_ms`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerFailed {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    pub reason: String,
+    pub retry_in_ms: u64,
+    /// Failures in a row (a server up for a minute starts again at 1).
+    pub failures: u32,
+}
+
+/// Why a running server was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpStopReason {
+    /// The runtime stopped.
+    Shutdown,
+    /// Its `[mcp_servers]` entry changed or went away.
+    ConfigChanged,
+    /// Its workspace's `.mcp.json` changed or went away.
+    ProjectFileChanged,
+    /// The operator disabled it.
+    Disabled,
+}
+
+/// A running server was stopped, its process group with it:
+/// `mcp_server_stopped`, in the ledgers of the agents that used it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStopped {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    pub reason: McpStopReason,
+}
+
 /// The prefix of every MCP tool's name as the model calls it.
 pub const TOOL_PREFIX: &str = "mcp__";
 

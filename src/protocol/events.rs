@@ -156,6 +156,9 @@ impl Event {
             | E::DefaultPolicyChanged(_)
             | E::McpServerApproved(_)
             | E::McpServerSwitched(_)
+            | E::McpServerStarted(_)
+            | E::McpServerFailed(_)
+            | E::McpServerStopped(_)
             | E::StorePruned(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
@@ -269,6 +272,9 @@ event_kinds! {
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
     McpServerApproved(crate::model::mcp::McpApproval) => "mcp_server_approved",
     McpServerSwitched(crate::model::mcp::McpSwitch) => "mcp_server_switched",
+    McpServerStarted(crate::model::mcp::McpServerStarted) => "mcp_server_started",
+    McpServerFailed(crate::model::mcp::McpServerFailed) => "mcp_server_failed",
+    McpServerStopped(crate::model::mcp::McpServerStopped) => "mcp_server_stopped",
     StorePruned(p::AgentPruned) => "store_pruned",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",

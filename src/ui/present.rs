@@ -287,6 +287,9 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::WorkspacePolicyChanged => (V::Progress, C::Workspace, "Policy"),
         K::DefaultPolicyChanged => (V::Progress, C::Workspace, "Default policy"),
         K::McpServerApproved | K::McpServerSwitched => (V::Progress, C::Workspace, "MCP server"),
+        K::McpServerStarted | K::McpServerStopped => (V::Progress, C::Tool, "MCP server"),
+        // Its tools fail until it is back: something the operator may fix.
+        K::McpServerFailed => (V::TurnResult, C::Tool, "MCP server"),
         K::StorePruned => (V::Progress, C::Runtime, "Retention"),
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::approvals::wait_requests;
 use super::mcp::{host, results, stub_config};
-use super::runtime_core::{kind, prompt, wait_event};
+use super::runtime_core::{events, kind, prompt, wait_event};
 use holon::model::approval::Approval;
 use holon::runtime::envelope::Priority;
 use holon::runtime::host::{ControlAction, LiveUpdate};
@@ -120,4 +120,68 @@ async fn a_server_disabled_during_a_call_stays_disabled() {
     assert!(!offered, "a disabled server offers nothing");
     assert_eq!(host.mcp_servers(None)[0].state, "disabled");
     host.shutdown().await;
+}
+
+/// A server's life in the ledger of the agent that used it: started,
+/// failed when it crashed, started again at the next need after its
+/// backoff, and stopped when the runtime stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_life_is_recorded_where_it_was_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Crash it.",
+            &[
+                ("mcp__stub__echo", json!({"text": "1"})),
+                ("mcp__stub__crash", json!({})),
+            ],
+        ),
+        Scripted::text("It crashed."),
+        Scripted::tools("Again.", &[("mcp__stub__echo", json!({"text": "2"}))]),
+        Scripted::text("Back."),
+    ]));
+    let host = host(
+        dir.path(),
+        &provider,
+        vec![stub_config("stub", &[])],
+        Approval::OnRequest,
+    )
+    .await;
+    host.submit(prompt("one", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 2).await;
+    wait_event(&host, "the failure", kind("mcp_server_failed")).await;
+    // Past the first backoff (1 s), the next need starts it again.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    host.submit(prompt("two", Priority::Normal)).await.unwrap();
+    wait_requests(&provider, 4).await;
+    assert_eq!(results(&provider, 3).last().unwrap().1["text"], "2");
+    host.shutdown().await;
+
+    let life: Vec<_> = events(&host)
+        .into_iter()
+        .filter(|e| e.kind.starts_with("mcp_server_"))
+        .map(|e| (e.kind, e.payload))
+        .collect();
+    let kinds: Vec<&str> = life.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "mcp_server_started",
+            "mcp_server_failed",
+            "mcp_server_started",
+            "mcp_server_stopped"
+        ]
+    );
+    let started = &life[0].1;
+    assert_eq!(started["name"], "stub");
+    assert_eq!(started["transport"], "stdio");
+    assert!(started["tools"].as_u64() > Some(5), "{started}");
+    let failed = &life[1].1;
+    assert_eq!(failed["failures"], 1);
+    assert_eq!(failed["retry_in_ms"], 1000);
+    assert!(
+        failed["reason"].as_str().unwrap_or("").contains("exit"),
+        "{failed}"
+    );
+    assert_eq!(life[3].1["reason"], "shutdown");
 }

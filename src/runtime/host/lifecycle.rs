@@ -102,8 +102,13 @@ impl RuntimeHost {
                 actor_body: run_actor,
                 default_policy: std::sync::RwLock::new(default_policy),
                 default_policy_change: tokio::sync::Mutex::new(()),
+                mcp_reports: Mutex::default(),
             }
         });
+        let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp.reports());
+        if let Ok(mut slot) = inner.mcp_reports.lock() {
+            *slot = Some(tokio::spawn(recording));
+        }
         inner
             .mcp
             .set_approvals(&super::mcp::approvals_in(&inner.store)?);

@@ -3,7 +3,8 @@
 //! switching off and on of a server (`mcp.disable`), each kept in
 //! the store as a setting and recorded as `mcp_server_approved` in every
 //! agent's ledger, like the runtime's default policy. Offline, `holon mcp
-//! approve` writes the same through `record_approval`.
+//! approve` writes the same through `record_approval`. And what happens to
+//! the servers (started, failed, stopped), recorded as the hub tells it.
 
 use std::path::Path;
 
@@ -12,6 +13,47 @@ use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store, StoreError};
+
+/// Record what happens to the MCP servers as the hub tells it, until it
+/// stops telling: each change in the ledgers of the agents it names (one
+/// archived or gone since is skipped). A write that fails loses that
+/// event only, and says so in the log.
+pub(crate) async fn record_reports(
+    store: Store,
+    mut reports: tokio::sync::mpsc::UnboundedReceiver<crate::runtime::mcp::report::Report>,
+) {
+    use crate::runtime::agent::AgentRecord;
+    use crate::runtime::mcp::report::Lifecycle;
+    while let Some(report) = reports.recv().await {
+        let event = match report.change {
+            Lifecycle::Started(p) => Event::McpServerStarted(p),
+            Lifecycle::Failed(p) => Event::McpServerFailed(p),
+            Lifecycle::Stopped(p) => Event::McpServerStopped(p),
+        };
+        let agents = report.agents;
+        let written = store
+            .write(move |tx| {
+                let provenance = Provenance {
+                    source: Some("runtime".into()),
+                    ..Provenance::default()
+                };
+                for agent_id in &agents {
+                    let live = tx
+                        .get_agent::<AgentRecord>(agent_id)?
+                        .is_some_and(|a| a.archived_at.is_none());
+                    if live {
+                        let e = new_event(agent_id, provenance.clone(), event.clone());
+                        tx.append_event(e)?;
+                    }
+                }
+                Ok::<_, StoreError>(())
+            })
+            .await;
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "an MCP server's change was not recorded");
+        }
+    }
+}
 
 /// The store setting holding every approval.
 pub const MCP_APPROVALS: &str = "mcp_approvals";
@@ -144,7 +186,9 @@ impl RuntimeHost {
             // Held first: a call waiting for the server cannot start it
             // again once it is stopped.
             server.hold(Some(crate::runtime::mcp::server::Phase::Disabled));
-            server.stop().await;
+            server
+                .stop(crate::model::mcp::McpStopReason::Disabled)
+                .await;
         }
         Ok(switch)
     }

@@ -242,6 +242,9 @@ pub(crate) struct HostInner {
     pub(crate) default_policy_change: tokio::sync::Mutex<()>,
     /// The MCP servers (`[mcp_servers]`), started on first need.
     pub(crate) mcp: crate::runtime::mcp::Hub,
+    /// What records the servers' changes (`mcp::record_reports`): ended
+    /// and awaited at shutdown, after the servers' last stop.
+    pub(crate) mcp_reports: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// Starts an agent's actor task.
@@ -429,5 +432,16 @@ impl RuntimeHost {
             .await;
         self.inner.guidance_watch.stop().await;
         self.inner.mcp.stop().await;
+        // The servers' stops are recorded before the store is let go.
+        self.inner.mcp.close_reports();
+        let recording = self
+            .inner
+            .mcp_reports
+            .lock()
+            .ok()
+            .and_then(|mut r| r.take());
+        if let Some(recording) = recording {
+            let _ = recording.await;
+        }
     }
 }

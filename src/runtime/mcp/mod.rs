@@ -19,13 +19,14 @@ mod media;
 pub mod names;
 mod process;
 mod project;
+pub mod report;
 pub mod result;
 pub mod server;
 mod views;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -35,11 +36,12 @@ use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
+use crate::model::mcp::McpStopReason;
 pub use client::ProgressSink;
 pub use config::ServerConfig;
 use names::{Dropped, Offered};
 use project::Project;
-use server::{CallError, Sandboxing, Server};
+use server::{CallError, Sandboxing, Server, Ties};
 
 /// What the model was last offered in one workspace: the tools and what
 /// was left out.
@@ -61,11 +63,12 @@ pub struct Hub {
     approved: Mutex<std::collections::BTreeSet<(PathBuf, String, String)>>,
     /// Servers the operator disabled: (workspace for a project's, name).
     disabled: Mutex<std::collections::BTreeSet<(Option<PathBuf>, String)>>,
-    /// The epoch: bumped by anything that may change what a catalog
-    /// offers (a server's tool list or failure, an approval, a switch, a
-    /// config change, a `.mcp.json` read again; not a plain start). A catalog built at an older one
-    /// is stale.
-    changes: Arc<AtomicU64>,
+    /// The epoch (`ties.epoch`): bumped by anything that may change what
+    /// a catalog offers (a server's tool list or failure, an approval, a
+    /// switch, a config change, a `.mcp.json` read again; not a plain
+    /// start); a catalog built at an older one is stale. And where the
+    /// servers tell what happens to them (`ties.reporter`).
+    ties: Ties,
     /// The last catalog of each workspace (`None`: no workspace known).
     catalogs: Mutex<BTreeMap<Option<PathBuf>, Arc<Catalog>>>,
     /// How servers started from now on are confined (the runtime's
@@ -79,21 +82,21 @@ impl Hub {
     /// confined beneath `data_dir/mcp`.
     pub fn new(configs: Vec<ServerConfig>, data_dir: &Path, holon_dirs: Vec<PathBuf>) -> Hub {
         let log_dir = data_dir.join("mcp-logs");
-        let changes = Arc::new(AtomicU64::new(0));
+        let ties = Ties::default();
         Hub {
             servers: std::sync::RwLock::new(
                 configs
                     .into_iter()
                     .map(|c| {
                         let slot = c.name.clone();
-                        Arc::new(Server::new(c, &log_dir, slot, Arc::clone(&changes)))
+                        Arc::new(Server::new(c, &log_dir, slot, &ties))
                     })
                     .collect(),
             ),
             projects: Mutex::default(),
             approved: Mutex::default(),
             disabled: Mutex::default(),
-            changes,
+            ties,
             catalogs: Mutex::default(),
             sandbox: Mutex::new(Sandboxing {
                 mode: SandboxMode::WorkspaceWrite,
@@ -144,16 +147,15 @@ impl Hub {
                 Some(i) => now.push(before.swap_remove(i)),
                 None => {
                     let slot = c.name.clone();
-                    let epoch = Arc::clone(&self.changes);
-                    now.push(Arc::new(Server::new(c, &self.log_dir, slot, epoch)));
+                    now.push(Arc::new(Server::new(c, &self.log_dir, slot, &self.ties)));
                 }
             }
         }
         if let Ok(mut s) = self.servers.write() {
             *s = now;
         }
-        project::stop_later(before);
-        self.changes.fetch_add(1, Ordering::SeqCst);
+        project::stop_later(before, McpStopReason::ConfigChanged);
+        self.ties.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     fn servers_for(&self, anchor: Option<&Path>) -> Vec<Arc<Server>> {
@@ -183,7 +185,7 @@ impl Hub {
         if let Some(a) = anchor {
             self.project(a);
         }
-        self.changes.load(Ordering::SeqCst)
+        self.ties.epoch.load(Ordering::SeqCst)
     }
 
     fn current(&self, anchor: Option<&Path>) -> Arc<Catalog> {
@@ -200,10 +202,10 @@ impl Hub {
         self.current(anchor).generation != self.generation(anchor)
     }
 
-    /// The MCP tools to offer an agent working in `anchor`, starting the
+    /// The MCP tools to offer `agent` working in `anchor`, starting the
     /// servers that are not running (each within its startup timeout, all
     /// at once).
-    pub async fn specs(&self, anchor: Option<&Path>) -> Vec<ToolSpec> {
+    pub async fn specs(&self, anchor: Option<&Path>, agent: &str) -> Vec<ToolSpec> {
         let generation = self.generation(anchor);
         let enabled = self.servers_for(anchor);
         if enabled.is_empty() {
@@ -217,7 +219,8 @@ impl Hub {
             return Vec::new();
         }
         let sandbox = self.sandboxing();
-        let lists = futures_util::future::join_all(enabled.iter().map(|s| s.tools(&sandbox))).await;
+        let lists =
+            futures_util::future::join_all(enabled.iter().map(|s| s.tools(&sandbox, agent))).await;
         let mut listed = Vec::new();
         for (s, tools) in enabled.iter().zip(lists) {
             let tools = tools.unwrap_or_default();
@@ -308,6 +311,7 @@ impl Hub {
     pub async fn call(
         &self,
         anchor: Option<&Path>,
+        agent: &str,
         call: &ToolCall,
         max_bytes: usize,
         progress: Option<ProgressSink>,
@@ -316,7 +320,7 @@ impl Hub {
         // built the catalog again.
         let mut found = self.find(anchor, &call.name);
         if found.is_none() && self.current(anchor).offered.is_empty() {
-            self.specs(anchor).await;
+            self.specs(anchor, agent).await;
             found = self.find(anchor, &call.name);
         }
         let Some((offered, server)) = found else {
@@ -343,7 +347,7 @@ impl Hub {
         };
         let sandbox = self.sandboxing();
         match server
-            .call(&sandbox, &offered.tool, arguments, progress)
+            .call(&sandbox, agent, &offered.tool, arguments, progress)
             .await
         {
             Ok(r) => result::outcome(
@@ -381,6 +385,17 @@ impl Hub {
         }
     }
 
+    /// Listen to what happens to the servers (the runtime records it).
+    pub fn reports(&self) -> tokio::sync::mpsc::UnboundedReceiver<report::Report> {
+        self.ties.reporter.listen()
+    }
+
+    /// Stop telling what happens to the servers: the listener's stream
+    /// ends after what was told.
+    pub fn close_reports(&self) {
+        self.ties.reporter.close();
+    }
+
     /// Stop every server (runtime shutdown).
     pub async fn stop(&self) {
         let projects: Vec<Arc<Server>> = self
@@ -390,6 +405,6 @@ impl Hub {
             .unwrap_or_default();
         let configured = self.configured();
         let all = configured.iter().chain(projects.iter());
-        futures_util::future::join_all(all.map(|s| s.stop())).await;
+        futures_util::future::join_all(all.map(|s| s.stop(McpStopReason::Shutdown))).await;
     }
 }

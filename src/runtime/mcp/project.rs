@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::config::{parse_project, ServerConfig};
 use super::server::Server;
 use super::Hub;
-use crate::model::mcp::{McpApproval, McpSwitch};
+use crate::model::mcp::{McpApproval, McpStopReason, McpSwitch};
 
 /// The largest `.mcp.json` read.
 const MAX_FILE: u64 = 1024 * 1024;
@@ -53,11 +53,14 @@ impl Hub {
         }
         let old = projects.remove(anchor);
         if old.is_some() {
-            self.changes.fetch_add(1, Ordering::SeqCst);
+            self.ties.epoch.fetch_add(1, Ordering::SeqCst);
         }
         let Some(meta) = meta else {
             // The file is gone: so are its servers.
-            stop_later(old.map(|o| o.servers.clone()).unwrap_or_default());
+            stop_later(
+                old.map(|o| o.servers.clone()).unwrap_or_default(),
+                McpStopReason::ProjectFileChanged,
+            );
             return None;
         };
         if old.is_none() && projects.len() >= MAX_PROJECTS {
@@ -104,11 +107,10 @@ impl Hub {
                 continue;
             }
             let slot = format!("project-{}/{}", tag(anchor), c.name);
-            let epoch = Arc::clone(&self.changes);
-            kept.push(Arc::new(Server::new(c, &self.log_dir, slot, epoch)));
+            kept.push(Arc::new(Server::new(c, &self.log_dir, slot, &self.ties)));
         }
         // The rest is no longer described as it was: stopped.
-        stop_later(before);
+        stop_later(before, McpStopReason::ProjectFileChanged);
         let project = Arc::new(Project {
             stamp,
             servers: kept,
@@ -150,7 +152,7 @@ impl Hub {
                 .map(|x| (x.workspace.as_ref().map(PathBuf::from), x.name.clone()))
                 .collect();
         }
-        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.ties.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The server `name` (of `workspace`'s `.mcp.json`, or the config's),
@@ -206,7 +208,7 @@ impl Hub {
                 })
                 .collect();
         }
-        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.ties.epoch.fetch_add(1, Ordering::SeqCst);
     }
 
     /// What approving `name` of `anchor`'s `.mcp.json` records: its
@@ -246,8 +248,9 @@ impl Hub {
     }
 }
 
-/// Stop servers a changed `.mcp.json` no longer describes as they were.
-pub(super) fn stop_later(servers: Vec<Arc<Server>>) {
+/// Stop servers a changed `.mcp.json` (or config file) no longer
+/// describes as they were.
+pub(super) fn stop_later(servers: Vec<Arc<Server>>, why: McpStopReason) {
     // Retired at once: no call still holding one starts it again.
     for s in &servers {
         s.hold(Some(super::server::Phase::Disabled));
@@ -255,7 +258,7 @@ pub(super) fn stop_later(servers: Vec<Arc<Server>>) {
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
         rt.spawn(async move {
             for s in servers {
-                s.stop().await;
+                s.stop(why).await;
             }
         });
     }

@@ -24,12 +24,25 @@ use super::config::{ServerConfig, Transport};
 use super::names::Listed;
 pub use super::process::Sandboxing;
 use super::process::{ended, has_exited, keep_log, server_env, spawn, ServerProcess};
+use super::report::{Lifecycle, Reporter};
+use crate::model::mcp::{McpServerFailed, McpServerStarted, McpServerStopped, McpStopReason};
 
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A server up this long has its failure count forgotten.
 const HEALTHY: Duration = Duration::from_secs(60);
 /// Calls in a row that time out before the server is restarted.
 const MAX_TIMEOUTS: u32 = 3;
+/// Agents remembered as a connection's users (whose ledgers hear that it
+/// failed or stopped).
+const MAX_USERS: usize = 256;
+
+/// What every server of a hub shares: the hub's epoch (bumped whenever
+/// the tools a server offers may have changed) and where changes are told.
+#[derive(Clone, Default)]
+pub struct Ties {
+    pub epoch: Arc<AtomicU64>,
+    pub reporter: Arc<Reporter>,
+}
 
 /// Where a server is, as `holon mcp list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,16 +134,19 @@ pub struct Server {
     watchers: Watchers,
     /// The serial of the latest connection.
     serials: AtomicU64,
+    reporter: Arc<Reporter>,
+    /// The agents that needed the running connection.
+    users: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Server {
-    /// A server logging below `log_dir` in `slot`, bumping `epoch` (the
-    /// hub's) whenever the tools it offers may have changed.
+    /// A server logging below `log_dir` in `slot`, tied to its hub by
+    /// `ties`.
     pub fn new(
         config: ServerConfig,
         log_dir: &std::path::Path,
         slot: String,
-        epoch: Arc<AtomicU64>,
+        ties: &Ties,
     ) -> Server {
         let phase = if config.enabled {
             Phase::Idle
@@ -144,10 +160,12 @@ impl Server {
             state: tokio::sync::Mutex::new(State::Idle),
             phase: std::sync::Mutex::new(phase),
             changed: Arc::new(AtomicBool::new(false)),
-            generation: epoch,
+            generation: Arc::clone(&ties.epoch),
             timeouts: std::sync::atomic::AtomicU32::new(0),
             watchers: Watchers::default(),
             serials: AtomicU64::new(0),
+            reporter: Arc::clone(&ties.reporter),
+            users: Default::default(),
         }
     }
 
@@ -183,16 +201,18 @@ impl Server {
         &self.log_path
     }
 
-    /// The server's tools, starting it if it is not running (and its
-    /// backoff has passed).
-    pub async fn tools(&self, sandbox: &Sandboxing) -> Result<Vec<Listed>, String> {
-        self.ensure(sandbox).await.map(|(_, tools, _)| tools)
+    /// The server's tools, starting it for `agent` if it is not running
+    /// (and its backoff has passed).
+    pub async fn tools(&self, sandbox: &Sandboxing, agent: &str) -> Result<Vec<Listed>, String> {
+        self.ensure(sandbox, agent).await.map(|(_, tools, _)| tools)
     }
 
-    /// A running connection's peer, tools and serial.
+    /// A running connection's peer, tools and serial, `agent` among its
+    /// users.
     async fn ensure(
         &self,
         sandbox: &Sandboxing,
+        agent: &str,
     ) -> Result<(Peer<RoleClient>, Vec<Listed>, u64), String> {
         let mut state = self.state.lock().await;
         // Checked under the lock: a server disabled (or retired by a
@@ -204,8 +224,13 @@ impl Server {
             if conn.service.peer().is_transport_closed() || conn.service.is_closed() {
                 let reason = ended(conn.child.as_mut()).await;
                 let failures = conn.failures_now();
-                *state = self.down(reason, failures);
+                let mut told = self.users();
+                if !told.iter().any(|u| u == agent) {
+                    told.push(agent.to_owned());
+                }
+                *state = self.down(reason, failures, told);
             } else {
+                self.used_by(agent);
                 if self.changed.swap(false, Ordering::SeqCst) {
                     match list_tools(conn.service.peer(), self.config.startup_timeout).await {
                         Ok(tools) => conn.tools = tools,
@@ -244,9 +269,22 @@ impl Server {
         // Cleared before the listing, so a change told during or after it
         // is kept for the next need.
         self.changed.swap(false, Ordering::SeqCst);
+        let t0 = Instant::now();
         match self.connect(sandbox, failures).await {
             Ok(conn) => {
                 let out = (conn.service.peer().clone(), conn.tools.clone(), conn.serial);
+                if let Ok(mut users) = self.users.lock() {
+                    *users = [agent.to_owned()].into();
+                }
+                let started = McpServerStarted {
+                    name: self.config.name.clone(),
+                    workspace: self.workspace(),
+                    transport: self.config.transport_name().to_owned(),
+                    tools: conn.tools.len(),
+                    startup_ms: t0.elapsed().as_millis() as u64,
+                };
+                self.reporter
+                    .tell(vec![agent.to_owned()], Lifecycle::Started(started));
                 // A start alone changes no catalog: the catalog being built
                 // lists what it started with, and a server that was down
                 // when one was built is offered from the next turn.
@@ -256,13 +294,38 @@ impl Server {
             }
             Err(reason) => {
                 tracing::warn!(server = %self.config.name, %reason, "MCP server did not start");
-                *state = self.down(reason.clone(), failures + 1);
+                *state = self.down(reason.clone(), failures + 1, vec![agent.to_owned()]);
                 Err(reason)
             }
         }
     }
 
-    fn down(&self, reason: String, failures: u32) -> State {
+    /// A `.mcp.json` server's workspace, as its events name it.
+    fn workspace(&self) -> Option<String> {
+        self.config
+            .project
+            .as_ref()
+            .map(|p| p.display().to_string())
+    }
+
+    /// The agents that needed the running connection.
+    fn users(&self) -> Vec<String> {
+        self.users
+            .lock()
+            .map(|u| u.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn used_by(&self, agent: &str) {
+        if let Ok(mut users) = self.users.lock() {
+            if users.len() < MAX_USERS && !users.contains(agent) {
+                users.insert(agent.to_owned());
+            }
+        }
+    }
+
+    /// Down after a failure (told to `agents`), until a backoff passes.
+    fn down(&self, reason: String, failures: u32, agents: Vec<String>) -> State {
         let wait = if failures == 0 {
             Duration::ZERO
         } else {
@@ -273,6 +336,14 @@ impl Server {
             retry_in_ms: wait.as_millis() as u64,
         });
         self.generation.fetch_add(1, Ordering::SeqCst);
+        let failed = McpServerFailed {
+            name: self.config.name.clone(),
+            workspace: self.workspace(),
+            reason: reason.clone(),
+            retry_in_ms: wait.as_millis() as u64,
+            failures: failures.max(1),
+        };
+        self.reporter.tell(agents, Lifecycle::Failed(failed));
         State::Down {
             reason,
             retry_at: Instant::now() + wait,
@@ -351,11 +422,12 @@ impl Server {
     pub async fn call(
         &self,
         sandbox: &Sandboxing,
+        agent: &str,
         tool: &str,
         arguments: Option<serde_json::Map<String, Value>>,
         progress: Option<ProgressSink>,
     ) -> Result<CallResult, CallError> {
-        let (peer, _, serial) = self.ensure(sandbox).await.map_err(CallError::Down)?;
+        let (peer, _, serial) = self.ensure(sandbox, agent).await.map_err(CallError::Down)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -422,15 +494,22 @@ impl Server {
         }
         let reason = format!("{what}; {}", ended(conn.child.as_mut()).await);
         let failures = conn.failures_now();
-        *state = self.down(reason.clone(), failures);
+        *state = self.down(reason.clone(), failures, self.users());
         CallError::Down(reason)
     }
 
-    /// Stop the server (runtime shutdown): close the session, then make
-    /// sure the process and its group are gone.
-    pub async fn stop(&self) {
+    /// Stop the server (for `why`): close the session, then make sure
+    /// the process and its group are gone.
+    pub async fn stop(&self, why: McpStopReason) {
         let mut state = self.state.lock().await;
         if let State::Up(mut conn) = std::mem::replace(&mut *state, State::Idle) {
+            let stopped = McpServerStopped {
+                name: self.config.name.clone(),
+                workspace: self.workspace(),
+                reason: why,
+            };
+            self.reporter
+                .tell(self.users(), Lifecycle::Stopped(stopped));
             let _ = tokio::time::timeout(Duration::from_secs(2), conn.service.close()).await;
             if let Some(ServerProcess(child)) = conn.child.as_mut() {
                 if let Some(pid) = child.id() {

@@ -179,7 +179,7 @@ pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
     host.mcp
         .set_sandbox(&host.default_policy(), host.config.sandbox_required);
     let anchor = mcp_anchor(host, agent_id);
-    all.extend(host.mcp.specs(anchor.as_deref()).await);
+    all.extend(host.mcp.specs(anchor.as_deref(), agent_id).await);
     all
 }
 
@@ -246,7 +246,7 @@ pub(crate) async fn execute(
         return env
             .host
             .mcp
-            .call(anchor.as_deref(), call, max as usize, sink)
+            .call(anchor.as_deref(), env.agent_id, call, max as usize, sink)
             .await;
     }
     match handler::find(&call.name) {

@@ -248,12 +248,12 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::McpServerSwitched(p) => format!(
             "MCP server `{}`{} {} by the operator",
             p.name,
-            p.workspace
-                .as_deref()
-                .map(|w| format!(" of {w}"))
-                .unwrap_or_default(),
+            super::mcp::of_workspace(p.workspace.as_deref()),
             if p.disabled { "disabled" } else { "enabled" }
         ),
+        Event::McpServerStarted(p) => super::mcp::started(p),
+        Event::McpServerFailed(p) => super::mcp::failed(p),
+        Event::McpServerStopped(p) => super::mcp::stopped(p),
         Event::StorePruned(p) => store_pruned(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
@@ -427,7 +427,7 @@ pub(super) fn assistant_round(p: &ev::AssistantRoundRecorded, out: &mut Operator
 pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> String {
     let name = nonblank(&p.tool_name).unwrap_or("Tool");
     if let Some((server, tool)) = crate::model::mcp::split_tool_name(name) {
-        return mcp_executed(p, server, tool, out);
+        return super::mcp::executed(p, server, tool, out);
     }
     out.title = name.to_owned();
     out.body = body(Some(&p.result_preview));
@@ -437,31 +437,6 @@ pub(super) fn tool_executed(p: &ev::ToolExecuted, out: &mut OperatorEvent) -> St
     };
     let hint = tool_hint(name, &p.arguments);
     paren(colon(head, hint), Some(duration(p.duration_ms)))
-}
-
-/// An MCP call: `server · tool[ failed][: hint] (duration)[ → result]`,
-/// the result's first line (or the error's message).
-fn mcp_executed(p: &ev::ToolExecuted, server: &str, tool: &str, out: &mut OperatorEvent) -> String {
-    out.title = format!("{server} · {tool}");
-    out.body = body(Some(&p.result_preview));
-    let head = match p.is_error {
-        true => format!("{server} · {tool} failed"),
-        false => format!("{server} · {tool}"),
-    };
-    let hint = tool_hint(tool, &p.arguments);
-    let line = paren(colon(head, hint), Some(duration(p.duration_ms)));
-    let result: Option<Value> = serde_json::from_str(&p.result_preview).ok();
-    let said = result.as_ref().and_then(|r| {
-        let key = if p.is_error { "message" } else { "text" };
-        r.get(key)?.as_str().and_then(nonblank).map(|t| {
-            let first = t.lines().next().unwrap_or(t);
-            one_line(first, 60)
-        })
-    });
-    match said {
-        Some(s) => format!("{line} → {s}"),
-        None => line,
-    }
 }
 
 /// A compact argument hint: ExecCommand's command, the task or work item a

@@ -1,8 +1,87 @@
-//! MCP servers in words, for `holon mcp list` and the console's `/mcp`:
+//! MCP servers in words: for `holon mcp list` and the console's `/mcp`,
 //! each server's transport and state (with why it failed and when it is
-//! tried again), the tools it offers and the ones it left out.
+//! tried again), the tools it offers and the ones it left out; and the
+//! rows of an MCP call and of a server starting, failing and stopping.
 
-use crate::model::mcp::McpServerInfo;
+use serde_json::Value;
+
+use super::describe::tool_hint;
+use super::words::*;
+use super::OperatorEvent;
+use crate::model::mcp::{
+    McpServerFailed, McpServerInfo, McpServerStarted, McpServerStopped, McpStopReason,
+};
+use crate::protocol::events as ev;
+
+/// An MCP call: `server · tool[ failed][: hint] (duration)[ → result]`,
+/// the result's first line (or the error's message).
+pub(super) fn executed(
+    p: &ev::ToolExecuted,
+    server: &str,
+    tool: &str,
+    out: &mut OperatorEvent,
+) -> String {
+    out.title = format!("{server} · {tool}");
+    out.body = body(Some(&p.result_preview));
+    let head = match p.is_error {
+        true => format!("{server} · {tool} failed"),
+        false => format!("{server} · {tool}"),
+    };
+    let hint = tool_hint(tool, &p.arguments);
+    let line = paren(colon(head, hint), Some(duration(p.duration_ms)));
+    let result: Option<Value> = serde_json::from_str(&p.result_preview).ok();
+    let said = result.as_ref().and_then(|r| {
+        let key = if p.is_error { "message" } else { "text" };
+        r.get(key)?.as_str().and_then(nonblank).map(|t| {
+            let first = t.lines().next().unwrap_or(t);
+            one_line(first, 60)
+        })
+    });
+    match said {
+        Some(s) => format!("{line} → {s}"),
+        None => line,
+    }
+}
+
+/// ` of WORKSPACE` for a `.mcp.json` server, else nothing.
+pub(super) fn of_workspace(workspace: Option<&str>) -> String {
+    workspace.map(|w| format!(" of {w}")).unwrap_or_default()
+}
+
+pub(super) fn started(p: &McpServerStarted) -> String {
+    format!(
+        "MCP server `{}`{} started over {} ({} tools, {} ms)",
+        p.name,
+        of_workspace(p.workspace.as_deref()),
+        p.transport,
+        p.tools,
+        p.startup_ms
+    )
+}
+
+pub(super) fn failed(p: &McpServerFailed) -> String {
+    format!(
+        "MCP server `{}`{} failed: {} (tried again after {} s)",
+        p.name,
+        of_workspace(p.workspace.as_deref()),
+        p.reason,
+        p.retry_in_ms.div_ceil(1000)
+    )
+}
+
+pub(super) fn stopped(p: &McpServerStopped) -> String {
+    let why = match p.reason {
+        McpStopReason::Shutdown => "the runtime stopped",
+        McpStopReason::ConfigChanged => "its config changed",
+        McpStopReason::ProjectFileChanged => "its .mcp.json changed",
+        McpStopReason::Disabled => "disabled by the operator",
+    };
+    format!(
+        "MCP server `{}`{} stopped: {why}",
+        p.name,
+        of_workspace(p.workspace.as_deref())
+    )
+}
 
 /// A server as lines of text.
 pub fn lines(s: &McpServerInfo) -> Vec<String> {

@@ -318,7 +318,11 @@ impl AgentView {
             K::AgentBudgetChanged(_) => Touched::RefreshSummary,
             // The status line names the policy in force.
             K::WorkspacePolicyChanged(_) | K::DefaultPolicyChanged(_) => Touched::RefreshSummary,
-            K::McpServerApproved(_) | K::McpServerSwitched(_) => Touched::Nothing,
+            K::McpServerApproved(_)
+            | K::McpServerSwitched(_)
+            | K::McpServerStarted(_)
+            | K::McpServerFailed(_)
+            | K::McpServerStopped(_) => Touched::Nothing,
             K::StorePruned(_) => Touched::RefreshSummary,
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
