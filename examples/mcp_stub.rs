@@ -30,6 +30,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
 
+/// A whole 1x1 PNG, as base64.
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
 struct Stub {
     log: Option<String>,
     /// `grow` was called: `extra` is offered too.
@@ -189,7 +193,8 @@ impl ServerHandler for Stub {
             },
             "image" => CallToolResult::success(vec![
                 ContentBlock::text("a picture"),
-                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+                // A 1x1 PNG.
+                ContentBlock::image(PNG, "image/png"),
             ]),
             "big" => {
                 CallToolResult::success(vec![ContentBlock::text("x".repeat(num("bytes") as usize))])

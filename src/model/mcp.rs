@@ -188,6 +188,7 @@ impl McpProgress {
             .map(|m| {
                 let line: String = m
                     .chars()
+                    .filter(|c| !invisible(*c))
                     .map(|c| if c.is_control() { ' ' } else { c })
                     .collect();
                 let line = line.trim();
@@ -207,9 +208,11 @@ impl McpProgress {
     /// `3/10 step 3 of 10`, `42%`, or the message alone when the numbers
     /// say nothing.
     pub fn line(&self) -> String {
-        let count = |v: f64| match v.fract() == 0.0 && v.abs() < 1e15 {
-            true => format!("{}", v as i64),
-            false => format!("{v:.1}"),
+        let count = |v: f64| match (v.fract() == 0.0, v.abs() < 1e15) {
+            (true, true) => format!("{}", v as i64),
+            (false, true) => format!("{v:.1}"),
+            // Bounded, however large a server says it is.
+            (_, false) => format!("{v:.2e}"),
         };
         let figure = match self.total {
             Some(100.0) => format!("{}%", count(self.progress)),
@@ -221,6 +224,12 @@ impl McpProgress {
             None => figure,
         }
     }
+}
+
+/// Characters that change how text around them reads without showing
+/// themselves: bidirectional overrides and isolates, zero-width ones.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 fn finite(v: f64) -> f64 {
@@ -245,5 +254,7 @@ mod tests {
         assert_eq!(long.message.unwrap().chars().count(), 200);
         let odd = McpProgress::new(f64::NAN, Some(f64::INFINITY), None);
         assert_eq!((odd.progress, odd.total), (0.0, None));
+        let sly = McpProgress::new(1e300, None, Some("a\u{202e}b\u{200b}c"));
+        assert_eq!(sly.line(), "1.00e300 abc");
     }
 }

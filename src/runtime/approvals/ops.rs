@@ -401,7 +401,20 @@ impl RuntimeHost {
             .chars()
             .take(RESULT_CHARS)
             .collect();
-        format!("{head}; it ran. Result of call {}: {result}", rec.call_id)
+        // The result reaches the agent as a message, which is text: an
+        // image the tool returned is named, not shown.
+        let images = match outcome.images.len() {
+            0 => String::new(),
+            n => format!(
+                " ({n} image{} the tool returned cannot be shown in this message; call it \
+                 again to see them)",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        format!(
+            "{head}; it ran. Result of call {}: {result}{images}",
+            rec.call_id
+        )
     }
 
     /// Deny the call; the agent is told, with the operator's note.

@@ -21,9 +21,10 @@ use crate::model::mcp::McpProgress;
 /// Where a running call's progress goes (its row in the console).
 pub type ProgressSink = Arc<dyn Fn(McpProgress) + Send + Sync>;
 
-/// The sinks of a server's calls in flight, by the progress token each
-/// call was sent with.
-pub(super) type Watchers = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
+/// The sinks of a server's calls in flight, by the connection (its
+/// serial) and the progress token each call was sent with: tokens are
+/// counted afresh on each connection.
+pub(super) type Watchers = Arc<Mutex<HashMap<(u64, ProgressToken), ProgressSink>>>;
 
 /// The largest message a server may send (a 50 MB result is read, then
 /// bounded before the model sees it).
@@ -35,6 +36,8 @@ pub(super) struct Handler {
     pub(super) changed: Arc<AtomicBool>,
     pub(super) generation: Arc<AtomicU64>,
     pub(super) watchers: Watchers,
+    /// The serial of the connection this handler serves.
+    pub(super) serial: u64,
 }
 
 impl ClientHandler for Handler {
@@ -61,7 +64,7 @@ impl ClientHandler for Handler {
             .watchers
             .lock()
             .ok()
-            .and_then(|w| w.get(&params.progress_token).cloned());
+            .and_then(|w| w.get(&(self.serial, params.progress_token)).cloned());
         if let Some(sink) = sink {
             sink(McpProgress::new(
                 params.progress,

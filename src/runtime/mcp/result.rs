@@ -31,6 +31,8 @@ pub fn outcome(
                 }
                 text.push_str(block.get("text").and_then(Value::as_str).unwrap_or(""));
             }
+            // A failed call's images are not kept: it is told as an error.
+            Some("image") if is_error => {}
             Some("image") if images.len() < MAX_IMAGES => match media::image(block) {
                 Ok(image) => {
                     notes.push(media_note("image", block, "attached"));
@@ -166,9 +168,12 @@ mod tests {
         assert_eq!(o.content["structured_content"], json!({"n": 1}));
     }
 
+    /// A 1x1 PNG.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
     #[test]
     fn images_ride_beside_the_text_with_a_note_each() {
-        let png = json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"});
+        let png = json!({"type": "image", "data": PNG, "mimeType": "image/png"});
         let bad = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
         let audio = json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"});
         let mut blocks = vec![bad, audio];
@@ -179,13 +184,13 @@ mod tests {
         let notes = o.content["attachments"].as_array().cloned().unwrap();
         assert_eq!(
             notes[0],
-            "[image: image/png, 3 bytes, not shown: not a PNG, JPEG, GIF or WebP image]"
+            "[image: image/png, 3 bytes, not shown: not a PNG, JPEG or WebP image]"
         );
         assert_eq!(notes[1], "[audio: audio/wav, 3 bytes, not shown]");
-        assert_eq!(notes[2], "[image: image/png, 8 bytes, attached]");
+        assert_eq!(notes[2], "[image: image/png, 68 bytes, attached]");
         assert_eq!(
             notes[6],
-            "[image: image/png, 8 bytes, not shown: 4 images are kept from one result]"
+            "[image: image/png, 68 bytes, not shown: 4 images are kept from one result]"
         );
         // A failed call's images are not kept.
         let failed = outcome("mcp__s__t", &blocks, None, true, 1000);

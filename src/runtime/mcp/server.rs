@@ -352,10 +352,12 @@ impl Server {
     }
 
     async fn connect(&self, sandbox: &Sandboxing, failures: u32) -> Result<Conn, String> {
+        let serial = self.serials.fetch_add(1, Ordering::SeqCst) + 1;
         let handler = Handler {
             changed: Arc::clone(&self.changed),
             generation: Arc::clone(&self.generation),
             watchers: Arc::clone(&self.watchers),
+            serial,
         };
         let timeout = self.config.startup_timeout;
         let late = || format!("did not answer `initialize` within {} s", timeout.as_secs());
@@ -412,7 +414,7 @@ impl Server {
             child,
             failures,
             started: Instant::now(),
-            serial: self.serials.fetch_add(1, Ordering::SeqCst) + 1,
+            serial,
         })
     }
 
@@ -438,7 +440,7 @@ impl Server {
             Ok(h) => h,
             Err(e) => return Err(self.lost(serial, e.to_string()).await),
         };
-        let mut flight = InFlight::new(handle, progress, &self.watchers);
+        let mut flight = InFlight::new(handle, serial, progress, &self.watchers);
         let limit = self.config.tool_timeout;
         let answer = match flight.wait(limit).await {
             Some(Ok(answer)) => answer,
@@ -542,6 +544,9 @@ impl Server {
 /// so in the background.
 struct InFlight<'a> {
     handle: Option<RequestHandle<RoleClient>>,
+    /// Its connection's serial: with the progress token, its key among
+    /// the watchers.
+    serial: u64,
     watchers: &'a Watchers,
 }
 
@@ -550,14 +555,16 @@ type Answer = Result<ServerResult, rmcp::ServiceError>;
 impl<'a> InFlight<'a> {
     fn new(
         handle: RequestHandle<RoleClient>,
+        serial: u64,
         progress: Option<ProgressSink>,
         watchers: &'a Watchers,
     ) -> InFlight<'a> {
         if let (Some(sink), Ok(mut w)) = (progress, watchers.lock()) {
-            w.insert(handle.progress_token.clone(), sink);
+            w.insert((serial, handle.progress_token.clone()), sink);
         }
         InFlight {
             handle: Some(handle),
+            serial,
             watchers,
         }
     }
@@ -586,7 +593,7 @@ impl<'a> InFlight<'a> {
     fn take(&mut self) -> Option<RequestHandle<RoleClient>> {
         let handle = self.handle.take()?;
         if let Ok(mut w) = self.watchers.lock() {
-            w.remove(&handle.progress_token);
+            w.remove(&(self.serial, handle.progress_token.clone()));
         }
         Some(handle)
     }

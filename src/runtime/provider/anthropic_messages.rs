@@ -114,7 +114,7 @@ fn tool_loop_thinks(messages: &[Value]) -> bool {
     !calls || first == "thinking" || first == "redacted_thinking"
 }
 
-fn messages(request: &ProviderRequest, model: &str, thinking: bool) -> Vec<Value> {
+fn messages(request: &ProviderRequest, model: &str, thinking: bool, images: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for exchange in pair_tool_results(&request.conversation) {
         match exchange {
@@ -160,15 +160,16 @@ fn messages(request: &ProviderRequest, model: &str, thinking: bool) -> Vec<Value
                 let blocks = results
                     .into_iter()
                     .map(|r| {
-                        let content = if r.content.is_empty() {
+                        let text = r.text(images);
+                        let content = if text.is_empty() {
                             "(no output)"
                         } else {
-                            r.content.as_ref()
+                            text.as_ref()
                         };
                         let mut block = json!({
                             "type": "tool_result", "tool_use_id": r.call_id, "content": content,
                         });
-                        if !r.images.is_empty() {
+                        if images && !r.images.is_empty() {
                             // The text first, then each image as a block.
                             let mut parts = vec![json!({"type": "text", "text": content})];
                             parts.extend(r.images.iter().map(|i| {
@@ -204,13 +205,13 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
         .reasoning_effort
         .filter(|_| !request.no_reasoning)
         .and_then(|e| thinking_budget(e, answer));
-    let mut messages_out = messages(request, model, budget.is_some());
+    let mut messages_out = messages(request, model, budget.is_some(), options.images);
     // With thinking on, a tool loop's last assistant message must begin
     // with its thinking block. When it has none (another model, or no
     // thinking, made that round), this request goes without thinking.
     if budget.is_some() && !tool_loop_thinks(&messages_out) {
         budget = None;
-        messages_out = messages(request, model, false);
+        messages_out = messages(request, model, false, options.images);
     }
     let mut body = json!({
         "model": model,

@@ -223,6 +223,7 @@ mod tests {
             api_key: key,
             streaming: Streaming::Off,
             reasoning_effort: None,
+            images: true,
         }
     }
 

@@ -115,6 +115,7 @@ impl HttpTransport {
         let options = WireOptions {
             streaming: self.endpoint.streaming,
             reasoning_effort: self.reasoning_effort(),
+            images: self.endpoint.images,
         };
         match self.endpoint.wire {
             WireFormat::OpenaiResponses => openai_responses::request_body(request, model, options),

@@ -59,6 +59,7 @@ fn two() -> Vec<ToolImage> {
 const OFF: WireOptions = WireOptions {
     streaming: Streaming::Off,
     reasoning_effort: None,
+    images: true,
 };
 
 /// The one item of `items` whose `key` is `value`.
@@ -107,6 +108,24 @@ fn responses_sends_input_images_as_data_urls() {
 }
 
 #[test]
+fn a_provider_without_images_is_told_they_were_not_shown() {
+    let text_only = WireOptions {
+        images: false,
+        ..OFF
+    };
+    let body = messages::request_body(&request(two()), "claude-x", text_only);
+    let content = &body["messages"][2]["content"][0]["content"];
+    let text = content.as_str().unwrap_or_default();
+    assert!(text.contains("[2 images not shown"), "{content}");
+    let body = responses::request_body(&request(two()), "gpt-x", text_only);
+    let output = &find(&body["input"], "type", "function_call_output")["output"];
+    assert!(
+        output.as_str().unwrap_or_default().contains("not shown"),
+        "{output}"
+    );
+}
+
+#[test]
 fn chat_completions_says_the_images_were_not_shown() {
     let body = chat::request_body(&request(two()), "gpt-x", OFF);
     let tool = find(&body["messages"], "role", "tool");
@@ -116,4 +135,56 @@ fn chat_completions_says_the_images_were_not_shown() {
         "{content}"
     );
     assert!(!content.contains("iVBOR"), "{content}");
+}
+
+#[test]
+fn a_request_carries_the_newest_twenty_images() {
+    let image = ToolImage {
+        mime_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let mut req = request(vec![image.clone(); 15]);
+    let mut later = request(vec![image; 10]);
+    for item in &mut later.conversation {
+        if let ConversationItem::AssistantRound { tool_calls, .. } = item {
+            tool_calls[0].id = "c2".into();
+        }
+        if let ConversationItem::ToolResult { call_id, .. } = item {
+            *call_id = "c2".into();
+        }
+    }
+    req.conversation
+        .extend(later.conversation.into_iter().skip(1));
+    let body = messages::request_body(&req, "claude-x", OFF);
+    let images = |m: usize| {
+        body["messages"][m]["content"][0]["content"]
+            .as_array()
+            .map_or(0, |parts| {
+                parts.iter().filter(|p| p["type"] == "image").count()
+            })
+    };
+    // The later result keeps all 10; the earlier one its first 10 of 15.
+    assert_eq!((images(2), images(4)), (10, 10));
+    let older = body["messages"][2]["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        older.ends_with("[5 images not re-sent: a request carries only the newest 20]"),
+        "{older}"
+    );
+}
+
+#[test]
+fn an_endpoint_says_whether_its_models_take_images() {
+    use super::registry::{resolve_endpoint, ProviderEndpointConfig};
+    let env = [("OPENAI_API_KEY".to_owned(), "k".to_owned())].into();
+    let mut endpoints = std::collections::BTreeMap::new();
+    let blind: ProviderEndpointConfig = toml::from_str(
+        "base_url = \"http://127.0.0.1:1/v1\"\nwire = \"openai_responses\"\nimages = false",
+    )
+    .unwrap();
+    endpoints.insert("local".to_owned(), blind);
+    let images = |model: &str| resolve_endpoint(model, &env, &endpoints).unwrap().images;
+    assert!(!images("local/text-only"));
+    assert!(images("openai/gpt-x"));
 }

@@ -62,16 +62,8 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
             }
             Exchange::ToolResults(results) => {
                 for r in results {
-                    let content = match r.images.len() {
-                        0 => r.content.into_owned(),
-                        // A tool message is text only on this wire.
-                        n => format!(
-                            "{}\n[{n} image{} not shown: this provider's chat completions format \
-                             carries no images in tool results]",
-                            r.content,
-                            if n == 1 { "" } else { "s" }
-                        ),
-                    };
+                    // A tool message is text only on this wire.
+                    let content = r.text(false);
                     messages.push(json!({
                         "role": "tool", "tool_call_id": r.call_id, "content": content,
                     }));

@@ -117,10 +117,11 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
                         true => "custom_tool_call_output",
                         false => "function_call_output",
                     };
-                    let mut output = json!(r.content);
-                    if !r.images.is_empty() {
+                    let text = r.text(options.images);
+                    let mut output = json!(text);
+                    if options.images && !r.images.is_empty() {
                         // The text first, then each image as a data URL.
-                        let mut parts = vec![json!({"type": "input_text", "text": r.content})];
+                        let mut parts = vec![json!({"type": "input_text", "text": text})];
                         parts.extend(r.images.iter().map(|i| {
                             json!({
                                 "type": "input_image",

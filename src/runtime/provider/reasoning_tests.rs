@@ -71,6 +71,7 @@ fn with(effort: Option<ReasoningEffort>) -> WireOptions {
     WireOptions {
         streaming: Streaming::Off,
         reasoning_effort: effort,
+        images: true,
     }
 }
 

@@ -61,6 +61,10 @@ pub struct ProviderEndpointConfig {
     /// `[model] reasoning_effort` is sent only where it is known to be.
     #[serde(default)]
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// Whether its models take images in tool results (default true; a
+    /// model without vision refuses every request that carries one).
+    #[serde(default)]
+    pub images: Option<bool>,
 }
 
 /// An API key and the variable it came from. `Debug` shows only the name.
@@ -109,6 +113,8 @@ pub struct ResolvedEndpoint {
     pub streaming: Streaming,
     /// The reasoning effort requests ask for.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// Whether requests may carry tools' images.
+    pub images: bool,
 }
 
 impl ResolvedEndpoint {
@@ -256,6 +262,7 @@ fn from_config(
         api_key,
         streaming: config.streaming.unwrap_or(config.wire.default_streaming()),
         reasoning_effort: config.reasoning_effort,
+        images: config.images.unwrap_or(true),
         model_ref,
     })
 }
@@ -280,6 +287,7 @@ fn builtin(
         api_key,
         streaming: wire.default_streaming(),
         reasoning_effort: None,
+        images: true,
         model_ref,
     })
 }

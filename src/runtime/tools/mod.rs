@@ -185,7 +185,7 @@ pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
 
 /// Where an MCP call's progress goes: the live updates clients follow, at
 /// most one every 50 ms (a server may report far faster than anyone
-/// reads), the last report always.
+/// reads), and the first report of the work done always.
 fn live_progress(
     host: &HostInner,
     agent_id: &str,
@@ -195,14 +195,17 @@ fn live_progress(
     use std::time::{Duration, Instant};
     let live = host.live.clone();
     let (agent_id, run_id, call_id) = (agent_id.to_owned(), run_id.to_owned(), call_id.to_owned());
-    let last = std::sync::Mutex::new(None::<Instant>);
+    // When the last report went, and whether it said the work was done.
+    let last = std::sync::Mutex::new((None::<Instant>, false));
     Arc::new(move |progress: crate::model::mcp::McpProgress| {
         let done = progress.total.is_some_and(|t| progress.progress >= t);
         if let Ok(mut last) = last.lock() {
-            if !done && last.is_some_and(|at| at.elapsed() < Duration::from_millis(50)) {
+            let (at, told_done) = *last;
+            let first_done = done && !told_done;
+            if !first_done && at.is_some_and(|at| at.elapsed() < Duration::from_millis(50)) {
                 return;
             }
-            *last = Some(Instant::now());
+            *last = (Some(Instant::now()), told_done || done);
         }
         let _ = live.send(super::host::LiveUpdate::ToolProgress {
             agent_id: agent_id.clone(),

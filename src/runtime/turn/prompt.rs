@@ -295,8 +295,14 @@ impl PromptPreview {
             tokens: tools_tokens(&frame.tools),
             text: names.join(", "),
         });
-        let conversation = history.items();
+        let mut conversation = history.items();
         let history_tokens = items_tokens(&conversation);
+        // A preview names a tool's images; their data stays out of it.
+        for item in &mut conversation {
+            if let ConversationItem::ToolResult { images, .. } = item {
+                images.iter_mut().for_each(|i| i.data.clear());
+            }
+        }
         let baseline = frame.baseline_tokens();
         let history_budget = budget.prompt_budget.saturating_sub(baseline);
         let would_fold = crate::runtime::context::plan::plan_fold(

@@ -100,9 +100,7 @@ fn item(out: &mut String, i: &ConversationItem) {
             let kind = if *is_error { "error" } else { "result" };
             let _ = writeln!(out, "[{tool_name} {kind}] {content}");
             for i in images {
-                // Base64 length: three bytes in every four characters.
-                let bytes = i.data.trim_end_matches('=').len() * 3 / 4;
-                let _ = writeln!(out, "  + image {} ({bytes} bytes)", i.mime_type);
+                let _ = writeln!(out, "  + an image ({})", i.mime_type);
             }
             Ok(())
         }
