@@ -58,7 +58,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     for _ in 0..20 {
         let hub = Hub::new(vec![stub("stub", &path)], &data, Vec::new());
         let t = Instant::now();
-        let specs = hub.specs(None, "bench").await;
+        let specs = hub.specs(None, "bench", None).await;
         starts.push(t.elapsed());
         anyhow::ensure!(!specs.is_empty(), "the stub offered no tools");
         hub.stop().await;
@@ -71,7 +71,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     );
 
     let hub = Hub::new(vec![stub("stub", &path)], &data, Vec::new());
-    hub.specs(None, "bench").await;
+    hub.specs(None, "bench", None).await;
     let call = ToolCall {
         id: "c".into(),
         name: "mcp__stub__echo".into(),
@@ -79,12 +79,12 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         malformed_arguments: None,
     };
     for _ in 0..200 {
-        hub.call(None, "bench", &call, 32_000, None).await;
+        hub.call(None, "bench", None, &call, 32_000, None).await;
     }
     let mut calls = Vec::new();
     for _ in 0..5000 {
         let t = Instant::now();
-        let out = hub.call(None, "bench", &call, 32_000, None).await;
+        let out = hub.call(None, "bench", None, &call, 32_000, None).await;
         calls.push(t.elapsed());
         anyhow::ensure!(!out.is_error, "the echo failed: {}", out.content);
     }

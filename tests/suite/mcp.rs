@@ -90,7 +90,7 @@ async fn a_call_the_catalog_lost_still_meets_the_gate() {
     let mut exits = stub_config("exits", &["--exit"]);
     exits.approval = Some(Approval::Always);
     let hub = holon::runtime::mcp::Hub::new(vec![exits], dir.path(), Vec::new());
-    assert!(hub.specs(None, "main").await.is_empty());
+    assert!(hub.specs(None, "main", None).await.is_empty());
     let call = holon::runtime::provider::ToolCall {
         id: "c".into(),
         name: "mcp__exits__echo".into(),
@@ -134,7 +134,7 @@ async fn a_config_change_keeps_unchanged_servers_and_stops_the_rest() {
             .collect()
     };
     assert_eq!(
-        names(&hub.specs(None, "main").await),
+        names(&hub.specs(None, "main", None).await),
         BTreeSet::from(["a".to_owned()])
     );
     let state = |hub: &holon::runtime::mcp::Hub, n: &str| {
@@ -154,7 +154,7 @@ async fn a_config_change_keeps_unchanged_servers_and_stops_the_rest() {
     );
     assert_eq!(state(&hub, "b").as_deref(), Some("idle"));
     assert_eq!(
-        names(&hub.specs(None, "main").await),
+        names(&hub.specs(None, "main", None).await),
         BTreeSet::from(["a".to_owned(), "b".to_owned()])
     );
     hub.reconfigure(vec![stub_config("b", &["--log", "/dev/null"])]);
@@ -165,7 +165,7 @@ async fn a_config_change_keeps_unchanged_servers_and_stops_the_rest() {
         "changed: a new one"
     );
     assert_eq!(
-        names(&hub.specs(None, "main").await),
+        names(&hub.specs(None, "main", None).await),
         BTreeSet::from(["b".to_owned()])
     );
     hub.stop().await;

@@ -195,3 +195,47 @@ fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
     assert!(said.starts_with("approved `proj` of "), "{said}");
     assert_eq!(list(&home)[0]["state"], "idle");
 }
+
+/// A `.mcp.json` server starts under the sandbox of the workspace it is
+/// the workspace's: here its own policy turns the sandbox off, so a write
+/// outside the server's directory, which the runtime's default refuses,
+/// goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_server_runs_under_its_workspaces_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = project_with_stub(dir.path());
+    let outside = dir.path().join("outside.txt");
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "Writing.",
+            &[(
+                "mcp__proj__touch",
+                json!({"path": outside.display().to_string()}),
+            )],
+        ),
+        Scripted::text("Done."),
+    ]));
+    let host = host(dir.path(), &provider, Vec::new(), Approval::Never).await;
+    let req = holon::model::workspace::UseWorkspace {
+        path: Some(repo.display().to_string()),
+        ..Default::default()
+    };
+    let used = host.use_workspace("main", req).await.unwrap();
+    let off = holon::model::approval::PolicyChange {
+        sandbox: Some(holon::model::sandbox::SandboxMode::Off),
+        ..Default::default()
+    };
+    host.set_workspace_policy("main", &used.execution.workspace_id, off)
+        .await
+        .unwrap();
+    let line = format!("{} --quiet-flag", stub_server().display());
+    host.mcp_approve(&repo, "proj", Some(&line)).await.unwrap();
+    host.submit(prompt("write", Priority::Normal))
+        .await
+        .unwrap();
+    wait_requests(&provider, 2).await;
+    let told = results(&provider, 1);
+    assert!(!told[0].2, "{:?}", told[0]);
+    assert!(outside.exists(), "the workspace's sandbox (off) applied");
+    host.shutdown().await;
+}

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::model::approval::Action;
+use crate::model::approval::{Action, ApprovalPolicy};
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::runtime::provider::{ToolCall, ToolSpec};
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
@@ -204,8 +204,15 @@ impl Hub {
 
     /// The MCP tools to offer `agent` working in `anchor`, starting the
     /// servers that are not running (each within its startup timeout, all
-    /// at once).
-    pub async fn specs(&self, anchor: Option<&Path>, agent: &str) -> Vec<ToolSpec> {
+    /// at once): the config file's under the runtime's sandbox, the
+    /// workspace's `.mcp.json` ones under `workspace_policy` (its own
+    /// policy, where it has one).
+    pub async fn specs(
+        &self,
+        anchor: Option<&Path>,
+        agent: &str,
+        workspace_policy: Option<&ApprovalPolicy>,
+    ) -> Vec<ToolSpec> {
         let generation = self.generation(anchor);
         let enabled = self.servers_for(anchor);
         if enabled.is_empty() {
@@ -219,8 +226,14 @@ impl Hub {
             return Vec::new();
         }
         let sandbox = self.sandboxing();
+        let project_sandbox = sandbox.under(workspace_policy);
+        let sandbox_of = |s: &Server| match s.config.project {
+            Some(_) => &project_sandbox,
+            None => &sandbox,
+        };
         let lists =
-            futures_util::future::join_all(enabled.iter().map(|s| s.tools(&sandbox, agent))).await;
+            futures_util::future::join_all(enabled.iter().map(|s| s.tools(sandbox_of(s), agent)))
+                .await;
         let mut listed = Vec::new();
         for (s, tools) in enabled.iter().zip(lists) {
             let tools = tools.unwrap_or_default();
@@ -312,6 +325,7 @@ impl Hub {
         &self,
         anchor: Option<&Path>,
         agent: &str,
+        workspace_policy: Option<&ApprovalPolicy>,
         call: &ToolCall,
         max_bytes: usize,
         progress: Option<ProgressSink>,
@@ -320,7 +334,7 @@ impl Hub {
         // built the catalog again.
         let mut found = self.find(anchor, &call.name);
         if found.is_none() && self.current(anchor).offered.is_empty() {
-            self.specs(anchor, agent).await;
+            self.specs(anchor, agent, workspace_policy).await;
             found = self.find(anchor, &call.name);
         }
         let Some((offered, server)) = found else {
@@ -345,7 +359,10 @@ impl Hub {
                 )
             }
         };
-        let sandbox = self.sandboxing();
+        let sandbox = match server.config.project {
+            Some(_) => self.sandboxing().under(workspace_policy),
+            None => self.sandboxing(),
+        };
         match server
             .call(&sandbox, agent, &offered.tool, arguments, progress)
             .await

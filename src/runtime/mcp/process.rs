@@ -86,6 +86,17 @@ pub struct Sandboxing {
 }
 
 impl Sandboxing {
+    /// The same, with `policy`'s mode and network where it sets them (a
+    /// workspace's own policy, for its `.mcp.json` servers).
+    pub fn under(&self, policy: Option<&crate::model::approval::ApprovalPolicy>) -> Sandboxing {
+        let mut s = self.clone();
+        if let Some(p) = policy {
+            s.mode = p.sandbox.unwrap_or(s.mode);
+            s.network = p.network.unwrap_or(s.network);
+        }
+        s
+    }
+
     /// The sandbox ready to apply to the process of the server in `slot`
     /// (its own directory below the root), or `None`
     /// when it runs unconfined (`sandbox = "off"`, mode `off`, or a

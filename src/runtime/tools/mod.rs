@@ -167,9 +167,25 @@ pub fn specs() -> Vec<ToolSpec> {
 /// The workspace whose `.mcp.json` servers the agent may use: the one it
 /// works in.
 pub(crate) fn mcp_anchor(host: &HostInner, agent_id: &str) -> Option<std::path::PathBuf> {
-    let snapshot = host.execution_of(agent_id).ok()?;
-    Some(snapshot.workspace_anchor.into())
-        .filter(|p: &std::path::PathBuf| !p.as_os_str().is_empty())
+    mcp_place(host, agent_id).0
+}
+
+/// The workspace the agent works in, for MCP: its anchor (whose
+/// `.mcp.json` servers it may use) and the policy in force there (under
+/// whose sandbox they start).
+fn mcp_place(
+    host: &HostInner,
+    agent_id: &str,
+) -> (
+    Option<std::path::PathBuf>,
+    Option<crate::model::approval::ApprovalPolicy>,
+) {
+    let Ok(snapshot) = host.execution_of(agent_id) else {
+        return (None, None);
+    };
+    let anchor = Some(std::path::PathBuf::from(snapshot.workspace_anchor))
+        .filter(|p| !p.as_os_str().is_empty());
+    (anchor, Some(snapshot.policy.approval))
 }
 
 /// The tool catalog offered to the agent: Holon's own tools, then the
@@ -178,8 +194,9 @@ pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
     let mut all = specs();
     host.mcp
         .set_sandbox(&host.default_policy(), host.config.sandbox_required);
-    let anchor = mcp_anchor(host, agent_id);
-    all.extend(host.mcp.specs(anchor.as_deref(), agent_id).await);
+    let (anchor, policy) = mcp_place(host, agent_id);
+    let offered = host.mcp.specs(anchor.as_deref(), agent_id, policy.as_ref());
+    all.extend(offered.await);
     all
 }
 
@@ -244,12 +261,18 @@ pub(crate) async fn execute(
     }
     if crate::runtime::mcp::names::is_mcp(&call.name) {
         let max = env.host.config.tool_output.bytes(None);
-        let anchor = mcp_anchor(env.host, env.agent_id);
+        let (anchor, policy) = mcp_place(env.host, env.agent_id);
         let sink = run_id.map(|r| live_progress(env.host, env.agent_id, r, &call.id));
-        return env
-            .host
-            .mcp
-            .call(anchor.as_deref(), env.agent_id, call, max as usize, sink)
+        let mcp = &env.host.mcp;
+        return mcp
+            .call(
+                anchor.as_deref(),
+                env.agent_id,
+                policy.as_ref(),
+                call,
+                max as usize,
+                sink,
+            )
             .await;
     }
     match handler::find(&call.name) {
