@@ -185,3 +185,32 @@ async fn a_servers_life_is_recorded_where_it_was_used() {
     );
     assert_eq!(life[3].1["reason"], "shutdown");
 }
+
+/// A turn cancelled while its catalog waits for a server that never
+/// answers `initialize` ends at once, not after the startup timeout, and
+/// the server is left idle, not "starting".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_turn_does_not_wait_for_a_server_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::text("unreachable")]));
+    let mut mute = stub_config("mute", &["--mute"]);
+    mute.startup_timeout = Duration::from_secs(30);
+    let host = host(dir.path(), &provider, vec![mute], Approval::OnRequest).await;
+    host.submit(prompt("go", Priority::Normal)).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while host.mcp_servers(None)[0].state != "starting" {
+        assert!(Instant::now() < deadline, "{:?}", host.mcp_servers(None));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let asked = Instant::now();
+    host.control("main", ControlAction::Abort).await.unwrap();
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(host.mcp_servers(None)[0].state, "idle");
+    assert!(provider.requests().is_empty(), "no request was sent");
+    host.shutdown().await;
+}

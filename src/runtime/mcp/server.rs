@@ -266,11 +266,16 @@ impl Server {
             _ => 0,
         };
         self.set_phase(Phase::Starting);
+        // A caller that gives up (its turn was cancelled) drops the start:
+        // its process goes with it, and the server is idle again.
+        let mut starting = Abandoned(Some(self));
         // Cleared before the listing, so a change told during or after it
         // is kept for the next need.
         self.changed.swap(false, Ordering::SeqCst);
         let t0 = Instant::now();
-        match self.connect(sandbox, failures).await {
+        let connected = self.connect(sandbox, failures).await;
+        starting.0 = None;
+        match connected {
             Ok(conn) => {
                 let out = (conn.service.peer().clone(), conn.tools.clone(), conn.serial);
                 if let Ok(mut users) = self.users.lock() {
@@ -607,6 +612,18 @@ impl Drop for InFlight<'_> {
                 let reason = Some("the caller stopped waiting".to_owned());
                 let _ = tokio::time::timeout(Duration::from_secs(1), handle.cancel(reason)).await;
             });
+        }
+    }
+}
+
+/// A start in progress: dropped before it ended (its caller gave up), it
+/// sets the server idle again instead of leaving it "starting".
+struct Abandoned<'a>(Option<&'a Server>);
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if let Some(server) = self.0.filter(|s| s.phase() == Phase::Starting) {
+            server.set_phase(Phase::Idle);
         }
     }
 }

@@ -112,12 +112,24 @@ pub(super) async fn rounds(
     frame: &mut FrameContext,
     cancel: &TurnCancel,
 ) -> Result<Ending, RuntimeError> {
+    // Building the catalog may start MCP servers (each within its startup
+    // timeout): a cancelled turn does not wait for them.
+    let aborted = |reason, rounds| Ending::Aborted {
+        reason,
+        rounds,
+        timeline: None,
+        partial: None,
+    };
+    let tools = tokio::select! {
+        tools = tools::catalog(inner, agent_id) => tools,
+        reason = cancel.cancelled() => return Ok(aborted(reason, 0)),
+    };
     let t = TurnRefs {
         inner,
         agent_id,
         run_id,
         provider,
-        tools: tools::catalog(inner, agent_id).await.into(),
+        tools: tools.into(),
         cancel,
     };
     let mut r = Round::begin(t, message, turn_work_item_id, frame).await?;
@@ -153,7 +165,10 @@ pub(super) async fn rounds(
                     .mcp
                     .stale(tools::mcp_anchor(inner, agent_id).as_deref())
             {
-                r.t.tools = tools::catalog(inner, agent_id).await.into();
+                r.t.tools = tokio::select! {
+                    tools = tools::catalog(inner, agent_id) => tools.into(),
+                    reason = cancel.cancelled() => return Ok(aborted(reason, round - 1)),
+                };
             }
         }
         let called = go!(r.call_provider(round).await?);
