@@ -4,6 +4,7 @@
 //! over WebSocket for remote attach (`GET /ws`, bearer token), and the
 //! runtime-scoped control surface of the daemon contract
 //! (`GET /control/runtime/status`, `POST /control/runtime/shutdown`, bearer
+//! token), and the agent inspection routes (`http_inspect.rs`, bearer
 //! token). A WebSocket connection is bridged onto the socket server's own
 //! connection handler through a socket pair, so it gets exactly the unix
 //! socket's framing, limits and slow-reader bounds.
@@ -26,6 +27,7 @@ use tokio::sync::{watch, Semaphore};
 
 use super::access::{HttpOptions, RateLimit};
 use super::control::{ServerLimits, MAX_LINE};
+use super::http_inspect as inspect;
 use crate::protocol::RuntimeClient;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::ops::{Delivery, DeliveryError};
@@ -75,14 +77,21 @@ impl RateLimits {
 }
 
 #[derive(Clone)]
-struct AppState {
+pub(super) struct AppState {
     host: RuntimeHost,
-    client: Arc<dyn RuntimeClient>,
-    token: Arc<str>,
+    pub(super) client: Arc<dyn RuntimeClient>,
+    pub(super) token: Arc<str>,
     shutdown: watch::Receiver<bool>,
     limits: ServerLimits,
     ws_slots: Arc<Semaphore>,
     rates: Arc<RateLimits>,
+}
+
+impl AppState {
+    /// The runtime's default agent (`/status`, `/state`).
+    pub(super) fn default_agent(&self) -> String {
+        self.host.inner.config.default_agent.clone()
+    }
 }
 
 /// Bind and serve until `shutdown` turns true. A listener that cannot
@@ -152,6 +161,11 @@ pub async fn start(
         .route("/ws", get(websocket))
         .route("/control/runtime/status", get(runtime_status))
         .route("/control/runtime/shutdown", post(runtime_shutdown))
+        .route("/agents/list", get(inspect::agents_list))
+        .route("/agents/{agent_id}/status", get(inspect::agent_status))
+        .route("/agents/{agent_id}/state", get(inspect::agent_state))
+        .route("/status", get(inspect::default_status))
+        .route("/state", get(inspect::default_state))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
     // Each WebSocket (which gives its HTTP slot back at the upgrade) holds
@@ -170,7 +184,7 @@ pub async fn start(
     )))
 }
 
-fn problem(status: StatusCode, message: &str) -> Response {
+pub(super) fn problem(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
@@ -269,7 +283,7 @@ async fn ingress(
 }
 
 /// Whether the request carries the bearer token (constant time).
-fn authorized(headers: &HeaderMap, token: &str) -> bool {
+pub(super) fn authorized(headers: &HeaderMap, token: &str) -> bool {
     use subtle::ConstantTimeEq;
     let Some(presented) = headers
         .get(header::AUTHORIZATION)
@@ -282,7 +296,7 @@ fn authorized(headers: &HeaderMap, token: &str) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))
 }
 
-fn unauthorized() -> Response {
+pub(super) fn unauthorized() -> Response {
     let mut r = problem(
         StatusCode::UNAUTHORIZED,
         "a bearer token is required (Authorization: Bearer <token>; see `holon attach --token-file`)",

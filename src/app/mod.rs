@@ -47,6 +47,7 @@ pub mod control;
 pub mod daemon;
 pub mod debug;
 pub mod http;
+mod http_inspect;
 mod http_serve;
 pub mod life;
 pub mod logging;

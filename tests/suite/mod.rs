@@ -9,6 +9,7 @@ mod context;
 mod control_socket;
 mod daemon_lifecycle;
 mod hardening;
+mod http_inspect;
 mod mcp;
 mod mcp_calls;
 mod mcp_surfaces;

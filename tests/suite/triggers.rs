@@ -25,13 +25,13 @@ fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
 }
 
 /// The rig's host behind a real listener on a free loopback port.
-struct Served {
-    r: Rig,
+pub(super) struct Served {
+    pub(super) r: Rig,
     stop: tokio::sync::watch::Sender<bool>,
-    token: String,
+    pub(super) token: String,
 }
 
-async fn served(script: Vec<Scripted>) -> Served {
+pub(super) async fn served(script: Vec<Scripted>) -> Served {
     served_limited(script, ServerLimits::default()).await
 }
 
@@ -53,7 +53,7 @@ async fn served_limited(script: Vec<Scripted>, limits: ServerLimits) -> Served {
 }
 
 impl Served {
-    async fn url(&self) -> String {
+    pub(super) async fn url(&self) -> String {
         let view = ok(self.r.host.trigger_show("main").await);
         view.trigger_url
             .clone()

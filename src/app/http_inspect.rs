@@ -1,0 +1,91 @@
+//! The agent inspection routes of the HTTP listener, bearer-token guarded
+//! like `/control`, answering the socket's typed payloads: `GET
+//! /agents/list` (list-sized entries, a page at a time), `GET
+//! /agents/{id}/status` (the agent's summary), `GET /agents/{id}/state`
+//! (the projection bootstrap a client continues from the events), and
+//! `GET /status`, `GET /state` for the default agent.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::http::{authorized, problem, unauthorized, AppState};
+use crate::protocol::{ApiError, ErrorCode, Request};
+
+/// `/agents/list` takes the socket method's paging.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    limit: Option<usize>,
+    cursor: Option<String>,
+    query: Option<String>,
+}
+
+pub(super) async fn agents_list(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let request = Request::AgentsList {
+        limit: q.limit,
+        cursor: q.cursor,
+        query: q.query,
+    };
+    answer(&st, &headers, request).await
+}
+
+pub(super) async fn agent_status(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    Path(agent_id): Path<String>,
+) -> Response {
+    answer(&st, &headers, Request::AgentStatus { agent_id }).await
+}
+
+pub(super) async fn agent_state(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    Path(agent_id): Path<String>,
+) -> Response {
+    answer(&st, &headers, Request::AgentState { agent_id }).await
+}
+
+pub(super) async fn default_status(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    let agent_id = st.default_agent();
+    answer(&st, &headers, Request::AgentStatus { agent_id }).await
+}
+
+pub(super) async fn default_state(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    let agent_id = st.default_agent();
+    answer(&st, &headers, Request::AgentState { agent_id }).await
+}
+
+/// The request's answer as the socket would give its `result`, or its
+/// error with the HTTP status that fits it.
+async fn answer(st: &AppState, headers: &HeaderMap, request: Request) -> Response {
+    if !authorized(headers, &st.token) {
+        return unauthorized();
+    }
+    if let Err(e) = request.validate_ids() {
+        return refused(&e);
+    }
+    match st.client.call_raw(request).await {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(e) => refused(&e),
+    }
+}
+
+fn refused(e: &ApiError) -> Response {
+    let status = match e.code {
+        ErrorCode::InvalidParams | ErrorCode::InvalidRequest | ErrorCode::ParseError => {
+            StatusCode::BAD_REQUEST
+        }
+        ErrorCode::NotFound | ErrorCode::MethodNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Conflict | ErrorCode::AgentStopped => StatusCode::CONFLICT,
+        ErrorCode::ShuttingDown | ErrorCode::Busy | ErrorCode::Storage => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+        ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    problem(status, &e.message)
+}

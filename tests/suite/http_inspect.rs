@@ -1,0 +1,69 @@
+//! The HTTP listener's agent inspection routes, over real HTTP: each
+//! refuses a request without the bearer token, answers the socket's typed
+//! payload with it, and a hostile or unknown id gets a clear 400 or 404.
+
+use serde_json::Value;
+
+use super::triggers::served;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspection_routes_answer_with_the_token_and_refuse_without() {
+    let s = served(vec![]).await;
+    let url = s.url().await;
+    let base = url.split("/trigger/").next().unwrap_or_default().to_owned();
+    let client = reqwest::Client::new();
+    let get = |path: &str, token: Option<&str>| {
+        let mut req = client.get(format!("{base}{path}"));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let routes = [
+        "/agents/list",
+        "/agents/main/status",
+        "/agents/main/state",
+        "/status",
+        "/state",
+    ];
+    for route in routes {
+        assert_eq!(get(route, None).await.0, 401, "{route} without a token");
+        assert_eq!(get(route, Some("wrong")).await.0, 401, "{route}");
+    }
+    let token = Some(s.token.as_str());
+    let (status, list) = get("/agents/list", token).await;
+    assert_eq!(status, 200, "{list}");
+    let ids: Vec<&str> = list["agents"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|e| e["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, ["main"], "{list}");
+    let (status, summary) = get("/agents/main/status", token).await;
+    assert_eq!(
+        (status, summary["id"].as_str()),
+        (200, Some("main")),
+        "{summary}"
+    );
+    // The default agent's aliases answer the same surfaces.
+    let (_, alias) = get("/status", token).await;
+    assert_eq!(alias["id"], summary["id"]);
+    let (status, state) = get("/agents/main/state", token).await;
+    assert_eq!(status, 200, "{state}");
+    assert_eq!(
+        state["agent"]["id"], "main",
+        "/state.agent is the status summary"
+    );
+    let (_, alias) = get("/state", token).await;
+    assert_eq!(alias["agent"]["id"], "main");
+
+    let (status, body) = get("/agents/nobody/status", token).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = get("/agents/..%2Fetc/state", token).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = get("/agents/list?limit=nope", token).await;
+    assert_eq!(status, 400);
+}
