@@ -66,6 +66,28 @@ pub enum Command {
     Send(SendArgs),
     /// Print an agent's events (the durable event ledger), oldest first.
     Events(EventsArgs),
+    /// Print an agent's transcript, oldest first: what the model was
+    /// given, what it said and called, each tool's result, and failed
+    /// turns with their provider attempts. Works without a runtime.
+    Transcript {
+        /// Whose transcript (default: the default agent).
+        #[arg(long)]
+        agent: Option<String>,
+        /// The newest N entries (at most 1,000).
+        #[arg(long, default_value_t = 50, value_name = "N")]
+        limit: usize,
+        /// One transcript entry per line, as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow an agent as it works: its transcript and briefs as they
+    /// happen, the answer as it streams (needs a running runtime; Ctrl+C
+    /// ends it, never the agent).
+    Tail {
+        /// Whose (default: the default agent).
+        #[arg(long)]
+        agent: Option<String>,
+    },
     /// Run one prompt to completion with the runtime in this process (it
     /// needs the store: stop a running runtime first) and print the result.
     Run(RunArgs),

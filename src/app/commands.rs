@@ -44,6 +44,26 @@ impl Out {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// Text without a newline, flushed at once (an answer as it streams).
+    pub(super) fn raw(&mut self, s: &str) -> anyhow::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match write!(self.lock, "{s}").and_then(|()| self.lock.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether the reader went away (`| head` had enough).
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed
+    }
 }
 
 #[derive(Debug, Serialize)]

@@ -59,6 +59,7 @@ pub mod providers;
 pub mod run;
 mod store_cmd;
 pub mod stress;
+mod transcript_cmd;
 mod trigger_cmd;
 mod usage_cmd;
 mod workspace_cmd;
@@ -185,6 +186,8 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Usage { .. }) => "usage",
         Some(Command::Send(_)) => "send",
         Some(Command::Events(_)) => "events",
+        Some(Command::Transcript { .. }) => "transcript",
+        Some(Command::Tail { .. }) => "tail",
         Some(Command::Run(_)) => "run",
         Some(Command::Work(_)) => "work",
         Some(Command::Workspace(_)) => "workspace",
@@ -361,6 +364,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Some(Command::Send(args)) => commands::send(&ctx, args).await,
             Some(Command::Events(args)) => commands::events(&ctx, args).await,
+            Some(Command::Transcript { agent, limit, json }) => {
+                transcript_cmd::transcript(&ctx, agent, limit, json).await
+            }
+            Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
             Some(Command::Run(args)) => run::run(&ctx, args).await,
             Some(Command::Work(WorkCommand::Add {
                 objective,

@@ -170,6 +170,12 @@ impl OfflineClient {
                     })),
                 }
             }
+            Request::AgentTranscript { agent_id, limit } => {
+                let rx = self.store.read()?;
+                self.agent(&rx, &agent_id)?;
+                let page = crate::runtime::inspect::transcript_page(&rx, &agent_id, limit)?;
+                Ok(Response::AgentTranscript(page))
+            }
             Request::ApprovalsList {
                 agent_id,
                 include_answered,

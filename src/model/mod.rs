@@ -19,6 +19,7 @@ pub mod retention;
 pub mod sandbox;
 pub mod skill;
 pub mod task;
+pub mod transcript;
 pub mod trigger;
 pub mod usage;
 pub mod waiting;

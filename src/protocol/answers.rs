@@ -24,6 +24,15 @@ pub struct Activity {
     pub active_task_count: u64,
 }
 
+/// `agent.transcript`: the newest entries, oldest first, and whether
+/// older ones were left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptPage {
+    pub agent_id: String,
+    pub entries: Vec<crate::model::transcript::TranscriptEntry>,
+    pub more: bool,
+}
+
 /// `runtime.status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuntimeStatus {
@@ -245,6 +254,7 @@ answers! {
     AgentStatus => AgentSummary,
     AgentState => AgentState,
     AgentPrompt => crate::protocol::views::PromptPreview,
+    AgentTranscript => TranscriptPage,
     PromptSubmit => Admitted,
     WorkItemCreate => crate::model::work::WorkItemRecord,
     WorkItemPick => crate::model::work::WorkItemRecord,

@@ -58,6 +58,16 @@ pub enum Request {
     /// section with token estimates, and its compaction state.
     #[serde(rename = "agent.prompt")]
     AgentPrompt { agent_id: String },
+    /// The agent's newest transcript entries (what the model was given,
+    /// what it said and called, each tool's result, runtime failures with
+    /// their provider attempts), oldest first: at most `limit` (default
+    /// 50, at most 1,000). Images are named, their data left out.
+    #[serde(rename = "agent.transcript")]
+    AgentTranscript {
+        agent_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<usize>,
+    },
     #[serde(rename = "prompt.submit")]
     PromptSubmit {
         agent_id: String,
@@ -406,6 +416,7 @@ impl Request {
             | Request::AgentStatus { agent_id }
             | Request::AgentState { agent_id }
             | Request::AgentPrompt { agent_id }
+            | Request::AgentTranscript { agent_id, .. }
             | Request::TaskRun { agent_id, .. }
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }
@@ -482,6 +493,7 @@ pub const METHODS: &[&str] = &[
     "agent.status",
     "agent.state",
     "agent.prompt",
+    "agent.transcript",
     "prompt.submit",
     "work_item.create",
     "work_item.pick",

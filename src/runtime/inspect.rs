@@ -11,6 +11,34 @@ use super::agent::{AgentRecord, AgentStatus};
 use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
+/// `agent.transcript`: the newest `limit` entries (default 50, at most
+/// 1,000), oldest first, each image named by its type with its data left
+/// out.
+pub fn transcript_page(
+    rx: &ReadCtx,
+    agent_id: &str,
+    limit: Option<usize>,
+) -> Result<crate::protocol::TranscriptPage, StoreError> {
+    use crate::model::transcript::{TranscriptBody, TranscriptEntry};
+    let limit = limit.unwrap_or(50).clamp(1, 1000);
+    let mut entries: Vec<TranscriptEntry> =
+        rx.list_recent(Keyed::Transcript, agent_id, limit + 1)?;
+    let more = entries.len() > limit;
+    if more {
+        entries.remove(0);
+    }
+    for e in &mut entries {
+        if let TranscriptBody::ToolResult { images, .. } = &mut e.body {
+            images.iter_mut().for_each(|i| i.data.clear());
+        }
+    }
+    Ok(crate::protocol::TranscriptPage {
+        agent_id: agent_id.to_owned(),
+        entries,
+        more,
+    })
+}
+
 pub fn agent_summary(
     rx: &ReadCtx,
     agent: &AgentRecord,

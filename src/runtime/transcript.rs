@@ -9,65 +9,9 @@
 //! "started, outcome unknown" (it may have had its effects). Recovery never
 //! re-executes a recorded call by itself.
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::transcript::{TranscriptBody, TranscriptEntry};
 
-use super::provider::{
-    ConversationItem, ProviderAttemptTimeline, ReasoningItem, TokenUsage, ToolCall,
-};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TranscriptEntry {
-    pub id: String,
-    pub agent_id: String,
-    pub run_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_id: Option<String>,
-    pub ts: String,
-    #[serde(flatten)]
-    pub body: TranscriptBody,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TranscriptBody {
-    /// A message given to the model, rendered with its provenance.
-    Input { text: String },
-    AssistantRound {
-        round: u32,
-        /// The round's reasoning, opaque (replayed, never summarised).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        reasoning: Vec<ReasoningItem>,
-        text: String,
-        #[serde(default)]
-        tool_calls: Vec<ToolCall>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        token_usage: Option<TokenUsage>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeline: Option<ProviderAttemptTimeline>,
-    },
-    /// Written (durably) just before a call runs.
-    ToolStarted {
-        call_id: String,
-        tool_name: String,
-        started_at: String,
-    },
-    ToolResult {
-        call_id: String,
-        tool_name: String,
-        content: String,
-        #[serde(default)]
-        is_error: bool,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        images: Vec<crate::model::usage::ToolImage>,
-    },
-    RuntimeFailure {
-        summary: String,
-        #[serde(default)]
-        failure_artifact: serde_json::Value,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        timeline: Option<ProviderAttemptTimeline>,
-    },
-}
+use super::provider::ConversationItem;
 
 pub const NOT_EXECUTED: &str =
     "not executed: the runtime stopped before this call ran. Inspect the current \
@@ -181,6 +125,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::provider::ToolCall;
 
     fn entry(body: TranscriptBody) -> TranscriptEntry {
         TranscriptEntry {

@@ -180,6 +180,11 @@ pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
     format!("{seq:>5} {time} {v:<15} {c:<21} {}", p.summary)
 }
 
+/// The short form of `holon tail`: UTC time (`HH:MM:SS`) and summary.
+pub fn short_line(event: &EventRecord, p: &OperatorEvent) -> String {
+    format!("{} {}", clock(&event.ts), p.summary)
+}
+
 /// Present one raw event. Never panics; an unknown kind is a trace row.
 /// The row a round's reasoning summary gets of its own (verbose and up),
 /// ahead of the round's answer.
@@ -305,6 +310,7 @@ pub mod context;
 mod describe;
 mod describe_waits;
 pub mod mcp;
+pub mod transcript;
 pub mod trigger;
 pub mod usage;
 mod words;

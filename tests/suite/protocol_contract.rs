@@ -89,6 +89,10 @@ async fn every_method_answers_with_its_paired_type() {
         Request::AgentStatus { agent_id: agent() },
         Request::AgentState { agent_id: agent() },
         Request::AgentPrompt { agent_id: agent() },
+        Request::AgentTranscript {
+            agent_id: agent(),
+            limit: Some(10),
+        },
         Request::Control {
             agent_id: agent(),
             action: ControlAction::Pause,

@@ -13,7 +13,7 @@ use crate::protocol::{
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
-use crate::runtime::inspect::{events_page, AgentSummary};
+use crate::runtime::inspect::{events_page, transcript_page, AgentSummary};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Index, Keyed};
@@ -214,6 +214,15 @@ impl RuntimeHost {
             }
             Request::AgentPrompt { agent_id } => {
                 Ok(Response::AgentPrompt(self.prompt_preview(&agent_id).await?))
+            }
+            Request::AgentTranscript { agent_id, limit } => {
+                let rx = self.store().read()?;
+                if rx.agent::<AgentRecord>(&agent_id)?.is_none() {
+                    return Err(not_found(&format!("no agent `{agent_id}`")));
+                }
+                Ok(Response::AgentTranscript(transcript_page(
+                    &rx, &agent_id, limit,
+                )?))
             }
             Request::WorkspaceList { agent_id } => {
                 Ok(Response::WorkspaceList(self.list_workspaces(&agent_id)?))

@@ -1,0 +1,63 @@
+//! The transcript's records: what the model saw and did, turn by turn (an
+//! input, an assistant round, a tool call started and its result, a
+//! runtime failure). The runtime keeps and repairs them
+//! (`runtime::transcript`); `agent.transcript` and `holon transcript`
+//! read them.
+
+use serde::{Deserialize, Serialize};
+
+use super::usage::{ProviderAttemptTimeline, ReasoningItem, TokenUsage, ToolCall, ToolImage};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptEntry {
+    pub id: String,
+    pub agent_id: String,
+    pub run_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    pub ts: String,
+    #[serde(flatten)]
+    pub body: TranscriptBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TranscriptBody {
+    /// A message given to the model, rendered with its provenance.
+    Input { text: String },
+    AssistantRound {
+        round: u32,
+        /// The round's reasoning, opaque (replayed, never summarised).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<ReasoningItem>,
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token_usage: Option<TokenUsage>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeline: Option<ProviderAttemptTimeline>,
+    },
+    /// Written (durably) just before a call runs.
+    ToolStarted {
+        call_id: String,
+        tool_name: String,
+        started_at: String,
+    },
+    ToolResult {
+        call_id: String,
+        tool_name: String,
+        content: String,
+        #[serde(default)]
+        is_error: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ToolImage>,
+    },
+    RuntimeFailure {
+        summary: String,
+        #[serde(default)]
+        failure_artifact: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeline: Option<ProviderAttemptTimeline>,
+    },
+}
