@@ -52,6 +52,9 @@ pub enum TranscriptBody {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
+        /// A failed call's structured error (the tool error envelope).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<serde_json::Value>,
     },
     RuntimeFailure {
         summary: String,

@@ -88,6 +88,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 content,
                 is_error,
                 images,
+                ..
             } => {
                 // A result whose call fell outside the window is dropped.
                 if let Some(pos) = open.iter().position(|c| &c.call_id == call_id) {
@@ -154,6 +155,7 @@ mod tests {
             content: "ok".into(),
             is_error: false,
             images: Vec::new(),
+            error: None,
         }
     }
 

@@ -30,6 +30,7 @@ mod store_migration;
 #[allow(dead_code)]
 pub mod stub_provider;
 mod support;
+mod tool_errors;
 mod transcript_cli;
 mod triggers;
 mod turn_e2e;

@@ -124,6 +124,11 @@ pub struct ToolExecuted {
     /// handle, files touched), whole even when the preview is cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_facts: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A failed call's structured error, whole: the tool error envelope
+    /// (`ok: false`, `tool_name`, `kind`, `message`, `hint`, `field`,
+    /// `retryable`, bounded `details`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_error: Option<serde_json::Value>,
 }
 
 impl ToolExecuted {

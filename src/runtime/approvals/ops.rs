@@ -394,7 +394,8 @@ impl RuntimeHost {
             round_text: "",
             granted: true,
         };
-        let outcome = tools::execute(&env, &call, None).await;
+        let mut outcome = tools::execute(&env, &call, None).await;
+        tools::envelope::finish(&mut outcome, &call.name);
         let result: String = outcome
             .content
             .to_string()

@@ -305,6 +305,7 @@ mod tests {
                     content: "exit 101: test parser::empty failed".into(),
                     is_error: true,
                     images: Vec::new(),
+                    error: None,
                 },
             ),
             e(

@@ -204,7 +204,6 @@ fn failure(e: &PatchError) -> ToolOutcome {
     };
     let mut outcome = tool_error(kind, e.to_string(), Some(hint), Some("patch"), retryable);
     if let Some(obj) = outcome.content.as_object_mut() {
-        obj.insert("tool_name".into(), json!("ApplyPatch"));
         obj.insert("details".into(), e.details());
     }
     outcome

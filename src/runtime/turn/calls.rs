@@ -71,7 +71,7 @@ pub(super) async fn run_call(
             .await?;
     }
     let t0 = Instant::now();
-    let outcome = match gate::approval_needed(env, call)? {
+    let mut outcome = match gate::approval_needed(env, call)? {
         None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
             outcome = tools::execute(env, call, Some(run_id)) => outcome,
             reason = cancel.cancelled() => tools::tool_error(
@@ -100,6 +100,7 @@ pub(super) async fn run_call(
         }
     };
     let duration_ms = t0.elapsed().as_millis() as u64;
+    tools::envelope::finish(&mut outcome, &call.name);
     let (id, rid, mid, c, o) = (
         env.agent_id.to_owned(),
         run_id.to_owned(),
@@ -129,12 +130,13 @@ pub(super) async fn run_call(
                 malformed_arguments: c.malformed_arguments.clone(),
                 result_preview: content.chars().take(ev::ToolExecuted::PREVIEW_CHARS).collect(),
                 result_facts: ev::ToolExecuted::facts_of(&o.content),
+                tool_error: tools::envelope::error_of(&o),
             };
             let provenance = Provenance { message_id: Some(mid.clone()), ..Provenance::default() };
             tx.append_event(new_event(&id, provenance, Event::ToolExecuted(executed)))?;
             transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
                 call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
-                images: o.images.clone(),
+                images: o.images.clone(), error: tools::envelope::error_of(&o),
             })
         })
         .await?;

@@ -155,6 +155,7 @@ mod tests {
                 mime_type: "image/png".into(),
                 data: String::new(),
             }],
+            error: None,
         });
         let shown = lines(&failed, false);
         assert!(shown[0].starts_with("09:30:01 ✗ mcp__shots__take: exit 101 xxx"));

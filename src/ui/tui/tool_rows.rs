@@ -194,6 +194,7 @@ mod tests {
             malformed_arguments: None,
             result_preview: text.chars().take(ToolExecuted::PREVIEW_CHARS).collect(),
             result_facts: ToolExecuted::facts_of(&result),
+            tool_error: None,
         };
         assert!(serde_json::from_str::<serde_json::Value>(&event.result_preview).is_err());
         assert_eq!(exec_task_id(&event).as_deref(), Some("task_9"));

@@ -1,0 +1,93 @@
+//! Every tool's failure reaches the model as the one error envelope, named
+//! by its tool, and stays structured where it is kept: the transcript's
+//! `error` and the `tool_executed` event's `tool_error`.
+
+use serde_json::{json, Value};
+
+use super::approvals::wait_requests;
+use super::runtime_core::{events, kind, prompt, rig, wait_event};
+use holon::runtime::envelope::Priority;
+use holon::runtime::provider::scripted::Scripted;
+use holon::runtime::provider::ConversationItem;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tools_error_is_the_envelope_named_by_its_tool() {
+    let mut names: Vec<String> = holon::runtime::tools::specs()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    names.push("NoSuchTool".into());
+    // Arguments no tool takes: a string where an object belongs.
+    let calls: Vec<(&str, Value)> = names
+        .iter()
+        .map(|n| (n.as_str(), json!("not an object")))
+        .collect();
+    let r = rig(vec![
+        Scripted::tools("Trying every tool wrongly.", &calls),
+        Scripted::text("All refused."),
+    ])
+    .await;
+    r.host.submit(prompt("go", Priority::Normal)).await.unwrap();
+    wait_event(&r.host, "the turn's end", kind("turn_terminal")).await;
+    wait_requests(&r.provider, 2).await;
+
+    let told: Vec<(String, Value, bool)> = r.provider.requests()[1]
+        .conversation
+        .iter()
+        .filter_map(|c| match c {
+            ConversationItem::ToolResult {
+                tool_name,
+                content,
+                is_error,
+                ..
+            } => Some((
+                tool_name.clone(),
+                serde_json::from_str(content).unwrap_or(Value::Null),
+                *is_error,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told.len(), names.len());
+    for (name, envelope, is_error) in &told {
+        assert!(is_error, "{name}: {envelope}");
+        assert_eq!(envelope["ok"], false, "{name}: {envelope}");
+        assert_eq!(envelope["tool_name"], name.as_str(), "{envelope}");
+        for field in ["kind", "message", "hint", "field", "retryable", "details"] {
+            assert!(
+                envelope.get(field).is_some(),
+                "{name} lacks {field}: {envelope}"
+            );
+        }
+        assert!(envelope["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+
+    // Kept structured: the event's tool_error and the transcript's error.
+    let executed: Vec<Value> = events(&r.host)
+        .into_iter()
+        .filter(|e| e.kind == "tool_executed")
+        .map(|e| e.payload)
+        .collect();
+    assert_eq!(executed.len(), names.len());
+    for e in &executed {
+        assert_eq!(e["tool_error"]["tool_name"], e["tool_name"], "{e}");
+        assert_eq!(e["tool_error"]["ok"], false, "{e}");
+    }
+    let page: holon::protocol::TranscriptPage = holon::protocol::call_typed(
+        &r.host,
+        holon::protocol::Request::AgentTranscript {
+            agent_id: "main".into(),
+            limit: Some(1000),
+        },
+    )
+    .await
+    .unwrap();
+    let errors = page
+        .entries
+        .iter()
+        .filter(|e| {
+            matches!(&e.body, holon::model::transcript::TranscriptBody::ToolResult { error: Some(err), .. } if err["ok"] == false)
+        })
+        .count();
+    assert_eq!(errors, names.len());
+}
