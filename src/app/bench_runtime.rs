@@ -57,6 +57,7 @@ fn task(agent: &str, i: usize) -> TaskRecord {
         detail: None,
         created_at: "2026-01-01T00:00:00.000Z".into(),
         updated_at: "2026-01-01T00:00:00.000Z".into(),
+        failure_artifact: None,
     }
 }
 

@@ -79,6 +79,9 @@ pub struct TaskRecord {
     pub detail: Option<serde_json::Value>,
     pub created_at: String,
     pub updated_at: String,
+    /// Why a failed or interrupted task ended so (category `task`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_artifact: Option<Box<super::usage::FailureArtifact>>,
 }
 
 impl TaskRecord {

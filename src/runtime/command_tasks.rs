@@ -188,6 +188,7 @@ impl CommandTasks {
                     detail: Some(detail.clone()),
                     created_at: now.clone(),
                     updated_at: now,
+                    failure_artifact: None,
                 };
                 tx.put(Keyed::Tasks, &agent_id, &task_id, &record)?;
                 tx.index_insert(Index::ActiveTasks, &agent_id, &task_id)?;

@@ -1,9 +1,12 @@
 //! Task records: concrete operational execution units (command tasks,
 //! child-agent tasks, sleep jobs). Lifecycle is monotonic:
 //! queued -> running -> cancelling -> terminal (completed, failed,
-//! cancelled, interrupted); a terminal record is never reopened.
+//! cancelled, interrupted); a terminal record is never reopened. A task
+//! that ends failed or interrupted carries a failure artifact (category
+//! `task`) saying why.
 
 pub use crate::model::task::*;
+use crate::model::usage::{FailureArtifact, FailureCategory};
 
 /// Every task lifecycle write goes through this one reducer. Transitions are
 /// monotonic: queued -> running -> cancelling -> terminal (and queued or
@@ -95,9 +98,55 @@ pub fn apply_transition(
                 next.summary = summary;
             }
             merge_detail(&mut next.detail, detail);
+            next.failure_artifact = failure_of(&next).map(Box::new);
         }
     }
     Ok(TransitionOutcome::Applied(next))
+}
+
+/// Why a task that ended failed or interrupted did (category `task`):
+/// its exit status, a child that failed, or a runtime that stopped under
+/// it; `None` for a task that did not fail.
+pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
+    let d = task.command_detail();
+    let (kind, fallback) = match (task.status, d.exit_status, task.kind) {
+        (TaskStatus::Interrupted, ..) => ("interrupted", "the runtime stopped while it ran"),
+        (TaskStatus::Failed, Some(_), _) => ("exit_status", "the command exited with an error"),
+        (
+            TaskStatus::Failed,
+            None,
+            TaskKind::ChildAgentTask | TaskKind::SubagentTask | TaskKind::WorktreeSubagentTask,
+        ) => ("child_failed", "the child agent failed"),
+        (TaskStatus::Failed, None, _)
+            if task
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.get("spawn_error").is_some()) =>
+        {
+            ("spawn_failed", "the command could not be started")
+        }
+        (TaskStatus::Failed, None, _) => ("failed", "the task failed"),
+        _ => return None,
+    };
+    let summary = task
+        .summary
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| fallback.to_owned());
+    let mut a = FailureArtifact::new(FailureCategory::Task, kind, summary);
+    a.task_id = Some(task.id.clone());
+    a.exit_status = d.exit_status.and_then(|s| i32::try_from(s).ok());
+    let task_kind = serde_json::to_value(task.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    a.metadata.insert("task_kind".into(), task_kind);
+    if let Some(cmd) = d.cmd {
+        // Bounded: the command names what failed, not a log.
+        a.metadata
+            .insert("cmd".into(), cmd.chars().take(200).collect());
+    }
+    Some(a)
 }
 
 #[cfg(test)]
@@ -117,6 +166,7 @@ mod tests {
             detail: Some(serde_json::json!({"cmd": "true"})),
             created_at: "t0".into(),
             updated_at: "t0".into(),
+            failure_artifact: None,
         }
     }
 
@@ -198,5 +248,43 @@ mod tests {
             apply_transition(&r, finish(TaskStatus::Running), "t"),
             Err(TaskTransitionError::NotTerminal(TaskStatus::Running))
         );
+    }
+
+    #[test]
+    fn a_failed_or_interrupted_task_says_why() {
+        let r = record(TaskStatus::Running);
+        let failed = TaskTransition::Finish {
+            status: TaskStatus::Failed,
+            summary: Some("exit 2: test parser::empty failed".into()),
+            detail: Some(serde_json::json!({"exit_status": 2})),
+        };
+        let TransitionOutcome::Applied(n) = apply(&r, failed) else {
+            panic!("applied")
+        };
+        let a = n.failure_artifact.expect("an artifact");
+        assert_eq!(
+            (a.category, a.kind.as_str()),
+            (FailureCategory::Task, "exit_status")
+        );
+        assert_eq!(a.exit_status, Some(2));
+        assert_eq!(a.task_id.as_deref(), Some("task_1"));
+        assert_eq!(a.summary, "exit 2: test parser::empty failed");
+        assert_eq!(a.metadata.get("cmd").map(String::as_str), Some("true"));
+        assert_eq!(
+            a.metadata.get("task_kind").map(String::as_str),
+            Some("command_task")
+        );
+
+        let TransitionOutcome::Applied(i) = apply(&r, finish(TaskStatus::Interrupted)) else {
+            panic!("applied")
+        };
+        assert_eq!(
+            i.failure_artifact.map(|a| a.kind),
+            Some("interrupted".into())
+        );
+        let TransitionOutcome::Applied(ok) = apply(&r, finish(TaskStatus::Completed)) else {
+            panic!("applied")
+        };
+        assert_eq!(ok.failure_artifact, None);
     }
 }

@@ -290,6 +290,7 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
             })),
             created_at: "2026-01-01T00:00:00Z".into(),
             updated_at: "2026-01-01T00:00:00Z".into(),
+            failure_artifact: None,
         };
         host.store()
             .write(move |tx| {

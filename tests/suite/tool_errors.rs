@@ -91,3 +91,51 @@ async fn every_tools_error_is_the_envelope_named_by_its_tool() {
         .count();
     assert_eq!(errors, names.len());
 }
+
+/// A command task that exits with an error carries a failure artifact of
+/// category `task`, in its record as `task.status` and `task.output` give
+/// it; one that succeeds carries none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_task_carries_its_failure_artifact() {
+    use holon::protocol::{call_typed, Request, TaskOutput};
+    use holon::runtime::tasks::TaskRecord;
+    let r = rig(Vec::new()).await;
+    let run = |cmd: &str| Request::TaskRun {
+        agent_id: "main".into(),
+        cmd: cmd.into(),
+    };
+    let failing: TaskRecord = call_typed(&r.host, run("echo broken >&2; exit 3"))
+        .await
+        .unwrap();
+    let fine: TaskRecord = call_typed(&r.host, run("true")).await.unwrap();
+    let ended = |id: String| {
+        let host = r.host.clone();
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+            loop {
+                let req = Request::TaskOutput {
+                    agent_id: "main".into(),
+                    task_id: id.clone(),
+                    max_bytes: None,
+                };
+                let out: TaskOutput = call_typed(&host, req).await.unwrap();
+                if out.task.status.is_terminal() {
+                    return out.task;
+                }
+                assert!(std::time::Instant::now() < deadline, "{:?}", out.task);
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    };
+    let failed = ended(failing.id.clone()).await;
+    let a = failed.failure_artifact.as_deref().expect("an artifact");
+    assert_eq!(serde_json::to_value(a.category).unwrap(), "task");
+    assert_eq!(a.kind, "exit_status");
+    assert_eq!(a.exit_status, Some(3));
+    assert_eq!(a.task_id.as_deref(), Some(failing.id.as_str()));
+    assert_eq!(
+        a.metadata.get("cmd").map(String::as_str),
+        Some("echo broken >&2; exit 3")
+    );
+    assert!(ended(fine.id.clone()).await.failure_artifact.is_none());
+}

@@ -343,6 +343,7 @@ impl RuntimeHost {
                     detail: Some(detail.clone()),
                     created_at: now.clone(),
                     updated_at: now,
+                    failure_artifact: None,
                 };
                 tx.put(Keyed::Tasks, &pid, &tid, &task)?;
                 tx.index_insert(Index::ActiveTasks, &pid, &tid)?;

@@ -172,6 +172,7 @@ impl World {
             detail: None,
             created_at: String::new(),
             updated_at: String::new(),
+            failure_artifact: None,
         });
         let last = self.tasks.len() - 1;
         &mut self.tasks[last]

@@ -108,6 +108,7 @@ fn task(status: TaskStatus) -> TaskRecord {
         ),
         created_at: TS.into(),
         updated_at: TS.into(),
+        failure_artifact: None,
     }
 }
 

@@ -219,6 +219,7 @@ pub fn task(id: &str, cmd: &str, origin: &str, mid: Option<&str>, created: u64) 
         ),
         created_at: ts(created),
         updated_at: ts(created),
+        failure_artifact: None,
     }
 }
 
