@@ -99,6 +99,22 @@ async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
     })
 }
 
+/// An agent's model when it is not simply the runtime's default: its own
+/// override, and the models a turn falls back to.
+fn model_line(a: &crate::protocol::AgentSummary) -> Option<String> {
+    let own = a.model_source.as_deref() == Some("agent_override");
+    let model = a.model.as_deref()?;
+    let fallbacks = match a.fallback_models.is_empty() {
+        true => String::new(),
+        false => format!(", falling back to {}", a.fallback_models.join(", ")),
+    };
+    match (own, fallbacks.is_empty()) {
+        (false, true) => None,
+        (true, _) => Some(format!("model {model} (its own){fallbacks}")),
+        (false, false) => Some(format!("model {model}{fallbacks}")),
+    }
+}
+
 fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
     out.line(&format!("store    {}", report.store))?;
     out.line(&format!(
@@ -149,6 +165,12 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             out.line(&format!("  works in {} ({mode})", x.execution_root))?;
         }
         out.line(&format!("  commands {}", x.policy.confinement_line()))?;
+        if let Some(line) = model_line(a) {
+            out.line(&format!("  {line}"))?;
+        }
+        if let Some(until) = &a.sleeping_until {
+            out.line(&format!("  asleep until {until}"))?;
+        }
         if let Some(u) = &a.usage {
             out.line(&format!("  {}", crate::ui::present::usage::usage_line(u)))?;
         }

@@ -26,6 +26,7 @@ pub struct OfflineClient {
     store: Store,
     paths: Paths,
     default_model: Option<String>,
+    fallback_models: Vec<String>,
     policy: crate::runtime::approvals::policy::ApprovalPolicy,
     budget: crate::model::agent::Budget,
     default_agent: String,
@@ -52,6 +53,7 @@ impl OfflineClient {
             store,
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
+            fallback_models: ctx.config.fallback_models.clone(),
             budget: ctx.config.budget,
             default_agent: ctx.config.default_agent.clone(),
         }
@@ -63,6 +65,14 @@ impl OfflineClient {
             .model_override
             .clone()
             .or_else(|| self.default_model.clone());
+        if s.model.is_some() {
+            let source = match agent.model_override {
+                Some(_) => "agent_override",
+                None => "runtime_default",
+            };
+            s.model_source = Some(source.to_owned());
+            s.fallback_models = self.fallback_models.clone();
+        }
         // Today's spend against the budget this configuration sets.
         s.usage = crate::runtime::inspect::usage_view(agent, self.budget, crate::now_ms());
         Ok(s)

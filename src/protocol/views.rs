@@ -218,6 +218,15 @@ pub struct AgentSummary {
     /// default (absent when none is configured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Where `model` comes from: `agent_override` or `runtime_default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_source: Option<String>,
+    /// The models a turn falls back to, in order, when `model` fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_models: Vec<String>,
+    /// An asleep agent's next timer: when it wakes by itself (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sleeping_until: Option<String>,
     /// Where the agent's file and shell tools act.
     pub execution: crate::model::workspace::ExecutionSnapshot,
     /// Context use: the last prompt against the window, and compaction.

@@ -39,6 +39,19 @@ pub fn transcript_page(
     })
 }
 
+/// When the agent's earliest active timer fires (RFC 3339).
+fn next_timer(rx: &ReadCtx, agent_id: &str) -> Result<Option<String>, StoreError> {
+    let mut earliest: Option<i64> = None;
+    for id in rx.index_list(Index::ActiveTimers, agent_id)? {
+        let timer: Option<crate::model::waiting::TimerRecord> =
+            rx.get(Keyed::Timers, agent_id, &id)?;
+        if let Some(t) = timer {
+            earliest = Some(earliest.map_or(t.fire_at_ms, |e| e.min(t.fire_at_ms)));
+        }
+    }
+    Ok(earliest.map(crate::format_ts))
+}
+
 pub fn agent_summary(
     rx: &ReadCtx,
     agent: &AgentRecord,
@@ -95,6 +108,12 @@ pub fn agent_summary(
         timers_active: rx.index_list(Index::ActiveTimers, id)?.len() as u64,
         model_override: agent.model_override.clone(),
         model: agent.model_override.clone(),
+        model_source: None,
+        fallback_models: Vec::new(),
+        sleeping_until: match agent.status {
+            AgentStatus::Asleep => next_timer(rx, id)?,
+            _ => None,
+        },
         execution: super::workspace::snapshot(
             &agent.workspaces,
             &super::agent::home_dir(data_dir, &agent.id),
@@ -158,6 +177,14 @@ impl crate::runtime::host::RuntimeHost {
         )?;
         let provider = (self.inner.config.provider)(agent);
         s.model = Some(provider.model_ref()).filter(|m| !m.is_empty());
+        if s.model.is_some() {
+            let source = match agent.model_override {
+                Some(_) => "agent_override",
+                None => "runtime_default",
+            };
+            s.model_source = Some(source.to_owned());
+            s.fallback_models = provider.fallback_models();
+        }
         s.reasoning_effort = provider.reasoning_effort();
         s.usage =
             crate::runtime::inspect::usage_view(agent, self.inner.config.budget, crate::now_ms());

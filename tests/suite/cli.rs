@@ -346,9 +346,16 @@ fn a_read_only_home_is_shown_and_never_written() {
 #[test]
 fn status_names_the_running_runtimes_model_not_the_clis() {
     let home = Home::new();
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[model]\nfallbacks = [\"openai/fallback-model\"]\n",
+    )
+    .unwrap();
     let out = home
         .cmd()
         .env("HOLON_MODEL", "openai/runtime-model")
+        .env("OPENAI_API_KEY", "sk-status")
         .arg("--detach")
         .output()
         .unwrap();
@@ -366,6 +373,16 @@ fn status_names_the_running_runtimes_model_not_the_clis() {
     let v = status(&home);
     assert_eq!(v["default_model"], "openai/runtime-model");
     assert_eq!(v["agents"][0]["model"], "openai/runtime-model");
+    assert_eq!(v["agents"][0]["model_source"], "runtime_default");
+    assert_eq!(
+        v["agents"][0]["fallback_models"],
+        serde_json::json!(["openai/fallback-model"])
+    );
+    let text = home.ok(&["status"]);
+    assert!(
+        text.contains("model openai/runtime-model, falling back to openai/fallback-model"),
+        "{text}"
+    );
     // Offline, the store is read with this command's configuration.
     home.ok(&["daemon", "stop"]);
     let v = status(&home);

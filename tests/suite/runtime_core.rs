@@ -528,6 +528,43 @@ async fn sleep_with_duration_wakes_on_its_timer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asleep_agent_says_when_it_wakes() {
+    let r = rig(vec![Scripted::tools(
+        "resting an hour",
+        &[("Sleep", json!({"duration_ms": 3_600_000}))],
+    )])
+    .await;
+    let before = holon::now_ms();
+    r.host
+        .submit(prompt("nap", Priority::Normal))
+        .await
+        .unwrap();
+    wait_event(&r.host, "wait for timer", |e| {
+        e.kind == "scheduler_decision" && decision(e) == "WaitForTimer"
+    })
+    .await;
+    let status = {
+        use holon::protocol::{call_json, Request};
+        let request = Request::AgentStatus {
+            agent_id: "main".into(),
+        };
+        call_json(&r.host, request).await.unwrap()
+    };
+    assert_eq!(status["status"], "asleep", "{status}");
+    let until = status["sleeping_until"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    // Timestamps of one shape sort as text.
+    let (earliest, latest) = (
+        holon::format_ts(before + 3_600_000),
+        holon::format_ts(holon::now_ms() + 3_600_000 + 1_000),
+    );
+    assert!(until >= earliest && until < latest, "{until}");
+    r.host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interject_prompts_join_the_running_turn_at_a_safe_point() {
     let r = rig(vec![
         Scripted::Delay(

@@ -149,6 +149,11 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// The models it falls back to, in order, after its first.
+    fn fallback_models(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     fn round<'a>(
         &'a self,
         request: &'a ProviderRequest,

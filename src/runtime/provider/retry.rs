@@ -490,6 +490,17 @@ impl Provider for ProviderChain {
         })?
     }
 
+    fn fallback_models(&self) -> Vec<String> {
+        self.candidates
+            .iter()
+            .skip(1)
+            .map(|c| match c {
+                ChainCandidate::Ready(t) => t.endpoint().model_ref.to_string(),
+                ChainCandidate::Rejected { model_ref, .. } => model_ref.clone(),
+            })
+            .collect()
+    }
+
     fn context_budget(&self) -> crate::runtime::context::ContextBudget {
         self.budget
             .unwrap_or_else(|| crate::runtime::context::ContextBudget::for_model(&self.requested))

@@ -465,6 +465,9 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         timers_active: 0,
         model_override: Some("anthropic/claude-sonnet-4".into()),
         model: Some("anthropic/claude-sonnet-4".into()),
+        model_source: Some("runtime_default".into()),
+        fallback_models: Vec::new(),
+        sleeping_until: None,
         // A kernel that sandboxes (whatever this machine's is).
         execution: crate::runtime::workspace::snapshot_with(
             &workspaces(),
