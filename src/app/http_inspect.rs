@@ -1,6 +1,6 @@
 //! The agent inspection routes of the HTTP listener, bearer-token guarded
 //! like `/control`, answering the socket's typed payloads: `GET
-//! /agents/list` (list-sized entries, a page at a time), `GET
+//! /agents/list` (`agents.list`: a page of agent summaries), `GET
 //! /agents/{id}/status` (the agent's summary), `GET /agents/{id}/state`
 //! (the projection bootstrap a client continues from the events), and
 //! `GET /status`, `GET /state` for the default agent.
@@ -24,8 +24,16 @@ pub(super) struct ListQuery {
 pub(super) async fn agents_list(
     State(st): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<ListQuery>,
+    uri: axum::http::Uri,
 ) -> Response {
+    // The token first: a caller without it learns nothing of the query.
+    if !authorized(&headers, &st.token) {
+        return unauthorized();
+    }
+    let q = match Query::<ListQuery>::try_from_uri(&uri) {
+        Ok(Query(q)) => q,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &e.body_text()),
+    };
     let request = Request::AgentsList {
         limit: q.limit,
         cursor: q.cursor,

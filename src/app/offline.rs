@@ -71,7 +71,13 @@ impl OfflineClient {
                 None => "runtime_default",
             };
             s.model_source = Some(source.to_owned());
-            s.fallback_models = self.fallback_models.clone();
+            let model = s.model.as_deref().unwrap_or_default();
+            // The chain a runtime would build: duplicates and blanks out.
+            s.fallback_models =
+                crate::runtime::provider::registry::chain_refs(model, &self.fallback_models)
+                    .into_iter()
+                    .skip(1)
+                    .collect();
         }
         // Today's spend against the budget this configuration sets.
         s.usage = crate::runtime::inspect::usage_view(agent, self.budget, crate::now_ms());

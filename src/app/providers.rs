@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::ContextBudget;
 use crate::runtime::host::ProviderSource;
-use crate::runtime::provider::registry::{build_chain, env_snapshot};
+use crate::runtime::provider::registry::{build_chain, chain_refs, env_snapshot};
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::{
     not_configured_failure, AttemptOutcome, BoxFuture, Provider, ProviderAttemptTimeline,
@@ -26,6 +26,8 @@ struct Unavailable {
     failure: ProviderFailure,
     /// The configured window, when one is (else the model's own).
     window: Option<ContextBudget>,
+    /// The models it would have fallen back to.
+    fallbacks: Vec<String>,
 }
 
 impl Provider for Unavailable {
@@ -36,6 +38,10 @@ impl Provider for Unavailable {
     fn context_budget(&self) -> ContextBudget {
         self.window
             .unwrap_or_else(|| ContextBudget::for_model(&self.model_ref))
+    }
+
+    fn fallback_models(&self) -> Vec<String> {
+        self.fallbacks.clone()
     }
 
     fn round<'a>(
@@ -75,6 +81,7 @@ pub fn provider_source(config: &Config) -> ProviderSource {
                 model_ref: String::new(),
                 failure: not_configured_failure(),
                 window,
+                fallbacks: Vec::new(),
             }) as Arc<dyn Provider>;
         };
         let own_effort = agent.reasoning_effort_override;
@@ -102,6 +109,7 @@ pub fn provider_source(config: &Config) -> ProviderSource {
                     model_ref: model.clone(),
                     failure,
                     window,
+                    fallbacks: chain_refs(&model, &fallbacks).into_iter().skip(1).collect(),
                 }),
             };
         cache.insert(key, Arc::clone(&provider));

@@ -98,10 +98,11 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
         "— following {agent} ({}); Ctrl+C stops following, never the agent",
         state.agent.posture_reason
     ))?;
-    let mut streaming = false;
+    // Characters of the current round's answer shown as they streamed.
+    let mut streamed = 0;
     let mut printed = Ok(());
     follow(&*client, &agent, state.last_event_seq + 1, |item| {
-        printed = show(&mut out, &mut streaming, item);
+        printed = show(&mut out, &mut streamed, item);
         std::future::ready(match printed.is_err() || out.is_closed() {
             true => ControlFlow::Break(()),
             false => ControlFlow::Continue(()),
@@ -115,26 +116,29 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
     anyhow::bail!("the runtime went away")
 }
 
-/// Print one followed item: streamed answer text as it comes (on one
-/// line), an event as the console's line for it.
-fn show(out: &mut Out, streaming: &mut bool, item: Followed) -> anyhow::Result<()> {
+/// Print one followed item: streamed answer text as it comes (indented),
+/// an event as the console's line for it. `streamed` counts the current
+/// round's characters shown so far.
+fn show(out: &mut Out, streamed: &mut usize, item: Followed) -> anyhow::Result<()> {
     match item {
         Followed::Delta { text, .. } => {
-            if !*streaming {
+            if *streamed == 0 {
                 out.raw("  ")?;
-                *streaming = true;
             }
-            out.raw(&text.replace('\n', "\n  "))
+            *streamed += text.chars().count();
+            out.raw(&crate::ui::present::printable(&text).replace('\n', "\n  "))
         }
         // Progress is for the console's working row; the call's result
         // is what is shown here.
         Followed::Progress { .. } => Ok(()),
         Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
-            let streamed = std::mem::take(streaming);
-            if streamed {
+            let shown = std::mem::take(streamed);
+            if shown > 0 {
                 out.line("")?;
-                if e.kind == "assistant_round_recorded" {
-                    // Its text has just been shown as it streamed.
+                let whole = e.payload["text_chars"].as_u64().unwrap_or(0) as usize;
+                if e.kind == "assistant_round_recorded" && shown >= whole {
+                    // Its whole text has just been shown as it streamed
+                    // (deltas missed by a slow reader leave it printed).
                     return Ok(());
                 }
             }

@@ -128,11 +128,16 @@ pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
         (TaskStatus::Failed, None, _) => ("failed", "the task failed"),
         _ => return None,
     };
-    let summary = task
+    // Bounded like the command: a summary quoting a long command line
+    // does not make the artifact a log.
+    let summary: String = task
         .summary
         .clone()
         .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| fallback.to_owned());
+        .unwrap_or_else(|| fallback.to_owned())
+        .chars()
+        .take(500)
+        .collect();
     let mut a = FailureArtifact::new(FailureCategory::Task, kind, summary);
     a.task_id = Some(task.id.clone());
     a.exit_status = d.exit_status.and_then(|s| i32::try_from(s).ok());

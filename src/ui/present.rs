@@ -182,7 +182,7 @@ pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
 
 /// The short form of `holon tail`: UTC time (`HH:MM:SS`) and summary.
 pub fn short_line(event: &EventRecord, p: &OperatorEvent) -> String {
-    format!("{} {}", clock(&event.ts), p.summary)
+    printable(&format!("{} {}", clock(&event.ts), p.summary))
 }
 
 /// Present one raw event. Never panics; an unknown kind is a trace row.
@@ -319,7 +319,7 @@ use describe::*;
 use words::*;
 
 pub(crate) use words::nonblank;
-pub use words::{compact_count, wire_name};
+pub use words::{compact_count, printable, wire_name};
 
 #[cfg(test)]
 mod page_tests;

@@ -64,6 +64,9 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     assert_eq!(status, 404, "{body}");
     let (status, body) = get("/agents/..%2Fetc/state", token).await;
     assert_eq!(status, 400, "{body}");
-    let (status, _) = get("/agents/list?limit=nope", token).await;
+    let (status, body) = get("/agents/list?limit=nope", token).await;
     assert_eq!(status, 400);
+    assert!(body["error"].is_string(), "{body}");
+    // Without the token the query is not even read.
+    assert_eq!(get("/agents/list?limit=nope", None).await.0, 401);
 }

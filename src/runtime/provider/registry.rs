@@ -443,6 +443,19 @@ pub fn window_of(
     }
 }
 
+/// The models a chain tries, in order: `default`, then each fallback not
+/// already in it; blank refs are left out.
+pub fn chain_refs(default: &str, fallbacks: &[String]) -> Vec<String> {
+    let mut refs: Vec<String> = Vec::with_capacity(1 + fallbacks.len());
+    for r in std::iter::once(default).chain(fallbacks.iter().map(String::as_str)) {
+        let r = r.trim();
+        if !r.is_empty() && !refs.iter().any(|x| x == r) {
+            refs.push(r.to_owned());
+        }
+    }
+    refs
+}
+
 /// [`build_chain`] with a caller-supplied HTTP client.
 pub fn build_chain_with_client(
     default: &str,
@@ -452,13 +465,7 @@ pub fn build_chain_with_client(
     policy: RetryPolicy,
     client: reqwest::Client,
 ) -> Result<ProviderChain, ProviderFailure> {
-    let mut refs: Vec<&str> = Vec::with_capacity(1 + fallbacks.len());
-    for r in std::iter::once(default).chain(fallbacks.iter().map(String::as_str)) {
-        let r = r.trim();
-        if !r.is_empty() && !refs.contains(&r) {
-            refs.push(r);
-        }
-    }
+    let refs = chain_refs(default, fallbacks);
     let mut candidates = Vec::with_capacity(refs.len());
     let mut rejected = Vec::new();
     for r in &refs {

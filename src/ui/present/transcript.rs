@@ -3,7 +3,7 @@
 //! model, what it said and called, each result (a tick or a cross, its
 //! first lines), and a runtime failure with its provider attempts.
 
-use super::words::{clock, duration, one_line, wire_name};
+use super::words::{clock, duration, one_line, printable, wire_name};
 use crate::model::transcript::{TranscriptBody, TranscriptEntry};
 use crate::model::usage::{AttemptOutcome, ProviderAttemptTimeline};
 
@@ -13,7 +13,17 @@ const SHOWN: usize = 240;
 /// The lines of one entry; `None` for a tool's start (its result says it
 /// ran), unless `starts` asks for them (`holon tail`, which shows a call
 /// while it runs).
+/// Every line is printable: what a model or a webhook wrote cannot send
+/// escape sequences to the operator's terminal.
 pub fn lines(e: &TranscriptEntry, starts: bool) -> Vec<String> {
+    let mut out = raw_lines(e, starts);
+    for l in &mut out {
+        *l = printable(l);
+    }
+    out
+}
+
+fn raw_lines(e: &TranscriptEntry, starts: bool) -> Vec<String> {
     let at = clock(&e.ts);
     match &e.body {
         TranscriptBody::Input { text } => vec![format!("{at} ▸ {}", one_line(text, SHOWN))],
@@ -22,6 +32,7 @@ pub fn lines(e: &TranscriptEntry, starts: bool) -> Vec<String> {
             text,
             tool_calls,
             token_usage,
+            timeline,
             ..
         } => {
             let tokens = token_usage
@@ -35,6 +46,10 @@ pub fn lines(e: &TranscriptEntry, starts: bool) -> Vec<String> {
                     .iter()
                     .map(|c| format!("  → {} {}", c.name, one_line(&c.arguments.to_string(), 120))),
             );
+            // A round that took retries or a fallback says so.
+            if let Some(t) = timeline.as_ref().filter(|t| t.attempts.len() > 1) {
+                out.extend(attempts(t));
+            }
             out
         }
         TranscriptBody::ToolStarted { tool_name, .. } if starts => {
@@ -158,6 +173,10 @@ mod tests {
             error: None,
         });
         let shown = lines(&failed, false);
+        let hostile = entry(TranscriptBody::Input {
+            text: "look \x1b]0;pwned\x07 here".into(),
+        });
+        assert_eq!(lines(&hostile, false), ["09:30:01 ▸ look ]0;pwned here"]);
         assert!(shown[0].starts_with("09:30:01 ✗ mcp__shots__take: exit 101 xxx"));
         assert!(shown[0].chars().count() < 300, "{}", shown[0]);
         assert_eq!(shown[1], "  + an image (image/png)");

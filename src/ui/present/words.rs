@@ -101,6 +101,20 @@ pub(crate) fn headline(s: &str) -> String {
     }
 }
 
+/// Text safe to print on a terminal: control characters (escape
+/// sequences' ESC included) dropped, `\r` and tabs made plain, newlines
+/// kept.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .filter_map(|c| match c {
+            '\n' => Some('\n'),
+            '\t' | '\r' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
 /// Whitespace collapsed to single spaces, at most `max` characters.
 pub(crate) fn one_line(s: &str, max: usize) -> String {
     let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
