@@ -66,6 +66,13 @@ pub enum Command {
     Send(SendArgs),
     /// Print an agent's events (the durable event ledger), oldest first.
     Events(EventsArgs),
+    /// Check the models this runtime would use: how each resolves, its
+    /// credential, a probe of its endpoint with that credential, and the
+    /// retry policy. Exits non-zero when the default model cannot be used.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
     /// Print an agent's transcript, oldest first: what the model was
     /// given, what it said and called, each tool's result, and failed
     /// turns with their provider attempts. Works without a runtime.

@@ -46,6 +46,7 @@ pub mod console;
 pub mod control;
 pub mod daemon;
 pub mod debug;
+mod doctor;
 pub mod http;
 mod http_inspect;
 mod http_serve;
@@ -187,6 +188,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Send(_)) => "send",
         Some(Command::Events(_)) => "events",
         Some(Command::Transcript { .. }) => "transcript",
+        Some(Command::Doctor { .. }) => "doctor",
         Some(Command::Tail { .. }) => "tail",
         Some(Command::Run(_)) => "run",
         Some(Command::Work(_)) => "work",
@@ -368,6 +370,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 transcript_cmd::transcript(&ctx, agent, limit, json).await
             }
             Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
+            Some(Command::Doctor { json }) => doctor::doctor(&ctx, json).await,
             Some(Command::Run(args)) => run::run(&ctx, args).await,
             Some(Command::Work(WorkCommand::Add {
                 objective,

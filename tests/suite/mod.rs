@@ -8,6 +8,7 @@ mod console_e2e;
 mod context;
 mod control_socket;
 mod daemon_lifecycle;
+mod doctor;
 mod hardening;
 mod http_inspect;
 mod mcp;

@@ -162,35 +162,8 @@ impl HttpTransport {
             .timeout(timeout)
             .header(ACCEPT, accept)
             .json(&self.body(request));
-        if let Some(key) = &self.endpoint.api_key {
-            let value = match self.endpoint.wire {
-                WireFormat::AnthropicMessages => key.expose().to_owned(),
-                WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
-                    format!("Bearer {}", key.expose())
-                }
-            };
-            let Ok(mut value) = HeaderValue::from_str(&value) else {
-                return Err(self.failure(
-                    FailureKind::NotConfigured,
-                    "build",
-                    format!(
-                        "{} contains characters not allowed in an HTTP header",
-                        key.env()
-                    ),
-                    None,
-                ));
-            };
-            value.set_sensitive(true);
-            builder = match self.endpoint.wire {
-                WireFormat::AnthropicMessages => builder.header("x-api-key", value),
-                WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
-                    builder.header(reqwest::header::AUTHORIZATION, value)
-                }
-            };
-        }
-        if self.endpoint.wire == WireFormat::AnthropicMessages {
-            builder = builder.header("anthropic-version", anthropic_messages::API_VERSION);
-        }
+        builder = authorized(builder, &self.endpoint)
+            .map_err(|why| self.failure(FailureKind::NotConfigured, "build", why, None))?;
         let response = builder
             .send()
             .await
@@ -372,4 +345,37 @@ impl HttpTransport {
         failure.diagnostics.source_chain = chain;
         failure
     }
+}
+/// `builder` with the endpoint's credential in the header its wire
+/// expects (marked sensitive, so it never reaches a log), and the API
+/// version Anthropic asks for; why not, when the key cannot be a header.
+pub(super) fn authorized(
+    mut builder: reqwest::RequestBuilder,
+    endpoint: &ResolvedEndpoint,
+) -> Result<reqwest::RequestBuilder, String> {
+    if let Some(key) = &endpoint.api_key {
+        let value = match endpoint.wire {
+            WireFormat::AnthropicMessages => key.expose().to_owned(),
+            WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
+                format!("Bearer {}", key.expose())
+            }
+        };
+        let Ok(mut value) = HeaderValue::from_str(&value) else {
+            return Err(format!(
+                "{} contains characters not allowed in an HTTP header",
+                key.env()
+            ));
+        };
+        value.set_sensitive(true);
+        builder = match endpoint.wire {
+            WireFormat::AnthropicMessages => builder.header("x-api-key", value),
+            WireFormat::OpenaiResponses | WireFormat::OpenaiChat => {
+                builder.header(reqwest::header::AUTHORIZATION, value)
+            }
+        };
+    }
+    if endpoint.wire == WireFormat::AnthropicMessages {
+        builder = builder.header("anthropic-version", anthropic_messages::API_VERSION);
+    }
+    Ok(builder)
 }

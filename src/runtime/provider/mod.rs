@@ -180,6 +180,7 @@ pub fn not_configured_failure() -> ProviderFailure {
 
 pub mod anthropic_messages;
 pub mod catalog;
+pub mod checkup;
 pub mod classify;
 pub mod failure;
 pub mod http;

@@ -1,0 +1,158 @@
+//! A model's endpoint looked at from the outside, for `holon doctor`: how
+//! its ref resolves (wire, URL, streaming, credential), what its transport
+//! promises (a reasoning setting, images), and one probe: a `GET` of the
+//! endpoint's model list with its credential, which says whether it is
+//! reachable and whether it takes the key. Nothing is sent to a model;
+//! the key travels only in its header, marked sensitive.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::classify::scrub_url;
+use super::registry::{resolve_endpoint, ProviderEndpointConfig, ResolvedEndpoint};
+use super::wire::{Streaming, WireFormat};
+
+/// What a probe of an endpoint found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Probe {
+    /// It answered the model list: reachable, and the credential (if
+    /// any) accepted.
+    Accepted {
+        status: u16,
+        ms: u64,
+    },
+    /// It answered 401 or 403: reachable, the credential refused.
+    Refused {
+        status: u16,
+        ms: u64,
+    },
+    /// It answered something else (many compatible servers serve no model
+    /// list): reachable, the credential untested.
+    Answered {
+        status: u16,
+        ms: u64,
+    },
+    Unreachable {
+        reason: String,
+        ms: u64,
+    },
+}
+
+/// One model of the chain, checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelCheck {
+    pub model_ref: String,
+    /// `default` or `fallback`.
+    pub role: &'static str,
+    /// Why it cannot be used at all (no credential, an unknown provider),
+    /// when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire: Option<WireFormat>,
+    /// The request URL, without any secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<Streaming>,
+    /// The variable its key comes from (`None`: it needs none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credential_env: Option<String>,
+    /// Whether a reasoning setting is sent to it.
+    pub takes_reasoning_effort: bool,
+    /// Whether tools' images are sent to it.
+    pub images: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
+}
+
+impl ModelCheck {
+    /// Usable: it resolved and did not refuse its credential or go
+    /// unanswered.
+    pub fn healthy(&self) -> bool {
+        self.problem.is_none()
+            && matches!(
+                self.probe,
+                Some(Probe::Accepted { .. } | Probe::Answered { .. })
+            )
+    }
+}
+
+/// Check `model_ref` (in `role`) as the runtime would resolve it from
+/// `env` and `endpoints`, probing it within `timeout`.
+pub async fn check(
+    model_ref: &str,
+    role: &'static str,
+    env: &BTreeMap<String, String>,
+    endpoints: &BTreeMap<String, ProviderEndpointConfig>,
+    client: &reqwest::Client,
+    timeout: Duration,
+) -> ModelCheck {
+    let endpoint = match resolve_endpoint(model_ref, env, endpoints) {
+        Ok(e) => e,
+        Err(failure) => {
+            return ModelCheck {
+                model_ref: model_ref.to_owned(),
+                role,
+                problem: Some(failure.artifact.summary),
+                wire: None,
+                url: None,
+                streaming: None,
+                credential_env: None,
+                takes_reasoning_effort: false,
+                images: false,
+                probe: None,
+            }
+        }
+    };
+    let probe = probe(&endpoint, client, timeout).await;
+    ModelCheck {
+        model_ref: model_ref.to_owned(),
+        role,
+        problem: None,
+        wire: Some(endpoint.wire),
+        url: Some(scrub_url(&endpoint.url())),
+        streaming: Some(endpoint.streaming),
+        credential_env: endpoint.api_key.as_ref().map(|k| k.env().to_owned()),
+        takes_reasoning_effort: endpoint.takes_reasoning_effort(),
+        images: endpoint.images,
+        probe: Some(probe),
+    }
+}
+
+/// `GET` the endpoint's model list with its credential.
+async fn probe(endpoint: &ResolvedEndpoint, client: &reqwest::Client, timeout: Duration) -> Probe {
+    let path = match endpoint.wire {
+        WireFormat::AnthropicMessages => "/v1/models",
+        WireFormat::OpenaiResponses | WireFormat::OpenaiChat => "/models",
+    };
+    let url = format!("{}{path}", endpoint.base_url);
+    let t0 = Instant::now();
+    let ms = |t0: Instant| t0.elapsed().as_millis() as u64;
+    let request = match super::http::authorized(client.get(&url).timeout(timeout), endpoint) {
+        Ok(r) => r,
+        Err(reason) => return Probe::Unreachable { reason, ms: 0 },
+    };
+    match request.send().await {
+        Ok(r) => {
+            let status = r.status().as_u16();
+            match status {
+                200..=299 => Probe::Accepted { status, ms: ms(t0) },
+                401 | 403 => Probe::Refused { status, ms: ms(t0) },
+                _ => Probe::Answered { status, ms: ms(t0) },
+            }
+        }
+        Err(e) => {
+            // Without the URL: it is in the check already, scrubbed.
+            let reason = match (e.is_timeout(), e.is_connect()) {
+                (true, _) => format!("no answer within {} s", timeout.as_secs()),
+                (false, true) => "the connection was refused or could not be made".to_owned(),
+                (false, false) => e.without_url().to_string(),
+            };
+            Probe::Unreachable { reason, ms: ms(t0) }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `holon doctor` through the binary, against a local stub model: the
+//! default model resolved and probed with its credential (sent in its
+//! header, never printed), a fallback that cannot be used said so, and an
+//! endpoint that does not answer failing the command.
+
+use serde_json::json;
+
+use super::stub_provider::{Canned, StubServer};
+use super::support::{stderr, Home};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_probes_each_model_with_its_credential() {
+    let stub = StubServer::start(vec![Canned::json(200, json!({"data": []}))]).await;
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(
+        home.path().join("config/config.toml"),
+        "[model]\nfallbacks = [\"anthropic/claude-doc\"]\n",
+    )
+    .unwrap();
+    let base = format!("{}/v1", stub.base());
+    let out = home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-doc")
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_API_KEY", "sk-doctor-secret")
+        .env_remove("ANTHROPIC_API_KEY")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("openai/gpt-doc (default)"), "{text}");
+    assert!(text.contains("OPENAI_API_KEY (set)"), "{text}");
+    assert!(text.contains("the key is accepted"), "{text}");
+    assert!(text.contains("anthropic/claude-doc (fallback)"), "{text}");
+    assert!(
+        text.contains("ANTHROPIC_API_KEY"),
+        "the fallback says what it lacks: {text}"
+    );
+    assert!(text.contains("retry "), "{text}");
+    assert!(!text.contains("sk-doctor-secret"), "{text}");
+    let probe = &stub.requests()[0];
+    assert_eq!(
+        (probe.method.as_str(), probe.path.as_str()),
+        ("GET", "/v1/models")
+    );
+    assert_eq!(
+        probe.headers.get("authorization").map(String::as_str),
+        Some("Bearer sk-doctor-secret")
+    );
+
+    // Nothing answers: the default model cannot be used, and it says so.
+    let json_out = home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-doc")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("OPENAI_API_KEY", "sk-doctor-secret")
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(!json_out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    assert_eq!(
+        report["models"][0]["probe"]["result"], "unreachable",
+        "{report}"
+    );
+    assert!(
+        stderr(&json_out).contains("cannot be used"),
+        "{}",
+        stderr(&json_out)
+    );
+}
