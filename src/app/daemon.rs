@@ -129,7 +129,31 @@ pub async fn connect_path(path: &Path) -> Option<SocketClient> {
     }
 }
 
+/// `holon daemon run`: serve until told to stop. A failure to start (but
+/// finding a runtime already running) or to stop cleanly is kept with its
+/// phase for `daemon status` and `daemon logs`.
 pub async fn run(ctx: &Context, mode: &str, access: &AccessArgs) -> anyhow::Result<ExitCode> {
+    use super::daemon_failure::{record, Phase};
+    let mut phase = Phase::Startup;
+    let served = serve(ctx, mode, access, &mut phase).await;
+    if let Err(e) = &served {
+        let already = matches!(
+            e.downcast_ref::<super::control::socket::SocketError>(),
+            Some(super::control::socket::SocketError::AlreadyRunning { .. })
+        );
+        if !already {
+            record(ctx, phase, e);
+        }
+    }
+    served
+}
+
+async fn serve(
+    ctx: &Context,
+    mode: &str,
+    access: &AccessArgs,
+    phase: &mut super::daemon_failure::Phase,
+) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
     let pid_file = pid_path(ctx);
     // Options are checked before anything is bound or opened.
@@ -187,6 +211,7 @@ pub async fn run(ctx: &Context, mode: &str, access: &AccessArgs) -> anyhow::Resu
         _ = host.shutdown_requested() => {}
     }
     tracing::info!("shutdown requested");
+    *phase = super::daemon_failure::Phase::Shutdown;
     let _ = stop_tx.send(true);
     let _ = server.await;
     if let Some(http) = http {
@@ -298,6 +323,9 @@ pub async fn restart(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitC
 
 pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     let socket_path = ctx.paths.socket_path();
+    // The latest start-up or shutdown failure, whatever runs now.
+    let kept = super::daemon_failure::latest(ctx);
+    let kept_line = kept.as_ref().map(super::daemon_failure::line);
     match probe(&socket_path).await {
         Probe::Running(status) => {
             // Whether this home's config, as read now, is what the runtime
@@ -320,10 +348,14 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                         "http_addr": status.http.http_addr,
                         "config_fingerprint_match": config_fingerprint_match,
                         "status": status,
+                        "daemon_failure": kept,
                     }))?
                 );
             } else {
                 print_runtime_status(&status);
+                if let Some(l) = &kept_line {
+                    println!("earlier   {l}");
+                }
                 if !config_fingerprint_match {
                     println!(
                         "config    differs from what this runtime started with; \
@@ -363,10 +395,14 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                 println!(
                     "{}",
                     serde_json::json!({ "running": false, "socket_path": socket_path, "note": note,
-                                                   "stale_pid": stale_pid.map(|p| p.pid) })
+                                                   "stale_pid": stale_pid.map(|p| p.pid),
+                                                   "daemon_failure": kept })
                 );
             } else {
                 println!("no Holon runtime is running for this home ({note})");
+                if let Some(l) = &kept_line {
+                    println!("last failure: {l}");
+                }
                 println!("start one with: holon --detach");
             }
             Ok(ExitCode::from(EXIT_NOT_RUNNING))
@@ -575,6 +611,10 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())
         .unwrap_or_default();
+    if let Some(f) = super::daemon_failure::latest(ctx) {
+        writeln!(w, "\nlast start-up or shutdown failure:")?;
+        writeln!(w, "  {}", super::daemon_failure::line(&f))?;
+    }
     let failures: Vec<&str> = text.lines().filter(|l| l.contains(" ERROR ")).collect();
     writeln!(w, "\nrecent failures ({}):", failures.len())?;
     for l in failures.iter().rev().take(5).rev() {

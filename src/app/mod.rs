@@ -45,6 +45,7 @@ mod config_checks;
 pub mod console;
 pub mod control;
 pub mod daemon;
+mod daemon_failure;
 pub mod debug;
 mod doctor;
 pub mod http;

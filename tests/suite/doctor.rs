@@ -75,3 +75,35 @@ async fn doctor_probes_each_model_with_its_credential() {
         stderr(&json_out)
     );
 }
+
+/// A daemon that cannot start (its store is not a store) keeps why, with
+/// the phase and the time, and `daemon status` and `daemon logs` show it
+/// though no runtime runs; a second try that finds one running is not a
+/// failure.
+#[test]
+fn a_failed_start_is_kept_and_shown() {
+    let home = Home::new();
+    let data = home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("holon.redb"), b"this is not a redb file").unwrap();
+    let failed = home.run(&["daemon", "run"]);
+    assert!(!failed.status.success());
+    let status = home.run(&["daemon", "status"]);
+    let text = stdout(&status);
+    assert!(text.contains("last failure: start-up failed at "), "{text}");
+    let json = home.run(&["daemon", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["daemon_failure"]["phase"], "startup", "{v}");
+    assert!(
+        v["daemon_failure"]["summary"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{v}"
+    );
+    let logs = home.ok(&["daemon", "logs"]);
+    assert!(logs.contains("start-up failed at "), "{logs}");
+    let kept = home.path().join("logs/daemon-failure.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "kept privately");
+}
