@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
@@ -219,15 +219,42 @@ fn confinement(
     }))
 }
 
+/// What TaskStatus shows of a task: its lifecycle, and for a command its
+/// identity (the command, where, and how it runs: `/bin/sh -c`, not a
+/// login shell, no terminal) with `cmd_digest`, a key two equal commands
+/// share; never its output. A failed task says why (`failure_artifact`).
 pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     let d = t.detail.clone().unwrap_or_default();
+    let command = match (t.kind, d.get("cmd")) {
+        (crate::model::task::TaskKind::CommandTask, Some(cmd)) => {
+            let workdir = d.get("workdir").cloned().unwrap_or(Value::Null);
+            json!({
+                "cmd": cmd, "cmd_digest": cmd_digest(cmd, &workdir), "workdir": workdir,
+                "shell": "/bin/sh", "login": false, "tty": false,
+                "output_path": d.get("output_path"), "accepts_input": d.get("accepts_input"),
+                "terminal_reentry": d.get("terminal_reentry"),
+            })
+        }
+        _ => Value::Null,
+    };
     json!({
         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-        "command": { "cmd": d.get("cmd"), "workdir": d.get("workdir"), "output_path": d.get("output_path"),
-                     "accepts_input": d.get("accepts_input"), "terminal_reentry": d.get("terminal_reentry") },
+        "command": command,
         "exit_status": d.get("exit_status"), "work_item_id": t.work_item_id,
+        "failure_artifact": t.failure_artifact,
         "created_at": t.created_at, "updated_at": t.updated_at,
     })
+}
+
+/// `sha256:` and the first 16 bytes (hex) of the digest of a command's
+/// identity: the command, its working directory and how it runs.
+fn cmd_digest(cmd: &Value, workdir: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let identity =
+        json!({"cmd": cmd, "workdir": workdir, "shell": "/bin/sh", "login": false, "tty": false});
+    let digest = Sha256::digest(identity.to_string().as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 pub(super) fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
@@ -426,5 +453,54 @@ impl Tool for ExecCommand {
 
     async fn call(&self, env: &ToolEnv<'_>, args: ExecArgs) -> ToolOutcome {
         exec(env, args).await
+    }
+}
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+    use crate::model::task::{TaskKind, TaskStatus, WaitPolicy};
+
+    fn command(cmd: &str, workdir: &str) -> TaskRecord {
+        TaskRecord {
+            id: "task_1".into(),
+            agent_id: "main".into(),
+            kind: TaskKind::CommandTask,
+            status: TaskStatus::Running,
+            wait_policy: WaitPolicy::Background,
+            work_item_id: None,
+            parent_message_id: None,
+            summary: None,
+            detail: Some(json!({"cmd": cmd, "workdir": workdir, "output_path": "/x/out"})),
+            created_at: "t0".into(),
+            updated_at: "t0".into(),
+            failure_artifact: None,
+        }
+    }
+
+    #[test]
+    fn a_command_snapshot_carries_its_identity_and_no_output() {
+        let s = task_snapshot(&command("cargo test", "."));
+        let c = &s["command"];
+        assert_eq!(c["cmd"], "cargo test");
+        assert_eq!(
+            (
+                c["shell"].as_str(),
+                c["login"].as_bool(),
+                c["tty"].as_bool()
+            ),
+            (Some("/bin/sh"), Some(false), Some(false))
+        );
+        let digest = c["cmd_digest"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            digest.starts_with("sha256:") && digest.len() == 39,
+            "{digest}"
+        );
+        // The same command in the same place: the same key; elsewhere not.
+        let again = task_snapshot(&command("cargo test", "."));
+        assert_eq!(again["command"]["cmd_digest"], digest.as_str());
+        let elsewhere = task_snapshot(&command("cargo test", "crates/x"));
+        assert_ne!(elsewhere["command"]["cmd_digest"], digest.as_str());
+        assert!(s.get("stdout_preview").is_none() && c.get("output_preview").is_none());
     }
 }
