@@ -38,17 +38,18 @@ pub(super) struct TaskInputArgs {
 }
 
 /// The child projection of a child task (`null` if it cannot be read).
-fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> serde_json::Value {
-    env.host
-        .store
-        .read()
-        .ok()
-        .and_then(|rx| {
-            crate::runtime::agents::child_ops::child_supervision(&rx, t)
-                .ok()
-                .flatten()
-        })
-        .map_or(serde_json::Value::Null, |s| json!(s))
+/// A child-agent task's supervision and the child's observability (null
+/// for any other task).
+fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> (serde_json::Value, serde_json::Value) {
+    let s = env.host.store.read().ok().and_then(|rx| {
+        crate::runtime::agents::child_ops::child_supervision(&rx, t)
+            .ok()
+            .flatten()
+    });
+    match s {
+        Some(s) => (json!(s), json!(s.observability())),
+        None => (serde_json::Value::Null, serde_json::Value::Null),
+    }
 }
 
 pub(super) struct TaskStatus;
@@ -68,9 +69,15 @@ impl Tool for TaskStatus {
 
     async fn call(&self, env: &ToolEnv<'_>, args: TaskIdArgs) -> ToolOutcome {
         match load_task(env, &args.task_id) {
-            Ok(t) if t.kind == TaskKind::ChildAgentTask => ToolOutcome::ok(json!({
-                "ok": true, "task": task_snapshot(&t), "child_supervision": supervision(env, &t),
-            })),
+            Ok(t) if t.kind == TaskKind::ChildAgentTask => {
+                let (supervision, observability) = supervision(env, &t);
+                let mut task = task_snapshot(&t);
+                task["child_agent_id"] = supervision["child_agent_id"].clone();
+                task["child_observability"] = observability;
+                ToolOutcome::ok(json!({
+                    "ok": true, "task": task, "child_supervision": supervision,
+                }))
+            }
             Ok(t) => ToolOutcome::ok(json!({ "ok": true, "task": task_snapshot(&t) })),
             Err(e) => e,
         }
@@ -103,14 +110,17 @@ impl Tool for TaskOutput {
         match task {
             Ok(t) if t.kind == TaskKind::ChildAgentTask => {
                 let d = t.detail.clone().unwrap_or_default();
+                let (supervision, observability) = supervision(env, &t);
                 ToolOutcome::ok(json!({
                     "ok": true,
                     "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
                     "task": {
                         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
                         "result": d.get("child_result"),
+                        "child_agent_id": supervision["child_agent_id"],
+                        "child_observability": observability,
                     },
-                    "child_supervision": supervision(env, &t),
+                    "child_supervision": supervision,
                 }))
             }
             Ok(t) => {
