@@ -142,7 +142,11 @@ impl OfflineClient {
             Request::AgentStatus { agent_id } => {
                 let rx = self.store.read()?;
                 let agent = self.agent(&rx, &agent_id)?;
-                Ok(Response::AgentStatus(self.summary(&rx, &agent)?))
+                let mut s = self.summary(&rx, &agent)?;
+                let home = self.paths.agent_home(&agent_id);
+                let anchor = std::path::Path::new(&s.execution.workspace_anchor);
+                s.loaded_agents_md = crate::runtime::host::watch::guidance_sources(&home, anchor);
+                Ok(Response::AgentStatus(s))
             }
             Request::PromptSubmit {
                 agent_id,

@@ -272,6 +272,11 @@ pub struct AgentSummary {
     /// An asleep agent's next timer: when it wakes by itself (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sleeping_until: Option<String>,
+    /// The guidance its next turn loads (agent AGENTS.md, then the
+    /// workspace's AGENTS.md or CLAUDE.md): where each is, never what it
+    /// says. `agent.status` only; lists leave it out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loaded_agents_md: Vec<crate::protocol::payloads::GuidanceSource>,
     /// Where the agent's file and shell tools act.
     pub execution: crate::model::workspace::ExecutionSnapshot,
     /// Context use: the last prompt against the window, and compaction.

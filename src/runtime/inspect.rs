@@ -114,6 +114,7 @@ pub fn agent_summary(
             AgentStatus::Asleep => next_timer(rx, id)?,
             _ => None,
         },
+        loaded_agents_md: Vec::new(),
         execution: super::workspace::snapshot(
             &agent.workspaces,
             &super::agent::home_dir(data_dir, &agent.id),

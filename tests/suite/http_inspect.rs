@@ -48,6 +48,22 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
         (200, Some("main")),
         "{summary}"
     );
+    // Where its guidance comes from, never what it says.
+    let guidance = summary["loaded_agents_md"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        guidance
+            .iter()
+            .any(|g| g["scope"] == "agent" && g["file_name"] == "AGENTS.md"),
+        "{summary}"
+    );
+    assert!(guidance.iter().all(|g| g.get("text").is_none()));
+    assert!(
+        list["agents"][0].get("loaded_agents_md").is_none(),
+        "lists leave it out"
+    );
     // The default agent's aliases answer the same surfaces.
     let (_, alias) = get("/status", token).await;
     assert_eq!(alias["id"], summary["id"]);

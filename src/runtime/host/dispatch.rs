@@ -207,7 +207,13 @@ impl RuntimeHost {
                 )))
             }
             Request::AgentStatus { agent_id } => {
-                Ok(Response::AgentStatus(self.summary(&agent_id)?))
+                let mut s = self.summary(&agent_id)?;
+                let (home, anchor) = (
+                    self.inner.agent_home(&agent_id),
+                    &s.execution.workspace_anchor,
+                );
+                s.loaded_agents_md = super::watch::guidance_sources(&home, anchor.as_ref());
+                Ok(Response::AgentStatus(s))
             }
             Request::AgentState { agent_id } => {
                 Ok(Response::AgentState(self.agent_state(&agent_id)?))

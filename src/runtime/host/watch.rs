@@ -114,6 +114,15 @@ fn load_one(scope: GuidanceScope, dir: &Path, file_name: &'static str) -> Option
     })
 }
 
+/// Where the guidance of an agent's next turn comes from, without its
+/// text (`agent.status`'s `loaded_agents_md`).
+pub fn guidance_sources(agent_home: &Path, workspace_anchor: &Path) -> Vec<GuidanceSource> {
+    load_guidance(agent_home, workspace_anchor)
+        .into_iter()
+        .map(|g| g.source)
+        .collect()
+}
+
 /// The guidance blocks of the prompt frame, in contract order (agent, then
 /// workspace); a file both scopes resolve to is included once.
 pub fn load_guidance(agent_home: &Path, workspace_anchor: &Path) -> Vec<Guidance> {

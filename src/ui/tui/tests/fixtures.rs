@@ -468,6 +468,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         model_source: Some("runtime_default".into()),
         fallback_models: Vec::new(),
         sleeping_until: None,
+        loaded_agents_md: Vec::new(),
         // A kernel that sandboxes (whatever this machine's is).
         execution: crate::runtime::workspace::snapshot_with(
             &workspaces(),
