@@ -228,6 +228,31 @@ fn fingerprint(effective: &serde_json::Value) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
+/// Where `holon attach` connects: a `ws://` listener with its token, or a
+/// control socket (this home's by default).
+pub(super) fn attach_endpoint(
+    ctx: &Context,
+    target: Option<String>,
+    token_file: Option<std::path::PathBuf>,
+    socket: Option<std::path::PathBuf>,
+) -> anyhow::Result<crate::ui::ws::Endpoint> {
+    use crate::ui::ws::Endpoint;
+    let Some(target) = target else {
+        return Ok(Endpoint::Unix(
+            socket.unwrap_or_else(|| ctx.paths.socket_path()),
+        ));
+    };
+    let file = token_file.unwrap_or_else(|| default_token_file(&ctx.paths.run_dir));
+    if !file.exists() {
+        anyhow::bail!(
+            "no token file {}: copy the runtime's run/remote-token here (0600) and pass --token-file",
+            file.display()
+        );
+    }
+    let token = load_token(&ctx.paths.run_dir, Some(&file))?;
+    Endpoint::websocket(&target, token).map_err(anyhow::Error::msg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

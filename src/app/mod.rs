@@ -154,31 +154,6 @@ impl Context {
     }
 }
 
-/// Where `holon attach` connects: a `ws://` listener with its token, or a
-/// control socket (this home's by default).
-fn attach_endpoint(
-    ctx: &Context,
-    target: Option<String>,
-    token_file: Option<std::path::PathBuf>,
-    socket: Option<std::path::PathBuf>,
-) -> anyhow::Result<crate::ui::ws::Endpoint> {
-    use crate::ui::ws::Endpoint;
-    let Some(target) = target else {
-        return Ok(Endpoint::Unix(
-            socket.unwrap_or_else(|| ctx.paths.socket_path()),
-        ));
-    };
-    let file = token_file.unwrap_or_else(|| access::default_token_file(&ctx.paths.run_dir));
-    if !file.exists() {
-        anyhow::bail!(
-            "no token file {}: copy the runtime's run/remote-token here (0600) and pass --token-file",
-            file.display()
-        );
-    }
-    let token = access::load_token(&ctx.paths.run_dir, Some(&file))?;
-    Endpoint::websocket(&target, token).map_err(anyhow::Error::msg)
-}
-
 /// The command's name, without its arguments.
 fn command_name(command: &Option<Command>) -> &'static str {
     match command {
@@ -421,7 +396,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 agent,
                 plain,
             }) => {
-                let endpoint = attach_endpoint(&ctx, target, token_file, socket)?;
+                let endpoint = access::attach_endpoint(&ctx, target, token_file, socket)?;
                 if plain {
                     commands::attach(&ctx, endpoint, agent).await
                 } else {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::usage::{ProviderAttemptTimeline, ReasoningItem, TokenUsage, ToolCall, ToolImage};
+use super::usage::{ProviderAttemptTimeline, ReasoningItem, TokenUsage, ToolCall};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptEntry {
@@ -63,4 +63,20 @@ pub enum TranscriptBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeline: Option<ProviderAttemptTimeline>,
     },
+}
+
+/// An image a tool returned: one of the types every wire format that
+/// carries images takes, checked to be what it says before it is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The image, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl ToolImage {
+    /// What a request is reckoned to spend on one image: about what a
+    /// megapixel costs on the wires that price images by their area.
+    pub const TOKENS: u64 = 1_600;
 }

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use super::transcript::ToolImage;
+
 /// A tool call the model requested. `id` is the provider's call id and is
 /// echoed back on the matching result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,22 +69,6 @@ pub enum ConversationItem {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<ToolImage>,
     },
-}
-
-/// An image a tool returned: one of the types every wire format that
-/// carries images takes, checked to be what it says before it is kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolImage {
-    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
-    pub mime_type: String,
-    /// The image, base64 (standard alphabet, padded).
-    pub data: String,
-}
-
-impl ToolImage {
-    /// What a request is reckoned to spend on one image: about what a
-    /// megapixel costs on the wires that price images by their area.
-    pub const TOKENS: u64 = 1_600;
 }
 
 /// How hard a reasoning model thinks before it answers.

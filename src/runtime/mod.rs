@@ -22,6 +22,7 @@ pub mod inspect;
 mod layering_tests;
 pub mod mcp;
 pub mod operator;
+pub mod pages;
 pub mod posture;
 pub mod process_identity;
 pub mod provider;

@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use super::approvals::wait_requests;
+use super::mcp::results;
 use super::runtime_core::{events, kind, prompt, rig, wait_event};
 use holon::runtime::envelope::Priority;
 use holon::runtime::provider::scripted::Scripted;
-use holon::runtime::provider::ConversationItem;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_tools_error_is_the_envelope_named_by_its_tool() {
@@ -31,23 +31,7 @@ async fn every_tools_error_is_the_envelope_named_by_its_tool() {
     wait_event(&r.host, "the turn's end", kind("turn_terminal")).await;
     wait_requests(&r.provider, 2).await;
 
-    let told: Vec<(String, Value, bool)> = r.provider.requests()[1]
-        .conversation
-        .iter()
-        .filter_map(|c| match c {
-            ConversationItem::ToolResult {
-                tool_name,
-                content,
-                is_error,
-                ..
-            } => Some((
-                tool_name.clone(),
-                serde_json::from_str(content).unwrap_or(Value::Null),
-                *is_error,
-            )),
-            _ => None,
-        })
-        .collect();
+    let told = results(&r.provider, 1);
     assert_eq!(told.len(), names.len());
     for (name, envelope, is_error) in &told {
         assert!(is_error, "{name}: {envelope}");

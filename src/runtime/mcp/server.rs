@@ -14,16 +14,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
-use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RunningService};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
+use rmcp::RoleClient;
 use serde_json::Value;
 
-use super::client::{http_transport, list_tools, Handler, ProgressSink, Watchers, MAX_MESSAGE};
-use super::config::{ServerConfig, Transport};
+use super::client::{list_tools, Handler, ProgressSink, Watchers};
+use super::config::ServerConfig;
+use super::flight::{Abandoned, InFlight};
+pub use super::flight::{CallError, CallResult};
 use super::names::Listed;
 pub use super::process::Sandboxing;
-use super::process::{ended, has_exited, keep_log, server_env, spawn, ServerProcess};
+
+mod connect;
+use super::process::{ended, has_exited, ServerProcess};
 use super::report::{Lifecycle, Reporter};
 use crate::model::mcp::{McpServerFailed, McpServerStarted, McpServerStopped, McpStopReason};
 
@@ -94,24 +97,6 @@ enum State {
         retry_at: Instant,
         failures: u32,
     },
-}
-
-/// Why a call did not return a result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallError {
-    /// The server is down (and why); it is retried on a later need.
-    Down(String),
-    /// No answer within the tool timeout; the call was cancelled.
-    TimedOut(Duration),
-    /// The server answered the request with a protocol error.
-    Protocol(String),
-}
-
-/// A call's result, as JSON content blocks.
-pub struct CallResult {
-    pub content: Vec<Value>,
-    pub structured: Option<Value>,
-    pub is_error: bool,
 }
 
 pub struct Server {
@@ -191,7 +176,7 @@ impl Server {
         self.phase.lock().map(|p| p.clone()).unwrap_or(Phase::Idle)
     }
 
-    fn set_phase(&self, p: Phase) {
+    pub(super) fn set_phase(&self, p: Phase) {
         if let Ok(mut g) = self.phase.lock() {
             *g = p;
         }
@@ -356,73 +341,6 @@ impl Server {
         }
     }
 
-    async fn connect(&self, sandbox: &Sandboxing, failures: u32) -> Result<Conn, String> {
-        let serial = self.serials.fetch_add(1, Ordering::SeqCst) + 1;
-        let handler = Handler {
-            changed: Arc::clone(&self.changed),
-            generation: Arc::clone(&self.generation),
-            watchers: Arc::clone(&self.watchers),
-            serial,
-        };
-        let timeout = self.config.startup_timeout;
-        let late = || format!("did not answer `initialize` within {} s", timeout.as_secs());
-        let (service, child) = match &self.config.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                env_passthrough,
-                cwd,
-            } => {
-                let prepared = match self.config.sandboxed {
-                    true => sandbox.prepare(&self.slot)?,
-                    false => None,
-                };
-                let env = server_env(env, env_passthrough, std::env::vars_os());
-                let mut child = spawn(command, args, env, cwd.as_deref(), prepared)?;
-                let (Some(stdout), Some(stdin)) = (child.0.stdout.take(), child.0.stdin.take())
-                else {
-                    return Err("the server's stdio could not be opened".into());
-                };
-                if let Some(stderr) = child.0.stderr.take() {
-                    tokio::spawn(keep_log(stderr, self.log_path.clone()));
-                }
-                let transport =
-                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE);
-                match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(s)) => (s, Some(child)),
-                    Ok(Err(e)) => {
-                        let why = ended(Some(&mut child)).await;
-                        return Err(format!("the server failed its handshake ({e}); {why}"));
-                    }
-                    Err(_) => return Err(format!("the server {}", late())),
-                }
-            }
-            Transport::Http {
-                url,
-                bearer_token_env,
-            } => {
-                let transport = http_transport(url, bearer_token_env.as_deref())?;
-                match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                    Ok(Ok(s)) => (s, None),
-                    Ok(Err(e)) => {
-                        return Err(format!("the server at {url} refused the handshake: {e}"))
-                    }
-                    Err(_) => return Err(format!("the server at {url} {}", late())),
-                }
-            }
-        };
-        let tools = list_tools(service.peer(), timeout).await?;
-        Ok(Conn {
-            service,
-            tools,
-            child,
-            failures,
-            started: Instant::now(),
-            serial,
-        })
-    }
-
     /// Call the server's tool `tool` with `arguments`, its progress (if
     /// the server reports any) to `progress`. Dropped before its answer
     /// (the turn was cancelled), the call is cancelled at the server.
@@ -540,90 +458,6 @@ impl Server {
         }
         if !matches!(self.phase(), Phase::AwaitingApproval | Phase::Disabled) {
             self.set_phase(Phase::Idle);
-        }
-    }
-}
-
-/// A call sent and not answered yet, its progress sink registered. Dropped
-/// unanswered (the turn that made it was cancelled), it tells the server
-/// so in the background.
-struct InFlight<'a> {
-    handle: Option<RequestHandle<RoleClient>>,
-    /// Its connection's serial: with the progress token, its key among
-    /// the watchers.
-    serial: u64,
-    watchers: &'a Watchers,
-}
-
-type Answer = Result<ServerResult, rmcp::ServiceError>;
-
-impl<'a> InFlight<'a> {
-    fn new(
-        handle: RequestHandle<RoleClient>,
-        serial: u64,
-        progress: Option<ProgressSink>,
-        watchers: &'a Watchers,
-    ) -> InFlight<'a> {
-        if let (Some(sink), Ok(mut w)) = (progress, watchers.lock()) {
-            w.insert((serial, handle.progress_token.clone()), sink);
-        }
-        InFlight {
-            handle: Some(handle),
-            serial,
-            watchers,
-        }
-    }
-
-    /// The answer, or `None` when none came within `limit` (the call is
-    /// still in flight then). `Some(Err)`: the connection closed first.
-    async fn wait(
-        &mut self,
-        limit: Duration,
-    ) -> Option<Result<Answer, tokio::sync::oneshot::error::RecvError>> {
-        let handle = self.handle.as_mut()?;
-        let answer = tokio::time::timeout(limit, &mut handle.rx).await.ok()?;
-        self.take();
-        Some(answer)
-    }
-
-    /// Tell the server to stop working on it. Bounded: a server that no
-    /// longer reads its stdin would hold the notification behind a full
-    /// pipe.
-    async fn cancel(&mut self, reason: String) {
-        if let Some(handle) = self.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(1), handle.cancel(Some(reason))).await;
-        }
-    }
-
-    fn take(&mut self) -> Option<RequestHandle<RoleClient>> {
-        let handle = self.handle.take()?;
-        if let Ok(mut w) = self.watchers.lock() {
-            w.remove(&(self.serial, handle.progress_token.clone()));
-        }
-        Some(handle)
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        let Some(handle) = self.take() else { return };
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                let reason = Some("the caller stopped waiting".to_owned());
-                let _ = tokio::time::timeout(Duration::from_secs(1), handle.cancel(reason)).await;
-            });
-        }
-    }
-}
-
-/// A start in progress: dropped before it ended (its caller gave up), it
-/// sets the server idle again instead of leaving it "starting".
-struct Abandoned<'a>(Option<&'a Server>);
-
-impl Drop for Abandoned<'_> {
-    fn drop(&mut self) {
-        if let Some(server) = self.0.filter(|s| s.phase() == Phase::Starting) {
-            server.set_phase(Phase::Idle);
         }
     }
 }

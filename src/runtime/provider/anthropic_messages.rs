@@ -170,14 +170,7 @@ fn messages(request: &ProviderRequest, model: &str, thinking: bool, images: bool
                             "type": "tool_result", "tool_use_id": r.call_id, "content": content,
                         });
                         if images && !r.images.is_empty() {
-                            // The text first, then each image as a block.
-                            let mut parts = vec![json!({"type": "text", "text": content})];
-                            parts.extend(r.images.iter().map(|i| {
-                                json!({"type": "image", "source": {
-                                    "type": "base64", "media_type": i.mime_type, "data": i.data,
-                                }})
-                            }));
-                            block["content"] = Value::Array(parts);
+                            block["content"] = super::tool_images::messages_parts(content, &r);
                         }
                         if r.is_error {
                             block["is_error"] = Value::Bool(true);

@@ -195,5 +195,6 @@ pub mod registry;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+mod tool_images;
 pub mod tool_schema;
 pub mod wire;

@@ -120,15 +120,7 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
                     let text = r.text(options.images);
                     let mut output = json!(text);
                     if options.images && !r.images.is_empty() {
-                        // The text first, then each image as a data URL.
-                        let mut parts = vec![json!({"type": "input_text", "text": text})];
-                        parts.extend(r.images.iter().map(|i| {
-                            json!({
-                                "type": "input_image",
-                                "image_url": format!("data:{};base64,{}", i.mime_type, i.data),
-                            })
-                        }));
-                        output = Value::Array(parts);
+                        output = super::tool_images::responses_parts(&text, &r);
                     }
                     input.push(json!({
                         "type": kind,

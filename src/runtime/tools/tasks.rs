@@ -199,3 +199,52 @@ impl Tool for TaskStop {
         }
     }
 }
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+    use crate::model::task::{TaskKind, TaskStatus, WaitPolicy};
+
+    fn command(cmd: &str, workdir: &str) -> TaskRecord {
+        TaskRecord {
+            id: "task_1".into(),
+            agent_id: "main".into(),
+            kind: TaskKind::CommandTask,
+            status: TaskStatus::Running,
+            wait_policy: WaitPolicy::Background,
+            work_item_id: None,
+            parent_message_id: None,
+            summary: None,
+            detail: Some(json!({"cmd": cmd, "workdir": workdir, "output_path": "/x/out"})),
+            created_at: "t0".into(),
+            updated_at: "t0".into(),
+            failure_artifact: None,
+        }
+    }
+
+    #[test]
+    fn a_command_snapshot_carries_its_identity_and_no_output() {
+        let s = task_snapshot(&command("cargo test", "."));
+        let c = &s["command"];
+        assert_eq!(c["cmd"], "cargo test");
+        assert_eq!(
+            (
+                c["shell"].as_str(),
+                c["login"].as_bool(),
+                c["tty"].as_bool()
+            ),
+            (Some("/bin/sh"), Some(false), Some(false))
+        );
+        let digest = c["cmd_digest"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            digest.starts_with("sha256:") && digest.len() == 39,
+            "{digest}"
+        );
+        // The same command in the same place: the same key; elsewhere not.
+        let again = task_snapshot(&command("cargo test", "."));
+        assert_eq!(again["command"]["cmd_digest"], digest.as_str());
+        let elsewhere = task_snapshot(&command("cargo test", "crates/x"));
+        assert_ne!(elsewhere["command"]["cmd_digest"], digest.as_str());
+        assert!(s.get("stdout_preview").is_none() && c.get("output_preview").is_none());
+    }
+}
