@@ -137,9 +137,12 @@ pub async fn run(ctx: &Context, mode: &str, access: &AccessArgs) -> anyhow::Resu
     let mut phase = Phase::Startup;
     let served = serve(ctx, mode, access, &mut phase).await;
     if let Err(e) = &served {
+        // Finding a runtime there (running, busy, or still starting) is
+        // not this home's runtime failing.
+        use super::control::socket::SocketError as S;
         let already = matches!(
-            e.downcast_ref::<super::control::socket::SocketError>(),
-            Some(super::control::socket::SocketError::AlreadyRunning { .. })
+            e.downcast_ref::<S>(),
+            Some(S::AlreadyRunning { .. } | S::Failing { .. } | S::NotHolon { .. })
         );
         if !already {
             record(ctx, phase, e);
@@ -353,8 +356,10 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                 );
             } else {
                 print_runtime_status(&status);
-                if let Some(l) = &kept_line {
-                    println!("earlier   {l}");
+                // Only a failure since this runtime started is news.
+                let recent = kept.as_ref().filter(|f| f.occurred_at > status.started_at);
+                if let Some(f) = recent {
+                    println!("earlier   {}", super::daemon_failure::line(f));
                 }
                 if !config_fingerprint_match {
                     println!(
@@ -371,7 +376,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true, "health": "failing", "error": message,
-                        "socket_path": socket_path,
+                        "socket_path": socket_path, "daemon_failure": kept,
                     }))?
                 );
             } else {

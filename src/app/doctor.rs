@@ -99,10 +99,13 @@ fn lines(c: &ModelCheck) -> Vec<String> {
     ));
     let reach = match &c.probe {
         Some(Probe::Accepted { status, ms }) => {
-            format!("yes: its model list answered {status} in {ms} ms (the key is accepted)")
+            format!("yes: its model list answered {status} in {ms} ms with the key")
         }
         Some(Probe::Refused { status, ms }) => {
             format!("yes, but it refused the key: {status} in {ms} ms")
+        }
+        Some(Probe::Answered { status, ms }) if *status >= 500 => {
+            format!("it answered {status} in {ms} ms: the server is failing")
         }
         Some(Probe::Answered { status, ms }) => format!(
             "yes: answered {status} in {ms} ms (it serves no model list; the key is untested)"
@@ -112,7 +115,8 @@ fn lines(c: &ModelCheck) -> Vec<String> {
     };
     out.push(format!("  reachable  {reach}"));
     let sends: Vec<&str> = [
-        c.takes_reasoning_effort.then_some("a reasoning setting"),
+        c.takes_reasoning_effort
+            .then_some("a reasoning setting when one is configured"),
         c.images.then_some("tools' images"),
     ]
     .into_iter()

@@ -141,8 +141,11 @@ pub struct ChildSupervision {
     pub posture_reason: String,
     pub archived: bool,
     pub workspace_mode: ChildWorkspaceMode,
+    /// The objective of the work item the child focuses on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_work_item: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_work_item_id: Option<String>,
     pub model_rounds: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -168,6 +171,9 @@ pub struct ChildObservability {
     pub waiting_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_work_item_id: Option<String>,
+    /// That work item's objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_summary: Option<String>,
     /// Its latest brief while it works (progress), or once it ended
     /// (its result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,12 +185,23 @@ pub struct ChildObservability {
 impl ChildSupervision {
     /// The child's observability, derived from its supervision.
     pub fn observability(&self) -> ChildObservability {
-        let terminal = self.task_status.is_terminal() || self.archived;
+        // An interrupted task may outlive a restart with its child still
+        // alive: only a task that ended for good (or an archived child) is
+        // terminal.
+        let ended = matches!(
+            self.task_status,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        );
+        let terminal = ended || self.archived;
+        let reason = Some(self.posture_reason.clone());
         let (phase, blocked, waiting) = match self.posture.as_str() {
             _ if terminal => ("terminal", None, None),
-            "WaitingForTask" | "Blocked" => ("blocked", Some(self.posture_reason.clone()), None),
-            "WaitingForExternal" | "WaitingForOperator" => {
-                ("waiting", None, Some(self.posture_reason.clone()))
+            // Blocked on managed execution: its own tasks.
+            "WaitingForTask" => ("blocked", reason, None),
+            // Parked by choice or for someone else: a wait, an operator,
+            // a work item's blocker, or nothing to do yet.
+            "WaitingForExternal" | "WaitingForOperator" | "Blocked" | "Idle" => {
+                ("waiting", None, reason)
             }
             _ => ("running", None, None),
         };
@@ -196,7 +213,8 @@ impl ChildSupervision {
             phase: phase.to_owned(),
             blocked_reason: blocked,
             waiting_reason: waiting,
-            active_work_item_id: self.current_work_item.clone(),
+            active_work_item_id: self.current_work_item_id.clone(),
+            work_summary: self.current_work_item.clone(),
             last_progress_brief: progress,
             last_result_brief: result,
         }
@@ -274,7 +292,7 @@ pub struct AgentSummary {
     pub sleeping_until: Option<String>,
     /// The guidance its next turn loads (agent AGENTS.md, then the
     /// workspace's AGENTS.md or CLAUDE.md): where each is, never what it
-    /// says. `agent.status` only; lists leave it out.
+    /// says. `agent.status` and `agent.state` only; lists leave it out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loaded_agents_md: Vec<crate::protocol::payloads::GuidanceSource>,
     /// Where the agent's file and shell tools act.
@@ -452,7 +470,8 @@ mod tests {
             posture_reason: format!("because {posture}"),
             archived: false,
             workspace_mode: ChildWorkspaceMode::Inherit,
-            current_work_item: Some("work_1".into()),
+            current_work_item: Some("tidy the logs".into()),
+            current_work_item_id: Some("work_1".into()),
             model_rounds: 3,
             input_tokens: 10,
             output_tokens: 5,
@@ -470,6 +489,17 @@ mod tests {
         assert_eq!(o.blocked_reason.as_deref(), Some("because WaitingForTask"));
         assert_eq!(o.last_progress_brief.as_deref(), Some("halfway"));
         assert_eq!(o.active_work_item_id.as_deref(), Some("work_1"));
+        assert_eq!(o.work_summary.as_deref(), Some("tidy the logs"));
+        let parked = child(TaskStatus::Running, "Blocked").observability();
+        assert_eq!(
+            (parked.phase.as_str(), parked.waiting_reason.is_some()),
+            ("waiting", true)
+        );
+        let restarted = child(TaskStatus::Interrupted, "ActiveTurn").observability();
+        assert_eq!(
+            restarted.phase, "running",
+            "an interrupted task's child may live on"
+        );
         let o = child(TaskStatus::Running, "WaitingForExternal").observability();
         assert_eq!(
             (o.phase.as_str(), o.waiting_reason.is_some()),

@@ -177,7 +177,7 @@ pub fn shows(mode: DisplayMode, event: &OperatorEvent) -> bool {
 pub fn human_line(event: &EventRecord, p: &OperatorEvent) -> String {
     let (seq, time) = (event.event_seq, clock(&event.ts));
     let (v, c) = (p.visibility.as_str(), p.category.as_str());
-    format!("{seq:>5} {time} {v:<15} {c:<21} {}", p.summary)
+    printable(&format!("{seq:>5} {time} {v:<15} {c:<21} {}", p.summary))
 }
 
 /// The short form of `holon tail`: UTC time (`HH:MM:SS`) and summary.

@@ -52,7 +52,11 @@ impl RuntimeHost {
         let agent: AgentRecord = rx
             .agent(agent_id)?
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
-        let summary = self.summarize(&rx, &agent)?;
+        let mut summary = self.summarize(&rx, &agent)?;
+        // `/state.agent` stays what `/status` answers.
+        let home = self.inner.agent_home(agent_id);
+        let anchor = std::path::Path::new(&summary.execution.workspace_anchor);
+        summary.loaded_agents_md = super::watch::guidance_sources(&home, anchor);
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live.as_ref().map(|l| l.projection.closure());

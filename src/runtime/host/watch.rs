@@ -82,12 +82,20 @@ impl Guidance {
 }
 
 fn read_bounded(path: &Path) -> Option<(String, usize, bool)> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
-    let total = bytes.len();
+    // Only what can enter the prompt is read (and a character's worth
+    // more), however large the file.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_GUIDANCE_BYTES as u64 + 4)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let total = (meta.len() as usize).max(bytes.len());
     let text = String::from_utf8_lossy(&bytes);
     if total <= MAX_GUIDANCE_BYTES {
         return Some((text.into_owned(), total, false));

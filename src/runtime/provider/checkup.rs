@@ -18,8 +18,9 @@ use super::wire::{Streaming, WireFormat};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
 pub enum Probe {
-    /// It answered the model list: reachable, and the credential (if
-    /// any) accepted.
+    /// It answered the model list with a success: reachable, and the
+    /// credential (if any) not refused (an endpoint whose list needs no
+    /// key says nothing of it).
     Accepted {
         status: u16,
         ms: u64,
@@ -30,7 +31,8 @@ pub enum Probe {
         ms: u64,
     },
     /// It answered something else (many compatible servers serve no model
-    /// list): reachable, the credential untested.
+    /// list): reachable, the credential untested; a 5xx is a server that
+    /// is failing.
     Answered {
         status: u16,
         ms: u64,
@@ -74,10 +76,11 @@ impl ModelCheck {
     /// unanswered.
     pub fn healthy(&self) -> bool {
         self.problem.is_none()
-            && matches!(
-                self.probe,
-                Some(Probe::Accepted { .. } | Probe::Answered { .. })
-            )
+            && match self.probe {
+                Some(Probe::Accepted { .. }) => true,
+                Some(Probe::Answered { status, .. }) => status < 500,
+                _ => false,
+            }
     }
 }
 

@@ -219,6 +219,7 @@ fn child(
         archived: task_status.is_terminal(),
         workspace_mode: Default::default(),
         current_work_item: None,
+        current_work_item_id: None,
         model_rounds: 3,
         input_tokens: 1200,
         output_tokens: 300,
