@@ -24,11 +24,11 @@ use super::flight::{Abandoned, InFlight};
 pub use super::flight::{CallError, CallResult};
 use super::names::Listed;
 pub use super::process::Sandboxing;
-
-mod connect;
 use super::process::{ended, has_exited, ServerProcess};
 use super::report::{Lifecycle, Reporter};
 use crate::model::mcp::{McpServerFailed, McpServerStarted, McpServerStopped, McpStopReason};
+
+mod connect;
 
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// A server up this long has its failure count forgotten.
