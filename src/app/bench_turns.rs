@@ -306,7 +306,8 @@ async fn exec_bench(dir: &Path) -> anyhow::Result<()> {
             granted: false,
         };
         let t = Instant::now();
-        let outcome = tools::execute(&env, &call, None).await;
+        let mut outcome = tools::execute(&env, &call, None).await;
+        tools::envelope::finish(&mut outcome, &call.name);
         samples.push(t.elapsed());
         if outcome.is_error || outcome.content["disposition"] != "completed" {
             anyhow::bail!("ExecCommand true did not complete: {}", outcome.content);

@@ -64,6 +64,13 @@ pub fn finish(outcome: &mut ToolOutcome, tool_name: &str) {
     }
     obj.entry("tool_name")
         .or_insert_with(|| Value::String(tool_name.to_owned()));
+    // The input field at fault, where only the details named it.
+    let named = obj.get("details").and_then(|d| d.get("field")).cloned();
+    if let Some(field) = named.filter(|f| f.is_string()) {
+        if obj.get("field").is_none_or(Value::is_null) {
+            obj.insert("field".into(), field);
+        }
+    }
     let Some(details) = obj.get_mut("details").filter(|d| !d.is_null()) else {
         return;
     };
@@ -130,6 +137,12 @@ mod tests {
             error_of(&o).map(|e| e["kind"].clone()),
             Some(json!("failed"))
         );
+
+        // The field the details name becomes the envelope's.
+        let mut field = tool_error(ToolErrorKind::InvalidArguments, "bad", None, None, false);
+        field.content["details"] = json!({"field": "workdir"});
+        finish(&mut field, "ExecCommand");
+        assert_eq!(field.content["field"], "workdir");
 
         // A tool that named itself keeps its name; small details stay.
         let mut named = tool_error(ToolErrorKind::Conflict, "stale", None, None, false);
