@@ -144,8 +144,7 @@ impl OfflineClient {
                 let agent = self.agent(&rx, &agent_id)?;
                 let mut s = self.summary(&rx, &agent)?;
                 let home = self.paths.agent_home(&agent_id);
-                let anchor = std::path::Path::new(&s.execution.workspace_anchor);
-                s.loaded_agents_md = crate::runtime::host::watch::guidance_sources(&home, anchor);
+                crate::runtime::host::watch::name_guidance(&mut s, &home);
                 Ok(Response::AgentStatus(s))
             }
             Request::PromptSubmit {

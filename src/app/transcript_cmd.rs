@@ -73,9 +73,11 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
              (`holon transcript` reads the store without one)"
         );
     }
-    let state: crate::protocol::AgentState = call_typed(
+    // The summary says where to follow from; the whole bootstrap is not
+    // needed.
+    let summary: crate::protocol::AgentSummary = call_typed(
         &*client,
-        Request::AgentState {
+        Request::AgentStatus {
             agent_id: agent.clone(),
         },
     )
@@ -96,12 +98,12 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
     }
     out.line(&format!(
         "— following {agent} ({}); Ctrl+C stops following, never the agent",
-        state.agent.posture_reason
+        summary.posture_reason
     ))?;
     // Characters of the current round's answer shown as they streamed.
     let mut streamed = 0;
     let mut printed = Ok(());
-    follow(&*client, &agent, state.last_event_seq + 1, |item| {
+    follow(&*client, &agent, summary.last_event_seq + 1, |item| {
         printed = show(&mut out, &mut streamed, item);
         std::future::ready(match printed.is_err() || out.is_closed() {
             true => ControlFlow::Break(()),

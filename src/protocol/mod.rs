@@ -9,6 +9,7 @@
 
 pub mod answers;
 pub mod api;
+pub mod child_observability;
 pub mod client;
 pub mod events;
 pub mod jsonrpc;

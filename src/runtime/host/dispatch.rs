@@ -54,9 +54,7 @@ impl RuntimeHost {
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
         let mut summary = self.summarize(&rx, &agent)?;
         // `/state.agent` stays what `/status` answers.
-        let home = self.inner.agent_home(agent_id);
-        let anchor = std::path::Path::new(&summary.execution.workspace_anchor);
-        summary.loaded_agents_md = super::watch::guidance_sources(&home, anchor);
+        super::watch::name_guidance(&mut summary, &self.inner.agent_home(agent_id));
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live.as_ref().map(|l| l.projection.closure());
@@ -212,11 +210,7 @@ impl RuntimeHost {
             }
             Request::AgentStatus { agent_id } => {
                 let mut s = self.summary(&agent_id)?;
-                let (home, anchor) = (
-                    self.inner.agent_home(&agent_id),
-                    &s.execution.workspace_anchor,
-                );
-                s.loaded_agents_md = super::watch::guidance_sources(&home, anchor.as_ref());
+                super::watch::name_guidance(&mut s, &self.inner.agent_home(&agent_id));
                 Ok(Response::AgentStatus(s))
             }
             Request::AgentState { agent_id } => {

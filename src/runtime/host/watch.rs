@@ -122,13 +122,15 @@ fn load_one(scope: GuidanceScope, dir: &Path, file_name: &'static str) -> Option
     })
 }
 
-/// Where the guidance of an agent's next turn comes from, without its
-/// text (`agent.status`'s `loaded_agents_md`).
-pub fn guidance_sources(agent_home: &Path, workspace_anchor: &Path) -> Vec<GuidanceSource> {
-    load_guidance(agent_home, workspace_anchor)
+/// Name in `summary` where its agent's next turn takes guidance from
+/// (`loaded_agents_md`: its agent home's and its workspace's files, never
+/// their text), for `agent.status` and `agent.state`.
+pub fn name_guidance(summary: &mut crate::protocol::AgentSummary, agent_home: &Path) {
+    let anchor = Path::new(&summary.execution.workspace_anchor);
+    summary.loaded_agents_md = load_guidance(agent_home, anchor)
         .into_iter()
         .map(|g| g.source)
-        .collect()
+        .collect();
 }
 
 /// The guidance blocks of the prompt frame, in contract order (agent, then
