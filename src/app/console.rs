@@ -180,7 +180,9 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(http) = http {
         let _ = http.await;
     }
-    host.shutdown().await;
+    // Quitting stops its commands; detaching leaves them to the daemon
+    // that takes over, which reattaches them.
+    host.shutdown_with(matches!(exit, Ok(Exit::Detach))).await;
     let store = host.store().clone();
     drop(host);
     store.close().await?;

@@ -525,12 +525,16 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
             .is_none_or(|id| id.liveness() == Liveness::Running)
     });
     // 1. Graceful shutdown through the socket.
+    let mut left_running = 0;
     if let Ok(client) = SocketClient::connect(&socket_path).await {
-        let _ = tokio::time::timeout(
+        let ack = tokio::time::timeout(
             Duration::from_secs(5),
             client.call(Request::RuntimeShutdown),
         )
         .await;
+        if let Ok(Ok(crate::protocol::Response::RuntimeShutdown(ack))) = ack {
+            left_running = ack.commands_left_running;
+        }
     }
     let alive = {
         let identity = identity.clone();
@@ -580,6 +584,17 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_file(&socket_path);
     }
     println!("holon runtime (pid {pid}) stopped {how}");
+    match left_running {
+        0 => {}
+        1 => println!(
+            "1 command left running under its holder; the next start reattaches it and \
+             delivers its result (to end it, stop it first from the console's /tasks)"
+        ),
+        n => println!(
+            "{n} commands left running under their holders; the next start reattaches them \
+             and delivers their results (to end one, stop it first from the console's /tasks)"
+        ),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

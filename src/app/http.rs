@@ -322,8 +322,10 @@ async fn runtime_shutdown(State(st): State<AppState>, headers: HeaderMap) -> Res
     if !authorized(&headers, &st.token) {
         return unauthorized();
     }
+    let left = st.host.commands_outliving();
     st.host.request_shutdown();
-    (StatusCode::ACCEPTED, Json(json!({ "shutting_down": true }))).into_response()
+    let ack = json!({ "shutting_down": true, "commands_left_running": left });
+    (StatusCode::ACCEPTED, Json(ack)).into_response()
 }
 
 /// `GET /ws`: the JSON-RPC protocol, one message per line's JSON.

@@ -251,6 +251,14 @@ fn simulates_life(cli: &Cli) -> bool {
 }
 
 pub fn run() -> ExitCode {
+    // A command task's holder: before anything else (its umask and
+    // environment are the command's).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::runtime::command_tasks::holder::HOLD_ARG)
+    {
+        return crate::runtime::command_tasks::holder::run();
+    }
     crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
     if let Err(e) = crate::clock::install_from_env() {

@@ -154,6 +154,11 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
         keep: ctx.config.store_backup_keep,
     };
     config.retain_days = ctx.config.store_retain_days;
+    // Commands run under `holon __hold` (this program), so they outlive a
+    // runtime that stops or dies; a daemon leaves them running when it
+    // stops, a console's own runtime and a one-shot run stop them.
+    config.holder = std::env::current_exe().ok();
+    config.tasks_outlive = matches!(mode, "daemon" | "foreground");
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

@@ -112,6 +112,10 @@ pub struct WorkItemEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShutdownAck {
     pub shutting_down: bool,
+    /// Commands this shutdown leaves running under their holders (a
+    /// daemon's); the next runtime reattaches them.
+    #[serde(default)]
+    pub commands_left_running: usize,
 }
 
 /// `agent.model`: the agent after the change, and the override it had.
@@ -304,7 +308,8 @@ mod tests {
         assert!(matches!(
             good,
             Ok(Response::RuntimeShutdown(ShutdownAck {
-                shutting_down: true
+                shutting_down: true,
+                commands_left_running: 0,
             }))
         ));
         let bad = Response::decode(&request, &json!({ "shutting": "soon" }));
@@ -318,6 +323,7 @@ mod tests {
     fn an_answer_is_read_as_the_type_it_carries() {
         let ack = Response::RuntimeShutdown(ShutdownAck {
             shutting_down: true,
+            commands_left_running: 0,
         });
         assert_eq!(
             ack.get::<ShutdownAck>().ok().map(|a| a.shutting_down),

@@ -92,6 +92,7 @@ impl Event {
             E::TaskCreated(p) => (Some(p.task.id.as_str()), None),
             E::TaskStatusChanged(p) => (Some(p.task_id.as_str()), None),
             E::TaskResultQueued(p) => (Some(p.task_id.as_str()), Some(p.message_id.as_str())),
+            E::TaskReattached(p) => (Some(p.task_id.as_str()), None),
             E::TaskOutput(p) => (p.task_id.as_deref(), None),
             E::SchedulerDecision(p) => (
                 p.decision.task_id.as_deref(),
@@ -252,6 +253,7 @@ event_kinds! {
     TaskStatusChanged(p::TaskStatusChanged) => "task_status_changed",
     TaskOutput(p::TaskOutput) => "task_output",
     TaskResultQueued(p::TaskResultQueued) => "task_result_queued",
+    TaskReattached(p::TaskReattached) => "task_reattached",
     WaitingIntentCreated(p::WaitingIntentChanged) => "waiting_intent_created",
     WaitingIntentTriggered(p::WaitingIntentChanged) => "waiting_intent_triggered",
     WaitingIntentCancelled(p::WaitingIntentChanged) => "waiting_intent_cancelled",

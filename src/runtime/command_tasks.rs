@@ -1,12 +1,16 @@
-//! Command tasks: real child processes. Each runs `sh -c CMD` in its own
+//! Command tasks: real processes. Each runs `sh -c CMD` in its own
 //! process group with stdout and stderr appended to one output file under
-//! the data directory (so output survives us), stdin piped only when the
-//! task was created accepting input. A supervisor awaits the exit, persists
-//! the terminal record through `TaskTransition`, and only after that commit
-//! queues the task result for model re-entry (when asked). Stop sends TERM
-//! to the group, then KILL after a grace period. On restart, tasks whose
-//! process is gone (or that we can no longer supervise) become
-//! `interrupted`, and terminal results that were never queued are queued.
+//! the data directory (so output survives us). Where Holon knows its own
+//! program, the shell runs under a holder (`holder`): a process in its own
+//! session that records the command's exit durably, so the command
+//! outlives a runtime that stops or dies, and the next runtime reattaches
+//! to it (`held`). A supervisor awaits the end, persists the terminal
+//! record through `TaskTransition`, and only after that commit queues the
+//! task result for model re-entry (when asked). Stop sends TERM, then KILL
+//! after a grace period. On restart, a held task whose holder still runs
+//! is supervised again; one whose holder ended is settled from its exit
+//! record, or failed when it left none; an unheld task (no holder) becomes
+//! `interrupted`. Terminal results that were never queued are queued.
 
 pub use crate::model::task::TaskInputReceipt;
 
@@ -23,6 +27,9 @@ use tokio::process::ChildStdin;
 
 use crate::protocol::events::{self as ev, new_event, Event};
 mod control;
+mod ending;
+mod held;
+pub mod holder;
 mod process;
 mod records;
 
@@ -32,7 +39,9 @@ use super::tasks::{
 };
 use super::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
-use process::{signal_live, terminate_recovered, StartGate, GROUP_POLL};
+use ending::{direct_ending, held_ending};
+use holder::HeldPaths;
+use process::{make_fifo, signal_live, terminate_recovered, StartGate, GROUP_POLL};
 pub use records::read_tail;
 pub(crate) use records::{queue_result_in, transition_in};
 
@@ -77,6 +86,31 @@ struct LiveTask {
     stdin: Option<ChildStdin>,
     /// Set when Holon stopped it: the summary its record gets.
     stop_requested: Option<&'static str>,
+    /// A held task's stdin (a named pipe), when it accepts input.
+    input: Option<PathBuf>,
+    /// Run under a holder: `pid` is the holder's, which passes signals on
+    /// (SIGUSR1 standing for SIGKILL).
+    held: bool,
+}
+
+impl LiveTask {
+    /// The signal that kills it outright.
+    fn kill_signal(&self) -> i32 {
+        match self.held {
+            true => libc::SIGUSR1,
+            false => libc::SIGKILL,
+        }
+    }
+}
+
+/// A process just started for a task.
+struct Spawned {
+    pid: i32,
+    identity: Option<ProcessIdentity>,
+    gate: StartGate,
+    /// Shutting down since: the gate stays closed.
+    closing: bool,
+    held: bool,
 }
 
 /// Wakes an agent's actor after something it may care about changed.
@@ -97,6 +131,9 @@ pub struct CommandTasks {
     /// from then on never passes its start gate.
     closed: Arc<std::sync::atomic::AtomicBool>,
     wake: WakeFn,
+    /// Holon's own program, which holds commands (`None`: commands are the
+    /// runtime's own children and end with it).
+    holder: Option<Arc<PathBuf>>,
 }
 
 /// The summary of a task stopped because its runtime shut down.
@@ -116,11 +153,10 @@ impl CommandTasks {
         env: super::exec_env::ExecEnvPolicy,
         holon_dirs: Vec<PathBuf>,
         wake: WakeFn,
+        holder: Option<PathBuf>,
     ) -> CommandTasks {
-        // Temporary directories of commands a previous runtime ran (their
-        // processes are ended by recovery).
-        let _ = std::fs::remove_dir_all(output_dir.join(".tmp"));
         CommandTasks {
+            holder: holder.map(Arc::new),
             store,
             output_dir,
             env: Arc::new(env),
@@ -211,10 +247,17 @@ impl CommandTasks {
         };
         let (a, t) = (agent_id.to_owned(), task_id.clone());
         let record = match self.spawn(agent_id, &task_id, &spec, &output_path) {
-            Ok((pid, identity, gate, closing)) => {
+            Ok(Spawned {
+                pid,
+                identity,
+                gate,
+                closing,
+                held,
+            }) => {
                 let start = TaskTransition::Start {
                     detail: Some(json!({
                         "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
+                        "held": held,
                     })),
                 };
                 // The command runs only once its process is on record: if
@@ -262,21 +305,21 @@ impl CommandTasks {
     }
 
     /// The command's own temporary directory (made private) and its
-    /// sandbox made ready to apply.
+    /// sandbox's plan.
     fn confine(
         &self,
         c: &super::sandbox::Confine,
         task_id: &str,
         output: &Path,
-    ) -> std::io::Result<(PathBuf, super::sandbox::Prepared)> {
+    ) -> std::io::Result<(PathBuf, super::sandbox::Plan)> {
         use std::os::unix::fs::DirBuilderExt;
         let tmp = self.tmp_dir(task_id);
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&tmp)?;
-        let prepared = super::sandbox::prepare(c, &tmp, output, &self.holon_dirs)?;
-        Ok((tmp, prepared))
+        let plan = super::sandbox::plan_command(c, &tmp, output, &self.holon_dirs)?;
+        Ok((tmp, plan))
     }
 
     /// Holon's own directories: never writable from the sandbox.
@@ -290,13 +333,16 @@ impl CommandTasks {
         self.output_dir.join(".tmp").join(task_id)
     }
 
+    /// Start the task's process: under a holder when Holon knows its own
+    /// program (the command then outlives the runtime), else as the
+    /// runtime's own child. Its supervisor records how it ended.
     fn spawn(
         &self,
         agent_id: &str,
         task_id: &str,
         spec: &CommandSpec,
         output: &Path,
-    ) -> std::io::Result<(i32, Option<ProcessIdentity>, StartGate, bool)> {
+    ) -> std::io::Result<Spawned> {
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -306,43 +352,90 @@ impl CommandTasks {
             Some(c) => Some(self.confine(c, task_id, output)?),
             None => None,
         };
+        let held = self
+            .holder
+            .as_ref()
+            .map(|_| HeldPaths::beside(output, spec.accepts_input));
+        // A held task's stdin is a named pipe, opened for reading and
+        // writing: it has a reader from the start (input written early
+        // waits in it), and the command never sees the end of its input
+        // between two writes (a writer comes and goes with each one).
+        let input = match held.as_ref().and_then(|h| h.input.as_ref()) {
+            Some(fifo) => {
+                make_fifo(fifo)?;
+                let pipe = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(fifo)?;
+                Stdio::from(pipe)
+            }
+            None => Stdio::null(),
+        };
         let (gate_read, gate_write) = StartGate::pipe()?;
-        let mut cmd = tokio::process::Command::new("/bin/sh");
-        // The shell waits at the gate (fd 3) before it runs the command;
-        // end of file there means the record was never written: exit 125.
-        let script = format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd);
+        let mut cmd = match &self.holder {
+            Some(holder) => {
+                let mut cmd = tokio::process::Command::new(holder.as_path());
+                cmd.arg(holder::HOLD_ARG).stdin(input);
+                cmd
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new("/bin/sh");
+                // The shell waits at the gate (fd 3) before it runs the
+                // command; end of file there means the record was never
+                // written: exit 125.
+                let script = format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd);
+                cmd.arg("-c").arg(script).stdin(if spec.accepts_input {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                });
+                cmd
+            }
+        };
         // Holon's environment without its credentials (exec_env).
         cmd.env_clear()
             .envs(self.env.filter(std::env::vars_os()))
-            .arg("-c")
-            .arg(script)
             .current_dir(&spec.workdir)
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))
-            .stdin(if spec.accepts_input {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
             .kill_on_drop(false);
-        // Its own process group (TERM and KILL reach all of it); a
-        // sandboxed command gets a session of its own instead (`setsid` in
-        // the sandbox: a group too, and no controlling terminal).
-        if confined.is_none() {
+        // A direct command's own process group (TERM and KILL reach all of
+        // it); a sandboxed one gets a session of its own instead (`setsid`
+        // in the sandbox). A holder takes a session of its own and gives
+        // its command a group (or session) of its own the same way.
+        if confined.is_none() && held.is_none() {
             cmd.process_group(0);
         }
         let mask = super::exec_env::operator_umask();
         let fd_limit = super::exec_env::original_fd_limit();
-        let prepared = match confined {
-            Some((tmp, prepared)) => {
-                cmd.env("TMPDIR", &tmp);
-                Some(prepared)
+        let (payload, prepared) = match (&held, confined) {
+            (Some(paths), confined) => {
+                let sandbox = confined.map(|(tmp, plan)| {
+                    cmd.env("TMPDIR", &tmp);
+                    (plan, super::sandbox::Support::probe().clone())
+                });
+                let spec = holder::HoldSpec {
+                    cmd: spec.cmd.clone(),
+                    workdir: spec.workdir.clone(),
+                    paths: paths.clone(),
+                    sandbox,
+                };
+                (
+                    serde_json::to_vec(&spec).map_err(std::io::Error::other)?,
+                    None,
+                )
             }
-            None => None,
+            (None, Some((tmp, plan))) => {
+                cmd.env("TMPDIR", &tmp);
+                let prepared = super::sandbox::ready(&plan, super::sandbox::Support::probe())?;
+                (b"go\n".to_vec(), Some(prepared))
+            }
+            (None, None) => (b"go\n".to_vec(), None),
         };
-        // SAFETY: only async-signal-safe calls (umask, setrlimit, close,
-        // dup2, and the sandbox's raw system calls) run in the child between
-        // fork and exec.
+        let holds = held.is_some();
+        // SAFETY: only async-signal-safe calls (umask, setrlimit, setsid,
+        // close, dup2, and the sandbox's raw system calls) run in the child
+        // between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(mask) = mask {
@@ -358,6 +451,9 @@ impl CommandTasks {
                         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
                     }
                 }
+                if holds && libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 StartGate::child_side(gate_read, gate_write)?;
                 match &prepared {
                     Some(p) => p.apply(),
@@ -371,32 +467,28 @@ impl CommandTasks {
         unsafe {
             libc::close(gate_read);
         }
-        let gate = StartGate { fd: gate_write };
+        let gate = StartGate {
+            fd: gate_write,
+            payload,
+        };
         let mut child = spawned?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         // Read while the child is held un-reaped: the pid is still ours.
         let identity = ProcessIdentity::of(pid);
-        let stdin = child.stdin.take();
-        let closing = {
-            let mut live = self.live();
-            // Checked under the lock stop_all takes: a command is either
-            // seen and stopped by it, or never runs.
-            let closing = self.closed.load(std::sync::atomic::Ordering::SeqCst);
-            live.insert(
-                task_id.to_owned(),
-                LiveTask {
-                    agent_id: agent_id.to_owned(),
-                    pid,
-                    identity: identity.clone(),
-                    stdin,
-                    stop_requested: closing.then_some(SHUTDOWN_SUMMARY),
-                },
-            );
-            closing
-        };
+        let closing = self.register(
+            task_id,
+            LiveTask {
+                agent_id: agent_id.to_owned(),
+                pid,
+                identity: identity.clone(),
+                stdin: child.stdin.take(),
+                stop_requested: None,
+                input: held.as_ref().and_then(|h| h.input.clone()),
+                held: holds,
+            },
+        );
         // Shutting down: the caller closes the gate unopened (once the
-        // record exists), so the shell exits 125 before running anything
-        // and the supervisor records why.
+        // record exists), so nothing runs and the supervisor records why.
         let this = self.clone();
         let (agent_id, task_id, output) = (
             agent_id.to_owned(),
@@ -404,68 +496,46 @@ impl CommandTasks {
             output.to_path_buf(),
         );
         let started = Instant::now();
+        let paths = held.clone();
+        self.supervise(async move {
+            let status = child.wait().await;
+            let ending = match &paths {
+                Some(paths) => held_ending(paths, status),
+                None => direct_ending(status, started.elapsed()),
+            };
+            this.settle(&agent_id, &task_id, &output, ending, paths.as_ref())
+                .await;
+        });
+        Ok(Spawned {
+            pid,
+            identity,
+            gate,
+            closing,
+            held: holds,
+        })
+    }
+
+    /// Put a live task on the books. Checked under the lock `stop_all`
+    /// takes: a command is either seen and stopped by it, or never runs
+    /// (true: shutting down, close its gate unopened).
+    fn register(&self, task_id: &str, mut task: LiveTask) -> bool {
+        let mut live = self.live();
+        let closing = self.closed.load(std::sync::atomic::Ordering::SeqCst);
+        if closing {
+            task.stop_requested = Some(SHUTDOWN_SUMMARY);
+        }
+        live.insert(task_id.to_owned(), task);
+        closing
+    }
+
+    /// Run a task's supervisor, counted until its record is settled.
+    fn supervise(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
         let supervising = Arc::clone(&self.supervising);
         supervising.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
-            let status = child.wait().await;
-            let duration_ms = started.elapsed().as_millis() as u64;
-            let stop_requested = this.live().remove(&task_id).and_then(|l| l.stop_requested);
-            // A sandboxed command's temporary files go with it.
-            let _ = std::fs::remove_dir_all(this.tmp_dir(&task_id));
-            let (preview, bytes, truncated) = read_tail(&output, PREVIEW_BYTES);
-            use std::os::unix::process::ExitStatusExt;
-            let (status, summary, exit_status, signal) = match status {
-                Ok(s) => match (s.code(), s.signal()) {
-                    (_, _) if stop_requested.is_some() => (
-                        TaskStatus::Cancelled,
-                        stop_requested.unwrap_or_default().to_owned(),
-                        s.code(),
-                        s.signal(),
-                    ),
-                    (Some(0), _) => (
-                        TaskStatus::Completed,
-                        "exit status 0".to_owned(),
-                        Some(0),
-                        None,
-                    ),
-                    (Some(c), _) => (
-                        TaskStatus::Failed,
-                        format!("exit status {c}"),
-                        Some(c),
-                        None,
-                    ),
-                    (None, sig) => (
-                        TaskStatus::Failed,
-                        format!("killed by signal {}", sig.unwrap_or(0)),
-                        None,
-                        sig,
-                    ),
-                },
-                Err(e) => (
-                    TaskStatus::Failed,
-                    format!("lost the process: {e}"),
-                    None,
-                    None,
-                ),
-            };
-            let detail = json!({
-                "exit_status": exit_status, "signal": signal, "duration_ms": duration_ms,
-                "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated,
-            });
-            let finish = TaskTransition::Finish {
-                status,
-                summary: Some(summary),
-                detail: Some(detail),
-            };
-            if let Err(e) = this.transition(&agent_id, &task_id, finish).await {
-                tracing::error!(%task_id, error = %e, "could not persist task terminal state");
-            } else if let Err(e) = this.queue_result(&agent_id, &task_id).await {
-                tracing::error!(%task_id, error = %e, "could not queue task result");
-            }
-            (this.wake)(&agent_id);
+            work.await;
             supervising.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
-        Ok((pid, identity, gate, closing))
     }
 
     pub async fn transition(

@@ -269,6 +269,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::WorkItemRecheckDue => (V::Trace, C::WorkItem, "Work item"),
         K::TaskCreated | K::TaskOutput | K::TaskResultQueued => (V::Trace, C::Task, "Task"),
         K::TaskStatusChanged => (V::Trace, C::Task, "Task"), // refined
+        K::TaskReattached => (V::Progress, C::Task, "Task"),
         K::WaitingIntentCreated => (V::Progress, C::Waiting, "Waiting"),
         K::WaitingIntentTriggered => (V::Progress, C::Waiting, "Waiting"),
         K::WaitingIntentCancelled => (V::Trace, C::Waiting, "Waiting"),

@@ -31,6 +31,7 @@ mod store_migration;
 #[allow(dead_code)]
 pub mod stub_provider;
 mod support;
+mod task_survival;
 mod tool_errors;
 mod transcript_cli;
 mod triggers;

@@ -25,6 +25,8 @@ pub fn config(dir: &std::path::Path, provider: Arc<ScriptedProvider>) -> HostCon
     let p: Arc<dyn Provider> = provider;
     let mut c = HostConfig::new(dir.join("data"), Arc::new(move |_| Arc::clone(&p)));
     c.stop_grace = Duration::from_millis(300);
+    // Commands run under the real holder, as in a daemon.
+    c.holder = Some(env!("CARGO_BIN_EXE_holon").into());
     c
 }
 

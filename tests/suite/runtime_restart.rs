@@ -1,6 +1,7 @@
 //! Restart behaviour with real processes and a real store: a turn killed
 //! mid-flight replays its message without re-executing recorded tool
-//! calls; tasks whose process cannot be supervised become interrupted.
+//! calls; tasks run without a holder, whose process cannot be supervised
+//! again, become interrupted (held ones: `task_survival`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,11 +30,24 @@ pub(super) fn start(
     dir: &std::path::Path,
     provider: Arc<ScriptedProvider>,
 ) -> RuntimeHost {
+    start_with(rt, dir, provider, true)
+}
+
+/// Start a host whose commands run under a holder (`held`), or as its
+/// own children, which cannot outlive it.
+pub(super) fn start_with(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    provider: Arc<ScriptedProvider>,
+    held: bool,
+) -> RuntimeHost {
     rt.block_on(async {
         let store = Store::open(&dir.join("s.redb"), StoreOptions::default()).unwrap();
-        let host = RuntimeHost::start(store, config(dir, provider))
-            .await
-            .unwrap();
+        let mut config = config(dir, provider);
+        if !held {
+            config.holder = None;
+        }
+        let host = RuntimeHost::start(store, config).await.unwrap();
         host.create_agent("main").await.unwrap();
         host
     })
@@ -71,7 +85,7 @@ fn restart_until_interrupted(
 ) {
     crash(rt, host, dir);
     let rt = runtime();
-    let host = start(&rt, dir, provider);
+    let host = start_with(&rt, dir, provider, false);
     let e = rt.block_on(wait_event(&host, "interrupted", |e| {
         e.kind == "task_status_changed" && e.payload["to"] == "interrupted"
     }));
@@ -156,11 +170,11 @@ fn a_turn_killed_mid_flight_replays_its_message_without_rerunning_tools() {
 }
 
 #[test]
-fn tasks_left_running_by_a_dead_runtime_become_interrupted() {
+fn unheld_tasks_left_running_by_a_dead_runtime_become_interrupted() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
-    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let host = start_with(&rt, dir.path(), Arc::clone(&provider), false);
     let (task_id, pid) = rt.block_on(async {
         let t = host.run_operator_command("main", "sleep 30").await.unwrap();
         let pid = t
@@ -214,7 +228,7 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
-    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let host = start_with(&rt, dir.path(), Arc::clone(&provider), false);
     let pid = rt.block_on(async {
         let t = host
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
@@ -236,7 +250,7 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
     crash(rt, host, dir.path());
     assert!(running(pid), "the task outlived its runtime");
     let rt = runtime();
-    let host = start(&rt, dir.path(), provider);
+    let host = start_with(&rt, dir.path(), provider, false);
     rt.block_on(async {
         let e = wait_event(&host, "interrupted", |e| {
             e.kind == "task_status_changed" && e.payload["to"] == "interrupted"

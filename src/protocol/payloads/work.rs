@@ -107,6 +107,20 @@ pub struct TaskResultQueued {
     pub message_id: String,
 }
 
+/// `task_reattached`: a restarted runtime supervises a command that
+/// outlived the runtime before it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskReattached {
+    #[serde(default)]
+    pub task_id: String,
+    /// The holder's pid (the command runs under it).
+    #[serde(default)]
+    pub pid: i32,
+    /// Whether its result reaches the agent when it ends.
+    #[serde(default)]
+    pub result_reenters: bool,
+}
+
 /// `waiting_intent_created`, `waiting_intent_triggered`,
 /// `waiting_intent_cancelled`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

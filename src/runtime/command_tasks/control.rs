@@ -1,6 +1,7 @@
 //! Acting on running and recorded command tasks: writing to a task's
 //! stdin, stopping one (TERM, then KILL after the grace period), recovering
-//! tasks after a restart, and stopping them all at shutdown.
+//! tasks after a restart, and, at shutdown, stopping them all or leaving
+//! held ones running for the next runtime.
 
 use super::*;
 
@@ -12,11 +13,12 @@ impl CommandTasks {
         task_id: &str,
         text: &str,
     ) -> Result<TaskInputReceipt, RuntimeError> {
-        let stdin = {
+        let (stdin, fifo) = {
             let mut live = self.live();
-            live.get_mut(task_id)
-                .filter(|l| l.agent_id == agent_id)
-                .and_then(|l| l.stdin.take())
+            match live.get_mut(task_id).filter(|l| l.agent_id == agent_id) {
+                Some(l) => (l.stdin.take(), l.input.clone()),
+                None => (None, None),
+            }
         };
         let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
             task_id: task_id.to_owned(),
@@ -25,6 +27,18 @@ impl CommandTasks {
             bytes_written: bytes,
             summary_text: summary,
         };
+        if let Some(fifo) = fifo {
+            return Ok(write_fifo(&fifo, text).await.map_or_else(
+                |e| receipt(false, 0, format!("stdin closed: {e}")),
+                |()| {
+                    receipt(
+                        true,
+                        text.len(),
+                        format!("wrote {} bytes to stdin", text.len()),
+                    )
+                },
+            ));
+        }
         let Some(mut stdin) = stdin else {
             return Ok(receipt(
                 false,
@@ -63,11 +77,11 @@ impl CommandTasks {
                 .filter(|l| l.agent_id == agent_id)
                 .map(|l| {
                     l.stop_requested = Some("stopped by request");
-                    (l.pid, l.identity.clone())
+                    (l.pid, l.identity.clone(), l.kill_signal())
                 })
         };
         match target {
-            Some((pid, identity)) => {
+            Some((pid, identity, kill)) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
                 signal_live(pid, identity.as_ref(), libc::SIGTERM);
@@ -80,7 +94,7 @@ impl CommandTasks {
                         .unwrap_or_else(|p| p.into_inner())
                         .contains_key(&id);
                     if still {
-                        signal_live(pid, identity.as_ref(), libc::SIGKILL);
+                        signal_live(pid, identity.as_ref(), kill);
                     }
                 });
             }
@@ -102,10 +116,12 @@ impl CommandTasks {
             })
     }
 
-    /// After a restart: tasks left non-terminal cannot be supervised any
-    /// more. Terminate any process group still alive (so nothing runs
-    /// untracked) and record them `interrupted`; queue results that were
-    /// never queued. Returns the ids interrupted.
+    /// After a restart: a held task is supervised again, or settled from
+    /// how its holder recorded its end (`held`). An unheld task left
+    /// non-terminal cannot be supervised any more: terminate its process
+    /// group if it is still alive (so nothing runs untracked) and record it
+    /// `interrupted`. Queue results that were never queued. Returns the ids
+    /// interrupted.
     pub async fn recover(
         &self,
         agent_id: &str,
@@ -128,6 +144,18 @@ impl CommandTasks {
                 .as_ref()
                 .and_then(|d| d.get("process_identity"))
                 .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let output = task
+                .detail
+                .as_ref()
+                .and_then(|d| d.get("output_path"))
+                .and_then(|p| p.as_str())
+                .map(PathBuf::from);
+            let held = task.detail.as_ref().and_then(|d| d["held"].as_bool()) == Some(true);
+            if let (true, Some(output)) = (held, output.clone()) {
+                self.recover_held(&task, identity, output, grace).await?;
+                continue;
+            }
+            let _ = std::fs::remove_dir_all(self.tmp_dir(&task.id));
             let summary = match identity {
                 Some(id) => terminate_recovered(&id, grace).await,
                 None => {
@@ -135,12 +163,6 @@ impl CommandTasks {
                      was recorded, so nothing was signalled"
                 }
             };
-            let output = task
-                .detail
-                .as_ref()
-                .and_then(|d| d.get("output_path"))
-                .and_then(|p| p.as_str())
-                .map(PathBuf::from);
             let (preview, bytes, truncated) = output
                 .map(|p| read_tail(&p, PREVIEW_BYTES))
                 .unwrap_or_default();
@@ -163,20 +185,20 @@ impl CommandTasks {
     /// one's terminal state is recorded (`cancelled`, "stopped: the runtime
     /// shut down"). Nothing is left running unseen.
     pub async fn stop_all(&self, grace: Duration) {
-        let targets: Vec<(i32, Option<ProcessIdentity>)> = {
+        let targets: Vec<(i32, Option<ProcessIdentity>, i32)> = {
             let mut live = self.live();
             self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
             live.values_mut()
                 .map(|l| {
                     l.stop_requested = Some(SHUTDOWN_SUMMARY);
-                    (l.pid, l.identity.clone())
+                    (l.pid, l.identity.clone(), l.kill_signal())
                 })
                 .collect()
         };
         if targets.is_empty() {
             return;
         }
-        for (pid, identity) in &targets {
+        for (pid, identity, _) in &targets {
             signal_live(*pid, identity.as_ref(), libc::SIGTERM);
         }
         let settled = |limit: Duration| {
@@ -194,12 +216,35 @@ impl CommandTasks {
         if settled(grace).await {
             return;
         }
-        for (pid, identity) in &targets {
-            signal_live(*pid, identity.as_ref(), libc::SIGKILL);
+        for (pid, identity, kill) in &targets {
+            signal_live(*pid, identity.as_ref(), *kill);
         }
         if !settled(Duration::from_secs(5)).await {
             tracing::warn!("some command tasks did not settle before shutdown finished");
         }
+    }
+
+    /// Runtime shutdown that leaves commands running under their holders
+    /// (the next runtime reattaches them); no new command starts. Without
+    /// a holder nothing can outlive the runtime: then this is `stop_all`.
+    /// Returns how many were left running.
+    pub async fn release_all(&self, grace: Duration) -> usize {
+        if self.holder.is_none() {
+            self.stop_all(grace).await;
+            return 0;
+        }
+        let left = self.held_count();
+        let _live = self.live();
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        left
+    }
+
+    /// Running commands held by a holder (they can outlive the runtime).
+    pub fn held_count(&self) -> usize {
+        self.live()
+            .values()
+            .filter(|l| l.held && l.stop_requested.is_none())
+            .count()
     }
 
     /// Task ids of this agent with a live supervised process.
@@ -210,4 +255,12 @@ impl CommandTasks {
             .map(|(k, _)| k.clone())
             .collect()
     }
+}
+
+/// Write to a held task's stdin, its named pipe (the command holds it
+/// open for reading).
+async fn write_fifo(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut pipe = tokio::net::unix::pipe::OpenOptions::new().open_sender(path)?;
+    pipe.write_all(text.as_bytes()).await?;
+    pipe.flush().await
 }

@@ -28,12 +28,26 @@ pub(super) fn signal_live(pid: i32, identity: Option<&ProcessIdentity>, signal: 
 }
 
 /// The write end of a pipe a new task's process waits on before it execs
-/// its command. Opening it (one byte) lets the command run; dropping it
-/// unopened (the task record could not be written, or the runtime died)
-/// makes the child exit without running anything. So no command runs that
-/// is not on record.
+/// its command. Opening it (writing its payload: a line for a shell, the
+/// spec for a holder) lets the command run; dropping it unopened (the task
+/// record could not be written, or the runtime died) makes the child exit
+/// without running anything. So no command runs that is not on record.
 pub(super) struct StartGate {
     pub(super) fd: i32,
+    pub(super) payload: Vec<u8>,
+}
+
+/// A private named pipe (a held task's stdin).
+pub(super) fn make_fifo(path: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let _ = std::fs::remove_file(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("a path with a NUL byte"))?;
+    // SAFETY: a plain system call on a path we own.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl StartGate {
@@ -68,11 +82,19 @@ impl StartGate {
         }
     }
 
+    /// Write the payload (all of it: a holder reads to the end of file)
+    /// and close.
     pub(super) fn open(self) {
-        let line = b"go\n";
-        // SAFETY: writing to our own pipe; drop closes it.
-        unsafe {
-            libc::write(self.fd, line.as_ptr().cast(), line.len());
+        let mut rest: &[u8] = &self.payload;
+        while !rest.is_empty() {
+            // SAFETY: writing to our own pipe; drop closes it.
+            let n = unsafe { libc::write(self.fd, rest.as_ptr().cast(), rest.len()) };
+            match n {
+                n if n > 0 => rest = &rest[n as usize..],
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                // The child is gone: its supervisor records why.
+                _ => break,
+            }
         }
     }
 }
@@ -150,7 +172,10 @@ mod gate_tests {
             unsafe {
                 libc::close(read);
             }
-            let gate = StartGate { fd: write };
+            let gate = StartGate {
+                fd: write,
+                payload: b"go\n".to_vec(),
+            };
             if open {
                 gate.open();
             } else {

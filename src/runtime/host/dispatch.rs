@@ -170,6 +170,7 @@ impl RuntimeHost {
                 self.request_shutdown();
                 Ok(Response::RuntimeShutdown(ShutdownAck {
                     shutting_down: true,
+                    commands_left_running: self.commands_outliving(),
                 }))
             }
             Request::AgentsList {

@@ -83,6 +83,7 @@ impl RuntimeHost {
                     config.exec_env.clone(),
                     holon_dirs,
                     wake,
+                    config.holder.clone(),
                 ),
                 store,
                 config,

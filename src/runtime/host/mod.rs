@@ -93,6 +93,12 @@ pub struct HostConfig {
     pub budget: crate::model::agent::Budget,
     /// The MCP servers the operator configured (`[mcp_servers]`).
     pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    /// Holon's own program, which holds each command task so it can
+    /// outlive the runtime (`None`: commands are the runtime's children).
+    pub holder: Option<PathBuf>,
+    /// Whether shutdown leaves held commands running for the next runtime
+    /// (a daemon) instead of stopping them (a console's own runtime).
+    pub tasks_outlive: bool,
 }
 
 /// Identity facts for `runtime.status`.
@@ -134,6 +140,8 @@ impl HostConfig {
             pricing: Default::default(),
             budget: Default::default(),
             mcp_servers: Vec::new(),
+            holder: None,
+            tasks_outlive: false,
         }
     }
 }
@@ -351,6 +359,15 @@ impl RuntimeHost {
         }
     }
 
+    /// How many commands a shutdown now would leave running for the next
+    /// runtime (none unless tasks outlive this one).
+    pub fn commands_outliving(&self) -> usize {
+        match self.inner.config.tasks_outlive {
+            true => self.inner.tasks.held_count(),
+            false => 0,
+        }
+    }
+
     /// Ask the owner of this runtime to shut it down (the socket's
     /// `runtime.shutdown`).
     pub fn request_shutdown(&self) {
@@ -407,10 +424,17 @@ impl RuntimeHost {
     }
 
     /// Stop every actor (a turn in flight is cancelled at once; its message
-    /// replays on the next start), then stop every running command task
-    /// (TERM, then KILL after the grace) and wait until their terminal
-    /// states are recorded.
+    /// replays on the next start). Then, when tasks outlive the runtime,
+    /// leave held commands running for the next one; else stop every
+    /// running command task (TERM, then KILL after the grace) and wait
+    /// until their terminal states are recorded.
     pub async fn shutdown(&self) {
+        self.shutdown_with(self.inner.config.tasks_outlive).await
+    }
+
+    /// `shutdown`, saying whether held commands are left running for the
+    /// next runtime (a console that detaches hands them to its daemon).
+    pub async fn shutdown_with(&self, tasks_outlive: bool) {
         let _ = self.inner.shutdown.send(true);
         let joins: Vec<_> = {
             let mut actors = self.inner.actors();
@@ -426,10 +450,16 @@ impl RuntimeHost {
         for j in joins.into_iter().flatten() {
             let _ = j.await;
         }
-        self.inner
-            .tasks
-            .stop_all(self.inner.config.stop_grace)
-            .await;
+        let grace = self.inner.config.stop_grace;
+        match tasks_outlive {
+            true => {
+                let left = self.inner.tasks.release_all(grace).await;
+                if left > 0 {
+                    tracing::info!(left, "command tasks left running for the next runtime");
+                }
+            }
+            false => self.inner.tasks.stop_all(grace).await,
+        }
         self.inner.guidance_watch.stop().await;
         self.inner.mcp.stop().await;
         // The servers' stops are recorded before the store is let go.

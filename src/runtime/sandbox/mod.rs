@@ -23,7 +23,7 @@ pub mod linux;
 pub const MIN_LANDLOCK_ABI: i32 = 3;
 
 /// What this kernel can enforce, probed once at start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Support {
     /// The Landlock ABI version (0: none).
     pub landlock_abi: i32,
@@ -161,7 +161,7 @@ pub struct Request<'a> {
 }
 
 /// What the kernel is told, for one command.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Plan {
     /// Directories the command may write beneath (canonical).
     pub writable: Vec<PathBuf>,
@@ -304,14 +304,14 @@ impl Prepared {
     }
 }
 
-/// Plan one command's sandbox (its own `tmp`, its `output` file) and make
-/// it ready to apply between fork and exec.
-pub fn prepare(
+/// Plan one command's sandbox (its own `tmp`, its `output` file); `ready`
+/// makes the plan ready to apply between fork and exec.
+pub fn plan_command(
     c: &Confine,
     tmp: &Path,
     output: &Path,
     holon_dirs: &[PathBuf],
-) -> std::io::Result<Prepared> {
+) -> std::io::Result<Plan> {
     let failed = |e: std::io::Error| {
         std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
     };
@@ -325,14 +325,31 @@ pub fn prepare(
         holon_dirs,
     };
     let plan = plan(&request).map_err(failed)?;
-    let plan = plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))?;
+    plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))
+}
+
+/// Plan one command's sandbox and make it ready to apply here.
+pub fn prepare(
+    c: &Confine,
+    tmp: &Path,
+    output: &Path,
+    holon_dirs: &[PathBuf],
+) -> std::io::Result<Prepared> {
+    ready(&plan_command(c, tmp, output, holon_dirs)?, Support::probe())
+}
+
+/// A plan made ready to apply, on a kernel that supports what `support`
+/// says (a command's holder gets both from its runtime).
+pub fn ready(plan: &Plan, support: &Support) -> std::io::Result<Prepared> {
     #[cfg(target_os = "linux")]
     {
-        linux::Prepared::new(&plan, Support::probe()).map_err(failed)
+        linux::Prepared::new(plan, support).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
+        })
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = plan;
+        let _ = (plan, support);
         Err(std::io::Error::other("this system cannot sandbox commands"))
     }
 }

@@ -209,6 +209,11 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             let head = format!("Task {} result queued for the agent", p.task_id);
             paren(head, Some(&p.message_id))
         }
+        Event::TaskReattached(p) => {
+            let head = format!("Task {} still runs after the restart; supervised again", p.task_id);
+            let pid = format!("holder pid {}", p.pid);
+            paren(head, Some(&pid))
+        }
         Event::WaitingIntentCreated(p) => wait_created(p),
         Event::WaitingIntentTriggered(p) => colon("Wait resolved", waited_for(p)),
         Event::WaitingIntentCancelled(p) => wait_cancelled(p),

@@ -897,6 +897,17 @@ fn task_result_queued() {
 }
 
 #[test]
+fn task_reattached() {
+    let payload = json!({ "task_id": "task_1", "pid": 4242, "result_reenters": true });
+    check(
+        &show(EventKind::TaskReattached, payload),
+        Visibility::Progress,
+        Category::Task,
+        "Task task_1 still runs after the restart; supervised again (holder pid 4242)",
+    );
+}
+
+#[test]
 fn waiting_intent_created() {
     check(
         &show(

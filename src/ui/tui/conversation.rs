@@ -564,6 +564,7 @@ impl Conversation {
             | K::WorkItemRecheckDue(_)
             | K::TaskOutput(_)
             | K::TaskResultQueued(_)
+            | K::TaskReattached(_)
             | K::WaitingIntentCreated(_)
             | K::WaitingIntentTriggered(_)
             | K::WaitingIntentCancelled(_)

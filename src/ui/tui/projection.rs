@@ -388,6 +388,7 @@ impl AgentView {
             | K::WorkItemRecheckDue(_)
             | K::TaskOutput(_)
             | K::TaskResultQueued(_)
+            | K::TaskReattached(_)
             | K::WakeHintSubmitted(_)
             | K::WakeHintCoalesced(_)
             | K::WakeHintIgnored(_)

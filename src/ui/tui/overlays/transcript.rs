@@ -341,6 +341,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::TaskStatusChanged(_)
             | K::TaskOutput(_)
             | K::TaskResultQueued(_)
+            | K::TaskReattached(_)
             | K::WaitingIntentCreated(_)
             | K::WaitingIntentTriggered(_)
             | K::WaitingIntentCancelled(_)

@@ -1282,6 +1282,7 @@ fn an_answer_of_the_wrong_type_is_said_not_misread() {
     let id = call_id(&fx, "prompt.submit");
     let wrong = crate::protocol::Response::RuntimeShutdown(crate::protocol::ShutdownAck {
         shutting_down: true,
+        commands_left_running: 0,
     });
     update(
         &mut st,

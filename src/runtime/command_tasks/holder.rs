@@ -1,0 +1,279 @@
+//! The holder: a small process of Holon's own (`holon __hold`) that runs
+//! one command task so the command can outlive its runtime. The runtime
+//! starts it in a session of its own with the task's output file as its
+//! stdout and stderr, and hands it the task's spec through the start gate
+//! (fd 3) once the task is on record; end of file there without a spec
+//! means the record was never written, and nothing runs. The holder
+//! starts `/bin/sh -c CMD` in a process group of its own (a sandboxed
+//! command: a session of its own), records the command's identity, waits
+//! for it, and writes its exit durably (a file beside the output, renamed
+//! into place after an fsync) before it exits itself. Signals it gets are
+//! passed to the command's group (`SIGUSR1` as `SIGKILL`, since a holder
+//! that is killed records nothing). A runtime that restarts finds the
+//! holder by its recorded identity, or its exit record when it is gone.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runtime::process_identity::ProcessIdentity;
+use crate::runtime::sandbox::{Plan, Support};
+
+/// The first argument that makes `holon` a holder.
+pub const HOLD_ARG: &str = "__hold";
+
+/// The exit code of a holder that got no spec: nothing ran.
+pub const NOT_STARTED: u8 = 125;
+
+/// What a holder is to run, sent through the start gate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HoldSpec {
+    pub cmd: String,
+    pub workdir: PathBuf,
+    pub paths: HeldPaths,
+    /// The sandbox plan and what the kernel supports (`None`: unconfined).
+    pub sandbox: Option<(Plan, Support)>,
+}
+
+/// The files beside a held task's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldPaths {
+    /// Where the holder records the command's exit.
+    pub exit: PathBuf,
+    /// Where the holder records the command's own identity.
+    pub command: PathBuf,
+    /// The named pipe that is the command's stdin (`accepts_input`).
+    pub input: Option<PathBuf>,
+}
+
+impl HeldPaths {
+    /// The files of `task_id`, whose output is `output`.
+    pub fn beside(output: &Path, accepts_input: bool) -> HeldPaths {
+        HeldPaths {
+            exit: output.with_extension("exit"),
+            command: output.with_extension("pid"),
+            input: accepts_input.then(|| output.with_extension("in")),
+        }
+    }
+
+    /// Remove them (once the task's terminal record is committed).
+    pub fn remove(&self) {
+        for p in [Some(&self.exit), Some(&self.command), self.input.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// How the command ended, as its holder saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExitRecord {
+    pub exit_status: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: u64,
+    /// Why the command could not be started (then nothing ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Read a holder's exit record (`None`: not written, or unreadable).
+pub fn read_exit(path: &Path) -> Option<ExitRecord> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// The command's process group (0 until it started).
+static GROUP: AtomicI32 = AtomicI32::new(0);
+/// A signal that arrived before the command started.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn relay(signal: libc::c_int) {
+    let to = match signal {
+        libc::SIGUSR1 => libc::SIGKILL,
+        other => other,
+    };
+    let group = GROUP.load(Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: kill is async-signal-safe; the group is the command's.
+        unsafe {
+            libc::kill(-group, to);
+        }
+    } else {
+        PENDING.swap(to, Ordering::SeqCst);
+    }
+}
+
+/// Pass TERM, INT, HUP and QUIT to the command's group, and USR1 as KILL.
+/// Handlers (not `SIG_IGN`) go back to their defaults in the command at
+/// exec, so the command's own signals are untouched.
+fn install_relay() {
+    for signal in [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+    ] {
+        // SAFETY: a plain sigaction with a handler that only makes
+        // async-signal-safe calls.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = relay as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The holder's whole life (`holon __hold`).
+pub fn run() -> ExitCode {
+    let mut spec = Vec::new();
+    {
+        use std::os::fd::FromRawFd;
+        // SAFETY: fd 3 is the gate's read end the runtime gave us; a
+        // holder started by hand has none, and the read fails.
+        let mut gate = unsafe { std::fs::File::from_raw_fd(3) };
+        let _ = gate.read_to_end(&mut spec);
+    }
+    let Ok(spec) = serde_json::from_slice::<HoldSpec>(&spec) else {
+        eprintln!("holon: the command was not started: its runtime did not record it");
+        return ExitCode::from(NOT_STARTED);
+    };
+    install_relay();
+    let started = Instant::now();
+    let record = match start(&spec) {
+        Ok(mut child) => {
+            let pid = child.id() as i32;
+            GROUP.swap(pid, Ordering::SeqCst);
+            let pending = PENDING.swap(0, Ordering::SeqCst);
+            if pending != 0 {
+                // SAFETY: the command's own group.
+                unsafe {
+                    libc::kill(-pid, pending);
+                }
+            }
+            if let Some(identity) = ProcessIdentity::of(pid) {
+                if let Ok(json) = serde_json::to_vec(&identity) {
+                    let _ = write_durably(&spec.paths.command, &json);
+                }
+            }
+            use std::os::unix::process::ExitStatusExt;
+            let (exit_status, signal, error) = match child.wait() {
+                Ok(s) => (s.code(), s.signal(), None),
+                Err(e) => (None, None, Some(format!("lost the command: {e}"))),
+            };
+            ExitRecord {
+                exit_status,
+                signal,
+                duration_ms: started.elapsed().as_millis() as u64,
+                error,
+            }
+        }
+        Err(e) => {
+            eprintln!("holon: could not start the command: {e}");
+            ExitRecord {
+                exit_status: None,
+                signal: None,
+                duration_ms: 0,
+                error: Some(format!("could not start the command: {e}")),
+            }
+        }
+    };
+    match serde_json::to_vec(&record).map_err(std::io::Error::other) {
+        Ok(json) => match write_durably(&spec.paths.exit, &json) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("holon: could not record the command's exit: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(e) => {
+            eprintln!("holon: could not record the command's exit: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Start the command: its own process group (or, sandboxed, its own
+/// session), with the holder's stdin, stdout and stderr.
+fn start(spec: &HoldSpec) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("/bin/sh");
+    // stdin is the holder's own: the task's named pipe, or nothing.
+    cmd.arg("-c").arg(&spec.cmd).current_dir(&spec.workdir);
+    let prepared = match &spec.sandbox {
+        Some((plan, support)) => Some(crate::runtime::sandbox::ready(plan, support)?),
+        None => {
+            cmd.process_group(0);
+            None
+        }
+    };
+    if let Some(prepared) = prepared {
+        // SAFETY: `apply` makes only raw system calls.
+        unsafe {
+            cmd.pre_exec(move || prepared.apply());
+        }
+    }
+    cmd.spawn()
+}
+
+/// Write `bytes` to `path` so that a reader sees all of it or nothing:
+/// a private temporary file, synced, renamed into place, the directory
+/// synced.
+pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tasks_files_sit_beside_its_output() {
+        let p = HeldPaths::beside(Path::new("/d/main/task_1.log"), true);
+        assert_eq!(p.exit, Path::new("/d/main/task_1.exit"));
+        assert_eq!(p.command, Path::new("/d/main/task_1.pid"));
+        assert_eq!(p.input.as_deref(), Some(Path::new("/d/main/task_1.in")));
+        assert_eq!(HeldPaths::beside(Path::new("/x.log"), false).input, None);
+    }
+
+    #[test]
+    fn an_exit_record_is_whole_or_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.exit");
+        assert_eq!(read_exit(&path), None);
+        std::fs::write(&path, b"{\"exit_status\": 3, \"sig").unwrap();
+        assert_eq!(read_exit(&path), None, "a torn record reads as none");
+        let record = ExitRecord {
+            exit_status: Some(3),
+            signal: None,
+            duration_ms: 12,
+            error: None,
+        };
+        write_durably(&path, &serde_json::to_vec(&record).unwrap()).unwrap();
+        assert_eq!(read_exit(&path), Some(record));
+        assert!(!dir.path().join("t.exit.tmp").exists());
+    }
+}
