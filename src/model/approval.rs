@@ -220,6 +220,9 @@ impl PolicyChange {
 pub enum Action {
     /// A shell command (ExecCommand).
     Command(String),
+    /// Shell commands run one after another (ExecCommandBatch): asked
+    /// about together when any one of them would be asked about alone.
+    Commands(Vec<String>),
     /// Files a patch writes (ApplyPatch), relative to the root.
     Write(Vec<String>),
     /// A command the model asks to run outside the sandbox (ExecCommand
@@ -259,6 +262,8 @@ pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
             ((!rule.is_empty()).then_some(rule), Vec::new())
         }
         Action::Command(_) => (None, Vec::new()),
+        // A batch is approved as a whole: "always" adds nothing.
+        Action::Commands(_) => (None, Vec::new()),
         Action::Write(paths) => (None, paths.clone()),
         // Leaving the sandbox is asked every time; a tool is allowed by
         // name (`always_tool`).

@@ -32,6 +32,7 @@ mod held;
 pub mod holder;
 mod process;
 mod records;
+mod terminal;
 
 use super::process_identity::ProcessIdentity;
 use super::tasks::{
@@ -57,9 +58,46 @@ pub struct CommandSpec {
     pub workdir: PathBuf,
     #[serde(default)]
     pub accepts_input: bool,
+    /// How the command is run: its shell, as a login shell, on a terminal.
+    #[serde(default)]
+    pub launch: Launch,
     /// The sandbox a model command runs in (`None`: unconfined).
     #[serde(skip)]
     pub sandbox: Option<super::sandbox::Confine>,
+}
+
+/// How a command is run: `SHELL [-l] -c CMD`, on a pseudo-terminal of its
+/// own when `tty`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Launch {
+    pub shell: PathBuf,
+    #[serde(default)]
+    pub login: bool,
+    #[serde(default)]
+    pub tty: bool,
+}
+
+impl Default for Launch {
+    fn default() -> Launch {
+        Launch {
+            shell: PathBuf::from(DEFAULT_SHELL),
+            login: false,
+            tty: false,
+        }
+    }
+}
+
+/// The shell a command runs in unless it names another.
+pub const DEFAULT_SHELL: &str = "/bin/sh";
+
+impl Launch {
+    /// The shell's arguments before the command: `[-l] -c`.
+    pub fn shell_args(&self) -> &'static [&'static str] {
+        match self.login {
+            true => &["-l", "-c"],
+            false => &["-c"],
+        }
+    }
 }
 
 /// Who started the task, which decides whether its result re-enters the
@@ -111,6 +149,12 @@ struct Spawned {
     /// Shutting down since: the gate stays closed.
     closing: bool,
     held: bool,
+}
+
+/// `s` as one word for `sh`: single-quoted, each `'` closed, escaped and
+/// reopened.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Wakes an agent's actor after something it may care about changed.
@@ -198,6 +242,7 @@ impl CommandTasks {
             let sandbox = spec.sandbox.as_ref();
             let detail = json!({
                 "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
+                "shell": spec.launch.shell, "login": spec.launch.login, "tty": spec.launch.tty,
                 "output_path": output_path, "terminal_reentry": false,
                 "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
                 "sandbox": sandbox.map_or("off", |c| c.mode.as_str()),
@@ -280,6 +325,10 @@ impl CommandTasks {
                 record
             }
             Err(e) => {
+                // Nothing ran: the named pipe made for it goes.
+                if self.holder.is_some() {
+                    HeldPaths::beside(&output_path, spec.accepts_input).remove();
+                }
                 let finish = TaskTransition::Finish {
                     status: TaskStatus::Failed,
                     summary: Some(format!("could not start `{}`: {e}", spec.cmd)),
@@ -343,6 +392,12 @@ impl CommandTasks {
         spec: &CommandSpec,
         output: &Path,
     ) -> std::io::Result<Spawned> {
+        if spec.launch.tty && self.holder.is_none() {
+            return Err(std::io::Error::other(
+                "a terminal (tty) needs Holon's own program to hold the command, and this \
+                 runtime was started without it",
+            ));
+        }
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -383,7 +438,15 @@ impl CommandTasks {
                 // The shell waits at the gate (fd 3) before it runs the
                 // command; end of file there means the record was never
                 // written: exit 125.
-                let script = format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd);
+                let script = match spec.launch == Launch::default() {
+                    true => format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd),
+                    false => format!(
+                        "read _ <&3 || exit 125; exec 3<&-\nexec {} {} {}",
+                        sh_quote(&spec.launch.shell.to_string_lossy()),
+                        spec.launch.shell_args().join(" "),
+                        sh_quote(&spec.cmd)
+                    ),
+                };
                 cmd.arg("-c").arg(script).stdin(if spec.accepts_input {
                     Stdio::piped()
                 } else {
@@ -416,6 +479,7 @@ impl CommandTasks {
                 });
                 let spec = holder::HoldSpec {
                     cmd: spec.cmd.clone(),
+                    launch: spec.launch.clone(),
                     workdir: spec.workdir.clone(),
                     paths: paths.clone(),
                     sandbox,

@@ -300,6 +300,7 @@ impl RuntimeHost {
             cmd: cmd.to_owned(),
             workdir,
             accepts_input: true,
+            launch: Default::default(),
             // The operator's own command: never sandboxed.
             sandbox: None,
         };

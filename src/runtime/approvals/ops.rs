@@ -396,12 +396,7 @@ impl RuntimeHost {
         };
         let mut outcome = tools::execute(&env, &call, None).await;
         tools::envelope::finish(&mut outcome, &call.name);
-        let result: String = outcome
-            .content
-            .to_string()
-            .chars()
-            .take(RESULT_CHARS)
-            .collect();
+        let result: String = outcome.text().chars().take(RESULT_CHARS).collect();
         // The result reaches the agent as a message, which is text: an
         // image the tool returned is named, not shown.
         let images = match outcome.images.len() {
@@ -535,6 +530,11 @@ pub(crate) fn approval_for(
 ) -> ApprovalRecord {
     let summary = match tools::gate_of(env.host, env.agent_id, call) {
         Gated::By(Action::Command(c)) => format!("`{c}`"),
+        Gated::By(Action::Commands(cmds)) => cmds
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", then "),
         Gated::By(Action::Write(paths)) => paths.join(", "),
         Gated::By(Action::Escape { cmd, justification }) => {
             format!("run outside the sandbox: `{cmd}` — {justification}")

@@ -94,6 +94,25 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
     }
     match action {
         Action::Escape { .. } | Action::Tool { .. } => Gate::Run,
+        Action::Commands(cmds) => {
+            let asked: Vec<&str> = cmds
+                .iter()
+                .filter(|c| gate(policy, &Action::Command((*c).clone())) != Gate::Run)
+                .map(|c| c.trim())
+                .collect();
+            match asked.is_empty() {
+                true => Gate::Run,
+                false => Gate::Ask(format!(
+                    "approval is `{mode}`: the batch runs {} (not known read-only and not on \
+                     the allow-list)",
+                    asked
+                        .iter()
+                        .map(|c| format!("`{c}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
+        }
         Action::Command(cmd) => {
             let cmd = cmd.trim();
             let single = !compound(cmd);
@@ -291,6 +310,29 @@ mod tests {
             always_rule(&Action::Write(vec!["src/a.rs".into()])),
             (None, vec!["src/a.rs".into()])
         );
+    }
+
+    #[test]
+    fn a_batch_asks_when_any_of_its_commands_would_and_names_those() {
+        let batch = |cmds: &[&str]| Action::Commands(cmds.iter().map(|c| c.to_string()).collect());
+        let on_write = policy(Approval::OnWrite);
+        assert_eq!(
+            gate(&on_write, &batch(&["git status", "ls src"])),
+            Gate::Run
+        );
+        match gate(&on_write, &batch(&["git status", "touch x", "rm y"])) {
+            Gate::Ask(why) => {
+                assert!(why.contains("`touch x`, `rm y`"), "{why}");
+                assert!(!why.contains("git status"), "{why}");
+            }
+            Gate::Run => panic!("a writing item must ask"),
+        }
+        assert_eq!(
+            gate(&policy(Approval::OnRequest), &batch(&["rm y"])),
+            Gate::Run
+        );
+        assert_eq!(gate(&policy(Approval::Never), &batch(&["rm y"])), Gate::Run);
+        assert_eq!(always_rule(&batch(&["cargo test"])), (None, Vec::new()));
     }
 
     #[test]

@@ -20,11 +20,15 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::terminal::{self, Pty};
 use crate::runtime::process_identity::ProcessIdentity;
 use crate::runtime::sandbox::{Plan, Support};
 
 /// The first argument that makes `holon` a holder.
 pub const HOLD_ARG: &str = "__hold";
+
+/// How long output still in a terminal is copied once its command ended.
+const TERMINAL_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The exit code of a holder that got no spec: nothing ran.
 pub const NOT_STARTED: u8 = 125;
@@ -33,6 +37,8 @@ pub const NOT_STARTED: u8 = 125;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HoldSpec {
     pub cmd: String,
+    #[serde(default)]
+    pub launch: super::Launch,
     pub workdir: PathBuf,
     pub paths: HeldPaths,
     /// The sandbox plan and what the kernel supports (`None`: unconfined).
@@ -148,8 +154,16 @@ pub fn run() -> ExitCode {
     install_relay();
     let started = Instant::now();
     let record = match start(&spec) {
-        Ok(mut child) => {
+        Ok((mut child, pty)) => {
             let pid = child.id() as i32;
+            // A terminal's output is copied to the output file, the task's
+            // input to the terminal.
+            let copying = pty.as_ref().and_then(|p| {
+                if spec.paths.input.is_some() {
+                    let _ = p.copy_in();
+                }
+                p.copy_out().ok()
+            });
             GROUP.swap(pid, Ordering::SeqCst);
             let pending = PENDING.swap(0, Ordering::SeqCst);
             if pending != 0 {
@@ -168,6 +182,14 @@ pub fn run() -> ExitCode {
                 Ok(s) => (s.code(), s.signal(), None),
                 Err(e) => (None, None, Some(format!("lost the command: {e}"))),
             };
+            if let Some(copy) = copying {
+                // Until the terminal is closed everywhere, but not for
+                // ever: a background process may keep it open.
+                let deadline = Instant::now() + TERMINAL_DRAIN;
+                while !copy.is_finished() && Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
             ExitRecord {
                 exit_status,
                 signal,
@@ -202,25 +224,56 @@ pub fn run() -> ExitCode {
 
 /// Start the command: its own process group (or, sandboxed, its own
 /// session), with the holder's stdin, stdout and stderr.
-fn start(spec: &HoldSpec) -> std::io::Result<std::process::Child> {
+fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)> {
     use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::new("/bin/sh");
+    let mut cmd = std::process::Command::new(&spec.launch.shell);
     // stdin is the holder's own: the task's named pipe, or nothing.
-    cmd.arg("-c").arg(&spec.cmd).current_dir(&spec.workdir);
+    cmd.args(spec.launch.shell_args())
+        .arg(&spec.cmd)
+        .current_dir(&spec.workdir);
+    let tty = spec.launch.tty;
+    let mut pty = match tty {
+        true => {
+            let pty = Pty::open()?;
+            cmd.stdin(pty.stdio()?)
+                .stdout(pty.stdio()?)
+                .stderr(pty.stdio()?);
+            Some(pty)
+        }
+        false => None,
+    };
     let prepared = match &spec.sandbox {
         Some((plan, support)) => Some(crate::runtime::sandbox::ready(plan, support)?),
+        None if tty => None,
         None => {
             cmd.process_group(0);
             None
         }
     };
-    if let Some(prepared) = prepared {
-        // SAFETY: `apply` makes only raw system calls.
-        unsafe {
-            cmd.pre_exec(move || prepared.apply());
-        }
+    // SAFETY: only raw system calls run between fork and exec: the
+    // sandbox's (a session of its own first), else `setsid` for a
+    // terminal's session, then the terminal made the controlling one.
+    unsafe {
+        cmd.pre_exec(move || {
+            match &prepared {
+                Some(p) => p.apply()?,
+                None if tty && libc::setsid() < 0 => return Err(std::io::Error::last_os_error()),
+                None => {}
+            }
+            match tty {
+                true => terminal::take_terminal(),
+                false => Ok(()),
+            }
+        });
     }
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    drop(cmd);
+    // The command's side now lives only in the command: the holder's copy
+    // goes, so the output copy ends when the command's side is closed.
+    if let Some(p) = &mut pty {
+        p.terminal = None;
+    }
+    Ok((child, pty))
 }
 
 /// Write `bytes` to `path` so that a reader sees all of it or nothing:

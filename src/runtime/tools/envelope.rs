@@ -19,6 +19,9 @@ pub struct ToolOutcome {
     pub completed_work_item: Option<String>,
     /// Images it returned (an MCP server's), beside `content`.
     pub images: Vec<crate::model::usage::ToolImage>,
+    /// What the model is shown instead of `content` as JSON (a batch's
+    /// grouped receipt); `content` stays the canonical, recorded result.
+    pub model_text: Option<String>,
 }
 
 impl ToolOutcome {
@@ -29,6 +32,15 @@ impl ToolOutcome {
             ends_turn: false,
             completed_work_item: None,
             images: Vec::new(),
+            model_text: None,
+        }
+    }
+
+    /// The text the model is given for this call.
+    pub fn text(&self) -> String {
+        match &self.model_text {
+            Some(text) => text.clone(),
+            None => self.content.to_string(),
         }
     }
 }
@@ -113,9 +125,7 @@ pub fn tool_error(
             "retryable": retryable, "details": Value::Null,
         }),
         is_error: true,
-        images: Vec::new(),
-        ends_turn: false,
-        completed_work_item: None,
+        ..ToolOutcome::ok(Value::Null)
     }
 }
 

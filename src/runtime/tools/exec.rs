@@ -16,7 +16,7 @@ use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::model::sandbox::SandboxMode;
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::approvals::policy::Action;
-use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
+use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox::Confine;
 use crate::runtime::tasks::{self, TaskRecord};
@@ -35,8 +35,19 @@ enum DuplicatePolicy {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct ExecArgs {
-    /// The shell command (run with sh -c).
+    /// The shell command (run with `SHELL -c`).
     cmd: String,
+    /// The shell that runs it: one of the system's shells (/etc/shells),
+    /// by name or path (default /bin/sh).
+    #[serde(default)]
+    shell: Option<String>,
+    /// Run it in a login shell (`-l`: the shell reads its profile first).
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    login: bool,
+    /// Run it on a pseudo-terminal of its own (for programs that need a
+    /// terminal; their output then holds terminal control sequences).
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    tty: bool,
     /// Working directory, relative to the execution root (default: the
     /// agent's current directory).
     #[serde(default)]
@@ -63,7 +74,7 @@ pub(super) struct ExecArgs {
     justification: Option<String>,
 }
 
-fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
+pub(super) fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
     let max = max_bytes as usize;
     if s.len() <= max {
         return (s.to_owned(), false);
@@ -77,7 +88,11 @@ fn truncate_tail(s: &str, max_bytes: u64) -> (String, bool) {
 
 /// The command's directory: the agent's cwd by default; else `workdir`,
 /// relative to the root (or absolute inside it), never leading out.
-fn resolve_workdir(root: &Path, cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, ToolOutcome> {
+pub(super) fn resolve_workdir(
+    root: &Path,
+    cwd: &Path,
+    workdir: Option<&str>,
+) -> Result<PathBuf, ToolOutcome> {
     let Some(w) = workdir.filter(|w| !w.trim().is_empty()) else {
         return Ok(cwd.to_path_buf());
     };
@@ -146,20 +161,18 @@ pub(super) fn execution_dirs(
 ///
 /// An `escalate` call reaches here only once the operator granted it
 /// (every mode but `never` asks first); under `never` it is refused.
-fn confinement(
+pub(super) fn confinement(
     env: &ToolEnv<'_>,
     snap: &ExecutionSnapshot,
-    a: &ExecArgs,
+    escalate: bool,
+    justification: Option<&str>,
 ) -> Result<Option<Confine>, ToolOutcome> {
     let policy = &snap.policy;
     if policy.sandbox_mode() == SandboxMode::Off {
         return Ok(None);
     }
-    if a.escalate && policy.backend == ExecutionProfile::Sandboxed {
-        if a.justification
-            .as_deref()
-            .is_none_or(|j| j.trim().is_empty())
-        {
+    if escalate && policy.backend == ExecutionProfile::Sandboxed {
+        if justification.is_none_or(|j| j.trim().is_empty()) {
             return Err(tool_error(
                 ToolErrorKind::InvalidArguments,
                 "escalate needs a justification: why the command must run outside the sandbox",
@@ -225,15 +238,13 @@ fn confinement(
 /// share; never its output. A failed task says why (`failure_artifact`).
 pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     let d = t.detail.clone().unwrap_or_default();
-    let command = match (t.kind, d.get("cmd")) {
-        (crate::model::task::TaskKind::CommandTask, Some(cmd)) => {
-            let workdir = d.get("workdir").cloned().unwrap_or(Value::Null);
-            json!({
-                "cmd": cmd, "cmd_digest": cmd_digest(cmd, &workdir), "workdir": workdir,
-                "shell": "/bin/sh", "login": false, "tty": false,
-                "output_path": d.get("output_path"), "accepts_input": d.get("accepts_input"),
-                "terminal_reentry": d.get("terminal_reentry"),
-            })
+    let command = match (t.kind, identity(&d)) {
+        (crate::model::task::TaskKind::CommandTask, Some(mut identity)) => {
+            identity["cmd_digest"] = json!(cmd_digest(&identity));
+            for key in ["output_path", "accepts_input", "terminal_reentry"] {
+                identity[key] = d.get(key).cloned().unwrap_or(Value::Null);
+            }
+            identity
         }
         _ => Value::Null,
     };
@@ -246,13 +257,29 @@ pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     })
 }
 
+/// A command task's identity from its detail: the command, its working
+/// directory and how it runs (records from before `shell`, `login` and
+/// `tty` ran `/bin/sh -c` without a terminal).
+fn identity(d: &Value) -> Option<Value> {
+    let cmd = d.get("cmd")?;
+    let or = |key: &str, default: Value| d.get(key).cloned().unwrap_or(default);
+    Some(json!({
+        "cmd": cmd, "workdir": or("workdir", Value::Null),
+        "shell": or("shell", json!(crate::runtime::command_tasks::DEFAULT_SHELL)),
+        "login": or("login", json!(false)), "tty": or("tty", json!(false)),
+    }))
+}
+
 /// `sha256:` and the first 16 bytes (hex) of the digest of a command's
-/// identity: the command, its working directory and how it runs.
-fn cmd_digest(cmd: &Value, workdir: &Value) -> String {
+/// identity (`identity`: the command, its working directory and how it
+/// runs; its other keys are ignored).
+fn cmd_digest(identity: &Value) -> String {
     use sha2::{Digest, Sha256};
-    let identity =
-        json!({"cmd": cmd, "workdir": workdir, "shell": "/bin/sh", "login": false, "tty": false});
-    let digest = Sha256::digest(identity.to_string().as_bytes());
+    let keyed = json!({
+        "cmd": identity["cmd"], "workdir": identity["workdir"], "shell": identity["shell"],
+        "login": identity["login"], "tty": identity["tty"],
+    });
+    let digest = Sha256::digest(keyed.to_string().as_bytes());
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
 }
@@ -320,17 +347,21 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Ok(w) => w,
         Err(e) => return e,
     };
+    let launch = match launch_of(a.shell.as_deref(), a.login, a.tty) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
     let max_bytes = env.host.config.tool_output.bytes(a.max_output_tokens);
     // A granted escape runs, whatever sandboxed twin is running.
     if a.duplicate_policy == DuplicatePolicy::ReuseRunning && !a.escalate {
-        if let Some(t) = running_duplicate(env, &a.cmd, &workdir) {
+        if let Some(t) = running_duplicate(env, &a.cmd, &workdir, &launch) {
             return ToolOutcome::ok(json!({
                 "ok": true, "disposition": "already_running", "task_handle": task_snapshot(&t),
                 "hint": "use TaskStatus / TaskOutput with this task_id, or duplicate_policy=start_new",
             }));
         }
     }
-    let sandbox = match confinement(env, &snap, &a) {
+    let sandbox = match confinement(env, &snap, a.escalate, a.justification.as_deref()) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -339,6 +370,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         cmd: a.cmd.clone(),
         workdir: workdir.clone(),
         accepts_input: a.accepts_input,
+        launch,
         sandbox: sandbox.clone(),
     };
     let origin = TaskOrigin::Agent {
@@ -405,7 +437,38 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
     }
 }
 
-fn running_duplicate(env: &ToolEnv<'_>, cmd: &str, workdir: &Path) -> Option<TaskRecord> {
+/// How the command runs: its shell checked against the system's list.
+pub(super) fn launch_of(
+    shell: Option<&str>,
+    login: bool,
+    tty: bool,
+) -> Result<Launch, ToolOutcome> {
+    let listed = std::fs::read_to_string(super::exec_shell::SHELLS_FILE).unwrap_or_default();
+    let shell =
+        super::exec_shell::resolve_shell(shell, &listed, |p| p.is_file()).map_err(|why| {
+            tool_error(
+                ToolErrorKind::InvalidArguments,
+                why,
+                Some("leave `shell` out to use /bin/sh"),
+                Some("shell"),
+                false,
+            )
+        })?;
+    Ok(Launch { shell, login, tty })
+}
+
+/// A running task with the same identity (command, directory, shell,
+/// login, terminal).
+fn running_duplicate(
+    env: &ToolEnv<'_>,
+    cmd: &str,
+    workdir: &Path,
+    launch: &Launch,
+) -> Option<TaskRecord> {
+    let wanted = cmd_digest(&json!({
+        "cmd": cmd, "workdir": workdir, "shell": launch.shell, "login": launch.login,
+        "tty": launch.tty,
+    }));
     let rx = env.host.store.read().ok()?;
     let ids = rx.index_list(Index::ActiveTasks, env.agent_id).ok()?;
     ids.iter()
@@ -416,12 +479,7 @@ fn running_duplicate(env: &ToolEnv<'_>, cmd: &str, workdir: &Path) -> Option<Tas
         })
         .find(|t| {
             let d = t.detail.clone().unwrap_or_default();
-            d.get("cmd").and_then(|c| c.as_str()) == Some(cmd)
-                && d.get("workdir")
-                    .and_then(|w| w.as_str())
-                    .map(PathBuf::from)
-                    .as_deref()
-                    == Some(workdir)
+            identity(&d).is_some_and(|i| cmd_digest(&i) == wanted)
         })
 }
 

@@ -106,11 +106,12 @@ impl<T: Tool> DynTool for T {
     }
 }
 
-use super::{agents, exec, memory, patch, sleep, tasks, waits, work, workspace};
+use super::{agents, exec, exec_batch, memory, patch, sleep, tasks, waits, work, workspace};
 
 /// Every built-in tool, in the order the model's catalog lists them.
 pub(crate) static TOOLS: &[&dyn DynTool] = &[
     &exec::ExecCommand,
+    &exec_batch::ExecCommandBatch,
     &tasks::TaskStatus,
     &tasks::TaskOutput,
     &tasks::TaskInput,
@@ -169,7 +170,7 @@ mod tests {
             .filter(|t| t.reach() != Reach::Runtime)
             .map(|t| t.name())
             .collect();
-        assert_eq!(reaching, ["ExecCommand", "ApplyPatch"]);
+        assert_eq!(reaching, ["ExecCommand", "ExecCommandBatch", "ApplyPatch"]);
     }
 
     #[test]

@@ -9,6 +9,8 @@ mod agents;
 pub mod budget;
 pub(crate) mod envelope;
 mod exec;
+mod exec_batch;
+mod exec_shell;
 mod handler;
 mod memory;
 pub(crate) mod patch;

@@ -112,7 +112,7 @@ pub(super) async fn run_call(
         .store
         .write(move |tx| {
             let exec_id = crate::new_id("tool");
-            let content = o.content.to_string();
+            let content = o.text();
             tx.put(Keyed::ToolExecutions, &id, &exec_id, &json!({
                 "id": exec_id, "call_id": c.id, "run_id": rid, "message_id": mid, "tool_name": c.name,
                 "arguments": c.arguments, "result": o.content, "is_error": o.is_error, "duration_ms": duration_ms,

@@ -509,7 +509,7 @@ impl<'a> Round<'a> {
             self.history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                content: outcome.content.to_string(),
+                content: outcome.text(),
                 is_error: outcome.is_error,
                 images: outcome.images.clone(),
             });

@@ -469,6 +469,17 @@ pub(super) fn tool_hint(name: &str, args: &Value) -> Option<String> {
             .filter(|s| !s.trim().is_empty())
             .map(|s| one_line(s, 80))
     };
+    if name == "ExecCommandBatch" {
+        let cmds: Vec<&str> = args["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i["cmd"].as_str())
+            .collect();
+        let n = cmds.len();
+        let head = format!("{n} command{}", if n == 1 { "" } else { "s" });
+        return Some(one_line(&format!("{head}: {}", cmds.join(" · ")), 80));
+    }
     let Some(obj) = args.as_object() else {
         return hint(args);
     };

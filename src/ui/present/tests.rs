@@ -558,6 +558,17 @@ fn tool_executed_names_the_tool_and_a_compact_hint() {
         Category::Tool,
         "ExecCommand: cargo test -q (1.2 s)",
     );
+    let mut batch = call(
+        false,
+        json!({ "items": [{ "cmd": "git status" }, { "cmd": "cargo build" }] }),
+    );
+    batch["tool_name"] = json!("ExecCommandBatch");
+    check(
+        &show(EventKind::ToolExecuted, batch),
+        Visibility::Trace,
+        Category::Tool,
+        "ExecCommandBatch: 2 commands: git status · cargo build (1.2 s)",
+    );
     assert_eq!(
         (p.title.as_str(), p.body.as_deref()),
         ("ExecCommand", Some("{\"exit_status\":0}"))
