@@ -33,7 +33,7 @@ use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
 use crate::runtime::host::watch::{ConfigReloader, ConfigWatch, Reloaded};
-use crate::runtime::host::{HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
+use crate::runtime::host::{CommandsFate, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
 use crate::runtime::provider::ModelRef;
 
 pub(super) const RUN_ONCE_MODE: &str = "run_once";
@@ -154,11 +154,21 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
         keep: ctx.config.store_backup_keep,
     };
     config.retain_days = ctx.config.store_retain_days;
-    // Commands run under `holon __hold` (this program), so they outlive a
+    // Commands run under `holon __hold` (this very program, even once an
+    // upgrade replaced its file: `/proc/self/exe`), so they outlive a
     // runtime that stops or dies; a daemon leaves them running when it
-    // stops, a console's own runtime and a one-shot run stop them.
-    config.holder = std::env::current_exe().ok();
-    config.tasks_outlive = matches!(mode, "daemon" | "foreground");
+    // stops, a console's own runtime stops them, a one-shot run leaves
+    // alone those it did not start.
+    let this = std::path::Path::new("/proc/self/exe");
+    config.holder = match this.exists() {
+        true => Some(this.to_path_buf()),
+        false => std::env::current_exe().ok(),
+    };
+    config.commands = match mode {
+        "daemon" | "foreground" => CommandsFate::Outlive,
+        RUN_ONCE_MODE => CommandsFate::OwnOnly,
+        _ => CommandsFate::StopAtExit,
+    };
     if mode == RUN_ONCE_MODE {
         // Only the agent the run talks to gets an actor (started later).
         config.actors = ActorScope::Only(Vec::new());

@@ -80,25 +80,25 @@ impl CommandTasks {
                     (l.pid, l.identity.clone(), l.kill_signal())
                 })
         };
-        match target {
-            Some((pid, identity, kill)) => {
+        let unsupervised = match target {
+            Some(_) => None,
+            None => self.running_holder(agent_id, task_id)?,
+        };
+        match (target, unsupervised) {
+            (Some((pid, identity, kill)), _) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
-                signal_live(pid, identity.as_ref(), libc::SIGTERM);
-                let live = Arc::clone(&self.live);
-                let id = task_id.to_owned();
-                tokio::spawn(async move {
-                    tokio::time::sleep(grace).await;
-                    let still = live
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .contains_key(&id);
-                    if still {
-                        signal_live(pid, identity.as_ref(), kill);
-                    }
-                });
+                self.signal_stop(task_id, pid, identity, kill, grace);
             }
-            None => {
+            // Held by a holder this runtime left alone: asked to stop
+            // through it; the runtime that supervises it next records it.
+            (None, Some(identity)) => {
+                self.transition(agent_id, task_id, TaskTransition::RequestCancel)
+                    .await?;
+                let pid = identity.pid;
+                self.signal_stop(task_id, pid, Some(identity), libc::SIGUSR1, grace);
+            }
+            (None, None) => {
                 // Not supervised here (already finished, or from before a
                 // restart): finishing is all that is left to do.
                 let finish = TaskTransition::Finish {
@@ -116,6 +116,54 @@ impl CommandTasks {
             })
     }
 
+    /// TERM now, then `kill` after `grace` unless the task was settled
+    /// meanwhile (signals go through the recorded identity, so a process
+    /// that is gone or replaced is never reached).
+    pub(super) fn signal_stop(
+        &self,
+        task_id: &str,
+        pid: i32,
+        identity: Option<ProcessIdentity>,
+        kill: i32,
+        grace: Duration,
+    ) {
+        signal_live(pid, identity.as_ref(), libc::SIGTERM);
+        let this = self.clone();
+        let id = task_id.to_owned();
+        let supervised = self.live().contains_key(task_id);
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            if !supervised || this.live().contains_key(&id) {
+                signal_live(pid, identity.as_ref(), kill);
+            }
+        });
+    }
+
+    /// The identity of a held task's holder that still runs, though no
+    /// supervisor here watches it (a one-shot runtime leaves them alone).
+    fn running_holder(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<Option<ProcessIdentity>, RuntimeError> {
+        let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
+        let Some(d) = task
+            .filter(|t| !t.status.is_terminal())
+            .and_then(|t| t.detail)
+        else {
+            return Ok(None);
+        };
+        if d["held"].as_bool() != Some(true) {
+            return Ok(None);
+        }
+        let identity: Option<ProcessIdentity> =
+            serde_json::from_value(d["process_identity"].clone()).ok();
+        Ok(
+            identity
+                .filter(|i| i.liveness() == crate::runtime::process_identity::Liveness::Running),
+        )
+    }
+
     /// After a restart: a held task is supervised again, or settled from
     /// how its holder recorded its end (`held`). An unheld task left
     /// non-terminal cannot be supervised any more: terminate its process
@@ -126,6 +174,7 @@ impl CommandTasks {
         &self,
         agent_id: &str,
         grace: Duration,
+        reattach: bool,
     ) -> Result<Vec<String>, RuntimeError> {
         let tasks: Vec<TaskRecord> = self.store.read()?.list(Keyed::Tasks, agent_id)?;
         let mut interrupted = Vec::new();
@@ -152,7 +201,8 @@ impl CommandTasks {
                 .map(PathBuf::from);
             let held = task.detail.as_ref().and_then(|d| d["held"].as_bool()) == Some(true);
             if let (true, Some(output)) = (held, output.clone()) {
-                self.recover_held(&task, identity, output, grace).await?;
+                self.recover_held(&task, identity, output, grace, reattach)
+                    .await?;
                 continue;
             }
             let _ = std::fs::remove_dir_all(self.tmp_dir(&task.id));
@@ -260,7 +310,20 @@ impl CommandTasks {
 /// Write to a held task's stdin, its named pipe (the command holds it
 /// open for reading).
 async fn write_fifo(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut pipe = tokio::net::unix::pipe::OpenOptions::new().open_sender(path)?;
-    pipe.write_all(text.as_bytes()).await?;
-    pipe.flush().await
+    let write = async {
+        let mut pipe = tokio::net::unix::pipe::OpenOptions::new().open_sender(path)?;
+        pipe.write_all(text.as_bytes()).await?;
+        pipe.flush().await
+    };
+    // A command that stopped reading leaves its pipe full: say so.
+    tokio::time::timeout(INPUT_TIMEOUT, write)
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "its input is full: the command is not reading it",
+            ))
+        })
 }
+
+/// How long a write to a held task's input may wait for room.
+const INPUT_TIMEOUT: Duration = Duration::from_secs(5);

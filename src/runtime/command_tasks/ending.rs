@@ -17,7 +17,10 @@ pub(super) enum Ending {
         signal: Option<i32>,
         duration_ms: u64,
     },
-    /// Its end could not be seen, or it never ran: why.
+    /// It never ran (its spawn, or its sandbox's setup, failed; or its
+    /// runtime never recorded it): why.
+    NotStarted(String),
+    /// Its end could not be seen: why.
     Unknown(String),
 }
 
@@ -38,34 +41,53 @@ pub(super) fn direct_ending(
 }
 
 /// The ending of a held command: its exit record, or why there is none
-/// (the holder's own status says).
-pub(super) fn held_ending(
+/// (`holder`: the holder's own status, when it was our child). A holder
+/// that ended without a record was killed: its command's group is ended
+/// if it still runs, so nothing runs untracked.
+pub(super) async fn held_end(
     paths: &HeldPaths,
-    holder: std::io::Result<std::process::ExitStatus>,
+    holder: Option<std::io::Result<std::process::ExitStatus>>,
+    grace: Duration,
 ) -> Ending {
     use std::os::unix::process::ExitStatusExt;
     if let Some(record) = holder::read_exit(&paths.exit) {
         return recorded(record);
     }
-    Ending::Unknown(match holder {
-        Ok(s) if s.code() == Some(i32::from(holder::NOT_STARTED)) => {
-            "not started: its runtime did not record it".to_owned()
-        }
-        Ok(s) => match s.signal() {
-            Some(sig) => format!(
-                "its holder was killed (signal {sig}) before it could record how the command \
-                 ended"
-            ),
-            None => "its holder ended without recording how the command ended".to_owned(),
-        },
-        Err(e) => format!("lost its holder: {e}"),
-    })
+    let status = holder.and_then(Result::ok);
+    if status.is_some_and(|s| s.code() == Some(i32::from(holder::NOT_STARTED))) {
+        return Ending::NotStarted("not started: its runtime did not record it".to_owned());
+    }
+    let how = match status.and_then(|s| s.signal()) {
+        Some(sig) => format!("its holder was killed (signal {sig})"),
+        None => "its holder is gone".to_owned(),
+    };
+    Ending::Unknown(lost(paths, &how, grace).await)
+}
+
+/// Why a held task whose holder is gone left no exit record, after ending
+/// its command's group if that still runs as the holder recorded it.
+async fn lost(paths: &HeldPaths, how: &str, grace: Duration) -> String {
+    let command: Option<ProcessIdentity> = std::fs::read(&paths.command)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let Some(command) = command else {
+        return format!(
+            "{how} and recorded neither the command nor how it ended (it was killed, or the \
+             machine restarted)"
+        );
+    };
+    let ended = terminate_recovered(&command, grace).await;
+    format!(
+        "{how} without recording how the command ended (it was killed, or the machine \
+         restarted); {}",
+        ended.trim_start_matches("interrupted: ")
+    )
 }
 
 /// What a holder's exit record says.
 pub(super) fn recorded(record: ExitRecord) -> Ending {
     match record.error {
-        Some(why) => Ending::Unknown(why),
+        Some(why) => Ending::NotStarted(why),
         None => Ending::Exited {
             exit_status: record.exit_status,
             signal: record.signal,
@@ -93,7 +115,7 @@ pub(super) fn outcome(ending: &Ending, stopped: Option<&str>) -> (TaskStatus, St
             TaskStatus::Failed,
             format!("killed by signal {}", signal.unwrap_or(0)),
         ),
-        Ending::Unknown(why) => (TaskStatus::Failed, why.clone()),
+        Ending::NotStarted(why) | Ending::Unknown(why) => (TaskStatus::Failed, why.clone()),
     }
 }
 
@@ -106,24 +128,32 @@ impl CommandTasks {
         output: &Path,
         ending: Ending,
         held: Option<&HeldPaths>,
+        requested: Option<&'static str>,
     ) {
-        let stopped = self.live().remove(task_id).and_then(|l| l.stop_requested);
+        let stopped = self
+            .live()
+            .remove(task_id)
+            .and_then(|l| l.stop_requested)
+            .or(requested);
         // A sandboxed command's temporary files go with it.
         let _ = std::fs::remove_dir_all(self.tmp_dir(task_id));
         let (preview, bytes, truncated) = read_tail(output, PREVIEW_BYTES);
         let (status, summary) = outcome(&ending, stopped);
-        let (exit_status, signal, duration_ms) = match ending {
+        let (exit_status, signal, duration_ms) = match &ending {
             Ending::Exited {
                 exit_status,
                 signal,
                 duration_ms,
-            } => (exit_status, signal, Some(duration_ms)),
-            Ending::Unknown(_) => (None, None, None),
+            } => (*exit_status, *signal, Some(*duration_ms)),
+            Ending::NotStarted(_) | Ending::Unknown(_) => (None, None, None),
         };
-        let detail = json!({
+        let mut detail = json!({
             "exit_status": exit_status, "signal": signal, "duration_ms": duration_ms,
             "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated,
         });
+        if let Ending::NotStarted(why) = &ending {
+            detail["spawn_error"] = json!(why);
+        }
         let finish = TaskTransition::Finish {
             status,
             summary: Some(summary),
@@ -184,21 +214,27 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_held_command_ends_as_its_record_says_or_says_why_there_is_none() {
+    #[tokio::test]
+    async fn a_held_command_ends_as_its_record_says_or_says_why_there_is_none() {
         use std::os::unix::process::ExitStatusExt;
         let dir = tempfile::tempdir().unwrap();
         let paths = HeldPaths::beside(&dir.path().join("t.log"), false);
-        let status = |raw: i32| Ok(std::process::ExitStatus::from_raw(raw));
-        let none = held_ending(&paths, status(125 << 8));
+        let status = |raw: i32| Some(Ok(std::process::ExitStatus::from_raw(raw)));
+        let grace = Duration::from_millis(10);
+        let none = held_end(&paths, status(125 << 8), grace).await;
         assert_eq!(
             none,
-            Ending::Unknown("not started: its runtime did not record it".into())
+            Ending::NotStarted("not started: its runtime did not record it".into())
         );
-        let killed = held_ending(&paths, status(9));
+        let killed = held_end(&paths, status(9), grace).await;
         assert!(
             matches!(&killed, Ending::Unknown(w) if w.contains("killed (signal 9)")),
             "{killed:?}"
+        );
+        let gone = held_end(&paths, None, grace).await;
+        assert!(
+            matches!(&gone, Ending::Unknown(w) if w.starts_with("its holder is gone")),
+            "{gone:?}"
         );
         let record = ExitRecord {
             exit_status: Some(4),
@@ -207,14 +243,14 @@ mod tests {
             error: None,
         };
         holder::write_durably(&paths.exit, &serde_json::to_vec(&record).unwrap()).unwrap();
-        assert_eq!(held_ending(&paths, status(0)), exited_with(4, 70));
+        assert_eq!(held_end(&paths, status(0), grace).await, exited_with(4, 70));
         let failed = ExitRecord {
             error: Some("could not start the command: no such directory".into()),
             ..record
         };
         assert_eq!(
             recorded(failed),
-            Ending::Unknown("could not start the command: no such directory".into())
+            Ending::NotStarted("could not start the command: no such directory".into())
         );
     }
 

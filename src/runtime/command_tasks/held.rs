@@ -1,16 +1,16 @@
 //! Held tasks after a restart. A task whose holder still runs (its
 //! recorded identity matches) is supervised again: `task_reattached` is
-//! recorded, its input pipe and stop work as before, and when the holder
-//! ends its exit record settles the task. A task whose holder is gone is
-//! settled from the exit record it left; one that left none failed, and
-//! its command's group, if it still runs under its own recorded identity,
-//! is ended so nothing runs untracked. An agent's command whose turn died
-//! with the old runtime re-enters when it ends: no turn is left to answer
-//! it inline.
+//! recorded, its input pipe and stop work as before (a stop asked for
+//! before the restart goes on), and when the holder ends its exit record
+//! settles the task. A one-shot runtime leaves running holders alone. A
+//! task whose holder is gone is settled from the exit record it left; one
+//! that left none failed, and its command's group, if it still runs under
+//! its own recorded identity, is ended so nothing runs untracked. An
+//! agent's command whose turn died with the old runtime re-enters when it
+//! ends: no turn is left to answer it inline.
 
 use super::*;
 use crate::runtime::process_identity::Liveness;
-use ending::{recorded, Ending};
 
 /// How often a reattached holder is looked at (it is not our child: its
 /// end cannot be awaited).
@@ -20,6 +20,8 @@ const HOLDER_POLL: Duration = Duration::from_millis(100);
 pub(super) enum Recovered {
     /// Its holder runs: supervised again.
     Reattached,
+    /// Its holder runs, and this runtime leaves it alone (one-shot).
+    LeftAlone,
     /// It had ended (or was lost): settled.
     Settled,
 }
@@ -31,33 +33,44 @@ impl CommandTasks {
         identity: Option<ProcessIdentity>,
         output: PathBuf,
         grace: Duration,
+        reattach: bool,
     ) -> Result<Recovered, RuntimeError> {
         let detail = task.detail.clone().unwrap_or_default();
         let accepts_input = detail["accepts_input"].as_bool().unwrap_or(false);
         let paths = HeldPaths::beside(&output, accepts_input);
         let agent_id = task.agent_id.as_str();
+        // Its turn died with the runtime that started it: an agent's
+        // command re-enters when it ends, however it ends.
+        let (a, t) = (agent_id.to_owned(), task.id.clone());
+        self.store.write(move |tx| reenter_in(tx, &a, &t)).await?;
+        // A stop asked for before the restart still stands.
+        let stopping = (task.status == TaskStatus::Cancelling).then_some("stopped by request");
         if let Some(identity) = identity.filter(|i| i.liveness() == Liveness::Running) {
-            self.reattach(task, identity, paths, output).await?;
+            if !reattach {
+                return Ok(Recovered::LeftAlone);
+            }
+            self.reattach(task, identity, paths, output, stopping, grace)
+                .await?;
             return Ok(Recovered::Reattached);
         }
         // The holder wrote its record before it ended, so a holder seen
         // gone has left whatever record it will.
-        let ending = match holder::read_exit(&paths.exit) {
-            Some(record) => recorded(record),
-            None => Ending::Unknown(lost(&paths, grace).await),
-        };
-        self.settle(agent_id, &task.id, &output, ending, Some(&paths))
+        let ending = ending::held_end(&paths, None, grace).await;
+        self.settle(agent_id, &task.id, &output, ending, Some(&paths), stopping)
             .await;
         Ok(Recovered::Settled)
     }
 
-    /// Supervise a running holder again.
+    /// Supervise a running holder again (and go on stopping it, when a
+    /// stop was asked for before the restart).
     async fn reattach(
         &self,
         task: &TaskRecord,
         identity: ProcessIdentity,
         paths: HeldPaths,
         output: PathBuf,
+        stopping: Option<&'static str>,
+        grace: Duration,
     ) -> Result<(), RuntimeError> {
         let (agent_id, task_id) = (task.agent_id.clone(), task.id.clone());
         let closing = self.register(
@@ -67,7 +80,7 @@ impl CommandTasks {
                 pid: identity.pid,
                 identity: Some(identity.clone()),
                 stdin: None,
-                stop_requested: None,
+                stop_requested: stopping,
                 input: paths.input.clone(),
                 held: true,
             },
@@ -81,22 +94,41 @@ impl CommandTasks {
             self.live().remove(&task_id);
             return Ok(());
         }
+        if stopping.is_some() {
+            self.signal_stop(
+                &task_id,
+                identity.pid,
+                Some(identity.clone()),
+                libc::SIGUSR1,
+                grace,
+            );
+        }
         let this = self.clone();
         self.supervise(async move {
             while identity.liveness() == Liveness::Running {
                 tokio::time::sleep(HOLDER_POLL).await;
             }
-            let ending = match holder::read_exit(&paths.exit) {
-                Some(record) => recorded(record),
-                None => Ending::Unknown(
-                    "its holder ended without recording how the command ended".to_owned(),
-                ),
-            };
-            this.settle(&agent_id, &task_id, &output, ending, Some(&paths))
+            let ending = ending::held_end(&paths, None, grace).await;
+            this.settle(&agent_id, &task_id, &output, ending, Some(&paths), None)
                 .await;
         });
         Ok(())
     }
+}
+
+/// An agent's command re-enters the agent when it ends (its turn, which
+/// would have answered it inline, is gone).
+fn reenter_in(tx: &mut WriteCtx<'_>, agent_id: &str, task_id: &str) -> Result<(), StoreError> {
+    let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
+        return Ok(());
+    };
+    let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
+    if detail["origin"].as_str() == Some("agent") && detail["terminal_reentry"] != json!(true) {
+        detail["terminal_reentry"] = json!(true);
+        task.detail = Some(detail);
+        tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
+    }
+    Ok(())
 }
 
 /// Record that a task is supervised again; an agent's command whose turn
@@ -107,16 +139,10 @@ fn reattached_in(
     task_id: &str,
     pid: i32,
 ) -> Result<(), StoreError> {
-    let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
+    let Some(task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
         return Ok(());
     };
-    let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
-    let from_agent = detail["origin"].as_str() == Some("agent");
-    if from_agent && detail["terminal_reentry"].as_bool() != Some(true) {
-        detail["terminal_reentry"] = json!(true);
-        task.detail = Some(detail.clone());
-        tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
-    }
+    let detail = task.detail.clone().unwrap_or_default();
     let reattached = ev::TaskReattached {
         task_id: task_id.to_owned(),
         pid,
@@ -133,23 +159,4 @@ fn reattached_in(
         Event::TaskReattached(reattached),
     ))?;
     Ok(())
-}
-
-/// Why a held task whose holder is gone left no exit record, after ending
-/// its command's group if that still runs as the holder recorded it.
-async fn lost(paths: &HeldPaths, grace: Duration) -> String {
-    let command: Option<ProcessIdentity> = std::fs::read(&paths.command)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let Some(command) = command else {
-        return "its holder is gone and recorded neither the command nor how it ended (it was \
-                killed, or the machine restarted)"
-            .to_owned();
-    };
-    let ended = terminate_recovered(&command, grace).await;
-    format!(
-        "its holder is gone without recording how the command ended (it was killed, or the \
-         machine restarted); {}",
-        ended.trim_start_matches("interrupted: ")
-    )
 }

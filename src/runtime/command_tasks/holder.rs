@@ -88,6 +88,18 @@ pub struct ExitRecord {
     pub error: Option<String>,
 }
 
+impl ExitRecord {
+    /// A command that never ran, and why.
+    pub fn not_started(why: String) -> ExitRecord {
+        ExitRecord {
+            exit_status: None,
+            signal: None,
+            duration_ms: 0,
+            error: Some(why),
+        }
+    }
+}
+
 /// Read a holder's exit record (`None`: not written, or unreadable).
 pub fn read_exit(path: &Path) -> Option<ExitRecord> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
@@ -99,6 +111,9 @@ static GROUP: AtomicI32 = AtomicI32::new(0);
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn relay(signal: libc::c_int) {
+    // SAFETY: errno is thread-local; it is put back as it was, so the
+    // interrupted code never sees the handler's.
+    let errno = unsafe { *libc::__errno_location() };
     let to = match signal {
         libc::SIGUSR1 => libc::SIGKILL,
         other => other,
@@ -112,6 +127,8 @@ extern "C" fn relay(signal: libc::c_int) {
     } else {
         PENDING.swap(to, Ordering::SeqCst);
     }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
 }
 
 /// Pass TERM, INT, HUP and QUIT to the command's group, and USR1 as KILL.
@@ -137,8 +154,14 @@ fn install_relay() {
     }
 }
 
-/// The holder's whole life (`holon __hold`).
+/// The holder's whole life (`holon __hold EXIT_PATH`).
 pub fn run() -> ExitCode {
+    // Its own name (`ps`, `killall holon` leave it be): `holon-hold`.
+    // SAFETY: PR_SET_NAME reads a NUL-terminated name of at most 16 bytes.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"holon-hold".as_ptr(), 0, 0, 0);
+    }
+    let exit_path = std::env::args_os().nth(2).map(PathBuf::from);
     let mut spec = Vec::new();
     {
         use std::os::fd::FromRawFd;
@@ -147,9 +170,21 @@ pub fn run() -> ExitCode {
         let mut gate = unsafe { std::fs::File::from_raw_fd(3) };
         let _ = gate.read_to_end(&mut spec);
     }
-    let Ok(spec) = serde_json::from_slice::<HoldSpec>(&spec) else {
-        eprintln!("holon: the command was not started: its runtime did not record it");
-        return ExitCode::from(NOT_STARTED);
+    let spec = match serde_json::from_slice::<HoldSpec>(&spec) {
+        Ok(spec) => spec,
+        Err(e) => {
+            // Nothing ran; the record says why, so the next runtime does
+            // not take this for a holder that was killed.
+            let why = match spec.is_empty() {
+                true => "not started: its runtime did not record it".to_owned(),
+                false => format!("not started: its holder could not read what to run ({e})"),
+            };
+            eprintln!("holon: {why}");
+            if let Some(path) = exit_path {
+                let _ = record_exit(&path, &ExitRecord::not_started(why));
+            }
+            return ExitCode::from(NOT_STARTED);
+        }
     };
     install_relay();
     let started = Instant::now();
@@ -177,11 +212,18 @@ pub fn run() -> ExitCode {
                     let _ = write_durably(&spec.paths.command, &json);
                 }
             }
+            if pty.is_none() {
+                // The command holds its input now; the holder lets go of
+                // it, so a command that closes its stdin closes the pipe.
+                quit_stdin();
+            }
             use std::os::unix::process::ExitStatusExt;
             let (exit_status, signal, error) = match child.wait() {
                 Ok(s) => (s.code(), s.signal(), None),
                 Err(e) => (None, None, Some(format!("lost the command: {e}"))),
             };
+            // Its group id may name another group from now on.
+            GROUP.swap(0, Ordering::SeqCst);
             if let Some(copy) = copying {
                 // Until the terminal is closed everywhere, but not for
                 // ever: a background process may keep it open.
@@ -199,25 +241,30 @@ pub fn run() -> ExitCode {
         }
         Err(e) => {
             eprintln!("holon: could not start the command: {e}");
-            ExitRecord {
-                exit_status: None,
-                signal: None,
-                duration_ms: 0,
-                error: Some(format!("could not start the command: {e}")),
-            }
+            ExitRecord::not_started(format!("could not start the command: {e}"))
         }
     };
-    match serde_json::to_vec(&record).map_err(std::io::Error::other) {
-        Ok(json) => match write_durably(&spec.paths.exit, &json) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("holon: could not record the command's exit: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    match record_exit(&spec.paths.exit, &record) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("holon: could not record the command's exit: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn record_exit(path: &Path, record: &ExitRecord) -> std::io::Result<()> {
+    let json = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+    write_durably(path, &json)
+}
+
+/// Point the holder's stdin at `/dev/null`.
+fn quit_stdin() {
+    if let Ok(null) = std::fs::File::open("/dev/null") {
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto our own stdin.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), 0);
         }
     }
 }

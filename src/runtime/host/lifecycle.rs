@@ -212,7 +212,11 @@ impl RuntimeHost {
         let interrupted = self
             .inner
             .tasks
-            .recover(agent_id, self.inner.config.stop_grace)
+            .recover(
+                agent_id,
+                self.inner.config.stop_grace,
+                self.inner.config.commands.reattaches(),
+            )
             .await?;
         if !interrupted.is_empty() {
             tracing::warn!(agent_id, ?interrupted, "tasks interrupted by restart");

@@ -96,9 +96,31 @@ pub struct HostConfig {
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
-    /// Whether shutdown leaves held commands running for the next runtime
-    /// (a daemon) instead of stopping them (a console's own runtime).
-    pub tasks_outlive: bool,
+    /// What becomes of running commands: reattached at start or not, left
+    /// running or stopped at shutdown.
+    pub commands: CommandsFate,
+}
+
+/// What a runtime does with running commands, by what it is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandsFate {
+    /// A daemon: reattaches held commands at start, and leaves them
+    /// running for the next runtime when it stops.
+    Outlive,
+    /// A console's own runtime: reattaches them, and stops them all when
+    /// it quits (as its quit says; `/detach` leaves them to its daemon).
+    StopAtExit,
+    /// A one-shot command (`holon run`, a CLI call with no runtime up):
+    /// leaves the commands it finds running alone, and stops only those it
+    /// started.
+    OwnOnly,
+}
+
+impl CommandsFate {
+    /// Whether held commands found running at start are supervised again.
+    pub fn reattaches(self) -> bool {
+        self != CommandsFate::OwnOnly
+    }
 }
 
 /// Identity facts for `runtime.status`.
@@ -141,7 +163,7 @@ impl HostConfig {
             budget: Default::default(),
             mcp_servers: Vec::new(),
             holder: None,
-            tasks_outlive: false,
+            commands: CommandsFate::StopAtExit,
         }
     }
 }
@@ -362,7 +384,7 @@ impl RuntimeHost {
     /// How many commands a shutdown now would leave running for the next
     /// runtime (none unless tasks outlive this one).
     pub fn commands_outliving(&self) -> usize {
-        match self.inner.config.tasks_outlive {
+        match self.inner.config.commands == CommandsFate::Outlive {
             true => self.inner.tasks.held_count(),
             false => 0,
         }
@@ -429,7 +451,8 @@ impl RuntimeHost {
     /// running command task (TERM, then KILL after the grace) and wait
     /// until their terminal states are recorded.
     pub async fn shutdown(&self) {
-        self.shutdown_with(self.inner.config.tasks_outlive).await
+        let outlive = self.inner.config.commands == CommandsFate::Outlive;
+        self.shutdown_with(outlive).await
     }
 
     /// `shutdown`, saying whether held commands are left running for the
