@@ -201,6 +201,10 @@ pub struct AgentRecord {
     pub current_run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_wake_reason: Option<String>,
+    /// The latest continuation the scheduler derived for a message it
+    /// took (recorded with its `scheduler_decision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_continuation: Option<LastContinuation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_brief_at: Option<String>,
     /// How the last turn ended (closure input).
@@ -367,6 +371,7 @@ impl AgentRecord {
             turn_in_progress: false,
             current_run_id: None,
             last_wake_reason: None,
+            last_continuation: None,
             last_brief_at: None,
             last_turn_terminal: None,
             runtime_error: None,
@@ -426,4 +431,18 @@ pub struct TemplateProvenance {
     pub agents_md_sha256: String,
     pub skills: Vec<String>,
     pub applied_at: String,
+}
+
+/// The latest continuation the scheduler derived: for which message, of
+/// which kind, what class (`resume_expected_wait`, `resume_override`,
+/// `local_continuation`, `liveness_only`), whether the model saw it, and
+/// when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastContinuation {
+    pub class: String,
+    pub model_visible: bool,
+    pub message_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_kind: Option<String>,
+    pub at: String,
 }

@@ -247,6 +247,12 @@ pub struct AgentSummary {
     /// model round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<UsageView>,
+    /// Messages admitted to it over its life.
+    #[serde(default)]
+    pub total_message_count: u64,
+    /// The latest continuation the scheduler derived for a message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_continuation: Option<crate::model::agent::LastContinuation>,
 }
 
 /// An agent's tokens and cost.

@@ -131,6 +131,8 @@ struct LiveTask {
     /// Run under a holder: `pid` is the holder's, which passes signals on
     /// (SIGUSR1 standing for SIGKILL).
     held: bool,
+    /// On a terminal of its own (its input goes to the terminal).
+    tty: bool,
 }
 
 impl LiveTask {

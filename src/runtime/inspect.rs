@@ -102,6 +102,8 @@ pub fn agent_summary(
         },
         reasoning_effort: None,
         usage: usage_view(agent, Budget::default(), crate::now_ms()),
+        total_message_count: rx.counter(id, "admission_seq")?,
+        last_continuation: agent.last_continuation.clone(),
     })
 }
 

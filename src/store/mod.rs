@@ -418,6 +418,12 @@ impl ReadCtx {
         tables::last_seq(&rows, &blocks, agent_id)
     }
 
+    /// A per-agent counter (0 when never counted).
+    pub fn counter(&self, agent_id: &str, name: &str) -> Result<u64, StoreError> {
+        let counters = self.txn.open_table(schema::COUNTERS)?;
+        Ok(counters.get((agent_id, name))?.map_or(0, |v| v.value()))
+    }
+
     /// The first `event_seq` the agent's ledger still holds: 1, or where
     /// retention cut it.
     pub fn ledger_start(&self, agent_id: &str) -> Result<u64, StoreError> {

@@ -117,6 +117,7 @@ async fn a_terminal_command_reads_its_input_and_status_names_how_it_runs() {
     }
     let receipt = r.host.task_input("main", &task_id, "yes\n").await.unwrap();
     assert!(receipt.accepted_input, "{receipt:?}");
+    assert_eq!(receipt.input_target, "tty");
     let done = wait_event(&r.host, "the command's end", |e| {
         e.kind == "task_status_changed"
             && e.payload["task_id"] == task_id.as_str()

@@ -563,6 +563,15 @@ async fn an_asleep_agent_says_when_it_wakes() {
         holon::format_ts(holon::now_ms() + 3_600_000 + 1_000),
     );
     assert!(until >= earliest && until < latest, "{until}");
+    // What it was given and how the scheduler took it.
+    assert_eq!(status["total_message_count"], 1, "{status}");
+    let last = &status["last_continuation"];
+    assert_eq!(last["class"], "local_continuation", "{status}");
+    assert_eq!(last["model_visible"], true);
+    assert_eq!(last["message_kind"], "operator_prompt");
+    assert!(last["message_id"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("msg")));
     r.host.shutdown().await;
 }
 

@@ -13,28 +13,30 @@ impl CommandTasks {
         task_id: &str,
         text: &str,
     ) -> Result<TaskInputReceipt, RuntimeError> {
-        let (stdin, fifo) = {
+        let (stdin, fifo, tty) = {
             let mut live = self.live();
             match live.get_mut(task_id).filter(|l| l.agent_id == agent_id) {
-                Some(l) => (l.stdin.take(), l.input.clone()),
-                None => (None, None),
+                Some(l) => (l.stdin.take(), l.input.clone(), l.tty),
+                None => (None, None, false),
             }
         };
+        // A terminal command reads its input from its terminal.
+        let target = if tty { "tty" } else { "stdin" };
         let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
             task_id: task_id.to_owned(),
             accepted_input: accepted,
-            input_target: "stdin".into(),
+            input_target: target.into(),
             bytes_written: bytes,
             summary_text: summary,
         };
         if let Some(fifo) = fifo {
             return Ok(write_fifo(&fifo, text).await.map_or_else(
-                |e| receipt(false, 0, format!("stdin closed: {e}")),
+                |e| receipt(false, 0, format!("{target} closed: {e}")),
                 |()| {
                     receipt(
                         true,
                         text.len(),
-                        format!("wrote {} bytes to stdin", text.len()),
+                        format!("wrote {} bytes to {target}", text.len()),
                     )
                 },
             ));

@@ -83,6 +83,11 @@ impl CommandTasks {
                 stop_requested: stopping,
                 input: paths.input.clone(),
                 held: true,
+                tty: task
+                    .detail
+                    .as_ref()
+                    .and_then(|d| d["tty"].as_bool())
+                    .unwrap_or(false),
             },
         );
         let (a, t, pid) = (agent_id.clone(), task_id.clone(), identity.pid);

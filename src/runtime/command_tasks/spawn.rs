@@ -225,6 +225,7 @@ impl CommandTasks {
                 stop_requested: None,
                 input: held.as_ref().and_then(|h| h.input.clone()),
                 held: holds,
+                tty: spec.launch.tty,
             },
         );
         // Shutting down: the caller closes the gate unopened (once the

@@ -195,6 +195,27 @@ fn recheck_at_ms(w: &WorkItemRecord) -> Option<i64> {
         .and_then(crate::runtime::scheduler::parse_ts_ms)
 }
 
+/// The continuation a message-taking decision derived, from its evidence
+/// (`continuation:CLASS`, `message_kind:KIND`).
+fn continuation_of(
+    d: &SchedulerDecision,
+    at: &str,
+) -> Option<crate::model::agent::LastContinuation> {
+    let tagged = |tag: &str| {
+        d.evidence
+            .iter()
+            .find_map(|e| e.strip_prefix(tag))
+            .map(str::to_owned)
+    };
+    Some(crate::model::agent::LastContinuation {
+        class: tagged("continuation:")?,
+        model_visible: d.model_reentry,
+        message_id: d.message_id.clone()?,
+        message_kind: tagged("message_kind:"),
+        at: at.to_owned(),
+    })
+}
+
 fn decision_event(decision: &SchedulerDecision, live: &LiveProjection) -> NewEvent {
     let provenance = Provenance {
         message_id: decision.message_id.clone(),
@@ -278,6 +299,7 @@ async fn execute(
                         agent.current_run_id = Some(rid.clone());
                         agent.last_wake_reason =
                             Some(format!("{:?}", envelope.kind).to_lowercase());
+                        agent.last_continuation = continuation_of(&d, &tx.now_ts());
                         tx.put_agent(&id, &agent)?;
                     }
                     Ok(Some(envelope))
@@ -296,10 +318,15 @@ async fn execute(
             *last_recorded = None;
             let (id, mid) = (agent_id.to_owned(), message_id);
             let evidence = decision.evidence.clone();
+            let d = decision.clone();
             inner
                 .store
                 .write(move |tx| {
                     tx.append_event(event.clone())?;
+                    if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
+                        agent.last_continuation = continuation_of(&d, &tx.now_ts());
+                        tx.put_agent(&id, &agent)?;
+                    }
                     dequeue_in(tx, &id, &mid)?;
                     settle_in(
                         tx,

@@ -490,6 +490,8 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         },
         reasoning_effort: None,
         usage: None,
+        total_message_count: 0,
+        last_continuation: None,
     }
 }
 
