@@ -1,4 +1,5 @@
-//! Command tasks: real processes. Each runs `sh -c CMD` in its own
+//! Command tasks: real processes. Each runs `SHELL [-l] -c CMD` (default
+//! `/bin/sh`, on a pseudo-terminal when asked) in its own
 //! process group with stdout and stderr appended to one output file under
 //! the data directory (so output survives us). Where Holon knows its own
 //! program, the shell runs under a holder (`holder`): a process in its own

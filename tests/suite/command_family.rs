@@ -34,7 +34,8 @@ async fn a_command_runs_in_the_shell_it_names_as_a_login_shell_or_on_a_terminal(
                 ),
                 (
                     "ExecCommand",
-                    json!({"cmd": "test -t 0 && test -t 1 && echo on-a-terminal; tty", "tty": true}),
+                    json!({"cmd": "test -t 0 && test -t 1 && echo on-a-terminal; tty; echo via-tty > /dev/tty; read x; echo read-end:$?",
+                           "tty": true}),
                 ),
                 ("ExecCommand", json!({"cmd": "test -t 1 || echo no-terminal"})),
                 ("ExecCommand", json!({"cmd": "true", "shell": "python3"})),
@@ -67,6 +68,13 @@ async fn a_command_runs_in_the_shell_it_names_as_a_login_shell_or_on_a_terminal(
         "{}",
         out(1)
     );
+    // Its terminal opens again by name, in the sandbox too; with no input
+    // it reads the end of its input at once.
+    assert!(out(1).contains("via-tty"), "{}", out(1));
+    assert!(out(1).contains("read-end:1"), "{}", out(1));
+    if holon::runtime::sandbox::Support::probe().usable() {
+        assert_eq!(got[1]["sandbox"], "workspace_write", "{}", got[1]);
+    }
     assert!(out(2).contains("no-terminal"), "{}", out(2));
     let refused = &got[3];
     assert_eq!(refused["field"], "shell", "{refused}");
@@ -74,7 +82,7 @@ async fn a_command_runs_in_the_shell_it_names_as_a_login_shell_or_on_a_terminal(
         refused["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("not one of this system's shells"),
+            .contains("not a shell commands may run in"),
         "{refused}"
     );
     r.host.shutdown().await;
@@ -171,7 +179,7 @@ async fn a_batch_runs_its_items_in_order_and_answers_in_one_grouped_receipt() {
         "error: exit status 3",
         "two\\n",
         "--- [2] timed_out · sleep 20",
-        "error: stopped after 200 ms (yield_time_ms)",
+        "error: stopped after 200 ms (yield_time_ms, or the batch's 300 s)",
         "--- [3] completed · echo $0",
         "bash",
         "batch: 0 of 2 items completed",

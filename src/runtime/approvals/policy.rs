@@ -95,22 +95,18 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
     match action {
         Action::Escape { .. } | Action::Tool { .. } => Gate::Run,
         Action::Commands(cmds) => {
-            let asked: Vec<&str> = cmds
+            // Each item's own reason, without the mode each one repeats.
+            let prefix = format!("approval is `{mode}`: ");
+            let asked: Vec<String> = cmds
                 .iter()
-                .filter(|c| gate(policy, &Action::Command((*c).clone())) != Gate::Run)
-                .map(|c| c.trim())
+                .filter_map(|c| match gate(policy, &Action::Command(c.clone())) {
+                    Gate::Ask(why) => Some(why.trim_start_matches(&prefix).to_owned()),
+                    Gate::Run => None,
+                })
                 .collect();
             match asked.is_empty() {
                 true => Gate::Run,
-                false => Gate::Ask(format!(
-                    "approval is `{mode}`: the batch runs {} (not known read-only and not on \
-                     the allow-list)",
-                    asked
-                        .iter()
-                        .map(|c| format!("`{c}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
+                false => Gate::Ask(format!("{prefix}in the batch, {}", asked.join("; "))),
             }
         }
         Action::Command(cmd) => {
@@ -320,11 +316,13 @@ mod tests {
             gate(&on_write, &batch(&["git status", "ls src"])),
             Gate::Run
         );
-        match gate(&on_write, &batch(&["git status", "touch x", "rm y"])) {
-            Gate::Ask(why) => {
-                assert!(why.contains("`touch x`, `rm y`"), "{why}");
-                assert!(!why.contains("git status"), "{why}");
-            }
+        match gate(&on_write, &batch(&["git status", "touch x", "ls | rm y"])) {
+            Gate::Ask(why) => assert_eq!(
+                why,
+                "approval is `on_write`: in the batch, `touch x` is not a known read-only \
+                 command and not on the allow-list; `ls | rm y` joins commands or redirects, \
+                 so no allow-list entry covers it"
+            ),
             Gate::Run => panic!("a writing item must ask"),
         }
         assert_eq!(

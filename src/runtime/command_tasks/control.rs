@@ -4,6 +4,7 @@
 //! held ones running for the next runtime.
 
 use super::*;
+use crate::runtime::process_identity::Liveness;
 
 impl CommandTasks {
     /// Write to a task's stdin.
@@ -13,13 +14,24 @@ impl CommandTasks {
         task_id: &str,
         text: &str,
     ) -> Result<TaskInputReceipt, RuntimeError> {
-        let (stdin, fifo, tty) = {
+        let (stdin, mut fifo, mut tty) = {
             let mut live = self.live();
             match live.get_mut(task_id).filter(|l| l.agent_id == agent_id) {
                 Some(l) => (l.stdin.take(), l.input.clone(), l.tty),
                 None => (None, None, false),
             }
         };
+        // A held command this runtime leaves alone still reads its pipe.
+        if stdin.is_none() && fifo.is_none() && self.running_holder(agent_id, task_id)?.is_some() {
+            if let Some((_, paths)) = self.held_output(agent_id, task_id)? {
+                fifo = paths.input;
+                let task: Option<TaskRecord> =
+                    self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
+                tty = task
+                    .and_then(|t| t.detail)
+                    .is_some_and(|d| d["tty"] == true);
+            }
+        }
         // A terminal command reads its input from its terminal.
         let target = if tty { "tty" } else { "stdin" };
         let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
@@ -94,11 +106,29 @@ impl CommandTasks {
             }
             // Held by a holder this runtime left alone: asked to stop
             // through it; the runtime that supervises it next records it.
+            // This runtime may end before a timer would fire (a one-shot
+            // command): the grace is waited out here.
             (None, Some(identity)) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
-                let pid = identity.pid;
-                self.signal_stop(task_id, pid, Some(identity), libc::SIGUSR1, grace);
+                identity.signal_group(libc::SIGTERM);
+                let deadline = Instant::now() + grace;
+                let running = || identity.liveness() == Liveness::Running;
+                while running() && Instant::now() < deadline {
+                    tokio::time::sleep(GROUP_POLL).await;
+                }
+                if running() {
+                    identity.signal_group(libc::SIGUSR1);
+                }
+            }
+            // A held task whose holder ended while no supervisor watched
+            // it: settled from what its holder recorded.
+            (None, None) if self.held_output(agent_id, task_id)?.is_some() => {
+                if let Some((output, paths)) = self.held_output(agent_id, task_id)? {
+                    let ending = held_end(&paths, None, grace).await;
+                    self.settle(agent_id, task_id, &output, ending, Some(&paths), None)
+                        .await;
+                }
             }
             (None, None) => {
                 // Not supervised here (already finished, or from before a
@@ -139,6 +169,30 @@ impl CommandTasks {
                 signal_live(pid, identity.as_ref(), kill);
             }
         });
+    }
+
+    /// A non-terminal held task's output file and holder files.
+    fn held_output(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<Option<(PathBuf, HeldPaths)>, RuntimeError> {
+        let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
+        let Some(d) = task
+            .filter(|t| !t.status.is_terminal())
+            .and_then(|t| t.detail)
+        else {
+            return Ok(None);
+        };
+        let output = d["output_path"].as_str().map(PathBuf::from);
+        Ok(match (d["held"].as_bool(), output) {
+            (Some(true), Some(output)) => {
+                let input = d["accepts_input"].as_bool().unwrap_or(false);
+                let paths = HeldPaths::beside(&output, input);
+                Some((output, paths))
+            }
+            _ => None,
+        })
     }
 
     /// The identity of a held task's holder that still runs, though no

@@ -130,9 +130,12 @@ impl CommandTasks {
         held: Option<&HeldPaths>,
         requested: Option<&'static str>,
     ) {
+        // Still on the books until its end is committed: a stop that comes
+        // meanwhile finds it supervised, and does not record an end of its
+        // own over this one.
         let stopped = self
             .live()
-            .remove(task_id)
+            .get(task_id)
             .and_then(|l| l.stop_requested)
             .or(requested);
         // A sandboxed command's temporary files go with it.
@@ -159,7 +162,9 @@ impl CommandTasks {
             summary: Some(summary),
             detail: Some(detail),
         };
-        match self.transition(agent_id, task_id, finish).await {
+        let committed = self.transition(agent_id, task_id, finish).await;
+        self.live().remove(task_id);
+        match committed {
             Err(e) => {
                 tracing::error!(%task_id, error = %e, "could not persist task terminal state");
             }

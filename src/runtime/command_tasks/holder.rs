@@ -4,7 +4,7 @@
 //! stdout and stderr, and hands it the task's spec through the start gate
 //! (fd 3) once the task is on record; end of file there without a spec
 //! means the record was never written, and nothing runs. The holder
-//! starts `/bin/sh -c CMD` in a process group of its own (a sandboxed
+//! starts `SHELL [-l] -c CMD` in a process group of its own (a sandboxed
 //! command: a session of its own), records the command's identity, waits
 //! for it, and writes its exit durably (a file beside the output, renamed
 //! into place after an fsync) before it exits itself. Signals it gets are
@@ -194,8 +194,11 @@ pub fn run() -> ExitCode {
             // A terminal's output is copied to the output file, the task's
             // input to the terminal.
             let copying = pty.as_ref().and_then(|p| {
-                if spec.paths.input.is_some() {
-                    let _ = p.copy_in();
+                match spec.paths.input.is_some() {
+                    true => {
+                        let _ = p.copy_in();
+                    }
+                    false => p.end_input(),
                 }
                 p.copy_out().ok()
             });
@@ -290,7 +293,16 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)>
         false => None,
     };
     let prepared = match &spec.sandbox {
-        Some((plan, support)) => Some(crate::runtime::sandbox::ready(plan, support)?),
+        Some((plan, support)) => {
+            // Its terminal may be opened again by name (`/dev/tty`, the
+            // `/dev/pts` entry): a prompt for a password, an editor.
+            let mut plan = plan.clone();
+            if let Some(p) = &pty {
+                plan.writable_files.push(p.path()?);
+                plan.writable_files.push(PathBuf::from("/dev/tty"));
+            }
+            Some(crate::runtime::sandbox::ready(&plan, support)?)
+        }
         None if tty => None,
         None => {
             cmd.process_group(0);

@@ -93,6 +93,33 @@ impl Pty {
         }))
     }
 
+    /// The terminal side's path (`/dev/pts/N`), which a sandboxed command
+    /// must be let open again (as `/dev/tty` too).
+    pub(super) fn path(&self) -> std::io::Result<std::path::PathBuf> {
+        let mut buf = [0 as libc::c_char; 128];
+        // SAFETY: ptsname_r writes at most `buf.len()` bytes, NUL included.
+        let r =
+            unsafe { libc::ptsname_r(self.controller.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if r != 0 {
+            return Err(std::io::Error::from_raw_os_error(r));
+        }
+        // SAFETY: ptsname_r wrote a NUL-terminated string.
+        let name = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
+        Ok(std::path::PathBuf::from(
+            name.to_string_lossy().into_owned(),
+        ))
+    }
+
+    /// A command given no input reads the end of it at once (^D at the
+    /// start of a line), as it would from `/dev/null`.
+    pub(super) fn end_input(&self) {
+        let eof = [4u8];
+        // SAFETY: writing to our own descriptor.
+        unsafe {
+            libc::write(self.controller.as_raw_fd(), eof.as_ptr().cast(), 1);
+        }
+    }
+
     /// Copy the holder's stdin (the task's input pipe) to the terminal, for
     /// as long as the holder lives.
     pub(super) fn copy_in(&self) -> std::io::Result<()> {

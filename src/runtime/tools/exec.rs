@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
@@ -232,57 +232,7 @@ pub(super) fn confinement(
     }))
 }
 
-/// What TaskStatus shows of a task: its lifecycle, and for a command its
-/// identity (the command, where, and how it runs: `/bin/sh -c`, not a
-/// login shell, no terminal) with `cmd_digest`, a key two equal commands
-/// share; never its output. A failed task says why (`failure_artifact`).
-pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
-    let d = t.detail.clone().unwrap_or_default();
-    let command = match (t.kind, identity(&d)) {
-        (crate::model::task::TaskKind::CommandTask, Some(mut identity)) => {
-            identity["cmd_digest"] = json!(cmd_digest(&identity));
-            for key in ["output_path", "accepts_input", "terminal_reentry"] {
-                identity[key] = d.get(key).cloned().unwrap_or(Value::Null);
-            }
-            identity
-        }
-        _ => Value::Null,
-    };
-    json!({
-        "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-        "command": command,
-        "exit_status": d.get("exit_status"), "work_item_id": t.work_item_id,
-        "failure_artifact": t.failure_artifact,
-        "created_at": t.created_at, "updated_at": t.updated_at,
-    })
-}
-
-/// A command task's identity from its detail: the command, its working
-/// directory and how it runs (records from before `shell`, `login` and
-/// `tty` ran `/bin/sh -c` without a terminal).
-fn identity(d: &Value) -> Option<Value> {
-    let cmd = d.get("cmd")?;
-    let or = |key: &str, default: Value| d.get(key).cloned().unwrap_or(default);
-    Some(json!({
-        "cmd": cmd, "workdir": or("workdir", Value::Null),
-        "shell": or("shell", json!(crate::runtime::command_tasks::DEFAULT_SHELL)),
-        "login": or("login", json!(false)), "tty": or("tty", json!(false)),
-    }))
-}
-
-/// `sha256:` and the first 16 bytes (hex) of the digest of a command's
-/// identity (`identity`: the command, its working directory and how it
-/// runs; its other keys are ignored).
-fn cmd_digest(identity: &Value) -> String {
-    use sha2::{Digest, Sha256};
-    let keyed = json!({
-        "cmd": identity["cmd"], "workdir": identity["workdir"], "shell": identity["shell"],
-        "login": identity["login"], "tty": identity["tty"],
-    });
-    let digest = Sha256::digest(keyed.to_string().as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
-}
+pub(super) use super::task_view::{cmd_digest, identity, task_snapshot};
 
 pub(super) fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
     match env
@@ -457,8 +407,9 @@ pub(super) fn launch_of(
     Ok(Launch { shell, login, tty })
 }
 
-/// A running task with the same identity (command, directory, shell,
-/// login, terminal).
+/// A running task of the agent's own with the same identity (command,
+/// directory, shell, login, terminal) whose result will reach it: never
+/// an operator's command or a batch's item, whose results do not.
 fn running_duplicate(
     env: &ToolEnv<'_>,
     cmd: &str,
@@ -479,7 +430,8 @@ fn running_duplicate(
         })
         .find(|t| {
             let d = t.detail.clone().unwrap_or_default();
-            identity(&d).is_some_and(|i| cmd_digest(&i) == wanted)
+            let reenters = d["origin"] == "agent" && d["terminal_reentry"] == true;
+            reenters && identity(&d).is_some_and(|i| cmd_digest(&i) == wanted)
         })
 }
 
@@ -501,6 +453,14 @@ impl Tool for ExecCommand {
                 cmd: args.cmd.clone(),
                 justification: args.justification.clone().unwrap_or_default(),
             }),
+            // A login shell first runs the operator's profile: judged as
+            // the whole invocation, which no allow-list entry or read-only
+            // command matches.
+            false if args.login => Gated::By(Action::Command(format!(
+                "{} -l -c {}",
+                args.shell.as_deref().unwrap_or("sh"),
+                args.cmd
+            ))),
             false => Gated::By(Action::Command(args.cmd.clone())),
         }
     }

@@ -13,21 +13,19 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::exec::{
-    confinement, execution_dirs, launch_of, resolve_workdir, truncate_tail, wait_terminal,
-    DEFAULT_YIELD_MS, MAX_YIELD_MS,
+    confinement, execution_dirs, launch_of, load_task, resolve_workdir, truncate_tail,
+    wait_terminal, DEFAULT_YIELD_MS, MAX_YIELD_MS,
 };
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::runtime::approvals::policy::Action;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
+use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::tasks::{TaskRecord, TaskStatus};
 
 /// Items one batch may hold.
 pub const MAX_ITEMS: usize = 20;
-/// An item's output is at least this many bytes when the batch shares the
-/// default budget.
-const MIN_ITEM_BYTES: u64 = 2_000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct BatchArgs {
@@ -67,6 +65,10 @@ pub(super) struct BatchItem {
     #[serde(default)]
     #[schemars(skip)]
     accepts_input: Option<Value>,
+    /// Refused: items run inside the sandbox (use ExecCommand).
+    #[serde(default)]
+    #[schemars(skip)]
+    escalate: Option<Value>,
 }
 
 /// The arguments checked before anything runs: every item must be one a
@@ -76,7 +78,7 @@ fn check(a: &BatchArgs) -> Result<(), ToolOutcome> {
         tool_error(
             ToolErrorKind::InvalidArguments,
             message,
-            Some("use ExecCommand for a command that needs a terminal or input"),
+            Some("use ExecCommand for a command that needs a terminal, input, or to leave the sandbox"),
             Some(&field),
             false,
         )
@@ -97,7 +99,11 @@ fn check(a: &BatchArgs) -> Result<(), ToolOutcome> {
                 format!("items[{i}].cmd"),
             ));
         }
-        for (name, value) in [("tty", &item.tty), ("accepts_input", &item.accepts_input)] {
+        for (name, value) in [
+            ("tty", &item.tty),
+            ("accepts_input", &item.accepts_input),
+            ("escalate", &item.escalate),
+        ] {
             if value
                 .as_ref()
                 .is_some_and(|v| !v.is_null() && *v != json!(false))
@@ -129,22 +135,44 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
         Ok(c) => c,
         Err(e) => return e,
     };
+    // One budget for the whole receipt: the call's cap, shared out.
     let budget = env.host.config.tool_output;
-    let shared = (budget.bytes(None) / a.items.len() as u64).max(MIN_ITEM_BYTES);
+    let mut room = budget.bytes(Some(u64::MAX));
+    let share = budget.bytes(None) / a.items.len() as u64;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(MAX_YIELD_MS);
+    let cancel = turn_cancel(env);
     let host = RuntimeHost::from_inner(env.host);
     let mut items = Vec::with_capacity(a.items.len());
-    let mut stopped = false;
+    let mut stopped: Option<&str> = None;
     for (i, item) in a.items.iter().enumerate() {
-        if stopped {
-            items.push(item_result(i, &item.cmd, "skipped"));
+        if cancel.as_ref().is_some_and(|c| c.reason().is_some()) {
+            stopped = Some("skipped: the turn was cancelled");
+        }
+        if tokio::time::Instant::now() >= deadline {
+            stopped = Some("skipped: the batch ran out of time (300 s in all)");
+        }
+        if let Some(why) = stopped {
+            let mut r = item_result(i, &item.cmd, "skipped");
+            if why.starts_with("skipped: the") {
+                r["error"] = json!(why.trim_start_matches("skipped: "));
+            }
+            items.push(r);
             continue;
         }
-        let max_bytes = match item.max_output_tokens {
-            Some(_) => budget.bytes(item.max_output_tokens),
-            None => shared,
+        let want = item
+            .max_output_tokens
+            .map_or(share, |t| budget.bytes(Some(t)));
+        let max_bytes = want.min(room);
+        let run = Item {
+            env,
+            host: &host,
+            dirs: (&root, &cwd),
+            sandbox: &sandbox,
+            max_bytes,
+            deadline,
+            cancel: cancel.as_deref(),
         };
-        let result = run_item(env, &host, item, (&root, &cwd), &sandbox, max_bytes).await;
-        let result = match result {
+        let mut result = match run.run(item).await {
             Ok(r) => r,
             Err(e) => {
                 let mut r = item_result(i, &item.cmd, "error");
@@ -152,9 +180,15 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
                 r
             }
         };
-        let mut result = result;
         result["index"] = json!(i);
-        stopped = a.stop_on_failure && result["status"] != "completed";
+        room = room.saturating_sub(
+            result["output_preview"]
+                .as_str()
+                .map_or(0, |p| p.len() as u64),
+        );
+        if a.stop_on_failure && result["status"] != "completed" {
+            stopped = Some("skipped");
+        }
         items.push(result);
     }
     let completed = items.iter().filter(|r| r["status"] == "completed").count();
@@ -171,52 +205,108 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
     }
 }
 
-/// Run one item to its end (stopped at its yield time).
-async fn run_item(
-    env: &ToolEnv<'_>,
-    host: &RuntimeHost,
-    item: &BatchItem,
-    (root, cwd): (&std::path::Path, &std::path::Path),
-    sandbox: &Option<crate::runtime::sandbox::Confine>,
-    max_bytes: u64,
-) -> Result<Value, ToolOutcome> {
-    let workdir = resolve_workdir(root, cwd, item.workdir.as_deref())?;
-    let launch = launch_of(item.shell.as_deref(), item.login, false)?;
-    let spec = CommandSpec {
-        cmd: item.cmd.clone(),
-        workdir,
-        accepts_input: false,
-        launch,
-        sandbox: sandbox.clone(),
-    };
-    let origin = TaskOrigin::Agent {
-        parent_message_id: Some(env.message_id.to_owned()),
-        work_item_id: env.turn_work_item_id.clone(),
-    };
-    let task = host
-        .start_command_task(env.agent_id, spec, origin)
-        .await
-        .map_err(runtime_error)?;
-    let yield_ms = item
-        .yield_time_ms
-        .unwrap_or(DEFAULT_YIELD_MS)
-        .min(MAX_YIELD_MS);
-    let mut task = wait_terminal(env, &task.id, Duration::from_millis(yield_ms)).await?;
-    let timed_out = !task.status.is_terminal();
-    if timed_out {
-        // Never promoted: stopped, and its end waited for.
-        task = host
-            .stop_task(env.agent_id, &task.id)
-            .await
-            .map_err(runtime_error)?;
-        let grace = env.host.config.stop_grace + Duration::from_secs(2);
-        task = wait_terminal(env, &task.id, grace).await?;
+/// The running turn's cancellation, when this call runs in one (a call
+/// run after an approval runs outside any turn).
+fn turn_cancel(env: &ToolEnv<'_>) -> Option<std::sync::Arc<TurnCancel>> {
+    if env.granted {
+        return None;
     }
-    Ok(outcome_of(&task, timed_out, yield_ms, max_bytes))
+    env.host
+        .actors()
+        .get(env.agent_id)
+        .map(|a| std::sync::Arc::clone(&a.cancel))
 }
 
-/// What the receipt says of a finished item.
-fn outcome_of(task: &TaskRecord, timed_out: bool, yield_ms: u64, max_bytes: u64) -> Value {
+/// What one item runs with.
+struct Item<'a> {
+    env: &'a ToolEnv<'a>,
+    host: &'a RuntimeHost,
+    dirs: (&'a std::path::Path, &'a std::path::Path),
+    sandbox: &'a Option<crate::runtime::sandbox::Confine>,
+    max_bytes: u64,
+    /// When the whole batch must be done.
+    deadline: tokio::time::Instant,
+    cancel: Option<&'a TurnCancel>,
+}
+
+impl Item<'_> {
+    /// Run one item to its end (stopped at its yield time, the batch's
+    /// deadline, or the turn's cancellation).
+    async fn run(&self, item: &BatchItem) -> Result<Value, ToolOutcome> {
+        let env = self.env;
+        let (root, cwd) = self.dirs;
+        let workdir = resolve_workdir(root, cwd, item.workdir.as_deref())?;
+        let launch = launch_of(item.shell.as_deref(), item.login, false)?;
+        let spec = CommandSpec {
+            cmd: item.cmd.clone(),
+            workdir,
+            accepts_input: false,
+            launch,
+            sandbox: self.sandbox.clone(),
+        };
+        let origin = TaskOrigin::Agent {
+            parent_message_id: Some(env.message_id.to_owned()),
+            work_item_id: env.turn_work_item_id.clone(),
+        };
+        let task = self
+            .host
+            .start_command_task(env.agent_id, spec, origin)
+            .await
+            .map_err(runtime_error)?;
+        let yield_ms = item
+            .yield_time_ms
+            .unwrap_or(DEFAULT_YIELD_MS)
+            .min(MAX_YIELD_MS);
+        let until =
+            (tokio::time::Instant::now() + Duration::from_millis(yield_ms)).min(self.deadline);
+        let wait = wait_terminal(env, &task.id, until - tokio::time::Instant::now());
+        let waited = match self.cancel {
+            Some(cancel) => tokio::select! {
+                t = wait => t,
+                _ = cancel.cancelled() => load_task(env, &task.id),
+            },
+            None => wait.await,
+        };
+        let done = waited.ok().filter(|t| t.status.is_terminal());
+        match done {
+            Some(task) => Ok(outcome_of(&task, None, self.max_bytes)),
+            None => Ok(self.stop(&task.id, yield_ms).await),
+        }
+    }
+
+    /// Stop an item that outlived its time, and wait for its end. One
+    /// whose end does not come is handed over: its result re-enters the
+    /// agent when it ends, and the receipt says so.
+    async fn stop(&self, task_id: &str, yield_ms: u64) -> Value {
+        let env = self.env;
+        let why = match self.cancel.and_then(|c| c.reason()) {
+            Some(_) => "stopped: the turn was cancelled".to_owned(),
+            None => format!("stopped after {yield_ms} ms (yield_time_ms, or the batch's 300 s)"),
+        };
+        let stopped = self.host.stop_task(env.agent_id, task_id).await;
+        let grace = env.host.config.stop_grace + Duration::from_secs(2);
+        let ended = match stopped {
+            Ok(_) => wait_terminal(env, task_id, grace).await.ok(),
+            Err(_) => None,
+        };
+        match ended.filter(|t| t.status.is_terminal()) {
+            Some(task) => outcome_of(&task, Some(why), self.max_bytes),
+            None => {
+                let _ = self.host.tasks().promote(env.agent_id, task_id).await;
+                json!({
+                    "cmd": load_task(env, task_id).ok().and_then(|t| t.summary),
+                    "status": "stop_pending", "task_id": task_id,
+                    "error": format!("{why}, but it has not ended yet; its result will be \
+                                      delivered to you when it does"),
+                })
+            }
+        }
+    }
+}
+
+/// What the receipt says of a finished item (`stopped`: why it was cut
+/// short, when it was).
+fn outcome_of(task: &TaskRecord, stopped: Option<String>, max_bytes: u64) -> Value {
     let d = task.detail.clone().unwrap_or_default();
     let output = d["output_path"].as_str().map(std::path::PathBuf::from);
     let (text, _, cut) = output
@@ -224,17 +314,17 @@ fn outcome_of(task: &TaskRecord, timed_out: bool, yield_ms: u64, max_bytes: u64)
         .map(|p| read_tail(p, max_bytes + 1))
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&text, max_bytes);
-    let status = match (timed_out, task.status) {
-        (true, _) => "timed_out",
-        (false, TaskStatus::Completed) => "completed",
-        (false, _) => "failed",
+    let status = match (&stopped, task.status) {
+        (Some(_), _) => "timed_out",
+        (None, TaskStatus::Completed) => "completed",
+        (None, _) => "failed",
     };
     let mut r = json!({
         "cmd": d["cmd"], "status": status, "task_id": task.id, "exit_status": d["exit_status"],
         "duration_ms": d["duration_ms"], "output_preview": preview, "truncated": truncated || cut,
     });
-    if timed_out {
-        r["error"] = json!(format!("stopped after {yield_ms} ms (yield_time_ms)"));
+    if let Some(why) = stopped {
+        r["error"] = json!(why);
     } else if status == "failed" {
         r["error"] = json!(task.summary);
     }
@@ -293,9 +383,13 @@ impl Tool for ExecCommandBatch {
     type Args = BatchArgs;
 
     fn gate(&self, args: &BatchArgs) -> Gated {
-        Gated::By(Action::Commands(
-            args.items.iter().map(|i| i.cmd.clone()).collect(),
-        ))
+        // A login shell's item is judged as its whole invocation (its
+        // profile runs first), as ExecCommand's is.
+        let judged = args.items.iter().map(|i| match i.login {
+            true => format!("{} -l -c {}", i.shell.as_deref().unwrap_or("sh"), i.cmd),
+            false => i.cmd.clone(),
+        });
+        Gated::By(Action::Commands(judged.collect()))
     }
 
     fn reach(&self) -> Reach {
@@ -330,6 +424,10 @@ mod tests {
         assert_eq!(
             field(&args(json!([{"cmd": "ls", "accepts_input": true}]))),
             Some(json!("items[0].accepts_input"))
+        );
+        assert_eq!(
+            field(&args(json!([{"cmd": "ls", "escalate": true}]))),
+            Some(json!("items[0].escalate"))
         );
         assert_eq!(
             field(&args(

@@ -1,8 +1,10 @@
-//! Which shell a model's command may name (pure): one of the system's own
-//! shells, as `/etc/shells` lists them, by path or by name (`bash` is the
-//! first listed `…/bash` that exists). Nothing else runs as a shell, so a
-//! command the allow-list admits (`cargo test`) cannot be handed to a
-//! program of the model's choosing instead.
+//! Which shell a model's command may name (pure): a POSIX shell of the
+//! sh family (`sh`, `dash`, `bash`, `rbash`) that `/etc/shells` lists, by
+//! path or by name (`bash` is the first listed `…/bash` that exists). The
+//! approval gate judges a command by sh's syntax (what joins commands,
+//! redirects or substitutes), so only shells that share it may run one:
+//! zsh's glob qualifiers or fish's `(cmd)` would run code inside what sh
+//! reads as a plain `ls`, and `tmux` is no shell at all.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +12,9 @@ use crate::runtime::command_tasks::DEFAULT_SHELL;
 
 /// Where the system lists its shells.
 pub const SHELLS_FILE: &str = "/etc/shells";
+
+/// The shells whose syntax the gate reads commands in.
+const SH_FAMILY: &[&str] = &["sh", "dash", "bash", "rbash"];
 
 /// The shell `requested` names (none: the default), among the absolute
 /// paths `listed` (the lines of `/etc/shells`) that `exists` finds.
@@ -26,6 +31,11 @@ pub fn resolve_shell(
         .map(str::trim)
         .filter(|l| l.starts_with('/'))
         .map(Path::new)
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| SH_FAMILY.contains(&n))
+        })
         .filter(|p| exists(p))
         .collect();
     if !shells.iter().any(|p| *p == Path::new(DEFAULT_SHELL)) && exists(Path::new(DEFAULT_SHELL)) {
@@ -43,7 +53,8 @@ pub fn resolve_shell(
             let mut names: Vec<String> = shells.iter().map(|p| p.display().to_string()).collect();
             names.dedup();
             Err(format!(
-                "`{want}` is not one of this system's shells ({SHELLS_FILE}): {}",
+                "`{want}` is not a shell commands may run in: one of this system's sh-family \
+                 shells ({SHELLS_FILE}): {}",
                 names.join(", ")
             ))
         }
@@ -54,10 +65,11 @@ pub fn resolve_shell(
 mod tests {
     use super::*;
 
-    const LISTED: &str = "# valid login shells\n/bin/sh\n/bin/bash\n/usr/bin/bash\n/usr/bin/zsh\n";
+    const LISTED: &str = "# valid login shells\n/bin/sh\n/bin/bash\n/usr/bin/bash\n/usr/bin/zsh\n\
+                          /usr/bin/fish\n/usr/bin/tmux\n/bin/rbash\n/usr/local/bin/dash\n";
 
     fn on_disk(p: &Path) -> bool {
-        p != Path::new("/usr/bin/zsh")
+        p != Path::new("/usr/local/bin/dash")
     }
 
     #[test]
@@ -67,15 +79,19 @@ mod tests {
         assert_eq!(r(Some(" ")), Ok(PathBuf::from("/bin/sh")));
         assert_eq!(r(Some("bash")), Ok(PathBuf::from("/bin/bash")));
         assert_eq!(r(Some("/usr/bin/bash")), Ok(PathBuf::from("/usr/bin/bash")));
-        let missing = r(Some("zsh")).unwrap_err();
+        assert_eq!(r(Some("rbash")), Ok(PathBuf::from("/bin/rbash")));
+        let missing = r(Some("dash")).unwrap_err();
         assert!(
-            missing.contains("not one of this system's shells"),
+            missing.contains("not a shell commands may run in"),
             "{missing}"
         );
         assert!(
-            missing.contains("/bin/bash") && !missing.contains("zsh,"),
+            missing.ends_with("/bin/sh, /bin/bash, /usr/bin/bash, /bin/rbash"),
             "{missing}"
         );
+        for other in ["zsh", "/usr/bin/zsh", "fish", "tmux", "/usr/bin/tmux"] {
+            assert!(r(Some(other)).is_err(), "{other} reads commands unlike sh");
+        }
         assert!(r(Some("/tmp/evil")).is_err());
         assert!(r(Some("python3")).is_err());
         assert!(

@@ -17,6 +17,7 @@ pub(crate) mod patch;
 #[cfg(test)]
 mod schema_tests;
 mod sleep;
+mod task_view;
 mod tasks;
 mod waits;
 mod work;
