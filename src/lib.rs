@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod clock;
+pub mod durable;
 pub mod model;
 pub mod protocol;
 pub mod runtime;

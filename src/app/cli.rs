@@ -66,6 +66,17 @@ pub enum Command {
     Send(SendArgs),
     /// Print an agent's events (the durable event ledger), oldest first.
     Events(EventsArgs),
+    /// Sign in to a provider: `openai-codex` with ChatGPT (a device code
+    /// to enter on any device). Kept in the config directory, mode 0600.
+    Login {
+        /// The provider (`openai-codex`).
+        provider: String,
+    },
+    /// Forget a provider's sign-in (`openai-codex`).
+    Logout {
+        /// The provider (`openai-codex`).
+        provider: String,
+    },
     /// Check the models this runtime would use: how each resolves, its
     /// credential, a probe of its endpoint with that credential, and the
     /// retry policy. Exits non-zero when the default model cannot be used.

@@ -322,6 +322,13 @@ pub const DEFAULT_LOG_FILTER: &str = "info";
 
 impl Config {
     /// Read `path` (absent is fine) and apply `env` over it.
+    /// Where `holon login openai-codex` keeps the ChatGPT sign-in: beside
+    /// the config file, private.
+    pub fn codex_auth_file(&self) -> PathBuf {
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        dir.join("auth").join("openai-codex.json")
+    }
+
     pub fn load(path: &Path, env: &Env) -> Result<Config, ConfigError> {
         // A FIFO or a device would block the read (or never end): only a
         // regular file is read.

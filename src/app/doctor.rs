@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::commands::Out;
 use super::Context;
 use crate::runtime::provider::checkup::{check, ModelCheck, Probe};
-use crate::runtime::provider::registry::{env_snapshot, http_client};
+use crate::runtime::provider::registry::http_client;
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::wire::Streaming;
 
@@ -30,7 +30,7 @@ pub async fn doctor(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             refs.push((f.clone(), "fallback"));
         }
     }
-    let env = env_snapshot(&config.providers);
+    let env = super::providers::provider_env(config);
     let policy = RetryPolicy::default();
     let client = http_client(&policy).map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
     let checks = futures_util::future::join_all(

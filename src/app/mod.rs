@@ -53,6 +53,7 @@ mod http_inspect;
 mod http_serve;
 pub mod life;
 pub mod logging;
+mod login;
 mod mcp_cmd;
 pub mod offline;
 pub mod paths;
@@ -165,6 +166,8 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Events(_)) => "events",
         Some(Command::Transcript { .. }) => "transcript",
         Some(Command::Doctor { .. }) => "doctor",
+        Some(Command::Login { .. }) => "login",
+        Some(Command::Logout { .. }) => "logout",
         Some(Command::Tail { .. }) => "tail",
         Some(Command::Run(_)) => "run",
         Some(Command::Work(_)) => "work",
@@ -355,6 +358,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
             Some(Command::Doctor { json }) => doctor::doctor(&ctx, json).await,
+            Some(Command::Login { provider }) => login::login(&ctx, &provider).await,
+            Some(Command::Logout { provider }) => login::logout(&ctx, &provider),
             Some(Command::Run(args)) => run::run(&ctx, args).await,
             Some(Command::Work(WorkCommand::Add {
                 objective,

@@ -63,6 +63,18 @@ impl Provider for Unavailable {
     }
 }
 
+/// The environment providers resolve against, with where Holon keeps its
+/// own ChatGPT sign-in (`openai-codex`).
+pub fn provider_env(config: &Config) -> BTreeMap<String, String> {
+    let mut env = env_snapshot(&config.providers);
+    let file = config.codex_auth_file();
+    env.insert(
+        crate::runtime::provider::codex_auth::HOLON_AUTH_FILE.to_owned(),
+        file.display().to_string(),
+    );
+    env
+}
+
 /// The runtime's provider source: one chain per effective model, built on
 /// first use and reused.
 pub fn provider_source(config: &Config) -> ProviderSource {
@@ -70,7 +82,7 @@ pub fn provider_source(config: &Config) -> ProviderSource {
     let fallbacks = config.fallback_models.clone();
     let effort = config.reasoning_effort;
     let endpoints = config.providers.clone();
-    let env: BTreeMap<String, String> = env_snapshot(&endpoints);
+    let env: BTreeMap<String, String> = provider_env(config);
     let window = config
         .context_window
         .map(|(w, source)| ContextBudget::new(w, source));

@@ -17,6 +17,7 @@ mod mcp_calls;
 mod mcp_surfaces;
 mod models;
 mod protocol_contract;
+mod provider_codex;
 mod provider_edges;
 mod provider_transports;
 mod pty;

@@ -12,7 +12,7 @@
 //! that is killed records nothing). A runtime that restarts finds the
 //! holder by its recorded identity, or its exit record when it is gone.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -335,28 +335,7 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)>
     Ok((child, pty))
 }
 
-/// Write `bytes` to `path` so that a reader sees all of it or nothing:
-/// a private temporary file, synced, renamed into place, the directory
-/// synced.
-pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent() {
-        std::fs::File::open(dir)?.sync_all()?;
-    }
-    Ok(())
-}
+pub use crate::durable::write as write_durably;
 
 #[cfg(test)]
 mod tests {

@@ -119,7 +119,12 @@ pub async fn check(
         wire: Some(endpoint.wire),
         url: Some(scrub_url(&endpoint.url())),
         streaming: Some(endpoint.streaming),
-        credential_env: endpoint.api_key.as_ref().map(|k| k.env().to_owned()),
+        credential_env: match &endpoint.codex {
+            Some(_) => {
+                Some("ChatGPT sign-in (holon login openai-codex, or Codex CLI's)".to_owned())
+            }
+            None => endpoint.api_key.as_ref().map(|k| k.env().to_owned()),
+        },
         takes_reasoning_effort: endpoint.takes_reasoning_effort(),
         images: endpoint.images,
         probe: Some(probe),
@@ -135,10 +140,21 @@ async fn probe(endpoint: &ResolvedEndpoint, client: &reqwest::Client, timeout: D
     let url = format!("{}{path}", endpoint.base_url);
     let t0 = Instant::now();
     let ms = |t0: Instant| t0.elapsed().as_millis() as u64;
-    let request = match super::http::authorized(client.get(&url).timeout(timeout), endpoint) {
+    let mut request = match super::http::authorized(client.get(&url).timeout(timeout), endpoint) {
         Ok(r) => r,
         Err(reason) => return Probe::Unreachable { reason, ms: 0 },
     };
+    // A ChatGPT sign-in: found (and refreshed when due) first.
+    if let Some(sign_in) = &endpoint.codex {
+        let signed = match sign_in.credentials(client).await {
+            Ok(credentials) => super::http::codex_headers(request, &credentials),
+            Err(reason) => Err(reason),
+        };
+        request = match signed {
+            Ok(r) => r,
+            Err(reason) => return Probe::Unreachable { reason, ms: 0 },
+        };
+    }
     match request.send().await {
         Ok(r) => {
             let status = r.status().as_u16();

@@ -121,6 +121,16 @@ pub fn candidate_summary(
         .as_deref()
         .map_or_else(String::new, |msg| format!(": {msg}"));
     match failure.kind {
+        // A ChatGPT sign-in: what was wrong with it, and how to sign in.
+        FailureKind::AuthFailed if endpoint.codex.is_some() => {
+            match failure.diagnostics.stage == "sign_in" {
+                true => format!("{m}: {}", failure.detail),
+                false => format!(
+                    "{m}: the Codex backend refused the ChatGPT sign-in{status}: run `holon login \
+                 openai-codex` again"
+                ),
+            }
+        }
         FailureKind::AuthFailed => match &endpoint.api_key {
             Some(key) => format!("{m}: authentication failed{status}: check {}", key.env()),
             None => format!(
@@ -224,6 +234,7 @@ mod tests {
             streaming: Streaming::Off,
             reasoning_effort: None,
             images: true,
+            codex: None,
         }
     }
 

@@ -156,14 +156,26 @@ impl HttpTransport {
             Streaming::On => "text/event-stream",
             Streaming::Off => "application/json",
         };
+        let mut body = self.body(request);
+        if self.endpoint.codex.is_some() {
+            codex_shape(&mut body);
+        }
         let mut builder = self
             .client
             .post(self.endpoint.url())
             .timeout(timeout)
             .header(ACCEPT, accept)
-            .json(&self.body(request));
+            .json(&body);
         builder = authorized(builder, &self.endpoint)
             .map_err(|why| self.failure(FailureKind::NotConfigured, "build", why, None))?;
+        if let Some(sign_in) = &self.endpoint.codex {
+            let credentials = sign_in
+                .credentials(&self.client)
+                .await
+                .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
+            builder = codex_headers(builder, &credentials)
+                .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
+        }
         let response = builder
             .send()
             .await
@@ -349,6 +361,47 @@ impl HttpTransport {
 /// `builder` with the endpoint's credential in the header its wire
 /// expects (marked sensitive, so it never reaches a log), and the API
 /// version Anthropic asks for; why not, when the key cannot be a header.
+/// The Codex backend's request shape: no `max_output_tokens` (it refuses
+/// one), and `reasoning: null` with `include: []` when no effort is asked
+/// (it wants both keys present). `store: false` and `stream: true` are
+/// already the Responses lowering's.
+pub(super) fn codex_shape(body: &mut serde_json::Value) {
+    let Some(obj) = body.as_object_mut() else {
+        return;
+    };
+    obj.remove("max_output_tokens");
+    obj.entry("reasoning").or_insert(serde_json::Value::Null);
+    obj.entry("include")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    obj.insert("stream".into(), serde_json::Value::Bool(true));
+}
+
+/// A ChatGPT sign-in's headers: the bearer token and the account, both
+/// kept out of every log.
+pub(super) fn codex_headers(
+    mut builder: reqwest::RequestBuilder,
+    credentials: &super::codex_auth::Credentials,
+) -> Result<reqwest::RequestBuilder, String> {
+    let sensitive = |text: &str, what: &str| {
+        let mut value = HeaderValue::from_str(text)
+            .map_err(|_| format!("the ChatGPT sign-in's {what} is not a valid header"))?;
+        value.set_sensitive(true);
+        Ok::<_, String>(value)
+    };
+    let bearer = sensitive(
+        &format!("Bearer {}", credentials.access_token),
+        "access token",
+    )?;
+    builder = builder
+        .header(reqwest::header::AUTHORIZATION, bearer)
+        .header("OpenAI-Beta", "responses=experimental")
+        .header("originator", "holon");
+    if let Some(account) = &credentials.account_id {
+        builder = builder.header("chatgpt-account-id", sensitive(account, "account")?);
+    }
+    Ok(builder)
+}
+
 pub(super) fn authorized(
     mut builder: reqwest::RequestBuilder,
     endpoint: &ResolvedEndpoint,

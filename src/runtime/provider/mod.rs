@@ -182,6 +182,7 @@ pub mod anthropic_messages;
 pub mod catalog;
 pub mod checkup;
 pub mod classify;
+pub mod codex_auth;
 pub mod failure;
 pub mod http;
 #[cfg(test)]

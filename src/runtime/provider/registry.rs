@@ -48,7 +48,9 @@ pub struct ProviderEndpointConfig {
     /// The environment variable holding the API key; none means no auth.
     #[serde(default)]
     pub api_key_env: Option<String>,
-    pub wire: WireFormat,
+    /// Required, but for `openai-codex` (always the Codex Responses wire).
+    #[serde(default)]
+    pub wire: Option<WireFormat>,
     /// `on` / `off`; defaults per wire format (see [`WireFormat::default_streaming`]).
     #[serde(default)]
     pub streaming: Option<Streaming>,
@@ -115,6 +117,9 @@ pub struct ResolvedEndpoint {
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Whether requests may carry tools' images.
     pub images: bool,
+    /// `openai-codex`: the ChatGPT sign-in its requests carry instead of a
+    /// key, and the Codex backend's request shape.
+    pub codex: Option<super::codex_auth::CodexSignIn>,
 }
 
 impl ResolvedEndpoint {
@@ -251,20 +256,58 @@ fn from_config(
 ) -> Result<ResolvedEndpoint, ProviderFailure> {
     let source = format!("[providers.{name}] base_url");
     let base_url = validated_base(&model_ref, &config.base_url, &source)?;
+    if model_ref.provider == "openai-codex" {
+        return Ok(codex(model_ref, base_url, source, config.images, env));
+    }
+    let Some(wire) = config.wire else {
+        return Err(config_failure(
+            FailureKind::NotConfigured,
+            &model_ref,
+            format!(
+                "[providers.{name}] has no `wire`: say openai_responses, openai_chat or \
+                 anthropic_messages"
+            ),
+            [],
+        ));
+    };
     let api_key = match config.api_key_env.as_deref().map(str::trim) {
         Some(var) if !var.is_empty() => Some(required_key(&model_ref, env, var)?),
         Some(_) | None => None,
     };
     Ok(ResolvedEndpoint {
-        wire: config.wire,
+        wire,
         base_url,
         base_url_source: source,
         api_key,
-        streaming: config.streaming.unwrap_or(config.wire.default_streaming()),
+        streaming: config.streaming.unwrap_or(wire.default_streaming()),
         reasoning_effort: config.reasoning_effort,
         images: config.images.unwrap_or(true),
         model_ref,
+        codex: None,
     })
+}
+
+/// `openai-codex/*`: the Codex backend's Responses stream, signed in with
+/// ChatGPT (no key).
+fn codex(
+    model_ref: ModelRef,
+    base_url: String,
+    base_url_source: String,
+    images: Option<bool>,
+    env: &BTreeMap<String, String>,
+) -> ResolvedEndpoint {
+    ResolvedEndpoint {
+        wire: WireFormat::OpenaiResponses,
+        base_url,
+        base_url_source,
+        api_key: None,
+        // The backend only streams.
+        streaming: Streaming::On,
+        reasoning_effort: None,
+        images: images.unwrap_or(true),
+        model_ref,
+        codex: Some(super::codex_auth::CodexSignIn::from_env(env)),
+    }
 }
 
 fn builtin(
@@ -289,6 +332,7 @@ fn builtin(
         reasoning_effort: None,
         images: true,
         model_ref,
+        codex: None,
     })
 }
 
@@ -352,16 +396,10 @@ pub fn resolve_endpoint(
             Some("OPENROUTER_API_KEY"),
             env,
         ),
-        "openai-codex" => Err(config_failure(
-            FailureKind::UnsupportedTransport,
-            &parsed,
-            format!(
-                "{parsed}: the openai-codex transport (ChatGPT sign-in, Codex streaming contract) \
-                 is not implemented; use openai/{} with OPENAI_API_KEY",
-                parsed.model
-            ),
-            [],
-        )),
+        "openai-codex" => {
+            let base = super::codex_auth::BACKEND.to_owned();
+            Ok(codex(parsed, base, default_source.to_owned(), None, env))
+        }
         other => Err(config_failure(
             FailureKind::UnsupportedTransport,
             &parsed,
@@ -386,6 +424,10 @@ pub fn env_snapshot(
         "ANTHROPIC_BASE_URL",
         "OLLAMA_HOST",
         "OPENROUTER_API_KEY",
+        // Where a ChatGPT sign-in is (`openai-codex`).
+        "CODEX_HOME",
+        "HOME",
+        "HOLON_CODEX_ISSUER",
     ];
     let configured = endpoints.values().filter_map(|c| c.api_key_env.as_deref());
     builtin

@@ -131,10 +131,36 @@ fn unknown_and_unsupported_providers_fail_closed() {
         Some(FailureKind::UnsupportedTransport)
     );
     assert!(f.is_some_and(|f| f.artifact.summary.contains("[providers.mystery]")));
-    let f = resolve_endpoint("openai-codex/gpt-5", &env(&[]), &none()).err();
-    assert_eq!(f.map(|f| f.kind), Some(FailureKind::UnsupportedTransport));
     let f = resolve_endpoint("gpt-4.1", &env(&[]), &none()).err();
     assert_eq!(f.map(|f| f.kind), Some(FailureKind::NotConfigured));
+}
+
+#[test]
+fn openai_codex_streams_responses_to_the_codex_backend_signed_in_with_chatgpt() {
+    let e = resolve_endpoint("openai-codex/gpt-5-codex", &env(&[("HOME", "/h")]), &none()).unwrap();
+    assert_eq!(e.wire, WireFormat::OpenaiResponses);
+    assert_eq!(e.url(), "https://chatgpt.com/backend-api/codex/responses");
+    assert_eq!(e.streaming, Streaming::On);
+    assert!(
+        e.api_key.is_none(),
+        "no key: the sign-in goes on each request"
+    );
+    let sign_in = e.codex.expect("a ChatGPT sign-in");
+    assert_eq!(
+        sign_in.codex_file.as_deref(),
+        Some(std::path::Path::new("/h/.codex/auth.json"))
+    );
+    // Its base is configurable like every provider's; no `wire` needed.
+    let configured: BTreeMap<String, ProviderEndpointConfig> =
+        toml::from_str("[openai-codex]\nbase_url = \"http://127.0.0.1:9/codex\"\n").unwrap();
+    let e = resolve_endpoint("openai-codex/gpt-5", &env(&[]), &configured).unwrap();
+    assert_eq!(e.url(), "http://127.0.0.1:9/codex/responses");
+    assert!(e.codex.is_some());
+    // Any other configured endpoint still says which wire it speaks.
+    let unsaid: BTreeMap<String, ProviderEndpointConfig> =
+        toml::from_str("[mine]\nbase_url = \"http://127.0.0.1:9/v1\"\n").unwrap();
+    let f = resolve_endpoint("mine/m", &env(&[]), &unsaid).err();
+    assert!(f.is_some_and(|f| f.artifact.summary.contains("has no `wire`")));
 }
 
 #[test]

@@ -1,0 +1,340 @@
+//! ChatGPT sign-in for `openai-codex/*`: the credentials a request to the
+//! Codex backend carries (`Authorization: Bearer` with the access token,
+//! and `chatgpt-account-id`). They come from Holon's own sign-in (`holon
+//! login openai-codex`, a file in the config directory, mode 0600), else
+//! from Codex CLI's (`$CODEX_HOME/auth.json`, default `~/.codex`), which is
+//! read and never written. An access token that expires within five
+//! minutes is refreshed first (`POST {issuer}/oauth/token`), and the new
+//! tokens go to Holon's own file. Tokens never reach a log, an event or a
+//! message: errors name the file and the step, never a token.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// Where ChatGPT's sign-in lives (`HOLON_CODEX_ISSUER` overrides it).
+pub const ISSUER: &str = "https://auth.openai.com";
+/// Codex's public OAuth client.
+pub const CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
+/// The Codex backend's API root (`[providers.openai-codex] base_url`
+/// overrides it).
+pub const BACKEND: &str = "https://chatgpt.com/backend-api/codex";
+/// The environment entry naming Holon's own sign-in file (set by the
+/// application from its config directory).
+pub const HOLON_AUTH_FILE: &str = "HOLON_CODEX_AUTH_FILE";
+/// Tokens are refreshed when they expire within this long.
+const REFRESH_AHEAD_MS: i64 = 5 * 60 * 1000;
+
+/// Where a runtime looks for its sign-in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodexSignIn {
+    /// Holon's own file (`holon login openai-codex`), read and written.
+    pub holon_file: Option<PathBuf>,
+    /// Codex CLI's `auth.json`, only read.
+    pub codex_file: Option<PathBuf>,
+    pub issuer: String,
+}
+
+/// The tokens, as Codex CLI's `auth.json` keeps them (Holon's file uses
+/// the same shape).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub access_token: String,
+    #[serde(default)]
+    pub refresh_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tokens(…)")
+    }
+}
+
+/// A sign-in file: `{"tokens": {...}, "last_refresh": "..."}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuthFile {
+    pub tokens: Tokens,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_refresh: Option<String>,
+}
+
+/// What a request carries.
+pub struct Credentials {
+    pub access_token: String,
+    pub account_id: Option<String>,
+}
+
+impl CodexSignIn {
+    /// From an environment snapshot: `HOLON_CODEX_AUTH_FILE`, `CODEX_HOME`
+    /// (else `HOME/.codex`), `HOLON_CODEX_ISSUER`.
+    pub fn from_env(env: &BTreeMap<String, String>) -> CodexSignIn {
+        let var = |k: &str| env.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+        let codex_home = var("CODEX_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("HOME").map(|h| Path::new(h).join(".codex")));
+        CodexSignIn {
+            holon_file: var(HOLON_AUTH_FILE).map(PathBuf::from),
+            codex_file: codex_home.map(|h| h.join("auth.json")),
+            issuer: var("HOLON_CODEX_ISSUER")
+                .unwrap_or(ISSUER)
+                .trim_end_matches('/')
+                .to_owned(),
+        }
+    }
+
+    /// The credentials for a request now, refreshed first when they are
+    /// about to expire.
+    pub async fn credentials(&self, client: &reqwest::Client) -> Result<Credentials, String> {
+        // One refresh at a time in this process: a refresh token is
+        // single-use.
+        static REFRESHING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+        let _one = REFRESHING.lock().await;
+        let (file, from_holon) = self.load()?;
+        let mut tokens = file.tokens;
+        let expires = claims(&tokens.access_token).and_then(|c| c["exp"].as_i64());
+        if needs_refresh(expires, crate::now_ms()) {
+            match self.refresh(client, &tokens).await {
+                Ok(fresh) => {
+                    tokens = fresh;
+                    self.save(&tokens)?;
+                }
+                // Still valid for a while: use it, and try again next time.
+                Err(e) if expires.is_some_and(|s| s * 1000 > crate::now_ms()) => {
+                    tracing::warn!(error = %e, "ChatGPT sign-in: refresh failed; the access token is still valid");
+                }
+                Err(e) => {
+                    let whose = match from_holon {
+                        true => "`holon login openai-codex` again",
+                        false => "`codex login` again, or `holon login openai-codex`",
+                    };
+                    return Err(format!("the ChatGPT sign-in expired and {e}; run {whose}"));
+                }
+            }
+        }
+        Ok(Credentials {
+            account_id: tokens.account_id.clone().or_else(|| account_of(&tokens)),
+            access_token: tokens.access_token,
+        })
+    }
+
+    /// Holon's file if it has one, else Codex CLI's: (the file, whether it
+    /// is Holon's).
+    fn load(&self) -> Result<(AuthFile, bool), String> {
+        let read = |path: &Path| -> Result<Option<AuthFile>, String> {
+            match std::fs::read(path) {
+                Ok(bytes) => serde_json::from_slice::<AuthFile>(&bytes)
+                    .map(Some)
+                    .map_err(|e| format!("{} is not a sign-in file ({e})", path.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            }
+        };
+        if let Some(path) = &self.holon_file {
+            if let Some(file) = read(path)? {
+                return Ok((file, true));
+            }
+        }
+        if let Some(path) = &self.codex_file {
+            if let Some(file) = read(path)?.filter(|f| !f.tokens.access_token.is_empty()) {
+                return Ok((file, false));
+            }
+        }
+        Err(
+            "not signed in to ChatGPT: run `holon login openai-codex` (or sign in to Codex \
+             CLI, whose sign-in Holon reads)"
+                .to_owned(),
+        )
+    }
+
+    async fn refresh(&self, client: &reqwest::Client, tokens: &Tokens) -> Result<Tokens, String> {
+        if tokens.refresh_token.is_empty() {
+            return Err("there is no refresh token".to_owned());
+        }
+        let body = json!({
+            "client_id": CLIENT_ID, "grant_type": "refresh_token",
+            "refresh_token": tokens.refresh_token, "scope": "openid profile email",
+        });
+        let answer = post(client, &format!("{}/oauth/token", self.issuer), &body).await?;
+        let fresh = |k: &str| {
+            answer[k]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        let access_token = fresh("access_token")
+            .ok_or_else(|| "the refresh answered no access token".to_owned())?;
+        let mut next = Tokens {
+            access_token,
+            refresh_token: fresh("refresh_token").unwrap_or_else(|| tokens.refresh_token.clone()),
+            id_token: fresh("id_token").or_else(|| tokens.id_token.clone()),
+            account_id: tokens.account_id.clone(),
+        };
+        next.account_id = next.account_id.clone().or_else(|| account_of(&next));
+        Ok(next)
+    }
+
+    /// Keep tokens in Holon's own file (never Codex CLI's).
+    pub fn save(&self, tokens: &Tokens) -> Result<(), String> {
+        let Some(path) = &self.holon_file else {
+            return Ok(());
+        };
+        let file = AuthFile {
+            tokens: tokens.clone(),
+            last_refresh: Some(crate::format_ts(crate::now_ms())),
+        };
+        write_private(path, &file)
+            .map_err(|e| format!("cannot keep the sign-in in {}: {e}", path.display()))
+    }
+}
+
+/// Write a sign-in file: its directory private, the file 0600, whole or
+/// not at all.
+pub fn write_private(path: &Path, file: &AuthFile) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let bytes = serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?;
+    crate::durable::write(path, &bytes)
+}
+
+/// POST JSON to the sign-in service; its answer as JSON, or why not (its
+/// status and error code, never what it echoed).
+pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Result<Value, String> {
+    let response = client.post(url).json(body).send().await.map_err(|e| {
+        format!(
+            "the sign-in service could not be reached ({})",
+            e.without_url()
+        )
+    })?;
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        let code = answer["error"]["code"]
+            .as_str()
+            .or(answer["error"].as_str())
+            .unwrap_or("no error code");
+        return Err(format!(
+            "the sign-in service answered {} ({code})",
+            status.as_u16()
+        ));
+    }
+    Ok(answer)
+}
+
+/// Whether a token expiring at `exp` (seconds; `None`: unknown) is
+/// refreshed before use at `now_ms`.
+pub fn needs_refresh(exp: Option<i64>, now_ms: i64) -> bool {
+    match exp {
+        Some(exp) => exp.saturating_mul(1000) - now_ms < REFRESH_AHEAD_MS,
+        None => false,
+    }
+}
+
+/// A JWT's claims (its payload, not verified: only read for its expiry
+/// and account).
+pub fn claims(jwt: &str) -> Option<Value> {
+    use base64::Engine;
+    let payload = jwt.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The ChatGPT account an id token (else the access token) names.
+pub fn account_of(tokens: &Tokens) -> Option<String> {
+    [
+        tokens.id_token.as_deref(),
+        Some(tokens.access_token.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(claims)
+    .find_map(|c| {
+        c["https://api.openai.com/auth"]["chatgpt_account_id"]
+            .as_str()
+            .map(str::to_owned)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jwt(payload: Value) -> String {
+        use base64::Engine;
+        let enc = |v: &Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string().as_bytes())
+        };
+        format!("{}.{}.sig", enc(&json!({"alg": "none"})), enc(&payload))
+    }
+
+    #[test]
+    fn a_token_is_refreshed_only_when_it_expires_soon() {
+        let now = 1_800_000_000_000;
+        assert!(needs_refresh(Some(now / 1000 - 10), now), "expired");
+        assert!(
+            needs_refresh(Some(now / 1000 + 60), now),
+            "within five minutes"
+        );
+        assert!(!needs_refresh(Some(now / 1000 + 3600), now));
+        assert!(
+            !needs_refresh(None, now),
+            "an opaque token is used as it is"
+        );
+    }
+
+    #[test]
+    fn the_account_comes_from_the_tokens_claims() {
+        let id = jwt(json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct_9"}}));
+        let tokens = Tokens {
+            access_token: jwt(json!({"exp": 1})),
+            id_token: Some(id),
+            ..Tokens::default()
+        };
+        assert_eq!(account_of(&tokens).as_deref(), Some("acct_9"));
+        assert_eq!(claims(&tokens.access_token).unwrap()["exp"], 1);
+        assert_eq!(claims("not-a-jwt"), None);
+        assert_eq!(format!("{tokens:?}"), "Tokens(…)", "never printed");
+    }
+
+    #[test]
+    fn where_the_sign_in_is_looked_for() {
+        let env: BTreeMap<String, String> = [
+            ("HOME", "/home/u"),
+            (HOLON_AUTH_FILE, "/cfg/auth/openai-codex.json"),
+            ("HOLON_CODEX_ISSUER", "http://127.0.0.1:9/"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let s = CodexSignIn::from_env(&env);
+        assert_eq!(
+            s.codex_file.as_deref(),
+            Some(Path::new("/home/u/.codex/auth.json"))
+        );
+        assert_eq!(
+            s.holon_file.as_deref(),
+            Some(Path::new("/cfg/auth/openai-codex.json"))
+        );
+        assert_eq!(s.issuer, "http://127.0.0.1:9");
+        let mut with_codex_home = env.clone();
+        with_codex_home.insert("CODEX_HOME".into(), "/c".into());
+        assert_eq!(
+            CodexSignIn::from_env(&with_codex_home)
+                .codex_file
+                .as_deref(),
+            Some(Path::new("/c/auth.json"))
+        );
+    }
+}
