@@ -123,8 +123,12 @@ impl Drop for TerminalGuard {
 /// How the console ended.
 #[derive(Debug, PartialEq, Eq)]
 enum Exit {
+    /// The operator quit (and confirmed, when something ran).
     Quit,
     Detach,
+    /// Gone without the operator's word: a signal, the terminal closed or
+    /// failed. An embedded runtime's turns replay at the next start.
+    Lost,
 }
 
 /// `holon` with no command: attach to a running runtime, or run one
@@ -136,7 +140,7 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         let target = Target::Attached { client, endpoint };
         let agent = ctx.config.default_agent.clone();
         return match run(ctx, target, agent, screen, BindHere::Yes).await? {
-            Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
+            Exit::Quit | Exit::Detach | Exit::Lost => Ok(ExitCode::SUCCESS),
         };
     }
     embedded(ctx, screen).await
@@ -180,15 +184,20 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(http) = http {
         let _ = http.await;
     }
-    // Quitting stops its commands; detaching leaves them to the daemon
-    // that takes over, which reattaches them.
-    host.shutdown_with(matches!(exit, Ok(Exit::Detach))).await;
+    // Quitting stops every turn (never run again) and every command;
+    // detaching leaves them to the daemon that takes over: its turns
+    // replay there and it reattaches the commands.
+    match exit {
+        Ok(Exit::Detach) => host.shutdown_with(true).await,
+        Ok(Exit::Quit) => host.quit().await,
+        Ok(Exit::Lost) | Err(_) => host.shutdown_with(false).await,
+    }
     let store = host.store().clone();
     drop(host);
     store.close().await?;
     let _ = std::fs::remove_file(&socket_path);
     match exit? {
-        Exit::Quit => Ok(ExitCode::SUCCESS),
+        Exit::Quit | Exit::Lost => Ok(ExitCode::SUCCESS),
         Exit::Detach => {
             // The store and socket are released: hand over to a daemon.
             let code = super::daemon::detach(ctx, &local).await?;
@@ -215,7 +224,7 @@ pub async fn attach_console(
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
     let target = Target::Attached { client, endpoint };
     match run(ctx, target, agent, screen, BindHere::No).await? {
-        Exit::Quit | Exit::Detach => Ok(ExitCode::SUCCESS),
+        Exit::Quit | Exit::Detach | Exit::Lost => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -455,8 +464,8 @@ impl<B: Backend> ConsoleLoop<B> {
                 m = rx.recv() => m.map_or(Step::Nothing, Step::Msg),
                 _ = tick.tick(), if ticking => Step::Msg(Msg::Tick { now_ms: crate::now_ms() }),
                 _ = frame_due => Step::Nothing,
-                _ = term.recv() => Step::Exit(Exit::Quit),
-                _ = hup.recv() => Step::Exit(Exit::Quit),
+                _ = term.recv() => Step::Exit(Exit::Lost),
+                _ = hup.recv() => Step::Exit(Exit::Lost),
                 Some(c) = client_rx.recv() => self.on_new_client(c),
                 resumed = &mut self.follower => self.on_stream_end(resumed.ok().flatten()),
             };
@@ -503,7 +512,7 @@ impl<B: Backend> ConsoleLoop<B> {
     /// from the cursor: no gap, no duplicate.
     fn on_stream_end(&mut self, next: Option<u64>) -> Step {
         let Some(endpoint) = self.endpoint.clone() else {
-            return Step::Exit(Exit::Quit);
+            return Step::Exit(Exit::Lost);
         };
         self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
         let wait =
@@ -636,9 +645,9 @@ fn on_input(ev: Option<std::io::Result<Event>>) -> Step {
         Some(Ok(_)) => Step::Nothing,
         Some(Err(e)) => {
             tracing::error!(error = %e, "terminal input failed");
-            Step::Exit(Exit::Quit)
+            Step::Exit(Exit::Lost)
         }
-        None => Step::Exit(Exit::Quit),
+        None => Step::Exit(Exit::Lost),
     }
 }
 

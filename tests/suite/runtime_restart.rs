@@ -456,3 +456,61 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
     assert!(!marker.exists(), "the command ran after shutdown");
     drop(host);
 }
+
+#[test]
+fn a_consoles_quit_stops_every_agents_turn_for_good() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![Scripted::Delay(
+        Duration::from_secs(30),
+        Box::new(Scripted::text("never")),
+    )]));
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::clone(&provider));
+    let message_id = rt.block_on(async {
+        // Another agent than the one a console would view.
+        host.create_agent("other").await.unwrap();
+        let req = holon::runtime::envelope::AdmissionRequest::operator_prompt(
+            "other",
+            "think long",
+            Priority::Normal,
+            holon::runtime::envelope::DeliverySurface::CliPrompt,
+        );
+        let admitted = host.submit(req).await.unwrap();
+        super::approvals::wait_requests(&provider, 1).await;
+        host.quit().await;
+        admitted.message_id
+    });
+    crash(rt, host, dir.path());
+    let rt = runtime();
+    let host = start(&rt, dir.path(), Arc::new(ScriptedProvider::new(vec![])));
+    rt.block_on(async {
+        let evs = host
+            .store()
+            .read()
+            .unwrap()
+            .events("other", 1, 10_000)
+            .unwrap();
+        let aborted = evs
+            .iter()
+            .find(|e| e.kind == "turn_terminal")
+            .expect("the turn ended");
+        assert_eq!(
+            aborted.payload["cancel_reason"], "operator_abort",
+            "{}",
+            aborted.payload
+        );
+        let started = evs
+            .iter()
+            .rev()
+            .find(|e| e.kind == "runtime_started")
+            .expect("a start");
+        assert!(
+            !started.payload["replay_message_ids"]
+                .to_string()
+                .contains(&message_id),
+            "not run again: {}",
+            started.payload
+        );
+        host.shutdown().await;
+    });
+}

@@ -458,13 +458,25 @@ impl RuntimeHost {
     /// `shutdown`, saying whether held commands are left running for the
     /// next runtime (a console that detaches hands them to its daemon).
     pub async fn shutdown_with(&self, tasks_outlive: bool) {
+        self.shutdown_as(tasks_outlive, CancelReason::RuntimeShutdown)
+            .await
+    }
+
+    /// A console's quit: every agent's running turn is stopped as the
+    /// operator's abort (recorded, and not run again at the next start,
+    /// as the quit warns), and every command stopped.
+    pub async fn quit(&self) {
+        self.shutdown_as(false, CancelReason::OperatorAbort).await
+    }
+
+    async fn shutdown_as(&self, tasks_outlive: bool, turns: CancelReason) {
         let _ = self.inner.shutdown.send(true);
         let joins: Vec<_> = {
             let mut actors = self.inner.actors();
             actors
                 .values_mut()
                 .map(|a| {
-                    a.cancel.request(CancelReason::RuntimeShutdown);
+                    a.cancel.request(turns);
                     a.wake.ring();
                     a.join.take()
                 })
