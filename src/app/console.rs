@@ -50,7 +50,7 @@ struct TerminalGuard {
 /// switched off again, also from the panic hook).
 static KEYBOARD_ENHANCED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-fn restore(screen: Screen) {
+pub(super) fn restore(screen: Screen) {
     let mut out = std::io::stdout();
     if KEYBOARD_ENHANCED.swap(false, std::sync::atomic::Ordering::SeqCst) {
         let _ = execute!(out, crossterm::event::PopKeyboardEnhancementFlags);
@@ -90,6 +90,15 @@ impl TerminalGuard {
             tracing::error!(panic = %info, "console panicked");
             previous(info);
         }));
+        modes_on(screen, mouse)?;
+        Ok(TerminalGuard { screen })
+    }
+}
+
+/// Switch the console's terminal modes on (again, after an external
+/// editor had the terminal).
+pub(super) fn modes_on(screen: Screen, mouse: bool) -> std::io::Result<()> {
+    {
         terminal::enable_raw_mode()?;
         let mut out = std::io::stdout();
         if screen == Screen::Alternate {
@@ -110,7 +119,7 @@ impl TerminalGuard {
                 KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
             }
         }
-        Ok(TerminalGuard { screen })
+        Ok(())
     }
 }
 
@@ -374,8 +383,12 @@ async fn run(
         pacer: FramePacer::default(),
         history_dir,
         notify_method: ctx.config.notify_method,
+        editing: None,
+        screen,
     };
-    let exit = console.run(EventStream::new(), rx, client_rx).await;
+    let exit = console
+        .run(EventStream::new(), Some(EventStream::new), rx, client_rx)
+        .await;
     console.follower.abort();
     let ConsoleLoop {
         state, terminal, ..
@@ -428,6 +441,10 @@ struct ConsoleLoop<B: Backend> {
     history_dir: std::path::PathBuf,
     /// How `Effect::Notify` calls the operator back.
     notify_method: super::config::NotifyMethod,
+    /// A draft waiting to be handed to the external editor (Ctrl+G).
+    editing: Option<String>,
+    /// The screen the console runs on (the editor gives it back).
+    screen: Screen,
 }
 
 /// What one turn of the loop produced.
@@ -438,12 +455,17 @@ enum Step {
 }
 
 impl<B: Backend> ConsoleLoop<B> {
-    async fn run(
+    /// Serve the console. `reopen` makes a new terminal input stream after
+    /// an external editor had the terminal (`None`: no editor, as in tests
+    /// without a terminal).
+    async fn run<S: Stream<Item = std::io::Result<Event>> + Unpin>(
         &mut self,
-        mut input: impl Stream<Item = std::io::Result<Event>> + Unpin,
+        input: S,
+        reopen: Option<fn() -> S>,
         mut rx: mpsc::Receiver<Msg>,
         mut client_rx: mpsc::Receiver<Arc<dyn RuntimeClient>>,
     ) -> anyhow::Result<Exit> {
+        let mut input = Some(input);
         let mut term = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -453,8 +475,14 @@ impl<B: Backend> ConsoleLoop<B> {
             let pacer = self.pacer;
             let frame_due = pacer.until_due(self.state.dirty);
             let ticking = self.state.wants_tick();
+            let next_input = async {
+                match input.as_mut() {
+                    Some(i) => i.next().await,
+                    None => std::future::pending().await,
+                }
+            };
             let step = tokio::select! {
-                ev = input.next() => {
+                ev = next_input => {
                     let step = on_input(ev);
                     if matches!(step, Step::Msg(_)) {
                         self.pacer.input();
@@ -475,11 +503,42 @@ impl<B: Backend> ConsoleLoop<B> {
                     if let Some(exit) = self.perform(effects) {
                         return Ok(exit);
                     }
+                    if let Some(draft) = self.editing.take() {
+                        let edited = self.hand_to_editor(&mut input, reopen, draft).await;
+                        let effects = update(&mut self.state, Msg::DraftEdited(edited));
+                        if let Some(exit) = self.perform(effects) {
+                            return Ok(exit);
+                        }
+                    }
                 }
                 Step::Exit(exit) => return Ok(exit),
                 Step::Nothing => {}
             }
         }
+    }
+
+    /// Ctrl+G: drop the terminal input stream (so nothing typed into the
+    /// editor is read here), let the editor have the terminal, take it
+    /// back with a fresh stream and a full redraw.
+    async fn hand_to_editor<S>(
+        &mut self,
+        input: &mut Option<S>,
+        reopen: Option<fn() -> S>,
+        draft: String,
+    ) -> Result<String, String> {
+        let Some(reopen) = reopen else {
+            return Err("no terminal to hand to an editor".to_owned());
+        };
+        *input = None;
+        let (screen, mouse) = (self.screen, self.state.mouse);
+        let edited =
+            tokio::task::spawn_blocking(move || super::console_editor::edit(screen, mouse, &draft))
+                .await
+                .unwrap_or_else(|e| Err(format!("the editor could not run: {e}")));
+        *input = Some(reopen());
+        let _ = self.terminal.clear();
+        self.state.dirty = true;
+        edited
     }
 
     fn draw_if_due(&mut self) -> std::io::Result<()> {
@@ -588,6 +647,7 @@ impl<B: Backend> ConsoleLoop<B> {
                         tracing::warn!(error = %e, "could not switch mouse capture");
                     }
                 }
+                Effect::EditDraft { text } => self.editing = Some(text),
                 Effect::Quit => done = Some(Exit::Quit),
                 Effect::Detach => {
                     done = Some(match self.endpoint {

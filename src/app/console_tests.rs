@@ -70,6 +70,8 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         pacer: FramePacer::default(),
         history_dir: dir.path().join("history"),
         notify_method: Default::default(),
+        editing: None,
+        screen: crate::app::console::Screen::Alternate,
     };
     let (keys, input) = mpsc::unbounded_channel::<std::io::Result<Event>>();
     let mut committed = host.store().subscribe();
@@ -102,7 +104,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
     };
     let looping = tokio::time::timeout(
         Duration::from_secs(30),
-        console.run(tokio_stream_of(input), rx, client_rx),
+        console.run(tokio_stream_of(input), None, rx, client_rx),
     );
     let (exit, ()) = tokio::join!(looping, driver);
     let exit = exit

@@ -43,6 +43,7 @@ pub mod commands;
 pub mod config;
 mod config_checks;
 pub mod console;
+mod console_editor;
 pub mod control;
 pub mod daemon;
 mod daemon_failure;

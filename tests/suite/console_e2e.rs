@@ -370,3 +370,29 @@ fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
     let last = started.last().cloned().unwrap_or_default();
     assert_eq!(last["payload"]["turn_was_in_progress"], false, "{last}");
 }
+
+#[test]
+fn ctrl_g_hands_the_draft_to_the_editor_and_takes_back_what_it_saved() {
+    let home = Home::new();
+    // An editor that appends to the draft it is given.
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf ' and the rest from the editor' >> \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[("VISUAL", editor.as_str())]);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("the start");
+    c.wait_for("the start");
+    c.key(b"\x07");
+    c.wait_for("the start and the rest from the editor");
+    c.enter();
+    c.wait_for("› the start and the rest from the editor");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}

@@ -147,6 +147,17 @@ impl Composer {
         self.dismissed = false;
     }
 
+    /// The draft as an external editor left it: the whole text (pastes
+    /// already expanded into it), trailing newlines the editor added
+    /// dropped, the cursor at its end.
+    pub fn replace_draft(&mut self, text: &str) {
+        let text = sanitize_input(text.trim_end_matches(['\n', '\r']));
+        self.pastes.clear();
+        self.browsing = None;
+        self.set(&text);
+        self.changed();
+    }
+
     /// A typed character or a paste (one edit, whatever its size).
     pub fn insert(&mut self, s: &str) {
         let s = sanitize_input(s);

@@ -84,6 +84,8 @@ pub enum Action {
     HistoryPrev,
     HistoryNext,
     HistorySearch,
+    /// Edit the draft in `$VISUAL` / `$EDITOR`.
+    ExternalEditor,
     Complete,
     Left,
     Right,
@@ -213,6 +215,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[with(K::Enter, KeyModifiers::SHIFT), with(K::Enter, KeyModifiers::ALT), ctrl('j')], "Shift+Enter / Alt+Enter / Ctrl+J", A::Newline, "insert a newline", "newline"),
     bind(C::Composer, &[key(K::Up)], "Up", A::HistoryPrev, "previous line, else the previous prompt in history", ""),
     bind(C::Composer, &[key(K::Down)], "Down", A::HistoryNext, "next line, else the next prompt in history", ""),
+    bind(C::Composer, &[ctrl('g')], "Ctrl+G", A::ExternalEditor, "edit the whole draft (pasted text expanded) in $VISUAL or $EDITOR; saving and quitting puts it back", ""),
     bind(C::Composer, &[ctrl('r')], "Ctrl+R", A::HistorySearch, "search the prompt history (kept per agent across restarts): type to narrow, Ctrl+R for older, Enter keeps the match, Esc goes back", ""),
     bind(C::Composer, &[key(K::Tab)], "Tab", A::Complete, "complete the slash command or its argument", ""),
     bind(C::Composer, &[key(K::Left), ctrl('b')], "Left / Ctrl+B", A::Left, "back one character", ""),

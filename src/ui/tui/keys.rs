@@ -87,6 +87,9 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             state.composer.complete();
         }
         Some(Action::HistorySearch) => state.composer.search_older(),
+        Some(Action::ExternalEditor) => fx.push(Effect::EditDraft {
+            text: state.composer.expanded(),
+        }),
         Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
         Some(Action::Approve) => commands::answer_oldest(state, false, fx),
         Some(Action::ApproveAlways) => {

@@ -73,6 +73,8 @@ pub enum Msg {
     Focus(bool),
     /// The files of a root, walked for the `@` picker.
     FileIndex(std::sync::Arc<super::mention::FileIndex>),
+    /// The draft as the external editor left it, or why it could not run.
+    DraftEdited(Result<String, String>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,4 +99,7 @@ pub enum Effect {
     RememberPrompt { agent_id: String, text: String },
     /// Walk a root's files for the `@` picker; answer `Msg::FileIndex`.
     IndexFiles { root: String },
+    /// Hand the draft to `$VISUAL` / `$EDITOR` (the console steps aside
+    /// meanwhile); answer `Msg::DraftEdited`.
+    EditDraft { text: String },
 }

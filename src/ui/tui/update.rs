@@ -78,6 +78,14 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             keys::refresh_mentions(state, &mut fx);
             state.dirty = true;
         }
+        Msg::DraftEdited(Ok(text)) => {
+            state.composer.replace_draft(&text);
+            state.dirty = true;
+        }
+        Msg::DraftEdited(Err(why)) => {
+            state.conversation.note(why, super::rows::Tone::Error);
+            state.dirty = true;
+        }
     }
     fx
 }
