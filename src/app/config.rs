@@ -321,7 +321,6 @@ pub const DEFAULT_AGENT: &str = "main";
 pub const DEFAULT_LOG_FILTER: &str = "info";
 
 impl Config {
-    /// Read `path` (absent is fine) and apply `env` over it.
     /// Where `holon login openai-codex` keeps the ChatGPT sign-in: beside
     /// the config file, private.
     pub fn codex_auth_file(&self) -> PathBuf {
@@ -329,6 +328,7 @@ impl Config {
         dir.join("auth").join("openai-codex.json")
     }
 
+    /// Read `path` (absent is fine) and apply `env` over it.
     pub fn load(path: &Path, env: &Env) -> Result<Config, ConfigError> {
         // A FIFO or a device would block the read (or never end): only a
         // regular file is read.
@@ -560,6 +560,32 @@ impl Config {
             if let Some(n) = p.context_window {
                 check_window(n)
                     .map_err(|m| at_key(&format!("providers.{name}.context_window"), m))?;
+            }
+            match (name == "openai-codex", p.wire.is_some()) {
+                // The Codex backend's wire is fixed, and it takes no key.
+                (true, _) => {
+                    let fixed = [
+                        ("wire", p.wire.is_some()),
+                        ("api_key_env", p.api_key_env.is_some()),
+                        ("streaming", p.streaming.is_some()),
+                    ];
+                    if let Some((key, _)) = fixed.iter().find(|(_, set)| *set) {
+                        return Err(at_key(
+                            &format!("providers.openai-codex.{key}"),
+                            "openai-codex always streams the Codex backend's Responses wire \
+                             with a ChatGPT sign-in; only base_url, context_window, \
+                             reasoning_effort and images apply"
+                                .to_owned(),
+                        ));
+                    }
+                }
+                (false, false) => {
+                    return Err(at_key(
+                        &format!("providers.{name}.wire"),
+                        "missing: openai_responses, openai_chat or anthropic_messages".to_owned(),
+                    ))
+                }
+                (false, true) => {}
             }
         }
 

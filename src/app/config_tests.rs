@@ -361,3 +361,27 @@ fn retain_days_keeps_everything_unset_and_refuses_zero() {
         }
     }
 }
+
+#[test]
+fn a_providers_wire_is_required_but_for_openai_codex_where_it_is_fixed() {
+    let missing = load(
+        "[providers.mine]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        &Env::default(),
+    );
+    let e = missing.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("providers.mine.wire"), "{e}");
+    let codex = "[providers.openai-codex]\nbase_url = \"http://127.0.0.1:9/codex\"\n";
+    let c = load(codex, &Env::default()).unwrap();
+    assert!(c.providers.contains_key("openai-codex"));
+    assert_eq!(
+        c.codex_auth_file(),
+        Path::new("/h/auth/openai-codex.json"),
+        "beside the config file"
+    );
+    let keyed = format!("{codex}api_key_env = \"K\"\n");
+    let e = load(&keyed, &Env::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("providers.openai-codex.api_key_env"), "{e}");
+}

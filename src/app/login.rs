@@ -50,7 +50,7 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
         json!({ "client_id": CLIENT_ID }),
     )
     .await
-    .map_err(|e| anyhow::anyhow!("could not start the ChatGPT sign-in: {e}"))?;
+    .map_err(|e| anyhow::anyhow!("could not start the ChatGPT sign-in: {}", e.message))?;
     let (Some(device), Some(user_code)) = (
         code["device_auth_id"].as_str(),
         code["user_code"].as_str().or(code["usercode"].as_str()),
@@ -64,7 +64,9 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
                 .as_str()
                 .and_then(|s| s.trim().parse().ok())
         })
-        .unwrap_or(5);
+        .unwrap_or(5)
+        // At least a second between polls, whatever the service says.
+        .max(1);
     println!("Sign in to ChatGPT: open {issuer}/codex/device on any device and enter the code");
     println!();
     println!("    {user_code}");
@@ -84,8 +86,13 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
         match poll {
             Ok(answer) => break answer,
             // Not approved yet.
-            Err(e) if e.contains("answered 403") || e.contains("answered 404") => continue,
-            Err(e) => anyhow::bail!("the sign-in failed: {e}"),
+            Err(e) if matches!(e.status, Some(403 | 404)) => continue,
+            // Unreachable or failing for a moment: ask again.
+            Err(e) if e.transient() => {
+                tracing::warn!(error = %e.message, "sign-in poll failed; asking again");
+                continue;
+            }
+            Err(e) => anyhow::bail!("the sign-in failed: {}", e.message),
         }
     };
     let (Some(code), Some(verifier)) = (
@@ -103,6 +110,7 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
     ];
     let response = client
         .post(format!("{issuer}/oauth/token"))
+        .timeout(Duration::from_secs(30))
         .form(&form)
         .send()
         .await

@@ -1,9 +1,11 @@
 //! `openai-codex/*` against a local stub of both ChatGPT's sign-in service
-//! and the Codex backend: a Codex CLI sign-in read (never written) and
-//! refreshed before it expires, the refreshed tokens kept in Holon's own
-//! private file, the backend's request shape and headers, an answer
-//! rebuilt from its stream; no sign-in at all is told, nothing sent; and
-//! `holon login openai-codex` / `logout` through the real binary.
+//! and the Codex backend: Holon's own sign-in refreshed before it expires
+//! and kept in its private file, the backend's request shape and headers,
+//! an answer rebuilt from its stream; Codex CLI's sign-in used as it is,
+//! never written nor refreshed (its refresh token is single-use), and
+//! taking over from Holon's when that cannot be refreshed; no sign-in at
+//! all is told, nothing sent; and `holon login openai-codex` / `logout`
+//! through the real binary.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -57,14 +59,20 @@ fn chain(stub: &StubServer, dirs: &Path) -> holon::runtime::provider::retry::Pro
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_codex_cli_sign_in_is_refreshed_kept_by_holon_and_carried_to_the_backend() {
+async fn holons_sign_in_is_refreshed_kept_and_carried_to_the_backend() {
     let dirs = tempfile::tempdir().unwrap();
     let account = jwt(json!({"https://api.openai.com/auth": {"chatgpt_account_id": "acct_1"}}));
+    // Holon's own sign-in, expired; Codex CLI's beside it, never touched.
+    let ours = dirs.path().join("holon/auth/openai-codex.json");
+    std::fs::create_dir_all(ours.parent().unwrap()).unwrap();
+    let own = json!({"tokens": {"access_token": jwt(json!({"exp": in_secs(-60)})),
+        "refresh_token": "rt-old", "id_token": account}});
+    std::fs::write(&ours, own.to_string()).unwrap();
     let codex_file = dirs.path().join("codex/auth.json");
     std::fs::create_dir_all(codex_file.parent().unwrap()).unwrap();
     let theirs = json!({"OPENAI_API_KEY": null, "tokens": {
-        "access_token": jwt(json!({"exp": in_secs(-60)})), "refresh_token": "rt-old",
-        "id_token": account}, "last_refresh": "2026-01-01T00:00:00Z"});
+        "access_token": jwt(json!({"exp": in_secs(3600)})), "refresh_token": "rt-theirs"},
+        "last_refresh": "2026-01-01T00:00:00Z"});
     std::fs::write(&codex_file, theirs.to_string()).unwrap();
     let fresh = jwt(json!({"exp": in_secs(3600)}));
     let stub = StubServer::start(vec![
@@ -99,10 +107,9 @@ async fn a_codex_cli_sign_in_is_refreshed_kept_by_holon_and_carried_to_the_backe
         (json!(false), json!(true))
     );
     assert_eq!(body["model"], "gpt-5-codex");
-    // Codex CLI's file is read, never written; Holon keeps its own.
+    // Codex CLI's file is never written; Holon keeps its own refresh.
     let after: Value = serde_json::from_slice(&std::fs::read(&codex_file).unwrap()).unwrap();
     assert_eq!(after, theirs);
-    let ours = dirs.path().join("holon/auth/openai-codex.json");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
@@ -193,6 +200,19 @@ async fn login_takes_a_device_code_and_logout_forgets_it() {
         ]
     );
     assert_eq!(reqs[1].body["device_auth_id"], "dev_1");
+    // The code is exchanged as a form, with the verifier and the redirect
+    // the device flow names.
+    let form = reqs[3].body.as_str().unwrap_or_default().to_owned();
+    for part in [
+        "grant_type=authorization_code",
+        "code=code_1",
+        "code_verifier=verifier_1",
+        "client_id=app_EMoamEEZ73f0CkXaXp7hrann",
+        "redirect_uri=http%3A%2F%2F127.0.0.1",
+        "%2Fdeviceauth%2Fcallback",
+    ] {
+        assert!(form.contains(part), "{part} in {form}");
+    }
     let file = home.path().join("config/auth/openai-codex.json");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(
@@ -202,7 +222,11 @@ async fn login_takes_a_device_code_and_logout_forgets_it() {
     let kept: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(kept["tokens"]["refresh_token"], "rt_1");
     assert_eq!(kept["tokens"]["account_id"], "acct_7");
-    assert!(!text.contains("rt_1"), "no token is printed");
+    let printed = format!("{text}{}", stderr(&out));
+    assert!(
+        !printed.contains("rt_1") && !printed.contains("eyJ"),
+        "no token is printed"
+    );
     let out = run(&["logout", "openai-codex"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!file.exists());
@@ -213,4 +237,51 @@ async fn login_takes_a_device_code_and_logout_forgets_it() {
         "{}",
         stderr(&refused)
     );
+}
+
+/// A sign-in file as Codex CLI (and Holon) keep one.
+fn auth_file(path: &Path, access: &str, refresh: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = json!({"tokens": {"access_token": access, "refresh_token": refresh,
+                                 "account_id": "acct_2"}});
+    std::fs::write(path, file.to_string()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_clis_expired_sign_in_is_never_refreshed_by_holon() {
+    let dirs = tempfile::tempdir().unwrap();
+    let expired = jwt(json!({"exp": in_secs(-60)}));
+    auth_file(&dirs.path().join("codex/auth.json"), &expired, "rt-theirs");
+    let stub = StubServer::start(vec![]).await;
+    let (outcome, _) = run(&chain(&stub, dirs.path())).await;
+    let summary = &err(&outcome).artifact.summary;
+    assert!(summary.contains("run `codex` once"), "{summary}");
+    assert!(
+        stub.requests().is_empty(),
+        "its single-use refresh token was not spent"
+    );
+    assert!(!dirs.path().join("holon/auth/openai-codex.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holons_sign_in_that_cannot_be_refreshed_gives_way_to_codex_clis() {
+    let dirs = tempfile::tempdir().unwrap();
+    let theirs = jwt(json!({"exp": in_secs(3600)}));
+    auth_file(&dirs.path().join("codex/auth.json"), &theirs, "rt-theirs");
+    let ours = jwt(json!({"exp": in_secs(-60)}));
+    auth_file(
+        &dirs.path().join("holon/auth/openai-codex.json"),
+        &ours,
+        "rt-ours",
+    );
+    let stub = StubServer::start(vec![
+        Canned::json(400, json!({"error": {"code": "refresh_token_reused"}})),
+        Canned::sse(canned::responses_sse(&["via codex"], &[])),
+    ])
+    .await;
+    let (outcome, _) = run(&chain(&stub, dirs.path())).await;
+    assert_eq!(ok(&outcome).text, "via codex");
+    let reqs = stub.requests();
+    assert_eq!(reqs[0].body["refresh_token"], "rt-ours");
+    assert_eq!(reqs[1].headers["authorization"], format!("Bearer {theirs}"));
 }

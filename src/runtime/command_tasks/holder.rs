@@ -365,6 +365,15 @@ mod tests {
         };
         write_durably(&path, &serde_json::to_vec(&record).unwrap()).unwrap();
         assert_eq!(read_exit(&path), Some(record));
-        assert!(!dir.path().join("t.exit.tmp").exists());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            left,
+            [std::ffi::OsString::from("t.exit")],
+            "no temporary file left"
+        );
     }
 }

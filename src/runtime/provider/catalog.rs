@@ -182,10 +182,13 @@ pub struct Pricing {
 
 impl Pricing {
     pub fn price_of(&self, model_ref: &str) -> Option<Price> {
-        self.overrides
-            .get(model_ref)
-            .copied()
-            .or_else(|| priced(model_ref).and_then(CatalogModel::price))
+        let own = self.overrides.get(model_ref).copied();
+        // A ChatGPT plan is not billed by the token: its rounds are not
+        // priced at the API's list prices (unless the operator says so).
+        if model_ref.starts_with("openai-codex/") {
+            return own;
+        }
+        own.or_else(|| priced(model_ref).and_then(CatalogModel::price))
     }
 
     /// What a round of `model_ref` cost, in millionths of a dollar; `None`

@@ -111,6 +111,23 @@ pub async fn check(
             }
         }
     };
+    // No usable ChatGPT sign-in is a credential problem, said as such.
+    if let Some(sign_in) = &endpoint.codex {
+        if let Err(e) = sign_in.credentials(client).await {
+            return ModelCheck {
+                model_ref: model_ref.to_owned(),
+                role,
+                problem: Some(e.message),
+                wire: Some(endpoint.wire),
+                url: Some(scrub_url(&endpoint.url())),
+                streaming: Some(endpoint.streaming),
+                credential_env: None,
+                takes_reasoning_effort: endpoint.takes_reasoning_effort(),
+                images: endpoint.images,
+                probe: None,
+            };
+        }
+    }
     let probe = probe(&endpoint, client, timeout).await;
     ModelCheck {
         model_ref: model_ref.to_owned(),
@@ -144,11 +161,11 @@ async fn probe(endpoint: &ResolvedEndpoint, client: &reqwest::Client, timeout: D
         Ok(r) => r,
         Err(reason) => return Probe::Unreachable { reason, ms: 0 },
     };
-    // A ChatGPT sign-in: found (and refreshed when due) first.
+    // A ChatGPT sign-in (`check` found it usable first).
     if let Some(sign_in) = &endpoint.codex {
         let signed = match sign_in.credentials(client).await {
             Ok(credentials) => super::http::codex_headers(request, &credentials),
-            Err(reason) => Err(reason),
+            Err(e) => Err(e.message),
         };
         request = match signed {
             Ok(r) => r,

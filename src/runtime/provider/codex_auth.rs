@@ -81,94 +81,152 @@ impl CodexSignIn {
         CodexSignIn {
             holon_file: var(HOLON_AUTH_FILE).map(PathBuf::from),
             codex_file: codex_home.map(|h| h.join("auth.json")),
+            // Refresh tokens go there: https, or plain http on this machine
+            // alone (a test's stub).
             issuer: var("HOLON_CODEX_ISSUER")
+                .filter(|i| {
+                    i.starts_with("https://")
+                        || i.starts_with("http://127.0.0.1")
+                        || i.starts_with("http://localhost")
+                        || i.starts_with("http://[::1]")
+                })
                 .unwrap_or(ISSUER)
                 .trim_end_matches('/')
                 .to_owned(),
         }
     }
 
-    /// The credentials for a request now, refreshed first when they are
-    /// about to expire.
-    pub async fn credentials(&self, client: &reqwest::Client) -> Result<Credentials, String> {
-        // One refresh at a time in this process: a refresh token is
-        // single-use.
-        static REFRESHING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-        let _one = REFRESHING.lock().await;
-        let (file, from_holon) = self.load()?;
-        let mut tokens = file.tokens;
-        let expires = claims(&tokens.access_token).and_then(|c| c["exp"].as_i64());
-        if needs_refresh(expires, crate::now_ms()) {
-            match self.refresh(client, &tokens).await {
-                Ok(fresh) => {
-                    tokens = fresh;
-                    self.save(&tokens)?;
+    /// The credentials for a request now. Holon's own sign-in is
+    /// refreshed first when it is about to expire (one process at a time,
+    /// through a lock beside the file; the refresh runs to its end and is
+    /// kept even if the request that wanted it is dropped); a broken or
+    /// expired one gives way to Codex CLI's. Codex CLI's sign-in is used
+    /// as it is and never refreshed here: its refresh token is single-use,
+    /// and spending it would sign Codex CLI out.
+    pub async fn credentials(&self, client: &reqwest::Client) -> Result<Credentials, SignInError> {
+        let mut own_failure = None;
+        if let Some(path) = self.holon_file.clone() {
+            match read_file(&path) {
+                Ok(Some(file)) if !file.tokens.access_token.is_empty() => {
+                    let tokens = file.tokens;
+                    if !needs_refresh(expiry(&tokens), wall_ms()) {
+                        return Ok(tokens.into());
+                    }
+                    let (this, client) = (self.clone(), client.clone());
+                    let refreshed = tokio::spawn(async move { this.refresh_own(&client).await })
+                        .await
+                        .unwrap_or_else(|e| {
+                            Err(SignInError::lasting(format!("the refresh failed: {e}")))
+                        });
+                    match refreshed {
+                        Ok(fresh) => return Ok(fresh.into()),
+                        // Still valid for a while: use it, try again later.
+                        Err(e) if expiry(&tokens).is_some_and(|s| s * 1000 > wall_ms()) => {
+                            tracing::warn!(error = %e.message, "ChatGPT sign-in: the refresh failed; the access token is still valid");
+                            return Ok(tokens.into());
+                        }
+                        Err(e) => own_failure = Some(e),
+                    }
                 }
-                // Still valid for a while: use it, and try again next time.
-                Err(e) if expires.is_some_and(|s| s * 1000 > crate::now_ms()) => {
-                    tracing::warn!(error = %e, "ChatGPT sign-in: refresh failed; the access token is still valid");
-                }
+                Ok(_) => {}
                 Err(e) => {
-                    let whose = match from_holon {
-                        true => "`holon login openai-codex` again",
-                        false => "`codex login` again, or `holon login openai-codex`",
-                    };
-                    return Err(format!("the ChatGPT sign-in expired and {e}; run {whose}"));
+                    tracing::warn!(error = %e, "Holon's ChatGPT sign-in cannot be read");
+                    own_failure = Some(SignInError::lasting(e));
                 }
-            }
-        }
-        Ok(Credentials {
-            account_id: tokens.account_id.clone().or_else(|| account_of(&tokens)),
-            access_token: tokens.access_token,
-        })
-    }
-
-    /// Holon's file if it has one, else Codex CLI's: (the file, whether it
-    /// is Holon's).
-    fn load(&self) -> Result<(AuthFile, bool), String> {
-        let read = |path: &Path| -> Result<Option<AuthFile>, String> {
-            match std::fs::read(path) {
-                Ok(bytes) => serde_json::from_slice::<AuthFile>(&bytes)
-                    .map(Some)
-                    .map_err(|e| format!("{} is not a sign-in file ({e})", path.display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-            }
-        };
-        if let Some(path) = &self.holon_file {
-            if let Some(file) = read(path)? {
-                return Ok((file, true));
             }
         }
         if let Some(path) = &self.codex_file {
-            if let Some(file) = read(path)?.filter(|f| !f.tokens.access_token.is_empty()) {
-                return Ok((file, false));
+            let usable = read_file(path)
+                .ok()
+                .flatten()
+                .filter(|f| !f.tokens.access_token.is_empty());
+            if let Some(file) = usable {
+                let expired = expiry(&file.tokens).is_some_and(|s| s * 1000 <= wall_ms());
+                if !expired {
+                    return Ok(file.tokens.into());
+                }
+                if own_failure.is_none() {
+                    return Err(SignInError::lasting(format!(
+                        "Codex CLI's ChatGPT sign-in ({}) has expired, and Holon does not \
+                         refresh it (that would sign Codex CLI out): run `codex` once to refresh \
+                         it, or `holon login openai-codex` for a sign-in of Holon's own",
+                        path.display()
+                    )));
+                }
             }
         }
-        Err(
-            "not signed in to ChatGPT: run `holon login openai-codex` (or sign in to Codex \
-             CLI, whose sign-in Holon reads)"
-                .to_owned(),
-        )
+        Err(match own_failure {
+            Some(e) => SignInError {
+                message: format!(
+                    "Holon's ChatGPT sign-in cannot be used ({}); run `holon login openai-codex` \
+                     again",
+                    e.message
+                ),
+                transient: e.transient,
+            },
+            None => SignInError::lasting(
+                "not signed in to ChatGPT: run `holon login openai-codex` (or sign in to Codex \
+                 CLI, whose sign-in Holon reads)"
+                    .to_owned(),
+            ),
+        })
     }
 
-    async fn refresh(&self, client: &reqwest::Client, tokens: &Tokens) -> Result<Tokens, String> {
+    /// Refresh Holon's own sign-in, holding its lock: read it again first
+    /// (another process may have refreshed it meanwhile), refresh, keep.
+    async fn refresh_own(&self, client: &reqwest::Client) -> Result<Tokens, SignInError> {
+        let Some(path) = self.holon_file.clone() else {
+            return Err(SignInError::lasting(
+                "no file to keep a refresh in".to_owned(),
+            ));
+        };
+        let lock_path = path.with_extension("lock");
+        let _lock = tokio::task::spawn_blocking(move || lock_file(&lock_path))
+            .await
+            .map_err(|e| SignInError::lasting(e.to_string()))?
+            .map_err(|e| SignInError::lasting(format!("cannot lock the sign-in: {e}")))?;
+        let file = read_file(&path)
+            .map_err(SignInError::lasting)?
+            .ok_or_else(|| SignInError::lasting("the sign-in file is gone".to_owned()))?;
+        if !needs_refresh(expiry(&file.tokens), wall_ms()) {
+            return Ok(file.tokens);
+        }
+        let fresh = self.refresh(client, &file.tokens).await?;
+        // Kept for the next request; a file that cannot be written does
+        // not lose the tokens this one uses.
+        if let Err(e) = self.save(&fresh) {
+            tracing::warn!(error = %e, "the refreshed ChatGPT sign-in could not be kept");
+        }
+        Ok(fresh)
+    }
+
+    async fn refresh(
+        &self,
+        client: &reqwest::Client,
+        tokens: &Tokens,
+    ) -> Result<Tokens, SignInError> {
         if tokens.refresh_token.is_empty() {
-            return Err("there is no refresh token".to_owned());
+            return Err(SignInError::lasting("there is no refresh token".to_owned()));
         }
         let body = json!({
             "client_id": CLIENT_ID, "grant_type": "refresh_token",
             "refresh_token": tokens.refresh_token, "scope": "openid profile email",
         });
-        let answer = post(client, &format!("{}/oauth/token", self.issuer), &body).await?;
+        let answer = post(client, &format!("{}/oauth/token", self.issuer), &body)
+            .await
+            .map_err(|e| SignInError {
+                transient: e.transient(),
+                message: format!("the refresh failed: {}", e.message),
+            })?;
         let fresh = |k: &str| {
             answer[k]
                 .as_str()
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
         };
-        let access_token = fresh("access_token")
-            .ok_or_else(|| "the refresh answered no access token".to_owned())?;
+        let access_token = fresh("access_token").ok_or_else(|| {
+            SignInError::lasting("the refresh answered no access token".to_owned())
+        })?;
         let mut next = Tokens {
             access_token,
             refresh_token: fresh("refresh_token").unwrap_or_else(|| tokens.refresh_token.clone()),
@@ -198,24 +256,78 @@ impl CodexSignIn {
 pub fn write_private(path: &Path, file: &AuthFile) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if let Some(dir) = path.parent() {
+        use std::os::unix::fs::PermissionsExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     let bytes = serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?;
     crate::durable::write(path, &bytes)
 }
 
+/// Why the sign-in service did not answer as asked.
+#[derive(Debug)]
+pub struct PostError {
+    /// Its HTTP status (`None`: it could not be reached).
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+impl PostError {
+    /// Worth trying again: unreachable, overloaded or failing.
+    pub fn transient(&self) -> bool {
+        self.status.is_none_or(|s| s == 429 || s >= 500)
+    }
+}
+
+/// Why a request has no credentials: `transient` when trying again may
+/// do (the sign-in service could not be reached), else the operator must
+/// act.
+#[derive(Debug)]
+pub struct SignInError {
+    pub message: String,
+    pub transient: bool,
+}
+
+impl SignInError {
+    fn lasting(message: String) -> SignInError {
+        SignInError {
+            message,
+            transient: false,
+        }
+    }
+}
+
+impl From<Tokens> for Credentials {
+    fn from(tokens: Tokens) -> Credentials {
+        Credentials {
+            account_id: tokens.account_id.clone().or_else(|| account_of(&tokens)),
+            access_token: tokens.access_token,
+        }
+    }
+}
+
+/// How long a call to the sign-in service may take.
+const POST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// POST JSON to the sign-in service; its answer as JSON, or why not (its
 /// status and error code, never what it echoed).
-pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Result<Value, String> {
-    let response = client.post(url).json(body).send().await.map_err(|e| {
-        format!(
-            "the sign-in service could not be reached ({})",
-            e.without_url()
-        )
-    })?;
+pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Result<Value, PostError> {
+    let response = client
+        .post(url)
+        .timeout(POST_TIMEOUT)
+        .json(body)
+        .send()
+        .await
+        .map_err(|e| PostError {
+            status: None,
+            message: format!(
+                "the sign-in service could not be reached ({})",
+                e.without_url()
+            ),
+        })?;
     let status = response.status();
     let answer: Value = response.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
@@ -223,12 +335,62 @@ pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Result<V
             .as_str()
             .or(answer["error"].as_str())
             .unwrap_or("no error code");
-        return Err(format!(
-            "the sign-in service answered {} ({code})",
-            status.as_u16()
-        ));
+        return Err(PostError {
+            status: Some(status.as_u16()),
+            message: format!("the sign-in service answered {} ({code})", status.as_u16()),
+        });
     }
     Ok(answer)
+}
+
+/// A sign-in file: `None` when there is none; why it cannot be read
+/// (where in the file, never what it holds).
+fn read_file(path: &Path) -> Result<Option<AuthFile>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice::<AuthFile>(&bytes)
+            .map(Some)
+            .map_err(|e| {
+                format!(
+                    "{} is not a sign-in file (line {}, column {})",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                )
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Hold an exclusive lock on `path` (made, private) for as long as the
+/// file lives. Blocking.
+fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    // SAFETY: flock on a descriptor we own; released when it closes.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+/// When a token expires (seconds since the epoch), from its claims.
+fn expiry(tokens: &Tokens) -> Option<i64> {
+    claims(&tokens.access_token).and_then(|c| c["exp"].as_i64())
+}
+
+/// The wall clock (a token's expiry is the issuer's, never a simulated
+/// time's).
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// Whether a token expiring at `exp` (seconds; `None`: unknown) is

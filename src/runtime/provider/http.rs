@@ -169,10 +169,15 @@ impl HttpTransport {
         builder = authorized(builder, &self.endpoint)
             .map_err(|why| self.failure(FailureKind::NotConfigured, "build", why, None))?;
         if let Some(sign_in) = &self.endpoint.codex {
-            let credentials = sign_in
-                .credentials(&self.client)
-                .await
-                .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
+            let credentials = sign_in.credentials(&self.client).await.map_err(|e| {
+                // The sign-in service out of reach is retried like the
+                // provider's; anything else is the operator's to fix.
+                let kind = match e.transient {
+                    true => FailureKind::Connect,
+                    false => FailureKind::AuthFailed,
+                };
+                self.failure(kind, "sign_in", e.message, None)
+            })?;
             builder = codex_headers(builder, &credentials)
                 .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
         }
@@ -358,9 +363,6 @@ impl HttpTransport {
         failure
     }
 }
-/// `builder` with the endpoint's credential in the header its wire
-/// expects (marked sensitive, so it never reaches a log), and the API
-/// version Anthropic asks for; why not, when the key cannot be a header.
 /// The Codex backend's request shape: no `max_output_tokens` (it refuses
 /// one), and `reasoning: null` with `include: []` when no effort is asked
 /// (it wants both keys present). `store: false` and `stream: true` are
@@ -402,6 +404,9 @@ pub(super) fn codex_headers(
     Ok(builder)
 }
 
+/// `builder` with the endpoint's credential in the header its wire
+/// expects (marked sensitive, so it never reaches a log), and the API
+/// version Anthropic asks for; why not, when the key cannot be a header.
 pub(super) fn authorized(
     mut builder: reqwest::RequestBuilder,
     endpoint: &ResolvedEndpoint,

@@ -8,7 +8,8 @@
 //! `[providers.<name>]` entries win over the built-in presets of the same
 //! name. Failures are fail-closed and name what to set: a missing
 //! credential is `NotConfigured` naming the variable; an unknown provider id
-//! or an unimplemented contract (`openai-codex/*`) is `UnsupportedTransport`.
+//! is `UnsupportedTransport`. `openai-codex/*` carries a ChatGPT sign-in
+//! (`codex_auth`) instead of a key.
 //! API keys live only in [`ApiKey`], whose `Debug` never shows the value.
 
 #![allow(
@@ -34,7 +35,13 @@ pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 pub const OLLAMA_DEFAULT_HOST: &str = "127.0.0.1:11434";
 /// Built-in provider ids, in documentation order.
-pub const BUILTIN_PROVIDERS: [&str; 4] = ["openai", "anthropic", "ollama", "openrouter"];
+pub const BUILTIN_PROVIDERS: [&str; 5] = [
+    "openai",
+    "anthropic",
+    "ollama",
+    "openrouter",
+    "openai-codex",
+];
 
 /// One `[providers.<name>]` entry of config.toml: another endpoint speaking
 /// one of the supported wire formats.
@@ -257,7 +264,9 @@ fn from_config(
     let source = format!("[providers.{name}] base_url");
     let base_url = validated_base(&model_ref, &config.base_url, &source)?;
     if model_ref.provider == "openai-codex" {
-        return Ok(codex(model_ref, base_url, source, config.images, env));
+        let mut endpoint = codex(model_ref, base_url, source, config.images, env);
+        endpoint.reasoning_effort = config.reasoning_effort;
+        return Ok(endpoint);
     }
     let Some(wire) = config.wire else {
         return Err(config_failure(
