@@ -171,28 +171,34 @@ impl CommandTasks {
         });
     }
 
+    /// The detail of a held task that has not ended.
+    fn open_held_detail(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+    ) -> Result<Option<serde_json::Value>, RuntimeError> {
+        let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
+        Ok(task
+            .filter(|t| !t.status.is_terminal())
+            .and_then(|t| t.detail)
+            .filter(|d| d["held"].as_bool() == Some(true)))
+    }
+
     /// A non-terminal held task's output file and holder files.
     fn held_output(
         &self,
         agent_id: &str,
         task_id: &str,
     ) -> Result<Option<(PathBuf, HeldPaths)>, RuntimeError> {
-        let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
-        let Some(d) = task
-            .filter(|t| !t.status.is_terminal())
-            .and_then(|t| t.detail)
-        else {
+        let Some(d) = self.open_held_detail(agent_id, task_id)? else {
             return Ok(None);
         };
         let output = d["output_path"].as_str().map(PathBuf::from);
-        Ok(match (d["held"].as_bool(), output) {
-            (Some(true), Some(output)) => {
-                let input = d["accepts_input"].as_bool().unwrap_or(false);
-                let paths = HeldPaths::beside(&output, input);
-                Some((output, paths))
-            }
-            _ => None,
-        })
+        Ok(output.map(|output| {
+            let input = d["accepts_input"].as_bool().unwrap_or(false);
+            let paths = HeldPaths::beside(&output, input);
+            (output, paths)
+        }))
     }
 
     /// The identity of a held task's holder that still runs, though no
@@ -202,16 +208,9 @@ impl CommandTasks {
         agent_id: &str,
         task_id: &str,
     ) -> Result<Option<ProcessIdentity>, RuntimeError> {
-        let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
-        let Some(d) = task
-            .filter(|t| !t.status.is_terminal())
-            .and_then(|t| t.detail)
-        else {
+        let Some(d) = self.open_held_detail(agent_id, task_id)? else {
             return Ok(None);
         };
-        if d["held"].as_bool() != Some(true) {
-            return Ok(None);
-        }
         let identity: Option<ProcessIdentity> =
             serde_json::from_value(d["process_identity"].clone()).ok();
         Ok(
