@@ -517,6 +517,11 @@ impl<B: Backend> ConsoleLoop<B> {
         }
     }
 
+    /// Attached over the network: the runtime's files are not here.
+    fn remote(&self) -> bool {
+        matches!(self.endpoint, Some(Endpoint::WebSocket { .. }))
+    }
+
     /// Ctrl+G: drop the terminal input stream (so nothing typed into the
     /// editor is read here), let the editor have the terminal, take it
     /// back with a fresh stream and a full redraw.
@@ -608,6 +613,29 @@ impl<B: Backend> ConsoleLoop<B> {
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }
+                // Attached from another machine, the files are the
+                // runtime's to list (`workspace.files`); beside it, walked
+                // here.
+                Effect::IndexFiles { root } if self.remote() => {
+                    let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
+                    let agent_id = self.viewed.clone();
+                    tokio::spawn(async move {
+                        let request = Request::WorkspaceFiles { agent_id };
+                        let listed = client.call(request).await.ok().and_then(|r| match r {
+                            crate::protocol::Response::WorkspaceFiles(list) => Some(list),
+                            _ => None,
+                        });
+                        let Some(list) = listed.filter(|l| l.root == root) else {
+                            return;
+                        };
+                        let index = crate::ui::tui::mention::FileIndex {
+                            root,
+                            files: list.files,
+                            truncated: list.truncated,
+                        };
+                        let _ = tx.send(Msg::FileIndex(Arc::new(index))).await;
+                    });
+                }
                 Effect::IndexFiles { root } => {
                     let tx = self.tx.clone();
                     tokio::task::spawn_blocking(move || {
@@ -668,25 +696,12 @@ const MAX_INDEXED_FILES: usize = 200_000;
 /// `.gitignore` files, hidden files and `.git` left out), at most
 /// `MAX_INDEXED_FILES`.
 fn walk_files(root: &str) -> crate::ui::tui::mention::FileIndex {
-    let mut files = Vec::new();
-    let mut truncated = false;
-    let base = std::path::Path::new(root);
-    for entry in ignore::WalkBuilder::new(base).build().flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if files.len() == MAX_INDEXED_FILES {
-            truncated = true;
-            break;
-        }
-        if let Ok(rel) = entry.path().strip_prefix(base) {
-            files.push(rel.to_string_lossy().into_owned());
-        }
-    }
+    let list =
+        crate::runtime::workspace::files::walk(std::path::Path::new(root), MAX_INDEXED_FILES);
     crate::ui::tui::mention::FileIndex {
         root: root.to_owned(),
-        files,
-        truncated,
+        files: list.files,
+        truncated: list.truncated,
     }
 }
 

@@ -274,6 +274,7 @@ answers! {
     AgentModel => ModelChanged,
     AgentBudget => crate::protocol::views::BudgetAnswer,
     WorkspaceList => crate::model::workspace::WorkspaceList,
+    WorkspaceFiles => crate::protocol::views::FileList,
     WorkspaceAttach => crate::model::workspace::WorkspaceBinding,
     WorkspaceUse => crate::model::workspace::UseOutcome,
     WorkspaceDetach => crate::model::workspace::WorkspaceBinding,

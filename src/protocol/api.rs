@@ -161,6 +161,10 @@ pub enum Request {
     /// The agent's attached workspaces, the active one and its snapshot.
     #[serde(rename = "workspace.list")]
     WorkspaceList { agent_id: String },
+    /// The files under the agent's execution root (a remote console's `@`
+    /// picker).
+    #[serde(rename = "workspace.files")]
+    WorkspaceFiles { agent_id: String },
     /// Attach a directory (its git top-level inside a repository) without
     /// making it active.
     #[serde(rename = "workspace.attach")]
@@ -424,6 +428,7 @@ impl Request {
             | Request::AgentBudget { agent_id, .. }
             | Request::EventsPage { agent_id, .. }
             | Request::WorkspaceList { agent_id }
+            | Request::WorkspaceFiles { agent_id }
             | Request::TriggerShow { agent_id }
             | Request::TriggerRotate { agent_id }
             | Request::TriggerRevoke { agent_id }
@@ -509,6 +514,7 @@ pub const METHODS: &[&str] = &[
     "agent.model",
     "agent.budget",
     "workspace.list",
+    "workspace.files",
     "workspace.attach",
     "workspace.use",
     "workspace.detach",

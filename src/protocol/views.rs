@@ -400,3 +400,14 @@ mod double_option {
         Option::<String>::deserialize(d).map(Some)
     }
 }
+
+/// `workspace.files`: an agent's execution root and the files under it as
+/// git would list them, relative to it, at most 20,000 (`truncated` when
+/// there were more).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileList {
+    pub root: String,
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub truncated: bool,
+}

@@ -145,6 +145,7 @@ async fn every_method_answers_with_its_paired_type() {
             },
         },
         Request::WorkspaceList { agent_id: agent() },
+        Request::WorkspaceFiles { agent_id: agent() },
         Request::TriggerShow { agent_id: agent() },
         Request::TriggerDeliver {
             agent_id: agent(),

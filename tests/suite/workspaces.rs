@@ -664,3 +664,54 @@ async fn a_work_item_is_filed_under_the_workspace_it_was_written_in() {
     assert_eq!(in_project.workspace_id, used.execution.workspace_id);
     r.host.shutdown().await;
 }
+
+/// A console attached from another machine asks the runtime for the
+/// files its `@` picker offers: the execution root's, as git lists them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_files_lists_the_execution_root_as_git_would() {
+    use holon::protocol::{call_json, Request};
+    let r = super::runtime_core::rig(vec![]).await;
+    let status = call_json(
+        &r.host,
+        Request::AgentStatus {
+            agent_id: "main".into(),
+        },
+    )
+    .await
+    .unwrap();
+    let root = std::path::PathBuf::from(status["execution"]["execution_root"].as_str().unwrap());
+    for (path, text) in [
+        (".gitignore", "target/\n"),
+        ("src/main.rs", "fn main() {}\n"),
+        ("target/debug/app", "binary"),
+        ("README.md", "hi\n"),
+    ] {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let listed = call_json(
+        &r.host,
+        Request::WorkspaceFiles {
+            agent_id: "main".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(listed["root"], root.display().to_string());
+    let mut files: Vec<&str> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    files.sort();
+    assert!(
+        files.contains(&"README.md") && files.contains(&"src/main.rs"),
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.starts_with("target/")), "{files:?}");
+    assert_eq!(listed["truncated"], false);
+    r.host.shutdown().await;
+}

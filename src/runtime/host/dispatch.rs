@@ -229,6 +229,22 @@ impl RuntimeHost {
                     &rx, &agent_id, limit,
                 )?))
             }
+            Request::WorkspaceFiles { agent_id } => {
+                let root =
+                    std::path::PathBuf::from(self.inner.execution_of(&agent_id)?.execution_root);
+                let list = tokio::task::spawn_blocking(move || {
+                    crate::runtime::workspace::files::walk(
+                        &root,
+                        crate::runtime::workspace::files::MAX_LISTED,
+                    )
+                })
+                .await
+                .map_err(|e| crate::runtime::RuntimeError::Io {
+                    what: "listing the workspace's files".into(),
+                    message: e.to_string(),
+                })?;
+                Ok(Response::WorkspaceFiles(list))
+            }
             Request::WorkspaceList { agent_id } => {
                 Ok(Response::WorkspaceList(self.list_workspaces(&agent_id)?))
             }

@@ -21,6 +21,7 @@ pub use crate::model::workspace::{
 };
 
 mod api;
+pub mod files;
 pub mod git;
 pub mod ops;
 pub mod session;
