@@ -285,3 +285,42 @@ async fn holons_sign_in_that_cannot_be_refreshed_gives_way_to_codex_clis() {
     assert_eq!(reqs[0].body["refresh_token"], "rt-ours");
     assert_eq!(reqs[1].headers["authorization"], format!("Bearer {theirs}"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_sign_in_is_refreshed_once_and_the_request_sent_again() {
+    let dirs = tempfile::tempdir().unwrap();
+    let revoked = jwt(json!({"exp": in_secs(3600)}));
+    let ours = dirs.path().join("holon/auth/openai-codex.json");
+    auth_file(&ours, &revoked, "rt-ours");
+    let fresh = jwt(json!({"exp": in_secs(7200)}));
+    let stub = StubServer::start(vec![
+        Canned::json(401, json!({"error": {"code": "token_revoked"}})),
+        Canned::json(
+            200,
+            json!({"access_token": fresh, "refresh_token": "rt-next"}),
+        ),
+        Canned::sse(canned::responses_sse(&["after the refresh"], &[])),
+    ])
+    .await;
+    let (outcome, _) = run(&chain(&stub, dirs.path())).await;
+    assert_eq!(ok(&outcome).text, "after the refresh");
+    let reqs = stub.requests();
+    let seen: Vec<(&str, &str)> = reqs
+        .iter()
+        .map(|r| {
+            let auth = r.headers.get("authorization").map_or("", String::as_str);
+            (r.path.as_str(), auth)
+        })
+        .collect();
+    assert_eq!(
+        seen[0],
+        ("/codex/responses", format!("Bearer {revoked}").as_str())
+    );
+    assert_eq!(seen[1].0, "/oauth/token");
+    assert_eq!(
+        seen[2],
+        ("/codex/responses", format!("Bearer {fresh}").as_str())
+    );
+    let kept: Value = serde_json::from_slice(&std::fs::read(&ours).unwrap()).unwrap();
+    assert_eq!(kept["tokens"]["refresh_token"], "rt-next");
+}

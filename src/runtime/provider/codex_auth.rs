@@ -113,11 +113,12 @@ impl CodexSignIn {
                         return Ok(tokens.into());
                     }
                     let (this, client) = (self.clone(), client.clone());
-                    let refreshed = tokio::spawn(async move { this.refresh_own(&client).await })
-                        .await
-                        .unwrap_or_else(|e| {
-                            Err(SignInError::lasting(format!("the refresh failed: {e}")))
-                        });
+                    let refreshed =
+                        tokio::spawn(async move { this.refresh_own(&client, None).await })
+                            .await
+                            .unwrap_or_else(|e| {
+                                Err(SignInError::lasting(format!("the refresh failed: {e}")))
+                            });
                     match refreshed {
                         Ok(fresh) => return Ok(fresh.into()),
                         // Still valid for a while: use it, try again later.
@@ -172,9 +173,48 @@ impl CodexSignIn {
         })
     }
 
+    /// The backend refused `refused` before it expired: Holon's own
+    /// sign-in, refreshed now (unless another process already replaced
+    /// that token). Codex CLI's is not Holon's to refresh.
+    pub async fn after_refusal(
+        &self,
+        client: &reqwest::Client,
+        refused: &str,
+    ) -> Result<Credentials, SignInError> {
+        let own = self
+            .holon_file
+            .as_deref()
+            .and_then(|p| read_file(p).ok().flatten())
+            .is_some_and(|f| !f.tokens.access_token.is_empty());
+        if !own {
+            return Err(SignInError::lasting(
+                "the Codex backend refused Codex CLI's ChatGPT sign-in: run `codex` to sign in \
+                 again, or `holon login openai-codex`"
+                    .to_owned(),
+            ));
+        }
+        let (this, client, refused) = (self.clone(), client.clone(), refused.to_owned());
+        tokio::spawn(async move { this.refresh_own(&client, Some(&refused)).await })
+            .await
+            .unwrap_or_else(|e| Err(SignInError::lasting(format!("the refresh failed: {e}"))))
+            .map(Credentials::from)
+            .map_err(|e| SignInError {
+                message: format!(
+                    "the Codex backend refused the ChatGPT sign-in and {}; run `holon login \
+                     openai-codex` again",
+                    e.message
+                ),
+                transient: e.transient,
+            })
+    }
+
     /// Refresh Holon's own sign-in, holding its lock: read it again first
     /// (another process may have refreshed it meanwhile), refresh, keep.
-    async fn refresh_own(&self, client: &reqwest::Client) -> Result<Tokens, SignInError> {
+    async fn refresh_own(
+        &self,
+        client: &reqwest::Client,
+        refused: Option<&str>,
+    ) -> Result<Tokens, SignInError> {
         let Some(path) = self.holon_file.clone() else {
             return Err(SignInError::lasting(
                 "no file to keep a refresh in".to_owned(),
@@ -188,7 +228,13 @@ impl CodexSignIn {
         let file = read_file(&path)
             .map_err(SignInError::lasting)?
             .ok_or_else(|| SignInError::lasting("the sign-in file is gone".to_owned()))?;
-        if !needs_refresh(expiry(&file.tokens), wall_ms()) {
+        // Fresh already (another process refreshed it), unless this very
+        // token was just refused.
+        let stale = match refused {
+            Some(token) => file.tokens.access_token == token,
+            None => needs_refresh(expiry(&file.tokens), wall_ms()),
+        };
+        if !stale {
             return Ok(file.tokens);
         }
         let fresh = self.refresh(client, &file.tokens).await?;

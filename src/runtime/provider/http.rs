@@ -160,31 +160,47 @@ impl HttpTransport {
         if self.endpoint.codex.is_some() {
             codex_shape(&mut body);
         }
-        let mut builder = self
-            .client
-            .post(self.endpoint.url())
-            .timeout(timeout)
-            .header(ACCEPT, accept)
-            .json(&body);
-        builder = authorized(builder, &self.endpoint)
-            .map_err(|why| self.failure(FailureKind::NotConfigured, "build", why, None))?;
-        if let Some(sign_in) = &self.endpoint.codex {
-            let credentials = sign_in.credentials(&self.client).await.map_err(|e| {
-                // The sign-in service out of reach is retried like the
-                // provider's; anything else is the operator's to fix.
-                let kind = match e.transient {
-                    true => FailureKind::Connect,
-                    false => FailureKind::AuthFailed,
+        // A ChatGPT sign-in the backend refuses (401) is refreshed once and
+        // the request sent again: a token revoked or rotated before it
+        // expired.
+        let mut refused: Option<String> = None;
+        let response = loop {
+            let mut builder = self
+                .client
+                .post(self.endpoint.url())
+                .timeout(timeout)
+                .header(ACCEPT, accept)
+                .json(&body);
+            builder = authorized(builder, &self.endpoint)
+                .map_err(|why| self.failure(FailureKind::NotConfigured, "build", why, None))?;
+            let mut used = None;
+            if let Some(sign_in) = &self.endpoint.codex {
+                let credentials = match &refused {
+                    None => sign_in.credentials(&self.client).await,
+                    Some(token) => sign_in.after_refusal(&self.client, token).await,
                 };
-                self.failure(kind, "sign_in", e.message, None)
-            })?;
-            builder = codex_headers(builder, &credentials)
-                .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
-        }
-        let response = builder
-            .send()
-            .await
-            .map_err(|e| self.reqwest_failure("send", e))?;
+                let credentials = credentials.map_err(|e| {
+                    // The sign-in service out of reach is retried like the
+                    // provider's; anything else is the operator's to fix.
+                    let kind = match e.transient {
+                        true => FailureKind::Connect,
+                        false => FailureKind::AuthFailed,
+                    };
+                    self.failure(kind, "sign_in", e.message, None)
+                })?;
+                builder = codex_headers(builder, &credentials)
+                    .map_err(|why| self.failure(FailureKind::AuthFailed, "sign_in", why, None))?;
+                used = Some(credentials.access_token);
+            }
+            let response = builder
+                .send()
+                .await
+                .map_err(|e| self.reqwest_failure("send", e))?;
+            match (response.status().as_u16(), used, &refused) {
+                (401, Some(token), None) => refused = Some(token),
+                _ => break response,
+            }
+        };
         let status = response.status().as_u16();
         if !response.status().is_success() {
             return Err(self.status_failure(response).await);
