@@ -113,7 +113,10 @@ pub(super) fn modes_on(screen: Screen, mouse: bool) -> std::io::Result<()> {
         // Where the terminal speaks the kitty keyboard protocol, Shift+Enter
         // is told apart from Enter (a newline, as in other tools); the
         // query is answered at once by real terminals.
-        if terminal::supports_keyboard_enhancement().unwrap_or(false) {
+        // Asked once: asked again after an editor, a stale wake-up of the
+        // terminal reader can make the answer look like "no".
+        static SUPPORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *SUPPORTED.get_or_init(|| terminal::supports_keyboard_enhancement().unwrap_or(false)) {
             let flags = crossterm::event::KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES;
             if execute!(out, crossterm::event::PushKeyboardEnhancementFlags(flags)).is_ok() {
                 KEYBOARD_ENHANCED.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -193,14 +196,11 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(http) = http {
         let _ = http.await;
     }
-    // Quitting stops every turn (never run again) and every command;
-    // detaching leaves them to the daemon that takes over: its turns
-    // replay there and it reattaches the commands.
-    match exit {
-        Ok(Exit::Detach) => host.shutdown_with(true).await,
-        Ok(Exit::Quit) => host.quit().await,
-        Ok(Exit::Lost) | Err(_) => host.shutdown_with(false).await,
-    }
+    // Quitting stops every command (the viewed agent's turn was aborted
+    // before, as its quit confirmed); detaching leaves the commands to the
+    // daemon that takes over, which reattaches them. Other agents' turns,
+    // which no one was asked about, replay at the next start.
+    host.shutdown_with(matches!(exit, Ok(Exit::Detach))).await;
     let store = host.store().clone();
     drop(host);
     store.close().await?;
@@ -625,13 +625,13 @@ impl<B: Backend> ConsoleLoop<B> {
                             crate::protocol::Response::WorkspaceFiles(list) => Some(list),
                             _ => None,
                         });
-                        let Some(list) = listed.filter(|l| l.root == root) else {
-                            return;
-                        };
+                        // Always answered, so the picker may ask again; no
+                        // answer (an older runtime, a reconnect) is no files.
+                        let list = listed.filter(|l| l.root == root);
                         let index = crate::ui::tui::mention::FileIndex {
                             root,
-                            files: list.files,
-                            truncated: list.truncated,
+                            files: list.as_ref().map(|l| l.files.clone()).unwrap_or_default(),
+                            truncated: list.is_some_and(|l| l.truncated),
                         };
                         let _ = tx.send(Msg::FileIndex(Arc::new(index))).await;
                     });

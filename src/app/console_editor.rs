@@ -51,25 +51,70 @@ fn edit_in(
         std::env::var("EDITOR").ok().as_deref(),
     );
     super::console::restore(screen);
-    let status = std::process::Command::new("/bin/sh")
+    // Ctrl+C or Ctrl+\ typed into an editor that leaves the terminal in
+    // cooked mode reach the whole foreground group: Holon ignores them
+    // meanwhile, and the editor gets them as usual (their defaults put
+    // back in its process, as system(3) does).
+    use std::os::unix::process::CommandExt;
+    let ignored = ignore_terminal_signals();
+    let mut editor = std::process::Command::new("/bin/sh");
+    editor
         .arg("-c")
         .arg(format!("{command} \"$1\""))
         .arg("holon-editor")
-        .arg(&path)
-        .status();
-    let back = super::console::modes_on(screen, mouse);
-    if let Err(e) = back {
+        .arg(&path);
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+    unsafe {
+        editor.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let status = editor.status();
+    restore_terminal_signals(ignored);
+    let saved = match &status {
+        Ok(s) if s.success() => Some(
+            std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read what the editor saved: {e}")),
+        ),
+        _ => None,
+    };
+    if let Err(e) = super::console::modes_on(screen, mouse) {
         return Err(format!("the terminal could not be taken back: {e}"));
     }
-    match status {
-        Ok(s) if s.success() => std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read what the editor saved: {e}")),
-        Ok(s) => Err(format!(
+    match (status, saved) {
+        (_, Some(saved)) => saved,
+        (Ok(s), _) if s.code() == Some(127) => Err(format!(
+            "the editor `{command}` was not found; set $VISUAL or $EDITOR"
+        )),
+        (Ok(s), _) if s.code() == Some(126) => Err(format!(
+            "the editor `{command}` cannot be run; set $VISUAL or $EDITOR"
+        )),
+        (Ok(s), _) => Err(format!(
             "the editor (`{command}`) ended with {s}; the draft is as it was"
         )),
-        Err(e) => Err(format!(
-            "the editor (`{command}`) could not start: {e}; set $VISUAL or $EDITOR"
-        )),
+        (Err(e), _) => Err(format!("the editor (`{command}`) could not start: {e}")),
+    }
+}
+
+/// SIGINT and SIGQUIT ignored; their previous dispositions.
+fn ignore_terminal_signals() -> [libc::sighandler_t; 2] {
+    // SAFETY: plain signal(2) calls; the previous dispositions are put
+    // back by `restore_terminal_signals`.
+    unsafe {
+        [
+            libc::signal(libc::SIGINT, libc::SIG_IGN),
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+        ]
+    }
+}
+
+fn restore_terminal_signals(previous: [libc::sighandler_t; 2]) {
+    // SAFETY: as above, restoring what was there.
+    unsafe {
+        libc::signal(libc::SIGINT, previous[0]);
+        libc::signal(libc::SIGQUIT, previous[1]);
     }
 }
 

@@ -6,7 +6,6 @@ mod approvals;
 mod cli;
 mod command_family;
 mod console_e2e;
-mod console_quit;
 mod context;
 mod control_socket;
 mod daemon_lifecycle;

@@ -442,13 +442,6 @@ impl RuntimeHost {
             .await
     }
 
-    /// A console's quit: every agent's running turn is stopped as the
-    /// operator's abort (recorded, and not run again at the next start,
-    /// as the quit warns), and every command stopped.
-    pub async fn quit(&self) {
-        self.shutdown_as(false, CancelReason::OperatorAbort).await
-    }
-
     async fn shutdown_as(&self, tasks_outlive: bool, turns: CancelReason) {
         let _ = self.inner.shutdown.send(true);
         let joins: Vec<_> = {
