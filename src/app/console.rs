@@ -613,10 +613,13 @@ impl<B: Backend> ConsoleLoop<B> {
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
                 }
-                // Attached from another machine, the files are the
-                // runtime's to list (`workspace.files`); beside it, walked
-                // here.
-                Effect::IndexFiles { root } if self.remote() => {
+                // Attached from another machine (or a root this machine
+                // does not have: a socket forwarded from elsewhere), the
+                // files are the runtime's to list (`workspace.files`);
+                // beside it, walked here.
+                Effect::IndexFiles { root }
+                    if self.remote() || !std::path::Path::new(&root).is_dir() =>
+                {
                     let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
                     let agent_id = self.viewed.clone();
                     tokio::spawn(async move {

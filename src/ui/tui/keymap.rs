@@ -524,7 +524,7 @@ pub fn reference_markdown() -> String {
             c.while_running.label()
         ));
     }
-    out.push_str("\nAlso: `!CMD` runs CMD as an operator command task in the agent's execution root\n(never sandboxed: the operator's own commands, like `task.run`, are not confined);\nany other text is a prompt (`//text` sends one that starts with `/`). An unknown\n`/command` gets a hint; the slash menu finds commands by prefix, then by letters in\norder (`/evt`), and Enter runs only a command the text begins.\n`@` and letters open a fuzzy file picker over the agent's execution root (walked\nonce, `.gitignore` honoured; a console attached from another machine asks the\nruntime for them): Tab or Enter puts `@path` in the prompt. A paste over\n1,000 characters or 10 lines shows as one `[pasted N lines · M chars]` placeholder\nand is sent whole.\n");
+    out.push_str("\nAlso: `!CMD` runs CMD as an operator command task in the agent's execution root\n(never sandboxed: the operator's own commands, like `task.run`, are not confined);\nany other text is a prompt (`//text` sends one that starts with `/`). An unknown\n`/command` gets a hint; the slash menu finds commands by prefix, then by letters in\norder (`/evt`), and Enter runs only a command the text begins.\n`@` and letters open a fuzzy file picker over the agent's execution root (walked\nonce, `.gitignore` honoured; a console attached from another machine, or whose\nmachine lacks that root, asks the runtime for them): Tab or Enter puts `@path` in the prompt. A paste over\n1,000 characters or 10 lines shows as one `[pasted N lines · M chars]` placeholder\nand is sent whole.\n");
     out.push_str(OVERLAYS);
     let contexts = [
         C::Global,
