@@ -143,11 +143,11 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
     };
     codex_auth::write_private(&path, &file)
         .map_err(|e| anyhow::anyhow!("could not keep the sign-in in {}: {e}", path.display()))?;
-    let who = [kept.id_token.as_deref()]
-        .into_iter()
-        .flatten()
-        .filter_map(codex_auth::claims)
-        .find_map(|c| c["email"].as_str().map(str::to_owned));
+    let who = kept
+        .id_token
+        .as_deref()
+        .and_then(codex_auth::claims)
+        .and_then(|c| c["email"].as_str().map(str::to_owned));
     match who {
         Some(email) => println!("Signed in to ChatGPT as {email}."),
         None => println!("Signed in to ChatGPT."),

@@ -14,24 +14,20 @@ impl CommandTasks {
         task_id: &str,
         text: &str,
     ) -> Result<TaskInputReceipt, RuntimeError> {
-        let (stdin, mut fifo, mut tty) = {
+        let supervised = {
             let mut live = self.live();
-            match live.get_mut(task_id).filter(|l| l.agent_id == agent_id) {
-                Some(l) => (l.stdin.take(), l.input.clone(), l.tty),
-                None => (None, None, false),
-            }
+            live.get_mut(task_id)
+                .filter(|l| l.agent_id == agent_id)
+                .map(|l| (l.stdin.take(), l.input.clone(), l.tty))
         };
-        // A held command this runtime leaves alone still reads its pipe.
-        if stdin.is_none() && fifo.is_none() && self.running_holder(agent_id, task_id)?.is_some() {
-            if let Some((_, paths)) = self.held_output(agent_id, task_id)? {
-                fifo = paths.input;
-                let task: Option<TaskRecord> =
-                    self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
-                tty = task
-                    .and_then(|t| t.detail)
-                    .is_some_and(|d| d["tty"] == true);
-            }
-        }
+        let (stdin, fifo, tty) = match supervised {
+            Some(s) => s,
+            // A held command this runtime leaves alone still reads its pipe.
+            None => match self.held_record(agent_id, task_id)? {
+                Some(h) if h.running.is_some() => (None, h.paths.input, h.tty),
+                _ => (None, None, false),
+            },
+        };
         // A terminal command reads its input from its terminal.
         let target = if tty { "tty" } else { "stdin" };
         let receipt = |accepted: bool, bytes: usize, summary: String| TaskInputReceipt {
@@ -94,11 +90,11 @@ impl CommandTasks {
                     (l.pid, l.identity.clone(), l.kill_signal())
                 })
         };
-        let unsupervised = match target {
+        let held = match target {
             Some(_) => None,
-            None => self.running_holder(agent_id, task_id)?,
+            None => self.held_record(agent_id, task_id)?,
         };
-        match (target, unsupervised) {
+        match (target, held) {
             (Some((pid, identity, kill)), _) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
@@ -108,7 +104,13 @@ impl CommandTasks {
             // through it; the runtime that supervises it next records it.
             // This runtime may end before a timer would fire (a one-shot
             // command): the grace is waited out here.
-            (None, Some(identity)) => {
+            (
+                None,
+                Some(HeldRecord {
+                    running: Some(identity),
+                    ..
+                }),
+            ) => {
                 self.transition(agent_id, task_id, TaskTransition::RequestCancel)
                     .await?;
                 identity.signal_group(libc::SIGTERM);
@@ -123,12 +125,10 @@ impl CommandTasks {
             }
             // A held task whose holder ended while no supervisor watched
             // it: settled from what its holder recorded.
-            (None, None) if self.held_output(agent_id, task_id)?.is_some() => {
-                if let Some((output, paths)) = self.held_output(agent_id, task_id)? {
-                    let ending = held_end(&paths, None, grace).await;
-                    self.settle(agent_id, task_id, &output, ending, Some(&paths), None)
-                        .await;
-                }
+            (None, Some(h)) => {
+                let ending = held_end(&h.paths, None, grace).await;
+                self.settle(agent_id, task_id, &h.output, ending, Some(&h.paths), None)
+                    .await;
             }
             (None, None) => {
                 // Not supervised here (already finished, or from before a
@@ -162,61 +162,39 @@ impl CommandTasks {
         signal_live(pid, identity.as_ref(), libc::SIGTERM);
         let this = self.clone();
         let id = task_id.to_owned();
-        let supervised = self.live().contains_key(task_id);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
-            if !supervised || this.live().contains_key(&id) {
+            if this.live().contains_key(&id) {
                 signal_live(pid, identity.as_ref(), kill);
             }
         });
     }
 
-    /// The detail of a held task that has not ended.
-    fn open_held_detail(
+    /// A held task that has not ended, as it was recorded (one read).
+    fn held_record(
         &self,
         agent_id: &str,
         task_id: &str,
-    ) -> Result<Option<serde_json::Value>, RuntimeError> {
+    ) -> Result<Option<HeldRecord>, RuntimeError> {
         let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
-        Ok(task
+        let Some(d) = task
             .filter(|t| !t.status.is_terminal())
             .and_then(|t| t.detail)
-            .filter(|d| d["held"].as_bool() == Some(true)))
-    }
-
-    /// A non-terminal held task's output file and holder files.
-    fn held_output(
-        &self,
-        agent_id: &str,
-        task_id: &str,
-    ) -> Result<Option<(PathBuf, HeldPaths)>, RuntimeError> {
-        let Some(d) = self.open_held_detail(agent_id, task_id)? else {
+            .filter(|d| d["held"] == true)
+        else {
             return Ok(None);
         };
-        let output = d["output_path"].as_str().map(PathBuf::from);
-        Ok(output.map(|output| {
-            let input = d["accepts_input"].as_bool().unwrap_or(false);
-            let paths = HeldPaths::beside(&output, input);
-            (output, paths)
-        }))
-    }
-
-    /// The identity of a held task's holder that still runs, though no
-    /// supervisor here watches it (a one-shot runtime leaves them alone).
-    fn running_holder(
-        &self,
-        agent_id: &str,
-        task_id: &str,
-    ) -> Result<Option<ProcessIdentity>, RuntimeError> {
-        let Some(d) = self.open_held_detail(agent_id, task_id)? else {
+        let Some(output) = d["output_path"].as_str().map(PathBuf::from) else {
             return Ok(None);
         };
         let identity: Option<ProcessIdentity> =
             serde_json::from_value(d["process_identity"].clone()).ok();
-        Ok(
-            identity
-                .filter(|i| i.liveness() == crate::runtime::process_identity::Liveness::Running),
-        )
+        Ok(Some(HeldRecord {
+            running: identity.filter(|i| i.liveness() == Liveness::Running),
+            paths: HeldPaths::beside(&output, d["accepts_input"] == true),
+            output,
+            tty: d["tty"] == true,
+        }))
     }
 
     /// After a restart: a held task is supervised again, or settled from
@@ -382,3 +360,13 @@ async fn write_fifo(path: &Path, text: &str) -> std::io::Result<()> {
 
 /// How long a write to a held task's input may wait for room.
 const INPUT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A held task that has not ended, as recorded: its holder (when it still
+/// runs under its recorded identity), its output and holder files, and
+/// whether it is on a terminal.
+struct HeldRecord {
+    running: Option<ProcessIdentity>,
+    output: PathBuf,
+    paths: HeldPaths,
+    tty: bool,
+}

@@ -16,16 +16,6 @@ use crate::runtime::process_identity::Liveness;
 /// end cannot be awaited).
 const HOLDER_POLL: Duration = Duration::from_millis(100);
 
-/// What recovery did with one held task.
-pub(super) enum Recovered {
-    /// Its holder runs: supervised again.
-    Reattached,
-    /// Its holder runs, and this runtime leaves it alone (one-shot).
-    LeftAlone,
-    /// It had ended (or was lost): settled.
-    Settled,
-}
-
 impl CommandTasks {
     pub(super) async fn recover_held(
         &self,
@@ -34,7 +24,7 @@ impl CommandTasks {
         output: PathBuf,
         grace: Duration,
         reattach: bool,
-    ) -> Result<Recovered, RuntimeError> {
+    ) -> Result<(), RuntimeError> {
         let detail = task.detail.clone().unwrap_or_default();
         let accepts_input = detail["accepts_input"].as_bool().unwrap_or(false);
         let paths = HeldPaths::beside(&output, accepts_input);
@@ -47,18 +37,18 @@ impl CommandTasks {
         let stopping = (task.status == TaskStatus::Cancelling).then_some("stopped by request");
         if let Some(identity) = identity.filter(|i| i.liveness() == Liveness::Running) {
             if !reattach {
-                return Ok(Recovered::LeftAlone);
+                return Ok(());
             }
             self.reattach(task, identity, paths, output, stopping, grace)
                 .await?;
-            return Ok(Recovered::Reattached);
+            return Ok(());
         }
         // The holder wrote its record before it ended, so a holder seen
         // gone has left whatever record it will.
         let ending = ending::held_end(&paths, None, grace).await;
         self.settle(agent_id, &task.id, &output, ending, Some(&paths), stopping)
             .await;
-        Ok(Recovered::Settled)
+        Ok(())
     }
 
     /// Supervise a running holder again (and go on stopping it, when a

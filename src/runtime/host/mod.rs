@@ -438,18 +438,13 @@ impl RuntimeHost {
     /// `shutdown`, saying whether held commands are left running for the
     /// next runtime (a console that detaches hands them to its daemon).
     pub async fn shutdown_with(&self, tasks_outlive: bool) {
-        self.shutdown_as(tasks_outlive, CancelReason::RuntimeShutdown)
-            .await
-    }
-
-    async fn shutdown_as(&self, tasks_outlive: bool, turns: CancelReason) {
         let _ = self.inner.shutdown.send(true);
         let joins: Vec<_> = {
             let mut actors = self.inner.actors();
             actors
                 .values_mut()
                 .map(|a| {
-                    a.cancel.request(turns);
+                    a.cancel.request(CancelReason::RuntimeShutdown);
                     a.wake.ring();
                     a.join.take()
                 })

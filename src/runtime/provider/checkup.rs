@@ -111,24 +111,29 @@ pub async fn check(
             }
         }
     };
-    // No usable ChatGPT sign-in is a credential problem, said as such.
+    // No usable ChatGPT sign-in is a credential problem, said as such;
+    // one that is usable goes with the probe.
+    let mut signed_in = None;
     if let Some(sign_in) = &endpoint.codex {
-        if let Err(e) = sign_in.credentials(client).await {
-            return ModelCheck {
-                model_ref: model_ref.to_owned(),
-                role,
-                problem: Some(e.message),
-                wire: Some(endpoint.wire),
-                url: Some(scrub_url(&endpoint.url())),
-                streaming: Some(endpoint.streaming),
-                credential_env: None,
-                takes_reasoning_effort: endpoint.takes_reasoning_effort(),
-                images: endpoint.images,
-                probe: None,
-            };
+        match sign_in.credentials(client).await {
+            Ok(credentials) => signed_in = Some(credentials),
+            Err(e) => {
+                return ModelCheck {
+                    model_ref: model_ref.to_owned(),
+                    role,
+                    problem: Some(e.message),
+                    wire: Some(endpoint.wire),
+                    url: Some(scrub_url(&endpoint.url())),
+                    streaming: Some(endpoint.streaming),
+                    credential_env: None,
+                    takes_reasoning_effort: endpoint.takes_reasoning_effort(),
+                    images: endpoint.images,
+                    probe: None,
+                }
+            }
         }
     }
-    let probe = probe(&endpoint, client, timeout).await;
+    let probe = probe(&endpoint, client, timeout, signed_in.as_ref()).await;
     ModelCheck {
         model_ref: model_ref.to_owned(),
         role,
@@ -149,7 +154,12 @@ pub async fn check(
 }
 
 /// `GET` the endpoint's model list with its credential.
-async fn probe(endpoint: &ResolvedEndpoint, client: &reqwest::Client, timeout: Duration) -> Probe {
+async fn probe(
+    endpoint: &ResolvedEndpoint,
+    client: &reqwest::Client,
+    timeout: Duration,
+    signed_in: Option<&super::codex_auth::Credentials>,
+) -> Probe {
     let path = match endpoint.wire {
         WireFormat::AnthropicMessages => "/v1/models",
         WireFormat::OpenaiResponses | WireFormat::OpenaiChat => "/models",
@@ -162,12 +172,8 @@ async fn probe(endpoint: &ResolvedEndpoint, client: &reqwest::Client, timeout: D
         Err(reason) => return Probe::Unreachable { reason, ms: 0 },
     };
     // A ChatGPT sign-in (`check` found it usable first).
-    if let Some(sign_in) = &endpoint.codex {
-        let signed = match sign_in.credentials(client).await {
-            Ok(credentials) => super::http::codex_headers(request, &credentials),
-            Err(e) => Err(e.message),
-        };
-        request = match signed {
+    if let Some(credentials) = signed_in {
+        request = match super::http::codex_headers(request, credentials) {
             Ok(r) => r,
             Err(reason) => return Probe::Unreachable { reason, ms: 0 },
         };

@@ -143,18 +143,20 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
     let cancel = turn_cancel(env);
     let host = RuntimeHost::from_inner(env.host);
     let mut items = Vec::with_capacity(a.items.len());
-    let mut stopped: Option<&str> = None;
+    // Once set, the rest are skipped; with the reason, when there is one
+    // to tell (after a failure, the failure says it).
+    let mut skipping: Option<Option<&str>> = None;
     for (i, item) in a.items.iter().enumerate() {
         if cancel.as_ref().is_some_and(|c| c.reason().is_some()) {
-            stopped = Some("skipped: the turn was cancelled");
+            skipping = Some(Some("the turn was cancelled"));
         }
         if tokio::time::Instant::now() >= deadline {
-            stopped = Some("skipped: the batch ran out of time (300 s in all)");
+            skipping = Some(Some("the batch ran out of time (300 s in all)"));
         }
-        if let Some(why) = stopped {
+        if let Some(why) = skipping {
             let mut r = item_result(i, &item.cmd, "skipped");
-            if why.starts_with("skipped: the") {
-                r["error"] = json!(why.trim_start_matches("skipped: "));
+            if let Some(why) = why {
+                r["error"] = json!(why);
             }
             items.push(r);
             continue;
@@ -187,7 +189,7 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
                 .map_or(0, |p| p.len() as u64),
         );
         if a.stop_on_failure && result["status"] != "completed" {
-            stopped = Some("skipped");
+            skipping = Some(None);
         }
         items.push(result);
     }
