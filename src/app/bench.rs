@@ -167,6 +167,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if which == "mcp" {
         super::bench_mcp::run(&dir).await?;
     }
+    if which == "crowd" {
+        super::bench_crowd::run(&dir, args.agents.unwrap_or(100)).await?;
+    }
     if which == "scale" {
         super::bench_scale::run(&dir, args.agents.unwrap_or(1000)).await?;
     }

@@ -19,8 +19,14 @@ const CLIENTS: usize = 8;
 const PER_CLIENT: usize = 2_000;
 
 /// Submit `PER_CLIENT` prompts from each of `CLIENTS` connections, `window`
-/// in flight per connection. Returns (prompts/s, sorted latencies).
-async fn drive(path: &Path, window: usize) -> anyhow::Result<(f64, Vec<Duration>)> {
+/// in flight per connection, each to the next of `agents` in turn.
+/// Returns (prompts/s, sorted latencies).
+pub(super) async fn drive(
+    path: &Path,
+    window: usize,
+    agents: &[String],
+) -> anyhow::Result<(f64, Vec<Duration>)> {
+    let agents: Arc<[String]> = agents.into();
     let mut clients = Vec::new();
     for _ in 0..CLIENTS {
         clients.push(Arc::new(SocketClient::connect(path).await?));
@@ -30,6 +36,7 @@ async fn drive(path: &Path, window: usize) -> anyhow::Result<(f64, Vec<Duration>
     for (c, client) in clients.iter().enumerate() {
         for w in 0..window {
             let client = Arc::clone(client);
+            let agents = Arc::clone(&agents);
             tasks.spawn(async move {
                 let mut lat = Vec::new();
                 let mut n = w;
@@ -37,7 +44,7 @@ async fn drive(path: &Path, window: usize) -> anyhow::Result<(f64, Vec<Duration>
                     let t = Instant::now();
                     client
                         .call(Request::PromptSubmit {
-                            agent_id: "main".into(),
+                            agent_id: agents[(c * PER_CLIENT + n) % agents.len()].clone(),
                             text: format!("prompt {c}/{n}"),
                             priority: Priority::Normal,
                             request_id: None,
@@ -64,6 +71,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     let answers = (0..200_000).map(|_| Scripted::text("ok"));
     let provider = Arc::new(ScriptedProvider::new(answers));
     let served = Served::start(dir, "admit", provider).await?;
+    let main = ["main".to_owned()];
     let control = SocketClient::connect(&served.path).await?;
     control
         .call(Request::Control {
@@ -72,7 +80,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         })
         .await?;
     for window in [1usize, 16] {
-        let (rate, lat) = drive(&served.path, window).await?;
+        let (rate, lat) = drive(&served.path, window, &main).await?;
         println!(
             "admit.idle        {CLIENTS} clients x {window} in flight, agent paused: {rate:.0} prompts/s, ack p50 {} p99 {}",
             millis(percentile(&lat, 0.5)),
@@ -103,7 +111,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let (rate, lat) = drive(&served.path, 16).await?;
+    let (rate, lat) = drive(&served.path, 16, &main).await?;
     println!(
         "admit.busy        {CLIENTS} clients x 16 in flight, agent running turns: {rate:.0} prompts/s, ack p50 {} p99 {}",
         millis(percentile(&lat, 0.5)),

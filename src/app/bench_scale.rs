@@ -32,12 +32,22 @@ impl Daemon {
     /// Start a daemon on `home` (its HTTP listener off unless `listen`)
     /// and wait for its first `runtime.status` answer: how long that took.
     pub(super) async fn start(home: &Path, listen: bool) -> anyhow::Result<(Daemon, Duration)> {
+        Daemon::start_with(home, listen, &[]).await
+    }
+
+    /// `start`, with these variables added to the daemon's environment.
+    pub(super) async fn start_with(
+        home: &Path,
+        listen: bool,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<(Daemon, Duration)> {
         let exe = std::env::current_exe()?;
         let started = Instant::now();
         let mut cmd = std::process::Command::new(exe);
         if !listen {
             cmd.env("HOLON_LISTEN", "off");
         }
+        cmd.envs(env.iter().copied());
         let child = cmd
             .args(["daemon", "run", "--mode", "daemon"])
             .env("HOLON_HOME", home)

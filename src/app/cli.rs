@@ -771,8 +771,9 @@ pub struct BenchArgs {
     /// retention: RSS, store bytes, decision, frame and search times every
     /// 30 days) or mcp (an MCP server's start, a call's round trip, a
     /// daemon's RSS with three servers configured and none used; needs
-    /// `--example mcp_stub` built beside the binary); the last nine are
-    /// not part of all.
+    /// `--example mcp_stub` built beside the binary) or crowd (`--agents`
+    /// agents, default 100, running turns at once: admissions and an
+    /// attached console's key-to-frame); the last ten are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
@@ -784,8 +785,9 @@ pub struct BenchArgs {
     /// Seconds the idle benchmark observes the runtime.
     #[arg(long, default_value_t = 30)]
     pub idle_secs: u64,
-    /// Agents the scale benchmark holds in one runtime (default 1,000), or
-    /// the life benchmark simulates (default 50).
+    /// Agents the scale benchmark holds in one runtime (default 1,000), the
+    /// life benchmark simulates (default 50), or the crowd benchmark runs
+    /// at once (default 100).
     #[arg(long)]
     pub agents: Option<usize>,
     /// Simulated days of the life benchmark.

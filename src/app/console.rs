@@ -259,7 +259,7 @@ enum Target {
 /// Follow `agent_id`: bootstrap, then its events from just after the
 /// bootstrap (or from `resume`) onwards, into `tx`. Ends when the stream
 /// ends; returns the next sequence to resume from.
-async fn follow_agent(
+pub(super) async fn follow_agent(
     client: Arc<dyn RuntimeClient>,
     agent_id: String,
     resume: Option<u64>,

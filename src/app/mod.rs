@@ -19,6 +19,8 @@ mod bench_connections;
 #[cfg(feature = "bench")]
 mod bench_context;
 #[cfg(feature = "bench")]
+mod bench_crowd;
+#[cfg(feature = "bench")]
 mod bench_mcp;
 #[cfg(feature = "bench")]
 mod bench_runtime;

@@ -155,6 +155,65 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
     (latencies, cpu_time().saturating_sub(cpu0))
 }
 
+/// Key-to-frame latency in a console attached to a live runtime: for
+/// `secs` seconds, every message its follower delivers on `rx` (the
+/// bootstrap, events and streamed text of the viewed agent, as they come
+/// off the control socket) is applied as it arrives, the clock ticks every
+/// 100 ms as the console's does, a key is typed every 20 ms, and frames are
+/// drawn as the loop draws them. Returns (key latencies, messages applied).
+pub fn bench_attached(
+    rx: &mut tokio::sync::mpsc::Receiver<super::msg::Msg>,
+    secs: u64,
+) -> (Vec<Duration>, u64) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (width, height) = (120, 40);
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+        return (Vec::new(), 0);
+    };
+    let mut s = state(width, height);
+    s.connection = Connection::Streaming;
+    s.mode = DisplayMode::Info;
+    let start = Instant::now();
+    let mut applied = 0u64;
+    let mut next_key = Duration::from_millis(20);
+    let mut next_tick = Duration::ZERO;
+    let mut last_draw = Instant::now() - Duration::from_millis(16);
+    let mut latencies = Vec::new();
+    while start.elapsed() < Duration::from_secs(secs) {
+        while let Ok(msg) = rx.try_recv() {
+            applied += 1;
+            let _ = super::update(&mut s, msg);
+        }
+        let now = start.elapsed();
+        if now >= next_tick {
+            next_tick += Duration::from_millis(100);
+            let now_ms = crate::now_ms();
+            let _ = super::update(&mut s, super::msg::Msg::Tick { now_ms });
+        }
+        if now >= next_key {
+            next_key += Duration::from_millis(20);
+            let t = Instant::now();
+            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+            let _ = super::update(&mut s, super::msg::Msg::Key(key));
+            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
+            std::thread::sleep(wait);
+            let _ = terminal.draw(|f| view(&s, f));
+            s.dirty = false;
+            last_draw = Instant::now();
+            latencies.push(t.elapsed());
+            continue;
+        }
+        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
+            let _ = terminal.draw(|f| view(&s, f));
+            s.dirty = false;
+            last_draw = Instant::now();
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    latencies.sort();
+    (latencies, applied)
+}
+
 /// A long answer: `sections` sections of 50 lines, each a heading, a
 /// paragraph of 30 lines, a fenced Rust block of 15 lines and blank lines.
 pub fn long_answer(sections: usize) -> String {

@@ -39,7 +39,8 @@ mod tests;
 
 #[cfg(any(test, feature = "bench"))]
 pub use bench::{
-    bench_keystrokes, bench_long_session, bench_mentions, bench_render, bench_streaming,
+    bench_attached, bench_keystrokes, bench_long_session, bench_mentions, bench_render,
+    bench_streaming,
 };
 pub use state::{Init, NotifyWhen, State};
 pub use update::update;
