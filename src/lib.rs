@@ -38,19 +38,39 @@ pub fn format_ts(ms: i64) -> String {
     }
 }
 
+/// The latest time (epoch ms) an id of this process carries, raised at
+/// start to the latest a store recorded (`raise_id_time`).
+static ID_TIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A new time-ordered identifier with a readable prefix, e.g. `msg_0193…`.
 /// UUIDv7 hex sorts by creation time, so ledgers keyed by these ids read back
 /// in admission order. Its time is the process's clock (`clock`), so an id
 /// says when it was minted on the same clock as every timestamp; ids minted
 /// in one millisecond, or after the clock stepped back, still sort in the
-/// order they were minted (a counter in the id carries on).
+/// order they were minted: an id's time never goes below the latest one
+/// minted here or recorded by the store this process opened (the store
+/// keeps it with every commit), so a restart under a clock that went back
+/// mints ids that sort after the ones already kept.
 pub fn new_id(prefix: &str) -> String {
+    use std::sync::atomic::Ordering;
     use std::sync::{LazyLock, Mutex};
     static CONTEXT: LazyLock<Mutex<uuid::ContextV7>> =
         LazyLock::new(|| Mutex::new(uuid::ContextV7::new()));
-    let ms = u64::try_from(now_ms()).unwrap_or(0);
+    let now = u64::try_from(now_ms()).unwrap_or(0);
+    let ms = ID_TIME.fetch_max(now, Ordering::AcqRel).max(now);
     let ts = uuid::Timestamp::from_unix(&*CONTEXT, ms / 1000, (ms % 1000) as u32 * 1_000_000);
     format!("{prefix}_{}", uuid::Uuid::new_v7(ts).simple())
+}
+
+/// The latest time an id minted so far carries (epoch ms).
+pub fn id_time() -> u64 {
+    ID_TIME.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Ids minted from now on carry at least `ms`: the latest time a store
+/// recorded, so ids stay ordered across a restart under an earlier clock.
+pub fn raise_id_time(ms: u64) {
+    ID_TIME.fetch_max(ms, std::sync::atomic::Ordering::AcqRel);
 }
 
 /// The message a panic carried (`&str` or `String` payloads), for hooks

@@ -282,9 +282,12 @@ impl DailySpend {
         *self == DailySpend::default()
     }
 
-    /// The spend as of `day`: nothing yet when the record is of another day.
+    /// The spend as of `day`: nothing yet when the record is of an
+    /// earlier day. A `day` before the record's (the clock went back over
+    /// midnight) keeps the record: what was spent stays spent, so a clock
+    /// stepping back never hands out a second day's budget.
     pub fn on(&self, day: &str) -> DailySpend {
-        match self.day == day {
+        match self.day.as_str() >= day {
             true => self.clone(),
             false => DailySpend {
                 day: day.to_owned(),

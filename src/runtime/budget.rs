@@ -67,11 +67,14 @@ pub enum Verdict {
 /// budget of its own). Resumed by the operator on the day its budget
 /// paused it, it runs for the rest of that day.
 pub fn verdict(agent: &AgentRecord, now_ms: i64, global: Budget) -> Verdict {
+    // A recorded day after today is the clock stepped back over midnight:
+    // that day still holds (days are `YYYY-MM-DD`, so text order is time's).
     let today = day_of(now_ms);
-    if agent.budget_waived_day.as_deref() == Some(today.as_str()) {
+    let holds = |day: Option<&str>| day.is_some_and(|d| d >= today.as_str());
+    if holds(agent.budget_waived_day.as_deref()) {
         return Verdict::Run;
     }
-    if agent.budget_paused_day.as_deref() == Some(today.as_str()) {
+    if holds(agent.budget_paused_day.as_deref()) {
         return match agent.status {
             AgentStatus::Paused => Verdict::Paused,
             _ => Verdict::Run,
@@ -141,8 +144,9 @@ pub fn enforce_in(
 pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str, now_ms: i64) -> Result<bool, StoreError> {
     let mut agent = agent_in(tx, agent_id)?;
     let today = day_of(now_ms);
+    // Only a later day: a clock stepped back over midnight resumes nothing.
     match agent.budget_paused_day.as_deref() {
-        Some(day) if day != today => {}
+        Some(day) if today.as_str() > day => {}
         _ => return Ok(false),
     }
     agent.budget_paused_day = None;
@@ -274,7 +278,7 @@ pub fn set_in(
 pub fn resumes_at_ms(agent: &AgentRecord, now_ms: i64) -> Option<i64> {
     agent.budget_paused_day.as_ref()?;
     Some(
-        match agent.budget_paused_day.as_deref() == Some(day_of(now_ms).as_str()) {
+        match agent.budget_paused_day.as_deref() >= Some(day_of(now_ms).as_str()) {
             true => next_midnight_ms(now_ms),
             false => now_ms,
         },
@@ -348,6 +352,37 @@ mod tests {
             verdict(&agent, noon + DAY_MS, budget),
             Verdict::Pause(BudgetLimit::Usd)
         );
+    }
+
+    #[test]
+    fn a_clock_stepped_back_over_midnight_neither_resumes_nor_refills_a_budget() {
+        let noon = 1_795_608_000_000; // 2026-11-25T12:00:00Z
+        let back = noon - DAY_MS; // the clock steps back a day
+        let budget = Budget {
+            daily_micro_usd: Some(10),
+            daily_tokens: None,
+        };
+        let mut agent = AgentRecord::new("a", String::new());
+        agent.spend_today.add("2026-11-25", Some(8), 10);
+        // Spent on the 25th, the clock now says the 24th: the spend stays.
+        agent.spend_today.add(&day_of(back), Some(8), 10);
+        assert_eq!(agent.spend_today.day, "2026-11-25");
+        assert_eq!(agent.spend_today.cost_micro_usd, 16);
+        assert_eq!(
+            verdict(&agent, back, budget),
+            Verdict::Pause(BudgetLimit::Usd)
+        );
+        agent.status = AgentStatus::Paused;
+        agent.budget_paused_day = Some("2026-11-25".into());
+        // Paused on the 25th: still paused at the 24th, and woken at
+        // midnights until a day after the 25th.
+        assert_eq!(verdict(&agent, back, budget), Verdict::Paused);
+        assert_eq!(resumes_at_ms(&agent, back), Some(next_midnight_ms(back)));
+        assert_eq!(resumes_at_ms(&agent, noon + DAY_MS), Some(noon + DAY_MS));
+        // The operator's waiver of the 25th holds at the 24th too.
+        on_control(&mut agent, ControlAction::Resume, noon);
+        agent.status = AgentStatus::AwakeIdle;
+        assert_eq!(verdict(&agent, back, budget), Verdict::Run);
     }
 
     #[test]

@@ -133,6 +133,12 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(schema::META)?;
+        // Ids minted from now on sort after every one this store kept: a
+        // millisecond on, as ids of one millisecond are ordered only within
+        // the process that minted them.
+        if let Some(v) = meta.get(super::write_ctx::ID_TIME_KEY)? {
+            crate::raise_id_time(super::write_ctx::id_time_of(v.value()).saturating_add(1));
+        }
         let found = match meta.get("schema_version")? {
             Some(v) => {
                 let bytes = v.value();

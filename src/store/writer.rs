@@ -309,7 +309,7 @@ impl Writer {
                 }
             }
             if failed.is_none() {
-                if let Err(error) = ctx.seal_ledgers() {
+                if let Err(error) = ctx.seal_ledgers().and_then(|()| ctx.keep_id_time()) {
                     return Attempt::Failed(error);
                 }
             }

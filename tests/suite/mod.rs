@@ -4,6 +4,7 @@
 mod agents;
 mod approvals;
 mod cli;
+mod clock_back;
 mod command_family;
 mod console_e2e;
 mod context;
