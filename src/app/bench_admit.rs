@@ -44,7 +44,9 @@ pub(super) async fn drive(
                     let t = Instant::now();
                     client
                         .call(Request::PromptSubmit {
-                            agent_id: agents[(c * PER_CLIENT + n) % agents.len()].clone(),
+                            // Clients interleaved: each moment's prompts
+                            // go to different agents.
+                            agent_id: agents[(n * CLIENTS + c) % agents.len()].clone(),
                             text: format!("prompt {c}/{n}"),
                             priority: Priority::Normal,
                             request_id: None,

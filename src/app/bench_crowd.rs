@@ -6,7 +6,7 @@
 //! follower and its update-and-draw loop, as `holon attach` runs them,
 //! drawing into a test backend). Printed:
 //!
-//! - `crowd.turns`: model requests answered per second with every agent
+//! - `crowd.turns`: model requests made per second with every agent
 //!   busy;
 //! - `crowd.console`: the attached console's key-to-frame latency, a key
 //!   every 20 ms for 5 s, while the agents run;
@@ -59,6 +59,7 @@ async fn stub(served: Arc<AtomicU64>) -> StubServer {
 /// channel, measured by `bench_attached` on a thread of its own.
 struct Console {
     rx: Option<tokio::sync::mpsc::Receiver<Msg>>,
+    agent: String,
 }
 
 impl Console {
@@ -71,19 +72,23 @@ impl Console {
             None,
             tx,
         ));
-        Ok(Console { rx: Some(rx) })
+        Ok(Console {
+            rx: Some(rx),
+            agent: agent.to_owned(),
+        })
     }
 
     /// Start measuring key-to-frame for `CONSOLE_SECS`; join the handle
     /// for (sorted latencies, messages applied).
     fn measure(&mut self) -> std::thread::JoinHandle<(Vec<Duration>, u64, Console)> {
         let mut rx = self.rx.take();
+        let agent = std::mem::take(&mut self.agent);
         std::thread::spawn(move || {
             let (lat, applied) = match rx.as_mut() {
-                Some(rx) => crate::ui::tui::bench_attached(rx, CONSOLE_SECS),
+                Some(rx) => crate::ui::tui::bench_attached(rx, &agent, CONSOLE_SECS),
                 None => (Vec::new(), 0),
             };
-            (lat, applied, Console { rx })
+            (lat, applied, Console { rx, agent })
         })
     }
 }
@@ -145,13 +150,14 @@ pub async fn run(dir: &Path, agents: usize) -> anyhow::Result<()> {
     })
     .await??;
     console = back;
+    anyhow::ensure!(applied > 0, "the attached console applied no event");
     let rate =
         (served.load(Ordering::Relaxed) - before.0) as f64 / before.1.elapsed().as_secs_f64();
     println!(
         "crowd.turns       {agents} agents running turns against the stub (1 s to answer): {rate:.0} model requests/s"
     );
     println!(
-        "crowd.console     attached to one of them, a key every 20 ms for {CONSOLE_SECS} s: key-to-frame p50 {} p99 {} max {} ({applied} messages applied)",
+        "crowd.console     attached to one of them, a key every 20 ms for {CONSOLE_SECS} s: key-to-frame p50 {} p99 {} max {} ({applied} messages from the runtime)",
         millis(percentile(&lat, 0.5)),
         millis(percentile(&lat, 0.99)),
         millis(lat.last().copied().unwrap_or_default()),
@@ -161,7 +167,7 @@ pub async fn run(dir: &Path, agents: usize) -> anyhow::Result<()> {
     let (admitted, acks) = super::bench_admit::drive(&socket, 16, &names).await?;
     let (lat, applied, _) = tokio::task::spawn_blocking(move || joined(measuring)).await??;
     println!(
-        "crowd.admit       8 clients x 16 in flight over {agents} running agents: {admitted:.0} prompts/s, ack p50 {} p99 {}; console key-to-frame meanwhile p50 {} p99 {} ({applied} messages)",
+        "crowd.admit       8 clients x 16 in flight over {agents} running agents: {admitted:.0} prompts/s, ack p50 {} p99 {}; console key-to-frame meanwhile p50 {} p99 {} ({applied} messages from the runtime)",
         millis(percentile(&acks, 0.5)),
         millis(percentile(&acks, 0.99)),
         millis(percentile(&lat, 0.5)),

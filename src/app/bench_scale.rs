@@ -28,6 +28,18 @@ pub(super) struct Daemon {
     child: std::process::Child,
 }
 
+/// A benchmark that stops early (an error) still stops its daemon.
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: terminating the daemon this benchmark started, which
+            // has not been reaped (so its pid is still its own).
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Daemon {
     /// Start a daemon on `home` (its HTTP listener off unless `listen`)
     /// and wait for its first `runtime.status` answer: how long that took.
@@ -48,7 +60,7 @@ impl Daemon {
             cmd.env("HOLON_LISTEN", "off");
         }
         cmd.envs(env.iter().copied());
-        let child = cmd
+        let mut child = cmd
             .args(["daemon", "run", "--mode", "daemon"])
             .env("HOLON_HOME", home)
             .stdin(std::process::Stdio::null())
@@ -63,7 +75,13 @@ impl Daemon {
                     break;
                 }
             }
-            anyhow::ensure!(Instant::now() < deadline, "the daemon did not start");
+            if let Ok(Some(status)) = child.try_wait() {
+                anyhow::bail!("the daemon ended at start ({status})");
+            }
+            if Instant::now() >= deadline {
+                let _ = Daemon { child };
+                anyhow::bail!("the daemon did not start");
+            }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         Ok((Daemon { child }, started.elapsed()))
@@ -77,10 +95,9 @@ impl Daemon {
         rss_kib(&self.child.id().to_string()) as f64 / 1024.0
     }
 
-    pub(super) fn stop(mut self) {
-        // SAFETY: terminating the daemon this benchmark started.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
+    /// Stop it (SIGTERM) and wait for it to end.
+    pub(super) fn stop(self) {
+        drop(self);
     }
 }
 

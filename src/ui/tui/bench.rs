@@ -160,9 +160,14 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
 /// bootstrap, events and streamed text of the viewed agent, as they come
 /// off the control socket) is applied as it arrives, the clock ticks every
 /// 100 ms as the console's does, a key is typed every 20 ms, and frames are
-/// drawn as the loop draws them. Returns (key latencies, messages applied).
+/// drawn as the loop draws them. A key's latency runs from when it was
+/// due, so time it waited behind messages counts. The console starts as
+/// one whose history is loaded, so the agent's events apply as they come.
+/// Returns (key latencies, messages received); none when no event of the
+/// agent was applied.
 pub fn bench_attached(
     rx: &mut tokio::sync::mpsc::Receiver<super::msg::Msg>,
+    agent_id: &str,
     secs: u64,
 ) -> (Vec<Duration>, u64) {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -171,6 +176,7 @@ pub fn bench_attached(
         return (Vec::new(), 0);
     };
     let mut s = state(width, height);
+    agent_id.clone_into(&mut s.agent_id);
     s.connection = Connection::Streaming;
     s.mode = DisplayMode::Info;
     let start = Instant::now();
@@ -191,8 +197,8 @@ pub fn bench_attached(
             let _ = super::update(&mut s, super::msg::Msg::Tick { now_ms });
         }
         if now >= next_key {
+            let due = start + next_key;
             next_key += Duration::from_millis(20);
-            let t = Instant::now();
             let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
             let _ = super::update(&mut s, super::msg::Msg::Key(key));
             let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
@@ -200,7 +206,7 @@ pub fn bench_attached(
             let _ = terminal.draw(|f| view(&s, f));
             s.dirty = false;
             last_draw = Instant::now();
-            latencies.push(t.elapsed());
+            latencies.push(due.elapsed());
             continue;
         }
         if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
@@ -211,7 +217,12 @@ pub fn bench_attached(
         std::thread::sleep(Duration::from_micros(500));
     }
     latencies.sort();
-    (latencies, applied)
+    // `update` drops what is not the viewed agent's: a console that
+    // applied none of its events measured nothing.
+    match s.conversation.applied_seq {
+        0 => (latencies, 0),
+        _ => (latencies, applied),
+    }
 }
 
 /// A long answer: `sections` sections of 50 lines, each a heading, a
