@@ -45,12 +45,13 @@ static ID_TIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new
 /// A new time-ordered identifier with a readable prefix, e.g. `msg_0193…`.
 /// UUIDv7 hex sorts by creation time, so ledgers keyed by these ids read back
 /// in admission order. Its time is the process's clock (`clock`), so an id
-/// says when it was minted on the same clock as every timestamp; ids minted
-/// in one millisecond, or after the clock stepped back, still sort in the
-/// order they were minted: an id's time never goes below the latest one
-/// minted here or recorded by the store this process opened (the store
-/// keeps it with every commit), so a restart under a clock that went back
-/// mints ids that sort after the ones already kept.
+/// says about when it was minted on the same clock as every timestamp;
+/// ids minted in one millisecond, or after the clock stepped back, still
+/// sort in the order they were minted: an id's time never goes below the
+/// latest one minted here or kept by a store this process opened (its
+/// `meta` row `id_time`), so a restart under a clock that went back mints
+/// ids that sort after the ones already kept, their time then a little
+/// ahead of the clock's.
 pub fn new_id(prefix: &str) -> String {
     use std::sync::atomic::Ordering;
     use std::sync::{LazyLock, Mutex};

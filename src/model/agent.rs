@@ -282,12 +282,11 @@ impl DailySpend {
         *self == DailySpend::default()
     }
 
-    /// The spend as of `day`: nothing yet when the record is of an
-    /// earlier day. A `day` before the record's (the clock went back over
-    /// midnight) keeps the record: what was spent stays spent, so a clock
-    /// stepping back never hands out a second day's budget.
+    /// The spend as of `day`: nothing yet when the record is of another
+    /// day (callers pass the budget's day, which never goes back: see
+    /// `runtime::budget::budget_day`).
     pub fn on(&self, day: &str) -> DailySpend {
-        match self.day.as_str() >= day {
+        match self.day == day {
             true => self.clone(),
             false => DailySpend {
                 day: day.to_owned(),

@@ -28,6 +28,42 @@ pub fn next_midnight_ms(ms: i64) -> i64 {
     (ms.div_euclid(DAY_MS) + 1) * DAY_MS
 }
 
+/// The day an agent's budget counts at `now_ms`: today, or a later day it
+/// already recorded (a spend, a pause, a waiver) when the clock stepped
+/// back over midnight, so a budget's day never goes back and a step back
+/// neither resumes a paused agent nor refills its day. A recorded day more
+/// than a day ahead is a clock that was wrong then, and is not followed.
+/// (`YYYY-MM-DD` text sorts as time does.)
+pub fn budget_day(agent: &AgentRecord, now_ms: i64) -> String {
+    let today = day_of(now_ms);
+    let tomorrow = day_of(now_ms.saturating_add(DAY_MS));
+    let recorded = [
+        Some(agent.spend_today.day.as_str()),
+        agent.budget_paused_day.as_deref(),
+        agent.budget_waived_day.as_deref(),
+    ];
+    recorded
+        .into_iter()
+        .flatten()
+        .filter(|d| *d > today.as_str() && *d <= tomorrow.as_str())
+        .max()
+        .map_or(today.clone(), str::to_owned)
+}
+
+/// The midnight that ends `day`, or `now_ms`'s next one if that is later:
+/// when a budget paused on `day` lets the agent run again.
+fn midnight_after(day: &str, now_ms: i64) -> i64 {
+    let mut at = next_midnight_ms(now_ms);
+    // `day` is at most tomorrow (`budget_day`): two steps at most.
+    for _ in 0..2 {
+        if day_of(at).as_str() > day {
+            break;
+        }
+        at += DAY_MS;
+    }
+    at
+}
+
 /// A recorded round, on the agent's totals and its day. `cost` is `None`
 /// when the price or the usage is unknown.
 pub fn add_round(agent: &mut AgentRecord, day: &str, usage: &TokenUsage, cost: Option<u64>) {
@@ -67,14 +103,11 @@ pub enum Verdict {
 /// budget of its own). Resumed by the operator on the day its budget
 /// paused it, it runs for the rest of that day.
 pub fn verdict(agent: &AgentRecord, now_ms: i64, global: Budget) -> Verdict {
-    // A recorded day after today is the clock stepped back over midnight:
-    // that day still holds (days are `YYYY-MM-DD`, so text order is time's).
-    let today = day_of(now_ms);
-    let holds = |day: Option<&str>| day.is_some_and(|d| d >= today.as_str());
-    if holds(agent.budget_waived_day.as_deref()) {
+    let today = budget_day(agent, now_ms);
+    if agent.budget_waived_day.as_deref() == Some(today.as_str()) {
         return Verdict::Run;
     }
-    if holds(agent.budget_paused_day.as_deref()) {
+    if agent.budget_paused_day.as_deref() == Some(today.as_str()) {
         return match agent.status {
             AgentStatus::Paused => Verdict::Paused,
             _ => Verdict::Run,
@@ -109,13 +142,14 @@ pub fn enforce_in(
         Verdict::Paused => return Ok(false),
         Verdict::Pause(limit) => limit,
     };
-    let today = day_of(now);
+    let today = budget_day(&agent, now);
     let budget = agent.budget.over(global);
     let spend = agent.spend_today.on(&today);
     let from = agent.status;
     agent.status = AgentStatus::Paused;
     agent.budget_paused_day = Some(today.clone());
     tx.put_agent(agent_id, &agent)?;
+    let resumes_at = crate::format_ts(midnight_after(&today, now));
     let exceeded = ev::BudgetExceeded {
         day: today,
         limit,
@@ -123,7 +157,7 @@ pub fn enforce_in(
         budget_usd: budget.daily_micro_usd.map(usd),
         tokens: spend.tokens,
         budget_tokens: budget.daily_tokens,
-        resumes_at: crate::format_ts(next_midnight_ms(now)),
+        resumes_at,
     };
     tracing::info!(
         agent_id,
@@ -143,10 +177,9 @@ pub fn enforce_in(
 /// whether it changed.
 pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str, now_ms: i64) -> Result<bool, StoreError> {
     let mut agent = agent_in(tx, agent_id)?;
-    let today = day_of(now_ms);
-    // Only a later day: a clock stepped back over midnight resumes nothing.
+    let today = budget_day(&agent, now_ms);
     match agent.budget_paused_day.as_deref() {
-        Some(day) if today.as_str() > day => {}
+        Some(day) if day != today => {}
         _ => return Ok(false),
     }
     agent.budget_paused_day = None;
@@ -175,8 +208,8 @@ pub fn resume_in(tx: &mut WriteCtx<'_>, agent_id: &str, now_ms: i64) -> Result<b
 pub fn on_control(agent: &mut AgentRecord, action: ControlAction, now_ms: i64) {
     match action {
         ControlAction::Resume if agent.budget_paused_day.is_some() => {
+            agent.budget_waived_day = Some(budget_day(agent, now_ms));
             agent.budget_paused_day = None;
-            agent.budget_waived_day = Some(day_of(now_ms));
         }
         ControlAction::Pause | ControlAction::Stop => agent.budget_paused_day = None,
         ControlAction::Resume | ControlAction::Wake | ControlAction::Abort => {}
@@ -248,7 +281,7 @@ pub fn set_in(
         Event::AgentBudgetChanged(changed),
     ))?;
     // Paused by a budget that no longer holds: it runs again.
-    let today = day_of(tx.now_ms());
+    let today = budget_day(&agent, tx.now_ms());
     if agent.status == AgentStatus::Paused
         && agent.budget_paused_day.as_deref() == Some(today.as_str())
         && to
@@ -276,13 +309,11 @@ pub fn set_in(
 
 /// When an agent paused by its budget resumes by itself.
 pub fn resumes_at_ms(agent: &AgentRecord, now_ms: i64) -> Option<i64> {
-    agent.budget_paused_day.as_ref()?;
-    Some(
-        match agent.budget_paused_day.as_deref() >= Some(day_of(now_ms).as_str()) {
-            true => next_midnight_ms(now_ms),
-            false => now_ms,
-        },
-    )
+    let paused = agent.budget_paused_day.as_deref()?;
+    Some(match paused == budget_day(agent, now_ms) {
+        true => midnight_after(paused, now_ms),
+        false => now_ms,
+    })
 }
 
 fn runtime_provenance() -> Provenance {
@@ -295,7 +326,7 @@ fn runtime_provenance() -> Provenance {
 /// What the brief of a turn its budget stopped says: what was spent
 /// against what, and when the agent runs again.
 pub fn paused_brief(agent: &AgentRecord, global: Budget, now_ms: i64) -> String {
-    let today = day_of(now_ms);
+    let today = budget_day(agent, now_ms);
     let spend = agent.spend_today.on(&today);
     let budget = agent.budget.over(global);
     let mut spent = format!("${:.2}", usd(spend.cost_micro_usd));
@@ -311,7 +342,7 @@ pub fn paused_brief(agent: &AgentRecord, global: Budget, now_ms: i64) -> String 
          {spent} today ({today}, UTC). It resumes by itself at {}, or now with /resume (which \
          lifts the budget for the rest of the day). The turn that was running stopped here; \
          queued messages and work items are as they were.",
-        crate::format_ts(next_midnight_ms(now_ms))
+        crate::format_ts(midnight_after(&today, now_ms))
     )
 }
 
@@ -363,26 +394,59 @@ mod tests {
             daily_tokens: None,
         };
         let mut agent = AgentRecord::new("a", String::new());
-        agent.spend_today.add("2026-11-25", Some(8), 10);
-        // Spent on the 25th, the clock now says the 24th: the spend stays.
-        agent.spend_today.add(&day_of(back), Some(8), 10);
-        assert_eq!(agent.spend_today.day, "2026-11-25");
+        agent
+            .spend_today
+            .add(&budget_day(&agent, noon), Some(8), 10);
+        // Spent on the 25th, the clock now says the 24th: still the 25th.
+        assert_eq!(budget_day(&agent, back), "2026-11-25");
+        agent
+            .spend_today
+            .add(&budget_day(&agent, back), Some(8), 10);
         assert_eq!(agent.spend_today.cost_micro_usd, 16);
         assert_eq!(
             verdict(&agent, back, budget),
             Verdict::Pause(BudgetLimit::Usd)
         );
+        // Paused at the 24th on the 25th's spend: the pause is the 25th's,
+        // and it ends when the 25th does.
         agent.status = AgentStatus::Paused;
-        agent.budget_paused_day = Some("2026-11-25".into());
-        // Paused on the 25th: still paused at the 24th, and woken at
-        // midnights until a day after the 25th.
+        agent.budget_paused_day = Some(budget_day(&agent, back));
+        assert_eq!(agent.budget_paused_day.as_deref(), Some("2026-11-25"));
         assert_eq!(verdict(&agent, back, budget), Verdict::Paused);
-        assert_eq!(resumes_at_ms(&agent, back), Some(next_midnight_ms(back)));
-        assert_eq!(resumes_at_ms(&agent, noon + DAY_MS), Some(noon + DAY_MS));
-        // The operator's waiver of the 25th holds at the 24th too.
-        on_control(&mut agent, ControlAction::Resume, noon);
+        let end_of_25th = next_midnight_ms(noon);
+        assert_eq!(resumes_at_ms(&agent, back), Some(end_of_25th));
+        assert_eq!(resumes_at_ms(&agent, end_of_25th), Some(end_of_25th));
+        // The operator's waiver at the 24th is the 25th's.
+        on_control(&mut agent, ControlAction::Resume, back);
         agent.status = AgentStatus::AwakeIdle;
-        assert_eq!(verdict(&agent, back, budget), Verdict::Run);
+        assert_eq!(agent.budget_waived_day.as_deref(), Some("2026-11-25"));
+        assert_eq!(verdict(&agent, noon, budget), Verdict::Run);
+    }
+
+    #[test]
+    fn a_day_recorded_far_ahead_is_a_clock_that_was_wrong_and_is_not_followed() {
+        let noon = 1_795_608_000_000; // 2026-11-25T12:00:00Z
+        let budget = Budget {
+            daily_micro_usd: Some(10),
+            daily_tokens: None,
+        };
+        let mut agent = AgentRecord::new("a", String::new());
+        // The clock read 2027 for a while: spent, then paused, then fixed.
+        agent.spend_today.add("2027-03-01", Some(50), 10);
+        agent.status = AgentStatus::Paused;
+        agent.budget_paused_day = Some("2027-03-01".into());
+        assert_eq!(budget_day(&agent, noon), "2026-11-25");
+        assert_eq!(
+            agent
+                .spend_today
+                .on(&budget_day(&agent, noon))
+                .cost_micro_usd,
+            0
+        );
+        assert_eq!(resumes_at_ms(&agent, noon), Some(noon), "resumes at once");
+        agent.status = AgentStatus::AwakeIdle;
+        agent.budget_paused_day = None;
+        assert_eq!(verdict(&agent, noon, budget), Verdict::Run);
     }
 
     #[test]

@@ -114,7 +114,7 @@ pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<Us
     if agent.total_model_rounds == 0 {
         return None;
     }
-    let today = super::budget::day_of(now_ms);
+    let today = super::budget::budget_day(agent, now_ms);
     let spend = agent.spend_today.on(&today);
     let budget = agent.budget.over(global);
     Some(UsageView {

@@ -169,15 +169,24 @@ fn floor_of(tx: &WriteCtx<'_>, agent_id: &str, cutoff_ms: i64) -> Result<Floor, 
     Ok(floor)
 }
 
+/// Where an agent's prune goes on: whether another job has more to do,
+/// and the queue entry its walk of settled entries resumes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resume {
+    pub more: bool,
+    pub queue_from: String,
+}
+
 /// One job's prune of one agent: what it cut (or would, `dry_run`), and
-/// whether more remains for another job.
+/// where the next job goes on (`queue_from`: "" the first time).
 pub fn prune_agent_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
     cutoff_ms: i64,
     dry_run: bool,
     by: PruneBy,
-) -> Result<(AgentPruned, bool), StoreError> {
+    queue_from: &str,
+) -> Result<(AgentPruned, Resume), StoreError> {
     let floor = floor_of(tx, agent_id, cutoff_ms)?;
     let older_than = crate::format_ts(cutoff_ms);
     let cut = tx.cut_ledger(
@@ -241,12 +250,21 @@ pub fn prune_agent_in(
 
     // Settled queue entries whose admission event is gone: they could
     // only ever answer "missing" now. Entries sort by message id, about
-    // admission order (concurrent submitters may interleave), so the walk
-    // goes on past kept ones, a job's share at a time.
-    let entries = tx.ids_before(Keyed::QueueEntries, agent_id, "\u{10FFFF}", RECORDS_PER_JOB)?;
+    // admission order (concurrent submitters may interleave, and messages
+    // still queued are kept wherever they sort), so the walk goes on past
+    // kept ones to the end, a job's share at a time.
+    let entries = tx.ids_between(
+        Keyed::QueueEntries,
+        agent_id,
+        queue_from,
+        "\u{10FFFF}",
+        RECORDS_PER_JOB,
+    )?;
     let older_than_ts = crate::format_ts(floor.time_ms);
+    let full = entries.len() >= RECORDS_PER_JOB;
+    // Ids hold no NUL: just after the last one read.
+    let last = entries.last().map(|(id, _)| format!("{id}\u{0}"));
     let mut removed = 0usize;
-    let old_entries = entries.len();
     for (id, bytes) in entries {
         let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &id)? else {
             continue;
@@ -270,9 +288,6 @@ pub fn prune_agent_in(
         pruned.queue_entries += 1;
         pruned.bytes += bytes;
     }
-    // A full window with something removed: the next job looks again
-    // (each removes at least one, so the prune ends).
-    more |= old_entries >= RECORDS_PER_JOB && removed > 0;
 
     if !dry_run && pruned.removed_any() {
         tx.append_event(new_event(
@@ -287,8 +302,17 @@ pub fn prune_agent_in(
             Event::StorePruned(pruned.clone()),
         ))?;
     }
-    let more = more && pruned.removed_any();
-    Ok((pruned, more))
+    // A full window with something removed: the next job walks on from
+    // where this one stopped. Ids are minted in admission order, so once a
+    // window removes nothing, what follows was admitted later still.
+    let walk_on = last.filter(|_| full && removed > 0);
+    // Another job when this one cut a full share (each cuts at least one,
+    // so the cuts end) or the walk of the queue entries goes on.
+    let resume = Resume {
+        more: (more && pruned.removed_any()) || walk_on.is_some(),
+        queue_from: walk_on.unwrap_or_default(),
+    };
+    Ok((pruned, resume))
 }
 
 /// Sum one agent's jobs into its report.
@@ -315,10 +339,11 @@ fn add(total: &mut AgentPruned, part: AgentPruned) {
 }
 
 /// Make the agent's memory index match its sources again after a cut:
-/// the briefs the ledger no longer holds (every one written before the
-/// first event it keeps) leave the index too, so a search neither finds
-/// what retention forgot nor slows with it. An index not made yet has
-/// nothing to forget. A failure is logged; the index is disposable and
+/// the briefs the ledger no longer holds (every one minted before the
+/// first brief it keeps; a prune always keeps the latest) leave the index
+/// too, so a search neither finds what retention forgot nor slows with it.
+/// By id, not by time: ids stay in minting order when the clock steps
+/// back. An index not made yet has nothing to forget. A failure is logged; the index is disposable and
 /// rebuilt from its sources on its next open if damaged.
 async fn forget_pruned_briefs(store: &Store, data_dir: &std::path::Path, agent_id: &str) {
     let home = crate::runtime::agent::home_dir(data_dir, agent_id);
@@ -329,12 +354,21 @@ async fn forget_pruned_briefs(store: &Store, data_dir: &std::path::Path, agent_i
         }
         let rx = store.read().map_err(|e| e.to_string())?;
         let start = rx.ledger_start(&id).map_err(|e| e.to_string())?;
-        let Some(first) = rx.events(&id, start, 1).map_err(|e| e.to_string())?.pop() else {
+        let kind = crate::protocol::events::EventKind::BriefCreated.as_str();
+        let first = rx
+            .events_of_kind(&id, kind, start, 1)
+            .map_err(|e| e.to_string())?
+            .pop();
+        let Some(first) = first
+            .as_ref()
+            .and_then(|e| e.payload["brief"]["id"].as_str())
+        else {
             return Ok(0);
         };
+        let floor = format!("brief:{first}");
         drop(rx);
         let (mut index, _) = crate::runtime::recall::index::Index::open(&home)?;
-        index.forget_before("brief", &first.ts)
+        index.forget_before("brief", &floor)
     })
     .await;
     match done {
@@ -365,19 +399,23 @@ pub async fn prune_store(
     };
     for agent_id in ids {
         let mut total = AgentPruned::default();
+        let mut queue_from = String::new();
         loop {
             let id = agent_id.clone();
-            let (part, more) = store
-                .write(move |tx| prune_agent_in(tx, &id, cutoff_ms, dry_run, by))
+            let (part, resume) = store
+                .write(move |tx| prune_agent_in(tx, &id, cutoff_ms, dry_run, by, &queue_from))
                 .await?;
             add(&mut total, part);
+            queue_from = resume.queue_from;
             // A dry run removes nothing, so its next job would see the
             // same: one job's worth is what it reports.
-            if !more || dry_run {
+            if !resume.more || dry_run {
                 break;
             }
         }
-        if let (Some(dir), false, true) = (data_dir, dry_run, total.events > 0) {
+        // Also when this run cut nothing: a prune killed between its last
+        // cut and this step left briefs the ledger no longer holds.
+        if let (Some(dir), false, true) = (data_dir, dry_run, total.ledger_start > 1) {
             forget_pruned_briefs(store, dir, &agent_id).await;
         }
         if total.removed_any() {

@@ -137,7 +137,16 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
         // millisecond on, as ids of one millisecond are ordered only within
         // the process that minted them.
         if let Some(v) = meta.get(super::write_ctx::ID_TIME_KEY)? {
-            crate::raise_id_time(super::write_ctx::id_time_of(v.value()).saturating_add(1));
+            let kept = super::write_ctx::id_time_of(v.value());
+            let now = u64::try_from(crate::now_ms()).unwrap_or(0);
+            if kept > now.saturating_add(60_000) {
+                tracing::warn!(
+                    path = %path.display(),
+                    kept = %crate::format_ts(i64::try_from(kept).unwrap_or(i64::MAX)),
+                    "the store holds ids minted ahead of this clock (it was ahead then, or is behind now); new ids follow them, to keep their order"
+                );
+            }
+            crate::raise_id_time(kept.saturating_add(1));
         }
         let found = match meta.get("schema_version")? {
             Some(v) => {

@@ -25,6 +25,7 @@ mod pty;
 mod remote_attach;
 mod retention;
 mod retention_cli;
+mod retention_edges;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;

@@ -245,7 +245,14 @@ async fn a_prune_cut_short_leaves_no_half_pruned_agent_and_a_rerun_finishes() {
     let cutoff = future();
     let (first, _) = store
         .write(move |tx| {
-            holon::runtime::retention::prune_agent_in(tx, "main", cutoff, false, PruneBy::Operator)
+            holon::runtime::retention::prune_agent_in(
+                tx,
+                "main",
+                cutoff,
+                false,
+                PruneBy::Operator,
+                "",
+            )
         })
         .await
         .unwrap();

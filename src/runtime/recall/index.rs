@@ -186,18 +186,20 @@ impl Index {
     /// RFC 3339 timestamp): what retention pruned from their source.
     /// Compared as instants (with or without milliseconds); a document
     /// without a readable time is kept. Returns how many went.
-    pub fn forget_before(&mut self, kind: &str, before: &str) -> Result<u64, String> {
+    /// Forget the documents of `kind` whose key sorts below `floor`
+    /// (keys of time-ordered ids sort in the order they were minted, which
+    /// a clock that stepped back does not disturb, where times would).
+    pub fn forget_before(&mut self, kind: &str, floor: &str) -> Result<u64, String> {
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(
-            "DELETE FROM fts WHERE rowid IN \
-             (SELECT id FROM docs WHERE kind = ?1 AND julianday(updated_at) < julianday(?2))",
-            rusqlite::params![kind, before],
+            "DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE kind = ?1 AND key < ?2)",
+            rusqlite::params![kind, floor],
         )
         .map_err(sql)?;
         let n = tx
             .execute(
-                "DELETE FROM docs WHERE kind = ?1 AND julianday(updated_at) < julianday(?2)",
-                rusqlite::params![kind, before],
+                "DELETE FROM docs WHERE kind = ?1 AND key < ?2",
+                rusqlite::params![kind, floor],
             )
             .map_err(sql)?;
         tx.commit().map_err(sql)?;

@@ -257,29 +257,30 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
 #[test]
 fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
     let f = fixture();
-    brief(
+    let first = brief(
         &f,
         "The nightly deploy of release 4.1 went through.",
         "agent_home",
     );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 1);
-    // A later brief, then the first is forgotten as retention would.
-    brief_at(
+    // A later brief stamped earlier (the clock stepped back), then the
+    // first is forgotten as retention would.
+    let second = brief_at(
         &f,
         "The nightly deploy of release 4.2 went through.",
         "agent_home",
-        "2026-12-01T10:00:00Z",
+        "2026-11-01T10:00:00Z",
     );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 2);
     let (mut index, _) = ok(index::Index::open(&f.home));
-    // Instants, not strings: the first brief's `...:00Z` is before
-    // `...:00.001Z` of the same second.
+    // By id, not by time: the first brief's own key forgets nothing, the
+    // second's forgets the first, whatever their times say.
     assert_eq!(
-        ok(index.forget_before("brief", "2026-11-23T10:00:00.000Z")),
+        ok(index.forget_before("brief", &format!("brief:{first}"))),
         0
     );
     assert_eq!(
-        ok(index.forget_before("brief", "2026-11-23T10:00:00.001Z")),
+        ok(index.forget_before("brief", &format!("brief:{second}"))),
         1
     );
     let hits = search_in(&f, "nightly deploy", None);

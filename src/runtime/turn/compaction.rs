@@ -179,7 +179,7 @@ pub(super) async fn compact(
                 _ => None,
             };
             if let Some(u) = made.usage {
-                let day = crate::runtime::budget::day_of(tx.now_ms());
+                let day = crate::runtime::budget::budget_day(&agent, tx.now_ms());
                 crate::runtime::budget::add_round(&mut agent, &day, &u, summariser_cost);
             }
             tx.put_agent(&id, &agent)?;

@@ -443,7 +443,7 @@ impl<'a> Round<'a> {
                     },
                 )?;
                 if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
-                    let day = crate::runtime::budget::day_of(tx.now_ms());
+                    let day = crate::runtime::budget::budget_day(&agent, tx.now_ms());
                     crate::runtime::budget::add_round(&mut agent, &day, &usage, cost);
                     agent.context.last_prompt = Some(PromptUse {
                         estimated_tokens: prompt_estimate,
