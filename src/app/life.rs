@@ -52,6 +52,10 @@ pub struct LifeArgs {
 pub struct Month {
     pub day: u32,
     pub rss_mib: f64,
+    /// RSS once the allocator gave its free pages back, as the runtime
+    /// does by itself after a quiet second (which a simulation running
+    /// flat out never has).
+    pub rss_quiet_mib: f64,
     pub store_bytes: u64,
     /// Events the agents' ledgers hold now, and how many were written.
     pub events_kept: u64,
@@ -72,9 +76,10 @@ impl Month {
     /// print).
     pub fn line(&self) -> String {
         format!(
-            "day {:>3}: RSS {:.1} MiB, store {:.1} MB ({} of {} events kept), decide p50 {:.0} µs p99 {:.0} µs, frame p50 {:.2} ms p99 {:.2} ms, search p50 {:.2} ms p99 {:.2} ms, {} model requests",
+            "day {:>3}: RSS {:.1} MiB ({:.1} MiB quiet), store {:.1} MB ({} of {} events kept), decide p50 {:.0} µs p99 {:.0} µs, frame p50 {:.2} ms p99 {:.2} ms, search p50 {:.2} ms p99 {:.2} ms, {} model requests",
             self.day,
             self.rss_mib,
+            self.rss_quiet_mib,
             self.store_bytes as f64 / 1e6,
             self.events_kept,
             self.events_written,
@@ -217,11 +222,16 @@ async fn measure(
     for v in [&mut decide, &mut search, &mut frame] {
         v.sort();
     }
+    let rss_busy = rss_mib();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     Ok(Month {
         day,
-        rss_mib: rss_mib(),
+        rss_mib: rss_busy,
+        rss_quiet_mib: {
+            crate::runtime::host::release_free_heap();
+            rss_mib()
+        },
         store_bytes: std::fs::metadata(store_path).map_or(0, |m| m.len()),
         events_kept: kept,
         events_written: written,

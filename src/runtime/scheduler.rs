@@ -115,6 +115,16 @@ pub fn work_queue_tick_key(reason: SystemTickReason, work_item_id: &str, revisio
     format!("work_queue:{}:{work_item_id}:{revision}", reason.as_str())
 }
 
+/// A tick key's family: the key up to its last segment (the revision or
+/// generation). Only a family's newest key is ever looked up, so keeping
+/// one per family keeps what is emitted from growing with an agent's life.
+pub fn tick_key_family(key: &str) -> &str {
+    match key.rfind(':') {
+        Some(i) => &key[..=i],
+        None => key,
+    }
+}
+
 /// `wake_hint:<waiting_intent_id or source or "agent">:<generation>`.
 pub fn wake_hint_tick_key(hint: &PendingWakeHint) -> String {
     let anchor = hint

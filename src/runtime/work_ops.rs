@@ -12,8 +12,10 @@ use crate::runtime::agent::agent_in;
 use std::path::{Path, PathBuf};
 
 use super::agent::AgentRecord;
+use super::scheduler::work_queue_tick_key;
 use super::work_items::{WorkItemRecord, WorkItemState};
 use super::RuntimeError;
+use crate::model::decision::SystemTickReason;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 
@@ -285,6 +287,16 @@ pub async fn complete(
             item.updated_at = tx.now_ts();
             tx.put(Keyed::WorkItems, &agent_id, &id, &item)?;
             tx.index_remove(Index::OpenWorkItems, &agent_id, &id)?;
+            // A completed item gets no more ticks: what they were keyed by
+            // goes with it.
+            for reason in [
+                SystemTickReason::ContinueActive,
+                SystemTickReason::QueuedAvailable,
+            ] {
+                let key = work_queue_tick_key(reason, &id, 0);
+                let family = crate::runtime::scheduler::tick_key_family(&key);
+                tx.index_remove_prefix(Index::TickKeys, &agent_id, family)?;
+            }
             if let Some(mut agent) = tx.get_agent::<AgentRecord>(&agent_id)? {
                 if agent.current_work_item_id.as_deref() == Some(id.as_str()) {
                     agent.current_work_item_id = None;

@@ -591,6 +591,8 @@ impl ReadCtx {
 }
 
 #[cfg(test)]
+mod index_tests;
+#[cfg(test)]
 mod ledger_tests;
 #[cfg(test)]
 mod tests;

@@ -307,6 +307,29 @@ impl<'t> WriteCtx<'t> {
             .is_some())
     }
 
+    /// Remove `agent_id`'s entries of `index` whose id starts with
+    /// `prefix`; how many went.
+    pub fn index_remove_prefix(
+        &mut self,
+        index: Index,
+        agent_id: &str,
+        prefix: &str,
+    ) -> Result<usize, StoreError> {
+        let mut ids = Vec::new();
+        for row in self.indexes[index.index()].range((agent_id, prefix)..)? {
+            let (k, _) = row?;
+            let (agent, id) = k.value();
+            if agent != agent_id || !id.starts_with(prefix) {
+                break;
+            }
+            ids.push(id.to_owned());
+        }
+        for id in &ids {
+            self.indexes[index.index()].remove((agent_id, id.as_str()))?;
+        }
+        Ok(ids.len())
+    }
+
     pub fn index_contains(
         &self,
         index: Index,

@@ -472,6 +472,8 @@ fn emit_tick_in(
         Outcome::Rejected { .. } => return Ok(()),
     };
     if !key.is_empty() {
+        let family = crate::runtime::scheduler::tick_key_family(&key);
+        tx.index_remove_prefix(Index::TickKeys, agent_id, family)?;
         tx.index_insert(Index::TickKeys, agent_id, &key)?;
     }
     if reason == SystemTickReason::WakeHint {

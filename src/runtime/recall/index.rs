@@ -313,7 +313,8 @@ impl Index {
             .query_row("SELECT coalesce(max(id), 0) FROM docs", [], |r| r.get(0))
             .map_err(sql)?;
         let mut df = Vec::with_capacity(terms.len());
-        for t in terms {
+        // A small index keeps every term: no need to count them.
+        for t in terms.iter().filter(|_| docs >= 1_000) {
             let n: i64 = self
                 .conn
                 .query_row("SELECT doc FROM fts_vocab WHERE term = ?1", [t], |r| {
@@ -328,9 +329,13 @@ impl Index {
         let useful: Vec<&str> = quoted
             .iter()
             .zip(&df)
-            .filter(|(_, n)| docs < 1_000 || **n <= docs / 2 || **n == rarest)
+            .filter(|(_, n)| **n <= docs / 2 || **n == rarest)
             .map(|(q, _)| q.as_str())
             .collect();
+        let useful = match docs < 1_000 {
+            true => quoted.iter().map(String::as_str).collect(),
+            false => useful,
+        };
         // Documents with every term first; then, when they are fewer than
         // the limit, those with any.
         let mut hits = self.query(&useful.join(" AND "), workspace, limit)?;

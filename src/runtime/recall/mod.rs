@@ -171,6 +171,8 @@ fn work_item_doc(w: &WorkItemRecord) -> Doc {
 
 /// The index's position in the ledger's `brief_created` events.
 const BRIEF_CURSOR: &str = "cursor:brief_events";
+/// The next event_seq whose work-item completions the index has not seen.
+const WORK_CURSOR: &str = "cursor:work_items_next_seq";
 
 /// What a sync did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -180,6 +182,50 @@ pub struct SyncReport {
     pub rebuilt: Option<String>,
     pub changed: usize,
     pub documents: u64,
+}
+
+/// The work items a sync looks at, and the cursor after it: the open ones
+/// (they change) and those completed since the last sync (a completed
+/// item never changes again), so a sync does not grow with the items an
+/// agent finished over its life. Every item on a first sync, or when
+/// completions the index has not seen were pruned from the ledger.
+fn work_items_to_sync(
+    rx: &ReadCtx,
+    agent_id: &str,
+    cursor: Option<String>,
+) -> Result<(Vec<WorkItemRecord>, u64), String> {
+    let store = |e: crate::store::StoreError| e.to_string();
+    let next = rx.last_seq(agent_id).map_err(store)? + 1;
+    let from = cursor.and_then(|c| c.parse::<u64>().ok());
+    let from = match from {
+        Some(f) if f >= rx.ledger_start(agent_id).map_err(store)? => f,
+        _ => return Ok((rx.list(Keyed::WorkItems, agent_id).map_err(store)?, next)),
+    };
+    let mut ids = rx
+        .index_list(crate::store::Index::OpenWorkItems, agent_id)
+        .map_err(store)?;
+    let completed = rx
+        .events_of_kind(
+            agent_id,
+            EventKind::WorkItemCompleted.as_str(),
+            from,
+            usize::MAX,
+        )
+        .map_err(store)?;
+    ids.extend(
+        completed
+            .iter()
+            .filter_map(|e| e.payload["work_item"]["id"].as_str().map(str::to_owned)),
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    let mut items = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(w) = rx.get(Keyed::WorkItems, agent_id, &id).map_err(store)? {
+            items.push(w);
+        }
+    }
+    Ok((items, next))
 }
 
 /// Open the agent's index (rebuilding it if needed) and bring it up to
@@ -235,7 +281,8 @@ pub fn open_synced(
         cursors.push(("cursor:episodes", last.id.clone()));
     }
     docs.extend(episodes.iter().map(episode_doc));
-    let items: Vec<WorkItemRecord> = rx.list(Keyed::WorkItems, agent_id).map_err(store)?;
+    let (items, next) = work_items_to_sync(rx, agent_id, index.meta(WORK_CURSOR)?)?;
+    cursors.push((WORK_CURSOR, next.to_string()));
     docs.extend(items.iter().map(work_item_doc));
     let changed = index.upsert(&docs, &cursors)?;
     let _ = std::fs::remove_file(&dirty);

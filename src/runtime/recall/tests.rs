@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::model::work::WorkItemState;
 use crate::store::{Store, StoreOptions};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
@@ -216,18 +217,42 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
         created_at: "t".into(),
         updated_at: "t".into(),
     };
+    // As the runtime writes them: open ones indexed as open, a completion
+    // recorded by its event.
     let put = |w: WorkItemRecord| {
-        ok(f.store
-            .write_blocking(move |tx| tx.put(Keyed::WorkItems, "main", &w.id.clone(), &w)))
+        ok(f.store.write_blocking(move |tx| {
+            tx.put(Keyed::WorkItems, "main", &w.id.clone(), &w)?;
+            let open = crate::store::Index::OpenWorkItems;
+            if w.state == WorkItemState::Open {
+                return tx.index_insert(open, "main", &w.id);
+            }
+            tx.index_remove(open, "main", &w.id)?;
+            tx.append_event(crate::store::NewEvent {
+                agent_id: "main".into(),
+                kind: EventKind::WorkItemCompleted.as_str(),
+                provenance: crate::store::Provenance::default(),
+                payload: json!({ "work_item": w, "source": "model" }),
+            })
+            .map(|_| ())
+        }))
     };
     put(w.clone());
     assert_eq!(search_in(&f, "tokio", None)[0].from.kind, "work_item");
     w.result_summary = Some("Moved to tokio 1.40; all tests pass".into());
     w.revision = 2;
-    put(w);
+    put(w.clone());
     let hits = search_in(&f, "pass", None);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].from.metadata["revision"], 2);
+    // Completed after the index last synced: the sync sees the change.
+    w.state = WorkItemState::Completed;
+    w.result_summary = Some("Shipped to production".into());
+    w.revision = 3;
+    put(w);
+    let hits = search_in(&f, "production", None);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].from.metadata["revision"], 3);
+    assert!(search_in(&f, "pass", None).is_empty());
     let e = ContextEpisode {
         id: crate::new_id("ep"),
         agent_id: "main".into(),

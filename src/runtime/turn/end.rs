@@ -170,6 +170,8 @@ pub(super) async fn finish(
                 if failure.kind == FailureKind::ContextLengthExceeded {
                     if let Some(w) = turn_work_item_id.as_ref().and_then(|w| tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w).ok().flatten()) {
                         let key = work_queue_tick_key(SystemTickReason::ContinueActive, &w.id, w.revision);
+                        let family = crate::runtime::scheduler::tick_key_family(&key);
+                        tx.index_remove_prefix(Index::TickKeys, &id, family)?;
                         tx.index_insert(Index::TickKeys, &id, &key)?;
                     }
                 }

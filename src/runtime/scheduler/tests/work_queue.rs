@@ -340,3 +340,15 @@ fn decision_serialises_as_scheduler_decision_event_data() {
     assert_eq!(v["idempotency_key"], "work_queue:continue_active:w1:2");
     assert_eq!(v["evidence"][1], "runtime_idle");
 }
+
+#[test]
+fn a_tick_keys_family_is_all_but_its_revision_or_generation() {
+    let key = work_queue_tick_key(SystemTickReason::ContinueActive, "work_1", 7);
+    assert_eq!(tick_key_family(&key), "work_queue:continue_active:work_1:");
+    let other = work_queue_tick_key(SystemTickReason::QueuedAvailable, "work_1", 7);
+    assert_ne!(tick_key_family(&key), tick_key_family(&other));
+    assert!(!tick_key_family(&key).starts_with(tick_key_family(&other)));
+    // An item whose id extends another's is not of its family.
+    let longer = work_queue_tick_key(SystemTickReason::ContinueActive, "work_10", 1);
+    assert!(!longer.starts_with(tick_key_family(&key)));
+}
