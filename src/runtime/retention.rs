@@ -305,7 +305,10 @@ pub fn prune_agent_in(
     // A full window with something removed: the next job walks on from
     // where this one stopped. Ids are minted in admission order, so once a
     // window removes nothing, what follows was admitted later still.
-    let walk_on = last.filter(|_| full && removed > 0);
+    // While the cut itself goes on, entries already passed may still lose
+    // their admission event: the walk starts over until the cut is done.
+    let cut_goes_on = cut.stop == Some(CutStop::Batch);
+    let walk_on = last.filter(|_| full && removed > 0 && !cut_goes_on);
     // Another job when this one cut a full share (each cuts at least one,
     // so the cuts end) or the walk of the queue entries goes on.
     let resume = Resume {
@@ -339,36 +342,26 @@ fn add(total: &mut AgentPruned, part: AgentPruned) {
 }
 
 /// Make the agent's memory index match its sources again after a cut:
-/// the briefs the ledger no longer holds (every one minted before the
-/// first brief it keeps; a prune always keeps the latest) leave the index
-/// too, so a search neither finds what retention forgot nor slows with it.
-/// By id, not by time: ids stay in minting order when the clock steps
-/// back. An index not made yet has nothing to forget. A failure is logged; the index is disposable and
-/// rebuilt from its sources on its next open if damaged.
+/// the briefs the ledger no longer holds (their `brief_created` events are
+/// before where it now starts) leave the index too, so a search neither
+/// finds what retention forgot nor slows with it. An index not made yet
+/// has nothing to forget; one mid-sync is rebuilt from the ledger at its
+/// next open, so it is left alone. A failure is logged; the index is
+/// disposable and rebuilt from its sources on its next open if damaged.
 async fn forget_pruned_briefs(store: &Store, data_dir: &std::path::Path, agent_id: &str) {
     let home = crate::runtime::agent::home_dir(data_dir, agent_id);
     let (store, id) = (store.clone(), agent_id.to_owned());
     let done = tokio::task::spawn_blocking(move || -> Result<u64, String> {
-        if !crate::runtime::recall::index::paths(&home).0.is_file() {
+        let (file, dirty) = crate::runtime::recall::index::paths(&home);
+        if !file.is_file() || dirty.exists() {
             return Ok(0);
         }
-        let rx = store.read().map_err(|e| e.to_string())?;
-        let start = rx.ledger_start(&id).map_err(|e| e.to_string())?;
-        let kind = crate::protocol::events::EventKind::BriefCreated.as_str();
-        let first = rx
-            .events_of_kind(&id, kind, start, 1)
-            .map_err(|e| e.to_string())?
-            .pop();
-        let Some(first) = first
-            .as_ref()
-            .and_then(|e| e.payload["brief"]["id"].as_str())
-        else {
-            return Ok(0);
-        };
-        let floor = format!("brief:{first}");
-        drop(rx);
+        let start = store
+            .read()
+            .and_then(|rx| rx.ledger_start(&id))
+            .map_err(|e| e.to_string())?;
         let (mut index, _) = crate::runtime::recall::index::Index::open(&home)?;
-        index.forget_before("brief", &floor)
+        index.forget_briefs_before(start)
     })
     .await;
     match done {

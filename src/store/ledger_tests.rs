@@ -341,3 +341,76 @@ fn the_block_search_finds_the_longest_prefix_that_fits_from_any_guess() {
         }
     }
 }
+
+/// A schema-2 file's rows are pruned as rows: by their own times (a clock
+/// that stepped back among them prunes them all the same), stopping at
+/// the first young row, with their kind index; what follows stays whole.
+#[tokio::test]
+async fn an_older_files_rows_are_pruned_row_by_row_up_to_the_first_young_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.redb");
+    let ts = |n: u64| match n {
+        1..=100 => "2026-10-01T00:00:00.000Z",
+        // The clock stepped back a month, among the old rows.
+        101..=200 => "2026-09-01T00:00:00.000Z",
+        _ => "2026-11-01T00:00:00.000Z",
+    };
+    let old: Vec<((&str, u64), Vec<u8>)> = (1..=300u64)
+        .map(|n| {
+            let e = EventRecord {
+                event_seq: n,
+                id: format!("evt_old_{n}"),
+                ts: ts(n).into(),
+                kind: "note".into(),
+                agent_id: "a".into(),
+                provenance: Provenance::default(),
+                payload: json!({ "n": n }),
+            };
+            (("a", n), codec::pack(serde_json::to_vec(&e).unwrap()))
+        })
+        .collect();
+    super::tests::raw_file(&path, 2, &old);
+    {
+        let db = redb::Database::open(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut index = txn.open_table(schema::EVENTS_BY_KIND).unwrap();
+            for n in 1..=300u64 {
+                index.insert(("a", "note", n), ()).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+    }
+    let store = open(&path);
+    for n in 0..10u64 {
+        store
+            .write(move |tx| {
+                for i in 0..10 {
+                    tx.append_event(nth("a", 1000 + n * 10 + i))?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+    let cut = store
+        .write(|tx| tx.cut_ledger("a", u64::MAX, "2026-10-15T00:00:00.000Z", 10_000, true))
+        .await
+        .unwrap();
+    assert_eq!((cut.from_seq, cut.to_seq), (1, 200), "{cut:?}");
+    assert_eq!((cut.rows, cut.blocks, cut.events), (200, 0, 200), "{cut:?}");
+    let rx = store.read().unwrap();
+    assert_eq!(rx.ledger_start("a").unwrap(), 201);
+    let all = rx.events("a", 1, 10_000).unwrap();
+    assert_eq!(seqs(&all), (201..=400).collect::<Vec<_>>());
+    let notes = rx.events_of_kind("a", "note", 1, 10_000).unwrap();
+    assert!(
+        notes.first().is_some_and(|e| e.event_seq == 201),
+        "{:?}",
+        seqs(&notes)
+    );
+    drop(rx);
+    store.close().await.unwrap();
+    let report = super::verify::verify(&path).unwrap();
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+}

@@ -166,3 +166,76 @@ fn an_agent_with_100000_queued_prompts_is_pruned_to_its_oldest_and_restarts_with
         host.shutdown().await;
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_during_a_turn_keeps_what_the_turn_needs_and_the_turn_ends_whole() {
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::provider::scripted::Scripted;
+    use std::time::Duration;
+
+    use super::runtime_core::{events, kind, prompt, rig, wait_event};
+
+    let mut script: Vec<Scripted> = (0..40)
+        .map(|i| Scripted::text(&format!("answer {i}")))
+        .collect();
+    script.push(Scripted::Delay(
+        Duration::from_millis(1500),
+        Box::new(Scripted::text("the slow answer")),
+    ));
+    let r = rig(script).await;
+    for i in 0..40 {
+        r.host
+            .submit(prompt(&format!("prompt {i}"), Priority::Normal))
+            .await
+            .unwrap();
+    }
+    r.host.until_idle().await;
+    let slow = r
+        .host
+        .submit(prompt("the slow one", Priority::Normal))
+        .await
+        .unwrap();
+    wait_event(&r.host, "the slow turn's start", kind("turn_started")).await;
+    // The model is still answering: prune everything that may go.
+    let report = prune_store(r.host.store(), None, future(), false, PruneBy::Operator)
+        .await
+        .unwrap();
+    let main = report.agents.iter().find(|a| a.agent_id == "main").unwrap();
+    assert!(main.events > 0, "{main:?}");
+    assert!(
+        main.ledger_start <= slow.event_seq,
+        "the in-flight admission stays: {main:?}"
+    );
+    // The turn ends as if nothing happened: its answer, its brief.
+    let done = wait_event(&r.host, "the slow turn's brief", |e| {
+        e.kind == "brief_created"
+            && e.payload["brief"]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("the slow answer"))
+    })
+    .await;
+    let evs = events(&r.host);
+    let terminal = evs
+        .iter()
+        .find(|e| {
+            e.kind == "turn_terminal"
+                && e.event_seq < done.event_seq
+                && e.event_seq > slow.event_seq
+        })
+        .unwrap();
+    assert_eq!(
+        terminal.payload["kind"], "completed",
+        "{}",
+        terminal.payload
+    );
+    assert_eq!(evs.first().map(|e| e.event_seq), Some(main.ledger_start));
+    let rx = r.host.store().read().unwrap();
+    let transcript: Vec<serde_json::Value> =
+        rx.list(holon::store::Keyed::Transcript, "main").unwrap();
+    assert!(
+        transcript
+            .iter()
+            .any(|t| t.to_string().contains("the slow answer")),
+        "the turn's answer is in the transcript"
+    );
+}

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::cjk;
 
 /// Bump when the tables change: an older file is rebuilt.
-const SCHEMA: &str = "holon-memory-1";
+/// 2: a brief's document keeps its event's `event_seq` (an index of
+/// another schema is rebuilt from its sources).
+const SCHEMA: &str = "holon-memory-2";
 
 /// Where a document comes from: the provenance every result carries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -186,20 +188,22 @@ impl Index {
     /// RFC 3339 timestamp): what retention pruned from their source.
     /// Compared as instants (with or without milliseconds); a document
     /// without a readable time is kept. Returns how many went.
-    /// Forget the documents of `kind` whose key sorts below `floor`
-    /// (keys of time-ordered ids sort in the order they were minted, which
-    /// a clock that stepped back does not disturb, where times would).
-    pub fn forget_before(&mut self, kind: &str, floor: &str) -> Result<u64, String> {
+    /// Forget the briefs whose event is before `ledger_start`: the ones
+    /// retention cut from the ledger, whatever their ids or times say.
+    pub fn forget_briefs_before(&mut self, ledger_start: u64) -> Result<u64, String> {
+        let before = i64::try_from(ledger_start).unwrap_or(i64::MAX);
+        let pruned = "SELECT id FROM docs WHERE kind = 'brief' \
+                      AND CAST(json_extract(metadata, '$.event_seq') AS INTEGER) < ?1";
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(
-            "DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE kind = ?1 AND key < ?2)",
-            rusqlite::params![kind, floor],
+            &format!("DELETE FROM fts WHERE rowid IN ({pruned})"),
+            [before],
         )
         .map_err(sql)?;
         let n = tx
             .execute(
-                "DELETE FROM docs WHERE kind = ?1 AND key < ?2",
-                rusqlite::params![kind, floor],
+                &format!("DELETE FROM docs WHERE id IN ({pruned})"),
+                [before],
             )
             .map_err(sql)?;
         tx.commit().map_err(sql)?;

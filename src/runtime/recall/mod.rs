@@ -87,7 +87,10 @@ fn in_workspace(
     }
 }
 
-fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
+/// A brief's document, from its `brief_created` event at `event_seq`
+/// (kept in the metadata: retention forgets briefs by where the ledger
+/// now starts).
+fn brief_doc(b: &Value, agent_id: &str, event_seq: u64) -> Option<Doc> {
     let id = b.get("id")?.as_str()?;
     let text = b.get("text").and_then(Value::as_str).unwrap_or_default();
     let kind = b.get("kind").and_then(Value::as_str).unwrap_or("result");
@@ -111,7 +114,7 @@ fn brief_doc(b: &Value, agent_id: &str) -> Option<Doc> {
             agent_id,
             format!("Brief ({kind}): {first}"),
             created,
-            json!({ "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id") }),
+            json!({ "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id"), "event_seq": event_seq }),
         ),
         body: text.to_owned(),
         hash: hash_of(&[text]),
@@ -198,7 +201,9 @@ fn work_items_to_sync(
     let next = rx.last_seq(agent_id).map_err(store)? + 1;
     let from = cursor.and_then(|c| c.parse::<u64>().ok());
     let from = match from {
-        Some(f) if f >= rx.ledger_start(agent_id).map_err(store)? => f,
+        // Behind the ledger's start (completions pruned unseen) or past
+        // its end (a store salvaged or replaced): every item.
+        Some(f) if f >= rx.ledger_start(agent_id).map_err(store)? && f <= next => f,
         _ => return Ok((rx.list(Keyed::WorkItems, agent_id).map_err(store)?, next)),
     };
     let mut ids = rx
@@ -246,9 +251,13 @@ pub fn open_synced(
     // brief's only record), after the last event_seq indexed. An index
     // that kept the older cursor (a brief id) re-reads them all once;
     // documents are keyed by brief id, so nothing is indexed twice.
+    // A cursor past the ledger's end (a store salvaged or replaced under a
+    // kept agent home) would skip new briefs: read them all again.
+    let last_seq = rx.last_seq(agent_id).map_err(store)?;
     let brief_cursor: u64 = index
         .meta(BRIEF_CURSOR)?
         .and_then(|s| s.parse().ok())
+        .filter(|c| *c <= last_seq)
         .unwrap_or(0);
     let briefs = rx
         .events_of_kind(
@@ -265,8 +274,7 @@ pub fn open_synced(
     docs.extend(
         briefs
             .iter()
-            .filter_map(|e| e.payload.get("brief"))
-            .filter_map(|b| brief_doc(b, agent_id)),
+            .filter_map(|e| brief_doc(e.payload.get("brief")?, agent_id, e.event_seq)),
     );
     let ep_cursor = index.meta("cursor:episodes")?;
     let (episodes, _) = rx

@@ -38,7 +38,11 @@ fn brief(f: &Fixture, text: &str, workspace: &str) -> String {
 }
 
 fn brief_at(f: &Fixture, text: &str, workspace: &str, created_at: &str) -> String {
-    let id = crate::new_id("brief");
+    brief_as(f, &crate::new_id("brief"), text, workspace, created_at)
+}
+
+fn brief_as(f: &Fixture, id: &str, text: &str, workspace: &str, created_at: &str) -> String {
+    let id = id.to_owned();
     let b = json!({
         "id": id, "agent_id": "main", "kind": "result", "created_at": created_at,
         "text": text, "workspace_id": workspace,
@@ -282,32 +286,30 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
 #[test]
 fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
     let f = fixture();
-    let first = brief(
+    brief(
         &f,
         "The nightly deploy of release 4.1 went through.",
         "agent_home",
     );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 1);
-    // A later brief stamped earlier (the clock stepped back), then the
-    // first is forgotten as retention would.
-    let second = brief_at(
+    // A later brief stamped earlier, its id sorting first (an older build
+    // under a clock that stepped back), then the first is forgotten as
+    // retention would: by where the ledger starts, not by id or time.
+    brief_as(
         &f,
+        "brief_00000000000000000000000000000000",
         "The nightly deploy of release 4.2 went through.",
         "agent_home",
         "2026-11-01T10:00:00Z",
     );
     assert_eq!(search_in(&f, "nightly deploy", None).len(), 2);
+    let seqs: Vec<u64> = ok(ok(f.store.read()).events_of_kind("main", "brief_created", 1, 10))
+        .iter()
+        .map(|e| e.event_seq)
+        .collect();
     let (mut index, _) = ok(index::Index::open(&f.home));
-    // By id, not by time: the first brief's own key forgets nothing, the
-    // second's forgets the first, whatever their times say.
-    assert_eq!(
-        ok(index.forget_before("brief", &format!("brief:{first}"))),
-        0
-    );
-    assert_eq!(
-        ok(index.forget_before("brief", &format!("brief:{second}"))),
-        1
-    );
+    assert_eq!(ok(index.forget_briefs_before(seqs[0])), 0);
+    assert_eq!(ok(index.forget_briefs_before(seqs[1])), 1);
     let hits = search_in(&f, "nightly deploy", None);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].snippet.contains("4.2"), "{hits:?}");
