@@ -352,16 +352,14 @@ async fn forget_pruned_briefs(store: &Store, data_dir: &std::path::Path, agent_i
     let home = crate::runtime::agent::home_dir(data_dir, agent_id);
     let (store, id) = (store.clone(), agent_id.to_owned());
     let done = tokio::task::spawn_blocking(move || -> Result<u64, String> {
-        let (file, dirty) = crate::runtime::recall::index::paths(&home);
-        if !file.is_file() || dirty.exists() {
-            return Ok(0);
-        }
         let start = store
             .read()
             .and_then(|rx| rx.ledger_start(&id))
             .map_err(|e| e.to_string())?;
-        let (mut index, _) = crate::runtime::recall::index::Index::open(&home)?;
-        index.forget_briefs_before(start)
+        match crate::runtime::recall::index::Index::open_existing(&home) {
+            Some(mut index) => index.forget_briefs_before(start),
+            None => Ok(0),
+        }
     })
     .await;
     match done {

@@ -13,6 +13,7 @@ mod daemon_lifecycle;
 mod doctor;
 mod hardening;
 mod http_inspect;
+mod long_life;
 mod mcp;
 mod mcp_calls;
 mod mcp_surfaces;

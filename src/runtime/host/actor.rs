@@ -38,6 +38,9 @@ enum Step {
     Continue,
     /// Nothing to do until woken.
     Wait,
+    /// The agent was archived: it runs nothing again, so its actor ends
+    /// (as a restart would give it none).
+    Retire,
 }
 
 pub(super) async fn run(
@@ -65,6 +68,9 @@ pub(super) async fn run(
                 return Ok::<_, RuntimeError>((Step::Wait, None));
             };
             drop(rx);
+            if live.agent.archived_at.is_some() {
+                return Ok((Step::Retire, None));
+            }
             let input = if !live.projection.pending_inputs().is_empty() {
                 SchedulerInput::Message
             } else if live.projection.wake_hint().is_some() {
@@ -87,6 +93,12 @@ pub(super) async fn run(
         })
         .await;
         let deadline = match step {
+            Ok((Step::Retire, _)) => {
+                inner.retire_actor(&agent_id);
+                inner.went_idle.notify_one();
+                inner.went_idle_any.notify_waiters();
+                break;
+            }
             Ok((Step::Continue, _)) => {
                 failures = 0;
                 continue;

@@ -289,6 +289,16 @@ impl HostInner {
         self.actors.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// An archived agent's actor ends: its registration and its guidance
+    /// watch go (a thousand children archived over a year would otherwise
+    /// each keep an idle actor until the next restart).
+    pub(crate) fn retire_actor(&self, agent_id: &str) {
+        // Dropping the join handle detaches the task, which is ending.
+        drop(self.actors().remove(agent_id));
+        self.guidance_watch.unwatch_agent(agent_id);
+        tracing::debug!(agent_id, "archived: its actor ended");
+    }
+
     pub(crate) fn wake(&self, agent_id: &str) {
         if let Some(a) = self.actors().get(agent_id) {
             a.wake.ring();
@@ -343,6 +353,11 @@ impl RuntimeHost {
 
     pub fn wake(&self, agent_id: &str) {
         self.inner.wake(agent_id);
+    }
+
+    /// Whether the agent has an actor here (an archived one has none).
+    pub fn has_actor(&self, agent_id: &str) -> bool {
+        self.inner.actors().contains_key(agent_id)
     }
 
     /// Resolves when every agent's actor has settled every wake it was

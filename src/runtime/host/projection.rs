@@ -28,11 +28,12 @@ pub struct LiveProjection {
 }
 
 /// Queued messages read in full for a decision (the rest are counted). A
-/// decision takes the first; the others are there for the interjections a
-/// running turn may take. Each is decoded from its admission event, so a
-/// head of many costs every decision of an agent with a deep queue (a
-/// hundred busy agents with full queues spent a fifth of their runtime's
-/// time here at 256).
+/// decision takes the first (the queue is kept in dequeue order); the
+/// others only name pending interjections in its evidence (a running turn
+/// reads its interjections from the queue itself). Each is decoded from
+/// its admission event, so a long head costs every decision of an agent
+/// with a deep queue (a hundred busy agents with full queues spent a fifth
+/// of their runtime's time here at 256).
 pub const QUEUE_HEAD: usize = 32;
 
 fn load_ids<T: serde::de::DeserializeOwned>(

@@ -274,6 +274,33 @@ impl GuidanceWatch {
         }
     }
 
+    /// Stop watching an agent's guidance (it was archived): its
+    /// directories are unwatched once no other agent needs them.
+    pub(crate) fn unwatch_agent(&self, agent_id: &str) {
+        let remove = {
+            let mut reg = lock(&self.registry);
+            let mut remove = Vec::new();
+            if let Some((home, anchor)) = reg.agents.remove(agent_id) {
+                for d in [home, anchor] {
+                    if let Some(users) = reg.dirs.get_mut(&d) {
+                        users.remove(agent_id);
+                        if users.is_empty() {
+                            reg.dirs.remove(&d);
+                            remove.push(d);
+                        }
+                    }
+                }
+            }
+            reg.seen.remove(&Target::Agent(agent_id.to_owned()));
+            remove
+        };
+        if let Some(w) = lock(&self.watcher).as_mut() {
+            for d in remove {
+                let _ = w.unwatch(&d);
+            }
+        }
+    }
+
     /// Watch an agent's guidance directories: its home and its active
     /// workspace anchor. Called again when the workspace changes: the old
     /// anchor is unwatched once no agent needs it. Idempotent.

@@ -122,6 +122,19 @@ impl Index {
         Ok(index)
     }
 
+    /// Open the index as it is, or `None` when it is missing, mid-sync,
+    /// damaged or of another schema: what a caller that must not rebuild
+    /// it under a running sync (retention) uses; the next `open` rebuilds.
+    pub fn open_existing(home: &Path) -> Option<Index> {
+        let (path, dirty) = paths(home);
+        if !path.is_file() || dirty.exists() {
+            return None;
+        }
+        Index::open_file(&path)
+            .and_then(|i| i.check().map(|()| i))
+            .ok()
+    }
+
     /// Open the index, rebuilding it from nothing when it is corrupt, of
     /// another schema, or was left mid-sync. Returns why it was rebuilt.
     pub fn open(home: &Path) -> Result<(Index, Option<String>), String> {
@@ -184,10 +197,6 @@ impl Index {
             .map_err(sql)
     }
 
-    /// Forget the documents of `kind` last updated before `before` (an
-    /// RFC 3339 timestamp): what retention pruned from their source.
-    /// Compared as instants (with or without milliseconds); a document
-    /// without a readable time is kept. Returns how many went.
     /// Forget the briefs whose event is before `ledger_start`: the ones
     /// retention cut from the ledger, whatever their ids or times say.
     pub fn forget_briefs_before(&mut self, ledger_start: u64) -> Result<u64, String> {
@@ -206,6 +215,13 @@ impl Index {
                 [before],
             )
             .map_err(sql)?;
+        // Deleted postings stay in the full-text segments until merged:
+        // merge them now (the index is one agent's), so searches do not
+        // read what retention forgot, day after day.
+        if n > 0 {
+            tx.execute("INSERT INTO fts(fts) VALUES('optimize')", [])
+                .map_err(sql)?;
+        }
         tx.commit().map_err(sql)?;
         Ok(n as u64)
     }

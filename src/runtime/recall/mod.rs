@@ -117,7 +117,9 @@ fn brief_doc(b: &Value, agent_id: &str, event_seq: u64) -> Option<Doc> {
             json!({ "brief_id": id, "brief_kind": kind, "work_item_id": b.get("work_item_id"), "event_seq": event_seq }),
         ),
         body: text.to_owned(),
-        hash: hash_of(&[text]),
+        // Its seq too: a brief read again at another seq (a replaced
+        // store) gets the seq retention forgets it by.
+        hash: hash_of(&[text, &event_seq.to_string()]),
     })
 }
 
