@@ -22,14 +22,7 @@ async fn an_archived_agents_actor_ends_and_the_others_go_on() {
     // The others go on: the default agent still runs.
     assert!(r.host.has_actor("main"));
     r.host.until_idle().await;
-    // Asked again (a create of an existing agent), it ends again.
+    // Asked for again (a create of an existing agent), it gets none.
     r.host.create_agent("dev").await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while r.host.has_actor("dev") {
-        assert!(
-            Instant::now() < deadline,
-            "the archived agent kept its actor"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    assert!(!r.host.has_actor("dev"));
 }

@@ -230,7 +230,10 @@ impl RuntimeHost {
     pub async fn create_agent(&self, agent_id: &str) -> Result<AgentRecord, RuntimeError> {
         validate_agent_id(agent_id).map_err(RuntimeError::InvalidAgentId)?;
         if let Some(existing) = self.inner.store.read()?.agent::<AgentRecord>(agent_id)? {
-            self.spawn_actor(agent_id);
+            // An archived agent runs nothing: no actor, as at start-up.
+            if existing.archived_at.is_none() {
+                self.spawn_actor(agent_id);
+            }
             return Ok(existing);
         }
         if agent_id == self.inner.config.default_agent {

@@ -216,10 +216,11 @@ impl Index {
             )
             .map_err(sql)?;
         // Deleted postings stay in the full-text segments until merged:
-        // merge them now (the index is one agent's), so searches do not
-        // read what retention forgot, day after day.
+        // merge some now (bounded: at most 500 pages of work, so a sync
+        // never waits long), so searches stop reading what retention
+        // forgot, day after day.
         if n > 0 {
-            tx.execute("INSERT INTO fts(fts) VALUES('optimize')", [])
+            tx.execute("INSERT INTO fts(fts, rank) VALUES('merge', 500)", [])
                 .map_err(sql)?;
         }
         tx.commit().map_err(sql)?;

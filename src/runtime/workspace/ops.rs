@@ -328,11 +328,14 @@ impl RuntimeHost {
                 Ok((snap, previous))
             })
             .await?;
-        self.inner.guidance_watch.watch_agent(
-            agent_id,
-            &self.inner.agent_home(agent_id),
-            Path::new(&snapshot.workspace_anchor),
-        );
+        // An archived agent has no actor to reload guidance for.
+        if self.has_actor(agent_id) {
+            self.inner.guidance_watch.watch_agent(
+                agent_id,
+                &self.inner.agent_home(agent_id),
+                Path::new(&snapshot.workspace_anchor),
+            );
+        }
         Ok(UseOutcome {
             execution: snapshot,
             previous_workspace_id: previous,
