@@ -182,6 +182,35 @@ async fn sealed_blocks_fill_their_pages() {
     assert!(rows.rows < 300, "{blocks:?} {rows:?}");
 }
 
+/// A schema-2 file of `rows` events of agent `a`, one row each (kind
+/// `note`, stamped `ts(seq)`), with its per-event kind index.
+fn schema2_file(path: &std::path::Path, rows: u64, ts: impl Fn(u64) -> &'static str) {
+    let old: Vec<((&str, u64), Vec<u8>)> = (1..=rows)
+        .map(|n| {
+            let e = EventRecord {
+                event_seq: n,
+                id: format!("evt_old_{n}"),
+                ts: ts(n).into(),
+                kind: "note".into(),
+                agent_id: "a".into(),
+                provenance: Provenance::default(),
+                payload: json!({ "n": n, "text": "written before blocks, one row per event" }),
+            };
+            (("a", n), codec::pack(serde_json::to_vec(&e).unwrap()))
+        })
+        .collect();
+    super::tests::raw_file(path, 2, &old);
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        let mut index = txn.open_table(schema::EVENTS_BY_KIND).unwrap();
+        for n in 1..=rows {
+            index.insert(("a", "note", n), ()).unwrap();
+        }
+    }
+    txn.commit().unwrap();
+}
+
 /// A schema-2 file (every event a row) keeps its rows as they are; the
 /// events after them are sealed, and the ledger reads as one. Its
 /// per-event kind index becomes chunks.
@@ -189,34 +218,7 @@ async fn sealed_blocks_fill_their_pages() {
 async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
-    let old: Vec<((&str, u64), Vec<u8>)> = (1..=300u64)
-        .map(|n| {
-            let e = EventRecord {
-                event_seq: n,
-                id: format!("evt_old_{n}"),
-                ts: "2026-11-01T00:00:00.000Z".into(),
-                kind: "note".into(),
-                agent_id: "a".into(),
-                provenance: Provenance::default(),
-                payload: json!({ "n": n, "text": "written before blocks, one row per event" }),
-            };
-            let json = serde_json::to_vec(&e).unwrap();
-            (("a", n), codec::pack(json))
-        })
-        .collect();
-    super::tests::raw_file(&path, 2, &old);
-    {
-        // Its kind index: a key per event.
-        let db = redb::Database::open(&path).unwrap();
-        let txn = db.begin_write().unwrap();
-        {
-            let mut index = txn.open_table(schema::EVENTS_BY_KIND).unwrap();
-            for n in 1..=300u64 {
-                index.insert(("a", "note", n), ()).unwrap();
-            }
-        }
-        txn.commit().unwrap();
-    }
+    schema2_file(&path, 300, |_| "2026-11-01T00:00:00.000Z");
     let store = open(&path);
     for n in 0..40u64 {
         store
@@ -355,32 +357,7 @@ async fn an_older_files_rows_are_pruned_row_by_row_up_to_the_first_young_one() {
         101..=200 => "2026-09-01T00:00:00.000Z",
         _ => "2026-11-01T00:00:00.000Z",
     };
-    let old: Vec<((&str, u64), Vec<u8>)> = (1..=300u64)
-        .map(|n| {
-            let e = EventRecord {
-                event_seq: n,
-                id: format!("evt_old_{n}"),
-                ts: ts(n).into(),
-                kind: "note".into(),
-                agent_id: "a".into(),
-                provenance: Provenance::default(),
-                payload: json!({ "n": n }),
-            };
-            (("a", n), codec::pack(serde_json::to_vec(&e).unwrap()))
-        })
-        .collect();
-    super::tests::raw_file(&path, 2, &old);
-    {
-        let db = redb::Database::open(&path).unwrap();
-        let txn = db.begin_write().unwrap();
-        {
-            let mut index = txn.open_table(schema::EVENTS_BY_KIND).unwrap();
-            for n in 1..=300u64 {
-                index.insert(("a", "note", n), ()).unwrap();
-            }
-        }
-        txn.commit().unwrap();
-    }
+    schema2_file(&path, 300, ts);
     let store = open(&path);
     for n in 0..10u64 {
         store

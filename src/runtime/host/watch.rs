@@ -205,6 +205,26 @@ struct Registry {
     seen: BTreeMap<Target, u64>,
 }
 
+impl Registry {
+    /// Forget what `agent_id` was watched for; the directories no other
+    /// agent needs, to unwatch.
+    fn release(&mut self, agent_id: &str) -> Vec<PathBuf> {
+        let mut remove = Vec::new();
+        if let Some((home, anchor)) = self.agents.remove(agent_id) {
+            for d in [home, anchor] {
+                if let Some(users) = self.dirs.get_mut(&d) {
+                    users.remove(agent_id);
+                    if users.is_empty() {
+                        self.dirs.remove(&d);
+                        remove.push(d);
+                    }
+                }
+            }
+        }
+        remove
+    }
+}
+
 /// The host's handle on the watcher task.
 pub(crate) struct GuidanceWatch {
     watcher: Mutex<Option<RecommendedWatcher>>,
@@ -279,20 +299,8 @@ impl GuidanceWatch {
     pub(crate) fn unwatch_agent(&self, agent_id: &str) {
         let remove = {
             let mut reg = lock(&self.registry);
-            let mut remove = Vec::new();
-            if let Some((home, anchor)) = reg.agents.remove(agent_id) {
-                for d in [home, anchor] {
-                    if let Some(users) = reg.dirs.get_mut(&d) {
-                        users.remove(agent_id);
-                        if users.is_empty() {
-                            reg.dirs.remove(&d);
-                            remove.push(d);
-                        }
-                    }
-                }
-            }
             reg.seen.remove(&Target::Agent(agent_id.to_owned()));
-            remove
+            reg.release(agent_id)
         };
         if let Some(w) = lock(&self.watcher).as_mut() {
             for d in remove {
@@ -311,18 +319,7 @@ impl GuidanceWatch {
             if reg.agents.get(agent_id) == Some(&wanted) {
                 return;
             }
-            let mut remove = Vec::new();
-            if let Some((old_home, old_anchor)) = reg.agents.remove(agent_id) {
-                for d in [old_home, old_anchor] {
-                    if let Some(users) = reg.dirs.get_mut(&d) {
-                        users.remove(agent_id);
-                        if users.is_empty() {
-                            reg.dirs.remove(&d);
-                            remove.push(d);
-                        }
-                    }
-                }
-            }
+            let mut remove = reg.release(agent_id);
             let mut add = Vec::new();
             for d in [home, anchor] {
                 let users = reg.dirs.entry(d.to_path_buf()).or_default();
