@@ -161,7 +161,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         Command::Approvals => stack::open_kind(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
         Command::Detach => fx.push(Effect::Detach),
-        Command::Quit => quit(state, fx),
+        Command::Quit => super::quit::quit(state, fx),
     }
 }
 
@@ -229,40 +229,6 @@ fn prioritized(state: &mut State, name: &str, arg: &str, priority: Priority, fx:
         return state.conversation.note(hint, Tone::Info);
     }
     send_prompt(state, arg.to_owned(), priority, fx);
-}
-
-/// Quit (`/quit`, Ctrl+C on an empty composer). An embedded console
-/// owns the runtime: with a turn or tasks running it asks once first,
-/// since quitting stops them (each recorded as stopped). Confirmed, a
-/// running turn is aborted first (recorded as aborted, never replayed at
-/// the next start), and the console quits when the runtime answered.
-pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
-    let tasks = state.agent.active_tasks();
-    let turn = state.conversation.turn.is_some();
-    let embedded = state.connection == super::msg::Connection::Embedded;
-    if embedded && (tasks > 0 || turn) && !std::mem::replace(&mut state.quit_asked, true) {
-        let mut busy = Vec::new();
-        if turn {
-            busy.push("a turn is running".to_owned());
-        }
-        match tasks {
-            0 => {}
-            1 => busy.push("1 task is running".to_owned()),
-            n => busy.push(format!("{n} tasks are running")),
-        }
-        let text = format!(
-            "{}: quitting stops them (recorded as stopped; the next start does not run them \
-             again). Quit again to confirm, or /detach to keep the agent working in a \
-             background runtime.",
-            busy.join(" and ")
-        );
-        return state.conversation.note(text, Tone::Info);
-    }
-    if embedded && turn && !state.quit_after_abort {
-        state.quit_after_abort = true;
-        return abort(state, fx);
-    }
-    fx.push(Effect::Quit);
 }
 
 /// Abort the running turn (Esc, `/abort`).

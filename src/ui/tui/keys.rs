@@ -64,7 +64,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     let menu = state.composer.menu_open();
     match action {
         Some(Action::Quit) if !state.composer.is_empty() => state.composer.clear(),
-        Some(Action::Quit) => commands::quit(state, fx),
+        Some(Action::Quit) => super::quit::quit(state, fx),
         Some(Action::Prefix) => state.prefix = true,
         Some(Action::Cancel) if menu => state.composer.dismiss_menu(),
         Some(Action::Cancel) if state.conversation.turn.is_some() => {

@@ -24,6 +24,7 @@ pub mod mention;
 pub mod msg;
 pub mod overlays;
 pub mod projection;
+mod quit;
 pub mod rows;
 mod scroll;
 mod settings;

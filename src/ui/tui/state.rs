@@ -93,6 +93,8 @@ pub enum Pending {
     Answer,
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),
+    /// `runtime.status` before quitting: which agents are at work.
+    QuitCheck,
 }
 
 /// Loading the conversation's history when an agent is shown: live events
@@ -144,6 +146,8 @@ pub struct State {
     pub told_no_model: bool,
     /// Quitting with work running was asked about (once).
     pub quit_asked: bool,
+    /// Quitting waits for the runtime to say which agents are at work.
+    pub quit_checking: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
     pub quit_after_abort: bool,
     /// `a` was pressed once on this waiting call: a second `a` approves
@@ -216,6 +220,7 @@ impl State {
             bind_on_open: false,
             told_no_model: false,
             quit_asked: false,
+            quit_checking: false,
             quit_after_abort: false,
             always_armed: None,
             mouse: true,

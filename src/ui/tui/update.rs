@@ -317,6 +317,7 @@ fn on_response(
     }
     state.dirty = true;
     match pending {
+        Pending::QuitCheck => super::quit::checked(state, result, fx),
         Pending::Prompt => match result.and_then(Response::take::<Admitted>) {
             Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its

@@ -706,3 +706,34 @@ pub fn screen(st: &State) -> String {
     let _ = terminal.draw(|f| view(st, f));
     terminal.backend().to_string()
 }
+
+/// A `runtime.status` answer listing `agents`.
+pub fn runtime_status(agents: Vec<AgentSummary>) -> Value {
+    let status = crate::protocol::RuntimeStatus {
+        holon: "holon".into(),
+        version: "0.1.0".into(),
+        pid: 1,
+        mode: "console".into(),
+        home: None,
+        store: "/h/data/holon.redb".into(),
+        socket_path: None,
+        started_at: "2026-11-26T10:00:00.000Z".into(),
+        uptime_ms: 1,
+        activity: crate::protocol::Activity {
+            state: crate::protocol::ActivityState::Idle,
+            active_agent_count: 0,
+            processing_agent_count: 0,
+            waiting_agent_count: 0,
+            active_task_count: 0,
+        },
+        default_model: None,
+        agent_count: agents.len() as u64,
+        agents,
+        last_failure: None,
+        store_failure: None,
+        http: Default::default(),
+        config_fingerprint: None,
+        pending_approvals: 0,
+    };
+    serde_json::to_value(status).unwrap()
+}

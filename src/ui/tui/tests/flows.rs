@@ -9,7 +9,8 @@ use super::super::msg::{Effect, Msg};
 use super::super::rows::{PromptState, RowKind};
 use super::super::update;
 use super::fixtures::*;
-use crate::protocol::{ApiError, ControlAction, ErrorCode, Request};
+use crate::protocol::types::AgentStatus;
+use crate::protocol::{AgentSummary, ApiError, ControlAction, ErrorCode, Request};
 use crate::runtime::agent::DisplayMode as StoredMode;
 use crate::runtime::envelope::Priority;
 use crate::runtime::tasks::TaskStatus;
@@ -559,9 +560,53 @@ fn quitting_and_detaching() {
         "Ctrl+C first clears the composer"
     );
     assert!(st.composer.is_empty());
-    assert_eq!(update(&mut st, ctrl('c')), [Effect::Quit]);
+    // Embedded: the runtime says first whether any agent is at work.
+    let fx = update(&mut st, ctrl('c'));
+    let id = call_id(&fx, "runtime.status");
+    let idle = runtime_status(vec![summary_of("main"), summary_of("dev")]);
+    let result = answer(&fx, id, idle);
+    assert_eq!(
+        update(&mut st, Msg::Response { id, result }),
+        [Effect::Quit]
+    );
     assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
     assert_eq!(enter(&mut st, "/detach"), [Effect::Detach]);
+    // Quit twice before the runtime answers: it quits all the same.
+    let mut st = fresh();
+    assert_eq!(
+        requests(&update(&mut st, ctrl('c'))),
+        [Request::RuntimeStatus]
+    );
+    assert_eq!(update(&mut st, ctrl('c')), [Effect::Quit]);
+}
+
+#[test]
+fn quitting_names_the_other_agents_at_work_and_what_happens_to_them() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/quit");
+    let id = call_id(&fx, "runtime.status");
+    let dev = AgentSummary {
+        status: AgentStatus::AwakeRunning,
+        ..summary_of("dev")
+    };
+    let ops = AgentSummary {
+        tasks_active: 2,
+        ..summary_of("ops")
+    };
+    let status = runtime_status(vec![summary_of("main"), dev, ops, summary_of("idle")]);
+    let result = answer(&fx, id, status);
+    assert!(
+        update(&mut st, Msg::Response { id, result }).is_empty(),
+        "asked first"
+    );
+    let asked = rows(&st).iter().any(|r| {
+        matches!(r, RowKind::Note { text, .. } if text.starts_with(
+            "other agents are at work (dev, ops): quitting cuts their turns off (the next start \
+             runs them again) and stops their commands. Quit again to confirm"))
+    });
+    assert!(asked, "{:?}", rows(&st));
+    // Confirmed: nothing of this agent runs, so it quits at once.
+    assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
 }
 
 #[test]
@@ -1009,7 +1054,13 @@ fn quitting_an_embedded_console_with_work_running_asks_once() {
     for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
         update(&mut st, Msg::Event(Box::new(e)));
     }
-    assert!(enter(&mut st, "/quit").is_empty(), "asked first");
+    let fx = enter(&mut st, "/quit");
+    let id = call_id(&fx, "runtime.status");
+    let result = answer(&fx, id, runtime_status(vec![summary_of("main")]));
+    assert!(
+        update(&mut st, Msg::Response { id, result }).is_empty(),
+        "asked first"
+    );
     let asked = rows(&st).iter().any(|r| {
         matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops them"))
     });
