@@ -425,6 +425,8 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.composer.approvals.clear();
     state.overlays.close_all();
     state.pending.clear();
+    // A quit check's answer was among them: the next quit asks again.
+    state.quit_checking = false;
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);
     state.attention = false;

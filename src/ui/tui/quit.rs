@@ -11,7 +11,6 @@ use super::msg::{Connection, Effect};
 use super::rows::Tone;
 use super::state::{Pending, State};
 use super::update::call;
-use crate::protocol::types::AgentStatus;
 use crate::protocol::{ApiError, Request, Response, RuntimeStatus};
 
 pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
@@ -35,56 +34,100 @@ pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
 
 /// The runtime's answer to the quit check: with work running, say what
 /// quitting does and wait for a second quit; else quit now. Without an
-/// answer, only what this screen shows is said.
+/// answer, say so and wait for a second quit too.
 pub fn checked(state: &mut State, result: Result<Response, ApiError>, fx: &mut Vec<Effect>) {
     if !std::mem::replace(&mut state.quit_checking, false) || state.quit_asked {
         return;
     }
-    let others: Vec<String> = match result.and_then(Response::take::<RuntimeStatus>) {
-        Ok(status) => status
-            .agents
-            .iter()
-            .filter(|a| a.id != state.agent_id)
-            .filter(|a| a.status == AgentStatus::AwakeRunning || a.tasks_active > 0)
-            .map(|a| a.id.clone())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
     state.quit_asked = true;
-    match warning(state, &others) {
+    let status = match result.and_then(Response::take::<RuntimeStatus>) {
+        Ok(status) => status,
+        Err(e) => {
+            let text = format!(
+                "The runtime did not say which agents are at work ({}): quitting stops whatever \
+                 runs. Quit again to confirm.",
+                e.message
+            );
+            return state.conversation.note(text, Tone::Info);
+        }
+    };
+    match warning(state, &others_at_work(state, &status)) {
         Some(text) => state.conversation.note(text, Tone::Info),
         None => quit(state, fx),
     }
 }
 
+/// The other agents at work: the listed ones inside a turn (whatever their
+/// status: a paused agent's turn runs on) or with tasks running, and how
+/// many more the runtime counts that its list leaves out (private
+/// children, agents past the first 50).
+fn others_at_work(state: &State, status: &RuntimeStatus) -> Others {
+    let in_turn = |a: &crate::protocol::AgentSummary| a.posture == "ActiveTurn";
+    let named = status
+        .agents
+        .iter()
+        .filter(|a| a.id != state.agent_id && (in_turn(a) || a.tasks_active > 0))
+        .map(|a| a.id.clone())
+        .collect();
+    let listed_turns = status.agents.iter().filter(|a| in_turn(a)).count() as u64;
+    let listed_tasks: u64 = status.agents.iter().map(|a| a.tasks_active).sum();
+    let unlisted = status
+        .activity
+        .processing_agent_count
+        .saturating_sub(listed_turns)
+        .max(u64::from(status.activity.active_task_count > listed_tasks));
+    Others { named, unlisted }
+}
+
+struct Others {
+    named: Vec<String>,
+    unlisted: u64,
+}
+
 /// What quitting would stop, or `None` when nothing is at work.
-fn warning(state: &State, others: &[String]) -> Option<String> {
+fn warning(state: &State, others: &Others) -> Option<String> {
     let tasks = state.agent.active_tasks();
-    let turn = state.conversation.turn.is_some();
-    let mut here = Vec::new();
-    if turn {
-        here.push("a turn is running".to_owned());
+    let mut parts = Vec::new();
+    if state.conversation.turn.is_some() {
+        parts.push(
+            "a turn is running: quitting stops it (recorded as stopped; the next start does not \
+             run it again)"
+                .to_owned(),
+        );
     }
     match tasks {
         0 => {}
-        1 => here.push("1 task is running".to_owned()),
-        n => here.push(format!("{n} tasks are running")),
+        1 => parts.push(
+            "1 task is running: quitting stops its command (a child agent's turn runs again at \
+             the next start)"
+                .to_owned(),
+        ),
+        n => parts.push(format!(
+            "{n} tasks are running: quitting stops their commands (child agents' turns run again \
+             at the next start)"
+        )),
     }
-    let keep = "Quit again to confirm, or /detach to keep the work going in a background runtime.";
-    let this = "quitting stops them (recorded as stopped; the next start does not run them again)";
-    if others.is_empty() {
-        return (!here.is_empty()).then(|| format!("{}: {this}. {keep}", here.join(" and ")));
+    if !others.named.is_empty() || others.unlisted > 0 {
+        let mut named = match others.named.len() {
+            n if n <= 3 => others.named.join(", "),
+            n => format!("{} and {} more", others.named[..3].join(", "), n - 3),
+        };
+        if others.unlisted > 0 {
+            let more = format!("{} not listed", others.unlisted);
+            named = match named.is_empty() {
+                true => more,
+                false => format!("{named}; {more}"),
+            };
+        }
+        parts.push(format!(
+            "other agents are at work ({named}): quitting cuts their turns off (the next start \
+             runs them again) and stops their commands"
+        ));
     }
-    let named = match others.len() {
-        n if n <= 3 => others.join(", "),
-        n => format!("{} and {} more", others[..3].join(", "), n - 3),
-    };
-    let others_too = format!(
-        "other agents are at work ({named}): quitting cuts their turns off (the next start runs \
-         them again) and stops their commands"
-    );
-    Some(match here.is_empty() {
-        true => format!("{others_too}. {keep}"),
-        false => format!("{}: {this}; {others_too}. {keep}", here.join(" and ")),
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}. Quit again to confirm, or /detach to keep the work going in a background runtime.",
+            parts.join("; ")
+        )
     })
 }

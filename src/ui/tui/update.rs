@@ -312,12 +312,16 @@ fn on_response(
     let Some((agent_id, pending)) = state.pending.remove(&id) else {
         return; // stale or unknown: dropped
     };
+    if let Pending::QuitCheck = pending {
+        // About the whole runtime, not the agent it was asked for.
+        return super::quit::checked(state, result, fx);
+    }
     if agent_id != state.agent_id {
         return;
     }
     state.dirty = true;
     match pending {
-        Pending::QuitCheck => super::quit::checked(state, result, fx),
+        Pending::QuitCheck => {}
         Pending::Prompt => match result.and_then(Response::take::<Admitted>) {
             Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its

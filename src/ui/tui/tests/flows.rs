@@ -585,8 +585,10 @@ fn quitting_names_the_other_agents_at_work_and_what_happens_to_them() {
     let mut st = fresh();
     let fx = enter(&mut st, "/quit");
     let id = call_id(&fx, "runtime.status");
+    // Inside a turn though paused (a pause lets the turn run on).
     let dev = AgentSummary {
-        status: AgentStatus::AwakeRunning,
+        status: AgentStatus::Paused,
+        posture: "ActiveTurn".into(),
         ..summary_of("dev")
     };
     let ops = AgentSummary {
@@ -606,6 +608,14 @@ fn quitting_names_the_other_agents_at_work_and_what_happens_to_them() {
     });
     assert!(asked, "{:?}", rows(&st));
     // Confirmed: nothing of this agent runs, so it quits at once.
+    assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
+    // No answer from the runtime: said, and a second quit goes.
+    let mut st = fresh();
+    let fx = enter(&mut st, "/quit");
+    let id = call_id(&fx, "runtime.status");
+    let failed = Box::new(Err(ApiError::new(ErrorCode::Internal, "store busy")));
+    assert!(update(&mut st, Msg::Response { id, result: failed }).is_empty());
+    assert!(screen(&st).contains("did not say which agents are at work"));
     assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
 }
 
@@ -1062,7 +1072,7 @@ fn quitting_an_embedded_console_with_work_running_asks_once() {
         "asked first"
     );
     let asked = rows(&st).iter().any(|r| {
-        matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops them"))
+        matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops it (recorded as stopped"))
     });
     assert!(asked);
     // Confirmed: the turn is aborted first (never replayed), then quit.
