@@ -321,6 +321,22 @@ async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
             && e.payload["idempotency_key"] == format!("work_queue:continue_active:{}:2", item.id)
     })
     .await;
+    r.host.until_idle().await;
+    // Only the newest revision's key is kept, and a completed item's go.
+    let keys = || {
+        let rx = r.host.store().read().unwrap();
+        rx.index_list(holon::store::Index::TickKeys, "main")
+            .unwrap()
+    };
+    assert_eq!(
+        keys(),
+        [format!("work_queue:continue_active:{}:2", item.id)]
+    );
+    r.host
+        .complete_work_item("main", &item.id, None)
+        .await
+        .unwrap();
+    assert!(keys().is_empty(), "{:?}", keys());
     r.host.shutdown().await;
 }
 
