@@ -12,6 +12,7 @@ pub mod compact;
 pub mod copy;
 mod error;
 pub mod files;
+mod id_time;
 pub mod verify;
 
 #[cfg(any(test, feature = "bench"))]

@@ -133,21 +133,7 @@ pub(super) fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> 
     let txn = db.begin_write()?;
     {
         let mut meta = txn.open_table(schema::META)?;
-        // Ids minted from now on sort after every one this store kept: a
-        // millisecond on, as ids of one millisecond are ordered only within
-        // the process that minted them.
-        if let Some(v) = meta.get(super::write_ctx::ID_TIME_KEY)? {
-            let kept = super::write_ctx::id_time_of(v.value());
-            let now = u64::try_from(crate::now_ms()).unwrap_or(0);
-            if kept > now.saturating_add(60_000) {
-                tracing::warn!(
-                    path = %path.display(),
-                    kept = %crate::format_ts(i64::try_from(kept).unwrap_or(i64::MAX)),
-                    "the store holds ids minted ahead of this clock (it was ahead then, or is behind now); new ids follow them, to keep their order"
-                );
-            }
-            crate::raise_id_time(kept.saturating_add(1));
-        }
+        super::id_time::raise_at_open(&txn, &mut meta, path)?;
         let found = match meta.get("schema_version")? {
             Some(v) => {
                 let bytes = v.value();

@@ -147,23 +147,9 @@ impl<'t> WriteCtx<'t> {
         Ok(found.pop().flatten())
     }
 
-    /// Keep the latest time an id of this process carries (`meta` row
-    /// `id_time`), so the next process to open the store mints ids that
-    /// sort after every one kept, whatever its clock says. Exact, not
-    /// reserved ahead: a reservation would push the ids of every reopen
-    /// (a test suite's, a quick restart's) ahead of the clock, where
-    /// retention's cutoffs compare them with times.
+    /// Keep the latest time an id of this process carries (`id_time`).
     pub(super) fn keep_id_time(&mut self) -> Result<(), StoreError> {
-        let minted = crate::id_time();
-        let kept = match self.meta.get(ID_TIME_KEY)? {
-            Some(v) => id_time_of(v.value()),
-            None => 0,
-        };
-        if minted > kept {
-            self.meta
-                .insert(ID_TIME_KEY, minted.to_le_bytes().as_slice())?;
-        }
-        Ok(())
+        super::id_time::keep(&mut self.meta)
     }
 
     /// Seal each agent's unsealed events into blocks where they fill one
@@ -496,15 +482,6 @@ impl<'t> WriteCtx<'t> {
         self.counters.insert((agent_id, name), next)?;
         Ok(next)
     }
-}
-
-/// The `meta` row keeping the latest time an id carries (epoch ms, 8
-/// bytes little-endian).
-pub(super) const ID_TIME_KEY: &str = "id_time";
-
-/// An `id_time` row's value; 0 for one that is not 8 bytes.
-pub(super) fn id_time_of(bytes: &[u8]) -> u64 {
-    <[u8; 8]>::try_from(bytes).map_or(0, u64::from_le_bytes)
 }
 
 /// The `meta` key of a runtime setting: kept apart from the store's own
