@@ -7,15 +7,17 @@ use serde::{Deserialize, Serialize};
 use super::api::{Admitted, AgentSummary, ApiError, ControlOutcome, EventRecord, Request};
 
 /// How busy the runtime is (daemon lifecycle contract).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityState {
+    #[default]
     Idle,
     Waiting,
     Processing,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Idle with no counts by default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Activity {
     pub state: ActivityState,
     pub active_agent_count: u64,

@@ -112,7 +112,12 @@ impl SchedulerDecision {
 /// `work_queue:continue_active:<id>:<revision>` and
 /// `work_queue:queued_available:<id>:<revision>`.
 pub fn work_queue_tick_key(reason: SystemTickReason, work_item_id: &str, revision: u64) -> String {
-    format!("work_queue:{}:{work_item_id}:{revision}", reason.as_str())
+    format!("{}{revision}", work_queue_tick_family(reason, work_item_id))
+}
+
+/// The family of a work item's tick keys of one reason (every revision).
+pub fn work_queue_tick_family(reason: SystemTickReason, work_item_id: &str) -> String {
+    format!("work_queue:{}:{work_item_id}:", reason.as_str())
 }
 
 /// A tick key's family: the key up to its last segment (the revision or

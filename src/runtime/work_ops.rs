@@ -12,7 +12,7 @@ use crate::runtime::agent::agent_in;
 use std::path::{Path, PathBuf};
 
 use super::agent::AgentRecord;
-use super::scheduler::work_queue_tick_key;
+use super::scheduler::work_queue_tick_family;
 use super::work_items::{WorkItemRecord, WorkItemState};
 use super::RuntimeError;
 use crate::model::decision::SystemTickReason;
@@ -293,9 +293,8 @@ pub async fn complete(
                 SystemTickReason::ContinueActive,
                 SystemTickReason::QueuedAvailable,
             ] {
-                let key = work_queue_tick_key(reason, &id, 0);
-                let family = crate::runtime::scheduler::tick_key_family(&key);
-                tx.index_remove_prefix(Index::TickKeys, &agent_id, family)?;
+                let family = work_queue_tick_family(reason, &id);
+                tx.index_remove_prefix(Index::TickKeys, &agent_id, &family)?;
             }
             if let Some(mut agent) = tx.get_agent::<AgentRecord>(&agent_id)? {
                 if agent.current_work_item_id.as_deref() == Some(id.as_str()) {

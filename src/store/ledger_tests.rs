@@ -72,6 +72,21 @@ async fn fill(store: &Store, total: u64, big: bool) {
     }
 }
 
+/// `batches` writes of ten events of agent `a` each (`nth` from 1000 on).
+async fn append_batches(store: &Store, batches: u64) {
+    for n in 0..batches {
+        store
+            .write(move |tx| {
+                for i in 0..10 {
+                    tx.append_event(nth("a", 1000 + n * 10 + i))?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+    }
+}
+
 /// The keys of `event_blocks` for an agent, and its rows' count.
 fn layout(path: &std::path::Path, agent: &str) -> (Vec<u64>, usize) {
     let db = redb::Database::open(path).unwrap();
@@ -220,17 +235,7 @@ async fn an_older_files_rows_stay_rows_and_what_follows_is_sealed() {
     let path = dir.path().join("s.redb");
     schema2_file(&path, 300, |_| "2026-11-01T00:00:00.000Z");
     let store = open(&path);
-    for n in 0..40u64 {
-        store
-            .write(move |tx| {
-                for i in 0..10 {
-                    tx.append_event(nth("a", 1000 + n * 10 + i))?;
-                }
-                Ok(())
-            })
-            .await
-            .unwrap();
-    }
+    append_batches(&store, 40).await;
     let rx = store.read().unwrap();
     let all = rx.events("a", 1, 10_000).unwrap();
     assert_eq!(seqs(&all), (1..=700).collect::<Vec<_>>());
@@ -359,17 +364,7 @@ async fn an_older_files_rows_are_pruned_row_by_row_up_to_the_first_young_one() {
     };
     schema2_file(&path, 300, ts);
     let store = open(&path);
-    for n in 0..10u64 {
-        store
-            .write(move |tx| {
-                for i in 0..10 {
-                    tx.append_event(nth("a", 1000 + n * 10 + i))?;
-                }
-                Ok(())
-            })
-            .await
-            .unwrap();
-    }
+    append_batches(&store, 10).await;
     let cut = store
         .write(|tx| tx.cut_ledger("a", u64::MAX, "2026-10-15T00:00:00.000Z", 10_000, true))
         .await

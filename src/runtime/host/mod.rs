@@ -13,6 +13,7 @@
 pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome};
 
 mod actor;
+mod agent_view;
 pub mod backups;
 pub mod cancel;
 mod fate;

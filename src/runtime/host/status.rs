@@ -38,13 +38,7 @@ impl RuntimeHost {
                 .unwrap_or(0),
             default_model: self.effective_model(&AgentRecord::new("", String::new())),
             // Unknown without the store: said as idle, with no counts.
-            activity: crate::protocol::Activity {
-                state: crate::protocol::ActivityState::Idle,
-                active_agent_count: 0,
-                processing_agent_count: 0,
-                waiting_agent_count: 0,
-                active_task_count: 0,
-            },
+            activity: crate::protocol::Activity::default(),
             agents: Vec::new(),
             agent_count: 0,
             last_failure: None,

@@ -194,19 +194,20 @@ pub struct SyncReport {
 /// item never changes again), so a sync does not grow with the items an
 /// agent finished over its life. Every item on a first sync, or when
 /// completions the index has not seen were pruned from the ledger.
+/// `next` is the cursor after this sync: the seq after the ledger's last.
 fn work_items_to_sync(
     rx: &ReadCtx,
     agent_id: &str,
     cursor: Option<String>,
-) -> Result<(Vec<WorkItemRecord>, u64), String> {
+    next: u64,
+) -> Result<Vec<WorkItemRecord>, String> {
     let store = |e: crate::store::StoreError| e.to_string();
-    let next = rx.last_seq(agent_id).map_err(store)? + 1;
     let from = cursor.and_then(|c| c.parse::<u64>().ok());
     let from = match from {
         // Behind the ledger's start (completions pruned unseen) or past
         // its end (a store salvaged or replaced): every item.
         Some(f) if f >= rx.ledger_start(agent_id).map_err(store)? && f <= next => f,
-        _ => return Ok((rx.list(Keyed::WorkItems, agent_id).map_err(store)?, next)),
+        _ => return rx.list(Keyed::WorkItems, agent_id).map_err(store),
     };
     let mut ids = rx
         .index_list(crate::store::Index::OpenWorkItems, agent_id)
@@ -232,7 +233,7 @@ fn work_items_to_sync(
             items.push(w);
         }
     }
-    Ok((items, next))
+    Ok(items)
 }
 
 /// Open the agent's index (rebuilding it if needed) and bring it up to
@@ -291,7 +292,8 @@ pub fn open_synced(
         cursors.push(("cursor:episodes", last.id.clone()));
     }
     docs.extend(episodes.iter().map(episode_doc));
-    let (items, next) = work_items_to_sync(rx, agent_id, index.meta(WORK_CURSOR)?)?;
+    let next = last_seq + 1;
+    let items = work_items_to_sync(rx, agent_id, index.meta(WORK_CURSOR)?, next)?;
     cursors.push((WORK_CURSOR, next.to_string()));
     docs.extend(items.iter().map(work_item_doc));
     let changed = index.upsert(&docs, &cursors)?;

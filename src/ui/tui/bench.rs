@@ -84,6 +84,53 @@ fn frame_time(state: &State, width: u16, height: u16) -> Duration {
     start.elapsed()
 }
 
+/// The console loop's drawing, as its pacer does it (`frame_pacer`): the
+/// frame that shows a typed key waits at most `INPUT_FRAME` after the last
+/// one; any other change is drawn when dirty, at most once per 16 ms.
+struct Paced {
+    terminal: Terminal<TestBackend>,
+    last_draw: Instant,
+    /// How long each frame took to draw.
+    frames: Vec<Duration>,
+}
+
+impl Paced {
+    fn new(width: u16, height: u16) -> Option<Paced> {
+        Some(Paced {
+            terminal: Terminal::new(TestBackend::new(width, height)).ok()?,
+            last_draw: Instant::now() - Duration::from_millis(16),
+            frames: Vec::new(),
+        })
+    }
+
+    fn draw(&mut self, s: &mut State) {
+        let t = Instant::now();
+        let _ = self.terminal.draw(|f| view(s, f));
+        self.frames.push(t.elapsed());
+        s.dirty = false;
+        self.last_draw = Instant::now();
+    }
+
+    /// Type a key, then draw the frame that shows it.
+    fn key(&mut self, s: &mut State) {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
+        let _ = super::update(s, super::msg::Msg::Key(key));
+        std::thread::sleep(
+            super::frame_pacer::INPUT_FRAME.saturating_sub(self.last_draw.elapsed()),
+        );
+        self.draw(s);
+    }
+
+    /// Draw what changed, if a frame is due; then let time pass.
+    fn idle(&mut self, s: &mut State) {
+        if s.dirty && self.last_draw.elapsed() >= Duration::from_millis(16) {
+            self.draw(s);
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
 /// (conversation frame, events frame) with `rows` rows of history.
 pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration) {
     let events: Vec<EventRecord> = (0..rows).map(|i| sample_event(i as u64 + 1, i)).collect();
@@ -109,9 +156,8 @@ pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration
 /// frame). Returns the latency of each key (update start to frame drawn)
 /// and the CPU time the whole run used.
 pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Duration) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (width, height) = (120, 40);
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+    let Some(mut paced) = Paced::new(width, height) else {
         return (Vec::new(), Duration::ZERO);
     };
     let mut s = state(width, height);
@@ -120,7 +166,6 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
     let total = Duration::from_secs(secs);
     let mut applied = 0u64;
     let mut next_key = Duration::from_millis(20);
-    let mut last_draw = Instant::now() - Duration::from_millis(16);
     let mut latencies = Vec::new();
     while start.elapsed() < total {
         let now = start.elapsed();
@@ -133,23 +178,11 @@ pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Durat
         if now >= next_key {
             next_key += Duration::from_millis(20);
             let t = Instant::now();
-            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-            let _ = super::update(&mut s, super::msg::Msg::Key(key));
-            // The frame that shows the key, as the console's pacer draws it.
-            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
-            std::thread::sleep(wait);
-            let _ = terminal.draw(|f| view(&s, f));
-            s.dirty = false;
-            last_draw = Instant::now();
+            paced.key(&mut s);
             latencies.push(t.elapsed());
             continue;
         }
-        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
-            let _ = terminal.draw(|f| view(&s, f));
-            s.dirty = false;
-            last_draw = Instant::now();
-        }
-        std::thread::sleep(Duration::from_micros(500));
+        paced.idle(&mut s);
     }
     latencies.sort();
     (latencies, cpu_time().saturating_sub(cpu0))
@@ -170,9 +203,8 @@ pub fn bench_attached(
     agent_id: &str,
     secs: u64,
 ) -> (Vec<Duration>, u64) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (width, height) = (120, 40);
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+    let Some(mut paced) = Paced::new(width, height) else {
         return (Vec::new(), 0);
     };
     let mut s = state(width, height);
@@ -183,7 +215,6 @@ pub fn bench_attached(
     let mut applied = 0u64;
     let mut next_key = Duration::from_millis(20);
     let mut next_tick = Duration::ZERO;
-    let mut last_draw = Instant::now() - Duration::from_millis(16);
     let mut latencies = Vec::new();
     while start.elapsed() < Duration::from_secs(secs) {
         while let Ok(msg) = rx.try_recv() {
@@ -199,22 +230,11 @@ pub fn bench_attached(
         if now >= next_key {
             let due = start + next_key;
             next_key += Duration::from_millis(20);
-            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-            let _ = super::update(&mut s, super::msg::Msg::Key(key));
-            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
-            std::thread::sleep(wait);
-            let _ = terminal.draw(|f| view(&s, f));
-            s.dirty = false;
-            last_draw = Instant::now();
+            paced.key(&mut s);
             latencies.push(due.elapsed());
             continue;
         }
-        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
-            let _ = terminal.draw(|f| view(&s, f));
-            s.dirty = false;
-            last_draw = Instant::now();
-        }
-        std::thread::sleep(Duration::from_micros(500));
+        paced.idle(&mut s);
     }
     latencies.sort();
     // `update` drops what is not the viewed agent's: a console that
@@ -258,9 +278,8 @@ pub fn bench_streaming(
     secs: u64,
     tokens_per_sec: u64,
 ) -> (Vec<Duration>, Vec<Duration>) {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (width, height) = (120, 40);
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
+    let Some(mut paced) = Paced::new(width, height) else {
         return (Vec::new(), Vec::new());
     };
     let mut s = state(width, height);
@@ -291,18 +310,10 @@ pub fn bench_streaming(
     });
     s.conversation
         .delta("run_bench", &tokens[..start_at].concat());
-    let mut frames = Vec::new();
     let mut keys = Vec::new();
     let start = Instant::now();
     let mut fed = start_at;
     let mut next_key = Duration::from_millis(20);
-    let mut last_draw = Instant::now() - Duration::from_millis(16);
-    let mut draw = |s: &mut State, frames: &mut Vec<Duration>| {
-        let t = Instant::now();
-        let _ = terminal.draw(|f| view(s, f));
-        frames.push(t.elapsed());
-        s.dirty = false;
-    };
     while start.elapsed() < Duration::from_secs(secs) && fed < tokens.len() {
         let now = start.elapsed();
         let due = start_at + (now.as_secs_f64() * tokens_per_sec as f64) as usize;
@@ -314,22 +325,13 @@ pub fn bench_streaming(
         if now >= next_key {
             next_key += Duration::from_millis(20);
             let t = Instant::now();
-            let key = KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE);
-            let _ = super::update(&mut s, super::msg::Msg::Key(key));
-            // As the console's pacer: input waits at most `INPUT_FRAME`.
-            let wait = super::frame_pacer::INPUT_FRAME.saturating_sub(last_draw.elapsed());
-            std::thread::sleep(wait);
-            draw(&mut s, &mut frames);
-            last_draw = Instant::now();
+            paced.key(&mut s);
             keys.push(t.elapsed());
             continue;
         }
-        if s.dirty && last_draw.elapsed() >= Duration::from_millis(16) {
-            draw(&mut s, &mut frames);
-            last_draw = Instant::now();
-        }
-        std::thread::sleep(Duration::from_micros(500));
+        paced.idle(&mut s);
     }
+    let mut frames = paced.frames;
     frames.sort();
     keys.sort();
     (frames, keys)

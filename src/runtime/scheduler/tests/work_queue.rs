@@ -345,6 +345,10 @@ fn decision_serialises_as_scheduler_decision_event_data() {
 fn a_tick_keys_family_is_all_but_its_revision_or_generation() {
     let key = work_queue_tick_key(SystemTickReason::ContinueActive, "work_1", 7);
     assert_eq!(tick_key_family(&key), "work_queue:continue_active:work_1:");
+    assert_eq!(
+        tick_key_family(&key),
+        work_queue_tick_family(SystemTickReason::ContinueActive, "work_1")
+    );
     let other = work_queue_tick_key(SystemTickReason::QueuedAvailable, "work_1", 7);
     assert_ne!(tick_key_family(&key), tick_key_family(&other));
     assert!(!tick_key_family(&key).starts_with(tick_key_family(&other)));
