@@ -295,9 +295,14 @@ pub(super) async fn follow_agent(
         let msg = match item {
             Followed::Event(e) => Msg::Event(Box::new(e)),
             // Streamed answer text, embedded and attached alike.
-            Followed::Delta { run_id, text } => Msg::AssistantDelta {
+            Followed::Delta {
+                run_id,
+                attempt,
+                text,
+            } => Msg::AssistantDelta {
                 agent_id: agent_id.clone(),
                 run_id,
+                attempt,
                 text,
             },
             Followed::Progress {

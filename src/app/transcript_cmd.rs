@@ -100,8 +100,8 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
         "— following {agent} ({}); Ctrl+C stops following, never the agent",
         summary.posture_reason
     ))?;
-    // Characters of the current round's answer shown as they streamed.
-    let mut streamed = 0;
+    // The current round's answer shown as it streamed.
+    let mut streamed = Streamed::default();
     let mut printed = Ok(());
     follow(&*client, &agent, summary.last_event_seq + 1, |item| {
         printed = show(&mut out, &mut streamed, item);
@@ -118,23 +118,37 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
     anyhow::bail!("the runtime went away")
 }
 
+/// The current round's answer as shown while it streamed: its provider
+/// attempt and how many of its characters.
+#[derive(Default)]
+struct Streamed {
+    attempt: u32,
+    chars: usize,
+}
+
 /// Print one followed item: streamed answer text as it comes (indented),
-/// an event as the console's line for it. `streamed` counts the current
-/// round's characters shown so far.
-fn show(out: &mut Out, streamed: &mut usize, item: Followed) -> anyhow::Result<()> {
+/// an event as the console's line for it. An answer that starts over (a
+/// retry, a fallback model) says so and is printed again.
+fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Result<()> {
     match item {
-        Followed::Delta { text, .. } => {
-            if *streamed == 0 {
+        Followed::Delta { text, attempt, .. } => {
+            if streamed.chars > 0 && attempt != streamed.attempt {
+                out.line("")?;
+                out.line("  ↻ the answer starts over (the provider was tried again)")?;
+                streamed.chars = 0;
+            }
+            if streamed.chars == 0 {
                 out.raw("  ")?;
             }
-            *streamed += text.chars().count();
+            streamed.attempt = attempt;
+            streamed.chars += text.chars().count();
             out.raw(&crate::ui::present::printable(&text).replace('\n', "\n  "))
         }
         // Progress is for the console's working row; the call's result
         // is what is shown here.
         Followed::Progress { .. } => Ok(()),
         Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
-            let shown = std::mem::take(streamed);
+            let shown = std::mem::take(&mut streamed.chars);
             if shown > 0 {
                 out.line("")?;
                 let whole = e.payload["text_chars"].as_u64().unwrap_or(0) as usize;

@@ -20,6 +20,9 @@ pub enum SubscriptionItem {
     /// dropped rather than queued when the subscriber is behind.
     Delta {
         run_id: String,
+        /// The run's provider attempt (from 1; 0 from a runtime that
+        /// does not say): when it changes, the answer starts over.
+        attempt: u32,
         text: String,
     },
     /// An MCP server's progress on a running call: transient like a delta.
@@ -94,6 +97,9 @@ pub enum Followed {
     /// Streamed assistant text of a running turn (transient).
     Delta {
         run_id: String,
+        /// The run's provider attempt (from 1; 0 from a runtime that
+        /// does not say): when it changes, the answer starts over.
+        attempt: u32,
         text: String,
     },
     /// An MCP server's progress on a running call (transient).
@@ -131,7 +137,15 @@ where
                 next = e.event_seq + 1;
                 Followed::Event(e)
             }
-            SubscriptionItem::Delta { run_id, text } => Followed::Delta { run_id, text },
+            SubscriptionItem::Delta {
+                run_id,
+                attempt,
+                text,
+            } => Followed::Delta {
+                run_id,
+                attempt,
+                text,
+            },
             SubscriptionItem::Progress {
                 run_id,
                 call_id,

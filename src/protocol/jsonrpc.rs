@@ -121,6 +121,10 @@ pub struct LaggedParams {
 pub struct DeltaParams {
     pub subscription: String,
     pub run_id: String,
+    /// The run's provider attempt the text belongs to (from 1): when it
+    /// changes, the answer starts over (a retry or a fallback model).
+    #[serde(default)]
+    pub attempt: u32,
     pub text: String,
 }
 
@@ -347,6 +351,7 @@ mod tests {
             Notification::AssistantDelta(DeltaParams {
                 subscription: "sub_1".into(),
                 run_id: "run_1".into(),
+                attempt: 2,
                 text: "Hel".into(),
             }),
             Notification::ToolProgress(ProgressParams {
@@ -381,6 +386,18 @@ mod tests {
                 Incoming::Notification(back) => assert_eq!(back, n),
                 other => panic!("{line} read as {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_delta_without_its_attempt_reads_as_attempt_zero() {
+        let line = r#"{"jsonrpc":"2.0","method":"assistant.delta","params":{"subscription":"sub_1","run_id":"run_1","text":"Hel"}}"#;
+        let read: IncomingLine<'_> = serde_json::from_str(line).expect("a line");
+        match read.classify() {
+            Incoming::Notification(Notification::AssistantDelta(p)) => {
+                assert_eq!((p.attempt, p.text.as_str()), (0, "Hel"));
+            }
+            other => panic!("read as {other:?}"),
         }
     }
 

@@ -129,6 +129,7 @@ async fn route(n: Notification, subs: &Subs) {
         Notification::Event(p) => SubscriptionItem::Event(p.event),
         Notification::AssistantDelta(p) => SubscriptionItem::Delta {
             run_id: p.run_id,
+            attempt: p.attempt,
             text: p.text,
         },
         Notification::ToolProgress(p) => SubscriptionItem::Progress {

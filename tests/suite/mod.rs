@@ -33,6 +33,7 @@ mod sandbox;
 mod scheduler_fixtures;
 mod store_durability;
 mod store_migration;
+mod stream_attempts;
 #[allow(dead_code)]
 pub mod stub_provider;
 mod support;

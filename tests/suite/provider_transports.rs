@@ -98,8 +98,8 @@ pub(super) async fn run_timed(
     provider: &ProviderChain,
 ) -> (ProviderOutcome, Vec<String>, Option<Duration>) {
     let deltas = Mutex::new(Vec::new());
-    let progress = |p: ProviderProgress| match p {
-        ProviderProgress::TextDelta(d) => {
+    let progress = |p: ProviderProgress| {
+        if let ProviderProgress::TextDelta(d) = p {
             let mut seen = deltas.lock().unwrap_or_else(|e| e.into_inner());
             seen.push((d, Instant::now()));
         }

@@ -473,12 +473,17 @@ async fn subscribe(
                     let _ = out.send(lagged(resume_from).encode()).await;
                     return;
                 }
-                SubscriptionItem::Delta { run_id, text } => {
+                SubscriptionItem::Delta {
+                    run_id,
+                    attempt,
+                    text,
+                } => {
                     // A preview: dropped, never a reason to cut the
                     // subscription, when the client is behind.
                     let n = Notification::AssistantDelta(DeltaParams {
                         subscription: id.clone(),
                         run_id,
+                        attempt,
                         text,
                     });
                     if let Err(false) = out.try_send_event(n.encode()) {

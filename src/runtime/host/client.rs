@@ -89,9 +89,9 @@ async fn forward_deltas(
     loop {
         tokio::select! {
             update = live.recv() => match update {
-                Ok(super::LiveUpdate::AssistantDelta { agent_id: a, run_id, text }) if a == agent_id => {
+                Ok(super::LiveUpdate::AssistantDelta { agent_id: a, run_id, attempt, text }) if a == agent_id => {
                     if let Err(mpsc::error::TrySendError::Closed(_)) =
-                        tx.try_send(SubscriptionItem::Delta { run_id, text })
+                        tx.try_send(SubscriptionItem::Delta { run_id, attempt, text })
                     {
                         return;
                     }

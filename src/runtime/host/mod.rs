@@ -157,6 +157,9 @@ pub enum LiveUpdate {
     AssistantDelta {
         agent_id: String,
         run_id: String,
+        /// The run's provider attempt this text belongs to (from 1): when
+        /// it changes, the answer starts over.
+        attempt: u32,
         text: String,
     },
     /// An MCP server's progress on a call of a running turn.

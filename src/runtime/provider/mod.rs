@@ -114,6 +114,9 @@ pub struct ProviderRound {
 /// live "assistant progress" for the console.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProviderProgress {
+    /// An attempt begins: the first, a retry or a fallback model. Text an
+    /// earlier attempt of the round streamed is not part of the answer.
+    AttemptStarted,
     TextDelta(String),
 }
 

@@ -212,8 +212,10 @@ fn ev(data: Value) -> SseEvent {
 #[test]
 fn stream_rebuilds_output_from_items() {
     let seen = Mutex::new(Vec::new());
-    let sink = |p: ProviderProgress| match p {
-        ProviderProgress::TextDelta(d) => seen.lock().unwrap_or_else(|e| e.into_inner()).push(d),
+    let sink = |p: ProviderProgress| {
+        if let ProviderProgress::TextDelta(d) = p {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).push(d)
+        }
     };
     let mut dec: Box<dyn StreamDecoder> = Box::<ResponsesStream>::default();
     let events = [

@@ -260,8 +260,10 @@ fn messages_parse_thinking_whole_and_streamed_with_cache_usage() {
     ];
     let mut stream = Box::<messages::MessagesStream>::default();
     let texts = std::sync::Mutex::new(Vec::new());
-    let progress = |p: super::ProviderProgress| match p {
-        super::ProviderProgress::TextDelta(t) => texts.lock().unwrap().push(t),
+    let progress = |p: super::ProviderProgress| {
+        if let super::ProviderProgress::TextDelta(t) = p {
+            texts.lock().unwrap().push(t)
+        }
     };
     for f in frames {
         let event = SseEvent {

@@ -286,6 +286,7 @@ impl ProviderChain {
                 let started_at = now_ts();
                 let clock = Instant::now();
                 let sent = degraded.as_ref().unwrap_or(request);
+                progress(ProviderProgress::AttemptStarted);
                 let result = transport
                     .send(sent, progress, self.policy.request_timeout)
                     .await;

@@ -11,6 +11,7 @@ pub(crate) mod end;
 pub mod frame;
 pub mod prompt;
 mod round;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -15,6 +15,7 @@
 //! A phase answers `Step::End` to end the turn; `rounds` only sequences
 //! them, checks cancellation between rounds and stops at `max_rounds`.
 
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,6 +26,7 @@ use super::budget::{
 use super::calls::{interject, run_call};
 use super::end::Ending;
 use super::frame::FrameContext;
+use super::stream::Stream;
 use super::{cancelled_attempt, output_limit_reason, transcript_in};
 use crate::model::mcp;
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -34,7 +36,7 @@ use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::{ContextBudget, PromptUse};
 use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::{CancelReason, TurnCancel};
-use crate::runtime::host::{HostInner, LiveUpdate};
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
 use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
@@ -44,10 +46,6 @@ use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
-
-/// How much of a cut-off answer is kept for the operator (`turn_terminal`
-/// `partial_answer`).
-const PARTIAL_BYTES: usize = 16 * 1024;
 
 /// What a phase decided: go on with `T`, or end the turn.
 enum Step<T> {
@@ -98,6 +96,9 @@ struct Round<'a> {
     /// Where this turn's own items begin in `history`.
     turn_start: usize,
     completed_work_item: Option<String>,
+    /// The run's provider attempts so far: streamed text is numbered by
+    /// them (`stream.rs`).
+    attempts: Arc<AtomicU32>,
 }
 
 /// Run provider rounds until the turn ends.
@@ -222,6 +223,7 @@ impl<'a> Round<'a> {
             history,
             turn_start,
             completed_work_item: None,
+            attempts: Arc::default(),
         })
     }
 
@@ -282,44 +284,21 @@ impl<'a> Round<'a> {
                 Step::End(ending) => return Ok(Step::End(ending)),
             };
             let t = &self.t;
+            // What streams is sent on, and kept if the turn is cut off.
             let live = t.inner.live.clone();
-            let (aid, rid) = (t.agent_id.to_owned(), t.run_id.to_owned());
-            // What has streamed so far: kept if the turn is cut off.
-            let streamed = Arc::new(std::sync::Mutex::new(String::new()));
-            let so_far = Arc::clone(&streamed);
-            let progress = move |p: ProviderProgress| match p {
-                ProviderProgress::TextDelta(text) => {
-                    if let Ok(mut s) = so_far.lock() {
-                        // At most `PARTIAL_BYTES`, cut at a character.
-                        let room = PARTIAL_BYTES.saturating_sub(s.len());
-                        let mut end = room.min(text.len());
-                        while !text.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        s.push_str(&text[..end]);
-                    }
-                    let _ = live.send(LiveUpdate::AssistantDelta {
-                        agent_id: aid.clone(),
-                        run_id: rid.clone(),
-                        text,
-                    });
-                }
-            };
+            let stream = Stream::new(live, t.agent_id, t.run_id, Arc::clone(&self.attempts));
+            let progress = |p: ProviderProgress| stream.progress(p);
             let t0 = Instant::now();
             // Cancellation drops the request future, which closes the
             // connection: nothing waits for a model that is no longer wanted.
             let outcome = tokio::select! {
                 biased;
                 reason = t.cancel.cancelled() => {
-                    let partial = streamed
-                        .lock()
-                        .map(|s| s.clone())
-                        .unwrap_or_default();
                     return Ok(Step::End(Ending::Aborted {
                         reason,
                         rounds: round,
                         timeline: Some(Box::new(cancelled_attempt(t.provider, t0))),
-                        partial: (!partial.trim().is_empty()).then_some(partial),
+                        partial: stream.partial(),
                     }));
                 }
                 outcome = t.provider.round(&fitted.request, &progress) => outcome,

@@ -309,7 +309,7 @@ pub fn bench_streaming(
         tokens: 0,
     });
     s.conversation
-        .delta("run_bench", &tokens[..start_at].concat());
+        .delta("run_bench", 1, &tokens[..start_at].concat());
     let mut keys = Vec::new();
     let start = Instant::now();
     let mut fed = start_at;
@@ -318,7 +318,7 @@ pub fn bench_streaming(
         let now = start.elapsed();
         let due = start_at + (now.as_secs_f64() * tokens_per_sec as f64) as usize;
         while fed < due.min(tokens.len()) {
-            s.conversation.delta("run_bench", &tokens[fed]);
+            s.conversation.delta("run_bench", 1, &tokens[fed]);
             s.dirty = true;
             fed += 1;
         }

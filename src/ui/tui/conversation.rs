@@ -123,6 +123,11 @@ pub struct Conversation {
     /// Characters of a recorded round still to arrive as late deltas:
     /// they belong to that round, not to the next one.
     stream_skip: usize,
+    /// The provider attempt the stream's text is of (0: the runtime does
+    /// not say), and the last attempt of a recorded round: deltas of it
+    /// or earlier are late.
+    stream_attempt: u32,
+    stream_closed: u32,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -145,6 +150,8 @@ impl Default for Conversation {
             stream_cache: Default::default(),
             stream_generation: 0,
             stream_skip: 0,
+            stream_attempt: 0,
+            stream_closed: 0,
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
@@ -468,10 +475,7 @@ impl Conversation {
             }
             K::AssistantRoundRecorded(p) => {
                 self.set_activity(op);
-                // Deltas of this round still on their way are its own.
-                let got = self.stream.as_ref().map_or(0, |(_, s)| s.chars().count());
-                self.stream_skip = p.text_chars.saturating_sub(got);
-                self.reset_stream();
+                self.close_stream(p.text_chars);
                 if let Some(thinking) = crate::ui::present::reasoning_row(p) {
                     self.generic(&thinking);
                 }
@@ -493,7 +497,8 @@ impl Conversation {
                     tokens: 0,
                 });
                 self.reset_stream();
-                (self.stream_skip, self.progress) = (0, Vec::new());
+                (self.stream_skip, self.stream_closed) = (0, 0);
+                self.progress.clear();
                 self.generic(op);
             }
             K::ProviderRoundCompleted(p) => {

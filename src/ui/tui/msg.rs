@@ -53,6 +53,8 @@ pub enum Msg {
     AssistantDelta {
         agent_id: String,
         run_id: String,
+        /// The run's provider attempt (0 when the runtime does not say).
+        attempt: u32,
         text: String,
     },
     /// An MCP server's progress on a call of the current turn (transient).

@@ -48,10 +48,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         Msg::AssistantDelta {
             agent_id,
             run_id,
+            attempt,
             text,
         } => {
             if agent_id == state.agent_id {
-                state.conversation.delta(&run_id, &text);
+                state.conversation.delta(&run_id, attempt, &text);
                 state.dirty = true;
             }
         }

@@ -243,12 +243,32 @@ impl Conversation {
         self.stream_generation += 1;
     }
 
-    /// Streaming assistant text of the current turn. Deltas of another
-    /// turn than the running one, and late ones of a round already
-    /// recorded, are not drawn.
-    pub fn delta(&mut self, run_id: &str, text: &str) {
+    /// A round was recorded with `text_chars` characters of answer: the
+    /// stream is done. Deltas of its attempt still on their way are late;
+    /// from a runtime that does not number attempts, as many characters
+    /// as did not arrive yet.
+    pub(super) fn close_stream(&mut self, text_chars: usize) {
+        let got = self.stream.as_ref().map_or(0, |(_, s)| s.chars().count());
+        if self.stream.is_some() && self.stream_attempt > 0 {
+            self.stream_closed = self.stream_closed.max(self.stream_attempt);
+            self.stream_skip = 0;
+        } else {
+            self.stream_skip = text_chars.saturating_sub(got);
+        }
+        self.reset_stream();
+    }
+
+    /// Streaming assistant text of the current turn, of the run's provider
+    /// `attempt` (0: not numbered). A new attempt (a retry, a fallback
+    /// model) starts the answer over. Deltas of another turn than the
+    /// running one, and late ones of a round already recorded, are not
+    /// drawn.
+    pub fn delta(&mut self, run_id: &str, attempt: u32, text: &str) {
         let running = self.turn.as_ref().and_then(|t| t.run_id.as_deref());
         if running.is_some_and(|r| r != run_id) {
+            return;
+        }
+        if attempt > 0 && attempt <= self.stream_closed {
             return;
         }
         let mut text = text;
@@ -262,10 +282,11 @@ impl Conversation {
             }
         }
         match &mut self.stream {
-            Some((r, t)) if r == run_id => t.push_str(text),
+            Some((r, t)) if r == run_id && self.stream_attempt == attempt => t.push_str(text),
             _ => {
                 self.stream_generation += 1;
                 self.stream = Some((run_id.to_owned(), text.to_owned()));
+                self.stream_attempt = attempt;
             }
         }
     }

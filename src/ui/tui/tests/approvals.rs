@@ -94,7 +94,7 @@ fn approval_rows(st: &State) -> Vec<&super::super::rows::ApprovalRow> {
 
 /// The operator's prompt `text`, live after the fixture's history, and
 /// (with `run`) its turn started; the script, to push more events on.
-fn prompted(st: &mut State, text: &str, run: Option<&str>) -> Script {
+pub(super) fn prompted(st: &mut State, text: &str, run: Option<&str>) -> Script {
     let mut s = session();
     let base = s.events.len();
     s.prompt("msg_9", text);
@@ -106,16 +106,6 @@ fn prompted(st: &mut State, text: &str, run: Option<&str>) -> Script {
         update(st, Msg::Event(Box::new(e)));
     }
     s
-}
-
-/// Stream `text` into the running turn `run_9`.
-fn streamed(st: &mut State, text: &str) {
-    let delta = Msg::AssistantDelta {
-        agent_id: "main".into(),
-        run_id: "run_9".into(),
-        text: text.into(),
-    };
-    update(st, delta);
 }
 
 #[test]
@@ -338,153 +328,6 @@ fn the_approvals_overlay_shows_the_selected_patch_in_full() {
 }
 
 // ---- answers rendered as they stream ---------------------------------------
-
-const ANSWER: &str = "## What changed\n\nThe retry loop read the clock **twice**;\nnow it reads it once.\n\n```rust\nlet now = clock.now();\nlet deadline = now + limit;\n```\n\n| file | change |\n|---|---|\n| src/retry.rs | one clock read |\n\n> CI passes on the slow runner.\n\nDone.";
-
-fn text_of(lines: &[ratatui::text::Line<'_>]) -> Vec<String> {
-    lines
-        .iter()
-        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-        .collect()
-}
-
-#[test]
-fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
-    use super::super::conversation::stable_cut;
-    use super::super::theme::Theme;
-    let t = Theme { no_color: true };
-    // A long code block streams in chunks of its lines, rendered once.
-    let code: String = (0..40).map(|i| format!("let x{i} = {i};\n")).collect();
-    let long_code = format!("Here:\n\n```rust\n{code}```\n\nThat is all.");
-    for answer in [ANSWER, long_code.as_str()] {
-        // What the finished answer looks like, with the answer's marker.
-        let mut whole = super::super::markdown::render(answer, 80, "  ", t);
-        whole[0].spans[0] = ratatui::text::Span::raw("● ");
-        let whole = text_of(&whole);
-        for chunk in [1, 3, 7, 64, answer.len()] {
-            let mut c = super::super::conversation::Conversation::default();
-            c.turn = Some(super::super::conversation::Turn {
-                run_id: Some("run_1".into()),
-                message_id: None,
-                started_ms: None,
-                activity: None,
-                tool: None,
-                tokens: 0,
-            });
-            let mut fed = 0;
-            while fed < answer.len() {
-                let mut end = (fed + chunk).min(answer.len());
-                while !answer.is_char_boundary(end) {
-                    end += 1;
-                }
-                c.delta("run_1", &answer[fed..end]);
-                fed = end;
-                // Every intermediate frame renders (finished blocks cached).
-                let lines = c.stream_lines(80, t, 1_000);
-                assert!(!lines.is_empty() || answer[..fed].trim().is_empty());
-            }
-            assert_eq!(
-                text_of(&c.stream_lines(80, t, 1_000)),
-                whole,
-                "chunk {chunk}"
-            );
-            // The bottom of it when the screen is short.
-            let bottom = text_of(&c.stream_lines(80, t, 3));
-            assert_eq!(bottom, whole[whole.len() - 3..].to_vec());
-        }
-    }
-    assert!(
-        text_of(&super::super::markdown::render(ANSWER, 80, "  ", t))
-            .iter()
-            .any(|l| l.contains("┌ rust"))
-    );
-    // Finished parts end after a blank line outside a fence, after a
-    // closed fence, or every 16 lines inside an open one.
-    let at = |t: &str| stable_cut(t).at;
-    assert_eq!(at("a\n\nb"), 3);
-    assert_eq!(at("```\nx\n\ny"), 0, "inside an open fence");
-    assert_eq!(at("```\nx\n```\nmore"), 10, "after a closed fence");
-    let long: String = (0..20).map(|i| format!("line {i}\n")).collect();
-    let text = format!("```rust\n{long}");
-    let c = stable_cut(&text);
-    assert_eq!(c.fence.as_deref(), Some("rust"));
-    assert!(text[..c.at].ends_with("line 15\n"), "{}", &text[..c.at]);
-    // Between plain lines of a paragraph that began after a blank line.
-    let c = stable_cut("Intro.\n\nOne line.\nTwo line.\nThree");
-    assert_eq!((c.at, c.soft), (18, true), "before `Two line.`");
-    assert_eq!(
-        at("- item\nlazy one\nlazy two\n"),
-        0,
-        "a list's lazy lines are not cut"
-    );
-    assert_eq!(at("Title\n===\n"), 0, "a setext heading is not cut");
-}
-
-#[test]
-fn the_streaming_answer_shows_in_the_conversation_not_as_one_raw_line() {
-    let mut st = booted(&session(), StoredMode::Info, 120, 40);
-    let mut s = prompted(&mut st, "what changed?", Some("run_9"));
-    streamed(&mut st, &ANSWER[..120]);
-    let text = screen(&st);
-    assert!(text.contains("● What changed"), "{text}");
-    assert!(text.contains("┌ rust"), "{text}");
-    assert!(!text.contains("## What"), "no raw markdown: {text}");
-    assert!(
-        text.contains("answering"),
-        "the working row says what happens: {text}"
-    );
-    // A delta of another run is not drawn; the round's record ends the
-    // stream, and its late deltas are not taken for the next round's.
-    let other = Msg::AssistantDelta {
-        agent_id: "main".into(),
-        run_id: "run_other".into(),
-        text: "GHOST".into(),
-    };
-    update(&mut st, other);
-    assert!(!screen(&st).contains("GHOST"));
-    let mut e = s.push(
-        "assistant_round_recorded",
-        Some("msg_9"),
-        json!({ "run_id": "run_9", "round": 1, "text_preview": &ANSWER[..120], "text_chars": 125, "tool_names": [] }),
-    );
-    e.event_seq = st.conversation.applied_seq + 1;
-    update(&mut st, Msg::Event(Box::new(e)));
-    assert!(st.conversation.stream.is_none());
-    streamed(&mut st, "LATE!next round");
-    let stream = st.conversation.stream.as_ref().map(|(_, t)| t.as_str());
-    assert_eq!(
-        stream,
-        Some("next round"),
-        "5 late characters were the old round's"
-    );
-}
-
-#[test]
-fn an_interrupted_answer_stays_marked_as_cut_off() {
-    let mut st = booted(&session(), StoredMode::Info, 120, 40);
-    let mut s = prompted(&mut st, "explain", Some("run_9"));
-    streamed(&mut st, "The loop reads the **clock** twice, so");
-    // Esc: the turn ends aborted; the runtime kept what had streamed.
-    let mut e = s.push(
-        "turn_terminal",
-        Some("msg_9"),
-        json!({ "run_id": "run_9", "message_id": "msg_9", "kind": "aborted", "rounds": 1,
-                "last_assistant_message": "", "duration_ms": 900, "cancel_reason": "operator_abort",
-                "partial_answer": "The loop reads the **clock** twice, so" }),
-    );
-    e.event_seq = st.conversation.applied_seq + 1;
-    update(&mut st, Msg::Event(Box::new(e)));
-    assert!(st.conversation.stream.is_none());
-    let text = screen(&st);
-    assert!(
-        text.contains("● The loop reads the clock twice, so"),
-        "{text}"
-    );
-    assert!(
-        text.contains("the answer above was cut off: aborted by the operator"),
-        "{text}"
-    );
-}
 
 #[test]
 fn a_waiting_mcp_call_names_its_tool_and_what_always_allows() {

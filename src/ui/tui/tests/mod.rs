@@ -8,3 +8,4 @@ mod mcp_progress;
 mod overlay_flows;
 mod plans_and_priorities;
 mod snapshots;
+mod streaming;

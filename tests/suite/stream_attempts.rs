@@ -1,0 +1,101 @@
+//! An answer that starts over: a stream cut short after some text is
+//! retried, the chain says when each attempt starts, and the runtime
+//! numbers its live text by attempt, so a console shows the retried
+//! answer once and an abort keeps only what the last attempt streamed.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use holon::protocol::ControlAction;
+use holon::runtime::envelope::Priority;
+use holon::runtime::host::{HostConfig, LiveUpdate, RuntimeHost};
+use holon::runtime::provider::{Provider, ProviderProgress};
+use holon::store::{Store, StoreOptions};
+
+use super::provider_transports::{ok, Setup};
+use super::runtime_core::{kind, prompt, wait_event};
+use super::stub_provider::invariants::request;
+use super::stub_provider::{canned, Canned, Cut, StubServer};
+
+fn chain(stub: &StubServer) -> Setup {
+    Setup::new().endpoint("s", stub.base(), None, "openai_responses", "on")
+}
+
+#[tokio::test]
+async fn a_retried_stream_says_when_its_attempt_starts_before_its_text() {
+    let frames = canned::responses_sse(&["Hello", " world"], &[]);
+    // The first attempt streams "Hello", then its connection resets.
+    let stub = StubServer::start(vec![
+        Canned::sse(frames.clone()).cut(Cut::Reset(1)),
+        Canned::sse(frames),
+    ])
+    .await;
+    let seen = Mutex::new(Vec::new());
+    let progress = |p: ProviderProgress| {
+        let item = match p {
+            ProviderProgress::AttemptStarted => "↻".to_owned(),
+            ProviderProgress::TextDelta(t) => t,
+        };
+        seen.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+    };
+    let o = chain(&stub)
+        .chain("s/m", &[])
+        .round(&request(), &progress)
+        .await;
+    assert_eq!(ok(&o).text, "Hello world");
+    let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(seen, ["↻", "Hello", "↻", "Hello", " world"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
+    let first = canned::responses_sse(&["An early ", "draft"], &[]);
+    let second = canned::responses_sse(
+        &["The loop reads ", "the clock twice", " (never sent)"],
+        &[],
+    );
+    let stub = StubServer::start(vec![
+        Canned::sse(first).cut(Cut::Reset(2)),
+        Canned::sse(second).stall_before_last(Duration::from_secs(30)),
+    ])
+    .await;
+    let chain: Arc<dyn Provider> = Arc::new(chain(&stub).chain("s/m", &[]));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).expect("store");
+    let config = HostConfig::new(dir.path().join("data"), Arc::new(move |_| chain.clone()));
+    let host = RuntimeHost::start(store, config).await.expect("runtime");
+    host.create_agent("main").await.expect("agent");
+    let mut live = host.subscribe_live();
+    host.submit(prompt("explain", Priority::Normal))
+        .await
+        .expect("admitted");
+    // Live text, numbered by attempt, until the second attempt stalls.
+    let mut seen: Vec<(u32, String)> = Vec::new();
+    let last = |seen: &[(u32, String)]| -> String {
+        let n = seen.last().map_or(0, |s| s.0);
+        seen.iter()
+            .filter(|s| s.0 == n)
+            .map(|s| s.1.as_str())
+            .collect()
+    };
+    while last(&seen) != "The loop reads the clock twice" {
+        match tokio::time::timeout(Duration::from_secs(15), live.recv()).await {
+            Ok(Ok(LiveUpdate::AssistantDelta { attempt, text, .. })) => seen.push((attempt, text)),
+            Ok(Ok(_)) => {}
+            other => panic!("no delta: {other:?} after {seen:?}"),
+        }
+    }
+    let attempts: Vec<u32> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(attempts, [1, 1, 2, 2], "{seen:?}");
+    assert_eq!(seen[0].1, "An early ");
+    host.control("main", ControlAction::Abort)
+        .await
+        .expect("abort");
+    let ended = wait_event(&host, "the aborted turn", kind("turn_terminal")).await;
+    assert_eq!(ended.payload["kind"], "aborted");
+    assert_eq!(
+        ended.payload["partial_answer"], "The loop reads the clock twice",
+        "the first attempt's draft is not part of the answer"
+    );
+    host.shutdown().await;
+}
