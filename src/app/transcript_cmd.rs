@@ -119,11 +119,55 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
 }
 
 /// The current round's answer as shown while it streamed: its provider
-/// attempt and how many of its characters.
+/// attempt and how many of its characters; and the last attempt of a
+/// recorded round (its run and number), whose late deltas are not shown.
 #[derive(Default)]
 struct Streamed {
     attempt: u32,
     chars: usize,
+    closed: Option<(String, u32)>,
+}
+
+/// Says an answer starts over.
+const STARTS_OVER: &str = "\n  ↻ the answer starts over (the provider was tried again)\n";
+
+impl Streamed {
+    /// What to print for a delta of `run_id`'s `attempt` (0: not
+    /// numbered): its text, indented; nothing when it is late. A new
+    /// attempt after text was shown says the answer starts over.
+    fn delta(&mut self, run_id: &str, attempt: u32, text: &str) -> String {
+        let late = self
+            .closed
+            .as_ref()
+            .is_some_and(|(run, last)| run == run_id && attempt > 0 && attempt <= *last);
+        if late {
+            return String::new();
+        }
+        let mut out = String::new();
+        if self.chars > 0 && attempt != self.attempt {
+            out.push_str(STARTS_OVER);
+            self.chars = 0;
+        }
+        self.attempt = attempt;
+        if text.is_empty() {
+            return out;
+        }
+        if self.chars == 0 {
+            out.push_str("  ");
+        }
+        self.chars += text.chars().count();
+        out.push_str(&crate::ui::present::printable(text).replace('\n', "\n  "));
+        out
+    }
+
+    /// A round was recorded: its attempt's late deltas are not shown.
+    fn recorded(&mut self, e: &EventRecord) {
+        let attempt = e.payload["attempt"].as_u64().unwrap_or(0) as u32;
+        let run = e.payload["run_id"].as_str().unwrap_or_default();
+        if attempt > 0 {
+            self.closed = Some((run.to_owned(), attempt));
+        }
+    }
 }
 
 /// Print one followed item: streamed answer text as it comes (indented),
@@ -131,23 +175,24 @@ struct Streamed {
 /// retry, a fallback model) says so and is printed again.
 fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Result<()> {
     match item {
-        Followed::Delta { text, attempt, .. } => {
-            if streamed.chars > 0 && attempt != streamed.attempt {
-                out.line("")?;
-                out.line("  ↻ the answer starts over (the provider was tried again)")?;
-                streamed.chars = 0;
+        Followed::Delta {
+            run_id,
+            text,
+            attempt,
+        } => {
+            let shown = streamed.delta(&run_id, attempt, &text);
+            match shown.is_empty() {
+                true => Ok(()),
+                false => out.raw(&shown),
             }
-            if streamed.chars == 0 {
-                out.raw("  ")?;
-            }
-            streamed.attempt = attempt;
-            streamed.chars += text.chars().count();
-            out.raw(&crate::ui::present::printable(&text).replace('\n', "\n  "))
         }
         // Progress is for the console's working row; the call's result
         // is what is shown here.
         Followed::Progress { .. } => Ok(()),
         Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
+            if e.kind == "assistant_round_recorded" {
+                streamed.recorded(&e);
+            }
             let shown = std::mem::take(&mut streamed.chars);
             if shown > 0 {
                 out.line("")?;
@@ -166,4 +211,52 @@ fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Resul
 
 fn line(e: &EventRecord) -> String {
     crate::ui::present::short_line(e, &crate::ui::present::present(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded(run: &str, attempt: u32) -> EventRecord {
+        EventRecord {
+            event_seq: 1,
+            id: "evt_1".into(),
+            ts: "2026-11-26T10:00:00.000Z".into(),
+            kind: "assistant_round_recorded".into(),
+            agent_id: "main".into(),
+            provenance: Default::default(),
+            payload: serde_json::json!({ "run_id": run, "attempt": attempt, "text_chars": 5 }),
+        }
+    }
+
+    #[test]
+    fn an_answer_that_starts_over_is_said_once_and_printed_again() {
+        let mut s = Streamed::default();
+        assert_eq!(s.delta("run_1", 1, "Hello\nwor"), "  Hello\n  wor");
+        // The retry's empty delta says so before any of its text.
+        assert_eq!(s.delta("run_1", 2, ""), STARTS_OVER);
+        assert_eq!(s.delta("run_1", 2, "Hello"), "  Hello");
+        assert_eq!(s.delta("run_1", 2, " world"), " world");
+    }
+
+    #[test]
+    fn late_deltas_of_a_recorded_round_are_not_printed() {
+        let mut s = Streamed::default();
+        assert_eq!(s.delta("run_1", 1, "Hel"), "  Hel");
+        s.recorded(&recorded("run_1", 1));
+        s.chars = 0;
+        assert_eq!(s.delta("run_1", 1, "lo"), "", "late");
+        // The next round, and another run's first attempt, are shown.
+        assert_eq!(s.delta("run_1", 2, "Next"), "  Next");
+        s.chars = 0;
+        assert_eq!(s.delta("run_2", 1, "New run"), "  New run");
+    }
+
+    #[test]
+    fn unnumbered_deltas_are_shown_as_they_come() {
+        let mut s = Streamed::default();
+        s.recorded(&recorded("run_1", 0));
+        assert_eq!(s.delta("run_1", 0, "a"), "  a");
+        assert_eq!(s.delta("run_1", 0, "b"), "b");
+    }
 }

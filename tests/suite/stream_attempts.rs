@@ -47,6 +47,38 @@ async fn a_retried_stream_says_when_its_attempt_starts_before_its_text() {
     assert_eq!(seen, ["↻", "Hello", "↻", "Hello", " world"]);
 }
 
+/// A runtime with agent `main` whose model is the stub's.
+async fn host_on(stub: &StubServer) -> (RuntimeHost, tempfile::TempDir) {
+    let chain: Arc<dyn Provider> = Arc::new(chain(stub).chain("s/m", &[]));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).expect("store");
+    let config = HostConfig::new(dir.path().join("data"), Arc::new(move |_| chain.clone()));
+    let host = RuntimeHost::start(store, config).await.expect("runtime");
+    host.create_agent("main").await.expect("agent");
+    (host, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_round_names_the_attempt_that_answered() {
+    let frames = canned::responses_sse(&["Hello", " world"], &[]);
+    let stub = StubServer::start(vec![
+        Canned::sse(frames.clone()).cut(Cut::Reset(1)),
+        Canned::sse(frames),
+    ])
+    .await;
+    let (host, _dir) = host_on(&stub).await;
+    host.submit(prompt("hi", Priority::Normal))
+        .await
+        .expect("admitted");
+    let round = wait_event(&host, "the round", kind("assistant_round_recorded")).await;
+    assert_eq!(round.payload["text_chars"], 11);
+    assert_eq!(
+        round.payload["attempt"], 2,
+        "consoles drop late text of attempt 2 and earlier"
+    );
+    host.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
     let first = canned::responses_sse(&["An early ", "draft"], &[]);
@@ -59,12 +91,7 @@ async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
         Canned::sse(second).stall_before_last(Duration::from_secs(30)),
     ])
     .await;
-    let chain: Arc<dyn Provider> = Arc::new(chain(&stub).chain("s/m", &[]));
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).expect("store");
-    let config = HostConfig::new(dir.path().join("data"), Arc::new(move |_| chain.clone()));
-    let host = RuntimeHost::start(store, config).await.expect("runtime");
-    host.create_agent("main").await.expect("agent");
+    let (host, _dir) = host_on(&stub).await;
     let mut live = host.subscribe_live();
     host.submit(prompt("explain", Priority::Normal))
         .await
@@ -85,8 +112,12 @@ async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
             other => panic!("no delta: {other:?} after {seen:?}"),
         }
     }
-    let attempts: Vec<u32> = seen.iter().map(|s| s.0).collect();
-    assert_eq!(attempts, [1, 1, 2, 2], "{seen:?}");
+    let attempts: Vec<(u32, bool)> = seen.iter().map(|s| (s.0, s.1.is_empty())).collect();
+    assert_eq!(
+        attempts,
+        [(1, false), (1, false), (2, true), (2, false), (2, false)],
+        "the retry is told before its text: {seen:?}"
+    );
     assert_eq!(seen[0].1, "An early ");
     host.control("main", ControlAction::Abort)
         .await

@@ -79,6 +79,11 @@ pub struct AssistantRoundRecorded {
     pub tool_names: Vec<String>,
     #[serde(default)]
     pub text_chars: usize,
+    /// The run's provider attempt that answered (as numbered on
+    /// `assistant.delta`; absent when no attempt was numbered): deltas of
+    /// it or earlier still on their way are late.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub attempt: u32,
     /// What the model said of its reasoning (Responses summaries,
     /// Anthropic thinking text), the first 2,000 characters; for the
     /// operator only, never sent back as text.
@@ -290,13 +295,17 @@ pub struct TurnTerminal {
     /// cost is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    /// A cancelled turn: what the model had streamed of its answer when it
-    /// was cut off (at most 16 KiB; never shown to the model).
+    /// A cancelled turn: what the model's last attempt had streamed of its
+    /// answer when it was cut off (at most 16 KiB; never shown to the model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_answer: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 

@@ -75,6 +75,8 @@ struct Fitted {
 /// The provider's answer, with what it took.
 struct Called {
     outcome: ProviderOutcome,
+    /// The run's provider attempt that answered (`stream.rs`).
+    attempt: u32,
     prompt_estimate: u64,
     context_build_ms: u64,
     provider_round_ms: u64,
@@ -324,6 +326,7 @@ impl<'a> Round<'a> {
             }
             return Ok(Step::Go(Called {
                 outcome,
+                attempt: stream.attempt(),
                 prompt_estimate: fitted.prompt_estimate,
                 context_build_ms: fitted.context_build_ms,
                 provider_round_ms: t0.elapsed().as_millis() as u64,
@@ -359,8 +362,11 @@ impl<'a> Round<'a> {
             timeline,
         );
         let (budget, prompt_estimate) = (self.budget, called.prompt_estimate);
-        let (context_build_ms, provider_round_ms) =
-            (called.context_build_ms, called.provider_round_ms);
+        let (context_build_ms, provider_round_ms, attempt) = (
+            called.context_build_ms,
+            called.provider_round_ms,
+            called.attempt,
+        );
         // Unknown without a price or without reported usage.
         let cost = r
             .token_usage
@@ -398,6 +404,7 @@ impl<'a> Round<'a> {
                     text_preview: r.text.chars().take(400).collect(),
                     tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
                     text_chars: r.text.chars().count(),
+                    attempt,
                     reasoning_summary: crate::runtime::provider::ReasoningItem::summaries(
                         &r.reasoning,
                     ),

@@ -65,6 +65,14 @@ impl Stream {
             ProviderProgress::AttemptStarted => {
                 current.attempt = self.attempts.fetch_add(1, Ordering::Relaxed) + 1;
                 current.text.clear();
+                // Consoles start the answer over now, not at the new
+                // attempt's first text (it may write none).
+                let _ = self.live.send(LiveUpdate::AssistantDelta {
+                    agent_id: self.agent_id.clone(),
+                    run_id: self.run_id.clone(),
+                    attempt: current.attempt,
+                    text: String::new(),
+                });
             }
             ProviderProgress::TextDelta(text) => {
                 current.fresh = false;
@@ -83,6 +91,15 @@ impl Stream {
                 });
             }
         }
+    }
+
+    /// The run's number of the attempt streaming now (the last one, once
+    /// the call has answered).
+    pub(super) fn attempt(&self) -> u32 {
+        self.current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .attempt
     }
 
     /// What the current attempt streamed, if anything but blanks.
@@ -127,9 +144,14 @@ mod tests {
         assert_eq!(s.partial().as_deref(), Some("Hel"));
         assert_eq!(
             sent(&mut rx),
-            [(1, "Hello wor".to_owned()), (2, "Hel".to_owned())]
+            [
+                (1, "Hello wor".to_owned()),
+                (2, String::new()),
+                (2, "Hel".to_owned())
+            ],
+            "consoles hear of the new attempt before its text"
         );
-        assert_eq!(attempts.load(Ordering::Relaxed), 2);
+        assert_eq!((attempts.load(Ordering::Relaxed), s.attempt()), (2, 2));
     }
 
     #[test]

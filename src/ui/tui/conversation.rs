@@ -127,7 +127,7 @@ pub struct Conversation {
     /// not say), and the last attempt of a recorded round: deltas of it
     /// or earlier are late.
     stream_attempt: u32,
-    stream_closed: u32,
+    stream_closed: Option<(String, u32)>,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -151,7 +151,7 @@ impl Default for Conversation {
             stream_generation: 0,
             stream_skip: 0,
             stream_attempt: 0,
-            stream_closed: 0,
+            stream_closed: None,
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
@@ -475,7 +475,7 @@ impl Conversation {
             }
             K::AssistantRoundRecorded(p) => {
                 self.set_activity(op);
-                self.close_stream(p.text_chars);
+                self.close_stream(&p.run_id, p.text_chars, p.attempt);
                 if let Some(thinking) = crate::ui::present::reasoning_row(p) {
                     self.generic(&thinking);
                 }
@@ -497,7 +497,7 @@ impl Conversation {
                     tokens: 0,
                 });
                 self.reset_stream();
-                (self.stream_skip, self.stream_closed) = (0, 0);
+                self.stream_skip = 0;
                 self.progress.clear();
                 self.generic(op);
             }
@@ -510,7 +510,11 @@ impl Conversation {
             K::TurnTerminal(p) => {
                 // An answer cut off (Esc, a stop) stays, marked as such:
                 // what the runtime recorded, else what streamed here.
-                let streamed = self.stream.take().map(|(_, s)| s);
+                let streamed = self.stream.take().map(|(run, s)| {
+                    // Whatever of the run is still on its way is late.
+                    self.close_through(&run, self.stream_attempt);
+                    s
+                });
                 self.reset_stream();
                 let cut_off = p.partial_answer.clone().or(match p.kind {
                     crate::model::decision::TurnTerminalKind::Completed => None,

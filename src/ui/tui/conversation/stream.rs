@@ -243,19 +243,38 @@ impl Conversation {
         self.stream_generation += 1;
     }
 
-    /// A round was recorded with `text_chars` characters of answer: the
-    /// stream is done. Deltas of its attempt still on their way are late;
-    /// from a runtime that does not number attempts, as many characters
-    /// as did not arrive yet.
-    pub(super) fn close_stream(&mut self, text_chars: usize) {
+    /// A round was recorded, answered by the run's provider `attempt` (0:
+    /// not numbered) with `text_chars` characters: its stream is done.
+    /// Deltas of that attempt or an earlier one still on their way are
+    /// late, and a stream of a later attempt (the next round's text that
+    /// overtook the record) goes on. From a runtime that does not number
+    /// attempts, as many characters as did not arrive yet are late.
+    pub(super) fn close_stream(&mut self, run_id: &str, text_chars: usize, attempt: u32) {
+        if attempt > 0 {
+            self.close_through(run_id, attempt);
+            self.stream_skip = 0;
+            if self.stream.is_none() || self.stream_attempt <= attempt {
+                self.reset_stream();
+            }
+            return;
+        }
         let got = self.stream.as_ref().map_or(0, |(_, s)| s.chars().count());
-        if self.stream.is_some() && self.stream_attempt > 0 {
-            self.stream_closed = self.stream_closed.max(self.stream_attempt);
+        if let Some((run, _)) = self.stream.take().filter(|_| self.stream_attempt > 0) {
+            self.close_through(&run, self.stream_attempt);
             self.stream_skip = 0;
         } else {
             self.stream_skip = text_chars.saturating_sub(got);
         }
         self.reset_stream();
+    }
+
+    /// Deltas of `run_id`'s attempts up to `attempt` are late from now on.
+    pub(super) fn close_through(&mut self, run_id: &str, attempt: u32) {
+        let last = match &self.stream_closed {
+            Some((run, last)) if run == run_id => (*last).max(attempt),
+            _ => attempt,
+        };
+        self.stream_closed = Some((run_id.to_owned(), last));
     }
 
     /// Streaming assistant text of the current turn, of the run's provider
@@ -268,7 +287,11 @@ impl Conversation {
         if running.is_some_and(|r| r != run_id) {
             return;
         }
-        if attempt > 0 && attempt <= self.stream_closed {
+        let late = self
+            .stream_closed
+            .as_ref()
+            .is_some_and(|(run, last)| run == run_id && attempt > 0 && attempt <= *last);
+        if late {
             return;
         }
         let mut text = text;

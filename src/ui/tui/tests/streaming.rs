@@ -159,15 +159,19 @@ fn an_answer_that_starts_over_is_drawn_once_and_its_late_text_dropped() {
     let text = screen(&st);
     assert!(text.contains("● The loop reads the clock"), "{text}");
     assert!(!text.contains("draft"), "the cut attempt is gone: {text}");
-    // The round is recorded before the rest of its attempt arrived: the
-    // rest is dropped whole, however long, and the next round streams.
-    let mut e = s.push(
-        "assistant_round_recorded",
-        Some("msg_9"),
-        json!({ "run_id": "run_9", "round": 1, "text_preview": "The loop reads the clock twice.", "text_chars": 31, "tool_names": ["ReadFile"] }),
-    );
-    e.event_seq = st.conversation.applied_seq + 1;
-    update(&mut st, Msg::Event(Box::new(e)));
+    // The round is recorded (answered by attempt 2) before the rest of
+    // its attempt arrived: the rest is dropped whole, however long.
+    let record = |s: &mut Script, st: &mut State| {
+        let mut e = s.push(
+            "assistant_round_recorded",
+            Some("msg_9"),
+            json!({ "run_id": "run_9", "round": 1, "text_preview": "The loop reads the clock twice.",
+                    "text_chars": 31, "tool_names": ["ReadFile"], "attempt": 2 }),
+        );
+        e.event_seq = st.conversation.applied_seq + 1;
+        update(st, Msg::Event(Box::new(e)));
+    };
+    record(&mut s, &mut st);
     streamed(
         &mut st,
         2,
@@ -175,6 +179,10 @@ fn an_answer_that_starts_over_is_drawn_once_and_its_late_text_dropped() {
     );
     assert_eq!(stream_text(&st), None);
     streamed(&mut st, 3, "Next round");
+    assert_eq!(stream_text(&st), Some("Next round"));
+    // A record that arrives after the next round's text overtook it
+    // leaves that text streaming.
+    record(&mut s, &mut st);
     assert_eq!(stream_text(&st), Some("Next round"));
     // Cut off with nothing recorded by the runtime: what the round's last
     // attempt streamed is kept.
