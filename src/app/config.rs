@@ -87,6 +87,7 @@ struct ConsoleSection {
     notify: Option<String>,
     notify_method: Option<String>,
     mouse: Option<bool>,
+    hyperlinks: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -197,6 +198,9 @@ pub struct Config {
     /// Capture the mouse (wheel scrolling); off leaves selection and copy
     /// to the terminal (`[console] mouse`, `/mouse`).
     pub mouse: bool,
+    /// Make links clickable with OSC 8 (`[console] hyperlinks`, default
+    /// true; never on the Linux console).
+    pub hyperlinks: bool,
     /// The store's page cache in MiB (`[store] cache_mib`).
     pub store_cache_mib: usize,
     /// Record the storage engine's allocator state at every commit
@@ -688,6 +692,7 @@ impl Config {
             notify,
             notify_method,
             mouse: file.console.mouse.unwrap_or(true),
+            hyperlinks: file.console.hyperlinks.unwrap_or(true),
             store_cache_mib,
             store_backup_every,
             store_backup_keep,

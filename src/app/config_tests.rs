@@ -61,6 +61,9 @@ fn syntax_error_names_file_line_and_column() {
 fn wrong_type_names_the_key() {
     let c = load("[console]\nmouse = false\n", &Env::default()).unwrap();
     assert!(!c.mouse);
+    assert!(c.hyperlinks, "links are clickable unless turned off");
+    let c = load("[console]\nhyperlinks = false\n", &Env::default()).unwrap();
+    assert!(!c.hyperlinks);
     let err = load("[console]\nbell = \"yes\"\n", &Env::default());
     match err {
         Err(ConfigError::Invalid { line, key, .. }) => {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use crossterm::{execute, terminal};
 use futures_util::{Stream, StreamExt};
-use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::backend::Backend;
 use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
@@ -362,7 +362,10 @@ async fn run(
         .set_history(super::prompt_history::load(&history_dir, &agent_id));
     let guard = TerminalGuard::enter(screen, state.mouse)?;
     state.shift_enter = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let term = std::env::var("TERM").ok();
+    let links = ctx.config.hyperlinks && super::console_backend::takes_links(term.as_deref());
+    let backend = super::console_backend::LinkBackend::new(std::io::stdout(), links);
+    let mut terminal = Terminal::new(backend)?;
     terminal.clear()?;
 
     let (tx, rx) = mpsc::channel::<Msg>(4096);

@@ -45,6 +45,7 @@ pub mod commands;
 pub mod config;
 mod config_checks;
 pub mod console;
+mod console_backend;
 mod console_editor;
 pub mod control;
 pub mod daemon;

@@ -396,3 +396,41 @@ fn ctrl_g_hands_the_draft_to_the_editor_and_takes_back_what_it_saved() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// A link in the model's answer is clickable: the real binary writes it
+/// inside an OSC 8 hyperlink to its address.
+#[test]
+fn a_link_in_an_answer_is_written_as_a_hyperlink() {
+    use super::stub_provider::{canned, Canned, StubServer};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let answer = "Read [the guide](https://example.com/guide) first.";
+    let stub = rt.block_on(StubServer::start(vec![Canned::json(
+        200,
+        canned::responses_json(answer, &[]),
+    )]));
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let env = [
+        ("HOLON_MODEL", "openai/gpt-links"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-links"),
+    ];
+    let mut c = Console::start(home.path(), &[], 100, 30, &env);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("where do I start?");
+    c.enter();
+    c.wait_for("Read the guide (https://example.com/guide) first.");
+    let raw = String::from_utf8_lossy(&c.raw_output()).into_owned();
+    let open = raw
+        .find("\x1b]8;id=holon-")
+        .unwrap_or_else(|| panic!("no hyperlink in {raw:?}"));
+    let link = &raw[open..];
+    assert!(
+        link.contains(";https://example.com/guide\x1b\\") && link.contains("\x1b]8;;\x1b\\"),
+        "{link:?}"
+    );
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}
+

@@ -317,9 +317,9 @@ impl Renderer {
                 .styles
                 .push(Style::default().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Link { dest_url, .. } => {
+                let style = self.t.accent().add_modifier(Modifier::UNDERLINED);
+                self.styles.push(super::links::link_style(style, &dest_url));
                 self.link = Some(dest_url.to_string());
-                self.styles
-                    .push(self.t.accent().add_modifier(Modifier::UNDERLINED));
             }
             Tag::Image { dest_url, .. } => {
                 self.push_text("[image: ");
@@ -418,7 +418,10 @@ impl Renderer {
         if url.is_empty() || shown.ends_with(bare) {
             return;
         }
-        let span = Span::styled(format!(" ({url})"), self.t.dim());
+        let span = Span::styled(
+            format!(" ({url})"),
+            super::links::link_style(self.t.dim(), url),
+        );
         match self.table.as_mut() {
             Some(t) => t.cell.push(span),
             None => self.spans.push(span),
@@ -637,6 +640,38 @@ mod tests {
         assert_eq!(
             md("- [x] done\n- [ ] todo", 40),
             ["  • ☑ done", "  • ☐ todo"]
+        );
+    }
+
+    #[test]
+    fn a_link_and_its_address_carry_it_for_the_terminal_and_others_do_not() {
+        let lines = render(
+            "See [the docs](https://example.com/docs) or [this](file:///etc/passwd).",
+            80,
+            "  ",
+            Theme { no_color: false },
+        );
+        let linked: Vec<(String, Option<String>)> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .map(|s| {
+                let url = s
+                    .style
+                    .underline_color
+                    .and_then(super::super::links::link_of);
+                (s.content.to_string(), url.map(|(_, u)| u.to_string()))
+            })
+            .filter(|(_, url)| url.is_some())
+            .collect();
+        let docs = Some("https://example.com/docs".to_owned());
+        let linked_text: String = linked.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            linked_text, "the docs(https://example.com/docs)",
+            "the link's words, the space between them, and its address"
+        );
+        assert!(
+            linked.iter().all(|(_, url)| *url == docs),
+            "a file address is not made clickable: {linked:?}"
         );
     }
 

@@ -19,6 +19,7 @@ pub mod frame_pacer;
 pub mod highlight;
 pub mod keymap;
 mod keys;
+pub mod links;
 mod markdown;
 pub mod mention;
 pub mod msg;

@@ -201,7 +201,13 @@ pub fn wrap(
         let space = usize::from(!at_start);
         if space + w <= b.avail() {
             if space == 1 {
-                b.push(" ".to_owned(), Style::default());
+                // A space inside one styled run (a link, struck text)
+                // keeps its style, so the run reads, and clicks, as one.
+                let style = match (b.current.last(), word.first()) {
+                    (Some(prev), Some((_, next))) if prev.style == *next => *next,
+                    _ => Style::default(),
+                };
+                b.push(" ".to_owned(), style);
             }
             for (text, style) in word {
                 b.push(text, style);
