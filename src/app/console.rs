@@ -512,7 +512,13 @@ impl<B: Backend> ConsoleLoop<B> {
                         return Ok(exit);
                     }
                     if let Some(draft) = self.editing.take() {
-                        let edited = self.hand_to_editor(&mut input, reopen, draft).await;
+                        let signals = [&mut term, &mut hup];
+                        let Some(edited) = self
+                            .hand_to_editor(&mut input, reopen, draft, signals)
+                            .await
+                        else {
+                            return Ok(Exit::Lost);
+                        };
                         let effects = update(&mut self.state, Msg::DraftEdited(edited));
                         if let Some(exit) = self.perform(effects) {
                             return Ok(exit);
@@ -532,26 +538,47 @@ impl<B: Backend> ConsoleLoop<B> {
 
     /// Ctrl+G: drop the terminal input stream (so nothing typed into the
     /// editor is read here), let the editor have the terminal, take it
-    /// back with a fresh stream and a full redraw.
+    /// back with a fresh stream, the terminal's size now and a full
+    /// redraw. `None`: a SIGTERM or SIGHUP came meanwhile; the editor was
+    /// stopped and the console ends.
     async fn hand_to_editor<S>(
         &mut self,
         input: &mut Option<S>,
         reopen: Option<fn() -> S>,
         draft: String,
-    ) -> Result<String, String> {
+        signals: [&mut tokio::signal::unix::Signal; 2],
+    ) -> Option<Result<String, String>> {
         let Some(reopen) = reopen else {
-            return Err("no terminal to hand to an editor".to_owned());
+            return Some(Err("no terminal to hand to an editor".to_owned()));
         };
         *input = None;
         let (screen, mouse) = (self.screen, self.state.mouse);
-        let edited =
-            tokio::task::spawn_blocking(move || super::console_editor::edit(screen, mouse, &draft))
-                .await
-                .unwrap_or_else(|e| Err(format!("the editor could not run: {e}")));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let mut editor = tokio::task::spawn_blocking(move || {
+            super::console_editor::edit(screen, mouse, &draft, &stopping)
+        });
+        let [term, hup] = signals;
+        let ended = tokio::select! {
+            edited = &mut editor => Some(edited),
+            _ = term.recv() => None,
+            _ = hup.recv() => None,
+        };
+        let Some(edited) = ended else {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = editor.await;
+            return None;
+        };
+        let edited = edited.unwrap_or_else(|e| Err(format!("the editor could not run: {e}")));
         *input = Some(reopen());
+        // The terminal may have been resized while the editor had it.
+        if let Ok((width, height)) = terminal::size() {
+            let effects = update(&mut self.state, Msg::Resize { width, height });
+            let _ = self.perform(effects);
+        }
         let _ = self.terminal.clear();
         self.state.dirty = true;
-        edited
+        Some(edited)
     }
 
     fn draw_if_due(&mut self) -> std::io::Result<()> {

@@ -4,9 +4,14 @@
 //! and the other modes are switched off), the editor runs on a private
 //! temporary file with the draft in it, and the console comes back with
 //! what was saved. `$VISUAL`, else `$EDITOR`, run by the shell so that
-//! `code --wait` works; neither set: `vi`.
+//! `code --wait` works; neither set: `vi`. The shell execs the editor, so
+//! the child Holon waits for is the editor itself: a SIGTERM or SIGHUP to
+//! the console while it runs stops the editor (its draft as it was) and
+//! the console then ends as it would have.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use super::console::Screen;
 
@@ -21,9 +26,24 @@ pub fn editor_command(visual: Option<&str>, editor: Option<&str>) -> String {
         .to_owned()
 }
 
+/// The shell line that runs `command` on the file in `$1`: exec'd, so
+/// the child is the editor, unless the command is more than a program
+/// and its arguments (an assignment, a list, a pipe, a redirection).
+pub fn shell_line(command: &str) -> String {
+    let first = command.split_whitespace().next().unwrap_or_default();
+    let compound =
+        first.contains('=') || command.contains([';', '&', '|', '(', ')', '<', '>', '\n', '`']);
+    match compound {
+        true => format!("{command} \"$1\""),
+        false => format!("exec {command} \"$1\""),
+    }
+}
+
 /// Run the editor on `draft` with the terminal handed over; the saved
-/// text, or why there is none. Blocking: call off the async workers.
-pub fn edit(screen: Screen, mouse: bool, draft: &str) -> Result<String, String> {
+/// text, or why there is none. Blocking: call off the async workers. Once
+/// `stop` is set the editor is asked to end (SIGTERM, then SIGKILL after
+/// two seconds).
+pub fn edit(screen: Screen, mouse: bool, draft: &str, stop: &AtomicBool) -> Result<String, String> {
     use std::os::unix::fs::DirBuilderExt;
     // A directory of its own, readable by the operator alone, gone after.
     let dir = std::env::temp_dir().join(crate::new_id("holon-draft"));
@@ -31,7 +51,7 @@ pub fn edit(screen: Screen, mouse: bool, draft: &str) -> Result<String, String> 
         .mode(0o700)
         .create(&dir)
         .map_err(|e| format!("cannot make a file for the editor: {e}"))?;
-    let edited = edit_in(&dir, screen, mouse, draft);
+    let edited = edit_in(&dir, screen, mouse, draft, stop);
     let _ = std::fs::remove_dir_all(&dir);
     edited
 }
@@ -41,6 +61,7 @@ fn edit_in(
     screen: Screen,
     mouse: bool,
     draft: &str,
+    stop: &AtomicBool,
 ) -> Result<String, String> {
     let path = dir.join("draft.md");
     std::fs::File::create(&path)
@@ -60,7 +81,7 @@ fn edit_in(
     let mut editor = std::process::Command::new("/bin/sh");
     editor
         .arg("-c")
-        .arg(format!("{command} \"$1\""))
+        .arg(shell_line(&command))
         .arg("holon-editor")
         .arg(&path);
     // SAFETY: only signal(2), async-signal-safe, between fork and exec.
@@ -71,8 +92,12 @@ fn edit_in(
             Ok(())
         });
     }
-    let status = editor.status();
+    let status = editor.spawn().and_then(|child| wait(child, stop));
     restore_terminal_signals(ignored);
+    if stop.load(Ordering::SeqCst) {
+        let _ = super::console::modes_on(screen, mouse);
+        return Err("the editor was stopped: the console is ending".to_owned());
+    }
     let saved = match &status {
         Ok(s) if s.success() => Some(
             std::fs::read_to_string(&path)
@@ -98,6 +123,36 @@ fn edit_in(
     }
 }
 
+/// Wait for the editor; once `stop` is set, ask it to end. The child is
+/// signalled only before it has been waited for, so its pid is still its
+/// own.
+fn wait(
+    mut child: std::process::Child,
+    stop: &AtomicBool,
+) -> std::io::Result<std::process::ExitStatus> {
+    let mut asked: Option<Instant> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        match asked {
+            None if stop.load(Ordering::SeqCst) => {
+                if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+                    // SAFETY: kill(2) on our own child, not yet reaped.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                }
+                asked = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() > Duration::from_secs(2) => {
+                let _ = child.kill();
+                return child.wait();
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// SIGINT and SIGQUIT ignored; their previous dispositions.
 fn ignore_terminal_signals() -> [libc::sighandler_t; 2] {
     // SAFETY: plain signal(2) calls; the previous dispositions are put
@@ -120,7 +175,18 @@ fn restore_terminal_signals(previous: [libc::sighandler_t; 2]) {
 
 #[cfg(test)]
 mod tests {
-    use super::editor_command;
+    use super::{editor_command, shell_line};
+
+    #[test]
+    fn a_plain_editor_is_execd_and_a_compound_one_is_not() {
+        assert_eq!(shell_line("code --wait"), "exec code --wait \"$1\"");
+        assert_eq!(
+            shell_line("vim -c 'set tw=72'"),
+            "exec vim -c 'set tw=72' \"$1\""
+        );
+        assert_eq!(shell_line("TERM=xterm vim"), "TERM=xterm vim \"$1\"");
+        assert_eq!(shell_line("cd /tmp && vi"), "cd /tmp && vi \"$1\"");
+    }
 
     #[test]
     fn visual_then_editor_then_vi() {

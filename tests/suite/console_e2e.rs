@@ -434,3 +434,56 @@ fn a_link_in_an_answer_is_written_as_a_hyperlink() {
     assert_eq!(c.wait_exit(), 0);
 }
 
+/// A SIGTERM while Ctrl+G's editor has the terminal does not wait for the
+/// operator to leave the editor: the editor is stopped, the console ends
+/// and gives the terminal back.
+#[test]
+fn sigterm_while_the_editor_runs_stops_it_and_the_console() {
+    let home = Home::new();
+    let pidfile = home.path().join("editor.pid");
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            pidfile.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = editor.display().to_string();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[("VISUAL", editor.as_str())]);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("a draft");
+    c.wait_for("a draft");
+    c.key(b"\x07");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let editor_pid = loop {
+        let pid = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        if let Ok(pid) = pid.trim().parse::<i32>() {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the editor never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let holon = c.pid().expect("the console's pid") as i32;
+    // SAFETY: kill(2) on the console this test started.
+    assert_eq!(unsafe { libc::kill(holon, libc::SIGTERM) }, 0);
+    let t = std::time::Instant::now();
+    c.wait_exit();
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "the console waited {:?} for its editor",
+        t.elapsed()
+    );
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(editor_pid, 0) } == 0;
+    assert!(!alive, "the editor was left running");
+    let raw = c.raw_output();
+    let left = b"\x1b[?1049l";
+    assert!(
+        raw.windows(left.len()).filter(|w| w == left).count() >= 2,
+        "the alternate screen was left for the editor and again at the end"
+    );
+}

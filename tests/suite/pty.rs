@@ -178,6 +178,11 @@ impl Console {
         }
     }
 
+    /// The program's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
     /// Everything the program wrote, for checking terminal restoration.
     pub fn raw_output(&self) -> Vec<u8> {
         self.raw.lock().unwrap_or_else(|p| p.into_inner()).clone()
