@@ -482,7 +482,7 @@ impl<B: Backend> ConsoleLoop<B> {
             self.draw_if_due()?;
             let pacer = self.pacer;
             let frame_due = pacer.until_due(self.state.dirty);
-            let ticking = self.state.wants_tick();
+            let ticking = self.state.needs_clock();
             let next_input = async {
                 match input.as_mut() {
                     Some(i) => i.next().await,

@@ -6,12 +6,33 @@
 //! next start); the other agents' running turns are cut off and run again
 //! at the next start; commands stop with the runtime. A second quit while
 //! the runtime has not answered goes ahead, so a console always quits.
+//! A warning left unanswered for 30 seconds lapses: a quit after that
+//! asks the runtime again, as what runs has likely changed.
 
 use super::msg::{Connection, Effect};
 use super::rows::Tone;
 use super::state::{Pending, State};
 use super::update::call;
 use crate::protocol::{ApiError, Request, Response, RuntimeStatus};
+
+/// How long a quit warning waits for its second quit.
+pub const WARNING_MS: i64 = 30_000;
+
+/// The clock: a warning is timed from the first tick after it, and
+/// lapses after `WARNING_MS`.
+pub fn on_tick(state: &mut State, now_ms: i64) {
+    if !state.quit_asked {
+        return;
+    }
+    match state.quit_asked_ms {
+        None => state.quit_asked_ms = Some(now_ms),
+        Some(at) if now_ms - at >= WARNING_MS => {
+            state.quit_asked = false;
+            state.quit_asked_ms = None;
+        }
+        Some(_) => {}
+    }
+}
 
 pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
     let embedded = state.connection == Connection::Embedded;

@@ -144,8 +144,11 @@ pub struct State {
     pub bind_on_open: bool,
     /// The "no model configured" line was shown (once per console).
     pub told_no_model: bool,
-    /// Quitting with work running was asked about (once).
+    /// Quitting with work running was asked about: a second quit goes.
     pub quit_asked: bool,
+    /// When the question was asked (the first tick after it, epoch ms):
+    /// unanswered for `quit::WARNING_MS`, it lapses.
+    pub quit_asked_ms: Option<i64>,
     /// Quitting waits for the runtime to say which agents are at work.
     pub quit_checking: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
@@ -220,6 +223,7 @@ impl State {
             bind_on_open: false,
             told_no_model: false,
             quit_asked: false,
+            quit_asked_ms: None,
             quit_checking: false,
             quit_after_abort: false,
             always_armed: None,
@@ -235,6 +239,12 @@ impl State {
 
     /// True only while something animates on screen (the working spinner)
     /// or an overlay polls (following a running task's output).
+    /// The console needs the clock: to animate, or for a quit warning to
+    /// lapse.
+    pub fn needs_clock(&self) -> bool {
+        self.quit_asked || self.wants_tick()
+    }
+
     pub fn wants_tick(&self) -> bool {
         match self.overlays.top() {
             Some(top) => top.wants_tick(&self.agent),

@@ -114,6 +114,7 @@ pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Eff
 
 fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     state.now_ms = now_ms;
+    super::quit::on_tick(state, now_ms);
     if state.wants_tick() {
         state.dirty = true;
     }

@@ -7,5 +7,6 @@ mod flows;
 mod mcp_progress;
 mod overlay_flows;
 mod plans_and_priorities;
+mod quit_lapse;
 mod snapshots;
 mod streaming;

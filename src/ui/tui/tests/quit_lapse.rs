@@ -1,0 +1,81 @@
+//! A quit warning that is not confirmed lapses: a quit long after it asks
+//! the runtime again instead of going at once.
+
+use super::super::msg::{Effect, Msg};
+use super::super::quit::WARNING_MS;
+use super::super::update;
+use super::fixtures::*;
+
+/// `/quit` with a turn running: the check, answered; the warning shown.
+fn warned(st: &mut super::super::State) {
+    let fx = enter(st, "/quit");
+    let id = call_id(&fx, "runtime.status");
+    let result = answer(&fx, id, runtime_status(vec![summary_of("main")]));
+    assert!(update(st, Msg::Response { id, result }).is_empty(), "asked");
+    assert!(st.quit_asked);
+}
+
+#[test]
+fn an_unconfirmed_quit_warning_lapses_and_the_next_quit_asks_again() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    warned(&mut st);
+    assert!(st.needs_clock(), "the warning is timed");
+    let t0 = 1_000_000;
+    update(&mut st, Msg::Tick { now_ms: t0 });
+    update(
+        &mut st,
+        Msg::Tick {
+            now_ms: t0 + WARNING_MS - 1,
+        },
+    );
+    assert!(st.quit_asked, "still waiting for the second quit");
+    update(
+        &mut st,
+        Msg::Tick {
+            now_ms: t0 + WARNING_MS,
+        },
+    );
+    assert!(!st.quit_asked, "lapsed");
+    // The next quit checks again, and a second one right after goes.
+    let fx = enter(&mut st, "/quit");
+    assert!(!fx.contains(&Effect::Quit), "{fx:?}");
+    call_id(&fx, "runtime.status");
+    let fx = enter(&mut st, "/quit");
+    assert!(
+        matches!(
+            requests(&fx).as_slice(),
+            [crate::protocol::Request::Control {
+                action: crate::protocol::ControlAction::Abort,
+                ..
+            }]
+        ),
+        "the second quit goes on, the turn aborted first: {fx:?}"
+    );
+}
+
+#[test]
+fn a_confirmed_quit_within_the_warning_goes() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    warned(&mut st);
+    update(&mut st, Msg::Tick { now_ms: 5_000 });
+    update(&mut st, Msg::Tick { now_ms: 20_000 });
+    let fx = enter(&mut st, "/quit");
+    assert!(
+        matches!(
+            requests(&fx).as_slice(),
+            [crate::protocol::Request::Control {
+                action: crate::protocol::ControlAction::Abort,
+                ..
+            }]
+        ),
+        "no second check: the turn is aborted and the console quits: {fx:?}"
+    );
+}
