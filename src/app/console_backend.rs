@@ -52,9 +52,10 @@ impl<W: Write> LinkBackend<W> {
 }
 
 /// Whether a terminal called `term` (`$TERM`) takes OSC 8 or at least
-/// ignores it: the Linux console prints an unknown OSC as text.
+/// ignores it: the Linux console (`linux`, `linux-16color`, ...) prints
+/// an unknown OSC as text.
 pub fn takes_links(term: Option<&str>) -> bool {
-    !matches!(term, Some("linux") | Some("dumb"))
+    !term.is_some_and(|t| t.starts_with("linux") || t == "dumb")
 }
 
 impl<W: Write> Backend for LinkBackend<W> {
@@ -210,5 +211,6 @@ mod tests {
         assert!(takes_links(Some("xterm-256color")));
         assert!(takes_links(None));
         assert!(!takes_links(Some("linux")));
+        assert!(!takes_links(Some("linux-16color")));
     }
 }

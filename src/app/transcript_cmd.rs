@@ -160,9 +160,14 @@ impl Streamed {
         out
     }
 
-    /// A round was recorded: its attempt's late deltas are not shown.
+    /// A round was recorded, or the turn ended: late deltas of the
+    /// round's attempt and earlier ones, or of the whole run, are not
+    /// shown.
     fn recorded(&mut self, e: &EventRecord) {
-        let attempt = e.payload["attempt"].as_u64().unwrap_or(0) as u32;
+        let attempt = match e.kind.as_str() {
+            "turn_terminal" => u32::MAX,
+            _ => e.payload["attempt"].as_u64().unwrap_or(0) as u32,
+        };
         let run = e.payload["run_id"].as_str().unwrap_or_default();
         if attempt > 0 {
             self.closed = Some((run.to_owned(), attempt));
@@ -190,7 +195,7 @@ fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Resul
         // is what is shown here.
         Followed::Progress { .. } => Ok(()),
         Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
-            if e.kind == "assistant_round_recorded" {
+            if e.kind == "assistant_round_recorded" || e.kind == "turn_terminal" {
                 streamed.recorded(&e);
             }
             let shown = std::mem::take(&mut streamed.chars);
@@ -218,11 +223,15 @@ mod tests {
     use super::*;
 
     fn recorded(run: &str, attempt: u32) -> EventRecord {
+        event("assistant_round_recorded", run, attempt)
+    }
+
+    fn event(kind: &str, run: &str, attempt: u32) -> EventRecord {
         EventRecord {
             event_seq: 1,
             id: "evt_1".into(),
             ts: "2026-11-26T10:00:00.000Z".into(),
-            kind: "assistant_round_recorded".into(),
+            kind: kind.into(),
             agent_id: "main".into(),
             provenance: Default::default(),
             payload: serde_json::json!({ "run_id": run, "attempt": attempt, "text_chars": 5 }),
@@ -250,6 +259,16 @@ mod tests {
         assert_eq!(s.delta("run_1", 2, "Next"), "  Next");
         s.chars = 0;
         assert_eq!(s.delta("run_2", 1, "New run"), "  New run");
+    }
+
+    #[test]
+    fn nothing_of_a_run_is_printed_after_its_turn_ended() {
+        let mut s = Streamed::default();
+        assert_eq!(s.delta("run_1", 3, "cut"), "  cut");
+        s.recorded(&event("turn_terminal", "run_1", 0));
+        s.chars = 0;
+        assert_eq!(s.delta("run_1", 4, " late"), "");
+        assert_eq!(s.delta("run_2", 1, "Next"), "  Next");
     }
 
     #[test]

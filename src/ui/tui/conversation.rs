@@ -510,12 +510,10 @@ impl Conversation {
             K::TurnTerminal(p) => {
                 // An answer cut off (Esc, a stop) stays, marked as such:
                 // what the runtime recorded, else what streamed here.
-                let streamed = self.stream.take().map(|(run, s)| {
-                    // Whatever of the run is still on its way is late.
-                    self.close_through(&run, self.stream_attempt);
-                    s
-                });
+                let streamed = self.stream.take().map(|(_, s)| s);
                 self.reset_stream();
+                // Whatever of the run is still on its way is late.
+                self.close_through(&p.run_id, u32::MAX);
                 let cut_off = p.partial_answer.clone().or(match p.kind {
                     crate::model::decision::TurnTerminalKind::Completed => None,
                     _ => streamed,

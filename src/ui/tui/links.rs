@@ -34,9 +34,12 @@ static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(Mutex::default);
 
 /// Whether `url` may be made clickable.
 pub fn linkable(url: &str) -> bool {
-    let scheme = ["http://", "https://", "mailto:"]
-        .iter()
-        .any(|s| url.len() > s.len() && url[..s.len()].eq_ignore_ascii_case(s));
+    let scheme = ["http://", "https://", "mailto:"].iter().any(|s| {
+        url.len() > s.len()
+            && url
+                .get(..s.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(s))
+    });
     scheme && url.len() <= MAX_URL && url.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
@@ -114,6 +117,10 @@ mod tests {
             "https://example.com/\x07",
             "https://exa mple.com",
             "https://例え.jp",
+            "./ドキュメント.md",
+            "#日本語",
+            "ftp://例え",
+            "é",
             "relative/path",
         ] {
             assert!(!linkable(bad), "{bad:?}");

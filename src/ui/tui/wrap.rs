@@ -176,6 +176,16 @@ impl Builder {
     }
 }
 
+/// The style of the space between the line so far and `word`: a space
+/// inside one styled run (a link, struck text) keeps its style, so the
+/// run reads, and clicks, as one.
+fn space_style(line: &[Span<'static>], word: &Word) -> Style {
+    match (line.last(), word.first()) {
+        (Some(prev), Some((_, next))) if prev.style == *next => *next,
+        _ => Style::default(),
+    }
+}
+
 /// Word-wrap `spans` to `width` columns. The first line starts with
 /// `first`, later lines with `rest`. Always returns at least one line.
 pub fn wrap(
@@ -201,12 +211,7 @@ pub fn wrap(
         let space = usize::from(!at_start);
         if space + w <= b.avail() {
             if space == 1 {
-                // A space inside one styled run (a link, struck text)
-                // keeps its style, so the run reads, and clicks, as one.
-                let style = match (b.current.last(), word.first()) {
-                    (Some(prev), Some((_, next))) if prev.style == *next => *next,
-                    _ => Style::default(),
-                };
+                let style = space_style(&b.current, &word);
                 b.push(" ".to_owned(), style);
             }
             for (text, style) in word {
@@ -219,7 +224,8 @@ pub fn wrap(
             }
         } else {
             if space == 1 && b.avail() > 1 {
-                b.push(" ".to_owned(), Style::default());
+                let style = space_style(&b.current, &word);
+                b.push(" ".to_owned(), style);
             } else if space == 1 {
                 b.newline();
             }

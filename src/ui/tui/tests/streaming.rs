@@ -153,7 +153,11 @@ fn an_answer_that_starts_over_is_drawn_once_and_its_late_text_dropped() {
     let mut st = booted(&session(), StoredMode::Info, 120, 40);
     let mut s = prompted(&mut st, "explain", Some("run_9"));
     streamed(&mut st, 1, "An early draft of it");
-    // The provider was tried again: the answer starts over.
+    assert!(screen(&st).contains("An early draft of it"));
+    // The provider was tried again: the answer starts over at once, before
+    // the new attempt writes anything.
+    streamed(&mut st, 2, "");
+    assert!(!screen(&st).contains("draft"), "{}", screen(&st));
     streamed(&mut st, 2, "The loop reads ");
     streamed(&mut st, 2, "the clock");
     let text = screen(&st);
