@@ -21,6 +21,9 @@ pub(super) struct StreamCache {
     /// `stable_len` is inside a paragraph (`Cut::soft`).
     soft: bool,
     lines: Vec<ratatui::text::Line<'static>>,
+    /// Where the text's finished part ends, as read so far (kept across a
+    /// re-render at another width).
+    scan: CutScan,
 }
 
 /// Lines of an open code fence rendered together at most (a long code
@@ -59,69 +62,100 @@ fn plain(line: &str) -> bool {
 /// paragraph that began after a blank line (its lines are kept as
 /// written, so the paragraph renders the same in two parts).
 pub fn stable_cut(text: &str) -> Cut {
-    let mut fence: Option<(&str, String, usize)> = None;
-    let mut cut = Cut::default();
-    let mut at = 0;
-    // The last line was a plain line of a paragraph that began after a
-    // blank line (or the text's start).
-    let mut in_plain = false;
-    let mut after_blank = true;
-    for line in text.split_inclusive('\n') {
-        let next = at + line.len();
-        let whole = line.ends_with('\n');
+    let mut scan = CutScan::default();
+    scan.feed(text);
+    scan.cut
+}
+
+/// `stable_cut` as the text grows: the whole lines read so far and where
+/// they leave the scan, so each frame reads only the lines that came
+/// since the last one.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CutScan {
+    /// Bytes read: the end of the last whole line.
+    at: usize,
+    /// The open fence: its marker, info string and lines so far.
+    fence: Option<(&'static str, String, usize)>,
+    /// The last line was a plain line of a paragraph that began after a
+    /// blank line (or the text's start).
+    in_plain: bool,
+    /// The last line was blank (or there was none).
+    after_blank: bool,
+    pub(super) cut: Cut,
+}
+
+impl CutScan {
+    /// Read `text`'s whole lines past the ones already read (`text` is
+    /// the same text, grown).
+    pub(super) fn feed(&mut self, text: &str) {
+        if self.at == 0 {
+            self.after_blank = true;
+        }
+        let Some(rest) = text.get(self.at..) else {
+            return;
+        };
+        for line in rest.split_inclusive('\n') {
+            if !line.ends_with('\n') {
+                break;
+            }
+            let next = self.at + line.len();
+            self.line(line, next);
+            self.at = next;
+        }
+    }
+
+    /// One whole line, ending at `next`.
+    fn line(&mut self, line: &str, next: usize) {
         let trimmed = line.trim_start();
         let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (&mut fence, marker) {
-            (None, Some(m)) if whole => {
+        match (&mut self.fence, marker) {
+            (None, Some(m)) => {
                 let info = trimmed[3..].trim().to_owned();
-                fence = Some((m, info, 0));
-                (in_plain, after_blank) = (false, false);
+                self.fence = Some((m, info, 0));
+                (self.in_plain, self.after_blank) = (false, false);
             }
-            (Some((open, _, _)), Some(m)) if *open == m && whole => {
-                fence = None;
-                cut = Cut {
+            (Some((open, _, _)), Some(m)) if *open == m => {
+                self.fence = None;
+                self.cut = Cut {
                     at: next,
                     fence: None,
                     soft: false,
                 };
             }
-            (Some((_, info, n)), _) if whole => {
+            (Some((_, info, n)), _) => {
                 *n += 1;
                 if *n % FENCE_CHUNK == 0 {
-                    cut = Cut {
+                    self.cut = Cut {
                         at: next,
                         fence: Some(info.clone()),
                         soft: false,
                     };
                 }
             }
-            (None, None) if whole && line.trim().is_empty() => {
-                cut = Cut {
+            (None, None) if line.trim().is_empty() => {
+                self.cut = Cut {
                     at: next,
                     fence: None,
                     soft: false,
                 };
-                (in_plain, after_blank) = (false, true);
+                (self.in_plain, self.after_blank) = (false, true);
             }
-            (None, None) if whole => {
+            (None, None) => {
                 let line_plain = plain(line);
                 // This line continues a plain paragraph: the part before
                 // it is finished.
-                if in_plain && line_plain {
-                    cut = Cut {
-                        at,
+                if self.in_plain && line_plain {
+                    self.cut = Cut {
+                        at: self.at,
                         fence: None,
                         soft: true,
                     };
                 }
-                in_plain = line_plain && (in_plain || after_blank);
-                after_blank = false;
+                self.in_plain = line_plain && (self.in_plain || self.after_blank);
+                self.after_blank = false;
             }
-            _ => {}
         }
-        at = next;
     }
-    cut
 }
 
 /// Render a piece of a streaming answer: `open` is the fence it starts
@@ -173,12 +207,17 @@ impl Conversation {
             return Vec::new();
         }
         let w = usize::from(width);
+        let mut cache = self.stream_cache.borrow_mut();
+        let mut scan = match cache.as_mut() {
+            Some(c) if c.generation == self.stream_generation => std::mem::take(&mut c.scan),
+            _ => CutScan::default(),
+        };
+        scan.feed(text);
         let Cut {
             at: cut,
             fence: fence_at_cut,
             soft,
-        } = stable_cut(text);
-        let mut cache = self.stream_cache.borrow_mut();
+        } = scan.cut.clone();
         let valid = cache.as_ref().is_some_and(|c| {
             c.generation == self.stream_generation
                 && c.width == width
@@ -194,11 +233,13 @@ impl Conversation {
                 fence: None,
                 soft: false,
                 lines: Vec::new(),
+                scan: CutScan::default(),
             });
         }
         let Some(c) = cache.as_mut() else {
             return Vec::new();
         };
+        c.scan = scan;
         if cut > c.stable_len {
             let piece = render_piece(
                 &text[c.stable_len..cut],
@@ -310,6 +351,32 @@ impl Conversation {
                 self.stream_generation += 1;
                 self.stream = Some((run_id.to_owned(), text.to_owned()));
                 self.stream_attempt = attempt;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{stable_cut, CutScan};
+
+    #[test]
+    fn the_cut_read_as_the_text_grows_is_the_cut_of_the_whole() {
+        let mut code = String::new();
+        for i in 0..40 {
+            code.push_str(&format!("let x{i} = {i};\n"));
+        }
+        let texts = [
+            format!("## Title\n\nIntro line one.\nline two.\n\n```rust\n{code}```\n\n- a\n- b\nlazy\n\nDone.\n"),
+            "Para one\nstill one\n\n~~~\nnot ``` closed\n~~~\n> quote\n> more\n\ntail".to_owned(),
+        ];
+        for text in texts {
+            let mut scan = CutScan::default();
+            let ends = text.char_indices().map(|(i, _)| i).chain([text.len()]);
+            for end in ends {
+                // Fed piece by piece, one character at a time.
+                scan.feed(&text[..end]);
+                assert_eq!(scan.cut, stable_cut(&text[..end]), "at {end} of {text:?}");
             }
         }
     }
