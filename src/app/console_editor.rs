@@ -4,10 +4,13 @@
 //! and the other modes are switched off), the editor runs on a private
 //! temporary file with the draft in it, and the console comes back with
 //! what was saved. `$VISUAL`, else `$EDITOR`, run by the shell so that
-//! `code --wait` works; neither set: `vi`. The shell execs the editor, so
-//! the child Holon waits for is the editor itself: a SIGTERM or SIGHUP to
-//! the console while it runs stops the editor (its draft as it was) and
-//! the console then ends as it would have.
+//! `code --wait` works; neither set: `vi`. The shell execs a plain editor
+//! command, so the child Holon waits for is the editor itself: a SIGTERM
+//! or SIGHUP to the console while it runs stops the editor (what it had
+//! is lost) and the console then ends as it would have. A compound
+//! command (`cd x && vi`) is not exec'd: only its shell is stopped. The
+//! terminal's settings are put back as they were before the editor, so
+//! one killed or crashed in its raw mode leaves none behind.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +34,9 @@ pub fn editor_command(visual: Option<&str>, editor: Option<&str>) -> String {
 /// and its arguments (an assignment, a list, a pipe, a redirection).
 pub fn shell_line(command: &str) -> String {
     let first = command.split_whitespace().next().unwrap_or_default();
-    let compound =
-        first.contains('=') || command.contains([';', '&', '|', '(', ')', '<', '>', '\n', '`']);
+    let compound = first.contains('=')
+        || matches!(first, "exec" | "command" | "builtin")
+        || command.contains([';', '&', '|', '(', ')', '<', '>', '\n', '`']);
     match compound {
         true => format!("{command} \"$1\""),
         false => format!("exec {command} \"$1\""),
@@ -92,10 +96,15 @@ fn edit_in(
             Ok(())
         });
     }
+    let before = Termios::now();
     let status = editor.spawn().and_then(|child| wait(child, stop));
     restore_terminal_signals(ignored);
+    if let Some(t) = &before {
+        t.put_back();
+    }
     if stop.load(Ordering::SeqCst) {
-        let _ = super::console::modes_on(screen, mouse);
+        // The console ends: its terminal stays as the editor left it, put
+        // back to the operator's settings.
         return Err("the editor was stopped: the console is ending".to_owned());
     }
     let saved = match &status {
@@ -153,6 +162,38 @@ fn wait(
     }
 }
 
+/// The terminal's settings at one moment (`/dev/tty`'s).
+struct Termios {
+    tty: std::fs::File,
+    settings: libc::termios,
+}
+
+impl Termios {
+    fn now() -> Option<Termios> {
+        use std::os::fd::AsRawFd;
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let mut settings = std::mem::MaybeUninit::<libc::termios>::uninit();
+        // SAFETY: tcgetattr fills `settings` on success, checked.
+        let read = unsafe { libc::tcgetattr(tty.as_raw_fd(), settings.as_mut_ptr()) };
+        if read != 0 {
+            return None;
+        }
+        // SAFETY: initialised by the successful tcgetattr above.
+        let settings = unsafe { settings.assume_init() };
+        Some(Termios { tty, settings })
+    }
+
+    fn put_back(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: tcsetattr with settings tcgetattr gave for this tty.
+        unsafe { libc::tcsetattr(self.tty.as_raw_fd(), libc::TCSANOW, &self.settings) };
+    }
+}
+
 /// SIGINT and SIGQUIT ignored; their previous dispositions.
 fn ignore_terminal_signals() -> [libc::sighandler_t; 2] {
     // SAFETY: plain signal(2) calls; the previous dispositions are put
@@ -186,6 +227,8 @@ mod tests {
         );
         assert_eq!(shell_line("TERM=xterm vim"), "TERM=xterm vim \"$1\"");
         assert_eq!(shell_line("cd /tmp && vi"), "cd /tmp && vi \"$1\"");
+        assert_eq!(shell_line("exec vim"), "exec vim \"$1\"");
+        assert_eq!(shell_line("command vim"), "command vim \"$1\"");
     }
 
     #[test]

@@ -425,8 +425,10 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.composer.approvals.clear();
     state.overlays.close_all();
     state.pending.clear();
-    // A quit check's answer was among them: the next quit asks again.
+    // A quit check's answer was among them, and a warning spoke of the
+    // agent viewed then: the next quit asks again.
     state.quit_checking = false;
+    (state.quit_asked, state.quit_asked_ms) = (false, None);
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);
     state.attention = false;

@@ -21,7 +21,8 @@ pub const WARNING_MS: i64 = 30_000;
 /// The clock: a warning is timed from the first tick after it, and
 /// lapses after `WARNING_MS`.
 pub fn on_tick(state: &mut State, now_ms: i64) {
-    if !state.quit_asked {
+    // Confirmed: the console quits once the runtime answered the abort.
+    if !state.quit_asked || state.quit_after_abort {
         return;
     }
     match state.quit_asked_ms {

@@ -237,14 +237,14 @@ impl State {
         }
     }
 
-    /// True only while something animates on screen (the working spinner)
-    /// or an overlay polls (following a running task's output).
     /// The console needs the clock: to animate, or for a quit warning to
     /// lapse.
     pub fn needs_clock(&self) -> bool {
         self.quit_asked || self.wants_tick()
     }
 
+    /// True only while something animates on screen (the working spinner)
+    /// or an overlay polls (following a running task's output).
     pub fn wants_tick(&self) -> bool {
         match self.overlays.top() {
             Some(top) => top.wants_tick(&self.agent),

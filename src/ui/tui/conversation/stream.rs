@@ -88,12 +88,14 @@ impl CutScan {
     /// Read `text`'s whole lines past the ones already read (`text` is
     /// the same text, grown).
     pub(super) fn feed(&mut self, text: &str) {
+        if text.get(self.at..).is_none() {
+            // Not the text read so far, grown: read it all again.
+            *self = CutScan::default();
+        }
         if self.at == 0 {
             self.after_blank = true;
         }
-        let Some(rest) = text.get(self.at..) else {
-            return;
-        };
+        let rest = text.get(self.at..).unwrap_or_default();
         for line in rest.split_inclusive('\n') {
             if !line.ends_with('\n') {
                 break;
@@ -379,5 +381,10 @@ mod tests {
                 assert_eq!(scan.cut, stable_cut(&text[..end]), "at {end} of {text:?}");
             }
         }
+        // Given another text than the one read so far, it reads it anew.
+        let mut scan = CutScan::default();
+        scan.feed("ab\n\ncd\n\nef\n");
+        scan.feed("x\n\n");
+        assert_eq!(scan.cut, stable_cut("x\n\n"));
     }
 }

@@ -79,3 +79,39 @@ fn a_confirmed_quit_within_the_warning_goes() {
         "no second check: the turn is aborted and the console quits: {fx:?}"
     );
 }
+
+#[test]
+fn a_warning_about_other_agents_alone_keeps_the_clock_and_lapses() {
+    use crate::protocol::AgentSummary;
+    // Nothing animates here: the warning is about another agent's turn.
+    let mut st = fresh();
+    let fx = enter(&mut st, "/quit");
+    let id = call_id(&fx, "runtime.status");
+    let dev = AgentSummary {
+        posture: "ActiveTurn".into(),
+        ..summary_of("dev")
+    };
+    let result = answer(&fx, id, runtime_status(vec![summary_of("main"), dev]));
+    assert!(update(&mut st, Msg::Response { id, result }).is_empty());
+    assert!(!st.wants_tick(), "nothing animates");
+    assert!(st.needs_clock(), "but the warning is timed");
+    update(&mut st, Msg::Tick { now_ms: 0 });
+    update(&mut st, Msg::Tick { now_ms: WARNING_MS });
+    assert!(!st.quit_asked && !st.needs_clock(), "lapsed, and no clock");
+}
+
+#[test]
+fn switching_agents_forgets_the_warning() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    warned(&mut st);
+    let fx = enter(&mut st, "/agent switch dev");
+    let id = call_id(&fx, "agent.status");
+    let result = answer(&fx, id, serde_json::json!(summary_of("dev")));
+    update(&mut st, Msg::Response { id, result });
+    assert_eq!(st.agent_id, "dev");
+    assert!(!st.quit_asked, "the warning spoke of another agent");
+}
