@@ -176,7 +176,21 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
                     "the runtime's default: holon policy"
                 }
             };
-            super::approval_cmd::policy_lines(&c.workspace_id, whose, &c.policy)
+            let mut lines = super::approval_cmd::policy_lines(&c.workspace_id, whose, &c.policy);
+            let a = &c.always;
+            let allowed: Vec<&str> = (a.allow_commands.iter())
+                .chain(&a.allow_paths)
+                .chain(&a.allow_tools)
+                .map(String::as_str)
+                .collect();
+            if !allowed.is_empty() {
+                lines.push(format!(
+                    "of which your \"always\" answers allowed: {} (kept whatever policy is in \
+                     force; --reset forgets them)",
+                    allowed.join(", ")
+                ));
+            }
+            lines
         }
     })
 }

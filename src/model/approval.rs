@@ -124,6 +124,62 @@ pub struct ApprovalPolicy {
     pub network: Option<super::sandbox::NetworkAccess>,
 }
 
+/// What the operator allowed in a workspace by answering "always": kept
+/// apart from its policy and added to whichever policy is in force there
+/// (its own, or the runtime's default), so a later default still reaches
+/// the workspace with these rules on top.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlwaysAllowed {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_commands: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_paths: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow_tools: Vec<String>,
+}
+
+impl AlwaysAllowed {
+    pub fn is_empty(&self) -> bool {
+        *self == AlwaysAllowed::default()
+    }
+
+    /// Add a rule; whether it was new.
+    pub fn add(
+        &mut self,
+        command: Option<String>,
+        paths: Vec<String>,
+        tool: Option<String>,
+    ) -> bool {
+        let before = self.clone();
+        push_new(&mut self.allow_commands, command);
+        for p in paths {
+            push_new(&mut self.allow_paths, Some(p));
+        }
+        push_new(&mut self.allow_tools, tool);
+        *self != before
+    }
+
+    /// `policy` with these rules added to its allow-lists.
+    pub fn over(&self, mut policy: ApprovalPolicy) -> ApprovalPolicy {
+        for c in &self.allow_commands {
+            push_new(&mut policy.allow_commands, Some(c.clone()));
+        }
+        for p in &self.allow_paths {
+            push_new(&mut policy.allow_paths, Some(p.clone()));
+        }
+        for t in &self.allow_tools {
+            push_new(&mut policy.allow_tools, Some(t.clone()));
+        }
+        policy
+    }
+}
+
+fn push_new(list: &mut Vec<String>, item: Option<String>) {
+    if let Some(item) = item.filter(|i| !list.contains(i)) {
+        list.push(item);
+    }
+}
+
 /// Where the runtime's default policy (every workspace without its own)
 /// comes from: config `[policy]`, or the operator's `holon policy`, which
 /// is kept in the store and wins over the file until reset.

@@ -102,9 +102,31 @@ pub struct AgentWorkspaces {
     /// workspace without one follows the runtime's `[policy]`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub policies: std::collections::BTreeMap<String, super::approval::ApprovalPolicy>,
+    /// What the operator allowed per workspace by answering "always",
+    /// added to the policy in force there (`policy_in_force`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub always: std::collections::BTreeMap<String, super::approval::AlwaysAllowed>,
 }
 
 impl AgentWorkspaces {
+    /// The approval policy in force in `workspace_id`: its own, else the
+    /// runtime's `default`, with what "always" allowed there added; and
+    /// which of the two it is.
+    pub fn policy_in_force(
+        &self,
+        workspace_id: &str,
+        default: &super::approval::ApprovalPolicy,
+    ) -> (super::approval::ApprovalPolicy, PolicySource) {
+        let (base, source) = match self.policies.get(workspace_id) {
+            Some(own) => (own.clone(), PolicySource::Workspace),
+            None => (default.clone(), PolicySource::Runtime),
+        };
+        match self.always.get(workspace_id) {
+            Some(always) => (always.over(base), source),
+            None => (base, source),
+        }
+    }
+
     pub fn binding(&self, workspace_id: &str) -> Option<&WorkspaceBinding> {
         self.attached
             .iter()

@@ -211,19 +211,32 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
         .to_owned();
     let granted = ok(host.approve("main", &id2, true).await);
     assert!(granted.always);
-    // The workspace now has a policy of its own, and the ledger says so.
+    // The rule is kept over the runtime's default, which the workspace
+    // still follows, and the ledger says so.
     let own = events(&host)
         .into_iter()
         .find(|e| e.kind == "workspace_policy_changed")
         .expect("the allow-list change is recorded");
-    assert_eq!(own.payload["source"], "workspace");
+    assert_eq!(own.payload["source"], "runtime");
     assert_eq!(own.payload["policy"]["allow_commands"][0], "echo one");
+    assert_eq!(own.payload["always"]["allow_commands"][0], "echo one");
     wait_requests(&provider, 4).await;
     let snapshot = ok(host.execution_snapshot("main"));
     assert_eq!(
         snapshot.policy.approval.allow_commands,
         vec!["echo one".to_owned()]
     );
+    // A later default reaches the workspace, with the rule kept on top.
+    use holon::model::approval::PolicyChange;
+    let mode = |approval| PolicyChange {
+        approval: Some(approval),
+        ..PolicyChange::default()
+    };
+    ok(host.default_policy(mode(Approval::OnWrite)).await);
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert_eq!(snapshot.policy.approval.approval, Approval::OnWrite);
+    assert_eq!(snapshot.policy.approval.allow_commands, ["echo one"]);
+    ok(host.default_policy(mode(Approval::Always)).await);
     // "echo one" allowed `echo one`, not every echo: the next one asks.
     ok(host.submit(prompt("echo again", Priority::Normal)).await);
     wait_requests(&provider, 5).await;
@@ -234,6 +247,15 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
     })
     .await;
     assert_eq!(third.payload["approval"]["summary"], "`echo two`");
+    // Back to the default forgets what "always" allowed.
+    let reset = PolicyChange {
+        reset: true,
+        ..PolicyChange::default()
+    };
+    let back = ok(host.set_workspace_policy("main", "agent_home", reset).await);
+    assert!(back.always.is_empty() && back.policy.allow_commands.is_empty());
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert!(snapshot.policy.approval.allow_commands.is_empty());
     stop(host).await;
 }
 

@@ -14,9 +14,17 @@ pub use crate::model::approval::DefaultPolicy;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspacePolicyChanged {
     pub workspace_id: String,
-    /// The policy in effect for the workspace now.
+    /// The policy in effect for the workspace now ("always" rules
+    /// included).
     pub policy: crate::model::approval::ApprovalPolicy,
     pub source: crate::model::workspace::PolicySource,
+    /// What the operator allowed there by answering "always" (already in
+    /// `policy`): kept over whichever policy is in force.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::approval::AlwaysAllowed::is_empty"
+    )]
+    pub always: crate::model::approval::AlwaysAllowed,
 }
 
 /// `approval_requested`, `approval_granted`, `approval_denied`.

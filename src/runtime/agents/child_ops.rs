@@ -180,6 +180,7 @@ impl RuntimeHost {
         let workspaces = AgentWorkspaces {
             attached: parent.workspaces.attached.clone(),
             policies: parent.workspaces.policies.clone(),
+            always: parent.workspaces.always.clone(),
             ..AgentWorkspaces::default()
         };
         self.create_named_agent(NewAgent {
@@ -275,6 +276,7 @@ impl RuntimeHost {
         child.workspaces.attached = parent.workspaces.attached.clone();
         // The operator's approval policies follow the workspaces.
         child.workspaces.policies = parent.workspaces.policies.clone();
+        child.workspaces.always = parent.workspaces.always.clone();
         if worktree_of.is_none() {
             // Inherit: the parent's root as it is; a worktree of the
             // parent's is used, never managed, by the child.

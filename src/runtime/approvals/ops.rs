@@ -23,7 +23,7 @@ use crate::runtime::envelope::{
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::tools::{self, Gated, ToolEnv};
-use crate::runtime::workspace::{PolicySource, WorkspaceError, AGENT_HOME_ID};
+use crate::runtime::workspace::{WorkspaceError, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 
@@ -171,38 +171,24 @@ impl RuntimeHost {
                 // No change asked for: a read, which must not turn the
                 // inherited policy into a copy of its own.
                 if change.is_empty() {
-                    return Ok(match agent.workspaces.policies.get(&wid) {
-                        Some(own) => ev::WorkspacePolicyChanged {
-                            workspace_id: wid.clone(),
-                            policy: own.clone(),
-                            source: PolicySource::Workspace,
-                        },
-                        None => ev::WorkspacePolicyChanged {
-                            workspace_id: wid.clone(),
-                            policy: runtime.clone(),
-                            source: PolicySource::Runtime,
-                        },
-                    });
+                    return Ok(in_force(&agent, &wid, &runtime));
                 }
                 let next = change
                     .apply(agent.workspaces.policies.get(&wid), &runtime)
                     .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
-                let (policy, source) = match next {
+                match next {
                     Some(p) => {
-                        agent.workspaces.policies.insert(wid.clone(), p.clone());
-                        (p, PolicySource::Workspace)
+                        agent.workspaces.policies.insert(wid.clone(), p);
                     }
+                    // Back to the runtime's default: what "always" allowed
+                    // here goes too.
                     None => {
                         agent.workspaces.policies.remove(&wid);
-                        (runtime.clone(), PolicySource::Runtime)
+                        agent.workspaces.always.remove(&wid);
                     }
-                };
+                }
                 tx.put_agent(&id, &agent)?;
-                let changed = ev::WorkspacePolicyChanged {
-                    workspace_id: wid.clone(),
-                    policy,
-                    source,
-                };
+                let changed = in_force(&agent, &wid, &runtime);
                 tx.append_event(new_event(
                     &id,
                     Provenance::default(),
@@ -317,29 +303,16 @@ impl RuntimeHost {
                         let (command, paths) = always_rule(&action);
                         let tool = always_tool(&action);
                         rec.always = command.is_some() || !paths.is_empty() || tool.is_some();
-                        let policy = agent
+                        // The rule is kept apart from the workspace's
+                        // policy and added to whichever is in force there,
+                        // so a later default still reaches it.
+                        agent
                             .workspaces
-                            .policies
+                            .always
                             .entry(rec.workspace_id.clone())
-                            .or_insert_with(|| default_policy.clone());
-                        if let Some(c) = command.filter(|c| !policy.allow_commands.contains(c)) {
-                            policy.allow_commands.push(c);
-                        }
-                        for p in paths {
-                            if !policy.allow_paths.contains(&p) {
-                                policy.allow_paths.push(p);
-                            }
-                        }
-                        if let Some(t) = tool.filter(|t| !policy.allow_tools.contains(t)) {
-                            policy.allow_tools.push(t);
-                        }
-                        // The workspace now has a policy of its own (the
-                        // default it followed, with the rule added).
-                        let changed = ev::WorkspacePolicyChanged {
-                            workspace_id: rec.workspace_id.clone(),
-                            policy: policy.clone(),
-                            source: PolicySource::Workspace,
-                        };
+                            .or_default()
+                            .add(command, paths, tool);
+                        let changed = in_force(&agent, &rec.workspace_id, &default_policy);
                         tx.put_agent(&id, &agent)?;
                         tx.append_event(new_event(
                             &id,
@@ -500,6 +473,27 @@ fn call_of(rec: &ApprovalRecord) -> ToolCall {
         name: rec.tool_name.clone(),
         arguments: rec.arguments.clone(),
         malformed_arguments: None,
+    }
+}
+
+/// The `workspace_policy_changed` that says what is in force in `wid`
+/// now: its own policy or the runtime's `default`, with "always" rules.
+fn in_force(
+    agent: &AgentRecord,
+    wid: &str,
+    default: &crate::model::approval::ApprovalPolicy,
+) -> ev::WorkspacePolicyChanged {
+    let (policy, source) = agent.workspaces.policy_in_force(wid, default);
+    ev::WorkspacePolicyChanged {
+        workspace_id: wid.to_owned(),
+        policy,
+        source,
+        always: agent
+            .workspaces
+            .always
+            .get(wid)
+            .cloned()
+            .unwrap_or_default(),
     }
 }
 

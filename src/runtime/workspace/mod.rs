@@ -73,10 +73,7 @@ pub fn snapshot_with(
             a.worktree.clone(),
         ),
     };
-    let (approval, approval_source) = match ws.policies.get(&workspace_id) {
-        Some(own) => (own.clone(), PolicySource::Workspace),
-        None => (default_policy.clone(), PolicySource::Runtime),
-    };
+    let (approval, approval_source) = ws.policy_in_force(&workspace_id, default_policy);
     // A workspace's own policy that leaves the sandbox unsaid follows the
     // runtime's.
     let sandbox = (approval.sandbox.or(default_policy.sandbox)).unwrap_or_default();
@@ -287,6 +284,7 @@ mod tests {
             }),
             retained_worktrees: vec![],
             policies: Default::default(),
+            always: Default::default(),
         };
         let s = snapshot(&ws, Path::new("/d/agents/main"), &Default::default());
         assert_eq!(s.workspace_anchor, "/src/repo");

@@ -385,6 +385,7 @@ mod tests {
             }),
             retained_worktrees: vec![],
             policies: Default::default(),
+            always: Default::default(),
         };
         snapshot(&ws, Path::new("/d/agents/main"), &Default::default())
     }

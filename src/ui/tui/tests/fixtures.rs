@@ -443,6 +443,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
         }),
         retained_worktrees: vec![],
         policies: Default::default(),
+        always: Default::default(),
     }
 }
 
