@@ -175,6 +175,12 @@ pub fn policy_lines(
             p.allow_paths.join(", ")
         ));
     }
+    if !p.allow_tools.is_empty() {
+        lines.push(format!(
+            "MCP tools that never ask: {}",
+            p.allow_tools.join(", ")
+        ));
+    }
     let sandbox = p.sandbox.unwrap_or_default();
     let network = p.network.unwrap_or_default();
     lines.push(format!(

@@ -184,11 +184,16 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
                 .map(String::as_str)
                 .collect();
             if !allowed.is_empty() {
-                lines.push(format!(
-                    "of which your \"always\" answers allowed: {} (kept whatever policy is in \
+                // Beside the allow-lists, before the sandbox line.
+                let at = lines.len().saturating_sub(1);
+                lines.insert(
+                    at,
+                    format!(
+                        "of which your \"always\" answers allowed: {} (kept whatever policy is in \
                      force; --reset forgets them)",
-                    allowed.join(", ")
-                ));
+                        allowed.join(", ")
+                    ),
+                );
             }
             lines
         }

@@ -247,10 +247,10 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
     })
     .await;
     assert_eq!(third.payload["approval"]["summary"], "`echo two`");
-    // Back to the default forgets what "always" allowed.
+    // A reset forgets what "always" allowed, also with a change after it.
     let reset = PolicyChange {
         reset: true,
-        ..PolicyChange::default()
+        ..mode(Approval::Always)
     };
     let back = ok(host.set_workspace_policy("main", "agent_home", reset).await);
     assert!(back.always.is_empty() && back.policy.allow_commands.is_empty());

@@ -176,15 +176,16 @@ impl RuntimeHost {
                 let next = change
                     .apply(agent.workspaces.policies.get(&wid), &runtime)
                     .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
+                // A reset forgets what "always" allowed here too.
+                if change.reset {
+                    agent.workspaces.always.remove(&wid);
+                }
                 match next {
                     Some(p) => {
                         agent.workspaces.policies.insert(wid.clone(), p);
                     }
-                    // Back to the runtime's default: what "always" allowed
-                    // here goes too.
                     None => {
                         agent.workspaces.policies.remove(&wid);
-                        agent.workspaces.always.remove(&wid);
                     }
                 }
                 tx.put_agent(&id, &agent)?;
@@ -302,23 +303,26 @@ impl RuntimeHost {
                     if let Some(action) = always_action(&inner, &rec) {
                         let (command, paths) = always_rule(&action);
                         let tool = always_tool(&action);
-                        rec.always = command.is_some() || !paths.is_empty() || tool.is_some();
                         // The rule is kept apart from the workspace's
                         // policy and added to whichever is in force there,
                         // so a later default still reaches it.
-                        agent
-                            .workspaces
-                            .always
-                            .entry(rec.workspace_id.clone())
-                            .or_default()
-                            .add(command, paths, tool);
-                        let changed = in_force(&agent, &rec.workspace_id, &default_policy);
-                        tx.put_agent(&id, &agent)?;
-                        tx.append_event(new_event(
-                            &id,
-                            Provenance::default(),
-                            Event::WorkspacePolicyChanged(changed),
-                        ))?;
+                        let mut rules = (agent.workspaces.always.get(&rec.workspace_id).cloned())
+                            .unwrap_or_default();
+                        rec.always = command.is_some() || !paths.is_empty() || tool.is_some();
+                        // Nothing written when no rule is new.
+                        if rules.add(command, paths, tool) {
+                            agent
+                                .workspaces
+                                .always
+                                .insert(rec.workspace_id.clone(), rules);
+                            let changed = in_force(&agent, &rec.workspace_id, &default_policy);
+                            tx.put_agent(&id, &agent)?;
+                            tx.append_event(new_event(
+                                &id,
+                                Provenance::default(),
+                                Event::WorkspacePolicyChanged(changed),
+                            ))?;
+                        }
                     }
                 }
                 tx.put(Keyed::Approvals, &id, &aid, &rec)?;

@@ -58,6 +58,29 @@ fn an_unconfirmed_quit_warning_lapses_and_the_next_quit_asks_again() {
 }
 
 #[test]
+fn a_confirmed_quit_waiting_for_its_abort_does_not_lapse() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    warned(&mut st);
+    enter(&mut st, "/quit");
+    assert!(st.quit_after_abort, "the turn's abort was asked for");
+    update(&mut st, Msg::Tick { now_ms: 0 });
+    update(
+        &mut st,
+        Msg::Tick {
+            now_ms: 10 * WARNING_MS,
+        },
+    );
+    assert!(
+        st.quit_asked,
+        "confirmed: it quits once the abort is answered"
+    );
+}
+
+#[test]
 fn a_confirmed_quit_within_the_warning_goes() {
     let mut st = fresh();
     let mut s = Script::default();
