@@ -6,6 +6,27 @@ use super::super::quit::WARNING_MS;
 use super::super::update;
 use super::fixtures::*;
 
+/// A console whose agent is inside a turn.
+fn running() -> super::super::State {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    st
+}
+
+/// The effects ask the runtime to abort the turn, and nothing else.
+fn aborts(fx: &[Effect]) -> bool {
+    matches!(
+        requests(fx).as_slice(),
+        [crate::protocol::Request::Control {
+            action: crate::protocol::ControlAction::Abort,
+            ..
+        }]
+    )
+}
+
 /// `/quit` with a turn running: the check, answered; the warning shown.
 fn warned(st: &mut super::super::State) {
     let fx = enter(st, "/quit");
@@ -17,11 +38,7 @@ fn warned(st: &mut super::super::State) {
 
 #[test]
 fn an_unconfirmed_quit_warning_lapses_and_the_next_quit_asks_again() {
-    let mut st = fresh();
-    let mut s = Script::default();
-    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    let mut st = running();
     warned(&mut st);
     assert!(st.needs_clock(), "the warning is timed");
     let t0 = 1_000_000;
@@ -46,24 +63,14 @@ fn an_unconfirmed_quit_warning_lapses_and_the_next_quit_asks_again() {
     call_id(&fx, "runtime.status");
     let fx = enter(&mut st, "/quit");
     assert!(
-        matches!(
-            requests(&fx).as_slice(),
-            [crate::protocol::Request::Control {
-                action: crate::protocol::ControlAction::Abort,
-                ..
-            }]
-        ),
+        aborts(&fx),
         "the second quit goes on, the turn aborted first: {fx:?}"
     );
 }
 
 #[test]
 fn a_confirmed_quit_waiting_for_its_abort_does_not_lapse() {
-    let mut st = fresh();
-    let mut s = Script::default();
-    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    let mut st = running();
     warned(&mut st);
     enter(&mut st, "/quit");
     assert!(st.quit_after_abort, "the turn's abort was asked for");
@@ -82,23 +89,13 @@ fn a_confirmed_quit_waiting_for_its_abort_does_not_lapse() {
 
 #[test]
 fn a_confirmed_quit_within_the_warning_goes() {
-    let mut st = fresh();
-    let mut s = Script::default();
-    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    let mut st = running();
     warned(&mut st);
     update(&mut st, Msg::Tick { now_ms: 5_000 });
     update(&mut st, Msg::Tick { now_ms: 20_000 });
     let fx = enter(&mut st, "/quit");
     assert!(
-        matches!(
-            requests(&fx).as_slice(),
-            [crate::protocol::Request::Control {
-                action: crate::protocol::ControlAction::Abort,
-                ..
-            }]
-        ),
+        aborts(&fx),
         "no second check: the turn is aborted and the console quits: {fx:?}"
     );
 }
@@ -125,11 +122,7 @@ fn a_warning_about_other_agents_alone_keeps_the_clock_and_lapses() {
 
 #[test]
 fn switching_agents_forgets_the_warning() {
-    let mut st = fresh();
-    let mut s = Script::default();
-    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    let mut st = running();
     warned(&mut st);
     let fx = enter(&mut st, "/agent switch dev");
     let id = call_id(&fx, "agent.status");
