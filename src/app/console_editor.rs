@@ -7,8 +7,9 @@
 //! `code --wait` works; neither set: `vi`. The shell execs a plain editor
 //! command, so the child Holon waits for is the editor itself: a SIGTERM
 //! or SIGHUP to the console while it runs stops the editor (what it had
-//! is lost) and the console then ends as it would have. A compound
-//! command (`cd x && vi`) is not exec'd: only its shell is stopped. The
+//! is lost) and the console then ends as it would have. What the editor
+//! started (a wrapper script's editor, a compound command's) is stopped
+//! with it, each only while it is still the same process. The
 //! terminal's settings are put back as they were before the editor, so
 //! one killed or crashed in its raw mode leaves none behind.
 
@@ -140,25 +141,88 @@ fn wait(
     stop: &AtomicBool,
 ) -> std::io::Result<std::process::ExitStatus> {
     let mut asked: Option<Instant> = None;
+    let mut descendants = Vec::new();
     loop {
         if let Some(status) = child.try_wait()? {
+            // A wrapper that ended on the signal leaves what it started:
+            // it gets the rest of the two seconds, then SIGKILL.
+            if let Some(at) = asked {
+                stop_rest(&descendants, at);
+            }
             return Ok(status);
         }
         match asked {
             None if stop.load(Ordering::SeqCst) => {
                 if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+                    // What the editor started (a wrapper script's editor)
+                    // first, each only while it is still the same process.
+                    descendants = descendants_of(pid);
+                    for d in &descendants {
+                        d.signal(libc::SIGTERM);
+                    }
                     // SAFETY: kill(2) on our own child, not yet reaped.
                     unsafe { libc::kill(pid, libc::SIGTERM) };
                 }
                 asked = Some(Instant::now());
             }
             Some(at) if at.elapsed() > Duration::from_secs(2) => {
+                for d in &descendants {
+                    d.signal(libc::SIGKILL);
+                }
                 let _ = child.kill();
                 return child.wait();
             }
             _ => {}
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes `pid` started, and theirs (from `/proc`), each with its
+/// identity read now; children before their parents' siblings.
+fn descendants_of(pid: i32) -> Vec<crate::runtime::process_identity::ProcessIdentity> {
+    use crate::runtime::process_identity::ProcessIdentity;
+    let mut found = Vec::new();
+    let mut next = vec![pid];
+    while let Some(p) = next.pop() {
+        // Bounded: an editor does not start thousands of processes.
+        if found.len() >= 256 {
+            break;
+        }
+        let tasks = std::fs::read_dir(format!("/proc/{p}/task"))
+            .into_iter()
+            .flatten();
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for c in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok())
+            {
+                if let Some(id) = ProcessIdentity::of(c) {
+                    found.push(id);
+                    next.push(c);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Wait for `descendants` to end until two seconds after `asked`, then
+/// SIGKILL those still running (the same processes only).
+fn stop_rest(descendants: &[crate::runtime::process_identity::ProcessIdentity], asked: Instant) {
+    use crate::runtime::process_identity::Liveness;
+    let running = || {
+        descendants
+            .iter()
+            .any(|d| d.liveness() == Liveness::Running)
+    };
+    while running() && asked.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for d in descendants {
+        d.signal(libc::SIGKILL);
     }
 }
 

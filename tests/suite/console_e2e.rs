@@ -435,8 +435,9 @@ fn a_link_in_an_answer_is_written_as_a_hyperlink() {
 }
 
 /// A SIGTERM while Ctrl+G's editor has the terminal does not wait for the
-/// operator to leave the editor: the editor is stopped, the console ends
-/// and gives the terminal back.
+/// operator to leave the editor: the editor is stopped (here a wrapper
+/// script, and what it started), the console ends and gives the terminal
+/// back.
 #[test]
 fn sigterm_while_the_editor_runs_stops_it_and_the_console() {
     let home = Home::new();
@@ -445,7 +446,9 @@ fn sigterm_while_the_editor_runs_stops_it_and_the_console() {
     std::fs::write(
         &editor,
         format!(
-            "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+            // It ignores SIGHUP, as an editor in another terminal's session
+            // would never get the pty's: only Holon's stop can end it.
+            "#!/bin/sh\ntrap '' HUP\nsleep 60 &\necho $! > '{}'\nwait\n",
             pidfile.display()
         ),
     )
@@ -477,9 +480,20 @@ fn sigterm_while_the_editor_runs_stops_it_and_the_console() {
         "the console waited {:?} for its editor",
         t.elapsed()
     );
-    // SAFETY: signal 0 only asks whether the process exists.
-    let alive = unsafe { libc::kill(editor_pid, 0) } == 0;
-    assert!(!alive, "the editor was left running");
+    // Gone, or a zombie nobody reaped yet (it was orphaned).
+    let running = || {
+        let stat = std::fs::read_to_string(format!("/proc/{editor_pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next());
+        !matches!(state, None | Some("Z") | Some("X"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while running() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!running(), "what the editor started was left running");
     let raw = c.raw_output();
     let left = b"\x1b[?1049l";
     assert!(

@@ -30,6 +30,11 @@ pub fn on_tick(state: &mut State, now_ms: i64) {
         Some(at) if now_ms - at >= WARNING_MS => {
             state.quit_asked = false;
             state.quit_asked_ms = None;
+            // The warning on screen no longer holds: say so.
+            let text = "The quit warning lapsed: quitting now asks again what is at work.";
+            state
+                .conversation
+                .note(text.to_owned(), super::rows::Tone::Info);
         }
         Some(_) => {}
     }

@@ -461,7 +461,7 @@ fn approval(a: &ApprovalRow, width: usize, t: Theme) -> Vec<Line<'static>> {
         Span::raw(always),
         Span::styled("n", t.bold()),
         Span::raw(" deny with a note"),
-        Span::styled(format!("   /approve {}", a.id), t.dim()),
+        Span::styled(format!(" · or /approve {}", a.id), t.dim()),
     ];
     lines.extend(wrap(&keys, width, &[gutter()], &[gutter()]));
     lines

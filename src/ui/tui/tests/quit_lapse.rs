@@ -57,6 +57,7 @@ fn an_unconfirmed_quit_warning_lapses_and_the_next_quit_asks_again() {
         },
     );
     assert!(!st.quit_asked, "lapsed");
+    assert!(screen(&st).contains("The quit warning lapsed"), "said");
     // The next quit checks again, and a second one right after goes.
     let fx = enter(&mut st, "/quit");
     assert!(!fx.contains(&Effect::Quit), "{fx:?}");
