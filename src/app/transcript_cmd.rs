@@ -125,7 +125,7 @@ pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCo
 struct Streamed {
     attempt: u32,
     chars: usize,
-    closed: Option<(String, u32)>,
+    closed: crate::protocol::client::ClosedAttempts,
 }
 
 /// Says an answer starts over.
@@ -136,11 +136,7 @@ impl Streamed {
     /// numbered): its text, indented; nothing when it is late. A new
     /// attempt after text was shown says the answer starts over.
     fn delta(&mut self, run_id: &str, attempt: u32, text: &str) -> String {
-        let late = self
-            .closed
-            .as_ref()
-            .is_some_and(|(run, last)| run == run_id && attempt > 0 && attempt <= *last);
-        if late {
+        if self.closed.is_late(run_id, attempt) {
             return String::new();
         }
         let mut out = String::new();
@@ -170,7 +166,7 @@ impl Streamed {
         };
         let run = e.payload["run_id"].as_str().unwrap_or_default();
         if attempt > 0 {
-            self.closed = Some((run.to_owned(), attempt));
+            self.closed.close_through(run, attempt);
         }
     }
 }

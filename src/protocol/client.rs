@@ -183,3 +183,27 @@ pub async fn call_json(
     let answer = client.call(request).await?;
     serde_json::to_value(answer).map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
 }
+
+/// The attempts of a run whose streamed text is done (its round was
+/// recorded, its turn ended): deltas of them still on their way are late.
+/// Every client that shows deltas keeps one. Unnumbered deltas (attempt
+/// 0, from a runtime that does not number them) are never late by it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClosedAttempts(Option<(String, u32)>);
+
+impl ClosedAttempts {
+    /// `run_id`'s attempts up to `attempt` are done.
+    pub fn close_through(&mut self, run_id: &str, attempt: u32) {
+        let last = match &self.0 {
+            Some((run, last)) if run == run_id => (*last).max(attempt),
+            _ => attempt,
+        };
+        self.0 = Some((run_id.to_owned(), last));
+    }
+
+    /// Whether a delta of `run_id`'s `attempt` is late.
+    pub fn is_late(&self, run_id: &str, attempt: u32) -> bool {
+        (self.0.as_ref())
+            .is_some_and(|(run, last)| run == run_id && attempt > 0 && attempt <= *last)
+    }
+}

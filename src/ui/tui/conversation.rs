@@ -127,7 +127,7 @@ pub struct Conversation {
     /// not say), and the last attempt of a recorded round: deltas of it
     /// or earlier are late.
     stream_attempt: u32,
-    stream_closed: Option<(String, u32)>,
+    stream_closed: crate::protocol::client::ClosedAttempts,
     tasks: HashMap<String, usize>,
     alerts: HashMap<String, usize>,
     /// Assistant progress rows of the latest turn: (message id, row).
@@ -151,7 +151,7 @@ impl Default for Conversation {
             stream_generation: 0,
             stream_skip: 0,
             stream_attempt: 0,
-            stream_closed: None,
+            stream_closed: Default::default(),
             tasks: HashMap::new(),
             alerts: HashMap::new(),
             progress: Vec::new(),
@@ -513,7 +513,7 @@ impl Conversation {
                 let streamed = self.stream.take().map(|(_, s)| s);
                 self.reset_stream();
                 // Whatever of the run is still on its way is late.
-                self.close_through(&p.run_id, u32::MAX);
+                self.stream_closed.close_through(&p.run_id, u32::MAX);
                 let cut_off = p.partial_answer.clone().or(match p.kind {
                     crate::model::decision::TurnTerminalKind::Completed => None,
                     _ => streamed,

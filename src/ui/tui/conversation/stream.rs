@@ -294,7 +294,7 @@ impl Conversation {
     /// attempts, as many characters as did not arrive yet are late.
     pub(super) fn close_stream(&mut self, run_id: &str, text_chars: usize, attempt: u32) {
         if attempt > 0 {
-            self.close_through(run_id, attempt);
+            self.stream_closed.close_through(run_id, attempt);
             self.stream_skip = 0;
             if self.stream.is_none() || self.stream_attempt <= attempt {
                 self.reset_stream();
@@ -303,21 +303,12 @@ impl Conversation {
         }
         let got = self.stream.as_ref().map_or(0, |(_, s)| s.chars().count());
         if let Some((run, _)) = self.stream.take().filter(|_| self.stream_attempt > 0) {
-            self.close_through(&run, self.stream_attempt);
+            self.stream_closed.close_through(&run, self.stream_attempt);
             self.stream_skip = 0;
         } else {
             self.stream_skip = text_chars.saturating_sub(got);
         }
         self.reset_stream();
-    }
-
-    /// Deltas of `run_id`'s attempts up to `attempt` are late from now on.
-    pub(super) fn close_through(&mut self, run_id: &str, attempt: u32) {
-        let last = match &self.stream_closed {
-            Some((run, last)) if run == run_id => (*last).max(attempt),
-            _ => attempt,
-        };
-        self.stream_closed = Some((run_id.to_owned(), last));
     }
 
     /// Streaming assistant text of the current turn, of the run's provider
@@ -330,11 +321,7 @@ impl Conversation {
         if running.is_some_and(|r| r != run_id) {
             return;
         }
-        let late = self
-            .stream_closed
-            .as_ref()
-            .is_some_and(|(run, last)| run == run_id && attempt > 0 && attempt <= *last);
-        if late {
+        if self.stream_closed.is_late(run_id, attempt) {
             return;
         }
         let mut text = text;
