@@ -7,6 +7,7 @@ mod cli;
 mod clock_back;
 mod command_family;
 mod console_e2e;
+mod console_editor_e2e;
 mod context;
 mod control_socket;
 mod daemon_lifecycle;
