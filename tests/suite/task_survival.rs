@@ -397,9 +397,15 @@ async fn kill_dash_nine_mid_command_then_start_delivers_its_result_exactly_once(
     detach();
     let _daemon = Daemon(&home);
     home.ok(&["send", "run the slow command"]);
+    // The turn has ended (its second answer asked for is not enough: a
+    // kill before the turn's end replays its message instead).
     poll("the turn to end", || {
-        (stub.requests().len() >= 2).then_some(())
+        let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+        evs.iter()
+            .any(|e| e["kind"] == "turn_terminal")
+            .then_some(())
     });
+    assert_eq!(stub.requests().len(), 2);
     kill_daemon(daemon_pid(&home));
     assert!(!marker.exists(), "killed before the command finished");
     detach();
