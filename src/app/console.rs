@@ -315,6 +315,16 @@ pub(super) async fn follow_agent(
                 call_id,
                 progress,
             },
+            Followed::Retry {
+                run_id,
+                attempt,
+                notice,
+            } => Msg::ProviderRetry {
+                agent_id: agent_id.clone(),
+                run_id,
+                attempt,
+                notice,
+            },
         };
         let tx = tx.clone();
         async move {

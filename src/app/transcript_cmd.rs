@@ -9,8 +9,10 @@ use std::process::ExitCode;
 
 use super::commands::Out;
 use super::Context;
+use crate::model::attempt::RetryNotice;
 use crate::protocol::{call_typed, follow, Followed, Request, TranscriptPage};
 use crate::store::EventRecord;
+use crate::ui::present::attempt::attempt_line;
 use crate::ui::present::transcript::lines;
 
 pub async fn transcript(
@@ -156,6 +158,24 @@ impl Streamed {
         out
     }
 
+    /// What to print when `run_id`'s provider `attempt` failed and the
+    /// chain retries it or moves to the next model: the notice on a line
+    /// of its own (after any text that attempt streamed, which is not the
+    /// answer and whose late deltas are not shown).
+    fn retry(&mut self, run_id: &str, attempt: u32, notice: &RetryNotice) -> String {
+        let mut out = String::new();
+        if self.chars > 0 {
+            out.push('\n');
+            self.chars = 0;
+        }
+        if attempt > 0 {
+            self.closed.close_through(run_id, attempt);
+        }
+        let said = attempt_line(notice, None);
+        out.push_str(&format!("  ↻ {}\n", crate::ui::present::printable(&said)));
+        out
+    }
+
     /// A round was recorded, or the turn ended: late deltas of the
     /// round's attempt and earlier ones, or of the whole run, are not
     /// shown.
@@ -190,6 +210,11 @@ fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Resul
         // Progress is for the console's working row; the call's result
         // is what is shown here.
         Followed::Progress { .. } => Ok(()),
+        Followed::Retry {
+            run_id,
+            attempt,
+            notice,
+        } => out.raw(&streamed.retry(&run_id, attempt, &notice)),
         Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
             if e.kind == "assistant_round_recorded" || e.kind == "turn_terminal" {
                 streamed.recorded(&e);
@@ -242,6 +267,33 @@ mod tests {
         assert_eq!(s.delta("run_1", 2, ""), STARTS_OVER);
         assert_eq!(s.delta("run_1", 2, "Hello"), "  Hello");
         assert_eq!(s.delta("run_1", 2, " world"), " world");
+    }
+
+    #[test]
+    fn a_retry_is_said_on_its_own_line_and_the_failed_text_is_not_printed_again() {
+        let notice = RetryNotice {
+            model_ref: "openai/gpt-5".into(),
+            attempt: 1,
+            max_attempts: 3,
+            failure_kind: crate::model::usage::FailureKind::StreamInterrupted,
+            status: None,
+            next: crate::model::attempt::RetryNext::Retry,
+            backoff_ms: Some(1_500),
+        };
+        let mut s = Streamed::default();
+        assert_eq!(s.delta("run_1", 1, "Hel"), "  Hel");
+        assert_eq!(
+            s.retry("run_1", 1, &notice),
+            "\n  ↻ stream cut off · retry 2 of 3 in 2s\n"
+        );
+        assert_eq!(
+            s.delta("run_1", 1, "lo"),
+            "",
+            "late text of the failed attempt"
+        );
+        // The retry's text follows the notice; "starts over" is not said twice.
+        assert_eq!(s.delta("run_1", 2, ""), "");
+        assert_eq!(s.delta("run_1", 2, "Hello"), "  Hello");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod attempt;
 pub mod backup;
 pub mod context;
 pub mod decision;

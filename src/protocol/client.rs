@@ -3,6 +3,7 @@
 
 use super::answers::Response;
 use super::api::{ApiError, BoxFuture, ErrorCode, EventRecord, Request};
+use crate::model::attempt::RetryNotice;
 
 /// What an event subscription yields. Events are the common case, so they
 /// are not boxed to shrink the rare `Lagged`.
@@ -30,6 +31,13 @@ pub enum SubscriptionItem {
         run_id: String,
         call_id: String,
         progress: crate::model::mcp::McpProgress,
+    },
+    /// The run's provider `attempt` failed and the chain retries it or
+    /// moves to the next model: transient like a delta.
+    Retry {
+        run_id: String,
+        attempt: u32,
+        notice: RetryNotice,
     },
 }
 
@@ -108,6 +116,13 @@ pub enum Followed {
         call_id: String,
         progress: crate::model::mcp::McpProgress,
     },
+    /// A failed provider attempt the chain retries or falls back from
+    /// (transient).
+    Retry {
+        run_id: String,
+        attempt: u32,
+        notice: RetryNotice,
+    },
 }
 
 /// Follow `agent_id`'s events from `from_seq` (inclusive), through lags
@@ -154,6 +169,15 @@ where
                 run_id,
                 call_id,
                 progress,
+            },
+            SubscriptionItem::Retry {
+                run_id,
+                attempt,
+                notice,
+            } => Followed::Retry {
+                run_id,
+                attempt,
+                notice,
             },
             SubscriptionItem::Lagged { resume_from } => {
                 next = resume_from;

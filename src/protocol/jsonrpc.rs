@@ -103,6 +103,10 @@ pub enum Notification {
     /// like a delta).
     #[serde(rename = "tool.progress")]
     ToolProgress(ProgressParams),
+    /// A provider attempt of a running turn failed and the chain retries
+    /// it or moves to the next model (transient, dropped like a delta).
+    #[serde(rename = "provider.retry")]
+    ProviderRetry(RetryParams),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,6 +140,16 @@ pub struct ProgressParams {
     pub progress: crate::model::mcp::McpProgress,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryParams {
+    pub subscription: String,
+    pub run_id: String,
+    /// The run's provider attempt that failed: its streamed text is not
+    /// the answer.
+    pub attempt: u32,
+    pub notice: crate::model::attempt::RetryNotice,
+}
+
 impl Notification {
     /// The notification's line (without the newline).
     pub fn encode(&self) -> String {
@@ -159,6 +173,7 @@ impl Notification {
             Notification::Lagged(p) => &p.subscription,
             Notification::AssistantDelta(p) => &p.subscription,
             Notification::ToolProgress(p) => &p.subscription,
+            Notification::ProviderRetry(p) => &p.subscription,
         }
     }
 
@@ -177,6 +192,9 @@ impl Notification {
             "tool.progress" => serde_json::from_str(text)
                 .ok()
                 .map(Notification::ToolProgress),
+            "provider.retry" => serde_json::from_str(text)
+                .ok()
+                .map(Notification::ProviderRetry),
             _ => None,
         }
     }
@@ -359,6 +377,20 @@ mod tests {
                 run_id: "run_1".into(),
                 call_id: "call_1".into(),
                 progress: crate::model::mcp::McpProgress::new(2.0, Some(5.0), Some("indexing")),
+            }),
+            Notification::ProviderRetry(RetryParams {
+                subscription: "sub_1".into(),
+                run_id: "run_1".into(),
+                attempt: 3,
+                notice: crate::model::attempt::RetryNotice {
+                    model_ref: "openai/gpt-5".into(),
+                    attempt: 1,
+                    max_attempts: 3,
+                    failure_kind: crate::model::usage::FailureKind::RateLimited,
+                    status: Some(429),
+                    next: crate::model::attempt::RetryNext::Retry,
+                    backoff_ms: Some(8_000),
+                },
             }),
             Notification::Event(EventParams {
                 subscription: "sub_2".into(),

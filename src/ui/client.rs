@@ -137,6 +137,11 @@ async fn route(n: Notification, subs: &Subs) {
             call_id: p.call_id,
             progress: p.progress,
         },
+        Notification::ProviderRetry(p) => SubscriptionItem::Retry {
+            run_id: p.run_id,
+            attempt: p.attempt,
+            notice: p.notice,
+        },
         Notification::Lagged(p) => {
             lock(subs).remove(&p.subscription);
             SubscriptionItem::Lagged {

@@ -307,6 +307,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
 
 pub mod agents;
 pub mod approvals;
+pub mod attempt;
 pub mod context;
 mod describe;
 mod describe_waits;

@@ -6,11 +6,17 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use holon::protocol::ControlAction;
+use std::ops::ControlFlow;
+
+use holon::app::control::{server, socket};
+use holon::model::attempt::{RetryNext, RetryNotice};
+use holon::protocol::{follow, ControlAction, Followed, RuntimeClient};
 use holon::runtime::envelope::Priority;
 use holon::runtime::host::{HostConfig, LiveUpdate, RuntimeHost};
+use holon::runtime::provider::FailureKind;
 use holon::runtime::provider::{Provider, ProviderProgress};
 use holon::store::{Store, StoreOptions};
+use holon::ui::client::SocketClient;
 
 use super::provider_transports::{ok, Setup};
 use super::runtime_core::{kind, prompt, wait_event};
@@ -35,6 +41,7 @@ async fn a_retried_stream_says_when_its_attempt_starts_before_its_text() {
         let item = match p {
             ProviderProgress::AttemptStarted => "↻".to_owned(),
             ProviderProgress::TextDelta(t) => t,
+            ProviderProgress::Retrying(n) => format!("retry after {:?}", n.failure_kind),
         };
         seen.lock().unwrap_or_else(|e| e.into_inner()).push(item);
     };
@@ -44,7 +51,103 @@ async fn a_retried_stream_says_when_its_attempt_starts_before_its_text() {
         .await;
     assert_eq!(ok(&o).text, "Hello world");
     let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
-    assert_eq!(seen, ["↻", "Hello", "↻", "Hello", " world"]);
+    assert_eq!(
+        seen,
+        [
+            "↻",
+            "Hello",
+            "retry after StreamInterrupted",
+            "↻",
+            "Hello",
+            " world"
+        ]
+    );
+}
+
+/// A 429 (its `Retry-After` capped at the test policy's 60 ms), then an
+/// answer.
+fn limited_then_answered() -> Vec<Canned> {
+    let body = serde_json::json!({"error": {"message": "slow down", "type": "rate_limit_error"}});
+    vec![
+        Canned::json(429, body).header("Retry-After", "30"),
+        Canned::sse(canned::responses_sse(&["Hello"], &[])),
+    ]
+}
+
+#[tokio::test]
+async fn a_failed_attempt_is_told_with_why_and_the_wait_before_the_retry() {
+    let stub = StubServer::start(limited_then_answered()).await;
+    let seen = Mutex::new(Vec::new());
+    let progress = |p: ProviderProgress| {
+        if let ProviderProgress::Retrying(n) = p {
+            seen.lock().unwrap_or_else(|e| e.into_inner()).push(n);
+        }
+    };
+    let o = chain(&stub)
+        .chain("s/m", &[])
+        .round(&request(), &progress)
+        .await;
+    assert_eq!(ok(&o).text, "Hello");
+    let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(
+        seen,
+        [RetryNotice {
+            model_ref: "s/m".into(),
+            attempt: 1,
+            max_attempts: 3,
+            failure_kind: FailureKind::RateLimited,
+            status: Some(429),
+            next: RetryNext::Retry,
+            backoff_ms: Some(60),
+        }]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_client_hears_of_the_retry_before_the_answer() {
+    let stub = StubServer::start(limited_then_answered()).await;
+    let (host, dir) = host_on(&stub).await;
+    let path = dir.path().join("control.sock");
+    let listener = socket::bind(&path).await.expect("bind");
+    let (_stop, rx) = tokio::sync::watch::channel(false);
+    let served: Arc<dyn RuntimeClient> = Arc::new(host.clone());
+    tokio::spawn(server::serve(listener, served, rx, Default::default()));
+    let client = SocketClient::connect(&path).await.expect("connect");
+    let (tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let _ = follow(&client, "main", 1, |item| {
+            let _ = tx.send(item);
+            std::future::ready(ControlFlow::Continue(()))
+        })
+        .await;
+    });
+    host.submit(prompt("hi", Priority::Normal))
+        .await
+        .expect("admitted");
+    let mut retry = None;
+    loop {
+        let item = tokio::time::timeout(Duration::from_secs(15), heard.recv())
+            .await
+            .expect("in time")
+            .expect("following");
+        match item {
+            Followed::Retry {
+                attempt, notice, ..
+            } => retry = Some((attempt, notice.failure_kind, notice.next)),
+            Followed::Delta { attempt, text, .. } if !text.is_empty() => {
+                assert_eq!(attempt, 2, "the retry's text is the next attempt's");
+                assert_eq!(
+                    retry,
+                    Some((1, FailureKind::RateLimited, RetryNext::Retry)),
+                    "the retry is told before the answer"
+                );
+            }
+            Followed::Event(e) if e.kind == "assistant_round_recorded" => break,
+            _ => {}
+        }
+    }
+    assert!(retry.is_some(), "a provider.retry notification arrived");
+    host.shutdown().await;
 }
 
 /// A runtime with agent `main` whose model is the stub's.

@@ -22,7 +22,7 @@ use super::slots::{Held, Slots, Watch};
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::protocol::jsonrpc::{
     error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, ProgressParams,
-    SubscribeParams, Subscribed, SubscriptionRequest, Unsubscribed,
+    RetryParams, SubscribeParams, Subscribed, SubscriptionRequest, Unsubscribed,
 };
 use crate::protocol::{ApiError, ErrorCode, Request, RuntimeClient, SubscriptionItem};
 
@@ -502,6 +502,22 @@ async fn subscribe(
                         run_id,
                         call_id,
                         progress,
+                    });
+                    if let Err(false) = out.try_send_event(n.encode()) {
+                        return;
+                    }
+                    continue;
+                }
+                SubscriptionItem::Retry {
+                    run_id,
+                    attempt,
+                    notice,
+                } => {
+                    let n = Notification::ProviderRetry(RetryParams {
+                        subscription: id.clone(),
+                        run_id,
+                        attempt,
+                        notice,
                     });
                     if let Err(false) = out.try_send_event(n.encode()) {
                         return;

@@ -77,7 +77,8 @@ pub async fn follow(
     }
 }
 
-/// Streamed assistant text and MCP progress of `agent_id`'s turns into its
+/// Streamed assistant text, MCP progress and provider retries of
+/// `agent_id`'s turns into its
 /// subscription, until the subscriber goes away. An update that does not
 /// fit is dropped: it is a preview, and the durable events bring the
 /// whole text and the call's result.
@@ -93,6 +94,12 @@ async fn forward_deltas(
                     if let Err(mpsc::error::TrySendError::Closed(_)) =
                         tx.try_send(SubscriptionItem::Delta { run_id, attempt, text })
                     {
+                        return;
+                    }
+                }
+                Ok(super::LiveUpdate::ProviderRetry { agent_id: a, run_id, attempt, notice }) if a == agent_id => {
+                    let item = SubscriptionItem::Retry { run_id, attempt, notice };
+                    if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(item) {
                         return;
                     }
                 }

@@ -162,6 +162,15 @@ pub enum LiveUpdate {
         attempt: u32,
         text: String,
     },
+    /// A provider attempt of a running turn failed and the chain retries
+    /// it or moves to the next model; `attempt` is the run's number of
+    /// the attempt that failed (its text is not the answer).
+    ProviderRetry {
+        agent_id: String,
+        run_id: String,
+        attempt: u32,
+        notice: crate::model::attempt::RetryNotice,
+    },
     /// An MCP server's progress on a call of a running turn.
     ToolProgress {
         agent_id: String,

@@ -15,6 +15,7 @@ pub use crate::model::usage::{
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::model::attempt::{RetryNext, RetryNotice};
 pub use crate::model::BoxFuture;
 
 /// `provider/model`, e.g. `openai/gpt-4.1`, `ollama/llama3.2`.
@@ -118,6 +119,9 @@ pub enum ProviderProgress {
     /// earlier attempt of the round streamed is not part of the answer.
     AttemptStarted,
     TextDelta(String),
+    /// An attempt failed and the chain retries or moves to the next
+    /// model: the operator is told while the turn waits.
+    Retrying(RetryNotice),
 }
 
 /// A failed provider round, after retries and fallback.

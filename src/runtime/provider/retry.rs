@@ -20,7 +20,7 @@ use super::wire::{ProgressSink, Streaming, WireFormat};
 use super::{
     AttemptOutcome, BoxFuture, FailureKind, Provider, ProviderAttemptRecord,
     ProviderAttemptTimeline, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
-    ProviderRound, ReasoningEffort, TokenUsage, TransportDiagnostics,
+    ProviderRound, ReasoningEffort, RetryNext, RetryNotice, TokenUsage, TransportDiagnostics,
 };
 
 /// Retry budget, backoff and per-attempt timeout.
@@ -380,6 +380,23 @@ impl ProviderChain {
                     NextStep::AdvanceToFallback | NextStep::StopChain => None,
                 };
                 record.backoff_ms = backoff.map(millis);
+                let told = match next {
+                    NextStep::RetrySameCandidate => Some(RetryNext::Retry),
+                    NextStep::AdvanceToFallback => Some(RetryNext::Fallback),
+                    // The turn's failure tells the rest.
+                    NextStep::StopChain => None,
+                };
+                if let Some(next) = told {
+                    progress(ProviderProgress::Retrying(RetryNotice {
+                        model_ref: model_ref.clone(),
+                        attempt,
+                        max_attempts,
+                        failure_kind: failure.kind,
+                        status: failure.status,
+                        next,
+                        backoff_ms: record.backoff_ms,
+                    }));
+                }
                 timeline.attempts.push(record);
                 if let Some(wait) = backoff {
                     tokio::time::sleep(wait).await;

@@ -1,7 +1,9 @@
 //! What a round's answer streams while the provider writes it: the live
 //! preview for consoles, numbered by the run's provider attempt so a
 //! retry or a fallback model starts it over, and the text kept when the
-//! turn is cut off (`turn_terminal.partial_answer`).
+//! turn is cut off (`turn_terminal.partial_answer`); and, while the chain
+//! waits to retry a failed attempt or moves to the next model, a notice
+//! of that.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -88,6 +90,18 @@ impl Stream {
                     run_id: self.run_id.clone(),
                     attempt: current.attempt,
                     text,
+                });
+            }
+            ProviderProgress::Retrying(notice) => {
+                // What the failed attempt wrote is not the answer: consoles
+                // drop it now, and an abort while the chain waits keeps
+                // none of it.
+                current.text.clear();
+                let _ = self.live.send(LiveUpdate::ProviderRetry {
+                    agent_id: self.agent_id.clone(),
+                    run_id: self.run_id.clone(),
+                    attempt: current.attempt,
+                    notice,
                 });
             }
         }

@@ -307,6 +307,7 @@ pub fn bench_streaming(
         activity: None,
         tool: None,
         tokens: 0,
+        retry: None,
     });
     s.conversation
         .delta("run_bench", 1, &tokens[..start_at].concat());

@@ -21,6 +21,7 @@ use super::msg::RequestId;
 use super::rows::{ApprovalRow, ApprovalState, CommandRow, PromptState, Row, RowKind, Tone};
 use super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
 use crate::model::approval::ApprovalStatus;
+use crate::model::attempt::RetryNotice;
 use crate::model::mcp::McpProgress;
 use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::types::TaskRecord;
@@ -84,6 +85,10 @@ pub struct Turn {
     pub tool: Option<(String, String)>,
     /// Tokens this turn's provider rounds used so far (in + out).
     pub tokens: u64,
+    /// A provider attempt that failed and what the chain does now, with
+    /// when the console heard of it (ms): shown until the next attempt
+    /// streams text or the turn moves on.
+    pub retry: Option<(RetryNotice, i64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -495,6 +500,7 @@ impl Conversation {
                     activity: None,
                     tool: None,
                     tokens: 0,
+                    retry: None,
                 });
                 self.reset_stream();
                 self.stream_skip = 0;
@@ -615,7 +621,35 @@ impl Conversation {
         if let Some(turn) = &mut self.turn {
             turn.activity = Some(op.summary.clone());
             turn.tool = None;
+            turn.retry = None;
         }
+    }
+
+    /// The running turn's provider `attempt` (the run's number) failed
+    /// and the chain retries it or moves to the next model: its streamed
+    /// text is not the answer, and the working row says what happens
+    /// while the turn waits. Whether anything changed.
+    pub fn provider_retry(
+        &mut self,
+        run_id: &str,
+        attempt: u32,
+        notice: RetryNotice,
+        now_ms: i64,
+    ) -> bool {
+        let Some(turn) = self.turn.as_mut() else {
+            return false;
+        };
+        if turn.run_id.as_deref() != Some(run_id) {
+            return false;
+        }
+        turn.retry = Some((notice, now_ms));
+        if attempt > 0 {
+            self.stream_closed.close_through(run_id, attempt);
+            if self.stream.is_some() && self.stream_attempt <= attempt {
+                self.reset_stream();
+            }
+        }
+        true
     }
 
     /// An MCP server's progress on the call `call_id` of turn `run_id`:

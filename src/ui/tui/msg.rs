@@ -64,6 +64,15 @@ pub enum Msg {
         call_id: String,
         progress: crate::model::mcp::McpProgress,
     },
+    /// A provider attempt of the current turn failed and the chain
+    /// retries it or moves to the next model (transient).
+    ProviderRetry {
+        agent_id: String,
+        run_id: String,
+        /// The run's provider attempt that failed.
+        attempt: u32,
+        notice: crate::model::attempt::RetryNotice,
+    },
     /// The answer to `Effect::Call` (boxed: an answer is large, and
     /// every key press is a `Msg` too).
     Response {

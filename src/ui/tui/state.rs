@@ -295,9 +295,15 @@ impl State {
                 .stream
                 .as_ref()
                 .is_some_and(|(_, s)| !s.trim().is_empty());
-            w.detail = match answering {
-                true => "answering".to_owned(),
-                false => t.activity.clone().unwrap_or_else(|| "thinking".to_owned()),
+            w.detail = match (answering, &t.retry) {
+                (true, _) => "answering".to_owned(),
+                // Waiting on a retry: why, and for how long.
+                (false, Some((notice, heard_ms))) => {
+                    let waited = (self.now_ms - heard_ms).max(0) as u64;
+                    let left = notice.backoff_ms.unwrap_or(0).saturating_sub(waited);
+                    crate::ui::present::attempt::attempt_line(notice, Some(left))
+                }
+                (false, None) => t.activity.clone().unwrap_or_else(|| "thinking".to_owned()),
             };
             w.elapsed_ms = t.started_ms.map(|s| (self.now_ms - s).max(0) as u64);
             w.tokens = t.tokens;

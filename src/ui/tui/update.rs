@@ -68,6 +68,17 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
                     .tool_progress(&run_id, &call_id, &progress);
             }
         }
+        Msg::ProviderRetry {
+            agent_id,
+            run_id,
+            attempt,
+            notice,
+        } => {
+            if agent_id == state.agent_id {
+                let now = state.now_ms;
+                state.dirty |= (state.conversation).provider_retry(&run_id, attempt, notice, now);
+            }
+        }
         Msg::Response { id, result } => on_response(state, id, *result, &mut fx),
         Msg::Connection(c) => {
             state.connection = c;

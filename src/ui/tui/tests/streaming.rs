@@ -53,6 +53,7 @@ fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
                 activity: None,
                 tool: None,
                 tokens: 0,
+                retry: None,
             });
             let mut fed = 0;
             while fed < answer.len() {
@@ -202,6 +203,68 @@ fn an_answer_that_starts_over_is_drawn_once_and_its_late_text_dropped() {
     let text = screen(&st);
     assert!(text.contains("● Third try"), "{text}");
     assert!(!text.contains("Next round"), "{text}");
+}
+
+#[test]
+fn a_retry_is_said_on_the_working_row_with_its_wait_counted_down() {
+    use crate::model::attempt::{RetryNext, RetryNotice};
+    use crate::model::usage::FailureKind;
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let t0 = 1_800_000_000_000;
+    update(&mut st, Msg::Tick { now_ms: t0 });
+    let _s = prompted(&mut st, "explain", Some("run_9"));
+    streamed(&mut st, 1, "An early draft of it");
+    let retry = |st: &mut State, run: &str| {
+        let notice = RetryNotice {
+            model_ref: "openai/gpt-5".into(),
+            attempt: 1,
+            max_attempts: 3,
+            failure_kind: FailureKind::RateLimited,
+            status: Some(429),
+            next: RetryNext::Retry,
+            backoff_ms: Some(8_000),
+        };
+        let msg = Msg::ProviderRetry {
+            agent_id: "main".into(),
+            run_id: run.into(),
+            attempt: 1,
+            notice,
+        };
+        update(st, msg);
+    };
+    // Another run's notice is not this turn's.
+    retry(&mut st, "run_1");
+    assert!(screen(&st).contains("An early draft"));
+    retry(&mut st, "run_9");
+    let text = screen(&st);
+    assert!(
+        !text.contains("draft"),
+        "the failed attempt is not the answer: {text}"
+    );
+    assert!(
+        text.contains("rate limited (429) · retry 2 of 3 in 8s"),
+        "{text}"
+    );
+    // Late text of the failed attempt is not drawn.
+    streamed(&mut st, 1, " goes on");
+    assert_eq!(stream_text(&st), None);
+    update(&mut st, Msg::Tick { now_ms: t0 + 5_500 });
+    assert!(
+        screen(&st).contains("retry 2 of 3 in 3s"),
+        "{}",
+        screen(&st)
+    );
+    // The wait is over and the retry starts: it says which attempt runs.
+    update(&mut st, Msg::Tick { now_ms: t0 + 9_000 });
+    streamed(&mut st, 2, "");
+    let text = screen(&st);
+    assert!(text.contains("rate limited (429) · retry 2 of 3"), "{text}");
+    assert!(!text.contains("retry 2 of 3 in"), "{text}");
+    // Its text streams: the answer is what the row says again.
+    streamed(&mut st, 2, "The loop reads the clock");
+    let text = screen(&st);
+    assert!(text.contains("answering"), "{text}");
+    assert!(!text.contains("rate limited"), "{text}");
 }
 
 #[test]
