@@ -1,6 +1,6 @@
 //! The transcript's records: what the model saw and did, turn by turn (an
 //! input, an assistant round, a tool call started and its result, a
-//! runtime failure). The runtime keeps and repairs them
+//! runtime failure, a turn cut off). The runtime keeps and repairs them
 //! (`runtime::transcript`); `agent.transcript` and `holon transcript`
 //! read them.
 
@@ -62,6 +62,15 @@ pub enum TranscriptBody {
         failure_artifact: serde_json::Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeline: Option<ProviderAttemptTimeline>,
+    },
+    /// A turn cut off before it finished (an abort, a stop, a deadline,
+    /// the daily budget): why, and what its answer's last attempt had
+    /// streamed, when anything. The model is told on its next turn.
+    TurnCut {
+        /// Completes "the turn was cut off: …" (`aborted by the operator`).
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partial_answer: Option<String>,
     },
 }
 

@@ -117,6 +117,26 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                     text: format!("[runtime] the previous turn failed: {summary}"),
                 });
             }
+            TranscriptBody::TurnCut {
+                reason,
+                partial_answer,
+            } => {
+                close_open(&mut out, &mut open);
+                // What the model had said when it was cut off, so the
+                // operator's next words can refer to it.
+                if let Some(text) = partial_answer {
+                    out.push(ConversationItem::AssistantRound {
+                        reasoning: Vec::new(),
+                        text: text.clone(),
+                        tool_calls: Vec::new(),
+                    });
+                }
+                out.push(ConversationItem::UserText {
+                    text: format!(
+                        "[runtime] the previous turn was cut off before it finished: {reason}"
+                    ),
+                });
+            }
         }
     }
     close_open(&mut out, &mut open);

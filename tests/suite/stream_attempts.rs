@@ -192,6 +192,7 @@ async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
     let stub = StubServer::start(vec![
         Canned::sse(first).cut(Cut::Reset(2)),
         Canned::sse(second).stall_before_last(Duration::from_secs(30)),
+        Canned::sse(canned::responses_sse(&["Then I stop."], &[])),
     ])
     .await;
     let (host, _dir) = host_on(&stub).await;
@@ -231,5 +232,19 @@ async fn an_answer_that_starts_over_keeps_only_its_last_attempt() {
         ended.payload["partial_answer"], "The loop reads the clock twice",
         "the first attempt's draft is not part of the answer"
     );
+    // The next turn's model is told what it had said and that it was cut.
+    host.submit(prompt("go on", Priority::Normal))
+        .await
+        .expect("admitted");
+    wait_event(&host, "the next round", kind("assistant_round_recorded")).await;
+    let sent = stub.requests().last().map(|r| r.body.to_string());
+    let sent = sent.unwrap_or_default();
+    let at = |what: &str| {
+        sent.find(what)
+            .unwrap_or_else(|| panic!("{what} in {sent}"))
+    };
+    assert!(at("The loop reads the clock twice") < at("the previous turn was cut off"));
+    assert!(at("cut off before it finished: aborted by the operator") < at("go on"));
+    assert!(!sent.contains("An early draft"), "{sent}");
     host.shutdown().await;
 }

@@ -30,6 +30,10 @@ pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
             content, images, ..
         } => 4 + estimate_tokens(content) + images.len() as u64 * ToolImage::TOKENS,
         TranscriptBody::RuntimeFailure { summary, .. } => 12 + estimate_tokens(summary),
+        TranscriptBody::TurnCut {
+            reason,
+            partial_answer,
+        } => 16 + estimate_tokens(reason) + partial_answer.as_deref().map_or(0, estimate_tokens),
     }
 }
 

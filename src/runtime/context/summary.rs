@@ -84,6 +84,9 @@ fn turn_lines(entries: &[TranscriptEntry]) -> Vec<String> {
                 TranscriptBody::RuntimeFailure { summary, .. } => {
                     failures.push(format!("turn failed: {}", clip(summary, 120)))
                 }
+                TranscriptBody::TurnCut { reason, .. } => {
+                    failures.push(format!("turn cut off: {}", clip(reason, 120)))
+                }
                 TranscriptBody::ToolResult { .. } | TranscriptBody::ToolStarted { .. } => {}
             }
         }
@@ -183,6 +186,16 @@ fn render_for_summary(entries: &[TranscriptEntry], max_tokens: u64) -> String {
             TranscriptBody::RuntimeFailure { summary, .. } => {
                 format!("TURN FAILED: {}", clip(summary, 300))
             }
+            TranscriptBody::TurnCut {
+                reason,
+                partial_answer,
+            } => match partial_answer {
+                Some(text) => format!(
+                    "TURN CUT OFF ({reason}) while answering: {}",
+                    clip(text, 600)
+                ),
+                None => format!("TURN CUT OFF: {reason}"),
+            },
             TranscriptBody::ToolStarted { .. } => continue,
         };
         parts.push(s);

@@ -176,6 +176,16 @@ pub(super) async fn finish(
                     }
                 }
             }
+            // A turn cut off says so in the transcript, so the operator
+            // and the model see it; one interrupted by shutdown runs again.
+            if let Ending::Aborted { reason, partial, .. } = &ending {
+                if *reason != CancelReason::RuntimeShutdown {
+                    transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::TurnCut {
+                        reason: reason.describe().to_owned(),
+                        partial_answer: partial.clone(),
+                    })?;
+                }
+            }
             // A turn interrupted by shutdown leaves its message dequeued: it
             // replays on the next start (restart contract).
             if cancel_reason != Some(CancelReason::RuntimeShutdown) {

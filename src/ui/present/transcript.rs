@@ -1,7 +1,8 @@
 //! Transcript entries in words, for `holon transcript` and `holon tail`:
 //! each entry a few lines under its clock time, the input given to the
 //! model, what it said and called, each result (a tick or a cross, its
-//! first lines), and a runtime failure with its provider attempts.
+//! first lines), a runtime failure with its provider attempts, and a turn
+//! cut off with what it had answered so far.
 
 use super::words::{clock, duration, one_line, printable, wire_name};
 use crate::model::transcript::{TranscriptBody, TranscriptEntry};
@@ -85,6 +86,21 @@ fn raw_lines(e: &TranscriptEntry, starts: bool) -> Vec<String> {
             out.extend(timeline.iter().flat_map(attempts));
             out
         }
+        TranscriptBody::TurnCut {
+            reason,
+            partial_answer: Some(text),
+        } => {
+            let mut out = vec![format!("{at} ● the answer so far")];
+            out.extend(text.lines().map(|l| format!("  {l}")));
+            out.push(format!("  ✗ cut off: {}", one_line(reason, SHOWN)));
+            out
+        }
+        TranscriptBody::TurnCut { reason, .. } => {
+            vec![format!(
+                "{at} ✗ the turn was cut off: {}",
+                one_line(reason, SHOWN)
+            )]
+        }
     }
 }
 
@@ -135,6 +151,32 @@ mod tests {
             ts: "2026-11-26T09:30:01.000Z".into(),
             body,
         }
+    }
+
+    #[test]
+    fn a_turn_cut_off_says_why_after_what_it_had_answered() {
+        let cut = |partial: Option<&str>| {
+            lines(
+                &entry(TranscriptBody::TurnCut {
+                    reason: "aborted by the operator".into(),
+                    partial_answer: partial.map(str::to_owned),
+                }),
+                false,
+            )
+        };
+        assert_eq!(
+            cut(Some("The loop reads\nthe clock")),
+            [
+                "09:30:01 ● the answer so far",
+                "  The loop reads",
+                "  the clock",
+                "  ✗ cut off: aborted by the operator",
+            ]
+        );
+        assert_eq!(
+            cut(None),
+            ["09:30:01 ✗ the turn was cut off: aborted by the operator"]
+        );
     }
 
     #[test]
