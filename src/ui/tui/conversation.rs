@@ -12,65 +12,22 @@
 
 use std::collections::HashMap;
 
+mod attention;
+mod echo;
 mod stream;
+mod work;
+pub use echo::{Echo, EchoKind};
 use stream::StreamCache;
 pub use stream::{stable_cut, Cut};
 
 use super::fmt::ts_ms;
-use super::msg::RequestId;
-use super::rows::{ApprovalRow, ApprovalState, CommandRow, PromptState, Row, RowKind, Tone};
-use super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
+use super::rows::{ApprovalState, PromptState, Row, RowKind, Tone};
 use crate::model::approval::ApprovalStatus;
 use crate::model::attempt::RetryNotice;
-use crate::model::mcp::McpProgress;
-use crate::protocol::events::{self as ev, BriefKind, Event};
-use crate::protocol::types::TaskRecord;
+use crate::protocol::events::{BriefKind, Event};
 use crate::protocol::types::{MessageBody, Priority};
 use crate::protocol::EventRecord;
-use crate::ui::present::{shows, wire_name, DisplayMode, OperatorEvent, Visibility};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EchoKind {
-    Prompt,
-    /// `!CMD`.
-    Command,
-}
-
-/// Something the operator sent that has no durable record yet.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Echo {
-    pub request: RequestId,
-    pub kind: EchoKind,
-    pub text: String,
-    /// The runtime answered (`queued` / task started).
-    pub answered: bool,
-    /// The message id or task id from the answer.
-    pub bound: Option<String>,
-}
-
-impl Echo {
-    pub fn row(&self) -> RowKind {
-        match self.kind {
-            EchoKind::Prompt => RowKind::Operator {
-                text: self.text.clone(),
-                state: match self.answered {
-                    true => PromptState::Queued,
-                    false => PromptState::Sending,
-                },
-            },
-            EchoKind::Command => RowKind::Command(CommandRow {
-                task_id: self.bound.clone(),
-                cmd: self.text.clone(),
-                operator: true,
-                status: if self.answered { "queued" } else { "starting" }.into(),
-                exit: None,
-                duration_ms: None,
-                summary: None,
-                output: None,
-            }),
-        }
-    }
-}
+use crate::ui::present::{shows, DisplayMode, OperatorEvent, Visibility};
 
 /// The turn in progress: what the working row shows.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -263,70 +220,6 @@ impl Conversation {
         *self = history;
     }
 
-    pub fn echo(&mut self, request: RequestId, kind: EchoKind, text: &str) {
-        self.echoes.push(Echo {
-            request,
-            kind,
-            text: text.to_owned(),
-            answered: false,
-            bound: None,
-        });
-    }
-
-    /// The runtime accepted the request; `bound` is its message or task id.
-    pub fn echo_answered(&mut self, request: RequestId, bound: Option<String>) {
-        if let Some(e) = self.echoes.iter_mut().find(|e| e.request == request) {
-            e.answered = true;
-            e.bound = bound;
-        }
-    }
-
-    /// The request failed: the echo becomes a durable failed row.
-    pub fn echo_failed(&mut self, request: RequestId, error: &str) {
-        let Some(i) = self.echoes.iter().position(|e| e.request == request) else {
-            return;
-        };
-        let echo = self.echoes.remove(i);
-        let kind = match echo.kind {
-            EchoKind::Prompt => RowKind::Operator {
-                text: echo.text,
-                state: PromptState::Failed(error.to_owned()),
-            },
-            EchoKind::Command => RowKind::Command(CommandRow {
-                task_id: None,
-                cmd: echo.text,
-                operator: true,
-                status: "not_started".into(),
-                exit: None,
-                duration_ms: None,
-                summary: Some(error.to_owned()),
-                output: None,
-            }),
-        };
-        self.push(kind, DisplayMode::Info);
-    }
-
-    /// The echo this durable record replaces: bound to `id`, else the
-    /// oldest unbound one with the same text.
-    fn take_echo(&mut self, kind: EchoKind, id: &str, text: &str) -> bool {
-        let bound = self
-            .echoes
-            .iter()
-            .position(|e| e.kind == kind && e.bound.as_deref() == Some(id));
-        let by_text = || {
-            self.echoes
-                .iter()
-                .position(|e| e.kind == kind && e.bound.is_none() && e.text.trim() == text.trim())
-        };
-        match bound.or_else(by_text) {
-            Some(i) => {
-                self.echoes.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Apply one event with its presentation. `operator_task` says whether
     /// a task this event is about was started by the operator.
     pub fn apply(
@@ -431,7 +324,7 @@ impl Conversation {
             K::ApprovalRequested(p) => {
                 applied.attention = true;
                 let i = self.push(
-                    RowKind::Approval(approval_row(&p.approval)),
+                    RowKind::Approval(attention::approval_row(&p.approval)),
                     DisplayMode::Info,
                 );
                 self.rows[i].message_id = message_id;
@@ -458,7 +351,7 @@ impl Conversation {
                     }
                     // Asked before the history this console holds.
                     None => {
-                        let mut x = approval_row(a);
+                        let mut x = attention::approval_row(a);
                         x.state = answer;
                         self.push(RowKind::Approval(x), DisplayMode::Info);
                     }
@@ -616,372 +509,7 @@ impl Conversation {
         let mode = min_mode(op)?;
         Some(self.push(RowKind::Event(op.clone()), mode))
     }
-
-    fn set_activity(&mut self, op: &OperatorEvent) {
-        if let Some(turn) = &mut self.turn {
-            turn.activity = Some(op.summary.clone());
-            turn.tool = None;
-            turn.retry = None;
-        }
-    }
-
-    /// The running turn's provider `attempt` (the run's number) failed
-    /// and the chain retries it or moves to the next model: its streamed
-    /// text is not the answer, and the working row says what happens
-    /// while the turn waits. Whether anything changed.
-    pub fn provider_retry(
-        &mut self,
-        run_id: &str,
-        attempt: u32,
-        notice: RetryNotice,
-        now_ms: i64,
-    ) -> bool {
-        let Some(turn) = self.turn.as_mut() else {
-            return false;
-        };
-        if turn.run_id.as_deref() != Some(run_id) {
-            return false;
-        }
-        turn.retry = Some((notice, now_ms));
-        if attempt > 0 {
-            self.stream_closed.close_through(run_id, attempt);
-            if self.stream.is_some() && self.stream_attempt <= attempt {
-                self.reset_stream();
-            }
-        }
-        true
-    }
-
-    /// An MCP server's progress on the call `call_id` of turn `run_id`:
-    /// shown after the call's activity while that call runs. Whether the
-    /// working row changed.
-    pub fn tool_progress(&mut self, run_id: &str, call_id: &str, progress: &McpProgress) -> bool {
-        let Some(turn) = self.turn.as_mut() else {
-            return false;
-        };
-        let Some((call, label)) = &turn.tool else {
-            return false;
-        };
-        if turn.run_id.as_deref() != Some(run_id) || call != call_id {
-            // Late: that call (or turn) is over.
-            return false;
-        }
-        turn.activity = Some(format!("{label} · {}", progress.line()));
-        true
-    }
-
-    fn alert(&mut self, message_id: Option<String>, op: &OperatorEvent, brief: Option<&str>) {
-        let mut detail: Vec<String> = op
-            .body
-            .iter()
-            .flat_map(|b| b.lines())
-            .map(str::to_owned)
-            .collect();
-        detail.retain(|d| !d.trim().is_empty() && !op.summary.contains(d.trim()));
-        let existing = message_id
-            .as_ref()
-            .and_then(|m| self.alerts.get(m).copied());
-        if let Some(i) = existing {
-            if let RowKind::Alert {
-                summary, detail: d, ..
-            } = self.rows[i].kind_mut()
-            {
-                if brief.is_some() {
-                    *summary = op.summary.clone();
-                }
-                for line in detail {
-                    if !d.contains(&line) && !summary.contains(line.trim()) {
-                        d.push(line);
-                    }
-                }
-            }
-            return;
-        }
-        let kind = RowKind::Alert {
-            summary: op.summary.clone(),
-            detail,
-            message_id: message_id.clone(),
-        };
-        let i = self.push(kind, DisplayMode::Info);
-        if let Some(m) = message_id {
-            self.alerts.insert(m, i);
-        }
-    }
-
-    /// Assistant progress already repeated by the final brief is hidden.
-    fn hide_repeated_progress(&mut self, message_id: Option<&str>, brief: &str) {
-        let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        let brief = norm(brief);
-        for (mid, i) in std::mem::take(&mut self.progress) {
-            if mid.as_deref() != message_id {
-                continue;
-            }
-            let RowKind::Event(op) = self.rows[i].kind() else {
-                continue;
-            };
-            let preview = norm(op.body.as_deref().unwrap_or(""));
-            let preview = preview
-                .split("Requested tools:")
-                .next()
-                .unwrap_or("")
-                .trim();
-            let preview = preview.trim_end_matches('…');
-            if !preview.is_empty() && brief.starts_with(preview) {
-                self.rows[i].hidden = true;
-            }
-        }
-    }
-
-    fn task_created(&mut self, task: &TaskRecord, operator: bool) {
-        let detail = task.command_detail();
-        let cmd = detail.cmd.or(task.summary.clone()).unwrap_or_default();
-        let operator = operator || detail.origin.as_deref() == Some("operator");
-        if operator {
-            self.take_echo(EchoKind::Command, &task.id, &cmd);
-        }
-        let row = CommandRow {
-            task_id: Some(task.id.clone()),
-            cmd,
-            operator,
-            status: wire_name(&task.status),
-            exit: None,
-            duration_ms: None,
-            summary: None,
-            output: None,
-        };
-        // Every command is one compact row at info (command, exit,
-        // duration); verbose adds the agent's command output.
-        let i = self.push(RowKind::Command(row), DisplayMode::Info);
-        self.tasks.insert(task.id.clone(), i);
-    }
-
-    fn task_changed(&mut self, p: &ev::TaskStatusChanged, operator: bool) {
-        let id = &p.task_id;
-        if !self.tasks.contains_key(id) {
-            // A task created before the history this console read.
-            let cmd = p.cmd.clone().unwrap_or_default();
-            if operator {
-                self.take_echo(EchoKind::Command, id, &cmd);
-            }
-            let row = CommandRow {
-                task_id: Some(id.clone()),
-                cmd,
-                operator,
-                status: wire_name(&p.from),
-                exit: None,
-                duration_ms: None,
-                summary: None,
-                output: None,
-            };
-            let i = self.push(RowKind::Command(row), DisplayMode::Info);
-            self.tasks.insert(id.clone(), i);
-        }
-        let Some(&i) = self.tasks.get(id) else {
-            return;
-        };
-        if let RowKind::Command(c) = self.rows[i].kind_mut() {
-            c.status = wire_name(&p.to);
-            c.exit = p.exit_status.or(c.exit);
-            c.duration_ms = p.duration_ms.or(c.duration_ms);
-            c.summary = p
-                .summary
-                .clone()
-                .filter(|s| *s != c.cmd)
-                .or(c.summary.clone());
-            let raw = p.output_preview.as_deref();
-            let raw = raw
-                .map(|o| o.trim_end().to_owned())
-                .filter(|o| !o.trim().is_empty());
-            c.output = raw.or(c.output.clone());
-        }
-    }
-
-    /// Whether a row still waits for the operator: a call to approve, or
-    /// a question asked since their last prompt.
-    pub fn needs_operator(&self) -> bool {
-        self.rows.iter().any(|r| match r.kind() {
-            RowKind::Approval(a) => a.state == ApprovalState::Waiting,
-            RowKind::Brief { visibility, .. } => *visibility == Visibility::ActionRequired,
-            _ => false,
-        })
-    }
-
-    /// Mark the oldest waiting call as the one single keys answer.
-    fn mark_answerable(&mut self) {
-        let mut first = true;
-        for row in self.rows.iter_mut() {
-            let waits =
-                matches!(row.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
-            let is_marked = matches!(row.kind(), RowKind::Approval(a) if a.keys);
-            let want = waits && first;
-            if want != is_marked {
-                if let RowKind::Approval(a) = row.kind_mut() {
-                    a.keys = want;
-                }
-            }
-            first &= !waits;
-        }
-    }
-
-    /// The calls waiting for the operator, oldest first: (id, summary).
-    pub fn waiting_approvals(&self) -> Vec<(String, String)> {
-        self.rows
-            .iter()
-            .filter_map(|r| match r.kind() {
-                RowKind::Approval(a) if a.state == ApprovalState::Waiting => {
-                    Some((a.id.clone(), format!("{} {}", a.tool, a.summary)))
-                }
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn tool_executed(&mut self, p: &ev::ToolExecuted, op: &OperatorEvent) {
-        // A gated call did not run: its approval row shows it.
-        if p.facts().and_then(|f| f.status).as_deref() == Some("awaiting_approval") {
-            return;
-        }
-        if p.tool_name == "ApplyPatch" && !p.is_error {
-            let files = patch_files(p);
-            if !files.is_empty() {
-                let patch = super::tool_rows::patch_text(p);
-                let diffs = patch.as_deref().map(file_diffs).unwrap_or_default();
-                for (action, path, added, removed) in files {
-                    let diff = diffs
-                        .iter()
-                        .find(|(p, _)| *p == path)
-                        .map(|(_, d)| d.clone())
-                        .filter(|d| !d.trim().is_empty());
-                    let kind = RowKind::Patch {
-                        action,
-                        path,
-                        added,
-                        removed,
-                        diff,
-                    };
-                    self.push(kind, DisplayMode::Info);
-                }
-                return;
-            }
-        }
-        // An MCP call is a row of its own, like a command's.
-        if crate::model::mcp::is_mcp_tool(&p.tool_name) {
-            self.push(RowKind::Event(op.clone()), DisplayMode::Info);
-            return;
-        }
-        if p.tool_name == "ExecCommand" {
-            let task = exec_task_id(p);
-            if task.as_ref().is_some_and(|t| self.tasks.contains_key(t)) {
-                return; // the task's command row already shows it
-            }
-            if let Some(row) = exec_row(p, task) {
-                self.push(RowKind::Command(row), DisplayMode::Info);
-                return;
-            }
-        }
-        self.generic(op);
-    }
-}
-
-/// The row of a gated call, from its approval record.
-fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
-    use crate::model::approval::{always_rule, Action};
-    let text = |k: &str| {
-        a.arguments
-            .get(k)
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    };
-    let escape = a.arguments.get("escalate").and_then(|v| v.as_bool()) == Some(true);
-    let cmd = match a.tool_name.as_str() {
-        "ExecCommand" => text("cmd"),
-        _ => None,
-    };
-    let patch = match a.tool_name.as_str() {
-        "ApplyPatch" => text("patch"),
-        _ => None,
-    };
-    let always_adds = match (&cmd, &patch) {
-        (Some(c), _) if !escape => match always_rule(&Action::Command(c.clone())) {
-            (Some(rule), _) => Some(format!("`{rule}`")),
-            _ => None,
-        },
-        (_, Some(_)) => Some(format!("writing {}", a.summary.trim_matches('`'))),
-        _ if crate::model::mcp::is_mcp_tool(&a.tool_name) => {
-            Some(format!("the tool `{}`", a.tool_name))
-        }
-        _ => None,
-    };
-    ApprovalRow {
-        id: a.id.clone(),
-        tool: a.tool_name.clone(),
-        summary: a.summary.clone(),
-        why: a.why.clone(),
-        workspace_id: a.workspace_id.clone(),
-        cmd,
-        justification: text("justification").filter(|_| escape),
-        patch,
-        always_adds,
-        keys: false,
-        state: match a.status {
-            ApprovalStatus::Pending => ApprovalState::Waiting,
-            ApprovalStatus::Granted => ApprovalState::Approved { always: a.always },
-            ApprovalStatus::Denied => ApprovalState::Denied {
-                note: a.note.clone(),
-            },
-        },
-    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{json, Value};
-
-    fn event(seq: u64, kind: &str, payload: Value) -> EventRecord {
-        EventRecord {
-            event_seq: seq,
-            id: format!("evt_{seq}"),
-            ts: "2026-11-22T09:00:00.000Z".into(),
-            kind: kind.into(),
-            agent_id: "main".into(),
-            provenance: Default::default(),
-            payload,
-        }
-    }
-
-    fn apply(c: &mut Conversation, e: &EventRecord) {
-        let typed = e.event();
-        assert!(!matches!(typed, Event::Unreadable { .. }), "{typed:?}");
-        c.apply(
-            e,
-            &typed,
-            &crate::ui::present::present_event(e, &typed),
-            true,
-        );
-    }
-
-    #[test]
-    fn trimming_keeps_merges_pointing_at_the_right_rows() {
-        let mut c = Conversation::default();
-        for i in 0..5 {
-            c.note(format!("note {i}"), Tone::Info);
-        }
-        let created = event(
-            1,
-            "task_created",
-            json!({ "task": { "id": "t1", "agent_id": "main", "kind": "command_task", "status": "queued",
-                "detail": { "cmd": "ls", "origin": "operator" }, "created_at": "t", "updated_at": "t" } }),
-        );
-        apply(&mut c, &created);
-        c.trim(3);
-        let done = event(
-            2,
-            "task_status_changed",
-            json!({ "task_id": "t1", "kind": "command_task", "from": "running", "to": "completed", "exit_status": 0 }),
-        );
-        apply(&mut c, &done);
-        assert_eq!(c.rows.len(), 3, "no new row: the task row was found");
-        assert!(matches!(c.rows[2].kind(), RowKind::Command(r) if r.status == "completed"));
-    }
-}
+mod tests;

@@ -1,0 +1,168 @@
+//! What asks for the operator: alerts (one row per message, merged),
+//! gated calls' approval rows (the oldest waiting one answerable with
+//! single keys), and assistant progress that the final brief repeats,
+//! hidden.
+
+use super::super::rows::{ApprovalRow, ApprovalState, RowKind};
+use super::Conversation;
+use crate::model::approval::ApprovalStatus;
+use crate::ui::present::{DisplayMode, OperatorEvent, Visibility};
+
+impl Conversation {
+    pub(super) fn alert(
+        &mut self,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+        brief: Option<&str>,
+    ) {
+        let mut detail: Vec<String> = op
+            .body
+            .iter()
+            .flat_map(|b| b.lines())
+            .map(str::to_owned)
+            .collect();
+        detail.retain(|d| !d.trim().is_empty() && !op.summary.contains(d.trim()));
+        let existing = message_id
+            .as_ref()
+            .and_then(|m| self.alerts.get(m).copied());
+        if let Some(i) = existing {
+            if let RowKind::Alert {
+                summary, detail: d, ..
+            } = self.rows[i].kind_mut()
+            {
+                if brief.is_some() {
+                    *summary = op.summary.clone();
+                }
+                for line in detail {
+                    if !d.contains(&line) && !summary.contains(line.trim()) {
+                        d.push(line);
+                    }
+                }
+            }
+            return;
+        }
+        let kind = RowKind::Alert {
+            summary: op.summary.clone(),
+            detail,
+            message_id: message_id.clone(),
+        };
+        let i = self.push(kind, DisplayMode::Info);
+        if let Some(m) = message_id {
+            self.alerts.insert(m, i);
+        }
+    }
+
+    /// Assistant progress already repeated by the final brief is hidden.
+    pub(super) fn hide_repeated_progress(&mut self, message_id: Option<&str>, brief: &str) {
+        let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let brief = norm(brief);
+        for (mid, i) in std::mem::take(&mut self.progress) {
+            if mid.as_deref() != message_id {
+                continue;
+            }
+            let RowKind::Event(op) = self.rows[i].kind() else {
+                continue;
+            };
+            let preview = norm(op.body.as_deref().unwrap_or(""));
+            let preview = preview
+                .split("Requested tools:")
+                .next()
+                .unwrap_or("")
+                .trim();
+            let preview = preview.trim_end_matches('…');
+            if !preview.is_empty() && brief.starts_with(preview) {
+                self.rows[i].hidden = true;
+            }
+        }
+    }
+
+    /// Whether a row still waits for the operator: a call to approve, or
+    /// a question asked since their last prompt.
+    pub fn needs_operator(&self) -> bool {
+        self.rows.iter().any(|r| match r.kind() {
+            RowKind::Approval(a) => a.state == ApprovalState::Waiting,
+            RowKind::Brief { visibility, .. } => *visibility == Visibility::ActionRequired,
+            _ => false,
+        })
+    }
+
+    /// Mark the oldest waiting call as the one single keys answer.
+    pub(super) fn mark_answerable(&mut self) {
+        let mut first = true;
+        for row in self.rows.iter_mut() {
+            let waits =
+                matches!(row.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
+            let is_marked = matches!(row.kind(), RowKind::Approval(a) if a.keys);
+            let want = waits && first;
+            if want != is_marked {
+                if let RowKind::Approval(a) = row.kind_mut() {
+                    a.keys = want;
+                }
+            }
+            first &= !waits;
+        }
+    }
+
+    /// The calls waiting for the operator, oldest first: (id, summary).
+    pub fn waiting_approvals(&self) -> Vec<(String, String)> {
+        self.rows
+            .iter()
+            .filter_map(|r| match r.kind() {
+                RowKind::Approval(a) if a.state == ApprovalState::Waiting => {
+                    Some((a.id.clone(), format!("{} {}", a.tool, a.summary)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The row of a gated call, from its approval record.
+pub(super) fn approval_row(a: &crate::model::approval::ApprovalRecord) -> ApprovalRow {
+    use crate::model::approval::{always_rule, Action};
+    let text = |k: &str| {
+        a.arguments
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let escape = a.arguments.get("escalate").and_then(|v| v.as_bool()) == Some(true);
+    let cmd = match a.tool_name.as_str() {
+        "ExecCommand" => text("cmd"),
+        _ => None,
+    };
+    let patch = match a.tool_name.as_str() {
+        "ApplyPatch" => text("patch"),
+        _ => None,
+    };
+    let always_adds = match (&cmd, &patch) {
+        (Some(c), _) if !escape => match always_rule(&Action::Command(c.clone())) {
+            (Some(rule), _) => Some(format!("`{rule}`")),
+            _ => None,
+        },
+        (_, Some(_)) => Some(format!("writing {}", a.summary.trim_matches('`'))),
+        _ if crate::model::mcp::is_mcp_tool(&a.tool_name) => {
+            Some(format!("the tool `{}`", a.tool_name))
+        }
+        _ => None,
+    };
+    ApprovalRow {
+        id: a.id.clone(),
+        tool: a.tool_name.clone(),
+        summary: a.summary.clone(),
+        why: a.why.clone(),
+        workspace_id: a.workspace_id.clone(),
+        cmd,
+        justification: text("justification").filter(|_| escape),
+        patch,
+        always_adds,
+        keys: false,
+        state: match a.status {
+            ApprovalStatus::Pending => ApprovalState::Waiting,
+            ApprovalStatus::Granted => ApprovalState::Approved { always: a.always },
+            ApprovalStatus::Denied => ApprovalState::Denied {
+                note: a.note.clone(),
+            },
+        },
+    }
+}
