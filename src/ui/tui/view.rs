@@ -254,7 +254,9 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         w + segs.len().saturating_sub(1) * sep_w + 1
     };
     let avail = usize::from(area.width).saturating_sub(right_w + 1);
+    let mut left_out = false;
     while total(&left) > avail && left.len() > 1 {
+        left_out = true;
         let Some(drop) = left
             .iter()
             .enumerate()
@@ -264,6 +266,11 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
             break;
         };
         left.remove(drop);
+    }
+    // A line that had to leave parts out ends in `…` where it has the
+    // room (`/status` has them all).
+    if left_out && total(&left) + 1 + sep_w <= avail {
+        left.push(seg(0, vec![Span::styled("…", t.dim())]));
     }
     let mut spans = vec![Span::raw(" ")];
     for (i, s) in left.into_iter().enumerate() {
