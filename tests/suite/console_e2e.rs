@@ -407,3 +407,33 @@ fn a_link_in_an_answer_is_written_as_a_hyperlink() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// A rate-limited model call is said on the working row while the turn
+/// waits on its retry, and the answer follows.
+#[test]
+fn a_rate_limited_call_says_so_while_the_turn_waits() {
+    use super::stub_provider::{canned, Canned, StubServer};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let body = serde_json::json!({"error": {"message": "slow down", "type": "rate_limit_error"}});
+    let stub = rt.block_on(StubServer::start(vec![
+        Canned::json(429, body).header("Retry-After", "2"),
+        Canned::json(200, canned::responses_json("Here it is.", &[])),
+    ]));
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let env = [
+        ("HOLON_MODEL", "openai/gpt-limited"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-limited"),
+    ];
+    let mut c = Console::start(home.path(), &[], 100, 30, &env);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("go");
+    c.enter();
+    c.wait_for("rate limited (429) · retry 2 of");
+    let done = c.wait_for("Here it is.");
+    assert!(!done.contains("rate limited"), "the notice goes: {done}");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}
