@@ -473,40 +473,33 @@ async fn subscribe(
                     let _ = out.send(lagged(resume_from).encode()).await;
                     return;
                 }
+                // Previews (`last` is `None`): the ledger's events bring
+                // what they show.
                 SubscriptionItem::Delta {
                     run_id,
                     attempt,
                     text,
                 } => {
-                    // A preview: dropped, never a reason to cut the
-                    // subscription, when the client is behind.
                     let n = Notification::AssistantDelta(DeltaParams {
                         subscription: id.clone(),
                         run_id,
                         attempt,
                         text,
                     });
-                    if let Err(false) = out.try_send_event(n.encode()) {
-                        return;
-                    }
-                    continue;
+                    (n.encode(), None)
                 }
                 SubscriptionItem::Progress {
                     run_id,
                     call_id,
                     progress,
                 } => {
-                    // Dropped like a delta when the client is behind.
                     let n = Notification::ToolProgress(ProgressParams {
                         subscription: id.clone(),
                         run_id,
                         call_id,
                         progress,
                     });
-                    if let Err(false) = out.try_send_event(n.encode()) {
-                        return;
-                    }
-                    continue;
+                    (n.encode(), None)
                 }
                 SubscriptionItem::Retry {
                     run_id,
@@ -519,22 +512,21 @@ async fn subscribe(
                         attempt,
                         notice,
                     });
-                    if let Err(false) = out.try_send_event(n.encode()) {
-                        return;
-                    }
-                    continue;
+                    (n.encode(), None)
                 }
             };
-            match out.try_send_event(line) {
-                Ok(()) => {}
-                Err(true) => {
+            match (out.try_send_event(line), last) {
+                (Ok(()), _) => {}
+                // A preview is dropped when the client is behind, never a
+                // reason to cut the subscription.
+                (Err(true), None) => {}
+                (Err(true), Some(resume_from)) => {
                     // The client is not reading: cut the subscription off
                     // and tell it where to resume once it does.
-                    let resume_from = last.unwrap_or(from_seq);
                     let _ = out.send(lagged(resume_from).encode()).await;
                     return;
                 }
-                Err(false) => return,
+                (Err(false), _) => return,
             }
         }
     });
