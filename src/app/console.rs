@@ -324,6 +324,7 @@ pub(super) async fn follow_agent(
                 run_id,
                 attempt,
                 notice,
+                heard_ms: crate::now_ms(),
             },
         };
         let tx = tx.clone();

@@ -163,6 +163,10 @@ impl Streamed {
     /// of its own (after any text that attempt streamed, which is not the
     /// answer and whose late deltas are not shown).
     fn retry(&mut self, run_id: &str, attempt: u32, notice: &RetryNotice) -> String {
+        if self.closed.is_late(run_id, attempt) {
+            // Of a round already recorded: stale.
+            return String::new();
+        }
         let mut out = String::new();
         if self.chars > 0 {
             out.push('\n');

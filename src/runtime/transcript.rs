@@ -124,7 +124,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
                 close_open(&mut out, &mut open);
                 // What the model had said when it was cut off, so the
                 // operator's next words can refer to it.
-                if let Some(text) = partial_answer {
+                if let Some(text) = partial_answer.as_ref().filter(|t| !t.trim().is_empty()) {
                     out.push(ConversationItem::AssistantRound {
                         reasoning: Vec::new(),
                         text: text.clone(),
@@ -213,6 +213,50 @@ mod tests {
             serde_json::from_str(&old).unwrap(),
             TranscriptBody::ToolResult { images, .. } if images.is_empty()
         ));
+    }
+
+    #[test]
+    fn a_turn_cut_off_gives_the_model_what_it_said_and_that_it_was_cut() {
+        let cut = |partial: Option<&str>| {
+            let entries = vec![
+                entry(TranscriptBody::Input {
+                    text: "explain".into(),
+                }),
+                entry(TranscriptBody::AssistantRound {
+                    reasoning: Vec::new(),
+                    round: 1,
+                    text: String::new(),
+                    tool_calls: vec![call("a")],
+                    token_usage: None,
+                    timeline: None,
+                }),
+                entry(TranscriptBody::TurnCut {
+                    reason: "aborted by the operator".into(),
+                    partial_answer: partial.map(str::to_owned),
+                }),
+            ];
+            conversation(&entries)
+        };
+        let notice = ConversationItem::UserText {
+            text: "[runtime] the previous turn was cut off before it finished: aborted by the operator".into(),
+        };
+        let said = cut(Some("The loop reads"));
+        // The call it was running gets its result first (never run).
+        assert!(matches!(&said[2], ConversationItem::ToolResult { call_id, .. } if call_id == "a"));
+        assert_eq!(
+            said[3..],
+            [
+                ConversationItem::AssistantRound {
+                    reasoning: Vec::new(),
+                    text: "The loop reads".into(),
+                    tool_calls: Vec::new(),
+                },
+                notice.clone(),
+            ]
+        );
+        // Nothing, or only blanks, streamed: no empty assistant message.
+        assert_eq!(cut(None)[3..], *std::slice::from_ref(&notice));
+        assert_eq!(cut(Some(" \n"))[3..], [notice]);
     }
 
     #[test]

@@ -425,5 +425,9 @@ async fn shutdown_with_a_model_call_in_flight_is_prompt_and_the_message_replays(
         done.payload["message_id"],
         Value::from(admitted.message_id.clone())
     );
+    // The turn runs again: the model is not told it was cut off.
+    let sent = stub2.requests()[0].body.to_string();
+    assert!(sent.contains("survive a restart"), "{sent}");
+    assert!(!sent.contains("was cut off"), "{sent}");
     host.shutdown().await;
 }

@@ -121,6 +121,10 @@ async fn a_socket_client_hears_of_the_retry_before_the_answer() {
         })
         .await;
     });
+    // Subscribed: the agent's first event arrived (live notices are
+    // not replayed to a later subscriber).
+    let first = tokio::time::timeout(Duration::from_secs(15), heard.recv()).await;
+    assert!(matches!(first, Ok(Some(Followed::Event(_)))), "{first:?}");
     host.submit(prompt("hi", Priority::Normal))
         .await
         .expect("admitted");

@@ -191,6 +191,35 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_attempt_is_told_and_its_text_is_not_kept() {
+        use crate::model::attempt::{RetryNext, RetryNotice};
+        let (s, mut rx, _) = stream();
+        s.progress(ProviderProgress::AttemptStarted);
+        s.progress(ProviderProgress::TextDelta("An early draft".into()));
+        let notice = RetryNotice {
+            model_ref: "s/m".into(),
+            attempt: 1,
+            max_attempts: 3,
+            failure_kind: crate::model::usage::FailureKind::StreamInterrupted,
+            status: None,
+            next: RetryNext::Retry,
+            backoff_ms: Some(1_000),
+        };
+        s.progress(ProviderProgress::Retrying(notice.clone()));
+        // Cut off while the chain waits: nothing of the failed attempt.
+        assert_eq!(s.partial(), None);
+        let _delta = rx.try_recv();
+        match rx.try_recv() {
+            Ok(LiveUpdate::ProviderRetry {
+                attempt, notice: n, ..
+            }) => {
+                assert_eq!((attempt, n), (1, notice), "the run's attempt that failed");
+            }
+            other => panic!("no retry notice: {other:?}"),
+        }
+    }
+
+    #[test]
     fn the_kept_text_is_bounded_at_a_character() {
         let (s, _rx, _) = stream();
         s.progress(ProviderProgress::AttemptStarted);

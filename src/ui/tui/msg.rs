@@ -72,6 +72,9 @@ pub enum Msg {
         /// The run's provider attempt that failed.
         attempt: u32,
         notice: crate::model::attempt::RetryNotice,
+        /// When the console heard of it (its wait counts from then; the
+        /// console's own clock stops while nothing animates).
+        heard_ms: i64,
     },
     /// The answer to `Effect::Call` (boxed: an answer is large, and
     /// every key press is a `Msg` too).

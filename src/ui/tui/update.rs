@@ -73,10 +73,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             run_id,
             attempt,
             notice,
+            heard_ms,
         } => {
             if agent_id == state.agent_id {
-                let now = state.now_ms;
-                state.dirty |= (state.conversation).provider_retry(&run_id, attempt, notice, now);
+                state.dirty |=
+                    (state.conversation).provider_retry(&run_id, attempt, notice, heard_ms);
             }
         }
         Msg::Response { id, result } => on_response(state, id, *result, &mut fx),

@@ -35,7 +35,8 @@ impl Conversation {
         let Some(turn) = self.turn.as_mut() else {
             return false;
         };
-        if turn.run_id.as_deref() != Some(run_id) {
+        if turn.run_id.as_deref() != Some(run_id) || self.stream_closed.is_late(run_id, attempt) {
+            // Another turn's, or of a round already recorded.
             return false;
         }
         turn.retry = Some((notice, now_ms));

@@ -229,6 +229,7 @@ fn a_retry_is_said_on_the_working_row_with_its_wait_counted_down() {
             run_id: run.into(),
             attempt: 1,
             notice,
+            heard_ms: t0,
         };
         update(st, msg);
     };
