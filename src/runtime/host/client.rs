@@ -78,10 +78,10 @@ pub async fn follow(
 }
 
 /// Streamed assistant text, MCP progress and provider retries of
-/// `agent_id`'s turns into its
-/// subscription, until the subscriber goes away. An update that does not
-/// fit is dropped: it is a preview, and the durable events bring the
-/// whole text and the call's result.
+/// `agent_id`'s turns into its subscription, until the subscriber goes
+/// away. An update that does not fit is dropped: it is a preview, and the
+/// durable events bring the whole text, the call's result and the
+/// attempts.
 async fn forward_deltas(
     mut live: tokio::sync::broadcast::Receiver<super::LiveUpdate>,
     agent_id: String,
