@@ -76,7 +76,7 @@ fn edit_in(
         std::env::var("VISUAL").ok().as_deref(),
         std::env::var("EDITOR").ok().as_deref(),
     );
-    super::console::restore(screen);
+    super::console_terminal::restore(screen);
     // Ctrl+C or Ctrl+\ typed into an editor that leaves the terminal in
     // cooked mode reach the whole foreground group: Holon ignores them
     // meanwhile, and the editor gets them as usual (their defaults put
@@ -115,7 +115,7 @@ fn edit_in(
         ),
         _ => None,
     };
-    if let Err(e) = super::console::modes_on(screen, mouse) {
+    if let Err(e) = super::console_terminal::modes_on(screen, mouse) {
         return Err(format!("the terminal could not be taken back: {e}"));
     }
     match (status, saved) {

@@ -47,6 +47,7 @@ mod config_checks;
 pub mod console;
 mod console_backend;
 mod console_editor;
+mod console_terminal;
 pub mod control;
 pub mod daemon;
 mod daemon_failure;
