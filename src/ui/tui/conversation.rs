@@ -408,15 +408,17 @@ impl Conversation {
             }
             K::TurnTerminal(p) => {
                 // An answer cut off (Esc, a stop) stays, marked as such:
-                // what the runtime recorded, else what streamed here.
+                // what the runtime recorded, else what streamed here. The
+                // text of an attempt that failed is not an answer: a turn
+                // that failed keeps none of it.
                 let streamed = self.stream.take().map(|(_, s)| s);
                 self.reset_stream();
                 // Whatever of the run is still on its way is late.
                 self.stream_closed.close_through(&p.run_id, u32::MAX);
-                let cut_off = p.partial_answer.clone().or(match p.kind {
-                    crate::model::decision::TurnTerminalKind::Completed => None,
-                    _ => streamed,
-                });
+                let cut_off = p
+                    .partial_answer
+                    .clone()
+                    .or(streamed.filter(|_| p.cancel_reason.is_some()));
                 if let Some(text) = cut_off.filter(|t| !t.trim().is_empty()) {
                     let kind = RowKind::Brief {
                         visibility: Visibility::TurnResult,

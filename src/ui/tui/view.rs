@@ -254,8 +254,11 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         w + segs.len().saturating_sub(1) * sep_w + 1
     };
     let avail = usize::from(area.width).saturating_sub(right_w + 1);
+    // A line that had to leave parts out ends in a dim ` …` (`/status`
+    // has them all), so a part left out never reads as missing.
     let mut left_out = false;
-    while total(&left) > avail && left.len() > 1 {
+    let more_w = 2;
+    while total(&left) + if left_out { more_w } else { 0 } > avail && left.len() > 1 {
         left_out = true;
         let Some(drop) = left
             .iter()
@@ -267,17 +270,15 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         };
         left.remove(drop);
     }
-    // A line that had to leave parts out ends in `…` where it has the
-    // room (`/status` has them all).
-    if left_out && total(&left) + 1 + sep_w <= avail {
-        left.push(seg(0, vec![Span::styled("…", t.dim())]));
-    }
     let mut spans = vec![Span::raw(" ")];
     for (i, s) in left.into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", t.dim()));
         }
         spans.extend(s.spans);
+    }
+    if left_out {
+        spans.push(Span::styled(" …", t.dim()));
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
     let x = area.x + area.width.saturating_sub(right_w as u16);

@@ -294,3 +294,22 @@ fn an_interrupted_answer_stays_marked_as_cut_off() {
         "{text}"
     );
 }
+
+#[test]
+fn a_failed_turn_keeps_none_of_its_failed_attempts_text() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let mut s = prompted(&mut st, "explain", Some("run_9"));
+    streamed(&mut st, 3, "FAILED-part0 FAILED-part1");
+    // The provider's last attempt was cut short too: the turn failed.
+    let mut e = s.push(
+        "turn_terminal",
+        Some("msg_9"),
+        json!({ "run_id": "run_9", "message_id": "msg_9", "kind": "aborted", "rounds": 1,
+                "last_assistant_message": "", "duration_ms": 900 }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    let text = screen(&st);
+    assert!(!text.contains("FAILED-part"), "{text}");
+    assert!(!text.contains("cut off"), "{text}");
+}
