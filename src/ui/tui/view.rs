@@ -306,11 +306,23 @@ fn working_row(state: &State, area: Rect, buf: &mut Buffer) {
         0 => String::new(),
         n => format!(" · {} tokens", crate::ui::present::compact_count(n)),
     };
-    let tail = w
+    // The hint goes first when the detail (a retry's countdown, say)
+    // would not fit whole.
+    let short = w
         .elapsed_ms
-        .map(|ms| format!(" · {}{tokens} · Esc to interrupt", elapsed(ms)))
+        .map(|ms| format!(" · {}{tokens}", elapsed(ms)))
         .unwrap_or_default();
-    let room = usize::from(area.width).saturating_sub(width(&w.label) + 5 + tail.len());
+    let hinted = match w.elapsed_ms {
+        Some(_) => format!("{short} · Esc to interrupt"),
+        None => short.clone(),
+    };
+    let room_with =
+        |tail: &str| usize::from(area.width).saturating_sub(width(&w.label) + 5 + width(tail));
+    let tail = match width(&w.detail) <= room_with(&hinted) {
+        true => hinted,
+        false => short,
+    };
+    let room = room_with(&tail);
     if !w.detail.is_empty() {
         spans.push(Span::styled(" · ", t.dim()));
         spans.push(Span::styled(truncate(&w.detail, room), t.dim()));

@@ -313,3 +313,37 @@ fn a_failed_turn_keeps_none_of_its_failed_attempts_text() {
     assert!(!text.contains("FAILED-part"), "{text}");
     assert!(!text.contains("cut off"), "{text}");
 }
+
+#[test]
+fn a_narrow_working_row_keeps_the_retry_whole_and_drops_the_hint() {
+    use crate::model::attempt::{RetryNext, RetryNotice};
+    let mut st = booted(&session(), StoredMode::Info, 60, 20);
+    let _s = prompted(&mut st, "explain", Some("run_9"));
+    // Three seconds into the turn.
+    let started = st.conversation.turn.as_ref().and_then(|t| t.started_ms);
+    let t0 = started.unwrap_or_default() + 3_000;
+    update(&mut st, Msg::Tick { now_ms: t0 });
+    let notice = RetryNotice {
+        model_ref: "openai/gpt-5".into(),
+        attempt: 1,
+        max_attempts: 3,
+        failure_kind: crate::model::usage::FailureKind::RateLimited,
+        status: Some(429),
+        next: RetryNext::Retry,
+        backoff_ms: Some(8_000),
+    };
+    let msg = Msg::ProviderRetry {
+        agent_id: "main".into(),
+        run_id: "run_9".into(),
+        attempt: 1,
+        notice,
+        heard_ms: t0,
+    };
+    update(&mut st, msg);
+    let text = screen(&st);
+    assert!(
+        text.contains("rate limited (429) · retry 2 of 3 in 8s"),
+        "{text}"
+    );
+    assert!(!text.contains("Esc to interrupt"), "{text}");
+}
