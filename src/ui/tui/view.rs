@@ -259,17 +259,22 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
     let mut left_out = false;
     let more_w = 2;
     while total(&left) + if left_out { more_w } else { 0 } > avail && left.len() > 1 {
-        left_out = true;
+        // Room for the marker alone never costs a part that always stays
+        // (priority 0 and 1): then the marker goes instead.
+        let for_marker = total(&left) <= avail;
         let Some(drop) = left
             .iter()
             .enumerate()
+            .filter(|(_, s)| !for_marker || s.priority >= 2)
             .max_by_key(|(i, s)| (s.priority, *i))
             .map(|(i, _)| i)
         else {
             break;
         };
+        left_out = true;
         left.remove(drop);
     }
+    let marker = left_out && total(&left) + more_w <= avail;
     let mut spans = vec![Span::raw(" ")];
     for (i, s) in left.into_iter().enumerate() {
         if i > 0 {
@@ -277,7 +282,7 @@ fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         }
         spans.extend(s.spans);
     }
-    if left_out {
+    if marker {
         spans.push(Span::styled(" …", t.dim()));
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);

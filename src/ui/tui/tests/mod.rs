@@ -9,4 +9,5 @@ mod overlay_flows;
 mod plans_and_priorities;
 mod quit_lapse;
 mod snapshots;
+mod status_width;
 mod streaming;
