@@ -117,8 +117,8 @@ fn warning(state: &State, others: &Others) -> Option<String> {
     let mut parts = Vec::new();
     if state.conversation.turn.is_some() {
         parts.push(
-            "a turn is running: quitting stops it (recorded as stopped; the next start does not \
-             run it again)"
+            "a turn is running: quitting aborts it (recorded as aborted by the operator; the next \
+             start does not run it again)"
                 .to_owned(),
         );
     }

@@ -1072,7 +1072,7 @@ fn quitting_an_embedded_console_with_work_running_asks_once() {
         "asked first"
     );
     let asked = rows(&st).iter().any(|r| {
-        matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting stops it (recorded as stopped"))
+        matches!(r, RowKind::Note { text, .. } if text.starts_with("a turn is running: quitting aborts it (recorded as aborted by the operator"))
     });
     assert!(asked);
     // Confirmed: the turn is aborted first (never replayed), then quit.
