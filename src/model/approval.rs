@@ -151,32 +151,30 @@ impl AlwaysAllowed {
         tool: Option<String>,
     ) -> bool {
         let before = self.clone();
-        push_new(&mut self.allow_commands, command);
-        for p in paths {
-            push_new(&mut self.allow_paths, Some(p));
-        }
-        push_new(&mut self.allow_tools, tool);
+        extend_new(&mut self.allow_commands, command);
+        extend_new(&mut self.allow_paths, paths);
+        extend_new(&mut self.allow_tools, tool);
         *self != before
     }
 
     /// `policy` with these rules added to its allow-lists.
     pub fn over(&self, mut policy: ApprovalPolicy) -> ApprovalPolicy {
-        for c in &self.allow_commands {
-            push_new(&mut policy.allow_commands, Some(c.clone()));
-        }
-        for p in &self.allow_paths {
-            push_new(&mut policy.allow_paths, Some(p.clone()));
-        }
-        for t in &self.allow_tools {
-            push_new(&mut policy.allow_tools, Some(t.clone()));
-        }
+        extend_new(
+            &mut policy.allow_commands,
+            self.allow_commands.iter().cloned(),
+        );
+        extend_new(&mut policy.allow_paths, self.allow_paths.iter().cloned());
+        extend_new(&mut policy.allow_tools, self.allow_tools.iter().cloned());
         policy
     }
 }
 
-fn push_new(list: &mut Vec<String>, item: Option<String>) {
-    if let Some(item) = item.filter(|i| !list.contains(i)) {
-        list.push(item);
+/// Add each of `items` not already in `list`, in order.
+fn extend_new(list: &mut Vec<String>, items: impl IntoIterator<Item = String>) {
+    for item in items {
+        if !list.contains(&item) {
+            list.push(item);
+        }
     }
 }
 

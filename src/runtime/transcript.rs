@@ -168,6 +168,18 @@ mod tests {
         }
     }
 
+    /// A first round with no text that calls `ids`.
+    fn calling(ids: &[&str]) -> TranscriptBody {
+        TranscriptBody::AssistantRound {
+            reasoning: Vec::new(),
+            round: 1,
+            text: String::new(),
+            tool_calls: ids.iter().map(|id| call(id)).collect(),
+            token_usage: None,
+            timeline: None,
+        }
+    }
+
     fn result(id: &str) -> TranscriptBody {
         TranscriptBody::ToolResult {
             call_id: id.into(),
@@ -191,17 +203,7 @@ mod tests {
         }
         let stored = serde_json::to_string(&with).unwrap();
         let read: TranscriptBody = serde_json::from_str(&stored).unwrap();
-        let entries = vec![
-            entry(TranscriptBody::AssistantRound {
-                reasoning: Vec::new(),
-                round: 1,
-                text: String::new(),
-                tool_calls: vec![call("a")],
-                token_usage: None,
-                timeline: None,
-            }),
-            entry(read),
-        ];
+        let entries = vec![entry(calling(&["a"])), entry(read)];
         let conv = conversation(&entries);
         assert!(
             matches!(&conv[1], ConversationItem::ToolResult { images, .. } if images == &[image])
@@ -222,14 +224,7 @@ mod tests {
                 entry(TranscriptBody::Input {
                     text: "explain".into(),
                 }),
-                entry(TranscriptBody::AssistantRound {
-                    reasoning: Vec::new(),
-                    round: 1,
-                    text: String::new(),
-                    tool_calls: vec![call("a")],
-                    token_usage: None,
-                    timeline: None,
-                }),
+                entry(calling(&["a"])),
                 entry(TranscriptBody::TurnCut {
                     reason: "aborted by the operator".into(),
                     partial_answer: partial.map(str::to_owned),
@@ -264,14 +259,7 @@ mod tests {
         let entries = vec![
             entry(result("orphan")),
             entry(TranscriptBody::Input { text: "hi".into() }),
-            entry(TranscriptBody::AssistantRound {
-                reasoning: Vec::new(),
-                round: 1,
-                text: String::new(),
-                tool_calls: vec![call("a"), call("b")],
-                token_usage: None,
-                timeline: None,
-            }),
+            entry(calling(&["a", "b"])),
             entry(result("a")),
             entry(result("a")),
         ];
@@ -295,14 +283,7 @@ mod tests {
     #[test]
     fn a_started_call_without_a_result_is_outcome_unknown_not_unexecuted() {
         let entries = vec![
-            entry(TranscriptBody::AssistantRound {
-                reasoning: Vec::new(),
-                round: 1,
-                text: String::new(),
-                tool_calls: vec![call("a"), call("b"), call("c")],
-                token_usage: None,
-                timeline: None,
-            }),
+            entry(calling(&["a", "b", "c"])),
             entry(TranscriptBody::ToolStarted {
                 call_id: "a".into(),
                 tool_name: "ExecCommand".into(),

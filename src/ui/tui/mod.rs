@@ -30,6 +30,7 @@ pub mod rows;
 mod scroll;
 mod settings;
 pub mod state;
+mod status_line;
 pub mod theme;
 mod tool_rows;
 mod update;
