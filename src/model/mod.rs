@@ -20,6 +20,7 @@ pub mod retention;
 pub mod sandbox;
 pub mod skill;
 pub mod task;
+pub mod text;
 pub mod transcript;
 pub mod trigger;
 pub mod usage;

@@ -1,7 +1,15 @@
 //! Approvals in words, for `holon approvals`, `holon approve/deny` and
 //! the console's `/approvals`.
 
+use super::words::printable;
 use crate::protocol::types::{ApprovalRecord, ApprovalStatus};
+
+/// A field the model (or an MCP server) wrote, as one line the terminal
+/// cannot be made to misread: escapes and hidden characters shown,
+/// newlines shown as `⏎` rather than breaking the line.
+fn field(s: &str) -> String {
+    printable(s).replace('\n', " ⏎ ")
+}
 
 /// One line per approval, pending first as given.
 pub fn lines(records: &[ApprovalRecord]) -> Vec<String> {
@@ -16,17 +24,19 @@ pub fn lines(records: &[ApprovalRecord]) -> Vec<String> {
                 a.id,
                 a.agent_id,
                 a.status.as_str(),
-                a.tool_name,
-                a.summary
+                field(&a.tool_name),
+                field(&a.summary)
             );
             match a.status {
                 ApprovalStatus::Pending => line.push_str(&format!(
                     " — {} (since {}; in {})",
-                    a.why, a.requested_at, a.workspace_id
+                    field(&a.why),
+                    a.requested_at,
+                    a.workspace_id
                 )),
                 ApprovalStatus::Granted | ApprovalStatus::Denied => {
                     if let Some(n) = &a.note {
-                        line.push_str(&format!(" — \"{n}\""));
+                        line.push_str(&format!(" — \"{}\"", field(n)));
                     }
                 }
             }
@@ -37,11 +47,12 @@ pub fn lines(records: &[ApprovalRecord]) -> Vec<String> {
 
 /// What an answer did.
 pub fn answered(a: &ApprovalRecord) -> String {
+    let (tool, summary) = (field(&a.tool_name), field(&a.summary));
     match a.status {
         ApprovalStatus::Granted => format!(
             "approved {} {} for {}{}; the result went to the agent",
-            a.tool_name,
-            a.summary,
+            tool,
+            summary,
             a.agent_id,
             if a.always {
                 " (and calls like it from now on)"
@@ -51,7 +62,7 @@ pub fn answered(a: &ApprovalRecord) -> String {
         ),
         ApprovalStatus::Denied => format!(
             "denied {} {} for {}; the agent was told",
-            a.tool_name, a.summary, a.agent_id
+            tool, summary, a.agent_id
         ),
         ApprovalStatus::Pending => format!("{} is still pending", a.id),
     }

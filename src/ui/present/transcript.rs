@@ -218,7 +218,11 @@ mod tests {
         let hostile = entry(TranscriptBody::Input {
             text: "look \x1b]0;pwned\x07 here".into(),
         });
-        assert_eq!(lines(&hostile, false), ["09:30:01 ▸ look ]0;pwned here"]);
+        // Shown escaped: nothing acts on the terminal, nothing hides.
+        assert_eq!(
+            lines(&hostile, false),
+            ["09:30:01 ▸ look \\u{1b}]0;pwned\\u{7} here"]
+        );
         assert!(shown[0].starts_with("09:30:01 ✗ mcp__shots__take: exit 101 xxx"));
         assert!(shown[0].chars().count() < 300, "{}", shown[0]);
         assert_eq!(shown[1], "  + an image (image/png)");

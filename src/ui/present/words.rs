@@ -101,23 +101,31 @@ pub(crate) fn headline(s: &str) -> String {
     }
 }
 
-/// Text safe to print on a terminal: control characters (escape
-/// sequences' ESC included) dropped, `\r` and tabs made plain, newlines
-/// kept.
+/// Text safe to print on a terminal: `\r` and tabs made plain, newlines
+/// kept, every other control character (an escape sequence's ESC) and
+/// hidden format character (a bidi override) shown escaped
+/// (`model::text`).
 pub fn printable(s: &str) -> String {
-    s.chars()
-        .filter_map(|c| match c {
-            '\n' => Some('\n'),
-            '\t' | '\r' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' | '\r' => out.push(' '),
+            c if crate::model::text::needs_escape(c) => {
+                crate::model::text::push_escaped(&mut out, c)
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-/// Whitespace collapsed to single spaces, at most `max` characters.
+/// Whitespace collapsed to single spaces, control and hidden format
+/// characters shown escaped, at most `max` characters (a cut ends in
+/// `…`).
 pub(crate) fn one_line(s: &str, max: usize) -> String {
     let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = crate::model::text::escape_hidden(&joined).into_owned();
     if joined.chars().count() <= max {
         return joined;
     }

@@ -20,7 +20,9 @@ fn char_width(c: char) -> usize {
 }
 
 /// Tabs become spaces, `\r\n` and `\r` become `\n`, other control
-/// characters (escape sequences included) are dropped.
+/// characters (escape sequences included) and hidden format characters
+/// (bidi overrides, zero-width ones) are shown escaped (`model::text`):
+/// what the operator reads is what is there.
 pub fn sanitize(s: &str) -> String {
     clean(s, false)
 }
@@ -45,7 +47,11 @@ fn clean(s: &str, keep_tabs: bool) -> String {
                 }
             }
             '\n' => out.push('\n'),
-            c if c.is_control() => {}
+            // The operator's own typing or paste: dropped, as before.
+            c if keep_tabs && c.is_control() => {}
+            c if crate::model::text::needs_escape(c) => {
+                crate::model::text::push_escaped(&mut out, c)
+            }
             c => out.push(c),
         }
     }
@@ -288,7 +294,9 @@ mod tests {
     }
 
     #[test]
-    fn sanitize_drops_escapes() {
-        assert_eq!(sanitize("a\x1b[31mb\tc\r\nd"), "a[31mb    c\nd");
+    fn sanitize_shows_escapes_and_keeps_the_operators_input() {
+        assert_eq!(sanitize("a\x1b[31mb\tc\r\nd"), "a\\u{1b}[31mb    c\nd");
+        assert_eq!(sanitize("ab\u{202e}c"), "ab\\u{202e}c");
+        assert_eq!(sanitize_input("a\x1bb\tc"), "ab\tc");
     }
 }

@@ -1,0 +1,83 @@
+//! One rule for text a model (or anything it read) wrote, wherever Holon
+//! shows it to the operator: nothing in it may act on the terminal or hide
+//! from the eye. C0 and C1 control characters (an escape sequence's ESC
+//! among them) and the Unicode format characters that reorder or hide
+//! text (bidi overrides and isolates, zero-width spaces and joiners, the
+//! byte-order mark, tag characters, line and paragraph separators) are
+//! shown escaped, `\u{1b}`, so what the operator reads is what is there.
+//! The zero-width joiner and non-joiner stay: scripts and emoji need them,
+//! and they hide no text.
+//! Newlines and tabs are left to the caller (a one-line view collapses
+//! them, a multi-line one keeps them).
+
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// A Unicode format character that can reorder, join or hide text.
+pub fn is_hidden_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}'
+        | '\u{061C}'
+        | '\u{180E}'
+        | '\u{200B}'
+        | '\u{200E}'..='\u{200F}'
+        | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0001}'
+        | '\u{E0020}'..='\u{E007F}')
+}
+
+/// Whether `c` is shown escaped (newlines and tabs are not).
+pub fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || is_hidden_format(c)
+}
+
+/// `c` as the operator sees it when escaped: `\u{1b}`.
+pub fn push_escaped(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+}
+
+/// `s` with every control and hidden format character escaped, newlines
+/// and tabs kept; borrowed when nothing needed it.
+pub fn escape_hidden(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match needs_escape(c) {
+            true => push_escaped(&mut out, c),
+            false => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_could_act_or_hide_is_shown_escaped() {
+        assert_eq!(escape_hidden("cargo test"), "cargo test");
+        assert!(matches!(escape_hidden("plain\ttext\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_hidden("rm -rf ~\u{1b}[2K\rcargo test"),
+            "rm -rf ~\\u{1b}[2K\\u{d}cargo test"
+        );
+        // A bidi override makes `txt.exe` read as `exe.txt`.
+        assert_eq!(escape_hidden("a\u{202e}txt.exe"), "a\\u{202e}txt.exe");
+        assert_eq!(escape_hidden("x\u{200b}y\u{feff}"), "x\\u{200b}y\\u{feff}");
+        assert_eq!(escape_hidden("c1\u{9b}31m"), "c1\\u{9b}31m");
+        assert_eq!(escape_hidden("tag\u{E0041}"), "tag\\u{e0041}");
+        assert_eq!(escape_hidden("ls\u{2028}rm"), "ls\\u{2028}rm");
+        // Ordinary text of any script stays as it is.
+        assert_eq!(
+            escape_hidden("héllo wörld — 漢字 🙂"),
+            "héllo wörld — 漢字 🙂"
+        );
+        assert_eq!(escape_hidden("👨\u{200d}👩"), "👨\u{200d}👩");
+    }
+}
