@@ -27,26 +27,47 @@ pub enum GitError {
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Holon's own git runs as the operator, often in a checkout a sandboxed
-/// agent can write: nothing there may make it run a program. An fsmonitor
-/// never runs (`core.fsmonitor=false`); a query (`status`) also reads no
-/// attributes (a filter driver is a program) and no submodules (their
-/// config is the agent's to write in a worktree).
+/// agent can write: nothing there may make it run a program.
+///
+/// - No hooks: `core.hooksPath` is `/dev/null`, where no hook can be.
+/// - No fsmonitor (`core.fsmonitor=false`), and no attributes at all
+///   (`GIT_ATTR_SOURCE` is the empty tree): a filter or a diff driver is
+///   a program, and attributes are what name one for a path.
+/// - No configuration but the repository's own: no system or global
+///   file (the operator's `~/.gitconfig` may lie in a root a command can
+///   write), no `GIT_CONFIG_*`, `GIT_DIR` or other `GIT_*` variable from
+///   Holon's environment; what is set on the command line wins over the
+///   repository's file.
+/// - Never a prompt (credentials, editors), a pager or an optional lock.
 fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
     let mut cmd = Command::new("git");
-    cmd.args(["-c", "core.fsmonitor=false"]);
-    if args.first() == Some(&"status") {
-        cmd.env("GIT_ATTR_SOURCE", EMPTY_TREE);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("GIT_") {
+            cmd.env_remove(name);
+        }
     }
-    cmd.arg("-C")
-        .arg(dir)
-        .args(args)
-        // Never prompt (credentials, editors) and never page.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| GitError::NotInstalled(e.to_string()))
+    cmd.args([
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.attributesFile=/dev/null",
+        "-c",
+        "submodule.recurse=false",
+    ])
+    .arg("-C")
+    .arg(dir)
+    .args(args)
+    .env("GIT_ATTR_SOURCE", EMPTY_TREE)
+    .env("GIT_CONFIG_NOSYSTEM", "1")
+    .env("GIT_CONFIG_GLOBAL", "/dev/null")
+    .env("GIT_TERMINAL_PROMPT", "0")
+    .env("GIT_PAGER", "cat")
+    .env("GIT_OPTIONAL_LOCKS", "0")
+    .stdin(std::process::Stdio::null())
+    .output()
+    .map_err(|e| GitError::NotInstalled(e.to_string()))
 }
 
 /// Run git and return trimmed stdout, or the failure with git's own words.
@@ -243,4 +264,90 @@ pub fn short_status(root: &Path) -> Option<ShortStatus> {
         branch,
         changed: lines.filter(|l| !l.is_empty()).count(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A repository a command could have made: hooks for every step, a
+    /// filter driver on every file, an fsmonitor; Holon's git runs none.
+    #[test]
+    fn holons_git_runs_nothing_a_repository_planted() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let marks = dir.path().join("marks");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::create_dir_all(&marks).unwrap();
+        run(&repo, &["init", "-q", "-b", "main"]);
+        let m = marks.display();
+        std::fs::write(repo.join(".gitattributes"), "* filter=evil\n").unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        run(&repo, &["add", "."]);
+        run(
+            &repo,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.invalid",
+                "commit",
+                "-q",
+                "-m",
+                "one",
+            ],
+        );
+        for hook in [
+            "post-checkout",
+            "reference-transaction",
+            "pre-commit",
+            "post-index-change",
+        ] {
+            let path = repo.join(".git/hooks").join(hook);
+            std::fs::write(&path, format!("#!/bin/sh\ntouch {m}/{hook}\n")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let planted = [
+            (
+                "filter.evil.smudge",
+                format!("sh -c 'touch {m}/smudge; cat'"),
+            ),
+            ("filter.evil.clean", format!("sh -c 'touch {m}/clean; cat'")),
+            ("core.fsmonitor", format!("{m}/../fsmonitor.sh")),
+        ];
+        std::fs::write(
+            dir.path().join("fsmonitor.sh"),
+            format!("#!/bin/sh\ntouch {m}/fsmonitor\n"),
+        )
+        .unwrap();
+        for (key, value) in &planted {
+            run(&repo, &["config", key, value]);
+        }
+        let wt = dir.path().join("wt");
+        add_worktree(&repo, &wt, "holon/test").unwrap();
+        assert!(wt.join("a.txt").exists());
+        let _ = worktree_changes(&wt, "main").unwrap();
+        let _ = short_status(&wt);
+        remove_worktree(&repo, &wt, "holon/test").unwrap();
+        let ran: Vec<String> = std::fs::read_dir(&marks)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect();
+        assert!(ran.is_empty(), "Holon's git ran {ran:?}");
+    }
 }
