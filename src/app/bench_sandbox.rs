@@ -18,6 +18,17 @@ use crate::runtime::sandbox::{self, linux::Prepared, Support};
 
 const RUNS: usize = 200;
 
+/// Holon's own paths as a runtime passes them, beside the bench's root:
+/// its config, run and log directories and its store, hidden from the
+/// command as they are in use.
+fn holon_dirs(root: &Path) -> Vec<std::path::PathBuf> {
+    let base = root.parent().unwrap_or(root).join("holon");
+    ["config", "run", "logs", "data/holon.redb"]
+        .iter()
+        .map(|p| base.join(p))
+        .collect()
+}
+
 /// Spawn to first output, once: `None` when unconfined.
 fn once(
     root: &Path,
@@ -39,7 +50,8 @@ fn once(
             agent_home: home,
             tmp: Some(tmp),
             output: None,
-            holon_dirs: &[],
+            holon_dirs: &holon_dirs(root),
+            unix_sockets: &[],
         };
         let plan = sandbox::plan(&request)?.ok_or_else(|| anyhow::anyhow!("no plan"))?;
         let prepared = Prepared::new(&plan, Support::probe())?;
@@ -68,6 +80,13 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     }
     let root = dir.join("sandbox-repo");
     let (home, tmp) = (dir.join("sandbox-home"), dir.join("sandbox-tmp"));
+    for d in holon_dirs(&root).iter().filter(|p| p.extension().is_none()) {
+        std::fs::create_dir_all(d)?;
+    }
+    if let Some(store) = holon_dirs(&root).last() {
+        std::fs::create_dir_all(store.parent().unwrap_or(dir))?;
+        std::fs::write(store, b"")?;
+    }
     for d in [&root, &home, &tmp] {
         std::fs::create_dir_all(d)?;
     }
@@ -98,7 +117,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     let p = |v: &[Duration], q| millis(percentile(v, q));
     println!(
         "sandbox.spawn     spawn to first output, {RUNS} runs each: unconfined p50 {} p99 {}; \
-         sandboxed (workspace_write, network off{}) p50 {} p99 {}; added at p50 {}",
+         sandboxed (workspace_write, network off, Holon's paths hidden{}) p50 {} p99 {}; added at p50 {}",
         p(&off, 0.5),
         p(&off, 0.99),
         if carved && support.mount_namespace {

@@ -111,6 +111,8 @@ pub(super) struct PolicySection {
     pub(super) sandbox: Option<String>,
     pub(super) network: Option<String>,
     pub(super) sandbox_required: Option<bool>,
+    pub(super) unix_sockets: Option<Vec<String>>,
+    pub(super) env: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -234,6 +236,12 @@ pub struct Config {
     /// Secret-looking variables command tasks may still see
     /// (`[exec] env_passthrough`).
     pub exec_env_passthrough: Vec<String>,
+    /// Path unix sockets sandboxed commands may reach (`[policy]
+    /// unix_sockets`, absolute paths): none by default.
+    pub policy_unix_sockets: Vec<std::path::PathBuf>,
+    /// Variables a sandboxed command gets beyond the base set (`[policy]
+    /// env`).
+    pub policy_env: Vec<String>,
     /// How much command output re-enters the model
     /// (`runtime.default_tool_output_tokens`, `runtime.max_tool_output_tokens`).
     pub tool_output: crate::runtime::tools::ToolOutputBudget,
@@ -530,13 +538,30 @@ impl Config {
         };
 
         let exec_env_passthrough = file.exec.env_passthrough.unwrap_or_default();
-        for name in &exec_env_passthrough {
-            if name.is_empty() || name.contains('=') || name.contains('\0') {
+        let policy_env = file.policy.env.clone().unwrap_or_default();
+        for (key, names) in [
+            ("exec.env_passthrough", &exec_env_passthrough),
+            ("policy.env", &policy_env),
+        ] {
+            for name in names {
+                if name.is_empty() || name.contains('=') || name.contains('\0') {
+                    return Err(at_key(
+                        key,
+                        format!("`{name}` is not an environment variable name"),
+                    ));
+                }
+            }
+        }
+        let mut policy_unix_sockets = Vec::new();
+        for path in file.policy.unix_sockets.clone().unwrap_or_default() {
+            let p = std::path::PathBuf::from(&path);
+            if !p.is_absolute() || path.contains('\0') {
                 return Err(at_key(
-                    "exec.env_passthrough",
-                    format!("`{name}` is not an environment variable name"),
+                    "policy.unix_sockets",
+                    format!("`{path}` is not an absolute path to a unix socket"),
                 ));
             }
+            policy_unix_sockets.push(p);
         }
 
         let tool_output = tool_output_budget(&file.runtime, env, &at_key)?;
@@ -707,6 +732,8 @@ impl Config {
                 file.store.lock_wait_secs.unwrap_or(10).min(3600),
             ),
             exec_env_passthrough,
+            policy_unix_sockets,
+            policy_env,
             tool_output,
             providers: file.providers,
             context_window,

@@ -94,6 +94,7 @@ fn refused(e: &ApiError) -> Response {
             StatusCode::SERVICE_UNAVAILABLE
         }
         ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::Forbidden => StatusCode::FORBIDDEN,
     };
     problem(status, &e.message)
 }

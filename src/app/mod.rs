@@ -259,6 +259,11 @@ fn simulates_life(cli: &Cli) -> bool {
 }
 
 pub fn run() -> ExitCode {
+    // Not dumpable: no other process of the operator's (a command Holon
+    // started among them) can read this one's memory or environment
+    // (`/proc/PID/environ` holds provider keys), nor attach to it. The
+    // command a holder runs is dumpable again: `execve` resets it.
+    crate::runtime::exec_env::not_dumpable();
     // A command task's holder: before anything else (its umask and
     // environment are the command's).
     if std::env::args_os()

@@ -125,6 +125,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.mcp_servers = ctx.config.mcp_servers.clone();
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
+        sandboxed: ctx.config.policy_env.iter().cloned().collect(),
         credentials: ctx
             .config
             .providers
@@ -135,11 +136,13 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.tool_output = ctx.config.tool_output;
     config.policy = ctx.config.policy.clone();
     config.sandbox_required = ctx.config.sandbox_required;
+    config.unix_sockets = ctx.config.policy_unix_sockets.clone();
     config.holon_dirs = [
         ctx.paths.home.clone(),
         Some(ctx.paths.config_dir.clone()),
         Some(ctx.paths.run_dir.clone()),
         Some(ctx.paths.log_dir.clone()),
+        Some(ctx.paths.store_file()),
     ]
     .into_iter()
     .flatten()
@@ -260,6 +263,7 @@ pub async fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(m) = &args.model {
         ModelRef::parse(m).map_err(anyhow::Error::msg)?;
     }
+    warn_unsandboxed(ctx);
     let store = ctx.open_store().await?;
     let host = RuntimeHost::start(store, runtime_config(ctx, RUN_ONCE_MODE)).await?;
     let result = run_in(&host, &args).await;
@@ -274,6 +278,32 @@ pub async fn run(ctx: &Context, args: RunArgs) -> anyhow::Result<ExitCode> {
     drop(host);
     store.close().await?;
     finish(result, &args)
+}
+
+/// Said on the terminal, not only in the log: a kernel that cannot
+/// sandbox leaves the model's commands unconfined (or refused, with
+/// `sandbox_required`), and whoever started the run must know before it
+/// acts.
+fn warn_unsandboxed(ctx: &Context) {
+    use crate::model::sandbox::SandboxMode;
+    let support = crate::runtime::sandbox::Support::probe();
+    let (Some(why), false) = (
+        &support.missing,
+        ctx.config.policy.sandbox == Some(SandboxMode::Off),
+    ) else {
+        return;
+    };
+    match ctx.config.sandbox_required {
+        true => eprintln!(
+            "holon: warning: this kernel cannot sandbox commands ({why}); `sandbox_required` \
+             is set, so the model's commands are refused"
+        ),
+        false => eprintln!(
+            "holon: warning: this kernel cannot sandbox commands ({why}); the model's commands \
+             run UNCONFINED, as your user (set `[policy] sandbox_required = true` to refuse \
+             them instead)"
+        ),
+    }
 }
 
 /// Bind the run's agent to the directory it was started in (or `-C`):

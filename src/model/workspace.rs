@@ -187,6 +187,18 @@ pub struct ExecutionPolicySnapshot {
     /// worktree's link to its repository) stays read-only (`None` as `sandbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_metadata: Option<Enforcement>,
+    /// Signals reach only processes inside the sandbox (Landlock ABI 6+;
+    /// `None` as `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Enforcement>,
+    /// Abstract unix sockets (an X server, a session bus) reach only
+    /// inside the sandbox (Landlock ABI 6+; `None` as `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abstract_sockets: Option<Enforcement>,
+    /// Path unix sockets (Holon's control socket, tmux, an ssh agent) are
+    /// out of reach but for those the operator lists (`None` as `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_sockets: Option<Enforcement>,
     /// Why something the policy asks for is not enforced (a kernel
     /// without Landlock, an older ABI), when it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,6 +309,9 @@ impl ExecutionPolicySnapshot {
             secrets: Enforcement::NotEnforced,
             child_process: Enforcement::NotEnforced,
             git_metadata: None,
+            signals: None,
+            abstract_sockets: None,
+            unix_sockets: None,
             sandbox_note: None,
             tool_path_arguments: "confined_to_execution_root".into(),
             command_environment: "secrets_scrubbed".into(),

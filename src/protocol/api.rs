@@ -562,6 +562,9 @@ pub enum ErrorCode {
     /// -32006: the server is at its connection limit, or closed an idle
     /// connection.
     Busy,
+    /// -32007: the peer is a command Holon sandboxed (another user
+    /// namespace): the control plane is out of its reach.
+    Forbidden,
 }
 
 impl From<ErrorCode> for i64 {
@@ -578,6 +581,7 @@ impl From<ErrorCode> for i64 {
             ErrorCode::Storage => -32004,
             ErrorCode::ShuttingDown => -32005,
             ErrorCode::Busy => -32006,
+            ErrorCode::Forbidden => -32007,
         }
     }
 }
@@ -597,6 +601,7 @@ impl TryFrom<i64> for ErrorCode {
             -32004 => ErrorCode::Storage,
             -32005 => ErrorCode::ShuttingDown,
             -32006 => ErrorCode::Busy,
+            -32007 => ErrorCode::Forbidden,
             other => return Err(format!("unknown error code {other}")),
         })
     }

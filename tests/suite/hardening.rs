@@ -56,11 +56,14 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
     let requests = stub.requests();
     assert_eq!(requests.len(), 2);
     let sent = requests[1].body.to_string();
+    // A sandboxed command gets an allow-list: the base and what the
+    // operator lists, not every harmless-looking name.
     assert!(
-        sent.contains("HARDEN_PLAIN=plain-5"),
+        sent.contains("PATH="),
         "the task saw its environment: {sent}"
     );
     assert!(sent.contains("HARDEN_PASS_TOKEN=passed-through-4"));
+    assert!(!sent.contains("HARDEN_PLAIN"), "{sent}");
     for leaked in [
         "sk-must-not-leak-1",
         "pw-must-not-leak-2",

@@ -291,6 +291,18 @@ async fn a_kernel_that_cannot_sandbox_says_so_and_sandbox_required_refuses() {
     let calls = vec![exec("c1", &format!("touch {}", target.display()))];
     let requests = run_in(&home, &repo, &calls, &forced).await;
     assert!(target.exists(), "the fallback runs commands unconfined");
+    // Said on the terminal too, not only in the log.
+    let stub = StubServer::start(vec![Canned::json(
+        200,
+        canned::responses_json("Done.", &[]),
+    )])
+    .await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .envs(forced)
+        .args(["run", "--json", "hi"]);
+    let said = stderr(&ok(cmd.output().await));
+    assert!(said.contains("commands run UNCONFINED"), "{said}");
     let frame = requests[0].to_string();
     assert!(frame.contains("NOT enforced"), "{frame}");
     let status = ok(home.cmd().envs(forced).arg("status").output());
@@ -344,9 +356,15 @@ async fn an_isolated_worktree_commits_but_cannot_repoint_its_repository() {
         Canned::json(200, canned::responses_json("Committed.", &[])),
     ])
     .await;
+    home.ok(&["workspace", "attach", &repo.display().to_string()]);
     let mut cmd = tokio::process::Command::from(home.cmd());
-    cmd.envs(provider_env(&stub))
-        .args(["run", "--json", "commit in a worktree"]);
+    cmd.envs(provider_env(&stub)).args([
+        "run",
+        "--agent",
+        "main",
+        "--json",
+        "commit in a worktree",
+    ]);
     let out = ok(cmd.output().await);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stub.requests().len(), 3);

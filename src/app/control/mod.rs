@@ -5,6 +5,7 @@
 //! `RuntimeClient` implementation. The protocol is documented in
 //! docs/protocol.md.
 
+mod peer;
 mod request;
 pub mod server;
 mod slots;

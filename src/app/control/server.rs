@@ -39,6 +39,11 @@ pub async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    if let Err(why) = super::peer::admitted(&stream) {
+                        tracing::warn!(%why, "control connection refused");
+                        tokio::spawn(forbid(stream, why));
+                        continue;
+                    }
                     let Some(slot) = slots.take() else {
                         tokio::spawn(refuse(stream, limits.max_connections));
                         continue;
@@ -65,6 +70,15 @@ pub async fn serve(
             }
         }
     }
+}
+
+async fn forbid(mut stream: UnixStream, why: String) {
+    let line = error_line(NULL_ID, ErrorCode::Forbidden, &why) + "\n";
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        stream.write_all(line.as_bytes()),
+    )
+    .await;
 }
 
 async fn refuse(mut stream: UnixStream, max: usize) {

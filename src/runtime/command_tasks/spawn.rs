@@ -128,9 +128,14 @@ impl CommandTasks {
                 cmd
             }
         };
-        // Holon's environment without its credentials (exec_env).
+        // A sandboxed command gets an allow-list of Holon's environment;
+        // an unconfined one all of it but its credentials (exec_env).
+        let vars = match confined.is_some() {
+            true => self.env.filter_sandboxed(std::env::vars_os()),
+            false => self.env.filter(std::env::vars_os()),
+        };
         cmd.env_clear()
-            .envs(self.env.filter(std::env::vars_os()))
+            .envs(vars)
             .current_dir(&spec.workdir)
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err))

@@ -58,6 +58,8 @@ impl RuntimeHost {
         let output_dir = config.data_dir.join("tasks");
         let mut holon_dirs = config.holon_dirs.clone();
         holon_dirs.push(config.data_dir.clone());
+        // Hidden from commands (no writable root lies beneath them).
+        holon_dirs.push(config.data_dir.join("backups"));
         let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
             let guidance_watch = watch::GuidanceWatch::start(
                 weak.clone(),

@@ -83,6 +83,9 @@ pub struct HostConfig {
     /// Holon's directories besides `data_dir` (config, run, logs): never
     /// writable from a sandboxed command.
     pub holon_dirs: Vec<PathBuf>,
+    /// Path unix sockets sandboxed commands may reach (`[policy]
+    /// unix_sockets`).
+    pub unix_sockets: Vec<PathBuf>,
     /// Refuse model commands when the kernel cannot sandbox them
     /// (`[policy] sandbox_required`).
     pub sandbox_required: bool,
@@ -138,6 +141,7 @@ impl HostConfig {
             user_home: None,
             agent_limits: crate::runtime::agents::limits::AgentLimits::default(),
             holon_dirs: Vec::new(),
+            unix_sockets: Vec::new(),
             sandbox_required: false,
             backups: backups::BackupSchedule::default(),
             retain_days: None,

@@ -134,6 +134,7 @@ impl Sandboxing {
             network: self.network,
             execution_root: dir.clone(),
             agent_home: dir,
+            unix_sockets: Vec::new(),
         };
         prepare(&confine, &tmp, &output, &self.holon_dirs)
             .map(|p| Some((p, tmp)))

@@ -87,6 +87,28 @@ pub fn paths(home: &Path) -> (PathBuf, PathBuf) {
     (dir.join("memory.sqlite3"), dir.join("memory.dirty"))
 }
 
+/// Holon writes the index in the agent's home, where a command could have
+/// left a symbolic link (before the sandbox kept `.holon/` read-only, or
+/// with the sandbox off) to make Holon create or overwrite a file
+/// anywhere: every link on the index's way, and one in place of any of
+/// its files, is removed before it is opened (the link only; nothing it
+/// names is touched).
+fn unlink_planted(home: &Path, index: &Path, dirty: &Path) {
+    let dot = home.join(".holon");
+    let mut files = vec![dot.clone(), dot.join("indexes"), dirty.to_path_buf()];
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let mut p = index.as_os_str().to_owned();
+        p.push(suffix);
+        files.push(PathBuf::from(p));
+    }
+    for p in files {
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
+            tracing::warn!(path = %p.display(), "a link in the memory index's place: removed");
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
 impl Index {
     fn open_file(path: &Path) -> Result<Index, String> {
         let conn = Connection::open(path).map_err(sql)?;
@@ -139,6 +161,7 @@ impl Index {
     /// another schema, or was left mid-sync. Returns why it was rebuilt.
     pub fn open(home: &Path) -> Result<(Index, Option<String>), String> {
         let (path, dirty) = paths(home);
+        unlink_planted(home, &path, &dirty);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }

@@ -314,3 +314,20 @@ fn briefs_retention_pruned_leave_the_index_and_the_rest_stay() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].snippet.contains("4.2"), "{hits:?}");
 }
+
+#[test]
+fn a_link_planted_in_the_index_s_place_is_removed_not_followed() {
+    let home = ok(tempfile::tempdir());
+    let outside = ok(tempfile::tempdir());
+    ok(std::fs::create_dir_all(home.path().join(".holon")));
+    ok(std::os::unix::fs::symlink(
+        outside.path(),
+        home.path().join(".holon/indexes"),
+    ));
+    let (index, _) = ok(super::index::Index::open(home.path()));
+    drop(index);
+    assert!(!home.path().join(".holon/indexes").is_symlink());
+    assert!(home.path().join(".holon/indexes/memory.sqlite3").is_file());
+    let landed: Vec<_> = ok(std::fs::read_dir(outside.path())).collect();
+    assert!(landed.is_empty(), "written through the link: {landed:?}");
+}

@@ -4,18 +4,29 @@
 //! child, between fork and exec, only makes raw system calls
 //! (`Prepared::apply`), in this order:
 //!
-//! 1. a new session (no controlling terminal to type into), then a private
-//!    mount namespace in a new user namespace, where each read-only
-//!    carve-out is bound read-only over itself and each reopened root bound
-//!    writable again: nothing propagates back to the host's mounts;
+//! 1. a new session (no controlling terminal to type into), then, always
+//!    where the kernel allows it, a private mount namespace in a new user
+//!    namespace: the bounding set and ambient capabilities are dropped (a
+//!    command run as root holds no capability, even in its own
+//!    namespace); Holon's own paths that hold no writable root (its
+//!    control socket's directory, config, logs, the store) are covered by
+//!    empty read-only mounts; each read-only carve-out is bound read-only
+//!    over itself and each reopened root bound writable again; `/dev/shm`
+//!    is the command's own empty directory (in its `TMPDIR`). Nothing propagates back to the host's
+//!    mounts, and Landlock forbids the command to unmount any of it;
 //! 2. `no_new_privs`, then the Landlock ruleset: read and execute
 //!    everywhere, write only beneath the plan's roots (never a device
 //!    node) and to a few devices (`/dev/null`, ...); signals and abstract
-//!    unix sockets reach only inside the sandbox (ABI 6+); inherited by
-//!    every process the command starts;
-//! 3. with the network off, a seccomp filter: `socket` fails with `EACCES`
-//!    for every family but `AF_UNIX`, and `io_uring_setup` fails (it could
-//!    open sockets past the filter).
+//!    unix sockets reach only inside the sandbox (ABI 6+); path unix
+//!    sockets only beneath the writable roots and those the operator
+//!    lists (ABI 9+); inherited by every process the command starts;
+//! 3. a seccomp filter: `io_uring_setup` fails (it could open sockets past
+//!    the filter), x32 system calls fail; with the network off, `socket`
+//!    fails with `EACCES` for every family but `AF_UNIX`; where Landlock
+//!    cannot scope path unix sockets (before ABI 9) and the operator
+//!    listed none, `socket(AF_UNIX)` fails too (`socketpair` still works),
+//!    so no path socket (Holon's control socket, tmux, an ssh agent,
+//!    D-Bus, Docker) is reachable.
 
 use std::ffi::CString;
 use std::io;
@@ -163,81 +174,181 @@ unsafe fn enter_mount_namespace(maps: &Maps) -> io::Result<()> {
     Ok(())
 }
 
-/// One bind mount made in the child: `path` over itself, then remounted
-/// read-only or writable, keeping the flags the kernel locks (nosuid,
-/// nodev, noexec, atime) as they are.
-struct Bind {
-    path: CString,
-    flags: libc::c_ulong,
-}
-
-impl Bind {
-    fn new(path: &Path, read_only: bool) -> io::Result<Bind> {
-        let c = CString::new(path.as_os_str().as_bytes())?;
-        // SAFETY: statvfs fills the struct it is given.
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+/// Give up every capability the programs this process runs could gain:
+/// the bounding set (so root's programs start with none) and the ambient
+/// set. Needs `CAP_SETPCAP`, which the creator of a user namespace holds
+/// in it; numbers past the kernel's last capability fail with `EINVAL`.
+unsafe fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+            && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+        {
             return Err(io::Error::last_os_error());
         }
-        let mut flags = libc::MS_BIND | libc::MS_REMOUNT;
-        for (st_flag, ms_flag) in [
-            (libc::ST_NOSUID, libc::MS_NOSUID),
-            (libc::ST_NODEV, libc::MS_NODEV),
-            (libc::ST_NOEXEC, libc::MS_NOEXEC),
-            (libc::ST_NOATIME, libc::MS_NOATIME),
-            (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-            (libc::ST_RELATIME, libc::MS_RELATIME),
-        ] {
-            if st.f_flag & st_flag != 0 {
-                flags |= ms_flag;
-            }
+    }
+    // Ambient capabilities are optional (Linux 4.3+): EINVAL when absent.
+    if libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL,
+        0,
+        0,
+        0,
+    ) != 0
+        && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One mount made in the child.
+enum Mount {
+    /// `path` bound over itself, then remounted read-only or writable,
+    /// keeping the flags the kernel locks (nosuid, nodev, noexec, atime)
+    /// as they are.
+    Bind { path: CString, flags: libc::c_ulong },
+    /// A directory hidden under an empty read-only tmpfs.
+    HideDir { path: CString },
+    /// A file hidden under `/dev/null`, bound read-only (`flags`: those
+    /// of the remount).
+    HideFile { path: CString, flags: libc::c_ulong },
+    /// `source` bound at `target`, as it is (the command's own `/dev/shm`).
+    BindTo { source: CString, target: CString },
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    Ok(CString::new(path.as_os_str().as_bytes())?)
+}
+
+/// The flags that remount a bind of `path` read-only or writable, keeping
+/// those the kernel locks in a user namespace (nosuid, nodev, noexec,
+/// atime) as they are.
+fn remount_flags(path: &CString, read_only: bool) -> io::Result<libc::c_ulong> {
+    // SAFETY: statvfs fills the struct it is given.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT;
+    for (st_flag, ms_flag) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if st.f_flag & st_flag != 0 {
+            flags |= ms_flag;
         }
-        if read_only {
-            flags |= libc::MS_RDONLY;
-        }
-        Ok(Bind { path: c, flags })
+    }
+    if read_only {
+        flags |= libc::MS_RDONLY;
+    }
+    Ok(flags)
+}
+
+impl Mount {
+    fn bind(path: &Path, read_only: bool) -> io::Result<Mount> {
+        let path = c_path(path)?;
+        let flags = remount_flags(&path, read_only)?;
+        Ok(Mount::Bind { path, flags })
+    }
+
+    fn hide(path: &Path) -> io::Result<Mount> {
+        let meta = std::fs::symlink_metadata(path)?;
+        let path = c_path(path)?;
+        Ok(match meta.is_dir() {
+            true => Mount::HideDir { path },
+            false => Mount::HideFile {
+                path,
+                flags: remount_flags(&c_path(Path::new("/dev/null"))?, true)?,
+            },
+        })
     }
 
     unsafe fn apply(&self) -> io::Result<()> {
         let none = std::ptr::null::<libc::c_char>();
-        let p = self.path.as_ptr();
-        let bind = libc::MS_BIND | libc::MS_REC;
-        if libc::mount(p, p, none, bind, std::ptr::null()) != 0 {
-            return Err(io::Error::last_os_error());
+        let tmpfs = c"tmpfs".as_ptr();
+        let sealed = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        let check = |r: libc::c_int| match r {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        };
+        match self {
+            Mount::Bind { path, flags } => {
+                let p = path.as_ptr();
+                check(libc::mount(
+                    p,
+                    p,
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ))?;
+                check(libc::mount(none, p, none, *flags, std::ptr::null()))
+            }
+            Mount::HideDir { path } => {
+                let opts = b"size=4k,mode=0555\0";
+                check(libc::mount(
+                    tmpfs,
+                    path.as_ptr(),
+                    tmpfs,
+                    sealed | libc::MS_RDONLY,
+                    opts.as_ptr().cast(),
+                ))
+            }
+            Mount::HideFile { path, flags } => {
+                let null = c"/dev/null".as_ptr();
+                let p = path.as_ptr();
+                check(libc::mount(null, p, none, libc::MS_BIND, std::ptr::null()))?;
+                check(libc::mount(none, p, none, *flags, std::ptr::null()))
+            }
+            Mount::BindTo { source, target } => check(libc::mount(
+                source.as_ptr(),
+                target.as_ptr(),
+                none,
+                libc::MS_BIND,
+                std::ptr::null(),
+            )),
         }
-        if libc::mount(none, p, none, self.flags, std::ptr::null()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
     }
 }
 
 /// A plan made ready for a child: nothing left to allocate.
 pub struct Prepared {
     maps: Maps,
-    binds: Vec<Bind>,
+    /// `None`: this kernel gives no private mount namespace.
+    mounts: Option<Vec<Mount>>,
     ruleset: OwnedFd,
-    seccomp: Option<seccompiler::BpfProgram>,
+    seccomp: seccompiler::BpfProgram,
 }
 
 /// Devices every command may write: the null sink and the like. No
-/// terminal: a command could type into the operator's (`TIOCSTI`).
+/// terminal: a command could type into the operator's (`TIOCSTI`). No
+/// shared memory but a private `/dev/shm` (see `Prepared::new`).
 const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/shm",
 ];
+
+/// The first Landlock ABI that scopes path unix sockets
+/// (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`).
+pub const UNIX_SOCKET_ABI: i32 = 9;
 
 impl Prepared {
     pub fn new(plan: &Plan, support: &Support) -> io::Result<Prepared> {
         let err = |e: landlock::RulesetError| io::Error::other(e.to_string());
         let abi = ABI::from(support.landlock_abi);
-        // Unix sockets stay reachable by path (a newer ABI would let
-        // Landlock refuse them).
-        let handled = AccessFs::from_all(abi) & !AccessFs::ResolveUnix;
+        // Path unix sockets: refused by Landlock where it can (ABI 9+),
+        // else by seccomp (below).
+        let landlock_unix = support.landlock_abi >= UNIX_SOCKET_ABI;
+        let handled = match landlock_unix {
+            true => AccessFs::from_all(abi),
+            false => AccessFs::from_all(abi) & !AccessFs::ResolveUnix,
+        };
         // What a writable root grants: everything but making device nodes.
         let root_access = handled & !(AccessFs::MakeChar | AccessFs::MakeBlock);
         let mut ruleset = Ruleset::default()
@@ -268,7 +379,27 @@ impl Prepared {
                 file_access & (AccessFs::WriteFile | AccessFs::ReadFile | AccessFs::Truncate);
             created = created.add_rule(rule(file, access)?).map_err(err)?;
         }
+        if landlock_unix {
+            for socket in plan.unix_sockets.iter().filter(|p| p.exists()) {
+                created = created
+                    .add_rule(rule(socket, AccessFs::ResolveUnix.into())?)
+                    .map_err(err)?;
+            }
+        }
         let device = file_access & (AccessFs::ReadFile | AccessFs::WriteFile);
+        let shm = Path::new("/dev/shm");
+        // A private /dev/shm: the command's own directory for it, bound
+        // over the host's in its mount namespace. Landlock checks the
+        // directory a bind mount starts at by its own rule (the walk up
+        // from it goes to the mount point, not to its real parent), so it
+        // gets one. Without a namespace, the host's stays read-only.
+        let private_shm = match (&plan.shm, support.mount_namespace && shm.is_dir()) {
+            (Some(own), true) if own.is_dir() => Some(own),
+            _ => None,
+        };
+        if let Some(own) = private_shm {
+            created = created.add_rule(rule(own, root_access)?).map_err(err)?;
+        }
         for dev in DEVICES.iter().map(Path::new).filter(|d| d.exists()) {
             let access = match dev.is_dir() {
                 true => root_access,
@@ -278,36 +409,56 @@ impl Prepared {
         }
         let ruleset: Option<OwnedFd> = created.into();
         let ruleset = ruleset.ok_or_else(|| io::Error::other("Landlock made no ruleset"))?;
-        let mut binds = Vec::new();
-        for p in &plan.read_only {
-            binds.push(Bind::new(p, true)?);
-        }
-        for p in &plan.reopen {
-            binds.push(Bind::new(p, false)?);
-        }
-        if !binds.is_empty() && !support.mount_namespace {
-            // Holon's own files beneath a writable root cannot be left
-            // writable: refuse. Git metadata is left as it is, and the
-            // snapshot says so (`git_metadata: not_enforced`).
-            if let Some(dir) = plan.holon_read_only.first() {
-                return Err(io::Error::other(format!(
-                    "Holon's own directory {} lies inside a writable root, and this kernel \
-                     gives no private mount namespace to keep it read-only; work in another \
-                     directory, or set the workspace's sandbox to read_only or off",
-                    dir.display()
-                )));
+        let mounts = match support.mount_namespace {
+            true => {
+                let mut mounts = Vec::new();
+                for p in &plan.hidden {
+                    mounts.push(Mount::hide(p)?);
+                }
+                for p in &plan.read_only {
+                    mounts.push(Mount::bind(p, true)?);
+                }
+                for p in &plan.reopen {
+                    mounts.push(Mount::bind(p, false)?);
+                }
+                if let Some(own) = private_shm {
+                    mounts.push(Mount::BindTo {
+                        source: c_path(own)?,
+                        target: c_path(shm)?,
+                    });
+                }
+                Some(mounts)
             }
-            binds.clear();
-        }
-        let seccomp = match plan.network {
-            true => None,
-            false => Some(network_filter()?),
+            false => {
+                // Holon's own files beneath a writable root cannot be
+                // left writable: refuse. Git metadata is left as it is,
+                // and the snapshot says so (`git_metadata: not_enforced`).
+                let under_root =
+                    |p: &&std::path::PathBuf| plan.writable.iter().any(|w| p.starts_with(w));
+                let own = plan
+                    .holon_read_only
+                    .iter()
+                    .chain(plan.hidden.iter().filter(under_root));
+                if let Some(dir) = own.into_iter().next() {
+                    return Err(io::Error::other(format!(
+                        "Holon's own directory {} lies inside a writable root, and this kernel \
+                         gives no private mount namespace to keep it read-only; work in another \
+                         directory, or set the workspace's sandbox to read_only or off",
+                        dir.display()
+                    )));
+                }
+                None
+            }
+        };
+        let unix = match (landlock_unix, plan.unix_sockets.is_empty()) {
+            (true, _) | (false, false) => UnixSockets::Allowed,
+            (false, true) => UnixSockets::Refused,
         };
         Ok(Prepared {
             maps: Maps::current(),
-            binds,
+            mounts,
             ruleset,
-            seccomp,
+            seccomp: socket_filter(plan.network, unix)?,
         })
     }
 
@@ -321,10 +472,11 @@ impl Prepared {
         if libc::setsid() < 0 {
             return Err(io::Error::last_os_error());
         }
-        if !self.binds.is_empty() {
+        if let Some(mounts) = &self.mounts {
             enter_mount_namespace(&self.maps)?;
-            for b in &self.binds {
-                b.apply()?;
+            drop_capabilities()?;
+            for m in mounts {
+                m.apply()?;
             }
         }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
@@ -335,44 +487,50 @@ impl Prepared {
         if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
             return Err(io::Error::last_os_error());
         }
-        if let Some(program) = &self.seccomp {
-            // Errors carry only an errno: nothing may allocate here.
-            seccompiler::apply_filter(program).map_err(|e| match e {
-                seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
-                _ => io::Error::from_raw_os_error(libc::EINVAL),
-            })?;
-        }
+        // Errors carry only an errno: nothing may allocate here.
+        seccompiler::apply_filter(&self.seccomp).map_err(|e| match e {
+            seccompiler::Error::Prctl(e) | seccompiler::Error::Seccomp(e) => e,
+            _ => io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
         Ok(())
     }
 }
 
-/// The seccomp program for "network off": `socket` for any family but
-/// `AF_UNIX` and `io_uring_setup` fail with `EACCES`; on x86_64 the x32
-/// system call numbers (which would slip past the numbers checked) fail
-/// too. Everything else is allowed.
-fn network_filter() -> io::Result<seccompiler::BpfProgram> {
+/// Whether `socket(AF_UNIX)` is allowed (Landlock scopes path sockets, or
+/// the operator listed some) or refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UnixSockets {
+    Allowed,
+    Refused,
+}
+
+/// The seccomp program every sandboxed command gets: `io_uring_setup`
+/// fails with `EACCES`; with the network off, so does `socket` for any
+/// family but `AF_UNIX` (and `socketpair` for those); with unix sockets
+/// refused, so does `socket(AF_UNIX)`. On x86_64 the x32 system call
+/// numbers (which would slip past the numbers checked) fail too.
+/// Everything else is allowed.
+fn socket_filter(network: bool, unix: UnixSockets) -> io::Result<seccompiler::BpfProgram> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
     };
     let err = |e: seccompiler::BackendError| io::Error::other(e.to_string());
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(err)?;
-    let rules = [
-        (
-            libc::SYS_socket,
-            vec![SeccompRule::new(vec![not_unix.clone()]).map_err(err)?],
-        ),
-        (
-            libc::SYS_socketpair,
-            vec![SeccompRule::new(vec![not_unix]).map_err(err)?],
-        ),
-        (libc::SYS_io_uring_setup, vec![]),
-    ];
+    let family = |op: SeccompCmpOp| -> io::Result<Vec<SeccompRule>> {
+        let cond = SeccompCondition::new(0, SeccompCmpArgLen::Dword, op, libc::AF_UNIX as u64)
+            .map_err(err)?;
+        Ok(vec![SeccompRule::new(vec![cond]).map_err(err)?])
+    };
+    // An empty rule list matches every call.
+    let mut rules: Vec<(i64, Vec<SeccompRule>)> = vec![(libc::SYS_io_uring_setup, vec![])];
+    match (network, unix) {
+        (true, UnixSockets::Allowed) => {}
+        (true, UnixSockets::Refused) => rules.push((libc::SYS_socket, family(SeccompCmpOp::Eq)?)),
+        (false, UnixSockets::Allowed) => rules.push((libc::SYS_socket, family(SeccompCmpOp::Ne)?)),
+        (false, UnixSockets::Refused) => rules.push((libc::SYS_socket, vec![])),
+    }
+    if !network {
+        rules.push((libc::SYS_socketpair, family(SeccompCmpOp::Ne)?));
+    }
     let arch = std::env::consts::ARCH
         .try_into()
         .map_err(|e: seccompiler::BackendError| io::Error::other(e.to_string()))?;

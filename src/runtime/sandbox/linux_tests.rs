@@ -182,6 +182,7 @@ fn apply_patch_agrees_with_the_kernel() {
         tmp: Some(&tmp),
         output: None,
         holon_dirs: std::slice::from_ref(&holon),
+        unix_sockets: &[],
     };
     let plan = super::super::plan(&request).unwrap().unwrap();
     for (rel, allowed) in [
@@ -224,4 +225,119 @@ fn apply_patch_agrees_with_the_kernel() {
     let patch = "--- /dev/null\n+++ b/@home/notes.md\n@@ -0,0 +1 @@\n+x\n";
     assert!(apply_in_roots(&root, Some(&home), Some(&plan), patch).is_ok());
     assert_eq!(run(&plan, &format!("touch '{}/more'", home.display())).0, 0);
+}
+
+/// A unix listener at a path outside every root, answering "hello".
+fn unix_listener(dir: &Path) -> (std::path::PathBuf, std::os::unix::net::UnixListener) {
+    let path = dir.join("outside.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    (path, listener)
+}
+
+fn python_unix(path: &Path) -> String {
+    format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{}\"); \
+         print(\"reached\")'",
+        path.display()
+    )
+}
+
+#[test]
+fn path_unix_sockets_are_out_of_reach_unless_listed() {
+    if !here() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let (path, listener) = unix_listener(outside.path());
+    let probe = python_unix(&path);
+    // Network on or off, no path socket is reachable by default.
+    for network in [false, true] {
+        let (code, out) = run(&plan_for(root.path(), network), &probe);
+        assert_ne!(code, 0, "network {network}: {out}");
+        assert!(!out.contains("reached"), "{out}");
+        assert!(listener.accept().is_err(), "something connected");
+    }
+    // socketpair still works: it reaches nothing outside.
+    let (code, out) = run(
+        &plan_for(root.path(), false),
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))'",
+    );
+    assert_eq!((code, out.trim()), (0, "b'x'"), "{out}");
+    // One the operator lists is.
+    let listed = Plan {
+        unix_sockets: vec![path.canonicalize().unwrap()],
+        ..plan_for(root.path(), false)
+    };
+    let (code, out) = run(&listed, &probe);
+    assert_eq!((code, out.trim()), (0, "reached"), "{out}");
+}
+
+#[test]
+fn holons_own_paths_are_hidden_and_shm_is_private() {
+    if !here() || !super::super::Support::probe().mount_namespace {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let holon = tempfile::tempdir().unwrap();
+    let run_dir = holon.path().join("run");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("token"), "secret-token").unwrap();
+    let store = holon.path().join("holon.redb");
+    std::fs::write(&store, "secret-store").unwrap();
+    let shm = root.path().canonicalize().unwrap().join(".shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let plan = Plan {
+        hidden: vec![run_dir.clone(), store.clone()],
+        shm: Some(shm.clone()),
+        ..plan_for(root.path(), false)
+    };
+    let (code, out) = run(
+        &plan,
+        &format!(
+            "cat {r}/token; cat {s}; ls -A {r}; echo listed",
+            r = run_dir.display(),
+            s = store.display()
+        ),
+    );
+    assert!(!out.contains("secret"), "{code} {out}");
+    assert!(out.contains("listed"), "{out}");
+    // A private /dev/shm: writable, empty, and gone with the command.
+    let marker = format!("holon-shm-test-{}", std::process::id());
+    let (code, out) = run(
+        &plan,
+        &format!("ls -A /dev/shm | wc -l; echo x > /dev/shm/{marker} && echo wrote"),
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["0", "wrote"], "{out}");
+    assert!(!Path::new("/dev/shm").join(&marker).exists());
+    assert!(shm.join(&marker).exists(), "it is the command's own");
+}
+
+#[test]
+fn a_command_is_in_its_own_user_namespace_without_capabilities() {
+    if !here() || !super::super::Support::probe().mount_namespace {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let ours = std::fs::read_link("/proc/self/ns/user").unwrap();
+    let me = std::process::id();
+    let (code, out) = run(
+        &plan_for(root.path(), true),
+        &format!(
+            "readlink /proc/self/ns/user; grep CapEff /proc/self/status; \
+             cat /proc/{me}/environ >/dev/null 2>&1 && echo read-environ; true"
+        ),
+    );
+    assert_eq!(code, 0, "{out}");
+    let mut lines = out.lines();
+    assert_ne!(lines.next().map(Path::new), Some(ours.as_path()), "{out}");
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.ends_with("0000000000000000")),
+        "{out}"
+    );
+    assert!(!out.contains("read-environ"), "{out}");
 }

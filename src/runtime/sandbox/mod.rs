@@ -53,12 +53,16 @@ impl Support {
     }
 
     /// Probe the running kernel (once; later calls get the first answer).
-    /// `HOLON_SANDBOX_UNSUPPORTED=1` makes it answer "none", to exercise
-    /// the fallback on a kernel that could sandbox.
+    /// `HOLON_SANDBOX_UNSUPPORTED=1` makes a test build (debug assertions
+    /// on) answer "none", to exercise the fallback on a kernel that could
+    /// sandbox; a release build ignores it, so one exported variable
+    /// cannot turn the sandbox off.
     pub fn probe() -> &'static Support {
         static PROBED: std::sync::OnceLock<Support> = std::sync::OnceLock::new();
         PROBED.get_or_init(|| {
-            if std::env::var_os("HOLON_SANDBOX_UNSUPPORTED").is_some_and(|v| v == "1") {
+            if cfg!(debug_assertions)
+                && std::env::var_os("HOLON_SANDBOX_UNSUPPORTED").is_some_and(|v| v == "1")
+            {
                 return Support::none("disabled by HOLON_SANDBOX_UNSUPPORTED=1");
             }
             #[cfg(target_os = "linux")]
@@ -116,14 +120,26 @@ pub fn confinement(
         network: enforced(on && network == NetworkAccess::Off && support.seccomp),
         child_process: enforced(on),
         git_metadata: Some(enforced(on && support.mount_namespace)),
+        signals: Some(enforced(on && support.landlock_abi >= 6)),
+        abstract_sockets: Some(enforced(on && support.landlock_abi >= 6)),
+        unix_sockets: Some(enforced(on && support.seccomp)),
+        command_environment: match on {
+            true => "allow_list".to_owned(),
+            false => base.command_environment.clone(),
+        },
         sandbox_note: match (mode, &support.missing) {
             (SandboxMode::Off, _) => None,
             (_, Some(why)) => Some(format!("the kernel cannot sandbox commands: {why}")),
             (_, None) if !support.mount_namespace => Some(
                 "no private mount namespace: git metadata (.git) inside a writable \
-                 root are not protected"
+                 root are not protected, Holon's own files are not hidden, and a command \
+                 run as root keeps its capabilities"
                     .to_owned(),
             ),
+            (_, None) if support.landlock_abi < 6 => Some(format!(
+                "Landlock ABI {} does not scope signals or abstract unix sockets (6+ does)",
+                support.landlock_abi
+            )),
             (_, None) => None,
         },
         ..base
@@ -139,6 +155,9 @@ pub struct Confine {
     pub network: NetworkAccess,
     pub execution_root: PathBuf,
     pub agent_home: PathBuf,
+    /// Path unix sockets the operator lets commands reach (`[policy]
+    /// unix_sockets`): none by default.
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 /// What a sandboxed command is given: where it runs and what it may
@@ -156,8 +175,12 @@ pub struct Request<'a> {
     /// The task's output file (stdout and stderr), which `/dev/stdout`
     /// names from inside the command.
     pub output: Option<&'a Path>,
-    /// Holon's own directories (data, config, run, logs): never writable.
+    /// Holon's own directories and files (data, config, run, logs, the
+    /// store): never writable, and hidden from the command altogether
+    /// where no writable root lies beneath them.
     pub holon_dirs: &'a [PathBuf],
+    /// Path unix sockets the command may reach.
+    pub unix_sockets: &'a [PathBuf],
 }
 
 /// What the kernel is told, for one command.
@@ -177,6 +200,21 @@ pub struct Plan {
     /// Those of `read_only` that are Holon's own directories (which must
     /// never be writable, even where git metadata could be left so).
     pub holon_read_only: Vec<PathBuf>,
+    /// Holon's own directories and files no writable root lies beneath
+    /// (its control socket's directory, config, logs, the store): hidden
+    /// in the command's mount namespace, a directory under an empty
+    /// read-only file system, a file under an empty one.
+    #[serde(default)]
+    pub hidden: Vec<PathBuf>,
+    /// Path unix sockets the operator lets commands reach; every other
+    /// one is refused (by Landlock where the kernel scopes them, else by
+    /// refusing `socket(AF_UNIX)` while this is empty).
+    #[serde(default)]
+    pub unix_sockets: Vec<PathBuf>,
+    /// The command's own directory bound over `/dev/shm` (inside its
+    /// temporary directory): shared memory private to it.
+    #[serde(default)]
+    pub shm: Option<PathBuf>,
     /// Whether network sockets are allowed.
     pub network: bool,
 }
@@ -195,28 +233,64 @@ impl Plan {
         if !beneath(&self.writable) {
             return false;
         }
+        if beneath(&self.hidden) {
+            return false;
+        }
         !beneath(&self.read_only) || beneath(&self.reopen)
     }
 }
 
-/// The git metadata of a repository or worktree checked out at `root`:
-/// (its gitdir, its common dir). `None` when `root` has no `.git`.
-fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
+/// The git metadata of a checkout at `root`, whatever the shape of its
+/// `.git`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum GitMeta {
+    /// No `.git` here.
+    None,
+    /// `.git` is the repository itself (a directory).
+    Repository(PathBuf),
+    /// `.git` is a pointer file (`gitdir: …`): a linked worktree, a
+    /// submodule's checkout, a `--separate-git-dir` repository. The file,
+    /// its gitdir and that gitdir's common dir.
+    Pointer {
+        file: PathBuf,
+        gitdir: PathBuf,
+        common: PathBuf,
+    },
+    /// `.git` is a symbolic link, which no mount can hold in place.
+    Link(PathBuf),
+}
+
+fn git_meta(root: &Path) -> GitMeta {
     let dot = root.join(".git");
-    let meta = std::fs::symlink_metadata(&dot).ok()?;
-    if meta.is_dir() {
-        return Some((dot.clone(), dot));
-    }
-    // A worktree: `.git` is a file `gitdir: <path>`; the gitdir names
-    // its common dir in `commondir`.
-    let text = std::fs::read_to_string(&dot).ok()?;
-    let gitdir = text.trim().strip_prefix("gitdir:")?.trim();
-    let gitdir = root.join(gitdir).canonicalize().ok()?;
-    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
-        Ok(c) => gitdir.join(c.trim()).canonicalize().ok()?,
-        Err(_) => gitdir.clone(),
+    let Ok(meta) = std::fs::symlink_metadata(&dot) else {
+        return GitMeta::None;
     };
-    Some((gitdir, common))
+    if meta.file_type().is_symlink() {
+        return GitMeta::Link(dot);
+    }
+    if meta.is_dir() {
+        return GitMeta::Repository(dot);
+    }
+    // `gitdir: <path>`; the gitdir names its common dir in `commondir`.
+    let pointed = std::fs::read_to_string(&dot).ok().and_then(|text| {
+        let gitdir = text.trim().strip_prefix("gitdir:")?.trim().to_owned();
+        let gitdir = root.join(gitdir).canonicalize().ok()?;
+        let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+            Ok(c) => gitdir.join(c.trim()).canonicalize().ok()?,
+            Err(_) => gitdir.clone(),
+        };
+        Some((gitdir, common))
+    });
+    match pointed {
+        Some((gitdir, common)) => GitMeta::Pointer {
+            file: dot,
+            gitdir,
+            common,
+        },
+        // A `.git` file git cannot follow: held read-only as it is, so
+        // nothing can make it point somewhere.
+        None => GitMeta::Repository(dot),
+    }
 }
 
 /// Build the plan for one command (reads the file system: canonical
@@ -233,25 +307,44 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
         SandboxMode::ReadOnly => vec![],
     };
     let root = writable.first().cloned();
+    let mut shm = None;
     if let Some(tmp) = req.tmp {
-        writable.push(canon(tmp)?);
+        let tmp = canon(tmp)?;
+        let own = tmp.join(".shm");
+        std::fs::create_dir_all(&own)?;
+        shm = Some(own);
+        writable.push(tmp);
     }
     let mut protected: Vec<PathBuf> = Vec::new();
     if let Some(root) = root {
-        match git_dirs(&root) {
+        match git_meta(&root) {
+            GitMeta::None => {}
             // A repository checked out here (direct mode): its whole `.git`
             // stays read-only — hooks and config, but also what would let
             // a command redirect them (a `commondir` file, a submodule's
             // gitdir under `modules/`, `.git` itself renamed and replaced:
             // a mount point cannot be). Commits are made from an isolated
             // worktree, or by escaping.
-            Some((gitdir, common)) if gitdir == common => protected.push(gitdir),
-            // A worktree (isolated mode) commits through its own gitdir and
-            // the repository's objects, refs and logs, which are writable;
-            // the repository's hooks and config are outside every root, and
-            // the files that say which repository this is (the worktree's
-            // `.git`, its gitdir's `commondir` and `gitdir`) stay read-only.
-            Some((gitdir, common)) => {
+            GitMeta::Repository(dot) => protected.push(dot),
+            // A `.git` link could be replaced by one to a gitdir the
+            // command made, whose hooks the operator's next git runs.
+            GitMeta::Link(dot) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is a symbolic link, which the sandbox cannot hold read-only; work in                      an isolated worktree (UseWorkspace mode=isolated), replace the link with                      a `gitdir:` file, or set the workspace's sandbox to read_only or off",
+                    dot.display()
+                )))
+            }
+            // A linked worktree (isolated mode) commits through its own
+            // gitdir and the repository's objects, refs and logs, which are
+            // writable; the repository's hooks and config are outside every
+            // root, and what says which repository this is and how it is
+            // configured (the `.git` file, the gitdir's `commondir`,
+            // `gitdir` and `config.worktree`) stays read-only.
+            GitMeta::Pointer {
+                file,
+                gitdir,
+                common,
+            } if gitdir != common => {
                 for extra in [
                     gitdir.clone(),
                     common.join("objects"),
@@ -262,15 +355,37 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
                         writable.push(extra);
                     }
                 }
+                // Held read-only whether or not it exists: an empty one is
+                // what git reads when there is none.
+                let worktree_config = gitdir.join("config.worktree");
+                if let Err(e) = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&worktree_config)
+                {
+                    if e.kind() != std::io::ErrorKind::AlreadyExists {
+                        return Err(e);
+                    }
+                }
                 protected.extend([
-                    root.join(".git"),
+                    file,
                     gitdir.join("commondir"),
                     gitdir.join("gitdir"),
-                    gitdir.join("config.worktree"),
+                    worktree_config,
                 ]);
             }
-            None => {}
+            // A submodule's checkout or a separate gitdir: the pointer and
+            // the repository it names both stay read-only.
+            GitMeta::Pointer { file, gitdir, .. } => protected.extend([file, gitdir]),
         }
+    }
+    if req.mode == SandboxMode::WorkspaceWrite {
+        // The agent home's `.holon/` is the runtime's (its memory index,
+        // the template's state): a command can read it, never plant a
+        // link Holon would follow.
+        let runtime_own = canon(req.agent_home)?.join(".holon");
+        std::fs::create_dir_all(&runtime_own)?;
+        protected.push(runtime_own);
     }
     let holon: Vec<PathBuf> = req
         .holon_dirs
@@ -278,13 +393,14 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
         .filter_map(|d| canon(d).ok())
         .collect();
     let writable_files: Vec<PathBuf> = req.output.and_then(|o| canon(o).ok()).into_iter().collect();
-    Ok(Some(shape(
-        writable,
-        writable_files,
-        protected,
-        holon,
-        req.network,
-    )))
+    let mut plan = shape(writable, writable_files, protected, holon, req.network);
+    plan.shm = shm;
+    plan.unix_sockets = req
+        .unix_sockets
+        .iter()
+        .filter_map(|p| canon(p).ok())
+        .collect();
+    Ok(Some(plan))
 }
 
 /// Made ready to apply to a command's child process (see `linux`).
@@ -323,6 +439,7 @@ pub fn plan_command(
         tmp: Some(tmp),
         output: Some(output),
         holon_dirs,
+        unix_sockets: &c.unix_sockets,
     };
     let plan = plan(&request).map_err(failed)?;
     plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))
@@ -355,7 +472,8 @@ pub fn ready(plan: &Plan, support: &Support) -> std::io::Result<Prepared> {
 }
 
 /// The pure part of `plan`: keep the protected paths that exist beneath a
-/// writable root, and reopen the writable roots beneath them.
+/// writable root, reopen the writable roots beneath them, and hide
+/// Holon's own paths that hold no writable root.
 fn shape(
     mut writable: Vec<PathBuf>,
     writable_files: Vec<PathBuf>,
@@ -366,13 +484,22 @@ fn shape(
     writable.sort();
     writable.dedup();
     let under_writable = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    let holds_writable = |p: &Path| {
+        writable.iter().any(|w| w.starts_with(p)) || writable_files.iter().any(|f| f.starts_with(p))
+    };
     let keep = |paths: Vec<PathBuf>| -> Vec<PathBuf> {
         paths
             .into_iter()
             .filter(|p| p.exists() && under_writable(p))
             .collect()
     };
-    let holon_read_only = keep(holon);
+    let (holding, mut hidden): (Vec<PathBuf>, Vec<PathBuf>) = holon
+        .into_iter()
+        .filter(|p| p.exists())
+        .partition(|p| holds_writable(p));
+    hidden.sort_by_key(|p| p.components().count());
+    hidden.dedup();
+    let holon_read_only = keep(holding);
     let mut read_only: Vec<PathBuf> = keep(git);
     read_only.extend(holon_read_only.iter().cloned());
     read_only.sort_by_key(|p| p.components().count());
@@ -389,6 +516,9 @@ fn shape(
         read_only,
         reopen,
         holon_read_only,
+        hidden,
+        unix_sockets: Vec::new(),
+        shm: None,
         network: network == NetworkAccess::On,
     }
 }
@@ -542,6 +672,7 @@ mod tests {
             network: NetworkAccess::Off,
             execution_root: p("/w/repo"),
             agent_home: p("/h/agents/a"),
+            unix_sockets: vec![],
         };
         let hint = denial_hint(&c, "touch: cannot touch '/etc/x': Permission denied").unwrap();
         assert!(

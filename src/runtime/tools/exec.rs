@@ -229,6 +229,7 @@ pub(super) fn confinement(
         network: policy.network_mode(),
         execution_root: PathBuf::from(&snap.execution_root),
         agent_home: env.host.agent_home(env.agent_id),
+        unix_sockets: env.host.config.unix_sockets.clone(),
     }))
 }
 

@@ -24,6 +24,7 @@
 //! and shapes the result envelope.
 
 mod apply;
+mod beneath;
 mod parse;
 mod root;
 #[cfg(test)]
@@ -111,6 +112,7 @@ impl Tool for ApplyPatch {
                 tmp: None,
                 output: None,
                 holon_dirs: &holon_dirs,
+                unix_sockets: &[],
             };
             let plan = crate::runtime::sandbox::plan(&request).map_err(|e| PatchError::Io {
                 path: root.display().to_string(),

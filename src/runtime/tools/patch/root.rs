@@ -1,13 +1,17 @@
 //! The execution-root layer: resolving paths without leaving the root,
 //! reading current contents, computing every result in memory, then
-//! staging and renaming (all or nothing).
+//! staging and renaming (all or nothing). Every read and write goes
+//! through a directory opened beneath the root (`beneath`): a command
+//! that swaps a directory for a link meanwhile cannot steer a write out.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
 use super::apply::{apply_hunks, line_count, HunkOffset};
+use super::beneath::{Dir, Kind};
 use super::parse::{parse_patch, FileOp};
 use super::PatchError;
 
@@ -40,9 +44,27 @@ pub struct FileChange {
     pub offsets: Vec<HunkOffset>,
 }
 
-/// Per real path: (content on disk, content after the patch, the path as
-/// the patch wrote it); `None` = no file.
-type FileStates = BTreeMap<PathBuf, (Option<String>, Option<String>, String)>;
+/// Where a file of the patch lives: which root (`0` the execution root,
+/// `1` the agent home), its directory relative to that root, its name.
+#[derive(Debug, Clone)]
+struct Place {
+    base: usize,
+    dir: PathBuf,
+    name: OsString,
+}
+
+/// One file the patch touches: content on disk, content after the patch
+/// (`None` = no file), the path as the patch wrote it, where it lives.
+#[derive(Debug, Clone)]
+struct FileState {
+    original: Option<String>,
+    next: Option<String>,
+    shown: String,
+    place: Place,
+}
+
+/// Per real path.
+type FileStates = BTreeMap<PathBuf, FileState>;
 
 /// A relative path with only normal components.
 fn relative(path: &str) -> Result<PathBuf, PatchError> {
@@ -72,10 +94,11 @@ fn relative(path: &str) -> Result<PathBuf, PatchError> {
     Ok(out)
 }
 
-/// Where a relative path really lives, checked to stay inside `root`
-/// (canonical): the deepest existing ancestor is canonicalised, and so is
-/// the target when it exists (a symlink pointing out is refused).
-fn resolve(root: &Path, shown: &str, rel: &Path) -> Result<PathBuf, PatchError> {
+/// Where a relative path really lives, checked to stay inside `root`:
+/// its directory opened beneath the root (the deepest that exists, the
+/// kernel refusing any step out of it), the rest appended. A link as the
+/// file itself is refused: nothing is read or written through one.
+fn resolve(root: &Dir, shown: &str, rel: &Path) -> Result<(PathBuf, Place), PatchError> {
     let outside = || PatchError::OutsideRoot {
         path: shown.to_owned(),
     };
@@ -83,65 +106,93 @@ fn resolve(root: &Path, shown: &str, rel: &Path) -> Result<PathBuf, PatchError> 
         path: shown.to_owned(),
         message: e.to_string(),
     };
-    let joined = root.join(rel);
-    if std::fs::symlink_metadata(&joined).is_ok() {
-        return match joined.canonicalize() {
-            Ok(real) if real.starts_with(root) => Ok(real),
-            Ok(_) => Err(outside()),
-            // A dangling symlink: refuse rather than write through it.
-            Err(_) => Err(outside()),
-        };
-    }
-    let mut existing = joined.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut missing = vec![joined.file_name().map(PathBuf::from).unwrap_or_default()];
-    while std::fs::symlink_metadata(&existing).is_err() {
-        let Some(name) = existing.file_name() else {
-            return Err(outside());
-        };
-        missing.push(PathBuf::from(name));
-        if !existing.pop() {
-            return Err(outside());
+    let name = rel.file_name().map(OsString::from).ok_or_else(outside)?;
+    let dir_rel = rel.parent().map(Path::to_path_buf).unwrap_or_default();
+    let parts: Vec<&OsStr> = dir_rel.iter().collect();
+    for depth in (0..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..depth].iter().collect();
+        match root.open_dir(&prefix) {
+            Ok(dir) => {
+                let mut real = dir.real().to_path_buf();
+                real.extend(&parts[depth..]);
+                real.push(&name);
+                if depth == parts.len() {
+                    match dir.kind(&name).map_err(io)? {
+                        // A link to a file inside the root: the file it
+                        // names is patched, the link kept. An absolute
+                        // link is read by path; what it names is then
+                        // opened beneath the root like any other path.
+                        Some(Kind::Link) => {
+                            let target = root
+                                .resolve(rel)
+                                .or_else(|_| root.real().join(rel).canonicalize())
+                                .map_err(|_| outside())?;
+                            let inner = target
+                                .strip_prefix(root.real())
+                                .map_err(|_| outside())?
+                                .to_path_buf();
+                            return resolve(root, shown, &inner);
+                        }
+                        Some(Kind::Dir | Kind::Other) => {
+                            return Err(PatchError::NotAFile {
+                                path: shown.to_owned(),
+                            })
+                        }
+                        Some(Kind::File { .. }) | None => {}
+                    }
+                }
+                let place = Place {
+                    base: 0,
+                    dir: dir_rel,
+                    name,
+                };
+                return Ok((real, place));
+            }
+            // Missing, or a file on the way (which fails when its
+            // directory is made, before anything is renamed).
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                continue
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EXDEV | libc::ELOOP)) => {
+                return Err(outside())
+            }
+            Err(e) => return Err(io(e)),
         }
     }
-    let mut real = existing.canonicalize().map_err(io)?;
-    if !real.starts_with(root) {
-        return Err(outside());
-    }
-    for part in missing.iter().rev() {
-        real.push(part);
-    }
-    Ok(real)
+    Err(outside())
 }
 
-fn read_current(real: &Path, shown: &str) -> Result<Option<String>, PatchError> {
-    match std::fs::metadata(real) {
-        // A missing file, or a path through a regular file (which then
-        // fails when its directory is created, before anything is renamed).
+/// The file's current text, read through its directory (`None`: no file).
+fn read_current(root: &Dir, place: &Place, shown: &str) -> Result<Option<String>, PatchError> {
+    let io = |e: std::io::Error| PatchError::Io {
+        path: shown.to_owned(),
+        message: e.to_string(),
+    };
+    let dir = match root.open_dir(&place.dir) {
+        Ok(dir) => dir,
+        // Its directory is still to be made (or cannot be: a file on the
+        // way fails when it is made).
         Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
+            if e.kind() == std::io::ErrorKind::NotFound
+                || e.raw_os_error() == Some(libc::ENOTDIR) =>
         {
             return Ok(None)
         }
-        Err(e) => {
-            return Err(PatchError::Io {
-                path: shown.to_owned(),
-                message: e.to_string(),
-            })
-        }
-        Ok(m) if !m.is_file() => {
+        Err(e) => return Err(io(e)),
+    };
+    match dir.kind(&place.name).map_err(io)? {
+        None => return Ok(None),
+        Some(Kind::File { .. }) => {}
+        Some(_) => {
             return Err(PatchError::NotAFile {
                 path: shown.to_owned(),
             })
         }
-        Ok(_) => {}
     }
-    let bytes = std::fs::read(real).map_err(|e| PatchError::Io {
-        path: shown.to_owned(),
-        message: e.to_string(),
-    })?;
+    let bytes = dir.read(&place.name).map_err(io)?;
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| PatchError::NotText {
@@ -179,29 +230,43 @@ pub fn apply_in_roots(
             message: e.to_string(),
         })
     };
-    let root = canonical(root)?;
-    let home = home.map(canonical).transpose()?;
+    let open = |dir: PathBuf| {
+        Dir::root(&dir).map_err(|e| PatchError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })
+    };
+    let mut bases = vec![open(canonical(root)?)?];
+    if let Some(h) = home {
+        bases.push(open(canonical(h)?)?);
+    }
     let mut state = FileStates::new();
     let mut changes = Vec::with_capacity(files.len());
     for fp in &files {
-        let (base, inner) = match (fp.path.strip_prefix(HOME_PREFIX), &home) {
-            (Some(rest), Some(h)) => (h, rest),
-            _ => (&root, fp.path.as_str()),
+        let (base, inner) = match fp.path.strip_prefix(HOME_PREFIX) {
+            Some(rest) if bases.len() > 1 => (1, rest),
+            _ => (0, fp.path.as_str()),
         };
         let rel = relative(inner)?;
-        let real = resolve(base, &fp.path, &rel)?;
+        let (real, mut place) = resolve(&bases[base], &fp.path, &rel)?;
+        place.base = base;
         if sandbox.is_some_and(|plan| !plan.allows_write(&real)) {
             return Err(PatchError::Sandboxed {
                 path: fp.path.clone(),
             });
         }
         let current = match state.get(&real) {
-            Some((_, now, _)) => now.clone(),
+            Some(f) => f.next.clone(),
             None => {
-                let original = read_current(&real, &fp.path)?;
+                let original = read_current(&bases[base], &place, &fp.path)?;
                 state.insert(
                     real.clone(),
-                    (original.clone(), original.clone(), fp.path.clone()),
+                    FileState {
+                        original: original.clone(),
+                        next: original.clone(),
+                        shown: fp.path.clone(),
+                        place,
+                    },
                 );
                 original
             }
@@ -237,7 +302,7 @@ pub fn apply_in_roots(
             }
         };
         if let Some(entry) = state.get_mut(&real) {
-            entry.1 = next;
+            entry.next = next;
         }
         changes.push(FileChange {
             path: fp.path.clone(),
@@ -247,81 +312,102 @@ pub fn apply_in_roots(
             offsets: applied.offsets,
         });
     }
-    commit(&state)?;
+    commit(&bases, &state)?;
     Ok(changes)
 }
 
-fn commit(state: &FileStates) -> Result<(), PatchError> {
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut made_dirs: Vec<PathBuf> = Vec::new();
-    let mut deletes: Vec<&Path> = Vec::new();
+/// The directory a file goes in, opened again beneath its root (made
+/// where missing, each one remembered), and checked to be the one the
+/// patch was judged on: a directory swapped since fails the patch.
+fn open_for_write(
+    bases: &[Dir],
+    real: &Path,
+    f: &FileState,
+    made: &mut Vec<(Dir, OsString)>,
+) -> Result<Dir, PatchError> {
+    let io = |e: std::io::Error| PatchError::Io {
+        path: f.shown.clone(),
+        message: e.to_string(),
+    };
+    let mut dir = bases[f.place.base].open_dir(Path::new("")).map_err(io)?;
+    for part in f.place.dir.iter() {
+        let next = match dir.open_dir(Path::new(part)) {
+            Ok(next) => next,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                dir.mkdir(part).map_err(io)?;
+                let next = dir.open_dir(Path::new(part)).map_err(io)?;
+                made.push((dir, part.to_owned()));
+                next
+            }
+            Err(e) => return Err(io(e)),
+        };
+        dir = next;
+    }
+    if Some(dir.real()) != real.parent() {
+        return Err(PatchError::Io {
+            path: f.shown.clone(),
+            message: "its directory changed while the patch was applied; nothing was written"
+                .into(),
+        });
+    }
+    Ok(dir)
+}
+
+fn commit(bases: &[Dir], state: &FileStates) -> Result<(), PatchError> {
+    let mut staged: Vec<(Dir, OsString, OsString)> = Vec::new();
+    let mut made: Vec<(Dir, OsString)> = Vec::new();
+    let mut deletes: Vec<(&Path, &FileState)> = Vec::new();
     let result = (|| {
-        for (real, (original, next, shown)) in state {
-            if original == next {
+        for (real, f) in state {
+            if f.original == f.next {
                 continue;
             }
+            let Some(content) = &f.next else {
+                deletes.push((real, f));
+                continue;
+            };
             let io = |e: std::io::Error| PatchError::Io {
-                path: shown.clone(),
+                path: f.shown.clone(),
                 message: e.to_string(),
             };
-            let Some(content) = next else {
-                deletes.push(real);
-                continue;
-            };
-            let dir = real.parent().ok_or_else(|| PatchError::InvalidPath {
-                path: shown.clone(),
-                reason: "has no parent directory".into(),
-            })?;
-            make_dirs(dir, &mut made_dirs).map_err(io)?;
-            let name = real
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = dir.join(format!(
-                ".{name}.holon-patch-{}",
+            let dir = open_for_write(bases, real, f, &mut made)?;
+            let tmp = OsString::from(format!(
+                ".{}.holon-patch-{}",
+                f.place.name.to_string_lossy(),
                 uuid::Uuid::new_v4().simple()
             ));
-            std::fs::write(&tmp, content.as_bytes()).map_err(io)?;
-            staged.push((tmp.clone(), real.clone()));
-            if let Ok(meta) = std::fs::metadata(real) {
-                std::fs::set_permissions(&tmp, meta.permissions()).map_err(io)?;
-            }
+            let mode = match dir.kind(&f.place.name).map_err(io)? {
+                Some(Kind::File { mode }) => Some(mode),
+                _ => None,
+            };
+            dir.create_new(&tmp, content.as_bytes(), mode).map_err(io)?;
+            staged.push((dir, tmp, f.place.name.clone()));
         }
         Ok(())
     })();
     if let Err(e) = result {
-        for (tmp, _) in &staged {
-            let _ = std::fs::remove_file(tmp);
+        for (dir, tmp, _) in &staged {
+            let _ = dir.remove(tmp, false);
         }
-        for dir in made_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(dir);
+        for (parent, name) in made.iter().rev() {
+            let _ = parent.remove(name, true);
         }
         return Err(e);
     }
-    for (tmp, real) in &staged {
-        std::fs::rename(tmp, real).map_err(|e| PatchError::Io {
-            path: real.display().to_string(),
+    for (dir, tmp, name) in &staged {
+        dir.rename(tmp, name).map_err(|e| PatchError::Io {
+            path: dir.real().join(name).display().to_string(),
             message: format!("moving the new content into place: {e}"),
         })?;
     }
-    for real in deletes {
-        std::fs::remove_file(real).map_err(|e| PatchError::Io {
-            path: real.display().to_string(),
-            message: format!("deleting: {e}"),
-        })?;
+    for (real, f) in deletes {
+        let mut none = Vec::new();
+        let dir = open_for_write(bases, real, f, &mut none)?;
+        dir.remove(&f.place.name, false)
+            .map_err(|e| PatchError::Io {
+                path: real.display().to_string(),
+                message: format!("deleting: {e}"),
+            })?;
     }
-    Ok(())
-}
-
-/// `create_dir_all` that remembers which directories it created.
-fn make_dirs(dir: &Path, made: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    if let Some(parent) = dir.parent() {
-        make_dirs(parent, made)?;
-    }
-    std::fs::create_dir(dir)?;
-    made.push(dir.to_path_buf());
     Ok(())
 }
