@@ -457,7 +457,9 @@ pub enum WorkspaceCommand {
     /// tools act (execution root, cwd, worktree).
     List(WorkspaceOpts),
     /// Attach a directory (its git repository's top level when inside one)
-    /// without making it active.
+    /// without making it active. The sandbox lets an agent's commands
+    /// write only where the operator attached (or approved).
+    #[command(visible_alias = "add")]
     Attach {
         /// The directory (default: the current one).
         #[arg(default_value = ".")]

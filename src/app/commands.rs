@@ -17,6 +17,22 @@ use crate::protocol::{
 use crate::runtime::inspect::AgentSummary;
 use crate::store::{EventRecord, SCHEMA_VERSION};
 
+/// Said when an agent works in the user's home or an ancestor of it (an
+/// operator may attach it; a model never moves there): its commands may
+/// then write anywhere in it.
+fn holds_home(root: &str) -> Option<String> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let home = std::path::Path::new(&home).canonicalize().ok()?;
+    let root = std::path::Path::new(root).canonicalize().ok()?;
+    home.starts_with(&root).then(|| {
+        format!(
+            "WARNING: its writable root {} holds your home directory: its commands may write \
+             anywhere in it (your shell's startup files, ~/.ssh); attached by you",
+            root.display()
+        )
+    })
+}
+
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
 pub(super) struct Out {
     lock: std::io::StdoutLock<'static>,
@@ -163,6 +179,9 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
                 None => "direct".to_owned(),
             };
             out.line(&format!("  works in {} ({mode})", x.execution_root))?;
+            if let Some(note) = holds_home(&x.execution_root) {
+                out.line(&format!("  {note}"))?;
+            }
         }
         out.line(&format!("  commands {}", x.policy.confinement_line()))?;
         if let Some(line) = model_line(a) {

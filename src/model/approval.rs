@@ -282,6 +282,10 @@ pub enum Action {
     /// A command the model asks to run outside the sandbox (ExecCommand
     /// with `escalate`), and why.
     Escape { cmd: String, justification: String },
+    /// A directory outside every attached workspace becomes the writable
+    /// root (UseWorkspace): leaving the sandbox's roots, asked like an
+    /// escape.
+    Workspace { path: String },
     /// A call to an MCP server's tool, by the name the model calls it;
     /// a write unless the server says it only reads. `approval` is the
     /// server's own mode, over the workspace's.
@@ -321,7 +325,9 @@ pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
         Action::Write(paths) => (None, paths.clone()),
         // Leaving the sandbox is asked every time; a tool is allowed by
         // name (`always_tool`).
-        Action::Escape { .. } | Action::Tool { .. } => (None, Vec::new()),
+        Action::Escape { .. } | Action::Workspace { .. } | Action::Tool { .. } => {
+            (None, Vec::new())
+        }
     }
 }
 

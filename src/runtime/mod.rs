@@ -125,6 +125,7 @@ impl From<RuntimeError> for ApiError {
                     | W::Target
                     | W::DetachHome
                     | W::HomeIsolated
+                    | W::NestedIsolated { .. }
                     | W::AnchorGone { .. }
                     | W::Git(_) => ErrorCode::InvalidParams,
                 }

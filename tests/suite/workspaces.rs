@@ -600,17 +600,25 @@ async fn the_model_moves_itself_with_use_workspace_and_the_next_round_sees_where
         Canned::json(200, canned::responses_json("Edited in a worktree.", &[])),
     ])
     .await;
-    // Started in HOLON_HOME: not a project, so the agent begins at home.
+    // The operator points the run at the repository (`-C`, which attaches
+    // it); the model moves itself into an isolated worktree of it, which
+    // asks no one: the workspace is attached.
     let mut cmd = tokio::process::Command::from(home.cmd());
-    cmd.envs(provider_env(&stub))
-        .args(["run", "--json", "edit it safely"]);
+    cmd.envs(provider_env(&stub)).args([
+        "run",
+        "-C",
+        &repo.display().to_string(),
+        "--json",
+        "edit it safely",
+    ]);
     let out = ok(cmd.output().await);
     assert!(out.status.success(), "{}", stderr(&out));
 
     let requests = stub.requests();
     assert_eq!(requests.len(), 3);
     let first = requests[0].body.to_string();
-    assert!(first.contains("workspace: agent_home"), "{first}");
+    assert!(first.contains("workspace: ws_tool-repo"), "{first}");
+    assert!(first.contains("mode: direct"), "{first}");
     let second = requests[1].body.to_string();
     assert!(
         second.contains("mode: isolated (managed worktree on branch holon/run-"),

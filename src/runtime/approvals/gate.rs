@@ -27,6 +27,8 @@ pub(crate) fn approval_needed(
     let sandboxed = snapshot.policy.backend == crate::model::workspace::ExecutionProfile::Sandboxed;
     let action = match action {
         Action::Escape { cmd, .. } if !sandboxed => Action::Command(cmd),
+        // Unconfined, a command reaches that directory already.
+        Action::Workspace { .. } if !sandboxed => return Ok(None),
         // Refused by the tool before anyone is asked.
         Action::Escape { justification, .. } if justification.trim().is_empty() => return Ok(None),
         other => other,

@@ -537,6 +537,9 @@ pub(crate) fn approval_for(
         Gated::By(Action::Escape { cmd, justification }) => {
             format!("run outside the sandbox: `{cmd}` — {justification}")
         }
+        Gated::By(Action::Workspace { path }) => {
+            format!("work in {path}, outside every attached workspace")
+        }
         Gated::By(Action::Tool { name, .. }) => {
             let args: String = call.arguments.to_string().chars().take(200).collect();
             format!("`{name}` {args}")
@@ -550,8 +553,9 @@ pub(crate) fn approval_for(
         tool_name: call.name.clone(),
         call_id: call.id.clone(),
         arguments: call.arguments.clone(),
-        summary: summary.chars().take(300).collect(),
-        why,
+        summary: bounded_summary(&summary),
+        // The policy's reason repeats the command: bounded the same way.
+        why: bounded_summary(&why),
         workspace_id: snapshot.workspace_id.clone(),
         execution_root: snapshot.execution_root.clone(),
         run_id: run_id.to_owned(),
@@ -563,6 +567,28 @@ pub(crate) fn approval_for(
         always: false,
         result_message_id: None,
     }
+}
+
+/// The most of a summary an approval record keeps.
+const SUMMARY_MAX: usize = 300;
+
+/// A summary kept whole up to `SUMMARY_MAX` characters; past that cut,
+/// and the cut said: how much is left out, the whole summary's digest,
+/// and where the whole call is (`holon approvals --json` prints its
+/// arguments). The operator never answers a command cut without a mark.
+fn bounded_summary(summary: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let total = summary.chars().count();
+    if total <= SUMMARY_MAX {
+        return summary.to_owned();
+    }
+    let digest = Sha256::digest(summary.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let head: String = summary.chars().take(SUMMARY_MAX - 100).collect();
+    format!(
+        "{head}… [{} more characters, sha256:{hex}; `holon approvals --json` shows the whole call]",
+        total - (SUMMARY_MAX - 100)
+    )
 }
 
 /// What the model is told when its call waits for approval.

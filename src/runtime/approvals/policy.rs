@@ -89,11 +89,17 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
                 justification.trim()
             ))
         }
+        (_, Action::Workspace { path }) => {
+            return Gate::Ask(format!(
+                "approval is `{mode}`: work in {path}, which no one attached: the sandbox's \
+                 writable root moves there"
+            ))
+        }
         (Approval::OnRequest, _) => return Gate::Run,
         _ => {}
     }
     match action {
-        Action::Escape { .. } | Action::Tool { .. } => Gate::Run,
+        Action::Escape { .. } | Action::Workspace { .. } | Action::Tool { .. } => Gate::Run,
         Action::Commands(cmds) => {
             // Each item's own reason, without the mode each one repeats.
             let prefix = format!("approval is `{mode}`: ");

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 
 use super::{parse_args, spec, ToolEnv, ToolOutcome};
 use crate::runtime::approvals::policy::Action;
+use crate::runtime::host::HostInner;
 use crate::runtime::provider::{BoxFuture, ToolCall, ToolSpec};
 
 /// What the approval gate sees of one call.
@@ -43,6 +44,9 @@ pub enum Reach {
     /// Starts a process for the model (ExecCommand): the kernel confines
     /// it and everything it starts.
     Process,
+    /// Moves the roots the sandbox lets commands write (UseWorkspace): a
+    /// directory no one attached is leaving the sandbox, and asks.
+    Roots,
 }
 
 /// A built-in tool: one handler per tool name.
@@ -54,6 +58,13 @@ pub(crate) trait Tool: Send + Sync + 'static {
     /// What the approval gate sees of a call with these arguments. No
     /// default: a tool that writes must say so.
     fn gate(&self, args: &Self::Args) -> Gated;
+
+    /// What the gate sees of a call for this agent, when that depends on
+    /// the agent's state (where it works now, what is attached); else
+    /// `gate`.
+    fn gate_in(&self, _host: &HostInner, _agent_id: &str, args: &Self::Args) -> Gated {
+        self.gate(args)
+    }
 
     /// How far the tool's effects reach. No default, for the same reason.
     fn reach(&self) -> Reach;
@@ -76,6 +87,16 @@ pub(crate) trait DynTool: Send + Sync {
     /// What the gate sees of this call; an error when its arguments do not
     /// parse (nothing then runs, and nothing needs approving).
     fn gate(&self, call: &ToolCall) -> Result<Gated, ToolOutcome>;
+    /// As `gate`, for this agent as it stands.
+    fn gate_in(
+        &self,
+        host: &HostInner,
+        agent_id: &str,
+        call: &ToolCall,
+    ) -> Result<Gated, ToolOutcome> {
+        let _ = (host, agent_id);
+        self.gate(call)
+    }
     fn run<'a>(&'a self, env: &'a ToolEnv<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolOutcome>;
 }
 
@@ -94,6 +115,20 @@ impl<T: Tool> DynTool for T {
 
     fn gate(&self, call: &ToolCall) -> Result<Gated, ToolOutcome> {
         Ok(Tool::gate(self, &parse_args::<T::Args>(call)?))
+    }
+
+    fn gate_in(
+        &self,
+        host: &HostInner,
+        agent_id: &str,
+        call: &ToolCall,
+    ) -> Result<Gated, ToolOutcome> {
+        Ok(Tool::gate_in(
+            self,
+            host,
+            agent_id,
+            &parse_args::<T::Args>(call)?,
+        ))
     }
 
     fn run<'a>(&'a self, env: &'a ToolEnv<'a>, call: &'a ToolCall) -> BoxFuture<'a, ToolOutcome> {
@@ -170,7 +205,15 @@ mod tests {
             .filter(|t| t.reach() != Reach::Runtime)
             .map(|t| t.name())
             .collect();
-        assert_eq!(reaching, ["ExecCommand", "ExecCommandBatch", "ApplyPatch"]);
+        assert_eq!(
+            reaching,
+            [
+                "ExecCommand",
+                "ExecCommandBatch",
+                "ApplyPatch",
+                "UseWorkspace"
+            ]
+        );
     }
 
     #[test]

@@ -76,7 +76,9 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
                     (ToolErrorKind::InvalidArguments, Some("path"))
                 }
                 W::DetachActive { .. } | W::DetachHome => (ToolErrorKind::Conflict, None),
-                W::HomeIsolated => (ToolErrorKind::InvalidArguments, Some("mode")),
+                W::HomeIsolated | W::NestedIsolated { .. } => {
+                    (ToolErrorKind::InvalidArguments, Some("mode"))
+                }
                 W::AnchorGone { .. } | W::Git(_) => (ToolErrorKind::Failed, None),
             };
             tool_error(kind, w.to_string(), None, field, false)
@@ -153,7 +155,7 @@ pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gate
     let Some(tool) = handler::find(&call.name) else {
         return Gated::No;
     };
-    let gated = tool.gate(call).unwrap_or(Gated::No);
+    let gated = tool.gate_in(host, agent_id, call).unwrap_or(Gated::No);
     debug_assert!(
         gated == Gated::No || tool.reach() != Reach::Runtime,
         "{} reaches only the runtime, yet asks for a gate",

@@ -30,6 +30,8 @@ pub enum WorkspaceError {
     HomeIsolated,
     #[error("the workspace anchor {anchor} no longer exists")]
     AnchorGone { anchor: String },
+    #[error("{anchor} is a repository inside {outer}, whose files a command can write: Holon makes no isolated worktree of it (its git would trust what a command wrote); work in it directly")]
+    NestedIsolated { anchor: String, outer: String },
     #[error(transparent)]
     Git(#[from] GitError),
 }

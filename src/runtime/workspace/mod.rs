@@ -24,6 +24,7 @@ mod api;
 pub mod files;
 pub mod git;
 pub mod ops;
+pub mod reach;
 pub mod session;
 pub mod view;
 

@@ -166,6 +166,23 @@ impl RuntimeHost {
                 });
             }
         }
+        // A repository inside a directory commands can write (another
+        // workspace, the agent's home, Holon's data) may have been made
+        // by one: its config and hooks are a command's.
+        let anchor = Path::new(&binding.anchor);
+        let outer = state
+            .attached
+            .iter()
+            .map(|b| PathBuf::from(&b.anchor))
+            .filter(|a| a.as_path() != anchor)
+            .chain([home.clone(), self.inner.config.data_dir.clone()])
+            .find(|outer| anchor.starts_with(outer));
+        if let Some(outer) = outer {
+            return Err(wsr(WorkspaceError::NestedIsolated {
+                anchor: binding.anchor.clone(),
+                outer: outer.display().to_string(),
+            }));
+        }
         let inner = std::sync::Arc::clone(&self.inner);
         let (aid, b, from) = (agent_id.to_owned(), binding.clone(), cwd.clone());
         let st = state.clone();
