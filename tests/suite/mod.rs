@@ -31,6 +31,7 @@ mod retention_edges;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;
+mod sandbox_escapes;
 mod scheduler_fixtures;
 mod store_durability;
 mod store_migration;
