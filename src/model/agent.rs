@@ -197,6 +197,15 @@ pub struct AgentRecord {
     pub pending_wake_hint: Option<PendingWakeHint>,
     #[serde(default)]
     pub turn_in_progress: bool,
+    /// Contentful messages settled without a turn because they arrived
+    /// while the agent waited on something else (a task result during a
+    /// timer): their ids, in admission order, shown to the model at the
+    /// start of its next turn, whatever starts it. At most
+    /// `CARRIED_MAX`; past that they are counted in `carried_folded`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried_for_model: Vec<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub carried_folded: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -353,7 +362,19 @@ pub enum BudgetLimit {
     Tokens,
 }
 
+/// The most carried messages an agent record names; past it they are
+/// counted, and the model is told how many and where they are.
+pub const CARRIED_MAX: usize = 50;
+
 impl AgentRecord {
+    /// Keep a message settled without a turn for the next model turn.
+    pub fn carry_for_model(&mut self, message_id: &str) {
+        match self.carried_for_model.len() < CARRIED_MAX {
+            true => self.carried_for_model.push(message_id.to_owned()),
+            false => self.carried_folded += 1,
+        }
+    }
+
     pub fn new(id: &str, created_at: String) -> Self {
         AgentRecord {
             id: id.to_owned(),
@@ -371,6 +392,8 @@ impl AgentRecord {
             current_work_item_id: None,
             pending_wake_hint: None,
             turn_in_progress: false,
+            carried_for_model: Vec::new(),
+            carried_folded: 0,
             current_run_id: None,
             last_wake_reason: None,
             last_continuation: None,
@@ -447,4 +470,23 @@ pub struct LastContinuation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_kind: Option<String>,
     pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thousand_carried_messages_keep_fifty_ids_and_count_the_rest() {
+        let mut agent = AgentRecord::new("a", "2026-11-29T00:00:00Z".into());
+        for i in 0..1_000 {
+            agent.carry_for_model(&format!("msg_{i}"));
+        }
+        assert_eq!(agent.carried_for_model.len(), CARRIED_MAX);
+        assert_eq!(agent.carried_for_model[0], "msg_0");
+        assert_eq!(agent.carried_folded, 1_000 - CARRIED_MAX as u64);
+        // Nothing carried, nothing written: the record's shape is as before.
+        let plain = serde_json::to_value(AgentRecord::new("b", String::new())).unwrap();
+        assert!(plain.get("carried_for_model").is_none() && plain.get("carried_folded").is_none());
+    }
 }

@@ -231,6 +231,19 @@ pub fn waiting_reason_label(reason: WaitingReason) -> &'static str {
     }
 }
 
+/// Whether a message settled without a turn carries content the model
+/// must still see (invariant: liveness-only means it starts no turn,
+/// never that its content may be lost). That is one that did not match
+/// what the agent waited for (`mismatched_trigger`, only ever said of an
+/// admitted, contentful trigger: a task result during a timer, an
+/// external event or a child's result while awaiting the operator).
+/// Observational messages and empty wake signals are liveness alone.
+pub fn carried_for_model(evidence: &[String]) -> bool {
+    evidence
+        .iter()
+        .any(|e| e.starts_with("mismatched_trigger:"))
+}
+
 /// Resolve a trigger against the closure that existed before it ran.
 pub fn resolve_continuation(
     trigger: &ContinuationTrigger,
@@ -330,6 +343,64 @@ mod tests {
             content: TriggerContent::Contentful,
             provenance,
         }
+    }
+
+    /// A contentful trigger that arrives while the agent waits on
+    /// something else starts no turn, and is kept for the next one; an
+    /// observational or empty one is liveness alone.
+    #[test]
+    fn a_mismatched_contentful_trigger_is_carried_for_the_model() {
+        let waiting = |r| closure(ClosureOutcome::Waiting, Some(r));
+        let carried = |kind, provenance, reason| {
+            let r = resolve_continuation(&trig(kind, provenance), &waiting(reason));
+            (r.model_visible, carried_for_model(&r.evidence))
+        };
+        let admitted = TriggerProvenance::Admitted;
+        // A task result during a timer; an external event, and a child's
+        // result (a task result), while awaiting the operator.
+        for (kind, reason) in [
+            (TriggerKind::TaskResult, WaitingReason::AwaitingTimer),
+            (
+                TriggerKind::ExternalEvent,
+                WaitingReason::AwaitingOperatorInput,
+            ),
+            (
+                TriggerKind::TaskResult,
+                WaitingReason::AwaitingOperatorInput,
+            ),
+            (TriggerKind::TimerFire, WaitingReason::AwaitingTaskResult),
+        ] {
+            assert_eq!(
+                carried(kind, admitted, reason),
+                (false, true),
+                "{kind:?} {reason:?}"
+            );
+        }
+        // What was waited for runs a turn itself; what carries nothing is
+        // liveness alone.
+        assert_eq!(
+            carried(
+                TriggerKind::TaskResult,
+                admitted,
+                WaitingReason::AwaitingTaskResult
+            ),
+            (true, false)
+        );
+        assert_eq!(
+            carried(
+                TriggerKind::TaskResult,
+                TriggerProvenance::Observational,
+                WaitingReason::AwaitingTimer
+            ),
+            (false, false)
+        );
+        let empty = ContinuationTrigger {
+            kind: TriggerKind::ExternalEvent,
+            content: TriggerContent::Empty,
+            provenance: admitted,
+        };
+        let r = resolve_continuation(&empty, &waiting(WaitingReason::AwaitingTaskResult));
+        assert!(!r.model_visible && !carried_for_model(&r.evidence));
     }
 
     const REASONS: [WaitingReason; 4] = [

@@ -128,6 +128,10 @@ pub struct SettleDetail {
     pub reduced_without_turn: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Vec<String>>,
+    /// Settled without a turn, but its content kept for the agent's next
+    /// model turn: it arrived while the agent waited on something else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_for_model: Option<bool>,
     /// Why a message was dropped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,

@@ -31,6 +31,15 @@ pub struct TurnStarted {
     pub workspace_id: String,
     #[serde(default)]
     pub execution_root: String,
+    /// Messages that arrived while the agent waited on something else
+    /// (settled without a turn, `carried_for_model`), shown to the model
+    /// in this turn before its trigger, in admission order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<String>,
+    /// How many more such messages were folded into one line past the
+    /// limit (never dropped unsaid).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub carried_folded: u64,
 }
 
 /// `provider_round_completed`: telemetry of one model round.

@@ -330,6 +330,10 @@ async fn execute(
             *last_recorded = None;
             let (id, mid) = (agent_id.to_owned(), message_id);
             let evidence = decision.evidence.clone();
+            // Liveness-only means it starts no turn, never that its content
+            // may be lost: a contentful message that arrived while the
+            // agent waited on something else is kept for its next turn.
+            let carried = crate::runtime::continuation::carried_for_model(&evidence);
             let d = decision.clone();
             inner
                 .store
@@ -337,6 +341,9 @@ async fn execute(
                     tx.append_event(event.clone())?;
                     if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
                         agent.last_continuation = continuation_of(&d, &tx.now_ts());
+                        if carried {
+                            agent.carry_for_model(&mid);
+                        }
                         tx.put_agent(&id, &agent)?;
                     }
                     dequeue_in(tx, &id, &mid)?;
@@ -348,6 +355,7 @@ async fn execute(
                         SettleDetail {
                             reduced_without_turn: Some(true),
                             evidence: Some(evidence.clone()),
+                            carried_for_model: carried.then_some(true),
                             ..SettleDetail::default()
                         },
                     )

@@ -118,6 +118,77 @@ pub(super) fn transcript_in(
     tx.put(Keyed::Transcript, agent_id, &entry.id.clone(), &entry)
 }
 
+/// The most of one carried message the model is shown.
+const CARRIED_TEXT_MAX: usize = 8_000;
+
+/// What arrived while the agent waited on something else (settled
+/// without a turn, `carried_for_model`), written into this turn's input
+/// before its trigger, in admission order, each marked as such, and
+/// cleared from the agent in the same transaction: durable once shown.
+/// Past `CARRIED_MAX` the rest are one line saying how many. The ids
+/// shown, and how many were folded.
+fn carried_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    run_id: &str,
+) -> Result<(Vec<String>, u64), StoreError> {
+    let Some(mut agent) = tx.get_agent::<AgentRecord>(agent_id)? else {
+        return Ok((Vec::new(), 0));
+    };
+    if agent.carried_for_model.is_empty() && agent.carried_folded == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let ids = std::mem::take(&mut agent.carried_for_model);
+    let folded = std::mem::take(&mut agent.carried_folded);
+    for mid in &ids {
+        let entry =
+            tx.get::<crate::runtime::queue::QueueEntry>(Keyed::QueueEntries, agent_id, mid)?;
+        let envelope = match &entry {
+            Some(e) => crate::runtime::queue::envelope_in(tx, e)?,
+            None => None,
+        };
+        let text = match envelope {
+            Some(env) => {
+                let shown = render_input(&env);
+                let cut = match shown.chars().count() > CARRIED_TEXT_MAX {
+                    true => format!(
+                        "{}… [cut at {CARRIED_TEXT_MAX} characters]",
+                        shown.chars().take(CARRIED_TEXT_MAX).collect::<String>()
+                    ),
+                    false => shown,
+                };
+                format!(
+                    "[runtime] this arrived at {} while you were waiting for something else, and \
+                     is shown to you now:\n{cut}",
+                    env.created_at
+                )
+            }
+            None => format!(
+                "[runtime] message {mid} arrived while you were waiting for something else, but \
+                 it can no longer be read (pruned from the store)"
+            ),
+        };
+        transcript_in(
+            tx,
+            agent_id,
+            run_id,
+            Some(mid),
+            TranscriptBody::Input { text },
+        )?;
+    }
+    if folded > 0 {
+        let text = format!(
+            "[runtime] {folded} more messages arrived while you were waiting for something else \
+             (past the {} shown); they are not repeated here: TaskStatus, AgentGet and \
+             ListWorkItems show where things stand",
+            crate::model::agent::CARRIED_MAX
+        );
+        transcript_in(tx, agent_id, run_id, None, TranscriptBody::Input { text })?;
+    }
+    tx.put_agent(agent_id, &agent)?;
+    Ok((ids, folded))
+}
+
 pub(super) async fn run(
     inner: &Arc<HostInner>,
     agent_id: &str,
@@ -137,6 +208,7 @@ pub(super) async fn run(
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
     let agent: AgentRecord = store
         .write(move |tx| {
+            let (carried, carried_folded) = carried_in(tx, &id, &rid)?;
             transcript_in(
                 tx,
                 &id,
@@ -157,6 +229,8 @@ pub(super) async fn run(
                 guidance: guidance_sources.clone(),
                 workspace_id: execution.workspace_id.clone(),
                 execution_root: execution.execution_root.clone(),
+                carried,
+                carried_folded,
             };
             tx.append_event(new_event(
                 &id,

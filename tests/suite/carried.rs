@@ -1,0 +1,76 @@
+//! Nothing the model asked for is lost: a command's result that arrives
+//! while the agent waits on something else (its own timer) starts no
+//! turn, and is shown to the model in the next turn it runs, through the
+//! real binary and a scripted model.
+
+use serde_json::json;
+
+use super::stub_provider::{canned, Canned, StubServer};
+use super::support::{poll, stderr, Daemon, Home};
+use super::workspaces::provider_env;
+
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_that_arrives_during_a_timer_reaches_the_model_when_it_fires() {
+    let home = Home::new();
+    let exec = json!({ "cmd": "sleep 0.3; echo TASK-RESULT-MARKER", "yield_time_ms": 50 });
+    let sleep = json!({ "duration_ms": 2500 });
+    let (exec, sleep) = (exec.to_string(), sleep.to_string());
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json(
+                "Started; resting.",
+                &[("c1", "ExecCommand", &exec), ("c2", "Sleep", &sleep)],
+            ),
+        ),
+        Canned::json(200, canned::responses_json("Seen it.", &[])),
+    ])
+    .await;
+    let out = ok(home
+        .cmd()
+        .envs(provider_env(&stub))
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "build it, then rest"]);
+    // The result arrives while the timer runs: settled without a turn,
+    // and kept for the model.
+    let events = poll("the result settled without a turn", || {
+        let text = home.ok(&["events", "--json"]);
+        text.contains("\"carried_for_model\":true").then_some(text)
+    });
+    assert!(
+        events.contains("mismatched_trigger:task_result:awaiting_timer"),
+        "{events}"
+    );
+    assert_eq!(stub.requests().len(), 1, "it started no turn");
+    // The timer fires: that turn shows the result, marked, before it.
+    poll("the timer's turn", || {
+        (stub.requests().len() >= 2).then_some(())
+    });
+    let next = stub.requests()[1].body.to_string();
+    assert!(next.contains("TASK-RESULT-MARKER"), "{next}");
+    assert!(
+        next.contains("while you were waiting for something else"),
+        "{next}"
+    );
+    let started = poll("turn_started naming it", || {
+        let text = home.ok(&["events", "--json"]);
+        text.lines()
+            .find(|l| l.contains("\"turn_started\"") && l.contains("\"carried\""))
+            .map(str::to_owned)
+    });
+    assert!(started.contains("msg"), "{started}");
+    // Shown once: a later turn does not repeat it as new input.
+    let transcript = home.ok(&["transcript"]);
+    assert_eq!(
+        transcript.matches("while you were waiting").count(),
+        1,
+        "{transcript}"
+    );
+}
