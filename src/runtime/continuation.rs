@@ -233,15 +233,33 @@ pub fn waiting_reason_label(reason: WaitingReason) -> &'static str {
 
 /// Whether a message settled without a turn carries content the model
 /// must still see (invariant: liveness-only means it starts no turn,
-/// never that its content may be lost). That is one that did not match
-/// what the agent waited for (`mismatched_trigger`, only ever said of an
-/// admitted, contentful trigger: a task result during a timer, an
-/// external event or a child's result while awaiting the operator).
-/// Observational messages and empty wake signals are liveness alone.
-pub fn carried_for_model(evidence: &[String]) -> bool {
-    evidence
-        .iter()
-        .any(|e| e.starts_with("mismatched_trigger:"))
+/// never that its content may be lost). That is a message that came in
+/// with content of its own (a command's or a child's result, an external
+/// event, a timer the model set) and did not match what the agent waited
+/// for (`mismatched_trigger`, only ever said of a contentful trigger).
+/// Observational messages, empty wake signals and the runtime's own ticks
+/// are liveness alone: a tick for a trigger delivery the agent did not
+/// wait for names a delivery (recorded for the operator), which the
+/// model asked to be woken for only when it matches.
+pub fn carried_for_model(kind: MessageKind, evidence: &[String]) -> bool {
+    let contentful = match kind {
+        MessageKind::TaskResult
+        | MessageKind::TimerTick
+        | MessageKind::ChannelEvent
+        | MessageKind::WebhookEvent
+        | MessageKind::CallbackEvent
+        | MessageKind::OperatorPrompt => true,
+        MessageKind::TaskStatus
+        | MessageKind::SystemTick
+        | MessageKind::InternalFollowup
+        | MessageKind::Control
+        | MessageKind::BriefAck
+        | MessageKind::BriefResult => false,
+    };
+    contentful
+        && evidence
+            .iter()
+            .any(|e| e.starts_with("mismatched_trigger:"))
 }
 
 /// Resolve a trigger against the closure that existed before it ran.
@@ -353,7 +371,13 @@ mod tests {
         let waiting = |r| closure(ClosureOutcome::Waiting, Some(r));
         let carried = |kind, provenance, reason| {
             let r = resolve_continuation(&trig(kind, provenance), &waiting(reason));
-            (r.model_visible, carried_for_model(&r.evidence))
+            let message = match kind {
+                TriggerKind::TaskResult => MessageKind::TaskResult,
+                TriggerKind::TimerFire => MessageKind::TimerTick,
+                TriggerKind::ExternalEvent => MessageKind::WebhookEvent,
+                _ => MessageKind::SystemTick,
+            };
+            (r.model_visible, carried_for_model(message, &r.evidence))
         };
         let admitted = TriggerProvenance::Admitted;
         // A task result during a timer; an external event, and a child's
@@ -400,7 +424,13 @@ mod tests {
             provenance: admitted,
         };
         let r = resolve_continuation(&empty, &waiting(WaitingReason::AwaitingTaskResult));
-        assert!(!r.model_visible && !carried_for_model(&r.evidence));
+        let kind = MessageKind::WebhookEvent;
+        assert!(!r.model_visible && !carried_for_model(kind, &r.evidence));
+        // The runtime's tick for a trigger delivery the agent did not
+        // wait for names it; the delivery is the operator's record.
+        let tick = trig(TriggerKind::ExternalEvent, TriggerProvenance::WakeHintTick);
+        let r = resolve_continuation(&tick, &waiting(WaitingReason::AwaitingExternalChange));
+        assert!(!carried_for_model(MessageKind::SystemTick, &r.evidence));
     }
 
     const REASONS: [WaitingReason; 4] = [

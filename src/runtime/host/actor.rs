@@ -330,15 +330,18 @@ async fn execute(
             *last_recorded = None;
             let (id, mid) = (agent_id.to_owned(), message_id);
             let evidence = decision.evidence.clone();
-            // Liveness-only means it starts no turn, never that its content
-            // may be lost: a contentful message that arrived while the
-            // agent waited on something else is kept for its next turn.
-            let carried = crate::runtime::continuation::carried_for_model(&evidence);
             let d = decision.clone();
             inner
                 .store
                 .write(move |tx| {
                     tx.append_event(event.clone())?;
+                    let envelope = dequeue_in(tx, &id, &mid)?;
+                    // Liveness-only means it starts no turn, never that its
+                    // content may be lost: a contentful message that arrived
+                    // while the agent waited on something else is kept for
+                    // its next turn.
+                    let carried =
+                        crate::runtime::continuation::carried_for_model(envelope.kind, &evidence);
                     if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
                         agent.last_continuation = continuation_of(&d, &tx.now_ts());
                         if carried {
@@ -346,7 +349,6 @@ async fn execute(
                         }
                         tx.put_agent(&id, &agent)?;
                     }
-                    dequeue_in(tx, &id, &mid)?;
                     settle_in(
                         tx,
                         &id,
