@@ -84,6 +84,19 @@ pub struct ActiveWorkspace {
     /// but not managed (Holon never removes it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adopted_worktree: bool,
+    /// Which directory the root was when it was chosen (device and
+    /// inode): a command that replaces it (a link in its place) changes
+    /// what its path names, and the sandbox then refuses to use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_identity: Option<FileIdentity>,
+}
+
+/// A directory's identity on its file system: what a path named when it
+/// was checked, to compare with what it names now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileIdentity {
+    pub dev: u64,
+    pub ino: u64,
 }
 
 /// An agent's durable workspace state, kept on its record.
@@ -336,6 +349,9 @@ pub struct ExecutionSnapshot {
     /// Set in isolated mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeSession>,
+    /// What the root was when it was chosen (`ActiveWorkspace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_identity: Option<FileIdentity>,
 }
 
 impl ExecutionSnapshot {

@@ -301,7 +301,11 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)>
                 plan.writable_files.push(p.path()?);
                 plan.writable_files.push(PathBuf::from("/dev/tty"));
             }
-            Some(crate::runtime::sandbox::ready(&plan, support)?)
+            Some(crate::runtime::sandbox::ready(
+                &plan,
+                support,
+                &spec.workdir,
+            )?)
         }
         None if tty => None,
         None => {

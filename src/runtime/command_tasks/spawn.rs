@@ -172,6 +172,7 @@ impl CommandTasks {
                 let prepared = crate::runtime::sandbox::ready(
                     &plan,
                     crate::runtime::sandbox::Support::probe(),
+                    &spec.workdir,
                 )?;
                 (b"go\n".to_vec(), Some(prepared))
             }

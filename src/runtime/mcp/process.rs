@@ -104,6 +104,7 @@ impl Sandboxing {
     pub(super) fn prepare(
         &self,
         slot: &str,
+        cwd: Option<&std::path::Path>,
     ) -> Result<Option<(crate::runtime::sandbox::Prepared, PathBuf)>, String> {
         use crate::model::sandbox::SandboxMode;
         use crate::runtime::sandbox::{prepare, Confine, Support};
@@ -135,8 +136,15 @@ impl Sandboxing {
             execution_root: dir.clone(),
             agent_home: dir,
             unix_sockets: Vec::new(),
+            root_identity: None,
         };
-        prepare(&confine, &tmp, &output, &self.holon_dirs)
+        // Where it starts: its configured directory, else the runtime's
+        // own (as an unconfined server does).
+        let workdir = match cwd {
+            Some(dir) => dir.to_path_buf(),
+            None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+        };
+        prepare(&confine, &tmp, &output, &self.holon_dirs, &workdir)
             .map(|p| Some((p, tmp)))
             .map_err(|e| e.to_string())
     }

@@ -317,6 +317,8 @@ impl Mount {
 /// A plan made ready for a child: nothing left to allocate.
 pub struct Prepared {
     maps: Maps,
+    /// Entered again once the mounts are made (see `enter`).
+    workdir: Option<CString>,
     /// `None`: this kernel gives no private mount namespace.
     mounts: Option<Vec<Mount>>,
     ruleset: OwnedFd,
@@ -371,7 +373,13 @@ impl Prepared {
             .add_rule(rule(Path::new("/"), AccessFs::from_read(abi))?)
             .map_err(err)?;
         for root in &plan.writable {
-            created = created.add_rule(rule(root, root_access)?).map_err(err)?;
+            let fd = PathFd::new(root).map_err(|e| io::Error::other(e.to_string()))?;
+            if let Some((_, want)) = plan.pinned_root.as_ref().filter(|(p, _)| p == root) {
+                check_identity(&fd, root, *want)?;
+            }
+            created = created
+                .add_rule(PathBeneath::new(fd, root_access))
+                .map_err(err)?;
         }
         // Its own output (`> /dev/stdout` reopens it, truncating).
         for file in &plan.writable_files {
@@ -456,10 +464,20 @@ impl Prepared {
         };
         Ok(Prepared {
             maps: Maps::current(),
+            workdir: None,
             mounts,
             ruleset,
             seccomp: socket_filter(plan.network, unix)?,
         })
+    }
+
+    /// The directory the command starts in, entered again in the child
+    /// once its mounts are made: the process's own `current_dir` is set
+    /// before they are, and a directory entered then would keep reaching
+    /// what a mount covers (a `.git` bound read-only, a hidden path).
+    pub fn enter(&mut self, dir: &Path) -> io::Result<()> {
+        self.workdir = Some(c_path(dir)?);
+        Ok(())
     }
 
     /// Confine the calling process. Only raw system calls: safe between
@@ -479,6 +497,11 @@ impl Prepared {
                 m.apply()?;
             }
         }
+        if let Some(dir) = &self.workdir {
+            if libc::chdir(dir.as_ptr()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(io::Error::last_os_error());
         }
@@ -493,6 +516,27 @@ impl Prepared {
             _ => io::Error::from_raw_os_error(libc::EINVAL),
         })?;
         Ok(())
+    }
+}
+
+/// The directory `fd` holds must be the one `want` names: the root the
+/// operator or the model chose, not a link a command put in its place.
+fn check_identity(
+    fd: &PathFd,
+    path: &Path,
+    want: crate::model::workspace::FileIdentity,
+) -> io::Result<()> {
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(fd.as_fd().try_clone_to_owned()?);
+    let meta = file.metadata()?;
+    use std::os::unix::fs::MetadataExt;
+    match (meta.dev(), meta.ino()) == (want.dev, want.ino) {
+        true => Ok(()),
+        false => Err(io::Error::other(format!(
+            "the execution root {} is no longer the directory that was chosen (it was replaced, \
+             perhaps by a link): nothing runs there; choose it again with UseWorkspace",
+            path.display()
+        ))),
     }
 }
 

@@ -13,7 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
-use crate::model::workspace::{Enforcement, ExecutionPolicySnapshot, ExecutionProfile};
+use crate::model::workspace::{
+    Enforcement, ExecutionPolicySnapshot, ExecutionProfile, FileIdentity,
+};
 
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -158,6 +160,9 @@ pub struct Confine {
     /// Path unix sockets the operator lets commands reach (`[policy]
     /// unix_sockets`): none by default.
     pub unix_sockets: Vec<PathBuf>,
+    /// What the execution root was when it was chosen: a root replaced
+    /// since (a link in its place) is refused.
+    pub root_identity: Option<FileIdentity>,
 }
 
 /// What a sandboxed command is given: where it runs and what it may
@@ -181,6 +186,8 @@ pub struct Request<'a> {
     pub holon_dirs: &'a [PathBuf],
     /// Path unix sockets the command may reach.
     pub unix_sockets: &'a [PathBuf],
+    /// What the execution root was when it was chosen, if recorded.
+    pub root_identity: Option<FileIdentity>,
 }
 
 /// What the kernel is told, for one command.
@@ -215,6 +222,11 @@ pub struct Plan {
     /// temporary directory): shared memory private to it.
     #[serde(default)]
     pub shm: Option<PathBuf>,
+    /// The execution root (canonical) and what it must still be when the
+    /// kernel is told about it: the rule is made from a descriptor
+    /// checked against this.
+    #[serde(default)]
+    pub pinned_root: Option<(PathBuf, FileIdentity)>,
     /// Whether network sockets are allowed.
     pub network: bool,
 }
@@ -293,10 +305,34 @@ fn git_meta(root: &Path) -> GitMeta {
     }
 }
 
+/// The identity of the directory `path` names now (links followed).
+pub fn identity_of(path: &Path) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| FileIdentity {
+        dev: m.dev(),
+        ino: m.ino(),
+    })
+}
+
 /// Build the plan for one command (reads the file system: canonical
 /// paths, `.git` files). `None` for `SandboxMode::Off`.
 pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let canon = |p: &Path| p.canonicalize();
+    let pinned_root = match req.root_identity {
+        Some(want) => {
+            let root = canon(req.execution_root)?;
+            if identity_of(&root) != Some(want) {
+                return Err(std::io::Error::other(format!(
+                    "the execution root {} is no longer the directory that was chosen (it was \
+                     replaced, perhaps by a link): nothing runs there; choose it again with \
+                     UseWorkspace",
+                    req.execution_root.display()
+                )));
+            }
+            Some((root, want))
+        }
+        None => None,
+    };
     let mut writable = match req.mode {
         SandboxMode::Off => return Ok(None),
         SandboxMode::WorkspaceWrite => {
@@ -330,16 +366,20 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
             // command made, whose hooks the operator's next git runs.
             GitMeta::Link(dot) => {
                 return Err(std::io::Error::other(format!(
-                    "{} is a symbolic link, which the sandbox cannot hold read-only; work in                      an isolated worktree (UseWorkspace mode=isolated), replace the link with                      a `gitdir:` file, or set the workspace's sandbox to read_only or off",
+                    "{} is a symbolic link, which the sandbox cannot hold read-only; work in \
+                     an isolated worktree (UseWorkspace mode=isolated), replace the link with \
+                     a `gitdir:` file, or set the workspace's sandbox to read_only or off",
                     dot.display()
                 )))
             }
             // A linked worktree (isolated mode) commits through its own
-            // gitdir and the repository's objects, refs and logs, which are
-            // writable; the repository's hooks and config are outside every
-            // root, and what says which repository this is and how it is
-            // configured (the `.git` file, the gitdir's `commondir`,
-            // `gitdir` and `config.worktree`) stays read-only.
+            // gitdir, the repository's objects and Holon's own branches
+            // (`refs/heads/holon/`, with their logs), which are writable:
+            // not the operator's branches, tags or `refs/replace`. The
+            // repository's hooks and config are outside every root, and
+            // what says which repository this is and how it is configured
+            // (the `.git` file, the gitdir's `commondir`, `gitdir` and
+            // `config.worktree`) stays read-only.
             GitMeta::Pointer {
                 file,
                 gitdir,
@@ -348,8 +388,8 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
                 for extra in [
                     gitdir.clone(),
                     common.join("objects"),
-                    common.join("refs"),
-                    common.join("logs"),
+                    common.join("refs/heads/holon"),
+                    common.join("logs/refs/heads/holon"),
                 ] {
                     if extra.is_dir() {
                         writable.push(extra);
@@ -395,6 +435,7 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let writable_files: Vec<PathBuf> = req.output.and_then(|o| canon(o).ok()).into_iter().collect();
     let mut plan = shape(writable, writable_files, protected, holon, req.network);
     plan.shm = shm;
+    plan.pinned_root = pinned_root.filter(|_| req.mode == SandboxMode::WorkspaceWrite);
     plan.unix_sockets = req
         .unix_sockets
         .iter()
@@ -440,33 +481,46 @@ pub fn plan_command(
         output: Some(output),
         holon_dirs,
         unix_sockets: &c.unix_sockets,
+        root_identity: c.root_identity,
     };
     let plan = plan(&request).map_err(failed)?;
     plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))
 }
 
-/// Plan one command's sandbox and make it ready to apply here.
+/// Plan one command's sandbox and make it ready to apply here, for a
+/// process that starts in `workdir`.
 pub fn prepare(
     c: &Confine,
     tmp: &Path,
     output: &Path,
     holon_dirs: &[PathBuf],
+    workdir: &Path,
 ) -> std::io::Result<Prepared> {
-    ready(&plan_command(c, tmp, output, holon_dirs)?, Support::probe())
+    ready(
+        &plan_command(c, tmp, output, holon_dirs)?,
+        Support::probe(),
+        workdir,
+    )
 }
 
 /// A plan made ready to apply, on a kernel that supports what `support`
-/// says (a command's holder gets both from its runtime).
-pub fn ready(plan: &Plan, support: &Support) -> std::io::Result<Prepared> {
+/// says (a command's holder gets both from its runtime), for a process
+/// that starts in `workdir`: the child enters it again once its mounts
+/// are made (a directory entered before would keep what a mount then
+/// covers: `.git` read-only, Holon's hidden paths).
+pub fn ready(plan: &Plan, support: &Support, workdir: &Path) -> std::io::Result<Prepared> {
     #[cfg(target_os = "linux")]
     {
-        linux::Prepared::new(plan, support).map_err(|e| {
+        let failed = |e: std::io::Error| {
             std::io::Error::new(e.kind(), format!("could not set up the sandbox: {e}"))
-        })
+        };
+        let mut prepared = linux::Prepared::new(plan, support).map_err(failed)?;
+        prepared.enter(workdir).map_err(failed)?;
+        Ok(prepared)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (plan, support);
+        let _ = (plan, support, workdir);
         Err(std::io::Error::other("this system cannot sandbox commands"))
     }
 }
@@ -519,6 +573,7 @@ fn shape(
         hidden,
         unix_sockets: Vec::new(),
         shm: None,
+        pinned_root: None,
         network: network == NetworkAccess::On,
     }
 }
@@ -673,6 +728,7 @@ mod tests {
             execution_root: p("/w/repo"),
             agent_home: p("/h/agents/a"),
             unix_sockets: vec![],
+            root_identity: None,
         };
         let hint = denial_hint(&c, "touch: cannot touch '/etc/x': Permission denied").unwrap();
         assert!(

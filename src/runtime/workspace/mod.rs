@@ -74,6 +74,7 @@ pub fn snapshot_with(
             a.worktree.clone(),
         ),
     };
+    let root_identity = ws.active.as_ref().and_then(|a| a.root_identity);
     let (approval, approval_source) = ws.policy_in_force(&workspace_id, default_policy);
     // A workspace's own policy that leaves the sandbox unsaid follows the
     // runtime's.
@@ -100,8 +101,11 @@ pub fn snapshot_with(
         projection_kind: kind,
         mode,
         worktree,
+        root_identity,
     }
 }
+
+pub use crate::runtime::sandbox::identity_of;
 
 /// FNV-1a: a stable, dependency-free short hash for ids derived from paths.
 fn fnv(s: &str) -> u64 {
@@ -219,6 +223,7 @@ mod tests {
             mode: WorkspaceMode::Direct,
             worktree: None,
             adopted_worktree: false,
+            root_identity: None,
         }
     }
 

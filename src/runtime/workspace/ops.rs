@@ -6,10 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::model::approval::Approval;
+use crate::model::workspace::ExecutionProfile;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::workspace::reach::{self, Mover, RootMove};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
     self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,
@@ -53,11 +56,23 @@ impl RuntimeHost {
         Ok(binding)
     }
 
-    /// Make a workspace active (spec: UseWorkspace).
+    /// Make a workspace active (spec: UseWorkspace), as the operator.
     pub async fn use_workspace(
         &self,
         agent_id: &str,
         req: UseWorkspace,
+    ) -> Result<UseOutcome, RuntimeError> {
+        self.use_workspace_as(agent_id, req, Mover::Operator).await
+    }
+
+    /// Make a workspace active for `mover`. The model is held to where it
+    /// may move the writable root (`reach::classify`), judged on this
+    /// very discovery: what is checked is what is used.
+    pub(crate) async fn use_workspace_as(
+        &self,
+        agent_id: &str,
+        req: UseWorkspace,
+        mover: Mover<'_>,
     ) -> Result<UseOutcome, RuntimeError> {
         let _guard = self.inner.workspace_lock.lock().await;
         let agent = self.inner.agent_record(agent_id)?;
@@ -105,6 +120,22 @@ impl RuntimeHost {
                     path
                 };
                 let found = discover(&path).map_err(wsr)?;
+                if let Mover::Model { approved } = mover {
+                    let sandboxed = current.policy.backend == ExecutionProfile::Sandboxed;
+                    let never = current.policy.approval.approval == Approval::Never;
+                    match self.inner.root_move_to(agent_id, &found)? {
+                        RootMove::Known => {}
+                        RootMove::Refused(why) => return Err(wsr(WorkspaceError::Refused { why })),
+                        // Unconfined, a command reaches it already.
+                        RootMove::Outside { .. } if !sandboxed => {}
+                        RootMove::Outside { root, anchor } => {
+                            let asked = RootMove::asked(&root, &anchor);
+                            if approved != Some(reach::workspace_summary(&asked).as_str()) {
+                                return Err(wsr(WorkspaceError::Unapproved { root: asked, never }));
+                            }
+                        }
+                    }
+                }
                 let anchor = found.anchor.display().to_string();
                 let (b, new) = match state.attached.iter().find(|b| b.anchor == anchor) {
                     Some(b) => (b.clone(), false),
@@ -132,6 +163,7 @@ impl RuntimeHost {
                 mode: WorkspaceMode::Direct,
                 worktree: None,
                 adopted_worktree: adopted,
+                root_identity: ws::identity_of(&root),
             };
             let mut out = self
                 .activate(
@@ -166,16 +198,25 @@ impl RuntimeHost {
                 });
             }
         }
+        // A directory attached before it was a repository: a command may
+        // have made its `.git` since. (One that still is none is told so
+        // when the worktree is made.)
+        if !binding.git && !new_binding && ws::git::discover(Path::new(&binding.anchor)).is_some() {
+            return Err(wsr(WorkspaceError::GitSinceAttached {
+                anchor: binding.anchor.clone(),
+            }));
+        }
         // A repository inside a directory commands can write (another
         // workspace, the agent's home, Holon's data) may have been made
         // by one: its config and hooks are a command's.
-        let anchor = Path::new(&binding.anchor);
+        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let anchor = canon(Path::new(&binding.anchor));
         let outer = state
             .attached
             .iter()
-            .map(|b| PathBuf::from(&b.anchor))
-            .filter(|a| a.as_path() != anchor)
-            .chain([home.clone(), self.inner.config.data_dir.clone()])
+            .map(|b| canon(Path::new(&b.anchor)))
+            .filter(|a| *a != anchor)
+            .chain([canon(&home), canon(&self.inner.config.data_dir)])
             .find(|outer| anchor.starts_with(outer));
         if let Some(outer) = outer {
             return Err(wsr(WorkspaceError::NestedIsolated {
@@ -202,6 +243,7 @@ impl RuntimeHost {
             mode: WorkspaceMode::Isolated,
             worktree: Some(session.clone()),
             adopted_worktree: false,
+            root_identity: ws::identity_of(&wt_root),
         };
         let result = self
             .activate(

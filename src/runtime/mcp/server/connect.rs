@@ -38,7 +38,7 @@ impl Server {
                 cwd,
             } => {
                 let prepared = match self.config.sandboxed {
-                    true => sandbox.prepare(&self.slot)?,
+                    true => sandbox.prepare(&self.slot, cwd.as_deref())?,
                     false => None,
                 };
                 let env = server_env(env, env_passthrough, std::env::vars_os());

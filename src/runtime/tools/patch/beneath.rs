@@ -66,6 +66,16 @@ impl Dir {
         &self.real
     }
 
+    /// Which directory this is on its file system.
+    pub fn identity(&self) -> io::Result<crate::model::workspace::FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::File::from(self.fd.try_clone()?).metadata()?;
+        Ok(crate::model::workspace::FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
     /// The directory `rel` (relative, normal components) beneath this one,
     /// never leaving it: `EXDEV` when a step would.
     pub fn open_dir(&self, rel: &Path) -> io::Result<Dir> {

@@ -237,6 +237,22 @@ pub fn apply_in_roots(
         })
     };
     let mut bases = vec![open(canonical(root)?)?];
+    // The root must still be the directory that was chosen: a link a
+    // command put in its place is refused, as the kernel's rule is.
+    if let Some((_, want)) = sandbox.and_then(|p| p.pinned_root.as_ref()) {
+        let have = bases[0].identity().map_err(|e| PatchError::Io {
+            path: root.display().to_string(),
+            message: e.to_string(),
+        })?;
+        if have != *want {
+            return Err(PatchError::Io {
+                path: root.display().to_string(),
+                message: "the execution root is no longer the directory that was chosen (it \
+                          was replaced, perhaps by a link); nothing was written"
+                    .into(),
+            });
+        }
+    }
     if let Some(h) = home {
         bases.push(open(canonical(h)?)?);
     }

@@ -382,6 +382,7 @@ mod tests {
                 mode: WorkspaceMode::Direct,
                 worktree: None,
                 adopted_worktree: false,
+                root_identity: None,
             }),
             retained_worktrees: vec![],
             policies: Default::default(),

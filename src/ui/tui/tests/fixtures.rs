@@ -440,6 +440,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
             mode: WorkspaceMode::Direct,
             worktree: None,
             adopted_worktree: false,
+            root_identity: None,
         }),
         retained_worktrees: vec![],
         policies: Default::default(),
