@@ -39,8 +39,17 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 ///   Holon's environment; what is set on the command line wins over the
 ///   repository's file.
 /// - Never a prompt (credentials, editors), a pager or an optional lock.
+/// - A query (`status`, `rev-parse`, `rev-list`, `symbolic-ref`) runs in
+///   the sandbox, read-only with the network off, where the kernel gives
+///   one: a repository's own `info/attributes` and config can still name
+///   a filter program, and a command may have written both. A change
+///   (`worktree add`, `remove`, `branch -d`) runs in the operator's
+///   repository only (`ops`: never one a command could have made).
 fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
     let mut cmd = Command::new("git");
+    if reads_only(args) {
+        confine_query(&mut cmd, dir)?;
+    }
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("GIT_") {
             cmd.env_remove(name);
@@ -68,6 +77,40 @@ fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
     .stdin(std::process::Stdio::null())
     .output()
     .map_err(|e| GitError::NotInstalled(e.to_string()))
+}
+
+/// Whether a git command only reads (it then runs confined).
+fn reads_only(args: &[&str]) -> bool {
+    matches!(
+        args.first(),
+        Some(&("status" | "rev-parse" | "rev-list" | "symbolic-ref" | "--version"))
+    )
+}
+
+/// Confine a query to the sandbox, read-only with the network off, where
+/// this kernel gives one (else it runs as it is, with the safeguards
+/// above).
+fn confine_query(cmd: &mut Command, dir: &Path) -> Result<(), GitError> {
+    use crate::runtime::sandbox::{Plan, Prepared, Support};
+    use std::os::unix::process::CommandExt;
+    let support = Support::probe();
+    if !support.usable() {
+        return Ok(());
+    }
+    let failed = |e: std::io::Error| GitError::Failed {
+        args: "(the sandbox for a query)".into(),
+        dir: dir.display().to_string(),
+        stderr: e.to_string(),
+    };
+    let plan = Plan::default();
+    let mut prepared = Prepared::new(&plan, support).map_err(failed)?;
+    prepared.enter(dir).map_err(failed)?;
+    // SAFETY: the sandbox's raw system calls are all that run between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || prepared.apply());
+    }
+    Ok(())
 }
 
 /// Run git and return trimmed stdout, or the failure with git's own words.
