@@ -332,6 +332,7 @@ async fn exec_samples(
             turn_work_item_id: None,
             round_text: "",
             granted: false,
+            approved: None,
         };
         let t = Instant::now();
         let mut outcome = tools::execute(&env, &call, None).await;

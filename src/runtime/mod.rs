@@ -126,6 +126,9 @@ impl From<RuntimeError> for ApiError {
                     | W::DetachHome
                     | W::HomeIsolated
                     | W::NestedIsolated { .. }
+                    | W::GitSinceAttached { .. }
+                    | W::Refused { .. }
+                    | W::Unapproved { .. }
                     | W::AnchorGone { .. }
                     | W::Git(_) => ErrorCode::InvalidParams,
                 }

@@ -370,6 +370,7 @@ impl RuntimeHost {
             turn_work_item_id: rec.work_item_id.clone(),
             round_text: "",
             granted: true,
+            approved: Some(&rec.summary),
         };
         let mut outcome = tools::execute(&env, &call, None).await;
         tools::envelope::finish(&mut outcome, &call.name);
@@ -538,7 +539,7 @@ pub(crate) fn approval_for(
             format!("run outside the sandbox: `{cmd}` — {justification}")
         }
         Gated::By(Action::Workspace { path }) => {
-            format!("work in {path}, outside every attached workspace")
+            crate::runtime::workspace::reach::workspace_summary(&path)
         }
         Gated::By(Action::Tool { name, .. }) => {
             let args: String = call.arguments.to_string().chars().take(200).collect();

@@ -48,6 +48,9 @@ pub(crate) struct ToolEnv<'a> {
     /// The operator granted this very call (a durable approval): only
     /// then may a command leave the sandbox.
     pub granted: bool,
+    /// What the operator approved of this very call (its approval's
+    /// summary), when granted: a move of the writable root is held to it.
+    pub approved: Option<&'a str>,
 }
 
 pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
@@ -76,9 +79,10 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
                     (ToolErrorKind::InvalidArguments, Some("path"))
                 }
                 W::DetachActive { .. } | W::DetachHome => (ToolErrorKind::Conflict, None),
-                W::HomeIsolated | W::NestedIsolated { .. } => {
+                W::HomeIsolated | W::NestedIsolated { .. } | W::GitSinceAttached { .. } => {
                     (ToolErrorKind::InvalidArguments, Some("mode"))
                 }
+                W::Refused { .. } | W::Unapproved { .. } => (ToolErrorKind::Failed, Some("path")),
                 W::AnchorGone { .. } | W::Git(_) => (ToolErrorKind::Failed, None),
             };
             tool_error(kind, w.to_string(), None, field, false)

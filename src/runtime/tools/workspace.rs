@@ -9,12 +9,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::model::approval::{Action, Approval};
-use crate::model::workspace::ExecutionProfile;
+use super::{runtime_error, ToolEnv, ToolOutcome};
+use crate::model::approval::Action;
 use crate::runtime::host::HostInner;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::workspace::reach::RootMove;
+use crate::runtime::workspace::reach::{Mover, RootMove};
 use crate::runtime::workspace::UseWorkspace as UseWorkspaceRequest;
 use crate::runtime::workspace::WorkspaceMode;
 
@@ -57,61 +56,6 @@ fn request(args: &UseWorkspaceArgs) -> UseWorkspaceRequest {
     }
 }
 
-/// Whether this call may move the root: a directory never allowed is
-/// refused; one no one attached runs only once the operator granted it
-/// (the gate asked), and never under `never`, where no one is asked.
-fn allowed(env: &ToolEnv<'_>, req: &UseWorkspaceRequest) -> Result<(), ToolOutcome> {
-    let refused = |why: String, hint: &str| {
-        Err(tool_error(
-            ToolErrorKind::Failed,
-            why,
-            Some(hint),
-            Some("path"),
-            false,
-        ))
-    };
-    let anchor = match env.host.root_move(env.agent_id, req) {
-        Err(e) => return Err(runtime_error(e)),
-        Ok(RootMove::Known) => return Ok(()),
-        Ok(RootMove::Refused(why)) => {
-            return refused(
-                format!("refused: {why}; no agent works there"),
-                "work in an attached workspace, or ask the operator to attach the directory \
-                 (`holon workspace add PATH`)",
-            )
-        }
-        Ok(RootMove::Outside { anchor }) => anchor,
-    };
-    let snap = match env.host.execution_of(env.agent_id) {
-        Ok(s) => s,
-        Err(e) => return Err(runtime_error(e)),
-    };
-    if snap.policy.backend != ExecutionProfile::Sandboxed {
-        return Ok(());
-    }
-    if snap.policy.approval.approval == Approval::Never {
-        return refused(
-            format!(
-                "refused: {} is not an attached workspace, and this workspace's approval mode \
-                 is `never`, so no one is asked to let the sandbox's writable root move there",
-                anchor.display()
-            ),
-            "ask the operator to attach it (`holon workspace add PATH`)",
-        );
-    }
-    if !env.granted {
-        return refused(
-            format!(
-                "not moved: the sandbox came on after this call was checked, and {} is not \
-                 an attached workspace",
-                anchor.display()
-            ),
-            "call it again: the operator is asked",
-        );
-    }
-    Ok(())
-}
-
 impl Tool for UseWorkspace {
     const NAME: &'static str = "UseWorkspace";
     const DESCRIPTION: &'static str = "Choose where ExecCommand and ApplyPatch act: a directory (path) or an attached workspace \
@@ -135,8 +79,8 @@ impl Tool for UseWorkspace {
     /// (`reach`). One never allowed is refused by the call itself.
     fn gate_in(&self, host: &HostInner, agent_id: &str, args: &UseWorkspaceArgs) -> Gated {
         match host.root_move(agent_id, &request(args)) {
-            Ok(RootMove::Outside { anchor }) => Gated::By(Action::Workspace {
-                path: anchor.display().to_string(),
+            Ok(RootMove::Outside { root, anchor }) => Gated::By(Action::Workspace {
+                path: RootMove::asked(&root, &anchor),
             }),
             Ok(RootMove::Known | RootMove::Refused(_)) | Err(_) => Gated::No,
         }
@@ -148,11 +92,11 @@ impl Tool for UseWorkspace {
 
     async fn call(&self, env: &ToolEnv<'_>, args: UseWorkspaceArgs) -> ToolOutcome {
         let req = request(&args);
-        if let Err(refused) = allowed(env, &req) {
-            return refused;
-        }
         let host = RuntimeHost::from_inner(env.host);
-        match host.use_workspace(env.agent_id, req).await {
+        let mover = Mover::Model {
+            approved: env.approved,
+        };
+        match host.use_workspace_as(env.agent_id, req, mover).await {
             Ok(out) => ToolOutcome::ok(json!({
                 "ok": true,
                 "workspace_id": out.execution.workspace_id,

@@ -490,6 +490,7 @@ impl<'a> Round<'a> {
                 turn_work_item_id: self.turn_work_item_id.clone(),
                 round_text: &answer.text,
                 granted: false,
+                approved: None,
             };
             let outcome = run_call(&env, t.run_id, call, t.cancel).await?;
             self.history.push(ConversationItem::ToolResult {

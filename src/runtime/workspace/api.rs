@@ -30,10 +30,31 @@ pub enum WorkspaceError {
     HomeIsolated,
     #[error("the workspace anchor {anchor} no longer exists")]
     AnchorGone { anchor: String },
+    #[error("refused: {why}; no agent works there")]
+    Refused { why: String },
+    #[error("{}", unapproved(root, *never))]
+    Unapproved { root: String, never: bool },
+    #[error("{anchor} was not a git repository when it was attached, so its `.git` may be a command's: Holon makes no isolated worktree of it; attach it again (`holon workspace detach ID`, then `attach`) if the repository is yours")]
+    GitSinceAttached { anchor: String },
     #[error("{anchor} is a repository inside {outer}, whose files a command can write: Holon makes no isolated worktree of it (its git would trust what a command wrote); work in it directly")]
     NestedIsolated { anchor: String, outer: String },
     #[error(transparent)]
     Git(#[from] GitError),
+}
+
+fn unapproved(root: &str, never: bool) -> String {
+    match never {
+        true => format!(
+            "refused: {root} is not an attached workspace, and this workspace's approval mode is \
+             `never`, so no one is asked to let the sandbox's writable root move there; ask the \
+             operator to attach it (`holon workspace add PATH`)"
+        ),
+        false => format!(
+            "not moved: {root} is not an attached workspace and the operator has not approved \
+             this move (or the directory changed since they did); call UseWorkspace again and \
+             the operator is asked"
+        ),
+    }
 }
 
 impl UseWorkspace {

@@ -5,13 +5,14 @@
 //!
 //! - `Known`: an attached workspace (the operator attached it, or
 //!   approved it once), the agent's home, or a directory inside the
-//!   current execution root: no approval.
+//!   current execution root, for both the checkout that becomes writable
+//!   and its repository: no approval.
 //! - `Outside`: anything else: a durable approval, like an escape.
 //! - `Refused`: `/`, the user's home and every ancestor of it or of
 //!   Holon's own directories, anything inside Holon's directories but the
 //!   agent's home, and the system's directories (`/etc`, `/usr`, `/proc`,
-//!   `/sys`, `/dev`, `/boot`, `/var`, `/run`, the binaries' and
-//!   libraries'): never, whoever asks.
+//!   `/sys`, `/dev`, `/boot`, `/run`, `/var` and its system parts, the
+//!   binaries' and libraries'): never, whoever asks.
 //!   An operator may still attach one (`holon workspace add`), and then
 //!   it is theirs.
 
@@ -19,20 +20,54 @@ use std::path::{Path, PathBuf};
 
 /// System directories no model moves its writable root into.
 const SYSTEM: &[&str] = &[
-    "/etc", "/usr", "/proc", "/sys", "/dev", "/boot", "/var", "/bin", "/sbin", "/lib", "/lib32",
-    "/lib64", "/libx32", "/run",
+    "/etc",
+    "/usr",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/run",
+    "/var/lib",
+    "/var/log",
+    "/var/spool",
+    "/var/cache",
+    "/var/run",
+    "/var/lock",
+    "/var/mail",
+    "/var/tmp",
+    "/var/backups",
+    "/var/opt",
+    "/var/db",
 ];
 
 /// What a target directory is to the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RootMove {
     Known,
-    /// A directory the operator has not attached: they are asked.
+    /// A root the operator has not chosen: they are asked. `root` is the
+    /// checkout that becomes writable, `anchor` its repository's.
     Outside {
+        root: PathBuf,
         anchor: PathBuf,
     },
     /// Never: the reason.
     Refused(String),
+}
+
+impl RootMove {
+    /// How the operator is asked: the directory that becomes writable.
+    pub fn asked(root: &Path, anchor: &Path) -> String {
+        match root == anchor {
+            true => root.display().to_string(),
+            false => format!("{} (a worktree of {})", root.display(), anchor.display()),
+        }
+    }
 }
 
 /// What `classify` weighs, all canonical.
@@ -48,25 +83,35 @@ pub struct MoveContext {
     pub holon_dirs: Vec<PathBuf>,
 }
 
-/// Classify a move to `target` (the directory asked for) whose workspace
-/// anchor is `anchor` (its git top-level, else itself); both canonical.
-pub fn classify(target: &Path, anchor: &Path, cx: &MoveContext) -> RootMove {
-    let inside = |p: &Path, dir: &Path| p.starts_with(dir);
-    // The agent's own home, and what the operator attached, are known
-    // before anything is refused: an operator may attach their home.
-    if inside(target, &cx.agent_home) || cx.attached.iter().any(|a| a == anchor) {
+/// Classify a move to `target` (the directory asked for), whose checkout
+/// (`checkout`: what becomes the writable root) and workspace anchor
+/// (`anchor`: its repository's top level) git named; all canonical. All
+/// three are weighed: git can be told by a repository's own config to
+/// name a checkout far from the target (`core.worktree`), or an anchor
+/// elsewhere (a `.git` file's `commondir`), and a command can write that
+/// config.
+pub fn classify(target: &Path, anchor: &Path, checkout: &Path, cx: &MoveContext) -> RootMove {
+    let attached = |p: &Path| cx.attached.iter().any(|a| a == p);
+    // What the operator attached is theirs, their home included.
+    if attached(anchor) && attached(checkout) {
         return RootMove::Known;
     }
-    for p in [target, anchor] {
+    for p in [target, anchor, checkout] {
         if let Some(why) = refused(p, cx) {
             return RootMove::Refused(why);
         }
     }
-    if inside(anchor, &cx.execution_root) {
-        return RootMove::Known;
-    }
-    RootMove::Outside {
-        anchor: anchor.to_path_buf(),
+    // Where the agent already writes (or what is attached) grants
+    // nothing new.
+    let known = |p: &Path| {
+        p.starts_with(&cx.agent_home) || p.starts_with(&cx.execution_root) || attached(p)
+    };
+    match known(checkout) && known(anchor) {
+        true => RootMove::Known,
+        false => RootMove::Outside {
+            root: checkout.to_path_buf(),
+            anchor: anchor.to_path_buf(),
+        },
     }
 }
 
@@ -87,12 +132,18 @@ fn refused(p: &Path, cx: &MoveContext) -> Option<String> {
                 dir.display()
             ));
         }
-        if p.starts_with(dir) {
+        // The agent's home lies inside Holon's data: it is the agent's.
+        if p.starts_with(dir) && !p.starts_with(&cx.agent_home) {
             return Some(format!(
                 "{shown} is inside Holon's own directory {}",
                 dir.display()
             ));
         }
+    }
+    // `/var` itself, and the system's parts of it: not `/var/home` (the
+    // users' homes on some systems) or `/var/www`.
+    if p == Path::new("/var") {
+        return Some(format!("{shown} is a system directory"));
     }
     SYSTEM
         .iter()
@@ -101,24 +152,33 @@ fn refused(p: &Path, cx: &MoveContext) -> Option<String> {
         .map(|sys| format!("{shown} is a system directory ({})", sys.display()))
 }
 
+/// Who moves the root: the operator (from the CLI or the console),
+/// whose choice it is, or the model (UseWorkspace), held to `classify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mover<'a> {
+    Operator,
+    /// `approved`: the approval the operator granted for this very call,
+    /// as its summary (`workspace_summary`), if any.
+    Model {
+        approved: Option<&'a str>,
+    },
+}
+
+/// The approval's summary for a move to `asked` (`RootMove::asked`):
+/// what the operator sees, and what a granted call is held to.
+pub fn workspace_summary(asked: &str) -> String {
+    format!("work in {asked}, outside every attached workspace")
+}
+
 impl crate::runtime::host::HostInner {
-    /// What a `UseWorkspace` call would do to the agent's writable root.
-    /// A target that cannot be found is `Known`: the call itself then
-    /// fails, saying why, and moves nothing.
-    pub(crate) fn root_move(
+    /// What moving to `found` (as `session::discover` found it) would do
+    /// to the agent's writable root.
+    pub(crate) fn root_move_to(
         &self,
         agent_id: &str,
-        req: &super::UseWorkspace,
+        found: &super::session::Discovered,
     ) -> Result<RootMove, crate::runtime::RuntimeError> {
-        let Some(path) = req.path.as_deref() else {
-            // An attached workspace or the agent's home.
-            return Ok(RootMove::Known);
-        };
         let snap = self.execution_of(agent_id)?;
-        let path = Path::new(&snap.cwd).join(path);
-        let Ok(found) = super::session::discover(&path) else {
-            return Ok(RootMove::Known);
-        };
         let agent = self.agent_record(agent_id)?;
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let cx = MoveContext {
@@ -141,7 +201,32 @@ impl crate::runtime::host::HostInner {
                 .map(|d| canon(d))
                 .collect(),
         };
-        Ok(classify(&canon(&found.cwd), &canon(&found.anchor), &cx))
+        Ok(classify(
+            &canon(&found.cwd),
+            &canon(&found.anchor),
+            &canon(&found.checkout),
+            &cx,
+        ))
+    }
+
+    /// What a `UseWorkspace` call would do to the agent's writable root,
+    /// for its gate. A target that cannot be found is `Known`: the call
+    /// itself then fails, saying why, and moves nothing.
+    pub(crate) fn root_move(
+        &self,
+        agent_id: &str,
+        req: &super::UseWorkspace,
+    ) -> Result<RootMove, crate::runtime::RuntimeError> {
+        let Some(path) = req.path.as_deref() else {
+            // An attached workspace or the agent's home.
+            return Ok(RootMove::Known);
+        };
+        let snap = self.execution_of(agent_id)?;
+        let path = Path::new(&snap.cwd).join(path);
+        match super::session::discover(&path) {
+            Ok(found) => self.root_move_to(agent_id, &found),
+            Err(_) => Ok(RootMove::Known),
+        }
     }
 }
 
@@ -164,7 +249,14 @@ mod tests {
     }
 
     fn at(p: &str) -> RootMove {
-        classify(Path::new(p), Path::new(p), &cx())
+        classify(Path::new(p), Path::new(p), Path::new(p), &cx())
+    }
+
+    fn outside(p: &str) -> RootMove {
+        RootMove::Outside {
+            root: p.into(),
+            anchor: p.into(),
+        }
     }
 
     #[test]
@@ -173,6 +265,7 @@ mod tests {
         assert_eq!(
             classify(
                 Path::new("/home/op/src/app/crates/x"),
+                Path::new("/home/op/src/app"),
                 Path::new("/home/op/src/app"),
                 &cx()
             ),
@@ -188,13 +281,10 @@ mod tests {
 
     #[test]
     fn another_directory_asks_the_operator() {
-        assert_eq!(
-            at("/home/op/src/other"),
-            RootMove::Outside {
-                anchor: "/home/op/src/other".into()
-            }
-        );
-        assert!(matches!(at("/tmp/x"), RootMove::Outside { .. }));
+        assert_eq!(at("/home/op/src/other"), outside("/home/op/src/other"));
+        assert_eq!(at("/tmp/x"), outside("/tmp/x"));
+        // A project under `/var/home` (the users' homes on some systems).
+        assert_eq!(at("/var/home/op2/src"), outside("/var/home/op2/src"));
     }
 
     #[test]
@@ -213,6 +303,8 @@ mod tests {
             "/usr/local",
             "/proc/sys/kernel",
             "/var/tmp",
+            "/var",
+            "/var/lib/docker",
         ] {
             assert!(matches!(at(p), RootMove::Refused(_)), "{p}: {:?}", at(p));
         }
@@ -220,7 +312,12 @@ mod tests {
         let mut attached = cx();
         attached.attached.push("/home/op".into());
         assert_eq!(
-            classify(Path::new("/home/op"), Path::new("/home/op"), &attached),
+            classify(
+                Path::new("/home/op"),
+                Path::new("/home/op"),
+                Path::new("/home/op"),
+                &attached
+            ),
             RootMove::Known
         );
     }
@@ -228,7 +325,28 @@ mod tests {
     #[test]
     fn a_directory_inside_a_refused_one_through_its_anchor_is_refused() {
         // A plain directory whose git top-level is the user's home.
-        let m = classify(Path::new("/home/op/notes"), Path::new("/home/op"), &cx());
+        let home = Path::new("/home/op");
+        let m = classify(Path::new("/home/op/notes"), home, home, &cx());
         assert!(matches!(m, RootMove::Refused(_)), "{m:?}");
+    }
+
+    #[test]
+    fn a_checkout_or_anchor_git_names_elsewhere_is_weighed_too() {
+        // A repository made inside the root whose config says its work
+        // tree is the user's home (`core.worktree`).
+        let nested = Path::new("/home/op/src/app/evil");
+        let m = classify(nested, nested, Path::new("/home/op"), &cx());
+        assert!(matches!(m, RootMove::Refused(_)), "{m:?}");
+        // One in the agent's home whose `.git` file names another
+        // repository: that repository is not attached by it.
+        let home_dir = Path::new("/home/op/.local/share/holon/agents/main/x");
+        let m = classify(home_dir, Path::new("/home/op/src/other"), home_dir, &cx());
+        assert_eq!(
+            m,
+            RootMove::Outside {
+                root: home_dir.into(),
+                anchor: "/home/op/src/other".into()
+            }
+        );
     }
 }
