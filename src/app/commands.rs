@@ -47,6 +47,13 @@ impl Out {
         }
     }
 
+    /// A line of text for a person: what a model or a command wrote in it
+    /// (a path, a summary, a reason) cannot act on the terminal or hide
+    /// (`model::text`). JSON lines go through `line` as they are.
+    pub(super) fn text(&mut self, s: &str) -> anyhow::Result<()> {
+        self.line(&crate::model::text::escape_hidden(s))
+    }
+
     pub(super) fn line(&mut self, s: &str) -> anyhow::Result<()> {
         if self.closed {
             return Ok(());
@@ -132,15 +139,15 @@ fn model_line(a: &crate::protocol::AgentSummary) -> Option<String> {
 }
 
 fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
-    out.line(&format!("store    {}", report.store))?;
-    out.line(&format!(
+    out.text(&format!("store    {}", report.store))?;
+    out.text(&format!(
         "runtime  {}",
         match report.runtime.as_str() {
             "not_running" => "not running (read from the store)",
             other => other,
         }
     ))?;
-    out.line(&format!(
+    out.text(&format!(
         "model    {}",
         report
             .default_model
@@ -148,7 +155,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             .unwrap_or("none configured (set HOLON_MODEL, e.g. openai/gpt-4.1)")
     ))?;
     out.line("")?;
-    out.line(&format!(
+    out.text(&format!(
         "{:<16} {:<14} {:<20} {:>6} {:>6} {:>6} {:>5} {:>8}",
         "AGENT", "STATUS", "POSTURE", "QUEUE", "WORK", "TASKS", "CTX", "EVENTS"
     ))?;
@@ -158,7 +165,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         } else {
             " "
         };
-        out.line(&format!(
+        out.text(&format!(
             "{marker}{:<15} {:<14} {:<20} {:>6} {:>6} {:>6} {:>5} {:>8}",
             a.id,
             a.status.as_str(),
@@ -171,37 +178,37 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
                 .map_or("-".to_owned(), |p| format!("{p}%")),
             a.last_event_seq
         ))?;
-        out.line(&format!("  {}", a.posture_reason))?;
+        out.text(&format!("  {}", a.posture_reason))?;
         let x = &a.execution;
         if x.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
             let mode = match &x.worktree {
                 Some(w) => format!("isolated on {}", w.worktree_branch),
                 None => "direct".to_owned(),
             };
-            out.line(&format!("  works in {} ({mode})", x.execution_root))?;
+            out.text(&format!("  works in {} ({mode})", x.execution_root))?;
             if let Some(note) = holds_home(&x.execution_root) {
-                out.line(&format!("  {note}"))?;
+                out.text(&format!("  {note}"))?;
             }
         }
-        out.line(&format!("  commands {}", x.policy.confinement_line()))?;
+        out.text(&format!("  commands {}", x.policy.confinement_line()))?;
         if let Some(line) = model_line(a) {
-            out.line(&format!("  {line}"))?;
+            out.text(&format!("  {line}"))?;
         }
         if let Some(until) = &a.sleeping_until {
-            out.line(&format!("  asleep until {until}"))?;
+            out.text(&format!("  asleep until {until}"))?;
         }
         if let Some(u) = &a.usage {
-            out.line(&format!("  {}", crate::ui::present::usage::usage_line(u)))?;
+            out.text(&format!("  {}", crate::ui::present::usage::usage_line(u)))?;
         }
         if let Some(hint) = &a.lifecycle_hint {
-            out.line(&format!("  {hint}"))?;
+            out.text(&format!("  {hint}"))?;
         }
     }
     let more = report
         .agent_count
         .saturating_sub(report.agents.len() as u64);
     if more > 0 {
-        out.line(&format!(
+        out.text(&format!(
             "... and {more} more agents (`holon agent list` lists them all)"
         ))?;
     }
@@ -286,7 +293,7 @@ pub async fn send(ctx: &Context, args: SendArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         out.line(&serde_json::to_string(&admitted)?)?;
     } else {
-        out.line(&format!(
+        out.text(&format!(
             "queued {} for {} (priority {}, event {}); it runs when the runtime processes the queue",
             admitted.message_id,
             admitted.agent_id,
@@ -338,7 +345,7 @@ pub async fn work_add(
     if json {
         out.line(&serde_json::to_string(&item)?)?;
     } else {
-        out.line(&format!(
+        out.text(&format!(
             "queued work item {} for {}: {}",
             item.id, agent, item.objective
         ))?;
@@ -360,7 +367,7 @@ async fn events_via(
         if args.json {
             out.line(&serde_json::to_string(e)?)
         } else {
-            out.line(&human_event(e))
+            out.text(&human_event(e))
         }
     };
     if !args.follow {

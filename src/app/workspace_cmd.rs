@@ -134,7 +134,8 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     for line in human(&cmd, &agent_id, answer)? {
-        println!("{line}");
+        // Paths a model chose: shown, never acted on by the terminal.
+        println!("{}", crate::model::text::escape_hidden(&line));
     }
     Ok(ExitCode::SUCCESS)
 }

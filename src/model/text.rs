@@ -2,8 +2,10 @@
 //! shows it to the operator: nothing in it may act on the terminal or hide
 //! from the eye. C0 and C1 control characters (an escape sequence's ESC
 //! among them) and the Unicode format characters that reorder or hide
-//! text (bidi overrides and isolates, zero-width spaces and joiners, the
-//! byte-order mark, tag characters, line and paragraph separators) are
+//! text (bidi overrides and isolates, zero-width spaces, the combining
+//! grapheme joiner, the blank Hangul fillers, the byte-order mark, tag
+//! characters, musical and hieroglyph format controls, line and
+//! paragraph separators) are
 //! shown escaped, `\u{1b}`, so what the operator reads is what is there.
 //! The zero-width joiner and non-joiner stay: scripts and emoji need them,
 //! and they hide no text.
@@ -17,7 +19,13 @@ use std::fmt::Write;
 pub fn is_hidden_format(c: char) -> bool {
     matches!(c,
         '\u{00AD}'
+        | '\u{034F}'
         | '\u{061C}'
+        | '\u{115F}'..='\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{13430}'..='\u{1343F}'
         | '\u{180E}'
         | '\u{200B}'
         | '\u{200E}'..='\u{200F}'
@@ -73,6 +81,7 @@ mod tests {
         assert_eq!(escape_hidden("c1\u{9b}31m"), "c1\\u{9b}31m");
         assert_eq!(escape_hidden("tag\u{E0041}"), "tag\\u{e0041}");
         assert_eq!(escape_hidden("ls\u{2028}rm"), "ls\\u{2028}rm");
+        assert_eq!(escape_hidden("a\u{3164}b"), "a\\u{3164}b");
         // Ordinary text of any script stays as it is.
         assert_eq!(
             escape_hidden("héllo wörld — 漢字 🙂"),
