@@ -499,3 +499,135 @@ async fn a_command_plants_no_link_for_holon_and_shares_no_memory() {
     let landed: Vec<_> = ok(std::fs::read_dir(outside.path())).collect();
     assert!(landed.is_empty(), "Holon wrote through a link: {landed:?}");
 }
+
+/// A command started in a directory a mount then covers (`workdir` in
+/// `.git`, in the agent home's `.holon/`) does not keep reaching what is
+/// underneath: it enters its directory again once the mounts are made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workdir_under_a_read_only_mount_reaches_nothing_beneath_it() {
+    if !full_sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "workdir");
+    let hook = json!({
+        "cmd": "printf '#!/bin/sh\\necho pwned\\n' > hooks/pre-commit && echo WROTE",
+        "workdir": ".git",
+    });
+    let requests = run_in(&home, &repo, &[call("c1", "ExecCommand", hook)]).await;
+    let said = output_of(&requests[1], "c1");
+    assert!(!said.contains("WROTE"), "{said}");
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+}
+
+/// A root the model chose (inside its home, so no one was asked) that a
+/// command then replaces with a link out: nothing runs there, and no
+/// patch is written through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_replaced_by_a_link_is_refused() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let outside = ok(tempfile::tempdir());
+    let o = outside.path().display();
+    let rounds = [
+        vec![exec("mk", "mkdir -p work && echo made")],
+        vec![call("use", "UseWorkspace", json!({ "path": "work" }))],
+        vec![exec(
+            "swap",
+            &format!("cd .. && mv work work.d && ln -s {o} work && echo SWAPPED"),
+        )],
+        vec![
+            exec("write", "echo pwned > pwned.txt; echo rc=$?"),
+            call(
+                "patch",
+                "ApplyPatch",
+                json!({ "patch": "--- /dev/null\n+++ b/patched.txt\n@@ -0,0 +1 @@\n+pwned\n" }),
+            ),
+        ],
+    ];
+    let stub = stub_rounds(&rounds).await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .args(["run", "--agent", "main", "--json", "work"]);
+    let out = ok(cmd.output().await);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests: Vec<Value> = stub.requests().iter().map(|r| r.body.clone()).collect();
+    assert_eq!(requests.len(), 5);
+    assert!(output_of(&requests[3], "swap").contains("SWAPPED"));
+    let write = output_of(&requests[4], "write");
+    assert!(write.contains("no longer the directory"), "{write}");
+    let landed: Vec<_> = ok(std::fs::read_dir(outside.path())).collect();
+    assert!(landed.is_empty(), "written through the link: {landed:?}");
+}
+
+/// A repository a command made can tell git its work tree is elsewhere
+/// (`core.worktree`): the move is weighed by where the writable root
+/// would be, so it asks instead of passing as a directory inside home.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_pointing_its_work_tree_elsewhere_asks() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let outside = ok(tempfile::tempdir());
+    let o = outside.path().display();
+    let rounds = [
+        vec![exec(
+            "plant",
+            &format!(
+                "mkdir evil && cd evil && git init -q && git config core.worktree {o} && echo ok"
+            ),
+        )],
+        vec![call("use", "UseWorkspace", json!({ "path": "evil" }))],
+    ];
+    let stub = stub_rounds(&rounds).await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .args(["run", "--agent", "main", "--json", "move"]);
+    let _ = ok(cmd.output().await);
+    let listed = home.ok(&["workspace", "list"]);
+    assert!(listed.contains("* agent_home"), "it never moved: {listed}");
+    let pending: Vec<Value> = serde_json::from_str(&home.ok(&["approvals", "--json"])).unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let summary = pending[0]["summary"].as_str().unwrap_or_default();
+    let shown = outside.path().canonicalize().unwrap();
+    assert!(summary.contains(&shown.display().to_string()), "{summary}");
+}
+
+/// Holon's own `git status` in a root a command made a repository of,
+/// with a filter named by `.git/info/attributes`, runs the filter (if at
+/// all) inside the sandbox: it reaches nothing outside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holons_git_status_runs_a_planted_filter_only_confined() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let dir = ok(tempfile::tempdir());
+    let plain = dir.path().join("plain");
+    ok(std::fs::create_dir_all(&plain));
+    let marks = ok(tempfile::tempdir());
+    let m = marks.path().display();
+    let plant = format!(
+        "git init -q && git config filter.x.clean \"sh -c 'touch {m}/ran; cat'\" && \
+         echo '* filter=x' > .git/info/attributes && echo a > f && git add f && \
+         sleep 1.1 && echo b > f && echo planted"
+    );
+    let rounds = [vec![exec("plant", &plant)], vec![exec("next", "echo next")]];
+    let stub = stub_rounds(&rounds).await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.current_dir(&plain)
+        .envs(provider_env(&stub))
+        .args(["run", "--json", "plant"]);
+    let out = ok(cmd.output().await);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(output_of(&stub.requests()[1].body, "plant").contains("planted"));
+    let ran: Vec<_> = ok(std::fs::read_dir(marks.path())).collect();
+    assert!(
+        ran.is_empty(),
+        "a planted filter ran as the operator: {ran:?}"
+    );
+}
