@@ -179,6 +179,8 @@ async fn serve(
         access: access.clone(),
     };
     std::fs::write(&pid_file, serde_json::to_string(&pid)?)?;
+    // Started: an earlier failure to start or stop is history now.
+    super::daemon_failure::clear_on_start(ctx);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
     // The HTTP listener binds (or says why not) before the socket answers
@@ -447,8 +449,12 @@ fn print_runtime_status(s: &RuntimeStatus) {
         );
     }
     if let Some(f) = &s.last_failure {
+        let at = f["occurred_at"]
+            .as_str()
+            .map(|t| format!(" (at {t})"))
+            .unwrap_or_default();
         println!(
-            "last failure  {}",
+            "last failure  {}{at}",
             f["summary"].as_str().unwrap_or_default()
         );
     }
@@ -627,6 +633,11 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
     )?;
     writeln!(w, "daemon output {}", out.display())?;
     writeln!(w, "pid file      {}", pid_path(ctx).display())?;
+    writeln!(
+        w,
+        "failure file  {}",
+        super::daemon_failure::path(ctx).display()
+    )?;
     let text = log
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())

@@ -70,6 +70,22 @@ fn write(path: &Path, failure: &DaemonFailure) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// A start that succeeded: the start-up failure kept from an earlier one
+/// is no longer news (it stays in the log), so it goes; a shutdown
+/// failure stays until the next one replaces it or a start clears it.
+pub fn clear_on_start(ctx: &Context) {
+    let file = path(ctx);
+    match std::fs::remove_file(&file) {
+        Ok(()) => {
+            tracing::info!(file = %file.display(), "an earlier failure is cleared by this start")
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            tracing::warn!(error = %e, file = %file.display(), "an earlier failure could not be cleared")
+        }
+    }
+}
+
 /// The latest failure kept, if any (an unreadable file reads as none).
 pub fn latest(ctx: &Context) -> Option<DaemonFailure> {
     let text = std::fs::read_to_string(path(ctx)).ok()?;

@@ -223,6 +223,9 @@ pub struct AgentRecord {
     /// cleared when the next turn completes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_error: Option<String>,
+    /// When `runtime_error` was recorded (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_error_at: Option<String>,
     #[serde(default)]
     pub display_mode: DisplayMode,
     #[serde(default)]
@@ -400,6 +403,7 @@ impl AgentRecord {
             last_brief_at: None,
             last_turn_terminal: None,
             runtime_error: None,
+            runtime_error_at: None,
             display_mode: DisplayMode::Info,
             total_input_tokens: 0,
             total_output_tokens: 0,

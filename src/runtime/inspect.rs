@@ -195,6 +195,8 @@ pub struct AgentHead {
     pub archived_at: Option<String>,
     #[serde(default)]
     pub runtime_error: Option<String>,
+    #[serde(default)]
+    pub runtime_error_at: Option<String>,
 }
 
 impl AgentHead {
@@ -323,6 +325,7 @@ pub fn last_failure_of(heads: &[AgentHead]) -> Option<serde_json::Value> {
         .find_map(|a| a.runtime_error.as_ref().map(|e| (a, e)))
         .map(|(a, e)| {
             serde_json::json!({ "agent_id": a.id, "summary": e, "phase": "runtime_turn",
+                                "occurred_at": a.runtime_error_at,
                                 "detail_hint": "holon events --kind runtime_error" })
         })
 }
@@ -410,6 +413,7 @@ mod list_tests {
             visibility: crate::model::agent::AgentVisibility::Public,
             archived_at: None,
             runtime_error: None,
+            runtime_error_at: None,
         }
     }
 

@@ -108,6 +108,20 @@ fn a_failed_start_is_kept_and_shown() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "kept privately");
+    assert!(logs.contains("failure file  "), "{logs}");
+
+    // Mended, it starts: the failure is history (in the log), not news.
+    std::fs::remove_file(data.join("holon.redb")).unwrap();
+    let started = home.cmd().arg("--detach").output().unwrap();
+    assert!(started.status.success(), "{}", stderr(&started));
+    let _daemon = super::support::Daemon(&home);
+    let json = home.run(&["daemon", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["daemon_failure"].is_null(), "{v}");
+    assert!(!kept.exists(), "a healthy start clears it");
+    home.ok(&["daemon", "stop"]);
+    let text = stdout(&home.run(&["daemon", "status"]));
+    assert!(!text.contains("last failure"), "{text}");
 
     let clean = Home::new();
     let started = clean.cmd().arg("--detach").output().unwrap();

@@ -207,12 +207,16 @@ pub(super) async fn finish(
             if cancel_reason == Some(CancelReason::RuntimeShutdown) {
                 agent.status = agent.status.at_rest();
             }
-            agent.runtime_error = match (&ending, failure.as_ref()) {
+            let runtime_error = match (&ending, failure.as_ref()) {
                 (Ending::Completed { .. }, _) => None,
                 (_, Some(f)) => Some(f.artifact.summary.clone()),
                 (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
                 (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
             };
+            if runtime_error != agent.runtime_error {
+                agent.runtime_error_at = runtime_error.as_ref().map(|_| tx.now_ts());
+            }
+            agent.runtime_error = runtime_error;
             // A completed turn makes its turn-active skills session-active.
             if matches!(ending, Ending::Completed { .. }) {
                 crate::runtime::agents::skills::promote(&mut agent.skills);
