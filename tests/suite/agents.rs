@@ -486,6 +486,12 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
         created[0]["payload"]["template"]["selector"],
         "holon-developer"
     );
+    // The engineering guardrails and shell-first inspection are in the
+    // policy layer every agent gets, whatever its template.
+    let prompt = home.ok(&["debug", "prompt", "--agent", "dev", "--json"]);
+    for said in ["rg --files", "sed -n START,ENDp", "no speculative cleanup"] {
+        assert!(prompt.contains(said), "{said} missing from {prompt}");
+    }
     // Its skill is in its catalog; the user scope is not (a named agent).
     let user_skill = home.path().join("user/.agents/skills/personal");
     ok(std::fs::create_dir_all(&user_skill));
