@@ -233,28 +233,25 @@ pub fn waiting_reason_label(reason: WaitingReason) -> &'static str {
 
 /// Whether a message settled without a turn carries content the model
 /// must still see (invariant: liveness-only means it starts no turn,
-/// never that its content may be lost). That is a message that came in
-/// with content of its own (a command's or a child's result, an external
-/// event, a timer the model set) and did not match what the agent waited
-/// for (`mismatched_trigger`, only ever said of a contentful trigger).
-/// Observational messages, empty wake signals and the runtime's own ticks
-/// are liveness alone: a tick for a trigger delivery the agent did not
-/// wait for names a delivery (recorded for the operator), which the
-/// model asked to be woken for only when it matches.
-pub fn carried_for_model(kind: MessageKind, evidence: &[String]) -> bool {
-    let contentful = match kind {
-        MessageKind::TaskResult
-        | MessageKind::TimerTick
-        | MessageKind::ChannelEvent
-        | MessageKind::WebhookEvent
-        | MessageKind::CallbackEvent
-        | MessageKind::OperatorPrompt => true,
-        MessageKind::TaskStatus
-        | MessageKind::SystemTick
-        | MessageKind::InternalFollowup
-        | MessageKind::Control
-        | MessageKind::BriefAck
-        | MessageKind::BriefResult => false,
+/// never that its content may be lost). That is a message with content of
+/// its own: admitted (a command's or a child's result, an external event,
+/// a timer the model set), an approval's answer (the outcome of a granted
+/// call, or a denial), or the wake of a wait the model recorded; one that
+/// did not match what the agent waited for (`mismatched_trigger`, only
+/// ever said of a contentful trigger). Observational messages, empty wake
+/// signals and the runtime's own ticks are liveness alone: a tick for a
+/// trigger delivery the agent did not wait for names a delivery (recorded
+/// for the operator), which the model asked to be woken for only when it
+/// matches.
+pub fn carried_for_model(trigger: &ContinuationTrigger, evidence: &[String]) -> bool {
+    let contentful = match trigger.provenance {
+        TriggerProvenance::Admitted
+        | TriggerProvenance::ApprovalAnswer
+        | TriggerProvenance::WaitingIntentWake => true,
+        TriggerProvenance::Observational
+        | TriggerProvenance::WakeHintTick
+        | TriggerProvenance::WorkQueueTick
+        | TriggerProvenance::RuntimeFollowup => false,
     };
     contentful
         && evidence
@@ -370,14 +367,9 @@ mod tests {
     fn a_mismatched_contentful_trigger_is_carried_for_the_model() {
         let waiting = |r| closure(ClosureOutcome::Waiting, Some(r));
         let carried = |kind, provenance, reason| {
-            let r = resolve_continuation(&trig(kind, provenance), &waiting(reason));
-            let message = match kind {
-                TriggerKind::TaskResult => MessageKind::TaskResult,
-                TriggerKind::TimerFire => MessageKind::TimerTick,
-                TriggerKind::ExternalEvent => MessageKind::WebhookEvent,
-                _ => MessageKind::SystemTick,
-            };
-            (r.model_visible, carried_for_model(message, &r.evidence))
+            let trigger = trig(kind, provenance);
+            let r = resolve_continuation(&trigger, &waiting(reason));
+            (r.model_visible, carried_for_model(&trigger, &r.evidence))
         };
         let admitted = TriggerProvenance::Admitted;
         // A task result during a timer; an external event, and a child's
@@ -424,13 +416,21 @@ mod tests {
             provenance: admitted,
         };
         let r = resolve_continuation(&empty, &waiting(WaitingReason::AwaitingTaskResult));
-        let kind = MessageKind::WebhookEvent;
-        assert!(!r.model_visible && !carried_for_model(kind, &r.evidence));
+        assert!(!r.model_visible && !carried_for_model(&empty, &r.evidence));
+        // An approval's answer while the agent waits on a task is content.
+        assert_eq!(
+            carried(
+                TriggerKind::InternalFollowup,
+                TriggerProvenance::ApprovalAnswer,
+                WaitingReason::AwaitingTaskResult
+            ),
+            (false, true)
+        );
         // The runtime's tick for a trigger delivery the agent did not
         // wait for names it; the delivery is the operator's record.
         let tick = trig(TriggerKind::ExternalEvent, TriggerProvenance::WakeHintTick);
-        let r = resolve_continuation(&tick, &waiting(WaitingReason::AwaitingExternalChange));
-        assert!(!carried_for_model(MessageKind::SystemTick, &r.evidence));
+        let r = resolve_continuation(&tick, &waiting(WaitingReason::AwaitingTaskResult));
+        assert!(!carried_for_model(&tick, &r.evidence));
     }
 
     const REASONS: [WaitingReason; 4] = [

@@ -340,8 +340,10 @@ async fn execute(
                     // content may be lost: a contentful message that arrived
                     // while the agent waited on something else is kept for
                     // its next turn.
+                    let trigger =
+                        crate::runtime::continuation::ContinuationTrigger::from_envelope(&envelope);
                     let carried =
-                        crate::runtime::continuation::carried_for_model(envelope.kind, &evidence);
+                        crate::runtime::continuation::carried_for_model(&trigger, &evidence);
                     if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
                         agent.last_continuation = continuation_of(&d, &tx.now_ts());
                         if carried {
