@@ -1,9 +1,10 @@
 //! Who is on the other end of a control connection. The socket's mode
 //! (0600 in a 0700 directory) keeps other users out; this keeps out the
 //! operator's own uid when it speaks for a sandboxed command. Every
-//! command Holon sandboxes runs with `no_new_privs` and a seccomp filter,
-//! and (where the kernel allows) in a user namespace of its own; a peer
-//! with either mark is refused, whatever it sends. Both are read from
+//! command Holon sandboxes runs with `no_new_privs` and a seccomp filter
+//! stacked on whatever the runtime runs under, and (where the kernel
+//! allows) in a user namespace of its own; a peer with either mark is
+//! refused, whatever it sends. Both are read from
 //! `/proc/PID`: `status` is readable for any process, and the user
 //! namespace's link for any dumpable one (Holon's own clients are not
 //! dumpable, and share the server's namespace anyway). A peer that is
@@ -26,7 +27,8 @@ pub fn admitted(stream: &UnixStream) -> Result<(), String> {
         .ok_or("refused: the peer's process is not visible to the runtime")?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .map_err(|e| format!("refused: cannot read the peer's status ({e})"))?;
-    if confined(&status) {
+    let ours = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if confined_past(&status, &ours) {
         return Err(
             "refused: the peer runs under a seccomp filter with no_new_privs (a sandboxed \
              command); the control plane is the operator's alone"
@@ -36,16 +38,32 @@ pub fn admitted(stream: &UnixStream) -> Result<(), String> {
     same_user_namespace(pid)
 }
 
-/// Whether `/proc/PID/status` says the process is confined as Holon
-/// confines a command: `no_new_privs` and a seccomp filter.
-fn confined(status: &str) -> bool {
-    let field = |name: &str| {
+/// Whether `/proc/PID/status` (`peer`) says the process is confined as
+/// Holon confines a command, beyond what the server itself runs under
+/// (`ours`): `no_new_privs` with more seccomp filters than the server
+/// has. A sandboxed command's filter is stacked on whatever the runtime
+/// ran under (a container's profile, a hardened unit), so the operator's
+/// own CLI beside the runtime, under the same profile, has no more
+/// filters than it and is not refused. A kernel that does not count
+/// filters (before 5.9) is read by mode alone: a filtered peer of an
+/// unfiltered server.
+fn confined_past(peer: &str, ours: &str) -> bool {
+    let field = |status: &str, name: &str| -> Option<u64> {
         status
             .lines()
             .find_map(|l| l.strip_prefix(name))
-            .map(str::trim)
+            .and_then(|v| v.trim().parse().ok())
     };
-    field("NoNewPrivs:") == Some("1") && field("Seccomp:") == Some("2")
+    if field(peer, "NoNewPrivs:") != Some(1) || field(peer, "Seccomp:") != Some(2) {
+        return false;
+    }
+    match (
+        field(peer, "Seccomp_filters:"),
+        field(ours, "Seccomp_filters:"),
+    ) {
+        (Some(theirs), Some(mine)) => theirs > mine,
+        _ => field(ours, "Seccomp:") != Some(2),
+    }
 }
 
 /// Whether process `pid` shares this process's user namespace. A link
@@ -86,14 +104,24 @@ mod tests {
     }
 
     #[test]
-    fn no_new_privs_with_a_seccomp_filter_is_a_sandboxed_command() {
-        let status = |nnp: u8, seccomp: u8| {
-            format!("Name:\tsh\nUid:\t1000\nNoNewPrivs:\t{nnp}\nSeccomp:\t{seccomp}\nSeccomp_filters:\t1\n")
+    fn a_peer_filtered_past_the_server_is_a_sandboxed_command() {
+        let status = |nnp: u8, mode: u8, filters: Option<u8>| {
+            let count = filters.map_or(String::new(), |n| format!("Seccomp_filters:\t{n}\n"));
+            format!("Name:\tsh\nNoNewPrivs:\t{nnp}\nSeccomp:\t{mode}\n{count}")
         };
-        assert!(confined(&status(1, 2)));
-        assert!(!confined(&status(0, 0)));
-        assert!(!confined(&status(1, 0)));
-        assert!(!confined(&status(0, 2)));
-        assert!(!confined("Name:\tholon\n"));
+        let server = status(0, 0, Some(0));
+        assert!(confined_past(&status(1, 2, Some(1)), &server));
+        assert!(!confined_past(&status(0, 0, Some(0)), &server));
+        assert!(!confined_past(&status(1, 0, Some(0)), &server));
+        assert!(!confined_past(&status(0, 2, Some(1)), &server));
+        // In a container whose profile both run under: the operator's CLI
+        // has the runtime's one filter; a command has one more.
+        let contained = status(1, 2, Some(1));
+        assert!(!confined_past(&status(1, 2, Some(1)), &contained));
+        assert!(confined_past(&status(1, 2, Some(2)), &contained));
+        // A kernel that counts no filters: by mode.
+        assert!(confined_past(&status(1, 2, None), &status(0, 0, None)));
+        assert!(!confined_past(&status(1, 2, None), &status(1, 2, None)));
+        assert!(!confined_past("Name:\tholon\n", &server));
     }
 }
