@@ -52,7 +52,7 @@ fn once(
             output: None,
             holon_dirs: &holon_dirs(root),
             unix_sockets: &[],
-            root_identity: sandbox::identity_of(root),
+            root_pin: sandbox::pin_dir(root),
         };
         let plan = sandbox::plan(&request)?.ok_or_else(|| anyhow::anyhow!("no plan"))?;
         let prepared = Prepared::new(&plan, Support::probe())?;

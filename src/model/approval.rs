@@ -269,6 +269,29 @@ impl PolicyChange {
     }
 }
 
+/// The most of a summary or reason an approval record keeps.
+const SUMMARY_MAX: usize = 300;
+
+/// A summary or reason kept whole up to `SUMMARY_MAX` characters; past
+/// that cut, and the cut said: how much is left out, the whole text's
+/// digest, and where the whole call is (`holon approvals --json` prints
+/// its arguments). The operator never answers a command cut without a
+/// mark, and a granted call is held to this same text.
+pub fn approval_text(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let total = text.chars().count();
+    if total <= SUMMARY_MAX {
+        return text.to_owned();
+    }
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let head: String = text.chars().take(SUMMARY_MAX - 100).collect();
+    format!(
+        "{head}… [{} more characters, sha256:{hex}; `holon approvals --json` shows the whole call]",
+        total - (SUMMARY_MAX - 100)
+    )
+}
+
 /// What a tool call would do, as far as the gate cares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {

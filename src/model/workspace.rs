@@ -48,6 +48,11 @@ pub struct WorkspaceBinding {
     #[serde(default)]
     pub git: bool,
     pub attached_at: String,
+    /// The anchor as it was when attached: a model may move into it again
+    /// only while its path still names that directory (`None` in records
+    /// from before: then only while no link is on its path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<DirPin>,
 }
 
 /// A Holon-managed worktree (spec: `WorktreeSession`).
@@ -84,17 +89,19 @@ pub struct ActiveWorkspace {
     /// but not managed (Holon never removes it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adopted_worktree: bool,
-    /// Which directory the root was when it was chosen (device and
-    /// inode): a command that replaces it (a link in its place) changes
-    /// what its path names, and the sandbox then refuses to use it.
+    /// Which directory the root was when it was chosen: a command that
+    /// replaces it (a link in its place) changes what its path names,
+    /// and the sandbox then refuses to use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_identity: Option<FileIdentity>,
+    pub root_pin: Option<DirPin>,
 }
 
-/// A directory's identity on its file system: what a path named when it
-/// was checked, to compare with what it names now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileIdentity {
+/// A directory as it was when it was chosen: its canonical path (no link
+/// on the way) and its identity on its file system, to compare with what
+/// its path names now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirPin {
+    pub path: String,
     pub dev: u64,
     pub ino: u64,
 }
@@ -351,7 +358,7 @@ pub struct ExecutionSnapshot {
     pub worktree: Option<WorktreeSession>,
     /// What the root was when it was chosen (`ActiveWorkspace`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_identity: Option<FileIdentity>,
+    pub root_pin: Option<DirPin>,
 }
 
 impl ExecutionSnapshot {

@@ -532,6 +532,8 @@ async fn a_root_replaced_by_a_link_is_refused() {
     let home = Home::new();
     let outside = ok(tempfile::tempdir());
     let o = outside.path().display();
+    let work = home.path().join("data/agents/main/work");
+    let work_id = holon::runtime::workspace::workspace_id_for(&work);
     let rounds = [
         vec![exec("mk", "mkdir -p work && echo made")],
         vec![call("use", "UseWorkspace", json!({ "path": "work" }))],
@@ -547,18 +549,40 @@ async fn a_root_replaced_by_a_link_is_refused() {
                 json!({ "patch": "--- /dev/null\n+++ b/patched.txt\n@@ -0,0 +1 @@\n+pwned\n" }),
             ),
         ],
+        // Away and back: by its id, and by its path, which now names
+        // the link's target.
+        vec![call(
+            "home",
+            "UseWorkspace",
+            json!({ "workspace_id": "agent_home" }),
+        )],
+        vec![call(
+            "by_id",
+            "UseWorkspace",
+            json!({ "workspace_id": work_id }),
+        )],
+        vec![call("by_path", "UseWorkspace", json!({ "path": "work" }))],
     ];
     let stub = stub_rounds(&rounds).await;
     let mut cmd = tokio::process::Command::from(home.cmd());
     cmd.envs(provider_env(&stub))
         .args(["run", "--agent", "main", "--json", "work"]);
-    let out = ok(cmd.output().await);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = ok(cmd.output().await);
     let requests: Vec<Value> = stub.requests().iter().map(|r| r.body.clone()).collect();
-    assert_eq!(requests.len(), 5);
+    assert_eq!(requests.len(), 7, "the last move waits for the operator");
     assert!(output_of(&requests[3], "swap").contains("SWAPPED"));
     let write = output_of(&requests[4], "write");
     assert!(write.contains("no longer the directory"), "{write}");
+    let by_id = output_of(&requests[6], "by_id");
+    assert!(
+        by_id.contains("no longer the directory that was attached"),
+        "{by_id}"
+    );
+    // By path it is a directory no one attached: the operator is asked.
+    let pending: Vec<Value> = serde_json::from_str(&home.ok(&["approvals", "--json"])).unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let listed = home.ok(&["workspace", "list"]);
+    assert!(listed.contains("* agent_home"), "{listed}");
     let landed: Vec<_> = ok(std::fs::read_dir(outside.path())).collect();
     assert!(landed.is_empty(), "written through the link: {landed:?}");
 }

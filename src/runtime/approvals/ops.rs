@@ -570,26 +570,10 @@ pub(crate) fn approval_for(
     }
 }
 
-/// The most of a summary an approval record keeps.
-const SUMMARY_MAX: usize = 300;
-
-/// A summary kept whole up to `SUMMARY_MAX` characters; past that cut,
-/// and the cut said: how much is left out, the whole summary's digest,
-/// and where the whole call is (`holon approvals --json` prints its
-/// arguments). The operator never answers a command cut without a mark.
-fn bounded_summary(summary: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let total = summary.chars().count();
-    if total <= SUMMARY_MAX {
-        return summary.to_owned();
-    }
-    let digest = Sha256::digest(summary.as_bytes());
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let head: String = summary.chars().take(SUMMARY_MAX - 100).collect();
-    format!(
-        "{head}… [{} more characters, sha256:{hex}; `holon approvals --json` shows the whole call]",
-        total - (SUMMARY_MAX - 100)
-    )
+/// A summary kept whole up to 300 characters; past that cut, and the
+/// cut said (`approval_text`).
+pub(crate) fn bounded_summary(summary: &str) -> String {
+    crate::runtime::approvals::policy::approval_text(summary)
 }
 
 /// What the model is told when its call waits for approval.

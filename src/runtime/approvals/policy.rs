@@ -16,7 +16,8 @@
 //! `allow_tools` names tools that never ask.
 
 pub use crate::model::approval::{
-    always_rule, always_tool, compound, Action, Approval, ApprovalPolicy, PolicyChange,
+    always_rule, always_tool, approval_text, compound, Action, Approval, ApprovalPolicy,
+    PolicyChange,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -60,6 +60,7 @@ impl RuntimeHost {
         holon_dirs.push(config.data_dir.clone());
         // Hidden from commands (no writable root lies beneath them).
         holon_dirs.push(config.data_dir.join("backups"));
+        crate::runtime::sandbox::set_holon_paths(&holon_dirs);
         let inner = Arc::new_cyclic(|weak: &Weak<HostInner>| {
             let guidance_watch = watch::GuidanceWatch::start(
                 weak.clone(),

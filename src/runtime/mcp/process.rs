@@ -136,13 +136,16 @@ impl Sandboxing {
             execution_root: dir.clone(),
             agent_home: dir,
             unix_sockets: Vec::new(),
-            root_identity: None,
+            root_pin: None,
         };
         // Where it starts: its configured directory, else the runtime's
-        // own (as an unconfined server does).
+        // own (as an unconfined server does); entered again by its
+        // absolute path once the sandbox's mounts are made.
+        let here = || std::env::current_dir().map_err(|e| format!("no working directory: {e}"));
         let workdir = match cwd {
-            Some(dir) => dir.to_path_buf(),
-            None => std::env::current_dir().map_err(|e| format!("no working directory: {e}"))?,
+            Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+            Some(dir) => here()?.join(dir),
+            None => here()?,
         };
         prepare(&confine, &tmp, &output, &self.holon_dirs, &workdir)
             .map(|p| Some((p, tmp)))

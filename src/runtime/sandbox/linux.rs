@@ -372,10 +372,22 @@ impl Prepared {
         created = created
             .add_rule(rule(Path::new("/"), AccessFs::from_read(abi))?)
             .map_err(err)?;
+        if let Some(pin) = &plan.pinned_root {
+            if !plan.writable.iter().any(|w| w == Path::new(&pin.path)) {
+                return Err(io::Error::other(format!(
+                    "the execution root {} is not among the plan's roots",
+                    pin.path
+                )));
+            }
+        }
         for root in &plan.writable {
             let fd = PathFd::new(root).map_err(|e| io::Error::other(e.to_string()))?;
-            if let Some((_, want)) = plan.pinned_root.as_ref().filter(|(p, _)| p == root) {
-                check_identity(&fd, root, *want)?;
+            if let Some(pin) = plan
+                .pinned_root
+                .as_ref()
+                .filter(|p| Path::new(&p.path) == root)
+            {
+                check_identity(&fd, root, pin)?;
             }
             created = created
                 .add_rule(PathBeneath::new(fd, root_access))
@@ -524,7 +536,7 @@ impl Prepared {
 fn check_identity(
     fd: &PathFd,
     path: &Path,
-    want: crate::model::workspace::FileIdentity,
+    want: &crate::model::workspace::DirPin,
 ) -> io::Result<()> {
     use std::os::fd::AsFd;
     let file = std::fs::File::from(fd.as_fd().try_clone_to_owned()?);

@@ -183,7 +183,7 @@ fn apply_patch_agrees_with_the_kernel() {
         output: None,
         holon_dirs: std::slice::from_ref(&holon),
         unix_sockets: &[],
-        root_identity: None,
+        root_pin: None,
     };
     let plan = super::super::plan(&request).unwrap().unwrap();
     for (rel, allowed) in [

@@ -13,9 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
-use crate::model::workspace::{
-    Enforcement, ExecutionPolicySnapshot, ExecutionProfile, FileIdentity,
-};
+use crate::model::workspace::{DirPin, Enforcement, ExecutionPolicySnapshot, ExecutionProfile};
 
 #[cfg(target_os = "linux")]
 pub mod linux;
@@ -162,7 +160,7 @@ pub struct Confine {
     pub unix_sockets: Vec<PathBuf>,
     /// What the execution root was when it was chosen: a root replaced
     /// since (a link in its place) is refused.
-    pub root_identity: Option<FileIdentity>,
+    pub root_pin: Option<DirPin>,
 }
 
 /// What a sandboxed command is given: where it runs and what it may
@@ -187,7 +185,7 @@ pub struct Request<'a> {
     /// Path unix sockets the command may reach.
     pub unix_sockets: &'a [PathBuf],
     /// What the execution root was when it was chosen, if recorded.
-    pub root_identity: Option<FileIdentity>,
+    pub root_pin: Option<DirPin>,
 }
 
 /// What the kernel is told, for one command.
@@ -222,11 +220,11 @@ pub struct Plan {
     /// temporary directory): shared memory private to it.
     #[serde(default)]
     pub shm: Option<PathBuf>,
-    /// The execution root (canonical) and what it must still be when the
-    /// kernel is told about it: the rule is made from a descriptor
-    /// checked against this.
+    /// The execution root as it was chosen (its canonical path, one of
+    /// `writable`) and what it must still be when the kernel is told about
+    /// it: the rule is made from a descriptor checked against this.
     #[serde(default)]
-    pub pinned_root: Option<(PathBuf, FileIdentity)>,
+    pub pinned_root: Option<DirPin>,
     /// Whether network sockets are allowed.
     pub network: bool,
 }
@@ -305,40 +303,93 @@ fn git_meta(root: &Path) -> GitMeta {
     }
 }
 
-/// The identity of the directory `path` names now (links followed).
-pub fn identity_of(path: &Path) -> Option<FileIdentity> {
+/// Holon's own paths, as the runtime told them at start: what Holon's own
+/// confined helpers (its git queries) hide too.
+static HOLON_PATHS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Say, once, which paths are Holon's own (the runtime, at start).
+pub fn set_holon_paths(paths: &[PathBuf]) {
+    let _ = HOLON_PATHS.set(paths.iter().filter_map(|p| p.canonicalize().ok()).collect());
+}
+
+/// A plan for a helper of Holon's that only reads, working in `dir`:
+/// nothing writable, the network off, Holon's own paths that do not hold
+/// `dir` hidden.
+pub fn read_only_plan(dir: &Path) -> Plan {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let hidden: Vec<PathBuf> = HOLON_PATHS
+        .get()
+        .into_iter()
+        .flatten()
+        .filter(|p| p.exists() && !dir.starts_with(p))
+        .cloned()
+        .collect();
+    Plan {
+        hidden: outermost(hidden),
+        ..Plan::default()
+    }
+}
+
+/// The paths no other of them lies beneath, shallowest first: hiding one
+/// hides what is inside it (and a mount over a path already hidden would
+/// find nothing there to cover).
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort_by_key(|p| p.components().count());
+    paths.dedup();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if !kept.iter().any(|k| p.starts_with(k)) {
+            kept.push(p);
+        }
+    }
+    kept
+}
+
+/// The directory `path` names now, pinned: its canonical path and its
+/// identity there, read without following a link (a link swapped in
+/// between the two reads gives no pin). `None` when it is no directory.
+pub fn pin_dir(path: &Path) -> Option<DirPin> {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| FileIdentity {
-        dev: m.dev(),
-        ino: m.ino(),
+    let canonical = path.canonicalize().ok()?;
+    let meta = std::fs::symlink_metadata(&canonical).ok()?;
+    meta.is_dir().then(|| DirPin {
+        path: canonical.display().to_string(),
+        dev: meta.dev(),
+        ino: meta.ino(),
     })
+}
+
+/// Whether `path` still names the pinned directory, by the same path.
+pub fn pin_holds(pin: &DirPin, path: &Path) -> bool {
+    pin_dir(path).as_ref() == Some(pin)
 }
 
 /// Build the plan for one command (reads the file system: canonical
 /// paths, `.git` files). `None` for `SandboxMode::Off`.
 pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let canon = |p: &Path| p.canonicalize();
-    let pinned_root = match req.root_identity {
-        Some(want) => {
-            let root = canon(req.execution_root)?;
-            if identity_of(&root) != Some(want) {
-                return Err(std::io::Error::other(format!(
-                    "the execution root {} is no longer the directory that was chosen (it was \
-                     replaced, perhaps by a link): nothing runs there; choose it again with \
-                     UseWorkspace",
-                    req.execution_root.display()
-                )));
-            }
-            Some((root, want))
+    // A pinned root is used by its pinned path, read once: it must still
+    // name the directory that was chosen.
+    if let Some(pin) = &req.root_pin {
+        if !pin_holds(pin, req.execution_root) {
+            return Err(std::io::Error::other(format!(
+                "the execution root {} is no longer the directory that was chosen (it was \
+                 replaced, perhaps by a link): nothing runs there; choose it again with \
+                 UseWorkspace",
+                req.execution_root.display()
+            )));
         }
-        None => None,
+    }
+    let root_canonical = |p: &Path| match &req.root_pin {
+        Some(pin) => Ok(PathBuf::from(&pin.path)),
+        None => canon(p),
     };
     let mut writable = match req.mode {
         SandboxMode::Off => return Ok(None),
         SandboxMode::WorkspaceWrite => {
             // The agent's home is Holon's to make.
             std::fs::create_dir_all(req.agent_home)?;
-            vec![canon(req.execution_root)?, canon(req.agent_home)?]
+            vec![root_canonical(req.execution_root)?, canon(req.agent_home)?]
         }
         SandboxMode::ReadOnly => vec![],
     };
@@ -435,7 +486,10 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
     let writable_files: Vec<PathBuf> = req.output.and_then(|o| canon(o).ok()).into_iter().collect();
     let mut plan = shape(writable, writable_files, protected, holon, req.network);
     plan.shm = shm;
-    plan.pinned_root = pinned_root.filter(|_| req.mode == SandboxMode::WorkspaceWrite);
+    plan.pinned_root = req
+        .root_pin
+        .clone()
+        .filter(|_| req.mode == SandboxMode::WorkspaceWrite);
     plan.unix_sockets = req
         .unix_sockets
         .iter()
@@ -481,7 +535,7 @@ pub fn plan_command(
         output: Some(output),
         holon_dirs,
         unix_sockets: &c.unix_sockets,
-        root_identity: c.root_identity,
+        root_pin: c.root_pin.clone(),
     };
     let plan = plan(&request).map_err(failed)?;
     plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))
@@ -547,12 +601,11 @@ fn shape(
             .filter(|p| p.exists() && under_writable(p))
             .collect()
     };
-    let (holding, mut hidden): (Vec<PathBuf>, Vec<PathBuf>) = holon
+    let (holding, hidden): (Vec<PathBuf>, Vec<PathBuf>) = holon
         .into_iter()
         .filter(|p| p.exists())
         .partition(|p| holds_writable(p));
-    hidden.sort_by_key(|p| p.components().count());
-    hidden.dedup();
+    let hidden = outermost(hidden);
     let holon_read_only = keep(holding);
     let mut read_only: Vec<PathBuf> = keep(git);
     read_only.extend(holon_read_only.iter().cloned());
@@ -659,6 +712,19 @@ mod tests {
     }
 
     #[test]
+    fn only_the_outermost_of_nested_hidden_paths_is_covered() {
+        let kept = outermost(vec![
+            p("/h/home/config"),
+            p("/h/home"),
+            p("/run/holon"),
+            p("/h/home/data/holon.redb"),
+            p("/h/homely"),
+        ]);
+        // Shallowest first; "/h/homely" is not beneath "/h/home".
+        assert_eq!(kept, vec![p("/h/home"), p("/run/holon"), p("/h/homely")]);
+    }
+
+    #[test]
     fn a_writable_root_inside_a_protected_one_is_reopened() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
@@ -728,7 +794,7 @@ mod tests {
             execution_root: p("/w/repo"),
             agent_home: p("/h/agents/a"),
             unix_sockets: vec![],
-            root_identity: None,
+            root_pin: None,
         };
         let hint = denial_hint(&c, "touch: cannot touch '/etc/x': Permission denied").unwrap();
         assert!(

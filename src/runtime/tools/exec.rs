@@ -230,7 +230,7 @@ pub(super) fn confinement(
         execution_root: PathBuf::from(&snap.execution_root),
         agent_home: env.host.agent_home(env.agent_id),
         unix_sockets: env.host.config.unix_sockets.clone(),
-        root_identity: snap.root_identity,
+        root_pin: snap.root_pin.clone(),
     }))
 }
 

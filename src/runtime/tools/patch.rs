@@ -113,7 +113,7 @@ impl Tool for ApplyPatch {
                 output: None,
                 holon_dirs: &holon_dirs,
                 unix_sockets: &[],
-                root_identity: snap.root_identity,
+                root_pin: snap.root_pin,
             };
             let plan = crate::runtime::sandbox::plan(&request).map_err(|e| PatchError::Io {
                 path: root.display().to_string(),

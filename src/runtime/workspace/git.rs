@@ -35,13 +35,13 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 ///   a program, and attributes are what name one for a path.
 /// - No configuration but the repository's own: no system or global
 ///   file (the operator's `~/.gitconfig` may lie in a root a command can
-///   write), no `GIT_CONFIG_*`, `GIT_DIR` or other `GIT_*` variable from
-///   Holon's environment; what is set on the command line wins over the
-///   repository's file.
+///   write), and none of Holon's environment but `PATH`, `HOME` and the
+///   locale (no `GIT_*`, no provider key); what is set on the command
+///   line wins over the repository's file.
 /// - Never a prompt (credentials, editors), a pager or an optional lock.
 /// - A query (`status`, `rev-parse`, `rev-list`, `symbolic-ref`) runs in
-///   the sandbox, read-only with the network off, where the kernel gives
-///   one: a repository's own `info/attributes` and config can still name
+///   the sandbox, read-only with the network off and Holon's own paths
+///   hidden, where the kernel gives one: a repository's own `info/attributes` and config can still name
 ///   a filter program, and a command may have written both. A change
 ///   (`worktree add`, `remove`, `branch -d`) runs in the operator's
 ///   repository only (`ops`: never one a command could have made).
@@ -50,9 +50,12 @@ fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
     if reads_only(args) {
         confine_query(&mut cmd, dir)?;
     }
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(name);
+    // Nothing of Holon's environment (its provider keys among it) but
+    // what git needs to run.
+    cmd.env_clear();
+    for name in ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ"] {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
         }
     }
     cmd.args([
@@ -91,7 +94,7 @@ fn reads_only(args: &[&str]) -> bool {
 /// this kernel gives one (else it runs as it is, with the safeguards
 /// above).
 fn confine_query(cmd: &mut Command, dir: &Path) -> Result<(), GitError> {
-    use crate::runtime::sandbox::{Plan, Prepared, Support};
+    use crate::runtime::sandbox::{Prepared, Support};
     use std::os::unix::process::CommandExt;
     let support = Support::probe();
     if !support.usable() {
@@ -102,7 +105,7 @@ fn confine_query(cmd: &mut Command, dir: &Path) -> Result<(), GitError> {
         dir: dir.display().to_string(),
         stderr: e.to_string(),
     };
-    let plan = Plan::default();
+    let plan = crate::runtime::sandbox::read_only_plan(dir);
     let mut prepared = Prepared::new(&plan, support).map_err(failed)?;
     prepared.enter(dir).map_err(failed)?;
     // SAFETY: the sandbox's raw system calls are all that run between

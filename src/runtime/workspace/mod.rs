@@ -74,7 +74,7 @@ pub fn snapshot_with(
             a.worktree.clone(),
         ),
     };
-    let root_identity = ws.active.as_ref().and_then(|a| a.root_identity);
+    let root_pin = ws.active.as_ref().and_then(|a| a.root_pin.clone());
     let (approval, approval_source) = ws.policy_in_force(&workspace_id, default_policy);
     // A workspace's own policy that leaves the sandbox unsaid follows the
     // runtime's.
@@ -101,11 +101,9 @@ pub fn snapshot_with(
         projection_kind: kind,
         mode,
         worktree,
-        root_identity,
+        root_pin,
     }
 }
-
-pub use crate::runtime::sandbox::identity_of;
 
 /// FNV-1a: a stable, dependency-free short hash for ids derived from paths.
 fn fnv(s: &str) -> u64 {
@@ -223,7 +221,7 @@ mod tests {
             mode: WorkspaceMode::Direct,
             worktree: None,
             adopted_worktree: false,
-            root_identity: None,
+            root_pin: None,
         }
     }
 
@@ -272,6 +270,7 @@ mod tests {
                 anchor: "/src/repo".into(),
                 git: true,
                 attached_at: "t".into(),
+                pin: None,
             }],
             active: Some(ActiveWorkspace {
                 execution_root: "/d/worktrees/main/x".into(),

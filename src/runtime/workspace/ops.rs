@@ -12,6 +12,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::sandbox;
 use crate::runtime::workspace::reach::{self, Mover, RootMove};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::{
@@ -103,6 +104,17 @@ impl RuntimeHost {
                         anchor: b.anchor.clone(),
                     }));
                 }
+                // The model returns only to the directory that was
+                // attached, not to a link a command put in its place.
+                if matches!(mover, Mover::Model { .. }) && !reach::binding_holds(&b) {
+                    return Err(wsr(WorkspaceError::Refused {
+                        why: format!(
+                            "{} is no longer the directory that was attached (a link in its \
+                             place?); the operator can attach it again",
+                            b.anchor
+                        ),
+                    }));
+                }
                 // Returning to the root already active keeps the cwd.
                 let cwd = if current.execution_root == b.anchor {
                     PathBuf::from(&current.cwd)
@@ -120,6 +132,19 @@ impl RuntimeHost {
                     path
                 };
                 let found = discover(&path).map_err(wsr)?;
+                // What becomes the root must be what was just weighed: the
+                // same canonical directory, no link swapped in since.
+                if matches!(mover, Mover::Model { .. })
+                    && sandbox::pin_dir(&found.checkout).map(|p| PathBuf::from(p.path))
+                        != Some(found.checkout.clone())
+                {
+                    return Err(wsr(WorkspaceError::Refused {
+                        why: format!(
+                            "{} changed while it was being chosen (a link in its place?)",
+                            found.checkout.display()
+                        ),
+                    }));
+                }
                 if let Mover::Model { approved } = mover {
                     let sandboxed = current.policy.backend == ExecutionProfile::Sandboxed;
                     let never = current.policy.approval.approval == Approval::Never;
@@ -130,7 +155,10 @@ impl RuntimeHost {
                         RootMove::Outside { .. } if !sandboxed => {}
                         RootMove::Outside { root, anchor } => {
                             let asked = RootMove::asked(&root, &anchor);
-                            if approved != Some(reach::workspace_summary(&asked).as_str()) {
+                            let summary = crate::model::approval::approval_text(
+                                &reach::workspace_summary(&asked),
+                            );
+                            if approved != Some(summary.as_str()) {
                                 return Err(wsr(WorkspaceError::Unapproved { root: asked, never }));
                             }
                         }
@@ -145,6 +173,7 @@ impl RuntimeHost {
                             anchor,
                             git: found.git,
                             attached_at: crate::format_ts(crate::now_ms()),
+                            pin: sandbox::pin_dir(&found.anchor),
                         },
                         true,
                     ),
@@ -163,7 +192,7 @@ impl RuntimeHost {
                 mode: WorkspaceMode::Direct,
                 worktree: None,
                 adopted_worktree: adopted,
-                root_identity: ws::identity_of(&root),
+                root_pin: sandbox::pin_dir(&root),
             };
             let mut out = self
                 .activate(
@@ -243,7 +272,7 @@ impl RuntimeHost {
             mode: WorkspaceMode::Isolated,
             worktree: Some(session.clone()),
             adopted_worktree: false,
-            root_identity: ws::identity_of(&wt_root),
+            root_pin: sandbox::pin_dir(&wt_root),
         };
         let result = self
             .activate(
@@ -527,6 +556,7 @@ fn attach_in(
         anchor: anchor_s,
         git,
         attached_at: tx.now_ts(),
+        pin: sandbox::pin_dir(anchor),
     };
     agent.workspaces.attached.push(b.clone());
     event(

@@ -75,7 +75,9 @@ impl RootMove {
 pub struct MoveContext {
     /// The anchors of the agent's attached workspaces.
     pub attached: Vec<PathBuf>,
-    pub execution_root: PathBuf,
+    /// Where the agent works now (`None`: it no longer names what was
+    /// chosen, so nothing is known by being inside it).
+    pub execution_root: Option<PathBuf>,
     pub agent_home: PathBuf,
     /// The operator's home directory, when known.
     pub user_home: Option<PathBuf>,
@@ -104,7 +106,9 @@ pub fn classify(target: &Path, anchor: &Path, checkout: &Path, cx: &MoveContext)
     // Where the agent already writes (or what is attached) grants
     // nothing new.
     let known = |p: &Path| {
-        p.starts_with(&cx.agent_home) || p.starts_with(&cx.execution_root) || attached(p)
+        p.starts_with(&cx.agent_home)
+            || cx.execution_root.as_ref().is_some_and(|r| p.starts_with(r))
+            || attached(p)
     };
     match known(checkout) && known(anchor) {
         true => RootMove::Known,
@@ -170,6 +174,17 @@ pub fn workspace_summary(asked: &str) -> String {
     format!("work in {asked}, outside every attached workspace")
 }
 
+/// Whether a binding's anchor still names the directory that was
+/// attached: by its pin, or (a record from before pins) with no link on
+/// its path.
+pub fn binding_holds(b: &crate::model::workspace::WorkspaceBinding) -> bool {
+    let anchor = Path::new(&b.anchor);
+    match &b.pin {
+        Some(pin) => crate::runtime::sandbox::pin_holds(pin, anchor),
+        None => anchor.canonicalize().is_ok_and(|c| c == anchor),
+    }
+}
+
 impl crate::runtime::host::HostInner {
     /// What moving to `found` (as `session::discover` found it) would do
     /// to the agent's writable root.
@@ -181,14 +196,29 @@ impl crate::runtime::host::HostInner {
         let snap = self.execution_of(agent_id)?;
         let agent = self.agent_record(agent_id)?;
         let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        // What is known is weighed as it was chosen, never through what
+        // its path names now: a root or an anchor a command replaced with
+        // a link counts for nothing.
+        let root = Path::new(&snap.execution_root);
+        let execution_root = match &snap.root_pin {
+            Some(pin) if crate::runtime::sandbox::pin_holds(pin, root) => {
+                Some(PathBuf::from(&pin.path))
+            }
+            Some(_) => None,
+            // The agent's home: its parent is Holon's, no command's.
+            None if snap.workspace_id == super::AGENT_HOME_ID => Some(canon(root)),
+            None if root.canonicalize().is_ok_and(|c| c == root) => Some(root.to_path_buf()),
+            None => None,
+        };
         let cx = MoveContext {
             attached: agent
                 .workspaces
                 .attached
                 .iter()
-                .map(|b| canon(Path::new(&b.anchor)))
+                .filter(|b| binding_holds(b))
+                .map(|b| PathBuf::from(&b.anchor))
                 .collect(),
-            execution_root: canon(Path::new(&snap.execution_root)),
+            execution_root,
             agent_home: canon(&self.agent_home(agent_id)),
             user_home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
@@ -237,7 +267,7 @@ mod tests {
     fn cx() -> MoveContext {
         MoveContext {
             attached: vec!["/home/op/src/app".into()],
-            execution_root: "/home/op/src/app".into(),
+            execution_root: Some("/home/op/src/app".into()),
             agent_home: "/home/op/.local/share/holon/agents/main".into(),
             user_home: Some("/home/op".into()),
             holon_dirs: vec![

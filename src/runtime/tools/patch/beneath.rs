@@ -66,14 +66,11 @@ impl Dir {
         &self.real
     }
 
-    /// Which directory this is on its file system.
-    pub fn identity(&self) -> io::Result<crate::model::workspace::FileIdentity> {
+    /// Which directory this is on its file system: (device, inode).
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::File::from(self.fd.try_clone()?).metadata()?;
-        Ok(crate::model::workspace::FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        })
+        Ok((meta.dev(), meta.ino()))
     }
 
     /// The directory `rel` (relative, normal components) beneath this one,

@@ -239,12 +239,12 @@ pub fn apply_in_roots(
     let mut bases = vec![open(canonical(root)?)?];
     // The root must still be the directory that was chosen: a link a
     // command put in its place is refused, as the kernel's rule is.
-    if let Some((_, want)) = sandbox.and_then(|p| p.pinned_root.as_ref()) {
+    if let Some(pin) = sandbox.and_then(|p| p.pinned_root.as_ref()) {
         let have = bases[0].identity().map_err(|e| PatchError::Io {
             path: root.display().to_string(),
             message: e.to_string(),
         })?;
-        if have != *want {
+        if have != (pin.dev, pin.ino) || bases[0].real() != Path::new(&pin.path) {
             return Err(PatchError::Io {
                 path: root.display().to_string(),
                 message: "the execution root is no longer the directory that was chosen (it \

@@ -373,6 +373,7 @@ mod tests {
                 anchor: "/src/repo".into(),
                 git: true,
                 attached_at: "t".into(),
+                pin: None,
             }],
             active: Some(ActiveWorkspace {
                 workspace_id: "ws_repo_1".into(),
@@ -382,7 +383,7 @@ mod tests {
                 mode: WorkspaceMode::Direct,
                 worktree: None,
                 adopted_worktree: false,
-                root_identity: None,
+                root_pin: None,
             }),
             retained_worktrees: vec![],
             policies: Default::default(),

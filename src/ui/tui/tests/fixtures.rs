@@ -431,6 +431,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
             anchor: "/home/op/src/holon".into(),
             git: true,
             attached_at: "2026-11-20T09:00:00Z".into(),
+            pin: None,
         }],
         active: Some(ActiveWorkspace {
             workspace_id: "ws_holon_1a2b3c4d".into(),
@@ -440,7 +441,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
             mode: WorkspaceMode::Direct,
             worktree: None,
             adopted_worktree: false,
-            root_identity: None,
+            root_pin: None,
         }),
         retained_worktrees: vec![],
         policies: Default::default(),
