@@ -66,6 +66,31 @@ async fn a_result_that_arrives_during_a_timer_reaches_the_model_when_it_fires() 
             .map(str::to_owned)
     });
     assert!(started.contains("msg"), "{started}");
+    // Each turn's terminal says its place among the agent's turns.
+    let terminals: Vec<String> = poll("the second turn's end", || {
+        let lines: Vec<String> = home
+            .ok(&["events", "--json"])
+            .lines()
+            .filter(|l| l.contains("\"kind\":\"turn_terminal\""))
+            .map(str::to_owned)
+            .collect();
+        (lines.len() >= 2).then_some(lines)
+    });
+    assert!(
+        terminals[0].contains("\"turn_index\":1"),
+        "{}",
+        terminals[0]
+    );
+    assert!(
+        terminals[1].contains("\"turn_index\":2"),
+        "{}",
+        terminals[1]
+    );
+    assert!(
+        terminals[1].contains("\"completed_at\""),
+        "{}",
+        terminals[1]
+    );
     // Shown once: a later turn does not repeat it as new input.
     let transcript = home.ok(&["transcript"]);
     assert_eq!(

@@ -282,6 +282,14 @@ pub struct TurnTerminal {
     pub run_id: String,
     #[serde(default)]
     pub message_id: String,
+    /// This turn's place among the agent's turns, from 1 (counted in the
+    /// store; 0 in records from before it was).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub turn_index: u64,
+    /// When the turn ended (RFC 3339; empty in older records, whose
+    /// event `ts` says it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub completed_at: String,
     pub kind: TurnTerminalKind,
     #[serde(default)]
     pub rounds: u32,

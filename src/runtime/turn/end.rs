@@ -226,6 +226,8 @@ pub(super) async fn finish(
             let ended = ev::TurnTerminal {
                 run_id: rid.clone(),
                 message_id: msg.id.clone(),
+                turn_index: tx.next_counter(&id, "turns")?,
+                completed_at: tx.now_ts(),
                 kind: terminal,
                 rounds,
                 last_assistant_message: last_assistant,
