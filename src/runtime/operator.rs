@@ -18,6 +18,15 @@ use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSou
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError};
 
+/// How a task is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopHow {
+    /// TERM, then KILL after the grace period.
+    Ask,
+    /// KILL at once.
+    Force,
+}
+
 impl RuntimeHost {
     pub async fn control(
         &self,
@@ -324,15 +333,28 @@ impl RuntimeHost {
         agent_id: &str,
         task_id: &str,
     ) -> Result<TaskRecord, RuntimeError> {
+        self.stop_task_as(agent_id, task_id, StopHow::Ask).await
+    }
+
+    /// Stop a task: asked (TERM, then KILL after the grace period) or
+    /// forced (KILL at once). A child agent's task stops its child either
+    /// way (its turn is cancelled, not signalled).
+    pub async fn stop_task_as(
+        &self,
+        agent_id: &str,
+        task_id: &str,
+        how: StopHow,
+    ) -> Result<TaskRecord, RuntimeError> {
         if self.child_task(agent_id, task_id).is_ok() {
             return self
                 .stop_child(agent_id, task_id, "stopped by TaskStop")
                 .await;
         }
-        self.inner
-            .tasks
-            .stop(agent_id, task_id, self.inner.config.stop_grace)
-            .await
+        let grace = match how {
+            StopHow::Ask => self.inner.config.stop_grace,
+            StopHow::Force => std::time::Duration::ZERO,
+        };
+        self.inner.tasks.stop(agent_id, task_id, grace).await
     }
 
     pub async fn task_input(

@@ -825,3 +825,56 @@ async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision(
         format!("{} queued messages (paused)", n + 1)
     );
 }
+
+/// TaskStop with `force` kills a task that ignores being asked (TERM) at
+/// once, without the grace period an asked stop waits; its receipt says
+/// force was asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forced_task_stop_kills_a_task_that_ignores_term_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools(
+            "",
+            &[(
+                "ExecCommand",
+                json!({"cmd": "trap '' TERM; echo ready; sleep 60", "yield_time_ms": 50}),
+            )],
+        ),
+        Scripted::text("started"),
+    ]));
+    let mut c = config(dir.path(), Arc::clone(&provider));
+    // An asked stop would wait longer than this test does.
+    c.stop_grace = Duration::from_secs(600);
+    let host = RuntimeHost::start(store, c).await.unwrap();
+    host.create_agent("main").await.unwrap();
+    host.submit(prompt("run it", Priority::Normal))
+        .await
+        .unwrap();
+    let created = wait_event(&host, "the task", |e| e.kind == "task_created").await;
+    let task_id = created.payload["task"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!task_id.is_empty(), "{}", created.payload);
+    wait_event(&host, "the task running", |e| {
+        e.kind == "task_status_changed"
+            && e.payload["task_id"] == task_id.as_str()
+            && e.payload["to"] == "running"
+    })
+    .await;
+    host.stop_task_as("main", &task_id, holon::runtime::operator::StopHow::Force)
+        .await
+        .unwrap();
+    let ended = wait_event(&host, "the task ended", |e| {
+        e.kind == "task_status_changed"
+            && e.payload["task_id"] == task_id.as_str()
+            && matches!(
+                e.payload["to"].as_str(),
+                Some("cancelled" | "failed" | "interrupted")
+            )
+    })
+    .await;
+    assert_eq!(ended.payload["to"], "cancelled", "{}", ended.payload);
+    host.shutdown().await;
+}

@@ -13,11 +13,21 @@ use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::host::RuntimeHost;
+use crate::runtime::operator::StopHow;
 use crate::runtime::tasks::{TaskKind, TaskRecord};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct TaskIdArgs {
     task_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(super) struct TaskStopArgs {
+    task_id: String,
+    /// Kill it at once (KILL) instead of asking first (TERM, then KILL
+    /// after a grace period): for a task that ignores being asked.
+    #[serde(default, deserialize_with = "super::null_as_default")]
+    force: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -178,10 +188,11 @@ pub(super) struct TaskStop;
 
 impl Tool for TaskStop {
     const NAME: &'static str = "TaskStop";
-    const DESCRIPTION: &'static str = "Stop a running task (TERM, then KILL after a grace period).";
-    type Args = TaskIdArgs;
+    const DESCRIPTION: &'static str =
+        "Stop a running task (TERM, then KILL after a grace period; force=true kills it at once).";
+    type Args = TaskStopArgs;
 
-    fn gate(&self, _: &TaskIdArgs) -> Gated {
+    fn gate(&self, _: &TaskStopArgs) -> Gated {
         Gated::No
     }
 
@@ -189,12 +200,19 @@ impl Tool for TaskStop {
         Reach::Runtime
     }
 
-    async fn call(&self, env: &ToolEnv<'_>, a: TaskIdArgs) -> ToolOutcome {
+    async fn call(&self, env: &ToolEnv<'_>, a: TaskStopArgs) -> ToolOutcome {
         let host = RuntimeHost::from_inner(env.host);
-        match host.stop_task(env.agent_id, &a.task_id).await {
-            Ok(t) => ToolOutcome::ok(
-                json!({ "ok": true, "stop_requested": true, "task": task_snapshot(&t) }),
-            ),
+        let stop = match a.force {
+            true => StopHow::Force,
+            false => StopHow::Ask,
+        };
+        match host.stop_task_as(env.agent_id, &a.task_id, stop).await {
+            Ok(t) => ToolOutcome::ok(json!({
+                "ok": true,
+                "stop_requested": true,
+                "force_stop_requested": a.force,
+                "task": task_snapshot(&t),
+            })),
             Err(e) => runtime_error(e),
         }
     }
