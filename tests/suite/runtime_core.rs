@@ -878,3 +878,59 @@ async fn a_forced_task_stop_kills_a_task_that_ignores_term_at_once() {
     assert_eq!(ended.payload["to"], "cancelled", "{}", ended.payload);
     host.shutdown().await;
 }
+
+/// TaskOutput's envelope is the contract's: path-only `artifacts` with
+/// `output_artifact` indexing the output among them, the ended task's
+/// `result_summary`, and a failed task's `failure_artifact`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_output_carries_artifacts_result_summary_and_failure_artifact() {
+    let r = rig(vec![
+        Scripted::tools(
+            "",
+            &[(
+                "ExecCommand",
+                json!({"cmd": "sleep 0.4; echo out-marker; exit 3", "yield_time_ms": 50}),
+            )],
+        ),
+        Scripted::text("started"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("run it", Priority::Normal))
+        .await
+        .unwrap();
+    let created = wait_event(&r.host, "the task", |e| e.kind == "task_created").await;
+    let task_id = created.payload["task"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    // When its result wakes the agent, the model reads the output.
+    r.provider.push(Scripted::tools(
+        "",
+        &[("TaskOutput", json!({ "task_id": task_id }))],
+    ));
+    r.provider.push(Scripted::text("read it"));
+    let read = wait_event(&r.host, "TaskOutput ran", |e| {
+        e.kind == "tool_executed" && e.payload["tool_name"] == "TaskOutput"
+    })
+    .await;
+    let preview = read.payload["result_preview"].as_str().unwrap_or_default();
+    for said in [
+        "\"artifacts\":[{\"kind\":\"task_output\"",
+        "\"output_artifact\":0",
+        "\"failure_artifact\":{",
+        "\"exit_status\":3",
+    ] {
+        assert!(preview.contains(said), "{said} in {preview}");
+    }
+    // What the model was given whole, in its next request.
+    wait_event(&r.host, "the reading turn's end", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "read it"
+    })
+    .await;
+    let given = serde_json::to_string(&r.provider.requests()).unwrap_or_default();
+    assert!(
+        given.contains("result_summary\\\":\\\"exit status 3"),
+        "{given}"
+    );
+}

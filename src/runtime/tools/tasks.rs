@@ -144,13 +144,25 @@ impl Tool for TaskOutput {
                     .as_deref()
                     .map(|p| read_tail(p, max))
                     .unwrap_or_default();
+                // The contract's minimum artifacts: path-only references
+                // to the output the runtime keeps; `output_artifact`
+                // indexes the combined output among them.
+                let artifacts: Vec<serde_json::Value> = path
+                    .iter()
+                    .map(|p| json!({ "kind": "task_output", "path": p }))
+                    .collect();
+                let output_artifact = (!artifacts.is_empty()).then_some(0);
                 ToolOutcome::ok(json!({
                     "ok": true,
                     "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
                     "task": {
                         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
                         "output_preview": preview, "output_truncated": cut,
-                        "output_artifact": path, "exit_status": d.get("exit_status"),
+                        "artifacts": artifacts, "output_artifact": output_artifact,
+                        "output_path": path,
+                        "result_summary": t.status.is_terminal().then_some(t.summary.clone()).flatten(),
+                        "exit_status": d.get("exit_status"),
+                        "failure_artifact": t.failure_artifact,
                     }
                 }))
             }
