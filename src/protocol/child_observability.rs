@@ -76,6 +76,9 @@ mod tests {
 
     fn child(task_status: TaskStatus, posture: &str) -> ChildSupervision {
         ChildSupervision {
+            parent_agent_id: "main".into(),
+            cleanup_owner: "supervision_task".into(),
+            followup_target: "parent_supervisor".into(),
             child_agent_id: "child_1".into(),
             supervision_task_id: "task_1".into(),
             label: "review".into(),

@@ -132,8 +132,20 @@ pub struct PreviewSummary {
 /// TaskStatus, TaskOutput, AgentGet and the console.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChildSupervision {
+    /// The supervising parent agent.
+    #[serde(default)]
+    pub parent_agent_id: String,
     pub child_agent_id: String,
     pub supervision_task_id: String,
+    /// Who cleans up after the child (its worktree): the supervising task,
+    /// never the child's identity. Always `supervision_task`.
+    #[serde(default = "supervision_task")]
+    pub cleanup_owner: String,
+    /// Where the child's reports, blocked posture and follow-ups go: the
+    /// supervising parent, not the operator's channels. Always
+    /// `parent_supervisor`.
+    #[serde(default = "parent_supervisor")]
+    pub followup_target: String,
     pub label: String,
     pub task_status: TaskStatus,
     pub child_status: AgentStatus,
@@ -157,6 +169,14 @@ pub struct ChildSupervision {
     /// The managed worktree, and what cleanup did with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<serde_json::Value>,
+}
+
+fn supervision_task() -> String {
+    "supervision_task".to_owned()
+}
+
+fn parent_supervisor() -> String {
+    "parent_supervisor".to_owned()
 }
 
 impl ChildSupervision {

@@ -331,6 +331,10 @@ async fn a_live_child_survives_a_restart_and_task_stop_ends_it() {
             .to_owned(),
     );
     assert_eq!(sup["task_status"], "running");
+    // The supervision boundary, as the contract names it.
+    assert_eq!(sup["parent_agent_id"], "main", "{sup}");
+    assert_eq!(sup["cleanup_owner"], "supervision_task", "{sup}");
+    assert_eq!(sup["followup_target"], "parent_supervisor", "{sup}");
 
     // Stopping the daemon with the child's call in flight is prompt, and
     // the child survives it: its supervising task is still open.

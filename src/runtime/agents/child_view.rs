@@ -63,8 +63,11 @@ pub fn child_supervision(
         None => None,
     };
     Ok(Some(ChildSupervision {
+        parent_agent_id: task.agent_id.clone(),
         child_agent_id: child_id.to_owned(),
         supervision_task_id: task.id.clone(),
+        cleanup_owner: "supervision_task".to_owned(),
+        followup_target: "parent_supervisor".to_owned(),
         label: detail
             .get("label")
             .and_then(|v| v.as_str())

@@ -209,6 +209,9 @@ fn child(
     posture: (&str, &str),
 ) -> crate::protocol::types::ChildSupervision {
     crate::protocol::types::ChildSupervision {
+        parent_agent_id: "main".into(),
+        cleanup_owner: "supervision_task".into(),
+        followup_target: "parent_supervisor".into(),
         child_agent_id: id.into(),
         supervision_task_id: format!("task_{id}"),
         label: label.into(),
