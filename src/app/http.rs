@@ -161,6 +161,10 @@ pub async fn start(
         .route("/ws", get(websocket))
         .route("/control/runtime/status", get(runtime_status))
         .route("/control/runtime/shutdown", post(runtime_shutdown))
+        .route(
+            "/control/agents/{agent_id}/work-items",
+            post(inspect::work_item_create),
+        )
         .route("/agents/list", get(inspect::agents_list))
         .route("/agents/{agent_id}/status", get(inspect::agent_status))
         .route("/agents/{agent_id}/state", get(inspect::agent_state))

@@ -58,6 +58,38 @@ pub(super) async fn agent_state(
     answer(&st, &headers, Request::AgentState { agent_id }).await
 }
 
+/// `POST /control/agents/{id}/work-items`: `work_item.create` with the
+/// JSON body as the method's parameters (`objective`, and `plan`,
+/// `plan_status`, `todo_list`, `request_id` as it takes them).
+pub(super) async fn work_item_create(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    Path(agent_id): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    // The token first: a caller without it learns nothing of the body.
+    if !authorized(&headers, &st.token) {
+        return unauthorized();
+    }
+    let mut params: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        Ok(_) => return problem(StatusCode::BAD_REQUEST, "the body must be a JSON object"),
+        Err(e) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!("the body is not JSON: {e}"),
+            )
+        }
+    };
+    params["agent_id"] = serde_json::Value::String(agent_id);
+    let request = serde_json::json!({ "method": "work_item.create", "params": params });
+    let request: Request = match serde_json::from_value(request) {
+        Ok(r) => r,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &format!("invalid work item: {e}")),
+    };
+    answer(&st, &headers, request).await
+}
+
 pub(super) async fn default_status(State(st): State<AppState>, headers: HeaderMap) -> Response {
     let agent_id = st.default_agent();
     answer(&st, &headers, Request::AgentStatus { agent_id }).await

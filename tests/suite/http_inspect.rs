@@ -85,4 +85,32 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     assert!(body["error"].is_string(), "{body}");
     // Without the token the query is not even read.
     assert_eq!(get("/agents/list?limit=nope", None).await.0, 401);
+
+    // A work item over HTTP: `work_item.create` with the body as its
+    // parameters; a retry with its request id creates no second one.
+    let post = |path: &str, token: Option<&str>, body: &str| {
+        let mut req = client.post(format!("{base}{path}")).body(body.to_owned());
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let path = "/control/agents/main/work-items";
+    let item = r#"{"objective": "tidy the logs", "request_id": "req-1"}"#;
+    assert_eq!(post(path, None, item).await.0, 401);
+    let (status, made) = post(path, token, item).await;
+    assert_eq!(status, 200, "{made}");
+    assert_eq!(made["objective"], "tidy the logs", "{made}");
+    let (_, again) = post(path, token, item).await;
+    assert_eq!(again["id"], made["id"], "the retry is the same item");
+    let (status, body) = post(path, token, "[1]").await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = post(path, token, r#"{"plan": "no objective"}"#).await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = post("/control/agents/nobody/work-items", token, item).await;
+    assert_eq!(status, 404, "{body}");
 }
