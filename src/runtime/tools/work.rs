@@ -64,18 +64,79 @@ pub(super) struct ListArgs {
     include_completed: bool,
 }
 
+/// The plan artifact's descriptor: its path, the whole file's `hash`
+/// (sha256) and `bytes`, its `updated_at`, and a bounded `preview`. The
+/// file lies in the agent's home, where a command can write: it is read
+/// only as a regular file (never through a link, never a FIFO or device
+/// that would block or never end), hashed as it streams.
 fn plan_artifact(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
     let path = work_ops::plan_path(&env.host.agent_home(env.agent_id), &item.id);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let preview: String = text.chars().take(2000).collect();
-            json!({
-                "path": path, "bytes": text.len(), "preview_complete": preview.len() == text.len(),
-                "preview": preview,
-            })
-        }
-        Err(_) => json!(null),
+    match read_plan(&path) {
+        Ok(Some(plan)) => json!({
+            "path": path, "hash": plan.hash, "bytes": plan.bytes, "updated_at": plan.updated_at,
+            "preview_complete": plan.complete, "preview": plan.preview,
+        }),
+        Ok(None) | Err(_) => json!(null),
     }
+}
+
+struct PlanRead {
+    hash: String,
+    bytes: u64,
+    updated_at: Option<String>,
+    preview: String,
+    complete: bool,
+}
+
+/// The most of a plan shown as its preview, in characters.
+const PLAN_PREVIEW_CHARS: usize = 2000;
+
+fn read_plan(path: &std::path::Path) -> std::io::Result<Option<PlanRead>> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let mut hasher = Sha256::new();
+    let mut head: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let mut bytes: u64 = 0;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        bytes += n as u64;
+        if head.len() < PLAN_PREVIEW_CHARS * 4 {
+            head.extend_from_slice(&buf[..n]);
+        }
+    }
+    let text = String::from_utf8_lossy(&head);
+    let preview: String = text.chars().take(PLAN_PREVIEW_CHARS).collect();
+    let updated_at = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| crate::format_ts(d.as_millis() as i64));
+    Ok(Some(PlanRead {
+        hash: format!("sha256:{:x}", hasher.finalize()),
+        complete: preview.len() as u64 == bytes,
+        bytes,
+        updated_at,
+        preview,
+    }))
 }
 
 fn item_view(env: &ToolEnv<'_>, item: &WorkItemRecord) -> serde_json::Value {
@@ -327,5 +388,42 @@ pub(super) fn own_state(env: &ToolEnv<'_>) -> ToolOutcome {
     match result {
         Ok(v) => ToolOutcome::ok(v),
         Err(e) => tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true),
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_is_read_hashed_and_bounded_and_never_through_a_link_or_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.md");
+        std::fs::write(&plan, "step one\nstep two\n").unwrap();
+        let read = read_plan(&plan).unwrap().unwrap();
+        assert_eq!(read.bytes, 18);
+        assert!(read.complete && read.preview.starts_with("step one"));
+        // sha256 of the bytes, as `sha256sum` prints it.
+        assert!(
+            read.hash.starts_with("sha256:") && read.hash.len() == 71,
+            "{}",
+            read.hash
+        );
+        assert!(read.updated_at.is_some());
+        let long = dir.path().join("long.md");
+        std::fs::write(&long, "x".repeat(10_000)).unwrap();
+        let read = read_plan(&long).unwrap().unwrap();
+        assert_eq!((read.bytes, read.complete), (10_000, false));
+        assert_eq!(read.preview.chars().count(), PLAN_PREVIEW_CHARS);
+        // What a command may have put in its place reads as no plan.
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+        assert!(read_plan(&link).is_err());
+        let fifo = dir.path().join("fifo.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo of a NUL-terminated path in a temporary directory.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read_plan(&fifo).unwrap().is_none());
+        assert!(read_plan(&dir.path().join("absent.md")).unwrap().is_none());
     }
 }
