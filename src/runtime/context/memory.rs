@@ -55,8 +55,19 @@ pub struct MemoryFile {
 }
 
 fn read_bounded(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
-    let f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
+    // The agent's home is a command's to write: a FIFO or a device in a
+    // memory file's place must not hang or flood the turn. Opened without
+    // blocking, read only when it is a regular file.
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let len = meta.len();
     let mut buf = Vec::new();
     // Four bytes a character at most: enough for the bound.
     f.take((MAX_MEMORY_CHARS * 4) as u64)
@@ -127,6 +138,20 @@ pub fn block(files: &[MemoryFile]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command can put a FIFO or a link to a device in a memory file's
+    /// place: the prompt is built without it, and nothing hangs.
+    #[test]
+    fn a_fifo_or_device_in_a_memory_files_place_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("memory")).unwrap();
+        let fifo = dir.path().join("memory/self.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo of a NUL-terminated path in a temporary directory.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("memory/operator.md")).unwrap();
+        assert!(load(dir.path()).is_empty());
+    }
 
     #[test]
     fn missing_files_are_created_and_never_overwritten() {

@@ -89,10 +89,19 @@ fn read_bounded(path: &Path) -> Option<(String, usize, bool)> {
     }
     // Only what can enter the prompt is read (and a character's worth
     // more), however large the file.
+    // Opened without blocking and checked again: a FIFO swapped in after
+    // the look above must not hang the turn.
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_GUIDANCE_BYTES as u64 + 4)
+    file.take(MAX_GUIDANCE_BYTES as u64 + 4)
         .read_to_end(&mut bytes)
         .ok()?;
     let total = (meta.len() as usize).max(bytes.len());
