@@ -376,7 +376,9 @@ async fn a_long_tool_turn_is_recapped_with_checkpoints_and_a_work_item_update_in
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_whose_fixed_part_exceeds_the_budget_ends_baseline_over_budget_and_sends_nothing() {
-    let rig = rig_with(6_144, vec![chatty("The operator sent a huge paste."); 3]).await;
+    // A window the fixed part (policy, tools, frame) fits with room for a
+    // short prompt, and a paste that does not.
+    let rig = rig_with(7_168, vec![chatty("The operator sent a huge paste."); 3]).await;
     let huge = format!("please read: {}", "x".repeat(40_000));
     ok(rig.host.submit(prompt(&huge, Priority::Normal)).await);
     let end = wait_event(&rig.host, "turn end", kind("turn_terminal")).await;
@@ -386,7 +388,7 @@ async fn a_turn_whose_fixed_part_exceeds_the_budget_ends_baseline_over_budget_an
     let text = brief.payload["brief"]["text"].as_str().unwrap_or("");
     assert_eq!(brief.payload["brief"]["kind"], "failure");
     assert!(text.contains("this turn's input ~10"), "{text}");
-    assert!(text.contains("context window 6144"), "{text}");
+    assert!(text.contains("context window 7168"), "{text}");
     // The next, normal prompt runs: the huge one is history now, folded.
     ok(rig.host.submit(prompt("short one", Priority::Normal)).await);
     wait_turns(&rig.host, 2).await;
