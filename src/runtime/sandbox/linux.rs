@@ -159,6 +159,13 @@ unsafe fn write_file(path: &[u8], data: &[u8]) -> io::Result<()> {
 /// mount namespace), and stop mount events from propagating back to the
 /// host.
 unsafe fn enter_mount_namespace(maps: &Maps) -> io::Result<()> {
+    // Holon's own process is not dumpable, and a child inherits that until
+    // it execs: its `/proc/self` files would then belong to root, and a
+    // user other than root could not write its own id maps. The child is
+    // about to become the command, whose exec decides anew.
+    if libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) != 0 {
+        return Err(io::Error::last_os_error());
+    }
     if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWUSER) != 0 {
         return Err(io::Error::last_os_error());
     }

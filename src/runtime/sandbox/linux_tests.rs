@@ -342,3 +342,48 @@ fn a_command_is_in_its_own_user_namespace_without_capabilities() {
     );
     assert!(!out.contains("read-environ"), "{out}");
 }
+
+/// Holon's processes are not dumpable, and a child inherits that until it
+/// execs: a user other than root must still be able to write its own id
+/// maps when it enters the command's namespace. Run as root, the child
+/// becomes `nobody` first, as an ordinary operator's would be.
+#[test]
+fn a_non_dumpable_parent_of_another_user_still_gives_its_child_a_namespace() {
+    if !here() || !super::super::Support::probe().mount_namespace {
+        return;
+    }
+    // SAFETY: plain getters.
+    let root = unsafe { libc::geteuid() } == 0;
+    let (uid, gid) = match root {
+        true => (65534u32, 65534u32),
+        // SAFETY: plain getters.
+        false => unsafe { (libc::getuid(), libc::getgid()) },
+    };
+    let maps = Maps {
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+    };
+    // SAFETY: the child makes only raw system calls and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: raw calls in the child, then _exit.
+        unsafe {
+            if root
+                && (libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0)
+            {
+                libc::_exit(2);
+            }
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            let ok = enter_mount_namespace(&maps).is_ok();
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+    }
+    assert!(pid > 0);
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status), "{status}");
+    assert_eq!(libc::WEXITSTATUS(status), 0, "the namespace was refused");
+}
