@@ -90,10 +90,12 @@ fn outputs(request: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The latest output of call `id` (an agent's earlier runs are in its
+/// history too).
 fn output_of(request: &Value, id: &str) -> String {
     outputs(request)
         .into_iter()
-        .find(|(c, _)| c == id)
+        .rfind(|(c, _)| c == id)
         .map(|(_, o)| o)
         .unwrap_or_else(|| panic!("no output for {id} in {request}"))
 }
@@ -654,4 +656,52 @@ async fn holons_git_status_runs_a_planted_filter_only_confined() {
         ran.is_empty(),
         "a planted filter ran as the operator: {ran:?}"
     );
+}
+
+/// A workspace whose directory was replaced since it was attached (a
+/// fresh clone in its place) is not the one the operator chose: the model
+/// cannot move into it until the operator attaches it again, which pins
+/// the new directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_workspace_waits_for_the_operator_to_attach_it_again() {
+    if !sandbox_here() {
+        return;
+    }
+    let home = Home::new();
+    let projects = ok(tempfile::tempdir());
+    let dir = projects.path().join("proj");
+    ok(std::fs::create_dir_all(&dir));
+    let dir = ok(dir.canonicalize());
+    let d = dir.display().to_string();
+    home.ok(&["workspace", "attach", &d]);
+    let id = holon::runtime::workspace::workspace_id_for(&dir);
+    // Moved away (kept, so the new one cannot reuse its inode) and
+    // another made in its place.
+    ok(std::fs::rename(&dir, projects.path().join("proj.old")));
+    ok(std::fs::create_dir_all(&dir));
+    // Call ids differ between the runs: both are in the agent's history.
+    let move_in =
+        |call_id: &str| vec![call(call_id, "UseWorkspace", json!({ "workspace_id": id }))];
+    let stub = stub_rounds(&[move_in("in1")]).await;
+    let run = || {
+        let mut cmd = tokio::process::Command::from(home.cmd());
+        cmd.envs(provider_env(&stub))
+            .args(["run", "--agent", "main", "--json", "move"]);
+        cmd
+    };
+    let _ = ok(run().output().await);
+    let said = output_of(&stub.requests()[1].body, "in1");
+    assert!(
+        said.contains("no longer the directory that was attached"),
+        "{said}"
+    );
+    // The operator attaches it again: it is theirs, and the model may.
+    home.ok(&["workspace", "attach", &d]);
+    let stub = stub_rounds(&[move_in("in2")]).await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.envs(provider_env(&stub))
+        .args(["run", "--agent", "main", "--json", "move"]);
+    let _ = ok(cmd.output().await);
+    let said = output_of(&stub.requests()[1].body, "in2");
+    assert!(said.contains("\"ok\":true"), "{said}");
 }

@@ -546,10 +546,27 @@ fn attach_in(
     if let Some(b) = agent
         .workspaces
         .attached
-        .iter()
+        .iter_mut()
         .find(|b| b.anchor == anchor_s)
     {
-        return Ok(b.clone());
+        if reach::binding_holds(b) {
+            return Ok(b.clone());
+        }
+        // Attached again where the directory was replaced since (a fresh
+        // clone in its place): the operator's choice is pinned anew.
+        b.pin = sandbox::pin_dir(anchor);
+        b.git = git;
+        let b = b.clone();
+        event(
+            tx,
+            &agent.id,
+            Event::WorkspaceAttached(ev::WorkspaceAttached {
+                workspace_id: b.workspace_id.clone(),
+                anchor: b.anchor.clone(),
+                git: b.git,
+            }),
+        )?;
+        return Ok(b);
     }
     let b = WorkspaceBinding {
         workspace_id: ws::workspace_id_for(anchor),
