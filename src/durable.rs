@@ -1,7 +1,8 @@
 //! Files written whole or not at all: a private temporary file beside the
 //! target, synced, renamed over it, its directory synced. A reader (or a
 //! process that starts after a crash) sees the old content or the new,
-//! never a torn one.
+//! never a torn one. And files read where a command may have written
+//! (`open_regular`): only regular files, opened without blocking.
 
 use std::io::Write;
 use std::path::Path;
@@ -36,4 +37,17 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::fs::File::open(dir)?.sync_all()?;
     }
     Ok(())
+}
+
+/// Open `path` for reading only when it is a regular file (`Ok(None)`
+/// otherwise), without blocking: in a directory a command can write, a
+/// FIFO or a device in a file's place would hang or flood whoever reads
+/// it. Links are followed; the file reached is what is checked.
+pub fn open_regular(path: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    Ok(file.metadata()?.is_file().then_some(file))
 }

@@ -6,6 +6,16 @@ use serde_json::Value;
 
 use super::triggers::served;
 
+/// Send `req` (with `token` as its bearer, if any): its status and JSON.
+async fn answered(mut req: reqwest::RequestBuilder, token: Option<String>) -> (u16, Value) {
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let r = req.send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json::<Value>().await.unwrap_or(Value::Null))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     let s = served(vec![]).await;
@@ -13,15 +23,10 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     let base = url.split("/trigger/").next().unwrap_or_default().to_owned();
     let client = reqwest::Client::new();
     let get = |path: &str, token: Option<&str>| {
-        let mut req = client.get(format!("{base}{path}"));
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        async move {
-            let r = req.send().await.unwrap();
-            let status = r.status().as_u16();
-            (status, r.json::<Value>().await.unwrap_or(Value::Null))
-        }
+        answered(
+            client.get(format!("{base}{path}")),
+            token.map(str::to_owned),
+        )
     };
     let routes = [
         "/agents/list",
@@ -89,15 +94,8 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     // A work item over HTTP: `work_item.create` with the body as its
     // parameters; a retry with its request id creates no second one.
     let post = |path: &str, token: Option<&str>, body: &str| {
-        let mut req = client.post(format!("{base}{path}")).body(body.to_owned());
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        async move {
-            let r = req.send().await.unwrap();
-            let status = r.status().as_u16();
-            (status, r.json::<Value>().await.unwrap_or(Value::Null))
-        }
+        let req = client.post(format!("{base}{path}")).body(body.to_owned());
+        answered(req, token.map(str::to_owned))
     };
     let path = "/control/agents/main/work-items";
     let item = r#"{"objective": "tidy the logs", "request_id": "req-1"}"#;

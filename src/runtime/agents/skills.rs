@@ -131,17 +131,9 @@ pub fn parse_metadata(text: &str, dir_name: &str) -> (String, String) {
 
 fn read_head(path: &Path) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     // A skill directory may be a command's to write: a FIFO or a device
     // named SKILL.md must not hang or flood the catalog.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
+    let f = crate::durable::open_regular(path).ok()??;
     let mut buf = Vec::new();
     f.take(META_BYTES).read_to_end(&mut buf).ok()?;
     Some(String::from_utf8_lossy(&buf).into_owned())

@@ -56,18 +56,10 @@ pub struct MemoryFile {
 
 fn read_bounded(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
     // The agent's home is a command's to write: a FIFO or a device in a
-    // memory file's place must not hang or flood the turn. Opened without
-    // blocking, read only when it is a regular file.
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let meta = f.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let len = meta.len();
+    // memory file's place must not hang or flood the turn.
+    let f = crate::durable::open_regular(path)?
+        .ok_or_else(|| std::io::Error::other("not a regular file"))?;
+    let len = f.metadata()?.len();
     let mut buf = Vec::new();
     // Four bytes a character at most: enough for the bound.
     f.take((MAX_MEMORY_CHARS * 4) as u64)

@@ -91,15 +91,7 @@ fn read_bounded(path: &Path) -> Option<(String, usize, bool)> {
     // more), however large the file.
     // Opened without blocking and checked again: a FIFO swapped in after
     // the look above must not hang the turn.
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let file = crate::durable::open_regular(path).ok()??;
     let mut bytes = Vec::new();
     file.take(MAX_GUIDANCE_BYTES as u64 + 4)
         .read_to_end(&mut bytes)

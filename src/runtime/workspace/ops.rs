@@ -557,15 +557,7 @@ fn attach_in(
         b.pin = sandbox::pin_dir(anchor);
         b.git = git;
         let b = b.clone();
-        event(
-            tx,
-            &agent.id,
-            Event::WorkspaceAttached(ev::WorkspaceAttached {
-                workspace_id: b.workspace_id.clone(),
-                anchor: b.anchor.clone(),
-                git: b.git,
-            }),
-        )?;
+        attached_event(tx, &agent.id, &b)?;
         return Ok(b);
     }
     let b = WorkspaceBinding {
@@ -576,14 +568,22 @@ fn attach_in(
         pin: sandbox::pin_dir(anchor),
     };
     agent.workspaces.attached.push(b.clone());
+    attached_event(tx, &agent.id, &b)?;
+    Ok(b)
+}
+
+fn attached_event(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    b: &WorkspaceBinding,
+) -> Result<(), StoreError> {
     event(
         tx,
-        &agent.id,
+        agent_id,
         Event::WorkspaceAttached(ev::WorkspaceAttached {
             workspace_id: b.workspace_id.clone(),
             anchor: b.anchor.clone(),
             git: b.git,
         }),
-    )?;
-    Ok(b)
+    )
 }
