@@ -272,6 +272,12 @@ pub fn run() -> ExitCode {
     {
         return crate::runtime::command_tasks::holder::run();
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::runtime::command_tasks::tee::TEE_ARG)
+    {
+        return crate::runtime::command_tasks::tee::run();
+    }
     crate::runtime::exec_env::make_files_private();
     let cli = Cli::parse();
     if let Err(e) = crate::clock::install_from_env() {

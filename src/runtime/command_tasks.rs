@@ -34,6 +34,7 @@ pub mod holder;
 mod process;
 mod records;
 mod spawn;
+pub mod tee;
 mod terminal;
 
 use super::process_identity::ProcessIdentity;
@@ -233,6 +234,10 @@ impl CommandTasks {
                 "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
                 "shell": spec.launch.shell, "login": spec.launch.login, "tty": spec.launch.tty,
                 "output_path": output_path, "terminal_reentry": false,
+                // A held command without a terminal keeps its stderr's
+                // tail apart too (the holder's tee).
+                "stderr_path": (self.holder.is_some() && !spec.launch.tty)
+                    .then(|| output_path.with_extension("err")),
                 "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
                 "sandbox": sandbox.map_or("off", |c| c.mode.as_str()),
                 "network": sandbox.map_or("on", |c| c.network.as_str()),

@@ -49,7 +49,7 @@ async fn a_command_runs_in_the_shell_it_names_as_a_login_shell_or_on_a_terminal(
         .await
         .unwrap();
     wait_event(&r.host, "brief", |e| e.kind == "brief_created").await;
-    let got = results(&r.host);
+    let got = given(&r);
     assert_eq!(got.len(), 4, "{got:?}");
     let out = |i: usize| {
         got[i]["stdout_preview"]
@@ -222,4 +222,64 @@ async fn a_batch_runs_its_items_in_order_and_answers_in_one_grouped_receipt() {
         "four, one, and none for the batch refused before running"
     );
     r.host.shutdown().await;
+}
+
+/// The results the model was given whole, in call order.
+fn given(r: &super::runtime_core::Rig) -> Vec<Value> {
+    use holon::model::usage::ConversationItem;
+    let requests = r.provider.requests();
+    let Some(last) = requests.last() else {
+        return Vec::new();
+    };
+    last.conversation
+        .iter()
+        .filter_map(|i| match i {
+            ConversationItem::ToolResult { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_is_kept_apart_and_a_background_writer_outlives_its_command() {
+    let r = rig(vec![
+        Scripted::tools(
+            "",
+            &[
+                (
+                    "ExecCommand",
+                    json!({"cmd": "(sleep 1; echo late-err >&2; echo alive > bg.txt) & echo out-line; echo err-line >&2; exit 3"}),
+                ),
+                ("ExecCommand", json!({"cmd": "sleep 2; cat bg.txt"})),
+            ],
+        ),
+        Scripted::text("done"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("run them", Priority::Normal))
+        .await
+        .unwrap();
+    wait_event(&r.host, "brief", |e| e.kind == "brief_created").await;
+    let got = given(&r);
+    assert_eq!(got.len(), 2, "{got:?}");
+    let first = &got[0];
+    let combined = first["stdout_preview"].as_str().unwrap_or_default();
+    assert!(
+        combined.contains("out-line") && combined.contains("err-line"),
+        "the combined output keeps both streams: {first}"
+    );
+    assert_eq!(first["stderr_preview"], "err-line\n", "{first}");
+    assert_eq!(first["exit_status"], 3);
+    assert!(
+        first["duration_ms"].as_u64().unwrap_or(u64::MAX) < 900,
+        "a background writer does not hold the result: {first}"
+    );
+    // The background process wrote to its stderr after its command and
+    // holder ended, and lived on: it was not cut off by a closed pipe.
+    assert_eq!(got[1]["stdout_preview"], "alive\n", "{:?}", got[1]);
+    let output = std::fs::read_to_string(first["stdout_artifact"].as_str().unwrap()).unwrap();
+    assert!(output.contains("late-err"), "{output}");
+    let tail = std::fs::read_to_string(first["stderr_artifact"].as_str().unwrap()).unwrap();
+    assert_eq!(tail, "err-line\nlate-err\n");
 }

@@ -13,6 +13,7 @@
 //! holder by its recorded identity, or its exit record when it is gone.
 
 use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -29,6 +30,11 @@ pub const HOLD_ARG: &str = "__hold";
 
 /// How long output still in a terminal is copied once its command ended.
 const TERMINAL_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long stderr still in the tee's pipe is waited for once its command
+/// ended: a background process that keeps it open must not hold the
+/// command's result for long.
+const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// The exit code of a holder that got no spec: nothing ran.
 pub const NOT_STARTED: u8 = 125;
@@ -54,6 +60,10 @@ pub struct HeldPaths {
     pub command: PathBuf,
     /// The named pipe that is the command's stdin (`accepts_input`).
     pub input: Option<PathBuf>,
+    /// Where the stderr tee keeps the tail of the command's stderr (a
+    /// command without a terminal; older records have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<PathBuf>,
 }
 
 impl HeldPaths {
@@ -63,10 +73,12 @@ impl HeldPaths {
             exit: output.with_extension("exit"),
             command: output.with_extension("pid"),
             input: accepts_input.then(|| output.with_extension("in")),
+            stderr: Some(output.with_extension("err")),
         }
     }
 
-    /// Remove them (once the task's terminal record is committed).
+    /// Remove them (once the task's terminal record is committed); the
+    /// stderr tail stays beside the output, as its artifact.
     pub fn remove(&self) {
         for p in [Some(&self.exit), Some(&self.command), self.input.as_ref()]
             .into_iter()
@@ -189,7 +201,7 @@ pub fn run() -> ExitCode {
     install_relay();
     let started = Instant::now();
     let record = match start(&spec) {
-        Ok((mut child, pty)) => {
+        Ok((mut child, pty, tee)) => {
             let pid = child.id() as i32;
             // A terminal's output is copied to the output file, the task's
             // input to the terminal.
@@ -227,10 +239,13 @@ pub fn run() -> ExitCode {
             };
             // Its group id may name another group from now on.
             GROUP.swap(0, Ordering::SeqCst);
+            // Until the terminal or stderr is closed everywhere, but not
+            // for ever: a background process may keep it open.
+            let deadline = Instant::now() + TERMINAL_DRAIN;
+            if let Some(tee) = tee {
+                tee.finish(Instant::now() + STDERR_DRAIN);
+            }
             if let Some(copy) = copying {
-                // Until the terminal is closed everywhere, but not for
-                // ever: a background process may keep it open.
-                let deadline = Instant::now() + TERMINAL_DRAIN;
                 while !copy.is_finished() && Instant::now() < deadline {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
@@ -274,7 +289,7 @@ fn quit_stdin() {
 
 /// Start the command: its own process group (or, sandboxed, its own
 /// session), with the holder's stdin, stdout and stderr.
-fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)> {
+fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>, Option<Tee>)> {
     use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(&spec.launch.shell);
     // stdin is the holder's own: the task's named pipe, or nothing.
@@ -291,6 +306,21 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)>
             Some(pty)
         }
         false => None,
+    };
+    // Without a terminal, stderr goes through the tee: into the output
+    // file with stdout, and its tail apart.
+    let tee = match (&pty, &spec.paths.stderr) {
+        (None, Some(tail)) => match Tee::start(tail) {
+            Ok((tee, write)) => {
+                cmd.stderr(write);
+                Some(tee)
+            }
+            Err(e) => {
+                eprintln!("holon: stderr stays with stdout (no tee: {e})");
+                None
+            }
+        },
+        _ => None,
     };
     let prepared = match &spec.sandbox {
         Some((plan, support)) => {
@@ -330,13 +360,49 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>)>
         });
     }
     let child = cmd.spawn()?;
-    drop(cmd);
     // The command's side now lives only in the command: the holder's copy
-    // goes, so the output copy ends when the command's side is closed.
+    // goes (with `cmd`), so the copies end when the command's side is
+    // closed.
+    drop(cmd);
     if let Some(p) = &mut pty {
         p.terminal = None;
     }
-    Ok((child, pty))
+    Ok((child, pty, tee))
+}
+
+/// The stderr tee of a running command.
+pub(super) struct Tee(std::process::Child);
+
+impl Tee {
+    /// Start `holon __tee TAIL` (this very program) reading a new pipe,
+    /// writing to the holder's own stderr (the output file); the write
+    /// end is for the command.
+    fn start(tail: &Path) -> std::io::Result<(Tee, std::process::Stdio)> {
+        use std::os::unix::process::CommandExt;
+        let (read, write) = std::io::pipe()?;
+        let out = std::io::stderr().as_fd().try_clone_to_owned()?;
+        let child = std::process::Command::new("/proc/self/exe")
+            .arg0("holon-tee")
+            .arg(super::tee::TEE_ARG)
+            .arg(tail)
+            .stdin(read)
+            .stdout(out)
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        Ok((Tee(child), write.into()))
+    }
+
+    /// Wait for the tee to copy what is left, up to `deadline`; a
+    /// background process that keeps stderr open keeps its tee (which
+    /// then ends on its own).
+    fn finish(mut self, deadline: Instant) {
+        while Instant::now() < deadline {
+            if !matches!(self.0.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
 }
 
 pub use crate::durable::write as write_durably;

@@ -351,6 +351,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         .map(|p| read_tail(p, max_bytes + 1))
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&output, max_bytes);
+    let stderr = StderrTail::of(&d, max_bytes / 4);
     if task.status == tasks::TaskStatus::Completed {
         if let Err(e) = host.note_skill_use(env.agent_id, &a.cmd, &workdir).await {
             tracing::warn!(error = %e, "cannot record skill activation");
@@ -362,11 +363,14 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             "ok": !failed,
             "disposition": "completed", "task_id": task.id, "status": task.status,
             "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
-            "stdout_preview": preview, "stderr_preview": "", "truncated": truncated || cut_at_file,
+            "stdout_preview": preview, "stderr_preview": stderr.preview, "truncated": truncated || cut_at_file,
             "stdout_artifact": output_path, "duration_ms": d.get("duration_ms"),
             "sandbox": sandbox.as_ref().map_or("off", |c| c.mode.as_str()),
         });
         let why = task.summary.as_deref().unwrap_or_default();
+        if let Some(p) = &stderr.path {
+            result["stderr_artifact"] = json!(p);
+        }
         let hint = sandbox
             .as_ref()
             .filter(|_| failed)
@@ -386,6 +390,48 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             "note": "the command is still running; its result will be delivered to you when it ends",
         })),
         Err(e) => runtime_error(e),
+    }
+}
+
+/// The tail of a command's stderr, kept apart by its holder's tee (none
+/// for a terminal's command, whose output is one stream, nor when it
+/// wrote nothing there).
+pub(super) struct StderrTail {
+    pub preview: String,
+    pub truncated: bool,
+    pub path: Option<PathBuf>,
+}
+
+impl StderrTail {
+    /// Read from the task's `stderr_path`, at most `max` bytes.
+    pub fn of(detail: &serde_json::Value, max: u64) -> StderrTail {
+        let path = detail
+            .get("stderr_path")
+            .and_then(|p| p.as_str())
+            .map(PathBuf::from)
+            .filter(|p| p.metadata().is_ok_and(|m| m.len() > 0));
+        let (preview, _, truncated) = path
+            .as_deref()
+            .map(|p| read_tail(p, max))
+            .unwrap_or_default();
+        StderrTail {
+            preview,
+            truncated,
+            path,
+        }
+    }
+
+    /// The contract's path-only artifacts: the combined output (the
+    /// `output_artifact`), then the stderr tail.
+    pub fn artifacts(&self, output: Option<&Path>) -> Vec<serde_json::Value> {
+        let mut v: Vec<serde_json::Value> = output
+            .iter()
+            .map(|p| json!({ "kind": "task_output", "path": p }))
+            .collect();
+        if let Some(p) = &self.path {
+            v.push(json!({ "kind": "task_stderr", "path": p }));
+        }
+        v
     }
 }
 

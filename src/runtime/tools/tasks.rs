@@ -147,17 +147,17 @@ impl Tool for TaskOutput {
                 // The contract's minimum artifacts: path-only references
                 // to the output the runtime keeps; `output_artifact`
                 // indexes the combined output among them.
-                let artifacts: Vec<serde_json::Value> = path
-                    .iter()
-                    .map(|p| json!({ "kind": "task_output", "path": p }))
-                    .collect();
-                let output_artifact = (!artifacts.is_empty()).then_some(0);
+                let stderr = super::exec::StderrTail::of(&d, max / 4);
+                let artifacts = stderr.artifacts(path.as_deref());
+                let output_artifact = path.as_ref().map(|_| 0);
                 ToolOutcome::ok(json!({
                     "ok": true,
                     "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
                     "task": {
                         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
                         "output_preview": preview, "output_truncated": cut,
+                        "stderr_preview": stderr.preview, "stderr_truncated": stderr.truncated,
+                        "stderr_artifact": stderr.path,
                         "artifacts": artifacts, "output_artifact": output_artifact,
                         "output_path": path,
                         "result_summary": t.status.is_terminal().then_some(t.summary.clone()).flatten(),
