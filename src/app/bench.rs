@@ -125,6 +125,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "context" {
         super::bench_context::run(&dir).await?;
     }
+    if all || which == "frame" {
+        super::bench_frame::run(&dir).await?;
+    }
     if all || which == "socket" {
         super::bench_socket::socket_bench(&dir).await?;
     }

@@ -174,6 +174,8 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
 
     // The provider chain's own CPU per round against the same stub.
     let probe = ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "You are Holon.".into(),
         context_blocks: Vec::new(),
         conversation: vec![crate::runtime::provider::ConversationItem::UserText {

@@ -38,6 +38,8 @@ async fn fill_transcript(host: &RuntimeHost, agent: &str, n: usize) -> anyhow::R
                             ),
                         },
                         _ => TranscriptBody::AssistantRound {
+                            input_tokens: None,
+                            output_tokens: None,
                             round: 1,
                             reasoning: Vec::new(),
                             text: format!("Noted {chunk}/{i}. {}", "dolor sit ".repeat(20)),

@@ -108,6 +108,8 @@ pub(super) fn chain(base: &str) -> anyhow::Result<ProviderChain> {
 
 fn sample_request() -> ProviderRequest {
     ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "You are Holon.".into(),
         context_blocks: Vec::new(),
         conversation: vec![ConversationItem::UserText {

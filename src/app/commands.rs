@@ -199,6 +199,12 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         }
         if let Some(u) = &a.usage {
             out.text(&format!("  {}", crate::ui::present::usage::usage_line(u)))?;
+            if let Some(t) = &u.last_turn {
+                out.text(&format!(
+                    "  last turn {} in / {} out tokens",
+                    t.input_tokens, t.output_tokens
+                ))?;
+            }
         }
         if let Some(hint) = &a.lifecycle_hint {
             out.text(&format!("  {hint}"))?;

@@ -92,3 +92,59 @@ pub async fn prompt(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `holon debug latency`: the last `turns` turns' time, split, from the
+/// agent's events (through the running runtime, or the store when none
+/// runs). Reads the turn ends first, then every event from the end of
+/// the turn before the first one shown.
+pub async fn latency(
+    ctx: &Context,
+    agent: Option<String>,
+    turns: usize,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::protocol::{call_typed, EventsPage, Request};
+    let agent_id = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
+    let client = super::offline::client(ctx).await?;
+    let turns = turns.max(1);
+    let page = |from_seq: u64, kind: Option<&str>| Request::EventsPage {
+        agent_id: agent_id.clone(),
+        from_seq,
+        limit: 1000,
+        kind: kind.map(str::to_owned),
+    };
+    // The ends of its turns: where to start reading (the end before the
+    // first turn shown, and one more for a message admitted during it).
+    let mut ends: std::collections::VecDeque<u64> = std::collections::VecDeque::new();
+    let mut from = 1;
+    loop {
+        let got: EventsPage = call_typed(&*client, page(from, Some("turn_terminal"))).await?;
+        let Some(last) = got.events.last() else { break };
+        from = last.event_seq + 1;
+        for e in &got.events {
+            ends.push_back(e.event_seq);
+            if ends.len() > turns + 2 {
+                ends.pop_front();
+            }
+        }
+    }
+    let start = match ends.len() > turns {
+        true => ends[0] + 1,
+        false => 1,
+    };
+    let mut events = Vec::new();
+    let mut from = start;
+    loop {
+        let got: EventsPage = call_typed(&*client, page(from, None)).await?;
+        let Some(last) = got.events.last() else { break };
+        from = last.event_seq + 1;
+        events.extend(got.events);
+    }
+    let report = crate::ui::present::latency::report(&agent_id, &events, turns);
+    let mut out = super::commands::Out::new();
+    match json {
+        true => out.line(&serde_json::to_string_pretty(&report)?)?,
+        false => out.line(crate::ui::present::latency::text(&report).trim_end())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

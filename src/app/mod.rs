@@ -21,6 +21,8 @@ mod bench_context;
 #[cfg(feature = "bench")]
 mod bench_crowd;
 #[cfg(feature = "bench")]
+mod bench_frame;
+#[cfg(feature = "bench")]
 mod bench_mcp;
 #[cfg(feature = "bench")]
 mod bench_runtime;
@@ -471,6 +473,9 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 debug::export(&ctx, agent, &dir).await
             }
             Some(Command::Debug(DebugCommand::Replay { dir, input })) => debug::replay(&dir, input),
+            Some(Command::Debug(DebugCommand::Latency { agent, turns, json })) => {
+                debug::latency(&ctx, agent, turns, json).await
+            }
             Some(Command::Debug(DebugCommand::Prompt {
                 agent,
                 json,

@@ -157,6 +157,8 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
         keep: ctx.config.store_backup_keep,
     };
     config.retain_days = ctx.config.store_retain_days;
+    config.stale_reminder =
+        crate::runtime::context::stale::StaleConfig::from(|k| std::env::var(k).ok());
     // Commands run under `holon __hold` (this very program, even once an
     // upgrade replaced its file: `/proc/self/exe`), so they outlive a
     // runtime that stops or dies; a daemon leaves them running when it

@@ -354,6 +354,7 @@ mod tests {
             context_window: 0,
             prompt_budget: 0,
             cost_usd: cost,
+            ..Default::default()
         };
         let mut rows = BTreeMap::new();
         fold(

@@ -269,6 +269,19 @@ pub struct AgentRecord {
     /// pause it again that day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_waived_day: Option<String>,
+    /// Its structured working memory, derived at each turn's end.
+    #[serde(default, skip_serializing_if = "is_default_memory")]
+    pub working_memory: crate::model::working::WorkingMemory,
+    /// Its tools' timings (`toolLatency`), one entry a tool, bounded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_latency: Vec<crate::model::usage::ToolLatency>,
+    /// The token usage of its last turn that reported any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_usage: Option<crate::model::usage::TokenUsage>,
+}
+
+fn is_default_memory(m: &crate::model::working::WorkingMemory) -> bool {
+    *m == crate::model::working::WorkingMemory::default()
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -419,6 +432,9 @@ impl AgentRecord {
             budget: Budget::default(),
             budget_paused_day: None,
             budget_waived_day: None,
+            working_memory: Default::default(),
+            tool_latency: Vec::new(),
+            last_turn_usage: None,
             reasoning_effort_override: None,
         }
     }

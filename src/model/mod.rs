@@ -26,6 +26,7 @@ pub mod trigger;
 pub mod usage;
 pub mod waiting;
 pub mod work;
+pub mod working;
 pub mod workspace;
 
 /// A boxed, sendable future: what the client interface and the provider

@@ -15,6 +15,14 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+/// At most `max` characters of `s`, with `…` when it was cut.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some((at, _)) => format!("{}…", &s[..at]),
+    }
+}
+
 /// A Unicode format character that can reorder, join or hide text.
 pub fn is_hidden_format(c: char) -> bool {
     matches!(c,

@@ -33,6 +33,11 @@ pub enum TranscriptBody {
         text: String,
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
+        /// The round's tokens at the top level (also under `token_usage`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input_tokens: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_tokens: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token_usage: Option<TokenUsage>,
         #[serde(default, skip_serializing_if = "Option::is_none")]

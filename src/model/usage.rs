@@ -247,6 +247,53 @@ pub struct TokenUsage {
     pub reasoning_tokens: u64,
 }
 
+/// One tool's timings over an agent's life (`toolLatency`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolLatency {
+    pub tool_name: String,
+    pub calls: u64,
+    pub errors: u64,
+    pub total_ms: u64,
+    pub max_ms: u64,
+    pub last_ms: u64,
+}
+
+impl ToolLatency {
+    /// Tools kept, at most (an agent with more MCP tools keeps those it
+    /// calls most).
+    pub const MAX_TOOLS: usize = 64;
+
+    pub fn mean_ms(&self) -> u64 {
+        self.total_ms.checked_div(self.calls).unwrap_or(0)
+    }
+
+    /// Add one call of `tool` to `list`.
+    pub fn record(list: &mut Vec<ToolLatency>, tool: &str, ms: u64, is_error: bool) {
+        let i = match list.iter().position(|t| t.tool_name == tool) {
+            Some(i) => i,
+            None => {
+                if list.len() >= Self::MAX_TOOLS {
+                    if let Some(least) = (0..list.len()).min_by_key(|&i| list[i].calls) {
+                        list.remove(least);
+                    }
+                }
+                list.push(ToolLatency {
+                    tool_name: tool.to_owned(),
+                    ..ToolLatency::default()
+                });
+                list.len() - 1
+            }
+        };
+        let t = &mut list[i];
+        t.calls = t.calls.saturating_add(1);
+        t.errors = t.errors.saturating_add(u64::from(is_error));
+        t.total_ms = t.total_ms.saturating_add(ms);
+        t.max_ms = t.max_ms.max(ms);
+        t.last_ms = ms;
+    }
+}
+
 impl TokenUsage {
     /// Saturating: an absurd report never wraps a sum.
     pub fn add(&mut self, other: &TokenUsage) {

@@ -123,6 +123,7 @@ impl Event {
             | E::BudgetExceeded(_)
             | E::AgentBudgetChanged(_)
             | E::ProviderRoundCompleted(_)
+            | E::TurnContextBuilt(_)
             | E::AssistantRoundRecorded(_)
             | E::ToolStarted(_)
             | E::ToolExecuted(_)
@@ -229,6 +230,7 @@ event_kinds! {
     SchedulerDecision(p::SchedulerDecisionMade) => "scheduler_decision",
     SystemTickEmitted(p::SystemTickEmitted) => "system_tick_emitted",
     TurnStarted(p::TurnStarted) => "turn_started",
+    TurnContextBuilt(p::TurnContextBuilt) => "turn_context_built",
     ProviderRoundCompleted(p::ProviderRoundCompleted) => "provider_round_completed",
     AssistantRoundRecorded(p::AssistantRoundRecorded) => "assistant_round_recorded",
     ToolStarted(p::ToolStarted) => "tool_started",

@@ -294,6 +294,9 @@ pub struct UsageView {
     pub unpriced_rounds: u64,
     /// Today (UTC): its spend, and the budget that applies.
     pub today: DayUsageView,
+    /// Its last turn that reported tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<crate::model::usage::TokenUsage>,
 }
 
 /// A daily budget in dollars and tokens.

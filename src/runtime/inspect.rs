@@ -118,6 +118,7 @@ pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<Us
     let spend = agent.spend_today.on(&today);
     let budget = agent.budget.over(global);
     Some(UsageView {
+        last_turn: agent.last_turn_usage,
         input_tokens: agent.total_input_tokens,
         output_tokens: agent.total_output_tokens,
         cached_input_tokens: agent.total_cached_input_tokens,

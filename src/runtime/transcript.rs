@@ -171,6 +171,8 @@ mod tests {
     /// A first round with no text that calls `ids`.
     fn calling(ids: &[&str]) -> TranscriptBody {
         TranscriptBody::AssistantRound {
+            input_tokens: None,
+            output_tokens: None,
             reasoning: Vec::new(),
             round: 1,
             text: String::new(),

@@ -251,6 +251,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::SystemTickEmitted => (V::Trace, C::Runtime, "System tick"),
         K::TurnStarted => (V::Trace, C::Runtime, "Turn"),
         K::ProviderRoundCompleted => (V::Trace, C::Trace, "Provider round"),
+        K::TurnContextBuilt => (V::Trace, C::Trace, "Context built"),
         K::AssistantRoundRecorded => (V::Progress, C::AssistantProgress, "Assistant"),
         K::ToolStarted => (V::Trace, C::Tool, "Tool"),
         K::ToolExecuted => (V::Trace, C::Tool, "Tool"), // title: the tool's name
@@ -311,6 +312,7 @@ pub mod attempt;
 pub mod context;
 mod describe;
 mod describe_waits;
+pub mod latency;
 pub mod mcp;
 pub mod transcript;
 pub mod trigger;

@@ -68,7 +68,12 @@ async fn a_restart_under_a_clock_an_hour_back_keeps_the_conversation_in_order() 
     one_turn(&home, now - HOUR_MS, "second question", 1);
     let requests = stub.requests();
     assert_eq!(requests.len(), 2, "two model requests");
-    let seen = conversation(&requests[1].body);
+    // The turn state (work queue, execution) follows the conversation:
+    // it is not part of it.
+    let seen: Vec<String> = conversation(&requests[1].body)
+        .into_iter()
+        .filter(|m| !m.starts_with("Work queue") && !m.starts_with("Working state"))
+        .collect();
     let tail: Vec<&str> = seen
         .iter()
         .rev()

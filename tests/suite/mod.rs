@@ -13,6 +13,7 @@ mod context;
 mod control_socket;
 mod daemon_lifecycle;
 mod doctor;
+mod frame_memory;
 mod hardening;
 mod http_inspect;
 mod long_life;

@@ -32,6 +32,8 @@ pub mod invariants {
             images: Vec::new(),
         };
         ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "You are Holon.".into(),
         context_blocks: Vec::new(),
         conversation: vec![

@@ -27,6 +27,17 @@ pub enum DebugCommand {
         #[arg(long)]
         summary: bool,
     },
+    /// Where the agent's recent turns spent their time (queue wait,
+    /// context, model, tools, the runtime's own), from its events.
+    Latency {
+        #[arg(long)]
+        agent: Option<String>,
+        /// How many of the last turns.
+        #[arg(long, default_value_t = 20)]
+        turns: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write an agent's records as a scheduler replay fixture folder
     /// (agent.json, ledger/*.jsonl, expected.json).
     ExportFixture {

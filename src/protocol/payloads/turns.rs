@@ -42,8 +42,35 @@ pub struct TurnStarted {
     pub carried_folded: u64,
 }
 
-/// `provider_round_completed`: telemetry of one model round.
+/// `turn_context_built`: the prompt frame of a turn's first request, as
+/// built (recorded with that round).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnContextBuilt {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub context_build_ms: u64,
+    #[serde(default)]
+    pub prompt_tokens_estimate: u64,
+    /// The part a provider may cache from turn to turn (system, tools and
+    /// the blocks that are not turn-scoped).
+    #[serde(default)]
+    pub cacheable_tokens_estimate: u64,
+    /// The frame's blocks by name, in order.
+    #[serde(default)]
+    pub sections: Vec<String>,
+    #[serde(default)]
+    pub prompt_cache_key: String,
+    #[serde(default)]
+    pub context_fingerprint: String,
+    #[serde(default)]
+    pub working_memory_revision: u64,
+    #[serde(default)]
+    pub compression_epoch: u32,
+}
+
+/// `provider_round_completed`: telemetry of one model round.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRoundCompleted {
     #[serde(default)]
     pub run_id: String,
@@ -72,6 +99,23 @@ pub struct ProviderRoundCompleted {
     /// operator's) price; absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// When the request was sent and the answer was whole.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider_started_at: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub provider_completed_at: String,
+    /// The frame's cache identity for this round, and the estimated part
+    /// of the request a provider may have cached (what it did cache is
+    /// `token_usage.cached_input_tokens`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prompt_cache_key: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context_fingerprint: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cacheable_tokens_estimate: u64,
+    /// The request carried the work-item progress reminder.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub work_item_reminder: bool,
 }
 
 /// `assistant_round_recorded`: what the model said and asked for.

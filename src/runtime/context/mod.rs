@@ -11,8 +11,10 @@ pub use crate::model::context::{ContextEpisode, ContextState, PromptUse};
 pub mod budget;
 pub mod memory;
 pub mod plan;
+pub mod stale;
 pub mod summary;
 pub mod window;
+pub mod working;
 
 pub use crate::model::context::ContextBudget;
 pub use crate::model::context::SummarySource;

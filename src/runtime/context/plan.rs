@@ -251,6 +251,8 @@ mod tests {
             entry(
                 run,
                 TranscriptBody::AssistantRound {
+                    input_tokens: None,
+                    output_tokens: None,
                     reasoning: Vec::new(),
                     round: 1,
                     text: "done".into(),

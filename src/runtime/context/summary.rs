@@ -240,6 +240,8 @@ pub fn request(
         render_for_summary(folded, body_budget)
     );
     ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: SUMMARISER.to_owned(),
         context_blocks: Vec::new(),
         conversation: vec![ConversationItem::UserText { text }],
@@ -293,6 +295,8 @@ mod tests {
             e(
                 "r1",
                 TranscriptBody::AssistantRound {
+                    input_tokens: None,
+                    output_tokens: None,
                     reasoning: vec![crate::runtime::provider::ReasoningItem::Thinking {
                         model: String::new(),
                         thinking: "PRIVATE-THOUGHT: try the parser first".into(),
@@ -324,6 +328,8 @@ mod tests {
             e(
                 "r1",
                 TranscriptBody::AssistantRound {
+                    input_tokens: None,
+                    output_tokens: None,
                     reasoning: Vec::new(),
                     round: 2,
                     text: "Fixed the empty-input case in parser.rs.".into(),

@@ -61,6 +61,9 @@ pub struct HostConfig {
     pub stop_grace: Duration,
     /// A turn that needs more provider rounds than this fails.
     pub max_rounds: u32,
+    /// When a long turn is reminded of its work item's progress
+    /// (`HOLON_WORK_ITEM_STALE_REMINDER_*`).
+    pub stale_reminder: crate::runtime::context::stale::StaleConfig,
     /// How this runtime presents itself in `runtime.status`.
     pub info: RuntimeInfo,
     /// The config file to watch for changes, and how to apply them.
@@ -126,6 +129,7 @@ impl HostConfig {
             provider,
             stop_grace: super::command_tasks::STOP_GRACE,
             max_rounds: 40,
+            stale_reminder: crate::runtime::context::stale::StaleConfig::default(),
             info: RuntimeInfo {
                 mode: "embedded".into(),
                 home: None,

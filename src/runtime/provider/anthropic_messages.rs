@@ -16,12 +16,12 @@ use super::classify::{classify_error_code, error_from_value};
 use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
-    pair_tool_results, parse_arguments, parse_event_json, str_at, u64_at, usage, Exchange,
-    ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure, WireOptions,
+    pair_tool_results, parse_arguments, parse_event_json, str_at, turn_state, u64_at, usage,
+    Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure, WireOptions,
 };
 use super::{
-    FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort, ReasoningItem, TokenUsage,
-    ToolCall,
+    BlockStability, FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort, ReasoningItem,
+    TokenUsage, ToolCall,
 };
 
 /// The `anthropic-version` header value.
@@ -31,18 +31,29 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 const MAX_CACHE_BREAKPOINTS: usize = 4;
 
 fn system_blocks(request: &ProviderRequest) -> Vec<Value> {
-    let mut blocks: Vec<(String, bool)> = Vec::new();
-    if !request.system_prompt.trim().is_empty() {
-        blocks.push((request.system_prompt.clone(), false));
+    let mut blocks: Vec<(&str, bool)> = Vec::new();
+    match request.system_blocks.is_empty() {
+        true => blocks.push((&request.system_prompt, false)),
+        false => blocks.extend(
+            request
+                .system_blocks
+                .iter()
+                .map(|b| (b.text.as_str(), b.cache_breakpoint)),
+        ),
     }
+    // The turn-scoped blocks follow the conversation (`turn_state`).
     for b in &request.context_blocks {
-        if !b.text.trim().is_empty() {
-            blocks.push((b.text.clone(), b.cache_breakpoint));
+        if b.stability != BlockStability::TurnScoped {
+            blocks.push((&b.text, b.cache_breakpoint));
         }
     }
-    let mut budget = MAX_CACHE_BREAKPOINTS;
+    // One breakpoint is kept for the conversation's end (`messages`).
+    let mut budget = MAX_CACHE_BREAKPOINTS - 1;
     let mut out: Vec<Value> = Vec::with_capacity(blocks.len());
     for (text, breakpoint) in blocks.into_iter().rev() {
+        if text.trim().is_empty() {
+            continue;
+        }
         let mut block = json!({"type": "text", "text": text});
         if breakpoint && budget > 0 {
             budget -= 1;
@@ -52,6 +63,17 @@ fn system_blocks(request: &ProviderRequest) -> Vec<Value> {
     }
     out.reverse();
     out
+}
+
+/// Mark the last block of the last message as a cache breakpoint (not a
+/// thinking block, which cannot carry one; nor an empty text).
+fn mark_last_block(out: &mut [(&'static str, Vec<Value>)]) {
+    if let Some(block) = out.last_mut().and_then(|(_, c)| c.last_mut()) {
+        let kind = block["type"].as_str().unwrap_or_default();
+        if kind != "thinking" && kind != "redacted_thinking" {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+    }
 }
 
 fn push_content(
@@ -116,7 +138,19 @@ fn tool_loop_thinks(messages: &[Value]) -> bool {
 
 fn messages(request: &ProviderRequest, model: &str, thinking: bool, images: bool) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for exchange in pair_tool_results(&request.conversation) {
+    let state = turn_state(request);
+    let mut exchanges = pair_tool_results(&request.conversation);
+    // A rolling breakpoint on the conversation's last block: the next
+    // round (and turn) reads all of it from the cache. The turn state
+    // comes after it, so its changes do not spoil that prefix.
+    let rolling_at = exchanges.len();
+    if let Some(text) = &state {
+        exchanges.push(Exchange::User(text));
+    }
+    for (i, exchange) in exchanges.into_iter().enumerate() {
+        if i == rolling_at {
+            mark_last_block(&mut out);
+        }
         match exchange {
             Exchange::User(text) => {
                 let blocks = if text.is_empty() {
@@ -181,6 +215,9 @@ fn messages(request: &ProviderRequest, model: &str, thinking: bool, images: bool
                 push_content(&mut out, "user", blocks);
             }
         }
+    }
+    if state.is_none() {
+        mark_last_block(&mut out);
     }
     if out.first().is_some_and(|(role, _)| *role == "assistant") {
         let opener = vec![json!({"type": "text", "text": "(conversation continues)"})];

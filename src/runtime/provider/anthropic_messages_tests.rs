@@ -25,6 +25,8 @@ fn result(id: &str) -> ConversationItem {
 #[test]
 fn lowering_alternates_and_pairs_results() {
     let request = ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "sys".into(),
         context_blocks: vec![PromptContentBlock {
             text: "ctx".into(),

@@ -12,6 +12,8 @@ use super::{
 
 fn request(images: Vec<ToolImage>) -> ProviderRequest {
     ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "sys".into(),
         context_blocks: Vec::new(),
         conversation: vec![

@@ -75,10 +75,34 @@ pub struct PromptContentBlock {
     pub cache_breakpoint: bool,
 }
 
+/// The prompt frame's cache identity (the contract's
+/// `ProviderPromptCache`): what a transport may key a provider's cache or
+/// continuation on, and what changed when it changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptCache {
+    pub agent_id: String,
+    /// Stable across ordinary next-turn changes (turn-scoped blocks, the
+    /// conversation); rotates when the stable or agent-scoped surface
+    /// (policy, guidance, skills, memory, working memory, tools) changes.
+    pub prompt_cache_key: String,
+    /// A diagnostic fingerprint of the whole projected context, turn-scoped
+    /// blocks included; never a cache key.
+    pub context_fingerprint: String,
+    pub working_memory_revision: u64,
+    /// How many compactions the agent's context has been through.
+    pub compression_epoch: u32,
+}
+
 /// Everything one provider round needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderRequest {
+    /// The system prompt as one string (the system blocks joined), for
+    /// wires that take one.
     pub system_prompt: String,
+    /// The system prompt as blocks with their stability and cache
+    /// breakpoints; empty: `system_prompt` is the one block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub system_blocks: Vec<PromptContentBlock>,
     #[serde(default)]
     pub context_blocks: Vec<PromptContentBlock>,
     pub conversation: Vec<ConversationItem>,
@@ -88,6 +112,8 @@ pub struct ProviderRequest {
     pub max_output_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<PromptCache>,
     /// Ask for no reasoning whatever the endpoint's effort (the context
     /// summariser: its output allowance is for the summary).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

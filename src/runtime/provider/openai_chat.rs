@@ -17,7 +17,7 @@ use super::classify::{classify_error_code, error_from_value};
 use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
-    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, u64_ptr,
+    exchanges, parse_arguments, parse_event_json, str_at, system_text, turn_state, u64_at, u64_ptr,
     usage, Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure,
     WireOptions,
 };
@@ -31,7 +31,8 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));
     }
-    for exchange in pair_tool_results(&request.conversation) {
+    let state = turn_state(request);
+    for exchange in exchanges(request, &state) {
         match exchange {
             Exchange::User(text) => messages.push(json!({"role": "user", "content": text})),
             // Chat Completions has no replayable reasoning.
@@ -312,6 +313,8 @@ mod tests {
     #[test]
     fn lowers_tool_calls_and_tool_messages() {
         let request = ProviderRequest {
+            system_blocks: Vec::new(),
+            cache: None,
             system_prompt: "sys".into(),
             context_blocks: vec![],
             conversation: vec![

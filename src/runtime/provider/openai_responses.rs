@@ -22,7 +22,7 @@ use super::classify::{classify_error_code, error_from_value};
 use super::sse::SseEvent;
 use super::tool_schema::{emit_schema, SchemaMode};
 use super::wire::{
-    pair_tool_results, parse_arguments, parse_event_json, str_at, system_text, u64_at, u64_ptr,
+    exchanges, parse_arguments, parse_event_json, str_at, system_text, turn_state, u64_at, u64_ptr,
     usage, Exchange, ParsedRound, ProgressSink, StreamDecoder, StreamState, WireFailure,
     WireOptions,
 };
@@ -52,7 +52,8 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
     };
     let mut custom_calls = std::collections::HashSet::new();
     let mut input = Vec::new();
-    for exchange in pair_tool_results(&request.conversation) {
+    let state = turn_state(request);
+    for exchange in exchanges(request, &state) {
         match exchange {
             Exchange::User(text) => input.push(json!({
                 "type": "message",

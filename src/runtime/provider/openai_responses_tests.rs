@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 fn request() -> ProviderRequest {
     ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "sys".into(),
         context_blocks: Vec::new(),
         conversation: vec![

@@ -23,6 +23,8 @@ fn call(id: &str) -> ToolCall {
 /// A turn whose first round reasoned (on both wires), then called a tool.
 fn request() -> ProviderRequest {
     ProviderRequest {
+        system_blocks: Vec::new(),
+        cache: None,
         system_prompt: "sys".into(),
         context_blocks: Vec::new(),
         conversation: vec![

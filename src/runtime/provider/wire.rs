@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::sse::SseEvent;
 use super::{
-    ConversationItem, FailureKind, ProviderProgress, ProviderRequest, ReasoningEffort,
-    ReasoningItem, TokenUsage, ToolCall, ToolImage,
+    BlockStability, ConversationItem, FailureKind, ProviderProgress, ProviderRequest,
+    ReasoningEffort, ReasoningItem, TokenUsage, ToolCall, ToolImage,
 };
 
 /// The request shape an endpoint speaks.
@@ -217,18 +217,58 @@ pub fn parse_event_json(event: &SseEvent) -> Result<serde_json::Value, WireFailu
     })
 }
 
-/// The system prompt followed by the context blocks, blank-line separated.
+/// The system blocks (or the one system prompt) followed by the context
+/// blocks that are not turn-scoped, blank-line separated: the part of the
+/// frame that holds still from turn to turn.
 pub fn system_text(request: &ProviderRequest) -> String {
     let mut parts: Vec<&str> = Vec::new();
-    if !request.system_prompt.trim().is_empty() {
-        parts.push(&request.system_prompt);
+    for block in system_parts(request) {
+        if !block.trim().is_empty() {
+            parts.push(block);
+        }
     }
     for block in &request.context_blocks {
-        if !block.text.trim().is_empty() {
+        if block.stability != BlockStability::TurnScoped && !block.text.trim().is_empty() {
             parts.push(&block.text);
         }
     }
     parts.join("\n\n")
+}
+
+/// The system prompt's parts: its blocks, or the one string.
+pub fn system_parts(request: &ProviderRequest) -> Vec<&str> {
+    match request.system_blocks.is_empty() {
+        true => vec![request.system_prompt.as_str()],
+        false => request
+            .system_blocks
+            .iter()
+            .map(|b| b.text.as_str())
+            .collect(),
+    }
+}
+
+/// The turn-scoped blocks (work queue, execution, context summary), blank-
+/// line separated: sent after the conversation, so that their change from
+/// one round or turn to the next leaves the prefix a provider cached
+/// (system, tools, the conversation so far) whole.
+pub fn turn_state(request: &ProviderRequest) -> Option<String> {
+    let parts: Vec<&str> = request
+        .context_blocks
+        .iter()
+        .filter(|b| b.stability == BlockStability::TurnScoped && !b.text.trim().is_empty())
+        .map(|b| b.text.as_str())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The exchanges a wire sends: the request's conversation paired, then
+/// the turn state (`turn_state(request)`) as the last input.
+pub fn exchanges<'a>(request: &'a ProviderRequest, state: &'a Option<String>) -> Vec<Exchange<'a>> {
+    let mut exchanges = pair_tool_results(&request.conversation);
+    if let Some(text) = state {
+        exchanges.push(Exchange::User(text));
+    }
+    exchanges
 }
 
 pub fn u64_at(value: &serde_json::Value, key: &str) -> u64 {

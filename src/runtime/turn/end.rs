@@ -14,6 +14,7 @@ use crate::protocol::events::{
 };
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
+use crate::runtime::context::working;
 use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::CancelReason;
@@ -25,7 +26,8 @@ use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::work_queue_tick_key;
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::transcript::TranscriptBody;
-use crate::runtime::work_items::{PlanStatus, WorkItemRecord};
+use crate::runtime::transcript::TranscriptEntry;
+use crate::runtime::work_items::{PlanStatus, TodoState, WorkItemRecord, WorkItemState};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError};
 
@@ -69,6 +71,8 @@ pub(super) struct Totals {
     reasoning: u64,
     cost_micro_usd: u64,
     unpriced: u64,
+    /// The working-memory revision the turn's prompt showed.
+    memory_revision: u64,
 }
 
 impl Totals {
@@ -81,6 +85,7 @@ impl Totals {
             reasoning: agent.total_reasoning_tokens,
             cost_micro_usd: agent.total_cost_micro_usd,
             unpriced: agent.total_unpriced_rounds,
+            memory_revision: agent.working_memory.revision,
         }
     }
 
@@ -94,10 +99,45 @@ impl Totals {
         }
     }
 
+    /// The turn's usage, as the token-usage contract counts it.
+    fn usage_to(&self, now: &AgentRecord) -> crate::model::usage::TokenUsage {
+        let t = self.tokens_to(now);
+        crate::model::usage::TokenUsage {
+            input_tokens: t.input_tokens,
+            output_tokens: t.output_tokens,
+            total_tokens: t.input_tokens.saturating_add(t.output_tokens),
+            cached_input_tokens: t.cached_input_tokens,
+            cache_write_tokens: t.cache_write_tokens,
+            reasoning_tokens: t.reasoning_tokens,
+        }
+    }
+
     /// The turn's cost, unless one of its rounds had none.
     fn cost_to(&self, now: &AgentRecord) -> Option<f64> {
         let cost = now.total_cost_micro_usd.saturating_sub(self.cost_micro_usd);
         (now.total_unpriced_rounds == self.unpriced).then(|| usd(cost))
+    }
+}
+
+/// Transcript entries read back for a turn's working-memory evidence.
+const EVIDENCE_ENTRIES: usize = 96;
+
+/// The work item in focus, as working memory keeps it.
+fn focus_of(w: &WorkItemRecord) -> working::WorkFocus {
+    working::WorkFocus {
+        id: w.id.clone(),
+        objective: w.objective.clone(),
+        plan_status: serde_json::to_value(w.plan_status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        open_todos: w
+            .todo_list
+            .iter()
+            .filter(|t| t.state != TodoState::Completed)
+            .map(|t| t.text.clone())
+            .collect(),
+        blocked_by: w.blocked_by.clone(),
     }
 }
 
@@ -118,6 +158,15 @@ pub(super) async fn finish(
     let workspace_id = inner.execution_of(agent_id)?.workspace_id;
     let (id, rid, msg) = (agent_id.to_owned(), run_id.to_owned(), message.clone());
     let global_budget = inner.config.budget;
+    // The turn's own records, for its working memory (its newest ones
+    // when it had very many).
+    let entries: Vec<TranscriptEntry> =
+        inner
+            .store
+            .read()?
+            .list_recent(Keyed::Transcript, agent_id, EVIDENCE_ENTRIES)?;
+    let (files, commands) = working::from_entries(&entries, run_id);
+    drop(entries);
     inner
         .store
         .write(move |tx| {
@@ -230,7 +279,7 @@ pub(super) async fn finish(
                 completed_at: tx.now_ts(),
                 kind: terminal,
                 rounds,
-                last_assistant_message: last_assistant,
+                last_assistant_message: last_assistant.clone(),
                 duration_ms,
                 truncated: truncated.is_some(),
                 truncation_stop_reason: truncated.clone(),
@@ -269,6 +318,28 @@ pub(super) async fn finish(
                     }
                 }
             }
+            // The working memory, after the turn: its evidence merged, the
+            // revision its prompt showed marked as shown.
+            let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
+            let focus = match agent.current_work_item_id.as_deref() {
+                Some(w) => tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w)?.filter(|w| w.state == WorkItemState::Open).map(|w| focus_of(&w)),
+                None => None,
+            };
+            let memory = &mut agent.working_memory;
+            memory.last_prompted_revision = memory.last_prompted_revision.max(tokens_before.memory_revision);
+            let evidence = working::TurnEvidence {
+                focus,
+                files: files.clone(),
+                commands: commands.clone(),
+                waiting_on: awaiting_tasks.clone(),
+                result: matches!(ending, Ending::Completed { .. }).then(|| last_assistant.clone()),
+            };
+            working::advance(memory, &evidence);
+            let turn_usage = tokens_before.usage_to(&agent);
+            if turn_usage.input_tokens + turn_usage.output_tokens > 0 {
+                agent.last_turn_usage = Some(turn_usage);
+            }
+            tx.put_agent(&id, &agent)?;
             let brief_kind = if brief_kind == BriefKind::Result && !awaiting_tasks.is_empty() && completed.is_none() {
                 BriefKind::Ack
             } else {

@@ -12,7 +12,7 @@ use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{estimate_tokens, items_tokens, tools_tokens};
 use crate::runtime::context::{memory, summary_block, ContextBudget, ContextEpisode};
 use crate::runtime::provider::{
-    BlockStability, ConversationItem, PromptContentBlock, ProviderRequest, ToolSpec,
+    BlockStability, ConversationItem, PromptCache, PromptContentBlock, ProviderRequest, ToolSpec,
 };
 use crate::runtime::transcript::{conversation, TranscriptEntry};
 use crate::runtime::work_items::{TodoState, WorkItemRecord};
@@ -20,6 +20,9 @@ use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 pub(super) const SYSTEM_POLICY: &str = include_str!("../../../assets/system_prompt.md");
+
+/// The name of the structured working memory's block.
+const WORKING_MEMORY: &str = "working_memory";
 
 /// Transcript entries read for the verbatim history, at most.
 pub(super) const HISTORY_CAP: usize = 2_000;
@@ -34,11 +37,14 @@ pub(super) struct Section {
 /// Everything of one round's request but the conversation.
 #[derive(Debug, Clone)]
 pub(super) struct Frame {
+    /// The system blocks joined (for wires that take one string).
     pub system: String,
+    pub system_blocks: Vec<PromptContentBlock>,
     pub sections: Vec<Section>,
     pub tools: Vec<ToolSpec>,
     /// The current work item (id, revision), the checkpoint anchor.
     pub anchor: Option<(String, u64)>,
+    pub cache: PromptCache,
 }
 
 impl Frame {
@@ -69,14 +75,29 @@ impl Frame {
         v
     }
 
-    pub fn request(&self, agent_id: &str, conversation: Vec<ConversationItem>) -> ProviderRequest {
+    /// The prefix a provider may cache from turn to turn: the system
+    /// blocks, the tools and the blocks that are not turn-scoped.
+    pub fn cacheable_tokens(&self) -> u64 {
+        estimate_tokens(&self.system)
+            + tools_tokens(&self.tools)
+            + self
+                .sections
+                .iter()
+                .filter(|s| s.block.stability != BlockStability::TurnScoped)
+                .map(|s| 4 + estimate_tokens(&s.block.text))
+                .sum::<u64>()
+    }
+
+    pub fn request(&self, conversation: Vec<ConversationItem>) -> ProviderRequest {
         ProviderRequest {
             system_prompt: self.system.clone(),
+            system_blocks: self.system_blocks.clone(),
+            cache: Some(self.cache.clone()),
             context_blocks: self.sections.iter().map(|s| s.block.clone()).collect(),
             conversation,
             tools: self.tools.clone(),
             max_output_tokens: None,
-            prompt_cache_key: Some(format!("holon:{agent_id}")),
+            prompt_cache_key: Some(self.cache.prompt_cache_key.clone()),
             no_reasoning: false,
         }
     }
@@ -179,6 +200,19 @@ pub(super) fn build(
     if let Some(last) = sections.last_mut() {
         last.block.cache_breakpoint = true;
     }
+    // The working memory changes at every turn's end: turn-scoped, so it
+    // goes with the turn state after the conversation and the cached
+    // prefix before it holds.
+    if let Some(text) = crate::runtime::context::working::block(&agent.working_memory) {
+        sections.push(Section {
+            name: WORKING_MEMORY,
+            block: PromptContentBlock {
+                text,
+                stability: BlockStability::TurnScoped,
+                cache_breakpoint: false,
+            },
+        });
+    }
     let turn_scoped = |name, text| Section {
         name,
         block: PromptContentBlock {
@@ -192,12 +226,70 @@ pub(super) fn build(
     if let Some(e) = summary_of(rx, agent)? {
         sections.push(turn_scoped("context_summary", summary_block(&e)));
     }
+    let system_blocks = vec![PromptContentBlock {
+        text: SYSTEM_POLICY.to_owned(),
+        stability: BlockStability::Stable,
+        cache_breakpoint: true,
+    }];
+    let cache = cache_identity(agent, &system_blocks, &sections, &tools);
     Ok(Frame {
         system: SYSTEM_POLICY.to_owned(),
+        system_blocks,
         sections,
         tools,
         anchor,
+        cache,
     })
+}
+
+/// The frame's cache identity. The key hashes what holds still across
+/// turns (system blocks, the blocks that are not turn-scoped but for the
+/// working memory, the tools' names and schemas); the fingerprint hashes
+/// that and the rest too.
+fn cache_identity(
+    agent: &AgentRecord,
+    system: &[PromptContentBlock],
+    sections: &[Section],
+    tools: &[ToolSpec],
+) -> PromptCache {
+    use sha2::{Digest, Sha256};
+    let mut surface = Sha256::new();
+    for b in system {
+        surface.update(b.text.as_bytes());
+        surface.update([0]);
+    }
+    // The working memory changes from turn to turn: the key would
+    // rotate every turn with it (its revision is in the record instead).
+    let keyed =
+        |s: &&Section| s.block.stability != BlockStability::TurnScoped && s.name != WORKING_MEMORY;
+    for s in sections.iter().filter(keyed) {
+        surface.update(s.block.text.as_bytes());
+        surface.update([0]);
+    }
+    for t in tools {
+        surface.update(t.name.as_bytes());
+        surface.update([0]);
+        surface.update(t.description.as_bytes());
+        surface.update(t.input_schema.to_string().as_bytes());
+    }
+    let mut whole = surface.clone();
+    for s in sections.iter().filter(|s| !keyed(s)) {
+        whole.update(s.block.text.as_bytes());
+        whole.update([0]);
+    }
+    let hex = |d: &[u8], n: usize| {
+        d.iter()
+            .take(n)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    PromptCache {
+        agent_id: agent.id.clone(),
+        prompt_cache_key: format!("holon:{}:{}", agent.id, hex(&surface.finalize(), 6)),
+        context_fingerprint: hex(&whole.finalize(), 8),
+        working_memory_revision: agent.working_memory.revision,
+        compression_epoch: agent.context.epoch,
+    }
 }
 
 /// The verbatim history: transcript entries after the compaction
@@ -354,5 +446,40 @@ impl crate::runtime::host::RuntimeHost {
             &read.history,
             read.summary.as_ref(),
         ))
+    }
+}
+
+#[cfg(feature = "bench")]
+impl crate::runtime::host::RuntimeHost {
+    /// `n` builds of the agent's next frame as a round builds it (its
+    /// records read, every block and the cache identity made), timed;
+    /// and the cache identity's share of each (`holon debug bench
+    /// frame`).
+    pub async fn bench_frame_builds(
+        &self,
+        agent_id: &str,
+        n: usize,
+    ) -> Result<(Vec<std::time::Duration>, Vec<std::time::Duration>), RuntimeError> {
+        use std::time::Instant;
+        let inner = &self.inner;
+        let ctx = FrameContext::load(inner, agent_id).await?;
+        let tools = crate::runtime::tools::specs();
+        let (mut builds, mut cache) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let t = Instant::now();
+            let rx = inner.store.read()?;
+            let agent = crate::runtime::workspace::view::record_in(&rx, agent_id)?;
+            let f = build(&rx, &agent, &ctx, tools.clone())?;
+            builds.push(t.elapsed());
+            let t = Instant::now();
+            std::hint::black_box(cache_identity(
+                &agent,
+                &f.system_blocks,
+                &f.sections,
+                &f.tools,
+            ));
+            cache.push(t.elapsed());
+        }
+        Ok((builds, cache))
     }
 }

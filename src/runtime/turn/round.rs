@@ -31,20 +31,24 @@ use super::{cancelled_attempt, output_limit_reason, transcript_in};
 use crate::model::mcp;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::context::budget::request_tokens;
+use crate::runtime::context::budget::{estimate_tokens, request_tokens};
 use crate::runtime::context::plan::fit_turn;
+use crate::runtime::context::stale::{reminder, StaleConfig, StaleProgress, PROGRESS_TOOLS};
 use crate::runtime::context::{ContextBudget, PromptUse};
 use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::{CancelReason, TurnCancel};
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
+use crate::runtime::provider::PromptCache;
 use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
     ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
 };
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::TranscriptBody;
+use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 use crate::runtime::RuntimeError;
+use crate::store::Keyed;
 use crate::store::Provenance;
 
 /// What a phase decided: go on with `T`, or end the turn.
@@ -68,8 +72,18 @@ struct Fitted {
     request: ProviderRequest,
     /// The frame's own tokens (for a compaction after "too long").
     baseline_tokens: u64,
+    built: Built,
+}
+
+/// How a round's request was built, for its records.
+#[derive(Debug, Clone, Default)]
+struct Built {
     prompt_estimate: u64,
     context_build_ms: u64,
+    cacheable_tokens: u64,
+    sections: Vec<String>,
+    cache: Option<PromptCache>,
+    reminded: bool,
 }
 
 /// The provider's answer, with what it took.
@@ -77,8 +91,7 @@ struct Called {
     outcome: ProviderOutcome,
     /// The run's provider attempt that answered (`stream.rs`).
     attempt: u32,
-    prompt_estimate: u64,
-    context_build_ms: u64,
+    built: Built,
     provider_round_ms: u64,
 }
 
@@ -101,6 +114,9 @@ struct Round<'a> {
     /// The run's provider attempts so far: streamed text is numbered by
     /// them (`stream.rs`).
     attempts: Arc<AtomicU32>,
+    /// Rounds without work-item progress, for the reminder.
+    stale: StaleProgress,
+    stale_config: StaleConfig,
 }
 
 /// Run provider rounds until the turn ends.
@@ -215,6 +231,7 @@ impl<'a> Round<'a> {
             false => read,
         };
         let (history, turn_start) = read.conversation(t.run_id);
+        let stale_config = t.inner.config.stale_reminder;
         Ok(Round {
             budget: t.provider.context_budget(),
             t,
@@ -226,6 +243,8 @@ impl<'a> Round<'a> {
             turn_start,
             completed_work_item: None,
             attempts: Arc::default(),
+            stale: StaleProgress::default(),
+            stale_config,
         })
     }
 
@@ -267,12 +286,35 @@ impl<'a> Round<'a> {
             .shape
             .checkpoint(t, round, &f, fit, self.turn_start)
             .await?;
-        let request = f.request(t.agent_id, conversation);
+        let mut request = f.request(conversation);
+        let mut prompt_estimate = request_tokens(&request);
+        // Many rounds without a work-item update: a provider-only
+        // reminder of the current item, unless it would not fit.
+        let mut reminded = false;
+        if self.stale.due(self.stale_config) {
+            if let Some(text) = self.progress_reminder(f.anchor.as_ref())? {
+                let tokens = estimate_tokens(&text);
+                if prompt_estimate + tokens <= self.budget.prompt_budget {
+                    request
+                        .conversation
+                        .push(ConversationItem::UserText { text });
+                    prompt_estimate += tokens;
+                    self.stale.reminded();
+                    reminded = true;
+                }
+            }
+        }
         Ok(Step::Go(Fitted {
-            prompt_estimate: request_tokens(&request),
             baseline_tokens: f.baseline_tokens(),
+            built: Built {
+                prompt_estimate,
+                context_build_ms: t0.elapsed().as_millis() as u64,
+                cacheable_tokens: f.cacheable_tokens(),
+                sections: f.sections.iter().map(|s| s.name.to_owned()).collect(),
+                cache: Some(f.cache.clone()),
+                reminded,
+            },
             request,
-            context_build_ms: t0.elapsed().as_millis() as u64,
         }))
     }
 
@@ -327,8 +369,7 @@ impl<'a> Round<'a> {
             return Ok(Step::Go(Called {
                 outcome,
                 attempt: stream.attempt(),
-                prompt_estimate: fitted.prompt_estimate,
-                context_build_ms: fitted.context_build_ms,
+                built: fitted.built,
                 provider_round_ms: t0.elapsed().as_millis() as u64,
             }));
         }
@@ -361,9 +402,10 @@ impl<'a> Round<'a> {
             answer.clone(),
             timeline,
         );
-        let (budget, prompt_estimate) = (self.budget, called.prompt_estimate);
+        let built = called.built;
+        let (budget, prompt_estimate) = (self.budget, built.prompt_estimate);
         let (context_build_ms, provider_round_ms, attempt) = (
-            called.context_build_ms,
+            built.context_build_ms,
             called.provider_round_ms,
             called.attempt,
         );
@@ -379,6 +421,33 @@ impl<'a> Round<'a> {
                     message_id: Some(mid.clone()),
                     ..Provenance::default()
                 };
+                let cache = built.cache.clone().unwrap_or_else(|| PromptCache {
+                    agent_id: id.clone(),
+                    prompt_cache_key: String::new(),
+                    context_fingerprint: String::new(),
+                    working_memory_revision: 0,
+                    compression_epoch: 0,
+                });
+                // The turn's context, recorded with its first round.
+                if round == 1 {
+                    let context = ev::TurnContextBuilt {
+                        run_id: rid.clone(),
+                        context_build_ms,
+                        prompt_tokens_estimate: prompt_estimate,
+                        cacheable_tokens_estimate: built.cacheable_tokens,
+                        sections: built.sections.clone(),
+                        prompt_cache_key: cache.prompt_cache_key.clone(),
+                        context_fingerprint: cache.context_fingerprint.clone(),
+                        working_memory_revision: cache.working_memory_revision,
+                        compression_epoch: cache.compression_epoch,
+                    };
+                    tx.append_event(new_event(
+                        &id,
+                        provenance.clone(),
+                        Event::TurnContextBuilt(context),
+                    ))?;
+                }
+                let now = tx.now_ms();
                 let completed = ev::ProviderRoundCompleted {
                     run_id: rid.clone(),
                     round,
@@ -392,6 +461,12 @@ impl<'a> Round<'a> {
                     context_window: budget.window,
                     prompt_budget: budget.prompt_budget,
                     cost_usd: cost.map(usd),
+                    provider_started_at: crate::format_ts(now - provider_round_ms as i64),
+                    provider_completed_at: tx.now_ts(),
+                    prompt_cache_key: cache.prompt_cache_key.clone(),
+                    context_fingerprint: cache.context_fingerprint.clone(),
+                    cacheable_tokens_estimate: built.cacheable_tokens,
+                    work_item_reminder: built.reminded,
                 };
                 tx.append_event(new_event(
                     &id,
@@ -424,6 +499,8 @@ impl<'a> Round<'a> {
                         reasoning: r.reasoning.clone(),
                         text: r.text.clone(),
                         tool_calls: r.tool_calls.clone(),
+                        input_tokens: r.token_usage.map(|u| u.input_tokens),
+                        output_tokens: r.token_usage.map(|u| u.output_tokens),
                         token_usage: r.token_usage,
                         timeline: Some(tl.clone()),
                     },
@@ -472,6 +549,7 @@ impl<'a> Round<'a> {
     ) -> Result<Step<()>, RuntimeError> {
         let t = &self.t;
         let mut ends_turn = false;
+        let mut progressed = false;
         for call in &answer.tool_calls {
             // A cancelled turn starts no further tool; calls left without a
             // result are shown to the model as not executed.
@@ -501,10 +579,12 @@ impl<'a> Round<'a> {
                 images: outcome.images.clone(),
             });
             ends_turn |= outcome.ends_turn;
+            progressed |= !outcome.is_error && PROGRESS_TOOLS.contains(&call.name.as_str());
             if outcome.completed_work_item.is_some() {
                 self.completed_work_item = outcome.completed_work_item.clone();
             }
         }
+        self.stale.after_round(progressed);
         if ends_turn {
             return Ok(Step::End(Ending::Completed {
                 text: answer.text,
@@ -517,5 +597,21 @@ impl<'a> Round<'a> {
             self.history.push(ConversationItem::UserText { text });
         }
         Ok(Step::Go(()))
+    }
+
+    /// The progress reminder of the turn's current work item, if it is
+    /// still open.
+    fn progress_reminder(
+        &self,
+        anchor: Option<&(String, u64)>,
+    ) -> Result<Option<String>, RuntimeError> {
+        let Some((id, _)) = anchor else {
+            return Ok(None);
+        };
+        let rx = self.t.inner.store.read()?;
+        let item: Option<WorkItemRecord> = rx.get(Keyed::WorkItems, self.t.agent_id, id)?;
+        Ok(item
+            .filter(|w| w.state == WorkItemState::Open)
+            .map(|w| reminder(&w, self.stale.rounds_without, self.stale_config.max_tokens)))
     }
 }

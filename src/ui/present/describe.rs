@@ -100,6 +100,13 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             let head = format!("Turn started for message {}", p.message_id);
             paren(head, Some(words(&wire_name(&p.trigger_kind))))
         }
+        Event::TurnContextBuilt(p) => format!(
+            "Context built: ~{} tokens (~{} cacheable), {} blocks, {}",
+            p.prompt_tokens_estimate,
+            p.cacheable_tokens_estimate,
+            p.sections.len(),
+            duration(p.context_build_ms)
+        ),
         Event::ProviderRoundCompleted(p) => {
             let u = p.token_usage;
             let parts = [

@@ -182,6 +182,8 @@ mod tests {
     #[test]
     fn a_round_its_calls_and_their_results() {
         let round = entry(TranscriptBody::AssistantRound {
+            input_tokens: None,
+            output_tokens: None,
             round: 2,
             reasoning: Vec::new(),
             text: "Running the tests.\nThen the lint.".into(),

@@ -106,6 +106,7 @@ mod tests {
     #[test]
     fn the_usage_line_says_tokens_cost_and_today_against_the_budget() {
         let mut u = UsageView {
+            last_turn: None,
             input_tokens: 1_250_000,
             output_tokens: 40_500,
             cached_input_tokens: 800_000,

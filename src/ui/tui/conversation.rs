@@ -400,6 +400,9 @@ impl Conversation {
                 self.progress.clear();
                 self.generic(op);
             }
+            K::TurnContextBuilt(_) => {
+                self.generic(op);
+            }
             K::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
                     t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;

@@ -382,6 +382,7 @@ impl AgentView {
             | K::MessageInterjected(_)
             | K::SystemTickEmitted(_)
             | K::AssistantRoundRecorded(_)
+            | K::TurnContextBuilt(_)
             | K::ToolStarted(_)
             | K::ToolExecuted(_)
             | K::BriefCreated(_)

@@ -321,6 +321,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::SchedulerDecision(_)
             | K::SystemTickEmitted(_)
             | K::ProviderRoundCompleted(_)
+            | K::TurnContextBuilt(_)
             | K::ToolStarted(_)
             | K::WorkspaceAttached(_)
             | K::WorkspaceUsed(_)

@@ -1396,6 +1396,7 @@ fn slash_status_sums_up_the_session() {
     s.model = Some("openai/gpt-5".into());
     s.reasoning_effort = Some(crate::model::usage::ReasoningEffort::High);
     s.usage = Some(UsageView {
+        last_turn: None,
         input_tokens: 120_000,
         output_tokens: 9_000,
         cached_input_tokens: 80_000,

@@ -464,6 +464,7 @@ fn the_status_line_names_the_effort_and_the_spend_today() {
     s.model = Some("openai/gpt-5".into());
     s.reasoning_effort = Some(crate::model::usage::ReasoningEffort::High);
     s.usage = Some(UsageView {
+        last_turn: None,
         today: DayUsageView {
             day: "2026-11-25".into(),
             cost_usd: 0.4213,
