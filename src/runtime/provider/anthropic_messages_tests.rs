@@ -162,3 +162,60 @@ fn overloaded_stream_error_is_server_error() {
         Some(FailureKind::ServerError)
     );
 }
+
+#[test]
+fn system_blocks_lead_and_the_turn_state_follows_the_conversation_past_a_rolling_breakpoint() {
+    let block = |text: &str, stability, cache_breakpoint| PromptContentBlock {
+        text: text.into(),
+        stability,
+        cache_breakpoint,
+    };
+    let request = ProviderRequest {
+        system_prompt: "policy".into(),
+        system_blocks: vec![block("policy", BlockStability::Stable, true)],
+        context_blocks: vec![
+            block("guidance", BlockStability::AgentScoped, true),
+            block("Work queue: none", BlockStability::TurnScoped, false),
+        ],
+        conversation: vec![
+            ConversationItem::UserText {
+                text: "do it".into(),
+            },
+            ConversationItem::AssistantRound {
+                reasoning: Vec::new(),
+                text: String::new(),
+                tool_calls: vec![call("a")],
+            },
+            result("a"),
+        ],
+        tools: vec![],
+        max_output_tokens: None,
+        prompt_cache_key: None,
+        cache: None,
+        no_reasoning: false,
+    };
+    let body = request_body(
+        &request,
+        "claude",
+        WireOptions::plain(crate::runtime::provider::wire::Streaming::Off),
+    );
+    let system = body["system"].as_array().unwrap();
+    let texts: Vec<&str> = system.iter().map(|b| b["text"].as_str().unwrap()).collect();
+    assert_eq!(
+        texts,
+        ["policy", "guidance"],
+        "no turn-scoped block in the system"
+    );
+    assert!(system
+        .iter()
+        .all(|b| b["cache_control"]["type"] == "ephemeral"));
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap()["content"].as_array().unwrap();
+    // The tool result closes the cached prefix; the turn state follows.
+    assert_eq!(last[0]["type"], "tool_result");
+    assert_eq!(last[0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(last[1]["text"], "Work queue: none");
+    assert!(last[1].get("cache_control").is_none());
+    let marks = body.to_string().matches("cache_control").count();
+    assert!(marks <= 4, "at most four breakpoints: {marks}");
+}

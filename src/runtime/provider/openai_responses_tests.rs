@@ -248,3 +248,37 @@ fn stream_without_terminal_event_is_truncated() {
         Some(FailureKind::StreamInterrupted)
     );
 }
+
+#[test]
+fn the_turn_state_is_the_last_input_and_not_in_the_instructions() {
+    use crate::runtime::provider::{BlockStability, PromptContentBlock};
+    let mut r = request();
+    r.system_blocks = vec![PromptContentBlock {
+        text: "policy".into(),
+        stability: BlockStability::Stable,
+        cache_breakpoint: true,
+    }];
+    r.context_blocks = vec![
+        PromptContentBlock {
+            text: "memory".into(),
+            stability: BlockStability::AgentScoped,
+            cache_breakpoint: true,
+        },
+        PromptContentBlock {
+            text: "Work queue: none".into(),
+            stability: BlockStability::TurnScoped,
+            cache_breakpoint: false,
+        },
+    ];
+    let body = request_body(
+        &r,
+        "gpt-4.1",
+        WireOptions::plain(crate::runtime::provider::wire::Streaming::Off),
+    );
+    assert_eq!(body["instructions"], "policy\n\nmemory");
+    let input = body["input"].as_array().unwrap();
+    let last = input.last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["text"], "Work queue: none");
+    assert_eq!(input[input.len() - 2]["type"], "function_call_output");
+}
