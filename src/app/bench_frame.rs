@@ -79,7 +79,7 @@ fn state_in_instructions(tools: &Value, instructions: &str, input: &[Value]) -> 
         v["role"] == "user"
             && v["content"][0]["text"]
                 .as_str()
-                .is_some_and(|t| t.starts_with("Work queue") || t.starts_with("Working state"))
+                .is_some_and(crate::runtime::provider::wire::is_turn_state)
     };
     match input.split_last() {
         Some((last, rest)) if is_state(last) => {
@@ -118,7 +118,7 @@ async fn stub(caches: Arc<Mutex<Caches>>, served: Arc<AtomicU64>) -> StubServer 
         let is_state = |v: &Value| {
             v["content"][0]["text"]
                 .as_str()
-                .is_some_and(|t| t.starts_with("Work queue") || t.starts_with("Working state"))
+                .is_some_and(crate::runtime::provider::wire::is_turn_state)
         };
         let answered = input
             .iter()

@@ -57,12 +57,20 @@ fn answer(request: &Value, calls: &AtomicU64) -> Value {
     completion(message)
 }
 
-/// Tool results in a Chat Completions request since its last user message.
+/// Tool results in a Chat Completions request since its last user message
+/// (the turn state that closes every request aside).
 pub(super) fn results_since_user(request: &Value) -> usize {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let state = |m: &&Value| {
+        m["role"] == "user"
+            && m["content"]
+                .as_str()
+                .is_some_and(crate::runtime::provider::wire::is_turn_state)
+    };
     messages
         .iter()
         .rev()
+        .skip_while(state)
         .take_while(|m| m["role"] != "user")
         .filter(|m| m["role"] == "tool")
         .count()

@@ -275,6 +275,9 @@ pub struct AgentRecord {
     /// Its tools' timings (`toolLatency`), one entry a tool, bounded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_latency: Vec<crate::model::usage::ToolLatency>,
+    /// Files the running turn attached to the brief it will end with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_attachments: Vec<crate::model::brief::BriefAttachment>,
     /// The token usage of its last turn that reported any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_turn_usage: Option<crate::model::usage::TokenUsage>,
@@ -435,6 +438,7 @@ impl AgentRecord {
             working_memory: Default::default(),
             tool_latency: Vec::new(),
             last_turn_usage: None,
+            pending_attachments: Vec::new(),
             reasoning_effort_override: None,
         }
     }

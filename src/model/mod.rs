@@ -10,6 +10,7 @@ pub mod agent;
 pub mod approval;
 pub mod attempt;
 pub mod backup;
+pub mod brief;
 pub mod context;
 pub mod decision;
 pub mod event;

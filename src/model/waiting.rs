@@ -100,4 +100,39 @@ pub struct PendingWakeHint {
     #[serde(default)]
     pub coalesced_count: u64,
     pub received_at: String,
+    /// Where it came from, when an external trigger delivered it.
+    #[serde(default, skip_serializing_if = "HintOrigin::is_empty")]
+    pub origin: HintOrigin,
+}
+
+/// What a wake hint keeps of the delivery that raised it, so the agent
+/// knows which outside system to look at when it wakes. The delivery's
+/// body is never kept: only its content type and size.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HintOrigin {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_trigger_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery_mode: Option<String>,
+    /// What changed there (`resource` of the delivery).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub body_bytes: u64,
+    /// Every wait the delivery satisfied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting_intent_ids: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl HintOrigin {
+    pub fn is_empty(&self) -> bool {
+        *self == HintOrigin::default()
+    }
 }

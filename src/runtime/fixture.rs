@@ -307,7 +307,21 @@ pub fn replay_snapshot(
     let decision = decide(&projection, input.scheduler_input());
     let closure = projection.closure();
     let posture = projection.posture();
-    Ok(json!({
+    // A message reduced without a turn: whether its content is kept for
+    // the agent's next model turn (never dropped unsaid).
+    let carried = match decision.kind {
+        crate::runtime::scheduler::SchedulerDecisionKind::ReduceMessageOnly => decision
+            .message_id
+            .as_deref()
+            .and_then(|m| snapshot.messages.iter().find(|e| e.id == m))
+            .map(|envelope| {
+                let trigger =
+                    crate::runtime::continuation::ContinuationTrigger::from_envelope(envelope);
+                crate::runtime::continuation::carried_for_model(&trigger, &decision.evidence)
+            }),
+        _ => None,
+    };
+    let mut out = json!({
         "projection": serialize("projection", &projection)?,
         "decision": {
             "kind": decision.kind.as_str(),
@@ -324,7 +338,11 @@ pub fn replay_snapshot(
             "work_signal": serialize("closure work signal", &closure.work_signal)?,
         },
         "posture": posture.posture.as_str(),
-    }))
+    });
+    if let Some(carried) = carried {
+        out["decision"]["carried_for_model"] = json!(carried);
+    }
+    Ok(out)
 }
 
 /// Load a fixture folder and replay it.

@@ -322,6 +322,8 @@ mod words;
 use describe::*;
 use words::*;
 
+pub use describe::attachments_text;
+
 pub(crate) use words::nonblank;
 pub use words::{compact_count, printable, wire_name};
 

@@ -72,7 +72,7 @@ async fn a_restart_under_a_clock_an_hour_back_keeps_the_conversation_in_order() 
     // it is not part of it.
     let seen: Vec<String> = conversation(&requests[1].body)
         .into_iter()
-        .filter(|m| !m.starts_with("Work queue") && !m.starts_with("Working state"))
+        .filter(|m| !holon::runtime::provider::wire::is_turn_state(m))
         .collect();
     let tail: Vec<&str> = seen
         .iter()

@@ -3,6 +3,7 @@
 
 mod agents;
 mod approvals;
+mod attachments;
 mod carried;
 mod cli;
 mod clock_back;

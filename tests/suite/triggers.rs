@@ -324,6 +324,20 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
         !text.contains("PR 8 green"),
         "the mismatch is not model input"
     );
+    // The hint keeps where it came from: which trigger, what changed there,
+    // the content type and size of a body it never keeps.
+    assert!(text.contains("(resource: pr-7) from CI"), "{text}");
+    let hinted = events(&s.r.host)
+        .into_iter()
+        .rfind(|e| e.kind == "wake_hint_submitted")
+        .expect("the hint");
+    let origin = &hinted.payload["pending"]["origin"];
+    assert!(origin["external_trigger_id"].as_str().is_some(), "{origin}");
+    assert_eq!(origin["resource"], "pr-7");
+    assert_eq!(origin["delivery_mode"], "wake_hint");
+    assert_eq!(origin["content_type"], "application/json");
+    assert!(origin["body_bytes"].as_u64().unwrap_or(0) > 0, "{origin}");
+    assert_eq!(origin["waiting_intent_ids"], json!([wait_id]));
     let delivered = events(&s.r.host)
         .into_iter()
         .filter(|e| e.kind == "external_trigger_delivered")

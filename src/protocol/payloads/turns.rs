@@ -14,6 +14,8 @@ use crate::model::usage::{
 /// Where a guidance block came from, as recorded.
 pub type Guidance = GuidanceSource;
 
+pub use crate::model::brief::{AttachmentKind, BriefAttachment};
+
 /// `turn_started`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnStarted {
@@ -461,6 +463,9 @@ pub struct Brief {
     pub truncated: bool,
     #[serde(default)]
     pub workspace_id: String,
+    /// Files the turn attached (AttachToBrief), at most 8.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::model::brief::BriefAttachment>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -446,6 +446,22 @@ fn tick_text(
     }
 }
 
+/// A wake hint in the tick's words: its reason, then what changed and
+/// where, when a trigger's delivery said.
+fn hint_line(h: &crate::runtime::waiting::PendingWakeHint) -> String {
+    let mut line = h.reason.clone();
+    if let Some(r) = &h.origin.resource {
+        line.push_str(&format!(" (resource: {r})"));
+    }
+    if let Some(s) = h.source.as_deref().filter(|s| *s != "external_trigger") {
+        line.push_str(&format!(" from {s}"));
+    }
+    if h.coalesced_count > 0 {
+        line.push_str(&format!("; {} more signals folded in", h.coalesced_count));
+    }
+    line
+}
+
 fn emit_tick_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
@@ -462,6 +478,14 @@ fn emit_tick_in(
     if let Some(w) = hint.and_then(|h| h.waiting_intent_id.clone()) {
         source_refs.insert("waiting_intent_id".to_owned(), w);
     }
+    // Which outside system to look at: the trigger and what changed there.
+    let origin = hint.map(|h| &h.origin);
+    if let Some(t) = origin.and_then(|o| o.external_trigger_id.clone()) {
+        source_refs.insert("external_trigger_id".to_owned(), t);
+    }
+    if let Some(r) = origin.and_then(|o| o.resource.clone()) {
+        source_refs.insert("resource".to_owned(), r);
+    }
     let req = AdmissionRequest {
         agent_id: agent_id.to_owned(),
         kind: MessageKind::SystemTick,
@@ -474,7 +498,7 @@ fn emit_tick_in(
                 reason,
                 objective,
                 decision.work_item_id.as_deref(),
-                hint.map(|h| h.reason.as_str()),
+                hint.map(hint_line).as_deref(),
             ),
         },
         delivery_surface: DeliverySurface::RuntimeSystem,
@@ -487,7 +511,7 @@ fn emit_tick_in(
         task_id: None,
         source_refs,
         metadata: Some(system_tick_metadata(reason, &key)),
-        correlation_id: None,
+        correlation_id: origin.and_then(|o| o.external_trigger_id.clone()),
         causation_id: None,
     };
     let message_id = crate::new_id("msg");

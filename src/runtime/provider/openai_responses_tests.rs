@@ -279,6 +279,8 @@ fn the_turn_state_is_the_last_input_and_not_in_the_instructions() {
     let input = body["input"].as_array().unwrap();
     let last = input.last().unwrap();
     assert_eq!(last["role"], "user");
-    assert_eq!(last["content"][0]["text"], "Work queue: none");
+    let state = last["content"][0]["text"].as_str().unwrap();
+    assert!(crate::runtime::provider::wire::is_turn_state(state));
+    assert!(state.ends_with("\n\nWork queue: none"), "{state}");
     assert_eq!(input[input.len() - 2]["type"], "function_call_output");
 }

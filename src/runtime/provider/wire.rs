@@ -252,13 +252,25 @@ pub fn system_parts(request: &ProviderRequest) -> Vec<&str> {
 /// one round or turn to the next leaves the prefix a provider cached
 /// (system, tools, the conversation so far) whole.
 pub fn turn_state(request: &ProviderRequest) -> Option<String> {
-    let parts: Vec<&str> = request
-        .context_blocks
-        .iter()
-        .filter(|b| b.stability == BlockStability::TurnScoped && !b.text.trim().is_empty())
-        .map(|b| b.text.as_str())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
+    let mut parts: Vec<&str> = vec![TURN_STATE_HEADER];
+    parts.extend(
+        request
+            .context_blocks
+            .iter()
+            .filter(|b| b.stability == BlockStability::TurnScoped && !b.text.trim().is_empty())
+            .map(|b| b.text.as_str()),
+    );
+    (parts.len() > 1).then(|| parts.join("\n\n"))
+}
+
+/// The first line of the turn state: the model reads it as the runtime's,
+/// never as the operator's words.
+pub const TURN_STATE_HEADER: &str =
+    "[Runtime state for this round: your working state, work queue and environment. Not a message from the operator.]";
+
+/// Whether a user input's text is the turn state.
+pub fn is_turn_state(text: &str) -> bool {
+    text.starts_with(TURN_STATE_HEADER)
 }
 
 /// The exchanges a wire sends: the request's conversation paired, then

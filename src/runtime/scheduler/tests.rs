@@ -220,6 +220,7 @@ impl World {
             generation,
             coalesced_count: 0,
             received_at: String::new(),
+            origin: Default::default(),
         });
     }
 

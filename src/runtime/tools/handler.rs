@@ -141,7 +141,9 @@ impl<T: Tool> DynTool for T {
     }
 }
 
-use super::{agents, exec, exec_batch, memory, patch, sleep, tasks, waits, work, workspace};
+use super::{
+    agents, attach, exec, exec_batch, memory, patch, sleep, tasks, waits, work, workspace,
+};
 
 /// Every built-in tool, in the order the model's catalog lists them.
 pub(crate) static TOOLS: &[&dyn DynTool] = &[
@@ -152,6 +154,7 @@ pub(crate) static TOOLS: &[&dyn DynTool] = &[
     &tasks::TaskInput,
     &tasks::TaskStop,
     &patch::ApplyPatch,
+    &attach::AttachToBrief,
     &work::CreateWorkItem,
     &work::PickWorkItem,
     &work::UpdateWorkItem,

@@ -6,6 +6,7 @@
 //! bounded details). `SystemTick` is never a tool.
 
 mod agents;
+mod attach;
 pub mod budget;
 pub(crate) mod envelope;
 mod exec;

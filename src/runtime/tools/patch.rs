@@ -24,7 +24,7 @@
 //! and shapes the result envelope.
 
 mod apply;
-mod beneath;
+pub(super) mod beneath;
 mod parse;
 mod root;
 #[cfg(test)]
@@ -36,6 +36,7 @@ use serde_json::json;
 
 pub(crate) use root::apply_in_roots;
 use root::FileChange;
+pub(super) use root::HOME_PREFIX;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};

@@ -389,7 +389,24 @@ fn deliver_in(
         (None, None) => "external trigger".to_owned(),
     };
     let source = meta.source.clone().or(Some("external_trigger".into()));
-    let outcome = wake_hint_in(tx, agent, &reason, source, satisfied.first().cloned())?;
+    let origin = crate::runtime::waiting::HintOrigin {
+        external_trigger_id: Some(d.external_trigger_id.clone()),
+        delivery_mode: serde_json::to_value(d.delivery_mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        resource: meta.resource.clone(),
+        content_type: delivery.content_type.clone(),
+        body_bytes: delivery.body_bytes,
+        waiting_intent_ids: satisfied.clone(),
+    };
+    let outcome = wake_hint_in(
+        tx,
+        agent,
+        &reason,
+        source,
+        satisfied.first().cloned(),
+        origin,
+    )?;
     let delivered = ev::TriggerDelivered {
         external_trigger_id: d.external_trigger_id.clone(),
         delivery_mode: d.delivery_mode,

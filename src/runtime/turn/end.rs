@@ -335,6 +335,8 @@ pub(super) async fn finish(
                 result: matches!(ending, Ending::Completed { .. }).then(|| last_assistant.clone()),
             };
             working::advance(memory, &evidence);
+            // What the turn attached goes with its brief.
+            let attachments = std::mem::take(&mut agent.pending_attachments);
             let turn_usage = tokens_before.usage_to(&agent);
             if turn_usage.input_tokens + turn_usage.output_tokens > 0 {
                 agent.last_turn_usage = Some(turn_usage);
@@ -365,6 +367,7 @@ pub(super) async fn finish(
                 awaiting_task_ids: awaiting_tasks,
                 truncated: truncated.is_some(),
                 workspace_id: workspace_id.clone(),
+                attachments,
             };
             // The event is the brief's only record (the `briefs` table of
             // older stores is no longer written).

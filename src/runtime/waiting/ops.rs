@@ -9,8 +9,8 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::{RuntimeHost, WakeHintOutcome};
 use crate::runtime::waiting::{
-    PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
-    WaitingScope,
+    HintOrigin, PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord,
+    WaitingIntentStatus, WaitingScope,
 };
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
@@ -25,6 +25,7 @@ pub(crate) fn wake_hint_in(
     reason: &str,
     source: Option<String>,
     waiting_intent_id: Option<String>,
+    origin: HintOrigin,
 ) -> Result<WakeHintOutcome, StoreError> {
     let id = agent.id.clone();
     let provenance = Provenance {
@@ -42,6 +43,9 @@ pub(crate) fn wake_hint_in(
             hint.waiting_intent_id = waiting_intent_id.clone();
             hint.reason = reason.to_owned();
             hint.source = source.clone();
+            hint.origin = origin;
+        } else if hint.origin.is_empty() {
+            hint.origin = origin;
         }
         (
             Event::WakeHintCoalesced as fn(_) -> _,
@@ -56,6 +60,7 @@ pub(crate) fn wake_hint_in(
             generation,
             coalesced_count: 0,
             received_at: tx.now_ts(),
+            origin,
         });
         (
             Event::WakeHintSubmitted as fn(_) -> _,
@@ -113,6 +118,7 @@ impl RuntimeHost {
                     &reason,
                     source.clone(),
                     waiting_intent_id.clone(),
+                    HintOrigin::default(),
                 )
             })
             .await?;

@@ -544,9 +544,32 @@ pub(super) fn brief_created(p: &ev::BriefCreated, out: &mut OperatorEvent) -> St
             (Visibility::TurnResult, "Result")
         }
     };
-    (out.visibility, out.title, out.body) = (visibility, title.to_owned(), body(full));
+    let attached = attachments_text(&b.attachments);
+    (out.visibility, out.title, out.body) = (
+        visibility,
+        title.to_owned(),
+        joined([body(full), attached], "\n\n"),
+    );
     let headline = full.map_or("(no reply text)".to_owned(), headline);
-    format!("{title}: {headline}")
+    match b.attachments.len() {
+        0 => format!("{title}: {headline}"),
+        n => format!("{title}: {headline} [{n} attached]"),
+    }
+}
+
+/// A brief's attachments, a line each with where Holon keeps it.
+pub fn attachments_text(list: &[ev::BriefAttachment]) -> Option<String> {
+    if list.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = list
+        .iter()
+        .map(|a| match &a.uri {
+            Some(uri) => format!("- attached {} → {}", printable(&a.line()), printable(uri)),
+            None => format!("- attached {}", printable(&a.line())),
+        })
+        .collect();
+    Some(lines.join("\n"))
 }
 
 pub(super) fn runtime_error(p: &ev::RuntimeErrorRecorded, out: &mut OperatorEvent) -> String {

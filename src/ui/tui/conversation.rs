@@ -301,7 +301,10 @@ impl Conversation {
                 self.alert(mid, op, text);
             }
             K::BriefCreated(p) => {
-                let body = p.brief.text.trim().to_owned();
+                let mut body = p.brief.text.trim().to_owned();
+                if let Some(attached) = crate::ui::present::attachments_text(&p.brief.attachments) {
+                    body = format!("{body}\n\n{attached}").trim().to_owned();
+                }
                 // A turn that only asked for approval has nothing to say
                 // beyond its waiting row.
                 let waits_here = |r: &Row| {

@@ -169,6 +169,37 @@ impl Dir {
         Ok(bytes)
     }
 
+    /// The contents of the regular file `name` (never through a link), if
+    /// it holds at most `max` bytes: `FileTooLarge` when it holds more.
+    pub fn read_at_most(&self, name: &OsStr, max: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let c = c_name(name)?;
+        // SAFETY: openat of a NUL-terminated name in our directory.
+        let fd = check(unsafe {
+            libc::openat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
+            )
+        })?;
+        // SAFETY: `fd` was just opened and is owned here alone.
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::other("is not a regular file"));
+        }
+        if meta.len() > max {
+            return Err(io::ErrorKind::FileTooLarge.into());
+        }
+        // A file that grows while it is read is cut at the bound, and says so.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        file.take(max + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Err(io::ErrorKind::FileTooLarge.into());
+        }
+        Ok(bytes)
+    }
+
     /// Write a new file `name` (it must not exist) with `bytes`, and
     /// `mode` when given.
     pub fn create_new(&self, name: &OsStr, bytes: &[u8], mode: Option<u32>) -> io::Result<()> {
