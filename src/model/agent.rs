@@ -275,6 +275,12 @@ pub struct AgentRecord {
     /// Its tools' timings (`toolLatency`), one entry a tool, bounded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_latency: Vec<crate::model::usage::ToolLatency>,
+    /// How its turns have run (`executionProfile`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::usage::TurnProfile::is_empty"
+    )]
+    pub turn_profile: crate::model::usage::TurnProfile,
     /// Files the running turn attached to the brief it will end with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_attachments: Vec<crate::model::brief::BriefAttachment>,
@@ -439,6 +445,7 @@ impl AgentRecord {
             tool_latency: Vec::new(),
             last_turn_usage: None,
             pending_attachments: Vec::new(),
+            turn_profile: Default::default(),
             reasoning_effort_override: None,
         }
     }

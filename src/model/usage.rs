@@ -247,6 +247,60 @@ pub struct TokenUsage {
     pub reasoning_tokens: u64,
 }
 
+/// How an agent's turns have run over its life: descriptive, never a
+/// control input (the contract's `executionProfile`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TurnProfile {
+    pub turns: u64,
+    pub total_turn_ms: u64,
+    pub total_rounds: u64,
+    pub max_turn_ms: u64,
+}
+
+impl TurnProfile {
+    pub fn add(&mut self, turn_ms: u64, rounds: u32) {
+        self.turns = self.turns.saturating_add(1);
+        self.total_turn_ms = self.total_turn_ms.saturating_add(turn_ms);
+        self.total_rounds = self.total_rounds.saturating_add(u64::from(rounds));
+        self.max_turn_ms = self.max_turn_ms.max(turn_ms);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.turns == 0
+    }
+}
+
+/// An agent's execution profile, as `agent.status` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ExecutionProfileView {
+    pub turns: u64,
+    pub mean_turn_ms: u64,
+    pub max_turn_ms: u64,
+    pub mean_rounds_per_turn: f64,
+    /// Its tools by mean time, slowest first (at most 3).
+    #[serde(default)]
+    pub slowest_tools: Vec<ToolLatency>,
+}
+
+impl ExecutionProfileView {
+    pub fn of(p: &TurnProfile, tools: &[ToolLatency]) -> Option<ExecutionProfileView> {
+        if p.is_empty() {
+            return None;
+        }
+        let mut slowest = tools.to_vec();
+        slowest.sort_by_key(|t| std::cmp::Reverse(t.mean_ms()));
+        slowest.truncate(3);
+        Some(ExecutionProfileView {
+            turns: p.turns,
+            mean_turn_ms: p.total_turn_ms / p.turns,
+            max_turn_ms: p.max_turn_ms,
+            mean_rounds_per_turn: p.total_rounds as f64 / p.turns as f64,
+            slowest_tools: slowest,
+        })
+    }
+}
+
 /// One tool's timings over an agent's life (`toolLatency`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -534,4 +588,22 @@ pub struct ProviderAttemptTimeline {
     pub winning_model_ref: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregated_token_usage: Option<TokenUsage>,
+}
+
+/// The prompt frame's cache identity (the contract's
+/// `ProviderPromptCache`): what a transport may key a provider's cache or
+/// continuation on, and what changed when it changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptCache {
+    pub agent_id: String,
+    /// Stable across ordinary next-turn changes (turn-scoped blocks, the
+    /// conversation); rotates when the stable or agent-scoped surface
+    /// (policy, guidance, skills, memory, working memory, tools) changes.
+    pub prompt_cache_key: String,
+    /// A diagnostic fingerprint of the whole projected context, turn-scoped
+    /// blocks included; never a cache key.
+    pub context_fingerprint: String,
+    pub working_memory_revision: u64,
+    /// How many compactions the agent's context has been through.
+    pub compression_epoch: u32,
 }

@@ -109,6 +109,13 @@ pub struct PromptPreview {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub would_fold: Option<crate::model::context::Fold>,
     pub conversation: Vec<ConversationItem>,
+    /// The frame's cache identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<crate::model::usage::PromptCache>,
+    /// How the model's wire lowers the frame (`full_request_only`,
+    /// `prompt_cache_key`, `prompt_cache_blocks`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -273,6 +280,9 @@ pub struct AgentSummary {
     /// The latest continuation the scheduler derived for a message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_continuation: Option<crate::model::agent::LastContinuation>,
+    /// How its turns have run: descriptive, never a control input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_profile: Option<crate::model::usage::ExecutionProfileView>,
 }
 
 /// An agent's tokens and cost.

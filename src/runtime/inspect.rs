@@ -104,6 +104,10 @@ pub fn agent_summary(
         usage: usage_view(agent, Budget::default(), crate::now_ms()),
         total_message_count: rx.counter(id, "admission_seq")?,
         last_continuation: agent.last_continuation.clone(),
+        execution_profile: crate::model::usage::ExecutionProfileView::of(
+            &agent.turn_profile,
+            &agent.tool_latency,
+        ),
     })
 }
 

@@ -430,6 +430,13 @@ fn debug_prompt_prints_the_next_frame_with_sizes_and_status_shows_context_use() 
         "{text}"
     );
     assert!(text.contains("Nothing compacted yet."));
+    // The frame's cache identity, and how the wire lowers it.
+    assert!(text.contains("Cache: key holon:"), "{text}");
+    assert!(
+        text.contains("working memory revision 0, compression epoch 0"),
+        "{text}"
+    );
+    assert!(text.contains("Wire: full_request_only"), "{text}");
     let brief = home.ok(&["debug", "prompt", "--summary"]);
     assert!(!brief.contains("You are a long-lived agent"));
     let preview: serde_json::Value =

@@ -11,7 +11,7 @@ use holon::runtime::agent::AgentRecord;
 use holon::runtime::envelope::Priority;
 use holon::runtime::host::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
-use holon::runtime::provider::ProviderRequest;
+use holon::runtime::provider::{BlockStability, ProviderRequest};
 use holon::store::{Store, StoreOptions};
 
 use super::runtime_core::{config, events, prompt, wait_event};
@@ -41,6 +41,7 @@ async fn a_turn_leaves_working_memory_and_telemetry_and_the_cache_key_holds() {
             &[
                 ("ApplyPatch", json!({ "patch": patch })),
                 ("ExecCommand", json!({ "cmd": "true # cargo test" })),
+                ("NoSuchTool", json!({})),
             ],
         ),
         Scripted::text("first done"),
@@ -71,6 +72,10 @@ async fn a_turn_leaves_working_memory_and_telemetry_and_the_cache_key_holds() {
     assert!(
         names.contains(&"ApplyPatch") && names.contains(&"ExecCommand"),
         "{names:?}"
+    );
+    assert!(
+        !names.contains(&"NoSuchTool"),
+        "a made-up tool is not timed"
     );
     assert!(a.tool_latency.iter().all(|t| t.calls == 1));
     assert!(a.last_turn_usage.is_some(), "the last turn's usage is kept");
@@ -111,6 +116,15 @@ async fn a_turn_leaves_working_memory_and_telemetry_and_the_cache_key_holds() {
         (c1.working_memory_revision, c2.working_memory_revision),
         (0, 1)
     );
+    // How its turns ran, in its status.
+    let request = holon::protocol::Request::AgentStatus {
+        agent_id: "main".into(),
+    };
+    let status = holon::protocol::call_json(&r.host, request).await.unwrap();
+    let profile = &status["execution_profile"];
+    assert_eq!(profile["turns"], 2, "{status}");
+    assert_eq!(profile["mean_rounds_per_turn"], 1.5, "{profile}");
+    assert!(profile["slowest_tools"].as_array().unwrap().len() <= 3);
     // Shown once: the delta is marked as prompted at the turn's end.
     let a = agent(&r.host);
     assert_eq!(a.working_memory.last_prompted_revision, 1);
@@ -188,18 +202,24 @@ async fn a_long_turn_without_work_item_updates_is_reminded_then_again_after_the_
         .iter()
         .enumerate()
         .filter(|(_, r)| {
-            r.conversation.iter().any(|i| {
-                serde_json::to_string(i)
-                    .unwrap_or_default()
-                    .contains("[Runtime reminder, not from the operator]")
-            })
+            // With the turn state, after the conversation, never in it.
+            let in_state = r.context_blocks.iter().any(|b| {
+                b.stability == BlockStability::TurnScoped
+                    && b.text
+                        .starts_with("[Runtime reminder, not from the operator]")
+            });
+            let in_talk = serde_json::to_string(&r.conversation)
+                .unwrap_or_default()
+                .contains("[Runtime reminder");
+            assert!(!in_talk, "never part of the conversation");
+            in_state
         })
         .map(|(i, _)| i + 1)
         .collect();
     // Rounds 3 and 6: after two rounds without progress, then after the
     // cooldown; never kept in the conversation for the rounds between.
     assert_eq!(reminded, [3, 6], "{reminded:?}");
-    let text = serde_json::to_string(&provider.requests()[2].conversation).unwrap();
+    let text = serde_json::to_string(&provider.requests()[2].context_blocks).unwrap();
     assert!(text.contains("port the parser"), "{text}");
     let flagged = events(&host)
         .iter()

@@ -32,9 +32,8 @@ pub const HOLD_ARG: &str = "__hold";
 const TERMINAL_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long stderr still in the tee's pipe is waited for once its command
-/// ended: a background process that keeps it open must not hold the
-/// command's result for long.
-const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_millis(150);
+/// ended, at most (`Tee::finish` stops as soon as the pipe is drained).
+const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The exit code of a holder that got no spec: nothing ran.
 pub const NOT_STARTED: u8 = 125;
@@ -370,8 +369,9 @@ fn start(spec: &HoldSpec) -> std::io::Result<(std::process::Child, Option<Pty>, 
     Ok((child, pty, tee))
 }
 
-/// The stderr tee of a running command.
-pub(super) struct Tee(std::process::Child);
+/// The stderr tee of a running command, and the holder's own copy of the
+/// pipe's read end (to see whether stderr is still waiting in it).
+pub(super) struct Tee(std::process::Child, std::io::PipeReader);
 
 impl Tee {
     /// Start `holon __tee TAIL` (this very program) reading a new pipe,
@@ -380,6 +380,7 @@ impl Tee {
     fn start(tail: &Path) -> std::io::Result<(Tee, std::process::Stdio)> {
         use std::os::unix::process::CommandExt;
         let (read, write) = std::io::pipe()?;
+        let watch = read.try_clone()?;
         let out = std::io::stderr().as_fd().try_clone_to_owned()?;
         let child = std::process::Command::new("/proc/self/exe")
             .arg0("holon-tee")
@@ -388,19 +389,41 @@ impl Tee {
             .stdin(read)
             .stdout(out)
             .stderr(std::process::Stdio::null())
+            // A stop signals the holder's group: not the tee's.
+            .process_group(0)
             .spawn()?;
-        Ok((Tee(child), write.into()))
+        Ok((Tee(child, watch), write.into()))
     }
 
-    /// Wait for the tee to copy what is left, up to `deadline`; a
-    /// background process that keeps stderr open keeps its tee (which
-    /// then ends on its own).
+    /// Bytes waiting in the pipe, not yet read by the tee.
+    fn waiting(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int; the descriptor is our own.
+        match unsafe { libc::ioctl(self.1.as_raw_fd(), libc::FIONREAD, &mut n) } {
+            0 => n,
+            _ => 0,
+        }
+    }
+
+    /// Wait until the tee copied what the command left: it ended (every
+    /// writer closed stderr), or nothing has waited in the pipe for six
+    /// looks in a row, a millisecond apart (a background process keeps stderr open, and keeps
+    /// its tee, which then ends on its own); never past `deadline`.
     fn finish(mut self, deadline: Instant) {
+        let mut quiet = 0;
         while Instant::now() < deadline {
             if !matches!(self.0.try_wait(), Ok(None)) {
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            quiet = match self.waiting() {
+                0 => quiet + 1,
+                _ => 0,
+            };
+            if quiet > 5 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 }

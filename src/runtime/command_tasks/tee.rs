@@ -3,11 +3,14 @@
 //! command's stderr is a pipe to the tee, which copies every byte to its
 //! own stdout (the task's output file, opened for appending, so the
 //! combined output keeps both streams) and keeps the last `TAIL_MAX`
-//! bytes of stderr alone in `TAIL` (written in place by rename, at most
-//! `FLUSH_EVERY` after it changed, and at the end). It lives until the last writer of
-//! the pipe closes it: a process the command left running in the
-//! background keeps its stderr, and is never cut off by a closed pipe
-//! when its command (and the holder) ended.
+//! bytes of stderr alone in `TAIL` (written in place by rename when a
+//! burst ends, at most `FLUSH_EVERY` apart while it flows, and at the end).
+//! It lives, in a process group of its own and deaf to a stop's signals,
+//! until the last writer of the pipe closes it: a process the command left
+//! running in the background keeps its stderr, and is never cut off by a
+//! closed pipe when its command (and the holder) ended. Stdout goes
+//! straight to the output file, so a stderr line may land there a moment
+//! after stdout written just after it.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -83,13 +86,22 @@ pub fn run() -> ExitCode {
     unsafe {
         libc::prctl(libc::PR_SET_NAME, c"holon-tee".as_ptr(), 0, 0, 0);
     }
-    // The holder's signals are the command's business, not the tee's: a
-    // stop that ends the command ends the tee at end of file.
+    // A stop is the command's business, not the tee's (it has a process
+    // group of its own, and ignores what a stop sends): a command that
+    // winds down still has its stderr read, and the tee ends at end of
+    // file, when the last process holding that stderr closed it.
     // SAFETY: plain signal dispositions.
     unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGHUP, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+        for signal in [
+            libc::SIGINT,
+            libc::SIGHUP,
+            libc::SIGQUIT,
+            libc::SIGTERM,
+            libc::SIGUSR1,
+            libc::SIGPIPE,
+        ] {
+            libc::signal(signal, libc::SIG_IGN);
+        }
     }
     let Some(path) = std::env::args_os().nth(2).map(std::path::PathBuf::from) else {
         eprintln!("holon: __tee needs the path of its tail file");
@@ -123,7 +135,10 @@ pub fn run() -> ExitCode {
                 let _ = output.flush();
                 tail.push(&buf[..n]);
                 dirty = true;
-                if saved.is_none_or(|at| at.elapsed() >= FLUSH_EVERY) {
+                // Written at once when nothing more is waiting (the end of
+                // a burst, a command's last words); at most every
+                // `FLUSH_EVERY` while stderr keeps flowing.
+                if !readable(0) || saved.is_none_or(|at| at.elapsed() >= FLUSH_EVERY) {
                     save(&path, &tail);
                     (saved, dirty) = (Some(Instant::now()), false);
                 }

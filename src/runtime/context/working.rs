@@ -28,12 +28,28 @@ pub struct TurnEvidence {
     pub result: Option<String>,
 }
 
+/// Waited-on tasks named, at most.
+const MAX_WAITING: usize = 8;
+
+/// `s` on one line (control characters and line breaks as spaces), at most
+/// `max` characters: text the model or a command wrote cannot forge lines
+/// in a block the runtime keeps.
+fn line(s: &str, max: usize) -> String {
+    let flat: String = s
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    truncate_chars(&flat, max)
+}
+
 /// Bound a focus's texts.
 pub fn bounded_focus(mut f: WorkFocus) -> WorkFocus {
-    f.objective = truncate_chars(&f.objective, MAX_TODO * 2);
+    f.objective = line(&f.objective, MAX_TODO * 2);
+    f.blocked_by = f.blocked_by.map(|b| line(&b, MAX_TODO));
     f.open_todos.truncate(MAX_TODOS);
     for t in &mut f.open_todos {
-        *t = truncate_chars(t, MAX_TODO);
+        *t = line(t, MAX_TODO);
     }
     f
 }
@@ -126,16 +142,12 @@ fn recent<T: PartialEq + Clone>(
 
 /// The working state after a turn.
 pub fn next(prev: &WorkingState, ev: &TurnEvidence) -> WorkingState {
-    let files: Vec<String> = ev
-        .files
-        .iter()
-        .map(|f| truncate_chars(f, MAX_CMD))
-        .collect();
+    let files: Vec<String> = ev.files.iter().map(|f| line(f, MAX_CMD)).collect();
     let commands: Vec<CommandNote> = ev
         .commands
         .iter()
         .map(|c| CommandNote {
-            cmd: truncate_chars(&c.cmd, MAX_CMD),
+            cmd: line(&c.cmd, MAX_CMD),
             exit_status: c.exit_status,
         })
         .collect();
@@ -152,13 +164,18 @@ pub fn next(prev: &WorkingState, ev: &TurnEvidence) -> WorkingState {
             a.cmd == b.cmd
         }),
         verification,
-        waiting_on: ev.waiting_on.clone(),
+        waiting_on: ev
+            .waiting_on
+            .iter()
+            .take(MAX_WAITING)
+            .map(|w| line(w, MAX_CMD))
+            .collect(),
         last_result: ev
             .result
             .as_deref()
             .map(str::trim)
             .filter(|r| !r.is_empty())
-            .map(|r| truncate_chars(r, MAX_RESULT))
+            .map(|r| line(r, MAX_RESULT))
             .or_else(|| prev.last_result.clone()),
     }
 }

@@ -75,23 +75,7 @@ pub struct PromptContentBlock {
     pub cache_breakpoint: bool,
 }
 
-/// The prompt frame's cache identity (the contract's
-/// `ProviderPromptCache`): what a transport may key a provider's cache or
-/// continuation on, and what changed when it changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PromptCache {
-    pub agent_id: String,
-    /// Stable across ordinary next-turn changes (turn-scoped blocks, the
-    /// conversation); rotates when the stable or agent-scoped surface
-    /// (policy, guidance, skills, memory, working memory, tools) changes.
-    pub prompt_cache_key: String,
-    /// A diagnostic fingerprint of the whole projected context, turn-scoped
-    /// blocks included; never a cache key.
-    pub context_fingerprint: String,
-    pub working_memory_revision: u64,
-    /// How many compactions the agent's context has been through.
-    pub compression_epoch: u32,
-}
+pub use crate::model::usage::PromptCache;
 
 /// Everything one provider round needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,6 +164,11 @@ pub trait Provider: Send + Sync {
     /// The reasoning effort its first model is asked for.
     fn reasoning_effort(&self) -> Option<ReasoningEffort> {
         None
+    }
+
+    /// How its first model's wire lowers the prompt frame.
+    fn prompt_capabilities(&self) -> Vec<&'static str> {
+        vec!["full_request_only"]
     }
 
     /// The models it falls back to, in order, after its first.

@@ -508,6 +508,16 @@ impl Provider for ProviderChain {
         })?
     }
 
+    fn prompt_capabilities(&self) -> Vec<&'static str> {
+        self.candidates
+            .iter()
+            .find_map(|c| match c {
+                ChainCandidate::Ready(t) => Some(t.endpoint().wire.prompt_capabilities().to_vec()),
+                ChainCandidate::Rejected { .. } => None,
+            })
+            .unwrap_or_else(|| vec!["full_request_only"])
+    }
+
     fn fallback_models(&self) -> Vec<String> {
         self.candidates
             .iter()

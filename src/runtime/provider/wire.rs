@@ -35,6 +35,18 @@ pub enum WireFormat {
 }
 
 impl WireFormat {
+    /// How this wire lowers the prompt frame (the contract's
+    /// `ProviderPromptCapability`): every wire sends the whole request
+    /// (Holon keeps no provider-side state); OpenAI Responses sends the
+    /// frame's `prompt_cache_key`; Anthropic marks cache breakpoints.
+    pub fn prompt_capabilities(self) -> &'static [&'static str] {
+        match self {
+            WireFormat::OpenaiResponses => &["full_request_only", "prompt_cache_key"],
+            WireFormat::AnthropicMessages => &["full_request_only", "prompt_cache_blocks"],
+            WireFormat::OpenaiChat => &["full_request_only"],
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             WireFormat::OpenaiResponses => "openai_responses",

@@ -48,6 +48,16 @@ fn refused(message: impl Into<String>, hint: &str) -> ToolOutcome {
     )
 }
 
+fn too_many() -> ToolOutcome {
+    tool_error(
+        ToolErrorKind::InvalidArguments,
+        format!("this turn's brief already has {MAX_PER_BRIEF} attachments"),
+        Some("attach fewer, larger files (an archive or a combined report)"),
+        Some("path"),
+        false,
+    )
+}
+
 /// The root and the normal components beneath it that `path` names.
 fn locate(path: &str, root: &Path, home: &Path) -> Result<(PathBuf, PathBuf), ToolOutcome> {
     let (base, rest) = match path.strip_prefix(super::patch::HOME_PREFIX) {
@@ -146,6 +156,34 @@ impl Tool for AttachToBrief {
             Ok(l) => l,
             Err(e) => return e,
         };
+        // Holon's own files beneath the root (a workspace that holds
+        // HOLON_HOME) are not the model's to read, as in its sandbox; its
+        // own home is.
+        let real = base.join(&rel);
+        let own = env.host.config.data_dir.join("agents").join(env.agent_id);
+        let holon = std::iter::once(&env.host.config.data_dir).chain(&env.host.config.holon_dirs);
+        let hidden = holon
+            .filter_map(|d| d.canonicalize().ok())
+            .any(|d| real.starts_with(&d))
+            && !own.canonicalize().is_ok_and(|o| real.starts_with(o));
+        if hidden {
+            return refused(
+                format!("{} is one of Holon's own files", a.path.trim()),
+                "attach a file of the project or of your home",
+            );
+        }
+        // A full brief refuses before anything is read or kept.
+        let full = match env.host.store.read() {
+            Ok(rx) => rx
+                .agent::<AgentRecord>(env.agent_id)
+                .ok()
+                .flatten()
+                .is_some_and(|a| a.pending_attachments.len() >= MAX_PER_BRIEF),
+            Err(e) => return runtime_error(e.into()),
+        };
+        if full {
+            return too_many();
+        }
         let bytes = match read_beneath(&base, &rel) {
             Ok(b) => b,
             Err(e) => return e,
@@ -216,13 +254,7 @@ impl Tool for AttachToBrief {
             Ok(Some(n)) => ToolOutcome::ok(json!({
                 "ok": true, "attachment": attachment, "attached_to_this_turns_brief": n,
             })),
-            Ok(None) => tool_error(
-                ToolErrorKind::InvalidArguments,
-                format!("this turn's brief already has {MAX_PER_BRIEF} attachments"),
-                Some("attach fewer, larger files (an archive or a combined report)"),
-                Some("path"),
-                false,
-            ),
+            Ok(None) => too_many(),
             Err(e) => runtime_error(e.into()),
         }
     }

@@ -169,6 +169,11 @@ pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gate
     gated
 }
 
+/// Whether `name` is one of the built-in tools.
+pub(crate) fn is_builtin(name: &str) -> bool {
+    handler::find(name).is_some()
+}
+
 /// Holon's own tools, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
     handler::TOOLS.iter().map(|t| t.spec()).collect()

@@ -134,9 +134,13 @@ pub(super) async fn run_call(
             };
             let provenance = Provenance { message_id: Some(mid.clone()), ..Provenance::default() };
             tx.append_event(new_event(&id, provenance, Event::ToolExecuted(executed)))?;
-            if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
-                crate::model::usage::ToolLatency::record(&mut agent.tool_latency, &c.name, duration_ms, o.is_error);
-                tx.put_agent(&id, &agent)?;
+            // Timings of the tools it has: a name the model made up is not one.
+            let known = tools::is_builtin(&c.name) || crate::model::mcp::split_tool_name(&c.name).is_some();
+            if known {
+                if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
+                    crate::model::usage::ToolLatency::record(&mut agent.tool_latency, &c.name, duration_ms, o.is_error);
+                    tx.put_agent(&id, &agent)?;
+                }
             }
             transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
                 call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,

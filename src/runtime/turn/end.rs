@@ -337,6 +337,7 @@ pub(super) async fn finish(
             working::advance(memory, &evidence);
             // What the turn attached goes with its brief.
             let attachments = std::mem::take(&mut agent.pending_attachments);
+            agent.turn_profile.add(duration_ms, rounds);
             let turn_usage = tokens_before.usage_to(&agent);
             if turn_usage.input_tokens + turn_usage.output_tokens > 0 {
                 agent.last_turn_usage = Some(turn_usage);

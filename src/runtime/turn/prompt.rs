@@ -197,6 +197,18 @@ pub(super) fn build(
             },
         });
     }
+    // The summary of the turns before the conversation's: before it, and
+    // changed only by a compaction.
+    if let Some(e) = summary_of(rx, agent)? {
+        sections.push(Section {
+            name: "context_summary",
+            block: PromptContentBlock {
+                text: summary_block(&e),
+                stability: BlockStability::AgentScoped,
+                cache_breakpoint: false,
+            },
+        });
+    }
     if let Some(last) = sections.last_mut() {
         last.block.cache_breakpoint = true;
     }
@@ -223,9 +235,6 @@ pub(super) fn build(
     };
     sections.push(turn_scoped("work_queue", work_queue_block(&items, current)));
     sections.push(turn_scoped("execution", ctx.block.clone()));
-    if let Some(e) = summary_of(rx, agent)? {
-        sections.push(turn_scoped("context_summary", summary_block(&e)));
-    }
     let system_blocks = vec![PromptContentBlock {
         text: SYSTEM_POLICY.to_owned(),
         stability: BlockStability::Stable,
@@ -423,6 +432,8 @@ impl PromptPreview {
             }),
             would_fold,
             conversation,
+            cache: Some(frame.cache.clone()),
+            capabilities: Vec::new(),
         }
     }
 }
@@ -438,14 +449,20 @@ impl crate::runtime::host::RuntimeHost {
         let read = ContextRead::load(&rx, agent_id)?;
         let provider = (inner.config.provider)(&read.agent);
         let frame = build(&rx, &read.agent, &ctx, crate::runtime::tools::specs())?;
-        Ok(PromptPreview::new(
+        let mut preview = PromptPreview::new(
             &read.agent,
             provider.model_ref(),
             provider.context_budget(),
             &frame,
             &read.history,
             read.summary.as_ref(),
-        ))
+        );
+        preview.capabilities = provider
+            .prompt_capabilities()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        Ok(preview)
     }
 }
 

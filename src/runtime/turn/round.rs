@@ -39,7 +39,7 @@ use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::{CancelReason, TurnCancel};
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
-use crate::runtime::provider::PromptCache;
+use crate::runtime::provider::{BlockStability, PromptCache, PromptContentBlock};
 use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
     ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
@@ -295,9 +295,13 @@ impl<'a> Round<'a> {
             if let Some(text) = self.progress_reminder(f.anchor.as_ref())? {
                 let tokens = estimate_tokens(&text);
                 if prompt_estimate + tokens <= self.budget.prompt_budget {
-                    request
-                        .conversation
-                        .push(ConversationItem::UserText { text });
+                    // With the turn state, after the conversation: never
+                    // inside a prefix a provider would cache.
+                    request.context_blocks.push(PromptContentBlock {
+                        text,
+                        stability: BlockStability::TurnScoped,
+                        cache_breakpoint: false,
+                    });
                     prompt_estimate += tokens;
                     self.stale.reminded();
                     reminded = true;

@@ -44,8 +44,6 @@ pub(crate) fn wake_hint_in(
             hint.reason = reason.to_owned();
             hint.source = source.clone();
             hint.origin = origin;
-        } else if hint.origin.is_empty() {
-            hint.origin = origin;
         }
         (
             Event::WakeHintCoalesced as fn(_) -> _,

@@ -112,6 +112,19 @@ fn item(out: &mut String, i: &ConversationItem) {
 /// the rules only.
 pub fn full(p: &PromptPreview, brief: bool) -> String {
     let mut out = header(p).join("\n");
+    if let Some(c) = &p.cache {
+        let _ = write!(
+            out,
+            "\nCache: key {}, fingerprint {}, working memory revision {}, compression epoch {}.",
+            c.prompt_cache_key,
+            c.context_fingerprint,
+            c.working_memory_revision,
+            c.compression_epoch
+        );
+    }
+    if !p.capabilities.is_empty() {
+        let _ = write!(out, "\nWire: {}.", p.capabilities.join(", "));
+    }
     out.push('\n');
     for s in &p.sections {
         let _ = writeln!(out, "\n── {} · ~{} tokens ──", s.name, s.tokens);

@@ -495,6 +495,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         usage: None,
         total_message_count: 0,
         last_continuation: None,
+        execution_profile: None,
     }
 }
 
