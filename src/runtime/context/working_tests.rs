@@ -223,7 +223,11 @@ fn text_the_model_wrote_cannot_forge_lines_of_the_block() {
     };
     advance(&mut wm, &ev);
     let shown = block(&wm).unwrap();
-    for forged in ["\n- focus: w9", "\n- files touched", "\n- last verification"] {
+    for forged in [
+        "\n- focus: w9",
+        "\n- files touched",
+        "\n- last verification",
+    ] {
         assert!(!shown.contains(forged), "{forged:?} in {shown}");
     }
     assert_eq!(wm.current.waiting_on.len(), 8, "bounded");

@@ -147,32 +147,9 @@ impl Dir {
         }))
     }
 
-    /// The contents of the regular file `name` (never through a link).
-    pub fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
-        use std::io::Read;
-        let c = c_name(name)?;
-        // SAFETY: openat of a NUL-terminated name in our directory.
-        let fd = check(unsafe {
-            libc::openat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
-            )
-        })?;
-        // SAFETY: `fd` was just opened and is owned here alone.
-        let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        if !file.metadata()?.is_file() {
-            return Err(io::Error::other("not a regular file"));
-        }
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        Ok(bytes)
-    }
-
-    /// The contents of the regular file `name` (never through a link), if
-    /// it holds at most `max` bytes: `FileTooLarge` when it holds more.
-    pub fn read_at_most(&self, name: &OsStr, max: u64) -> io::Result<Vec<u8>> {
-        use std::io::Read;
+    /// The regular file `name`, opened for reading (never through a link;
+    /// never blocking on a fifo), with its metadata.
+    fn open_regular(&self, name: &OsStr) -> io::Result<(std::fs::File, std::fs::Metadata)> {
         let c = c_name(name)?;
         // SAFETY: openat of a NUL-terminated name in our directory.
         let fd = check(unsafe {
@@ -188,12 +165,29 @@ impl Dir {
         if !meta.is_file() {
             return Err(io::Error::other("is not a regular file"));
         }
+        Ok((file, meta))
+    }
+
+    /// The contents of the regular file `name` (never through a link).
+    pub fn read(&self, name: &OsStr) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let (mut file, _) = self.open_regular(name)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// The contents of the regular file `name` (never through a link), if
+    /// it holds at most `max` bytes: `FileTooLarge` when it holds more.
+    pub fn read_at_most(&self, name: &OsStr, max: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let (file, meta) = self.open_regular(name)?;
         if meta.len() > max {
             return Err(io::ErrorKind::FileTooLarge.into());
         }
-        // A file that grows while it is read is cut at the bound, and says so.
+        // A file that grows while it is read is refused, not cut.
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(max + 1).read_to_end(&mut bytes)?;
+        file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
         if bytes.len() as u64 > max {
             return Err(io::ErrorKind::FileTooLarge.into());
         }
