@@ -99,3 +99,50 @@ async fn a_result_that_arrives_during_a_timer_reaches_the_model_when_it_fires() 
         "{transcript}"
     );
 }
+
+/// A command's result that arrives while its agent is paused (by the
+/// operator, or by its budget, which pauses the same way) waits in the
+/// queue and reaches the model when the agent resumes; nothing runs
+/// meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_that_arrives_while_paused_reaches_the_model_on_resume() {
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::host::ControlAction;
+    use holon::runtime::provider::scripted::Scripted;
+
+    use super::runtime_core::{prompt, rig, wait_event};
+
+    let r = rig(vec![
+        Scripted::tools(
+            "",
+            &[(
+                "ExecCommand",
+                json!({"cmd": "sleep 0.4; echo PAUSED-RESULT-MARKER", "yield_time_ms": 50}),
+            )],
+        ),
+        Scripted::text("started; it runs on"),
+        Scripted::text("read the result"),
+    ])
+    .await;
+    ok(r.host.submit(prompt("build it", Priority::Normal)).await);
+    wait_event(&r.host, "the first brief", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "started; it runs on"
+    })
+    .await;
+    ok(r.host.control("main", ControlAction::Pause).await);
+    wait_event(&r.host, "the result queued", |e| {
+        e.kind == "task_result_queued"
+    })
+    .await;
+    // Paused: the result waits, and no model request is made for it.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(r.provider.requests().len(), 2, "nothing runs while paused");
+    ok(r.host.control("main", ControlAction::Resume).await);
+    wait_event(&r.host, "the reading turn", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "read the result"
+    })
+    .await;
+    let seen = serde_json::to_string(&r.provider.requests()[2].conversation).unwrap_or_default();
+    assert!(seen.contains("PAUSED-RESULT-MARKER"), "{seen}");
+    r.host.shutdown().await;
+}
