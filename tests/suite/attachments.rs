@@ -85,3 +85,61 @@ async fn an_attached_file_reaches_the_brief_kept_and_digested() {
     );
     r.host.shutdown().await;
 }
+
+/// A hostile model's ways to attach what is not its to read: a link its
+/// command planted (at the end of the path, or on the way out of the
+/// root), a path with `..`, an absolute path elsewhere, a fifo that would
+/// block the runtime. Each is refused, and nothing is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_fifos_and_paths_out_of_the_root_are_never_attached() {
+    let plant = "ln -s /etc/hostname leak.txt; ln -s /etc out; mkfifo pipe; echo planted";
+    let r = rig(vec![
+        Scripted::tools("", &[("ExecCommand", json!({ "cmd": plant }))]),
+        Scripted::tools(
+            "",
+            &[
+                ("AttachToBrief", json!({ "path": "leak.txt" })),
+                ("AttachToBrief", json!({ "path": "out/hostname" })),
+                ("AttachToBrief", json!({ "path": "../../../etc/hostname" })),
+                ("AttachToBrief", json!({ "path": "/etc/hostname" })),
+                ("AttachToBrief", json!({ "path": "pipe" })),
+            ],
+        ),
+        Scripted::text("tried"),
+    ])
+    .await;
+    r.host
+        .submit(prompt("attach", Priority::Normal))
+        .await
+        .unwrap();
+    let brief = wait_event(&r.host, "the brief", |e| {
+        e.kind == "brief_created" && e.payload["brief"]["text"] == "tried"
+    })
+    .await;
+    assert!(
+        brief.payload["brief"].get("attachments").is_none(),
+        "{brief:?}"
+    );
+    let refused: Vec<String> = events(&r.host)
+        .into_iter()
+        .filter(|e| e.kind == "tool_executed" && e.payload["tool_name"] == "AttachToBrief")
+        .map(|e| {
+            assert_eq!(e.payload["is_error"], true, "{:?}", e.payload);
+            e.payload["result_preview"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(refused.len(), 5);
+    assert!(refused[0].contains("symbolic link"), "{}", refused[0]);
+    assert!(
+        refused[1].contains("leaves the execution root"),
+        "{}",
+        refused[1]
+    );
+    assert!(refused[4].contains("regular file"), "{}", refused[4]);
+    let kept = r._dir.path().join("data").join("attachments");
+    assert!(!kept.exists() || std::fs::read_dir(&kept).unwrap().next().is_none());
+    r.host.shutdown().await;
+}
