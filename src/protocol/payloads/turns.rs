@@ -231,10 +231,18 @@ impl ToolExecuted {
             "message",
             "error",
             "stdout_preview",
+            "stderr_preview",
             "files",
         ] {
             let Some(v) = obj.get(key) else { continue };
             let v = match v {
+                // A stderr tail keeps its end: the error is in its last lines.
+                serde_json::Value::String(s)
+                    if key == "stderr_preview" && s.chars().count() > TEXT_CHARS =>
+                {
+                    let skip = s.chars().count() - TEXT_CHARS;
+                    serde_json::Value::String(s.chars().skip(skip).collect())
+                }
                 serde_json::Value::String(s) if s.chars().count() > TEXT_CHARS => {
                     serde_json::Value::String(s.chars().take(TEXT_CHARS).collect())
                 }
@@ -538,6 +546,8 @@ pub struct ToolFacts {
     pub message: Option<String>,
     pub error: Option<String>,
     pub stdout_preview: Option<String>,
+    /// The tail of a command's stderr, kept apart from its output.
+    pub stderr_preview: Option<String>,
     pub files: Vec<FileChange>,
 }
 

@@ -52,6 +52,9 @@ pub struct CommandRow {
     pub duration_ms: Option<u64>,
     pub summary: Option<String>,
     pub output: Option<String>,
+    /// The tail of its stderr: a failed command shows its last lines at
+    /// every display mode.
+    pub stderr: Option<String>,
 }
 
 /// Where a gated call stands.
@@ -558,9 +561,27 @@ fn command(c: &CommandRow, width: usize, mode: DisplayMode, t: Theme) -> Vec<Lin
     // verbose on (info keeps one row per command).
     let show_output = c.operator || mode.level() >= DisplayMode::Verbose.level();
     if let Some(out) = c.output.as_deref().filter(|_| show_output) {
-        lines.extend(output_lines(out, width, t));
+        lines.extend(output_lines(out, width, t, OUTPUT_LINES));
+    } else if failed(c) {
+        // Below verbose, a failure still says why: its stderr's last
+        // lines (its output's, when it wrote nothing there).
+        if let Some(why) = c.stderr.as_deref().or(c.output.as_deref()) {
+            lines.extend(output_lines(why, width, t, FAILURE_LINES));
+        }
     }
     lines
+}
+
+/// Lines of a failed command's stderr shown below verbose.
+const FAILURE_LINES: usize = 3;
+
+/// Whether a command row is a failure (not a stop, not still running).
+fn failed(c: &CommandRow) -> bool {
+    match c.status.as_str() {
+        "starting" | "queued" | "running" | "cancelling" | "cancelled" => false,
+        "completed" => c.exit.is_some_and(|e| e != 0),
+        _ => true,
+    }
 }
 
 /// `✓ exit 0 · 1.2 s`, `✗ exit 2 · 3.4 s`, `⋯ running`.
@@ -594,10 +615,10 @@ pub fn command_status(c: &CommandRow, t: Theme) -> (String, Style) {
     }
 }
 
-fn output_lines(out: &str, width: usize, t: Theme) -> Vec<Line<'static>> {
+fn output_lines(out: &str, width: usize, t: Theme, keep: usize) -> Vec<Line<'static>> {
     let text = sanitize(out);
     let all: Vec<&str> = text.trim_end().lines().collect();
-    let skip = all.len().saturating_sub(OUTPUT_LINES);
+    let skip = all.len().saturating_sub(keep);
     let gutter = Span::styled("  │ ", t.dim());
     let mut lines = Vec::new();
     if skip > 0 {

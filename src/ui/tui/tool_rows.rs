@@ -65,6 +65,7 @@ pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
         duration_ms: Some(p.duration_ms),
         summary,
         output: nonblank(facts.stdout_preview.as_deref()),
+        stderr: nonblank(facts.stderr_preview.as_deref()),
     })
 }
 
@@ -204,6 +205,66 @@ mod tests {
             row.output.map(|o| o.len()),
             Some(1_200),
             "the output, cut to its facts' bound"
+        );
+    }
+
+    /// Below verbose, a failed command still says why: the last lines of
+    /// its stderr; a command that succeeded shows one row.
+    #[test]
+    fn a_failed_command_shows_its_stderr_tail_at_the_default_level() {
+        use crate::model::agent::DisplayMode;
+        use crate::ui::tui::rows::{render, RowKind};
+        use crate::ui::tui::theme::Theme;
+        let event = |exit: i64, stderr: &str| {
+            let result = serde_json::json!({
+                "disposition": "completed", "exit_status": exit, "ok": exit == 0,
+                "stdout_preview": "compiling a\ncompiling b\n", "stderr_preview": stderr,
+            });
+            ToolExecuted {
+                run_id: "run_1".into(),
+                tool_execution_id: "tool_1".into(),
+                call_id: "call_1".into(),
+                tool_name: "ExecCommand".into(),
+                arguments: serde_json::json!({ "cmd": "cargo build" }),
+                is_error: exit != 0,
+                duration_ms: 900,
+                malformed_arguments: None,
+                result_preview: String::new(),
+                result_facts: ToolExecuted::facts_of(&result),
+                tool_error: None,
+            }
+        };
+        let text = |e: &ToolExecuted, mode| {
+            let row = exec_row(e, None).expect("a command row");
+            render(&RowKind::Command(row), 80, mode, Theme { no_color: true })
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let stderr = "warning: unused\nerror[E0308]: mismatched types\n --> src/a.rs:3:5\nerror: could not compile `a`\n";
+        let failed = text(&event(101, stderr), DisplayMode::Info);
+        assert!(failed.contains("error: could not compile"), "{failed}");
+        assert!(failed.contains("--> src/a.rs:3:5"), "{failed}");
+        assert!(
+            !failed.contains("warning: unused"),
+            "three lines at most: {failed}"
+        );
+        assert!(
+            !failed.contains("compiling a"),
+            "stderr, not the output: {failed}"
+        );
+        let ok = text(&event(0, ""), DisplayMode::Info);
+        assert_eq!(ok.lines().count(), 1, "{ok}");
+        let verbose = text(&event(101, stderr), DisplayMode::Verbose);
+        assert!(
+            verbose.contains("compiling a"),
+            "verbose shows the output: {verbose}"
         );
     }
 }

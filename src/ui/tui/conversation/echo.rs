@@ -45,6 +45,7 @@ impl Echo {
                 duration_ms: None,
                 summary: None,
                 output: None,
+                stderr: None,
             }),
         }
     }
@@ -89,6 +90,7 @@ impl Conversation {
                 duration_ms: None,
                 summary: Some(error.to_owned()),
                 output: None,
+                stderr: None,
             }),
         };
         self.push(kind, DisplayMode::Info);

@@ -83,6 +83,7 @@ impl Conversation {
             duration_ms: None,
             summary: None,
             output: None,
+            stderr: None,
         };
         // Every command is one compact row at info (command, exit,
         // duration); verbose adds the agent's command output.
@@ -107,6 +108,7 @@ impl Conversation {
                 duration_ms: None,
                 summary: None,
                 output: None,
+                stderr: None,
             };
             let i = self.push(RowKind::Command(row), DisplayMode::Info);
             self.tasks.insert(id.clone(), i);

@@ -251,6 +251,7 @@ impl Tasks {
                 duration_ms: task.duration_ms,
                 summary: task.summary.clone(),
                 output: None,
+                stderr: None,
             };
             let (status, style) = command_status(&row, t);
             let origin = if row.operator { "you" } else { "agent" };
