@@ -206,7 +206,7 @@ use OverlayKind as O;
 pub static KEYS: &[KeyBinding] = &[
     bind(C::Global, &[ctrl('c')], "Ctrl+C", A::Quit, "clear the composer; quit when it is empty (in an overlay: close it)", "quit"),
     bind(C::Global, &[ctrl('o')], "Ctrl+O", A::Prefix, "overlay prefix: then a letter opens an overlay", "overlays"),
-    bind(C::Global, &[key(K::Esc)], "Esc", A::Cancel, "close the top overlay or the menu; else interrupt the running turn, or stop scrolling back", ""),
+    bind(C::Global, &[key(K::Esc)], "Esc", A::Cancel, "close the top overlay or the menu; else return to the bottom when scrolled back; else interrupt the running turn", ""),
     bind(C::Global, &[key(K::PageUp)], "PgUp", A::ScrollUp, "scroll the conversation back (also the mouse wheel)", "scroll"),
     bind(C::Global, &[key(K::PageDown)], "PgDn", A::ScrollDown, "scroll forward; at the end, follow new rows", ""),
     bind(C::Global, &[with(K::Home, KeyModifiers::CONTROL)], "Ctrl+Home", A::ScrollTop, "jump to the oldest row", ""),

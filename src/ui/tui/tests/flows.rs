@@ -859,6 +859,30 @@ fn progress_repeated_by_the_brief_is_hidden_and_rows_merge() {
 }
 
 #[test]
+fn esc_while_scrolled_back_returns_to_the_bottom_and_never_interrupts() {
+    let mut script = session();
+    let mut st = booted(&script, StoredMode::Debug, 80, 24);
+    for e in [
+        script.prompt("msg_esc", "go"),
+        script.turn("msg_esc", "run_esc"),
+    ] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    update(&mut st, key(KeyCode::PageUp));
+    assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
+    assert!(
+        requests(&update(&mut st, key(KeyCode::Esc))).is_empty(),
+        "a turn being read back through is not interrupted"
+    );
+    assert_eq!(st.conversation.scroll, Scroll::Follow, "back at the bottom");
+    let abort = [Request::Control {
+        agent_id: "main".into(),
+        action: ControlAction::Abort,
+    }];
+    assert_eq!(requests(&update(&mut st, key(KeyCode::Esc))), abort);
+}
+
+#[test]
 fn scrolling_by_wheel_and_pages() {
     let mut st = booted(&session(), StoredMode::Debug, 80, 24);
     let wheel = |kind| {
