@@ -135,9 +135,19 @@ pub async fn attach_console(
     })?;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
+    let at = endpoint.describe();
     let target = Target::Attached { client, endpoint };
     match run(ctx, target, agent, screen, BindHere::No).await? {
-        Exit::Quit | Exit::Detach | Exit::Lost => Ok(ExitCode::SUCCESS),
+        // Closing an attached console stops nothing: say so, and how to
+        // come back.
+        Exit::Quit | Exit::Detach => {
+            println!(
+                "closed the console; the runtime on {at} keeps running, its agents' work goes on \
+                 (`holon attach` opens it again)"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Exit::Lost => Ok(ExitCode::SUCCESS),
     }
 }
 

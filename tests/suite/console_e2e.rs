@@ -162,7 +162,12 @@ fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
     c.type_text("/quit");
     c.enter();
     assert_eq!(c.wait_exit(), 0);
-    // Closing the console never stops the runtime.
+    // Closing the console never stops the runtime, and it says so.
+    let said = String::from_utf8_lossy(&c.raw_output()).into_owned();
+    assert!(
+        said.contains("keeps running, its agents' work goes on") && said.contains("holon attach"),
+        "{said}"
+    );
     let status = home.run(&["daemon", "status"]);
     assert_eq!(status.status.code(), Some(0), "the daemon still runs");
     home.ok(&["daemon", "stop"]);
