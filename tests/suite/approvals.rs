@@ -133,6 +133,23 @@ async fn a_gated_command_survives_a_restart_and_runs_once_when_approved() {
     wait_requests(&provider, 2).await;
     let text = ok(std::fs::read_to_string(&out));
     assert_eq!(text, "ran\n", "ran exactly once");
+    // The call that ran is recorded as any call is (the console shows its
+    // command row, or a patch's diff): once, with its outcome.
+    let call_id = asked.payload["approval"]["call_id"].clone();
+    let ran: Vec<_> = events(&host)
+        .into_iter()
+        .filter(|e| {
+            e.kind == "tool_executed"
+                && e.payload["call_id"] == call_id
+                && e.payload["result_facts"]["status"] != "awaiting_approval"
+        })
+        .collect();
+    assert_eq!(ran.len(), 1, "{ran:?}");
+    assert_eq!(ran[0].payload["result_facts"]["exit_status"], 0);
+    assert_eq!(
+        ran[0].payload["run_id"],
+        asked.payload["approval"]["run_id"]
+    );
     let second = serde_json::to_string(&provider.requests()[1].conversation).unwrap_or_default();
     assert!(
         second.contains("The operator approved ExecCommand"),
@@ -574,5 +591,45 @@ async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result(
         next.contains("slow-done"),
         "the first turn after sees the result: {next}"
     );
+    stop(host).await;
+}
+
+/// An approved ApplyPatch is recorded like any patch that ran: its
+/// `tool_executed` carries the files and the diff, so the console shows
+/// the change, not only that it was approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_patch_is_recorded_with_its_files_and_diff() {
+    let dir = ok(tempfile::tempdir());
+    let patch = "--- /dev/null\n+++ b/new.rs\n@@ -0,0 +1,2 @@\n+fn main() {}\n+// approved\n";
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Adding it.", &[("ApplyPatch", json!({ "patch": patch }))]),
+        Scripted::text("Added."),
+    ]));
+    let host = host_with(dir.path(), &provider, Approval::Always).await;
+    ok(host.submit(prompt("add new.rs", Priority::Normal)).await);
+    let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    let id = asked.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    ok(host.approve("main", &id, false).await);
+    wait_requests(&provider, 2).await;
+    let call_id = asked.payload["approval"]["call_id"].clone();
+    let ran = events(&host)
+        .into_iter()
+        .find(|e| {
+            e.kind == "tool_executed"
+                && e.payload["call_id"] == call_id
+                && e.payload["result_facts"]["status"] != "awaiting_approval"
+        })
+        .expect("the approved patch's record");
+    assert_eq!(ran.payload["tool_name"], "ApplyPatch");
+    assert_eq!(ran.payload["is_error"], false);
+    assert_eq!(ran.payload["result_facts"]["files"][0]["path"], "new.rs");
+    assert_eq!(ran.payload["result_facts"]["files"][0]["added"], 2);
+    assert!(ran.payload["arguments"]["patch"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("+// approved"));
     stop(host).await;
 }

@@ -330,12 +330,25 @@ impl RuntimeHost {
                 Ok(rec)
             })
             .await?;
-        let text = self.run_granted(&rec).await;
+        let (text, ran) = self.run_granted(&rec).await;
         let rec = self
             .inner
             .store
             .write(move |tx| {
                 let mut done = rec.clone();
+                // The call that ran is recorded as any call is: the
+                // console shows its command or its diff.
+                if let Some((call, outcome, ms)) = &ran {
+                    tools::executed_in(
+                        tx,
+                        &done.agent_id,
+                        &done.run_id,
+                        &done.message_id,
+                        call,
+                        outcome,
+                        *ms,
+                    )?;
+                }
                 answer_in(tx, &mut done, text.clone())?;
                 Ok(done)
             })
@@ -345,7 +358,10 @@ impl RuntimeHost {
     }
 
     /// Run a granted call where it was asked, and say what it did.
-    async fn run_granted(&self, rec: &ApprovalRecord) -> String {
+    async fn run_granted(
+        &self,
+        rec: &ApprovalRecord,
+    ) -> (String, Option<(ToolCall, tools::ToolOutcome, u64)>) {
         let head = format!(
             "[approval {}] The operator approved {} {}",
             rec.id, rec.tool_name, rec.summary
@@ -354,13 +370,14 @@ impl RuntimeHost {
         match now {
             Ok(s) if s.execution_root == rec.execution_root => {}
             Ok(s) => {
-                return format!(
+                let text = format!(
                     "{head}, but it was not run: you now work in {} (asked in {}). Ask again \
                      from where it should run.",
                     s.execution_root, rec.execution_root
-                )
+                );
+                return (text, None);
             }
-            Err(e) => return format!("{head}, but it was not run: {e}"),
+            Err(e) => return (format!("{head}, but it was not run: {e}"), None),
         }
         let call = call_of(rec);
         let env = ToolEnv {
@@ -372,8 +389,10 @@ impl RuntimeHost {
             granted: true,
             approved: Some(&rec.summary),
         };
+        let t0 = std::time::Instant::now();
         let mut outcome = tools::execute(&env, &call, None).await;
         tools::envelope::finish(&mut outcome, &call.name);
+        let ms = t0.elapsed().as_millis() as u64;
         let result: String = outcome.text().chars().take(RESULT_CHARS).collect();
         // The result reaches the agent as a message, which is text: an
         // image the tool returned is named, not shown.
@@ -385,10 +404,11 @@ impl RuntimeHost {
                 if n == 1 { "" } else { "s" }
             ),
         };
-        format!(
+        let text = format!(
             "{head}; it ran. Result of call {}: {result}{images}",
             rec.call_id
-        )
+        );
+        (text, Some((call, outcome, ms)))
     }
 
     /// Deny the call; the agent is told, with the operator's note.

@@ -169,6 +169,62 @@ pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gate
     gated
 }
 
+/// A call that ran, recorded: its execution (the whole result, in the
+/// tool-executions ledger) and its `tool_executed` event. Returns the
+/// result's text. A turn's call and a call the operator approved later
+/// are recorded alike.
+pub(crate) fn executed_in(
+    tx: &mut crate::store::WriteCtx<'_>,
+    agent_id: &str,
+    run_id: &str,
+    message_id: &str,
+    call: &ToolCall,
+    outcome: &ToolOutcome,
+    duration_ms: u64,
+) -> Result<String, crate::store::StoreError> {
+    use crate::protocol::events::{self as ev, new_event, Event};
+    let exec_id = crate::new_id("tool");
+    let content = outcome.text();
+    tx.put(
+        crate::store::Keyed::ToolExecutions,
+        agent_id,
+        &exec_id,
+        &serde_json::json!({
+            "id": exec_id, "call_id": call.id, "run_id": run_id, "message_id": message_id,
+            "tool_name": call.name, "arguments": call.arguments, "result": outcome.content,
+            "is_error": outcome.is_error, "duration_ms": duration_ms,
+            "status": if outcome.is_error { "failed" } else { "completed" },
+            "malformed_arguments": call.malformed_arguments,
+        }),
+    )?;
+    let executed = ev::ToolExecuted {
+        run_id: run_id.to_owned(),
+        tool_execution_id: exec_id,
+        call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        is_error: outcome.is_error,
+        duration_ms,
+        malformed_arguments: call.malformed_arguments.clone(),
+        result_preview: content
+            .chars()
+            .take(ev::ToolExecuted::PREVIEW_CHARS)
+            .collect(),
+        result_facts: ev::ToolExecuted::facts_of(&outcome.content),
+        tool_error: envelope::error_of(outcome),
+    };
+    let provenance = crate::store::Provenance {
+        message_id: Some(message_id.to_owned()),
+        ..crate::store::Provenance::default()
+    };
+    tx.append_event(new_event(
+        agent_id,
+        provenance,
+        Event::ToolExecuted(executed),
+    ))?;
+    Ok(content)
+}
+
 /// Whether `name` is one of the built-in tools.
 pub(crate) fn is_builtin(name: &str) -> bool {
     handler::find(name).is_some()

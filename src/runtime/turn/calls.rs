@@ -8,8 +8,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::json;
-
 use super::{render_input, transcript_in};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::approvals::{gate, ops as approval_ops};
@@ -111,41 +109,35 @@ pub(super) async fn run_call(
     env.host
         .store
         .write(move |tx| {
-            let exec_id = crate::new_id("tool");
-            let content = o.text();
-            tx.put(Keyed::ToolExecutions, &id, &exec_id, &json!({
-                "id": exec_id, "call_id": c.id, "run_id": rid, "message_id": mid, "tool_name": c.name,
-                "arguments": c.arguments, "result": o.content, "is_error": o.is_error, "duration_ms": duration_ms,
-                "status": if o.is_error { "failed" } else { "completed" },
-                "malformed_arguments": c.malformed_arguments,
-            }))?;
-            let executed = ev::ToolExecuted {
-                run_id: rid.clone(),
-                tool_execution_id: exec_id,
-                call_id: c.id.clone(),
-                tool_name: c.name.clone(),
-                arguments: c.arguments.clone(),
-                is_error: o.is_error,
-                duration_ms,
-                malformed_arguments: c.malformed_arguments.clone(),
-                result_preview: content.chars().take(ev::ToolExecuted::PREVIEW_CHARS).collect(),
-                result_facts: ev::ToolExecuted::facts_of(&o.content),
-                tool_error: tools::envelope::error_of(&o),
-            };
-            let provenance = Provenance { message_id: Some(mid.clone()), ..Provenance::default() };
-            tx.append_event(new_event(&id, provenance, Event::ToolExecuted(executed)))?;
+            let content = tools::executed_in(tx, &id, &rid, &mid, &c, &o, duration_ms)?;
             // Timings of the tools it has: a name the model made up is not one.
-            let known = tools::is_builtin(&c.name) || crate::model::mcp::split_tool_name(&c.name).is_some();
+            let known =
+                tools::is_builtin(&c.name) || crate::model::mcp::split_tool_name(&c.name).is_some();
             if known {
                 if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
-                    crate::model::usage::ToolLatency::record(&mut agent.tool_latency, &c.name, duration_ms, o.is_error);
+                    crate::model::usage::ToolLatency::record(
+                        &mut agent.tool_latency,
+                        &c.name,
+                        duration_ms,
+                        o.is_error,
+                    );
                     tx.put_agent(&id, &agent)?;
                 }
             }
-            transcript_in(tx, &id, &rid, Some(&mid), TranscriptBody::ToolResult {
-                call_id: c.id.clone(), tool_name: c.name.clone(), content, is_error: o.is_error,
-                images: o.images.clone(), error: tools::envelope::error_of(&o),
-            })
+            transcript_in(
+                tx,
+                &id,
+                &rid,
+                Some(&mid),
+                TranscriptBody::ToolResult {
+                    call_id: c.id.clone(),
+                    tool_name: c.name.clone(),
+                    content,
+                    is_error: o.is_error,
+                    images: o.images.clone(),
+                    error: tools::envelope::error_of(&o),
+                },
+            )
         })
         .await?;
     Ok(outcome)

@@ -350,3 +350,42 @@ fn a_waiting_mcp_call_names_its_tool_and_what_always_allows() {
     // The gated call's own result draws no row: nothing ran.
     assert!(!text.contains("github · create_issue"), "{text}");
 }
+
+/// An approved patch keeps its diff: the runtime records the call that ran
+/// after the answer, and the console shows it like any applied patch.
+#[test]
+fn an_approved_patch_shows_its_diff_after_the_answer() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let rec = patch_approval();
+    asked(&mut st, &rec);
+    answered(&mut st, &rec, "approval_granted", "granted", json!({}));
+    let result = json!({
+        "ok": true, "summary": "modified src/retry.rs (+2 -1)",
+        "files": [{ "path": "src/retry.rs", "action": "modified", "added": 2, "removed": 1 }],
+    });
+    let mut e = session().tool(
+        "msg_1",
+        "run_1",
+        "ApplyPatch",
+        json!({ "patch": PATCH }),
+        result,
+        4,
+        false,
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    let patched = st
+        .conversation
+        .rows
+        .iter()
+        .find_map(|r| match r.kind() {
+            RowKind::Patch { path, diff, .. } => Some((path.clone(), diff.clone())),
+            _ => None,
+        })
+        .expect("a patch row after the answer");
+    assert_eq!(patched.0, "src/retry.rs");
+    assert!(
+        patched.1.is_some_and(|d| !d.trim().is_empty()),
+        "with its diff"
+    );
+}
