@@ -260,6 +260,12 @@ fn simulates_life(cli: &Cli) -> bool {
     )
 }
 
+/// A terminal that cannot draw the console (`TERM=dumb`: no cursor
+/// movement, no alternate screen).
+fn dumb_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t.trim() == "dumb")
+}
+
 pub fn run() -> ExitCode {
     // Not dumpable: no other process of the operator's (a command Holon
     // started among them) can read this one's memory or environment
@@ -358,7 +364,15 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         match cli.command {
             None => {
                 use std::io::IsTerminal;
-                if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+                let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+                if terminal && dumb_terminal() {
+                    eprintln!(
+                        "holon: this terminal (TERM=dumb) cannot draw the console; here is the \
+                         overview. `holon --detach`, then `holon attach --plain`, follows an \
+                         agent line by line"
+                    );
+                }
+                if terminal && !dumb_terminal() {
                     console::open(&ctx, screen).await
                 } else {
                     commands::overview(&ctx).await
@@ -428,7 +442,13 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 plain,
             }) => {
                 let endpoint = access::attach_endpoint(&ctx, target, token_file, socket)?;
-                if plain {
+                if !plain && dumb_terminal() {
+                    eprintln!(
+                        "holon: this terminal (TERM=dumb) cannot draw the console; following \
+                         the agent line by line (--plain)"
+                    );
+                }
+                if plain || dumb_terminal() {
                     commands::attach(&ctx, endpoint, agent).await
                 } else {
                     console::attach_console(&ctx, endpoint, agent, screen).await

@@ -442,3 +442,21 @@ fn a_rate_limited_call_says_so_while_the_turn_waits() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// A terminal that cannot draw the console (`TERM=dumb`) gets the plain
+/// overview and a note saying why and what follows an agent instead,
+/// never the full-screen UI.
+#[test]
+fn a_dumb_terminal_gets_the_overview_not_the_full_screen_console() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[("TERM", "dumb")]);
+    assert_eq!(c.wait_exit(), 0);
+    let raw = c.raw_output();
+    let text = String::from_utf8_lossy(&raw);
+    assert!(
+        text.contains("TERM=dumb") && text.contains("attach --plain"),
+        "{text}"
+    );
+    let has = |seq: &[u8]| raw.windows(seq.len()).any(|w| w == seq);
+    assert!(!has(b"\x1b[?1049h"), "no alternate screen: {text}");
+}
