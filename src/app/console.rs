@@ -53,10 +53,15 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     if let Some(client) = super::daemon::connect(ctx).await {
         let endpoint = Endpoint::Unix(client.path().to_path_buf());
         let client: Arc<dyn RuntimeClient> = Arc::new(client);
+        let at = endpoint.describe();
         let target = Target::Attached { client, endpoint };
         let agent = ctx.config.default_agent.clone();
         return match run(ctx, target, agent, screen, BindHere::Yes).await? {
-            Exit::Quit | Exit::Detach | Exit::Lost => Ok(ExitCode::SUCCESS),
+            Exit::Quit | Exit::Detach => {
+                left_running(&at, false);
+                Ok(ExitCode::SUCCESS)
+            }
+            Exit::Lost => Ok(ExitCode::SUCCESS),
         };
     }
     embedded(ctx, screen).await
@@ -136,19 +141,30 @@ pub async fn attach_console(
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
     let at = endpoint.describe();
+    let remote = matches!(endpoint, Endpoint::WebSocket { .. });
     let target = Target::Attached { client, endpoint };
     match run(ctx, target, agent, screen, BindHere::No).await? {
         // Closing an attached console stops nothing: say so, and how to
         // come back.
         Exit::Quit | Exit::Detach => {
-            println!(
-                "closed the console; the runtime on {at} keeps running, its agents' work goes on \
-                 (`holon attach` opens it again)"
-            );
+            left_running(&at, remote);
             Ok(ExitCode::SUCCESS)
         }
         Exit::Lost => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Closing an attached console stops nothing: say so, and how to come
+/// back (naming a remote runtime, which plain `holon attach` would not).
+fn left_running(at: &str, remote: bool) {
+    let again = match remote {
+        true => format!("holon attach {at}"),
+        false => "holon attach".to_owned(),
+    };
+    println!(
+        "closed the console; the runtime on {at} keeps running, its agents' work goes on \
+         (`{again}` opens it again)"
+    );
 }
 
 /// Whether opening the console binds the agent to the directory it runs

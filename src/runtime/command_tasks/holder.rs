@@ -407,21 +407,27 @@ impl Tee {
     }
 
     /// Wait until the tee copied what the command left: it ended (every
-    /// writer closed stderr), or nothing has waited in the pipe for six
-    /// looks in a row, a millisecond apart (a background process keeps stderr open, and keeps
-    /// its tee, which then ends on its own); never past `deadline`.
+    /// writer closed stderr: the usual case, within a millisecond or two),
+    /// or the pipe has stayed empty for `QUIET` (a background process
+    /// keeps stderr open, and keeps its tee, which then ends on its own;
+    /// an empty pipe alone does not say the tee wrote what it read, so the
+    /// wait is long enough for a tee the machine was slow to run); never
+    /// past `deadline`.
     fn finish(mut self, deadline: Instant) {
-        let mut quiet = 0;
+        const QUIET: std::time::Duration = std::time::Duration::from_millis(50);
+        let mut quiet_since: Option<Instant> = None;
         while Instant::now() < deadline {
             if !matches!(self.0.try_wait(), Ok(None)) {
                 return;
             }
-            quiet = match self.waiting() {
-                0 => quiet + 1,
-                _ => 0,
-            };
-            if quiet > 5 {
-                return;
+            match self.waiting() {
+                0 => {
+                    let since = *quiet_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= QUIET {
+                        return;
+                    }
+                }
+                _ => quiet_since = None,
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

@@ -371,7 +371,15 @@ impl Conversation {
                 }
             }
             K::ToolExecuted(p) => {
-                self.set_activity(op);
+                // A call approved after its turn ended is not this turn's
+                // activity.
+                let ours = self
+                    .turn
+                    .as_ref()
+                    .is_some_and(|t| t.run_id.as_deref() == Some(p.run_id.as_str()));
+                if ours {
+                    self.set_activity(op);
+                }
                 self.tool_executed(p, op);
             }
             K::AssistantRoundRecorded(p) => {
