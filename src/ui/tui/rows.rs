@@ -200,6 +200,16 @@ impl Row {
     }
 }
 
+/// A row as plain text, a string a line, without colours (tests read
+/// what the console draws this way).
+#[cfg(test)]
+pub fn plain_lines(kind: &RowKind, width: usize, mode: DisplayMode) -> Vec<String> {
+    render(kind, width, mode, Theme { no_color: true })
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
 /// Render one row kind (uncached).
 pub fn render(kind: &RowKind, width: usize, mode: DisplayMode, t: Theme) -> Vec<Line<'static>> {
     let width = width.max(8);

@@ -213,8 +213,7 @@ mod tests {
     #[test]
     fn a_failed_command_shows_its_stderr_tail_at_the_default_level() {
         use crate::model::agent::DisplayMode;
-        use crate::ui::tui::rows::{render, RowKind};
-        use crate::ui::tui::theme::Theme;
+        use crate::ui::tui::rows::{plain_lines, RowKind};
         let event = |exit: i64, stderr: &str| {
             let result = serde_json::json!({
                 "disposition": "completed", "exit_status": exit, "ok": exit == 0,
@@ -236,16 +235,7 @@ mod tests {
         };
         let text = |e: &ToolExecuted, mode| {
             let row = exec_row(e, None).expect("a command row");
-            render(&RowKind::Command(row), 80, mode, Theme { no_color: true })
-                .iter()
-                .map(|l| {
-                    l.spans
-                        .iter()
-                        .map(|s| s.content.as_ref())
-                        .collect::<String>()
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+            plain_lines(&RowKind::Command(row), 80, mode).join("\n")
         };
         let stderr = "warning: unused\nerror[E0308]: mismatched types\n --> src/a.rs:3:5\nerror: could not compile `a`\n";
         let failed = text(&event(101, stderr), DisplayMode::Info);

@@ -282,8 +282,6 @@ fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
 
 #[test]
 fn a_long_patch_row_folds_at_info_and_shows_whole_in_verbose() {
-    use super::super::rows::render;
-    use super::super::theme::Theme;
     use crate::ui::present::DisplayMode;
     let body: String = (1..=30).map(|i| format!("+line {i}\n")).collect();
     let kind = RowKind::Patch {
@@ -293,17 +291,7 @@ fn a_long_patch_row_folds_at_info_and_shows_whole_in_verbose() {
         removed: 0,
         diff: Some(format!("@@ -0,0 +1,30 @@\n{body}")),
     };
-    let text = |mode| {
-        render(&kind, 80, mode, Theme { no_color: true })
-            .iter()
-            .map(|l| {
-                l.spans
-                    .iter()
-                    .map(|s| s.content.as_ref())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-    };
+    let text = |mode| super::super::rows::plain_lines(&kind, 80, mode);
     let info = text(DisplayMode::Info);
     assert_eq!(info.len(), 1 + 20 + 1, "{info:#?}");
     assert!(info[1].contains("@@ -0,0 +1,30 @@"));
