@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::commands::Out;
 use super::Context;
-use crate::runtime::provider::checkup::{check, ModelCheck, Probe};
+use crate::runtime::provider::checkup::{check, window, ModelCheck, Probe};
 use crate::runtime::provider::registry::http_client;
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::wire::Streaming;
@@ -38,6 +38,21 @@ pub async fn doctor(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             .map(|(r, role)| check(r, role, &env, &config.providers, &client, PROBE_TIMEOUT)),
     )
     .await;
+    let windows = futures_util::future::join_all(
+        refs.iter()
+            .map(|(r, _)| window(r, &env, &config.providers, config.context_window, &client)),
+    )
+    .await;
+    let checks: Vec<ModelCheck> = checks
+        .into_iter()
+        .zip(windows)
+        .map(|(mut c, w)| {
+            if c.problem.is_none() {
+                c.window = Some(w);
+            }
+            c
+        })
+        .collect();
     let mut out = Out::new();
     if json {
         let report = serde_json::json!({
@@ -114,6 +129,9 @@ fn lines(c: &ModelCheck) -> Vec<String> {
         None => "not probed".to_owned(),
     };
     out.push(format!("  reachable  {reach}"));
+    if let Some(w) = &c.window {
+        out.push(format!("  window     {}", w.describe()));
+    }
     let sends: Vec<&str> = [
         c.takes_reasoning_effort
             .then_some("a reasoning setting when one is configured"),

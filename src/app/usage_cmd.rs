@@ -48,10 +48,19 @@ pub async fn models(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             }
         })
         .collect();
+    let configured = configured_windows(ctx).await?;
     let mut out = Out::new();
     if json {
-        out.line(&serde_json::to_string_pretty(&rows)?)?;
+        let all = serde_json::json!({ "configured": configured, "catalog": rows });
+        out.line(&serde_json::to_string_pretty(&all)?)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if !configured.is_empty() {
+        out.line("CONFIGURED           WINDOW")?;
+        for c in &configured {
+            out.line(&format!("{:<20} {}", c.model_ref, c.window.describe()))?;
+        }
+        out.line("")?;
     }
     out.line(&format!(
         "{:<20} {:>9} {:>8} {:>24}  {:<10} {}",
@@ -98,6 +107,56 @@ pub async fn models(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
          [pricing.\"PROVIDER/MODEL\"] in config.toml.",
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A model the configuration uses (the default, each fallback), with its
+/// window and where the size comes from.
+#[derive(Debug, Serialize)]
+struct ConfiguredModel {
+    model_ref: String,
+    /// `default` or `fallback`.
+    role: &'static str,
+    window: crate::runtime::provider::checkup::WindowReport,
+}
+
+/// The configured models' windows, each asked of its server where it may
+/// say (bounded, all at once).
+async fn configured_windows(ctx: &Context) -> anyhow::Result<Vec<ConfiguredModel>> {
+    let config = &ctx.config;
+    let mut refs: Vec<(String, &'static str)> = Vec::new();
+    for (r, role) in config
+        .default_model
+        .iter()
+        .map(|m| (m, "default"))
+        .chain(config.fallback_models.iter().map(|m| (m, "fallback")))
+    {
+        if !refs.iter().any(|(x, _)| x == r) {
+            refs.push((r.clone(), role));
+        }
+    }
+    let env = super::providers::provider_env(config);
+    let policy = crate::runtime::provider::retry::RetryPolicy::default();
+    let client = crate::runtime::provider::registry::http_client(&policy)
+        .map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
+    let windows = futures_util::future::join_all(refs.iter().map(|(r, _)| {
+        crate::runtime::provider::checkup::window(
+            r,
+            &env,
+            &config.providers,
+            config.context_window,
+            &client,
+        )
+    }))
+    .await;
+    Ok(refs
+        .into_iter()
+        .zip(windows)
+        .map(|((model_ref, role), window)| ConfiguredModel {
+            model_ref,
+            role,
+            window,
+        })
+        .collect())
 }
 
 fn dollars(v: f64) -> String {

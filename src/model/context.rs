@@ -93,6 +93,11 @@ impl SummarySource {
     }
 }
 
+/// The smallest window accepted from configuration or a model's server.
+pub const MIN_WINDOW: u64 = 1_024;
+/// The largest window accepted from configuration or a model's server.
+pub const MAX_WINDOW: u64 = 10_000_000;
+
 /// Where a window size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -103,6 +108,9 @@ pub enum WindowSource {
     ModelConfig,
     /// `[providers.<name>] context_window`.
     ProviderConfig,
+    /// The model's server said (Ollama's `/api/show`, an OpenAI-compatible
+    /// model list), asked once and kept for a while.
+    Server,
     /// The built-in table of common models.
     KnownModel,
     /// Nothing known: [`DEFAULT_WINDOW`].

@@ -14,7 +14,8 @@ fn stdout(out: &std::process::Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_probes_each_model_with_its_credential() {
-    let stub = StubServer::start(vec![Canned::json(200, json!({"data": []}))]).await;
+    let stub = StubServer::start(Vec::new()).await;
+    stub.route("/v1/models", Canned::json(200, json!({"data": []})));
     let home = Home::new();
     std::fs::create_dir_all(home.path().join("config")).unwrap();
     std::fs::write(

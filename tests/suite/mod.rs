@@ -47,4 +47,5 @@ mod tool_errors;
 mod transcript_cli;
 mod triggers;
 mod turn_e2e;
+mod windows;
 mod workspaces;

@@ -91,7 +91,7 @@ async fn responses_reasoning_is_replayed_encrypted_and_its_tokens_counted() {
     assert_eq!(rows[0]["reasoning_tokens"], 150);
     assert!((rows[0]["cost_usd"].as_f64().unwrap() - 0.002096).abs() < 1e-9);
     let models: Value = serde_json::from_str(&home.ok(&["models", "--json"])).unwrap();
-    let o4 = models
+    let o4 = models["catalog"]
         .as_array()
         .unwrap()
         .iter()

@@ -125,6 +125,9 @@ struct State {
     /// A load generator's stub: connections stay open for the next
     /// request, and requests are not recorded.
     serving: bool,
+    /// Fixed answers by path (`/api/show`), for every request to it and
+    /// before the script.
+    routes: BTreeMap<String, Canned>,
 }
 
 pub struct StubServer {
@@ -169,6 +172,7 @@ impl StubServer {
             requests: Vec::new(),
             responder: None,
             serving: false,
+            routes: BTreeMap::new(),
         }));
         let shared = Arc::clone(&state);
         let task = tokio::spawn(async move {
@@ -187,6 +191,16 @@ impl StubServer {
             state,
             task,
         }
+    }
+
+    /// Answer every request to `path` with `canned` (before the script,
+    /// which such requests leave as it is).
+    pub fn route(&self, path: &str, canned: Canned) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .routes
+            .insert(path.to_owned(), canned);
     }
 
     /// `http://127.0.0.1:<port>`
@@ -262,12 +276,37 @@ async fn serve(
     let body = serde_json::from_slice(raw_body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw_body).into_owned()));
     buf.drain(..end);
+    // What a runtime asks of a model's server besides rounds (its model
+    // list, Ollama's `/api/show`): answered 404 and left out of the
+    // record, unless a test routes the path.
+    let question = (method == "GET" && path.ends_with("/models"))
+        || (method == "POST" && path.ends_with("/api/show"));
+    let routed = state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .routes
+        .get(&path)
+        .cloned();
+    if routed.is_none() && question {
+        let head = "HTTP/1.1 404 Stub\r\nConnection: close\r\n".to_owned();
+        write_whole(
+            socket,
+            head,
+            "application/json",
+            r#"{"error":"not routed"}"#,
+        )
+        .await?;
+        return Ok(false);
+    }
     let (canned, serving) = {
         let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        let answer = match (st.script.pop_front(), &st.responder) {
-            (Some(c), _) => Some(c),
-            (None, Some(r)) => Some(r(&body)),
-            (None, None) => None,
+        let answer = match routed {
+            Some(c) => Some(c),
+            None => match (st.script.pop_front(), &st.responder) {
+                (Some(c), _) => Some(c),
+                (None, Some(r)) => Some(r(&body)),
+                (None, None) => None,
+            },
         };
         if !st.serving {
             st.requests.push(Recorded {

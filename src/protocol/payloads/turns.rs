@@ -69,6 +69,12 @@ pub struct TurnContextBuilt {
     pub working_memory_revision: u64,
     #[serde(default)]
     pub compression_epoch: u32,
+    /// The context window the turn fits, and where its size came from
+    /// (configuration, the model's server, the catalog, the default).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context_window: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_source: Option<crate::model::context::WindowSource>,
 }
 
 /// `provider_round_completed`: telemetry of one model round.

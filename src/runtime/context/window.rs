@@ -7,10 +7,7 @@ use crate::model::context::{ContextBudget, WindowSource};
 
 /// The window assumed for a model nobody described.
 pub const DEFAULT_WINDOW: u64 = 128_000;
-/// The smallest window accepted from configuration.
-pub const MIN_WINDOW: u64 = 1_024;
-/// The largest window accepted from configuration.
-pub const MAX_WINDOW: u64 = 10_000_000;
+pub use crate::model::context::{MAX_WINDOW, MIN_WINDOW};
 
 /// A model's window from the model catalog (`assets/models.toml`), the
 /// one table of windows and prices.

@@ -69,6 +69,9 @@ pub struct ModelCheck {
     pub images: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<Probe>,
+    /// Its window and where the size comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowReport>,
 }
 
 impl ModelCheck {
@@ -81,6 +84,101 @@ impl ModelCheck {
                 Some(Probe::Answered { status, .. }) => status < 500,
                 _ => false,
             }
+    }
+}
+
+/// A model's window and where its size comes from, as `holon models` and
+/// `holon doctor` say it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WindowReport {
+    pub tokens: u64,
+    pub source: crate::model::context::WindowSource,
+    /// How it was learned or why the server's word was not used
+    /// (`ollama /api/show`; `its answer is not JSON …`), when a server
+    /// was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl WindowReport {
+    /// In words: `40960 tokens (the model's server said, by ollama /api/show)`.
+    pub fn describe(&self) -> String {
+        use crate::model::context::WindowSource as W;
+        let source = match self.source {
+            W::Environment => "HOLON_CONTEXT_WINDOW",
+            W::ModelConfig => "[model] context_window",
+            W::ProviderConfig => "[providers.*] context_window",
+            W::Server => "the model's server said",
+            W::KnownModel => "the built-in catalog",
+            W::Default => "the default: nothing says",
+        };
+        match &self.detail {
+            Some(d) if self.source == crate::model::context::WindowSource::Server => {
+                format!("{} tokens ({source}, by {d})", self.tokens)
+            }
+            Some(d) => format!("{} tokens ({source}; its server: {d})", self.tokens),
+            None => format!("{} tokens ({source})", self.tokens),
+        }
+    }
+}
+
+/// `model_ref`'s window in the order the runtime takes it: the operator's
+/// window (`operator`), its endpoint's `context_window`, what its server
+/// says (asked now, bounded), the catalog, the default.
+pub async fn window(
+    model_ref: &str,
+    env: &BTreeMap<String, String>,
+    endpoints: &BTreeMap<String, ProviderEndpointConfig>,
+    operator: Option<(u64, crate::model::context::WindowSource)>,
+    client: &reqwest::Client,
+) -> WindowReport {
+    use crate::model::context::WindowSource;
+    if let Some((tokens, source)) = operator {
+        return WindowReport {
+            tokens,
+            source,
+            detail: None,
+        };
+    }
+    let own = super::registry::window_of(model_ref, endpoints);
+    if own.source == WindowSource::ProviderConfig {
+        return WindowReport {
+            tokens: own.window,
+            source: own.source,
+            detail: None,
+        };
+    }
+    let asked = match resolve_endpoint(model_ref, env, endpoints) {
+        Ok(endpoint) => match super::http::window_ask_for(&endpoint) {
+            Some(ask) => {
+                let answer = super::http::ask_window(client, &endpoint, &ask).await;
+                Some((ask.how(), answer))
+            }
+            None => None,
+        },
+        Err(_) => None,
+    };
+    match asked {
+        Some((how, Ok(Some(tokens)))) => WindowReport {
+            tokens,
+            source: WindowSource::Server,
+            detail: Some(how.to_owned()),
+        },
+        Some((how, Ok(None))) => WindowReport {
+            tokens: own.window,
+            source: own.source,
+            detail: Some(format!("{how} named no window")),
+        },
+        Some((how, Err(why))) => WindowReport {
+            tokens: own.window,
+            source: own.source,
+            detail: Some(format!("{how}: {why}")),
+        },
+        None => WindowReport {
+            tokens: own.window,
+            source: own.source,
+            detail: None,
+        },
     }
 }
 
@@ -108,6 +206,7 @@ pub async fn check(
                 takes_reasoning_effort: false,
                 images: false,
                 probe: None,
+                window: None,
             }
         }
     };
@@ -129,6 +228,7 @@ pub async fn check(
                     takes_reasoning_effort: endpoint.takes_reasoning_effort(),
                     images: endpoint.images,
                     probe: None,
+                    window: None,
                 }
             }
         }
@@ -150,6 +250,7 @@ pub async fn check(
         takes_reasoning_effort: endpoint.takes_reasoning_effort(),
         images: endpoint.images,
         probe: Some(probe),
+        window: None,
     }
 }
 

@@ -149,6 +149,13 @@ pub struct ProviderOutcome {
     pub timeline: ProviderAttemptTimeline,
 }
 
+/// A question for one model's server about its window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowQuestion {
+    pub model_ref: String,
+    pub ask: window_probe::WindowAsk,
+}
+
 /// Anything that can answer a provider round: a transport chain with retry
 /// and fallback, or a scripted provider in tests.
 pub trait Provider: Send + Sync {
@@ -160,6 +167,26 @@ pub trait Provider: Send + Sync {
     fn context_budget(&self) -> crate::runtime::context::ContextBudget {
         crate::runtime::context::ContextBudget::for_model(&self.model_ref())
     }
+
+    /// What to ask its models' servers about their windows: one question
+    /// for each model whose window nobody set, whose server may say, and
+    /// that was not asked lately (`now_ms`).
+    fn window_questions(&self, _now_ms: i64) -> Vec<WindowQuestion> {
+        Vec::new()
+    }
+
+    /// Ask one of [`Provider::window_questions`]: `Ok(None)` when the
+    /// server named no window.
+    fn ask_window<'a>(
+        &'a self,
+        _question: &'a WindowQuestion,
+    ) -> BoxFuture<'a, Result<Option<u64>, String>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Take what was learned of `model_ref`'s window (`None`: nothing),
+    /// not to be asked again before `until_ms`.
+    fn learn_window(&self, _model_ref: &str, _window: Option<u64>, _until_ms: i64) {}
 
     /// The reasoning effort its first model is asked for.
     fn reasoning_effort(&self) -> Option<ReasoningEffort> {
@@ -220,4 +247,5 @@ pub mod scripted;
 pub mod sse;
 mod tool_images;
 pub mod tool_schema;
+pub mod window_probe;
 pub mod wire;

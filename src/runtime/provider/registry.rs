@@ -539,15 +539,15 @@ pub fn build_chain_with_client(
         ChainCandidate::Rejected { .. } => false,
     });
     if any_ready {
-        // Every model of the chain may answer: fit the smallest window.
-        let budget = refs
+        // Every model of the chain may answer: the chain fits the
+        // smallest window (`ProviderChain::context_budget`).
+        let windows = refs
             .iter()
-            .map(|r| window_of(r, endpoints))
-            .min_by_key(|b| b.window)
-            .unwrap_or_else(|| ContextBudget::for_model(default));
+            .map(|r| (r.clone(), window_of(r, endpoints)))
+            .collect();
         return Ok(
             ProviderChain::new(default.trim().to_owned(), candidates, policy)
-                .with_context_budget(budget),
+                .with_model_windows(windows),
         );
     }
     let mut iter = rejected.into_iter();

@@ -11,6 +11,7 @@
 //! in the [`ProviderAttemptTimeline`], including candidates rejected at
 //! resolution. The decisions ([`backoff_delay`], [`decide`]) are pure.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::failure::{candidate_summary, chain_failure, AttemptFailure, LastFailure};
@@ -154,8 +155,19 @@ pub struct ProviderChain {
     requested: String,
     candidates: Vec<ChainCandidate>,
     policy: RetryPolicy,
+    /// The window the operator set for every model (`HOLON_CONTEXT_WINDOW`,
+    /// `[model] context_window`): nothing is asked then.
     budget: Option<crate::runtime::context::ContextBudget>,
+    /// Each model's own window (its endpoint's `context_window`, else the
+    /// catalog's, else the default), in chain order.
+    windows: Vec<(String, crate::runtime::context::ContextBudget)>,
+    /// What models' servers said of their windows: model ref -> (the
+    /// window, if one was said; when to ask again, ms).
+    learned: Arc<std::sync::Mutex<Learned>>,
 }
+
+/// Model ref -> (the window its server said, if any; when to ask again, ms).
+type Learned = std::collections::BTreeMap<String, (Option<u64>, i64)>;
 
 fn now_ts() -> String {
     crate::format_ts(crate::now_ms())
@@ -176,7 +188,18 @@ impl ProviderChain {
             candidates,
             policy,
             budget: None,
+            windows: Vec::new(),
+            learned: Arc::default(),
         }
+    }
+
+    /// Each model's own window, in chain order (the smallest applies).
+    pub fn with_model_windows(
+        mut self,
+        windows: Vec<(String, crate::runtime::context::ContextBudget)>,
+    ) -> ProviderChain {
+        self.windows = windows;
+        self
     }
 
     /// Set the context window every request of this chain must fit.
@@ -530,8 +553,75 @@ impl Provider for ProviderChain {
     }
 
     fn context_budget(&self) -> crate::runtime::context::ContextBudget {
-        self.budget
-            .unwrap_or_else(|| crate::runtime::context::ContextBudget::for_model(&self.requested))
+        use crate::runtime::context::{ContextBudget, WindowSource};
+        if let Some(b) = self.budget {
+            return b;
+        }
+        // Every model of the chain may answer: fit the smallest window,
+        // taking what a server said over the catalog's guess.
+        let learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        self.windows
+            .iter()
+            .map(|(r, own)| match learned.get(r) {
+                Some((Some(w), _)) if own.source != WindowSource::ProviderConfig => {
+                    ContextBudget::new(*w, WindowSource::Server)
+                }
+                _ => *own,
+            })
+            .min_by_key(|b| b.window)
+            .unwrap_or_else(|| ContextBudget::for_model(&self.requested))
+    }
+
+    fn window_questions(&self, now_ms: i64) -> Vec<super::WindowQuestion> {
+        use crate::runtime::context::WindowSource;
+        if self.budget.is_some() {
+            return Vec::new();
+        }
+        let learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        self.candidates
+            .iter()
+            .filter_map(|c| match c {
+                ChainCandidate::Ready(t) => Some(t.endpoint()),
+                ChainCandidate::Rejected { .. } => None,
+            })
+            .filter(|e| {
+                let r = e.model_ref.to_string();
+                let own = self.windows.iter().find(|(m, _)| *m == r).map(|(_, b)| b);
+                own.is_none_or(|b| b.source != WindowSource::ProviderConfig)
+                    && learned.get(&r).is_none_or(|(_, until)| *until <= now_ms)
+            })
+            .filter_map(|e| {
+                super::http::window_ask_for(e).map(|ask| super::WindowQuestion {
+                    model_ref: e.model_ref.to_string(),
+                    ask,
+                })
+            })
+            .collect()
+    }
+
+    fn ask_window<'a>(
+        &'a self,
+        question: &'a super::WindowQuestion,
+    ) -> BoxFuture<'a, Result<Option<u64>, String>> {
+        Box::pin(async move {
+            let transport = self.candidates.iter().find_map(|c| match c {
+                ChainCandidate::Ready(t)
+                    if t.endpoint().model_ref.to_string() == question.model_ref =>
+                {
+                    Some(t)
+                }
+                _ => None,
+            });
+            match transport {
+                Some(t) => super::http::ask_window(t.client(), t.endpoint(), &question.ask).await,
+                None => Err(format!("{} is not part of this chain", question.model_ref)),
+            }
+        })
+    }
+
+    fn learn_window(&self, model_ref: &str, window: Option<u64>, until_ms: i64) {
+        let mut learned = self.learned.lock().unwrap_or_else(|p| p.into_inner());
+        learned.insert(model_ref.to_owned(), (window, until_ms));
     }
 
     fn round<'a>(

@@ -12,6 +12,7 @@ pub mod frame;
 pub mod prompt;
 mod round;
 mod stream;
+mod windows;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -141,8 +141,13 @@ pub(super) async fn rounds(
         timeline: None,
         partial: None,
     };
+    // What the model's server says of its window (bounded; cached), and
+    // the catalog (which may start MCP servers), at once.
     let tools = tokio::select! {
-        tools = tools::catalog(inner, agent_id) => tools,
+        (_, tools) = futures_util::future::join(
+            super::windows::learn(inner, provider),
+            tools::catalog(inner, agent_id),
+        ) => tools,
         reason = cancel.cancelled() => return Ok(aborted(reason, 0)),
     };
     let t = TurnRefs {

@@ -14,6 +14,7 @@ fn window_source(p: &PromptPreview) -> &'static str {
         W::Environment => "HOLON_CONTEXT_WINDOW",
         W::ModelConfig => "[model] context_window",
         W::ProviderConfig => "provider config",
+        W::Server => "the model's server said",
         W::KnownModel => "known model",
         W::Default => "default: model unknown",
     }

@@ -71,6 +71,8 @@ impl Round<'_> {
                         context_fingerprint: cache.context_fingerprint.clone(),
                         working_memory_revision: cache.working_memory_revision,
                         compression_epoch: cache.compression_epoch,
+                        context_window: budget.window,
+                        window_source: Some(budget.source),
                     };
                     tx.append_event(new_event(
                         &id,
