@@ -12,6 +12,12 @@
 //! instead of stdio (`--token T` then requires `Authorization: Bearer T`),
 //! printing `listening on ADDR` once it accepts connections.
 //!
+//! `--catalog FILE` offers the tools a JSON file lists as well (an array
+//! of `{name, description, inputSchema, readOnly}`, the shape of a real
+//! server's list), and `--many N:BYTES` offers N more tools each with a
+//! schema of about BYTES; a call to any of those answers `called NAME
+//! with ARGS`.
+//!
 //! Flags make it misbehave for the edge cases: `--exit` exits at once,
 //! `--mute` never answers `initialize`, `--garbage` prints a non-JSON line
 //! before speaking MCP. `--log FILE` appends one line per call it serves.
@@ -38,6 +44,56 @@ struct Stub {
     log: Option<String>,
     /// `grow` was called: `extra` is offered too.
     grown: std::sync::atomic::AtomicBool,
+    /// Tools of `--catalog` and `--many`.
+    more: Vec<Tool>,
+}
+
+/// The tools `--catalog FILE` and `--many N:BYTES` add.
+fn more_tools(args: &[String]) -> Vec<Tool> {
+    let after = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let mut out = Vec::new();
+    if let Some(path) = after("--catalog") {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let list: Vec<Value> =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for t in list {
+            let name = t["name"].as_str().unwrap_or("unnamed").to_owned();
+            let description = t["description"].as_str().unwrap_or("").to_owned();
+            let schema = match &t["inputSchema"] {
+                Value::Object(m) => m.clone(),
+                _ => Map::new(),
+            };
+            let read_only = t["readOnly"].as_bool().unwrap_or(false);
+            out.push(
+                Tool::new(name, description, Arc::new(schema))
+                    .with_annotations(ToolAnnotations::new().read_only(read_only)),
+            );
+        }
+    }
+    if let Some(spec) = after("--many") {
+        let (n, bytes) = spec.split_once(':').unwrap_or((&spec, "200"));
+        let (n, bytes): (usize, usize) = (n.parse().unwrap_or(0), bytes.parse().unwrap_or(200));
+        for i in 0..n {
+            let schema = json!({"type": "object", "properties": {
+                "input": {"type": "string", "description": "d".repeat(bytes)}}});
+            let Value::Object(schema) = schema else {
+                continue;
+            };
+            out.push(
+                Tool::new(
+                    format!("tool_{i}"),
+                    format!("Generated tool number {i}."),
+                    Arc::new(schema),
+                )
+                .with_annotations(ToolAnnotations::new().read_only(true)),
+            );
+        }
+    }
+    out
 }
 
 impl Stub {
@@ -166,7 +222,9 @@ impl ServerHandler for Stub {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let grown = self.grown.load(std::sync::atomic::Ordering::SeqCst);
-        Ok(ListToolsResult::with_all_items(tools(grown)))
+        let mut all = tools(grown);
+        all.extend(self.more.iter().cloned());
+        Ok(ListToolsResult::with_all_items(all))
     }
 
     async fn call_tool(
@@ -219,6 +277,12 @@ impl ServerHandler for Stub {
                 Ok(()) => CallToolResult::success(vec![ContentBlock::text("touched")]),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
             },
+            other if self.more.iter().any(|t| t.name == other) => {
+                CallToolResult::success(vec![ContentBlock::text(format!(
+                    "called {other} with {}",
+                    Value::Object(args.clone())
+                ))])
+            }
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -259,6 +323,7 @@ async fn main() {
     let stub = Stub {
         log,
         grown: Default::default(),
+        more: more_tools(&args),
     };
     let Ok(service) = stub.serve(rmcp::transport::stdio()).await else {
         std::process::exit(1);
@@ -277,6 +342,7 @@ async fn serve_http(addr: &str, token: Option<String>, log: Option<String>) {
             Ok(Stub {
                 log: log.clone(),
                 grown: Default::default(),
+                more: Vec::new(),
             })
         },
         Arc::new(LocalSessionManager::default()),

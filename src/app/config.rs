@@ -46,6 +46,15 @@ struct ConfigFile {
     /// MCP servers, by name.
     #[serde(default)]
     mcp_servers: BTreeMap<String, crate::runtime::mcp::config::ServerSection>,
+    /// What holds for every MCP server.
+    #[serde(default)]
+    mcp: McpSection,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpSection {
+    tool_budget_share: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -264,6 +273,10 @@ pub struct Config {
     pub user_home: Option<PathBuf>,
     /// MCP servers (`[mcp_servers.NAME]`).
     pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    /// The share of the prompt budget MCP tools' definitions may take
+    /// before they are offered through ToolSearch (`[mcp]
+    /// tool_budget_share`).
+    pub mcp_tool_share: f64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -681,6 +694,16 @@ impl Config {
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
+        let mcp_tool_share = match file.mcp.tool_budget_share {
+            None => crate::runtime::tools::offer::DEFAULT_SHARE,
+            Some(v) if (0.0..=1.0).contains(&v) => v,
+            Some(v) => {
+                return Err(at_key(
+                    "mcp.tool_budget_share",
+                    format!("{v} is out of range (a share from 0.0 to 1.0, e.g. 0.1)"),
+                ))
+            }
+        };
         let limits = crate::runtime::agents::ops::AgentLimits::default();
         let max_spawn_depth = file
             .agents
@@ -746,6 +769,7 @@ impl Config {
             },
             user_home,
             mcp_servers,
+            mcp_tool_share,
         })
     }
 }

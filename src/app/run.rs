@@ -123,6 +123,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     let mut config = HostConfig::new(ctx.paths.data_dir.clone(), source);
     config.config_watch = Some(watch);
     config.mcp_servers = ctx.config.mcp_servers.clone();
+    config.mcp_tool_share = ctx.config.mcp_tool_share;
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
         sandboxed: ctx.config.policy_env.iter().cloned().collect(),

@@ -44,6 +44,7 @@ pub mod stub_provider;
 mod support;
 mod task_survival;
 mod tool_errors;
+mod tool_search;
 mod transcript_cli;
 mod triggers;
 mod turn_e2e;

@@ -124,6 +124,18 @@ pub struct ProviderRoundCompleted {
     /// The request carried the work-item progress reminder.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub work_item_reminder: bool,
+    /// The tools the request carried and their definitions' estimated
+    /// tokens.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub tools_sent: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tool_tokens: u64,
+    /// MCP tools left out of the request (found with ToolSearch), and
+    /// what their definitions would have cost.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub tools_deferred: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferred_tool_tokens: u64,
 }
 
 /// `assistant_round_recorded`: what the model said and asked for.

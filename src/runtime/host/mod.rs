@@ -103,6 +103,10 @@ pub struct HostConfig {
     pub budget: crate::model::agent::Budget,
     /// The MCP servers the operator configured (`[mcp_servers]`).
     pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    /// The share of the prompt budget MCP tools' definitions may take
+    /// whole; past it they are found with ToolSearch (`[mcp]
+    /// tool_budget_share`).
+    pub mcp_tool_share: f64,
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
@@ -152,6 +156,7 @@ impl HostConfig {
             pricing: Default::default(),
             budget: Default::default(),
             mcp_servers: Vec::new(),
+            mcp_tool_share: crate::runtime::tools::offer::DEFAULT_SHARE,
             holder: None,
             commands: CommandsFate::StopAtExit,
         }

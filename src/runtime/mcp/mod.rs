@@ -267,6 +267,22 @@ impl Hub {
         specs
     }
 
+    /// The MCP tools last offered in `anchor`, as the model saw them,
+    /// without starting or asking any server (empty before the first
+    /// turn built a catalog there).
+    pub fn last_offered(&self, anchor: Option<&Path>) -> Vec<ToolSpec> {
+        self.current(anchor)
+            .offered
+            .iter()
+            .map(|o| ToolSpec {
+                name: o.exposed.clone(),
+                description: o.description.clone(),
+                input_schema: o.input_schema.clone(),
+                freeform_field: None,
+            })
+            .collect()
+    }
+
     /// Keep `catalog` unless a newer one was built meanwhile.
     fn keep(&self, anchor: Option<&Path>, catalog: Catalog) {
         if let Ok(mut c) = self.catalogs.lock() {

@@ -14,6 +14,7 @@ mod exec_batch;
 mod exec_shell;
 mod handler;
 mod memory;
+pub mod offer;
 pub(crate) mod patch;
 #[cfg(test)]
 mod schema_tests;

@@ -23,12 +23,15 @@ use crate::store::{Keyed, Provenance};
 
 /// Run one tool call of a round, recorded before and after. An MCP call,
 /// which may wait on its server for up to its tool timeout, ends early
-/// when the turn is cancelled (`cancel`).
+/// when the turn is cancelled (`cancel`). A call the turn `answered`
+/// itself (ToolSearch, an MCP tool whose definition was not sent) runs
+/// nothing and passes no gate; it is recorded the same.
 pub(super) async fn run_call(
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
     cancel: &crate::runtime::host::cancel::TurnCancel,
+    answered: Option<ToolOutcome>,
 ) -> Result<ToolOutcome, RuntimeError> {
     // Durably "started" before anything runs: after a crash the
     // model is told this call may have had its effects.
@@ -69,33 +72,40 @@ pub(super) async fn run_call(
             .await?;
     }
     let t0 = Instant::now();
-    let mut outcome = match gate::approval_needed(env, call)? {
-        None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
-            outcome = tools::execute(env, call, Some(run_id)) => outcome,
-            reason = cancel.cancelled() => tools::tool_error(
-                tools::ToolErrorKind::Failed,
-                format!(
-                    "{} was left with the turn ({reason:?}); the server may have done it anyway",
-                    call.name
+    let gate = match answered {
+        Some(_) => None,
+        None => gate::approval_needed(env, call)?,
+    };
+    let mut outcome = match (answered, gate) {
+        (Some(outcome), _) => outcome,
+        (None, gate) => match gate {
+            None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
+                outcome = tools::execute(env, call, Some(run_id)) => outcome,
+                reason = cancel.cancelled() => tools::tool_error(
+                    tools::ToolErrorKind::Failed,
+                    format!(
+                        "{} was left with the turn ({reason:?}); the server may have done it anyway",
+                        call.name
+                    ),
+                    Some("check what the tool did before calling it again"),
+                    None,
+                    false,
                 ),
-                Some("check what the tool did before calling it again"),
-                None,
-                false,
-            ),
-        },
-        None => tools::execute(env, call, None).await,
-        Some((why, snapshot)) => {
-            let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
-            let content = approval_ops::awaiting(&rec);
-            env.host
-                .store
-                .write(move |tx| approval_ops::request_in(tx, &rec))
-                .await?;
-            ToolOutcome {
-                ends_turn: true,
-                ..ToolOutcome::ok(content)
+            },
+            None => tools::execute(env, call, None).await,
+            Some((why, snapshot)) => {
+                let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
+                let content = approval_ops::awaiting(&rec);
+                env.host
+                    .store
+                    .write(move |tx| approval_ops::request_in(tx, &rec))
+                    .await?;
+                ToolOutcome {
+                    ends_turn: true,
+                    ..ToolOutcome::ok(content)
+                }
             }
-        }
+        },
     };
     let duration_ms = t0.elapsed().as_millis() as u64;
     tools::envelope::finish(&mut outcome, &call.name);
@@ -111,8 +121,9 @@ pub(super) async fn run_call(
         .write(move |tx| {
             let content = tools::executed_in(tx, &id, &rid, &mid, &c, &o, duration_ms)?;
             // Timings of the tools it has: a name the model made up is not one.
-            let known =
-                tools::is_builtin(&c.name) || crate::model::mcp::split_tool_name(&c.name).is_some();
+            let known = tools::is_builtin(&c.name)
+                || c.name == tools::offer::TOOL_SEARCH
+                || crate::model::mcp::split_tool_name(&c.name).is_some();
             if known {
                 if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
                     crate::model::usage::ToolLatency::record(

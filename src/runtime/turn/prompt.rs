@@ -275,13 +275,25 @@ fn cache_identity(
         surface.update(s.block.text.as_bytes());
         surface.update([0]);
     }
-    for t in tools {
-        surface.update(t.name.as_bytes());
-        surface.update([0]);
-        surface.update(t.description.as_bytes());
-        surface.update(t.input_schema.to_string().as_bytes());
+    // MCP tools loaded on demand follow ToolSearch: they grow the list
+    // within a turn, so the key holds only what comes before them.
+    let stable = tools
+        .iter()
+        .position(|t| t.name == crate::runtime::tools::offer::TOOL_SEARCH)
+        .map_or(tools.len(), |i| i + 1);
+    let hash_tool = |h: &mut Sha256, t: &ToolSpec| {
+        h.update(t.name.as_bytes());
+        h.update([0]);
+        h.update(t.description.as_bytes());
+        h.update(t.input_schema.to_string().as_bytes());
+    };
+    for t in &tools[..stable] {
+        hash_tool(&mut surface, t);
     }
     let mut whole = surface.clone();
+    for t in &tools[stable..] {
+        hash_tool(&mut whole, t);
+    }
     for s in sections.iter().filter(|s| !keyed(s)) {
         whole.update(s.block.text.as_bytes());
         whole.update([0]);
@@ -448,15 +460,37 @@ impl crate::runtime::host::RuntimeHost {
         let rx = inner.store.read()?;
         let read = ContextRead::load(&rx, agent_id)?;
         let provider = (inner.config.provider)(&read.agent);
-        let frame = build(&rx, &read.agent, &ctx, crate::runtime::tools::specs())?;
+        // The tools as the next round would send them: Holon's, and the
+        // MCP servers' as last offered (none is started for a preview).
+        let mut all = crate::runtime::tools::specs();
+        let anchor = crate::runtime::tools::mcp_anchor(inner, agent_id);
+        all.extend(inner.mcp.last_offered(anchor.as_deref()));
+        let budget = provider.context_budget();
+        let mut offer = crate::runtime::tools::offer::Offer::new(
+            all,
+            budget.prompt_budget,
+            inner.config.mcp_tool_share,
+        );
+        offer.note(&read.history.items());
+        let frame = build(&rx, &read.agent, &ctx, offer.sent())?;
         let mut preview = PromptPreview::new(
             &read.agent,
             provider.model_ref(),
-            provider.context_budget(),
+            budget,
             &frame,
             &read.history,
             read.summary.as_ref(),
         );
+        let counts = offer.sent_counts();
+        if let Some(tools) = preview.sections.iter_mut().find(|s| s.name == "tools") {
+            tools.text = format!("{} tools sent: {}", counts.tools, tools.text);
+            if counts.deferred > 0 {
+                tools.text.push_str(&format!(
+                    "\n{} MCP tools (~{} tokens) not sent: the model finds them with ToolSearch",
+                    counts.deferred, counts.deferred_tokens
+                ));
+            }
+        }
         preview.capabilities = provider
             .prompt_capabilities()
             .into_iter()

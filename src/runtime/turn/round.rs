@@ -44,6 +44,7 @@ use crate::runtime::provider::{
     ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
     ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
 };
+use crate::runtime::tools::offer::{Offer, TOOL_SEARCH};
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
@@ -86,6 +87,8 @@ struct Built {
     sections: Vec<String>,
     cache: Option<PromptCache>,
     reminded: bool,
+    /// The tools the request carried and those it left to ToolSearch.
+    tools: crate::runtime::tools::offer::Sent,
 }
 
 /// The provider's answer, with what it took.
@@ -119,6 +122,9 @@ struct Round<'a> {
     /// Rounds without work-item progress, for the reminder.
     stale: StaleProgress,
     stale_config: StaleConfig,
+    /// The turn's tool catalog and what of it the next request sends
+    /// (`t.tools`, kept in step).
+    offer: Offer,
 }
 
 /// Run provider rounds until the turn ends.
@@ -150,15 +156,17 @@ pub(super) async fn rounds(
         ) => tools,
         reason = cancel.cancelled() => return Ok(aborted(reason, 0)),
     };
+    let share = inner.config.mcp_tool_share;
+    let offer = Offer::new(tools, provider.context_budget().prompt_budget, share);
     let t = TurnRefs {
         inner,
         agent_id,
         run_id,
         provider,
-        tools: tools.into(),
+        tools: offer.sent().into(),
         cancel,
     };
-    let mut r = Round::begin(t, message, turn_work_item_id, frame).await?;
+    let mut r = Round::begin(t, message, turn_work_item_id, frame, offer).await?;
     for round in 1..=inner.config.max_rounds {
         if let Some(reason) = cancel.reason() {
             return Ok(Ending::Aborted {
@@ -185,16 +193,19 @@ pub(super) async fn rounds(
             // the new list. Only a turn offered MCP tools looks (no store
             // read or file check per round otherwise; a server that offered
             // none is looked at again next turn).
-            let offers_mcp = r.t.tools.iter().any(|t| mcp::is_mcp_tool(&t.name));
+            let offers_mcp =
+                r.t.tools.iter().any(|t| mcp::is_mcp_tool(&t.name)) || r.offer.deferred();
             if offers_mcp
                 && inner
                     .mcp
                     .stale(tools::mcp_anchor(inner, agent_id).as_deref())
             {
-                r.t.tools = tokio::select! {
-                    tools = tools::catalog(inner, agent_id) => tools.into(),
+                let all = tokio::select! {
+                    tools = tools::catalog(inner, agent_id) => tools,
                     reason = cancel.cancelled() => return Ok(aborted(reason, round - 1)),
                 };
+                r.offer.replace(all, r.budget.prompt_budget, share);
+                r.t.tools = r.offer.sent().into();
             }
         }
         let called = go!(r.call_provider(round).await?);
@@ -222,10 +233,11 @@ impl<'a> Round<'a> {
     /// Turn start: fold older turns into the summary when the history
     /// outgrows its share of the budget, then read the conversation.
     async fn begin(
-        t: TurnRefs<'a>,
+        mut t: TurnRefs<'a>,
         message: &'a MessageEnvelope,
         turn_work_item_id: Option<String>,
         frame: &'a mut FrameContext,
+        mut offer: Offer,
     ) -> Result<Round<'a>, RuntimeError> {
         let shape = TurnShape::default();
         let read = shape.read(&t)?;
@@ -238,6 +250,9 @@ impl<'a> Round<'a> {
             false => read,
         };
         let (history, turn_start) = read.conversation(t.run_id);
+        // The MCP tools the conversation still shows in use stay loaded.
+        offer.note(&history);
+        t.tools = offer.sent().into();
         let stale_config = t.inner.config.stale_reminder;
         Ok(Round {
             budget: t.provider.context_budget(),
@@ -252,6 +267,7 @@ impl<'a> Round<'a> {
             attempts: Arc::default(),
             stale: StaleProgress::default(),
             stale_config,
+            offer,
         })
     }
 
@@ -324,6 +340,7 @@ impl<'a> Round<'a> {
                 sections: f.sections.iter().map(|s| s.name.to_owned()).collect(),
                 cache: Some(f.cache.clone()),
                 reminded,
+                tools: self.offer.sent_counts(),
             },
             request,
         }))
@@ -418,7 +435,14 @@ impl<'a> Round<'a> {
                 granted: false,
                 approved: None,
             };
-            let outcome = run_call(&env, t.run_id, call, t.cancel).await?;
+            // ToolSearch, and a call of an MCP tool the request did not
+            // carry, are answered from the catalog (nothing runs); what
+            // they name is loaded for the next request.
+            let answered = match call.name == TOOL_SEARCH {
+                true => Some(self.offer.search(call)),
+                false => self.offer.unloaded(call),
+            };
+            let outcome = run_call(&env, t.run_id, call, t.cancel, answered).await?;
             self.history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
@@ -433,6 +457,7 @@ impl<'a> Round<'a> {
             }
         }
         self.stale.after_round(progressed);
+        self.t.tools = self.offer.sent().into();
         if ends_turn {
             return Ok(Step::End(Ending::Completed {
                 text: answer.text,
@@ -441,6 +466,7 @@ impl<'a> Round<'a> {
                 truncated: None,
             }));
         }
+        let t = &self.t;
         for text in interject(t.inner, t.agent_id, t.run_id).await? {
             self.history.push(ConversationItem::UserText { text });
         }

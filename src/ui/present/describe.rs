@@ -114,6 +114,13 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
                 Some(format!("{} in / {} out tokens", u.input_tokens, u.output_tokens)),
                 Some(duration(p.provider_round_ms)),
                 p.stop_reason.as_deref().and_then(nonblank).map(|s| format!("stop: {s}")),
+                (p.tools_sent > 0).then(|| match p.tools_deferred {
+                    0 => format!("{} tools (~{} tokens)", p.tools_sent, p.tool_tokens),
+                    d => format!(
+                        "{} tools (~{} tokens; {d} more behind ToolSearch, ~{} tokens not sent)",
+                        p.tools_sent, p.tool_tokens, p.deferred_tool_tokens
+                    ),
+                }),
             ];
             let head = format!("Provider round {}", p.round);
             colon(head, joined(parts, ", "))

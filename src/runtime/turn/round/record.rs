@@ -100,6 +100,10 @@ impl Round<'_> {
                     context_fingerprint: cache.context_fingerprint.clone(),
                     cacheable_tokens_estimate: built.cacheable_tokens,
                     work_item_reminder: built.reminded,
+                    tools_sent: built.tools.tools,
+                    tool_tokens: built.tools.tokens,
+                    tools_deferred: built.tools.deferred,
+                    deferred_tool_tokens: built.tools.deferred_tokens,
                 };
                 tx.append_event(new_event(
                     &id,
