@@ -643,3 +643,75 @@ async fn streamable_http_servers_with_a_token_without_one_and_gone() {
     let _ = other.wait();
     host.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_writes_where_the_operator_said_and_nowhere_else() {
+    if !holon::runtime::sandbox::tests_can_sandbox() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("outside/notes");
+    let elsewhere = dir.path().join("outside/elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let mut memory = stub_config("memory", &[]);
+    memory.sandboxed = true;
+    memory.writable = vec![notes.clone()];
+    let data = dir.path().join("data");
+    let holon_own = dir.path().join("holon-config");
+    std::fs::create_dir_all(&holon_own).unwrap();
+    let hub = holon::runtime::mcp::Hub::new(vec![memory], &data, vec![holon_own.clone()]);
+    assert!(!hub.specs(None, "main", None).await.is_empty());
+    let touch = |path: &std::path::Path| holon::runtime::provider::ToolCall {
+        id: "c".into(),
+        name: "mcp__memory__touch".into(),
+        arguments: json!({"path": path.display().to_string()}),
+        malformed_arguments: None,
+    };
+    let kept = hub
+        .call(
+            None,
+            "main",
+            None,
+            &touch(&notes.join("graph.json")),
+            10_000,
+            None,
+        )
+        .await;
+    assert!(!kept.is_error, "{:?}", kept.content);
+    assert!(notes.join("graph.json").exists());
+    let refused = hub
+        .call(
+            None,
+            "main",
+            None,
+            &touch(&elsewhere.join("x")),
+            10_000,
+            None,
+        )
+        .await;
+    assert!(refused.is_error, "{:?}", refused.content);
+    assert!(!elsewhere.join("x").exists());
+    hub.stop().await;
+
+    // Holon's own directories can never be given to a server.
+    let mut greedy = stub_config("greedy", &[]);
+    greedy.sandboxed = true;
+    greedy.writable = vec![holon_own.join("sub")];
+    let hub = holon::runtime::mcp::Hub::new(vec![greedy], &data, vec![holon_own.clone()]);
+    assert!(hub.specs(None, "main", None).await.is_empty());
+    let view = hub
+        .views(None)
+        .into_iter()
+        .find(|v| v.name == "greedy")
+        .unwrap();
+    assert_eq!(view.state, "failed");
+    assert!(
+        view.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("overlaps Holon's own"),
+        "{view:?}"
+    );
+    assert!(!holon_own.join("sub").exists());
+    hub.stop().await;
+}

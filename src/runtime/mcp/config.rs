@@ -30,6 +30,7 @@ pub struct ServerSection {
     disabled_tools: Option<Vec<String>>,
     approval: Option<String>,
     sandbox: Option<String>,
+    writable: Option<Vec<PathBuf>>,
 }
 
 /// How Holon reaches a server.
@@ -68,6 +69,9 @@ pub struct ServerConfig {
     pub approval: Option<Approval>,
     /// Whether a stdio server runs confined (`sandbox = "off"`: not).
     pub sandboxed: bool,
+    /// Directories a confined stdio server may write beneath besides its
+    /// own (`writable`; the operator's config only, never `.mcp.json`).
+    pub writable: Vec<PathBuf>,
     /// The workspace whose `.mcp.json` defined it (`None`: the config
     /// file). Such a server starts only once the operator approved its
     /// command line.
@@ -94,6 +98,7 @@ impl ServerConfig {
             disabled_tools: BTreeSet::new(),
             approval: None,
             sandboxed: true,
+            writable: Vec::new(),
             project: None,
         }
     }
@@ -243,6 +248,25 @@ pub fn check(name: &str, s: ServerSection) -> Result<ServerConfig, (String, Stri
         Some("off") => false,
         Some(other) => return Err(("sandbox".into(), format!("`{other}` is not on or off"))),
     };
+    let writable = s.writable.unwrap_or_default();
+    if !writable.is_empty() {
+        if matches!(transport, Transport::Http { .. }) {
+            return Err((
+                "writable".into(),
+                "only a stdio server (`command`) runs in Holon's sandbox".into(),
+            ));
+        }
+        if !sandboxed {
+            return Err((
+                "writable".into(),
+                "the server runs unconfined (sandbox = \"off\"): it can write anywhere already"
+                    .into(),
+            ));
+        }
+        for w in &writable {
+            check_writable(w).map_err(|m| ("writable".to_owned(), m))?;
+        }
+    }
     Ok(ServerConfig {
         name: name.to_owned(),
         transport,
@@ -261,8 +285,27 @@ pub fn check(name: &str, s: ServerSection) -> Result<ServerConfig, (String, Stri
         disabled_tools: s.disabled_tools.unwrap_or_default().into_iter().collect(),
         approval,
         sandboxed,
+        writable,
         project: None,
     })
+}
+
+/// A `writable` root as written: absolute, plain (no `..`), not `/`.
+fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    use std::path::Component;
+    if !path.is_absolute() {
+        return Err(format!("`{}` is not an absolute path", path.display()));
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(format!(
+            "`{}` holds `..`: name the directory itself",
+            path.display()
+        ));
+    }
+    if path.parent().is_none() {
+        return Err("`/` would make the whole file system writable".into());
+    }
+    Ok(())
 }
 
 /// A word as a shell would need it to read it back as one.
@@ -387,6 +430,16 @@ mod tests {
     }
 
     #[test]
+    fn writable_roots_are_the_operators_alone() {
+        let c = check("m", section("command = \"x\"\nwritable = [\"/srv/notes\"]")).unwrap();
+        assert_eq!(c.writable, [PathBuf::from("/srv/notes")]);
+        // A repository's file cannot name any: the key is not read there.
+        let text = r#"{"mcpServers": {"m": {"command": "x", "writable": ["/home"]}}}"#;
+        let (servers, _) = parse_project(text, std::path::Path::new("/w")).unwrap();
+        assert!(servers.iter().all(|s| s.writable.is_empty()), "{servers:?}");
+    }
+
+    #[test]
     fn tool_filters_allow_then_deny() {
         let c = check(
             "s",
@@ -424,6 +477,14 @@ mod tests {
             (
                 "command = \"x\"\nenv_passthrough = [\"1X\"]",
                 "env_passthrough",
+            ),
+            ("command = \"x\"\nwritable = [\"rel/dir\"]", "writable"),
+            ("command = \"x\"\nwritable = [\"/\"]", "writable"),
+            ("command = \"x\"\nwritable = [\"/a/../etc\"]", "writable"),
+            ("url = \"http://h\"\nwritable = [\"/data\"]", "writable"),
+            (
+                "command = \"x\"\nsandbox = \"off\"\nwritable = [\"/data\"]",
+                "writable",
             ),
         ];
         for (text, key) in cases {

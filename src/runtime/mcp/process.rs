@@ -97,6 +97,34 @@ impl Sandboxing {
         s
     }
 
+    /// Refuse `writable` roots that overlap Holon's own directories (its
+    /// data, config, run and log directories, the store): a server may
+    /// be given a place to keep its data, never Holon's. Compared as
+    /// written and, where they exist, as the file system resolves them.
+    fn check_writable(&self, writable: &[PathBuf]) -> Result<(), String> {
+        let mut own: Vec<PathBuf> = self.holon_dirs.clone();
+        own.extend(self.root.parent().map(std::path::Path::to_path_buf));
+        let resolved = |p: &std::path::Path| {
+            let mut forms = vec![p.to_path_buf()];
+            forms.extend(p.canonicalize().ok());
+            forms
+        };
+        for w in writable {
+            for w in resolved(w) {
+                for h in own.iter().flat_map(|h| resolved(h)) {
+                    if w.starts_with(&h) || h.starts_with(&w) {
+                        return Err(format!(
+                            "writable {} overlaps Holon's own {}: refused",
+                            w.display(),
+                            h.display()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The sandbox ready to apply to the process of the server in `slot`
     /// (its own directory below the root), or `None`
     /// when it runs unconfined (`sandbox = "off"`, mode `off`, or a
@@ -105,6 +133,7 @@ impl Sandboxing {
         &self,
         slot: &str,
         cwd: Option<&std::path::Path>,
+        writable: &[PathBuf],
     ) -> Result<Option<(crate::runtime::sandbox::Prepared, PathBuf)>, String> {
         use crate::model::sandbox::SandboxMode;
         use crate::runtime::sandbox::{prepare, Confine, Support};
@@ -121,6 +150,7 @@ impl Sandboxing {
             tracing::warn!(server = %slot, %why, "MCP server runs unconfined");
             return Ok(None);
         }
+        self.check_writable(writable)?;
         let dir = self.root.join(slot);
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp)
@@ -137,6 +167,7 @@ impl Sandboxing {
             agent_home: dir,
             unix_sockets: Vec::new(),
             root_pin: None,
+            extra_writable: writable.to_vec(),
         };
         // Where it starts: its configured directory, else the runtime's
         // own (as an unconfined server does); entered again by its

@@ -184,6 +184,7 @@ fn apply_patch_agrees_with_the_kernel() {
         holon_dirs: std::slice::from_ref(&holon),
         unix_sockets: &[],
         root_pin: None,
+        extra_writable: &[],
     };
     let plan = super::super::plan(&request).unwrap().unwrap();
     for (rel, allowed) in [

@@ -161,6 +161,9 @@ pub struct Confine {
     /// What the execution root was when it was chosen: a root replaced
     /// since (a link in its place) is refused.
     pub root_pin: Option<DirPin>,
+    /// More directories it may write beneath, that the operator named
+    /// for it (an MCP server's `writable`); none for a model's command.
+    pub extra_writable: Vec<PathBuf>,
 }
 
 /// What a sandboxed command is given: where it runs and what it may
@@ -186,6 +189,8 @@ pub struct Request<'a> {
     pub unix_sockets: &'a [PathBuf],
     /// What the execution root was when it was chosen, if recorded.
     pub root_pin: Option<DirPin>,
+    /// More directories it may write beneath (made if missing).
+    pub extra_writable: &'a [PathBuf],
 }
 
 /// What the kernel is told, for one command.
@@ -394,6 +399,10 @@ pub fn plan(req: &Request<'_>) -> std::io::Result<Option<Plan>> {
         SandboxMode::ReadOnly => vec![],
     };
     let root = writable.first().cloned();
+    for extra in req.extra_writable {
+        std::fs::create_dir_all(extra)?;
+        writable.push(canon(extra)?);
+    }
     let mut shm = None;
     if let Some(tmp) = req.tmp {
         let tmp = canon(tmp)?;
@@ -536,6 +545,7 @@ pub fn plan_command(
         holon_dirs,
         unix_sockets: &c.unix_sockets,
         root_pin: c.root_pin.clone(),
+        extra_writable: &c.extra_writable,
     };
     let plan = plan(&request).map_err(failed)?;
     plan.ok_or_else(|| std::io::Error::other("the sandbox is off"))

@@ -117,6 +117,7 @@ fn a_denial_is_explained_with_the_way_out() {
         agent_home: p("/h/agents/a"),
         unix_sockets: vec![],
         root_pin: None,
+        extra_writable: vec![],
     };
     let hint = denial_hint(&c, "touch: cannot touch '/etc/x': Permission denied").unwrap();
     assert!(

@@ -231,6 +231,7 @@ pub(super) fn confinement(
         agent_home: env.host.agent_home(env.agent_id),
         unix_sockets: env.host.config.unix_sockets.clone(),
         root_pin: snap.root_pin.clone(),
+        extra_writable: Vec::new(),
     }))
 }
 

@@ -114,6 +114,7 @@ impl Tool for ApplyPatch {
                 output: None,
                 holon_dirs: &holon_dirs,
                 unix_sockets: &[],
+                extra_writable: &[],
                 root_pin: snap.root_pin,
             };
             let plan = crate::runtime::sandbox::plan(&request).map_err(|e| PatchError::Io {

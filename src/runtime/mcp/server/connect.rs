@@ -38,7 +38,7 @@ impl Server {
                 cwd,
             } => {
                 let prepared = match self.config.sandboxed {
-                    true => sandbox.prepare(&self.slot, cwd.as_deref())?,
+                    true => sandbox.prepare(&self.slot, cwd.as_deref(), &self.config.writable)?,
                     false => None,
                 };
                 let env = server_env(env, env_passthrough, std::env::vars_os());
