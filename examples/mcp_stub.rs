@@ -12,9 +12,9 @@
 //! instead of stdio (`--token T` then requires `Authorization: Bearer T`),
 //! printing `listening on ADDR` once it accepts connections.
 //!
-//! `--catalog FILE` offers the tools a JSON file lists as well (an array
-//! of `{name, description, inputSchema, readOnly}`, the shape of a real
-//! server's list), and `--many N:BYTES` offers N more tools each with a
+//! `--catalog FILE` offers the tools a JSON file lists instead of its own
+//! (an array of `{name, description, inputSchema, readOnly}`, the shape of
+//! a real server's list), and `--many N:BYTES` offers N more tools each with a
 //! schema of about BYTES; a call to any of those answers `called NAME
 //! with ARGS`.
 //!
@@ -46,6 +46,8 @@ struct Stub {
     grown: std::sync::atomic::AtomicBool,
     /// Tools of `--catalog` and `--many`.
     more: Vec<Tool>,
+    /// `--catalog`: those tools only, as a real server offers its own.
+    catalog_only: bool,
 }
 
 /// The tools `--catalog FILE` and `--many N:BYTES` add.
@@ -222,7 +224,10 @@ impl ServerHandler for Stub {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let grown = self.grown.load(std::sync::atomic::Ordering::SeqCst);
-        let mut all = tools(grown);
+        let mut all = match self.catalog_only {
+            true => Vec::new(),
+            false => tools(grown),
+        };
         all.extend(self.more.iter().cloned());
         Ok(ListToolsResult::with_all_items(all))
     }
@@ -324,6 +329,7 @@ async fn main() {
         log,
         grown: Default::default(),
         more: more_tools(&args),
+        catalog_only: has("--catalog"),
     };
     let Ok(service) = stub.serve(rmcp::transport::stdio()).await else {
         std::process::exit(1);
@@ -343,6 +349,7 @@ async fn serve_http(addr: &str, token: Option<String>, log: Option<String>) {
                 log: log.clone(),
                 grown: Default::default(),
                 more: Vec::new(),
+                catalog_only: false,
             })
         },
         Arc::new(LocalSessionManager::default()),

@@ -167,6 +167,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default()
         );
     }
+    if which == "tools" {
+        super::bench_tools::run(&dir).await?;
+    }
     if which == "mcp" {
         super::bench_mcp::run(&dir).await?;
     }

@@ -19,7 +19,7 @@ use crate::runtime::mcp::config::ServerConfig;
 use crate::runtime::mcp::Hub;
 use crate::runtime::provider::ToolCall;
 
-fn stub_path() -> anyhow::Result<PathBuf> {
+pub(super) fn stub_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let path = exe
         .parent()

@@ -53,6 +53,7 @@ fn once(
             holon_dirs: &holon_dirs(root),
             unix_sockets: &[],
             root_pin: sandbox::pin_dir(root),
+            extra_writable: &[],
         };
         let plan = sandbox::plan(&request)?.ok_or_else(|| anyhow::anyhow!("no plan"))?;
         let prepared = Prepared::new(&plan, Support::probe())?;

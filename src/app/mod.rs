@@ -37,6 +37,8 @@ mod bench_socket;
 #[cfg(feature = "bench")]
 mod bench_stop;
 #[cfg(feature = "bench")]
+mod bench_tools;
+#[cfg(feature = "bench")]
 mod bench_triggers;
 #[cfg(feature = "bench")]
 mod bench_turns;

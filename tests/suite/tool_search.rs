@@ -166,3 +166,81 @@ async fn a_catalog_within_its_share_is_sent_whole() {
     assert!(!sent.contains(&SEARCH.to_owned()), "{sent:?}");
     host.shutdown().await;
 }
+
+/// Through the real binary: `[mcp] tool_budget_share` read from the
+/// config file, a model over HTTP, the stub MCP server as a child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_defers_past_the_configured_share_over_http() {
+    use super::stub_provider::{canned, Canned, StubServer};
+    let model = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::chat_json(
+                "",
+                &[("c1", SEARCH, r#"{"query":"select:mcp__big__tool_3"}"#)],
+            ),
+        ),
+        Canned::json(
+            200,
+            canned::chat_json("", &[("c2", "mcp__big__tool_3", r#"{"input":"z"}"#)]),
+        ),
+        Canned::json(200, canned::chat_json("It answered.", &[])),
+    ])
+    .await;
+    let home = super::support::Home::new();
+    let dir = home.path().join("config");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!(
+            "[model]\ndefault = \"stub/local\"\n\n[providers.stub]\nbase_url = \"{}/v1\"\n\
+             wire = \"openai_chat\"\nstreaming = \"off\"\ncontext_window = 32768\n\n\
+             [policy]\napproval = \"never\"\n\n[mcp]\ntool_budget_share = 0.1\n\n\
+             [mcp_servers.big]\ncommand = \"{}\"\nargs = [\"--many\", \"40:1500\"]\nsandbox = \"off\"\n",
+            model.base(),
+            super::mcp::stub_server().display()
+        ),
+    )
+    .unwrap();
+    let out = super::turn_e2e::holon_run(&home, &[], &["--json", "use tool 3"]).await;
+    assert!(out.status.success(), "{}", super::support::stderr(&out));
+    assert_eq!(
+        super::turn_e2e::run_json(&out)["final_text"],
+        "It answered."
+    );
+    let bodies: Vec<Value> = model.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 3);
+    let tool_names = |b: &Value| -> Vec<String> {
+        b["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = tool_names(&bodies[0]);
+    assert_eq!(first.last().map(String::as_str), Some(SEARCH));
+    assert!(!first.iter().any(|n| n.starts_with("mcp__")), "{first:?}");
+    let second = tool_names(&bodies[1]);
+    assert_eq!(second.last().map(String::as_str), Some("mcp__big__tool_3"));
+    // The tools before the loaded one are the same bytes as before.
+    let prefix = |b: &Value, n: usize| b["tools"].as_array().unwrap()[..n].to_vec();
+    assert_eq!(
+        prefix(&bodies[0], first.len()),
+        prefix(&bodies[1], first.len())
+    );
+    assert_eq!(
+        prefix(&bodies[1], second.len()),
+        prefix(&bodies[2], second.len())
+    );
+    // The tool ran at the server.
+    let messages = bodies[2]["messages"].as_array().unwrap();
+    assert!(
+        messages.iter().any(|m| m["role"] == "tool"
+            && m["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("called tool_3")),
+        "{messages:?}"
+    );
+}

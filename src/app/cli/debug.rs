@@ -113,9 +113,11 @@ pub struct BenchArgs {
     /// retention: RSS, store bytes, decision, frame and search times every
     /// 30 days) or mcp (an MCP server's start, a call's round trip, a
     /// daemon's RSS with three servers configured and none used; needs
-    /// `--example mcp_stub` built beside the binary) or crowd (`--agents`
+    /// `--example mcp_stub` built beside the binary) or tools (MCP tools'
+    /// definitions per request sent whole and on demand, three servers;
+    /// needs `mcp_stub` too) or crowd (`--agents`
     /// agents, default 100, running turns at once: admissions and an
-    /// attached console's key-to-frame); the last ten are not part of all.
+    /// attached console's key-to-frame); the last eleven are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -34,6 +34,8 @@ pub const DEFAULT_SHARE: f64 = 0.10;
 const MAX_LIMIT: usize = 10;
 /// Matches returned when the model does not say.
 const DEFAULT_LIMIT: usize = 5;
+/// The most tools one search loads (the clear winners).
+const MAX_LOADED: usize = 3;
 /// Characters of a query read; words of it used.
 const MAX_QUERY_CHARS: usize = 1_000;
 const MAX_QUERY_WORDS: usize = 32;
@@ -201,9 +203,10 @@ impl Offer {
         let servers = self.servers();
         let description = format!(
             "Find tools of the MCP servers ({}) that are not loaded yet: {} tools in all. Give \
-             a few words of what you need (a name, a purpose); the best matches are listed \
-             with their descriptions and their full definitions are loaded, so you can call \
-             them directly from your next step. `select:NAME,NAME` loads tools by exact name.",
+             a few words of what you need (a name, a purpose); the matches are listed with \
+             their descriptions and the best ones' full definitions are loaded, so you can \
+             call them directly from your next step. `select:NAME,NAME` loads tools by exact \
+             name.",
             servers.join(", "),
             self.mcp.len()
         );
@@ -245,21 +248,34 @@ impl Offer {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(DEFAULT_LIMIT, |n| (n as usize).clamp(1, MAX_LIMIT));
-        let found: Vec<String> = match query.trim().strip_prefix("select:") {
-            Some(names) => names
-                .split(',')
-                .map(str::trim)
-                .filter(|n| self.mcp_spec(n).is_some())
-                .take(MAX_LIMIT)
-                .map(str::to_owned)
-                .collect(),
-            None => rank(&self.mcp, &query)
-                .into_iter()
-                .take(limit)
-                .map(|t| t.name.clone())
-                .collect(),
+        // Every match is listed; the clear winners are loaded (those
+        // within three quarters of the best score, three at most), the
+        // rest by `select:` or by calling them.
+        let (found, loaded): (Vec<String>, Vec<String>) = match query.trim().strip_prefix("select:")
+        {
+            Some(names) => {
+                let named: Vec<String> = names
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| self.mcp_spec(n).is_some())
+                    .take(MAX_LIMIT)
+                    .map(str::to_owned)
+                    .collect();
+                (named.clone(), named)
+            }
+            None => {
+                let ranked = rank(&self.mcp, &query);
+                let best = ranked.first().map_or(0, |(score, _)| *score);
+                let found = ranked.iter().take(limit).map(|(_, t)| t.name.clone());
+                let loaded = ranked
+                    .iter()
+                    .take_while(|(score, _)| score * 4 >= best * 3)
+                    .take(MAX_LOADED)
+                    .map(|(_, t)| t.name.clone());
+                (found.collect(), loaded.collect())
+            }
         };
-        for name in &found {
+        for name in &loaded {
             self.load(name);
         }
         let matches: Vec<Value> = found
@@ -277,12 +293,13 @@ impl Offer {
                 "No tool matched. The servers are {}; try other words, or select:NAME.",
                 self.servers().join(", ")
             ),
-            (false, true) => "Loaded: their definitions are part of your tools from your next \
-                              step; call them directly."
+            (false, true) => "The loaded tools' definitions are part of your tools from your \
+                              next step: call them directly. Load another match with \
+                              select:NAME, or just call it."
                 .to_owned(),
             (false, false) => "These tools were already part of your tools.".to_owned(),
         };
-        ToolOutcome::ok(json!({ "loaded": found, "matches": matches, "note": note }))
+        ToolOutcome::ok(json!({ "loaded": loaded, "matches": matches, "note": note }))
     }
 
     /// The answer to a call of an MCP tool whose definition the request
@@ -350,7 +367,7 @@ fn words(text: &str) -> Vec<String> {
 /// The tools matching `query`, best first: a word of the query that is a
 /// word of a tool's name counts most, one its name's words begin with
 /// next, one of its description's words last. Ties keep catalog order.
-fn rank<'a>(tools: &'a [ToolSpec], query: &str) -> Vec<&'a ToolSpec> {
+fn rank<'a>(tools: &'a [ToolSpec], query: &str) -> Vec<(u32, &'a ToolSpec)> {
     let mut terms: Vec<String> = words(query);
     terms.sort();
     terms.dedup();
@@ -383,7 +400,7 @@ fn rank<'a>(tools: &'a [ToolSpec], query: &str) -> Vec<&'a ToolSpec> {
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().map(|(_, _, t)| t).collect()
+    scored.into_iter().map(|(score, _, t)| (score, t)).collect()
 }
 
 #[cfg(test)]
