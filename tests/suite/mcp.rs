@@ -714,4 +714,15 @@ async fn a_server_writes_where_the_operator_said_and_nowhere_else() {
     );
     assert!(!holon_own.join("sub").exists());
     hub.stop().await;
+
+    // Nor through a link on the way to a directory not made yet.
+    let link = dir.path().join("outside/link");
+    std::os::unix::fs::symlink(&holon_own, &link).unwrap();
+    let mut sly = stub_config("sly", &[]);
+    sly.sandboxed = true;
+    sly.writable = vec![link.join("new/deeper")];
+    let hub = holon::runtime::mcp::Hub::new(vec![sly], &data, vec![holon_own.clone()]);
+    assert!(hub.specs(None, "main", None).await.is_empty());
+    assert!(!holon_own.join("new").exists());
+    hub.stop().await;
 }

@@ -10,13 +10,16 @@ use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{json_lines, stderr, Home};
 use super::turn_e2e::{holon_run, run_json};
 
-fn show(window: Value) -> Canned {
-    Canned::json(
-        200,
-        json!({"details": {"family": "qwen3"}, "model_info": {
-            "general.architecture": "qwen3", "qwen3.context_length": window,
-            "qwen3.embedding_length": 4096}}),
-    )
+/// Ollama's `/api/show` for a model trained for `trained` tokens whose
+/// Modelfile sets `num_ctx` (if given).
+fn show(trained: Value, num_ctx: Option<Value>) -> Canned {
+    let mut body = json!({"details": {"family": "qwen3"}, "model_info": {
+        "general.architecture": "qwen3", "qwen3.context_length": trained,
+        "qwen3.embedding_length": 4096}});
+    if let Some(n) = num_ctx {
+        body["parameters"] = json!(format!("stop \"<|im_end|>\"\nnum_ctx {n}"));
+    }
+    Canned::json(200, body)
 }
 
 fn answers(n: usize) -> Vec<Canned> {
@@ -58,7 +61,7 @@ fn shows(stub: &StubServer) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ollama_says_its_window_once_and_the_store_keeps_it() {
     let stub = StubServer::start(answers(4)).await;
-    stub.route("/api/show", show(json!(40_960)));
+    stub.route("/api/show", show(json!(40_960), Some(json!(32_768))));
     let home = Home::new();
     let envs = [
         ("HOLON_MODEL", "ollama/qwen3"),
@@ -81,7 +84,7 @@ async fn ollama_says_its_window_once_and_the_store_keeps_it() {
     let turns = recorded(&home, &agent);
     assert!(!turns.is_empty());
     assert!(
-        turns.iter().all(|t| *t == (40_960, "server".to_owned())),
+        turns.iter().all(|t| *t == (32_768, "server".to_owned())),
         "{turns:?}"
     );
 
@@ -93,9 +96,12 @@ async fn ollama_says_its_window_once_and_the_store_keeps_it() {
     .unwrap();
     let configured = &models["configured"][0];
     assert_eq!(configured["model_ref"], "ollama/qwen3");
-    assert_eq!(configured["window"]["tokens"], 40_960);
+    assert_eq!(configured["window"]["tokens"], 32_768);
     assert_eq!(configured["window"]["source"], "server");
-    assert_eq!(configured["window"]["detail"], "ollama /api/show");
+    assert_eq!(
+        configured["window"]["detail"],
+        "ollama /api/show and /api/ps"
+    );
 
     // The operator's window wins, and nothing is asked for it.
     let before = shows(&stub);
@@ -111,11 +117,20 @@ async fn ollama_says_its_window_once_and_the_store_keeps_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn absurd_or_missing_answers_leave_the_catalog_in_force() {
-    // An absurd window, then a server that never answers in time.
+    // An absurd window, a server that never answers in time, one that
+    // fails, and a model whose serving size Ollama does not say (no
+    // num_ctx, not loaded): its trained size would overstate it.
     for (canned, what) in [
-        (show(json!(1_000_000_000_000u64)), "absurd"),
-        (show(json!(40_960)).delay(Duration::from_secs(5)), "hung"),
+        (
+            show(json!(40_960), Some(json!(1_000_000_000_000u64))),
+            "absurd",
+        ),
+        (
+            show(json!(40_960), Some(json!(32_768))).delay(Duration::from_secs(5)),
+            "hung",
+        ),
         (Canned::json(500, json!({"error": "boom"})), "failing"),
+        (show(json!(40_960), None), "unsaid"),
     ] {
         let stub = StubServer::start(answers(1)).await;
         stub.route("/api/show", canned);
@@ -128,8 +143,7 @@ async fn absurd_or_missing_answers_leave_the_catalog_in_force() {
         assert!(out.status.success(), "{what}: {}", stderr(&out));
         let agent = run_json(&out)["agent_id"].as_str().unwrap().to_owned();
         let turns = recorded(&home, &agent);
-        assert_ne!(turns[0].1, "server", "{what}: {turns:?}");
-        assert!(turns[0].0 < 1_000_000_000, "{what}: {turns:?}");
+        assert_eq!(turns[0].1, "known_model", "{what}: {turns:?}");
     }
 }
 
@@ -137,4 +151,27 @@ async fn holon_run_cmd(home: &Home, envs: &[(&str, &str)], args: &[&str]) -> std
     let mut cmd = tokio::process::Command::from(home.cmd());
     cmd.envs(envs.iter().copied()).args(args);
     cmd.output().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loaded_model_says_its_window_in_ps() {
+    let stub = StubServer::start(answers(1)).await;
+    stub.route("/api/show", show(json!(40_960), None));
+    stub.route(
+        "/api/ps",
+        Canned::json(
+            200,
+            json!({"models": [{"name": "qwen3:latest", "model": "qwen3:latest",
+                "context_length": 16_384}]}),
+        ),
+    );
+    let home = Home::new();
+    let envs = [
+        ("HOLON_MODEL", "ollama/qwen3"),
+        ("OLLAMA_HOST", stub.host_port()),
+    ];
+    let out = holon_run(&home, &envs, &["--json", "hello"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let agent = run_json(&out)["agent_id"].as_str().unwrap().to_owned();
+    assert_eq!(recorded(&home, &agent), [(16_384, "server".to_owned())]);
 }

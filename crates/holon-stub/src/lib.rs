@@ -277,9 +277,9 @@ async fn serve(
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw_body).into_owned()));
     buf.drain(..end);
     // What a runtime asks of a model's server besides rounds (its model
-    // list, Ollama's `/api/show`): answered 404 and left out of the
+    // list, Ollama's `/api/show` and `/api/ps`): answered 404 and left out of the
     // record, unless a test routes the path.
-    let question = (method == "GET" && path.ends_with("/models"))
+    let question = (method == "GET" && (path.ends_with("/models") || path.ends_with("/api/ps")))
         || (method == "POST" && path.ends_with("/api/show"));
     let routed = state
         .lock()

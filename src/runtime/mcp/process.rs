@@ -100,15 +100,13 @@ impl Sandboxing {
     /// Refuse `writable` roots that overlap Holon's own directories (its
     /// data, config, run and log directories, the store): a server may
     /// be given a place to keep its data, never Holon's. Compared as
-    /// written and, where they exist, as the file system resolves them.
+    /// written and as the file system resolves them (a root not made yet
+    /// by its nearest existing directory, so a link on its way is
+    /// followed before anything is made).
     fn check_writable(&self, writable: &[PathBuf]) -> Result<(), String> {
         let mut own: Vec<PathBuf> = self.holon_dirs.clone();
         own.extend(self.root.parent().map(std::path::Path::to_path_buf));
-        let resolved = |p: &std::path::Path| {
-            let mut forms = vec![p.to_path_buf()];
-            forms.extend(p.canonicalize().ok());
-            forms
-        };
+        let resolved = |p: &std::path::Path| vec![p.to_path_buf(), resolve_existing(p)];
         for w in writable {
             for w in resolved(w) {
                 for h in own.iter().flat_map(|h| resolved(h)) {
@@ -181,6 +179,25 @@ impl Sandboxing {
         prepare(&confine, &tmp, &output, &self.holon_dirs, &workdir)
             .map(|p| Some((p, tmp)))
             .map_err(|e| e.to_string())
+    }
+}
+
+/// `path` as the file system resolves it: its longest existing ancestor
+/// made canonical, the rest appended as written.
+fn resolve_existing(path: &std::path::Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
     }
 }
 

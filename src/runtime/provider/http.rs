@@ -485,24 +485,50 @@ pub fn window_ask_for(endpoint: &ResolvedEndpoint) -> Option<wp::WindowAsk> {
     })
 }
 
-/// Ask `endpoint`'s server (`ask`, from [`window_ask_for`]) with its credential,
-/// within [`wp::ASK_TIMEOUT`]. `Ok(None)`: it answered and named no window;
-/// `Err`: it could not be asked, or what it said is unusable.
+/// Ask `endpoint`'s server (`ask`, from [`window_ask_for`]) with its
+/// credential, each request within [`wp::ASK_TIMEOUT`]. Ollama is asked
+/// `/api/show` (a Modelfile's `num_ctx`), then `/api/ps` (the window of
+/// the model as loaded). `Ok(None)`: it answered and named no window it
+/// serves; `Err`: it could not be asked, or what it said is unusable.
 pub async fn ask_window(
     client: &reqwest::Client,
     endpoint: &ResolvedEndpoint,
     ask: &wp::WindowAsk,
 ) -> Result<Option<u64>, String> {
-    let request = match ask {
-        wp::WindowAsk::OllamaShow { url, model } => client
-            .post(url)
-            .json(&serde_json::json!({ "model": model })),
-        wp::WindowAsk::ModelList { url, .. } => client.get(url),
-    };
+    match ask {
+        wp::WindowAsk::OllamaShow { url, model } => {
+            let show = client
+                .post(url)
+                .json(&serde_json::json!({ "model": model }));
+            let shown = wp::parse_show(&fetch_json(show, endpoint).await?)?;
+            if let Some(n) = shown.served() {
+                return Ok(Some(n));
+            }
+            let ps = url.trim_end_matches("/show").to_owned() + "/ps";
+            let loaded = wp::parse_ps(&fetch_json(client.get(ps), endpoint).await?, model)?;
+            Ok(match (loaded, shown.trained) {
+                (Some(l), Some(t)) => Some(l.min(t)),
+                (l, _) => l,
+            })
+        }
+        wp::WindowAsk::ModelList { model, .. } => {
+            let body = fetch_json(client.get(ask.url()), endpoint).await?;
+            wp::parse_model_list(&body, model)
+        }
+    }
+}
+
+/// One bounded JSON answer (time, bytes) to `request`, sent with the
+/// endpoint's credential.
+async fn fetch_json(
+    request: reqwest::RequestBuilder,
+    endpoint: &ResolvedEndpoint,
+) -> Result<serde_json::Value, String> {
+    let late = || format!("no answer within {} s", wp::ASK_TIMEOUT.as_secs());
     let request = authorized(request.timeout(wp::ASK_TIMEOUT), endpoint)?;
     let read = async {
         let mut response = request.send().await.map_err(|e| match e.is_timeout() {
-            true => format!("no answer within {} s", wp::ASK_TIMEOUT.as_secs()),
+            true => late(),
             false => e.without_url().to_string(),
         })?;
         let status = response.status();
@@ -526,11 +552,7 @@ pub async fn ask_window(
         serde_json::from_slice::<serde_json::Value>(&body)
             .map_err(|e| format!("its answer is not JSON: {e}"))
     };
-    let body = tokio::time::timeout(wp::ASK_TIMEOUT, read)
+    tokio::time::timeout(wp::ASK_TIMEOUT, read)
         .await
-        .map_err(|_| format!("no answer within {} s", wp::ASK_TIMEOUT.as_secs()))??;
-    match ask {
-        wp::WindowAsk::OllamaShow { .. } => wp::parse_show(&body),
-        wp::WindowAsk::ModelList { model, .. } => wp::parse_model_list(&body, model),
-    }
+        .map_err(|_| late())?
 }

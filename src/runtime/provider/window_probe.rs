@@ -40,7 +40,7 @@ impl WindowAsk {
     /// Which question, in words (`holon models`, `holon doctor`).
     pub fn how(&self) -> &'static str {
         match self {
-            WindowAsk::OllamaShow { .. } => "ollama /api/show",
+            WindowAsk::OllamaShow { .. } => "ollama /api/show and /api/ps",
             WindowAsk::ModelList { .. } => "the server's model list",
         }
     }
@@ -70,11 +70,52 @@ fn as_count(v: &Value) -> Option<u64> {
         .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
 }
 
-/// The window in an Ollama `/api/show` answer: the model's own (the one
-/// `model_info` key ending `.context_length`), or the `num_ctx` its
-/// Modelfile sets where that is smaller (what the server loads it with).
-/// `Ok(None)`: it named none.
-pub fn parse_show(body: &Value) -> Result<Option<u64>, String> {
+/// What an Ollama `/api/show` answer says of a model's window: the size
+/// it was trained for (the one `model_info` key ending `.context_length`)
+/// and the `num_ctx` its Modelfile sets, if it sets one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    pub trained: Option<u64>,
+    pub num_ctx: Option<u64>,
+}
+
+impl Shown {
+    /// The window Ollama serves the model with, when the answer says:
+    /// the Modelfile's `num_ctx` (never more than the trained size).
+    /// Without one Ollama loads the model with its own default
+    /// (`OLLAMA_CONTEXT_LENGTH`), which `/api/show` does not tell: the
+    /// trained size would overstate it, and Ollama cuts an overlong
+    /// prompt from its start without an error.
+    pub fn served(&self) -> Option<u64> {
+        match (self.num_ctx, self.trained) {
+            (Some(n), Some(t)) => Some(n.min(t)),
+            (n, _) => n,
+        }
+    }
+}
+
+/// The window of a loaded model in an Ollama `/api/ps` answer (newer
+/// servers report each loaded model's `context_length`).
+pub fn parse_ps(body: &Value, model: &str) -> Result<Option<u64>, String> {
+    let named = |m: &&Value| {
+        ["name", "model"].iter().any(|k| {
+            m.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|n| n == model || n.strip_suffix(":latest") == Some(model))
+        })
+    };
+    let found = body
+        .get("models")
+        .and_then(Value::as_array)
+        .and_then(|all| all.iter().find(named))
+        .and_then(|m| m.get("context_length"))
+        .and_then(as_count);
+    found.map(checked).transpose()
+}
+
+/// An Ollama `/api/show` answer read: see [`Shown`]. A size it names
+/// outside what configuration accepts is an error.
+pub fn parse_show(body: &Value) -> Result<Shown, String> {
     let own = body
         .get("model_info")
         .and_then(Value::as_object)
@@ -94,11 +135,10 @@ pub fn parse_show(body: &Value) -> Result<Option<u64>, String> {
                     .flatten()
             })
         });
-    let found = match (own, num_ctx) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    found.map(checked).transpose()
+    Ok(Shown {
+        trained: own.map(checked).transpose()?,
+        num_ctx: num_ctx.map(checked).transpose()?,
+    })
 }
 
 /// The window `model`'s entry of a model list gives, under any of the
@@ -171,16 +211,34 @@ mod tests {
     fn ollama_show_names_the_arch_context_length() {
         let body = json!({"model_info": {"general.architecture": "qwen3",
             "qwen3.context_length": 40960, "qwen3.embedding_length": 4096}});
-        assert_eq!(parse_show(&body), Ok(Some(40_960)));
-        assert_eq!(parse_show(&json!({"details": {}})), Ok(None));
-        // A Modelfile's smaller num_ctx is what the server loads.
+        // Trained for 40,960, served with Ollama's own default: unknown.
+        let shown = parse_show(&body).unwrap();
+        assert_eq!(shown.trained, Some(40_960));
+        assert_eq!(shown.served(), None);
+        assert_eq!(parse_show(&json!({"details": {}})), Ok(Shown::default()));
+        // A Modelfile's num_ctx is what the server loads, never above the
+        // trained size.
         let body = json!({"parameters": "stop \"<|im_end|>\"\nnum_ctx    16384",
             "model_info": {"qwen3.context_length": 40960}});
-        assert_eq!(parse_show(&body), Ok(Some(16_384)));
+        assert_eq!(parse_show(&body).unwrap().served(), Some(16_384));
+        let body = json!({"parameters": "num_ctx 65536",
+            "model_info": {"qwen3.context_length": 40960}});
+        assert_eq!(parse_show(&body).unwrap().served(), Some(40_960));
         assert_eq!(
             parse_show(&json!({"model_info": {"x.context_length": "many"}})),
-            Ok(None)
+            Ok(Shown::default())
         );
+    }
+
+    #[test]
+    fn a_loaded_model_says_its_window_in_ps() {
+        let body = json!({"models": [
+            {"name": "llama3.2:latest", "model": "llama3.2:latest", "context_length": 8192},
+            {"name": "qwen3:8b", "model": "qwen3:8b", "context_length": 32768}]});
+        assert_eq!(parse_ps(&body, "qwen3:8b"), Ok(Some(32_768)));
+        assert_eq!(parse_ps(&body, "llama3.2"), Ok(Some(8_192)));
+        assert_eq!(parse_ps(&body, "mistral"), Ok(None));
+        assert_eq!(parse_ps(&json!({"models": [{"name": "x"}]}), "x"), Ok(None));
     }
 
     #[test]

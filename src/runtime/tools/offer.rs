@@ -68,7 +68,14 @@ pub struct Offer {
     /// `ToolSearch` was used in the conversation (it stays offered, so
     /// the history's calls to it name a tool of the request).
     searched: bool,
+    /// What searches may load, in definitions' tokens: the share the MCP
+    /// tools may take, at least [`MIN_LOADED_TOKENS`]. A call of a tool
+    /// loads it whatever this says (the model needs it).
+    cap_tokens: u64,
 }
+
+/// The least a search may load, in tokens, however small the share.
+const MIN_LOADED_TOKENS: u64 = 4_000;
 
 /// Whether MCP definitions of `mcp_tokens` are over `share` of
 /// `prompt_budget`.
@@ -83,12 +90,15 @@ impl Offer {
     pub fn new(all: Vec<ToolSpec>, prompt_budget: u64, share: f64) -> Offer {
         let (mcp, builtin): (Vec<_>, Vec<_>) = all.into_iter().partition(|t| is_mcp(&t.name));
         let deferred = over_share(tools_tokens(&mcp), prompt_budget, share);
+        let cap_tokens =
+            ((share.clamp(0.0, 1.0) * prompt_budget as f64) as u64).max(MIN_LOADED_TOKENS);
         Offer {
             builtin,
             mcp,
             deferred,
             loaded: Vec::new(),
             searched: false,
+            cap_tokens,
         }
     }
 
@@ -126,6 +136,25 @@ impl Offer {
         true
     }
 
+    /// Load `name` for a search, unless the loaded definitions would pass
+    /// the cap; whether it is loaded now.
+    fn load_found(&mut self, name: &str) -> bool {
+        if self.loaded.iter().any(|n| n == name) {
+            return true;
+        }
+        let Some(spec) = self.mcp_spec(name) else {
+            return false;
+        };
+        let loaded: Vec<ToolSpec> = self
+            .loaded
+            .iter()
+            .filter_map(|n| self.mcp_spec(n))
+            .cloned()
+            .collect();
+        let after = tools_tokens(&loaded) + tools_tokens(std::slice::from_ref(spec));
+        after <= self.cap_tokens && self.load(name)
+    }
+
     /// Read what the conversation shows was loaded: every MCP tool the
     /// model called and every tool a `ToolSearch` answer loaded.
     pub fn note(&mut self, items: &[ConversationItem]) {
@@ -145,7 +174,7 @@ impl Offer {
                 } if tool_name == TOOL_SEARCH => {
                     self.searched = true;
                     for name in loaded_by(content) {
-                        self.load(&name);
+                        self.load_found(&name);
                     }
                 }
                 _ => {}
@@ -275,9 +304,8 @@ impl Offer {
                 (found.collect(), loaded.collect())
             }
         };
-        for name in &loaded {
-            self.load(name);
-        }
+        let (loaded, refused): (Vec<String>, Vec<String>) =
+            loaded.into_iter().partition(|n| self.load_found(n));
         let matches: Vec<Value> = found
             .iter()
             .filter_map(|n| self.mcp_spec(n))
@@ -288,7 +316,7 @@ impl Offer {
                 })
             })
             .collect();
-        let note = match (found.is_empty(), self.deferred) {
+        let mut note = match (found.is_empty(), self.deferred) {
             (true, _) => format!(
                 "No tool matched. The servers are {}; try other words, or select:NAME.",
                 self.servers().join(", ")
@@ -299,17 +327,26 @@ impl Offer {
                 .to_owned(),
             (false, false) => "These tools were already part of your tools.".to_owned(),
         };
+        if !refused.is_empty() {
+            note.push_str(&format!(
+                " Not loaded, as the loaded definitions are at their share of the prompt: {}; \
+                 calling one still gives you its schema.",
+                refused.join(", ")
+            ));
+        }
         ToolOutcome::ok(json!({ "loaded": loaded, "matches": matches, "note": note }))
     }
 
     /// The answer to a call of an MCP tool whose definition the request
-    /// did not carry (deferred, never loaded): its definition, and a
-    /// request to call again. It is loaded for the next step. `None`: the
-    /// call goes ahead as usual (sent, not deferred, or not an MCP tool of
-    /// the catalog: an invented or vanished name is the server's to
-    /// answer).
-    pub fn unloaded(&mut self, call: &ToolCall) -> Option<ToolOutcome> {
-        if !self.deferred || self.loaded.contains(&call.name) {
+    /// that asked for it did not carry (`carried`: the names it did):
+    /// its definition, and a request to call again. It is loaded for the
+    /// next step (a tool loaded during the round, by a search or an
+    /// earlier call of it, is still answered so: the model has not seen
+    /// its schema). `None`: the call goes ahead as usual (it was carried,
+    /// nothing is deferred, or it is not an MCP tool of the catalog: an
+    /// invented or vanished name is the server's to answer).
+    pub fn unloaded(&mut self, call: &ToolCall, carried: &[String]) -> Option<ToolOutcome> {
+        if !self.deferred || carried.contains(&call.name) {
             return None;
         }
         let spec = self.mcp_spec(&call.name)?.clone();

@@ -137,19 +137,30 @@ fn bad_queries_are_bounded_and_answered() {
 #[test]
 fn a_call_to_an_unloaded_tool_gets_its_schema_and_loads_it() {
     let mut offer = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let carried: Vec<String> = offer.sent().into_iter().map(|t| t.name).collect();
     let c = call("mcp__fs__move_file", json!({"from": "a"}));
-    let answer = offer.unloaded(&c).expect("answered with its schema");
+    let answer = offer
+        .unloaded(&c, &carried)
+        .expect("answered with its schema");
     assert_eq!(answer.content["not_run"], true);
     assert!(answer.content["input_schema"].is_object());
     assert!(names(&offer.sent()).contains(&"mcp__fs__move_file"));
-    // Loaded now: the next call goes ahead.
-    assert!(offer.unloaded(&c).is_none());
+    // A second call in the same round is answered the same: the model
+    // has still not seen the schema.
+    assert!(offer.unloaded(&c, &carried).is_some());
+    // Carried by the next request: that call goes ahead.
+    let carried: Vec<String> = offer.sent().into_iter().map(|t| t.name).collect();
+    assert!(offer.unloaded(&c, &carried).is_none());
     // An invented name is the server's (or the gate's) to answer.
-    assert!(offer.unloaded(&call("mcp__fs__nope", json!({}))).is_none());
-    assert!(offer.unloaded(&call("ExecCommand", json!({}))).is_none());
+    assert!(offer
+        .unloaded(&call("mcp__fs__nope", json!({})), &carried)
+        .is_none());
+    assert!(offer
+        .unloaded(&call("ExecCommand", json!({})), &carried)
+        .is_none());
     // Sent whole: nothing is held back.
     let mut whole = Offer::new(catalog(), 1_000_000, DEFAULT_SHARE);
-    assert!(whole.unloaded(&c).is_none());
+    assert!(whole.unloaded(&c, &[]).is_none());
 }
 
 #[test]
@@ -202,4 +213,32 @@ fn five_hundred_tools_across_ten_servers_search_quickly_and_send_little() {
     let answer = offer.search(&call(TOOL_SEARCH, json!({"query": "tool 7 srv3"})));
     assert_eq!(answer.content["loaded"][0], "mcp__srv3__tool_7_op");
     assert!(offer.sent_counts().tokens * 10 < offer.sent_counts().deferred_tokens);
+}
+
+#[test]
+fn searches_load_no_more_than_the_share() {
+    let mut all = catalog()[..2].to_vec();
+    for t in 0..40 {
+        all.push(spec(&format!("mcp__big__tool_{t}"), "A big tool.", 4_000));
+    }
+    // A 20k budget: the share is 2k tokens, the floor 4k: about three of
+    // these ~1.1k-token tools.
+    let mut offer = Offer::new(all, 20_000, DEFAULT_SHARE);
+    let select: Vec<String> = (0..10).map(|t| format!("mcp__big__tool_{t}")).collect();
+    let answer = offer.search(&call(
+        TOOL_SEARCH,
+        json!({"query": format!("select:{}", select.join(","))}),
+    ));
+    let loaded = answer.content["loaded"].as_array().unwrap().len();
+    assert!((1..10).contains(&loaded), "{answer:?}");
+    assert!(answer.content["note"]
+        .as_str()
+        .unwrap()
+        .contains("Not loaded"));
+    // A call still loads what it needs.
+    let carried: Vec<String> = offer.sent().into_iter().map(|t| t.name).collect();
+    assert!(offer
+        .unloaded(&call("mcp__big__tool_30", json!({})), &carried)
+        .is_some());
+    assert!(offer.loaded().contains(&"mcp__big__tool_30".to_owned()));
 }

@@ -21,17 +21,26 @@ use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 
+/// How a round's call is answered.
+pub(super) enum Route {
+    /// Through the approval gate, then run.
+    Gate,
+    /// Already answered by the turn itself (ToolSearch, an MCP tool whose
+    /// definition the request did not carry): nothing runs, so no gate.
+    Answered(ToolOutcome),
+}
+
 /// Run one tool call of a round, recorded before and after. An MCP call,
 /// which may wait on its server for up to its tool timeout, ends early
-/// when the turn is cancelled (`cancel`). A call the turn `answered`
-/// itself (ToolSearch, an MCP tool whose definition was not sent) runs
-/// nothing and passes no gate; it is recorded the same.
+/// when the turn is cancelled (`cancel`). A call the turn answered
+/// itself (`Route::Answered`) is recorded the same, but its time is not
+/// the tool's.
 pub(super) async fn run_call(
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
     cancel: &crate::runtime::host::cancel::TurnCancel,
-    answered: Option<ToolOutcome>,
+    route: Route,
 ) -> Result<ToolOutcome, RuntimeError> {
     // Durably "started" before anything runs: after a crash the
     // model is told this call may have had its effects.
@@ -72,13 +81,10 @@ pub(super) async fn run_call(
             .await?;
     }
     let t0 = Instant::now();
-    let gate = match answered {
-        Some(_) => None,
-        None => gate::approval_needed(env, call)?,
-    };
-    let mut outcome = match (answered, gate) {
-        (Some(outcome), _) => outcome,
-        (None, gate) => match gate {
+    let ran = matches!(route, Route::Gate);
+    let mut outcome = match route {
+        Route::Answered(outcome) => outcome,
+        Route::Gate => match gate::approval_needed(env, call)? {
             None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
                 outcome = tools::execute(env, call, Some(run_id)) => outcome,
                 reason = cancel.cancelled() => tools::tool_error(
@@ -121,9 +127,10 @@ pub(super) async fn run_call(
         .write(move |tx| {
             let content = tools::executed_in(tx, &id, &rid, &mid, &c, &o, duration_ms)?;
             // Timings of the tools it has: a name the model made up is not one.
-            let known = tools::is_builtin(&c.name)
-                || c.name == tools::offer::TOOL_SEARCH
-                || crate::model::mcp::split_tool_name(&c.name).is_some();
+            // Nor is a call the turn answered itself.
+            let known = ran
+                && (tools::is_builtin(&c.name)
+                    || crate::model::mcp::split_tool_name(&c.name).is_some());
             if known {
                 if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
                     crate::model::usage::ToolLatency::record(

@@ -23,7 +23,7 @@ use super::budget::{
     checkpoint_tokens, frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape,
     KEEP_VERBATIM_ROUNDS,
 };
-use super::calls::{interject, run_call};
+use super::calls::{interject, run_call, Route};
 use super::end::Ending;
 use super::frame::FrameContext;
 use super::stream::Stream;
@@ -205,6 +205,8 @@ pub(super) async fn rounds(
                     reason = cancel.cancelled() => return Ok(aborted(reason, round - 1)),
                 };
                 r.offer.replace(all, r.budget.prompt_budget, share);
+                // Deferred now where it was not: what this turn used stays.
+                r.offer.note(&r.history);
                 r.t.tools = r.offer.sent().into();
             }
         }
@@ -415,6 +417,9 @@ impl<'a> Round<'a> {
         let t = &self.t;
         let mut ends_turn = false;
         let mut progressed = false;
+        // What the request that asked for these calls carried: a tool
+        // loaded during the round is still unseen by the model.
+        let carried: Vec<String> = t.tools.iter().map(|s| s.name.clone()).collect();
         for call in &answer.tool_calls {
             // A cancelled turn starts no further tool; calls left without a
             // result are shown to the model as not executed.
@@ -440,9 +445,10 @@ impl<'a> Round<'a> {
             // they name is loaded for the next request.
             let answered = match call.name == TOOL_SEARCH {
                 true => Some(self.offer.search(call)),
-                false => self.offer.unloaded(call),
+                false => self.offer.unloaded(call, &carried),
             };
-            let outcome = run_call(&env, t.run_id, call, t.cancel, answered).await?;
+            let route = answered.map_or(Route::Gate, Route::Answered);
+            let outcome = run_call(&env, t.run_id, call, t.cancel, route).await?;
             self.history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),

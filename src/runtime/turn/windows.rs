@@ -2,8 +2,8 @@
 //! model of the agent's provider whose window nobody set and whose server
 //! may say (Ollama, an OpenAI-compatible server), what the store kept of
 //! an earlier answer while it is fresh, else one bounded question. A
-//! server that cannot be asked leaves the catalog's window in force, with
-//! a log line, and is left alone for a while. Operator settings always
+//! server that cannot be asked leaves what it said before in force (else
+//! the catalog's window), with a log line, and is left alone for a while. Operator settings always
 //! win: a chain with a configured window asks nothing.
 //!
 //! What was learned is a cache of an outside fact (the store setting
@@ -69,9 +69,14 @@ pub(super) async fn learn(inner: &HostInner, provider: &dyn Provider) {
                 );
             }
             Err(why) => {
-                tracing::warn!(model = %q.model_ref, how = q.ask.how(), %why,
-                    "could not learn the model's window; the catalog's applies");
-                provider.learn_window(&q.model_ref, None, now + FAILED_TTL_MS);
+                // What the server said before still holds (it is asked
+                // again later); with nothing said, the catalog's applies.
+                let before = stored
+                    .get(&cache_key(&q.model_ref, &q.ask))
+                    .and_then(|l| l.window);
+                tracing::warn!(model = %q.model_ref, how = q.ask.how(), %why, ?before,
+                    "could not learn the model's window");
+                provider.learn_window(&q.model_ref, before, now + FAILED_TTL_MS);
             }
         }
     }

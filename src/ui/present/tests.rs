@@ -499,6 +499,16 @@ fn provider_round_completed_is_telemetry() {
         Category::Trace,
         "Provider round 1: openai/gpt-5, 1200 in / 300 out tokens, 2.3 s, stop: end_turn",
     );
+    let deferred = json!({ "run_id": "run_1", "round": 2, "model_ref": "ollama/qwen3",
+        "token_usage": usage, "provider_round_ms": 900, "tools_sent": 24, "tool_tokens": 4100,
+        "tools_deferred": 33, "deferred_tool_tokens": 4400 });
+    check(
+        &show(EventKind::ProviderRoundCompleted, deferred),
+        Visibility::Trace,
+        Category::Trace,
+        "Provider round 2: ollama/qwen3, 1200 in / 300 out tokens, 900 ms, 24 tools (~4100 \
+         tokens; 33 more behind ToolSearch, ~4400 tokens not sent)",
+    );
 }
 
 #[test]
