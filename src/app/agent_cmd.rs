@@ -41,19 +41,19 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
         };
         let all = all_agents(ctx, query.clone()).await?;
         match json {
-            true => println!("{}", serde_json::to_string_pretty(&all)?),
-            false => println!("{}", agents::list_lines(&all).join("\n")),
+            true => say!("{}", serde_json::to_string_pretty(&all)?),
+            false => say!("{}", agents::list_lines(&all).join("\n")),
         }
         return Ok(ExitCode::SUCCESS);
     };
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     if let AgentCommand::Budget { .. } = cmd {
         let b: crate::protocol::views::BudgetAnswer = serde_json::from_value(answer)?;
-        println!("{}", budget_lines(&b).join("\n"));
+        say!("{}", budget_lines(&b).join("\n"));
         return Ok(ExitCode::SUCCESS);
     }
     let lines = {
@@ -67,7 +67,7 @@ pub async fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<ExitCode> {
         }
         v
     };
-    println!("{}", lines.join("\n"));
+    say!("{}", lines.join("\n"));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -149,10 +149,10 @@ pub async fn skills(ctx: &Context, cmd: SkillsCommand) -> anyhow::Result<ExitCod
     };
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     let skills: Vec<SkillView> = serde_json::from_value(answer)?;
-    println!("{}", agents::skill_lines(&agent, &skills).join("\n"));
+    say!("{}", agents::skill_lines(&agent, &skills).join("\n"));
     Ok(ExitCode::SUCCESS)
 }

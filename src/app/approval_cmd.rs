@@ -22,11 +22,11 @@ pub async fn list(
     };
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     let records: Vec<ApprovalRecord> = serde_json::from_value(answer)?;
-    println!("{}", lines(&records).join("\n"));
+    say!("{}", lines(&records).join("\n"));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -39,9 +39,9 @@ async fn answer(ctx: &Context, request: Request, json: bool) -> anyhow::Result<E
     };
     let rec: ApprovalRecord = crate::protocol::call_typed(&client, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&rec)?);
+        say!("{}", serde_json::to_string_pretty(&rec)?);
     } else {
-        println!("{}", answered(&rec));
+        say!("{}", answered(&rec));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -90,7 +90,7 @@ pub async fn default_policy(
     };
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     let d: DefaultPolicy = serde_json::from_value(answer)?;
@@ -105,7 +105,7 @@ pub async fn default_policy(
         "every workspace without its own policy follows it (holon workspace policy ID sets one)"
             .into(),
     );
-    println!("{}", out.join("\n"));
+    say!("{}", out.join("\n"));
     Ok(ExitCode::SUCCESS)
 }
 

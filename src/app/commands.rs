@@ -450,7 +450,7 @@ pub async fn attach(
     };
     let state: crate::protocol::AgentState = call_typed(&*client, request).await?;
     let last = state.last_event_seq;
-    println!(
+    say!(
         "attached to {} ({}); {} — type a prompt and press Enter, Ctrl+D to detach",
         agent,
         endpoint.describe(),
@@ -464,7 +464,7 @@ pub async fn attach(
             loop {
                 let printed = follow(&*client, &agent, from, |item| {
                     if let Followed::Event(e) = item {
-                        println!("{}", human_event(&e));
+                        say!("{}", human_event(&e));
                     }
                     std::future::ready(ControlFlow::Continue(()))
                 })

@@ -668,12 +668,18 @@ impl Config {
             http_max_connections,
             ..defaults
         };
-        let server_listen = match (env.get("HOLON_LISTEN"), file.server.listen) {
+        // The file's value is checked even when the variable overrides
+        // it: a wrong key is a setting lost the day the variable goes.
+        let filed = match file.server.listen {
+            Some(v) => Some(listen_setting(&v).map_err(|m| at_key("server.listen", m))?),
+            None => None,
+        };
+        let server_listen = match (env.get("HOLON_LISTEN"), filed) {
             (Some(v), _) => listen_setting(v).map_err(|message| ConfigError::Env {
                 var: "HOLON_LISTEN",
                 message,
             })?,
-            (None, Some(v)) => listen_setting(&v).map_err(|m| at_key("server.listen", m))?,
+            (None, Some(v)) => v,
             (None, None) => Some(super::access::DEFAULT_LISTEN.to_owned()),
         };
         let defaults = super::access::RateLimit::default();

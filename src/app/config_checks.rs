@@ -150,12 +150,7 @@ pub(super) fn tool_output_budget(
 /// Model references are `provider/model`, e.g. `openai/gpt-4.1` or
 /// `ollama/llama3.2`.
 pub fn validate_model_ref(s: &str) -> Result<(), String> {
-    match s.split_once('/') {
-        Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(()),
-        _ => Err(format!(
-            "model `{s}` must be written provider/model, e.g. openai/gpt-4.1 or ollama/llama3.2"
-        )),
-    }
+    crate::runtime::provider::ModelRef::parse(s).map(|_| ())
 }
 
 pub(super) fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {

@@ -129,6 +129,16 @@ fn the_listener_address_defaults_to_loopback_and_can_be_turned_off() {
         }
         other => panic!("expected invalid, got {other:?}"),
     }
+    // Wrong in the file is wrong even while the variable overrides it.
+    match load(
+        "[server]\nlisten = \"not-an-addr\"\n",
+        &env(&[("HOLON_LISTEN", "127.0.0.1:0")]),
+    ) {
+        Err(ConfigError::Invalid { key, .. }) => {
+            assert_eq!(key.as_deref(), Some("server.listen"))
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
 }
 
 #[test]

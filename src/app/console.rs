@@ -119,7 +119,7 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         Exit::Detach => {
             // The store and socket are released: hand over to a daemon.
             let code = super::daemon::detach(ctx, &local).await?;
-            println!("the runtime keeps running in the background; this console has detached");
+            say!("the runtime keeps running in the background; this console has detached");
             Ok(code)
         }
     }
@@ -161,7 +161,7 @@ fn left_running(at: &str, remote: bool) {
         true => format!("holon attach {at}"),
         false => "holon attach".to_owned(),
     };
-    println!(
+    say!(
         "closed the console; the runtime on {at} keeps running, its agents' work goes on \
          (`{again}` opens it again)"
     );

@@ -252,12 +252,12 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
                 status.http.describe()
             );
         }
-        println!(
+        say!(
             "a Holon runtime is already running (pid {}) on {}",
             status.pid,
             socket_path.display()
         );
-        println!("attach with: holon attach");
+        say!("attach with: holon attach");
         return Ok(ExitCode::SUCCESS);
     }
     clean_stale_pid(&pid_path(ctx));
@@ -291,13 +291,13 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         if let Probe::Running(status) = probe(&socket_path).await {
-            println!(
+            say!(
                 "holon runtime started (pid {}) on {}",
                 status.pid,
                 socket_path.display()
             );
-            println!("http      {}", status.http.describe());
-            println!("attach with: holon attach");
+            say!("http      {}", status.http.describe());
+            say!("attach with: holon attach");
             return Ok(ExitCode::SUCCESS);
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -345,7 +345,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             let config_fingerprint_match =
                 expected.is_some() && expected == status.config_fingerprint;
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true,
@@ -361,10 +361,10 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                 // Only a failure since this runtime started is news.
                 let recent = kept.as_ref().filter(|f| f.occurred_at > status.started_at);
                 if let Some(f) = recent {
-                    println!("earlier   {}", super::daemon_failure::line(f));
+                    say!("earlier   {}", super::daemon_failure::line(f));
                 }
                 if !config_fingerprint_match {
-                    println!(
+                    say!(
                         "config    differs from what this runtime started with; \
                          `holon daemon restart` applies it"
                     );
@@ -374,7 +374,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
         }
         Probe::Failing(message) => {
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true, "health": "failing", "error": message,
@@ -382,10 +382,8 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     }))?
                 );
             } else {
-                println!("runtime   running, but it answers with an error: {message}");
-                println!(
-                    "          `holon daemon logs` says more; `holon daemon restart` restarts it"
-                );
+                say!("runtime   running, but it answers with an error: {message}");
+                say!("          `holon daemon logs` says more; `holon daemon restart` restarts it");
             }
             Ok(ExitCode::FAILURE)
         }
@@ -399,18 +397,18 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                 Probe::Absent | Probe::Running(_) | Probe::Failing(_) => "not running",
             };
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::json!({ "running": false, "socket_path": socket_path, "note": note,
                                                    "stale_pid": stale_pid.map(|p| p.pid),
                                                    "daemon_failure": kept })
                 );
             } else {
-                println!("no Holon runtime is running for this home ({note})");
+                say!("no Holon runtime is running for this home ({note})");
                 if let Some(l) = &kept_line {
-                    println!("last failure: {l}");
+                    say!("last failure: {l}");
                 }
-                println!("start one with: holon --detach");
+                say!("start one with: holon --detach");
             }
             Ok(ExitCode::from(EXIT_NOT_RUNNING))
         }
@@ -418,23 +416,23 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn print_runtime_status(s: &RuntimeStatus) {
-    println!(
+    say!(
         "runtime   running, pid {} ({}), up {} s",
         s.pid,
         s.mode,
         s.uptime_ms / 1000
     );
-    println!("socket    {}", s.socket_path.clone().unwrap_or_default());
-    println!("http      {}", s.http.describe());
+    say!("socket    {}", s.socket_path.clone().unwrap_or_default());
+    say!("http      {}", s.http.describe());
     match &s.store_failure {
-        None => println!("store     {}", s.store),
-        Some(why) => println!(
+        None => say!("store     {}", s.store),
+        Some(why) => say!(
             "store     {} (DEGRADED: writes are failing: {why}; they resume by themselves once \
              the cause, e.g. a full disk, is fixed)",
             s.store
         ),
     }
-    println!(
+    say!(
         "activity  {:?}: {} agents, {} processing, {} waiting, {} active tasks",
         s.activity.state,
         s.activity.active_agent_count,
@@ -443,7 +441,7 @@ fn print_runtime_status(s: &RuntimeStatus) {
         s.activity.active_task_count
     );
     if s.pending_approvals > 0 {
-        println!(
+        say!(
             "approvals {} waiting for you (`holon approvals`)",
             s.pending_approvals
         );
@@ -453,7 +451,7 @@ fn print_runtime_status(s: &RuntimeStatus) {
             .as_str()
             .map(|t| format!(" (at {t})"))
             .unwrap_or_default();
-        println!(
+        say!(
             "last failure  {}{at}",
             f["summary"].as_str().unwrap_or_default()
         );
@@ -520,7 +518,7 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
     };
     let Some(pid) = pid else {
         clean_stale_pid(&pid_file);
-        println!("no Holon runtime is running for this home");
+        say!("no Holon runtime is running for this home");
         return Ok(ExitCode::SUCCESS);
     };
     // Held from now on, the pidfd names this process and no other, and
@@ -589,14 +587,14 @@ pub async fn stop(ctx: &Context) -> anyhow::Result<ExitCode> {
     if matches!(probe(&socket_path).await, Probe::Stale) {
         let _ = std::fs::remove_file(&socket_path);
     }
-    println!("holon runtime (pid {pid}) stopped {how}");
+    say!("holon runtime (pid {pid}) stopped {how}");
     match left_running {
         0 => {}
-        1 => println!(
+        1 => say!(
             "1 command left running under its holder; the next start reattaches it and \
              delivers its result (to end it, stop it first from the console's /tasks)"
         ),
-        n => println!(
+        n => say!(
             "{n} commands left running under their holders; the next start reattaches them \
              and delivers their results (to end one, stop it first from the console's /tasks)"
         ),

@@ -57,8 +57,8 @@ pub async fn export(ctx: &Context, agent: Option<String>, dir: &Path) -> anyhow:
         agent,
     };
     let expected = export_fixture(dir, &snapshot, crate::now_ms())?;
-    println!("wrote fixture for `{agent_id}` to {}", dir.display());
-    println!("{}", serde_json::to_string(&expected["decision"])?);
+    say!("wrote fixture for `{agent_id}` to {}", dir.display());
+    say!("{}", serde_json::to_string(&expected["decision"])?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -68,7 +68,7 @@ pub fn replay(dir: &Path, input: Option<ReplayInput>) -> anyhow::Result<ExitCode
         None => read_input_file(dir)?.unwrap_or(ReplayInput::Idle),
     };
     let out = replay_dir(dir, input, crate::now_ms())?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    say!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -292,7 +292,9 @@ pub(super) fn authorized(headers: &HeaderMap, token: &str) -> bool {
     let Some(presented) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.trim_start().split_once(' '))
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        .and_then(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer").then_some(token))
     else {
         return false;
     };
@@ -395,6 +397,32 @@ async fn pump(ws: WebSocket, stream: UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        let with = |value: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, value.parse().unwrap());
+            authorized(&h, "s3cret")
+        };
+        for ok in [
+            "Bearer s3cret",
+            "bearer s3cret",
+            "BEARER s3cret",
+            "Bearer  s3cret",
+        ] {
+            assert!(with(ok), "{ok}");
+        }
+        for bad in [
+            "Bearer wrong",
+            "Basic s3cret",
+            "Bearers3cret",
+            "s3cret",
+            "Bearer",
+        ] {
+            assert!(!with(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn a_flood_is_cut_after_the_burst_and_refills() {

@@ -67,11 +67,11 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
         .unwrap_or(5)
         // At least a second between polls, whatever the service says.
         .max(1);
-    println!("Sign in to ChatGPT: open {issuer}/codex/device on any device and enter the code");
-    println!();
-    println!("    {user_code}");
-    println!();
-    println!("Waiting for the sign-in (the code is good for 15 minutes; Ctrl+C gives up)…");
+    say!("Sign in to ChatGPT: open {issuer}/codex/device on any device and enter the code");
+    say!();
+    say!("    {user_code}");
+    say!();
+    say!("Waiting for the sign-in (the code is good for 15 minutes; Ctrl+C gives up)…");
     let started = Instant::now();
     let granted = loop {
         tokio::time::sleep(Duration::from_secs(interval)).await;
@@ -149,10 +149,10 @@ pub async fn login(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
         .and_then(codex_auth::claims)
         .and_then(|c| c["email"].as_str().map(str::to_owned));
     match who {
-        Some(email) => println!("Signed in to ChatGPT as {email}."),
-        None => println!("Signed in to ChatGPT."),
+        Some(email) => say!("Signed in to ChatGPT as {email}."),
+        None => say!("Signed in to ChatGPT."),
     }
-    println!(
+    say!(
         "The sign-in is kept in {} (readable by you alone); openai-codex/* models use it, e.g. \
          `holon model openai-codex/gpt-5-codex`.",
         path.display()
@@ -164,9 +164,9 @@ pub fn logout(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
     only_codex(provider)?;
     let path = ctx.config.codex_auth_file();
     match std::fs::remove_file(&path) {
-        Ok(()) => println!("Signed out: removed {}.", path.display()),
+        Ok(()) => say!("Signed out: removed {}.", path.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!(
+            say!(
                 "Holon had no ChatGPT sign-in of its own ({}).",
                 path.display()
             )
@@ -175,7 +175,7 @@ pub fn logout(ctx: &Context, provider: &str) -> anyhow::Result<ExitCode> {
     }
     let codex = sign_in(ctx).codex_file.filter(|p| p.exists());
     if let Some(codex) = codex {
-        println!(
+        say!(
             "Codex CLI's own sign-in ({}) is left as it is, and openai-codex/* models still use \
              it; `codex logout` ends that one.",
             codex.display()

@@ -3,6 +3,37 @@
 //! one-shot command, debug tool). Errors reach the operator here, once, as
 //! `holon: error: ...` on stderr with a non-zero exit code.
 
+/// `println!` for a command's output: a reader that went away (`holon
+/// daemon status --json | head`) ends the command quietly, with the exit
+/// status a shell gives a writer killed by its closed pipe (141), instead
+/// of a panic.
+macro_rules! say {
+    () => {
+        $crate::app::say_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::app::say_line(format_args!($($arg)*))
+    };
+}
+
+/// One line of a command's output (see `say!`).
+pub(crate) fn say_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_fmt(line)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(141),
+        Err(e) => {
+            eprintln!("holon: cannot write the output: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 pub mod access;
 mod agent_cmd;
 mod approval_cmd;
@@ -520,15 +551,18 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 };
                 let report = life::simulate(&args, |m| {
                     if !json {
-                        println!("{}", m.line());
+                        say!("{}", m.line());
                     }
                 })
                 .await?;
                 match json {
-                    true => println!("{}", serde_json::to_string_pretty(&report)?),
-                    false => println!(
+                    true => say!("{}", serde_json::to_string_pretty(&report)?),
+                    false => say!(
                         "{} agents, {} days, {} prompts in {:.0} s",
-                        args.agents, args.days, report.prompts, report.wall_secs
+                        args.agents,
+                        args.days,
+                        report.prompts,
+                        report.wall_secs
                     ),
                 }
                 Ok(ExitCode::SUCCESS)

@@ -417,9 +417,9 @@ fn finish(result: anyhow::Result<RunOnceReport>, args: &RunArgs) -> anyhow::Resu
     let report = result?;
     let ok = report.outcome == RunOutcome::Completed;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        say!("{}", serde_json::to_string_pretty(&report)?);
     } else if ok {
-        println!("{}", report.final_text);
+        say!("{}", report.final_text);
     } else {
         let summary = report
             .failure_artifact

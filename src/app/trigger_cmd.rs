@@ -55,15 +55,15 @@ pub async fn run(ctx: &Context, cmd: TriggerCommand) -> anyhow::Result<ExitCode>
     let deliver = matches!(cmd, TriggerCommand::Deliver { .. });
     let answer = super::workspace_cmd::call_one(ctx, request).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     if deliver {
         let r: DeliveryReceipt = serde_json::from_value(answer)?;
-        println!("{}", trigger::receipt(&r));
+        say!("{}", trigger::receipt(&r));
     } else {
         let view: TriggerView = serde_json::from_value(answer)?;
-        println!("{}", trigger::lines(&view).join("\n"));
+        say!("{}", trigger::lines(&view).join("\n"));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -130,12 +130,12 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
     // Explicit targeting never creates an agent (`holon agent create`).
     let answer = call_one(ctx, request).await?;
     if opts.json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        say!("{}", serde_json::to_string_pretty(&answer)?);
         return Ok(ExitCode::SUCCESS);
     }
     for line in human(&cmd, &agent_id, answer)? {
         // Paths a model chose: shown, never acted on by the terminal.
-        println!("{}", crate::model::text::escape_hidden(&line));
+        say!("{}", crate::model::text::escape_hidden(&line));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -134,3 +134,77 @@ mod tests {
         assert!(validate(IdKind::Task, "a.b").is_err());
     }
 }
+
+/// The most characters a model ref may have.
+pub const MAX_MODEL_REF: usize = 256;
+
+/// A model ref, `provider/model`, split: a provider name of letters,
+/// digits, `_`, `-` and `.`, and a model name as providers write them
+/// (`qwen3:8b`, `anthropic/claude-sonnet-4`, `hf.co/org/repo:Q4_K_M`)
+/// with no space, control character, backslash, empty part or `..` part.
+pub fn check_model_ref(s: &str) -> Result<(&str, &str), String> {
+    let shape = || {
+        format!(
+            "model `{}` must be written provider/model, e.g. openai/gpt-4.1",
+            s.escape_debug()
+        )
+    };
+    if s.chars().count() > MAX_MODEL_REF {
+        return Err(format!("a model ref is at most {MAX_MODEL_REF} characters"));
+    }
+    let Some((p, m)) = s.split_once('/') else {
+        return Err(shape());
+    };
+    let provider_ok = !p.is_empty()
+        && p != "."
+        && p != ".."
+        && p.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+    let model_ok = !m.is_empty()
+        && m.split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && !m
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '\\');
+    match provider_ok && model_ok {
+        true => Ok((p, m)),
+        false => Err(format!(
+            "{}: the provider is letters, digits, `_`, `-` or `.`; the model has no space, \
+             control character, backslash, empty part or `..`",
+            shape()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod model_ref_tests {
+    use super::check_model_ref;
+
+    #[test]
+    fn model_refs_are_plain_names() {
+        for good in [
+            "openai/gpt-4.1",
+            "ollama/qwen3:8b",
+            "openrouter/anthropic/claude-sonnet-4",
+            "ollama/hf.co/org/repo:Q4_K_M",
+            "my-endpoint.v2/model_x",
+        ] {
+            assert!(check_model_ref(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "../../etc/passwd",
+            "openai/../../etc/passwd",
+            "openai/a//b",
+            "openai/",
+            "/gpt",
+            "open ai/gpt",
+            "openai/gpt 4",
+            "openai/gpt\u{1b}[2J",
+            "openai\\x/gpt",
+            "nope",
+        ] {
+            assert!(check_model_ref(bad).is_err(), "{bad}");
+        }
+        assert!(check_model_ref(&format!("openai/{}", "x".repeat(300))).is_err());
+    }
+}

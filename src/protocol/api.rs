@@ -424,9 +424,7 @@ impl Request {
             | Request::TaskRun { agent_id, .. }
             | Request::Control { agent_id, .. }
             | Request::AgentDisplay { agent_id, .. }
-            | Request::AgentModel { agent_id, .. }
             | Request::AgentBudget { agent_id, .. }
-            | Request::EventsPage { agent_id, .. }
             | Request::WorkspaceList { agent_id }
             | Request::WorkspaceFiles { agent_id }
             | Request::TriggerShow { agent_id }
@@ -434,6 +432,32 @@ impl Request {
             | Request::TriggerRevoke { agent_id }
             | Request::TriggerDeliver { agent_id, .. }
             | Request::WorkspaceAttach { agent_id, .. } => check(IdKind::Agent, agent_id),
+            Request::EventsPage { agent_id, kind, .. } => {
+                check(IdKind::Agent, agent_id)?;
+                match kind.as_deref() {
+                    Some(k) if crate::protocol::events::EventKind::parse(k).is_none() => {
+                        Err(ApiError::new(
+                            ErrorCode::InvalidParams,
+                            format!(
+                                "`{}` is not an event kind (docs/events.md lists them)",
+                                k.escape_debug()
+                            ),
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Request::AgentModel {
+                agent_id, model, ..
+            } => {
+                check(IdKind::Agent, agent_id)?;
+                match model {
+                    Some(m) => crate::model::ids::check_model_ref(m)
+                        .map(|_| ())
+                        .map_err(|e| ApiError::new(ErrorCode::InvalidParams, e)),
+                    None => Ok(()),
+                }
+            }
             Request::WorkspaceUse { agent_id, target } => {
                 check(IdKind::Agent, agent_id)?;
                 match &target.workspace_id {
@@ -694,6 +718,30 @@ mod tests {
         assert!(approve("files", "/repo"));
         assert!(!approve("a__b", "/repo"));
         assert!(!approve("files", "../repo"));
+    }
+
+    #[test]
+    fn event_kinds_and_model_refs_are_checked_before_anything_is_read() {
+        let page = |kind: Option<&str>| Request::EventsPage {
+            agent_id: "main".into(),
+            from_seq: 1,
+            limit: 10,
+            kind: kind.map(str::to_owned),
+        };
+        assert!(page(None).validate_ids().is_ok());
+        assert!(page(Some("turn_terminal")).validate_ids().is_ok());
+        let e = page(Some("no_such_kind")).validate_ids().unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidParams);
+        assert!(e.message.contains("no_such_kind"), "{}", e.message);
+        let model = |m: Option<&str>| Request::AgentModel {
+            agent_id: "main".into(),
+            model: m.map(str::to_owned),
+            reasoning_effort: None,
+        };
+        assert!(model(None).validate_ids().is_ok());
+        assert!(model(Some("ollama/qwen3:8b")).validate_ids().is_ok());
+        let e = model(Some("../../etc/passwd")).validate_ids().unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidParams);
     }
 
     #[test]

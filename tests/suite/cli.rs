@@ -119,6 +119,33 @@ fn bad_input_gets_clear_errors_and_nonzero_exits() {
 }
 
 #[test]
+fn a_reader_that_goes_away_ends_a_command_quietly() {
+    // `holon daemon status --json | head`: the pipe is closed before the
+    // command writes, as once `head` has read enough.
+    let home = Home::new();
+    for args in [
+        &["daemon", "status", "--json"][..],
+        &["daemon", "status"][..],
+    ] {
+        let mut child = home
+            .cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{err}"
+        );
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn no_logging_reaches_the_terminal() {
     let home = Home::new();
     let out = home

@@ -26,16 +26,13 @@ pub struct ModelRef {
 }
 
 impl ModelRef {
+    /// `provider/model`, checked by [`crate::model::ids::check_model_ref`].
     pub fn parse(s: &str) -> Result<ModelRef, String> {
-        match s.split_once('/') {
-            Some((p, m)) if !p.is_empty() && !m.is_empty() => Ok(ModelRef {
-                provider: p.to_owned(),
-                model: m.to_owned(),
-            }),
-            _ => Err(format!(
-                "model `{s}` must be written provider/model, e.g. openai/gpt-4.1"
-            )),
-        }
+        let (p, m) = crate::model::ids::check_model_ref(s)?;
+        Ok(ModelRef {
+            provider: p.to_owned(),
+            model: m.to_owned(),
+        })
     }
 }
 
