@@ -135,6 +135,17 @@ async fn many_large_tools_are_found_on_demand_and_the_prefix_holds() {
     );
     assert!(left > 4 * sent, "sent ~{sent}, left out ~{left}");
 
+    // The preview (`holon debug prompt`) says what the next request sends
+    // and what it leaves to ToolSearch.
+    let preview = host.prompt_preview("main").await.unwrap();
+    let tools = preview.sections.iter().find(|s| s.name == "tools").unwrap();
+    assert!(tools.text.contains("mcp__big__tool_9"), "{}", tools.text);
+    assert!(
+        tools.text.contains("MCP tools (~") && tools.text.contains("not sent"),
+        "{}",
+        tools.text
+    );
+
     // The next turn keeps what the conversation shows in use.
     host.submit(prompt("more", Priority::Normal)).await.unwrap();
     wait_event(&host, "the second turn ends", |e| {
