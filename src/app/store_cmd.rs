@@ -37,9 +37,10 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// `holon store backup [PATH]`: through the runtime when one runs (it
-/// writes a rotated copy into `backups/`, which is then also put at PATH),
-/// else by opening the store here.
+/// `holon store backup [PATH]`: through the runtime when one runs (a
+/// rotated copy into `backups/`; with PATH, a copy outside the rotation
+/// that is then moved to PATH, so only PATH holds it), else by opening the
+/// store here.
 pub async fn store_backup(
     ctx: &Context,
     dest: Option<std::path::PathBuf>,
@@ -60,13 +61,12 @@ pub async fn store_backup(
     }
     let mut report = match super::daemon::connect(ctx).await {
         Some(client) => {
-            let written = client.call(Request::StoreBackup).await?;
+            let copy = dest.is_some();
+            let written = client.call(Request::StoreBackup { copy }).await?;
             let mut report: crate::store::backup::BackupReport = written.take()?;
             if let Some(d) = &dest {
-                let d = d.clone();
-                let from = report.path.clone();
-                tokio::task::spawn_blocking(move || crate::store::files::place_new(&from, &d))
-                    .await??;
+                let (d, from) = (d.clone(), report.path.clone());
+                tokio::task::spawn_blocking(move || move_into_place(&from, &d)).await??;
                 report.path = dest.clone().unwrap_or_default();
             }
             report
@@ -126,9 +126,15 @@ pub async fn store_verify(
         anyhow::bail!("{} is not a store file", path.display());
     }
     let report = tokio::task::spawn_blocking(move || crate::store::verify::verify(&path)).await??;
+    let steps = match report.sound() {
+        true => Vec::new(),
+        false => next_steps(&report.path),
+    };
     let mut out = Out::new();
     if json {
-        out.line(&serde_json::to_string_pretty(&report)?)?;
+        let mut v = serde_json::to_value(&report)?;
+        v["next_steps"] = serde_json::json!(steps);
+        out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
         out.line(&format!(
             "{}: {} agents, {} events: {}",
@@ -142,6 +148,12 @@ pub async fn store_verify(
         }
         for n in &report.notes {
             out.line(&format!("  note: {n}"))?;
+        }
+        if !steps.is_empty() {
+            out.line("next steps, in order:")?;
+            for (i, step) in steps.iter().enumerate() {
+                out.line(&format!("  {}. {step}", i + 1))?;
+            }
         }
     }
     Ok(match report.sound() {
@@ -164,8 +176,24 @@ pub async fn store_salvage(
         anyhow::bail!("{} is not a file", broken.display());
     }
     let (from, to) = (broken.to_path_buf(), out.to_path_buf());
-    let mut report =
-        tokio::task::spawn_blocking(move || crate::store::salvage::salvage(&from, &to)).await??;
+    let salvaged =
+        tokio::task::spawn_blocking(move || crate::store::salvage::salvage(&from, &to)).await?;
+    let mut report = match salvaged {
+        Ok(r) => r,
+        // Nothing could be read: say what was tried, and point at what is
+        // left (a backup), never at salvage again.
+        Err(crate::store::StoreError::Corrupt { detail, .. }) => {
+            let restore = next_steps(broken).pop().unwrap_or_default();
+            anyhow::bail!(
+                "salvage read nothing from {}: it tried the file as it is, a repaired copy of \
+                 it, and each table of it on its own ({detail}); nothing was written to {}. \
+                 What is left: {restore}",
+                broken.display(),
+                out.display()
+            );
+        }
+        Err(e) => return Err(e.into()),
+    };
     let store = Store::open(out, StoreOptions::default())?;
     let rebuilt = crate::runtime::repair::rebuild_indexes(&store).await;
     store.close().await?;
@@ -347,4 +375,55 @@ pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> 
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Move the runtime's copy at `from` to `to` (which must not exist): a
+/// link then the copy's removal on the same file system, a private copy
+/// across file systems. The runtime's copy goes either way, so nothing
+/// but `to` keeps the backup.
+fn move_into_place(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
+    let placed = crate::store::files::place_new(from, to);
+    let _ = std::fs::remove_file(from);
+    placed?;
+    Ok(())
+}
+
+/// What to do about a damaged store at `path`, in order: salvage it into
+/// a new store, or restore the newest backup beside it (named, when there
+/// is one).
+fn next_steps(path: &std::path::Path) -> Vec<String> {
+    let p = path.display();
+    let mut steps = vec![format!(
+        "holon store salvage {p} {p}.salvaged: copies every record still readable into a new \
+         store, which says what it could not read; put it in place with \
+         `mv {p} {p}.broken && mv {p}.salvaged {p}` (the runtime stopped)"
+    )];
+    let dir = path
+        .parent()
+        .unwrap_or(std::path::Path::new("."))
+        .join("backups");
+    let mut backups: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "redb") && p.is_file())
+        .collect();
+    backups.sort();
+    steps.push(match backups.last() {
+        Some(newest) => format!(
+            "or restore a backup: the newest of {} in {} is {}; check it with `holon store \
+             verify {}` first",
+            backups.len(),
+            dir.display(),
+            newest.display(),
+            newest.display()
+        ),
+        None => format!(
+            "or restore a backup: there is none in {} (`[store] backup_every_hours` keeps \
+             some from now on; a copy made elsewhere with `holon store backup PATH` will do)",
+            dir.display()
+        ),
+    });
+    steps
 }

@@ -259,9 +259,14 @@ pub enum Request {
     },
     /// Write a consistent copy of the store into `backups/` beside it (a
     /// read snapshot: admissions go on meanwhile), removing the oldest
-    /// rotated copies beyond `[store] backup_keep`.
+    /// rotated copies beyond `[store] backup_keep`; with `copy`, into
+    /// `backups/copies/` outside the rotation, for the client to move
+    /// where its operator asked.
     #[serde(rename = "store.backup")]
-    StoreBackup,
+    StoreBackup {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        copy: bool,
+    },
     /// Remove, per agent, the history older than `older_than_days` (or
     /// `[store] retain_days`) that nothing current needs; `dry_run` only
     /// says what would go.
@@ -339,7 +344,7 @@ impl Request {
                 ..
             }
             | Request::RuntimePolicy { .. }
-            | Request::StoreBackup
+            | Request::StoreBackup { .. }
             | Request::StorePrune { .. }
             | Request::McpList { workspace: None } => Ok(()),
             Request::McpList {

@@ -129,6 +129,52 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Write a copy outside the rotation, into `backup_dir()/copies`, for
+    /// a client to move where it was asked (`holon store backup PATH`
+    /// while a runtime runs): it counts toward no `backup_keep` and evicts
+    /// no scheduled backup. Copies a client never took (it died first)
+    /// are removed an hour on, by the next one.
+    pub fn backup_copy(&self) -> Result<BackupReport, StoreError> {
+        let dir = self.backup_dir().join(COPIES);
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|source| StoreError::Io {
+                    path: dir.clone(),
+                    source,
+                })?;
+        }
+        let hour = std::time::Duration::from_secs(3600);
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > hour);
+            if old {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        let now = crate::now_ms();
+        let mut dest = dir.join(rotated_name(now));
+        for later in 1.. {
+            if std::fs::symlink_metadata(&dest).is_err() {
+                break;
+            }
+            dest = dir.join(rotated_name(now + later));
+        }
+        self.backup(&dest)
+    }
+}
+
+/// Where copies for clients wait to be moved (`Store::backup_copy`).
+pub const COPIES: &str = "copies";
+
 /// `holon-20261125T193000.123Z.redb`: rotated names sort by time.
 fn rotated_name(now_ms: i64) -> String {
     let ts = crate::format_ts(now_ms);

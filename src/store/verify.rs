@@ -6,6 +6,12 @@
 //! file to itself, like compaction, and never writes it: the checks run on
 //! a private copy beside it (which opening may repair or migrate), or on a
 //! read-only open where no copy can be written.
+//!
+//! The engine may panic on a damaged page rather than return an error:
+//! every call into it here is isolated (`guarded`), and what stopped it
+//! becomes a problem of the report, naming what was being read. A report
+//! always comes back; only a file that cannot be read at all, or copied,
+//! is an error.
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +41,12 @@ impl VerifyReport {
 
 /// Events read per page while walking a ledger.
 const PAGE: usize = 5_000;
+
+/// Run `f`, which reads a file that may be damaged: a panic in the
+/// storage engine comes back as its message, printed nowhere.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    super::open::quietly(f).map_err(|m| format!("the storage engine stopped on damage: {m}"))
+}
 
 /// Verify the store at `path`.
 pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
@@ -73,26 +85,57 @@ pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
 /// The engine's integrity check and Holon's, on the copy at `scratch`
 /// (which opening may repair or migrate: it is ours to change).
 fn check_copy(scratch: &Path, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let mut db = open_database(scratch, DEFAULT_CACHE_MIB * 1024 * 1024).map_err(|e| match e {
-        StoreError::Corrupt { detail, .. } => StoreError::Corrupt {
-            path: report.path.clone(),
-            detail,
-        },
-        other => other,
-    })?;
-    match db.check_integrity() {
-        Ok(true) => {}
-        Ok(false) => report
+    let opened = guarded(|| open_database(scratch, DEFAULT_CACHE_MIB * 1024 * 1024));
+    let mut db = match opened {
+        Ok(Ok(db)) => db,
+        Ok(Err(StoreError::Corrupt { detail, .. })) => {
+            report.problems.push(format!(
+                "the file cannot be opened as a store: its header, or the pages it points to, \
+                 are damaged, or it is not a Holon store ({detail})"
+            ));
+            return Ok(());
+        }
+        Ok(Err(e)) => {
+            report
+                .problems
+                .push(format!("the file cannot be opened as a store: {e}"));
+            return Ok(());
+        }
+        Err(why) => {
+            report
+                .problems
+                .push(format!("the file cannot be opened as a store: {why}"));
+            return Ok(());
+        }
+    };
+    match guarded(|| db.check_integrity()) {
+        Ok(Ok(true)) => {}
+        Ok(Ok(false)) => report
             .problems
             .push("the storage engine found damage in its own structures".into()),
-        Err(e) => report
+        Ok(Err(e)) => report
             .problems
             .push(format!("the storage engine's integrity check failed: {e}")),
+        Err(why) => report.problems.push(format!(
+            "the storage engine's integrity check failed: {why}"
+        )),
     }
-    let rx = ReadCtx {
-        txn: db.begin_read()?,
-        _db: None,
+    let txn = match guarded(|| db.begin_read()) {
+        Ok(Ok(txn)) => txn,
+        Ok(Err(e)) => {
+            report
+                .problems
+                .push(format!("no read of the store could begin: {e}"));
+            return Ok(());
+        }
+        Err(why) => {
+            report
+                .problems
+                .push(format!("no read of the store could begin: {why}"));
+            return Ok(());
+        }
     };
+    let rx = ReadCtx { txn, _db: None };
     holon_checks(&rx, report)
 }
 
@@ -107,17 +150,40 @@ fn check_read_only(path: &Path, why: &str, report: &mut VerifyReport) -> Result<
     holon_checks(&rx, report)
 }
 
-/// Every agent's ledger and references.
+/// Every agent's ledger and references, each read isolated: damage met
+/// in one agent's records is reported and the others are still checked.
 fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let agents: Vec<serde_json::Value> = rx.agents()?;
+    let agents: Vec<serde_json::Value> = match guarded(|| rx.agents()) {
+        Ok(Ok(a)) => a,
+        Ok(Err(e)) => {
+            report
+                .problems
+                .push(format!("the agents table cannot be read: {e}"));
+            return Ok(());
+        }
+        Err(why) => {
+            report
+                .problems
+                .push(format!("the agents table cannot be read: {why}"));
+            return Ok(());
+        }
+    };
     report.agents = agents.len() as u64;
     for agent in &agents {
         let Some(id) = agent["id"].as_str() else {
             report.problems.push("an agent record without an id".into());
             continue;
         };
-        ledger(rx, id, report);
-        references(rx, id, report);
+        if let Err(why) = guarded(|| ledger(rx, id, report)) {
+            report.problems.push(format!(
+                "agent {id}: its ledger cannot be read to the end: {why}"
+            ));
+        }
+        if let Err(why) = guarded(|| references(rx, id, report)) {
+            report.problems.push(format!(
+                "agent {id}: its queue, work items, tasks or indexes cannot be read: {why}"
+            ));
+        }
     }
     Ok(())
 }
@@ -150,11 +216,17 @@ fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
         return;
     }
     while next <= last {
-        let page = match rx.events(agent, next, PAGE) {
-            Ok(p) => p,
-            Err(e) => {
+        let page = match guarded(|| rx.events(agent, next, PAGE)) {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => {
                 report.problems.push(format!(
-                    "agent {agent}: events from {next} cannot be read: {e}"
+                    "agent {agent}: events {next} to {last} cannot be read: {e}"
+                ));
+                return;
+            }
+            Err(why) => {
+                report.problems.push(format!(
+                    "agent {agent}: events {next} to {last} cannot be read: {why}"
                 ));
                 return;
             }

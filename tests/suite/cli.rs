@@ -259,6 +259,16 @@ fn store_backup_copies_the_store_offline_and_while_the_runtime_runs() {
         text.contains(": 1 agents, ") && text.ends_with(": sound\n"),
         "{text}"
     );
+    // Only PATH holds it: no twin in backups/ to count toward
+    // backup_keep or evict a scheduled backup.
+    let backups = home.store_file().parent().unwrap().join("backups");
+    let twins = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .map(|d| d.flatten().filter(|e| e.path().is_file()).count())
+            .unwrap_or(0)
+    };
+    assert_eq!(twins(&backups), 0);
+    assert_eq!(twins(&backups.join("copies")), 0);
     // Without a path it stays in backups/ beside the store.
     let v: serde_json::Value =
         serde_json::from_str(&home.ok(&["store", "backup", "--json"])).unwrap();

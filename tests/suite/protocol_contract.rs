@@ -192,7 +192,8 @@ async fn every_method_answers_with_its_paired_type() {
             limit: 50,
             kind: None,
         },
-        Request::StoreBackup,
+        Request::StoreBackup { copy: false },
+        Request::StoreBackup { copy: true },
         Request::StorePrune {
             older_than_days: Some(30),
             dry_run: true,

@@ -33,22 +33,27 @@ impl Default for BackupSchedule {
 impl RuntimeHost {
     /// Write a rotated copy of the store now (waits for one already being
     /// written).
-    pub async fn backup_store(&self) -> Result<BackupReport, ApiError> {
-        backup(&self.inner).await
+    pub async fn backup_store(&self, copy: bool) -> Result<BackupReport, ApiError> {
+        backup(&self.inner, copy).await
     }
 }
 
-async fn backup(inner: &HostInner) -> Result<BackupReport, ApiError> {
+/// A rotated backup, or (`copy`) one outside the rotation for a client to
+/// move (`Store::backup_copy`).
+async fn backup(inner: &HostInner, copy: bool) -> Result<BackupReport, ApiError> {
     let _one = inner.backup_lock.lock().await;
     let store = inner.store.clone();
     let keep = inner.config.backups.keep;
-    let report = tokio::task::spawn_blocking(move || store.backup_rotated(keep))
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the backup stopped: {e}")))?
-        .map_err(|e| {
-            tracing::warn!(error = %e, "store backup failed");
-            ApiError::new(ErrorCode::Storage, format!("the backup failed: {e}"))
-        })?;
+    let report = tokio::task::spawn_blocking(move || match copy {
+        true => store.backup_copy(),
+        false => store.backup_rotated(keep),
+    })
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the backup stopped: {e}")))?
+    .map_err(|e| {
+        tracing::warn!(error = %e, "store backup failed");
+        ApiError::new(ErrorCode::Storage, format!("the backup failed: {e}"))
+    })?;
     tracing::info!(
         path = %report.path.display(),
         bytes = report.bytes,
@@ -92,7 +97,7 @@ pub(super) async fn schedule(
             return;
         }
         let Some(inner) = inner.upgrade() else { return };
-        wait = match backup(&inner).await {
+        wait = match backup(&inner, false).await {
             Ok(_) => every,
             Err(_) => (every / 10).min(Duration::from_secs(3600)),
         };

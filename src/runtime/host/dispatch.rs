@@ -45,7 +45,9 @@ impl RuntimeHost {
         request.validate_ids()?;
         match request {
             Request::RuntimeStatus => Ok(Response::RuntimeStatus(self.runtime_status()?)),
-            Request::StoreBackup => Ok(Response::StoreBackup(self.backup_store().await?)),
+            Request::StoreBackup { copy } => {
+                Ok(Response::StoreBackup(self.backup_store(copy).await?))
+            }
             Request::McpList { workspace } => Ok(Response::McpList(
                 self.mcp_servers(workspace.as_deref().map(std::path::Path::new)),
             )),
