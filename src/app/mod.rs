@@ -161,8 +161,19 @@ impl Context {
     /// Open the store and make sure the default agent exists. Another
     /// one-shot command holding the store briefly is waited for (bounded by
     /// `[store] lock_wait_secs`); a runtime holding it is not (it keeps it:
-    /// the error says to attach).
+    /// the error, a [`HeldByRuntime`], says to attach).
     pub async fn open_store(&self) -> anyhow::Result<Store> {
+        self.open_store_as(false).await
+    }
+
+    /// Open the store for the runtime that serves this home's socket
+    /// (already bound by it): one-shot commands holding it are waited for,
+    /// and the socket, which is its own, is never asked who holds it.
+    pub async fn open_store_to_serve(&self) -> anyhow::Result<Store> {
+        self.open_store_as(true).await
+    }
+
+    async fn open_store_as(&self, serving: bool) -> anyhow::Result<Store> {
         self.paths.ensure()?;
         let options = StoreOptions {
             cache_bytes: self.config.store_cache_mib * 1024 * 1024,
@@ -176,11 +187,15 @@ impl Context {
                 Ok(store) => break store,
                 Err(e @ crate::store::StoreError::Locked { .. }) => {
                     let waited = started.elapsed();
-                    if waited >= self.config.store_lock_wait
-                        || daemon::connect(self).await.is_some()
-                    {
+                    let runtime = !serving && daemon::connect(self).await.is_some();
+                    if waited >= self.config.store_lock_wait || runtime {
                         let holder = daemon::holder(self);
-                        return Err(anyhow::Error::new(e).context(format!(
+                        let e = anyhow::Error::new(e);
+                        let e = match runtime {
+                            true => e.context(HeldByRuntime),
+                            false => e,
+                        };
+                        return Err(e.context(format!(
                             "the store is held by {holder} (waited {:.1} s)",
                             waited.as_secs_f64()
                         )));
@@ -192,6 +207,17 @@ impl Context {
         };
         ensure_agent(&store, &self.config.default_agent).await?;
         Ok(store)
+    }
+}
+
+/// Why a store could not be opened: a runtime holds it and answers on
+/// this home's socket (requests go to it instead).
+#[derive(Debug, Clone, Copy)]
+pub struct HeldByRuntime;
+
+impl std::fmt::Display for HeldByRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a runtime holds the store and answers on the socket")
     }
 }
 

@@ -238,10 +238,49 @@ impl RuntimeClient for OfflineClient {
 }
 
 /// The client a one-shot command uses: the running runtime's socket when
-/// one answers, else the store, offline.
+/// one answers, else the store, offline. A runtime that took the store
+/// between the two (it was restarting) is used once it answers: the
+/// command waits for it (at most [`RESTART_WAIT`], said on stderr after a
+/// second) instead of failing.
 pub async fn client(ctx: &Context) -> anyhow::Result<Box<dyn RuntimeClient>> {
-    match super::daemon::connect(ctx).await {
-        Some(c) => Ok(Box::new(c)),
-        None => Ok(Box::new(OfflineClient::open(ctx).await?)),
+    if let Some(c) = super::daemon::connect(ctx).await {
+        return Ok(Box::new(c));
+    }
+    match OfflineClient::open(ctx).await {
+        Ok(c) => Ok(Box::new(c)),
+        Err(e) if e.downcast_ref::<super::HeldByRuntime>().is_some() => {
+            match connect_waiting(ctx).await {
+                Some(c) => Ok(Box::new(c)),
+                None => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// How long a command waits for a restarting runtime to answer.
+pub const RESTART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The runtime's socket client, waiting for it to answer (a runtime that
+/// holds the store but does not answer yet is starting).
+async fn connect_waiting(ctx: &Context) -> Option<crate::ui::client::SocketClient> {
+    let started = std::time::Instant::now();
+    let mut said = false;
+    loop {
+        if let Some(c) = super::daemon::connect(ctx).await {
+            return Some(c);
+        }
+        let waited = started.elapsed();
+        if waited >= RESTART_WAIT {
+            return None;
+        }
+        if !said && waited >= std::time::Duration::from_secs(1) {
+            eprintln!(
+                "holon: the runtime is starting; waiting for it (up to {} s)",
+                RESTART_WAIT.as_secs()
+            );
+            said = true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

@@ -198,7 +198,7 @@ pub async fn start_serving_host(
     config_fingerprint: Option<String>,
 ) -> anyhow::Result<RuntimeHost> {
     let started = async {
-        let store = ctx.open_store().await?;
+        let store = ctx.open_store_to_serve().await?;
         let mut config = runtime_config(ctx, mode);
         config.info.socket_path = Some(socket_path.display().to_string());
         config.info.config_fingerprint = config_fingerprint;

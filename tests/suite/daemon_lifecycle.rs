@@ -200,3 +200,70 @@ fn events_follow_tails_the_runtime_and_says_when_it_is_gone() {
         stderr(&gone)
     );
 }
+
+/// A prompt a sender sent, and what it was refused with, if it was.
+type Sent = (String, Option<String>);
+
+#[test]
+fn restarts_under_four_senders_refuse_no_send_and_lose_none() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let home = Arc::new(Home::new());
+    ok(home.cmd().arg("--detach").output().unwrap());
+    let _daemon = Daemon(&home);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent: Arc<Mutex<Vec<Sent>>> = Arc::default();
+    let senders: Vec<_> = (0..4)
+        .map(|t| {
+            let (home, stop, sent) = (Arc::clone(&home), Arc::clone(&stop), Arc::clone(&sent));
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let marker = format!("storm-{t}-{n}");
+                    let out = home.run(&["send", &marker]);
+                    let refused = (!out.status.success()).then(|| stderr(&out));
+                    sent.lock().unwrap().push((marker, refused));
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(400));
+        kill_daemon(daemon_pid(&home));
+        let started = std::time::Instant::now();
+        ok(home.cmd().arg("--detach").output().unwrap());
+        eprintln!("restarted under load in {:?}", started.elapsed());
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    stop.store(true, Ordering::SeqCst);
+    for s in senders {
+        s.join().unwrap();
+    }
+    let sent = sent.lock().unwrap().clone();
+    let refused: Vec<&Sent> = sent.iter().filter(|(_, r)| r.is_some()).collect();
+    assert!(
+        refused.is_empty(),
+        "{} of {} refused: {refused:?}",
+        refused.len(),
+        sent.len()
+    );
+    // Every acknowledged prompt is in the ledger exactly once.
+    let events = ok(home
+        .cmd()
+        .args([
+            "events",
+            "--kind",
+            "message_admitted",
+            "--json",
+            "--limit",
+            "100000",
+        ])
+        .output()
+        .unwrap());
+    for (marker, _) in &sent {
+        let quoted = format!("\"{marker}\"");
+        let n = events.lines().filter(|l| l.contains(&quoted)).count();
+        assert_eq!(n, 1, "{marker} admitted {n} times");
+    }
+}
