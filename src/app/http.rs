@@ -172,13 +172,11 @@ pub async fn start(
         .route("/state", get(inspect::default_state))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
-    // Each WebSocket (which gives its HTTP slot back at the upgrade) holds
-    // three descriptors: its TCP stream and a socket pair to the server.
-    let ws_fds = limits.max_connections.saturating_mul(3);
-    let max = limits
-        .http_max_connections
-        .min(super::http_serve::fd_budget().saturating_sub(ws_fds))
-        .max(1);
+    let max = super::http_serve::http_slots(
+        limits.http_max_connections,
+        limits.max_connections,
+        super::http_serve::fd_budget(),
+    );
     Some(tokio::spawn(super::http_serve::serve(
         listener,
         app,

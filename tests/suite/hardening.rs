@@ -374,3 +374,114 @@ fn concurrent_sends_without_a_daemon_wait_their_turn_and_land_exactly_once() {
         "every acknowledged prompt exactly once"
     );
 }
+
+#[test]
+fn store_verify_diagnoses_random_damage_and_never_panics() {
+    let home = Home::new();
+    for i in 0..60 {
+        home.ok(&[
+            "send",
+            &format!("prompt {i} {}", "some words to fill pages ".repeat(20)),
+        ]);
+    }
+    let good = std::fs::read(home.store_file()).unwrap();
+    let pages = good.len() / 4096;
+    assert!(pages > 8, "{pages} pages");
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut diagnosed = 0;
+    for round in 0..12 {
+        // Three random 4 KiB pages overwritten with random bytes, as the
+        // trial did (page 0, the header, included when drawn).
+        let mut bad = good.clone();
+        for _ in 0..3 {
+            let page = (next() as usize) % pages;
+            for b in &mut bad[page * 4096..(page + 1) * 4096] {
+                *b = next() as u8;
+            }
+        }
+        let copy = dir.path().join(format!("damaged-{round}.redb"));
+        std::fs::write(&copy, &bad).unwrap();
+        let out = home.run(&["store", "verify", &copy.display().to_string()]);
+        let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "round {round}: {err}"
+        );
+        if out.status.success() {
+            assert!(text.contains(": sound"), "{text}");
+            continue;
+        }
+        diagnosed += 1;
+        assert!(text.contains("PROBLEMS"), "round {round}: {text}{err}");
+        // The next steps, in order: salvage first, then a backup; never
+        // a bare engine message.
+        let salvage = text.find("holon store salvage").expect("salvage named");
+        let backup = text.find("restore a backup").expect("backups named");
+        assert!(salvage < backup, "{text}");
+    }
+    assert!(diagnosed > 0, "no round damaged anything that mattered");
+}
+
+#[test]
+fn the_listener_answers_under_a_small_descriptor_limit_with_slow_clients() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let home = Home::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut cmd = home.cmd();
+    cmd.env("HOLON_LISTEN", &listen).arg("--detach");
+    // As many containers set it: 1,024 descriptors, soft and hard.
+    // SAFETY: only setrlimit, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1024,
+                rlim_max: 1024,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = super::support::Daemon(&home);
+    // 300 clients that send half a request's headers and wait.
+    let slow: Vec<std::net::TcpStream> = (0..300)
+        .filter_map(|_| {
+            let mut s = std::net::TcpStream::connect(&listen).ok()?;
+            s.write_all(b"GET /status HTTP/1.1\r\nHost: holon\r\n")
+                .ok()?;
+            Some(s)
+        })
+        .collect();
+    assert!(slow.len() > 250, "{} slow clients connected", slow.len());
+    let token = std::fs::read_to_string(home.path().join("run/remote-token")).unwrap();
+    let mut c = std::net::TcpStream::connect(&listen).unwrap();
+    // Answered at once, not after the slow ones' header timeouts (10 s).
+    c.set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    write!(
+        c,
+        "GET /status HTTP/1.1\r\nHost: holon\r\nAuthorization: bearer {}\r\nConnection: close\r\n\r\n",
+        token.trim()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let read = c.read_to_string(&mut answer);
+    assert!(read.is_ok(), "no answer: {read:?}");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(slow);
+}
