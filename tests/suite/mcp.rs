@@ -726,3 +726,38 @@ async fn a_server_writes_where_the_operator_said_and_nowhere_else() {
     assert!(!holon_own.join("new").exists());
     hub.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_server_that_went_down_is_retryable_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = holon::runtime::mcp::Hub::new(vec![stub_config("stub", &[])], dir.path(), Vec::new());
+    assert!(!hub.specs(None, "main", None).await.is_empty());
+    let call = |name: &str| holon::runtime::provider::ToolCall {
+        id: "c".into(),
+        name: name.into(),
+        arguments: json!({"text": "x"}),
+        malformed_arguments: None,
+    };
+    let crashed = hub
+        .call(None, "main", None, &call("mcp__stub__crash"), 10_000, None)
+        .await;
+    assert!(crashed.is_error);
+    // The catalog is built again while the server backs off: its tools
+    // are gone from it, and a call of one says why.
+    let rebuilt = hub.specs(None, "main", None).await;
+    let echo = hub
+        .call(None, "main", None, &call("mcp__stub__echo"), 10_000, None)
+        .await;
+    if rebuilt.iter().any(|t| t.name == "mcp__stub__echo") {
+        // A machine slow enough to pass the backoff restarted it.
+        assert!(!echo.is_error, "{:?}", echo.content);
+    } else {
+        assert!(echo.is_error);
+        assert_eq!(echo.content["retryable"], true, "{}", echo.content);
+        let message = echo.content["message"].as_str().unwrap_or_default();
+        assert!(message.contains("MCP server `stub` is failed"), "{message}");
+        assert!(message.contains("last failure"), "{message}");
+        assert_ne!(echo.content["kind"], "unknown_tool", "{}", echo.content);
+    }
+    hub.stop().await;
+}

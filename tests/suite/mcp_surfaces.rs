@@ -109,8 +109,11 @@ async fn a_project_server_runs_only_once_approved_and_only_where_it_belongs() {
         .tools
         .iter()
         .any(|t| t.name.starts_with("mcp__")));
+    // Told why, and that only the operator can change it.
     let told = results(&provider, 1);
-    assert_eq!(told[0].1["kind"], "unknown_tool", "{:?}", told[0]);
+    assert_eq!(told[0].1["retryable"], false, "{:?}", told[0]);
+    let message = told[0].1["message"].as_str().unwrap_or_default();
+    assert!(message.contains("awaiting approval"), "{message}");
     let views = host.mcp_servers(None);
     assert_eq!(views.len(), 1);
     assert_eq!(views[0].state, "awaiting_approval");

@@ -355,6 +355,12 @@ impl Hub {
             found = self.find(anchor, &call.name);
         }
         let Some((offered, server)) = found else {
+            // A tool of a server that is down (its catalog lost its
+            // tools when it went): retryable, with the server's state and
+            // why, not an unknown tool.
+            if let Some(down) = self.down_server(anchor, &call.name) {
+                return down;
+            }
             return tool_error(
                 ToolErrorKind::UnknownTool,
                 format!("there is no tool named `{}`", call.name),
@@ -417,6 +423,52 @@ impl Hub {
                 false,
             ),
         }
+    }
+
+    /// The answer to a call of `name` when its server (the one the name
+    /// points to) is configured here but not running: its state, its last
+    /// failure and when it is tried again. `None`: no such server, or it
+    /// runs (the name is then simply unknown).
+    fn down_server(&self, anchor: Option<&Path>, name: &str) -> Option<ToolOutcome> {
+        let (server, tool) = crate::model::mcp::split_tool_name(name)?;
+        let view = self.views(anchor).into_iter().find(|v| v.name == server)?;
+        if view.state == "running" {
+            return None;
+        }
+        // Only the operator can bring these back.
+        let operator = match view.state.as_str() {
+            "awaiting_approval" => {
+                Some("it runs once the operator approves it (holon mcp approve)")
+            }
+            "disabled" => Some("the operator switched it off (holon mcp enable brings it back)"),
+            "invalid" => Some("its .mcp.json entry cannot be used as written"),
+            _ => None,
+        };
+        let why = view
+            .reason
+            .as_deref()
+            .map(|r| format!(" (last failure: {r})"))
+            .unwrap_or_default();
+        let hint = match (operator, view.retry_in_ms) {
+            (Some(o), _) => format!("{o}; go on without it"),
+            (None, Some(ms)) => format!(
+                "it is started again on a call after {} s; go on without it meanwhile",
+                ms.div_ceil(1000)
+            ),
+            (None, None) => {
+                "it is started again on a later call; go on without it meanwhile".to_owned()
+            }
+        };
+        Some(tool_error(
+            ToolErrorKind::Failed,
+            format!(
+                "MCP server `{server}` is {}{why}: `{tool}` cannot be called now",
+                view.state.replace('_', " ")
+            ),
+            Some(&hint),
+            None,
+            operator.is_none(),
+        ))
     }
 
     /// Listen to what happens to the servers (the runtime records it).
