@@ -20,7 +20,8 @@
 //!
 //! Flags make it misbehave for the edge cases: `--exit` exits at once,
 //! `--mute` never answers `initialize`, `--garbage` prints a non-JSON line
-//! before speaking MCP. `--log FILE` appends one line per call it serves.
+//! before speaking MCP, `--stray` a response to a request never sent.
+//! `--log FILE` appends one line per call it serves.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -324,6 +325,10 @@ async fn main() {
     }
     if has("--garbage") {
         println!("this is not JSON-RPC");
+    }
+    if has("--stray") {
+        // A well-formed response to nothing asked, before `initialize`.
+        println!(r#"{{"jsonrpc":"2.0","id":999,"result":{{}}}}"#);
     }
     let stub = Stub {
         log,

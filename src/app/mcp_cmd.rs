@@ -35,7 +35,7 @@ pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow
                 true,
             )
         }
-        None => (offline_hub(ctx).await?.views(Some(&project)), false),
+        None => (probed(ctx, &project).await?, false),
     };
     let mut out = Out::new();
     if json {
@@ -49,7 +49,10 @@ pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow
         return Ok(ExitCode::SUCCESS);
     }
     if !live {
-        out.line("no runtime is running: servers start with a runtime's first turn")?;
+        out.line(
+            "no runtime is running: each server was started here as a runtime would start it, \
+             asked for its tools, and stopped",
+        )?;
     }
     for s in &servers {
         for line in crate::ui::present::mcp::lines(s) {
@@ -59,6 +62,20 @@ pub async fn mcp_list(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow
     Ok(ExitCode::SUCCESS)
 }
 
+/// With no runtime: each server the runtime would start for `project`
+/// started here the same way (its sandbox, its environment, its startup
+/// timeout, all at once), asked for its tools, and stopped; a server that
+/// cannot start shows `failed` with why, one not approved or switched off
+/// is not started. Like Claude Code's `mcp list`.
+async fn probed(ctx: &Context, project: &std::path::Path) -> anyhow::Result<Vec<McpServerInfo>> {
+    let hub = offline_hub(ctx).await?;
+    hub.set_sandbox(&ctx.config.policy, ctx.config.sandbox_required);
+    let _ = hub.specs(Some(project), "mcp-list", None).await;
+    let views = hub.views(Some(project));
+    hub.stop().await;
+    Ok(views)
+}
+
 /// The hub as the runtime would start it: the config's servers, and the
 /// approvals and switches recorded in the store.
 async fn offline_hub(ctx: &Context) -> anyhow::Result<crate::runtime::mcp::Hub> {
@@ -66,7 +83,7 @@ async fn offline_hub(ctx: &Context) -> anyhow::Result<crate::runtime::mcp::Hub> 
     let hub = crate::runtime::mcp::Hub::new(
         ctx.config.mcp_servers.clone(),
         &ctx.paths.data_dir,
-        Vec::new(),
+        super::run::holon_dirs(ctx),
     );
     if ctx.paths.store_file().exists() {
         let store = ctx.open_store().await?;

@@ -113,6 +113,21 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
 }
 
 /// The `HostConfig` of a process that owns the store.
+/// Holon's directories besides its data directory (the home, config,
+/// run and log directories, the store): never writable from a sandbox.
+pub fn holon_dirs(ctx: &Context) -> Vec<std::path::PathBuf> {
+    [
+        ctx.paths.home.clone(),
+        Some(ctx.paths.config_dir.clone()),
+        Some(ctx.paths.run_dir.clone()),
+        Some(ctx.paths.log_dir.clone()),
+        Some(ctx.paths.store_file()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     let (source, watch) = reloadable_provider_source(ctx);
     // The watch is on the config directory: make sure it exists, so a
@@ -138,16 +153,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.policy = ctx.config.policy.clone();
     config.sandbox_required = ctx.config.sandbox_required;
     config.unix_sockets = ctx.config.policy_unix_sockets.clone();
-    config.holon_dirs = [
-        ctx.paths.home.clone(),
-        Some(ctx.paths.config_dir.clone()),
-        Some(ctx.paths.run_dir.clone()),
-        Some(ctx.paths.log_dir.clone()),
-        Some(ctx.paths.store_file()),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    config.holon_dirs = holon_dirs(ctx);
     config.default_agent = ctx.config.default_agent.clone();
     config.user_home = ctx.config.user_home.clone();
     config.agent_limits = ctx.config.agent_limits;

@@ -453,10 +453,11 @@ async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
     let mut mute = stub_config("mute", &["--mute"]);
     mute.startup_timeout = Duration::from_secs(1);
     let garbage = stub_config("garbage", &["--garbage"]);
+    let stray = stub_config("stray", &["--stray"]);
     let host = host(
         dir.path(),
         &provider,
-        vec![stub, missing, exits, mute, garbage],
+        vec![stub, missing, exits, mute, garbage, stray],
         Approval::OnRequest,
     )
     .await;
@@ -502,6 +503,8 @@ async fn broken_servers_answer_tool_errors_and_the_turn_goes_on() {
     );
     // A line of garbage before the protocol does not stop a server.
     assert_eq!(views["garbage"].state, "running", "{}", reason("garbage"));
+    // Nor does a response to a request it was never sent.
+    assert_eq!(views["stray"].state, "running", "{}", reason("stray"));
     if !restarted {
         assert_eq!(views["stub"].state, "failed");
         assert!(reason("stub").contains("exited"), "{}", reason("stub"));

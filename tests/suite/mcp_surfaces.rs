@@ -24,35 +24,59 @@ fn holon_mcp_list_offline_online_and_a_bad_config() {
     std::fs::write(
         &config,
         format!(
-            "[mcp_servers.stub]\ncommand = \"{server}\"\n\n[mcp_servers.off]\ncommand = \"{server}\"\nenabled = false\n"
+            "[mcp_servers.stub]\ncommand = \"{server}\"\n\n[mcp_servers.off]\ncommand = \"{server}\"\nenabled = false\n\n\
+             [mcp_servers.broken]\ncommand = \"/no/such/server\"\n"
         ),
     )
     .unwrap();
     let list = |home: &Home| -> Value {
         serde_json::from_str(&home.ok(&["mcp", "list", "--json"])).unwrap()
     };
+    let named = |all: &Value, name: &str| -> Value {
+        all.as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no {name} in {all}"))
+    };
+    // No runtime: each server is started here as a runtime would, asked
+    // for its tools, and stopped.
     let offline = list(&home);
-    assert_eq!(offline[0]["name"], "off");
-    assert_eq!(offline[0]["state"], "disabled");
-    assert_eq!(offline[1]["name"], "stub");
-    assert_eq!(offline[1]["state"], "idle");
+    assert_eq!(named(&offline, "off")["state"], "disabled");
+    let stub = named(&offline, "stub");
+    assert_eq!(stub["state"], "running", "{stub}");
+    assert!(
+        stub["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "{stub}"
+    );
+    let broken = named(&offline, "broken");
+    assert_eq!(broken["state"], "failed", "{broken}");
+    assert!(
+        broken["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("cannot start"),
+        "{broken}"
+    );
     let text = home.ok(&["mcp", "list"]);
     assert!(text.starts_with("no runtime is running"), "{text}");
-    assert!(text.contains("stub (stdio) idle"), "{text}");
+    assert!(text.contains("stub (stdio) running"), "{text}");
 
     let out = home.run(&["--detach"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let daemon = Daemon(&home);
     let online = list(&home);
-    assert_eq!(online[1]["state"], "idle", "nothing starts before a turn");
+    assert_eq!(
+        named(&online, "stub")["state"],
+        "idle",
+        "nothing starts before a turn"
+    );
     assert!(!home.ok(&["mcp", "list"]).contains("no runtime"));
     // Disabled through the runtime, kept by the store: still so offline.
     assert_eq!(home.ok(&["mcp", "disable", "stub"]), "disabled `stub`\n");
-    assert_eq!(list(&home)[1]["state"], "disabled");
+    assert_eq!(named(&list(&home), "stub")["state"], "disabled");
     drop(daemon);
-    assert_eq!(list(&home)[1]["state"], "disabled");
+    assert_eq!(named(&list(&home), "stub")["state"], "disabled");
     assert_eq!(home.ok(&["mcp", "enable", "stub"]), "enabled `stub`\n");
-    assert_eq!(list(&home)[1]["state"], "idle");
+    assert_eq!(named(&list(&home), "stub")["state"], "running");
 
     std::fs::write(
         &config,
@@ -196,7 +220,8 @@ fn holon_mcp_approve_offline_and_list_from_inside_the_project() {
         "mcp", "approve", "proj", "--dir", &sub_arg, "--expect", &line,
     ]);
     assert!(said.starts_with("approved `proj` of "), "{said}");
-    assert_eq!(list(&home)[0]["state"], "idle");
+    // Approved: listed with no runtime, it is started here and answers.
+    assert_eq!(list(&home)[0]["state"], "running");
 }
 
 /// A `.mcp.json` server starts under the sandbox of the workspace it is

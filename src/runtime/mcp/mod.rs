@@ -15,6 +15,7 @@
 
 mod client;
 pub mod config;
+mod filter;
 mod flight;
 mod media;
 pub mod names;

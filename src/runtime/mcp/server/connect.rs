@@ -50,8 +50,14 @@ impl Server {
                 if let Some(stderr) = child.0.stderr.take() {
                     tokio::spawn(keep_log(stderr, self.log_path.clone()));
                 }
+                let (reads, writes) = super::super::filter::filtered(
+                    stdout,
+                    stdin,
+                    self.config.name.clone(),
+                    MAX_MESSAGE,
+                );
                 let transport =
-                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE);
+                    AsyncRwTransport::new_client(reads, writes).with_max_line_length(MAX_MESSAGE);
                 match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(s)) => (s, Some(child)),
                     Ok(Err(e)) => {

@@ -1,0 +1,161 @@
+//! Between a stdio server and the protocol client: a response to nothing
+//! the client asked (a stray line a server prints before `initialize`, a
+//! server's bug) is skipped with a log line. The client would take it for
+//! the answer to its handshake and fail every start, forever.
+//!
+//! Two tasks carry the lines: the client's to the server, noting each
+//! request's id, and the server's to the client, dropping responses whose
+//! id is not one of those (an id answered is forgotten). Everything else
+//! passes as it is, garbage included (the client skips that itself).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// What a line says of itself: enough to tell a request from a response.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// What one line of JSON-RPC is, for the filter.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Line {
+    /// A request (or notification when `None`): its id.
+    Request(Option<String>),
+    /// A response to the request with this id.
+    Response(String),
+    /// Anything else: passed on as it is.
+    Other,
+}
+
+pub(super) fn classify(line: &[u8]) -> Line {
+    let Ok(head) = serde_json::from_slice::<Head>(line) else {
+        return Line::Other;
+    };
+    let id = head.id.filter(|v| !v.is_null()).map(|v| v.to_string());
+    match (
+        head.method.is_some(),
+        head.result.is_some() || head.error.is_some(),
+        id,
+    ) {
+        (true, _, id) => Line::Request(id),
+        (false, true, Some(id)) => Line::Response(id),
+        _ => Line::Other,
+    }
+}
+
+/// The ids of the client's requests not answered yet.
+type Asked = Arc<Mutex<HashSet<String>>>;
+
+fn asked(a: &Asked) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    a.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The client's ends of the filtered connection to a server whose stdout
+/// is `from_server` and stdin `to_server`: (what the client reads, what
+/// it writes). `max` bounds a line (longer ones pass unread, for the
+/// client to refuse).
+pub(super) fn filtered<R, W>(
+    from_server: R,
+    to_server: W,
+    server: String,
+    max: usize,
+) -> (tokio::io::DuplexStream, tokio::io::DuplexStream)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    const BUF: usize = 1 << 16;
+    let (client_reads, mut to_client) = tokio::io::duplex(BUF);
+    let (client_writes, from_client) = tokio::io::duplex(BUF);
+    let ids: Asked = Arc::default();
+    let noted = Arc::clone(&ids);
+    tokio::spawn(async move {
+        let (mut reader, mut to_server) = (BufReader::new(from_client), to_server);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match (&mut reader)
+                .take(max as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await
+            {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if let Line::Request(Some(id)) = classify(&line) {
+                asked(&noted).insert(id);
+            }
+            if to_server.write_all(&line).await.is_err() || to_server.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = to_server.shutdown().await;
+    });
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(from_server);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match (&mut reader)
+                .take(max as u64 + 1)
+                .read_until(b'\n', &mut line)
+                .await
+            {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if let Line::Response(id) = classify(&line) {
+                if !asked(&ids).remove(&id) {
+                    tracing::warn!(%server, %id, "MCP server answered a request it was never sent; skipped");
+                    continue;
+                }
+            }
+            if to_client.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_client.shutdown().await;
+    });
+    (client_reads, client_writes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{classify, Line};
+
+    #[test]
+    fn lines_are_told_apart_by_their_shape() {
+        let c = |s: &str| classify(s.as_bytes());
+        assert_eq!(
+            c(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#),
+            Line::Request(Some("0".into()))
+        );
+        assert_eq!(
+            c(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Line::Request(None)
+        );
+        assert_eq!(
+            c(r#"{"jsonrpc":"2.0","id":"a","result":{"x":1}}"#),
+            Line::Response("\"a\"".into())
+        );
+        assert_eq!(
+            c(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}"#),
+            Line::Response("7".into())
+        );
+        assert_eq!(c("this is not JSON-RPC"), Line::Other);
+        assert_eq!(c(r#"{"jsonrpc":"2.0","id":null,"error":{}}"#), Line::Other);
+    }
+}
