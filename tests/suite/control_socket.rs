@@ -360,6 +360,7 @@ async fn hostile_ids_are_refused_by_every_method_before_any_side_effect() {
                 | "runtime.policy"
                 | "agents.list"
                 | "mcp.list"
+                | "store.backup"
                 | "events.unsubscribe"
         ) {
             continue;
