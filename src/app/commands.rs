@@ -179,6 +179,12 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             a.last_event_seq
         ))?;
         out.text(&format!("  {}", a.posture_reason))?;
+        if a.lost_events > 0 {
+            out.text(&format!(
+                "  {} events of its history were lost in a salvage (holon events marks where)",
+                a.lost_events
+            ))?;
+        }
         let x = &a.execution;
         if x.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
             let mode = match &x.worktree {
@@ -390,10 +396,27 @@ async fn events_via(
                 eprintln!("holon: events before seq {n} were pruned by retention");
             }
             let events = page.events;
-            let Some(last) = events.last() else { break };
+            let lost = page.lost;
+            let Some(last) = events.last() else {
+                for r in &lost {
+                    eprintln!(
+                        "holon: events {} to {} were lost in a salvage",
+                        r.from_seq, r.to_seq
+                    );
+                }
+                break;
+            };
             from = last.event_seq + 1;
             remaining = remaining.saturating_sub(events.len());
             for e in &events {
+                // A recorded loss just before this event: a marked gap,
+                // on stderr (stdout stays one event per line).
+                for r in lost.iter().filter(|r| r.to_seq + 1 == e.event_seq) {
+                    eprintln!(
+                        "holon: events {} to {} were lost in a salvage",
+                        r.from_seq, r.to_seq
+                    );
+                }
                 print(&mut out, e)?;
             }
         }

@@ -195,6 +195,11 @@ pub async fn store_salvage(
         Err(e) => return Err(e.into()),
     };
     let store = Store::open(out, StoreOptions::default())?;
+    // What could not be read back is recorded as lost (and queue entries
+    // left pointing at nothing dropped), so the new store verifies sound
+    // with its losses known.
+    let source = format!("salvage of {}", broken.display());
+    let lost = crate::runtime::repair::record_losses(&store, &source).await;
     let rebuilt = crate::runtime::repair::rebuild_indexes(&store).await;
     store.close().await?;
     match rebuilt {
@@ -206,6 +211,15 @@ pub async fn store_salvage(
             .problems
             .push(format!("the indexes could not be rebuilt: {e}")),
     }
+    let lost = match lost {
+        Ok(l) => l,
+        Err(e) => {
+            report
+                .problems
+                .push(format!("the losses could not be recorded: {e}"));
+            Vec::new()
+        }
+    };
     let to = out.to_path_buf();
     let check = tokio::task::spawn_blocking(move || crate::store::verify::verify(&to)).await??;
     report.problems.extend(check.problems);
@@ -213,6 +227,10 @@ pub async fn store_salvage(
     if json {
         let mut v = serde_json::to_value(&report)?;
         v["complete"] = report.complete().into();
+        v["lost"] = serde_json::json!(lost
+            .iter()
+            .map(|(agent, l)| serde_json::json!({"agent_id": agent, "lost": l}))
+            .collect::<Vec<_>>());
         v["agents"] = check.agents.into();
         v["events"] = check.events.into();
         o.line(&serde_json::to_string_pretty(&v)?)?;
@@ -237,6 +255,16 @@ pub async fn store_salvage(
         o.line(&format!(
             "  lost from {}: kept {}{of} rows ({why})",
             t.table, t.rows
+        ))?;
+    }
+    for (agent, l) in &lost {
+        o.line(&format!(
+            "  recorded as lost for {agent}: {} events{}",
+            l.events(),
+            match l.dropped_queue_entries.len() {
+                0 => String::new(),
+                n => format!(", and {n} queued messages whose records were gone (dropped)"),
+            }
         ))?;
     }
     if report.indexes_rebuilt > 0 {

@@ -287,6 +287,10 @@ pub struct AgentRecord {
     /// The token usage of its last turn that reported any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_turn_usage: Option<crate::model::usage::TokenUsage>,
+    /// Events of its ledger a salvage could not read back: known losses,
+    /// which verify reports as such and `events.page` marks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_events: Vec<crate::model::retention::LostRange>,
 }
 
 fn is_default_memory(m: &crate::model::working::WorkingMemory) -> bool {
@@ -447,6 +451,7 @@ impl AgentRecord {
             pending_attachments: Vec::new(),
             turn_profile: Default::default(),
             reasoning_effort_override: None,
+            lost_events: Vec::new(),
         }
     }
 }

@@ -15,6 +15,77 @@ pub enum PruneBy {
     RetainDays,
 }
 
+/// Consecutive events of one agent's ledger that are gone for good (a
+/// salvage could not read them back), `from_seq` to `to_seq` inclusive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LostRange {
+    pub from_seq: u64,
+    pub to_seq: u64,
+}
+
+impl LostRange {
+    pub fn holds(&self, seq: u64) -> bool {
+        (self.from_seq..=self.to_seq).contains(&seq)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.to_seq.saturating_sub(self.from_seq) + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.to_seq < self.from_seq
+    }
+}
+
+/// The gaps in a ledger that should run contiguously from `start` to
+/// `last`, given the sequences that are present, in order (pure).
+pub fn gaps(start: u64, last: u64, present: impl IntoIterator<Item = u64>) -> Vec<LostRange> {
+    let mut out = Vec::new();
+    let mut next = start;
+    for seq in present {
+        if seq < next {
+            continue;
+        }
+        if seq > next {
+            out.push(LostRange {
+                from_seq: next,
+                to_seq: seq - 1,
+            });
+        }
+        next = seq + 1;
+    }
+    if next <= last {
+        out.push(LostRange {
+            from_seq: next,
+            to_seq: last,
+        });
+    }
+    out
+}
+
+/// What a salvage could not bring back of one agent's history, recorded
+/// as its `history_lost` event (and the ranges on its record), so the
+/// salvaged store verifies sound with its losses known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryLost {
+    /// Events that could not be read back.
+    #[serde(default)]
+    pub ranges: Vec<LostRange>,
+    /// Queue entries dropped because the message they point at is gone
+    /// (message ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_queue_entries: Vec<String>,
+    /// What recorded it: `salvage of PATH`.
+    #[serde(default)]
+    pub source: String,
+}
+
+impl HistoryLost {
+    pub fn events(&self) -> u64 {
+        self.ranges.iter().map(LostRange::len).sum()
+    }
+}
+
 /// What one prune removed from one agent's history (or, in a dry run,
 /// would remove). Recorded as the agent's `store_pruned` event.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,4 +136,24 @@ pub struct PruneReport {
     pub events: u64,
     pub bytes: u64,
     pub millis: u64,
+}
+
+#[cfg(test)]
+mod gap_tests {
+    use super::{gaps, LostRange};
+
+    #[test]
+    fn gaps_are_the_ranges_missing_between_start_and_last() {
+        let r = |a, b| LostRange {
+            from_seq: a,
+            to_seq: b,
+        };
+        assert_eq!(gaps(1, 5, [1, 2, 3, 4, 5]), vec![]);
+        assert_eq!(gaps(1, 9, [1, 2, 5, 6, 9]), vec![r(3, 4), r(7, 8)]);
+        assert_eq!(gaps(1, 9, [3]), vec![r(1, 2), r(4, 9)]);
+        assert_eq!(gaps(4, 6, []), vec![r(4, 6)]);
+        assert_eq!(gaps(1, 0, []), vec![]);
+        assert!(r(3, 4).holds(4) && !r(3, 4).holds(5));
+        assert_eq!(r(3, 4).len(), 2);
+    }
 }

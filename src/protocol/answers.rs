@@ -171,6 +171,10 @@ pub struct EventsPage {
     /// gap that looks like loss).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pruned_before: Option<u64>,
+    /// Ranges of this page's span that a salvage recorded as lost: the
+    /// gaps in it are known losses, not damage.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<crate::model::retention::LostRange>,
 }
 
 impl EventsPage {

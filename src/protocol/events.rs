@@ -162,6 +162,7 @@ impl Event {
             | E::McpServerFailed(_)
             | E::McpServerStopped(_)
             | E::StorePruned(_)
+            | E::HistoryLost(_)
             | E::RuntimeStarted(_)
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
@@ -280,6 +281,7 @@ event_kinds! {
     McpServerFailed(crate::model::mcp::McpServerFailed) => "mcp_server_failed",
     McpServerStopped(crate::model::mcp::McpServerStopped) => "mcp_server_stopped",
     StorePruned(p::AgentPruned) => "store_pruned",
+    HistoryLost(p::HistoryLost) => "history_lost",
     RuntimeStarted(p::RuntimeStarted) => "runtime_started",
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",

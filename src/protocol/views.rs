@@ -222,6 +222,10 @@ pub enum ChildWorkspaceMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSummary {
     pub id: String,
+    /// Events of its ledger a salvage recorded as lost (`events.page`
+    /// marks where).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub lost_events: u64,
     /// Kind, visibility, ownership, preset and lineage.
     pub identity: crate::model::agent::AgentIdentity,
     /// A parent's children: the live ones and the latest finished ones.
@@ -443,4 +447,8 @@ pub struct FileList {
     pub files: Vec<String>,
     #[serde(default)]
     pub truncated: bool,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }

@@ -45,6 +45,7 @@ pub fn agent_summary(
     };
     Ok(AgentSummary {
         id: agent.id.clone(),
+        lost_events: agent.lost_events.iter().map(|r| r.len()).sum(),
         identity: agent.identity(),
         children: super::agents::child_ops::children_view(rx, id)?,
         status: agent.status,

@@ -15,9 +15,9 @@ pub fn events_page(
     limit: usize,
     kind: Option<&str>,
 ) -> Result<Option<crate::protocol::EventsPage>, crate::store::StoreError> {
-    if rx.agent::<AgentRecord>(agent_id)?.is_none() {
+    let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
         return Ok(None);
-    }
+    };
     let start = rx.ledger_start(agent_id)?;
     let (from, limit) = (from_seq.max(1), limit.clamp(1, crate::protocol::MAX_PAGE));
     let events = match kind {
@@ -25,11 +25,25 @@ pub fn events_page(
         None => rx.events(agent_id, from, limit)?,
     };
     let next_seq = events.last().map_or(from, |e| e.event_seq + 1);
+    let last_event_seq = rx.last_seq(agent_id)?;
+    // The recorded losses this page spans (to the ledger's end when it
+    // is the last page).
+    let span_end = match events.len() < limit {
+        true => last_event_seq,
+        false => next_seq.saturating_sub(1),
+    };
+    let lost = agent
+        .lost_events
+        .iter()
+        .filter(|r| r.to_seq >= from && r.from_seq <= span_end)
+        .copied()
+        .collect();
     Ok(Some(crate::protocol::EventsPage {
         events,
         next_seq,
-        last_event_seq: rx.last_seq(agent_id)?,
+        last_event_seq,
         pruned_before: crate::protocol::EventsPage::pruned_marker(from, start),
+        lost,
     }))
 }
 

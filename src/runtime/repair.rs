@@ -172,6 +172,82 @@ fn rebuild_queue(
     Ok(())
 }
 
+/// What a salvage lost, found and recorded, before the indexes are
+/// rebuilt: per agent, the events its ledger no longer holds between
+/// where it starts and its last sequence, and the queue entries whose
+/// message (its `message_admitted` event) is gone, which are dropped. An
+/// agent with a loss gets a `history_lost` event and the ranges on its
+/// record, so the salvaged store verifies sound with its losses known.
+/// Returns what was recorded, per agent.
+pub async fn record_losses(
+    store: &Store,
+    source: &str,
+) -> Result<Vec<(String, crate::model::retention::HistoryLost)>, StoreError> {
+    use crate::model::retention::{gaps, HistoryLost};
+    const PAGE: usize = 5_000;
+    let rx = store.read()?;
+    let mut found = Vec::new();
+    let agents: Vec<serde_json::Value> = rx.agents()?;
+    for agent in agents.iter().filter_map(|a| a["id"].as_str()) {
+        let (start, last) = (rx.ledger_start(agent)?, rx.last_seq(agent)?);
+        let mut present = BTreeSet::new();
+        let mut next = start;
+        while next <= last {
+            let page = rx.events(agent, next, PAGE)?;
+            let Some(end) = page.last().map(|e| e.event_seq) else {
+                break;
+            };
+            present.extend(page.iter().map(|e| e.event_seq));
+            next = end + 1;
+        }
+        let ranges = gaps(start, last, present.iter().copied());
+        let entries: Vec<QueueEntry> = rx.list(Keyed::QueueEntries, agent).unwrap_or_default();
+        let dropped: Vec<String> = entries
+            .iter()
+            .filter(|e| {
+                e.admitted_seq
+                    .is_some_and(|seq| seq >= start && !present.contains(&seq))
+            })
+            .map(|e| e.message_id.clone())
+            .collect();
+        if !ranges.is_empty() || !dropped.is_empty() {
+            let lost = HistoryLost {
+                ranges,
+                dropped_queue_entries: dropped,
+                source: source.to_owned(),
+            };
+            found.push((agent.to_owned(), lost));
+        }
+    }
+    drop(rx);
+    let recorded = found.clone();
+    store
+        .write(move |tx| {
+            use crate::protocol::events::{new_event, Event};
+            for (agent, lost) in &found {
+                for id in &lost.dropped_queue_entries {
+                    tx.remove(Keyed::QueueEntries, agent, id)?;
+                }
+                if let Some(mut rec) = tx.get_agent::<crate::runtime::agent::AgentRecord>(agent)? {
+                    rec.lost_events.extend(lost.ranges.iter().copied());
+                    tx.put_agent(agent, &rec)?;
+                }
+                let provenance = crate::store::Provenance {
+                    source: Some("salvage".into()),
+                    ..crate::store::Provenance::default()
+                };
+                tx.append_event(new_event(
+                    agent,
+                    provenance,
+                    Event::HistoryLost(lost.clone()),
+                ))?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(recorded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

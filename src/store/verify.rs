@@ -174,7 +174,10 @@ fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreErro
             report.problems.push("an agent record without an id".into());
             continue;
         };
-        if let Err(why) = guarded(|| ledger(rx, id, report)) {
+        // A salvage's recorded losses are known, not damage.
+        let lost: Vec<crate::model::retention::LostRange> =
+            serde_json::from_value(agent["lost_events"].clone()).unwrap_or_default();
+        if let Err(why) = guarded(|| ledger(rx, id, &lost, report)) {
             report.problems.push(format!(
                 "agent {id}: its ledger cannot be read to the end: {why}"
             ));
@@ -190,7 +193,25 @@ fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreErro
 
 /// One agent's ledger: contiguous from where it starts (1, or where
 /// retention cut it) to its last sequence, every event decoding.
-fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
+fn ledger(
+    rx: &ReadCtx,
+    agent: &str,
+    lost: &[crate::model::retention::LostRange],
+    report: &mut VerifyReport,
+) {
+    // A gap every event of which a salvage recorded as lost is a note;
+    // any other is a problem.
+    let gap = |from: u64, to: u64, report: &mut VerifyReport| {
+        let known = (from..=to).all(|seq| lost.iter().any(|r| r.holds(seq)));
+        match known {
+            true => report.notes.push(format!(
+                "agent {agent}: events {from} to {to} were lost in a salvage (recorded)"
+            )),
+            false => report
+                .problems
+                .push(format!("agent {agent}: events {from} to {to} are missing")),
+        }
+    };
     let last = match rx.last_seq(agent) {
         Ok(n) => n,
         Err(e) => {
@@ -232,17 +253,12 @@ fn ledger(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
             }
         };
         if page.is_empty() {
-            report.problems.push(format!(
-                "agent {agent}: events {next} to {last} are missing"
-            ));
+            gap(next, last, report);
             return;
         }
         for e in &page {
             if e.event_seq != next {
-                report.problems.push(format!(
-                    "agent {agent}: events {next} to {} are missing",
-                    e.event_seq - 1
-                ));
+                gap(next, e.event_seq - 1, report);
             }
             next = e.event_seq + 1;
             report.events += 1;

@@ -298,6 +298,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         // Its tools fail until it is back: something the operator may fix.
         K::McpServerFailed => (V::TurnResult, C::Tool, "MCP server"),
         K::StorePruned => (V::Progress, C::Runtime, "Retention"),
+        K::HistoryLost => (V::Progress, C::Runtime, "History lost"),
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),
         K::ConfigReloaded => (V::Progress, C::OperatorNotification, "Configuration"),

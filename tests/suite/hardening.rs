@@ -485,3 +485,74 @@ fn the_listener_answers_under_a_small_descriptor_limit_with_slow_clients() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     drop(slow);
 }
+
+#[test]
+fn a_salvaged_store_records_its_losses_and_verifies_sound() {
+    let home = Home::new();
+    // Random hex the store cannot compress, so its pages show where the
+    // ledger's records sit.
+    let mut x = 0x51a7_3c09_9d2e_44b1u64;
+    let texts: Vec<String> = (0..60)
+        .map(|_| {
+            (0..900)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(b"0123456789abcdef"[(x % 16) as usize])
+                })
+                .collect()
+        })
+        .collect();
+    for (i, text) in texts.iter().enumerate() {
+        home.ok(&["send", &format!("prompt {i} {text}")]);
+    }
+    let good = std::fs::read(home.store_file()).unwrap();
+    let needles: std::collections::HashSet<&[u8]> =
+        texts.iter().flat_map(|t| t.as_bytes().chunks(16)).collect();
+    let pages: std::collections::BTreeSet<usize> = good
+        .windows(16)
+        .enumerate()
+        .filter(|(_, w)| needles.contains(w))
+        .map(|(i, _)| i / 4096 * 4096)
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut recorded = 0;
+    // A page of ledger data in the middle damaged: salvage loses the
+    // events on it and records them.
+    for (n, page) in pages.iter().skip(pages.len() / 3).take(4).enumerate() {
+        let mut bad = good.clone();
+        bad[*page..page + 4096].fill(0xA5);
+        let broken = dir.path().join(format!("broken-{n}.redb"));
+        let out = dir.path().join(format!("salvaged-{n}.redb"));
+        std::fs::write(&broken, &bad).unwrap();
+        let (b, o) = (broken.display().to_string(), out.display().to_string());
+        let text = home.ok(&["store", "salvage", &b, &o]);
+        let verified = home.run(&["store", "verify", &o]);
+        let said = String::from_utf8_lossy(&verified.stdout).into_owned();
+        assert!(verified.status.success(), "{text}\n{said}");
+        if !text.contains("recorded as lost") {
+            continue;
+        }
+        recorded += 1;
+        assert!(said.contains("lost in a salvage (recorded)"), "{said}");
+        // The salvaged store in use: status counts the loss, events
+        // marks the gap.
+        let user = Home::new();
+        std::fs::create_dir_all(user.store_file().parent().unwrap()).unwrap();
+        std::fs::copy(&out, user.store_file()).unwrap();
+        let status: serde_json::Value =
+            serde_json::from_str(&user.ok(&["status", "--json"])).unwrap();
+        assert!(
+            status["agents"][0]["lost_events"].as_u64() > Some(0),
+            "{status}"
+        );
+        let events = user.run(&["events", "--limit", "100000"]);
+        assert!(
+            stderr(&events).contains("were lost in a salvage"),
+            "{}",
+            stderr(&events)
+        );
+    }
+    assert!(recorded > 0, "no damaged page cost the ledger an event");
+}

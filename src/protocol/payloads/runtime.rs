@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::turns::Guidance;
 
 use crate::model::agent::{AgentStatus, DisplayMode};
-pub use crate::model::retention::AgentPruned;
+pub use crate::model::retention::{AgentPruned, HistoryLost};
 
 /// `runtime_started`: the runtime recovered the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

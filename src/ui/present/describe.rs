@@ -274,6 +274,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         Event::McpServerFailed(p) => super::mcp::failed(p),
         Event::McpServerStopped(p) => super::mcp::stopped(p),
         Event::StorePruned(p) => store_pruned(p),
+        Event::HistoryLost(p) => history_lost(p),
         Event::RuntimeStarted(p) => {
             match (p.turn_was_in_progress, p.replay_message_ids.len()) {
                 (true, _) => "Runtime started; the interrupted turn will be replayed".to_owned(),

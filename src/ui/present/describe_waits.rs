@@ -103,6 +103,30 @@ pub(super) fn approval_denied(p: &ev::ApprovalChanged) -> String {
     colon(head, a.note.as_deref().map(preview))
 }
 
+pub(super) fn history_lost(p: &ev::HistoryLost) -> String {
+    let ranges: Vec<String> = p
+        .ranges
+        .iter()
+        .map(|r| match r.from_seq == r.to_seq {
+            true => r.from_seq.to_string(),
+            false => format!("{}–{}", r.from_seq, r.to_seq),
+        })
+        .collect();
+    let mut out = format!(
+        "History lost: {} events ({}) could not be read back by the {}",
+        p.events(),
+        ranges.join(", "),
+        p.source
+    );
+    if !p.dropped_queue_entries.is_empty() {
+        out.push_str(&format!(
+            "; {} queued messages whose records were lost were dropped",
+            p.dropped_queue_entries.len()
+        ));
+    }
+    out
+}
+
 pub(super) fn store_pruned(p: &ev::AgentPruned) -> String {
     let by = match p.by {
         crate::model::retention::PruneBy::Operator => "by the operator",

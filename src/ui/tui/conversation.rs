@@ -508,6 +508,7 @@ impl Conversation {
             | K::McpServerFailed(_)
             | K::McpServerStopped(_)
             | K::StorePruned(_)
+            | K::HistoryLost(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)

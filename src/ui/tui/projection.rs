@@ -323,7 +323,7 @@ impl AgentView {
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)
             | K::McpServerStopped(_) => Touched::Nothing,
-            K::StorePruned(_) => Touched::RefreshSummary,
+            K::StorePruned(_) | K::HistoryLost(_) => Touched::RefreshSummary,
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
                 self.status = to.as_str().to_owned();

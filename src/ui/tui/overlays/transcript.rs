@@ -367,6 +367,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::McpServerFailed(_)
             | K::McpServerStopped(_)
             | K::StorePruned(_)
+            | K::HistoryLost(_)
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)

@@ -451,6 +451,7 @@ pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
 
 pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
     AgentSummary {
+        lost_events: 0,
         id: "main".into(),
         identity: crate::runtime::agent::AgentRecord::new("main", String::new()).identity(),
         children: vec![],
@@ -638,6 +639,7 @@ pub fn answer(fx: &[Effect], id: RequestId, json: Value) -> Box<Result<Response,
 /// `summary`, of another agent.
 pub fn summary_of(agent_id: &str) -> AgentSummary {
     AgentSummary {
+        lost_events: 0,
         id: agent_id.into(),
         ..summary(1, ("Idle", "no runnable work"))
     }
