@@ -156,12 +156,55 @@ pub fn validate_model_ref(s: &str) -> Result<(), String> {
 pub(super) fn invalid(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
     let offset = e.span().map(|s| s.start).unwrap_or(0).min(text.len());
     let (line, column) = line_col(text, offset);
+    // Inside a list, the error is about one element: say what the key
+    // takes as a whole.
+    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let before: String = line_text.chars().take(column.saturating_sub(1)).collect();
+    let in_list = before.contains('[') && before.contains('=');
     ConfigError::Invalid {
         path: path.to_path_buf(),
         line,
         column,
         key: key_at_line(text, line),
-        message: e.message().to_owned(),
+        message: shape_message(e.message(), in_list),
+    }
+}
+
+/// A type error in the words of the key's expected shape: serde's
+/// `invalid type: integer `3`, expected a string` for an element of a
+/// list becomes `takes a list of strings; one element is integer `3``,
+/// and `expected a sequence` reads `expected a list ([...])`.
+pub(super) fn shape_message(message: &str, in_list: bool) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: ") else {
+        return message.to_owned();
+    };
+    let Some((found, expected)) = rest.split_once(", expected ") else {
+        return message.to_owned();
+    };
+    let plural = |what: &str| {
+        let what = what
+            .trim_start_matches("a ")
+            .trim_start_matches("an ")
+            .replace("sequence", "list");
+        match what.as_str() {
+            "string" => "strings".to_owned(),
+            "boolean" => "booleans (true or false)".to_owned(),
+            "u64" | "u32" | "u16" | "usize" | "integer" => "whole numbers".to_owned(),
+            other => format!("{other} values"),
+        }
+    };
+    match (in_list, expected) {
+        (true, _) => format!(
+            "takes a list of {}; one element is {found}",
+            plural(expected)
+        ),
+        (false, "a sequence") => {
+            format!("takes a list (written [\"a\", \"b\"]), not {found}")
+        }
+        (false, _) => format!(
+            "takes {}, not {found}",
+            expected.replace("sequence", "list")
+        ),
     }
 }
 

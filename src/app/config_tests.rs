@@ -398,3 +398,31 @@ fn a_providers_wire_is_required_but_for_openai_codex_where_it_is_fixed() {
         .unwrap_or_default();
     assert!(e.contains("providers.openai-codex.api_key_env"), "{e}");
 }
+
+#[test]
+fn a_type_error_names_the_shape_the_key_takes() {
+    use super::super::config_checks::shape_message;
+    assert_eq!(
+        shape_message("invalid type: integer `3`, expected a string", true),
+        "takes a list of strings; one element is integer `3`"
+    );
+    assert_eq!(
+        shape_message("invalid type: string \"ls\", expected a sequence", false),
+        "takes a list (written [\"a\", \"b\"]), not string \"ls\""
+    );
+    assert_eq!(
+        shape_message("invalid type: string \"x\", expected a boolean", false),
+        "takes a boolean, not string \"x\""
+    );
+    assert_eq!(
+        shape_message("unknown field `x`", false),
+        "unknown field `x`"
+    );
+    match load("[policy]\nallow_commands = [\"ls\", 3]\n", &Env::default()) {
+        Err(ConfigError::Invalid { key, message, .. }) => {
+            assert_eq!(key.as_deref(), Some("policy.allow_commands"));
+            assert!(message.contains("takes a list of strings"), "{message}");
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+}
