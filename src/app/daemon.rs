@@ -257,6 +257,7 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
             status.pid,
             socket_path.display()
         );
+        bind_here(ctx).await;
         say!("attach with: holon attach");
         return Ok(ExitCode::SUCCESS);
     }
@@ -297,6 +298,7 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
                 socket_path.display()
             );
             say!("http      {}", status.http.describe());
+            bind_here(ctx).await;
             say!("attach with: holon attach");
             return Ok(ExitCode::SUCCESS);
         }
@@ -313,6 +315,55 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
             );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// As the console opened here does: the default agent, still in its
+/// home, starts working in this directory (the project `holon --detach`
+/// was run in); one working elsewhere is not moved, only told. Either
+/// way the line says which workspace it works in.
+async fn bind_here(ctx: &Context) {
+    use crate::protocol::{call_typed, AgentState, Request, RuntimeClient as _};
+    use crate::ui::tui::overlays::workspaces::{open_binding, OpenBinding};
+    let Ok(here) = std::env::current_dir() else {
+        return;
+    };
+    let here = here.canonicalize().unwrap_or(here);
+    let Some(client) = connect(ctx).await else {
+        return;
+    };
+    let agent = ctx.config.default_agent.clone();
+    let request = Request::AgentState {
+        agent_id: agent.clone(),
+    };
+    let Ok(state) = call_typed::<AgentState>(&client, request).await else {
+        return;
+    };
+    let x = &state.agent.execution;
+    match open_binding(x, &here) {
+        OpenBinding::Nothing => say!("agent    {agent} works in {}", x.execution_root),
+        OpenBinding::Offer(_) => say!(
+            "agent    {agent} works in {} ({}), not here; `holon workspace use .` moves it",
+            x.label(),
+            x.execution_root
+        ),
+        OpenBinding::Use => {
+            let request = Request::WorkspaceUse {
+                agent_id: agent.clone(),
+                target: crate::protocol::types::UseWorkspace {
+                    path: Some(here.display().to_string()),
+                    workspace_id: None,
+                    mode: crate::protocol::types::WorkspaceMode::Direct,
+                },
+            };
+            match client.call(request).await {
+                Ok(_) => say!("agent    {agent} works in {} now", here.display()),
+                Err(e) => eprintln!(
+                    "holon: {agent} stays in its home: {} could not be used ({e})",
+                    here.display()
+                ),
+            }
+        }
     }
 }
 

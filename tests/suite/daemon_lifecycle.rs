@@ -267,3 +267,40 @@ fn restarts_under_four_senders_refuse_no_send_and_lose_none() {
         assert_eq!(n, 1, "{marker} admitted {n} times");
     }
 }
+
+#[test]
+fn detach_from_a_project_binds_it_as_the_console_does() {
+    let home = Home::new();
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path().canonicalize().unwrap();
+    let out = ok(home
+        .cmd()
+        .current_dir(&dir)
+        .arg("--detach")
+        .output()
+        .unwrap());
+    let _daemon = Daemon(&home);
+    assert!(
+        out.contains(&format!("works in {} now", dir.display())),
+        "{out}"
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(home.cmd().args(["status", "--json"]).output().unwrap())).unwrap();
+    assert_eq!(
+        status["agents"][0]["execution"]["execution_root"],
+        dir.display().to_string(),
+        "{status}"
+    );
+    // Again from elsewhere: not moved, told where it works.
+    let other = tempfile::tempdir().unwrap();
+    let out = ok(home
+        .cmd()
+        .current_dir(other.path())
+        .arg("--detach")
+        .output()
+        .unwrap());
+    assert!(
+        out.contains("not here; `holon workspace use .` moves it"),
+        "{out}"
+    );
+}
