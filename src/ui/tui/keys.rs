@@ -186,13 +186,29 @@ fn complete_before_submit(state: &mut State) -> bool {
     let Some(choice) = candidates.get(state.composer.selected) else {
         return false;
     };
-    if choice.replacement.trim_end() == state.composer.text().trim_end()
-        || !choice.replacement.starts_with(state.composer.text())
-    {
+    if choice.replacement.trim_end() == state.composer.text().trim_end() {
         return false;
+    }
+    // A letters-in-order match (`/evt`) is completed, never run unseen
+    // (`/stp` must not stop the agent): the next Enter runs it.
+    if !choice.replacement.starts_with(state.composer.text()) {
+        return state.composer.complete();
     }
     state.composer.complete();
     state.composer.text().ends_with(' ')
+}
+
+/// What Enter does with the menu open, for the hint line: insert the
+/// file, complete a letters-in-order match, or run the command.
+pub(super) fn menu_enter_word(state: &State) -> &'static str {
+    if state.composer.mentioning() {
+        return "insert";
+    }
+    let candidates = state.composer.candidates();
+    match candidates.get(state.composer.selected) {
+        Some(c) if !c.replacement.starts_with(state.composer.text()) => "complete",
+        _ => "run",
+    }
 }
 
 fn overlay_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {

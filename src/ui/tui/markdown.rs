@@ -51,6 +51,37 @@ pub fn render(text: &str, width: usize, indent: &str, theme: Theme) -> Vec<Line<
     r.out
 }
 
+/// `text` in pieces, each an `http(s)://` address (true) or the text
+/// between (false). An address ends at whitespace, and the punctuation a
+/// sentence puts after it (`.`, `,`, `)` …) is not part of it.
+fn bare_urls(text: &str) -> Vec<(&str, bool)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = ["https://", "http://"]
+        .iter()
+        .filter_map(|scheme| rest.find(scheme))
+        .min()
+    {
+        let tail = &rest[at..];
+        let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        let url = tail[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '\'', '"']);
+        if url.len() <= "https://".len() {
+            out.push((&rest[..at + end], false));
+            rest = &rest[at + end..];
+            continue;
+        }
+        if at > 0 {
+            out.push((&rest[..at], false));
+        }
+        out.push((url, true));
+        rest = &rest[at + url.len()..];
+    }
+    if !rest.is_empty() {
+        out.push((rest, false));
+    }
+    out
+}
+
 /// A container the current block sits in.
 enum Container {
     Quote,
@@ -143,7 +174,23 @@ impl Renderer {
             return;
         }
         let style = self.style();
-        self.spans.push(Span::styled(text.to_owned(), style));
+        if self.link.is_some() {
+            self.spans.push(Span::styled(text.to_owned(), style));
+            return;
+        }
+        // A bare address in the text is a link too.
+        for (piece, url) in bare_urls(text) {
+            let style = match url {
+                true => super::links::link_style(
+                    style
+                        .patch(self.t.accent())
+                        .add_modifier(Modifier::UNDERLINED),
+                    piece,
+                ),
+                false => style,
+            };
+            self.spans.push(Span::styled(piece.to_owned(), style));
+        }
     }
 
     /// Wrap the collected inline content as one line of the block (a soft
@@ -673,6 +720,43 @@ mod tests {
             linked.iter().all(|(_, url)| *url == docs),
             "a file address is not made clickable: {linked:?}"
         );
+    }
+
+    #[test]
+    fn a_bare_address_is_a_link_without_its_sentence_punctuation() {
+        assert_eq!(
+            bare_urls("see https://example.com/a?b=1. then (http://x.dev)"),
+            [
+                ("see ", false),
+                ("https://example.com/a?b=1", true),
+                (". then (", false),
+                ("http://x.dev", true),
+                (")", false),
+            ]
+        );
+        assert_eq!(bare_urls("no address"), [("no address", false)]);
+        assert_eq!(
+            bare_urls("https:// alone"),
+            [("https://", false), (" alone", false)]
+        );
+        let lines = render(
+            "The build is at https://ci.example.com/run/42.",
+            80,
+            "  ",
+            Theme { no_color: false },
+        );
+        let linked: Vec<String> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .filter(|s| {
+                s.style
+                    .underline_color
+                    .and_then(super::super::links::link_of)
+                    .is_some()
+            })
+            .map(|s| s.content.to_string())
+            .collect();
+        assert_eq!(linked, ["https://ci.example.com/run/42"]);
     }
 
     #[test]

@@ -119,8 +119,13 @@ fn working_row(state: &State, area: Rect, buf: &mut Buffer) {
         .elapsed_ms
         .map(|ms| format!(" · {}{tokens}", elapsed(ms)))
         .unwrap_or_default();
+    // Scrolled back, Esc returns to the bottom first: the hint says so.
+    let esc = match state.conversation.scroll {
+        super::conversation::Scroll::Follow => "Esc to interrupt",
+        super::conversation::Scroll::Anchor { .. } => "Esc to the bottom",
+    };
     let hinted = match w.elapsed_ms {
-        Some(_) => format!("{short} · Esc to interrupt"),
+        Some(_) => format!("{short} · {esc}"),
         None => short.clone(),
     };
     let room_with =
@@ -275,8 +280,11 @@ fn hint_line(state: &State, contexts: &[KeyContext], area: Rect, buf: &mut Buffe
         spans.push(Span::styled("Ctrl+O then: ", t.accent()));
     }
     if state.composer.menu_open() && state.overlays.is_empty() && !state.prefix {
-        let text = "Tab complete · Up/Down choose · Enter run · Esc close";
-        spans.push(Span::styled(truncate(text, w), t.dim()));
+        let text = format!(
+            "Tab complete · Up/Down choose · Enter {} · Esc close",
+            super::keys::menu_enter_word(state)
+        );
+        spans.push(Span::styled(truncate(&text, w), t.dim()));
     } else {
         // Whole pairs only: drop the last ones when the line is full.
         let mut used: usize = spans.iter().map(Span::width).sum();

@@ -21,7 +21,8 @@ impl Conversation {
             .flat_map(|b| b.lines())
             .map(str::to_owned)
             .collect();
-        detail.retain(|d| !d.trim().is_empty() && !op.summary.contains(d.trim()));
+        let summary = whole_summary(&op.summary, &mut detail);
+        detail.retain(|d| !d.trim().is_empty() && !summary.contains(d.trim()));
         let existing = message_id
             .as_ref()
             .and_then(|m| self.alerts.get(m).copied());
@@ -31,7 +32,7 @@ impl Conversation {
             } = self.rows[i].kind_mut()
             {
                 if brief.is_some() {
-                    *summary = op.summary.clone();
+                    *summary = whole_summary(&op.summary, &mut detail);
                 }
                 for line in detail {
                     if !d.contains(&line) && !summary.contains(line.trim()) {
@@ -42,7 +43,7 @@ impl Conversation {
             return;
         }
         let kind = RowKind::Alert {
-            summary: op.summary.clone(),
+            summary,
             detail,
             message_id: message_id.clone(),
         };
@@ -164,5 +165,62 @@ pub(super) fn approval_row(a: &crate::model::approval::ApprovalRecord) -> Approv
                 note: a.note.clone(),
             },
         },
+    }
+}
+
+/// A summary cut short (`Turn failed: the provider said …`) whose whole
+/// text is a line of the detail: that line completes the summary and
+/// leaves the detail, so a failure is said once, not cut then repeated.
+pub(super) fn whole_summary(summary: &str, detail: &mut Vec<String>) -> String {
+    let Some(stem) = summary.strip_suffix('…') else {
+        return summary.to_owned();
+    };
+    let stem = stem.trim_end();
+    for (i, line) in detail.iter().enumerate() {
+        let line_t = line.trim();
+        let probe: String = line_t.chars().take(20).collect();
+        if probe.chars().count() < 8 {
+            continue;
+        }
+        if let Some(at) = stem.find(&probe) {
+            if line_t.starts_with(&stem[at..]) {
+                let whole = format!("{}{line_t}", &stem[..at]);
+                detail.remove(i);
+                return whole;
+            }
+        }
+    }
+    summary.to_owned()
+}
+
+#[cfg(test)]
+mod whole_summary_tests {
+    use super::whole_summary;
+
+    #[test]
+    fn a_cut_summary_is_completed_by_its_detail_line() {
+        let full = "the provider refused the request: the model `gpt-x` does not exist or you \
+                    have no access to it";
+        let mut detail = vec![
+            full.to_owned(),
+            "provider_error · openai · gpt-x".to_owned(),
+        ];
+        let cut = format!("Turn failed: {}…", &full[..40]);
+        assert_eq!(
+            whole_summary(&cut, &mut detail),
+            format!("Turn failed: {full}")
+        );
+        assert_eq!(detail, ["provider_error · openai · gpt-x"]);
+        // Not cut, or no line completes it: as it was.
+        let mut other = vec!["something else entirely".to_owned()];
+        assert_eq!(
+            whole_summary("Turn failed: short", &mut other),
+            "Turn failed: short"
+        );
+        assert_eq!(
+            whole_summary("Turn failed: abc…", &mut other),
+            "Turn failed: abc…"
+        );
+        assert_eq!(other.len(), 1);
     }
 }

@@ -249,11 +249,13 @@ impl Workspaces {
             Line::from(vec![
                 Span::styled("cwd  ", t.dim()),
                 Span::styled(s.cwd.clone(), t.text()),
+                // The status line's word for how commands are confined.
                 Span::styled(
-                    format!("   {} · not sandboxed (host-local)", s.mode.as_str()),
+                    format!("   {} · {}", s.mode.as_str(), s.policy.mark()),
                     t.dim(),
                 ),
             ]),
+            Line::from(Span::styled(s.policy.confinement_line(), t.dim())),
         ];
         for (i, line) in head.iter().enumerate() {
             buf.set_line(

@@ -307,11 +307,17 @@ fn the_slash_menu_matches_letters_in_order() {
         .collect();
     assert_eq!(names, ["state", "status", "stop", "transcript"]);
     assert!(crate::ui::tui::keymap::matching("zzq").is_empty());
-    // Enter runs only what the text begins: a fuzzy match is a suggestion.
+    // Enter runs only what the text begins: a letters-in-order match is
+    // completed first (the hint says so), and runs on the next Enter.
     update(&mut st, ctrl('c'));
-    let fx = enter(&mut st, "/stp");
+    typ(&mut st, "/stp");
+    assert!(screen(&st).contains("Enter complete"), "{}", screen(&st));
+    let fx = update(&mut st, key(KeyCode::Enter));
     assert!(requests(&fx).is_empty(), "/stp does not run /stop: {fx:?}");
-    assert!(screen(&st).contains("stp"), "{}", screen(&st));
+    assert_eq!(st.composer.text(), "/stop");
+    // Seen, and Enter again: it runs.
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert!(!requests(&fx).is_empty(), "{fx:?}");
 }
 
 #[test]
@@ -868,8 +874,11 @@ fn esc_while_scrolled_back_returns_to_the_bottom_and_never_interrupts() {
     ] {
         update(&mut st, Msg::Event(Box::new(e)));
     }
+    assert!(screen(&st).contains("Esc to interrupt"), "{}", screen(&st));
     update(&mut st, key(KeyCode::PageUp));
     assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
+    // The working row says what Esc does now.
+    assert!(screen(&st).contains("Esc to the bottom"), "{}", screen(&st));
     assert!(
         requests(&update(&mut st, key(KeyCode::Esc))).is_empty(),
         "a turn being read back through is not interrupted"
