@@ -51,38 +51,89 @@ pub(super) fn fd_budget() -> usize {
 /// slot back at the upgrade) holds three descriptors (its TCP stream and
 /// a socket pair to the server), and up to `control` of them may be open;
 /// under a small limit they share the budget with plain HTTP instead of
-/// taking it all, so the listener always keeps some slots (at least 16)
-/// for new clients.
+/// taking it all (a third stays for HTTP, at least 16 slots), so the
+/// listener always has room for new clients. All the WebSockets the
+/// control server allows open at once would then reach into the reserve.
 pub(super) fn http_slots(configured: usize, control: usize, budget: usize) -> usize {
     let ws_fds = control.saturating_mul(3);
     let beside_ws = budget.saturating_sub(ws_fds);
     configured
-        .min(beside_ws.max(budget / 2))
+        .min(beside_ws.max(budget / 3))
         .max(16.min(configured.max(1)))
 }
 
-/// Connections that have not sent a whole request yet, oldest first:
-/// the ones to give way when every slot is taken.
+/// A connection's standing: waiting for a request (its first, or the
+/// next on a kept-alive connection), serving one, or told to give way.
+const WAITING: u8 = 0;
+const SERVING: u8 = 1;
+const EVICTED: u8 = 2;
+
+/// One connection as the listener sees it.
+struct Conn {
+    state: std::sync::atomic::AtomicU8,
+    evict: tokio::sync::Notify,
+    /// Its place in `Waiting` while it waits (changes at each wait).
+    place: std::sync::atomic::AtomicU64,
+}
+
+/// Connections waiting for a request, longest first: the ones to give
+/// way when every slot is taken.
 #[derive(Default)]
 struct Waiting {
     next: u64,
-    conns: std::collections::BTreeMap<u64, Arc<tokio::sync::Notify>>,
+    conns: std::collections::BTreeMap<u64, Arc<Conn>>,
 }
 
 impl Waiting {
     fn lock(this: &std::sync::Mutex<Waiting>) -> std::sync::MutexGuard<'_, Waiting> {
         this.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// `conn` waits (again), last in line.
+    fn enter(this: &std::sync::Mutex<Waiting>, conn: &Arc<Conn>) {
+        use std::sync::atomic::Ordering;
+        let mut w = Waiting::lock(this);
+        let place = w.next;
+        w.next += 1;
+        conn.place.store(place, Ordering::SeqCst);
+        w.conns.insert(place, Arc::clone(conn));
+    }
+
+    fn leave(this: &std::sync::Mutex<Waiting>, conn: &Conn) {
+        let place = conn.place.load(std::sync::atomic::Ordering::SeqCst);
+        Waiting::lock(this).conns.remove(&place);
+    }
+
+    /// Tell the connection that has waited longest to give way; whether
+    /// one did. One that began serving meanwhile is left alone.
+    fn evict_oldest(this: &std::sync::Mutex<Waiting>) -> bool {
+        use std::sync::atomic::Ordering;
+        loop {
+            let Some((_, conn)) = Waiting::lock(this).conns.pop_first() else {
+                return false;
+            };
+            let told = conn
+                .state
+                .compare_exchange(WAITING, EVICTED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+            if told {
+                conn.evict.notify_one();
+                return true;
+            }
+        }
+    }
 }
 
 /// Accept and serve HTTP/1 connections: at most `max` at once, each given
 /// `header_timeout` from its accept to send a whole request's headers (and
 /// as long between requests on a kept-alive connection), until
-/// `shutdown`; then the open connections finish (at most 5 s). At the
-/// limit, the connection that has waited longest without sending a whole
-/// request gives way to the next client (a few slow clients can never
-/// hold the listener); only when every slot serves a request does
-/// accepting wait, the kernel's backlog holding the rest.
+/// `shutdown`; then the open connections finish (at most 5 s). When a new
+/// client comes and every slot is taken, the connection that has waited
+/// longest for a request (a first one, or the next on a kept-alive
+/// connection) gives way to it, so silent or idle clients can never hold
+/// the listener; a request already being served is never cut. Only when
+/// every slot serves a request does the newcomer wait, the kernel's
+/// backlog holding the rest.
 pub(super) async fn serve(
     listener: TcpListener,
     app: Router,
@@ -90,25 +141,11 @@ pub(super) async fn serve(
     max: usize,
     header_timeout: std::time::Duration,
 ) {
+    use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
     let slots = Arc::new(Semaphore::new(max));
     let waiting: Arc<std::sync::Mutex<Waiting>> = Arc::default();
     let mut failures = 0u32;
     loop {
-        // A slot: a free one, else the oldest still-silent connection's.
-        let slot = match Arc::clone(&slots).try_acquire_owned() {
-            Ok(slot) => Ok(slot),
-            Err(_) => {
-                let oldest = Waiting::lock(&waiting).conns.pop_first();
-                if let Some((_, evict)) = oldest {
-                    evict.notify_one();
-                }
-                tokio::select! {
-                    slot = Arc::clone(&slots).acquire_owned() => slot,
-                    _ = shutdown.wait_for(|s| *s) => break,
-                }
-            }
-        };
-        let Ok(slot) = slot else { break };
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = shutdown.wait_for(|s| *s) => break,
@@ -124,32 +161,62 @@ pub(super) async fn serve(
                 if failures == 1 || failures.is_multiple_of(100) {
                     tracing::warn!(error = %e, failures, "HTTP accept failed; backing off");
                 }
-                drop(slot);
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let evict = Arc::new(tokio::sync::Notify::new());
-        let id = {
-            let mut w = Waiting::lock(&waiting);
-            let id = w.next;
-            w.next += 1;
-            w.conns.insert(id, Arc::clone(&evict));
-            id
-        };
-        // The first request's headers are in: no longer one to give way.
-        let heard = {
-            let waiting = Arc::clone(&waiting);
-            move || {
-                Waiting::lock(&waiting).conns.remove(&id);
+        // A slot for the newcomer: a free one, else the one of the
+        // connection that has waited longest for a request.
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => Ok(slot),
+            Err(_) => {
+                Waiting::evict_oldest(&waiting);
+                tokio::select! {
+                    slot = Arc::clone(&slots).acquire_owned() => slot,
+                    _ = shutdown.wait_for(|s| *s) => break,
+                }
             }
         };
-        let inner = hyper_util::service::TowerToHyperService::new(app.clone());
-        let service = hyper::service::service_fn(move |req| {
-            heard();
-            hyper::service::Service::call(&inner, req)
+        let Ok(slot) = slot else { break };
+        let conn = Arc::new(Conn {
+            state: AtomicU8::new(WAITING),
+            evict: tokio::sync::Notify::new(),
+            place: AtomicU64::new(0),
         });
-        let conn = hyper::server::conn::http1::Builder::new()
+        Waiting::enter(&waiting, &conn);
+        let first_place = conn.place.load(Ordering::SeqCst);
+        let inner = hyper_util::service::TowerToHyperService::new(app.clone());
+        let service = {
+            let (conn, waiting) = (Arc::clone(&conn), Arc::clone(&waiting));
+            hyper::service::service_fn(move |req| {
+                // Serving now, unless it was told to give way first.
+                let serving = conn
+                    .state
+                    .compare_exchange(WAITING, SERVING, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok();
+                let answer = serving.then(|| {
+                    Waiting::leave(&waiting, &conn);
+                    hyper::service::Service::call(&inner, req)
+                });
+                let (conn, waiting) = (Arc::clone(&conn), Arc::clone(&waiting));
+                async move {
+                    let Some(answer) = answer else {
+                        let busy = axum::http::Response::builder()
+                            .status(axum::http::StatusCode::SERVICE_UNAVAILABLE)
+                            .header("connection", "close")
+                            .body(axum::body::Body::from("the listener is full; try again"))
+                            .unwrap_or_default();
+                        return Ok(busy);
+                    };
+                    let response = answer.await;
+                    // Waiting for its next request: it may give way again.
+                    conn.state.store(WAITING, Ordering::SeqCst);
+                    Waiting::enter(&waiting, &conn);
+                    response
+                }
+            })
+        };
+        let served = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)
             .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -157,27 +224,29 @@ pub(super) async fn serve(
         let stop = shutdown.clone();
         let waiting = Arc::clone(&waiting);
         tokio::spawn(async move {
-            let mut conn = std::pin::pin!(conn);
+            let mut served = std::pin::pin!(served);
             // Counted from the accept, not from the first byte: a client
             // that connects and says nothing is closed as one that stalls.
             let silent = async {
                 tokio::time::sleep(header_timeout).await;
-                if Waiting::lock(&waiting).conns.contains_key(&id) {
+                if conn.place.load(Ordering::SeqCst) == first_place
+                    && conn.state.load(Ordering::SeqCst) == WAITING
+                {
                     return;
                 }
                 std::future::pending::<()>().await
             };
             tokio::select! {
-                _ = conn.as_mut() => {}
+                _ = served.as_mut() => {}
                 () = silent => {}
-                () = evict.notified() => {}
+                () = conn.evict.notified() => {}
                 _ = stopped(stop) => {
                     // Finish the request in hand, take no other.
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+                    served.as_mut().graceful_shutdown();
+                    let _ = served.await;
                 }
             }
-            Waiting::lock(&waiting).conns.remove(&id);
+            Waiting::leave(&waiting, &conn);
             drop(slot);
         });
     }
@@ -193,8 +262,8 @@ mod tests {
     #[test]
     fn a_small_descriptor_limit_still_leaves_the_listener_room() {
         // ulimit -n 1024: 768 after the reserve, all of which 256
-        // WebSockets could take; half stays for plain HTTP.
-        assert_eq!(http_slots(512, 256, 768), 384);
+        // WebSockets could take; a third stays for plain HTTP.
+        assert_eq!(http_slots(512, 256, 768), 256);
         // Plenty of descriptors: the configured most.
         assert_eq!(http_slots(512, 256, 1_000_000), 512);
         // Very few: never none.
