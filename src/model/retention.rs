@@ -63,6 +63,59 @@ pub fn gaps(start: u64, last: u64, present: impl IntoIterator<Item = u64>) -> Ve
     out
 }
 
+/// Whether `known` covers every event from `from` to `to` (inclusive).
+pub fn covered(known: &[LostRange], from: u64, to: u64) -> bool {
+    let mut sorted: Vec<LostRange> = known.to_vec();
+    sorted.sort_by_key(|r| r.from_seq);
+    let mut next = from;
+    for r in sorted {
+        if r.from_seq > next {
+            break;
+        }
+        next = next.max(r.to_seq.saturating_add(1));
+        if next > to {
+            return true;
+        }
+    }
+    next > to
+}
+
+/// `ranges` less what `known` already holds (a store salvaged twice
+/// records each loss once).
+pub fn subtract(ranges: &[LostRange], known: &[LostRange]) -> Vec<LostRange> {
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut pieces = vec![*r];
+        for k in known {
+            pieces = pieces
+                .into_iter()
+                .flat_map(|p| {
+                    let mut left = Vec::new();
+                    if k.to_seq < p.from_seq || k.from_seq > p.to_seq {
+                        left.push(p);
+                        return left;
+                    }
+                    if k.from_seq > p.from_seq {
+                        left.push(LostRange {
+                            from_seq: p.from_seq,
+                            to_seq: k.from_seq - 1,
+                        });
+                    }
+                    if k.to_seq < p.to_seq {
+                        left.push(LostRange {
+                            from_seq: k.to_seq + 1,
+                            to_seq: p.to_seq,
+                        });
+                    }
+                    left
+                })
+                .collect();
+        }
+        out.extend(pieces);
+    }
+    out
+}
+
 /// What a salvage could not bring back of one agent's history, recorded
 /// as its `history_lost` event (and the ranges on its record), so the
 /// salvaged store verifies sound with its losses known.
@@ -155,5 +208,24 @@ mod gap_tests {
         assert_eq!(gaps(1, 0, []), vec![]);
         assert!(r(3, 4).holds(4) && !r(3, 4).holds(5));
         assert_eq!(r(3, 4).len(), 2);
+    }
+
+    #[test]
+    fn coverage_and_subtraction_work_on_ranges_not_seqs() {
+        use super::{covered, subtract};
+        let r = |a, b| LostRange {
+            from_seq: a,
+            to_seq: b,
+        };
+        assert!(covered(&[r(5, 9), r(1, 4)], 2, 8));
+        assert!(!covered(&[r(1, 4), r(6, 9)], 2, 8));
+        // A huge recorded range answers at once.
+        assert!(covered(&[r(1, u64::MAX - 1)], 10, 1_000_000_000_000));
+        assert_eq!(
+            subtract(&[r(1, 10)], &[r(3, 4), r(8, 12)]),
+            vec![r(1, 2), r(5, 7)]
+        );
+        assert_eq!(subtract(&[r(3, 4)], &[r(1, 10)]), vec![]);
+        assert_eq!(subtract(&[r(3, 4)], &[]), vec![r(3, 4)]);
     }
 }

@@ -183,12 +183,19 @@ pub async fn record_losses(
     store: &Store,
     source: &str,
 ) -> Result<Vec<(String, crate::model::retention::HistoryLost)>, StoreError> {
-    use crate::model::retention::{gaps, HistoryLost};
+    use crate::model::retention::{gaps, subtract, HistoryLost, LostRange};
     const PAGE: usize = 5_000;
     let rx = store.read()?;
     let mut found = Vec::new();
     let agents: Vec<serde_json::Value> = rx.agents()?;
-    for agent in agents.iter().filter_map(|a| a["id"].as_str()) {
+    for record in &agents {
+        let Some(agent) = record["id"].as_str() else {
+            continue;
+        };
+        let entries: Vec<QueueEntry> = rx.list(Keyed::QueueEntries, agent).unwrap_or_default();
+        // Events lost at the very end of a ledger leave no gap: the next
+        // event takes the next number after the last one kept, so they
+        // are not recorded (a queue entry naming one is still dropped).
         let (start, last) = (rx.ledger_start(agent)?, rx.last_seq(agent)?);
         let mut present = BTreeSet::new();
         let mut next = start;
@@ -200,8 +207,10 @@ pub async fn record_losses(
             present.extend(page.iter().map(|e| e.event_seq));
             next = end + 1;
         }
-        let ranges = gaps(start, last, present.iter().copied());
-        let entries: Vec<QueueEntry> = rx.list(Keyed::QueueEntries, agent).unwrap_or_default();
+        // A loss recorded before (a store salvaged twice) is not new.
+        let known: Vec<LostRange> =
+            serde_json::from_value(record["lost_events"].clone()).unwrap_or_default();
+        let ranges = subtract(&gaps(start, last, present.iter().copied()), &known);
         let dropped: Vec<String> = entries
             .iter()
             .filter(|e| {

@@ -202,7 +202,7 @@ fn ledger(
     // A gap every event of which a salvage recorded as lost is a note;
     // any other is a problem.
     let gap = |from: u64, to: u64, report: &mut VerifyReport| {
-        let known = (from..=to).all(|seq| lost.iter().any(|r| r.holds(seq)));
+        let known = crate::model::retention::covered(lost, from, to);
         match known {
             true => report.notes.push(format!(
                 "agent {agent}: events {from} to {to} were lost in a salvage (recorded)"
