@@ -257,7 +257,6 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
             status.pid,
             socket_path.display()
         );
-        bind_here(ctx).await;
         say!("attach with: holon attach");
         return Ok(ExitCode::SUCCESS);
     }
@@ -298,7 +297,6 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
                 socket_path.display()
             );
             say!("http      {}", status.http.describe());
-            bind_here(ctx).await;
             say!("attach with: holon attach");
             return Ok(ExitCode::SUCCESS);
         }
@@ -318,10 +316,22 @@ pub async fn detach(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCo
     }
 }
 
+/// `holon --detach`: the runtime in the background, then, as the console
+/// opened here does, the default agent bound to this directory (see
+/// `bind_here`). `holon daemon start|restart` and the console's detach
+/// bind nothing.
+pub async fn detach_here(ctx: &Context, access: &AccessArgs) -> anyhow::Result<ExitCode> {
+    let code = detach(ctx, access).await?;
+    bind_here(ctx).await;
+    Ok(code)
+}
+
 /// As the console opened here does: the default agent, still in its
 /// home, starts working in this directory (the project `holon --detach`
 /// was run in); one working elsewhere is not moved, only told. Either
-/// way the line says which workspace it works in.
+/// way the line says which workspace it works in. Never `/`, the user's
+/// home itself, or a directory of Holon's own (its config, run, log or
+/// data directories): those are not projects.
 async fn bind_here(ctx: &Context) {
     use crate::protocol::{call_typed, AgentState, Request, RuntimeClient as _};
     use crate::ui::tui::overlays::workspaces::{open_binding, OpenBinding};
@@ -329,6 +339,15 @@ async fn bind_here(ctx: &Context) {
         return;
     };
     let here = here.canonicalize().unwrap_or(here);
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut own = super::run::holon_dirs(ctx);
+    own.push(ctx.paths.data_dir.clone());
+    let holons = own
+        .iter()
+        .any(|d| here.starts_with(d.canonicalize().unwrap_or_else(|_| d.clone())));
+    if here.parent().is_none() || home.as_deref() == Some(here.as_path()) || holons {
+        return;
+    }
     let Some(client) = connect(ctx).await else {
         return;
     };

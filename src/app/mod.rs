@@ -418,7 +418,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     rt.block_on(async move {
         if detach {
-            return daemon::detach(&ctx, &cli::AccessArgs::default()).await;
+            return daemon::detach_here(&ctx, &cli::AccessArgs::default()).await;
         }
         match cli.command {
             None => {

@@ -112,7 +112,6 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
     (source, ConfigWatch { path, reload })
 }
 
-/// The `HostConfig` of a process that owns the store.
 /// Holon's directories besides its data directory (the home, config,
 /// run and log directories, the store): never writable from a sandbox.
 pub fn holon_dirs(ctx: &Context) -> Vec<std::path::PathBuf> {
@@ -128,6 +127,7 @@ pub fn holon_dirs(ctx: &Context) -> Vec<std::path::PathBuf> {
     .collect()
 }
 
+/// The `HostConfig` of a process that owns the store.
 pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     let (source, watch) = reloadable_provider_source(ctx);
     // The watch is on the config directory: make sure it exists, so a

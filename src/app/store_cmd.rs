@@ -62,11 +62,24 @@ pub async fn store_backup(
     let mut report = match super::daemon::connect(ctx).await {
         Some(client) => {
             let copy = dest.is_some();
-            let written = client.call(Request::StoreBackup { copy }).await?;
+            let written = match client.call(Request::StoreBackup { copy }).await {
+                // A runtime from before copies were asked for: its rotated
+                // copy is put at PATH too, as it was then.
+                Err(e) if copy && e.code == crate::protocol::ErrorCode::InvalidParams => (
+                    client.call(Request::StoreBackup { copy: false }).await?,
+                    false,
+                ),
+                other => (other?, copy),
+            };
+            let (written, moved) = written;
             let mut report: crate::store::backup::BackupReport = written.take()?;
             if let Some(d) = &dest {
                 let (d, from) = (d.clone(), report.path.clone());
-                tokio::task::spawn_blocking(move || move_into_place(&from, &d)).await??;
+                tokio::task::spawn_blocking(move || match moved {
+                    true => move_into_place(&from, &d),
+                    false => Ok(crate::store::files::place_new(&from, &d)?),
+                })
+                .await??;
                 report.path = dest.clone().unwrap_or_default();
             }
             report
@@ -407,13 +420,21 @@ pub async fn store_stats(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> 
 
 /// Move the runtime's copy at `from` to `to` (which must not exist): a
 /// link then the copy's removal on the same file system, a private copy
-/// across file systems. The runtime's copy goes either way, so nothing
-/// but `to` keeps the backup.
+/// across file systems, so nothing but `to` keeps the backup. When it
+/// cannot be put there, the copy stays where it is and the error says
+/// where (the runtime removes it an hour on).
 fn move_into_place(from: &std::path::Path, to: &std::path::Path) -> anyhow::Result<()> {
-    let placed = crate::store::files::place_new(from, to);
-    let _ = std::fs::remove_file(from);
-    placed?;
-    Ok(())
+    match crate::store::files::place_new(from, to) {
+        Ok(()) => {
+            let _ = std::fs::remove_file(from);
+            Ok(())
+        }
+        Err(e) => Err(anyhow::anyhow!(
+            "the backup was made but could not be put at {}: {e}; it is at {} for the next hour",
+            to.display(),
+            from.display()
+        )),
+    }
 }
 
 /// What to do about a damaged store at `path`, in order: salvage it into

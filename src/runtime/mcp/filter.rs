@@ -8,7 +8,7 @@
 //! id is not one of those (an id answered is forgotten). Everything else
 //! passes as it is, garbage included (the client skips that itself).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::de::IgnoredAny;
@@ -56,11 +56,41 @@ pub(super) fn classify(line: &[u8]) -> Line {
     }
 }
 
-/// The ids of the client's requests not answered yet.
-type Asked = Arc<Mutex<HashSet<String>>>;
+/// The ids of the client's requests not answered yet, the latest
+/// [`MAX_ASKED`] of them (a request cancelled or timed out is never
+/// answered: its id goes when newer ones push it out).
+#[derive(Default)]
+struct Ids {
+    open: HashSet<String>,
+    order: VecDeque<String>,
+}
 
-fn asked(a: &Asked) -> std::sync::MutexGuard<'_, HashSet<String>> {
+const MAX_ASKED: usize = 4_096;
+
+impl Ids {
+    fn note(&mut self, id: String) {
+        self.order.push_back(id.clone());
+        self.open.insert(id);
+        while self.order.len() > MAX_ASKED {
+            if let Some(old) = self.order.pop_front() {
+                self.open.remove(&old);
+            }
+        }
+    }
+}
+
+type Asked = Arc<Mutex<Ids>>;
+
+fn asked(a: &Asked) -> std::sync::MutexGuard<'_, Ids> {
     a.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A line buffer that held one large message is let go, not kept at its
+/// size for the life of the server.
+fn shrink(line: &mut Vec<u8>) {
+    if line.capacity() > 1 << 20 {
+        *line = Vec::new();
+    }
 }
 
 /// The client's ends of the filtered connection to a server whose stdout
@@ -96,11 +126,12 @@ where
                 Ok(_) => {}
             }
             if let Line::Request(Some(id)) = classify(&line) {
-                asked(&noted).insert(id);
+                asked(&noted).note(id);
             }
             if to_server.write_all(&line).await.is_err() || to_server.flush().await.is_err() {
                 break;
             }
+            shrink(&mut line);
         }
         let _ = to_server.shutdown().await;
     });
@@ -118,7 +149,7 @@ where
                 Ok(_) => {}
             }
             if let Line::Response(id) = classify(&line) {
-                if !asked(&ids).remove(&id) {
+                if !asked(&ids).open.remove(&id) {
                     tracing::warn!(%server, %id, "MCP server answered a request it was never sent; skipped");
                     continue;
                 }
@@ -126,6 +157,7 @@ where
             if to_client.write_all(&line).await.is_err() {
                 break;
             }
+            shrink(&mut line);
         }
         let _ = to_client.shutdown().await;
     });
@@ -135,6 +167,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::{classify, Line};
+
+    #[test]
+    fn the_ids_kept_are_bounded() {
+        let mut ids = super::Ids::default();
+        for n in 0..(super::MAX_ASKED + 10) {
+            ids.note(n.to_string());
+        }
+        assert_eq!(ids.open.len(), super::MAX_ASKED);
+        assert!(!ids.open.contains("0") && ids.open.contains("10"));
+    }
 
     #[test]
     fn lines_are_told_apart_by_their_shape() {

@@ -173,10 +173,9 @@ fn search_key(state: &mut State, key: &KeyEvent) -> bool {
 }
 
 /// Enter with the menu open takes the selected command; it runs at once
-/// unless it takes arguments (then the operator types them). Only what
-/// the typed text begins: a fuzzy match (`/stp` finding `/stop`) is a
-/// suggestion, and Enter sends the text as typed (an unknown command gets
-/// its hint).
+/// unless it takes arguments (then the operator types them), when the
+/// typed text begins it. A letters-in-order match (`/stp` finding
+/// `/stop`) is completed instead and runs on the next Enter, once seen.
 fn complete_before_submit(state: &mut State) -> bool {
     if state.composer.mentioning() {
         // Enter takes the file, as Tab does; the prompt is sent after.
@@ -267,6 +266,18 @@ pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {
     let up = match m.kind {
         MouseEventKind::ScrollUp => true,
         MouseEventKind::ScrollDown => false,
+        // A drag selects nothing while the console takes the mouse (for
+        // the wheel): say once how to select.
+        MouseEventKind::Drag(_) if !state.told_mouse => {
+            state.told_mouse = true;
+            state.conversation.note(
+                "The console takes the mouse for wheel scrolling, so a drag selects nothing: \
+                 hold Shift while dragging to select (in most terminals), or /mouse off.",
+                super::rows::Tone::Info,
+            );
+            state.dirty = true;
+            return;
+        }
         _ => return,
     };
     state.dirty = true;

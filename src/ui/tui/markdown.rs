@@ -52,8 +52,9 @@ pub fn render(text: &str, width: usize, indent: &str, theme: Theme) -> Vec<Line<
 }
 
 /// `text` in pieces, each an `http(s)://` address (true) or the text
-/// between (false). An address ends at whitespace, and the punctuation a
-/// sentence puts after it (`.`, `,`, `)` …) is not part of it.
+/// between (false). An address ends at whitespace or a character it
+/// cannot hold unencoded, and the punctuation a sentence puts after it
+/// (`.`, `,`, `)` …) is not part of it.
 fn bare_urls(text: &str) -> Vec<(&str, bool)> {
     let mut out = Vec::new();
     let mut rest = text;
@@ -63,7 +64,11 @@ fn bare_urls(text: &str) -> Vec<(&str, bool)> {
         .min()
     {
         let tail = &rest[at..];
-        let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        // Whitespace ends it, and so does any character an address does
+        // not hold unencoded (`，` after a URL in a Chinese sentence).
+        let end = tail
+            .find(|c: char| c.is_whitespace() || !c.is_ascii())
+            .unwrap_or(tail.len());
         let url = tail[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '\'', '"']);
         if url.len() <= "https://".len() {
             out.push((&rest[..at + end], false));
@@ -735,6 +740,10 @@ mod tests {
             ]
         );
         assert_eq!(bare_urls("no address"), [("no address", false)]);
+        assert_eq!(
+            bare_urls("见https://x.com，谢谢"),
+            [("见", false), ("https://x.com", true), ("，谢谢", false)]
+        );
         assert_eq!(
             bare_urls("https:// alone"),
             [("https://", false), (" alone", false)]

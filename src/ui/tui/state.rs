@@ -144,6 +144,8 @@ pub struct State {
     pub bind_on_open: bool,
     /// The "no model configured" line was shown (once per console).
     pub told_no_model: bool,
+    /// The operator was told how to select text while the mouse is taken.
+    pub told_mouse: bool,
     /// Quitting with work running was asked about: a second quit goes.
     pub quit_asked: bool,
     /// When the question was asked (the first tick after it, epoch ms):
@@ -222,6 +224,7 @@ impl State {
             console_dir: None,
             bind_on_open: false,
             told_no_model: false,
+            told_mouse: false,
             quit_asked: false,
             quit_asked_ms: None,
             quit_checking: false,

@@ -892,6 +892,33 @@ fn esc_while_scrolled_back_returns_to_the_bottom_and_never_interrupts() {
 }
 
 #[test]
+fn a_drag_says_once_how_to_select_text() {
+    let mut st = booted(&session(), StoredMode::Debug, 80, 24);
+    let drag = || {
+        Msg::Mouse(MouseEvent {
+            kind: MouseEventKind::Drag(crossterm::event::MouseButton::Left),
+            column: 3,
+            row: 3,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    update(&mut st, drag());
+    assert!(
+        screen(&st).contains("hold Shift while dragging"),
+        "{}",
+        screen(&st)
+    );
+    update(&mut st, drag());
+    let said = st
+        .conversation
+        .rows
+        .iter()
+        .filter(|r| format!("{:?}", r.kind()).contains("hold Shift"))
+        .count();
+    assert_eq!(said, 1, "said once");
+}
+
+#[test]
 fn scrolling_by_wheel_and_pages() {
     let mut st = booted(&session(), StoredMode::Debug, 80, 24);
     let wheel = |kind| {
