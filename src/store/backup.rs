@@ -95,27 +95,8 @@ impl Store {
     /// stays).
     pub fn backup_rotated(&self, keep: usize) -> Result<BackupReport, StoreError> {
         let dir = self.backup_dir();
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)
-                .map_err(|source| StoreError::Io {
-                    path: dir.clone(),
-                    source,
-                })?;
-        }
-        // Two copies in one millisecond: the later takes the next one, so
-        // names still sort by time.
-        let now = crate::now_ms();
-        let mut dest = dir.join(rotated_name(now));
-        for later in 1.. {
-            if std::fs::symlink_metadata(&dest).is_err() {
-                break;
-            }
-            dest = dir.join(rotated_name(now + later));
-        }
+        private_dir(&dir)?;
+        let dest = new_name(&dir);
         // What a killed backup left (a full-size partial copy).
         for stale in rotated_in(&dir)
             .into_iter()
@@ -137,17 +118,7 @@ impl Store {
     /// are removed an hour on, by the next one.
     pub fn backup_copy(&self) -> Result<BackupReport, StoreError> {
         let dir = self.backup_dir().join(COPIES);
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)
-                .map_err(|source| StoreError::Io {
-                    path: dir.clone(),
-                    source,
-                })?;
-        }
+        private_dir(&dir)?;
         let hour = std::time::Duration::from_secs(3600);
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let old = entry
@@ -160,16 +131,37 @@ impl Store {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
-        let now = crate::now_ms();
-        let mut dest = dir.join(rotated_name(now));
-        for later in 1.. {
-            if std::fs::symlink_metadata(&dest).is_err() {
-                break;
-            }
-            dest = dir.join(rotated_name(now + later));
-        }
+        let dest = new_name(&dir);
         self.backup(&dest)
     }
+}
+
+/// Make `dir` (0700) if it is missing.
+fn private_dir(dir: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })
+}
+
+/// A new backup's path in `dir`, named by the time: two copies in one
+/// millisecond, the later takes the next one, so names still sort by
+/// time.
+fn new_name(dir: &Path) -> PathBuf {
+    let now = crate::now_ms();
+    let mut dest = dir.join(rotated_name(now));
+    for later in 1.. {
+        if std::fs::symlink_metadata(&dest).is_err() {
+            break;
+        }
+        dest = dir.join(rotated_name(now + later));
+    }
+    dest
 }
 
 /// Where copies for clients wait to be moved (`Store::backup_copy`).

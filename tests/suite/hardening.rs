@@ -263,16 +263,12 @@ fn a_failed_start_leaves_no_control_socket_behind() {
     );
 }
 
-#[test]
-fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
-    let home = Home::new();
-    // Random hex the store cannot compress, so that pieces of it show
-    // where the ledger's records sit in the file even when the records
-    // around it are compressed.
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let texts: Vec<String> = (0..40)
+/// `n` texts of `len` pseudo-random hex characters from `seed`.
+fn hex_texts(seed: u64, n: usize, len: usize) -> Vec<String> {
+    let mut x = seed;
+    (0..n)
         .map(|_| {
-            (0..600)
+            (0..len)
                 .map(|_| {
                     x ^= x << 13;
                     x ^= x >> 7;
@@ -281,7 +277,16 @@ fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
                 })
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
+    let home = Home::new();
+    // Random hex the store cannot compress, so that pieces of it show
+    // where the ledger's records sit in the file even when the records
+    // around it are compressed.
+    let texts = hex_texts(0x2545_f491_4f6c_dd1d, 40, 600);
     for (i, text) in texts.iter().enumerate() {
         home.ok(&["send", &format!("prompt {i} {text}")]);
     }
@@ -493,19 +498,7 @@ fn a_salvaged_store_records_its_losses_and_verifies_sound() {
     let home = Home::new();
     // Random hex the store cannot compress, so its pages show where the
     // ledger's records sit.
-    let mut x = 0x51a7_3c09_9d2e_44b1u64;
-    let texts: Vec<String> = (0..60)
-        .map(|_| {
-            (0..900)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    char::from(b"0123456789abcdef"[(x % 16) as usize])
-                })
-                .collect()
-        })
-        .collect();
+    let texts = hex_texts(0x51a7_3c09_9d2e_44b1, 60, 900);
     for (i, text) in texts.iter().enumerate() {
         home.ok(&["send", &format!("prompt {i} {text}")]);
     }

@@ -93,6 +93,17 @@ fn shrink(line: &mut Vec<u8>) {
     }
 }
 
+/// Read the next line (at most `max` bytes of it) into `line`; false at
+/// the end or on an error.
+async fn next_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> bool {
+    line.clear();
+    matches!(reader.take(max as u64 + 1).read_until(b'\n', line).await, Ok(n) if n > 0)
+}
+
 /// The client's ends of the filtered connection to a server whose stdout
 /// is `from_server` and stdin `to_server`: (what the client reads, what
 /// it writes). `max` bounds a line (longer ones pass unread, for the
@@ -116,14 +127,8 @@ where
         let (mut reader, mut to_server) = (BufReader::new(from_client), to_server);
         let mut line = Vec::new();
         loop {
-            line.clear();
-            match (&mut reader)
-                .take(max as u64 + 1)
-                .read_until(b'\n', &mut line)
-                .await
-            {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            if !next_line(&mut reader, &mut line, max).await {
+                break;
             }
             if let Line::Request(Some(id)) = classify(&line) {
                 asked(&noted).note(id);
@@ -139,14 +144,8 @@ where
         let mut reader = BufReader::new(from_server);
         let mut line = Vec::new();
         loop {
-            line.clear();
-            match (&mut reader)
-                .take(max as u64 + 1)
-                .read_until(b'\n', &mut line)
-                .await
-            {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            if !next_line(&mut reader, &mut line, max).await {
+                break;
             }
             if let Line::Response(id) = classify(&line) {
                 if !asked(&ids).open.remove(&id) {

@@ -246,15 +246,7 @@ impl Hub {
         for d in &dropped {
             tracing::debug!(server = %d.server, tool = %d.tool, reason = %d.reason, "MCP tool not offered");
         }
-        let specs = offered
-            .iter()
-            .map(|o| ToolSpec {
-                name: o.exposed.clone(),
-                description: o.description.clone(),
-                input_schema: o.input_schema.clone(),
-                freeform_field: None,
-            })
-            .collect();
+        let specs = offered.iter().map(Offered::spec).collect();
         // Built at the epoch read before the servers were asked: a change
         // meanwhile leaves it stale, and the next round builds it again.
         self.keep(
@@ -275,12 +267,7 @@ impl Hub {
         self.current(anchor)
             .offered
             .iter()
-            .map(|o| ToolSpec {
-                name: o.exposed.clone(),
-                description: o.description.clone(),
-                input_schema: o.input_schema.clone(),
-                freeform_field: None,
-            })
+            .map(Offered::spec)
             .collect()
     }
 

@@ -37,6 +37,18 @@ pub struct Offered {
     pub read_only: bool,
 }
 
+impl Offered {
+    /// The tool as the model is offered it.
+    pub fn spec(&self) -> crate::runtime::provider::ToolSpec {
+        crate::runtime::provider::ToolSpec {
+            name: self.exposed.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            freeform_field: None,
+        }
+    }
+}
+
 /// A tool left out, and why (shown by `holon mcp list`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
