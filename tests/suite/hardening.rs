@@ -280,27 +280,33 @@ fn hex_texts(seed: u64, n: usize, len: usize) -> Vec<String> {
         .collect()
 }
 
+/// Send `texts` as prompts, then the store file's bytes and the 4 KiB
+/// pages that hold pieces of them (the ledger's data).
+fn sent_and_placed(home: &Home, texts: &[String]) -> (Vec<u8>, std::collections::BTreeSet<usize>) {
+    for (i, text) in texts.iter().enumerate() {
+        home.ok(&["send", &format!("prompt {i} {text}")]);
+    }
+    let good = std::fs::read(home.store_file()).unwrap();
+    let needles: std::collections::HashSet<&[u8]> =
+        texts.iter().flat_map(|t| t.as_bytes().chunks(16)).collect();
+    let pages = good
+        .windows(16)
+        .enumerate()
+        .filter(|(_, w)| needles.contains(w))
+        .map(|(i, _)| i / 4096 * 4096)
+        .collect();
+    (good, pages)
+}
+
 #[test]
 fn a_damaged_or_empty_store_is_a_clear_error_never_a_panic() {
     let home = Home::new();
     // Random hex the store cannot compress, so that pieces of it show
     // where the ledger's records sit in the file even when the records
     // around it are compressed.
-    let texts = hex_texts(0x2545_f491_4f6c_dd1d, 40, 600);
-    for (i, text) in texts.iter().enumerate() {
-        home.ok(&["send", &format!("prompt {i} {text}")]);
-    }
-    let good = std::fs::read(home.store_file()).unwrap();
+    let (good, pages) = sent_and_placed(&home, &hex_texts(0x2545_f491_4f6c_dd1d, 40, 600));
     // Damage each 4 KiB page that holds ledger data, one at a time.
-    let needles: std::collections::HashSet<&[u8]> =
-        texts.iter().flat_map(|t| t.as_bytes().chunks(16)).collect();
-    let pages: std::collections::BTreeSet<usize> = good
-        .windows(16)
-        .enumerate()
-        .filter(|(_, w)| needles.contains(w))
-        .map(|(i, _)| i / 4096 * 4096)
-        .take(12)
-        .collect();
+    let pages: std::collections::BTreeSet<usize> = pages.into_iter().take(12).collect();
     assert!(!pages.is_empty());
     let mut failures = 0;
     for page in pages {
@@ -498,19 +504,7 @@ fn a_salvaged_store_records_its_losses_and_verifies_sound() {
     let home = Home::new();
     // Random hex the store cannot compress, so its pages show where the
     // ledger's records sit.
-    let texts = hex_texts(0x51a7_3c09_9d2e_44b1, 60, 900);
-    for (i, text) in texts.iter().enumerate() {
-        home.ok(&["send", &format!("prompt {i} {text}")]);
-    }
-    let good = std::fs::read(home.store_file()).unwrap();
-    let needles: std::collections::HashSet<&[u8]> =
-        texts.iter().flat_map(|t| t.as_bytes().chunks(16)).collect();
-    let pages: std::collections::BTreeSet<usize> = good
-        .windows(16)
-        .enumerate()
-        .filter(|(_, w)| needles.contains(w))
-        .map(|(i, _)| i / 4096 * 4096)
-        .collect();
+    let (good, pages) = sent_and_placed(&home, &hex_texts(0x51a7_3c09_9d2e_44b1, 60, 900));
     let dir = tempfile::tempdir().unwrap();
     let mut recorded = 0;
     // A page of ledger data in the middle damaged: salvage loses the
