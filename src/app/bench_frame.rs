@@ -151,10 +151,12 @@ async fn stub(caches: Arc<Mutex<Caches>>, served: Arc<AtomicU64>) -> StubServer 
     StubServer::serving(responder).await
 }
 
-fn chain(base: &str) -> anyhow::Result<Arc<dyn Provider>> {
+/// A provider chain to the stub at `base`: `wire`, answers whole, a
+/// `window`-token context (the benchmarks' one endpoint, `bench/model`).
+pub(super) fn stub_chain(base: &str, wire: &str, window: u64) -> anyhow::Result<Arc<dyn Provider>> {
     let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
-        "base_url = \"{base}/v1\"\nwire = \"openai_responses\"\nstreaming = \"off\"\n\
-         context_window = 1000000\n"
+        "base_url = \"{base}/v1\"\nwire = \"{wire}\"\nstreaming = \"off\"\n\
+         context_window = {window}\n"
     ))?;
     let endpoints = BTreeMap::from([("bench".to_owned(), endpoint)]);
     let chain = build_chain(
@@ -166,6 +168,10 @@ fn chain(base: &str) -> anyhow::Result<Arc<dyn Provider>> {
     )
     .map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
     Ok(Arc::new(chain))
+}
+
+fn chain(base: &str) -> anyhow::Result<Arc<dyn Provider>> {
+    stub_chain(base, "openai_responses", 1_000_000)
 }
 
 async fn frame_bench(dir: &Path) -> anyhow::Result<()> {

@@ -9,7 +9,6 @@
 //! of every request the model received, measured in the request body,
 //! and the runtime's own estimate of their tokens.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,9 +19,6 @@ use serde_json::{json, Value};
 use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::mcp::config::ServerConfig;
-use crate::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
-use crate::runtime::provider::retry::RetryPolicy;
-use crate::runtime::provider::Provider;
 use crate::store::{Store, StoreOptions};
 
 const TURNS: usize = 3;
@@ -115,23 +111,6 @@ fn seen_len(seen: &Mutex<Vec<Seen>>) -> usize {
     seen.lock().map(|s| s.len()).unwrap_or(0)
 }
 
-fn chain(base: &str) -> anyhow::Result<Arc<dyn Provider>> {
-    let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
-        "base_url = \"{base}/v1\"\nwire = \"openai_chat\"\nstreaming = \"off\"\n\
-         context_window = 32768\n"
-    ))?;
-    let endpoints = BTreeMap::from([("bench".to_owned(), endpoint)]);
-    let chain = build_chain(
-        "bench/local",
-        &[],
-        &BTreeMap::new(),
-        &endpoints,
-        RetryPolicy::default(),
-    )
-    .map_err(|f| anyhow::anyhow!(f.artifact.summary))?;
-    Ok(Arc::new(chain))
-}
-
 /// The figures of one mode: per request, what the model received, and the
 /// runtime's estimate of the tools' tokens per round.
 struct Figures {
@@ -144,7 +123,7 @@ async fn one_mode(dir: &Path, share: f64, stub_path: &Path) -> anyhow::Result<Fi
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let recorder = Arc::clone(&seen);
     let model = StubServer::serving(Arc::new(move |body: &Value| answer(body, &recorder))).await;
-    let provider = chain(model.base())?;
+    let provider = super::bench_frame::stub_chain(model.base(), "openai_chat", 32_768)?;
     let fixtures = dir.join("catalogs");
     std::fs::create_dir_all(&fixtures)?;
     let mut servers = Vec::new();
