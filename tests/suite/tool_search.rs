@@ -57,7 +57,9 @@ async fn many_large_tools_are_found_on_demand_and_the_prefix_holds() {
         ])
         .with_context_window(64_000),
     );
-    let big = stub_config("big", &["--many", "60:1500"]);
+    let log = dir.path().join("calls.log");
+    let log_arg = log.display().to_string();
+    let big = stub_config("big", &["--many", "60:1500", "--log", &log_arg]);
     let host = host(dir.path(), &provider, vec![big], Approval::Never).await;
     host.submit(prompt("go", Priority::Normal)).await.unwrap();
     let first_end = wait_event(&host, "the turn ends", kind("turn_terminal")).await;
@@ -95,6 +97,11 @@ async fn many_large_tools_are_found_on_demand_and_the_prefix_holds() {
     assert!(again
         .iter()
         .any(|(n, v, _)| n == "mcp__big__tool_9" && v.to_string().contains("called tool_9")));
+    // What the server ran: tool_7 once, and tool_9 once, for the call
+    // made after its schema was seen; the unseen call ran nothing.
+    let served = std::fs::read_to_string(&log).unwrap_or_default();
+    let runs = |tool: &str| served.lines().filter(|l| l.starts_with(tool)).count();
+    assert_eq!((runs("tool_7 "), runs("tool_9 ")), (1, 1), "{served}");
     // The invented name is the server's to refuse; the empty search an
     // error that says what to give.
     let odd = results(&provider, 5);
