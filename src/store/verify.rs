@@ -48,6 +48,12 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     super::open::quietly(f).map_err(|m| format!("the storage engine stopped on damage: {m}"))
 }
 
+/// [`guarded`] for a call that may also fail: its error and a panic
+/// alike come back as the words to report.
+fn read<T, E: std::fmt::Display>(f: impl FnOnce() -> Result<T, E>) -> Result<T, String> {
+    guarded(f)?.map_err(|e| e.to_string())
+}
+
 /// Verify the store at `path`.
 pub fn verify(path: &Path) -> Result<VerifyReport, StoreError> {
     let mut report = VerifyReport {
@@ -108,26 +114,17 @@ fn check_copy(scratch: &Path, report: &mut VerifyReport) -> Result<(), StoreErro
             return Ok(());
         }
     };
-    match guarded(|| db.check_integrity()) {
-        Ok(Ok(true)) => {}
-        Ok(Ok(false)) => report
+    match read(|| db.check_integrity()) {
+        Ok(true) => {}
+        Ok(false) => report
             .problems
             .push("the storage engine found damage in its own structures".into()),
-        Ok(Err(e)) => report
-            .problems
-            .push(format!("the storage engine's integrity check failed: {e}")),
         Err(why) => report.problems.push(format!(
             "the storage engine's integrity check failed: {why}"
         )),
     }
-    let txn = match guarded(|| db.begin_read()) {
-        Ok(Ok(txn)) => txn,
-        Ok(Err(e)) => {
-            report
-                .problems
-                .push(format!("no read of the store could begin: {e}"));
-            return Ok(());
-        }
+    let txn = match read(|| db.begin_read()) {
+        Ok(txn) => txn,
         Err(why) => {
             report
                 .problems
@@ -153,14 +150,8 @@ fn check_read_only(path: &Path, why: &str, report: &mut VerifyReport) -> Result<
 /// Every agent's ledger and references, each read isolated: damage met
 /// in one agent's records is reported and the others are still checked.
 fn holon_checks(rx: &ReadCtx, report: &mut VerifyReport) -> Result<(), StoreError> {
-    let agents: Vec<serde_json::Value> = match guarded(|| rx.agents()) {
-        Ok(Ok(a)) => a,
-        Ok(Err(e)) => {
-            report
-                .problems
-                .push(format!("the agents table cannot be read: {e}"));
-            return Ok(());
-        }
+    let agents: Vec<serde_json::Value> = match read(|| rx.agents()) {
+        Ok(a) => a,
         Err(why) => {
             report
                 .problems
@@ -237,14 +228,8 @@ fn ledger(
         return;
     }
     while next <= last {
-        let page = match guarded(|| rx.events(agent, next, PAGE)) {
-            Ok(Ok(p)) => p,
-            Ok(Err(e)) => {
-                report.problems.push(format!(
-                    "agent {agent}: events {next} to {last} cannot be read: {e}"
-                ));
-                return;
-            }
+        let page = match read(|| rx.events(agent, next, PAGE)) {
+            Ok(p) => p,
             Err(why) => {
                 report.problems.push(format!(
                     "agent {agent}: events {next} to {last} cannot be read: {why}"
