@@ -149,9 +149,9 @@ pub async fn window(
         };
     }
     let asked = match resolve_endpoint(model_ref, env, endpoints) {
-        Ok(endpoint) => match super::http::window_ask_for(&endpoint) {
+        Ok(endpoint) => match super::window_ask::window_ask_for(&endpoint) {
             Some(ask) => {
-                let answer = super::http::ask_window(client, &endpoint, &ask).await;
+                let answer = super::window_ask::ask_window(client, &endpoint, &ask).await;
                 Some((ask.how(), answer))
             }
             None => None,

@@ -244,5 +244,6 @@ pub mod scripted;
 pub mod sse;
 mod tool_images;
 pub mod tool_schema;
+mod window_ask;
 pub mod window_probe;
 pub mod wire;

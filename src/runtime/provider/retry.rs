@@ -591,7 +591,7 @@ impl Provider for ProviderChain {
                     && learned.get(&r).is_none_or(|(_, until)| *until <= now_ms)
             })
             .filter_map(|e| {
-                super::http::window_ask_for(e).map(|ask| super::WindowQuestion {
+                super::window_ask::window_ask_for(e).map(|ask| super::WindowQuestion {
                     model_ref: e.model_ref.to_string(),
                     ask,
                 })
@@ -613,7 +613,9 @@ impl Provider for ProviderChain {
                 _ => None,
             });
             match transport {
-                Some(t) => super::http::ask_window(t.client(), t.endpoint(), &question.ask).await,
+                Some(t) => {
+                    super::window_ask::ask_window(t.client(), t.endpoint(), &question.ask).await
+                }
                 None => Err(format!("{} is not part of this chain", question.model_ref)),
             }
         })

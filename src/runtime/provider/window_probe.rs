@@ -7,7 +7,7 @@
 //! ignored, as is anything a server says that does not parse.
 //!
 //! This is the pure part (the questions, parsing the answers, what is
-//! kept); `http::ask_window` asks.
+//! kept); `window_ask::ask_window` asks.
 
 use std::time::Duration;
 
