@@ -147,6 +147,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if which == "backup" {
         super::bench_backup::run(&dir).await?;
     }
+    if which == "salvage" {
+        super::bench_salvage::run(&dir).await?;
+    }
     if which == "faults" {
         let writes = 60;
         let started = Instant::now();

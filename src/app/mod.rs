@@ -57,6 +57,8 @@ mod bench_frame;
 mod bench_mcp;
 #[cfg(feature = "bench")]
 mod bench_runtime;
+#[cfg(feature = "bench")]
+mod bench_salvage;
 #[cfg(all(feature = "bench", target_os = "linux"))]
 mod bench_sandbox;
 #[cfg(feature = "bench")]

@@ -175,22 +175,27 @@ pub async fn store_verify(
     })
 }
 
-/// `holon store salvage BROKEN OUT`: what can be read of BROKEN, into a
-/// new store at OUT with its indexes rebuilt and verified. Exits 0 when OUT
-/// was written (the report says what was lost), non-zero when nothing
-/// could be.
-pub async fn store_salvage(
+/// What `holon store salvage` made: the copy's report, the losses it
+/// recorded per agent, and what verifying the new store found.
+pub(crate) struct Salvaged {
+    pub report: crate::store::salvage::SalvageReport,
+    pub lost: Vec<(String, crate::model::retention::HistoryLost)>,
+    pub check: crate::store::verify::VerifyReport,
+}
+
+/// Salvage BROKEN into a new store at OUT, record what was lost, rebuild
+/// the indexes and verify the result: the whole of `holon store salvage`
+/// but its printing.
+pub(crate) async fn salvage_and_repair(
     broken: &std::path::Path,
     out: &std::path::Path,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<Salvaged> {
     use crate::store::{Store, StoreOptions};
-    if !broken.is_file() {
-        anyhow::bail!("{} is not a file", broken.display());
-    }
     let (from, to) = (broken.to_path_buf(), out.to_path_buf());
-    let salvaged =
-        tokio::task::spawn_blocking(move || crate::store::salvage::salvage(&from, &to)).await?;
+    let salvaged = tokio::task::spawn_blocking(move || {
+        crate::store::salvage::salvage(&from, &to, &crate::runtime::repair::classify_record)
+    })
+    .await?;
     let mut report = match salvaged {
         Ok(r) => r,
         // Nothing could be read: say what was tried, and point at what is
@@ -199,8 +204,8 @@ pub async fn store_salvage(
             let restore = next_steps(broken).pop().unwrap_or_default();
             anyhow::bail!(
                 "salvage read nothing from {}: it tried the file as it is, a repaired copy of \
-                 it, and each table of it on its own ({detail}); nothing was written to {}. \
-                 What is left: {restore}",
+                 it, each table of it on its own and every page of it ({detail}); nothing was \
+                 written to {}. What is left: {restore}",
                 broken.display(),
                 out.display()
             );
@@ -235,7 +240,31 @@ pub async fn store_salvage(
     };
     let to = out.to_path_buf();
     let check = tokio::task::spawn_blocking(move || crate::store::verify::verify(&to)).await??;
-    report.problems.extend(check.problems);
+    report.problems.extend(check.problems.iter().cloned());
+    Ok(Salvaged {
+        report,
+        lost,
+        check,
+    })
+}
+
+/// `holon store salvage BROKEN OUT`: what can be read of BROKEN, into a
+/// new store at OUT with its indexes rebuilt and verified. Exits 0 when OUT
+/// was written (the report says what was lost), non-zero when nothing
+/// could be.
+pub async fn store_salvage(
+    broken: &std::path::Path,
+    out: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if !broken.is_file() {
+        anyhow::bail!("{} is not a file", broken.display());
+    }
+    let Salvaged {
+        report,
+        lost,
+        check,
+    } = salvage_and_repair(broken, out).await?;
     let mut o = Out::new();
     if json {
         let mut v = serde_json::to_value(&report)?;
@@ -262,13 +291,29 @@ pub async fn store_salvage(
             ""
         }
     ))?;
-    for t in report.tables.iter().filter(|t| !t.complete()) {
-        let of = t.expected.map(|n| format!(" of {n}")).unwrap_or_default();
-        let why = t.problem.as_deref().unwrap_or("rows missing");
-        o.line(&format!(
-            "  lost from {}: kept {}{of} rows ({why})",
-            t.table, t.rows
-        ))?;
+    match &report.unreadable_tree {
+        Some(why) => {
+            o.line(&format!(
+                "  the file's tree could not be read ({why}): these rows were found on its pages"
+            ))?;
+            for t in report.tables.iter().filter(|t| t.rows > 0) {
+                o.line(&format!("  {}: {} rows", t.table, t.rows))?;
+            }
+        }
+        None => {
+            for t in report.tables.iter().filter(|t| !t.complete()) {
+                let of = t.expected.map(|n| format!(" of {n}")).unwrap_or_default();
+                let why = t.problem.as_deref().unwrap_or("rows missing");
+                let pages = match t.scanned {
+                    0 => String::new(),
+                    n => format!(", {n} of them found on the file's pages"),
+                };
+                o.line(&format!(
+                    "  lost from {}: kept {}{of} rows{pages} ({why})",
+                    t.table, t.rows
+                ))?;
+            }
+        }
     }
     for (agent, l) in &lost {
         o.line(&format!(

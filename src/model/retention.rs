@@ -131,6 +131,10 @@ pub struct HistoryLost {
     /// What recorded it: `salvage of PATH`.
     #[serde(default)]
     pub source: String,
+    /// The agent's own record was lost too: its history was found, and
+    /// the record made anew with the defaults (its settings are lost).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_record_lost: bool,
 }
 
 impl HistoryLost {

@@ -24,6 +24,105 @@ use crate::runtime::queue::QueueEntry;
 use crate::runtime::tasks::TaskRecord;
 use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 
+/// The keyed table a record found on a page of a damaged store belongs to,
+/// from its content (what `holon store salvage` hands the store's page
+/// scan): the record must decode as the table's type and name the key's id
+/// (and agent, where it names one). Where more than one table's type would
+/// take it, the id's prefix decides; where none does, it is no record.
+pub fn classify_record(agent: &str, id: &str, json: &[u8]) -> Option<Keyed> {
+    use serde::de::DeserializeOwned;
+    fn fits<T: DeserializeOwned>(json: &[u8], ok: impl Fn(&T) -> bool) -> bool {
+        serde_json::from_slice::<T>(json).is_ok_and(|r| ok(&r))
+    }
+    // `method:request_id`: an answered client request, whatever its answer.
+    if id.contains(':') {
+        return serde_json::from_slice::<serde::de::IgnoredAny>(json)
+            .is_ok()
+            .then_some(Keyed::ClientRequests);
+    }
+    let candidates = [
+        (
+            Keyed::QueueEntries,
+            fits::<QueueEntry>(json, |r| r.message_id == id && r.agent_id == agent),
+        ),
+        (
+            Keyed::Messages,
+            fits::<crate::model::message::MessageEnvelope>(json, |r| {
+                r.id == id && r.agent_id == agent
+            }),
+        ),
+        (
+            Keyed::WorkItems,
+            fits::<WorkItemRecord>(json, |r| r.id == id && r.agent_id == agent),
+        ),
+        (
+            Keyed::Tasks,
+            fits::<TaskRecord>(json, |r| r.id == id && r.agent_id == agent),
+        ),
+        (
+            Keyed::WaitingIntents,
+            fits::<crate::model::waiting::WaitingIntentRecord>(json, |r| {
+                r.id == id && r.agent_id == agent
+            }),
+        ),
+        (
+            Keyed::Timers,
+            fits::<TimerRecord>(json, |r| r.id == id && r.agent_id == agent),
+        ),
+        (
+            Keyed::Transcript,
+            fits::<crate::model::transcript::TranscriptEntry>(json, |r| {
+                r.id == id && r.agent_id == agent
+            }),
+        ),
+        (
+            Keyed::ContextEpisodes,
+            fits::<crate::model::context::ContextEpisode>(json, |r| r.id == id),
+        ),
+        (
+            Keyed::ExternalTriggers,
+            fits::<crate::runtime::triggers::ExternalTriggerRecord>(json, |r| {
+                r.descriptor.external_trigger_id == id
+            }),
+        ),
+        (
+            Keyed::Approvals,
+            fits::<ApprovalRecord>(json, |r| r.id == id && r.agent_id == agent),
+        ),
+        (
+            Keyed::ToolExecutions,
+            fits::<serde_json::Value>(json, |r| {
+                r["id"] == id && r["tool_name"].is_string() && r["call_id"].is_string()
+            }),
+        ),
+    ];
+    let mut fitting = candidates.iter().filter(|(_, fits)| *fits).map(|(k, _)| *k);
+    let first = fitting.next()?;
+    let rest: Vec<Keyed> = fitting.collect();
+    if rest.is_empty() {
+        return Some(first);
+    }
+    let prefix = |k: Keyed| match k {
+        Keyed::WorkItems => "work_",
+        Keyed::Tasks => "task_",
+        Keyed::WaitingIntents => "wait_",
+        Keyed::Timers => "timer_",
+        Keyed::Transcript => "tr_",
+        Keyed::ToolExecutions => "tool_",
+        Keyed::ContextEpisodes => "ep_",
+        Keyed::ExternalTriggers => "trg_",
+        Keyed::Approvals => "apr_",
+        _ => "msg_",
+    };
+    let mut by_prefix = std::iter::once(first)
+        .chain(rest)
+        .filter(|k| id.starts_with(prefix(*k)));
+    match (by_prefix.next(), by_prefix.next()) {
+        (Some(k), None) => Some(k),
+        _ => None,
+    }
+}
+
 /// Index rows added or removed, and records that could not be read.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Rebuilt {
@@ -185,6 +284,31 @@ pub async fn record_losses(
 ) -> Result<Vec<(String, crate::model::retention::HistoryLost)>, StoreError> {
     use crate::model::retention::{gaps, subtract, HistoryLost, LostRange};
     const PAGE: usize = 5_000;
+    // An agent whose record was lost while its history was not: the
+    // record is made anew (with the defaults), so its history is seen.
+    let orphans: BTreeSet<String> = {
+        let rx = store.read()?;
+        let agents: Vec<serde_json::Value> = rx.agents()?;
+        let known: BTreeSet<&str> = agents.iter().filter_map(|a| a["id"].as_str()).collect();
+        let ledger = rx.ledger_agents()?;
+        ledger
+            .into_iter()
+            .filter(|a| !known.contains(a.as_str()))
+            .collect()
+    };
+    if !orphans.is_empty() {
+        let made = orphans.clone();
+        store
+            .write(move |tx| {
+                for agent in &made {
+                    let created = tx.now_ts();
+                    let record = crate::runtime::agent::AgentRecord::new(agent, created);
+                    tx.put_agent(agent, &record)?;
+                }
+                Ok(())
+            })
+            .await?;
+    }
     let rx = store.read()?;
     let mut found = Vec::new();
     let agents: Vec<serde_json::Value> = rx.agents()?;
@@ -219,11 +343,13 @@ pub async fn record_losses(
             })
             .map(|e| e.message_id.clone())
             .collect();
-        if !ranges.is_empty() || !dropped.is_empty() {
+        let agent_record_lost = orphans.contains(agent);
+        if !ranges.is_empty() || !dropped.is_empty() || agent_record_lost {
             let lost = HistoryLost {
                 ranges,
                 dropped_queue_entries: dropped,
                 source: source.to_owned(),
+                agent_record_lost,
             };
             found.push((agent.to_owned(), lost));
         }
@@ -262,6 +388,46 @@ mod tests {
     use super::*;
     use crate::model::message::Priority;
     use crate::store::StoreOptions;
+
+    /// A salvage that found an agent's history but not its record: the
+    /// record is made anew and the event says so.
+    #[tokio::test]
+    async fn an_agent_whose_record_was_lost_is_made_anew() {
+        use crate::protocol::events::{new_event, Event};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap();
+        store
+            .write(|tx| {
+                for _ in 0..3 {
+                    let note = Event::HistoryLost(crate::model::retention::HistoryLost::default());
+                    tx.append_event(new_event("orphan", Default::default(), note))?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+        assert!(store
+            .read()
+            .unwrap()
+            .agent::<serde_json::Value>("orphan")
+            .unwrap()
+            .is_none());
+        let lost = record_losses(&store, "salvage of x").await.unwrap();
+        assert_eq!(lost.len(), 1, "{lost:?}");
+        assert!(lost[0].1.agent_record_lost);
+        let rx = store.read().unwrap();
+        let record: crate::runtime::agent::AgentRecord = rx.agent("orphan").unwrap().unwrap();
+        assert_eq!(record.id, "orphan");
+        let events = rx.events("orphan", 0, 100).unwrap();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[3].payload["agent_record_lost"], true);
+        drop(rx);
+        // Salvaged again: nothing new to say.
+        assert!(record_losses(&store, "salvage of x")
+            .await
+            .unwrap()
+            .is_empty());
+    }
 
     #[tokio::test]
     async fn indexes_are_set_to_what_the_records_say() {

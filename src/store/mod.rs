@@ -23,6 +23,7 @@ mod migrate;
 mod open;
 pub mod prune;
 pub mod salvage;
+mod scan;
 pub mod schema;
 mod seal;
 mod tables;
@@ -405,6 +406,31 @@ impl ReadCtx {
     }
 
     /// The event ledger's two tables: rows and sealed blocks (`ledger`).
+    /// Every agent the ledger holds events of, whether or not its record
+    /// is there (after a salvage it may not be). One seek per agent.
+    pub fn ledger_agents(&self) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        let (rows, blocks) = self.ledger()?;
+        let mut out = std::collections::BTreeSet::new();
+        for table in [&rows, &blocks] {
+            let mut cursor: Option<String> = None;
+            loop {
+                let key = match &cursor {
+                    None => table.first()?.map(|(k, _)| k),
+                    Some(agent) => table
+                        .range((agent.as_str(), u64::MAX)..)?
+                        .map(|r| r.map(|(k, _)| k))
+                        .find(|k| k.as_ref().map_or(true, |k| k.value().0 != agent.as_str()))
+                        .transpose()?,
+                };
+                let Some(k) = key else { break };
+                let agent = k.value().0.to_owned();
+                out.insert(agent.clone());
+                cursor = Some(agent);
+            }
+        }
+        Ok(out)
+    }
+
     fn ledger(&self) -> Result<(LedgerTable, LedgerTable), StoreError> {
         Ok((
             self.txn.open_table(schema::EVENTS)?,
