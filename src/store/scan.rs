@@ -362,7 +362,7 @@ mod tests {
         // Two entries, variable keys and values: ends, then bytes.
         let mut page = vec![LEAF, 0, 2, 0];
         let start = 4 + 16;
-        for end in [start + 2, start + 5, start + 7, start + 10] {
+        for end in [start + 2, start + 6, start + 8, start + 11] {
             page.extend_from_slice(&(end as u32).to_le_bytes());
         }
         page.extend_from_slice(b"k1key2v1val");
@@ -371,7 +371,7 @@ mod tests {
             entries,
             vec![(&b"k1"[..], &b"v1"[..]), (&b"key2"[..], &b"val"[..])]
         );
-        assert_eq!(used, start + 10);
+        assert_eq!(used, start + 11);
         let mut bad = page.clone();
         bad[4] = 200; // a key ending past the page
         assert!(leaf(&bad, None).is_none());

@@ -112,12 +112,23 @@ pub(super) fn history_lost(p: &ev::HistoryLost) -> String {
             false => format!("{}–{}", r.from_seq, r.to_seq),
         })
         .collect();
-    let mut out = format!(
-        "History lost: {} events ({}) could not be read back by the {}",
-        p.events(),
-        ranges.join(", "),
-        p.source
-    );
+    let mut out = match (ranges.is_empty(), p.agent_record_lost) {
+        (true, true) => format!(
+            "History lost: this agent's record could not be read back by the {}; it was made \
+             anew with the defaults",
+            p.source
+        ),
+        (_, record) => format!(
+            "History lost: {} events ({}) could not be read back by the {}{}",
+            p.events(),
+            ranges.join(", "),
+            p.source,
+            match record {
+                true => ", nor this agent's record (made anew with the defaults)",
+                false => "",
+            }
+        ),
+    };
     if !p.dropped_queue_entries.is_empty() {
         out.push_str(&format!(
             "; {} queued messages whose records were lost were dropped",
@@ -190,4 +201,32 @@ pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_record_is_said_with_or_without_lost_events() {
+        let mut p = ev::HistoryLost {
+            source: "salvage of /tmp/x.redb".into(),
+            agent_record_lost: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            history_lost(&p),
+            "History lost: this agent's record could not be read back by the salvage of \
+             /tmp/x.redb; it was made anew with the defaults"
+        );
+        p.ranges = vec![crate::model::retention::LostRange {
+            from_seq: 4,
+            to_seq: 9,
+        }];
+        assert_eq!(
+            history_lost(&p),
+            "History lost: 6 events (4–9) could not be read back by the salvage of \
+             /tmp/x.redb, nor this agent's record (made anew with the defaults)"
+        );
+    }
 }
