@@ -150,6 +150,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if which == "salvage" {
         super::bench_salvage::run(&dir).await?;
     }
+    if which == "attach" {
+        super::bench_attach::run(&dir, args.turns).await?;
+    }
     if which == "faults" {
         let writes = 60;
         let started = Instant::now();

@@ -44,6 +44,8 @@ mod bench_admit;
 #[cfg(feature = "bench")]
 mod bench_agents;
 #[cfg(feature = "bench")]
+mod bench_attach;
+#[cfg(feature = "bench")]
 mod bench_backup;
 #[cfg(feature = "bench")]
 mod bench_connections;

@@ -117,7 +117,10 @@ pub struct BenchArgs {
     /// definitions per request sent whole and on demand, three servers;
     /// needs `mcp_stub` too) or crowd (`--agents`
     /// agents, default 100, running turns at once: admissions and an
-    /// attached console's key-to-frame); the last eleven are not part of all.
+    /// attached console's key-to-frame) or salvage (`store salvage` of a
+    /// store damaged four ways: what it recovers, how fast) or attach
+    /// (`holon attach` in a pseudo-terminal through `--turns` turns: its
+    /// RSS); the last thirteen are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
@@ -144,6 +147,9 @@ pub struct BenchArgs {
     /// Seconds the soak benchmark runs.
     #[arg(long, default_value_t = 180)]
     pub secs: u64,
+    /// Turns the attach benchmark runs.
+    #[arg(long, default_value_t = 2_000)]
+    pub turns: u64,
     /// Directory for the benchmark stores (default: a temporary directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
