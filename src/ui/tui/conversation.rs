@@ -97,6 +97,8 @@ pub struct Conversation {
     /// Operator prompts admitted and not yet taken up (few): only these
     /// are looked for when a message starts or ends.
     waiting: Vec<String>,
+    /// Frames drawn, to forget far rows' lines every so often.
+    frames: std::cell::Cell<u32>,
 }
 
 impl Default for Conversation {
@@ -118,9 +120,19 @@ impl Default for Conversation {
             alerts: HashMap::new(),
             progress: Vec::new(),
             waiting: Vec::new(),
+            frames: Default::default(),
         }
     }
 }
+
+/// Rows on each side of the view that keep their drawn lines; farther
+/// rows keep only what they show, and are drawn again if they come back
+/// into view. What a long conversation costs is then its rows, not their
+/// lines (a 1 KB answer's lines take several times its text).
+const LINES_AROUND: usize = 256;
+
+/// Frames between two passes forgetting far rows' lines.
+const FORGET_EVERY: u32 = 64;
 
 /// Most rows kept; past it the oldest `TRIM_ROWS` go.
 pub const MAX_ROWS: usize = 100_000;
@@ -132,6 +144,22 @@ pub fn min_mode(op: &OperatorEvent) -> Option<DisplayMode> {
 }
 
 impl Conversation {
+    /// A frame drew rows `lo..=hi`: every `FORGET_EVERY` frames, rows
+    /// farther than `LINES_AROUND` from them forget their drawn lines.
+    pub fn drew(&self, lo: usize, hi: usize) {
+        let frame = self.frames.get().wrapping_add(1);
+        self.frames.set(frame);
+        if !frame.is_multiple_of(FORGET_EVERY) {
+            return;
+        }
+        let keep = lo.saturating_sub(LINES_AROUND)..=hi.saturating_add(LINES_AROUND);
+        for (i, row) in self.rows.iter().enumerate() {
+            if !keep.contains(&i) {
+                row.forget_lines();
+            }
+        }
+    }
+
     pub fn push(&mut self, kind: RowKind, mode: DisplayMode) -> usize {
         if self.rows.len() >= MAX_ROWS {
             self.trim(TRIM_ROWS);

@@ -187,6 +187,16 @@ impl Row {
         }
     }
 
+    /// Drop the cached lines (they are drawn again when next asked for).
+    pub fn forget_lines(&self) {
+        self.cache.borrow_mut().take();
+    }
+
+    #[cfg(test)]
+    pub fn has_lines(&self) -> bool {
+        self.cache.borrow().is_some()
+    }
+
     /// The wrapped lines at `width` (cached).
     pub fn lines(&self, width: u16, mode: DisplayMode, theme: Theme) -> Rc<Vec<Line<'static>>> {
         if let Some((w, m, lines)) = &*self.cache.borrow() {

@@ -88,10 +88,12 @@ pub fn visible_lines(c: &Conversation, ctx: Ctx, h: usize) -> Vec<Line<'static>>
     let mut total = below.len();
     let mut i = start;
     let need = h + skip;
+    let mut top = start;
     while let Some(r) = i {
         if total >= need {
             break;
         }
+        top = Some(r);
         let mut lines: Vec<Line<'static>> = Vec::new();
         if gap(c, r, ctx.mode) == 1 {
             lines.push(Line::default());
@@ -105,6 +107,9 @@ pub fn visible_lines(c: &Conversation, ctx: Ctx, h: usize) -> Vec<Line<'static>>
         total += lines.len();
         chunks.push(lines);
         i = prev_visible(c, r, ctx.mode);
+    }
+    if let (Some(lo), Some(hi)) = (top, start) {
+        c.drew(lo, hi);
     }
     let mut out: Vec<Line<'static>> = chunks.into_iter().rev().flatten().collect();
     out.append(&mut below);
@@ -223,5 +228,47 @@ pub fn top(c: &mut Conversation, ctx: Ctx, h: usize) {
                 };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::tui::rows::Tone;
+
+    /// Drawing keeps the lines of rows near the view and, every so often,
+    /// forgets those of rows far from it: a long conversation holds its
+    /// rows, not their lines.
+    #[test]
+    fn far_rows_forget_their_lines() {
+        let mut c = Conversation::default();
+        for n in 0..2_000 {
+            let text = format!("note {n} with a few words to wrap");
+            c.push(
+                RowKind::Note {
+                    text,
+                    tone: Tone::Info,
+                },
+                DisplayMode::Info,
+            );
+        }
+        let ctx = Ctx {
+            width: 80,
+            mode: DisplayMode::Info,
+            theme: Theme { no_color: true },
+        };
+        // Everything measured once, as scrolling to the top would.
+        for r in &c.rows {
+            r.lines(ctx.width, ctx.mode, ctx.theme);
+        }
+        for _ in 0..64 {
+            visible_lines(&c, ctx, 40);
+        }
+        assert!(c.rows[1_999].has_lines(), "the rows in view keep theirs");
+        assert!(c.rows[1_750].has_lines(), "and those near it");
+        assert!(!c.rows[0].has_lines(), "far rows forget theirs");
+        assert!(!c.rows[1_000].has_lines());
+        // Drawn again when they come back into view.
+        assert_eq!(c.rows[0].lines(ctx.width, ctx.mode, ctx.theme).len(), 1);
     }
 }

@@ -137,6 +137,9 @@ fn prefix_width(p: &[Span<'_>]) -> usize {
 struct Builder {
     lines: Vec<Line<'static>>,
     current: Vec<Span<'static>>,
+    /// How many of `current`'s spans are the line's prefix, which text
+    /// never joins.
+    prefix: usize,
     used: usize,
     width: usize,
     rest: Vec<Span<'static>>,
@@ -150,12 +153,22 @@ impl Builder {
     fn newline(&mut self) {
         let line = std::mem::replace(&mut self.current, self.rest.clone());
         self.lines.push(Line::from(line));
+        self.prefix = self.rest.len();
         self.used = self.rest_w;
     }
 
+    /// Text joins the line's last span when it has the same style: a line
+    /// of prose is a few spans, not one per word and space (the lines of
+    /// a long conversation are kept, and each span is an allocation).
     fn push(&mut self, text: String, style: Style) {
         self.used += width(&text);
-        self.current.push(Span::styled(text, style));
+        let past_prefix = self.current.len() > self.prefix;
+        match self.current.last_mut() {
+            Some(last) if past_prefix && last.style == style => {
+                last.content.to_mut().push_str(&text);
+            }
+            _ => self.current.push(Span::styled(text, style)),
+        }
     }
 
     /// A word longer than a whole line, cut by characters.
@@ -206,6 +219,7 @@ pub fn wrap(
     let mut b = Builder {
         lines: Vec::new(),
         current: first.to_vec(),
+        prefix: first.len(),
         used: prefix_width(first),
         width,
         rest: rest.to_vec(),
@@ -282,6 +296,21 @@ mod tests {
         let rest = [Span::raw("  ")];
         let lines = wrap(&spans, 12, &first, &rest);
         assert_eq!(text(&lines), ["- the quick", "  brown fox", "  jumps over"]);
+    }
+
+    /// Words of one style join in one span, apart from the prefix; a
+    /// change of style starts a new one.
+    #[test]
+    fn a_line_is_a_span_a_style() {
+        let bold = Style::default().add_modifier(ratatui::style::Modifier::BOLD);
+        let spans = [
+            Span::raw("plain words here "),
+            Span::styled("bold", bold),
+            Span::raw(" tail"),
+        ];
+        let lines = wrap(&spans, 80, &[Span::raw("- ")], &[Span::raw("  ")]);
+        let contents: Vec<&str> = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(contents, ["- ", "plain words here ", "bold", " tail"]);
     }
 
     #[test]
