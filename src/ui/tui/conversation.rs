@@ -99,6 +99,12 @@ pub struct Conversation {
     waiting: Vec<String>,
     /// Frames drawn, to forget far rows' lines every so often.
     frames: std::cell::Cell<u32>,
+    /// The lowest `event_seq` the rows cover: older events are in the
+    /// runtime's ledger, paged in when the operator scrolls up to them (0
+    /// or 1: there are none).
+    pub first_seq: u64,
+    /// The `event_seq` of the event being applied (what new rows carry).
+    applying: u64,
 }
 
 impl Default for Conversation {
@@ -121,6 +127,8 @@ impl Default for Conversation {
             progress: Vec::new(),
             waiting: Vec::new(),
             frames: Default::default(),
+            first_seq: 0,
+            applying: 0,
         }
     }
 }
@@ -133,6 +141,12 @@ const LINES_AROUND: usize = 256;
 
 /// Frames between two passes forgetting far rows' lines.
 const FORGET_EVERY: u32 = 64;
+
+/// Rows kept while following the newest: past it the oldest
+/// `WINDOW_TRIM` go back to the ledger (paged in again when scrolled up
+/// to), so memory follows the window, not the history.
+pub const WINDOW_ROWS: usize = 3_000;
+const WINDOW_TRIM: usize = 500;
 
 /// Most rows kept; past it the oldest `TRIM_ROWS` go.
 pub const MAX_ROWS: usize = 100_000;
@@ -163,9 +177,49 @@ impl Conversation {
     pub fn push(&mut self, kind: RowKind, mode: DisplayMode) -> usize {
         if self.rows.len() >= MAX_ROWS {
             self.trim(TRIM_ROWS);
+        } else if self.rows.len() >= WINDOW_ROWS && self.scroll == Scroll::Follow {
+            self.trim_window();
         }
-        self.rows.push(Row::new(kind, mode));
+        let mut row = Row::new(kind, mode);
+        row.seq = self.applying;
+        self.rows.push(row);
         self.rows.len() - 1
+    }
+
+    /// Hand the oldest rows back to the ledger: `WINDOW_TRIM` of them, and
+    /// the rest of the last one's event, never a question still waiting
+    /// for the operator (nor anything after it). The rows left start
+    /// where the ledger is paged in again from.
+    fn trim_window(&mut self) {
+        let waiting =
+            |r: &Row| matches!(r.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
+        let mut n = WINDOW_TRIM.min(self.rows.len());
+        if let Some(w) = self.rows[..n].iter().position(waiting) {
+            n = w;
+        }
+        while n > 0 && n < self.rows.len() && self.rows[n].seq == self.rows[n - 1].seq {
+            n += 1;
+        }
+        if n == 0 || n >= self.rows.len() || self.rows[n].seq == 0 {
+            return;
+        }
+        self.trim(n);
+    }
+
+    /// Older rows, built from the ledger's events `first_seq..` the rows'
+    /// first: they go in front, and the view stays where it is.
+    pub fn prepend_older(&mut self, older: Conversation, first_seq: u64) {
+        let n = older.rows.len();
+        let mut rows = older.rows;
+        rows.append(&mut self.rows);
+        self.rows = rows;
+        self.tasks.values_mut().for_each(|i| *i += n);
+        self.alerts.values_mut().for_each(|i| *i += n);
+        self.progress.iter_mut().for_each(|(_, i)| *i += n);
+        if let Scroll::Anchor { row, skip } = self.scroll {
+            self.scroll = Scroll::Anchor { row: row + n, skip };
+        }
+        self.first_seq = first_seq;
     }
 
     /// Forget the `n` oldest rows (a console left open for weeks keeps a
@@ -186,6 +240,10 @@ impl Conversation {
                 Some(row) => Scroll::Anchor { row, skip },
                 None => Scroll::Anchor { row: 0, skip: 0 },
             };
+        }
+        // What went is in the ledger, from here down.
+        if let Some(first) = self.rows.first().filter(|r| r.seq > 0) {
+            self.first_seq = first.seq;
         }
     }
 
@@ -261,6 +319,7 @@ impl Conversation {
             return Applied::default();
         }
         self.applied_seq = e.event_seq;
+        self.applying = e.event_seq;
         let message_id = e.provenance.message_id.as_deref().or(typed.message_id());
         let message_id = message_id.map(str::to_owned);
         let mut applied = Applied::default();

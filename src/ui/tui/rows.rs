@@ -146,6 +146,9 @@ pub struct Row {
     pub hidden: bool,
     /// The `message_id` the row belongs to, when known.
     pub message_id: Option<String>,
+    /// The `event_seq` of the event the row came from (of the last event
+    /// applied, for a local note).
+    pub seq: u64,
     cache: RefCell<Option<Cached>>,
 }
 
@@ -156,6 +159,7 @@ impl Row {
             min_mode,
             hidden: false,
             message_id: None,
+            seq: 0,
             cache: RefCell::new(None),
         }
     }

@@ -68,6 +68,11 @@ pub enum Pending {
     Command,
     /// The conversation's history page.
     History,
+    /// Older rows, paged in when scrolled up to: events up to `upto`.
+    Older {
+        from: u64,
+        upto: u64,
+    },
     /// `agent.status` after refresh signals.
     Refresh,
     Display,
@@ -107,6 +112,8 @@ pub enum History {
     },
     Loading {
         id: RequestId,
+        /// The page asked for: events `from..=upto`.
+        from: u64,
         upto: u64,
         held: Vec<EventRecord>,
     },
@@ -167,6 +174,8 @@ pub struct State {
     pub(crate) pending: HashMap<RequestId, (String, Pending)>,
     pub(crate) history: History,
     pub(crate) refresh: Option<RequestId>,
+    /// The request for older rows in flight, if one is.
+    pub(crate) older: Option<RequestId>,
     pub(crate) refresh_again: bool,
 }
 
@@ -236,6 +245,7 @@ impl State {
             pending: HashMap::new(),
             history: History::Waiting { held: Vec::new() },
             refresh: None,
+            older: None,
             refresh_again: false,
         }
     }

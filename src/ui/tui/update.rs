@@ -116,6 +116,69 @@ fn notify(state: &State, text: String, fx: &mut Vec<Effect>) {
     }
 }
 
+/// Events paged in at a time when the operator scrolls up to the oldest
+/// rows the console holds.
+const OLDER_EVENTS: u64 = 500;
+
+/// Rows from the top at which older ones are paged in.
+const OLDER_AHEAD: usize = 200;
+
+/// Scrolled up near the oldest rows the console holds, with older events
+/// in the ledger: ask for the page before them (one at a time).
+pub(crate) fn load_older(state: &mut State, fx: &mut Vec<Effect>) {
+    let c = &state.conversation;
+    let near_top =
+        matches!(c.scroll, super::conversation::Scroll::Anchor { row, .. } if row < OLDER_AHEAD);
+    if !near_top
+        || c.first_seq <= 1
+        || state.older.is_some()
+        || !matches!(state.history, History::Done)
+    {
+        return;
+    }
+    let upto = c.first_seq - 1;
+    let from = c.first_seq.saturating_sub(OLDER_EVENTS).max(1);
+    let request = Request::EventsPage {
+        agent_id: state.agent_id.clone(),
+        from_seq: from,
+        limit: (upto - from + 1) as usize,
+        kind: None,
+    };
+    let effect = call(state, request, Pending::Older { from, upto });
+    if let Effect::Call { id, .. } = &effect {
+        state.older = Some(*id);
+    }
+    fx.push(effect);
+}
+
+/// The page before the oldest rows: built as a conversation of its own
+/// and put in front. Where the ledger was pruned, nothing older is left
+/// to page in.
+fn older_arrived(state: &mut State, from: u64, upto: u64, result: Result<Response, ApiError>) {
+    let page = match result.and_then(Response::take::<EventsPage>) {
+        Ok(p) => p,
+        Err(e) => {
+            state
+                .conversation
+                .note(format!("Could not load older turns: {e}"), Tone::Error);
+            return;
+        }
+    };
+    let mut older = Conversation::default();
+    for e in page.events.iter().filter(|e| e.event_seq <= upto) {
+        let typed = e.event();
+        let op = present_event(e, &typed);
+        let operator_task = operator_task(state, e, &typed);
+        older.apply(e, &typed, &op, operator_task);
+    }
+    let first = match page.pruned_before {
+        Some(_) => 1,
+        None => from,
+    };
+    state.conversation.prepend_older(older, first);
+    state.composer.approvals = state.conversation.waiting_approvals();
+}
+
 /// Ask for `request`; the answer is routed by `pending`.
 pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Effect {
     state.next_id += 1;
@@ -200,6 +263,7 @@ fn bootstrap(state: &mut State, s: &AgentState, fx: &mut Vec<Effect>) {
     if let Effect::Call { id, .. } = &effect {
         state.history = History::Loading {
             id: *id,
+            from,
             upto: s.last_event_seq,
             held,
         };
@@ -288,7 +352,7 @@ fn refresh(state: &mut State, fx: &mut Vec<Effect>) {
 
 fn history_arrived(
     state: &mut State,
-    upto: u64,
+    (from, upto): (u64, u64),
     held: Vec<EventRecord>,
     events: Vec<EventRecord>,
     fx: &mut Vec<Effect>,
@@ -308,6 +372,7 @@ fn history_arrived(
         }
     }
     hist.applied_seq = hist.applied_seq.max(upto);
+    hist.first_seq = from;
     state.conversation.prepend_history(hist);
     state.composer.approvals = state.conversation.waiting_approvals();
     state.history = History::Done;
@@ -349,9 +414,15 @@ fn on_response(
             Err(e) => state.conversation.echo_failed(id, &e.message),
         },
         Pending::History => {
-            if let History::Loading { id: want, upto, .. } = &state.history {
+            if let History::Loading {
+                id: want,
+                from,
+                upto,
+                ..
+            } = &state.history
+            {
                 if *want == id {
-                    let upto = *upto;
+                    let span = (*from, *upto);
                     let held = match std::mem::replace(&mut state.history, History::Done) {
                         History::Loading { held, .. } | History::Waiting { held } => held,
                         History::Done => Vec::new(),
@@ -363,8 +434,14 @@ fn on_response(
                             .note(format!("Could not load the history: {e}"), Tone::Error);
                     }
                     let events = page.map(|p| p.events).unwrap_or_default();
-                    history_arrived(state, upto, held, events, fx);
+                    history_arrived(state, span, held, events, fx);
                 }
+            }
+        }
+        Pending::Older { from, upto } => {
+            if state.older == Some(id) {
+                state.older = None;
+                older_arrived(state, from, upto, result);
             }
         }
         Pending::Refresh => {

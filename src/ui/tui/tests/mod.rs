@@ -6,6 +6,7 @@ mod fixtures;
 mod flows;
 mod mcp_progress;
 mod overlay_flows;
+mod paging;
 mod plans_and_priorities;
 mod quit_lapse;
 mod snapshots;

@@ -1,0 +1,127 @@
+//! The conversation as a window on the ledger: older turns paged in when
+//! scrolled up to, the view kept where it is; the oldest rows handed back
+//! to the ledger while following, memory following the window.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use super::super::conversation::{Scroll, WINDOW_ROWS};
+use super::super::msg::{Effect, Msg};
+use super::super::update;
+use super::fixtures::*;
+use crate::protocol::Request;
+use crate::runtime::agent::DisplayMode as StoredMode;
+
+/// `turns` turns: a prompt, its turn, its answer, its end.
+fn turns(script: &mut Script, range: std::ops::Range<usize>) -> Vec<crate::protocol::EventRecord> {
+    let mut out = Vec::new();
+    for t in range {
+        let (mid, run) = (format!("msg_{t:05}"), format!("run_{t:05}"));
+        out.push(script.prompt(&mid, &format!("question {t}")));
+        out.push(script.turn(&mid, &run));
+        out.push(script.brief(
+            &mid,
+            "result",
+            &format!("answer number {t}"),
+            "operator",
+            None,
+        ));
+        out.push(script.turn_end(&mid, &run, "completed", 1, 900, ""));
+    }
+    out
+}
+
+/// Answer the `events.page` among `fx`, if there is one, from `script`:
+/// the span it asked for.
+fn answer_page(st: &mut super::super::State, script: &Script, fx: &[Effect]) -> Option<(u64, u64)> {
+    let (id, from, limit) = fx.iter().find_map(|e| match e {
+        Effect::Call {
+            id,
+            request: Request::EventsPage {
+                from_seq, limit, ..
+            },
+        } => Some((*id, *from_seq, *limit as u64)),
+        _ => None,
+    })?;
+    let upto = from + limit - 1;
+    let events: Vec<_> = script
+        .events
+        .iter()
+        .filter(|e| (from..=upto).contains(&e.event_seq))
+        .cloned()
+        .collect();
+    let json = page(&events, script.seq());
+    update(
+        st,
+        Msg::Response {
+            id,
+            result: answer(fx, id, json),
+        },
+    );
+    Some((from, upto))
+}
+
+#[test]
+fn scrolling_up_pages_in_older_turns_back_to_the_first() {
+    let mut script = Script::default();
+    turns(&mut script, 0..300);
+    let mut st = booted(&script, StoredMode::Info, 80, 24);
+    // The console opened on the newest 500 events.
+    assert_eq!(st.conversation.first_seq, script.seq() - 499);
+    assert!(!screen(&st).contains("question 0"));
+    let mut pages = 0;
+    loop {
+        let fx = update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+        let before = screen(&st);
+        let Some((from, upto)) = answer_page(&mut st, &script, &fx) else {
+            break;
+        };
+        pages += 1;
+        assert_eq!(
+            upto + 1 - from,
+            500.min(upto),
+            "a page of 500 events at most"
+        );
+        // The rows came in above: what was on screen stays on screen.
+        assert_eq!(
+            screen(&st),
+            before,
+            "the view moved when older rows came in"
+        );
+        assert!(pages < 10, "paging never ended");
+    }
+    assert_eq!(pages, 2, "1,200 events: two more pages after the first 500");
+    assert_eq!(st.conversation.first_seq, 1);
+    update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+    assert!(screen(&st).contains("question 0"), "{}", screen(&st));
+    // Every turn once, in order.
+    let prompts: Vec<u64> = st
+        .conversation
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind(), super::super::rows::RowKind::Operator { .. }))
+        .map(|r| r.seq)
+        .collect();
+    assert_eq!(prompts.len(), 300);
+    assert!(prompts.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn a_long_session_keeps_a_window_and_pages_the_rest_back_in() {
+    let mut script = Script::default();
+    let mut st = booted(&script, StoredMode::Info, 80, 24);
+    for e in turns(&mut script, 0..2_000) {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let rows = st.conversation.rows.len();
+    assert!(rows <= WINDOW_ROWS, "{rows} rows kept");
+    assert!(st.conversation.first_seq > 1);
+    assert!(screen(&st).contains("question 1999"), "{}", screen(&st));
+    // Scrolled up to the oldest row kept, the rest comes back from the
+    // ledger, starting right below it.
+    let first = st.conversation.first_seq;
+    let fx = update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+    let (from, upto) = answer_page(&mut st, &script, &fx).expect("an older page asked for");
+    assert_eq!((from, upto), (first - 500, first - 1));
+    assert!(st.conversation.rows.len() > rows);
+    assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
+}
