@@ -101,21 +101,6 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             millis(percentile(&times, 0.99)),
         );
     }
-    // Alone (`holon debug bench session`), so the process's RSS is its own.
-    if which == "session" {
-        let own = std::process::id().to_string();
-        let before = super::bench_socket::rss_kib(&own);
-        let state = crate::ui::tui::bench_long_session(10_000);
-        let after = super::bench_socket::rss_kib(&own);
-        println!(
-            "console.session   attached through 10,000 turns ({} rows kept): RSS {:.1} MiB, grew {:.1} MiB ({:.1} KiB a turn)",
-            state.conversation.rows.len(),
-            after as f64 / 1024.0,
-            after.saturating_sub(before) as f64 / 1024.0,
-            after.saturating_sub(before) as f64 / 10_000.0,
-        );
-        drop(state);
-    }
     if all || which == "workspace" {
         super::bench_workspace::run(&dir).await?;
     }

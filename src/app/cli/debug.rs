@@ -105,8 +105,7 @@ pub struct BenchArgs {
     /// fault at every point of a scripted run) or backup (`store backup`
     /// of 1,000 agents and 1M events while 8 writers admit prompts) or
     /// connections (`holon status` and a daemon's RSS under 5,000 idle TCP
-    /// and 300 idle control clients) or session (a console's RSS after
-    /// 10,000 turns, in a process of its own) or scale (a daemon holding
+    /// and 300 idle control clients) or scale (a daemon holding
     /// `--agents` idle agents: RSS, runtime.status, agents.list, `holon
     /// status`, restart, homes on disk) or life (`--agents` agents for
     /// `--days` simulated days on a paused clock, with and without
@@ -120,7 +119,7 @@ pub struct BenchArgs {
     /// attached console's key-to-frame) or salvage (`store salvage` of a
     /// store damaged four ways: what it recovers, how fast) or attach
     /// (`holon attach` in a pseudo-terminal through `--turns` turns: its
-    /// RSS); the last thirteen are not part of all.
+    /// RSS); the last twelve are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -338,31 +338,6 @@ pub fn bench_streaming(
     (frames, keys)
 }
 
-/// A console that stays attached through `turns` turns: each turn's
-/// events (a prompt, a round, a command, a brief with markdown) applied as
-/// they arrive, a frame drawn every 10 turns. Returns the state, so the
-/// caller measures what it holds.
-pub fn bench_long_session(turns: usize) -> State {
-    let (width, height) = (120, 40);
-    let mut s = state(width, height);
-    s.mode = DisplayMode::Info;
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
-        return s;
-    };
-    let mut seq = 0u64;
-    for t in 0..turns {
-        for k in 0..4 {
-            seq += 1;
-            let e = sample_event(seq, t * 4 + k);
-            let _ = super::update(&mut s, super::msg::Msg::Event(Box::new(e)));
-        }
-        if t % 10 == 0 {
-            let _ = terminal.draw(|f| view(&s, f));
-        }
-    }
-    s
-}
-
 /// The `@` picker over `files` synthetic paths: the time of each match
 /// as a query is typed letter by letter (200 queries).
 pub fn bench_mentions(files: usize) -> Vec<Duration> {

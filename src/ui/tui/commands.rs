@@ -432,6 +432,7 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.quit_after_abort = false;
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);
+    state.older = None;
     state.attention = false;
     state.dirty = true;
     fx.push(Effect::ViewAgent {

@@ -41,10 +41,7 @@ mod wrap;
 mod tests;
 
 #[cfg(any(test, feature = "bench"))]
-pub use bench::{
-    bench_attached, bench_keystrokes, bench_long_session, bench_mentions, bench_render,
-    bench_streaming,
-};
+pub use bench::{bench_attached, bench_keystrokes, bench_mentions, bench_render, bench_streaming};
 pub use state::{Init, NotifyWhen, State};
 pub use update::update;
 pub use view::{transcript_lines, view};
