@@ -327,7 +327,8 @@ pub fn compound(cmd: &str) -> bool {
 }
 
 /// What "always allow" adds to the allow-lists for `action`: a command's
-/// program and subcommand (`cargo test`, `make`), or the patch's paths.
+/// program and subcommand (`cargo test`, `make`; a file name is no
+/// subcommand: `touch a.txt` adds `touch`), or the patch's paths.
 /// A compound command adds nothing (it could never match).
 pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
     match action {
@@ -335,7 +336,11 @@ pub fn always_rule(action: &Action) -> (Option<String>, Vec<String>) {
             let mut words = cmd.split_whitespace();
             let first = words.next().unwrap_or_default();
             let rule = match words.next() {
-                Some(w) if !w.starts_with('-') && !w.contains('/') && !w.contains('=') => {
+                Some(w)
+                    if !w.starts_with('-')
+                        && !w.contains(['/', '=', '.'])
+                        && !w.contains(|c: char| c.is_ascii_uppercase()) =>
+                {
                     format!("{first} {w}")
                 }
                 _ => first.to_owned(),

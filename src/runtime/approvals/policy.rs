@@ -3,12 +3,12 @@
 //! sandbox's (`runtime::sandbox`), not the gate's.
 //!
 //! `on_request` (the default) and `never` run every call; `on_write` asks before anything that may
-//! write (every ApplyPatch, every command but a known read-only one);
-//! `always` asks before every command and patch. Either way an allow-list
-//! of command prefixes and path prefixes never asks. A command joined with
-//! shell control operators (`;`, `&&`, `|`, redirections, substitutions)
-//! is never read-only and never matches the allow-list: `cargo test; rm -rf
-//! x` is not `cargo test`.
+//! write (every ApplyPatch, every command but a read-only one: programs
+//! that only read, joined by pipes, `&&`, `||` or `;`, with no redirection
+//! or substitution); `always` asks before every command and patch. Either
+//! way an allow-list of command prefixes and path prefixes never asks. A
+//! command joined with shell control operators never matches the
+//! allow-list: `cargo test; rm -rf x` is not `cargo test`.
 //!
 //! An MCP server's tool (`Action::Tool`) is judged by its server's own
 //! mode when it has one, else the workspace's: `on_write` asks unless the
@@ -27,29 +27,217 @@ pub enum Gate {
     Ask(String),
 }
 
-/// Commands that only read, run alone (no control operators).
-const READ_ONLY: &[&str] = &[
+/// Programs that only read (their output goes to the terminal), whatever
+/// their arguments: files read, text printed, a hash computed.
+const READS: &[&str] = &[
     "ls",
     "cat",
     "head",
     "tail",
     "wc",
     "pwd",
-    "rg",
     "grep",
+    "egrep",
+    "fgrep",
     "file",
     "stat",
     "du",
     "df",
     "which",
-    "git status",
-    "git diff",
-    "git log",
-    "git show",
-    "git branch",
-    "git rev-parse",
-    "tree",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "nl",
+    "cut",
+    "tr",
+    "diff",
+    "cmp",
+    "comm",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "whoami",
+    "uname",
+    "id",
+    "test",
+    "[",
+    "column",
+    "fold",
+    "rev",
+    "seq",
+    "jq",
 ];
+
+/// Whether the simple command `words` only reads: a program of `READS`,
+/// or one that reads unless an option makes it write or run something
+/// (`find -delete`, `sort -o`, `rg --pre`, `tree -o`, `date -s`), or git's
+/// commands that look (`status`, `diff`, `log`, `show`, `blame`, …) without
+/// an option that writes a file or runs a program (`--output`,
+/// `--ext-diff`, `-O`).
+fn reads_only(words: &[String]) -> bool {
+    let Some((program, args)) = words.split_first() else {
+        return false;
+    };
+    let has = |opts: &[&str]| flagged(args, opts);
+    match program.as_str() {
+        p if READS.contains(&p) => true,
+        "rg" => !has(&["--pre"]),
+        "tree" => !has(&["-o"]),
+        "sort" => !has(&["-o", "--output"]),
+        "date" => !has(&["-s", "--set"]),
+        "find" => !has(&[
+            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+            "-fls",
+        ]),
+        "git" => git_reads_only(args),
+        _ => false,
+    }
+}
+
+/// Whether `args` give any of `opts`: a long option alone or with `=`; a
+/// one-letter option anywhere in a cluster (`-uo` gives `-o`), value
+/// attached or not; a longer single-dash word (`-delete`) whole.
+fn flagged(args: &[String], opts: &[&str]) -> bool {
+    args.iter().any(|a| {
+        opts.iter().any(|o| match o.strip_prefix("--") {
+            Some(_) => a == o || a.starts_with(&format!("{o}=")),
+            None if o.len() == 2 => {
+                a.starts_with('-') && !a.starts_with("--") && a[1..].contains(&o[1..])
+            }
+            None => a == o,
+        })
+    })
+}
+
+/// `git SUBCOMMAND ARGS` that only looks. Options before the subcommand
+/// (`-c` can set what git runs) are not read-only; nor is `branch` or
+/// `remote` with anything but listing options (a name creates one).
+fn git_reads_only(args: &[String]) -> bool {
+    let Some((sub, rest)) = args.split_first() else {
+        return false;
+    };
+    // A file written, or another program run: an external diff, a pager
+    // for `grep`'s matches.
+    let writes = flagged(
+        rest,
+        &[
+            "--output",
+            "--open-files-in-pager",
+            "--ext-diff",
+            "-o",
+            "-O",
+        ],
+    );
+    let lists = |allowed: &[&str]| rest.iter().all(|a| allowed.contains(&a.as_str()));
+    match sub.as_str() {
+        "status" | "diff" | "log" | "show" | "rev-parse" | "ls-files" | "blame" | "grep"
+        | "shortlog" | "describe" | "rev-list" | "ls-tree" => !writes,
+        "branch" => lists(&[
+            "-a",
+            "-r",
+            "-v",
+            "-vv",
+            "-l",
+            "--list",
+            "--all",
+            "--remotes",
+            "--show-current",
+            "--merged",
+            "--no-merged",
+        ]),
+        "remote" => lists(&["-v", "--verbose"]),
+        _ => false,
+    }
+}
+
+/// `cmd` as the simple commands it joins with `|`, `&&`, `||` or `;`,
+/// each as its words, when it holds nothing else of the shell's syntax
+/// that could write or run something unseen: no redirection, command
+/// substitution, background `&`, subshell or group, and no newline.
+/// Quotes group words and a backslash escapes the next character, as sh
+/// reads them; `$(` and backquotes run even inside double quotes. `None`
+/// when it holds anything else.
+fn simple_commands(cmd: &str) -> Option<Vec<Vec<String>>> {
+    let mut commands = vec![Vec::new()];
+    let (mut word, mut in_word) = (String::new(), false);
+    let mut chars = cmd.chars().peekable();
+    let end_word = |commands: &mut Vec<Vec<String>>, word: &mut String, in_word: &mut bool| {
+        if std::mem::take(in_word) {
+            if let Some(last) = commands.last_mut() {
+                last.push(std::mem::take(word));
+            }
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                word.push(chars.next()?);
+                in_word = true;
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '`' => return None,
+                        '$' if chars.peek() == Some(&'(') => return None,
+                        '\\' => word.push(chars.next()?),
+                        c => word.push(c),
+                    }
+                }
+            }
+            ' ' | '\t' => end_word(&mut commands, &mut word, &mut in_word),
+            '|' | ';' | '&' => {
+                end_word(&mut commands, &mut word, &mut in_word);
+                let doubled = chars.peek() == Some(&c);
+                match (c, doubled) {
+                    ('&', false) => return None, // background
+                    (';', true) => return None,  // `;;`: not a command list
+                    (_, true) => {
+                        chars.next();
+                    }
+                    _ => {}
+                }
+                if commands.last().is_none_or(Vec::is_empty) {
+                    return None;
+                }
+                commands.push(Vec::new());
+            }
+            '>' | '<' | '`' | '(' | ')' | '{' | '}' | '\n' | '\r' => return None,
+            '$' if chars.peek() == Some(&'(') => return None,
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    end_word(&mut commands, &mut word, &mut in_word);
+    match commands.iter().any(Vec::is_empty) {
+        true => None,
+        false => Some(commands),
+    }
+}
+
+/// Whether `cmd` only reads: each of the simple commands it joins does.
+pub fn read_only_command(cmd: &str) -> bool {
+    simple_commands(cmd).is_some_and(|cmds| cmds.iter().all(|words| reads_only(words)))
+}
 
 /// `prefix` is `cmd`'s first words (whole words, not a string prefix:
 /// `git status` does not allow `git statusx`).
@@ -122,10 +310,7 @@ pub fn gate(policy: &ApprovalPolicy, action: &Action) -> Gate {
             if single && policy.allow_commands.iter().any(|p| has_prefix(cmd, p)) {
                 return Gate::Run;
             }
-            if single
-                && policy.approval == Approval::OnWrite
-                && READ_ONLY.iter().any(|p| has_prefix(cmd, p))
-            {
+            if policy.approval == Approval::OnWrite && read_only_command(cmd) {
                 return Gate::Run;
             }
             let why = if single {
@@ -291,8 +476,64 @@ mod tests {
         );
     }
 
+    /// Pipelines and lists of programs that only read run under
+    /// `on_write`; anything that could write or run something unseen
+    /// asks, quoted or not.
+    #[test]
+    fn on_write_runs_what_only_reads_however_it_is_joined() {
+        let p = policy(Approval::OnWrite);
+        for cmd in [
+            "echo hello",
+            "printf '%s\\n' a b",
+            "git log --oneline | head -20",
+            "rg -n TODO src && echo done",
+            "find . -name '*.rs' | wc -l",
+            "cat a.txt | grep 'x|y' || true",
+            "echo \"a > b\"",
+            "ls -la; pwd",
+            "git branch --show-current",
+            "git diff --stat HEAD~1",
+        ] {
+            assert_eq!(gate(&p, &Action::Command(cmd.into())), Gate::Run, "{cmd}");
+        }
+        for cmd in [
+            "find . -delete",
+            "find . -name x -exec rm {} \\;",
+            "sort -o out.txt in.txt",
+            "sort -uo out.txt in.txt",
+            "sort -oout.txt in.txt",
+            "git branch new-feature",
+            "git -c core.pager=sh log",
+            "git log --output=notes.txt",
+            "git diff --ext-diff",
+            "git grep -O pattern",
+            "rg --pre=sh pattern",
+            "tree -o listing.txt",
+            "date -s 2020-01-01",
+            "echo hi > f",
+            "cat x | sh",
+            "ls &",
+            "echo \"$(rm x)\"",
+            "echo `rm x`",
+            "(ls)",
+            "| ls",
+            "ls |",
+            "ls &&",
+            "echo 'unterminated",
+            "FOO=1 ls",
+            "xargs rm < list",
+            "ls\nrm x",
+        ] {
+            assert!(asks(&p, &Action::Command(cmd.into())), "{cmd}");
+        }
+    }
+
     #[test]
     fn always_allow_adds_the_program_and_subcommand_or_the_paths() {
+        assert_eq!(
+            always_rule(&Action::Command("touch a.txt".into())),
+            (Some("touch".into()), vec![])
+        );
         assert_eq!(
             always_rule(&Action::Command("cargo test --all".into())),
             (Some("cargo test".into()), vec![])

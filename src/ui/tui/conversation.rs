@@ -158,6 +158,14 @@ pub fn min_mode(op: &OperatorEvent) -> Option<DisplayMode> {
 }
 
 impl Conversation {
+    /// Rows after `row` shown in `mode` (what a view anchored there has
+    /// below it).
+    pub fn rows_below(&self, row: usize, mode: DisplayMode) -> usize {
+        self.rows
+            .get(row + 1..)
+            .map_or(0, |rest| rest.iter().filter(|r| r.visible(mode)).count())
+    }
+
     /// A frame drew rows `lo..=hi`: every `FORGET_EVERY` frames, rows
     /// farther than `LINES_AROUND` from them forget their drawn lines.
     pub fn drew(&self, lo: usize, hi: usize) {

@@ -148,8 +148,19 @@ fn rule(state: &State, area: Rect, buf: &mut Buffer) {
     let w = usize::from(area.width);
     let text = match state.conversation.scroll {
         Scroll::Follow => "─".repeat(w),
-        Scroll::Anchor { .. } => {
-            let label = " ↓ newer rows below: PgDn, Ctrl+End ";
+        Scroll::Anchor { row, .. } => {
+            let c = &state.conversation;
+            let streaming = match c.stream.is_some() {
+                true => " and the answer streaming",
+                false => "",
+            };
+            let label = match c.rows_below(row, state.mode) {
+                0 if streaming.is_empty() => " ↓ newer lines below: PgDn, Ctrl+End ".to_owned(),
+                0 => " ↓ the answer streaming below: PgDn, Ctrl+End ".to_owned(),
+                1 => format!(" ↓ 1 newer row{streaming} below: PgDn, Ctrl+End "),
+                n => format!(" ↓ {n} newer rows{streaming} below: PgDn, Ctrl+End "),
+            };
+            let label = label.as_str();
             let left = 2.min(w);
             let right = w.saturating_sub(left + width(label));
             format!("{}{label}{}", "─".repeat(left), "─".repeat(right))

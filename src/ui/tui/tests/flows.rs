@@ -931,7 +931,7 @@ fn scrolling_by_wheel_and_pages() {
     };
     update(&mut st, wheel(MouseEventKind::ScrollUp));
     assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
-    assert!(screen(&st).contains("newer rows below"));
+    assert!(screen(&st).contains("newer row"));
     update(&mut st, key(KeyCode::PageDown));
     assert_eq!(st.conversation.scroll, Scroll::Follow);
     update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));

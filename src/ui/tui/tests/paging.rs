@@ -125,3 +125,39 @@ fn a_long_session_keeps_a_window_and_pages_the_rest_back_in() {
     assert!(st.conversation.rows.len() > rows);
     assert!(matches!(st.conversation.scroll, Scroll::Anchor { .. }));
 }
+
+/// Scrolled back, the rule says how many rows are below, and whether the
+/// answer is streaming there.
+#[test]
+fn the_marker_counts_the_rows_below() {
+    let mut st = fresh();
+    for n in 0..30 {
+        st.conversation
+            .note(format!("note {n}"), super::super::rows::Tone::Info);
+    }
+    let first = st.conversation.rows.len() - 30;
+    st.conversation.scroll = Scroll::Anchor {
+        row: first + 25,
+        skip: 0,
+    };
+    assert!(
+        screen(&st).contains("↓ 4 newer rows below"),
+        "{}",
+        screen(&st)
+    );
+    st.conversation.scroll = Scroll::Anchor {
+        row: first + 28,
+        skip: 0,
+    };
+    assert!(
+        screen(&st).contains("↓ 1 newer row below"),
+        "{}",
+        screen(&st)
+    );
+    st.conversation.stream = Some(("run_1".into(), "partial answer".into()));
+    assert!(
+        screen(&st).contains("↓ 1 newer row and the answer streaming below"),
+        "{}",
+        screen(&st)
+    );
+}
