@@ -429,6 +429,7 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     // agent viewed then: the next quit asks again.
     state.quit_checking = false;
     (state.quit_asked, state.quit_asked_ms) = (false, None);
+    state.quit_warning = None;
     state.quit_after_abort = false;
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);

@@ -30,6 +30,7 @@ pub fn on_tick(state: &mut State, now_ms: i64) {
         Some(at) if now_ms - at >= WARNING_MS => {
             state.quit_asked = false;
             state.quit_asked_ms = None;
+            state.quit_warning = None;
             // The warning on screen no longer holds: say so.
             let text = "The quit warning lapsed: quitting now asks again what is at work.";
             state
@@ -75,11 +76,15 @@ pub fn checked(state: &mut State, result: Result<Response, ApiError>, fx: &mut V
                  runs. Quit again to confirm.",
                 e.message
             );
+            state.quit_warning = Some(text.clone());
             return state.conversation.note(text, Tone::Info);
         }
     };
     match warning(state, &others_at_work(state, &status)) {
-        Some(text) => state.conversation.note(text, Tone::Info),
+        Some(text) => {
+            state.quit_warning = Some(text.clone());
+            state.conversation.note(text, Tone::Info)
+        }
         None => quit(state, fx),
     }
 }

@@ -155,6 +155,9 @@ pub struct State {
     pub told_mouse: bool,
     /// Quitting with work running was asked about: a second quit goes.
     pub quit_asked: bool,
+    /// What the question said: kept on the composer's line while it
+    /// stands, where the eye is whatever the conversation shows.
+    pub quit_warning: Option<String>,
     /// When the question was asked (the first tick after it, epoch ms):
     /// unanswered for `quit::WARNING_MS`, it lapses.
     pub quit_asked_ms: Option<i64>,
@@ -236,6 +239,7 @@ impl State {
             told_mouse: false,
             quit_asked: false,
             quit_asked_ms: None,
+            quit_warning: None,
             quit_checking: false,
             quit_after_abort: false,
             always_armed: None,

@@ -203,6 +203,16 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
                     .to_owned(),
                 t.attention(),
             ),
+            (None, None) if state.quit_asked && state.quit_warning.is_some() => {
+                // What quitting stops, after what to do (a narrow line
+                // keeps the start).
+                let w = state.quit_warning.as_deref().unwrap_or_default();
+                let what = w.split(". Quit again to confirm").next().unwrap_or(w);
+                (
+                    format!("Quit again to confirm, or /detach: {what}"),
+                    t.attention(),
+                )
+            }
             (None, None) if !state.composer.approvals.is_empty() => (
                 "a call waits: y approve · a a always · n deny (any other key types)".to_owned(),
                 t.attention(),

@@ -132,3 +132,35 @@ fn switching_agents_forgets_the_warning() {
     assert_eq!(st.agent_id, "dev");
     assert!(!st.quit_asked, "the warning spoke of another agent");
 }
+
+/// Scrolled back through the conversation, the quit warning is still in
+/// view: on the composer's line, until it is answered or lapses.
+#[test]
+fn the_quit_warning_stays_where_the_eye_is() {
+    let mut st = running();
+    for n in 0..60 {
+        st.conversation
+            .note(format!("filler {n}"), super::super::rows::Tone::Info);
+    }
+    update(&mut st, key(crossterm::event::KeyCode::PageUp));
+    update(&mut st, key(crossterm::event::KeyCode::PageUp));
+    warned(&mut st);
+    let text = screen(&st);
+    let composer = text
+        .lines()
+        .find(|l| l.contains("Quit again to confirm"))
+        .unwrap_or_else(|| panic!("the warning is not in view:\n{text}"));
+    assert!(
+        composer.contains("› "),
+        "not on the composer's line: {composer}"
+    );
+    let t0 = 1_000_000;
+    update(&mut st, Msg::Tick { now_ms: t0 });
+    update(
+        &mut st,
+        Msg::Tick {
+            now_ms: t0 + WARNING_MS,
+        },
+    );
+    assert!(!screen(&st).contains("Quit again to confirm"), "lapsed");
+}
