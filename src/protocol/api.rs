@@ -842,6 +842,54 @@ mod tests {
         assert_eq!(served, requests);
     }
 
+    /// docs/protocol.md documents exactly the methods served: each `###`
+    /// heading under "Methods" names methods, `a.b / c` meaning `a.b` and
+    /// `a.c`.
+    #[test]
+    fn protocol_md_documents_every_method_and_no_other() {
+        let doc = include_str!("../../docs/protocol.md");
+        let methods_at = doc.find("\n## Methods").unwrap_or(doc.len());
+        let mut documented = std::collections::BTreeSet::new();
+        for heading in doc[methods_at..]
+            .lines()
+            .filter_map(|l| l.strip_prefix("### "))
+        {
+            let parts: Vec<&str> = heading.split(" / ").map(|p| p.trim_matches('`')).collect();
+            let name_like = |p: &str| {
+                !p.is_empty()
+                    && p.split('.').count() <= 2
+                    && p.chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.')
+            };
+            if !parts.iter().all(|p| name_like(p)) {
+                continue;
+            }
+            let mut prefix = "";
+            for p in parts {
+                match p.split_once('.') {
+                    Some((family, _)) => {
+                        prefix = family;
+                        documented.insert(p.to_owned());
+                    }
+                    None if prefix.is_empty() => {
+                        documented.insert(p.to_owned());
+                    }
+                    None => {
+                        documented.insert(format!("{prefix}.{p}"));
+                    }
+                }
+            }
+        }
+        let served: std::collections::BTreeSet<String> =
+            METHODS.iter().map(|m| m.to_string()).collect();
+        let missing: Vec<_> = served.difference(&documented).collect();
+        let unknown: Vec<_> = documented.difference(&served).collect();
+        assert!(
+            missing.is_empty() && unknown.is_empty(),
+            "not documented: {missing:?}; documented but not served: {unknown:?}"
+        );
+    }
+
     #[test]
     fn error_codes_round_trip() {
         for c in [

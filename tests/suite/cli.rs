@@ -541,3 +541,79 @@ fn store_stats_lists_every_table_with_its_rows_and_bytes() {
         "{text}"
     );
 }
+
+/// docs/architecture.md stays true to the tree: every source file it
+/// names (a `…rs` path in backquotes, as written under its folder) exists,
+/// and every folder of `src/` is named in it.
+#[test]
+fn architecture_md_names_files_that_exist_and_every_source_folder() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let mut stack = vec![root.join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                dirs.push(rel);
+                stack.push(p);
+            } else {
+                files.push(rel);
+            }
+        }
+    }
+    for extra in ["tests", "benches", "examples", "crates"] {
+        let mut stack = vec![root.join(extra)];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                match p.is_dir() {
+                    true => stack.push(p),
+                    false => {
+                        files.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+                    }
+                }
+            }
+        }
+    }
+    let named: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| t.ends_with(".rs") && !t.contains(' ') && !t.contains('*'))
+        .collect();
+    assert!(named.len() > 100, "{} files named", named.len());
+    let missing: Vec<&&str> = named
+        .iter()
+        .filter(|n| {
+            let n = n.trim_start_matches("./");
+            !files
+                .iter()
+                .any(|f| f == n || f.ends_with(&format!("/{n}")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "named in architecture.md, not in the tree: {missing:?}"
+    );
+    let unnamed: Vec<&String> = dirs
+        .iter()
+        .filter(|d| {
+            let name = d.rsplit('/').next().unwrap_or(d);
+            // Test data of the console's snapshots, not source.
+            if name == "snapshots" {
+                return false;
+            }
+            !doc.contains(&format!("{name}/")) && !doc.contains(&format!("`{name}`"))
+        })
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "source folders architecture.md does not name: {unnamed:?}"
+    );
+}
