@@ -426,3 +426,79 @@ fn a_type_error_names_the_shape_the_key_takes() {
         other => panic!("expected invalid, got {other:?}"),
     }
 }
+
+/// docs/configuration.md's key list is the file format: its example
+/// parses (every key it shows exists), and it shows every key of every
+/// section (the keys each section takes are read from the parser's own
+/// "expected one of" list, so none is listed by hand).
+#[test]
+fn configuration_md_shows_every_key_and_only_real_ones() {
+    let doc = include_str!("../../docs/configuration.md");
+    let start = doc.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let block = &doc[start..start + doc[start..].find("```").expect("its end")];
+    if let Err(e) = toml::from_str::<ConfigFile>(block) {
+        panic!("the documented keys do not parse: {e}");
+    }
+    let shown: toml::Table = toml::from_str(block).expect("toml");
+    // The fields the parser takes where `probe` puts an unknown one.
+    let expected = |probe: &str| -> Vec<String> {
+        let err = toml::from_str::<ConfigFile>(probe)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        let list = err.split("expected one of").nth(1).unwrap_or_default();
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    let sections = expected("__probe__ = 1\n");
+    assert!(sections.len() > 10, "{sections:?}");
+    let mut missing = Vec::new();
+    for section in &sections {
+        // A map of named entries (`[providers.NAME]`): the keys of one.
+        let named = matches!(section.as_str(), "providers" | "pricing" | "mcp_servers");
+        let (probe, entries): (String, Vec<&toml::Table>) = match named {
+            true => (
+                format!("[{section}.x]\n__probe__ = 1\n"),
+                shown
+                    .get(section)
+                    .and_then(|v| v.as_table())
+                    .map(|t| t.values().filter_map(|v| v.as_table()).collect())
+                    .unwrap_or_default(),
+            ),
+            false => (
+                format!("[{section}]\n__probe__ = 1\n"),
+                shown
+                    .get(section)
+                    .and_then(|v| v.as_table())
+                    .into_iter()
+                    .collect(),
+            ),
+        };
+        let keys = expected(&probe);
+        if entries.is_empty() {
+            missing.push(format!("[{section}]"));
+            continue;
+        }
+        for key in keys {
+            // Shown set, or as a commented alternative (`# url = …`), or
+            // named where the key that replaced it is (`bell = true`).
+            let set = format!("{key} =");
+            let mentioned = block.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with(&set)
+                    || l.strip_prefix("# ").is_some_and(|c| c.starts_with(&set))
+                    || l.contains(&format!("`{set}"))
+            });
+            if !mentioned && !entries.iter().any(|t| t.contains_key(&key)) {
+                missing.push(format!("{section}.{key}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "configuration.md does not show: {missing:?}"
+    );
+}
