@@ -9,13 +9,10 @@
 //! add up (default 2,000).
 
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use holon_stub::{canned, Canned, Responder, StubServer};
 
 use super::bench_scale::Daemon;
 use crate::protocol::client::call_json;
@@ -48,42 +45,16 @@ fn answer_pieces() -> Vec<String> {
     pieces
 }
 
-async fn stub(served: Arc<AtomicU64>) -> StubServer {
-    let pieces = answer_pieces();
-    let responder: Responder = Arc::new(move |_| {
-        served.fetch_add(1, Ordering::Relaxed);
-        let deltas: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        Canned::sse(canned::chat_sse(&deltas, &[]))
-    });
-    StubServer::serving(responder).await
-}
-
 /// `holon attach` on `home` in a new pseudo-terminal, its output read
 /// (and the terminal's device-attributes query answered) on a thread.
 fn attach(home: &Path) -> anyhow::Result<std::process::Child> {
     use std::os::unix::process::CommandExt;
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 40,
-        ws_col: 120,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
+    // 120x40, as a held command's terminal.
+    let pty = crate::runtime::command_tasks::terminal::Pty::open()?;
+    let (master, slave) = match pty.terminal {
+        Some(t) => (pty.controller, t),
+        None => anyhow::bail!("the pseudo-terminal has no terminal side"),
     };
-    // SAFETY: openpty writes two new descriptors, owned below.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // SAFETY: both descriptors are new and owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
     let mut cmd = std::process::Command::new(std::env::current_exe()?);
     cmd.arg("attach")
         .env("HOLON_HOME", home)
@@ -155,7 +126,9 @@ async fn settle(client: &SocketClient, served: &AtomicU64, sent: u64) -> anyhow:
 
 pub(super) async fn run(dir: &Path, turns: u64) -> anyhow::Result<()> {
     let served = Arc::new(AtomicU64::new(0));
-    let stub = stub(Arc::clone(&served)).await;
+    let stub =
+        super::bench_crowd::counting_stub(answer_pieces(), Duration::ZERO, Arc::clone(&served))
+            .await;
     let home = dir.join("attach-home");
     let config = home.join("config");
     std::fs::create_dir_all(&config)?;

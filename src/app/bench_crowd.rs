@@ -44,13 +44,17 @@ fn answer_pieces() -> Vec<String> {
     pieces
 }
 
-/// The stub: every request answered, counted.
-async fn stub(served: Arc<AtomicU64>) -> StubServer {
-    let pieces = answer_pieces();
+/// A stub provider that answers every request with `pieces` streamed
+/// after `think`, counting the requests in `served`.
+pub(super) async fn counting_stub(
+    pieces: Vec<String>,
+    think: Duration,
+    served: Arc<AtomicU64>,
+) -> StubServer {
     let responder: Responder = Arc::new(move |_| {
         served.fetch_add(1, Ordering::Relaxed);
         let deltas: Vec<&str> = pieces.iter().map(String::as_str).collect();
-        Canned::sse(canned::chat_sse(&deltas, &[])).delay(THINK)
+        Canned::sse(canned::chat_sse(&deltas, &[])).delay(think)
     });
     StubServer::serving(responder).await
 }
@@ -103,7 +107,7 @@ fn joined(
 
 pub async fn run(dir: &Path, agents: usize) -> anyhow::Result<()> {
     let served = Arc::new(AtomicU64::new(0));
-    let stub = stub(Arc::clone(&served)).await;
+    let stub = counting_stub(answer_pieces(), THINK, Arc::clone(&served)).await;
     let home = dir.join("crowd-home");
     let config = home.join("config");
     std::fs::create_dir_all(&config)?;

@@ -35,7 +35,7 @@ mod process;
 mod records;
 mod spawn;
 pub mod tee;
-mod terminal;
+pub(crate) mod terminal;
 
 use super::process_identity::ProcessIdentity;
 use super::tasks::{

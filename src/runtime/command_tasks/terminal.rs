@@ -13,15 +13,15 @@ use std::thread::JoinHandle;
 const COLUMNS: u16 = 120;
 const ROWS: u16 = 40;
 
-/// An open pseudo-terminal pair.
-pub(super) struct Pty {
-    pub(super) controller: OwnedFd,
+/// An open pseudo-terminal pair (also the attach benchmark's console's).
+pub(crate) struct Pty {
+    pub(crate) controller: OwnedFd,
     /// The command's side, until the command has it.
-    pub(super) terminal: Option<OwnedFd>,
+    pub(crate) terminal: Option<OwnedFd>,
 }
 
 impl Pty {
-    pub(super) fn open() -> std::io::Result<Pty> {
+    pub(crate) fn open() -> std::io::Result<Pty> {
         let (mut controller, mut terminal) = (-1, -1);
         let size = libc::winsize {
             ws_row: ROWS,
