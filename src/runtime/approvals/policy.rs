@@ -39,7 +39,6 @@ const READS: &[&str] = &[
     "grep",
     "egrep",
     "fgrep",
-    "file",
     "stat",
     "du",
     "df",
@@ -77,7 +76,7 @@ const READS: &[&str] = &[
 
 /// Whether the simple command `words` only reads: a program of `READS`,
 /// or one that reads unless an option makes it write or run something
-/// (`find -delete`, `sort -o`, `rg --pre`, `tree -o`, `date -s`), or git's
+/// (`find -delete`, `sort -o`, `rg --pre`, `file -C`, `date -s`), or git's
 /// commands that look (`status`, `diff`, `log`, `show`, `blame`, …) without
 /// an option that writes a file or runs a program (`--output`,
 /// `--ext-diff`, `-O`).
@@ -88,9 +87,9 @@ fn reads_only(words: &[String]) -> bool {
     let has = |opts: &[&str]| flagged(args, opts);
     match program.as_str() {
         p if READS.contains(&p) => true,
-        "rg" => !has(&["--pre"]),
-        "tree" => !has(&["-o"]),
-        "sort" => !has(&["-o", "--output"]),
+        "rg" => !has(&["--pre", "--hostname-bin"]),
+        "sort" => !has(&["-o", "--output", "--compress-program"]),
+        "file" => !has(&["-C", "--compile"]),
         "date" => !has(&["-s", "--set"]),
         "find" => !has(&[
             "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
@@ -101,13 +100,15 @@ fn reads_only(words: &[String]) -> bool {
     }
 }
 
-/// Whether `args` give any of `opts`: a long option alone or with `=`; a
-/// one-letter option anywhere in a cluster (`-uo` gives `-o`), value
-/// attached or not; a longer single-dash word (`-delete`) whole.
+/// Whether `args` give any of `opts`: a long option alone, with `=`, or
+/// abbreviated (`--outp` is `--output` to getopt); a one-letter option
+/// anywhere in a cluster (`-uo` gives `-o`), value attached or not; a
+/// longer single-dash word (`-delete`) whole.
 fn flagged(args: &[String], opts: &[&str]) -> bool {
     args.iter().any(|a| {
+        let name = a.split('=').next().unwrap_or(a);
         opts.iter().any(|o| match o.strip_prefix("--") {
-            Some(_) => a == o || a.starts_with(&format!("{o}=")),
+            Some(_) => name.len() > 2 && name.starts_with("--") && o.starts_with(name),
             None if o.len() == 2 => {
                 a.starts_with('-') && !a.starts_with("--") && a[1..].contains(&o[1..])
             }
@@ -162,8 +163,9 @@ fn git_reads_only(args: &[String]) -> bool {
 /// that could write or run something unseen: no redirection, command
 /// substitution, background `&`, subshell or group, and no newline.
 /// Quotes group words and a backslash escapes the next character, as sh
-/// reads them; `$(` and backquotes run even inside double quotes. `None`
-/// when it holds anything else.
+/// reads them. Any `$` outside single quotes (an expansion, whose value
+/// is unseen here, in any shell's dialect), a backquote, an unquoted glob
+/// or an escaped newline makes it `None` too.
 fn simple_commands(cmd: &str) -> Option<Vec<Vec<String>>> {
     let mut commands = vec![Vec::new()];
     let (mut word, mut in_word) = (String::new(), false);
@@ -178,7 +180,11 @@ fn simple_commands(cmd: &str) -> Option<Vec<Vec<String>>> {
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
-                word.push(chars.next()?);
+                // An escaped newline joins two lines into one word.
+                match chars.next()? {
+                    '\n' | '\r' => return None,
+                    c => word.push(c),
+                }
                 in_word = true;
             }
             '\'' => {
@@ -195,9 +201,11 @@ fn simple_commands(cmd: &str) -> Option<Vec<Vec<String>>> {
                 loop {
                     match chars.next()? {
                         '"' => break,
-                        '`' => return None,
-                        '$' if chars.peek() == Some(&'(') => return None,
-                        '\\' => word.push(chars.next()?),
+                        '`' | '$' | '\n' | '\r' => return None,
+                        '\\' => match chars.next()? {
+                            '\n' | '\r' => return None,
+                            c => word.push(c),
+                        },
                         c => word.push(c),
                     }
                 }
@@ -219,8 +227,13 @@ fn simple_commands(cmd: &str) -> Option<Vec<Vec<String>>> {
                 }
                 commands.push(Vec::new());
             }
-            '>' | '<' | '`' | '(' | ')' | '{' | '}' | '\n' | '\r' => return None,
-            '$' if chars.peek() == Some(&'(') => return None,
+            // Redirections, substitutions, subshells and groups; and any
+            // expansion (`$x`, `$'…'`, `${x@P}`: a parameter's value is
+            // unseen here), and globs, which a file named `--pre=sh`
+            // turns into an option.
+            '>' | '<' | '`' | '(' | ')' | '{' | '}' | '\n' | '\r' | '$' | '*' | '?' | '[' => {
+                return None
+            }
             c => {
                 word.push(c);
                 in_word = true;
@@ -507,6 +520,20 @@ mod tests {
             "git log --output=notes.txt",
             "git diff --ext-diff",
             "git grep -O pattern",
+            "git grep --open-files=sh foo",
+            "sort --outp=f in",
+            "sort -S1 --compress-program=./x big",
+            "tree -R -H . -L 1",
+            "file -C -m m",
+            "rg foo *",
+            "find . -dele\\\nte",
+            "find . \"-dele\\\nte\"",
+            "find . $'-delete'",
+            "echo -delete; find . $_",
+            "printf -v x %s --pre=sh; rg foo $x",
+            "echo '$(touch p)'; echo \"${_@P}\"",
+            "echo 'a[$(touch p)]'; echo $[_]",
+            "echo \"$HOME\"",
             "rg --pre=sh pattern",
             "tree -o listing.txt",
             "date -s 2020-01-01",

@@ -510,6 +510,17 @@ impl Tool for ExecCommand {
                 args.shell.as_deref().unwrap_or("sh"),
                 args.cmd
             ))),
+            // In a terminal, or taking input, a command can be driven once
+            // it runs (a pager's `!`): judged as more than its text, so it
+            // is never taken for one that only reads.
+            false if args.tty || args.accepts_input => {
+                let how = match (args.tty, args.accepts_input) {
+                    (true, true) => "in a terminal, taking input",
+                    (true, false) => "in a terminal",
+                    _ => "taking input",
+                };
+                Gated::By(Action::Command(format!("{} ({how})", args.cmd)))
+            }
             false => Gated::By(Action::Command(args.cmd.clone())),
         }
     }

@@ -223,6 +223,26 @@ mod tests {
     fn commands_and_patches_are_gated_by_what_they_do() {
         let exec = find("ExecCommand").map(|t| t.gate(&call("ExecCommand", json!({"cmd": "ls"}))));
         assert_eq!(exec, Some(Ok(Gated::By(Action::Command("ls".into())))));
+        // In a terminal a pager can be driven once it runs: never read-only.
+        let tty = find("ExecCommand")
+            .map(|t| t.gate(&call("ExecCommand", json!({"cmd": "git log", "tty": true}))));
+        assert_eq!(
+            tty,
+            Some(Ok(Gated::By(Action::Command(
+                "git log (in a terminal)".into()
+            ))))
+        );
+        let policy = crate::model::approval::ApprovalPolicy {
+            approval: crate::model::approval::Approval::OnWrite,
+            ..Default::default()
+        };
+        assert!(matches!(
+            crate::runtime::approvals::policy::gate(
+                &policy,
+                &Action::Command("git log (in a terminal)".into())
+            ),
+            crate::runtime::approvals::policy::Gate::Ask(_)
+        ));
         let patch = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n";
         let apply =
             find("ApplyPatch").map(|t| t.gate(&call("ApplyPatch", json!({"patch": patch}))));
