@@ -217,8 +217,23 @@ impl Conversation {
     /// Older rows, built from the ledger's events `first_seq..` the rows'
     /// first: they go in front, and the view stays where it is.
     pub fn prepend_older(&mut self, older: Conversation, first_seq: u64) {
-        let n = older.rows.len();
-        let mut rows = older.rows;
+        // A prompt admitted in the older page and taken up in the window
+        // has its row here already.
+        let here: std::collections::HashSet<&str> = self
+            .rows
+            .iter()
+            .filter(|r| matches!(r.kind(), RowKind::Operator { .. }))
+            .filter_map(|r| r.message_id.as_deref())
+            .collect();
+        let mut rows: Vec<Row> = older
+            .rows
+            .into_iter()
+            .filter(|r| {
+                !(matches!(r.kind(), RowKind::Operator { .. })
+                    && r.message_id.as_deref().is_some_and(|m| here.contains(m)))
+            })
+            .collect();
+        let n = rows.len();
         rows.append(&mut self.rows);
         self.rows = rows;
         self.tasks.values_mut().for_each(|i| *i += n);
@@ -276,7 +291,9 @@ impl Conversation {
             *state = PromptState::Admitted;
         }
         if to_end && i + 1 < self.rows.len() {
-            let row = self.rows.remove(i);
+            let mut row = self.rows.remove(i);
+            // It stands where its turn starts now: rows stay in seq order.
+            row.seq = self.applying;
             self.rows.push(row);
             let last = self.rows.len() - 1;
             let shift = |j: &mut usize| {

@@ -171,12 +171,26 @@ fn older_arrived(state: &mut State, from: u64, upto: u64, result: Result<Respons
         let operator_task = operator_task(state, e, &typed);
         older.apply(e, &typed, &op, operator_task);
     }
+    // A call still waiting is never handed back to the ledger, so one
+    // that waits in an older page was answered later: its row would
+    // offer an answer that no longer applies.
+    let waiting: std::collections::HashSet<String> = state
+        .conversation
+        .waiting_approvals()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    older.rows.retain(|r| match r.kind() {
+        super::rows::RowKind::Approval(a) => {
+            a.state != super::rows::ApprovalState::Waiting || waiting.contains(&a.id)
+        }
+        _ => true,
+    });
     let first = match page.pruned_before {
         Some(_) => 1,
         None => from,
     };
     state.conversation.prepend_older(older, first);
-    state.composer.approvals = state.conversation.waiting_approvals();
 }
 
 /// Ask for `request`; the answer is routed by `pending`.
@@ -441,7 +455,11 @@ fn on_response(
         Pending::Older { from, upto } => {
             if state.older == Some(id) {
                 state.older = None;
-                older_arrived(state, from, upto, result);
+                // Rows went back to the ledger meanwhile (the window moved
+                // on): this page no longer joins the oldest row held.
+                if state.conversation.first_seq == upto + 1 {
+                    older_arrived(state, from, upto, result);
+                }
             }
         }
         Pending::Refresh => {
