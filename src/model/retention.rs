@@ -132,7 +132,8 @@ pub struct HistoryLost {
     #[serde(default)]
     pub source: String,
     /// The agent's own record was lost too: its history was found, and
-    /// the record made anew with the defaults (its settings are lost).
+    /// the record made anew with the defaults (its settings are lost),
+    /// paused until the operator resumes it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub agent_record_lost: bool,
 }

@@ -302,7 +302,10 @@ pub async fn record_losses(
             .write(move |tx| {
                 for agent in &made {
                     let created = tx.now_ts();
-                    let record = crate::runtime::agent::AgentRecord::new(agent, created);
+                    let mut record = crate::runtime::agent::AgentRecord::new(agent, created);
+                    // What it was allowed to do is lost with its record: it
+                    // waits for the operator to look before it runs again.
+                    record.status = crate::model::agent::AgentStatus::Paused;
                     tx.put_agent(agent, &record)?;
                 }
                 Ok(())
@@ -418,6 +421,7 @@ mod tests {
         let rx = store.read().unwrap();
         let record: crate::runtime::agent::AgentRecord = rx.agent("orphan").unwrap().unwrap();
         assert_eq!(record.id, "orphan");
+        assert_eq!(record.status, crate::model::agent::AgentStatus::Paused);
         let events = rx.events("orphan", 0, 100).unwrap();
         assert_eq!(events.len(), 4);
         assert_eq!(events[3].payload["agent_record_lost"], true);

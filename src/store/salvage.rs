@@ -37,6 +37,13 @@ pub struct TableSalvage {
     /// Why rows were lost, when any were.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The last key the forward pass read and the last the backward pass
+    /// read (engine-encoded): rows found on pages are taken only between
+    /// them, where the tree could not lead. A row outside was read from
+    /// the tree, or deleted from it (an old copy on a freed page must not
+    /// come back).
+    #[serde(skip)]
+    gap: (Option<Vec<u8>>, Option<Vec<u8>>),
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -51,6 +58,7 @@ impl TableSalvage {
             scanned: 0,
             expected: None,
             problem: None,
+            gap: (None, None),
         }
     }
 
@@ -293,7 +301,15 @@ fn fill_from_pages(
         let Some(shape) = shape_of(name) else {
             continue;
         };
-        let added = fill_table(dst, name, shape, rows.into_values())
+        let gap = match no_tree {
+            true => (None, None),
+            false => tables
+                .iter()
+                .find(|t| t.table == name)
+                .map(|t| t.gap.clone())
+                .unwrap_or_default(),
+        };
+        let added = fill_table(dst, name, shape, gap, rows.into_values())
             .map_err(|e| StoreError::Storage(format!("writing {name}: {e}")))?;
         match tables.iter_mut().find(|t| t.table == name) {
             Some(t) => {
@@ -318,6 +334,7 @@ fn fill_table(
     dst: &redb::Database,
     name: &str,
     shape: Shape,
+    (after, before): (Option<Vec<u8>>, Option<Vec<u8>>),
     rows: impl Iterator<Item = scan::Found>,
 ) -> Result<u64, String> {
     use redb::{ReadableTable as _, Value as _};
@@ -332,6 +349,16 @@ fn fill_table(
                 .open_table(redb::TableDefinition::<K, V>::new(name))
                 .map_err(|e| e.to_string())?;
             for row in rows {
+                // Only where the tree's two passes did not reach.
+                let inside = after
+                    .as_deref()
+                    .is_none_or(|a| <K as redb::Key>::compare(&row.key, a).is_gt())
+                    && before
+                        .as_deref()
+                        .is_none_or(|b| <K as redb::Key>::compare(&row.key, b).is_lt());
+                if !inside {
+                    continue;
+                }
                 let held = out
                     .get(K::from_bytes(&row.key))
                     .map_err(|e| e.to_string())?
@@ -533,6 +560,12 @@ fn copy_pass(
             }
             txn.commit().map_err(|e| e.to_string())?;
             report.rows += written;
+            if let Some((k, _)) = read.last() {
+                match backwards {
+                    false => report.gap.0 = Some(k.clone()),
+                    true => report.gap.1 = Some(k.clone()),
+                }
+            }
             match outcome {
                 Ok(false) if !met => continue,
                 Ok(_) => return Ok(()),

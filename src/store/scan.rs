@@ -93,12 +93,12 @@ pub(crate) fn scan(file: &[u8], wanted: &dyn Fn(&str) -> bool, classify: &Classi
             let Some((entries, used)) = leaf(page, fixed_value) else {
                 continue;
             };
-            let mut any = false;
+            let (mut placed, total) = (0, entries.len());
             for (key, value) in entries {
                 let Some((table, rank, updated)) = place(key, value, fixed_value, classify) else {
                     continue;
                 };
-                any = true;
+                placed += 1;
                 if !wanted(table) {
                     continue;
                 }
@@ -122,13 +122,17 @@ pub(crate) fn scan(file: &[u8], wanted: &dyn Fn(&str) -> bool, classify: &Classi
                     }
                 }
             }
-            if any {
-                span = used;
+            if placed > 0 {
+                // Whole, a leaf larger than a page lies on a larger page,
+                // whose bytes are not tried as pages of their own; a leaf
+                // only partly placed may be an old copy whose later pages
+                // were reused, so those are still tried.
+                if placed == total {
+                    span = used;
+                }
                 break;
             }
         }
-        // A leaf larger than a page lies on a larger page: its bytes are
-        // not tried as pages of their own.
         at += span.div_ceil(step).max(1) * step;
     }
     rows
@@ -192,9 +196,16 @@ fn place(
 ) -> Option<(&'static str, u64, String)> {
     if fixed_value == Some(8) {
         let (agent, name) = pair_key(key)?;
-        let plausible = !agent.is_empty()
-            && !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        // The counters Holon keeps, by name: a membership index's page
+        // read with 8-byte values would otherwise pass for one.
+        const COUNTERS: [&str; 5] = [
+            "admission_seq",
+            "turns",
+            "wake_hint_generation",
+            "events_sealed",
+            "events_pruned_before",
+        ];
+        let plausible = !agent.is_empty() && COUNTERS.contains(&name);
         let count = u64::from_le_bytes(value.try_into().ok()?);
         return plausible.then_some(("counters", count, String::new()));
     }
@@ -265,7 +276,12 @@ fn ledger_entry(agent: &str, seq: u64, value: &[u8]) -> Option<(&'static str, u6
 /// form. `id_time` only grows.
 fn meta_entry(name: &str, value: &[u8]) -> Option<u64> {
     match name {
-        "schema_version" => (value.len() == 4 || value.len() == 8).then_some(0),
+        // The newest schema is the one a copy was migrated to.
+        "schema_version" => match value.len() {
+            4 => Some(u64::from(u32::from_le_bytes(value.try_into().ok()?))),
+            8 => Some(u64::from_le_bytes(value.try_into().ok()?)),
+            _ => None,
+        },
         "id_time" => Some(u64::from_le_bytes(value.try_into().ok()?)),
         "created_at" | "created_by" => std::str::from_utf8(value).ok().map(|_| 0),
         _ if name.starts_with("setting.") => codec::unpack(value)

@@ -115,7 +115,7 @@ pub(super) fn history_lost(p: &ev::HistoryLost) -> String {
     let mut out = match (ranges.is_empty(), p.agent_record_lost) {
         (true, true) => format!(
             "History lost: this agent's record could not be read back by the {}; it was made \
-             anew with the defaults",
+             anew with the defaults, paused until you resume it",
             p.source
         ),
         (_, record) => format!(
@@ -124,7 +124,7 @@ pub(super) fn history_lost(p: &ev::HistoryLost) -> String {
             ranges.join(", "),
             p.source,
             match record {
-                true => ", nor this agent's record (made anew with the defaults)",
+                true => ", nor this agent's record (made anew with the defaults, paused)",
                 false => "",
             }
         ),
@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(
             history_lost(&p),
             "History lost: this agent's record could not be read back by the salvage of \
-             /tmp/x.redb; it was made anew with the defaults"
+             /tmp/x.redb; it was made anew with the defaults, paused until you resume it"
         );
         p.ranges = vec![crate::model::retention::LostRange {
             from_seq: 4,
@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(
             history_lost(&p),
             "History lost: 6 events (4–9) could not be read back by the salvage of \
-             /tmp/x.redb, nor this agent's record (made anew with the defaults)"
+             /tmp/x.redb, nor this agent's record (made anew with the defaults, paused)"
         );
     }
 }
