@@ -257,19 +257,29 @@ fn place(
 /// An entry of `events` or `event_blocks`.
 fn ledger_entry(agent: &str, seq: u64, value: &[u8]) -> Option<(&'static str, u64, String)> {
     if let Ok(block) = Block::decode(agent, seq, value) {
-        // A block rewritten by pruning starts later than its first copy.
-        return (block.last_seq() == seq)
-            .then(|| ("event_blocks", block.first_seq(), String::new()));
+        // Its first and last events must be the key's agent's, at the
+        // seqs the block spans. A block rewritten by pruning starts later
+        // than its first copy.
+        let ends = [block.first_seq(), block.last_seq()];
+        let whole = ends
+            .iter()
+            .all(|&s| block.get(s).is_some_and(|json| is_event(json, agent, s)));
+        return whole.then(|| ("event_blocks", block.first_seq(), String::new()));
     }
     let json = codec::unpack(value).ok()?;
+    is_event(&json, agent, seq).then(|| ("events", 0, String::new()))
+}
+
+/// Whether `json` is event `seq` of `agent`.
+fn is_event(json: &[u8], agent: &str, seq: u64) -> bool {
     #[derive(serde::Deserialize)]
     struct Event<'a> {
         event_seq: u64,
         #[serde(borrow)]
         agent_id: std::borrow::Cow<'a, str>,
     }
-    let event: Event<'_> = serde_json::from_slice(&json).ok()?;
-    (event.event_seq == seq && event.agent_id == agent).then(|| ("events", 0, String::new()))
+    serde_json::from_slice::<Event<'_>>(json)
+        .is_ok_and(|e| e.event_seq == seq && e.agent_id == agent)
 }
 
 /// A row of `meta`: the keys Holon writes there, each with its value's
