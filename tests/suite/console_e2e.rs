@@ -460,3 +460,30 @@ fn a_dumb_terminal_gets_the_overview_not_the_full_screen_console() {
     let has = |seq: &[u8]| raw.windows(seq.len()).any(|w| w == seq);
     assert!(!has(b"\x1b[?1049h"), "no alternate screen: {text}");
 }
+
+/// The real binary on a long history: the console opens on its newest
+/// part, and Ctrl+Home pages older events in from the runtime until the
+/// first prompt shows.
+#[test]
+fn a_console_pages_back_to_the_first_prompt_of_a_long_history() {
+    let home = Home::new();
+    home.ok(&["send", "the very first prompt of this history"]);
+    home.ok(&["debug", "append-stress", "--count", "1500"]);
+    home.ok(&["send", "the newest prompt"]);
+    let mut c = Console::start(home.path(), &[], 100, 30, &[]);
+    c.wait_for("the newest prompt");
+    assert!(!c.contents().contains("the very first prompt"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    // Each Ctrl+Home asks for the 500 events before the oldest held.
+    while !c.contents().contains("the very first prompt") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never paged back to the first prompt:\n{}",
+            c.contents()
+        );
+        c.key(b"\x1b[1;5H");
+        c.shows_within(std::time::Duration::from_secs(2), |s| {
+            s.contains("the very first prompt")
+        });
+    }
+}

@@ -146,6 +146,18 @@ impl Console {
         }
     }
 
+    /// Whether the screen comes to satisfy `pred` within `within`.
+    pub fn shows_within(&self, within: Duration, pred: impl Fn(&str) -> bool) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if pred(&self.contents()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        pred(&self.contents())
+    }
+
     pub fn type_text(&mut self, text: &str) {
         self.key(text.as_bytes());
     }

@@ -127,8 +127,12 @@ const OLDER_AHEAD: usize = 200;
 /// in the ledger: ask for the page before them (one at a time).
 pub(crate) fn load_older(state: &mut State, fx: &mut Vec<Effect>) {
     let c = &state.conversation;
-    let near_top =
-        matches!(c.scroll, super::conversation::Scroll::Anchor { row, .. } if row < OLDER_AHEAD);
+    // Following still after scrolling up: what is held is shorter than
+    // the screen (in this display mode), so older rows are wanted too.
+    let near_top = match c.scroll {
+        super::conversation::Scroll::Anchor { row, .. } => row < OLDER_AHEAD,
+        super::conversation::Scroll::Follow => c.rows.len() < OLDER_AHEAD,
+    };
     if !near_top
         || c.first_seq <= 1
         || state.older.is_some()

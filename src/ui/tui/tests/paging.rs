@@ -161,3 +161,25 @@ fn the_marker_counts_the_rows_below() {
         screen(&st)
     );
 }
+
+/// A history whose newest events show few rows (most kinds are not shown
+/// in Info): the view never leaves the bottom, and scrolling up still
+/// pages older turns in.
+#[test]
+fn a_short_window_still_pages_in_older_turns() {
+    let mut script = Script::default();
+    turns(&mut script, 0..5);
+    for n in 0..600 {
+        script.push("tick", None, serde_json::json!({ "n": n }));
+    }
+    let mut st = booted(&script, StoredMode::Info, 80, 24);
+    assert!(!screen(&st).contains("question 0"));
+    for _ in 0..4 {
+        let fx = update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+        if answer_page(&mut st, &script, &fx).is_none() {
+            break;
+        }
+    }
+    update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
+    assert!(screen(&st).contains("question 0"), "{}", screen(&st));
+}
