@@ -91,6 +91,21 @@ fn attach(home: &Path) -> anyhow::Result<std::process::Child> {
     Ok(child)
 }
 
+/// The console this bench started, ended when the bench ends however it
+/// ends (an error too).
+struct Attached(std::process::Child);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            // SAFETY: ending the console this bench started, which has not
+            // been reaped (so its pid is still its own).
+            unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+            let _ = self.0.wait();
+        }
+    }
+}
+
 async fn status(client: &SocketClient) -> anyhow::Result<(u64, u64)> {
     let s = call_json(
         client,
@@ -144,8 +159,8 @@ pub(super) async fn run(dir: &Path, turns: u64) -> anyhow::Result<()> {
     let (daemon, _) = Daemon::start_with(&home, false, &[("ATTACH_KEY", "sk-attach")]).await?;
     let socket = super::paths::Paths::under(&home).socket_path();
     let client = SocketClient::connect(&socket).await?;
-    let mut console = attach(&home)?;
-    let pid = console.id().to_string();
+    let mut console = Attached(attach(&home)?);
+    let pid = console.0.id().to_string();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let rss = || super::bench_socket::rss_kib(&pid) as f64 / 1024.0;
     println!(
@@ -171,13 +186,15 @@ pub(super) async fn run(dir: &Path, turns: u64) -> anyhow::Result<()> {
                 .await?;
             sent += 1;
             // One turn a prompt: the next goes in once this one is taken up.
+            let deadline = Instant::now() + Duration::from_secs(60);
             while status(&client).await?.0 > 0 {
+                anyhow::ensure!(Instant::now() < deadline, "a prompt was never taken up");
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
         }
         settle(&client, &served, sent).await?;
         anyhow::ensure!(
-            console.try_wait()?.is_none(),
+            console.0.try_wait()?.is_none(),
             "the console ended during the bench"
         );
         let now = rss();
@@ -186,9 +203,7 @@ pub(super) async fn run(dir: &Path, turns: u64) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64()
         );
     }
-    // SAFETY: ending the console this bench started, not yet reaped.
-    unsafe { libc::kill(console.id() as i32, libc::SIGTERM) };
-    let _ = console.wait();
+    drop(console);
     daemon.stop();
     Ok(())
 }
