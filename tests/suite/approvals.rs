@@ -633,3 +633,37 @@ async fn an_approved_patch_is_recorded_with_its_files_and_diff() {
         .contains("+// approved"));
     stop(host).await;
 }
+
+/// As a hostile model would: commands dressed as readers that delete
+/// (an escaped newline joining `-dele` and `te`, a `$'…'` option) are
+/// asked about under `on_write`, and nothing runs before an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_dressed_as_a_reader_still_asks_under_on_write() {
+    let dir = ok(tempfile::tempdir());
+    let home = dir.path().join("data/agents/main");
+    ok(std::fs::create_dir_all(&home));
+    let victim = home.join("victim.txt");
+    ok(std::fs::write(&victim, "keep me"));
+    let root = home.display().to_string();
+    let tricks = [
+        format!("find {root} -name victim.txt -dele\\\nte"),
+        format!("find {root} -name victim.txt $'-delete'"),
+    ];
+    let calls: Vec<(&str, serde_json::Value)> = tricks
+        .iter()
+        .map(|cmd| ("ExecCommand", json!({ "cmd": cmd })))
+        .collect();
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Just looking.", &calls),
+        Scripted::text("Waiting."),
+    ]));
+    let host = host_with(dir.path(), &provider, Approval::OnWrite).await;
+    ok(host.submit(prompt("look around", Priority::Normal)).await);
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    let asked = ok(host.store().read())
+        .events_of_kind("main", "approval_requested", 0, 100)
+        .unwrap_or_default();
+    assert_eq!(asked.len(), 2, "each trick asks: {asked:?}");
+    assert!(victim.exists(), "a command ran before its answer");
+    stop(host).await;
+}

@@ -10,6 +10,7 @@ pub use crate::model::approval::*;
 pub mod gate;
 pub mod ops;
 pub mod policy;
+pub mod read_only;
 
 /// The store setting that keeps the operator's default policy
 /// (`holon policy`); absent: config `[policy]`.
