@@ -80,14 +80,14 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Cancel) => state.conversation.scroll = Scroll::Follow,
         Some(Action::ScrollUp) => {
             scroll::up(&mut state.conversation, ctx, h.saturating_sub(2).max(1), h);
-            super::update::load_older(state, fx);
+            super::pages::load_older(state, fx);
         }
         Some(Action::ScrollDown) => {
             scroll::down(&mut state.conversation, ctx, h.saturating_sub(2).max(1))
         }
         Some(Action::ScrollTop) => {
             scroll::top(&mut state.conversation, ctx, h);
-            super::update::load_older(state, fx);
+            super::pages::load_older(state, fx);
         }
         Some(Action::ScrollBottom) => state.conversation.scroll = Scroll::Follow,
         Some(Action::HistoryPrev) if menu => state.composer.select(-1),
@@ -293,7 +293,7 @@ pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {
     match up {
         true => {
             scroll::up(&mut state.conversation, ctx, WHEEL_LINES, h);
-            super::update::load_older(state, fx);
+            super::pages::load_older(state, fx);
         }
         false => scroll::down(&mut state.conversation, ctx, WHEEL_LINES),
     }

@@ -9,6 +9,7 @@
 //! key and command tables), `overlays`, `view`, `frame_pacer` (when to
 //! draw), `bench`.
 
+mod answers;
 #[cfg(any(test, feature = "bench"))]
 mod bench;
 mod commands;
@@ -24,6 +25,7 @@ mod markdown;
 pub mod mention;
 pub mod msg;
 pub mod overlays;
+mod pages;
 pub mod projection;
 mod quit;
 pub mod rows;

@@ -7,11 +7,8 @@
 //! (another agent is shown, the overlay that asked is closed, a newer
 //! request replaced it) is dropped.
 
-use crate::protocol::types::{ApprovalRecord, PromptPreview, TaskRecord, TriggerView};
-use crate::protocol::types::{UseOutcome, WorkItemRecord, WorkspaceBinding};
-use crate::ui::present::context;
+use crate::protocol::types::TaskRecord;
 
-use super::conversation::Conversation;
 use super::keys;
 use super::msg::{Effect, Msg, RequestId};
 use super::overlays::stack;
@@ -19,8 +16,8 @@ use super::rows::Tone;
 use super::state::{History, Pending, State, HISTORY_EVENTS};
 use crate::protocol::events::Event;
 use crate::protocol::{
-    Admitted, AgentState, AgentSummary, ApiError, ControlOutcome, ErrorCode, EventRecord,
-    EventsPage, ModelChanged, Request, Response,
+    Admitted, AgentState, AgentSummary, ApiError, ErrorCode, EventRecord, EventsPage, Request,
+    Response,
 };
 use crate::ui::present::present_event;
 
@@ -114,87 +111,6 @@ fn notify(state: &State, text: String, fx: &mut Vec<Effect>) {
     if now {
         fx.push(Effect::Notify { text });
     }
-}
-
-/// Events paged in at a time when the operator scrolls up to the oldest
-/// rows the console holds.
-const OLDER_EVENTS: u64 = 500;
-
-/// Rows from the top at which older ones are paged in.
-const OLDER_AHEAD: usize = 200;
-
-/// Scrolled up near the oldest rows the console holds, with older events
-/// in the ledger: ask for the page before them (one at a time).
-pub(crate) fn load_older(state: &mut State, fx: &mut Vec<Effect>) {
-    let c = &state.conversation;
-    // Following still after scrolling up: what is held is shorter than
-    // the screen (in this display mode), so older rows are wanted too.
-    let near_top = match c.scroll {
-        super::conversation::Scroll::Anchor { row, .. } => row < OLDER_AHEAD,
-        super::conversation::Scroll::Follow => c.rows.len() < OLDER_AHEAD,
-    };
-    if !near_top
-        || c.first_seq <= 1
-        || state.older.is_some()
-        || !matches!(state.history, History::Done)
-    {
-        return;
-    }
-    let upto = c.first_seq - 1;
-    let from = c.first_seq.saturating_sub(OLDER_EVENTS).max(1);
-    let request = Request::EventsPage {
-        agent_id: state.agent_id.clone(),
-        from_seq: from,
-        limit: (upto - from + 1) as usize,
-        kind: None,
-    };
-    let effect = call(state, request, Pending::Older { from, upto });
-    if let Effect::Call { id, .. } = &effect {
-        state.older = Some(*id);
-    }
-    fx.push(effect);
-}
-
-/// The page before the oldest rows: built as a conversation of its own
-/// and put in front. Where the ledger was pruned, nothing older is left
-/// to page in.
-fn older_arrived(state: &mut State, from: u64, upto: u64, result: Result<Response, ApiError>) {
-    let page = match result.and_then(Response::take::<EventsPage>) {
-        Ok(p) => p,
-        Err(e) => {
-            state
-                .conversation
-                .note(format!("Could not load older turns: {e}"), Tone::Error);
-            return;
-        }
-    };
-    let mut older = Conversation::default();
-    for e in page.events.iter().filter(|e| e.event_seq <= upto) {
-        let typed = e.event();
-        let op = present_event(e, &typed);
-        let operator_task = operator_task(state, e, &typed);
-        older.apply(e, &typed, &op, operator_task);
-    }
-    // A call still waiting is never handed back to the ledger, so one
-    // that waits in an older page was answered later: its row would
-    // offer an answer that no longer applies.
-    let waiting: std::collections::HashSet<String> = state
-        .conversation
-        .waiting_approvals()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    older.rows.retain(|r| match r.kind() {
-        super::rows::RowKind::Approval(a) => {
-            a.state != super::rows::ApprovalState::Waiting || waiting.contains(&a.id)
-        }
-        _ => true,
-    });
-    let first = match page.pruned_before {
-        Some(_) => 1,
-        None => from,
-    };
-    state.conversation.prepend_older(older, first);
 }
 
 /// Ask for `request`; the answer is routed by `pending`.
@@ -301,7 +217,7 @@ fn on_event(state: &mut State, e: EventRecord, fx: &mut Vec<Effect>) {
 }
 
 /// A live event: the projection, the conversation, open overlays.
-fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
+pub(super) fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
     if e.event_seq <= state.conversation.applied_seq {
         return;
     }
@@ -343,7 +259,7 @@ fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect>) {
 }
 
 /// Whether the task an event is about was started by the operator.
-fn operator_task(state: &State, e: &EventRecord, typed: &Event) -> bool {
+pub(super) fn operator_task(state: &State, e: &EventRecord, typed: &Event) -> bool {
     typed
         .task_id()
         .or(e.provenance.task_id.as_deref())
@@ -353,7 +269,7 @@ fn operator_task(state: &State, e: &EventRecord, typed: &Event) -> bool {
 
 /// One `agent.status` in flight at most; signals while it flies ask for
 /// one more afterwards.
-fn refresh(state: &mut State, fx: &mut Vec<Effect>) {
+pub(super) fn refresh(state: &mut State, fx: &mut Vec<Effect>) {
     if state.refresh.is_some() {
         state.refresh_again = true;
         return;
@@ -366,38 +282,6 @@ fn refresh(state: &mut State, fx: &mut Vec<Effect>) {
         state.refresh = Some(*id);
     }
     fx.push(effect);
-}
-
-fn history_arrived(
-    state: &mut State,
-    (from, upto): (u64, u64),
-    held: Vec<EventRecord>,
-    events: Vec<EventRecord>,
-    fx: &mut Vec<Effect>,
-) {
-    let mut hist = Conversation::default();
-    for e in events.iter().filter(|e| e.event_seq <= upto) {
-        let typed = e.event();
-        let op = present_event(e, &typed);
-        let operator_task = operator_task(state, e, &typed);
-        // An unanswered question in the history still marks the status
-        // line (without the bell: it is not news).
-        let applied = hist.apply(e, &typed, &op, operator_task);
-        if applied.attention {
-            state.attention = true;
-        } else if op.is_operator_message() || applied.settled {
-            state.attention = false;
-        }
-    }
-    hist.applied_seq = hist.applied_seq.max(upto);
-    hist.first_seq = from;
-    state.conversation.prepend_history(hist);
-    state.composer.approvals = state.conversation.waiting_approvals();
-    state.history = History::Done;
-    for e in held {
-        apply_live(state, &e, fx);
-    }
-    state.dirty = true;
 }
 
 fn on_response(
@@ -452,7 +336,7 @@ fn on_response(
                             .note(format!("Could not load the history: {e}"), Tone::Error);
                     }
                     let events = page.map(|p| p.events).unwrap_or_default();
-                    history_arrived(state, span, held, events, fx);
+                    super::pages::history_arrived(state, span, held, events, fx);
                 }
             }
         }
@@ -462,7 +346,7 @@ fn on_response(
                 // Rows went back to the ledger meanwhile (the window moved
                 // on): this page no longer joins the oldest row held.
                 if state.conversation.first_seq == upto + 1 {
-                    older_arrived(state, from, upto, result);
+                    super::pages::older_arrived(state, from, upto, result);
                 }
             }
         }
@@ -475,178 +359,10 @@ fn on_response(
                 refresh(state, fx);
             }
         }
-        Pending::Display => {
-            if let Err(e) = result {
-                state
-                    .conversation
-                    .note(format!("The display mode was not saved: {e}"), Tone::Error);
-            }
-        }
-        Pending::Model => match result.and_then(Response::take::<ModelChanged>) {
-            Ok(changed) => {
-                state.agent.apply_summary(&changed.agent, false);
-                let now = state
-                    .agent
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| "the runtime default".into());
-                let was = changed
-                    .previous_model_override
-                    .unwrap_or_else(|| "the runtime default".into());
-                state.conversation.note(
-                    format!("Model: {now} (was {was}); it applies from the next turn."),
-                    Tone::Ok,
-                );
-            }
-            Err(e) => state.conversation.note(
-                format!("The model was not changed: {}", e.message),
-                Tone::Error,
-            ),
-        },
-        // Quitting: the turn is aborted (or had already ended); go.
-        Pending::Control(crate::protocol::ControlAction::Abort) if state.quit_after_abort => {
-            fx.push(Effect::Quit)
-        }
-        Pending::Control(action) => match result.and_then(Response::take::<ControlOutcome>) {
-            Ok(outcome) => {
-                let what = super::commands::control_done(action);
-                // The runtime's note explains; one that only repeats the
-                // label is not said twice.
-                let note = Some(outcome.note.trim())
-                    .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case(what))
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default();
-                let (from, to) = (outcome.from.as_str(), outcome.to.as_str());
-                let change = match from != to {
-                    true => format!(" ({} → {})", from.replace('_', " "), to.replace('_', " ")),
-                    false => String::new(),
-                };
-                state
-                    .conversation
-                    .note(format!("{what}{change}{note}"), Tone::Ok);
-                refresh(state, fx);
-            }
-            Err(e) => state.conversation.note(e.message, Tone::Error),
-        },
-        Pending::AgentCreate => match result.and_then(Response::take::<AgentSummary>) {
-            Ok(created) => {
-                let name = created.id;
-                state
-                    .conversation
-                    .note(format!("Created agent {name}."), Tone::Ok);
-                if !name.is_empty() {
-                    super::commands::view_agent(state, &name, fx);
-                }
-            }
-            Err(e) => state
-                .conversation
-                .note(format!("No agent created: {}", e.message), Tone::Error),
-        },
-        Pending::AgentSwitch(name) => match result {
-            Ok(_) => super::commands::view_agent(state, &name, fx),
-            Err(e) if e.code == ErrorCode::NotFound => state.conversation.note(
-                format!("no agent {name} (see /agent for the list)"),
-                Tone::Error,
-            ),
-            Err(e) => state
-                .conversation
-                .note(format!("cannot show {name}: {}", e.message), Tone::Error),
-        },
-        Pending::WorkspaceUse => match result.and_then(Response::take::<UseOutcome>) {
-            Ok(out) => {
-                state.agent.execution = Some(out.execution.clone());
-                if let Some(note) = out.note {
-                    state.conversation.note(note, Tone::Info);
-                }
-                for w in out.retained {
-                    let kept = format!(
-                        "Kept worktree {} (branch {}): it has changes to review.",
-                        w.worktree_path, w.worktree_branch
-                    );
-                    state.conversation.note(kept, Tone::Info);
-                }
-            }
-            Err(e) => state
-                .conversation
-                .note(format!("/workspace use: {}", e.message), Tone::Error),
-        },
-        Pending::Context => match result.and_then(Response::take::<PromptPreview>) {
-            Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
-            Err(e) => state
-                .conversation
-                .note(format!("/context: {}", e.message), Tone::Error),
-        },
-        Pending::Answer => match result.and_then(Response::take::<ApprovalRecord>) {
-            // This agent's approval row shows the answer (its event);
-            // another agent's gets a note.
-            Ok(a) if a.agent_id == state.agent_id => {}
-            Ok(a) => {
-                let text = crate::ui::present::approvals::answered(&a);
-                state.conversation.note(text, Tone::Ok)
-            }
-            // Answered elsewhere first, unknown id, stopped agent: said.
-            Err(e) => state.conversation.note(e.message, Tone::Error),
-        },
-        Pending::Trigger => match result.and_then(Response::take::<TriggerView>) {
-            Ok(t) => {
-                let text = crate::ui::present::trigger::lines(&t).join("\n");
-                state.conversation.note(text, Tone::Info)
-            }
-            Err(e) => state
-                .conversation
-                .note(format!("/trigger: {}", e.message), Tone::Error),
-        },
-        Pending::Mcp => {
-            match result.and_then(Response::take::<Vec<crate::model::mcp::McpServerInfo>>) {
-                Ok(servers) if servers.is_empty() => state.conversation.note(
-                    "No MCP servers are configured ([mcp_servers.NAME] in config.toml).",
-                    Tone::Info,
-                ),
-                Ok(servers) => {
-                    let text: Vec<String> = servers
-                        .iter()
-                        .flat_map(crate::ui::present::mcp::lines)
-                        .collect();
-                    state.conversation.note(text.join("\n"), Tone::Info)
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/mcp: {}", e.message), Tone::Error),
-            }
-        }
-        Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
-            let verb = match pending {
-                Pending::WorkspaceAttach => "attach",
-                _ => "detach",
-            };
-            match result.and_then(Response::take::<WorkspaceBinding>) {
-                Ok(b) => {
-                    let (id, anchor) = (&b.workspace_id, &b.anchor);
-                    let text = match verb {
-                        "attach" => {
-                            format!("Attached {anchor} as {id}; `/workspace use {id}` works there.")
-                        }
-                        _ => format!("Detached {id} ({anchor}); nothing on disk was touched."),
-                    };
-                    state.conversation.note(text, Tone::Ok);
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
-            }
-        }
-        Pending::WorkCreate => match result.and_then(Response::take::<WorkItemRecord>) {
-            Ok(w) => {
-                let text = format!("Work item added: {} ({}).", w.objective, w.id);
-                state.conversation.note(text, Tone::Ok);
-            }
-            Err(e) => state
-                .conversation
-                .note(format!("No work item added: {}", e.message), Tone::Error),
-        },
         Pending::Overlay(kind) => {
             let result = &result;
             stack::with_kind(state, fx, kind, |o, ctx| o.on_response(id, result, ctx));
         }
+        other => super::answers::answered(state, other, result, fx),
     }
 }

@@ -1,6 +1,8 @@
 //! The conversation model's own rules, without a terminal.
 
 use super::*;
+use crate::protocol::events::Event;
+use crate::protocol::EventRecord;
 use serde_json::{json, Value};
 
 fn event(seq: u64, kind: &str, payload: Value) -> EventRecord {

@@ -1,0 +1,344 @@
+//! Applying one event to the conversation, by family: the operator's
+//! prompts and the queue, briefs and failures, approvals, the running
+//! turn, and everything else (a presented row when a display mode shows
+//! it, and nothing to merge).
+
+use super::super::fmt::ts_ms;
+use super::super::rows::{ApprovalState, PromptState, Row, RowKind, Tone};
+use super::{attention, min_mode, Applied, Conversation, EchoKind, Turn};
+use crate::model::approval::ApprovalStatus;
+use crate::protocol::events::{self as ev, BriefKind, Event};
+use crate::protocol::types::{MessageBody, Priority};
+use crate::protocol::EventRecord;
+use crate::ui::present::{DisplayMode, OperatorEvent, Visibility};
+
+impl Conversation {
+    /// Apply one event with its presentation. `operator_task` says whether
+    /// a task this event is about was started by the operator.
+    pub fn apply(
+        &mut self,
+        e: &EventRecord,
+        typed: &Event,
+        op: &OperatorEvent,
+        operator_task: bool,
+    ) -> Applied {
+        if e.event_seq <= self.applied_seq {
+            return Applied::default();
+        }
+        self.applied_seq = e.event_seq;
+        self.applying = e.event_seq;
+        let message_id = e.provenance.message_id.as_deref().or(typed.message_id());
+        let message_id = message_id.map(str::to_owned);
+        use Event as K;
+        match typed {
+            K::MessageAdmitted(p) if op.is_operator_message() => self.prompt_admitted(p, op),
+            K::MessageInterjected(_)
+            | K::MessageProcessingStarted(_)
+            | K::MessageProcessed(_)
+            | K::MessageAborted(_)
+            | K::MessageDropped(_) => {
+                if let Some(m) = &message_id {
+                    let runs_now = matches!(typed, K::MessageInterjected(_));
+                    self.prompt_taken_up(m, runs_now);
+                }
+                self.generic(op);
+            }
+            K::MessageRejected(_) => {
+                let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
+                let kind = RowKind::Alert {
+                    summary: op.summary.clone(),
+                    detail,
+                    message_id: None,
+                };
+                self.push(kind, min_mode(op).unwrap_or(DisplayMode::Info));
+            }
+            K::RuntimeError(_) => self.alert(message_id, op, None),
+            K::BriefCreated(p) => return self.brief(p, message_id, op),
+            K::ApprovalRequested(p) => {
+                let i = self.push(
+                    RowKind::Approval(attention::approval_row(&p.approval)),
+                    DisplayMode::Info,
+                );
+                self.rows[i].message_id = message_id;
+                self.mark_answerable();
+                return Applied {
+                    attention: true,
+                    settled: false,
+                };
+            }
+            K::ApprovalGranted(p) | K::ApprovalDenied(p) => return self.approval_answered(p),
+            K::TaskCreated(p) => self.task_created(&p.task, operator_task),
+            K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
+            K::ToolStarted(p) => {
+                self.set_activity(op);
+                if let Some(t) = self.turn.as_mut() {
+                    t.tool = Some((p.call_id.clone(), op.summary.clone()));
+                }
+            }
+            K::ToolExecuted(p) => {
+                // A call approved after its turn ended is not this turn's
+                // activity.
+                let ours = self
+                    .turn
+                    .as_ref()
+                    .is_some_and(|t| t.run_id.as_deref() == Some(p.run_id.as_str()));
+                if ours {
+                    self.set_activity(op);
+                }
+                self.tool_executed(p, op);
+            }
+            K::AssistantRoundRecorded(p) => {
+                self.set_activity(op);
+                self.close_stream(&p.run_id, p.text_chars, p.attempt);
+                if let Some(thinking) = crate::ui::present::reasoning_row(p) {
+                    self.generic(&thinking);
+                }
+                let i = self.generic(op);
+                if let (Some(i), false) = (i, p.text_preview.trim().is_empty()) {
+                    self.progress.push((message_id, i));
+                }
+            }
+            K::TurnStarted(p) => self.turn_started(e, p, message_id, op),
+            K::ProviderRoundCompleted(p) => {
+                if let Some(t) = self.turn.as_mut() {
+                    t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;
+                }
+                self.generic(op);
+            }
+            K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
+            // Everything else is a presented row when a display mode
+            // shows it (`min_mode`), and nothing to merge.
+            K::MessageAdmitted(_)
+            | K::TurnContextBuilt(_)
+            | K::WorkspaceAttached(_)
+            | K::WorkspaceUsed(_)
+            | K::WorkspaceDetached(_)
+            | K::WorkspaceMissing(_)
+            | K::WorktreeCreated(_)
+            | K::WorktreeRemoved(_)
+            | K::WorktreeRetained(_)
+            | K::ContextCompacted(_)
+            | K::TurnCheckpoint(_)
+            | K::AgentCreated(_)
+            | K::AgentArchived(_)
+            | K::SkillActivated(_)
+            | K::AgentStateChanged(_)
+            | K::ControlApplied(_)
+            | K::BudgetExceeded(_)
+            | K::AgentBudgetChanged(_)
+            | K::SchedulerDecision(_)
+            | K::SystemTickEmitted(_)
+            | K::WorkItemCreated(_)
+            | K::WorkItemPicked(_)
+            | K::WorkItemUpdated(_)
+            | K::WorkItemCompleted(_)
+            | K::WorkItemRecheckDue(_)
+            | K::TaskOutput(_)
+            | K::TaskResultQueued(_)
+            | K::TaskReattached(_)
+            | K::WaitingIntentCreated(_)
+            | K::WaitingIntentTriggered(_)
+            | K::WaitingIntentCancelled(_)
+            | K::TimerCreated(_)
+            | K::TimerFired(_)
+            | K::TimerCancelled(_)
+            | K::WakeHintSubmitted(_)
+            | K::WakeHintCoalesced(_)
+            | K::WakeHintIgnored(_)
+            | K::ExternalTriggerProvisioned(_)
+            | K::ExternalTriggerRotated(_)
+            | K::ExternalTriggerRevoked(_)
+            | K::ExternalTriggerDelivered(_)
+            | K::WorkspacePolicyChanged(_)
+            | K::DefaultPolicyChanged(_)
+            | K::McpServerApproved(_)
+            | K::McpServerSwitched(_)
+            | K::McpServerStarted(_)
+            | K::McpServerFailed(_)
+            | K::McpServerStopped(_)
+            | K::StorePruned(_)
+            | K::HistoryLost(_)
+            | K::RuntimeStarted(_)
+            | K::RuntimeStopped(_)
+            | K::ConfigReloaded(_)
+            | K::DisplayModeChanged(_)
+            | K::ModelOverrideChanged(_)
+            | K::Unknown { .. }
+            | K::Unreadable { .. } => {
+                self.generic(op);
+            }
+        }
+        Applied::default()
+    }
+
+    /// An operator prompt joined the queue: in line until its turn takes
+    /// it up (then it moves to where it runs, so its answer appears under
+    /// it).
+    fn prompt_admitted(&mut self, p: &ev::MessageAdmitted, op: &OperatorEvent) {
+        let id = p.message.id.clone();
+        let text = match &p.message.body {
+            MessageBody::Text { text } => Some(text.clone()),
+            MessageBody::Json { .. } | MessageBody::Brief { .. } => None,
+        };
+        let text = text.or(op.body.clone()).unwrap_or_default();
+        self.take_echo(EchoKind::Prompt, &id, &text);
+        let label = match p.message.priority {
+            Priority::Interject => "interjects at the next safe point",
+            Priority::Next => "next in line",
+            Priority::Background => "queued (background)",
+            Priority::Normal => "queued",
+        };
+        let state = PromptState::Waiting(label.to_owned());
+        // The operator answered: earlier questions no longer carry the
+        // NEEDS YOUR INPUT mark (only rows that need it do).
+        let asked = |r: &Row| {
+            matches!(r.kind(), RowKind::Brief { visibility, .. }
+                if *visibility == Visibility::ActionRequired)
+        };
+        for row in self.rows.iter_mut().filter(|r| asked(r)) {
+            if let RowKind::Brief { visibility, .. } = row.kind_mut() {
+                *visibility = Visibility::TurnResult;
+            }
+        }
+        let i = self.push(RowKind::Operator { text, state }, DisplayMode::Info);
+        self.waiting.push(id.clone());
+        self.rows[i].message_id = Some(id);
+    }
+
+    /// A brief: a failure merges with the error it reports; an answer
+    /// hides the progress it repeats.
+    fn brief(
+        &mut self,
+        p: &ev::BriefCreated,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) -> Applied {
+        if p.brief.kind == BriefKind::Failure {
+            let mid = message_id.or(Some(p.brief.related_message_id.clone()));
+            let text = Some(p.brief.text.trim()).filter(|t| !t.is_empty());
+            self.alert(mid, op, text);
+            return Applied::default();
+        }
+        let mut body = p.brief.text.trim().to_owned();
+        if let Some(attached) = crate::ui::present::attachments_text(&p.brief.attachments) {
+            body = format!("{body}\n\n{attached}").trim().to_owned();
+        }
+        // A turn that only asked for approval has nothing to say beyond
+        // its waiting row.
+        let waits_here = |r: &Row| {
+            matches!(r.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting)
+                && r.message_id == message_id
+        };
+        if body.is_empty() && message_id.is_some() && self.rows.iter().any(waits_here) {
+            return Applied::default();
+        }
+        self.hide_repeated_progress(message_id.as_deref(), &body);
+        let kind = RowKind::Brief {
+            visibility: op.visibility,
+            title: op.title.clone(),
+            text: body,
+        };
+        let i = self.push(kind, DisplayMode::Info);
+        self.rows[i].message_id = message_id;
+        Applied {
+            attention: op.visibility == Visibility::ActionRequired,
+            settled: false,
+        }
+    }
+
+    /// An approval was answered: its row says how (a row is made when it
+    /// was asked before the rows this console holds).
+    fn approval_answered(&mut self, p: &ev::ApprovalChanged) -> Applied {
+        let a = &p.approval;
+        let answer = match a.status {
+            ApprovalStatus::Denied => ApprovalState::Denied {
+                note: a.note.clone(),
+            },
+            _ => ApprovalState::Approved { always: a.always },
+        };
+        let row = self
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| matches!(r.kind(), RowKind::Approval(x) if x.id == a.id));
+        match row {
+            Some(row) => {
+                if let RowKind::Approval(x) = row.kind_mut() {
+                    x.state = answer;
+                }
+            }
+            None => {
+                let mut x = attention::approval_row(a);
+                x.state = answer;
+                self.push(RowKind::Approval(x), DisplayMode::Info);
+            }
+        }
+        self.mark_answerable();
+        Applied {
+            attention: false,
+            settled: !self.needs_operator(),
+        }
+    }
+
+    fn turn_started(
+        &mut self,
+        e: &EventRecord,
+        p: &ev::TurnStarted,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) {
+        if let Some(m) = &message_id {
+            self.prompt_taken_up(m, true);
+        }
+        self.turn = Some(Turn {
+            run_id: Some(p.run_id.clone()),
+            message_id,
+            started_ms: ts_ms(&e.ts),
+            activity: None,
+            tool: None,
+            tokens: 0,
+            retry: None,
+        });
+        self.reset_stream();
+        self.stream_skip = 0;
+        self.progress.clear();
+        self.generic(op);
+    }
+
+    /// The turn ended. An answer cut off (Esc, a stop) stays, marked as
+    /// such: what the runtime recorded, else what streamed here. The text
+    /// of an attempt that failed is not an answer: a turn that failed
+    /// keeps none of it.
+    fn turn_ended(&mut self, p: &ev::TurnTerminal, message_id: Option<String>, op: &OperatorEvent) {
+        let streamed = self.stream.take().map(|(_, s)| s);
+        self.reset_stream();
+        // Whatever of the run is still on its way is late.
+        self.stream_closed.close_through(&p.run_id, u32::MAX);
+        let cut_off = p
+            .partial_answer
+            .clone()
+            .or(streamed.filter(|_| p.cancel_reason.is_some()));
+        if let Some(text) = cut_off.filter(|t| !t.trim().is_empty()) {
+            let kind = RowKind::Brief {
+                visibility: Visibility::TurnResult,
+                title: "Interrupted".into(),
+                text,
+            };
+            let i = self.push(kind, DisplayMode::Info);
+            self.rows[i].message_id = message_id;
+            let why = p
+                .cancel_reason
+                .map(|r| r.describe().to_owned())
+                .unwrap_or_else(|| "the turn ended".to_owned());
+            self.note(format!("the answer above was cut off: {why}"), Tone::Info);
+        }
+        self.turn = None;
+        self.last_turn_tokens = Some(p.token_usage.input_tokens + p.token_usage.output_tokens);
+        self.generic(op);
+    }
+
+    pub(super) fn generic(&mut self, op: &OperatorEvent) -> Option<usize> {
+        let mode = min_mode(op)?;
+        Some(self.push(RowKind::Event(op.clone()), mode))
+    }
+}
