@@ -134,6 +134,7 @@ impl Event {
             | E::WorktreeCreated(_)
             | E::WorktreeRemoved(_)
             | E::WorktreeRetained(_)
+            | E::ContextCompactionStarted(_)
             | E::ContextCompacted(_)
             | E::TurnCheckpoint(_)
             | E::WorkItemCreated(_)
@@ -243,6 +244,7 @@ event_kinds! {
     WorktreeCreated(p::WorktreeCreated) => "worktree_created",
     WorktreeRemoved(p::WorktreeRemoved) => "worktree_removed",
     WorktreeRetained(p::WorktreeRetained) => "worktree_retained",
+    ContextCompactionStarted(p::ContextCompactionStarted) => "context_compaction_started",
     ContextCompacted(p::ContextCompacted) => "context_compacted",
     TurnCheckpoint(p::TurnCheckpoint) => "turn_checkpoint",
     TurnTerminal(p::TurnTerminal) => "turn_terminal",

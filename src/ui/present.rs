@@ -260,7 +260,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::WorkspaceMissing => (V::TurnResult, C::Workspace, "Workspace missing"),
         K::WorktreeCreated | K::WorktreeRemoved => (V::Progress, C::Workspace, "Worktree"),
         K::WorktreeRetained => (V::TurnResult, C::Workspace, "Worktree kept"),
-        K::ContextCompacted => (V::Progress, C::Runtime, "Context"),
+        K::ContextCompactionStarted | K::ContextCompacted => (V::Progress, C::Runtime, "Context"),
         K::TurnCheckpoint => (V::Trace, C::Runtime, "Checkpoint"),
         K::TurnTerminal => (V::Progress, C::Runtime, "Turn"),
         K::BriefCreated => (V::TurnResult, C::Brief, "Result"), // refined

@@ -132,6 +132,23 @@ async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
         .filter_map(|e| e.payload["epoch"].as_u64())
         .collect();
     assert!(epochs.windows(2).all(|w| w[1] == w[0] + 1), "{epochs:?}");
+    // Each was said as it began, before its summary was asked for.
+    for done in &compactions {
+        let began = evs.iter().rev().find(|e| {
+            e.kind == "context_compaction_started"
+                && e.event_seq < done.event_seq
+                && e.payload["run_id"] == done.payload["run_id"]
+        });
+        let began = began.unwrap_or_else(|| panic!("no start before {}", done.event_seq));
+        assert_eq!(
+            began.payload["folding_turns"],
+            done.payload["compacted_turns"]
+        );
+        assert_eq!(
+            began.payload["tokens_before"],
+            done.payload["tokens_before"]
+        );
+    }
     let c = &compactions[0].payload;
     assert_eq!(c["summary_source"], "model");
     assert_eq!(c["trigger"], "turn_start");

@@ -276,6 +276,25 @@ impl ToolExecuted {
     }
 }
 
+/// `context_compaction_started`: a turn began folding older turns into
+/// the context summary (`context_compacted` follows when it is made).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextCompactionStarted {
+    #[serde(default)]
+    pub run_id: String,
+    /// `turn_start`, `turn_local` or `context_length_exceeded`.
+    #[serde(default)]
+    pub trigger: String,
+    /// Transcript entries and turns being folded.
+    #[serde(default)]
+    pub folding_message_count: u64,
+    #[serde(default)]
+    pub folding_turns: u64,
+    /// The history estimate before the fold.
+    #[serde(default)]
+    pub tokens_before: u64,
+}
+
 /// `context_compacted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextCompacted {

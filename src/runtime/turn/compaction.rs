@@ -1,9 +1,10 @@
-//! Performing cross-turn compaction: plan the fold (pure), ask the model
-//! for the summary outside any transaction (cancellable; the extractive
-//! summary when it fails, answers garbage, or no model is configured),
-//! then one commit: the archived episode, the agent's new boundary and
-//! epoch, and `context_compacted`. A runtime killed before the commit
-//! has changed nothing; the next turn plans again.
+//! Performing cross-turn compaction: plan the fold (pure), say
+//! `context_compaction_started`, ask the model for the summary outside
+//! any transaction (cancellable; the extractive summary when it fails,
+//! answers garbage, or no model is configured), then one commit: the
+//! archived episode, the agent's new boundary and epoch, and
+//! `context_compacted`. A runtime killed before the commit has changed
+//! nothing but the started event; the next turn plans again.
 
 use std::sync::Arc;
 
@@ -129,13 +130,32 @@ pub(super) async fn compact(
     } else {
         history.entries[..fold.entries].to_vec()
     };
+    // Said before the summary is asked for (which may take a while), so
+    // a client shows the compaction as it runs, not only once it is done.
+    let prev_tokens = previous.as_ref().map_or(0, |e| e.summary_tokens);
+    let started_event = ev::ContextCompactionStarted {
+        run_id: run_id.to_owned(),
+        trigger: req.trigger.to_owned(),
+        folding_message_count: folded.len() as u64,
+        folding_turns: fold.turns as u64,
+        tokens_before: fold.tokens_before + prev_tokens,
+    };
+    let id = agent_id.to_owned();
+    store
+        .write(move |tx| {
+            tx.append_event(new_event(
+                &id,
+                Provenance::default(),
+                Event::ContextCompactionStarted(started_event.clone()),
+            ))
+        })
+        .await?;
     let max_tokens = (req.history_budget / 4).clamp(256, 8_000);
     let prev_text = previous.as_ref().map(|e| e.summary.as_str());
     let Some(made) = summarise(provider, prev_text, &folded, &req, max_tokens, cancel).await else {
         return Ok(None);
     };
     let workspace_id = inner.execution_of(agent_id)?.workspace_id;
-    let prev_tokens = previous.as_ref().map_or(0, |e| e.summary_tokens);
     let summary_tokens = estimate_tokens(&made.text);
     let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
     let pricing = inner.config.pricing.clone();

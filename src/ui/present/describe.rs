@@ -166,6 +166,14 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             "Worktree kept for review: {} on branch {} ({} uncommitted file(s), {} commit(s) ahead)",
             p.worktree_path, p.worktree_branch, p.uncommitted_files, p.commits_ahead
         ),
+        Event::ContextCompactionStarted(p) => {
+            let turns = p.folding_turns;
+            format!(
+                "Compacting context: folding {turns} turn{} ({} tokens) into the summary",
+                if turns == 1 { "" } else { "s" },
+                compact_count(p.tokens_before)
+            )
+        }
         Event::ContextCompacted(p) => {
             let turns = p.compacted_turns;
             let tokens = compact_count(p.summary_tokens);
@@ -173,8 +181,13 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
                 crate::protocol::types::SummarySource::Model => "",
                 crate::protocol::types::SummarySource::Extractive => " (extractive)",
             };
+            // How long it took, once that is worth saying.
+            let took = match p.duration_ms as u64 {
+                ms @ 1_000.. => format!(" in {}", duration(ms)),
+                _ => String::new(),
+            };
             format!(
-                "Context compacted: {turns} turn{} → {tokens}-token summary{how}",
+                "Context compacted: {turns} turn{} → {tokens}-token summary{how}{took}",
                 if turns == 1 { "" } else { "s" }
             )
         }

@@ -103,6 +103,9 @@ pub struct Conversation {
     pub first_seq: u64,
     /// The `event_seq` of the event being applied (what new rows carry).
     applying: u64,
+    /// The run whose compaction is under way: its row says so until
+    /// `context_compacted` (or the turn's end) takes its place.
+    compacting: Option<String>,
 }
 
 impl Default for Conversation {
@@ -127,6 +130,7 @@ impl Default for Conversation {
             frames: Default::default(),
             first_seq: 0,
             applying: 0,
+            compacting: None,
         }
     }
 }

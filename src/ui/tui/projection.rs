@@ -373,6 +373,7 @@ impl AgentView {
             | K::TimerFired(_)
             | K::TimerCancelled(_)
             | K::RuntimeStarted(_)
+            | K::ContextCompactionStarted(_)
             | K::ContextCompacted(_)
             | K::RuntimeError(_) => Touched::RefreshSummary,
             K::AgentCreated(_)

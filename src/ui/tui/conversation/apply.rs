@@ -106,6 +106,12 @@ impl Conversation {
                 self.generic(op);
             }
             K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
+            K::ContextCompactionStarted(p) => {
+                self.set_activity(op);
+                self.push(RowKind::Event(op.clone()), DisplayMode::Info);
+                self.compacting = Some(p.run_id.clone());
+            }
+            K::ContextCompacted(p) => self.compacted(p, op),
             // Everything else is a presented row when a display mode
             // shows it (`min_mode`), and nothing to merge.
             K::MessageAdmitted(_)
@@ -117,7 +123,6 @@ impl Conversation {
             | K::WorktreeCreated(_)
             | K::WorktreeRemoved(_)
             | K::WorktreeRetained(_)
-            | K::ContextCompacted(_)
             | K::TurnCheckpoint(_)
             | K::AgentCreated(_)
             | K::AgentArchived(_)
@@ -332,9 +337,47 @@ impl Conversation {
                 .unwrap_or_else(|| "the turn ended".to_owned());
             self.note(format!("the answer above was cut off: {why}"), Tone::Info);
         }
+        if self.compacting.as_deref() == Some(p.run_id.as_str()) {
+            self.compacting = None;
+            if let Some(i) = self.compaction_row() {
+                let row = &mut self.rows[i];
+                *row.kind_mut() = RowKind::Note {
+                    text: "Context compaction ended without a new summary: the turn ended first"
+                        .into(),
+                    tone: Tone::Info,
+                };
+            }
+        }
         self.turn = None;
         self.last_turn_tokens = Some(p.token_usage.input_tokens + p.token_usage.output_tokens);
         self.generic(op);
+    }
+
+    /// A compaction is done: its row (while this console holds it) now
+    /// says what it made and how long it took. Compaction is shown at
+    /// every display mode, since it can take as long as a round.
+    fn compacted(&mut self, p: &ev::ContextCompacted, op: &OperatorEvent) {
+        if self.turn.as_ref().and_then(|t| t.run_id.as_deref()) == Some(p.run_id.as_str()) {
+            self.set_activity(op);
+        }
+        let row = match self.compacting.take() {
+            Some(run) if run == p.run_id => self.compaction_row(),
+            _ => None,
+        };
+        match row {
+            Some(i) => *self.rows[i].kind_mut() = RowKind::Event(op.clone()),
+            None => {
+                self.push(RowKind::Event(op.clone()), DisplayMode::Info);
+            }
+        }
+    }
+
+    /// The row of the compaction under way.
+    fn compaction_row(&self) -> Option<usize> {
+        let started = ev::EventKind::ContextCompactionStarted.as_str();
+        self.rows.iter().rposition(
+            |r| matches!(r.kind(), RowKind::Event(op) if op.source_event_kind == started),
+        )
     }
 
     pub(super) fn generic(&mut self, op: &OperatorEvent) -> Option<usize> {

@@ -330,6 +330,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::WorktreeCreated(_)
             | K::WorktreeRemoved(_)
             | K::WorktreeRetained(_)
+            | K::ContextCompactionStarted(_)
             | K::ContextCompacted(_)
             | K::TurnCheckpoint(_)
             | K::TurnTerminal(_)

@@ -1579,3 +1579,53 @@ fn mcp_calls_are_rows_at_info_and_slash_mcp_lists_the_servers() {
     );
     assert!(text.contains("handshake (tried again after 4 s)"), "{text}");
 }
+
+#[test]
+fn compaction_is_a_row_at_info_while_it_runs_and_says_what_it_made() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 100, 24);
+    let mut s = Script::default();
+    let feed = |st: &mut super::super::State, e| {
+        update(st, Msg::Event(Box::new(e)));
+    };
+    feed(&mut st, s.prompt("msg_1", "go on"));
+    feed(&mut st, s.turn("msg_1", "run_1"));
+    let started = json!({ "run_id": "run_1", "trigger": "turn_start", "folding_message_count": 80,
+        "folding_turns": 38, "tokens_before": 24_100 });
+    feed(&mut st, s.push("context_compaction_started", None, started));
+    let shown = screen(&st);
+    assert!(
+        shown.contains("Compacting context: folding 38 turns (24.1k tokens) into the summary"),
+        "{shown}"
+    );
+    let done = json!({ "run_id": "run_1", "episode_id": "ep_1", "epoch": 2, "trigger": "turn_start",
+        "compacted_message_count": 80, "compacted_turns": 38, "summary_source": "model",
+        "summary_chars": 4000, "summary_tokens": 1_200, "tokens_before": 24_100, "tokens_after": 9_000,
+        "workspace_id": "agent_home", "duration_ms": 57_300.0 });
+    feed(&mut st, s.push("context_compacted", None, done));
+    let shown = screen(&st);
+    assert!(!shown.contains("Compacting context"), "{shown}");
+    assert!(
+        shown.contains("Context compacted: 38 turns → 1.2k-token summary in 57.3 s"),
+        "{shown}"
+    );
+    // One that the turn's end overtakes says it made nothing.
+    feed(
+        &mut st,
+        s.push(
+            "context_compaction_started",
+            None,
+            json!({ "run_id": "run_1",
+        "trigger": "turn_local", "folding_turns": 2, "tokens_before": 3_000 }),
+        ),
+    );
+    feed(
+        &mut st,
+        s.turn_end("msg_1", "run_1", "aborted", 1, 2_000, ""),
+    );
+    let shown = screen(&st);
+    assert!(
+        shown.contains("Context compaction ended without a new summary"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("Context compacted").count(), 1, "{shown}");
+}
