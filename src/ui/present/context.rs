@@ -22,20 +22,28 @@ fn window_source(p: &PromptPreview) -> &'static str {
 
 /// The header both forms share: size, window, budget, compaction.
 fn header(p: &PromptPreview) -> Vec<String> {
-    let mut out = vec![format!(
-        "Context of {}: ~{} tokens, {}% of {}'s {}-token window ({}; prompt budget {}).",
-        p.agent_id,
-        compact_count(p.total_tokens),
-        p.percent_of_window,
-        if p.model_ref.is_empty() {
-            "the unconfigured model"
-        } else {
-            &p.model_ref
-        },
-        compact_count(p.budget.window),
-        window_source(p),
-        compact_count(p.budget.prompt_budget),
-    )];
+    let last = p.context.last_prompt;
+    let now = super::usage::context_use(
+        last.map(|u| u.percent()),
+        last.map(|u| u.tokens()),
+        last.map_or(p.budget.window, |u| u.window),
+    );
+    let mut out = vec![
+        format!("Context of {}: {now}.", p.agent_id),
+        format!(
+            "The next prompt would be ~{} tokens, {}% of {}'s {}-token window ({}; prompt budget {}).",
+            compact_count(p.total_tokens),
+            p.percent_of_window,
+            if p.model_ref.is_empty() {
+                "the unconfigured model"
+            } else {
+                &p.model_ref
+            },
+            compact_count(p.budget.window),
+            window_source(p),
+            compact_count(p.budget.prompt_budget),
+        ),
+    ];
     out.push(match &p.summary {
         Some(s) => format!(
             "Compacted: epoch {}, {} transcript entries folded so far; the summary in effect is \

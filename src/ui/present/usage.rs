@@ -1,6 +1,7 @@
 //! Tokens, cost and budgets in words, for `holon status`, `holon agent
 //! budget`, the console's `/status` and the event rows. Pure.
 
+use super::compact_count;
 use crate::protocol::views::{AgentSummary, BudgetView, UsageView};
 
 /// A daily budget in words: `$5.00 a day, 2000000 tokens a day`; `None`
@@ -49,6 +50,20 @@ pub fn usage_line(u: &UsageView) -> String {
     line
 }
 
+/// The one figure of context use, as the status line's `ctx N%`, `/status`
+/// and `/context` all give it: the last prompt sent against the model's
+/// window (the provider's count when it gave one, else Holon's estimate).
+pub fn context_use(percent: Option<u8>, tokens: Option<u64>, window: u64) -> String {
+    match (percent, tokens) {
+        (Some(p), Some(t)) => format!(
+            "context {p}% ({} of the {}-token window at the last prompt)",
+            compact_count(t),
+            compact_count(window)
+        ),
+        _ => "context: no prompt sent yet".to_owned(),
+    }
+}
+
 /// `/status`: the agent's model, context use, tokens and cost.
 pub fn status_note(summary: Option<&AgentSummary>) -> String {
     let Some(s) = summary else {
@@ -58,10 +73,11 @@ pub fn status_note(summary: Option<&AgentSummary>) -> String {
     if let Some(e) = s.reasoning_effort {
         model = format!("{model} · reasoning {}", e.as_str());
     }
-    let context = match (s.context.percent, s.context.last_prompt_tokens) {
-        (Some(p), Some(t)) => format!("context {p}% ({t} of {} tokens)", s.context.window),
-        _ => format!("context window {} tokens", s.context.window),
-    };
+    let context = context_use(
+        s.context.percent,
+        s.context.last_prompt_tokens,
+        s.context.window,
+    );
     let mut lines = vec![format!("Status: {model} · {context}")];
     match &s.usage {
         None => lines.push("No model rounds yet.".into()),

@@ -74,8 +74,6 @@ pub struct Conversation {
     /// Streaming assistant text of the current turn: (run id, text).
     pub stream: Option<(String, String)>,
     pub applied_seq: u64,
-    /// Input and output tokens of the last turn that ended.
-    pub last_turn_tokens: Option<u64>,
     /// The streaming answer's finished blocks, rendered once.
     stream_cache: std::cell::RefCell<Option<StreamCache>>,
     /// Bumped whenever the stream starts again (a new round or turn).
@@ -117,7 +115,6 @@ impl Default for Conversation {
             turn: None,
             stream: None,
             applied_seq: 0,
-            last_turn_tokens: None,
             stream_cache: Default::default(),
             stream_generation: 0,
             stream_skip: 0,

@@ -107,16 +107,6 @@ pub(super) fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
         let style = if pct >= 85 { t.attention() } else { t.dim() };
         left.push(seg(4, vec![Span::styled(format!("ctx {pct}%"), style)]));
     }
-    // Tokens of the last turn (what the next one builds on).
-    if let (Some(n), None) = (
-        state.conversation.last_turn_tokens,
-        &state.conversation.turn,
-    ) {
-        if n > 0 {
-            let words = crate::ui::present::compact_count(n);
-            left.push(seg(5, vec![Span::styled(format!("{words} tok"), t.dim())]));
-        }
-    }
     // Spend today, where a price is known (against the budget when one
     // applies; loud once the budget paused the agent).
     if let Some(day) = a

@@ -349,7 +349,6 @@ impl Conversation {
             }
         }
         self.turn = None;
-        self.last_turn_tokens = Some(p.token_usage.input_tokens + p.token_usage.output_tokens);
         self.generic(op);
     }
 

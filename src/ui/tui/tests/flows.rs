@@ -1629,3 +1629,38 @@ fn compaction_is_a_row_at_info_while_it_runs_and_says_what_it_made() {
     );
     assert_eq!(shown.matches("Context compacted").count(), 1, "{shown}");
 }
+
+#[test]
+fn the_status_line_status_and_context_give_one_context_figure() {
+    let mut st = booted(&session(), StoredMode::Info, 160, 40);
+    // The agent's last prompt: 82k of a 200k window (the fixture's).
+    assert!(screen(&st).contains("ctx 41%"), "{}", screen(&st));
+    assert!(!screen(&st).contains(" tok "), "no second token figure");
+    let same = "context 41% (82.0k of the 200.0k-token window at the last prompt)";
+    enter(&mut st, "/status");
+    assert!(screen(&st).contains(same), "{}", screen(&st));
+    let fx = enter(&mut st, "/context");
+    let id = call_id(&fx, "agent.prompt");
+    let preview = json!({ "agent_id": "main", "model_ref": "anthropic/claude-sonnet-4",
+        "budget": { "window": 200_000, "source": "known_model", "output_reserve": 16_000, "prompt_budget": 176_000 },
+        "sections": [], "history_entries": 40, "history_tokens": 60_000, "total_tokens": 84_000,
+        "percent_of_window": 42, "conversation": [],
+        "context": { "epoch": 2, "compacted_entries": 310, "last_prompt":
+            { "estimated_tokens": 80_000, "reported_input_tokens": 82_000, "window": 200_000, "prompt_budget": 176_000 } } });
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, preview),
+        },
+    );
+    let text = screen(&st);
+    assert!(
+        text.contains(&format!("Context of main: {same}.")),
+        "{text}"
+    );
+    assert!(
+        text.contains("The next prompt would be ~84.0k tokens, 42%"),
+        "{text}"
+    );
+}

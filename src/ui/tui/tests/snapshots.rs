@@ -523,13 +523,3 @@ fn the_status_line_names_an_approval_policy_that_asks() {
     let text = screen(&st);
     assert!(text.contains("⌂ holon · asks: writes"), "{text}");
 }
-
-#[test]
-fn the_status_line_counts_the_last_turns_tokens() {
-    let mut st = booted(&session(), StoredMode::Info, 160, 40);
-    let before = screen(&st);
-    assert!(!before.contains("12.3k tok"), "{before}");
-    st.conversation.last_turn_tokens = Some(12_345);
-    let text = screen(&st);
-    assert!(text.contains("12.3k tok"), "{text}");
-}
