@@ -92,7 +92,10 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     .await;
     let exit = run(
         ctx,
-        Target::Embedded { client },
+        Target::Embedded {
+            client,
+            host: host.clone(),
+        },
         ctx.config.default_agent.clone(),
         screen,
         BindHere::Yes,
@@ -179,6 +182,7 @@ enum BindHere {
 enum Target {
     Embedded {
         client: Arc<dyn RuntimeClient>,
+        host: crate::runtime::host::RuntimeHost,
     },
     Attached {
         client: Arc<dyn RuntimeClient>,
@@ -278,9 +282,11 @@ async fn run(
 ) -> anyhow::Result<Exit> {
     let (width, height) = terminal::size().unwrap_or((80, 24));
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let (client, socket, connection) = match target {
-        Target::Embedded { client } => (client, None, Connection::Embedded),
-        Target::Attached { client, endpoint } => (client, Some(endpoint), Connection::Streaming),
+    let (client, socket, connection, host) = match target {
+        Target::Embedded { client, host } => (client, None, Connection::Embedded, Some(host)),
+        Target::Attached { client, endpoint } => {
+            (client, Some(endpoint), Connection::Streaming, None)
+        }
     };
     let mut state = State::new(Init {
         agent_id: agent_id.clone(),
@@ -324,6 +330,7 @@ async fn run(
         synchronized: true,
         client,
         endpoint: socket,
+        host,
         viewed: agent_id,
         tx,
         client_tx,
@@ -378,6 +385,8 @@ struct ConsoleLoop<B: Backend> {
     client: Arc<dyn RuntimeClient>,
     /// The endpoint to reconnect to (attached consoles only).
     endpoint: Option<Endpoint>,
+    /// The runtime this console embeds (embedded consoles only).
+    host: Option<crate::runtime::host::RuntimeHost>,
     viewed: String,
     tx: mpsc::Sender<Msg>,
     /// A reconnect's new client, handed over as a message of its own.
@@ -656,6 +665,11 @@ impl<B: Backend> ConsoleLoop<B> {
                 }
                 Effect::EditDraft { text } => self.editing = Some(text),
                 Effect::Quit => done = Some(Exit::Quit),
+                Effect::HoldTurns => {
+                    if let Some(host) = &self.host {
+                        host.hold_turns();
+                    }
+                }
                 Effect::Detach => {
                     done = Some(match self.endpoint {
                         Some(_) => Exit::Quit,

@@ -62,6 +62,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         synchronized: false,
         client,
         endpoint: None,
+        host: Some(host.clone()),
         viewed: "main".into(),
         tx,
         client_tx,

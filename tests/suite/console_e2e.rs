@@ -487,3 +487,54 @@ fn a_console_pages_back_to_the_first_prompt_of_a_long_history() {
         });
     }
 }
+
+/// `/detach` with a model call in flight waits for the turn to end, so
+/// the background runtime never makes the call again, then hands over.
+#[test]
+fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
+    use super::stub_provider::{canned, Canned, StubServer};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stub = rt.block_on(StubServer::start(vec![
+        Canned::json(200, canned::responses_json("the one answer", &[]))
+            .delay(std::time::Duration::from_secs(3)),
+        Canned::json(200, canned::responses_json("paid twice", &[])),
+    ]));
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let env = [
+        ("HOLON_MODEL", "openai/gpt-slow"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-slow"),
+    ];
+    let mut c = Console::start(home.path(), &[], 100, 30, &env);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    c.type_text("answer once");
+    c.enter();
+    super::support::poll("the model called", || {
+        (!stub.requests().is_empty()).then_some(())
+    });
+    c.type_text("/detach");
+    c.enter();
+    c.wait_for("Detaching once the running turn ends");
+    assert_eq!(c.wait_exit(), 0);
+    let _daemon = super::support::Daemon(&home);
+    let status = home.run(&["daemon", "status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "a daemon runs after /detach");
+    let briefs = json_lines(&home.ok(&["events", "--json", "--kind", "brief_created"]));
+    assert!(
+        briefs
+            .iter()
+            .any(|e| e["payload"]["brief"]["text"] == "the one answer"),
+        "{briefs:?}"
+    );
+    let ends = json_lines(&home.ok(&["events", "--json", "--kind", "turn_terminal"]));
+    assert!(
+        !ends
+            .iter()
+            .any(|e| e["payload"]["cancel_reason"] == "runtime_shutdown"),
+        "{ends:?}"
+    );
+    // Given the daemon time to run anything left over: nothing is.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(stub.requests().len(), 1, "the turn ran again");
+}

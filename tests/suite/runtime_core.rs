@@ -134,6 +134,34 @@ async fn until_idle_waits_for_every_wake_to_be_settled() {
     }
 }
 
+/// Held for a hand-over, a runtime starts no turn: the prompt stays
+/// queued, durable, for the runtime that takes over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_turns_leave_a_prompt_queued_for_the_next_runtime() {
+    let r = rig(vec![Scripted::text("not now")]).await;
+    r.host.hold_turns();
+    r.host
+        .submit(prompt("later", Priority::Normal))
+        .await
+        .unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(15), r.host.until_idle())
+        .await
+        .expect("the runtime never went idle");
+    let evs = events(&r.host);
+    assert!(evs.iter().any(|e| e.kind == "message_admitted"));
+    assert!(
+        !evs.iter().any(|e| e.kind == "turn_started"),
+        "a turn started"
+    );
+    assert_eq!(r.provider.requests().len(), 0);
+    let rx = r.host.store().read().unwrap();
+    assert_eq!(
+        rx.queue_pending("main").unwrap().len(),
+        1,
+        "the prompt is not queued"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_prompt_runs_one_turn_and_leaves_a_result_brief() {
     let r = rig(vec![Scripted::text("All done: nothing needed.")]).await;

@@ -285,6 +285,11 @@ async fn execute(
             let Some(message_id) = decision.message_id.clone() else {
                 return Ok(Step::Wait);
             };
+            // Held for a hand-over: the message stays queued for the
+            // runtime that takes over.
+            if inner.turns_held.load(std::sync::atomic::Ordering::SeqCst) {
+                return Ok(Step::Wait);
+            }
             *last_recorded = None;
             cancel.reset();
             let run_id = crate::new_id("run");

@@ -98,6 +98,7 @@ impl RuntimeHost {
                 started_at_ms: crate::now_ms(),
                 shutdown_requested: Notify::new(),
                 shutdown_flag: AtomicBool::new(false),
+                turns_held: AtomicBool::new(false),
                 ingress: Mutex::default(),
                 went_idle: Arc::new(Notify::new()),
                 went_idle_any: Notify::new(),

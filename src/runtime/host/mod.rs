@@ -258,6 +258,9 @@ pub(crate) struct HostInner {
     /// on it.
     shutdown_requested: Notify,
     shutdown_flag: AtomicBool,
+    /// No new model turn starts (`hold_turns`): a console handing the
+    /// runtime to a daemon waits for the running ones to end.
+    pub(crate) turns_held: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
     pub(crate) ingress: Mutex<crate::runtime::triggers::IngressStatus>,
     /// Told by each actor that has nothing left to do (`quiet`).
@@ -414,6 +417,14 @@ impl RuntimeHost {
 
     /// Ask the owner of this runtime to shut it down (the socket's
     /// `runtime.shutdown`).
+    /// Start no new model turn from now on (the running ones go on, and
+    /// queued work stays queued, durable, for the next runtime). Used
+    /// before handing the store to another process, so a turn is never
+    /// cut off and paid for twice.
+    pub fn hold_turns(&self) {
+        self.inner.turns_held.store(true, Ordering::SeqCst);
+    }
+
     pub fn request_shutdown(&self) {
         self.inner.shutdown_flag.store(true, Ordering::SeqCst);
         self.inner.shutdown_requested.notify_waiters();

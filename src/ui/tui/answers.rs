@@ -191,6 +191,7 @@ pub(super) fn answered(
         },
         // Answered where they were asked.
         Pending::QuitCheck
+        | Pending::DetachCheck
         | Pending::Prompt
         | Pending::Command
         | Pending::History

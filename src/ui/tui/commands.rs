@@ -160,7 +160,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         }
         Command::Approvals => stack::open_kind(state, OverlayKind::Approvals, fx),
         Command::Approve | Command::Deny => answer(state, command.command, arg, fx),
-        Command::Detach => fx.push(Effect::Detach),
+        Command::Detach => super::detach::detach(state, fx),
         Command::Quit => super::quit::quit(state, fx),
     }
 }

@@ -67,6 +67,9 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Quit) => super::quit::quit(state, fx),
         Some(Action::Prefix) => state.prefix = true,
         Some(Action::Cancel) if menu => state.composer.dismiss_menu(),
+        // Detaching waits for a running turn: Esc detaches now, never
+        // interrupts the turn it waits for.
+        Some(Action::Cancel) if state.detaching.waiting => super::detach::now(state, fx),
         // Scrolled back, Esc returns to the bottom: it never interrupts
         // a turn the operator is reading back through.
         Some(Action::Cancel) if state.conversation.scroll != Scroll::Follow => {

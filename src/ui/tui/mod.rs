@@ -15,6 +15,7 @@ mod bench;
 mod commands;
 pub mod composer;
 pub mod conversation;
+mod detach;
 mod fmt;
 pub mod frame_pacer;
 pub mod highlight;

@@ -103,6 +103,9 @@ pub enum Effect {
     Detach,
     /// Leave the console (an embedded runtime shuts down cleanly).
     Quit,
+    /// Start no new turn in the embedded runtime (a detach waits for the
+    /// running ones to end).
+    HoldTurns,
     /// Call the operator back (`[console] notify`): the bell, or a
     /// desktop notification with `text` where the terminal shows one.
     Notify { text: String },

@@ -100,6 +100,8 @@ pub enum Pending {
     Overlay(super::keymap::OverlayKind),
     /// `runtime.status` before quitting: which agents are at work.
     QuitCheck,
+    /// `runtime.status` of a detach waiting for running turns.
+    DetachCheck,
 }
 
 /// Loading the conversation's history when an agent is shown: live events
@@ -165,6 +167,8 @@ pub struct State {
     pub quit_checking: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
     pub quit_after_abort: bool,
+    /// `/detach` waiting for running turns to end.
+    pub detaching: super::detach::Detaching,
     /// `a` was pressed once on this waiting call: a second `a` approves
     /// it always (any other key forgets it).
     pub always_armed: Option<String>,
@@ -240,6 +244,7 @@ impl State {
             quit_asked: false,
             quit_asked_ms: None,
             quit_warning: None,
+            detaching: Default::default(),
             quit_checking: false,
             quit_after_abort: false,
             always_armed: None,
@@ -257,7 +262,7 @@ impl State {
     /// The console needs the clock: to animate, or for a quit warning to
     /// lapse.
     pub fn needs_clock(&self) -> bool {
-        self.quit_asked || self.wants_tick()
+        self.quit_asked || self.detaching.waiting || self.wants_tick()
     }
 
     /// True only while something animates on screen (the working spinner)

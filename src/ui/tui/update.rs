@@ -124,6 +124,7 @@ pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Eff
 fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     state.now_ms = now_ms;
     super::quit::on_tick(state, now_ms);
+    super::detach::on_tick(state, now_ms, fx);
     if state.wants_tick() {
         state.dirty = true;
     }
@@ -242,6 +243,9 @@ pub(super) fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect
     if applied.settled {
         state.attention = false; // answered here or from another terminal
     }
+    if let Event::AgentStateChanged(_) = &typed {
+        super::detach::state_changed(state, fx);
+    }
     if matches!(
         typed,
         Event::ApprovalRequested(_) | Event::ApprovalGranted(_) | Event::ApprovalDenied(_)
@@ -293,16 +297,18 @@ fn on_response(
     let Some((agent_id, pending)) = state.pending.remove(&id) else {
         return; // stale or unknown: dropped
     };
-    if let Pending::QuitCheck = pending {
-        // About the whole runtime, not the agent it was asked for.
-        return super::quit::checked(state, result, fx);
+    // About the whole runtime, not the agent it was asked for.
+    match pending {
+        Pending::QuitCheck => return super::quit::checked(state, result, fx),
+        Pending::DetachCheck => return super::detach::checked(state, result, fx),
+        _ => {}
     }
     if agent_id != state.agent_id {
         return;
     }
     state.dirty = true;
     match pending {
-        Pending::QuitCheck => {}
+        Pending::QuitCheck | Pending::DetachCheck => {}
         Pending::Prompt => match result.and_then(Response::take::<Admitted>) {
             Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its

@@ -203,6 +203,12 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
                     .to_owned(),
                 t.attention(),
             ),
+            (None, None) if super::detach::waiting_line(state).is_some() => (
+                super::detach::waiting_line(state)
+                    .unwrap_or_default()
+                    .to_owned(),
+                t.attention(),
+            ),
             (None, None) if state.quit_asked && state.quit_warning.is_some() => {
                 // What quitting stops, after what to do (a narrow line
                 // keeps the start).

@@ -576,7 +576,15 @@ fn quitting_and_detaching() {
         [Effect::Quit]
     );
     assert_eq!(enter(&mut st, "/quit"), [Effect::Quit]);
-    assert_eq!(enter(&mut st, "/detach"), [Effect::Detach]);
+    // Detaching asks whether turns run; none do: it detaches.
+    let fx = enter(&mut st, "/detach");
+    let id = call_id(&fx, "runtime.status");
+    let idle = runtime_status(vec![summary_of("main")]);
+    let result = answer(&fx, id, idle);
+    assert_eq!(
+        update(&mut st, Msg::Response { id, result }),
+        [Effect::Detach]
+    );
     // Quit twice before the runtime answers: it quits all the same.
     let mut st = fresh();
     assert_eq!(
@@ -1663,4 +1671,87 @@ fn the_status_line_status_and_context_give_one_context_figure() {
         text.contains("The next prompt would be ~84.0k tokens, 42%"),
         "{text}"
     );
+}
+
+#[test]
+fn detaching_waits_for_running_turns_and_esc_detaches_now() {
+    let busy = |n: u64| {
+        let mut v = runtime_status(vec![summary_of("main")]);
+        v["activity"]["processing_agent_count"] = json!(n);
+        v
+    };
+    let mut st = fresh();
+    let fx = enter(&mut st, "/detach");
+    let id = call_id(&fx, "runtime.status");
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, busy(1)),
+        },
+    );
+    // No new turn starts; the wait is said where the eye is.
+    assert_eq!(fx, [Effect::HoldTurns]);
+    assert!(st.needs_clock(), "it polls while it waits");
+    let shown = screen(&st);
+    assert!(
+        shown.contains("Detaching once the running turn ends"),
+        "{shown}"
+    );
+    // Asked again a second later: still running, nothing more is said.
+    let later = st.now_ms + 1_000;
+    let fx = update(&mut st, Msg::Tick { now_ms: later });
+    let id = call_id(&fx, "runtime.status");
+    assert!(update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, busy(1))
+        }
+    )
+    .is_empty());
+    // The turn ended (its agent's state changed): asked at once, and it goes.
+    let mut s = Script {
+        clock: 10,
+        ..Default::default()
+    };
+    let changed = json!({ "from": "awake_running", "to": "asleep", "cause": "Sleep" });
+    let fx = update(
+        &mut st,
+        Msg::Event(Box::new(s.push("agent_state_changed", None, changed))),
+    );
+    let id = call_id(&fx, "runtime.status");
+    let fx = update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, busy(0)),
+        },
+    );
+    assert_eq!(fx, [Effect::Detach]);
+
+    // Esc while it waits detaches now, and says what that costs; it
+    // never interrupts the turn it waits for.
+    let mut st = fresh();
+    let fx = enter(&mut st, "/detach");
+    let id = call_id(&fx, "runtime.status");
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, busy(2)),
+        },
+    );
+    assert!(
+        screen(&st).contains("2 turns are running"),
+        "{}",
+        screen(&st)
+    );
+    assert_eq!(update(&mut st, key(KeyCode::Esc)), [Effect::Detach]);
+    assert!(screen(&st).contains("Detaching now"), "{}", screen(&st));
+
+    // An attached console only closes: nothing stops.
+    let mut st = fresh();
+    st.connection = crate::ui::tui::msg::Connection::Streaming;
+    assert_eq!(enter(&mut st, "/detach"), [Effect::Detach]);
 }
