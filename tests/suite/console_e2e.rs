@@ -538,3 +538,30 @@ fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert_eq!(stub.requests().len(), 1, "the turn ran again");
 }
+
+/// Ctrl+F finds text in the conversation through the real binary, and n
+/// moves to the older match.
+#[test]
+fn ctrl_f_finds_text_in_the_conversation() {
+    let home = Home::new();
+    let mut c = Console::start(home.path(), &[], 100, 30, &[]);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    for word in ["alpha one", "beta", "alpha two"] {
+        c.type_text(word);
+        c.enter();
+        c.wait_for(&format!("› {word}"));
+    }
+    c.key(b"\x06");
+    c.wait_for("Find:");
+    c.type_text("alpha");
+    c.enter();
+    c.wait_for("Find “alpha”: n older · N newer · Esc close");
+    c.type_text("n");
+    c.type_text("n");
+    c.wait_for("no older match");
+    c.key(b"\x1b");
+    c.wait_until("the find line closed", |s| !s.contains("Find “alpha”"));
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}

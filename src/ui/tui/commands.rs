@@ -116,6 +116,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
             let kind = arg.to_owned();
             open_with(state, fx, |ctx| Box::new(Events::open(ctx, kind)));
         }
+        Command::Find => super::find::start(state, arg, fx),
         Command::Work => work(state, arg, fx),
         Command::Agent => agent(state, arg, fx),
         Command::Display => settings::display(state, arg, fx),

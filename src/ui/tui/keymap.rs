@@ -84,6 +84,8 @@ pub enum Action {
     HistoryPrev,
     HistoryNext,
     HistorySearch,
+    /// Find text in the conversation.
+    Find,
     /// Edit the draft in `$VISUAL` / `$EDITOR`.
     ExternalEditor,
     Complete,
@@ -230,6 +232,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[ctrl('u')], "Ctrl+U", A::KillToStart, "cut to the start of the line", ""),
     bind(C::Composer, &[ctrl('w'), with(K::Backspace, KeyModifiers::ALT)], "Ctrl+W / Alt+Backspace", A::KillWord, "cut the word before the cursor", ""),
     bind(C::Composer, &[ctrl('y')], "Ctrl+Y", A::Yank, "paste the last cut text", ""),
+    bind(C::EmptyComposer, &[ctrl('f')], "Ctrl+F", A::Find, "find text in the whole conversation (also `/` while scrolled back; older turns are paged in from the runtime): type it, Enter finds the newest match, then n the next older, N the next newer, Esc closes; matches on screen are marked", ""),
     bind(C::EmptyComposer, &[ch('?')], "?", A::Open(O::Help), "help: keys and commands (after any other character `?` types itself)", ""),
     bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the oldest waiting call once: it runs, its result goes to the agent", "approve"),
     bind(C::Answer, &[ch('a')], "a a", A::ApproveAlways, "pressed twice: approve it, and allow calls like it from now on (the row names the rule)", "always"),
@@ -387,6 +390,7 @@ pub enum Command {
     Approvals,
     Approve,
     Deny,
+    Find,
 }
 
 pub struct SlashCommand {
@@ -445,6 +449,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("work", "[add OBJECTIVE]", "work items; `add` creates one", W::Available, &["add"], Command::Work),
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
     cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
+    cmd("find", "[TEXT]", "find text in the whole conversation (as Ctrl+F): the newest match, then n older, N newer, Esc closes", W::Available, &[], Command::Find),
     cmd("context", "", "the prompt frame: what the next turn sends, its size against the window, what was compacted", W::Available, &[], Command::Context),
     cmd("approvals", "", "tool calls waiting for your approval, across agents", W::Available, &[], Command::Approvals),
     cmd("approve", "ID [--always]", "run a waiting tool call (--always: and calls like it from now on)", W::Available, &[], Command::Approve),

@@ -56,6 +56,14 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if state.composer.search_query().is_some() && search_key(state, &key) {
         return;
     }
+    if super::find::on_key(state, &key, fx) {
+        return;
+    }
+    // Find: Ctrl+F on an empty composer (a read-only child's too).
+    let ctrl_f = key.code == KeyCode::Char('f') && key.modifiers.contains(KeyModifiers::CONTROL);
+    if state.composer.is_empty() && ctrl_f {
+        return super::find::open(state);
+    }
     let action = resolve(&state.composer_contexts(), &key);
     // "Always" changes the allow-list for good: it takes `a` twice.
     let armed = state.always_armed.take();
@@ -99,6 +107,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
             state.composer.complete();
         }
         Some(Action::HistorySearch) => state.composer.search_older(),
+        Some(Action::Find) => super::find::open(state),
         Some(Action::ExternalEditor) => fx.push(Effect::EditDraft {
             text: state.composer.expanded(),
         }),

@@ -16,6 +16,7 @@ mod commands;
 pub mod composer;
 pub mod conversation;
 mod detach;
+mod find;
 mod fmt;
 pub mod frame_pacer;
 pub mod highlight;

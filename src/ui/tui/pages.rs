@@ -13,7 +13,7 @@ use crate::ui::present::present_event;
 
 /// Events paged in at a time when the operator scrolls up to the oldest
 /// rows the console holds.
-const OLDER_EVENTS: u64 = 500;
+pub const OLDER_EVENTS: u64 = 500;
 
 /// Rows from the top at which older ones are paged in.
 const OLDER_AHEAD: usize = 200;
@@ -28,12 +28,17 @@ pub(crate) fn load_older(state: &mut State, fx: &mut Vec<Effect>) {
         Scroll::Anchor { row, .. } => row < OLDER_AHEAD,
         Scroll::Follow => c.rows.len() < OLDER_AHEAD,
     };
-    if !near_top
-        || c.first_seq <= 1
-        || state.older.is_some()
-        || !matches!(state.history, History::Done)
-    {
-        return;
+    if near_top {
+        request_older(state, fx);
+    }
+}
+
+/// Ask for the page before the oldest rows held, unless there is none or
+/// one is on its way (one at a time). Whether it was asked for.
+pub(crate) fn request_older(state: &mut State, fx: &mut Vec<Effect>) -> bool {
+    let c = &state.conversation;
+    if c.first_seq <= 1 || state.older.is_some() || !matches!(state.history, History::Done) {
+        return false;
     }
     let upto = c.first_seq - 1;
     let from = c.first_seq.saturating_sub(OLDER_EVENTS).max(1);
@@ -48,6 +53,7 @@ pub(crate) fn load_older(state: &mut State, fx: &mut Vec<Effect>) {
         state.older = Some(*id);
     }
     fx.push(effect);
+    true
 }
 
 /// The page before the oldest rows: built as a conversation of its own
@@ -58,6 +64,7 @@ pub(super) fn older_arrived(
     from: u64,
     upto: u64,
     result: Result<Response, ApiError>,
+    fx: &mut Vec<Effect>,
 ) {
     let page = match result.and_then(Response::take::<EventsPage>) {
         Ok(p) => p,
@@ -92,7 +99,10 @@ pub(super) fn older_arrived(
         Some(_) => 1,
         None => from,
     };
+    let before = state.conversation.rows.len();
     state.conversation.prepend_older(older, first);
+    let added = state.conversation.rows.len() - before;
+    super::find::page_arrived(state, added, fx);
 }
 
 /// The history read when an agent is shown, then the live events held

@@ -214,9 +214,8 @@ impl Row {
     }
 }
 
-/// A row as plain text, a string a line, without colours (tests read
-/// what the console draws this way).
-#[cfg(test)]
+/// A row as plain text, a string a line, without colours (what finding
+/// matches; tests read what the console draws this way).
 pub fn plain_lines(kind: &RowKind, width: usize, mode: DisplayMode) -> Vec<String> {
     render(kind, width, mode, Theme { no_color: true })
         .iter()

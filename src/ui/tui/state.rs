@@ -167,6 +167,8 @@ pub struct State {
     pub quit_checking: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
     pub quit_after_abort: bool,
+    /// Finding text in the conversation (Ctrl+F).
+    pub find: Option<super::find::Find>,
     /// `/detach` waiting for running turns to end.
     pub detaching: super::detach::Detaching,
     /// `a` was pressed once on this waiting call: a second `a` approves
@@ -245,6 +247,7 @@ impl State {
             quit_asked_ms: None,
             quit_warning: None,
             detaching: Default::default(),
+            find: None,
             quit_checking: false,
             quit_after_abort: false,
             always_armed: None,

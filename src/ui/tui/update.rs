@@ -352,7 +352,7 @@ fn on_response(
                 // Rows went back to the ledger meanwhile (the window moved
                 // on): this page no longer joins the oldest row held.
                 if state.conversation.first_seq == upto + 1 {
-                    super::pages::older_arrived(state, from, upto, result);
+                    super::pages::older_arrived(state, from, upto, result, fx);
                 }
             }
         }

@@ -49,11 +49,16 @@ pub fn view(state: &State, frame: &mut Frame) {
         cursor = top.draw(areas.overlay, buf, &look);
         hint_contexts = top.hint_contexts();
     } else {
-        let lines = visible_lines(
+        let mut lines = visible_lines(
             &state.conversation,
             state.scroll_ctx(),
             usize::from(areas.conversation.height),
         );
+        if let Some(f) = state.find.as_ref().filter(|f| !f.editing) {
+            let mark =
+                ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED);
+            super::find::highlight(&mut lines, &f.query, mark);
+        }
         for (i, line) in lines.iter().enumerate() {
             let y = areas.conversation.y + i as u16;
             buf.set_line(0, y, line, areas.conversation.width);
@@ -188,6 +193,14 @@ fn composer(state: &State, area: Rect, buf: &mut Buffer) -> (u16, u16) {
         return (area.x + x, area.y);
     }
     let mark = Span::styled("› ", t.accent().patch(t.bold()));
+    if let Some(f) = state.find.as_ref().filter(|_| state.composer.is_empty()) {
+        let text = super::find::line(f);
+        let at = 2 + width(&text);
+        let line = Line::from(vec![mark, Span::styled(text, t.accent())]);
+        buf.set_line(area.x, area.y, &line, area.width);
+        let x = at.min(usize::from(area.width).saturating_sub(1)) as u16;
+        return (area.x + x, area.y);
+    }
     if state.composer.is_empty() {
         let (placeholder, style) = match (state.read_only(), &state.always_armed) {
             (Some(_), _) => (

@@ -74,7 +74,10 @@ impl Conversation {
     fn trim_window(&mut self) {
         let waiting =
             |r: &Row| matches!(r.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
-        let mut n = WINDOW_TRIM.min(self.rows.len());
+        // Back to following after reading far back (or finding): what
+        // was paged in for that goes back at once.
+        let over = (self.rows.len() + WINDOW_TRIM).saturating_sub(WINDOW_ROWS);
+        let mut n = over.max(WINDOW_TRIM).min(self.rows.len());
         if let Some(w) = self.rows[..n].iter().position(waiting) {
             n = w;
         }

@@ -183,3 +183,133 @@ fn a_short_window_still_pages_in_older_turns() {
     update(&mut st, with(KeyCode::Home, KeyModifiers::CONTROL));
     assert!(screen(&st).contains("question 0"), "{}", screen(&st));
 }
+
+/// Answer every `events.page` the console asks for, one after another,
+/// from `script`; how many were answered.
+fn answer_pages(st: &mut super::super::State, script: &Script, mut fx: Vec<Effect>) -> usize {
+    let mut n = 0;
+    loop {
+        let Some((id, from, limit)) = fx.iter().find_map(|e| match e {
+            Effect::Call {
+                id,
+                request:
+                    Request::EventsPage {
+                        from_seq, limit, ..
+                    },
+            } => Some((*id, *from_seq, *limit as u64)),
+            _ => None,
+        }) else {
+            return n;
+        };
+        let events: Vec<_> = script
+            .events
+            .iter()
+            .filter(|e| (from..from + limit).contains(&e.event_seq))
+            .cloned()
+            .collect();
+        let json = page(&events, script.seq());
+        let result = answer(&fx, id, json);
+        fx = update(st, Msg::Response { id, result });
+        n += 1;
+    }
+}
+
+fn find_line(st: &super::super::State) -> String {
+    screen(st)
+        .lines()
+        .find(|l| l.contains("Find"))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn find_looks_through_the_whole_conversation_and_moves_both_ways() {
+    let mut script = Script::default();
+    turns(&mut script, 0..400);
+    let mut st = booted(&script, StoredMode::Info, 80, 24);
+    assert!(
+        st.conversation.first_seq > 1,
+        "the oldest turns are not held"
+    );
+    // Ctrl+F on the empty composer, the text, Enter: the newest match.
+    update(&mut st, ctrl('f'));
+    typ(&mut st, "question 39");
+    assert!(
+        find_line(&st).contains("Find: question 39"),
+        "{}",
+        screen(&st)
+    );
+    let fx = update(&mut st, key(KeyCode::Enter));
+    assert_eq!(answer_pages(&mut st, &script, fx), 0, "held rows match");
+    let shown = screen(&st);
+    assert!(shown.contains("question 399"), "{shown}");
+    assert!(find_line(&st).contains("n older · N newer"), "{shown}");
+    // n: the next older match, paged in from the ledger when needed
+    // (question 39 is in the first turns).
+    for want in ["question 398", "question 397"] {
+        let fx = update(&mut st, key(KeyCode::Char('n')));
+        answer_pages(&mut st, &script, fx);
+        assert!(screen(&st).contains(want), "{want}: {}", screen(&st));
+    }
+    let mut steps = 0;
+    while !screen(&st).contains("› question 39 ") {
+        let fx = update(&mut st, key(KeyCode::Char('n')));
+        answer_pages(&mut st, &script, fx);
+        steps += 1;
+        assert!(
+            steps < 20,
+            "never reached the oldest match: {}",
+            screen(&st)
+        );
+    }
+    let fx = update(&mut st, key(KeyCode::Char('n')));
+    answer_pages(&mut st, &script, fx);
+    assert!(
+        st.conversation.first_seq <= 1,
+        "looked back to the first event"
+    );
+    assert!(find_line(&st).contains("no older match"), "{}", screen(&st));
+    // N: newer again.
+    update(&mut st, key(KeyCode::Char('N')));
+    assert!(screen(&st).contains("question 390"), "{}", screen(&st));
+    // Esc closes the find line; the view stays where it is.
+    update(&mut st, key(KeyCode::Esc));
+    assert!(find_line(&st).is_empty());
+    assert!(st.conversation.scroll != Scroll::Follow);
+    // Nothing to find anywhere: said, once the whole ledger was looked at.
+    let fx = enter(&mut st, "/find no such words");
+    answer_pages(&mut st, &script, fx);
+    assert!(find_line(&st).contains("no older match"), "{}", screen(&st));
+}
+
+#[test]
+fn find_stops_after_a_bounded_look_back_and_n_goes_further() {
+    let mut script = Script::default();
+    turns(&mut script, 0..6_000);
+    let mut st = booted(&script, StoredMode::Info, 160, 24);
+    let fx = enter(&mut st, "/find question 0");
+    let pages = answer_pages(&mut st, &script, fx);
+    assert_eq!(pages, super::super::find::MAX_PAGES as usize);
+    assert!(
+        find_line(&st)
+            .contains("no match in the 20000 older events looked through; n looks further back"),
+        "{}",
+        screen(&st)
+    );
+    let fx = update(&mut st, key(KeyCode::Char('n')));
+    answer_pages(&mut st, &script, fx);
+    assert!(screen(&st).contains("› question 0 "), "{}", screen(&st));
+    // Back at the bottom, what was paged in to find it goes back to the
+    // ledger with the next row.
+    assert!(st.conversation.rows.len() > WINDOW_ROWS);
+    update(&mut st, key(KeyCode::Esc));
+    update(&mut st, with(KeyCode::End, KeyModifiers::CONTROL));
+    let late = script.prompt("msg_late", "one more");
+    update(&mut st, Msg::Event(Box::new(late)));
+    assert!(
+        st.conversation.rows.len() <= WINDOW_ROWS,
+        "{}",
+        st.conversation.rows.len()
+    );
+    assert!(screen(&st).contains("one more"));
+}
