@@ -5,6 +5,8 @@
 
 use std::process::ExitCode;
 
+use serde_json::Value;
+
 use super::Context;
 use crate::protocol::types::ApprovalRecord;
 use crate::protocol::Request;
@@ -151,6 +153,7 @@ pub fn policy_change(
         allow_commands: a.allow_commands.clone(),
         allow_paths: a.allow_paths.clone(),
         reset: a.reset,
+        forget: a.forget.clone(),
     })
 }
 
@@ -193,4 +196,79 @@ pub fn policy_lines(
         }
     ));
     lines
+}
+
+/// `holon policy rules`: what the operator's "always" answers allowed, in
+/// each of the agent's workspaces, and how to remove one.
+pub async fn rules(ctx: &Context, opts: &super::cli::WorkspaceOpts) -> anyhow::Result<ExitCode> {
+    use crate::protocol::payloads::WorkspacePolicyChanged;
+    use crate::runtime::workspace::{WorkspaceList, AGENT_HOME_ID};
+    let agent_id = opts
+        .agent
+        .clone()
+        .unwrap_or_else(|| ctx.config.default_agent.clone());
+    let list = Request::WorkspaceList {
+        agent_id: agent_id.clone(),
+    };
+    let list: WorkspaceList =
+        serde_json::from_value(super::workspace_cmd::call_one(ctx, list).await?)?;
+    let mut ids = vec![(AGENT_HOME_ID.to_owned(), "the agent's home".to_owned())];
+    ids.extend(
+        list.attached
+            .iter()
+            .filter(|w| w.binding.workspace_id != AGENT_HOME_ID)
+            .map(|w| (w.binding.workspace_id.clone(), w.binding.anchor.clone())),
+    );
+    let requests: Vec<Request> = ids
+        .iter()
+        .map(|(id, _)| Request::WorkspacePolicy {
+            agent_id: agent_id.clone(),
+            workspace_id: id.clone(),
+            change: Default::default(),
+        })
+        .collect();
+    let answers = super::workspace_cmd::call_any(ctx, requests).await?;
+    let mut rows = Vec::new();
+    for ((id, anchor), answer) in ids.iter().zip(answers) {
+        let p: WorkspacePolicyChanged = serde_json::from_value(answer)?;
+        let kinds = [
+            (&p.always.allow_commands, "command prefix"),
+            (&p.always.allow_paths, "patch path"),
+            (&p.always.allow_tools, "MCP tool"),
+        ];
+        for (list, kind) in kinds {
+            for rule in list {
+                rows.push((id.clone(), anchor.clone(), rule.clone(), kind));
+            }
+        }
+    }
+    if opts.json {
+        let out: Vec<Value> = rows
+            .iter()
+            .map(|(id, anchor, rule, kind)| {
+                serde_json::json!({"workspace_id": id, "anchor": anchor, "rule": rule, "kind": kind})
+            })
+            .collect();
+        say!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        say!(
+            "{agent_id} has no \"always\" rules: approving a call with `a a` in the console (or \
+             `holon approve ID --always`) adds one."
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut last = None;
+    for (id, anchor, rule, kind) in &rows {
+        if last != Some(id) {
+            say!("{id} ({anchor}):");
+            last = Some(id);
+        }
+        // A rule comes from a command the model ran: shown escaped.
+        let shown = crate::model::text::escape_hidden(rule);
+        let quoted = format!("'{}'", shown.replace('\'', "'\\''"));
+        say!("  {shown}  ({kind})  remove: holon workspace policy {id} --forget {quoted}");
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -145,8 +145,12 @@ pub enum Command {
     /// The default policy of every workspace without its own: which tool
     /// calls wait for your approval, and how the kernel confines model
     /// commands. Kept by the runtime over config `[policy]` until
-    /// `--reset`; with no option, shows it.
+    /// `--reset`; with no option, shows it. `holon policy rules` lists
+    /// what your "always" answers allowed, workspace by workspace.
+    #[command(args_conflicts_with_subcommands = true)]
     Policy {
+        #[command(subcommand)]
+        what: Option<PolicyCommand>,
         #[command(flatten)]
         change: PolicyArgs,
         #[arg(long)]
@@ -498,6 +502,13 @@ pub enum WorkspaceCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// The rules your "always" answers added, in each of the agent's
+    /// workspaces, with how to remove one (`--forget RULE`).
+    Rules(WorkspaceOpts),
+}
+
 /// A change to an approval policy: every field optional; none at all
 /// only shows it.
 #[derive(Debug, Args)]
@@ -521,6 +532,10 @@ pub struct PolicyArgs {
     /// A path prefix patches may write without asking (repeatable).
     #[arg(long = "allow-path", value_name = "PATH")]
     pub allow_paths: Vec<String>,
+    /// Remove a rule (repeatable): one your "always" answers added, or an
+    /// allow-list entry (`holon policy rules` lists them).
+    #[arg(long = "forget", value_name = "RULE")]
+    pub forget: Vec<String>,
     /// Start again from what is inherited (before any other change
     /// given): a workspace from the runtime's default, the runtime's
     /// default from config `[policy]`.

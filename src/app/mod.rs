@@ -468,7 +468,11 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Approvals { agent, all, json }) => {
                 approval_cmd::list(&ctx, agent, all, json).await
             }
-            Some(Command::Policy { change, json }) => {
+            Some(Command::Policy {
+                what: Some(cli::PolicyCommand::Rules(opts)),
+                ..
+            }) => approval_cmd::rules(&ctx, &opts).await,
+            Some(Command::Policy { change, json, .. }) => {
                 approval_cmd::default_policy(&ctx, &change, json).await
             }
             Some(Command::Approve {

@@ -214,6 +214,44 @@ pub struct PolicyChange {
     pub network: Option<super::sandbox::NetworkAccess>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
+    /// Rules to remove, as listed: an "always" rule or an allow-list
+    /// entry (a command prefix, a path, an MCP tool).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forget: Vec<String>,
+}
+
+impl AlwaysAllowed {
+    /// Remove `rule` from whichever list holds it; whether one did.
+    pub fn forget(&mut self, rule: &str) -> bool {
+        let mut found = false;
+        for list in [
+            &mut self.allow_commands,
+            &mut self.allow_paths,
+            &mut self.allow_tools,
+        ] {
+            let before = list.len();
+            list.retain(|r| r != rule);
+            found |= list.len() != before;
+        }
+        found
+    }
+}
+
+impl ApprovalPolicy {
+    /// Remove `rule` from whichever allow-list holds it; whether one did.
+    pub fn forget(&mut self, rule: &str) -> bool {
+        let mut found = false;
+        for list in [
+            &mut self.allow_commands,
+            &mut self.allow_paths,
+            &mut self.allow_tools,
+        ] {
+            let before = list.len();
+            list.retain(|r| r != rule);
+            found |= list.len() != before;
+        }
+        found
+    }
 }
 
 impl PolicyChange {
@@ -228,7 +266,12 @@ impl PolicyChange {
         current: Option<&ApprovalPolicy>,
         runtime: &ApprovalPolicy,
     ) -> Result<Option<ApprovalPolicy>, String> {
-        for e in self.allow_commands.iter().chain(&self.allow_paths) {
+        for e in self
+            .allow_commands
+            .iter()
+            .chain(&self.allow_paths)
+            .chain(&self.forget)
+        {
             if e.trim().is_empty() || e.chars().any(char::is_control) || e.len() > 512 {
                 return Err(format!("{e:?} is not an allow-list entry"));
             }
@@ -237,7 +280,8 @@ impl PolicyChange {
             && self.sandbox.is_none()
             && self.network.is_none()
             && self.allow_commands.is_empty()
-            && self.allow_paths.is_empty();
+            && self.allow_paths.is_empty()
+            && self.forget.is_empty();
         if self.reset && nothing_else {
             return Ok(None);
         }
@@ -263,6 +307,11 @@ impl PolicyChange {
                 if !list.contains(&e) {
                     list.push(e);
                 }
+            }
+        }
+        for rule in &self.forget {
+            if !p.forget(rule.trim()) {
+                return Err(format!("no rule `{}` to forget here", rule.trim()));
             }
         }
         Ok(Some(p))

@@ -264,6 +264,52 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
     })
     .await;
     assert_eq!(third.payload["approval"]["summary"], "`echo two`");
+    // One rule is forgotten by name; an unknown one, or one of the
+    // runtime's default, is refused with where it lives.
+    let forget = |rule: &str| PolicyChange {
+        forget: vec![rule.to_owned()],
+        ..PolicyChange::default()
+    };
+    let unknown = host
+        .set_workspace_policy("main", "agent_home", forget("echo three"))
+        .await;
+    let unknown = format!("{:?}", unknown.err());
+    assert!(
+        unknown.contains("no rule `echo three` in agent_home"),
+        "{unknown}"
+    );
+    ok(host
+        .default_policy(PolicyChange {
+            allow_commands: vec!["cargo test".into()],
+            ..PolicyChange::default()
+        })
+        .await);
+    let elsewhere = host
+        .set_workspace_policy("main", "agent_home", forget("cargo test"))
+        .await;
+    let elsewhere = format!("{:?}", elsewhere.err());
+    assert!(
+        elsewhere.contains("holon policy --forget 'cargo test'"),
+        "{elsewhere}"
+    );
+    ok(host.default_policy(forget("cargo test")).await);
+    let after = ok(host
+        .set_workspace_policy("main", "agent_home", forget("echo one"))
+        .await);
+    assert!(after.always.is_empty(), "{:?}", after.always);
+    assert_eq!(after.source, holon::model::workspace::PolicySource::Runtime);
+    let snapshot = ok(host.execution_snapshot("main"));
+    assert!(snapshot.policy.approval.allow_commands.is_empty());
+    ok(host
+        .set_workspace_policy(
+            "main",
+            "agent_home",
+            PolicyChange {
+                allow_commands: vec!["echo one".into()],
+                ..PolicyChange::default()
+            },
+        )
+        .await);
     // A reset forgets what "always" allowed, also with a change after it.
     let reset = PolicyChange {
         reset: true,

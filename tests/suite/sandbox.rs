@@ -385,3 +385,43 @@ async fn an_isolated_worktree_commits_but_cannot_repoint_its_repository() {
         "{link}"
     );
 }
+
+/// `holon policy rules` lists what "always" allowed (nothing yet, said
+/// with how to add one); `--forget` removes an entry, and a rule that is
+/// nowhere is refused by name.
+#[test]
+fn policy_rules_are_listed_and_forgotten_by_name() {
+    let home = Home::new();
+    let none = home.ok(&["policy", "rules"]);
+    assert!(none.contains("main has no \"always\" rules"), "{none}");
+    let json = home.ok(&["policy", "rules", "--json"]);
+    assert_eq!(json.trim(), "[]");
+    home.ok(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--allow-command",
+        "cargo test",
+    ]);
+    let forgot = home.ok(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--forget",
+        "cargo test",
+    ]);
+    assert!(!forgot.contains("cargo test"), "{forgot}");
+    let bad = home.run(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--forget",
+        "make deploy",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("no rule `make deploy`"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -173,9 +173,35 @@ impl RuntimeHost {
                 if change.is_empty() {
                     return Ok(in_force(&agent, &wid, &runtime));
                 }
-                let next = change
-                    .apply(agent.workspaces.policies.get(&wid), &runtime)
-                    .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
+                // A rule to forget is the workspace's "always" rule, else
+                // an entry of its own policy; one from the runtime's
+                // default is forgotten there (or this workspace would
+                // stop following the default).
+                let mut change = change.clone();
+                let always = agent.workspaces.always.entry(wid.clone()).or_default();
+                change.forget.retain(|rule| !always.forget(rule.trim()));
+                if always.is_empty() {
+                    agent.workspaces.always.remove(&wid);
+                }
+                let own = agent.workspaces.policies.get(&wid);
+                if let Some(rule) = change.forget.first().filter(|_| own.is_none()) {
+                    let rule = rule.trim();
+                    let why = match runtime.clone().forget(rule) {
+                        true => format!(
+                            "`{rule}` is in the runtime's default policy, which {wid} follows: \
+                             holon policy --forget '{rule}'"
+                        ),
+                        false => format!("no rule `{rule}` in {wid}"),
+                    };
+                    return Err(StoreError::rejected(RuntimeError::Invalid(why)));
+                }
+                let next = match change.is_empty() {
+                    // Only "always" rules were forgotten: the policy stays.
+                    true => own.cloned(),
+                    false => change
+                        .apply(own, &runtime)
+                        .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?,
+                };
                 // A reset forgets what "always" allowed here too.
                 if change.reset {
                     agent.workspaces.always.remove(&wid);
