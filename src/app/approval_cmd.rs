@@ -262,7 +262,7 @@ pub async fn rules(ctx: &Context, opts: &super::cli::WorkspaceOpts) -> anyhow::R
     let mut last = None;
     for (id, anchor, rule, kind) in &rows {
         if last != Some(id) {
-            say!("{id} ({anchor}):");
+            say!("{id} ({}):", crate::model::text::escape_hidden(anchor));
             last = Some(id);
         }
         // A rule comes from a command the model ran: shown escaped.

@@ -45,7 +45,7 @@ impl PromptUse {
 
     /// "41%" of the window.
     pub fn percent(&self) -> u8 {
-        (self.tokens().saturating_mul(100) / self.window.max(1)).min(999) as u8
+        (self.tokens().saturating_mul(100) / self.window.max(1)).min(255) as u8
     }
 }
 

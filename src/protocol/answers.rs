@@ -24,6 +24,9 @@ pub struct Activity {
     pub processing_agent_count: u64,
     pub waiting_agent_count: u64,
     pub active_task_count: u64,
+    /// Agents inside a model turn now.
+    #[serde(default)]
+    pub running_turn_count: u64,
 }
 
 /// `agent.transcript`: the newest entries, oldest first, and whether

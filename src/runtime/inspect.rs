@@ -203,6 +203,11 @@ pub struct AgentHead {
     pub runtime_error: Option<String>,
     #[serde(default)]
     pub runtime_error_at: Option<String>,
+    /// Inside a model turn (whatever its status says: a paused agent's
+    /// turn runs on, and a finished turn's agent stays `awake_running`
+    /// until its next decision).
+    #[serde(default)]
+    pub turn_in_progress: bool,
 }
 
 impl AgentHead {
@@ -254,6 +259,7 @@ pub fn status_of(
 ) -> Result<(crate::protocol::Activity, Vec<String>, u64), StoreError> {
     use crate::protocol::ActivityState;
     let (mut processing, mut waiting, mut tasks) = (0u64, 0u64, 0u64);
+    let turns = heads.iter().filter(|h| h.turn_in_progress).count() as u64;
     let mut ranked = Vec::new();
     let task_counts = rx.index_counts(Index::ActiveTasks)?;
     let open = open_somewhere(rx)?;
@@ -316,6 +322,7 @@ pub fn status_of(
         processing_agent_count: processing,
         waiting_agent_count: waiting,
         active_task_count: tasks,
+        running_turn_count: turns,
     };
     Ok((
         activity,
@@ -420,6 +427,7 @@ mod list_tests {
             archived_at: None,
             runtime_error: None,
             runtime_error_at: None,
+            turn_in_progress: false,
         }
     }
 

@@ -497,6 +497,7 @@ fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
     let stub = rt.block_on(StubServer::start(vec![
         Canned::json(200, canned::responses_json("the one answer", &[]))
             .delay(std::time::Duration::from_secs(3)),
+        Canned::json(200, canned::responses_json("the queued answer", &[])),
         Canned::json(200, canned::responses_json("paid twice", &[])),
     ]));
     let home = Home::new();
@@ -513,6 +514,10 @@ fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
     super::support::poll("the model called", || {
         (!stub.requests().is_empty()).then_some(())
     });
+    // A prompt queued behind it waits for the background runtime.
+    c.type_text("and then this");
+    c.enter();
+    c.wait_for("› and then this");
     c.type_text("/detach");
     c.enter();
     c.wait_for("Detaching once the running turn ends");
@@ -534,9 +539,16 @@ fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
             .any(|e| e["payload"]["cancel_reason"] == "runtime_shutdown"),
         "{ends:?}"
     );
-    // Given the daemon time to run anything left over: nothing is.
+    // The daemon answers the queued prompt; nothing runs twice.
+    super::support::poll("the queued prompt answered", || {
+        let briefs = json_lines(&home.ok(&["events", "--json", "--kind", "brief_created"]));
+        briefs
+            .iter()
+            .any(|e| e["payload"]["brief"]["text"] == "the queued answer")
+            .then_some(())
+    });
     std::thread::sleep(std::time::Duration::from_millis(500));
-    assert_eq!(stub.requests().len(), 1, "the turn ran again");
+    assert_eq!(stub.requests().len(), 2, "a turn ran again");
 }
 
 /// Ctrl+F finds text in the conversation through the real binary, and n

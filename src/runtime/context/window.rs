@@ -38,7 +38,7 @@ impl ContextBudget {
 
     /// Percent of the window a prompt of `tokens` uses.
     pub fn percent(&self, tokens: u64) -> u8 {
-        (tokens.saturating_mul(100) / self.window.max(1)).min(999) as u8
+        (tokens.saturating_mul(100) / self.window.max(1)).min(255) as u8
     }
 }
 

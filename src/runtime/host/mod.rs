@@ -415,8 +415,6 @@ impl RuntimeHost {
         }
     }
 
-    /// Ask the owner of this runtime to shut it down (the socket's
-    /// `runtime.shutdown`).
     /// Start no new model turn from now on (the running ones go on, and
     /// queued work stays queued, durable, for the next runtime). Used
     /// before handing the store to another process, so a turn is never
@@ -425,6 +423,8 @@ impl RuntimeHost {
         self.inner.turns_held.store(true, Ordering::SeqCst);
     }
 
+    /// Ask the owner of this runtime to shut it down (the socket's
+    /// `runtime.shutdown`).
     pub fn request_shutdown(&self) {
         self.inner.shutdown_flag.store(true, Ordering::SeqCst);
         self.inner.shutdown_requested.notify_waiters();

@@ -432,6 +432,8 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     (state.quit_asked, state.quit_asked_ms) = (false, None);
     state.quit_warning = None;
     state.quit_after_abort = false;
+    super::detach::view_changed(state);
+    state.find = None;
     state.history = History::Waiting { held: Vec::new() };
     (state.refresh, state.refresh_again) = (None, false);
     state.older = None;

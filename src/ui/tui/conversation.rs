@@ -104,6 +104,11 @@ pub struct Conversation {
     /// The run whose compaction is under way: its row says so until
     /// `context_compacted` (or the turn's end) takes its place.
     compacting: Option<String>,
+    /// Finding text: the current match's row, and the row the next older
+    /// search starts above. Kept here, where rows move, so they move with
+    /// them.
+    pub find_at: Option<usize>,
+    pub find_from: usize,
 }
 
 impl Default for Conversation {
@@ -128,6 +133,8 @@ impl Default for Conversation {
             first_seq: 0,
             applying: 0,
             compacting: None,
+            find_at: None,
+            find_from: 0,
         }
     }
 }
@@ -176,6 +183,12 @@ impl Conversation {
             self.progress.iter_mut().for_each(|(_, j)| shift(j));
             if let Scroll::Anchor { row, .. } = &mut self.scroll {
                 shift(row);
+            }
+            if let Some(at) = &mut self.find_at {
+                shift(at);
+            }
+            if self.find_from > i {
+                self.find_from -= 1;
             }
         }
     }

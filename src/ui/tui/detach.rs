@@ -39,6 +39,13 @@ pub fn detach(state: &mut State, fx: &mut Vec<Effect>) {
     ask(state, fx);
 }
 
+/// The conversation shows another agent: a check asked for the one shown
+/// before was dropped with its requests; the next tick asks again.
+pub fn view_changed(state: &mut State) {
+    state.detaching.checking = false;
+    state.detaching.asked_ms = state.detaching.asked_ms.map(|_| 0);
+}
+
 /// Esc while detaching waits: detach now.
 pub fn now(state: &mut State, fx: &mut Vec<Effect>) {
     state.conversation.note(
@@ -51,6 +58,12 @@ pub fn now(state: &mut State, fx: &mut Vec<Effect>) {
 }
 
 fn ask(state: &mut State, fx: &mut Vec<Effect>) {
+    if state.detaching.asked_ms.is_none() {
+        // Held from the first ask: a turn must not start between an
+        // answer of none running and the hand-over. Detaching goes on
+        // either way, so the hold costs nothing.
+        fx.push(Effect::HoldTurns);
+    }
     state.detaching.checking = true;
     state.detaching.asked_ms = Some(state.now_ms);
     fx.push(call(state, Request::RuntimeStatus, Pending::DetachCheck));
@@ -79,7 +92,7 @@ pub fn checked(state: &mut State, result: Result<Response, ApiError>, fx: &mut V
         return;
     }
     let running = match result.and_then(Response::take::<RuntimeStatus>) {
-        Ok(status) => status.activity.processing_agent_count,
+        Ok(status) => status.activity.running_turn_count,
         Err(e) => {
             let text = format!(
                 "The runtime did not say whether turns run ({}): detaching now.",
@@ -94,7 +107,6 @@ pub fn checked(state: &mut State, result: Result<Response, ApiError>, fx: &mut V
     }
     if !state.detaching.waiting {
         state.detaching.waiting = true;
-        fx.push(Effect::HoldTurns);
         let turns = match running {
             1 => "a turn is running".to_owned(),
             n => format!("{n} turns are running"),

@@ -1,6 +1,7 @@
-//! Finding text in the conversation (Ctrl+F on an empty composer, or `/`
-//! while scrolled back): type the text, Enter finds the newest match at
-//! or above the view, `n` the next older, `N` the next newer, Esc closes.
+//! Finding text in the conversation (Ctrl+F on an empty composer, or
+//! `/find TEXT`): type the text, Enter finds the newest match at or above
+//! the view, `n` the next older, `N` the next newer, Esc closes. While a
+//! match is shown, `n` and `N` are the find's (not an approval's deny).
 //! The search covers the whole conversation: past the oldest row held it
 //! pages older events in from the runtime's ledger, a bounded number of
 //! pages per step (`MAX_PAGES`), then says how far it looked and that `n`
@@ -27,17 +28,14 @@ pub const MAX_PAGES: u32 = 40;
 /// rarely split across wrapped lines.
 const MATCH_WIDTH: usize = 400;
 
+/// The find line. Where the match is, and where the next older search
+/// starts, are the conversation's (`find_at`, `find_from`): rows move.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Find {
     /// What is looked for, as typed.
     pub query: String,
     /// The query is being typed (Enter searches).
     pub editing: bool,
-    /// The row of the current match.
-    pub at: Option<usize>,
-    /// Rows from this index down are still to be searched for an older
-    /// match (rows above it were searched).
-    pub older_from: usize,
     /// An older page was asked for this step; the search goes on when it
     /// arrives.
     pub paging: bool,
@@ -63,9 +61,11 @@ pub fn start(state: &mut State, query: &str, fx: &mut Vec<Effect>) {
     }
     state.find = Some(Find {
         query: query.to_owned(),
-        older_from: view_bottom(&state.conversation) + 1,
         ..Find::default()
     });
+    let c = &mut state.conversation;
+    c.find_at = None;
+    c.find_from = view_bottom(c) + 1;
     older(state, fx);
 }
 
@@ -79,9 +79,11 @@ pub fn on_key(state: &mut State, key: &crossterm::event::KeyEvent, fx: &mut Vec<
     let plain = !key
         .modifiers
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
     if find.editing {
         match key.code {
             KeyCode::Esc => state.find = None,
+            _ if ctrl_c => state.find = None,
             KeyCode::Enter if find.query.trim().is_empty() => state.find = None,
             KeyCode::Enter => {
                 let query = std::mem::take(&mut find.query);
@@ -137,18 +139,26 @@ pub fn older(state: &mut State, fx: &mut Vec<Effect>) {
         return;
     };
     let query = find.query.to_lowercase();
-    let c = &state.conversation;
-    let from = find.older_from.min(c.rows.len());
+    let c = &mut state.conversation;
+    let from = c.find_from.min(c.rows.len());
     match (0..from).rev().find(|&i| matches(c, i, &query, mode)) {
         Some(i) => {
-            find.at = Some(i);
-            find.older_from = i;
+            c.find_at = Some(i);
+            c.find_from = i;
             find.note = None;
             reveal(state, i);
         }
         None => {
-            find.older_from = 0;
-            if state.conversation.first_seq <= 1 {
+            c.find_from = 0;
+            // Held still while pages come in: following, the window
+            // would hand them back to the ledger with the next row.
+            if c.scroll == Scroll::Follow {
+                c.scroll = Scroll::Anchor {
+                    row: c.rows.len().saturating_sub(1),
+                    skip: 0,
+                };
+            }
+            if c.first_seq <= 1 {
                 find.note = Some("no older match".into());
             } else if find.pages >= MAX_PAGES {
                 let events = u64::from(MAX_PAGES) * super::pages::OLDER_EVENTS;
@@ -172,14 +182,21 @@ pub fn page_arrived(state: &mut State, added: usize, fx: &mut Vec<Effect>) {
     let Some(find) = state.find.as_mut() else {
         return;
     };
-    find.at = find.at.map(|i| i + added);
     if std::mem::take(&mut find.paging) {
-        // Every row held was searched: the new ones are next.
+        // Every row held was searched: the new ones are next (the rows
+        // already moved down by `added`).
         find.pages += 1;
-        find.older_from = added;
+        state.conversation.find_from = added;
         older(state, fx);
-    } else {
-        find.older_from += added;
+    }
+}
+
+/// The page the search waited for did not come (an error, or the window
+/// moved on): the search stops, saying so; `n` asks again.
+pub fn page_lost(state: &mut State, why: &str) {
+    if let Some(find) = state.find.as_mut().filter(|f| f.paging) {
+        find.paging = false;
+        find.note = Some(format!("{why}; n looks again"));
     }
 }
 
@@ -190,11 +207,12 @@ pub fn newer(state: &mut State) {
         return;
     };
     let query = find.query.to_lowercase();
-    let c = &state.conversation;
-    let from = find.at.map_or(c.rows.len(), |i| i + 1);
+    let c = &mut state.conversation;
+    let from = c.find_at.map_or(c.rows.len(), |i| i + 1);
     match (from..c.rows.len()).find(|&i| matches(c, i, &query, mode)) {
         Some(i) => {
-            find.at = Some(i);
+            c.find_at = Some(i);
+            c.find_from = i;
             find.note = None;
             reveal(state, i);
         }
@@ -233,9 +251,18 @@ pub fn highlight(lines: &mut [Line<'static>], query: &str, style: Style) {
     }
     for line in lines.iter_mut() {
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-        let lower = text.to_lowercase();
-        // Case folding can change lengths: only mark when it does not.
-        if lower.len() != text.len() || !lower.contains(&query) {
+        // Marks are byte ranges of the lower-cased text, used on the text
+        // itself: only where every character keeps its length when
+        // lower-cased (else a line is left unmarked, never cut inside a
+        // character).
+        let mut lower = String::with_capacity(text.len());
+        let mut same = true;
+        for c in text.chars() {
+            let before = lower.len();
+            lower.extend(c.to_lowercase());
+            same &= lower.len() - before == c.len_utf8();
+        }
+        if !same || !lower.contains(&query) {
             continue;
         }
         let mut marks = Vec::new();
@@ -310,5 +337,18 @@ mod tests {
             ]
         );
         assert_eq!(lines[1].spans.len(), 1, "a line without it is left alone");
+    }
+
+    /// Text whose characters change length when lower-cased (the model
+    /// writes what it likes) is never cut inside a character.
+    #[test]
+    fn text_that_changes_length_when_lower_cased_is_left_unmarked() {
+        let mark = Style::default().add_modifier(Modifier::REVERSED);
+        for text in ["ȺȺabc\u{212A}", "İstanbul abc", "ẞ abc Ω"] {
+            let mut lines = vec![Line::from(vec![Span::raw(text), Span::raw(" abc")])];
+            highlight(&mut lines, "abc", mark);
+            let joined: String = lines[0].spans.iter().map(|s| s.content.as_ref()).collect();
+            assert_eq!(joined, format!("{text} abc"));
+        }
     }
 }

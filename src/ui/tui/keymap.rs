@@ -232,7 +232,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[ctrl('u')], "Ctrl+U", A::KillToStart, "cut to the start of the line", ""),
     bind(C::Composer, &[ctrl('w'), with(K::Backspace, KeyModifiers::ALT)], "Ctrl+W / Alt+Backspace", A::KillWord, "cut the word before the cursor", ""),
     bind(C::Composer, &[ctrl('y')], "Ctrl+Y", A::Yank, "paste the last cut text", ""),
-    bind(C::EmptyComposer, &[ctrl('f')], "Ctrl+F", A::Find, "find text in the whole conversation (also `/` while scrolled back; older turns are paged in from the runtime): type it, Enter finds the newest match, then n the next older, N the next newer, Esc closes; matches on screen are marked", ""),
+    bind(C::EmptyComposer, &[ctrl('f')], "Ctrl+F", A::Find, "find text in the whole conversation (also `/find TEXT`; older turns are paged in from the runtime): type it, Enter finds the newest match, then n the next older, N the next newer (while a match is shown, n is not an approval's deny), Esc closes; matches on screen are marked", ""),
     bind(C::EmptyComposer, &[ch('?')], "?", A::Open(O::Help), "help: keys and commands (after any other character `?` types itself)", ""),
     bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the oldest waiting call once: it runs, its result goes to the agent", "approve"),
     bind(C::Answer, &[ch('a')], "a a", A::ApproveAlways, "pressed twice: approve it, and allow calls like it from now on (the row names the rule)", "always"),

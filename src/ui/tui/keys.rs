@@ -75,14 +75,14 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
         Some(Action::Quit) => super::quit::quit(state, fx),
         Some(Action::Prefix) => state.prefix = true,
         Some(Action::Cancel) if menu => state.composer.dismiss_menu(),
-        // Detaching waits for a running turn: Esc detaches now, never
-        // interrupts the turn it waits for.
-        Some(Action::Cancel) if state.detaching.waiting => super::detach::now(state, fx),
         // Scrolled back, Esc returns to the bottom: it never interrupts
         // a turn the operator is reading back through.
         Some(Action::Cancel) if state.conversation.scroll != Scroll::Follow => {
             state.conversation.scroll = Scroll::Follow
         }
+        // Detaching waits for a running turn: Esc detaches now, never
+        // interrupts the turn it waits for.
+        Some(Action::Cancel) if state.detaching.waiting => super::detach::now(state, fx),
         Some(Action::Cancel) if state.conversation.turn.is_some() => {
             // Esc interrupts the running turn (nothing else is open).
             state.conversation.scroll = Scroll::Follow;

@@ -72,6 +72,7 @@ pub(super) fn older_arrived(
             state
                 .conversation
                 .note(format!("Could not load older turns: {e}"), Tone::Error);
+            super::find::page_lost(state, "older turns could not be loaded");
             return;
         }
     };
@@ -99,6 +100,9 @@ pub(super) fn older_arrived(
         Some(_) => 1,
         None => from,
     };
+    // A compaction the page leaves open ends among the rows held, or
+    // never did: either way it is not under way.
+    older.end_compaction("Context compaction began here");
     let before = state.conversation.rows.len();
     state.conversation.prepend_older(older, first);
     let added = state.conversation.rows.len() - before;

@@ -349,7 +349,7 @@ impl AgentView {
                     .unwrap_or(p.prompt_tokens_estimate);
                 if p.context_window > 0 && used > 0 {
                     let percent = used.saturating_mul(100) / p.context_window;
-                    self.context_percent = Some(percent.min(999) as u8);
+                    self.context_percent = Some(percent.min(255) as u8);
                 }
                 Touched::Nothing
             }

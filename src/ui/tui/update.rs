@@ -353,6 +353,8 @@ fn on_response(
                 // on): this page no longer joins the oldest row held.
                 if state.conversation.first_seq == upto + 1 {
                     super::pages::older_arrived(state, from, upto, result, fx);
+                } else {
+                    super::find::page_lost(state, "the view moved on while older turns loaded");
                 }
             }
         }

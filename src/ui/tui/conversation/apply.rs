@@ -107,6 +107,9 @@ impl Conversation {
             }
             K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
             K::ContextCompactionStarted(p) => {
+                // One still open never ended (its turn went on without a
+                // summary, or the runtime stopped).
+                self.end_compaction("Context compaction ended without a new summary");
                 self.set_activity(op);
                 self.push(RowKind::Event(op.clone()), DisplayMode::Info);
                 self.compacting = Some(p.run_id.clone());
@@ -338,15 +341,7 @@ impl Conversation {
             self.note(format!("the answer above was cut off: {why}"), Tone::Info);
         }
         if self.compacting.as_deref() == Some(p.run_id.as_str()) {
-            self.compacting = None;
-            if let Some(i) = self.compaction_row() {
-                let row = &mut self.rows[i];
-                *row.kind_mut() = RowKind::Note {
-                    text: "Context compaction ended without a new summary: the turn ended first"
-                        .into(),
-                    tone: Tone::Info,
-                };
-            }
+            self.end_compaction("Context compaction ended without a new summary");
         }
         self.turn = None;
         self.generic(op);
@@ -359,15 +354,32 @@ impl Conversation {
         if self.turn.as_ref().and_then(|t| t.run_id.as_deref()) == Some(p.run_id.as_str()) {
             self.set_activity(op);
         }
-        let row = match self.compacting.take() {
-            Some(run) if run == p.run_id => self.compaction_row(),
-            _ => None,
+        let row = match self.compacting.as_deref() == Some(p.run_id.as_str()) {
+            true => {
+                self.compacting = None;
+                self.compaction_row()
+            }
+            false => None,
         };
         match row {
             Some(i) => *self.rows[i].kind_mut() = RowKind::Event(op.clone()),
             None => {
                 self.push(RowKind::Event(op.clone()), DisplayMode::Info);
             }
+        }
+    }
+
+    /// The compaction under way ends without its `context_compacted`: its
+    /// row says `text` instead.
+    pub fn end_compaction(&mut self, text: &str) {
+        if self.compacting.take().is_none() {
+            return;
+        }
+        if let Some(i) = self.compaction_row() {
+            *self.rows[i].kind_mut() = RowKind::Note {
+                text: text.to_owned(),
+                tone: Tone::Info,
+            };
         }
     }
 

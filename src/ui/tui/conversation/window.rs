@@ -118,6 +118,8 @@ impl Conversation {
         if let Scroll::Anchor { row, skip } = self.scroll {
             self.scroll = Scroll::Anchor { row: row + n, skip };
         }
+        self.find_at = self.find_at.map(|i| i + n);
+        self.find_from += n;
         self.first_seq = first_seq;
     }
 
@@ -134,6 +136,8 @@ impl Conversation {
         shift(&mut self.alerts);
         self.progress.retain(|(_, i)| *i >= n);
         self.progress.iter_mut().for_each(|(_, i)| *i -= n);
+        self.find_at = self.find_at.and_then(|i| i.checked_sub(n));
+        self.find_from = self.find_from.saturating_sub(n);
         if let Scroll::Anchor { row, skip } = self.scroll {
             self.scroll = match row.checked_sub(n) {
                 Some(row) => Scroll::Anchor { row, skip },

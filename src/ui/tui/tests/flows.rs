@@ -1677,11 +1677,14 @@ fn the_status_line_status_and_context_give_one_context_figure() {
 fn detaching_waits_for_running_turns_and_esc_detaches_now() {
     let busy = |n: u64| {
         let mut v = runtime_status(vec![summary_of("main")]);
-        v["activity"]["processing_agent_count"] = json!(n);
+        v["activity"]["running_turn_count"] = json!(n);
         v
     };
     let mut st = fresh();
+    // No new turn starts from the first ask (one could start between an
+    // answer of none and the hand-over).
     let fx = enter(&mut st, "/detach");
+    assert!(fx.contains(&Effect::HoldTurns), "{fx:?}");
     let id = call_id(&fx, "runtime.status");
     let fx = update(
         &mut st,
@@ -1690,8 +1693,8 @@ fn detaching_waits_for_running_turns_and_esc_detaches_now() {
             result: answer(&fx, id, busy(1)),
         },
     );
-    // No new turn starts; the wait is said where the eye is.
-    assert_eq!(fx, [Effect::HoldTurns]);
+    // The wait is said where the eye is.
+    assert!(fx.is_empty(), "{fx:?}");
     assert!(st.needs_clock(), "it polls while it waits");
     let shown = screen(&st);
     assert!(
@@ -1754,4 +1757,36 @@ fn detaching_waits_for_running_turns_and_esc_detaches_now() {
     let mut st = fresh();
     st.connection = crate::ui::tui::msg::Connection::Streaming;
     assert_eq!(enter(&mut st, "/detach"), [Effect::Detach]);
+}
+
+#[test]
+fn a_compaction_left_open_is_closed_by_the_next_and_never_says_compacting() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 100, 24);
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "go"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let started = json!({ "run_id": "run_1", "trigger": "turn_start", "folding_turns": 3, "tokens_before": 9_000 });
+    for _ in 0..2 {
+        let e = s.push("context_compaction_started", None, started.clone());
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let shown = screen(&st);
+    assert_eq!(shown.matches("Compacting context").count(), 2, "{shown}");
+    assert!(
+        shown.contains("Context compaction ended without a new summary"),
+        "{shown}"
+    );
+    // A compaction of another run does not end this one.
+    let other = json!({ "run_id": "run_0", "episode_id": "ep_0", "epoch": 1, "trigger": "turn_start",
+        "compacted_turns": 1, "summary_source": "model", "summary_tokens": 100, "duration_ms": 10.0 });
+    update(
+        &mut st,
+        Msg::Event(Box::new(s.push("context_compacted", None, other))),
+    );
+    let open = rows(&st)
+        .into_iter()
+        .filter(|r| matches!(r, RowKind::Event(op) if op.summary.starts_with("Compacting context")))
+        .count();
+    assert_eq!(open, 1, "{}", screen(&st));
 }
