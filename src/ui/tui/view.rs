@@ -165,6 +165,20 @@ fn rule(state: &State, area: Rect, buf: &mut Buffer) {
                 1 => format!(" ↓ 1 newer row{streaming} below: PgDn, Ctrl+End "),
                 n => format!(" ↓ {n} newer rows{streaming} below: PgDn, Ctrl+End "),
             };
+            // A failure below the view is said here, where the eye is,
+            // whatever the scroll position.
+            if let Some(failed) = failure_below(state, row) {
+                let room = w.saturating_sub(width(&label) + 6);
+                let failed = truncate(&format!("✗ {failed} ·"), room);
+                let fill = w.saturating_sub(3 + width(&failed) + width(&label));
+                let line = Line::from(vec![
+                    Span::styled("── ", t.dim()),
+                    Span::styled(failed, t.attention()),
+                    Span::styled(format!("{label}{}", "─".repeat(fill)), t.dim()),
+                ]);
+                buf.set_line(area.x, area.y, &line, area.width);
+                return;
+            }
             let label = label.as_str();
             let left = 2.min(w);
             let right = w.saturating_sub(left + width(label));
@@ -177,6 +191,18 @@ fn rule(state: &State, area: Rect, buf: &mut Buffer) {
         &Line::from(Span::styled(text, t.dim())),
         area.width,
     );
+}
+
+/// The newest failure shown below row `row` (what the view scrolled back
+/// from), if any.
+fn failure_below(state: &State, row: usize) -> Option<&str> {
+    let rows = state.conversation.rows.get(row + 1..)?;
+    rows.iter().rev().find_map(|r| match r.kind() {
+        super::rows::RowKind::Alert { summary, .. } if r.visible(state.mode) => {
+            Some(summary.as_str())
+        }
+        _ => None,
+    })
 }
 
 /// Draw the composer; returns the cursor position.

@@ -1790,3 +1790,34 @@ fn a_compaction_left_open_is_closed_by_the_next_and_never_says_compacting() {
         .count();
     assert_eq!(open, 1, "{}", screen(&st));
 }
+
+#[test]
+fn a_failure_below_the_view_is_said_on_the_rule_where_the_eye_is() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 100, 24);
+    for n in 0..60 {
+        st.conversation
+            .note(format!("filler {n}"), super::super::rows::Tone::Info);
+    }
+    update(&mut st, key(KeyCode::PageUp));
+    let mut s = Script {
+        clock: 5,
+        ..Default::default()
+    };
+    let e = s.runtime_error("msg_1", "run_1", &provider_down());
+    update(&mut st, Msg::Event(Box::new(e)));
+    let shown = screen(&st);
+    let rule = shown
+        .lines()
+        .find(|l| l.contains("newer row"))
+        .unwrap_or_else(|| panic!("no rule marker:\n{shown}"));
+    assert!(
+        rule.contains("✗ Runtime error: The model provider"),
+        "{rule}"
+    );
+    assert!(rule.contains("Ctrl+End"), "{rule}");
+    // Back at the bottom the failure is in view itself.
+    update(&mut st, key(KeyCode::Esc));
+    assert!(!screen(&st)
+        .lines()
+        .any(|l| l.contains("✗ Runtime") && l.contains("──")));
+}
