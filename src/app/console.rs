@@ -654,6 +654,10 @@ impl<B: Backend> ConsoleLoop<B> {
                     let _ = self.out.write_all(&self.notify_method.bytes(&text));
                     let _ = self.out.flush();
                 }
+                Effect::Copy { text } => {
+                    let _ = self.out.write_all(&osc52(&text));
+                    let _ = self.out.flush();
+                }
                 Effect::Mouse(on) => {
                     let done = match on {
                         true => execute!(self.out, crossterm::event::EnableMouseCapture),
@@ -680,6 +684,14 @@ impl<B: Backend> ConsoleLoop<B> {
         }
         done
     }
+}
+
+/// `text` as an OSC 52 clipboard write: base64, so nothing in it can end
+/// the sequence early or reach the terminal as a control.
+fn osc52(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;c;{b64}\x07").into_bytes()
 }
 
 /// Files the `@` picker may walk in one root at most.

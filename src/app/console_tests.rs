@@ -172,3 +172,23 @@ fn the_file_walk_honours_gitignore() {
     assert_eq!(files, ["README.md", "src/main.rs"]);
     assert!(!index.truncated);
 }
+
+/// The clipboard write is one OSC 52 sequence, base64 inside, so text
+/// with a BEL or an escape of its own cannot end it early or reach the
+/// terminal.
+#[test]
+fn a_copy_is_one_osc52_sequence_of_base64() {
+    use base64::Engine as _;
+    let text = "line one\n\x07\x1b]0;title\x07 and ünïcode";
+    let bytes = super::osc52(text);
+    let s = String::from_utf8(bytes).unwrap();
+    let body = s
+        .strip_prefix("\x1b]52;c;")
+        .and_then(|b| b.strip_suffix('\x07'))
+        .unwrap_or_else(|| panic!("not an OSC 52 sequence: {s:?}"));
+    assert!(!body.contains('\x07') && !body.contains('\x1b'));
+    let back = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap();
+    assert_eq!(String::from_utf8(back).unwrap(), text);
+}

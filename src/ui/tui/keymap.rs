@@ -391,6 +391,7 @@ pub enum Command {
     Approve,
     Deny,
     Find,
+    Copy,
 }
 
 pub struct SlashCommand {
@@ -450,6 +451,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("state", "", "status, posture, closure, last decision: why is it idle?", W::Available, &[], Command::State),
     cmd("workspace", "[use PATH|ID [--isolated] | attach PATH | detach ID]", "where the agent works: list, use (direct or isolated), attach, detach", W::NextTurn, &["use", "attach", "detach"], Command::Workspace),
     cmd("find", "[TEXT]", "find text in the whole conversation (as Ctrl+F): the newest match, then n older, N newer, Esc closes", W::Available, &[], Command::Find),
+    cmd("copy", "", "copy the newest answer (or the row find shows) to the clipboard, through the terminal (OSC 52): no mouse selection needed", W::Available, &[], Command::Copy),
     cmd("context", "", "the prompt frame: what the next turn sends, its size against the window, what was compacted", W::Available, &[], Command::Context),
     cmd("approvals", "", "tool calls waiting for your approval, across agents", W::Available, &[], Command::Approvals),
     cmd("approve", "ID [--always]", "run a waiting tool call (--always: and calls like it from now on)", W::Available, &[], Command::Approve),

@@ -288,7 +288,8 @@ pub fn on_mouse(state: &mut State, m: MouseEvent, fx: &mut Vec<Effect>) {
             state.told_mouse = true;
             state.conversation.note(
                 "The console takes the mouse for wheel scrolling, so a drag selects nothing: \
-                 hold Shift while dragging to select (in most terminals), or /mouse off.",
+                 hold Shift while dragging to select (in most terminals), /mouse off, or /copy \
+                 for the newest answer.",
                 super::rows::Tone::Info,
             );
             state.dirty = true;

@@ -112,6 +112,8 @@ pub enum Effect {
     /// Turn mouse capture on (wheel scrolls the console) or off (the
     /// terminal selects and copies text).
     Mouse(bool),
+    /// Put `text` on the clipboard through the terminal (OSC 52).
+    Copy { text: String },
     /// Keep a sent prompt in the agent's history across restarts.
     RememberPrompt { agent_id: String, text: String },
     /// Walk a root's files for the `@` picker; answer `Msg::FileIndex`.

@@ -1821,3 +1821,39 @@ fn a_failure_below_the_view_is_said_on_the_rule_where_the_eye_is() {
         .lines()
         .any(|l| l.contains("✗ Runtime") && l.contains("──")));
 }
+
+#[test]
+fn copy_puts_the_newest_answer_or_the_found_row_on_the_clipboard() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 100, 24);
+    let fx = enter(&mut st, "/copy");
+    assert!(fx.is_empty());
+    assert!(screen(&st).contains("Nothing to copy yet"));
+    let mut s = Script::default();
+    for e in [
+        s.brief("msg_1", "result", "first **answer**", "turn_result", None),
+        s.brief("msg_2", "result", "second answer", "turn_result", None),
+    ] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let fx = enter(&mut st, "/copy");
+    assert_eq!(
+        fx,
+        [Effect::Copy {
+            text: "second answer".into()
+        }]
+    );
+    assert!(
+        screen(&st).contains("Copied 13 characters"),
+        "{}",
+        screen(&st)
+    );
+    // With find showing a row, that row, as its source text.
+    enter(&mut st, "/find first");
+    let fx = enter(&mut st, "/copy");
+    assert_eq!(
+        fx,
+        [Effect::Copy {
+            text: "first **answer**".into()
+        }]
+    );
+}
