@@ -15,6 +15,7 @@ mod bench;
 mod commands;
 pub mod composer;
 pub mod conversation;
+mod copy;
 mod detach;
 mod find;
 mod fmt;
