@@ -135,6 +135,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if which == "salvage" {
         super::bench_salvage::run(&dir).await?;
     }
+    if which == "older" {
+        super::bench_older::run(&dir, args.ledger).await?;
+    }
     if which == "attach" {
         super::bench_attach::run(&dir, args.turns).await?;
     }

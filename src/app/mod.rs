@@ -58,6 +58,8 @@ mod bench_frame;
 #[cfg(feature = "bench")]
 mod bench_mcp;
 #[cfg(feature = "bench")]
+mod bench_older;
+#[cfg(feature = "bench")]
 mod bench_runtime;
 #[cfg(feature = "bench")]
 mod bench_salvage;

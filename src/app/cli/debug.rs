@@ -119,13 +119,16 @@ pub struct BenchArgs {
     /// attached console's key-to-frame) or salvage (`store salvage` of a
     /// store damaged four ways: what it recovers, how fast) or attach
     /// (`holon attach` in a pseudo-terminal through `--turns` turns: its
-    /// RSS); the last twelve are not part of all.
+    /// RSS) or older (older turns paged into an open console at the top
+    /// of a `--ledger`-event conversation: page and key-to-frame times);
+    /// the last thirteen are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.
     #[arg(long, default_value_t = 200_000)]
     pub events: u64,
-    /// Size of the large ledger for the paging and status benchmarks.
+    /// Size of the large ledger for the paging, status and older
+    /// benchmarks.
     #[arg(long, default_value_t = 1_000_000)]
     pub ledger: u64,
     /// Seconds the idle benchmark observes the runtime.
