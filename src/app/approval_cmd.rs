@@ -157,6 +157,16 @@ pub fn policy_change(
     })
 }
 
+/// Rules as the operator reads them: a rule can come from a command the
+/// model ran, so anything that could act on the terminal is escaped.
+pub fn shown(rules: &[String]) -> String {
+    let rules: Vec<_> = rules
+        .iter()
+        .map(|r| crate::model::text::escape_hidden(r))
+        .collect();
+    rules.join(", ")
+}
+
 /// A policy in a few lines: `NAME: approval MODE (WHOSE)`, its allow-lists
 /// and how model commands are confined.
 pub fn policy_lines(
@@ -170,18 +180,18 @@ pub fn policy_lines(
         p.approval.as_str()
     )];
     if !p.allow_commands.is_empty() {
-        lines.push(format!("never asks for: {}", p.allow_commands.join(", ")));
+        lines.push(format!("never asks for: {}", shown(&p.allow_commands)));
     }
     if !p.allow_paths.is_empty() {
         lines.push(format!(
             "patches write freely under: {}",
-            p.allow_paths.join(", ")
+            shown(&p.allow_paths)
         ));
     }
     if !p.allow_tools.is_empty() {
         lines.push(format!(
             "MCP tools that never ask: {}",
-            p.allow_tools.join(", ")
+            shown(&p.allow_tools)
         ));
     }
     let sandbox = p.sandbox.unwrap_or_default();
@@ -267,8 +277,10 @@ pub async fn rules(ctx: &Context, opts: &super::cli::WorkspaceOpts) -> anyhow::R
         }
         // A rule comes from a command the model ran: shown escaped.
         let shown = crate::model::text::escape_hidden(rule);
-        let quoted = format!("'{}'", shown.replace('\'', "'\\''"));
-        say!("  {shown}  ({kind})  remove: holon workspace policy {id} --forget {quoted}");
+        // The command names the rule exactly (never what it looked like),
+        // and `=` keeps a rule starting with `-` an argument.
+        let word = crate::model::text::shell_word(rule);
+        say!("  {shown}  ({kind})  remove: holon workspace policy {id} --forget={word}");
     }
     Ok(ExitCode::SUCCESS)
 }

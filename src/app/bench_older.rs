@@ -155,6 +155,7 @@ pub async fn run(dir: &Path, ledger: u64) -> anyhow::Result<()> {
     terminal.draw(|f| view(&state, f))?;
     let top = KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL);
     let (mut pages, mut keys, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+    let mut fetched = Vec::new();
     for _ in 0..PAGES {
         let t0 = Instant::now();
         let effects = update(&mut state, Msg::Key(top));
@@ -167,6 +168,7 @@ pub async fn run(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         let before = state.conversation.rows.len();
         let t1 = Instant::now();
         let result = client.call(request).await;
+        fetched.push(t1.elapsed());
         let more = update(
             &mut state,
             Msg::Response {
@@ -180,25 +182,46 @@ pub async fn run(dir: &Path, ledger: u64) -> anyhow::Result<()> {
         rows.push(state.conversation.rows.len() - before);
         answer_all(client, &mut state, more).await;
     }
+    anyhow::ensure!(
+        !pages.is_empty(),
+        "no older page to fetch: the ledger fits in the first screen (--ledger {ledger})"
+    );
+    // Whether a page costs more as the rows held grow: the first and the
+    // last tenth of the pages.
+    let tenth = (pages.len() / 10).max(1);
+    let first = percentile(&sorted(&pages[..tenth]), 0.5);
+    let last = percentile(&sorted(&pages[pages.len() - tenth..]), 0.5);
     pages.sort();
     keys.sort();
+    fetched.sort();
     let per_page = rows.iter().sum::<usize>() / rows.len().max(1);
     println!(
         "console.older     {} pages of 500 events (~{per_page} rows each) paged in at the top of \
          a {events}-event ledger (filled in {:.1} s): page fetched and applied p50 {} p99 {}; \
-         key-to-frame p50 {} p99 {}",
+         key-to-frame p50 {} p99 {} (of a page: the runtime's answer p50 {} p99 {}; p50 of the \
+         first tenth of pages {}, of the last {})",
         pages.len(),
         filled.as_secs_f64(),
         millis(percentile(&pages, 0.5)),
         millis(percentile(&pages, 0.99)),
         millis(percentile(&keys, 0.5)),
         millis(percentile(&keys, 0.99)),
+        millis(percentile(&fetched, 0.5)),
+        millis(percentile(&fetched, 0.99)),
+        millis(first),
+        millis(last),
     );
     host.shutdown().await;
     let store = host.store().clone();
     drop(host);
     store.close().await?;
     Ok(())
+}
+
+fn sorted(d: &[Duration]) -> Vec<Duration> {
+    let mut v = d.to_vec();
+    v.sort();
+    v
 }
 
 /// Answer every request among `effects` (and those the answers ask for).

@@ -534,7 +534,7 @@ pub struct PolicyArgs {
     pub allow_paths: Vec<String>,
     /// Remove a rule (repeatable): one your "always" answers added, or an
     /// allow-list entry (`holon policy rules` lists them).
-    #[arg(long = "forget", value_name = "RULE")]
+    #[arg(long = "forget", value_name = "RULE", conflicts_with = "reset")]
     pub forget: Vec<String>,
     /// Start again from what is inherited (before any other change
     /// given): a workspace from the runtime's default, the runtime's

@@ -311,6 +311,7 @@ async fn run(
     state.shift_enter = KEYBOARD_ENHANCED.load(std::sync::atomic::Ordering::SeqCst);
     let term = std::env::var("TERM").ok();
     let links = ctx.config.hyperlinks && super::console_backend::takes_links(term.as_deref());
+    state.clipboard = super::console_backend::takes_links(term.as_deref());
     let backend = super::console_backend::LinkBackend::new(std::io::stdout(), links);
     let mut terminal = Terminal::new(backend)?;
     terminal.clear()?;

@@ -179,10 +179,10 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
             };
             let mut lines = super::approval_cmd::policy_lines(&c.workspace_id, whose, &c.policy);
             let a = &c.always;
-            let allowed: Vec<&str> = (a.allow_commands.iter())
+            let allowed: Vec<String> = (a.allow_commands.iter())
                 .chain(&a.allow_paths)
                 .chain(&a.allow_tools)
-                .map(String::as_str)
+                .cloned()
                 .collect();
             if !allowed.is_empty() {
                 // Beside the allow-lists, before the sandbox line.
@@ -192,7 +192,7 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
                     format!(
                         "of which your \"always\" answers allowed: {} (kept whatever policy is in \
                      force; --reset forgets them)",
-                        allowed.join(", ")
+                        super::approval_cmd::shown(&allowed)
                     ),
                 );
             }

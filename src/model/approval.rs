@@ -311,7 +311,8 @@ impl PolicyChange {
         }
         for rule in &self.forget {
             if !p.forget(rule.trim()) {
-                return Err(format!("no rule `{}` to forget here", rule.trim()));
+                let shown = super::text::escape_hidden(rule.trim());
+                return Err(format!("no rule `{shown}` to forget here"));
             }
         }
         Ok(Some(p))

@@ -71,6 +71,41 @@ pub fn escape_hidden(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` as one shell word an operator can paste: single-quoted when it
+/// shows as it is, else `$'…'` with each hidden or control character as
+/// `\xHH` bytes, so the word is exactly `s` (never what it looked like).
+pub fn shell_word(s: &str) -> String {
+    if !s.chars().any(needs_escape) && !s.contains('\n') && !s.contains('\t') {
+        return format!("'{}'", s.replace('\'', "'\\''"));
+    }
+    let mut out = String::from("$'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if needs_escape(c) || c == '\n' || c == '\t' => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// `s` without control characters (newlines and tabs kept) and hidden
+/// format characters: text safe to hand to a clipboard, where a paste
+/// into a shell would act on what the screen never showed. Whether any
+/// were dropped.
+pub fn without_hidden(s: &str) -> (String, bool) {
+    let kept: String = s.chars().filter(|c| !needs_escape(*c)).collect();
+    let dropped = kept.len() != s.len();
+    (kept, dropped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +131,20 @@ mod tests {
             "héllo wörld — 漢字 🙂"
         );
         assert_eq!(escape_hidden("👨\u{200d}👩"), "👨\u{200d}👩");
+    }
+    #[test]
+    fn a_shell_word_is_exactly_its_text() {
+        assert_eq!(shell_word("cargo test"), "'cargo test'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("a\u{1b}[2Kb"), "$'a\\x1b[2Kb'");
+        assert_eq!(shell_word("x\u{202e}y'\\"), "$'x\\xe2\\x80\\xaey\\'\\\\'");
+        assert_eq!(
+            without_hidden("ok\u{1b}]0;x\u{7}\n\u{200b}"),
+            ("ok]0;x\n".to_owned(), true)
+        );
+        assert_eq!(
+            without_hidden("fine\tline\n"),
+            ("fine\tline\n".to_owned(), false)
+        );
     }
 }

@@ -289,7 +289,7 @@ async fn a_denial_reaches_the_model_with_the_note_and_always_allow_stops_asking(
         .await;
     let elsewhere = format!("{:?}", elsewhere.err());
     assert!(
-        elsewhere.contains("holon policy --forget 'cargo test'"),
+        elsewhere.contains("holon policy --forget='cargo test'"),
         "{elsewhere}"
     );
     ok(host.default_policy(forget("cargo test")).await);

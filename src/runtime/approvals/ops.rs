@@ -186,12 +186,14 @@ impl RuntimeHost {
                 let own = agent.workspaces.policies.get(&wid);
                 if let Some(rule) = change.forget.first().filter(|_| own.is_none()) {
                     let rule = rule.trim();
+                    let shown = crate::model::text::escape_hidden(rule);
                     let why = match runtime.clone().forget(rule) {
                         true => format!(
-                            "`{rule}` is in the runtime's default policy, which {wid} follows: \
-                             holon policy --forget '{rule}'"
+                            "`{shown}` is in the runtime's default policy, which {wid} follows: \
+                             holon policy --forget={}",
+                            crate::model::text::shell_word(rule)
                         ),
-                        false => format!("no rule `{rule}` in {wid}"),
+                        false => format!("no rule `{shown}` in {wid}"),
                     };
                     return Err(StoreError::rejected(RuntimeError::Invalid(why)));
                 }

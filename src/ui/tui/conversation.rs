@@ -109,6 +109,20 @@ pub struct Conversation {
     /// them.
     pub find_at: Option<usize>,
     pub find_from: usize,
+    /// What is below the view (`below`), counted once per change: a frame
+    /// drawn while scrolled back asks every time.
+    below: std::cell::Cell<Option<(BelowKey, Below)>>,
+}
+
+/// What `Conversation::below` was counted for: the row, the rows held,
+/// the display mode and the last event applied.
+type BelowKey = (usize, usize, DisplayMode, u64);
+
+/// Rows shown below the view, and the newest failure among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Below {
+    pub rows: usize,
+    pub failure: Option<usize>,
 }
 
 impl Default for Conversation {
@@ -135,6 +149,7 @@ impl Default for Conversation {
             compacting: None,
             find_at: None,
             find_from: 0,
+            below: Default::default(),
         }
     }
 }

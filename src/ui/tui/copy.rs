@@ -6,9 +6,9 @@ use super::msg::Effect;
 use super::rows::Tone;
 use super::state::State;
 
-/// Most characters `/copy` hands the terminal (terminals bound what an
-/// OSC 52 sequence may carry).
-const COPY_MAX: usize = 64 * 1024;
+/// Most bytes `/copy` hands the terminal (terminals bound what an OSC 52
+/// sequence may carry: ~100,000 bytes once in base64).
+const COPY_MAX: usize = 74 * 1024;
 
 /// `/copy`: the row find shows, else the newest answer, as its source
 /// text (markdown as written), to the clipboard through the terminal.
@@ -45,16 +45,39 @@ pub fn copy(state: &mut State, fx: &mut Vec<Effect>) {
             Tone::Info,
         );
     };
+    if !state.clipboard {
+        return state.conversation.note(
+            "This terminal cannot take a clipboard write (OSC 52): select the text with the \
+             mouse (/mouse off) instead.",
+            Tone::Info,
+        );
+    }
+    // What a paste would act on is what the screen showed: controls and
+    // hidden characters the screen showed escaped are left out.
+    let (kept, dropped) = crate::model::text::without_hidden(&text);
+    text = kept;
     let chars = text.chars().count();
     let mut said = format!("Copied {chars} characters");
-    if chars > COPY_MAX {
-        text = text.chars().take(COPY_MAX).collect();
-        said = format!("Copied the first {COPY_MAX} of {chars} characters");
+    if text.len() > COPY_MAX {
+        // Terminals bound the sequence's bytes: cut on a character.
+        let mut end = COPY_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        said = format!(
+            "Copied the first {} of {chars} characters",
+            text.chars().count()
+        );
     }
+    let left_out = match dropped {
+        true => " (control and hidden characters left out)",
+        false => "",
+    };
     state.conversation.note(
         format!(
-            "{said} to the clipboard through the terminal (OSC 52: the terminal must allow it; \
-             under tmux, `set -g set-clipboard on`)."
+            "{said}{left_out} to the clipboard through the terminal (OSC 52: the terminal must \
+             allow it; under tmux, `set -g set-clipboard on`)."
         ),
         Tone::Ok,
     );

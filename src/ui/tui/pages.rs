@@ -86,14 +86,17 @@ pub(super) fn older_arrived(
     // A call still waiting is never handed back to the ledger, so one
     // that waits in an older page was answered later: its row would
     // offer an answer that no longer applies.
-    let waiting: std::collections::HashSet<String> = state
-        .conversation
-        .waiting_approvals()
-        .into_iter()
-        .map(|(id, _)| id)
+    // (The composer keeps the waiting ones: no pass over every row.)
+    let waiting: std::collections::HashSet<&str> = state
+        .composer
+        .approvals
+        .iter()
+        .map(|(id, _)| id.as_str())
         .collect();
     older.rows.retain(|r| match r.kind() {
-        RowKind::Approval(a) => a.state != ApprovalState::Waiting || waiting.contains(&a.id),
+        RowKind::Approval(a) => {
+            a.state != ApprovalState::Waiting || waiting.contains(a.id.as_str())
+        }
         _ => true,
     });
     let first = match page.pruned_before {

@@ -139,7 +139,9 @@ type Cached = (u16, DisplayMode, Rc<Vec<Line<'static>>>);
 
 #[derive(Debug)]
 pub struct Row {
-    kind: RowKind,
+    /// Boxed: a row is moved when older rows are put in front, and a
+    /// small row keeps that cheap (a kind is ~250 bytes, a row ~80).
+    kind: Box<RowKind>,
     /// The lowest display mode that shows this row.
     pub min_mode: DisplayMode,
     /// Superseded (assistant progress repeated by the final brief).
@@ -155,7 +157,7 @@ pub struct Row {
 impl Row {
     pub fn new(kind: RowKind, min_mode: DisplayMode) -> Row {
         Row {
-            kind,
+            kind: Box::new(kind),
             min_mode,
             hidden: false,
             message_id: None,
@@ -180,7 +182,7 @@ impl Row {
     /// Block rows (messages, briefs, alerts, operator commands, notes)
     /// stand apart with a blank line; progress rows pack together.
     pub fn is_block(&self) -> bool {
-        match &self.kind {
+        match &*self.kind {
             RowKind::Operator { .. }
             | RowKind::Brief { .. }
             | RowKind::Alert { .. }

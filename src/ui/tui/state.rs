@@ -167,6 +167,9 @@ pub struct State {
     pub quit_checking: bool,
     /// Quitting waits for the runtime's answer to aborting the turn.
     pub quit_after_abort: bool,
+    /// The terminal takes a clipboard write (OSC 52); not the Linux
+    /// console, which prints an unknown sequence as text.
+    pub clipboard: bool,
     /// Finding text in the conversation (Ctrl+F).
     pub find: Option<super::find::Find>,
     /// `/detach` waiting for running turns to end.
@@ -248,6 +251,7 @@ impl State {
             quit_warning: None,
             detaching: Default::default(),
             find: None,
+            clipboard: true,
             quit_checking: false,
             quit_after_abort: false,
             always_armed: None,

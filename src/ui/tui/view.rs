@@ -196,13 +196,19 @@ fn rule(state: &State, area: Rect, buf: &mut Buffer) {
 /// The newest failure shown below row `row` (what the view scrolled back
 /// from), if any.
 fn failure_below(state: &State, row: usize) -> Option<&str> {
-    let rows = state.conversation.rows.get(row + 1..)?;
-    rows.iter().rev().find_map(|r| match r.kind() {
-        super::rows::RowKind::Alert { summary, .. } if r.visible(state.mode) => {
-            Some(summary.as_str())
+    let c = &state.conversation;
+    let i = c.below(row, state.mode).failure?;
+    match c.rows.get(i)?.kind() {
+        super::rows::RowKind::Alert { summary, .. } => {
+            // Cut first: a long summary is not cleaned whole every frame.
+            let end = summary
+                .char_indices()
+                .nth(4 * usize::from(state.width))
+                .map_or(summary.len(), |(at, _)| at);
+            Some(&summary[..end])
         }
         _ => None,
-    })
+    }
 }
 
 /// Draw the composer; returns the cursor position.

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use super::super::rows::{ApprovalState, Row, RowKind};
-use super::{Conversation, Scroll};
+use super::{Below, Conversation, Scroll};
 use crate::ui::present::DisplayMode;
 
 /// Rows on each side of the view that keep their drawn lines; farther
@@ -34,9 +34,30 @@ impl Conversation {
     /// Rows after `row` shown in `mode` (what a view anchored there has
     /// below it).
     pub fn rows_below(&self, row: usize, mode: DisplayMode) -> usize {
-        self.rows
-            .get(row + 1..)
-            .map_or(0, |rest| rest.iter().filter(|r| r.visible(mode)).count())
+        self.below(row, mode).rows
+    }
+
+    /// The rows shown after `row` in `mode`, and the newest failure among
+    /// them: counted when something changed since it was last asked.
+    pub fn below(&self, row: usize, mode: DisplayMode) -> Below {
+        let key = (row, self.rows.len(), mode, self.applied_seq);
+        if let Some((_, b)) = self.below.get().filter(|(k, _)| *k == key) {
+            return b;
+        }
+        let mut b = Below {
+            rows: 0,
+            failure: None,
+        };
+        for (i, r) in self.rows.iter().enumerate().skip(row + 1) {
+            if r.visible(mode) {
+                b.rows += 1;
+                if matches!(r.kind(), RowKind::Alert { .. }) {
+                    b.failure = Some(i);
+                }
+            }
+        }
+        self.below.set(Some((key, b)));
+        b
     }
 
     /// A frame drew rows `lo..=hi`: every `FORGET_EVERY` frames, rows
@@ -94,20 +115,30 @@ impl Conversation {
     /// first: they go in front, and the view stays where it is.
     pub fn prepend_older(&mut self, older: Conversation, first_seq: u64) {
         // A prompt admitted in the older page and taken up in the window
-        // has its row here already.
-        let here: std::collections::HashSet<&str> = self
+        // has its row here already. Only the page's prompts are looked
+        // for (a page has few; the window may hold many).
+        let prompt = |r: &Row| matches!(r.kind(), RowKind::Operator { .. });
+        let asked: std::collections::HashSet<&str> = older
             .rows
             .iter()
-            .filter(|r| matches!(r.kind(), RowKind::Operator { .. }))
+            .filter(|r| prompt(r))
             .filter_map(|r| r.message_id.as_deref())
             .collect();
+        let here: std::collections::HashSet<String> = match asked.is_empty() {
+            true => Default::default(),
+            false => self
+                .rows
+                .iter()
+                .filter(|r| prompt(r))
+                .filter_map(|r| r.message_id.as_deref())
+                .filter(|m| asked.contains(m))
+                .map(str::to_owned)
+                .collect(),
+        };
         let mut rows: Vec<Row> = older
             .rows
             .into_iter()
-            .filter(|r| {
-                !(matches!(r.kind(), RowKind::Operator { .. })
-                    && r.message_id.as_deref().is_some_and(|m| here.contains(m)))
-            })
+            .filter(|r| !(prompt(r) && r.message_id.as_deref().is_some_and(|m| here.contains(m))))
             .collect();
         let n = rows.len();
         rows.append(&mut self.rows);

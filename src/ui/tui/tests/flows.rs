@@ -1857,3 +1857,32 @@ fn copy_puts_the_newest_answer_or_the_found_row_on_the_clipboard() {
         }]
     );
 }
+
+#[test]
+fn copy_leaves_out_what_the_screen_showed_escaped_and_knows_a_terminal_without_it() {
+    let mut st = booted(&Script::default(), StoredMode::Info, 120, 24);
+    let mut s = Script::default();
+    let e = s.brief(
+        "msg_1",
+        "result",
+        "run \u{1b}[2Kthis\u{202e} now",
+        "turn_result",
+        None,
+    );
+    update(&mut st, Msg::Event(Box::new(e)));
+    let fx = enter(&mut st, "/copy");
+    assert_eq!(
+        fx,
+        [Effect::Copy {
+            text: "run [2Kthis now".into()
+        }]
+    );
+    assert!(
+        screen(&st).contains("control and hidden characters left out"),
+        "{}",
+        screen(&st)
+    );
+    st.clipboard = false;
+    assert!(enter(&mut st, "/copy").is_empty());
+    assert!(screen(&st).contains("cannot take a clipboard write"));
+}
