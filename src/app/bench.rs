@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -455,54 +454,10 @@ async fn bench_ledger(dir: &Path, ledger: u64) -> anyhow::Result<()> {
 /// console asks for, draw one frame. Process spawn and terminal set-up are
 /// not included (`status.command` shows what a process start costs).
 async fn console_startup(paths: &super::paths::Paths, ledger: u64) -> anyhow::Result<()> {
-    use crate::protocol::{call_typed, AgentState, Request, RuntimeClient};
-    use crate::ui::tui::msg::{Connection, Effect, Msg};
-    use crate::ui::tui::{update, view, Init, State};
+    use crate::ui::tui::view;
     let t = Instant::now();
     let store = Store::open(&paths.store_file(), StoreOptions::default())?;
-    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
-        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
-    );
-    let config = crate::runtime::host::HostConfig::new(
-        paths.data_dir.clone(),
-        Arc::new(move |_| Arc::clone(&provider)),
-    );
-    let host = crate::runtime::host::RuntimeHost::start(store, config).await?;
-    let client: &dyn RuntimeClient = &host;
-    let agent: AgentState = call_typed(
-        client,
-        Request::AgentState {
-            agent_id: "main".into(),
-        },
-    )
-    .await?;
-    let mut state = State::new(Init {
-        agent_id: "main".into(),
-        connection: Connection::Embedded,
-        width: 120,
-        height: 40,
-        notify: Default::default(),
-        no_color: false,
-    });
-    let mut effects = update(
-        &mut state,
-        Msg::Bootstrap {
-            agent_id: "main".into(),
-            state: Box::new(agent),
-        },
-    );
-    while let Some(effect) = effects.pop() {
-        if let Effect::Call { id, request } = effect {
-            let result = client.call(request).await;
-            effects.extend(update(
-                &mut state,
-                Msg::Response {
-                    id,
-                    result: Box::new(result),
-                },
-            ));
-        }
-    }
+    let (host, state) = super::bench_older::open_console(store, paths).await?;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
     terminal.draw(|f| view(&state, f))?;
     let elapsed = t.elapsed();

@@ -119,38 +119,8 @@ pub async fn run(dir: &Path, ledger: u64) -> anyhow::Result<()> {
     fill(&store, "main", ledger).await?;
     let filled = t.elapsed();
     let events = store.read()?.last_seq("main")?;
-    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
-        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
-    );
-    let config = crate::runtime::host::HostConfig::new(
-        paths.data_dir.clone(),
-        Arc::new(move |_| Arc::clone(&provider)),
-    );
-    let host = crate::runtime::host::RuntimeHost::start(store, config).await?;
+    let (host, mut state) = open_console(store, &paths).await?;
     let client: &dyn RuntimeClient = &host;
-    let agent: AgentState = call_typed(
-        client,
-        Request::AgentState {
-            agent_id: "main".into(),
-        },
-    )
-    .await?;
-    let mut state = State::new(Init {
-        agent_id: "main".into(),
-        connection: Connection::Embedded,
-        width: 120,
-        height: 40,
-        notify: Default::default(),
-        no_color: false,
-    });
-    let effects = update(
-        &mut state,
-        Msg::Bootstrap {
-            agent_id: "main".into(),
-            state: Box::new(agent),
-        },
-    );
-    answer_all(client, &mut state, effects).await;
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40))?;
     terminal.draw(|f| view(&state, f))?;
     let top = KeyEvent::new(KeyCode::Home, KeyModifiers::CONTROL);
@@ -222,6 +192,48 @@ fn sorted(d: &[Duration]) -> Vec<Duration> {
     let mut v = d.to_vec();
     v.sort();
     v
+}
+
+/// A runtime on `store` (a scripted provider that is never called) and a
+/// console showing `main` with its history read, as an embedded console
+/// opens.
+pub(super) async fn open_console(
+    store: Store,
+    paths: &super::paths::Paths,
+) -> anyhow::Result<(crate::runtime::host::RuntimeHost, State)> {
+    let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
+        crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
+    );
+    let config = crate::runtime::host::HostConfig::new(
+        paths.data_dir.clone(),
+        Arc::new(move |_| Arc::clone(&provider)),
+    );
+    let host = crate::runtime::host::RuntimeHost::start(store, config).await?;
+    let client: &dyn RuntimeClient = &host;
+    let agent: AgentState = call_typed(
+        client,
+        Request::AgentState {
+            agent_id: "main".into(),
+        },
+    )
+    .await?;
+    let mut state = State::new(Init {
+        agent_id: "main".into(),
+        connection: Connection::Embedded,
+        width: 120,
+        height: 40,
+        notify: Default::default(),
+        no_color: false,
+    });
+    let effects = update(
+        &mut state,
+        Msg::Bootstrap {
+            agent_id: "main".into(),
+            state: Box::new(agent),
+        },
+    );
+    answer_all(client, &mut state, effects).await;
+    Ok((host, state))
 }
 
 /// Answer every request among `effects` (and those the answers ask for).

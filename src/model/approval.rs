@@ -223,35 +223,36 @@ pub struct PolicyChange {
 impl AlwaysAllowed {
     /// Remove `rule` from whichever list holds it; whether one did.
     pub fn forget(&mut self, rule: &str) -> bool {
-        let mut found = false;
-        for list in [
+        let lists = [
             &mut self.allow_commands,
             &mut self.allow_paths,
             &mut self.allow_tools,
-        ] {
-            let before = list.len();
-            list.retain(|r| r != rule);
-            found |= list.len() != before;
-        }
-        found
+        ];
+        forget_in(lists, rule)
     }
 }
 
 impl ApprovalPolicy {
     /// Remove `rule` from whichever allow-list holds it; whether one did.
     pub fn forget(&mut self, rule: &str) -> bool {
-        let mut found = false;
-        for list in [
+        let lists = [
             &mut self.allow_commands,
             &mut self.allow_paths,
             &mut self.allow_tools,
-        ] {
-            let before = list.len();
-            list.retain(|r| r != rule);
-            found |= list.len() != before;
-        }
-        found
+        ];
+        forget_in(lists, rule)
     }
+}
+
+/// Remove `rule` from each of `lists`; whether any held it.
+fn forget_in(lists: [&mut Vec<String>; 3], rule: &str) -> bool {
+    let mut found = false;
+    for list in lists {
+        let before = list.len();
+        list.retain(|r| r != rule);
+        found |= list.len() != before;
+    }
+    found
 }
 
 impl PolicyChange {

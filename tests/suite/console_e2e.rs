@@ -577,3 +577,53 @@ fn ctrl_f_finds_text_in_the_conversation() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// Compaction through the real binary: once the history passes its share
+/// of a small window, the next turn folds it, and the console shows it
+/// as a row while the summary is written, then what it made.
+#[test]
+fn compaction_shows_as_a_row_while_the_summary_is_written() {
+    use super::stub_provider::{canned, Canned, Responder, StubServer};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The summariser's request carries no tools: it is answered slowly,
+    // so the row can be seen; every turn gets a long answer.
+    let long = "The retry test waits on the event now. ".repeat(300);
+    let responder: Responder = std::sync::Arc::new(move |body: &serde_json::Value| {
+        let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        match tools {
+            true => Canned::json(200, canned::responses_json(&long, &[])),
+            false => Canned::json(200, canned::responses_json("the summary", &[]))
+                .delay(std::time::Duration::from_secs(3)),
+        }
+    });
+    let stub = rt.block_on(StubServer::serving(responder));
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let env = [
+        ("HOLON_MODEL", "openai/gpt-small-window"),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "sk-small"),
+        ("HOLON_CONTEXT_WINDOW", "16384"),
+    ];
+    let mut c = Console::start(home.path(), &[], 120, 30, &env);
+    c.wait_until("the status line", |s| s.contains("main ·"));
+    // Each turn adds ~3k tokens of history; a turn that starts past the
+    // history's share folds it first (the summary takes 3 s).
+    let mut shown = false;
+    for n in 0..6 {
+        c.type_text(&format!("turn {n}"));
+        c.enter();
+        // A turn starts at once: its compaction shows within a second.
+        if c.shows_within(std::time::Duration::from_secs(3), |s| {
+            s.contains("Compacting context: folding")
+        }) {
+            shown = true;
+            break;
+        }
+    }
+    assert!(shown, "no compaction row while the summary was written");
+    c.wait_for("Context compacted:");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}
