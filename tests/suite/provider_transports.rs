@@ -710,3 +710,54 @@ async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
     );
     host.shutdown().await;
 }
+
+/// The providers' HTTPS client does TLS with the process's provider (ring)
+/// and verifies the server's certificate: a local server whose
+/// certificate no authority signed is refused before any request is sent,
+/// and nothing panics for want of a crypto provider. (The certificate and
+/// key in tests/fixtures/tls are a throwaway pair made for this test.)
+#[tokio::test]
+async fn the_https_client_refuses_a_certificate_no_authority_signed() {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls");
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("cert.pem"))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(dir.join("key.pem")).unwrap();
+    let provider = std::sync::Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&handshakes);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // The client gives up during the handshake: nothing to serve.
+            let _ = acceptor.accept(tcp).await;
+        }
+    });
+    let client = holon::runtime::provider::registry::http_client(&RetryPolicy::default()).unwrap();
+    let err = client
+        .get(format!("https://localhost:{port}/v1/models"))
+        .send()
+        .await
+        .expect_err("an unsigned certificate was accepted");
+    let mut chain = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        chain.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    assert!(err.is_connect(), "{chain}");
+    assert!(chain.to_lowercase().contains("certificate"), "{chain}");
+    assert_eq!(handshakes.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -448,6 +448,9 @@ pub fn env_snapshot(
 
 /// The shared HTTP client (rustls, connect timeout bounded by the policy).
 pub fn http_client(policy: &RetryPolicy) -> Result<reqwest::Client, ProviderFailure> {
+    // The process's TLS provider: ring (once; a second install is
+    // refused and harmless).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(policy.request_timeout.min(Duration::from_secs(10)))
         .user_agent(concat!("holon/", env!("CARGO_PKG_VERSION")))
