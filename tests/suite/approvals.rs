@@ -713,3 +713,75 @@ async fn a_writer_dressed_as_a_reader_still_asks_under_on_write() {
     assert!(victim.exists(), "a command ran before its answer");
     stop(host).await;
 }
+
+/// Attack: a model names a program whose name carries a terminal escape,
+/// and the operator answers "always". The rule it leaves is the model's
+/// text: `holon policy rules` and `holon workspace policy` show it
+/// escaped, never as a control the terminal would act on, and the
+/// printed removal command names the rule exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_made_of_hostile_text_is_shown_escaped_and_forgotten_exactly() {
+    let home = Home::new();
+    let hostile = "tidy\u{1b}[2J\u{1b}[31m\u{202e}";
+    let call = json!({ "cmd": format!("{hostile} notes.txt") }).to_string();
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json("Tidying.", &[("call_1", "ExecCommand", &call)]),
+        ),
+        Canned::json(200, canned::responses_json("Done.", &[])),
+    ])
+    .await;
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        "[policy]\napproval = \"on_write\"\n",
+    ));
+    let base = format!("{}/v1", stub.base());
+    let out = ok(home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-hostile")
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_API_KEY", "sk-hostile")
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = Daemon(&home);
+    home.ok(&["send", "tidy the notes"]);
+    let pending: Vec<Value> = poll("the approval", || {
+        let v: Vec<Value> =
+            serde_json::from_str(&home.ok(&["approvals", "--json"])).unwrap_or_default();
+        (!v.is_empty()).then_some(v)
+    });
+    let id = pending[0]["id"].as_str().unwrap_or_default().to_owned();
+    home.ok(&["approve", &id, "--always"]);
+    let rules = poll("the always rule", || {
+        let r = home.ok(&["policy", "rules"]);
+        r.contains("tidy").then_some(r)
+    });
+    assert!(
+        !rules.contains('\u{1b}') && !rules.contains('\u{202e}'),
+        "{rules:?}"
+    );
+    assert!(
+        rules.contains("tidy\\u{1b}[2J\\u{1b}[31m\\u{202e}"),
+        "{rules}"
+    );
+    assert!(
+        rules.contains("--forget=$'tidy\\x1b[2J\\x1b[31m\\xe2\\x80\\xae'"),
+        "{rules}"
+    );
+    let policy = home.ok(&["workspace", "policy", "agent_home"]);
+    assert!(!policy.contains('\u{1b}'), "{policy:?}");
+    // The command it printed, as a shell reads it, is the rule itself.
+    let forgot = home.ok(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        &format!("--forget={hostile}"),
+    ]);
+    assert!(!forgot.contains("tidy"), "{forgot}");
+    assert!(home
+        .ok(&["policy", "rules"])
+        .contains("no \"always\" rules"));
+}
