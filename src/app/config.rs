@@ -49,6 +49,9 @@ struct ConfigFile {
     /// What holds for every MCP server.
     #[serde(default)]
     mcp: McpSection,
+    /// Operator hooks (`[[hooks.EVENT]]`, `[hooks] on_error`).
+    #[serde(default)]
+    hooks: crate::runtime::hooks::config::HooksSection,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -277,6 +280,8 @@ pub struct Config {
     /// before they are offered through ToolSearch (`[mcp]
     /// tool_budget_share`).
     pub mcp_tool_share: f64,
+    /// The operator's hooks (`[[hooks.EVENT]]`).
+    pub hooks: crate::runtime::hooks::Hooks,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -700,6 +705,8 @@ impl Config {
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
+        let hooks = crate::runtime::hooks::config::check(file.hooks)
+            .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?;
         let mcp_tool_share = match file.mcp.tool_budget_share {
             None => crate::runtime::tools::offer::DEFAULT_SHARE,
             Some(v) if (0.0..=1.0).contains(&v) => v,
@@ -776,6 +783,7 @@ impl Config {
             user_home,
             mcp_servers,
             mcp_tool_share,
+            hooks,
         })
     }
 }

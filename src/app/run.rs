@@ -59,6 +59,9 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     if old.mcp_servers != new.mcp_servers {
         changed.insert("mcp_servers");
     }
+    if old.hooks != new.hooks {
+        changed.insert("hooks");
+    }
     if old.log_filter != new.log_filter {
         changed.insert("log");
     }
@@ -103,10 +106,15 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
             .iter()
             .any(|c| c == "mcp_servers")
             .then(|| new.mcp_servers.clone());
+        let hooks = changed
+            .iter()
+            .any(|c| c == "hooks")
+            .then(|| new.hooks.clone());
         guard.0 = new;
         Ok(Reloaded {
             changed,
             mcp_servers,
+            hooks,
         })
     });
     (source, ConfigWatch { path, reload })
@@ -139,6 +147,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.config_watch = Some(watch);
     config.mcp_servers = ctx.config.mcp_servers.clone();
     config.mcp_tool_share = ctx.config.mcp_tool_share;
+    config.hooks = ctx.config.hooks.clone();
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
         sandboxed: ctx.config.policy_env.iter().cloned().collect(),

@@ -168,6 +168,7 @@ impl Event {
             | E::RuntimeStopped(_)
             | E::RuntimeError(_)
             | E::ConfigReloaded(_)
+            | E::HookRan(_)
             | E::DisplayModeChanged(_)
             | E::ModelOverrideChanged(_)
             | E::Unknown { .. }
@@ -288,6 +289,7 @@ event_kinds! {
     RuntimeStopped(p::RuntimeStopped) => "runtime_stopped",
     RuntimeError(p::RuntimeErrorRecorded) => "runtime_error",
     ConfigReloaded(p::ConfigReloaded) => "config_reloaded",
+    HookRan(p::HookRan) => "hook_ran",
     DisplayModeChanged(p::DisplayModeChanged) => "display_mode_changed",
     ModelOverrideChanged(p::ModelOverrideChanged) => "model_override_changed",
 }

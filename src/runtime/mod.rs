@@ -15,6 +15,7 @@ pub mod continuation;
 pub use crate::model::message as envelope;
 pub mod exec_env;
 pub mod fixture;
+pub mod hooks;
 pub mod host;
 pub use crate::model::ids;
 pub mod inspect;

@@ -8,6 +8,23 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Whether this process's child `pid` has exited, without reaping it (so
+/// its pid, and the process group it leads, stay its own until it is).
+pub fn child_has_exited(pid: u32) -> bool {
+    // SAFETY: waitid with WNOWAIT only reads the child's state into
+    // `info`, which is zeroed first; nothing is reaped.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let found = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        found == 0 && info.si_pid() != 0
+    }
+}
+
 /// What proves that a pid still names the process Holon started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessIdentity {

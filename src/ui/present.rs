@@ -302,6 +302,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::RuntimeStarted | K::RuntimeStopped => (V::Progress, C::Runtime, "Runtime"),
         K::RuntimeError => (V::TurnResult, C::Runtime, "Runtime error"),
         K::ConfigReloaded => (V::Progress, C::OperatorNotification, "Configuration"),
+        K::HookRan => (V::Trace, C::Runtime, "Hook"), // refined
         K::DisplayModeChanged => (V::Trace, C::StateSync, "Display mode"),
         K::ModelOverrideChanged => (V::Trace, C::StateSync, "Model"),
     }

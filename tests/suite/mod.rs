@@ -16,6 +16,7 @@ mod daemon_lifecycle;
 mod doctor;
 mod frame_memory;
 mod hardening;
+mod hooks;
 mod http_inspect;
 mod long_life;
 mod mcp;

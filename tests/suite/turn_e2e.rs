@@ -363,6 +363,7 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
             Ok(holon::runtime::host::watch::Reloaded {
                 changed: vec!["model".to_owned()],
                 mcp_servers: None,
+                hooks: None,
             })
         }
     });

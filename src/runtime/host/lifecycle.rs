@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, Notify};
 use super::cancel::TurnCancel;
 use super::{actor, backups, pruning, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
-use crate::model::sandbox::SandboxMode;
+use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::ensure_agent;
 use crate::runtime::agent::{validate_agent_id, AgentRecord};
@@ -67,12 +67,27 @@ impl RuntimeHost {
                 config.config_watch.clone(),
                 shutdown.subscribe(),
             );
+            let hosting = weak.clone();
             let weak = weak.clone();
             let wake: crate::runtime::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
                 if let Some(inner) = weak.upgrade() {
                     inner.wake(agent_id);
                 }
             });
+            let hooks = Arc::new(crate::runtime::hooks::dispatch::HookHost::new(
+                config.hooks.clone(),
+                crate::runtime::hooks::run::Runner {
+                    root: config.data_dir.join("hooks"),
+                    holon_dirs: holon_dirs.clone(),
+                    network: default_policy.policy.network == Some(NetworkAccess::On),
+                    sandbox_required: config.sandbox_required,
+                },
+                store.clone(),
+                Box::new(move |agent_id: &str| {
+                    let host = hosting.upgrade()?;
+                    host.execution_of(agent_id).ok().map(|s| s.execution_root)
+                }),
+            ));
             let mcp = crate::runtime::mcp::Hub::new(
                 config.mcp_servers.clone(),
                 &config.data_dir,
@@ -108,6 +123,7 @@ impl RuntimeHost {
                 default_policy: std::sync::RwLock::new(default_policy),
                 default_policy_change: tokio::sync::Mutex::new(()),
                 mcp_reports: Mutex::default(),
+                hooks,
             }
         });
         let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp.reports());
@@ -125,6 +141,7 @@ impl RuntimeHost {
             inner.shutdown.subscribe(),
             quiet::release_free_heap,
         ));
+        inner.hooks.start();
         let host = RuntimeHost { inner };
         if let Some(every) = host.inner.config.backups.every {
             tokio::spawn(backups::schedule(

@@ -107,6 +107,8 @@ pub struct HostConfig {
     /// whole; past it they are found with ToolSearch (`[mcp]
     /// tool_budget_share`).
     pub mcp_tool_share: f64,
+    /// The operator's hooks (`[[hooks.EVENT]]`).
+    pub hooks: crate::runtime::hooks::Hooks,
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
@@ -157,6 +159,7 @@ impl HostConfig {
             budget: Default::default(),
             mcp_servers: Vec::new(),
             mcp_tool_share: crate::runtime::tools::offer::DEFAULT_SHARE,
+            hooks: Default::default(),
             holder: None,
             commands: CommandsFate::StopAtExit,
         }
@@ -285,6 +288,8 @@ pub(crate) struct HostInner {
     /// What records the servers' changes (`mcp::record_reports`): ended
     /// and awaited at shutdown, after the servers' last stop.
     pub(crate) mcp_reports: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The operator's hooks and how they run (`runtime::hooks`).
+    pub(crate) hooks: Arc<crate::runtime::hooks::dispatch::HookHost>,
 }
 
 /// Starts an agent's actor task.
@@ -529,5 +534,7 @@ impl RuntimeHost {
         if let Some(recording) = recording {
             let _ = recording.await;
         }
+        // The hooks of what was committed until now, before the store goes.
+        self.inner.hooks.stop().await;
     }
 }

@@ -180,6 +180,9 @@ pub struct Reloaded {
     /// The MCP servers, when `[mcp_servers]` changed: the runtime's are
     /// replaced (those described as before go on).
     pub mcp_servers: Option<Vec<crate::runtime::mcp::ServerConfig>>,
+    /// The hooks, when `[hooks]` changed: the runtime's are replaced
+    /// from the next event on.
+    pub hooks: Option<crate::runtime::hooks::Hooks>,
 }
 
 /// The config file to watch and what to do when it changes.
@@ -458,9 +461,13 @@ async fn examine(
                     Ok(Reloaded {
                         changed,
                         mcp_servers,
+                        hooks,
                     }) => {
                         if let Some(servers) = mcp_servers {
                             host.mcp.reconfigure(servers);
+                        }
+                        if let Some(hooks) = hooks {
+                            host.hooks.replace(hooks);
                         }
                         ConfigReloaded::ConfigFile {
                             path: c.path.clone(),

@@ -231,21 +231,7 @@ pub(super) async fn ended(child: Option<&mut ServerProcess>) -> String {
     }
 }
 
-/// Whether child `pid` has exited, without reaping it.
-pub(super) fn has_exited(pid: u32) -> bool {
-    // SAFETY: waitid with WNOWAIT only reads the child's state into
-    // `info`, which is zeroed first; nothing is reaped.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        let found = libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        );
-        found == 0 && info.si_pid() != 0
-    }
-}
+pub(super) use crate::runtime::process_identity::child_has_exited as has_exited;
 
 /// Variables every stdio server gets from Holon's environment; nothing
 /// else reaches it unless the server's config names it.

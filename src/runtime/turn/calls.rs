@@ -80,11 +80,26 @@ pub(super) async fn run_call(
             })
             .await?;
     }
+    // The operator's pre_tool hooks, before the gate: one may refuse the
+    // call (it then never runs, and nothing is asked of the operator).
+    // Their runs are recorded with the call's result.
+    let hooks = match &route {
+        Route::Gate => env.host.hooks.pre_tool(env.agent_id, run_id, call).await,
+        Route::Answered(_) => Default::default(),
+    };
+    let refused = hooks.refused;
+    let ran = matches!(route, Route::Gate) && refused.is_none();
     let t0 = Instant::now();
-    let ran = matches!(route, Route::Gate);
-    let mut outcome = match route {
-        Route::Answered(outcome) => outcome,
-        Route::Gate => match gate::approval_needed(env, call)? {
+    let mut outcome = match (route, refused) {
+        (_, Some((hook, reason))) => tools::tool_error(
+            tools::ToolErrorKind::Failed,
+            format!("the operator's hook `{hook}` refused this call: {reason}"),
+            Some("the call did not run; do not repeat it unchanged: take another way, or tell the operator what you need"),
+            None,
+            false,
+        ),
+        (Route::Answered(outcome), None) => outcome,
+        (Route::Gate, None) => match gate::approval_needed(env, call)? {
             None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
                 outcome = tools::execute(env, call, Some(run_id)) => outcome,
                 reason = cancel.cancelled() => tools::tool_error(
@@ -115,16 +130,18 @@ pub(super) async fn run_call(
     };
     let duration_ms = t0.elapsed().as_millis() as u64;
     tools::envelope::finish(&mut outcome, &call.name);
-    let (id, rid, mid, c, o) = (
+    let (id, rid, mid, c, o, runs) = (
         env.agent_id.to_owned(),
         run_id.to_owned(),
         env.message_id.to_owned(),
         call.clone(),
         outcome.clone(),
+        hooks.runs,
     );
     env.host
         .store
         .write(move |tx| {
+            crate::runtime::hooks::dispatch::record_in(tx, &id, &runs)?;
             let content = tools::executed_in(tx, &id, &rid, &mid, &c, &o, duration_ms)?;
             // Timings of the tools it has: a name the model made up is not one.
             // Nor is a call the turn answered itself.

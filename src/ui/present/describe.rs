@@ -298,6 +298,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         }
         Event::RuntimeStopped(p) => colon("Runtime stopped", p.reason.as_deref().map(preview)),
         Event::RuntimeError(p) => runtime_error(p, out),
+        Event::HookRan(p) => hook_ran(p, out),
         Event::ConfigReloaded(p) => {
             let changed = match p {
                 ev::ConfigReloaded::AgentsMd { changed, .. }
@@ -600,6 +601,55 @@ pub(super) fn runtime_error(p: &ev::RuntimeErrorRecorded, out: &mut OperatorEven
     match summary {
         Some(s) => format!("Runtime error: {}", preview(s)),
         None => format!("Runtime error: {}", words(&wire_name(&p.failure_kind))),
+    }
+}
+
+/// A refusal is progress (the call's own row says it too); a hook's first
+/// failure in a row is a result the operator should see, later ones in the
+/// same row are trace; runs that went well are trace.
+pub(super) fn hook_ran(p: &ev::HookRan, out: &mut OperatorEvent) -> String {
+    let name = match &p.tool {
+        Some(tool) => format!("Hook `{}` ({}, {tool})", p.hook, p.event),
+        None => format!("Hook `{}` ({})", p.hook, p.event),
+    };
+    match p.outcome {
+        ev::HookOutcome::Denied => {
+            out.visibility = Visibility::Progress;
+            out.body = p.reason.clone();
+            colon(
+                format!("{name} refused the call"),
+                p.reason.as_deref().map(preview),
+            )
+        }
+        ev::HookOutcome::Failed => {
+            let refused = match p.refused {
+                true => "; the call was refused (on_error = deny)",
+                false => "",
+            };
+            out.body = joined(
+                [
+                    p.error.clone(),
+                    Some(format!(
+                        "`holon hooks test {}` runs it on a sample input; later failures in a \
+                         row are in /events",
+                        p.event
+                    )),
+                ],
+                "\n",
+            );
+            if p.failures <= 1 {
+                (out.visibility, out.category) =
+                    (Visibility::TurnResult, Category::OperatorNotification);
+                format!(
+                    "{name} failed{refused}: {}",
+                    preview(p.error.as_deref().unwrap_or(""))
+                )
+            } else {
+                format!("{name} failed again ({} in a row){refused}", p.failures)
+            }
+        }
+        ev::HookOutcome::Allowed => format!("{name} allowed the call in {} ms", p.duration_ms),
+        ev::HookOutcome::Done => format!("{name} ran in {} ms", p.duration_ms),
     }
 }
 

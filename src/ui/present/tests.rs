@@ -1477,3 +1477,58 @@ fn mcp_calls_name_their_server_and_tool_and_say_the_result() {
     let cut = show(EventKind::ToolExecuted, call(false, r#"{"ok":true,"te"#));
     assert_eq!(cut.summary, "github · get_issue: holon (42 ms)");
 }
+
+#[test]
+fn hook_ran_shows_refusals_and_a_first_failure_only() {
+    let run = |outcome: &str, failures: u32, extra: Value| {
+        let mut p = json!({
+            "hook": "guard", "event": "pre_tool", "tool": "ExecCommand",
+            "outcome": outcome, "duration_ms": 12, "failures": failures,
+            "refused": false, "sandboxed": true, "output_bytes": 0, "timed_out": false,
+        });
+        if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
+            p.extend(extra.clone());
+        }
+        show(EventKind::HookRan, p)
+    };
+    let denied = run("denied", 0, json!({"refused": true, "reason": "no pushes"}));
+    check(
+        &denied,
+        Visibility::Progress,
+        Category::Runtime,
+        "Hook `guard` (pre_tool, ExecCommand) refused the call: no pushes",
+    );
+    let first = run(
+        "failed",
+        1,
+        json!({"error": "exited 1: boom", "refused": true}),
+    );
+    check(
+        &first,
+        Visibility::TurnResult,
+        Category::OperatorNotification,
+        "Hook `guard` (pre_tool, ExecCommand) failed; the call was refused (on_error = deny): exited 1: boom",
+    );
+    assert!(first
+        .body
+        .is_some_and(|b| b.contains("holon hooks test pre_tool")));
+    let again = run("failed", 2, json!({"error": "exited 1: boom"}));
+    check(
+        &again,
+        Visibility::Trace,
+        Category::Runtime,
+        "Hook `guard` (pre_tool, ExecCommand) failed again (2 in a row)",
+    );
+    let fine = run("allowed", 0, json!({}));
+    check(
+        &fine,
+        Visibility::Trace,
+        Category::Runtime,
+        "Hook `guard` (pre_tool, ExecCommand) allowed the call in 12 ms",
+    );
+    let told = show(
+        EventKind::HookRan,
+        json!({"hook": "notify", "event": "brief", "outcome": "done", "duration_ms": 3}),
+    );
+    assert_eq!(told.summary, "Hook `notify` (brief) ran in 3 ms");
+}

@@ -403,6 +403,7 @@ impl AgentView {
             | K::ApprovalDenied(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
+            | K::HookRan(_)
             | K::DisplayModeChanged(_) => Touched::Nothing,
         }
     }

@@ -169,6 +169,7 @@ impl Conversation {
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
+            | K::HookRan(_)
             | K::DisplayModeChanged(_)
             | K::ModelOverrideChanged(_)
             | K::Unknown { .. }

@@ -372,6 +372,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::RuntimeStarted(_)
             | K::RuntimeStopped(_)
             | K::ConfigReloaded(_)
+            | K::HookRan(_)
             | K::DisplayModeChanged(_)
             | K::ModelOverrideChanged(_)
             | K::Unknown { .. }

@@ -1,0 +1,24 @@
+//! Operator hooks: commands the operator configures (`[[hooks.EVENT]]` in
+//! `config.toml`) that the runtime runs when something happens. A
+//! `pre_tool` hook runs before each tool call it matches and may deny the
+//! call with a reason the model sees; it can never approve or rewrite one.
+//! Every other event only tells the hook: it runs after the event is
+//! committed, off the turn's path.
+//!
+//! What each part does:
+//! - `config`: the tables as written and as checked (pure);
+//! - `input`: the versioned JSON object a hook reads on stdin (pure);
+//! - `decide`: what a finished run means (pure);
+//! - `run`: one run of one hook, in its own sandbox, bounded in time and
+//!   output;
+//! - `dispatch`: `pre_tool` on the call's path, the rest from the
+//!   committed events, each run recorded as a `hook_ran` event.
+
+pub mod config;
+pub mod decide;
+pub mod dispatch;
+pub mod input;
+pub mod run;
+
+pub use config::{HookEvent, HookSpec, Hooks, OnError};
+pub use decide::{Decision, Verdict};

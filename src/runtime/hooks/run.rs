@@ -1,0 +1,435 @@
+//! One run of one hook: `/bin/sh -c COMMAND` with the input on stdin, in
+//! the kernel sandbox by default (writing only beneath its own state
+//! directory, `<data>/hooks/<name>`, Holon's own directories hidden, its
+//! control socket unreachable), with an environment by allow-list, its
+//! output bounded, and a time limit after which it is killed with
+//! everything it started. When it exits, whatever it left running in its
+//! process group is killed too: a hook is one run, never a daemon.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use super::decide::{Exit, Finished};
+use super::input::HookInput;
+use super::HookSpec;
+
+/// What a hook may keep of its stdout (a decision) and its stderr (a
+/// reason); the rest is read and dropped.
+pub const STDOUT_LIMIT: usize = 64 * 1024;
+pub const STDERR_LIMIT: usize = 16 * 1024;
+
+/// Variables every hook gets from Holon's environment; anything else only
+/// when the hook's `env` names it.
+const BASE_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "USER", "LOGNAME", "TZ"];
+
+/// How the runtime runs hooks.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// Where each hook's state directory is made (`<data>/hooks`).
+    pub root: PathBuf,
+    /// Holon's directories: hidden from a sandboxed hook, never writable.
+    pub holon_dirs: Vec<PathBuf>,
+    /// Network access of a hook that does not say (the default policy's).
+    pub network: bool,
+    /// `[policy] sandbox_required`: refuse to run a hook unconfined on a
+    /// kernel that cannot sandbox it (a hook with `sandbox = "off"` is the
+    /// operator's explicit choice and runs).
+    pub sandbox_required: bool,
+}
+
+/// How one run went, beside its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    pub finished: Finished,
+    /// Whether the kernel confined it.
+    pub sandboxed: bool,
+    pub duration_ms: u64,
+    /// Bytes it wrote to stdout and stderr, kept or not.
+    pub output_bytes: u64,
+}
+
+/// The variables a hook starts with (pure): the base set and those its
+/// `env` names, from `vars`, then Holon's own.
+pub fn hook_env(
+    hook: &HookSpec,
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+    state: &Path,
+    tmp: &Path,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut out: Vec<(std::ffi::OsString, std::ffi::OsString)> = vars
+        .into_iter()
+        .filter(|(k, _)| {
+            k.to_str().is_some_and(|k| {
+                (BASE_ENV.contains(&k) || hook.env.iter().any(|e| e == k))
+                    && !k.starts_with("HOLON_")
+            })
+        })
+        .collect();
+    out.extend([
+        ("HOLON_HOOK_EVENT".into(), hook.event.as_str().into()),
+        ("HOLON_HOOK_NAME".into(), hook.name.clone().into()),
+        ("HOLON_HOOK_STATE_DIR".into(), state.as_os_str().to_owned()),
+        ("TMPDIR".into(), tmp.as_os_str().to_owned()),
+    ]);
+    out
+}
+
+impl Runner {
+    /// Run `hook` once with `input`, starting in `cwd` (the agent's
+    /// execution root; the hook's state directory when there is none).
+    pub async fn run(&self, hook: &HookSpec, input: &HookInput, cwd: Option<&Path>) -> Ran {
+        let t0 = Instant::now();
+        let state = hook.state_dir(&self.root);
+        let tmp = state.join("tmp");
+        let mut sandboxed = false;
+        let started = self.spawn(hook, &state, &tmp, cwd, &mut sandboxed);
+        let (finished, output_bytes) = match started {
+            Err(why) => (
+                Finished {
+                    exit: Exit::NotStarted(why),
+                    stdout: Vec::new(),
+                    stderr: Vec::new(),
+                },
+                0,
+            ),
+            Ok(child) => finish(child, input.to_bytes(), hook.timeout).await,
+        };
+        Ran {
+            finished,
+            sandboxed,
+            duration_ms: t0.elapsed().as_millis() as u64,
+            output_bytes,
+        }
+    }
+
+    fn spawn(
+        &self,
+        hook: &HookSpec,
+        state: &Path,
+        tmp: &Path,
+        cwd: Option<&Path>,
+        sandboxed: &mut bool,
+    ) -> Result<tokio::process::Child, String> {
+        use std::os::unix::process::CommandExt;
+        std::fs::create_dir_all(tmp)
+            .map_err(|e| format!("cannot make its directory {}: {e}", state.display()))?;
+        let workdir = cwd
+            .filter(|d| d.is_dir())
+            .map_or_else(|| state.to_path_buf(), Path::to_path_buf);
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(&hook.command)
+            .env_clear()
+            .envs(hook_env(hook, std::env::vars_os(), state, tmp))
+            .current_dir(&workdir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        match self.prepare(hook, state, tmp, &workdir)? {
+            Some(prepared) => {
+                *sandboxed = true;
+                // SAFETY: the sandbox's raw system calls are all that run
+                // in the child between fork and exec (it gives the child
+                // a session, so a process group, of its own).
+                unsafe {
+                    cmd.pre_exec(move || prepared.apply());
+                }
+            }
+            None => {
+                cmd.process_group(0);
+            }
+        }
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.kill_on_drop(true);
+        cmd.spawn()
+            .map_err(|e| format!("cannot start /bin/sh: {e}"))
+    }
+
+    /// The sandbox ready to apply, or `None` when the hook runs unconfined
+    /// (`sandbox = "off"`, or a kernel that cannot, unless refused).
+    fn prepare(
+        &self,
+        hook: &HookSpec,
+        state: &Path,
+        tmp: &Path,
+        workdir: &Path,
+    ) -> Result<Option<crate::runtime::sandbox::Prepared>, String> {
+        use crate::model::sandbox::{NetworkAccess, SandboxMode};
+        use crate::runtime::sandbox::{prepare, Confine, Support};
+        if !hook.sandboxed {
+            return Ok(None);
+        }
+        if let Some(why) = &Support::probe().missing {
+            if self.sandbox_required {
+                return Err(format!(
+                    "the kernel cannot sandbox it ({why}) and [policy] sandbox_required is set; \
+                     set sandbox = \"off\" on the hook to run it unconfined"
+                ));
+            }
+            return Ok(None);
+        }
+        // The sandbox's one writable file, inside its own directory.
+        let output = tmp.join(".output");
+        std::fs::write(&output, b"")
+            .map_err(|e| format!("cannot prepare {}: {e}", output.display()))?;
+        let network = match hook.network.unwrap_or(self.network) {
+            true => NetworkAccess::On,
+            false => NetworkAccess::Off,
+        };
+        let confine = Confine {
+            mode: SandboxMode::WorkspaceWrite,
+            network,
+            execution_root: state.to_path_buf(),
+            agent_home: state.to_path_buf(),
+            unix_sockets: Vec::new(),
+            root_pin: None,
+            extra_writable: Vec::new(),
+        };
+        prepare(&confine, tmp, &output, &self.holon_dirs, workdir)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Feed the input, read both streams (bounded), and wait for the leader
+/// to exit or the time limit; then kill its process group (what it left
+/// running, or all of it at the limit) while the leader is unreaped, so
+/// the group is still its own, and reap it.
+async fn finish(
+    mut child: tokio::process::Child,
+    input: Vec<u8>,
+    limit: Duration,
+) -> (Finished, u64) {
+    let feed = child.stdin.take().map(|mut stdin| {
+        tokio::spawn(async move {
+            // A hook that reads nothing closes the pipe: not an error.
+            let _ = stdin.write_all(&input).await;
+            // Closed when dropped: the hook reads its end.
+            drop(stdin);
+        })
+    });
+    let out = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(bounded(s, STDOUT_LIMIT)));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(bounded(s, STDERR_LIMIT)));
+    let pid = child.id().map(|p| p as i32);
+    let exited = match pid {
+        Some(pid) => leader_exited(pid, limit).await,
+        None => true,
+    };
+    if let Some(pid) = pid {
+        // SAFETY: the group this unreaped child leads (its own session or
+        // group from the start): its id cannot have been reused.
+        unsafe { libc::killpg(pid, libc::SIGKILL) };
+    }
+    let status = child.wait().await;
+    if let Some(feed) = feed {
+        feed.abort();
+    }
+    // Every writer of the pipes is gone with the group, unless something
+    // left it (a new session): what it wrote by then is enough.
+    let collect = |h: Option<tokio::task::JoinHandle<(Vec<u8>, u64)>>| async move {
+        match h {
+            None => (Vec::new(), 0),
+            Some(h) => {
+                let abort = h.abort_handle();
+                match tokio::time::timeout(Duration::from_secs(1), h).await {
+                    Ok(Ok(got)) => got,
+                    _ => {
+                        abort.abort();
+                        (Vec::new(), 0)
+                    }
+                }
+            }
+        }
+    };
+    let ((stdout, n_out), (stderr, n_err)) = tokio::join!(collect(out), collect(err));
+    let exit = match (exited, status) {
+        (false, _) => Exit::TimedOut(limit.as_secs()),
+        (true, Ok(status)) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => Exit::Code(code),
+                (None, Some(sig)) => Exit::Signal(sig),
+                (None, None) => Exit::Code(-1),
+            }
+        }
+        (true, Err(e)) => Exit::NotStarted(format!("lost track of it: {e}")),
+    };
+    (
+        Finished {
+            exit,
+            stdout,
+            stderr,
+        },
+        n_out + n_err,
+    )
+}
+
+/// Read `stream` to its end, keeping the first `limit` bytes; the count
+/// of all of them.
+async fn bounded(mut stream: impl AsyncRead + Unpin, limit: usize) -> (Vec<u8>, u64) {
+    let mut kept = Vec::new();
+    let mut total = 0u64;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return (kept, total),
+            Ok(n) => {
+                total += n as u64;
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Whether the child `pid` exits within `limit`, without reaping it: by a
+/// pidfd where the kernel has them (woken at its exit), else by looking
+/// every few milliseconds.
+async fn leader_exited(pid: i32, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    #[cfg(target_os = "linux")]
+    if let Some(fd) = pidfd(pid) {
+        // SAFETY: an open descriptor the AsyncFd owns for as long as it
+        // lives (an OwnedFd always names the same one).
+        let registered = unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        };
+        if let Ok(fd) = registered {
+            return tokio::time::timeout_at(deadline, fd.readable())
+                .await
+                .is_ok()
+                || crate::runtime::process_identity::child_has_exited(pid as u32);
+        }
+    }
+    loop {
+        if crate::runtime::process_identity::child_has_exited(pid as u32) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn pidfd(pid: i32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new
+    // descriptor, which is owned from here.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::hooks::config::{HookEvent, HookSpec, OnError, DEFAULT_TIMEOUT};
+    use crate::runtime::hooks::input::sample;
+
+    fn hook(command: &str, timeout: Duration) -> HookSpec {
+        HookSpec {
+            name: "t".into(),
+            event: HookEvent::PreTool,
+            command: command.into(),
+            tools: Vec::new(),
+            timeout,
+            sandboxed: false,
+            network: None,
+            env: vec!["HOOK_EXTRA".into()],
+            on_error: OnError::Allow,
+        }
+    }
+
+    fn runner(root: &Path) -> Runner {
+        Runner {
+            root: root.to_path_buf(),
+            holon_dirs: Vec::new(),
+            network: false,
+            sandbox_required: false,
+        }
+    }
+
+    #[test]
+    fn the_environment_is_an_allow_list() {
+        let h = hook("true", DEFAULT_TIMEOUT);
+        let vars = [
+            ("PATH", "/bin"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("HOOK_EXTRA", "yes"),
+            ("HOLON_HOME", "/h"),
+        ]
+        .map(|(k, v)| (k.into(), v.into()));
+        let env = hook_env(&h, vars, Path::new("/s"), Path::new("/s/tmp"));
+        let names: Vec<String> = env
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "PATH",
+                "HOOK_EXTRA",
+                "HOLON_HOOK_EVENT",
+                "HOLON_HOOK_NAME",
+                "HOLON_HOOK_STATE_DIR",
+                "TMPDIR"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_run_reads_its_input_and_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = runner(dir.path());
+        let input = sample(HookEvent::PreTool);
+        let echo = r
+            .run(
+                &hook("cat; echo err >&2; exit 3", DEFAULT_TIMEOUT),
+                &input,
+                None,
+            )
+            .await;
+        assert_eq!(echo.finished.exit, Exit::Code(3));
+        assert_eq!(echo.finished.stdout, input.to_bytes());
+        assert_eq!(echo.finished.stderr, b"err\n");
+        // 1 MB written, 64 KiB kept, all of it counted.
+        let loud = r
+            .run(
+                &hook("head -c 1000000 /dev/zero", DEFAULT_TIMEOUT),
+                &input,
+                None,
+            )
+            .await;
+        assert_eq!(loud.finished.stdout.len(), STDOUT_LIMIT);
+        assert_eq!(loud.output_bytes, 1_000_000);
+    }
+
+    #[tokio::test]
+    async fn a_hook_past_its_limit_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = runner(dir.path());
+        let marker = dir.path().join("left");
+        let input = sample(HookEvent::Brief);
+        let t0 = Instant::now();
+        let hung = r
+            .run(&hook("sleep 30", Duration::from_secs(1)), &input, None)
+            .await;
+        assert_eq!(hung.finished.exit, Exit::TimedOut(1));
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        // A child left running after the hook exits goes with it.
+        let cmd = format!("(sleep 1; touch {}) & exit 0", marker.display());
+        let forked = r.run(&hook(&cmd, DEFAULT_TIMEOUT), &input, None).await;
+        assert_eq!(forked.finished.exit, Exit::Code(0));
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "the hook's child outlived it");
+    }
+}

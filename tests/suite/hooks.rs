@@ -1,0 +1,353 @@
+//! Operator hooks through the real binary and a scripted local model: a
+//! `pre_tool` hook refusing a call with a reason the model reads (and
+//! letting the next one run), hooks of later events told with their
+//! documented input, every run a `hook_ran` event; and hooks that behave
+//! badly (hang, flood their output, reach for a unix socket, write outside
+//! their directory) held by their limits and their sandbox.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::stub_provider::{canned, Canned, StubServer};
+use super::support::{assert_typed_lines, json_lines, stderr, Home};
+use super::workspaces::{provider_env, repo};
+
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
+}
+
+fn write_config(home: &Home, text: &str) {
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(home.path().join("config/config.toml"), text));
+}
+
+/// An executable script in `dir`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    ok(std::fs::write(&path, format!("#!/bin/sh\n{body}")));
+    ok(std::fs::set_permissions(
+        &path,
+        std::fs::Permissions::from_mode(0o755),
+    ));
+    path
+}
+
+fn exec(id: &str, cmd: &str) -> (String, String, String) {
+    (
+        id.to_owned(),
+        "ExecCommand".to_owned(),
+        json!({ "cmd": cmd }).to_string(),
+    )
+}
+
+/// One `holon run` in `dir` whose model makes `calls`, then ends; the
+/// requests the model sent, and the run's agent.
+async fn run_in(
+    home: &Home,
+    dir: &Path,
+    calls: &[(String, String, String)],
+) -> (Vec<Value>, String) {
+    let calls: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+        .collect();
+    let stub = StubServer::start(vec![
+        Canned::json(200, canned::responses_json("Working.", &calls)),
+        Canned::json(200, canned::responses_json("Done.", &[])),
+    ])
+    .await;
+    let mut cmd = tokio::process::Command::from(home.cmd());
+    cmd.current_dir(dir)
+        .envs(provider_env(&stub))
+        .args(["run", "--json", "do it"]);
+    let out = ok(cmd.output().await);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = ok(serde_json::from_slice(&out.stdout));
+    let agent = report["agent_id"].as_str().unwrap_or_default().to_owned();
+    (
+        stub.requests().iter().map(|r| r.body.clone()).collect(),
+        agent,
+    )
+}
+
+/// The `hook_ran` payloads of `agent`, in order.
+fn hook_runs(home: &Home, agent: &str) -> Vec<Value> {
+    json_lines(&home.ok(&["events", "--agent", agent, "--json", "--limit", "100000"]))
+        .into_iter()
+        .filter(|e| e["kind"] == "hook_ran")
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+/// The JSON lines a hook appended to `in.jsonl` in its state directory.
+fn told(home: &Home, hook: &str) -> Vec<Value> {
+    let file = home.path().join(format!("data/hooks/{hook}/in.jsonl"));
+    json_lines(&std::fs::read_to_string(&file).unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_hook_refuses_a_call_the_model_reads_why_and_later_events_are_told() {
+    let home = Home::new();
+    let scripts = ok(tempfile::tempdir());
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "hooked");
+    let guard = script(
+        scripts.path(),
+        "guard.sh",
+        r#"input=$(cat)
+printf '%s\n' "$input" >> "$HOLON_HOOK_STATE_DIR/in.jsonl"
+case "$input" in
+  *'git push'*) echo "no pushes from agents: open a pull request instead" >&2; exit 2;;
+  *'rm -rf'*) echo '{"decision":"deny","reason":"nothing is deleted wholesale"}'; exit 0;;
+esac
+exit 0
+"#,
+    );
+    let keep = script(
+        scripts.path(),
+        "keep.sh",
+        "cat >> \"$HOLON_HOOK_STATE_DIR/in.jsonl\"; echo >> \"$HOLON_HOOK_STATE_DIR/in.jsonl\"\n",
+    );
+    let (guard, keep) = (guard.display(), keep.display());
+    write_config(
+        &home,
+        &format!(
+            r#"
+[[hooks.pre_tool]]
+name = "guard"
+command = "{guard}"
+tools = ["ExecCommand"]
+
+[[hooks.post_tool]]
+name = "after"
+command = "{keep}"
+
+[[hooks.turn_end]]
+name = "ended"
+command = "{keep}"
+
+[[hooks.brief]]
+name = "briefed"
+command = "{keep}"
+
+[[hooks.prompt_submitted]]
+name = "prompted"
+command = "{keep}"
+"#
+        ),
+    );
+    let calls = vec![
+        exec("c1", "git push origin main"),
+        exec("c2", "rm -rf src"),
+        exec("c3", "echo ran > ran.txt"),
+    ];
+    let (requests, agent) = run_in(&home, &repo, &calls).await;
+    assert_eq!(requests.len(), 2);
+    let told_model = requests[1].to_string();
+    for said in [
+        "refused this call: no pushes from agents: open a pull request instead",
+        "refused this call: nothing is deleted wholesale",
+    ] {
+        assert!(
+            told_model.contains(said),
+            "the model was not told {said}: {told_model}"
+        );
+    }
+    // The refused calls never ran; the allowed one did.
+    assert_eq!(ok(std::fs::read_to_string(repo.join("ran.txt"))), "ran\n");
+    // The guard saw each call, its arguments in full, in the documented shape.
+    let seen = told(&home, "guard");
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(seen[0]["schema"], 1);
+    assert_eq!(seen[0]["event"], "pre_tool");
+    assert_eq!(seen[0]["agent_id"], agent.as_str());
+    assert_eq!(seen[0]["tool"], "ExecCommand");
+    assert_eq!(seen[0]["args"]["cmd"], "git push origin main");
+    let root = ok(repo.canonicalize()).display().to_string();
+    assert_eq!(seen[0]["workspace"], root.as_str());
+    // Every run is an event; the notification hooks ran off the turn's
+    // path, yet before the one-shot runtime stopped.
+    let runs = hook_runs(&home, &agent);
+    let outcomes: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["hook"].as_str().unwrap_or("").to_owned(),
+                r["outcome"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    for expected in [
+        ("guard", "denied"),
+        ("guard", "allowed"),
+        ("after", "done"),
+        ("ended", "done"),
+        ("briefed", "done"),
+        ("prompted", "done"),
+    ] {
+        assert!(
+            outcomes.contains(&(expected.0.to_owned(), expected.1.to_owned())),
+            "{expected:?} not in {outcomes:?}"
+        );
+    }
+    let denied: Vec<&Value> = runs.iter().filter(|r| r["outcome"] == "denied").collect();
+    assert_eq!(denied.len(), 2);
+    assert!(denied
+        .iter()
+        .all(|r| r["refused"] == true && r["tool"] == "ExecCommand"));
+    assert_eq!(told(&home, "after").len(), 3, "post_tool once per call");
+    let ended = told(&home, "ended");
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0]["outcome"], "completed");
+    let prompted = told(&home, "prompted");
+    assert_eq!(prompted[0]["text"], "do it");
+    assert!(told(&home, "briefed")[0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("Done.")));
+    if holon::runtime::sandbox::tests_can_sandbox() {
+        assert!(runs.iter().all(|r| r["sandboxed"] == true), "{runs:?}");
+    }
+    // What the operator reads.
+    let events = home.ok(&["events", "--agent", &agent, "--limit", "100000"]);
+    assert!(
+        events.contains("Hook `guard` (pre_tool, ExecCommand) refused the call"),
+        "{events}"
+    );
+    assert_typed_lines(&home, &agent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_that_hang_flood_or_reach_out_are_held_to_their_limits() {
+    let home = Home::new();
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "hostile");
+    let outside = ok(tempfile::tempdir());
+    let sock_path = outside.path().join("control.sock");
+    let listener = ok(std::os::unix::net::UnixListener::bind(&sock_path));
+    ok(listener.set_nonblocking(true));
+    let o = outside.path().display();
+    let s = sock_path.display();
+    write_config(
+        &home,
+        &format!(
+            r#"
+[[hooks.pre_tool]]
+name = "flood"
+command = "head -c 100000000 /dev/zero; exit 0"
+
+[[hooks.pre_tool]]
+name = "reach"
+command = "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{s}')\" && echo connected > {o}/reached; touch {o}/wrote; exit 0"
+
+[[hooks.pre_tool]]
+name = "hang"
+command = "sleep 30"
+timeout_secs = 1
+on_error = "deny"
+"#
+        ),
+    );
+    let t0 = std::time::Instant::now();
+    let (requests, agent) = run_in(&home, &repo, &[exec("c1", "echo never > never.txt")]).await;
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(25),
+        "{:?}",
+        t0.elapsed()
+    );
+    let told_model = requests[1].to_string();
+    assert!(
+        told_model.contains("the hook `hang` failed (did not finish within 1 s"),
+        "{told_model}"
+    );
+    assert!(!repo.join("never.txt").exists(), "a refused call ran");
+    let runs = hook_runs(&home, &agent);
+    let by = |name: &str| {
+        runs.iter()
+            .find(|r| r["hook"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(by("flood")["outcome"], "allowed");
+    assert_eq!(by("flood")["output_bytes"], 100_000_000);
+    assert_eq!(by("hang")["outcome"], "failed");
+    assert_eq!(by("hang")["timed_out"], true);
+    assert_eq!(by("hang")["refused"], true);
+    assert_eq!(by("hang")["failures"], 1);
+    if holon::runtime::sandbox::tests_can_sandbox() {
+        assert!(
+            listener.accept().is_err(),
+            "a sandboxed hook reached a unix socket"
+        );
+        assert!(!outside.path().join("reached").exists());
+        assert!(
+            !outside.path().join("wrote").exists(),
+            "a sandboxed hook wrote outside its directory"
+        );
+    }
+    // The runtime's status names no leftover: nothing of the hooks runs on.
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 30"])
+        .output();
+    if let Ok(left) = left {
+        assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty() || !left.status.success());
+    }
+}
+
+#[test]
+fn hooks_list_and_test_show_what_runs_without_recording() {
+    let home = Home::new();
+    let scripts = ok(tempfile::tempdir());
+    let guard = script(
+        scripts.path(),
+        "guard.sh",
+        "case \"$(cat)\" in *'git push'*) echo 'no pushes' >&2; exit 2;; esac\n",
+    );
+    write_config(
+        &home,
+        &format!(
+            "[[hooks.pre_tool]]\nname = \"guard\"\ncommand = \"{}\"\ntools = [\"ExecCommand\"]\n\n[[hooks.agent_idle]]\ncommand = \"true\"\nsandbox = \"off\"\n",
+            guard.display()
+        ),
+    );
+    let list = home.ok(&["hooks", "list"]);
+    assert!(list.contains("guard: "), "{list}");
+    assert!(list.contains("UNCONFINED (sandbox = \"off\")"), "{list}");
+    let sample = home.ok(&["hooks", "test", "pre_tool"]);
+    assert!(sample.starts_with("guard: allowed"), "{sample}");
+    let input = scripts.path().join("push.json");
+    ok(std::fs::write(&input, r#"{"args": {"cmd": "git push"}}"#));
+    let push = home.run(&[
+        "hooks",
+        "test",
+        "pre_tool",
+        "--input",
+        &input.display().to_string(),
+    ]);
+    let said = String::from_utf8_lossy(&push.stdout).into_owned();
+    assert!(
+        said.contains("guard: denied, the call would be refused"),
+        "{said}"
+    );
+    assert!(said.contains("no pushes"), "{said}");
+    let unknown = home.run(&["hooks", "test", "PreToolUse"]);
+    assert!(!unknown.status.success());
+    assert!(
+        stderr(&unknown).contains("not a hook event"),
+        "{}",
+        stderr(&unknown)
+    );
+    // A bad table is refused with the key at fault.
+    write_config(
+        &home,
+        "[[hooks.brief]]\ncommand = \"x\"\ntools = [\"ExecCommand\"]\n",
+    );
+    let bad = home.run(&["hooks", "list"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("hooks.brief[0].tools"),
+        "{}",
+        stderr(&bad)
+    );
+}
