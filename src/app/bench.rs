@@ -125,6 +125,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if all || which == "agents" {
         super::bench_agents::run(&dir).await?;
     }
+    if which == "hooks" {
+        super::bench_hooks::run(&dir).await?;
+    }
     if which == "connections" {
         super::bench_connections::run(&dir).await?;
     }

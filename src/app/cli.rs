@@ -212,6 +212,10 @@ pub enum Command {
     /// offer the model.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Operator hooks (`[[hooks.EVENT]]` in config.toml): what runs on
+    /// each event, and a trial run of one.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
     /// Tools for developers: fixtures, the prompt frame, stress helpers (and benchmarks, built with the `bench` feature).
     #[command(subcommand)]
     Debug(DebugCommand),
@@ -313,6 +317,34 @@ pub enum TriggerCommand {
         /// One line about what happened.
         #[arg(long)]
         summary: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Each hook by event: its command, whether the kernel confines it,
+    /// its time limit, the tools it runs for, and what its failure means.
+    List {
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the hooks of EVENT (pre_tool, post_tool, turn_end,
+    /// approval_requested, brief, agent_idle, prompt_submitted) once on
+    /// a sample input, as the runtime would, and show what each decided.
+    /// Records nothing.
+    Test {
+        event: String,
+        /// Only the hook of this name.
+        #[arg(long)]
+        name: Option<String>,
+        /// A JSON file whose `agent_id`, `workspace`, `tool` and `args`
+        /// replace the sample's.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// One JSON line per hook.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -56,6 +56,8 @@ mod bench_crowd;
 #[cfg(feature = "bench")]
 mod bench_frame;
 #[cfg(feature = "bench")]
+mod bench_hooks;
+#[cfg(feature = "bench")]
 mod bench_mcp;
 #[cfg(feature = "bench")]
 mod bench_older;
@@ -94,6 +96,7 @@ pub mod daemon;
 mod daemon_failure;
 pub mod debug;
 mod doctor;
+mod hooks_cmd;
 pub mod http;
 mod http_inspect;
 mod http_serve;
@@ -119,7 +122,9 @@ use clap::Parser;
 
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
-use cli::{Cli, Command, DaemonCommand, DebugCommand, McpCommand, StoreCommand, WorkCommand};
+use cli::{
+    Cli, Command, DaemonCommand, DebugCommand, HooksCommand, McpCommand, StoreCommand, WorkCommand,
+};
 use config::{Config, Env};
 use paths::Paths;
 
@@ -255,6 +260,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
         Some(Command::Mcp(_)) => "mcp",
+        Some(Command::Hooks(_)) => "hooks",
         Some(Command::Debug(_)) => "debug",
     }
 }
@@ -523,6 +529,13 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                     console::attach_console(&ctx, endpoint, agent, screen).await
                 }
             }
+            Some(Command::Hooks(HooksCommand::List { json })) => hooks_cmd::hooks_list(&ctx, json),
+            Some(Command::Hooks(HooksCommand::Test {
+                event,
+                name,
+                input,
+                json,
+            })) => hooks_cmd::hooks_test(&ctx, &event, name, input, json).await,
             Some(Command::Mcp(McpCommand::List { dir, json })) => {
                 mcp_cmd::mcp_list(&ctx, dir, json).await
             }

@@ -100,7 +100,8 @@ pub struct BenchArgs {
     /// (SpawnAgent to the child's first provider request, 50 children at
     /// once, memory per idle child), sandbox (spawn to first output,
     /// sandboxed and not), all
-    /// (the previous ones), idle (runtime CPU while idle), soak (RSS
+    /// (the previous ones), hooks (a sandboxed pre_tool hook's cost per
+    /// tool call through a real turn, and a post_tool hook's), idle (runtime CPU while idle), soak (RSS
     /// under 50 prompts/s with subscribers, every 10 s), faults (an I/O
     /// fault at every point of a scripted run) or backup (`store backup`
     /// of 1,000 agents and 1M events while 8 writers admit prompts) or
