@@ -284,3 +284,92 @@ pub async fn rules(ctx: &Context, opts: &super::cli::WorkspaceOpts) -> anyhow::R
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `holon approvals audit`: every reviewed request (from the
+/// `approval_reviewed` events, so none is missed however old), newest
+/// first, within `--since` and of `--verdict`.
+pub async fn audit(
+    ctx: &Context,
+    agent: Option<String>,
+    since: Option<String>,
+    verdict: Option<String>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    use crate::protocol::events::Event;
+    let from_day = match &since {
+        Some(s) => {
+            Some(super::usage_cmd::since_day(s, crate::now_ms()).map_err(anyhow::Error::msg)?)
+        }
+        None => None,
+    };
+    let verdict = match verdict.as_deref() {
+        None => None,
+        Some(v) => Some(
+            crate::model::approval::ReviewVerdict::parse(v)
+                .ok_or_else(|| anyhow::anyhow!("--verdict {v}: give allow, deny or ask"))?,
+        ),
+    };
+    let client = super::offline::client(ctx).await?;
+    let agents = match agent {
+        Some(a) => vec![a],
+        None => super::usage_cmd::agent_ids(&*client).await?,
+    };
+    // Each request's latest record: its review, and how it was answered
+    // since (the reviewer's word, or a person's).
+    let mut latest: std::collections::BTreeMap<String, (String, ApprovalRecord)> =
+        std::collections::BTreeMap::new();
+    for agent in &agents {
+        for kind in ["approval_reviewed", "approval_granted", "approval_denied"] {
+            let mut from = 1;
+            loop {
+                let req = Request::EventsPage {
+                    agent_id: agent.clone(),
+                    from_seq: from,
+                    limit: 1000,
+                    kind: Some(kind.into()),
+                };
+                let page: crate::protocol::EventsPage =
+                    crate::protocol::call_typed(&*client, req).await?;
+                let Some(last) = page.events.last() else {
+                    break;
+                };
+                from = last.event_seq + 1;
+                for e in &page.events {
+                    let (Event::ApprovalReviewed(p)
+                    | Event::ApprovalGranted(p)
+                    | Event::ApprovalDenied(p)) = e.event()
+                    else {
+                        continue;
+                    };
+                    let key = format!("{agent}/{}", p.approval.id);
+                    let newer = latest.get(&key).is_none_or(|(ts, _)| e.ts >= *ts);
+                    if newer {
+                        latest.insert(key, (e.ts.clone(), p.approval));
+                    }
+                }
+            }
+        }
+    }
+    let mut reviewed: Vec<ApprovalRecord> = latest
+        .into_values()
+        .map(|(_, rec)| rec)
+        .filter(|rec| {
+            let Some(r) = &rec.review else { return false };
+            let day = r.reviewed_at.get(..10).unwrap_or("");
+            from_day.as_deref().is_none_or(|d| day >= d) && verdict.is_none_or(|v| v == r.verdict)
+        })
+        .collect();
+    reviewed.sort_by(|a, b| {
+        let at = |r: &ApprovalRecord| r.review.as_ref().map(|v| v.reviewed_at.clone());
+        at(b).cmp(&at(a))
+    });
+    if json {
+        say!("{}", serde_json::to_string_pretty(&reviewed)?);
+    } else {
+        say!(
+            "{}",
+            crate::ui::present::approvals::audit_lines(&reviewed).join("\n")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -134,6 +134,8 @@ pub enum Command {
     /// Tool calls waiting for your approval, across agents (works without
     /// a running runtime).
     Approvals {
+        #[command(subcommand)]
+        what: Option<ApprovalsCommand>,
         #[arg(long)]
         agent: Option<String>,
         /// Include recently answered ones.
@@ -317,6 +319,27 @@ pub enum TriggerCommand {
         /// One line about what happened.
         #[arg(long)]
         summary: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// Every request the reviewer model (`[policy] reviewer`) looked at,
+    /// newest first: its verdict, whether its word answered the request,
+    /// the model, its reason, time, tokens, cost and the policy's digest.
+    Audit {
+        /// Only those reviewed since: days (7d) or a date (2026-11-01).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only this verdict: allow, deny or ask.
+        #[arg(long)]
+        verdict: Option<String>,
+        /// Only this agent's.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Print the records as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 

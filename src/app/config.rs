@@ -125,6 +125,10 @@ pub(super) struct PolicySection {
     pub(super) sandbox_required: Option<bool>,
     pub(super) unix_sockets: Option<Vec<String>>,
     pub(super) env: Option<Vec<String>>,
+    pub(super) reviewer: Option<String>,
+    pub(super) reviewer_policy: Option<PathBuf>,
+    pub(super) reviewer_may: Option<String>,
+    pub(super) reviewer_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -282,6 +286,9 @@ pub struct Config {
     pub mcp_tool_share: f64,
     /// The operator's hooks (`[[hooks.EVENT]]`).
     pub hooks: crate::runtime::hooks::Hooks,
+    /// The reviewer of approval requests (`[policy] reviewer`, with
+    /// `reviewer_policy`, `reviewer_may`, `reviewer_timeout_secs`).
+    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -704,6 +711,7 @@ impl Config {
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let policy = policy_setting(&file.policy, &at_key)?;
+        let reviewer = super::config_checks::reviewer_setting(path, &file.policy, &at_key)?;
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
         let hooks = crate::runtime::hooks::config::check(file.hooks)
             .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?;
@@ -784,6 +792,7 @@ impl Config {
             mcp_servers,
             mcp_tool_share,
             hooks,
+            reviewer,
         })
     }
 }

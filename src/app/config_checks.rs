@@ -269,3 +269,65 @@ pub(super) fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
     }
     None
 }
+
+/// `[policy] reviewer` and its companions; `None` when no reviewer is
+/// set (the others are then refused: they would do nothing). The policy
+/// file is `reviewer_policy` (relative to the config file's directory),
+/// else `policy.md` beside the config file.
+pub(super) fn reviewer_setting(
+    file: &Path,
+    p: &PolicySection,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<Option<crate::runtime::approvals::review::ReviewerConfig>, ConfigError> {
+    use crate::model::approval::ReviewerMay;
+    use crate::runtime::approvals::review::{ReviewerConfig, DEFAULT_TIMEOUT};
+    let Some(model) = p.reviewer.as_deref().map(str::trim) else {
+        for (key, set) in [
+            ("policy.reviewer_policy", p.reviewer_policy.is_some()),
+            ("policy.reviewer_may", p.reviewer_may.is_some()),
+            (
+                "policy.reviewer_timeout_secs",
+                p.reviewer_timeout_secs.is_some(),
+            ),
+        ] {
+            if set {
+                return Err(at_key(
+                    key,
+                    "set `[policy] reviewer` first: there is no reviewer".into(),
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    validate_model_ref(model).map_err(|m| at_key("policy.reviewer", m))?;
+    let may = match p.reviewer_may.as_deref() {
+        None => ReviewerMay::Advise,
+        Some(v) => ReviewerMay::parse(v).ok_or_else(|| {
+            at_key(
+                "policy.reviewer_may",
+                format!("`{v}` is not one of {}", ReviewerMay::CHOICES),
+            )
+        })?,
+    };
+    let timeout = match p.reviewer_timeout_secs {
+        None => DEFAULT_TIMEOUT,
+        Some(s) if (1..=600).contains(&s) => std::time::Duration::from_secs(s),
+        Some(s) => {
+            return Err(at_key(
+                "policy.reviewer_timeout_secs",
+                format!("{s} is out of range (1 to 600)"),
+            ))
+        }
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let policy_file = Some(match &p.reviewer_policy {
+        Some(f) => dir.join(f),
+        None => dir.join("policy.md"),
+    });
+    Ok(Some(ReviewerConfig {
+        model: model.to_owned(),
+        policy_file,
+        may,
+        timeout,
+    }))
+}

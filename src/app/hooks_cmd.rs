@@ -149,14 +149,13 @@ pub async fn hooks_test(
     let runner = Runner {
         root: ctx.paths.data_dir.join("hooks"),
         holon_dirs,
-        network: ctx.config.policy.network == Some(crate::model::sandbox::NetworkAccess::On),
         sandbox_required: ctx.config.sandbox_required,
     };
-    let cwd = input.workspace.clone().map(PathBuf::from);
+    let network = ctx.config.policy.network == Some(crate::model::sandbox::NetworkAccess::On);
     let mut out = Out::new();
     let mut failed = false;
     for hook in hooks {
-        let ran = runner.run(hook, &input, cwd.as_deref()).await;
+        let ran = runner.run(hook, &input, network).await;
         let decision = decide(event, &hook.name, hook.on_error, &ran.finished);
         let verdict = decision.verdict.outcome();
         failed |= verdict == "failed";

@@ -473,9 +473,22 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Trigger(cmd)) => trigger_cmd::run(&ctx, cmd).await,
             Some(Command::Agent(cmd)) => agent_cmd::run(&ctx, cmd).await,
             Some(Command::Skills(cmd)) => agent_cmd::skills(&ctx, cmd).await,
-            Some(Command::Approvals { agent, all, json }) => {
-                approval_cmd::list(&ctx, agent, all, json).await
-            }
+            Some(Command::Approvals {
+                what:
+                    Some(cli::ApprovalsCommand::Audit {
+                        since,
+                        verdict,
+                        agent,
+                        json,
+                    }),
+                ..
+            }) => approval_cmd::audit(&ctx, agent, since, verdict, json).await,
+            Some(Command::Approvals {
+                what: None,
+                agent,
+                all,
+                json,
+            }) => approval_cmd::list(&ctx, agent, all, json).await,
             Some(Command::Policy {
                 what: Some(cli::PolicyCommand::Rules(opts)),
                 ..

@@ -148,6 +148,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.mcp_servers = ctx.config.mcp_servers.clone();
     config.mcp_tool_share = ctx.config.mcp_tool_share;
     config.hooks = ctx.config.hooks.clone();
+    config.reviewer = ctx.config.reviewer.clone();
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
         sandboxed: ctx.config.policy_env.iter().cloned().collect(),

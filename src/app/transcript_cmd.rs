@@ -64,6 +64,7 @@ const TAILED: &[&str] = &[
     "turn_terminal",
     "runtime_error",
     "mcp_server_failed",
+    "hook_ran",
 ];
 
 pub async fn tail(ctx: &Context, agent: Option<String>) -> anyhow::Result<ExitCode> {

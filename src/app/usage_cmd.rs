@@ -260,26 +260,7 @@ pub async fn usage(
     let client = super::offline::client(ctx).await?;
     let agents: Vec<String> = match agent {
         Some(a) => vec![a],
-        None => {
-            let mut ids = Vec::new();
-            let mut cursor = None;
-            loop {
-                let page: crate::protocol::AgentsPage = call_typed(
-                    &*client,
-                    Request::AgentsList {
-                        limit: Some(crate::runtime::inspect::LIST_PAGE_MAX),
-                        cursor: cursor.take(),
-                        query: None,
-                    },
-                )
-                .await?;
-                ids.extend(page.agents.into_iter().map(|a| a.id));
-                match page.next_cursor {
-                    Some(next) => cursor = Some(next),
-                    None => break ids,
-                }
-            }
-        }
+        None => agent_ids(&*client).await?,
     };
     let mut rows = BTreeMap::new();
     for agent in &agents {
@@ -375,6 +356,30 @@ fn usage_line(r: &UsageRow) -> String {
         r.reasoning_tokens,
         cost
     )
+}
+
+/// Every agent's id, page by page (`agents.list`).
+pub(super) async fn agent_ids(
+    client: &dyn crate::protocol::RuntimeClient,
+) -> anyhow::Result<Vec<String>> {
+    let mut ids = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page: crate::protocol::AgentsPage = call_typed(
+            client,
+            Request::AgentsList {
+                limit: Some(crate::runtime::inspect::LIST_PAGE_MAX),
+                cursor: cursor.take(),
+                query: None,
+            },
+        )
+        .await?;
+        ids.extend(page.agents.into_iter().map(|a| a.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break Ok(ids),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -60,6 +60,116 @@ pub struct ApprovalRecord {
     /// The message that carried the outcome back to the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_message_id: Option<String>,
+    /// What the reviewer model said of it (`[policy] reviewer`), once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ApprovalReview>,
+}
+
+/// A reviewer's verdict on an approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewVerdict {
+    Allow,
+    Deny,
+    /// A person decides (also what an unusable answer, a failure, a
+    /// timeout or a spent budget come to).
+    Ask,
+}
+
+impl ReviewVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerdict::Allow => "allow",
+            ReviewVerdict::Deny => "deny",
+            ReviewVerdict::Ask => "ask",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ReviewVerdict> {
+        match s {
+            "allow" => Some(ReviewVerdict::Allow),
+            "deny" => Some(ReviewVerdict::Deny),
+            "ask" => Some(ReviewVerdict::Ask),
+            _ => None,
+        }
+    }
+}
+
+/// How far the reviewer's word goes (`[policy] reviewer_may`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewerMay {
+    /// It annotates the request; a person still answers.
+    #[default]
+    Advise,
+    /// Its "deny" answers the request; "allow" only annotates.
+    DenyOnly,
+    /// Its "allow" and "deny" both answer the request.
+    AllowAndDeny,
+}
+
+impl ReviewerMay {
+    pub const CHOICES: &'static str = "advise, deny_only or allow_and_deny";
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewerMay::Advise => "advise",
+            ReviewerMay::DenyOnly => "deny_only",
+            ReviewerMay::AllowAndDeny => "allow_and_deny",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ReviewerMay> {
+        match s {
+            "advise" => Some(ReviewerMay::Advise),
+            "deny_only" => Some(ReviewerMay::DenyOnly),
+            "allow_and_deny" => Some(ReviewerMay::AllowAndDeny),
+            _ => None,
+        }
+    }
+
+    /// Whether `verdict` answers the request under this reach.
+    pub fn answers(self, verdict: ReviewVerdict) -> bool {
+        matches!(
+            (self, verdict),
+            (ReviewerMay::DenyOnly, ReviewVerdict::Deny)
+                | (
+                    ReviewerMay::AllowAndDeny,
+                    ReviewVerdict::Deny | ReviewVerdict::Allow
+                )
+        )
+    }
+}
+
+/// The durable record of one review: who reviewed, under which policy,
+/// what it said, what it cost, and whether its word answered the request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalReview {
+    /// `reviewer`: the model configured as `[policy] reviewer`.
+    pub reviewed_by: String,
+    /// The model asked (`provider/model`), or the one that answered.
+    pub model: String,
+    pub verdict: ReviewVerdict,
+    /// Its reason, as the model sees it on a denial (bounded, cleaned).
+    pub reason: String,
+    /// Why the verdict is `ask` though the reviewer did not say so (its
+    /// answer was unusable, it failed, timed out, or the budget is spent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// The SHA-256 of the written policy it was given (hex).
+    pub policy_digest: String,
+    /// How far its word went (`[policy] reviewer_may`) when it answered.
+    pub may: ReviewerMay,
+    /// Its verdict answered the request (else a person does, or did).
+    pub applied: bool,
+    pub latency_ms: u64,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub reviewed_at: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -112,9 +112,10 @@ impl Event {
             E::SystemTickEmitted(p) => (None, Some(p.message_id.as_str())),
             E::TurnStarted(p) => (None, Some(p.message_id.as_str())),
             E::TurnTerminal(p) => (None, Some(p.message_id.as_str())),
-            E::ApprovalRequested(p) | E::ApprovalGranted(p) | E::ApprovalDenied(p) => {
-                (None, Some(p.approval.message_id.as_str()))
-            }
+            E::ApprovalRequested(p)
+            | E::ApprovalReviewed(p)
+            | E::ApprovalGranted(p)
+            | E::ApprovalDenied(p) => (None, Some(p.approval.message_id.as_str())),
             E::AgentCreated(_)
             | E::AgentArchived(_)
             | E::SkillActivated(_)
@@ -274,6 +275,7 @@ event_kinds! {
     ExternalTriggerRevoked(p::TriggerChanged) => "external_trigger_revoked",
     ExternalTriggerDelivered(p::TriggerDelivered) => "external_trigger_delivered",
     ApprovalRequested(p::ApprovalChanged) => "approval_requested",
+    ApprovalReviewed(p::ApprovalChanged) => "approval_reviewed",
     ApprovalGranted(p::ApprovalChanged) => "approval_granted",
     ApprovalDenied(p::ApprovalChanged) => "approval_denied",
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",

@@ -288,6 +288,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
             C::OperatorNotification,
             "Approval needed",
         ),
+        K::ApprovalReviewed => (V::Progress, C::OperatorNotification, "Review"),
         K::ApprovalGranted | K::ApprovalDenied => {
             (V::Progress, C::OperatorNotification, "Approval")
         }
@@ -314,6 +315,7 @@ pub mod attempt;
 pub mod context;
 mod describe;
 mod describe_waits;
+pub use describe_waits::review_words;
 pub mod latency;
 pub mod mcp;
 pub mod transcript;

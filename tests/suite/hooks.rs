@@ -239,7 +239,8 @@ command = "head -c 100000000 /dev/zero; exit 0"
 
 [[hooks.pre_tool]]
 name = "reach"
-command = "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{s}')\" && echo connected > {o}/reached; touch {o}/wrote; exit 0"
+command = "touch $HOLON_HOOK_STATE_DIR/tried; python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{s}')\" && echo connected > {o}/reached; touch {o}/wrote; exit 0"
+on_error = "allow"
 
 [[hooks.pre_tool]]
 name = "hang"
@@ -275,6 +276,8 @@ on_error = "deny"
     assert_eq!(by("hang")["timed_out"], true);
     assert_eq!(by("hang")["refused"], true);
     assert_eq!(by("hang")["failures"], 1);
+    // The hook did run, in its own directory.
+    assert!(home.path().join("data/hooks/reach/tried").exists());
     if holon::runtime::sandbox::tests_can_sandbox() {
         assert!(
             listener.accept().is_err(),
@@ -286,13 +289,65 @@ on_error = "deny"
             "a sandboxed hook wrote outside its directory"
         );
     }
-    // The runtime's status names no leftover: nothing of the hooks runs on.
-    let left = std::process::Command::new("pgrep")
-        .args(["-f", "sleep 30"])
-        .output();
-    if let Ok(left) = left {
-        assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty() || !left.status.success());
+}
+
+/// What a hook leaves in its own directory is never followed by Holon
+/// when it makes the next run's sandbox: links planted where a scratch
+/// directory, the sandbox's writable file or Holon's own files would be
+/// lead nowhere, and the next run still writes only in its directory.
+#[test]
+fn links_a_hook_plants_do_not_steer_its_next_run() {
+    if !holon::runtime::sandbox::tests_can_sandbox() {
+        return;
     }
+    let home = Home::new();
+    let outside = ok(tempfile::tempdir());
+    let o = outside.path().display();
+    ok(std::fs::write(
+        outside.path().join("keep.txt"),
+        "operator's\n",
+    ));
+    let plant = format!(
+        "cd \"$HOLON_HOOK_STATE_DIR\"; for n in tmp .output .holon .shm .runs; do ln -sfn {o} \"$n\"; done; \
+         ln -sfn {o}/keep.txt out.txt; exit 0"
+    );
+    let probe = format!(
+        "echo x > \"$TMPDIR/t\"; echo x > {o}/escaped; echo x > {o}/keep.txt; \
+         echo mine > \"$HOLON_HOOK_STATE_DIR/own\"; exit 0"
+    );
+    for command in [&plant, &probe, &probe] {
+        write_config(
+            &home,
+            &format!("[[hooks.brief]]\nname = \"nest\"\ncommand = '{command}'\n"),
+        );
+        let out = home.run(&["hooks", "test", "brief"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert!(
+        !outside.path().join("escaped").exists(),
+        "a hook wrote outside"
+    );
+    assert!(
+        !outside.path().join("t").exists(),
+        "its TMPDIR was steered outside"
+    );
+    assert_eq!(
+        ok(std::fs::read_to_string(outside.path().join("keep.txt"))),
+        "operator's\n"
+    );
+    assert_eq!(
+        ok(std::fs::read_to_string(
+            home.path().join("data/hooks/nest/own")
+        )),
+        "mine\n"
+    );
+    // Each run's scratch directory went with it.
+    let runs = home.path().join("data/hooks/.runs");
+    assert_eq!(std::fs::read_dir(&runs).map_or(0, |d| d.count()), 0);
 }
 
 #[test]

@@ -522,7 +522,7 @@ async fn a_sandboxed_server_writes_only_in_its_own_directory() {
     }
     let dir = tempfile::tempdir().unwrap();
     let outside = dir.path().join("outside.txt");
-    let own = dir.path().join("data/mcp/stub/tmp/inside.txt");
+    let own = dir.path().join("data/mcp/stub/inside.txt");
     let provider = Arc::new(ScriptedProvider::new(vec![
         Scripted::tools(
             "Writing.",

@@ -32,6 +32,7 @@ mod remote_attach;
 mod retention;
 mod retention_cli;
 mod retention_edges;
+mod reviewer;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;

@@ -11,6 +11,8 @@ pub mod gate;
 pub mod ops;
 pub mod policy;
 pub mod read_only;
+pub mod review;
+pub mod reviewer;
 
 /// The store setting that keeps the operator's default policy
 /// (`holon policy`); absent: config `[policy]`.

@@ -30,6 +30,25 @@ use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 /// How much of a granted call's result the follow-up carries.
 const RESULT_CHARS: usize = 16_000;
 
+/// Who answered an approval request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answerer {
+    /// A person, through any client.
+    Operator,
+    /// The reviewer model, under `[policy] reviewer_may`, with its reason.
+    Reviewer { model: String, reason: String },
+}
+
+impl Answerer {
+    /// Who, as the agent is told.
+    fn who(&self) -> String {
+        match self {
+            Answerer::Operator => "The operator".into(),
+            Answerer::Reviewer { model, .. } => format!("The operator's reviewer ({model})"),
+        }
+    }
+}
+
 /// Inside a write job: record a new pending approval and its event.
 pub(crate) fn request_in(tx: &mut WriteCtx<'_>, rec: &ApprovalRecord) -> Result<(), StoreError> {
     tx.put(Keyed::Approvals, &rec.agent_id, &rec.id, rec)?;
@@ -312,6 +331,19 @@ impl RuntimeHost {
         approval_id: &str,
         always: bool,
     ) -> Result<ApprovalRecord, RuntimeError> {
+        self.approve_as(agent_id, approval_id, always, Answerer::Operator)
+            .await
+    }
+
+    /// `approve`, answered by `by`.
+    pub(crate) async fn approve_as(
+        &self,
+        agent_id: &str,
+        approval_id: &str,
+        always: bool,
+        by: Answerer,
+    ) -> Result<ApprovalRecord, RuntimeError> {
+        let by_reviewer = matches!(by, Answerer::Reviewer { .. });
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let default_policy = self.inner.default_policy();
         let inner = std::sync::Arc::clone(&self.inner);
@@ -324,6 +356,9 @@ impl RuntimeHost {
                 pending(&rec, &agent)?;
                 rec.status = ApprovalStatus::Granted;
                 rec.answered_at = Some(tx.now_ts());
+                if let (true, Some(review)) = (by_reviewer, rec.review.as_mut()) {
+                    review.applied = true;
+                }
                 // "Always" is recorded only when it extends the allow-list: a
                 // compound command has no rule that could cover it.
                 rec.always = false;
@@ -358,7 +393,7 @@ impl RuntimeHost {
                 Ok(rec)
             })
             .await?;
-        let (text, ran) = self.run_granted(&rec).await;
+        let (text, ran) = self.run_granted(&rec, &by).await;
         let rec = self
             .inner
             .store
@@ -389,10 +424,14 @@ impl RuntimeHost {
     async fn run_granted(
         &self,
         rec: &ApprovalRecord,
+        by: &Answerer,
     ) -> (String, Option<(ToolCall, tools::ToolOutcome, u64)>) {
         let head = format!(
-            "[approval {}] The operator approved {} {}",
-            rec.id, rec.tool_name, rec.summary
+            "[approval {}] {} approved {} {}",
+            rec.id,
+            by.who(),
+            rec.tool_name,
+            rec.summary
         );
         let now = self.inner.execution_of(&rec.agent_id);
         match now {
@@ -446,6 +485,18 @@ impl RuntimeHost {
         approval_id: &str,
         note: Option<String>,
     ) -> Result<ApprovalRecord, RuntimeError> {
+        self.deny_as(agent_id, approval_id, note, Answerer::Operator)
+            .await
+    }
+
+    /// `deny`, answered by `by`.
+    pub(crate) async fn deny_as(
+        &self,
+        agent_id: &str,
+        approval_id: &str,
+        note: Option<String>,
+        by: Answerer,
+    ) -> Result<ApprovalRecord, RuntimeError> {
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let note = note.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
         let rec = self
@@ -458,11 +509,15 @@ impl RuntimeHost {
                 rec.status = ApprovalStatus::Denied;
                 rec.answered_at = Some(tx.now_ts());
                 rec.note = note.clone();
+                if let (Answerer::Reviewer { .. }, Some(review)) = (&by, rec.review.as_mut()) {
+                    review.applied = true;
+                }
                 changed(tx, &rec, Event::ApprovalDenied)?;
                 let text = format!(
-                    "[approval {}] The operator denied {} {}{}. Do not run it again without \
+                    "[approval {}] {} denied {} {}{}. Do not run it again without \
                      asking; change the approach or ask the operator.",
                     rec.id,
+                    by.who(),
                     rec.tool_name,
                     rec.summary,
                     note.as_deref()
@@ -615,6 +670,7 @@ pub(crate) fn approval_for(
         note: None,
         always: false,
         result_message_id: None,
+        review: None,
     }
 }
 

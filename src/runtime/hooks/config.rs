@@ -75,14 +75,15 @@ impl std::fmt::Display for HookEvent {
 
 /// What a `pre_tool` hook that fails (cannot start, exits other than 0
 /// or 2, times out, answers a decision it does not know) means for the
-/// call.
+/// call. A guard that stops working does not stop guarding: the default
+/// refuses the call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OnError {
     /// The call goes on (the failure is recorded and reported).
-    #[default]
     Allow,
     /// The call is refused, the failure given as the reason.
+    #[default]
     Deny,
 }
 
@@ -198,7 +199,7 @@ impl Hooks {
 /// Check `[hooks]`; an error is `(key below hooks., message)`.
 pub fn check(section: HooksSection) -> Result<Hooks, (String, String)> {
     let default_on_error = match section.on_error.as_deref() {
-        None => OnError::Allow,
+        None => OnError::default(),
         Some(v) => on_error(v).map_err(|m| ("on_error".to_owned(), m))?,
     };
     let tables = [

@@ -1,6 +1,7 @@
 //! What a finished hook run means (pure). For `pre_tool`: exit 0 lets the
-//! call go on, unless stdout is a JSON object deciding otherwise
-//! (`{"decision": "deny", "reason": "…"}`; `"block"` is read as `deny`);
+//! call go on, unless stdout ends with a JSON object deciding otherwise
+//! (`{"decision": "deny", "reason": "…"}`; `"block"` is read as `deny`):
+//! the whole of stdout, or its last line, so a hook may log before it;
 //! exit 2 denies it with stderr as the reason. Anything else (another
 //! exit, a signal, the time limit, a decision Holon does not know, JSON
 //! that does not parse) is a failure, which the hook's `on_error` turns
@@ -102,13 +103,17 @@ fn verdict(event: HookEvent, name: &str, done: &Finished) -> Verdict {
     }
 }
 
-/// A `pre_tool` hook's stdout after exit 0: nothing, text, or a decision.
+/// A `pre_tool` hook's stdout after exit 0: nothing, text, or a decision
+/// (all of it, or its last line).
 fn answer(stdout: &[u8]) -> Verdict {
     let text = String::from_utf8_lossy(stdout);
-    let text = text.trim();
-    if !text.starts_with('{') {
-        return Verdict::Allow;
-    }
+    let whole = text.trim();
+    let last = whole.lines().last().unwrap_or("").trim();
+    let text = match (whole.starts_with('{'), last.starts_with('{')) {
+        (true, _) => whole,
+        (false, true) => last,
+        (false, false) => return Verdict::Allow,
+    };
     let value: serde_json::Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => return Verdict::Failed(format!("its stdout is not a JSON decision: {e}")),
@@ -121,26 +126,27 @@ fn answer(stdout: &[u8]) -> Verdict {
     match value.get("decision") {
         None | Some(serde_json::Value::Null) => Verdict::Allow,
         Some(d) => match d.as_str() {
-            Some("allow" | "approve" | "continue") => Verdict::Allow,
+            Some("allow") => Verdict::Allow,
             Some("deny" | "block") => Verdict::Deny(
                 reason.unwrap_or_else(|| "the hook denied the call and gave no reason".into()),
             ),
             _ => Verdict::Failed(format!(
                 "it answered the decision {}, which is neither allow nor deny",
-                cut(&d.to_string())
+                clean(d.to_string().as_bytes())
             )),
         },
     }
 }
 
 /// Text a hook wrote, fit to show the model and the operator: control
-/// characters (escape sequences) dropped but for newlines and tabs, the
-/// ends trimmed, cut to `REASON_CHARS`.
+/// and hidden characters (escape sequences, bidirectional overrides,
+/// zero-width marks: `model::text`) dropped but for newlines and tabs,
+/// the ends trimmed, cut to `REASON_CHARS`.
 pub fn clean(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let kept: String = text
         .chars()
-        .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+        .filter(|&c| matches!(c, '\n' | '\t') || !crate::model::text::needs_escape(c))
         .collect();
     cut(kept.trim())
 }
@@ -200,6 +206,16 @@ mod tests {
             OnError::Deny,
         );
         assert_eq!(ok.refuse, None);
+        // A hook may log before its decision: the last line decides.
+        let logged = "checking…\n{\"decision\":\"deny\",\"reason\":\"no\"}\n";
+        let logged = pre(run(Exit::Code(0), logged, ""), OnError::Allow);
+        assert_eq!(logged.verdict, Verdict::Deny("no".into()));
+        // Words other than allow and deny are not guessed at.
+        let approve = pre(
+            run(Exit::Code(0), r#"{"decision":"approve"}"#, ""),
+            OnError::Deny,
+        );
+        assert!(approve.refuse.is_some());
     }
 
     #[test]
@@ -251,11 +267,11 @@ mod tests {
 
     #[test]
     fn hostile_text_is_cleaned_and_cut() {
-        let reason = clean(b"\x1b]52;c;cHduZWQ=\x07red \x1b[31mtext\x1b[0m\r\nline two\0");
-        assert!(
-            !reason.chars().any(|c| c.is_control() && c != '\n'),
-            "{reason:?}"
-        );
+        let hostile =
+            "\x1b]52;c;cHduZWQ=\x07red \x1b[31mtext\x1b[0m\r\nline\u{202e} two\u{200b}\0\u{9b}";
+        let reason = clean(hostile.as_bytes());
+        let hidden = |c: char| c != '\n' && crate::model::text::needs_escape(c);
+        assert!(!reason.chars().any(hidden), "{reason:?}");
         assert!(reason.contains("line two"));
         let long = "x".repeat(REASON_CHARS * 3);
         assert_eq!(clean(long.as_bytes()).chars().count(), REASON_CHARS + 1);

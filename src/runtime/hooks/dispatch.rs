@@ -24,6 +24,10 @@ use crate::store::Store;
 /// answer, given at start so this feature needs nothing of the handle).
 pub type WorkspaceOf = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Whether the default policy lets sandboxed commands use the network
+/// now (what a hook that does not say gets).
+pub type NetworkNow = Box<dyn Fn() -> bool + Send + Sync>;
+
 /// The runtime's hooks: what is configured (replaced when config.toml
 /// changes), how they run, and each hook's failures in a row.
 pub struct HookHost {
@@ -31,6 +35,7 @@ pub struct HookHost {
     pub runner: Runner,
     store: Store,
     workspace_of: WorkspaceOf,
+    network_now: NetworkNow,
     failures: Mutex<HashMap<String, u32>>,
     /// The follower, and what tells it to finish.
     follower: Mutex<
@@ -46,12 +51,19 @@ pub struct HookHost {
 pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl HookHost {
-    pub fn new(hooks: Hooks, runner: Runner, store: Store, workspace_of: WorkspaceOf) -> HookHost {
+    pub fn new(
+        hooks: Hooks,
+        runner: Runner,
+        store: Store,
+        workspace_of: WorkspaceOf,
+        network_now: NetworkNow,
+    ) -> HookHost {
         HookHost {
             hooks: RwLock::new(Arc::new(hooks)),
             runner,
             store,
             workspace_of,
+            network_now,
             failures: Mutex::default(),
             follower: Mutex::default(),
         }
@@ -63,8 +75,16 @@ impl HookHost {
         // the two is missed, nothing before them is told again.
         let committed = self.store.subscribe();
         let (stop, stopping) = tokio::sync::watch::channel(false);
+        // Agents made from now on are told from their first event.
+        let since = crate::format_ts(crate::now_ms());
         let heads = heads(&self.store);
-        let join = tokio::spawn(follow(Arc::downgrade(self), committed, stopping, heads));
+        let join = tokio::spawn(follow(
+            Arc::downgrade(self),
+            committed,
+            stopping,
+            heads,
+            since,
+        ));
         *self.follower.lock().unwrap_or_else(|p| p.into_inner()) = Some((join, stop));
     }
 
@@ -173,8 +193,7 @@ async fn run_one(
     input: &HookInput,
     about_seq: Option<u64>,
 ) -> (Decision, ev::HookRan) {
-    let cwd = input.workspace.as_deref().map(std::path::Path::new);
-    let ran = host.runner.run(hook, input, cwd).await;
+    let ran = host.runner.run(hook, input, (host.network_now)()).await;
     let decision = decide(hook.event, &hook.name, hook.on_error, &ran.finished);
     let failed = matches!(decision.verdict, Verdict::Failed(_));
     let failures = host.count(&hook.name, failed);
@@ -353,6 +372,7 @@ async fn follow(
     mut events: tokio::sync::broadcast::Receiver<Arc<EventRecord>>,
     mut stopping: tokio::sync::watch::Receiver<bool>,
     mut next: HashMap<String, u64>,
+    since: String,
 ) {
     loop {
         let got = tokio::select! {
@@ -364,7 +384,7 @@ async fn follow(
                     use tokio::sync::broadcast::error::TryRecvError;
                     match events.try_recv() {
                         Ok(e) => tell(&inner, &mut next, &e).await,
-                        Err(TryRecvError::Lagged(_)) => catch_up(&inner, &mut next).await,
+                        Err(TryRecvError::Lagged(_)) => catch_up(&inner, &mut next, &since).await,
                         Err(TryRecvError::Empty | TryRecvError::Closed) => return,
                     }
                 }
@@ -373,7 +393,7 @@ async fn follow(
         let Some(inner) = host.upgrade() else { return };
         match got {
             Ok(e) => tell(&inner, &mut next, &e).await,
-            Err(RecvError::Lagged(_)) => catch_up(&inner, &mut next).await,
+            Err(RecvError::Lagged(_)) => catch_up(&inner, &mut next, &since).await,
             Err(RecvError::Closed) => return,
         }
     }
@@ -387,14 +407,18 @@ fn heads(store: &Store) -> HashMap<String, u64> {
     let agents: Vec<crate::runtime::agent::AgentRecord> = read.agents().unwrap_or_default();
     agents
         .into_iter()
-        .map(|a| {
-            let head = read.events_before(&a.id, u64::MAX, 1).ok();
-            let next = head
-                .and_then(|h| h.last().map(|e| e.event_seq + 1))
-                .unwrap_or(0);
-            (a.id, next)
-        })
+        .filter_map(|a| head_of(store, &a.id).map(|head| (a.id, head)))
         .collect()
+}
+
+/// `agent_id`'s next `event_seq` now (`None`: its ledger cannot be read).
+fn head_of(store: &Store, agent_id: &str) -> Option<u64> {
+    let last = store
+        .read()
+        .ok()?
+        .events_before(agent_id, u64::MAX, 1)
+        .ok()?;
+    Some(last.last().map_or(0, |e| e.event_seq + 1))
 }
 
 async fn tell(host: &HookHost, next: &mut HashMap<String, u64>, e: &EventRecord) {
@@ -436,7 +460,7 @@ async fn tell(host: &HookHost, next: &mut HashMap<String, u64>, e: &EventRecord)
 }
 
 /// After a lag: every agent's ledger from where the follower was.
-async fn catch_up(host: &HookHost, next: &mut HashMap<String, u64>) {
+async fn catch_up(host: &HookHost, next: &mut HashMap<String, u64>, since: &str) {
     let agents: Vec<crate::runtime::agent::AgentRecord> =
         match host.store.read().and_then(|r| r.agents()) {
             Ok(a) => a,
@@ -446,8 +470,18 @@ async fn catch_up(host: &HookHost, next: &mut HashMap<String, u64>) {
             }
         };
     for agent in agents {
+        if !next.contains_key(&agent.id) {
+            // Unknown to the follower: an agent made since it started
+            // is told from its first event; one whose head could not be
+            // read at the start, from its head now (never its history).
+            let start = match agent.created_at.as_str() >= since {
+                true => 0,
+                false => head_of(&host.store, &agent.id).unwrap_or(u64::MAX),
+            };
+            next.insert(agent.id.clone(), start);
+        }
         loop {
-            let from = next.get(&agent.id).copied().unwrap_or(0);
+            let from = next.get(&agent.id).copied().unwrap_or(u64::MAX);
             let page = match host
                 .store
                 .read()

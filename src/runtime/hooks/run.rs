@@ -31,8 +31,6 @@ pub struct Runner {
     pub root: PathBuf,
     /// Holon's directories: hidden from a sandboxed hook, never writable.
     pub holon_dirs: Vec<PathBuf>,
-    /// Network access of a hook that does not say (the default policy's).
-    pub network: bool,
     /// `[policy] sandbox_required`: refuse to run a hook unconfined on a
     /// kernel that cannot sandbox it (a hook with `sandbox = "off"` is the
     /// operator's explicit choice and runs).
@@ -77,14 +75,16 @@ pub fn hook_env(
 }
 
 impl Runner {
-    /// Run `hook` once with `input`, starting in `cwd` (the agent's
-    /// execution root; the hook's state directory when there is none).
-    pub async fn run(&self, hook: &HookSpec, input: &HookInput, cwd: Option<&Path>) -> Ran {
+    /// Run `hook` once with `input`, in its state directory, with the
+    /// network `network` unless the hook says (the default policy's now).
+    pub async fn run(&self, hook: &HookSpec, input: &HookInput, network: bool) -> Ran {
         let t0 = Instant::now();
-        let state = hook.state_dir(&self.root);
-        let tmp = state.join("tmp");
         let mut sandboxed = false;
-        let started = self.spawn(hook, &state, &tmp, cwd, &mut sandboxed);
+        let scratch = Scratch::make(&self.root);
+        let started = match &scratch {
+            Ok(scratch) => self.spawn(hook, &scratch.0, network, &mut sandboxed),
+            Err(e) => Err(format!("cannot make its scratch directory: {e}")),
+        };
         let (finished, output_bytes) = match started {
             Err(why) => (
                 Finished {
@@ -96,6 +96,7 @@ impl Runner {
             ),
             Ok(child) => finish(child, input.to_bytes(), hook.timeout).await,
         };
+        drop(scratch);
         Ran {
             finished,
             sandboxed,
@@ -104,30 +105,50 @@ impl Runner {
         }
     }
 
+    /// Its state directory, made if missing (0700), and checked to be
+    /// where it should be: beneath the hooks' root as the file system
+    /// resolves both.
+    fn state_dir(&self, hook: &HookSpec) -> Result<PathBuf, String> {
+        use std::os::unix::fs::DirBuilderExt;
+        let state = hook.state_dir(&self.root);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&state)
+            .map_err(|e| format!("cannot make its directory {}: {e}", state.display()))?;
+        let (root, canon) = (self.root.canonicalize(), state.canonicalize());
+        match (root, canon) {
+            (Ok(root), Ok(canon)) if canon.starts_with(&root) && canon != root => Ok(canon),
+            _ => Err(format!(
+                "its directory {} is not beneath {}: refused",
+                state.display(),
+                self.root.display()
+            )),
+        }
+    }
+
     fn spawn(
         &self,
         hook: &HookSpec,
-        state: &Path,
         tmp: &Path,
-        cwd: Option<&Path>,
+        network: bool,
         sandboxed: &mut bool,
     ) -> Result<tokio::process::Child, String> {
         use std::os::unix::process::CommandExt;
-        std::fs::create_dir_all(tmp)
-            .map_err(|e| format!("cannot make its directory {}: {e}", state.display()))?;
-        let workdir = cwd
-            .filter(|d| d.is_dir())
-            .map_or_else(|| state.to_path_buf(), Path::to_path_buf);
+        let state = self.state_dir(hook)?;
         let mut cmd = std::process::Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(&hook.command)
             .env_clear()
-            .envs(hook_env(hook, std::env::vars_os(), state, tmp))
-            .current_dir(&workdir)
+            .envs(hook_env(hook, std::env::vars_os(), &state, tmp))
+            // Never the agent's workspace, which the model writes: a
+            // relative command or a per-directory config there would be
+            // the model's. The input names the workspace.
+            .current_dir(&state)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        match self.prepare(hook, state, tmp, &workdir)? {
+        match self.prepare(hook, &state, tmp, network)? {
             Some(prepared) => {
                 *sandboxed = true;
                 // SAFETY: the sandbox's raw system calls are all that run
@@ -138,7 +159,15 @@ impl Runner {
                 }
             }
             None => {
-                cmd.process_group(0);
+                // SAFETY: setsid is async-signal-safe. A session of its
+                // own: its own process group, and no controlling
+                // terminal (the console's) to write to or type into.
+                unsafe {
+                    cmd.pre_exec(|| match libc::setsid() {
+                        -1 => Err(std::io::Error::last_os_error()),
+                        _ => Ok(()),
+                    });
+                }
             }
         }
         let mut cmd = tokio::process::Command::from(cmd);
@@ -148,13 +177,15 @@ impl Runner {
     }
 
     /// The sandbox ready to apply, or `None` when the hook runs unconfined
-    /// (`sandbox = "off"`, or a kernel that cannot, unless refused).
+    /// (`sandbox = "off"`, or a kernel that cannot, unless refused). It
+    /// reads what its user can, but Holon's own paths, and writes only
+    /// beneath its state directory and its scratch directory.
     fn prepare(
         &self,
         hook: &HookSpec,
         state: &Path,
         tmp: &Path,
-        workdir: &Path,
+        network: bool,
     ) -> Result<Option<crate::runtime::sandbox::Prepared>, String> {
         use crate::model::sandbox::{NetworkAccess, SandboxMode};
         use crate::runtime::sandbox::{prepare, Confine, Support};
@@ -170,26 +201,60 @@ impl Runner {
             }
             return Ok(None);
         }
-        // The sandbox's one writable file, inside its own directory.
-        let output = tmp.join(".output");
-        std::fs::write(&output, b"")
-            .map_err(|e| format!("cannot prepare {}: {e}", output.display()))?;
-        let network = match hook.network.unwrap_or(self.network) {
+        let network = match hook.network.unwrap_or(network) {
             true => NetworkAccess::On,
             false => NetworkAccess::Off,
         };
         let confine = Confine {
-            mode: SandboxMode::WorkspaceWrite,
+            mode: SandboxMode::ReadOnly,
             network,
             execution_root: state.to_path_buf(),
             agent_home: state.to_path_buf(),
             unix_sockets: Vec::new(),
             root_pin: None,
-            extra_writable: Vec::new(),
+            extra_writable: vec![state.to_path_buf()],
         };
-        prepare(&confine, tmp, &output, &self.holon_dirs, workdir)
+        prepare(&confine, tmp, &tmp.join(OUTPUT), &self.holon_dirs, state)
             .map(Some)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The sandbox's one writable file (nothing writes it: the pipes carry
+/// the output), in the scratch directory.
+const OUTPUT: &str = ".output";
+
+/// One run's scratch directory (its `TMPDIR`), made fresh beneath
+/// `<root>/.runs`, which no hook may write (hook names never start with
+/// a dot): nothing a hook left behind in an earlier run, a link least of
+/// all, is followed when the next one's sandbox is made. Removed when
+/// dropped, without following links.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn make(root: &Path) -> std::io::Result<Scratch> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let runs = root.join(".runs");
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&runs)?;
+        let dir = runs.join(crate::new_id("run"));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let scratch = Scratch(dir);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(scratch.0.join(OUTPUT))?;
+        Ok(scratch)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -218,17 +283,15 @@ async fn finish(
         .stderr
         .take()
         .map(|s| tokio::spawn(bounded(s, STDERR_LIMIT)));
-    let pid = child.id().map(|p| p as i32);
-    let exited = match pid {
+    let mut group = Group(child.id().map(|p| p as i32));
+    let exited = match group.0 {
         Some(pid) => leader_exited(pid, limit).await,
         None => true,
     };
-    if let Some(pid) = pid {
-        // SAFETY: the group this unreaped child leads (its own session or
-        // group from the start): its id cannot have been reused.
-        unsafe { libc::killpg(pid, libc::SIGKILL) };
-    }
+    group.kill();
     let status = child.wait().await;
+    // Reaped: its id is no longer ours to signal.
+    group.0 = None;
     if let Some(feed) = feed {
         feed.abort();
     }
@@ -270,6 +333,27 @@ async fn finish(
         },
         n_out + n_err,
     )
+}
+
+/// The process group a hook leads, while its leader is unreaped (so the
+/// group id is still its own): killed whole when the run is given up
+/// (the time limit, a cancelled turn, a runtime that stops waiting).
+struct Group(Option<i32>);
+
+impl Group {
+    fn kill(&self) {
+        if let Some(pid) = self.0 {
+            // SAFETY: the group this unreaped child leads (its own session
+            // from the start): its id cannot have been reused.
+            unsafe { libc::killpg(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// Read `stream` to its end, keeping the first `limit` bytes; the count
@@ -353,7 +437,6 @@ mod tests {
         Runner {
             root: root.to_path_buf(),
             holon_dirs: Vec::new(),
-            network: false,
             sandbox_required: false,
         }
     }
@@ -395,7 +478,7 @@ mod tests {
             .run(
                 &hook("cat; echo err >&2; exit 3", DEFAULT_TIMEOUT),
                 &input,
-                None,
+                false,
             )
             .await;
         assert_eq!(echo.finished.exit, Exit::Code(3));
@@ -406,7 +489,7 @@ mod tests {
             .run(
                 &hook("head -c 1000000 /dev/zero", DEFAULT_TIMEOUT),
                 &input,
-                None,
+                false,
             )
             .await;
         assert_eq!(loud.finished.stdout.len(), STDOUT_LIMIT);
@@ -421,13 +504,13 @@ mod tests {
         let input = sample(HookEvent::Brief);
         let t0 = Instant::now();
         let hung = r
-            .run(&hook("sleep 30", Duration::from_secs(1)), &input, None)
+            .run(&hook("sleep 30", Duration::from_secs(1)), &input, false)
             .await;
         assert_eq!(hung.finished.exit, Exit::TimedOut(1));
         assert!(t0.elapsed() < Duration::from_secs(10));
         // A child left running after the hook exits goes with it.
         let cmd = format!("(sleep 1; touch {}) & exit 0", marker.display());
-        let forked = r.run(&hook(&cmd, DEFAULT_TIMEOUT), &input, None).await;
+        let forked = r.run(&hook(&cmd, DEFAULT_TIMEOUT), &input, false).await;
         assert_eq!(forked.finished.exit, Exit::Code(0));
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert!(!marker.exists(), "the hook's child outlived it");

@@ -68,6 +68,7 @@ impl RuntimeHost {
                 shutdown.subscribe(),
             );
             let hosting = weak.clone();
+            let networking = weak.clone();
             let weak = weak.clone();
             let wake: crate::runtime::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
                 if let Some(inner) = weak.upgrade() {
@@ -79,7 +80,6 @@ impl RuntimeHost {
                 crate::runtime::hooks::run::Runner {
                     root: config.data_dir.join("hooks"),
                     holon_dirs: holon_dirs.clone(),
-                    network: default_policy.policy.network == Some(NetworkAccess::On),
                     sandbox_required: config.sandbox_required,
                 },
                 store.clone(),
@@ -87,7 +87,13 @@ impl RuntimeHost {
                     let host = hosting.upgrade()?;
                     host.execution_of(agent_id).ok().map(|s| s.execution_root)
                 }),
+                Box::new(move || {
+                    let host = networking.upgrade();
+                    host.is_some_and(|h| h.default_policy().network == Some(NetworkAccess::On))
+                }),
             ));
+            let reviewer =
+                crate::runtime::approvals::review::Reviewer::new(config.reviewer.clone());
             let mcp = crate::runtime::mcp::Hub::new(
                 config.mcp_servers.clone(),
                 &config.data_dir,
@@ -124,6 +130,7 @@ impl RuntimeHost {
                 default_policy_change: tokio::sync::Mutex::new(()),
                 mcp_reports: Mutex::default(),
                 hooks,
+                reviewer,
             }
         });
         let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp.reports());
@@ -186,6 +193,9 @@ impl RuntimeHost {
                 host.spawn_actor(&agent.id);
             }
         }
+        // Requests left pending with no review (or a verdict not acted
+        // on) by the last runtime.
+        host.resume_reviews();
         // After recovery: the first pass never competes with start-up.
         if host.inner.config.retain_days.is_some() {
             tokio::spawn(pruning::schedule(

@@ -109,6 +109,8 @@ pub struct HostConfig {
     pub mcp_tool_share: f64,
     /// The operator's hooks (`[[hooks.EVENT]]`).
     pub hooks: crate::runtime::hooks::Hooks,
+    /// The reviewer model of approval requests (`[policy] reviewer`).
+    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
@@ -160,6 +162,7 @@ impl HostConfig {
             mcp_servers: Vec::new(),
             mcp_tool_share: crate::runtime::tools::offer::DEFAULT_SHARE,
             hooks: Default::default(),
+            reviewer: None,
             holder: None,
             commands: CommandsFate::StopAtExit,
         }
@@ -290,6 +293,8 @@ pub(crate) struct HostInner {
     pub(crate) mcp_reports: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The operator's hooks and how they run (`runtime::hooks`).
     pub(crate) hooks: Arc<crate::runtime::hooks::dispatch::HookHost>,
+    /// The reviewer of approval requests (`approvals::reviewer`).
+    pub(crate) reviewer: crate::runtime::approvals::review::Reviewer,
 }
 
 /// Starts an agent's actor task.

@@ -150,14 +150,14 @@ impl Sandboxing {
         }
         self.check_writable(writable)?;
         let dir = self.root.join(slot);
-        let tmp = dir.join("tmp");
-        std::fs::create_dir_all(&tmp)
+        std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot make its directory {}: {e}", dir.display()))?;
-        // The sandbox's one writable file: inside its own directory, never
-        // its log (which Holon bounds).
+        // Its TMPDIR and the sandbox's one writable file, made fresh for
+        // each start outside what it may write: nothing it left in its
+        // own directory (a link least of all) is followed here.
+        let tmp = scratch(&self.root, slot)
+            .map_err(|e| format!("cannot make its scratch directory: {e}"))?;
         let output = tmp.join(".output");
-        std::fs::write(&output, b"")
-            .map_err(|e| format!("cannot prepare {}: {e}", output.display()))?;
         let confine = Confine {
             mode: self.mode,
             network: self.network,
@@ -180,6 +180,35 @@ impl Sandboxing {
             .map(|p| Some((p, tmp)))
             .map_err(|e| e.to_string())
     }
+}
+
+/// A fresh scratch directory for server `slot`'s process: beneath
+/// `<root>/.runs` (no server's name starts with a dot, so none may write
+/// there), its earlier ones removed (without following links), with an
+/// empty `.output` made there and never opened through a link.
+fn scratch(root: &std::path::Path, slot: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let runs = root.join(".runs");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&runs)?;
+    // A project server's slot is `project-TAG/NAME`: one level here.
+    let prefix = format!("{}.", slot.replace('/', "+"));
+    for old in std::fs::read_dir(&runs)?.flatten() {
+        if old.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_dir_all(old.path());
+        }
+    }
+    let dir = runs.join(format!("{prefix}{}", crate::new_id("run")));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(".output"))?;
+    Ok(dir)
 }
 
 /// `path` as the file system resolves it: its longest existing ancestor

@@ -83,8 +83,18 @@ pub(super) async fn run_call(
     // The operator's pre_tool hooks, before the gate: one may refuse the
     // call (it then never runs, and nothing is asked of the operator).
     // Their runs are recorded with the call's result.
+    // A turn stopped meanwhile stops them (with what they started).
     let hooks = match &route {
-        Route::Gate => env.host.hooks.pre_tool(env.agent_id, run_id, call).await,
+        Route::Gate => tokio::select! {
+            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => hooks,
+            reason = cancel.cancelled() => crate::runtime::hooks::dispatch::PreTool {
+                refused: Some((
+                    "(stopped)".into(),
+                    format!("the turn was stopped ({reason:?}) while the operator's hooks checked the call"),
+                )),
+                runs: Vec::new(),
+            },
+        },
         Route::Answered(_) => Default::default(),
     };
     let refused = hooks.refused;
@@ -117,10 +127,16 @@ pub(super) async fn run_call(
             Some((why, snapshot)) => {
                 let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
                 let content = approval_ops::awaiting(&rec);
+                let asked = rec.clone();
                 env.host
                     .store
                     .write(move |tx| approval_ops::request_in(tx, &rec))
                     .await?;
+                // The reviewer reads it first, when one is configured.
+                crate::runtime::host::RuntimeHost {
+                    inner: std::sync::Arc::clone(env.host),
+                }
+                .review_soon(&asked);
                 ToolOutcome {
                     ends_turn: true,
                     ..ToolOutcome::ok(content)

@@ -40,6 +40,9 @@ pub fn lines(records: &[ApprovalRecord]) -> Vec<String> {
                     }
                 }
             }
+            if let Some(r) = &a.review {
+                line.push_str(&format!("\n    {}", field(&super::review_words(r))));
+            }
             line
         })
         .collect()
@@ -66,4 +69,47 @@ pub fn answered(a: &ApprovalRecord) -> String {
         ),
         ApprovalStatus::Pending => format!("{} is still pending", a.id),
     }
+}
+
+/// `holon approvals audit`: one line per reviewed request, newest first:
+/// when, the verdict and whether it answered, the model, the request,
+/// its cost and the policy's digest (its first 12 hex digits).
+pub fn audit_lines(records: &[ApprovalRecord]) -> Vec<String> {
+    let reviewed: Vec<(&ApprovalRecord, &crate::model::approval::ApprovalReview)> = records
+        .iter()
+        .filter_map(|a| a.review.as_ref().map(|r| (a, r)))
+        .collect();
+    if reviewed.is_empty() {
+        return vec!["no reviewed approvals in that range".to_owned()];
+    }
+    reviewed
+        .into_iter()
+        .map(|(a, r)| {
+            let answered = match (r.applied, a.status) {
+                (true, _) => "answered by the reviewer".to_owned(),
+                (false, ApprovalStatus::Pending) => "waiting for a person".to_owned(),
+                (false, s) => format!("{} by a person", s.as_str()),
+            };
+            let cost = r.cost_usd.map(|c| format!(" ${c:.4}")).unwrap_or_default();
+            let digest: String = r.policy_digest.chars().take(12).collect();
+            let why = match (&r.fallback, r.reason.is_empty()) {
+                (Some(f), _) => f.clone(),
+                (None, _) => r.reason.clone(),
+            };
+            format!(
+                "{}  {}  {} ({answered})  {}  {} {} {}  — {}  [{} ms, {}+{} tokens{cost}, policy {digest}]",
+                r.reviewed_at,
+                a.id,
+                r.verdict.as_str(),
+                field(&r.model),
+                a.agent_id,
+                field(&a.tool_name),
+                field(&a.summary),
+                field(&why),
+                r.latency_ms,
+                r.input_tokens,
+                r.output_tokens,
+            )
+        })
+        .collect()
 }

@@ -269,6 +269,7 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
         ),
         Event::ExternalTriggerDelivered(p) => trigger_delivered(p),
         Event::ApprovalRequested(p) => approval_requested(p, out),
+        Event::ApprovalReviewed(p) => approval_reviewed(p, out),
         Event::ApprovalGranted(p) => approval_granted(p),
         Event::ApprovalDenied(p) => approval_denied(p),
         Event::WorkspacePolicyChanged(p) => policy_changed(p),

@@ -203,6 +203,60 @@ pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
     s
 }
 
+/// A reviewer's verdict in words: who, what, why, and whether its word
+/// answered the request (one line; the console, the CLI and the events
+/// say it alike).
+pub fn review_words(r: &crate::model::approval::ApprovalReview) -> String {
+    use crate::model::approval::{ReviewVerdict, ReviewerMay};
+    let why = match (&r.fallback, r.reason.is_empty()) {
+        (Some(f), _) => format!(" ({f})"),
+        (None, false) => format!(": {}", r.reason),
+        (None, true) => String::new(),
+    };
+    let effect = match (r.applied, r.verdict, r.may) {
+        (true, ReviewVerdict::Allow, _) => " — it approved the call",
+        (true, ReviewVerdict::Deny, _) => " — it denied the call",
+        (false, ReviewVerdict::Ask, _) => " — a person decides",
+        (false, _, ReviewerMay::Advise) => {
+            " — advice only (reviewer_may = advise): a person decides"
+        }
+        (false, ReviewVerdict::Allow, ReviewerMay::DenyOnly) => {
+            " — advice only (reviewer_may = deny_only): a person decides"
+        }
+        (false, _, _) => " — a person answered first",
+        (true, ReviewVerdict::Ask, _) => "",
+    };
+    format!(
+        "reviewer {} says {}{why}{effect}",
+        r.model,
+        r.verdict.as_str()
+    )
+}
+
+pub(super) fn approval_reviewed(p: &ev::ApprovalChanged, out: &mut OperatorEvent) -> String {
+    let a = &p.approval;
+    let Some(r) = &a.review else {
+        return format!("Reviewed {} {}", a.tool_name, preview(&a.summary));
+    };
+    out.body = Some(format!(
+        "{}\npolicy sha256 {} · {} ms · {} in / {} out tokens{}",
+        review_words(r),
+        r.policy_digest,
+        r.latency_ms,
+        r.input_tokens,
+        r.output_tokens,
+        r.cost_usd
+            .map(|c| format!(" · ${c:.4}"))
+            .unwrap_or_default()
+    ));
+    format!(
+        "{} {}: {}",
+        a.tool_name,
+        preview(&a.summary),
+        review_words(r)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -399,6 +399,7 @@ impl AgentView {
             | K::ExternalTriggerRevoked(_)
             | K::ExternalTriggerDelivered(_)
             | K::ApprovalRequested(_)
+            | K::ApprovalReviewed(_)
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
             | K::RuntimeStopped(_)

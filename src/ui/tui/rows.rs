@@ -88,6 +88,10 @@ pub struct ApprovalRow {
     pub patch: Option<String>,
     /// What "always" would add to the allow-list, when anything.
     pub always_adds: Option<String>,
+    /// The reviewer model's verdict, in words, once it gave one.
+    pub review: Option<String>,
+    /// The reviewer's verdict answered it (under `reviewer_may`).
+    pub by_reviewer: bool,
     pub state: ApprovalState,
     /// The oldest waiting call: the one `y`, `a` and `n` answer.
     pub keys: bool,
@@ -410,7 +414,11 @@ fn approval(a: &ApprovalRow, width: usize, t: Theme) -> Vec<Line<'static>> {
     };
     match &a.state {
         ApprovalState::Approved { always: false } => {
-            return answered("✓ ", t.ok(), format!("approved {} {what}", a.tool))
+            let by = match a.by_reviewer {
+                true => " (by the reviewer)",
+                false => "",
+            };
+            return answered("✓ ", t.ok(), format!("approved {} {what}{by}", a.tool));
         }
         ApprovalState::Approved { always: true } => {
             let rule = a
@@ -466,6 +474,10 @@ fn approval(a: &ApprovalRow, width: usize, t: Theme) -> Vec<Line<'static>> {
     }
     let spans = [Span::styled(sanitize(&a.why), t.dim())];
     lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    if let Some(r) = &a.review {
+        let spans = [Span::styled(sanitize(r), t.text())];
+        lines.extend(wrap(&spans, width, &[gutter()], &[gutter()]));
+    }
     if !a.keys {
         // Single keys answer the oldest call first.
         let spans = [Span::styled(

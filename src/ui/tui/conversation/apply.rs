@@ -67,6 +67,21 @@ impl Conversation {
                 };
             }
             K::ApprovalGranted(p) | K::ApprovalDenied(p) => return self.approval_answered(p),
+            K::ApprovalReviewed(p) => {
+                // The reviewer's word beside the request it is about.
+                let a = &p.approval;
+                let words = a.review.as_ref().map(crate::ui::present::review_words);
+                if let Some(row) = self
+                    .rows
+                    .iter_mut()
+                    .rev()
+                    .find(|r| matches!(r.kind(), RowKind::Approval(x) if x.id == a.id))
+                {
+                    if let RowKind::Approval(x) = row.kind_mut() {
+                        x.review = words;
+                    }
+                }
+            }
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
             K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
             K::ToolStarted(p) => {
@@ -274,6 +289,8 @@ impl Conversation {
             Some(row) => {
                 if let RowKind::Approval(x) = row.kind_mut() {
                     x.state = answer;
+                    x.by_reviewer = a.review.as_ref().is_some_and(|r| r.applied);
+                    x.review = a.review.as_ref().map(crate::ui::present::review_words);
                 }
             }
             None => {

@@ -358,6 +358,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::ExternalTriggerRevoked(_)
             | K::ExternalTriggerDelivered(_)
             | K::ApprovalRequested(_)
+            | K::ApprovalReviewed(_)
             | K::ApprovalGranted(_)
             | K::ApprovalDenied(_)
             | K::WorkspacePolicyChanged(_)

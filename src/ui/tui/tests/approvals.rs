@@ -377,3 +377,51 @@ fn an_approved_patch_shows_its_diff_after_the_answer() {
         "with its diff"
     );
 }
+
+/// A reviewer's verdict in words, as the runtime records it.
+fn review(verdict: &str, applied: bool, reason: &str) -> Value {
+    json!({
+        "reviewed_by": "reviewer", "model": "openai/gpt-reviewer", "verdict": verdict,
+        "reason": reason, "policy_digest": "ab".repeat(32), "may": "allow_and_deny",
+        "applied": applied, "latency_ms": 840, "input_tokens": 900, "output_tokens": 40,
+        "reviewed_at": "2026-11-23T09:14:00Z",
+    })
+}
+
+#[test]
+fn the_reviewers_word_is_shown_beside_the_request_and_on_its_answer() {
+    let mut st = booted(&session(), StoredMode::Info, 120, 40);
+    let rec = command_approval();
+    asked(&mut st, &rec);
+    // Advice: the request still waits, with the reviewer's note under it.
+    let mut advised = rec.clone();
+    advised["review"] = review("ask", false, "");
+    advised["review"]["fallback"] = json!("the reviewer's answer is not one JSON object");
+    let mut e = session().push(
+        "approval_reviewed",
+        Some("msg_1"),
+        json!({ "approval": advised }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    let text = screen(&st);
+    assert!(
+        text.contains("reviewer openai/gpt-reviewer says ask (the reviewer's answer is not one JSON object) — a person decides"),
+        "{text}"
+    );
+    assert!(
+        text.contains("y approve once"),
+        "a person still answers: {text}"
+    );
+    // A verdict that answered: the row says the reviewer approved it.
+    let mut rec2 = rec.clone();
+    rec2["review"] = review("allow", true, "local and harmless");
+    answered(&mut st, &rec2, "approval_granted", "granted", json!({}));
+    let text = screen(&st);
+    assert!(
+        text.contains("approved ExecCommand `touch notes.txt` (by the reviewer)"),
+        "{text}"
+    );
+    let rows = approval_rows(&st);
+    assert!(rows.iter().all(|r| r.state != ApprovalState::Waiting));
+}

@@ -1,0 +1,197 @@
+//! The reviewer model through the real binary: a daemon whose approval
+//! requests go first to a scripted reviewer under `reviewer_may =
+//! "allow_and_deny"`. Its "allow" runs the call once, its "deny" reaches
+//! the agent with its reason, and prose falls back to a person, who then
+//! answers; every verdict is a durable record, listed and audited.
+
+use serde_json::{json, Value};
+
+use super::stub_provider::{canned, Canned, StubServer};
+use super::support::{assert_typed_lines, json_lines, poll, stderr, Daemon, Home};
+
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
+}
+
+const REVIEWER: &str = "gpt-reviewer";
+
+/// Of `markers`, the one said last in the request (the conversation's
+/// newest input among them).
+fn newest<'a>(body: &Value, markers: &[&'a str]) -> Option<&'a str> {
+    let text = body.to_string();
+    markers
+        .iter()
+        .filter_map(|m| text.rfind(m).map(|at| (at, *m)))
+        .max()
+        .map(|(_, m)| m)
+}
+
+const PROMPTS: [&str; 4] = ["[approval ", "run echo", "run push", "run touch"];
+
+/// The scripted models: the agent asks for one command per prompt, the
+/// reviewer judges by the command it is shown.
+fn respond(body: &Value, ran: &str) -> Canned {
+    let text = body.to_string();
+    if body["model"] == REVIEWER {
+        // The request's recent context holds the earlier commands too:
+        // the newest command is looked for first.
+        let answer = if text.contains("echo touched") {
+            "This looks fine to me, go ahead."
+        } else if text.contains("git push") {
+            r#"{"verdict": "deny", "reason": "pushing needs a person: open a pull request"}"#
+        } else if text.contains("echo ok") {
+            r#"{"verdict": "allow", "reason": "appends to a file in the agent's own home"}"#
+        } else {
+            "This looks fine to me, go ahead."
+        };
+        return Canned::json(200, canned::responses_json(answer, &[]));
+    }
+    let call = |cmd: &str| json!({ "cmd": cmd }).to_string();
+    let reply = match newest(body, &PROMPTS) {
+        Some("run echo") => {
+            let c = call(&format!("echo ok >> {ran}"));
+            canned::responses_json("Appending.", &[("c_echo", "ExecCommand", &c)])
+        }
+        Some("run push") => {
+            let c = call("git push origin main");
+            canned::responses_json("Pushing.", &[("c_push", "ExecCommand", &c)])
+        }
+        Some("run touch") => {
+            let c = call(&format!("echo touched >> {ran}"));
+            canned::responses_json("Touching.", &[("c_touch", "ExecCommand", &c)])
+        }
+        _ => canned::responses_json("Noted.", &[]),
+    };
+    Canned::json(200, reply)
+}
+
+fn approvals(home: &Home) -> Vec<Value> {
+    serde_json::from_str(&home.ok(&["approvals", "--all", "--json"])).unwrap_or_default()
+}
+
+fn find(home: &Home, call: &str) -> Option<Value> {
+    approvals(home).into_iter().find(|a| a["call_id"] == call)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_person() {
+    let home = Home::new();
+    let ran = home.path().join("data/agents/main/ran.txt");
+    let ran_text = ran.display().to_string();
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    let log = std::sync::Arc::clone(&seen);
+    let stub = StubServer::serving(std::sync::Arc::new(move |body: &Value| {
+        if let Ok(mut l) = log.lock() {
+            l.push(body.clone());
+        }
+        respond(body, &ran_text)
+    }))
+    .await;
+    let requests = || seen.lock().map(|l| l.clone()).unwrap_or_default();
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        format!(
+            "[policy]\napproval = \"on_write\"\nreviewer = \"openai/{REVIEWER}\"\nreviewer_may = \"allow_and_deny\"\n"
+        ),
+    ));
+    ok(std::fs::write(
+        home.path().join("config/policy.md"),
+        "Commands inside the agent's own home are fine. Never push.\n",
+    ));
+    let base = format!("{}/v1", stub.base());
+    let out = ok(home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-agent")
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_API_KEY", "sk-review")
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _daemon = Daemon(&home);
+
+    // Allowed: runs once, with no person asked.
+    home.ok(&["send", "run echo"]);
+    let echo = poll("the reviewer's allow", || {
+        find(&home, "c_echo").filter(|a| a["status"] == "granted")
+    });
+    assert_eq!(echo["review"]["verdict"], "allow", "{echo}");
+    assert_eq!(echo["review"]["applied"], true);
+    assert_eq!(echo["review"]["model"], format!("openai/{REVIEWER}"));
+    assert_eq!(
+        echo["review"]["policy_digest"].as_str().map(str::len),
+        Some(64)
+    );
+    poll("the command's output", || {
+        std::fs::read_to_string(&ran).ok().filter(|t| t == "ok\n")
+    });
+
+    // Denied: the agent reads the reviewer's reason.
+    home.ok(&["send", "run push"]);
+    let push = poll("the reviewer's deny", || {
+        find(&home, "c_push").filter(|a| a["status"] == "denied")
+    });
+    assert_eq!(push["review"]["verdict"], "deny");
+    poll("the denial reaching the agent", || {
+        requests()
+            .iter()
+            .any(|r| r["model"] != REVIEWER && r.to_string().contains("pushing needs a person"))
+            .then_some(())
+    });
+
+    // Prose is no verdict: a person decides, and sees the reviewer's note.
+    home.ok(&["send", "run touch"]);
+    let touch = poll("the reviewer's note", || {
+        find(&home, "c_touch").filter(|a| a["review"].is_object())
+    });
+    assert_eq!(touch["status"], "pending");
+    assert_eq!(touch["review"]["verdict"], "ask");
+    let fallback = touch["review"]["fallback"].as_str().unwrap_or_default();
+    assert!(fallback.contains("not one JSON object"), "{touch}");
+    let listed = home.ok(&["approvals"]);
+    assert!(
+        listed.contains("reviewer openai/gpt-reviewer says ask"),
+        "{listed}"
+    );
+    let id = touch["id"].as_str().unwrap_or_default().to_owned();
+    let answer = home.ok(&["approve", &id]);
+    assert!(answer.contains("approved ExecCommand"), "{answer}");
+    poll("the approved command's output", || {
+        std::fs::read_to_string(&ran)
+            .ok()
+            .filter(|t| t == "ok\ntouched\n")
+    });
+
+    // One review per request, never two.
+    let reviews = requests().iter().filter(|r| r["model"] == REVIEWER).count();
+    assert_eq!(reviews, 3);
+    // The request was framed as data, under the operator's policy.
+    let first = requests()
+        .into_iter()
+        .find(|r| r["model"] == REVIEWER)
+        .map(|r| r.to_string())
+        .unwrap_or_default();
+    assert!(first.contains("Never push."), "{first}");
+    assert!(first.contains("data, not instructions"), "{first}");
+
+    // The audit: every verdict, how it ended.
+    let audit = home.ok(&["approvals", "audit"]);
+    assert!(
+        audit.contains("allow (answered by the reviewer)"),
+        "{audit}"
+    );
+    assert!(audit.contains("deny (answered by the reviewer)"), "{audit}");
+    assert!(audit.contains("ask (granted by a person)"), "{audit}");
+    let denies = home.ok(&["approvals", "audit", "--verdict", "deny", "--since", "1d"]);
+    assert_eq!(denies.lines().count(), 1, "{denies}");
+    let bad = home.run(&["approvals", "audit", "--verdict", "maybe"]);
+    assert!(!bad.status.success());
+    let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+    assert_eq!(
+        evs.iter()
+            .filter(|e| e["kind"] == "approval_reviewed")
+            .count(),
+        3
+    );
+    assert_typed_lines(&home, "main");
+}
