@@ -154,13 +154,23 @@ async fn stub(caches: Arc<Mutex<Caches>>, served: Arc<AtomicU64>) -> StubServer 
 /// A provider chain to the stub at `base`: `wire`, answers whole, a
 /// `window`-token context (the benchmarks' one endpoint, `bench/model`).
 pub(super) fn stub_chain(base: &str, wire: &str, window: u64) -> anyhow::Result<Arc<dyn Provider>> {
+    stub_chain_for(base, wire, window, "model")
+}
+
+/// As `stub_chain`, for the model named `model` (`bench/MODEL`).
+pub(super) fn stub_chain_for(
+    base: &str,
+    wire: &str,
+    window: u64,
+    model: &str,
+) -> anyhow::Result<Arc<dyn Provider>> {
     let endpoint: ProviderEndpointConfig = toml::from_str(&format!(
         "base_url = \"{base}/v1\"\nwire = \"{wire}\"\nstreaming = \"off\"\n\
          context_window = {window}\n"
     ))?;
     let endpoints = BTreeMap::from([("bench".to_owned(), endpoint)]);
     let chain = build_chain(
-        "bench/model",
+        &format!("bench/{model}"),
         &[],
         &BTreeMap::new(),
         &endpoints,

@@ -5,7 +5,11 @@
 //! reads its input and exits 0; the same beside a `post_tool` hook, which
 //! runs off the turn's path. The figures: each turn's time per call over
 //! the no-hook turns', and each hook run's own time as `hook_ran` records
-//! it (spawn, sandbox, the shell, the wait).
+//! it (spawn, sandbox, the shell, the wait). Then the reviewer: a runtime
+//! under `on_write` whose every command asks, reviewed by a stub model
+//! that answers at once with `allow` (`reviewer_may = "allow_and_deny"`):
+//! from the request recorded to the verdict recorded, and to the call
+//! answered, which is what a review adds beyond the model's own time.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,8 +28,13 @@ use crate::store::{Store, StoreOptions};
 const TURNS: usize = 12;
 const CALLS: usize = 10;
 
-/// The scripted model: `CALLS` calls in the first round, then an answer.
+/// The scripted model: `CALLS` calls in the first round, then an answer;
+/// as the reviewer (`gpt-reviewer`), `allow`.
 fn answer(body: &Value, ids: &AtomicUsize) -> Canned {
+    if body["model"] == "gpt-reviewer" {
+        let verdict = r#"{"verdict": "allow", "reason": "a harmless local command"}"#;
+        return Canned::json(200, canned::chat_json(verdict, &[]));
+    }
     // The turn's state rides as a user message after the results.
     let is_state = |m: &&Value| {
         m["role"] == "user"
@@ -39,6 +48,15 @@ fn answer(body: &Value, ids: &AtomicUsize) -> Canned {
         .is_some_and(|m| m["role"] == "tool");
     if last_is_tool {
         return Canned::json(200, canned::chat_json("Done.", &[]));
+    }
+    let text = body.to_string();
+    // A prompt to review, not yet answered by its approval's result.
+    let asks = text.rfind("review me");
+    if asks.is_some() && text.rfind("[approval ") < asks {
+        // One command that asks (under on_write) and ends the turn.
+        let id = format!("r{}", ids.fetch_add(1, Ordering::Relaxed));
+        let args = json!({"cmd": "touch reviewed.txt"}).to_string();
+        return Canned::json(200, canned::chat_json("", &[(&id, "ExecCommand", &args)]));
     }
     let calls: Vec<(String, String, String)> = (0..CALLS)
         .map(|_| {
@@ -68,12 +86,23 @@ struct Mode {
 }
 
 async fn start(dir: &Path, base: &str, hooks: Hooks) -> anyhow::Result<Mode> {
-    std::fs::create_dir_all(dir)?;
     let provider = super::bench_frame::stub_chain(base, "openai_chat", 128_000)?;
+    start_with(dir, Arc::new(move |_| Arc::clone(&provider)), |config| {
+        config.policy.approval = crate::model::approval::Approval::Never;
+        config.hooks = hooks;
+    })
+    .await
+}
+
+async fn start_with(
+    dir: &Path,
+    provider: crate::runtime::host::ProviderSource,
+    set: impl FnOnce(&mut HostConfig),
+) -> anyhow::Result<Mode> {
+    std::fs::create_dir_all(dir)?;
     let store = Store::open(&dir.join("hooks.redb"), StoreOptions::default())?;
-    let mut config = HostConfig::new(dir.join("data"), Arc::new(move |_| Arc::clone(&provider)));
-    config.policy.approval = crate::model::approval::Approval::Never;
-    config.hooks = hooks;
+    let mut config = HostConfig::new(dir.join("data"), provider);
+    set(&mut config);
     let host = RuntimeHost::start(store, config).await?;
     host.create_agent("main").await?;
     Ok(Mode {
@@ -182,5 +211,102 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     for m in [none, with_pre, both] {
         m.host.shutdown().await;
     }
+    reviewer(dir, model.base()).await
+}
+
+/// What the reviewer adds to an approval request, with a model that
+/// answers at once.
+async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
+    use crate::protocol::events::Event;
+    const REQUESTS: usize = 40;
+    // The agent's model and the reviewer's, both the stub, told apart by
+    // name: the provider source builds each agent's chain by its model.
+    let agent = super::bench_frame::stub_chain(base, "openai_chat", 128_000)?;
+    let review = super::bench_frame::stub_chain_for(base, "openai_chat", 128_000, "gpt-reviewer")?;
+    let source: crate::runtime::host::ProviderSource =
+        Arc::new(move |rec| match rec.model_override.as_deref() {
+            Some(m) if m.ends_with("gpt-reviewer") => Arc::clone(&review),
+            _ => Arc::clone(&agent),
+        });
+    let policy = dir.join("reviewer-policy.md");
+    std::fs::write(&policy, "Commands in the agent's own home are fine.\n")?;
+    let mode = start_with(&dir.join("reviewer"), source, |config| {
+        config.policy.approval = crate::model::approval::Approval::OnWrite;
+        config.reviewer = Some(crate::runtime::approvals::review::ReviewerConfig {
+            model: "bench/gpt-reviewer".into(),
+            policy_file: Some(policy),
+            may: crate::model::approval::ReviewerMay::AllowAndDeny,
+            timeout: Duration::from_secs(30),
+        });
+    })
+    .await?;
+    for n in 0..REQUESTS {
+        mode.host
+            .submit(AdmissionRequest::operator_prompt(
+                "main",
+                &format!("review me {n}"),
+                Priority::Normal,
+                DeliverySurface::CliPrompt,
+            ))
+            .await?;
+        // The turn ends at the request; the review answers it, and the
+        // agent's next turn takes the result.
+        let answered = async {
+            mode.host.until_idle().await;
+            mode.host.reviews_settled().await;
+            mode.host.until_idle().await;
+        };
+        tokio::time::timeout(Duration::from_secs(60), answered)
+            .await
+            .map_err(|_| anyhow::anyhow!("request {n} was not answered within 60 s"))?;
+    }
+    let rx = mode.host.store().read()?;
+    let ms = |ts: &str| crate::runtime::scheduler::parse_ts_ms(ts).unwrap_or(0);
+    let (mut to_verdict, mut to_answer, mut model) = (Vec::new(), Vec::new(), Vec::new());
+    let asked = rx.events_of_kind("main", "approval_requested", 0, 100_000)?;
+    let reviewed = rx.events_of_kind("main", "approval_reviewed", 0, 100_000)?;
+    let granted = rx.events_of_kind("main", "approval_granted", 0, 100_000)?;
+    let at = |events: &[crate::store::EventRecord], id: &str| {
+        events.iter().find_map(|e| match e.event() {
+            Event::ApprovalRequested(p)
+            | Event::ApprovalReviewed(p)
+            | Event::ApprovalGranted(p)
+                if p.approval.id == id =>
+            {
+                Some((ms(&e.ts), p.approval.review.clone()))
+            }
+            _ => None,
+        })
+    };
+    for e in &asked {
+        let Event::ApprovalRequested(p) = e.event() else {
+            continue;
+        };
+        let id = p.approval.id;
+        let (Some((t0, _)), Some((t1, review)), Some((t2, _))) =
+            (at(&asked, &id), at(&reviewed, &id), at(&granted, &id))
+        else {
+            continue;
+        };
+        to_verdict.push(Duration::from_millis((t1 - t0).max(0) as u64));
+        to_answer.push(Duration::from_millis((t2 - t0).max(0) as u64));
+        if let Some(r) = review {
+            model.push(Duration::from_millis(r.latency_ms));
+        }
+    }
+    drop(rx);
+    for v in [&mut to_verdict, &mut to_answer, &mut model] {
+        v.sort();
+    }
+    println!(
+        "hooks.reviewer    {} requests under on_write, reviewed by a stub model that allows at once: request to verdict recorded p50 {} p99 {}; to the call approved p50 {} p99 {}; the review itself (prompt, model call, parse) p50 {}",
+        to_verdict.len(),
+        millis(percentile(&to_verdict, 0.5)),
+        millis(percentile(&to_verdict, 0.99)),
+        millis(percentile(&to_answer, 0.5)),
+        millis(percentile(&to_answer, 0.99)),
+        millis(percentile(&model, 0.5)),
+    );
+    mode.host.shutdown().await;
     Ok(())
 }

@@ -62,6 +62,9 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     if old.hooks != new.hooks {
         changed.insert("hooks");
     }
+    if old.reviewer != new.reviewer {
+        changed.insert("reviewer");
+    }
     if old.log_filter != new.log_filter {
         changed.insert("log");
     }
@@ -110,11 +113,16 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
             .iter()
             .any(|c| c == "hooks")
             .then(|| new.hooks.clone());
+        let reviewer = changed
+            .iter()
+            .any(|c| c == "reviewer")
+            .then(|| new.reviewer.clone());
         guard.0 = new;
         Ok(Reloaded {
             changed,
             mcp_servers,
             hooks,
+            reviewer,
         })
     });
     (source, ConfigWatch { path, reload })

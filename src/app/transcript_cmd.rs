@@ -58,6 +58,7 @@ const TAILED: &[&str] = &[
     "tool_started",
     "tool_executed",
     "approval_requested",
+    "approval_reviewed",
     "approval_granted",
     "approval_denied",
     "brief_created",

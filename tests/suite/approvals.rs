@@ -24,7 +24,7 @@ fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
 }
 
-async fn host_with(
+pub(super) async fn host_with(
     dir: &std::path::Path,
     provider: &Arc<ScriptedProvider>,
     approval: Approval,
@@ -40,7 +40,7 @@ async fn host_with(
     host
 }
 
-async fn stop(host: RuntimeHost) {
+pub(super) async fn stop(host: RuntimeHost) {
     host.shutdown().await;
     let store = host.store().clone();
     drop(host);

@@ -586,14 +586,22 @@ fn compaction_shows_as_a_row_while_the_summary_is_written() {
     use super::stub_provider::{canned, Canned, Responder, StubServer};
     let rt = tokio::runtime::Runtime::new().unwrap();
     // The summariser's request carries no tools: it is answered slowly,
-    // so the row can be seen; every turn gets a long answer.
+    // so the row can be seen; every turn gets a long answer until then,
+    // and a short one after, so the row that says what the summary made
+    // stays on screen.
     let long = "The retry test waits on the event now. ".repeat(300);
+    let summarised = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let responder: Responder = std::sync::Arc::new(move |body: &serde_json::Value| {
+        use std::sync::atomic::Ordering;
         let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-        match tools {
-            true => Canned::json(200, canned::responses_json(&long, &[])),
-            false => Canned::json(200, canned::responses_json("the summary", &[]))
-                .delay(std::time::Duration::from_secs(3)),
+        match (tools, summarised.load(Ordering::SeqCst)) {
+            (true, false) => Canned::json(200, canned::responses_json(&long, &[])),
+            (true, true) => Canned::json(200, canned::responses_json("Short now.", &[])),
+            (false, _) => {
+                summarised.store(true, Ordering::SeqCst);
+                Canned::json(200, canned::responses_json("the summary", &[]))
+                    .delay(std::time::Duration::from_secs(3))
+            }
         }
     });
     let stub = rt.block_on(StubServer::serving(responder));

@@ -195,3 +195,134 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
     );
     assert_typed_lines(&home, "main");
 }
+
+/// A verdict recorded but not yet acted on when the runtime stopped (a
+/// crash between the two) is acted on at the next start only if the
+/// reach in force then lets it, and without asking the model again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_force() {
+    use holon::model::approval::{ApprovalReview, ReviewVerdict, ReviewerMay};
+    use holon::runtime::approvals::policy::Approval;
+    use holon::runtime::approvals::review::ReviewerConfig;
+    use holon::runtime::approvals::{ApprovalRecord, ApprovalStatus};
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use std::sync::Arc;
+
+    let dir = ok(tempfile::tempdir());
+    let out = dir.path().join("data/agents/main/ran.txt");
+    let cmd = format!("echo ran >> {}", out.display());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        Scripted::tools("Writing.", &[("ExecCommand", json!({ "cmd": cmd }))]),
+        Scripted::text("It ran."),
+    ]));
+    let policy = dir.path().join("policy.md");
+    ok(std::fs::write(
+        &policy,
+        "Writes in the agent's home are fine.\n",
+    ));
+    // No reviewer yet: the request waits.
+    let host = super::approvals::host_with(dir.path(), &provider, Approval::OnWrite).await;
+    ok(host
+        .submit(super::runtime_core::prompt("append", Priority::Normal))
+        .await);
+    let asked = super::runtime_core::wait_event(
+        &host,
+        "the request",
+        super::runtime_core::kind("approval_requested"),
+    )
+    .await;
+    let id = asked.payload["approval"]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    host.until_idle().await;
+    super::approvals::stop(host).await;
+    // What a reviewer under allow_and_deny recorded before a crash.
+    let store = ok(holon::store::Store::open(
+        &dir.path().join("s.redb"),
+        holon::store::StoreOptions::default(),
+    ));
+    let aid = id.clone();
+    ok(store
+        .write(move |tx| {
+            let key = holon::store::Keyed::Approvals;
+            let mut rec: ApprovalRecord = tx.get(key, "main", &aid)?.expect("the approval");
+            rec.review = Some(ApprovalReview {
+                reviewed_by: "reviewer".into(),
+                model: "scripted/test".into(),
+                verdict: ReviewVerdict::Allow,
+                reason: "a write in the agent's home".into(),
+                fallback: None,
+                policy_digest: "0".repeat(64),
+                may: ReviewerMay::AllowAndDeny,
+                applied: false,
+                latency_ms: 5,
+                input_tokens: 0,
+                output_tokens: 0,
+                cost_usd: None,
+                reviewed_at: "2026-11-29T10:00:00.000Z".into(),
+            });
+            tx.put(key, "main", &aid, &rec)
+        })
+        .await);
+    ok(store.close().await);
+    let start = |may: ReviewerMay| {
+        let (dir, provider, policy) =
+            (dir.path().to_owned(), Arc::clone(&provider), policy.clone());
+        async move {
+            let store = ok(holon::store::Store::open(
+                &dir.join("s.redb"),
+                holon::store::StoreOptions::default(),
+            ));
+            let mut c = super::runtime_core::config(&dir, provider);
+            c.policy.approval = Approval::OnWrite;
+            c.reviewer = Some(ReviewerConfig {
+                model: "scripted/test".into(),
+                policy_file: Some(policy),
+                may,
+                timeout: std::time::Duration::from_secs(30),
+            });
+            ok(holon::runtime::host::RuntimeHost::start(store, c).await)
+        }
+    };
+    // The operator lowered the reach to advise: the allow stays a note.
+    let host = start(ReviewerMay::Advise).await;
+    host.reviews_settled().await;
+    host.until_idle().await;
+    let pending = ok(host.approvals(None, false));
+    assert_eq!(
+        pending.len(),
+        1,
+        "the recorded allow did not answer under advise"
+    );
+    assert!(!out.exists());
+    assert_eq!(
+        provider.requests().len(),
+        1,
+        "the model was not asked again"
+    );
+    super::approvals::stop(host).await;
+    // Under allow_and_deny again: it answers, the call runs once.
+    let host = start(ReviewerMay::AllowAndDeny).await;
+    super::runtime_core::wait_event(
+        &host,
+        "the grant",
+        super::runtime_core::kind("approval_granted"),
+    )
+    .await;
+    super::approvals::wait_requests(&provider, 2).await;
+    assert_eq!(ok(std::fs::read_to_string(&out)), "ran\n");
+    let rec = ok(host.approvals(None, true))
+        .into_iter()
+        .find(|a| a.id == id)
+        .expect("the approval");
+    assert_eq!(rec.status, ApprovalStatus::Granted);
+    assert!(rec.review.is_some_and(|r| r.applied));
+    assert_eq!(
+        provider.requests().len(),
+        2,
+        "one turn after the grant, no review asked"
+    );
+    super::approvals::stop(host).await;
+}

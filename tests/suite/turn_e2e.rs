@@ -364,6 +364,7 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
                 changed: vec!["model".to_owned()],
                 mcp_servers: None,
                 hooks: None,
+                reviewer: None,
             })
         }
     });

@@ -560,10 +560,20 @@ impl RuntimeHost {
                     if rec.status != ApprovalStatus::Granted {
                         continue;
                     }
+                    let by = match rec.review.as_ref().filter(|r| r.applied) {
+                        Some(r) => Answerer::Reviewer {
+                            model: r.model.clone(),
+                            reason: r.reason.clone(),
+                        },
+                        None => Answerer::Operator,
+                    };
                     let text = format!(
-                        "[approval {}] The operator approved {} {}, but the runtime stopped \
-                         while it ran: its effects are unknown. Check before running it again.",
-                        rec.id, rec.tool_name, rec.summary
+                        "[approval {}] {} approved {} {}, but the runtime stopped while it \
+                         ran: its effects are unknown. Check before running it again.",
+                        rec.id,
+                        by.who(),
+                        rec.tool_name,
+                        rec.summary
                     );
                     answer_in(tx, &mut rec, text)?;
                 }

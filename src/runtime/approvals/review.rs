@@ -18,6 +18,9 @@ pub const CONTEXT_CHARS: usize = 6_000;
 pub const REASON_CHARS: usize = 2_000;
 /// What the reviewer may write.
 pub const MAX_OUTPUT_TOKENS: u32 = 600;
+/// A request whose document is larger than this (arguments the agent
+/// made huge) is not sent: a person decides.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 
 const SYSTEM: &str = "You review one action that an autonomous coding agent asked to take \
 and that its operator's approval policy holds for a decision. You answer for the operator, \
@@ -153,27 +156,37 @@ pub fn parse(text: &str, approval_id: &str, called_tools: bool) -> Answer {
         .and_then(|r| r.trim_end().strip_suffix("```"))
         .map(str::trim)
         .unwrap_or(t);
-    let value: Value = match serde_json::from_str(t) {
+    // Read as its fields: a key given twice (`"verdict": "deny", …,
+    // "verdict": "allow"`) is refused, not settled by the last one.
+    #[derive(serde::Deserialize)]
+    struct Said {
+        verdict: Option<Value>,
+        reason: Option<Value>,
+        approval_id: Option<Value>,
+    }
+    if !t.starts_with('{') {
+        return Answer::ask("the reviewer's answer is not one JSON object");
+    }
+    let said: Said = match serde_json::from_str(t) {
         Ok(v) => v,
         Err(_) => return Answer::ask("the reviewer's answer is not one JSON object"),
     };
-    let Some(obj) = value.as_object() else {
-        return Answer::ask("the reviewer's answer is not one JSON object");
-    };
-    if let Some(named) = obj.get("approval_id") {
+    if let Some(named) = &said.approval_id {
         if named.as_str() != Some(approval_id) {
             return Answer::ask("the reviewer answered about another request");
         }
     }
-    let verdict = obj
-        .get("verdict")
+    let verdict = said
+        .verdict
+        .as_ref()
         .and_then(Value::as_str)
         .and_then(ReviewVerdict::parse);
     let Some(verdict) = verdict else {
         return Answer::ask("the reviewer's answer has no verdict of allow, deny or ask");
     };
-    let reason = obj
-        .get("reason")
+    let reason = said
+        .reason
+        .as_ref()
         .and_then(Value::as_str)
         .map(clean)
         .unwrap_or_default();
@@ -191,7 +204,8 @@ pub fn parse(text: &str, approval_id: &str, called_tools: bool) -> Answer {
 }
 
 /// Text the reviewer wrote, fit for the agent and the operator: control
-/// characters dropped (newlines and tabs become spaces), trimmed, cut.
+/// and hidden characters dropped (`model::text`; newlines and tabs
+/// become spaces), trimmed, cut.
 fn clean(text: &str) -> String {
     let kept: String = text
         .chars()
@@ -202,7 +216,7 @@ fn clean(text: &str) -> String {
                 c
             }
         })
-        .filter(|c| !c.is_control())
+        .filter(|&c| !crate::model::text::needs_escape(c))
         .collect();
     let kept = kept.trim();
     match kept.char_indices().nth(REASON_CHARS) {
@@ -236,35 +250,99 @@ pub struct ReviewerConfig {
     pub timeout: std::time::Duration,
 }
 
-/// The runtime's reviewer: what it is, and which requests it is on.
+/// The runtime's reviewer: what it is (replaced when config.toml
+/// changes), which requests it is on, and its running reviews (stopped
+/// when the runtime stops, before its commands are).
 pub struct Reviewer {
-    pub config: Option<ReviewerConfig>,
+    config: std::sync::RwLock<Option<ReviewerConfig>>,
     busy: std::sync::Mutex<std::collections::HashSet<String>>,
     pub(crate) slots: tokio::sync::Semaphore,
+    tasks: std::sync::Mutex<tokio::task::JoinSet<()>>,
+    /// Reviews claimed and not yet over, and who waits for none.
+    running: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
 }
 
 impl Reviewer {
     pub fn new(config: Option<ReviewerConfig>) -> Reviewer {
         Reviewer {
-            config,
+            config: std::sync::RwLock::new(config),
             busy: std::sync::Mutex::default(),
             slots: tokio::sync::Semaphore::new(SLOTS),
+            tasks: std::sync::Mutex::default(),
+            running: std::sync::atomic::AtomicUsize::new(0),
+            settled: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Wait until no review runs (tests and benchmarks: what a review
+    /// did, or chose not to do, is then recorded).
+    pub async fn settled(&self) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let told = self.settled.notified();
+            if self.running.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            told.await;
+        }
+    }
+
+    /// What is configured now.
+    pub fn config(&self) -> Option<ReviewerConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Take the `[policy] reviewer` of a changed config file.
+    pub fn replace(&self, config: Option<ReviewerConfig>) {
+        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config;
     }
 
     /// Claim `approval_id` (false: a review of it is already running).
     pub(crate) fn claim(&self, approval_id: &str) -> bool {
-        self.busy
+        let claimed = self
+            .busy
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(approval_id.to_owned())
+            .insert(approval_id.to_owned());
+        if claimed {
+            self.running
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        claimed
     }
 
     pub(crate) fn release(&self, approval_id: &str) {
-        self.busy
+        let released = self
+            .busy
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(approval_id);
+        if released {
+            self.running
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            self.settled.notify_waiters();
+        }
+    }
+
+    /// Run `review` among the reviews the runtime stops at shutdown.
+    pub(crate) fn spawn(&self, review: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        // Forget the finished ones.
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(review);
+    }
+
+    /// Stop every running review: a verdict not yet recorded is asked
+    /// again at the next start; one recorded, not yet acted on, is acted
+    /// on then (if the reach in force allows it).
+    pub async fn stop(&self) {
+        let mut tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
     }
 }
 
@@ -330,6 +408,10 @@ mod tests {
                 false,
             ),
             (r#"["allow"]"#, false),
+            (
+                r#"{"verdict":"deny","reason":"no","verdict":"allow"}"#,
+                false,
+            ),
             (r#"{"verdict":"allow","reason":"x"}"#, true),
             ("", false),
         ] {
@@ -347,6 +429,8 @@ mod tests {
             "{:?}",
             hostile.reason
         );
+        let hidden = "{\"verdict\":\"deny\",\"reason\":\"no\\u202e way\\u200b\"}";
+        assert_eq!(parse(hidden, "apr_1", false).reason, "no way");
     }
 
     #[test]

@@ -19,35 +19,61 @@ use std::time::Instant;
 use super::review::{self, Answer, ReviewerConfig};
 use crate::model::approval::{ApprovalRecord, ApprovalReview, ApprovalStatus, ReviewVerdict};
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::AgentRecord;
+use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 
-/// The policy text of `file` (`None`: the operator wrote none), or why it
-/// cannot be read.
-fn policy_text(file: Option<&PathBuf>) -> Result<Option<String>, String> {
-    let Some(file) = file else { return Ok(None) };
+/// The policy text of `file`, or why there is none to review under: a
+/// reviewer without the operator's written word decides nothing.
+fn policy_text(file: Option<&PathBuf>) -> Result<String, String> {
+    let Some(file) = file else {
+        return Err("no policy file is configured".into());
+    };
     match std::fs::read_to_string(file) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(text) if text.trim().is_empty() => {
+            Err(format!("the policy {} is empty", file.display()))
+        }
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "there is no policy at {}: write the operator's policy there",
+            file.display()
+        )),
         Err(e) => Err(format!("the policy {} cannot be read: {e}", file.display())),
     }
 }
 
+/// A review's claim on its request, given back when it ends.
+struct Claim(RuntimeHost, String);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.0.inner.reviewer.release(&self.1);
+    }
+}
+
 impl RuntimeHost {
+    /// Wait until no review runs (tests and benchmarks).
+    pub async fn reviews_settled(&self) {
+        self.inner.reviewer.settled().await;
+    }
+
     /// Have the reviewer look at `rec`, off the caller's path (nothing
     /// when no reviewer is configured).
     pub(crate) fn review_soon(&self, rec: &ApprovalRecord) {
-        if self.inner.reviewer.config.is_none() || !self.inner.reviewer.claim(&rec.id) {
+        if self.inner.reviewer.config().is_none() || !self.inner.reviewer.claim(&rec.id) {
             return;
         }
-        let host = self.clone();
+        // A weak handle: a review never keeps a stopping runtime alive.
+        let weak = std::sync::Arc::downgrade(&self.inner);
         let (agent_id, approval_id) = (rec.agent_id.clone(), rec.id.clone());
-        tokio::spawn(async move {
+        self.inner.reviewer.spawn(async move {
+            let Some(inner) = weak.upgrade() else { return };
+            let host = RuntimeHost { inner };
+            // Released however the review ends (stopped at shutdown too).
+            let _claim = Claim(host.clone(), approval_id.clone());
             let reviewed = host.review(&agent_id, &approval_id).await;
-            host.inner.reviewer.release(&approval_id);
             if let Err(e) = reviewed {
                 tracing::warn!(approval = %approval_id, error = %e, "a review could not be recorded");
             }
@@ -57,7 +83,7 @@ impl RuntimeHost {
     /// At start: review each pending request that has none, and answer
     /// those whose recorded verdict had not answered them yet.
     pub(crate) fn resume_reviews(&self) {
-        if self.inner.reviewer.config.is_none() {
+        if self.inner.reviewer.config().is_none() {
             return;
         }
         let pending = match self.approvals(None, false) {
@@ -73,7 +99,7 @@ impl RuntimeHost {
     }
 
     async fn review(&self, agent_id: &str, approval_id: &str) -> Result<(), RuntimeError> {
-        let Some(config) = self.inner.reviewer.config.clone() else {
+        let Some(config) = self.inner.reviewer.config() else {
             return Ok(());
         };
         let _slot = self.inner.reviewer.slots.acquire().await;
@@ -84,16 +110,22 @@ impl RuntimeHost {
         if rec.status != ApprovalStatus::Pending {
             return Ok(());
         }
+        let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
+            return Ok(());
+        };
+        // A paused or stopped agent is the operator's to resume: nothing
+        // is asked or answered for it meanwhile.
+        if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped) {
+            return Ok(());
+        }
         if let Some(done) = &rec.review {
-            // Recorded before a restart, not yet acted on.
-            if !done.applied && done.may.answers(done.verdict) {
+            // Recorded before a restart, not yet acted on: only when the
+            // reach it had and the reach in force now both let it answer.
+            if !done.applied && done.may.answers(done.verdict) && config.may.answers(done.verdict) {
                 self.apply(&rec, done).await?;
             }
             return Ok(());
         }
-        let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
-            return Ok(());
-        };
         let recent: Vec<crate::model::transcript::TranscriptEntry> =
             rx.list_recent(Keyed::Transcript, agent_id, 12)?;
         drop(rx);
@@ -171,9 +203,16 @@ impl RuntimeHost {
         Option<String>,
     ) {
         let policy = match policy_text(config.policy_file.as_ref()) {
-            Ok(p) => p,
+            Ok(p) => Some(p),
             Err(why) => return (None, Answer::ask(why), None, None),
         };
+        if rec.arguments.to_string().len() > review::MAX_REQUEST_BYTES {
+            let why = format!(
+                "the call's arguments are over {} KiB, too large to review",
+                review::MAX_REQUEST_BYTES / 1024
+            );
+            return (policy, Answer::ask(why), None, None);
+        }
         let global = self.inner.config.budget;
         if let crate::runtime::budget::Verdict::Pause(_) | crate::runtime::budget::Verdict::Paused =
             crate::runtime::budget::verdict(agent, crate::now_ms(), global)
@@ -196,7 +235,16 @@ impl RuntimeHost {
             Ok(o) => match o.result {
                 Err(f) => Answer::ask(format!("the reviewer failed: {}", f.artifact.summary)),
                 Ok(round) => {
-                    let answer = review::parse(&round.text, &rec.id, !round.tool_calls.is_empty());
+                    // A fallback model answering in the reviewer's place
+                    // is no review.
+                    let answer = match round.model_ref == config.model {
+                        true => review::parse(&round.text, &rec.id, !round.tool_calls.is_empty()),
+                        false => Answer::ask(format!(
+                            "{} answered in the reviewer's place (a fallback), so its word \
+                             does not count",
+                            round.model_ref
+                        )),
+                    };
                     return (policy, answer, round.token_usage, Some(round.model_ref));
                 }
             },
@@ -211,6 +259,11 @@ impl RuntimeHost {
         rec: &ApprovalRecord,
         review: &ApprovalReview,
     ) -> Result<(), RuntimeError> {
+        // Paused meanwhile: the operator's to resume.
+        let status = self.inner.agent_record(&rec.agent_id)?.status;
+        if matches!(status, AgentStatus::Paused | AgentStatus::Stopped) {
+            return Ok(());
+        }
         let by = super::ops::Answerer::Reviewer {
             model: review.model.clone(),
             reason: review.reason.clone(),

@@ -502,6 +502,8 @@ impl RuntimeHost {
     /// next runtime (a console that detaches hands them to its daemon).
     pub async fn shutdown_with(&self, tasks_outlive: bool) {
         let _ = self.inner.shutdown.send(true);
+        // No reviewer answers a request (and runs its call) from here on.
+        self.inner.reviewer.stop().await;
         let joins: Vec<_> = {
             let mut actors = self.inner.actors();
             actors

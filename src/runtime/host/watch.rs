@@ -183,6 +183,9 @@ pub struct Reloaded {
     /// The hooks, when `[hooks]` changed: the runtime's are replaced
     /// from the next event on.
     pub hooks: Option<crate::runtime::hooks::Hooks>,
+    /// The reviewer, when `[policy] reviewer…` changed: replaced for the
+    /// next review.
+    pub reviewer: Option<Option<crate::runtime::approvals::review::ReviewerConfig>>,
 }
 
 /// The config file to watch and what to do when it changes.
@@ -462,12 +465,16 @@ async fn examine(
                         changed,
                         mcp_servers,
                         hooks,
+                        reviewer,
                     }) => {
                         if let Some(servers) = mcp_servers {
                             host.mcp.reconfigure(servers);
                         }
                         if let Some(hooks) = hooks {
                             host.hooks.replace(hooks);
+                        }
+                        if let Some(reviewer) = reviewer {
+                            host.reviewer.replace(reviewer);
                         }
                         ConfigReloaded::ConfigFile {
                             path: c.path.clone(),
