@@ -118,11 +118,12 @@ impl RuntimeHost {
         if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped) {
             return Ok(());
         }
-        if let Some(done) = &rec.review {
+        if let Some(done) = rec.review.clone() {
+            drop(rx);
             // Recorded before a restart, not yet acted on: only when the
             // reach it had and the reach in force now both let it answer.
             if !done.applied && done.may.answers(done.verdict) && config.may.answers(done.verdict) {
-                self.apply(&rec, done).await?;
+                self.apply(&rec, &done).await?;
             }
             return Ok(());
         }

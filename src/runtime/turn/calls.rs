@@ -84,26 +84,30 @@ pub(super) async fn run_call(
     // call (it then never runs, and nothing is asked of the operator).
     // Their runs are recorded with the call's result.
     // A turn stopped meanwhile stops them (with what they started).
-    let hooks = match &route {
+    let (refused, runs) = match &route {
         Route::Gate => tokio::select! {
-            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => hooks,
-            reason = cancel.cancelled() => crate::runtime::hooks::dispatch::PreTool {
-                refused: Some((
-                    "(stopped)".into(),
-                    format!("the turn was stopped ({reason:?}) while the operator's hooks checked the call"),
+            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => (
+                hooks.refused.map(|(hook, reason)| {
+                    format!("the operator's hook `{hook}` refused this call: {reason}")
+                }),
+                hooks.runs,
+            ),
+            reason = cancel.cancelled() => (
+                Some(format!(
+                    "the call did not run: the turn was stopped ({reason:?}) while the \
+                     operator's hooks checked it"
                 )),
-                runs: Vec::new(),
-            },
+                Vec::new(),
+            ),
         },
-        Route::Answered(_) => Default::default(),
+        Route::Answered(_) => (None, Vec::new()),
     };
-    let refused = hooks.refused;
     let ran = matches!(route, Route::Gate) && refused.is_none();
     let t0 = Instant::now();
     let mut outcome = match (route, refused) {
-        (_, Some((hook, reason))) => tools::tool_error(
+        (_, Some(refusal)) => tools::tool_error(
             tools::ToolErrorKind::Failed,
-            format!("the operator's hook `{hook}` refused this call: {reason}"),
+            refusal,
             Some("the call did not run; do not repeat it unchanged: take another way, or tell the operator what you need"),
             None,
             false,
@@ -152,7 +156,7 @@ pub(super) async fn run_call(
         env.message_id.to_owned(),
         call.clone(),
         outcome.clone(),
-        hooks.runs,
+        runs,
     );
     env.host
         .store
