@@ -264,8 +264,12 @@ pub async fn usage(
     };
     let mut rows = BTreeMap::new();
     for agent in &agents {
-        // Turn rounds, and the context summariser's calls.
-        for kind in ["provider_round_completed", "context_compacted"] {
+        // Turn rounds, the context summariser's calls, and the reviewer's.
+        for kind in [
+            "provider_round_completed",
+            "context_compacted",
+            "approval_reviewed",
+        ] {
             let mut from = 1;
             loop {
                 let req = Request::EventsPage {
@@ -301,6 +305,23 @@ pub async fn usage(
                                     c.summariser_cost_usd,
                                 );
                             }
+                        }
+                        // The reviewer's calls, on the agent's day as
+                        // its own, shown as the reviewer's.
+                        Event::ApprovalReviewed(p) => {
+                            let Some(r) = &p.approval.review else {
+                                continue;
+                            };
+                            if r.input_tokens + r.output_tokens == 0 {
+                                continue;
+                            }
+                            let u = crate::runtime::provider::TokenUsage {
+                                input_tokens: r.input_tokens,
+                                output_tokens: r.output_tokens,
+                                ..Default::default()
+                            };
+                            let model = format!("{} (reviewer)", r.model);
+                            fold_usage(&mut rows, agent, &e.ts, &model, &u, r.cost_usd);
                         }
                         _ => {}
                     }

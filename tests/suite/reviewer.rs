@@ -184,6 +184,9 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
     assert!(audit.contains("ask (granted by a person)"), "{audit}");
     let denies = home.ok(&["approvals", "audit", "--verdict", "deny", "--since", "1d"]);
     assert_eq!(denies.lines().count(), 1, "{denies}");
+    // The reviewer's calls are spent on the agent's day, shown as its.
+    let usage = home.ok(&["usage"]);
+    assert!(usage.contains("openai/gpt-reviewer (reviewer)"), "{usage}");
     let bad = home.run(&["approvals", "audit", "--verdict", "maybe"]);
     assert!(!bad.status.success());
     let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
