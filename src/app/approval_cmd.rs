@@ -320,34 +320,19 @@ pub async fn audit(
         std::collections::BTreeMap::new();
     for agent in &agents {
         for kind in ["approval_reviewed", "approval_granted", "approval_denied"] {
-            let mut from = 1;
-            loop {
-                let req = Request::EventsPage {
-                    agent_id: agent.clone(),
-                    from_seq: from,
-                    limit: 1000,
-                    kind: Some(kind.into()),
+            super::usage_cmd::for_each_event(&*client, agent, kind, |e| {
+                let (Event::ApprovalReviewed(p)
+                | Event::ApprovalGranted(p)
+                | Event::ApprovalDenied(p)) = e.event()
+                else {
+                    return;
                 };
-                let page: crate::protocol::EventsPage =
-                    crate::protocol::call_typed(&*client, req).await?;
-                let Some(last) = page.events.last() else {
-                    break;
-                };
-                from = last.event_seq + 1;
-                for e in &page.events {
-                    let (Event::ApprovalReviewed(p)
-                    | Event::ApprovalGranted(p)
-                    | Event::ApprovalDenied(p)) = e.event()
-                    else {
-                        continue;
-                    };
-                    let key = format!("{agent}/{}", p.approval.id);
-                    let newer = latest.get(&key).is_none_or(|(ts, _)| e.ts >= *ts);
-                    if newer {
-                        latest.insert(key, (e.ts.clone(), p.approval));
-                    }
+                let key = format!("{agent}/{}", p.approval.id);
+                if latest.get(&key).is_none_or(|(ts, _)| e.ts >= *ts) {
+                    latest.insert(key, (e.ts.clone(), p.approval));
                 }
-            }
+            })
+            .await?;
         }
     }
     let mut reviewed: Vec<ApprovalRecord> = latest

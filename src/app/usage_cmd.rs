@@ -270,63 +270,40 @@ pub async fn usage(
             "context_compacted",
             "approval_reviewed",
         ] {
-            let mut from = 1;
-            loop {
-                let req = Request::EventsPage {
-                    agent_id: agent.clone(),
-                    from_seq: from,
-                    limit: 1000,
-                    kind: Some(kind.into()),
-                };
-                let page: EventsPage = call_typed(&*client, req).await?;
-                let Some(last) = page.events.last() else {
-                    break;
-                };
-                from = last.event_seq + 1;
-                for e in &page.events {
-                    if from_day
-                        .as_deref()
-                        .is_some_and(|d| e.ts.get(..10).unwrap_or("") < d)
-                    {
-                        continue;
-                    }
-                    match e.event() {
-                        Event::ProviderRoundCompleted(p) => fold(&mut rows, agent, &e.ts, &p),
-                        Event::ContextCompacted(c) => {
-                            if let Some(u) = &c.summariser_token_usage {
-                                let model =
-                                    c.summariser_model_ref.as_deref().unwrap_or("(summariser)");
-                                fold_usage(
-                                    &mut rows,
-                                    agent,
-                                    &e.ts,
-                                    model,
-                                    u,
-                                    c.summariser_cost_usd,
-                                );
-                            }
-                        }
-                        // The reviewer's calls, on the agent's day as
-                        // its own, shown as the reviewer's.
-                        Event::ApprovalReviewed(p) => {
-                            let Some(r) = &p.approval.review else {
-                                continue;
-                            };
-                            if r.input_tokens + r.output_tokens == 0 {
-                                continue;
-                            }
-                            let u = crate::runtime::provider::TokenUsage {
-                                input_tokens: r.input_tokens,
-                                output_tokens: r.output_tokens,
-                                ..Default::default()
-                            };
-                            let model = format!("{} (reviewer)", r.model);
-                            fold_usage(&mut rows, agent, &e.ts, &model, &u, r.cost_usd);
-                        }
-                        _ => {}
-                    }
+            for_each_event(&*client, agent, kind, |e| {
+                if from_day
+                    .as_deref()
+                    .is_some_and(|d| e.ts.get(..10).unwrap_or("") < d)
+                {
+                    return;
                 }
-            }
+                match e.event() {
+                    Event::ProviderRoundCompleted(p) => fold(&mut rows, agent, &e.ts, &p),
+                    Event::ContextCompacted(c) => {
+                        if let Some(u) = &c.summariser_token_usage {
+                            let model = c.summariser_model_ref.as_deref().unwrap_or("(summariser)");
+                            fold_usage(&mut rows, agent, &e.ts, model, u, c.summariser_cost_usd);
+                        }
+                    }
+                    // The reviewer's calls, on the agent's day as its own,
+                    // shown as the reviewer's.
+                    Event::ApprovalReviewed(p) => {
+                        let Some(r) = &p.approval.review else { return };
+                        if r.input_tokens + r.output_tokens == 0 {
+                            return;
+                        }
+                        let u = crate::runtime::provider::TokenUsage {
+                            input_tokens: r.input_tokens,
+                            output_tokens: r.output_tokens,
+                            ..Default::default()
+                        };
+                        let model = format!("{} (reviewer)", r.model);
+                        fold_usage(&mut rows, agent, &e.ts, &model, &u, r.cost_usd);
+                    }
+                    _ => {}
+                }
+            })
+            .await?;
         }
     }
     let rows: Vec<UsageRow> = rows.into_values().collect();
@@ -377,6 +354,31 @@ fn usage_line(r: &UsageRow) -> String {
         r.reasoning_tokens,
         cost
     )
+}
+
+/// Every event of `kind` in `agent`'s ledger, oldest first, page by
+/// page, each given to `each`.
+pub(super) async fn for_each_event(
+    client: &dyn crate::protocol::RuntimeClient,
+    agent: &str,
+    kind: &str,
+    mut each: impl FnMut(&crate::protocol::EventRecord),
+) -> anyhow::Result<()> {
+    let mut from = 1;
+    loop {
+        let req = Request::EventsPage {
+            agent_id: agent.to_owned(),
+            from_seq: from,
+            limit: 1000,
+            kind: Some(kind.into()),
+        };
+        let page: EventsPage = call_typed(client, req).await?;
+        let Some(last) = page.events.last() else {
+            return Ok(());
+        };
+        from = last.event_seq + 1;
+        page.events.iter().for_each(&mut each);
+    }
 }
 
 /// Every agent's id, page by page (`agents.list`).
