@@ -406,3 +406,72 @@ fn hooks_list_and_test_show_what_runs_without_recording() {
         stderr(&bad)
     );
 }
+
+/// A follower that falls behind the store's broadcast (a slow hook, a
+/// burst of events, a small buffer) reads each agent's ledger back from
+/// where it was: every event is told, once, none skipped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_that_falls_behind_tells_every_event_once() {
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::host::ControlAction;
+    const PROMPTS: usize = 60;
+    let dir = ok(tempfile::tempdir());
+    let store = ok(holon::store::Store::open(
+        &dir.path().join("s.redb"),
+        holon::store::StoreOptions {
+            event_buffer: 16,
+            ..Default::default()
+        },
+    ));
+    let provider = std::sync::Arc::new(holon::runtime::provider::scripted::ScriptedProvider::new(
+        Vec::new(),
+    ));
+    let mut c = super::runtime_core::config(dir.path(), provider);
+    #[derive(serde::Deserialize)]
+    struct File {
+        hooks: holon::runtime::hooks::config::HooksSection,
+    }
+    let file: File = ok(toml::from_str(
+        "[[hooks.prompt_submitted]]\nname = \"slow\"\ncommand = \"cat > /dev/null; sleep 0.02\"\nsandbox = \"off\"\n",
+    ));
+    c.hooks = ok(holon::runtime::hooks::config::check(file.hooks));
+    let host = ok(holon::runtime::host::RuntimeHost::start(store, c).await);
+    ok(host.create_agent("main").await);
+    // Paused: the prompts only queue, each one event the hook is told of.
+    ok(host.control("main", ControlAction::Pause).await);
+    for n in 0..PROMPTS {
+        ok(host
+            .submit(super::runtime_core::prompt(
+                &format!("p{n}"),
+                Priority::Normal,
+            ))
+            .await);
+    }
+    let told = || {
+        let rx = ok(host.store().read());
+        ok(rx.events_of_kind("main", "hook_ran", 0, 100_000))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while told().len() < PROMPTS {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {PROMPTS} told",
+            told().len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let runs = told();
+    let mut about: Vec<u64> = runs
+        .iter()
+        .filter_map(|e| e.payload["about_seq"].as_u64())
+        .collect();
+    let all = about.len();
+    about.sort();
+    about.dedup();
+    assert_eq!(
+        (all, about.len()),
+        (PROMPTS, PROMPTS),
+        "each prompt told exactly once"
+    );
+    super::approvals::stop(host).await;
+}
