@@ -11,12 +11,14 @@
 //! - `decide`: what a finished run means (pure);
 //! - `run`: one run of one hook, in its own sandbox, bounded in time and
 //!   output;
-//! - `dispatch`: `pre_tool` on the call's path, the rest from the
-//!   committed events, each run recorded as a `hook_ran` event.
+//! - `dispatch`: the runtime's hooks, `pre_tool` on the call's path,
+//!   each run recorded as a `hook_ran` event;
+//! - `follow`: the other events' hooks, told from the committed events.
 
 pub mod config;
 pub mod decide;
 pub mod dispatch;
+pub mod follow;
 pub mod input;
 pub mod run;
 

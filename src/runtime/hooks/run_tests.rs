@@ -1,0 +1,102 @@
+//! Tests of one hook run: the environment's allow-list, input and
+//! bounded output, the time limit and what a hook leaves running.
+use super::*;
+use crate::runtime::hooks::config::{HookEvent, HookSpec, OnError, DEFAULT_TIMEOUT};
+use crate::runtime::hooks::input::sample;
+
+fn hook(command: &str, timeout: Duration) -> HookSpec {
+    HookSpec {
+        name: "t".into(),
+        event: HookEvent::PreTool,
+        command: command.into(),
+        tools: Vec::new(),
+        timeout,
+        sandboxed: false,
+        network: None,
+        env: vec!["HOOK_EXTRA".into()],
+        on_error: OnError::Allow,
+    }
+}
+
+fn runner(root: &Path) -> Runner {
+    Runner {
+        root: root.to_path_buf(),
+        holon_dirs: Vec::new(),
+        sandbox_required: false,
+    }
+}
+
+#[test]
+fn the_environment_is_an_allow_list() {
+    let h = hook("true", DEFAULT_TIMEOUT);
+    let vars = [
+        ("PATH", "/bin"),
+        ("OPENAI_API_KEY", "sk-secret"),
+        ("HOOK_EXTRA", "yes"),
+        ("HOLON_HOME", "/h"),
+    ]
+    .map(|(k, v)| (k.into(), v.into()));
+    let env = hook_env(&h, vars, Path::new("/s"), Path::new("/s/tmp"));
+    let names: Vec<String> = env
+        .iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "PATH",
+            "HOOK_EXTRA",
+            "HOLON_HOOK_EVENT",
+            "HOLON_HOOK_NAME",
+            "HOLON_HOOK_STATE_DIR",
+            "TMPDIR"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_run_reads_its_input_and_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = runner(dir.path());
+    let input = sample(HookEvent::PreTool);
+    let echo = r
+        .run(
+            &hook("cat; echo err >&2; exit 3", DEFAULT_TIMEOUT),
+            &input,
+            false,
+        )
+        .await;
+    assert_eq!(echo.finished.exit, Exit::Code(3));
+    assert_eq!(echo.finished.stdout, input.to_bytes());
+    assert_eq!(echo.finished.stderr, b"err\n");
+    // 1 MB written, 64 KiB kept, all of it counted.
+    let loud = r
+        .run(
+            &hook("head -c 1000000 /dev/zero", DEFAULT_TIMEOUT),
+            &input,
+            false,
+        )
+        .await;
+    assert_eq!(loud.finished.stdout.len(), STDOUT_LIMIT);
+    assert_eq!(loud.output_bytes, 1_000_000);
+}
+
+#[tokio::test]
+async fn a_hook_past_its_limit_is_killed_with_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = runner(dir.path());
+    let marker = dir.path().join("left");
+    let input = sample(HookEvent::Brief);
+    let t0 = Instant::now();
+    let hung = r
+        .run(&hook("sleep 30", Duration::from_secs(1)), &input, false)
+        .await;
+    assert_eq!(hung.finished.exit, Exit::TimedOut(1));
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    // A child left running after the hook exits goes with it.
+    let cmd = format!("(sleep 1; touch {}) & exit 0", marker.display());
+    let forked = r.run(&hook(&cmd, DEFAULT_TIMEOUT), &input, false).await;
+    assert_eq!(forked.finished.exit, Exit::Code(0));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!marker.exists(), "the hook's child outlived it");
+}
