@@ -150,6 +150,13 @@ pub fn policy_change(
             "a network setting",
             NetworkAccess::CHOICES,
         )?,
+        reviewer: match a.reviewer.as_deref() {
+            None => None,
+            Some(r) => {
+                crate::model::review::ReviewerChoice::parse(r).map_err(anyhow::Error::msg)?;
+                Some(r.trim().to_owned())
+            }
+        },
         allow_commands: a.allow_commands.clone(),
         allow_paths: a.allow_paths.clone(),
         reset: a.reset,
@@ -205,6 +212,12 @@ pub fn policy_lines(
             _ => " (an escape asks unless approval is `never`)",
         }
     ));
+    if let Some(r) = &p.reviewer {
+        lines.push(format!(
+            "reviewer: {}",
+            crate::model::text::escape_hidden(r.label())
+        ));
+    }
     lines
 }
 
@@ -305,7 +318,7 @@ pub async fn audit(
     let verdict = match verdict.as_deref() {
         None => None,
         Some(v) => Some(
-            crate::model::approval::ReviewVerdict::parse(v)
+            crate::model::review::ReviewVerdict::parse(v)
                 .ok_or_else(|| anyhow::anyhow!("--verdict {v}: give allow, deny or ask"))?,
         ),
     };

@@ -232,12 +232,15 @@ async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
     std::fs::write(&policy, "Commands in the agent's own home are fine.\n")?;
     let mode = start_with(&dir.join("reviewer"), source, |config| {
         config.policy.approval = crate::model::approval::Approval::OnWrite;
-        config.reviewer = Some(crate::runtime::approvals::review::ReviewerConfig {
-            model: "bench/gpt-reviewer".into(),
+        config.reviewer = crate::runtime::approvals::review::ReviewerConfig {
+            model: Some("bench/gpt-reviewer".into()),
             policy_file: Some(policy),
-            may: crate::model::approval::ReviewerMay::AllowAndDeny,
+            may: crate::model::review::ReviewerMay::AllowAndDeny,
             timeout: Duration::from_secs(30),
-        });
+            // Measured: the reviewer's own overhead, not a chosen wait.
+            hold: Duration::ZERO,
+            ..Default::default()
+        };
     })
     .await?;
     for n in 0..REQUESTS {

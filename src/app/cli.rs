@@ -581,6 +581,12 @@ pub struct PolicyArgs {
     /// off (the default: model commands open no network sockets) or on.
     #[arg(long)]
     pub network: Option<String>,
+    /// Who reviews approval requests here: a model (`provider/model`),
+    /// `off`, or `default` (config `[policy] reviewer`). Its written
+    /// policy is config `[policy] reviewer_policy` with this
+    /// workspace's own `workspaces/ID/policy.md` beside config.toml.
+    #[arg(long, value_name = "MODEL")]
+    pub reviewer: Option<String>,
     /// A command prefix that never asks (repeatable), e.g. "cargo test".
     #[arg(long = "allow-command", value_name = "PREFIX")]
     pub allow_commands: Vec<String>,

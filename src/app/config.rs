@@ -129,6 +129,7 @@ pub(super) struct PolicySection {
     pub(super) reviewer_policy: Option<PathBuf>,
     pub(super) reviewer_may: Option<String>,
     pub(super) reviewer_timeout_secs: Option<u64>,
+    pub(super) reviewer_hold_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -287,8 +288,9 @@ pub struct Config {
     /// The operator's hooks (`[[hooks.EVENT]]`).
     pub hooks: crate::runtime::hooks::Hooks,
     /// The reviewer of approval requests (`[policy] reviewer`, with
-    /// `reviewer_policy`, `reviewer_may`, `reviewer_timeout_secs`).
-    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
+    /// `reviewer_policy`, `reviewer_may`, `reviewer_timeout_secs`,
+    /// `reviewer_hold_secs`).
+    pub reviewer: crate::runtime::approvals::review::ReviewerConfig,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -59,6 +59,9 @@ pub(super) fn policy_setting(
         allow_tools: entries("policy.allow_tools", &p.allow_tools)?,
         sandbox,
         network,
+        // Config's reviewer is `[policy] reviewer` (the reviewer setting);
+        // this field is a workspace's own.
+        reviewer: None,
     })
 }
 
@@ -270,36 +273,25 @@ pub(super) fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
     None
 }
 
-/// `[policy] reviewer` and its companions; `None` when no reviewer is
-/// set (the others are then refused: they would do nothing). The policy
-/// file is `reviewer_policy` (relative to the config file's directory),
-/// else `policy.md` beside the config file.
+/// `[policy] reviewer` and its companions. They hold without a
+/// `reviewer` too: a workspace may name its own (`holon workspace policy
+/// ID --reviewer`). The policy file is `reviewer_policy` (relative to the
+/// config file's directory), else `policy.md` beside the config file;
+/// each workspace's own is `workspaces/ID/policy.md` there.
 pub(super) fn reviewer_setting(
     file: &Path,
     p: &PolicySection,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<Option<crate::runtime::approvals::review::ReviewerConfig>, ConfigError> {
-    use crate::model::approval::ReviewerMay;
-    use crate::runtime::approvals::review::{ReviewerConfig, DEFAULT_TIMEOUT};
-    let Some(model) = p.reviewer.as_deref().map(str::trim) else {
-        for (key, set) in [
-            ("policy.reviewer_policy", p.reviewer_policy.is_some()),
-            ("policy.reviewer_may", p.reviewer_may.is_some()),
-            (
-                "policy.reviewer_timeout_secs",
-                p.reviewer_timeout_secs.is_some(),
-            ),
-        ] {
-            if set {
-                return Err(at_key(
-                    key,
-                    "set `[policy] reviewer` first: there is no reviewer".into(),
-                ));
-            }
+) -> Result<crate::runtime::approvals::review::ReviewerConfig, ConfigError> {
+    use crate::model::review::ReviewerMay;
+    use crate::runtime::approvals::review::{ReviewerConfig, DEFAULT_HOLD, DEFAULT_TIMEOUT};
+    let model = match p.reviewer.as_deref().map(str::trim) {
+        None => None,
+        Some(m) => {
+            validate_model_ref(m).map_err(|e| at_key("policy.reviewer", e))?;
+            Some(m.to_owned())
         }
-        return Ok(None);
     };
-    validate_model_ref(model).map_err(|m| at_key("policy.reviewer", m))?;
     let may = match p.reviewer_may.as_deref() {
         None => ReviewerMay::Advise,
         Some(v) => ReviewerMay::parse(v).ok_or_else(|| {
@@ -309,25 +301,37 @@ pub(super) fn reviewer_setting(
             )
         })?,
     };
-    let timeout = match p.reviewer_timeout_secs {
-        None => DEFAULT_TIMEOUT,
-        Some(s) if (1..=600).contains(&s) => std::time::Duration::from_secs(s),
-        Some(s) => {
-            return Err(at_key(
-                "policy.reviewer_timeout_secs",
-                format!("{s} is out of range (1 to 600)"),
-            ))
-        }
+    let secs = |key: &str, v: Option<u64>, range: std::ops::RangeInclusive<u64>, default| match v {
+        None => Ok(default),
+        Some(s) if range.contains(&s) => Ok(std::time::Duration::from_secs(s)),
+        Some(s) => Err(at_key(
+            key,
+            format!("{s} is out of range ({} to {})", range.start(), range.end()),
+        )),
     };
+    let timeout = secs(
+        "policy.reviewer_timeout_secs",
+        p.reviewer_timeout_secs,
+        1..=600,
+        DEFAULT_TIMEOUT,
+    )?;
+    let hold = secs(
+        "policy.reviewer_hold_secs",
+        p.reviewer_hold_secs,
+        0..=3600,
+        DEFAULT_HOLD,
+    )?;
     let dir = file.parent().unwrap_or(Path::new("."));
     let policy_file = Some(match &p.reviewer_policy {
         Some(f) => dir.join(f),
         None => dir.join("policy.md"),
     });
-    Ok(Some(ReviewerConfig {
-        model: model.to_owned(),
+    Ok(ReviewerConfig {
+        model,
         policy_file,
+        workspaces_dir: Some(dir.join("workspaces")),
         may,
         timeout,
-    }))
+        hold,
+    })
 }

@@ -62,114 +62,7 @@ pub struct ApprovalRecord {
     pub result_message_id: Option<String>,
     /// What the reviewer model said of it (`[policy] reviewer`), once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub review: Option<ApprovalReview>,
-}
-
-/// A reviewer's verdict on an approval request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReviewVerdict {
-    Allow,
-    Deny,
-    /// A person decides (also what an unusable answer, a failure, a
-    /// timeout or a spent budget come to).
-    Ask,
-}
-
-impl ReviewVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewVerdict::Allow => "allow",
-            ReviewVerdict::Deny => "deny",
-            ReviewVerdict::Ask => "ask",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ReviewVerdict> {
-        match s {
-            "allow" => Some(ReviewVerdict::Allow),
-            "deny" => Some(ReviewVerdict::Deny),
-            "ask" => Some(ReviewVerdict::Ask),
-            _ => None,
-        }
-    }
-}
-
-/// How far the reviewer's word goes (`[policy] reviewer_may`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReviewerMay {
-    /// It annotates the request; a person still answers.
-    #[default]
-    Advise,
-    /// Its "deny" answers the request; "allow" only annotates.
-    DenyOnly,
-    /// Its "allow" and "deny" both answer the request.
-    AllowAndDeny,
-}
-
-impl ReviewerMay {
-    pub const CHOICES: &'static str = "advise, deny_only or allow_and_deny";
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewerMay::Advise => "advise",
-            ReviewerMay::DenyOnly => "deny_only",
-            ReviewerMay::AllowAndDeny => "allow_and_deny",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<ReviewerMay> {
-        match s {
-            "advise" => Some(ReviewerMay::Advise),
-            "deny_only" => Some(ReviewerMay::DenyOnly),
-            "allow_and_deny" => Some(ReviewerMay::AllowAndDeny),
-            _ => None,
-        }
-    }
-
-    /// Whether `verdict` answers the request under this reach.
-    pub fn answers(self, verdict: ReviewVerdict) -> bool {
-        matches!(
-            (self, verdict),
-            (ReviewerMay::DenyOnly, ReviewVerdict::Deny)
-                | (
-                    ReviewerMay::AllowAndDeny,
-                    ReviewVerdict::Deny | ReviewVerdict::Allow
-                )
-        )
-    }
-}
-
-/// The durable record of one review: who reviewed, under which policy,
-/// what it said, what it cost, and whether its word answered the request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApprovalReview {
-    /// `reviewer`: the model configured as `[policy] reviewer`.
-    pub reviewed_by: String,
-    /// The model asked (`provider/model`), or the one that answered.
-    pub model: String,
-    pub verdict: ReviewVerdict,
-    /// Its reason, as the model sees it on a denial (bounded, cleaned).
-    pub reason: String,
-    /// Why the verdict is `ask` though the reviewer did not say so (its
-    /// answer was unusable, it failed, timed out, or the budget is spent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-    /// The SHA-256 of the written policy it was given (hex).
-    pub policy_digest: String,
-    /// How far its word went (`[policy] reviewer_may`) when it answered.
-    pub may: ReviewerMay,
-    /// Its verdict answered the request (else a person does, or did).
-    pub applied: bool,
-    pub latency_ms: u64,
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-    pub reviewed_at: String,
+    pub review: Option<super::review::ApprovalReview>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -232,6 +125,10 @@ pub struct ApprovalPolicy {
     /// runtime's `[policy]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<super::sandbox::NetworkAccess>,
+    /// Who reviews approval requests here (`None`: config `[policy]
+    /// reviewer`): set only by the operator, never by a repository file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<super::review::ReviewerChoice>,
 }
 
 /// What the operator allowed in a workspace by answering "always": kept
@@ -322,6 +219,10 @@ pub struct PolicyChange {
     pub sandbox: Option<super::sandbox::SandboxMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<super::sandbox::NetworkAccess>,
+    /// A reviewer for here: `provider/model`, `off`, or `default`
+    /// (config `[policy] reviewer` again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
     /// Rules to remove, as listed: an "always" rule or an allow-list
@@ -387,9 +288,13 @@ impl PolicyChange {
                 return Err(format!("{e:?} is not an allow-list entry"));
             }
         }
+        if let Some(r) = &self.reviewer {
+            super::review::ReviewerChoice::parse(r)?;
+        }
         let nothing_else = self.approval.is_none()
             && self.sandbox.is_none()
             && self.network.is_none()
+            && self.reviewer.is_none()
             && self.allow_commands.is_empty()
             && self.allow_paths.is_empty()
             && self.forget.is_empty();
@@ -408,6 +313,9 @@ impl PolicyChange {
         }
         if let Some(n) = self.network {
             p.network = Some(n);
+        }
+        if let Some(r) = &self.reviewer {
+            p.reviewer = super::review::ReviewerChoice::parse(r)?;
         }
         for (list, add) in [
             (&mut p.allow_commands, &self.allow_commands),

@@ -18,6 +18,7 @@ pub mod ids;
 pub mod mcp;
 pub mod message;
 pub mod retention;
+pub mod review;
 pub mod sandbox;
 pub mod skill;
 pub mod task;

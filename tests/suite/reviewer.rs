@@ -92,7 +92,8 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
     ok(std::fs::write(
         home.path().join("config/config.toml"),
         format!(
-            "[policy]\napproval = \"on_write\"\nreviewer = \"openai/{REVIEWER}\"\nreviewer_may = \"allow_and_deny\"\n"
+            "[policy]\napproval = \"on_write\"\nreviewer = \"openai/{REVIEWER}\"\n\
+             reviewer_may = \"allow_and_deny\"\nreviewer_hold_secs = 0\n"
         ),
     ));
     ok(std::fs::write(
@@ -199,12 +200,159 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
     assert_typed_lines(&home, "main");
 }
 
+/// Starts a daemon on `home` whose agent asks for the command each
+/// prompt names (`run: CMD`) and whose reviewer allows what contains
+/// `echo ok` (and is asked nothing else); every request the stub serves
+/// is kept.
+async fn daemon_with_reviewer(home: &Home, config: &str) -> (StubServer, Requests) {
+    let seen: Requests = Default::default();
+    let log = std::sync::Arc::clone(&seen);
+    let stub = StubServer::serving(std::sync::Arc::new(move |body: &Value| {
+        if let Ok(mut l) = log.lock() {
+            l.push(body.clone());
+        }
+        if body["model"] == REVIEWER {
+            let answer = match body.to_string().contains("echo ok") {
+                true => r#"{"verdict": "allow", "reason": "an echo in the agent's home"}"#,
+                false => r#"{"verdict": "ask", "reason": "not covered"}"#,
+            };
+            return Canned::json(200, canned::responses_json(answer, &[]));
+        }
+        let text = body.to_string();
+        let reply = match text
+            .rfind("run: ")
+            .filter(|at| text.rfind("[approval ") < Some(*at))
+        {
+            Some(at) => {
+                let cmd: String = text[at + 5..].chars().take_while(|c| *c != '"').collect();
+                let (cmd, call) = cmd.split_once('#').unwrap_or((&cmd, "c_x"));
+                let c = json!({ "cmd": cmd.trim() }).to_string();
+                canned::responses_json("Running.", &[(call, "ExecCommand", &c)])
+            }
+            None => canned::responses_json("Noted.", &[]),
+        };
+        Canned::json(200, reply)
+    }))
+    .await;
+    ok(std::fs::create_dir_all(home.path().join("config")));
+    ok(std::fs::write(
+        home.path().join("config/config.toml"),
+        config,
+    ));
+    let out = ok(home
+        .cmd()
+        .env("HOLON_MODEL", "openai/gpt-agent")
+        .env("OPENAI_BASE_URL", format!("{}/v1", stub.base()))
+        .env("OPENAI_API_KEY", "sk-review")
+        .arg("--detach")
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    (stub, seen)
+}
+
+type Requests = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+
+fn reviews(seen: &Requests) -> Vec<String> {
+    let all = seen.lock().map(|l| l.clone()).unwrap_or_default();
+    all.iter()
+        .filter(|r| r["model"] == REVIEWER)
+        .map(Value::to_string)
+        .collect()
+}
+
+/// A workspace names its own reviewer (none in config.toml) and has its
+/// own written policy beside config.toml; an allow that answers is held,
+/// and a person who denies it in the hold wins: the call never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_names_its_own_reviewer_and_a_person_revokes_its_allow() {
+    let home = Home::new();
+    let ran = home.path().join("data/agents/main/ran.txt");
+    let config = "[policy]\napproval = \"on_write\"\nreviewer_may = \"allow_and_deny\"\n\
+                  reviewer_hold_secs = 600\n";
+    let (_stub, seen) = daemon_with_reviewer(&home, config).await;
+    let _daemon = Daemon(&home);
+    let ws_policy = home.path().join("config/workspaces/agent_home/policy.md");
+    ok(std::fs::create_dir_all(ok(ws_policy
+        .parent()
+        .ok_or("no parent"))));
+    ok(std::fs::write(
+        &ws_policy,
+        "Echoes in the agent's home are fine.\n",
+    ));
+
+    // No reviewer anywhere yet: a person is asked, nobody else.
+    home.ok(&["send", &format!("run: echo ok >> {}#c_1", ran.display())]);
+    let first = poll("the first request", || find(&home, "c_1"));
+    let id = first["id"].as_str().unwrap_or_default().to_owned();
+    home.ok(&["deny", &id]);
+
+    // The workspace's own reviewer, set by the operator.
+    let bad = home.run(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--reviewer",
+        "no model",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("is not a reviewer"),
+        "{}",
+        stderr(&bad)
+    );
+    let set = home.ok(&[
+        "workspace",
+        "policy",
+        "agent_home",
+        "--reviewer",
+        &format!("openai/{REVIEWER}"),
+    ]);
+    assert!(set.contains("reviewer: openai/gpt-reviewer"), "{set}");
+    home.ok(&["send", &format!("run: echo ok >> {}#c_2", ran.display())]);
+    let held = poll("the reviewer's held allow", || {
+        find(&home, "c_2").filter(|a| a["review"].is_object())
+    });
+    assert_eq!(held["status"], "pending", "{held}");
+    assert_eq!(held["review"]["verdict"], "allow");
+    assert_eq!(held["review"]["applied"], false);
+    assert!(held["review"]["runs_at"].is_string(), "{held}");
+    let from = held["review"]["policy_from"].to_string();
+    assert!(from.contains("workspaces/agent_home/policy.md"), "{from}");
+    let listed = home.ok(&["approvals"]);
+    assert!(listed.contains("unless a person answers first"), "{listed}");
+    // The person revokes it before it runs.
+    let id = held["id"].as_str().unwrap_or_default().to_owned();
+    home.ok(&["deny", &id, "--note", "not today"]);
+    let denied = poll("the denial", || {
+        find(&home, "c_2").filter(|a| a["status"] == "denied")
+    });
+    assert_eq!(denied["review"]["applied"], false);
+    assert!(!ran.exists(), "a revoked allow ran its call");
+    // The workspace's policy was what the reviewer read; the first
+    // request was never reviewed.
+    let asked = reviews(&seen);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("Echoes in the agent's home are fine."));
+
+    // Off for this workspace: nobody but a person again.
+    home.ok(&["workspace", "policy", "agent_home", "--reviewer", "off"]);
+    home.ok(&["send", &format!("run: echo ok >> {}#c_3", ran.display())]);
+    let third = poll("the third request", || find(&home, "c_3"));
+    let id = third["id"].as_str().unwrap_or_default().to_owned();
+    home.ok(&["approve", &id]);
+    poll("the approved echo", || {
+        std::fs::read_to_string(&ran).ok().filter(|t| t == "ok\n")
+    });
+    assert_eq!(reviews(&seen).len(), 1);
+    assert_typed_lines(&home, "main");
+}
+
 /// A verdict recorded but not yet acted on when the runtime stopped (a
 /// crash between the two) is acted on at the next start only if the
 /// reach in force then lets it, and without asking the model again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_force() {
-    use holon::model::approval::{ApprovalReview, ReviewVerdict, ReviewerMay};
+    use holon::model::review::{ApprovalReview, ReviewVerdict, ReviewerMay};
     use holon::runtime::approvals::policy::Approval;
     use holon::runtime::approvals::review::ReviewerConfig;
     use holon::runtime::approvals::{ApprovalRecord, ApprovalStatus};
@@ -258,8 +406,10 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
                 reason: "a write in the agent's home".into(),
                 fallback: None,
                 policy_digest: "0".repeat(64),
+                policy_from: Vec::new(),
                 may: ReviewerMay::AllowAndDeny,
                 applied: false,
+                runs_at: None,
                 latency_ms: 5,
                 input_tokens: 0,
                 output_tokens: 0,
@@ -280,12 +430,13 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
             ));
             let mut c = super::runtime_core::config(&dir, provider);
             c.policy.approval = Approval::OnWrite;
-            c.reviewer = Some(ReviewerConfig {
-                model: "scripted/test".into(),
+            c.reviewer = ReviewerConfig {
+                model: Some("scripted/test".into()),
                 policy_file: Some(policy),
                 may,
-                timeout: std::time::Duration::from_secs(30),
-            });
+                hold: std::time::Duration::ZERO,
+                ..ReviewerConfig::default()
+            };
             ok(holon::runtime::host::RuntimeHost::start(store, c).await)
         }
     };

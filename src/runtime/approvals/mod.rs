@@ -1,7 +1,8 @@
 //! Approvals, by concern: the record (`ApprovalRecord`, from the
 //! vocabulary), the policy and its pure gate (`policy`), where a tool
 //! call meets the gate (`gate`), and the operations that ask, answer and
-//! run a call (`ops`). A gated call waits for the operator as a durable
+//! run a call (`ops`), and the reviewer model that may answer first
+//! (`review`, `reviewer`, under the policy `written`). A gated call waits for the operator as a durable
 //! record, not a prompt in one terminal: it survives detach, attach and
 //! restart, and the first answer wins.
 
@@ -13,6 +14,7 @@ pub mod policy;
 pub mod read_only;
 pub mod review;
 pub mod reviewer;
+pub mod written;
 
 /// The store setting that keeps the operator's default policy
 /// (`holon policy`); absent: config `[policy]`.

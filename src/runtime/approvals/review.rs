@@ -8,7 +8,8 @@
 
 use serde_json::{json, Value};
 
-use crate::model::approval::{ApprovalRecord, ReviewVerdict};
+use crate::model::approval::ApprovalRecord;
+use crate::model::review::ReviewVerdict;
 use crate::model::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::provider::{ConversationItem, ProviderRequest};
 
@@ -237,24 +238,48 @@ pub const SLOTS: usize = 4;
 /// The default time a review may take (`[policy] reviewer_timeout_secs`).
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// How long an allow that answers waits for a person to revoke it
+/// (`[policy] reviewer_hold_secs`).
+pub const DEFAULT_HOLD: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `[policy] reviewer` and what goes with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewerConfig {
-    /// `provider/model`.
-    pub model: String,
+    /// `provider/model`: the reviewer of every workspace whose policy
+    /// names none of its own (`None`: only those that do are reviewed).
+    pub model: Option<String>,
     /// The operator's written policy (`reviewer_policy`, else
     /// `policy.md` in the config directory); read at each review, so the
     /// digest recorded is of the text that review was given.
     pub policy_file: Option<std::path::PathBuf>,
-    pub may: crate::model::approval::ReviewerMay,
+    /// Each workspace's own written policy is `DIR/<workspace id>/policy.md`
+    /// (`workspaces` beside config.toml), added to the one above.
+    pub workspaces_dir: Option<std::path::PathBuf>,
+    pub may: crate::model::review::ReviewerMay,
     pub timeout: std::time::Duration,
+    /// How long an allow that answers (`allow_and_deny`) leaves the
+    /// request pending, for a person to deny it before the call runs.
+    pub hold: std::time::Duration,
+}
+
+impl Default for ReviewerConfig {
+    fn default() -> ReviewerConfig {
+        ReviewerConfig {
+            model: None,
+            policy_file: None,
+            workspaces_dir: None,
+            may: crate::model::review::ReviewerMay::Advise,
+            timeout: DEFAULT_TIMEOUT,
+            hold: DEFAULT_HOLD,
+        }
+    }
 }
 
 /// The runtime's reviewer: what it is (replaced when config.toml
 /// changes), which requests it is on, and its running reviews (stopped
 /// when the runtime stops, before its commands are).
 pub struct Reviewer {
-    config: std::sync::RwLock<Option<ReviewerConfig>>,
+    config: std::sync::RwLock<ReviewerConfig>,
     busy: std::sync::Mutex<std::collections::HashSet<String>>,
     pub(crate) slots: tokio::sync::Semaphore,
     tasks: std::sync::Mutex<tokio::task::JoinSet<()>>,
@@ -264,7 +289,7 @@ pub struct Reviewer {
 }
 
 impl Reviewer {
-    pub fn new(config: Option<ReviewerConfig>) -> Reviewer {
+    pub fn new(config: ReviewerConfig) -> Reviewer {
         Reviewer {
             config: std::sync::RwLock::new(config),
             busy: std::sync::Mutex::default(),
@@ -289,7 +314,7 @@ impl Reviewer {
     }
 
     /// What is configured now.
-    pub fn config(&self) -> Option<ReviewerConfig> {
+    pub fn config(&self) -> ReviewerConfig {
         self.config
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -297,7 +322,7 @@ impl Reviewer {
     }
 
     /// Take the `[policy] reviewer` of a changed config file.
-    pub fn replace(&self, config: Option<ReviewerConfig>) {
+    pub fn replace(&self, config: ReviewerConfig) {
         *self.config.write().unwrap_or_else(|p| p.into_inner()) = config;
     }
 

@@ -8,41 +8,30 @@
 //! to `ask`, never to `allow`. A person can answer at any time; the first
 //! answer wins, so an allowed call still runs exactly once.
 //!
+//! A workspace's policy may name its own reviewer, or none
+//! (`holon workspace policy ID --reviewer`); the written policy is the
+//! operator's with the workspace's own added (`written.rs`). An allow
+//! that answers is held `[policy] reviewer_hold_secs` before the call
+//! runs, so a person can still deny it.
+//!
 //! Reviews run off the turn's path (one task per request, at most
 //! `SLOTS` at once). A restart resumes them: a pending request with no
 //! review is reviewed again; one reviewed whose verdict had not yet
-//! answered it is answered now, without asking the model twice.
+//! answered it is answered now (after what is left of its hold), without
+//! asking the model twice.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use super::review::{self, Answer, ReviewerConfig};
-use crate::model::approval::{ApprovalRecord, ApprovalReview, ApprovalStatus, ReviewVerdict};
+use super::written::{self, Written};
+use crate::model::approval::{ApprovalRecord, ApprovalStatus};
+use crate::model::review::{ApprovalReview, ReviewVerdict, ReviewerChoice};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
-
-/// The policy text of `file`, or why there is none to review under: a
-/// reviewer without the operator's written word decides nothing.
-fn policy_text(file: Option<&PathBuf>) -> Result<String, String> {
-    let Some(file) = file else {
-        return Err("no policy file is configured".into());
-    };
-    match std::fs::read_to_string(file) {
-        Ok(text) if text.trim().is_empty() => {
-            Err(format!("the policy {} is empty", file.display()))
-        }
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-            "there is no policy at {}: write the operator's policy there",
-            file.display()
-        )),
-        Err(e) => Err(format!("the policy {} cannot be read: {e}", file.display())),
-    }
-}
 
 /// A review's claim on its request, given back when it ends.
 struct Claim(RuntimeHost, String);
@@ -59,10 +48,31 @@ impl RuntimeHost {
         self.inner.reviewer.settled().await;
     }
 
+    /// The model that reviews requests of `agent` in `workspace_id`: the
+    /// reviewer its policy in force names, else `[policy] reviewer`.
+    fn reviewer_model(
+        &self,
+        config: &ReviewerConfig,
+        agent: &AgentRecord,
+        workspace_id: &str,
+    ) -> Option<String> {
+        let runtime = self.inner.default_policy();
+        let (policy, _) = agent.workspaces.policy_in_force(workspace_id, &runtime);
+        ReviewerChoice::model(policy.reviewer.as_ref(), config.model.as_deref()).map(str::to_owned)
+    }
+
     /// Have the reviewer look at `rec`, off the caller's path (nothing
-    /// when no reviewer is configured).
+    /// when no reviewer reviews its workspace).
     pub(crate) fn review_soon(&self, rec: &ApprovalRecord) {
-        if self.inner.reviewer.config().is_none() || !self.inner.reviewer.claim(&rec.id) {
+        let config = self.inner.reviewer.config();
+        let Ok(agent) = self.inner.agent_record(&rec.agent_id) else {
+            return;
+        };
+        if self
+            .reviewer_model(&config, &agent, &rec.workspace_id)
+            .is_none()
+            || !self.inner.reviewer.claim(&rec.id)
+        {
             return;
         }
         // A weak handle: a review never keeps a stopping runtime alive.
@@ -83,9 +93,6 @@ impl RuntimeHost {
     /// At start: review each pending request that has none, and answer
     /// those whose recorded verdict had not answered them yet.
     pub(crate) fn resume_reviews(&self) {
-        if self.inner.reviewer.config().is_none() {
-            return;
-        }
         let pending = match self.approvals(None, false) {
             Ok(p) => p,
             Err(e) => {
@@ -99,10 +106,8 @@ impl RuntimeHost {
     }
 
     async fn review(&self, agent_id: &str, approval_id: &str) -> Result<(), RuntimeError> {
-        let Some(config) = self.inner.reviewer.config() else {
-            return Ok(());
-        };
-        let _slot = self.inner.reviewer.slots.acquire().await;
+        let config = self.inner.reviewer.config();
+        let slot = self.inner.reviewer.slots.acquire().await;
         let rx = self.inner.store.read()?;
         let Some(rec) = rx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, approval_id)? else {
             return Ok(());
@@ -118,12 +123,16 @@ impl RuntimeHost {
         if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped) {
             return Ok(());
         }
+        // Switched off here since it was asked: a person decides.
+        let Some(model) = self.reviewer_model(&config, &agent, &rec.workspace_id) else {
+            return Ok(());
+        };
         if let Some(done) = rec.review.clone() {
-            drop(rx);
+            drop((rx, slot));
             // Recorded before a restart, not yet acted on: only when the
             // reach it had and the reach in force now both let it answer.
             if !done.applied && done.may.answers(done.verdict) && config.may.answers(done.verdict) {
-                self.apply(&rec, &done).await?;
+                self.hold_then_apply(&rec, &done).await?;
             }
             return Ok(());
         }
@@ -131,9 +140,15 @@ impl RuntimeHost {
             rx.list_recent(Keyed::Transcript, agent_id, 12)?;
         drop(rx);
         let started = Instant::now();
-        let (policy, answer, usage, answered_by) = self.ask(&config, &rec, &agent, &recent).await;
+        let (policy, answer, usage, answered_by) =
+            self.ask(&config, &model, &rec, &agent, &recent).await;
         let latency_ms = started.elapsed().as_millis() as u64;
-        let model = answered_by.unwrap_or_else(|| config.model.clone());
+        let model = answered_by.unwrap_or(model);
+        let answers = config.may.answers(answer.verdict);
+        // An allow that answers waits its hold, for a person to deny it.
+        let hold_ms = config.hold.as_millis() as i64;
+        let runs_at = (answers && answer.verdict == ReviewVerdict::Allow && hold_ms > 0)
+            .then(|| crate::format_ts(crate::now_ms() + hold_ms));
         let cost = usage.and_then(|u| self.inner.config.pricing.cost_micro_usd(&model, &u));
         let review = ApprovalReview {
             reviewed_by: "reviewer".into(),
@@ -141,9 +156,11 @@ impl RuntimeHost {
             verdict: answer.verdict,
             reason: answer.reason,
             fallback: answer.fallback,
-            policy_digest: review::digest(policy.as_deref()),
+            policy_digest: review::digest(policy.as_ref().map(|w| w.text.as_str())),
+            policy_from: policy.map(|w| w.from).unwrap_or_default(),
             may: config.may,
             applied: false,
+            runs_at,
             latency_ms,
             input_tokens: usage.map_or(0, |u| u.input_tokens),
             output_tokens: usage.map_or(0, |u| u.output_tokens),
@@ -181,12 +198,34 @@ impl RuntimeHost {
                 Ok(Some(rec))
             })
             .await?;
+        drop(slot);
         if let Some(rec) = recorded {
-            if rec.status == ApprovalStatus::Pending && config.may.answers(review.verdict) {
-                self.apply(&rec, &review).await?;
+            if rec.status == ApprovalStatus::Pending && answers {
+                self.hold_then_apply(&rec, &review).await?;
             }
         }
         Ok(())
+    }
+
+    /// Wait out what is left of the verdict's hold, then let it answer
+    /// if it still may: a person who answered meanwhile wins, and a reach
+    /// lowered meanwhile holds.
+    async fn hold_then_apply(
+        &self,
+        rec: &ApprovalRecord,
+        review: &ApprovalReview,
+    ) -> Result<(), RuntimeError> {
+        let at = review
+            .runs_at
+            .as_deref()
+            .and_then(crate::runtime::scheduler::parse_ts_ms);
+        if let Some(wait) = at.map(|at| at - crate::now_ms()).filter(|w| *w > 0) {
+            tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+            if !self.inner.reviewer.config().may.answers(review.verdict) {
+                return Ok(());
+            }
+        }
+        self.apply(rec, review).await
     }
 
     /// Ask the reviewer model: the policy it was given, its answer, its
@@ -194,19 +233,25 @@ impl RuntimeHost {
     async fn ask(
         &self,
         config: &ReviewerConfig,
+        model: &str,
         rec: &ApprovalRecord,
         agent: &AgentRecord,
         recent: &[crate::model::transcript::TranscriptEntry],
     ) -> (
-        Option<String>,
+        Option<Written>,
         Answer,
         Option<crate::model::usage::TokenUsage>,
         Option<String>,
     ) {
-        let policy = match policy_text(config.policy_file.as_ref()) {
-            Ok(p) => Some(p),
+        let parts = match written::operator_parts(config, &rec.workspace_id) {
+            Ok(p) => p,
             Err(why) => return (None, Answer::ask(why), None, None),
         };
+        let Some(policy) = written::compose(parts) else {
+            let why = written::where_to_write(config, &rec.workspace_id);
+            return (None, Answer::ask(why), None, None);
+        };
+        let policy = Some(policy);
         if rec.arguments.to_string().len() > review::MAX_REQUEST_BYTES {
             let why = format!(
                 "the call's arguments are over {} KiB, too large to review",
@@ -222,10 +267,10 @@ impl RuntimeHost {
             return (policy, Answer::ask(why), None, None);
         }
         let mut as_reviewer = agent.clone();
-        as_reviewer.model_override = Some(config.model.clone());
+        as_reviewer.model_override = Some(model.to_owned());
         as_reviewer.reasoning_effort_override = None;
         let provider = (self.inner.config.provider)(&as_reviewer);
-        let request = review::request(rec, policy.as_deref(), recent);
+        let request = review::request(rec, policy.as_ref().map(|w| w.text.as_str()), recent);
         let quiet = |_: ProviderProgress| {};
         let outcome = tokio::time::timeout(config.timeout, provider.round(&request, &quiet)).await;
         let answer = match outcome {
@@ -238,7 +283,7 @@ impl RuntimeHost {
                 Ok(round) => {
                     // A fallback model answering in the reviewer's place
                     // is no review.
-                    let answer = match round.model_ref == config.model {
+                    let answer = match round.model_ref == model {
                         true => review::parse(&round.text, &rec.id, !round.tool_calls.is_empty()),
                         false => Answer::ask(format!(
                             "{} answered in the reviewer's place (a fallback), so its word \

@@ -109,8 +109,9 @@ pub struct HostConfig {
     pub mcp_tool_share: f64,
     /// The operator's hooks (`[[hooks.EVENT]]`).
     pub hooks: crate::runtime::hooks::Hooks,
-    /// The reviewer model of approval requests (`[policy] reviewer`).
-    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
+    /// The reviewer of approval requests (`[policy] reviewer` and what
+    /// goes with it).
+    pub reviewer: crate::runtime::approvals::review::ReviewerConfig,
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
@@ -162,7 +163,7 @@ impl HostConfig {
             mcp_servers: Vec::new(),
             mcp_tool_share: crate::runtime::tools::offer::DEFAULT_SHARE,
             hooks: Default::default(),
-            reviewer: None,
+            reviewer: Default::default(),
             holder: None,
             commands: CommandsFate::StopAtExit,
         }

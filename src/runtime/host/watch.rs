@@ -185,7 +185,7 @@ pub struct Reloaded {
     pub hooks: Option<crate::runtime::hooks::Hooks>,
     /// The reviewer, when `[policy] reviewer…` changed: replaced for the
     /// next review.
-    pub reviewer: Option<Option<crate::runtime::approvals::review::ReviewerConfig>>,
+    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
 }
 
 /// The config file to watch and what to do when it changes.

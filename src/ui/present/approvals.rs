@@ -75,7 +75,7 @@ pub fn answered(a: &ApprovalRecord) -> String {
 /// when, the verdict and whether it answered, the model, the request,
 /// its cost and the policy's digest (its first 12 hex digits).
 pub fn audit_lines(records: &[ApprovalRecord]) -> Vec<String> {
-    let reviewed: Vec<(&ApprovalRecord, &crate::model::approval::ApprovalReview)> = records
+    let reviewed: Vec<(&ApprovalRecord, &crate::model::review::ApprovalReview)> = records
         .iter()
         .filter_map(|a| a.review.as_ref().map(|r| (a, r)))
         .collect();

@@ -200,21 +200,31 @@ pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
             p.policy.allow_commands.join(", ")
         ));
     }
+    if let Some(r) = &p.policy.reviewer {
+        s.push_str(&format!("; reviewer: {}", r.label()));
+    }
     s
 }
 
 /// A reviewer's verdict in words: who, what, why, and whether its word
 /// answered the request (one line; the console, the CLI and the events
 /// say it alike).
-pub fn review_words(r: &crate::model::approval::ApprovalReview) -> String {
-    use crate::model::approval::{ReviewVerdict, ReviewerMay};
+pub fn review_words(r: &crate::model::review::ApprovalReview) -> String {
+    use crate::model::review::{ReviewVerdict, ReviewerMay};
     let why = match (&r.fallback, r.reason.is_empty()) {
         (Some(f), _) => format!(" ({f})"),
         (None, false) => format!(": {}", r.reason),
         (None, true) => String::new(),
     };
+    let held = r.runs_at.as_deref().map(|t| {
+        let clock = t.get(11..19).unwrap_or(t);
+        format!(" — it approves at {clock} UTC unless a person answers first")
+    });
     let effect = match (r.applied, r.verdict, r.may) {
         (true, ReviewVerdict::Allow, _) => " — it approved the call",
+        (false, ReviewVerdict::Allow, ReviewerMay::AllowAndDeny) if held.is_some() => {
+            held.as_deref().unwrap_or_default()
+        }
         (true, ReviewVerdict::Deny, _) => " — it denied the call",
         (false, ReviewVerdict::Ask, _) => " — a person decides",
         (false, _, ReviewerMay::Advise) => {
@@ -238,8 +248,15 @@ pub(super) fn approval_reviewed(p: &ev::ApprovalChanged, out: &mut OperatorEvent
     let Some(r) = &a.review else {
         return format!("Reviewed {} {}", a.tool_name, preview(&a.summary));
     };
+    let from = match r.policy_from.is_empty() {
+        true => String::new(),
+        false => format!(
+            " from {}",
+            crate::model::text::escape_hidden(&r.policy_from.join(" + "))
+        ),
+    };
     out.body = Some(format!(
-        "{}\npolicy sha256 {} · {} ms · {} in / {} out tokens{}",
+        "{}\npolicy sha256 {}{from} · {} ms · {} in / {} out tokens{}",
         review_words(r),
         r.policy_digest,
         r.latency_ms,
