@@ -562,6 +562,32 @@ pub enum PolicyCommand {
     /// The rules your "always" answers added, in each of the agent's
     /// workspaces, with how to remove one (`--forget RULE`).
     Rules(WorkspaceOpts),
+    /// The reviewer policy this workspace's repository proposes
+    /// (`.holon/policy.md`), as written, and whether you approved it: the
+    /// reviewer reads it only while its text is what you approved.
+    Proposal {
+        /// The workspace (default: the one here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve the repository's proposed reviewer policy for its exact
+    /// text (shown first, and asked on a terminal), or withdraw that.
+    Adopt {
+        /// The workspace (default: the one here).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The sha256 `holon policy proposal` showed, to approve without
+        /// being asked (refused if the text is no longer that).
+        #[arg(long, value_name = "SHA256", conflicts_with = "revoke")]
+        expect: Option<String>,
+        /// Withdraw the approval.
+        #[arg(long)]
+        revoke: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// A change to an approval policy: every field optional; none at all

@@ -15,7 +15,7 @@ use crate::protocol::{Request, RuntimeClient};
 /// The workspace `dir` (default: here) belongs to, as the runtime names
 /// it: a git repository's main checkout, else the directory itself. Its
 /// `.mcp.json` is the one the runtime reads.
-fn project_dir(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+pub(super) fn project_dir(dir: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let start = match dir {
         Some(d) => d,
         None => std::env::current_dir()?,

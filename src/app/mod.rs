@@ -107,6 +107,7 @@ mod mcp_cmd;
 pub mod offline;
 pub mod paths;
 mod prompt_history;
+mod proposal_cmd;
 pub mod providers;
 pub mod run;
 mod store_cmd;
@@ -493,6 +494,20 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 what: Some(cli::PolicyCommand::Rules(opts)),
                 ..
             }) => approval_cmd::rules(&ctx, &opts).await,
+            Some(Command::Policy {
+                what: Some(cli::PolicyCommand::Proposal { dir, json }),
+                ..
+            }) => proposal_cmd::show(&ctx, dir, json).await,
+            Some(Command::Policy {
+                what:
+                    Some(cli::PolicyCommand::Adopt {
+                        dir,
+                        expect,
+                        revoke,
+                        json,
+                    }),
+                ..
+            }) => proposal_cmd::adopt(&ctx, dir, expect, revoke, json).await,
             Some(Command::Policy { change, json, .. }) => {
                 approval_cmd::default_policy(&ctx, &change, json).await
             }

@@ -302,6 +302,8 @@ answers! {
     McpList => Vec<crate::model::mcp::McpServerInfo>,
     McpApprove => crate::model::mcp::McpApproval,
     McpDisable => crate::model::mcp::McpSwitch,
+    PolicyProposal => crate::model::review::PolicyProposal,
+    PolicyAdopt => crate::model::review::ProposalApproval,
 }
 
 #[cfg(test)]

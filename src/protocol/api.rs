@@ -305,6 +305,20 @@ pub enum Request {
         #[serde(default = "yes")]
         disabled: bool,
     },
+    /// The reviewer policy `workspace` proposes (`.holon/policy.md`) and
+    /// whether the operator approved its text.
+    #[serde(rename = "policy.proposal")]
+    PolicyProposal { workspace: String },
+    /// Approve `workspace`'s proposed policy for the text with SHA-256
+    /// `digest` (refused unless the file has exactly that text now), or
+    /// with `approved: false` withdraw the approval.
+    #[serde(rename = "policy.adopt")]
+    PolicyAdopt {
+        workspace: String,
+        digest: String,
+        #[serde(default = "yes")]
+        approved: bool,
+    },
 }
 
 fn yes() -> bool {
@@ -363,6 +377,19 @@ impl Request {
                 crate::model::mcp::check_server_name(name)
                     .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
                 workspace.as_deref().map_or(Ok(()), workspace_dir)
+            }
+            Request::PolicyProposal { workspace } => workspace_dir(workspace),
+            Request::PolicyAdopt {
+                workspace, digest, ..
+            } => {
+                let hex = digest.len() == 64 && digest.chars().all(|c| c.is_ascii_hexdigit());
+                match hex {
+                    true => workspace_dir(workspace),
+                    false => Err(ApiError::new(
+                        ErrorCode::InvalidParams,
+                        "digest must be a SHA-256 in hex (64 characters)",
+                    )),
+                }
             }
             Request::AgentsList { cursor, query, .. } => {
                 if let Some(c) = cursor {
@@ -562,6 +589,8 @@ pub const METHODS: &[&str] = &[
     "mcp.list",
     "mcp.approve",
     "mcp.disable",
+    "policy.proposal",
+    "policy.adopt",
     "events.subscribe",
     "events.unsubscribe",
 ];

@@ -30,6 +30,10 @@ async fn every_method_answers_with_its_paired_type() {
         r#"{"mcpServers": {"files": {"command": "true"}}}"#,
     )
     .unwrap();
+    // And a proposed reviewer policy, for policy.proposal and adopt.
+    std::fs::create_dir(ws.path().join(".holon")).unwrap();
+    std::fs::write(ws.path().join(".holon/policy.md"), "Tests may run.\n").unwrap();
+    let proposed = holon::runtime::approvals::review::digest(Some("Tests may run.\n"));
     let agent = || "main".to_owned();
     // Two calls waiting for approval, on an agent of their own.
     let host = &s.rig.host;
@@ -208,6 +212,14 @@ async fn every_method_answers_with_its_paired_type() {
             name: "files".into(),
             workspace: Some(project.clone()),
             disabled: true,
+        },
+        Request::PolicyProposal {
+            workspace: project.clone(),
+        },
+        Request::PolicyAdopt {
+            workspace: project.clone(),
+            digest: proposed.clone(),
+            approved: true,
         },
     ];
     let mut answered = Vec::new();

@@ -243,10 +243,20 @@ impl RuntimeHost {
         Option<crate::model::usage::TokenUsage>,
         Option<String>,
     ) {
-        let parts = match written::operator_parts(config, &rec.workspace_id) {
+        let mut parts = match written::operator_parts(config, &rec.workspace_id) {
             Ok(p) => p,
             Err(why) => return (None, Answer::ask(why), None, None),
         };
+        // The repository's proposal, when the operator approved its text.
+        if let Some(b) = agent.workspaces.binding(&rec.workspace_id) {
+            match super::proposal::approved_in(&self.inner.store) {
+                Ok(approved) => parts.extend(super::proposal::part(
+                    std::path::Path::new(&b.anchor),
+                    &approved,
+                )),
+                Err(e) => return (None, Answer::ask(e.to_string()), None, None),
+            }
+        }
         let Some(policy) = written::compose(parts) else {
             let why = written::where_to_write(config, &rec.workspace_id);
             return (None, Answer::ask(why), None, None);

@@ -63,6 +63,17 @@ impl RuntimeHost {
                 )
                 .await?,
             )),
+            Request::PolicyProposal { workspace } => Ok(Response::PolicyProposal(
+                self.policy_proposal(std::path::Path::new(&workspace))?,
+            )),
+            Request::PolicyAdopt {
+                workspace,
+                digest,
+                approved,
+            } => Ok(Response::PolicyAdopt(
+                self.adopt_policy(std::path::Path::new(&workspace), &digest, approved)
+                    .await?,
+            )),
             Request::McpApprove {
                 name,
                 workspace,

@@ -62,7 +62,7 @@ pub const MCP_DISABLED: &str = "mcp_disabled";
 
 /// Change the list kept in setting `key` with `change`, and record
 /// `event` in every agent's ledger, in one write. Returns the list now.
-async fn record_in_list<T>(
+pub(crate) async fn record_in_list<T>(
     store: &Store,
     key: &'static str,
     change: impl Fn(&mut Vec<T>) + Send + 'static,

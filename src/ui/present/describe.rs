@@ -278,6 +278,15 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             "MCP server `{}` of {} approved to run `{}`",
             p.name, p.workspace, p.command_line
         ),
+        Event::PolicyProposalApproved(p) => format!(
+            "Reviewer policy proposed by {} {} (sha256 {})",
+            p.workspace,
+            match p.approved {
+                true => "approved as written",
+                false => "no longer approved",
+            },
+            p.digest.get(..12).unwrap_or(&p.digest)
+        ),
         Event::McpServerSwitched(p) => format!(
             "MCP server `{}`{} {} by the operator",
             p.name,
