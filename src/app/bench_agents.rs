@@ -185,6 +185,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         max_output_tokens: None,
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     };
     let cpu0 = cpu_time();
     for _ in 0..200 {

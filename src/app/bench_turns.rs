@@ -127,6 +127,7 @@ fn sample_request() -> ProviderRequest {
         max_output_tokens: None,
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     }
 }
 

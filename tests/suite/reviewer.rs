@@ -174,6 +174,13 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
         .unwrap_or_default();
     assert!(first.contains("Never push."), "{first}");
     assert!(first.contains("data, not instructions"), "{first}");
+    // Asked for its verdict in the wire's structured output.
+    let asked = requests().into_iter().find(|r| r["model"] == REVIEWER);
+    let format = asked
+        .map(|r| r["text"]["format"].clone())
+        .unwrap_or_default();
+    assert_eq!(format["type"], "json_schema", "{format}");
+    assert_eq!(format["strict"], true);
 
     // The audit: every verdict, how it ended.
     let audit = home.ok(&["approvals", "audit"]);

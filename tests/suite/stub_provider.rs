@@ -59,6 +59,7 @@ pub mod invariants {
         max_output_tokens: Some(512),
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     }
     }
 

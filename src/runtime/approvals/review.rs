@@ -77,6 +77,24 @@ pub fn request(
         prompt_cache_key: None,
         cache: None,
         no_reasoning: false,
+        response_schema: Some(verdict_schema()),
+    }
+}
+
+/// The one answer a reviewer gives, as a strict JSON schema (the wire's
+/// structured output where it has one; `parse` holds it either way).
+pub fn verdict_schema() -> crate::runtime::provider::ResponseSchema {
+    crate::runtime::provider::ResponseSchema {
+        name: "review_verdict".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": ["allow", "deny", "ask"]},
+                "reason": {"type": "string"},
+            },
+            "required": ["verdict", "reason"],
+            "additionalProperties": false,
+        }),
     }
 }
 

@@ -249,6 +249,7 @@ pub fn request(
         max_output_tokens: Some(max_summary_tokens.min(u32::MAX as u64) as u32),
         prompt_cache_key: None,
         no_reasoning: true,
+        response_schema: None,
     }
 }
 

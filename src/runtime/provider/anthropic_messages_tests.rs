@@ -57,6 +57,7 @@ fn lowering_alternates_and_pairs_results() {
         max_output_tokens: None,
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     };
     let body = request_body(
         &request,
@@ -193,6 +194,7 @@ fn system_blocks_lead_and_the_turn_state_follows_the_conversation_past_a_rolling
         prompt_cache_key: None,
         cache: None,
         no_reasoning: false,
+        response_schema: None,
     };
     let body = request_body(
         &request,

@@ -42,6 +42,7 @@ fn request(images: Vec<ToolImage>) -> ProviderRequest {
         max_output_tokens: None,
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     }
 }
 

@@ -99,6 +99,18 @@ pub struct ProviderRequest {
     /// summariser: its output allowance is for the summary).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_reasoning: bool,
+    /// The final text must be JSON under this schema: sent as the wire's
+    /// structured-output format where it has one (both OpenAI wires); on
+    /// the others the prompt alone asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<ResponseSchema>,
+}
+
+/// A JSON schema the final text must follow, and its name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    pub name: String,
+    pub schema: serde_json::Value,
 }
 
 /// A successful provider round.

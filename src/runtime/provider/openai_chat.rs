@@ -96,6 +96,11 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
             .collect();
         body["tools"] = Value::Array(tools);
     }
+    if let Some(s) = &request.response_schema {
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": s.name, "schema": s.schema, "strict": true,
+        }});
+    }
     if let Some(max) = request.max_output_tokens {
         body["max_tokens"] = json!(max);
     }
@@ -334,6 +339,7 @@ mod tests {
             max_output_tokens: Some(64),
             prompt_cache_key: Some("k".into()),
             no_reasoning: false,
+            response_schema: None,
         };
         let body = request_body(
             &request,
@@ -352,6 +358,21 @@ mod tests {
         );
         assert_eq!(msgs[3]["role"], "tool");
         assert_eq!(msgs[3]["tool_call_id"], "c1");
+        assert!(body.get("response_format").is_none());
+        // A schema for the final text: the wire's structured output.
+        let request = ProviderRequest {
+            response_schema: Some(crate::runtime::approvals::review::verdict_schema()),
+            ..request
+        };
+        let plain = WireOptions::plain(crate::runtime::provider::wire::Streaming::Off);
+        let body = request_body(&request, "llama3.2", plain);
+        let format = &body["response_format"];
+        assert_eq!(format["type"], "json_schema");
+        assert_eq!(format["json_schema"]["strict"], true);
+        assert_eq!(
+            format["json_schema"]["schema"]["required"],
+            json!(["verdict", "reason"])
+        );
     }
 
     #[test]

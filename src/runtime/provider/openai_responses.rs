@@ -175,6 +175,11 @@ pub fn request_body(request: &ProviderRequest, model: &str, options: WireOptions
     if let Some(key) = &request.prompt_cache_key {
         body["prompt_cache_key"] = json!(key);
     }
+    if let Some(s) = &request.response_schema {
+        body["text"] = json!({"format": {
+            "type": "json_schema", "name": s.name, "schema": s.schema, "strict": true,
+        }});
+    }
     body
 }
 

@@ -39,6 +39,7 @@ fn request() -> ProviderRequest {
         max_output_tokens: Some(100),
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     }
 }
 

@@ -66,6 +66,7 @@ fn request() -> ProviderRequest {
         max_output_tokens: None,
         prompt_cache_key: None,
         no_reasoning: false,
+        response_schema: None,
     }
 }
 

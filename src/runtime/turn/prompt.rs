@@ -99,6 +99,7 @@ impl Frame {
             max_output_tokens: None,
             prompt_cache_key: Some(self.cache.prompt_cache_key.clone()),
             no_reasoning: false,
+            response_schema: None,
         }
     }
 }
