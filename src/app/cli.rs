@@ -345,6 +345,14 @@ pub enum ApprovalsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
+    /// The hooks this workspace's repository proposes
+    /// (`.holon/hooks.toml`), as written, and whether you approved them:
+    /// they run (always sandboxed, without network) only while the file's
+    /// text is what you approved.
+    Proposal(ProposalArgs),
+    /// Approve the repository's proposed hooks for the file's exact text
+    /// (shown first, and asked on a terminal), or withdraw that.
+    Adopt(AdoptArgs),
     /// Each hook by event: its command, whether the kernel confines it,
     /// its time limit, the tools it runs for, and what its failure means.
     List {
@@ -565,29 +573,37 @@ pub enum PolicyCommand {
     /// The reviewer policy this workspace's repository proposes
     /// (`.holon/policy.md`), as written, and whether you approved it: the
     /// reviewer reads it only while its text is what you approved.
-    Proposal {
-        /// The workspace (default: the one here).
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
-    },
+    Proposal(ProposalArgs),
     /// Approve the repository's proposed reviewer policy for its exact
     /// text (shown first, and asked on a terminal), or withdraw that.
-    Adopt {
-        /// The workspace (default: the one here).
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// The sha256 `holon policy proposal` showed, to approve without
-        /// being asked (refused if the text is no longer that).
-        #[arg(long, value_name = "SHA256", conflicts_with = "revoke")]
-        expect: Option<String>,
-        /// Withdraw the approval.
-        #[arg(long)]
-        revoke: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Adopt(AdoptArgs),
+}
+
+/// Which workspace's proposal (`holon policy|hooks proposal`).
+#[derive(Debug, Args)]
+pub struct ProposalArgs {
+    /// The workspace (default: the one here).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// An approval of a proposal's exact text (`holon policy|hooks adopt`).
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// The workspace (default: the one here).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The sha256 `proposal` showed, to approve without being asked
+    /// (refused if the text is no longer that).
+    #[arg(long, value_name = "SHA256", conflicts_with = "revoke")]
+    pub expect: Option<String>,
+    /// Withdraw the approval.
+    #[arg(long)]
+    pub revoke: bool,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// A change to an approval policy: every field optional; none at all

@@ -121,6 +121,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::model::proposal::ProposalKind;
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
 use cli::{
@@ -495,19 +496,19 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 ..
             }) => approval_cmd::rules(&ctx, &opts).await,
             Some(Command::Policy {
-                what: Some(cli::PolicyCommand::Proposal { dir, json }),
+                what: Some(cli::PolicyCommand::Proposal(args)),
                 ..
-            }) => proposal_cmd::show(&ctx, dir, json).await,
+            }) => proposal_cmd::show(&ctx, ProposalKind::Policy, &args).await,
             Some(Command::Policy {
-                what:
-                    Some(cli::PolicyCommand::Adopt {
-                        dir,
-                        expect,
-                        revoke,
-                        json,
-                    }),
+                what: Some(cli::PolicyCommand::Adopt(args)),
                 ..
-            }) => proposal_cmd::adopt(&ctx, dir, expect, revoke, json).await,
+            }) => proposal_cmd::adopt(&ctx, ProposalKind::Policy, &args).await,
+            Some(Command::Hooks(HooksCommand::Proposal(args))) => {
+                proposal_cmd::show(&ctx, ProposalKind::Hooks, &args).await
+            }
+            Some(Command::Hooks(HooksCommand::Adopt(args))) => {
+                proposal_cmd::adopt(&ctx, ProposalKind::Hooks, &args).await
+            }
             Some(Command::Policy { change, json, .. }) => {
                 approval_cmd::default_policy(&ctx, &change, json).await
             }

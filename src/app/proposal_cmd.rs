@@ -1,13 +1,14 @@
-//! `holon policy proposal | adopt`: a repository's proposed reviewer
-//! policy (`.holon/policy.md`), shown as written and approved by the
-//! operator for its exact text. Both need the running runtime (it reads
-//! the file as a review would, and records the approval).
+//! `holon policy proposal | adopt` and `holon hooks proposal | adopt`:
+//! what a repository proposes under `.holon/` (a reviewer policy, hooks),
+//! shown as written and approved by the operator for its exact text. Both
+//! need the running runtime (it reads the file as it would use it, and
+//! records the approval).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Context;
-use crate::model::review::{PolicyProposal, ProposalApproval};
+use crate::model::proposal::{Proposal, ProposalApproval, ProposalKind};
 use crate::model::text::escape_hidden;
 use crate::protocol::Request;
 
@@ -20,26 +21,35 @@ async fn client(ctx: &Context) -> anyhow::Result<crate::ui::client::SocketClient
     })
 }
 
-async fn proposal(ctx: &Context, dir: Option<PathBuf>) -> anyhow::Result<PolicyProposal> {
+async fn proposal(
+    ctx: &Context,
+    kind: ProposalKind,
+    dir: Option<PathBuf>,
+) -> anyhow::Result<Proposal> {
     let workspace = super::mcp_cmd::project_dir(dir)?.display().to_string();
     let client = client(ctx).await?;
-    Ok(crate::protocol::call_typed(&client, Request::PolicyProposal { workspace }).await?)
+    let request = Request::ProposalShow { workspace, kind };
+    Ok(crate::protocol::call_typed(&client, request).await?)
 }
 
 /// The proposal as the operator reads it: where, its state, its text
 /// (anything that could act on the terminal escaped).
-pub fn shown(p: &PolicyProposal) -> String {
+pub fn shown(p: &Proposal) -> String {
+    let (used, adopt) = match p.kind {
+        ProposalKind::Policy => ("the reviewer reads it", "holon policy adopt"),
+        ProposalKind::Hooks => ("its hooks run, sandboxed", "holon hooks adopt"),
+    };
+    let unused = used
+        .replace("reads it", "does not read it")
+        .replace("run,", "do not run,");
     let state = match (&p.digest, &p.refused, p.in_force()) {
         (_, Some(why), _) => format!("refused: {}", escape_hidden(why)),
         (None, None, _) => "nothing proposed".to_owned(),
-        (Some(_), _, true) => "approved: the reviewer reads it".to_owned(),
+        (Some(_), _, true) => format!("approved: {used}"),
         (Some(_), _, false) if p.approved_digest.is_some() => {
-            "changed since you approved it: the reviewer does not read it (holon policy adopt)"
-                .to_owned()
+            format!("changed since you approved it: {unused} ({adopt})")
         }
-        (Some(_), _, false) => {
-            "not approved: the reviewer does not read it (holon policy adopt)".to_owned()
-        }
+        (Some(_), _, false) => format!("not approved: {unused} ({adopt})"),
     };
     let mut out = format!("{}\n{state}", escape_hidden(&p.file));
     if let (Some(d), Some(text)) = (&p.digest, &p.text) {
@@ -51,9 +61,13 @@ pub fn shown(p: &PolicyProposal) -> String {
     out.trim_end().to_owned()
 }
 
-pub async fn show(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let p = proposal(ctx, dir).await?;
-    match json {
+pub async fn show(
+    ctx: &Context,
+    kind: ProposalKind,
+    args: &super::cli::ProposalArgs,
+) -> anyhow::Result<ExitCode> {
+    let p = proposal(ctx, kind, args.dir.clone()).await?;
+    match args.json {
         true => say!("{}", serde_json::to_string_pretty(&p)?),
         false => say!("{}", shown(&p)),
     }
@@ -62,9 +76,9 @@ pub async fn show(ctx: &Context, dir: Option<PathBuf>, json: bool) -> anyhow::Re
 
 /// The digest the operator approves: `--expect`, else the one shown,
 /// confirmed on a terminal.
-fn confirmed(p: &PolicyProposal, expect: Option<String>) -> anyhow::Result<String> {
+fn confirmed(p: &Proposal, expect: Option<String>) -> anyhow::Result<String> {
     use std::io::{BufRead, IsTerminal, Write};
-    let Some(digest) = &p.digest else {
+    let (Some(digest), None) = (&p.digest, &p.refused) else {
         anyhow::bail!("{}", shown(p));
     };
     if let Some(e) = expect {
@@ -77,7 +91,11 @@ fn confirmed(p: &PolicyProposal, expect: Option<String>) -> anyhow::Result<Strin
          that sha256",
         shown(p)
     );
-    eprint!("{}\nlet the reviewer follow this text? [y/N] ", shown(p));
+    let ask = match p.kind {
+        ProposalKind::Policy => "let the reviewer follow this text?",
+        ProposalKind::Hooks => "let these hooks run (sandboxed, no network)?",
+    };
+    eprint!("{}\n{ask} [y/N] ", shown(p));
     std::io::stderr().flush()?;
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
@@ -87,20 +105,20 @@ fn confirmed(p: &PolicyProposal, expect: Option<String>) -> anyhow::Result<Strin
 
 pub async fn adopt(
     ctx: &Context,
-    dir: Option<PathBuf>,
-    expect: Option<String>,
-    revoke: bool,
-    json: bool,
+    kind: ProposalKind,
+    args: &super::cli::AdoptArgs,
 ) -> anyhow::Result<ExitCode> {
-    let p = proposal(ctx, dir).await?;
+    let (revoke, json) = (args.revoke, args.json);
+    let p = proposal(ctx, kind, args.dir.clone()).await?;
     let digest = match revoke {
         true => p.approved_digest.clone().ok_or_else(|| {
             anyhow::anyhow!("no proposal of {} is approved", escape_hidden(&p.workspace))
         })?,
-        false => confirmed(&p, expect)?,
+        false => confirmed(&p, args.expect.clone())?,
     };
-    let request = Request::PolicyAdopt {
+    let request = Request::ProposalAdopt {
         workspace: p.workspace.clone(),
+        kind,
         digest,
         approved: !revoke,
     };
@@ -112,7 +130,7 @@ pub async fn adopt(
             "{} {} (sha256 {})",
             escape_hidden(&p.file),
             match a.approved {
-                true => "approved: the reviewer reads it while its text stays this",
+                true => "approved, while its text stays this",
                 false => "no longer approved",
             },
             a.digest

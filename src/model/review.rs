@@ -190,47 +190,6 @@ impl From<ReviewerChoice> for String {
     }
 }
 
-/// A repository's proposed reviewer policy (`.holon/policy.md` at a
-/// workspace's root) as the runtime reads it (`policy.proposal`): it is
-/// part of the reviewer's policy only while its exact text is the one the
-/// operator approved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PolicyProposal {
-    /// The workspace's directory.
-    pub workspace: String,
-    /// The proposal's path.
-    pub file: String,
-    /// Its text and SHA-256 (hex), when there is one that can be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<String>,
-    /// Why it cannot be used (a link, not a file, too large).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refused: Option<String>,
-    /// The text the operator approved here (its digest), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approved_digest: Option<String>,
-}
-
-impl PolicyProposal {
-    /// Whether the reviewer is given it now.
-    pub fn in_force(&self) -> bool {
-        self.digest.is_some() && self.digest == self.approved_digest
-    }
-}
-
-/// `policy_proposal_approved`: the operator approved a repository's
-/// proposed policy for its exact text (`approved: false`: withdrew it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProposalApproval {
-    /// The workspace's directory.
-    pub workspace: String,
-    /// The SHA-256 (hex) of the text approved (or withdrawn).
-    pub digest: String,
-    pub approved: bool,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,8 +302,8 @@ answers! {
     McpList => Vec<crate::model::mcp::McpServerInfo>,
     McpApprove => crate::model::mcp::McpApproval,
     McpDisable => crate::model::mcp::McpSwitch,
-    PolicyProposal => crate::model::review::PolicyProposal,
-    PolicyAdopt => crate::model::review::ProposalApproval,
+    ProposalShow => crate::model::proposal::Proposal,
+    ProposalAdopt => crate::model::proposal::ProposalApproval,
 }
 
 #[cfg(test)]

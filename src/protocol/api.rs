@@ -305,16 +305,21 @@ pub enum Request {
         #[serde(default = "yes")]
         disabled: bool,
     },
-    /// The reviewer policy `workspace` proposes (`.holon/policy.md`) and
-    /// whether the operator approved its text.
-    #[serde(rename = "policy.proposal")]
-    PolicyProposal { workspace: String },
-    /// Approve `workspace`'s proposed policy for the text with SHA-256
-    /// `digest` (refused unless the file has exactly that text now), or
-    /// with `approved: false` withdraw the approval.
-    #[serde(rename = "policy.adopt")]
-    PolicyAdopt {
+    /// What `workspace`'s repository proposes (`kind`: its reviewer
+    /// policy, `.holon/policy.md`, or its hooks, `.holon/hooks.toml`) and
+    /// whether the operator approved that text.
+    #[serde(rename = "proposal.show")]
+    ProposalShow {
         workspace: String,
+        kind: crate::model::proposal::ProposalKind,
+    },
+    /// Approve `workspace`'s proposal of `kind` for the text with SHA-256
+    /// `digest` (refused unless the file has exactly that text now and it
+    /// can be used), or with `approved: false` withdraw the approval.
+    #[serde(rename = "proposal.adopt")]
+    ProposalAdopt {
+        workspace: String,
+        kind: crate::model::proposal::ProposalKind,
         digest: String,
         #[serde(default = "yes")]
         approved: bool,
@@ -378,8 +383,8 @@ impl Request {
                     .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
                 workspace.as_deref().map_or(Ok(()), workspace_dir)
             }
-            Request::PolicyProposal { workspace } => workspace_dir(workspace),
-            Request::PolicyAdopt {
+            Request::ProposalShow { workspace, .. } => workspace_dir(workspace),
+            Request::ProposalAdopt {
                 workspace, digest, ..
             } => {
                 let hex = digest.len() == 64 && digest.chars().all(|c| c.is_ascii_hexdigit());
@@ -589,8 +594,8 @@ pub const METHODS: &[&str] = &[
     "mcp.list",
     "mcp.approve",
     "mcp.disable",
-    "policy.proposal",
-    "policy.adopt",
+    "proposal.show",
+    "proposal.adopt",
     "events.subscribe",
     "events.unsubscribe",
 ];

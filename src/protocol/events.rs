@@ -159,7 +159,7 @@ impl Event {
             | E::WorkspacePolicyChanged(_)
             | E::DefaultPolicyChanged(_)
             | E::McpServerApproved(_)
-            | E::PolicyProposalApproved(_)
+            | E::ProposalApproved(_)
             | E::McpServerSwitched(_)
             | E::McpServerStarted(_)
             | E::McpServerFailed(_)
@@ -282,7 +282,7 @@ event_kinds! {
     WorkspacePolicyChanged(p::WorkspacePolicyChanged) => "workspace_policy_changed",
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
     McpServerApproved(crate::model::mcp::McpApproval) => "mcp_server_approved",
-    PolicyProposalApproved(crate::model::review::ProposalApproval) => "policy_proposal_approved",
+    ProposalApproved(crate::model::proposal::ProposalApproval) => "proposal_approved",
     McpServerSwitched(crate::model::mcp::McpSwitch) => "mcp_server_switched",
     McpServerStarted(crate::model::mcp::McpServerStarted) => "mcp_server_started",
     McpServerFailed(crate::model::mcp::McpServerFailed) => "mcp_server_failed",

@@ -26,6 +26,7 @@ pub mod operator;
 pub mod pages;
 pub mod posture;
 pub mod process_identity;
+pub mod proposal;
 pub mod provider;
 pub mod queue;
 pub mod recall;

@@ -475,3 +475,91 @@ async fn a_follower_that_falls_behind_tells_every_event_once() {
     );
     super::approvals::stop(host).await;
 }
+
+/// A repository proposes hooks in `.holon/hooks.toml`: they run only once
+/// the operator approved the file's exact text, never while it asks for
+/// more than a model command has (network), and not after the text
+/// changes (as a model working there could change it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repositorys_hooks_run_only_as_approved() {
+    let home = Home::new();
+    let config = "[policy]\napproval = \"on_request\"\n";
+    let (_stub, seen) = super::reviewer::daemon_with_reviewer(&home, config).await;
+    let _daemon = super::support::Daemon(&home);
+    let projects = ok(tempfile::tempdir());
+    let repo = repo(projects.path(), "proposing");
+    ok(std::fs::create_dir_all(repo.join(".holon")));
+    let file = repo.join(".holon/hooks.toml");
+    let guard = r#"[[hooks.pre_tool]]
+name = "no-rm"
+tools = ["ExecCommand"]
+command = "if grep -q 'rm -rf'; then echo 'this repository forbids rm -rf' >&2; exit 2; fi"
+"#;
+    ok(std::fs::write(&file, format!("{guard}network = true\n")));
+    let dir = repo.display().to_string();
+    home.ok(&["workspace", "use", &dir]);
+    let refused_by_hook = |call: &str| {
+        home.ok(&["send", &format!("run: rm -rf gone-{call}#{call}")]);
+        let result = super::support::poll("the call's result", || {
+            let all = seen.lock().map(|l| l.clone()).unwrap_or_default();
+            all.iter().find_map(|r| {
+                let items = r["input"].as_array()?;
+                items
+                    .iter()
+                    .find(|i| i["type"] == "function_call_output" && i["call_id"] == call)
+                    .map(|i| i["output"].to_string())
+            })
+        });
+        result.contains("this repository forbids rm -rf")
+    };
+
+    // Asking for the network: refused whole, and cannot be approved.
+    let shown = home.ok(&["hooks", "proposal", "--dir", &dir]);
+    assert!(
+        shown.contains("refused") && shown.contains("no network"),
+        "{shown}"
+    );
+    let view: Value =
+        serde_json::from_str(&home.ok(&["hooks", "proposal", "--dir", &dir, "--json"]))
+            .unwrap_or_default();
+    let digest = view["digest"].as_str().unwrap_or_default().to_owned();
+    let bad = home.run(&["hooks", "adopt", "--dir", &dir, "--expect", &digest]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("no network"), "{}", stderr(&bad));
+
+    // Proposed, not approved: nothing runs.
+    ok(std::fs::write(&file, guard));
+    let shown = home.ok(&["hooks", "proposal", "--dir", &dir]);
+    assert!(shown.contains("not approved"), "{shown}");
+    assert!(!refused_by_hook("c_1"));
+
+    // Approved as written: the hook guards, sandboxed.
+    let view: Value =
+        serde_json::from_str(&home.ok(&["hooks", "proposal", "--dir", &dir, "--json"]))
+            .unwrap_or_default();
+    let digest = view["digest"].as_str().unwrap_or_default().to_owned();
+    let adopted = home.ok(&["hooks", "adopt", "--dir", &dir, "--expect", &digest]);
+    assert!(adopted.contains("approved"), "{adopted}");
+    assert!(refused_by_hook("c_2"));
+    let runs = hook_runs(&home, "main");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let name = runs[0]["hook"].as_str().unwrap_or_default();
+    assert!(
+        name.starts_with("repo-") && name.ends_with(".no-rm"),
+        "{name}"
+    );
+    assert_eq!(runs[0]["sandboxed"], true);
+    assert_eq!(runs[0]["outcome"], "denied");
+
+    // Changed after the approval: not run until approved again.
+    ok(std::fs::write(&file, guard.replace("exit 2", "exit 0")));
+    assert!(!refused_by_hook("c_3"));
+    assert_eq!(hook_runs(&home, "main").len(), 1);
+    let kinds: Vec<String> = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]))
+        .into_iter()
+        .filter(|e| e["kind"] == "proposal_approved")
+        .map(|e| e["payload"]["kind"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(kinds, ["hooks"]);
+    assert_typed_lines(&home, "main");
+}

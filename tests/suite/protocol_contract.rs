@@ -30,7 +30,7 @@ async fn every_method_answers_with_its_paired_type() {
         r#"{"mcpServers": {"files": {"command": "true"}}}"#,
     )
     .unwrap();
-    // And a proposed reviewer policy, for policy.proposal and adopt.
+    // And a proposed reviewer policy, for proposal.show and adopt.
     std::fs::create_dir(ws.path().join(".holon")).unwrap();
     std::fs::write(ws.path().join(".holon/policy.md"), "Tests may run.\n").unwrap();
     let proposed = holon::runtime::approvals::review::digest(Some("Tests may run.\n"));
@@ -213,11 +213,13 @@ async fn every_method_answers_with_its_paired_type() {
             workspace: Some(project.clone()),
             disabled: true,
         },
-        Request::PolicyProposal {
+        Request::ProposalShow {
             workspace: project.clone(),
+            kind: holon::model::proposal::ProposalKind::Policy,
         },
-        Request::PolicyAdopt {
+        Request::ProposalAdopt {
             workspace: project.clone(),
+            kind: holon::model::proposal::ProposalKind::Policy,
             digest: proposed.clone(),
             approved: true,
         },

@@ -211,7 +211,7 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
 /// prompt names (`run: CMD`) and whose reviewer allows what contains
 /// `echo ok` (and is asked nothing else); every request the stub serves
 /// is kept.
-async fn daemon_with_reviewer(home: &Home, config: &str) -> (StubServer, Requests) {
+pub(super) async fn daemon_with_reviewer(home: &Home, config: &str) -> (StubServer, Requests) {
     let seen: Requests = Default::default();
     let log = std::sync::Arc::clone(&seen);
     let stub = StubServer::serving(std::sync::Arc::new(move |body: &Value| {
@@ -226,10 +226,12 @@ async fn daemon_with_reviewer(home: &Home, config: &str) -> (StubServer, Request
             return Canned::json(200, canned::responses_json(answer, &[]));
         }
         let text = body.to_string();
-        let reply = match text
-            .rfind("run: ")
-            .filter(|at| text.rfind("[approval ") < Some(*at))
-        {
+        // Asked since the last answer to an approval or a call's result
+        // (the turn ends there).
+        let asked = text.rfind("run: ").filter(|at| {
+            text.rfind("[approval ") < Some(*at) && text.rfind("function_call_output") < Some(*at)
+        });
+        let reply = match asked {
             Some(at) => {
                 let cmd: String = text[at + 5..].chars().take_while(|c| *c != '"').collect();
                 let (cmd, call) = cmd.split_once('#').unwrap_or((&cmd, "c_x"));
@@ -257,7 +259,7 @@ async fn daemon_with_reviewer(home: &Home, config: &str) -> (StubServer, Request
     (stub, seen)
 }
 
-type Requests = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+pub(super) type Requests = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
 
 fn reviews(seen: &Requests) -> Vec<String> {
     let all = seen.lock().map(|l| l.clone()).unwrap_or_default();
@@ -444,7 +446,7 @@ async fn a_repositorys_proposed_policy_counts_only_as_approved() {
     let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
     let told: Vec<bool> = evs
         .iter()
-        .filter(|e| e["kind"] == "policy_proposal_approved")
+        .filter(|e| e["kind"] == "proposal_approved")
         .map(|e| e["payload"]["approved"] == true)
         .collect();
     assert_eq!(told, [true, false]);

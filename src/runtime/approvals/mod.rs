@@ -11,7 +11,7 @@ pub use crate::model::approval::*;
 pub mod gate;
 pub mod ops;
 pub mod policy;
-pub mod proposal;
+pub mod proposals;
 pub mod read_only;
 pub mod review;
 pub mod reviewer;

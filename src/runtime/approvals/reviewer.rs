@@ -249,8 +249,8 @@ impl RuntimeHost {
         };
         // The repository's proposal, when the operator approved its text.
         if let Some(b) = agent.workspaces.binding(&rec.workspace_id) {
-            match super::proposal::approved_in(&self.inner.store) {
-                Ok(approved) => parts.extend(super::proposal::part(
+            match crate::runtime::proposal::approved_in(&self.inner.store) {
+                Ok(approved) => parts.extend(super::proposals::policy_part(
                     std::path::Path::new(&b.anchor),
                     &approved,
                 )),

@@ -16,9 +16,17 @@ use crate::model::event::Provenance;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::Store;
 
-/// Where an agent's hooks start: its execution root (the runtime's
-/// answer, given at start so this feature needs nothing of the handle).
-pub type WorkspaceOf = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+/// Where an agent works: its execution root, and the root of the
+/// workspace the operator attached (`None` in its own home), whose
+/// repository may propose hooks. The runtime's answer, given at start so
+/// this feature needs nothing of the handle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentPlace {
+    pub execution_root: String,
+    pub anchor: Option<String>,
+}
+
+pub type WorkspaceOf = Box<dyn Fn(&str) -> Option<AgentPlace> + Send + Sync>;
 
 /// Whether the default policy lets sandboxed commands use the network
 /// now (what a hook that does not say gets).
@@ -106,6 +114,39 @@ impl HookHost {
 
     pub fn current(&self) -> Arc<Hooks> {
         self.hooks.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The hooks for `agent_id` now: the operator's, then those its
+    /// workspace's repository proposes, when approved as they are now.
+    pub fn for_agent(&self, agent_id: &str) -> Arc<Hooks> {
+        use crate::model::proposal::ProposalKind;
+        let operator = self.current();
+        let approved = match crate::runtime::proposal::approved_in(&self.store) {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read which proposed hooks are approved");
+                return operator;
+            }
+        };
+        if !approved.iter().any(|a| a.kind == ProposalKind::Hooks) {
+            return operator;
+        }
+        let anchor = (self.workspace_of)(agent_id).and_then(|p| p.anchor);
+        let project =
+            anchor.and_then(|a| super::project::in_force(std::path::Path::new(&a), &approved));
+        match project {
+            Some(p) if !p.is_empty() => {
+                let mut all = (*operator).clone();
+                all.hooks.extend(p.hooks);
+                Arc::new(all)
+            }
+            _ => operator,
+        }
+    }
+
+    /// Where `agent_id`'s hooks are told it works (its execution root).
+    pub(super) fn root_of(&self, agent_id: &str) -> Option<String> {
+        (self.workspace_of)(agent_id).map(|p| p.execution_root)
     }
 
     /// Take the hooks of a changed config file (from the next event on).
@@ -236,7 +277,7 @@ impl HookHost {
         run_id: &str,
         call: &crate::runtime::provider::ToolCall,
     ) -> PreTool {
-        let hooks = self.current();
+        let hooks = self.for_agent(agent_id);
         let matching = hooks.matching(HookEvent::PreTool, Some(&call.name));
         let mut out = PreTool::default();
         if matching.is_empty() {
@@ -245,7 +286,7 @@ impl HookHost {
         let input = HookInput::new(
             HookEvent::PreTool,
             agent_id,
-            (self.workspace_of)(agent_id),
+            self.root_of(agent_id),
             Detail::Call {
                 run_id: run_id.to_owned(),
                 call_id: call.id.clone(),

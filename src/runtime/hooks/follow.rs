@@ -178,7 +178,7 @@ async fn tell(host: &HookHost, next: &mut HashMap<String, u64>, e: &EventRecord)
     if !TOLD_KINDS.contains(&e.kind.as_str()) {
         return;
     }
-    let hooks = host.current();
+    let hooks = host.for_agent(&e.agent_id);
     if hooks.is_empty() {
         return;
     }
@@ -191,7 +191,7 @@ async fn tell(host: &HookHost, next: &mut HashMap<String, u64>, e: &EventRecord)
         return;
     }
     let input = HookInput {
-        workspace: (host.workspace_of)(&e.agent_id),
+        workspace: host.root_of(&e.agent_id),
         ..input
     };
     for hook in matching {

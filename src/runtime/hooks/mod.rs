@@ -13,13 +13,16 @@
 //!   output;
 //! - `dispatch`: the runtime's hooks, `pre_tool` on the call's path,
 //!   each run recorded as a `hook_ran` event;
-//! - `follow`: the other events' hooks, told from the committed events.
+//! - `follow`: the other events' hooks, told from the committed events;
+//! - `project`: the hooks a workspace's repository proposes
+//!   (`.holon/hooks.toml`), in force once the operator approved them.
 
 pub mod config;
 pub mod decide;
 pub mod dispatch;
 pub mod follow;
 pub mod input;
+pub mod project;
 pub mod run;
 
 pub use config::{HookEvent, HookSpec, Hooks, OnError};

@@ -63,15 +63,16 @@ impl RuntimeHost {
                 )
                 .await?,
             )),
-            Request::PolicyProposal { workspace } => Ok(Response::PolicyProposal(
-                self.policy_proposal(std::path::Path::new(&workspace))?,
+            Request::ProposalShow { workspace, kind } => Ok(Response::ProposalShow(
+                self.proposal(std::path::Path::new(&workspace), kind)?,
             )),
-            Request::PolicyAdopt {
+            Request::ProposalAdopt {
                 workspace,
+                kind,
                 digest,
                 approved,
-            } => Ok(Response::PolicyAdopt(
-                self.adopt_policy(std::path::Path::new(&workspace), &digest, approved)
+            } => Ok(Response::ProposalAdopt(
+                self.adopt_proposal(std::path::Path::new(&workspace), kind, &digest, approved)
                     .await?,
             )),
             Request::McpApprove {

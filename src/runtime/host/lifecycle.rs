@@ -85,7 +85,12 @@ impl RuntimeHost {
                 store.clone(),
                 Box::new(move |agent_id: &str| {
                     let host = hosting.upgrade()?;
-                    host.execution_of(agent_id).ok().map(|s| s.execution_root)
+                    let s = host.execution_of(agent_id).ok()?;
+                    let home = s.workspace_id == crate::model::workspace::AGENT_HOME_ID;
+                    Some(crate::runtime::hooks::dispatch::AgentPlace {
+                        anchor: (!home).then_some(s.workspace_anchor),
+                        execution_root: s.execution_root,
+                    })
                 }),
                 Box::new(move || {
                     let host = networking.upgrade();

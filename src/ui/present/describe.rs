@@ -278,8 +278,12 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             "MCP server `{}` of {} approved to run `{}`",
             p.name, p.workspace, p.command_line
         ),
-        Event::PolicyProposalApproved(p) => format!(
-            "Reviewer policy proposed by {} {} (sha256 {})",
+        Event::ProposalApproved(p) => format!(
+            "{} proposed by {} {} (sha256 {})",
+            match p.kind {
+                crate::model::proposal::ProposalKind::Policy => "Reviewer policy",
+                crate::model::proposal::ProposalKind::Hooks => "Hooks",
+            },
             p.workspace,
             match p.approved {
                 true => "approved as written",

@@ -319,7 +319,7 @@ impl AgentView {
             // The status line names the policy in force.
             K::WorkspacePolicyChanged(_) | K::DefaultPolicyChanged(_) => Touched::RefreshSummary,
             K::McpServerApproved(_)
-            | K::PolicyProposalApproved(_)
+            | K::ProposalApproved(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)

@@ -175,7 +175,7 @@ impl Conversation {
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
-            | K::PolicyProposalApproved(_)
+            | K::ProposalApproved(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)

@@ -364,7 +364,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::WorkspacePolicyChanged(_)
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
-            | K::PolicyProposalApproved(_)
+            | K::ProposalApproved(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)
