@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerInfo {
     pub name: String,
     /// `stdio` or `http`.
@@ -36,6 +36,10 @@ pub struct McpServerInfo {
     pub dropped: Vec<McpDroppedTool>,
     /// The server's stderr log.
     pub log: String,
+    /// What the reviewer said of starting it, for this command line (a
+    /// project server awaiting approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::ApprovalReview>,
 }
 
 /// A tool the model is offered.

@@ -190,6 +190,20 @@ impl From<ReviewerChoice> for String {
     }
 }
 
+/// `mcp_server_reviewed`: the reviewer's verdict on starting a server
+/// that a repository's `.mcp.json` defines, for one command line. Under
+/// `reviewer_may` its allow approves the server (`mcp_server_approved`)
+/// once the hold is over; otherwise it annotates the server in `holon mcp
+/// list`, and the operator approves (or disables) it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerReview {
+    /// The workspace's directory (whose `.mcp.json` defines it).
+    pub workspace: String,
+    pub name: String,
+    pub command_line: String,
+    pub review: ApprovalReview,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

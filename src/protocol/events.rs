@@ -160,6 +160,7 @@ impl Event {
             | E::DefaultPolicyChanged(_)
             | E::McpServerApproved(_)
             | E::ProposalApproved(_)
+            | E::McpServerReviewed(_)
             | E::McpServerSwitched(_)
             | E::McpServerStarted(_)
             | E::McpServerFailed(_)
@@ -283,6 +284,7 @@ event_kinds! {
     DefaultPolicyChanged(p::DefaultPolicy) => "default_policy_changed",
     McpServerApproved(crate::model::mcp::McpApproval) => "mcp_server_approved",
     ProposalApproved(crate::model::proposal::ProposalApproval) => "proposal_approved",
+    McpServerReviewed(crate::model::review::McpServerReview) => "mcp_server_reviewed",
     McpServerSwitched(crate::model::mcp::McpSwitch) => "mcp_server_switched",
     McpServerStarted(crate::model::mcp::McpServerStarted) => "mcp_server_started",
     McpServerFailed(crate::model::mcp::McpServerFailed) => "mcp_server_failed",

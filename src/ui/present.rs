@@ -296,6 +296,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::DefaultPolicyChanged => (V::Progress, C::Workspace, "Default policy"),
         K::McpServerApproved | K::McpServerSwitched => (V::Progress, C::Workspace, "MCP server"),
         K::ProposalApproved => (V::Progress, C::Workspace, "Proposal"),
+        K::McpServerReviewed => (V::Progress, C::Workspace, "MCP server reviewed"),
         K::McpServerStarted | K::McpServerStopped => (V::Progress, C::Tool, "MCP server"),
         // Its tools fail until it is back: something the operator may fix.
         K::McpServerFailed => (V::TurnResult, C::Tool, "MCP server"),

@@ -453,6 +453,81 @@ async fn a_repositorys_proposed_policy_counts_only_as_approved() {
     assert_typed_lines(&home, "main");
 }
 
+/// A repository's `.mcp.json` server awaiting approval goes to the
+/// workspace's reviewer once per command line; under `allow_and_deny` its
+/// allow approves that command line (recorded as the reviewer's), while
+/// an `ask` leaves the server to the operator, with the note shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repositorys_mcp_server_is_reviewed_once_per_command_line() {
+    let home = Home::new();
+    let config = format!(
+        "[policy]\nreviewer = \"openai/{REVIEWER}\"\nreviewer_may = \"allow_and_deny\"\n\
+         reviewer_hold_secs = 0\n"
+    );
+    let (_stub, seen) = daemon_with_reviewer(&home, &config).await;
+    let _daemon = Daemon(&home);
+    ok(std::fs::write(
+        home.path().join("config/policy.md"),
+        "Servers that only echo are fine.\n",
+    ));
+    let repo = home.path().join("mcp-proj");
+    ok(std::fs::create_dir_all(&repo));
+    ok(std::fs::write(
+        repo.join(".mcp.json"),
+        r#"{"mcpServers": {"echoer": {"command": "echo", "args": ["ok"]},
+            "other": {"command": "false"}}}"#,
+    ));
+    let dir = repo.display().to_string();
+    home.ok(&["workspace", "use", &dir]);
+    home.ok(&["send", "hello"]);
+    let listed = |name: &str| {
+        let all: Vec<Value> =
+            serde_json::from_str(&home.ok(&["mcp", "list", "--dir", &dir, "--json"]))
+                .unwrap_or_default();
+        all.into_iter().find(|s| s["name"] == name)
+    };
+    let echoer = poll("the echoer's approval by the reviewer", || {
+        listed("echoer").filter(|s| s["review"].is_object() && s["state"] != "awaiting_approval")
+    });
+    assert_eq!(echoer["review"]["verdict"], "allow", "{echoer}");
+    let other = poll("the other's review", || {
+        listed("other").filter(|s| s["review"].is_object())
+    });
+    assert_eq!(other["state"], "awaiting_approval", "{other}");
+    assert_eq!(other["review"]["verdict"], "ask");
+    let text = home.ok(&["mcp", "list", "--dir", &dir]);
+    assert!(text.contains("advice only: you decide"), "{text}");
+    // The reviewer read the server as data, under the operator's policy.
+    let asked = reviews(&seen);
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked
+        .iter()
+        .all(|r| r.contains("Servers that only echo are fine.")));
+    assert!(asked.iter().any(|r| r.contains("echo ok")));
+    // The approval is the reviewer's, and said so.
+    let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+    let approved: Vec<&Value> = evs
+        .iter()
+        .filter(|e| e["kind"] == "mcp_server_approved")
+        .collect();
+    assert_eq!(approved.len(), 1, "{approved:?}");
+    assert_eq!(approved[0]["provenance"]["source"], "reviewer");
+    assert_eq!(approved[0]["payload"]["command_line"], "echo ok");
+    // Another turn asks nothing again.
+    home.ok(&["send", "again"]);
+    poll("the second turn", || {
+        let n = seen.lock().map(|l| l.len()).unwrap_or_default();
+        (n >= 4).then_some(())
+    });
+    home.ok(&["send", "and again"]);
+    poll("the third turn", || {
+        let n = seen.lock().map(|l| l.len()).unwrap_or_default();
+        (n >= 5).then_some(())
+    });
+    assert_eq!(reviews(&seen).len(), 2);
+    assert_typed_lines(&home, "main");
+}
+
 /// A verdict recorded but not yet acted on when the runtime stopped (a
 /// crash between the two) is acted on at the next start only if the
 /// reach in force then lets it, and without asking the model again.

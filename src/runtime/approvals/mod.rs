@@ -15,6 +15,7 @@ pub mod proposals;
 pub mod read_only;
 pub mod review;
 pub mod reviewer;
+pub mod reviewer_mcp;
 pub mod written;
 
 /// The store setting that keeps the operator's default policy

@@ -22,6 +22,8 @@
 
 use std::time::Instant;
 
+use crate::model::usage::TokenUsage;
+
 use super::review::{self, Answer, ReviewerConfig};
 use super::written::{self, Written};
 use crate::model::approval::{ApprovalRecord, ApprovalStatus};
@@ -33,8 +35,45 @@ use crate::runtime::provider::ProviderProgress;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 
+/// What asking the reviewer came to: the policy it was given, its
+/// answer, its tokens, and the model that answered.
+pub(super) struct Asked {
+    pub policy: Option<Written>,
+    pub answer: Answer,
+    pub usage: Option<TokenUsage>,
+    pub answered_by: Option<String>,
+}
+
+impl Asked {
+    /// Not asked: `ask`, and why.
+    pub fn unasked(policy: Option<Written>, why: String) -> Asked {
+        Asked {
+            policy,
+            answer: Answer::ask(why),
+            usage: None,
+            answered_by: None,
+        }
+    }
+}
+
+/// The reviewer's round, spent like any other on the agent's day and
+/// budget (in the caller's transaction).
+pub(super) fn spend(
+    tx: &mut crate::store::WriteCtx<'_>,
+    agent_id: &str,
+    usage: Option<TokenUsage>,
+    cost: Option<u64>,
+) -> Result<(), crate::store::StoreError> {
+    if let (Some(u), Some(mut agent)) = (usage, tx.get_agent::<AgentRecord>(agent_id)?) {
+        let day = crate::runtime::budget::budget_day(&agent, tx.now_ms());
+        crate::runtime::budget::add_round(&mut agent, &day, &u, cost);
+        tx.put_agent(agent_id, &agent)?;
+    }
+    Ok(())
+}
+
 /// A review's claim on its request, given back when it ends.
-struct Claim(RuntimeHost, String);
+pub(super) struct Claim(pub RuntimeHost, pub String);
 
 impl Drop for Claim {
     fn drop(&mut self) {
@@ -50,7 +89,7 @@ impl RuntimeHost {
 
     /// The model that reviews requests of `agent` in `workspace_id`: the
     /// reviewer its policy in force names, else `[policy] reviewer`.
-    fn reviewer_model(
+    pub(super) fn reviewer_model(
         &self,
         config: &ReviewerConfig,
         agent: &AgentRecord,
@@ -140,33 +179,23 @@ impl RuntimeHost {
             rx.list_recent(Keyed::Transcript, agent_id, 12)?;
         drop(rx);
         let started = Instant::now();
-        let (policy, answer, usage, answered_by) =
-            self.ask(&config, &model, &rec, &agent, &recent).await;
-        let latency_ms = started.elapsed().as_millis() as u64;
-        let model = answered_by.unwrap_or(model);
-        let answers = config.may.answers(answer.verdict);
-        // An allow that answers waits its hold, for a person to deny it.
-        let hold_ms = config.hold.as_millis() as i64;
-        let runs_at = (answers && answer.verdict == ReviewVerdict::Allow && hold_ms > 0)
-            .then(|| crate::format_ts(crate::now_ms() + hold_ms));
-        let cost = usage.and_then(|u| self.inner.config.pricing.cost_micro_usd(&model, &u));
-        let review = ApprovalReview {
-            reviewed_by: "reviewer".into(),
-            model: model.clone(),
-            verdict: answer.verdict,
-            reason: answer.reason,
-            fallback: answer.fallback,
-            policy_digest: review::digest(policy.as_ref().map(|w| w.text.as_str())),
-            policy_from: policy.map(|w| w.from).unwrap_or_default(),
-            may: config.may,
-            applied: false,
-            runs_at,
-            latency_ms,
-            input_tokens: usage.map_or(0, |u| u.input_tokens),
-            output_tokens: usage.map_or(0, |u| u.output_tokens),
-            cost_usd: cost.map(crate::runtime::provider::catalog::usd),
-            reviewed_at: crate::format_ts(crate::now_ms()),
+        let asked = match self.policy_for(&config, &agent, &rec.workspace_id) {
+            Err(why) => Asked::unasked(None, why),
+            Ok(_) if rec.arguments.to_string().len() > review::MAX_REQUEST_BYTES => {
+                let why = format!(
+                    "the call's arguments are over {} KiB, too large to review",
+                    review::MAX_REQUEST_BYTES / 1024
+                );
+                Asked::unasked(None, why)
+            }
+            Ok(policy) => {
+                let request = review::request(&rec, Some(&policy.text), &recent);
+                self.consult(&config, &model, &agent, request, &rec.id, policy)
+                    .await
+            }
         };
+        let (review, usage, cost) = self.record_of(&config, model, asked, started);
+        let answers = config.may.answers(review.verdict);
         let (id, aid, r) = (agent_id.to_owned(), approval_id.to_owned(), review.clone());
         let recorded = self
             .inner
@@ -181,13 +210,7 @@ impl RuntimeHost {
                 }
                 rec.review = Some(r.clone());
                 tx.put(Keyed::Approvals, &id, &aid, &rec)?;
-                // The reviewer's round is spent like any other, on the
-                // agent's day and budget.
-                if let (Some(u), Some(mut agent)) = (usage, tx.get_agent::<AgentRecord>(&id)?) {
-                    let day = crate::runtime::budget::budget_day(&agent, tx.now_ms());
-                    crate::runtime::budget::add_round(&mut agent, &day, &u, cost);
-                    tx.put_agent(&id, &agent)?;
-                }
+                spend(tx, &id, usage, cost)?;
                 tx.append_event(new_event(
                     &id,
                     Provenance::default(),
@@ -215,12 +238,8 @@ impl RuntimeHost {
         rec: &ApprovalRecord,
         review: &ApprovalReview,
     ) -> Result<(), RuntimeError> {
-        let at = review
-            .runs_at
-            .as_deref()
-            .and_then(crate::runtime::scheduler::parse_ts_ms);
-        if let Some(wait) = at.map(|at| at - crate::now_ms()).filter(|w| *w > 0) {
-            tokio::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+        if review.runs_at.is_some() {
+            super::reviewer_mcp::wait_hold(review).await;
             if !self.inner.reviewer.config().may.answers(review.verdict) {
                 return Ok(());
             }
@@ -228,84 +247,123 @@ impl RuntimeHost {
         self.apply(rec, review).await
     }
 
-    /// Ask the reviewer model: the policy it was given, its answer, its
-    /// tokens, and the model that answered.
-    async fn ask(
+    /// The written policy for a request of `agent` in `workspace_id`:
+    /// the operator's parts, then the repository's approved proposal; or
+    /// why there is none to review under (a person decides).
+    pub(super) fn policy_for(
+        &self,
+        config: &ReviewerConfig,
+        agent: &AgentRecord,
+        workspace_id: &str,
+    ) -> Result<Written, String> {
+        let mut parts = written::operator_parts(config, workspace_id)?;
+        // The repository's proposal, when the operator approved its text.
+        if let Some(b) = agent.workspaces.binding(workspace_id) {
+            let approved = crate::runtime::proposal::approved_in(&self.inner.store)
+                .map_err(|e| e.to_string())?;
+            parts.extend(super::proposals::policy_part(
+                std::path::Path::new(&b.anchor),
+                &approved,
+            ));
+        }
+        written::compose(parts).ok_or_else(|| written::where_to_write(config, workspace_id))
+    }
+
+    /// Ask `model` the reviewer's question `request` about `id` (unless
+    /// the agent's budget is spent): its answer, its tokens, and the model
+    /// that answered.
+    pub(super) async fn consult(
         &self,
         config: &ReviewerConfig,
         model: &str,
-        rec: &ApprovalRecord,
         agent: &AgentRecord,
-        recent: &[crate::model::transcript::TranscriptEntry],
-    ) -> (
-        Option<Written>,
-        Answer,
-        Option<crate::model::usage::TokenUsage>,
-        Option<String>,
-    ) {
-        let mut parts = match written::operator_parts(config, &rec.workspace_id) {
-            Ok(p) => p,
-            Err(why) => return (None, Answer::ask(why), None, None),
-        };
-        // The repository's proposal, when the operator approved its text.
-        if let Some(b) = agent.workspaces.binding(&rec.workspace_id) {
-            match crate::runtime::proposal::approved_in(&self.inner.store) {
-                Ok(approved) => parts.extend(super::proposals::policy_part(
-                    std::path::Path::new(&b.anchor),
-                    &approved,
-                )),
-                Err(e) => return (None, Answer::ask(e.to_string()), None, None),
-            }
-        }
-        let Some(policy) = written::compose(parts) else {
-            let why = written::where_to_write(config, &rec.workspace_id);
-            return (None, Answer::ask(why), None, None);
-        };
-        let policy = Some(policy);
-        if rec.arguments.to_string().len() > review::MAX_REQUEST_BYTES {
-            let why = format!(
-                "the call's arguments are over {} KiB, too large to review",
-                review::MAX_REQUEST_BYTES / 1024
-            );
-            return (policy, Answer::ask(why), None, None);
-        }
+        request: crate::runtime::provider::ProviderRequest,
+        id: &str,
+        policy: Written,
+    ) -> Asked {
         let global = self.inner.config.budget;
         if let crate::runtime::budget::Verdict::Pause(_) | crate::runtime::budget::Verdict::Paused =
             crate::runtime::budget::verdict(agent, crate::now_ms(), global)
         {
             let why = "the agent's daily budget is spent, so the reviewer was not asked";
-            return (policy, Answer::ask(why), None, None);
+            return Asked::unasked(Some(policy), why.into());
         }
         let mut as_reviewer = agent.clone();
         as_reviewer.model_override = Some(model.to_owned());
         as_reviewer.reasoning_effort_override = None;
         let provider = (self.inner.config.provider)(&as_reviewer);
-        let request = review::request(rec, policy.as_ref().map(|w| w.text.as_str()), recent);
         let quiet = |_: ProviderProgress| {};
         let outcome = tokio::time::timeout(config.timeout, provider.round(&request, &quiet)).await;
-        let answer = match outcome {
-            Err(_) => Answer::ask(format!(
+        let why = match outcome {
+            Err(_) => format!(
                 "the reviewer did not answer within {} s",
                 config.timeout.as_secs()
-            )),
+            ),
             Ok(o) => match o.result {
-                Err(f) => Answer::ask(format!("the reviewer failed: {}", f.artifact.summary)),
+                Err(f) => format!("the reviewer failed: {}", f.artifact.summary),
                 Ok(round) => {
                     // A fallback model answering in the reviewer's place
                     // is no review.
                     let answer = match round.model_ref == model {
-                        true => review::parse(&round.text, &rec.id, !round.tool_calls.is_empty()),
+                        true => review::parse(&round.text, id, !round.tool_calls.is_empty()),
                         false => Answer::ask(format!(
                             "{} answered in the reviewer's place (a fallback), so its word \
                              does not count",
                             round.model_ref
                         )),
                     };
-                    return (policy, answer, round.token_usage, Some(round.model_ref));
+                    return Asked {
+                        policy: Some(policy),
+                        answer,
+                        usage: round.token_usage,
+                        answered_by: Some(round.model_ref),
+                    };
                 }
             },
         };
-        (policy, answer, None, None)
+        Asked::unasked(Some(policy), why)
+    }
+
+    /// The durable record of what `model` was asked and answered, with
+    /// its tokens and cost. An allow that answers under `reviewer_may`
+    /// is held (`runs_at`) for a person to deny it.
+    pub(super) fn record_of(
+        &self,
+        config: &ReviewerConfig,
+        model: String,
+        asked: Asked,
+        started: Instant,
+    ) -> (ApprovalReview, Option<TokenUsage>, Option<u64>) {
+        let Asked {
+            policy,
+            answer,
+            usage,
+            answered_by,
+        } = asked;
+        let model = answered_by.unwrap_or(model);
+        let answers = config.may.answers(answer.verdict);
+        let hold_ms = config.hold.as_millis() as i64;
+        let runs_at = (answers && answer.verdict == ReviewVerdict::Allow && hold_ms > 0)
+            .then(|| crate::format_ts(crate::now_ms() + hold_ms));
+        let cost = usage.and_then(|u| self.inner.config.pricing.cost_micro_usd(&model, &u));
+        let review = ApprovalReview {
+            reviewed_by: "reviewer".into(),
+            model,
+            verdict: answer.verdict,
+            reason: answer.reason,
+            fallback: answer.fallback,
+            policy_digest: review::digest(policy.as_ref().map(|w| w.text.as_str())),
+            policy_from: policy.map(|w| w.from).unwrap_or_default(),
+            may: config.may,
+            applied: false,
+            runs_at,
+            latency_ms: started.elapsed().as_millis() as u64,
+            input_tokens: usage.map_or(0, |u| u.input_tokens),
+            output_tokens: usage.map_or(0, |u| u.output_tokens),
+            cost_usd: cost.map(crate::runtime::provider::catalog::usd),
+            reviewed_at: crate::format_ts(crate::now_ms()),
+        };
+        (review, usage, cost)
     }
 
     /// Let a verdict that answers under `reviewer_may` answer `rec`. A

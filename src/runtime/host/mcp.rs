@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::RuntimeHost;
 use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
+use crate::model::review::McpServerReview;
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store, StoreError};
@@ -71,13 +72,27 @@ pub(crate) async fn record_in_list<T>(
 where
     T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
 {
+    record_in_list_by(store, key, change, event, "operator").await
+}
+
+/// `record_in_list`, said to come from `source` (`operator`, `reviewer`).
+pub(crate) async fn record_in_list_by<T>(
+    store: &Store,
+    key: &'static str,
+    change: impl Fn(&mut Vec<T>) + Send + 'static,
+    event: Event,
+    source: &'static str,
+) -> Result<Vec<T>, RuntimeError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+{
     let all = store
         .write(move |tx| {
             let mut all: Vec<T> = tx.setting(key)?.unwrap_or_default();
             change(&mut all);
             tx.put_setting(key, Some(&all))?;
             let provenance = Provenance {
-                source: Some("operator".into()),
+                source: Some(source.into()),
                 ..Provenance::default()
             };
             for agent_id in tx.agent_ids()? {
@@ -95,12 +110,21 @@ pub async fn record_approval(
     store: &Store,
     approval: McpApproval,
 ) -> Result<Vec<McpApproval>, RuntimeError> {
+    record_approval_by(store, approval, "operator").await
+}
+
+/// `record_approval`, by `source` (`operator`, `reviewer`).
+pub(crate) async fn record_approval_by(
+    store: &Store,
+    approval: McpApproval,
+    source: &'static str,
+) -> Result<Vec<McpApproval>, RuntimeError> {
     let event = Event::McpServerApproved(approval.clone());
     let change = move |all: &mut Vec<McpApproval>| {
         all.retain(|a| !(a.workspace == approval.workspace && a.name == approval.name));
         all.push(approval.clone());
     };
-    record_in_list(store, MCP_APPROVALS, change, event).await
+    record_in_list_by(store, MCP_APPROVALS, change, event, source).await
 }
 
 /// Record that the operator disabled (or enabled) a server. Returns every
@@ -140,11 +164,33 @@ pub fn approvals_in(store: &Store) -> Result<Vec<McpApproval>, RuntimeError> {
     Ok(store.read()?.setting(MCP_APPROVALS)?.unwrap_or_default())
 }
 
+/// The store setting holding the reviewer's verdicts on project servers
+/// (`approvals/reviewer_mcp.rs` records them).
+pub const MCP_REVIEWS: &str = "mcp_reviews";
+
+/// The reviewer's verdicts recorded in `store`.
+pub fn reviews_in(store: &Store) -> Result<Vec<McpServerReview>, RuntimeError> {
+    Ok(store.read()?.setting(MCP_REVIEWS)?.unwrap_or_default())
+}
+
 impl RuntimeHost {
     /// The MCP servers (reading `workspace`'s `.mcp.json` first, when
-    /// given), their state and tools (`mcp.list`).
+    /// given), their state and tools, and what the reviewer said of a
+    /// project server's command line (`mcp.list`).
     pub fn mcp_servers(&self, workspace: Option<&Path>) -> Vec<McpServerInfo> {
-        self.inner.mcp.views(workspace)
+        let mut views = self.inner.mcp.views(workspace);
+        let reviews = reviews_in(&self.inner.store).unwrap_or_default();
+        for v in &mut views {
+            v.review = reviews
+                .iter()
+                .find(|r| {
+                    Some(&r.workspace) == v.workspace.as_ref()
+                        && r.name == v.name
+                        && Some(&r.command_line) == v.command_line.as_ref()
+                })
+                .map(|r| r.review.clone());
+        }
+        views
     }
 
     /// Approve server `name` of `workspace`'s `.mcp.json` to start, with

@@ -22,6 +22,7 @@ fn info(s: &Server, catalog: &Catalog) -> McpServerInfo {
         Phase::AwaitingApproval => ("awaiting_approval", None, None),
     };
     McpServerInfo {
+        review: None,
         name: name.clone(),
         transport: s.config.transport_name().into(),
         state: state.into(),
@@ -104,6 +105,7 @@ impl Hub {
             }
             for (name, reason) in &project.refused {
                 out.push(McpServerInfo {
+                    review: None,
                     name: name.clone(),
                     transport: String::new(),
                     state: "invalid".into(),

@@ -156,6 +156,12 @@ pub(super) async fn rounds(
         ) => tools,
         reason = cancel.cancelled() => return Ok(aborted(reason, 0)),
     };
+    // The workspace's `.mcp.json` servers awaiting approval go to its
+    // reviewer first (off this path; once per command line).
+    crate::runtime::host::RuntimeHost {
+        inner: Arc::clone(inner),
+    }
+    .review_mcp_soon(agent_id);
     let share = inner.config.mcp_tool_share;
     let offer = Offer::new(tools, provider.context_budget().prompt_budget, share);
     let t = TurnRefs {

@@ -278,6 +278,13 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
             "MCP server `{}` of {} approved to run `{}`",
             p.name, p.workspace, p.command_line
         ),
+        Event::McpServerReviewed(p) => format!(
+            "MCP server `{}` of {} (`{}`): {}",
+            p.name,
+            p.workspace,
+            p.command_line,
+            super::mcp::review_words(&p.review, "awaiting_approval")
+        ),
         Event::ProposalApproved(p) => format!(
             "{} proposed by {} {} (sha256 {})",
             match p.kind {

@@ -83,6 +83,35 @@ pub(super) fn stopped(p: &McpServerStopped) -> String {
     )
 }
 
+/// What the reviewer said of starting a project server (in `state`):
+/// its allow approves it under `allow_and_deny`, after its hold, unless
+/// the operator disables the server first; anything else is advice.
+pub fn review_words(r: &crate::model::review::ApprovalReview, state: &str) -> String {
+    use crate::model::review::{ReviewVerdict, ReviewerMay};
+    let why = match (&r.fallback, r.reason.is_empty()) {
+        (Some(f), _) => format!(" ({f})"),
+        (None, false) => format!(": {}", r.reason),
+        (None, true) => String::new(),
+    };
+    let waiting = state == "awaiting_approval";
+    let effect = match (r.verdict, r.may, &r.runs_at) {
+        (ReviewVerdict::Allow, ReviewerMay::AllowAndDeny, _) if !waiting => {
+            " — it approved the server".to_owned()
+        }
+        (ReviewVerdict::Allow, ReviewerMay::AllowAndDeny, Some(t)) => format!(
+            " — it approves it at {} UTC unless you disable it first",
+            t.get(11..19).unwrap_or(t)
+        ),
+        _ if waiting => " — advice only: you decide".to_owned(),
+        _ => String::new(),
+    };
+    format!(
+        "reviewer {} says {}{why}{effect}",
+        r.model,
+        r.verdict.as_str()
+    )
+}
+
 /// A server as lines of text.
 pub fn lines(s: &McpServerInfo) -> Vec<String> {
     let state = match (s.state.as_str(), &s.reason, s.retry_in_ms) {
@@ -108,6 +137,10 @@ pub fn lines(s: &McpServerInfo) -> Vec<String> {
         (None, _) => s.transport.clone(),
     };
     let mut lines = vec![format!("{} ({whence}) {state}{tools}", s.name)];
+    if let Some(r) = &s.review {
+        let words = review_words(r, &s.state);
+        lines.push(format!("  {}", crate::model::text::escape_hidden(&words)));
+    }
     for t in &s.tools {
         let ro = if t.read_only { "  read-only" } else { "" };
         lines.push(format!("  {}{ro}", t.exposed));
@@ -126,6 +159,7 @@ mod tests {
     #[test]
     fn a_server_reads_as_lines() {
         let s = McpServerInfo {
+            review: None,
             name: "gh".into(),
             transport: "stdio".into(),
             state: "running".into(),
@@ -153,6 +187,7 @@ mod tests {
             ]
         );
         let failed = McpServerInfo {
+            review: None,
             state: "failed".into(),
             reason: Some("cannot start `x`".into()),
             retry_in_ms: Some(1500),
@@ -165,6 +200,7 @@ mod tests {
             ["gh (stdio) failed: cannot start `x` (tried again after 2 s)"]
         );
         let waiting = McpServerInfo {
+            review: None,
             state: "awaiting_approval".into(),
             reason: None,
             workspace: Some("/repo".into()),

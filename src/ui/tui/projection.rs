@@ -320,6 +320,7 @@ impl AgentView {
             K::WorkspacePolicyChanged(_) | K::DefaultPolicyChanged(_) => Touched::RefreshSummary,
             K::McpServerApproved(_)
             | K::ProposalApproved(_)
+            | K::McpServerReviewed(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)

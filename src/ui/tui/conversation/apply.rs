@@ -176,6 +176,7 @@ impl Conversation {
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
             | K::ProposalApproved(_)
+            | K::McpServerReviewed(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)

@@ -365,6 +365,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::DefaultPolicyChanged(_)
             | K::McpServerApproved(_)
             | K::ProposalApproved(_)
+            | K::McpServerReviewed(_)
             | K::McpServerSwitched(_)
             | K::McpServerStarted(_)
             | K::McpServerFailed(_)
