@@ -169,22 +169,31 @@ pub async fn mcp_switch(
 /// terminal, the one shown after they answer yes. Elsewhere nothing is
 /// approved unasked.
 fn confirmed(name: &str, line: &str, expect: Option<String>) -> anyhow::Result<String> {
-    use std::io::{BufRead, IsTerminal, Write};
     if let Some(e) = expect {
         return Ok(e);
     }
+    let shown = format!("`{name}` would run: {line}");
+    yes_on_terminal(&shown, "approve it?", "that line")?;
+    Ok(line.to_owned())
+}
+
+/// Show `shown` and ask `question` on the terminal; an error unless the
+/// answer is yes, or when there is no terminal to ask on (then `--expect`
+/// with `what` approves instead).
+pub(super) fn yes_on_terminal(shown: &str, question: &str, what: &str) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
     let stdin = std::io::stdin();
     anyhow::ensure!(
         stdin.is_terminal(),
-        "`{name}` would run: {line}\napproving needs your confirmation: run this on a terminal, \
-         or pass --expect with that line"
+        "{shown}\napproving needs your confirmation: run this on a terminal, or pass --expect \
+         with {what}"
     );
-    eprint!("`{name}` would run: {line}\napprove it? [y/N] ");
+    eprint!("{shown}\n{question} [y/N] ");
     std::io::stderr().flush()?;
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     anyhow::ensure!(matches!(answer.trim(), "y" | "Y" | "yes"), "not approved");
-    Ok(line.to_owned())
+    Ok(())
 }
 
 pub async fn mcp_approve(

@@ -77,29 +77,17 @@ pub async fn show(
 /// The digest the operator approves: `--expect`, else the one shown,
 /// confirmed on a terminal.
 fn confirmed(p: &Proposal, expect: Option<String>) -> anyhow::Result<String> {
-    use std::io::{BufRead, IsTerminal, Write};
     let (Some(digest), None) = (&p.digest, &p.refused) else {
         anyhow::bail!("{}", shown(p));
     };
     if let Some(e) = expect {
         return Ok(e);
     }
-    let stdin = std::io::stdin();
-    anyhow::ensure!(
-        stdin.is_terminal(),
-        "{}\napproving needs your confirmation: run this on a terminal, or pass --expect with \
-         that sha256",
-        shown(p)
-    );
     let ask = match p.kind {
         ProposalKind::Policy => "let the reviewer follow this text?",
         ProposalKind::Hooks => "let these hooks run (sandboxed, no network)?",
     };
-    eprint!("{}\n{ask} [y/N] ", shown(p));
-    std::io::stderr().flush()?;
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer)?;
-    anyhow::ensure!(matches!(answer.trim(), "y" | "Y" | "yes"), "not approved");
+    super::mcp_cmd::yes_on_terminal(&shown(p), ask, "that sha256")?;
     Ok(digest.clone())
 }
 

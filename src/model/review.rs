@@ -202,6 +202,10 @@ pub struct McpServerReview {
     pub name: String,
     pub command_line: String,
     pub review: ApprovalReview,
+    /// Its allow was acted on once (the server approved, or the operator
+    /// had disabled it, or the file changed): never again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub acted: bool,
 }
 
 #[cfg(test)]

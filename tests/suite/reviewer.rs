@@ -661,3 +661,122 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
     );
     super::approvals::stop(host).await;
 }
+
+/// A model that asks again after each denial does not loop on the
+/// reviewer: after its fifth denial in a row, a person decides the next
+/// request, and a person's answer lets the reviewer be asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn denials_in_a_row_hand_the_next_request_to_a_person() {
+    use holon::model::review::ReviewerMay;
+    use holon::runtime::approvals::policy::Approval;
+    use holon::runtime::approvals::review::ReviewerConfig;
+    use holon::runtime::approvals::ApprovalStatus;
+    use holon::runtime::envelope::Priority;
+    use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use std::sync::Arc;
+
+    let dir = ok(tempfile::tempdir());
+    let deny = r#"{"verdict": "deny", "reason": "not in this repository"}"#;
+    let mut script = Vec::new();
+    for i in 0..6 {
+        let cmd = format!("echo {i} >> out.txt");
+        script.push(Scripted::tools(
+            "Writing.",
+            &[("ExecCommand", json!({ "cmd": cmd }))],
+        ));
+        if i < 5 {
+            script.push(Scripted::text(deny));
+        }
+    }
+    let provider = Arc::new(ScriptedProvider::new(script));
+    let policy = dir.path().join("policy.md");
+    ok(std::fs::write(&policy, "Never write files.\n"));
+    let store = ok(holon::store::Store::open(
+        &dir.path().join("s.redb"),
+        holon::store::StoreOptions::default(),
+    ));
+    let mut c = super::runtime_core::config(dir.path(), Arc::clone(&provider));
+    c.policy.approval = Approval::OnWrite;
+    c.reviewer = ReviewerConfig {
+        model: Some("scripted/test".into()),
+        policy_file: Some(policy),
+        may: ReviewerMay::AllowAndDeny,
+        hold: std::time::Duration::ZERO,
+        ..ReviewerConfig::default()
+    };
+    let host = ok(holon::runtime::host::RuntimeHost::start(store, c).await);
+    ok(host.create_agent("main").await);
+    ok(host
+        .submit(super::runtime_core::prompt("write", Priority::Normal))
+        .await);
+    // Six requests: five denied by the reviewer, the sixth left to a person.
+    super::approvals::wait_requests(&provider, 11).await;
+    let sixth = super::runtime_core::wait_event(&host, "the sixth review", |e| {
+        e.kind == "approval_reviewed"
+            && e.payload["approval"]["review"]["fallback"]
+                .as_str()
+                .is_some_and(|f| f.contains("5 requests in a row"))
+    })
+    .await;
+    host.reviews_settled().await;
+    let all = ok(host.approvals(None, true));
+    let denied = all
+        .iter()
+        .filter(|a| a.status == ApprovalStatus::Denied)
+        .count();
+    assert_eq!(denied, 5);
+    let pending = ok(host.approvals(None, false));
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].id,
+        sixth.payload["approval"]["id"].as_str().unwrap_or_default()
+    );
+    // The reviewer was not asked about the sixth.
+    assert_eq!(provider.requests().len(), 11);
+    super::approvals::stop(host).await;
+}
+
+/// Two directories never share a workspace id (it names the policy, the
+/// reviewer and the written policy of a workspace): a directory whose id
+/// collides with another's, as a model could name one on purpose, is
+/// refused, for this agent and for any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_whose_workspace_id_is_taken_is_refused() {
+    use holon::runtime::approvals::policy::Approval;
+    use holon::runtime::provider::scripted::ScriptedProvider;
+    use holon::runtime::workspace::workspace_id_for;
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    let dir = ok(tempfile::tempdir());
+    let root = ok(dir.path().canonicalize());
+    // Two parents whose `proj` share an id: a birthday search.
+    let mut seen: HashMap<String, std::path::PathBuf> = HashMap::new();
+    let (a, b) = (0..2_000_000u32)
+        .find_map(|i| {
+            let p = root.join(format!("c{i}")).join("proj");
+            let id = workspace_id_for(&p);
+            match seen.get(&id) {
+                Some(q) => Some((q.clone(), p)),
+                None => {
+                    seen.insert(id, p);
+                    None
+                }
+            }
+        })
+        .expect("a collision");
+    ok(std::fs::create_dir_all(&a));
+    ok(std::fs::create_dir_all(&b));
+    let provider = Arc::new(ScriptedProvider::new(Vec::new()));
+    let host = super::approvals::host_with(dir.path(), &provider, Approval::OnRequest).await;
+    ok(host.create_agent("other").await);
+    ok(host.attach_workspace("main", &a).await);
+    for agent in ["main", "other"] {
+        let refused = host.attach_workspace(agent, &b).await;
+        let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(why.contains("already"), "{agent}: {why}");
+    }
+    // The first attaches again as itself, by any agent.
+    ok(host.attach_workspace("other", &a).await);
+    super::approvals::stop(host).await;
+}

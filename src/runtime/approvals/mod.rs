@@ -16,6 +16,7 @@ pub mod read_only;
 pub mod review;
 pub mod reviewer;
 pub mod reviewer_mcp;
+pub mod reviewer_state;
 pub mod written;
 
 /// The store setting that keeps the operator's default policy

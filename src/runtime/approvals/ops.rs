@@ -344,6 +344,10 @@ impl RuntimeHost {
         by: Answerer,
     ) -> Result<ApprovalRecord, RuntimeError> {
         let by_reviewer = matches!(by, Answerer::Reviewer { .. });
+        if !by_reviewer {
+            // A person answered: the reviewer is asked again.
+            self.inner.reviewer.count(agent_id, false);
+        }
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let default_policy = self.inner.default_policy();
         let inner = std::sync::Arc::clone(&self.inner);
@@ -497,6 +501,10 @@ impl RuntimeHost {
         note: Option<String>,
         by: Answerer,
     ) -> Result<ApprovalRecord, RuntimeError> {
+        if matches!(by, Answerer::Operator) {
+            // A person answered: the reviewer is asked again.
+            self.inner.reviewer.count(agent_id, false);
+        }
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let note = note.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
         let rec = self

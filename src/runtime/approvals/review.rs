@@ -257,8 +257,6 @@ pub fn digest(policy: Option<&str>) -> String {
     hash.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Reviews running at once.
-pub const SLOTS: usize = 4;
 /// The default time a review may take (`[policy] reviewer_timeout_secs`).
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -296,102 +294,6 @@ impl Default for ReviewerConfig {
             timeout: DEFAULT_TIMEOUT,
             hold: DEFAULT_HOLD,
         }
-    }
-}
-
-/// The runtime's reviewer: what it is (replaced when config.toml
-/// changes), which requests it is on, and its running reviews (stopped
-/// when the runtime stops, before its commands are).
-pub struct Reviewer {
-    config: std::sync::RwLock<ReviewerConfig>,
-    busy: std::sync::Mutex<std::collections::HashSet<String>>,
-    pub(crate) slots: tokio::sync::Semaphore,
-    tasks: std::sync::Mutex<tokio::task::JoinSet<()>>,
-    /// Reviews claimed and not yet over, and who waits for none.
-    running: std::sync::atomic::AtomicUsize,
-    settled: tokio::sync::Notify,
-}
-
-impl Reviewer {
-    pub fn new(config: ReviewerConfig) -> Reviewer {
-        Reviewer {
-            config: std::sync::RwLock::new(config),
-            busy: std::sync::Mutex::default(),
-            slots: tokio::sync::Semaphore::new(SLOTS),
-            tasks: std::sync::Mutex::default(),
-            running: std::sync::atomic::AtomicUsize::new(0),
-            settled: tokio::sync::Notify::new(),
-        }
-    }
-
-    /// Wait until no review runs (tests and benchmarks: what a review
-    /// did, or chose not to do, is then recorded).
-    pub async fn settled(&self) {
-        use std::sync::atomic::Ordering;
-        loop {
-            let told = self.settled.notified();
-            if self.running.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            told.await;
-        }
-    }
-
-    /// What is configured now.
-    pub fn config(&self) -> ReviewerConfig {
-        self.config
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Take the `[policy] reviewer` of a changed config file.
-    pub fn replace(&self, config: ReviewerConfig) {
-        *self.config.write().unwrap_or_else(|p| p.into_inner()) = config;
-    }
-
-    /// Claim `approval_id` (false: a review of it is already running).
-    pub(crate) fn claim(&self, approval_id: &str) -> bool {
-        let claimed = self
-            .busy
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(approval_id.to_owned());
-        if claimed {
-            self.running
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-        claimed
-    }
-
-    pub(crate) fn release(&self, approval_id: &str) {
-        let released = self
-            .busy
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(approval_id);
-        if released {
-            self.running
-                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            self.settled.notify_waiters();
-        }
-    }
-
-    /// Run `review` among the reviews the runtime stops at shutdown.
-    pub(crate) fn spawn(&self, review: impl std::future::Future<Output = ()> + Send + 'static) {
-        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        // Forget the finished ones.
-        while tasks.try_join_next().is_some() {}
-        tasks.spawn(review);
-    }
-
-    /// Stop every running review: a verdict not yet recorded is asked
-    /// again at the next start; one recorded, not yet acted on, is acted
-    /// on then (if the reach in force allows it).
-    pub async fn stop(&self) {
-        let mut tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|p| p.into_inner()));
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
     }
 }
 

@@ -15,7 +15,7 @@
 //! runs, so a person can still deny it.
 //!
 //! Reviews run off the turn's path (one task per request, at most
-//! `SLOTS` at once). A restart resumes them: a pending request with no
+//! `SLOTS` at once; `reviewer_state.rs`). A restart resumes them: a pending request with no
 //! review is reviewed again; one reviewed whose verdict had not yet
 //! answered it is answered now (after what is left of its hold), without
 //! asking the model twice.
@@ -196,6 +196,11 @@ impl RuntimeHost {
         };
         let (review, usage, cost) = self.record_of(&config, model, asked, started);
         let answers = config.may.answers(review.verdict);
+        match review.verdict {
+            ReviewVerdict::Deny if answers => self.inner.reviewer.count(agent_id, true),
+            ReviewVerdict::Allow => self.inner.reviewer.count(agent_id, false),
+            _ => {}
+        }
         let (id, aid, r) = (agent_id.to_owned(), approval_id.to_owned(), review.clone());
         let recorded = self
             .inner
@@ -240,7 +245,14 @@ impl RuntimeHost {
     ) -> Result<(), RuntimeError> {
         if review.runs_at.is_some() {
             super::reviewer_mcp::wait_hold(review).await;
-            if !self.inner.reviewer.config().may.answers(review.verdict) {
+            // What changed in the hold: a lower reach, or no reviewer here.
+            let config = self.inner.reviewer.config();
+            let agent = self.inner.agent_record(&rec.agent_id)?;
+            if !config.may.answers(review.verdict)
+                || self
+                    .reviewer_model(&config, &agent, &rec.workspace_id)
+                    .is_none()
+            {
                 return Ok(());
             }
         }
@@ -287,6 +299,14 @@ impl RuntimeHost {
         {
             let why = "the agent's daily budget is spent, so the reviewer was not asked";
             return Asked::unasked(Some(policy), why.into());
+        }
+        if self.inner.reviewer.denied_too_often(&agent.id) {
+            let why = format!(
+                "the reviewer denied this agent's last {} requests in a row, so a person decides \
+                 this one",
+                super::reviewer_state::MAX_DENIALS_IN_A_ROW
+            );
+            return Asked::unasked(Some(policy), why);
         }
         let mut as_reviewer = agent.clone();
         as_reviewer.model_override = Some(model.to_owned());

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::review;
 use super::reviewer::{spend, Asked, Claim};
-use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict};
+use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict, ReviewerMay};
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::agent::AgentStatus;
 use crate::runtime::host::mcp::{record_approval_by, reviews_in, MCP_REVIEWS};
@@ -32,6 +32,9 @@ struct Subject {
     workspace: String,
     name: String,
     command_line: String,
+    /// An HTTP server: the runtime itself connects to it, outside any
+    /// sandbox, so the reviewer's word on it is advice only.
+    http: bool,
 }
 
 impl Subject {
@@ -85,6 +88,7 @@ impl RuntimeHost {
                 workspace: anchor.clone(),
                 name: v.name,
                 command_line,
+                http: v.transport == "http",
             };
             let key = subject.claim();
             if !self.inner.reviewer.claim(&key) {
@@ -109,10 +113,11 @@ impl RuntimeHost {
             drop(slot);
             // Asked before (a restart, or another turn): asked once; an
             // allow not yet acted on is, if the reach still lets it.
-            if done.review.may.answers(done.review.verdict)
+            if !done.acted
+                && done.review.may.answers(done.review.verdict)
                 && config.may.answers(done.review.verdict)
             {
-                self.hold_then_approve(&done).await?;
+                self.hold_then_approve(s, &done).await?;
             }
             return Ok(());
         }
@@ -128,6 +133,17 @@ impl RuntimeHost {
         let asked = match self.policy_for(&config, &agent, &s.workspace_id) {
             Err(why) => Asked::unasked(None, why),
             Ok(policy) => {
+                let (confinement, reach) = match s.http {
+                    true => (
+                        "none: the runtime itself connects to this URL, outside any sandbox, \
+                         and sends it the arguments of the agent's calls to its tools",
+                        "advice only: the operator decides",
+                    ),
+                    false => (
+                        "it would run in the agent's sandbox, as the agent's commands do",
+                        "as the policy allows",
+                    ),
+                };
                 let document = json!({
                     "approval_id": id,
                     "agent_id": s.agent_id,
@@ -137,19 +153,26 @@ impl RuntimeHost {
                     "command_line": s.command_line,
                     "workspace": s.workspace,
                     "defined_by": "the repository's .mcp.json, which the agent may have written",
-                    "confinement": "it would run in the agent's sandbox, as the agent's commands do",
+                    "confinement": confinement,
+                    "your_verdict_counts": reach,
                 });
                 let request = review::request_for(document, &id, Some(&policy.text));
                 self.consult(&config, &model, &agent, request, &id, policy)
                     .await
             }
         };
-        let (review, usage, cost) = self.record_of(&config, model, asked, started);
+        let (mut review, usage, cost) = self.record_of(&config, model, asked, started);
+        if s.http {
+            // Advice only: nothing confines what it reaches.
+            review.may = ReviewerMay::Advise;
+            review.runs_at = None;
+        }
         let record = McpServerReview {
             workspace: s.workspace.clone(),
             name: s.name.clone(),
             command_line: s.command_line.clone(),
             review,
+            acted: false,
         };
         let (r, agent_id) = (record.clone(), s.agent_id.clone());
         let recorded = self
@@ -176,8 +199,8 @@ impl RuntimeHost {
             })
             .await?;
         drop(slot);
-        if recorded && config.may.answers(record.review.verdict) {
-            self.hold_then_approve(&record).await?;
+        if recorded && record.review.may.answers(record.review.verdict) {
+            self.hold_then_approve(s, &record).await?;
         }
         Ok(())
     }
@@ -185,14 +208,29 @@ impl RuntimeHost {
     /// After what is left of its hold, let an allow approve the server for
     /// its command line, unless a person disabled it meanwhile or the
     /// reach was lowered.
-    async fn hold_then_approve(&self, r: &McpServerReview) -> Result<(), RuntimeError> {
-        if r.review.verdict != ReviewVerdict::Allow {
+    async fn hold_then_approve(
+        &self,
+        s: &Subject,
+        r: &McpServerReview,
+    ) -> Result<(), RuntimeError> {
+        if r.review.verdict != ReviewVerdict::Allow || s.http {
             return Ok(());
         }
         wait_hold(&r.review).await;
-        if !self.inner.reviewer.config().may.answers(r.review.verdict) {
+        // What changed in the hold: a lower reach, no reviewer here, a
+        // paused agent (then the next look acts on it).
+        let config = self.inner.reviewer.config();
+        let agent = self.inner.agent_record(&s.agent_id)?;
+        if !config.may.answers(r.review.verdict)
+            || self
+                .reviewer_model(&config, &agent, &s.workspace_id)
+                .is_none()
+            || matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped)
+        {
             return Ok(());
         }
+        // From here it is acted on once, whatever follows.
+        self.mark_acted(r).await?;
         let disabled = crate::runtime::host::mcp::disabled_in(&self.inner.store)?;
         if disabled
             .iter()
@@ -221,6 +259,30 @@ impl RuntimeHost {
         };
         let all = record_approval_by(&self.inner.store, approval, "reviewer").await?;
         self.inner.mcp.set_approvals(&all);
+        Ok(())
+    }
+}
+
+impl RuntimeHost {
+    /// Record that `r`'s allow was acted on (explained by the approval,
+    /// or the operator's switch, that follows or came before).
+    async fn mark_acted(&self, r: &McpServerReview) -> Result<(), RuntimeError> {
+        let r = r.clone();
+        self.inner
+            .store
+            .write(move |tx| {
+                let mut all: Vec<McpServerReview> = tx.setting(MCP_REVIEWS)?.unwrap_or_default();
+                for x in &mut all {
+                    if x.workspace == r.workspace
+                        && x.name == r.name
+                        && x.command_line == r.command_line
+                    {
+                        x.acted = true;
+                    }
+                }
+                tx.put_setting(MCP_REVIEWS, Some(&all))
+            })
+            .await?;
         Ok(())
     }
 }

@@ -150,6 +150,9 @@ pub struct HookSpec {
     pub env: Vec<String>,
     /// For a deciding hook: what its failure means.
     pub on_error: OnError,
+    /// Proposed by a repository (`.holon/hooks.toml`): it never runs
+    /// unconfined, even where the kernel cannot sandbox.
+    pub from_repository: bool,
 }
 
 impl HookSpec {
@@ -240,6 +243,10 @@ fn on_error(v: &str) -> Result<OnError, String> {
     }
 }
 
+/// What a repository's hooks are named under (`repo-<tag>.NAME`); no
+/// hook of config.toml may take a name there.
+pub const REPOSITORY_PREFIX: &str = "repo-";
+
 /// A hook's name: what its state directory and its events are called.
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -264,6 +271,12 @@ fn check_one(
         return Err(err(
             "name",
             format!("`{name}` is not a hook name (letters, digits, `-`, `_`, `.`; at most 64)"),
+        ));
+    }
+    if name.starts_with(REPOSITORY_PREFIX) {
+        return Err(err(
+            "name",
+            format!("`{name}`: names starting `{REPOSITORY_PREFIX}` are a repository's hooks'"),
         ));
     }
     let command = t.command.unwrap_or_default();
@@ -335,6 +348,7 @@ fn check_one(
         network: t.network,
         env,
         on_error,
+        from_repository: false,
     })
 }
 

@@ -26,8 +26,12 @@ struct File {
 /// operator's or another repository's).
 fn tag(anchor: &str) -> String {
     let d = crate::runtime::proposal::digest(anchor);
-    format!("repo-{}", &d[..8])
+    format!("{}{}", super::config::REPOSITORY_PREFIX, &d[..16])
 }
+
+/// The longest a repository's hook may run: one that hangs must not hold
+/// up the hooks of other events, the operator's among them, for long.
+pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The hooks `text` proposes, named under `anchor`'s tag, or why they
 /// cannot be used.
@@ -53,7 +57,14 @@ pub fn parse(text: &str, anchor: &str) -> Result<Hooks, String> {
                 "{at}: a repository's hook gets none of Holon's environment (env)"
             ));
         }
+        if h.timeout > MAX_TIMEOUT {
+            return Err(format!(
+                "{at}: a repository's hook runs for at most {} s (timeout_secs)",
+                MAX_TIMEOUT.as_secs()
+            ));
+        }
         h.network = Some(false);
+        h.from_repository = true;
         h.name = format!("{tag}.{}", h.name);
     }
     Ok(hooks)
@@ -89,12 +100,13 @@ mod tests {
             "{}",
             h.name
         );
-        assert!(h.sandboxed);
+        assert!(h.sandboxed && h.from_repository);
         assert_eq!(h.network, Some(false));
         for (extra, why) in [
             ("sandbox = \"off\"\n", "always sandboxed"),
             ("network = true\n", "no network"),
             ("env = [\"GITHUB_TOKEN\"]\n", "environment"),
+            ("timeout_secs = 600\n", "at most 30 s"),
         ] {
             let text = format!("{GUARD}{extra}");
             let err = parse(&text, "/repo").err().unwrap_or_default();

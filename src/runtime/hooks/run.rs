@@ -193,6 +193,12 @@ impl Runner {
             return Ok(None);
         }
         if let Some(why) = &Support::probe().missing {
+            if hook.from_repository {
+                return Err(format!(
+                    "the kernel cannot sandbox it ({why}), and a repository's hook never runs \
+                     unconfined"
+                ));
+            }
             if self.sandbox_required {
                 return Err(format!(
                     "the kernel cannot sandbox it ({why}) and [policy] sandbox_required is set; \

@@ -15,6 +15,7 @@ fn hook(command: &str, timeout: Duration) -> HookSpec {
         network: None,
         env: vec!["HOOK_EXTRA".into()],
         on_error: OnError::Allow,
+        from_repository: false,
     }
 }
 

@@ -98,7 +98,7 @@ impl RuntimeHost {
                 }),
             ));
             let reviewer =
-                crate::runtime::approvals::review::Reviewer::new(config.reviewer.clone());
+                crate::runtime::approvals::reviewer_state::Reviewer::new(config.reviewer.clone());
             let mcp = crate::runtime::mcp::Hub::new(
                 config.mcp_servers.clone(),
                 &config.data_dir,

@@ -295,7 +295,7 @@ pub(crate) struct HostInner {
     /// The operator's hooks and how they run (`runtime::hooks`).
     pub(crate) hooks: Arc<crate::runtime::hooks::dispatch::HookHost>,
     /// The reviewer of approval requests (`approvals::reviewer`).
-    pub(crate) reviewer: crate::runtime::approvals::review::Reviewer,
+    pub(crate) reviewer: crate::runtime::approvals::reviewer_state::Reviewer,
 }
 
 /// Starts an agent's actor task.

@@ -309,9 +309,11 @@ fn check_writable(path: &std::path::Path) -> Result<(), String> {
 }
 
 /// A word as a shell would need it to read it back as one.
-/// Control characters are written as `\xNN` (so a line cannot hide part
-/// of itself from the terminal that shows it), and a word holding `=` is
-/// quoted, so a program named `K=v` never reads as a variable.
+/// Control and hidden format characters are written as `\xNN` or
+/// `\u{NNNN}` (so a line cannot hide part of itself from the terminal
+/// that shows it), a backslash as `\\` (so no two words read the same:
+/// the approval is of this text), and a word holding `=` is quoted, so a
+/// program named `K=v` never reads as a variable.
 fn quoted(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -324,7 +326,11 @@ fn quoted(word: &str) -> String {
     for c in word.chars() {
         match c {
             '\'' => out.push_str("'\\''"),
+            '\\' => out.push_str("\\\\"),
             c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if crate::model::text::needs_escape(c) => {
+                crate::model::text::push_escaped(&mut out, c)
+            }
             c => out.push(c),
         }
     }
@@ -529,6 +535,19 @@ mod tests {
         let (servers, _) = parse_project(sneaky, std::path::Path::new("/r")).unwrap_or_default();
         assert_eq!(servers[0].command_line(), "sh -c 'evil\\x0d\\x1b[Knpx ok'");
         assert_eq!(servers[1].command_line(), "'K=v' npx");
+        // Two different commands never read as one line (an approval is
+        // of the line): a real newline, the text `\x0a`, a bidi override.
+        let two = r#"{"mcpServers": {
+            "a": {"command": "echo", "args": ["x\ny"]},
+            "b": {"command": "echo", "args": ["x\\x0ay"]},
+            "c": {"command": "echo", "args": ["x\u202ey"]}
+        }}"#;
+        let (servers, _) = parse_project(two, std::path::Path::new("/r")).unwrap_or_default();
+        let lines: Vec<String> = servers.iter().map(|s| s.command_line()).collect();
+        assert_eq!(
+            lines,
+            ["echo 'x\\x0ay'", "echo 'x\\\\x0ay'", "echo 'x\\u{202e}y'"]
+        );
     }
 
     #[test]

@@ -560,8 +560,31 @@ fn attach_in(
         attached_event(tx, &agent.id, &b)?;
         return Ok(b);
     }
+    let workspace_id = ws::workspace_id_for(anchor);
+    // An id names a workspace's policy, its reviewer and its written
+    // policy file: two directories never share one, whoever attached the
+    // other (a directory named to collide is refused).
+    let mut bound: Vec<WorkspaceBinding> = agent.workspaces.attached.clone();
+    for other in tx.agent_ids()? {
+        if other != agent.id {
+            if let Some(a) = tx.get_agent::<AgentRecord>(&other)? {
+                bound.extend(a.workspaces.attached);
+            }
+        }
+    }
+    if let Some(taken) = bound
+        .iter()
+        .find(|b| b.workspace_id == workspace_id && b.anchor != anchor_s)
+    {
+        return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+            "{} would be workspace {workspace_id}, which is already {}: attach it from a \
+             directory of another name",
+            crate::model::text::escape_hidden(&anchor_s),
+            crate::model::text::escape_hidden(&taken.anchor)
+        ))));
+    }
     let b = WorkspaceBinding {
-        workspace_id: ws::workspace_id_for(anchor),
+        workspace_id,
         anchor: anchor_s,
         git,
         attached_at: tx.now_ts(),

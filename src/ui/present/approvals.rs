@@ -41,7 +41,9 @@ pub fn lines(records: &[ApprovalRecord]) -> Vec<String> {
                 }
             }
             if let Some(r) = &a.review {
-                line.push_str(&format!("\n    {}", field(&super::review_words(r))));
+                let pending = a.status == crate::model::approval::ApprovalStatus::Pending;
+                let words = super::review_words(r, pending);
+                line.push_str(&format!("\n    {}", field(&words)));
             }
             line
         })

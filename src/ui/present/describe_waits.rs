@@ -207,16 +207,16 @@ pub(super) fn policy_changed(p: &ev::WorkspacePolicyChanged) -> String {
 }
 
 /// A reviewer's verdict in words: who, what, why, and whether its word
-/// answered the request (one line; the console, the CLI and the events
-/// say it alike).
-pub fn review_words(r: &crate::model::review::ApprovalReview) -> String {
+/// answered the request, which is still `pending` or not (one line; the
+/// console, the CLI and the events say it alike).
+pub fn review_words(r: &crate::model::review::ApprovalReview, pending: bool) -> String {
     use crate::model::review::{ReviewVerdict, ReviewerMay};
     let why = match (&r.fallback, r.reason.is_empty()) {
         (Some(f), _) => format!(" ({f})"),
         (None, false) => format!(": {}", r.reason),
         (None, true) => String::new(),
     };
-    let held = r.runs_at.as_deref().map(|t| {
+    let held = r.runs_at.as_deref().filter(|_| pending).map(|t| {
         let clock = t.get(11..19).unwrap_or(t);
         format!(" — it approves at {clock} UTC unless a person answers first")
     });
@@ -255,9 +255,10 @@ pub(super) fn approval_reviewed(p: &ev::ApprovalChanged, out: &mut OperatorEvent
             crate::model::text::escape_hidden(&r.policy_from.join(" + "))
         ),
     };
+    let pending = a.status == crate::model::approval::ApprovalStatus::Pending;
     out.body = Some(format!(
         "{}\npolicy sha256 {}{from} · {} ms · {} in / {} out tokens{}",
-        review_words(r),
+        review_words(r, pending),
         r.policy_digest,
         r.latency_ms,
         r.input_tokens,
@@ -270,7 +271,7 @@ pub(super) fn approval_reviewed(p: &ev::ApprovalChanged, out: &mut OperatorEvent
         "{} {}: {}",
         a.tool_name,
         preview(&a.summary),
-        review_words(r)
+        review_words(r, pending)
     )
 }
 

@@ -95,9 +95,7 @@ pub fn review_words(r: &crate::model::review::ApprovalReview, state: &str) -> St
     };
     let waiting = state == "awaiting_approval";
     let effect = match (r.verdict, r.may, &r.runs_at) {
-        (ReviewVerdict::Allow, ReviewerMay::AllowAndDeny, _) if !waiting => {
-            " — it approved the server".to_owned()
-        }
+        _ if !waiting => String::new(),
         (ReviewVerdict::Allow, ReviewerMay::AllowAndDeny, Some(t)) => format!(
             " — it approves it at {} UTC unless you disable it first",
             t.get(11..19).unwrap_or(t)

@@ -70,7 +70,9 @@ impl Conversation {
             K::ApprovalReviewed(p) => {
                 // The reviewer's word beside the request it is about.
                 let a = &p.approval;
-                let words = a.review.as_ref().map(crate::ui::present::review_words);
+                let pending = a.status == crate::model::approval::ApprovalStatus::Pending;
+                let words =
+                    (a.review.as_ref()).map(|r| crate::ui::present::review_words(r, pending));
                 if let Some(row) = self
                     .rows
                     .iter_mut()
@@ -292,7 +294,8 @@ impl Conversation {
                 if let RowKind::Approval(x) = row.kind_mut() {
                     x.state = answer;
                     x.by_reviewer = a.review.as_ref().is_some_and(|r| r.applied);
-                    x.review = a.review.as_ref().map(crate::ui::present::review_words);
+                    x.review =
+                        (a.review.as_ref()).map(|r| crate::ui::present::review_words(r, false));
                 }
             }
             None => {

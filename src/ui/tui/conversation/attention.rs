@@ -157,7 +157,10 @@ pub(super) fn approval_row(a: &crate::model::approval::ApprovalRecord) -> Approv
         justification: text("justification").filter(|_| escape),
         patch,
         always_adds,
-        review: a.review.as_ref().map(crate::ui::present::review_words),
+        review: (a.review.as_ref()).map(|r| {
+            let pending = a.status == ApprovalStatus::Pending;
+            crate::ui::present::review_words(r, pending)
+        }),
         by_reviewer: a.review.as_ref().is_some_and(|r| r.applied),
         keys: false,
         state: match a.status {
