@@ -484,7 +484,7 @@ async fn a_follower_that_falls_behind_tells_every_event_once() {
 async fn a_repositorys_hooks_run_only_as_approved() {
     let home = Home::new();
     let config = "[policy]\napproval = \"on_request\"\n";
-    let (_stub, seen) = super::reviewer::daemon_with_reviewer(&home, config).await;
+    let (_stub, seen) = super::reviewer_workspaces::daemon_with_reviewer(&home, config).await;
     let _daemon = super::support::Daemon(&home);
     let projects = ok(tempfile::tempdir());
     let repo = repo(projects.path(), "proposing");

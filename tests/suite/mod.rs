@@ -33,6 +33,7 @@ mod retention;
 mod retention_cli;
 mod retention_edges;
 mod reviewer;
+mod reviewer_workspaces;
 mod runtime_core;
 mod runtime_restart;
 mod sandbox;
