@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::bench::{millis, percentile};
 use super::bench_socket::Served;
+use crate::model::message::Priority;
 use crate::protocol::{ControlAction, Request, RuntimeClient};
-use crate::runtime::envelope::Priority;
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::ui::client::SocketClient;
 

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bench_scale::Daemon;
+use crate::model::message::Priority;
 use crate::protocol::client::call_json;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::envelope::Priority;
 use crate::ui::client::SocketClient;
 
 const AGENT: &str = "bench";

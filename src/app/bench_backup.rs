@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::bench::{millis, percentile};
 use crate::model::event::NewEvent;
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::admission::{admit, ensure_agent};
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
 use crate::store::{Provenance, Store, StoreOptions};
 
 const AGENTS: usize = 1_000;

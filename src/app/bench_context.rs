@@ -142,11 +142,11 @@ async fn compaction_bench(dir: &Path) -> anyhow::Result<()> {
     host.create_agent("c").await?;
     for i in 0..60 {
         let text = format!("note {i}: {}", "lorem ipsum ".repeat(250));
-        let req = crate::runtime::envelope::AdmissionRequest::operator_prompt(
+        let req = crate::model::message::AdmissionRequest::operator_prompt(
             "c",
             &text,
-            crate::runtime::envelope::Priority::Normal,
-            crate::runtime::envelope::DeliverySurface::CliPrompt,
+            crate::model::message::Priority::Normal,
+            crate::model::message::DeliverySurface::CliPrompt,
         );
         host.submit(req).await?;
     }

@@ -23,8 +23,8 @@ use holon_stub::{canned, Canned, Responder, StubServer};
 
 use super::bench::{millis, percentile};
 use super::bench_scale::Daemon;
+use crate::model::message::Priority;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::envelope::Priority;
 use crate::ui::client::SocketClient;
 use crate::ui::tui::msg::Msg;
 

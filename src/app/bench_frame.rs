@@ -20,7 +20,7 @@ use holon_stub::{canned, Canned, Responder, StubServer};
 use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::{ControlAction, HostConfig, RuntimeHost};
 use crate::runtime::provider::registry::build_chain;
 use crate::runtime::provider::registry::ProviderEndpointConfig;

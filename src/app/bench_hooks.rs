@@ -20,7 +20,7 @@ use holon_stub::{canned, Canned, StubServer};
 use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::hooks::Hooks;
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::store::{Store, StoreOptions};

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 
 use super::bench_socket::{rss_kib, Served};
+use crate::model::message::Priority;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::envelope::Priority;
 use crate::ui::client::SocketClient;
 
 /// Prompts per second.

@@ -13,7 +13,7 @@ use redb::Durability;
 
 use super::bench::{millis, percentile};
 use super::bench_turns::{chain, start_host};
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::{ControlAction, RuntimeHost};
 use crate::runtime::provider::Provider;
 

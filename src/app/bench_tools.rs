@@ -16,7 +16,7 @@ use std::time::Duration;
 use holon_stub::{canned, Canned, StubServer};
 use serde_json::{json, Value};
 
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::mcp::config::ServerConfig;
 use crate::store::{Store, StoreOptions};

@@ -22,7 +22,7 @@ use redb::Durability;
 use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::run_once::RunOutcome;
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::provider::registry::{build_chain, http_client, ProviderEndpointConfig};

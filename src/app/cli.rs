@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::runtime::envelope::Priority;
+use crate::model::message::Priority;
 
 mod debug;
 pub use debug::{BenchArgs, DebugCommand};

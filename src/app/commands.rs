@@ -343,7 +343,7 @@ pub async fn work_add(
         ..Default::default()
     };
     let request_id = crate::new_id("req");
-    let item: crate::runtime::work_items::WorkItemRecord = retrying(|| async {
+    let item: crate::model::work::WorkItemRecord = retrying(|| async {
         let client = super::offline::client(ctx).await?;
         let req = Request::WorkItemCreate {
             agent_id: agent.clone(),
@@ -510,7 +510,7 @@ pub async fn attach(
         let req = Request::PromptSubmit {
             agent_id: agent.clone(),
             text: text.to_owned(),
-            priority: crate::runtime::envelope::Priority::Normal,
+            priority: crate::model::message::Priority::Normal,
             request_id: None,
         };
         if let Err(e) = client.call(req).await {

@@ -245,7 +245,7 @@ async fn ingress(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id).is_err() {
+    if crate::model::ids::validate(crate::model::ids::IdKind::Agent, &agent_id).is_err() {
         return not_found();
     }
     // Token first (a read), so a stranger can neither learn anything nor

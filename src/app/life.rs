@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::runtime::provider::{ConversationItem, ProviderRequest};

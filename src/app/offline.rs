@@ -8,12 +8,12 @@
 
 use super::paths::Paths;
 use super::Context;
+use crate::model::message::DeliverySurface;
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
 };
 use crate::runtime::admission::admit_once;
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::DeliverySurface;
 use crate::runtime::host::dispatch::operator_prompt;
 use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
 use crate::runtime::work_ops::{create_once, WorkItemSource};

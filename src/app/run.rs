@@ -29,7 +29,7 @@ use super::cli::RunArgs;
 use super::config::{Config, Env};
 use super::providers::provider_source;
 use super::Context;
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
 use crate::runtime::host::watch::{ConfigReloader, ConfigWatch, Reloaded};

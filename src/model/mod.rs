@@ -4,7 +4,7 @@
 //! rules and no I/O: this module imports nothing else of Holon, so the
 //! protocol and the clients can name these types without reaching into the
 //! engine (a test holds that). The engine re-exports them under their old
-//! paths (`runtime::envelope` is `model::message`).
+//! paths (`model::message` is `model::message`).
 
 pub mod agent;
 pub mod approval;

@@ -10,9 +10,9 @@ pub use crate::protocol::views::Admitted;
 use crate::runtime::agent::agent_in;
 
 use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
-use super::envelope::{normalize, AdmissionRequest};
 use super::queue::{provenance_of, QueueEntry, QueueEntryStatus};
 use super::RuntimeError;
+use crate::model::message::{normalize, AdmissionRequest};
 use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
 use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
 

@@ -19,8 +19,8 @@ pub use crate::model::decision::SystemTickReason;
 use serde::{Deserialize, Serialize};
 
 use super::closure::{ClosureDecision, ClosureOutcome};
-use super::envelope::{MessageBody, MessageEnvelope, MessageKind, TriggerKind};
 use super::waiting::WaitingReason;
+use crate::model::message::{MessageBody, MessageEnvelope, MessageKind, TriggerKind};
 
 /// Metadata key on a system-tick envelope naming why it was emitted.
 pub const TICK_REASON_KEY: &str = "tick_reason";
@@ -617,12 +617,12 @@ mod tests {
 
     #[test]
     fn envelope_classification_reads_kind_body_and_tick_metadata() {
-        let mut env = crate::runtime::envelope::normalize(
-            crate::runtime::envelope::AdmissionRequest::operator_prompt(
+        let mut env = crate::model::message::normalize(
+            crate::model::message::AdmissionRequest::operator_prompt(
                 "a",
                 "",
-                crate::runtime::envelope::Priority::Normal,
-                crate::runtime::envelope::DeliverySurface::CliPrompt,
+                crate::model::message::Priority::Normal,
+                crate::model::message::DeliverySurface::CliPrompt,
             ),
             "m".into(),
             "t".into(),

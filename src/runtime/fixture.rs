@@ -27,14 +27,14 @@ use serde_json::{json, Value};
 use super::agent::AgentRecord;
 use super::closure::TurnTerminalKind;
 use super::continuation::tick_key_of;
-use super::envelope::MessageEnvelope;
 use super::queue::QueueEntry;
 use super::scheduler::{
     decide, ProjectionInputs, QueuedMessage, SchedulerInput, SchedulerProjection, ToolExecutionRef,
 };
 use super::tasks::TaskRecord;
 use super::waiting::{TimerRecord, WaitingIntentRecord};
-use super::work_items::WorkItemRecord;
+use crate::model::message::MessageEnvelope;
+use crate::model::work::WorkItemRecord;
 
 pub use load::load_dir;
 

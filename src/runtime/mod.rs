@@ -12,12 +12,10 @@ pub mod closure;
 pub mod command_tasks;
 pub mod context;
 pub mod continuation;
-pub use crate::model::message as envelope;
 pub mod exec_env;
 pub mod fixture;
 pub mod hooks;
 pub mod host;
-pub use crate::model::ids;
 pub mod inspect;
 #[cfg(test)]
 mod layering_tests;
@@ -40,7 +38,6 @@ pub mod transcript;
 pub mod triggers;
 pub mod turn;
 pub mod waiting;
-pub use crate::model::work as work_items;
 pub mod work_ops;
 pub mod workspace;
 

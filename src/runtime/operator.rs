@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::{ControlAction, ControlOutcome};
 use crate::runtime::agent::agent_in;
@@ -13,7 +14,6 @@ use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::{io_err, RuntimeHost};
 use crate::runtime::tasks::TaskRecord;
-use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError};

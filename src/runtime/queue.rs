@@ -8,8 +8,8 @@ pub use crate::model::message::QueueEntryStatus;
 
 use serde::{Deserialize, Serialize};
 
-use super::envelope::MessageEnvelope;
-use super::envelope::Priority;
+use crate::model::message::MessageEnvelope;
+use crate::model::message::Priority;
 use crate::protocol::events::{
     new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
 };
@@ -201,7 +201,7 @@ mod tests {
     /// admitted before that (envelope in `messages`) still finds its own.
     #[tokio::test]
     async fn an_envelope_is_stored_once_and_older_entries_still_find_theirs() {
-        use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface};
+        use crate::model::message::{normalize, AdmissionRequest, DeliverySurface};
         let dir = tempfile::tempdir().unwrap();
         let store =
             crate::store::Store::open(&dir.path().join("s.redb"), Default::default()).unwrap();

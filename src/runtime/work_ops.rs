@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::agent::AgentRecord;
 use super::scheduler::work_queue_tick_family;
-use super::work_items::{WorkItemRecord, WorkItemState};
 use super::RuntimeError;
 use crate::model::decision::SystemTickReason;
+use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 

@@ -408,8 +408,8 @@ mod tests {
     /// Index rows and queue entries that point at nothing are named.
     #[tokio::test]
     async fn dangling_references_are_named() {
+        use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
         use crate::runtime::admission::{admit, ensure_agent};
-        use crate::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
         use redb::ReadableTable as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.redb");

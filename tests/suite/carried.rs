@@ -106,7 +106,7 @@ async fn a_result_that_arrives_during_a_timer_reaches_the_model_when_it_fires() 
 /// meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_arrives_while_paused_reaches_the_model_on_resume() {
-    use holon::runtime::envelope::Priority;
+    use holon::model::message::Priority;
     use holon::runtime::host::ControlAction;
     use holon::runtime::provider::scripted::Scripted;
 

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::provider::scripted::Scripted;
 
 use super::runtime_core::{events, prompt, rig, wait_event};

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use super::stub_provider::{canned, Canned, StubServer};
+use holon::model::message::Priority;
 use holon::runtime::agent::AgentRecord;
 use holon::runtime::context::budget::request_tokens;
-use holon::runtime::envelope::Priority;
 use holon::runtime::host::{HostConfig, RuntimeHost};
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;

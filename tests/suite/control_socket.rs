@@ -12,8 +12,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use holon::app::control::{server, socket};
+use holon::model::message::Priority;
 use holon::protocol::{call_json, Request, RuntimeClient, SubscriptionItem};
-use holon::runtime::envelope::Priority;
 use holon::ui::client::SocketClient;
 
 use super::runtime_core::{events, rig, Rig};

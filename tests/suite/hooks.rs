@@ -412,7 +412,7 @@ fn hooks_list_and_test_show_what_runs_without_recording() {
 /// where it was: every event is told, once, none skipped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_that_falls_behind_tells_every_event_once() {
-    use holon::runtime::envelope::Priority;
+    use holon::model::message::Priority;
     use holon::runtime::host::ControlAction;
     const PROMPTS: usize = 60;
     let dir = ok(tempfile::tempdir());

@@ -11,7 +11,7 @@ use super::approvals::wait_requests;
 use super::mcp::{host, results, stub_server};
 use super::runtime_core::{kind, prompt, wait_event};
 use holon::model::approval::Approval;
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 
 #[test]

@@ -243,8 +243,8 @@ async fn budget_host(
 async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_with_the_day() {
     use super::runtime_core::{events, prompt};
     use holon::model::agent::AgentStatus;
+    use holon::model::message::Priority;
     use holon::runtime::agent::AgentRecord;
-    use holon::runtime::envelope::Priority;
     let stub = StubServer::start(vec![
         Canned::json(
             200,
@@ -500,9 +500,9 @@ fn an_agent_budget_is_set_shown_and_refused_when_out_of_range() {
 async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_runs_it() {
     use super::runtime_core::{events, prompt};
     use holon::model::agent::AgentStatus;
+    use holon::model::message::Priority;
     use holon::runtime::agent::AgentRecord;
     use holon::runtime::budget::{set_in, BudgetChange};
-    use holon::runtime::envelope::Priority;
     let stub = StubServer::start(vec![
         Canned::json(200, canned::chat_json("first", &[])),
         Canned::json(200, canned::chat_json("second", &[])),

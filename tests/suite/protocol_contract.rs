@@ -3,8 +3,8 @@
 //! to the same JSON (split from `control_socket`, whose served runtime it
 //! uses).
 
+use holon::model::message::Priority;
 use holon::protocol::{Request, RuntimeClient};
-use holon::runtime::envelope::Priority;
 use holon::ui::client::SocketClient;
 
 use super::control_socket::served;
@@ -58,11 +58,11 @@ async fn every_method_answers_with_its_paired_type() {
     ] {
         s.rig.provider.push(script);
     }
-    host.submit(holon::runtime::envelope::AdmissionRequest::operator_prompt(
+    host.submit(holon::model::message::AdmissionRequest::operator_prompt(
         "gated",
         "run two commands",
         Priority::Normal,
-        holon::runtime::envelope::DeliverySurface::CliPrompt,
+        holon::model::message::DeliverySurface::CliPrompt,
     ))
     .await
     .unwrap();

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
 use holon::runtime::provider::{FailureKind, ProviderOutcome};
 use holon::store::{Store, StoreOptions};

@@ -650,8 +650,8 @@ async fn overloaded_stream_error_is_retried() {
 /// keeps what had streamed on `turn_terminal`, so every console shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
+    use holon::model::message::Priority;
     use holon::protocol::ControlAction;
-    use holon::runtime::envelope::Priority;
     use holon::runtime::host::{HostConfig, RuntimeHost};
     use holon::store::{Store, StoreOptions};
     let frames = canned::responses_sse(

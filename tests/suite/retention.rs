@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use holon::model::message::Priority;
 use holon::model::retention::{PruneBy, PruneReport};
-use holon::runtime::envelope::Priority;
 use holon::runtime::provider::scripted::Scripted;
 use holon::runtime::queue::QueueEntry;
 use holon::runtime::retention::prune_store;

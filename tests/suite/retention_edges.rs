@@ -59,8 +59,8 @@ async fn briefs_a_killed_prune_left_in_the_index_go_at_the_next_run() {
 
 #[test]
 fn an_agent_with_100000_queued_prompts_is_pruned_to_its_oldest_and_restarts_with_it() {
+    use holon::model::message::Priority;
     use holon::protocol::ControlAction;
-    use holon::runtime::envelope::Priority;
     use holon::runtime::provider::scripted::Scripted;
     use holon::store::Keyed;
     use std::sync::Arc;
@@ -169,7 +169,7 @@ fn an_agent_with_100000_queued_prompts_is_pruned_to_its_oldest_and_restarts_with
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prune_during_a_turn_keeps_what_the_turn_needs_and_the_turn_ends_whole() {
-    use holon::runtime::envelope::Priority;
+    use holon::model::message::Priority;
     use holon::runtime::provider::scripted::Scripted;
     use std::time::Duration;
 

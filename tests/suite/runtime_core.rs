@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use holon::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::Provider;
@@ -89,7 +89,7 @@ pub fn kind(k: &'static str) -> impl Fn(&EventRecord) -> bool {
 
 /// Pause the agent, then create a work item and make it the focus: nothing
 /// runs until the caller resumes.
-async fn paused_with_focus(r: &Rig, objective: &str) -> holon::runtime::work_items::WorkItemRecord {
+async fn paused_with_focus(r: &Rig, objective: &str) -> holon::model::work::WorkItemRecord {
     r.host.control("main", ControlAction::Pause).await.unwrap();
     let req = holon::runtime::work_ops::CreateWorkItem {
         objective: objective.into(),

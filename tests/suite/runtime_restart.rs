@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::host::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};

@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 
 use holon::app::control::{server, socket};
 use holon::model::attempt::{RetryNext, RetryNotice};
+use holon::model::message::Priority;
 use holon::protocol::{follow, ControlAction, Followed, RuntimeClient};
-use holon::runtime::envelope::Priority;
 use holon::runtime::host::{HostConfig, LiveUpdate, RuntimeHost};
 use holon::runtime::provider::FailureKind;
 use holon::runtime::provider::{Provider, ProviderProgress};

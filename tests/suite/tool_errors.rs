@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::approvals::wait_requests;
 use super::mcp::results;
 use super::runtime_core::{events, kind, prompt, rig, wait_event};
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::provider::scripted::Scripted;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::mcp::{host, results, stub_config};
 use super::runtime_core::{events, kind, prompt, wait_event};
 use holon::model::approval::Approval;
-use holon::runtime::envelope::Priority;
+use holon::model::message::Priority;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::ProviderRequest;
 

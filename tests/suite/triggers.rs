@@ -223,7 +223,7 @@ async fn a_recorded_wait_is_satisfied_by_the_matching_delivery_and_not_by_anothe
         .host
         .submit(super::runtime_core::prompt(
             "wait for CI on PR 7, then report",
-            holon::runtime::envelope::Priority::Normal,
+            holon::model::message::Priority::Normal,
         ))
         .await);
     let created = wait_event(&s.r.host, "the wait", kind("waiting_intent_created")).await;
@@ -494,7 +494,7 @@ async fn a_wait_that_no_longer_applies_is_cancelled_by_the_model_and_bad_waits_a
     ok(r.host
         .submit(super::runtime_core::prompt(
             "wait for the review, then drop it",
-            holon::runtime::envelope::Priority::Normal,
+            holon::model::message::Priority::Normal,
         ))
         .await);
     wait_event(&r.host, "the turn's end", kind("turn_terminal")).await;

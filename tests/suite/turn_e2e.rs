@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::stub_provider::{self, canned, Canned, Recorded, StubServer};
-use holon::runtime::envelope::{AdmissionRequest, DeliverySurface, Priority};
+use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
+use holon::model::work::WorkItemRecord;
 use holon::runtime::host::run_once::RunOutcome;
 use holon::runtime::host::watch::{ConfigReloader, ConfigWatch};
 use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
@@ -21,7 +22,6 @@ use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::Scripted;
 use holon::runtime::provider::Provider;
-use holon::runtime::work_items::WorkItemRecord;
 use holon::store::{EventRecord, Keyed, Store, StoreOptions};
 
 use super::runtime_core::{events, kind, prompt, rig, wait_event};

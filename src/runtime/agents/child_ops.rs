@@ -16,6 +16,10 @@ use super::child_view::bounded;
 pub use super::child_view::{
     child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
 };
+use crate::model::message::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
@@ -23,10 +27,6 @@ use crate::runtime::agent::{
     AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
 };
 use crate::runtime::agents::ops::NewAgent;
-use crate::runtime::envelope::{
-    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
-    Priority,
-};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::workspace::{

@@ -58,7 +58,7 @@ pub fn child_supervision(
     };
     let current_work_item = match &child.current_work_item_id {
         Some(w) => rx
-            .get::<crate::runtime::work_items::WorkItemRecord>(Keyed::WorkItems, child_id, w)?
+            .get::<crate::model::work::WorkItemRecord>(Keyed::WorkItems, child_id, w)?
             .map(|w| w.objective),
         None => None,
     };

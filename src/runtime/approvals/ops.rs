@@ -10,16 +10,16 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use crate::model::message::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::approvals::policy::{always_rule, always_tool, Action, PolicyChange};
 use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
-use crate::runtime::envelope::{
-    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
-    Priority,
-};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::tools::{self, Gated, ToolEnv};

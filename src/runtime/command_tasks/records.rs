@@ -7,12 +7,12 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::admission::{admit_in, Outcome};
-use crate::runtime::envelope::{
+use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::tasks::{
     apply_transition, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
 };

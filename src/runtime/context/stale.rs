@@ -5,8 +5,8 @@
 //! cooldown has passed. It records nothing and marks no progress.
 
 use crate::model::text::truncate_chars;
+use crate::model::work::{TodoState, WorkItemRecord};
 use crate::runtime::context::budget::estimate_tokens;
-use crate::runtime::work_items::{TodoState, WorkItemRecord};
 
 /// The calls that count as work-item progress.
 pub const PROGRESS_TOOLS: [&str; 4] = [
@@ -128,7 +128,7 @@ pub fn reminder(w: &WorkItemRecord, rounds_without: u32, max_tokens: u64) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::work_items::{PlanStatus, TodoItem};
+    use crate::model::work::{PlanStatus, TodoItem};
 
     fn item() -> WorkItemRecord {
         let mut w: WorkItemRecord = serde_json::from_value(serde_json::json!({

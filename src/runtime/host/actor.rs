@@ -15,21 +15,21 @@ use tokio::sync::watch;
 use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
 use super::HostInner;
+use crate::model::message::{
+    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
+    Priority,
+};
+use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::continuation::{system_tick_metadata, SystemTickReason};
-use crate::runtime::envelope::{
-    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
-    Priority,
-};
 use crate::runtime::queue::{dequeue_in, settle_in, QueueEntryStatus};
 use crate::runtime::scheduler::{
     decide, posture_after, SchedulerDecision, SchedulerDecisionKind, SchedulerInput,
 };
 use crate::runtime::turn;
 use crate::runtime::waiting::{TimerRecord, TimerStatus};
-use crate::runtime::work_items::WorkItemRecord;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
 

@@ -4,11 +4,11 @@
 
 use super::dispatch::not_found;
 use super::RuntimeHost;
+use crate::model::work::WorkItemRecord;
 use crate::protocol::{AgentState, ApiError, WorkItemEntry};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::inspect::AgentSummary;
 use crate::runtime::tasks::TaskRecord;
-use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.
@@ -62,7 +62,7 @@ impl RuntimeHost {
         let recent: Vec<WorkItemRecord> = rx.list_recent(Keyed::WorkItems, agent_id, 50)?;
         for w in recent
             .into_iter()
-            .filter(|w| w.state == crate::runtime::work_items::WorkItemState::Completed)
+            .filter(|w| w.state == crate::model::work::WorkItemState::Completed)
         {
             work_items.push(WorkItemEntry {
                 record: w,

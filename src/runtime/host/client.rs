@@ -13,12 +13,12 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{not_found, operator_prompt, SUBSCRIPTION_BUFFER};
 use super::RuntimeHost;
+use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
     SubscriptionItem, MAX_PAGE,
 };
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::store::{EventRecord, Store};
 
 /// Follow one agent's ledger from `from_seq` into `tx`, forever (until the
@@ -129,7 +129,7 @@ impl RuntimeClient for RuntimeHost {
     ) -> BoxFuture<'_, Result<Subscription, ApiError>> {
         let agent_id = agent_id.to_owned();
         Box::pin(async move {
-            crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id)
+            crate::model::ids::validate(crate::model::ids::IdKind::Agent, &agent_id)
                 .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
             if self
                 .store()
@@ -205,7 +205,7 @@ impl RuntimeClient for RuntimeHost {
                     limit,
                     kind: None,
                 } => {
-                    crate::runtime::ids::validate(crate::runtime::ids::IdKind::Agent, &agent_id)
+                    crate::model::ids::validate(crate::model::ids::IdKind::Agent, &agent_id)
                         .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
                     self.events_page_raw(&agent_id, from_seq, limit)
                 }

@@ -6,13 +6,13 @@
 use serde_json::Value;
 
 use super::RuntimeHost;
+use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::protocol::{
     ApiError, ErrorCode, ModelChanged, Request, Response, RetrievalStatus, ShutdownAck,
     TaskOutput as TaskOutputAnswer,
 };
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
-use crate::runtime::envelope::{AdmissionRequest, DeliverySurface};
 use crate::runtime::inspect::{events_page, transcript_page};
 use crate::runtime::tasks::TaskRecord;
 use crate::store::Keyed;
@@ -424,7 +424,7 @@ impl RuntimeHost {
 pub fn operator_prompt(
     agent_id: &str,
     text: &str,
-    priority: crate::runtime::envelope::Priority,
+    priority: crate::model::message::Priority,
     surface: DeliverySurface,
 ) -> Result<AdmissionRequest, ApiError> {
     if text.trim().is_empty() {

@@ -43,9 +43,9 @@ use cancel::{CancelReason, TurnCancel};
 use super::admission::Admitted;
 use super::agent::AgentRecord;
 use super::command_tasks::CommandTasks;
-use super::envelope::AdmissionRequest;
 use super::provider::Provider;
 use super::RuntimeError;
+use crate::model::message::AdmissionRequest;
 use crate::store::Store;
 
 /// Chooses the provider for an agent's next turn (its model override, else

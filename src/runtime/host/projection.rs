@@ -6,9 +6,10 @@
 use crate::runtime::approvals::ApprovalRecord;
 use std::collections::BTreeSet;
 
+use crate::model::message::{MessageEnvelope, MessageOrigin};
+use crate::model::work::WorkItemRecord;
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::continuation::SystemTickReason;
-use crate::runtime::envelope::{MessageEnvelope, MessageOrigin};
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::scheduler::{
     wake_hint_tick_key, work_queue_tick_key, ProjectionInputs, QueuedMessage, SchedulerProjection,
@@ -16,7 +17,6 @@ use crate::runtime::scheduler::{
 };
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord};
-use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// The agent record with its projection.

@@ -21,11 +21,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::RuntimeHost;
+use crate::model::message::AdmissionRequest;
 use crate::protocol::events::{self as ev, new_event, BriefKind, Event};
 use crate::runtime::admission::Admitted;
 use crate::runtime::agent::{validate_agent_id, AgentRecord, AgentVisibility};
 use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::envelope::AdmissionRequest;
 use crate::runtime::provider::{
     FailureArtifact, FailureCategory, ModelRef, ProviderAttemptTimeline, TokenUsage,
 };

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use self::index::{Doc, Index, Provenance, Stored};
+use crate::model::work::WorkItemRecord;
 use crate::protocol::events::EventKind;
 use crate::runtime::context::ContextEpisode;
-use crate::runtime::work_items::WorkItemRecord;
 use crate::store::{Keyed, ReadCtx};
 
 /// MemoryGet's default and largest content bounds (characters).

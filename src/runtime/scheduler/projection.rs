@@ -14,6 +14,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::message::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
+use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use crate::runtime::closure::{
@@ -21,14 +23,12 @@ use crate::runtime::closure::{
     WorkSignal,
 };
 use crate::runtime::continuation::ContinuationTrigger;
-use crate::runtime::envelope::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
 use crate::runtime::posture::{derive_posture, BlockedWork, PostureFacts, PostureView};
 use crate::runtime::queue::{QueueEntry, QueueEntryStatus};
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::waiting::{
     PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
 };
-use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 
 use super::readiness::{
     derive_work_item_state, has_blocker, intent_work_item, parse_ts_ms, task_blocks,

@@ -8,11 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
 use crate::runtime::tasks::{TaskKind, TaskRecord, WaitPolicy};
 use crate::runtime::waiting::{
     TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus, WaitingScope,
 };
-use crate::runtime::work_items::{PlanStatus, WorkItemRecord, WorkItemState};
 
 /// Per-item scheduling state (spec "Work-Item Persistence Foundation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

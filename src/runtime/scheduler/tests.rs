@@ -9,15 +9,13 @@ mod work_queue;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
+use crate::model::message::{MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority};
+use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::envelope::{
-    MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority,
-};
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingScope};
-use crate::runtime::work_items::{PlanStatus, WorkItemRecord, WorkItemState};
 
 pub(super) struct World {
     pub(super) agent: AgentRecord,

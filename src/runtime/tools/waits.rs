@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::{ExternalTriggerRecord, MAX_META_CHARS};
 use crate::runtime::waiting::ops::NewWait;
 use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
-use crate::runtime::work_items::{WorkItemRecord, WorkItemState};
 use crate::store::Keyed;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -8,9 +8,9 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::projection;
-use crate::runtime::work_items::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 use crate::runtime::work_ops::{self, WorkItemSource};
 use crate::store::Keyed;
 

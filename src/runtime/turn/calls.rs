@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{render_input, transcript_in};
+use crate::model::message::{MessageKind, Priority, TrustLevel};
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::approvals::{gate, ops as approval_ops};
-use crate::runtime::envelope::{MessageKind, Priority, TrustLevel};
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::ToolCall;
 use crate::runtime::queue::QueueEntry;

@@ -9,6 +9,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::transcript_in;
+use crate::model::message::MessageEnvelope;
+use crate::model::work::{PlanStatus, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::events::{
     self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
 };
@@ -16,7 +18,6 @@ use crate::runtime::agent::AgentRecord;
 use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::context::working;
 use crate::runtime::continuation::SystemTickReason;
-use crate::runtime::envelope::MessageEnvelope;
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
@@ -27,7 +28,6 @@ use crate::runtime::scheduler::work_queue_tick_key;
 use crate::runtime::tasks::TaskRecord;
 use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::transcript::TranscriptEntry;
-use crate::runtime::work_items::{PlanStatus, TodoState, WorkItemRecord, WorkItemState};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError};
 

@@ -17,9 +17,9 @@ mod windows;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::model::message::{MessageEnvelope, MessageKind};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::AgentRecord;
-use crate::runtime::envelope::{MessageEnvelope, MessageKind};
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::ProviderAttemptTimeline;
@@ -94,9 +94,9 @@ pub(super) fn render_input(env: &MessageEnvelope) -> String {
         }
     };
     let body = match &env.body {
-        crate::runtime::envelope::MessageBody::Text { text } => text.clone(),
-        crate::runtime::envelope::MessageBody::Brief { text, .. } => text.clone(),
-        crate::runtime::envelope::MessageBody::Json { value } => value.to_string(),
+        crate::model::message::MessageBody::Text { text } => text.clone(),
+        crate::model::message::MessageBody::Brief { text, .. } => text.clone(),
+        crate::model::message::MessageBody::Json { value } => value.to_string(),
     };
     format!("[{label}] {body}")
 }

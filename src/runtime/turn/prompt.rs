@@ -8,6 +8,7 @@
 pub use crate::protocol::views::{PreviewSection, PreviewSummary, PromptPreview};
 
 use super::frame::FrameContext;
+use crate::model::work::{TodoState, WorkItemRecord};
 use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{estimate_tokens, items_tokens, tools_tokens};
 use crate::runtime::context::{memory, summary_block, ContextBudget, ContextEpisode};
@@ -15,7 +16,6 @@ use crate::runtime::provider::{
     BlockStability, ConversationItem, PromptCache, PromptContentBlock, ProviderRequest, ToolSpec,
 };
 use crate::runtime::transcript::{conversation, TranscriptEntry};
-use crate::runtime::work_items::{TodoState, WorkItemRecord};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 

@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(a, workspace_id_for(Path::new("/home/me/my repo!")));
         assert!(a.starts_with("ws_my_repo__"), "{a}");
         assert_ne!(a, workspace_id_for(Path::new("/other/my repo!")));
-        assert!(crate::runtime::ids::validate(crate::runtime::ids::IdKind::Workspace, &a).is_ok());
+        assert!(crate::model::ids::validate(crate::model::ids::IdKind::Workspace, &a).is_ok());
         assert!(workspace_id_for(Path::new("/")).starts_with("ws_"));
     }
 

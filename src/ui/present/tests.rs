@@ -5,11 +5,12 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::envelope::{
+use crate::model::message::{
     normalize, AdmissionContext, AdmissionRequest, DeliverySurface, MessageKind, MessageOrigin,
     Priority, TriggerKind,
 };
+use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
+use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::ControlAction;
 use crate::runtime::provider::{FailureArtifact, FailureCategory, FailureKind, TokenUsage};
 use crate::runtime::queue::QueueEntryStatus;
@@ -18,7 +19,6 @@ use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::runtime::waiting::{
     TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus, WaitingScope,
 };
-use crate::runtime::work_items::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::runtime::work_ops::WorkItemSource;
 use crate::store::Provenance;
 

@@ -3,9 +3,9 @@
 //! StartModelTurn versus ReduceMessageOnly hand-off to continuation.
 
 use super::*;
-use crate::runtime::envelope::{MessageBody, MessageKind, Priority};
+use crate::model::message::{MessageBody, MessageKind, Priority};
+use crate::model::work::PlanStatus;
 use crate::runtime::tasks::{TaskStatus, WaitPolicy};
-use crate::runtime::work_items::PlanStatus;
 
 use crate::runtime::scheduler::SchedulerDecisionKind as K;
 

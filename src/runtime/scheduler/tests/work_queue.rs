@@ -2,11 +2,11 @@
 //! revision, queued items never focused, readiness and the wait order.
 
 use super::*;
+use crate::model::message::{MessageBody, MessageKind, Priority};
+use crate::model::work::{PlanStatus, WorkItemState};
 use crate::runtime::closure::{ClosureOutcome, ReactivationMode};
 use crate::runtime::continuation::system_tick_metadata;
-use crate::runtime::envelope::{MessageBody, MessageKind, Priority};
 use crate::runtime::tasks::{TaskKind, TaskStatus, WaitPolicy};
-use crate::runtime::work_items::{PlanStatus, WorkItemState};
 
 use crate::runtime::scheduler::SchedulerDecisionKind as K;
 

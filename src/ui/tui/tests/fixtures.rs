@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 
 use super::super::msg::{Connection, Effect, Msg, RequestId};
 use super::super::{update, view, Init, State};
+use crate::model::message::{normalize, AdmissionRequest, DeliverySurface, Priority};
+use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::{AgentState, AgentSummary, ApiError, EventRecord, Response, WorkItemEntry};
 use crate::runtime::agent::{AgentStatus, DisplayMode as StoredMode};
-use crate::runtime::envelope::{normalize, AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::provider::{FailureArtifact, FailureCategory};
 use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
-use crate::runtime::work_items::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::store::Provenance;
 
 /// 2026-11-22T09:00:00Z in epoch ms.

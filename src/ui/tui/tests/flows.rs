@@ -9,10 +9,10 @@ use super::super::msg::{Effect, Msg};
 use super::super::rows::{PromptState, RowKind};
 use super::super::update;
 use super::fixtures::*;
+use crate::model::message::Priority;
 use crate::protocol::types::AgentStatus;
 use crate::protocol::{AgentSummary, ApiError, ControlAction, ErrorCode, Request};
 use crate::runtime::agent::DisplayMode as StoredMode;
-use crate::runtime::envelope::Priority;
 use crate::runtime::tasks::TaskStatus;
 use crate::ui::present::DisplayMode;
 
@@ -1191,7 +1191,7 @@ fn a_pasted_prompt_keeps_its_tabs_on_the_wire() {
         [Request::PromptSubmit {
             agent_id: "main".into(),
             text: "if x {\n\treturn;\n}".into(),
-            priority: crate::runtime::envelope::Priority::Normal,
+            priority: crate::model::message::Priority::Normal,
             request_id: None,
         }]
     );

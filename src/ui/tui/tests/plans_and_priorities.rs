@@ -65,8 +65,8 @@ fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
 
 #[test]
 fn interject_and_next_send_prompts_with_their_priority() {
+    use crate::model::message::Priority;
     use crate::protocol::Request;
-    use crate::runtime::envelope::Priority;
     let mut st = fresh();
     let fx = enter(&mut st, "/interject also check the logs");
     let sent: Vec<(String, Priority)> = requests(&fx)
