@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use super::cli::{AgentCommand, SkillsCommand};
 use super::Context;
+use crate::model::skill::SkillView;
 use crate::protocol::{AgentSummary, Request};
-use crate::runtime::agents::skills::SkillView;
 use crate::ui::present::agents;
 
 /// Every listed agent (matching `query`), page after page.

@@ -224,8 +224,9 @@ pub fn policy_lines(
 /// `holon policy rules`: what the operator's "always" answers allowed, in
 /// each of the agent's workspaces, and how to remove one.
 pub async fn rules(ctx: &Context, opts: &super::cli::WorkspaceOpts) -> anyhow::Result<ExitCode> {
+    use crate::model::workspace::WorkspaceList;
+    use crate::model::workspace::AGENT_HOME_ID;
     use crate::protocol::payloads::WorkspacePolicyChanged;
-    use crate::runtime::workspace::{WorkspaceList, AGENT_HOME_ID};
     let agent_id = opts
         .agent
         .clone()

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::cli::BenchArgs;
 use super::stress::{stress_event, stress_payload, STRESS_KIND};
-use crate::runtime::agent::AgentRecord;
+use crate::model::agent::AgentRecord;
 use crate::runtime::inspect::agent_summary;
 use crate::store::{Store, StoreOptions};
 

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use super::bench::{millis, percentile};
 use super::bench_socket::rss_kib;
 use super::bench_turns::{completion, results_since_user};
-use crate::runtime::agent::ProfilePreset;
+use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
 use crate::runtime::agents::ops::AgentLimits;
 use crate::runtime::host::{HostConfig, RuntimeHost};
@@ -128,7 +128,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     let seen = Arc::new(Mutex::new(HashSet::new()));
     let source = {
         let (chain, seen) = (Arc::clone(&chain), Arc::clone(&seen));
-        move |a: &crate::runtime::agent::AgentRecord| -> Arc<dyn Provider> {
+        move |a: &crate::model::agent::AgentRecord| -> Arc<dyn Provider> {
             Arc::new(FirstRequest {
                 chain: Arc::clone(&chain),
                 agent: a.id.clone(),
@@ -178,7 +178,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
         cache: None,
         system_prompt: "You are Holon.".into(),
         context_blocks: Vec::new(),
-        conversation: vec![crate::runtime::provider::ConversationItem::UserText {
+        conversation: vec![crate::model::usage::ConversationItem::UserText {
             text: "bench".into(),
         }],
         tools: crate::runtime::tools::specs(),
@@ -229,7 +229,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
             .live_children("main")?
             .iter()
             .filter(|(c, _)| {
-                rx.agent::<crate::runtime::agent::AgentRecord>(c)
+                rx.agent::<crate::model::agent::AgentRecord>(c)
                     .ok()
                     .flatten()
                     .is_some_and(|a| !a.turn_in_progress && a.last_turn_terminal.is_some())

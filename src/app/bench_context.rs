@@ -13,11 +13,12 @@ use serde_json::json;
 
 use super::bench::{millis, percentile};
 use super::bench_turns::start_host;
-use crate::runtime::agent::AgentRecord;
+use crate::model::agent::AgentRecord;
+use crate::model::transcript::TranscriptBody;
+use crate::model::transcript::TranscriptEntry;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::runtime::provider::ProviderRequest;
-use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::store::Keyed;
 
 /// Write `n` transcript entries (an input and an answer per turn, ~300

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use super::bench::{millis, percentile};
 use super::bench_scale::Daemon;
+use crate::model::usage::ToolCall;
 use crate::runtime::mcp::config::ServerConfig;
 use crate::runtime::mcp::Hub;
-use crate::runtime::provider::ToolCall;
 
 pub(super) fn stub_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;

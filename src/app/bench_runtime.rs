@@ -8,13 +8,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::bench::{fill_ledger, millis, percentile};
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
 use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::ScriptedProvider;
 use crate::runtime::provider::Provider;
 use crate::runtime::scheduler::{decide, ProjectionInputs, SchedulerInput, SchedulerProjection};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::store::{Index, Keyed, Store, StoreOptions};
 
 fn work_item(agent: &str, i: usize) -> WorkItemRecord {

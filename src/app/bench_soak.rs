@@ -34,10 +34,10 @@ impl crate::runtime::provider::Provider for Failing {
         &'a self,
         _request: &'a crate::runtime::provider::ProviderRequest,
         _progress: &'a (dyn Fn(crate::runtime::provider::ProviderProgress) + Send + Sync),
-    ) -> crate::runtime::provider::BoxFuture<'a, crate::runtime::provider::ProviderOutcome> {
-        use crate::runtime::provider::{
-            not_configured_failure, AttemptOutcome, ProviderAttemptTimeline, ProviderOutcome,
-        };
+    ) -> crate::model::BoxFuture<'a, crate::runtime::provider::ProviderOutcome> {
+        use crate::model::usage::AttemptOutcome;
+        use crate::model::usage::ProviderAttemptTimeline;
+        use crate::runtime::provider::{not_configured_failure, ProviderOutcome};
         Box::pin(async move {
             let failure = not_configured_failure();
             let kind = failure.kind;

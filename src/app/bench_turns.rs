@@ -23,11 +23,13 @@ use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::usage::ConversationItem;
+use crate::model::usage::ToolCall;
 use crate::runtime::host::run_once::RunOutcome;
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::provider::registry::{build_chain, http_client, ProviderEndpointConfig};
 use crate::runtime::provider::retry::{ProviderChain, RetryPolicy};
-use crate::runtime::provider::{ConversationItem, Provider, ProviderRequest, ToolCall};
+use crate::runtime::provider::{Provider, ProviderRequest};
 use crate::runtime::tools::{self, ToolEnv};
 use crate::store::{Store, StoreOptions};
 
@@ -242,7 +244,7 @@ async fn disk_per_turn(path: &Path) -> anyhow::Result<()> {
         let store = crate::store::Store::open(path, crate::store::StoreOptions::default())?;
         let rx = store.read()?;
         let mut n = 0;
-        for agent in rx.agents::<crate::runtime::agent::AgentRecord>()? {
+        for agent in rx.agents::<crate::model::agent::AgentRecord>()? {
             n += rx.last_seq(&agent.id)?;
         }
         drop(rx);

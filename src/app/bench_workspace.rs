@@ -13,9 +13,10 @@ use redb::Durability;
 
 use super::bench::{millis, percentile};
 use super::bench_turns::start_host;
+use crate::model::workspace::UseWorkspace;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::runtime::provider::scripted::ScriptedProvider;
-use crate::runtime::workspace::UseWorkspace;
-use crate::runtime::workspace::{WorkspaceMode, AGENT_HOME_ID};
 
 const FILES: usize = 10_000;
 

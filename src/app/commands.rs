@@ -186,7 +186,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
             ))?;
         }
         let x = &a.execution;
-        if x.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
+        if x.workspace_id != crate::model::workspace::AGENT_HOME_ID {
             let mode = match &x.worktree {
                 Some(w) => format!("isolated on {}", w.worktree_branch),
                 None => "direct".to_owned(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::runtime::agent::validate_agent_id;
+use crate::model::ids::validate_agent_id;
 use crate::runtime::provider::registry::ProviderEndpointConfig;
 
 /// The file as written by the operator. Every key is optional.
@@ -246,7 +246,7 @@ pub struct Config {
     /// `trigger_rate_per_sec`).
     pub trigger_rate: super::access::RateLimit,
     /// The approval policy of workspaces without their own (`[policy]`).
-    pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
+    pub policy: crate::model::approval::ApprovalPolicy,
     /// Refuse model commands when the kernel cannot sandbox them
     /// (`[policy] sandbox_required`), instead of running them unconfined.
     pub sandbox_required: bool,
@@ -265,7 +265,7 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
     /// The context window for every model (`HOLON_CONTEXT_WINDOW`, else
     /// `[model] context_window`); unset, each model's own applies.
-    pub context_window: Option<(u64, crate::runtime::context::WindowSource)>,
+    pub context_window: Option<(u64, crate::model::context::WindowSource)>,
     /// The reasoning effort asked of every endpoint known to take it
     /// (`[model] reasoning_effort`); `[providers.NAME] reasoning_effort`
     /// wins for its endpoint.
@@ -593,7 +593,8 @@ impl Config {
 
         let tool_output = tool_output_budget(&file.runtime, env, &at_key)?;
 
-        use crate::runtime::context::{budget::check_window, WindowSource};
+        use crate::model::context::WindowSource;
+        use crate::runtime::context::budget::check_window;
         let context_window = match (env.get("HOLON_CONTEXT_WINDOW"), file.model.context_window) {
             (Some(v), _) => {
                 let n = v.trim().parse::<u64>().map_err(|_| ConfigError::Env {

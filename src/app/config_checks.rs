@@ -12,8 +12,9 @@ use super::config::{ConfigError, Env, PolicySection, RuntimeSection};
 pub(super) fn policy_setting(
     p: &PolicySection,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<crate::runtime::approvals::policy::ApprovalPolicy, ConfigError> {
-    use crate::runtime::approvals::policy::{Approval, ApprovalPolicy};
+) -> Result<crate::model::approval::ApprovalPolicy, ConfigError> {
+    use crate::model::approval::Approval;
+    use crate::model::approval::ApprovalPolicy;
     let approval = match &p.approval {
         None => Approval::OnRequest,
         Some(a) => Approval::parse(a).ok_or_else(|| {

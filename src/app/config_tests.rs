@@ -143,7 +143,7 @@ fn the_listener_address_defaults_to_loopback_and_can_be_turned_off() {
 
 #[test]
 fn the_approval_policy_is_read_and_bad_values_name_their_key() {
-    use crate::runtime::approvals::policy::Approval;
+    use crate::model::approval::Approval;
     let c = load(
         "[policy]\napproval = \"on_write\"\nallow_commands = [\"cargo test\"]\n",
         &Env::default(),

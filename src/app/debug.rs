@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 
 use super::Context;
-use crate::runtime::agent::AgentRecord;
+use crate::model::agent::AgentRecord;
 use crate::runtime::fixture::{
     export_fixture, read_input_file, replay_dir, FixtureSnapshot, ReplayInput,
 };

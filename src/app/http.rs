@@ -28,10 +28,12 @@ use tokio::sync::{watch, Semaphore};
 use super::access::{HttpOptions, RateLimit};
 use super::control::{ServerLimits, MAX_LINE};
 use super::http_inspect as inspect;
+use crate::model::trigger::DeliveryMeta;
+use crate::model::trigger::IngressState;
+use crate::model::trigger::IngressStatus;
 use crate::protocol::RuntimeClient;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::ops::{Delivery, DeliveryError};
-use crate::runtime::triggers::{DeliveryMeta, IngressState, IngressStatus};
 use crate::ui::ws::{bridge_lines, Ends, Frames};
 
 /// The largest trigger body accepted (bytes); larger gets 413.

@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
+use crate::model::usage::ConversationItem;
 use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
-use crate::runtime::provider::{ConversationItem, ProviderRequest};
+use crate::runtime::provider::ProviderRequest;
 use crate::store::{Store, StoreOptions};
 
 const DAY_MS: i64 = 86_400_000;
@@ -321,7 +322,7 @@ pub async fn simulate(
                 host.spawn_agent(
                     a,
                     crate::runtime::agents::child_ops::SpawnRequest {
-                        preset: crate::runtime::agent::ProfilePreset::PrivateChild,
+                        preset: crate::model::agent::ProfilePreset::PrivateChild,
                         initial_message: Some("look into the staging logs and report".into()),
                         agent_id: None,
                         workspace_mode:
@@ -343,7 +344,7 @@ pub async fn simulate(
             host.until_idle().await;
             crate::clock::advance(STEP_MS);
             // Every actor, children too: their timers fire on a wake.
-            let all: Vec<crate::runtime::agent::AgentRecord> = host.store().read()?.agents()?;
+            let all: Vec<crate::model::agent::AgentRecord> = host.store().read()?.agents()?;
             for a in all.iter().filter(|a| a.archived_at.is_none()) {
                 host.wake(&a.id);
             }

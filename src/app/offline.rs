@@ -8,12 +8,12 @@
 
 use super::paths::Paths;
 use super::Context;
+use crate::model::agent::AgentRecord;
 use crate::model::message::DeliverySurface;
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
 };
 use crate::runtime::admission::admit_once;
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::dispatch::operator_prompt;
 use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
@@ -27,7 +27,7 @@ pub struct OfflineClient {
     paths: Paths,
     default_model: Option<String>,
     fallback_models: Vec<String>,
-    policy: crate::runtime::approvals::policy::ApprovalPolicy,
+    policy: crate::model::approval::ApprovalPolicy,
     budget: crate::model::agent::Budget,
     default_agent: String,
 }

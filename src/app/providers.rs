@@ -8,14 +8,17 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::context::ContextBudget;
+use crate::model::agent::AgentRecord;
+use crate::model::context::ContextBudget;
+use crate::model::usage::AttemptOutcome;
+use crate::model::usage::ProviderAttemptTimeline;
+use crate::model::BoxFuture;
 use crate::runtime::host::ProviderSource;
 use crate::runtime::provider::registry::{build_chain, chain_refs, env_snapshot};
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::{
-    not_configured_failure, AttemptOutcome, BoxFuture, Provider, ProviderAttemptTimeline,
-    ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest,
+    not_configured_failure, Provider, ProviderFailure, ProviderOutcome, ProviderProgress,
+    ProviderRequest,
 };
 
 use super::config::Config;

@@ -259,12 +259,12 @@ async fn choose_agent(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunA
     let existing = host
         .store()
         .read()?
-        .agent::<crate::runtime::agent::AgentRecord>(id)?;
+        .agent::<crate::model::agent::AgentRecord>(id)?;
     if let Some(a) = &existing {
         if a.archived_at.is_some() {
             anyhow::bail!("agent `{id}` is archived; create another with `holon agent create`");
         }
-        if a.visibility == crate::runtime::agent::AgentVisibility::Private {
+        if a.visibility == crate::model::agent::AgentVisibility::Private {
             anyhow::bail!(
                 "agent `{id}` is private (a child or a run's temporary agent); `holon run --agent` \
                  targets public agents"
@@ -350,7 +350,7 @@ async fn bind_workspace(
     let current = host.execution_snapshot(agent.id())?;
     let dir = dir.canonicalize().unwrap_or(dir);
     if args.workspace.is_none()
-        && current.workspace_id == crate::runtime::workspace::AGENT_HOME_ID
+        && current.workspace_id == crate::model::workspace::AGENT_HOME_ID
         && std::path::Path::new(&current.execution_root).starts_with(&dir)
     {
         // Started in a directory that holds Holon's own data (HOLON_HOME,
@@ -358,7 +358,7 @@ async fn bind_workspace(
         return Ok(());
     }
     let explicit = args.workspace.is_some() || matches!(agent, RunAgent::Temporary(_));
-    if !explicit && current.workspace_id != crate::runtime::workspace::AGENT_HOME_ID {
+    if !explicit && current.workspace_id != crate::model::workspace::AGENT_HOME_ID {
         if !dir.starts_with(&current.execution_root) {
             eprintln!(
                 "note: {} keeps working in {} (pass -C {} to move it)",
@@ -369,10 +369,10 @@ async fn bind_workspace(
         }
         return Ok(());
     }
-    let req = crate::runtime::workspace::UseWorkspace {
+    let req = crate::model::workspace::UseWorkspace {
         path: Some(dir.display().to_string()),
         workspace_id: None,
-        mode: crate::runtime::workspace::WorkspaceMode::Direct,
+        mode: crate::model::workspace::WorkspaceMode::Direct,
     };
     host.use_workspace(agent.id(), req).await?;
     Ok(())
@@ -399,10 +399,10 @@ async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceRep
         RunAgent::Temporary(id) => {
             // Its managed worktree's session ends with it: removed when
             // clean, kept (and said) when it holds changes.
-            let home = crate::runtime::workspace::UseWorkspace {
-                workspace_id: Some(crate::runtime::workspace::AGENT_HOME_ID.into()),
+            let home = crate::model::workspace::UseWorkspace {
+                workspace_id: Some(crate::model::workspace::AGENT_HOME_ID.into()),
                 path: None,
-                mode: crate::runtime::workspace::WorkspaceMode::Direct,
+                mode: crate::model::workspace::WorkspaceMode::Direct,
             };
             if host
                 .execution_snapshot(id)
@@ -463,7 +463,7 @@ fn finish(result: anyhow::Result<RunOnceReport>, args: &RunArgs) -> anyhow::Resu
 mod tests {
     use super::*;
     use crate::app::paths::Paths;
-    use crate::runtime::agent::AgentRecord;
+    use crate::model::agent::AgentRecord;
 
     fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
         r.unwrap()

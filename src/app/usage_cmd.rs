@@ -197,7 +197,7 @@ fn fold_usage(
     agent: &str,
     ts: &str,
     model_ref: &str,
-    u: &crate::runtime::provider::TokenUsage,
+    u: &crate::model::usage::TokenUsage,
     cost_usd: Option<f64>,
 ) {
     let day = ts.get(..10).unwrap_or(ts).to_owned();
@@ -292,7 +292,7 @@ pub async fn usage(
                         if r.input_tokens + r.output_tokens == 0 {
                             return;
                         }
-                        let u = crate::runtime::provider::TokenUsage {
+                        let u = crate::model::usage::TokenUsage {
                             input_tokens: r.input_tokens,
                             output_tokens: r.output_tokens,
                             ..Default::default()
@@ -427,7 +427,7 @@ mod tests {
             run_id: String::new(),
             round: 1,
             model_ref: model.into(),
-            token_usage: crate::runtime::provider::TokenUsage {
+            token_usage: crate::model::usage::TokenUsage {
                 input_tokens: 100,
                 output_tokens: 10,
                 cached_input_tokens: 40,

@@ -11,10 +11,14 @@ use serde_json::Value;
 
 use super::cli::{WorkspaceCommand, WorkspaceOpts};
 use super::Context;
+use crate::model::workspace::ExecutionSnapshot;
+use crate::model::workspace::UseOutcome;
+use crate::model::workspace::UseWorkspace;
+use crate::model::workspace::WorkspaceList;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
-use crate::runtime::workspace::{UseOutcome, UseWorkspace, WorkspaceList};
 
 /// Run requests in order against the running runtime, else in process.
 pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::Result<Vec<Value>> {
@@ -172,8 +176,8 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
             let c: crate::protocol::payloads::WorkspacePolicyChanged =
                 serde_json::from_value(answer)?;
             let whose = match c.source {
-                crate::runtime::workspace::PolicySource::Workspace => "its own policy",
-                crate::runtime::workspace::PolicySource::Runtime => {
+                crate::model::workspace::PolicySource::Workspace => "its own policy",
+                crate::model::workspace::PolicySource::Runtime => {
                     "the runtime's default: holon policy"
                 }
             };

@@ -9,9 +9,12 @@ pub use crate::protocol::views::Admitted;
 
 use crate::runtime::agent::agent_in;
 
-use super::agent::{validate_agent_id, AgentRecord, AgentStatus};
-use super::queue::{provenance_of, QueueEntry, QueueEntryStatus};
+use super::queue::{provenance_of, QueueEntry};
 use super::RuntimeError;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::ids::validate_agent_id;
+use crate::model::message::QueueEntryStatus;
 use crate::model::message::{normalize, AdmissionRequest};
 use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
 use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
@@ -34,7 +37,7 @@ pub(crate) fn ensure_agent_in(
         return Ok(existing);
     }
     let mut record = AgentRecord::new(agent_id, tx.now_ts());
-    record.kind = crate::runtime::agent::AgentKind::Default;
+    record.kind = crate::model::agent::AgentKind::Default;
     create_agent_in(tx, &record, None)?;
     Ok(record)
 }
@@ -51,7 +54,7 @@ pub(crate) fn agent_exists(id: &str) -> RuntimeError {
 pub(crate) fn create_agent_in(
     tx: &mut WriteCtx<'_>,
     record: &AgentRecord,
-    template: Option<crate::runtime::agents::templates::TemplateProvenance>,
+    template: Option<crate::model::agent::TemplateProvenance>,
 ) -> Result<(), StoreError> {
     if tx.get_agent::<AgentRecord>(&record.id)?.is_some() {
         return Err(StoreError::rejected(agent_exists(&record.id)));

@@ -4,11 +4,7 @@
 //! projection written only through scheduler helpers and control actions;
 //! the derived `AgentSchedulingPosture` is computed, never stored.
 
-pub use crate::model::agent::{
-    AgentIdentity, AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility,
-    DisplayMode, ProfilePreset,
-};
-pub use crate::model::ids::validate_agent_id;
+use crate::model::agent::AgentRecord;
 
 /// An agent's own directory: `<data>/agents/<id>` (its AgentHome).
 pub fn home_dir(data_dir: &std::path::Path, agent_id: &str) -> std::path::PathBuf {
@@ -31,6 +27,8 @@ pub(crate) fn agent_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::agent::{AgentStatus, DisplayMode};
+    use crate::model::ids::validate_agent_id;
 
     #[test]
     fn agent_ids_are_validated() {

@@ -7,12 +7,13 @@
 //! is over (`resume_in`, from its actor), or when the operator resumes it,
 //! which waives the budget for the rest of that day.
 
+use crate::model::agent::AgentRecord;
 use crate::model::agent::{AgentStatus, Budget, BudgetLimit};
+use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::ControlAction;
-use crate::runtime::agent::{agent_in, AgentRecord};
+use crate::runtime::agent::agent_in;
 use crate::runtime::provider::catalog::usd;
-use crate::runtime::provider::TokenUsage;
 use crate::store::{Provenance, StoreError, WriteCtx};
 
 const DAY_MS: i64 = 86_400_000;

@@ -11,12 +11,11 @@
 //! `waiting_reason` is present only when the outcome is `waiting`, and
 //! `work_signal` only when it is `continuable`.
 
-pub use crate::model::decision::{
-    ClosureDecision, ClosureOutcome, ReactivationMode, RuntimePosture, TurnPhase, TurnTerminalKind,
-    WorkSignal, WorkSignalStatus,
+use crate::model::decision::{
+    ClosureDecision, ClosureOutcome, RuntimePosture, TurnPhase, TurnTerminalKind, WorkSignal,
 };
 
-use super::waiting::WaitingReason;
+use crate::model::waiting::WaitingReason;
 
 /// The facts closure is derived from, already scoped by the projection
 /// (ids are kept so the evidence can name them).
@@ -145,6 +144,7 @@ fn select(facts: &ClosureFacts, evidence: &mut Vec<String>) -> Selected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::decision::ReactivationMode;
 
     fn ids(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| (*s).to_owned()).collect()

@@ -13,7 +13,7 @@
 //! record, or failed when it left none; an unheld task (no holder) becomes
 //! `interrupted`. Terminal results that were never queued are queued.
 
-pub use crate::model::task::TaskInputReceipt;
+use crate::model::task::TaskInputReceipt;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,10 +38,12 @@ pub mod tee;
 pub(crate) mod terminal;
 
 use super::process_identity::ProcessIdentity;
-use super::tasks::{
-    TaskKind, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome, WaitPolicy,
-};
+use super::tasks::{TaskTransition, TransitionOutcome};
 use super::RuntimeError;
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 use ending::{direct_ending, held_end};
 use holder::HeldPaths;

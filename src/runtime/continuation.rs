@@ -14,13 +14,14 @@
 //! the system-tick metadata (`tick_reason`, `idempotency_key`) so tick
 //! producers and classifiers agree on it.
 
-pub use crate::model::decision::SystemTickReason;
+use crate::model::decision::SystemTickReason;
 
 use serde::{Deserialize, Serialize};
 
-use super::closure::{ClosureDecision, ClosureOutcome};
-use super::waiting::WaitingReason;
+use crate::model::decision::ClosureDecision;
+use crate::model::decision::ClosureOutcome;
 use crate::model::message::{MessageBody, MessageEnvelope, MessageKind, TriggerKind};
+use crate::model::waiting::WaitingReason;
 
 /// Metadata key on a system-tick envelope naming why it was emitted.
 pub const TICK_REASON_KEY: &str = "tick_reason";
@@ -340,7 +341,7 @@ fn classify(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::closure::RuntimePosture;
+    use crate::model::decision::RuntimePosture;
 
     fn closure(outcome: ClosureOutcome, reason: Option<WaitingReason>) -> ClosureDecision {
         ClosureDecision {

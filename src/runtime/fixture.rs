@@ -24,16 +24,17 @@ use std::str::FromStr;
 
 use serde_json::{json, Value};
 
-use super::agent::AgentRecord;
-use super::closure::TurnTerminalKind;
 use super::continuation::tick_key_of;
 use super::queue::QueueEntry;
 use super::scheduler::{
     decide, ProjectionInputs, QueuedMessage, SchedulerInput, SchedulerProjection, ToolExecutionRef,
 };
-use super::tasks::TaskRecord;
-use super::waiting::{TimerRecord, WaitingIntentRecord};
+use crate::model::agent::AgentRecord;
+use crate::model::decision::TurnTerminalKind;
 use crate::model::message::MessageEnvelope;
+use crate::model::task::TaskRecord;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::WaitingIntentRecord;
 use crate::model::work::WorkItemRecord;
 
 pub use load::load_dir;
@@ -310,7 +311,7 @@ pub fn replay_snapshot(
     // A message reduced without a turn: whether its content is kept for
     // the agent's next model turn (never dropped unsaid).
     let carried = match decision.kind {
-        crate::runtime::scheduler::SchedulerDecisionKind::ReduceMessageOnly => decision
+        crate::model::decision::SchedulerDecisionKind::ReduceMessageOnly => decision
             .message_id
             .as_deref()
             .and_then(|m| snapshot.messages.iter().find(|e| e.id == m))

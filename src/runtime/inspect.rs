@@ -8,8 +8,10 @@ pub use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageV
 use crate::model::agent::Budget;
 use crate::runtime::RuntimeError;
 
-use super::agent::{AgentRecord, AgentStatus};
-use super::waiting::{WaitingIntentRecord, WaitingIntentStatus};
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// When the agent's earliest active timer fires (RFC 3339).
@@ -29,7 +31,7 @@ pub fn agent_summary(
     rx: &ReadCtx,
     agent: &AgentRecord,
     data_dir: &std::path::Path,
-    policy: &crate::runtime::approvals::policy::ApprovalPolicy,
+    policy: &crate::model::approval::ApprovalPolicy,
 ) -> Result<AgentSummary, StoreError> {
     let id = agent.id.as_str();
     let open = rx.index_list(Index::OpenWorkItems, id)?.len() as u64;
@@ -38,8 +40,8 @@ pub fn agent_summary(
     let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, id)?;
     let posture = match super::host::projection::load(rx, id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
-        None => super::posture::PostureView {
-            posture: super::posture::AgentSchedulingPosture::Archived,
+        None => crate::model::decision::PostureView {
+            posture: crate::model::decision::AgentSchedulingPosture::Archived,
             reason: "agent record missing".into(),
         },
     };

@@ -5,15 +5,16 @@
 
 use std::path::PathBuf;
 
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::{ControlAction, ControlOutcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::{io_err, RuntimeHost};
-use crate::runtime::tasks::TaskRecord;
 use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError};
@@ -193,7 +194,7 @@ impl RuntimeHost {
     pub async fn set_display_mode(
         &self,
         agent_id: &str,
-        mode: crate::runtime::agent::DisplayMode,
+        mode: crate::model::agent::DisplayMode,
     ) -> Result<AgentRecord, RuntimeError> {
         let id = agent_id.to_owned();
         Ok(self
@@ -362,7 +363,7 @@ impl RuntimeHost {
         agent_id: &str,
         task_id: &str,
         text: &str,
-    ) -> Result<crate::runtime::command_tasks::TaskInputReceipt, RuntimeError> {
+    ) -> Result<crate::model::task::TaskInputReceipt, RuntimeError> {
         if self.child_task(agent_id, task_id).is_ok() {
             return self.child_input(agent_id, task_id, text).await;
         }

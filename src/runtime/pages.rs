@@ -2,7 +2,7 @@
 //! (`events.page`) and its transcript (`agent.transcript`), read-only and
 //! bounded.
 
-use super::agent::AgentRecord;
+use crate::model::agent::AgentRecord;
 use crate::store::{Keyed, ReadCtx, StoreError};
 
 /// `events.page`: up to `limit` (at most `MAX_PAGE`) of `agent_id`'s

@@ -9,10 +9,10 @@
 //! or runnable work. A paused agent keeps its factual posture; the reason
 //! string says it is paused.
 
-pub use crate::model::decision::{AgentSchedulingPosture, PostureView};
+use crate::model::decision::{AgentSchedulingPosture, PostureView};
 
-use super::agent::AgentStatus;
-use super::closure::TurnPhase;
+use crate::model::agent::AgentStatus;
+use crate::model::decision::TurnPhase;
 
 /// A work item that is blocked only by its free-form `blocked_by`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! `Queued` and `Dequeued` entries replay at the message level; the other
 //! statuses never replay.
 
-pub use crate::model::message::QueueEntryStatus;
+use crate::model::message::QueueEntryStatus;
 
 use serde::{Deserialize, Serialize};
 

@@ -18,10 +18,10 @@ use std::collections::BTreeSet;
 
 use crate::model::approval::{ApprovalRecord, ApprovalStatus};
 use crate::model::message::QueueEntryStatus;
+use crate::model::task::TaskRecord;
 use crate::model::waiting::{TimerRecord, TimerStatus};
 use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::runtime::queue::QueueEntry;
-use crate::runtime::tasks::TaskRecord;
 use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 
 /// The keyed table a record found on a page of a damaged store belongs to,
@@ -302,7 +302,7 @@ pub async fn record_losses(
             .write(move |tx| {
                 for agent in &made {
                     let created = tx.now_ts();
-                    let mut record = crate::runtime::agent::AgentRecord::new(agent, created);
+                    let mut record = crate::model::agent::AgentRecord::new(agent, created);
                     // What it was allowed to do is lost with its record: it
                     // waits for the operator to look before it runs again.
                     record.status = crate::model::agent::AgentStatus::Paused;
@@ -366,7 +366,7 @@ pub async fn record_losses(
                 for id in &lost.dropped_queue_entries {
                     tx.remove(Keyed::QueueEntries, agent, id)?;
                 }
-                if let Some(mut rec) = tx.get_agent::<crate::runtime::agent::AgentRecord>(agent)? {
+                if let Some(mut rec) = tx.get_agent::<crate::model::agent::AgentRecord>(agent)? {
                     rec.lost_events.extend(lost.ranges.iter().copied());
                     tx.put_agent(agent, &rec)?;
                 }
@@ -419,7 +419,7 @@ mod tests {
         assert_eq!(lost.len(), 1, "{lost:?}");
         assert!(lost[0].1.agent_record_lost);
         let rx = store.read().unwrap();
-        let record: crate::runtime::agent::AgentRecord = rx.agent("orphan").unwrap().unwrap();
+        let record: crate::model::agent::AgentRecord = rx.agent("orphan").unwrap().unwrap();
         assert_eq!(record.id, "orphan");
         assert_eq!(record.status, crate::model::agent::AgentStatus::Paused);
         let events = rx.events("orphan", 0, 100).unwrap();

@@ -18,9 +18,9 @@
 //! emitted is suppressed and falls through to the next rule, with
 //! `duplicate_tick_suppressed:<key>` in the evidence.
 
-pub use crate::model::decision::SchedulerDecision;
+use crate::model::decision::SchedulerDecision;
 
-pub use crate::model::decision::{DecisionReason, SchedulerDecisionKind};
+use crate::model::decision::{DecisionReason, SchedulerDecisionKind};
 
 mod projection;
 mod readiness;
@@ -38,11 +38,14 @@ pub use readiness::{
 
 use serde::{Deserialize, Serialize};
 
-use super::agent::AgentStatus;
 use super::closure::derive_closure;
-use super::continuation::{resolve_continuation, waiting_reason_label, SystemTickReason};
-use super::queue::QueueEntryStatus;
-use super::waiting::{PendingWakeHint, WaitingIntentStatus, WaitingReason};
+use super::continuation::{resolve_continuation, waiting_reason_label};
+use crate::model::agent::AgentStatus;
+use crate::model::decision::SystemTickReason;
+use crate::model::message::QueueEntryStatus;
+use crate::model::waiting::PendingWakeHint;
+use crate::model::waiting::WaitingIntentStatus;
+use crate::model::waiting::WaitingReason;
 
 /// What triggered this evaluation (scheduler contract, `SchedulerInput`).
 /// Decisions depend on the projection; the input is recorded as evidence.
@@ -446,7 +449,7 @@ fn wait_or_sleep(p: &SchedulerProjection, mut ev: Vec<String>) -> SchedulerDecis
     let timers: Vec<_> = p
         .timers
         .iter()
-        .filter(|t| t.status == super::waiting::TimerStatus::Active)
+        .filter(|t| t.status == crate::model::waiting::TimerStatus::Active)
         .collect();
     if let Some(first) = timers.first() {
         for t in &timers {

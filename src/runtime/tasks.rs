@@ -5,7 +5,7 @@
 //! that ends failed or interrupted carries a failure artifact (category
 //! `task`) saying why.
 
-pub use crate::model::task::*;
+use crate::model::task::{TaskKind, TaskRecord, TaskStatus};
 use crate::model::usage::{FailureArtifact, FailureCategory};
 
 /// Every task lifecycle write goes through this one reducer. Transitions are
@@ -157,6 +157,7 @@ pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::task::WaitPolicy;
 
     fn record(status: TaskStatus) -> TaskRecord {
         TaskRecord {

@@ -9,9 +9,9 @@
 //! "started, outcome unknown" (it may have had its effects). Recovery never
 //! re-executes a recorded call by itself.
 
-pub use crate::model::transcript::{TranscriptBody, TranscriptEntry};
+use crate::model::transcript::{TranscriptBody, TranscriptEntry};
 
-use super::provider::ConversationItem;
+use crate::model::usage::ConversationItem;
 
 pub const NOT_EXECUTED: &str =
     "not executed: the runtime stopped before this call ran. Inspect the current \
@@ -146,7 +146,7 @@ pub fn conversation(entries: &[TranscriptEntry]) -> Vec<ConversationItem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::ToolCall;
+    use crate::model::usage::ToolCall;
 
     fn entry(body: TranscriptBody) -> TranscriptEntry {
         TranscriptEntry {

@@ -5,15 +5,15 @@
 //! `work-items/<id>/plan.md` and is written before the transaction, so a
 //! committed record never points at a missing file.
 
-pub use crate::model::work::WorkItemError;
+use crate::model::work::WorkItemError;
 pub use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
 
 use crate::runtime::agent::agent_in;
 use std::path::{Path, PathBuf};
 
-use super::agent::AgentRecord;
 use super::scheduler::work_queue_tick_family;
 use super::RuntimeError;
+use crate::model::agent::AgentRecord;
 use crate::model::decision::SystemTickReason;
 use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::protocol::events::{self as ev, new_event, Event};

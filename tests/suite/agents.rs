@@ -582,7 +582,7 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
-    use holon::runtime::agent::ProfilePreset;
+    use holon::model::agent::ProfilePreset;
     use holon::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
     use holon::runtime::agents::ops::AgentLimits;
     use holon::runtime::host::{ControlAction, RuntimeHost};
@@ -618,8 +618,8 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
         holon::runtime::RuntimeError,
     >| { r.err().map(|e| e.to_string()).unwrap_or_default() };
     // The operator's policy on the parent's workspace follows its children.
-    let always = holon::runtime::approvals::policy::PolicyChange {
-        approval: Some(holon::runtime::approvals::policy::Approval::Always),
+    let always = holon::model::approval::PolicyChange {
+        approval: Some(holon::model::approval::Approval::Always),
         ..Default::default()
     };
     ok(host
@@ -651,7 +651,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     let made = ok(host.spawn_agent("main", named).await);
     assert_eq!(made.agent_id, "reviewer");
     let reviewer =
-        ok(ok(host.store().read()).agent::<holon::runtime::agent::AgentRecord>("reviewer"));
+        ok(ok(host.store().read()).agent::<holon::model::agent::AgentRecord>("reviewer"));
     let reviewer = reviewer.expect("no reviewer");
     assert_eq!(reviewer.lineage_parent_agent_id.as_deref(), Some("main"));
     assert!(reviewer.supervision_task_id.is_none());
@@ -666,14 +666,14 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert!(ok(host.live_children("main")).is_empty());
     let rx = ok(host.store().read());
     for c in [&a.supervision_task_id, &b.supervision_task_id] {
-        let t: Option<holon::runtime::tasks::TaskRecord> = ok(rx.get(
+        let t: Option<holon::model::task::TaskRecord> = ok(rx.get(
             holon::store::Keyed::Tasks,
             "main",
             c.as_deref().unwrap_or_default(),
         ));
         assert_eq!(
             t.map(|t| t.status),
-            Some(holon::runtime::tasks::TaskStatus::Cancelled)
+            Some(holon::model::task::TaskStatus::Cancelled)
         );
     }
     drop(rx);
@@ -688,7 +688,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     );
     assert!(ok(host.live_children("main")).is_empty());
     let rx = ok(host.store().read());
-    let children: Vec<_> = ok(rx.agents::<holon::runtime::agent::AgentRecord>())
+    let children: Vec<_> = ok(rx.agents::<holon::model::agent::AgentRecord>())
         .into_iter()
         .filter(|a| a.lineage_parent_agent_id.as_deref() == Some("main") && a.id != "reviewer")
         .collect();
@@ -696,7 +696,7 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     assert!(children.iter().all(|c| c.archived_at.is_some()));
     assert!(children.iter().all(
         |c| c.workspaces.policies.get("agent_home").map(|p| p.approval)
-            == Some(holon::runtime::approvals::policy::Approval::Always)
+            == Some(holon::model::approval::Approval::Always)
     ));
     host.shutdown().await;
 }

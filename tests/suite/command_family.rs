@@ -207,7 +207,7 @@ async fn a_batch_runs_its_items_in_order_and_answers_in_one_grouped_receipt() {
     assert!(items[0]["duration_ms"].as_u64().is_some());
     assert_eq!(first["is_error"], true);
     // The timed-out item was stopped, not left running.
-    let tasks: Vec<holon::runtime::tasks::TaskRecord> =
+    let tasks: Vec<holon::model::task::TaskRecord> =
         rx.list(holon::store::Keyed::Tasks, "main").unwrap();
     assert!(tasks.iter().all(|t| t.status.is_terminal()), "{tasks:?}");
     assert!(

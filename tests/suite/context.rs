@@ -13,14 +13,15 @@ use serde_json::{json, Value};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use super::stub_provider::{canned, Canned, StubServer};
+use holon::model::agent::AgentRecord;
 use holon::model::message::Priority;
-use holon::runtime::agent::AgentRecord;
+use holon::model::usage::FailureKind;
 use holon::runtime::context::budget::request_tokens;
 use holon::runtime::host::{HostConfig, RuntimeHost};
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
-use holon::runtime::provider::{FailureKind, Provider, ProviderRequest};
+use holon::runtime::provider::{Provider, ProviderRequest};
 use holon::store::{EventRecord, Store, StoreOptions};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
@@ -161,7 +162,7 @@ async fn long_history_folds_into_a_summary_and_every_request_fits_the_budget() {
         + c["summariser_token_usage"]["output_tokens"]
             .as_u64()
             .unwrap();
-    let agent: holon::runtime::agent::AgentRecord = rig
+    let agent: holon::model::agent::AgentRecord = rig
         .host
         .store()
         .read()
@@ -626,7 +627,7 @@ fn a_restart_in_the_middle_of_a_compaction_loses_nothing() {
         assert_eq!(compactions[0].payload["summary_source"], "model");
         let ep_id = compactions[0].payload["episode_id"].as_str().unwrap_or("");
         let rx = ok(host.store().read());
-        let episodes: Vec<holon::runtime::context::ContextEpisode> =
+        let episodes: Vec<holon::model::context::ContextEpisode> =
             ok(rx.list(holon::store::Keyed::ContextEpisodes, "main"));
         assert_eq!(episodes.len(), compactions.len());
         assert_eq!(episodes[0].id, ep_id);
@@ -808,7 +809,7 @@ async fn compaction_does_not_decide_waking_and_a_later_wake_hint_keeps_its_prove
 /// MemorySearch and reads its exact text with MemoryGet.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_search_finds_a_brief_from_an_earlier_epoch_and_memory_get_returns_it_exactly() {
-    use holon::runtime::provider::ConversationItem;
+    use holon::model::usage::ConversationItem;
     const EARLY: &str =
         "The staging database password rotates every 90 days; the runbook is wiki/db-rotation.";
     // A model that answers from what it reads: the first question with the

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use holon::model::agent::AgentRecord;
 use holon::model::message::Priority;
-use holon::runtime::agent::AgentRecord;
 use holon::runtime::host::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::{BlockStability, ProviderRequest};

@@ -13,12 +13,12 @@ use serde_json::{json, Value};
 use super::approvals::wait_requests;
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use holon::model::approval::Approval;
+use holon::model::approval::ApprovalPolicy;
 use holon::model::message::Priority;
-use holon::runtime::approvals::policy::ApprovalPolicy;
+use holon::model::usage::ConversationItem;
 use holon::runtime::host::RuntimeHost;
 use holon::runtime::mcp::config::{ServerConfig, Transport};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
-use holon::runtime::provider::ConversationItem;
 use holon::store::{Store, StoreOptions};
 
 /// The stub server, built beside the binary (`cargo test` builds examples).
@@ -91,7 +91,7 @@ async fn a_call_the_catalog_lost_still_meets_the_gate() {
     exits.approval = Some(Approval::Always);
     let hub = holon::runtime::mcp::Hub::new(vec![exits], dir.path(), Vec::new());
     assert!(hub.specs(None, "main", None).await.is_empty());
-    let call = holon::runtime::provider::ToolCall {
+    let call = holon::model::usage::ToolCall {
         id: "c".into(),
         name: "mcp__exits__echo".into(),
         arguments: json!({"text": "x"}),
@@ -106,7 +106,7 @@ async fn a_call_the_catalog_lost_still_meets_the_gate() {
             approval: Some(Approval::Always),
         })
     );
-    let other = holon::runtime::provider::ToolCall {
+    let other = holon::model::usage::ToolCall {
         name: "mcp__nobody__echo".into(),
         ..call
     };
@@ -664,7 +664,7 @@ async fn a_server_writes_where_the_operator_said_and_nowhere_else() {
     std::fs::create_dir_all(&holon_own).unwrap();
     let hub = holon::runtime::mcp::Hub::new(vec![memory], &data, vec![holon_own.clone()]);
     assert!(!hub.specs(None, "main", None).await.is_empty());
-    let touch = |path: &std::path::Path| holon::runtime::provider::ToolCall {
+    let touch = |path: &std::path::Path| holon::model::usage::ToolCall {
         id: "c".into(),
         name: "mcp__memory__touch".into(),
         arguments: json!({"path": path.display().to_string()}),
@@ -735,7 +735,7 @@ async fn a_call_to_a_server_that_went_down_is_retryable_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let hub = holon::runtime::mcp::Hub::new(vec![stub_config("stub", &[])], dir.path(), Vec::new());
     assert!(!hub.specs(None, "main", None).await.is_empty());
-    let call = |name: &str| holon::runtime::provider::ToolCall {
+    let call = |name: &str| holon::model::usage::ToolCall {
         id: "c".into(),
         name: name.into(),
         arguments: json!({"text": "x"}),

@@ -242,9 +242,9 @@ async fn budget_host(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daily_budget_pauses_between_rounds_holds_across_a_restart_and_ends_with_the_day() {
     use super::runtime_core::{events, prompt};
+    use holon::model::agent::AgentRecord;
     use holon::model::agent::AgentStatus;
     use holon::model::message::Priority;
-    use holon::runtime::agent::AgentRecord;
     let stub = StubServer::start(vec![
         Canned::json(
             200,
@@ -383,7 +383,7 @@ async fn a_refused_effort_is_dropped_once_and_stays_dropped() {
     let chain = responses_chain(&stub, "high");
     assert_eq!(
         chain.reasoning_effort(),
-        Some(holon::runtime::provider::ReasoningEffort::High)
+        Some(holon::model::usage::ReasoningEffort::High)
     );
     let req = super::stub_provider::invariants::request();
     let outcome = chain.round(&req, &|_| {}).await;
@@ -408,7 +408,10 @@ async fn a_refused_effort_is_dropped_once_and_stays_dropped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_encrypted_reasoning_is_left_out_once() {
-    use holon::runtime::provider::{ConversationItem, Provider, ReasoningItem, ToolCall};
+    use holon::model::usage::ConversationItem;
+    use holon::model::usage::ReasoningItem;
+    use holon::model::usage::ToolCall;
+    use holon::runtime::provider::Provider;
     let stub = StubServer::start(vec![
         refusal("The encrypted content for item rs_9 could not be verified."),
         Canned::json(200, canned::responses_json("recovered", &[])),
@@ -499,9 +502,9 @@ fn an_agent_budget_is_set_shown_and_refused_when_out_of_range() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_runs_it() {
     use super::runtime_core::{events, prompt};
+    use holon::model::agent::AgentRecord;
     use holon::model::agent::AgentStatus;
     use holon::model::message::Priority;
-    use holon::runtime::agent::AgentRecord;
     use holon::runtime::budget::{set_in, BudgetChange};
     let stub = StubServer::start(vec![
         Canned::json(200, canned::chat_json("first", &[])),

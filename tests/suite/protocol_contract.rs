@@ -38,8 +38,8 @@ async fn every_method_answers_with_its_paired_type() {
     // Two calls waiting for approval, on an agent of their own.
     let host = &s.rig.host;
     host.create_agent("gated").await.unwrap();
-    let always = holon::runtime::approvals::policy::PolicyChange {
-        approval: Some(holon::runtime::approvals::policy::Approval::Always),
+    let always = holon::model::approval::PolicyChange {
+        approval: Some(holon::model::approval::Approval::Always),
         ..Default::default()
     };
     host.set_workspace_policy("gated", "agent_home", always)
@@ -178,14 +178,14 @@ async fn every_method_answers_with_its_paired_type() {
         Request::WorkspacePolicy {
             agent_id: agent(),
             workspace_id: "agent_home".into(),
-            change: holon::runtime::approvals::policy::PolicyChange {
-                approval: Some(holon::runtime::approvals::policy::Approval::OnWrite),
+            change: holon::model::approval::PolicyChange {
+                approval: Some(holon::model::approval::Approval::OnWrite),
                 allow_commands: vec!["cargo test".into()],
                 ..Default::default()
             },
         },
         Request::RuntimePolicy {
-            change: holon::runtime::approvals::policy::PolicyChange {
+            change: holon::model::approval::PolicyChange {
                 allow_paths: vec!["docs/".into()],
                 ..Default::default()
             },

@@ -17,9 +17,9 @@ use super::provider_transports::{err, ok, run};
 use super::stub_provider::canned;
 use super::stub_provider::{Canned, StubServer};
 use super::support::{stderr, Home};
+use holon::model::usage::FailureKind;
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
-use holon::runtime::provider::FailureKind;
 
 /// A JWT whose claims are `payload` (unsigned: only its claims are read).
 fn jwt(payload: Value) -> String {

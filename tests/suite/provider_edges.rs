@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use holon::model::message::Priority;
+use holon::model::usage::FailureKind;
 use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
-use holon::runtime::provider::{FailureKind, ProviderOutcome};
+use holon::runtime::provider::ProviderOutcome;
 use holon::store::{Store, StoreOptions};
 use serde_json::{json, Value};
 

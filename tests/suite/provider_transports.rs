@@ -11,11 +11,12 @@ use std::time::{Duration, Instant};
 use super::stub_provider::canned::{self, Call};
 use super::stub_provider::invariants::{check_request, request, Auth, Wire};
 use super::stub_provider::{Canned, StubServer};
+use holon::model::usage::FailureCategory;
+use holon::model::usage::FailureKind;
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::{ProviderChain, RetryPolicy};
 use holon::runtime::provider::{
-    FailureCategory, FailureKind, Provider, ProviderFailure, ProviderOutcome, ProviderProgress,
-    ProviderRound,
+    Provider, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRound,
 };
 use serde_json::{json, Value};
 
@@ -134,7 +135,7 @@ pub(super) fn snake<T: serde::Serialize>(v: T) -> String {
 
 /// The timeline as `model outcome [failure_kind] [-> fallback]` lines.
 pub(super) fn timeline(o: &ProviderOutcome) -> Vec<String> {
-    let line = |a: &holon::runtime::provider::ProviderAttemptRecord| {
+    let line = |a: &holon::model::usage::ProviderAttemptRecord| {
         let kind = a
             .failure_kind
             .map(|k| format!(" {}", snake(k)))

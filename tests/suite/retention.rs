@@ -287,7 +287,7 @@ async fn a_prune_cut_short_leaves_no_half_pruned_agent_and_a_rerun_finishes() {
 /// out twice, even by a process that reads the last one from the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
-    use holon::runtime::agent::AgentRecord;
+    use holon::model::agent::AgentRecord;
     use holon::store::{NewEvent, Provenance};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");

@@ -212,11 +212,12 @@ async fn the_reviewer_allows_once_denies_with_a_reason_and_leaves_prose_to_a_per
 /// reach in force then lets it, and without asking the model again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_force() {
+    use holon::model::approval::Approval;
+    use holon::model::approval::ApprovalRecord;
+    use holon::model::approval::ApprovalStatus;
     use holon::model::message::Priority;
     use holon::model::review::{ApprovalReview, ReviewVerdict, ReviewerMay};
-    use holon::runtime::approvals::policy::Approval;
     use holon::runtime::approvals::review::ReviewerConfig;
-    use holon::runtime::approvals::{ApprovalRecord, ApprovalStatus};
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
     use std::sync::Arc;
 
@@ -346,11 +347,11 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
 /// request, and a person's answer lets the reviewer be asked again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn denials_in_a_row_hand_the_next_request_to_a_person() {
+    use holon::model::approval::Approval;
+    use holon::model::approval::ApprovalStatus;
     use holon::model::message::Priority;
     use holon::model::review::ReviewerMay;
-    use holon::runtime::approvals::policy::Approval;
     use holon::runtime::approvals::review::ReviewerConfig;
-    use holon::runtime::approvals::ApprovalStatus;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
     use std::sync::Arc;
 

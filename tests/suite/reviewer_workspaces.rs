@@ -341,7 +341,7 @@ async fn a_repositorys_mcp_server_is_reviewed_once_per_command_line() {
 /// refused, for this agent and for any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_directory_whose_workspace_id_is_taken_is_refused() {
-    use holon::runtime::approvals::policy::Approval;
+    use holon::model::approval::Approval;
     use holon::runtime::provider::scripted::ScriptedProvider;
     use holon::runtime::workspace::workspace_id_for;
     use std::collections::HashMap;

@@ -657,7 +657,7 @@ async fn interject_prompts_join_the_running_turn_at_a_safe_point() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_failures_are_visible_failure_briefs_and_runtime_errors() {
     let r = rig(vec![Scripted::Fail(
-        holon::runtime::provider::FailureKind::AuthFailed,
+        holon::model::usage::FailureKind::AuthFailed,
         "openai/gpt: authentication failed (401)".into(),
     )])
     .await;
@@ -706,8 +706,7 @@ async fn completing_work_is_not_blocked_by_an_unrelated_running_task() {
     let stopped = r.host.stop_task("main", &task.id).await.unwrap();
     assert!(matches!(
         stopped.status,
-        holon::runtime::tasks::TaskStatus::Cancelling
-            | holon::runtime::tasks::TaskStatus::Cancelled
+        holon::model::task::TaskStatus::Cancelling | holon::model::task::TaskStatus::Cancelled
     ));
     wait_event(&r.host, "cancelled", |e| {
         e.kind == "task_status_changed" && e.payload["to"] == "cancelled"
@@ -750,7 +749,7 @@ async fn agent_state_serves_the_plan_preview_of_open_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_in_turn_history_matches_what_the_transcript_rebuilds() {
-    use holon::runtime::provider::ConversationItem;
+    use holon::model::usage::ConversationItem;
     let r = rig(vec![
         Scripted::tools("checking", &[("AgentGet", json!({}))]),
         Scripted::text("done one"),

@@ -271,7 +271,10 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
 
 #[test]
 fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
-    use holon::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
+    use holon::model::task::TaskKind;
+    use holon::model::task::TaskRecord;
+    use holon::model::task::TaskStatus;
+    use holon::model::task::WaitPolicy;
     let dir = tempfile::tempdir().unwrap();
     // A stranger: not Holon's, in its own process group.
     let mut stranger = {
@@ -384,7 +387,7 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
             .await
             .unwrap();
-        let pid = |t: &holon::runtime::tasks::TaskRecord| {
+        let pid = |t: &holon::model::task::TaskRecord| {
             t.detail
                 .as_ref()
                 .and_then(|d| d["pid"].as_i64())
@@ -393,17 +396,13 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
         let pids = (pid(&a), pid(&b));
         tokio::time::sleep(Duration::from_millis(100)).await;
         host.shutdown().await;
-        let tasks: Vec<holon::runtime::tasks::TaskRecord> = host
+        let tasks: Vec<holon::model::task::TaskRecord> = host
             .store()
             .read()
             .and_then(|r| r.list(holon::store::Keyed::Tasks, "main"))
             .unwrap();
         for t in &tasks {
-            assert_eq!(
-                t.status,
-                holon::runtime::tasks::TaskStatus::Cancelled,
-                "{t:?}"
-            );
+            assert_eq!(t.status, holon::model::task::TaskStatus::Cancelled, "{t:?}");
             assert_eq!(t.summary.as_deref(), Some("stopped: the runtime shut down"));
         }
         assert_eq!(tasks.len(), 2);
@@ -432,7 +431,7 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
         let task = host.run_operator_command("main", &cmd).await.unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let settled = loop {
-            let t: holon::runtime::tasks::TaskRecord = host
+            let t: holon::model::task::TaskRecord = host
                 .store()
                 .read()
                 .and_then(|rx| rx.get(holon::store::Keyed::Tasks, "main", &task.id))
@@ -447,7 +446,7 @@ fn a_command_started_after_shutdown_began_never_runs_and_says_why() {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        assert_eq!(settled.status, holon::runtime::tasks::TaskStatus::Cancelled);
+        assert_eq!(settled.status, holon::model::task::TaskStatus::Cancelled);
         assert_eq!(
             settled.summary.as_deref(),
             Some("stopped: the runtime shut down")

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::runtime_core::{config, prompt};
+use holon::model::approval::Approval;
+use holon::model::approval::ApprovalPolicy;
 use holon::model::message::Priority;
-use holon::runtime::approvals::policy::{Approval, ApprovalPolicy};
 use holon::runtime::host::{ControlAction, RuntimeHost};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::copy::Fingerprint;

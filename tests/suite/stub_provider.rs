@@ -8,7 +8,9 @@ pub use holon_stub::*;
 /// request must satisfy (model, auth header, tools named verbatim, every
 /// tool call answered by exactly one result, in place).
 pub mod invariants {
-    use holon::runtime::provider::{ConversationItem, ProviderRequest, ToolCall, ToolSpec};
+    use holon::model::usage::ConversationItem;
+    use holon::model::usage::ToolCall;
+    use holon::runtime::provider::{ProviderRequest, ToolSpec};
     use serde_json::{json, Value};
 
     use super::Recorded;

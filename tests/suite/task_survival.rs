@@ -11,9 +11,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use holon::model::message::Priority;
+use holon::model::task::TaskRecord;
+use holon::model::task::TaskStatus;
 use holon::runtime::host::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
-use holon::runtime::tasks::{TaskRecord, TaskStatus};
 use holon::store::{Keyed, Store, StoreOptions};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};

@@ -81,8 +81,8 @@ async fn every_tools_error_is_the_envelope_named_by_its_tool() {
 /// it; one that succeeds carries none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_task_carries_its_failure_artifact() {
+    use holon::model::task::TaskRecord;
     use holon::protocol::{call_typed, Request, TaskOutput};
-    use holon::runtime::tasks::TaskRecord;
     let r = rig(Vec::new()).await;
     let run = |cmd: &str| Request::TaskRun {
         agent_id: "main".into(),

@@ -645,7 +645,7 @@ async fn apply_patch_edits_the_execution_root_all_or_nothing() {
             .iter()
             .rev()
             .find_map(|c| match c {
-                holon::runtime::provider::ConversationItem::ToolResult { content, .. } => {
+                holon::model::usage::ConversationItem::ToolResult { content, .. } => {
                     serde_json::from_str(content).ok()
                 }
                 _ => None,

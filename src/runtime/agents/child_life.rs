@@ -7,15 +7,24 @@ use serde_json::json;
 
 use super::child_ops::{child_message, delegation_text, RESULT_CHARS};
 use super::child_view::{bounded, child_of, latest_brief, live_child_tasks};
+use crate::model::agent::AgentKind;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::decision::SchedulerDecisionKind;
+use crate::model::decision::TurnTerminalKind;
+use crate::model::task::TaskInputReceipt;
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::workspace::UseWorkspace;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::WorktreeSession;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events as ev;
-use crate::runtime::agent::{AgentKind, AgentRecord, AgentStatus};
 use crate::runtime::agents::ops::archive_in;
-use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::command_tasks::{queue_result_in, transition_in, TaskInputReceipt};
+use crate::runtime::command_tasks::{queue_result_in, transition_in};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::scheduler::SchedulerDecisionKind;
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, TaskTransition};
-use crate::runtime::workspace::{UseWorkspace, WorkspaceMode, WorktreeSession, AGENT_HOME_ID};
+use crate::runtime::tasks::TaskTransition;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
@@ -303,7 +312,7 @@ impl RuntimeHost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::closure::TurnTerminalKind;
+    use crate::model::decision::TurnTerminalKind;
 
     #[test]
     fn a_child_is_done_only_after_a_turn_when_it_would_rest() {

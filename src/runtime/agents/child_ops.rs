@@ -16,22 +16,30 @@ use super::child_view::bounded;
 pub use super::child_view::{
     child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
 };
+use crate::model::agent::AgentKind;
+use crate::model::agent::AgentOwnership;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::agent::AgentVisibility;
+use crate::model::agent::ProfilePreset;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
+use crate::model::workspace::ActiveWorkspace;
+use crate::model::workspace::AgentWorkspaces;
+use crate::model::workspace::UseWorkspace;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::{
-    AgentKind, AgentOwnership, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
-};
 use crate::runtime::agents::ops::NewAgent;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
-use crate::runtime::workspace::{
-    ActiveWorkspace, AgentWorkspaces, UseWorkspace, WorkspaceMode, AGENT_HOME_ID,
-};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError};
 

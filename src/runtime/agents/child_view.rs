@@ -6,9 +6,10 @@
 
 pub use crate::protocol::views::ChildSupervision;
 
+use crate::model::agent::AgentRecord;
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
 use crate::protocol::events as ev;
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::tasks::{TaskKind, TaskRecord};
 use crate::store::{EventRecord, Index, Keyed, ReadCtx, StoreError};
 
 /// The child a `child_agent_task` supervises.
@@ -51,8 +52,8 @@ pub fn child_supervision(
     };
     let posture = match crate::runtime::host::projection::load(rx, child_id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
-        None => crate::runtime::posture::PostureView {
-            posture: crate::runtime::posture::AgentSchedulingPosture::Archived,
+        None => crate::model::decision::PostureView {
+            posture: crate::model::decision::AgentSchedulingPosture::Archived,
             reason: "no record".into(),
         },
     };

@@ -6,15 +6,18 @@
 use std::path::PathBuf;
 
 pub use super::limits::AgentLimits;
+use crate::model::agent::AgentKind;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::agent::AgentVisibility;
+use crate::model::agent::ProfilePreset;
+use crate::model::ids::validate_agent_id;
+use crate::model::workspace::AgentWorkspaces;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::{
-    validate_agent_id, AgentKind, AgentRecord, AgentStatus, AgentVisibility, ProfilePreset,
-};
 use crate::runtime::agents::skills::{self, SkillEntry, SkillRoots};
 use crate::runtime::agents::templates;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::workspace::AgentWorkspaces;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
 
@@ -248,7 +251,7 @@ impl RuntimeHost {
         }
         let agent = self.inner.agent_record(agent_id)?;
         let catalog = self.skill_catalog(&agent)?;
-        let found: Vec<(SkillEntry, skills::LoadReason, String)> =
+        let found: Vec<(SkillEntry, crate::model::skill::LoadReason, String)> =
             skills::activations(&catalog, cmd, workdir)
                 .into_iter()
                 .map(|(s, r, p)| (s.clone(), r, p.display().to_string()))

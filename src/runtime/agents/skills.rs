@@ -17,7 +17,7 @@
 //! Everything here is pure or reads files; recording activations is the
 //! host's.
 
-pub use crate::model::skill::{ActiveSkill, LoadReason, SkillScope, SkillState, SkillView};
+use crate::model::skill::{ActiveSkill, LoadReason, SkillScope, SkillState, SkillView};
 
 use std::path::{Component, Path, PathBuf};
 

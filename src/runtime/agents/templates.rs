@@ -17,7 +17,7 @@
 //! directory; a template id is looked up there first, then read (never
 //! written) from `~/.agents/templates/<id>/`.
 
-pub use crate::model::agent::TemplateProvenance;
+use crate::model::agent::TemplateProvenance;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! writes); the workspace's policy decides whether that asks
 //! (`policy::gate`, pure).
 
-use crate::runtime::provider::ToolCall;
+use crate::model::usage::ToolCall;
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::RuntimeError;
 
@@ -13,8 +13,9 @@ use crate::runtime::RuntimeError;
 pub(crate) fn approval_needed(
     env: &ToolEnv<'_>,
     call: &ToolCall,
-) -> Result<Option<(String, crate::runtime::workspace::ExecutionSnapshot)>, RuntimeError> {
-    use crate::runtime::approvals::policy::{gate, Action, Gate};
+) -> Result<Option<(String, crate::model::workspace::ExecutionSnapshot)>, RuntimeError> {
+    use crate::model::approval::Action;
+    use crate::runtime::approvals::policy::{gate, Gate};
     if call.malformed_arguments.is_some() {
         return Ok(None);
     }

@@ -6,8 +6,6 @@
 //! record, not a prompt in one terminal: it survives detach, attach and
 //! restart, and the first answer wins.
 
-pub use crate::model::approval::*;
-
 pub mod gate;
 pub mod ops;
 pub mod policy;

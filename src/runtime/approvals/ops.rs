@@ -10,20 +10,26 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::approval::always_rule;
+use crate::model::approval::always_tool;
+use crate::model::approval::Action;
+use crate::model::approval::ApprovalRecord;
+use crate::model::approval::ApprovalStatus;
+use crate::model::approval::PolicyChange;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::model::usage::ToolCall;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::approvals::policy::{always_rule, always_tool, Action, PolicyChange};
-use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::provider::ToolCall;
 use crate::runtime::tools::{self, Gated, ToolEnv};
-use crate::runtime::workspace::{WorkspaceError, AGENT_HOME_ID};
+use crate::runtime::workspace::WorkspaceError;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 
@@ -627,7 +633,7 @@ fn in_force(
 /// workspace's catalog need not be built after a restart), another tool
 /// by what its gate sees.
 fn always_action(inner: &crate::runtime::host::HostInner, rec: &ApprovalRecord) -> Option<Action> {
-    if crate::runtime::mcp::names::is_mcp(&rec.tool_name) {
+    if crate::model::mcp::is_mcp_tool(&rec.tool_name) {
         return Some(Action::Tool {
             name: rec.tool_name.clone(),
             read_only: false,
@@ -646,7 +652,7 @@ pub(crate) fn approval_for(
     run_id: &str,
     call: &ToolCall,
     why: String,
-    snapshot: &crate::runtime::workspace::ExecutionSnapshot,
+    snapshot: &crate::model::workspace::ExecutionSnapshot,
 ) -> ApprovalRecord {
     let summary = match tools::gate_of(env.host, env.agent_id, call) {
         Gated::By(Action::Command(c)) => format!("`{c}`"),
@@ -695,7 +701,7 @@ pub(crate) fn approval_for(
 /// A summary kept whole up to 300 characters; past that cut, and the
 /// cut said (`approval_text`).
 pub(crate) fn bounded_summary(summary: &str) -> String {
-    crate::runtime::approvals::policy::approval_text(summary)
+    crate::model::approval::approval_text(summary)
 }
 
 /// What the model is told when its call waits for approval.

@@ -15,10 +15,7 @@
 //! server marks the tool read-only, `always` always asks, and
 //! `allow_tools` names tools that never ask.
 
-pub use crate::model::approval::{
-    always_rule, always_tool, approval_text, compound, Action, Approval, ApprovalPolicy,
-    PolicyChange,
-};
+use crate::model::approval::{compound, Action, Approval, ApprovalPolicy};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
@@ -163,6 +160,7 @@ fn gate_tool(policy: &ApprovalPolicy, name: &str, read_only: bool, own: Option<A
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::approval::{always_rule, always_tool};
 
     fn policy(approval: Approval) -> ApprovalPolicy {
         ApprovalPolicy {

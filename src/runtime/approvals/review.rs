@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use crate::model::approval::ApprovalRecord;
 use crate::model::review::ReviewVerdict;
 use crate::model::transcript::{TranscriptBody, TranscriptEntry};
-use crate::runtime::provider::{ConversationItem, ProviderRequest};
+use crate::model::usage::ConversationItem;
+use crate::runtime::provider::ProviderRequest;
 
 /// The recent context the reviewer sees, at most this many characters.
 pub const CONTEXT_CHARS: usize = 6_000;

@@ -26,10 +26,11 @@ use crate::model::usage::TokenUsage;
 
 use super::review::{self, Answer, ReviewerConfig};
 use super::written::{self, Written};
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
 use crate::model::approval::{ApprovalRecord, ApprovalStatus};
 use crate::model::review::{ApprovalReview, ReviewVerdict, ReviewerChoice};
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
 use crate::runtime::RuntimeError;

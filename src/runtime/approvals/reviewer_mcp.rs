@@ -16,9 +16,9 @@ use serde_json::json;
 
 use super::review;
 use super::reviewer::{spend, Asked, Claim};
+use crate::model::agent::AgentStatus;
 use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict, ReviewerMay};
 use crate::protocol::events::{new_event, Event};
-use crate::runtime::agent::AgentStatus;
 use crate::runtime::host::mcp::{record_approval_by, reviews_in, MCP_REVIEWS};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::RuntimeError;

@@ -11,11 +11,11 @@ use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
-use crate::runtime::tasks::{
-    apply_transition, TaskRecord, TaskStatus, TaskTransition, TransitionOutcome,
-};
+use crate::runtime::tasks::{apply_transition, TaskTransition, TransitionOutcome};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 

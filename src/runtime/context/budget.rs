@@ -4,12 +4,11 @@
 //! character, so CJK text is not undercounted); the provider's reported
 //! usage is recorded beside it after each round.
 
-pub use super::window::{check_window, known_window, DEFAULT_WINDOW, MAX_WINDOW, MIN_WINDOW};
-pub use crate::model::context::ContextBudget;
-pub use crate::model::context::WindowSource;
-use crate::runtime::provider::{
-    ConversationItem, ProviderRequest, ReasoningItem, ToolImage, ToolSpec,
-};
+pub use super::window::{check_window, known_window, DEFAULT_WINDOW};
+use crate::model::usage::ConversationItem;
+use crate::model::usage::ReasoningItem;
+use crate::model::usage::ToolImage;
+use crate::runtime::provider::{ProviderRequest, ToolSpec};
 
 /// What a replayed reasoning item weighs in a prompt: the thinking text as
 /// text; encrypted or redacted content, which is base64 of tokens, at a
@@ -98,6 +97,7 @@ pub fn request_tokens(r: &ProviderRequest) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::context::{ContextBudget, WindowSource, MIN_WINDOW};
 
     #[test]
     fn estimates_count_ascii_by_four_and_other_characters_by_one() {

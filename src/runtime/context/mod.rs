@@ -6,7 +6,7 @@
 //! the transcript itself is never rewritten, and no compaction decides
 //! task activity, work-item completion or waking.
 
-pub use crate::model::context::{ContextEpisode, ContextState, PromptUse};
+use crate::model::context::ContextEpisode;
 
 pub mod budget;
 pub mod memory;
@@ -16,9 +16,7 @@ pub mod summary;
 pub mod window;
 pub mod working;
 
-pub use crate::model::context::ContextBudget;
-pub use crate::model::context::SummarySource;
-pub use crate::model::context::WindowSource;
+use crate::model::context::SummarySource;
 
 /// The prompt block that carries the summary.
 pub fn summary_block(e: &ContextEpisode) -> String {

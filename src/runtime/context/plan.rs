@@ -5,11 +5,13 @@
 //! long tool turn stays within the budget. Neither decides anything about
 //! tasks, work items or waking: they only choose what the model reads.
 
-pub use crate::model::context::Fold;
+use crate::model::context::Fold;
 
 use super::budget::{estimate_tokens, item_tokens, items_tokens};
-use crate::runtime::provider::{ConversationItem, ToolImage};
-use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
+use crate::model::transcript::TranscriptBody;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::ConversationItem;
+use crate::model::usage::ToolImage;
 
 /// What one transcript entry costs once it is in the conversation.
 pub fn entry_tokens(e: &TranscriptEntry) -> u64 {
@@ -227,7 +229,7 @@ pub fn fit_turn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::ToolCall;
+    use crate::model::usage::ToolCall;
 
     fn entry(run: &str, body: TranscriptBody) -> TranscriptEntry {
         TranscriptEntry {

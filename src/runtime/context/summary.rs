@@ -4,9 +4,10 @@
 //! answers with nothing usable, or is absent.
 
 use super::budget::estimate_tokens;
-pub use crate::model::context::SummarySource;
-use crate::runtime::provider::{ConversationItem, ProviderRequest};
-use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
+use crate::model::transcript::TranscriptBody;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::ConversationItem;
+use crate::runtime::provider::ProviderRequest;
 
 fn clip(s: &str, chars: usize) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -272,7 +273,7 @@ pub fn check_model_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::ToolCall;
+    use crate::model::usage::ToolCall;
 
     fn e(run: &str, body: TranscriptBody) -> TranscriptEntry {
         TranscriptEntry {
@@ -298,7 +299,7 @@ mod tests {
                 TranscriptBody::AssistantRound {
                     input_tokens: None,
                     output_tokens: None,
-                    reasoning: vec![crate::runtime::provider::ReasoningItem::Thinking {
+                    reasoning: vec![crate::model::usage::ReasoningItem::Thinking {
                         model: String::new(),
                         thinking: "PRIVATE-THOUGHT: try the parser first".into(),
                         signature: "sig".into(),

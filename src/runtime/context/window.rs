@@ -7,7 +7,7 @@ use crate::model::context::{ContextBudget, WindowSource};
 
 /// The window assumed for a model nobody described.
 pub const DEFAULT_WINDOW: u64 = 128_000;
-pub use crate::model::context::{MAX_WINDOW, MIN_WINDOW};
+use crate::model::context::{MAX_WINDOW, MIN_WINDOW};
 
 /// A model's window from the model catalog (`assets/models.toml`), the
 /// one table of windows and prices.

@@ -4,7 +4,7 @@
 
 use crate::model::text::truncate_chars;
 use crate::model::transcript::{TranscriptBody, TranscriptEntry};
-pub use crate::model::working::{CommandNote, WorkFocus, WorkingMemory, WorkingState};
+use crate::model::working::{CommandNote, WorkFocus, WorkingMemory, WorkingState};
 
 /// Files kept, at most.
 pub const MAX_FILES: usize = 12;

@@ -275,7 +275,7 @@ impl HookHost {
         &self,
         agent_id: &str,
         run_id: &str,
-        call: &crate::runtime::provider::ToolCall,
+        call: &crate::model::usage::ToolCall,
     ) -> PreTool {
         let hooks = self.for_agent(agent_id);
         let matching = hooks.matching(HookEvent::PreTool, Some(&call.name));

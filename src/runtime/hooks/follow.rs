@@ -152,7 +152,7 @@ pub(super) fn heads(store: &Store) -> HashMap<String, u64> {
     let Ok(read) = store.read() else {
         return HashMap::new();
     };
-    let agents: Vec<crate::runtime::agent::AgentRecord> = read.agents().unwrap_or_default();
+    let agents: Vec<crate::model::agent::AgentRecord> = read.agents().unwrap_or_default();
     agents
         .into_iter()
         .filter_map(|a| head_of(store, &a.id).map(|head| (a.id, head)))
@@ -209,7 +209,7 @@ async fn tell(host: &HookHost, next: &mut HashMap<String, u64>, e: &EventRecord)
 
 /// After a lag: every agent's ledger from where the follower was.
 async fn catch_up(host: &HookHost, next: &mut HashMap<String, u64>, since: &str) {
-    let agents: Vec<crate::runtime::agent::AgentRecord> =
+    let agents: Vec<crate::model::agent::AgentRecord> =
         match host.store.read().and_then(|r| r.agents()) {
             Ok(a) => a,
             Err(err) => {

@@ -15,21 +15,25 @@ use tokio::sync::watch;
 use super::cancel::TurnCancel;
 use super::projection::{self, LiveProjection};
 use super::HostInner;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::decision::SchedulerDecision;
+use crate::model::decision::SchedulerDecisionKind;
+use crate::model::decision::SystemTickReason;
+use crate::model::message::QueueEntryStatus;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::admission::{admit_in, Outcome};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::continuation::{system_tick_metadata, SystemTickReason};
-use crate::runtime::queue::{dequeue_in, settle_in, QueueEntryStatus};
-use crate::runtime::scheduler::{
-    decide, posture_after, SchedulerDecision, SchedulerDecisionKind, SchedulerInput,
-};
+use crate::runtime::continuation::system_tick_metadata;
+use crate::runtime::queue::{dequeue_in, settle_in};
+use crate::runtime::scheduler::{decide, posture_after, SchedulerInput};
 use crate::runtime::turn;
-use crate::runtime::waiting::{TimerRecord, TimerStatus};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
 
@@ -453,7 +457,7 @@ fn tick_text(
 
 /// A wake hint in the tick's words: its reason, then what changed and
 /// where, when a trigger's delivery said.
-fn hint_line(h: &crate::runtime::waiting::PendingWakeHint) -> String {
+fn hint_line(h: &crate::model::waiting::PendingWakeHint) -> String {
     let mut line = h.reason.clone();
     if let Some(r) = &h.origin.resource {
         line.push_str(&format!(" (resource: {r})"));
@@ -472,7 +476,7 @@ fn emit_tick_in(
     agent_id: &str,
     decision: &SchedulerDecision,
     objective: Option<&str>,
-    hint: Option<&crate::runtime::waiting::PendingWakeHint>,
+    hint: Option<&crate::model::waiting::PendingWakeHint>,
 ) -> Result<(), StoreError> {
     let Some(reason) = decision.tick_reason() else {
         return Ok(());

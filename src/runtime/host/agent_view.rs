@@ -4,11 +4,11 @@
 
 use super::dispatch::not_found;
 use super::RuntimeHost;
+use crate::model::agent::AgentRecord;
+use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::{AgentState, ApiError, WorkItemEntry};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::inspect::AgentSummary;
-use crate::runtime::tasks::TaskRecord;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.

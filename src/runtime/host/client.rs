@@ -13,12 +13,12 @@ use tokio::sync::mpsc;
 
 use super::dispatch::{not_found, operator_prompt, SUBSCRIPTION_BUFFER};
 use super::RuntimeHost;
+use crate::model::agent::AgentRecord;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
     SubscriptionItem, MAX_PAGE,
 };
-use crate::runtime::agent::AgentRecord;
 use crate::store::{EventRecord, Store};
 
 /// Follow one agent's ledger from `from_seq` into `tx`, forever (until the

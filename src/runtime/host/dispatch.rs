@@ -6,15 +6,15 @@
 use serde_json::Value;
 
 use super::RuntimeHost;
+use crate::model::agent::AgentRecord;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
+use crate::model::task::TaskRecord;
 use crate::protocol::{
     ApiError, ErrorCode, ModelChanged, Request, Response, RetrievalStatus, ShutdownAck,
     TaskOutput as TaskOutputAnswer,
 };
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::inspect::{events_page, transcript_page};
-use crate::runtime::tasks::TaskRecord;
 use crate::store::Keyed;
 
 /// Items buffered per subscriber before it counts as lagging.

@@ -12,11 +12,12 @@ use tokio::sync::{broadcast, Notify};
 
 use super::cancel::TurnCancel;
 use super::{actor, backups, pruning, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use crate::model::agent::AgentRecord;
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
+use crate::model::ids::validate_agent_id;
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::ensure_agent;
-use crate::runtime::agent::{validate_agent_id, AgentRecord};
 use crate::runtime::approvals::DEFAULT_POLICY;
 use crate::runtime::command_tasks::CommandTasks;
 use crate::runtime::RuntimeError;

@@ -23,7 +23,7 @@ pub(crate) async fn record_reports(
     store: Store,
     mut reports: tokio::sync::mpsc::UnboundedReceiver<crate::runtime::mcp::report::Report>,
 ) {
-    use crate::runtime::agent::AgentRecord;
+    use crate::model::agent::AgentRecord;
     use crate::runtime::mcp::report::Lifecycle;
     while let Some(report) = reports.recv().await {
         let event = match report.change {

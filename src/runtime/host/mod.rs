@@ -41,10 +41,10 @@ use tokio::sync::{broadcast, Notify};
 use cancel::{CancelReason, TurnCancel};
 
 use super::admission::Admitted;
-use super::agent::AgentRecord;
 use super::command_tasks::CommandTasks;
 use super::provider::Provider;
 use super::RuntimeError;
+use crate::model::agent::AgentRecord;
 use crate::model::message::AdmissionRequest;
 use crate::store::Store;
 
@@ -75,7 +75,7 @@ pub struct HostConfig {
     /// How much command output re-enters the model.
     pub tool_output: super::tools::budget::ToolOutputBudget,
     /// The approval policy of workspaces without their own (`[policy]`).
-    pub policy: crate::runtime::approvals::policy::ApprovalPolicy,
+    pub policy: crate::model::approval::ApprovalPolicy,
     /// The default agent's id (`main` unless configured).
     pub default_agent: String,
     /// The user's home, for user-scope skills and `~/.agents/templates`
@@ -148,7 +148,7 @@ impl HostConfig {
             config_watch: None,
             exec_env: super::exec_env::ExecEnvPolicy::default(),
             tool_output: super::tools::budget::ToolOutputBudget::default(),
-            policy: crate::runtime::approvals::policy::ApprovalPolicy::default(),
+            policy: crate::model::approval::ApprovalPolicy::default(),
             actors: run_once::ActorScope::All,
             default_agent: "main".into(),
             user_home: None,
@@ -269,7 +269,7 @@ pub(crate) struct HostInner {
     /// runtime to a daemon waits for the running ones to end.
     pub(crate) turns_held: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
-    pub(crate) ingress: Mutex<crate::runtime::triggers::IngressStatus>,
+    pub(crate) ingress: Mutex<crate::model::trigger::IngressStatus>,
     /// Told by each actor that has nothing left to do (`quiet`).
     went_idle: Arc<Notify>,
     /// Every waiter is told whenever an actor settles (`until_idle`).
@@ -345,7 +345,7 @@ impl HostInner {
         }
     }
 
-    pub(crate) fn ingress(&self) -> crate::runtime::triggers::IngressStatus {
+    pub(crate) fn ingress(&self) -> crate::model::trigger::IngressStatus {
         self.ingress
             .lock()
             .unwrap_or_else(|p| p.into_inner())

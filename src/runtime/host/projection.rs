@@ -3,20 +3,21 @@
 //! active-task and active-timer indexes, the candidate tick keys — so a decision costs the
 //! same whether the agent has ten events or ten million.
 
-use crate::runtime::approvals::ApprovalRecord;
+use crate::model::approval::ApprovalRecord;
 use std::collections::BTreeSet;
 
+use crate::model::agent::AgentRecord;
+use crate::model::decision::SystemTickReason;
 use crate::model::message::{MessageEnvelope, MessageOrigin};
+use crate::model::task::TaskRecord;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::WaitingIntentRecord;
 use crate::model::work::WorkItemRecord;
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::scheduler::{
     wake_hint_tick_key, work_queue_tick_key, ProjectionInputs, QueuedMessage, SchedulerProjection,
     ToolExecutionRef,
 };
-use crate::runtime::tasks::TaskRecord;
-use crate::runtime::waiting::{TimerRecord, WaitingIntentRecord};
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// The agent record with its projection.

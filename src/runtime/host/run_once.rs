@@ -21,15 +21,19 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::RuntimeHost;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentVisibility;
+use crate::model::decision::SchedulerDecisionKind;
+use crate::model::decision::TurnTerminalKind;
+use crate::model::ids::validate_agent_id;
 use crate::model::message::AdmissionRequest;
+use crate::model::usage::FailureArtifact;
+use crate::model::usage::FailureCategory;
+use crate::model::usage::ProviderAttemptTimeline;
+use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, BriefKind, Event};
 use crate::runtime::admission::Admitted;
-use crate::runtime::agent::{validate_agent_id, AgentRecord, AgentVisibility};
-use crate::runtime::closure::TurnTerminalKind;
-use crate::runtime::provider::{
-    FailureArtifact, FailureCategory, ModelRef, ProviderAttemptTimeline, TokenUsage,
-};
-use crate::runtime::scheduler::SchedulerDecisionKind;
+use crate::runtime::provider::ModelRef;
 use crate::runtime::RuntimeError;
 use crate::store::{EventRecord, Provenance, StoreError};
 

@@ -3,8 +3,8 @@
 //! While the store fails it still answers, with what it knows without it.
 
 use super::RuntimeHost;
+use crate::model::agent::AgentRecord;
 use crate::protocol::{ApiError, RuntimeStatus};
-use crate::runtime::agent::AgentRecord;
 
 impl RuntimeHost {
     /// The runtime's status. While the store fails it still answers, with

@@ -140,7 +140,7 @@ impl ServerConfig {
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub use crate::model::mcp::check_server_name as check_name;
+use crate::model::mcp::check_server_name as check_name;
 
 fn seconds(key: &str, value: Option<u64>, default: Duration) -> Result<Duration, (String, String)> {
     match value {

@@ -35,7 +35,8 @@ use serde_json::Value;
 
 use crate::model::approval::{Action, ApprovalPolicy};
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
-use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::model::usage::ToolCall;
+use crate::runtime::provider::ToolSpec;
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
 use crate::model::mcp::McpStopReason;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-pub use crate::model::mcp::{is_mcp_tool as is_mcp, TOOL_PREFIX as PREFIX};
+use crate::model::mcp::TOOL_PREFIX as PREFIX;
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 2_000;
 /// A schema larger than this is more prompt than tool: the tool is left out.

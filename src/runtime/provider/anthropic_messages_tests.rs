@@ -1,7 +1,8 @@
 //! Anthropic Messages lowering, parsing and stream decoding.
 
 use super::*;
-use crate::runtime::provider::{BlockStability, ConversationItem, PromptContentBlock};
+use crate::model::usage::ConversationItem;
+use crate::runtime::provider::{BlockStability, PromptContentBlock};
 
 fn call(id: &str) -> ToolCall {
     ToolCall {

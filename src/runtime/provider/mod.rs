@@ -7,7 +7,7 @@
 //! scripted provider. Shapes follow the runtime spec's Provider Transport
 //! Contract and Failure Artifact Envelope.
 
-pub use crate::model::usage::{
+use crate::model::usage::{
     AttemptOutcome, ConversationItem, FailureArtifact, FailureCategory, FailureKind,
     MalformedArguments, ProviderAttemptRecord, ProviderAttemptTimeline, ReasoningEffort,
     ReasoningItem, ReqwestDiagnostics, TokenUsage, ToolCall, ToolImage, TransportDiagnostics,
@@ -15,8 +15,8 @@ pub use crate::model::usage::{
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::model::attempt::{RetryNext, RetryNotice};
-pub use crate::model::BoxFuture;
+use crate::model::attempt::{RetryNext, RetryNotice};
+use crate::model::BoxFuture;
 
 /// `provider/model`, e.g. `openai/gpt-4.1`, `ollama/llama3.2`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -72,7 +72,7 @@ pub struct PromptContentBlock {
     pub cache_breakpoint: bool,
 }
 
-pub use crate::model::usage::PromptCache;
+use crate::model::usage::PromptCache;
 
 /// Everything one provider round needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,8 +173,8 @@ pub trait Provider: Send + Sync {
 
     /// The context window this provider's requests must fit, and the
     /// prompt budget within it.
-    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
-        crate::runtime::context::ContextBudget::for_model(&self.model_ref())
+    fn context_budget(&self) -> crate::model::context::ContextBudget {
+        crate::model::context::ContextBudget::for_model(&self.model_ref())
     }
 
     /// What to ask its models' servers about their windows: one question

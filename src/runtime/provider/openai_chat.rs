@@ -313,7 +313,7 @@ impl StreamDecoder for ChatStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::ConversationItem;
+    use crate::model::usage::ConversationItem;
 
     #[test]
     fn lowers_tool_calls_and_tool_messages() {

@@ -1,7 +1,8 @@
 //! OpenAI Responses lowering, parsing and stream decoding.
 
 use super::*;
-use crate::runtime::provider::{ConversationItem, ToolSpec};
+use crate::model::usage::ConversationItem;
+use crate::runtime::provider::ToolSpec;
 use std::sync::Mutex;
 
 fn request() -> ProviderRequest {

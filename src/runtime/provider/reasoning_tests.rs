@@ -396,7 +396,7 @@ fn absurd_usage_saturates_instead_of_wrapping() {
     let mut sum = usage;
     sum.add(&usage);
     assert_eq!(sum.output_tokens, u64::MAX);
-    let mut agent = crate::runtime::agent::AgentRecord::new("a", String::new());
+    let mut agent = crate::model::agent::AgentRecord::new("a", String::new());
     crate::runtime::budget::add_round(&mut agent, "2026-11-25", &usage, Some(u64::MAX));
     crate::runtime::budget::add_round(&mut agent, "2026-11-25", &usage, Some(u64::MAX));
     assert_eq!(agent.total_cost_micro_usd, u64::MAX);

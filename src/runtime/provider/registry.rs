@@ -28,7 +28,8 @@ use super::http::HttpTransport;
 use super::retry::{ChainCandidate, ProviderChain, RetryPolicy};
 pub use super::wire::{Streaming, WireFormat};
 use super::{FailureKind, ModelRef, ProviderFailure, ReasoningEffort};
-use crate::runtime::context::{ContextBudget, WindowSource};
+use crate::model::context::ContextBudget;
+use crate::model::context::WindowSource;
 
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";

@@ -157,10 +157,10 @@ pub struct ProviderChain {
     policy: RetryPolicy,
     /// The window the operator set for every model (`HOLON_CONTEXT_WINDOW`,
     /// `[model] context_window`): nothing is asked then.
-    budget: Option<crate::runtime::context::ContextBudget>,
+    budget: Option<crate::model::context::ContextBudget>,
     /// Each model's own window (its endpoint's `context_window`, else the
     /// catalog's, else the default), in chain order.
-    windows: Vec<(String, crate::runtime::context::ContextBudget)>,
+    windows: Vec<(String, crate::model::context::ContextBudget)>,
     /// What models' servers said of their windows: model ref -> (the
     /// window, if one was said; when to ask again, ms).
     learned: Arc<std::sync::Mutex<Learned>>,
@@ -196,7 +196,7 @@ impl ProviderChain {
     /// Each model's own window, in chain order (the smallest applies).
     pub fn with_model_windows(
         mut self,
-        windows: Vec<(String, crate::runtime::context::ContextBudget)>,
+        windows: Vec<(String, crate::model::context::ContextBudget)>,
     ) -> ProviderChain {
         self.windows = windows;
         self
@@ -205,7 +205,7 @@ impl ProviderChain {
     /// Set the context window every request of this chain must fit.
     pub fn with_context_budget(
         mut self,
-        budget: crate::runtime::context::ContextBudget,
+        budget: crate::model::context::ContextBudget,
     ) -> ProviderChain {
         self.budget = Some(budget);
         self
@@ -552,8 +552,9 @@ impl Provider for ProviderChain {
             .collect()
     }
 
-    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
-        use crate::runtime::context::{ContextBudget, WindowSource};
+    fn context_budget(&self) -> crate::model::context::ContextBudget {
+        use crate::model::context::ContextBudget;
+        use crate::model::context::WindowSource;
         if let Some(b) = self.budget {
             return b;
         }
@@ -573,7 +574,7 @@ impl Provider for ProviderChain {
     }
 
     fn window_questions(&self, now_ms: i64) -> Vec<super::WindowQuestion> {
-        use crate::runtime::context::WindowSource;
+        use crate::model::context::WindowSource;
         if self.budget.is_some() {
             return Vec::new();
         }

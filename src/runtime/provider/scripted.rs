@@ -141,8 +141,9 @@ impl Provider for ScriptedProvider {
         "scripted/test".into()
     }
 
-    fn context_budget(&self) -> crate::runtime::context::ContextBudget {
-        use crate::runtime::context::{ContextBudget, WindowSource};
+    fn context_budget(&self) -> crate::model::context::ContextBudget {
+        use crate::model::context::ContextBudget;
+        use crate::model::context::WindowSource;
         match self.window {
             Some(w) => ContextBudget::new(w, WindowSource::ProviderConfig),
             None => ContextBudget::for_model(&self.model_ref()),

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use self::index::{Doc, Index, Provenance, Stored};
+use crate::model::context::ContextEpisode;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::EventKind;
-use crate::runtime::context::ContextEpisode;
 use crate::store::{Keyed, ReadCtx};
 
 /// MemoryGet's default and largest content bounds (characters).
@@ -105,7 +105,7 @@ fn brief_doc(b: &Value, agent_id: &str, event_seq: u64) -> Option<Doc> {
     let workspace = b
         .get("workspace_id")
         .and_then(Value::as_str)
-        .unwrap_or(crate::runtime::workspace::AGENT_HOME_ID);
+        .unwrap_or(crate::model::workspace::AGENT_HOME_ID);
     Some(Doc {
         key: format!("brief:{id}"),
         from: in_workspace(

@@ -263,7 +263,7 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
         epoch: 1,
         created_at: "t".into(),
         summary: "The operator asked for the flaky websocket test to be fixed.".into(),
-        source: crate::runtime::context::SummarySource::Extractive,
+        source: crate::model::context::SummarySource::Extractive,
         fallback_reason: None,
         folded_entries: 9,
         folded_turns: 3,

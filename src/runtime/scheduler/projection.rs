@@ -14,21 +14,29 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::approval::ApprovalRecord;
+use crate::model::approval::ApprovalStatus;
+use crate::model::decision::ClosureDecision;
+use crate::model::decision::PostureView;
+use crate::model::decision::RuntimePosture;
+use crate::model::decision::TurnPhase;
+use crate::model::decision::TurnTerminalKind;
+use crate::model::decision::WorkSignal;
+use crate::model::message::QueueEntryStatus;
 use crate::model::message::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
+use crate::model::task::TaskRecord;
+use crate::model::waiting::PendingWakeHint;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
 use crate::model::work::{WorkItemRecord, WorkItemState};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
-use crate::runtime::approvals::{ApprovalRecord, ApprovalStatus};
-use crate::runtime::closure::{
-    derive_closure, ClosureDecision, ClosureFacts, RuntimePosture, TurnPhase, TurnTerminalKind,
-    WorkSignal,
-};
+use crate::runtime::closure::{derive_closure, ClosureFacts};
 use crate::runtime::continuation::ContinuationTrigger;
-use crate::runtime::posture::{derive_posture, BlockedWork, PostureFacts, PostureView};
-use crate::runtime::queue::{QueueEntry, QueueEntryStatus};
-use crate::runtime::tasks::TaskRecord;
-use crate::runtime::waiting::{
-    PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus,
-};
+use crate::runtime::posture::{derive_posture, BlockedWork, PostureFacts};
+use crate::runtime::queue::QueueEntry;
 
 use super::readiness::{
     derive_work_item_state, has_blocker, intent_work_item, parse_ts_ms, task_blocks,

@@ -8,11 +8,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::WaitPolicy;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
+use crate::model::waiting::WaitingScope;
 use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
-use crate::runtime::tasks::{TaskKind, TaskRecord, WaitPolicy};
-use crate::runtime::waiting::{
-    TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus, WaitingScope,
-};
 
 /// Per-item scheduling state (spec "Work-Item Persistence Foundation").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

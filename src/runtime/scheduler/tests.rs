@@ -9,13 +9,19 @@ mod work_queue;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
+use crate::model::agent::AgentRecord;
+use crate::model::decision::TurnTerminalKind;
 use crate::model::message::{MessageBody, MessageEnvelope, MessageKind, MessageOrigin, Priority};
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingScope;
 use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::queue::QueueEntry;
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
-use crate::runtime::waiting::{TimerRecord, TimerStatus, WaitingIntentRecord, WaitingScope};
 
 pub(super) struct World {
     pub(super) agent: AgentRecord,

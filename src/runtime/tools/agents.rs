@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::agent::{AgentRecord, AgentVisibility, ProfilePreset};
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentVisibility;
+use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
 use crate::runtime::host::RuntimeHost;
 

@@ -15,8 +15,8 @@ use serde_json::json;
 use super::handler::{Gated, Reach, Tool};
 use super::patch::beneath::Dir;
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::agent::AgentRecord;
 use crate::model::brief::{AttachmentKind, BriefAttachment};
-use crate::runtime::agent::AgentRecord;
 
 /// A file attached, at most.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;

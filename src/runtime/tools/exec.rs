@@ -13,13 +13,13 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::approval::Action;
 use crate::model::sandbox::SandboxMode;
+use crate::model::task::TaskRecord;
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
-use crate::runtime::approvals::policy::Action;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox::Confine;
-use crate::runtime::tasks::{self, TaskRecord};
 use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;
@@ -131,7 +131,7 @@ pub(super) fn execution_dirs(
         PathBuf::from(&snap.execution_root),
         PathBuf::from(&snap.cwd),
     );
-    if snap.workspace_id == crate::runtime::workspace::AGENT_HOME_ID {
+    if snap.workspace_id == crate::model::workspace::AGENT_HOME_ID {
         if let Err(e) = std::fs::create_dir_all(&root) {
             return Err(tool_error(
                 ToolErrorKind::Failed,
@@ -353,13 +353,13 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&output, max_bytes);
     let stderr = StderrTail::of(&d, max_bytes / 4);
-    if task.status == tasks::TaskStatus::Completed {
+    if task.status == crate::model::task::TaskStatus::Completed {
         if let Err(e) = host.note_skill_use(env.agent_id, &a.cmd, &workdir).await {
             tracing::warn!(error = %e, "cannot record skill activation");
         }
     }
     if task.status.is_terminal() {
-        let failed = task.status != tasks::TaskStatus::Completed;
+        let failed = task.status != crate::model::task::TaskStatus::Completed;
         let mut result = json!({
             "ok": !failed,
             "disposition": "completed", "task_id": task.id, "status": task.status,

@@ -18,11 +18,12 @@ use super::exec::{
 };
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::approvals::policy::Action;
+use crate::model::approval::Action;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::tasks::{TaskRecord, TaskStatus};
 
 /// Items one batch may hold.
 pub const MAX_ITEMS: usize = 20;

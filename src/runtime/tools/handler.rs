@@ -17,9 +17,11 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::{parse_args, spec, ToolEnv, ToolOutcome};
-use crate::runtime::approvals::policy::Action;
+use crate::model::approval::Action;
+use crate::model::usage::ToolCall;
+use crate::model::BoxFuture;
 use crate::runtime::host::HostInner;
-use crate::runtime::provider::{BoxFuture, ToolCall, ToolSpec};
+use crate::runtime::provider::ToolSpec;
 
 /// What the approval gate sees of one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,7 +36,8 @@ pub use envelope::{tool_error, ToolErrorKind, ToolOutcome};
 pub use handler::{Gated, Reach};
 
 use super::host::HostInner;
-use super::provider::{ToolCall, ToolSpec};
+use super::provider::ToolSpec;
+use crate::model::usage::ToolCall;
 
 /// What a tool call runs with.
 pub(crate) struct ToolEnv<'a> {
@@ -60,9 +61,11 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
     match e {
         E::WorkItem(w) => {
             let kind = match w {
-                super::work_ops::WorkItemError::Unknown(_) => ToolErrorKind::NotFound,
-                super::work_ops::WorkItemError::Completed(_) => ToolErrorKind::Conflict,
-                super::work_ops::WorkItemError::EmptyObjective => ToolErrorKind::InvalidArguments,
+                crate::model::work::WorkItemError::Unknown(_) => ToolErrorKind::NotFound,
+                crate::model::work::WorkItemError::Completed(_) => ToolErrorKind::Conflict,
+                crate::model::work::WorkItemError::EmptyObjective => {
+                    ToolErrorKind::InvalidArguments
+                }
             };
             tool_error(
                 kind,
@@ -151,7 +154,7 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 /// does not exist or arguments that do not parse (nothing runs then).
 /// An MCP server's tool is judged by what its server said of it.
 pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gated {
-    if crate::runtime::mcp::names::is_mcp(&call.name) {
+    if crate::model::mcp::is_mcp_tool(&call.name) {
         let anchor = mcp_anchor(host, agent_id);
         return host
             .mcp
@@ -331,7 +334,7 @@ pub(crate) async fn execute(
     if let Some(outcome) = malformed_arguments(call) {
         return outcome;
     }
-    if crate::runtime::mcp::names::is_mcp(&call.name) {
+    if crate::model::mcp::is_mcp_tool(&call.name) {
         let max = env.host.config.tool_output.bytes(None);
         let (anchor, policy) = mcp_place(env.host, env.agent_id);
         let sink = run_id.map(|r| live_progress(env.host, env.agent_id, r, &call.id));

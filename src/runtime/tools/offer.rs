@@ -22,8 +22,9 @@ use serde_json::{json, Value};
 
 use crate::model::mcp::is_mcp_tool as is_mcp;
 use crate::model::usage::ConversationItem;
+use crate::model::usage::ToolCall;
 use crate::runtime::context::budget::tools_tokens;
-use crate::runtime::provider::{ToolCall, ToolSpec};
+use crate::runtime::provider::ToolSpec;
 use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
 
 /// The search tool's name.

@@ -40,7 +40,7 @@ pub(super) use root::HOME_PREFIX;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
-use crate::runtime::approvals::policy::Action;
+use crate::model::approval::Action;
 use crate::runtime::provider::ToolSpec;
 
 #[derive(Debug, Deserialize, JsonSchema)]

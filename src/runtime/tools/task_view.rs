@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::runtime::tasks::TaskRecord;
+use crate::model::task::TaskRecord;
 
 /// What TaskStatus shows of a task: its lifecycle, and for a command its
 /// identity (the command, where, and how it runs: `/bin/sh -c`, not a

@@ -11,10 +11,11 @@ use serde_json::json;
 use super::exec::{load_task, task_snapshot, wait_terminal, MAX_YIELD_MS};
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv, ToolOutcome};
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::operator::StopHow;
-use crate::runtime::tasks::{TaskKind, TaskRecord};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct TaskIdArgs {

@@ -10,11 +10,13 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::trigger::MAX_META_CHARS;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
 use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::triggers::{ExternalTriggerRecord, MAX_META_CHARS};
+use crate::runtime::triggers::ExternalTriggerRecord;
 use crate::runtime::waiting::ops::NewWait;
-use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::store::Keyed;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use crate::model::agent::AgentRecord;
 use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::projection;
 use crate::runtime::work_ops::{self, WorkItemSource};
 use crate::store::Keyed;
@@ -369,7 +369,7 @@ pub(super) fn own_state(env: &ToolEnv<'_>) -> ToolOutcome {
             .projection
             .intents
             .iter()
-            .filter(|w| w.status == crate::runtime::waiting::WaitingIntentStatus::Active)
+            .filter(|w| w.status == crate::model::waiting::WaitingIntentStatus::Active)
             .map(|w| {
                 json!({
                     "waiting_intent_id": w.id, "description": w.description, "source": w.source,

@@ -11,11 +11,11 @@ use serde_json::json;
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::model::approval::Action;
+use crate::model::workspace::UseWorkspace as UseWorkspaceRequest;
+use crate::model::workspace::WorkspaceMode;
 use crate::runtime::host::HostInner;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::workspace::reach::{Mover, RootMove};
-use crate::runtime::workspace::UseWorkspace as UseWorkspaceRequest;
-use crate::runtime::workspace::WorkspaceMode;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

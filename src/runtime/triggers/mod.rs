@@ -8,14 +8,12 @@
 
 pub mod ops;
 
-pub use crate::model::trigger::{
-    trigger_path, DeliveryMeta, DeliveryMode, IngressState, IngressStatus, TriggerDescriptor,
-    TriggerStatus, MAX_META_CHARS,
-};
+use crate::model::trigger::{DeliveryMeta, DeliveryMode, TriggerDescriptor, TriggerStatus};
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
 
 /// The stored record: the descriptor and its token, the capability
 /// secret, which is only ever shown inside `trigger_url` to the operator
@@ -118,7 +116,8 @@ pub fn satisfied_waits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::waiting::WaitingScope;
+    use crate::model::trigger::MAX_META_CHARS;
+    use crate::model::waiting::WaitingScope;
 
     fn wait(
         source: &str,

@@ -6,15 +6,17 @@
 
 pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
 
+use crate::model::agent::AgentRecord;
+use crate::model::trigger::DeliveryMeta;
+use crate::model::trigger::IngressStatus;
+use crate::model::trigger::TriggerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::RuntimeHost;
-use crate::runtime::triggers::{
-    satisfied_waits, DeliveryMeta, ExternalTriggerRecord, IngressStatus, TriggerStatus,
-};
+use crate::runtime::triggers::{satisfied_waits, ExternalTriggerRecord};
 use crate::runtime::waiting::ops::wake_hint_in;
-use crate::runtime::waiting::{WaitingIntentRecord, WaitingIntentStatus};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
 
@@ -389,7 +391,7 @@ fn deliver_in(
         (None, None) => "external trigger".to_owned(),
     };
     let source = meta.source.clone().or(Some("external_trigger".into()));
-    let origin = crate::runtime::waiting::HintOrigin {
+    let origin = crate::model::waiting::HintOrigin {
         external_trigger_id: Some(d.external_trigger_id.clone()),
         delivery_mode: serde_json::to_value(d.delivery_mode)
             .ok()

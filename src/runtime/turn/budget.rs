@@ -8,13 +8,15 @@ use std::sync::Arc;
 use super::compaction::{compact, FoldRequest};
 use super::frame::FrameContext;
 use super::prompt::{self, ContextRead, Frame};
+use crate::model::agent::AgentRecord;
+use crate::model::context::ContextBudget;
+use crate::model::usage::ConversationItem;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::context::budget::{items_tokens, ContextBudget};
+use crate::runtime::context::budget::items_tokens;
 use crate::runtime::context::plan::TurnFit;
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
-use crate::runtime::provider::{ConversationItem, Provider, ToolSpec};
+use crate::runtime::provider::{Provider, ToolSpec};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
 

@@ -9,15 +9,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{render_input, transcript_in};
+use crate::model::message::QueueEntryStatus;
 use crate::model::message::{MessageKind, Priority, TrustLevel};
+use crate::model::transcript::TranscriptBody;
+use crate::model::usage::ToolCall;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::approvals::{gate, ops as approval_ops};
 use crate::runtime::host::HostInner;
-use crate::runtime::provider::ToolCall;
+use crate::runtime::queue::settle_in;
 use crate::runtime::queue::QueueEntry;
-use crate::runtime::queue::{settle_in, QueueEntryStatus};
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
-use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 
@@ -114,7 +115,7 @@ pub(super) async fn run_call(
         ),
         (Route::Answered(outcome), None) => outcome,
         (Route::Gate, None) => match gate::approval_needed(env, call)? {
-            None if crate::runtime::mcp::names::is_mcp(&call.name) => tokio::select! {
+            None if crate::model::mcp::is_mcp_tool(&call.name) => tokio::select! {
                 outcome = tools::execute(env, call, Some(run_id)) => outcome,
                 reason = cancel.cancelled() => tools::tool_error(
                     tools::ToolErrorKind::Failed,
@@ -169,7 +170,7 @@ pub(super) async fn run_call(
                 && (tools::is_builtin(&c.name)
                     || crate::model::mcp::split_tool_name(&c.name).is_some());
             if known {
-                if let Some(mut agent) = tx.get_agent::<crate::runtime::agent::AgentRecord>(&id)? {
+                if let Some(mut agent) = tx.get_agent::<crate::model::agent::AgentRecord>(&id)? {
                     crate::model::usage::ToolLatency::record(
                         &mut agent.tool_latency,
                         &c.name,

@@ -9,15 +9,18 @@
 use std::sync::Arc;
 
 use super::prompt::ContextRead;
+use crate::model::agent::AgentRecord;
+use crate::model::context::ContextEpisode;
+use crate::model::context::SummarySource;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::estimate_tokens;
 use crate::runtime::context::plan::plan_fold;
-use crate::runtime::context::{summary, ContextEpisode, SummarySource};
+use crate::runtime::context::summary;
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
-use crate::runtime::provider::{Provider, ProviderProgress, TokenUsage};
-use crate::runtime::transcript::TranscriptEntry;
+use crate::runtime::provider::{Provider, ProviderProgress};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError};
 

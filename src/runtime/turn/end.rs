@@ -9,25 +9,28 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::transcript_in;
+use crate::model::agent::AgentRecord;
+use crate::model::decision::SystemTickReason;
+use crate::model::decision::TurnTerminalKind;
 use crate::model::message::MessageEnvelope;
+use crate::model::message::QueueEntryStatus;
+use crate::model::task::TaskRecord;
+use crate::model::transcript::TranscriptBody;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::FailureKind;
+use crate::model::usage::ProviderAttemptTimeline;
 use crate::model::work::{PlanStatus, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::events::{
     self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
 };
-use crate::runtime::agent::AgentRecord;
-use crate::runtime::closure::TurnTerminalKind;
 use crate::runtime::context::working;
-use crate::runtime::continuation::SystemTickReason;
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
-use crate::runtime::provider::{FailureKind, ProviderAttemptTimeline, ProviderFailure};
+use crate::runtime::provider::ProviderFailure;
 use crate::runtime::queue::provenance_of;
-use crate::runtime::queue::{settle_in, QueueEntryStatus};
+use crate::runtime::queue::settle_in;
 use crate::runtime::scheduler::work_queue_tick_key;
-use crate::runtime::tasks::TaskRecord;
-use crate::runtime::transcript::TranscriptBody;
-use crate::runtime::transcript::TranscriptEntry;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError};
 
@@ -123,8 +126,8 @@ impl Totals {
 const EVIDENCE_ENTRIES: usize = 96;
 
 /// The work item in focus, as working memory keeps it.
-fn focus_of(w: &WorkItemRecord) -> working::WorkFocus {
-    working::WorkFocus {
+fn focus_of(w: &WorkItemRecord) -> crate::model::working::WorkFocus {
+    crate::model::working::WorkFocus {
         id: w.id.clone(),
         objective: w.objective.clone(),
         plan_status: serde_json::to_value(w.plan_status)

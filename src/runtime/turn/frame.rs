@@ -7,11 +7,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::model::trigger::IngressState;
+use crate::model::trigger::IngressStatus;
+use crate::model::workspace::ExecutionSnapshot;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::runtime::context::memory::{self, MemoryFile};
 use crate::runtime::host::watch::{load_guidance, Guidance, GuidanceSource};
 use crate::runtime::host::HostInner;
-use crate::runtime::triggers::{IngressState, IngressStatus};
-use crate::runtime::workspace::{ExecutionSnapshot, WorkspaceMode, AGENT_HOME_ID};
 use crate::runtime::RuntimeError;
 
 pub(super) struct FrameContext {
@@ -164,8 +167,8 @@ pub fn execution_block(s: &ExecutionSnapshot) -> String {
 
 /// The approval gate in one line for the model: what waits for the
 /// operator, and what never does.
-fn approval_line(p: &crate::runtime::approvals::policy::ApprovalPolicy) -> String {
-    use crate::runtime::approvals::policy::Approval;
+fn approval_line(p: &crate::model::approval::ApprovalPolicy) -> String {
+    use crate::model::approval::Approval;
     let what = match p.approval {
         Approval::Never => {
             return "\n- approvals (never): your tool calls run at once; nothing can run outside \

@@ -17,14 +17,15 @@ mod windows;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::model::agent::AgentRecord;
 use crate::model::message::{MessageEnvelope, MessageKind};
+use crate::model::transcript::TranscriptBody;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::ProviderAttemptTimeline;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
-use crate::runtime::provider::ProviderAttemptTimeline;
 use crate::runtime::queue::provenance_of;
-use crate::runtime::transcript::{TranscriptBody, TranscriptEntry};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, StoreError, WriteCtx};
 use end::finish;
@@ -43,7 +44,7 @@ pub(super) fn cancelled_attempt(
     started: Instant,
 ) -> ProviderAttemptTimeline {
     let model_ref = provider.model_ref();
-    let record = crate::runtime::provider::ProviderAttemptRecord {
+    let record = crate::model::usage::ProviderAttemptRecord {
         provider: model_ref
             .split_once('/')
             .map(|(p, _)| p.to_owned())
@@ -56,7 +57,7 @@ pub(super) fn cancelled_attempt(
         duration_ms: Some(started.elapsed().as_millis() as u64),
         failure_kind: None,
         disposition: Some("cancelled".into()),
-        outcome: crate::runtime::provider::AttemptOutcome::Cancelled,
+        outcome: crate::model::usage::AttemptOutcome::Cancelled,
         advanced_to_fallback: false,
         backoff_ms: None,
         token_usage: None,

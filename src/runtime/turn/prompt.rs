@@ -8,14 +8,17 @@
 pub use crate::protocol::views::{PreviewSection, PreviewSummary, PromptPreview};
 
 use super::frame::FrameContext;
+use crate::model::agent::AgentRecord;
+use crate::model::context::ContextBudget;
+use crate::model::context::ContextEpisode;
+use crate::model::transcript::TranscriptEntry;
+use crate::model::usage::ConversationItem;
+use crate::model::usage::PromptCache;
 use crate::model::work::{TodoState, WorkItemRecord};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{estimate_tokens, items_tokens, tools_tokens};
-use crate::runtime::context::{memory, summary_block, ContextBudget, ContextEpisode};
-use crate::runtime::provider::{
-    BlockStability, ConversationItem, PromptCache, PromptContentBlock, ProviderRequest, ToolSpec,
-};
-use crate::runtime::transcript::{conversation, TranscriptEntry};
+use crate::runtime::context::{memory, summary_block};
+use crate::runtime::provider::{BlockStability, PromptContentBlock, ProviderRequest, ToolSpec};
+use crate::runtime::transcript::conversation;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, ReadCtx, StoreError};
 

@@ -28,26 +28,31 @@ use super::end::Ending;
 use super::frame::FrameContext;
 use super::stream::Stream;
 use super::{cancelled_attempt, output_limit_reason, transcript_in};
+use crate::model::agent::AgentRecord;
+use crate::model::context::ContextBudget;
+use crate::model::context::PromptUse;
 use crate::model::mcp;
 use crate::model::message::MessageEnvelope;
+use crate::model::transcript::TranscriptBody;
+use crate::model::usage::ConversationItem;
+use crate::model::usage::FailureArtifact;
+use crate::model::usage::FailureCategory;
+use crate::model::usage::FailureKind;
+use crate::model::usage::PromptCache;
 use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::context::budget::{estimate_tokens, request_tokens};
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::stale::{reminder, StaleConfig, StaleProgress, PROGRESS_TOOLS};
-use crate::runtime::context::{ContextBudget, PromptUse};
 use crate::runtime::host::cancel::{CancelReason, TurnCancel};
 use crate::runtime::host::HostInner;
 use crate::runtime::provider::catalog::usd;
-use crate::runtime::provider::{BlockStability, PromptCache, PromptContentBlock};
+use crate::runtime::provider::{BlockStability, PromptContentBlock};
 use crate::runtime::provider::{
-    ConversationItem, FailureArtifact, FailureCategory, FailureKind, Provider, ProviderFailure,
-    ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
+    Provider, ProviderFailure, ProviderOutcome, ProviderProgress, ProviderRequest, ProviderRound,
 };
 use crate::runtime::tools::offer::{Offer, TOOL_SEARCH};
 use crate::runtime::tools::{self, ToolEnv};
-use crate::runtime::transcript::TranscriptBody;
 use crate::runtime::RuntimeError;
 use crate::store::Keyed;
 use crate::store::Provenance;

@@ -2,6 +2,4 @@
 //! wake hint: the vocabulary's `model::waiting`) and the operations that
 //! create, satisfy and settle them (`ops`).
 
-pub use crate::model::waiting::*;
-
 pub mod ops;

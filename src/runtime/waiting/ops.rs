@@ -5,13 +5,17 @@
 
 use crate::runtime::agent::agent_in;
 
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::waiting::HintOrigin;
+use crate::model::waiting::PendingWakeHint;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
+use crate::model::waiting::WaitingScope;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::{RuntimeHost, WakeHintOutcome};
-use crate::runtime::waiting::{
-    HintOrigin, PendingWakeHint, TimerRecord, TimerStatus, WaitingIntentRecord,
-    WaitingIntentStatus, WaitingScope,
-};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
 

@@ -2,7 +2,7 @@
 //! and the UseWorkspace tool alike): the use request, its outcome, the
 //! listing, and why an operation was refused.
 
-pub use crate::model::workspace::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceList};
+use crate::model::workspace::UseWorkspace;
 
 use std::path::Path;
 

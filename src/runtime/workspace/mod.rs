@@ -14,10 +14,9 @@
 //! `ops` writes every change through the store with
 //! its event.
 
-pub use crate::model::workspace::{
-    ActiveWorkspace, AgentWorkspaces, Enforcement, ExecutionPolicySnapshot, ExecutionProfile,
-    ExecutionSnapshot, PolicySource, ProjectionKind, WorkspaceBinding, WorkspaceMode,
-    WorktreeSession, AGENT_HOME_ID,
+use crate::model::workspace::{
+    AgentWorkspaces, ExecutionPolicySnapshot, ExecutionSnapshot, ProjectionKind, WorkspaceBinding,
+    WorkspaceMode, WorktreeSession, AGENT_HOME_ID,
 };
 
 mod api;
@@ -28,7 +27,8 @@ pub mod reach;
 pub mod session;
 pub mod view;
 
-pub use api::{UseOutcome, UseWorkspace, WorkspaceEntry, WorkspaceError, WorkspaceList};
+use crate::model::workspace::UseWorkspace;
+pub use api::WorkspaceError;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,7 +38,7 @@ use std::path::{Component, Path, PathBuf};
 pub fn snapshot(
     ws: &AgentWorkspaces,
     agent_home: &Path,
-    default_policy: &crate::runtime::approvals::policy::ApprovalPolicy,
+    default_policy: &crate::model::approval::ApprovalPolicy,
 ) -> ExecutionSnapshot {
     let support = crate::runtime::sandbox::Support::probe();
     snapshot_with(ws, agent_home, default_policy, support)
@@ -48,7 +48,7 @@ pub fn snapshot(
 pub fn snapshot_with(
     ws: &AgentWorkspaces,
     agent_home: &Path,
-    default_policy: &crate::runtime::approvals::policy::ApprovalPolicy,
+    default_policy: &crate::model::approval::ApprovalPolicy,
     support: &crate::runtime::sandbox::Support,
 ) -> ExecutionSnapshot {
     let home = agent_home.display().to_string();
@@ -211,6 +211,7 @@ pub fn carry_cwd(old_root: &Path, old_cwd: &Path, new_root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::workspace::ActiveWorkspace;
 
     fn active(id: &str, root: &str) -> ActiveWorkspace {
         ActiveWorkspace {

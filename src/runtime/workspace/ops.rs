@@ -6,19 +6,24 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::model::agent::AgentRecord;
 use crate::model::approval::Approval;
+use crate::model::workspace::ActiveWorkspace;
+use crate::model::workspace::AgentWorkspaces;
 use crate::model::workspace::ExecutionProfile;
+use crate::model::workspace::ProjectionKind;
+use crate::model::workspace::UseOutcome;
+use crate::model::workspace::UseWorkspace;
+use crate::model::workspace::WorkspaceBinding;
+use crate::model::workspace::WorkspaceMode;
+use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
-use crate::runtime::agent::AgentRecord;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox;
 use crate::runtime::workspace::reach::{self, Mover, RootMove};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
-use crate::runtime::workspace::{
-    self as ws, ActiveWorkspace, AgentWorkspaces, ProjectionKind, UseOutcome, UseWorkspace,
-    WorkspaceBinding, WorkspaceError, WorkspaceMode, AGENT_HOME_ID,
-};
+use crate::runtime::workspace::{self as ws, WorkspaceError};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
 

@@ -4,11 +4,13 @@
 
 use std::path::Path;
 
-use crate::runtime::agent::AgentRecord;
+use crate::model::agent::AgentRecord;
+use crate::model::workspace::ExecutionSnapshot;
+use crate::model::workspace::WorkspaceEntry;
+use crate::model::workspace::WorkspaceList;
+use crate::model::workspace::WorkspaceMode;
 use crate::runtime::host::{HostInner, RuntimeHost};
-use crate::runtime::workspace::{
-    self as ws, ExecutionSnapshot, WorkspaceEntry, WorkspaceList, WorkspaceMode,
-};
+use crate::runtime::workspace as ws;
 use crate::runtime::RuntimeError;
 
 impl RuntimeHost {

@@ -5,20 +5,31 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::model::agent::AgentRecord;
+use crate::model::agent::AgentStatus;
+use crate::model::decision::DecisionReason;
+use crate::model::decision::SchedulerDecision;
+use crate::model::decision::SchedulerDecisionKind;
+use crate::model::message::QueueEntryStatus;
 use crate::model::message::{
     normalize, AdmissionContext, AdmissionRequest, DeliverySurface, MessageKind, MessageOrigin,
     Priority, TriggerKind,
 };
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
+use crate::model::usage::FailureArtifact;
+use crate::model::usage::FailureCategory;
+use crate::model::usage::FailureKind;
+use crate::model::usage::TokenUsage;
+use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
+use crate::model::waiting::WaitingIntentRecord;
+use crate::model::waiting::WaitingIntentStatus;
+use crate::model::waiting::WaitingScope;
 use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
-use crate::runtime::agent::{AgentRecord, AgentStatus};
 use crate::runtime::host::ControlAction;
-use crate::runtime::provider::{FailureArtifact, FailureCategory, FailureKind, TokenUsage};
-use crate::runtime::queue::QueueEntryStatus;
-use crate::runtime::scheduler::{DecisionReason, SchedulerDecision, SchedulerDecisionKind};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
-use crate::runtime::waiting::{
-    TimerRecord, TimerStatus, WaitingIntentRecord, WaitingIntentStatus, WaitingScope,
-};
 use crate::runtime::work_ops::WorkItemSource;
 use crate::store::Provenance;
 
@@ -152,8 +163,8 @@ fn timer(status: TimerStatus) -> TimerRecord {
 fn decided(decision: SchedulerDecision) -> Value {
     let made = crate::protocol::events::SchedulerDecisionMade {
         decision,
-        posture: crate::runtime::posture::PostureView {
-            posture: crate::runtime::posture::AgentSchedulingPosture::Idle,
+        posture: crate::model::decision::PostureView {
+            posture: crate::model::decision::AgentSchedulingPosture::Idle,
             reason: "nothing to do".into(),
         },
         status: AgentStatus::Asleep,

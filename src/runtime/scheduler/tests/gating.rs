@@ -4,10 +4,11 @@
 
 use super::*;
 use crate::model::message::{MessageBody, MessageKind, Priority};
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
 use crate::model::work::PlanStatus;
-use crate::runtime::tasks::{TaskStatus, WaitPolicy};
 
-use crate::runtime::scheduler::SchedulerDecisionKind as K;
+use crate::model::decision::SchedulerDecisionKind as K;
 
 #[test]
 fn stopped_agent_stops_whatever_is_pending() {

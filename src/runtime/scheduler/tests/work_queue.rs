@@ -2,13 +2,16 @@
 //! revision, queued items never focused, readiness and the wait order.
 
 use super::*;
+use crate::model::decision::ClosureOutcome;
+use crate::model::decision::ReactivationMode;
 use crate::model::message::{MessageBody, MessageKind, Priority};
+use crate::model::task::TaskKind;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
 use crate::model::work::{PlanStatus, WorkItemState};
-use crate::runtime::closure::{ClosureOutcome, ReactivationMode};
 use crate::runtime::continuation::system_tick_metadata;
-use crate::runtime::tasks::{TaskKind, TaskStatus, WaitPolicy};
 
-use crate::runtime::scheduler::SchedulerDecisionKind as K;
+use crate::model::decision::SchedulerDecisionKind as K;
 
 #[test]
 fn wake_hint_outranks_work_queue_ticks_until_its_key_is_emitted() {

@@ -117,9 +117,7 @@ impl Round<'_> {
                     tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
                     text_chars: r.text.chars().count(),
                     attempt,
-                    reasoning_summary: crate::runtime::provider::ReasoningItem::summaries(
-                        &r.reasoning,
-                    ),
+                    reasoning_summary: crate::model::usage::ReasoningItem::summaries(&r.reasoning),
                 };
                 tx.append_event(new_event(
                     &id,

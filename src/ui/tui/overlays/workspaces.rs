@@ -364,9 +364,11 @@ impl super::OverlayView for Workspaces {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::workspace::{
-        snapshot, ActiveWorkspace, AgentWorkspaces, ProjectionKind, WorkspaceBinding,
-    };
+    use crate::model::workspace::ActiveWorkspace;
+    use crate::model::workspace::AgentWorkspaces;
+    use crate::model::workspace::ProjectionKind;
+    use crate::model::workspace::WorkspaceBinding;
+    use crate::runtime::workspace::snapshot;
 
     fn in_repo() -> ExecutionSnapshot {
         let ws = AgentWorkspaces {

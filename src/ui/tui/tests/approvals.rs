@@ -11,8 +11,8 @@ use super::super::rows::{ApprovalState, RowKind};
 use super::super::{update, State};
 use super::fixtures::*;
 use super::snapshots::{approval, each_size};
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::protocol::Request;
-use crate::runtime::agent::DisplayMode as StoredMode;
 
 const PATCH: &str = "--- a/src/retry.rs\n+++ b/src/retry.rs\n@@ -10,4 +10,5 @@ fn backoff() {\n     let start = Instant::now();\n-    let deadline = Instant::now() + limit;\n+    let now = clock.now();\n+    let deadline = now + limit;\n     loop {\n";
 

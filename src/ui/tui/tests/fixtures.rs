@@ -9,12 +9,17 @@ use serde_json::{json, Value};
 
 use super::super::msg::{Connection, Effect, Msg, RequestId};
 use super::super::{update, view, Init, State};
+use crate::model::agent::AgentStatus;
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::model::message::{normalize, AdmissionRequest, DeliverySurface, Priority};
+use crate::model::task::TaskKind;
+use crate::model::task::TaskRecord;
+use crate::model::task::TaskStatus;
+use crate::model::task::WaitPolicy;
+use crate::model::usage::FailureArtifact;
+use crate::model::usage::FailureCategory;
 use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::{AgentState, AgentSummary, ApiError, EventRecord, Response, WorkItemEntry};
-use crate::runtime::agent::{AgentStatus, DisplayMode as StoredMode};
-use crate::runtime::provider::{FailureArtifact, FailureCategory};
-use crate::runtime::tasks::{TaskKind, TaskRecord, TaskStatus, WaitPolicy};
 use crate::store::Provenance;
 
 /// 2026-11-22T09:00:00Z in epoch ms.
@@ -289,7 +294,7 @@ pub fn session_work() -> Vec<WorkItemRecord> {
 /// operator command, a failed turn, and a question for the operator.
 pub fn session() -> Script {
     let mut s = Script::default();
-    let agent = crate::runtime::agent::AgentRecord::new("main", ts(0));
+    let agent = crate::model::agent::AgentRecord::new("main", ts(0));
     s.push("agent_created", None, json!({ "agent": agent }));
     s.push("runtime_started", None, json!({ "status_before": "asleep", "status": "awake_idle", "turn_was_in_progress": false, "replay_message_ids": [] }));
     let work = session_work();
@@ -423,8 +428,8 @@ pub fn session() -> Script {
 }
 
 /// The fixture agent works directly in the operator's `holon` checkout.
-pub fn workspaces() -> crate::runtime::workspace::AgentWorkspaces {
-    use crate::runtime::workspace::*;
+pub fn workspaces() -> crate::model::workspace::AgentWorkspaces {
+    use crate::model::workspace::*;
     AgentWorkspaces {
         attached: vec![WorkspaceBinding {
             workspace_id: "ws_holon_1a2b3c4d".into(),
@@ -453,7 +458,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
     AgentSummary {
         lost_events: 0,
         id: "main".into(),
-        identity: crate::runtime::agent::AgentRecord::new("main", String::new()).identity(),
+        identity: crate::model::agent::AgentRecord::new("main", String::new()).identity(),
         children: vec![],
         status: AgentStatus::AwakeIdle,
         posture: posture.0.into(),

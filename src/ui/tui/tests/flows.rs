@@ -9,11 +9,11 @@ use super::super::msg::{Effect, Msg};
 use super::super::rows::{PromptState, RowKind};
 use super::super::update;
 use super::fixtures::*;
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::model::message::Priority;
+use crate::model::task::TaskStatus;
 use crate::protocol::types::AgentStatus;
 use crate::protocol::{AgentSummary, ApiError, ControlAction, ErrorCode, Request};
-use crate::runtime::agent::DisplayMode as StoredMode;
-use crate::runtime::tasks::TaskStatus;
 use crate::ui::present::DisplayMode;
 
 fn rows(st: &super::super::State) -> Vec<&RowKind> {

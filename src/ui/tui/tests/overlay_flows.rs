@@ -8,8 +8,8 @@ use super::super::keymap::OverlayKind;
 use super::super::msg::{Effect, Msg};
 use super::super::update;
 use super::fixtures::*;
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::protocol::{AgentState, AgentSummary, Request, WorkItemEntry};
-use crate::runtime::agent::DisplayMode as StoredMode;
 
 #[test]
 fn esc_closes_the_top_overlay_first() {
@@ -548,7 +548,7 @@ fn work_item_answers_reach_the_view_that_asked_and_the_cursor_follows_its_item()
 
 #[test]
 fn following_a_task_shows_how_it_ended() {
-    use crate::runtime::tasks::TaskStatus;
+    use crate::model::task::TaskStatus;
     let mut s = session();
     let mut st = booted(&s, StoredMode::Info, 120, 40);
     let t = task("task_live", "cargo build", "operator", None, 50);

@@ -8,8 +8,8 @@ use super::super::conversation::{Scroll, WINDOW_ROWS};
 use super::super::msg::{Effect, Msg};
 use super::super::update;
 use super::fixtures::*;
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::protocol::Request;
-use crate::runtime::agent::DisplayMode as StoredMode;
 
 /// `turns` turns: a prompt, its turn, its answer, its end.
 fn turns(script: &mut Script, range: std::ops::Range<usize>) -> Vec<crate::protocol::EventRecord> {

@@ -14,7 +14,7 @@ use crate::ui::tui::update;
 fn the_plan_preview_survives_work_item_events_and_shows_in_the_detail() {
     let script = session();
     let mut st = console(120, 40);
-    let mut boot = bootstrap(&script, crate::runtime::agent::DisplayMode::Info);
+    let mut boot = bootstrap(&script, crate::model::agent::DisplayMode::Info);
     boot.work_items[0].plan_preview =
         Some("1. Fix the flaky test\n2. Deploy to staging\n3. Announce".into());
     let fx = update(

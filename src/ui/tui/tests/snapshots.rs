@@ -8,8 +8,8 @@ use serde_json::json;
 use super::super::msg::Msg;
 use super::super::{update, State};
 use super::fixtures::*;
+use crate::model::agent::DisplayMode as StoredMode;
 use crate::protocol::types::TaskStatus;
-use crate::runtime::agent::DisplayMode as StoredMode;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
@@ -108,8 +108,8 @@ fn main_view_working() {
         s.task_status(
             "task_03",
             "./deploy.sh staging eu-west-1",
-            crate::runtime::tasks::TaskStatus::Queued,
-            crate::runtime::tasks::TaskStatus::Running,
+            crate::model::task::TaskStatus::Queued,
+            crate::model::task::TaskStatus::Running,
             None,
             None,
             None,
@@ -185,7 +185,7 @@ fn overlay_agents() {
             ("Idle", "paused: messages queue but no model turn starts"),
         );
         paused.id = "docs-bot".into();
-        paused.status = crate::runtime::agent::AgentStatus::Paused;
+        paused.status = crate::model::agent::AgentStatus::Paused;
         let list = json!({"agents": [
             summary(
                 52,
@@ -300,8 +300,10 @@ fn approval_row_in_the_conversation() {
 
 #[test]
 fn overlay_workspaces() {
+    use crate::model::workspace::WorkspaceEntry;
+    use crate::model::workspace::WorkspaceList;
+    use crate::model::workspace::*;
     use crate::runtime::workspace::*;
-    use crate::runtime::workspace::{WorkspaceEntry, WorkspaceList};
     each_size("overlay_workspaces", StoredMode::Info, |st| {
         let fx = prefix(st, 'p');
         let mut ws = super::fixtures::workspaces();

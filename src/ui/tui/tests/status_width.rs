@@ -2,7 +2,7 @@
 //! that says so, and the parts that always stay.
 
 use super::fixtures::*;
-use crate::runtime::agent::DisplayMode as StoredMode;
+use crate::model::agent::DisplayMode as StoredMode;
 
 #[test]
 fn the_status_line_at_every_width_keeps_its_anchors_and_says_what_it_left_out() {

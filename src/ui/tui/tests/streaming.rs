@@ -8,7 +8,7 @@ use super::super::msg::Msg;
 use super::super::{update, State};
 use super::approvals::prompted;
 use super::fixtures::*;
-use crate::runtime::agent::DisplayMode as StoredMode;
+use crate::model::agent::DisplayMode as StoredMode;
 
 /// Stream `text` of provider `attempt` (0: not numbered) into the
 /// running turn `run_9`.
