@@ -336,46 +336,49 @@ async fn a_repositorys_mcp_server_is_reviewed_once_per_command_line() {
 }
 
 /// Two directories never share a workspace id (it names the policy, the
-/// reviewer and the written policy of a workspace): a directory whose id
-/// collides with another's, as a model could name one on purpose, is
-/// refused, for this agent and for any other.
+/// reviewer and the written policy of a workspace). Ids carry 64 bits of
+/// the directory's SHA-256, so none can be named to collide; one already
+/// bound elsewhere (as a binding from before could be) is refused, for
+/// this agent and for any other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_directory_whose_workspace_id_is_taken_is_refused() {
+    use holon::model::agent::AgentRecord;
     use holon::model::approval::Approval;
     use holon::runtime::provider::scripted::ScriptedProvider;
     use holon::runtime::workspace::workspace_id_for;
-    use std::collections::HashMap;
     use std::sync::Arc;
 
     let dir = ok(tempfile::tempdir());
     let root = ok(dir.path().canonicalize());
-    // Two parents whose `proj` share an id: a birthday search.
-    let mut seen: HashMap<String, std::path::PathBuf> = HashMap::new();
-    let (a, b) = (0..2_000_000u32)
-        .find_map(|i| {
-            let p = root.join(format!("c{i}")).join("proj");
-            let id = workspace_id_for(&p);
-            match seen.get(&id) {
-                Some(q) => Some((q.clone(), p)),
-                None => {
-                    seen.insert(id, p);
-                    None
-                }
-            }
-        })
-        .expect("a collision");
+    let (a, b) = (root.join("one/proj"), root.join("two/proj"));
     ok(std::fs::create_dir_all(&a));
     ok(std::fs::create_dir_all(&b));
+    let id = workspace_id_for(&b);
+    assert_ne!(workspace_id_for(&a), id);
+    let hash = id.rsplit('_').next().unwrap_or_default();
+    assert_eq!(hash.len(), 16, "{id}");
     let provider = Arc::new(ScriptedProvider::new(Vec::new()));
     let host = super::approvals::host_with(dir.path(), &provider, Approval::OnRequest).await;
     ok(host.create_agent("other").await);
-    ok(host.attach_workspace("main", &a).await);
+    ok(host.attach_workspace("other", &a).await);
+    // A binding from before holds b's id for a: as a collision would.
+    let taken = id.clone();
+    ok(host
+        .store()
+        .write(move |tx| {
+            let mut agent: AgentRecord = tx.get_agent("other")?.expect("the agent");
+            for binding in &mut agent.workspaces.attached {
+                binding.workspace_id = taken.clone();
+            }
+            tx.put_agent("other", &agent)
+        })
+        .await);
     for agent in ["main", "other"] {
         let refused = host.attach_workspace(agent, &b).await;
         let why = refused.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(why.contains("already"), "{agent}: {why}");
     }
     // The first attaches again as itself, by any agent.
-    ok(host.attach_workspace("other", &a).await);
+    ok(host.attach_workspace("main", &a).await);
     super::approvals::stop(host).await;
 }

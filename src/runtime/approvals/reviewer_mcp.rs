@@ -32,9 +32,10 @@ struct Subject {
     workspace: String,
     name: String,
     command_line: String,
-    /// An HTTP server: the runtime itself connects to it, outside any
-    /// sandbox, so the reviewer's word on it is advice only.
-    http: bool,
+    /// Why nothing would confine it, when nothing would: an HTTP server
+    /// (the runtime itself connects), or a sandbox that is off or cannot
+    /// be made. The reviewer's word on it is then advice only.
+    unconfined: Option<&'static str>,
 }
 
 impl Subject {
@@ -88,7 +89,7 @@ impl RuntimeHost {
                 workspace: anchor.clone(),
                 name: v.name,
                 command_line,
-                http: v.transport == "http",
+                unconfined: unconfined(self, &place, &v.transport),
             };
             let key = subject.claim();
             if !self.inner.reviewer.claim(&key) {
@@ -133,13 +134,9 @@ impl RuntimeHost {
         let asked = match self.policy_for(&config, &agent, &s.workspace_id) {
             Err(why) => Asked::unasked(None, why),
             Ok(policy) => {
-                let (confinement, reach) = match s.http {
-                    true => (
-                        "none: the runtime itself connects to this URL, outside any sandbox, \
-                         and sends it the arguments of the agent's calls to its tools",
-                        "advice only: the operator decides",
-                    ),
-                    false => (
+                let (confinement, reach) = match s.unconfined {
+                    Some(why) => (why, "advice only: the operator decides"),
+                    None => (
                         "it would run in the agent's sandbox, as the agent's commands do",
                         "as the policy allows",
                     ),
@@ -162,7 +159,7 @@ impl RuntimeHost {
             }
         };
         let (mut review, usage, cost) = self.record_of(&config, model, asked, started);
-        if s.http {
+        if s.unconfined.is_some() {
             // Advice only: nothing confines what it reaches.
             review.may = ReviewerMay::Advise;
             review.runs_at = None;
@@ -213,7 +210,7 @@ impl RuntimeHost {
         s: &Subject,
         r: &McpServerReview,
     ) -> Result<(), RuntimeError> {
-        if r.review.verdict != ReviewVerdict::Allow || s.http {
+        if r.review.verdict != ReviewVerdict::Allow || s.unconfined.is_some() {
             return Ok(());
         }
         wait_hold(&r.review).await;
@@ -285,6 +282,30 @@ impl RuntimeHost {
             .await?;
         Ok(())
     }
+}
+
+/// Why nothing would confine a server of `transport` started for an agent
+/// at `place`, when nothing would.
+fn unconfined(
+    host: &RuntimeHost,
+    place: &crate::model::workspace::ExecutionSnapshot,
+    transport: &str,
+) -> Option<&'static str> {
+    use crate::model::sandbox::SandboxMode;
+    if transport == "http" {
+        return Some(
+            "none: the runtime itself connects to this URL, outside any sandbox, and sends it \
+             the arguments of the agent's calls to its tools",
+        );
+    }
+    let off = host.inner.default_policy().sandbox == Some(SandboxMode::Off)
+        || place.policy.sandbox_mode() == SandboxMode::Off;
+    let kernel = crate::runtime::sandbox::Support::probe().missing.is_some()
+        && !host.inner.config.sandbox_required;
+    (off || kernel).then_some(
+        "none: the sandbox is off here, or the kernel cannot make one, so it would run with \
+         everything your user can reach",
+    )
 }
 
 /// Sleep until `review`'s hold is over (at once when it has none).

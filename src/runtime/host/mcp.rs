@@ -173,6 +173,29 @@ pub fn reviews_in(store: &Store) -> Result<Vec<McpServerReview>, RuntimeError> {
     Ok(store.read()?.setting(MCP_REVIEWS)?.unwrap_or_default())
 }
 
+/// Mark the reviewer's verdicts on `switch`'s server acted on (the
+/// operator's disable, recorded as `mcp_server_switched`, answered them).
+async fn void_reviews(store: &Store, switch: &McpSwitch) -> Result<(), RuntimeError> {
+    let s = switch.clone();
+    store
+        .write(move |tx| {
+            let mut all: Vec<McpServerReview> = tx.setting(MCP_REVIEWS)?.unwrap_or_default();
+            let mut changed = false;
+            for r in &mut all {
+                if Some(&r.workspace) == s.workspace.as_ref() && r.name == s.name && !r.acted {
+                    r.acted = true;
+                    changed = true;
+                }
+            }
+            match changed {
+                true => tx.put_setting(MCP_REVIEWS, Some(&all)),
+                false => Ok(()),
+            }
+        })
+        .await?;
+    Ok(())
+}
+
 impl RuntimeHost {
     /// The MCP servers (reading `workspace`'s `.mcp.json` first, when
     /// given), their state and tools, and what the reviewer said of a
@@ -188,7 +211,14 @@ impl RuntimeHost {
                         && r.name == v.name
                         && Some(&r.command_line) == v.command_line.as_ref()
                 })
-                .map(|r| r.review.clone());
+                .map(|r| {
+                    let mut review = r.review.clone();
+                    // Acted on (or voided): no hold is pending any more.
+                    if r.acted {
+                        review.runs_at = None;
+                    }
+                    review
+                });
         }
         views
     }
@@ -228,6 +258,11 @@ impl RuntimeHost {
             .map_err(RuntimeError::Invalid)?;
         let all = record_switch(&self.inner.store, switch.clone()).await?;
         self.inner.mcp.set_disabled(&all);
+        if disabled {
+            // A reviewer's allow not yet acted on is void: re-enabling the
+            // server does not approve it.
+            void_reviews(&self.inner.store, &switch).await?;
+        }
         if let (true, Some(server)) = (disabled, server) {
             // Held first: a call waiting for the server cannot start it
             // again once it is stopped.

@@ -124,7 +124,7 @@ impl ServerConfig {
                 .chain(std::iter::once(command).chain(args).map(|a| quoted(a)))
                 .collect::<Vec<_>>()
                 .join(" "),
-            Transport::Http { url, .. } => url.clone(),
+            Transport::Http { url, .. } => shown_url(url),
         }
     }
 
@@ -306,6 +306,23 @@ fn check_writable(path: &std::path::Path) -> Result<(), String> {
         return Err("`/` would make the whole file system writable".into());
     }
     Ok(())
+}
+
+/// A URL as the operator reads and approves it: a control or hidden
+/// character (which URL parsers may drop, or a terminal may act on) and a
+/// backslash are escaped, so the line shown is the one connected to.
+fn shown_url(url: &str) -> String {
+    let mut out = String::new();
+    for c in url.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || crate::model::text::needs_escape(c) => {
+                crate::model::text::push_escaped(&mut out, c)
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A word as a shell would need it to read it back as one.
@@ -548,6 +565,9 @@ mod tests {
             lines,
             ["echo 'x\\x0ay'", "echo 'x\\\\x0ay'", "echo 'x\\u{202e}y'"]
         );
+        // A URL too: what a parser would drop, or a terminal act on.
+        let url = shown_url("https://a.example/\r\u{1b}[2K/b\\c");
+        assert_eq!(url, "https://a.example/\\u{d}\\u{1b}[2K/b\\\\c");
     }
 
     #[test]

@@ -121,7 +121,11 @@ pub fn root_id(root: &str) -> String {
 }
 
 /// `ws_<name>_<hash>`: readable, stable for one anchor, and valid under
-/// the id rules (letters, digits, `-`, `_`).
+/// the id rules (letters, digits, `-`, `_`). The hash is 64 bits of the
+/// anchor's SHA-256: an id keys a workspace's policy, its "always" rules,
+/// its reviewer and its written policy file, so no directory may be
+/// named to take another's (workspaces attached before keep the shorter
+/// ids they were given).
 pub fn workspace_id_for(anchor: &Path) -> String {
     let name: String = anchor
         .file_name()
@@ -137,11 +141,13 @@ pub fn workspace_id_for(anchor: &Path) -> String {
         })
         .take(40)
         .collect();
-    let hash = fnv(&anchor.display().to_string()) & 0xffff_ffff;
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(anchor.display().to_string().as_bytes());
+    let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     if name.is_empty() {
-        format!("ws_{hash:08x}")
+        format!("ws_{hash}")
     } else {
-        format!("ws_{name}_{hash:08x}")
+        format!("ws_{name}_{hash}")
     }
 }
 
