@@ -123,7 +123,11 @@ impl RuntimeHost {
             return Ok(());
         }
         let agent = self.inner.agent_record(&s.agent_id)?;
-        if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped) {
+        // Paused, or denied too often in a row: not asked now, and nothing
+        // recorded, so a later turn asks once that is over.
+        if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped)
+            || self.inner.reviewer.denied_too_often(&s.agent_id)
+        {
             return Ok(());
         }
         let Some(model) = self.reviewer_model(&config, &agent, &s.workspace_id) else {
