@@ -350,10 +350,6 @@ impl RuntimeHost {
         by: Answerer,
     ) -> Result<ApprovalRecord, RuntimeError> {
         let by_reviewer = matches!(by, Answerer::Reviewer { .. });
-        if !by_reviewer {
-            // A person answered: the reviewer is asked again.
-            self.inner.reviewer.count(agent_id, false);
-        }
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let default_policy = self.inner.default_policy();
         let inner = std::sync::Arc::clone(&self.inner);
@@ -403,6 +399,10 @@ impl RuntimeHost {
                 Ok(rec)
             })
             .await?;
+        if !by_reviewer {
+            // A person answered: the reviewer is asked again.
+            self.inner.reviewer.count(agent_id, false);
+        }
         let (text, ran) = self.run_granted(&rec, &by).await;
         let rec = self
             .inner
@@ -507,10 +507,7 @@ impl RuntimeHost {
         note: Option<String>,
         by: Answerer,
     ) -> Result<ApprovalRecord, RuntimeError> {
-        if matches!(by, Answerer::Operator) {
-            // A person answered: the reviewer is asked again.
-            self.inner.reviewer.count(agent_id, false);
-        }
+        let by_person = matches!(by, Answerer::Operator);
         let (id, aid) = (agent_id.to_owned(), approval_id.to_owned());
         let note = note.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
         let rec = self
@@ -542,6 +539,10 @@ impl RuntimeHost {
                 Ok(rec)
             })
             .await?;
+        if by_person {
+            // A person answered: the reviewer is asked again.
+            self.inner.reviewer.count(agent_id, false);
+        }
         self.wake(agent_id);
         Ok(rec)
     }

@@ -197,11 +197,6 @@ impl RuntimeHost {
         };
         let (review, usage, cost) = self.record_of(&config, model, asked, started);
         let answers = config.may.answers(review.verdict);
-        match review.verdict {
-            ReviewVerdict::Deny if answers => self.inner.reviewer.count(agent_id, true),
-            ReviewVerdict::Allow => self.inner.reviewer.count(agent_id, false),
-            _ => {}
-        }
         let (id, aid, r) = (agent_id.to_owned(), approval_id.to_owned(), review.clone());
         let recorded = self
             .inner
@@ -229,6 +224,12 @@ impl RuntimeHost {
             .await?;
         drop(slot);
         if let Some(rec) = recorded {
+            // Counted once recorded: a verdict that lost a race is none.
+            match review.verdict {
+                ReviewVerdict::Deny if answers => self.inner.reviewer.count(agent_id, true),
+                ReviewVerdict::Allow => self.inner.reviewer.count(agent_id, false),
+                _ => {}
+            }
             if rec.status == ApprovalStatus::Pending && answers {
                 self.hold_then_apply(&rec, &review).await?;
             }
