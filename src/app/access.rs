@@ -228,8 +228,8 @@ fn fingerprint(effective: &serde_json::Value) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Where `holon attach` connects: a `ws://` listener with its token, or a
-/// control socket (this home's by default).
+/// Where `holon attach` connects: an `ssh://` host, a `ws://` listener
+/// with its token, or a control socket (this home's by default).
 pub(super) fn attach_endpoint(
     ctx: &Context,
     target: Option<String>,
@@ -242,6 +242,13 @@ pub(super) fn attach_endpoint(
             socket.unwrap_or_else(|| ctx.paths.socket_path()),
         ));
     };
+    if target.trim_start().starts_with("ssh://") {
+        if token_file.is_some() {
+            anyhow::bail!("an ssh:// target takes no --token-file: ssh carries the connection");
+        }
+        let target = crate::ui::ssh::SshTarget::parse(&target).map_err(anyhow::Error::msg)?;
+        return Ok(Endpoint::Ssh(target));
+    }
     let file = token_file.unwrap_or_else(|| default_token_file(&ctx.paths.run_dir));
     if !file.exists() {
         anyhow::bail!(

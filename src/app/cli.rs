@@ -184,10 +184,11 @@ pub enum Command {
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
     Attach {
-        /// A remote runtime's listener, `ws://HOST:PORT` (started with
-        /// `holon daemon start --access lan|tailnet`); default: this
-        /// home's control socket.
-        #[arg(value_name = "ws://HOST:PORT")]
+        /// A runtime on another machine: `ssh://[USER@]HOST[:PORT][/HOME]`
+        /// (the operator's own ssh starts `holon attach --stdio` there), or
+        /// a listener, `ws://HOST:PORT` (started with `holon daemon start
+        /// --access lan|tailnet`); default: this home's control socket.
+        #[arg(value_name = "ssh://HOST | ws://HOST:PORT")]
         target: Option<String>,
         /// The bearer token file for a ws:// target (default: this home's
         /// run/remote-token).
@@ -202,6 +203,10 @@ pub enum Command {
         /// as a prompt (for scripts and dumb terminals).
         #[arg(long)]
         plain: bool,
+        /// No console: carry the control socket over stdin and stdout (what
+        /// `holon attach ssh://` runs on the far side).
+        #[arg(long, conflicts_with_all = ["target", "plain", "agent", "token_file"])]
+        stdio: bool,
     },
     /// The runtime process: run it, start it in the background, stop it,
     /// inspect it.

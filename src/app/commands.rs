@@ -461,12 +461,12 @@ pub async fn attach(
     endpoint: crate::ui::ws::Endpoint,
     agent: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let client = std::sync::Arc::new(endpoint.connect().await.map_err(|e| {
-        anyhow::anyhow!(
-            "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
-            endpoint.describe()
-        )
-    })?);
+    let client = std::sync::Arc::new(
+        endpoint
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!(endpoint.unreachable(&e)))?,
+    );
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let request = Request::AgentState {
         agent_id: agent.clone(),

@@ -128,23 +128,21 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `holon attach [ws://HOST:PORT] [--socket PATH]`.
+/// `holon attach [ws://HOST:PORT | ssh://HOST] [--socket PATH]`.
 pub async fn attach_console(
     ctx: &Context,
     endpoint: Endpoint,
     agent: Option<String>,
     screen: Screen,
 ) -> anyhow::Result<ExitCode> {
-    let client = endpoint.connect().await.map_err(|e| {
-        anyhow::anyhow!(
-            "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
-            endpoint.describe()
-        )
-    })?;
+    let client = endpoint
+        .connect()
+        .await
+        .map_err(|e| anyhow::anyhow!(endpoint.unreachable(&e)))?;
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
     let client: Arc<dyn RuntimeClient> = Arc::new(client);
     let at = endpoint.describe();
-    let remote = matches!(endpoint, Endpoint::WebSocket { .. });
+    let remote = endpoint.remote();
     let target = Target::Attached { client, endpoint };
     match run(ctx, target, agent, screen, BindHere::No).await? {
         // Closing an attached console stops nothing: say so, and how to
@@ -329,6 +327,7 @@ async fn run(
         terminal,
         out: Box::new(std::io::stdout()),
         synchronized: true,
+        clients: tokio::sync::watch::Sender::new(Arc::clone(&client)),
         client,
         endpoint: socket,
         host,
@@ -384,6 +383,9 @@ struct ConsoleLoop<B: Backend> {
     /// Wrap each frame in a synchronized update.
     synchronized: bool,
     client: Arc<dyn RuntimeClient>,
+    /// Each new client after a reconnect, for calls waiting to be sent
+    /// again (a prompt whose answer the link lost).
+    clients: tokio::sync::watch::Sender<Arc<dyn RuntimeClient>>,
     /// The endpoint to reconnect to (attached consoles only).
     endpoint: Option<Endpoint>,
     /// The runtime this console embeds (embedded consoles only).
@@ -484,7 +486,7 @@ impl<B: Backend> ConsoleLoop<B> {
 
     /// Attached over the network: the runtime's files are not here.
     fn remote(&self) -> bool {
-        matches!(self.endpoint, Some(Endpoint::WebSocket { .. }))
+        self.endpoint.as_ref().is_some_and(Endpoint::remote)
     }
 
     /// Ctrl+G: drop the terminal input stream (so nothing typed into the
@@ -552,6 +554,7 @@ impl<B: Backend> ConsoleLoop<B> {
     }
 
     fn on_new_client(&mut self, client: Arc<dyn RuntimeClient>) -> Step {
+        self.clients.send_replace(Arc::clone(&client));
         self.client = client;
         self.reconnect_attempt = 0;
         Step::Nothing
@@ -570,7 +573,7 @@ impl<B: Backend> ConsoleLoop<B> {
         let (tx, viewed, clients) = (self.tx.clone(), self.viewed.clone(), self.client_tx.clone());
         self.follower = tokio::spawn(async move {
             tokio::time::sleep(wait).await;
-            match endpoint.connect().await {
+            match endpoint.reconnect().await {
                 Ok(c) => {
                     let c: Arc<dyn RuntimeClient> = Arc::new(c);
                     let _ = clients.send(Arc::clone(&c)).await;
@@ -593,8 +596,9 @@ impl<B: Backend> ConsoleLoop<B> {
             match effect {
                 Effect::Call { id, request } => {
                     let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
+                    let clients = self.clients.subscribe();
                     tokio::spawn(async move {
-                        let result = client.call(request).await;
+                        let result = call_once(client, clients, request).await;
                         let result = Box::new(result);
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });
@@ -684,6 +688,41 @@ impl<B: Backend> ConsoleLoop<B> {
             }
         }
         done
+    }
+}
+
+/// How long a prompt whose answer the link lost waits for a reconnect to
+/// be sent again.
+const RESEND_WITHIN: Duration = Duration::from_secs(120);
+
+/// Send `request`. A prompt carries a request id made here, so when the
+/// link drops before its answer it is sent again, with the same id, over
+/// the next connection: the runtime admits it once, however many times it
+/// arrived.
+async fn call_once(
+    mut client: Arc<dyn RuntimeClient>,
+    mut clients: tokio::sync::watch::Receiver<Arc<dyn RuntimeClient>>,
+    mut request: Request,
+) -> Result<crate::protocol::Response, crate::protocol::ApiError> {
+    let resend = match &mut request {
+        Request::PromptSubmit { request_id, .. } => {
+            request_id.get_or_insert_with(|| crate::new_id("req"));
+            true
+        }
+        _ => false,
+    };
+    clients.mark_unchanged();
+    let deadline = tokio::time::Instant::now() + RESEND_WITHIN;
+    loop {
+        let result = client.call(request.clone()).await;
+        let lost = matches!(&result, Err(e) if e.failure == crate::protocol::Failure::Transport);
+        if !(resend && lost) {
+            return result;
+        }
+        match tokio::time::timeout_at(deadline, clients.changed()).await {
+            Ok(Ok(())) => client = Arc::clone(&clients.borrow_and_update()),
+            _ => return result,
+        }
     }
 }
 

@@ -60,6 +60,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         terminal: Terminal::new(TestBackend::new(80, 24)).unwrap(),
         out: Box::new(std::io::sink()),
         synchronized: false,
+        clients: tokio::sync::watch::Sender::new(Arc::clone(&client)),
         client,
         endpoint: None,
         host: Some(host.clone()),
@@ -191,4 +192,93 @@ fn a_copy_is_one_osc52_sequence_of_base64() {
         .decode(body)
         .unwrap();
     assert_eq!(String::from_utf8(back).unwrap(), text);
+}
+
+/// A client that records the prompts it is sent and, while `cut`, fails
+/// them as a dropped link would.
+struct Recording {
+    cut: bool,
+    sent: Arc<std::sync::Mutex<Vec<Request>>>,
+}
+
+impl RuntimeClient for Recording {
+    fn call(
+        &self,
+        request: Request,
+    ) -> crate::protocol::BoxFuture<'_, Result<crate::protocol::Response, crate::protocol::ApiError>>
+    {
+        self.sent.lock().unwrap().push(request);
+        let cut = self.cut;
+        Box::pin(async move {
+            match cut {
+                true => Err(crate::protocol::ApiError::transport("the link dropped")),
+                false => Err(crate::protocol::ApiError::new(
+                    crate::protocol::ErrorCode::InvalidRequest,
+                    "answered",
+                )),
+            }
+        })
+    }
+
+    fn subscribe(
+        &self,
+        _agent_id: &str,
+        _from_seq: u64,
+    ) -> crate::protocol::BoxFuture<
+        '_,
+        Result<crate::protocol::Subscription, crate::protocol::ApiError>,
+    > {
+        Box::pin(async { Err(crate::protocol::ApiError::transport("none")) })
+    }
+
+    fn transport(&self) -> &'static str {
+        "attached"
+    }
+}
+
+/// A prompt whose answer the link lost is sent again over the next
+/// connection with the same request id (the runtime admits it once);
+/// other requests are not sent twice.
+#[tokio::test]
+async fn a_prompt_lost_with_the_link_is_sent_again_with_its_request_id() {
+    let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let cut: Arc<dyn RuntimeClient> = Arc::new(Recording {
+        cut: true,
+        sent: Arc::clone(&sent),
+    });
+    let (clients, rx) = tokio::sync::watch::channel(Arc::clone(&cut));
+    let prompt = Request::PromptSubmit {
+        agent_id: "main".into(),
+        text: "once".into(),
+        priority: crate::model::message::Priority::Normal,
+        request_id: None,
+    };
+    let call = tokio::spawn(call_once(Arc::clone(&cut), rx, prompt));
+    while sent.lock().unwrap().is_empty() {
+        tokio::task::yield_now().await;
+    }
+    clients.send_replace(Arc::new(Recording {
+        cut: false,
+        sent: Arc::clone(&sent),
+    }));
+    let answer = call.await.unwrap();
+    assert_eq!(answer.err().map(|e| e.message), Some("answered".into()));
+    let ids: Vec<Option<String>> = sent
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| match r {
+            Request::PromptSubmit { request_id, .. } => request_id.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids[0].is_some() && ids[0] == ids[1], "{ids:?}");
+
+    // A status request lost with the link is reported, not repeated.
+    sent.lock().unwrap().clear();
+    let (_clients, rx) = tokio::sync::watch::channel(Arc::clone(&cut));
+    let lost = call_once(cut, rx, Request::RuntimeStatus).await;
+    assert!(lost.is_err());
+    assert_eq!(sent.lock().unwrap().len(), 1);
 }

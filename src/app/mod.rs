@@ -544,7 +544,13 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 socket,
                 agent,
                 plain,
+                stdio,
             }) => {
+                if stdio {
+                    let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
+                    crate::ui::ssh::serve_stdio(&socket).await?;
+                    return Ok(ExitCode::SUCCESS);
+                }
                 let endpoint = access::attach_endpoint(&ctx, target, token_file, socket)?;
                 if !plain && dumb_terminal() {
                     eprintln!(

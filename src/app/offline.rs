@@ -105,6 +105,7 @@ impl OfflineClient {
                     crate::runtime::inspect::summaries_of(&rx, shown, |a| self.summary(&rx, a))?;
                 Ok(Response::RuntimeStatus(RuntimeStatus {
                     holon: "holon".into(),
+                    protocol: crate::protocol::REVISION,
                     version: env!("CARGO_PKG_VERSION").into(),
                     pid: std::process::id(),
                     mode: OFFLINE.into(),

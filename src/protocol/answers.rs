@@ -43,6 +43,10 @@ pub struct TranscriptPage {
 pub struct RuntimeStatus {
     pub holon: String,
     pub version: String,
+    /// This protocol's revision (`protocol::REVISION`); a client refuses a
+    /// runtime with another one, naming both. 0: a runtime too old to say.
+    #[serde(default)]
+    pub protocol: u32,
     pub pid: u32,
     pub mode: String,
     pub home: Option<String>,

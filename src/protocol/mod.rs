@@ -17,6 +17,11 @@ pub mod payloads;
 pub mod types;
 pub mod views;
 
+/// The control protocol's revision, said in `runtime.status`: raised when
+/// a change would break a client of the previous one. A console over ssh,
+/// WebSocket or a socket refuses a runtime whose revision differs.
+pub const REVISION: u32 = 1;
+
 pub use answers::*;
 pub use api::*;
 pub use client::*;

@@ -4,5 +4,6 @@
 
 pub mod client;
 pub mod present;
+pub mod ssh;
 pub mod tui;
 pub mod ws;

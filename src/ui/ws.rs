@@ -2,7 +2,9 @@
 //! HTTP listener's WebSocket (`ws://HOST:PORT`, bearer token) for remote
 //! attach. A WebSocket connection is carried over a socket pair into the
 //! same `SocketClient`, so requests, subscriptions, reconnects and
-//! resume-from-cursor behave exactly as over the socket.
+//! resume-from-cursor behave exactly as over the socket; so is an ssh
+//! link (`ssh`). Every connection first checks the runtime's protocol
+//! revision.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,6 +72,9 @@ pub enum Endpoint {
         url: String,
         token: String,
     },
+    /// `ssh://[user@]host[:port][/home]`: the operator's ssh runs `holon
+    /// attach --stdio` there.
+    Ssh(super::ssh::SshTarget),
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -101,14 +106,83 @@ impl Endpoint {
         match self {
             Endpoint::Unix(p) => p.display().to_string(),
             Endpoint::WebSocket { url, .. } => url.clone(),
+            Endpoint::Ssh(t) => t.describe(),
         }
     }
 
+    /// Whether the runtime is on another machine (its files are not here).
+    pub fn remote(&self) -> bool {
+        !matches!(self, Endpoint::Unix(_))
+    }
+
+    /// Connect, and check the runtime speaks this protocol's revision.
+    /// The first connection may let ssh ask at the terminal; see
+    /// `reconnect`.
     pub async fn connect(&self) -> std::io::Result<SocketClient> {
+        self.connect_as(true).await
+    }
+
+    /// Connect again, in the console: nothing may ask at the terminal.
+    pub async fn reconnect(&self) -> std::io::Result<SocketClient> {
+        self.connect_as(false).await
+    }
+
+    async fn connect_as(&self, interactive: bool) -> std::io::Result<SocketClient> {
+        let client = match self {
+            Endpoint::Unix(p) => SocketClient::connect(p).await?,
+            Endpoint::WebSocket { url, token } => connect_ws(url, token).await?,
+            Endpoint::Ssh(t) => super::ssh::connect(t, interactive).await?,
+        };
+        same_revision(&client)
+            .await
+            .map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidData, m))?;
+        Ok(client)
+    }
+
+    /// What to tell the operator when `connect` failed with `e`.
+    pub fn unreachable(&self, e: &std::io::Error) -> String {
         match self {
-            Endpoint::Unix(p) => SocketClient::connect(p).await,
-            Endpoint::WebSocket { url, token } => connect_ws(url, token).await,
+            _ if e.kind() == std::io::ErrorKind::InvalidData => e.to_string(),
+            Endpoint::Ssh(t) => format!("cannot attach to {}: {e}", t.describe()),
+            _ => format!(
+                "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
+                self.describe()
+            ),
         }
+    }
+}
+
+/// Refuse a runtime whose protocol revision differs from ours, naming
+/// both (a transport failure here is left to the caller's next request).
+async fn same_revision(client: &SocketClient) -> Result<(), String> {
+    use crate::protocol::{Request, RuntimeClient};
+    #[derive(serde::Deserialize)]
+    struct Said {
+        #[serde(default)]
+        version: String,
+        #[serde(default)]
+        protocol: u32,
+    }
+    let Ok(raw) = client.call_raw(Request::RuntimeStatus).await else {
+        return Ok(());
+    };
+    let said: Said = serde_json::from_str(&raw).map_err(|e| {
+        format!(
+            "{} answered its status in a form this console cannot read: {e}",
+            client.path().display()
+        )
+    })?;
+    match said.protocol == crate::protocol::REVISION {
+        true => Ok(()),
+        false => Err(format!(
+            "the runtime on {} is holon {} speaking protocol revision {}; this console is holon {} \
+             speaking revision {}: run the same version on both sides",
+            client.path().display(),
+            if said.version.is_empty() { "(unknown)" } else { &said.version },
+            said.protocol,
+            env!("CARGO_PKG_VERSION"),
+            crate::protocol::REVISION,
+        )),
     }
 }
 
@@ -241,6 +315,42 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A runtime answering its status with `protocol`.
+    async fn answering(protocol: u32) -> SocketClient {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        tokio::spawn(async move {
+            let (read, mut write) = theirs.into_split();
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let id = serde_json::from_str::<serde_json::Value>(&line).unwrap()["id"].clone();
+                let result =
+                    serde_json::json!({"holon": "holon", "version": "0.0.9", "protocol": protocol});
+                let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+                let _ = write.write_all(format!("{answer}\n").as_bytes()).await;
+            }
+        });
+        SocketClient::over(ours, PathBuf::from("far.sock")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_runtime_of_another_protocol_revision_is_refused_naming_both() {
+        assert!(same_revision(&answering(crate::protocol::REVISION).await)
+            .await
+            .is_ok());
+        let e = same_revision(&answering(0).await)
+            .await
+            .err()
+            .unwrap_or_default();
+        assert!(
+            e.contains("holon 0.0.9 speaking protocol revision 0"),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("revision {}", crate::protocol::REVISION)),
+            "{e}"
+        );
+    }
 
     #[test]
     fn websocket_targets_gain_the_ws_path_and_hide_the_token() {

@@ -29,6 +29,7 @@ mod provider_edges;
 mod provider_transports;
 mod pty;
 mod remote_attach;
+mod remote_ssh;
 mod retention;
 mod retention_cli;
 mod retention_edges;

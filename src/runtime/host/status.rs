@@ -27,6 +27,7 @@ impl RuntimeHost {
         let info = &self.inner.config.info;
         RuntimeStatus {
             holon: "holon".into(),
+            protocol: crate::protocol::REVISION,
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             mode: info.mode.clone(),

@@ -722,6 +722,7 @@ pub fn screen(st: &State) -> String {
 pub fn runtime_status(agents: Vec<AgentSummary>) -> Value {
     let status = crate::protocol::RuntimeStatus {
         holon: "holon".into(),
+        protocol: crate::protocol::REVISION,
         version: "0.1.0".into(),
         pid: 1,
         mode: "console".into(),

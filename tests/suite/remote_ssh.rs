@@ -1,0 +1,217 @@
+//! Attach over ssh: `holon attach ssh://HOST/HOME` runs the operator's
+//! ssh (here a stand-in named by `HOLON_SSH`, as `GIT_SSH` is tested: it
+//! drops the destination and runs the far command on this machine) to
+//! start `holon attach --stdio` under another home. The console works as
+//! when local, survives a cut link by reconnecting, and a refused or
+//! hostile address is explained plainly without running anything.
+
+use std::path::{Path, PathBuf};
+
+use super::pty::Console;
+use super::support::{poll, stderr, Daemon, Home};
+
+fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
+    r.unwrap()
+}
+
+/// A stand-in for ssh in `dir`: it records each start (its pid, then the
+/// destination) in `dir/ssh.log`, skips ssh's options, and runs the far
+/// command here with `holon` on its PATH. Its pid becomes the far
+/// `holon attach --stdio` (each step execs), so killing it cuts the link.
+fn fake_ssh(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = Path::new(env!("CARGO_BIN_EXE_holon"));
+    let bin_dir = bin.parent().map(Path::display).map(|d| d.to_string());
+    let script = format!(
+        r#"#!/bin/sh
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -T) shift ;;
+    -o|-p|-l) shift 2 ;;
+    *) break ;;
+  esac
+done
+echo "$$ $1" >> '{log}'
+shift
+PATH='{bin}':"$PATH"
+export PATH
+exec sh -c "exec $*"
+"#,
+        log = dir.join("ssh.log").display(),
+        bin = bin_dir.unwrap_or_default(),
+    );
+    let path = dir.join("fake-ssh");
+    ok(std::fs::write(&path, script));
+    ok(std::fs::set_permissions(
+        &path,
+        std::fs::Permissions::from_mode(0o755),
+    ));
+    path
+}
+
+/// Each start the stand-in recorded: (pid, destination).
+fn starts(dir: &Path) -> Vec<(i32, String)> {
+    let log = std::fs::read_to_string(dir.join("ssh.log")).unwrap_or_default();
+    log.lines()
+        .filter_map(|l| {
+            let (pid, dest) = l.split_once(' ')?;
+            Some((pid.parse().ok()?, dest.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_console_over_ssh_works_as_local_and_survives_a_cut_link() {
+    let far = Home::new();
+    far.ok(&["--detach"]);
+    let _daemon = Daemon(&far);
+    far.ok(&["send", "sent on the far side marker-s1"]);
+    let near = Home::new();
+    let ssh = fake_ssh(near.path());
+    let target = format!("ssh://ana@build-box:2222{}", far.path().display());
+    let ssh_arg = ssh.display().to_string();
+    let mut c = Console::start(
+        near.path(),
+        &["attach", &target],
+        120,
+        40,
+        &[("HOLON_SSH", &ssh_arg)],
+    );
+    c.wait_until("attached", |s| s.contains("streaming"));
+    c.wait_for("marker-s1");
+    let first = starts(near.path());
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0].1, "ana@build-box");
+
+    // Cut the link: the far bridge dies as a dropped connection would.
+    // SAFETY: the stand-in this test started (now the far bridge).
+    unsafe { libc::kill(first[0].0, libc::SIGKILL) };
+    c.wait_until("reconnecting", |s| s.contains("reconnecting in"));
+    far.ok(&["send", "sent while the link was down marker-s2"]);
+    c.wait_for("marker-s2");
+    assert!(starts(near.path()).len() >= 2, "ssh ran again");
+
+    // A prompt typed over the new link reaches the far runtime once.
+    c.type_text("typed over ssh marker-s3");
+    c.enter();
+    c.wait_for("› typed over ssh marker-s3");
+    poll("the prompt reached the far runtime", || {
+        let events = far.ok(&["events", "--json", "--limit", "2000"]);
+        (events.matches("typed over ssh marker-s3").count() > 0).then_some(())
+    });
+    let screen = c.contents();
+    assert_eq!(screen.matches("marker-s1").count(), 1, "{screen}");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    // The far runtime noticed only a client leaving: it runs on.
+    far.ok(&["status"]);
+}
+
+#[test]
+fn the_plain_client_reaches_the_far_home_and_names_a_missing_runtime() {
+    let far = Home::new();
+    far.ok(&["--detach"]);
+    let _daemon = Daemon(&far);
+    let near = Home::new();
+    let ssh = fake_ssh(near.path());
+    let target = format!("ssh://build-box{}", far.path().display());
+    let out = ok(near
+        .cmd()
+        .env("HOLON_SSH", &ssh)
+        .args(["attach", &target, "--plain"])
+        .stdin(std::process::Stdio::null())
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(&format!("attached to main ({target})")),
+        "{said}"
+    );
+
+    // A far home with no runtime: the far side's own words come back.
+    let empty = Home::new();
+    let target = format!("ssh://build-box{}", empty.path().display());
+    let out = ok(near
+        .cmd()
+        .env("HOLON_SSH", &ssh)
+        .args(["attach", &target, "--plain"])
+        .stdin(std::process::Stdio::null())
+        .output());
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("on build-box: no Holon runtime answers"), "{e}");
+    assert!(e.contains("holon --detach"), "{e}");
+}
+
+/// Write a stand-in ssh that only says `words` on stderr and exits `code`.
+fn refusing_ssh(dir: &Path, words: &str, code: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(format!("ssh-{code}"));
+    let script = format!(
+        "#!/bin/sh\necho ran >> '{}'\ncat >&2 <<'EOF'\n{words}\nEOF\nexit {code}\n",
+        dir.join("ran").display()
+    );
+    ok(std::fs::write(&path, script));
+    ok(std::fs::set_permissions(
+        &path,
+        std::fs::Permissions::from_mode(0o755),
+    ));
+    path
+}
+
+#[test]
+fn refusals_are_explained_and_a_hostile_address_runs_nothing() {
+    let near = Home::new();
+    let cases = [
+        (
+            "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n\
+             @    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n\
+             Host key verification failed.",
+            255,
+            "its host key is not the one known_hosts holds",
+        ),
+        (
+            "error: unexpected argument '--stdio' found",
+            2,
+            "older than this one",
+        ),
+        ("sh: 1: holon: not found", 127, "no `holon` on the PATH"),
+    ];
+    for (words, code, expect) in cases {
+        let ssh = refusing_ssh(near.path(), words, code);
+        let out = near
+            .cmd()
+            .env("HOLON_SSH", &ssh)
+            .args(["attach", "ssh://build-box", "--plain"])
+            .stdin(std::process::Stdio::null())
+            .output();
+        let out = ok(out);
+        assert!(!out.status.success());
+        let e = stderr(&out);
+        assert!(e.contains(expect), "{code}: {e}");
+        assert!(e.contains("cannot attach to ssh://build-box"), "{e}");
+    }
+    // An address ssh would read as an option never reaches ssh.
+    let _ = std::fs::remove_file(near.path().join("ran"));
+    let ssh = refusing_ssh(near.path(), "", 0);
+    for hostile in [
+        "ssh://-oProxyCommand=touch%20owned",
+        "ssh://-oProxyCommand=x@host",
+    ] {
+        let out = ok(near
+            .cmd()
+            .env("HOLON_SSH", &ssh)
+            .args(["attach", hostile, "--plain"])
+            .output());
+        assert!(!out.status.success(), "{hostile}");
+        assert!(!near.path().join("ran").exists(), "{hostile} ran ssh");
+    }
+    // ssh carries the connection: no token file is taken.
+    let out = near.run(&["attach", "ssh://box", "--token-file", "/x"]);
+    assert!(
+        stderr(&out).contains("takes no --token-file"),
+        "{}",
+        stderr(&out)
+    );
+}
