@@ -1,7 +1,8 @@
 //! What the HTTP listener serves, to whom: the access choice (`local`
-//! binds loopback only; `lan` and `tailnet` allow other addresses and are
-//! plaintext), the listen address, the advertised base URL for trigger
-//! URLs, the bearer token for remote attach, and the effective-config
+//! binds loopback only; `lan` and `tailnet` allow other addresses, served
+//! over TLS unless the operator allows plaintext), the listen address, the
+//! advertised base URL for trigger URLs, the bearer token for remote
+//! attach, and the effective-config
 //! fingerprint `daemon start` compares before reusing a running runtime.
 
 use std::net::SocketAddr;
@@ -17,8 +18,7 @@ use super::Context;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7464";
 
 /// Who may reach the listener: `local` binds loopback only; `lan` and
-/// `tailnet` allow another address and are plaintext (use an ssh tunnel
-/// or a tailnet for transport security).
+/// `tailnet` allow another address (TLS by default there).
 #[derive(
     Debug,
     Clone,
@@ -65,8 +65,20 @@ impl Default for RateLimit {
     }
 }
 
+/// TLS on the HTTP listener, as configured.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsSetting {
+    /// `[server] tls`; unset: on off loopback, off on it.
+    pub tls: Option<bool>,
+    /// The operator's own certificate and key (`tls_cert`, `tls_key`);
+    /// none: the listener's own, made at first start.
+    pub own: Option<(PathBuf, PathBuf)>,
+    /// `[server] allow_plaintext`: listen off loopback without TLS.
+    pub allow_plaintext: bool,
+}
+
 /// What the serving process was asked for.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpOptions {
     /// `None`: no listener (`[server] listen = "off"`).
     pub listen: Option<String>,
@@ -75,6 +87,8 @@ pub struct HttpOptions {
     /// The bearer token for `/ws` and `/control/*`.
     pub token: String,
     pub rate: RateLimit,
+    /// TLS: the acceptor and the certificate's fingerprint.
+    pub tls: Option<super::tls::ServerTls>,
 }
 
 /// Check a listen address against the access choice: anything but
@@ -183,7 +197,12 @@ pub fn resolve(ctx: &Context, args: &AccessArgs) -> anyhow::Result<(HttpOptions,
         None => None,
     };
     let token = load_token(&ctx.paths.run_dir, args.token_file.as_deref())?;
+    let tls = match &listen {
+        Some(l) => tls_for(ctx, l)?,
+        None => None,
+    };
     let fingerprint = fingerprint(&serde_json::json!({
+        "tls": tls.as_ref().map(|t| t.fingerprint.clone()),
         "version": env!("CARGO_PKG_VERSION"),
         "listen": listen,
         "access": access.as_str(),
@@ -203,19 +222,43 @@ pub fn resolve(ctx: &Context, args: &AccessArgs) -> anyhow::Result<(HttpOptions,
         advertise,
         token,
         rate: ctx.config.trigger_rate,
+        tls,
     };
     Ok((options, fingerprint))
 }
 
+/// Whether the listener on `listen` serves TLS, and with what: `[server]
+/// tls` when set, else on off loopback. Plaintext off loopback is refused
+/// unless `[server] allow_plaintext` says otherwise.
+fn tls_for(ctx: &Context, listen: &str) -> anyhow::Result<Option<super::tls::ServerTls>> {
+    let setting = &ctx.config.server_tls;
+    let loopback = listen
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback());
+    let on = setting.tls.unwrap_or(!loopback);
+    if !on {
+        if !loopback && !setting.allow_plaintext {
+            anyhow::bail!(
+                "{listen} is not a loopback address and `[server] tls = false`: the token and \
+                 every request would cross the network in the clear. Turn TLS on, or set \
+                 `[server] allow_plaintext = true` (a tailnet already encrypts)"
+            );
+        }
+        return Ok(None);
+    }
+    let served = super::tls::server(&ctx.paths.data_dir, setting.own.as_ref(), listen)?;
+    Ok(Some(served))
+}
+
 /// What to tell the operator when the listener is reachable from other
-/// hosts: it is plaintext.
+/// hosts in plaintext (allowed by `[server] allow_plaintext`).
 pub fn exposure_warning(options: &HttpOptions) -> Option<String> {
     let addr: SocketAddr = options.listen.as_deref()?.parse().ok()?;
-    (!addr.ip().is_loopback()).then(|| {
+    (!addr.ip().is_loopback() && options.tls.is_none()).then(|| {
         format!(
             "the HTTP listener on {addr} ({} access) is reachable from other hosts and is \
-             plaintext: the bearer token and trigger URLs cross the network in the clear; prefer \
-             an ssh tunnel or a tailnet",
+             plaintext (`[server] allow_plaintext`): the bearer token and trigger URLs cross \
+             the network in the clear unless the network itself is encrypted (a tailnet)",
             options.access.as_str()
         )
     })
@@ -235,6 +278,7 @@ pub(super) fn attach_endpoint(
     target: Option<String>,
     token_file: Option<std::path::PathBuf>,
     socket: Option<std::path::PathBuf>,
+    fingerprint: Option<String>,
 ) -> anyhow::Result<crate::ui::ws::Endpoint> {
     use crate::ui::ws::Endpoint;
     let Some(target) = target else {
@@ -243,8 +287,11 @@ pub(super) fn attach_endpoint(
         ));
     };
     if target.trim_start().starts_with("ssh://") {
-        if token_file.is_some() {
-            anyhow::bail!("an ssh:// target takes no --token-file: ssh carries the connection");
+        if token_file.is_some() || fingerprint.is_some() {
+            anyhow::bail!(
+                "an ssh:// target takes no --token-file or --fingerprint: ssh carries and \
+                 authenticates the connection"
+            );
         }
         let target = crate::ui::ssh::SshTarget::parse(&target).map_err(anyhow::Error::msg)?;
         return Ok(Endpoint::Ssh(target));
@@ -257,7 +304,7 @@ pub(super) fn attach_endpoint(
         );
     }
     let token = load_token(&ctx.paths.run_dir, Some(&file))?;
-    Endpoint::websocket(&target, token).map_err(anyhow::Error::msg)
+    Endpoint::websocket(&target, token, fingerprint.as_deref()).map_err(anyhow::Error::msg)
 }
 
 #[cfg(test)]

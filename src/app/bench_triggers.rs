@@ -40,6 +40,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
             burst: 1_000_000,
             per_sec: 1_000_000.0,
         },
+        tls: None,
     };
     let client: Arc<dyn RuntimeClient> = Arc::new(served.host.clone());
     let http = super::http::start(&served.host, client, options, stop_rx, Default::default()).await;
@@ -99,7 +100,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     );
 
     let socket = SocketClient::connect(&served.path).await?;
-    let ws = Endpoint::websocket(&format!("ws://{addr}"), token)
+    let ws = Endpoint::websocket(&format!("ws://{addr}"), token, None)
         .map_err(anyhow::Error::msg)?
         .connect()
         .await?;

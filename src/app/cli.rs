@@ -87,6 +87,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// How to reach this runtime from another machine: its listener's
+    /// `wss://` URL, the certificate fingerprint to pin, the token file to
+    /// copy (never the token), and the ssh address that needs neither.
+    RemoteInfo {
+        #[arg(long)]
+        json: bool,
+    },
     /// Print an agent's transcript, oldest first: what the model was
     /// given, what it said and called, each tool's result, and failed
     /// turns with their provider attempts. Works without a runtime.
@@ -186,14 +193,18 @@ pub enum Command {
     Attach {
         /// A runtime on another machine: `ssh://[USER@]HOST[:PORT][/HOME]`
         /// (the operator's own ssh starts `holon attach --stdio` there), or
-        /// a listener, `ws://HOST:PORT` (started with `holon daemon start
-        /// --access lan|tailnet`); default: this home's control socket.
-        #[arg(value_name = "ssh://HOST | ws://HOST:PORT")]
+        /// a listener, `wss://HOST:PORT` with `--fingerprint` (`ws://` on
+        /// loopback or a tailnet); default: this home's control socket.
+        #[arg(value_name = "ssh://HOST | wss://HOST:PORT")]
         target: Option<String>,
-        /// The bearer token file for a ws:// target (default: this home's
-        /// run/remote-token).
+        /// The bearer token file for a ws:// or wss:// target (default:
+        /// this home's run/remote-token).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
+        /// The certificate a wss:// target must present: `SHA256:…`, as
+        /// `holon remote-info` prints it on that machine.
+        #[arg(long, value_name = "SHA256:HEX")]
+        fingerprint: Option<String>,
         /// The control socket (default: this home's).
         #[arg(long, conflicts_with = "target")]
         socket: Option<PathBuf>,
@@ -205,7 +216,10 @@ pub enum Command {
         plain: bool,
         /// No console: carry the control socket over stdin and stdout (what
         /// `holon attach ssh://` runs on the far side).
-        #[arg(long, conflicts_with_all = ["target", "plain", "agent", "token_file"])]
+        #[arg(
+            long,
+            conflicts_with_all = ["target", "plain", "agent", "token_file", "fingerprint"]
+        )]
         stdio: bool,
     },
     /// The runtime process: run it, start it in the background, stop it,

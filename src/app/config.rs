@@ -104,13 +104,17 @@ struct ConsoleSection {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ServerSection {
+pub(super) struct ServerSection {
     max_connections: Option<usize>,
     idle_timeout_secs: Option<u64>,
     http_max_connections: Option<usize>,
     listen: Option<String>,
     trigger_burst: Option<u32>,
     trigger_rate_per_sec: Option<f64>,
+    pub(super) tls: Option<bool>,
+    pub(super) tls_cert: Option<PathBuf>,
+    pub(super) tls_key: Option<PathBuf>,
+    pub(super) allow_plaintext: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -245,6 +249,9 @@ pub struct Config {
     /// Per-trigger delivery limit (`[server] trigger_burst`,
     /// `trigger_rate_per_sec`).
     pub trigger_rate: super::access::RateLimit,
+    /// TLS on the HTTP listener (`[server] tls`, `tls_cert`, `tls_key`,
+    /// `allow_plaintext`).
+    pub server_tls: super::access::TlsSetting,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: crate::model::approval::ApprovalPolicy,
     /// Refuse model commands when the kernel cannot sandbox them
@@ -685,8 +692,8 @@ impl Config {
         };
         // The file's value is checked even when the variable overrides
         // it: a wrong key is a setting lost the day the variable goes.
-        let filed = match file.server.listen {
-            Some(v) => Some(listen_setting(&v).map_err(|m| at_key("server.listen", m))?),
+        let filed = match &file.server.listen {
+            Some(v) => Some(listen_setting(v).map_err(|m| at_key("server.listen", m))?),
             None => None,
         };
         let server_listen = match (env.get("HOLON_LISTEN"), filed) {
@@ -713,6 +720,7 @@ impl Config {
             ));
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
+        let server_tls = super::config_checks::tls_setting(path, &file.server, &at_key)?;
         let policy = policy_setting(&file.policy, &at_key)?;
         let reviewer = super::config_checks::reviewer_setting(path, &file.policy, &at_key)?;
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
@@ -773,6 +781,7 @@ impl Config {
             server_limits,
             server_listen,
             trigger_rate,
+            server_tls,
             policy,
             sandbox_required: file.policy.sandbox_required.unwrap_or(false),
             store_lock_wait: std::time::Duration::from_secs(

@@ -336,3 +336,41 @@ pub(super) fn reviewer_setting(
         hold,
     })
 }
+
+/// `[server] tls`, `tls_cert`, `tls_key` and `allow_plaintext`: the
+/// certificate and key come together (relative paths beside config.toml),
+/// and an operator's certificate cannot be given with TLS turned off.
+pub(super) fn tls_setting(
+    file: &Path,
+    s: &super::config::ServerSection,
+    at_key: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<super::access::TlsSetting, ConfigError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let own = match (&s.tls_cert, &s.tls_key) {
+        (Some(c), Some(k)) => Some((dir.join(c), dir.join(k))),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(at_key(
+                "server.tls_key",
+                "missing: tls_cert needs its tls_key".into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(at_key(
+                "server.tls_cert",
+                "missing: tls_key needs its tls_cert".into(),
+            ))
+        }
+    };
+    if own.is_some() && s.tls == Some(false) {
+        return Err(at_key(
+            "server.tls",
+            "false, but tls_cert and tls_key are given: remove them or turn TLS on".into(),
+        ));
+    }
+    Ok(super::access::TlsSetting {
+        tls: s.tls.or(own.as_ref().map(|_| true)),
+        own,
+        allow_plaintext: s.allow_plaintext.unwrap_or(false),
+    })
+}

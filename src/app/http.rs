@@ -119,6 +119,7 @@ pub async fn start(
             base_url: None,
             access: access.clone(),
             error: Some(error),
+            tls_fingerprint: None,
         });
         None
     };
@@ -134,19 +135,24 @@ pub async fn start(
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or(listen.clone());
-    if !addr.ip().is_loopback() {
-        tracing::warn!(addr = %bound, "the HTTP listener is reachable from other hosts and is plaintext; prefer an ssh tunnel or a tailnet");
+    if !addr.ip().is_loopback() && options.tls.is_none() {
+        tracing::warn!(addr = %bound, "the HTTP listener is reachable from other hosts and is plaintext ([server] allow_plaintext)");
     }
+    let scheme = match options.tls {
+        Some(_) => "https",
+        None => "http",
+    };
     let base_url = options
         .advertise
         .clone()
-        .unwrap_or_else(|| format!("http://{bound}"));
+        .unwrap_or_else(|| format!("{scheme}://{bound}"));
     host.set_ingress(IngressStatus {
         state: IngressState::Listening,
         http_addr: Some(bound.clone()),
         base_url: Some(base_url),
         access,
         error: None,
+        tls_fingerprint: options.tls.as_ref().map(|t| t.fingerprint.clone()),
     });
     tracing::info!(addr = %bound, "HTTP listener serving trigger ingress and remote attach");
     let state = AppState {
@@ -185,6 +191,7 @@ pub async fn start(
         shutdown,
         max,
         limits.http_header_timeout,
+        options.tls.map(|t| t.acceptor),
     )))
 }
 

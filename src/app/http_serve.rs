@@ -9,6 +9,10 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
+/// A connection's byte stream: TCP, or TLS over it.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
+
 /// Once `shutdown` turns true.
 async fn stopped(mut shutdown: watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|s| *s).await;
@@ -140,6 +144,7 @@ pub(super) async fn serve(
     mut shutdown: watch::Receiver<bool>,
     max: usize,
     header_timeout: std::time::Duration,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) {
     use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
     let slots = Arc::new(Semaphore::new(max));
@@ -216,14 +221,29 @@ pub(super) async fn serve(
                 }
             })
         };
-        let served = hyper::server::conn::http1::Builder::new()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-            .with_upgrades();
         let stop = shutdown.clone();
         let waiting = Arc::clone(&waiting);
+        let tls = tls.clone();
         tokio::spawn(async move {
+            // TLS first, within the time a client has for its headers.
+            let io: Box<dyn Io> = match tls {
+                None => Box::new(stream),
+                Some(acceptor) => {
+                    match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => Box::new(tls),
+                        _ => {
+                            Waiting::leave(&waiting, &conn);
+                            drop(slot);
+                            return;
+                        }
+                    }
+                }
+            };
+            let served = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(hyper_util::rt::TokioIo::new(io), service)
+                .with_upgrades();
             let mut served = std::pin::pin!(served);
             // Counted from the accept, not from the first byte: a client
             // that connects and says nothing is closed as one that stalls.

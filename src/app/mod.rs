@@ -109,9 +109,11 @@ pub mod paths;
 mod prompt_history;
 mod proposal_cmd;
 pub mod providers;
+mod remote_cmd;
 pub mod run;
 mod store_cmd;
 pub mod stress;
+pub mod tls;
 mod transcript_cmd;
 mod trigger_cmd;
 mod usage_cmd;
@@ -245,6 +247,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Events(_)) => "events",
         Some(Command::Transcript { .. }) => "transcript",
         Some(Command::Doctor { .. }) => "doctor",
+        Some(Command::RemoteInfo { .. }) => "remote-info",
         Some(Command::Login { .. }) => "login",
         Some(Command::Logout { .. }) => "logout",
         Some(Command::Tail { .. }) => "tail",
@@ -463,6 +466,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
             Some(Command::Doctor { json }) => doctor::doctor(&ctx, json).await,
+            Some(Command::RemoteInfo { json }) => remote_cmd::remote_info(&ctx, json).await,
             Some(Command::Login { provider }) => login::login(&ctx, &provider).await,
             Some(Command::Logout { provider }) => login::logout(&ctx, &provider),
             Some(Command::Run(args)) => run::run(&ctx, args).await,
@@ -541,6 +545,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Attach {
                 target,
                 token_file,
+                fingerprint,
                 socket,
                 agent,
                 plain,
@@ -551,7 +556,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                     crate::ui::ssh::serve_stdio(&socket).await?;
                     return Ok(ExitCode::SUCCESS);
                 }
-                let endpoint = access::attach_endpoint(&ctx, target, token_file, socket)?;
+                let endpoint =
+                    access::attach_endpoint(&ctx, target, token_file, socket, fingerprint)?;
                 if !plain && dumb_terminal() {
                     eprintln!(
                         "holon: this terminal (TERM=dumb) cannot draw the console; following \

@@ -129,6 +129,10 @@ pub struct IngressStatus {
     /// Why the listener is down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The TLS certificate's fingerprint (`SHA256:…`), when the listener
+    /// serves TLS: what a `wss://` console pins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_fingerprint: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,9 +166,13 @@ impl IngressStatus {
         match self.state {
             IngressState::Off => "off (no HTTP listener in this process)".to_owned(),
             IngressState::Listening => format!(
-                "listening on {} ({} access)",
+                "listening on {} ({} access, {})",
                 self.http_addr.as_deref().unwrap_or("?"),
-                self.access.as_deref().unwrap_or("local")
+                self.access.as_deref().unwrap_or("local"),
+                match &self.tls_fingerprint {
+                    Some(f) => format!("TLS {f}"),
+                    None => "plaintext".to_owned(),
+                }
             ),
             IngressState::Down => format!("down: {}", self.error.as_deref().unwrap_or("not bound")),
         }

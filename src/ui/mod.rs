@@ -5,5 +5,6 @@
 pub mod client;
 pub mod present;
 pub mod ssh;
+pub mod tls;
 pub mod tui;
 pub mod ws;

@@ -1,6 +1,6 @@
 //! Where a console or command reaches a runtime: its unix socket, or its
-//! HTTP listener's WebSocket (`ws://HOST:PORT`, bearer token) for remote
-//! attach. A WebSocket connection is carried over a socket pair into the
+//! HTTP listener's WebSocket (`ws://HOST:PORT`, or `wss://` with a pinned
+//! certificate; a bearer token) for remote attach. A WebSocket connection is carried over a socket pair into the
 //! same `SocketClient`, so requests, subscriptions, reconnects and
 //! resume-from-cursor behave exactly as over the socket; so is an ssh
 //! link (`ssh`). Every connection first checks the runtime's protocol
@@ -67,10 +67,13 @@ impl Heard {
 #[derive(Clone, PartialEq, Eq)]
 pub enum Endpoint {
     Unix(PathBuf),
-    /// `url` is `ws://HOST:PORT/ws`; `token` the bearer token.
+    /// `url` is `ws://HOST:PORT/ws` or `wss://…`; `token` the bearer
+    /// token; `pin` the certificate fingerprint a `wss://` runtime must
+    /// present.
     WebSocket {
         url: String,
         token: String,
+        pin: Option<[u8; 32]>,
     },
     /// `ssh://[user@]host[:port][/home]`: the operator's ssh runs `holon
     /// attach --stdio` there.
@@ -85,21 +88,44 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// `ws://host:port` (the `/ws` path added when absent), else a path.
-    pub fn websocket(target: &str, token: String) -> Result<Endpoint, String> {
+    /// `ws://host:port` or `wss://host:port` (the `/ws` path added when
+    /// absent). A `wss://` runtime is trusted by its certificate's pinned
+    /// fingerprint, which it needs; a `ws://` one has none to pin.
+    pub fn websocket(
+        target: &str,
+        token: String,
+        fingerprint: Option<&str>,
+    ) -> Result<Endpoint, String> {
         let t = target.trim().trim_end_matches('/');
-        let rest = t
-            .strip_prefix("ws://")
-            .ok_or_else(|| format!("`{target}` is not a ws:// address (wss is not served; use an ssh tunnel or a tailnet)"))?;
-        if rest.is_empty() || rest.contains(char::is_whitespace) {
+        let (rest, tls) = match (t.strip_prefix("ws://"), t.strip_prefix("wss://")) {
+            (Some(rest), _) => (rest, false),
+            (_, Some(rest)) => (rest, true),
+            _ => return Err(format!("`{target}` is not a ws:// or wss:// address")),
+        };
+        if rest.is_empty() || rest.starts_with('/') || rest.contains(char::is_whitespace) {
             return Err(format!("`{target}` names no host"));
         }
+        let pin = match (tls, fingerprint) {
+            (true, Some(f)) => Some(super::tls::parse_fingerprint(f)?),
+            (true, None) => {
+                return Err(format!(
+                    "`{target}` needs --fingerprint SHA256:… to know the runtime's certificate \
+                     (`holon remote-info` on that machine prints it)"
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(format!(
+                    "`{target}` is plaintext: there is no certificate to pin (use wss://)"
+                ))
+            }
+            (false, None) => None,
+        };
         let url = if rest.contains('/') {
             t.to_owned()
         } else {
             format!("{t}/ws")
         };
-        Ok(Endpoint::WebSocket { url, token })
+        Ok(Endpoint::WebSocket { url, token, pin })
     }
 
     pub fn describe(&self) -> String {
@@ -130,7 +156,7 @@ impl Endpoint {
     async fn connect_as(&self, interactive: bool) -> std::io::Result<SocketClient> {
         let client = match self {
             Endpoint::Unix(p) => SocketClient::connect(p).await?,
-            Endpoint::WebSocket { url, token } => connect_ws(url, token).await?,
+            Endpoint::WebSocket { url, token, pin } => connect_ws(url, token, *pin).await?,
             Endpoint::Ssh(t) => super::ssh::connect(t, interactive).await?,
         };
         same_revision(&client)
@@ -190,8 +216,11 @@ fn io_error(message: String) -> std::io::Error {
     std::io::Error::other(message)
 }
 
-async fn connect_ws(url: &str, token: &str) -> std::io::Result<SocketClient> {
-    use tokio_tungstenite::tungstenite::Error as WsError;
+async fn connect_ws(
+    url: &str,
+    token: &str,
+    pin: Option<[u8; 32]>,
+) -> std::io::Result<SocketClient> {
     let mut request = url
         .into_client_request()
         .map_err(|e| io_error(format!("{url}: {e}")))?;
@@ -199,21 +228,54 @@ async fn connect_ws(url: &str, token: &str) -> std::io::Result<SocketClient> {
         .parse()
         .map_err(|_| io_error("the token is not a valid header value".into()))?;
     request.headers_mut().insert("authorization", bearer);
-    let connecting = tokio_tungstenite::connect_async(request);
-    let (ws, _) = match tokio::time::timeout(std::time::Duration::from_secs(10), connecting).await {
-        Err(_) => return Err(io_error(format!("{url} did not answer within 10 s"))),
-        Ok(Err(WsError::Http(r))) if r.status().as_u16() == 401 => {
-            return Err(io_error(format!(
-                "{url} refused the token (401): check --token-file"
-            )))
-        }
-        Ok(Err(WsError::Io(e))) => return Err(e),
-        Ok(Err(e)) => return Err(io_error(format!("{url}: {e}"))),
-        Ok(Ok(c)) => c,
-    };
+    let within = std::time::Duration::from_secs(10);
+    let late = || io_error(format!("{url} did not answer within 10 s"));
     let (ours, theirs) = UnixStream::pair()?;
-    tokio::spawn(pump(ws, ours));
+    match pin {
+        None => {
+            let connecting = tokio_tungstenite::connect_async(request);
+            let (ws, _) = tokio::time::timeout(within, connecting)
+                .await
+                .map_err(|_| late())?
+                .map_err(|e| ws_error(url, e))?;
+            tokio::spawn(pump(ws, ours));
+        }
+        Some(pin) => {
+            let uri = request.uri().clone();
+            let host = uri
+                .host()
+                .unwrap_or_default()
+                .trim_matches(['[', ']'])
+                .to_owned();
+            let port = uri.port_u16().unwrap_or(443);
+            let connecting = async {
+                let tls = super::tls::connect(url, &host, port, pin).await?;
+                tokio_tungstenite::client_async(request, tls)
+                    .await
+                    .map_err(|e| ws_error(url, e))
+            };
+            let (ws, _) = tokio::time::timeout(within, connecting)
+                .await
+                .map_err(|_| late())??;
+            tokio::spawn(pump(ws, ours));
+        }
+    }
     SocketClient::over(theirs, PathBuf::from(url))
+}
+
+/// A WebSocket handshake's failure in the operator's terms.
+fn ws_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> std::io::Error {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    match e {
+        WsError::Http(r) if r.status().as_u16() == 401 => {
+            io_error(format!("{url} refused the token (401): check --token-file"))
+        }
+        WsError::Io(e) => e,
+        WsError::Protocol(_) | WsError::HttpFormat(_) if url.starts_with("ws://") => io_error(
+            format!("{url}: {e} (a listener serving TLS is reached as wss://, with --fingerprint)"),
+        ),
+        e => io_error(format!("{url}: {e}")),
+    }
 }
 
 /// What one WebSocket library's message type means to a line bridge.
@@ -354,11 +416,19 @@ mod tests {
 
     #[test]
     fn websocket_targets_gain_the_ws_path_and_hide_the_token() {
-        let e = Endpoint::websocket("ws://10.0.0.2:7464", "secret-token".into());
+        let e = Endpoint::websocket("ws://10.0.0.2:7464", "secret-token".into(), None);
         let e = e.unwrap();
         assert_eq!(e.describe(), "ws://10.0.0.2:7464/ws");
         assert!(!format!("{e:?}").contains("secret"));
-        assert!(Endpoint::websocket("http://x:1", String::new()).is_err());
-        assert!(Endpoint::websocket("ws://", String::new()).is_err());
+        assert!(Endpoint::websocket("http://x:1", String::new(), None).is_err());
+        assert!(Endpoint::websocket("ws://", String::new(), None).is_err());
+        // wss:// is trusted by a pinned certificate, which ws:// has not.
+        let pin = super::super::tls::fingerprint(b"cert");
+        let e = Endpoint::websocket("wss://box:7464", String::new(), Some(&pin)).unwrap();
+        assert_eq!(e.describe(), "wss://box:7464/ws");
+        let unpinned = Endpoint::websocket("wss://box:7464", String::new(), None);
+        assert!(unpinned.err().unwrap_or_default().contains("--fingerprint"));
+        assert!(Endpoint::websocket("ws://box:1", String::new(), Some(&pin)).is_err());
+        assert!(Endpoint::websocket("wss://box:1", String::new(), Some("SHA256:zz")).is_err());
     }
 }

@@ -30,6 +30,7 @@ mod provider_transports;
 mod pty;
 mod remote_attach;
 mod remote_ssh;
+mod remote_tls;
 mod retention;
 mod retention_cli;
 mod retention_edges;

@@ -57,7 +57,7 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
     rt.block_on(async {
         let url = format!("ws://{listen}");
         for bad in ["", "wrong-token-0123456789"] {
-            let e = Endpoint::websocket(&url, bad.to_owned()).unwrap();
+            let e = Endpoint::websocket(&url, bad.to_owned(), None).unwrap();
             let refused = e
                 .connect()
                 .await
@@ -66,7 +66,7 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
                 .unwrap_or_default();
             assert!(refused.contains("401"), "{bad:?}: {refused}");
         }
-        let e = Endpoint::websocket(&url, token(&home)).unwrap();
+        let e = Endpoint::websocket(&url, token(&home), None).unwrap();
         let client = ok(e.connect().await);
         let status: holon::protocol::RuntimeStatus =
             ok(holon::protocol::call_typed(&client, Request::RuntimeStatus).await);
@@ -197,13 +197,18 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
     let out = run(&["daemon", "restart"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(status(&home)["running"], true);
-    // Another host's reach needs the explicit choice, and is warned about.
+    // Another host's reach needs the explicit choice, and is served over
+    // TLS (see remote_tls for plaintext).
     let lan = format!("0.0.0.0:{}", free_port());
     let out = run(&["daemon", "restart", "--access", "lan", "--listen", &lan]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("plaintext"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("plaintext"), "{}", stderr(&out));
     let s = status(&home);
     assert_eq!(s["status"]["http"]["access"], "lan", "{s}");
+    let pinned = s["status"]["http"]["tls_fingerprint"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(pinned.starts_with("SHA256:"), "{s}");
     assert_eq!(s["status"]["http"]["state"], "listening", "{s}");
     assert_eq!(s["config_fingerprint_match"], true, "started with lan: {s}");
     // A taken address: the runtime still runs on its socket and says why.

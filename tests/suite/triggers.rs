@@ -46,6 +46,7 @@ async fn served_limited(script: Vec<Scripted>, limits: ServerLimits) -> Served {
         advertise: None,
         token: token.clone(),
         rate: Default::default(),
+        tls: None,
     };
     let started = holon::app::http::start(&r.host, client, options, stop_rx, limits).await;
     assert!(started.is_some(), "{:?}", r.host.ingress());
