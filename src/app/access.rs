@@ -254,6 +254,16 @@ fn tls_for(ctx: &Context, listen: &str) -> anyhow::Result<Option<super::tls::Ser
 /// hosts in plaintext (allowed by `[server] allow_plaintext`).
 pub fn exposure_warning(options: &HttpOptions) -> Option<String> {
     let addr: SocketAddr = options.listen.as_deref()?.parse().ok()?;
+    let advertised_plain = options
+        .advertise
+        .as_deref()
+        .is_some_and(|a| a.starts_with("http://"));
+    if options.tls.is_some() && advertised_plain {
+        return Some(format!(
+            "--advertise says http://, but the listener on {addr} serves TLS: trigger URLs given \
+             out will not reach it unless a proxy in front speaks plain HTTP"
+        ));
+    }
     (!addr.ip().is_loopback() && options.tls.is_none()).then(|| {
         format!(
             "the HTTP listener on {addr} ({} access) is reachable from other hosts and is \
@@ -286,6 +296,20 @@ pub(super) fn attach_endpoint(
             socket.unwrap_or_else(|| ctx.paths.socket_path()),
         ));
     };
+    if !target.contains("://") {
+        if token_file.is_some() || fingerprint.is_some() {
+            anyhow::bail!(
+                "a remote named in config.toml carries its own token file and fingerprint"
+            );
+        }
+        let Some(remote) = ctx.config.remotes.get(target.trim()) else {
+            anyhow::bail!(
+                "`{target}` is neither an address (ssh://, wss://, ws://) nor a configured remote \
+                 (`holon remotes list`)"
+            );
+        };
+        return remote.endpoint();
+    }
     if target.trim_start().starts_with("ssh://") {
         if token_file.is_some() || fingerprint.is_some() {
             anyhow::bail!(
@@ -295,6 +319,14 @@ pub(super) fn attach_endpoint(
         }
         let target = crate::ui::ssh::SshTarget::parse(&target).map_err(anyhow::Error::msg)?;
         return Ok(Endpoint::Ssh(target));
+    }
+    // This home's own token goes only to this machine: another machine's
+    // runtime is given the copy of its token named here.
+    if token_file.is_none() && !loopback_target(&target) {
+        anyhow::bail!(
+            "`{target}` is another machine: pass --token-file with a copy of its run/remote-token \
+             (this home's own token is never sent elsewhere)"
+        );
     }
     let file = token_file.unwrap_or_else(|| default_token_file(&ctx.paths.run_dir));
     if !file.exists() {
@@ -307,8 +339,32 @@ pub(super) fn attach_endpoint(
     Endpoint::websocket(&target, token, fingerprint.as_deref()).map_err(anyhow::Error::msg)
 }
 
+/// Whether a `ws://` or `wss://` target names this machine.
+fn loopback_target(target: &str) -> bool {
+    let rest = target.trim().split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_this_machines_targets_get_this_homes_token() {
+        assert!(super::loopback_target("ws://127.0.0.1:7464"));
+        assert!(super::loopback_target("wss://[::1]:7464/ws"));
+        assert!(super::loopback_target("ws://localhost:1"));
+        assert!(!super::loopback_target("ws://10.0.0.2:7464"));
+        assert!(!super::loopback_target("wss://box.tail.ts.net:7464"));
+        assert!(!super::loopback_target("ws://127.0.0.1.evil.com:1"));
+    }
+
     use super::*;
 
     #[test]

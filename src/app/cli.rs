@@ -46,6 +46,11 @@ pub enum Command {
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// One line per runtime: this machine's and every `[remotes.NAME]`
+        /// (reachable, agents, how many need you, today's spend), asked
+        /// at once, an unreachable one said as such within 5 s.
+        #[arg(long)]
+        all: bool,
     },
     /// The model catalog: windows, output limits, prices, reasoning, and
     /// whether each route's credential is set.
@@ -94,6 +99,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Other machines' runtimes this console reaches by name
+    /// (`[remotes.NAME]` in config.toml): `holon attach NAME`, the
+    /// console's runtime switcher, `holon status --all`.
+    #[command(subcommand)]
+    Remotes(RemotesCommand),
     /// Print an agent's transcript, oldest first: what the model was
     /// given, what it said and called, each tool's result, and failed
     /// turns with their provider attempts. Works without a runtime.
@@ -191,11 +201,12 @@ pub enum Command {
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
     Attach {
-        /// A runtime on another machine: `ssh://[USER@]HOST[:PORT][/HOME]`
-        /// (the operator's own ssh starts `holon attach --stdio` there), or
-        /// a listener, `wss://HOST:PORT` with `--fingerprint` (`ws://` on
-        /// loopback or a tailnet); default: this home's control socket.
-        #[arg(value_name = "ssh://HOST | wss://HOST:PORT")]
+        /// A runtime on another machine: a `[remotes.NAME]` by its name,
+        /// `ssh://[USER@]HOST[:PORT][/HOME]` (the operator's own ssh starts
+        /// `holon attach --stdio` there), or a listener, `wss://HOST:PORT`
+        /// with `--fingerprint` (`ws://` on loopback or a tailnet);
+        /// default: this home's control socket.
+        #[arg(value_name = "NAME | ssh://HOST | wss://HOST:PORT")]
         target: Option<String>,
         /// The bearer token file for a ws:// or wss:// target (default:
         /// this home's run/remote-token).
@@ -360,6 +371,36 @@ pub enum ApprovalsCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RemotesCommand {
+    /// The configured remotes (no connection is made: `holon status --all`
+    /// asks each).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a remote to config.toml (its comments and layout kept).
+    Add {
+        /// Its name: lower-case letters, digits, - and _.
+        name: String,
+        /// `ssh://[USER@]HOST[:PORT][/HOME]`, or `wss://HOST:PORT` with
+        /// --fingerprint and --token-file.
+        url: String,
+        /// The certificate a wss:// remote presents (`holon remote-info`
+        /// there prints it).
+        #[arg(long, value_name = "SHA256:HEX")]
+        fingerprint: Option<String>,
+        /// A copy of that runtime's token (0600), for ws:// and wss://.
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// Change a remote of that name instead of refusing.
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Remove a remote from config.toml.
+    Remove { name: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -52,6 +52,9 @@ struct ConfigFile {
     /// Operator hooks (`[[hooks.EVENT]]`, `[hooks] on_error`).
     #[serde(default)]
     hooks: crate::runtime::hooks::config::HooksSection,
+    /// Other machines' runtimes, by name (`[remotes.NAME]`).
+    #[serde(default)]
+    remotes: BTreeMap<String, super::remotes::RemoteSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -252,6 +255,9 @@ pub struct Config {
     /// TLS on the HTTP listener (`[server] tls`, `tls_cert`, `tls_key`,
     /// `allow_plaintext`).
     pub server_tls: super::access::TlsSetting,
+    /// Other machines' runtimes the console and `holon status --all`
+    /// reach (`[remotes.NAME]`).
+    pub remotes: BTreeMap<String, super::remotes::Remote>,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: crate::model::approval::ApprovalPolicy,
     /// Refuse model commands when the kernel cannot sandbox them
@@ -721,6 +727,7 @@ impl Config {
         }
         let trigger_rate = super::access::RateLimit { burst, per_sec };
         let server_tls = super::config_checks::tls_setting(path, &file.server, &at_key)?;
+        let remotes = super::remotes::check(path, &file.remotes, &at_key)?;
         let policy = policy_setting(&file.policy, &at_key)?;
         let reviewer = super::config_checks::reviewer_setting(path, &file.policy, &at_key)?;
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
@@ -782,6 +789,7 @@ impl Config {
             server_listen,
             trigger_rate,
             server_tls,
+            remotes,
             policy,
             sandbox_required: file.policy.sandbox_required.unwrap_or(false),
             store_lock_wait: std::time::Duration::from_secs(

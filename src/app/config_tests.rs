@@ -458,7 +458,10 @@ fn configuration_md_shows_every_key_and_only_real_ones() {
     let mut missing = Vec::new();
     for section in &sections {
         // A map of named entries (`[providers.NAME]`): the keys of one.
-        let named = matches!(section.as_str(), "providers" | "pricing" | "mcp_servers");
+        let named = matches!(
+            section.as_str(),
+            "providers" | "pricing" | "mcp_servers" | "remotes"
+        );
         let (probe, entries): (String, Vec<&toml::Table>) = match named {
             true => (
                 format!("[{section}.x]\n__probe__ = 1\n"),

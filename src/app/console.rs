@@ -580,7 +580,11 @@ impl<B: Backend> ConsoleLoop<B> {
                     let _ = tx.send(Msg::Connection(Connection::Streaming)).await;
                     follow_agent(c, viewed, next, tx).await
                 }
-                Err(_) => next,
+                Err(e) => {
+                    let reason = endpoint.unreachable(&e);
+                    let _ = tx.send(Msg::ReconnectFailed(reason)).await;
+                    next
+                }
             }
         });
         let reconnecting = Connection::Reconnecting {

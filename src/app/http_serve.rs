@@ -224,14 +224,22 @@ pub(super) async fn serve(
         let stop = shutdown.clone();
         let waiting = Arc::clone(&waiting);
         let tls = tls.clone();
+        let accepted_at = tokio::time::Instant::now();
         tokio::spawn(async move {
-            // TLS first, within the time a client has for its headers.
+            // TLS first, within the time a client has for its headers, and
+            // giving way like any connection that has not sent a request.
             let io: Box<dyn Io> = match tls {
                 None => Box::new(stream),
                 Some(acceptor) => {
-                    match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => Box::new(tls),
-                        _ => {
+                    let deadline = accepted_at + header_timeout;
+                    let shaken = tokio::select! {
+                        s = tokio::time::timeout_at(deadline, acceptor.accept(stream)) => s.ok().and_then(Result::ok),
+                        () = conn.evict.notified() => None,
+                        _ = stopped(stop.clone()) => None,
+                    };
+                    match shaken {
+                        Some(tls) => Box::new(tls),
+                        None => {
                             Waiting::leave(&waiting, &conn);
                             drop(slot);
                             return;
@@ -248,7 +256,7 @@ pub(super) async fn serve(
             // Counted from the accept, not from the first byte: a client
             // that connects and says nothing is closed as one that stalls.
             let silent = async {
-                tokio::time::sleep(header_timeout).await;
+                tokio::time::sleep_until(accepted_at + header_timeout).await;
                 if conn.place.load(Ordering::SeqCst) == first_place
                     && conn.state.load(Ordering::SeqCst) == WAITING
                 {

@@ -110,6 +110,7 @@ mod prompt_history;
 mod proposal_cmd;
 pub mod providers;
 mod remote_cmd;
+pub mod remotes;
 pub mod run;
 mod store_cmd;
 pub mod stress;
@@ -248,6 +249,7 @@ fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Transcript { .. }) => "transcript",
         Some(Command::Doctor { .. }) => "doctor",
         Some(Command::RemoteInfo { .. }) => "remote-info",
+        Some(Command::Remotes(_)) => "remotes",
         Some(Command::Login { .. }) => "login",
         Some(Command::Logout { .. }) => "logout",
         Some(Command::Tail { .. }) => "tail",
@@ -454,7 +456,8 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                     commands::overview(&ctx).await
                 }
             }
-            Some(Command::Status { json }) => commands::status(&ctx, json).await,
+            Some(Command::Status { json, all: true }) => remote_cmd::status_all(&ctx, json).await,
+            Some(Command::Status { json, .. }) => commands::status(&ctx, json).await,
             Some(Command::Models { json }) => usage_cmd::models(&ctx, json).await,
             Some(Command::Usage { agent, since, json }) => {
                 usage_cmd::usage(&ctx, agent, since, json).await
@@ -467,6 +470,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
             Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
             Some(Command::Doctor { json }) => doctor::doctor(&ctx, json).await,
             Some(Command::RemoteInfo { json }) => remote_cmd::remote_info(&ctx, json).await,
+            Some(Command::Remotes(what)) => remote_cmd::remotes(&ctx, what),
             Some(Command::Login { provider }) => login::login(&ctx, &provider).await,
             Some(Command::Logout { provider }) => login::logout(&ctx, &provider),
             Some(Command::Run(args)) => run::run(&ctx, args).await,
@@ -554,7 +558,10 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 if stdio {
                     let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
                     crate::ui::ssh::serve_stdio(&socket).await?;
-                    return Ok(ExitCode::SUCCESS);
+                    // Leave now: the read of stdin blocks a thread nothing
+                    // can cancel, and the far console must see the link end
+                    // (to reconnect) as soon as the runtime's socket does.
+                    std::process::exit(0);
                 }
                 let endpoint =
                     access::attach_endpoint(&ctx, target, token_file, socket, fingerprint)?;

@@ -43,9 +43,7 @@ pub async fn remote_info(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> 
     let info = RemoteInfo {
         url,
         fingerprint: http.tls_fingerprint.clone(),
-        token_file: super::access::default_token_file(&ctx.paths.run_dir)
-            .display()
-            .to_string(),
+        token_file: token_file(ctx).display().to_string(),
         listener: http.describe(),
         ssh: format!("ssh://{user}{host}{home}"),
     };
@@ -70,6 +68,16 @@ pub async fn remote_info(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
+/// The token file the running daemon was started with (`--token-file`),
+/// else this home's own.
+fn token_file(ctx: &Context) -> std::path::PathBuf {
+    let recorded = std::fs::read_to_string(super::daemon::pid_path(ctx))
+        .ok()
+        .and_then(|t| serde_json::from_str::<super::daemon::PidFile>(&t).ok())
+        .and_then(|p| p.access.token_file);
+    recorded.unwrap_or_else(|| super::access::default_token_file(&ctx.paths.run_dir))
+}
+
 /// The URL a console on another machine uses for `addr`: this machine's
 /// name in place of an address that means "every interface".
 fn ws_url(addr: &str, tls: bool) -> String {
@@ -81,4 +89,173 @@ fn ws_url(addr: &str, tls: bool) -> String {
         }
         _ => format!("{scheme}://{addr}"),
     }
+}
+
+/// `holon remotes list | add | remove`.
+pub fn remotes(ctx: &Context, what: super::cli::RemotesCommand) -> anyhow::Result<ExitCode> {
+    use super::cli::RemotesCommand;
+    use super::remotes::{with_remote, without_remote, RemoteSection};
+    let path = &ctx.config.file;
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let (changed, said) = match what {
+        RemotesCommand::List { json } => {
+            let remotes: Vec<_> = ctx.config.remotes.values().collect();
+            if json {
+                say!("{}", serde_json::to_string_pretty(&remotes)?);
+            } else if remotes.is_empty() {
+                say!("no remotes; add one with `holon remotes add NAME ssh://HOST`");
+            }
+            for r in remotes.iter().filter(|_| !json) {
+                say!("{:<12} {}", r.name, r.url);
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        RemotesCommand::Add {
+            name,
+            url,
+            fingerprint,
+            token_file,
+            replace,
+        } => {
+            // Kept as an absolute path: the config file may move.
+            let token_file = match token_file {
+                Some(f) => Some(std::path::absolute(&f)?),
+                None => None,
+            };
+            let section = RemoteSection {
+                url,
+                fingerprint,
+                token_file,
+            };
+            let dir = path.parent().unwrap_or(std::path::Path::new("."));
+            let remote = super::remotes::Remote::checked(&name, &section, dir)
+                .map_err(|(key, m)| anyhow::anyhow!("{key}: {m}"))?;
+            if remote.token_file.is_some() {
+                // A token file that cannot be used is said now, not at attach.
+                remote.endpoint()?;
+            }
+            let text = with_remote(&text, &name, &section, replace).map_err(anyhow::Error::msg)?;
+            (text, format!("added remote {name}: `holon attach {name}`"))
+        }
+        RemotesCommand::Remove { name } => {
+            let text = without_remote(&text, &name).map_err(anyhow::Error::msg)?;
+            (text, format!("removed remote {name}"))
+        }
+    };
+    // The edited file must load as it did, with the change: never write a
+    // config the runtime would refuse.
+    super::config::Config::from_parts(path, Some(&changed), &super::config::Env::capture())
+        .map_err(|e| anyhow::anyhow!("the edit would leave config.toml invalid: {e}"))?;
+    write_beside(path, &changed)?;
+    say!("{said}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Replace `path` with `text` by a rename, keeping its permissions.
+fn write_beside(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o777)
+        .unwrap_or(0o600);
+    let aside = path.with_extension(format!("toml.new-{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&aside)?;
+    let written = std::io::Write::write_all(&mut f, text.as_bytes()).and_then(|()| f.sync_all());
+    if let Err(e) = written.and_then(|()| std::fs::rename(&aside, path)) {
+        let _ = std::fs::remove_file(&aside);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// How long `status --all` waits for one runtime.
+const GLANCE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One runtime at a glance, for `status --all --json`.
+#[derive(serde::Serialize)]
+struct Glanced {
+    name: String,
+    at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seen: Option<crate::ui::present::runtimes::Seen>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// `holon status --all`: this machine's runtime and every remote, asked
+/// together; one that does not answer within 5 s is said as unreachable.
+pub async fn status_all(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
+    use crate::ui::present::runtimes::line;
+    use crate::ui::ws::Endpoint;
+    let mut asked = Vec::new();
+    let local = Endpoint::Unix(ctx.paths.socket_path());
+    asked.push((super::remotes::LOCAL.to_owned(), Ok(local)));
+    for (name, remote) in &ctx.config.remotes {
+        asked.push((name.clone(), remote.endpoint().map_err(|e| e.to_string())));
+    }
+    let tasks: Vec<_> = asked
+        .into_iter()
+        .map(|(name, endpoint)| {
+            tokio::spawn(async move {
+                let at = match &endpoint {
+                    Ok(e) => e.describe(),
+                    Err(_) => String::new(),
+                };
+                let seen = match endpoint {
+                    Err(e) => Err(e),
+                    Ok(e) => tokio::time::timeout(GLANCE_WITHIN, glance(e))
+                        .await
+                        .unwrap_or_else(|_| Err("no answer within 5 s".into())),
+                };
+                (name, at, seen)
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.push(task.await?);
+    }
+    if json {
+        let rows: Vec<Glanced> = all
+            .into_iter()
+            .map(|(name, at, seen)| Glanced {
+                name,
+                at,
+                error: seen.as_ref().err().cloned(),
+                seen: seen.ok(),
+            })
+            .collect();
+        say!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        for (name, at, seen) in &all {
+            say!("{}", line(name, at, seen));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ask one runtime its status (never at the terminal: ssh in batch mode).
+async fn glance(
+    endpoint: crate::ui::ws::Endpoint,
+) -> Result<crate::ui::present::runtimes::Seen, String> {
+    let client = endpoint.reconnect().await.map_err(|e| match &endpoint {
+        crate::ui::ws::Endpoint::Unix(_) if e.kind() != std::io::ErrorKind::InvalidData => {
+            "not running".to_owned()
+        }
+        _ => e.to_string(),
+    })?;
+    let status: RuntimeStatus = call_typed(&client, Request::RuntimeStatus)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(crate::ui::present::runtimes::Seen::of(&status))
 }

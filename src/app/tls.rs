@@ -5,7 +5,7 @@
 //! fingerprint is what `holon remote-info` prints and a `wss://` console
 //! pins (`ui::tls`).
 
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -80,58 +80,75 @@ fn private_to_owner(key: &Path) -> anyhow::Result<()> {
 
 /// This home's certificate and key, made on first use: valid for
 /// localhost, the loopback addresses, this machine's name and the address
-/// listened on. Written aside and linked into place, so a racing start
-/// never sees half a key and never replaces the other's.
+/// listened on. The pair is written into a fresh directory beside
+/// `tls/` and renamed into place whole, so a racing start either wins or
+/// uses the winner's pair: never half a pair, never a key of one and the
+/// certificate of the other.
 fn made(data_dir: &Path, listen: &str) -> anyhow::Result<(PathBuf, PathBuf)> {
     let dir = data_dir.join("tls");
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    if key.exists() && cert.exists() {
-        return Ok((cert, key));
-    }
-    std::fs::create_dir_all(&dir)?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-    let mut names = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    names.extend(host_name());
-    if let Ok(addr) = listen.parse::<std::net::SocketAddr>() {
-        if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
-            names.push(addr.ip().to_string());
+    if std::fs::symlink_metadata(&dir).is_err() {
+        let mut names = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+        ];
+        names.extend(host_name());
+        if let Ok(addr) = listen.parse::<std::net::SocketAddr>() {
+            if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
+                names.push(addr.ip().to_string());
+            }
+        }
+        let pair = rcgen::generate_simple_self_signed(names)?;
+        std::fs::create_dir_all(data_dir)?;
+        let aside = data_dir.join(format!("tls.new-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&aside);
+        std::fs::DirBuilder::new().mode(0o700).create(&aside)?;
+        let written = write_new(
+            &aside.join("key.pem"),
+            &pair.signing_key.serialize_pem(),
+            0o600,
+        )
+        .and_then(|()| write_new(&aside.join("cert.pem"), &pair.cert.pem(), 0o644))
+        .and_then(|()| std::fs::rename(&aside, &dir));
+        if written.is_err() {
+            let _ = std::fs::remove_dir_all(&aside);
+        }
+        // Another start may have put its pair in place first: use it.
+        if let Err(e) = written {
+            if std::fs::symlink_metadata(&dir).is_err() {
+                return Err(anyhow::anyhow!(
+                    "cannot keep the listener's certificate: {e}"
+                ));
+            }
         }
     }
-    let made = rcgen::generate_simple_self_signed(names)?;
-    let pid = std::process::id();
-    let write = |path: &Path, text: &str, mode: u32| -> anyhow::Result<()> {
-        let aside = path.with_extension(format!("new-{pid}"));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(mode)
-            .open(&aside)?;
-        std::io::Write::write_all(&mut f, text.as_bytes())?;
-        f.sync_all()?;
-        let linked = std::fs::hard_link(&aside, path);
-        let _ = std::fs::remove_file(&aside);
-        match linked {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e.into()),
-            _ => Ok(()),
-        }
-    };
-    // The key first: a certificate is never published without its key.
-    if !key.exists() {
-        write(&key, &made.signing_key.serialize_pem(), 0o600)?;
-        write(&cert, &made.cert.pem(), 0o644)?;
-    }
-    if !cert.exists() {
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() {
         anyhow::bail!(
-            "{} has a key but no certificate beside it: remove the key to make a new pair",
+            "{} is not a directory: remove it to make a new certificate",
+            dir.display()
+        );
+    }
+    if !cert.is_file() || !key.is_file() {
+        anyhow::bail!(
+            "{} lacks cert.pem or key.pem: remove the directory to make a new pair",
             dir.display()
         );
     }
     Ok((cert, key))
+}
+
+/// Write a new file (never through a link, never over one).
+fn write_new(path: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    std::io::Write::write_all(&mut f, text.as_bytes())?;
+    f.sync_all()
 }
 
 /// This machine's name, when it has one.

@@ -71,10 +71,11 @@ impl SocketClient {
         let subs: Subs = Arc::default();
         let (p, s) = (Arc::clone(&pending), Arc::clone(&subs));
         let reader = tokio::spawn(async move {
-            let mut lines = BufReader::new(read).lines();
+            let mut lines = BufReader::new(read);
+            let mut buf = Vec::new();
             let mut ending = closed();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let Ok(v) = serde_json::from_str::<IncomingLine<'_>>(&line) else {
+            while let Some(line) = next_line(&mut lines, &mut buf).await {
+                let Ok(v) = serde_json::from_slice::<IncomingLine<'_>>(line) else {
                     continue;
                 };
                 match v.classify() {
@@ -83,7 +84,15 @@ impl SocketClient {
                             let _ = tx.send(result);
                         }
                     }
-                    Incoming::Closing(e) => ending = e,
+                    // The server closing (a restart, giving way at its
+                    // limit) leaves what was asked unanswered: a transport
+                    // failure, which a prompt's re-send covers.
+                    Incoming::Closing(e) => {
+                        ending = ApiError {
+                            failure: crate::protocol::Failure::Transport,
+                            ..e
+                        }
+                    }
                     Incoming::Notification(n) => route(n, &s).await,
                     Incoming::Other => {}
                 }
@@ -118,6 +127,36 @@ impl SocketClient {
             return Err(closed());
         }
         rx.await.map_err(|_| closed())?
+    }
+}
+
+/// The longest line a runtime may send (an events page is the largest):
+/// a far side that floods without a newline ends the connection instead
+/// of filling memory.
+const MAX_INCOMING_LINE: u64 = 64 * 1024 * 1024;
+
+/// The next line (without its newline), or `None` at the end of the
+/// connection or past `MAX_INCOMING_LINE`.
+async fn next_line<'b, R>(reader: &mut R, buf: &'b mut Vec<u8>) -> Option<&'b [u8]>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    buf.clear();
+    let n = reader
+        .take(MAX_INCOMING_LINE + 1)
+        .read_until(b'\n', buf)
+        .await
+        .ok()?;
+    match buf.last() {
+        _ if n == 0 => None,
+        Some(b'\n') => Some(&buf[..buf.len() - 1]),
+        // The end came without a newline: the last line, whole.
+        _ if (n as u64) <= MAX_INCOMING_LINE => Some(&buf[..]),
+        _ => {
+            tracing::warn!("the runtime sent a line over {MAX_INCOMING_LINE} bytes; closing");
+            None
+        }
     }
 }
 

@@ -320,6 +320,7 @@ mod describe_waits;
 pub use describe_waits::review_words;
 pub mod latency;
 pub mod mcp;
+pub mod runtimes;
 pub mod transcript;
 pub mod trigger;
 pub mod usage;

@@ -62,9 +62,11 @@ impl SshTarget {
         }
         let home = match path {
             None | Some("/") => None,
-            Some(p) if p.chars().any(char::is_control) => {
+            // Only what no far shell (sh, bash, zsh, fish) reads as more
+            // than a path, even quoted.
+            Some(p) if !p.chars().all(path_char_ok) => {
                 return Err(format!(
-                    "`{address}`: the home path holds a control character"
+                    "`{address}`: the home path may hold only letters, digits, spaces and . _ - + @ ~ /"
                 ))
             }
             // `/~/x` is `~/x` on the far side, as git reads it.
@@ -123,9 +125,7 @@ impl SshTarget {
     /// the terminal (a passphrase, a new host key) — only before the
     /// console takes the screen; a reconnect runs in batch mode.
     pub fn command(&self, interactive: bool) -> Command {
-        let program = std::env::var_os("HOLON_SSH")
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "ssh".into());
+        let program = ssh_program();
         let openssh = std::path::Path::new(&program)
             .file_name()
             .is_some_and(|n| n == "ssh");
@@ -160,6 +160,13 @@ impl SshTarget {
     }
 }
 
+/// The program that plays ssh: `HOLON_SSH` when set, else `ssh`.
+fn ssh_program() -> std::ffi::OsString {
+    std::env::var_os("HOLON_SSH")
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "ssh".into())
+}
+
 /// `host`, `host:port`, `[v6]` or `[v6]:port`.
 fn split_port(hostport: &str) -> Result<(String, Option<u16>), String> {
     let parse_port = |p: &str| {
@@ -180,6 +187,10 @@ fn split_port(hostport: &str) -> Result<(String, Option<u16>), String> {
         Some((host, p)) => Ok((host.to_owned(), Some(parse_port(p)?))),
         None => Ok((hostport.to_owned(), None)),
     }
+}
+
+fn path_char_ok(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '@' | '~' | '/' | ' ')
 }
 
 /// A user or host ssh reads as such and nothing else.
@@ -222,8 +233,8 @@ impl Stderr {
 /// a runtime is explained from what ssh and the far side said.
 pub async fn connect(target: &SshTarget, interactive: bool) -> std::io::Result<SocketClient> {
     let mut child = target.command(interactive).spawn().map_err(|e| {
-        let program = std::env::var("HOLON_SSH").unwrap_or_else(|_| "ssh".into());
-        std::io::Error::other(format!("cannot run `{program}`: {e}"))
+        let program = ssh_program();
+        std::io::Error::other(format!("cannot run `{}`: {e}", program.to_string_lossy()))
     })?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -236,7 +247,7 @@ pub async fn connect(target: &SshTarget, interactive: bool) -> std::io::Result<S
     let (exit_tx, exit_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(pump(child, stdin, stdout, ours, exit_tx));
     let client = SocketClient::over(theirs, PathBuf::from(target.describe()))?;
-    match first_answer(&client).await {
+    match first_answer(&client, interactive).await {
         Ok(()) => Ok(client),
         Err(e) => {
             drop(client);
@@ -259,12 +270,18 @@ pub async fn connect(target: &SshTarget, interactive: bool) -> std::io::Result<S
 }
 
 /// The far side answers a status request (proving the bridge reached a
-/// runtime) within the time ssh takes to connect.
-async fn first_answer(client: &SocketClient) -> Result<(), String> {
+/// runtime) within the time ssh takes to connect. Interactive, ssh may be
+/// asking at the terminal (a passphrase, a new host key): it is given the
+/// time the operator takes (Ctrl+C ends it).
+async fn first_answer(client: &SocketClient, interactive: bool) -> Result<(), String> {
     use crate::protocol::{Request, RuntimeClient};
     let asked = client.call_raw(Request::RuntimeStatus);
-    match tokio::time::timeout(std::time::Duration::from_secs(30), asked).await {
-        Err(_) => Err("no answer within 30 s".into()),
+    let within = match interactive {
+        true => std::time::Duration::from_secs(24 * 3600),
+        false => std::time::Duration::from_secs(30),
+    };
+    match tokio::time::timeout(within, asked).await {
+        Err(_) => Err(format!("no answer within {} s", within.as_secs())),
         Ok(Err(e)) => Err(e.message),
         Ok(Ok(_)) => Ok(()),
     }
@@ -304,15 +321,28 @@ async fn pump(
         _ = down => {}
     }
     // Give ssh a moment to leave by itself (it says why on stderr), then
-    // end it.
-    let code = match tokio::time::timeout(std::time::Duration::from_millis(500), child.wait()).await
-    {
-        Ok(Ok(status)) => status.code(),
-        _ => {
-            let _ = child.start_kill();
-            child.wait().await.ok().and_then(|s| s.code())
+    // ask it to (SIGTERM lets it put the terminal back if it was asking),
+    // then end it.
+    let moment = std::time::Duration::from_millis(500);
+    let mut code = None;
+    for ask in [true, false] {
+        if let Ok(Ok(status)) = tokio::time::timeout(moment, child.wait()).await {
+            code = status.code();
+            break;
         }
-    };
+        match (ask, child.id().and_then(|p| i32::try_from(p).ok())) {
+            // SAFETY: our own child, not yet reaped (so its id is still ours).
+            (true, Some(pid)) => unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            },
+            _ => {
+                let _ = child.start_kill();
+            }
+        }
+    }
+    if code.is_none() {
+        code = child.wait().await.ok().and_then(|s| s.code());
+    }
     let _ = exit.send(code);
 }
 
@@ -320,6 +350,15 @@ async fn pump(
 /// with ssh's own last words.
 fn explain(target: &SshTarget, code: Option<i32>, stderr: &str, error: &str) -> String {
     let host = &target.host;
+    // What the far side said reaches the operator's terminal: none of its
+    // escape sequences do.
+    let stderr: String = stderr
+        .chars()
+        .map(|c| match c.is_control() && c != '\n' {
+            true => ' ',
+            false => c,
+        })
+        .collect();
     let last: Vec<&str> = stderr
         .lines()
         .map(str::trim)
@@ -419,12 +458,12 @@ mod tests {
         assert_eq!(t.home.as_deref(), Some("~/holon"));
         assert_eq!(t.describe(), "ssh://ana@build.lan:2222/~/holon");
         assert_eq!(t.remote_command(), "holon attach --stdio --home ~/'holon'");
-        let v6 = SshTarget::parse("ssh://[::1]:22/srv/it's here/").unwrap();
+        let v6 = SshTarget::parse("ssh://[::1]:22/srv/its here/").unwrap();
         assert_eq!(v6.host, "::1");
-        assert_eq!(v6.describe(), "ssh://[::1]:22/srv/it's here");
+        assert_eq!(v6.describe(), "ssh://[::1]:22/srv/its here");
         assert_eq!(
             v6.remote_command(),
-            r"holon attach --stdio --home '/srv/it'\''s here'"
+            "holon attach --stdio --home '/srv/its here'"
         );
         let bare = SshTarget::parse("ssh://box").unwrap();
         assert_eq!((bare.port, &bare.home, &bare.user), (None, &None, &None));
@@ -441,6 +480,9 @@ mod tests {
             "ssh://",
             "ssh://a b",
             "ssh://host/\nrm",
+            "ssh://host/x\\'; touch pwned; #",
+            "ssh://host/$(id)",
+            "ssh://host/a'b",
             "ssh://[::1",
             "http://host",
         ] {

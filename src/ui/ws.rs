@@ -189,8 +189,16 @@ async fn same_revision(client: &SocketClient) -> Result<(), String> {
         #[serde(default)]
         protocol: u32,
     }
-    let Ok(raw) = client.call_raw(Request::RuntimeStatus).await else {
-        return Ok(());
+    let asked = client.call_raw(Request::RuntimeStatus);
+    let raw = match tokio::time::timeout(Duration::from_secs(10), asked).await {
+        Err(_) => {
+            return Err(format!(
+                "{} accepted the connection but did not answer within 10 s",
+                client.path().display()
+            ))
+        }
+        Ok(Err(_)) => return Ok(()),
+        Ok(Ok(raw)) => raw,
     };
     let said: Said = serde_json::from_str(&raw).map_err(|e| {
         format!(

@@ -101,6 +101,12 @@ fn a_console_over_ssh_works_as_local_and_survives_a_cut_link() {
     });
     let screen = c.contents();
     assert_eq!(screen.matches("marker-s1").count(), 1, "{screen}");
+
+    // The far runtime restarts: its bridge ends with its socket, and the
+    // console finds the new one.
+    far.ok(&["daemon", "restart"]);
+    far.ok(&["send", "after the far restart marker-s4"]);
+    c.wait_for("marker-s4");
     c.type_text("/quit");
     c.enter();
     assert_eq!(c.wait_exit(), 0);
@@ -213,5 +219,106 @@ fn refusals_are_explained_and_a_hostile_address_runs_nothing() {
         stderr(&out).contains("takes no --token-file"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn remotes_are_kept_in_config_reached_by_name_and_glanced_together() {
+    let far = Home::new();
+    far.ok(&["--detach"]);
+    let _daemon = Daemon(&far);
+    let near = Home::new();
+    let ssh = fake_ssh(near.path());
+    let config = near.path().join("config/config.toml");
+    ok(std::fs::create_dir_all(near.path().join("config")));
+    ok(std::fs::write(
+        &config,
+        "# kept as written\n[console]\nmouse = false\n",
+    ));
+    let url = format!("ssh://build-box{}", far.path().display());
+    near.ok(&["remotes", "add", "build", &url]);
+    // A host that never answers: glanced as unreachable, not waited on.
+    near.ok(&["remotes", "add", "gone", "ssh://gone-box/x"]);
+    let written = ok(std::fs::read_to_string(&config));
+    assert!(
+        written.starts_with("# kept as written\n[console]\nmouse = false\n"),
+        "{written}"
+    );
+    let refused = near.run(&["remotes", "add", "build", "ssh://other"]);
+    assert!(
+        stderr(&refused).contains("--replace"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = near.run(&["remotes", "add", "gpu", "wss://gpu:7464"]);
+    assert!(
+        stderr(&refused).contains("--fingerprint"),
+        "{}",
+        stderr(&refused)
+    );
+    let listed = near.ok(&["remotes", "list"]);
+    assert!(
+        listed.contains("build") && listed.contains(&url),
+        "{listed}"
+    );
+
+    // `holon attach NAME` reaches it as its address would.
+    let out = ok(near
+        .cmd()
+        .env("HOLON_SSH", &ssh)
+        .args(["attach", "build", "--plain"])
+        .stdin(std::process::Stdio::null())
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Every runtime at a glance: the far one answers, this machine has
+    // none running, the silent one is said as unreachable.
+    let hang = near.path().join("hang-ssh");
+    ok(std::fs::write(
+        &hang,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *gone-box*) exec sleep 30 ;; esac\nexec '{}' \"$@\"\n",
+            ssh.display()
+        ),
+    ));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        ok(std::fs::set_permissions(
+            &hang,
+            std::fs::Permissions::from_mode(0o755),
+        ));
+    }
+    let started = std::time::Instant::now();
+    let out = ok(near
+        .cmd()
+        .env("HOLON_SSH", &hang)
+        .args(["status", "--all", "--json"])
+        .output());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    let rows: serde_json::Value = ok(serde_json::from_slice(&out.stdout));
+    let row = |name: &str| {
+        rows.as_array()
+            .and_then(|r| r.iter().find(|r| r["name"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(row("build")["seen"]["agents"], 1, "{rows}");
+    assert_eq!(row("local")["error"], "not running", "{rows}");
+    let gone = row("gone")["error"].as_str().unwrap_or_default().to_owned();
+    assert!(gone.contains("no answer within 5 s"), "{rows}");
+
+    near.ok(&["remotes", "remove", "build"]);
+    near.ok(&["remotes", "remove", "gone"]);
+    let refused = near.run(&["remotes", "remove", "build"]);
+    assert!(
+        stderr(&refused).contains("no remote named"),
+        "{}",
+        stderr(&refused)
+    );
+    let written = ok(std::fs::read_to_string(&config));
+    assert_eq!(
+        written.trim_end(),
+        "# kept as written\n[console]\nmouse = false"
     );
 }

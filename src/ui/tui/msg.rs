@@ -83,6 +83,9 @@ pub enum Msg {
         result: Box<Result<Response, ApiError>>,
     },
     Connection(Connection),
+    /// A reconnect failed, and why (the status line keeps counting down to
+    /// the next try).
+    ReconnectFailed(String),
     /// The terminal gained (`true`) or lost focus.
     Focus(bool),
     /// The files of a root, walked for the `@` picker.

@@ -125,6 +125,9 @@ pub enum History {
 pub struct State {
     pub agent_id: String,
     pub connection: Connection,
+    /// Why the last reconnect failed, once said in the conversation (said
+    /// again only when the reason changes).
+    pub said_unreachable: Option<String>,
     pub width: u16,
     pub height: u16,
     pub notify: NotifyWhen,
@@ -226,6 +229,7 @@ impl State {
         State {
             agent_id: init.agent_id,
             connection: init.connection,
+            said_unreachable: None,
             width: init.width,
             height: init.height,
             notify: init.notify,

@@ -10,7 +10,7 @@
 use crate::protocol::types::TaskRecord;
 
 use super::keys;
-use super::msg::{Effect, Msg, RequestId};
+use super::msg::{Connection, Effect, Msg, RequestId};
 use super::overlays::stack;
 use super::rows::Tone;
 use super::state::{History, Pending, State, HISTORY_EVENTS};
@@ -79,8 +79,21 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
         }
         Msg::Response { id, result } => on_response(state, id, *result, &mut fx),
         Msg::Connection(c) => {
+            if c == Connection::Streaming {
+                state.said_unreachable = None;
+            }
             state.connection = c;
             state.dirty = true;
+        }
+        // Why a reconnect failed is said where it can be read (a changed
+        // host key, another protocol revision), once for each reason.
+        Msg::ReconnectFailed(reason) => {
+            if state.said_unreachable.as_ref() != Some(&reason) {
+                let note = format!("could not reconnect: {reason}");
+                state.conversation.note(&note, Tone::Error);
+                state.said_unreachable = Some(reason);
+                state.dirty = true;
+            }
         }
         Msg::Focus(focused) => state.focused = focused,
         Msg::FileIndex(index) => {

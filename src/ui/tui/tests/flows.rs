@@ -970,6 +970,38 @@ fn the_status_line_shows_the_connection() {
     assert!(screen(&st).contains("● streaming"));
 }
 
+/// Why a reconnect failed is said once per reason, while the status line
+/// keeps counting down; said again after a connection came back.
+#[test]
+fn a_failed_reconnect_says_why_once_per_reason() {
+    let mut st = fresh();
+    let reconnecting = super::super::msg::Connection::Reconnecting { in_secs: 4 };
+    update(&mut st, Msg::Connection(reconnecting.clone()));
+    let key_changed = "ssh refused box: its host key is not the one known_hosts holds";
+    for _ in 0..3 {
+        update(&mut st, Msg::ReconnectFailed(key_changed.into()));
+    }
+    let s = screen(&st);
+    assert_eq!(
+        s.matches("could not reconnect: ssh refused box").count(),
+        1,
+        "{s}"
+    );
+    assert!(s.contains("reconnecting in 4s"), "{s}");
+    update(
+        &mut st,
+        Msg::Connection(super::super::msg::Connection::Streaming),
+    );
+    update(&mut st, Msg::Connection(reconnecting));
+    update(&mut st, Msg::ReconnectFailed(key_changed.into()));
+    let s = screen(&st);
+    assert_eq!(
+        s.matches("could not reconnect: ssh refused box").count(),
+        2,
+        "{s}"
+    );
+}
+
 #[test]
 fn resizing_rewraps_and_tiny_screens_get_a_hint() {
     let mut st = booted(&session(), StoredMode::Info, 80, 24);
