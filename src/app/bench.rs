@@ -140,6 +140,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if which == "older" {
         super::bench_older::run(&dir, args.ledger).await?;
     }
+    if which == "bridge" {
+        super::bench_bridge::run(&dir, args.ledger.min(100_000)).await?;
+    }
     if which == "attach" {
         super::bench_attach::run(&dir, args.turns).await?;
     }

@@ -87,7 +87,7 @@ fn turn(agent: &str, t: u64, ts: &str) -> Vec<NewEvent> {
 }
 
 /// Fill `agent`'s ledger with turns until it holds `target` events.
-async fn fill(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
+pub(super) async fn fill(store: &Store, agent: &str, target: u64) -> anyhow::Result<()> {
     let mut have = store.read()?.last_seq(agent)?;
     let ts = "2026-11-29T09:00:00.000Z";
     while have < target {

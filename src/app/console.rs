@@ -322,6 +322,12 @@ async fn run(
         None,
         tx.clone(),
     ));
+    let here = host.as_ref().map(|_| Arc::clone(&client));
+    let (runtimes, places, current) =
+        super::console_runtimes::Runtimes::new(ctx, here, socket.as_ref());
+    state.runtimes.places = places;
+    state.runtimes.current = current;
+    let (glance_now, glancer) = super::console_runtimes::glancer(Arc::clone(&runtimes), tx.clone());
     let mut console = ConsoleLoop {
         state,
         terminal,
@@ -331,6 +337,7 @@ async fn run(
         client,
         endpoint: socket,
         host,
+        runtimes: Some((runtimes, glance_now)),
         viewed: agent_id,
         tx,
         client_tx,
@@ -346,6 +353,7 @@ async fn run(
         .run(EventStream::new(), Some(EventStream::new), rx, client_rx)
         .await;
     console.follower.abort();
+    glancer.abort();
     let ConsoleLoop {
         state, terminal, ..
     } = console;
@@ -390,6 +398,9 @@ struct ConsoleLoop<B: Backend> {
     endpoint: Option<Endpoint>,
     /// The runtime this console embeds (embedded consoles only).
     host: Option<crate::runtime::host::RuntimeHost>,
+    /// The runtimes it can show and the glancer asking them (`None` in
+    /// tests without remotes).
+    runtimes: Option<(Arc<super::console_runtimes::Runtimes>, mpsc::Sender<()>)>,
     viewed: String,
     tx: mpsc::Sender<Msg>,
     /// A reconnect's new client, handed over as a message of its own.
@@ -460,6 +471,9 @@ impl<B: Backend> ConsoleLoop<B> {
             };
             match step {
                 Step::Msg(msg) => {
+                    if matches!(msg, Msg::RuntimeSwitched { .. }) {
+                        self.take_switched();
+                    }
                     let effects = update(&mut self.state, msg);
                     if let Some(exit) = self.perform(effects) {
                         return Ok(exit);
@@ -481,6 +495,25 @@ impl<B: Backend> ConsoleLoop<B> {
                 Step::Exit(exit) => return Ok(exit),
                 Step::Nothing => {}
             }
+        }
+    }
+
+    /// A switch connected: talk to the new runtime from now on (the view
+    /// follows it once `update` has reset it).
+    fn take_switched(&mut self) {
+        let Some((runtimes, _)) = &self.runtimes else {
+            return;
+        };
+        let taken = runtimes
+            .switched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((endpoint, client)) = taken {
+            self.endpoint = endpoint;
+            self.clients.send_replace(Arc::clone(&client));
+            self.client = client;
+            self.reconnect_attempt = 0;
         }
     }
 
@@ -683,11 +716,27 @@ impl<B: Backend> ConsoleLoop<B> {
                         host.hold_turns();
                     }
                 }
+                // An embedded console detaches its runtime, whichever
+                // runtime it shows; an attached one just closes.
                 Effect::Detach => {
-                    done = Some(match self.endpoint {
-                        Some(_) => Exit::Quit,
-                        None => Exit::Detach,
+                    done = Some(match self.host {
+                        Some(_) => Exit::Detach,
+                        None => Exit::Quit,
                     })
+                }
+                Effect::GlanceRuntimes => {
+                    if let Some((_, now)) = &self.runtimes {
+                        let _ = now.try_send(());
+                    }
+                }
+                Effect::SwitchRuntime { name } => {
+                    if let Some((runtimes, _)) = &self.runtimes {
+                        super::console_runtimes::switch(
+                            Arc::clone(runtimes),
+                            name,
+                            self.tx.clone(),
+                        );
+                    }
                 }
             }
         }

@@ -64,6 +64,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         client,
         endpoint: None,
         host: Some(host.clone()),
+        runtimes: None,
         viewed: "main".into(),
         tx,
         client_tx,

@@ -48,6 +48,8 @@ mod bench_attach;
 #[cfg(feature = "bench")]
 mod bench_backup;
 #[cfg(feature = "bench")]
+mod bench_bridge;
+#[cfg(feature = "bench")]
 mod bench_connections;
 #[cfg(feature = "bench")]
 mod bench_context;
@@ -90,6 +92,7 @@ mod config_checks;
 pub mod console;
 mod console_backend;
 mod console_editor;
+mod console_runtimes;
 mod console_terminal;
 pub mod control;
 pub mod daemon;

@@ -125,11 +125,15 @@ impl SshTarget {
     /// the terminal (a passphrase, a new host key) — only before the
     /// console takes the screen; a reconnect runs in batch mode.
     pub fn command(&self, interactive: bool) -> Command {
-        let program = ssh_program();
-        let openssh = std::path::Path::new(&program)
+        self.command_with(&ssh_program(), interactive)
+    }
+
+    /// `command`, run by `program` instead of `HOLON_SSH` or `ssh`.
+    pub fn command_with(&self, program: &std::ffi::OsStr, interactive: bool) -> Command {
+        let openssh = std::path::Path::new(program)
             .file_name()
             .is_some_and(|n| n == "ssh");
-        let mut cmd = Command::new(&program);
+        let mut cmd = Command::new(program);
         // No terminal on the far side: the bridge carries bytes, not keys.
         cmd.arg("-T");
         if openssh {
@@ -232,10 +236,21 @@ impl Stderr {
 /// killed when the client is dropped or the link ends. A failure to reach
 /// a runtime is explained from what ssh and the far side said.
 pub async fn connect(target: &SshTarget, interactive: bool) -> std::io::Result<SocketClient> {
-    let mut child = target.command(interactive).spawn().map_err(|e| {
-        let program = ssh_program();
-        std::io::Error::other(format!("cannot run `{}`: {e}", program.to_string_lossy()))
-    })?;
+    connect_via(target, &ssh_program(), interactive).await
+}
+
+/// `connect`, with `program` playing ssh (a benchmark's stand-in).
+pub async fn connect_via(
+    target: &SshTarget,
+    program: &std::ffi::OsStr,
+    interactive: bool,
+) -> std::io::Result<SocketClient> {
+    let mut child = target
+        .command_with(program, interactive)
+        .spawn()
+        .map_err(|e| {
+            std::io::Error::other(format!("cannot run `{}`: {e}", program.to_string_lossy()))
+        })?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {

@@ -322,3 +322,59 @@ fn remotes_are_kept_in_config_reached_by_name_and_glanced_together() {
         "# kept as written\n[console]\nmouse = false"
     );
 }
+
+#[test]
+fn one_console_lists_and_switches_between_runtimes() {
+    let far = Home::new();
+    far.ok(&["--detach"]);
+    let _far_daemon = Daemon(&far);
+    far.ok(&["send", "on the far machine marker-far"]);
+    let near = Home::new();
+    near.ok(&["--detach"]);
+    let _near_daemon = Daemon(&near);
+    near.ok(&["send", "on this machine marker-near"]);
+    let ssh = fake_ssh(near.path());
+    let url = format!("ssh://build-box{}", far.path().display());
+    near.ok(&["remotes", "add", "build", &url]);
+    let ssh_arg = ssh.display().to_string();
+    let mut c = Console::start(
+        near.path(),
+        &["attach"],
+        120,
+        40,
+        &[("HOLON_SSH", &ssh_arg)],
+    );
+    c.wait_until("attached", |s| s.contains("streaming"));
+    c.wait_for("marker-near");
+    c.type_text("/runtime");
+    c.enter();
+    c.wait_for("Runtimes (/runtime NAME switches)");
+    c.wait_until("build at a glance", |s| {
+        s.lines()
+            .any(|l| l.contains("build") && l.contains("1 agent"))
+    });
+    c.type_text("/runtime build");
+    c.enter();
+    c.wait_for("Now showing build");
+    c.wait_for("marker-far");
+    c.wait_for("build/main");
+    c.type_text("typed on the far runtime marker-typed");
+    c.enter();
+    poll("the prompt reached the far runtime", || {
+        far.ok(&["events", "--json", "--limit", "2000"])
+            .contains("marker-typed")
+            .then_some(())
+    });
+    let here = near.ok(&["events", "--json", "--limit", "2000"]);
+    assert!(
+        !here.contains("marker-typed"),
+        "it went to the runtime shown"
+    );
+    c.type_text("/runtime local");
+    c.enter();
+    c.wait_for("Now showing local");
+    c.wait_for("marker-near");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}

@@ -121,8 +121,10 @@ pub struct BenchArgs {
     /// store damaged four ways: what it recovers, how fast) or attach
     /// (`holon attach` in a pseudo-terminal through `--turns` turns: its
     /// RSS) or older (older turns paged into an open console at the top
-    /// of a `--ledger`-event conversation: page and key-to-frame times);
-    /// the last thirteen are not part of all.
+    /// of a `--ledger`-event conversation: page and key-to-frame times)
+    /// or bridge (a `--ledger`-event agent, at most 100,000, paged over
+    /// the ssh stdio bridge and over the socket: the bridge's overhead);
+    /// the last fourteen are not part of all.
     #[arg(default_value = "all")]
     pub which: String,
     /// Events appended in the burst benchmark.

@@ -118,6 +118,7 @@ fn slash(state: &mut State, line: &str, fx: &mut Vec<Effect>) {
         }
         Command::Find => super::find::start(state, arg, fx),
         Command::Copy => super::copy::copy(state, fx),
+        Command::Runtime => super::runtimes::command(state, arg, fx),
         Command::Work => work(state, arg, fx),
         Command::Agent => agent(state, arg, fx),
         Command::Display => settings::display(state, arg, fx),

@@ -103,6 +103,7 @@ pub enum Action {
     Yank,
     Open(OverlayKind),
     CycleDisplay,
+    Runtimes,
     Up,
     Down,
     PageUp,
@@ -247,6 +248,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Prefix, &[ch('p')], "p", A::Open(O::Workspaces), "workspaces: where the agent works", "workspaces"),
     bind(C::Prefix, &[ch('y')], "y", A::Open(O::Approvals), "approvals: tool calls waiting for you, across agents", "approvals"),
     bind(C::Prefix, &[ch('d')], "d", A::CycleDisplay, "next display mode (info, verbose, debug)", "display"),
+    bind(C::Prefix, &[ch('m')], "m", A::Runtimes, "runtimes: this machine's and the remotes at a glance (as /runtime)", "runtimes"),
     bind(C::Overlay, &[key(K::Esc)], "Esc", A::Cancel, "close this overlay (the one below shows again)", "close"),
     bind(C::Overlay, &[key(K::Up), ch('k')], "Up / k", A::Up, "previous entry", "move"),
     bind(C::Overlay, &[key(K::Down), ch('j')], "Down / j", A::Down, "next entry", ""),
@@ -392,6 +394,7 @@ pub enum Command {
     Deny,
     Find,
     Copy,
+    Runtime,
 }
 
 pub struct SlashCommand {
@@ -458,6 +461,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("deny", "ID [NOTE]", "refuse a waiting tool call; the agent is told, with your note", W::Available, &[], Command::Deny),
     cmd("trigger", "[rotate|revoke]", "the agent's wake URL for CI and webhooks, its deliveries and open waits", W::Available, &["rotate", "revoke"], Command::Trigger),
     cmd("mcp", "", "MCP servers: state, and the tools they offer the model", W::Available, &[], Command::Mcp),
+    cmd("runtime", "[NAME]", "the runtimes this console reaches (this machine's and [remotes.NAME]) at a glance; NAME switches to one", W::Available, &[], Command::Runtime),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
     cmd("model", "[PROVIDER/MODEL|default] [EFFORT]", "show or set the agent's model and reasoning effort (minimal, low, medium, high; auto: the configured one)", W::NextTurn, &["default", "high", "auto"], Command::Model),

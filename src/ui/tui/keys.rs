@@ -38,6 +38,7 @@ pub fn on_key(state: &mut State, key: KeyEvent, fx: &mut Vec<Effect>) {
     if std::mem::take(&mut state.prefix) {
         match resolve(&[KeyContext::Prefix], &key) {
             Some(Action::Open(kind)) => stack::open_kind(state, kind, fx),
+            Some(Action::Runtimes) => super::runtimes::command(state, "", fx),
             Some(Action::CycleDisplay) => {
                 let next = match state.mode {
                     DisplayMode::Info => DisplayMode::Verbose,

@@ -32,6 +32,7 @@ mod pages;
 pub mod projection;
 mod quit;
 pub mod rows;
+pub mod runtimes;
 mod scroll;
 mod settings;
 pub mod state;

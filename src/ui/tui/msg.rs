@@ -86,6 +86,19 @@ pub enum Msg {
     /// A reconnect failed, and why (the status line keeps counting down to
     /// the next try).
     ReconnectFailed(String),
+    /// What each runtime said at a glance (asked by `/runtime`, and every
+    /// so often while remotes are configured).
+    RuntimesSeen(Vec<super::runtimes::Glance>),
+    /// The console now talks to runtime `name` (its client is in place).
+    RuntimeSwitched {
+        name: String,
+        took_ms: u64,
+    },
+    /// Switching to runtime `name` failed; the view stays where it was.
+    SwitchFailed {
+        name: String,
+        reason: String,
+    },
     /// The terminal gained (`true`) or lost focus.
     Focus(bool),
     /// The files of a root, walked for the `@` picker.
@@ -124,4 +137,9 @@ pub enum Effect {
     /// Hand the draft to `$VISUAL` / `$EDITOR` (the console steps aside
     /// meanwhile); answer `Msg::DraftEdited`.
     EditDraft { text: String },
+    /// Ask every runtime at a glance now; answer `Msg::RuntimesSeen`.
+    GlanceRuntimes,
+    /// Talk to runtime `name` from now on; answer `Msg::RuntimeSwitched`
+    /// or `Msg::SwitchFailed`.
+    SwitchRuntime { name: String },
 }

@@ -128,6 +128,9 @@ pub struct State {
     /// Why the last reconnect failed, once said in the conversation (said
     /// again only when the reason changes).
     pub said_unreachable: Option<String>,
+    /// The runtimes this console can show (this machine's, then the
+    /// remotes), and the one it shows.
+    pub runtimes: super::runtimes::Runtimes,
     pub width: u16,
     pub height: u16,
     pub notify: NotifyWhen,
@@ -230,6 +233,7 @@ impl State {
             agent_id: init.agent_id,
             connection: init.connection,
             said_unreachable: None,
+            runtimes: Default::default(),
             width: init.width,
             height: init.height,
             notify: init.notify,

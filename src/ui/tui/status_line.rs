@@ -42,13 +42,30 @@ pub(super) fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
             vec![Span::styled(" ▲ NEEDS YOUR INPUT ", t.strong())],
         ));
     }
-    left.push(seg(
-        1,
-        vec![Span::styled(
-            state.agent_id.clone(),
-            t.accent().patch(t.bold()),
-        )],
+    // Other runtimes: what waits for the operator there, naming where.
+    let elsewhere = &state.runtimes.elsewhere;
+    if !elsewhere.is_empty() {
+        let named: Vec<String> = elsewhere.iter().map(|(n, c)| format!("{n} {c}")).collect();
+        left.push(seg(
+            0,
+            vec![Span::styled(
+                format!(" ▲ elsewhere: {} ", named.join(", ")),
+                t.strong(),
+            )],
+        ));
+    }
+    let mut who = Vec::new();
+    if state.runtimes.several() && !state.runtimes.current.is_empty() {
+        who.push(Span::styled(
+            format!("{}/", state.runtimes.current),
+            t.dim(),
+        ));
+    }
+    who.push(Span::styled(
+        state.agent_id.clone(),
+        t.accent().patch(t.bold()),
     ));
+    left.push(seg(1, who));
     let posture = match state.working() {
         Some(w) => (w.label.clone(), w.needs_operator),
         None => {

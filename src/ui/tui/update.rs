@@ -85,6 +85,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.connection = c;
             state.dirty = true;
         }
+        Msg::RuntimesSeen(glances) => super::runtimes::seen(state, glances, &mut fx),
+        Msg::RuntimeSwitched { name, took_ms } => {
+            super::runtimes::switched(state, name, took_ms, &mut fx)
+        }
+        Msg::SwitchFailed { name, reason } => super::runtimes::failed(state, &name, &reason),
         // Why a reconnect failed is said where it can be read (a changed
         // host key, another protocol revision), once for each reason.
         Msg::ReconnectFailed(reason) => {
@@ -114,7 +119,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
 }
 
 /// Call the operator back, when `[console] notify` says so now.
-fn notify(state: &State, text: String, fx: &mut Vec<Effect>) {
+pub(super) fn notify(state: &State, text: String, fx: &mut Vec<Effect>) {
     use super::state::NotifyWhen;
     let now = match state.notify {
         NotifyWhen::Off => false,

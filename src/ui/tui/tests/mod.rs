@@ -9,6 +9,7 @@ mod overlay_flows;
 mod paging;
 mod plans_and_priorities;
 mod quit_lapse;
+mod runtimes;
 mod snapshots;
 mod status_width;
 mod streaming;

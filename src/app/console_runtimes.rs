@@ -1,0 +1,213 @@
+//! The console's runtimes, the I/O half of `ui::tui::runtimes`: this
+//! machine's runtime and each `[remotes.NAME]`, a pool of connections to
+//! them (so a switch to a runtime already glanced at costs no new ssh or
+//! TLS handshake), the glance every few seconds while remotes exist, and
+//! the switch itself. The view never waits on any of it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::Context;
+use crate::protocol::{call_typed, Request, RuntimeClient, RuntimeStatus};
+use crate::ui::present::runtimes::Seen;
+use crate::ui::tui::msg::Msg;
+use crate::ui::tui::runtimes::{Glance, Place};
+use crate::ui::ws::Endpoint;
+
+/// A runtime's client, and the endpoint to reconnect to (none: the
+/// runtime this console embeds).
+type Reached = (Option<Endpoint>, Arc<dyn RuntimeClient>);
+
+/// How one runtime is reached.
+#[derive(Clone)]
+enum Reach {
+    /// The runtime this console embeds.
+    Here(Arc<dyn RuntimeClient>),
+    At(Endpoint),
+    /// A remote whose address or token file cannot be used.
+    Broken(String),
+}
+
+/// Every runtime, and the connections held to them.
+pub(super) struct Runtimes {
+    reach: Vec<(String, Reach)>,
+    pool: Mutex<HashMap<String, Arc<dyn RuntimeClient>>>,
+    /// A switch's new client, taken by the loop before `update` sees
+    /// `Msg::RuntimeSwitched`.
+    pub(super) switched: Mutex<Option<Reached>>,
+}
+
+/// How often the runtimes are glanced at while remotes exist.
+const GLANCE_EVERY: Duration = Duration::from_secs(15);
+/// How long one runtime has to answer a glance.
+const GLANCE_WITHIN: Duration = Duration::from_secs(5);
+
+impl Runtimes {
+    /// This machine's runtime (`here`: the embedded one's client, else its
+    /// socket) and the configured remotes; with the places the view lists
+    /// and the name shown first.
+    pub(super) fn new(
+        ctx: &Context,
+        here: Option<Arc<dyn RuntimeClient>>,
+        shown: Option<&Endpoint>,
+    ) -> (Arc<Runtimes>, Vec<Place>, String) {
+        let local = match here {
+            Some(client) => Reach::Here(client),
+            None => Reach::At(Endpoint::Unix(ctx.paths.socket_path())),
+        };
+        let mut reach = vec![(super::remotes::LOCAL.to_owned(), local)];
+        for (name, remote) in &ctx.config.remotes {
+            let r = match remote.endpoint() {
+                Ok(e) => Reach::At(e),
+                Err(e) => Reach::Broken(e.to_string()),
+            };
+            reach.push((name.clone(), r));
+        }
+        // The console opened on one of them (or on an address of its own,
+        // listed as such).
+        let mut current = super::remotes::LOCAL.to_owned();
+        if let Some(shown) = shown {
+            match reach
+                .iter()
+                .find(|(_, r)| matches!(r, Reach::At(e) if e == shown))
+            {
+                Some((name, _)) => current = name.clone(),
+                None => {
+                    current = "attached".to_owned();
+                    reach.push((current.clone(), Reach::At(shown.clone())));
+                }
+            }
+        }
+        let places = reach
+            .iter()
+            .map(|(name, r)| Place {
+                name: name.clone(),
+                at: match r {
+                    Reach::Here(_) => "this process".to_owned(),
+                    Reach::At(e) => e.describe(),
+                    Reach::Broken(_) => "(not usable)".to_owned(),
+                },
+            })
+            .collect();
+        let runtimes = Runtimes {
+            reach,
+            pool: Mutex::default(),
+            switched: Mutex::default(),
+        };
+        (Arc::new(runtimes), places, current)
+    }
+
+    fn remotes(&self) -> bool {
+        self.reach.len() > 1
+    }
+
+    /// A client for `name`: the embedded one, a pooled one, or a new
+    /// connection (never asking at the terminal), pooled.
+    async fn client(&self, name: &str) -> Result<Reached, String> {
+        let Some((_, reach)) = self.reach.iter().find(|(n, _)| n == name) else {
+            return Err(format!("no runtime `{name}`"));
+        };
+        let endpoint = match reach {
+            Reach::Here(client) => return Ok((None, Arc::clone(client))),
+            Reach::Broken(why) => return Err(why.clone()),
+            Reach::At(e) => e.clone(),
+        };
+        let pooled = lock(&self.pool).get(name).cloned();
+        if let Some(client) = pooled {
+            return Ok((Some(endpoint), client));
+        }
+        let client: Arc<dyn RuntimeClient> = match endpoint.reconnect().await {
+            Ok(c) => Arc::new(c),
+            Err(e) => return Err(endpoint.unreachable(&e)),
+        };
+        lock(&self.pool).insert(name.to_owned(), Arc::clone(&client));
+        Ok((Some(endpoint), client))
+    }
+
+    /// What `name` says at a glance; a pooled connection that failed is
+    /// dropped (the next glance connects anew).
+    async fn glance(&self, name: &str) -> Result<Seen, String> {
+        let (_, client) = self.client(name).await?;
+        match call_typed::<RuntimeStatus>(&*client, Request::RuntimeStatus).await {
+            Ok(status) => Ok(Seen::of(&status)),
+            Err(e) => {
+                lock(&self.pool).remove(name);
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Every runtime at once, each within `GLANCE_WITHIN`.
+    async fn glance_all(self: &Arc<Self>) -> Vec<Glance> {
+        let asked: Vec<_> = self
+            .reach
+            .iter()
+            .map(|(name, _)| {
+                let (this, name) = (Arc::clone(self), name.clone());
+                tokio::spawn(async move {
+                    let seen = tokio::time::timeout(GLANCE_WITHIN, this.glance(&name))
+                        .await
+                        .unwrap_or_else(|_| Err("no answer within 5 s".into()));
+                    Glance { name, seen }
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for task in asked {
+            if let Ok(g) = task.await {
+                out.push(g);
+            }
+        }
+        out
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Glance at every runtime when asked (`now`), and every `GLANCE_EVERY`
+/// while remotes exist; answers come back as `Msg::RuntimesSeen`.
+pub(super) fn glancer(
+    runtimes: Arc<Runtimes>,
+    tx: mpsc::Sender<Msg>,
+) -> (mpsc::Sender<()>, tokio::task::JoinHandle<()>) {
+    let (now_tx, mut now_rx) = mpsc::channel::<()>(4);
+    let task = tokio::spawn(async move {
+        let start = tokio::time::Instant::now() + GLANCE_EVERY;
+        let mut every = tokio::time::interval_at(start, GLANCE_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let periodic = runtimes.remotes();
+        loop {
+            tokio::select! {
+                asked = now_rx.recv() => if asked.is_none() { return },
+                _ = every.tick(), if periodic => {}
+            }
+            let glances = runtimes.glance_all().await;
+            if tx.send(Msg::RuntimesSeen(glances)).await.is_err() {
+                return;
+            }
+        }
+    });
+    (now_tx, task)
+}
+
+/// Connect to `name` and hand the client over: into `switched`, then
+/// `Msg::RuntimeSwitched` (or `Msg::SwitchFailed`).
+pub(super) fn switch(runtimes: Arc<Runtimes>, name: String, tx: mpsc::Sender<Msg>) {
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let msg = match runtimes.client(&name).await {
+            Ok(found) => {
+                *lock(&runtimes.switched) = Some(found);
+                let took_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                Msg::RuntimeSwitched { name, took_ms }
+            }
+            Err(reason) => Msg::SwitchFailed { name, reason },
+        };
+        let _ = tx.send(msg).await;
+    });
+}

@@ -1,0 +1,151 @@
+//! The runtimes one console shows, like k9s contexts: this machine's and
+//! each `[remotes.NAME]`. `/runtime` (or Ctrl+O m) lists them at a glance
+//! (reachable, agents, what needs you, today's spend); `/runtime NAME`
+//! switches the console to one. While remotes are configured they are
+//! glanced every so often, and one that comes to need the operator is
+//! said where the eye is, naming it. Pure: the loop asks and connects.
+
+use super::msg::Effect;
+use super::rows::Tone;
+use super::state::State;
+use crate::ui::present::runtimes::{line, Seen};
+
+/// One runtime the console can show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub name: String,
+    /// Where it is (`ssh://…`, `wss://…`, a socket path), for the list.
+    pub at: String,
+}
+
+/// What one runtime said at a glance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Glance {
+    pub name: String,
+    pub seen: Result<Seen, String>,
+}
+
+/// The runtimes, the one shown, and what the others last said.
+#[derive(Debug, Clone, Default)]
+pub struct Runtimes {
+    pub places: Vec<Place>,
+    /// The one shown (empty before the loop says: this machine's).
+    pub current: String,
+    /// What needs the operator elsewhere: (name, count), from the last
+    /// glance; a count that grows is said once.
+    pub elsewhere: Vec<(String, u64)>,
+    /// The operator asked for the list: the next glance is shown.
+    pub asked: bool,
+    /// A switch is under way (to this name).
+    pub switching: Option<String>,
+}
+
+impl Runtimes {
+    /// More than this machine's: worth naming in the status line.
+    pub fn several(&self) -> bool {
+        self.places.len() > 1
+    }
+
+    /// What waits for the operator on runtimes not shown, in all.
+    pub fn waiting_elsewhere(&self) -> u64 {
+        self.elsewhere.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// `/runtime [NAME]`.
+pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let r = &mut state.runtimes;
+    if !r.several() {
+        let hint = "Only this machine's runtime: name others with `holon remotes add NAME \
+                    ssh://HOST` (or wss://), then /runtime lists and switches.";
+        return state.conversation.note(hint, Tone::Info);
+    }
+    if arg.is_empty() {
+        r.asked = true;
+        state.conversation.note("Asking every runtime…", Tone::Info);
+        return fx.push(Effect::GlanceRuntimes);
+    }
+    if arg == r.current {
+        return state
+            .conversation
+            .note(format!("Already showing {arg}."), Tone::Info);
+    }
+    let Some(place) = r.places.iter().find(|p| p.name == arg).cloned() else {
+        let names: Vec<&str> = r.places.iter().map(|p| p.name.as_str()).collect();
+        let hint = format!("No runtime `{arg}`: {}.", names.join(", "));
+        return state.conversation.note(hint, Tone::Error);
+    };
+    r.switching = Some(place.name.clone());
+    let note = format!("Switching to {} ({})…", place.name, place.at);
+    state.conversation.note(note, Tone::Info);
+    fx.push(Effect::SwitchRuntime { name: place.name });
+}
+
+/// Every runtime answered (or not): keep what needs the operator
+/// elsewhere, say a count that grew (naming where), and show the list
+/// when it was asked for.
+pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
+    let r = &mut state.runtimes;
+    let before = std::mem::take(&mut r.elsewhere);
+    let mut grew = Vec::new();
+    for g in &glances {
+        let need = g.seen.as_ref().map(Seen::need_you).unwrap_or(0);
+        if g.name == r.current || need == 0 {
+            continue;
+        }
+        let had = before
+            .iter()
+            .find(|(n, _)| *n == g.name)
+            .map_or(0, |(_, c)| *c);
+        if need > had {
+            grew.push(format!("{} ({need})", g.name));
+        }
+        r.elsewhere.push((g.name.clone(), need));
+    }
+    if std::mem::take(&mut r.asked) {
+        let mut text = String::from("Runtimes (/runtime NAME switches):");
+        for g in &glances {
+            let at = r
+                .places
+                .iter()
+                .find(|p| p.name == g.name)
+                .map_or("", |p| p.at.as_str());
+            let mark = if g.name == r.current { "*" } else { " " };
+            text.push_str(&format!("\n{mark} {}", line(&g.name, at, &g.seen)));
+        }
+        state.conversation.note(text, Tone::Info);
+    }
+    if !grew.is_empty() {
+        let text = format!(
+            "Needs you on another runtime: {} (/runtime NAME to go there).",
+            grew.join(", ")
+        );
+        state.conversation.note(text.clone(), Tone::Error);
+        super::update::notify(state, text, fx);
+    }
+    state.dirty = true;
+}
+
+/// The loop put the new runtime's client in place: show its agent anew.
+pub fn switched(state: &mut State, name: String, took_ms: u64, fx: &mut Vec<Effect>) {
+    state.runtimes.switching = None;
+    state.runtimes.elsewhere.retain(|(n, _)| *n != name);
+    state.runtimes.current = name.clone();
+    let agent = state.agent_id.clone();
+    super::commands::view_agent(state, &agent, fx);
+    let at = state
+        .runtimes
+        .places
+        .iter()
+        .find(|p| p.name == name)
+        .map_or(String::new(), |p| format!(" ({})", p.at));
+    let note = format!("Now showing {name}{at}, switched in {took_ms} ms.");
+    state.conversation.note(note, Tone::Info);
+}
+
+/// Switching failed: say why; the view stays where it was.
+pub fn failed(state: &mut State, name: &str, reason: &str) {
+    state.runtimes.switching = None;
+    let note = format!("Could not switch to {name}: {reason}");
+    state.conversation.note(note, Tone::Error);
+}

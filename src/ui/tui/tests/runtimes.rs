@@ -1,0 +1,150 @@
+//! One console over several runtimes: `/runtime` lists them at a glance,
+//! `/runtime NAME` switches (the view starts anew once the loop has the
+//! new client), and what needs the operator on another runtime is said
+//! where the eye is, naming it.
+
+use super::super::msg::{Effect, Msg};
+use super::super::runtimes::{Glance, Place};
+use super::super::update;
+use super::fixtures::*;
+use crate::ui::present::runtimes::Seen;
+
+fn with_remotes() -> super::super::State {
+    let mut st = fresh();
+    st.runtimes.places = vec![
+        Place {
+            name: "local".into(),
+            at: "/h/run/control.sock".into(),
+        },
+        Place {
+            name: "build".into(),
+            at: "ssh://build-box/~/holon".into(),
+        },
+    ];
+    st.runtimes.current = "local".into();
+    st
+}
+
+fn seen(agents: u64, approvals: u64) -> Result<Seen, String> {
+    Ok(Seen {
+        agents,
+        approvals,
+        ..Seen::default()
+    })
+}
+
+#[test]
+fn one_runtime_only_says_how_to_name_others() {
+    let mut st = fresh();
+    let fx = enter(&mut st, "/runtime");
+    assert!(fx.is_empty(), "{fx:?}");
+    assert!(screen(&st).contains("holon remotes add"), "{}", screen(&st));
+}
+
+#[test]
+fn the_list_marks_the_runtime_shown_and_names_each_ones_state() {
+    let mut st = with_remotes();
+    let fx = enter(&mut st, "/runtime");
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::GlanceRuntimes)),
+        "{fx:?}"
+    );
+    let glances = vec![
+        Glance {
+            name: "local".into(),
+            seen: seen(2, 0),
+        },
+        Glance {
+            name: "build".into(),
+            seen: Err("no answer within 5 s".into()),
+        },
+    ];
+    update(&mut st, Msg::RuntimesSeen(glances));
+    let s = screen(&st);
+    assert!(s.contains("* local"), "{s}");
+    assert!(
+        s.contains("build ssh://build-box/~/holon unreachable"),
+        "{s}"
+    );
+    // A periodic glance (not asked for) lists nothing.
+    let rows = st.conversation.rows.len();
+    update(&mut st, Msg::RuntimesSeen(vec![]));
+    assert_eq!(st.conversation.rows.len(), rows);
+}
+
+#[test]
+fn switching_waits_for_the_new_client_then_shows_the_agent_anew() {
+    let mut st = with_remotes();
+    let unknown = enter(&mut st, "/runtime gpu");
+    assert!(unknown.is_empty());
+    assert!(screen(&st).contains("No runtime `gpu`: local, build."));
+    let fx = enter(&mut st, "/runtime build");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::SwitchRuntime { name } if name == "build")),
+        "{fx:?}"
+    );
+    assert_eq!(st.runtimes.current, "local", "not before the loop says");
+    let fx = update(
+        &mut st,
+        Msg::RuntimeSwitched {
+            name: "build".into(),
+            took_ms: 42,
+        },
+    );
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ViewAgent { agent_id } if agent_id == "main")),
+        "{fx:?}"
+    );
+    let s = screen(&st);
+    assert!(s.contains("build/main"), "{s}");
+    assert!(s.contains("Now showing build"), "{s}");
+    assert!(s.contains("switched in 42 ms"), "{s}");
+    // A failed switch leaves the view where it was, and says why.
+    let rows = st.conversation.rows.len();
+    update(
+        &mut st,
+        Msg::SwitchFailed {
+            name: "local".into(),
+            reason: "not running".into(),
+        },
+    );
+    assert_eq!(st.runtimes.current, "build");
+    assert_eq!(st.conversation.rows.len(), rows + 1);
+    assert!(screen(&st).contains("Could not switch to local: not running"));
+}
+
+#[test]
+fn what_needs_you_elsewhere_is_said_once_and_stays_in_the_status_line() {
+    let mut st = with_remotes();
+    let glance = |approvals| {
+        vec![
+            Glance {
+                name: "local".into(),
+                seen: seen(1, 5),
+            },
+            Glance {
+                name: "build".into(),
+                seen: seen(3, approvals),
+            },
+        ]
+    };
+    update(&mut st, Msg::RuntimesSeen(glance(2)));
+    let s = screen(&st);
+    assert!(s.contains("Needs you on another runtime: build (2)"), "{s}");
+    assert!(s.contains("elsewhere: build 2"), "{s}");
+    // The shown runtime's own approvals are its banner's, not "elsewhere".
+    assert!(!s.contains("local 5"), "{s}");
+    // The same count again is not said again; a larger one is.
+    update(&mut st, Msg::RuntimesSeen(glance(2)));
+    assert_eq!(
+        screen(&st).matches("Needs you on another runtime").count(),
+        1
+    );
+    update(&mut st, Msg::RuntimesSeen(glance(3)));
+    assert!(screen(&st).contains("build (3)"));
+    // Answered there: gone from the status line.
+    update(&mut st, Msg::RuntimesSeen(glance(0)));
+    assert!(!screen(&st).contains("elsewhere:"));
+}
