@@ -315,16 +315,18 @@ async fn run(
     terminal.clear()?;
 
     let (tx, rx) = mpsc::channel::<Msg>(4096);
-    let (client_tx, client_rx) = mpsc::channel::<Arc<dyn RuntimeClient>>(4);
+    let (client_tx, client_rx) = mpsc::channel::<(u64, Arc<dyn RuntimeClient>)>(4);
+    let (follow_tx, follow_rx) = mpsc::channel::<Msg>(4096);
     let follower = tokio::spawn(follow_agent(
         Arc::clone(&client),
         agent_id.clone(),
         None,
-        tx.clone(),
+        follow_tx.clone(),
     ));
     let here = host.as_ref().map(|_| Arc::clone(&client));
     let (runtimes, places, current) =
         super::console_runtimes::Runtimes::new(ctx, here, socket.as_ref());
+    state.runtimes.embedded = host.as_ref().map(|_| current.clone());
     state.runtimes.places = places;
     state.runtimes.current = current;
     let (glance_now, glancer) = super::console_runtimes::glancer(Arc::clone(&runtimes), tx.clone());
@@ -342,6 +344,9 @@ async fn run(
         tx,
         client_tx,
         follower,
+        follow_tx,
+        follow_rx,
+        generation: 0,
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
         history_dir,
@@ -403,10 +408,19 @@ struct ConsoleLoop<B: Backend> {
     runtimes: Option<(Arc<super::console_runtimes::Runtimes>, mpsc::Sender<()>)>,
     viewed: String,
     tx: mpsc::Sender<Msg>,
-    /// A reconnect's new client, handed over as a message of its own.
-    client_tx: mpsc::Sender<Arc<dyn RuntimeClient>>,
+    /// A reconnect's new client, handed over as a message of its own, with
+    /// the generation it belongs to.
+    client_tx: mpsc::Sender<(u64, Arc<dyn RuntimeClient>)>,
     /// Follows the viewed agent's events; ends when the stream does.
     follower: tokio::task::JoinHandle<Option<u64>>,
+    /// What the follower (and its reconnects) send: a channel of its own,
+    /// replaced when the view moves to another agent or runtime, so what
+    /// the old one still had in flight never reaches the new view.
+    follow_tx: mpsc::Sender<Msg>,
+    follow_rx: mpsc::Receiver<Msg>,
+    /// Raised at each switch of runtime: a reconnect's client of an older
+    /// generation is the old runtime's, and is dropped.
+    generation: u64,
     reconnect_attempt: u32,
     pacer: FramePacer,
     /// Where prompt history is kept, per agent (`prompt_history`).
@@ -435,7 +449,7 @@ impl<B: Backend> ConsoleLoop<B> {
         input: S,
         reopen: Option<fn() -> S>,
         mut rx: mpsc::Receiver<Msg>,
-        mut client_rx: mpsc::Receiver<Arc<dyn RuntimeClient>>,
+        mut client_rx: mpsc::Receiver<(u64, Arc<dyn RuntimeClient>)>,
     ) -> anyhow::Result<Exit> {
         let mut input = Some(input);
         let mut term = signal(SignalKind::terminate())?;
@@ -462,17 +476,19 @@ impl<B: Backend> ConsoleLoop<B> {
                     step
                 }
                 m = rx.recv() => m.map_or(Step::Nothing, Step::Msg),
+                m = self.follow_rx.recv() => m.map_or(Step::Nothing, Step::Msg),
                 _ = tick.tick(), if ticking => Step::Msg(Msg::Tick { now_ms: crate::now_ms() }),
                 _ = frame_due => Step::Nothing,
                 _ = term.recv() => Step::Exit(Exit::Lost),
                 _ = hup.recv() => Step::Exit(Exit::Lost),
-                Some(c) = client_rx.recv() => self.on_new_client(c),
+                Some((generation, c)) = client_rx.recv() => self.on_new_client(generation, c),
                 resumed = &mut self.follower => self.on_stream_end(resumed.ok().flatten()),
             };
             match step {
                 Step::Msg(msg) => {
-                    if matches!(msg, Msg::RuntimeSwitched { .. }) {
-                        self.take_switched();
+                    // A switch is shown only once its client is in place.
+                    if matches!(msg, Msg::RuntimeSwitched { .. }) && !self.take_switched() {
+                        continue;
                     }
                     let effects = update(&mut self.state, msg);
                     if let Some(exit) = self.perform(effects) {
@@ -499,22 +515,32 @@ impl<B: Backend> ConsoleLoop<B> {
     }
 
     /// A switch connected: talk to the new runtime from now on (the view
-    /// follows it once `update` has reset it).
-    fn take_switched(&mut self) {
+    /// follows it once `update` has reset it). Nothing of the old one
+    /// reaches the new view: its follower stops, a reconnect's client of
+    /// the old generation is dropped, a prompt waiting to be sent again is
+    /// not sent here (its runtime is no longer shown: it fails instead),
+    /// and its kept connection closes (with its subscription). `false`:
+    /// no client was handed over (a switch overtaken by another).
+    fn take_switched(&mut self) -> bool {
         let Some((runtimes, _)) = &self.runtimes else {
-            return;
+            return false;
         };
         let taken = runtimes
             .switched
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if let Some((endpoint, client)) = taken {
-            self.endpoint = endpoint;
-            self.clients.send_replace(Arc::clone(&client));
-            self.client = client;
-            self.reconnect_attempt = 0;
-        }
+        let Some((endpoint, client)) = taken else {
+            return false;
+        };
+        runtimes.forget(&self.state.runtimes.current);
+        self.follower.abort();
+        self.generation += 1;
+        self.endpoint = endpoint;
+        self.clients = tokio::sync::watch::Sender::new(Arc::clone(&client));
+        self.client = client;
+        self.reconnect_attempt = 0;
+        true
     }
 
     /// Attached over the network: the runtime's files are not here.
@@ -586,7 +612,10 @@ impl<B: Backend> ConsoleLoop<B> {
         Ok(())
     }
 
-    fn on_new_client(&mut self, client: Arc<dyn RuntimeClient>) -> Step {
+    fn on_new_client(&mut self, generation: u64, client: Arc<dyn RuntimeClient>) -> Step {
+        if generation != self.generation {
+            return Step::Nothing;
+        }
         self.clients.send_replace(Arc::clone(&client));
         self.client = client;
         self.reconnect_attempt = 0;
@@ -603,13 +632,18 @@ impl<B: Backend> ConsoleLoop<B> {
         self.reconnect_attempt = self.reconnect_attempt.saturating_add(1);
         let wait =
             Duration::from_secs(1u64 << self.reconnect_attempt.min(4)).min(Duration::from_secs(10));
-        let (tx, viewed, clients) = (self.tx.clone(), self.viewed.clone(), self.client_tx.clone());
+        let (tx, viewed, clients) = (
+            self.follow_tx.clone(),
+            self.viewed.clone(),
+            self.client_tx.clone(),
+        );
+        let generation = self.generation;
         self.follower = tokio::spawn(async move {
             tokio::time::sleep(wait).await;
             match endpoint.reconnect().await {
                 Ok(c) => {
                     let c: Arc<dyn RuntimeClient> = Arc::new(c);
-                    let _ = clients.send(Arc::clone(&c)).await;
+                    let _ = clients.send((generation, Arc::clone(&c))).await;
                     let _ = tx.send(Msg::Connection(Connection::Streaming)).await;
                     follow_agent(c, viewed, next, tx).await
                 }
@@ -685,11 +719,12 @@ impl<B: Backend> ConsoleLoop<B> {
                     self.state.composer.set_history(history);
                     self.follower.abort();
                     self.viewed = agent_id;
+                    (self.follow_tx, self.follow_rx) = mpsc::channel(4096);
                     self.follower = tokio::spawn(follow_agent(
                         Arc::clone(&self.client),
                         self.viewed.clone(),
                         None,
-                        self.tx.clone(),
+                        self.follow_tx.clone(),
                     ));
                 }
                 Effect::Notify { text } => {
@@ -729,13 +764,10 @@ impl<B: Backend> ConsoleLoop<B> {
                         let _ = now.try_send(());
                     }
                 }
-                Effect::SwitchRuntime { name } => {
+                Effect::SwitchRuntime { name, agent_id } => {
                     if let Some((runtimes, _)) = &self.runtimes {
-                        super::console_runtimes::switch(
-                            Arc::clone(runtimes),
-                            name,
-                            self.tx.clone(),
-                        );
+                        let runtimes = Arc::clone(runtimes);
+                        super::console_runtimes::switch(runtimes, name, agent_id, self.tx.clone());
                     }
                 }
             }

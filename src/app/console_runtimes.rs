@@ -76,7 +76,7 @@ impl Runtimes {
             {
                 Some((name, _)) => current = name.clone(),
                 None => {
-                    current = "attached".to_owned();
+                    current = super::remotes::ATTACHED.to_owned();
                     reach.push((current.clone(), Reach::At(shown.clone())));
                 }
             }
@@ -102,6 +102,11 @@ impl Runtimes {
 
     fn remotes(&self) -> bool {
         self.reach.len() > 1
+    }
+
+    /// Close the kept connection to `name` (no longer shown, or silent).
+    pub(super) fn forget(&self, name: &str) {
+        lock(&self.pool).remove(name);
     }
 
     /// A client for `name`: the embedded one, a pooled one, or a new
@@ -148,9 +153,14 @@ impl Runtimes {
             .map(|(name, _)| {
                 let (this, name) = (Arc::clone(self), name.clone());
                 tokio::spawn(async move {
-                    let seen = tokio::time::timeout(GLANCE_WITHIN, this.glance(&name))
-                        .await
-                        .unwrap_or_else(|_| Err("no answer within 5 s".into()));
+                    let seen = match tokio::time::timeout(GLANCE_WITHIN, this.glance(&name)).await {
+                        Ok(seen) => seen,
+                        Err(_) => {
+                            // A connection that hangs is not kept.
+                            this.forget(&name);
+                            Err("no answer within 5 s".into())
+                        }
+                    };
                     Glance { name, seen }
                 })
             })
@@ -195,18 +205,58 @@ pub(super) fn glancer(
     (now_tx, task)
 }
 
-/// Connect to `name` and hand the client over: into `switched`, then
-/// `Msg::RuntimeSwitched` (or `Msg::SwitchFailed`).
-pub(super) fn switch(runtimes: Arc<Runtimes>, name: String, tx: mpsc::Sender<Msg>) {
+/// Connect to `name`, check it has `agent_id` (the agent shown stays
+/// shown), and hand the client over: into `switched`, then
+/// `Msg::RuntimeSwitched` (or `Msg::SwitchFailed`, the view unchanged).
+/// A kept connection that does not answer is dropped and made anew once.
+pub(super) fn switch(
+    runtimes: Arc<Runtimes>,
+    name: String,
+    agent_id: String,
+    tx: mpsc::Sender<Msg>,
+) {
     tokio::spawn(async move {
         let started = Instant::now();
-        let msg = match runtimes.client(&name).await {
-            Ok(found) => {
-                *lock(&runtimes.switched) = Some(found);
-                let took_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                Msg::RuntimeSwitched { name, took_ms }
+        let mut tries = 0;
+        let msg = loop {
+            tries += 1;
+            let (endpoint, client) = match runtimes.client(&name).await {
+                Ok(found) => found,
+                Err(reason) => break Msg::SwitchFailed { name, reason },
+            };
+            let asked = client.call_raw(Request::AgentStatus {
+                agent_id: agent_id.clone(),
+            });
+            match tokio::time::timeout(GLANCE_WITHIN, asked).await {
+                Ok(Ok(_)) => {
+                    let embedded = endpoint.is_none();
+                    *lock(&runtimes.switched) = Some((endpoint, client));
+                    let took_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    break Msg::RuntimeSwitched {
+                        name,
+                        agent_id,
+                        took_ms,
+                        embedded,
+                    };
+                }
+                Ok(Err(e)) if e.code == crate::protocol::ErrorCode::NotFound => {
+                    let reason = format!(
+                        "it has no agent `{agent_id}`: show one it has here first (/agent switch NAME)"
+                    );
+                    break Msg::SwitchFailed { name, reason };
+                }
+                failed => {
+                    runtimes.forget(&name);
+                    if tries < 2 {
+                        continue;
+                    }
+                    let reason = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "no answer within 5 s".to_owned(),
+                    };
+                    break Msg::SwitchFailed { name, reason };
+                }
             }
-            Err(reason) => Msg::SwitchFailed { name, reason },
         };
         let _ = tx.send(msg).await;
     });

@@ -41,6 +41,7 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
 
     let (tx, rx) = mpsc::channel::<Msg>(64);
     let (client_tx, client_rx) = mpsc::channel(1);
+    let (follow_tx, follow_rx) = mpsc::channel(64);
     let follower = tokio::spawn(follow_agent(
         Arc::clone(&client),
         "main".into(),
@@ -69,6 +70,9 @@ async fn the_loop_runs_on_a_test_backend_and_a_channel_of_keys() {
         tx,
         client_tx,
         follower,
+        follow_tx,
+        follow_rx,
+        generation: 0,
         reconnect_attempt: 0,
         pacer: FramePacer::default(),
         history_dir: dir.path().join("history"),

@@ -405,7 +405,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
                 cli.command,
                 Some(Command::Daemon(
                     DaemonCommand::Stop | DaemonCommand::Status { .. } | DaemonCommand::Logs { .. }
-                ))
+                )) | Some(Command::Remotes(cli::RemotesCommand::Remove { .. }))
             ) =>
         {
             eprintln!("holon: warning: {e}; using the defaults for this command");

@@ -101,6 +101,9 @@ pub fn remotes(ctx: &Context, what: super::cli::RemotesCommand) -> anyhow::Resul
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
     };
+    let env = super::config::Env::capture();
+    let was_valid = super::config::Config::from_parts(path, Some(&text), &env).is_ok();
+    let removing = matches!(what, RemotesCommand::Remove { .. });
     let (changed, said) = match what {
         RemotesCommand::List { json } => {
             let remotes: Vec<_> = ctx.config.remotes.values().collect();
@@ -147,9 +150,13 @@ pub fn remotes(ctx: &Context, what: super::cli::RemotesCommand) -> anyhow::Resul
         }
     };
     // The edited file must load as it did, with the change: never write a
-    // config the runtime would refuse.
-    super::config::Config::from_parts(path, Some(&changed), &super::config::Env::capture())
-        .map_err(|e| anyhow::anyhow!("the edit would leave config.toml invalid: {e}"))?;
+    // config the runtime would refuse. (Removing a remote from a file that
+    // is already refused, for that remote perhaps, only takes a table out.)
+    if let Err(e) = super::config::Config::from_parts(path, Some(&changed), &env) {
+        if was_valid || !removing {
+            anyhow::bail!("the edit would leave config.toml invalid: {e}");
+        }
+    }
     write_beside(path, &changed)?;
     say!("{said}");
     Ok(ExitCode::SUCCESS)
@@ -158,6 +165,10 @@ pub fn remotes(ctx: &Context, what: super::cli::RemotesCommand) -> anyhow::Resul
 /// Replace `path` with `text` by a rename, keeping its permissions.
 fn write_beside(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    // A config.toml that is a link (a dotfiles checkout) keeps being one:
+    // the file it points to is what changes.
+    let target = std::fs::canonicalize(path).ok();
+    let path = target.as_deref().unwrap_or(path);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -170,7 +181,11 @@ fn write_beside(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
         .create_new(true)
         .mode(mode)
         .open(&aside)?;
-    let written = std::io::Write::write_all(&mut f, text.as_bytes()).and_then(|()| f.sync_all());
+    // The mode as it was, whatever the umask.
+    let written = f
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .and_then(|()| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .and_then(|()| f.sync_all());
     if let Err(e) = written.and_then(|()| std::fs::rename(&aside, path)) {
         let _ = std::fs::remove_file(&aside);
         return Err(e.into());

@@ -38,6 +38,9 @@ pub struct Remote {
 
 /// The name this machine's own runtime goes by beside the remotes.
 pub const LOCAL: &str = "local";
+/// The name an attached console gives the address it was opened on when
+/// no remote names it.
+pub const ATTACHED: &str = "attached";
 
 /// A remote's name: short, lower case, a word a key or `/runtime` takes.
 pub fn name_ok(name: &str) -> Result<(), String> {
@@ -47,9 +50,11 @@ pub fn name_ok(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-    match (ok, name == LOCAL) {
+    match (ok, name == LOCAL || name == ATTACHED) {
         (true, false) => Ok(()),
-        (_, true) => Err(format!("`{LOCAL}` is this machine's own runtime")),
+        (_, true) => Err(format!(
+            "`{name}` names this console's own runtime; give the remote another name"
+        )),
         (false, _) => Err(format!(
             "`{name}` is not a remote's name (lower-case letters, digits, - and _; at most 32)"
         )),

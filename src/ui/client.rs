@@ -143,6 +143,10 @@ where
 {
     use tokio::io::AsyncReadExt;
     buf.clear();
+    // One large page does not keep its buffer for the connection's life.
+    if buf.capacity() > 4 * 1024 * 1024 {
+        buf.shrink_to(64 * 1024);
+    }
     let n = reader
         .take(MAX_INCOMING_LINE + 1)
         .read_until(b'\n', buf)

@@ -378,3 +378,39 @@ fn one_console_lists_and_switches_between_runtimes() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// A console that runs this machine's runtime in its own process quits
+/// that runtime, not the one it shows: from a remote, /quit goes home
+/// first, and the far runtime runs on.
+#[test]
+fn an_embedded_console_quits_from_home_whatever_it_shows() {
+    let far = Home::new();
+    far.ok(&["--detach"]);
+    let _far_daemon = Daemon(&far);
+    far.ok(&["send", "on the far machine marker-far2"]);
+    let near = Home::new();
+    let ssh = fake_ssh(near.path());
+    let url = format!("ssh://build-box{}", far.path().display());
+    near.ok(&["remotes", "add", "build", &url]);
+    let ssh_arg = ssh.display().to_string();
+    let mut c = Console::start(near.path(), &[], 120, 40, &[("HOLON_SSH", &ssh_arg)]);
+    c.wait_until("embedded", |s| s.contains("embedded"));
+    c.type_text("/runtime build");
+    c.enter();
+    c.wait_for("marker-far2");
+    c.type_text("/quit");
+    c.enter();
+    c.wait_for("Now showing local");
+    c.wait_for("/quit again to go on");
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    let status = far.ok(&["status"]);
+    assert!(!status.is_empty());
+    super::support::poll("the far runtime still answers", || {
+        far.run(&["daemon", "status"])
+            .status
+            .success()
+            .then_some(())
+    });
+}

@@ -29,6 +29,9 @@ pub struct Detaching {
 
 /// `/detach`.
 pub fn detach(state: &mut State, fx: &mut Vec<Effect>) {
+    if super::runtimes::home_first(state, "/detach", fx) {
+        return;
+    }
     if state.connection != Connection::Embedded {
         return fx.push(Effect::Detach);
     }

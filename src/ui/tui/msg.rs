@@ -90,9 +90,12 @@ pub enum Msg {
     /// so often while remotes are configured).
     RuntimesSeen(Vec<super::runtimes::Glance>),
     /// The console now talks to runtime `name` (its client is in place).
+    /// `embedded`: the runtime this console runs in its own process.
     RuntimeSwitched {
         name: String,
+        agent_id: String,
         took_ms: u64,
+        embedded: bool,
     },
     /// Switching to runtime `name` failed; the view stays where it was.
     SwitchFailed {
@@ -141,5 +144,5 @@ pub enum Effect {
     GlanceRuntimes,
     /// Talk to runtime `name` from now on; answer `Msg::RuntimeSwitched`
     /// or `Msg::SwitchFailed`.
-    SwitchRuntime { name: String },
+    SwitchRuntime { name: String, agent_id: String },
 }

@@ -42,6 +42,9 @@ pub fn on_tick(state: &mut State, now_ms: i64) {
 }
 
 pub fn quit(state: &mut State, fx: &mut Vec<Effect>) {
+    if super::runtimes::home_first(state, "/quit", fx) {
+        return;
+    }
     let embedded = state.connection == Connection::Embedded;
     if embedded && !state.quit_asked {
         if std::mem::replace(&mut state.quit_checking, true) {

@@ -38,6 +38,14 @@ pub struct Runtimes {
     pub asked: bool,
     /// A switch is under way (to this name).
     pub switching: Option<String>,
+    /// The runtime this console runs in its own process, when it does:
+    /// quitting or detaching is about that one, so it is done from there.
+    pub embedded: Option<String>,
+    /// The agent shown there when the console left it (shown again on
+    /// the way back: another runtime's agent may not exist there).
+    pub home_agent: Option<String>,
+    /// Said once the switch under way is shown (the view starts anew).
+    pub then_say: Option<String>,
 }
 
 impl Runtimes {
@@ -65,6 +73,10 @@ pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         state.conversation.note("Asking every runtime…", Tone::Info);
         return fx.push(Effect::GlanceRuntimes);
     }
+    if let Some(to) = &r.switching {
+        let note = format!("A switch to {to} is under way; wait for it.");
+        return state.conversation.note(note, Tone::Info);
+    }
     if arg == r.current {
         return state
             .conversation
@@ -78,7 +90,48 @@ pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
     r.switching = Some(place.name.clone());
     let note = format!("Switching to {} ({})…", place.name, place.at);
     state.conversation.note(note, Tone::Info);
-    fx.push(Effect::SwitchRuntime { name: place.name });
+    let agent_id = agent_there(state, &place.name);
+    fx.push(Effect::SwitchRuntime {
+        name: place.name,
+        agent_id,
+    });
+}
+
+/// The agent to show on runtime `name`: the one shown now, or, going back
+/// to the runtime this console runs, the one shown there before.
+fn agent_there(state: &State, name: &str) -> String {
+    let r = &state.runtimes;
+    match (&r.embedded, &r.home_agent) {
+        (Some(home), Some(agent)) if home == name => agent.clone(),
+        _ => state.agent_id.clone(),
+    }
+}
+
+/// Quitting or detaching while another runtime is shown than the one this
+/// console runs: that one is what quits or detaches, so the console goes
+/// back to it first and says so (`true`: it did, and the caller stops).
+pub fn home_first(state: &mut State, command: &str, fx: &mut Vec<Effect>) -> bool {
+    let r = &state.runtimes;
+    let Some(home) = r.embedded.clone().filter(|h| *h != r.current) else {
+        return false;
+    };
+    if r.switching.is_none() {
+        let note = format!(
+            "This console runs the {home} runtime, which {command} acts on: going back to it \
+             first; {command} again there."
+        );
+        state.conversation.note(note, Tone::Info);
+        state.runtimes.then_say = Some(format!(
+            "Back on {home}, the runtime this console runs: {command} again to go on."
+        ));
+        state.runtimes.switching = Some(home.clone());
+        let agent_id = agent_there(state, &home);
+        fx.push(Effect::SwitchRuntime {
+            name: home,
+            agent_id,
+        });
+    }
+    true
 }
 
 /// Every runtime answered (or not): keep what needs the operator
@@ -127,12 +180,26 @@ pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
 }
 
 /// The loop put the new runtime's client in place: show its agent anew.
-pub fn switched(state: &mut State, name: String, took_ms: u64, fx: &mut Vec<Effect>) {
+pub fn switched(
+    state: &mut State,
+    name: String,
+    agent_id: String,
+    took_ms: u64,
+    embedded: bool,
+    fx: &mut Vec<Effect>,
+) {
     state.runtimes.switching = None;
+    if state.runtimes.embedded.as_ref() == Some(&state.runtimes.current) {
+        state.runtimes.home_agent = Some(state.agent_id.clone());
+    }
+    state.connection = match embedded {
+        true => super::msg::Connection::Embedded,
+        false => super::msg::Connection::Streaming,
+    };
+    state.said_unreachable = None;
     state.runtimes.elsewhere.retain(|(n, _)| *n != name);
     state.runtimes.current = name.clone();
-    let agent = state.agent_id.clone();
-    super::commands::view_agent(state, &agent, fx);
+    super::commands::view_agent(state, &agent_id, fx);
     let at = state
         .runtimes
         .places
@@ -141,11 +208,15 @@ pub fn switched(state: &mut State, name: String, took_ms: u64, fx: &mut Vec<Effe
         .map_or(String::new(), |p| format!(" ({})", p.at));
     let note = format!("Now showing {name}{at}, switched in {took_ms} ms.");
     state.conversation.note(note, Tone::Info);
+    if let Some(then) = state.runtimes.then_say.take() {
+        state.conversation.note(then, Tone::Info);
+    }
 }
 
 /// Switching failed: say why; the view stays where it was.
 pub fn failed(state: &mut State, name: &str, reason: &str) {
     state.runtimes.switching = None;
+    state.runtimes.then_say = None;
     let note = format!("Could not switch to {name}: {reason}");
     state.conversation.note(note, Tone::Error);
 }

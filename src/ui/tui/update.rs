@@ -86,9 +86,12 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Effect> {
             state.dirty = true;
         }
         Msg::RuntimesSeen(glances) => super::runtimes::seen(state, glances, &mut fx),
-        Msg::RuntimeSwitched { name, took_ms } => {
-            super::runtimes::switched(state, name, took_ms, &mut fx)
-        }
+        Msg::RuntimeSwitched {
+            name,
+            agent_id,
+            took_ms,
+            embedded,
+        } => super::runtimes::switched(state, name, agent_id, took_ms, embedded, &mut fx),
         Msg::SwitchFailed { name, reason } => super::runtimes::failed(state, &name, &reason),
         // Why a reconnect failed is said where it can be read (a changed
         // host key, another protocol revision), once for each reason.

@@ -81,15 +81,21 @@ fn switching_waits_for_the_new_client_then_shows_the_agent_anew() {
     let fx = enter(&mut st, "/runtime build");
     assert!(
         fx.iter()
-            .any(|e| matches!(e, Effect::SwitchRuntime { name } if name == "build")),
+            .any(|e| matches!(e, Effect::SwitchRuntime { name, agent_id }
+            if name == "build" && agent_id == "main")),
         "{fx:?}"
     );
+    // One switch at a time.
+    assert!(enter(&mut st, "/runtime local").is_empty());
+    assert!(screen(&st).contains("A switch to build is under way"));
     assert_eq!(st.runtimes.current, "local", "not before the loop says");
     let fx = update(
         &mut st,
         Msg::RuntimeSwitched {
             name: "build".into(),
+            agent_id: "main".into(),
             took_ms: 42,
+            embedded: false,
         },
     );
     assert!(
@@ -147,4 +153,54 @@ fn what_needs_you_elsewhere_is_said_once_and_stays_in_the_status_line() {
     // Answered there: gone from the status line.
     update(&mut st, Msg::RuntimesSeen(glance(0)));
     assert!(!screen(&st).contains("elsewhere:"));
+}
+
+/// An embedded console runs this machine's runtime: quitting or detaching
+/// while it shows another goes back home first (to the agent shown there
+/// before), and the next quit is about the home runtime.
+#[test]
+fn quitting_away_from_the_runtime_this_console_runs_goes_home_first() {
+    let mut st = with_remotes();
+    st.runtimes.embedded = Some("local".into());
+    enter(&mut st, "/runtime build");
+    update(
+        &mut st,
+        Msg::RuntimeSwitched {
+            name: "build".into(),
+            agent_id: "main".into(),
+            took_ms: 7,
+            embedded: false,
+        },
+    );
+    st.agent_id = "ci".into();
+    let fx = enter(&mut st, "/quit");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::SwitchRuntime { name, agent_id }
+            if name == "local" && agent_id == "main")),
+        "{fx:?}"
+    );
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Quit)), "{fx:?}");
+    assert!(
+        screen(&st).contains("runs the local runtime"),
+        "{}",
+        screen(&st)
+    );
+    update(
+        &mut st,
+        Msg::RuntimeSwitched {
+            name: "local".into(),
+            agent_id: "main".into(),
+            took_ms: 1,
+            embedded: true,
+        },
+    );
+    assert_eq!(st.connection, super::super::msg::Connection::Embedded);
+    assert_eq!(st.agent_id, "main");
+    // At home, /detach is the embedded runtime's own again.
+    let fx = enter(&mut st, "/detach");
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::SwitchRuntime { .. })),
+        "{fx:?}"
+    );
 }
