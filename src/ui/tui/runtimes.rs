@@ -46,6 +46,10 @@ pub struct Runtimes {
     pub home_agent: Option<String>,
     /// Said once the switch under way is shown (the view starts anew).
     pub then_say: Option<String>,
+    /// What needed the operator on the runtime shown, at the last glance:
+    /// carried into `elsewhere` when the console leaves it, so leaving it
+    /// is not news.
+    pub here_need: u64,
 }
 
 impl Runtimes {
@@ -143,7 +147,11 @@ pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
     let mut grew = Vec::new();
     for g in &glances {
         let need = g.seen.as_ref().map(Seen::need_you).unwrap_or(0);
-        if g.name == r.current || need == 0 {
+        if g.name == r.current {
+            r.here_need = need;
+            continue;
+        }
+        if need == 0 {
             continue;
         }
         let had = before
@@ -191,6 +199,11 @@ pub fn switched(
     state.runtimes.switching = None;
     if state.runtimes.embedded.as_ref() == Some(&state.runtimes.current) {
         state.runtimes.home_agent = Some(state.agent_id.clone());
+    }
+    let left = std::mem::take(&mut state.runtimes.current);
+    let need = std::mem::take(&mut state.runtimes.here_need);
+    if need > 0 && !left.is_empty() {
+        state.runtimes.elsewhere.push((left, need));
     }
     state.connection = match embedded {
         true => super::msg::Connection::Embedded,

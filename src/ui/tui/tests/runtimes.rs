@@ -153,6 +153,28 @@ fn what_needs_you_elsewhere_is_said_once_and_stays_in_the_status_line() {
     // Answered there: gone from the status line.
     update(&mut st, Msg::RuntimesSeen(glance(0)));
     assert!(!screen(&st).contains("elsewhere:"));
+    // Leaving a runtime that needs you is not news: it is carried into
+    // "elsewhere" at once, and the next glance says nothing new.
+    update(
+        &mut st,
+        Msg::RuntimeSwitched {
+            name: "build".into(),
+            agent_id: "main".into(),
+            took_ms: 3,
+            embedded: false,
+        },
+    );
+    assert!(
+        screen(&st).contains("elsewhere: local 5"),
+        "{}",
+        screen(&st)
+    );
+    let said = screen(&st).matches("Needs you on another runtime").count();
+    update(&mut st, Msg::RuntimesSeen(glance(0)));
+    assert_eq!(
+        screen(&st).matches("Needs you on another runtime").count(),
+        said
+    );
 }
 
 /// An embedded console runs this machine's runtime: quitting or detaching
