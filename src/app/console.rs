@@ -33,6 +33,7 @@ use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
 use crate::ui::ws::Endpoint;
 
+use super::console_calls::call_once;
 pub use super::console_terminal::Screen;
 use super::console_terminal::{TerminalGuard, KEYBOARD_ENHANCED};
 
@@ -519,7 +520,7 @@ impl<B: Backend> ConsoleLoop<B> {
     /// reaches the new view: its follower stops, a reconnect's client of
     /// the old generation is dropped, a prompt waiting to be sent again is
     /// not sent here (its runtime is no longer shown: it fails instead),
-    /// and its kept connection closes (with its subscription). `false`:
+    /// and its stream is unsubscribed. `false`:
     /// no client was handed over (a switch overtaken by another).
     fn take_switched(&mut self) -> bool {
         let Some((runtimes, _)) = &self.runtimes else {
@@ -533,7 +534,9 @@ impl<B: Backend> ConsoleLoop<B> {
         let Some((endpoint, client)) = taken else {
             return false;
         };
-        runtimes.forget(&self.state.runtimes.current);
+        // The old runtime's kept connection stays for the next glance or
+        // switch back; its stream ends with the follower (the client then
+        // unsubscribes it).
         self.follower.abort();
         self.generation += 1;
         self.endpoint = endpoint;
@@ -773,41 +776,6 @@ impl<B: Backend> ConsoleLoop<B> {
             }
         }
         done
-    }
-}
-
-/// How long a prompt whose answer the link lost waits for a reconnect to
-/// be sent again.
-const RESEND_WITHIN: Duration = Duration::from_secs(120);
-
-/// Send `request`. A prompt carries a request id made here, so when the
-/// link drops before its answer it is sent again, with the same id, over
-/// the next connection: the runtime admits it once, however many times it
-/// arrived.
-async fn call_once(
-    mut client: Arc<dyn RuntimeClient>,
-    mut clients: tokio::sync::watch::Receiver<Arc<dyn RuntimeClient>>,
-    mut request: Request,
-) -> Result<crate::protocol::Response, crate::protocol::ApiError> {
-    let resend = match &mut request {
-        Request::PromptSubmit { request_id, .. } => {
-            request_id.get_or_insert_with(|| crate::new_id("req"));
-            true
-        }
-        _ => false,
-    };
-    clients.mark_unchanged();
-    let deadline = tokio::time::Instant::now() + RESEND_WITHIN;
-    loop {
-        let result = client.call(request.clone()).await;
-        let lost = matches!(&result, Err(e) if e.failure == crate::protocol::Failure::Transport);
-        if !(resend && lost) {
-            return result;
-        }
-        match tokio::time::timeout_at(deadline, clients.changed()).await {
-            Ok(Ok(())) => client = Arc::clone(&clients.borrow_and_update()),
-            _ => return result,
-        }
     }
 }
 

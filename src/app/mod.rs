@@ -91,6 +91,7 @@ pub mod config;
 mod config_checks;
 pub mod console;
 mod console_backend;
+mod console_calls;
 mod console_editor;
 mod console_runtimes;
 mod console_terminal;

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::protocol::jsonrpc::{
     Incoming, IncomingLine, Notification, RequestLine, SubscribeParams, SubscriptionRequest,
+    UnsubscribeParams,
 };
 use crate::protocol::{
     ApiError, BoxFuture, Request, Response, RuntimeClient, Subscription, SubscriptionItem,
@@ -33,8 +34,8 @@ type Subs = Arc<Mutex<HashMap<String, mpsc::Sender<SubscriptionItem>>>>;
 
 pub struct SocketClient {
     path: PathBuf,
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
-    next_id: AtomicU64,
+    writer: Arc<tokio::sync::Mutex<OwnedWriteHalf>>,
+    next_id: Arc<AtomicU64>,
     pending: Pending,
     subs: Subs,
     /// The task reading the connection: it owns the read half, so it is
@@ -70,6 +71,9 @@ impl SocketClient {
         let pending: Pending = Arc::default();
         let subs: Subs = Arc::default();
         let (p, s) = (Arc::clone(&pending), Arc::clone(&subs));
+        let writer = Arc::new(tokio::sync::Mutex::new(write));
+        let next_id = Arc::new(AtomicU64::new(1));
+        let (w, ids) = (Arc::clone(&writer), Arc::clone(&next_id));
         let reader = tokio::spawn(async move {
             let mut lines = BufReader::new(read);
             let mut buf = Vec::new();
@@ -93,7 +97,19 @@ impl SocketClient {
                             ..e
                         }
                     }
-                    Incoming::Notification(n) => route(n, &s).await,
+                    Incoming::Notification(n) => {
+                        // A stream nobody reads any more (its view moved
+                        // on): the runtime stops sending it.
+                        if let Some(gone) = route(n, &s).await {
+                            let id = ids.fetch_add(1, Ordering::Relaxed);
+                            let call = SubscriptionRequest::Unsubscribe(UnsubscribeParams {
+                                subscription: gone,
+                            });
+                            if let Ok(line) = RequestLine::new(id, &call).encode() {
+                                let _ = w.lock().await.write_all(line.as_bytes()).await;
+                            }
+                        }
+                    }
                     Incoming::Other => {}
                 }
             }
@@ -104,8 +120,8 @@ impl SocketClient {
         });
         Ok(SocketClient {
             path,
-            writer: tokio::sync::Mutex::new(write),
-            next_id: AtomicU64::new(1),
+            writer,
+            next_id,
             pending,
             subs,
             reader,
@@ -164,10 +180,11 @@ where
     }
 }
 
-/// Hand a notification to its subscription's stream.
-async fn route(n: Notification, subs: &Subs) {
-    let sender = lock(subs).get(n.subscription()).cloned();
-    let Some(sender) = sender else { return };
+/// Hand a notification to its subscription's stream; the subscription's
+/// id when its stream is gone (dropped by its reader).
+async fn route(n: Notification, subs: &Subs) -> Option<String> {
+    let sender = lock(subs).get(n.subscription()).cloned()?;
+    let id = n.subscription().to_owned();
     let item = match n {
         Notification::Event(p) => SubscriptionItem::Event(p.event),
         Notification::AssistantDelta(p) => SubscriptionItem::Delta {
@@ -194,7 +211,13 @@ async fn route(n: Notification, subs: &Subs) {
     };
     // Backpressure: wait for the consumer rather than drop (the server
     // cuts us off with `lagged` if we fall too far behind).
-    let _ = sender.send(item).await;
+    match sender.send(item).await {
+        Ok(()) => None,
+        Err(_) => {
+            lock(subs).remove(&id);
+            Some(id)
+        }
+    }
 }
 
 impl RuntimeClient for SocketClient {
@@ -273,5 +296,46 @@ mod tests {
         server.await.unwrap();
         let gone = client.call(Request::RuntimeStatus).await.err();
         assert_eq!(gone.map(|e| e.failure), Some(Failure::Transport));
+    }
+
+    /// A stream its reader dropped (the view moved on) is unsubscribed at
+    /// the next notification, so a kept connection does not carry it on.
+    #[tokio::test]
+    async fn a_dropped_stream_is_unsubscribed() {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let client = SocketClient::over(ours, PathBuf::from("test.sock")).unwrap();
+        let (dropped, gone) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(async move {
+            let (read, mut write) = theirs.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let line = lines.next_line().await.unwrap().unwrap();
+            let asked: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let sub = asked["params"]["subscription"].clone();
+            let ok = serde_json::json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"subscription": sub}});
+            write.write_all(format!("{ok}\n").as_bytes()).await.unwrap();
+            // Once the reader is gone: a delta for it.
+            gone.await.unwrap();
+            let delta = serde_json::json!({"jsonrpc": "2.0", "method": "assistant.delta",
+                "params": {"subscription": sub, "run_id": "run_1", "attempt": 1, "text": "x"}});
+            write
+                .write_all(format!("{delta}\n").as_bytes())
+                .await
+                .unwrap();
+            let next = lines.next_line().await.unwrap().unwrap();
+            (
+                sub,
+                serde_json::from_str::<serde_json::Value>(&next).unwrap(),
+            )
+        });
+        let subscription = client.subscribe("main", 1).await.unwrap();
+        drop(subscription);
+        dropped.send(()).unwrap();
+        let (sub, next) = tokio::time::timeout(std::time::Duration::from_secs(5), server)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(next["method"], "events.unsubscribe", "{next}");
+        assert_eq!(next["params"]["subscription"], sub);
     }
 }

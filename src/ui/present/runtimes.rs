@@ -31,7 +31,7 @@ impl Seen {
             .iter()
             .filter_map(|a| a.usage.as_ref())
             .map(|u| u.today.cost_usd)
-            .sum();
+            .fold(0.0, |a, b| a + b);
         Seen {
             version: status.version.clone(),
             agents: status.agent_count.max(status.agents.len() as u64),
