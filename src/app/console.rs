@@ -329,7 +329,11 @@ async fn run(
         super::console_runtimes::Runtimes::new(ctx, here, socket.as_ref());
     state.runtimes.embedded = host.as_ref().map(|_| current.clone());
     state.runtimes.places = places;
-    state.runtimes.current = current;
+    state.runtimes.current = current.clone();
+    if socket.is_some() {
+        // The connection the console opened is the shown runtime's kept one.
+        runtimes.keep(&current, Arc::clone(&client));
+    }
     let (glance_now, glancer) = super::console_runtimes::glancer(Arc::clone(&runtimes), tx.clone());
     let mut console = ConsoleLoop {
         state,
@@ -486,10 +490,14 @@ impl<B: Backend> ConsoleLoop<B> {
                 resumed = &mut self.follower => self.on_stream_end(resumed.ok().flatten()),
             };
             match step {
-                Step::Msg(msg) => {
+                Step::Msg(mut msg) => {
                     // A switch is shown only once its client is in place.
-                    if matches!(msg, Msg::RuntimeSwitched { .. }) && !self.take_switched() {
-                        continue;
+                    if let Msg::RuntimeSwitched { name, .. } = &msg {
+                        if !self.take_switched() {
+                            let reason = "its connection was not handed over".to_owned();
+                            let name = name.clone();
+                            msg = Msg::SwitchFailed { name, reason };
+                        }
                     }
                     let effects = update(&mut self.state, msg);
                     if let Some(exit) = self.perform(effects) {
@@ -619,6 +627,10 @@ impl<B: Backend> ConsoleLoop<B> {
         if generation != self.generation {
             return Step::Nothing;
         }
+        // The glances use it too, rather than a connection of their own.
+        if let Some((runtimes, _)) = &self.runtimes {
+            runtimes.keep(&self.state.runtimes.current, Arc::clone(&client));
+        }
         self.clients.send_replace(Arc::clone(&client));
         self.client = client;
         self.reconnect_attempt = 0;
@@ -669,10 +681,9 @@ impl<B: Backend> ConsoleLoop<B> {
         for effect in effects {
             match effect {
                 Effect::Call { id, request } => {
-                    let (client, tx) = (Arc::clone(&self.client), self.tx.clone());
-                    let clients = self.clients.subscribe();
+                    let (clients, tx) = (self.clients.subscribe(), self.tx.clone());
                     tokio::spawn(async move {
-                        let result = call_once(client, clients, request).await;
+                        let result = call_once(clients, request).await;
                         let result = Box::new(result);
                         let _ = tx.send(Msg::Response { id, result }).await;
                     });

@@ -19,7 +19,6 @@ const RESEND_WITHIN: Duration = Duration::from_secs(120);
 /// the next connection: the runtime admits it once, however many times it
 /// arrived.
 pub(super) async fn call_once(
-    mut client: Arc<dyn RuntimeClient>,
     mut clients: tokio::sync::watch::Receiver<Arc<dyn RuntimeClient>>,
     mut request: Request,
 ) -> Result<crate::protocol::Response, crate::protocol::ApiError> {
@@ -30,7 +29,8 @@ pub(super) async fn call_once(
         }
         _ => false,
     };
-    clients.mark_unchanged();
+    // The client now, marked seen: a later one is a reconnect's.
+    let mut client = Arc::clone(&clients.borrow_and_update());
     let deadline = tokio::time::Instant::now() + RESEND_WITHIN;
     loop {
         let result = client.call(request.clone()).await;

@@ -104,6 +104,17 @@ impl Runtimes {
         self.reach.len() > 1
     }
 
+    /// Keep `client` as `name`'s connection (the one the console uses).
+    pub(super) fn keep(&self, name: &str, client: Arc<dyn RuntimeClient>) {
+        if self
+            .reach
+            .iter()
+            .any(|(n, r)| n == name && matches!(r, Reach::At(_)))
+        {
+            lock(&self.pool).insert(name.to_owned(), client);
+        }
+    }
+
     /// Close the kept connection to `name` (no longer shown, or silent).
     pub(super) fn forget(&self, name: &str) {
         lock(&self.pool).remove(name);

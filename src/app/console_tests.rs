@@ -258,7 +258,7 @@ async fn a_prompt_lost_with_the_link_is_sent_again_with_its_request_id() {
         priority: crate::model::message::Priority::Normal,
         request_id: None,
     };
-    let call = tokio::spawn(call_once(Arc::clone(&cut), rx, prompt));
+    let call = tokio::spawn(call_once(rx, prompt));
     while sent.lock().unwrap().is_empty() {
         tokio::task::yield_now().await;
     }
@@ -283,7 +283,7 @@ async fn a_prompt_lost_with_the_link_is_sent_again_with_its_request_id() {
     // A status request lost with the link is reported, not repeated.
     sent.lock().unwrap().clear();
     let (_clients, rx) = tokio::sync::watch::channel(Arc::clone(&cut));
-    let lost = call_once(cut, rx, Request::RuntimeStatus).await;
+    let lost = call_once(rx, Request::RuntimeStatus).await;
     assert!(lost.is_err());
     assert_eq!(sent.lock().unwrap().len(), 1);
 }

@@ -105,8 +105,13 @@ impl SocketClient {
                             let call = SubscriptionRequest::Unsubscribe(UnsubscribeParams {
                                 subscription: gone,
                             });
+                            // Written aside: this task must go on reading
+                            // whatever a write waits for.
                             if let Ok(line) = RequestLine::new(id, &call).encode() {
-                                let _ = w.lock().await.write_all(line.as_bytes()).await;
+                                let w = Arc::clone(&w);
+                                tokio::spawn(async move {
+                                    let _ = w.lock().await.write_all(line.as_bytes()).await;
+                                });
                             }
                         }
                     }

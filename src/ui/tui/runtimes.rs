@@ -50,6 +50,31 @@ pub struct Runtimes {
     /// carried into `elsewhere` when the console leaves it, so leaving it
     /// is not news.
     pub here_need: u64,
+    /// Going back to the runtime this console runs failed (its agent is
+    /// gone there, say): the next /quit or /detach acts from here.
+    pub home_failed: bool,
+}
+
+/// Why the console cannot switch now: a quit or a detach is under way (it
+/// is about the runtime shown), or a prompt is still being sent (its
+/// answer would be lost with the view).
+fn busy(state: &State) -> Option<&'static str> {
+    use super::state::Pending;
+    let d = &state.detaching;
+    if d.waiting || d.checking || d.asked_ms.is_some() {
+        return Some("a detach is under way");
+    }
+    if state.quit_checking || state.quit_asked || state.quit_after_abort {
+        return Some("a quit is under way (Esc or a key cancels it)");
+    }
+    if state
+        .pending
+        .values()
+        .any(|(_, p)| matches!(p, Pending::Prompt))
+    {
+        return Some("a prompt is still being sent; switch once it is admitted");
+    }
+    None
 }
 
 impl Runtimes {
@@ -81,6 +106,11 @@ pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
         let note = format!("A switch to {to} is under way; wait for it.");
         return state.conversation.note(note, Tone::Info);
     }
+    if let Some(why) = busy(state) {
+        let note = format!("Not switching now: {why}.");
+        return state.conversation.note(note, Tone::Info);
+    }
+    let r = &mut state.runtimes;
     if arg == r.current {
         return state
             .conversation
@@ -116,10 +146,21 @@ fn agent_there(state: &State, name: &str) -> String {
 /// back to it first and says so (`true`: it did, and the caller stops).
 pub fn home_first(state: &mut State, command: &str, fx: &mut Vec<Effect>) -> bool {
     let r = &state.runtimes;
+    if let Some(to) = r.switching.clone() {
+        // Whatever it acts on would change under it.
+        let note = format!("A switch to {to} is under way: {command} once it lands.");
+        state.conversation.note(note, Tone::Info);
+        return true;
+    }
     let Some(home) = r.embedded.clone().filter(|h| *h != r.current) else {
         return false;
     };
-    if r.switching.is_none() {
+    if std::mem::take(&mut state.runtimes.home_failed) {
+        // Going back failed: act from here (the runtime's turns replay at
+        // its next start; nothing admitted is lost).
+        return false;
+    }
+    {
         let note = format!(
             "This console runs the {home} runtime, which {command} acts on: going back to it \
              first; {command} again there."
@@ -229,7 +270,16 @@ pub fn switched(
 /// Switching failed: say why; the view stays where it was.
 pub fn failed(state: &mut State, name: &str, reason: &str) {
     state.runtimes.switching = None;
-    state.runtimes.then_say = None;
+    if state.runtimes.then_say.take().is_some() {
+        // It was the way back home for a /quit or /detach: the next one
+        // acts from here.
+        state.runtimes.home_failed = true;
+        let note = format!(
+            "Could not go back to {name}: {reason}. /quit or /detach again acts from here \
+             (its turns run again at its next start; nothing admitted is lost)."
+        );
+        return state.conversation.note(note, Tone::Error);
+    }
     let note = format!("Could not switch to {name}: {reason}");
     state.conversation.note(note, Tone::Error);
 }

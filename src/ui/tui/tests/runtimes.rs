@@ -226,3 +226,47 @@ fn quitting_away_from_the_runtime_this_console_runs_goes_home_first() {
         "{fx:?}"
     );
 }
+
+/// No switch while a quit, a detach or a prompt is under way (each is
+/// about the runtime shown), and no quit while a switch is: whatever it
+/// acts on would change under it. A way home that fails lets the next
+/// /quit act from where the console is.
+#[test]
+fn a_switch_waits_for_what_is_under_way_and_a_failed_way_home_still_quits() {
+    let mut st = with_remotes();
+    st.detaching.waiting = true;
+    assert!(enter(&mut st, "/runtime build").is_empty());
+    assert!(screen(&st).contains("Not switching now: a detach is under way"));
+    st.detaching.waiting = false;
+    st.quit_asked = true;
+    assert!(enter(&mut st, "/runtime build").is_empty());
+    st.quit_asked = false;
+    enter(&mut st, "/runtime build");
+    let fx = enter(&mut st, "/quit");
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Quit)), "{fx:?}");
+    assert!(
+        screen(&st).contains("/quit once it lands"),
+        "{}",
+        screen(&st)
+    );
+
+    // An embedded console away from home whose way back fails.
+    let mut st = with_remotes();
+    st.runtimes.embedded = Some("local".into());
+    st.runtimes.current = "build".into();
+    let fx = enter(&mut st, "/quit");
+    assert!(fx.iter().any(|e| matches!(e, Effect::SwitchRuntime { .. })));
+    update(
+        &mut st,
+        Msg::SwitchFailed {
+            name: "local".into(),
+            reason: "it has no agent `main`".into(),
+        },
+    );
+    assert!(screen(&st).contains("acts from here"), "{}", screen(&st));
+    let fx = enter(&mut st, "/quit");
+    assert!(
+        !fx.iter().any(|e| matches!(e, Effect::SwitchRuntime { .. })),
+        "{fx:?}"
+    );
+}
