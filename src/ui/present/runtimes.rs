@@ -17,6 +17,9 @@ pub struct Seen {
     pub waiting_for_you: u64,
     /// Today's spend of its listed agents, in US dollars.
     pub spent_today_usd: f64,
+    /// Its listed agents (at most 50, the busiest first): id and posture.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed: Vec<(String, String)>,
 }
 
 impl Seen {
@@ -39,6 +42,11 @@ impl Seen {
             approvals: status.pending_approvals,
             waiting_for_you,
             spent_today_usd,
+            listed: status
+                .agents
+                .iter()
+                .map(|a| (a.id.clone(), a.posture.clone()))
+                .collect(),
         }
     }
 
@@ -90,6 +98,7 @@ mod tests {
             approvals: 2,
             waiting_for_you: 1,
             spent_today_usd: 0.4213,
+            listed: Vec::new(),
         };
         assert_eq!(
             s.describe(),

@@ -53,6 +53,9 @@ pub struct Runtimes {
     /// Going back to the runtime this console runs failed (its agent is
     /// gone there, say): the next /quit or /detach acts from here.
     pub home_failed: bool,
+    /// What each runtime said at the last glance (the agents overlay
+    /// shows the others' agents under their runtime's name).
+    pub last: Vec<Glance>,
 }
 
 /// Why the console cannot switch now: a quit or a detach is under way (it
@@ -217,6 +220,7 @@ pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
         }
         state.conversation.note(text, Tone::Info);
     }
+    r.last = glances.clone();
     if !grew.is_empty() {
         let text = format!(
             "Needs you on another runtime: {} (/runtime NAME to go there).",

@@ -45,6 +45,7 @@ pub fn view(state: &State, frame: &mut Frame) {
             agent: &state.agent,
             theme: t,
             now_ms: state.now_ms,
+            runtimes: &state.runtimes,
         };
         cursor = top.draw(areas.overlay, buf, &look);
         hint_contexts = top.hint_contexts();

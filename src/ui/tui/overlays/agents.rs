@@ -3,7 +3,9 @@
 //! posture), switch to one (`Effect::ViewAgent`; a child opens read-only),
 //! create one (`agent.create`, then the list refreshes). The list comes a
 //! page at a time (`agents.list`), the next when the selection reaches the
-//! end; `/` filters it by id on the runtime.
+//! end; `/` filters it by id on the runtime. Below it, the agents of the
+//! other runtimes this console knows, one line per runtime, from their
+//! last glance.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -214,7 +216,14 @@ impl Agents {
         let counts_w = if width >= 90 { 34 } else { 0 };
         let reason_w = width.saturating_sub(name_w + label_w + counts_w + 3);
         let status_h = u16::from(self.status.message.is_some());
-        let rows_h = area.height.saturating_sub(status_h);
+        // Other runtimes' agents, one line per runtime, at the bottom.
+        let elsewhere = elsewhere_lines(look, width);
+        let elsewhere_h = (elsewhere.len() as u16).min(area.height / 3);
+        for (i, line) in elsewhere.iter().take(usize::from(elsewhere_h)).enumerate() {
+            let y = area.y + area.height - status_h - elsewhere_h + i as u16;
+            buf.set_line(area.x + 1, y, line, area.width.saturating_sub(1));
+        }
+        let rows_h = area.height.saturating_sub(status_h + elsewhere_h);
         let all = rows(list);
         let first = self.pos.window(all.len(), usize::from(rows_h));
         for (n, row) in all.iter().enumerate().skip(first).take(usize::from(rows_h)) {
@@ -276,6 +285,43 @@ impl Agents {
         }
         self.status.draw_last(area, buf, t);
     }
+}
+
+/// The agents of the runtimes not shown, from their last glance: one line
+/// per runtime, `on build: main ◷ Idle · ci ▲ Waiting … (/runtime build)`.
+fn elsewhere_lines(look: &Look<'_>, width: usize) -> Vec<Line<'static>> {
+    let t = look.theme;
+    let r = look.runtimes;
+    let mut out = Vec::new();
+    for g in r.last.iter().filter(|g| g.name != r.current) {
+        let mut spans = vec![Span::styled(format!("on {}: ", g.name), t.bold())];
+        match &g.seen {
+            Err(e) => spans.push(Span::styled(format!("unreachable ({e})"), t.dim())),
+            Ok(seen) if seen.listed.is_empty() => spans.push(Span::styled("no agents", t.dim())),
+            Ok(seen) => {
+                for (i, (id, posture)) in seen.listed.iter().enumerate() {
+                    let p = posture_look(posture);
+                    if i > 0 {
+                        spans.push(Span::styled(" · ", t.dim()));
+                    }
+                    spans.push(Span::styled(id.clone(), t.text()));
+                    let style = if p.needs_operator {
+                        t.attention()
+                    } else {
+                        t.dim()
+                    };
+                    spans.push(Span::styled(format!(" {} {}", p.glyph, p.label), style));
+                }
+            }
+        }
+        spans.push(Span::styled(format!("  (/runtime {})", g.name), t.dim()));
+        let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        out.push(match text.chars().count() > width {
+            true => Line::from(Span::styled(truncate(&text, width), t.dim())),
+            false => Line::from(spans),
+        });
+    }
+    out
 }
 
 /// A child under its parent: `└ id`, its task state (or posture while it

@@ -187,6 +187,8 @@ pub struct Look<'a> {
     pub agent: &'a AgentView,
     pub theme: Theme,
     pub now_ms: i64,
+    /// The runtimes this console knows, and what they last said.
+    pub runtimes: &'a super::runtimes::Runtimes,
 }
 
 impl dyn OverlayView {

@@ -270,3 +270,52 @@ fn a_switch_waits_for_what_is_under_way_and_a_failed_way_home_still_quits() {
         "{fx:?}"
     );
 }
+
+/// `/agents` groups agents by runtime: the one shown is the list, each
+/// other runtime's agents follow on a line of their own, from its last
+/// glance, naming how to get there.
+#[test]
+fn the_agents_overlay_lists_other_runtimes_agents_under_their_name() {
+    let mut st = with_remotes();
+    let build = Seen {
+        agents: 2,
+        listed: vec![
+            ("main".into(), "Idle".into()),
+            ("ci".into(), "WaitingForOperator".into()),
+        ],
+        ..Seen::default()
+    };
+    let glances = vec![
+        Glance {
+            name: "local".into(),
+            seen: seen(1, 0),
+        },
+        Glance {
+            name: "build".into(),
+            seen: Ok(build),
+        },
+    ];
+    update(&mut st, Msg::RuntimesSeen(glances));
+    let fx = prefix(&mut st, 'a');
+    let id = call_id(&fx, "agents.list");
+    let list =
+        serde_json::json!({"agents": [summary(3, ("Idle", "no runnable work"))], "total": 1});
+    update(
+        &mut st,
+        Msg::Response {
+            id,
+            result: answer(&fx, id, list),
+        },
+    );
+    let s = screen(&st);
+    let line = s
+        .lines()
+        .find(|l| l.contains("on build:"))
+        .unwrap_or_default();
+    assert!(line.contains("main") && line.contains("ci"), "{s}");
+    assert!(line.contains("(/runtime build)"), "{s}");
+    assert!(
+        !s.contains("on local:"),
+        "the runtime shown is the list itself: {s}"
+    );
+}
