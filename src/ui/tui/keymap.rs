@@ -461,7 +461,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("deny", "ID [NOTE]", "refuse a waiting tool call; the agent is told, with your note", W::Available, &[], Command::Deny),
     cmd("trigger", "[rotate|revoke]", "the agent's wake URL for CI and webhooks, its deliveries and open waits", W::Available, &["rotate", "revoke"], Command::Trigger),
     cmd("mcp", "", "MCP servers: state, and the tools they offer the model", W::Available, &[], Command::Mcp),
-    cmd("runtime", "[NAME]", "the runtimes this console reaches (this machine's and [remotes.NAME]) at a glance; NAME switches to one", W::Available, &[], Command::Runtime),
+    cmd("runtime", "[NAME [AGENT]]", "the runtimes this console reaches (this machine's and [remotes.NAME]) at a glance; NAME switches to one (AGENT: and shows that agent there)", W::Available, &[], Command::Runtime),
     cmd("events", "[KIND]", "the raw event inspector", W::Available, &[], Command::Events),
     cmd("transcript", "", "prompts, assistant rounds, tool calls and results", W::Available, &[], Command::Transcript),
     cmd("model", "[PROVIDER/MODEL|default] [EFFORT]", "show or set the agent's model and reasoning effort (minimal, low, medium, high; auto: the configured one)", W::NextTurn, &["default", "high", "auto"], Command::Model),

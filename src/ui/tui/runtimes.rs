@@ -1,7 +1,7 @@
 //! The runtimes one console shows, like k9s contexts: this machine's and
 //! each `[remotes.NAME]`. `/runtime` (or Ctrl+O m) lists them at a glance
-//! (reachable, agents, what needs you, today's spend); `/runtime NAME`
-//! switches the console to one. While remotes are configured they are
+//! (reachable, agents, what needs you, today's spend); `/runtime NAME
+//! [AGENT]` switches the console to one (and to one of its agents). While remotes are configured they are
 //! glanced every so often, and one that comes to need the operator is
 //! said where the eye is, naming it. Pure: the loop asks and connects.
 
@@ -92,8 +92,12 @@ impl Runtimes {
     }
 }
 
-/// `/runtime [NAME]`.
+/// `/runtime [NAME [AGENT]]`.
 pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
+    let (arg, agent) = match arg.split_once(char::is_whitespace) {
+        Some((name, agent)) => (name, Some(agent.trim()).filter(|a| !a.is_empty())),
+        None => (arg, None),
+    };
     let r = &mut state.runtimes;
     if !r.several() {
         let hint = "Only this machine's runtime: name others with `holon remotes add NAME \
@@ -115,9 +119,11 @@ pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
     }
     let r = &mut state.runtimes;
     if arg == r.current {
-        return state
-            .conversation
-            .note(format!("Already showing {arg}."), Tone::Info);
+        let note = match agent {
+            Some(a) => format!("Already on {arg}: /agent switch {a} shows that agent."),
+            None => format!("Already showing {arg}."),
+        };
+        return state.conversation.note(note, Tone::Info);
     }
     let Some(place) = r.places.iter().find(|p| p.name == arg).cloned() else {
         let names: Vec<&str> = r.places.iter().map(|p| p.name.as_str()).collect();
@@ -127,7 +133,10 @@ pub fn command(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
     r.switching = Some(place.name.clone());
     let note = format!("Switching to {} ({})…", place.name, place.at);
     state.conversation.note(note, Tone::Info);
-    let agent_id = agent_there(state, &place.name);
+    let agent_id = match agent {
+        Some(a) => a.to_owned(),
+        None => agent_there(state, &place.name),
+    };
     fx.push(Effect::SwitchRuntime {
         name: place.name,
         agent_id,

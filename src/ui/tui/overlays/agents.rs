@@ -314,7 +314,10 @@ fn elsewhere_lines(look: &Look<'_>, width: usize) -> Vec<Line<'static>> {
                 }
             }
         }
-        spans.push(Span::styled(format!("  (/runtime {})", g.name), t.dim()));
+        spans.push(Span::styled(
+            format!("  (/runtime {} AGENT)", g.name),
+            t.dim(),
+        ));
         let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
         out.push(match text.chars().count() > width {
             true => Line::from(Span::styled(truncate(&text, width), t.dim())),

@@ -313,7 +313,16 @@ fn the_agents_overlay_lists_other_runtimes_agents_under_their_name() {
         .find(|l| l.contains("on build:"))
         .unwrap_or_default();
     assert!(line.contains("main") && line.contains("ci"), "{s}");
-    assert!(line.contains("(/runtime build)"), "{s}");
+    assert!(line.contains("(/runtime build AGENT)"), "{s}");
+    // An agent of another runtime, in one step.
+    update(&mut st, key(crossterm::event::KeyCode::Esc));
+    let fx = enter(&mut st, "/runtime build ci");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::SwitchRuntime { name, agent_id }
+            if name == "build" && agent_id == "ci")),
+        "{fx:?}"
+    );
     assert!(
         !s.contains("on local:"),
         "the runtime shown is the list itself: {s}"
