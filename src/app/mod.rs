@@ -93,6 +93,7 @@ pub mod console;
 mod console_backend;
 mod console_calls;
 mod console_editor;
+mod console_follow;
 mod console_runtimes;
 mod console_terminal;
 pub mod control;
