@@ -137,6 +137,13 @@ impl Runtimes {
         }
         let client: Arc<dyn RuntimeClient> = match endpoint.reconnect().await {
             Ok(c) => Arc::new(c),
+            // This machine's socket with nothing behind it: said shortly.
+            Err(e)
+                if matches!(endpoint, Endpoint::Unix(_))
+                    && e.kind() != std::io::ErrorKind::InvalidData =>
+            {
+                return Err("not running".to_owned())
+            }
             Err(e) => return Err(endpoint.unreachable(&e)),
         };
         lock(&self.pool).insert(name.to_owned(), Arc::clone(&client));
@@ -157,7 +164,7 @@ impl Runtimes {
     }
 
     /// Every runtime at once, each within `GLANCE_WITHIN`.
-    async fn glance_all(self: &Arc<Self>) -> Vec<Glance> {
+    pub(super) async fn glance_all(self: &Arc<Self>) -> Vec<Glance> {
         let asked: Vec<_> = self
             .reach
             .iter()

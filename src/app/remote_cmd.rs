@@ -193,9 +193,6 @@ fn write_beside(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How long `status --all` waits for one runtime.
-const GLANCE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
-
 /// One runtime at a glance, for `status --all --json`.
 #[derive(serde::Serialize)]
 struct Glanced {
@@ -208,69 +205,33 @@ struct Glanced {
 }
 
 /// `holon status --all`: this machine's runtime and every remote, asked
-/// together; one that does not answer within 5 s is said as unreachable.
+/// together as the console's glance asks them; one that does not answer
+/// within 5 s is said as unreachable.
 pub async fn status_all(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
     use crate::ui::present::runtimes::line;
-    use crate::ui::ws::Endpoint;
-    let mut asked = Vec::new();
-    let local = Endpoint::Unix(ctx.paths.socket_path());
-    asked.push((super::remotes::LOCAL.to_owned(), Ok(local)));
-    for (name, remote) in &ctx.config.remotes {
-        asked.push((name.clone(), remote.endpoint().map_err(|e| e.to_string())));
-    }
-    let tasks: Vec<_> = asked
-        .into_iter()
-        .map(|(name, endpoint)| {
-            tokio::spawn(async move {
-                let at = match &endpoint {
-                    Ok(e) => e.describe(),
-                    Err(_) => String::new(),
-                };
-                let seen = match endpoint {
-                    Err(e) => Err(e),
-                    Ok(e) => tokio::time::timeout(GLANCE_WITHIN, glance(e))
-                        .await
-                        .unwrap_or_else(|_| Err("no answer within 5 s".into())),
-                };
-                (name, at, seen)
-            })
-        })
-        .collect();
-    let mut all = Vec::new();
-    for task in tasks {
-        all.push(task.await?);
-    }
+    let (runtimes, places, _) = super::console_runtimes::Runtimes::new(ctx, None, None);
+    let glances = runtimes.glance_all().await;
+    let at = |name: &str| {
+        places
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(String::new(), |p| p.at.clone())
+    };
     if json {
-        let rows: Vec<Glanced> = all
+        let rows: Vec<Glanced> = glances
             .into_iter()
-            .map(|(name, at, seen)| Glanced {
-                name,
-                at,
-                error: seen.as_ref().err().cloned(),
-                seen: seen.ok(),
+            .map(|g| Glanced {
+                at: at(&g.name),
+                name: g.name,
+                error: g.seen.as_ref().err().cloned(),
+                seen: g.seen.ok(),
             })
             .collect();
         say!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        for (name, at, seen) in &all {
-            say!("{}", line(name, at, seen));
+        for g in &glances {
+            say!("{}", line(&g.name, &at(&g.name), &g.seen));
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Ask one runtime its status (never at the terminal: ssh in batch mode).
-async fn glance(
-    endpoint: crate::ui::ws::Endpoint,
-) -> Result<crate::ui::present::runtimes::Seen, String> {
-    let client = endpoint.reconnect().await.map_err(|e| match &endpoint {
-        crate::ui::ws::Endpoint::Unix(_) if e.kind() != std::io::ErrorKind::InvalidData => {
-            "not running".to_owned()
-        }
-        _ => e.to_string(),
-    })?;
-    let status: RuntimeStatus = call_typed(&client, Request::RuntimeStatus)
-        .await
-        .map_err(|e| e.to_string())?;
-    Ok(crate::ui::present::runtimes::Seen::of(&status))
 }

@@ -14,6 +14,30 @@ fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
 }
 
+/// A runtime of its own, as on another machine; stopped when dropped.
+struct Far(Home);
+
+impl Far {
+    fn start() -> Far {
+        let far = Far(Home::new());
+        far.ok(&["--detach"]);
+        far
+    }
+}
+
+impl std::ops::Deref for Far {
+    type Target = Home;
+    fn deref(&self) -> &Home {
+        &self.0
+    }
+}
+
+impl Drop for Far {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["daemon", "stop"]);
+    }
+}
+
 /// A stand-in for ssh in `dir`: it records each start (its pid, then the
 /// destination) in `dir/ssh.log`, skips ssh's options, and runs the far
 /// command here with `holon` on its PATH. Its pid becomes the far
@@ -62,9 +86,7 @@ fn starts(dir: &Path) -> Vec<(i32, String)> {
 
 #[test]
 fn a_console_over_ssh_works_as_local_and_survives_a_cut_link() {
-    let far = Home::new();
-    far.ok(&["--detach"]);
-    let _daemon = Daemon(&far);
+    let far = Far::start();
     far.ok(&["send", "sent on the far side marker-s1"]);
     let near = Home::new();
     let ssh = fake_ssh(near.path());
@@ -116,9 +138,7 @@ fn a_console_over_ssh_works_as_local_and_survives_a_cut_link() {
 
 #[test]
 fn the_plain_client_reaches_the_far_home_and_names_a_missing_runtime() {
-    let far = Home::new();
-    far.ok(&["--detach"]);
-    let _daemon = Daemon(&far);
+    let far = Far::start();
     let near = Home::new();
     let ssh = fake_ssh(near.path());
     let target = format!("ssh://build-box{}", far.path().display());
@@ -224,9 +244,7 @@ fn refusals_are_explained_and_a_hostile_address_runs_nothing() {
 
 #[test]
 fn remotes_are_kept_in_config_reached_by_name_and_glanced_together() {
-    let far = Home::new();
-    far.ok(&["--detach"]);
-    let _daemon = Daemon(&far);
+    let far = Far::start();
     let near = Home::new();
     let ssh = fake_ssh(near.path());
     let config = near.path().join("config/config.toml");
@@ -325,9 +343,7 @@ fn remotes_are_kept_in_config_reached_by_name_and_glanced_together() {
 
 #[test]
 fn one_console_lists_and_switches_between_runtimes() {
-    let far = Home::new();
-    far.ok(&["--detach"]);
-    let _far_daemon = Daemon(&far);
+    let far = Far::start();
     far.ok(&["send", "on the far machine marker-far"]);
     let near = Home::new();
     near.ok(&["--detach"]);
@@ -384,9 +400,7 @@ fn one_console_lists_and_switches_between_runtimes() {
 /// first, and the far runtime runs on.
 #[test]
 fn an_embedded_console_quits_from_home_whatever_it_shows() {
-    let far = Home::new();
-    far.ok(&["--detach"]);
-    let _far_daemon = Daemon(&far);
+    let far = Far::start();
     far.ok(&["send", "on the far machine marker-far2"]);
     let near = Home::new();
     let ssh = fake_ssh(near.path());
