@@ -42,11 +42,19 @@ fn answer(body: &Value, ids: &AtomicUsize) -> Canned {
                 .as_str()
                 .is_some_and(crate::runtime::provider::wire::is_turn_state)
     };
-    let last_is_tool = body["messages"]
+    // After the calls' results, or an approval's answer joined to the turn.
+    let answered = |m: &Value| {
+        m["role"] == "tool"
+            || (m["role"] == "user"
+                && m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("[approval ")))
+    };
+    let last_is_result = body["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| !is_state(m)))
-        .is_some_and(|m| m["role"] == "tool");
-    if last_is_tool {
+        .is_some_and(answered);
+    if last_is_result {
         return Canned::json(200, canned::chat_json("Done.", &[]));
     }
     let text = body.to_string();
@@ -252,8 +260,8 @@ async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
                 DeliverySurface::CliPrompt,
             ))
             .await?;
-        // The turn ends at the request; the review answers it, and the
-        // agent's next turn takes the result.
+        // The turn waits at the request; the review answers it, and the
+        // same turn goes on with the result.
         let answered = async {
             mode.host.until_idle().await;
             mode.host.reviews_settled().await;

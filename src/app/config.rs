@@ -137,6 +137,7 @@ pub(super) struct PolicySection {
     pub(super) reviewer_may: Option<String>,
     pub(super) reviewer_timeout_secs: Option<u64>,
     pub(super) reviewer_hold_secs: Option<u64>,
+    pub(super) approval_wait_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -304,6 +305,9 @@ pub struct Config {
     /// `reviewer_policy`, `reviewer_may`, `reviewer_timeout_secs`,
     /// `reviewer_hold_secs`).
     pub reviewer: crate::runtime::approvals::review::ReviewerConfig,
+    /// How long a turn that asked for approval waits for the answer
+    /// (`[policy] approval_wait_secs`).
+    pub approval_wait: std::time::Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -730,6 +734,16 @@ impl Config {
         let remotes = super::remotes::check(path, &file.remotes, &at_key)?;
         let policy = policy_setting(&file.policy, &at_key)?;
         let reviewer = super::config_checks::reviewer_setting(path, &file.policy, &at_key)?;
+        let approval_wait = match file.policy.approval_wait_secs {
+            None => crate::runtime::host::DEFAULT_APPROVAL_WAIT,
+            Some(s) if s <= 3600 => std::time::Duration::from_secs(s),
+            Some(s) => {
+                return Err(at_key(
+                    "policy.approval_wait_secs",
+                    format!("{s} is out of range (0 to 3600)"),
+                ))
+            }
+        };
         let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
         let hooks = crate::runtime::hooks::config::check(file.hooks)
             .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?;
@@ -813,6 +827,7 @@ impl Config {
             mcp_tool_share,
             hooks,
             reviewer,
+            approval_wait,
         })
     }
 }

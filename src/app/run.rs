@@ -157,6 +157,11 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.mcp_tool_share = ctx.config.mcp_tool_share;
     config.hooks = ctx.config.hooks.clone();
     config.reviewer = ctx.config.reviewer.clone();
+    config.approval_wait = match mode {
+        // Nobody answers a one-shot run while it waits: it ends at once.
+        RUN_ONCE_MODE => std::time::Duration::ZERO,
+        _ => ctx.config.approval_wait,
+    };
     config.exec_env = ExecEnvPolicy {
         passthrough: ctx.config.exec_env_passthrough.iter().cloned().collect(),
         sandboxed: ctx.config.policy_env.iter().cloned().collect(),

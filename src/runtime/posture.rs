@@ -85,7 +85,16 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
         | AgentStatus::Paused => {}
     }
     match f.turn {
-        TurnPhase::InProgress => return (P::ActiveTurn, "turn in progress".to_owned()),
+        // The contract's precedence keeps a running turn first; its reason
+        // says when the turn waits for the operator's answer.
+        TurnPhase::InProgress => {
+            let why = match f.approvals.as_slice() {
+                [] => "turn in progress".to_owned(),
+                [only] => format!("turn in progress; {only}"),
+                many => format!("turn in progress; {} approvals open", many.len()),
+            };
+            return (P::ActiveTurn, why);
+        }
         TurnPhase::Idle => {}
     }
     if !f.queued_inputs.is_empty() {
@@ -214,6 +223,21 @@ mod tests {
         ];
         let got: Vec<(P, &str)> = seen.iter().map(|(p, r)| (*p, r.as_str())).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_running_turn_stays_first_and_names_the_approval_it_waits_for() {
+        let mut f = everything();
+        f.approvals = ids(&["approval needed: ExecCommand `touch a`"]);
+        let v = derive_posture(&f);
+        assert_eq!(v.posture, P::ActiveTurn);
+        assert_eq!(
+            v.reason,
+            "turn in progress; approval needed: ExecCommand `touch a`"
+        );
+        f.approvals.push("approval needed: ApplyPatch a.rs".into());
+        let v = derive_posture(&f);
+        assert_eq!(v.reason, "turn in progress; 2 approvals open");
     }
 
     #[test]

@@ -36,6 +36,10 @@ pub(super) async fn host_with(
         approval,
         ..ApprovalPolicy::default()
     };
+    // The turn ends at the request, as it does once its wait for the
+    // answer runs out: these tests answer later (approval_wait.rs has
+    // the answer that comes in time).
+    c.approval_wait = Duration::ZERO;
     let host = ok(RuntimeHost::start(store, c).await);
     ok(host.create_agent("main").await);
     host
@@ -467,11 +471,32 @@ async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() 
     assert!(home.ok(&["approvals"]).contains(&id));
     detach();
     assert!(!out.exists(), "nothing ran on restart");
+    // Killed while its turn waited for the answer: the turn is settled at
+    // the restart, not replayed (its model call is not paid again).
+    let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+    let restarted = evs
+        .iter()
+        .find(|e| e["kind"] == "runtime_started" && e["payload"]["turn_was_in_progress"] == true)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        restarted["payload"]["replay_message_ids"],
+        json!([]),
+        "{restarted}"
+    );
+    let settled = evs.iter().any(|e| {
+        e["kind"] == "message_processed"
+            && e["payload"]["detail"]["evidence"][0]
+                .as_str()
+                .is_some_and(|s| s.starts_with("waited_on_approval:"))
+    });
+    assert!(settled, "the waiting turn's message was settled");
     let answer = home.ok(&["approve", &id]);
     assert!(answer.contains("approved ExecCommand"), "{answer}");
     poll("the second model turn", || {
         (stub.requests().len() >= 2).then_some(())
     });
+    assert_eq!(stub.requests().len(), 2, "one request for the answer");
     assert_eq!(
         ok(std::fs::read_to_string(&out)),
         "ran\n",
@@ -550,6 +575,7 @@ fn two_attached_consoles_see_the_request_and_the_second_answer_is_told() {
     for c in [&one, &two] {
         c.wait_until("the approval row", |s| {
             s.contains("NEEDS YOUR INPUT")
+                && s.contains("Needs you")
                 && s.contains("$ echo from-the-console")
                 && s.contains(&id)
                 && !s.contains("from-the-console ✓")
@@ -568,6 +594,10 @@ fn two_attached_consoles_see_the_request_and_the_second_answer_is_told() {
     two.enter();
     two.wait_for("already answered: granted");
     two.wait_for("Echoed.");
+    // The answer went on in the turn that asked: one turn, not two.
+    let evs = json_lines(&home.ok(&["events", "--json", "--limit", "5000"]));
+    let turns = evs.iter().filter(|e| e["kind"] == "turn_started").count();
+    assert_eq!(turns, 1, "one turn");
     for c in [&mut one, &mut two] {
         c.type_text("/quit");
         c.enter();

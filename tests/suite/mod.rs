@@ -2,6 +2,7 @@
 //! test binary `tests/all.rs`.
 
 mod agents;
+mod approval_wait;
 mod approvals;
 mod attachments;
 mod carried;

@@ -1,6 +1,7 @@
 //! Durable approvals on `RuntimeHost`. A gated tool call is recorded as
-//! `approval_requested` before anything runs; the turn yields and the
-//! agent waits for the operator. The answer goes through the runtime
+//! `approval_requested` before anything runs; the turn waits a while for
+//! the answer (`turn/join.rs`), then yields, and the agent waits for the
+//! operator. The answer goes through the runtime
 //! (first answer wins): a grant runs the call and carries its result back
 //! to the agent as an `internal_followup` naming the approval; a denial
 //! carries the operator's note. A grant whose call was cut short by a
@@ -710,8 +711,9 @@ pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
     json!({
         "ok": false, "status": "awaiting_approval", "approval_id": rec.id,
         "message": format!(
-            "{} {} was not run: the operator must approve it ({}). Your turn ends here; the \
-             operator's answer (and, if approved, the result) comes back to you as a message.",
+            "{} {} was not run: the operator must approve it ({}). Do not ask again: the \
+             operator's answer (and, if approved, the result) comes back to you as a message, \
+             in this turn when it comes soon, else in a new one.",
             rec.tool_name, rec.summary, rec.why
         ),
     })

@@ -83,7 +83,7 @@ pub(super) async fn run(
                 SchedulerInput::Idle
             };
             let decision = decide(&live.projection, input);
-            let deadline = next_deadline(&live, now);
+            let deadline = live.next_deadline(now);
             let step = execute(
                 &inner,
                 &agent_id,
@@ -184,31 +184,6 @@ async fn at_rest_on_shutdown(inner: &Arc<HostInner>, agent_id: &str) {
     if let Err(e) = wrote {
         tracing::warn!(agent_id, error = %e, "cannot record the agent at rest at shutdown");
     }
-}
-
-/// Time until the earliest active timer or due recheck reminder.
-fn next_deadline(live: &LiveProjection, now_ms: i64) -> Option<Duration> {
-    let timers = live
-        .timers
-        .iter()
-        .filter(|t| t.status == TimerStatus::Active)
-        .map(|t| t.fire_at_ms);
-    let rechecks = live.work_items.iter().filter_map(recheck_at_ms);
-    let budget = crate::runtime::budget::resumes_at_ms(&live.agent, now_ms);
-    timers
-        .chain(rechecks)
-        .chain(budget)
-        .min()
-        .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)))
-}
-
-fn recheck_at_ms(w: &WorkItemRecord) -> Option<i64> {
-    if w.blocked_by.is_none() || w.recheck_consumed_at.is_some() {
-        return None;
-    }
-    w.recheck_at
-        .as_deref()
-        .and_then(crate::runtime::scheduler::parse_ts_ms)
 }
 
 /// The continuation a message-taking decision derived, from its evidence
@@ -592,7 +567,7 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
     let mut due_rechecks = Vec::new();
     for id in open {
         if let Some(w) = rx.get::<WorkItemRecord>(Keyed::WorkItems, agent_id, &id)? {
-            if recheck_at_ms(&w).is_some_and(|at| at <= now_ms) {
+            if projection::recheck_at_ms(&w).is_some_and(|at| at <= now_ms) {
                 due_rechecks.push(w.id);
             }
         }
@@ -637,7 +612,7 @@ async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result
             }
             for wid in &due_rechecks {
                 let Some(mut w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, wid)? else { continue };
-                if recheck_at_ms(&w).is_none() {
+                if projection::recheck_at_ms(&w).is_none() {
                     continue;
                 }
                 w.recheck_consumed_at = Some(tx.now_ts());

@@ -222,14 +222,21 @@ impl RuntimeHost {
                 };
                 let was_running = agent.turn_in_progress;
                 let from = agent.status;
+                let run = agent.current_run_id.take().filter(|_| was_running);
                 agent.turn_in_progress = false;
-                agent.current_run_id = None;
                 agent.status = agent.status.at_rest();
                 // Session-active skills come back `restored`; the
                 // interrupted turn's turn-active ones are dropped.
                 crate::runtime::agents::skills::restore(&mut agent.skills);
                 tx.put_agent(&id, &agent)?;
-                let dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
+                let mut dequeued = tx.index_list(crate::store::Index::Dequeued, &id)?;
+                // A turn cut off while it waited for an approval it asked
+                // is settled, not replayed: its rounds are recorded and the
+                // answer will come as a message.
+                if let Some(run) = &run {
+                    let settled = crate::runtime::turn::join::parked_in(tx, &id, run, &dequeued)?;
+                    dequeued.retain(|m| !settled.contains(m));
+                }
                 let started = ev::RuntimeStarted {
                     status_before: from,
                     status: agent.status,

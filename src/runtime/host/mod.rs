@@ -118,7 +118,16 @@ pub struct HostConfig {
     /// What becomes of running commands: reattached at start or not, left
     /// running or stopped at shutdown.
     pub commands: CommandsFate,
+    /// How long a turn that asked for approval waits for the answer
+    /// before it ends (`[policy] approval_wait_secs`; zero: it ends at
+    /// once, and the answer starts a turn of its own).
+    pub approval_wait: Duration,
 }
+
+/// How long a turn waits for an approval's answer unless configured: the
+/// five minutes a provider's prompt cache commonly lasts, past which going
+/// on costs what a new turn would.
+pub const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(300);
 
 /// Identity facts for `runtime.status`.
 #[derive(Debug, Clone, Default)]
@@ -166,6 +175,7 @@ impl HostConfig {
             reviewer: Default::default(),
             holder: None,
             commands: CommandsFate::StopAtExit,
+            approval_wait: DEFAULT_APPROVAL_WAIT,
         }
     }
 }

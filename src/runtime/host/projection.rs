@@ -11,6 +11,7 @@ use crate::model::decision::SystemTickReason;
 use crate::model::message::{MessageEnvelope, MessageOrigin};
 use crate::model::task::TaskRecord;
 use crate::model::waiting::TimerRecord;
+use crate::model::waiting::TimerStatus;
 use crate::model::waiting::WaitingIntentRecord;
 use crate::model::work::WorkItemRecord;
 use crate::runtime::queue::QueueEntry;
@@ -26,6 +27,33 @@ pub struct LiveProjection {
     pub projection: SchedulerProjection,
     pub work_items: Vec<WorkItemRecord>,
     pub timers: Vec<TimerRecord>,
+}
+
+impl LiveProjection {
+    /// How long until the next timer, work-item recheck or budget resume
+    /// is due (clock time), if any.
+    pub(crate) fn next_deadline(&self, now_ms: i64) -> Option<std::time::Duration> {
+        let timers = self
+            .timers
+            .iter()
+            .filter(|t| t.status == TimerStatus::Active)
+            .map(|t| t.fire_at_ms);
+        let rechecks = self.work_items.iter().filter_map(recheck_at_ms);
+        let budget = crate::runtime::budget::resumes_at_ms(&self.agent, now_ms);
+        timers.chain(rechecks).chain(budget).min().map(|at| {
+            std::time::Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0))
+        })
+    }
+}
+
+/// When a blocked work item is due to be looked at again.
+pub(crate) fn recheck_at_ms(w: &WorkItemRecord) -> Option<i64> {
+    if w.blocked_by.is_none() || w.recheck_consumed_at.is_some() {
+        return None;
+    }
+    w.recheck_at
+        .as_deref()
+        .and_then(crate::runtime::scheduler::parse_ts_ms)
 }
 
 /// Queued messages read in full for a decision (the rest are counted). A

@@ -2,25 +2,18 @@
 //! started (durably, before anything runs, so after a crash the model is
 //! told it may have had its effects), executed, and recorded with its
 //! result in the tool-execution ledger, the events and the transcript.
-//! Between rounds, trusted operator prompts with `interject` priority
-//! join the running turn.
+//! What joins the turn between rounds is `join.rs`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use super::{render_input, transcript_in};
-use crate::model::message::QueueEntryStatus;
-use crate::model::message::{MessageKind, Priority, TrustLevel};
+use super::transcript_in;
 use crate::model::transcript::TranscriptBody;
 use crate::model::usage::ToolCall;
-use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
+use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::approvals::{gate, ops as approval_ops};
-use crate::runtime::host::HostInner;
-use crate::runtime::queue::settle_in;
-use crate::runtime::queue::QueueEntry;
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance};
+use crate::store::Provenance;
 
 /// How a round's call is answered.
 pub(super) enum Route {
@@ -29,6 +22,13 @@ pub(super) enum Route {
     /// Already answered by the turn itself (ToolSearch, an MCP tool whose
     /// definition the request did not carry): nothing runs, so no gate.
     Answered(ToolOutcome),
+}
+
+/// A call that ran (or was answered), and the approval it waits for when
+/// the policy held it for the operator.
+pub(super) struct Ran {
+    pub outcome: ToolOutcome,
+    pub awaits_approval: Option<String>,
 }
 
 /// Run one tool call of a round, recorded before and after. An MCP call,
@@ -42,7 +42,7 @@ pub(super) async fn run_call(
     call: &ToolCall,
     cancel: &crate::runtime::host::cancel::TurnCancel,
     route: Route,
-) -> Result<ToolOutcome, RuntimeError> {
+) -> Result<Ran, RuntimeError> {
     // Durably "started" before anything runs: after a crash the
     // model is told this call may have had its effects.
     {
@@ -105,6 +105,7 @@ pub(super) async fn run_call(
     };
     let ran = matches!(route, Route::Gate) && refused.is_none();
     let t0 = Instant::now();
+    let mut awaits_approval = None;
     let mut outcome = match (route, refused) {
         (_, Some(refusal)) => tools::tool_error(
             tools::ToolErrorKind::Failed,
@@ -142,6 +143,7 @@ pub(super) async fn run_call(
                     inner: std::sync::Arc::clone(env.host),
                 }
                 .review_soon(&asked);
+                awaits_approval = Some(asked.id);
                 ToolOutcome {
                     ends_turn: true,
                     ..ToolOutcome::ok(content)
@@ -196,66 +198,8 @@ pub(super) async fn run_call(
             )
         })
         .await?;
-    Ok(outcome)
-}
-
-/// Safe point: trusted operator prompts with `interject` priority join the
-/// running turn (queue status `Interjected`).
-/// Returns the interjected inputs as the model sees them.
-pub(super) async fn interject(
-    inner: &Arc<HostInner>,
-    agent_id: &str,
-    run_id: &str,
-) -> Result<Vec<String>, RuntimeError> {
-    // Most rounds have nothing to interject: look first with a read, so
-    // they cost no write (and no fsync).
-    let interject_band = Priority::Interject.band();
-    let pending = inner.store.read()?.queue_pending(agent_id)?;
-    if !pending.iter().any(|(band, _, _)| *band == interject_band) {
-        return Ok(Vec::new());
-    }
-    let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
-    let joined = inner
-        .store
-        .write(move |tx| {
-            let mut joined = Vec::new();
-            for (band, _, mid) in tx.queue_pending(&id)? {
-                if band != Priority::Interject.band() {
-                    break;
-                }
-                let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, &id, &mid)? else {
-                    continue;
-                };
-                let Some(env) = crate::runtime::queue::envelope_in(tx, &entry)? else {
-                    continue;
-                };
-                if env.kind != MessageKind::OperatorPrompt
-                    || env.trust != TrustLevel::TrustedOperator
-                {
-                    continue;
-                }
-                let text = render_input(&env);
-                transcript_in(
-                    tx,
-                    &id,
-                    &rid,
-                    Some(&mid),
-                    TranscriptBody::Input { text: text.clone() },
-                )?;
-                joined.push(text);
-                settle_in(
-                    tx,
-                    &id,
-                    &mid,
-                    QueueEntryStatus::Interjected,
-                    SettleDetail {
-                        run_id: Some(rid.clone()),
-                        ..SettleDetail::default()
-                    },
-                )?;
-            }
-            Ok(joined)
-        })
-        .await?;
-    Ok(joined)
+    Ok(Ran {
+        outcome,
+        awaits_approval,
+    })
 }

@@ -9,6 +9,7 @@ pub(crate) mod calls;
 pub(crate) mod compaction;
 pub(crate) mod end;
 pub mod frame;
+pub(crate) mod join;
 pub mod prompt;
 mod round;
 mod stream;

@@ -10,7 +10,9 @@
 //!    totals in one write; a failed round or an answer without tool calls
 //!    ends the turn;
 //! 4. `run_tools`: each tool call recorded before and after
-//!    (`calls.rs`), then `interject` prompts join at the safe point.
+//!    (`calls.rs`), then `interject` prompts and answers to the turn's
+//!    approvals join at the safe point (`join.rs`), where a round that
+//!    asked for approval waits a while for the answer.
 //!
 //! A phase answers `Step::End` to end the turn; `rounds` only sequences
 //! them, checks cancellation between rounds and stops at `max_rounds`.
@@ -23,9 +25,10 @@ use super::budget::{
     checkpoint_tokens, frame_now, over_budget_report, turn_inputs_tokens, TurnRefs, TurnShape,
     KEEP_VERBATIM_ROUNDS,
 };
-use super::calls::{interject, run_call, Route};
+use super::calls::{run_call, Route};
 use super::end::Ending;
 use super::frame::FrameContext;
+use super::join;
 use super::stream::Stream;
 use super::{cancelled_attempt, output_limit_reason, transcript_in};
 use crate::model::agent::AgentRecord;
@@ -58,6 +61,7 @@ use crate::store::Keyed;
 use crate::store::Provenance;
 
 mod record;
+mod run_tools;
 
 /// What a phase decided: go on with `T`, or end the turn.
 enum Step<T> {
@@ -414,80 +418,6 @@ impl<'a> Round<'a> {
                 provider_round_ms: t0.elapsed().as_millis() as u64,
             }));
         }
-    }
-
-    /// Phase 4: run the round's tool calls, each recorded before and
-    /// after; then trusted `interject` prompts join at the safe point. A
-    /// call that ends the turn (Sleep, a call waiting for approval) ends
-    /// it after the whole round ran.
-    async fn run_tools(
-        &mut self,
-        round: u32,
-        answer: ProviderRound,
-    ) -> Result<Step<()>, RuntimeError> {
-        let t = &self.t;
-        let mut ends_turn = false;
-        let mut progressed = false;
-        // What the request that asked for these calls carried: a tool
-        // loaded during the round is still unseen by the model.
-        let carried: Vec<String> = t.tools.iter().map(|s| s.name.clone()).collect();
-        for call in &answer.tool_calls {
-            // A cancelled turn starts no further tool; calls left without a
-            // result are shown to the model as not executed.
-            if let Some(reason) = t.cancel.reason() {
-                return Ok(Step::End(Ending::Aborted {
-                    reason,
-                    rounds: round,
-                    timeline: None,
-                    partial: None,
-                }));
-            }
-            let env = ToolEnv {
-                host: t.inner,
-                agent_id: t.agent_id,
-                message_id: &self.message.id,
-                turn_work_item_id: self.turn_work_item_id.clone(),
-                round_text: &answer.text,
-                granted: false,
-                approved: None,
-            };
-            // ToolSearch, and a call of an MCP tool the request did not
-            // carry, are answered from the catalog (nothing runs); what
-            // they name is loaded for the next request.
-            let answered = match call.name == TOOL_SEARCH {
-                true => Some(self.offer.search(call)),
-                false => self.offer.unloaded(call, &carried),
-            };
-            let route = answered.map_or(Route::Gate, Route::Answered);
-            let outcome = run_call(&env, t.run_id, call, t.cancel, route).await?;
-            self.history.push(ConversationItem::ToolResult {
-                call_id: call.id.clone(),
-                tool_name: call.name.clone(),
-                content: outcome.text(),
-                is_error: outcome.is_error,
-                images: outcome.images.clone(),
-            });
-            ends_turn |= outcome.ends_turn;
-            progressed |= !outcome.is_error && PROGRESS_TOOLS.contains(&call.name.as_str());
-            if outcome.completed_work_item.is_some() {
-                self.completed_work_item = outcome.completed_work_item.clone();
-            }
-        }
-        self.stale.after_round(progressed);
-        self.t.tools = self.offer.sent().into();
-        if ends_turn {
-            return Ok(Step::End(Ending::Completed {
-                text: answer.text,
-                rounds: round,
-                completed_work_item: self.completed_work_item.take(),
-                truncated: None,
-            }));
-        }
-        let t = &self.t;
-        for text in interject(t.inner, t.agent_id, t.run_id).await? {
-            self.history.push(ConversationItem::UserText { text });
-        }
-        Ok(Step::Go(()))
     }
 
     /// The progress reminder of the turn's current work item, if it is

@@ -75,6 +75,8 @@ pub enum ApprovalState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRow {
     pub id: String,
+    /// The turn that asked (it may wait for the answer).
+    pub run_id: String,
     pub tool: String,
     /// One line: the command, or the files a patch writes.
     pub summary: String,

@@ -344,6 +344,14 @@ impl State {
             };
             w.elapsed_ms = t.started_ms.map(|s| (self.now_ms - s).max(0) as u64);
             w.tokens = t.tokens;
+            // The turn waits for the operator's answer to a call it asked,
+            // and goes on with it.
+            let awaited = (t.run_id.as_deref()).and_then(|r| self.conversation.awaited_by(r));
+            if let Some(what) = awaited {
+                (w.label, w.glyph, w.animated, w.needs_operator) =
+                    ("Needs you".into(), "▲", false, true);
+                w.detail = format!("approve {what}? the turn goes on with your answer");
+            }
         } else if paused {
             (w.label, w.glyph, w.animated) = ("Paused".into(), "‖", false);
         } else if sending {

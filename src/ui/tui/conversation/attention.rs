@@ -104,6 +104,17 @@ impl Conversation {
         }
     }
 
+    /// The call the turn `run_id` asked that still waits for the
+    /// operator (the turn waits for its answer): its tool and summary.
+    pub fn awaited_by(&self, run_id: &str) -> Option<String> {
+        self.rows.iter().find_map(|r| match r.kind() {
+            RowKind::Approval(a) if a.state == ApprovalState::Waiting && a.run_id == run_id => {
+                Some(format!("{} {}", a.tool, a.summary))
+            }
+            _ => None,
+        })
+    }
+
     /// The calls waiting for the operator, oldest first: (id, summary).
     pub fn waiting_approvals(&self) -> Vec<(String, String)> {
         self.rows
@@ -149,6 +160,7 @@ pub(super) fn approval_row(a: &crate::model::approval::ApprovalRecord) -> Approv
     };
     ApprovalRow {
         id: a.id.clone(),
+        run_id: a.run_id.clone(),
         tool: a.tool_name.clone(),
         summary: a.summary.clone(),
         why: a.why.clone(),

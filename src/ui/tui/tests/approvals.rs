@@ -425,3 +425,42 @@ fn the_reviewers_word_is_shown_beside_the_request_and_on_its_answer() {
     let rows = approval_rows(&st);
     assert!(rows.iter().all(|r| r.state != ApprovalState::Waiting));
 }
+
+/// A turn waiting for the answer to a call it asked says it needs the
+/// operator (not "thinking"), and works again once answered.
+#[test]
+fn a_turn_waiting_for_its_approval_says_it_needs_you_until_answered() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "touch it"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    let rec = command_approval();
+    asked(&mut st, &rec);
+    let w = st.working().expect("the turn runs");
+    assert_eq!(
+        (w.label.as_str(), w.glyph, w.needs_operator, w.animated),
+        ("Needs you", "▲", true, false)
+    );
+    assert!(
+        w.detail.contains("ExecCommand `touch notes.txt`"),
+        "{}",
+        w.detail
+    );
+    answered(&mut st, &rec, "approval_granted", "granted", json!({}));
+    let w = st.working().expect("the turn goes on");
+    assert_eq!((w.label.as_str(), w.needs_operator), ("Working", false));
+}
+
+/// Another turn's call still waiting does not make this one wait.
+#[test]
+fn an_older_turns_approval_does_not_make_the_running_turn_wait() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "touch it"), s.turn("msg_1", "run_2")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    asked(&mut st, &command_approval());
+    let w = st.working().expect("the turn runs");
+    assert_eq!(w.label, "Working");
+}

@@ -1,0 +1,436 @@
+//! What joins a running turn at a safe point, and a turn that waits there
+//! for the operator's answer to an approval it asked.
+//!
+//! Two kinds of message join a turn instead of starting one: a trusted
+//! operator prompt with `interject` priority, and the answer to an
+//! approval this run asked (the `internal_followup` the answer admitted,
+//! which the approval's record names). Each is settled `Interjected` with
+//! the run and given to the model as input, so an answer reaches the model
+//! in the turn that asked instead of starting another.
+//!
+//! A round whose only reason to end the turn is a call waiting for
+//! approval waits at its safe point, up to `[policy] approval_wait_secs`,
+//! for the answer (or an interjection). It stops waiting, and the turn
+//! ends as it always did, when anything else is queued for the agent, the
+//! turn is cancelled, the runtime holds new turns, a timer falls due, or
+//! the time is up; the
+//! answer then starts a turn of its own. Every model round is recorded
+//! before the wait, so a turn cut there is settled, never replayed
+//! (`parked_in`, at recovery).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{render_input, transcript_in};
+use crate::model::approval::ApprovalRecord;
+use crate::model::message::{
+    AdmissionContext, MessageEnvelope, MessageKind, MessageOrigin, Priority, QueueEntryStatus,
+    TrustLevel,
+};
+use crate::model::transcript::TranscriptBody;
+use crate::protocol::events::SettleDetail;
+use crate::runtime::host::cancel::TurnCancel;
+use crate::runtime::host::HostInner;
+use crate::runtime::queue::{settle_in, QueueEntry};
+use crate::runtime::RuntimeError;
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
+
+/// How often a waiting turn looks whether the runtime holds new turns (a
+/// flag nothing announces); answers and queued input wake it at once.
+const HELD_CHECK: Duration = Duration::from_secs(1);
+
+/// A queued message, as a running turn sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Queued {
+    /// A trusted operator prompt with `interject` priority.
+    Interjection,
+    /// The answer to this run's approval of that id.
+    Answer(String),
+    /// Anything else: it waits for the turn to end.
+    Other,
+}
+
+/// What a turn waiting for its approvals' answers does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hold {
+    /// Every awaited answer is in, or the operator interjected: join.
+    Join,
+    /// Nothing yet: wait.
+    Wait,
+    /// Other input waits for this turn: end it, so that input is not held.
+    Release,
+}
+
+/// Pure: whether a turn waiting for the answers to `awaited` goes on.
+pub(super) fn hold(queued: &[Queued], awaited: &[String]) -> Hold {
+    if queued.contains(&Queued::Other) {
+        return Hold::Release;
+    }
+    let answered = awaited.iter().all(|id| {
+        queued
+            .iter()
+            .any(|q| matches!(q, Queued::Answer(a) if a == id))
+    });
+    match answered || queued.contains(&Queued::Interjection) {
+        true => Hold::Join,
+        false => Hold::Wait,
+    }
+}
+
+/// Pure: what a queued message is to the run `run_id`. `approval` reads
+/// the approval a follow-up names.
+fn classify(
+    priority: Priority,
+    env: &MessageEnvelope,
+    run_id: &str,
+    approval: impl FnOnce(&str) -> Option<ApprovalRecord>,
+) -> Queued {
+    if priority == Priority::Interject
+        && env.kind == MessageKind::OperatorPrompt
+        && env.trust == TrustLevel::TrustedOperator
+    {
+        return Queued::Interjection;
+    }
+    let runtime_owned = env.kind == MessageKind::InternalFollowup
+        && env.admission_context == Some(AdmissionContext::RuntimeOwned)
+        && matches!(&env.origin, MessageOrigin::System { subsystem } if subsystem == "approvals");
+    let Some(id) = env.source_refs.get("approval_id").filter(|_| runtime_owned) else {
+        return Queued::Other;
+    };
+    // The approval's own record names the message that answered it: only
+    // that message is its answer.
+    match approval(id) {
+        Some(rec)
+            if rec.run_id == run_id
+                && rec.result_message_id.as_deref() == Some(env.id.as_str()) =>
+        {
+            Queued::Answer(rec.id)
+        }
+        _ => Queued::Other,
+    }
+}
+
+/// The agent's queued messages as the run sees them: those that could
+/// join, then at most one `Other` standing for everything behind them.
+fn queued_now(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+) -> Result<Vec<Queued>, RuntimeError> {
+    let rx = inner.store.read()?;
+    let mut entries = Vec::new();
+    let mut out = Vec::new();
+    for (band, _, mid) in rx.queue_pending(agent_id)? {
+        // Only these two bands can hold what joins; the queue is in band
+        // order, so the first message past them is one that does not (and
+        // a deep queue behind it is never read).
+        if band != Priority::Interject.band() && band != Priority::Next.band() {
+            out.push(Queued::Other);
+            break;
+        }
+        entries.extend(rx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &mid)?);
+    }
+    let envelopes = crate::runtime::host::projection::envelopes_of(&rx, agent_id, &entries)?;
+    for entry in &entries {
+        // An entry whose envelope is gone is not this turn's to take.
+        let Some(env) = envelopes.iter().find(|e| e.id == entry.message_id) else {
+            out.push(Queued::Other);
+            continue;
+        };
+        let approval = |id: &str| rx.get(Keyed::Approvals, agent_id, id).ok().flatten();
+        out.push(classify(entry.priority, env, run_id, approval));
+    }
+    Ok(out)
+}
+
+/// Inside a write job: take every queued interjection and answer to this
+/// run's approvals into the run, in queue order; their text for the model.
+fn join_in(tx: &mut WriteCtx<'_>, agent_id: &str, run_id: &str) -> Result<Vec<String>, StoreError> {
+    let mut joined = Vec::new();
+    for (_, _, mid) in tx.queue_pending(agent_id)? {
+        let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &mid)? else {
+            continue;
+        };
+        let Some(env) = crate::runtime::queue::envelope_in(tx, &entry)? else {
+            continue;
+        };
+        let mut approval = None;
+        if let Some(id) = env.source_refs.get("approval_id") {
+            approval = tx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, id)?;
+        }
+        if classify(entry.priority, &env, run_id, |_| approval) == Queued::Other {
+            continue;
+        }
+        let text = render_input(&env);
+        transcript_in(
+            tx,
+            agent_id,
+            run_id,
+            Some(&mid),
+            TranscriptBody::Input { text: text.clone() },
+        )?;
+        joined.push(text);
+        let detail = SettleDetail {
+            run_id: Some(run_id.to_owned()),
+            ..SettleDetail::default()
+        };
+        settle_in(tx, agent_id, &mid, QueueEntryStatus::Interjected, detail)?;
+    }
+    Ok(joined)
+}
+
+/// Safe point: interjections and answers to this run's approvals join the
+/// running turn. Returns their text as the model sees it.
+pub(super) async fn at_safe_point(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+) -> Result<Vec<String>, RuntimeError> {
+    // Most rounds have nothing to join: only a message of these two bands
+    // could be, and a read finds out first, so they cost no write.
+    let bands = [Priority::Interject.band(), Priority::Next.band()];
+    let pending = inner.store.read()?.queue_pending(agent_id)?;
+    if !pending.iter().any(|(band, _, _)| bands.contains(band)) {
+        return Ok(Vec::new());
+    }
+    if !queued_now(inner, agent_id, run_id)?
+        .iter()
+        .any(|q| *q != Queued::Other)
+    {
+        return Ok(Vec::new());
+    }
+    let (id, rid) = (agent_id.to_owned(), run_id.to_owned());
+    Ok(inner.store.write(move |tx| join_in(tx, &id, &rid)).await?)
+}
+
+/// Wait for the answers to `awaited` (approvals this round asked) and
+/// join them, or an interjection, into the turn. Empty when the turn
+/// should end instead: the wait is off, other input is queued, the turn
+/// was cancelled, the runtime holds new turns, or the time ran out.
+pub(super) async fn wait_for_answers(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    run_id: &str,
+    cancel: &TurnCancel,
+    awaited: &[String],
+) -> Result<Vec<String>, RuntimeError> {
+    let wait = inner.config.approval_wait;
+    if wait.is_zero() || awaited.is_empty() {
+        return Ok(Vec::new());
+    }
+    // A timer, a recheck or a budget resume falls due while the turn
+    // waits: the wait ends then, so the actor fires it on time.
+    let due = {
+        let rx = inner.store.read()?;
+        let live = crate::runtime::host::projection::load(&rx, agent_id, crate::now_ms())?;
+        live.and_then(|l| l.next_deadline(crate::now_ms()))
+            .and_then(crate::clock::wall)
+    };
+    let deadline = tokio::time::Instant::now() + due.map_or(wait, |d| d.min(wait));
+    // Subscribed before looking, so nothing committed in between is missed.
+    let mut events = inner.store.subscribe();
+    loop {
+        if cancel.reason().is_some() || inner.turns_held.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
+        match hold(&queued_now(inner, agent_id, run_id)?, awaited) {
+            Hold::Release => return Ok(Vec::new()),
+            Hold::Join => {
+                let joined = at_safe_point(inner, agent_id, run_id).await?;
+                if !joined.is_empty() {
+                    return Ok(joined);
+                }
+            }
+            Hold::Wait => {}
+        }
+        let agent_event = async {
+            loop {
+                match events.recv().await {
+                    Ok(e) if e.agent_id == agent_id => return,
+                    Ok(_) => {}
+                    // Missed some: look again.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        std::future::pending::<()>().await
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            _ = agent_event => {}
+            _ = cancel.cancelled() => return Ok(Vec::new()),
+            _ = tokio::time::sleep_until(deadline) => return Ok(Vec::new()),
+            _ = tokio::time::sleep(HELD_CHECK) => {}
+        }
+    }
+}
+
+/// Inside recovery's write job: the messages of a turn cut off while it
+/// waited for an approval it asked (`run_id` was running and one of its
+/// approvals is still open) are settled instead of replayed. Their model
+/// rounds are all recorded, and the approval's answer comes to the agent
+/// as a message of its own, as it does for a turn that ended. Returns the
+/// messages settled.
+pub(crate) fn parked_in(
+    tx: &mut WriteCtx<'_>,
+    agent_id: &str,
+    run_id: &str,
+    dequeued: &[String],
+) -> Result<Vec<String>, StoreError> {
+    let mut settled = Vec::new();
+    for id in tx.index_list(Index::OpenApprovals, agent_id)? {
+        let Some(rec) = tx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, &id)? else {
+            continue;
+        };
+        let mid = &rec.message_id;
+        if rec.run_id != run_id || !dequeued.contains(mid) || settled.contains(mid) {
+            continue;
+        }
+        let detail = SettleDetail {
+            run_id: Some(run_id.to_owned()),
+            evidence: Some(vec![format!("waited_on_approval:{}", rec.id)]),
+            ..SettleDetail::default()
+        };
+        settle_in(tx, agent_id, mid, QueueEntryStatus::Processed, detail)?;
+        settled.push(mid.clone());
+    }
+    Ok(settled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_turn_joins_once_every_answer_is_in_and_waits_before() {
+        let awaited = ids(&["apr_1", "apr_2"]);
+        assert_eq!(hold(&[], &awaited), Hold::Wait);
+        let one = [Queued::Answer("apr_1".into())];
+        assert_eq!(hold(&one, &awaited), Hold::Wait);
+        let both = [
+            Queued::Answer("apr_2".into()),
+            Queued::Answer("apr_1".into()),
+        ];
+        assert_eq!(hold(&both, &awaited), Hold::Join);
+        // Another run's answer is no answer to this one.
+        let other = [Queued::Answer("apr_9".into())];
+        assert_eq!(hold(&other, &ids(&["apr_1"])), Hold::Wait);
+    }
+
+    #[test]
+    fn an_interjection_joins_at_once_and_other_input_ends_the_wait() {
+        let awaited = ids(&["apr_1"]);
+        assert_eq!(hold(&[Queued::Interjection], &awaited), Hold::Join);
+        let with_other = [Queued::Answer("apr_1".into()), Queued::Other];
+        assert_eq!(hold(&with_other, &awaited), Hold::Release);
+        assert_eq!(hold(&[Queued::Other], &awaited), Hold::Release);
+    }
+
+    fn followup(approval_id: &str, subsystem: &str, context: AdmissionContext) -> MessageEnvelope {
+        use crate::model::message::{AdmissionRequest, DeliverySurface, MessageBody};
+        let req = AdmissionRequest {
+            agent_id: "main".into(),
+            kind: MessageKind::InternalFollowup,
+            origin: MessageOrigin::System {
+                subsystem: subsystem.into(),
+            },
+            priority: Priority::Next,
+            body: MessageBody::Text {
+                text: "approved; it ran".into(),
+            },
+            delivery_surface: DeliverySurface::RuntimeSystem,
+            admission_context: context,
+            work_item_id: None,
+            task_id: None,
+            source_refs: [("approval_id".to_owned(), approval_id.to_owned())].into(),
+            metadata: None,
+            correlation_id: None,
+            causation_id: None,
+        };
+        crate::model::message::normalize(req, "msg_answer".into(), "2026-11-30T00:00:00Z".into())
+    }
+
+    fn record(run_id: &str, answered_by: Option<&str>) -> ApprovalRecord {
+        ApprovalRecord {
+            id: "apr_1".into(),
+            agent_id: "main".into(),
+            status: Default::default(),
+            tool_name: "ExecCommand".into(),
+            call_id: "call_1".into(),
+            arguments: serde_json::Value::Null,
+            summary: "touch a".into(),
+            why: "it may write".into(),
+            workspace_id: "agent_home".into(),
+            execution_root: "/tmp".into(),
+            run_id: run_id.into(),
+            message_id: "msg_turn".into(),
+            work_item_id: None,
+            requested_at: String::new(),
+            answered_at: None,
+            note: None,
+            always: false,
+            result_message_id: answered_by.map(str::to_owned),
+            review: None,
+        }
+    }
+
+    #[test]
+    fn only_the_message_the_approval_names_is_its_answer() {
+        let env = followup("apr_1", "approvals", AdmissionContext::RuntimeOwned);
+        let next = Priority::Next;
+        let answer = |rec: ApprovalRecord| classify(next, &env, "run_1", |_| Some(rec));
+        assert_eq!(
+            answer(record("run_1", Some("msg_answer"))),
+            Queued::Answer("apr_1".into())
+        );
+        // Another run's approval, an answer not yet admitted, another message.
+        assert_eq!(answer(record("run_0", Some("msg_answer"))), Queued::Other);
+        assert_eq!(answer(record("run_1", None)), Queued::Other);
+        assert_eq!(answer(record("run_1", Some("msg_other"))), Queued::Other);
+        assert_eq!(classify(next, &env, "run_1", |_| None), Queued::Other);
+        // A message dressed as one, from anywhere but the approvals.
+        for env in [
+            followup("apr_1", "triggers", AdmissionContext::RuntimeOwned),
+            followup(
+                "apr_1",
+                "approvals",
+                AdmissionContext::PublicUnauthenticated,
+            ),
+        ] {
+            let rec = record("run_1", Some("msg_answer"));
+            assert_eq!(classify(next, &env, "run_1", |_| Some(rec)), Queued::Other);
+        }
+    }
+
+    #[test]
+    fn an_operator_prompt_joins_only_with_interject_priority_and_trust() {
+        use crate::model::message::{AdmissionRequest, DeliverySurface};
+        let req = AdmissionRequest::operator_prompt(
+            "main",
+            "look at the tests too",
+            Priority::Interject,
+            DeliverySurface::CliPrompt,
+        );
+        let mut env = crate::model::message::normalize(req, "msg_p".into(), String::new());
+        assert_eq!(env.trust, TrustLevel::TrustedOperator);
+        let none = |_: &str| None;
+        assert_eq!(
+            classify(Priority::Interject, &env, "run_1", none),
+            Queued::Interjection
+        );
+        assert_eq!(
+            classify(Priority::Normal, &env, "run_1", none),
+            Queued::Other
+        );
+        env.trust = TrustLevel::UntrustedExternal;
+        assert_eq!(
+            classify(Priority::Interject, &env, "run_1", none),
+            Queued::Other
+        );
+    }
+}
