@@ -197,6 +197,11 @@ pub struct AgentRecord {
     pub pending_wake_hint: Option<PendingWakeHint>,
     #[serde(default)]
     pub turn_in_progress: bool,
+    /// The running turn waits for the operator's answer to these
+    /// approvals (`turn_awaiting_approval`); cleared when it goes on or
+    /// ends. A turn cut off while waiting is settled, not replayed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_awaits: Vec<String>,
     /// Contentful messages settled without a turn because they arrived
     /// while the agent waited on something else (a task result during a
     /// timer): their ids, in admission order, shown to the model at the
@@ -421,6 +426,7 @@ impl AgentRecord {
             current_work_item_id: None,
             pending_wake_hint: None,
             turn_in_progress: false,
+            turn_awaits: Vec::new(),
             carried_for_model: Vec::new(),
             carried_folded: 0,
             current_run_id: None,

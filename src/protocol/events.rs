@@ -111,6 +111,7 @@ impl Event {
             | E::MessageInterjected(p) => (None, Some(p.message_id.as_str())),
             E::SystemTickEmitted(p) => (None, Some(p.message_id.as_str())),
             E::TurnStarted(p) => (None, Some(p.message_id.as_str())),
+            E::TurnAwaitingApproval(p) => (None, Some(p.message_id.as_str())),
             E::TurnTerminal(p) => (None, Some(p.message_id.as_str())),
             E::ApprovalRequested(p)
             | E::ApprovalReviewed(p)
@@ -251,6 +252,7 @@ event_kinds! {
     ContextCompactionStarted(p::ContextCompactionStarted) => "context_compaction_started",
     ContextCompacted(p::ContextCompacted) => "context_compacted",
     TurnCheckpoint(p::TurnCheckpoint) => "turn_checkpoint",
+    TurnAwaitingApproval(p::TurnAwaitingApproval) => "turn_awaiting_approval",
     TurnTerminal(p::TurnTerminal) => "turn_terminal",
     BriefCreated(p::BriefCreated) => "brief_created",
     WorkItemCreated(p::WorkItemCreated) => "work_item_created",

@@ -40,6 +40,8 @@ pub struct PostureFacts {
     /// Open approvals (waiting for an answer, or approved and running),
     /// each described.
     pub approvals: Vec<String>,
+    /// The running turn waits for the answer to its approvals.
+    pub turn_awaits: bool,
     pub blocked_work: Vec<BlockedWork>,
 }
 
@@ -88,10 +90,13 @@ fn select(f: &PostureFacts) -> (AgentSchedulingPosture, String) {
         // The contract's precedence keeps a running turn first; its reason
         // says when the turn waits for the operator's answer.
         TurnPhase::InProgress => {
-            let why = match f.approvals.as_slice() {
-                [] => "turn in progress".to_owned(),
-                [only] => format!("turn in progress; {only}"),
-                many => format!("turn in progress; {} approvals open", many.len()),
+            let why = match (f.turn_awaits, f.approvals.as_slice()) {
+                (false, _) | (true, []) => "turn in progress".to_owned(),
+                (true, [only]) => format!("turn in progress, waiting for your answer: {only}"),
+                (true, many) => format!(
+                    "turn in progress, waiting for your answer: {} approvals open",
+                    many.len()
+                ),
             };
             return (P::ActiveTurn, why);
         }
@@ -173,6 +178,7 @@ mod tests {
             timer_waits: ids(&["tm"]),
             operator_waits: ids(&["w_q"]),
             approvals: Vec::new(),
+            turn_awaits: false,
             blocked_work: vec![BlockedWork {
                 work_item_id: "w_b".into(),
                 blocked_by: "vendor reply".into(),
@@ -229,15 +235,21 @@ mod tests {
     fn a_running_turn_stays_first_and_names_the_approval_it_waits_for() {
         let mut f = everything();
         f.approvals = ids(&["approval needed: ExecCommand `touch a`"]);
+        // Open, but the turn does not wait for it (it went on).
+        assert_eq!(derive_posture(&f).reason, "turn in progress");
+        f.turn_awaits = true;
         let v = derive_posture(&f);
         assert_eq!(v.posture, P::ActiveTurn);
         assert_eq!(
             v.reason,
-            "turn in progress; approval needed: ExecCommand `touch a`"
+            "turn in progress, waiting for your answer: approval needed: ExecCommand `touch a`"
         );
         f.approvals.push("approval needed: ApplyPatch a.rs".into());
         let v = derive_posture(&f);
-        assert_eq!(v.reason, "turn in progress; 2 approvals open");
+        assert_eq!(
+            v.reason,
+            "turn in progress, waiting for your answer: 2 approvals open"
+        );
     }
 
     #[test]

@@ -262,6 +262,7 @@ fn class(kind: EventKind) -> (Visibility, Category, &'static str) {
         K::WorktreeRetained => (V::TurnResult, C::Workspace, "Worktree kept"),
         K::ContextCompactionStarted | K::ContextCompacted => (V::Progress, C::Runtime, "Context"),
         K::TurnCheckpoint => (V::Trace, C::Runtime, "Checkpoint"),
+        K::TurnAwaitingApproval => (V::Trace, C::Runtime, "Turn"),
         K::TurnTerminal => (V::Progress, C::Runtime, "Turn"),
         K::BriefCreated => (V::TurnResult, C::Brief, "Result"), // refined
         K::WorkItemCreated | K::WorkItemPicked => (V::Progress, C::WorkItem, "Work item"),

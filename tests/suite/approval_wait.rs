@@ -74,11 +74,14 @@ async fn an_answer_in_time_goes_on_in_the_turn_that_asked() {
         .submit(prompt("append to the file", Priority::Normal))
         .await);
     let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    let waits = wait_event(&host, "the wait", kind("turn_awaiting_approval")).await;
+    assert_eq!(waits.payload["approval_ids"], json!([approval_id(&asked)]));
+    assert_eq!(waits.payload["wait_ms"], 60_000);
     // While it waits, the turn runs and says what it waits for.
     let (p, reason) = posture(&host);
     assert_eq!(p, "ActiveTurn", "{reason}");
     assert!(
-        reason.contains("turn in progress; approval needed: ExecCommand"),
+        reason.contains("turn in progress, waiting for your answer: approval needed: ExecCommand"),
         "{reason}"
     );
     assert_eq!(count(&host, "turn_terminal"), 0, "the turn waits");
@@ -110,6 +113,7 @@ async fn an_answer_in_time_goes_on_in_the_turn_that_asked() {
     assert_eq!(joined[0].payload["detail"]["run_id"], run);
     let (p, reason) = posture(&host);
     assert_ne!(p, "WaitingForOperator", "{reason}");
+    assert!(!reason.contains("waiting for your answer"), "{reason}");
     assert!(ok(host.approvals(None, false)).is_empty());
     stop(host).await;
 }
@@ -228,24 +232,97 @@ async fn a_runtime_holding_new_turns_ends_the_wait() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_abort_while_the_turn_waits_cuts_it_and_the_approval_stays() {
+async fn an_abort_or_a_pause_ends_the_wait_and_the_approval_stays() {
     let dir = ok(tempfile::tempdir());
-    let (_, call) = writer(dir.path());
-    let provider = Arc::new(ScriptedProvider::new(vec![call]));
+    let (out, call) = writer(dir.path());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        call.clone(),
+        Scripted::text("Understood, not now."),
+        call,
+        Scripted::text("It ran after the resume."),
+    ]));
     let host = host(dir.path(), &provider, 600).await;
+    use holon::runtime::host::ControlAction;
+    // Esc while it waits: the wait ends, the turn as it stood (its calls
+    // are all recorded); the call still waits for an answer.
     ok(host
         .submit(prompt("append to the file", Priority::Normal))
         .await);
-    wait_event(&host, "the approval request", kind("approval_requested")).await;
-    ok(host
-        .control("main", holon::runtime::host::ControlAction::Abort)
-        .await);
+    wait_event(&host, "the wait", kind("turn_awaiting_approval")).await;
+    ok(host.control("main", ControlAction::Abort).await);
     let ended = wait_event(&host, "the turn's end", kind("turn_terminal")).await;
-    assert_eq!(ended.payload["kind"], "aborted", "{ended:?}");
-    assert_eq!(
-        ended.payload["cancel_reason"], "operator_abort",
-        "{ended:?}"
-    );
+    assert_eq!(ended.payload["kind"], "completed", "{ended:?}");
     assert_eq!(ok(host.approvals(None, false)).len(), 1, "still asked");
+    ok(host
+        .deny("main", &ok(host.approvals(None, false))[0].id, None)
+        .await);
+    host.until_idle().await;
+    // Paused while it waits: the turn ends, and an answer then waits for
+    // the resume instead of going on in a paused agent.
+    let before = count(&host, "turn_terminal");
+    let requests = provider.requests().len();
+    ok(host
+        .submit(prompt("append once more", Priority::Normal))
+        .await);
+    wait_event(&host, "the second wait", |_| {
+        count(&host, "turn_awaiting_approval") == 2
+    })
+    .await;
+    ok(host.control("main", ControlAction::Pause).await);
+    wait_event(&host, "the paused turn's end", |_| {
+        count(&host, "turn_terminal") == before + 1
+    })
+    .await;
+    let id = ok(host.approvals(None, false))[0].id.clone();
+    ok(host.approve("main", &id, false).await);
+    host.until_idle().await;
+    assert_eq!(
+        provider.requests().len(),
+        requests + 1,
+        "nothing ran while paused"
+    );
+    assert_eq!(
+        ok(std::fs::read_to_string(&out)),
+        "ran\n",
+        "the approved call ran"
+    );
+    ok(host.control("main", ControlAction::Resume).await);
+    wait_requests(&provider, requests + 2).await;
+    stop(host).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_turns_last_round_nothing_waits_or_joins() {
+    let dir = ok(tempfile::tempdir());
+    let (_, call) = writer(dir.path());
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        call,
+        Scripted::text("The answer came as its own turn."),
+    ]));
+    let store = ok(Store::open(
+        &dir.path().join("s.redb"),
+        StoreOptions::default(),
+    ));
+    let mut c = config(dir.path(), Arc::clone(&provider));
+    c.policy = ApprovalPolicy {
+        approval: Approval::OnWrite,
+        ..ApprovalPolicy::default()
+    };
+    c.approval_wait = Duration::from_secs(600);
+    c.max_rounds = 1;
+    let host = ok(RuntimeHost::start(store, c).await);
+    ok(host.create_agent("main").await);
+    ok(host
+        .submit(prompt("append to the file", Priority::Normal))
+        .await);
+    let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
+    // No request could follow this round to take the answer: the turn
+    // ends at once, and the answer starts a turn of its own.
+    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
+    assert_eq!(count(&host, "turn_awaiting_approval"), 0);
+    ok(host.approve("main", &approval_id(&asked), false).await);
+    wait_requests(&provider, 2).await;
+    host.until_idle().await;
+    assert_eq!(count(&host, "turn_started"), 2);
     stop(host).await;
 }

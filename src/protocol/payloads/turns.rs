@@ -336,6 +336,21 @@ pub struct ContextCompacted {
     pub duration_ms: f64,
 }
 
+/// `turn_awaiting_approval`: the turn's calls are all recorded and it
+/// waits, up to `wait_ms`, for the operator's answer to these approvals,
+/// to go on with it in the same turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnAwaitingApproval {
+    #[serde(default)]
+    pub run_id: String,
+    #[serde(default)]
+    pub message_id: String,
+    #[serde(default)]
+    pub approval_ids: Vec<String>,
+    #[serde(default)]
+    pub wait_ms: u64,
+}
+
 /// `turn_checkpoint`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnCheckpoint {

@@ -223,6 +223,7 @@ impl RuntimeHost {
                 let was_running = agent.turn_in_progress;
                 let from = agent.status;
                 let run = agent.current_run_id.take().filter(|_| was_running);
+                let awaits = std::mem::take(&mut agent.turn_awaits);
                 agent.turn_in_progress = false;
                 agent.status = agent.status.at_rest();
                 // Session-active skills come back `restored`; the
@@ -233,9 +234,10 @@ impl RuntimeHost {
                 // A turn cut off while it waited for an approval it asked
                 // is settled, not replayed: its rounds are recorded and the
                 // answer will come as a message.
-                if let Some(run) = &run {
-                    let settled = crate::runtime::turn::join::parked_in(tx, &id, run, &dequeued)?;
-                    dequeued.retain(|m| !settled.contains(m));
+                if let Some(run) = run.as_deref().filter(|_| !awaits.is_empty()) {
+                    let parked =
+                        crate::runtime::turn::join::parked_in(tx, &id, run, &awaits, &dequeued)?;
+                    dequeued.retain(|m| Some(m) != parked.as_ref());
                 }
                 let started = ev::RuntimeStarted {
                     status_before: from,

@@ -126,6 +126,9 @@ pub struct SchedulerProjection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending_approvals: Vec<String>,
     pub turn_in_progress: bool,
+    /// The running turn waits for the answer to these approvals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_awaits: Vec<String>,
     pub runtime_error: Option<String>,
     pub replay_message_ids: Vec<String>,
     pub tool_executions: Vec<String>,
@@ -308,6 +311,7 @@ impl SchedulerProjection {
                 .map(|a| a.id.clone())
                 .collect(),
             turn_in_progress: agent.turn_in_progress,
+            turn_awaits: agent.turn_awaits.clone(),
             runtime_error: inputs.runtime_error.map(str::to_owned),
             replay_message_ids: pending_inputs
                 .iter()
@@ -560,6 +564,7 @@ impl SchedulerProjection {
             timer_waits: self.active_timers.clone(),
             operator_waits: ids_in(WorkItemSchedulingState::WaitingOperator),
             approvals: self.approval_labels.clone(),
+            turn_awaits: self.turn_in_progress && !self.turn_awaits.is_empty(),
             blocked_work: self
                 .work_items
                 .iter()

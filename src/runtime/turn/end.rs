@@ -250,6 +250,7 @@ pub(super) async fn finish(
             }
             let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
             agent.turn_in_progress = false;
+            agent.turn_awaits.clear();
             agent.current_run_id = None;
             agent.last_turn_terminal = Some(terminal);
             // The runtime stops after this turn: no scheduler decision will

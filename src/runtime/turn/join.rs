@@ -23,18 +23,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{render_input, transcript_in};
+use crate::model::agent::{AgentRecord, AgentStatus};
 use crate::model::approval::ApprovalRecord;
 use crate::model::message::{
     AdmissionContext, MessageEnvelope, MessageKind, MessageOrigin, Priority, QueueEntryStatus,
     TrustLevel,
 };
 use crate::model::transcript::TranscriptBody;
-use crate::protocol::events::SettleDetail;
+use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::host::cancel::TurnCancel;
 use crate::runtime::host::HostInner;
 use crate::runtime::queue::{settle_in, QueueEntry};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, StoreError, WriteCtx};
+use crate::store::{Keyed, StoreError, WriteCtx};
 
 /// How often a waiting turn looks whether the runtime holds new turns (a
 /// flag nothing announces); answers and queued input wake it at once.
@@ -148,7 +149,10 @@ fn queued_now(
 /// run's approvals into the run, in queue order; their text for the model.
 fn join_in(tx: &mut WriteCtx<'_>, agent_id: &str, run_id: &str) -> Result<Vec<String>, StoreError> {
     let mut joined = Vec::new();
-    for (_, _, mid) in tx.queue_pending(agent_id)? {
+    for (band, _, mid) in tx.queue_pending(agent_id)? {
+        if band != Priority::Interject.band() && band != Priority::Next.band() {
+            break;
+        }
         let Some(entry) = tx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &mid)? else {
             continue;
         };
@@ -177,6 +181,15 @@ fn join_in(tx: &mut WriteCtx<'_>, agent_id: &str, run_id: &str) -> Result<Vec<St
         };
         settle_in(tx, agent_id, &mid, QueueEntryStatus::Interjected, detail)?;
     }
+    // The turn goes on: it no longer waits.
+    if !joined.is_empty() {
+        if let Some(mut agent) = tx.get_agent::<AgentRecord>(agent_id)? {
+            if !agent.turn_awaits.is_empty() {
+                agent.turn_awaits.clear();
+                tx.put_agent(agent_id, &agent)?;
+            }
+        }
+    }
     Ok(joined)
 }
 
@@ -204,45 +217,111 @@ pub(super) async fn at_safe_point(
     Ok(inner.store.write(move |tx| join_in(tx, &id, &rid)).await?)
 }
 
+/// The turn that waits.
+pub(super) struct Waiting<'a> {
+    pub inner: &'a Arc<HostInner>,
+    pub agent_id: &'a str,
+    pub run_id: &'a str,
+    pub message_id: &'a str,
+    pub cancel: &'a TurnCancel,
+}
+
 /// Wait for the answers to `awaited` (approvals this round asked) and
 /// join them, or an interjection, into the turn. Empty when the turn
-/// should end instead: the wait is off, other input is queued, the turn
-/// was cancelled, the runtime holds new turns, or the time ran out.
+/// should end instead: the wait is off (or the clock is paused), other
+/// input is queued or a wake hint pending, a timer falls due, the agent
+/// was paused or stopped, the turn was cancelled, the runtime holds new
+/// turns, the daily budget allows no further request, or the time ran
+/// out. While it waits, the agent's record says so (`turn_awaits`, with
+/// `turn_awaiting_approval`): a turn cut off there is settled at the next
+/// start, not replayed.
 pub(super) async fn wait_for_answers(
-    inner: &Arc<HostInner>,
-    agent_id: &str,
-    run_id: &str,
-    cancel: &TurnCancel,
+    w: &Waiting<'_>,
     awaited: &[String],
 ) -> Result<Vec<String>, RuntimeError> {
+    let (inner, agent_id, run_id) = (w.inner, w.agent_id, w.run_id);
     let wait = inner.config.approval_wait;
-    if wait.is_zero() || awaited.is_empty() {
+    // A paused clock (a simulation) would never let the time run out.
+    let wall = crate::clock::wall(wait);
+    let Some(wait) = wall.filter(|_| !awaited.is_empty() && !wait.is_zero()) else {
         return Ok(Vec::new());
-    }
-    // A timer, a recheck or a budget resume falls due while the turn
-    // waits: the wait ends then, so the actor fires it on time.
-    let due = {
-        let rx = inner.store.read()?;
-        let live = crate::runtime::host::projection::load(&rx, agent_id, crate::now_ms())?;
-        live.and_then(|l| l.next_deadline(crate::now_ms()))
-            .and_then(crate::clock::wall)
     };
-    let deadline = tokio::time::Instant::now() + due.map_or(wait, |d| d.min(wait));
+    let deadline = tokio::time::Instant::now() + wait;
     // Subscribed before looking, so nothing committed in between is missed.
     let mut events = inner.store.subscribe();
+    {
+        let (id, rid, mid) = (
+            agent_id.to_owned(),
+            run_id.to_owned(),
+            w.message_id.to_owned(),
+        );
+        let approval_ids = awaited.to_vec();
+        let wait_ms = u64::try_from(inner.config.approval_wait.as_millis()).unwrap_or(u64::MAX);
+        inner
+            .store
+            .write(move |tx| {
+                let mut agent: AgentRecord = crate::runtime::agent::agent_in(tx, &id)?;
+                agent.turn_awaits = approval_ids.clone();
+                tx.put_agent(&id, &agent)?;
+                let provenance = crate::store::Provenance {
+                    message_id: Some(mid.clone()),
+                    ..Default::default()
+                };
+                let waiting = ev::TurnAwaitingApproval {
+                    run_id: rid.clone(),
+                    message_id: mid.clone(),
+                    approval_ids: approval_ids.clone(),
+                    wait_ms,
+                };
+                tx.append_event(new_event(
+                    &id,
+                    provenance,
+                    Event::TurnAwaitingApproval(waiting),
+                ))?;
+                Ok(())
+            })
+            .await?;
+    }
+    let (mut look, mut until) = (true, deadline);
     loop {
-        if cancel.reason().is_some() || inner.turns_held.load(Ordering::SeqCst) {
+        if w.cancel.reason().is_some() || inner.turns_held.load(Ordering::SeqCst) {
             return Ok(Vec::new());
         }
-        match hold(&queued_now(inner, agent_id, run_id)?, awaited) {
-            Hold::Release => return Ok(Vec::new()),
-            Hold::Join => {
-                let joined = at_safe_point(inner, agent_id, run_id).await?;
-                if !joined.is_empty() {
-                    return Ok(joined);
-                }
+        if look {
+            until = deadline;
+            let rx = inner.store.read()?;
+            let now = crate::now_ms();
+            let Some(live) = crate::runtime::host::projection::load(&rx, agent_id, now)? else {
+                return Ok(Vec::new());
+            };
+            drop(rx);
+            let at_rest = matches!(
+                live.agent.status,
+                AgentStatus::Paused | AgentStatus::Stopped
+            );
+            if at_rest || live.agent.pending_wake_hint.is_some() {
+                return Ok(Vec::new());
             }
-            Hold::Wait => {}
+            // A timer, a recheck or a budget resume due meanwhile: the
+            // wait ends then, so the actor sees to it on time.
+            if let Some(due) = live.next_deadline(now).and_then(crate::clock::wall) {
+                until = until.min(tokio::time::Instant::now() + due);
+            }
+            match hold(&queued_now(inner, agent_id, run_id)?, awaited) {
+                Hold::Release => return Ok(Vec::new()),
+                // Only when a request may follow: else the answers stay
+                // queued and start a turn of their own.
+                Hold::Join if !super::budget_allows(inner, agent_id).await? => {
+                    return Ok(Vec::new())
+                }
+                Hold::Join => {
+                    let joined = at_safe_point(inner, agent_id, run_id).await?;
+                    if !joined.is_empty() {
+                        return Ok(joined);
+                    }
+                }
+                Hold::Wait => {}
+            }
         }
         let agent_event = async {
             loop {
@@ -258,33 +337,33 @@ pub(super) async fn wait_for_answers(
             }
         };
         tokio::select! {
-            _ = agent_event => {}
-            _ = cancel.cancelled() => return Ok(Vec::new()),
-            _ = tokio::time::sleep_until(deadline) => return Ok(Vec::new()),
-            _ = tokio::time::sleep(HELD_CHECK) => {}
+            _ = agent_event => look = true,
+            _ = w.cancel.cancelled() => return Ok(Vec::new()),
+            _ = tokio::time::sleep_until(until) => return Ok(Vec::new()),
+            // Only the hold on new turns is looked at: nothing committed.
+            _ = tokio::time::sleep(HELD_CHECK) => look = false,
         }
     }
 }
 
-/// Inside recovery's write job: the messages of a turn cut off while it
-/// waited for an approval it asked (`run_id` was running and one of its
-/// approvals is still open) are settled instead of replayed. Their model
-/// rounds are all recorded, and the approval's answer comes to the agent
-/// as a message of its own, as it does for a turn that ended. Returns the
-/// messages settled.
+/// Inside recovery's write job: the message of a turn cut off while it
+/// waited for the answers to `awaits` (the agent's `turn_awaits`) is
+/// settled instead of replayed. Its model rounds are all recorded, and
+/// the answers come to the agent as messages of their own (an answer
+/// already admitted stays queued), as they do for a turn that ended.
+/// Returns the message settled, if it was still to replay.
 pub(crate) fn parked_in(
     tx: &mut WriteCtx<'_>,
     agent_id: &str,
     run_id: &str,
+    awaits: &[String],
     dequeued: &[String],
-) -> Result<Vec<String>, StoreError> {
-    let mut settled = Vec::new();
-    for id in tx.index_list(Index::OpenApprovals, agent_id)? {
-        let Some(rec) = tx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, &id)? else {
+) -> Result<Option<String>, StoreError> {
+    for id in awaits {
+        let Some(rec) = tx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, id)? else {
             continue;
         };
-        let mid = &rec.message_id;
-        if rec.run_id != run_id || !dequeued.contains(mid) || settled.contains(mid) {
+        if rec.run_id != run_id || !dequeued.contains(&rec.message_id) {
             continue;
         }
         let detail = SettleDetail {
@@ -292,10 +371,16 @@ pub(crate) fn parked_in(
             evidence: Some(vec![format!("waited_on_approval:{}", rec.id)]),
             ..SettleDetail::default()
         };
-        settle_in(tx, agent_id, mid, QueueEntryStatus::Processed, detail)?;
-        settled.push(mid.clone());
+        settle_in(
+            tx,
+            agent_id,
+            &rec.message_id,
+            QueueEntryStatus::Processed,
+            detail,
+        )?;
+        return Ok(Some(rec.message_id));
     }
-    Ok(settled)
+    Ok(None)
 }
 
 #[cfg(test)]

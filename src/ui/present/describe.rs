@@ -199,6 +199,16 @@ pub(super) fn describe(event: &Event, e: &EventRecord, out: &mut OperatorEvent) 
                 None => head,
             }
         }
+        Event::TurnAwaitingApproval(p) => {
+            let what = match p.approval_ids.as_slice() {
+                [one] => format!("approval {one}"),
+                many => format!("{} approvals", many.len()),
+            };
+            format!(
+                "The turn waits up to {} for the answer to {what}, to go on with it",
+                super::words::duration(p.wait_ms)
+            )
+        }
         Event::TurnTerminal(p) => turn_terminal(p),
         Event::BriefCreated(p) => brief_created(p, out),
         Event::WorkItemCreated(p) => {

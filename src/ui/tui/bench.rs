@@ -308,6 +308,7 @@ pub fn bench_streaming(
         tool: None,
         tokens: 0,
         retry: None,
+        awaiting: false,
     });
     s.conversation
         .delta("run_bench", 1, &tokens[..start_at].concat());

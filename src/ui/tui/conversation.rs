@@ -35,6 +35,9 @@ pub struct Turn {
     pub started_ms: Option<i64>,
     /// The latest activity of this turn (never carried into the next).
     pub activity: Option<String>,
+    /// The turn waits for the operator's answer to a call it asked
+    /// (`turn_awaiting_approval`), until something joins it.
+    pub awaiting: bool,
     /// The call running now and its activity line, while it runs: what a
     /// server's progress on it is shown after.
     pub tool: Option<(String, String)>,

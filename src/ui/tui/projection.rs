@@ -363,6 +363,11 @@ impl AgentView {
             | K::WorktreeRemoved(_)
             | K::WorktreeRetained(_)
             | K::TurnCheckpoint(_) => Touched::Nothing,
+            K::TurnAwaitingApproval(_) => {
+                let reason = Some("turn in progress; it waits for your answer".to_owned());
+                self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
+                Touched::Nothing
+            }
             K::MessageAdmitted(_)
             | K::MessageProcessed(_)
             | K::MessageAborted(_)

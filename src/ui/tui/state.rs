@@ -346,7 +346,8 @@ impl State {
             w.tokens = t.tokens;
             // The turn waits for the operator's answer to a call it asked,
             // and goes on with it.
-            let awaited = (t.run_id.as_deref()).and_then(|r| self.conversation.awaited_by(r));
+            let awaited = (t.run_id.as_deref().filter(|_| t.awaiting))
+                .and_then(|r| self.conversation.awaited_by(r));
             if let Some(what) = awaited {
                 (w.label, w.glyph, w.animated, w.needs_operator) =
                     ("Needs you".into(), "▲", false, true);

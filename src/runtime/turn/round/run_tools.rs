@@ -76,28 +76,27 @@ impl Round<'_> {
         self.stale.after_round(progressed);
         self.t.tools = self.offer.sent().into();
         let t = &self.t;
+        // On the turn's last round nothing joins: no request would follow
+        // to take it, so it stays queued and starts a turn of its own.
+        let last = round >= t.inner.config.max_rounds;
         let joined = match (ends_turn, ends_otherwise) {
+            _ if last => Vec::new(),
             (false, _) => join::at_safe_point(t.inner, t.agent_id, t.run_id).await?,
             (true, false) => {
-                join::wait_for_answers(t.inner, t.agent_id, t.run_id, t.cancel, &awaited).await?
+                let waiting = join::Waiting {
+                    inner: t.inner,
+                    agent_id: t.agent_id,
+                    run_id: t.run_id,
+                    message_id: &self.message.id,
+                    cancel: t.cancel,
+                };
+                join::wait_for_answers(&waiting, &awaited).await?
             }
             (true, true) => Vec::new(),
         };
+        // Ended as it would have without the wait (an abort or a stop
+        // while it waited ends the wait, not the turn's work).
         if ends_turn && joined.is_empty() {
-            // Stopped while it waited: the turn was cut (but a shutdown
-            // ends it as it stands, so its message is not run again).
-            let cut = t
-                .cancel
-                .reason()
-                .filter(|r| *r != CancelReason::RuntimeShutdown);
-            if let (Some(reason), false) = (cut, ends_otherwise) {
-                return Ok(Step::End(Ending::Aborted {
-                    reason,
-                    rounds: round,
-                    timeline: None,
-                    partial: None,
-                }));
-            }
             return Ok(Step::End(Ending::Completed {
                 text: answer.text,
                 rounds: round,

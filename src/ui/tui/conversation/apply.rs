@@ -41,6 +41,12 @@ impl Conversation {
                     let runs_now = matches!(typed, K::MessageInterjected(_));
                     self.prompt_taken_up(m, runs_now);
                 }
+                // Something joined the waiting turn: it goes on.
+                if let (K::MessageInterjected(p), Some(t)) = (typed, self.turn.as_mut()) {
+                    if p.detail.run_id.is_some() && p.detail.run_id == t.run_id {
+                        t.awaiting = false;
+                    }
+                }
                 self.generic(op);
             }
             K::MessageRejected(_) => {
@@ -116,6 +122,16 @@ impl Conversation {
                 }
             }
             K::TurnStarted(p) => self.turn_started(e, p, message_id, op),
+            K::TurnAwaitingApproval(p) => {
+                if let Some(t) = self
+                    .turn
+                    .as_mut()
+                    .filter(|t| t.run_id.as_ref() == Some(&p.run_id))
+                {
+                    t.awaiting = true;
+                }
+                self.generic(op);
+            }
             K::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
                     t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;
@@ -329,6 +345,7 @@ impl Conversation {
             tool: None,
             tokens: 0,
             retry: None,
+            awaiting: false,
         });
         self.reset_stream();
         self.stream_skip = 0;

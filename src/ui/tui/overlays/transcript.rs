@@ -333,6 +333,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::ContextCompactionStarted(_)
             | K::ContextCompacted(_)
             | K::TurnCheckpoint(_)
+            | K::TurnAwaitingApproval(_)
             | K::TurnTerminal(_)
             | K::WorkItemCreated(_)
             | K::WorkItemPicked(_)

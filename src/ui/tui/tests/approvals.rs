@@ -426,10 +426,21 @@ fn the_reviewers_word_is_shown_beside_the_request_and_on_its_answer() {
     assert!(rows.iter().all(|r| r.state != ApprovalState::Waiting));
 }
 
+/// What the runtime records when the turn `run` starts waiting.
+fn waits(st: &mut State, run: &str) {
+    let payload = json!({
+        "run_id": run, "message_id": "msg_1", "approval_ids": ["apr_01a2b3"], "wait_ms": 300_000,
+    });
+    let mut e = session().push("turn_awaiting_approval", Some("msg_1"), payload);
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(st, Msg::Event(Box::new(e)));
+}
+
 /// A turn waiting for the answer to a call it asked says it needs the
-/// operator (not "thinking"), and works again once answered.
+/// operator (not "thinking"), and works again once answered or once
+/// something else joined it.
 #[test]
-fn a_turn_waiting_for_its_approval_says_it_needs_you_until_answered() {
+fn a_turn_waiting_for_its_approval_says_it_needs_you_until_it_goes_on() {
     let mut st = fresh();
     let mut s = Script::default();
     for e in [s.prompt("msg_1", "touch it"), s.turn("msg_1", "run_1")] {
@@ -437,6 +448,9 @@ fn a_turn_waiting_for_its_approval_says_it_needs_you_until_answered() {
     }
     let rec = command_approval();
     asked(&mut st, &rec);
+    // Asked, but other calls of the round may still run: not yet waiting.
+    assert_eq!(st.working().map(|w| w.label), Some("Working".into()));
+    waits(&mut st, "run_1");
     let w = st.working().expect("the turn runs");
     assert_eq!(
         (w.label.as_str(), w.glyph, w.needs_operator, w.animated),
@@ -450,6 +464,24 @@ fn a_turn_waiting_for_its_approval_says_it_needs_you_until_answered() {
     answered(&mut st, &rec, "approval_granted", "granted", json!({}));
     let w = st.working().expect("the turn goes on");
     assert_eq!((w.label.as_str(), w.needs_operator), ("Working", false));
+
+    // An interjection joins instead: the turn goes on, the call still
+    // waits (its row says so), and the working row works again.
+    let rec = patch_approval();
+    asked(&mut st, &rec);
+    waits(&mut st, "run_1");
+    assert_eq!(st.working().map(|w| w.label), Some("Needs you".into()));
+    let mut e = session().push(
+        "message_interjected",
+        Some("msg_9"),
+        json!({
+            "message_id": "msg_9", "from": "queued", "queue_status": "interjected",
+            "detail": { "run_id": "run_1" },
+        }),
+    );
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert_eq!(st.working().map(|w| w.label), Some("Working".into()));
 }
 
 /// Another turn's call still waiting does not make this one wait.
@@ -461,6 +493,7 @@ fn an_older_turns_approval_does_not_make_the_running_turn_wait() {
         update(&mut st, Msg::Event(Box::new(e)));
     }
     asked(&mut st, &command_approval());
+    waits(&mut st, "run_2");
     let w = st.working().expect("the turn runs");
     assert_eq!(w.label, "Working");
 }

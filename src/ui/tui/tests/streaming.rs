@@ -54,6 +54,7 @@ fn a_streaming_answer_renders_as_markdown_at_every_chunk_boundary() {
                 tool: None,
                 tokens: 0,
                 retry: None,
+                awaiting: false,
             });
             let mut fed = 0;
             while fed < answer.len() {
