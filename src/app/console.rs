@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 
 use super::control::socket::bind;
 use super::Context;
-use crate::protocol::{Request, RuntimeClient};
+use crate::protocol::{ApiError, Request, RuntimeClient};
 use crate::ui::tui::frame_pacer::FramePacer;
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
@@ -689,6 +689,26 @@ impl<B: Backend> ConsoleLoop<B> {
                         Some(_) => Exit::Detach,
                         None => Exit::Quit,
                     })
+                }
+                Effect::CallOn {
+                    runtime,
+                    id,
+                    request,
+                } => {
+                    let runtimes = self.runtimes.as_ref();
+                    let runtimes = runtimes.map(|(r, now)| (Arc::clone(r), now.clone()));
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        let Some((runtimes, now)) = runtimes else {
+                            let no = ApiError::transport(format!("no runtime `{runtime}` here"));
+                            let result = Box::new(Err(no));
+                            return drop(tx.send(Msg::Response { id, result }).await);
+                        };
+                        let result = Box::new(runtimes.call_on(&runtime, request).await);
+                        let _ = tx.send(Msg::Response { id, result }).await;
+                        // What waits there has changed: look again.
+                        let _ = now.try_send(());
+                    });
                 }
                 Effect::GlanceRuntimes => {
                     if let Some((_, now)) = &self.runtimes {

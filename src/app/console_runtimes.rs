@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::Context;
-use crate::protocol::{call_typed, Request, RuntimeClient, RuntimeStatus};
-use crate::ui::present::runtimes::Seen;
+use crate::model::approval::ApprovalRecord;
+use crate::protocol::{call_typed, ApiError, Request, Response, RuntimeClient, RuntimeStatus};
+use crate::ui::present::runtimes::{Seen, ASKED_SHOWN};
 use crate::ui::tui::msg::Msg;
 use crate::ui::tui::runtimes::{Glance, Place};
 use crate::ui::ws::Endpoint;
@@ -154,13 +155,44 @@ impl Runtimes {
     /// dropped (the next glance connects anew).
     async fn glance(&self, name: &str) -> Result<Seen, String> {
         let (_, client) = self.client(name).await?;
-        match call_typed::<RuntimeStatus>(&*client, Request::RuntimeStatus).await {
-            Ok(status) => Ok(Seen::of(&status)),
+        let asked = async {
+            let status = call_typed::<RuntimeStatus>(&*client, Request::RuntimeStatus).await?;
+            let mut seen = Seen::of(&status);
+            // The calls waiting there, so they can be answered from here.
+            if seen.approvals > 0 {
+                let list = Request::ApprovalsList {
+                    agent_id: None,
+                    include_answered: false,
+                };
+                seen.asked = call_typed::<Vec<ApprovalRecord>>(&*client, list).await?;
+                seen.asked.truncate(ASKED_SHOWN);
+            }
+            Ok::<_, crate::protocol::ApiError>(seen)
+        };
+        match asked.await {
+            Ok(seen) => Ok(seen),
             Err(e) => {
                 lock(&self.pool).remove(name);
                 Err(e.to_string())
             }
         }
+    }
+
+    /// Ask `name` on behalf of the view (an answer to one of its waiting
+    /// calls), within `GLANCE_WITHIN`; a connection that failed is
+    /// dropped.
+    pub(super) async fn call_on(&self, name: &str, request: Request) -> Result<Response, ApiError> {
+        let (_, client) = self.client(name).await.map_err(ApiError::transport)?;
+        let answer = match tokio::time::timeout(GLANCE_WITHIN, client.call(request)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(ApiError::transport(format!(
+                "{name} did not answer within 5 s"
+            ))),
+        };
+        if matches!(&answer, Err(e) if e.failure == crate::protocol::Failure::Transport) {
+            self.forget(name);
+        }
+        answer
     }
 
     /// Every runtime at once, each within `GLANCE_WITHIN`.

@@ -20,7 +20,14 @@ pub struct Seen {
     /// Its listed agents (at most 50, the busiest first): id and posture.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listed: Vec<(String, String)>,
+    /// The calls waiting there for an operator's answer (newest first,
+    /// at most `ASKED_SHOWN`), asked for when there are any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<crate::model::approval::ApprovalRecord>,
 }
+
+/// The waiting calls a glance keeps of one runtime.
+pub const ASKED_SHOWN: usize = 20;
 
 impl Seen {
     pub fn of(status: &RuntimeStatus) -> Seen {
@@ -47,6 +54,7 @@ impl Seen {
                 .iter()
                 .map(|a| (a.id.clone(), a.posture.clone()))
                 .collect(),
+            asked: Vec::new(),
         }
     }
 
@@ -98,7 +106,7 @@ mod tests {
             approvals: 2,
             waiting_for_you: 1,
             spent_today_usd: 0.4213,
-            listed: Vec::new(),
+            ..Seen::default()
         };
         assert_eq!(
             s.describe(),

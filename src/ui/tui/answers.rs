@@ -20,6 +20,8 @@ pub(super) fn answered(
     fx: &mut Vec<Effect>,
 ) {
     match pending {
+        // Answered before it got here (`update::on_response`).
+        Pending::AnswerOn(_) => {}
         Pending::Display => {
             if let Err(e) = result {
                 state

@@ -190,6 +190,11 @@ fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
     if id.is_empty() {
         return stack::open_kind(state, OverlayKind::Approvals, fx);
     }
+    // A call waiting on another runtime: answered there, from here (one
+    // this view shows waiting is this runtime's, whatever others list).
+    let here = (state.conversation.waiting_approvals().iter()).any(|(x, _)| x == id);
+    let elsewhere = state.runtimes.asked_elsewhere(id).filter(|_| !here);
+    let agent_id = elsewhere.as_ref().map(|(_, a)| a.agent_id.clone());
     let request = match which {
         Command::Approve => {
             if !matches!(rest, "" | "--always") {
@@ -198,17 +203,23 @@ fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
             }
             Request::ApprovalApprove {
                 approval_id: id.to_owned(),
-                agent_id: None,
+                agent_id,
                 always: rest == "--always",
             }
         }
         _ => Request::ApprovalDeny {
             approval_id: id.to_owned(),
-            agent_id: None,
+            agent_id,
             note: (!rest.is_empty()).then(|| rest.to_owned()),
         },
     };
-    fx.push(call(state, request, Pending::Answer));
+    match elsewhere {
+        Some((runtime, _)) => {
+            let pending = Pending::AnswerOn(runtime.clone());
+            fx.push(super::update::call_on(state, runtime, request, pending));
+        }
+        None => fx.push(call(state, request, Pending::Answer)),
+    }
 }
 
 fn trigger(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {

@@ -114,6 +114,13 @@ pub enum Msg {
 pub enum Effect {
     /// Perform a request; answer with `Msg::Response { id, .. }`.
     Call { id: RequestId, request: Request },
+    /// Perform a request on another runtime than the one shown (answering
+    /// one of its waiting calls); answer with `Msg::Response { id, .. }`.
+    CallOn {
+        runtime: String,
+        id: RequestId,
+        request: Request,
+    },
     /// Show another agent: bootstrap it and follow its events from the
     /// bootstrap's `last_event_seq + 1`.
     ViewAgent { agent_id: String },

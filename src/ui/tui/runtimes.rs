@@ -8,6 +8,8 @@
 use super::msg::Effect;
 use super::rows::Tone;
 use super::state::State;
+use crate::model::approval::ApprovalRecord;
+use crate::protocol::{ApiError, Response};
 use crate::ui::present::runtimes::{line, Seen};
 
 /// One runtime the console can show.
@@ -89,6 +91,47 @@ impl Runtimes {
     /// What waits for the operator on runtimes not shown, in all.
     pub fn waiting_elsewhere(&self) -> u64 {
         self.elsewhere.iter().map(|(_, n)| n).sum()
+    }
+
+    /// The calls waiting on runtimes not shown, at the last glance:
+    /// (runtime, call), oldest first per runtime.
+    pub fn asked_by_others(&self) -> Vec<(String, ApprovalRecord)> {
+        let mut out = Vec::new();
+        for g in self.last.iter().filter(|g| g.name != self.current) {
+            if let Ok(seen) = &g.seen {
+                out.extend(seen.asked.iter().rev().map(|a| (g.name.clone(), a.clone())));
+            }
+        }
+        out
+    }
+
+    /// The runtime not shown where the call `id` waits, with the call.
+    pub fn asked_elsewhere(&self, id: &str) -> Option<(String, ApprovalRecord)> {
+        self.asked_by_others().into_iter().find(|(_, a)| a.id == id)
+    }
+}
+
+/// The answer to a call waiting on `runtime`: said, and the call no
+/// longer offered (the next glance says what waits there now).
+pub fn answered(state: &mut State, runtime: &str, result: Result<Response, ApiError>) {
+    state.dirty = true;
+    match result.and_then(Response::take::<ApprovalRecord>) {
+        Ok(a) => {
+            for g in state.runtimes.last.iter_mut().filter(|g| g.name == runtime) {
+                if let Ok(seen) = &mut g.seen {
+                    seen.asked.retain(|x| x.id != a.id);
+                }
+            }
+            let text = format!(
+                "On {runtime}: {}",
+                crate::ui::present::approvals::answered(&a)
+            );
+            state.conversation.note(text, Tone::Ok);
+        }
+        Err(e) => {
+            let text = format!("On {runtime}: {}", e.message);
+            state.conversation.note(text, Tone::Error);
+        }
     }
 }
 
@@ -235,7 +278,18 @@ pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
             "Needs you on another runtime: {} (/runtime NAME to go there).",
             grew.join(", ")
         );
-        state.conversation.note(text.clone(), Tone::Error);
+        // Each call waiting there, with the words that answer it from here.
+        let mut said = text.clone();
+        for (name, a) in state.runtimes.asked_by_others() {
+            let shown = crate::model::text::escape_hidden(&a.summary);
+            said.push_str(&format!(
+                "\n  {name} · {} asks to run {} {shown}: /approve {id} or /deny {id}",
+                a.agent_id,
+                a.tool_name,
+                id = a.id
+            ));
+        }
+        state.conversation.note(said, Tone::Error);
         super::update::notify(state, text, fx);
     }
     state.dirty = true;

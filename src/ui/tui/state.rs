@@ -96,6 +96,8 @@ pub enum Pending {
     Mcp,
     /// `/approve` or `/deny`: what the answer did.
     Answer,
+    /// `/approve` or `/deny` of a call waiting on another runtime (named).
+    AnswerOn(String),
     /// Routed to the overlay of this kind, which matches the id.
     Overlay(super::keymap::OverlayKind),
     /// `runtime.status` before quitting: which agents are at work.

@@ -142,6 +142,23 @@ pub(crate) fn call(state: &mut State, request: Request, pending: Pending) -> Eff
     Effect::Call { id, request }
 }
 
+/// `call`, on another runtime than the one shown.
+pub(crate) fn call_on(
+    state: &mut State,
+    runtime: String,
+    request: Request,
+    pending: Pending,
+) -> Effect {
+    state.next_id += 1;
+    let id = state.next_id;
+    state.pending.insert(id, (state.agent_id.clone(), pending));
+    Effect::CallOn {
+        runtime,
+        id,
+        request,
+    }
+}
+
 fn on_tick(state: &mut State, now_ms: i64, fx: &mut Vec<Effect>) {
     state.now_ms = now_ms;
     super::quit::on_tick(state, now_ms);
@@ -322,6 +339,7 @@ fn on_response(
     match pending {
         Pending::QuitCheck => return super::quit::checked(state, result, fx),
         Pending::DetachCheck => return super::detach::checked(state, result, fx),
+        Pending::AnswerOn(runtime) => return super::runtimes::answered(state, &runtime, result),
         _ => {}
     }
     if agent_id != state.agent_id {
@@ -329,7 +347,7 @@ fn on_response(
     }
     state.dirty = true;
     match pending {
-        Pending::QuitCheck | Pending::DetachCheck => {}
+        Pending::QuitCheck | Pending::DetachCheck | Pending::AnswerOn(_) => {}
         Pending::Prompt => match result.and_then(Response::take::<Admitted>) {
             Ok(a) => state.conversation.echo_answered(id, Some(a.message_id)),
             // A refusal the runtime records (message_rejected) gets its

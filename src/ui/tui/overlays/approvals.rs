@@ -3,7 +3,9 @@
 //! it asks. `a` approves (the call runs and its result goes to the agent),
 //! `A` approves and allows calls like it from now on, `d` denies with a
 //! note. Answers go through the runtime: the first one wins, and a console
-//! that answered second is told.
+//! that answered second is told. Below them, the calls waiting on the
+//! console's other runtimes (from the last glance), each named by its
+//! runtime, are answered there from here.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -14,7 +16,7 @@ use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
-use super::{draw_row, load_list, Ctx, ListPos, Look, Status};
+use super::{draw_row, load_list, Ctx, Intent, ListPos, Look, Status};
 use crate::protocol::types::ApprovalRecord;
 use crate::protocol::{ApiError, Request, Response};
 
@@ -22,6 +24,8 @@ use crate::protocol::{ApiError, Request, Response};
 pub struct Approvals {
     pub input: Option<Input>,
     list: Option<Vec<ApprovalRecord>>,
+    /// Calls waiting on other runtimes: (runtime, call).
+    elsewhere: Vec<(String, ApprovalRecord)>,
     pos: ListPos,
     awaiting: Option<RequestId>,
     answering: Option<RequestId>,
@@ -29,8 +33,11 @@ pub struct Approvals {
 }
 
 impl Approvals {
-    pub fn open(ctx: &mut Ctx<'_>) -> Approvals {
-        let mut a = Approvals::default();
+    pub fn open(ctx: &mut Ctx<'_>, elsewhere: Vec<(String, ApprovalRecord)>) -> Approvals {
+        let mut a = Approvals {
+            elsewhere,
+            ..Approvals::default()
+        };
         a.refresh(ctx);
         a
     }
@@ -51,8 +58,17 @@ impl Approvals {
         self.awaiting = Some(ctx.call(OverlayKind::Approvals, request));
     }
 
-    fn selected(&self) -> Option<&ApprovalRecord> {
-        self.list.as_deref()?.get(self.pos.selected)
+    /// Every call listed: this runtime's (no name), then the others'.
+    fn entries(&self) -> Vec<(Option<&str>, &ApprovalRecord)> {
+        let here = self.list.iter().flatten().map(|a| (None, a));
+        let there = (self.elsewhere.iter()).map(|(r, a)| (Some(r.as_str()), a));
+        here.chain(there).collect()
+    }
+
+    fn selected(&self) -> Option<(Option<String>, ApprovalRecord)> {
+        let entries = self.entries();
+        let (runtime, a) = entries.get(self.pos.selected)?;
+        Some((runtime.map(str::to_owned), (*a).clone()))
     }
 
     fn answer(&mut self, request: Request, done: &'static str, ctx: &mut Ctx<'_>) {
@@ -61,12 +77,23 @@ impl Approvals {
         self.status.wait(id, done);
     }
 
+    /// An answer to a call waiting on `runtime`: sent there, and the call
+    /// taken off the list (the conversation says what it did).
+    fn answer_on(&mut self, runtime: String, id: &str, request: Request, ctx: &mut Ctx<'_>) {
+        self.elsewhere.retain(|(_, a)| a.id != id);
+        let len = self.entries().len();
+        self.pos.selected = self.pos.selected.min(len.saturating_sub(1));
+        let sent = format!("Sent to {runtime}: the conversation says what it did.");
+        self.status.message = Some((sent, super::super::rows::Tone::Info));
+        ctx.intents.push(Intent::AnswerOn { runtime, request });
+    }
+
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
-        let len = self.list.as_ref().map_or(0, Vec::len);
+        let len = self.entries().len();
         if self.pos.on_action(action, len, ctx.page) {
             return;
         }
-        let Some(a) = self.selected().cloned() else {
+        let Some((runtime, a)) = self.selected() else {
             if action == Action::Refresh {
                 self.refresh(ctx);
             }
@@ -76,10 +103,13 @@ impl Approvals {
             Action::Approve | Action::ApproveAlways => {
                 let always = action == Action::ApproveAlways;
                 let request = Request::ApprovalApprove {
-                    approval_id: a.id,
+                    approval_id: a.id.clone(),
                     agent_id: Some(a.agent_id),
                     always,
                 };
+                if let Some(runtime) = runtime {
+                    return self.answer_on(runtime, &a.id, request, ctx);
+                }
                 let done = match always {
                     true => "Approved; calls like it no longer ask.",
                     false => "Approved; the result goes to the agent.",
@@ -90,6 +120,7 @@ impl Approvals {
                 let purpose = Purpose::DenyNote {
                     id: a.id,
                     agent_id: a.agent_id,
+                    runtime,
                 };
                 self.input = Some(Input::new("Why not (optional)", purpose, ""));
             }
@@ -100,13 +131,21 @@ impl Approvals {
 
     pub fn on_input(&mut self, input: Input, ctx: &mut Ctx<'_>) {
         let note = input.value();
-        if let Purpose::DenyNote { id, agent_id } = input.purpose {
+        if let Purpose::DenyNote {
+            id,
+            agent_id,
+            runtime,
+        } = input.purpose
+        {
             let request = Request::ApprovalDeny {
-                approval_id: id,
+                approval_id: id.clone(),
                 agent_id: Some(agent_id),
                 note: (!note.is_empty()).then_some(note),
             };
-            self.answer(request, "Denied; the agent was told.", ctx);
+            match runtime {
+                Some(runtime) => self.answer_on(runtime, &id, request, ctx),
+                None => self.answer(request, "Denied; the agent was told.", ctx),
+            }
         }
     }
 
@@ -131,9 +170,10 @@ impl Approvals {
     /// patch as a coloured diff.
     fn render_detail(&self, area: Rect, buf: &mut Buffer, t: Theme, top: u16, bottom: u16) {
         use super::super::rows::diff_lines;
-        let Some(a) = self.list.as_ref().and_then(|l| l.get(self.pos.selected)) else {
+        let Some((_, a)) = self.selected() else {
             return;
         };
+        let a = &a;
         let height = area.height.saturating_sub(top + bottom + 1);
         if height < 2 {
             return;
@@ -188,11 +228,12 @@ impl Approvals {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, look: &Look<'_>) {
         let t = look.theme;
-        let Some(list) = &self.list else {
+        if self.list.is_none() && self.elsewhere.is_empty() {
             let line = Line::from(Span::styled("Loading approvals…", t.dim()));
             buf.set_line(area.x + 1, area.y, &line, area.width);
             return;
-        };
+        }
+        let list = self.entries();
         if list.is_empty() {
             let line = Line::from(Span::styled(
                 "No tool call is waiting for your approval.",
@@ -203,9 +244,14 @@ impl Approvals {
             return;
         }
         let width = usize::from(area.width).saturating_sub(1);
+        // Another runtime's call is named by its runtime (`build/main`).
+        let who = |(runtime, a): &(Option<&str>, &ApprovalRecord)| match runtime {
+            Some(r) => format!("{r}/{}", a.agent_id),
+            None => a.agent_id.clone(),
+        };
         let agent_w = list
             .iter()
-            .map(|a| a.agent_id.chars().count())
+            .map(|e| who(e).chars().count())
             .max()
             .unwrap_or(4)
             .clamp(4, 16)
@@ -218,11 +264,12 @@ impl Approvals {
         let rows = (list.len().min(room / 4)).max(1).min(room / 2);
         self.render_detail(area, buf, t, (rows * 2) as u16, status_h);
         let first = self.pos.window(list.len(), rows);
-        for (n, a) in list.iter().enumerate().skip(first).take(rows) {
+        for (n, e) in list.iter().enumerate().skip(first).take(rows) {
+            let a = e.1;
             let y = area.y + ((n - first) * 2) as u16;
             let what = width.saturating_sub(agent_w + tool_w);
             let line = Line::from(vec![
-                Span::styled(fit(&a.agent_id, agent_w), t.accent()),
+                Span::styled(fit(&who(e), agent_w), t.accent()),
                 Span::styled(fit(&a.tool_name, tool_w), t.attention()),
                 Span::styled(truncate(&a.summary, what), t.text()),
             ]);
@@ -251,7 +298,10 @@ impl super::OverlayView for Approvals {
     }
 
     fn title(&self, _look: &Look<'_>) -> String {
-        " Approvals · all agents ".to_owned()
+        match self.elsewhere.is_empty() {
+            true => " Approvals · all agents ".to_owned(),
+            false => " Approvals · all agents, every runtime ".to_owned(),
+        }
     }
 
     fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {

@@ -16,13 +16,25 @@ use super::super::wrap::width;
 pub enum Purpose {
     NewAgent,
     AddWork,
-    CompleteWork { id: String },
-    Blocker { id: String },
-    TaskInput { id: String },
+    CompleteWork {
+        id: String,
+    },
+    Blocker {
+        id: String,
+    },
+    TaskInput {
+        id: String,
+    },
     FilterKind,
     JumpSeq,
     AttachWorkspace,
-    DenyNote { id: String, agent_id: String },
+    /// The note of a denial; `runtime` names another runtime than the
+    /// one shown, where the call waits.
+    DenyNote {
+        id: String,
+        agent_id: String,
+        runtime: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

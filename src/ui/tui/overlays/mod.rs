@@ -123,7 +123,7 @@ pub fn open(kind: OverlayKind, ctx: &mut Ctx<'_>) -> Overlay {
             Box::new(events::Events::open(ctx, String::new()))
         }
         OverlayKind::Workspaces => Box::new(workspaces::Workspaces::open(ctx)),
-        OverlayKind::Approvals => Box::new(approvals::Approvals::open(ctx)),
+        OverlayKind::Approvals => Box::new(approvals::Approvals::open(ctx, Vec::new())),
     }
 }
 
@@ -134,6 +134,12 @@ pub enum Intent {
     Push(Overlay),
     /// Show another agent (`Effect::ViewAgent`).
     ViewAgent(String),
+    /// Answer a call waiting on another runtime (`Effect::CallOn`); what
+    /// it did is said in the conversation.
+    AnswerOn {
+        runtime: String,
+        request: Request,
+    },
 }
 
 /// What overlays get while handling keys and answers: read access to the

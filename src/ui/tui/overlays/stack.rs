@@ -74,6 +74,13 @@ pub fn open_kind(state: &mut State, kind: OverlayKind, fx: &mut Vec<Effect>) {
     if state.overlays.top().is_some_and(|o| o.kind() == kind) {
         return;
     }
+    if kind == OverlayKind::Approvals {
+        // With the calls waiting on the other runtimes, from the last glance.
+        let elsewhere = state.runtimes.asked_by_others();
+        return open_with(state, fx, |ctx| {
+            Box::new(super::approvals::Approvals::open(ctx, elsewhere))
+        });
+    }
     open_with(state, fx, |ctx| open(kind, ctx));
 }
 
@@ -156,6 +163,12 @@ fn perform(state: &mut State, intents: Vec<Intent>, fx: &mut Vec<Effect>) {
             Intent::Close => state.overlays.close_top(),
             Intent::Push(o) => state.overlays.push(o),
             Intent::ViewAgent(id) => commands::view_agent(state, &id, fx),
+            Intent::AnswerOn { runtime, request } => {
+                let pending = crate::ui::tui::state::Pending::AnswerOn(runtime.clone());
+                fx.push(crate::ui::tui::update::call_on(
+                    state, runtime, request, pending,
+                ));
+            }
         }
     }
 }

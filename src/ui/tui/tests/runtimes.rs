@@ -328,3 +328,100 @@ fn the_agents_overlay_lists_other_runtimes_agents_under_their_name() {
         "the runtime shown is the list itself: {s}"
     );
 }
+
+/// A call waiting on `runtime`'s agent `agent`, as a glance keeps it.
+fn asked(id: &str, agent: &str) -> crate::model::approval::ApprovalRecord {
+    serde_json::from_value(serde_json::json!({
+        "id": id, "agent_id": agent, "status": "pending", "tool_name": "ExecCommand",
+        "call_id": "call_1", "arguments": { "cmd": "cargo publish" },
+        "summary": "`cargo publish`", "why": "approval is `always`",
+        "workspace_id": "agent_home", "execution_root": "/srv/build", "run_id": "run_b",
+        "message_id": "msg_b", "requested_at": "2026-11-30T09:00:00Z",
+    }))
+    .expect("an approval record")
+}
+
+fn build_asks(st: &mut super::super::State) {
+    let build = Seen {
+        agents: 1,
+        approvals: 1,
+        asked: vec![asked("apr_b1", "ci")],
+        ..Seen::default()
+    };
+    let glances = vec![
+        Glance {
+            name: "local".into(),
+            seen: seen(1, 0),
+        },
+        Glance {
+            name: "build".into(),
+            seen: Ok(build),
+        },
+    ];
+    update(st, Msg::RuntimesSeen(glances));
+}
+
+/// A call waiting on another runtime is named where the eye is, with the
+/// words that answer it from here; `/approve ID` answers it there, over
+/// that runtime's connection, and says what it did.
+#[test]
+fn another_runtimes_call_is_answered_from_here() {
+    let mut st = with_remotes();
+    build_asks(&mut st);
+    let s = screen(&st);
+    assert!(
+        s.contains("build · ci asks to run ExecCommand `cargo publish`: /approve apr_b1"),
+        "{s}"
+    );
+    let fx = enter(&mut st, "/approve apr_b1");
+    let Some(Effect::CallOn {
+        runtime,
+        id,
+        request,
+    }) = fx.into_iter().next()
+    else {
+        panic!("no call on another runtime");
+    };
+    assert_eq!(runtime, "build");
+    assert_eq!(
+        request,
+        crate::protocol::Request::ApprovalApprove {
+            approval_id: "apr_b1".into(),
+            agent_id: Some("ci".into()),
+            always: false,
+        }
+    );
+    let mut granted = asked("apr_b1", "ci");
+    granted.status = crate::model::approval::ApprovalStatus::Granted;
+    let result = Box::new(Ok(crate::protocol::Response::ApprovalApprove(granted)));
+    update(&mut st, Msg::Response { id, result });
+    let s = screen(&st);
+    assert!(s.contains("On build: "), "{s}");
+    assert!(st.runtimes.asked_elsewhere("apr_b1").is_none(), "answered");
+    // An id no runtime shows goes to the runtime shown, as before.
+    let fx = enter(&mut st, "/deny apr_local not now");
+    assert!(matches!(fx.first(), Some(Effect::Call { .. })), "{fx:?}");
+}
+
+/// The approvals overlay lists the other runtimes' calls under this
+/// runtime's, named `runtime/agent`; answering one sends it there.
+#[test]
+fn the_approvals_overlay_answers_another_runtimes_call_there() {
+    let mut st = with_remotes();
+    build_asks(&mut st);
+    let _ = enter(&mut st, "/approvals");
+    let s = screen(&st);
+    assert!(s.contains("every runtime"), "{s}");
+    assert!(s.contains("build/ci"), "{s}");
+    // This runtime has none waiting: the list is the other one's.
+    let id = *st.pending.keys().max().expect("the list asked");
+    let result = Box::new(Ok(crate::protocol::Response::ApprovalsList(Vec::new())));
+    update(&mut st, Msg::Response { id, result });
+    let fx = update(&mut st, key(crossterm::event::KeyCode::Char('a')));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::CallOn { runtime, .. } if runtime == "build")),
+        "{fx:?}"
+    );
+    assert!(screen(&st).contains("Sent to build"), "{}", screen(&st));
+}
