@@ -45,6 +45,9 @@ pub(super) struct Runtimes {
 const GLANCE_EVERY: Duration = Duration::from_secs(15);
 /// How long one runtime has to answer a glance.
 const GLANCE_WITHIN: Duration = Duration::from_secs(5);
+/// How long an answer sent to another runtime may take, a new connection
+/// (an ssh handshake) included.
+const CALL_ON_WITHIN: Duration = Duration::from_secs(15);
 
 impl Runtimes {
     /// This machine's runtime (`here`: the embedded one's client, else its
@@ -158,14 +161,21 @@ impl Runtimes {
         let asked = async {
             let status = call_typed::<RuntimeStatus>(&*client, Request::RuntimeStatus).await?;
             let mut seen = Seen::of(&status);
-            // The calls waiting there, so they can be answered from here.
+            // The calls waiting there, so they can be answered from here
+            // (a runtime that cannot list them is still glanced at).
             if seen.approvals > 0 {
                 let list = Request::ApprovalsList {
                     agent_id: None,
                     include_answered: false,
                 };
-                seen.asked = call_typed::<Vec<ApprovalRecord>>(&*client, list).await?;
-                seen.asked.truncate(ASKED_SHOWN);
+                match call_typed::<Vec<ApprovalRecord>>(&*client, list).await {
+                    Ok(mut asked) => {
+                        asked.truncate(ASKED_SHOWN);
+                        seen.asked = asked;
+                    }
+                    Err(e) if e.failure == crate::protocol::Failure::Transport => return Err(e),
+                    Err(_) => {}
+                }
             }
             Ok::<_, crate::protocol::ApiError>(seen)
         };
@@ -179,14 +189,18 @@ impl Runtimes {
     }
 
     /// Ask `name` on behalf of the view (an answer to one of its waiting
-    /// calls), within `GLANCE_WITHIN`; a connection that failed is
-    /// dropped.
+    /// calls), connecting if need be, within `CALL_ON_WITHIN`; a
+    /// connection that failed is dropped.
     pub(super) async fn call_on(&self, name: &str, request: Request) -> Result<Response, ApiError> {
-        let (_, client) = self.client(name).await.map_err(ApiError::transport)?;
-        let answer = match tokio::time::timeout(GLANCE_WITHIN, client.call(request)).await {
+        let asked = async {
+            let (_, client) = self.client(name).await.map_err(ApiError::transport)?;
+            client.call(request).await
+        };
+        let answer = match tokio::time::timeout(CALL_ON_WITHIN, asked).await {
             Ok(answer) => answer,
             Err(_) => Err(ApiError::transport(format!(
-                "{name} did not answer within 5 s"
+                "{name} did not answer within 15 s: the answer may have reached it (the next \
+                 glance shows what still waits there)"
             ))),
         };
         if matches!(&answer, Err(e) if e.failure == crate::protocol::Failure::Transport) {

@@ -21,8 +21,10 @@ pub struct Seen {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listed: Vec<(String, String)>,
     /// The calls waiting there for an operator's answer (newest first,
-    /// at most `ASKED_SHOWN`), asked for when there are any.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// at most `ASKED_SHOWN`), asked for when there are any: the console
+    /// answers them from afar. Not printed (`status --all --json`): their
+    /// arguments are whole commands and patches.
+    #[serde(skip)]
     pub asked: Vec<crate::model::approval::ApprovalRecord>,
 }
 

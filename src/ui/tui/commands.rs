@@ -192,7 +192,8 @@ fn answer(state: &mut State, which: Command, arg: &str, fx: &mut Vec<Effect>) {
     }
     // A call waiting on another runtime: answered there, from here (one
     // this view shows waiting is this runtime's, whatever others list).
-    let here = (state.conversation.waiting_approvals().iter()).any(|(x, _)| x == id);
+    let here = (state.conversation.waiting_approvals().iter()).any(|(x, _)| x == id)
+        || state.runtimes.asked_here(id);
     let elsewhere = state.runtimes.asked_elsewhere(id).filter(|_| !here);
     let agent_id = elsewhere.as_ref().map(|(_, a)| a.agent_id.clone());
     let request = match which {
@@ -438,7 +439,10 @@ pub fn view_agent(state: &mut State, agent_id: &str, fx: &mut Vec<Effect>) {
     state.conversation = Default::default();
     state.composer.approvals.clear();
     state.overlays.close_all();
-    state.pending.clear();
+    // An answer sent to another runtime is said whatever is shown then.
+    state
+        .pending
+        .retain(|_, (_, p)| matches!(p, Pending::AnswerOn(_)));
     // A quit check's answer was among them, and a warning spoke of the
     // agent viewed then: the next quit asks again.
     state.quit_checking = false;

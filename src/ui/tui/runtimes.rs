@@ -105,6 +105,26 @@ impl Runtimes {
         out
     }
 
+    /// The agents of the runtimes not shown, at the last glance:
+    /// (runtime, agent, posture).
+    pub fn agents_of_others(&self) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for g in self.last.iter().filter(|g| g.name != self.current) {
+            if let Ok(seen) = &g.seen {
+                let listed = seen.listed.iter();
+                out.extend(listed.map(|(a, p)| (g.name.clone(), a.clone(), p.clone())));
+            }
+        }
+        out
+    }
+
+    /// Whether the runtime shown listed the call `id` at the last glance.
+    pub fn asked_here(&self, id: &str) -> bool {
+        let here = self.last.iter().filter(|g| g.name == self.current);
+        here.filter_map(|g| g.seen.as_ref().ok())
+            .any(|seen| seen.asked.iter().any(|a| a.id == id))
+    }
+
     /// The runtime not shown where the call `id` waits, with the call.
     pub fn asked_elsewhere(&self, id: &str) -> Option<(String, ApprovalRecord)> {
         self.asked_by_others().into_iter().find(|(_, a)| a.id == id)
@@ -280,13 +300,16 @@ pub fn seen(state: &mut State, glances: Vec<Glance>, fx: &mut Vec<Effect>) {
         );
         // Each call waiting there, with the words that answer it from here.
         let mut said = text.clone();
+        // Each field on one line of its own making: a summary cannot
+        // draw a line that looks like another call's.
+        use super::wrap::truncate;
         for (name, a) in state.runtimes.asked_by_others() {
-            let shown = crate::model::text::escape_hidden(&a.summary);
             said.push_str(&format!(
-                "\n  {name} · {} asks to run {} {shown}: /approve {id} or /deny {id}",
-                a.agent_id,
-                a.tool_name,
-                id = a.id
+                "\n  {name} · {} asks to run {} {}: /approve {id} or /deny {id}",
+                truncate(&a.agent_id, 40),
+                truncate(&a.tool_name, 40),
+                truncate(&a.summary, 100),
+                id = truncate(&a.id, 64)
             ));
         }
         state.conversation.note(said, Tone::Error);

@@ -4,8 +4,9 @@
 //! create one (`agent.create`, then the list refreshes). The list comes a
 //! page at a time (`agents.list`), the next when the selection reaches the
 //! end; `/` filters it by id on the runtime. Below it, the agents of the
-//! other runtimes this console knows, one line per runtime, from their
-//! last glance.
+//! other runtimes this console knows, from their last glance, named
+//! `runtime/agent`: Enter goes there (`/runtime NAME AGENT`); a runtime
+//! that could not be asked, or has none, is one line at the bottom.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -38,27 +39,35 @@ pub struct Agents {
     query: String,
     next_cursor: Option<String>,
     total: u64,
+    /// Other runtimes' agents: (runtime, agent, posture).
+    elsewhere: Vec<(String, String, String)>,
 }
 
-/// One selectable row: an agent, or one of its children.
+/// One selectable row: an agent, one of its children, or another
+/// runtime's agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Row {
     Agent(usize),
     Child(usize, usize),
+    Elsewhere(usize),
 }
 
-fn rows(list: &[AgentSummary]) -> Vec<Row> {
+fn rows(list: &[AgentSummary], elsewhere: usize) -> Vec<Row> {
     let mut out = Vec::new();
     for (i, a) in list.iter().enumerate() {
         out.push(Row::Agent(i));
         out.extend((0..a.children.len()).map(|c| Row::Child(i, c)));
     }
+    out.extend((0..elsewhere).map(Row::Elsewhere));
     out
 }
 
 impl Agents {
-    pub fn open(ctx: &mut Ctx<'_>) -> Agents {
-        let mut a = Agents::default();
+    pub fn open(ctx: &mut Ctx<'_>, elsewhere: Vec<(String, String, String)>) -> Agents {
+        let mut a = Agents {
+            elsewhere,
+            ..Agents::default()
+        };
         a.refresh(ctx);
         a
     }
@@ -92,11 +101,12 @@ impl Agents {
 
     pub fn on_action(&mut self, action: Action, ctx: &mut Ctx<'_>) {
         let list = self.list.as_deref().unwrap_or_default();
-        let rows = rows(list);
+        let rows = rows(list, self.elsewhere.len());
         if self.pos.on_action(action, rows.len(), ctx.page) {
             // At the end of what is loaded: the next page.
             let idle = self.more.is_none() && self.awaiting.is_none();
-            if self.pos.selected + 1 >= rows.len() && idle {
+            let end = rows.len() - self.elsewhere.len();
+            if self.pos.selected + 1 >= end && idle {
                 if let Some(cursor) = self.next_cursor.clone() {
                     self.more = Some(self.request(ctx, Some(cursor)));
                 }
@@ -108,6 +118,10 @@ impl Agents {
                 let id = match rows.get(self.pos.selected) {
                     Some(Row::Agent(i)) => list[*i].id.clone(),
                     Some(Row::Child(i, c)) => list[*i].children[*c].child_agent_id.clone(),
+                    Some(Row::Elsewhere(k)) => {
+                        let (name, agent, _) = self.elsewhere[*k].clone();
+                        return ctx.intents.push(Intent::SwitchRuntime { name, agent });
+                    }
                     None => return,
                 };
                 match id == ctx.agent_id {
@@ -171,7 +185,7 @@ impl Agents {
                         list.clear();
                     }
                     list.extend(page.agents.iter().cloned());
-                    let len = rows(list).len();
+                    let len = rows(list, self.elsewhere.len()).len();
                     self.pos.clamp(len);
                 }
                 Err(e) => self.status.message = Some((e, Tone::Error)),
@@ -199,9 +213,11 @@ impl Agents {
             return;
         };
         let width = usize::from(area.width).saturating_sub(1);
+        let there = self.elsewhere.iter();
         let name_w = list
             .iter()
             .map(|a| a.id.chars().count())
+            .chain(there.map(|(r, a, _)| r.chars().count() + a.chars().count() + 1))
             .chain(list.iter().flat_map(|a| {
                 a.children
                     .iter()
@@ -216,7 +232,8 @@ impl Agents {
         let counts_w = if width >= 90 { 34 } else { 0 };
         let reason_w = width.saturating_sub(name_w + label_w + counts_w + 3);
         let status_h = u16::from(self.status.message.is_some());
-        // Other runtimes' agents, one line per runtime, at the bottom.
+        // Other runtimes that could not be asked, or have no agents: one
+        // line each, at the bottom.
         let elsewhere = elsewhere_lines(look, width);
         let elsewhere_h = (elsewhere.len() as u16).min(area.height / 3);
         for (i, line) in elsewhere.iter().take(usize::from(elsewhere_h)).enumerate() {
@@ -224,12 +241,32 @@ impl Agents {
             buf.set_line(area.x + 1, y, line, area.width.saturating_sub(1));
         }
         let rows_h = area.height.saturating_sub(status_h + elsewhere_h);
-        let all = rows(list);
+        let all = rows(list, self.elsewhere.len());
         let first = self.pos.window(all.len(), usize::from(rows_h));
         for (n, row) in all.iter().enumerate().skip(first).take(usize::from(rows_h)) {
             let y = area.y + (n - first) as u16;
             let a = match row {
                 Row::Agent(i) => &list[*i],
+                Row::Elsewhere(k) => {
+                    let (runtime, agent, posture) = &self.elsewhere[*k];
+                    let p = posture_look(posture);
+                    let style = if p.needs_operator {
+                        t.attention()
+                    } else {
+                        t.text()
+                    };
+                    let line = Line::from(vec![
+                        Span::styled("  ", t.accent()),
+                        Span::styled(fit(&format!("{runtime}/{agent}"), name_w), t.text()),
+                        Span::styled(fit(&format!("{} {}", p.glyph, p.label), label_w), style),
+                        Span::styled(
+                            fit(&format!("on {runtime}: Enter goes there"), reason_w),
+                            t.dim(),
+                        ),
+                    ]);
+                    draw_row(area, buf, y, &line, n == self.pos.selected, t);
+                    continue;
+                }
                 Row::Child(i, c) => {
                     let child = &list[*i].children[*c];
                     let line = child_row(child, name_w, label_w, width, look);
@@ -287,8 +324,8 @@ impl Agents {
     }
 }
 
-/// The agents of the runtimes not shown, from their last glance: one line
-/// per runtime, `on build: main ◷ Idle · ci ▲ Waiting … (/runtime build)`.
+/// The runtimes not shown that list no agent at their last glance (their
+/// agents are rows of the list): one line each, `on build: unreachable (…)`.
 fn elsewhere_lines(look: &Look<'_>, width: usize) -> Vec<Line<'static>> {
     let t = look.theme;
     let r = look.runtimes;
@@ -298,26 +335,8 @@ fn elsewhere_lines(look: &Look<'_>, width: usize) -> Vec<Line<'static>> {
         match &g.seen {
             Err(e) => spans.push(Span::styled(format!("unreachable ({e})"), t.dim())),
             Ok(seen) if seen.listed.is_empty() => spans.push(Span::styled("no agents", t.dim())),
-            Ok(seen) => {
-                for (i, (id, posture)) in seen.listed.iter().enumerate() {
-                    let p = posture_look(posture);
-                    if i > 0 {
-                        spans.push(Span::styled(" · ", t.dim()));
-                    }
-                    spans.push(Span::styled(id.clone(), t.text()));
-                    let style = if p.needs_operator {
-                        t.attention()
-                    } else {
-                        t.dim()
-                    };
-                    spans.push(Span::styled(format!(" {} {}", p.glyph, p.label), style));
-                }
-            }
+            Ok(_) => continue,
         }
-        spans.push(Span::styled(
-            format!("  (/runtime {} AGENT)", g.name),
-            t.dim(),
-        ));
         let text: String = spans.iter().map(|s| s.content.as_ref()).collect();
         out.push(match text.chars().count() > width {
             true => Line::from(Span::styled(truncate(&text, width), t.dim())),

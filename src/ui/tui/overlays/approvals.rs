@@ -157,7 +157,19 @@ impl Approvals {
     ) {
         if Some(id) == self.awaiting {
             self.awaiting = None;
+            // The selection stays on the call it was on, wherever the new
+            // list puts it: a key answers what the operator saw.
+            let was = self.selected().map(|(r, a)| (r, a.id));
             load_list(result, &mut self.list, &mut self.pos, &mut self.status);
+            let (found, len) = {
+                let entries = self.entries();
+                let found = was.and_then(|(r, id)| {
+                    (entries.iter()).position(|(er, ea)| ea.id == id && er.map(str::to_owned) == r)
+                });
+                (found, entries.len())
+            };
+            self.pos.selected = found.unwrap_or(self.pos.selected);
+            self.pos.clamp(len);
         } else if Some(id) == self.answering {
             self.answering = None;
             // Answered here or elsewhere first: either way the list moves on.
@@ -170,10 +182,13 @@ impl Approvals {
     /// patch as a coloured diff.
     fn render_detail(&self, area: Rect, buf: &mut Buffer, t: Theme, top: u16, bottom: u16) {
         use super::super::rows::diff_lines;
-        let Some((_, a)) = self.selected() else {
+        let Some((runtime, a)) = self.selected() else {
             return;
         };
         let a = &a;
+        // What a runtime (another machine's, perhaps) and its model wrote:
+        // shown with controls and hidden characters escaped.
+        let clean = super::super::wrap::sanitize;
         let height = area.height.saturating_sub(top + bottom + 1);
         if height < 2 {
             return;
@@ -186,10 +201,11 @@ impl Approvals {
                 .map(str::to_owned)
         };
         let gutter = Span::styled("│ ", t.dim());
+        let on = runtime.map_or(String::new(), |r| format!("On {}: ", clean(&r)));
         let mut lines = vec![Line::from(Span::styled(
             format!(
-                "{} would {}:",
-                a.tool_name,
+                "{on}{} would {}:",
+                clean(&a.tool_name),
                 match a.tool_name.as_str() {
                     "ApplyPatch" => "apply",
                     _ => "run",
@@ -203,17 +219,17 @@ impl Approvals {
             for l in cmd.lines() {
                 lines.push(Line::from(vec![
                     gutter.clone(),
-                    Span::raw(format!("$ {l}")),
+                    Span::raw(format!("$ {}", clean(l))),
                 ]));
             }
             if let Some(j) = text("justification") {
                 lines.push(Line::from(vec![
                     gutter.clone(),
-                    Span::raw(format!("why: {j}")),
+                    Span::raw(format!("why: {}", clean(&j))),
                 ]));
             }
         } else {
-            lines.push(Line::from(vec![gutter, Span::raw(a.summary.clone())]));
+            lines.push(Line::from(vec![gutter, Span::raw(clean(&a.summary))]));
         }
         let y0 = area.y + top + 1;
         for (i, line) in lines.iter().take(usize::from(height)).enumerate() {

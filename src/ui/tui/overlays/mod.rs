@@ -114,7 +114,7 @@ pub type Overlay = Box<dyn OverlayView>;
 pub fn open(kind: OverlayKind, ctx: &mut Ctx<'_>) -> Overlay {
     match kind {
         OverlayKind::Help => Box::new(help::Help::default()),
-        OverlayKind::Agents => Box::new(agents::Agents::open(ctx)),
+        OverlayKind::Agents => Box::new(agents::Agents::open(ctx, Vec::new())),
         OverlayKind::Transcript => Box::new(transcript::Transcript::open(ctx)),
         OverlayKind::Tasks => Box::new(tasks::Tasks::open(ctx)),
         OverlayKind::Work | OverlayKind::WorkDetail => Box::new(work::WorkList::default()),
@@ -134,6 +134,11 @@ pub enum Intent {
     Push(Overlay),
     /// Show another agent (`Effect::ViewAgent`).
     ViewAgent(String),
+    /// Show another runtime's agent (`/runtime NAME AGENT`).
+    SwitchRuntime {
+        name: String,
+        agent: String,
+    },
     /// Answer a call waiting on another runtime (`Effect::CallOn`); what
     /// it did is said in the conversation.
     AnswerOn {

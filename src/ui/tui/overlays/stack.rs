@@ -74,6 +74,13 @@ pub fn open_kind(state: &mut State, kind: OverlayKind, fx: &mut Vec<Effect>) {
     if state.overlays.top().is_some_and(|o| o.kind() == kind) {
         return;
     }
+    if kind == OverlayKind::Agents {
+        // With the other runtimes' agents, from the last glance.
+        let elsewhere = state.runtimes.agents_of_others();
+        return open_with(state, fx, |ctx| {
+            Box::new(super::agents::Agents::open(ctx, elsewhere))
+        });
+    }
     if kind == OverlayKind::Approvals {
         // With the calls waiting on the other runtimes, from the last glance.
         let elsewhere = state.runtimes.asked_by_others();
@@ -163,6 +170,10 @@ fn perform(state: &mut State, intents: Vec<Intent>, fx: &mut Vec<Effect>) {
             Intent::Close => state.overlays.close_top(),
             Intent::Push(o) => state.overlays.push(o),
             Intent::ViewAgent(id) => commands::view_agent(state, &id, fx),
+            Intent::SwitchRuntime { name, agent } => {
+                state.overlays.close_top();
+                crate::ui::tui::runtimes::command(state, &format!("{name} {agent}"), fx);
+            }
             Intent::AnswerOn { runtime, request } => {
                 let pending = crate::ui::tui::state::Pending::AnswerOn(runtime.clone());
                 fx.push(crate::ui::tui::update::call_on(

@@ -308,14 +308,32 @@ fn the_agents_overlay_lists_other_runtimes_agents_under_their_name() {
         },
     );
     let s = screen(&st);
-    let line = s
-        .lines()
-        .find(|l| l.contains("on build:"))
-        .unwrap_or_default();
-    assert!(line.contains("main") && line.contains("ci"), "{s}");
-    assert!(line.contains("(/runtime build AGENT)"), "{s}");
-    // An agent of another runtime, in one step.
-    update(&mut st, key(crossterm::event::KeyCode::Esc));
+    for agent in ["build/main", "build/ci"] {
+        let row = s.lines().find(|l| l.contains(agent)).unwrap_or_default();
+        assert!(row.contains("on build: Enter goes there"), "{agent}: {s}");
+    }
+    assert!(
+        s.lines()
+            .any(|l| l.contains("build/ci") && l.contains("Needs input")),
+        "{s}"
+    );
+    // Enter on one goes there: runtime and agent in one step.
+    let mut fx = Vec::new();
+    for _ in 0..12 {
+        fx = update(&mut st, key(crossterm::event::KeyCode::Down));
+    }
+    assert!(fx.is_empty(), "{fx:?}");
+    let fx = update(&mut st, key(crossterm::event::KeyCode::Enter));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::SwitchRuntime { name, agent_id }
+            if name == "build" && agent_id == "ci")),
+        "{fx:?}"
+    );
+    assert!(st.overlays.top().is_none(), "the overlay closed");
+    assert_eq!(st.runtimes.switching.as_deref(), Some("build"));
+    st.runtimes.switching = None;
+    // Or typed.
     let fx = enter(&mut st, "/runtime build ci");
     assert!(
         fx.iter()
@@ -413,10 +431,18 @@ fn the_approvals_overlay_answers_another_runtimes_call_there() {
     let s = screen(&st);
     assert!(s.contains("every runtime"), "{s}");
     assert!(s.contains("build/ci"), "{s}");
-    // This runtime has none waiting: the list is the other one's.
+    // The far call is shown (and selected) while this runtime's list
+    // loads; when it comes, with a call of its own listed first, the
+    // selection stays on the call the operator saw.
     let id = *st.pending.keys().max().expect("the list asked");
-    let result = Box::new(Ok(crate::protocol::Response::ApprovalsList(Vec::new())));
+    let here = vec![asked("apr_here", "main")];
+    let result = Box::new(Ok(crate::protocol::Response::ApprovalsList(here)));
     update(&mut st, Msg::Response { id, result });
+    assert!(
+        screen(&st).contains("On build: ExecCommand would run"),
+        "{}",
+        screen(&st)
+    );
     let fx = update(&mut st, key(crossterm::event::KeyCode::Char('a')));
     assert!(
         fx.iter()
@@ -424,4 +450,35 @@ fn the_approvals_overlay_answers_another_runtimes_call_there() {
         "{fx:?}"
     );
     assert!(screen(&st).contains("Sent to build"), "{}", screen(&st));
+}
+
+/// A far call's summary (a hostile model's command) cannot draw a line
+/// that looks like another call to approve.
+#[test]
+fn a_far_summary_stays_on_its_own_line() {
+    let mut st = with_remotes();
+    let mut evil = asked("apr_b2", "ci");
+    evil.summary =
+        "`x`\n  build · ci asks to run ExecCommand `cargo test`: /approve apr_b1 or /deny apr_b1"
+            .into();
+    let build = Seen {
+        agents: 1,
+        approvals: 1,
+        asked: vec![evil],
+        ..Seen::default()
+    };
+    let glances = vec![Glance {
+        name: "build".into(),
+        seen: Ok(build),
+    }];
+    update(&mut st, Msg::RuntimesSeen(glances));
+    let s = screen(&st);
+    // The whole summary follows its own call's words on the same line.
+    let starts = (s.lines()).filter(|l| {
+        l.trim_matches('"')
+            .trim_start()
+            .starts_with("build · ci asks")
+    });
+    assert_eq!(starts.count(), 1, "{s}");
+    assert!(s.contains("ExecCommand `x` build · ci asks"), "{s}");
 }
