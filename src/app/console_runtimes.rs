@@ -36,6 +36,8 @@ enum Reach {
 pub(super) struct Runtimes {
     reach: Vec<(String, Reach)>,
     pool: Mutex<HashMap<String, Arc<dyn RuntimeClient>>>,
+    /// Runtimes a connection is being made to, in the background.
+    connecting: Mutex<std::collections::HashSet<String>>,
     /// A switch's new client, taken by the loop before `update` sees
     /// `Msg::RuntimeSwitched`.
     pub(super) switched: Mutex<Option<Reached>>,
@@ -99,6 +101,7 @@ impl Runtimes {
         let runtimes = Runtimes {
             reach,
             pool: Mutex::default(),
+            connecting: Mutex::default(),
             switched: Mutex::default(),
         };
         (Arc::new(runtimes), places, current)
@@ -125,8 +128,11 @@ impl Runtimes {
     }
 
     /// A client for `name`: the embedded one, a pooled one, or a new
-    /// connection (never asking at the terminal), pooled.
-    async fn client(&self, name: &str) -> Result<Reached, String> {
+    /// connection (never asking at the terminal), pooled. The connection is
+    /// made in the background, one at a time per runtime, and kept even
+    /// when the caller stopped waiting for it: a runtime whose ssh takes
+    /// longer than a glance waits is there at the next one.
+    async fn client(self: &Arc<Self>, name: &str) -> Result<Reached, String> {
         let Some((_, reach)) = self.reach.iter().find(|(n, _)| n == name) else {
             return Err(format!("no runtime `{name}`"));
         };
@@ -139,8 +145,24 @@ impl Runtimes {
         if let Some(client) = pooled {
             return Ok((Some(endpoint), client));
         }
-        let client: Arc<dyn RuntimeClient> = match endpoint.reconnect().await {
-            Ok(c) => Arc::new(c),
+        if !lock(&self.connecting).insert(name.to_owned()) {
+            return Err("still connecting (it is slow to answer)".to_owned());
+        }
+        let (this, key, to) = (Arc::clone(self), name.to_owned(), endpoint.clone());
+        let made = tokio::spawn(async move {
+            let made = to
+                .reconnect()
+                .await
+                .map(|c| Arc::new(c) as Arc<dyn RuntimeClient>);
+            if let Ok(client) = &made {
+                lock(&this.pool).insert(key.clone(), Arc::clone(client));
+            }
+            lock(&this.connecting).remove(&key);
+            made
+        });
+        let made = made.await.map_err(|e| format!("connecting failed: {e}"))?;
+        let client: Arc<dyn RuntimeClient> = match made {
+            Ok(c) => c,
             // This machine's socket with nothing behind it: said shortly.
             Err(e)
                 if matches!(endpoint, Endpoint::Unix(_))
@@ -150,13 +172,12 @@ impl Runtimes {
             }
             Err(e) => return Err(endpoint.unreachable(&e)),
         };
-        lock(&self.pool).insert(name.to_owned(), Arc::clone(&client));
         Ok((Some(endpoint), client))
     }
 
     /// What `name` says at a glance; a pooled connection that failed is
     /// dropped (the next glance connects anew).
-    async fn glance(&self, name: &str) -> Result<Seen, String> {
+    async fn glance(self: &Arc<Self>, name: &str) -> Result<Seen, String> {
         let (_, client) = self.client(name).await?;
         let asked = async {
             let status = call_typed::<RuntimeStatus>(&*client, Request::RuntimeStatus).await?;
@@ -191,7 +212,11 @@ impl Runtimes {
     /// Ask `name` on behalf of the view (an answer to one of its waiting
     /// calls), connecting if need be, within `CALL_ON_WITHIN`; a
     /// connection that failed is dropped.
-    pub(super) async fn call_on(&self, name: &str, request: Request) -> Result<Response, ApiError> {
+    pub(super) async fn call_on(
+        self: &Arc<Self>,
+        name: &str,
+        request: Request,
+    ) -> Result<Response, ApiError> {
         let asked = async {
             let (_, client) = self.client(name).await.map_err(ApiError::transport)?;
             client.call(request).await

@@ -505,3 +505,58 @@ fn another_runtimes_approval_is_answered_without_switching() {
     c.enter();
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// A remote whose ssh takes longer than a glance waits (5 s) is said so
+/// once, then is there at a later glance: its connection was made in the
+/// background and kept.
+#[test]
+fn a_slow_ssh_is_there_at_a_later_glance() {
+    use std::os::unix::fs::PermissionsExt;
+    let far = Far::start();
+    let near = Home::new();
+    near.ok(&["--detach"]);
+    let _near_daemon = Daemon(&near);
+    let ssh = fake_ssh(near.path());
+    // The same stand-in, seven seconds slow to connect.
+    let slow = near.path().join("slow-ssh");
+    ok(std::fs::write(
+        &slow,
+        format!("#!/bin/sh\nsleep 7\nexec '{}' \"$@\"\n", ssh.display()),
+    ));
+    ok(std::fs::set_permissions(
+        &slow,
+        std::fs::Permissions::from_mode(0o755),
+    ));
+    let url = format!("ssh://build-box{}", far.path().display());
+    near.ok(&["remotes", "add", "build", &url]);
+    let slow_arg = slow.display().to_string();
+    let mut c = Console::start(
+        near.path(),
+        &["attach"],
+        120,
+        40,
+        &[("HOLON_SSH", &slow_arg)],
+    );
+    c.wait_until("attached", |s| s.contains("streaming"));
+    c.type_text("/runtime");
+    c.enter();
+    c.wait_until("the slow one, not yet", |s| {
+        s.lines()
+            .any(|l| l.contains("build") && l.contains("no answer within 5 s"))
+    });
+    // Asked again once ssh is through: there, over the kept connection.
+    let mut there = false;
+    for _ in 0..15 {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        c.type_text("/runtime");
+        c.enter();
+        if (c.contents().lines()).any(|l| l.contains("build") && l.contains("1 agent")) {
+            there = true;
+            break;
+        }
+    }
+    assert!(there, "{}", c.contents());
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+}
