@@ -208,7 +208,7 @@ impl OfflineClient {
                 )?;
                 Ok(Response::ApprovalsList(list))
             }
-            other => Err(needs_runtime(&other.method())),
+            other => Err(needs_runtime(other.method())),
         }
     }
 }

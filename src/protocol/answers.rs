@@ -193,7 +193,21 @@ impl EventsPage {
 }
 
 macro_rules! answers {
-    ($($variant:ident => $answer:ty),+ $(,)?) => {
+    ($($variant:ident($method:literal) => $answer:ty),+ $(,)?) => {
+        /// Every method served, for "method not found" versus "invalid
+        /// params": each request's, from the table of answers (a test holds
+        /// each name to the request's own), then the subscription pair.
+        pub const METHODS: &[&str] = &[$($method,)+ "events.subscribe", "events.unsubscribe"];
+
+        impl Request {
+            /// The JSON-RPC method name.
+            pub fn method(&self) -> &'static str {
+                match self {
+                    $(Request::$variant { .. } => $method,)+
+                }
+            }
+        }
+
         /// The answer to every request, typed: each method paired with its
         /// result. Serialises as the bare result (the wire is unchanged).
         #[derive(Debug, Clone, Serialize)]
@@ -262,52 +276,52 @@ macro_rules! answers {
 }
 
 answers! {
-    RuntimeStatus => RuntimeStatus,
-    RuntimeShutdown => ShutdownAck,
-    AgentsList => AgentsPage,
-    AgentCreate => AgentSummary,
-    AgentArchive => AgentSummary,
-    SkillsList => Vec<crate::model::skill::SkillView>,
-    AgentStatus => AgentSummary,
-    AgentState => AgentState,
-    AgentPrompt => crate::protocol::views::PromptPreview,
-    AgentTranscript => TranscriptPage,
-    PromptSubmit => Admitted,
-    WorkItemCreate => crate::model::work::WorkItemRecord,
-    WorkItemPick => crate::model::work::WorkItemRecord,
-    WorkItemUpdate => crate::model::work::WorkItemRecord,
-    WorkItemComplete => crate::model::work::WorkItemRecord,
-    TaskRun => crate::model::task::TaskRecord,
-    TaskStatus => crate::model::task::TaskRecord,
-    TaskOutput => TaskOutput,
-    TaskInput => crate::model::task::TaskInputReceipt,
-    TaskStop => crate::model::task::TaskRecord,
-    Control => ControlOutcome,
-    AgentDisplay => AgentSummary,
-    AgentModel => ModelChanged,
-    AgentBudget => crate::protocol::views::BudgetAnswer,
-    WorkspaceList => crate::model::workspace::WorkspaceList,
-    WorkspaceFiles => crate::protocol::views::FileList,
-    WorkspaceAttach => crate::model::workspace::WorkspaceBinding,
-    WorkspaceUse => crate::model::workspace::UseOutcome,
-    WorkspaceDetach => crate::model::workspace::WorkspaceBinding,
-    TriggerShow => crate::protocol::views::TriggerView,
-    TriggerRotate => crate::protocol::views::TriggerView,
-    TriggerRevoke => crate::protocol::views::TriggerView,
-    TriggerDeliver => crate::protocol::views::DeliveryReceipt,
-    ApprovalsList => Vec<crate::model::approval::ApprovalRecord>,
-    ApprovalApprove => crate::model::approval::ApprovalRecord,
-    ApprovalDeny => crate::model::approval::ApprovalRecord,
-    WorkspacePolicy => crate::protocol::payloads::WorkspacePolicyChanged,
-    RuntimePolicy => crate::model::approval::DefaultPolicy,
-    EventsPage => EventsPage,
-    StoreBackup => crate::model::backup::BackupReport,
-    StorePrune => crate::model::retention::PruneReport,
-    McpList => Vec<crate::model::mcp::McpServerInfo>,
-    McpApprove => crate::model::mcp::McpApproval,
-    McpDisable => crate::model::mcp::McpSwitch,
-    ProposalShow => crate::model::proposal::Proposal,
-    ProposalAdopt => crate::model::proposal::ProposalApproval,
+    RuntimeStatus("runtime.status") => RuntimeStatus,
+    RuntimeShutdown("runtime.shutdown") => ShutdownAck,
+    AgentsList("agents.list") => AgentsPage,
+    AgentCreate("agent.create") => AgentSummary,
+    AgentArchive("agent.archive") => AgentSummary,
+    SkillsList("skills.list") => Vec<crate::model::skill::SkillView>,
+    AgentStatus("agent.status") => AgentSummary,
+    AgentState("agent.state") => AgentState,
+    AgentPrompt("agent.prompt") => crate::protocol::views::PromptPreview,
+    AgentTranscript("agent.transcript") => TranscriptPage,
+    PromptSubmit("prompt.submit") => Admitted,
+    WorkItemCreate("work_item.create") => crate::model::work::WorkItemRecord,
+    WorkItemPick("work_item.pick") => crate::model::work::WorkItemRecord,
+    WorkItemUpdate("work_item.update") => crate::model::work::WorkItemRecord,
+    WorkItemComplete("work_item.complete") => crate::model::work::WorkItemRecord,
+    TaskRun("task.run") => crate::model::task::TaskRecord,
+    TaskStatus("task.status") => crate::model::task::TaskRecord,
+    TaskOutput("task.output") => TaskOutput,
+    TaskInput("task.input") => crate::model::task::TaskInputReceipt,
+    TaskStop("task.stop") => crate::model::task::TaskRecord,
+    Control("control") => ControlOutcome,
+    AgentDisplay("agent.display") => AgentSummary,
+    AgentModel("agent.model") => ModelChanged,
+    AgentBudget("agent.budget") => crate::protocol::views::BudgetAnswer,
+    WorkspaceList("workspace.list") => crate::model::workspace::WorkspaceList,
+    WorkspaceFiles("workspace.files") => crate::protocol::views::FileList,
+    WorkspaceAttach("workspace.attach") => crate::model::workspace::WorkspaceBinding,
+    WorkspaceUse("workspace.use") => crate::model::workspace::UseOutcome,
+    WorkspaceDetach("workspace.detach") => crate::model::workspace::WorkspaceBinding,
+    TriggerShow("trigger.show") => crate::protocol::views::TriggerView,
+    TriggerRotate("trigger.rotate") => crate::protocol::views::TriggerView,
+    TriggerRevoke("trigger.revoke") => crate::protocol::views::TriggerView,
+    TriggerDeliver("trigger.deliver") => crate::protocol::views::DeliveryReceipt,
+    ApprovalsList("approvals.list") => Vec<crate::model::approval::ApprovalRecord>,
+    ApprovalApprove("approval.approve") => crate::model::approval::ApprovalRecord,
+    ApprovalDeny("approval.deny") => crate::model::approval::ApprovalRecord,
+    WorkspacePolicy("workspace.policy") => crate::protocol::payloads::WorkspacePolicyChanged,
+    RuntimePolicy("runtime.policy") => crate::model::approval::DefaultPolicy,
+    EventsPage("events.page") => EventsPage,
+    StoreBackup("store.backup") => crate::model::backup::BackupReport,
+    StorePrune("store.prune") => crate::model::retention::PruneReport,
+    McpList("mcp.list") => Vec<crate::model::mcp::McpServerInfo>,
+    McpApprove("mcp.approve") => crate::model::mcp::McpApproval,
+    McpDisable("mcp.disable") => crate::model::mcp::McpSwitch,
+    ProposalShow("proposal.show") => crate::model::proposal::Proposal,
+    ProposalAdopt("proposal.adopt") => crate::model::proposal::ProposalApproval,
 }
 
 #[cfg(test)]

@@ -548,58 +548,6 @@ fn page_limit() -> usize {
     500
 }
 
-/// The method names, for "method not found" versus "invalid params".
-pub const METHODS: &[&str] = &[
-    "runtime.status",
-    "runtime.shutdown",
-    "agents.list",
-    "agent.create",
-    "agent.archive",
-    "skills.list",
-    "agent.status",
-    "agent.state",
-    "agent.prompt",
-    "agent.transcript",
-    "prompt.submit",
-    "work_item.create",
-    "work_item.pick",
-    "work_item.update",
-    "work_item.complete",
-    "task.run",
-    "task.status",
-    "task.output",
-    "task.input",
-    "task.stop",
-    "control",
-    "agent.display",
-    "agent.model",
-    "agent.budget",
-    "workspace.list",
-    "workspace.files",
-    "workspace.attach",
-    "workspace.use",
-    "workspace.detach",
-    "trigger.show",
-    "trigger.rotate",
-    "trigger.revoke",
-    "trigger.deliver",
-    "approvals.list",
-    "approval.approve",
-    "approval.deny",
-    "workspace.policy",
-    "runtime.policy",
-    "events.page",
-    "store.backup",
-    "store.prune",
-    "mcp.list",
-    "mcp.approve",
-    "mcp.disable",
-    "proposal.show",
-    "proposal.adopt",
-    "events.subscribe",
-    "events.unsubscribe",
-];
-
 /// The largest page a single `events.page` returns.
 pub const MAX_PAGE: usize = 5000;
 
@@ -719,19 +667,10 @@ impl ApiError {
     }
 }
 
-impl Request {
-    /// The JSON-RPC method name.
-    pub fn method(&self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
-            .unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::METHODS;
 
     #[test]
     fn mcp_workspaces_are_absolute_and_never_climb() {

@@ -243,6 +243,9 @@ async fn every_method_answers_with_its_paired_type() {
         assert!(typed.answers(&request), "{}", request.method());
         let back = serde_json::to_value(&typed).unwrap_or_default();
         assert_eq!(back, value, "{} re-encodes differently", request.method());
+        // The name the table of answers gives is the one on the wire.
+        let wire = serde_json::to_value(&request).unwrap_or_default();
+        assert_eq!(wire["method"], request.method());
         answered.push(request.method());
         // Follow-up requests that need an id from an answer.
         match typed {
