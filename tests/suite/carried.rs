@@ -134,8 +134,9 @@ async fn a_result_that_arrives_while_paused_reaches_the_model_on_resume() {
         e.kind == "task_result_queued"
     })
     .await;
-    // Paused: the result waits, and no model request is made for it.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Paused: the result waits, and no model request is made for it (the
+    // actor settles on it without a turn).
+    r.host.until_idle().await;
     assert_eq!(r.provider.requests().len(), 2, "nothing runs while paused");
     ok(r.host.control("main", ControlAction::Resume).await);
     wait_event(&r.host, "the reading turn", |e| {

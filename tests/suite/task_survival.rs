@@ -96,8 +96,8 @@ fn a_command_outlives_a_crashed_runtime_and_its_result_reaches_the_agent_once() 
         assert_eq!(task.status, TaskStatus::Completed, "{task:?}");
         let conv = serde_json::to_string(&provider.requests()[0].conversation).unwrap();
         assert!(conv.contains("held-done"), "{conv}");
-        // Once: a little later, still one result and one request.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Once: with everything settled, still one result and one request.
+        host.until_idle().await;
         let results = events(&host)
             .iter()
             .filter(|e| e.kind == "task_result_queued" && e.payload["task_id"] == task_id)
