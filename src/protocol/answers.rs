@@ -27,6 +27,11 @@ pub struct Activity {
     /// Agents inside a model turn now.
     #[serde(default)]
     pub running_turn_count: u64,
+    /// Every agent's actor has done what it could with what is recorded
+    /// (nothing left to decide or run until something new arrives): what
+    /// a script, or a test, waits for before saying nothing more happens.
+    #[serde(default)]
+    pub settled: bool,
 }
 
 /// `agent.transcript`: the newest entries, oldest first, and whether

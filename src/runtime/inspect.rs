@@ -325,6 +325,8 @@ pub fn status_of(
         waiting_agent_count: waiting,
         active_task_count: tasks,
         running_turn_count: turns,
+        // The host's to say (its actors), not the store's.
+        settled: false,
     };
     Ok((
         activity,

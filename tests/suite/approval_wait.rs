@@ -85,10 +85,12 @@ async fn an_answer_in_time_goes_on_in_the_turn_that_asked() {
         "{reason}"
     );
     assert_eq!(count(&host, "turn_terminal"), 0, "the turn waits");
+    assert!(!host.settled(), "a waiting turn is work in hand");
     ok(host.approve("main", &approval_id(&asked), false).await);
     wait_requests(&provider, 2).await;
     wait_event(&host, "the turn's end", kind("turn_terminal")).await;
     host.until_idle().await;
+    assert!(host.settled());
     assert_eq!(ok(std::fs::read_to_string(&out)), "ran\n", "ran once");
     // One turn, and the model saw the result in it.
     assert_eq!(count(&host, "turn_started"), 1);

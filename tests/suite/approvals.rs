@@ -458,6 +458,8 @@ async fn a_gated_command_is_approved_from_the_cli_after_the_daemon_was_killed() 
         &home.ok(&["daemon", "status", "--json"]),
     ));
     assert_eq!(status["status"]["pending_approvals"], 1, "{status}");
+    // Its turn waits for the answer: the runtime is not settled.
+    assert_eq!(status["status"]["activity"]["settled"], false, "{status}");
 
     super::support::kill_daemon(daemon_pid(&home));
     let refused = home.run(&["approve", &id]);

@@ -369,7 +369,7 @@ fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
         .expect("holon --detach");
     assert!(out.status.success());
     let _daemon = super::support::Daemon(&home);
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    super::support::settled(&home);
     assert_eq!(stub.requests().len(), 1, "the aborted turn ran again");
     let started = json_lines(&home.ok(&["events", "--json", "--kind", "runtime_started"]));
     let last = started.last().cloned().unwrap_or_default();
@@ -547,7 +547,7 @@ fn detach_waits_for_the_running_turn_and_no_model_call_is_paid_twice() {
             .any(|e| e["payload"]["brief"]["text"] == "the queued answer")
             .then_some(())
     });
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    super::support::settled(&home);
     assert_eq!(stub.requests().len(), 2, "a turn ran again");
 }
 

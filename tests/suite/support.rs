@@ -82,6 +82,17 @@ impl Drop for Daemon<'_> {
     }
 }
 
+/// Wait until the home's runtime says every agent has done all it can
+/// (`activity.settled`): what a test asserting that nothing more happens
+/// waits for, instead of sleeping.
+pub fn settled(home: &Home) {
+    poll("the runtime to settle", || {
+        let out = home.run(&["daemon", "status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (v["status"]["activity"]["settled"] == true).then_some(())
+    });
+}
+
 /// Every event reads back as its kind's typed payload (never `Unknown` or
 /// `Unreadable`), and the typed payload encodes to exactly the stored JSON:
 /// the wire is what the protocol's types say. With

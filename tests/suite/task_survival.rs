@@ -432,7 +432,7 @@ async fn kill_dash_nine_mid_command_then_start_delivers_its_result_exactly_once(
     );
     let third = stub.requests()[2].body.to_string();
     assert!(third.contains("survived"), "{third}");
-    std::thread::sleep(Duration::from_millis(500));
+    super::support::settled(&home);
     assert_eq!(stub.requests().len(), 3, "the result re-entered once");
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\n");
 }

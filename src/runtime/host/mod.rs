@@ -420,11 +420,16 @@ impl RuntimeHost {
             let changed = self.inner.went_idle_any.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if self.inner.actors().values().all(|a| a.wake.is_idle()) {
+            if self.settled() {
                 return;
             }
             changed.await;
         }
+    }
+
+    /// Whether every actor is idle now (`until_idle` would return).
+    pub fn settled(&self) -> bool {
+        self.inner.actors().values().all(|a| a.wake.is_idle())
     }
 
     /// How many commands a shutdown now would leave running for the next

@@ -55,8 +55,9 @@ impl RuntimeHost {
         let rx = self.store().read()?;
         // Every agent's head is read; only those shown are summarized.
         let heads: Vec<AgentHead> = rx.agents()?;
-        let (activity, shown, agent_count) =
+        let (mut activity, shown, agent_count) =
             status_of(&rx, &heads, &self.inner.config.default_agent)?;
+        activity.settled = self.settled();
         let agents = crate::runtime::inspect::summaries_of(&rx, shown, |a| self.summarize(&rx, a))?;
         Ok(RuntimeStatus {
             activity,
