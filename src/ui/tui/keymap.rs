@@ -235,7 +235,7 @@ pub static KEYS: &[KeyBinding] = &[
     bind(C::Composer, &[ctrl('y')], "Ctrl+Y", A::Yank, "paste the last cut text", ""),
     bind(C::EmptyComposer, &[ctrl('f')], "Ctrl+F", A::Find, "find text in the whole conversation (also `/find TEXT`; older turns are paged in from the runtime): type it, Enter finds the newest match, then n the next older, N the next newer (while a match is shown, n is not an approval's deny), Esc closes; matches on screen are marked", ""),
     bind(C::EmptyComposer, &[ch('?')], "?", A::Open(O::Help), "help: keys and commands (after any other character `?` types itself)", ""),
-    bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the oldest waiting call once: it runs, its result goes to the agent", "approve"),
+    bind(C::Answer, &[ch('y')], "y", A::Approve, "approve the marked waiting call once (the one the running turn waits for, else the oldest): it runs, its result goes to the agent, in that same turn while it waits", "approve"),
     bind(C::Answer, &[ch('a')], "a a", A::ApproveAlways, "pressed twice: approve it, and allow calls like it from now on (the row names the rule)", "always"),
     bind(C::Answer, &[ch('n')], "n", A::Deny, "deny it: types `/deny ID ` for your note, Enter sends", "deny"),
     bind(C::Prefix, &[ch('h'), ch('?')], "h / ?", A::Open(O::Help), "help: keys and commands", "help"),

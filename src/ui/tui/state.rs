@@ -354,6 +354,9 @@ impl State {
                 (w.label, w.glyph, w.animated, w.needs_operator) =
                     ("Needs you".into(), "▲", false, true);
                 w.detail = format!("approve {what}? the turn goes on with your answer");
+                // Nothing moves while it waits: no clock that would stand
+                // still between frames.
+                (w.elapsed_ms, w.tokens) = (None, 0);
             }
         } else if paused {
             (w.label, w.glyph, w.animated) = ("Paused".into(), "‖", false);

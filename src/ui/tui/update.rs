@@ -284,9 +284,15 @@ pub(super) fn apply_live(state: &mut State, e: &EventRecord, fx: &mut Vec<Effect
     if let Event::AgentStateChanged(_) = &typed {
         super::detach::state_changed(state, fx);
     }
+    // Which call single keys answer may change with a turn's wait too.
     if matches!(
         typed,
-        Event::ApprovalRequested(_) | Event::ApprovalGranted(_) | Event::ApprovalDenied(_)
+        Event::ApprovalRequested(_)
+            | Event::ApprovalGranted(_)
+            | Event::ApprovalDenied(_)
+            | Event::TurnAwaitingApproval(_)
+            | Event::MessageInterjected(_)
+            | Event::TurnTerminal(_)
     ) {
         state.composer.approvals = state.conversation.waiting_approvals();
     }

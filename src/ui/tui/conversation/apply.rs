@@ -45,6 +45,7 @@ impl Conversation {
                 if let (K::MessageInterjected(p), Some(t)) = (typed, self.turn.as_mut()) {
                     if p.detail.run_id.is_some() && p.detail.run_id == t.run_id {
                         t.awaiting = false;
+                        self.mark_answerable();
                     }
                 }
                 self.generic(op);
@@ -130,6 +131,8 @@ impl Conversation {
                 {
                     t.awaiting = true;
                 }
+                // The keys answer what the turn waits for.
+                self.mark_answerable();
                 self.generic(op);
             }
             K::ProviderRoundCompleted(p) => {
@@ -383,7 +386,16 @@ impl Conversation {
         if self.compacting.as_deref() == Some(p.run_id.as_str()) {
             self.end_compaction("Context compaction ended without a new summary");
         }
+        // It waited for an answer that did not come in time (or other
+        // input came first): the answer now starts a turn of its own.
+        let waited = self.turn.as_ref().filter(|t| t.awaiting);
+        let run = waited.and_then(|t| t.run_id.clone());
+        if run.is_some_and(|r| self.awaited_by(&r).is_some()) {
+            let text = "The turn stopped waiting for your answer; answering now starts a new turn.";
+            self.note(text, Tone::Info);
+        }
         self.turn = None;
+        self.mark_answerable();
         self.generic(op);
     }
 

@@ -87,20 +87,29 @@ impl Conversation {
         })
     }
 
-    /// Mark the oldest waiting call as the one single keys answer.
+    /// The row of the waiting call single keys answer: the one the
+    /// running turn waits for, else the oldest.
+    fn answerable(&self) -> Option<usize> {
+        let waiting = |r: &super::Row| matches!(r.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
+        let run = (self.turn.as_ref().filter(|t| t.awaiting)).and_then(|t| t.run_id.clone());
+        let awaited = run.and_then(|run| {
+            (self.rows.iter()).position(|r| {
+                waiting(r) && matches!(r.kind(), RowKind::Approval(a) if a.run_id == run)
+            })
+        });
+        awaited.or_else(|| self.rows.iter().position(waiting))
+    }
+
+    /// Mark the call single keys answer (`answerable`).
     pub(super) fn mark_answerable(&mut self) {
-        let mut first = true;
-        for row in self.rows.iter_mut() {
-            let waits =
-                matches!(row.kind(), RowKind::Approval(a) if a.state == ApprovalState::Waiting);
+        let marked = self.answerable();
+        for (i, row) in self.rows.iter_mut().enumerate() {
             let is_marked = matches!(row.kind(), RowKind::Approval(a) if a.keys);
-            let want = waits && first;
-            if want != is_marked {
+            if (marked == Some(i)) != is_marked {
                 if let RowKind::Approval(a) = row.kind_mut() {
-                    a.keys = want;
+                    a.keys = marked == Some(i);
                 }
             }
-            first &= !waits;
         }
     }
 
@@ -115,17 +124,23 @@ impl Conversation {
         })
     }
 
-    /// The calls waiting for the operator, oldest first: (id, summary).
+    /// The calls waiting for the operator: the one single keys answer
+    /// first (`answerable`), then the others oldest first: (id, summary).
     pub fn waiting_approvals(&self) -> Vec<(String, String)> {
-        self.rows
+        let first = self.answerable();
+        let mut out: Vec<(usize, (String, String))> = self
+            .rows
             .iter()
-            .filter_map(|r| match r.kind() {
+            .enumerate()
+            .filter_map(|(i, r)| match r.kind() {
                 RowKind::Approval(a) if a.state == ApprovalState::Waiting => {
-                    Some((a.id.clone(), format!("{} {}", a.tool, a.summary)))
+                    Some((i, (a.id.clone(), format!("{} {}", a.tool, a.summary))))
                 }
                 _ => None,
             })
-            .collect()
+            .collect();
+        out.sort_by_key(|(i, _)| Some(*i) != first);
+        out.into_iter().map(|(_, x)| x).collect()
     }
 }
 

@@ -497,3 +497,43 @@ fn an_older_turns_approval_does_not_make_the_running_turn_wait() {
     let w = st.working().expect("the turn runs");
     assert_eq!(w.label, "Working");
 }
+
+/// `y` answers the call the running turn waits for, not an older one left
+/// by a turn that ended; when a wait ends unanswered, the conversation
+/// says the answer now starts a new turn.
+#[test]
+fn y_answers_what_the_turn_waits_for_and_an_ended_wait_is_said() {
+    let mut st = fresh();
+    let mut s = Script::default();
+    for e in [s.prompt("msg_1", "touch it"), s.turn("msg_1", "run_1")] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    // The older call (run_1) waited, and its turn ended without the answer.
+    asked(&mut st, &command_approval());
+    waits(&mut st, "run_1");
+    let mut e = s.turn_end("msg_1", "run_1", "completed", 1, 900, "");
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    assert!(
+        screen(&st).contains("The turn stopped waiting for your answer"),
+        "{}",
+        screen(&st)
+    );
+    // A new turn asks for the patch and waits for it.
+    let mut e = s.turn("msg_2", "run_2");
+    e.event_seq = st.conversation.applied_seq + 1;
+    update(&mut st, Msg::Event(Box::new(e)));
+    let mut patch = patch_approval();
+    patch["run_id"] = json!("run_2");
+    asked(&mut st, &patch);
+    waits(&mut st, "run_2");
+    let fx = update(&mut st, key(KeyCode::Char('y')));
+    let approved = fx.iter().find_map(|e| match e {
+        crate::ui::tui::msg::Effect::Call {
+            request: Request::ApprovalApprove { approval_id, .. },
+            ..
+        } => Some(approval_id.clone()),
+        _ => None,
+    });
+    assert_eq!(approved.as_deref(), Some("apr_01a2b4"), "{fx:?}");
+}
