@@ -8,7 +8,7 @@ use std::time::Duration;
 use holon::protocol::{RuntimeClient, SubscriptionItem};
 use holon::ui::client::SocketClient;
 
-use super::support::{daemon_pid, kill_daemon, stderr, Daemon, Home};
+use super::support::{daemon_pid, kill_daemon, poll, stderr, Daemon, Home};
 
 fn ok(out: Output) -> String {
     assert!(
@@ -183,14 +183,27 @@ fn events_follow_tails_the_runtime_and_says_when_it_is_gone() {
         [serde_json::json!("two"), serde_json::json!("three")]
     );
 
-    let waiting = home
+    let mut waiting = home
         .cmd()
-        .args(["events", "--follow", "--from", "1000000"])
+        .args(["events", "--follow", "--from", "1"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Following once its first event is printed.
+    let out = waiting.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(out).lines();
+        let _ = tx.send(lines.next().is_some());
+        lines.for_each(drop);
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(15)),
+        Ok(true),
+        "it follows"
+    );
     home.ok(&["daemon", "stop"]);
     let gone = waiting.wait_with_output().unwrap();
     assert!(!gone.status.success());
@@ -228,14 +241,22 @@ fn restarts_under_four_senders_refuse_no_send_and_lose_none() {
             })
         })
         .collect();
+    // Each kill lands under load: a few more sends acknowledged (or
+    // refused) since the last start.
+    let more_sent = |n: usize| {
+        let from = sent.lock().unwrap().len();
+        poll("more sends", || {
+            (sent.lock().unwrap().len() >= from + n).then_some(())
+        });
+    };
     for _ in 0..3 {
-        std::thread::sleep(Duration::from_millis(400));
+        more_sent(8);
         kill_daemon(daemon_pid(&home));
         let started = std::time::Instant::now();
         ok(home.cmd().arg("--detach").output().unwrap());
         eprintln!("restarted under load in {:?}", started.elapsed());
     }
-    std::thread::sleep(Duration::from_millis(400));
+    more_sent(8);
     stop.store(true, Ordering::SeqCst);
     for s in senders {
         s.join().unwrap();

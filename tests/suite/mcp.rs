@@ -559,10 +559,11 @@ async fn a_sandboxed_server_writes_only_in_its_own_directory() {
 
 /// The stub serving streamable HTTP on a free port: the process and its
 /// `/mcp` URL.
-fn http_stub(token: &str) -> (std::process::Child, String) {
+fn http_stub(token: &str, log: &std::path::Path) -> (std::process::Child, String) {
     use std::io::BufRead;
+    let log = log.display().to_string();
     let mut child = std::process::Command::new(stub_server())
-        .args(["--http", "127.0.0.1:0", "--token", token])
+        .args(["--http", "127.0.0.1:0", "--token", token, "--log", &log])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -584,9 +585,10 @@ fn http_stub(token: &str) -> (std::process::Child, String) {
 async fn streamable_http_servers_with_a_token_without_one_and_gone() {
     // A variable every test process has, so nothing sets the environment.
     let token = std::env::var("CARGO_PKG_NAME").unwrap();
-    let (mut good, url) = http_stub(&token);
-    let (mut other, other_url) = http_stub("not-the-token");
     let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.log");
+    let (mut good, url) = http_stub(&token, &calls);
+    let (mut other, other_url) = http_stub("not-the-token", &dir.path().join("other.log"));
     let provider = Arc::new(ScriptedProvider::new(vec![
         Scripted::tools(
             "Over HTTP.",
@@ -627,8 +629,12 @@ async fn streamable_http_servers_with_a_token_without_one_and_gone() {
     // The server goes away during a call: the model is told, the turn
     // goes on.
     host.submit(prompt("slow", Priority::Normal)).await.unwrap();
-    wait_event(&host, "the slow call", kind("tool_started")).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Gone once the server has the call in hand (it logs each call it
+    // serves as it starts).
+    super::support::poll("the slow call at the server", || {
+        let served = std::fs::read_to_string(&calls).unwrap_or_default();
+        served.contains("slow").then_some(())
+    });
     good.kill().unwrap();
     let _ = good.wait();
     wait_requests(&provider, 4).await;
