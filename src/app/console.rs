@@ -702,7 +702,8 @@ impl<B: Backend> ConsoleLoop<B> {
                         let Some((runtimes, now)) = runtimes else {
                             let no = ApiError::transport(format!("no runtime `{runtime}` here"));
                             let result = Box::new(Err(no));
-                            return drop(tx.send(Msg::Response { id, result }).await);
+                            let _ = tx.send(Msg::Response { id, result }).await;
+                            return;
                         };
                         let result = Box::new(runtimes.call_on(&runtime, request).await);
                         let _ = tx.send(Msg::Response { id, result }).await;

@@ -149,13 +149,13 @@ pub(crate) fn call_on(
     request: Request,
     pending: Pending,
 ) -> Effect {
-    state.next_id += 1;
-    let id = state.next_id;
-    state.pending.insert(id, (state.agent_id.clone(), pending));
-    Effect::CallOn {
-        runtime,
-        id,
-        request,
+    match call(state, request, pending) {
+        Effect::Call { id, request } => Effect::CallOn {
+            runtime,
+            id,
+            request,
+        },
+        other => other,
     }
 }
 

@@ -65,10 +65,8 @@ impl Approvals {
         here.chain(there).collect()
     }
 
-    fn selected(&self) -> Option<(Option<String>, ApprovalRecord)> {
-        let entries = self.entries();
-        let (runtime, a) = entries.get(self.pos.selected)?;
-        Some((runtime.map(str::to_owned), (*a).clone()))
+    fn selected(&self) -> Option<(Option<&str>, &ApprovalRecord)> {
+        self.entries().get(self.pos.selected).copied()
     }
 
     fn answer(&mut self, request: Request, done: &'static str, ctx: &mut Ctx<'_>) {
@@ -93,7 +91,10 @@ impl Approvals {
         if self.pos.on_action(action, len, ctx.page) {
             return;
         }
-        let Some((runtime, a)) = self.selected() else {
+        let picked = self
+            .selected()
+            .map(|(r, a)| (r.map(str::to_owned), a.clone()));
+        let Some((runtime, a)) = picked else {
             if action == Action::Refresh {
                 self.refresh(ctx);
             }
@@ -159,7 +160,7 @@ impl Approvals {
             self.awaiting = None;
             // The selection stays on the call it was on, wherever the new
             // list puts it: a key answers what the operator saw.
-            let was = self.selected().map(|(r, a)| (r, a.id));
+            let was = (self.selected()).map(|(r, a)| (r.map(str::to_owned), a.id.clone()));
             load_list(result, &mut self.list, &mut self.pos, &mut self.status);
             let (found, len) = {
                 let entries = self.entries();
@@ -185,7 +186,6 @@ impl Approvals {
         let Some((runtime, a)) = self.selected() else {
             return;
         };
-        let a = &a;
         // What a runtime (another machine's, perhaps) and its model wrote:
         // shown with controls and hidden characters escaped.
         let clean = super::super::wrap::sanitize;
@@ -201,7 +201,7 @@ impl Approvals {
                 .map(str::to_owned)
         };
         let gutter = Span::styled("│ ", t.dim());
-        let on = runtime.map_or(String::new(), |r| format!("On {}: ", clean(&r)));
+        let on = runtime.map_or(String::new(), |r| format!("On {}: ", clean(r)));
         let mut lines = vec![Line::from(Span::styled(
             format!(
                 "{on}{} would {}:",
