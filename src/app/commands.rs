@@ -12,7 +12,8 @@ use serde::Serialize;
 use super::cli::{EventsArgs, SendArgs};
 use super::Context;
 use crate::protocol::{
-    call_typed, follow, Admitted, EventsPage, Followed, Request, RuntimeClient, RuntimeStatus,
+    call_typed, follow, Admitted, EventsPage, Request, RuntimeClient, RuntimeStatus,
+    SubscriptionItem,
 };
 use crate::runtime::inspect::AgentSummary;
 use crate::store::{EventRecord, SCHEMA_VERSION};
@@ -427,7 +428,7 @@ async fn events_via(
     }
     let mut printed = Ok(());
     let next = follow(client, agent, from, |item| {
-        let Followed::Event(e) = item else {
+        let SubscriptionItem::Event(e) = item else {
             // Events only: streamed previews are not printed.
             return std::future::ready(ControlFlow::Continue(()));
         };
@@ -486,7 +487,7 @@ pub async fn attach(
             let mut from = last.saturating_sub(10).max(1);
             loop {
                 let printed = follow(&*client, &agent, from, |item| {
-                    if let Followed::Event(e) = item {
+                    if let SubscriptionItem::Event(e) = item {
                         say!("{}", human_event(&e));
                     }
                     std::future::ready(ControlFlow::Continue(()))

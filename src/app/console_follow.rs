@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::protocol::{follow, AgentState, Followed, Request, RuntimeClient};
+use crate::protocol::{follow, AgentState, Request, RuntimeClient, SubscriptionItem};
 use crate::ui::tui::msg::{Connection, Msg};
 
 /// Follow `agent_id`: bootstrap, then its events from just after the
@@ -48,42 +48,47 @@ pub(super) async fn follow_agent(
         .await;
     let followed = follow(&*client, &agent_id, from, |item| {
         let msg = match item {
-            Followed::Event(e) => Msg::Event(Box::new(e)),
+            SubscriptionItem::Event(e) => Some(Msg::Event(Box::new(e))),
             // Streamed answer text, embedded and attached alike.
-            Followed::Delta {
+            SubscriptionItem::Delta {
                 run_id,
                 attempt,
                 text,
-            } => Msg::AssistantDelta {
+            } => Some(Msg::AssistantDelta {
                 agent_id: agent_id.clone(),
                 run_id,
                 attempt,
                 text,
-            },
-            Followed::Progress {
+            }),
+            SubscriptionItem::Progress {
                 run_id,
                 call_id,
                 progress,
-            } => Msg::ToolProgress {
+            } => Some(Msg::ToolProgress {
                 agent_id: agent_id.clone(),
                 run_id,
                 call_id,
                 progress,
-            },
-            Followed::Retry {
+            }),
+            SubscriptionItem::Retry {
                 run_id,
                 attempt,
                 notice,
-            } => Msg::ProviderRetry {
+            } => Some(Msg::ProviderRetry {
                 agent_id: agent_id.clone(),
                 run_id,
                 attempt,
                 notice,
                 heard_ms: crate::now_ms(),
-            },
+            }),
+            // `follow` resumes a lagged subscription itself.
+            SubscriptionItem::Lagged { .. } => None,
         };
         let tx = tx.clone();
         async move {
+            let Some(msg) = msg else {
+                return ControlFlow::Continue(());
+            };
             match tx.send(msg).await {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(_) => ControlFlow::Break(()),

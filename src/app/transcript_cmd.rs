@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use super::commands::Out;
 use super::Context;
 use crate::model::attempt::RetryNotice;
-use crate::protocol::{call_typed, follow, Followed, Request, TranscriptPage};
+use crate::protocol::{call_typed, follow, Request, SubscriptionItem, TranscriptPage};
 use crate::store::EventRecord;
 use crate::ui::present::attempt::attempt_line;
 use crate::ui::present::transcript::lines;
@@ -200,9 +200,9 @@ impl Streamed {
 /// Print one followed item: streamed answer text as it comes (indented),
 /// an event as the console's line for it. An answer that starts over (a
 /// retry, a fallback model) says so and is printed again.
-fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Result<()> {
+fn show(out: &mut Out, streamed: &mut Streamed, item: SubscriptionItem) -> anyhow::Result<()> {
     match item {
-        Followed::Delta {
+        SubscriptionItem::Delta {
             run_id,
             text,
             attempt,
@@ -215,13 +215,14 @@ fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Resul
         }
         // Progress is for the console's working row; the call's result
         // is what is shown here.
-        Followed::Progress { .. } => Ok(()),
-        Followed::Retry {
+        // `follow` resumes a lagged subscription itself.
+        SubscriptionItem::Progress { .. } | SubscriptionItem::Lagged { .. } => Ok(()),
+        SubscriptionItem::Retry {
             run_id,
             attempt,
             notice,
         } => out.raw(&streamed.retry(&run_id, attempt, &notice)),
-        Followed::Event(e) if TAILED.contains(&e.kind.as_str()) => {
+        SubscriptionItem::Event(e) if TAILED.contains(&e.kind.as_str()) => {
             if e.kind == "assistant_round_recorded" || e.kind == "turn_terminal" {
                 streamed.recorded(&e);
             }
@@ -237,7 +238,7 @@ fn show(out: &mut Out, streamed: &mut Streamed, item: Followed) -> anyhow::Resul
             }
             out.line(&line(&e))
         }
-        Followed::Event(_) => Ok(()),
+        SubscriptionItem::Event(_) => Ok(()),
     }
 }
 

@@ -96,38 +96,10 @@ pub trait RuntimeClient: Send + Sync {
     }
 }
 
-/// What following an agent yields. Events are the common case, so they
-/// are not boxed.
-#[derive(Debug, Clone, PartialEq)]
-#[allow(clippy::large_enum_variant)]
-pub enum Followed {
-    Event(EventRecord),
-    /// Streamed assistant text of a running turn (transient).
-    Delta {
-        run_id: String,
-        /// The run's provider attempt (from 1; 0 from a runtime that
-        /// does not say): when it changes, the answer starts over.
-        attempt: u32,
-        text: String,
-    },
-    /// An MCP server's progress on a running call (transient).
-    Progress {
-        run_id: String,
-        call_id: String,
-        progress: crate::model::mcp::McpProgress,
-    },
-    /// A failed provider attempt the chain retries or falls back from
-    /// (transient).
-    Retry {
-        run_id: String,
-        attempt: u32,
-        notice: RetryNotice,
-    },
-}
-
 /// Follow `agent_id`'s events from `from_seq` (inclusive), through lags
 /// (a lagged subscription is resumed where it stopped: no gap, no
-/// duplicate), handing each to `on` until it answers `Break` or the stream
+/// duplicate, and `on` is never handed a `Lagged`), handing each item to
+/// `on` until it answers `Break` or the stream
 /// ends (the runtime went away). Returns the next sequence to resume from;
 /// `Err` when the subscription could not be made. The one follow loop of
 /// every client: the console, `holon events --follow`, `holon attach`.
@@ -138,7 +110,7 @@ pub async fn follow<F, Fut>(
     mut on: F,
 ) -> Result<u64, ApiError>
 where
-    F: FnMut(Followed) -> Fut,
+    F: FnMut(SubscriptionItem) -> Fut,
     Fut: std::future::Future<Output = std::ops::ControlFlow<()>>,
 {
     let mut next = from_seq;
@@ -147,45 +119,18 @@ where
         let Some(item) = sub.next().await else {
             return Ok(next);
         };
-        let followed = match item {
-            SubscriptionItem::Event(e) => {
-                next = e.event_seq + 1;
-                Followed::Event(e)
-            }
-            SubscriptionItem::Delta {
-                run_id,
-                attempt,
-                text,
-            } => Followed::Delta {
-                run_id,
-                attempt,
-                text,
-            },
-            SubscriptionItem::Progress {
-                run_id,
-                call_id,
-                progress,
-            } => Followed::Progress {
-                run_id,
-                call_id,
-                progress,
-            },
-            SubscriptionItem::Retry {
-                run_id,
-                attempt,
-                notice,
-            } => Followed::Retry {
-                run_id,
-                attempt,
-                notice,
-            },
+        match &item {
+            SubscriptionItem::Event(e) => next = e.event_seq + 1,
             SubscriptionItem::Lagged { resume_from } => {
-                next = resume_from;
+                next = *resume_from;
                 sub = client.subscribe(agent_id, next).await?;
                 continue;
             }
-        };
-        if on(followed).await.is_break() {
+            SubscriptionItem::Delta { .. }
+            | SubscriptionItem::Progress { .. }
+            | SubscriptionItem::Retry { .. } => {}
+        }
+        if on(item).await.is_break() {
             return Ok(next);
         }
     }

@@ -12,7 +12,7 @@ use holon::app::control::{server, socket};
 use holon::model::attempt::{RetryNext, RetryNotice};
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
-use holon::protocol::{follow, ControlAction, Followed, RuntimeClient};
+use holon::protocol::{follow, ControlAction, RuntimeClient, SubscriptionItem};
 use holon::runtime::host::{HostConfig, LiveUpdate, RuntimeHost};
 use holon::runtime::provider::{Provider, ProviderProgress};
 use holon::store::{Store, StoreOptions};
@@ -124,7 +124,10 @@ async fn a_socket_client_hears_of_the_retry_before_the_answer() {
     // Subscribed: the agent's first event arrived (live notices are
     // not replayed to a later subscriber).
     let first = tokio::time::timeout(Duration::from_secs(15), heard.recv()).await;
-    assert!(matches!(first, Ok(Some(Followed::Event(_)))), "{first:?}");
+    assert!(
+        matches!(first, Ok(Some(SubscriptionItem::Event(_)))),
+        "{first:?}"
+    );
     host.submit(prompt("hi", Priority::Normal))
         .await
         .expect("admitted");
@@ -135,10 +138,10 @@ async fn a_socket_client_hears_of_the_retry_before_the_answer() {
             .expect("in time")
             .expect("following");
         match item {
-            Followed::Retry {
+            SubscriptionItem::Retry {
                 attempt, notice, ..
             } => retry = Some((attempt, notice.failure_kind, notice.next)),
-            Followed::Delta { attempt, text, .. } if !text.is_empty() => {
+            SubscriptionItem::Delta { attempt, text, .. } if !text.is_empty() => {
                 assert_eq!(attempt, 2, "the retry's text is the next attempt's");
                 assert_eq!(
                     retry,
@@ -146,7 +149,7 @@ async fn a_socket_client_hears_of_the_retry_before_the_answer() {
                     "the retry is told before the answer"
                 );
             }
-            Followed::Event(e) if e.kind == "assistant_round_recorded" => break,
+            SubscriptionItem::Event(e) if e.kind == "assistant_round_recorded" => break,
             _ => {}
         }
     }
