@@ -30,6 +30,7 @@ mod provider_edges;
 mod provider_transports;
 mod pty;
 mod remote_attach;
+mod remote_runtimes;
 mod remote_ssh;
 mod remote_tls;
 mod retention;

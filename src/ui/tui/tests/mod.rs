@@ -1,6 +1,7 @@
 //! Tests of the console core: update flows (messages in, effects and
 //! state out) and snapshots of every view at 80x24 and 120x40.
 
+mod approval_wait;
 mod approvals;
 mod fixtures;
 mod flows;
