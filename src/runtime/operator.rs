@@ -128,6 +128,12 @@ impl RuntimeHost {
                         AgentStatus::Stopped,
                         "new prompts are refused until resumed; a running turn is cancelled",
                     ),
+                    // A turn waiting for an approval's answer has nothing
+                    // in flight: it stops waiting, and the call stays open.
+                    ControlAction::Abort if !agent.turn_awaits.is_empty() => (
+                        from,
+                        "the turn stops waiting for your answer; the call stays open",
+                    ),
                     ControlAction::Abort => (
                         from,
                         "the turn stops now: an in-flight model request is dropped and no \

@@ -251,7 +251,11 @@ async fn an_abort_or_a_pause_ends_the_wait_and_the_approval_stays() {
         .submit(prompt("append to the file", Priority::Normal))
         .await);
     wait_event(&host, "the wait", kind("turn_awaiting_approval")).await;
-    ok(host.control("main", ControlAction::Abort).await);
+    let aborted = ok(host.control("main", ControlAction::Abort).await);
+    assert!(
+        aborted.note.contains("stops waiting for your answer"),
+        "{aborted:?}"
+    );
     let ended = wait_event(&host, "the turn's end", kind("turn_terminal")).await;
     assert_eq!(ended.payload["kind"], "completed", "{ended:?}");
     assert_eq!(ok(host.approvals(None, false)).len(), 1, "still asked");
