@@ -3,9 +3,8 @@
 //! whose ssh is slow to connect is there at a later glance. Two daemons
 //! under different homes; the far one reached through the ssh stand-in.
 
-use super::pty::Console;
-use super::remote_ssh::{fake_ssh, Far};
-use super::support::{poll, stderr, Daemon, Home};
+use super::remote_ssh::{console_knowing_build, fake_ssh, Far};
+use super::support::{poll, stderr, Home};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
@@ -47,21 +46,9 @@ fn another_runtimes_approval_is_answered_without_switching() {
             serde_json::from_str(&far.ok(&["approvals", "--json"])).unwrap_or_default();
         v.first().and_then(|a| a["id"].as_str().map(str::to_owned))
     });
-    let near = Home::new();
-    near.ok(&["--detach"]);
-    let _near_daemon = Daemon(&near);
+    let near = Far::start();
     let ssh = fake_ssh(near.path());
-    let url = format!("ssh://build-box{}", far.path().display());
-    near.ok(&["remotes", "add", "build", &url]);
-    let ssh_arg = ssh.display().to_string();
-    let mut c = Console::start(
-        near.path(),
-        &["attach"],
-        160,
-        40,
-        &[("HOLON_SSH", &ssh_arg)],
-    );
-    c.wait_until("attached", |s| s.contains("streaming"));
+    let mut c = console_knowing_build(&near, &far, &ssh, 160);
     c.type_text("/runtime");
     c.enter();
     c.wait_until("the far call, with how to answer it", |s| {
@@ -95,9 +82,7 @@ fn another_runtimes_approval_is_answered_without_switching() {
 fn a_slow_ssh_is_there_at_a_later_glance() {
     use std::os::unix::fs::PermissionsExt;
     let far = Far::start();
-    let near = Home::new();
-    near.ok(&["--detach"]);
-    let _near_daemon = Daemon(&near);
+    let near = Far::start();
     let ssh = fake_ssh(near.path());
     // The same stand-in, seven seconds slow to connect.
     let slow = near.path().join("slow-ssh");
@@ -109,17 +94,7 @@ fn a_slow_ssh_is_there_at_a_later_glance() {
         &slow,
         std::fs::Permissions::from_mode(0o755),
     ));
-    let url = format!("ssh://build-box{}", far.path().display());
-    near.ok(&["remotes", "add", "build", &url]);
-    let slow_arg = slow.display().to_string();
-    let mut c = Console::start(
-        near.path(),
-        &["attach"],
-        120,
-        40,
-        &[("HOLON_SSH", &slow_arg)],
-    );
-    c.wait_until("attached", |s| s.contains("streaming"));
+    let mut c = console_knowing_build(&near, &far, &slow, 120);
     c.type_text("/runtime");
     c.enter();
     c.wait_until("the slow one, not yet", |s| {

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::pty::Console;
-use super::support::{poll, stderr, Daemon, Home};
+use super::support::{poll, stderr, Home};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
@@ -71,6 +71,18 @@ exec sh -c "exec $*"
         std::fs::Permissions::from_mode(0o755),
     ));
     path
+}
+
+/// A console on `near` that knows `far` as the remote `build`, reached
+/// through the ssh program `ssh`, once it is attached.
+pub(super) fn console_knowing_build(near: &Home, far: &Home, ssh: &Path, cols: u16) -> Console {
+    let url = format!("ssh://build-box{}", far.path().display());
+    near.ok(&["remotes", "add", "build", &url]);
+    let ssh_arg = ssh.display().to_string();
+    let env = [("HOLON_SSH", ssh_arg.as_str())];
+    let c = Console::start(near.path(), &["attach"], cols, 40, &env);
+    c.wait_until("attached", |s| s.contains("streaming"));
+    c
 }
 
 /// Each start the stand-in recorded: (pid, destination).
@@ -345,22 +357,10 @@ fn remotes_are_kept_in_config_reached_by_name_and_glanced_together() {
 fn one_console_lists_and_switches_between_runtimes() {
     let far = Far::start();
     far.ok(&["send", "on the far machine marker-far"]);
-    let near = Home::new();
-    near.ok(&["--detach"]);
-    let _near_daemon = Daemon(&near);
+    let near = Far::start();
     near.ok(&["send", "on this machine marker-near"]);
     let ssh = fake_ssh(near.path());
-    let url = format!("ssh://build-box{}", far.path().display());
-    near.ok(&["remotes", "add", "build", &url]);
-    let ssh_arg = ssh.display().to_string();
-    let mut c = Console::start(
-        near.path(),
-        &["attach"],
-        120,
-        40,
-        &[("HOLON_SSH", &ssh_arg)],
-    );
-    c.wait_until("attached", |s| s.contains("streaming"));
+    let mut c = console_knowing_build(&near, &far, &ssh, 120);
     c.wait_for("marker-near");
     c.type_text("/runtime");
     c.enter();
