@@ -230,7 +230,7 @@ async fn run(
     state.clipboard = super::console_backend::takes_links(term.as_deref());
     let backend = super::console_backend::LinkBackend::new(std::io::stdout(), links);
     let mut terminal = Terminal::new(backend)?;
-    terminal.clear()?;
+    wipe(&mut terminal)?;
 
     let (tx, rx) = mpsc::channel::<Msg>(4096);
     let (client_tx, client_rx) = mpsc::channel::<(u64, Arc<dyn RuntimeClient>)>(4);
@@ -309,6 +309,16 @@ async fn run(
 /// as messages, so keys, Ctrl+C and `/quit` act within a frame, connected
 /// or not. It takes its backend and its input stream, so a test drives it
 /// with ratatui's `TestBackend` and a channel of terminal events.
+/// Clear the whole screen and have the next frame draw every cell. Not
+/// `Terminal::clear`: that first asks the terminal where its cursor is, a
+/// question some terminals never answer (the console would then fail
+/// after two seconds) and whose answer the key reader may take first. A
+/// full-screen resize to the size it has clears without asking.
+fn wipe<B: Backend>(terminal: &mut Terminal<B>) -> Result<(), B::Error> {
+    let size = terminal.size()?;
+    terminal.resize(size.into())
+}
+
 struct ConsoleLoop<B: Backend> {
     state: State,
     terminal: Terminal<B>,
@@ -516,7 +526,7 @@ impl<B: Backend> ConsoleLoop<B> {
             let effects = update(&mut self.state, Msg::Resize { width, height });
             let _ = self.perform(effects);
         }
-        let _ = self.terminal.clear();
+        let _ = wipe(&mut self.terminal);
         self.state.dirty = true;
         Some(edited)
     }
@@ -530,7 +540,11 @@ impl<B: Backend> ConsoleLoop<B> {
         if self.synchronized {
             let _ = execute!(self.out, terminal::BeginSynchronizedUpdate);
         }
-        let drawn = self.terminal.draw(|f| view(&self.state, f)).map(|_| ());
+        let drawn = self
+            .terminal
+            .draw(|f| view(&self.state, f))
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(e.to_string()));
         if self.synchronized {
             let _ = execute!(self.out, terminal::EndSynchronizedUpdate);
         }

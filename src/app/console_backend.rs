@@ -59,6 +59,8 @@ pub fn takes_links(term: Option<&str>) -> bool {
 }
 
 impl<W: Write> Backend for LinkBackend<W> {
+    type Error = io::Error;
+
     fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,

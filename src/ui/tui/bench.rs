@@ -74,9 +74,7 @@ fn state(width: u16, height: u16) -> State {
 }
 
 fn frame_time(state: &State, width: u16, height: u16) -> Duration {
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height)) else {
-        return Duration::ZERO;
-    };
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(width, height));
     // Warm-up: fills the row caches of what is on screen.
     let _ = terminal.draw(|f| view(state, f));
     let start = Instant::now();
@@ -95,12 +93,13 @@ struct Paced {
 }
 
 impl Paced {
-    fn new(width: u16, height: u16) -> Option<Paced> {
-        Some(Paced {
-            terminal: Terminal::new(TestBackend::new(width, height)).ok()?,
+    fn new(width: u16, height: u16) -> Paced {
+        let Ok(terminal) = Terminal::new(TestBackend::new(width, height));
+        Paced {
+            terminal,
             last_draw: Instant::now() - Duration::from_millis(16),
             frames: Vec::new(),
-        })
+        }
     }
 
     fn draw(&mut self, s: &mut State) {
@@ -157,9 +156,7 @@ pub fn bench_render(rows: usize, width: u16, height: u16) -> (Duration, Duration
 /// and the CPU time the whole run used.
 pub fn bench_keystrokes(secs: u64, events_per_sec: u64) -> (Vec<Duration>, Duration) {
     let (width, height) = (120, 40);
-    let Some(mut paced) = Paced::new(width, height) else {
-        return (Vec::new(), Duration::ZERO);
-    };
+    let mut paced = Paced::new(width, height);
     let mut s = state(width, height);
     let cpu0 = cpu_time();
     let start = Instant::now();
@@ -204,9 +201,7 @@ pub fn bench_attached(
     secs: u64,
 ) -> (Vec<Duration>, u64) {
     let (width, height) = (120, 40);
-    let Some(mut paced) = Paced::new(width, height) else {
-        return (Vec::new(), 0);
-    };
+    let mut paced = Paced::new(width, height);
     let mut s = state(width, height);
     agent_id.clone_into(&mut s.agent_id);
     s.connection = Connection::Streaming;
@@ -279,9 +274,7 @@ pub fn bench_streaming(
     tokens_per_sec: u64,
 ) -> (Vec<Duration>, Vec<Duration>) {
     let (width, height) = (120, 40);
-    let Some(mut paced) = Paced::new(width, height) else {
-        return (Vec::new(), Vec::new());
-    };
+    let mut paced = Paced::new(width, height);
     let mut s = state(width, height);
     s.mode = DisplayMode::Info;
     for i in 0..rows {

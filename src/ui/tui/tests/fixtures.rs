@@ -711,9 +711,7 @@ pub fn prefix(st: &mut State, letter: char) -> Vec<Effect> {
 
 /// The screen as text (ratatui's buffer view: one quoted line per row).
 pub fn screen(st: &State) -> String {
-    let Ok(mut terminal) = Terminal::new(TestBackend::new(st.width, st.height)) else {
-        return String::new();
-    };
+    let Ok(mut terminal) = Terminal::new(TestBackend::new(st.width, st.height));
     let _ = terminal.draw(|f| view(st, f));
     terminal.backend().to_string()
 }

@@ -490,10 +490,7 @@ fn the_status_line_names_the_effort_and_the_spend_today() {
 fn no_color_has_no_colours() {
     let mut st = booted(&session(), StoredMode::Debug, 80, 24);
     st.theme.no_color = true;
-    let Ok(mut terminal) = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24))
-    else {
-        return;
-    };
+    let Ok(mut terminal) = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24));
     let _ = terminal.draw(|f| super::super::view(&st, f));
     let buf = terminal.backend().buffer();
     let coloured = buf
