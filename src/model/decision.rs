@@ -259,6 +259,33 @@ impl AgentSchedulingPosture {
     }
 }
 
+impl std::str::FromStr for AgentSchedulingPosture {
+    type Err = String;
+
+    /// The name `as_str` gives.
+    fn from_str(name: &str) -> Result<Self, String> {
+        use AgentSchedulingPosture as P;
+        let all = [
+            P::ActiveTurn,
+            P::HasQueuedInput,
+            P::HasRunnableWork,
+            P::WaitingForTask,
+            P::WaitingForExternal,
+            P::WaitingForOperator,
+            P::Blocked,
+            P::Idle,
+            P::Archived,
+        ];
+        (all.into_iter().find(|p| p.as_str() == name)).ok_or_else(|| format!("no posture {name:?}"))
+    }
+}
+
+impl std::fmt::Display for AgentSchedulingPosture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PostureView {
     pub posture: AgentSchedulingPosture,

@@ -41,16 +41,19 @@ impl ChildSupervision {
         );
         let terminal = ended || self.archived;
         let reason = Some(self.posture_reason.clone());
-        let (phase, blocked, waiting) = match self.posture.as_str() {
+        use crate::model::decision::AgentSchedulingPosture as P;
+        let (phase, blocked, waiting) = match self.posture {
             _ if terminal => ("terminal", None, None),
             // Blocked on managed execution: its own tasks.
-            "WaitingForTask" => ("blocked", reason, None),
+            P::WaitingForTask => ("blocked", reason, None),
             // Parked by choice or for someone else: a wait, an operator,
             // a work item's blocker, or nothing to do yet.
-            "WaitingForExternal" | "WaitingForOperator" | "Blocked" | "Idle" => {
+            P::WaitingForExternal | P::WaitingForOperator | P::Blocked | P::Idle => {
                 ("waiting", None, reason)
             }
-            _ => ("running", None, None),
+            P::ActiveTurn | P::HasQueuedInput | P::HasRunnableWork | P::Archived => {
+                ("running", None, None)
+            }
         };
         let (progress, result) = match terminal {
             true => (None, self.last_brief.clone()),
@@ -84,7 +87,7 @@ mod tests {
             label: "review".into(),
             task_status,
             child_status: AgentStatus::AwakeRunning,
-            posture: posture.into(),
+            posture: posture.parse().unwrap(),
             posture_reason: format!("because {posture}"),
             archived: false,
             workspace_mode: ChildWorkspaceMode::Inherit,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::events as ev;
 use crate::model::agent::AgentStatus;
 use crate::model::context::ContextBudget;
+use crate::model::decision::AgentSchedulingPosture;
 use crate::model::message::QueueEntryStatus;
 use crate::model::task::TaskStatus;
 use crate::model::trigger::{IngressStatus, TriggerDescriptor};
@@ -156,7 +157,7 @@ pub struct ChildSupervision {
     pub label: String,
     pub task_status: TaskStatus,
     pub child_status: AgentStatus,
-    pub posture: String,
+    pub posture: AgentSchedulingPosture,
     pub posture_reason: String,
     pub archived: bool,
     pub workspace_mode: ChildWorkspaceMode,
@@ -233,7 +234,7 @@ pub struct AgentSummary {
     pub children: Vec<ChildSupervision>,
     pub status: AgentStatus,
     /// The derived `AgentSchedulingPosture` and its short reason.
-    pub posture: String,
+    pub posture: AgentSchedulingPosture,
     pub posture_reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle_hint: Option<String>,

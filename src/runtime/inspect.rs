@@ -51,7 +51,7 @@ pub fn agent_summary(
         identity: agent.identity(),
         children: super::agents::child_ops::children_view(rx, id)?,
         status: agent.status,
-        posture: posture.posture.as_str().to_owned(),
+        posture: posture.posture,
         posture_reason: posture.reason,
         lifecycle_hint: match agent.status {
             AgentStatus::Stopped => Some(
@@ -290,11 +290,13 @@ pub fn status_of(
                     || (may_wait(&h.id)?
                         && super::host::projection::load(rx, &h.id, crate::now_ms())?.is_some_and(
                             |l| {
-                                l.projection
-                                    .posture()
-                                    .posture
-                                    .as_str()
-                                    .starts_with("WaitingFor")
+                                use crate::model::decision::AgentSchedulingPosture as P;
+                                matches!(
+                                    l.projection.posture().posture,
+                                    P::WaitingForTask
+                                        | P::WaitingForExternal
+                                        | P::WaitingForOperator
+                                )
                             },
                         ));
                 waiting += u64::from(waits);

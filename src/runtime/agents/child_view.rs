@@ -77,7 +77,7 @@ pub fn child_supervision(
         task_status: task.status,
         child_status: child.status,
         current_work_item_id: child.current_work_item_id.clone(),
-        posture: posture.posture.as_str().to_owned(),
+        posture: posture.posture,
         posture_reason: posture.reason,
         archived: child.archived_at.is_some(),
         workspace_mode: detail

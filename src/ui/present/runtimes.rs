@@ -19,7 +19,7 @@ pub struct Seen {
     pub spent_today_usd: f64,
     /// Its listed agents (at most 50, the busiest first): id and posture.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub listed: Vec<(String, String)>,
+    pub listed: Vec<(String, crate::model::decision::AgentSchedulingPosture)>,
     /// The calls waiting there for an operator's answer (newest first,
     /// at most `ASKED_SHOWN`), asked for when there are any: the console
     /// answers them from afar. Not printed (`status --all --json`): their
@@ -36,7 +36,9 @@ impl Seen {
         let waiting_for_you = status
             .agents
             .iter()
-            .filter(|a| a.posture == "WaitingForOperator")
+            .filter(|a| {
+                a.posture == crate::model::decision::AgentSchedulingPosture::WaitingForOperator
+            })
             .count() as u64;
         let spent_today_usd = status
             .agents
@@ -54,7 +56,7 @@ impl Seen {
             listed: status
                 .agents
                 .iter()
-                .map(|a| (a.id.clone(), a.posture.clone()))
+                .map(|a| (a.id.clone(), a.posture))
                 .collect(),
             asked: Vec::new(),
         }

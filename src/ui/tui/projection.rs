@@ -8,6 +8,8 @@
 //! Invariant: a refresh answer never overwrites a posture learnt from a
 //! newer event (answers carry `last_event_seq`).
 
+use crate::model::agent::AgentStatus;
+use crate::model::decision::AgentSchedulingPosture;
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
@@ -26,25 +28,29 @@ pub struct PostureLook {
     pub needs_operator: bool,
 }
 
-/// The derived `AgentSchedulingPosture` names, as the runtime writes them.
-pub fn posture_look(posture: &str) -> PostureLook {
+/// How each derived `AgentSchedulingPosture` reads; `None` is a posture
+/// not learnt yet (before the first summary).
+pub fn posture_look(posture: Option<AgentSchedulingPosture>) -> PostureLook {
+    use AgentSchedulingPosture as P;
     let look = |label, glyph, animated, needs_operator| PostureLook {
         label,
         glyph,
         animated,
         needs_operator,
     };
+    let Some(posture) = posture else {
+        return look("Unknown", "?", false, false);
+    };
     match posture {
-        "ActiveTurn" => look("Working", "▶", true, false),
-        "HasQueuedInput" => look("Queued", "…", false, false),
-        "HasRunnableWork" => look("Runnable work", "»", false, false),
-        "WaitingForTask" => look("Waiting task", "◷", false, false),
-        "WaitingForExternal" => look("Waiting", "◷", false, false),
-        "WaitingForOperator" => look("Needs input", "▲", false, true),
-        "Blocked" => look("Blocked", "■", false, false),
-        "Idle" => look("Idle", "○", false, false),
-        "Archived" => look("Stopped", "■", false, false),
-        _ => look("Unknown", "?", false, false),
+        P::ActiveTurn => look("Working", "▶", true, false),
+        P::HasQueuedInput => look("Queued", "…", false, false),
+        P::HasRunnableWork => look("Runnable work", "»", false, false),
+        P::WaitingForTask => look("Waiting task", "◷", false, false),
+        P::WaitingForExternal => look("Waiting", "◷", false, false),
+        P::WaitingForOperator => look("Needs input", "▲", false, true),
+        P::Blocked => look("Blocked", "■", false, false),
+        P::Idle => look("Idle", "○", false, false),
+        P::Archived => look("Stopped", "■", false, false),
     }
 }
 
@@ -155,10 +161,11 @@ pub enum Touched {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentView {
     pub summary: Option<AgentSummary>,
-    pub posture: String,
+    /// `None` until the first summary or decision says it.
+    pub posture: Option<AgentSchedulingPosture>,
     pub posture_reason: String,
-    /// The control status (`awake_idle`, `paused`, ...).
-    pub status: String,
+    /// The control status; `None` until the first summary says it.
+    pub status: Option<AgentStatus>,
     /// The `event_seq` the posture was learnt at.
     pub posture_seq: u64,
     pub model: Option<String>,
@@ -193,9 +200,9 @@ impl AgentView {
     /// posture when an event since taught a newer one.
     pub fn apply_summary(&mut self, s: &AgentSummary, force: bool) {
         if force || s.last_event_seq >= self.posture_seq {
-            self.posture = s.posture.clone();
+            self.posture = Some(s.posture);
             self.posture_reason = s.posture_reason.clone();
-            self.status = s.status.as_str().to_owned();
+            self.status = Some(s.status);
             self.posture_seq = self.posture_seq.max(s.last_event_seq);
         }
         self.model = s.model.clone().or_else(|| s.model_override.clone());
@@ -245,12 +252,10 @@ impl AgentView {
         }
     }
 
-    fn set_posture(&mut self, seq: u64, posture: Option<String>, reason: Option<String>) {
-        if let Some(p) = posture {
-            self.posture = p;
-            self.posture_reason = reason.unwrap_or_default();
-            self.posture_seq = seq;
-        }
+    fn set_posture(&mut self, seq: u64, posture: AgentSchedulingPosture, reason: String) {
+        self.posture = Some(posture);
+        self.posture_reason = reason;
+        self.posture_seq = seq;
     }
 
     /// Apply one live or backfilled event (`typed` is its payload).
@@ -297,22 +302,21 @@ impl AgentView {
             }
             K::SchedulerDecision(p) => {
                 self.last_decision = Some(e.clone());
-                let posture = Some(p.posture.posture.as_str().to_owned());
-                self.set_posture(e.event_seq, posture, Some(p.posture.reason.clone()));
-                self.status = p.status.as_str().to_owned();
+                self.set_posture(e.event_seq, p.posture.posture, p.posture.reason.clone());
+                self.status = Some(p.status);
                 Touched::RefreshSummary
             }
             K::TurnStarted(_) => {
-                let reason = Some("turn in progress".to_owned());
-                self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
+                let reason = "turn in progress".to_owned();
+                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
                 Touched::Nothing
             }
             K::AgentArchived(_) => {
-                self.status = "stopped".to_owned();
+                self.status = Some(AgentStatus::Stopped);
                 Touched::RefreshSummary
             }
             K::BudgetExceeded(_) => {
-                self.status = "paused".to_owned();
+                self.status = Some(AgentStatus::Paused);
                 Touched::RefreshSummary
             }
             K::AgentBudgetChanged(_) => Touched::RefreshSummary,
@@ -328,7 +332,7 @@ impl AgentView {
             K::StorePruned(_) | K::HistoryLost(_) => Touched::RefreshSummary,
             K::AgentStateChanged(ev::AgentStateChanged { to, .. })
             | K::ControlApplied(ev::ControlApplied { to, .. }) => {
-                self.status = to.as_str().to_owned();
+                self.status = Some(*to);
                 Touched::RefreshSummary
             }
             K::ModelOverrideChanged(p) => {
@@ -364,8 +368,8 @@ impl AgentView {
             | K::WorktreeRetained(_)
             | K::TurnCheckpoint(_) => Touched::Nothing,
             K::TurnAwaitingApproval(_) => {
-                let reason = Some("turn in progress; it waits for your answer".to_owned());
-                self.set_posture(e.event_seq, Some("ActiveTurn".into()), reason);
+                let reason = "turn in progress; it waits for your answer".to_owned();
+                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
                 Touched::Nothing
             }
             K::MessageAdmitted(_)
@@ -420,7 +424,7 @@ impl AgentView {
     /// "why is this agent idle?".
     pub fn explanation(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let look = posture_look(&self.posture);
+        let look = posture_look(self.posture);
         let reason = match self.posture_reason.is_empty() {
             true => String::new(),
             false => format!(" ({})", self.posture_reason),

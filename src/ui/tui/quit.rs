@@ -97,7 +97,9 @@ pub fn checked(state: &mut State, result: Result<Response, ApiError>, fx: &mut V
 /// many more the runtime counts that its list leaves out (private
 /// children, agents past the first 50).
 fn others_at_work(state: &State, status: &RuntimeStatus) -> Others {
-    let in_turn = |a: &crate::protocol::AgentSummary| a.posture == "ActiveTurn";
+    let in_turn = |a: &crate::protocol::AgentSummary| {
+        a.posture == crate::model::decision::AgentSchedulingPosture::ActiveTurn
+    };
     let named = status
         .agents
         .iter()

@@ -107,12 +107,18 @@ impl Runtimes {
 
     /// The agents of the runtimes not shown, at the last glance:
     /// (runtime, agent, posture).
-    pub fn agents_of_others(&self) -> Vec<(String, String, String)> {
+    pub fn agents_of_others(
+        &self,
+    ) -> Vec<(
+        String,
+        String,
+        crate::model::decision::AgentSchedulingPosture,
+    )> {
         let mut out = Vec::new();
         for g in self.last.iter().filter(|g| g.name != self.current) {
             if let Ok(seen) = &g.seen {
                 let listed = seen.listed.iter();
-                out.extend(listed.map(|(a, p)| (g.name.clone(), a.clone(), p.clone())));
+                out.extend(listed.map(|(a, p)| (g.name.clone(), a.clone(), *p)));
             }
         }
         out

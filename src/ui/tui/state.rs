@@ -311,12 +311,13 @@ impl State {
         let turn = self.conversation.turn.as_ref();
         let sending = self.conversation.echoes.iter().any(|e| !e.answered);
         let queued = !self.conversation.echoes.is_empty();
-        let posture = match (turn.is_some(), self.agent.posture.as_str()) {
-            (true, _) => "ActiveTurn",
-            (false, "ActiveTurn") if !self.agent.bootstrapped => "Idle",
+        use crate::model::decision::AgentSchedulingPosture as P;
+        let posture = match (turn.is_some(), self.agent.posture) {
+            (true, _) => Some(P::ActiveTurn),
+            (false, Some(P::ActiveTurn)) if !self.agent.bootstrapped => Some(P::Idle),
             (false, p) => p,
         };
-        let paused = self.agent.status == "paused";
+        let paused = self.agent.status == Some(crate::model::agent::AgentStatus::Paused);
         let look = posture_look(posture);
         let mut w = Working {
             label: look.label.to_owned(),
@@ -362,7 +363,7 @@ impl State {
             (w.label, w.glyph, w.animated) = ("Paused".into(), "‖", false);
         } else if sending {
             (w.label, w.glyph, w.animated, w.detail) = ("Sending".into(), "", true, String::new());
-        } else if matches!(posture, "Idle" | "") {
+        } else if matches!(posture, Some(P::Idle) | None) {
             if !queued {
                 return None;
             }

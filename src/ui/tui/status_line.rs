@@ -69,11 +69,10 @@ pub(super) fn status_line(state: &State, area: Rect, buf: &mut Buffer) {
     let posture = match state.working() {
         Some(w) => (w.label.clone(), w.needs_operator),
         None => {
-            let look = posture_look(&a.posture);
-            let label = if a.posture.is_empty() {
-                "Connecting"
-            } else {
-                look.label
+            let look = posture_look(a.posture);
+            let label = match a.posture {
+                None => "Connecting",
+                Some(_) => look.label,
             };
             (label.to_owned(), look.needs_operator)
         }

@@ -40,7 +40,11 @@ pub struct Agents {
     next_cursor: Option<String>,
     total: u64,
     /// Other runtimes' agents: (runtime, agent, posture).
-    elsewhere: Vec<(String, String, String)>,
+    elsewhere: Vec<(
+        String,
+        String,
+        crate::model::decision::AgentSchedulingPosture,
+    )>,
 }
 
 /// One selectable row: an agent, one of its children, or another
@@ -63,7 +67,14 @@ fn rows(list: &[AgentSummary], elsewhere: usize) -> Vec<Row> {
 }
 
 impl Agents {
-    pub fn open(ctx: &mut Ctx<'_>, elsewhere: Vec<(String, String, String)>) -> Agents {
+    pub fn open(
+        ctx: &mut Ctx<'_>,
+        elsewhere: Vec<(
+            String,
+            String,
+            crate::model::decision::AgentSchedulingPosture,
+        )>,
+    ) -> Agents {
         let mut a = Agents {
             elsewhere,
             ..Agents::default()
@@ -249,7 +260,7 @@ impl Agents {
                 Row::Agent(i) => &list[*i],
                 Row::Elsewhere(k) => {
                     let (runtime, agent, posture) = &self.elsewhere[*k];
-                    let p = posture_look(posture);
+                    let p = posture_look(Some(*posture));
                     let style = if p.needs_operator {
                         t.attention()
                     } else {
@@ -274,7 +285,7 @@ impl Agents {
                     continue;
                 }
             };
-            let look_p = posture_look(&a.posture);
+            let look_p = posture_look(Some(a.posture));
             // The control status wins where it explains the agent: a
             // paused or stopped agent says so, not its posture.
             let (glyph, label, needs) = match a.status {
@@ -358,7 +369,7 @@ fn child_row<'a>(
     use crate::protocol::types::TaskStatus;
     let t = look.theme;
     let viewing = c.child_agent_id == look.agent_id;
-    let look_p = posture_look(&c.posture);
+    let look_p = posture_look(Some(c.posture));
     let (state, needs) = match c.task_status {
         TaskStatus::Completed => ("✓ Completed".to_owned(), false),
         TaskStatus::Failed => ("✗ Failed".to_owned(), true),

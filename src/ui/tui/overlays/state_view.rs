@@ -15,6 +15,7 @@ use super::super::projection::{posture_look, AgentView};
 use super::super::theme::Theme;
 use super::super::wrap::{sanitize, wrap};
 use super::{answer, draw_lines, field, header, Ctx, Look};
+use crate::model::decision::AgentSchedulingPosture;
 use crate::protocol::events::Event;
 use crate::protocol::{AgentState, ApiError, Request, Response};
 use crate::ui::present::wire_name;
@@ -79,15 +80,16 @@ impl StateView {
     }
 }
 
-fn question(posture: &str) -> &'static str {
+fn question(posture: Option<AgentSchedulingPosture>) -> &'static str {
+    use AgentSchedulingPosture as P;
     match posture {
-        "ActiveTurn" => "What is it doing?",
-        "HasQueuedInput" | "HasRunnableWork" => "What will it do next?",
-        "WaitingForTask" | "WaitingForExternal" => "What is it waiting for?",
-        "WaitingForOperator" => "What does it need from you?",
-        "Blocked" => "Why is it blocked?",
-        "Archived" => "Why is it stopped?",
-        _ => "Why is this agent idle?",
+        Some(P::ActiveTurn) => "What is it doing?",
+        Some(P::HasQueuedInput | P::HasRunnableWork) => "What will it do next?",
+        Some(P::WaitingForTask | P::WaitingForExternal) => "What is it waiting for?",
+        Some(P::WaitingForOperator) => "What does it need from you?",
+        Some(P::Blocked) => "Why is it blocked?",
+        Some(P::Archived) => "Why is it stopped?",
+        Some(P::Idle) | None => "Why is this agent idle?",
     }
 }
 
@@ -96,7 +98,7 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
     let w = width;
     let lw = 15;
     let rest = [Span::raw(" ".repeat(lw))];
-    let mut out = vec![header(question(&agent.posture), t)];
+    let mut out = vec![header(question(agent.posture), t)];
     for sentence in agent.explanation() {
         out.extend(wrap(
             &[Span::raw(sentence)],
@@ -107,19 +109,15 @@ pub fn lines(agent: &AgentView, width: usize, t: Theme) -> Vec<Line<'static>> {
     }
     out.push(Line::default());
     out.push(header("Status", t));
-    let look = posture_look(&agent.posture);
+    let look = posture_look(agent.posture);
     let posture = match agent.posture_reason.is_empty() {
         true => look.label.to_owned(),
         false => format!("{} — {}", look.label, agent.posture_reason),
     };
-    out.extend(field("  status", &words(&agent.status), lw, w, t));
-    out.extend(field(
-        "  posture",
-        &format!("{posture} ({})", agent.posture),
-        lw,
-        w,
-        t,
-    ));
+    let status = agent.status.map_or("", |s| s.as_str());
+    out.extend(field("  status", &words(status), lw, w, t));
+    let name = agent.posture.map_or("", |p| p.as_str());
+    out.extend(field("  posture", &format!("{posture} ({name})"), lw, w, t));
     let model = agent
         .model
         .clone()

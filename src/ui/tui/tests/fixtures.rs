@@ -461,7 +461,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
         identity: crate::model::agent::AgentRecord::new("main", String::new()).identity(),
         children: vec![],
         status: AgentStatus::AwakeIdle,
-        posture: posture.0.into(),
+        posture: posture.0.parse().unwrap(),
         posture_reason: posture.1.into(),
         lifecycle_hint: None,
         queue_depth: 0,

@@ -602,7 +602,7 @@ fn quitting_names_the_other_agents_at_work_and_what_happens_to_them() {
     // Inside a turn though paused (a pause lets the turn run on).
     let dev = AgentSummary {
         status: AgentStatus::Paused,
-        posture: "ActiveTurn".into(),
+        posture: crate::model::decision::AgentSchedulingPosture::ActiveTurn,
         ..summary_of("dev")
     };
     let ops = AgentSummary {

@@ -109,7 +109,7 @@ fn a_warning_about_other_agents_alone_keeps_the_clock_and_lapses() {
     let fx = enter(&mut st, "/quit");
     let id = call_id(&fx, "runtime.status");
     let dev = AgentSummary {
-        posture: "ActiveTurn".into(),
+        posture: crate::model::decision::AgentSchedulingPosture::ActiveTurn,
         ..summary_of("dev")
     };
     let result = answer(&fx, id, runtime_status(vec![summary_of("main"), dev]));

@@ -280,8 +280,8 @@ fn the_agents_overlay_lists_other_runtimes_agents_under_their_name() {
     let build = Seen {
         agents: 2,
         listed: vec![
-            ("main".into(), "Idle".into()),
-            ("ci".into(), "WaitingForOperator".into()),
+            ("main".into(), "Idle".parse().unwrap()),
+            ("ci".into(), "WaitingForOperator".parse().unwrap()),
         ],
         ..Seen::default()
     };

@@ -217,7 +217,7 @@ fn child(
         label: label.into(),
         task_status,
         child_status: crate::protocol::types::AgentStatus::AwakeRunning,
-        posture: posture.0.into(),
+        posture: posture.0.parse().unwrap(),
         posture_reason: posture.1.into(),
         archived: task_status.is_terminal(),
         workspace_mode: Default::default(),
