@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::model::ids::validate_agent_id;
 use crate::runtime::provider::registry::ProviderEndpointConfig;
 
 /// The file as written by the operator. Every key is optional.
@@ -425,356 +424,23 @@ impl Config {
             message,
         };
 
-        let (default_agent, default_agent_source) = match (
-            env.get("HOLON_AGENT_ID"),
-            file.runtime.default_agent.clone(),
-        ) {
-            (Some(v), _) => {
-                validate_agent_id(v).map_err(|message| ConfigError::Env {
-                    var: "HOLON_AGENT_ID",
-                    message,
-                })?;
-                (v.to_owned(), Source::Environment)
-            }
-            (None, Some(v)) => {
-                validate_agent_id(&v).map_err(|m| at_key("runtime.default_agent", m))?;
-                (v, Source::ConfigFile)
-            }
-            (None, None) => (DEFAULT_AGENT.to_owned(), Source::Default),
-        };
-
-        let default_model = match env.get("HOLON_MODEL") {
-            Some(v) => {
-                validate_model_ref(v).map_err(|message| ConfigError::Env {
-                    var: "HOLON_MODEL",
-                    message,
-                })?;
-                Some(v.to_owned())
-            }
-            None => match file.model.default {
-                Some(v) => {
-                    validate_model_ref(&v).map_err(|m| at_key("model.default", m))?;
-                    Some(v)
-                }
-                None => None,
-            },
-        };
-        for (model, price) in &file.pricing {
-            let key = format!("pricing.{model:?}");
-            validate_model_ref(model).map_err(|m| at_key(&key, m))?;
-            price.check().map_err(|m| at_key(&key, m))?;
-        }
-        let pricing = crate::runtime::provider::catalog::Pricing {
-            overrides: file.pricing.clone(),
-        };
-        let daily_micro_usd = match file.budget.daily_usd {
-            Some(d) if !(d.is_finite() && d > 0.0 && d <= 1_000_000.0) => {
-                return Err(at_key(
-                    "budget.daily_usd",
-                    format!(
-                        "{d} is out of range: give dollars a day, more than 0 and at most 1000000"
-                    ),
-                ))
-            }
-            Some(d) => Some((d * 1_000_000.0).round().max(1.0) as u64),
-            None => None,
-        };
-        let daily_tokens = match file.budget.daily_tokens {
-            Some(0) => {
-                return Err(at_key(
-                    "budget.daily_tokens",
-                    "0 is out of range: give tokens a day, at least 1".into(),
-                ))
-            }
-            other => other,
-        };
-        let budget = crate::model::agent::Budget {
-            daily_micro_usd,
-            daily_tokens,
-        };
-        let fallback_models = file.model.fallbacks.unwrap_or_default();
-        for m in &fallback_models {
-            validate_model_ref(m).map_err(|msg| at_key("model.fallbacks", msg))?;
-        }
-
+        let at_key: sections::AtKey = &at_key;
+        let runtime = file.runtime.settle(env, at_key)?;
+        let model = file.model.settle(env, at_key)?;
+        sections::check_providers(&file.providers, at_key)?;
+        let pricing = sections::pricing(&file.pricing, at_key)?;
+        let budget = file.budget.settle(at_key)?;
         let log_filter = env
             .get("HOLON_LOG")
             .or_else(|| env.get("RUST_LOG"))
             .map(str::to_owned)
             .or(file.log.filter)
             .unwrap_or_else(|| DEFAULT_LOG_FILTER.to_owned());
-
-        use crate::ui::tui::NotifyWhen;
-        let notify = match (&file.console.notify, file.console.bell) {
-            (Some(v), _) => NotifyWhen::parse(v).ok_or_else(|| {
-                at_key(
-                    "console.notify",
-                    format!("`{v}` is not a choice: {}", NotifyWhen::CHOICES),
-                )
-            })?,
-            (None, Some(true)) => NotifyWhen::Always,
-            (None, Some(false)) => NotifyWhen::Off,
-            (None, None) => NotifyWhen::default(),
-        };
-        let notify_method = match file.console.notify_method.as_deref() {
-            None | Some("bel") => NotifyMethod::Bel,
-            Some("osc9") => NotifyMethod::Osc9,
-            Some(v) => {
-                return Err(at_key(
-                    "console.notify_method",
-                    format!("`{v}` is not a choice: bel or osc9"),
-                ))
-            }
-        };
-
-        let store_cache_mib = match file.store.cache_mib {
-            Some(n) if (1..=MAX_CACHE_MIB).contains(&n) => n,
-            Some(n) => {
-                return Err(at_key(
-                    "store.cache_mib",
-                    format!("{n} is out of range: give a size in MiB from 1 to {MAX_CACHE_MIB}"),
-                ))
-            }
-            None => crate::store::DEFAULT_CACHE_MIB,
-        };
-
-        let store_backup_every = match file.store.backup_every_hours {
-            None | Some(0) => None,
-            Some(h) if h <= MAX_BACKUP_HOURS => Some(std::time::Duration::from_secs(h * 3600)),
-            Some(h) => {
-                return Err(at_key(
-                    "store.backup_every_hours",
-                    format!(
-                        "{h} is out of range: give hours from 1 to {MAX_BACKUP_HOURS}, or 0 for no scheduled backups"
-                    ),
-                ))
-            }
-        };
-        let store_backup_keep = match file.store.backup_keep {
-            None => 3,
-            Some(n) if (1..=MAX_BACKUP_KEEP).contains(&n) => n,
-            Some(n) => {
-                return Err(at_key(
-                    "store.backup_keep",
-                    format!("{n} is out of range: keep from 1 to {MAX_BACKUP_KEEP} backups"),
-                ))
-            }
-        };
-
-        let store_retain_days = match file.store.retain_days {
-            None => None,
-            Some(0) => {
-                return Err(at_key(
-                    "store.retain_days",
-                    "0 would keep no history at all: give days from 1 to 36500, or leave it unset to keep everything".to_owned(),
-                ))
-            }
-            Some(n) if n <= crate::runtime::retention::MAX_DAYS => Some(n),
-            Some(n) => {
-                return Err(at_key(
-                    "store.retain_days",
-                    format!(
-                        "{n} is out of range: give days from 1 to {}, or leave it unset to keep everything",
-                        crate::runtime::retention::MAX_DAYS
-                    ),
-                ))
-            }
-        };
-
-        let exec_env_passthrough = file.exec.env_passthrough.unwrap_or_default();
-        let policy_env = file.policy.env.clone().unwrap_or_default();
-        for (key, names) in [
-            ("exec.env_passthrough", &exec_env_passthrough),
-            ("policy.env", &policy_env),
-        ] {
-            for name in names {
-                if name.is_empty() || name.contains('=') || name.contains('\0') {
-                    return Err(at_key(
-                        key,
-                        format!("`{name}` is not an environment variable name"),
-                    ));
-                }
-            }
-        }
-        let mut policy_unix_sockets = Vec::new();
-        for path in file.policy.unix_sockets.clone().unwrap_or_default() {
-            let p = std::path::PathBuf::from(&path);
-            if !p.is_absolute() || path.contains('\0') {
-                return Err(at_key(
-                    "policy.unix_sockets",
-                    format!("`{path}` is not an absolute path to a unix socket"),
-                ));
-            }
-            policy_unix_sockets.push(p);
-        }
-
-        let tool_output = tool_output_budget(&file.runtime, env, &at_key)?;
-
-        use crate::model::context::WindowSource;
-        use crate::runtime::context::budget::check_window;
-        let context_window = match (env.get("HOLON_CONTEXT_WINDOW"), file.model.context_window) {
-            (Some(v), _) => {
-                let n = v.trim().parse::<u64>().map_err(|_| ConfigError::Env {
-                    var: "HOLON_CONTEXT_WINDOW",
-                    message: format!("`{v}` is not a number of tokens"),
-                })?;
-                let n = check_window(n).map_err(|message| ConfigError::Env {
-                    var: "HOLON_CONTEXT_WINDOW",
-                    message,
-                })?;
-                Some((n, WindowSource::Environment))
-            }
-            (None, Some(n)) => Some((
-                check_window(n).map_err(|m| at_key("model.context_window", m))?,
-                WindowSource::ModelConfig,
-            )),
-            (None, None) => None,
-        };
-        for (name, p) in &file.providers {
-            if let Some(n) = p.context_window {
-                check_window(n)
-                    .map_err(|m| at_key(&format!("providers.{name}.context_window"), m))?;
-            }
-            match (name == "openai-codex", p.wire.is_some()) {
-                // The Codex backend's wire is fixed, and it takes no key.
-                (true, _) => {
-                    let fixed = [
-                        ("wire", p.wire.is_some()),
-                        ("api_key_env", p.api_key_env.is_some()),
-                        ("streaming", p.streaming.is_some()),
-                    ];
-                    if let Some((key, _)) = fixed.iter().find(|(_, set)| *set) {
-                        return Err(at_key(
-                            &format!("providers.openai-codex.{key}"),
-                            "openai-codex always streams the Codex backend's Responses wire \
-                             with a ChatGPT sign-in; only base_url, context_window, \
-                             reasoning_effort and images apply"
-                                .to_owned(),
-                        ));
-                    }
-                }
-                (false, false) => {
-                    return Err(at_key(
-                        &format!("providers.{name}.wire"),
-                        "missing: openai_responses, openai_chat or anthropic_messages".to_owned(),
-                    ))
-                }
-                (false, true) => {}
-            }
-        }
-
-        let defaults = super::control::ServerLimits::default();
-        let max_connections = file
-            .server
-            .max_connections
-            .unwrap_or(defaults.max_connections);
-        if !(1..=65_536).contains(&max_connections) {
-            return Err(at_key(
-                "server.max_connections",
-                format!("{max_connections} is out of range (1 to 65536)"),
-            ));
-        }
-        let idle_timeout = match file.server.idle_timeout_secs {
-            Some(s) if !(1..=604_800).contains(&s) => {
-                return Err(at_key(
-                    "server.idle_timeout_secs",
-                    format!("{s} is out of range (1 to 604800, a week)"),
-                ))
-            }
-            Some(s) => std::time::Duration::from_secs(s),
-            None => defaults.idle_timeout,
-        };
-        let http_max_connections = file
-            .server
-            .http_max_connections
-            .unwrap_or(defaults.http_max_connections);
-        if !(1..=65_536).contains(&http_max_connections) {
-            return Err(at_key(
-                "server.http_max_connections",
-                format!("{http_max_connections} is out of range (1 to 65536)"),
-            ));
-        }
-        let server_limits = super::control::ServerLimits {
-            max_connections,
-            idle_timeout,
-            http_max_connections,
-            ..defaults
-        };
-        // The file's value is checked even when the variable overrides
-        // it: a wrong key is a setting lost the day the variable goes.
-        let filed = match &file.server.listen {
-            Some(v) => Some(listen_setting(v).map_err(|m| at_key("server.listen", m))?),
-            None => None,
-        };
-        let server_listen = match (env.get("HOLON_LISTEN"), filed) {
-            (Some(v), _) => listen_setting(v).map_err(|message| ConfigError::Env {
-                var: "HOLON_LISTEN",
-                message,
-            })?,
-            (None, Some(v)) => v,
-            (None, None) => Some(super::access::DEFAULT_LISTEN.to_owned()),
-        };
-        let defaults = super::access::RateLimit::default();
-        let burst = file.server.trigger_burst.unwrap_or(defaults.burst);
-        if !(1..=1_000_000).contains(&burst) {
-            return Err(at_key(
-                "server.trigger_burst",
-                format!("{burst} is out of range (1 to 1000000)"),
-            ));
-        }
-        let per_sec = file.server.trigger_rate_per_sec.unwrap_or(defaults.per_sec);
-        if !(per_sec > 0.0 && per_sec <= 1_000_000.0) {
-            return Err(at_key(
-                "server.trigger_rate_per_sec",
-                format!("{per_sec} is out of range (above 0, at most 1000000)"),
-            ));
-        }
-        let trigger_rate = super::access::RateLimit { burst, per_sec };
-        let server_tls = super::config_checks::tls_setting(path, &file.server, &at_key)?;
-        let remotes = super::remotes::check(path, &file.remotes, &at_key)?;
-        let policy = policy_setting(&file.policy, &at_key)?;
-        let reviewer = super::config_checks::reviewer_setting(path, &file.policy, &at_key)?;
-        let approval_wait = match file.policy.approval_wait_secs {
-            None => crate::runtime::host::DEFAULT_APPROVAL_WAIT,
-            Some(s) if s <= 3600 => std::time::Duration::from_secs(s),
-            Some(s) => {
-                return Err(at_key(
-                    "policy.approval_wait_secs",
-                    format!("{s} is out of range (0 to 3600)"),
-                ))
-            }
-        };
-        let mcp_servers = super::config_checks::mcp_servers(file.mcp_servers, &at_key)?;
-        let hooks = crate::runtime::hooks::config::check(file.hooks)
-            .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?;
-        let mcp_tool_share = match file.mcp.tool_budget_share {
-            None => crate::runtime::tools::offer::DEFAULT_SHARE,
-            Some(v) if (0.0..=1.0).contains(&v) => v,
-            Some(v) => {
-                return Err(at_key(
-                    "mcp.tool_budget_share",
-                    format!("{v} is out of range (a share from 0.0 to 1.0, e.g. 0.1)"),
-                ))
-            }
-        };
-        let limits = crate::runtime::agents::ops::AgentLimits::default();
-        let max_spawn_depth = file
-            .agents
-            .max_spawn_depth
-            .unwrap_or(limits.max_spawn_depth);
-        if !(1..=8).contains(&max_spawn_depth) {
-            return Err(at_key(
-                "agents.max_spawn_depth",
-                format!("{max_spawn_depth} is out of range (1 to 8)"),
-            ));
-        }
-        let max_children = file.agents.max_children.unwrap_or(limits.max_children);
-        if !(1..=256).contains(&max_children) {
-            return Err(at_key(
-                "agents.max_children",
-                format!("{max_children} is out of range (1 to 256)"),
-            ));
-        }
+        let console = file.console.settle(at_key)?;
+        let store = file.store.settle(at_key)?;
+        let (exec_env_passthrough, policy_env) =
+            sections::env_names(&file.exec, &file.policy, at_key)?;
+        let server = file.server.settle(path, env, at_key)?;
         let user_home = env
             .get("HOLON_USER_DIR")
             .map(PathBuf::from)
@@ -784,58 +450,54 @@ impl Config {
         Ok(Config {
             file: path.to_path_buf(),
             file_present: text.is_some(),
-            default_agent,
-            default_agent_source,
-            default_model,
-            fallback_models,
+            default_agent: runtime.default_agent,
+            default_agent_source: runtime.default_agent_source,
+            default_model: model.default_model,
+            fallback_models: model.fallback_models,
             log_filter,
             alt_screen: file.console.alt_screen.unwrap_or(true),
-            notify,
-            notify_method,
+            notify: console.notify,
+            notify_method: console.notify_method,
             mouse: file.console.mouse.unwrap_or(true),
             hyperlinks: file.console.hyperlinks.unwrap_or(true),
-            store_cache_mib,
-            store_backup_every,
-            store_backup_keep,
-            store_retain_days,
-            store_quick_repair: file.store.quick_repair.unwrap_or(false),
-            server_limits,
-            server_listen,
-            trigger_rate,
-            server_tls,
-            remotes,
-            policy,
+            store_cache_mib: store.cache_mib,
+            store_backup_every: store.backup_every,
+            store_backup_keep: store.backup_keep,
+            store_retain_days: store.retain_days,
+            store_quick_repair: store.quick_repair,
+            server_limits: server.limits,
+            server_listen: server.listen,
+            trigger_rate: server.trigger_rate,
+            server_tls: server.tls,
+            remotes: super::remotes::check(path, &file.remotes, at_key)?,
+            policy: policy_setting(&file.policy, at_key)?,
             sandbox_required: file.policy.sandbox_required.unwrap_or(false),
-            store_lock_wait: std::time::Duration::from_secs(
-                file.store.lock_wait_secs.unwrap_or(10).min(3600),
-            ),
+            store_lock_wait: store.lock_wait,
             exec_env_passthrough,
-            policy_unix_sockets,
+            policy_unix_sockets: file.policy.sockets(at_key)?,
             policy_env,
-            tool_output,
+            tool_output: runtime.tool_output,
             providers: file.providers,
-            context_window,
-            reasoning_effort: file.model.reasoning_effort,
+            context_window: model.context_window,
+            reasoning_effort: model.reasoning_effort,
             pricing,
             budget,
-            agent_limits: crate::runtime::agents::ops::AgentLimits {
-                max_spawn_depth,
-                max_children,
-            },
+            agent_limits: file.agents.limits(at_key)?,
             user_home,
-            mcp_servers,
-            mcp_tool_share,
-            hooks,
-            reviewer,
-            approval_wait,
+            mcp_servers: super::config_checks::mcp_servers(file.mcp_servers, at_key)?,
+            mcp_tool_share: file.mcp.tool_share(at_key)?,
+            hooks: crate::runtime::hooks::config::check(file.hooks)
+                .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?,
+            reviewer: super::config_checks::reviewer_setting(path, &file.policy, at_key)?,
+            approval_wait: file.policy.approval_wait(at_key)?,
         })
     }
 }
 
 pub use super::config_checks::validate_model_ref;
-use super::config_checks::{
-    invalid, line_of_key, listen_setting, policy_setting, tool_output_budget,
-};
+use super::config_checks::{invalid, line_of_key, policy_setting};
+
+mod sections;
 
 #[cfg(test)]
 #[path = "config_tests.rs"]

@@ -1,7 +1,9 @@
 //! An agent's context as it travels: what was compacted (`ContextState`,
 //! the archived `ContextEpisode`), how large its last prompt was
-//! (`PromptUse`), and where a summary or a window size came from. The
-//! planning and estimates live in the engine (`runtime::context`).
+//! (`PromptUse`), where a summary or a window size came from, and what a
+//! window leaves the prompt (`ContextBudget`). The planning and estimates
+//! live in the engine (`runtime::context`); a known model's window is the
+//! catalog's (`ContextBudget::for_model`, by it).
 
 use serde::{Deserialize, Serialize};
 
@@ -141,4 +143,37 @@ pub struct ContextBudget {
     /// What the prompt may use: the window less the reserve and a margin
     /// for estimation error.
     pub prompt_budget: u64,
+}
+
+/// The window assumed for a model nobody described.
+pub const DEFAULT_WINDOW: u64 = 128_000;
+
+impl ContextBudget {
+    pub fn new(window: u64, source: WindowSource) -> ContextBudget {
+        let window = window.max(MIN_WINDOW);
+        let output_reserve = (window / 8).clamp(256, 16_384);
+        let prompt_budget = (window - output_reserve) * 95 / 100;
+        ContextBudget {
+            window,
+            source,
+            output_reserve,
+            prompt_budget,
+        }
+    }
+
+    /// Percent of the window a prompt of `tokens` uses.
+    pub fn percent(&self, tokens: u64) -> u8 {
+        (tokens.saturating_mul(100) / self.window.max(1)).min(255) as u8
+    }
+}
+
+/// Validate a configured window.
+pub fn check_window(n: u64) -> Result<u64, String> {
+    if (MIN_WINDOW..=MAX_WINDOW).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} is out of range: give a number of tokens from {MIN_WINDOW} to {MAX_WINDOW}"
+        ))
+    }
 }

@@ -1,10 +1,9 @@
 //! Token accounting: a cheap estimate of what a prompt will cost before
-//! it is sent (the window it must fit is `window.rs`'s). The estimate errs
+//! it is sent (the window it must fit is a `ContextBudget`). The estimate errs
 //! on the high side (four ASCII bytes a token, one token for any other
 //! character, so CJK text is not undercounted); the provider's reported
 //! usage is recorded beside it after each round.
 
-pub use super::window::{check_window, known_window, DEFAULT_WINDOW};
 use crate::model::usage::ConversationItem;
 use crate::model::usage::ReasoningItem;
 use crate::model::usage::ToolImage;
@@ -97,7 +96,8 @@ pub fn request_tokens(r: &ProviderRequest) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::context::{ContextBudget, WindowSource, MIN_WINDOW};
+    use crate::model::context::{check_window, ContextBudget, WindowSource, MIN_WINDOW};
+    use crate::runtime::provider::catalog::known_window;
 
     #[test]
     fn estimates_count_ascii_by_four_and_other_characters_by_one() {

@@ -13,7 +13,6 @@ pub mod memory;
 pub mod plan;
 pub mod stale;
 pub mod summary;
-pub mod window;
 pub mod working;
 
 use crate::model::context::SummarySource;

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::context::{ContextBudget, WindowSource, DEFAULT_WINDOW};
 use crate::model::usage::TokenUsage;
 
 const CATALOG: &str = include_str!("../../../assets/models.toml");
@@ -122,6 +123,22 @@ pub fn builtin() -> &'static [CatalogModel] {
 fn split(model_ref: &str) -> (&str, &str) {
     let (provider, model) = model_ref.split_once('/').unwrap_or(("", model_ref));
     (provider, model.rsplit('/').next().unwrap_or(model))
+}
+
+/// A model's window from the catalog, the one table of windows and prices.
+pub fn known_window(model_ref: &str) -> Option<u64> {
+    lookup(model_ref).map(|m| m.context_window)
+}
+
+impl ContextBudget {
+    /// The budget of a model with no configured window: the catalog's
+    /// window, else the default.
+    pub fn for_model(model_ref: &str) -> ContextBudget {
+        match known_window(model_ref) {
+            Some(w) => ContextBudget::new(w, WindowSource::KnownModel),
+            None => ContextBudget::new(DEFAULT_WINDOW, WindowSource::Default),
+        }
+    }
 }
 
 /// The entry for a model: among entries for its provider, else among the
