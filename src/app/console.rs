@@ -301,14 +301,6 @@ async fn run(
     exit
 }
 
-/// The console's event loop: one short handler per source (terminal
-/// input, runtime messages, ticks, the event stream ending, a reconnected
-/// client), effects performed in one place, frames drawn at most every
-/// frame (`FramePacer`) inside a synchronized update. Nothing here awaits
-/// the runtime: calls and reconnects run as tasks whose results come back
-/// as messages, so keys, Ctrl+C and `/quit` act within a frame, connected
-/// or not. It takes its backend and its input stream, so a test drives it
-/// with ratatui's `TestBackend` and a channel of terminal events.
 /// Clear the whole screen and have the next frame draw every cell. Not
 /// `Terminal::clear`: that first asks the terminal where its cursor is, a
 /// question some terminals never answer (the console would then fail
@@ -319,6 +311,14 @@ fn wipe<B: Backend>(terminal: &mut Terminal<B>) -> Result<(), B::Error> {
     terminal.resize(size.into())
 }
 
+/// The console's event loop: one short handler per source (terminal
+/// input, runtime messages, ticks, the event stream ending, a reconnected
+/// client), effects performed in one place, frames drawn at most every
+/// frame (`FramePacer`) inside a synchronized update. Nothing here awaits
+/// the runtime: calls and reconnects run as tasks whose results come back
+/// as messages, so keys, Ctrl+C and `/quit` act within a frame, connected
+/// or not. It takes its backend and its input stream, so a test drives it
+/// with ratatui's `TestBackend` and a channel of terminal events.
 struct ConsoleLoop<B: Backend> {
     state: State,
     terminal: Terminal<B>,

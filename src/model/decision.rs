@@ -260,23 +260,12 @@ impl AgentSchedulingPosture {
 }
 
 impl std::str::FromStr for AgentSchedulingPosture {
-    type Err = String;
+    type Err = serde::de::value::Error;
 
-    /// The name `as_str` gives.
-    fn from_str(name: &str) -> Result<Self, String> {
-        use AgentSchedulingPosture as P;
-        let all = [
-            P::ActiveTurn,
-            P::HasQueuedInput,
-            P::HasRunnableWork,
-            P::WaitingForTask,
-            P::WaitingForExternal,
-            P::WaitingForOperator,
-            P::Blocked,
-            P::Idle,
-            P::Archived,
-        ];
-        (all.into_iter().find(|p| p.as_str() == name)).ok_or_else(|| format!("no posture {name:?}"))
+    /// The name `as_str` gives (as on the wire).
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        use serde::de::IntoDeserializer;
+        AgentSchedulingPosture::deserialize(name.into_deserializer())
     }
 }
 
@@ -318,5 +307,31 @@ impl SystemTickReason {
             "queued_available" => Some(SystemTickReason::QueuedAvailable),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AgentSchedulingPosture as P;
+
+    #[test]
+    fn a_posture_reads_back_from_its_name_and_is_that_name_on_the_wire() {
+        let all = [
+            P::ActiveTurn,
+            P::HasQueuedInput,
+            P::HasRunnableWork,
+            P::WaitingForTask,
+            P::WaitingForExternal,
+            P::WaitingForOperator,
+            P::Blocked,
+            P::Idle,
+            P::Archived,
+        ];
+        for p in all {
+            assert_eq!(p.as_str().parse::<P>().unwrap(), p);
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+            assert_eq!(format!("{p:<20}|"), format!("{:<20}|", p.as_str()));
+        }
+        assert!("Sleeping".parse::<P>().is_err());
     }
 }

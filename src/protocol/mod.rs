@@ -19,7 +19,9 @@ pub mod views;
 
 /// The control protocol's revision, said in `runtime.status`: raised when
 /// a change would break a client of the previous one. A console over ssh,
-/// WebSocket or a socket refuses a runtime whose revision differs.
+/// WebSocket or a socket refuses a runtime whose revision differs. The
+/// enums in answers (an agent's status and posture, a task's status ...)
+/// are closed: a new variant is such a change.
 pub const REVISION: u32 = 1;
 
 pub use answers::*;
