@@ -198,19 +198,21 @@ impl RuntimeClient for RuntimeHost {
 
     fn call_raw(&self, request: Request) -> BoxFuture<'_, Result<String, ApiError>> {
         Box::pin(async move {
-            match request {
+            let answer = match request {
                 Request::EventsPage {
                     agent_id,
                     from_seq,
                     limit,
                     kind: None,
-                } => {
-                    crate::model::ids::validate(crate::model::ids::IdKind::Agent, &agent_id)
-                        .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))?;
-                    self.events_page_raw(&agent_id, from_seq, limit)
-                }
+                } => crate::model::ids::validate(crate::model::ids::IdKind::Agent, &agent_id)
+                    .map_err(|m| ApiError::new(ErrorCode::InvalidParams, m))
+                    .and_then(|()| self.events_page_raw(&agent_id, from_seq, limit)),
                 other => self.handle(other).await.map(|v| v.to_string()),
-            }
+            };
+            // A request served is work done: once the runtime is quiet
+            // again, the memory it touched is given back (`quiet`).
+            self.inner.went_idle.notify_one();
+            answer
         })
     }
 }

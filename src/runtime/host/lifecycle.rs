@@ -152,7 +152,7 @@ impl RuntimeHost {
         tokio::spawn(quiet::run(
             Arc::clone(&inner.went_idle),
             inner.shutdown.subscribe(),
-            quiet::release_free_heap,
+            quiet::release_idle_memory,
         ));
         inner.hooks.start();
         let host = RuntimeHost { inner };

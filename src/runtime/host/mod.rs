@@ -25,7 +25,7 @@ pub mod mcp;
 pub mod projection;
 pub mod pruning;
 mod quiet;
-pub(crate) use quiet::release_free_heap;
+pub(crate) use quiet::release_idle_memory;
 pub mod run_once;
 mod status;
 pub mod watch;
@@ -280,7 +280,8 @@ pub(crate) struct HostInner {
     pub(crate) turns_held: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
     pub(crate) ingress: Mutex<crate::model::trigger::IngressStatus>,
-    /// Told by each actor that has nothing left to do (`quiet`).
+    /// Told by each actor that has nothing left to do, and after each
+    /// request a client's connection served (`quiet`).
     went_idle: Arc<Notify>,
     /// Every waiter is told whenever an actor settles (`until_idle`).
     went_idle_any: Notify,
