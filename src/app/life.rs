@@ -230,7 +230,7 @@ async fn measure(
         day,
         rss_mib: rss_busy,
         rss_quiet_mib: {
-            crate::runtime::host::release_idle_memory();
+            crate::runtime::host::release_free_heap();
             rss_mib()
         },
         store_bytes: std::fs::metadata(store_path).map_or(0, |m| m.len()),

@@ -145,7 +145,16 @@ impl RuntimeClient for RuntimeHost {
                 agent_id.clone(),
                 tx.clone(),
             ));
-            tokio::spawn(follow(self.store().clone(), agent_id, from_seq, tx));
+            let (store, went_idle) = (
+                self.store().clone(),
+                std::sync::Arc::clone(&self.inner.went_idle),
+            );
+            tokio::spawn(async move {
+                follow(store, agent_id, from_seq, tx).await;
+                // A subscriber gone (a console detached) is work that
+                // ended: the quiet runtime gives back what it touched.
+                went_idle.notify_one();
+            });
             Ok(Subscription { rx })
         })
     }

@@ -149,10 +149,16 @@ impl RuntimeHost {
         inner
             .mcp
             .set_disabled(&super::mcp::disabled_in(&inner.store)?);
+        // A console's own runtime keeps the console's code mapped: the
+        // operator is still there when the runtime goes quiet.
+        let release = match inner.config.info.mode.as_str() {
+            "embedded" => quiet::release_free_heap,
+            _ => quiet::release_idle_memory,
+        };
         tokio::spawn(quiet::run(
             Arc::clone(&inner.went_idle),
             inner.shutdown.subscribe(),
-            quiet::release_idle_memory,
+            release,
         ));
         inner.hooks.start();
         let host = RuntimeHost { inner };

@@ -25,7 +25,7 @@ pub mod mcp;
 pub mod projection;
 pub mod pruning;
 mod quiet;
-pub(crate) use quiet::release_idle_memory;
+pub(crate) use quiet::release_free_heap;
 pub mod run_once;
 mod status;
 pub mod watch;

@@ -16,11 +16,12 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Notify};
 
-/// How long no actor may have gone idle before the heap is trimmed.
+/// How long nothing may have ended (an actor gone idle, a request served,
+/// a subscriber gone) before memory is given back.
 pub(super) const QUIET: Duration = Duration::from_secs(1);
 
-/// Call `trim` once the actors have been quiet for [`QUIET`] after any of
-/// them went idle; return at shutdown.
+/// Call `trim` once nothing has ended for [`QUIET`] after something did;
+/// return at shutdown.
 pub(super) async fn run(
     went_idle: Arc<Notify>,
     mut shutdown: watch::Receiver<bool>,
@@ -55,22 +56,24 @@ pub(crate) fn release_free_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn release_free_heap() {}
 
-/// What an idle process gives back: the allocator's free pages, and the
-/// binary's pages mapped while it worked.
+/// What an idle daemon gives back: the binary's pages mapped while it
+/// worked, and the allocator's free pages (last, so the smaps text read
+/// for the first is among what the trim returns).
 pub(crate) fn release_idle_memory() {
-    release_free_heap();
     release_code_pages();
+    release_free_heap();
 }
 
 /// Unmap the binary's code and read-only data. Start-up and a burst of
 /// work touch code the idle runtime does not run again for hours (the
 /// command line, the config, the store's checks), and the kernel maps it
-/// in large pieces: ~14 MiB of an idle daemon's 16.5 MiB resident memory
-/// was its own binary. The pages stay in the page cache; the code the
-/// runtime runs next is mapped again as it runs (a minor fault a page).
-/// Only mappings of the binary that hold no page of their own are
-/// released: a relocated or written page (RELRO, a debugger's breakpoint)
-/// would be lost, so a mapping with one is left alone.
+/// in large pieces: an idle daemon was 16.5 MiB resident, 5.5 MiB after
+/// this. The pages stay in the page cache (the memory they take is the
+/// system's cache either way); the code that runs next is mapped again as
+/// it runs, a minor fault a page while the cache holds it. Only mappings
+/// of the binary that hold no page of their own, in memory or in swap,
+/// are released: a relocated or written page (RELRO, a debugger's
+/// breakpoint) would be lost, so a mapping with one is left alone.
 #[cfg(target_os = "linux")]
 pub(crate) fn release_code_pages() {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
@@ -79,8 +82,9 @@ pub(crate) fn release_code_pages() {
     let here = release_code_pages as *const () as usize;
     for (start, end) in clean_binary_mappings(&smaps, here) {
         // SAFETY: the range is a whole private, read-only mapping of the
-        // binary's file with no anonymous (copied) page: dropping it loses
-        // nothing, and any access maps the same file pages again.
+        // binary's file with no page of its own (none anonymous, none in
+        // swap): dropping it loses nothing, and any access maps the same
+        // file pages again.
         unsafe {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
         }
@@ -91,54 +95,67 @@ pub(crate) fn release_code_pages() {
 pub(crate) fn release_code_pages() {}
 
 /// The mappings of the file that maps `addr` (the binary) that are
-/// read-only, private and hold no anonymous page, from `/proc/self/smaps`.
+/// read-only, private, and hold no page of their own (`Anonymous` and
+/// `Swap` both 0), from `/proc/self/smaps`. A record this cannot read is
+/// never one of them.
+#[cfg(any(target_os = "linux", test))]
 fn clean_binary_mappings(smaps: &str, addr: usize) -> Vec<(usize, usize)> {
     struct Mapping<'a> {
-        range: (usize, usize),
+        /// `None` when the header could not be read: its fields land
+        /// here, and it is never released.
+        range: Option<(usize, usize)>,
         perms: &'a str,
-        /// Inode and path: a binary replaced on disk is another file.
-        file: (&'a str, &'a str),
+        /// Device, inode and path: a binary replaced on disk is another
+        /// file.
+        file: (&'a str, &'a str, &'a str),
         anonymous_kb: Option<u64>,
+        swap_kb: Option<u64>,
     }
+    let kb = |v: &str| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok();
     let mut maps: Vec<Mapping> = Vec::new();
     for line in smaps.lines() {
         let mut words = line.split_whitespace();
         let first = words.next().unwrap_or("");
+        if first.ends_with(':') {
+            // A field of the record above.
+            let Some(m) = maps.last_mut() else { continue };
+            if let Some(v) = line.strip_prefix("Anonymous:") {
+                m.anonymous_kb = kb(v);
+            } else if let Some(v) = line.strip_prefix("Swap:") {
+                m.swap_kb = kb(v);
+            }
+            continue;
+        }
+        // A record's header: range, perms, offset, device, inode, path.
         let range = first.split_once('-').and_then(|(a, b)| {
             Some((
                 usize::from_str_radix(a, 16).ok()?,
                 usize::from_str_radix(b, 16).ok()?,
             ))
         });
-        if let Some(range) = range {
-            let perms = words.next().unwrap_or("");
-            // Offset, device and inode, then the path (empty when anonymous).
-            let inode = words.nth(2).unwrap_or("0");
-            let file = match inode {
-                "0" => (inode, ""),
-                _ => (inode, words.next().unwrap_or("")),
-            };
-            maps.push(Mapping {
-                range,
-                perms,
-                file,
-                anonymous_kb: None,
-            });
-        } else if let (Some(m), Some(kb)) = (maps.last_mut(), line.strip_prefix("Anonymous:")) {
-            m.anonymous_kb = kb.trim().trim_end_matches("kB").trim().parse().ok();
-        }
+        let perms = words.next().unwrap_or("");
+        let device = words.nth(1).unwrap_or("");
+        let inode = words.next().unwrap_or("0");
+        let path = words.next().filter(|_| inode != "0").unwrap_or("");
+        maps.push(Mapping {
+            range,
+            perms,
+            file: (device, inode, path),
+            anonymous_kb: None,
+            swap_kb: None,
+        });
     }
     let Some(binary) = maps
         .iter()
-        .find(|m| (m.range.0..m.range.1).contains(&addr) && m.file.1.starts_with('/'))
+        .find(|m| m.range.is_some_and(|(a, b)| (a..b).contains(&addr)) && m.file.2.starts_with('/'))
         .map(|m| m.file)
     else {
         return Vec::new();
     };
     maps.iter()
         .filter(|m| m.file == binary && !m.perms.contains('w') && m.perms.ends_with('p'))
-        .filter(|m| m.anonymous_kb == Some(0))
-        .map(|m| m.range)
+        .filter(|m| m.anonymous_kb == Some(0) && m.swap_kb == Some(0))
+        .filter_map(|m| m.range)
         .collect()
 }
 
@@ -153,33 +170,92 @@ mod tests {
         let smaps = "\
 5600000-5601000 r--p 00000000 fe:00 42    /opt/holon
 Anonymous:             0 kB
+Swap:                  0 kB
 5601000-5609000 r-xp 00001000 fe:00 42    /opt/holon
 Rss:                 400 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd ex mr mw me dw
 5609000-560a000 r--p 00009000 fe:00 42    /opt/holon
 Anonymous:             4 kB
-560a000-560b000 rw-p 0000a000 fe:00 42    /opt/holon
-Anonymous:             4 kB
-560b000-560c000 r-xp 00000000 00:00 0
+Swap:                  0 kB
+560a000-560b000 r--p 0000a000 fe:00 42    /opt/holon
 Anonymous:             0 kB
+Swap:                  4 kB
+560b000-560c000 rw-p 0000b000 fe:00 42    /opt/holon
+Anonymous:             4 kB
+Swap:                  0 kB
+560c000-560d000 r-xp 00000000 00:00 0
+Anonymous:             0 kB
+Swap:                  0 kB
 7f00000-7f10000 r-xp 00026000 fe:00 77    /usr/lib/libc.so.6
 Anonymous:             0 kB
+Swap:                  0 kB
 7f10000-7f11000 r-xp 00000000 fe:00 43    /opt/holon (deleted)
 Anonymous:             0 kB
+Swap:                  0 kB
+7f11000-7f12000 r-xp 00000000 fe:01 42    /opt/holon
+Anonymous:             0 kB
+Swap:                  0 kB
 ";
-        // Code and read-only data of the binary; not its relocated
-        // (RELRO) or writable data, an anonymous mapping, nor libc.
+        // Code and read-only data of the binary; not its relocated data
+        // (RELRO) in memory or swapped out, its writable data, an
+        // anonymous mapping, libc, another file of the same path or inode.
         assert_eq!(
             clean_binary_mappings(smaps, 0x5602000),
             vec![(0x5600000, 0x5601000), (0x5601000, 0x5609000)]
         );
         // An address outside any file mapping: nothing.
-        assert!(clean_binary_mappings(smaps, 0x560b500).is_empty());
-        // A mapping whose Anonymous line is missing is not known clean.
-        let cut = "5601000-5609000 r-xp 00001000 fe:00 42 /opt/holon\nRss: 4 kB\n";
-        assert!(clean_binary_mappings(cut, 0x5602000).is_empty());
+        assert!(clean_binary_mappings(smaps, 0x560c500).is_empty());
+        // A record without its Anonymous or Swap line is not known clean.
+        for cut in [
+            "Anonymous:             0 kB\n",
+            "Swap:                  0 kB\n",
+        ] {
+            let text = "5601000-5609000 r-xp 00001000 fe:00 42 /opt/holon\nRss: 4 kB\n";
+            assert!(clean_binary_mappings(&format!("{text}{cut}"), 0x5602000).is_empty());
+        }
+        // A header this cannot read takes the fields after it: the
+        // mapping above keeps its own.
+        let garbled = "\
+5609000-560a000 r--p 00009000 fe:00 42 /opt/holon
+Anonymous:             4 kB
+Swap:                  0 kB
+zz-yy r--p 00000000 fe:00 42 /opt/holon
+Anonymous:             0 kB
+Swap:                  0 kB
+5601000-5609000 r-xp 00001000 fe:00 42 /opt/holon
+Anonymous:             0 kB
+Swap:                  0 kB
+";
+        assert_eq!(
+            clean_binary_mappings(garbled, 0x5602000),
+            vec![(0x5601000, 0x5609000)]
+        );
     }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_binarys_code_is_found_and_its_relocated_data_is_not() {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let here = release_code_pages as *const () as usize;
+        let clean = clean_binary_mappings(&smaps, here);
+        assert!(
+            clean.iter().any(|(a, b)| (*a..*b).contains(&here)),
+            "{clean:x?}"
+        );
+        // The GOT this very process reached `read_to_string` through is
+        // relocated: its mapping holds pages of its own.
+        let got = std::ptr::addr_of!(RELOCATED) as usize;
+        assert!(
+            !clean.iter().any(|(a, b)| (*a..*b).contains(&got)),
+            "{clean:x?}"
+        );
+    }
+
+    /// A pointer in read-only data: relocated at start in a position-
+    /// independent binary, so it lives in the RELRO mapping.
+    static RELOCATED: &str = "relocated";
 
     #[test]
     fn releasing_the_code_pages_leaves_a_process_that_runs() {
