@@ -280,8 +280,8 @@ pub(crate) struct HostInner {
     pub(crate) turns_held: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
     pub(crate) ingress: Mutex<crate::model::trigger::IngressStatus>,
-    /// Told by each actor that has nothing left to do, and after each
-    /// request a client's connection served (`quiet`).
+    /// Told by each actor that has nothing left to do, after each request
+    /// a client's connection served, and when a subscriber goes (`quiet`).
     went_idle: Arc<Notify>,
     /// Every waiter is told whenever an actor settles (`until_idle`).
     went_idle_any: Notify,
