@@ -1,5 +1,6 @@
 //! Small formatting helpers shared by rows, the status line and overlays:
-//! durations, clock times of event timestamps, counts.
+//! durations, clock times of event timestamps, counts, a scheduler
+//! decision in words.
 
 /// `850 ms`, `12.3 s`, `2m 05s`, `1h 02m` (the presentation layer's form).
 pub fn duration(ms: u64) -> String {
@@ -53,6 +54,24 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// A scheduler decision kind as an operator reads it.
+pub fn decision_words(decision: crate::model::decision::SchedulerDecisionKind) -> &'static str {
+    use crate::model::decision::SchedulerDecisionKind as D;
+    match decision {
+        D::StartModelTurn => "to start a model turn",
+        D::ReduceMessageOnly => "to settle a message without a turn",
+        D::EmitSystemTick => "to emit a system tick",
+        D::WaitForTask => "to wait for a task",
+        D::WaitForExternalChange => "to wait for an external change",
+        D::WaitForTimer => "to wait for a timer",
+        D::WaitForOperator => "to wait for you",
+        D::Sleep => "to sleep",
+        D::StayIdle => "to stay idle",
+        D::Stop => "to hold (stopped)",
+        D::Noop => "to do nothing",
+    }
 }
 
 #[cfg(test)]

@@ -436,7 +436,7 @@ impl AgentView {
             let why = super::fmt::words(p.decision.reason.as_str());
             out.push(format!(
                 "The scheduler last decided {} because: {why}.",
-                decision_words(p.decision.kind.as_str())
+                super::fmt::decision_words(p.decision.kind)
             ));
         }
         // In plain words: what waits for the operator, what the agent
@@ -480,23 +480,5 @@ impl AgentView {
             out.push(format!("The last turn closed as {outcome}{tail}."));
         }
         out
-    }
-}
-
-/// A scheduler decision kind as an operator reads it.
-pub fn decision_words(decision: &str) -> &'static str {
-    match decision {
-        "StartModelTurn" => "to start a model turn",
-        "ReduceMessageOnly" => "to settle a message without a turn",
-        "EmitSystemTick" => "to emit a system tick",
-        "WaitForTask" => "to wait for a task",
-        "WaitForExternalChange" => "to wait for an external change",
-        "WaitForTimer" => "to wait for a timer",
-        "WaitForOperator" => "to wait for you",
-        "Sleep" => "to sleep",
-        "StayIdle" => "to stay idle",
-        "Stop" => "to hold (stopped)",
-        "Noop" => "to do nothing",
-        _ => "something this console does not know",
     }
 }
