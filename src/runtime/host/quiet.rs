@@ -75,7 +75,7 @@ pub(crate) fn release_idle_memory() {
 /// are released: a relocated or written page (RELRO, a debugger's
 /// breakpoint) would be lost, so a mapping with one is left alone.
 #[cfg(target_os = "linux")]
-pub(crate) fn release_code_pages() {
+fn release_code_pages() {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return;
     };
@@ -92,7 +92,7 @@ pub(crate) fn release_code_pages() {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn release_code_pages() {}
+fn release_code_pages() {}
 
 /// The mappings of the file that maps `addr` (the binary) that are
 /// read-only, private, and hold no page of their own (`Anonymous` and
