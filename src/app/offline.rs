@@ -14,8 +14,9 @@ use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
 };
 use crate::runtime::admission::admit_once;
-use crate::runtime::host::dispatch::operator_prompt;
-use crate::runtime::inspect::{agent_summary, events_page, AgentSummary};
+use crate::runtime::inspect::{agent_summary, AgentSummary};
+use crate::runtime::operator::operator_prompt;
+use crate::runtime::pages::{answer_reads, StoreReader};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
 use crate::store::{ReadCtx, Store};
 
@@ -84,15 +85,6 @@ impl OfflineClient {
         Ok(s)
     }
 
-    fn agent(&self, rx: &ReadCtx, agent_id: &str) -> Result<AgentRecord, ApiError> {
-        rx.agent::<AgentRecord>(agent_id)?.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::NotFound,
-                format!("no agent `{agent_id}`; list agents with `holon status`"),
-            )
-        })
-    }
-
     async fn answer(&self, request: Request) -> Result<Response, ApiError> {
         request.validate_ids()?;
         match request {
@@ -125,29 +117,11 @@ impl OfflineClient {
                     config_fingerprint: None,
                 }))
             }
-            Request::AgentsList {
-                limit,
-                cursor,
-                query,
-            } => {
-                let rx = self.store.read()?;
-                let page = crate::runtime::inspect::agents_page(
-                    &rx,
-                    limit,
-                    cursor.as_deref(),
-                    query.as_deref(),
-                    |a| self.summary(&rx, a),
-                )?;
-                Ok(Response::AgentsList(page))
-            }
-            Request::AgentStatus { agent_id } => {
-                let rx = self.store.read()?;
-                let agent = self.agent(&rx, &agent_id)?;
-                let mut s = self.summary(&rx, &agent)?;
-                let home = self.paths.agent_home(&agent_id);
-                crate::runtime::host::watch::name_guidance(&mut s, &home);
-                Ok(Response::AgentStatus(s))
-            }
+            Request::AgentsList { .. }
+            | Request::AgentStatus { .. }
+            | Request::AgentTranscript { .. }
+            | Request::EventsPage { .. }
+            | Request::ApprovalsList { .. } => answer_reads(self, request),
             Request::PromptSubmit {
                 agent_id,
                 text,
@@ -175,41 +149,29 @@ impl OfflineClient {
                 .await?;
                 Ok(Response::WorkItemCreate(record))
             }
-            Request::EventsPage {
-                agent_id,
-                from_seq,
-                limit,
-                kind,
-            } => {
-                let rx = self.store.read()?;
-                let page = events_page(&rx, &agent_id, from_seq, limit, kind.as_deref())?;
-                match page {
-                    Some(page) => Ok(Response::EventsPage(page)),
-                    None => Err(self.agent(&rx, &agent_id).err().unwrap_or_else(|| {
-                        ApiError::new(ErrorCode::NotFound, format!("no agent `{agent_id}`"))
-                    })),
-                }
-            }
-            Request::AgentTranscript { agent_id, limit } => {
-                let rx = self.store.read()?;
-                self.agent(&rx, &agent_id)?;
-                let page = crate::runtime::inspect::transcript_page(&rx, &agent_id, limit)?;
-                Ok(Response::AgentTranscript(page))
-            }
-            Request::ApprovalsList {
-                agent_id,
-                include_answered,
-            } => {
-                let rx = self.store.read()?;
-                let list = crate::runtime::approvals::ops::approvals_in(
-                    &rx,
-                    agent_id.as_deref(),
-                    include_answered,
-                )?;
-                Ok(Response::ApprovalsList(list))
-            }
             other => Err(needs_runtime(other.method())),
         }
+    }
+}
+
+impl StoreReader for OfflineClient {
+    fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn summarize(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
+        self.summary(rx, agent)
+    }
+
+    fn agent_home(&self, agent_id: &str) -> std::path::PathBuf {
+        self.paths.agent_home(agent_id)
+    }
+
+    fn no_agent(&self, agent_id: &str) -> ApiError {
+        ApiError::new(
+            ErrorCode::NotFound,
+            format!("no agent `{agent_id}`; list agents with `holon status`"),
+        )
     }
 }
 

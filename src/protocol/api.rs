@@ -346,6 +346,15 @@ fn workspace_dir(path: &str) -> Result<(), ApiError> {
 }
 
 impl Request {
+    /// The error of a request handed to an answerer of another domain: a
+    /// routing slip in the runtime, never the client's fault.
+    pub fn misrouted(&self) -> ApiError {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("`{}` reached an answerer of another domain", self.method()),
+        )
+    }
+
     /// Every id the request carries, checked against the documented rules
     /// before anything is read, created or written. Exhaustive: a new
     /// request fails to compile until its ids are considered.

@@ -2,7 +2,6 @@
 //! status`, built from current-state tables only. It never scans the event
 //! ledger: the event count is the agent's last `event_seq` (one lookup).
 
-pub use super::pages::{events_page, transcript_page};
 pub use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageView};
 
 use crate::model::agent::Budget;

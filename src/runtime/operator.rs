@@ -7,17 +7,19 @@ use std::path::PathBuf;
 
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
+use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::{ControlAction, ControlOutcome};
+use crate::protocol::{ApiError, ErrorCode, Request, Response, RetrievalStatus, TaskOutput};
 use crate::runtime::agent::agent_in;
 use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::{io_err, RuntimeHost};
 use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use crate::runtime::RuntimeError;
-use crate::store::{Provenance, StoreError};
+use crate::store::{Keyed, Provenance, ReadCtx, StoreError};
 
 /// How a task is stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,88 @@ pub enum StopHow {
 }
 
 impl RuntimeHost {
+    /// What an operator or a client asks of an agent's work: a prompt,
+    /// work items, commands and their tasks, and control actions.
+    pub(crate) async fn answer_operator(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::PromptSubmit {
+                agent_id,
+                text,
+                priority,
+                request_id,
+            } => {
+                let surface = DeliverySurface::HttpControlPrompt;
+                let req = operator_prompt(&agent_id, &text, priority, surface)?;
+                Ok(Response::PromptSubmit(
+                    self.submit_once(req, request_id).await?,
+                ))
+            }
+            Request::WorkItemCreate {
+                agent_id,
+                item,
+                request_id,
+            } => Ok(Response::WorkItemCreate(
+                self.create_work_item_once(&agent_id, item, request_id)
+                    .await?,
+            )),
+            Request::WorkItemPick {
+                agent_id,
+                work_item_id,
+            } => Ok(Response::WorkItemPick(
+                self.pick_work_item(&agent_id, &work_item_id).await?,
+            )),
+            Request::WorkItemUpdate { agent_id, update } => Ok(Response::WorkItemUpdate(
+                self.update_work_item(&agent_id, update).await?,
+            )),
+            Request::WorkItemComplete {
+                agent_id,
+                work_item_id,
+                note,
+            } => Ok(Response::WorkItemComplete(
+                self.complete_work_item(&agent_id, &work_item_id, note)
+                    .await?,
+            )),
+            Request::TaskRun { agent_id, cmd } => {
+                if cmd.trim().is_empty() {
+                    return Err(ApiError::new(
+                        ErrorCode::InvalidParams,
+                        "the command is empty",
+                    ));
+                }
+                Ok(Response::TaskRun(
+                    self.run_operator_command(&agent_id, &cmd).await?,
+                ))
+            }
+            Request::TaskStatus { agent_id, task_id } => Ok(Response::TaskStatus(task_in(
+                &self.store().read()?,
+                &agent_id,
+                &task_id,
+            )?)),
+            Request::TaskOutput {
+                agent_id,
+                task_id,
+                max_bytes,
+            } => {
+                let task = task_in(&self.store().read()?, &agent_id, &task_id)?;
+                Ok(Response::TaskOutput(task_output(task, max_bytes)))
+            }
+            Request::TaskInput {
+                agent_id,
+                task_id,
+                input,
+            } => Ok(Response::TaskInput(
+                self.task_input(&agent_id, &task_id, &input).await?,
+            )),
+            Request::TaskStop { agent_id, task_id } => Ok(Response::TaskStop(
+                self.stop_task(&agent_id, &task_id).await?,
+            )),
+            Request::Control { agent_id, action } => {
+                Ok(Response::Control(self.control(&agent_id, action).await?))
+            }
+            other => Err(other.misrouted()),
+        }
+    }
+
     pub async fn control(
         &self,
         agent_id: &str,
@@ -375,4 +459,60 @@ impl RuntimeHost {
         }
         self.inner.tasks.input(agent_id, task_id, text).await
     }
+}
+
+/// A task of an agent's, or what the client is told of a missing one.
+fn task_in(rx: &ReadCtx, agent_id: &str, task_id: &str) -> Result<TaskRecord, ApiError> {
+    rx.get(Keyed::Tasks, agent_id, task_id)?.ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::NotFound,
+            format!("no task `{task_id}` for agent `{agent_id}`"),
+        )
+    })
+}
+
+/// `task.output`: the tail of a task's output file, at most `max_bytes`
+/// (64 KiB unless asked, never over 1 MiB), ready once the task ended.
+fn task_output(task: TaskRecord, max_bytes: Option<u64>) -> TaskOutput {
+    let path = task
+        .detail
+        .as_ref()
+        .and_then(|d| d.get("output_path"))
+        .and_then(|p| p.as_str())
+        .map(PathBuf::from);
+    let max = max_bytes.unwrap_or(64 * 1024).min(1024 * 1024);
+    let (output, output_bytes, truncated) = path
+        .as_deref()
+        .map(|p| crate::runtime::command_tasks::read_tail(p, max))
+        .unwrap_or_default();
+    let retrieval_status = match task.status.is_terminal() {
+        true => RetrievalStatus::Success,
+        false => RetrievalStatus::NotReady,
+    };
+    TaskOutput {
+        task,
+        output,
+        output_bytes,
+        truncated,
+        retrieval_status,
+    }
+}
+
+/// An operator prompt from a client, refused when empty (the runtime and
+/// the offline client both admit through this).
+pub fn operator_prompt(
+    agent_id: &str,
+    text: &str,
+    priority: crate::model::message::Priority,
+    surface: DeliverySurface,
+) -> Result<AdmissionRequest, ApiError> {
+    if text.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidParams,
+            "the prompt is empty",
+        ));
+    }
+    Ok(AdmissionRequest::operator_prompt(
+        agent_id, text, priority, surface,
+    ))
 }

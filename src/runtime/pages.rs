@@ -1,9 +1,80 @@
-//! The pages clients read an agent's history in: its events
-//! (`events.page`) and its transcript (`agent.transcript`), read-only and
-//! bounded.
+//! What clients read from the store alone, the same whether a runtime
+//! runs or not: the pages of an agent's history (its events,
+//! `events.page`, and its transcript, `agent.transcript`), read-only and
+//! bounded, and the answers built on them that the runtime and the
+//! offline client share (`answer_reads`).
+
+use std::path::PathBuf;
 
 use crate::model::agent::AgentRecord;
-use crate::store::{Keyed, ReadCtx, StoreError};
+use crate::model::approval::{ApprovalRecord, ApprovalStatus};
+use crate::protocol::{AgentSummary, ApiError, Request, Response};
+use crate::store::{Index, Keyed, ReadCtx, Store, StoreError};
+
+/// Who answers the requests read from the store alone: the running
+/// runtime, or a one-shot command when none runs (`OfflineClient`). They
+/// differ only in how an agent is summarised (a runtime knows its
+/// providers) and in what a missing agent is told.
+pub trait StoreReader {
+    fn store(&self) -> &Store;
+    fn summarize(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError>;
+    fn agent_home(&self, agent_id: &str) -> PathBuf;
+    fn no_agent(&self, agent_id: &str) -> ApiError;
+}
+
+/// `agents.list`, `agent.status`, `agent.transcript`, `events.page` and
+/// `approvals.list`, answered from one read of the store. Any other
+/// request was routed here by mistake (`Request::misrouted`).
+pub fn answer_reads(reader: &impl StoreReader, request: Request) -> Result<Response, ApiError> {
+    let rx = reader.store().read()?;
+    let agent = |id: &str| -> Result<AgentRecord, ApiError> {
+        rx.agent::<AgentRecord>(id)?
+            .ok_or_else(|| reader.no_agent(id))
+    };
+    match request {
+        Request::AgentsList {
+            limit,
+            cursor,
+            query,
+        } => crate::runtime::inspect::agents_page(
+            &rx,
+            limit,
+            cursor.as_deref(),
+            query.as_deref(),
+            |a| reader.summarize(&rx, a),
+        )
+        .map(Response::AgentsList),
+        Request::AgentStatus { agent_id } => {
+            let mut s = reader.summarize(&rx, &agent(&agent_id)?)?;
+            let home = reader.agent_home(&agent_id);
+            crate::runtime::host::watch::name_guidance(&mut s, &home);
+            Ok(Response::AgentStatus(s))
+        }
+        Request::AgentTranscript { agent_id, limit } => {
+            agent(&agent_id)?;
+            Ok(Response::AgentTranscript(transcript_page(
+                &rx, &agent_id, limit,
+            )?))
+        }
+        Request::EventsPage {
+            agent_id,
+            from_seq,
+            limit,
+            kind,
+        } => events_page(&rx, &agent_id, from_seq, limit, kind.as_deref())?
+            .map(Response::EventsPage)
+            .ok_or_else(|| reader.no_agent(&agent_id)),
+        Request::ApprovalsList {
+            agent_id,
+            include_answered,
+        } => Ok(Response::ApprovalsList(approvals_in(
+            &rx,
+            agent_id.as_deref(),
+            include_answered,
+        )?)),
+        other => Err(other.misrouted()),
+    }
+}
 
 /// `events.page`: up to `limit` (at most `MAX_PAGE`) of `agent_id`'s
 /// events from `from_seq`, of one kind when given. `None` when there is no
@@ -73,4 +144,42 @@ pub fn transcript_page(
         entries,
         more,
     })
+}
+
+/// Pending approvals (all of them with `include_answered`, newest first),
+/// of one agent or of every agent, as a read snapshot holds them.
+pub fn approvals_in(
+    rx: &ReadCtx,
+    agent_id: Option<&str>,
+    include_answered: bool,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let agents: Vec<String> = match agent_id {
+        Some(a) => vec![a.to_owned()],
+        None => rx
+            .agents::<AgentRecord>()?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for a in agents {
+        let recs: Vec<ApprovalRecord> = if include_answered {
+            rx.list_recent(Keyed::Approvals, &a, 50)?
+        } else {
+            let ids = rx.index_list(Index::OpenApprovals, &a)?;
+            let mut v = Vec::with_capacity(ids.len());
+            for i in ids {
+                if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
+                    v.push(r);
+                }
+            }
+            v
+        };
+        out.extend(
+            recs.into_iter()
+                .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
+        );
+    }
+    out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
+    Ok(out)
 }

@@ -196,12 +196,12 @@ async fn a_prune_removes_only_what_nothing_needs_and_says_where_history_starts()
     assert_eq!(left.len(), queue.len() - gone);
     assert_eq!(main.queue_entries as usize, gone);
     // Paging from before the cut says so.
-    let page = holon::runtime::inspect::events_page(&rx, "main", 1, 10, None)
+    let page = holon::runtime::pages::events_page(&rx, "main", 1, 10, None)
         .unwrap()
         .unwrap();
     assert_eq!(page.pruned_before, Some(main.ledger_start));
     assert_eq!(page.events[0].event_seq, main.ledger_start);
-    let page = holon::runtime::inspect::events_page(&rx, "main", main.ledger_start, 10, None)
+    let page = holon::runtime::pages::events_page(&rx, "main", main.ledger_start, 10, None)
         .unwrap()
         .unwrap();
     assert_eq!(page.pruned_before, None, "no marker from the start on");

@@ -26,6 +26,7 @@ use crate::model::message::{
 use crate::model::usage::ToolCall;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::host::RuntimeHost;
@@ -147,6 +148,58 @@ fn pending(rec: &ApprovalRecord, agent: &AgentRecord) -> Result<(), StoreError> 
 }
 
 impl RuntimeHost {
+    /// `approval.approve` and `.deny`, the policies (`workspace.policy`,
+    /// `runtime.policy`) and a workspace's proposals (`proposal.show`,
+    /// `.adopt`); `approvals.list` is read from the store alone.
+    pub(crate) async fn answer_approvals(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::ApprovalApprove {
+                approval_id,
+                agent_id,
+                always,
+            } => {
+                let agent = self.approval_agent(agent_id, &approval_id)?;
+                Ok(Response::ApprovalApprove(
+                    self.approve(&agent, &approval_id, always).await?,
+                ))
+            }
+            Request::ApprovalDeny {
+                approval_id,
+                agent_id,
+                note,
+            } => {
+                let agent = self.approval_agent(agent_id, &approval_id)?;
+                Ok(Response::ApprovalDeny(
+                    self.deny(&agent, &approval_id, note).await?,
+                ))
+            }
+            Request::WorkspacePolicy {
+                agent_id,
+                workspace_id,
+                change,
+            } => Ok(Response::WorkspacePolicy(
+                self.set_workspace_policy(&agent_id, &workspace_id, change)
+                    .await?,
+            )),
+            Request::RuntimePolicy { change } => {
+                Ok(Response::RuntimePolicy(self.default_policy(change).await?))
+            }
+            Request::ProposalShow { workspace, kind } => Ok(Response::ProposalShow(
+                self.proposal(std::path::Path::new(&workspace), kind)?,
+            )),
+            Request::ProposalAdopt {
+                workspace,
+                kind,
+                digest,
+                approved,
+            } => Ok(Response::ProposalAdopt(
+                self.adopt_proposal(std::path::Path::new(&workspace), kind, &digest, approved)
+                    .await?,
+            )),
+            other => Err(other.misrouted()),
+        }
+    }
+
     /// The agent an approval belongs to: `agent_id` when given, else the
     /// one whose records hold the id.
     pub fn approval_agent(
@@ -556,7 +609,11 @@ impl RuntimeHost {
         include_answered: bool,
     ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
         let rx = self.inner.store.read()?;
-        Ok(approvals_in(&rx, agent_id, include_answered)?)
+        Ok(crate::runtime::pages::approvals_in(
+            &rx,
+            agent_id,
+            include_answered,
+        )?)
     }
 
     /// At start: a grant whose call's outcome never reached the agent (the
@@ -717,42 +774,4 @@ pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
             rec.tool_name, rec.summary, rec.why
         ),
     })
-}
-
-/// Pending approvals (all of them with `include_answered`, newest first),
-/// of one agent or of every agent, as a read snapshot holds them.
-pub fn approvals_in(
-    rx: &crate::store::ReadCtx,
-    agent_id: Option<&str>,
-    include_answered: bool,
-) -> Result<Vec<ApprovalRecord>, crate::store::StoreError> {
-    let agents: Vec<String> = match agent_id {
-        Some(a) => vec![a.to_owned()],
-        None => rx
-            .agents::<AgentRecord>()?
-            .into_iter()
-            .map(|a| a.id)
-            .collect(),
-    };
-    let mut out = Vec::new();
-    for a in agents {
-        let recs: Vec<ApprovalRecord> = if include_answered {
-            rx.list_recent(Keyed::Approvals, &a, 50)?
-        } else {
-            let ids = rx.index_list(Index::OpenApprovals, &a)?;
-            let mut v = Vec::with_capacity(ids.len());
-            for i in ids {
-                if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
-                    v.push(r);
-                }
-            }
-            v
-        };
-        out.extend(
-            recs.into_iter()
-                .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
-        );
-    }
-    out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
-    Ok(out)
 }

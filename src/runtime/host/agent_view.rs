@@ -1,20 +1,121 @@
-//! `agent.status` and `agent.state`: an agent's summary, and the
-//! coherent bootstrap a console follows its events from (the summary,
+//! The requests about one agent itself (`answer_agents`): creating and
+//! archiving it, its model, budget, display and skills, and `agent.state`,
+//! the coherent bootstrap a console follows its events from (the summary,
 //! closure, work items with their plans, tasks, last decision).
 
-use super::dispatch::not_found;
 use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
-use crate::protocol::{AgentState, ApiError, WorkItemEntry};
+use crate::protocol::views::BudgetAnswer;
+use crate::protocol::{
+    AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, WorkItemEntry,
+};
 use crate::runtime::inspect::AgentSummary;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.
 pub const PLAN_PREVIEW_CHARS: usize = 2000;
 
+/// The error of a missing agent or record, saying which.
+pub(super) fn not_found(what: &str) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, what.to_owned())
+}
+
 impl RuntimeHost {
+    /// The requests about one agent itself: `agent.create`, `.archive`,
+    /// `.state`, `.prompt`, `.display`, `.model`, `.budget` and
+    /// `skills.list` (`agent.status` is read from the store alone).
+    pub(super) async fn answer_agents(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::AgentCreate { agent_id, template } => {
+                let req = crate::runtime::agents::ops::NewAgent {
+                    agent_id: agent_id.clone(),
+                    template,
+                    ..Default::default()
+                };
+                self.create_named_agent(req).await?;
+                Ok(Response::AgentCreate(self.summary(&agent_id)?))
+            }
+            Request::AgentArchive { agent_id } => {
+                self.archive_agent(&agent_id, "operator").await?;
+                Ok(Response::AgentArchive(self.summary(&agent_id)?))
+            }
+            Request::SkillsList { agent_id } => {
+                let agent = self.inner.agent_record(&agent_id)?;
+                let catalog = self.skill_catalog(&agent)?;
+                Ok(Response::SkillsList(crate::runtime::agents::skills::views(
+                    &catalog,
+                    &agent.skills,
+                )))
+            }
+            Request::AgentState { agent_id } => {
+                Ok(Response::AgentState(self.agent_state(&agent_id)?))
+            }
+            Request::AgentPrompt { agent_id } => {
+                Ok(Response::AgentPrompt(self.prompt_preview(&agent_id).await?))
+            }
+            Request::AgentDisplay { agent_id, mode } => {
+                self.set_display_mode(&agent_id, mode).await?;
+                Ok(Response::AgentDisplay(self.summary(&agent_id)?))
+            }
+            Request::AgentModel {
+                agent_id,
+                model,
+                reasoning_effort,
+            } => {
+                let previous = self.set_model(&agent_id, model, reasoning_effort).await?;
+                Ok(Response::AgentModel(ModelChanged {
+                    agent: self.summary(&agent_id)?,
+                    previous_model_override: previous,
+                }))
+            }
+            Request::AgentBudget {
+                agent_id,
+                daily_usd,
+                daily_tokens,
+                clear,
+            } => {
+                let change = crate::runtime::budget::BudgetChange {
+                    daily_usd,
+                    daily_tokens,
+                    clear,
+                };
+                Ok(Response::AgentBudget(
+                    self.set_budget(agent_id, change).await?,
+                ))
+            }
+            other => Err(other.misrouted()),
+        }
+    }
+
+    /// `agent.budget`: the agent's own daily budget changed, then what
+    /// applies to it now and its spend today.
+    async fn set_budget(
+        &self,
+        agent_id: String,
+        change: crate::runtime::budget::BudgetChange,
+    ) -> Result<BudgetAnswer, ApiError> {
+        let (id, global) = (agent_id.clone(), self.inner.config.budget);
+        self.inner
+            .store
+            .write(move |tx| crate::runtime::budget::set_in(tx, &id, change, global))
+            .await
+            .map_err(crate::runtime::RuntimeError::from)?;
+        // A lower budget may already be reached: the agent's actor
+        // decides again.
+        self.wake(&agent_id);
+        let agent = self.inner.agent_record(&agent_id)?;
+        let today =
+            crate::runtime::inspect::usage_view(&agent, global, crate::now_ms()).map(|u| u.today);
+        Ok(BudgetAnswer {
+            agent_id,
+            own: agent.budget.into(),
+            applies: agent.budget.over(global).into(),
+            today,
+        })
+    }
+
     pub(super) fn summary(&self, agent_id: &str) -> Result<AgentSummary, ApiError> {
         let rx = self.store().read()?;
         let agent: AgentRecord = rx

@@ -11,7 +11,8 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
-use super::dispatch::{not_found, operator_prompt, SUBSCRIPTION_BUFFER};
+use super::agent_view::not_found;
+use super::dispatch::SUBSCRIPTION_BUFFER;
 use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
@@ -19,6 +20,7 @@ use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
     SubscriptionItem, MAX_PAGE,
 };
+use crate::runtime::operator::operator_prompt;
 use crate::store::{EventRecord, Store};
 
 /// Follow one agent's ledger from `from_seq` into `tx`, forever (until the

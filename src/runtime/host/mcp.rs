@@ -12,6 +12,7 @@ use super::RuntimeHost;
 use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::model::review::McpServerReview;
 use crate::protocol::events::{new_event, Event};
+use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store, StoreError};
 
@@ -197,6 +198,32 @@ async fn void_reviews(store: &Store, switch: &McpSwitch) -> Result<(), RuntimeEr
 }
 
 impl RuntimeHost {
+    /// `mcp.list`, `mcp.approve` and `mcp.disable`.
+    pub(super) async fn answer_mcp(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::McpList { workspace } => Ok(Response::McpList(
+                self.mcp_servers(workspace.as_deref().map(Path::new)),
+            )),
+            Request::McpApprove {
+                name,
+                workspace,
+                command_line,
+            } => Ok(Response::McpApprove(
+                self.mcp_approve(Path::new(&workspace), &name, command_line.as_deref())
+                    .await?,
+            )),
+            Request::McpDisable {
+                name,
+                workspace,
+                disabled,
+            } => Ok(Response::McpDisable(
+                self.mcp_disable(workspace.as_deref().map(Path::new), &name, disabled)
+                    .await?,
+            )),
+            other => Err(other.misrouted()),
+        }
+    }
+
     /// The MCP servers (reading `workspace`'s `.mcp.json` first, when
     /// given), their state and tools, and what the reviewer said of a
     /// project server's command line (`mcp.list`).

@@ -7,6 +7,12 @@ use crate::model::agent::AgentRecord;
 use crate::protocol::{ApiError, RuntimeStatus};
 
 impl RuntimeHost {
+    /// The model an agent's next turn uses (override, else this runtime's
+    /// default); `None` when none is configured.
+    fn effective_model(&self, agent: &AgentRecord) -> Option<String> {
+        Some((self.inner.config.provider)(agent).model_ref()).filter(|m| !m.is_empty())
+    }
+
     /// The runtime's status. While the store fails it still answers, with
     /// what it knows without the store and the failure named (a client
     /// must never mistake a failing runtime for no runtime).

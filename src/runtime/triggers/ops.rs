@@ -13,6 +13,7 @@ use crate::model::trigger::TriggerStatus;
 use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::{ApiError, ErrorCode, Request, Response};
 use crate::runtime::agent::agent_in;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::triggers::{satisfied_waits, ExternalTriggerRecord};
@@ -87,6 +88,34 @@ fn record_change(tx: &mut WriteCtx<'_>, agent_id: &str, event: Event) -> Result<
 }
 
 impl RuntimeHost {
+    /// `trigger.show`, `.rotate`, `.revoke` and `.deliver` (a delivery
+    /// from a client, with the token's check left to the listener).
+    pub(crate) async fn answer_triggers(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::TriggerShow { agent_id } => {
+                Ok(Response::TriggerShow(self.trigger_show(&agent_id).await?))
+            }
+            Request::TriggerRotate { agent_id } => Ok(Response::TriggerRotate(
+                self.trigger_rotate(&agent_id).await?,
+            )),
+            Request::TriggerRevoke { agent_id } => Ok(Response::TriggerRevoke(
+                self.trigger_revoke(&agent_id).await?,
+            )),
+            Request::TriggerDeliver { agent_id, meta } => {
+                let delivery = Delivery {
+                    meta,
+                    ..Default::default()
+                };
+                match self.trigger_deliver(&agent_id, None, delivery).await {
+                    Ok(receipt) => Ok(Response::TriggerDeliver(receipt)),
+                    Err(DeliveryError::Runtime(e)) => Err(e.into()),
+                    Err(e) => Err(ApiError::new(ErrorCode::InvalidParams, e.to_string())),
+                }
+            }
+            other => Err(other.misrouted()),
+        }
+    }
+
     /// Where the HTTP listener stands.
     pub fn ingress(&self) -> IngressStatus {
         self.inner.ingress()

@@ -18,6 +18,7 @@ use crate::model::workspace::WorkspaceBinding;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::agent::agent_in;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox;
@@ -37,6 +38,43 @@ fn event(tx: &mut WriteCtx<'_>, agent_id: &str, event: Event) -> Result<(), Stor
 }
 
 impl RuntimeHost {
+    /// `workspace.files`, `.list`, `.attach`, `.use` and `.detach`.
+    pub(crate) async fn answer_workspace(&self, request: Request) -> Result<Response, ApiError> {
+        match request {
+            Request::WorkspaceFiles { agent_id } => {
+                let root = PathBuf::from(self.inner.execution_of(&agent_id)?.execution_root);
+                let list = tokio::task::spawn_blocking(move || {
+                    crate::runtime::workspace::files::walk(
+                        &root,
+                        crate::runtime::workspace::files::MAX_LISTED,
+                    )
+                })
+                .await
+                .map_err(|e| RuntimeError::Io {
+                    what: "listing the workspace's files".into(),
+                    message: e.to_string(),
+                })?;
+                Ok(Response::WorkspaceFiles(list))
+            }
+            Request::WorkspaceList { agent_id } => {
+                Ok(Response::WorkspaceList(self.list_workspaces(&agent_id)?))
+            }
+            Request::WorkspaceAttach { agent_id, path } => Ok(Response::WorkspaceAttach(
+                self.attach_workspace(&agent_id, Path::new(&path)).await?,
+            )),
+            Request::WorkspaceUse { agent_id, target } => Ok(Response::WorkspaceUse(
+                self.use_workspace(&agent_id, target).await?,
+            )),
+            Request::WorkspaceDetach {
+                agent_id,
+                workspace_id,
+            } => Ok(Response::WorkspaceDetach(
+                self.detach_workspace(&agent_id, &workspace_id).await?,
+            )),
+            other => Err(other.misrouted()),
+        }
+    }
+
     /// Attach a directory (its git top-level when inside a repository)
     /// without making it active. Attaching twice returns the binding.
     pub async fn attach_workspace(
