@@ -317,6 +317,7 @@ pub mod approvals;
 pub mod attempt;
 pub mod context;
 mod describe;
+mod describe_turns;
 mod describe_waits;
 pub use describe_waits::review_words;
 pub mod latency;

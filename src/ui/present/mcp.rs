@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::describe::tool_hint;
+use super::describe_turns::tool_hint;
 use super::words::*;
 use super::OperatorEvent;
 use crate::model::mcp::{
