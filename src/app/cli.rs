@@ -200,39 +200,7 @@ pub enum Command {
     },
     /// Open the console on a running runtime (started with `holon
     /// --detach`). Closing it never stops the runtime.
-    Attach {
-        /// A runtime on another machine: a `[remotes.NAME]` by its name,
-        /// `ssh://[USER@]HOST[:PORT][/HOME]` (the operator's own ssh starts
-        /// `holon attach --stdio` there), or a listener, `wss://HOST:PORT`
-        /// with `--fingerprint` (`ws://` on loopback or a tailnet);
-        /// default: this home's control socket.
-        #[arg(value_name = "NAME | ssh://HOST | wss://HOST:PORT")]
-        target: Option<String>,
-        /// The bearer token file for a ws:// or wss:// target (default:
-        /// this home's run/remote-token).
-        #[arg(long, value_name = "FILE")]
-        token_file: Option<PathBuf>,
-        /// The certificate a wss:// target must present: `SHA256:…`, as
-        /// `holon remote-info` prints it on that machine.
-        #[arg(long, value_name = "SHA256:HEX")]
-        fingerprint: Option<String>,
-        /// The control socket (default: this home's).
-        #[arg(long, conflicts_with = "target")]
-        socket: Option<PathBuf>,
-        #[arg(long)]
-        agent: Option<String>,
-        /// No console: print events as text lines and send each line typed
-        /// as a prompt (for scripts and dumb terminals).
-        #[arg(long)]
-        plain: bool,
-        /// No console: carry the control socket over stdin and stdout (what
-        /// `holon attach ssh://` runs on the far side).
-        #[arg(
-            long,
-            conflicts_with_all = ["target", "plain", "agent", "token_file", "fingerprint"]
-        )]
-        stdio: bool,
-    },
+    Attach(AttachArgs),
     /// The runtime process: run it, start it in the background, stop it,
     /// inspect it.
     #[command(subcommand)]
@@ -873,4 +841,40 @@ pub(super) fn parse_days(s: &str) -> Result<u32, String> {
         ));
     }
     Ok(days)
+}
+
+/// Where `holon attach` opens the console, and how.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// A runtime on another machine: a `[remotes.NAME]` by its name,
+    /// `ssh://[USER@]HOST[:PORT][/HOME]` (the operator's own ssh starts
+    /// `holon attach --stdio` there), or a listener, `wss://HOST:PORT`
+    /// with `--fingerprint` (`ws://` on loopback or a tailnet);
+    /// default: this home's control socket.
+    #[arg(value_name = "NAME | ssh://HOST | wss://HOST:PORT")]
+    pub target: Option<String>,
+    /// The bearer token file for a ws:// or wss:// target (default:
+    /// this home's run/remote-token).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The certificate a wss:// target must present: `SHA256:…`, as
+    /// `holon remote-info` prints it on that machine.
+    #[arg(long, value_name = "SHA256:HEX")]
+    pub fingerprint: Option<String>,
+    /// The control socket (default: this home's).
+    #[arg(long, conflicts_with = "target")]
+    pub socket: Option<PathBuf>,
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// No console: print events as text lines and send each line typed
+    /// as a prompt (for scripts and dumb terminals).
+    #[arg(long)]
+    pub plain: bool,
+    /// No console: carry the control socket over stdin and stdout (what
+    /// `holon attach ssh://` runs on the far side).
+    #[arg(
+        long,
+        conflicts_with_all = ["target", "plain", "agent", "token_file", "fingerprint"]
+    )]
+    pub stdio: bool,
 }

@@ -116,6 +116,7 @@ mod proposal_cmd;
 pub mod providers;
 mod remote_cmd;
 pub mod remotes;
+mod route;
 pub mod run;
 mod store_cmd;
 pub mod stress;
@@ -129,12 +130,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::model::proposal::ProposalKind;
 use crate::runtime::admission::ensure_agent;
 use crate::store::{Store, StoreOptions};
-use cli::{
-    Cli, Command, DaemonCommand, DebugCommand, HooksCommand, McpCommand, StoreCommand, WorkCommand,
-};
+use cli::{Cli, Command, DaemonCommand, DebugCommand};
 use config::{Config, Env};
 use paths::Paths;
 
@@ -239,41 +237,6 @@ pub struct HeldByRuntime;
 impl std::fmt::Display for HeldByRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a runtime holds the store and answers on the socket")
-    }
-}
-
-/// The command's name, without its arguments.
-fn command_name(command: &Option<Command>) -> &'static str {
-    match command {
-        None => "console",
-        Some(Command::Status { .. }) => "status",
-        Some(Command::Models { .. }) => "models",
-        Some(Command::Usage { .. }) => "usage",
-        Some(Command::Send(_)) => "send",
-        Some(Command::Events(_)) => "events",
-        Some(Command::Transcript { .. }) => "transcript",
-        Some(Command::Doctor { .. }) => "doctor",
-        Some(Command::RemoteInfo { .. }) => "remote-info",
-        Some(Command::Remotes(_)) => "remotes",
-        Some(Command::Login { .. }) => "login",
-        Some(Command::Logout { .. }) => "logout",
-        Some(Command::Tail { .. }) => "tail",
-        Some(Command::Run(_)) => "run",
-        Some(Command::Work(_)) => "work",
-        Some(Command::Workspace(_)) => "workspace",
-        Some(Command::Trigger(_)) => "trigger",
-        Some(Command::Agent(_)) => "agent",
-        Some(Command::Skills(_)) => "skills",
-        Some(Command::Approvals { .. }) => "approvals",
-        Some(Command::Approve { .. }) => "approve",
-        Some(Command::Policy { .. }) => "policy",
-        Some(Command::Deny { .. }) => "deny",
-        Some(Command::Attach { .. }) => "attach",
-        Some(Command::Daemon(_)) => "daemon",
-        Some(Command::Store(_)) => "store",
-        Some(Command::Mcp(_)) => "mcp",
-        Some(Command::Hooks(_)) => "hooks",
-        Some(Command::Debug(_)) => "debug",
     }
 }
 
@@ -427,7 +390,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     // Prompts and objectives are the operator's words: only the command's
     // name is logged at info, the arguments at debug.
-    tracing::info!(command = command_name(&cli.command), home = ?paths.home, "holon starting");
+    tracing::info!(command = route::command_name(&cli.command), home = ?paths.home, "holon starting");
     tracing::debug!(command = ?cli.command, "command line");
     let ctx = Context { paths, config };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -444,234 +407,6 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         if detach {
             return daemon::detach_here(&ctx, &cli::AccessArgs::default()).await;
         }
-        match cli.command {
-            None => {
-                use std::io::IsTerminal;
-                let terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-                if terminal && dumb_terminal() {
-                    eprintln!(
-                        "holon: this terminal (TERM=dumb) cannot draw the console; here is the \
-                         overview. `holon --detach`, then `holon attach --plain`, follows an \
-                         agent line by line"
-                    );
-                }
-                if terminal && !dumb_terminal() {
-                    console::open(&ctx, screen).await
-                } else {
-                    commands::overview(&ctx).await
-                }
-            }
-            Some(Command::Status { json, all: true }) => remote_cmd::status_all(&ctx, json).await,
-            Some(Command::Status { json, .. }) => commands::status(&ctx, json).await,
-            Some(Command::Models { json }) => usage_cmd::models(&ctx, json).await,
-            Some(Command::Usage { agent, since, json }) => {
-                usage_cmd::usage(&ctx, agent, since, json).await
-            }
-            Some(Command::Send(args)) => commands::send(&ctx, args).await,
-            Some(Command::Events(args)) => commands::events(&ctx, args).await,
-            Some(Command::Transcript { agent, limit, json }) => {
-                transcript_cmd::transcript(&ctx, agent, limit, json).await
-            }
-            Some(Command::Tail { agent }) => transcript_cmd::tail(&ctx, agent).await,
-            Some(Command::Doctor { json }) => doctor::doctor(&ctx, json).await,
-            Some(Command::RemoteInfo { json }) => remote_cmd::remote_info(&ctx, json).await,
-            Some(Command::Remotes(what)) => remote_cmd::remotes(&ctx, what),
-            Some(Command::Login { provider }) => login::login(&ctx, &provider).await,
-            Some(Command::Logout { provider }) => login::logout(&ctx, &provider),
-            Some(Command::Run(args)) => run::run(&ctx, args).await,
-            Some(Command::Work(WorkCommand::Add {
-                objective,
-                agent,
-                json,
-            })) => commands::work_add(&ctx, objective, agent, json).await,
-            Some(Command::Workspace(cmd)) => workspace_cmd::run(&ctx, cmd).await,
-            Some(Command::Trigger(cmd)) => trigger_cmd::run(&ctx, cmd).await,
-            Some(Command::Agent(cmd)) => agent_cmd::run(&ctx, cmd).await,
-            Some(Command::Skills(cmd)) => agent_cmd::skills(&ctx, cmd).await,
-            Some(Command::Approvals {
-                what:
-                    Some(cli::ApprovalsCommand::Audit {
-                        since,
-                        verdict,
-                        agent,
-                        json,
-                    }),
-                ..
-            }) => approval_cmd::audit(&ctx, agent, since, verdict, json).await,
-            Some(Command::Approvals {
-                what: None,
-                agent,
-                all,
-                json,
-            }) => approval_cmd::list(&ctx, agent, all, json).await,
-            Some(Command::Policy {
-                what: Some(cli::PolicyCommand::Rules(opts)),
-                ..
-            }) => approval_cmd::rules(&ctx, &opts).await,
-            Some(Command::Policy {
-                what: Some(cli::PolicyCommand::Proposal(args)),
-                ..
-            }) => proposal_cmd::show(&ctx, ProposalKind::Policy, &args).await,
-            Some(Command::Policy {
-                what: Some(cli::PolicyCommand::Adopt(args)),
-                ..
-            }) => proposal_cmd::adopt(&ctx, ProposalKind::Policy, &args).await,
-            Some(Command::Hooks(HooksCommand::Proposal(args))) => {
-                proposal_cmd::show(&ctx, ProposalKind::Hooks, &args).await
-            }
-            Some(Command::Hooks(HooksCommand::Adopt(args))) => {
-                proposal_cmd::adopt(&ctx, ProposalKind::Hooks, &args).await
-            }
-            Some(Command::Policy { change, json, .. }) => {
-                approval_cmd::default_policy(&ctx, &change, json).await
-            }
-            Some(Command::Approve {
-                approval_id,
-                always,
-                agent,
-                json,
-            }) => approval_cmd::approve(&ctx, approval_id, always, agent, json).await,
-            Some(Command::Deny {
-                approval_id,
-                note,
-                agent,
-                json,
-            }) => approval_cmd::deny(&ctx, approval_id, note, agent, json).await,
-            Some(Command::Daemon(DaemonCommand::Run { mode, access })) => {
-                daemon::run(&ctx, &mode, &access).await
-            }
-            Some(Command::Daemon(DaemonCommand::Start(access))) => {
-                daemon::detach(&ctx, &access).await
-            }
-            Some(Command::Daemon(DaemonCommand::Restart(access))) => {
-                daemon::restart(&ctx, &access).await
-            }
-            Some(Command::Daemon(DaemonCommand::Stop)) => daemon::stop(&ctx).await,
-            Some(Command::Daemon(DaemonCommand::Status { json })) => {
-                daemon::status(&ctx, json).await
-            }
-            Some(Command::Daemon(DaemonCommand::Logs { lines })) => daemon::logs(&ctx, lines),
-            Some(Command::Attach {
-                target,
-                token_file,
-                fingerprint,
-                socket,
-                agent,
-                plain,
-                stdio,
-            }) => {
-                if stdio {
-                    let socket = socket.unwrap_or_else(|| ctx.paths.socket_path());
-                    crate::ui::ssh::serve_stdio(&socket).await?;
-                    // Leave now: the read of stdin blocks a thread nothing
-                    // can cancel, and the far console must see the link end
-                    // (to reconnect) as soon as the runtime's socket does.
-                    std::process::exit(0);
-                }
-                let endpoint =
-                    access::attach_endpoint(&ctx, target, token_file, socket, fingerprint)?;
-                if !plain && dumb_terminal() {
-                    eprintln!(
-                        "holon: this terminal (TERM=dumb) cannot draw the console; following \
-                         the agent line by line (--plain)"
-                    );
-                }
-                if plain || dumb_terminal() {
-                    commands::attach(&ctx, endpoint, agent).await
-                } else {
-                    console::attach_console(&ctx, endpoint, agent, screen).await
-                }
-            }
-            Some(Command::Hooks(HooksCommand::List { json })) => hooks_cmd::hooks_list(&ctx, json),
-            Some(Command::Hooks(HooksCommand::Test {
-                event,
-                name,
-                input,
-                json,
-            })) => hooks_cmd::hooks_test(&ctx, &event, name, input, json).await,
-            Some(Command::Mcp(McpCommand::List { dir, json })) => {
-                mcp_cmd::mcp_list(&ctx, dir, json).await
-            }
-            Some(Command::Mcp(McpCommand::Approve {
-                name,
-                dir,
-                expect,
-                json,
-            })) => mcp_cmd::mcp_approve(&ctx, &name, dir, expect, json).await,
-            Some(Command::Mcp(McpCommand::Disable { name, dir, json })) => {
-                mcp_cmd::mcp_switch(&ctx, &name, dir, true, json).await
-            }
-            Some(Command::Mcp(McpCommand::Enable { name, dir, json })) => {
-                mcp_cmd::mcp_switch(&ctx, &name, dir, false, json).await
-            }
-            Some(Command::Store(StoreCommand::Compact { json })) => {
-                store_cmd::store_compact(&ctx, json).await
-            }
-            Some(Command::Store(StoreCommand::Verify { path, json })) => {
-                store_cmd::store_verify(&ctx, path, json).await
-            }
-            Some(Command::Store(StoreCommand::Backup { path, json })) => {
-                store_cmd::store_backup(&ctx, path, json).await
-            }
-            Some(Command::Store(StoreCommand::Salvage { broken, out, json })) => {
-                store_cmd::store_salvage(&broken, &out, json).await
-            }
-            Some(Command::Store(StoreCommand::Prune {
-                older_than,
-                dry_run,
-                json,
-            })) => store_cmd::store_prune(&ctx, older_than, dry_run, json).await,
-            Some(Command::Store(StoreCommand::Stats { json })) => {
-                store_cmd::store_stats(&ctx, json).await
-            }
-            Some(Command::Debug(DebugCommand::ExportFixture { agent, dir })) => {
-                debug::export(&ctx, agent, &dir).await
-            }
-            Some(Command::Debug(DebugCommand::Replay { dir, input })) => debug::replay(&dir, input),
-            Some(Command::Debug(DebugCommand::Latency { agent, turns, json })) => {
-                debug::latency(&ctx, agent, turns, json).await
-            }
-            Some(Command::Debug(DebugCommand::Prompt {
-                agent,
-                json,
-                summary,
-            })) => debug::prompt(&ctx, agent, json, summary).await,
-            #[cfg(feature = "bench")]
-            Some(Command::Debug(DebugCommand::Bench(args))) => bench::run(args).await,
-            Some(Command::Debug(DebugCommand::Life {
-                agents,
-                days,
-                retain_days,
-                dir,
-                json,
-            })) => {
-                let args = life::LifeArgs {
-                    agents,
-                    days,
-                    retain_days,
-                    dir,
-                };
-                let report = life::simulate(&args, |m| {
-                    if !json {
-                        say!("{}", m.line());
-                    }
-                })
-                .await?;
-                match json {
-                    true => say!("{}", serde_json::to_string_pretty(&report)?),
-                    false => say!(
-                        "{} agents, {} days, {} prompts in {:.0} s",
-                        args.agents,
-                        args.days,
-                        report.prompts,
-                        report.wall_secs
-                    ),
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(Command::Debug(DebugCommand::AppendStress { in_flight, count })) => {
-                stress::append_stress(&ctx, in_flight, count).await
-            }
-        }
+        route::command(&ctx, cli.command, screen).await
     })
 }
