@@ -36,105 +36,20 @@ impl Conversation {
             | K::MessageProcessingStarted(_)
             | K::MessageProcessed(_)
             | K::MessageAborted(_)
-            | K::MessageDropped(_) => {
-                if let Some(m) = &message_id {
-                    let runs_now = matches!(typed, K::MessageInterjected(_));
-                    self.prompt_taken_up(m, runs_now);
-                }
-                // Something joined the waiting turn: it goes on.
-                if let (K::MessageInterjected(p), Some(t)) = (typed, self.turn.as_mut()) {
-                    if p.detail.run_id.is_some() && p.detail.run_id == t.run_id {
-                        t.awaiting = false;
-                        self.mark_answerable();
-                    }
-                }
-                self.generic(op);
-            }
-            K::MessageRejected(_) => {
-                let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
-                let kind = RowKind::Alert {
-                    summary: op.summary.clone(),
-                    detail,
-                    message_id: None,
-                };
-                self.push(kind, min_mode(op).unwrap_or(DisplayMode::Info));
-            }
+            | K::MessageDropped(_) => self.message_moved(typed, message_id.as_deref(), op),
+            K::MessageRejected(_) => self.rejected(op),
             K::RuntimeError(_) => self.alert(message_id, op, None),
             K::BriefCreated(p) => return self.brief(p, message_id, op),
-            K::ApprovalRequested(p) => {
-                let i = self.push(
-                    RowKind::Approval(attention::approval_row(&p.approval)),
-                    DisplayMode::Info,
-                );
-                self.rows[i].message_id = message_id;
-                self.mark_answerable();
-                return Applied {
-                    attention: true,
-                    settled: false,
-                };
-            }
+            K::ApprovalRequested(p) => return self.approval_requested(p, message_id),
             K::ApprovalGranted(p) | K::ApprovalDenied(p) => return self.approval_answered(p),
-            K::ApprovalReviewed(p) => {
-                // The reviewer's word beside the request it is about.
-                let a = &p.approval;
-                let pending = a.status == crate::model::approval::ApprovalStatus::Pending;
-                let words =
-                    (a.review.as_ref()).map(|r| crate::ui::present::review_words(r, pending));
-                if let Some(row) = self
-                    .rows
-                    .iter_mut()
-                    .rev()
-                    .find(|r| matches!(r.kind(), RowKind::Approval(x) if x.id == a.id))
-                {
-                    if let RowKind::Approval(x) = row.kind_mut() {
-                        x.review = words;
-                    }
-                }
-            }
+            K::ApprovalReviewed(p) => self.approval_reviewed(p),
             K::TaskCreated(p) => self.task_created(&p.task, operator_task),
             K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
-            K::ToolStarted(p) => {
-                self.set_activity(op);
-                if let Some(t) = self.turn.as_mut() {
-                    t.tool = Some((p.call_id.clone(), op.summary.clone()));
-                }
-            }
-            K::ToolExecuted(p) => {
-                // A call approved after its turn ended is not this turn's
-                // activity.
-                let ours = self
-                    .turn
-                    .as_ref()
-                    .is_some_and(|t| t.run_id.as_deref() == Some(p.run_id.as_str()));
-                if ours {
-                    self.set_activity(op);
-                }
-                self.tool_executed(p, op);
-            }
-            K::AssistantRoundRecorded(p) => {
-                self.set_activity(op);
-                self.close_stream(&p.run_id, p.text_chars, p.attempt);
-                if let Some(thinking) = crate::ui::present::reasoning_row(p) {
-                    self.generic(&thinking);
-                }
-                let i = self.generic(op);
-                if let (Some(i), false) = (i, p.text_preview.trim().is_empty()) {
-                    self.progress.push((message_id, i));
-                }
-            }
+            K::ToolStarted(p) => self.tool_started(p, op),
+            K::ToolExecuted(p) => self.tool_done(p, op),
+            K::AssistantRoundRecorded(p) => self.round_recorded(p, message_id, op),
             K::TurnStarted(p) => self.turn_started(e, p, message_id, op),
-            K::TurnAwaitingApproval(p) => {
-                if let Some(t) = self
-                    .turn
-                    .as_mut()
-                    .filter(|t| t.run_id.as_ref() == Some(&p.run_id))
-                {
-                    t.awaiting = true;
-                }
-                // The keys answer what the turn waits for.
-                self.mark_answerable();
-                self.generic(op);
-            }
+            K::TurnAwaitingApproval(p) => self.turn_awaiting(p, op),
             K::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
                     t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;
@@ -142,14 +57,7 @@ impl Conversation {
                 self.generic(op);
             }
             K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
-            K::ContextCompactionStarted(p) => {
-                // One still open never ended (its turn went on without a
-                // summary, or the runtime stopped).
-                self.end_compaction("Context compaction ended without a new summary");
-                self.set_activity(op);
-                self.push(RowKind::Event(op.clone()), DisplayMode::Info);
-                self.compacting = Some(p.run_id.clone());
-            }
+            K::ContextCompactionStarted(p) => self.compaction_started(p, op),
             K::ContextCompacted(p) => self.compacted(p, op),
             // Everything else is a presented row when a display mode
             // shows it (`min_mode`), and nothing to merge.
@@ -216,6 +124,131 @@ impl Conversation {
             }
         }
         Applied::default()
+    }
+
+    /// A message was taken up, joined the running turn, or ended: an
+    /// operator prompt of it leaves the queue.
+    fn message_moved(&mut self, typed: &Event, message_id: Option<&str>, op: &OperatorEvent) {
+        if let Some(m) = message_id {
+            let runs_now = matches!(typed, Event::MessageInterjected(_));
+            self.prompt_taken_up(m, runs_now);
+        }
+        // Something joined the waiting turn: it goes on.
+        if let (Event::MessageInterjected(p), Some(t)) = (typed, self.turn.as_mut()) {
+            if p.detail.run_id.is_some() && p.detail.run_id == t.run_id {
+                t.awaiting = false;
+                self.mark_answerable();
+            }
+        }
+        self.generic(op);
+    }
+
+    /// A refused message: an alert quoting what was refused.
+    fn rejected(&mut self, op: &OperatorEvent) {
+        let detail = op.body.iter().map(|b| format!("“{b}”")).collect();
+        let kind = RowKind::Alert {
+            summary: op.summary.clone(),
+            detail,
+            message_id: None,
+        };
+        self.push(kind, min_mode(op).unwrap_or(DisplayMode::Info));
+    }
+
+    /// A call waits for the operator: its row, answerable at a key.
+    fn approval_requested(
+        &mut self,
+        p: &ev::ApprovalChanged,
+        message_id: Option<String>,
+    ) -> Applied {
+        let i = self.push(
+            RowKind::Approval(attention::approval_row(&p.approval)),
+            DisplayMode::Info,
+        );
+        self.rows[i].message_id = message_id;
+        self.mark_answerable();
+        Applied {
+            attention: true,
+            settled: false,
+        }
+    }
+
+    /// The reviewer's word, beside the request it is about.
+    fn approval_reviewed(&mut self, p: &ev::ApprovalChanged) {
+        let a = &p.approval;
+        let pending = a.status == ApprovalStatus::Pending;
+        let words = (a.review.as_ref()).map(|r| crate::ui::present::review_words(r, pending));
+        if let Some(row) = self
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| matches!(r.kind(), RowKind::Approval(x) if x.id == a.id))
+        {
+            if let RowKind::Approval(x) = row.kind_mut() {
+                x.review = words;
+            }
+        }
+    }
+
+    /// A tool runs: the turn's activity says which.
+    fn tool_started(&mut self, p: &ev::ToolStarted, op: &OperatorEvent) {
+        self.set_activity(op);
+        if let Some(t) = self.turn.as_mut() {
+            t.tool = Some((p.call_id.clone(), op.summary.clone()));
+        }
+    }
+
+    /// A tool's result; the turn's activity only when the call is the
+    /// running turn's (one approved after its turn ended is not).
+    fn tool_done(&mut self, p: &ev::ToolExecuted, op: &OperatorEvent) {
+        let ours = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.run_id.as_deref() == Some(p.run_id.as_str()));
+        if ours {
+            self.set_activity(op);
+        }
+        self.tool_executed(p, op);
+    }
+
+    /// The model's round: its streamed text closed, its reasoning and its
+    /// words as rows (text the prompt's answer may point at).
+    fn round_recorded(
+        &mut self,
+        p: &ev::AssistantRoundRecorded,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) {
+        self.set_activity(op);
+        self.close_stream(&p.run_id, p.text_chars, p.attempt);
+        if let Some(thinking) = crate::ui::present::reasoning_row(p) {
+            self.generic(&thinking);
+        }
+        let i = self.generic(op);
+        if let (Some(i), false) = (i, p.text_preview.trim().is_empty()) {
+            self.progress.push((message_id, i));
+        }
+    }
+
+    /// The turn waits for an answer; the keys answer what it waits for.
+    fn turn_awaiting(&mut self, p: &ev::TurnAwaitingApproval, op: &OperatorEvent) {
+        if let Some(t) = self
+            .turn
+            .as_mut()
+            .filter(|t| t.run_id.as_ref() == Some(&p.run_id))
+        {
+            t.awaiting = true;
+        }
+        self.mark_answerable();
+        self.generic(op);
+    }
+
+    /// A compaction began; one still open never ended (its turn went on
+    /// without a summary, or the runtime stopped).
+    fn compaction_started(&mut self, p: &ev::ContextCompactionStarted, op: &OperatorEvent) {
+        self.end_compaction("Context compaction ended without a new summary");
+        self.set_activity(op);
+        self.push(RowKind::Event(op.clone()), DisplayMode::Info);
+        self.compacting = Some(p.run_id.clone());
     }
 
     /// An operator prompt joined the queue: in line until its turn takes
