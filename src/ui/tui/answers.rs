@@ -29,52 +29,12 @@ pub(super) fn answered(
                     .note(format!("The display mode was not saved: {e}"), Tone::Error);
             }
         }
-        Pending::Model => match result.and_then(Response::take::<ModelChanged>) {
-            Ok(changed) => {
-                state.agent.apply_summary(&changed.agent, false);
-                let now = state
-                    .agent
-                    .model
-                    .clone()
-                    .unwrap_or_else(|| "the runtime default".into());
-                let was = changed
-                    .previous_model_override
-                    .unwrap_or_else(|| "the runtime default".into());
-                state.conversation.note(
-                    format!("Model: {now} (was {was}); it applies from the next turn."),
-                    Tone::Ok,
-                );
-            }
-            Err(e) => state.conversation.note(
-                format!("The model was not changed: {}", e.message),
-                Tone::Error,
-            ),
-        },
+        Pending::Model => model_changed(state, result.and_then(Response::take)),
         // Quitting: the turn is aborted (or had already ended); go.
         Pending::Control(crate::protocol::ControlAction::Abort) if state.quit_after_abort => {
             fx.push(Effect::Quit)
         }
-        Pending::Control(action) => match result.and_then(Response::take::<ControlOutcome>) {
-            Ok(outcome) => {
-                let what = super::commands::control_done(action);
-                // The runtime's note explains; one that only repeats the
-                // label is not said twice.
-                let note = Some(outcome.note.trim())
-                    .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case(what))
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default();
-                let (from, to) = (outcome.from.as_str(), outcome.to.as_str());
-                let change = match from != to {
-                    true => format!(" ({} → {})", from.replace('_', " "), to.replace('_', " ")),
-                    false => String::new(),
-                };
-                state
-                    .conversation
-                    .note(format!("{what}{change}{note}"), Tone::Ok);
-                refresh(state, fx);
-            }
-            Err(e) => state.conversation.note(e.message, Tone::Error),
-        },
+        Pending::Control(action) => controlled(state, action, result.and_then(Response::take), fx),
         Pending::AgentCreate => match result.and_then(Response::take::<AgentSummary>) {
             Ok(created) => {
                 let name = created.id;
@@ -99,24 +59,7 @@ pub(super) fn answered(
                 .conversation
                 .note(format!("cannot show {name}: {}", e.message), Tone::Error),
         },
-        Pending::WorkspaceUse => match result.and_then(Response::take::<UseOutcome>) {
-            Ok(out) => {
-                state.agent.execution = Some(out.execution.clone());
-                if let Some(note) = out.note {
-                    state.conversation.note(note, Tone::Info);
-                }
-                for w in out.retained {
-                    let kept = format!(
-                        "Kept worktree {} (branch {}): it has changes to review.",
-                        w.worktree_path, w.worktree_branch
-                    );
-                    state.conversation.note(kept, Tone::Info);
-                }
-            }
-            Err(e) => state
-                .conversation
-                .note(format!("/workspace use: {}", e.message), Tone::Error),
-        },
+        Pending::WorkspaceUse => workspace_used(state, result.and_then(Response::take)),
         Pending::Context => match result.and_then(Response::take::<PromptPreview>) {
             Ok(p) => state.conversation.note(context::summary(&p), Tone::Info),
             Err(e) => state
@@ -143,45 +86,9 @@ pub(super) fn answered(
                 .conversation
                 .note(format!("/trigger: {}", e.message), Tone::Error),
         },
-        Pending::Mcp => {
-            match result.and_then(Response::take::<Vec<crate::model::mcp::McpServerInfo>>) {
-                Ok(servers) if servers.is_empty() => state.conversation.note(
-                    "No MCP servers are configured ([mcp_servers.NAME] in config.toml).",
-                    Tone::Info,
-                ),
-                Ok(servers) => {
-                    let text: Vec<String> = servers
-                        .iter()
-                        .flat_map(crate::ui::present::mcp::lines)
-                        .collect();
-                    state.conversation.note(text.join("\n"), Tone::Info)
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/mcp: {}", e.message), Tone::Error),
-            }
-        }
-        Pending::WorkspaceAttach | Pending::WorkspaceDetach => {
-            let verb = match pending {
-                Pending::WorkspaceAttach => "attach",
-                _ => "detach",
-            };
-            match result.and_then(Response::take::<WorkspaceBinding>) {
-                Ok(b) => {
-                    let (id, anchor) = (&b.workspace_id, &b.anchor);
-                    let text = match verb {
-                        "attach" => {
-                            format!("Attached {anchor} as {id}; `/workspace use {id}` works there.")
-                        }
-                        _ => format!("Detached {id} ({anchor}); nothing on disk was touched."),
-                    };
-                    state.conversation.note(text, Tone::Ok);
-                }
-                Err(e) => state
-                    .conversation
-                    .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
-            }
-        }
+        Pending::Mcp => mcp_listed(state, result.and_then(Response::take)),
+        Pending::WorkspaceAttach => bound(state, "attach", result.and_then(Response::take)),
+        Pending::WorkspaceDetach => bound(state, "detach", result.and_then(Response::take)),
         Pending::WorkCreate => match result.and_then(Response::take::<WorkItemRecord>) {
             Ok(w) => {
                 let text = format!("Work item added: {} ({}).", w.objective, w.id);
@@ -200,5 +107,121 @@ pub(super) fn answered(
         | Pending::Older { .. }
         | Pending::Refresh
         | Pending::Overlay(_) => {}
+    }
+}
+
+/// `/model`: the model now and before, from the next turn.
+fn model_changed(state: &mut State, result: Result<ModelChanged, ApiError>) {
+    match result {
+        Ok(changed) => {
+            state.agent.apply_summary(&changed.agent, false);
+            let now = state
+                .agent
+                .model
+                .clone()
+                .unwrap_or_else(|| "the runtime default".into());
+            let was = changed
+                .previous_model_override
+                .unwrap_or_else(|| "the runtime default".into());
+            state.conversation.note(
+                format!("Model: {now} (was {was}); it applies from the next turn."),
+                Tone::Ok,
+            );
+        }
+        Err(e) => state.conversation.note(
+            format!("The model was not changed: {}", e.message),
+            Tone::Error,
+        ),
+    }
+}
+
+/// A control action done: what it did, the status it moved between, and
+/// the runtime's note when that says more than the label.
+fn controlled(
+    state: &mut State,
+    action: crate::protocol::ControlAction,
+    result: Result<ControlOutcome, ApiError>,
+    fx: &mut Vec<Effect>,
+) {
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => return state.conversation.note(e.message, Tone::Error),
+    };
+    let what = super::commands::control_done(action);
+    let note = Some(outcome.note.trim())
+        .filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case(what))
+        .map(|n| format!(": {n}"))
+        .unwrap_or_default();
+    let (from, to) = (outcome.from.as_str(), outcome.to.as_str());
+    let change = match from != to {
+        true => format!(" ({} → {})", from.replace('_', " "), to.replace('_', " ")),
+        false => String::new(),
+    };
+    state
+        .conversation
+        .note(format!("{what}{change}{note}"), Tone::Ok);
+    refresh(state, fx);
+}
+
+/// `/workspace use`: where the agent works now, and each worktree kept
+/// for review.
+fn workspace_used(state: &mut State, result: Result<UseOutcome, ApiError>) {
+    let out = match result {
+        Ok(out) => out,
+        Err(e) => {
+            let text = format!("/workspace use: {}", e.message);
+            return state.conversation.note(text, Tone::Error);
+        }
+    };
+    state.agent.execution = Some(out.execution.clone());
+    if let Some(note) = out.note {
+        state.conversation.note(note, Tone::Info);
+    }
+    for w in out.retained {
+        let kept = format!(
+            "Kept worktree {} (branch {}): it has changes to review.",
+            w.worktree_path, w.worktree_branch
+        );
+        state.conversation.note(kept, Tone::Info);
+    }
+}
+
+/// `/mcp`: each server and its tools, or that none is configured.
+fn mcp_listed(state: &mut State, result: Result<Vec<crate::model::mcp::McpServerInfo>, ApiError>) {
+    match result {
+        Ok(servers) if servers.is_empty() => state.conversation.note(
+            "No MCP servers are configured ([mcp_servers.NAME] in config.toml).",
+            Tone::Info,
+        ),
+        Ok(servers) => {
+            let text: Vec<String> = servers
+                .iter()
+                .flat_map(crate::ui::present::mcp::lines)
+                .collect();
+            state.conversation.note(text.join("\n"), Tone::Info)
+        }
+        Err(e) => state
+            .conversation
+            .note(format!("/mcp: {}", e.message), Tone::Error),
+    }
+}
+
+/// `/workspace attach` or `detach` (`verb`): the workspace, and where
+/// to go from there.
+fn bound(state: &mut State, verb: &str, result: Result<WorkspaceBinding, ApiError>) {
+    match result {
+        Ok(b) => {
+            let (id, anchor) = (&b.workspace_id, &b.anchor);
+            let text = match verb {
+                "attach" => {
+                    format!("Attached {anchor} as {id}; `/workspace use {id}` works there.")
+                }
+                _ => format!("Detached {id} ({anchor}); nothing on disk was touched."),
+            };
+            state.conversation.note(text, Tone::Ok);
+        }
+        Err(e) => state
+            .conversation
+            .note(format!("/workspace {verb}: {}", e.message), Tone::Error),
     }
 }

@@ -202,91 +202,36 @@ impl Transcript {
 
 /// The transcript of `events` at `width`.
 pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<Line<'static>> {
-    let w = width.saturating_sub(1);
-    let pad = || [Span::raw("   ")];
-    let mut out: Vec<Line<'static>> = Vec::new();
-    let body = |out: &mut Vec<Line<'static>>, s: &str, style| {
-        for l in sanitize(s).trim_end().lines() {
-            out.extend(wrap(
-                &[Span::styled(l.to_owned(), style)],
-                w,
-                &pad(),
-                &pad(),
-            ));
-        }
+    let mut out = Lines {
+        out: Vec::new(),
+        w: width.saturating_sub(1),
+        t,
     };
     for e in events {
-        let time = clock(&e.ts);
-        let head = |mark: &str, what: String, style| {
-            Line::from(vec![
-                Span::styled(format!(" {mark} "), style),
-                Span::styled(what, style),
-                Span::styled(format!("  #{} {time}", e.event_seq), t.dim()),
-            ])
-        };
         use Event as K;
         match e.event() {
-            K::TurnStarted(p) => {
-                if !out.is_empty() {
-                    out.push(Line::default());
-                }
-                let trigger = wire_name(&p.trigger_kind).replace('_', " ");
-                let rule = format!("── turn: {trigger} ");
-                let fill = w.saturating_sub(rule.chars().count() + 9);
-                let line = format!("{rule}{}", "─".repeat(fill));
-                out.push(Line::from(vec![
-                    Span::styled(line, t.dim()),
-                    Span::styled(format!(" {time}"), t.dim()),
-                ]));
-            }
+            K::TurnStarted(p) => out.turn_rule(e, &wire_name(&p.trigger_kind)),
             K::MessageAdmitted(p) => {
                 let kind = wire_name(&p.message.kind).replace('_', " ");
-                out.push(head("›", kind, t.accent().patch(t.bold())));
+                out.head(e, "›", kind, t.accent().patch(t.bold()));
                 let text = match &p.message.body {
                     MessageBody::Text { text } | MessageBody::Brief { text, .. } => text.clone(),
                     MessageBody::Json { value } => value.to_string(),
                 };
                 let text = Some(text).filter(|t| !t.trim().is_empty());
-                body(&mut out, text.as_deref().unwrap_or("(empty)"), t.text());
+                out.body(text.as_deref().unwrap_or("(empty)"), t.text());
             }
             K::AssistantRoundRecorded(p) => {
-                out.push(head(
-                    "◦",
-                    format!("assistant · round {}", p.round),
-                    t.bold(),
-                ));
+                out.head(e, "◦", format!("assistant · round {}", p.round), t.bold());
                 if !p.text_preview.trim().is_empty() {
-                    body(&mut out, &p.text_preview, t.text());
+                    out.body(&p.text_preview, t.text());
                 }
                 if !p.tool_names.is_empty() {
                     let tools = p.tool_names.join(", ");
-                    body(&mut out, &format!("requests: {tools}"), t.dim());
+                    out.body(&format!("requests: {tools}"), t.dim());
                 }
             }
-            K::ToolExecuted(p) => {
-                let took = format!(" · {}", duration(p.duration_ms));
-                let (mark, style) = if p.is_error {
-                    ("✗", t.err())
-                } else {
-                    ("→", t.text())
-                };
-                out.push(head(mark, format!("{}{took}", p.tool_name), style));
-                let args = p.arguments.to_string();
-                for piece in chop(&sanitize(&args), w.saturating_sub(5)) {
-                    out.push(Line::from(vec![
-                        Span::styled("   ▸ ", t.dim()),
-                        Span::styled(piece, t.dim()),
-                    ]));
-                }
-                if !p.result_preview.trim().is_empty() {
-                    for piece in chop(&sanitize(&p.result_preview), w.saturating_sub(5)) {
-                        out.push(Line::from(vec![
-                            Span::styled("   ◂ ", t.dim()),
-                            Span::raw(piece),
-                        ]));
-                    }
-                }
-            }
+            K::ToolExecuted(p) => out.tool_executed(e, &p),
             K::BriefCreated(p) => {
                 let kind = wire_name(&p.brief.kind);
                 let vis = wire_name(&p.visibility);
@@ -294,14 +239,14 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                     BriefKind::Failure => t.err(),
                     BriefKind::Ack | BriefKind::Result => t.accent(),
                 };
-                out.push(head("●", format!("brief · {kind} · {vis}"), style));
-                let md = markdown::render(&p.brief.text, w, "   ", t);
-                out.extend(md);
+                out.head(e, "●", format!("brief · {kind} · {vis}"), style);
+                let md = markdown::render(&p.brief.text, out.w, "   ", t);
+                out.out.extend(md);
             }
             K::RuntimeError(p) => {
-                out.push(head("✗", "runtime error".to_owned(), t.err()));
+                out.head(e, "✗", "runtime error".to_owned(), t.err());
                 let s = Some(p.failure_artifact.summary.as_str()).filter(|s| !s.trim().is_empty());
-                body(&mut out, s.unwrap_or("(no summary)"), t.err());
+                out.body(s.unwrap_or("(no summary)"), t.err());
             }
             // The transcript is the conversation as the model saw it:
             // every other kind is runtime bookkeeping, in /events.
@@ -383,7 +328,77 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
             | K::Unreadable { .. } => {}
         }
     }
-    out
+    out.out
+}
+
+/// The transcript's lines as they are written, `w` wide.
+struct Lines {
+    out: Vec<Line<'static>>,
+    w: usize,
+    t: Theme,
+}
+
+impl Lines {
+    /// Text under a head, each of its lines wrapped and indented.
+    fn body(&mut self, s: &str, style: ratatui::style::Style) {
+        let pad = || [Span::raw("   ")];
+        for l in sanitize(s).trim_end().lines() {
+            let spans = [Span::styled(l.to_owned(), style)];
+            self.out.extend(wrap(&spans, self.w, &pad(), &pad()));
+        }
+    }
+
+    /// An entry's head: its mark and what it is, then its seq and time.
+    fn head(&mut self, e: &EventRecord, mark: &str, what: String, style: ratatui::style::Style) {
+        let time = clock(&e.ts);
+        self.out.push(Line::from(vec![
+            Span::styled(format!(" {mark} "), style),
+            Span::styled(what, style),
+            Span::styled(format!("  #{} {time}", e.event_seq), self.t.dim()),
+        ]));
+    }
+
+    /// A turn begins: a rule naming what started it, after a blank line.
+    fn turn_rule(&mut self, e: &EventRecord, trigger: &str) {
+        if !self.out.is_empty() {
+            self.out.push(Line::default());
+        }
+        let rule = format!("── turn: {} ", trigger.replace('_', " "));
+        let fill = self.w.saturating_sub(rule.chars().count() + 9);
+        let line = format!("{rule}{}", "─".repeat(fill));
+        self.out.push(Line::from(vec![
+            Span::styled(line, self.t.dim()),
+            Span::styled(format!(" {}", clock(&e.ts)), self.t.dim()),
+        ]));
+    }
+
+    /// A tool call: its name and time, its arguments (▸) and result (◂)
+    /// cut to the width.
+    fn tool_executed(&mut self, e: &EventRecord, p: &crate::protocol::events::ToolExecuted) {
+        let t = self.t;
+        let took = format!(" · {}", duration(p.duration_ms));
+        let (mark, style) = if p.is_error {
+            ("✗", t.err())
+        } else {
+            ("→", t.text())
+        };
+        self.head(e, mark, format!("{}{took}", p.tool_name), style);
+        let args = p.arguments.to_string();
+        for piece in chop(&sanitize(&args), self.w.saturating_sub(5)) {
+            self.out.push(Line::from(vec![
+                Span::styled("   ▸ ", t.dim()),
+                Span::styled(piece, t.dim()),
+            ]));
+        }
+        if !p.result_preview.trim().is_empty() {
+            for piece in chop(&sanitize(&p.result_preview), self.w.saturating_sub(5)) {
+                self.out.push(Line::from(vec![
+                    Span::styled("   ◂ ", t.dim()),
+                    Span::raw(piece),
+                ]));
+            }
+        }
+    }
 }
 
 // ---- as an overlay -----------------------------------------------------------
