@@ -258,6 +258,50 @@ impl AgentView {
         self.posture_seq = seq;
     }
 
+    /// A work item as its event left it; a completed current one is no
+    /// longer current.
+    fn work_item_changed(&mut self, work_item: &crate::protocol::types::WorkItemRecord) {
+        let w = WorkItemView::from_record(work_item);
+        if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
+            self.current_work_item = None;
+        }
+        self.upsert_work_item(w);
+    }
+
+    /// A task's new status, and what its end said (a task not seen before
+    /// is the agent's, created when the event was).
+    fn task_changed(&mut self, e: &EventRecord, p: &ev::TaskStatusChanged) {
+        let id = p.task_id.clone();
+        let mut t = self.task(&id).cloned().unwrap_or(TaskView {
+            id,
+            cmd: p.cmd.clone().unwrap_or_default(),
+            status: String::new(),
+            origin: "agent".into(),
+            exit_status: None,
+            duration_ms: None,
+            summary: None,
+            accepts_input: false,
+            created_at: e.ts.clone(),
+        });
+        t.status = wire_name(&p.to);
+        t.exit_status = p.exit_status.or(t.exit_status);
+        t.duration_ms = p.duration_ms.or(t.duration_ms);
+        t.summary = p.summary.clone().or(t.summary);
+        self.upsert_task(t);
+    }
+
+    /// How full the context window is: the provider's own count when it
+    /// gave one, else the runtime's estimate.
+    fn context_used(&mut self, p: &ev::ProviderRoundCompleted) {
+        let used = Some(p.token_usage.input_tokens)
+            .filter(|n| *n > 0)
+            .unwrap_or(p.prompt_tokens_estimate);
+        if p.context_window > 0 && used > 0 {
+            let percent = used.saturating_mul(100) / p.context_window;
+            self.context_percent = Some(percent.min(255) as u8);
+        }
+    }
+
     /// Apply one live or backfilled event (`typed` is its payload).
     pub fn apply(&mut self, e: &EventRecord, typed: &Event) -> Touched {
         use Event as K;
@@ -265,11 +309,7 @@ impl AgentView {
             K::WorkItemCreated(ev::WorkItemCreated { work_item, .. })
             | K::WorkItemUpdated(ev::WorkItemUpdated { work_item, .. })
             | K::WorkItemCompleted(ev::WorkItemCompleted { work_item, .. }) => {
-                let w = WorkItemView::from_record(work_item);
-                if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
-                    self.current_work_item = None;
-                }
-                self.upsert_work_item(w);
+                self.work_item_changed(work_item);
                 Touched::RefreshSummary
             }
             K::WorkItemPicked(p) => {
@@ -281,23 +321,7 @@ impl AgentView {
                 Touched::RefreshSummary
             }
             K::TaskStatusChanged(p) => {
-                let id = p.task_id.clone();
-                let mut t = self.task(&id).cloned().unwrap_or(TaskView {
-                    id,
-                    cmd: p.cmd.clone().unwrap_or_default(),
-                    status: String::new(),
-                    origin: "agent".into(),
-                    exit_status: None,
-                    duration_ms: None,
-                    summary: None,
-                    accepts_input: false,
-                    created_at: e.ts.clone(),
-                });
-                t.status = wire_name(&p.to);
-                t.exit_status = p.exit_status.or(t.exit_status);
-                t.duration_ms = p.duration_ms.or(t.duration_ms);
-                t.summary = p.summary.clone().or(t.summary);
-                self.upsert_task(t);
+                self.task_changed(e, p);
                 Touched::RefreshSummary
             }
             K::SchedulerDecision(p) => {
@@ -348,15 +372,7 @@ impl AgentView {
                 Touched::Nothing
             }
             K::ProviderRoundCompleted(p) => {
-                // The provider's own count when it gave one, else the
-                // runtime's estimate, against the window.
-                let used = Some(p.token_usage.input_tokens)
-                    .filter(|n| *n > 0)
-                    .unwrap_or(p.prompt_tokens_estimate);
-                if p.context_window > 0 && used > 0 {
-                    let percent = used.saturating_mul(100) / p.context_window;
-                    self.context_percent = Some(percent.min(255) as u8);
-                }
+                self.context_used(p);
                 Touched::Nothing
             }
             K::Unknown { .. } | K::Unreadable { .. } => Touched::Nothing,
