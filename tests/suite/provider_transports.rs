@@ -655,10 +655,14 @@ async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
     use holon::protocol::ControlAction;
     use holon::runtime::host::{HostConfig, RuntimeHost};
     use holon::store::{Store, StoreOptions};
-    let frames = canned::responses_sse(
+    // Only the three deltas: the stall comes before the last of them,
+    // which is never sent (the stream's end would be sent after the
+    // third, so stalling before it raced the abort).
+    let mut frames = canned::responses_sse(
         &["The loop reads ", "the clock twice", " (never sent)"],
         &[],
     );
+    frames.truncate(3);
     let stub = StubServer::start(vec![
         Canned::sse(frames).stall_before_last(Duration::from_secs(30))
     ])
