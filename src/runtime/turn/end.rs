@@ -8,21 +8,18 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use super::ending::{brief_class, outcome, Ending, Outcome};
 use super::transcript_in;
 use crate::model::agent::AgentRecord;
 use crate::model::decision::SystemTickReason;
 use crate::model::decision::TurnTerminalKind;
 use crate::model::message::MessageEnvelope;
-use crate::model::message::QueueEntryStatus;
 use crate::model::task::TaskRecord;
 use crate::model::transcript::TranscriptBody;
 use crate::model::transcript::TranscriptEntry;
 use crate::model::usage::FailureKind;
-use crate::model::usage::ProviderAttemptTimeline;
 use crate::model::work::{PlanStatus, TodoState, WorkItemRecord, WorkItemState};
-use crate::protocol::events::{
-    self as ev, new_event, BriefKind, BriefVisibility, Event, SettleDetail,
-};
+use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::context::working;
 use crate::runtime::host::cancel::CancelReason;
 use crate::runtime::host::HostInner;
@@ -32,36 +29,7 @@ use crate::runtime::queue::provenance_of;
 use crate::runtime::queue::settle_in;
 use crate::runtime::scheduler::work_queue_tick_key;
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, StoreError};
-
-/// How the turn ended, before it is written down.
-pub(super) enum Ending {
-    Completed {
-        text: String,
-        rounds: u32,
-        completed_work_item: Option<String>,
-        /// The provider's stop reason when the answer was cut off by the
-        /// output limit (`length`, `max_tokens`, `incomplete:...`).
-        truncated: Option<String>,
-    },
-    Failed {
-        failure: Box<ProviderFailure>,
-        timeline: Box<ProviderAttemptTimeline>,
-        rounds: u32,
-    },
-    /// The turn's fixed part alone exceeds the prompt budget: nothing is
-    /// sent (`TurnBaselineOverBudget`).
-    OverBudget { report: String, rounds: u32 },
-    Aborted {
-        reason: CancelReason,
-        rounds: u32,
-        /// The provider request that was in flight when the turn was
-        /// cancelled, recorded as a cancelled attempt.
-        timeline: Option<Box<ProviderAttemptTimeline>>,
-        /// What the model had streamed of its answer when it was cut off.
-        partial: Option<String>,
-    },
-}
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 /// The agent's usage totals at turn start: the turn's own usage and cost
 /// are what they grew by.
@@ -173,18 +141,20 @@ pub(super) async fn finish(
     inner
         .store
         .write(move |tx| {
-            let (terminal, queue_status, brief_kind, text, last_assistant, rounds, failure) = match &ending {
-                Ending::Completed { text, rounds, truncated: None, .. } => (TurnTerminalKind::Completed, QueueEntryStatus::Processed, BriefKind::Result, text.clone(), text.clone(), *rounds, None),
-                Ending::Completed { text, rounds, truncated: Some(why), .. } => {
-                    let note = format!("{text}\n\n[The answer was cut off by the model's output limit (stop reason `{why}`).]");
-                    (TurnTerminalKind::Completed, QueueEntryStatus::Processed, BriefKind::Result, note, text.clone(), *rounds, None)
-                }
-                Ending::Failed { failure, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Processed, BriefKind::Failure, failure.artifact.summary.clone(), String::new(), *rounds, Some((**failure).clone())),
-                Ending::OverBudget { report, rounds } => (TurnTerminalKind::BaselineOverBudget, QueueEntryStatus::Processed, BriefKind::Failure, report.clone(), String::new(), *rounds, None),
-                Ending::Aborted { reason, rounds, .. } => (TurnTerminalKind::Aborted, QueueEntryStatus::Aborted, BriefKind::Failure, format!("Turn {}.", reason.describe()), String::new(), *rounds, None),
-            };
+            let Outcome {
+                terminal,
+                queue_status,
+                brief_kind,
+                text,
+                last_assistant,
+                rounds,
+                failure,
+            } = outcome(&ending);
             let text = match &ending {
-                Ending::Aborted { reason: CancelReason::DailyBudget, .. } => match tx.get_agent::<AgentRecord>(&id)? {
+                Ending::Aborted {
+                    reason: CancelReason::DailyBudget,
+                    ..
+                } => match tx.get_agent::<AgentRecord>(&id)? {
                     Some(a) => crate::runtime::budget::paused_brief(&a, global_budget, tx.now_ms()),
                     None => text,
                 },
@@ -193,51 +163,11 @@ pub(super) async fn finish(
             let (truncated, cancel_reason, cancelled_timeline) = match &ending {
                 Ending::Completed { truncated, .. } => (truncated.clone(), None, None),
                 Ending::Failed { .. } | Ending::OverBudget { .. } => (None, None, None),
-                Ending::Aborted { reason, timeline, .. } => (None, Some(*reason), timeline.as_deref()),
+                Ending::Aborted {
+                    reason, timeline, ..
+                } => (None, Some(*reason), timeline.as_deref()),
             };
-            if let Ending::OverBudget { report, .. } = &ending {
-                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
-                    summary: report.clone(),
-                    failure_artifact: json!({ "kind": "baseline_over_budget" }),
-                    timeline: None,
-                })?;
-            }
-            if let Ending::Failed { failure, timeline, .. } = &ending {
-                let error = ev::RuntimeErrorRecorded {
-                    run_id: rid.clone(),
-                    phase: "runtime_turn".into(),
-                    failure_kind: failure.kind,
-                    failure_artifact: failure.artifact.clone(),
-                    provider_attempt_timeline: (**timeline).clone(),
-                    token_usage: timeline.aggregated_token_usage,
-                };
-                tx.append_event(new_event(&id, provenance_of(&msg), Event::RuntimeError(error)))?;
-                transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::RuntimeFailure {
-                    summary: failure.artifact.summary.clone(),
-                    failure_artifact: json!(failure.artifact),
-                    timeline: Some((**timeline).clone()),
-                })?;
-                // context_length_exceeded must not auto-continue the bound
-                // work item: mark its continue tick as already emitted.
-                if failure.kind == FailureKind::ContextLengthExceeded {
-                    if let Some(w) = turn_work_item_id.as_ref().and_then(|w| tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w).ok().flatten()) {
-                        let key = work_queue_tick_key(SystemTickReason::ContinueActive, &w.id, w.revision);
-                        let family = crate::runtime::scheduler::tick_key_family(&key);
-                        tx.index_remove_prefix(Index::TickKeys, &id, family)?;
-                        tx.index_insert(Index::TickKeys, &id, &key)?;
-                    }
-                }
-            }
-            // A turn cut off says so in the transcript, so the operator
-            // and the model see it; one interrupted by shutdown runs again.
-            if let Ending::Aborted { reason, partial, .. } = &ending {
-                if *reason != CancelReason::RuntimeShutdown {
-                    transcript_in(tx, &id, &rid, Some(&msg.id), TranscriptBody::TurnCut {
-                        reason: reason.describe().to_owned(),
-                        partial_answer: partial.clone(),
-                    })?;
-                }
-            }
+            failure_records_in(tx, &id, &rid, &msg, &ending, turn_work_item_id.as_deref())?;
             // A turn interrupted by shutdown leaves its message dequeued: it
             // replays on the next start (restart contract).
             if cancel_reason != Some(CancelReason::RuntimeShutdown) {
@@ -248,34 +178,7 @@ pub(super) async fn finish(
                 };
                 settle_in(tx, &id, &msg.id, queue_status, detail)?;
             }
-            let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
-            agent.turn_in_progress = false;
-            agent.turn_awaits.clear();
-            agent.current_run_id = None;
-            agent.last_turn_terminal = Some(terminal);
-            // The runtime stops after this turn: no scheduler decision will
-            // move the agent off `awake_running`, so say what is true while
-            // nothing runs (the rule recovery applies at the next start; the
-            // message stays dequeued and replays then).
-            if cancel_reason == Some(CancelReason::RuntimeShutdown) {
-                agent.status = agent.status.at_rest();
-            }
-            let runtime_error = match (&ending, failure.as_ref()) {
-                (Ending::Completed { .. }, _) => None,
-                (_, Some(f)) => Some(f.artifact.summary.clone()),
-                (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
-                (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => agent.runtime_error.clone(),
-            };
-            if runtime_error != agent.runtime_error {
-                agent.runtime_error_at = runtime_error.as_ref().map(|_| tx.now_ts());
-            }
-            agent.runtime_error = runtime_error;
-            // A completed turn makes its turn-active skills session-active.
-            if matches!(ending, Ending::Completed { .. }) {
-                crate::runtime::agents::skills::promote(&mut agent.skills);
-            }
-            agent.last_brief_at = Some(tx.now_ts());
-            tx.put_agent(&id, &agent)?;
+            let agent = turn_ended_in(tx, &id, &ending, terminal, failure.as_ref())?;
             let ended = ev::TurnTerminal {
                 run_id: rid.clone(),
                 message_id: msg.id.clone(),
@@ -296,69 +199,33 @@ pub(super) async fn finish(
                     _ => None,
                 },
             };
-            tx.append_event(new_event(&id, provenance_of(&msg), Event::TurnTerminal(ended)))?;
+            tx.append_event(new_event(
+                &id,
+                provenance_of(&msg),
+                Event::TurnTerminal(ended),
+            ))?;
             // Brief visibility: waiting for the operator -> action_required;
             // a completed work item with its report -> work_done; else
             // turn_result.
             let completed = match &ending {
-                Ending::Completed { completed_work_item, .. } => completed_work_item.clone(),
+                Ending::Completed {
+                    completed_work_item,
+                    ..
+                } => completed_work_item.clone(),
                 Ending::Failed { .. } | Ending::Aborted { .. } | Ending::OverBudget { .. } => None,
             };
-            let mut needs_input = false;
-            for wid in tx.index_list(Index::OpenWorkItems, &id)? {
-                if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, &wid)? {
-                    needs_input |= w.plan_status == PlanStatus::NeedsInput;
-                }
-            }
-            // A completed turn whose promoted tasks are still running has
-            // handed work off: its brief is an acknowledgement (the result
-            // follows when those tasks rejoin).
-            let mut awaiting_tasks = Vec::new();
-            for tid in tx.index_list(Index::ActiveTasks, &id)? {
-                if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, &id, &tid)? {
-                    let reenters = t.detail.as_ref().and_then(|d| d.get("terminal_reentry")).and_then(|v| v.as_bool());
-                    if reenters == Some(true) {
-                        awaiting_tasks.push(tid);
-                    }
-                }
-            }
-            // The working memory, after the turn: its evidence merged, the
-            // revision its prompt showed marked as shown.
-            let mut agent: AgentRecord = tx.get_agent(&id)?.ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
-            let focus = match agent.current_work_item_id.as_deref() {
-                Some(w) => tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, w)?.filter(|w| w.state == WorkItemState::Open).map(|w| focus_of(&w)),
-                None => None,
-            };
-            let memory = &mut agent.working_memory;
-            memory.last_prompted_revision = memory.last_prompted_revision.max(tokens_before.memory_revision);
+            let (needs_input, awaiting_tasks) = waiting_in(tx, &id)?;
             let evidence = working::TurnEvidence {
-                focus,
+                focus: None,
                 files: files.clone(),
                 commands: commands.clone(),
                 waiting_on: awaiting_tasks.clone(),
                 result: matches!(ending, Ending::Completed { .. }).then(|| last_assistant.clone()),
             };
-            working::advance(memory, &evidence);
-            // What the turn attached goes with its brief.
-            let attachments = std::mem::take(&mut agent.pending_attachments);
-            agent.turn_profile.add(duration_ms, rounds);
-            let turn_usage = tokens_before.usage_to(&agent);
-            if turn_usage.input_tokens + turn_usage.output_tokens > 0 {
-                agent.last_turn_usage = Some(turn_usage);
-            }
-            tx.put_agent(&id, &agent)?;
-            let brief_kind = if brief_kind == BriefKind::Result && !awaiting_tasks.is_empty() && completed.is_none() {
-                BriefKind::Ack
-            } else {
-                brief_kind
-            };
-            let visibility = if needs_input && brief_kind != BriefKind::Failure {
-                BriefVisibility::ActionRequired
-            } else if completed.is_some() && brief_kind == BriefKind::Result {
-                BriefVisibility::WorkDone
-            } else {
-                BriefVisibility::TurnResult
-            };
+            let attachments = remember_in(tx, &id, evidence, tokens_before, (duration_ms, rounds))?;
+            let handed_off = !awaiting_tasks.is_empty();
+            let (brief_kind, visibility) =
+                brief_class(brief_kind, handed_off, completed.is_some(), needs_input);
             let brief = ev::Brief {
                 id: crate::new_id("brief"),
                 agent_id: id.clone(),
@@ -377,9 +244,210 @@ pub(super) async fn finish(
             // The event is the brief's only record (the `briefs` table of
             // older stores is no longer written).
             let created = ev::BriefCreated { brief, visibility };
-            tx.append_event(new_event(&id, provenance_of(&msg), Event::BriefCreated(created)))?;
+            tx.append_event(new_event(
+                &id,
+                provenance_of(&msg),
+                Event::BriefCreated(created),
+            ))?;
             Ok(())
         })
         .await?;
     Ok(())
+}
+
+/// What a turn that did not complete leaves in the ledger and the
+/// transcript: an over-budget report, a failure with its attempts, or
+/// the cut that ended it.
+fn failure_records_in(
+    tx: &mut WriteCtx<'_>,
+    id: &str,
+    rid: &str,
+    msg: &MessageEnvelope,
+    ending: &Ending,
+    turn_work_item_id: Option<&str>,
+) -> Result<(), StoreError> {
+    if let Ending::OverBudget { report, .. } = ending {
+        transcript_in(
+            tx,
+            id,
+            rid,
+            Some(&msg.id),
+            TranscriptBody::RuntimeFailure {
+                summary: report.clone(),
+                failure_artifact: json!({ "kind": "baseline_over_budget" }),
+                timeline: None,
+            },
+        )?;
+    }
+    if let Ending::Failed {
+        failure, timeline, ..
+    } = ending
+    {
+        let error = ev::RuntimeErrorRecorded {
+            run_id: rid.to_owned(),
+            phase: "runtime_turn".into(),
+            failure_kind: failure.kind,
+            failure_artifact: failure.artifact.clone(),
+            provider_attempt_timeline: (**timeline).clone(),
+            token_usage: timeline.aggregated_token_usage,
+        };
+        tx.append_event(new_event(
+            id,
+            provenance_of(msg),
+            Event::RuntimeError(error),
+        ))?;
+        transcript_in(
+            tx,
+            id,
+            rid,
+            Some(&msg.id),
+            TranscriptBody::RuntimeFailure {
+                summary: failure.artifact.summary.clone(),
+                failure_artifact: json!(failure.artifact),
+                timeline: Some((**timeline).clone()),
+            },
+        )?;
+        // context_length_exceeded must not auto-continue the bound
+        // work item: mark its continue tick as already emitted.
+        if failure.kind == FailureKind::ContextLengthExceeded {
+            if let Some(w) = turn_work_item_id.and_then(|w| {
+                tx.get::<WorkItemRecord>(Keyed::WorkItems, id, w)
+                    .ok()
+                    .flatten()
+            }) {
+                let key = work_queue_tick_key(SystemTickReason::ContinueActive, &w.id, w.revision);
+                let family = crate::runtime::scheduler::tick_key_family(&key);
+                tx.index_remove_prefix(Index::TickKeys, id, family)?;
+                tx.index_insert(Index::TickKeys, id, &key)?;
+            }
+        }
+    }
+    // A turn cut off says so in the transcript, so the operator
+    // and the model see it; one interrupted by shutdown runs again.
+    if let Ending::Aborted {
+        reason, partial, ..
+    } = ending
+    {
+        if *reason != CancelReason::RuntimeShutdown {
+            transcript_in(
+                tx,
+                id,
+                rid,
+                Some(&msg.id),
+                TranscriptBody::TurnCut {
+                    reason: reason.describe().to_owned(),
+                    partial_answer: partial.clone(),
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether an open work item needs the operator's input, and the tasks
+/// the turn handed work off to (promoted, still running, to rejoin).
+fn waiting_in(tx: &mut WriteCtx<'_>, id: &str) -> Result<(bool, Vec<String>), StoreError> {
+    let mut needs_input = false;
+    for wid in tx.index_list(Index::OpenWorkItems, id)? {
+        if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, id, &wid)? {
+            needs_input |= w.plan_status == PlanStatus::NeedsInput;
+        }
+    }
+    let mut awaiting_tasks = Vec::new();
+    for tid in tx.index_list(Index::ActiveTasks, id)? {
+        if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, id, &tid)? {
+            let detail = t.detail.as_ref();
+            let reenters = detail
+                .and_then(|d| d.get("terminal_reentry"))
+                .and_then(|v| v.as_bool());
+            if reenters == Some(true) {
+                awaiting_tasks.push(tid);
+            }
+        }
+    }
+    Ok((needs_input, awaiting_tasks))
+}
+
+/// The agent's flags once its turn ended: no turn in progress, the
+/// terminal kind, the runtime error the ending leaves (a completed turn
+/// clears it), a completed turn's skills kept for the session. A turn
+/// cut by shutdown leaves the agent at rest: no scheduler decision will
+/// move it off `awake_running` before the runtime stops (recovery applies
+/// the same rule at the next start; the message stays dequeued and
+/// replays then).
+fn turn_ended_in(
+    tx: &mut WriteCtx<'_>,
+    id: &str,
+    ending: &Ending,
+    terminal: TurnTerminalKind,
+    failure: Option<&ProviderFailure>,
+) -> Result<AgentRecord, StoreError> {
+    let mut agent: AgentRecord = tx
+        .get_agent(id)?
+        .ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
+    agent.turn_in_progress = false;
+    agent.turn_awaits.clear();
+    agent.current_run_id = None;
+    agent.last_turn_terminal = Some(terminal);
+    if let Ending::Aborted {
+        reason: CancelReason::RuntimeShutdown,
+        ..
+    } = ending
+    {
+        agent.status = agent.status.at_rest();
+    }
+    let runtime_error = match (ending, failure) {
+        (Ending::Completed { .. }, _) => None,
+        (_, Some(f)) => Some(f.artifact.summary.clone()),
+        (Ending::OverBudget { report, .. }, _) => Some(report.clone()),
+        (Ending::Aborted { .. }, None) | (Ending::Failed { .. }, None) => {
+            agent.runtime_error.clone()
+        }
+    };
+    if runtime_error != agent.runtime_error {
+        agent.runtime_error_at = runtime_error.as_ref().map(|_| tx.now_ts());
+    }
+    agent.runtime_error = runtime_error;
+    if matches!(ending, Ending::Completed { .. }) {
+        crate::runtime::agents::skills::promote(&mut agent.skills);
+    }
+    agent.last_brief_at = Some(tx.now_ts());
+    tx.put_agent(id, &agent)?;
+    Ok(agent)
+}
+
+/// The working memory after the turn: its evidence merged (with the open
+/// work item in focus), the revision its prompt showed marked as shown;
+/// the turn's time and usage counted. Returns what the turn attached,
+/// which goes with its brief.
+fn remember_in(
+    tx: &mut WriteCtx<'_>,
+    id: &str,
+    mut evidence: working::TurnEvidence,
+    tokens_before: Totals,
+    (duration_ms, rounds): (u64, u32),
+) -> Result<Vec<ev::BriefAttachment>, StoreError> {
+    let mut agent: AgentRecord = tx
+        .get_agent(id)?
+        .ok_or_else(|| StoreError::Storage(format!("agent {id} vanished")))?;
+    evidence.focus = match agent.current_work_item_id.as_deref() {
+        Some(w) => tx
+            .get::<WorkItemRecord>(Keyed::WorkItems, id, w)?
+            .filter(|w| w.state == WorkItemState::Open)
+            .map(|w| focus_of(&w)),
+        None => None,
+    };
+    let memory = &mut agent.working_memory;
+    memory.last_prompted_revision = memory
+        .last_prompted_revision
+        .max(tokens_before.memory_revision);
+    working::advance(memory, &evidence);
+    let attachments = std::mem::take(&mut agent.pending_attachments);
+    agent.turn_profile.add(duration_ms, rounds);
+    let turn_usage = tokens_before.usage_to(&agent);
+    if turn_usage.input_tokens + turn_usage.output_tokens > 0 {
+        agent.last_turn_usage = Some(turn_usage);
+    }
+    tx.put_agent(id, &agent)?;
+    Ok(attachments)
 }

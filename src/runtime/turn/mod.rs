@@ -8,6 +8,7 @@ pub(crate) mod budget;
 pub(crate) mod calls;
 pub(crate) mod compaction;
 pub(crate) mod end;
+mod ending;
 pub mod frame;
 pub(crate) mod join;
 pub mod prompt;

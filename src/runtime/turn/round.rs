@@ -26,7 +26,7 @@ use super::budget::{
     KEEP_VERBATIM_ROUNDS,
 };
 use super::calls::{run_call, Route};
-use super::end::Ending;
+use super::ending::Ending;
 use super::frame::FrameContext;
 use super::join;
 use super::stream::Stream;
