@@ -25,6 +25,7 @@ pub mod git;
 pub mod ops;
 pub mod reach;
 pub mod session;
+mod target;
 pub mod view;
 
 use crate::model::workspace::UseWorkspace;

@@ -7,10 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::agent::AgentRecord;
-use crate::model::approval::Approval;
 use crate::model::workspace::ActiveWorkspace;
 use crate::model::workspace::AgentWorkspaces;
-use crate::model::workspace::ExecutionProfile;
 use crate::model::workspace::ProjectionKind;
 use crate::model::workspace::UseOutcome;
 use crate::model::workspace::UseWorkspace;
@@ -22,8 +20,9 @@ use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::agent::agent_in;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::sandbox;
-use crate::runtime::workspace::reach::{self, Mover, RootMove};
+use crate::runtime::workspace::reach::{self, Mover};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
+use crate::runtime::workspace::target::{attached_target, Target};
 use crate::runtime::workspace::{self as ws, WorkspaceError};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
@@ -127,7 +126,13 @@ impl RuntimeHost {
         let wsr = RuntimeError::Workspace;
 
         // Resolve the target: its binding (maybe new), root, cwd, mode.
-        let (binding, new_binding, root, cwd, adopted) = match (&req.path, &req.workspace_id) {
+        let Target {
+            binding,
+            new_binding,
+            root,
+            cwd,
+            adopted,
+        } = match (&req.path, &req.workspace_id) {
             (Some(_), Some(_)) | (None, None) => return Err(wsr(WorkspaceError::Target)),
             (None, Some(id)) if id == AGENT_HOME_ID => {
                 if req.mode == WorkspaceMode::Isolated {
@@ -135,95 +140,8 @@ impl RuntimeHost {
                 }
                 return self.activate(agent_id, &state, None, None, false).await;
             }
-            (None, Some(id)) => {
-                let b = state.binding(id).cloned().ok_or_else(|| {
-                    wsr(WorkspaceError::Unknown {
-                        workspace_id: id.clone(),
-                    })
-                })?;
-                let anchor = PathBuf::from(&b.anchor);
-                if !anchor.is_dir() {
-                    return Err(wsr(WorkspaceError::AnchorGone {
-                        anchor: b.anchor.clone(),
-                    }));
-                }
-                // The model returns only to the directory that was
-                // attached, not to a link a command put in its place.
-                if matches!(mover, Mover::Model { .. }) && !reach::binding_holds(&b) {
-                    return Err(wsr(WorkspaceError::Refused {
-                        why: format!(
-                            "{} is no longer the directory that was attached (a link in its \
-                             place?); the operator can attach it again",
-                            b.anchor
-                        ),
-                    }));
-                }
-                // Returning to the root already active keeps the cwd.
-                let cwd = if current.execution_root == b.anchor {
-                    PathBuf::from(&current.cwd)
-                } else {
-                    anchor.clone()
-                };
-                (b, false, anchor, cwd, false)
-            }
-            (Some(p), None) => {
-                let path = PathBuf::from(p);
-                let path = if path.is_relative() {
-                    // Relative to where the agent is now.
-                    Path::new(&current.cwd).join(path)
-                } else {
-                    path
-                };
-                let found = discover(&path).map_err(wsr)?;
-                // What becomes the root must be what was just weighed: the
-                // same canonical directory, no link swapped in since.
-                if matches!(mover, Mover::Model { .. })
-                    && sandbox::pin_dir(&found.checkout).map(|p| PathBuf::from(p.path))
-                        != Some(found.checkout.clone())
-                {
-                    return Err(wsr(WorkspaceError::Refused {
-                        why: format!(
-                            "{} changed while it was being chosen (a link in its place?)",
-                            found.checkout.display()
-                        ),
-                    }));
-                }
-                if let Mover::Model { approved } = mover {
-                    let sandboxed = current.policy.backend == ExecutionProfile::Sandboxed;
-                    let never = current.policy.approval.approval == Approval::Never;
-                    match self.inner.root_move_to(agent_id, &found)? {
-                        RootMove::Known => {}
-                        RootMove::Refused(why) => return Err(wsr(WorkspaceError::Refused { why })),
-                        // Unconfined, a command reaches it already.
-                        RootMove::Outside { .. } if !sandboxed => {}
-                        RootMove::Outside { root, anchor } => {
-                            let asked = RootMove::asked(&root, &anchor);
-                            let summary = crate::model::approval::approval_text(
-                                &reach::workspace_summary(&asked),
-                            );
-                            if approved != Some(summary.as_str()) {
-                                return Err(wsr(WorkspaceError::Unapproved { root: asked, never }));
-                            }
-                        }
-                    }
-                }
-                let anchor = found.anchor.display().to_string();
-                let (b, new) = match state.attached.iter().find(|b| b.anchor == anchor) {
-                    Some(b) => (b.clone(), false),
-                    None => (
-                        WorkspaceBinding {
-                            workspace_id: ws::workspace_id_for(&found.anchor),
-                            anchor,
-                            git: found.git,
-                            attached_at: crate::format_ts(crate::now_ms()),
-                            pin: sandbox::pin_dir(&found.anchor),
-                        },
-                        true,
-                    ),
-                };
-                let adopted = found.checkout != found.anchor;
-                (b, new, found.checkout, found.cwd, adopted)
-            }
+            (None, Some(id)) => attached_target(&state, id, mover, &current)?,
+            (Some(p), None) => self.path_target(agent_id, &state, p, mover, &current)?,
         };
 
         if req.mode == WorkspaceMode::Direct || adopted {
@@ -270,32 +188,7 @@ impl RuntimeHost {
                 });
             }
         }
-        // A directory attached before it was a repository: a command may
-        // have made its `.git` since. (One that still is none is told so
-        // when the worktree is made.)
-        if !binding.git && !new_binding && ws::git::discover(Path::new(&binding.anchor)).is_some() {
-            return Err(wsr(WorkspaceError::GitSinceAttached {
-                anchor: binding.anchor.clone(),
-            }));
-        }
-        // A repository inside a directory commands can write (another
-        // workspace, the agent's home, Holon's data) may have been made
-        // by one: its config and hooks are a command's.
-        let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        let anchor = canon(Path::new(&binding.anchor));
-        let outer = state
-            .attached
-            .iter()
-            .map(|b| canon(Path::new(&b.anchor)))
-            .filter(|a| *a != anchor)
-            .chain([canon(&home), canon(&self.inner.config.data_dir)])
-            .find(|outer| anchor.starts_with(outer));
-        if let Some(outer) = outer {
-            return Err(wsr(WorkspaceError::NestedIsolated {
-                anchor: binding.anchor.clone(),
-                outer: outer.display().to_string(),
-            }));
-        }
+        self.may_isolate(&binding, new_binding, &state, &home)?;
         let inner = std::sync::Arc::clone(&self.inner);
         let (aid, b, from) = (agent_id.to_owned(), binding.clone(), cwd.clone());
         let st = state.clone();
