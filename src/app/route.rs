@@ -274,6 +274,7 @@ async fn simulate_life(args: life::LifeArgs, json: bool) -> anyhow::Result<ExitC
     }
     Ok(ExitCode::SUCCESS)
 }
+
 /// The command's name, without its arguments.
 pub(super) fn command_name(command: &Option<Command>) -> &'static str {
     match command {
@@ -300,7 +301,7 @@ pub(super) fn command_name(command: &Option<Command>) -> &'static str {
         Some(Command::Approve { .. }) => "approve",
         Some(Command::Policy { .. }) => "policy",
         Some(Command::Deny { .. }) => "deny",
-        Some(Command::Attach { .. }) => "attach",
+        Some(Command::Attach(_)) => "attach",
         Some(Command::Daemon(_)) => "daemon",
         Some(Command::Store(_)) => "store",
         Some(Command::Mcp(_)) => "mcp",

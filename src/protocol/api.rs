@@ -348,7 +348,7 @@ fn workspace_dir(path: &str) -> Result<(), ApiError> {
 impl Request {
     /// The error of a request handed to an answerer of another domain: a
     /// routing slip in the runtime, never the client's fault.
-    pub fn misrouted(&self) -> ApiError {
+    pub(crate) fn misrouted(&self) -> ApiError {
         ApiError::new(
             ErrorCode::Internal,
             format!("`{}` reached an answerer of another domain", self.method()),

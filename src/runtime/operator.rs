@@ -500,7 +500,7 @@ fn task_output(task: TaskRecord, max_bytes: Option<u64>) -> TaskOutput {
 
 /// An operator prompt from a client, refused when empty (the runtime and
 /// the offline client both admit through this).
-pub fn operator_prompt(
+pub(crate) fn operator_prompt(
     agent_id: &str,
     text: &str,
     priority: crate::model::message::Priority,

@@ -15,7 +15,7 @@ use crate::store::{Index, Keyed, ReadCtx, Store, StoreError};
 /// runtime, or a one-shot command when none runs (`OfflineClient`). They
 /// differ only in how an agent is summarised (a runtime knows its
 /// providers) and in what a missing agent is told.
-pub trait StoreReader {
+pub(crate) trait StoreReader {
     fn store(&self) -> &Store;
     fn summarize(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError>;
     fn agent_home(&self, agent_id: &str) -> PathBuf;
@@ -25,7 +25,10 @@ pub trait StoreReader {
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page` and
 /// `approvals.list`, answered from one read of the store. Any other
 /// request was routed here by mistake (`Request::misrouted`).
-pub fn answer_reads(reader: &impl StoreReader, request: Request) -> Result<Response, ApiError> {
+pub(crate) fn answer_reads(
+    reader: &impl StoreReader,
+    request: Request,
+) -> Result<Response, ApiError> {
     let rx = reader.store().read()?;
     let agent = |id: &str| -> Result<AgentRecord, ApiError> {
         rx.agent::<AgentRecord>(id)?
@@ -148,7 +151,7 @@ pub fn transcript_page(
 
 /// Pending approvals (all of them with `include_answered`, newest first),
 /// of one agent or of every agent, as a read snapshot holds them.
-pub fn approvals_in(
+pub(crate) fn approvals_in(
     rx: &ReadCtx,
     agent_id: Option<&str>,
     include_answered: bool,

@@ -105,7 +105,11 @@ impl RuntimeHost {
         // A lower budget may already be reached: the agent's actor
         // decides again.
         self.wake(&agent_id);
-        let agent = self.inner.agent_record(&agent_id)?;
+        let agent: AgentRecord = self
+            .store()
+            .read()?
+            .agent(&agent_id)?
+            .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
         let today =
             crate::runtime::inspect::usage_view(&agent, global, crate::now_ms()).map(|u| u.today);
         Ok(BudgetAnswer {

@@ -1,7 +1,9 @@
-//! Every API request handled in one place (`RuntimeHost::answer`, typed),
-//! used directly by the embedded console and behind the control socket by
-//! attached clients; the `RuntimeClient` side (batches, subscriptions) is
-//! in `client.rs`.
+//! Where every API request goes (`RuntimeHost::answer`, typed): to the
+//! feature that answers its domain, or, for the runtime's own (status,
+//! shutdown, the store's backup and prune), answered here. Used directly
+//! by the embedded console and behind the control socket by attached
+//! clients; the `RuntimeClient` side (batches, subscriptions) is in
+//! `client.rs`.
 
 use serde_json::Value;
 

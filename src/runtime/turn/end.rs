@@ -204,9 +204,6 @@ pub(super) async fn finish(
                 provenance_of(&msg),
                 Event::TurnTerminal(ended),
             ))?;
-            // Brief visibility: waiting for the operator -> action_required;
-            // a completed work item with its report -> work_done; else
-            // turn_result.
             let completed = match &ending {
                 Ending::Completed {
                     completed_work_item,
@@ -215,6 +212,7 @@ pub(super) async fn finish(
                 Ending::Failed { .. } | Ending::Aborted { .. } | Ending::OverBudget { .. } => None,
             };
             let (needs_input, awaiting_tasks) = waiting_in(tx, &id)?;
+            // Its focus, the open work item, is read where it is merged.
             let evidence = working::TurnEvidence {
                 focus: None,
                 files: files.clone(),
@@ -346,7 +344,7 @@ fn failure_records_in(
 
 /// Whether an open work item needs the operator's input, and the tasks
 /// the turn handed work off to (promoted, still running, to rejoin).
-fn waiting_in(tx: &mut WriteCtx<'_>, id: &str) -> Result<(bool, Vec<String>), StoreError> {
+fn waiting_in(tx: &WriteCtx<'_>, id: &str) -> Result<(bool, Vec<String>), StoreError> {
     let mut needs_input = false;
     for wid in tx.index_list(Index::OpenWorkItems, id)? {
         if let Some(w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, id, &wid)? {

@@ -156,18 +156,18 @@ mod tests {
 
     #[test]
     fn a_brief_is_classed_by_what_the_turn_left() {
-        use BriefKind::{Ack, Failure, Result};
+        use BriefKind::{Ack, Failure, Result as Done};
         use BriefVisibility::{ActionRequired, TurnResult, WorkDone};
         // (kind, handed off, completed a work item, needs input) -> class
         let cases = [
-            ((Result, false, false, false), (Result, TurnResult)),
+            ((Done, false, false, false), (Done, TurnResult)),
             // Work handed to tasks still running: an acknowledgement.
-            ((Result, true, false, false), (Ack, TurnResult)),
+            ((Done, true, false, false), (Ack, TurnResult)),
             // A completed work item reports, handed off or not.
-            ((Result, true, true, false), (Result, WorkDone)),
-            ((Result, false, true, false), (Result, WorkDone)),
+            ((Done, true, true, false), (Done, WorkDone)),
+            ((Done, false, true, false), (Done, WorkDone)),
             // Waiting for the operator comes first, but never for a failure.
-            ((Result, false, true, true), (Result, ActionRequired)),
+            ((Done, false, true, true), (Done, ActionRequired)),
             ((Ack, true, false, true), (Ack, ActionRequired)),
             ((Failure, true, true, true), (Failure, TurnResult)),
         ];
@@ -190,7 +190,9 @@ mod tests {
         };
         let o = outcome(&ending);
         assert_eq!(o.last_assistant, "half an answer");
-        assert!(o.text.starts_with("half an answer\n\n[The answer was cut off"));
+        assert!(o
+            .text
+            .starts_with("half an answer\n\n[The answer was cut off"));
         assert!(o.text.contains("`max_tokens`"));
         assert_eq!((o.terminal, o.rounds), (TurnTerminalKind::Completed, 2));
     }

@@ -145,7 +145,10 @@ fn controlled(
 ) {
     let outcome = match result {
         Ok(outcome) => outcome,
-        Err(e) => return state.conversation.note(e.message, Tone::Error),
+        Err(e) => {
+            state.conversation.note(e.message, Tone::Error);
+            return;
+        }
     };
     let what = super::commands::control_done(action);
     let note = Some(outcome.note.trim())
@@ -170,7 +173,8 @@ fn workspace_used(state: &mut State, result: Result<UseOutcome, ApiError>) {
         Ok(out) => out,
         Err(e) => {
             let text = format!("/workspace use: {}", e.message);
-            return state.conversation.note(text, Tone::Error);
+            state.conversation.note(text, Tone::Error);
+            return;
         }
     };
     state.agent.execution = Some(out.execution.clone());

@@ -241,7 +241,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                 };
                 out.head(e, "●", format!("brief · {kind} · {vis}"), style);
                 let md = markdown::render(&p.brief.text, out.w, "   ", t);
-                out.out.extend(md);
+                out.extend(md);
             }
             K::RuntimeError(p) => {
                 out.head(e, "✗", "runtime error".to_owned(), t.err());
@@ -339,6 +339,10 @@ struct Lines {
 }
 
 impl Lines {
+    fn extend(&mut self, lines: Vec<Line<'static>>) {
+        self.out.extend(lines);
+    }
+
     /// Text under a head, each of its lines wrapped and indented.
     fn body(&mut self, s: &str, style: ratatui::style::Style) {
         let pad = || [Span::raw("   ")];
