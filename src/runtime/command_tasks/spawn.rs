@@ -80,54 +80,9 @@ impl CommandTasks {
             .holder
             .as_ref()
             .map(|_| HeldPaths::beside(output, spec.accepts_input));
-        // A held task's stdin is a named pipe, opened for reading and
-        // writing: it has a reader from the start (input written early
-        // waits in it), and the command never sees the end of its input
-        // between two writes (a writer comes and goes with each one).
-        let input = match held.as_ref().and_then(|h| h.input.as_ref()) {
-            Some(fifo) => {
-                make_fifo(fifo)?;
-                let pipe = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(fifo)?;
-                Stdio::from(pipe)
-            }
-            None => Stdio::null(),
-        };
+        let input = held_stdin(held.as_ref())?;
         let (gate_read, gate_write) = StartGate::pipe()?;
-        let mut cmd = match &self.holder {
-            Some(holder) => {
-                let mut cmd = tokio::process::Command::new(holder.as_path());
-                let exit = held.as_ref().map(|h| h.exit.clone()).unwrap_or_default();
-                cmd.arg0("holon-hold")
-                    .arg(holder::HOLD_ARG)
-                    .arg(exit)
-                    .stdin(input);
-                cmd
-            }
-            None => {
-                let mut cmd = tokio::process::Command::new("/bin/sh");
-                // The shell waits at the gate (fd 3) before it runs the
-                // command; end of file there means the record was never
-                // written: exit 125.
-                let script = match spec.launch == Launch::default() {
-                    true => format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd),
-                    false => format!(
-                        "read _ <&3 || exit 125; exec 3<&-\nexec {} {} {}",
-                        sh_quote(&spec.launch.shell.to_string_lossy()),
-                        spec.launch.shell_args().join(" "),
-                        sh_quote(&spec.cmd)
-                    ),
-                };
-                cmd.arg("-c").arg(script).stdin(if spec.accepts_input {
-                    Stdio::piped()
-                } else {
-                    Stdio::null()
-                });
-                cmd
-            }
-        };
+        let mut cmd = self.command(spec, held.as_ref(), input);
         // A sandboxed command gets an allow-list of Holon's environment;
         // an unconfined one all of it but its credentials (exec_env).
         let vars = match confined.is_some() {
@@ -149,35 +104,7 @@ impl CommandTasks {
         }
         let mask = crate::runtime::exec_env::operator_umask();
         let fd_limit = crate::runtime::exec_env::original_fd_limit();
-        let (payload, prepared) = match (&held, confined) {
-            (Some(paths), confined) => {
-                let sandbox = confined.map(|(tmp, plan)| {
-                    cmd.env("TMPDIR", &tmp);
-                    (plan, crate::runtime::sandbox::Support::probe().clone())
-                });
-                let spec = holder::HoldSpec {
-                    cmd: spec.cmd.clone(),
-                    launch: spec.launch.clone(),
-                    workdir: spec.workdir.clone(),
-                    paths: paths.clone(),
-                    sandbox,
-                };
-                (
-                    serde_json::to_vec(&spec).map_err(std::io::Error::other)?,
-                    None,
-                )
-            }
-            (None, Some((tmp, plan))) => {
-                cmd.env("TMPDIR", &tmp);
-                let prepared = crate::runtime::sandbox::ready(
-                    &plan,
-                    crate::runtime::sandbox::Support::probe(),
-                    &spec.workdir,
-                )?;
-                (b"go\n".to_vec(), Some(prepared))
-            }
-            (None, None) => (b"go\n".to_vec(), None),
-        };
+        let (payload, prepared) = gate_payload(&mut cmd, spec, held.as_ref(), confined)?;
         let holds = held.is_some();
         // SAFETY: only async-signal-safe calls (umask, setrlimit, setsid,
         // close, dup2, and the sandbox's raw system calls) run in the child
@@ -262,6 +189,49 @@ impl CommandTasks {
         })
     }
 
+    /// The process to start: the holder (given the path of its exit
+    /// record and the command's stdin), or `/bin/sh`, which waits at the
+    /// start gate (fd 3) before it runs the command.
+    fn command(
+        &self,
+        spec: &CommandSpec,
+        held: Option<&HeldPaths>,
+        input: Stdio,
+    ) -> tokio::process::Command {
+        match &self.holder {
+            Some(holder) => {
+                let mut cmd = tokio::process::Command::new(holder.as_path());
+                let exit = held.map(|h| h.exit.clone()).unwrap_or_default();
+                cmd.arg0("holon-hold")
+                    .arg(holder::HOLD_ARG)
+                    .arg(exit)
+                    .stdin(input);
+                cmd
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new("/bin/sh");
+                // The shell waits at the gate (fd 3) before it runs the
+                // command; end of file there means the record was never
+                // written: exit 125.
+                let script = match spec.launch == Launch::default() {
+                    true => format!("read _ <&3 || exit 125; exec 3<&-\n{}", spec.cmd),
+                    false => format!(
+                        "read _ <&3 || exit 125; exec 3<&-\nexec {} {} {}",
+                        sh_quote(&spec.launch.shell.to_string_lossy()),
+                        spec.launch.shell_args().join(" "),
+                        sh_quote(&spec.cmd)
+                    ),
+                };
+                cmd.arg("-c").arg(script).stdin(if spec.accepts_input {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                });
+                cmd
+            }
+        }
+    }
+
     /// Put a live task on the books. Checked under the lock `stop_all`
     /// takes: a command is either seen and stopped by it, or never runs
     /// (true: shutting down, close its gate unopened).
@@ -284,4 +254,64 @@ impl CommandTasks {
             supervising.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
+}
+
+/// A held task's stdin is a named pipe, opened for reading and writing:
+/// it has a reader from the start (input written early waits in it), and
+/// the command never sees the end of its input between two writes (a
+/// writer comes and goes with each one).
+fn held_stdin(held: Option<&HeldPaths>) -> std::io::Result<Stdio> {
+    match held.and_then(|h| h.input.as_ref()) {
+        Some(fifo) => {
+            make_fifo(fifo)?;
+            let pipe = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(fifo)?;
+            Ok(Stdio::from(pipe))
+        }
+        None => Ok(Stdio::null()),
+    }
+}
+
+/// What the start gate passes on: to a holder, the command as it is to
+/// hold it (its sandbox among it); to `/bin/sh`, the word to go, with a
+/// sandbox prepared here to apply between fork and exec. A sandboxed
+/// command's `TMPDIR` is its own directory.
+fn gate_payload(
+    cmd: &mut tokio::process::Command,
+    spec: &CommandSpec,
+    held: Option<&HeldPaths>,
+    confined: Option<(PathBuf, crate::runtime::sandbox::Plan)>,
+) -> std::io::Result<(Vec<u8>, Option<crate::runtime::sandbox::Prepared>)> {
+    let (payload, prepared) = match (held, confined) {
+        (Some(paths), confined) => {
+            let sandbox = confined.map(|(tmp, plan)| {
+                cmd.env("TMPDIR", &tmp);
+                (plan, crate::runtime::sandbox::Support::probe().clone())
+            });
+            let spec = holder::HoldSpec {
+                cmd: spec.cmd.clone(),
+                launch: spec.launch.clone(),
+                workdir: spec.workdir.clone(),
+                paths: paths.clone(),
+                sandbox,
+            };
+            (
+                serde_json::to_vec(&spec).map_err(std::io::Error::other)?,
+                None,
+            )
+        }
+        (None, Some((tmp, plan))) => {
+            cmd.env("TMPDIR", &tmp);
+            let prepared = crate::runtime::sandbox::ready(
+                &plan,
+                crate::runtime::sandbox::Support::probe(),
+                &spec.workdir,
+            )?;
+            (b"go\n".to_vec(), Some(prepared))
+        }
+        (None, None) => (b"go\n".to_vec(), None),
+    };
+    Ok((payload, prepared))
 }
