@@ -241,21 +241,7 @@ impl RuntimeHost {
             ));
         }
         let limits = self.inner.config.agent_limits;
-        let worktree_of = match req.workspace_mode {
-            ChildWorkspaceMode::Inherit => None,
-            ChildWorkspaceMode::Worktree => {
-                let ws = parent.workspaces.active_id().to_owned();
-                let git = parent.workspaces.binding(&ws).is_some_and(|b| b.git);
-                if ws == AGENT_HOME_ID || !git {
-                    return Err(RuntimeError::Invalid(
-                        "`workspace_mode = worktree` needs an active git workspace (UseWorkspace \
-                         a repository first)"
-                            .into(),
-                    ));
-                }
-                Some(ws)
-            }
-        };
+        let worktree_of = child_worktree(parent, req.workspace_mode)?;
         let child_id = format!("child-{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
         let task_id = crate::new_id("task");
         let label = label_of(&text);
@@ -274,26 +260,7 @@ impl RuntimeHost {
         .await
         .map_err(|e| RuntimeError::Invalid(format!("child creation did not finish: {e}")))?
         .map_err(|e| RuntimeError::Invalid(e.to_string()))?;
-        let mut child = AgentRecord::new(&child_id, crate::format_ts(crate::now_ms()));
-        child.kind = AgentKind::Child;
-        child.visibility = AgentVisibility::Private;
-        child.ownership = AgentOwnership::ParentSupervised;
-        child.profile_preset = Some(ProfilePreset::PrivateChild);
-        child.lineage_parent_agent_id = Some(parent.id.clone());
-        child.supervision_task_id = Some(task_id.clone());
-        child.workspaces.attached = parent.workspaces.attached.clone();
-        // The operator's approval policies follow the workspaces.
-        child.workspaces.policies = parent.workspaces.policies.clone();
-        child.workspaces.always = parent.workspaces.always.clone();
-        if worktree_of.is_none() {
-            // Inherit: the parent's root as it is; a worktree of the
-            // parent's is used, never managed, by the child.
-            child.workspaces.active = parent.workspaces.active.clone().map(|a| ActiveWorkspace {
-                adopted_worktree: a.adopted_worktree || a.worktree.is_some(),
-                worktree: None,
-                ..a
-            });
-        }
+        let child = child_record(parent, &child_id, &task_id, worktree_of.is_none());
         let detail = json!({
             "child_agent_id": child_id, "label": label, "preset": "private_child",
             "workspace_mode": req.workspace_mode, "terminal_reentry": true,
@@ -309,36 +276,7 @@ impl RuntimeHost {
             .inner
             .store
             .write(move |tx| {
-                let p = agent_in(tx, &pid)?;
-                if p.archived_at.is_some() || p.status == AgentStatus::Stopped {
-                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
-                        "agent `{pid}` is stopped; it cannot delegate"
-                    ))));
-                }
-                let lookup = |id: &str| tx.get_agent::<AgentRecord>(id).ok().flatten();
-                let depth = depth_in(lookup, &p) + 1;
-                if depth > limits.max_spawn_depth {
-                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
-                        "spawn depth {depth} is over the limit of {} (`[agents] max_spawn_depth`): \
-                         do this work yourself instead of delegating further",
-                        limits.max_spawn_depth
-                    ))));
-                }
-                let mut live = 0u32;
-                for id in tx.index_list(Index::ActiveTasks, &pid)? {
-                    if tx
-                        .get::<TaskRecord>(Keyed::Tasks, &pid, &id)?
-                        .is_some_and(|t| t.kind == TaskKind::ChildAgentTask)
-                    {
-                        live += 1;
-                    }
-                }
-                if live >= limits.max_children {
-                    return Err(StoreError::rejected(RuntimeError::Invalid(format!(
-                        "`{pid}` already supervises {live} live children, the limit \
-                         (`[agents] max_children`); wait for one to finish or TaskStop one"
-                    ))));
-                }
+                may_spawn_in(tx, &pid, limits)?;
                 crate::runtime::admission::create_agent_in(tx, &c, Some(provenance.clone()))?;
                 let now = tx.now_ts();
                 let task = TaskRecord {
@@ -414,6 +352,98 @@ impl RuntimeHost {
             child_supervision: supervision,
         })
     }
+}
+
+/// The workspace a child's worktree is made of (`worktree`: the parent's
+/// active git workspace, refused elsewhere), or none when it inherits
+/// the parent's root.
+fn child_worktree(
+    parent: &AgentRecord,
+    mode: ChildWorkspaceMode,
+) -> Result<Option<String>, RuntimeError> {
+    let ws = match mode {
+        ChildWorkspaceMode::Inherit => None,
+        ChildWorkspaceMode::Worktree => {
+            let id = parent.workspaces.active_id().to_owned();
+            let git = parent.workspaces.binding(&id).is_some_and(|b| b.git);
+            if id == AGENT_HOME_ID || !git {
+                return Err(RuntimeError::Invalid(
+                    "`workspace_mode = worktree` needs an active git workspace (UseWorkspace \
+                     a repository first)"
+                        .into(),
+                ));
+            }
+            Some(id)
+        }
+    };
+    Ok(ws)
+}
+
+/// A private child's record: supervised by its parent through the task
+/// `task_id`, with the parent's workspaces and approval policies, and (when
+/// it inherits) the parent's root, whose worktree it uses but never manages.
+fn child_record(parent: &AgentRecord, child_id: &str, task_id: &str, inherit: bool) -> AgentRecord {
+    let mut child = AgentRecord::new(child_id, crate::format_ts(crate::now_ms()));
+    child.kind = AgentKind::Child;
+    child.visibility = AgentVisibility::Private;
+    child.ownership = AgentOwnership::ParentSupervised;
+    child.profile_preset = Some(ProfilePreset::PrivateChild);
+    child.lineage_parent_agent_id = Some(parent.id.clone());
+    child.supervision_task_id = Some(task_id.to_owned());
+    child.workspaces.attached = parent.workspaces.attached.clone();
+    // The operator's approval policies follow the workspaces.
+    child.workspaces.policies = parent.workspaces.policies.clone();
+    child.workspaces.always = parent.workspaces.always.clone();
+    if inherit {
+        // Inherit: the parent's root as it is; a worktree of the
+        // parent's is used, never managed, by the child.
+        child.workspaces.active = parent.workspaces.active.clone().map(|a| ActiveWorkspace {
+            adopted_worktree: a.adopted_worktree || a.worktree.is_some(),
+            worktree: None,
+            ..a
+        });
+    }
+    child
+}
+
+/// Whether `pid` may delegate now: not stopped, under the depth limit and
+/// under the number of live children.
+fn may_spawn_in(
+    tx: &mut crate::store::WriteCtx<'_>,
+    pid: &str,
+    limits: crate::runtime::agents::ops::AgentLimits,
+) -> Result<(), StoreError> {
+    let p = agent_in(tx, pid)?;
+    if p.archived_at.is_some() || p.status == AgentStatus::Stopped {
+        return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+            "agent `{pid}` is stopped; it cannot delegate"
+        ))));
+    }
+    let lookup = |id: &str| tx.get_agent::<AgentRecord>(id).ok().flatten();
+    let depth = depth_in(lookup, &p) + 1;
+    if depth > limits.max_spawn_depth {
+        return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+            "spawn depth {depth} is over the limit of {} (`[agents] max_spawn_depth`): \
+             do this work yourself instead of delegating further",
+            limits.max_spawn_depth
+        ))));
+    }
+    let mut live = 0u32;
+    for id in tx.index_list(Index::ActiveTasks, pid)? {
+        if tx
+            .get::<TaskRecord>(Keyed::Tasks, pid, &id)?
+            .is_some_and(|t| t.kind == TaskKind::ChildAgentTask)
+        {
+            live += 1;
+        }
+    }
+    if live >= limits.max_children {
+        return Err(StoreError::rejected(RuntimeError::Invalid(format!(
+            "`{pid}` already supervises {live} live children, the limit \
+             (`[agents] max_children`); wait for one to finish or TaskStop one"
+        ))));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
