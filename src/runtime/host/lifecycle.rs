@@ -29,33 +29,7 @@ impl RuntimeHost {
     pub async fn start(store: Store, config: HostConfig) -> Result<RuntimeHost, RuntimeError> {
         let (shutdown, _) = tokio::sync::watch::channel(false);
         let (live, _) = broadcast::channel(1024);
-        let support = crate::runtime::sandbox::Support::probe();
-        let default_policy = match store.read()?.setting(DEFAULT_POLICY)? {
-            Some(policy) => DefaultPolicy {
-                policy,
-                source: DefaultPolicySource::Operator,
-            },
-            None => DefaultPolicy {
-                policy: config.policy.clone(),
-                source: DefaultPolicySource::Config,
-            },
-        };
-        if let (Some(why), true) = (
-            &support.missing,
-            default_policy.policy.sandbox != Some(SandboxMode::Off),
-        ) {
-            // Once, at start: the snapshot and the status line keep saying it.
-            match config.sandbox_required {
-                true => tracing::warn!(
-                    "the kernel cannot sandbox commands ({why}); `sandbox_required` is set, so \
-                     model commands are refused"
-                ),
-                false => tracing::warn!(
-                    "the kernel cannot sandbox commands ({why}); model commands run unconfined, \
-                     as your user (set `[policy] sandbox_required = true` to refuse them instead)"
-                ),
-            }
-        }
+        let default_policy = default_policy_at_start(&store, &config)?;
         let output_dir = config.data_dir.join("tasks");
         let mut holon_dirs = config.holon_dirs.clone();
         holon_dirs.push(config.data_dir.clone());
@@ -68,36 +42,13 @@ impl RuntimeHost {
                 config.config_watch.clone(),
                 shutdown.subscribe(),
             );
-            let hosting = weak.clone();
-            let networking = weak.clone();
+            let hooks = hook_host(weak, &config, &holon_dirs, &store);
             let weak = weak.clone();
             let wake: crate::runtime::command_tasks::WakeFn = Arc::new(move |agent_id: &str| {
                 if let Some(inner) = weak.upgrade() {
                     inner.wake(agent_id);
                 }
             });
-            let hooks = Arc::new(crate::runtime::hooks::dispatch::HookHost::new(
-                config.hooks.clone(),
-                crate::runtime::hooks::run::Runner {
-                    root: config.data_dir.join("hooks"),
-                    holon_dirs: holon_dirs.clone(),
-                    sandbox_required: config.sandbox_required,
-                },
-                store.clone(),
-                Box::new(move |agent_id: &str| {
-                    let host = hosting.upgrade()?;
-                    let s = host.execution_of(agent_id).ok()?;
-                    let home = s.workspace_id == crate::model::workspace::AGENT_HOME_ID;
-                    Some(crate::runtime::hooks::dispatch::AgentPlace {
-                        anchor: (!home).then_some(s.workspace_anchor),
-                        execution_root: s.execution_root,
-                    })
-                }),
-                Box::new(move || {
-                    let host = networking.upgrade();
-                    host.is_some_and(|h| h.default_policy().network == Some(NetworkAccess::On))
-                }),
-            ));
             let reviewer =
                 crate::runtime::approvals::reviewer_state::Reviewer::new(config.reviewer.clone());
             let mcp = crate::runtime::mcp::Hub::new(
@@ -170,34 +121,7 @@ impl RuntimeHost {
             ));
         }
         host.prepare_default_agent().await;
-        let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
-        // Archived agents run nothing: only one with tasks left open (a
-        // killed runtime) needs recovering; the rest gain no event at
-        // every start.
-        let mut recovering = Vec::new();
-        for agent in &agents {
-            let open_tasks = !host
-                .inner
-                .store
-                .read()?
-                .index_list(crate::store::Index::ActiveTasks, &agent.id)?
-                .is_empty();
-            if agent.archived_at.is_none() || open_tasks {
-                recovering.push(agent.id.clone());
-            }
-        }
-        // Agents recover independently: many at once, so the writer
-        // commits their records and `runtime_started` events together
-        // instead of one commit (and one fsync) per agent.
-        {
-            use futures_util::stream::{self, StreamExt, TryStreamExt};
-            let host = &host;
-            stream::iter(recovering)
-                .map(|id| async move { host.recover_agent(&id).await })
-                .buffer_unordered(RECOVER_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-        }
+        host.recover_all().await?;
         host.reconcile_children().await?;
         let agents: Vec<AgentRecord> = host.inner.store.read()?.agents()?;
         for agent in agents.iter().filter(|a| a.archived_at.is_none()) {
@@ -216,6 +140,33 @@ impl RuntimeHost {
             ));
         }
         Ok(host)
+    }
+
+    /// Recover every agent that needs it: archived agents run nothing, so
+    /// only one with tasks left open (a killed runtime) is recovered; the
+    /// rest gain no event at every start. Agents recover independently:
+    /// many at once, so the writer commits their records and
+    /// `runtime_started` events together instead of one commit (and one
+    /// fsync) per agent.
+    async fn recover_all(&self) -> Result<(), RuntimeError> {
+        use futures_util::stream::{self, StreamExt, TryStreamExt};
+        let rx = self.inner.store.read()?;
+        let mut recovering = Vec::new();
+        for agent in rx.agents::<AgentRecord>()? {
+            let open_tasks = !rx
+                .index_list(crate::store::Index::ActiveTasks, &agent.id)?
+                .is_empty();
+            if agent.archived_at.is_none() || open_tasks {
+                recovering.push(agent.id);
+            }
+        }
+        drop(rx);
+        stream::iter(recovering)
+            .map(|id| async move { self.recover_agent(&id).await })
+            .buffer_unordered(RECOVER_AT_ONCE)
+            .try_collect::<Vec<()>>()
+            .await?;
+        Ok(())
     }
 
     async fn recover_agent(&self, agent_id: &str) -> Result<(), RuntimeError> {
@@ -324,5 +275,76 @@ fn run_actor(
         wake,
         cancel,
         inner.shutdown.subscribe(),
+    ))
+}
+
+/// The operator's default policy (`holon policy`) where set, else the
+/// configuration's; said once, at start, when the kernel cannot sandbox
+/// what it asks to (the snapshot and the status line keep saying it).
+fn default_policy_at_start(
+    store: &Store,
+    config: &HostConfig,
+) -> Result<DefaultPolicy, RuntimeError> {
+    let support = crate::runtime::sandbox::Support::probe();
+    let default_policy = match store.read()?.setting(DEFAULT_POLICY)? {
+        Some(policy) => DefaultPolicy {
+            policy,
+            source: DefaultPolicySource::Operator,
+        },
+        None => DefaultPolicy {
+            policy: config.policy.clone(),
+            source: DefaultPolicySource::Config,
+        },
+    };
+    if let (Some(why), true) = (
+        &support.missing,
+        default_policy.policy.sandbox != Some(SandboxMode::Off),
+    ) {
+        // Once, at start: the snapshot and the status line keep saying it.
+        match config.sandbox_required {
+            true => tracing::warn!(
+                "the kernel cannot sandbox commands ({why}); `sandbox_required` is set, so \
+                 model commands are refused"
+            ),
+            false => tracing::warn!(
+                "the kernel cannot sandbox commands ({why}); model commands run unconfined, \
+                 as your user (set `[policy] sandbox_required = true` to refuse them instead)"
+            ),
+        }
+    }
+    Ok(default_policy)
+}
+
+/// The operator's hooks, each run in a sandbox of its own; where an agent
+/// is and whether the network is open are asked of the runtime when a
+/// hook runs.
+fn hook_host(
+    weak: &Weak<HostInner>,
+    config: &HostConfig,
+    holon_dirs: &[PathBuf],
+    store: &Store,
+) -> Arc<crate::runtime::hooks::dispatch::HookHost> {
+    let (hosting, networking) = (weak.clone(), weak.clone());
+    Arc::new(crate::runtime::hooks::dispatch::HookHost::new(
+        config.hooks.clone(),
+        crate::runtime::hooks::run::Runner {
+            root: config.data_dir.join("hooks"),
+            holon_dirs: holon_dirs.to_vec(),
+            sandbox_required: config.sandbox_required,
+        },
+        store.clone(),
+        Box::new(move |agent_id: &str| {
+            let host = hosting.upgrade()?;
+            let s = host.execution_of(agent_id).ok()?;
+            let home = s.workspace_id == crate::model::workspace::AGENT_HOME_ID;
+            Some(crate::runtime::hooks::dispatch::AgentPlace {
+                anchor: (!home).then_some(s.workspace_anchor),
+                execution_root: s.execution_root,
+            })
+        }),
+        Box::new(move || {
+            let host = networking.upgrade();
+            host.is_some_and(|h| h.default_policy().network == Some(NetworkAccess::On))
+        }),
     ))
 }
