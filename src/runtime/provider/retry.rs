@@ -285,14 +285,7 @@ impl ProviderChain {
                         .attempts
                         .push(rejected_record(model_ref, failure, outcome, next));
                     summaries.push(failure.artifact.summary.clone());
-                    last = Some(LastFailure {
-                        kind: failure.kind,
-                        model_ref: model_ref.clone(),
-                        provider: failure.artifact.provider.clone().unwrap_or_default(),
-                        status: None,
-                        source_chain: Vec::new(),
-                        metadata: failure.artifact.metadata.clone(),
-                    });
+                    last = Some(rejected_failure(model_ref, failure));
                     continue;
                 }
             };
@@ -313,43 +306,10 @@ impl ProviderChain {
                 let result = transport
                     .send(sent, progress, self.policy.request_timeout)
                     .await;
-                let duration_ms = Some(millis(clock.elapsed()));
-                let mut record = ProviderAttemptRecord {
-                    provider: endpoint.model_ref.provider.clone(),
-                    model_ref: model_ref.clone(),
-                    attempt,
-                    max_attempts,
-                    started_at: Some(started_at),
-                    completed_at: Some(now_ts()),
-                    duration_ms,
-                    failure_kind: None,
-                    disposition: None,
-                    outcome: AttemptOutcome::Succeeded,
-                    advanced_to_fallback: false,
-                    backoff_ms: None,
-                    token_usage: None,
-                    transport_diagnostics: None,
-                };
+                let mut record =
+                    attempt_record(endpoint, (attempt, max_attempts), started_at, clock);
                 let failure = match result {
-                    Ok(parsed) => {
-                        record.disposition = Some("return_round".to_owned());
-                        record.token_usage = parsed.usage;
-                        timeline.attempts.push(record);
-                        timeline.winning_model_ref = Some(model_ref.clone());
-                        timeline.aggregated_token_usage = aggregate(&timeline);
-                        let round = ProviderRound {
-                            reasoning: parsed.reasoning,
-                            text: parsed.text,
-                            tool_calls: parsed.tool_calls,
-                            token_usage: parsed.usage,
-                            stop_reason: parsed.stop_reason,
-                            model_ref,
-                        };
-                        return ProviderOutcome {
-                            result: Ok(round),
-                            timeline,
-                        };
-                    }
+                    Ok(parsed) => return won(timeline, record, parsed, model_ref),
                     Err(f) => f,
                 };
                 let refused = match failure.kind {
@@ -403,22 +363,8 @@ impl ProviderChain {
                     NextStep::AdvanceToFallback | NextStep::StopChain => None,
                 };
                 record.backoff_ms = backoff.map(millis);
-                let told = match next {
-                    NextStep::RetrySameCandidate => Some(RetryNext::Retry),
-                    NextStep::AdvanceToFallback => Some(RetryNext::Fallback),
-                    // The turn's failure tells the rest.
-                    NextStep::StopChain => None,
-                };
-                if let Some(next) = told {
-                    progress(ProviderProgress::Retrying(RetryNotice {
-                        model_ref: model_ref.clone(),
-                        attempt,
-                        max_attempts,
-                        failure_kind: failure.kind,
-                        status: failure.status,
-                        next,
-                        backoff_ms: record.backoff_ms,
-                    }));
+                if let Some(notice) = retry_notice(&record, &failure, next) {
+                    progress(ProviderProgress::Retrying(notice));
                 }
                 timeline.attempts.push(record);
                 if let Some(wait) = backoff {
@@ -458,6 +404,94 @@ fn aggregate(timeline: &ProviderAttemptTimeline) -> Option<TokenUsage> {
         total.get_or_insert_with(TokenUsage::default).add(usage);
     }
     total
+}
+
+/// A candidate the chain could not use, as the chain's last failure.
+fn rejected_failure(model_ref: &str, failure: &ProviderFailure) -> LastFailure {
+    LastFailure {
+        kind: failure.kind,
+        model_ref: model_ref.to_owned(),
+        provider: failure.artifact.provider.clone().unwrap_or_default(),
+        status: None,
+        source_chain: Vec::new(),
+        metadata: failure.artifact.metadata.clone(),
+    }
+}
+
+/// An attempt just answered (`clock` started when it was sent), as it is
+/// recorded when it succeeded; a failure fills in the rest.
+fn attempt_record(
+    endpoint: &super::registry::ResolvedEndpoint,
+    (attempt, max_attempts): (u32, u32),
+    started_at: String,
+    clock: Instant,
+) -> ProviderAttemptRecord {
+    ProviderAttemptRecord {
+        provider: endpoint.model_ref.provider.clone(),
+        model_ref: endpoint.model_ref.to_string(),
+        attempt,
+        max_attempts,
+        started_at: Some(started_at),
+        completed_at: Some(now_ts()),
+        duration_ms: Some(millis(clock.elapsed())),
+        failure_kind: None,
+        disposition: None,
+        outcome: AttemptOutcome::Succeeded,
+        advanced_to_fallback: false,
+        backoff_ms: None,
+        token_usage: None,
+        transport_diagnostics: None,
+    }
+}
+
+/// The round an attempt returned, with the timeline that won it.
+fn won(
+    mut timeline: ProviderAttemptTimeline,
+    mut record: ProviderAttemptRecord,
+    parsed: super::wire::ParsedRound,
+    model_ref: String,
+) -> ProviderOutcome {
+    record.disposition = Some("return_round".to_owned());
+    record.token_usage = parsed.usage;
+    timeline.attempts.push(record);
+    timeline.winning_model_ref = Some(model_ref.clone());
+    timeline.aggregated_token_usage = aggregate(&timeline);
+    let round = ProviderRound {
+        reasoning: parsed.reasoning,
+        text: parsed.text,
+        tool_calls: parsed.tool_calls,
+        token_usage: parsed.usage,
+        stop_reason: parsed.stop_reason,
+        model_ref,
+    };
+    ProviderOutcome {
+        result: Ok(round),
+        timeline,
+    }
+}
+
+/// What the turn is told of a failed attempt that is retried or handed to
+/// the next candidate; none when the chain stops (the turn's failure
+/// tells the rest).
+fn retry_notice(
+    record: &ProviderAttemptRecord,
+    failure: &AttemptFailure,
+    next: NextStep,
+) -> Option<RetryNotice> {
+    let next = match next {
+        NextStep::RetrySameCandidate => RetryNext::Retry,
+        NextStep::AdvanceToFallback => RetryNext::Fallback,
+        NextStep::StopChain => return None,
+    };
+    Some(RetryNotice {
+        model_ref: record.model_ref.clone(),
+        attempt: record.attempt,
+        max_attempts: record.max_attempts,
+        failure_kind: failure.kind,
+        status: failure.status,
+        next,
+        backoff_ms: record.backoff_ms,
+    })
 }
 
 fn rejected_record(
