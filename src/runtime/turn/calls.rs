@@ -43,66 +43,8 @@ pub(super) async fn run_call(
     cancel: &crate::runtime::host::cancel::TurnCancel,
     route: Route,
 ) -> Result<Ran, RuntimeError> {
-    // Durably "started" before anything runs: after a crash the
-    // model is told this call may have had its effects.
-    {
-        let (id, rid, mid, cid, name) = (
-            env.agent_id.to_owned(),
-            run_id.to_owned(),
-            env.message_id.to_owned(),
-            call.id.clone(),
-            call.name.clone(),
-        );
-        env.host
-            .store
-            .write(move |tx| {
-                let started_at = tx.now_ts();
-                let provenance = Provenance {
-                    message_id: Some(mid.clone()),
-                    ..Provenance::default()
-                };
-                let started = ev::ToolStarted {
-                    run_id: rid.clone(),
-                    call_id: cid.clone(),
-                    tool_name: name.clone(),
-                };
-                tx.append_event(new_event(&id, provenance, Event::ToolStarted(started)))?;
-                transcript_in(
-                    tx,
-                    &id,
-                    &rid,
-                    Some(&mid),
-                    TranscriptBody::ToolStarted {
-                        call_id: cid.clone(),
-                        tool_name: name.clone(),
-                        started_at,
-                    },
-                )
-            })
-            .await?;
-    }
-    // The operator's pre_tool hooks, before the gate: one may refuse the
-    // call (it then never runs, and nothing is asked of the operator).
-    // Their runs are recorded with the call's result.
-    // A turn stopped meanwhile stops them (with what they started).
-    let (refused, runs) = match &route {
-        Route::Gate => tokio::select! {
-            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => (
-                hooks.refused.map(|(hook, reason)| {
-                    format!("the operator's hook `{hook}` refused this call: {reason}")
-                }),
-                hooks.runs,
-            ),
-            reason = cancel.cancelled() => (
-                Some(format!(
-                    "the call did not run: the turn was stopped ({reason:?}) while the \
-                     operator's hooks checked it"
-                )),
-                Vec::new(),
-            ),
-        },
-        Route::Answered(_) => (None, Vec::new()),
-    };
+    record_started(env, run_id, call).await?;
+    let (refused, runs) = pre_tool(env, run_id, call, cancel, &route).await;
     let ran = matches!(route, Route::Gate) && refused.is_none();
     let t0 = Instant::now();
     let mut awaits_approval = None;
@@ -131,23 +73,9 @@ pub(super) async fn run_call(
             },
             None => tools::execute(env, call, None).await,
             Some((why, snapshot)) => {
-                let rec = approval_ops::approval_for(env, run_id, call, why, &snapshot);
-                let content = approval_ops::awaiting(&rec);
-                let asked = rec.clone();
-                env.host
-                    .store
-                    .write(move |tx| approval_ops::request_in(tx, &rec))
-                    .await?;
-                // The reviewer reads it first, when one is configured.
-                crate::runtime::host::RuntimeHost {
-                    inner: std::sync::Arc::clone(env.host),
-                }
-                .review_soon(&asked);
-                awaits_approval = Some(asked.id);
-                ToolOutcome {
-                    ends_turn: true,
-                    ..ToolOutcome::ok(content)
-                }
+                let (outcome, id) = ask_operator(env, run_id, call, why, &snapshot).await?;
+                awaits_approval = Some(id);
+                outcome
             }
         },
     };
@@ -202,4 +130,109 @@ pub(super) async fn run_call(
         outcome,
         awaits_approval,
     })
+}
+
+/// A call durably "started" before anything runs: after a crash the model
+/// is told it may have had its effects.
+async fn record_started(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+) -> Result<(), RuntimeError> {
+    let (id, rid, mid, cid, name) = (
+        env.agent_id.to_owned(),
+        run_id.to_owned(),
+        env.message_id.to_owned(),
+        call.id.clone(),
+        call.name.clone(),
+    );
+    env.host
+        .store
+        .write(move |tx| {
+            let started_at = tx.now_ts();
+            let provenance = Provenance {
+                message_id: Some(mid.clone()),
+                ..Provenance::default()
+            };
+            let started = ev::ToolStarted {
+                run_id: rid.clone(),
+                call_id: cid.clone(),
+                tool_name: name.clone(),
+            };
+            tx.append_event(new_event(&id, provenance, Event::ToolStarted(started)))?;
+            transcript_in(
+                tx,
+                &id,
+                &rid,
+                Some(&mid),
+                TranscriptBody::ToolStarted {
+                    call_id: cid.clone(),
+                    tool_name: name.clone(),
+                    started_at,
+                },
+            )
+        })
+        .await?;
+    Ok(())
+}
+
+/// The operator's pre_tool hooks, before the gate: one may refuse the call
+/// (it then never runs, and nothing is asked of the operator). Their runs
+/// are recorded with the call's result. A turn stopped meanwhile stops
+/// them (with what they started). A call the turn answered runs none.
+async fn pre_tool(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+    cancel: &crate::runtime::host::cancel::TurnCancel,
+    route: &Route,
+) -> (Option<String>, Vec<ev::HookRan>) {
+    match route {
+        Route::Gate => tokio::select! {
+            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => (
+                hooks.refused.map(|(hook, reason)| {
+                    format!("the operator's hook `{hook}` refused this call: {reason}")
+                }),
+                hooks.runs,
+            ),
+            reason = cancel.cancelled() => (
+                Some(format!(
+                    "the call did not run: the turn was stopped ({reason:?}) while the \
+                     operator's hooks checked it"
+                )),
+                Vec::new(),
+            ),
+        },
+        Route::Answered(_) => (None, Vec::new()),
+    }
+}
+
+/// A call the policy holds for the operator: its approval recorded (the
+/// reviewer reads it first, when one is configured), and the turn told
+/// to end its round waiting. Returns what the model is told and the
+/// approval's id.
+async fn ask_operator(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+    why: String,
+    snapshot: &crate::model::workspace::ExecutionSnapshot,
+) -> Result<(ToolOutcome, String), RuntimeError> {
+    let rec = approval_ops::approval_for(env, run_id, call, why, snapshot);
+    let content = approval_ops::awaiting(&rec);
+    let asked = rec.clone();
+    env.host
+        .store
+        .write(move |tx| approval_ops::request_in(tx, &rec))
+        .await?;
+    // The reviewer reads it first, when one is configured.
+    crate::runtime::host::RuntimeHost {
+        inner: std::sync::Arc::clone(env.host),
+    }
+    .review_soon(&asked);
+    let outcome = ToolOutcome {
+        ends_turn: true,
+        ..ToolOutcome::ok(content)
+    };
+    Ok((outcome, asked.id))
 }
