@@ -35,11 +35,7 @@ impl Round<'_> {
         );
         let built = called.built;
         let (budget, prompt_estimate) = (self.budget, built.prompt_estimate);
-        let (context_build_ms, provider_round_ms, attempt) = (
-            built.context_build_ms,
-            called.provider_round_ms,
-            called.attempt,
-        );
+        let (provider_round_ms, attempt) = (called.provider_round_ms, called.attempt);
         // Unknown without a price or without reported usage.
         let cost = r
             .token_usage
@@ -59,87 +55,27 @@ impl Round<'_> {
                     working_memory_revision: 0,
                     compression_epoch: 0,
                 });
+                let facts = Facts {
+                    run_id: &rid,
+                    round,
+                    answer: &r,
+                    timeline: &tl,
+                    built: &built,
+                    cache: &cache,
+                    budget,
+                };
                 // The turn's context, recorded with its first round.
                 if round == 1 {
-                    let context = ev::TurnContextBuilt {
-                        run_id: rid.clone(),
-                        context_build_ms,
-                        prompt_tokens_estimate: prompt_estimate,
-                        cacheable_tokens_estimate: built.cacheable_tokens,
-                        sections: built.sections.clone(),
-                        prompt_cache_key: cache.prompt_cache_key.clone(),
-                        context_fingerprint: cache.context_fingerprint.clone(),
-                        working_memory_revision: cache.working_memory_revision,
-                        compression_epoch: cache.compression_epoch,
-                        context_window: budget.window,
-                        window_source: Some(budget.source),
-                    };
-                    tx.append_event(new_event(
-                        &id,
-                        provenance.clone(),
-                        Event::TurnContextBuilt(context),
-                    ))?;
+                    let context = Event::TurnContextBuilt(facts.context_built());
+                    tx.append_event(new_event(&id, provenance.clone(), context))?;
                 }
-                let now = tx.now_ms();
-                let completed = ev::ProviderRoundCompleted {
-                    run_id: rid.clone(),
-                    round,
-                    model_ref: r.model_ref.clone(),
-                    token_usage: usage,
-                    provider_attempt_timeline: tl.clone(),
-                    context_build_ms,
-                    provider_round_ms,
-                    stop_reason: r.stop_reason.clone(),
-                    prompt_tokens_estimate: prompt_estimate,
-                    context_window: budget.window,
-                    prompt_budget: budget.prompt_budget,
-                    cost_usd: cost.map(usd),
-                    provider_started_at: crate::format_ts(now - provider_round_ms as i64),
-                    provider_completed_at: tx.now_ts(),
-                    prompt_cache_key: cache.prompt_cache_key.clone(),
-                    context_fingerprint: cache.context_fingerprint.clone(),
-                    cacheable_tokens_estimate: built.cacheable_tokens,
-                    work_item_reminder: built.reminded,
-                    tools_sent: built.tools.tools,
-                    tool_tokens: built.tools.tokens,
-                    tools_deferred: built.tools.deferred,
-                    deferred_tool_tokens: built.tools.deferred_tokens,
-                };
-                tx.append_event(new_event(
-                    &id,
-                    provenance.clone(),
-                    Event::ProviderRoundCompleted(completed),
-                ))?;
-                let recorded = ev::AssistantRoundRecorded {
-                    run_id: rid.clone(),
-                    round,
-                    text_preview: r.text.chars().take(400).collect(),
-                    tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
-                    text_chars: r.text.chars().count(),
-                    attempt,
-                    reasoning_summary: crate::model::usage::ReasoningItem::summaries(&r.reasoning),
-                };
-                tx.append_event(new_event(
-                    &id,
-                    provenance,
-                    Event::AssistantRoundRecorded(recorded),
-                ))?;
-                transcript_in(
-                    tx,
-                    &id,
-                    &rid,
-                    Some(&mid),
-                    TranscriptBody::AssistantRound {
-                        round,
-                        reasoning: r.reasoning.clone(),
-                        text: r.text.clone(),
-                        tool_calls: r.tool_calls.clone(),
-                        input_tokens: r.token_usage.map(|u| u.input_tokens),
-                        output_tokens: r.token_usage.map(|u| u.output_tokens),
-                        token_usage: r.token_usage,
-                        timeline: Some(tl.clone()),
-                    },
-                )?;
+                let started_at = crate::format_ts(tx.now_ms() - provider_round_ms as i64);
+                let completed = facts.completed(cost, provider_round_ms, started_at, tx.now_ts());
+                let completed = Event::ProviderRoundCompleted(completed);
+                tx.append_event(new_event(&id, provenance.clone(), completed))?;
+                let recorded = Event::AssistantRoundRecorded(facts.recorded(attempt));
+                tx.append_event(new_event(&id, provenance, recorded))?;
+                transcript_in(tx, &id, &rid, Some(&mid), facts.transcript())?;
                 if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
                     let day = crate::runtime::budget::budget_day(&agent, tx.now_ms());
                     crate::runtime::budget::add_round(&mut agent, &day, &usage, cost);
@@ -171,5 +107,102 @@ impl Round<'_> {
             }));
         }
         Ok(Step::Go(answer))
+    }
+}
+
+/// What a recorded round's events and transcript entry are made of.
+struct Facts<'a> {
+    run_id: &'a str,
+    round: u32,
+    answer: &'a ProviderRound,
+    timeline: &'a crate::model::usage::ProviderAttemptTimeline,
+    built: &'a Built,
+    cache: &'a PromptCache,
+    budget: ContextBudget,
+}
+
+impl Facts<'_> {
+    /// The turn's context as its first round sent it.
+    fn context_built(&self) -> ev::TurnContextBuilt {
+        let (built, cache) = (self.built, self.cache);
+        ev::TurnContextBuilt {
+            run_id: self.run_id.to_owned(),
+            context_build_ms: built.context_build_ms,
+            prompt_tokens_estimate: built.prompt_estimate,
+            cacheable_tokens_estimate: built.cacheable_tokens,
+            sections: built.sections.clone(),
+            prompt_cache_key: cache.prompt_cache_key.clone(),
+            context_fingerprint: cache.context_fingerprint.clone(),
+            working_memory_revision: cache.working_memory_revision,
+            compression_epoch: cache.compression_epoch,
+            context_window: self.budget.window,
+            window_source: Some(self.budget.source),
+        }
+    }
+
+    /// The provider's telemetry: the round's usage, cost, time, attempts
+    /// and cache identity, and the tools it was sent.
+    fn completed(
+        &self,
+        cost: Option<u64>,
+        provider_round_ms: u64,
+        provider_started_at: String,
+        provider_completed_at: String,
+    ) -> ev::ProviderRoundCompleted {
+        let (built, cache, r) = (self.built, self.cache, self.answer);
+        ev::ProviderRoundCompleted {
+            run_id: self.run_id.to_owned(),
+            round: self.round,
+            model_ref: r.model_ref.clone(),
+            token_usage: r.token_usage.unwrap_or_default(),
+            provider_attempt_timeline: self.timeline.clone(),
+            context_build_ms: built.context_build_ms,
+            provider_round_ms,
+            stop_reason: r.stop_reason.clone(),
+            prompt_tokens_estimate: built.prompt_estimate,
+            context_window: self.budget.window,
+            prompt_budget: self.budget.prompt_budget,
+            cost_usd: cost.map(usd),
+            provider_started_at,
+            provider_completed_at,
+            prompt_cache_key: cache.prompt_cache_key.clone(),
+            context_fingerprint: cache.context_fingerprint.clone(),
+            cacheable_tokens_estimate: built.cacheable_tokens,
+            work_item_reminder: built.reminded,
+            tools_sent: built.tools.tools,
+            tool_tokens: built.tools.tokens,
+            tools_deferred: built.tools.deferred,
+            deferred_tool_tokens: built.tools.deferred_tokens,
+        }
+    }
+
+    /// The assistant's round as consoles show it (`attempt`: the run's
+    /// provider attempt that answered).
+    fn recorded(&self, attempt: u32) -> ev::AssistantRoundRecorded {
+        let r = self.answer;
+        ev::AssistantRoundRecorded {
+            run_id: self.run_id.to_owned(),
+            round: self.round,
+            text_preview: r.text.chars().take(400).collect(),
+            tool_names: r.tool_calls.iter().map(|c| c.name.clone()).collect(),
+            text_chars: r.text.chars().count(),
+            attempt,
+            reasoning_summary: crate::model::usage::ReasoningItem::summaries(&r.reasoning),
+        }
+    }
+
+    /// The round in the transcript, whole.
+    fn transcript(&self) -> TranscriptBody {
+        let r = self.answer;
+        TranscriptBody::AssistantRound {
+            round: self.round,
+            reasoning: r.reasoning.clone(),
+            text: r.text.clone(),
+            tool_calls: r.tool_calls.clone(),
+            input_tokens: r.token_usage.map(|u| u.input_tokens),
+            output_tokens: r.token_usage.map(|u| u.output_tokens),
+            token_usage: r.token_usage,
+            timeline: Some(self.timeline.clone()),
+        }
     }
 }
