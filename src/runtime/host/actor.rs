@@ -270,85 +270,14 @@ async fn execute(
                 return Ok(Step::Wait);
             }
             *last_recorded = None;
-            cancel.reset();
-            let run_id = crate::new_id("run");
-            let (id, mid, rid, d) = (
-                agent_id.to_owned(),
-                message_id,
-                run_id.clone(),
-                decision.clone(),
-            );
-            let global = inner.config.budget;
-            let envelope = inner
-                .store
-                .write(move |tx| {
-                    // A daily budget already reached pauses the agent here,
-                    // before the message is taken: it stays queued.
-                    if !crate::runtime::budget::enforce_in(tx, &id, global)? {
-                        return Ok(None);
-                    }
-                    tx.append_event(event.clone())?;
-                    let envelope = dequeue_in(tx, &id, &mid)?;
-                    write_posture(tx, &id, &d)?;
-                    if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
-                        agent.turn_in_progress = true;
-                        agent.current_run_id = Some(rid.clone());
-                        agent.last_wake_reason =
-                            Some(format!("{:?}", envelope.kind).to_lowercase());
-                        agent.last_continuation = continuation_of(&d, &tx.now_ts());
-                        tx.put_agent(&id, &agent)?;
-                    }
-                    Ok(Some(envelope))
-                })
-                .await?;
-            let Some(envelope) = envelope else {
-                return Ok(Step::Continue);
-            };
-            turn::run(inner, agent_id, &run_id, envelope, cancel).await?;
-            Ok(Step::Continue)
+            start_turn(inner, agent_id, message_id, &decision, event, cancel).await
         }
         SchedulerDecisionKind::ReduceMessageOnly => {
             let Some(message_id) = decision.message_id.clone() else {
                 return Ok(Step::Wait);
             };
             *last_recorded = None;
-            let (id, mid) = (agent_id.to_owned(), message_id);
-            let evidence = decision.evidence.clone();
-            let d = decision.clone();
-            inner
-                .store
-                .write(move |tx| {
-                    tx.append_event(event.clone())?;
-                    let envelope = dequeue_in(tx, &id, &mid)?;
-                    // Liveness-only means it starts no turn, never that its
-                    // content may be lost: a contentful message that arrived
-                    // while the agent waited on something else is kept for
-                    // its next turn.
-                    let trigger =
-                        crate::runtime::continuation::ContinuationTrigger::from_envelope(&envelope);
-                    let carried =
-                        crate::runtime::continuation::carried_for_model(&trigger, &evidence);
-                    if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
-                        agent.last_continuation = continuation_of(&d, &tx.now_ts());
-                        if carried {
-                            agent.carry_for_model(&mid);
-                        }
-                        tx.put_agent(&id, &agent)?;
-                    }
-                    settle_in(
-                        tx,
-                        &id,
-                        &mid,
-                        QueueEntryStatus::Processed,
-                        SettleDetail {
-                            reduced_without_turn: Some(true),
-                            evidence: Some(evidence.clone()),
-                            carried_for_model: carried.then_some(true),
-                            ..SettleDetail::default()
-                        },
-                    )
-                })
-                .await?;
+            reduce_only(inner, agent_id, message_id, &decision, event).await?;
             Ok(Step::Continue)
         }
         SchedulerDecisionKind::EmitSystemTick => {
@@ -404,6 +333,102 @@ async fn execute(
             Ok(Step::Wait)
         }
     }
+}
+
+/// Start a model turn on `message_id`: taken off the queue with the
+/// decision recorded, unless the daily budget is already reached (the
+/// agent is paused and the message stays queued); then the turn runs.
+async fn start_turn(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    message_id: String,
+    decision: &SchedulerDecision,
+    event: NewEvent,
+    cancel: &Arc<TurnCancel>,
+) -> Result<Step, RuntimeError> {
+    cancel.reset();
+    let run_id = crate::new_id("run");
+    let (id, mid, rid, d) = (
+        agent_id.to_owned(),
+        message_id,
+        run_id.clone(),
+        decision.clone(),
+    );
+    let global = inner.config.budget;
+    let envelope = inner
+        .store
+        .write(move |tx| {
+            // A daily budget already reached pauses the agent here,
+            // before the message is taken: it stays queued.
+            if !crate::runtime::budget::enforce_in(tx, &id, global)? {
+                return Ok(None);
+            }
+            tx.append_event(event.clone())?;
+            let envelope = dequeue_in(tx, &id, &mid)?;
+            write_posture(tx, &id, &d)?;
+            if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
+                agent.turn_in_progress = true;
+                agent.current_run_id = Some(rid.clone());
+                agent.last_wake_reason = Some(format!("{:?}", envelope.kind).to_lowercase());
+                agent.last_continuation = continuation_of(&d, &tx.now_ts());
+                tx.put_agent(&id, &agent)?;
+            }
+            Ok(Some(envelope))
+        })
+        .await?;
+    let Some(envelope) = envelope else {
+        return Ok(Step::Continue);
+    };
+    turn::run(inner, agent_id, &run_id, envelope, cancel).await?;
+    Ok(Step::Continue)
+}
+
+/// Settle `message_id` without a turn (liveness only), its content kept
+/// for the next turn when it has some.
+async fn reduce_only(
+    inner: &Arc<HostInner>,
+    agent_id: &str,
+    message_id: String,
+    decision: &SchedulerDecision,
+    event: NewEvent,
+) -> Result<(), RuntimeError> {
+    let (id, mid) = (agent_id.to_owned(), message_id);
+    let evidence = decision.evidence.clone();
+    let d = decision.clone();
+    inner
+        .store
+        .write(move |tx| {
+            tx.append_event(event.clone())?;
+            let envelope = dequeue_in(tx, &id, &mid)?;
+            // Liveness-only means it starts no turn, never that its
+            // content may be lost: a contentful message that arrived
+            // while the agent waited on something else is kept for
+            // its next turn.
+            let trigger =
+                crate::runtime::continuation::ContinuationTrigger::from_envelope(&envelope);
+            let carried = crate::runtime::continuation::carried_for_model(&trigger, &evidence);
+            if let Some(mut agent) = tx.get_agent::<AgentRecord>(&id)? {
+                agent.last_continuation = continuation_of(&d, &tx.now_ts());
+                if carried {
+                    agent.carry_for_model(&mid);
+                }
+                tx.put_agent(&id, &agent)?;
+            }
+            settle_in(
+                tx,
+                &id,
+                &mid,
+                QueueEntryStatus::Processed,
+                SettleDetail {
+                    reduced_without_turn: Some(true),
+                    evidence: Some(evidence.clone()),
+                    carried_for_model: carried.then_some(true),
+                    ..SettleDetail::default()
+                },
+            )
+        })
+        .await?;
+    Ok(())
 }
 
 fn tick_text(
