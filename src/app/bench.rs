@@ -64,41 +64,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         super::bench_stop::run(&dir).await?;
     }
     if all || which == "console" {
-        for rows in [100usize, 100_000] {
-            let (conv, events) = crate::ui::tui::bench_render(rows, 120, 40);
-            println!(
-                "console.render    {rows} rows of history at 120x40: conversation frame {:.1} µs, /events frame {:.1} µs",
-                conv.as_secs_f64() * 1e6,
-                events.as_secs_f64() * 1e6
-            );
-        }
-    }
-    if all || which == "console" {
-        let (lat, cpu) = crate::ui::tui::bench_keystrokes(5, 1000);
-        println!(
-            "console.keys      1000 events/s for 5 s, a key every 20 ms: key-to-frame p50 {} p99 {}; CPU {:.1}% of one core",
-            millis(percentile(&lat, 0.5)),
-            millis(percentile(&lat, 0.99)),
-            100.0 * cpu.as_secs_f64() / 5.0
-        );
-    }
-    if all || which == "console" {
-        let (frames, keys) = crate::ui::tui::bench_streaming(10_000, 5, 100);
-        println!(
-            "console.stream    a 2,000-line answer with 40 code blocks streaming at 100 tokens/s into 10,000 rows (its last 5 s): frame p50 {} p99 {}; key-to-frame p50 {} p99 {}",
-            millis(percentile(&frames, 0.5)),
-            millis(percentile(&frames, 0.99)),
-            millis(percentile(&keys, 0.5)),
-            millis(percentile(&keys, 0.99)),
-        );
-    }
-    if all || which == "console" {
-        let times = crate::ui::tui::bench_mentions(100_000);
-        println!(
-            "console.mention   @ picker over 100,000 files, 200 queries typed letter by letter: match p50 {} p99 {}",
-            millis(percentile(&times, 0.5)),
-            millis(percentile(&times, 0.99)),
-        );
+        console_benches();
     }
     if all || which == "workspace" {
         super::bench_workspace::run(&dir).await?;
@@ -147,24 +113,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         super::bench_attach::run(&dir, args.turns).await?;
     }
     if which == "faults" {
-        let writes = 60;
-        let started = Instant::now();
-        let (tried, found) = crate::store::fault::sweep(&dir, writes, 1).await;
-        println!(
-            "store.faults      {writes} writes, an I/O fault at every write (whole and torn), \
-             sync and length change: {tried} fault points in {:.1} s; {} acknowledged, {} \
-             refused, {} lost, {} duplicated, {} invented{}",
-            started.elapsed().as_secs_f64(),
-            found.acknowledged,
-            found.refused,
-            found.lost,
-            found.duplicated,
-            found.invented,
-            found
-                .unopenable
-                .map(|e| format!("; could not reopen: {e}"))
-                .unwrap_or_default()
-        );
+        faults_bench(&dir).await;
     }
     if which == "tools" {
         super::bench_tools::run(&dir).await?;
@@ -179,38 +128,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         super::bench_scale::run(&dir, args.agents.unwrap_or(1000)).await?;
     }
     if which == "life" {
-        // Each run in a process of its own, so its RSS is its own.
-        let exe = std::env::current_exe()?;
-        for retain in [Some(args.retain_days), None] {
-            let what = match retain {
-                Some(d) => format!("retain {d}d"),
-                None => "keep all".to_owned(),
-            };
-            let mut cmd = std::process::Command::new(&exe);
-            cmd.args(["debug", "life", "--agents"])
-                .arg(args.agents.unwrap_or(50).to_string())
-                .arg("--days")
-                .arg(args.days.to_string())
-                .arg("--dir")
-                .arg(dir.join(format!("life-{}", retain.unwrap_or(0))))
-                .stderr(std::process::Stdio::inherit());
-            if let Some(d) = retain {
-                cmd.arg("--retain-days").arg(d.to_string());
-            }
-            let mut child = cmd.stdout(std::process::Stdio::piped()).spawn()?;
-            let out = child.stdout.take();
-            if let Some(out) = out {
-                use std::io::BufRead;
-                for line in std::io::BufReader::new(out).lines() {
-                    let line = line?;
-                    match line.starts_with("day ") {
-                        true => println!("life.month        {what}, {line}"),
-                        false => println!("life.run          {what}: {line}"),
-                    }
-                }
-            }
-            anyhow::ensure!(child.wait()?.success(), "the {what} life failed");
-        }
+        life_bench(&dir, &args)?;
     }
     if which == "soak" {
         super::bench_soak::run(&dir, args.secs).await?;
@@ -220,6 +138,99 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         super::bench_socket::daemon_idle_bench(&dir, args.idle_secs).await?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The console's frames, keys, streaming and @ picker, in process.
+fn console_benches() {
+    for rows in [100usize, 100_000] {
+        let (conv, events) = crate::ui::tui::bench_render(rows, 120, 40);
+        println!(
+            "console.render    {rows} rows of history at 120x40: conversation frame {:.1} µs, /events frame {:.1} µs",
+            conv.as_secs_f64() * 1e6,
+            events.as_secs_f64() * 1e6
+        );
+    }
+    let (lat, cpu) = crate::ui::tui::bench_keystrokes(5, 1000);
+    println!(
+        "console.keys      1000 events/s for 5 s, a key every 20 ms: key-to-frame p50 {} p99 {}; CPU {:.1}% of one core",
+        millis(percentile(&lat, 0.5)),
+        millis(percentile(&lat, 0.99)),
+        100.0 * cpu.as_secs_f64() / 5.0
+    );
+    let (frames, keys) = crate::ui::tui::bench_streaming(10_000, 5, 100);
+    println!(
+        "console.stream    a 2,000-line answer with 40 code blocks streaming at 100 tokens/s into 10,000 rows (its last 5 s): frame p50 {} p99 {}; key-to-frame p50 {} p99 {}",
+        millis(percentile(&frames, 0.5)),
+        millis(percentile(&frames, 0.99)),
+        millis(percentile(&keys, 0.5)),
+        millis(percentile(&keys, 0.99)),
+    );
+    let times = crate::ui::tui::bench_mentions(100_000);
+    println!(
+        "console.mention   @ picker over 100,000 files, 200 queries typed letter by letter: match p50 {} p99 {}",
+        millis(percentile(&times, 0.5)),
+        millis(percentile(&times, 0.99)),
+    );
+}
+
+/// The store under an I/O fault at every write: nothing acknowledged is
+/// lost, duplicated or invented.
+async fn faults_bench(dir: &Path) {
+    let writes = 60;
+    let started = Instant::now();
+    let (tried, found) = crate::store::fault::sweep(dir, writes, 1).await;
+    println!(
+        "store.faults      {writes} writes, an I/O fault at every write (whole and torn), \
+         sync and length change: {tried} fault points in {:.1} s; {} acknowledged, {} \
+         refused, {} lost, {} duplicated, {} invented{}",
+        started.elapsed().as_secs_f64(),
+        found.acknowledged,
+        found.refused,
+        found.lost,
+        found.duplicated,
+        found.invented,
+        found
+            .unopenable
+            .map(|e| format!("; could not reopen: {e}"))
+            .unwrap_or_default()
+    );
+}
+
+/// A month of a runtime's life, kept and pruned: each run in a process of
+/// its own, so its RSS is its own.
+fn life_bench(dir: &Path, args: &BenchArgs) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    for retain in [Some(args.retain_days), None] {
+        let what = match retain {
+            Some(d) => format!("retain {d}d"),
+            None => "keep all".to_owned(),
+        };
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["debug", "life", "--agents"])
+            .arg(args.agents.unwrap_or(50).to_string())
+            .arg("--days")
+            .arg(args.days.to_string())
+            .arg("--dir")
+            .arg(dir.join(format!("life-{}", retain.unwrap_or(0))))
+            .stderr(std::process::Stdio::inherit());
+        if let Some(d) = retain {
+            cmd.arg("--retain-days").arg(d.to_string());
+        }
+        let mut child = cmd.stdout(std::process::Stdio::piped()).spawn()?;
+        let out = child.stdout.take();
+        if let Some(out) = out {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(out).lines() {
+                let line = line?;
+                match line.starts_with("day ") {
+                    true => println!("life.month        {what}, {line}"),
+                    false => println!("life.run          {what}: {line}"),
+                }
+            }
+        }
+        anyhow::ensure!(child.wait()?.success(), "the {what} life failed");
+    }
+    Ok(())
 }
 
 /// A directory removed on drop (benchmarks only; tests use `tempfile`).

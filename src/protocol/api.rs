@@ -357,7 +357,8 @@ impl Request {
 
     /// Every id the request carries, checked against the documented rules
     /// before anything is read, created or written. Exhaustive: a new
-    /// request fails to compile until its ids are considered.
+    /// request fails to compile until its ids are considered. A table by
+    /// design: one arm per request.
     pub fn validate_ids(&self) -> Result<(), ApiError> {
         use crate::model::ids::{validate, IdKind};
         let check = |kind, id: &str| {
