@@ -255,15 +255,11 @@ fn an_attached_console_whose_runtime_is_gone_still_answers_keys_at_once() {
     // Wait until the backoff is 8 s: the loop used to sit in its reconnect
     // arm for the whole backoff, ignoring keys, signals and redraws.
     c.wait_until("an 8 s backoff", |s| s.contains("reconnecting in 8s"));
-    let t = std::time::Instant::now();
     c.type_text("/quit");
     c.enter();
-    assert_eq!(c.wait_exit(), 0);
-    assert!(
-        t.elapsed() < std::time::Duration::from_secs(3),
-        "/quit took {:?} while the runtime was away",
-        t.elapsed()
-    );
+    let within = std::time::Duration::from_secs(4);
+    let code = c.wait_exit_within(within, "/quit sat out the 8 s backoff");
+    assert_eq!(code, 0);
 }
 
 #[test]
@@ -338,14 +334,11 @@ fn ctrl_c_during_a_model_turn_quits_at_once_and_leaves_a_true_status() {
     // stops, and a second Ctrl+C confirms.
     c.key(b"\x03");
     c.wait_for("Quit again to confirm");
-    let t = std::time::Instant::now();
     c.key(b"\x03");
-    assert_eq!(c.wait_exit(), 0);
-    assert!(
-        t.elapsed() < std::time::Duration::from_secs(3),
-        "quitting took {:?} with a model call in flight",
-        t.elapsed()
-    );
+    // The model's answer would come in 60 s: quitting does not wait for it.
+    let within = std::time::Duration::from_secs(20);
+    let code = c.wait_exit_within(within, "quitting waited for the model call");
+    assert_eq!(code, 0);
     // Nothing runs any more: the status is read offline from the store.
     let status: serde_json::Value =
         serde_json::from_str(&home.ok(&["status", "--json"])).unwrap_or_default();

@@ -70,13 +70,9 @@ fn sigterm_while_the_editor_runs_stops_it_and_the_console() {
     let holon = c.pid().expect("the console's pid") as i32;
     // SAFETY: kill(2) on the console this test started.
     assert_eq!(unsafe { libc::kill(holon, libc::SIGTERM) }, 0);
-    let t = std::time::Instant::now();
-    c.wait_exit();
-    assert!(
-        t.elapsed() < std::time::Duration::from_secs(5),
-        "the console waited {:?} for its editor",
-        t.elapsed()
-    );
+    // The editor would run 60 s: the console does not wait for it.
+    let within = std::time::Duration::from_secs(20);
+    c.wait_exit_within(within, "the console waited for its editor");
     // Gone, or a zombie nobody reaped yet (it was orphaned).
     let running = || {
         let stat = std::fs::read_to_string(format!("/proc/{editor_pid}/stat")).unwrap_or_default();

@@ -177,14 +177,20 @@ impl Console {
 
     /// Wait for the process to exit; its status code.
     pub fn wait_exit(&mut self) -> u32 {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_exit_within(Duration::from_secs(20), "the console did not exit")
+    }
+
+    /// Its exit code, once it exits before `limit`: a guard for what it
+    /// must not wait for (set it well below that), not a speed bound.
+    pub fn wait_exit_within(&mut self, limit: Duration, why: &str) -> u32 {
+        let deadline = Instant::now() + limit;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return status.exit_code();
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("the console did not exit; screen:\n{}", self.contents());
+                panic!("{why}; screen:\n{}", self.contents());
             }
             std::thread::sleep(Duration::from_millis(30));
         }

@@ -61,6 +61,29 @@ impl Home {
     }
 }
 
+/// `cmd`'s output, once it exits before `limit`: a guard for what it must
+/// not wait for (set it well below that), not a speed bound. Killed and
+/// failed with `why` past it.
+pub fn output_within(mut cmd: Command, limit: std::time::Duration, why: &str) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().ok().flatten().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{why}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("reading {cmd:?}: {e}"))
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
