@@ -340,10 +340,14 @@ async fn a_live_child_survives_a_restart_and_task_stop_ends_it() {
     // the child survives it: its supervising task is still open.
     let mut stop = home.cmd();
     stop.args(["daemon", "stop"]);
-    // The child's model answers in 60 s: the stop does not wait for it.
+    // The child's model answers in 60 s: the stop does not wait for it,
+    // and the runtime ends of itself (`daemon stop` signals one that does
+    // not end within 10 s, and says so).
     let limit = std::time::Duration::from_secs(30);
     let out = super::support::output_within(stop, limit, "the stop waited for the model");
     assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("stopped gracefully"), "{said}");
     let sup = child_task(&home, "main");
     assert_eq!(sup["task_status"], "running", "{sup}");
     assert_eq!(sup["archived"], false, "{sup}");

@@ -289,9 +289,10 @@ async fn run_timeout_cancels_the_request_in_flight_and_records_it() {
         Canned::json(200, canned::responses_json("too late", &[])).delay(Duration::from_secs(30));
     let stub = StubServer::start(vec![slow]).await;
     let home = Home::new();
-    // Ended by its own timeout, not by the model's 30 s answer.
+    // Ended by its own timeout, not by the model's 30 s answer, and not
+    // by the 10 s a stuck shutdown is given either.
     let run = run_binary(&home, &stub, &["--json", "--timeout", "2", "hang please"]);
-    let out = tokio::time::timeout(Duration::from_secs(15), run)
+    let out = tokio::time::timeout(Duration::from_secs(8), run)
         .await
         .expect("the run waited for the model past its --timeout");
     assert!(!out.status.success());

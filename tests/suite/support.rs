@@ -63,10 +63,13 @@ impl Home {
 
 /// `cmd`'s output, once it exits before `limit`: a guard for what it must
 /// not wait for (set it well below that), not a speed bound. Killed and
-/// failed with `why` past it.
+/// failed with `why` past it. Its output is read once it exited: for
+/// commands that print less than a pipe holds, and leave no process
+/// behind holding their output.
 pub fn output_within(mut cmd: Command, limit: std::time::Duration, why: &str) -> Output {
     use std::process::Stdio;
     let mut child = cmd
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
