@@ -1,6 +1,7 @@
 //! `holon agent list | create | show | archive` and `holon skills list`:
-//! the same socket methods the console uses, against the running runtime
-//! or one started in this process.
+//! the same socket methods the console uses, against the running runtime,
+//! else read from the store (a listing, an agent shown) or answered by
+//! one started in this process.
 
 use std::process::ExitCode;
 

@@ -166,13 +166,6 @@ impl StoreReader for OfflineClient {
     fn agent_home(&self, agent_id: &str) -> std::path::PathBuf {
         self.paths.agent_home(agent_id)
     }
-
-    fn no_agent(&self, agent_id: &str) -> ApiError {
-        ApiError::new(
-            ErrorCode::NotFound,
-            format!("no agent `{agent_id}`; list agents with `holon status`"),
-        )
-    }
 }
 
 fn needs_runtime(what: &str) -> ApiError {

@@ -21,12 +21,15 @@ use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::RuntimeHost;
 
 /// Run requests in order against the running runtime, else in process.
+/// Reads of the store alone are answered from it, starting nothing (a
+/// runtime started here would record its start in every agent's ledger).
 pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::Result<Vec<Value>> {
     if let Some(client) = super::daemon::connect(ctx).await {
         return call_all(&client, requests).await;
     }
     let store = ctx.open_store_for_reading().await?;
-    if store.read_only().is_some() {
+    let reads = requests.iter().all(crate::runtime::pages::reads_store_only);
+    if store.read_only().is_some() || reads {
         // Nothing can start on it: what can be read is answered from it,
         // the rest says the store is read-only.
         let client = super::offline::OfflineClient::with_store(ctx, store);

@@ -13,26 +13,45 @@ use crate::store::{Index, Keyed, ReadCtx, Store, StoreError};
 
 /// Who answers the requests read from the store alone: the running
 /// runtime, or a one-shot command when none runs (`OfflineClient`). They
-/// differ only in how an agent is summarised (a runtime knows its
-/// providers) and in what a missing agent is told.
+/// differ in how an agent is summarised (a runtime knows its providers).
 pub(crate) trait StoreReader {
     fn store(&self) -> &Store;
     fn summarize(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError>;
     fn agent_home(&self, agent_id: &str) -> PathBuf;
-    fn no_agent(&self, agent_id: &str) -> ApiError;
+}
+
+/// A missing agent, said the same by every client.
+fn no_agent(agent_id: &str) -> ApiError {
+    crate::runtime::RuntimeError::UnknownAgent {
+        agent_id: agent_id.to_owned(),
+    }
+    .into()
+}
+
+/// Whether `answer_reads` answers `request`: what a one-shot command can
+/// read without starting a runtime.
+pub(crate) fn reads_store_only(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::AgentsList { .. }
+            | Request::AgentStatus { .. }
+            | Request::AgentTranscript { .. }
+            | Request::EventsPage { .. }
+            | Request::ApprovalsList { .. }
+    )
 }
 
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page` and
-/// `approvals.list`, answered from one read of the store. Any other
-/// request was routed here by mistake (`Request::misrouted`).
+/// `approvals.list` (`reads_store_only`), answered from one read of the
+/// store. Any other request was routed here by mistake
+/// (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,
     request: Request,
 ) -> Result<Response, ApiError> {
     let rx = reader.store().read()?;
     let agent = |id: &str| -> Result<AgentRecord, ApiError> {
-        rx.agent::<AgentRecord>(id)?
-            .ok_or_else(|| reader.no_agent(id))
+        rx.agent::<AgentRecord>(id)?.ok_or_else(|| no_agent(id))
     };
     match request {
         Request::AgentsList {
@@ -66,15 +85,21 @@ pub(crate) fn answer_reads(
             kind,
         } => events_page(&rx, &agent_id, from_seq, limit, kind.as_deref())?
             .map(Response::EventsPage)
-            .ok_or_else(|| reader.no_agent(&agent_id)),
+            .ok_or_else(|| no_agent(&agent_id)),
         Request::ApprovalsList {
             agent_id,
             include_answered,
-        } => Ok(Response::ApprovalsList(approvals_in(
-            &rx,
-            agent_id.as_deref(),
-            include_answered,
-        )?)),
+        } => {
+            // One agent's approvals: an agent that is not there is said.
+            if let Some(id) = &agent_id {
+                agent(id)?;
+            }
+            Ok(Response::ApprovalsList(approvals_in(
+                &rx,
+                agent_id.as_deref(),
+                include_answered,
+            )?))
+        }
         other => Err(other.misrouted()),
     }
 }

@@ -617,3 +617,26 @@ fn architecture_md_names_files_that_exist_and_every_source_folder() {
         "source folders architecture.md does not name: {unnamed:?}"
     );
 }
+
+/// Listing agents, showing one and listing approvals with no runtime
+/// running start none: the ledger gains no event (a runtime started for
+/// them recorded its start each time). An unknown agent's approvals are
+/// refused, said as every command says it.
+#[test]
+fn offline_reads_start_no_runtime_and_say_a_missing_agent() {
+    let home = Home::new();
+    home.ok(&["status"]);
+    let ledger = || json_lines(&home.ok(&["events", "--json"])).len();
+    let before = ledger();
+    home.ok(&["agent", "list"]);
+    home.ok(&["agent", "show", "main"]);
+    home.ok(&["approvals", "--all"]);
+    assert_eq!(ledger(), before, "{}", home.ok(&["events"]));
+    let out = home.run(&["approvals", "--agent", "nobody"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no agent `nobody`; list agents with `holon status`"),
+        "{}",
+        stderr(&out)
+    );
+}

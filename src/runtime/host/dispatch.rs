@@ -7,7 +7,6 @@
 
 use serde_json::Value;
 
-use super::agent_view::not_found;
 use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::protocol::{AgentSummary, ApiError, ErrorCode, Request, Response, ShutdownAck};
@@ -121,9 +120,5 @@ impl StoreReader for RuntimeHost {
 
     fn agent_home(&self, agent_id: &str) -> std::path::PathBuf {
         self.inner.agent_home(agent_id)
-    }
-
-    fn no_agent(&self, agent_id: &str) -> ApiError {
-        not_found(&format!("no agent `{agent_id}`"))
     }
 }
