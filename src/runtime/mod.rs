@@ -12,6 +12,7 @@ pub mod closure;
 pub mod command_tasks;
 pub mod context;
 pub mod continuation;
+pub mod control;
 pub mod exec_env;
 pub mod fixture;
 pub mod hooks;

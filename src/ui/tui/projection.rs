@@ -258,8 +258,7 @@ impl AgentView {
         self.posture_seq = seq;
     }
 
-    /// A work item as its event left it; a completed current one is no
-    /// longer current.
+    /// A work item as its event left it; once completed it is not current.
     fn work_item_changed(&mut self, work_item: &crate::protocol::types::WorkItemRecord) {
         let w = WorkItemView::from_record(work_item);
         if w.completed && self.current_work_item.as_deref() == Some(w.id.as_str()) {
