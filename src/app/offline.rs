@@ -9,6 +9,7 @@
 use super::paths::Paths;
 use super::Context;
 use crate::model::agent::AgentRecord;
+use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::message::DeliverySurface;
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
@@ -16,7 +17,7 @@ use crate::protocol::{
 use crate::runtime::admission::admit_once;
 use crate::runtime::inspect::{agent_summary, AgentSummary};
 use crate::runtime::operator::operator_prompt;
-use crate::runtime::pages::{answer_reads, StoreReader};
+use crate::runtime::pages::{answer_reads, reads_store_only, StoreReader};
 use crate::runtime::work_ops::{create_once, WorkItemSource};
 use crate::store::{ReadCtx, Store};
 
@@ -28,7 +29,8 @@ pub struct OfflineClient {
     paths: Paths,
     default_model: Option<String>,
     fallback_models: Vec<String>,
-    policy: crate::model::approval::ApprovalPolicy,
+    default_policy: DefaultPolicy,
+    user_home: Option<std::path::PathBuf>,
     budget: crate::model::agent::Budget,
     default_agent: String,
 }
@@ -49,8 +51,19 @@ impl OfflineClient {
             .ok()
             .and_then(|rx| rx.setting(crate::runtime::approvals::DEFAULT_POLICY).ok())
             .flatten();
+        let default_policy = match stored {
+            Some(policy) => DefaultPolicy {
+                policy,
+                source: DefaultPolicySource::Operator,
+            },
+            None => DefaultPolicy {
+                policy: ctx.config.policy.clone(),
+                source: DefaultPolicySource::Config,
+            },
+        };
         OfflineClient {
-            policy: stored.unwrap_or_else(|| ctx.config.policy.clone()),
+            default_policy,
+            user_home: ctx.config.user_home.clone(),
             store,
             paths: ctx.paths.clone(),
             default_model: ctx.config.default_model.clone(),
@@ -60,8 +73,16 @@ impl OfflineClient {
         }
     }
 
+    /// Whether this client answers `request` as a runtime would, so a
+    /// one-shot command need not start one for it: what is read from the
+    /// store alone, and `trigger.show` (which provisions the trigger on
+    /// first ask; with no listener, it has no URL either way).
+    pub fn answers_as_runtime(request: &Request) -> bool {
+        reads_store_only(request) || matches!(request, Request::TriggerShow { .. })
+    }
+
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
-        let mut s = agent_summary(rx, agent, &self.paths.data_dir, &self.policy)?;
+        let mut s = agent_summary(rx, agent, &self.paths.data_dir, &self.default_policy.policy)?;
         s.model = agent
             .model_override
             .clone()
@@ -117,11 +138,12 @@ impl OfflineClient {
                     config_fingerprint: None,
                 }))
             }
-            Request::AgentsList { .. }
-            | Request::AgentStatus { .. }
-            | Request::AgentTranscript { .. }
-            | Request::EventsPage { .. }
-            | Request::ApprovalsList { .. } => answer_reads(self, request),
+            _ if reads_store_only(&request) => answer_reads(self, request),
+            // Provisioned on first ask, as a runtime would; no listener here.
+            Request::TriggerShow { agent_id } => Ok(Response::TriggerShow(
+                crate::runtime::triggers::ops::show(&self.store, &agent_id, Default::default())
+                    .await?,
+            )),
             Request::PromptSubmit {
                 agent_id,
                 text,
@@ -165,6 +187,14 @@ impl StoreReader for OfflineClient {
 
     fn agent_home(&self, agent_id: &str) -> std::path::PathBuf {
         self.paths.agent_home(agent_id)
+    }
+
+    fn default_policy(&self) -> DefaultPolicy {
+        self.default_policy.clone()
+    }
+
+    fn user_home(&self) -> Option<std::path::PathBuf> {
+        self.user_home.clone()
     }
 }
 

@@ -21,15 +21,18 @@ use crate::protocol::{Request, RuntimeClient};
 use crate::runtime::host::RuntimeHost;
 
 /// Run requests in order against the running runtime, else in process.
-/// Reads of the store alone are answered from it, starting nothing (a
-/// runtime started here would record its start in every agent's ledger).
+/// What the offline client answers as a runtime would (reads of the store
+/// alone, a trigger's view) is answered from the store, starting nothing:
+/// a runtime started here would record its start in every agent's ledger.
 pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::Result<Vec<Value>> {
     if let Some(client) = super::daemon::connect(ctx).await {
         return call_all(&client, requests).await;
     }
     let store = ctx.open_store_for_reading().await?;
-    let reads = requests.iter().all(crate::runtime::pages::reads_store_only);
-    if store.read_only().is_some() || reads {
+    let offline = requests
+        .iter()
+        .all(super::offline::OfflineClient::answers_as_runtime);
+    if store.read_only().is_some() || offline {
         // Nothing can start on it: what can be read is answered from it,
         // the rest says the store is read-only.
         let client = super::offline::OfflineClient::with_store(ctx, store);
@@ -149,7 +152,19 @@ pub async fn run(ctx: &Context, cmd: WorkspaceCommand) -> anyhow::Result<ExitCod
 
 fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<Vec<String>> {
     Ok(match cmd {
-        WorkspaceCommand::List(_) => list_lines(&serde_json::from_value(answer)?),
+        WorkspaceCommand::List(_) => {
+            let list: WorkspaceList = serde_json::from_value(answer)?;
+            let mut lines = list_lines(&list);
+            // A runtime finds a vanished root only when it starts, then
+            // moves the agent home and records why: until then, say so.
+            let root = &list.execution.execution_root;
+            if !Path::new(root).is_dir() {
+                lines.push(format!(
+                    "{root} is gone: the runtime moves {agent} to its agent home when it next starts"
+                ));
+            }
+            lines
+        }
         WorkspaceCommand::Attach { .. } => vec![format!(
             "attached {} to {agent} as {} (not active; `holon workspace use {}` makes it so)",
             answer["anchor"].as_str().unwrap_or("?"),

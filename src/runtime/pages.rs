@@ -2,12 +2,13 @@
 //! runs or not: the pages of an agent's history (its events,
 //! `events.page`, and its transcript, `agent.transcript`), read-only and
 //! bounded, and the answers built on them that the runtime and the
-//! offline client share (`answer_reads`).
+//! offline client share (`answer_reads`): listings, where an agent works,
+//! its skills and the default policy.
 
 use std::path::PathBuf;
 
 use crate::model::agent::AgentRecord;
-use crate::model::approval::{ApprovalRecord, ApprovalStatus};
+use crate::model::approval::{ApprovalRecord, ApprovalStatus, DefaultPolicy};
 use crate::protocol::{AgentSummary, ApiError, Request, Response};
 use crate::store::{Index, Keyed, ReadCtx, Store, StoreError};
 
@@ -18,6 +19,11 @@ pub(crate) trait StoreReader {
     fn store(&self) -> &Store;
     fn summarize(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError>;
     fn agent_home(&self, agent_id: &str) -> PathBuf;
+    /// The policy of every workspace without its own, and where it comes
+    /// from (`holon policy`, else `[policy]`).
+    fn default_policy(&self) -> DefaultPolicy;
+    /// The user's home, for user-scope skills.
+    fn user_home(&self) -> Option<PathBuf>;
 }
 
 /// A missing agent, said the same by every client.
@@ -38,7 +44,9 @@ pub(crate) fn reads_store_only(request: &Request) -> bool {
             | Request::AgentTranscript { .. }
             | Request::EventsPage { .. }
             | Request::ApprovalsList { .. }
-    )
+            | Request::WorkspaceList { .. }
+            | Request::SkillsList { .. }
+    ) || matches!(request, Request::RuntimePolicy { change } if change.is_empty())
 }
 
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page` and
@@ -99,6 +107,34 @@ pub(crate) fn answer_reads(
                 agent_id.as_deref(),
                 include_answered,
             )?))
+        }
+        Request::WorkspaceList { agent_id } => {
+            let agent = agent(&agent_id)?;
+            let home = reader.agent_home(&agent_id);
+            let policy = reader.default_policy().policy;
+            Ok(Response::WorkspaceList(
+                crate::runtime::workspace::view::workspace_list(&rx, &agent, &home, &policy)?,
+            ))
+        }
+        Request::SkillsList { agent_id } => {
+            use crate::runtime::agents::skills;
+            let agent = agent(&agent_id)?;
+            let home = reader.agent_home(&agent_id);
+            let policy = reader.default_policy().policy;
+            let execution = crate::runtime::workspace::snapshot(&agent.workspaces, &home, &policy);
+            let roots = skills::SkillRoots::of(
+                &agent,
+                home,
+                &execution.workspace_anchor,
+                reader.user_home(),
+            );
+            Ok(Response::SkillsList(skills::views(
+                &skills::discover(&roots),
+                &agent.skills,
+            )))
+        }
+        Request::RuntimePolicy { change } if change.is_empty() => {
+            Ok(Response::RuntimePolicy(reader.default_policy()))
         }
         other => Err(other.misrouted()),
     }

@@ -631,7 +631,24 @@ fn offline_reads_start_no_runtime_and_say_a_missing_agent() {
     home.ok(&["agent", "list"]);
     home.ok(&["agent", "show", "main"]);
     home.ok(&["approvals", "--all"]);
+    home.ok(&["skills", "list"]);
+    home.ok(&["workspace", "list"]);
+    assert!(
+        home.ok(&["policy"]).contains("config"),
+        "{}",
+        home.ok(&["policy"])
+    );
     assert_eq!(ledger(), before, "{}", home.ok(&["events"]));
+    // The first show provisions the trigger, as a runtime would; the
+    // second reads it. Neither starts a runtime.
+    let first = home.ok(&["trigger", "show"]);
+    assert_eq!(home.ok(&["trigger", "show"]), first);
+    let kinds: Vec<String> = json_lines(&home.ok(&["events", "--json"]))
+        .iter()
+        .skip(before)
+        .map(|e| e["kind"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(kinds, ["external_trigger_provisioned"], "{first}");
     let out = home.run(&["approvals", "--agent", "nobody"]);
     assert!(!out.status.success());
     assert!(

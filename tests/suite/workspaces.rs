@@ -467,9 +467,23 @@ fn bad_workspace_input_gets_clear_errors_and_a_vanished_worktree_falls_back_home
         wt.display().to_string().as_str()
     );
 
-    // The worktree deleted by hand: the next start falls back to
-    // AgentHome with an event; the binding is kept.
+    // The worktree deleted by hand: a listing starts nothing and shows
+    // what is recorded; the next start falls back to AgentHome with an
+    // event, and the binding is kept.
     ok(std::fs::remove_dir_all(&wt));
+    let list = holon_json(&home, &["workspace", "list", "--json"]);
+    assert_eq!(
+        list["execution"]["execution_root"],
+        wt.display().to_string().as_str()
+    );
+    assert!(events(&home, "main", "workspace_missing").is_empty());
+    let said = home.ok(&["workspace", "list"]);
+    assert!(
+        said.contains("is gone: the runtime moves main to its agent home"),
+        "{said}"
+    );
+    // Attaching the attached repository again starts a runtime here.
+    holon_json(&home, &["workspace", "attach", &repo_s, "--json"]);
     let list = holon_json(&home, &["workspace", "list", "--json"]);
     assert_eq!(list["active_workspace_id"], "agent_home");
     assert!(list["attached"]

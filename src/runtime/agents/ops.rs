@@ -216,14 +216,12 @@ impl RuntimeHost {
     /// default agent only).
     pub fn skill_catalog(&self, agent: &AgentRecord) -> Result<Vec<SkillEntry>, RuntimeError> {
         let execution = self.inner.execution_of(&agent.id)?;
-        let home = self.inner.agent_home(&agent.id);
-        let anchor = PathBuf::from(&execution.workspace_anchor);
-        Ok(skills::discover(&SkillRoots {
-            user_home: self.inner.config.user_home.clone(),
-            include_user: agent.kind == AgentKind::Default,
-            workspace_anchor: (anchor != home).then_some(anchor),
-            agent_home: home,
-        }))
+        Ok(skills::discover(&SkillRoots::of(
+            agent,
+            self.inner.agent_home(&agent.id),
+            &execution.workspace_anchor,
+            self.inner.config.user_home.clone(),
+        )))
     }
 }
 

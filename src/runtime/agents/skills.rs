@@ -17,6 +17,7 @@
 //! Everything here is pure or reads files; recording activations is the
 //! host's.
 
+use crate::model::agent::{AgentKind, AgentRecord};
 use crate::model::skill::{ActiveSkill, LoadReason, SkillScope, SkillState, SkillView};
 
 use std::path::{Component, Path, PathBuf};
@@ -66,6 +67,25 @@ pub struct SkillRoots {
     pub agent_home: PathBuf,
     /// The active workspace's anchor (none in the agent home).
     pub workspace_anchor: Option<PathBuf>,
+}
+
+impl SkillRoots {
+    /// Where `agent` looks while working in `anchor` (its active
+    /// workspace's): the user scope for the default agent only.
+    pub fn of(
+        agent: &AgentRecord,
+        agent_home: PathBuf,
+        anchor: &str,
+        user_home: Option<PathBuf>,
+    ) -> SkillRoots {
+        let anchor = PathBuf::from(anchor);
+        SkillRoots {
+            user_home,
+            include_user: agent.kind == AgentKind::Default,
+            workspace_anchor: (anchor != agent_home).then_some(anchor),
+            agent_home,
+        }
+    }
 }
 
 /// The candidate roots of one scope, in order.

@@ -24,8 +24,8 @@ pub(super) fn not_found(what: &str) -> ApiError {
 
 impl RuntimeHost {
     /// The requests about one agent itself: `agent.create`, `.archive`,
-    /// `.state`, `.prompt`, `.display`, `.model`, `.budget` and
-    /// `skills.list` (`agent.status` is read from the store alone).
+    /// `.state`, `.prompt`, `.display`, `.model` and `.budget`
+    /// (`agent.status` and `skills.list` are read from the store alone).
     pub(super) async fn answer_agents(&self, request: Request) -> Result<Response, ApiError> {
         match request {
             Request::AgentCreate { agent_id, template } => {
@@ -40,14 +40,6 @@ impl RuntimeHost {
             Request::AgentArchive { agent_id } => {
                 self.archive_agent(&agent_id, "operator").await?;
                 Ok(Response::AgentArchive(self.summary(&agent_id)?))
-            }
-            Request::SkillsList { agent_id } => {
-                let agent = self.inner.agent_record(&agent_id)?;
-                let catalog = self.skill_catalog(&agent)?;
-                Ok(Response::SkillsList(crate::runtime::agents::skills::views(
-                    &catalog,
-                    &agent.skills,
-                )))
             }
             Request::AgentState { agent_id } => {
                 Ok(Response::AgentState(self.agent_state(&agent_id)?))

@@ -34,6 +34,10 @@ impl RuntimeHost {
         // Before any side effect: a hostile id never reaches the disk.
         request.validate_ids()?;
         match request {
+            // `holon policy` with no change reads; a change is the approvals'.
+            Request::RuntimePolicy { ref change } if change.is_empty() => {
+                answer_reads(self, request)
+            }
             Request::RuntimeStatus
             | Request::RuntimeShutdown
             | Request::StoreBackup { .. }
@@ -42,17 +46,17 @@ impl RuntimeHost {
             | Request::AgentStatus { .. }
             | Request::AgentTranscript { .. }
             | Request::EventsPage { .. }
-            | Request::ApprovalsList { .. } => answer_reads(self, request),
+            | Request::ApprovalsList { .. }
+            | Request::WorkspaceList { .. }
+            | Request::SkillsList { .. } => answer_reads(self, request),
             Request::AgentCreate { .. }
             | Request::AgentArchive { .. }
-            | Request::SkillsList { .. }
             | Request::AgentState { .. }
             | Request::AgentPrompt { .. }
             | Request::AgentDisplay { .. }
             | Request::AgentModel { .. }
             | Request::AgentBudget { .. } => self.answer_agents(request).await,
             Request::WorkspaceFiles { .. }
-            | Request::WorkspaceList { .. }
             | Request::WorkspaceAttach { .. }
             | Request::WorkspaceUse { .. }
             | Request::WorkspaceDetach { .. } => self.answer_workspace(request).await,
@@ -120,5 +124,17 @@ impl StoreReader for RuntimeHost {
 
     fn agent_home(&self, agent_id: &str) -> std::path::PathBuf {
         self.inner.agent_home(agent_id)
+    }
+
+    fn default_policy(&self) -> crate::model::approval::DefaultPolicy {
+        self.inner
+            .default_policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn user_home(&self) -> Option<std::path::PathBuf> {
+        self.inner.config.user_home.clone()
     }
 }

@@ -142,68 +142,11 @@ impl RuntimeHost {
 
     /// The agent's trigger (provisioned on first ask) and what it did.
     pub async fn trigger_show(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
-        let id = agent_id.to_owned();
-        let needs_write = {
-            let rx = self.inner.store.read()?;
-            if rx.agent::<AgentRecord>(agent_id)?.is_none() {
-                return Err(RuntimeError::UnknownAgent {
-                    agent_id: agent_id.to_owned(),
-                });
-            }
-            rx.list::<ExternalTriggerRecord>(Keyed::ExternalTriggers, agent_id)?
-                .is_empty()
-        };
-        if needs_write {
-            self.inner
-                .store
-                .write(move |tx| ensure_trigger_in(tx, &id).map(drop))
-                .await?;
-        }
-        self.trigger_view(agent_id)
+        show(&self.inner.store, agent_id, self.ingress()).await
     }
 
     fn trigger_view(&self, agent_id: &str) -> Result<TriggerView, RuntimeError> {
-        let rx = self.inner.store.read()?;
-        let mut records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
-        records.sort_by(|a, b| b.descriptor.created_at.cmp(&a.descriptor.created_at));
-        let ingress = self.ingress();
-        let active = active_of(&records).cloned();
-        let trigger_url = active
-            .as_ref()
-            .and_then(|r| ingress.trigger_url(agent_id, &r.token));
-        let history = records
-            .iter()
-            .filter(|r| !r.is_active())
-            .map(|r| r.descriptor.clone())
-            .collect();
-        let kind = ev::EventKind::ExternalTriggerDelivered.as_str();
-        let mut recent_deliveries: Vec<RecentDelivery> = rx
-            .events_of_kind_latest(agent_id, kind, RECENT_DELIVERIES)?
-            .into_iter()
-            .filter_map(|e| match e.event() {
-                Event::ExternalTriggerDelivered(delivery) => Some(RecentDelivery {
-                    event_seq: e.event_seq,
-                    at: e.ts.clone(),
-                    delivery,
-                }),
-                _ => None,
-            })
-            .collect();
-        recent_deliveries.reverse();
-        let open_waits = rx
-            .list::<WaitingIntentRecord>(Keyed::WaitingIntents, agent_id)?
-            .into_iter()
-            .filter(|w| w.status == WaitingIntentStatus::Active)
-            .collect();
-        Ok(TriggerView {
-            agent_id: agent_id.to_owned(),
-            trigger: active.map(|r| r.descriptor),
-            trigger_url,
-            ingress,
-            history,
-            recent_deliveries,
-            open_waits,
-        })
+        view_in(&self.inner.store.read()?, agent_id, self.ingress())
     }
 
     /// The URL for the agent's prompt: provisioned on first need, only
@@ -466,5 +409,79 @@ fn deliver_in(
         outcome,
         satisfied_waiting_intent_ids: satisfied,
         trigger_count: d.trigger_count,
+    })
+}
+
+/// `trigger.show`: the agent's trigger, provisioned on first ask, and what
+/// it did, with where the listener stands (`ingress`). The offline client
+/// answers it the same way, with no listener.
+pub(crate) async fn show(
+    store: &crate::store::Store,
+    agent_id: &str,
+    ingress: IngressStatus,
+) -> Result<TriggerView, RuntimeError> {
+    let id = agent_id.to_owned();
+    let needs_write = {
+        let rx = store.read()?;
+        if rx.agent::<AgentRecord>(agent_id)?.is_none() {
+            return Err(RuntimeError::UnknownAgent {
+                agent_id: agent_id.to_owned(),
+            });
+        }
+        rx.list::<ExternalTriggerRecord>(Keyed::ExternalTriggers, agent_id)?
+            .is_empty()
+    };
+    if needs_write {
+        store
+            .write(move |tx| ensure_trigger_in(tx, &id).map(drop))
+            .await?;
+    }
+    view_in(&store.read()?, agent_id, ingress)
+}
+
+/// The agent's trigger as one read snapshot holds it.
+fn view_in(
+    rx: &crate::store::ReadCtx,
+    agent_id: &str,
+    ingress: IngressStatus,
+) -> Result<TriggerView, RuntimeError> {
+    let mut records: Vec<ExternalTriggerRecord> = rx.list(Keyed::ExternalTriggers, agent_id)?;
+    records.sort_by(|a, b| b.descriptor.created_at.cmp(&a.descriptor.created_at));
+    let active = active_of(&records).cloned();
+    let trigger_url = active
+        .as_ref()
+        .and_then(|r| ingress.trigger_url(agent_id, &r.token));
+    let history = records
+        .iter()
+        .filter(|r| !r.is_active())
+        .map(|r| r.descriptor.clone())
+        .collect();
+    let kind = ev::EventKind::ExternalTriggerDelivered.as_str();
+    let mut recent_deliveries: Vec<RecentDelivery> = rx
+        .events_of_kind_latest(agent_id, kind, RECENT_DELIVERIES)?
+        .into_iter()
+        .filter_map(|e| match e.event() {
+            Event::ExternalTriggerDelivered(delivery) => Some(RecentDelivery {
+                event_seq: e.event_seq,
+                at: e.ts.clone(),
+                delivery,
+            }),
+            _ => None,
+        })
+        .collect();
+    recent_deliveries.reverse();
+    let open_waits = rx
+        .list::<WaitingIntentRecord>(Keyed::WaitingIntents, agent_id)?
+        .into_iter()
+        .filter(|w| w.status == WaitingIntentStatus::Active)
+        .collect();
+    Ok(TriggerView {
+        agent_id: agent_id.to_owned(),
+        trigger: active.map(|r| r.descriptor),
+        trigger_url,
+        ingress,
+        history,
+        recent_deliveries,
+        open_waits,
     })
 }

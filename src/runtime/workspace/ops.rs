@@ -37,7 +37,8 @@ fn event(tx: &mut WriteCtx<'_>, agent_id: &str, event: Event) -> Result<(), Stor
 }
 
 impl RuntimeHost {
-    /// `workspace.files`, `.list`, `.attach`, `.use` and `.detach`.
+    /// `workspace.files`, `.attach`, `.use` and `.detach` (`.list` is read
+    /// from the store alone).
     pub(crate) async fn answer_workspace(&self, request: Request) -> Result<Response, ApiError> {
         match request {
             Request::WorkspaceFiles { agent_id } => {
@@ -54,9 +55,6 @@ impl RuntimeHost {
                     message: e.to_string(),
                 })?;
                 Ok(Response::WorkspaceFiles(list))
-            }
-            Request::WorkspaceList { agent_id } => {
-                Ok(Response::WorkspaceList(self.list_workspaces(&agent_id)?))
             }
             Request::WorkspaceAttach { agent_id, path } => Ok(Response::WorkspaceAttach(
                 self.attach_workspace(&agent_id, Path::new(&path)).await?,

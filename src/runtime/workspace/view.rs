@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::model::agent::AgentRecord;
+use crate::model::approval::ApprovalPolicy;
 use crate::model::workspace::ExecutionSnapshot;
 use crate::model::workspace::WorkspaceEntry;
 use crate::model::workspace::WorkspaceList;
@@ -12,40 +13,43 @@ use crate::model::workspace::WorkspaceMode;
 use crate::runtime::host::{HostInner, RuntimeHost};
 use crate::runtime::workspace as ws;
 use crate::runtime::RuntimeError;
+use crate::store::{ReadCtx, StoreError};
 
 impl RuntimeHost {
     /// The agent's execution snapshot.
     pub fn execution_snapshot(&self, agent_id: &str) -> Result<ExecutionSnapshot, RuntimeError> {
         self.inner.execution_of(agent_id)
     }
+}
 
-    pub fn list_workspaces(&self, agent_id: &str) -> Result<WorkspaceList, RuntimeError> {
-        let rx = self.inner.store.read()?;
-        let agent: AgentRecord = rx
-            .agent(agent_id)?
-            .ok_or_else(|| RuntimeError::UnknownAgent {
-                agent_id: agent_id.to_owned(),
-            })?;
-        let others: Vec<AgentRecord> = rx.agents()?;
-        let state = &agent.workspaces;
-        let attached = state
-            .attached
-            .iter()
-            .map(|b| WorkspaceEntry {
-                binding: b.clone(),
-                active: state.active_id() == b.workspace_id,
-                present: Path::new(&b.anchor).is_dir(),
-                direct_users: direct_users(&others, agent_id, &b.anchor),
-            })
-            .collect();
-        Ok(WorkspaceList {
-            agent_id: agent_id.to_owned(),
-            active_workspace_id: state.active_id().to_owned(),
-            execution: self.inner.snapshot_of(&agent),
-            attached,
-            retained_worktrees: state.retained_worktrees.clone(),
+/// `workspace.list`: where `agent` works, each attached checkout with the
+/// other agents working directly in it, under the policy of workspaces
+/// without their own (`default_policy`).
+pub(crate) fn workspace_list(
+    rx: &ReadCtx,
+    agent: &AgentRecord,
+    home: &Path,
+    default_policy: &ApprovalPolicy,
+) -> Result<WorkspaceList, StoreError> {
+    let others: Vec<AgentRecord> = rx.agents()?;
+    let state = &agent.workspaces;
+    let attached = state
+        .attached
+        .iter()
+        .map(|b| WorkspaceEntry {
+            binding: b.clone(),
+            active: state.active_id() == b.workspace_id,
+            present: Path::new(&b.anchor).is_dir(),
+            direct_users: direct_users(&others, &agent.id, &b.anchor),
         })
-    }
+        .collect();
+    Ok(WorkspaceList {
+        agent_id: agent.id.clone(),
+        active_workspace_id: state.active_id().to_owned(),
+        execution: ws::snapshot(state, home, default_policy),
+        attached,
+        retained_worktrees: state.retained_worktrees.clone(),
+    })
 }
 
 /// Agents other than `me` whose active root is `anchor` itself (direct).
