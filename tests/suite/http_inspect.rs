@@ -21,7 +21,7 @@ async fn inspection_routes_answer_with_the_token_and_refuse_without() {
     let s = served(vec![]).await;
     let url = s.url().await;
     let base = url.split("/trigger/").next().unwrap_or_default().to_owned();
-    let client = reqwest::Client::new();
+    let client = super::support::http();
     let get = |path: &str, token: Option<&str>| {
         answered(
             client.get(format!("{base}{path}")),

@@ -87,6 +87,14 @@ pub fn output_within(mut cmd: Command, limit: std::time::Duration, why: &str) ->
         .unwrap_or_else(|e| panic!("reading {cmd:?}: {e}"))
 }
 
+/// An HTTP client for a test's requests, with the process's TLS provider
+/// installed as the runtime installs it (reqwest refuses to build one
+/// otherwise, and a test run alone has nothing else that installs it).
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }

@@ -73,7 +73,7 @@ impl Drop for Served {
 }
 
 async fn post(url: &str, body: Value) -> (u16, Value) {
-    let r = ok(reqwest::Client::new().post(url).json(&body).send().await);
+    let r = ok(super::support::http().post(url).json(&body).send().await);
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or(Value::Null))
 }
@@ -94,7 +94,7 @@ async fn forged_revoked_and_rotated_away_tokens_get_404_and_leave_no_wake() {
         let (status, body) = post(bad, json!({"source": "ci"})).await;
         assert_eq!(status, 404, "{bad}: {body}");
     }
-    let client = reqwest::Client::new();
+    let client = super::support::http();
     // Malformed and oversized bodies are refused before anything is kept.
     let r = ok(client
         .post(&url)
@@ -558,7 +558,7 @@ async fn slow_clients_are_closed_and_connections_are_capped() {
     // client gave way to it.
     let status = format!("http://{addr}/control/runtime/status");
     let third = tokio::spawn(async move {
-        reqwest::Client::new()
+        super::support::http()
             .get(&status)
             .send()
             .await
