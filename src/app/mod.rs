@@ -180,7 +180,7 @@ impl Context {
     /// Open the store and make sure the default agent exists. Another
     /// one-shot command holding the store briefly is waited for (bounded by
     /// `[store] lock_wait_secs`); a runtime holding it is not (it keeps it:
-    /// the error, a [`HeldByRuntime`], says to attach).
+    /// the error, [`StoreHeld::ByRuntime`], says to attach).
     pub async fn open_store(&self) -> anyhow::Result<Store> {
         self.open_store_as(false).await
     }
@@ -204,20 +204,20 @@ impl Context {
         let store = loop {
             match Store::open(&path, options.clone()) {
                 Ok(store) => break store,
-                Err(e @ crate::store::StoreError::Locked { .. }) => {
+                Err(crate::store::StoreError::Locked { path }) => {
                     let waited = started.elapsed();
                     let runtime = !serving && daemon::connect(self).await.is_some();
                     if waited >= self.config.store_lock_wait || runtime {
                         let holder = daemon::holder(self);
-                        let e = anyhow::Error::new(e);
-                        let e = match runtime {
-                            true => e.context(HeldByRuntime),
-                            false => e,
-                        };
-                        return Err(e.context(format!(
-                            "the store is held by {holder} (waited {:.1} s)",
-                            waited.as_secs_f64()
-                        )));
+                        return Err(match runtime {
+                            true => StoreHeld::ByRuntime { path, holder },
+                            false => StoreHeld::Busy {
+                                path,
+                                holder,
+                                waited: waited.as_secs_f64(),
+                            },
+                        }
+                        .into());
                     }
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
@@ -229,15 +229,33 @@ impl Context {
     }
 }
 
-/// Why a store could not be opened: a runtime holds it and answers on
-/// this home's socket (requests go to it instead).
-#[derive(Debug, Clone, Copy)]
-pub struct HeldByRuntime;
-
-impl std::fmt::Display for HeldByRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a runtime holds the store and answers on the socket")
-    }
+/// Why a store could not be opened: another process holds it. Said once,
+/// with what to do: a runtime that answers on this home's socket takes
+/// requests instead (one-shot commands send them there); anything else
+/// was waited for first (`[store] lock_wait_secs`).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreHeld {
+    #[error(
+        "the store {} is held by {holder}, which answers on this home's socket: attach to it \
+         with `holon attach`, send it a prompt with `holon send`, or stop it with `holon daemon \
+         stop`",
+        path.display()
+    )]
+    ByRuntime {
+        path: std::path::PathBuf,
+        holder: String,
+    },
+    #[error(
+        "the store {} is held by {holder}, still after {waited:.1} s of waiting: try again once \
+         it is done (`[store] lock_wait_secs` sets the wait; `holon daemon status` says whether \
+         a runtime is starting)",
+        path.display()
+    )]
+    Busy {
+        path: std::path::PathBuf,
+        holder: String,
+        waited: f64,
+    },
 }
 
 /// The last panic's message and location, recorded by the quiet hook.
@@ -389,8 +407,14 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     // Prompts and objectives are the operator's words: only the command's
-    // name is logged at info, the arguments at debug.
-    tracing::info!(command = route::command_name(&cli.command), home = ?paths.home, "holon starting");
+    // name is logged, the arguments at debug. A runtime's start is logged
+    // at info; a one-shot command's (`status`, `send`, `daemon logs`
+    // itself) at debug, or `holon daemon logs` would show little else.
+    let command = route::command_name(&cli.command);
+    match route::starts_a_runtime(&cli.command) {
+        true => tracing::info!(command, home = ?paths.home, "holon starting"),
+        false => tracing::debug!(command, home = ?paths.home, "holon starting"),
+    }
     tracing::debug!(command = ?cli.command, "command line");
     let ctx = Context { paths, config };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -234,7 +234,12 @@ pub async fn client(ctx: &Context) -> anyhow::Result<Box<dyn RuntimeClient>> {
     }
     match OfflineClient::open(ctx).await {
         Ok(c) => Ok(Box::new(c)),
-        Err(e) if e.downcast_ref::<super::HeldByRuntime>().is_some() => {
+        Err(e)
+            if matches!(
+                e.downcast_ref::<super::StoreHeld>(),
+                Some(super::StoreHeld::ByRuntime { .. })
+            ) =>
+        {
             match connect_waiting(ctx).await {
                 Some(c) => Ok(Box::new(c)),
                 None => Err(e),

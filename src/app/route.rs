@@ -276,6 +276,16 @@ async fn simulate_life(args: life::LifeArgs, json: bool) -> anyhow::Result<ExitC
 }
 
 /// The command's name, without its arguments.
+/// Whether the command serves a runtime for longer than itself: the
+/// console's own, or `holon daemon run` (which `--detach` and `daemon
+/// start` spawn).
+pub(super) fn starts_a_runtime(command: &Option<Command>) -> bool {
+    matches!(
+        command,
+        None | Some(Command::Daemon(DaemonCommand::Run { .. }))
+    )
+}
+
 pub(super) fn command_name(command: &Option<Command>) -> &'static str {
     match command {
         None => "console",

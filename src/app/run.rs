@@ -1,6 +1,6 @@
 //! `holon run PROMPT`: one bounded run. The runtime starts in this process
-//! on the store (refused with the store's "owned by another Holon" error
-//! when a runtime already holds it), the prompt is admitted with delivery
+//! on the store (refused, saying to attach, when a runtime already holds
+//! it), the prompt is admitted with delivery
 //! surface `run_once` — by default to a temporary private agent
 //! (`run-<id>`, stopped afterwards so no later runtime resumes it) — and
 //! the command waits, bounded by `--timeout`, until that prompt's turn is

@@ -53,6 +53,19 @@ fn detach_is_idempotent_and_one_shots_go_through_the_socket() {
     let v: serde_json::Value = serde_json::from_slice(&ds.stdout).unwrap_or_default();
     assert_eq!(v["running"], true);
     assert_eq!(v["status"]["pid"].as_i64(), Some(i64::from(pid)));
+    // `holon run` starts a runtime of its own: refused, said once, with
+    // where to go instead.
+    let run = home.run(&["run", "hello"]);
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains(&format!(
+            "held by the Holon runtime with pid {pid}, which answers"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("`holon send`"), "{err}");
+    assert_eq!(err.matches("held by").count(), 1, "{err}");
 
     let stop = ok(home.run(&["daemon", "stop"]));
     assert!(stop.contains("stopped gracefully"), "{stop}");

@@ -91,8 +91,14 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
 #[test]
 fn prompts_and_objectives_never_reach_the_log_at_info() {
     let home = Home::new();
+    // Through a runtime, which logs its serving at info, and offline.
+    home.ok(&["--detach"]);
+    let daemon = super::support::Daemon(&home);
     home.ok(&["send", "secret-prompt-words-1"]);
     home.ok(&["work", "add", "secret-objective-words-2"]);
+    home.ok(&["daemon", "stop"]);
+    drop(daemon);
+    home.ok(&["send", "secret-prompt-words-3"]);
     let logs = home.path().join("logs");
     let mut seen = String::new();
     for entry in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
@@ -104,6 +110,7 @@ fn prompts_and_objectives_never_reach_the_log_at_info() {
     );
     assert!(!seen.contains("secret-prompt-words-1"), "{seen}");
     assert!(!seen.contains("secret-objective-words-2"), "{seen}");
+    assert!(!seen.contains("secret-prompt-words-3"), "{seen}");
 }
 
 #[test]

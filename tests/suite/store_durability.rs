@@ -115,8 +115,8 @@ fn a_store_held_by_another_process_is_refused_clearly() {
     let _ = holder.wait();
     assert!(!out.status.success());
     let err = stderr(&out);
-    assert!(err.contains("owned by another Holon"), "{err}");
-    assert!(err.contains("holon attach"), "{err}");
+    assert!(err.contains("is held by another Holon command"), "{err}");
+    assert!(err.contains("try again once it is done"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 
