@@ -9,8 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::json;
-
+use super::policies::in_force;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::approval::always_rule;
@@ -18,20 +17,17 @@ use crate::model::approval::always_tool;
 use crate::model::approval::Action;
 use crate::model::approval::ApprovalRecord;
 use crate::model::approval::ApprovalStatus;
-use crate::model::approval::PolicyChange;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
 use crate::model::usage::ToolCall;
-use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::host::RuntimeHost;
 use crate::runtime::tools::{self, Gated, ToolEnv};
-use crate::runtime::workspace::WorkspaceError;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
 
@@ -57,14 +53,7 @@ impl Answerer {
     }
 }
 
-/// Inside a write job: record a new pending approval and its event.
-pub(crate) fn request_in(tx: &mut WriteCtx<'_>, rec: &ApprovalRecord) -> Result<(), StoreError> {
-    tx.put(Keyed::Approvals, &rec.agent_id, &rec.id, rec)?;
-    tx.index_insert(Index::OpenApprovals, &rec.agent_id, &rec.id)?;
-    changed(tx, rec, Event::ApprovalRequested)
-}
-
-fn changed(
+pub(super) fn changed(
     tx: &mut WriteCtx<'_>,
     rec: &ApprovalRecord,
     kind: fn(ev::ApprovalChanged) -> Event,
@@ -222,165 +211,6 @@ impl RuntimeHost {
         Err(RuntimeError::UnknownApproval {
             approval_id: approval_id.to_owned(),
         })
-    }
-
-    /// Set a workspace's approval policy (or return it to the runtime's);
-    /// answers what applies now.
-    pub async fn set_workspace_policy(
-        &self,
-        agent_id: &str,
-        workspace_id: &str,
-        change: PolicyChange,
-    ) -> Result<ev::WorkspacePolicyChanged, RuntimeError> {
-        let (id, wid) = (agent_id.to_owned(), workspace_id.to_owned());
-        let runtime = self.inner.default_policy();
-        let changed = self
-            .inner
-            .store
-            .write(move |tx| {
-                let mut agent: AgentRecord = agent_in(tx, &id)?;
-                let known = wid == AGENT_HOME_ID || agent.workspaces.binding(&wid).is_some();
-                if !known {
-                    return Err(StoreError::rejected(RuntimeError::Workspace(
-                        WorkspaceError::Unknown {
-                            workspace_id: wid.clone(),
-                        },
-                    )));
-                }
-                // No change asked for: a read, which must not turn the
-                // inherited policy into a copy of its own.
-                if change.is_empty() {
-                    return Ok(in_force(&agent, &wid, &runtime));
-                }
-                // A rule to forget is the workspace's "always" rule, else
-                // an entry of its own policy; one from the runtime's
-                // default is forgotten there (or this workspace would
-                // stop following the default).
-                let mut change = change.clone();
-                let always = agent.workspaces.always.entry(wid.clone()).or_default();
-                change.forget.retain(|rule| !always.forget(rule.trim()));
-                if always.is_empty() {
-                    agent.workspaces.always.remove(&wid);
-                }
-                let own = agent.workspaces.policies.get(&wid);
-                if let Some(rule) = change.forget.first().filter(|_| own.is_none()) {
-                    let rule = rule.trim();
-                    let shown = crate::model::text::escape_hidden(rule);
-                    let why = match runtime.clone().forget(rule) {
-                        true => format!(
-                            "`{shown}` is in the runtime's default policy, which {wid} follows: \
-                             holon policy --forget={}",
-                            crate::model::text::shell_word(rule)
-                        ),
-                        false => format!("no rule `{shown}` in {wid}"),
-                    };
-                    return Err(StoreError::rejected(RuntimeError::Invalid(why)));
-                }
-                let next = match change.is_empty() {
-                    // Only "always" rules were forgotten: the policy stays.
-                    true => own.cloned(),
-                    false => change
-                        .apply(own, &runtime)
-                        .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?,
-                };
-                // A reset forgets what "always" allowed here too.
-                if change.reset {
-                    agent.workspaces.always.remove(&wid);
-                }
-                match next {
-                    Some(p) => {
-                        agent.workspaces.policies.insert(wid.clone(), p);
-                    }
-                    None => {
-                        agent.workspaces.policies.remove(&wid);
-                    }
-                }
-                tx.put_agent(&id, &agent)?;
-                let changed = in_force(&agent, &wid, &runtime);
-                tx.append_event(new_event(
-                    &id,
-                    Provenance::default(),
-                    Event::WorkspacePolicyChanged(changed.clone()),
-                ))?;
-                Ok(changed)
-            })
-            .await?;
-        Ok(changed)
-    }
-
-    /// The runtime's default policy (every workspace without its own), or
-    /// a change to it: kept in the store over config `[policy]` until
-    /// `reset`. Every agent's ledger records `default_policy_changed`; it
-    /// applies from each agent's next tool call.
-    pub async fn default_policy(
-        &self,
-        change: PolicyChange,
-    ) -> Result<crate::model::approval::DefaultPolicy, RuntimeError> {
-        use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
-        use crate::runtime::approvals::DEFAULT_POLICY;
-        let inner = &self.inner;
-        let _one = inner.default_policy_change.lock().await;
-        if change.is_empty() {
-            return Ok(inner
-                .default_policy
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone());
-        }
-        let config = inner.config.policy.clone();
-        let before = inner
-            .default_policy
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let host = std::sync::Arc::clone(inner);
-        let written = inner
-            .store
-            .write(move |tx| {
-                let current: Option<crate::model::approval::ApprovalPolicy> =
-                    tx.setting(DEFAULT_POLICY)?;
-                let next = change
-                    .apply(current.as_ref(), &config)
-                    .map_err(|m| StoreError::rejected(RuntimeError::Invalid(m)))?;
-                tx.put_setting(DEFAULT_POLICY, next.as_ref())?;
-                let now = match next {
-                    Some(policy) => DefaultPolicy {
-                        policy,
-                        source: DefaultPolicySource::Operator,
-                    },
-                    None => DefaultPolicy {
-                        policy: config.clone(),
-                        source: DefaultPolicySource::Config,
-                    },
-                };
-                let provenance = Provenance {
-                    source: Some("operator".into()),
-                    ..Provenance::default()
-                };
-                for agent_id in tx.agent_ids()? {
-                    tx.append_event(new_event(
-                        &agent_id,
-                        provenance.clone(),
-                        Event::DefaultPolicyChanged(now.clone()),
-                    ))?;
-                }
-                // In force before the commit tells anyone: a client that
-                // refreshes on the event reads the new policy.
-                *host
-                    .default_policy
-                    .write()
-                    .unwrap_or_else(|p| p.into_inner()) = now.clone();
-                Ok(now)
-            })
-            .await;
-        if written.is_err() {
-            // Not committed: what was in force still is.
-            *inner
-                .default_policy
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = before;
-        }
-        Ok(written?)
     }
 
     /// Approve and run the call. `always` extends the workspace's
@@ -667,27 +497,6 @@ fn call_of(rec: &ApprovalRecord) -> ToolCall {
     }
 }
 
-/// The `workspace_policy_changed` that says what is in force in `wid`
-/// now: its own policy or the runtime's `default`, with "always" rules.
-fn in_force(
-    agent: &AgentRecord,
-    wid: &str,
-    default: &crate::model::approval::ApprovalPolicy,
-) -> ev::WorkspacePolicyChanged {
-    let (policy, source) = agent.workspaces.policy_in_force(wid, default);
-    ev::WorkspacePolicyChanged {
-        workspace_id: wid.to_owned(),
-        policy,
-        source,
-        always: agent
-            .workspaces
-            .always
-            .get(wid)
-            .cloned()
-            .unwrap_or_default(),
-    }
-}
-
 /// What "always" is judged on: an MCP tool by its name alone (the
 /// workspace's catalog need not be built after a restart), another tool
 /// by what its gate sees.
@@ -703,75 +512,4 @@ fn always_action(inner: &crate::runtime::host::HostInner, rec: &ApprovalRecord) 
         Gated::By(action) => Some(action),
         Gated::No => None,
     }
-}
-
-/// The record for a gated call, before anything runs.
-pub(crate) fn approval_for(
-    env: &ToolEnv<'_>,
-    run_id: &str,
-    call: &ToolCall,
-    why: String,
-    snapshot: &crate::model::workspace::ExecutionSnapshot,
-) -> ApprovalRecord {
-    let summary = match tools::gate_of(env.host, env.agent_id, call) {
-        Gated::By(Action::Command(c)) => format!("`{c}`"),
-        Gated::By(Action::Commands(cmds)) => cmds
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect::<Vec<_>>()
-            .join(", then "),
-        Gated::By(Action::Write(paths)) => paths.join(", "),
-        Gated::By(Action::Escape { cmd, justification }) => {
-            format!("run outside the sandbox: `{cmd}` — {justification}")
-        }
-        Gated::By(Action::Workspace { path }) => {
-            crate::runtime::workspace::reach::workspace_summary(&path)
-        }
-        Gated::By(Action::Tool { name, .. }) => {
-            let args: String = call.arguments.to_string().chars().take(200).collect();
-            format!("`{name}` {args}")
-        }
-        Gated::No => call.name.clone(),
-    };
-    ApprovalRecord {
-        id: crate::new_id("apr"),
-        agent_id: env.agent_id.to_owned(),
-        status: ApprovalStatus::Pending,
-        tool_name: call.name.clone(),
-        call_id: call.id.clone(),
-        arguments: call.arguments.clone(),
-        summary: bounded_summary(&summary),
-        // The policy's reason repeats the command: bounded the same way.
-        why: bounded_summary(&why),
-        workspace_id: snapshot.workspace_id.clone(),
-        execution_root: snapshot.execution_root.clone(),
-        run_id: run_id.to_owned(),
-        message_id: env.message_id.to_owned(),
-        work_item_id: env.turn_work_item_id.clone(),
-        requested_at: crate::format_ts(crate::now_ms()),
-        answered_at: None,
-        note: None,
-        always: false,
-        result_message_id: None,
-        review: None,
-    }
-}
-
-/// A summary kept whole up to 300 characters; past that cut, and the
-/// cut said (`approval_text`).
-pub(crate) fn bounded_summary(summary: &str) -> String {
-    crate::model::approval::approval_text(summary)
-}
-
-/// What the model is told when its call waits for approval.
-pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
-    json!({
-        "ok": false, "status": "awaiting_approval", "approval_id": rec.id,
-        "message": format!(
-            "{} {} was not run: the operator must approve it ({}). Do not ask again: the \
-             operator's answer (and, if approved, the result) comes back to you as a message, \
-             in this turn when it comes soon, else in a new one.",
-            rec.tool_name, rec.summary, rec.why
-        ),
-    })
 }

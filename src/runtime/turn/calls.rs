@@ -10,7 +10,7 @@ use super::transcript_in;
 use crate::model::transcript::TranscriptBody;
 use crate::model::usage::ToolCall;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::approvals::{gate, ops as approval_ops};
+use crate::runtime::approvals::{gate, request as approval_request};
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
@@ -218,12 +218,12 @@ async fn ask_operator(
     why: String,
     snapshot: &crate::model::workspace::ExecutionSnapshot,
 ) -> Result<(ToolOutcome, String), RuntimeError> {
-    let rec = approval_ops::approval_for(env, run_id, call, why, snapshot);
-    let content = approval_ops::awaiting(&rec);
+    let rec = approval_request::approval_for(env, run_id, call, why, snapshot);
+    let content = approval_request::awaiting(&rec);
     let asked = rec.clone();
     env.host
         .store
-        .write(move |tx| approval_ops::request_in(tx, &rec))
+        .write(move |tx| approval_request::request_in(tx, &rec))
         .await?;
     // The reviewer reads it first, when one is configured.
     crate::runtime::host::RuntimeHost {

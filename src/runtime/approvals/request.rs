@@ -1,0 +1,91 @@
+//! Asking: the record of a gated call, written with its event before
+//! anything runs, and what the model is told while the call waits for
+//! the operator's answer.
+
+use serde_json::json;
+
+use crate::model::approval::{Action, ApprovalRecord, ApprovalStatus};
+use crate::model::usage::ToolCall;
+use crate::protocol::events::Event;
+use crate::runtime::tools::{self, Gated, ToolEnv};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
+
+use super::ops::changed;
+
+/// Inside a write job: record a new pending approval and its event.
+pub(crate) fn request_in(tx: &mut WriteCtx<'_>, rec: &ApprovalRecord) -> Result<(), StoreError> {
+    tx.put(Keyed::Approvals, &rec.agent_id, &rec.id, rec)?;
+    tx.index_insert(Index::OpenApprovals, &rec.agent_id, &rec.id)?;
+    changed(tx, rec, Event::ApprovalRequested)
+}
+
+/// The record for a gated call, before anything runs.
+pub(crate) fn approval_for(
+    env: &ToolEnv<'_>,
+    run_id: &str,
+    call: &ToolCall,
+    why: String,
+    snapshot: &crate::model::workspace::ExecutionSnapshot,
+) -> ApprovalRecord {
+    let summary = match tools::gate_of(env.host, env.agent_id, call) {
+        Gated::By(Action::Command(c)) => format!("`{c}`"),
+        Gated::By(Action::Commands(cmds)) => cmds
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", then "),
+        Gated::By(Action::Write(paths)) => paths.join(", "),
+        Gated::By(Action::Escape { cmd, justification }) => {
+            format!("run outside the sandbox: `{cmd}` — {justification}")
+        }
+        Gated::By(Action::Workspace { path }) => {
+            crate::runtime::workspace::reach::workspace_summary(&path)
+        }
+        Gated::By(Action::Tool { name, .. }) => {
+            let args: String = call.arguments.to_string().chars().take(200).collect();
+            format!("`{name}` {args}")
+        }
+        Gated::No => call.name.clone(),
+    };
+    ApprovalRecord {
+        id: crate::new_id("apr"),
+        agent_id: env.agent_id.to_owned(),
+        status: ApprovalStatus::Pending,
+        tool_name: call.name.clone(),
+        call_id: call.id.clone(),
+        arguments: call.arguments.clone(),
+        summary: bounded_summary(&summary),
+        // The policy's reason repeats the command: bounded the same way.
+        why: bounded_summary(&why),
+        workspace_id: snapshot.workspace_id.clone(),
+        execution_root: snapshot.execution_root.clone(),
+        run_id: run_id.to_owned(),
+        message_id: env.message_id.to_owned(),
+        work_item_id: env.turn_work_item_id.clone(),
+        requested_at: crate::format_ts(crate::now_ms()),
+        answered_at: None,
+        note: None,
+        always: false,
+        result_message_id: None,
+        review: None,
+    }
+}
+
+/// A summary kept whole up to 300 characters; past that cut, and the
+/// cut said (`approval_text`).
+pub(crate) fn bounded_summary(summary: &str) -> String {
+    crate::model::approval::approval_text(summary)
+}
+
+/// What the model is told when its call waits for approval.
+pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
+    json!({
+        "ok": false, "status": "awaiting_approval", "approval_id": rec.id,
+        "message": format!(
+            "{} {} was not run: the operator must approve it ({}). Do not ask again: the \
+             operator's answer (and, if approved, the result) comes back to you as a message, \
+             in this turn when it comes soon, else in a new one.",
+            rec.tool_name, rec.summary, rec.why
+        ),
+    })
+}
