@@ -19,23 +19,13 @@ use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SchedulerDecisionKind;
-use crate::model::decision::SystemTickReason;
 use crate::model::message::QueueEntryStatus;
-use crate::model::message::{
-    AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
-    Priority,
-};
-use crate::model::waiting::TimerRecord;
-use crate::model::waiting::TimerStatus;
-use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
-use crate::runtime::admission::{admit_in, Outcome};
-use crate::runtime::continuation::system_tick_metadata;
 use crate::runtime::queue::{dequeue_in, settle_in};
 use crate::runtime::scheduler::{decide, posture_after, SchedulerInput};
 use crate::runtime::turn;
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, NewEvent, Provenance, StoreError, WriteCtx};
+use crate::store::{NewEvent, Provenance, StoreError, WriteCtx};
 
 enum Step {
     /// Something changed; decide again at once.
@@ -66,7 +56,7 @@ pub(super) async fn run(
         // Boxed: a decision and its turn are a large future, and an idle
         // actor (most of a thousand) should hold only its wait.
         let step = Box::pin(async {
-            fire_due(&inner, &agent_id, now).await?;
+            crate::runtime::waiting::due::fire_due(&inner.store, &agent_id, now).await?;
             let rx = inner.store.read()?;
             let Some(live) = projection::load(&rx, &agent_id, now)? else {
                 return Ok::<_, RuntimeError>((Step::Wait, None));
@@ -294,7 +284,13 @@ async fn execute(
                 .store
                 .write(move |tx| {
                     tx.append_event(event.clone())?;
-                    emit_tick_in(tx, &id, &d, objective.as_deref(), hint.as_ref())
+                    crate::runtime::waiting::ticks::emit_tick_in(
+                        tx,
+                        &id,
+                        &d,
+                        objective.as_deref(),
+                        hint.as_ref(),
+                    )
                 })
                 .await?;
             Ok(Step::Continue)
@@ -426,250 +422,6 @@ async fn reduce_only(
                     ..SettleDetail::default()
                 },
             )
-        })
-        .await?;
-    Ok(())
-}
-
-fn tick_text(
-    reason: SystemTickReason,
-    objective: Option<&str>,
-    work_item_id: Option<&str>,
-    hint: Option<&str>,
-) -> String {
-    match reason {
-        SystemTickReason::WakeHint => format!(
-            "Wake hint: {}. Something you may be waiting on changed; inspect it and decide what to do.",
-            hint.unwrap_or("something changed")
-        ),
-        SystemTickReason::ContinueActive => format!(
-            "Continue your current work item {}: {}",
-            work_item_id.unwrap_or("?"),
-            objective.unwrap_or("")
-        ),
-        SystemTickReason::QueuedAvailable => format!(
-            "Runnable work is queued (work item {}: {}). Pick it with PickWorkItem when you are ready.",
-            work_item_id.unwrap_or("?"),
-            objective.unwrap_or("")
-        ),
-    }
-}
-
-/// A wake hint in the tick's words: its reason, then what changed and
-/// where, when a trigger's delivery said.
-fn hint_line(h: &crate::model::waiting::PendingWakeHint) -> String {
-    let mut line = h.reason.clone();
-    if let Some(r) = &h.origin.resource {
-        line.push_str(&format!(" (resource: {r})"));
-    }
-    if let Some(s) = h.source.as_deref().filter(|s| *s != "external_trigger") {
-        line.push_str(&format!(" from {s}"));
-    }
-    if h.coalesced_count > 0 {
-        line.push_str(&format!("; {} more signals folded in", h.coalesced_count));
-    }
-    line
-}
-
-fn emit_tick_in(
-    tx: &mut WriteCtx<'_>,
-    agent_id: &str,
-    decision: &SchedulerDecision,
-    objective: Option<&str>,
-    hint: Option<&crate::model::waiting::PendingWakeHint>,
-) -> Result<(), StoreError> {
-    let Some(reason) = decision.tick_reason() else {
-        return Ok(());
-    };
-    let key = decision.idempotency_key.clone().unwrap_or_default();
-    let mut source_refs = std::collections::BTreeMap::new();
-    source_refs.insert("idempotency_key".to_owned(), key.clone());
-    if let Some(w) = hint.and_then(|h| h.waiting_intent_id.clone()) {
-        source_refs.insert("waiting_intent_id".to_owned(), w);
-    }
-    // Which outside system to look at: the trigger and what changed there.
-    let origin = hint.map(|h| &h.origin);
-    if let Some(t) = origin.and_then(|o| o.external_trigger_id.clone()) {
-        source_refs.insert("external_trigger_id".to_owned(), t);
-    }
-    if let Some(r) = origin.and_then(|o| o.resource.clone()) {
-        source_refs.insert("resource".to_owned(), r);
-    }
-    let req = AdmissionRequest {
-        agent_id: agent_id.to_owned(),
-        kind: MessageKind::SystemTick,
-        origin: MessageOrigin::System {
-            subsystem: "scheduler".into(),
-        },
-        priority: Priority::Next,
-        body: MessageBody::Text {
-            text: tick_text(
-                reason,
-                objective,
-                decision.work_item_id.as_deref(),
-                hint.map(hint_line).as_deref(),
-            ),
-        },
-        delivery_surface: DeliverySurface::RuntimeSystem,
-        admission_context: AdmissionContext::RuntimeOwned,
-        // A queued_available tick names the item but must not bind it.
-        work_item_id: match reason {
-            SystemTickReason::ContinueActive => decision.work_item_id.clone(),
-            SystemTickReason::WakeHint | SystemTickReason::QueuedAvailable => None,
-        },
-        task_id: None,
-        source_refs,
-        metadata: Some(system_tick_metadata(reason, &key)),
-        correlation_id: origin.and_then(|o| o.external_trigger_id.clone()),
-        causation_id: None,
-    };
-    let message_id = crate::new_id("msg");
-    let admitted = match admit_in(tx, req, &message_id)? {
-        Outcome::Admitted(a) => a,
-        Outcome::Rejected { .. } => return Ok(()),
-    };
-    if !key.is_empty() {
-        let family = crate::runtime::scheduler::tick_key_family(&key);
-        tx.index_remove_prefix(Index::TickKeys, agent_id, family)?;
-        tx.index_insert(Index::TickKeys, agent_id, &key)?;
-    }
-    if reason == SystemTickReason::WakeHint {
-        if let Some(mut agent) = tx.get_agent::<AgentRecord>(agent_id)? {
-            agent.pending_wake_hint = None;
-            tx.put_agent(agent_id, &agent)?;
-        }
-    }
-    let provenance = Provenance {
-        message_id: Some(admitted.message_id.clone()),
-        work_item_id: decision.work_item_id.clone(),
-        origin: Some("system".into()),
-        ..Provenance::default()
-    };
-    let tick = ev::SystemTickEmitted {
-        reason,
-        idempotency_key: key,
-        message_id: admitted.message_id,
-        work_item_id: decision.work_item_id.clone(),
-    };
-    tx.append_event(new_event(
-        agent_id,
-        provenance,
-        Event::SystemTickEmitted(tick),
-    ))?;
-    Ok(())
-}
-
-/// Admit due timers as `timer_tick` messages and due recheck reminders as
-/// low-priority follow-ups, each once.
-async fn fire_due(inner: &Arc<HostInner>, agent_id: &str, now_ms: i64) -> Result<(), RuntimeError> {
-    let rx = inner.store.read()?;
-    let Some(agent) = rx.agent::<AgentRecord>(agent_id)? else {
-        return Ok(());
-    };
-    if crate::runtime::budget::resumes_at_ms(&agent, now_ms).is_some_and(|at| at <= now_ms) {
-        // Resumed (or not, if the day turned back): the step decides again
-        // from what is recorded; due timers fire at the next step.
-        drop(rx);
-        let id = agent_id.to_owned();
-        inner
-            .store
-            .write(move |tx| crate::runtime::budget::resume_in(tx, &id, now_ms))
-            .await?;
-        return Ok(());
-    }
-    if agent.status == AgentStatus::Stopped {
-        return Ok(());
-    }
-    let mut due_timers: Vec<TimerRecord> = Vec::new();
-    for timer_id in rx.index_list(Index::ActiveTimers, agent_id)? {
-        if let Some(t) = rx.get::<TimerRecord>(Keyed::Timers, agent_id, &timer_id)? {
-            if t.status == TimerStatus::Active && t.fire_at_ms <= now_ms {
-                due_timers.push(t);
-            }
-        }
-    }
-    let open = rx.index_list(Index::OpenWorkItems, agent_id)?;
-    let mut due_rechecks = Vec::new();
-    for id in open {
-        if let Some(w) = rx.get::<WorkItemRecord>(Keyed::WorkItems, agent_id, &id)? {
-            if projection::recheck_at_ms(&w).is_some_and(|at| at <= now_ms) {
-                due_rechecks.push(w.id);
-            }
-        }
-    }
-    drop(rx);
-    if due_timers.is_empty() && due_rechecks.is_empty() {
-        return Ok(());
-    }
-    let id = agent_id.to_owned();
-    inner
-        .store
-        .write(move |tx| {
-            for t in &due_timers {
-                let Some(mut timer) = tx.get::<TimerRecord>(Keyed::Timers, &id, &t.id)? else { continue };
-                if timer.status != TimerStatus::Active {
-                    continue;
-                }
-                timer.status = TimerStatus::Fired;
-                timer.updated_at = tx.now_ts();
-                tx.put(Keyed::Timers, &id, &timer.id, &timer)?;
-                tx.index_remove(Index::ActiveTimers, &id, &timer.id)?;
-                let provenance = Provenance { work_item_id: timer.work_item_id.clone(), ..Provenance::default() };
-                tx.append_event(new_event(&id, provenance, Event::TimerFired(ev::TimerEnded { timer: timer.clone() })))?;
-                let req = AdmissionRequest {
-                    agent_id: id.clone(),
-                    kind: MessageKind::TimerTick,
-                    origin: MessageOrigin::Timer { timer_id: timer.id.clone() },
-                    priority: Priority::Normal,
-                    body: MessageBody::Text {
-                        text: format!("Timer fired: {}", timer.reason.clone().unwrap_or_else(|| "sleep ended".into())),
-                    },
-                    delivery_surface: DeliverySurface::TimerScheduler,
-                    admission_context: AdmissionContext::RuntimeOwned,
-                    work_item_id: timer.work_item_id.clone(),
-                    task_id: None,
-                    source_refs: [("timer_id".to_owned(), timer.id.clone())].into_iter().collect(),
-                    metadata: None,
-                    correlation_id: None,
-                    causation_id: None,
-                };
-                admit_in(tx, req, &crate::new_id("msg"))?;
-            }
-            for wid in &due_rechecks {
-                let Some(mut w) = tx.get::<WorkItemRecord>(Keyed::WorkItems, &id, wid)? else { continue };
-                if projection::recheck_at_ms(&w).is_none() {
-                    continue;
-                }
-                w.recheck_consumed_at = Some(tx.now_ts());
-                tx.put(Keyed::WorkItems, &id, wid, &w)?;
-                let due = ev::WorkItemRecheckDue { work_item_id: wid.clone(), blocked_by: w.blocked_by.clone(), recheck_at: w.recheck_at.clone() };
-                let provenance = Provenance { work_item_id: Some(wid.clone()), ..Provenance::default() };
-                tx.append_event(new_event(&id, provenance, Event::WorkItemRecheckDue(due)))?;
-                let req = AdmissionRequest {
-                    agent_id: id.clone(),
-                    kind: MessageKind::InternalFollowup,
-                    origin: MessageOrigin::System { subsystem: "work_queue".into() },
-                    priority: Priority::Background,
-                    body: MessageBody::Text {
-                        text: format!(
-                            "Recheck reminder: work item {wid} ({}) is blocked by \"{}\". Check whether that still holds; \
-                             update or clear the blocker with UpdateWorkItem.",
-                            w.objective,
-                            w.blocked_by.clone().unwrap_or_default()
-                        ),
-                    },
-                    delivery_surface: DeliverySurface::RuntimeSystem,
-                    admission_context: AdmissionContext::RuntimeOwned,
-                    work_item_id: Some(wid.clone()),
-                    task_id: None,
-                    source_refs: [("recheck_work_item_id".to_owned(), wid.clone())].into_iter().collect(),
-                    metadata: None,
-                    correlation_id: None,
-                    causation_id: None,
-                };
-                admit_in(tx, req, &crate::new_id("msg"))?;
-            }
-            Ok(())
         })
         .await?;
     Ok(())
