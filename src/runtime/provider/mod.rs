@@ -254,6 +254,7 @@ pub mod registry;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+mod timeline;
 mod tool_images;
 pub mod tool_schema;
 mod window_ask;
