@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::api::{Admitted, AgentSummary, ApiError, ControlOutcome, EventRecord, Request};
+use super::api::{Admitted, AgentSummary, ControlOutcome, EventRecord, Request};
+use super::error::ApiError;
 
 /// How busy the runtime is (daemon lifecycle contract).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

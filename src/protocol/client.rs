@@ -2,7 +2,8 @@
 //! or offline, with what a subscription yields and the shared follow loop.
 
 use super::answers::Response;
-use super::api::{ApiError, BoxFuture, ErrorCode, EventRecord, Request};
+use super::api::{BoxFuture, EventRecord, Request};
+use super::error::{ApiError, ErrorCode};
 use crate::model::attempt::RetryNotice;
 
 /// What an event subscription yields. Events are the common case, so they

@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::api::{ApiError, ErrorCode, EventRecord, Request};
+use super::api::{EventRecord, Request};
+use super::error::{ApiError, ErrorCode};
 
 /// The protocol version every line carries.
 pub const VERSION: &str = "2.0";

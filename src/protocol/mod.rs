@@ -11,10 +11,12 @@ pub mod answers;
 pub mod api;
 pub mod child_observability;
 pub mod client;
+pub mod error;
 pub mod events;
 pub mod jsonrpc;
 pub mod payloads;
 pub mod types;
+mod validate;
 pub mod views;
 
 /// The control protocol's revision, said in `runtime.status`: raised when
@@ -27,6 +29,7 @@ pub const REVISION: u32 = 1;
 pub use answers::*;
 pub use api::*;
 pub use client::*;
+pub use error::*;
 
 /// A serde enum's wire string (`trusted_operator`), as the protocol
 /// writes it; `None` for a value that is not a plain string on the wire.
