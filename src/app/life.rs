@@ -189,7 +189,7 @@ async fn measure(
         kept += last + 1 - rx.ledger_start(id)?.min(last + 1);
         written += last;
         let t = Instant::now();
-        if let Some(live) = crate::runtime::host::projection::load(&rx, id, now)? {
+        if let Some(live) = crate::runtime::projection::load(&rx, id, now)? {
             let _ = crate::runtime::scheduler::decide(
                 &live.projection,
                 crate::runtime::scheduler::SchedulerInput::Idle,

@@ -182,7 +182,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.agent_limits = ctx.config.agent_limits;
     config.pricing = ctx.config.pricing.clone();
     config.budget = ctx.config.budget;
-    config.backups = crate::runtime::host::backups::BackupSchedule {
+    config.backups = crate::runtime::host::upkeep::BackupSchedule {
         every: ctx.config.store_backup_every,
         keep: ctx.config.store_backup_keep,
     };

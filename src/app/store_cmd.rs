@@ -352,7 +352,7 @@ pub async fn store_prune(
 ) -> anyhow::Result<ExitCode> {
     use crate::model::retention::{PruneBy, PruneReport};
     use crate::protocol::{Request, RuntimeClient};
-    use crate::runtime::host::pruning::days_to_keep;
+    use crate::runtime::host::upkeep::days_to_keep;
     let days = days_to_keep(older_than, ctx.config.store_retain_days)
         .map_err(|e| anyhow::anyhow!(e.message))?;
     let report: PruneReport = match super::daemon::connect(ctx).await {

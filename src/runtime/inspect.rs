@@ -37,7 +37,7 @@ pub fn agent_summary(
     let total_work_items = rx.count(Keyed::WorkItems, id)?;
     let tasks_active = rx.index_list(Index::ActiveTasks, id)?.len() as u64;
     let intents: Vec<WaitingIntentRecord> = rx.list(Keyed::WaitingIntents, id)?;
-    let posture = match super::host::projection::load(rx, id, crate::now_ms())? {
+    let posture = match super::projection::load(rx, id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
         None => crate::model::decision::PostureView {
             posture: crate::model::decision::AgentSchedulingPosture::Archived,
@@ -287,17 +287,13 @@ pub fn status_of(
             | AgentStatus::Stopped => {
                 let waits = active > 0
                     || (may_wait(&h.id)?
-                        && super::host::projection::load(rx, &h.id, crate::now_ms())?.is_some_and(
-                            |l| {
-                                use crate::model::decision::AgentSchedulingPosture as P;
-                                matches!(
-                                    l.projection.posture().posture,
-                                    P::WaitingForTask
-                                        | P::WaitingForExternal
-                                        | P::WaitingForOperator
-                                )
-                            },
-                        ));
+                        && super::projection::load(rx, &h.id, crate::now_ms())?.is_some_and(|l| {
+                            use crate::model::decision::AgentSchedulingPosture as P;
+                            matches!(
+                                l.projection.posture().posture,
+                                P::WaitingForTask | P::WaitingForExternal | P::WaitingForOperator
+                            )
+                        }));
                 waiting += u64::from(waits);
                 waits
             }

@@ -25,6 +25,7 @@ pub mod operator;
 pub mod pages;
 pub mod posture;
 pub mod process_identity;
+pub mod projection;
 pub mod proposal;
 pub mod provider;
 pub mod queue;

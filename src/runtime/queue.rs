@@ -257,7 +257,7 @@ mod tests {
                     .unwrap_or_else(|| panic!("no entry {id}"))
             })
             .collect();
-        let envelopes = crate::runtime::host::projection::envelopes_of(&rx, "a", &entries).unwrap();
+        let envelopes = crate::runtime::projection::envelopes_of(&rx, "a", &entries).unwrap();
         let got: Vec<&str> = envelopes.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(got, ids.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(envelopes[7].body.preview(200).contains("prompt 7:"));

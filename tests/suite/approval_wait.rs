@@ -37,7 +37,7 @@ async fn host(dir: &std::path::Path, provider: &Arc<ScriptedProvider>, wait: u64
 
 fn posture(host: &RuntimeHost) -> (String, String) {
     let rx = ok(host.store().read());
-    let live = ok(holon::runtime::host::projection::load(&rx, "main", 0));
+    let live = ok(holon::runtime::projection::load(&rx, "main", 0));
     let p = live.expect("no agent").projection.posture();
     (p.posture.as_str().to_owned(), p.reason.clone())
 }

@@ -62,7 +62,7 @@ pub(super) async fn wait_requests(provider: &ScriptedProvider, n: usize) {
 
 fn posture(host: &RuntimeHost) -> (String, String) {
     let rx = ok(host.store().read());
-    let live = ok(holon::runtime::host::projection::load(&rx, "main", 0));
+    let live = ok(holon::runtime::projection::load(&rx, "main", 0));
     let p = live.expect("no agent").projection.posture();
     (p.posture.as_str().to_owned(), p.reason.clone())
 }

@@ -133,7 +133,7 @@ fn an_agent_with_100000_queued_prompts_is_pruned_to_its_oldest_and_restarts_with
         entry.admitted_seq.unwrap() >= start_seq,
         "its envelope kept"
     );
-    let live = holon::runtime::host::projection::load(&rx, "main", 0)
+    let live = holon::runtime::projection::load(&rx, "main", 0)
         .unwrap()
         .unwrap();
     assert_eq!(live.projection.replay_message_ids.len(), QUEUED);

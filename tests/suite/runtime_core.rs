@@ -812,7 +812,7 @@ async fn an_operator_command_can_be_answered_on_its_stdin() {
 async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision() {
     let r = rig(vec![Scripted::text("first one handled")]).await;
     r.host.control("main", ControlAction::Pause).await.unwrap();
-    let n = holon::runtime::host::projection::QUEUE_HEAD + 44;
+    let n = holon::runtime::projection::QUEUE_HEAD + 44;
     let mut first = None;
     for i in 0..n {
         let a = r
@@ -829,7 +829,7 @@ async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision(
         .await
         .unwrap();
     let rx = r.host.store().read().unwrap();
-    let live = holon::runtime::host::projection::load(&rx, "main", 0)
+    let live = holon::runtime::projection::load(&rx, "main", 0)
         .unwrap()
         .expect("no agent");
     let p = &live.projection;
@@ -840,7 +840,7 @@ async fn a_deep_queue_is_counted_whole_but_only_its_head_is_read_for_a_decision(
     );
     assert_eq!(
         p.pending_inputs().len(),
-        holon::runtime::host::projection::QUEUE_HEAD
+        holon::runtime::projection::QUEUE_HEAD
     );
     assert_eq!(p.pending_inputs()[0].message_id, urgent.message_id);
     assert_eq!(

@@ -50,7 +50,7 @@ pub fn child_supervision(
     let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
         return Ok(None);
     };
-    let posture = match crate::runtime::host::projection::load(rx, child_id, crate::now_ms())? {
+    let posture = match crate::runtime::projection::load(rx, child_id, crate::now_ms())? {
         Some(live) => live.projection.posture(),
         None => crate::model::decision::PostureView {
             posture: crate::model::decision::AgentSchedulingPosture::Archived,

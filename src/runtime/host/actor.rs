@@ -13,7 +13,6 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::cancel::TurnCancel;
-use super::projection::{self, LiveProjection};
 use super::HostInner;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
@@ -21,6 +20,7 @@ use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SchedulerDecisionKind;
 use crate::model::message::QueueEntryStatus;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
+use crate::runtime::projection::{self, LiveProjection};
 use crate::runtime::queue::{dequeue_in, settle_in};
 use crate::runtime::scheduler::{decide, posture_after, SchedulerInput};
 use crate::runtime::turn;

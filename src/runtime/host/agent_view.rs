@@ -129,7 +129,7 @@ impl RuntimeHost {
         // `/state.agent` stays what `/status` answers.
         super::watch::name_guidance(&mut summary, &self.inner.agent_home(agent_id));
         let last_event_seq = rx.last_seq(agent_id)?;
-        let live = super::projection::load(&rx, agent_id, crate::now_ms())?;
+        let live = crate::runtime::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live.as_ref().map(|l| l.projection.closure());
         let home = self.inner.agent_home(agent_id);
         let with_plan = |w: &WorkItemRecord| {

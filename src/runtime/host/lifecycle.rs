@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{broadcast, Notify};
 
 use super::cancel::TurnCancel;
-use super::{actor, backups, pruning, quiet, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use super::{actor, quiet, upkeep, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
 use crate::model::agent::AgentRecord;
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::ids::validate_agent_id;
@@ -114,7 +114,7 @@ impl RuntimeHost {
         inner.hooks.start();
         let host = RuntimeHost { inner };
         if let Some(every) = host.inner.config.backups.every {
-            tokio::spawn(backups::schedule(
+            tokio::spawn(upkeep::schedule_backups(
                 Arc::downgrade(&host.inner),
                 every,
                 host.inner.shutdown.subscribe(),
@@ -134,7 +134,7 @@ impl RuntimeHost {
         host.resume_reviews();
         // After recovery: the first pass never competes with start-up.
         if host.inner.config.retain_days.is_some() {
-            tokio::spawn(pruning::schedule(
+            tokio::spawn(upkeep::schedule_prunes(
                 Arc::downgrade(&host.inner),
                 host.inner.shutdown.subscribe(),
             ));

@@ -14,7 +14,6 @@ pub use crate::protocol::views::{ControlAction, ControlOutcome, WakeHintOutcome}
 
 mod actor;
 mod agent_view;
-pub mod backups;
 pub mod cancel;
 mod fate;
 pub use fate::CommandsFate;
@@ -22,12 +21,11 @@ pub mod client;
 pub mod dispatch;
 mod lifecycle;
 pub mod mcp;
-pub mod projection;
-pub mod pruning;
 mod quiet;
 pub(crate) use quiet::release_free_heap;
 pub mod run_once;
 mod status;
+pub mod upkeep;
 pub mod watch;
 
 use std::collections::HashMap;
@@ -93,7 +91,7 @@ pub struct HostConfig {
     /// (`[policy] sandbox_required`).
     pub sandbox_required: bool,
     /// Rotated store backups (`[store] backup_every_hours`, `backup_keep`).
-    pub backups: backups::BackupSchedule,
+    pub backups: upkeep::BackupSchedule,
     /// Days of history kept (`[store] retain_days`; `None`: everything,
     /// and no scheduled prune).
     pub retain_days: Option<u32>,
@@ -165,7 +163,7 @@ impl HostConfig {
             holon_dirs: Vec::new(),
             unix_sockets: Vec::new(),
             sandbox_required: false,
-            backups: backups::BackupSchedule::default(),
+            backups: upkeep::BackupSchedule::default(),
             retain_days: None,
             pricing: Default::default(),
             budget: Default::default(),

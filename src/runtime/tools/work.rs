@@ -10,7 +10,7 @@ use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::model::agent::AgentRecord;
 use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
-use crate::runtime::host::projection;
+use crate::runtime::projection;
 use crate::runtime::work_ops::{self, WorkItemSource};
 use crate::store::Keyed;
 

@@ -132,7 +132,7 @@ fn queued_now(
         }
         entries.extend(rx.get::<QueueEntry>(Keyed::QueueEntries, agent_id, &mid)?);
     }
-    let envelopes = crate::runtime::host::projection::envelopes_of(&rx, agent_id, &entries)?;
+    let envelopes = crate::runtime::projection::envelopes_of(&rx, agent_id, &entries)?;
     for entry in &entries {
         // An entry whose envelope is gone is not this turn's to take.
         let Some(env) = envelopes.iter().find(|e| e.id == entry.message_id) else {
@@ -291,7 +291,7 @@ pub(super) async fn wait_for_answers(
             until = deadline;
             let rx = inner.store.read()?;
             let now = crate::now_ms();
-            let Some(live) = crate::runtime::host::projection::load(&rx, agent_id, now)? else {
+            let Some(live) = crate::runtime::projection::load(&rx, agent_id, now)? else {
                 return Ok(Vec::new());
             };
             drop(rx);

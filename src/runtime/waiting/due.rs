@@ -12,7 +12,7 @@ use crate::model::waiting::{TimerRecord, TimerStatus};
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::admit_in;
-use crate::runtime::host::projection;
+use crate::runtime::projection;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
 
