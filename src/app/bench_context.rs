@@ -16,7 +16,7 @@ use super::bench_turns::start_host;
 use crate::model::agent::AgentRecord;
 use crate::model::transcript::TranscriptBody;
 use crate::model::transcript::TranscriptEntry;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::runtime::provider::ProviderRequest;
 use crate::store::Keyed;

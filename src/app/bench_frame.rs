@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
-use crate::runtime::host::{ControlAction, HostConfig, RuntimeHost};
+use crate::protocol::views::ControlAction;
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::registry::build_chain;
 use crate::runtime::provider::registry::ProviderEndpointConfig;
 use crate::runtime::provider::retry::RetryPolicy;

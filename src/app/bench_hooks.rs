@@ -21,8 +21,8 @@ use serde_json::{json, Value};
 
 use super::bench::{millis, percentile};
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::hooks::Hooks;
-use crate::runtime::host::{HostConfig, RuntimeHost};
 use crate::store::{Store, StoreOptions};
 
 const TURNS: usize = 12;
@@ -104,7 +104,7 @@ async fn start(dir: &Path, base: &str, hooks: Hooks) -> anyhow::Result<Mode> {
 
 async fn start_with(
     dir: &Path,
-    provider: crate::runtime::host::ProviderSource,
+    provider: crate::runtime::handle::ProviderSource,
     set: impl FnOnce(&mut HostConfig),
 ) -> anyhow::Result<Mode> {
     std::fs::create_dir_all(dir)?;
@@ -231,7 +231,7 @@ async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
     // name: the provider source builds each agent's chain by its model.
     let agent = super::bench_frame::stub_chain(base, "openai_chat", 128_000)?;
     let review = super::bench_frame::stub_chain_for(base, "openai_chat", 128_000, "gpt-reviewer")?;
-    let source: crate::runtime::host::ProviderSource =
+    let source: crate::runtime::handle::ProviderSource =
         Arc::new(move |rec| match rec.model_override.as_deref() {
             Some(m) if m.ends_with("gpt-reviewer") => Arc::clone(&review),
             _ => Arc::clone(&agent),

@@ -200,15 +200,15 @@ fn sorted(d: &[Duration]) -> Vec<Duration> {
 pub(super) async fn open_console(
     store: Store,
     paths: &super::paths::Paths,
-) -> anyhow::Result<(crate::runtime::host::RuntimeHost, State)> {
+) -> anyhow::Result<(crate::runtime::handle::RuntimeHost, State)> {
     let provider: Arc<dyn crate::runtime::provider::Provider> = Arc::new(
         crate::runtime::provider::scripted::ScriptedProvider::new(Vec::new()),
     );
-    let config = crate::runtime::host::HostConfig::new(
+    let config = crate::runtime::handle::HostConfig::new(
         paths.data_dir.clone(),
         Arc::new(move |_| Arc::clone(&provider)),
     );
-    let host = crate::runtime::host::RuntimeHost::start(store, config).await?;
+    let host = crate::runtime::handle::RuntimeHost::start(store, config).await?;
     let client: &dyn RuntimeClient = &host;
     let agent: AgentState = call_typed(
         client,

@@ -15,7 +15,7 @@ use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
 use crate::model::task::WaitPolicy;
 use crate::model::work::{PlanStatus, WorkItemRecord, WorkItemState};
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::ScriptedProvider;
 use crate::runtime::provider::Provider;
 use crate::runtime::scheduler::{decide, ProjectionInputs, SchedulerInput, SchedulerProjection};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::bench::{fill_ledger, millis, percentile};
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::store::{Store, StoreOptions};
 use crate::ui::client::SocketClient;
 

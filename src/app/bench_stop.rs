@@ -14,7 +14,8 @@ use redb::Durability;
 use super::bench::{millis, percentile};
 use super::bench_turns::{chain, start_host};
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
-use crate::runtime::host::{ControlAction, RuntimeHost};
+use crate::protocol::views::ControlAction;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::Provider;
 
 const RUNS: usize = 10;

@@ -17,7 +17,7 @@ use holon_stub::{canned, Canned, StubServer};
 use serde_json::{json, Value};
 
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::mcp::config::ServerConfig;
 use crate::store::{Store, StoreOptions};
 

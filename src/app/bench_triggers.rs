@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::access::{Access, HttpOptions, RateLimit};
 use super::bench::{millis, percentile};
 use super::bench_socket::Served;
+use crate::protocol::views::ControlAction;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::host::ControlAction;
 use crate::ui::client::SocketClient;
 use crate::ui::ws::Endpoint;
 

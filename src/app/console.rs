@@ -181,7 +181,7 @@ enum BindHere {
 enum Target {
     Embedded {
         client: Arc<dyn RuntimeClient>,
-        host: crate::runtime::host::RuntimeHost,
+        host: crate::runtime::handle::RuntimeHost,
     },
     Attached {
         client: Arc<dyn RuntimeClient>,
@@ -334,7 +334,7 @@ struct ConsoleLoop<B: Backend> {
     /// The endpoint to reconnect to (attached consoles only).
     endpoint: Option<Endpoint>,
     /// The runtime this console embeds (embedded consoles only).
-    host: Option<crate::runtime::host::RuntimeHost>,
+    host: Option<crate::runtime::handle::RuntimeHost>,
     /// The runtimes it can show and the glancer asking them (`None` in
     /// tests without remotes).
     runtimes: Option<(Arc<super::console_runtimes::Runtimes>, mpsc::Sender<()>)>,

@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::runtime::provider::Provider;
 use crate::store::{Store, StoreOptions};

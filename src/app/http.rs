@@ -32,7 +32,7 @@ use crate::model::trigger::DeliveryMeta;
 use crate::model::trigger::IngressState;
 use crate::model::trigger::IngressStatus;
 use crate::protocol::RuntimeClient;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::ops::{Delivery, DeliveryError};
 use crate::ui::ws::{bridge_lines, Ends, Frames};
 

@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::model::usage::ConversationItem;
-use crate::runtime::host::{HostConfig, RuntimeHost};
+use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use crate::runtime::provider::ProviderRequest;
 use crate::store::{Store, StoreOptions};

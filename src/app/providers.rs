@@ -13,7 +13,7 @@ use crate::model::context::ContextBudget;
 use crate::model::usage::AttemptOutcome;
 use crate::model::usage::ProviderAttemptTimeline;
 use crate::model::BoxFuture;
-use crate::runtime::host::ProviderSource;
+use crate::runtime::handle::ProviderSource;
 use crate::runtime::provider::registry::{build_chain, chain_refs, env_snapshot};
 use crate::runtime::provider::retry::RetryPolicy;
 use crate::runtime::provider::{

@@ -31,9 +31,10 @@ use super::providers::provider_source;
 use super::Context;
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::exec_env::ExecEnvPolicy;
-use crate::runtime::host::run_once::{ActorScope, RunOnceReport, RunOutcome};
-use crate::runtime::host::watch::{ConfigReloader, ConfigWatch, Reloaded};
-use crate::runtime::host::{CommandsFate, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
+use crate::runtime::handle::ActorScope;
+use crate::runtime::handle::{CommandsFate, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
+use crate::runtime::handle::{ConfigReloader, ConfigWatch, Reloaded};
+use crate::runtime::host::run_once::{RunOnceReport, RunOutcome};
 use crate::runtime::provider::ModelRef;
 
 pub(super) const RUN_ONCE_MODE: &str = "run_once";
@@ -182,7 +183,7 @@ pub fn runtime_config(ctx: &Context, mode: &str) -> HostConfig {
     config.agent_limits = ctx.config.agent_limits;
     config.pricing = ctx.config.pricing.clone();
     config.budget = ctx.config.budget;
-    config.backups = crate::runtime::host::upkeep::BackupSchedule {
+    config.backups = crate::runtime::handle::BackupSchedule {
         every: ctx.config.store_backup_every,
         keep: ctx.config.store_backup_keep,
     };

@@ -18,7 +18,7 @@ use crate::model::workspace::WorkspaceList;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::{Request, RuntimeClient};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 
 /// Run requests in order against the running runtime, else in process.
 /// What the offline client answers as a runtime would (reads of the store

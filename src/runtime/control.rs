@@ -10,8 +10,8 @@ use crate::model::agent::AgentStatus;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::{ControlAction, ControlOutcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::host::cancel::CancelReason;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::cancel::CancelReason;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError};
 

@@ -146,7 +146,7 @@ pub fn usage_view(agent: &AgentRecord, global: Budget, now_ms: i64) -> Option<Us
     })
 }
 
-impl crate::runtime::host::RuntimeHost {
+impl crate::runtime::handle::RuntimeHost {
     pub(crate) fn summarize(
         &self,
         rx: &crate::store::ReadCtx,

@@ -15,6 +15,7 @@ pub mod continuation;
 pub mod control;
 pub mod exec_env;
 pub mod fixture;
+pub mod handle;
 pub mod hooks;
 pub mod host;
 pub mod inspect;

@@ -14,7 +14,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::{ApiError, ErrorCode, Request, Response, RetrievalStatus, TaskOutput};
 use crate::runtime::agent::agent_in;
 use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
-use crate::runtime::host::{io_err, RuntimeHost};
+use crate::runtime::handle::{io_err, RuntimeHost};
 use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, ReadCtx};

@@ -590,9 +590,10 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     use holon::model::agent::ProfilePreset;
+    use holon::protocol::views::ControlAction;
     use holon::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
     use holon::runtime::agents::ops::AgentLimits;
-    use holon::runtime::host::{ControlAction, RuntimeHost};
+    use holon::runtime::handle::RuntimeHost;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
     use holon::store::{Store, StoreOptions};
     use std::time::Duration;
@@ -755,7 +756,7 @@ async fn a_status_of_many_agents_counts_them_all_and_summarizes_the_busiest() {
         r.host.create_agent(&format!("agent-{i:02}")).await.unwrap();
     }
     r.host
-        .control("agent-59", holon::runtime::host::ControlAction::Pause)
+        .control("agent-59", holon::protocol::views::ControlAction::Pause)
         .await
         .unwrap();
     r.host.until_idle().await;

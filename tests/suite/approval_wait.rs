@@ -13,7 +13,7 @@ use super::approvals::{stop, wait_requests};
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use holon::model::approval::{Approval, ApprovalPolicy};
 use holon::model::message::Priority;
-use holon::runtime::host::RuntimeHost;
+use holon::runtime::handle::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};
 
@@ -244,7 +244,7 @@ async fn an_abort_or_a_pause_ends_the_wait_and_the_approval_stays() {
         Scripted::text("It ran after the resume."),
     ]));
     let host = host(dir.path(), &provider, 600).await;
-    use holon::runtime::host::ControlAction;
+    use holon::protocol::views::ControlAction;
     // Esc while it waits: the wait ends, the turn as it stood (its calls
     // are all recorded); the call still waits for an answer.
     ok(host

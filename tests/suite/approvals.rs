@@ -16,7 +16,7 @@ use holon::model::approval::Approval;
 use holon::model::approval::ApprovalPolicy;
 use holon::model::approval::ApprovalStatus;
 use holon::model::message::Priority;
-use holon::runtime::host::RuntimeHost;
+use holon::runtime::handle::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::RuntimeError;
 use holon::store::{Store, StoreOptions};
@@ -623,7 +623,7 @@ async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result(
     // Runnable work would otherwise re-enter the model at once (set up
     // while paused, so the prompt's turn is the first).
     ok(host
-        .control("main", holon::runtime::host::ControlAction::Pause)
+        .control("main", holon::protocol::views::ControlAction::Pause)
         .await);
     let item = ok(host
         .create_work_item(
@@ -637,7 +637,7 @@ async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result(
     ok(host.pick_work_item("main", &item.id).await);
     ok(host.submit(prompt("build it", Priority::Normal)).await);
     ok(host
-        .control("main", holon::runtime::host::ControlAction::Resume)
+        .control("main", holon::protocol::views::ControlAction::Resume)
         .await);
     let asked = wait_event(&host, "the approval request", kind("approval_requested")).await;
     let id = asked.payload["approval"]["id"]

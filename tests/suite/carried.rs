@@ -107,7 +107,7 @@ async fn a_result_that_arrives_during_a_timer_reaches_the_model_when_it_fires() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_that_arrives_while_paused_reaches_the_model_on_resume() {
     use holon::model::message::Priority;
-    use holon::runtime::host::ControlAction;
+    use holon::protocol::views::ControlAction;
     use holon::runtime::provider::scripted::Scripted;
 
     use super::runtime_core::{prompt, rig, wait_event};

@@ -10,7 +10,7 @@ use holon::runtime::provider::scripted::Scripted;
 use super::runtime_core::{events, prompt, rig, wait_event};
 
 /// The results the model was given, in call order.
-fn results(host: &holon::runtime::host::RuntimeHost) -> Vec<Value> {
+fn results(host: &holon::runtime::handle::RuntimeHost) -> Vec<Value> {
     events(host)
         .iter()
         .filter(|e| e.kind == "tool_executed")

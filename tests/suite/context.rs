@@ -17,7 +17,7 @@ use holon::model::agent::AgentRecord;
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
 use holon::runtime::context::budget::request_tokens;
-use holon::runtime::host::{HostConfig, RuntimeHost};
+use holon::runtime::handle::{HostConfig, RuntimeHost};
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};

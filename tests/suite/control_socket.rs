@@ -603,7 +603,7 @@ async fn a_spliced_events_page_is_the_same_page() {
     // Paused, so no turn appends events between the two pages compared.
     s.rig
         .host
-        .control("main", holon::runtime::host::ControlAction::Pause)
+        .control("main", holon::protocol::views::ControlAction::Pause)
         .await
         .unwrap();
     for i in 0..5 {
@@ -678,7 +678,7 @@ async fn pipelined_requests_are_admitted_and_answered_in_the_order_sent() {
     let s = served().await;
     s.rig
         .host
-        .control("main", holon::runtime::host::ControlAction::Pause)
+        .control("main", holon::protocol::views::ControlAction::Pause)
         .await
         .unwrap();
     let mut c = Raw::connect(&s.path).await;

@@ -412,7 +412,7 @@ fn hooks_list_and_test_show_what_runs_without_recording() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_that_falls_behind_tells_every_event_once() {
     use holon::model::message::Priority;
-    use holon::runtime::host::ControlAction;
+    use holon::protocol::views::ControlAction;
     const PROMPTS: usize = 60;
     let dir = ok(tempfile::tempdir());
     let store = ok(holon::store::Store::open(
@@ -434,7 +434,7 @@ async fn a_follower_that_falls_behind_tells_every_event_once() {
         "[[hooks.prompt_submitted]]\nname = \"slow\"\ncommand = \"cat > /dev/null; sleep 0.02\"\nsandbox = \"off\"\n",
     ));
     c.hooks = ok(holon::runtime::hooks::config::check(file.hooks));
-    let host = ok(holon::runtime::host::RuntimeHost::start(store, c).await);
+    let host = ok(holon::runtime::handle::RuntimeHost::start(store, c).await);
     ok(host.create_agent("main").await);
     // Paused: the prompts only queue, each one event the hook is told of.
     ok(host.control("main", ControlAction::Pause).await);

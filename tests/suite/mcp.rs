@@ -16,7 +16,7 @@ use holon::model::approval::Approval;
 use holon::model::approval::ApprovalPolicy;
 use holon::model::message::Priority;
 use holon::model::usage::ConversationItem;
-use holon::runtime::host::RuntimeHost;
+use holon::runtime::handle::RuntimeHost;
 use holon::runtime::mcp::config::{ServerConfig, Transport};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};

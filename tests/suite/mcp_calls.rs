@@ -12,7 +12,8 @@ use super::mcp::{host, results, stub_config};
 use super::runtime_core::{events, kind, prompt, wait_event};
 use holon::model::approval::Approval;
 use holon::model::message::Priority;
-use holon::runtime::host::{ControlAction, LiveUpdate};
+use holon::protocol::views::ControlAction;
+use holon::runtime::handle::LiveUpdate;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -206,7 +206,7 @@ fn chat_chain(stub: &StubServer) -> std::sync::Arc<dyn holon::runtime::provider:
 }
 
 /// Until every actor of `host` has settled (bounded: it must not hang).
-async fn settle(host: &holon::runtime::host::RuntimeHost) {
+async fn settle(host: &holon::runtime::handle::RuntimeHost) {
     tokio::time::timeout(Duration::from_secs(20), host.until_idle())
         .await
         .unwrap();
@@ -215,8 +215,8 @@ async fn settle(host: &holon::runtime::host::RuntimeHost) {
 async fn budget_host(
     dir: &std::path::Path,
     stub: &StubServer,
-) -> holon::runtime::host::RuntimeHost {
-    use holon::runtime::host::{HostConfig, RuntimeHost};
+) -> holon::runtime::handle::RuntimeHost {
+    use holon::runtime::handle::{HostConfig, RuntimeHost};
     use holon::runtime::provider::catalog::Price;
     use holon::store::{Store, StoreOptions};
     let store = Store::open(&dir.join("s.redb"), StoreOptions::default()).unwrap();
@@ -522,7 +522,7 @@ async fn a_prompt_after_the_budget_was_reached_waits_queued_and_a_raised_budget_
     host.submit(prompt("two", Priority::Normal)).await.unwrap();
     settle(&host).await;
     assert_eq!(stub.requests().len(), 1);
-    let read = |host: &holon::runtime::host::RuntimeHost| -> AgentRecord {
+    let read = |host: &holon::runtime::handle::RuntimeHost| -> AgentRecord {
         host.store().read().unwrap().agent("main").unwrap().unwrap()
     };
     assert_eq!(read(&host).status, AgentStatus::Paused);

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
-use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
+use holon::protocol::views::ControlAction;
+use holon::runtime::handle::{HostConfig, RuntimeHost};
 use holon::runtime::provider::ProviderOutcome;
 use holon::store::{Store, StoreOptions};
 use serde_json::{json, Value};

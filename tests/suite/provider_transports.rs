@@ -661,7 +661,7 @@ async fn overloaded_stream_error_is_retried() {
 async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
     use holon::model::message::Priority;
     use holon::protocol::ControlAction;
-    use holon::runtime::host::{HostConfig, RuntimeHost};
+    use holon::runtime::handle::{HostConfig, RuntimeHost};
     use holon::store::{Store, StoreOptions};
     // Only the three deltas: the stall comes before the last of them,
     // which is never sent (the stream's end would be sent after the
@@ -702,7 +702,7 @@ async fn an_aborted_streaming_answer_keeps_what_had_streamed() {
     let mut seen = String::new();
     while seen != "The loop reads the clock twice" {
         match tokio::time::timeout(Duration::from_secs(15), live.recv()).await {
-            Ok(Ok(holon::runtime::host::LiveUpdate::AssistantDelta { text, .. })) => {
+            Ok(Ok(holon::runtime::handle::LiveUpdate::AssistantDelta { text, .. })) => {
                 seen.push_str(&text)
             }
             other => panic!("no delta: {other:?}"),

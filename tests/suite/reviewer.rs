@@ -298,7 +298,7 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
                 hold: std::time::Duration::ZERO,
                 ..ReviewerConfig::default()
             };
-            ok(holon::runtime::host::RuntimeHost::start(store, c).await)
+            ok(holon::runtime::handle::RuntimeHost::start(store, c).await)
         }
     };
     // The operator lowered the reach to advise: the allow stays a note.
@@ -384,7 +384,7 @@ async fn denials_in_a_row_hand_the_next_request_to_a_person() {
         hold: std::time::Duration::ZERO,
         ..ReviewerConfig::default()
     };
-    let host = ok(holon::runtime::host::RuntimeHost::start(store, c).await);
+    let host = ok(holon::runtime::handle::RuntimeHost::start(store, c).await);
     ok(host.create_agent("main").await);
     ok(host
         .submit(super::runtime_core::prompt("write", Priority::Normal))

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
-use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
+use holon::protocol::views::ControlAction;
+use holon::runtime::handle::{HostConfig, RuntimeHost};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::Provider;
 use holon::runtime::RuntimeError;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use holon::model::message::Priority;
-use holon::runtime::host::RuntimeHost;
+use holon::runtime::handle::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};
 

@@ -13,7 +13,7 @@ use holon::model::attempt::{RetryNext, RetryNotice};
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
 use holon::protocol::{follow, ControlAction, RuntimeClient, SubscriptionItem};
-use holon::runtime::host::{HostConfig, LiveUpdate, RuntimeHost};
+use holon::runtime::handle::{HostConfig, LiveUpdate, RuntimeHost};
 use holon::runtime::provider::{Provider, ProviderProgress};
 use holon::store::{Store, StoreOptions};
 use holon::ui::client::SocketClient;

@@ -13,7 +13,7 @@ use serde_json::json;
 use holon::model::message::Priority;
 use holon::model::task::TaskRecord;
 use holon::model::task::TaskStatus;
-use holon::runtime::host::RuntimeHost;
+use holon::runtime::handle::RuntimeHost;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Keyed, Store, StoreOptions};
 
@@ -198,7 +198,7 @@ fn a_daemon_leaves_commands_running_and_the_next_one_answers_input_and_stop() {
         rt.block_on(async {
             let store = Store::open(&dir.path().join("s.redb"), StoreOptions::default()).unwrap();
             let mut c = config(dir.path(), Arc::clone(&provider));
-            c.commands = holon::runtime::host::CommandsFate::Outlive;
+            c.commands = holon::runtime::handle::CommandsFate::Outlive;
             let host = RuntimeHost::start(store, c).await.unwrap();
             host.create_agent("main").await.unwrap();
             host
@@ -272,7 +272,7 @@ fn command_pid(task: &TaskRecord) -> i32 {
 fn open_with(
     rt: &tokio::runtime::Runtime,
     dir: &std::path::Path,
-    commands: holon::runtime::host::CommandsFate,
+    commands: holon::runtime::handle::CommandsFate,
     grace: Duration,
 ) -> RuntimeHost {
     rt.block_on(async {
@@ -299,7 +299,7 @@ fn close(rt: tokio::runtime::Runtime, host: RuntimeHost) {
 
 #[test]
 fn a_one_shot_runtime_leaves_running_commands_alone_and_a_stop_survives_restart() {
-    use holon::runtime::host::CommandsFate::{Outlive, OwnOnly};
+    use holon::runtime::handle::CommandsFate::{Outlive, OwnOnly};
     let dir = tempfile::tempdir().unwrap();
     let short = Duration::from_millis(300);
     let rt = runtime();

@@ -15,8 +15,8 @@ use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{json_lines, poll, stderr, Daemon, Home};
 use holon::app::access::{Access, HttpOptions};
 use holon::app::control::ServerLimits;
+use holon::protocol::views::ControlAction;
 use holon::protocol::RuntimeClient;
-use holon::runtime::host::ControlAction;
 use holon::runtime::provider::scripted::Scripted;
 use holon::store::EventRecord;
 

@@ -15,9 +15,10 @@ use serde_json::{json, Value};
 use super::stub_provider::{self, canned, Canned, Recorded, StubServer};
 use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use holon::model::work::WorkItemRecord;
+use holon::protocol::views::ControlAction;
+use holon::runtime::handle::{ConfigReloader, ConfigWatch};
+use holon::runtime::handle::{HostConfig, RuntimeHost};
 use holon::runtime::host::run_once::RunOutcome;
-use holon::runtime::host::watch::{ConfigReloader, ConfigWatch};
-use holon::runtime::host::{ControlAction, HostConfig, RuntimeHost};
 use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::Scripted;
@@ -360,7 +361,7 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
         if text.contains("broken") {
             Err("config.toml:1:1: broken".to_owned())
         } else {
-            Ok(holon::runtime::host::watch::Reloaded {
+            Ok(holon::runtime::handle::Reloaded {
                 changed: vec!["model".to_owned()],
                 mcp_servers: None,
                 hooks: None,

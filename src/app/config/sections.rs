@@ -346,7 +346,7 @@ impl PolicySection {
     /// `[policy] approval_wait_secs`: at most an hour.
     pub(super) fn approval_wait(&self, at_key: AtKey) -> Result<Duration, ConfigError> {
         match self.approval_wait_secs {
-            None => Ok(crate::runtime::host::DEFAULT_APPROVAL_WAIT),
+            None => Ok(crate::runtime::handle::DEFAULT_APPROVAL_WAIT),
             Some(s) if s <= 3600 => Ok(Duration::from_secs(s)),
             Some(s) => Err(at_key(
                 "policy.approval_wait_secs",

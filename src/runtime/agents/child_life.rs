@@ -23,7 +23,7 @@ use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events as ev;
 use crate::runtime::agents::ops::archive_in;
 use crate::runtime::command_tasks::{queue_result_in, transition_in};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::tasks::TaskTransition;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError, WriteCtx};
@@ -143,7 +143,7 @@ impl RuntimeHost {
         if !task.status.is_terminal() {
             if let Some(a) = self.inner.actors().get(&child) {
                 a.cancel
-                    .request(crate::runtime::host::cancel::CancelReason::AgentStopped);
+                    .request(crate::runtime::handle::cancel::CancelReason::AgentStopped);
             }
             // Nothing of the child keeps running: its own children and
             // its command tasks stop with it.

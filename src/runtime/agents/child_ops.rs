@@ -39,7 +39,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agents::ops::NewAgent;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError};
 

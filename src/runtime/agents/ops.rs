@@ -17,7 +17,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agents::skills::{self, SkillEntry, SkillRoots};
 use crate::runtime::agents::templates;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, StoreError, WriteCtx};
 
@@ -195,7 +195,7 @@ impl RuntimeHost {
             .await?;
         if let Some(a) = self.inner.actors().get(agent_id) {
             a.cancel
-                .request(crate::runtime::host::cancel::CancelReason::AgentStopped);
+                .request(crate::runtime::handle::cancel::CancelReason::AgentStopped);
         }
         self.wake(agent_id);
         Ok(agent)

@@ -26,7 +26,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
@@ -500,7 +500,10 @@ fn call_of(rec: &ApprovalRecord) -> ToolCall {
 /// What "always" is judged on: an MCP tool by its name alone (the
 /// workspace's catalog need not be built after a restart), another tool
 /// by what its gate sees.
-fn always_action(inner: &crate::runtime::host::HostInner, rec: &ApprovalRecord) -> Option<Action> {
+fn always_action(
+    inner: &crate::runtime::handle::HostInner,
+    rec: &ApprovalRecord,
+) -> Option<Action> {
     if crate::model::mcp::is_mcp_tool(&rec.tool_name) {
         return Some(Action::Tool {
             name: rec.tool_name.clone(),

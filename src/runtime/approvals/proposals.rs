@@ -9,7 +9,7 @@ use std::path::Path;
 use super::written::Part;
 use crate::model::proposal::{Proposal, ProposalApproval, ProposalKind};
 use crate::protocol::events::Event;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::proposal::{approved_in, read, view, APPROVED, DIR};
 use crate::runtime::RuntimeError;
 

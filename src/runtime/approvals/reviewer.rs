@@ -31,7 +31,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::approval::{ApprovalRecord, ApprovalStatus};
 use crate::model::review::{ApprovalReview, ReviewVerdict, ReviewerChoice};
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};

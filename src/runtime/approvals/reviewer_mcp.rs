@@ -19,8 +19,8 @@ use super::reviewer::{spend, Asked, Claim};
 use crate::model::agent::AgentStatus;
 use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict, ReviewerMay};
 use crate::protocol::events::{new_event, Event};
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::host::mcp::{record_approval_by, reviews_in, MCP_REVIEWS};
-use crate::runtime::host::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
 

@@ -12,14 +12,14 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::sync::watch;
 
-use super::cancel::TurnCancel;
-use super::HostInner;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SchedulerDecisionKind;
 use crate::model::message::QueueEntryStatus;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
+use crate::runtime::handle::cancel::TurnCancel;
+use crate::runtime::handle::HostInner;
 use crate::runtime::projection::{self, LiveProjection};
 use crate::runtime::queue::{dequeue_in, settle_in};
 use crate::runtime::scheduler::{decide, posture_after, SchedulerInput};
@@ -40,7 +40,7 @@ enum Step {
 pub(super) async fn run(
     inner: Arc<HostInner>,
     agent_id: String,
-    wake: Arc<super::ActorWake>,
+    wake: Arc<crate::runtime::handle::ActorWake>,
     cancel: Arc<TurnCancel>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -89,8 +89,7 @@ pub(super) async fn run(
         let deadline = match step {
             Ok((Step::Retire, _)) => {
                 inner.retire_actor(&agent_id);
-                inner.went_idle.notify_one();
-                inner.went_idle_any.notify_waiters();
+                inner.actor_settled();
                 break;
             }
             Ok((Step::Continue, _)) => {
@@ -100,8 +99,7 @@ pub(super) async fn run(
             Ok((Step::Wait, deadline)) => {
                 failures = 0;
                 wake.settle(seen);
-                inner.went_idle.notify_one();
-                inner.went_idle_any.notify_waiters();
+                inner.actor_settled();
                 deadline
             }
             Err(e) => {
@@ -304,7 +302,7 @@ async fn execute(
         | SchedulerDecisionKind::Stop
         | SchedulerDecisionKind::Noop => {
             if crate::runtime::agents::child_life::is_done(&live.agent, decision.kind) {
-                let host = super::RuntimeHost::from_inner(inner);
+                let host = crate::runtime::handle::RuntimeHost::from_inner(inner);
                 host.settle_finished_child(&live.agent).await?;
                 return Ok(Step::Continue);
             }

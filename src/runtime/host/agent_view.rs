@@ -3,7 +3,6 @@
 //! the coherent bootstrap a console follows its events from (the summary,
 //! closure, work items with their plans, tasks, last decision).
 
-use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
@@ -11,6 +10,7 @@ use crate::protocol::views::BudgetAnswer;
 use crate::protocol::{
     AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, WorkItemEntry,
 };
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::inspect::AgentSummary;
 use crate::store::{Index, Keyed};
 

@@ -13,13 +13,13 @@ use tokio::sync::mpsc;
 
 use super::agent_view::not_found;
 use super::dispatch::SUBSCRIPTION_BUFFER;
-use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
     SubscriptionItem, MAX_PAGE,
 };
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::operator::operator_prompt;
 use crate::store::{EventRecord, Store};
 
@@ -85,27 +85,27 @@ pub async fn follow(
 /// durable events bring the whole text, the call's result and the
 /// attempts.
 async fn forward_deltas(
-    mut live: tokio::sync::broadcast::Receiver<super::LiveUpdate>,
+    mut live: tokio::sync::broadcast::Receiver<crate::runtime::handle::LiveUpdate>,
     agent_id: String,
     tx: mpsc::Sender<SubscriptionItem>,
 ) {
     loop {
         tokio::select! {
             update = live.recv() => match update {
-                Ok(super::LiveUpdate::AssistantDelta { agent_id: a, run_id, attempt, text }) if a == agent_id => {
+                Ok(crate::runtime::handle::LiveUpdate::AssistantDelta { agent_id: a, run_id, attempt, text }) if a == agent_id => {
                     if let Err(mpsc::error::TrySendError::Closed(_)) =
                         tx.try_send(SubscriptionItem::Delta { run_id, attempt, text })
                     {
                         return;
                     }
                 }
-                Ok(super::LiveUpdate::ProviderRetry { agent_id: a, run_id, attempt, notice }) if a == agent_id => {
+                Ok(crate::runtime::handle::LiveUpdate::ProviderRetry { agent_id: a, run_id, attempt, notice }) if a == agent_id => {
                     let item = SubscriptionItem::Retry { run_id, attempt, notice };
                     if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(item) {
                         return;
                     }
                 }
-                Ok(super::LiveUpdate::ToolProgress { agent_id: a, run_id, call_id, progress }) if a == agent_id => {
+                Ok(crate::runtime::handle::LiveUpdate::ToolProgress { agent_id: a, run_id, call_id, progress }) if a == agent_id => {
                     let item = SubscriptionItem::Progress { run_id, call_id, progress };
                     if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(item) {
                         return;
@@ -147,10 +147,7 @@ impl RuntimeClient for RuntimeHost {
                 agent_id.clone(),
                 tx.clone(),
             ));
-            let (store, went_idle) = (
-                self.store().clone(),
-                std::sync::Arc::clone(&self.inner.went_idle),
-            );
+            let (store, went_idle) = (self.store().clone(), self.inner.quiet_signal());
             tokio::spawn(async move {
                 follow(store, agent_id, from_seq, tx).await;
                 // A subscriber gone (a console detached) is work that
@@ -222,7 +219,7 @@ impl RuntimeClient for RuntimeHost {
             };
             // A request served is work done: once the runtime is quiet
             // again, the memory it touched is given back (`quiet`).
-            self.inner.went_idle.notify_one();
+            self.inner.request_served();
             answer
         })
     }

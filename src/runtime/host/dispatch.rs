@@ -7,9 +7,9 @@
 
 use serde_json::Value;
 
-use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::protocol::{AgentSummary, ApiError, ErrorCode, Request, Response, ShutdownAck};
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::pages::{answer_reads, StoreReader};
 use crate::store::ReadCtx;
 

@@ -3,15 +3,13 @@
 //! through the actor), which is why it lives apart from the handle in
 //! `mod.rs` that those features use.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::broadcast;
 
-use super::cancel::TurnCancel;
-use super::{actor, quiet, upkeep, watch, ActorWake, HostConfig, HostInner, RuntimeHost};
+use super::{actor, quiet, upkeep, watch};
 use crate::model::agent::AgentRecord;
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::ids::validate_agent_id;
@@ -20,6 +18,8 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::ensure_agent;
 use crate::runtime::approvals::DEFAULT_POLICY;
 use crate::runtime::command_tasks::CommandTasks;
+use crate::runtime::handle::cancel::TurnCancel;
+use crate::runtime::handle::{ActorWake, Core, HostConfig, HostInner, RuntimeHost};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store};
 
@@ -68,21 +68,15 @@ impl RuntimeHost {
                 ),
                 store,
                 config,
-                actors: Mutex::new(HashMap::new()),
-                shutdown,
-                guidance_watch,
+                core: Core::new(shutdown, run_actor),
+                guidance_watch: Box::new(guidance_watch),
                 workspace_lock: tokio::sync::Mutex::new(()),
                 live,
                 started_at_ms: crate::now_ms(),
-                shutdown_requested: Notify::new(),
-                shutdown_flag: AtomicBool::new(false),
                 turns_held: AtomicBool::new(false),
                 ingress: Mutex::default(),
-                went_idle: Arc::new(Notify::new()),
-                went_idle_any: Notify::new(),
                 backup_lock: tokio::sync::Mutex::new(()),
                 prune_lock: tokio::sync::Mutex::new(()),
-                actor_body: run_actor,
                 default_policy: std::sync::RwLock::new(default_policy),
                 default_policy_change: tokio::sync::Mutex::new(()),
                 mcp_reports: Mutex::default(),
@@ -107,8 +101,8 @@ impl RuntimeHost {
             _ => quiet::release_idle_memory,
         };
         tokio::spawn(quiet::run(
-            Arc::clone(&inner.went_idle),
-            inner.shutdown.subscribe(),
+            inner.quiet_signal(),
+            inner.shutdown_signal(),
             release,
         ));
         inner.hooks.start();
@@ -117,7 +111,7 @@ impl RuntimeHost {
             tokio::spawn(upkeep::schedule_backups(
                 Arc::downgrade(&host.inner),
                 every,
-                host.inner.shutdown.subscribe(),
+                host.inner.shutdown_signal(),
             ));
         }
         host.prepare_default_agent().await;
@@ -136,7 +130,7 @@ impl RuntimeHost {
         if host.inner.config.retain_days.is_some() {
             tokio::spawn(upkeep::schedule_prunes(
                 Arc::downgrade(&host.inner),
-                host.inner.shutdown.subscribe(),
+                host.inner.shutdown_signal(),
             ));
         }
         Ok(host)
@@ -274,7 +268,7 @@ fn run_actor(
         agent_id.to_owned(),
         wake,
         cancel,
-        inner.shutdown.subscribe(),
+        inner.shutdown_signal(),
     ))
 }
 

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use super::RuntimeHost;
 use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::model::review::McpServerReview;
 use crate::protocol::events::{new_event, Event};
 use crate::protocol::{ApiError, Request, Response};
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store, StoreError};
 

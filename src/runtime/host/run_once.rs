@@ -20,7 +20,6 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::decision::SchedulerDecisionKind;
@@ -33,28 +32,10 @@ use crate::model::usage::ProviderAttemptTimeline;
 use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, BriefKind, Event};
 use crate::runtime::admission::Admitted;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::ModelRef;
 use crate::runtime::RuntimeError;
 use crate::store::{EventRecord, Provenance, StoreError};
-
-/// Which existing agents a starting runtime gives an actor (recovery runs
-/// for all of them either way). A one-shot run starts none and then only
-/// the agent it talks to, so other agents' queues wait for a real runtime.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum ActorScope {
-    #[default]
-    All,
-    Only(Vec<String>),
-}
-
-impl ActorScope {
-    pub fn includes(&self, agent_id: &str) -> bool {
-        match self {
-            ActorScope::All => true,
-            ActorScope::Only(ids) => ids.iter().any(|i| i == agent_id),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -293,7 +274,10 @@ impl RuntimeHost {
         message_id: &str,
     ) -> Result<(), RuntimeError> {
         let mut commits = self.inner.store.subscribe();
-        self.cancel_turn(agent_id, super::cancel::CancelReason::RunTimeout);
+        self.cancel_turn(
+            agent_id,
+            crate::runtime::handle::cancel::CancelReason::RunTimeout,
+        );
         let until = tokio::time::Instant::now() + CANCEL_SETTLE;
         let start_turns = fold.turns;
         loop {
@@ -319,7 +303,7 @@ impl RuntimeHost {
     /// The host internals, for in-crate drivers that call tools directly
     /// (benchmarks).
     #[cfg(feature = "bench")]
-    pub(crate) fn inner(&self) -> &std::sync::Arc<super::HostInner> {
+    pub(crate) fn inner(&self) -> &std::sync::Arc<crate::runtime::handle::HostInner> {
         &self.inner
     }
 

@@ -2,9 +2,9 @@
 //! it shows (at most 50 summaries, the rest counted: `inspect::status_of`).
 //! While the store fails it still answers, with what it knows without it.
 
-use super::RuntimeHost;
 use crate::model::agent::AgentRecord;
 use crate::protocol::{ApiError, RuntimeStatus};
+use crate::runtime::handle::RuntimeHost;
 
 impl RuntimeHost {
     /// The model an agent's next turn uses (override, else this runtime's

@@ -13,29 +13,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{HostInner, RuntimeHost};
 use crate::model::retention::{PruneBy, PruneReport};
 use crate::protocol::{ApiError, ErrorCode};
+use crate::runtime::handle::{HostInner, RuntimeHost};
 use crate::runtime::retention;
 use crate::store::backup::BackupReport;
-
-/// When the runtime backs the store up by itself, and how many rotated
-/// copies it keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BackupSchedule {
-    /// `None`: only on request.
-    pub every: Option<Duration>,
-    pub keep: usize,
-}
-
-impl Default for BackupSchedule {
-    fn default() -> Self {
-        BackupSchedule {
-            every: None,
-            keep: 3,
-        }
-    }
-}
 
 impl RuntimeHost {
     /// Write a rotated copy of the store now (waits for one already being

@@ -34,8 +34,9 @@ use std::time::Duration;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use super::HostInner;
+use crate::model::BoxFuture;
 use crate::protocol::events::{new_event, ConfigReloaded, Event};
+use crate::runtime::handle::{ConfigWatch, GuidanceWatcher, HostInner, Reloaded};
 use crate::store::Provenance;
 
 /// At most this much of each guidance file enters the prompt.
@@ -168,33 +169,6 @@ fn fingerprint<T: Hash>(value: &T) -> u64 {
 
 // ---- watching ---------------------------------------------------------------
 
-/// Re-reads the configuration after its file changed, applies what can be
-/// applied live, and names the changed sections (or says why it could not).
-pub type ConfigReloader = Arc<dyn Fn() -> Result<Reloaded, String> + Send + Sync>;
-
-/// What a reload of the config file changed.
-#[derive(Debug, Clone, Default)]
-pub struct Reloaded {
-    /// The sections that changed.
-    pub changed: Vec<String>,
-    /// The MCP servers, when `[mcp_servers]` changed: the runtime's are
-    /// replaced (those described as before go on).
-    pub mcp_servers: Option<Vec<crate::runtime::mcp::ServerConfig>>,
-    /// The hooks, when `[hooks]` changed: the runtime's are replaced
-    /// from the next event on.
-    pub hooks: Option<crate::runtime::hooks::Hooks>,
-    /// The reviewer, when `[policy] reviewer…` changed: replaced for the
-    /// next review.
-    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
-}
-
-/// The config file to watch and what to do when it changes.
-#[derive(Clone)]
-pub struct ConfigWatch {
-    pub path: PathBuf,
-    pub reload: ConfigReloader,
-}
-
 /// What a watched file belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Target {
@@ -300,10 +274,12 @@ impl GuidanceWatch {
             join: Mutex::new(Some(join)),
         }
     }
+}
 
+impl GuidanceWatcher for GuidanceWatch {
     /// Stop watching an agent's guidance (it was archived): its
     /// directories are unwatched once no other agent needs them.
-    pub(crate) fn unwatch_agent(&self, agent_id: &str) {
+    fn unwatch_agent(&self, agent_id: &str) {
         let remove = {
             let mut reg = lock(&self.registry);
             reg.seen.remove(&Target::Agent(agent_id.to_owned()));
@@ -319,7 +295,7 @@ impl GuidanceWatch {
     /// Watch an agent's guidance directories: its home and its active
     /// workspace anchor. Called again when the workspace changes: the old
     /// anchor is unwatched once no agent needs it. Idempotent.
-    pub(crate) fn watch_agent(&self, agent_id: &str, home: &Path, anchor: &Path) {
+    fn watch_agent(&self, agent_id: &str, home: &Path, anchor: &Path) {
         let (add, remove) = {
             let mut reg = lock(&self.registry);
             let wanted = (home.to_path_buf(), anchor.to_path_buf());
@@ -361,12 +337,14 @@ impl GuidanceWatch {
     }
 
     /// Stop watching and wait for the task (after the shutdown signal).
-    pub(crate) async fn stop(&self) {
+    fn stop(&self) -> BoxFuture<'_, ()> {
         drop(lock(&self.watcher).take());
         let join = lock(&self.join).take();
-        if let Some(j) = join {
-            let _ = j.await;
-        }
+        Box::pin(async move {
+            if let Some(j) = join {
+                let _ = j.await;
+            }
+        })
     }
 }
 

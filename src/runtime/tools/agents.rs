@@ -13,7 +13,7 @@ use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

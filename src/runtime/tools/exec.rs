@@ -18,7 +18,7 @@ use crate::model::sandbox::SandboxMode;
 use crate::model::task::TaskRecord;
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox::Confine;
 use crate::store::{Index, Keyed};
 

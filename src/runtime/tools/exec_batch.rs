@@ -22,8 +22,8 @@ use crate::model::approval::Action;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
-use crate::runtime::host::cancel::TurnCancel;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::cancel::TurnCancel;
+use crate::runtime::handle::RuntimeHost;
 
 /// Items one batch may hold.
 pub const MAX_ITEMS: usize = 20;

@@ -20,7 +20,7 @@ use super::{parse_args, spec, ToolEnv, ToolOutcome};
 use crate::model::approval::Action;
 use crate::model::usage::ToolCall;
 use crate::model::BoxFuture;
-use crate::runtime::host::HostInner;
+use crate::runtime::handle::HostInner;
 use crate::runtime::provider::ToolSpec;
 
 /// What the approval gate sees of one call.

@@ -35,7 +35,7 @@ pub use budget::ToolOutputBudget;
 pub use envelope::{tool_error, ToolErrorKind, ToolOutcome};
 pub use handler::{Gated, Reach};
 
-use super::host::HostInner;
+use super::handle::HostInner;
 use super::provider::ToolSpec;
 use crate::model::usage::ToolCall;
 
@@ -299,7 +299,7 @@ fn live_progress(
             }
             *last = (Some(Instant::now()), told_done || done);
         }
-        let _ = live.send(super::host::LiveUpdate::ToolProgress {
+        let _ = live.send(super::handle::LiveUpdate::ToolProgress {
             agent_id: agent_id.clone(),
             run_id: run_id.clone(),
             call_id: call_id.clone(),

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv, ToolOutcome};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct SleepArgs {

@@ -14,7 +14,7 @@ use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::runtime::command_tasks::read_tail;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::operator::StopHow;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,7 +14,7 @@ use crate::model::trigger::MAX_META_CHARS;
 use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::model::work::{WorkItemRecord, WorkItemState};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::ExternalTriggerRecord;
 use crate::runtime::waiting::ops::NewWait;
 use crate::store::Keyed;

@@ -13,8 +13,8 @@ use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::model::approval::Action;
 use crate::model::workspace::UseWorkspace as UseWorkspaceRequest;
 use crate::model::workspace::WorkspaceMode;
-use crate::runtime::host::HostInner;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::HostInner;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::workspace::reach::{Mover, RootMove};
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]

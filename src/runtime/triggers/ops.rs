@@ -15,7 +15,7 @@ use crate::model::waiting::WaitingIntentStatus;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::{ApiError, ErrorCode, Request, Response};
 use crate::runtime::agent::agent_in;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::{satisfied_waits, ExternalTriggerRecord};
 use crate::runtime::waiting::ops::wake_hint_in;
 use crate::runtime::RuntimeError;

@@ -40,7 +40,7 @@ pub(super) async fn run_call(
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
-    cancel: &crate::runtime::host::cancel::TurnCancel,
+    cancel: &crate::runtime::handle::cancel::TurnCancel,
     route: Route,
 ) -> Result<Ran, RuntimeError> {
     record_started(env, run_id, call).await?;
@@ -184,7 +184,7 @@ async fn pre_tool(
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
-    cancel: &crate::runtime::host::cancel::TurnCancel,
+    cancel: &crate::runtime::handle::cancel::TurnCancel,
     route: &Route,
 ) -> (Option<String>, Vec<ev::HookRan>) {
     match route {
@@ -226,7 +226,7 @@ async fn ask_operator(
         .write(move |tx| approval_request::request_in(tx, &rec))
         .await?;
     // The reviewer reads it first, when one is configured.
-    crate::runtime::host::RuntimeHost {
+    crate::runtime::handle::RuntimeHost {
         inner: std::sync::Arc::clone(env.host),
     }
     .review_soon(&asked);

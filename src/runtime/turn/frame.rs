@@ -13,8 +13,8 @@ use crate::model::workspace::ExecutionSnapshot;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::runtime::context::memory::{self, MemoryFile};
+use crate::runtime::handle::HostInner;
 use crate::runtime::host::watch::{load_guidance, Guidance, GuidanceSource};
-use crate::runtime::host::HostInner;
 use crate::runtime::RuntimeError;
 
 pub(super) struct FrameContext {
@@ -35,7 +35,7 @@ impl FrameContext {
         let execution = inner.execution_of(agent_id)?;
         let home = inner.agent_home(agent_id);
         let x = execution.clone();
-        let host = crate::runtime::host::RuntimeHost::from_inner(inner);
+        let host = crate::runtime::handle::RuntimeHost::from_inner(inner);
         let agent = inner.agent_record(agent_id)?;
         let catalog_host = host.clone();
         let (guidance, memory, block, skills) = tokio::task::spawn_blocking(move || {

@@ -31,8 +31,8 @@ use crate::model::message::{
 };
 use crate::model::transcript::TranscriptBody;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
-use crate::runtime::host::cancel::TurnCancel;
-use crate::runtime::host::HostInner;
+use crate::runtime::handle::cancel::TurnCancel;
+use crate::runtime::handle::HostInner;
 use crate::runtime::queue::{settle_in, QueueEntry};
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, StoreError, WriteCtx};

@@ -454,7 +454,7 @@ impl PromptPreview {
     }
 }
 
-impl crate::runtime::host::RuntimeHost {
+impl crate::runtime::handle::RuntimeHost {
     /// The prompt frame the agent's next turn would send (before any
     /// compaction that turn would run), for `holon debug prompt` and
     /// `/context`.
@@ -505,7 +505,7 @@ impl crate::runtime::host::RuntimeHost {
 }
 
 #[cfg(feature = "bench")]
-impl crate::runtime::host::RuntimeHost {
+impl crate::runtime::handle::RuntimeHost {
     /// `n` builds of the agent's next frame as a round builds it (its
     /// records read, every block and the cache identity made), timed;
     /// and the cache identity's share of each (`holon debug bench

@@ -47,8 +47,8 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::context::budget::{estimate_tokens, request_tokens};
 use crate::runtime::context::plan::fit_turn;
 use crate::runtime::context::stale::{reminder, StaleConfig, StaleProgress, PROGRESS_TOOLS};
-use crate::runtime::host::cancel::{CancelReason, TurnCancel};
-use crate::runtime::host::HostInner;
+use crate::runtime::handle::cancel::{CancelReason, TurnCancel};
+use crate::runtime::handle::HostInner;
 use crate::runtime::provider::catalog::usd;
 use crate::runtime::provider::{BlockStability, PromptContentBlock};
 use crate::runtime::provider::{
@@ -167,7 +167,7 @@ pub(super) async fn rounds(
     };
     // The workspace's `.mcp.json` servers awaiting approval go to its
     // reviewer first (off this path; once per command line).
-    crate::runtime::host::RuntimeHost {
+    crate::runtime::handle::RuntimeHost {
         inner: Arc::clone(inner),
     }
     .review_mcp_soon(agent_id);

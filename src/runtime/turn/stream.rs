@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use crate::runtime::host::LiveUpdate;
+use crate::runtime::handle::LiveUpdate;
 use crate::runtime::provider::ProviderProgress;
 
 /// How much of a cut-off answer is kept for the operator.

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::runtime::host::HostInner;
+use crate::runtime::handle::HostInner;
 use crate::runtime::provider::window_probe::{
     cache_key, LearnedWindow, FAILED_TTL_MS, KNOWN_TTL_MS, LEARNED_WINDOWS, UNSAID_TTL_MS,
 };

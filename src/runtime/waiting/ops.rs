@@ -15,7 +15,8 @@ use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::model::waiting::WaitingScope;
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::runtime::host::{RuntimeHost, WakeHintOutcome};
+use crate::protocol::views::WakeHintOutcome;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
 

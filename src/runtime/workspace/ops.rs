@@ -18,7 +18,7 @@ use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::agent::agent_in;
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox;
 use crate::runtime::workspace::reach::{self, Mover};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};

@@ -185,7 +185,7 @@ pub fn binding_holds(b: &crate::model::workspace::WorkspaceBinding) -> bool {
     }
 }
 
-impl crate::runtime::host::HostInner {
+impl crate::runtime::handle::HostInner {
     /// What moving to `found` (as `session::discover` found it) would do
     /// to the agent's writable root.
     pub(crate) fn root_move_to(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::model::approval::Approval;
 use crate::model::workspace::WorkspaceBinding;
 use crate::model::workspace::{AgentWorkspaces, ExecutionProfile, ExecutionSnapshot};
-use crate::runtime::host::RuntimeHost;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox;
 use crate::runtime::workspace::reach::{self, Mover, RootMove};
 use crate::runtime::workspace::session::discover;

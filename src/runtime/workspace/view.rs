@@ -10,7 +10,7 @@ use crate::model::workspace::ExecutionSnapshot;
 use crate::model::workspace::WorkspaceEntry;
 use crate::model::workspace::WorkspaceList;
 use crate::model::workspace::WorkspaceMode;
-use crate::runtime::host::{HostInner, RuntimeHost};
+use crate::runtime::handle::{HostInner, RuntimeHost};
 use crate::runtime::workspace as ws;
 use crate::runtime::RuntimeError;
 use crate::store::{ReadCtx, StoreError};

@@ -29,7 +29,7 @@ use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::model::waiting::WaitingScope;
 use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
-use crate::runtime::host::ControlAction;
+use crate::protocol::views::ControlAction;
 use crate::runtime::work_ops::WorkItemSource;
 use crate::store::Provenance;
 
