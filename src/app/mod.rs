@@ -411,7 +411,7 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     // at info; a one-shot command's (`status`, `send`, `daemon logs`
     // itself) at debug, or `holon daemon logs` would show little else.
     let command = route::command_name(&cli.command);
-    match route::starts_a_runtime(&cli.command) {
+    match route::starts_a_runtime(&cli.command, cli.detach) {
         true => tracing::info!(command, home = ?paths.home, "holon starting"),
         false => tracing::debug!(command, home = ?paths.home, "holon starting"),
     }

@@ -37,20 +37,16 @@ pub struct OfflineClient {
 
 impl OfflineClient {
     pub async fn open(ctx: &Context) -> anyhow::Result<OfflineClient> {
-        Ok(OfflineClient::with_store(
-            ctx,
-            ctx.open_store_for_reading().await?,
-        ))
+        OfflineClient::with_store(ctx, ctx.open_store_for_reading().await?)
     }
 
     /// Over a store already open (a read-only one, for listings).
-    pub fn with_store(ctx: &Context, store: Store) -> OfflineClient {
-        // The operator's default (`holon policy`) where set, else the file's.
+    pub fn with_store(ctx: &Context, store: Store) -> anyhow::Result<OfflineClient> {
+        // The operator's default (`holon policy`) where set, else the file's;
+        // one that cannot be read is said, never taken for the file's.
         let stored: Option<crate::model::approval::ApprovalPolicy> = store
-            .read()
-            .ok()
-            .and_then(|rx| rx.setting(crate::runtime::approvals::DEFAULT_POLICY).ok())
-            .flatten();
+            .read()?
+            .setting(crate::runtime::approvals::DEFAULT_POLICY)?;
         let default_policy = match stored {
             Some(policy) => DefaultPolicy {
                 policy,
@@ -61,7 +57,7 @@ impl OfflineClient {
                 source: DefaultPolicySource::Config,
             },
         };
-        OfflineClient {
+        Ok(OfflineClient {
             default_policy,
             user_home: ctx.config.user_home.clone(),
             store,
@@ -70,7 +66,7 @@ impl OfflineClient {
             fallback_models: ctx.config.fallback_models.clone(),
             budget: ctx.config.budget,
             default_agent: ctx.config.default_agent.clone(),
-        }
+        })
     }
 
     /// Whether this client answers `request` as a runtime would, so a

@@ -275,17 +275,19 @@ async fn simulate_life(args: life::LifeArgs, json: bool) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
-/// The command's name, without its arguments.
 /// Whether the command serves a runtime for longer than itself: the
 /// console's own, or `holon daemon run` (which `--detach` and `daemon
-/// start` spawn).
-pub(super) fn starts_a_runtime(command: &Option<Command>) -> bool {
-    matches!(
-        command,
-        None | Some(Command::Daemon(DaemonCommand::Run { .. }))
-    )
+/// start` spawn; `detach` is whether this is `holon --detach`, which only
+/// spawns it).
+pub(super) fn starts_a_runtime(command: &Option<Command>, detach: bool) -> bool {
+    match command {
+        None => !detach,
+        Some(Command::Daemon(DaemonCommand::Run { .. })) => true,
+        Some(_) => false,
+    }
 }
 
+/// The command's name, without its arguments.
 pub(super) fn command_name(command: &Option<Command>) -> &'static str {
     match command {
         None => "console",

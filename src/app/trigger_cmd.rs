@@ -1,6 +1,7 @@
 //! `holon trigger show | rotate | revoke | deliver`: the agent's external
-//! trigger through the same socket methods the console uses (the running
-//! runtime, else one started in this process, which serves no URL).
+//! trigger through the same socket methods the console uses: the running
+//! runtime, else (no URL then) the store for `show` and a runtime started
+//! in this process for the rest.
 
 use std::process::ExitCode;
 

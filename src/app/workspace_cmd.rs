@@ -1,6 +1,7 @@
 //! `holon workspace list | attach | use | detach`: the same socket methods
-//! the console uses, sent to the running runtime when there is one, or to
-//! a runtime started in this process (no agent actors) when there is not.
+//! the console uses, sent to the running runtime when there is one; when
+//! there is not, `list` is read from the store and the rest go to a
+//! runtime started in this process (no agent actors).
 //! Paths are made absolute here, against the directory the command runs
 //! in, so the runtime's own cwd never matters.
 
@@ -35,7 +36,7 @@ pub(super) async fn call_any(ctx: &Context, requests: Vec<Request>) -> anyhow::R
     if store.read_only().is_some() || offline {
         // Nothing can start on it: what can be read is answered from it,
         // the rest says the store is read-only.
-        let client = super::offline::OfflineClient::with_store(ctx, store);
+        let client = super::offline::OfflineClient::with_store(ctx, store)?;
         return call_all(&client, requests).await;
     }
     let host = RuntimeHost::start(
@@ -157,8 +158,9 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
             let mut lines = list_lines(&list);
             // A runtime finds a vanished root only when it starts, then
             // moves the agent home and records why: until then, say so.
+            // The agent home is made when the runtime first starts.
             let root = &list.execution.execution_root;
-            if !Path::new(root).is_dir() {
+            if list.active_workspace_id != AGENT_HOME_ID && !Path::new(root).is_dir() {
                 lines.push(format!(
                     "{root} is gone: the runtime moves {agent} to its agent home when it next starts"
                 ));

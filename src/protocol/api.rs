@@ -1,8 +1,9 @@
 //! What consoles, scripts and the control socket ask of a runtime: the
 //! requests (one serde enum whose `method`/`params` tagging is exactly the
 //! JSON-RPC 2.0 request shape, so the socket carries these types
-//! unchanged), their id rules, the served method names and the error codes.
-//! Answers are in `answers`, the client interface in `client`.
+//! unchanged). Their ids are checked in `validate`, the error codes are in
+//! `error`, the answers and the served method names in `answers`, the
+//! client interface in `client`.
 
 use serde::{Deserialize, Serialize};
 

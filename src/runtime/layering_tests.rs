@@ -456,7 +456,7 @@ fn a_circle_through_paths_or_handle_methods_is_found() {
     let one_way = fake(&[
         ("runtime", ""),
         ("runtime::host", "impl RuntimeHost {\n    pub fn spin(&self) {}\n}"),
-        ("runtime::a", "use crate::runtime::handle::RuntimeHost;\n// use crate::runtime::b;\nfn f(h: &RuntimeHost) { h.spin() }"),
+        ("runtime::a", "use crate::runtime::host::RuntimeHost;\n// use crate::runtime::b;\nfn f(h: &RuntimeHost) { h.spin() }"),
         ("runtime::b", "#[cfg(test)]\nmod tests;\nuse super::a;"),
         ("runtime::b::c", "use super::d;"),
         ("runtime::b::d", "use super::c;"),

@@ -49,9 +49,10 @@ pub(crate) fn reads_store_only(request: &Request) -> bool {
     ) || matches!(request, Request::RuntimePolicy { change } if change.is_empty())
 }
 
-/// `agents.list`, `agent.status`, `agent.transcript`, `events.page` and
-/// `approvals.list` (`reads_store_only`), answered from one read of the
-/// store. Any other request was routed here by mistake
+/// `agents.list`, `agent.status`, `agent.transcript`, `events.page`,
+/// `approvals.list`, `workspace.list`, `skills.list` and a
+/// `runtime.policy` that changes nothing (`reads_store_only`), answered
+/// from one read of the store. Any other request was routed here by mistake
 /// (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,

@@ -632,7 +632,9 @@ fn offline_reads_start_no_runtime_and_say_a_missing_agent() {
     home.ok(&["agent", "show", "main"]);
     home.ok(&["approvals", "--all"]);
     home.ok(&["skills", "list"]);
-    home.ok(&["workspace", "list"]);
+    // The agent home is made at a runtime's first start: not "gone".
+    let list = home.ok(&["workspace", "list"]);
+    assert!(!list.contains("is gone"), "{list}");
     assert!(
         home.ok(&["policy"]).contains("config"),
         "{}",

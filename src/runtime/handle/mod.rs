@@ -148,12 +148,12 @@ pub(crate) struct HostInner {
     pub(crate) turns_held: AtomicBool,
     /// Where this process's HTTP listener stands (set by its owner).
     pub(crate) ingress: Mutex<crate::model::trigger::IngressStatus>,
-    /// One store backup at a time (`backups`).
+    /// One store backup at a time (`host::upkeep`).
     pub(crate) backup_lock: tokio::sync::Mutex<()>,
-    /// One prune at a time (`pruning`).
+    /// One prune at a time (`host::upkeep`).
     pub(crate) prune_lock: tokio::sync::Mutex<()>,
     /// The policy of every workspace without its own: `[policy]`, or the
-    /// operator's `holon policy` kept in the store (`approvals::ops`).
+    /// operator's `holon policy` kept in the store (`approvals::policies`).
     pub(crate) default_policy: std::sync::RwLock<crate::model::approval::DefaultPolicy>,
     /// One default-policy change at a time, so the store and the copy
     /// above agree in order.

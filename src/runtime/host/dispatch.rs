@@ -35,7 +35,10 @@ impl RuntimeHost {
         request.validate_ids()?;
         match request {
             // `holon policy` with no change reads; a change is the approvals'.
+            // The read waits for a change under way (whose policy is in
+            // force before it commits, and undone if it does not).
             Request::RuntimePolicy { ref change } if change.is_empty() => {
+                let _settled = self.inner.default_policy_change.lock().await;
                 answer_reads(self, request)
             }
             Request::RuntimeStatus

@@ -1,7 +1,7 @@
 //! The lifecycle: start-up and recovery, and what each agent's actor runs.
 //! It reaches every feature (workspaces, approvals, children, the turn
-//! through the actor), which is why it lives apart from the handle in
-//! `mod.rs` that those features use.
+//! through the actor), which is why it lives apart from the handle
+//! (`runtime::handle`) that those features use.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

@@ -127,6 +127,10 @@ fn timer_fired_in(tx: &mut WriteCtx<'_>, id: &str, t: &TimerRecord) -> Result<()
     Ok(())
 }
 
+/// What a recheck reminder asks of the agent.
+const RECHECK_ASK: &str =
+    "Check whether that still holds; update or clear the blocker with UpdateWorkItem.";
+
 /// Inside a write: a blocked work item's recheck reminder, once, as a
 /// low-priority follow-up.
 fn recheck_due_in(tx: &mut WriteCtx<'_>, id: &str, wid: &str) -> Result<(), StoreError> {
@@ -148,28 +152,30 @@ fn recheck_due_in(tx: &mut WriteCtx<'_>, id: &str, wid: &str) -> Result<(), Stor
         ..Provenance::default()
     };
     tx.append_event(new_event(id, provenance, Event::WorkItemRecheckDue(due)))?;
+    let text = format!(
+        "Recheck reminder: work item {wid} ({}) is blocked by \"{}\". {RECHECK_ASK}",
+        w.objective,
+        w.blocked_by.clone().unwrap_or_default()
+    );
     let req = AdmissionRequest {
-            agent_id: id.to_owned(),
-            kind: MessageKind::InternalFollowup,
-            origin: MessageOrigin::System { subsystem: "work_queue".into() },
-            priority: Priority::Background,
-            body: MessageBody::Text {
-                text: format!(
-                    "Recheck reminder: work item {wid} ({}) is blocked by \"{}\". Check whether that still holds; \
-                     update or clear the blocker with UpdateWorkItem.",
-                    w.objective,
-                    w.blocked_by.clone().unwrap_or_default()
-                ),
-            },
-            delivery_surface: DeliverySurface::RuntimeSystem,
-            admission_context: AdmissionContext::RuntimeOwned,
-            work_item_id: Some(wid.to_owned()),
-            task_id: None,
-            source_refs: [("recheck_work_item_id".to_owned(), wid.to_owned())].into_iter().collect(),
-            metadata: None,
-            correlation_id: None,
-            causation_id: None,
-        };
+        agent_id: id.to_owned(),
+        kind: MessageKind::InternalFollowup,
+        origin: MessageOrigin::System {
+            subsystem: "work_queue".into(),
+        },
+        priority: Priority::Background,
+        body: MessageBody::Text { text },
+        delivery_surface: DeliverySurface::RuntimeSystem,
+        admission_context: AdmissionContext::RuntimeOwned,
+        work_item_id: Some(wid.to_owned()),
+        task_id: None,
+        source_refs: [("recheck_work_item_id".to_owned(), wid.to_owned())]
+            .into_iter()
+            .collect(),
+        metadata: None,
+        correlation_id: None,
+        causation_id: None,
+    };
     admit_in(tx, req, &crate::new_id("msg"))?;
     Ok(())
 }
