@@ -501,7 +501,7 @@ fn call_of(rec: &ApprovalRecord) -> ToolCall {
 /// workspace's catalog need not be built after a restart), another tool
 /// by what its gate sees.
 fn always_action(
-    inner: &crate::runtime::handle::HostInner,
+    host: &dyn crate::runtime::tools::host::ToolHost,
     rec: &ApprovalRecord,
 ) -> Option<Action> {
     if crate::model::mcp::is_mcp_tool(&rec.tool_name) {
@@ -511,7 +511,7 @@ fn always_action(
             approval: None,
         });
     }
-    match tools::gate_of(inner, &rec.agent_id, &call_of(rec)) {
+    match tools::gate_of(host, &rec.agent_id, &call_of(rec)) {
         Gated::By(action) => Some(action),
         Gated::No => None,
     }

@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::handler::{Gated, Reach, Tool};
+use super::host::ToolHost;
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
-use crate::runtime::handle::RuntimeHost;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -157,7 +157,7 @@ async fn spawn(env: &ToolEnv<'_>, a: SpawnArgs) -> ToolOutcome {
         parent_message_id: Some(env.message_id.to_owned()),
         work_item_id: env.turn_work_item_id.clone(),
     };
-    let host = RuntimeHost::from_inner(env.host);
+    let host = env.host;
     match host.spawn_agent(env.agent_id, req).await {
         Ok(s) => {
             let mut v = json!({ "ok": true });
@@ -175,7 +175,7 @@ async fn spawn(env: &ToolEnv<'_>, a: SpawnArgs) -> ToolOutcome {
 
 /// What AgentGet shows of an agent it may see.
 pub(crate) fn agent_view(
-    host: &RuntimeHost,
+    host: &dyn ToolHost,
     agent: &AgentRecord,
 ) -> Result<Value, crate::runtime::RuntimeError> {
     // The summary carries the children (live, then the latest finished).
@@ -190,7 +190,7 @@ pub(crate) fn agent_view(
 }
 
 async fn agent_get(env: &ToolEnv<'_>, a: AgentGetArgs) -> ToolOutcome {
-    let host = RuntimeHost::from_inner(env.host);
+    let host = env.host;
     let target = a.agent_id.unwrap_or_else(|| env.agent_id.to_owned());
     let not_found = || {
         tool_error(
@@ -211,7 +211,7 @@ async fn agent_get(env: &ToolEnv<'_>, a: AgentGetArgs) -> ToolOutcome {
     if !visible {
         return not_found();
     }
-    let view = match agent_view(&host, &agent) {
+    let view = match agent_view(host, &agent) {
         Ok(v) => v,
         Err(e) => return runtime_error(e),
     };

@@ -160,8 +160,9 @@ impl Tool for AttachToBrief {
         // HOLON_HOME) are not the model's to read, as in its sandbox; its
         // own home is.
         let real = base.join(&rel);
-        let own = env.host.config.data_dir.join("agents").join(env.agent_id);
-        let holon = std::iter::once(&env.host.config.data_dir).chain(&env.host.config.holon_dirs);
+        let own = env.host.config().data_dir.join("agents").join(env.agent_id);
+        let holon =
+            std::iter::once(&env.host.config().data_dir).chain(&env.host.config().holon_dirs);
         let hidden = holon
             .filter_map(|d| d.canonicalize().ok())
             .any(|d| real.starts_with(&d))
@@ -173,7 +174,7 @@ impl Tool for AttachToBrief {
             );
         }
         // A full brief refuses before anything is read or kept.
-        let full = match env.host.store.read() {
+        let full = match env.host.store().read() {
             Ok(rx) => rx
                 .agent::<AgentRecord>(env.agent_id)
                 .ok()
@@ -207,7 +208,7 @@ impl Tool for AttachToBrief {
         // Kept by its digest: the same content attached twice is one copy.
         let dir = env
             .host
-            .config
+            .config()
             .data_dir
             .join("attachments")
             .join(env.agent_id);
@@ -237,7 +238,7 @@ impl Tool for AttachToBrief {
         let (id, att) = (env.agent_id.to_owned(), attachment.clone());
         let pending = env
             .host
-            .store
+            .store()
             .write(move |tx| {
                 let mut agent: AgentRecord = crate::runtime::agent::agent_in(tx, &id)?;
                 agent.pending_attachments.retain(|p| p.digest != att.digest);

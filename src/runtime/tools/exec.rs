@@ -18,7 +18,6 @@ use crate::model::sandbox::SandboxMode;
 use crate::model::task::TaskRecord;
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
-use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox::Confine;
 use crate::store::{Index, Keyed};
 
@@ -206,7 +205,7 @@ pub(super) fn confinement(
         return Ok(None);
     }
     if policy.backend != ExecutionProfile::Sandboxed {
-        if !env.host.config.sandbox_required {
+        if !env.host.config().sandbox_required {
             return Ok(None);
         }
         let why = policy
@@ -229,7 +228,7 @@ pub(super) fn confinement(
         network: policy.network_mode(),
         execution_root: PathBuf::from(&snap.execution_root),
         agent_home: env.host.agent_home(env.agent_id),
-        unix_sockets: env.host.config.unix_sockets.clone(),
+        unix_sockets: env.host.config().unix_sockets.clone(),
         root_pin: snap.root_pin.clone(),
         extra_writable: Vec::new(),
     }))
@@ -240,7 +239,7 @@ pub(super) use super::task_view::{cmd_digest, identity, task_snapshot};
 pub(super) fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
     match env
         .host
-        .store
+        .store()
         .read()
         .and_then(|rx| rx.get::<TaskRecord>(Keyed::Tasks, env.agent_id, task_id))
     {
@@ -264,7 +263,7 @@ pub(super) async fn wait_terminal(
     task_id: &str,
     timeout: Duration,
 ) -> Result<TaskRecord, ToolOutcome> {
-    let mut events = env.host.store.subscribe();
+    let mut events = env.host.store().subscribe();
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
         let task = load_task(env, task_id)?;
@@ -304,7 +303,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Ok(l) => l,
         Err(e) => return e,
     };
-    let max_bytes = env.host.config.tool_output.bytes(a.max_output_tokens);
+    let max_bytes = env.host.config().tool_output.bytes(a.max_output_tokens);
     // A granted escape runs, whatever sandboxed twin is running.
     if a.duplicate_policy == DuplicatePolicy::ReuseRunning && !a.escalate {
         if let Some(t) = running_duplicate(env, &a.cmd, &workdir, &launch) {
@@ -318,7 +317,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Ok(c) => c,
         Err(e) => return e,
     };
-    let host = RuntimeHost::from_inner(env.host);
+    let host = env.host;
     let spec = CommandSpec {
         cmd: a.cmd.clone(),
         workdir: workdir.clone(),
@@ -384,7 +383,7 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
             ..ToolOutcome::ok(result)
         };
     }
-    match host.tasks().promote(env.agent_id, &task.id).await {
+    match host.promote_task(env.agent_id, &task.id).await {
         Ok(()) => ToolOutcome::ok(json!({
             "ok": true, "disposition": "promoted_to_task", "task_handle": task_snapshot(&task),
             "initial_output_preview": preview, "initial_output_truncated": truncated || cut_at_file,
@@ -469,7 +468,7 @@ fn running_duplicate(
         "cmd": cmd, "workdir": workdir, "shell": launch.shell, "login": launch.login,
         "tty": launch.tty,
     }));
-    let rx = env.host.store.read().ok()?;
+    let rx = env.host.store().read().ok()?;
     let ids = rx.index_list(Index::ActiveTasks, env.agent_id).ok()?;
     ids.iter()
         .filter_map(|id| {

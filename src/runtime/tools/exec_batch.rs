@@ -17,13 +17,14 @@ use super::exec::{
     wait_terminal, DEFAULT_YIELD_MS, MAX_YIELD_MS,
 };
 use super::handler::{Gated, Reach, Tool};
+use super::host::ToolHost;
 use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
 use crate::model::approval::Action;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::handle::cancel::TurnCancel;
-use crate::runtime::handle::RuntimeHost;
+use crate::runtime::operator::StopHow;
 
 /// Items one batch may hold.
 pub const MAX_ITEMS: usize = 20;
@@ -137,12 +138,12 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
         Err(e) => return e,
     };
     // One budget for the whole receipt: the call's cap, shared out.
-    let budget = env.host.config.tool_output;
+    let budget = env.host.config().tool_output;
     let mut room = budget.bytes(Some(u64::MAX));
     let share = budget.bytes(None) / a.items.len() as u64;
     let deadline = tokio::time::Instant::now() + Duration::from_millis(MAX_YIELD_MS);
     let cancel = turn_cancel(env);
-    let host = RuntimeHost::from_inner(env.host);
+    let host = env.host;
     let mut items = Vec::with_capacity(a.items.len());
     // Once set, the rest are skipped; with the reason, when there is one
     // to tell (after a failure, the failure says it).
@@ -168,7 +169,7 @@ async fn run(env: &ToolEnv<'_>, a: BatchArgs) -> ToolOutcome {
         let max_bytes = want.min(room);
         let run = Item {
             env,
-            host: &host,
+            host,
             dirs: (&root, &cwd),
             sandbox: &sandbox,
             max_bytes,
@@ -214,16 +215,13 @@ fn turn_cancel(env: &ToolEnv<'_>) -> Option<std::sync::Arc<TurnCancel>> {
     if env.granted {
         return None;
     }
-    env.host
-        .actors()
-        .get(env.agent_id)
-        .map(|a| std::sync::Arc::clone(&a.cancel))
+    env.host.turn_cancel(env.agent_id)
 }
 
 /// What one item runs with.
 struct Item<'a> {
     env: &'a ToolEnv<'a>,
-    host: &'a RuntimeHost,
+    host: &'a dyn ToolHost,
     dirs: (&'a std::path::Path, &'a std::path::Path),
     sandbox: &'a Option<crate::runtime::sandbox::Confine>,
     max_bytes: u64,
@@ -286,8 +284,11 @@ impl Item<'_> {
             Some(_) => "stopped: the turn was cancelled".to_owned(),
             None => format!("stopped after {yield_ms} ms (yield_time_ms, or the batch's 300 s)"),
         };
-        let stopped = self.host.stop_task(env.agent_id, task_id).await;
-        let grace = env.host.config.stop_grace + Duration::from_secs(2);
+        let stopped = self
+            .host
+            .stop_task_as(env.agent_id, task_id, StopHow::Ask)
+            .await;
+        let grace = env.host.config().stop_grace + Duration::from_secs(2);
         let ended = match stopped {
             Ok(_) => wait_terminal(env, task_id, grace).await.ok(),
             Err(_) => None,
@@ -295,7 +296,7 @@ impl Item<'_> {
         match ended.filter(|t| t.status.is_terminal()) {
             Some(task) => outcome_of(&task, Some(why), self.max_bytes),
             None => {
-                let _ = self.host.tasks().promote(env.agent_id, task_id).await;
+                let _ = self.host.promote_task(env.agent_id, task_id).await;
                 json!({
                     "cmd": load_task(env, task_id).ok().and_then(|t| t.summary),
                     "status": "stop_pending", "task_id": task_id,

@@ -16,11 +16,11 @@ use std::future::Future;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use super::host::ToolHost;
 use super::{parse_args, spec, ToolEnv, ToolOutcome};
 use crate::model::approval::Action;
 use crate::model::usage::ToolCall;
 use crate::model::BoxFuture;
-use crate::runtime::handle::HostInner;
 use crate::runtime::provider::ToolSpec;
 
 /// What the approval gate sees of one call.
@@ -64,7 +64,7 @@ pub(crate) trait Tool: Send + Sync + 'static {
     /// What the gate sees of a call for this agent, when that depends on
     /// the agent's state (where it works now, what is attached); else
     /// `gate`.
-    fn gate_in(&self, _host: &HostInner, _agent_id: &str, args: &Self::Args) -> Gated {
+    fn gate_in(&self, _host: &dyn ToolHost, _agent_id: &str, args: &Self::Args) -> Gated {
         self.gate(args)
     }
 
@@ -92,7 +92,7 @@ pub(crate) trait DynTool: Send + Sync {
     /// As `gate`, for this agent as it stands.
     fn gate_in(
         &self,
-        host: &HostInner,
+        host: &dyn ToolHost,
         agent_id: &str,
         call: &ToolCall,
     ) -> Result<Gated, ToolOutcome> {
@@ -121,7 +121,7 @@ impl<T: Tool> DynTool for T {
 
     fn gate_in(
         &self,
-        host: &HostInner,
+        host: &dyn ToolHost,
         agent_id: &str,
         call: &ToolCall,
     ) -> Result<Gated, ToolOutcome> {

@@ -106,7 +106,7 @@ async fn search(env: &ToolEnv<'_>, args: SearchArgs) -> ToolOutcome {
         },
     };
     let limit = args.limit.map_or(SEARCH_DEFAULT_LIMIT, |n| n as usize);
-    let store = env.host.store.clone();
+    let store = env.host.store().clone();
     let home = env.host.agent_home(env.agent_id);
     let agent = env.agent_id.to_owned();
     let ws = workspace.clone();

@@ -13,6 +13,7 @@ mod exec;
 mod exec_batch;
 mod exec_shell;
 mod handler;
+pub(crate) mod host;
 mod memory;
 pub mod offer;
 pub(crate) mod patch;
@@ -38,10 +39,12 @@ pub use handler::{Gated, Reach};
 use super::handle::HostInner;
 use super::provider::ToolSpec;
 use crate::model::usage::ToolCall;
+use host::ToolHost;
 
 /// What a tool call runs with.
 pub(crate) struct ToolEnv<'a> {
-    pub host: &'a Arc<HostInner>,
+    /// The runtime, as far as a tool may reach it.
+    pub host: &'a dyn ToolHost,
     pub agent_id: &'a str,
     pub message_id: &'a str,
     /// The work item the turn is bound to (focus at turn start).
@@ -153,11 +156,11 @@ fn spec<T: JsonSchema>(name: &str, description: &str) -> ToolSpec {
 /// What the approval gate sees of a call: `Gated::No` for a tool that
 /// does not exist or arguments that do not parse (nothing runs then).
 /// An MCP server's tool is judged by what its server said of it.
-pub(crate) fn gate_of(host: &HostInner, agent_id: &str, call: &ToolCall) -> Gated {
+pub(crate) fn gate_of(host: &dyn ToolHost, agent_id: &str, call: &ToolCall) -> Gated {
     if crate::model::mcp::is_mcp_tool(&call.name) {
-        let anchor = mcp_anchor(host, agent_id);
+        let anchor = mcp_place_of(host.execution_of(agent_id)).0;
         return host
-            .mcp
+            .mcp()
             .gate(anchor.as_deref(), call)
             .map_or(Gated::No, Gated::By);
     }
@@ -255,7 +258,17 @@ fn mcp_place(
     Option<std::path::PathBuf>,
     Option<crate::model::approval::ApprovalPolicy>,
 ) {
-    let Ok(snapshot) = host.execution_of(agent_id) else {
+    mcp_place_of(host.execution_of(agent_id))
+}
+
+/// `mcp_place` of a snapshot read.
+fn mcp_place_of(
+    execution: Result<crate::model::workspace::ExecutionSnapshot, super::RuntimeError>,
+) -> (
+    Option<std::path::PathBuf>,
+    Option<crate::model::approval::ApprovalPolicy>,
+) {
+    let Ok(snapshot) = execution else {
         return (None, None);
     };
     let anchor = Some(std::path::PathBuf::from(snapshot.workspace_anchor))
@@ -279,13 +292,13 @@ pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
 /// most one every 50 ms (a server may report far faster than anyone
 /// reads), and the first report of the work done always.
 fn live_progress(
-    host: &HostInner,
+    host: &dyn ToolHost,
     agent_id: &str,
     run_id: &str,
     call_id: &str,
 ) -> crate::runtime::mcp::ProgressSink {
     use std::time::{Duration, Instant};
-    let live = host.live.clone();
+    let live = host.live().clone();
     let (agent_id, run_id, call_id) = (agent_id.to_owned(), run_id.to_owned(), call_id.to_owned());
     // When the last report went, and whether it said the work was done.
     let last = std::sync::Mutex::new((None::<Instant>, false));
@@ -335,10 +348,10 @@ pub(crate) async fn execute(
         return outcome;
     }
     if crate::model::mcp::is_mcp_tool(&call.name) {
-        let max = env.host.config.tool_output.bytes(None);
-        let (anchor, policy) = mcp_place(env.host, env.agent_id);
+        let max = env.host.config().tool_output.bytes(None);
+        let (anchor, policy) = mcp_place_of(env.host.execution_of(env.agent_id));
         let sink = run_id.map(|r| live_progress(env.host, env.agent_id, r, &call.id));
-        let mcp = &env.host.mcp;
+        let mcp = env.host.mcp();
         return mcp
             .call(
                 anchor.as_deref(),

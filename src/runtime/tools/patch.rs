@@ -101,7 +101,7 @@ impl Tool for ApplyPatch {
             Err(e) => return e,
         };
         let home = env.host.agent_home(env.agent_id);
-        let holon_dirs = env.host.tasks.holon_dirs();
+        let holon_dirs = env.host.holon_dirs();
         let result = tokio::task::spawn_blocking(move || {
             // The same write roots a sandboxed command gets (whether or
             // not this kernel enforces them on commands).

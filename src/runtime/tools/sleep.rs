@@ -8,7 +8,6 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv, ToolOutcome};
-use crate::runtime::handle::RuntimeHost;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct SleepArgs {
@@ -37,7 +36,7 @@ impl Tool for Sleep {
     async fn call(&self, env: &ToolEnv<'_>, args: SleepArgs) -> ToolOutcome {
         let mut content = json!({ "ok": true, "sleeping": true });
         if let Some(d) = args.duration_ms.filter(|d| *d > 0) {
-            let host = RuntimeHost::from_inner(env.host);
+            let host = env.host;
             let work_item = env.turn_work_item_id.clone();
             match host
                 .create_timer(env.agent_id, d, "sleep ended", work_item)

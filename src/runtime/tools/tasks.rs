@@ -14,7 +14,6 @@ use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::runtime::command_tasks::read_tail;
-use crate::runtime::handle::RuntimeHost;
 use crate::runtime::operator::StopHow;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,7 +51,7 @@ pub(super) struct TaskInputArgs {
 /// A child-agent task's supervision and the child's observability (null
 /// for any other task).
 fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> (serde_json::Value, serde_json::Value) {
-    let s = env.host.store.read().ok().and_then(|rx| {
+    let s = env.host.store().read().ok().and_then(|rx| {
         crate::runtime::agents::child_ops::child_supervision(&rx, t)
             .ok()
             .flatten()
@@ -140,7 +139,7 @@ impl Tool for TaskOutput {
                     .get("output_path")
                     .and_then(|p| p.as_str())
                     .map(PathBuf::from);
-                let max = env.host.config.tool_output.bytes(None);
+                let max = env.host.config().tool_output.bytes(None);
                 let (preview, _, cut) = path
                     .as_deref()
                     .map(|p| read_tail(p, max))
@@ -189,7 +188,7 @@ impl Tool for TaskInput {
     }
 
     async fn call(&self, env: &ToolEnv<'_>, a: TaskInputArgs) -> ToolOutcome {
-        let host = RuntimeHost::from_inner(env.host);
+        let host = env.host;
         match host.task_input(env.agent_id, &a.task_id, &a.input).await {
             Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
             Err(e) => runtime_error(e),
@@ -214,7 +213,7 @@ impl Tool for TaskStop {
     }
 
     async fn call(&self, env: &ToolEnv<'_>, a: TaskStopArgs) -> ToolOutcome {
-        let host = RuntimeHost::from_inner(env.host);
+        let host = env.host;
         let stop = match a.force {
             true => StopHow::Force,
             false => StopHow::Ask,

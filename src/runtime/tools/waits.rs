@@ -14,7 +14,6 @@ use crate::model::trigger::MAX_META_CHARS;
 use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::model::work::{WorkItemRecord, WorkItemState};
-use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::ExternalTriggerRecord;
 use crate::runtime::waiting::ops::NewWait;
 use crate::store::Keyed;
@@ -80,7 +79,7 @@ fn check(env: &ToolEnv<'_>, a: RecordArgs) -> Result<NewWait, ToolOutcome> {
     let failed = |e: crate::store::StoreError| {
         tool_error(ToolErrorKind::Failed, e.to_string(), None, None, true)
     };
-    let rx = env.host.store.read().map_err(failed)?;
+    let rx = env.host.store().read().map_err(failed)?;
     if let Some(w) = &wait.work_item_id {
         let item: Option<WorkItemRecord> =
             rx.get(Keyed::WorkItems, env.agent_id, w).map_err(failed)?;
@@ -126,7 +125,7 @@ impl Tool for RecordExternalWait {
             Ok(w) => w,
             Err(e) => return e,
         };
-        let host = RuntimeHost::from_inner(env.host);
+        let host = env.host;
         match host.create_waiting_intent(env.agent_id, wait).await {
             Ok(w) => ToolOutcome::ok(json!({
                 "ok": true, "waiting_intent_id": w.id, "status": w.status,
@@ -160,12 +159,12 @@ impl Tool for CancelExternalWait {
     async fn call(&self, env: &ToolEnv<'_>, a: CancelArgs) -> ToolOutcome {
         let existing: Result<Option<WaitingIntentRecord>, _> = env
             .host
-            .store
+            .store()
             .read()
             .and_then(|rx| rx.get(Keyed::WaitingIntents, env.agent_id, &a.waiting_intent_id));
         match existing {
             Ok(Some(w)) if w.status == WaitingIntentStatus::Active => {
-                let host = RuntimeHost::from_inner(env.host);
+                let host = env.host;
                 let cancelled = WaitingIntentStatus::Cancelled;
                 match host
                     .settle_waiting_intent(env.agent_id, &a.waiting_intent_id, cancelled)

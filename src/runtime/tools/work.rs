@@ -215,7 +215,7 @@ impl CreateWorkItem {
         };
         let home = env.host.agent_home(env.agent_id);
         match work_ops::create(
-            &env.host.store,
+            env.host.store(),
             &home,
             env.agent_id,
             req,
@@ -231,7 +231,7 @@ impl CreateWorkItem {
 
 impl PickWorkItem {
     async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
-        let store = &env.host.store;
+        let store = env.host.store();
         match work_ops::pick(store, env.agent_id, &a.work_item_id, WorkItemSource::Tool).await {
             Ok(item) => {
                 ToolOutcome::ok(json!({ "ok": true, "current_work_item": item_view(env, &item) }))
@@ -251,7 +251,7 @@ impl UpdateWorkItem {
             blocked_by: a.blocked_by,
             recheck_after_ms: a.recheck_after,
         };
-        match work_ops::update(&env.host.store, env.agent_id, req, WorkItemSource::Tool).await {
+        match work_ops::update(env.host.store(), env.agent_id, req, WorkItemSource::Tool).await {
             Ok(item) => ToolOutcome::ok(json!({ "ok": true, "work_item": item_view(env, &item) })),
             Err(e) => runtime_error(e),
         }
@@ -262,7 +262,7 @@ impl CompleteWorkItem {
     async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
         let report = env.round_text.trim();
         let summary = (!report.is_empty()).then(|| report.to_owned());
-        let store = &env.host.store;
+        let store = env.host.store();
         let done = work_ops::complete(
             store,
             env.agent_id,
@@ -289,7 +289,7 @@ impl CompleteWorkItem {
 
 impl GetWorkItem {
     async fn run(env: &ToolEnv<'_>, a: IdArgs) -> ToolOutcome {
-        let found = env.host.store.read().and_then(|rx| {
+        let found = env.host.store().read().and_then(|rx| {
             rx.get::<WorkItemRecord>(Keyed::WorkItems, env.agent_id, &a.work_item_id)
         });
         match found {
@@ -316,7 +316,7 @@ impl ListWorkItems {
 
 fn list(env: &ToolEnv<'_>, include_completed: bool) -> ToolOutcome {
     let result = (|| {
-        let rx = env.host.store.read()?;
+        let rx = env.host.store().read()?;
         let now = crate::now_ms();
         let Some(live) = projection::load(&rx, env.agent_id, now)? else {
             return Ok(json!({ "ok": false }));
@@ -360,7 +360,7 @@ fn list(env: &ToolEnv<'_>, include_completed: bool) -> ToolOutcome {
 /// Your own scheduling state (AgentGet on yourself adds it).
 pub(super) fn own_state(env: &ToolEnv<'_>) -> ToolOutcome {
     let result = (|| {
-        let rx = env.host.store.read()?;
+        let rx = env.host.store().read()?;
         let Some(live) = projection::load(&rx, env.agent_id, crate::now_ms())? else {
             return Ok(json!({ "ok": false }));
         };

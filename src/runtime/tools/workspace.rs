@@ -9,12 +9,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
+use super::host::ToolHost;
 use super::{runtime_error, ToolEnv, ToolOutcome};
 use crate::model::approval::Action;
 use crate::model::workspace::UseWorkspace as UseWorkspaceRequest;
 use crate::model::workspace::WorkspaceMode;
-use crate::runtime::handle::HostInner;
-use crate::runtime::handle::RuntimeHost;
 use crate::runtime::workspace::reach::{Mover, RootMove};
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
@@ -77,7 +76,7 @@ impl Tool for UseWorkspace {
     /// patches that follow are gated by that workspace's policy. Any
     /// other directory moves the writable root: it asks, like an escape
     /// (`reach`). One never allowed is refused by the call itself.
-    fn gate_in(&self, host: &HostInner, agent_id: &str, args: &UseWorkspaceArgs) -> Gated {
+    fn gate_in(&self, host: &dyn ToolHost, agent_id: &str, args: &UseWorkspaceArgs) -> Gated {
         match host.root_move(agent_id, &request(args)) {
             Ok(RootMove::Outside { root, anchor }) => Gated::By(Action::Workspace {
                 path: RootMove::asked(&root, &anchor),
@@ -92,7 +91,7 @@ impl Tool for UseWorkspace {
 
     async fn call(&self, env: &ToolEnv<'_>, args: UseWorkspaceArgs) -> ToolOutcome {
         let req = request(&args);
-        let host = RuntimeHost::from_inner(env.host);
+        let host = env.host;
         let mover = Mover::Model {
             approved: env.approved,
         };

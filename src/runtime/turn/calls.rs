@@ -4,6 +4,7 @@
 //! result in the tool-execution ledger, the events and the transcript.
 //! What joins the turn between rounds is `join.rs`.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::transcript_in;
@@ -11,6 +12,7 @@ use crate::model::transcript::TranscriptBody;
 use crate::model::usage::ToolCall;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::approvals::{gate, request as approval_request};
+use crate::runtime::handle::{HostInner, RuntimeHost};
 use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
@@ -37,6 +39,7 @@ pub(super) struct Ran {
 /// itself (`Route::Answered`) is recorded the same, but its time is not
 /// the tool's.
 pub(super) async fn run_call(
+    inner: &Arc<HostInner>,
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
@@ -44,7 +47,7 @@ pub(super) async fn run_call(
     route: Route,
 ) -> Result<Ran, RuntimeError> {
     record_started(env, run_id, call).await?;
-    let (refused, runs) = pre_tool(env, run_id, call, cancel, &route).await;
+    let (refused, runs) = pre_tool(inner, env, run_id, call, cancel, &route).await;
     let ran = matches!(route, Route::Gate) && refused.is_none();
     let t0 = Instant::now();
     let mut awaits_approval = None;
@@ -73,7 +76,7 @@ pub(super) async fn run_call(
             },
             None => tools::execute(env, call, None).await,
             Some((why, snapshot)) => {
-                let (outcome, id) = ask_operator(env, run_id, call, why, &snapshot).await?;
+                let (outcome, id) = ask_operator(inner, env, run_id, call, why, &snapshot).await?;
                 awaits_approval = Some(id);
                 outcome
             }
@@ -90,7 +93,7 @@ pub(super) async fn run_call(
         runs,
     );
     env.host
-        .store
+        .store()
         .write(move |tx| {
             crate::runtime::hooks::dispatch::record_in(tx, &id, &runs)?;
             let content = tools::executed_in(tx, &id, &rid, &mid, &c, &o, duration_ms)?;
@@ -147,7 +150,7 @@ async fn record_started(
         call.name.clone(),
     );
     env.host
-        .store
+        .store()
         .write(move |tx| {
             let started_at = tx.now_ts();
             let provenance = Provenance {
@@ -181,6 +184,7 @@ async fn record_started(
 /// are recorded with the call's result. A turn stopped meanwhile stops
 /// them (with what they started). A call the turn answered runs none.
 async fn pre_tool(
+    inner: &HostInner,
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
@@ -189,7 +193,7 @@ async fn pre_tool(
 ) -> (Option<String>, Vec<ev::HookRan>) {
     match route {
         Route::Gate => tokio::select! {
-            hooks = env.host.hooks.pre_tool(env.agent_id, run_id, call) => (
+            hooks = inner.hooks.pre_tool(env.agent_id, run_id, call) => (
                 hooks.refused.map(|(hook, reason)| {
                     format!("the operator's hook `{hook}` refused this call: {reason}")
                 }),
@@ -212,6 +216,7 @@ async fn pre_tool(
 /// to end its round waiting. Returns what the model is told and the
 /// approval's id.
 async fn ask_operator(
+    inner: &Arc<HostInner>,
     env: &ToolEnv<'_>,
     run_id: &str,
     call: &ToolCall,
@@ -222,14 +227,11 @@ async fn ask_operator(
     let content = approval_request::awaiting(&rec);
     let asked = rec.clone();
     env.host
-        .store
+        .store()
         .write(move |tx| approval_request::request_in(tx, &rec))
         .await?;
     // The reviewer reads it first, when one is configured.
-    crate::runtime::handle::RuntimeHost {
-        inner: std::sync::Arc::clone(env.host),
-    }
-    .review_soon(&asked);
+    RuntimeHost::from_inner(inner).review_soon(&asked);
     let outcome = ToolOutcome {
         ends_turn: true,
         ..ToolOutcome::ok(content)

@@ -54,7 +54,7 @@ impl Round<'_> {
                 false => self.offer.unloaded(call, &carried),
             };
             let route = answered.map_or(Route::Gate, Route::Answered);
-            let ran = run_call(&env, t.run_id, call, t.cancel, route).await?;
+            let ran = run_call(t.inner, &env, t.run_id, call, t.cancel, route).await?;
             let outcome = ran.outcome;
             self.history.push(ConversationItem::ToolResult {
                 call_id: call.id.clone(),
