@@ -47,12 +47,13 @@ pub(crate) fn reads_store_only(request: &Request) -> bool {
             | Request::WorkspaceList { .. }
             | Request::SkillsList { .. }
     ) || matches!(request, Request::RuntimePolicy { change } if change.is_empty())
+        || matches!(request, Request::WorkspacePolicy { change, .. } if change.is_empty())
 }
 
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page`,
-/// `approvals.list`, `workspace.list`, `skills.list` and a
-/// `runtime.policy` that changes nothing (`reads_store_only`), answered
-/// from one read of the store. Any other request was routed here by mistake
+/// `approvals.list`, `workspace.list`, `skills.list`, and a
+/// `runtime.policy` or `workspace.policy` that changes nothing
+/// (`reads_store_only`), answered from one read of the store. Any other request was routed here by mistake
 /// (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,
@@ -136,6 +137,21 @@ pub(crate) fn answer_reads(
         }
         Request::RuntimePolicy { change } if change.is_empty() => {
             Ok(Response::RuntimePolicy(reader.default_policy()))
+        }
+        Request::WorkspacePolicy {
+            agent_id,
+            workspace_id,
+            change,
+        } if change.is_empty() => {
+            let agent = agent(&agent_id)?;
+            let default = reader.default_policy().policy;
+            Ok(Response::WorkspacePolicy(
+                crate::runtime::approvals::policies::workspace_policy_of(
+                    &agent,
+                    &workspace_id,
+                    &default,
+                )?,
+            ))
         }
         other => Err(other.misrouted()),
     }

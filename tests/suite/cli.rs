@@ -632,6 +632,8 @@ fn offline_reads_start_no_runtime_and_say_a_missing_agent() {
     home.ok(&["agent", "show", "main"]);
     home.ok(&["approvals", "--all"]);
     home.ok(&["skills", "list"]);
+    home.ok(&["policy", "rules"]);
+    home.ok(&["workspace", "policy", "agent_home"]);
     // The agent home is made at a runtime's first start: not "gone".
     let list = home.ok(&["workspace", "list"]);
     assert!(!list.contains("is gone"), "{list}");

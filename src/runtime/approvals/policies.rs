@@ -31,14 +31,7 @@ impl RuntimeHost {
             .store
             .write(move |tx| {
                 let mut agent: AgentRecord = agent_in(tx, &id)?;
-                let known = wid == AGENT_HOME_ID || agent.workspaces.binding(&wid).is_some();
-                if !known {
-                    return Err(StoreError::rejected(RuntimeError::Workspace(
-                        WorkspaceError::Unknown {
-                            workspace_id: wid.clone(),
-                        },
-                    )));
-                }
+                known(&agent, &wid).map_err(StoreError::rejected)?;
                 // No change asked for: a read, which must not turn the
                 // inherited policy into a copy of its own.
                 if change.is_empty() {
@@ -195,4 +188,25 @@ pub(super) fn in_force(
             .cloned()
             .unwrap_or_default(),
     }
+}
+
+/// Refused unless `wid` is the agent's home or one of its workspaces.
+fn known(agent: &AgentRecord, wid: &str) -> Result<(), RuntimeError> {
+    match wid == AGENT_HOME_ID || agent.workspaces.binding(wid).is_some() {
+        true => Ok(()),
+        false => Err(RuntimeError::Workspace(WorkspaceError::Unknown {
+            workspace_id: wid.to_owned(),
+        })),
+    }
+}
+
+/// `workspace.policy` with no change: what is in force in `wid` now, read
+/// from the agent's record as `set_workspace_policy` answers it.
+pub(crate) fn workspace_policy_of(
+    agent: &AgentRecord,
+    wid: &str,
+    default: &crate::model::approval::ApprovalPolicy,
+) -> Result<ev::WorkspacePolicyChanged, RuntimeError> {
+    known(agent, wid)?;
+    Ok(in_force(agent, wid, default))
 }

@@ -41,6 +41,9 @@ impl RuntimeHost {
                 let _settled = self.inner.default_policy_change.lock().await;
                 answer_reads(self, request)
             }
+            Request::WorkspacePolicy { ref change, .. } if change.is_empty() => {
+                answer_reads(self, request)
+            }
             Request::RuntimeStatus
             | Request::RuntimeShutdown
             | Request::StoreBackup { .. }
