@@ -285,7 +285,7 @@ impl RuntimeHost {
             .await?;
         if !by_reviewer {
             // A person answered: the reviewer is asked again.
-            self.inner.reviewer.count(agent_id, false);
+            self.inner.reviewer().count(agent_id, false);
         }
         let (text, ran) = self.run_granted(&rec, &by).await;
         let rec = self
@@ -425,7 +425,7 @@ impl RuntimeHost {
             .await?;
         if by_person {
             // A person answered: the reviewer is asked again.
-            self.inner.reviewer.count(agent_id, false);
+            self.inner.reviewer().count(agent_id, false);
         }
         self.wake(agent_id);
         Ok(rec)

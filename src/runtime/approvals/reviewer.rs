@@ -78,14 +78,14 @@ pub(super) struct Claim(pub RuntimeHost, pub String);
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        self.0.inner.reviewer.release(&self.1);
+        self.0.inner.reviewer().release(&self.1);
     }
 }
 
 impl RuntimeHost {
     /// Wait until no review runs (tests and benchmarks).
     pub async fn reviews_settled(&self) {
-        self.inner.reviewer.settled().await;
+        self.inner.reviewer().settled().await;
     }
 
     /// The model that reviews requests of `agent` in `workspace_id`: the
@@ -104,21 +104,21 @@ impl RuntimeHost {
     /// Have the reviewer look at `rec`, off the caller's path (nothing
     /// when no reviewer reviews its workspace).
     pub(crate) fn review_soon(&self, rec: &ApprovalRecord) {
-        let config = self.inner.reviewer.config();
+        let config = self.inner.reviewer().config();
         let Ok(agent) = self.inner.agent_record(&rec.agent_id) else {
             return;
         };
         if self
             .reviewer_model(&config, &agent, &rec.workspace_id)
             .is_none()
-            || !self.inner.reviewer.claim(&rec.id)
+            || !self.inner.reviewer().claim(&rec.id)
         {
             return;
         }
         // A weak handle: a review never keeps a stopping runtime alive.
         let weak = std::sync::Arc::downgrade(&self.inner);
         let (agent_id, approval_id) = (rec.agent_id.clone(), rec.id.clone());
-        self.inner.reviewer.spawn(async move {
+        self.inner.reviewer().spawn(async move {
             let Some(inner) = weak.upgrade() else { return };
             let host = RuntimeHost { inner };
             // Released however the review ends (stopped at shutdown too).
@@ -146,8 +146,8 @@ impl RuntimeHost {
     }
 
     async fn review(&self, agent_id: &str, approval_id: &str) -> Result<(), RuntimeError> {
-        let config = self.inner.reviewer.config();
-        let slot = self.inner.reviewer.slots.acquire().await;
+        let config = self.inner.reviewer().config();
+        let slot = self.inner.reviewer().slots.acquire().await;
         let rx = self.inner.store.read()?;
         let Some(rec) = rx.get::<ApprovalRecord>(Keyed::Approvals, agent_id, approval_id)? else {
             return Ok(());
@@ -226,8 +226,8 @@ impl RuntimeHost {
         if let Some(rec) = recorded {
             // Counted once recorded: a verdict that lost a race is none.
             match review.verdict {
-                ReviewVerdict::Deny if answers => self.inner.reviewer.count(agent_id, true),
-                ReviewVerdict::Allow => self.inner.reviewer.count(agent_id, false),
+                ReviewVerdict::Deny if answers => self.inner.reviewer().count(agent_id, true),
+                ReviewVerdict::Allow => self.inner.reviewer().count(agent_id, false),
                 _ => {}
             }
             if rec.status == ApprovalStatus::Pending && answers {
@@ -248,7 +248,7 @@ impl RuntimeHost {
         if review.runs_at.is_some() {
             super::reviewer_mcp::wait_hold(review).await;
             // What changed in the hold: a lower reach, or no reviewer here.
-            let config = self.inner.reviewer.config();
+            let config = self.inner.reviewer().config();
             let agent = self.inner.agent_record(&rec.agent_id)?;
             if !config.may.answers(review.verdict)
                 || self
@@ -302,7 +302,7 @@ impl RuntimeHost {
             let why = "the agent's daily budget is spent, so the reviewer was not asked";
             return Asked::unasked(Some(policy), why.into());
         }
-        if self.inner.reviewer.denied_too_often(&agent.id) {
+        if self.inner.reviewer().denied_too_often(&agent.id) {
             let why = format!(
                 "the reviewer denied this agent's last {} requests in a row, so a person decides \
                  this one",

@@ -58,7 +58,7 @@ impl RuntimeHost {
     /// server of the agent's workspace's `.mcp.json` that awaits the
     /// operator's approval (nothing when no reviewer reviews there).
     pub(crate) fn review_mcp_soon(&self, agent_id: &str) {
-        let config = self.inner.reviewer.config();
+        let config = self.inner.reviewer().config();
         let (Ok(agent), Ok(place)) = (
             self.inner.agent_record(agent_id),
             self.inner.execution_of(agent_id),
@@ -75,7 +75,7 @@ impl RuntimeHost {
         let anchor = place.workspace_anchor.clone();
         let waiting = self
             .inner
-            .mcp
+            .mcp()
             .views(Some(Path::new(&anchor)))
             .into_iter()
             .filter(|v| v.state == "awaiting_approval" && v.workspace.as_deref() == Some(&anchor));
@@ -92,11 +92,11 @@ impl RuntimeHost {
                 unconfined: unconfined(self, &place, &v.transport),
             };
             let key = subject.claim();
-            if !self.inner.reviewer.claim(&key) {
+            if !self.inner.reviewer().claim(&key) {
                 continue;
             }
             let weak = std::sync::Arc::downgrade(&self.inner);
-            self.inner.reviewer.spawn(async move {
+            self.inner.reviewer().spawn(async move {
                 let Some(inner) = weak.upgrade() else { return };
                 let host = RuntimeHost { inner };
                 let _claim = Claim(host.clone(), key);
@@ -108,8 +108,8 @@ impl RuntimeHost {
     }
 
     async fn review_mcp(&self, s: &Subject) -> Result<(), RuntimeError> {
-        let config = self.inner.reviewer.config();
-        let slot = self.inner.reviewer.slots.acquire().await;
+        let config = self.inner.reviewer().config();
+        let slot = self.inner.reviewer().slots.acquire().await;
         if let Some(done) = reviews_in(&self.inner.store)?.into_iter().find(|r| s.is(r)) {
             drop(slot);
             // Asked before (a restart, or another turn): asked once; an
@@ -126,7 +126,7 @@ impl RuntimeHost {
         // Paused, or denied too often in a row: not asked now, and nothing
         // recorded, so a later turn asks once that is over.
         if matches!(agent.status, AgentStatus::Paused | AgentStatus::Stopped)
-            || self.inner.reviewer.denied_too_often(&s.agent_id)
+            || self.inner.reviewer().denied_too_often(&s.agent_id)
         {
             return Ok(());
         }
@@ -220,7 +220,7 @@ impl RuntimeHost {
         wait_hold(&r.review).await;
         // What changed in the hold: a lower reach, no reviewer here, a
         // paused agent (then the next look acts on it).
-        let config = self.inner.reviewer.config();
+        let config = self.inner.reviewer().config();
         let agent = self.inner.agent_record(&s.agent_id)?;
         if !config.may.answers(r.review.verdict)
             || self
@@ -248,7 +248,7 @@ impl RuntimeHost {
         // Only the command line reviewed: the file may say another now.
         let approval = match self
             .inner
-            .mcp
+            .mcp()
             .approval_for(Path::new(&r.workspace), &r.name)
             .and_then(|a| crate::runtime::host::mcp::same_line(a, Some(&r.command_line)))
         {
@@ -259,7 +259,7 @@ impl RuntimeHost {
             }
         };
         let all = record_approval_by(&self.inner.store, approval, "reviewer").await?;
-        self.inner.mcp.set_approvals(&all);
+        self.inner.mcp().set_approvals(&all);
         Ok(())
     }
 }

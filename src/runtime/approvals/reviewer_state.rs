@@ -135,6 +135,13 @@ impl Reviewer {
     }
 }
 
+impl crate::runtime::handle::HostInner {
+    /// The reviewer of approval requests (`approvals::reviewer`).
+    pub(crate) fn reviewer(&self) -> &Reviewer {
+        self.part()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

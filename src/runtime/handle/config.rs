@@ -64,7 +64,7 @@ pub struct HostConfig {
     /// Every agent's daily budget unless it has its own (`[budget]`).
     pub budget: crate::model::agent::Budget,
     /// The MCP servers the operator configured (`[mcp_servers]`).
-    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    pub mcp_servers: Vec<crate::runtime::mcp::config::ServerConfig>,
     /// The share of the prompt budget MCP tools' definitions may take
     /// whole; past it they are found with ToolSearch (`[mcp]
     /// tool_budget_share`).
@@ -190,7 +190,7 @@ pub struct Reloaded {
     pub changed: Vec<String>,
     /// The MCP servers, when `[mcp_servers]` changed: the runtime's are
     /// replaced (those described as before go on).
-    pub mcp_servers: Option<Vec<crate::runtime::mcp::ServerConfig>>,
+    pub mcp_servers: Option<Vec<crate::runtime::mcp::config::ServerConfig>>,
     /// The hooks, when `[hooks]` changed: the runtime's are replaced
     /// from the next event on.
     pub hooks: Option<crate::runtime::hooks::Hooks>,

@@ -158,15 +158,44 @@ pub(crate) struct HostInner {
     /// One default-policy change at a time, so the store and the copy
     /// above agree in order.
     pub(crate) default_policy_change: tokio::sync::Mutex<()>,
-    /// The MCP servers (`[mcp_servers]`), started on first need.
-    pub(crate) mcp: crate::runtime::mcp::Hub,
-    /// What records the servers' changes (`mcp::record_reports`): ended
-    /// and awaited at shutdown, after the servers' last stop.
-    pub(crate) mcp_reports: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// The operator's hooks and how they run (`runtime::hooks`).
-    pub(crate) hooks: Arc<crate::runtime::hooks::dispatch::HookHost>,
-    /// The reviewer of approval requests (`approvals::reviewer`).
-    pub(crate) reviewer: crate::runtime::approvals::reviewer_state::Reviewer,
+    /// What features keep here (the MCP servers, the hooks, the
+    /// reviewer), each reached through its feature's accessor.
+    pub(crate) parts: Parts,
+}
+
+impl HostInner {
+    /// A feature's part (`Parts::get`).
+    pub(crate) fn part<T: std::any::Any + Send + Sync>(&self) -> &T {
+        self.parts.get()
+    }
+}
+
+/// The features' running state, each held by its type: the handle names
+/// none of them. Every part is given at start (`host::lifecycle`), so
+/// each feature's accessor finds its own.
+#[derive(Default)]
+pub(crate) struct Parts(HashMap<std::any::TypeId, Box<dyn std::any::Any + Send + Sync>>);
+
+impl Parts {
+    /// Keep `part`; a second of the same type replaces the first.
+    pub(crate) fn insert<T: std::any::Any + Send + Sync>(&mut self, part: T) {
+        self.0.insert(std::any::TypeId::of::<T>(), Box::new(part));
+    }
+
+    /// The part of type `T`. Every part is given at start, before any
+    /// feature runs: a missing one is a runtime built wrong, not a state
+    /// to recover from.
+    pub(crate) fn get<T: std::any::Any + Send + Sync>(&self) -> &T {
+        self.0
+            .get(&std::any::TypeId::of::<T>())
+            .and_then(|p| p.downcast_ref::<T>())
+            .unwrap_or_else(|| {
+                panic!(
+                    "the runtime was started without its {}",
+                    std::any::type_name::<T>()
+                )
+            })
+    }
 }
 
 /// What only the handle touches: the actors' registry, the shutdown and
@@ -420,22 +449,15 @@ impl RuntimeHost {
         }
     }
 
-    /// Stop every actor (a turn in flight is cancelled at once; its message
-    /// replays on the next start). Then, when tasks outlive the runtime,
-    /// leave held commands running for the next one; else stop every
-    /// running command task (TERM, then KILL after the grace) and wait
-    /// until their terminal states are recorded.
-    pub async fn shutdown(&self) {
-        let outlive = self.inner.config.commands == CommandsFate::Outlive;
-        self.shutdown_with(outlive).await
+    /// Nothing new starts from now on: every waiter on the shutdown
+    /// signal (watchers, schedules, actors) is told.
+    pub(crate) fn signal_shutdown(&self) {
+        let _ = self.inner.core.shutdown.send(true);
     }
 
-    /// `shutdown`, saying whether held commands are left running for the
-    /// next runtime (a console that detaches hands them to its daemon).
-    pub async fn shutdown_with(&self, tasks_outlive: bool) {
-        let _ = self.inner.core.shutdown.send(true);
-        // No reviewer answers a request (and runs its call) from here on.
-        self.inner.reviewer.stop().await;
+    /// Stop every actor and wait for each: a turn in flight is cancelled
+    /// at once (its message replays on the next start).
+    pub(crate) async fn stop_actors(&self) {
         let joins: Vec<_> = {
             let mut actors = self.inner.actors();
             actors
@@ -450,30 +472,31 @@ impl RuntimeHost {
         for j in joins.into_iter().flatten() {
             let _ = j.await;
         }
-        let grace = self.inner.config.stop_grace;
-        match tasks_outlive {
-            true => {
-                let left = self.inner.tasks.release_all(grace).await;
-                if left > 0 {
-                    tracing::info!(left, "command tasks left running for the next runtime");
-                }
-            }
-            false => self.inner.tasks.stop_all(grace).await,
-        }
-        self.inner.guidance_watch.stop().await;
-        self.inner.mcp.stop().await;
-        // The servers' stops are recorded before the store is let go.
-        self.inner.mcp.close_reports();
-        let recording = self
-            .inner
-            .mcp_reports
-            .lock()
-            .ok()
-            .and_then(|mut r| r.take());
-        if let Some(recording) = recording {
-            let _ = recording.await;
-        }
-        // The hooks of what was committed until now, before the store goes.
-        self.inner.hooks.stop().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Parts;
+
+    struct Servers(u32);
+    struct Hooks(&'static str);
+
+    #[test]
+    fn a_part_is_found_by_its_type_and_a_missing_one_is_named() {
+        let mut parts = Parts::default();
+        parts.insert(Servers(1));
+        parts.insert(Servers(2));
+        assert_eq!(parts.get::<Servers>().0, 2, "the second replaced the first");
+        let missing =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parts.get::<Hooks>().0));
+        let message = missing
+            .err()
+            .and_then(|p| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert!(
+            message.contains("without its") && message.contains("Hooks"),
+            "{message}"
+        );
     }
 }

@@ -305,3 +305,10 @@ impl HookHost {
         out
     }
 }
+
+impl crate::runtime::handle::HostInner {
+    /// The operator's hooks and how they run.
+    pub(crate) fn hooks(&self) -> &Arc<HookHost> {
+        self.part()
+    }
+}

@@ -19,7 +19,9 @@ use crate::runtime::admission::ensure_agent;
 use crate::runtime::approvals::DEFAULT_POLICY;
 use crate::runtime::command_tasks::CommandTasks;
 use crate::runtime::handle::cancel::TurnCancel;
-use crate::runtime::handle::{ActorWake, Core, HostConfig, HostInner, RuntimeHost};
+use crate::runtime::handle::{
+    ActorWake, CommandsFate, Core, HostConfig, HostInner, Parts, RuntimeHost,
+};
 use crate::runtime::RuntimeError;
 use crate::store::{Provenance, Store};
 
@@ -56,8 +58,12 @@ impl RuntimeHost {
                 &config.data_dir,
                 holon_dirs.clone(),
             );
+            let mut parts = Parts::default();
+            parts.insert(mcp);
+            parts.insert(McpReports::default());
+            parts.insert(hooks);
+            parts.insert(reviewer);
             HostInner {
-                mcp,
                 tasks: CommandTasks::new(
                     store.clone(),
                     output_dir,
@@ -79,20 +85,16 @@ impl RuntimeHost {
                 prune_lock: tokio::sync::Mutex::new(()),
                 default_policy: std::sync::RwLock::new(default_policy),
                 default_policy_change: tokio::sync::Mutex::new(()),
-                mcp_reports: Mutex::default(),
-                hooks,
-                reviewer,
+                parts,
             }
         });
-        let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp.reports());
-        if let Ok(mut slot) = inner.mcp_reports.lock() {
-            *slot = Some(tokio::spawn(recording));
-        }
+        let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp().reports());
+        inner.part::<McpReports>().set(tokio::spawn(recording));
         inner
-            .mcp
+            .mcp()
             .set_approvals(&super::mcp::approvals_in(&inner.store)?);
         inner
-            .mcp
+            .mcp()
             .set_disabled(&super::mcp::disabled_in(&inner.store)?);
         // A console's own runtime keeps the console's code mapped: the
         // operator is still there when the runtime goes quiet.
@@ -105,7 +107,7 @@ impl RuntimeHost {
             inner.shutdown_signal(),
             release,
         ));
-        inner.hooks.start();
+        inner.hooks().start();
         let host = RuntimeHost { inner };
         if let Some(every) = host.inner.config.backups.every {
             tokio::spawn(upkeep::schedule_backups(
@@ -341,4 +343,62 @@ fn hook_host(
             host.is_some_and(|h| h.default_policy().network == Some(NetworkAccess::On))
         }),
     ))
+}
+
+impl RuntimeHost {
+    /// Stop every actor (a turn in flight is cancelled at once; its message
+    /// replays on the next start). Then, when tasks outlive the runtime,
+    /// leave held commands running for the next one; else stop every
+    /// running command task (TERM, then KILL after the grace) and wait
+    /// until their terminal states are recorded.
+    pub async fn shutdown(&self) {
+        let outlive = self.inner.config.commands == CommandsFate::Outlive;
+        self.shutdown_with(outlive).await
+    }
+
+    /// `shutdown`, saying whether held commands are left running for the
+    /// next runtime (a console that detaches hands them to its daemon).
+    pub async fn shutdown_with(&self, tasks_outlive: bool) {
+        self.signal_shutdown();
+        // No reviewer answers a request (and runs its call) from here on.
+        self.inner.reviewer().stop().await;
+        self.stop_actors().await;
+        let grace = self.inner.config.stop_grace;
+        match tasks_outlive {
+            true => {
+                let left = self.inner.tasks.release_all(grace).await;
+                if left > 0 {
+                    tracing::info!(left, "command tasks left running for the next runtime");
+                }
+            }
+            false => self.inner.tasks.stop_all(grace).await,
+        }
+        self.inner.guidance_watch.stop().await;
+        self.inner.mcp().stop().await;
+        // The servers' stops are recorded before the store is let go.
+        self.inner.mcp().close_reports();
+        let recording = self.inner.part::<McpReports>().take();
+        if let Some(recording) = recording {
+            let _ = recording.await;
+        }
+        // The hooks of what was committed until now, before the store goes.
+        self.inner.hooks().stop().await;
+    }
+}
+
+/// What records the MCP servers' changes (`mcp::record_reports`): ended
+/// and awaited at shutdown, after the servers' last stop.
+#[derive(Default)]
+pub(crate) struct McpReports(Mutex<Option<tokio::task::JoinHandle<()>>>);
+
+impl McpReports {
+    fn set(&self, recording: tokio::task::JoinHandle<()>) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(recording);
+        }
+    }
+
+    fn take(&self) -> Option<tokio::task::JoinHandle<()>> {
+        self.0.lock().ok().and_then(|mut r| r.take())
+    }
 }

@@ -228,7 +228,7 @@ impl RuntimeHost {
     /// given), their state and tools, and what the reviewer said of a
     /// project server's command line (`mcp.list`).
     pub fn mcp_servers(&self, workspace: Option<&Path>) -> Vec<McpServerInfo> {
-        let mut views = self.inner.mcp.views(workspace);
+        let mut views = self.inner.mcp().views(workspace);
         let reviews = reviews_in(&self.inner.store).unwrap_or_default();
         for v in &mut views {
             v.review = reviews
@@ -261,12 +261,12 @@ impl RuntimeHost {
     ) -> Result<McpApproval, RuntimeError> {
         let approval = self
             .inner
-            .mcp
+            .mcp()
             .approval_for(workspace, name)
             .and_then(|a| same_line(a, expected))
             .map_err(RuntimeError::Invalid)?;
         let all = record_approval(&self.inner.store, approval.clone()).await?;
-        self.inner.mcp.set_approvals(&all);
+        self.inner.mcp().set_approvals(&all);
         Ok(approval)
     }
 
@@ -280,11 +280,11 @@ impl RuntimeHost {
     ) -> Result<McpSwitch, RuntimeError> {
         let (switch, server) = self
             .inner
-            .mcp
+            .mcp()
             .switch_for(workspace, name, disabled)
             .map_err(RuntimeError::Invalid)?;
         let all = record_switch(&self.inner.store, switch.clone()).await?;
-        self.inner.mcp.set_disabled(&all);
+        self.inner.mcp().set_disabled(&all);
         if disabled {
             // A reviewer's allow not yet acted on is void: re-enabling the
             // server does not approve it.

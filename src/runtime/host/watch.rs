@@ -446,13 +446,13 @@ async fn examine(
                         reviewer,
                     }) => {
                         if let Some(servers) = mcp_servers {
-                            host.mcp.reconfigure(servers);
+                            host.mcp().reconfigure(servers);
                         }
                         if let Some(hooks) = hooks {
-                            host.hooks.replace(hooks);
+                            host.hooks().replace(hooks);
                         }
                         if let Some(reviewer) = reviewer {
-                            host.reviewer.replace(reviewer);
+                            host.reviewer().replace(reviewer);
                         }
                         ConfigReloaded::ConfigFile {
                             path: c.path.clone(),

@@ -483,3 +483,10 @@ impl Hub {
         futures_util::future::join_all(all.map(|s| s.stop(McpStopReason::Shutdown))).await;
     }
 }
+
+impl crate::runtime::handle::HostInner {
+    /// The MCP servers (`[mcp_servers]`), started on first need.
+    pub(crate) fn mcp(&self) -> &Hub {
+        self.part()
+    }
+}

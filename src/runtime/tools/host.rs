@@ -140,7 +140,7 @@ impl ToolHost for Arc<HostInner> {
     }
 
     fn mcp(&self) -> &crate::runtime::mcp::Hub {
-        &self.mcp
+        HostInner::mcp(self)
     }
 
     fn live(&self) -> &broadcast::Sender<LiveUpdate> {

@@ -280,10 +280,12 @@ fn mcp_place_of(
 /// MCP servers' (starting any that are not running yet).
 pub(crate) async fn catalog(host: &HostInner, agent_id: &str) -> Vec<ToolSpec> {
     let mut all = specs();
-    host.mcp
+    host.mcp()
         .set_sandbox(&host.default_policy(), host.config.sandbox_required);
     let (anchor, policy) = mcp_place(host, agent_id);
-    let offered = host.mcp.specs(anchor.as_deref(), agent_id, policy.as_ref());
+    let offered = host
+        .mcp()
+        .specs(anchor.as_deref(), agent_id, policy.as_ref());
     all.extend(offered.await);
     all
 }

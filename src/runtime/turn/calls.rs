@@ -193,7 +193,7 @@ async fn pre_tool(
 ) -> (Option<String>, Vec<ev::HookRan>) {
     match route {
         Route::Gate => tokio::select! {
-            hooks = inner.hooks.pre_tool(env.agent_id, run_id, call) => (
+            hooks = inner.hooks().pre_tool(env.agent_id, run_id, call) => (
                 hooks.refused.map(|(hook, reason)| {
                     format!("the operator's hook `{hook}` refused this call: {reason}")
                 }),

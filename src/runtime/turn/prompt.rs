@@ -468,7 +468,7 @@ impl crate::runtime::handle::RuntimeHost {
         // MCP servers' as last offered (none is started for a preview).
         let mut all = crate::runtime::tools::specs();
         let anchor = crate::runtime::tools::mcp_anchor(inner, agent_id);
-        all.extend(inner.mcp.last_offered(anchor.as_deref()));
+        all.extend(inner.mcp().last_offered(anchor.as_deref()));
         let budget = provider.context_budget();
         let mut offer = crate::runtime::tools::offer::Offer::new(
             all,

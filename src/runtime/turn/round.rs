@@ -212,7 +212,7 @@ pub(super) async fn rounds(
                 r.t.tools.iter().any(|t| mcp::is_mcp_tool(&t.name)) || r.offer.deferred();
             if offers_mcp
                 && inner
-                    .mcp
+                    .mcp()
                     .stale(tools::mcp_anchor(inner, agent_id).as_deref())
             {
                 let all = tokio::select! {
