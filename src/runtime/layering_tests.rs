@@ -213,11 +213,24 @@ fn resolve(module: &[String], path: &[String], files: &BTreeMap<Module, Source>)
         .find(|m| files.contains_key(m))
 }
 
+/// Whether the line before `at` opens an `impl` of the handle itself,
+/// named plainly or by path (`impl crate::runtime::handle::HostInner {`).
+fn opens_handle_impl(code: &str, at: usize) -> bool {
+    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+    let Some(path) = code[line_start..at].strip_prefix("impl ") else {
+        return false;
+    };
+    path.is_empty() || (path.ends_with("::") && path.chars().all(|c| is_ident(c) || c == ':'))
+}
+
 /// The methods of the shared handle each file defines.
 fn handle_methods(code: &str) -> Vec<String> {
     let mut found = Vec::new();
-    for head in ["impl RuntimeHost {", "impl HostInner {"] {
+    for head in ["RuntimeHost {", "HostInner {"] {
         for (at, _) in code.match_indices(head) {
+            if !opens_handle_impl(code, at) {
+                continue;
+            }
             let body = &code[at + head.len()..];
             let mut depth = 1usize;
             let end = body
@@ -453,6 +466,21 @@ fn a_circle_through_paths_or_handle_methods_is_found() {
         ),
     ]);
     assert_eq!(spanning(&by_method).len(), 1);
+    // A feature's accessor on the handle, its impl named by path.
+    let by_accessor = fake(&[
+        ("runtime", ""),
+        (
+            "runtime::mcp",
+            "use crate::runtime::a::X;\nimpl crate::runtime::handle::HostInner {\n    pub(crate) fn hub(&self) -> &Hub {\n        self.part()\n    }\n}",
+        ),
+        ("runtime::a", "fn f(inner: &HostInner) { inner.hub(); }"),
+    ]);
+    assert_eq!(
+        spanning(&by_accessor).len(),
+        1,
+        "{:?}",
+        spanning(&by_accessor)
+    );
     let one_way = fake(&[
         ("runtime", ""),
         ("runtime::host", "impl RuntimeHost {\n    pub fn spin(&self) {}\n}"),

@@ -3,7 +3,7 @@
 //! `events.page`, and its transcript, `agent.transcript`), read-only and
 //! bounded, and the answers built on them that the runtime and the
 //! offline client share (`answer_reads`): listings, where an agent works,
-//! its skills and the default policy.
+//! its skills, and the default and workspace policies.
 
 use std::path::PathBuf;
 
@@ -53,8 +53,8 @@ pub(crate) fn reads_store_only(request: &Request) -> bool {
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page`,
 /// `approvals.list`, `workspace.list`, `skills.list`, and a
 /// `runtime.policy` or `workspace.policy` that changes nothing
-/// (`reads_store_only`), answered from one read of the store. Any other request was routed here by mistake
-/// (`Request::misrouted`).
+/// (`reads_store_only`), answered from one read of the store. Any other
+/// request was routed here by mistake (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,
     request: Request,

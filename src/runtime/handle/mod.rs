@@ -1,7 +1,9 @@
 //! `RuntimeHost`: the handle every feature holds. The store, the
 //! configuration, each agent's wake and actor registry, submit, idle
-//! tracking and shutdown. It is not the top of the runtime: what starts
-//! and recovers it and what an actor runs live in `host/` (its
+//! tracking, the shutdown signal and stopping the actors, and the
+//! features' running state as parts it does not name. It is not the top
+//! of the runtime: what starts, recovers and shuts it down and what an
+//! actor runs live in `host/` (its
 //! `lifecycle.rs` reaches every feature), given to the handle at start;
 //! the operations live by concern beside it: `runtime::operator`
 //! (prompts, control, work items, tasks), `agents`, `approvals`,

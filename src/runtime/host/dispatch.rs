@@ -42,6 +42,7 @@ impl RuntimeHost {
                 answer_reads(self, request)
             }
             Request::WorkspacePolicy { ref change, .. } if change.is_empty() => {
+                let _settled = self.inner.default_policy_change.lock().await;
                 answer_reads(self, request)
             }
             Request::RuntimeStatus

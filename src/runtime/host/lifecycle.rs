@@ -1,4 +1,5 @@
-//! The lifecycle: start-up and recovery, and what each agent's actor runs.
+//! The lifecycle: start-up and recovery, what each agent's actor runs, and
+//! shutting down (each feature's part stopped in order).
 //! It reaches every feature (workspaces, approvals, children, the turn
 //! through the actor), which is why it lives apart from the handle
 //! (`runtime::handle`) that those features use.

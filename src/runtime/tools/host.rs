@@ -1,8 +1,10 @@
-//! What a tool may ask of the runtime (`ToolHost`): the narrow surface
-//! every tool call and every gate runs with, not the whole handle. A tool
-//! reads the store, the configuration and where its agent works, and acts
-//! through the same operations the console and the socket use; it never
-//! sees the actors, the locks, the hooks, the reviewer or the watchers.
+//! What a tool may ask of the runtime (`ToolHost`): the surface every
+//! tool call and every gate runs with, not the whole handle. A tool reads
+//! and writes the store, reads the configuration and where its agent
+//! works, calls the MCP servers, and acts through the same operations the
+//! console and the socket use; the actors' registry, the locks, the
+//! hooks, the reviewer and the watchers are out of its reach (it may
+//! only ask for a turn's cancellation, to stop what it started with it).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
