@@ -562,3 +562,35 @@ command = "if grep -q 'rm -rf'; then echo 'this repository forbids rm -rf' >&2; 
     assert_eq!(kinds, ["hooks"]);
     assert_typed_lines(&home, "main");
 }
+
+#[test]
+fn a_daemon_stops_gracefully_past_a_running_hook_and_leaves_none_behind() {
+    let home = Home::new();
+    let marks = ok(tempfile::tempdir());
+    let pid_file = marks.path().join("hook.pid");
+    write_config(
+        &home,
+        &format!(
+            "[[hooks.prompt_submitted]]\nname = \"long\"\ncommand = \"echo $$ > {}; exec sleep 31\"\n\
+             timeout_secs = 60\nsandbox = \"off\"\n",
+            pid_file.display()
+        ),
+    );
+    home.ok(&["--detach"]);
+    let daemon = super::support::Daemon(&home);
+    home.ok(&["send", "start the hook"]);
+    let pid: i32 = super::support::poll("the hook to start", || {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+    });
+    assert!(super::support::running(pid));
+    // Graceful, under the 10 s before `daemon stop` signals: the drain
+    // gives up on the hook and kills it with its group.
+    let stop = home.ok(&["daemon", "stop"]);
+    drop(daemon);
+    assert!(stop.contains("stopped gracefully"), "{stop}");
+    super::support::poll("the hook's process to be gone", || {
+        (!super::support::running(pid)).then_some(())
+    });
+}

@@ -51,8 +51,11 @@ pub struct HookHost {
 }
 
 /// How long a stopping runtime waits for the hooks of events already
-/// committed (each run has its own limit too).
-pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// committed (each run has its own limit too). Short enough that a
+/// runtime's whole shutdown fits in the wait `holon daemon stop` gives it
+/// before signalling (10 s): a hook still running past it is killed with
+/// its process group by the runtime, never left behind by a SIGKILL.
+pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl HookHost {
     pub fn new(
