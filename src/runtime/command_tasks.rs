@@ -54,8 +54,6 @@ use spawn::Spawned;
 
 /// Bytes of output kept in a task's preview (the tail of its output).
 pub const PREVIEW_BYTES: u64 = 16 * 1024;
-/// Time between TERM and KILL when stopping a task.
-pub const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -406,5 +404,18 @@ impl CommandTasks {
             .await?;
         (self.wake)(agent_id);
         Ok(())
+    }
+}
+
+impl crate::runtime::handle::HostInner {
+    /// The command tasks: started, supervised, stopped, reattached.
+    pub(crate) fn tasks(&self) -> &CommandTasks {
+        self.part()
+    }
+}
+
+impl crate::runtime::handle::RuntimeHost {
+    pub fn tasks(&self) -> &CommandTasks {
+        self.inner.tasks()
     }
 }

@@ -237,7 +237,7 @@ impl RuntimeHost {
             sandbox: None,
         };
         self.inner
-            .tasks
+            .tasks()
             .start(agent_id, spec, TaskOrigin::Operator)
             .await
     }
@@ -248,7 +248,7 @@ impl RuntimeHost {
         spec: CommandSpec,
         origin: TaskOrigin,
     ) -> Result<TaskRecord, RuntimeError> {
-        self.inner.tasks.start(agent_id, spec, origin).await
+        self.inner.tasks().start(agent_id, spec, origin).await
     }
 
     pub async fn stop_task(
@@ -277,7 +277,7 @@ impl RuntimeHost {
             StopHow::Ask => self.inner.config.stop_grace,
             StopHow::Force => std::time::Duration::ZERO,
         };
-        self.inner.tasks.stop(agent_id, task_id, grace).await
+        self.inner.tasks().stop(agent_id, task_id, grace).await
     }
 
     pub async fn task_input(
@@ -289,7 +289,7 @@ impl RuntimeHost {
         if self.child_task(agent_id, task_id).is_ok() {
             return self.child_input(agent_id, task_id, text).await;
         }
-        self.inner.tasks.input(agent_id, task_id, text).await
+        self.inner.tasks().input(agent_id, task_id, text).await
     }
 }
 

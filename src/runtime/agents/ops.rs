@@ -204,9 +204,9 @@ impl RuntimeHost {
     /// Stop every running command task of an agent that is ending
     /// (archived, or a child stopped through its task).
     pub(super) async fn stop_command_tasks(&self, agent_id: &str) {
-        for t in self.inner.tasks.live_ids(agent_id) {
+        for t in self.inner.tasks().live_ids(agent_id) {
             let grace = self.inner.config.stop_grace;
-            if let Err(e) = self.inner.tasks.stop(agent_id, &t, grace).await {
+            if let Err(e) = self.inner.tasks().stop(agent_id, &t, grace).await {
                 tracing::warn!(agent_id, task = %t, error = %e, "cannot stop an ending agent's task");
             }
         }

@@ -174,7 +174,9 @@ impl CommandTasks {
         self.supervise(async move {
             let status = child.wait().await;
             let ending = match &paths {
-                Some(paths) => held_end(paths, Some(status), STOP_GRACE).await,
+                Some(paths) => {
+                    held_end(paths, Some(status), crate::runtime::handle::STOP_GRACE).await
+                }
                 None => direct_ending(status, started.elapsed()),
             };
             this.settle(&agent_id, &task_id, &output, ending, paths.as_ref(), None)

@@ -86,6 +86,10 @@ pub struct HostConfig {
     pub approval_wait: Duration,
 }
 
+/// Time between TERM and KILL when a command task is stopped, unless
+/// configured.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+
 /// How long a turn waits for an approval's answer unless configured: the
 /// five minutes a provider's prompt cache commonly lasts, past which going
 /// on costs what a new turn would.
@@ -107,7 +111,7 @@ impl HostConfig {
         HostConfig {
             data_dir,
             provider,
-            stop_grace: crate::runtime::command_tasks::STOP_GRACE,
+            stop_grace: STOP_GRACE,
             max_rounds: 40,
             stale_reminder: crate::runtime::context::stale::StaleConfig::default(),
             info: RuntimeInfo {

@@ -19,7 +19,7 @@ mod config;
 mod fate;
 pub use config::{
     ActorScope, BackupSchedule, ConfigReloader, ConfigWatch, HostConfig, ProviderSource, Reloaded,
-    RuntimeInfo, DEFAULT_APPROVAL_WAIT,
+    RuntimeInfo, DEFAULT_APPROVAL_WAIT, STOP_GRACE,
 };
 pub use fate::CommandsFate;
 
@@ -33,7 +33,6 @@ use tokio::sync::{broadcast, Notify};
 use cancel::{CancelReason, TurnCancel};
 
 use super::admission::Admitted;
-use super::command_tasks::CommandTasks;
 use super::RuntimeError;
 use crate::model::message::AdmissionRequest;
 use crate::store::Store;
@@ -135,7 +134,6 @@ pub(crate) struct Actor {
 pub(crate) struct HostInner {
     pub(crate) store: Store,
     pub(crate) config: HostConfig,
-    pub(crate) tasks: CommandTasks,
     /// The actors, shutdown and idle signals: the handle's own.
     pub(crate) core: Core,
     /// Each agent's guidance files and the config file, watched
@@ -160,8 +158,8 @@ pub(crate) struct HostInner {
     /// One default-policy change at a time, so the store and the copy
     /// above agree in order.
     pub(crate) default_policy_change: tokio::sync::Mutex<()>,
-    /// What features keep here (the MCP servers, the hooks, the
-    /// reviewer), each reached through its feature's accessor.
+    /// What features keep here (the command tasks, the MCP servers, the
+    /// hooks, the reviewer), each reached through its feature's accessor.
     pub(crate) parts: Parts,
 }
 
@@ -379,15 +377,6 @@ impl RuntimeHost {
         self.inner.actors().values().all(|a| a.wake.is_idle())
     }
 
-    /// How many commands a shutdown now would leave running for the next
-    /// runtime (none unless tasks outlive this one).
-    pub fn commands_outliving(&self) -> usize {
-        match self.inner.config.commands == CommandsFate::Outlive {
-            true => self.inner.tasks.held_count(),
-            false => 0,
-        }
-    }
-
     /// Start no new model turn from now on (the running ones go on, and
     /// queued work stays queued, durable, for the next runtime). Used
     /// before handing the store to another process, so a turn is never
@@ -429,10 +418,6 @@ impl RuntimeHost {
         let admitted = super::admission::admit_once(&self.inner.store, req, request_id).await?;
         self.wake(&agent_id);
         Ok(admitted)
-    }
-
-    pub fn tasks(&self) -> &CommandTasks {
-        &self.inner.tasks
     }
 
     pub(crate) fn from_inner(inner: &Arc<HostInner>) -> RuntimeHost {

@@ -60,19 +60,19 @@ impl RuntimeHost {
                 holon_dirs.clone(),
             );
             let mut parts = Parts::default();
+            parts.insert(CommandTasks::new(
+                store.clone(),
+                output_dir,
+                config.exec_env.clone(),
+                holon_dirs,
+                wake,
+                config.holder.clone(),
+            ));
             parts.insert(mcp);
             parts.insert(McpReports::default());
             parts.insert(hooks);
             parts.insert(reviewer);
             HostInner {
-                tasks: CommandTasks::new(
-                    store.clone(),
-                    output_dir,
-                    config.exec_env.clone(),
-                    holon_dirs,
-                    wake,
-                    config.holder.clone(),
-                ),
                 store,
                 config,
                 core: Core::new(shutdown, run_actor),
@@ -211,7 +211,7 @@ impl RuntimeHost {
         self.recover_approvals(agent_id).await?;
         let interrupted = self
             .inner
-            .tasks
+            .tasks()
             .recover(
                 agent_id,
                 self.inner.config.stop_grace,
@@ -357,6 +357,15 @@ impl RuntimeHost {
         self.shutdown_with(outlive).await
     }
 
+    /// How many commands a shutdown now would leave running for the next
+    /// runtime (none unless tasks outlive this one).
+    pub fn commands_outliving(&self) -> usize {
+        match self.inner.config.commands == CommandsFate::Outlive {
+            true => self.inner.tasks().held_count(),
+            false => 0,
+        }
+    }
+
     /// `shutdown`, saying whether held commands are left running for the
     /// next runtime (a console that detaches hands them to its daemon).
     pub async fn shutdown_with(&self, tasks_outlive: bool) {
@@ -367,12 +376,12 @@ impl RuntimeHost {
         let grace = self.inner.config.stop_grace;
         match tasks_outlive {
             true => {
-                let left = self.inner.tasks.release_all(grace).await;
+                let left = self.inner.tasks().release_all(grace).await;
                 if left > 0 {
                     tracing::info!(left, "command tasks left running for the next runtime");
                 }
             }
-            false => self.inner.tasks.stop_all(grace).await,
+            false => self.inner.tasks().stop_all(grace).await,
         }
         self.inner.guidance_watch.stop().await;
         self.inner.mcp().stop().await;

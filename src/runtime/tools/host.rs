@@ -150,7 +150,7 @@ impl ToolHost for Arc<HostInner> {
     }
 
     fn holon_dirs(&self) -> Vec<PathBuf> {
-        self.tasks.holon_dirs()
+        self.tasks().holon_dirs()
     }
 
     fn turn_cancel(&self, agent_id: &str) -> Option<Arc<TurnCancel>> {
@@ -175,7 +175,7 @@ impl ToolHost for Arc<HostInner> {
         agent_id: &'a str,
         task_id: &'a str,
     ) -> BoxFuture<'a, Result<(), RuntimeError>> {
-        Box::pin(self.tasks.promote(agent_id, task_id))
+        Box::pin(self.tasks().promote(agent_id, task_id))
     }
 
     fn stop_task_as<'a>(
