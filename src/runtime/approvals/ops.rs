@@ -189,30 +189,6 @@ impl RuntimeHost {
         }
     }
 
-    /// The agent an approval belongs to: `agent_id` when given, else the
-    /// one whose records hold the id.
-    pub fn approval_agent(
-        &self,
-        agent_id: Option<String>,
-        approval_id: &str,
-    ) -> Result<String, RuntimeError> {
-        if let Some(a) = agent_id {
-            return Ok(a);
-        }
-        let rx = self.inner.store.read()?;
-        for a in rx.agents::<AgentRecord>()? {
-            if rx
-                .get::<ApprovalRecord>(Keyed::Approvals, &a.id, approval_id)?
-                .is_some()
-            {
-                return Ok(a.id);
-            }
-        }
-        Err(RuntimeError::UnknownApproval {
-            approval_id: approval_id.to_owned(),
-        })
-    }
-
     /// Approve and run the call. `always` extends the workspace's
     /// allow-list so calls like it no longer ask.
     pub async fn approve(
@@ -429,21 +405,6 @@ impl RuntimeHost {
         }
         self.wake(agent_id);
         Ok(rec)
-    }
-
-    /// Pending approvals (all of them with `include_answered`, newest
-    /// first), of one agent or of every agent.
-    pub fn approvals(
-        &self,
-        agent_id: Option<&str>,
-        include_answered: bool,
-    ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
-        let rx = self.inner.store.read()?;
-        Ok(crate::runtime::pages::approvals_in(
-            &rx,
-            agent_id,
-            include_answered,
-        )?)
     }
 
     /// At start: a grant whose call's outcome never reached the agent (the

@@ -1,13 +1,17 @@
 //! Asking: the record of a gated call, written with its event before
 //! anything runs, and what the model is told while the call waits for
-//! the operator's answer.
+//! the operator's answer; and finding what was asked (which agent holds
+//! an approval, which are pending).
 
 use serde_json::json;
 
+use crate::model::agent::AgentRecord;
 use crate::model::approval::{Action, ApprovalRecord, ApprovalStatus};
 use crate::model::usage::ToolCall;
 use crate::protocol::events::Event;
+use crate::runtime::handle::RuntimeHost;
 use crate::runtime::tools::{self, Gated, ToolEnv};
+use crate::runtime::RuntimeError;
 use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 use super::ops::changed;
@@ -88,4 +92,45 @@ pub(crate) fn awaiting(rec: &ApprovalRecord) -> serde_json::Value {
             rec.tool_name, rec.summary, rec.why
         ),
     })
+}
+
+impl RuntimeHost {
+    /// The agent an approval belongs to: `agent_id` when given, else the
+    /// one whose records hold the id.
+    pub fn approval_agent(
+        &self,
+        agent_id: Option<String>,
+        approval_id: &str,
+    ) -> Result<String, RuntimeError> {
+        if let Some(a) = agent_id {
+            return Ok(a);
+        }
+        let rx = self.inner.store.read()?;
+        for a in rx.agents::<AgentRecord>()? {
+            if rx
+                .get::<ApprovalRecord>(Keyed::Approvals, &a.id, approval_id)?
+                .is_some()
+            {
+                return Ok(a.id);
+            }
+        }
+        Err(RuntimeError::UnknownApproval {
+            approval_id: approval_id.to_owned(),
+        })
+    }
+
+    /// Pending approvals (all of them with `include_answered`, newest
+    /// first), of one agent or of every agent.
+    pub fn approvals(
+        &self,
+        agent_id: Option<&str>,
+        include_answered: bool,
+    ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
+        let rx = self.inner.store.read()?;
+        Ok(crate::runtime::pages::approvals_in(
+            &rx,
+            agent_id,
+            include_answered,
+        )?)
+    }
 }
