@@ -291,6 +291,22 @@ pub struct MessageEnvelope {
     pub causation_id: Option<String>,
 }
 
+impl MessageEnvelope {
+    /// The timer this message came from: a timer's own tick, or the
+    /// `timer_id` another origin names (a trigger's wait).
+    pub fn timer_id(&self) -> Option<String> {
+        match &self.origin {
+            MessageOrigin::Timer { timer_id } => Some(timer_id.clone()),
+            MessageOrigin::Operator { .. }
+            | MessageOrigin::Channel { .. }
+            | MessageOrigin::Webhook { .. }
+            | MessageOrigin::Callback { .. }
+            | MessageOrigin::System { .. }
+            | MessageOrigin::Task { .. } => self.source_refs.get("timer_id").cloned(),
+        }
+    }
+}
+
 /// What an ingress asks to admit, before normalisation. Trust, authority and
 /// trigger kind are derived here, not accepted from the caller.
 #[derive(Debug, Clone)]

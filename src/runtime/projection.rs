@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::model::agent::AgentRecord;
 use crate::model::decision::SystemTickReason;
-use crate::model::message::{MessageEnvelope, MessageOrigin};
+use crate::model::message::MessageEnvelope;
 use crate::model::task::TaskRecord;
 use crate::model::waiting::TimerRecord;
 use crate::model::waiting::TimerStatus;
@@ -166,16 +166,7 @@ pub fn load(
     // trigger's own wait, which the scheduler matches it against).
     let mut timer_ids = rx.index_list(Index::ActiveTimers, agent_id)?;
     for env in &envelopes {
-        let from_timer = match &env.origin {
-            MessageOrigin::Timer { timer_id } => Some(timer_id.clone()),
-            MessageOrigin::Operator { .. }
-            | MessageOrigin::Channel { .. }
-            | MessageOrigin::Webhook { .. }
-            | MessageOrigin::Callback { .. }
-            | MessageOrigin::System { .. }
-            | MessageOrigin::Task { .. } => env.source_refs.get("timer_id").cloned(),
-        };
-        if let Some(id) = from_timer {
+        if let Some(id) = env.timer_id() {
             if !timer_ids.contains(&id) {
                 timer_ids.push(id);
             }

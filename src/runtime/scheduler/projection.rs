@@ -25,7 +25,7 @@ use crate::model::decision::TurnPhase;
 use crate::model::decision::TurnTerminalKind;
 use crate::model::decision::WorkSignal;
 use crate::model::message::QueueEntryStatus;
-use crate::model::message::{MessageEnvelope, MessageKind, MessageOrigin, Priority, TrustLevel};
+use crate::model::message::{MessageEnvelope, MessageKind, Priority, TrustLevel};
 use crate::model::task::TaskRecord;
 use crate::model::waiting::PendingWakeHint;
 use crate::model::waiting::TimerRecord;
@@ -172,16 +172,7 @@ fn source_ref(envelope: &MessageEnvelope, key: &str) -> Option<String> {
 
 fn pending_input(q: &QueuedMessage<'_>) -> PendingInput {
     let env = q.envelope;
-    let timer_id = match &env.origin {
-        MessageOrigin::Timer { timer_id } => Some(timer_id.clone()),
-        MessageOrigin::Operator { .. }
-        | MessageOrigin::Channel { .. }
-        | MessageOrigin::Webhook { .. }
-        | MessageOrigin::Callback { .. }
-        | MessageOrigin::System { .. }
-        | MessageOrigin::Task { .. } => None,
-    }
-    .or_else(|| source_ref(env, "timer_id"));
+    let timer_id = env.timer_id();
     PendingInput {
         message_id: env.id.clone(),
         status: q.entry.status,
