@@ -28,10 +28,10 @@ use super::bench_socket::rss_kib;
 use super::bench_turns::{completion, results_since_user};
 use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
-use crate::runtime::agents::ops::AgentLimits;
 use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::retry::ProviderChain;
 use crate::runtime::provider::{Provider, ProviderOutcome, ProviderProgress, ProviderRequest};
+use crate::runtime::settings::limits::AgentLimits;
 use crate::store::{Store, StoreOptions};
 
 const SPAWNS: usize = 100;

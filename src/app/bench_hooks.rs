@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 use super::bench::{millis, percentile};
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::handle::{HostConfig, RuntimeHost};
-use crate::runtime::hooks::Hooks;
+use crate::runtime::settings::hooks::Hooks;
 use crate::store::{Store, StoreOptions};
 
 const TURNS: usize = 12;
@@ -82,10 +82,10 @@ fn answer(body: &Value, ids: &AtomicUsize) -> Canned {
 fn hooks(text: &str) -> anyhow::Result<Hooks> {
     #[derive(serde::Deserialize)]
     struct File {
-        hooks: crate::runtime::hooks::config::HooksSection,
+        hooks: crate::runtime::settings::hooks::HooksSection,
     }
     let file: File = toml::from_str(text)?;
-    crate::runtime::hooks::config::check(file.hooks).map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))
+    crate::runtime::settings::hooks::check(file.hooks).map_err(|(k, m)| anyhow::anyhow!("{k}: {m}"))
 }
 
 struct Mode {
@@ -240,7 +240,7 @@ async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
     std::fs::write(&policy, "Commands in the agent's own home are fine.\n")?;
     let mode = start_with(&dir.join("reviewer"), source, |config| {
         config.policy.approval = crate::model::approval::Approval::OnWrite;
-        config.reviewer = crate::runtime::approvals::review::ReviewerConfig {
+        config.reviewer = crate::runtime::settings::reviewer::ReviewerConfig {
             model: Some("bench/gpt-reviewer".into()),
             policy_file: Some(policy),
             may: crate::model::review::ReviewerMay::AllowAndDeny,

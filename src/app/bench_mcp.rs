@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use super::bench::{millis, percentile};
 use super::bench_scale::Daemon;
 use crate::model::usage::ToolCall;
-use crate::runtime::mcp::config::ServerConfig;
 use crate::runtime::mcp::Hub;
+use crate::runtime::settings::mcp::ServerConfig;
 
 pub(super) fn stub_path() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;

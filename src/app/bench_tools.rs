@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::handle::{HostConfig, RuntimeHost};
-use crate::runtime::mcp::config::ServerConfig;
+use crate::runtime::settings::mcp::ServerConfig;
 use crate::store::{Store, StoreOptions};
 
 const TURNS: usize = 3;
@@ -132,7 +132,7 @@ async fn one_mode(dir: &Path, share: f64, stub_path: &Path) -> anyhow::Result<Fi
         std::fs::write(&file, list)?;
         let args = ["--catalog", &file.display().to_string()].map(str::to_owned);
         let mut c = ServerConfig::stdio(name, &stub_path.display().to_string(), &[]);
-        if let crate::runtime::mcp::config::Transport::Stdio { args: a, .. } = &mut c.transport {
+        if let crate::runtime::settings::mcp::Transport::Stdio { args: a, .. } = &mut c.transport {
             *a = args.to_vec();
         }
         c.sandboxed = false;
@@ -185,7 +185,7 @@ pub async fn run(dir: &Path) -> anyhow::Result<()> {
     let whole = one_mode(&dir.join("whole"), 1.0, &stub_path).await?;
     let demand = one_mode(
         &dir.join("on-demand"),
-        crate::runtime::tools::offer::DEFAULT_SHARE,
+        crate::runtime::settings::limits::DEFAULT_MCP_TOOL_SHARE,
         &stub_path,
     )
     .await?;

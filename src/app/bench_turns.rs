@@ -349,7 +349,7 @@ async fn exec_samples(
         };
         let t = Instant::now();
         let mut outcome = tools::execute(&env, &call, None).await;
-        tools::envelope::finish(&mut outcome, &call.name);
+        crate::runtime::tool_outcome::finish(&mut outcome, &call.name);
         samples.push(t.elapsed());
         if outcome.is_error || outcome.content["disposition"] != "completed" {
             anyhow::bail!("ExecCommand true did not complete: {}", outcome.content);

@@ -44,13 +44,13 @@ struct ConfigFile {
     budget: BudgetSection,
     /// MCP servers, by name.
     #[serde(default)]
-    mcp_servers: BTreeMap<String, crate::runtime::mcp::config::ServerSection>,
+    mcp_servers: BTreeMap<String, crate::runtime::settings::mcp::ServerSection>,
     /// What holds for every MCP server.
     #[serde(default)]
     mcp: McpSection,
     /// Operator hooks (`[[hooks.EVENT]]`, `[hooks] on_error`).
     #[serde(default)]
-    hooks: crate::runtime::hooks::config::HooksSection,
+    hooks: crate::runtime::settings::hooks::HooksSection,
     /// Other machines' runtimes, by name (`[remotes.NAME]`).
     #[serde(default)]
     remotes: BTreeMap<String, super::remotes::RemoteSection>,
@@ -274,7 +274,7 @@ pub struct Config {
     pub policy_env: Vec<String>,
     /// How much command output re-enters the model
     /// (`runtime.default_tool_output_tokens`, `runtime.max_tool_output_tokens`).
-    pub tool_output: crate::runtime::tools::ToolOutputBudget,
+    pub tool_output: crate::runtime::settings::limits::ToolOutputBudget,
     pub providers: BTreeMap<String, ProviderEndpointConfig>,
     /// The context window for every model (`HOLON_CONTEXT_WINDOW`, else
     /// `[model] context_window`); unset, each model's own applies.
@@ -288,22 +288,22 @@ pub struct Config {
     /// Every agent's daily budget unless it has its own (`[budget]`).
     pub budget: crate::model::agent::Budget,
     /// Delegation bounds (`[agents] max_spawn_depth`, `max_children`).
-    pub agent_limits: crate::runtime::agents::ops::AgentLimits,
+    pub agent_limits: crate::runtime::settings::limits::AgentLimits,
     /// The user's home for user-scope skills and templates
     /// (`HOLON_USER_DIR`, else `$HOME`).
     pub user_home: Option<PathBuf>,
     /// MCP servers (`[mcp_servers.NAME]`).
-    pub mcp_servers: Vec<crate::runtime::mcp::ServerConfig>,
+    pub mcp_servers: Vec<crate::runtime::settings::mcp::ServerConfig>,
     /// The share of the prompt budget MCP tools' definitions may take
     /// before they are offered through ToolSearch (`[mcp]
     /// tool_budget_share`).
     pub mcp_tool_share: f64,
     /// The operator's hooks (`[[hooks.EVENT]]`).
-    pub hooks: crate::runtime::hooks::Hooks,
+    pub hooks: crate::runtime::settings::hooks::Hooks,
     /// The reviewer of approval requests (`[policy] reviewer`, with
     /// `reviewer_policy`, `reviewer_may`, `reviewer_timeout_secs`,
     /// `reviewer_hold_secs`).
-    pub reviewer: crate::runtime::approvals::review::ReviewerConfig,
+    pub reviewer: crate::runtime::settings::reviewer::ReviewerConfig,
     /// How long a turn that asked for approval waits for the answer
     /// (`[policy] approval_wait_secs`).
     pub approval_wait: std::time::Duration,
@@ -486,7 +486,7 @@ impl Config {
             user_home,
             mcp_servers: super::config_checks::mcp_servers(file.mcp_servers, at_key)?,
             mcp_tool_share: file.mcp.tool_share(at_key)?,
-            hooks: crate::runtime::hooks::config::check(file.hooks)
+            hooks: crate::runtime::settings::hooks::check(file.hooks)
                 .map_err(|(key, m)| at_key(&format!("hooks.{key}"), m))?,
             reviewer: super::config_checks::reviewer_setting(path, &file.policy, at_key)?,
             approval_wait: file.policy.approval_wait(at_key)?,

@@ -68,13 +68,13 @@ pub(super) fn policy_setting(
 
 /// `[mcp_servers.NAME]`, each checked; an error names the key at fault.
 pub(super) fn mcp_servers(
-    sections: std::collections::BTreeMap<String, crate::runtime::mcp::config::ServerSection>,
+    sections: std::collections::BTreeMap<String, crate::runtime::settings::mcp::ServerSection>,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<Vec<crate::runtime::mcp::ServerConfig>, ConfigError> {
+) -> Result<Vec<crate::runtime::settings::mcp::ServerConfig>, ConfigError> {
     sections
         .into_iter()
         .map(|(name, section)| {
-            crate::runtime::mcp::config::check(&name, section).map_err(|(key, m)| {
+            crate::runtime::settings::mcp::check(&name, section).map_err(|(key, m)| {
                 let at = if key.is_empty() {
                     format!("mcp_servers.{name}")
                 } else {
@@ -107,8 +107,8 @@ pub(super) fn tool_output_budget(
     file: &RuntimeSection,
     env: &Env,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<crate::runtime::tools::ToolOutputBudget, ConfigError> {
-    let defaults = crate::runtime::tools::ToolOutputBudget::default();
+) -> Result<crate::runtime::settings::limits::ToolOutputBudget, ConfigError> {
+    let defaults = crate::runtime::settings::limits::ToolOutputBudget::default();
     let pick = |var: &'static str, key: &str, filed: Option<u64>, fallback: u64| {
         let check = |n: u64| (1..=MAX_TOOL_OUTPUT_TOKENS).contains(&n);
         let range = format!("give a number of tokens from 1 to {MAX_TOOL_OUTPUT_TOKENS}");
@@ -145,7 +145,7 @@ pub(super) fn tool_output_budget(
             format!("{default_tokens} is more than max_tool_output_tokens ({max_tokens})"),
         ));
     }
-    Ok(crate::runtime::tools::ToolOutputBudget {
+    Ok(crate::runtime::settings::limits::ToolOutputBudget {
         default_tokens,
         max_tokens,
     })
@@ -283,9 +283,9 @@ pub(super) fn reviewer_setting(
     file: &Path,
     p: &PolicySection,
     at_key: &dyn Fn(&str, String) -> ConfigError,
-) -> Result<crate::runtime::approvals::review::ReviewerConfig, ConfigError> {
+) -> Result<crate::runtime::settings::reviewer::ReviewerConfig, ConfigError> {
     use crate::model::review::ReviewerMay;
-    use crate::runtime::approvals::review::{ReviewerConfig, DEFAULT_HOLD, DEFAULT_TIMEOUT};
+    use crate::runtime::settings::reviewer::{ReviewerConfig, DEFAULT_HOLD, DEFAULT_TIMEOUT};
     let model = match p.reviewer.as_deref().map(str::trim) {
         None => None,
         Some(m) => {

@@ -220,7 +220,7 @@ fn tool_output_budgets_default_read_and_check() {
     .is_err());
     assert!(load("", &env(&[("HOLON_DEFAULT_TOOL_OUTPUT_TOKENS", "lots")])).is_err());
     // The budget bounds what a call may ask for.
-    let b = crate::runtime::tools::ToolOutputBudget {
+    let b = crate::runtime::settings::limits::ToolOutputBudget {
         default_tokens: 10,
         max_tokens: 20,
     };

@@ -14,7 +14,7 @@ use super::Context;
 use crate::runtime::hooks::decide::{clean, decide, Exit};
 use crate::runtime::hooks::input::{sample, HookInput};
 use crate::runtime::hooks::run::Runner;
-use crate::runtime::hooks::{HookEvent, HookSpec, OnError};
+use crate::runtime::settings::hooks::{HookEvent, HookSpec, OnError};
 
 /// How a hook runs, in words.
 fn how(h: &HookSpec, support_missing: Option<&str>) -> String {

@@ -79,7 +79,7 @@ async fn probed(ctx: &Context, project: &std::path::Path) -> anyhow::Result<Vec<
 /// The hub as the runtime would start it: the config's servers, and the
 /// approvals and switches recorded in the store.
 async fn offline_hub(ctx: &Context) -> anyhow::Result<crate::runtime::mcp::Hub> {
-    use crate::runtime::host::mcp::{approvals_in, disabled_in};
+    use crate::runtime::mcp::ops::{approvals_in, disabled_in};
     let hub = crate::runtime::mcp::Hub::new(
         ctx.config.mcp_servers.clone(),
         &ctx.paths.data_dir,
@@ -104,7 +104,7 @@ enum Recorded {
 
 /// Record on the store opened here (no runtime runs), closed either way.
 async fn record_offline(ctx: &Context, what: Recorded) -> anyhow::Result<()> {
-    use crate::runtime::host::mcp::{record_approval, record_switch};
+    use crate::runtime::mcp::ops::{record_approval, record_switch};
     let store = ctx.open_store().await?;
     let done = match what {
         Recorded::Approval(a) => record_approval(&store, a).await.map(drop),
@@ -248,7 +248,7 @@ pub async fn mcp_approve(
             // what was confirmed.
             let approval = hub
                 .approval_for(&project, name)
-                .and_then(|a| crate::runtime::host::mcp::same_line(a, Some(&line)))
+                .and_then(|a| crate::runtime::mcp::ops::same_line(a, Some(&line)))
                 .map_err(|e| anyhow::anyhow!(e))?;
             record_offline(ctx, Recorded::Approval(approval.clone())).await?;
             approval

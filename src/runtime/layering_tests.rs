@@ -265,6 +265,13 @@ fn handle_methods(code: &str) -> Vec<String> {
     found
 }
 
+/// Method names the standard library's and tokio's types define too
+/// (`writer.shutdown()`, `reader.take(n)`): like a name other crate types
+/// define, they count only where called on the handle.
+const FOREIGN: &[&str] = &[
+    "shutdown", "take", "set", "get", "start", "stop", "send", "close",
+];
+
 /// Which files each file depends on.
 fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>> {
     let mut defined: BTreeMap<String, BTreeSet<Module>> = BTreeMap::new();
@@ -316,7 +323,8 @@ fn graph(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
             if owner == module || !source.code.contains(&format!(".{name}(")) {
                 continue;
             }
-            let elsewhere = fn_count.get(name).copied().unwrap_or(0) > 1;
+            let elsewhere =
+                fn_count.get(name).copied().unwrap_or(0) > 1 || FOREIGN.contains(&name.as_str());
             if !elsewhere || on_handle(name) {
                 out.insert(owner.clone());
             }
@@ -417,6 +425,83 @@ fn spanning(files: &BTreeMap<Module, Source>) -> Vec<String> {
                 .join("\n")
         })
         .collect()
+}
+
+/// Circles between the folders of `runtime/` (each file at its top, and
+/// `mod.rs` itself, counting as a folder of its own), worded for the
+/// failure with the files behind each arrow. Folders form layers: the
+/// handle and the settings below the features, the features below the
+/// turn, the top (`host/`) above all.
+fn folder_circles(files: &BTreeMap<Module, Source>) -> Vec<String> {
+    let edges = graph(files);
+    let inside = |m: &Module| m.first().is_some_and(|r| r == "runtime");
+    let mut folders: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    let mut why: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (from, targets) in edges.iter().filter(|(m, _)| inside(m)) {
+        let f = folder(from);
+        for to in targets.iter().filter(|t| inside(t)) {
+            let t = folder(to);
+            if t == f {
+                continue;
+            }
+            folders
+                .entry(vec![f.clone()])
+                .or_default()
+                .insert(vec![t.clone()]);
+            why.entry((f.clone(), t)).or_default().push(format!(
+                "{} -> {}",
+                from.join("::"),
+                to.join("::")
+            ));
+        }
+    }
+    circles(&folders)
+        .into_iter()
+        .map(|part| {
+            let names: Vec<&String> = part.iter().map(|p| &p[0]).collect();
+            why.iter()
+                .filter(|((a, b), _)| names.contains(&a) && names.contains(&b))
+                .map(|((a, b), files)| format!("  {a} -> {b}: {}", files.join("; ")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+#[test]
+fn no_circle_runs_between_the_runtime_folders() {
+    let files = crate_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let found = folder_circles(&files);
+    assert!(
+        found.is_empty(),
+        "circles between runtime folders:\n{}",
+        found.join("\n\n")
+    );
+}
+
+#[test]
+fn a_circle_of_folders_is_found_though_no_files_circle() {
+    let files = fake(&[
+        ("runtime::a::x", "use crate::runtime::b::y;"),
+        ("runtime::b::y", "fn f() {}"),
+        ("runtime::b::z", "use crate::runtime::a::w;"),
+        ("runtime::a::w", "fn g() {}"),
+        ("runtime::c", "use crate::runtime::a::x;"),
+    ]);
+    assert!(spanning(&files).is_empty());
+    let found = folder_circles(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("runtime/a -> runtime/b: runtime::a::x -> runtime::b::y"));
+    assert!(found[0].contains("runtime/b -> runtime/a: runtime::b::z -> runtime::a::w"));
+    assert!(!found[0].contains("runtime/c"));
+    // One arrow turned around and the layers hold.
+    let files = fake(&[
+        ("runtime::a::x", "use crate::runtime::b::y;"),
+        ("runtime::b::y", "fn f() {}"),
+        ("runtime::b::z", "fn h() {}"),
+        ("runtime::a::w", "use crate::runtime::b::z;"),
+    ]);
+    assert!(folder_circles(&files).is_empty());
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod continuation;
 pub mod control;
 pub mod exec_env;
 pub mod fixture;
+pub mod guidance;
 pub mod handle;
 pub mod hooks;
 pub mod host;
@@ -35,7 +36,9 @@ pub mod repair;
 pub mod retention;
 pub mod sandbox;
 pub mod scheduler;
+pub mod settings;
 pub mod tasks;
+pub mod tool_outcome;
 pub mod tools;
 pub mod transcript;
 pub mod triggers;
@@ -78,11 +81,77 @@ pub enum RuntimeError {
     #[error(transparent)]
     WorkItem(crate::model::work::WorkItemError),
     #[error(transparent)]
-    Workspace(workspace::WorkspaceError),
+    Workspace(WorkspaceError),
     #[error("{what}: {message}")]
     Io { what: String, message: String },
     #[error(transparent)]
     Store(StoreError),
+}
+
+/// Why a workspace operation was refused (the workspace folder and the
+/// approvals that gate a move alike).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{path} does not exist")]
+    Missing { path: String },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: String },
+    #[error("{path} is not readable: {reason}")]
+    NotReadable { path: String, reason: String },
+    #[error("no workspace `{workspace_id}` is attached to this agent; `holon workspace list` shows them")]
+    Unknown { workspace_id: String },
+    #[error("give exactly one of `path` or `workspace_id`")]
+    Target,
+    #[error("`{workspace_id}` is the active workspace: switch first (`holon workspace use agent_home`), then detach it")]
+    DetachActive { workspace_id: String },
+    #[error("agent_home is the built-in fallback workspace; it cannot be detached")]
+    DetachHome,
+    #[error("agent_home has no isolated mode; use it directly")]
+    HomeIsolated,
+    #[error("the workspace anchor {anchor} no longer exists")]
+    AnchorGone { anchor: String },
+    #[error("refused: {why}; no agent works there")]
+    Refused { why: String },
+    #[error("{}", unapproved(root, *never))]
+    Unapproved { root: String, never: bool },
+    #[error("{anchor} was not a git repository when it was attached, so its `.git` may be a command's: Holon makes no isolated worktree of it; attach it again (`holon workspace detach ID`, then `attach`) if the repository is yours")]
+    GitSinceAttached { anchor: String },
+    #[error("{anchor} is a repository inside {outer}, whose files a command can write: Holon makes no isolated worktree of it (its git would trust what a command wrote); work in it directly")]
+    NestedIsolated { anchor: String, outer: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
+
+fn unapproved(root: &str, never: bool) -> String {
+    match never {
+        true => format!(
+            "refused: {root} is not an attached workspace, and this workspace's approval mode is \
+             `never`, so no one is asked to let the sandbox's writable root move there; ask the \
+             operator to attach it (`holon workspace add PATH`)"
+        ),
+        false => format!(
+            "not moved: {root} is not an attached workspace and the operator has not approved \
+             this move (or the directory changed since they did); call UseWorkspace again and \
+             the operator is asked"
+        ),
+    }
+}
+
+/// Why a git operation failed, in words an operator can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    #[error("`git` is not installed or not on PATH; isolated mode needs git ({0})")]
+    NotInstalled(String),
+    #[error("{path} is not inside a git repository; isolated mode needs one")]
+    NotARepository { path: String },
+    #[error("the repository at {path} has no commits yet; isolated mode needs a HEAD to branch from (make a first commit)")]
+    NoCommits { path: String },
+    #[error("git {args} failed in {dir}: {stderr}")]
+    Failed {
+        args: String,
+        dir: String,
+        stderr: String,
+    },
 }
 
 impl From<StoreError> for RuntimeError {
@@ -114,13 +183,11 @@ impl From<RuntimeError> for ApiError {
                 crate::model::work::WorkItemError::EmptyObjective => ErrorCode::InvalidParams,
             },
             E::Workspace(w) => {
-                use crate::runtime::workspace::WorkspaceError as W;
+                use WorkspaceError as W;
                 match w {
                     W::Unknown { .. } => ErrorCode::NotFound,
                     W::DetachActive { .. } => ErrorCode::Conflict,
-                    W::Git(crate::runtime::workspace::git::GitError::Failed { .. }) => {
-                        ErrorCode::Internal
-                    }
+                    W::Git(GitError::Failed { .. }) => ErrorCode::Internal,
                     W::Missing { .. }
                     | W::NotADirectory { .. }
                     | W::NotReadable { .. }

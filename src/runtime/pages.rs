@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use crate::model::agent::AgentRecord;
-use crate::model::approval::{ApprovalRecord, ApprovalStatus, DefaultPolicy};
+use crate::model::approval::DefaultPolicy;
 use crate::protocol::{AgentSummary, ApiError, Request, Response};
-use crate::store::{Index, Keyed, ReadCtx, Store, StoreError};
+use crate::store::{Keyed, ReadCtx, Store, StoreError};
 
 /// Who answers the requests read from the store alone: the running
 /// runtime, or a one-shot command when none runs (`OfflineClient`). They
@@ -79,7 +79,7 @@ pub(crate) fn answer_reads(
         Request::AgentStatus { agent_id } => {
             let mut s = reader.summarize(&rx, &agent(&agent_id)?)?;
             let home = reader.agent_home(&agent_id);
-            crate::runtime::host::watch::name_guidance(&mut s, &home);
+            crate::runtime::guidance::name_guidance(&mut s, &home);
             Ok(Response::AgentStatus(s))
         }
         Request::AgentTranscript { agent_id, limit } => {
@@ -104,11 +104,13 @@ pub(crate) fn answer_reads(
             if let Some(id) = &agent_id {
                 agent(id)?;
             }
-            Ok(Response::ApprovalsList(approvals_in(
-                &rx,
-                agent_id.as_deref(),
-                include_answered,
-            )?))
+            Ok(Response::ApprovalsList(
+                crate::runtime::approvals::request::approvals_in(
+                    &rx,
+                    agent_id.as_deref(),
+                    include_answered,
+                )?,
+            ))
         }
         Request::WorkspaceList { agent_id } => {
             let agent = agent(&agent_id)?;
@@ -225,42 +227,4 @@ pub fn transcript_page(
         entries,
         more,
     })
-}
-
-/// Pending approvals (all of them with `include_answered`, newest first),
-/// of one agent or of every agent, as a read snapshot holds them.
-pub(crate) fn approvals_in(
-    rx: &ReadCtx,
-    agent_id: Option<&str>,
-    include_answered: bool,
-) -> Result<Vec<ApprovalRecord>, StoreError> {
-    let agents: Vec<String> = match agent_id {
-        Some(a) => vec![a.to_owned()],
-        None => rx
-            .agents::<AgentRecord>()?
-            .into_iter()
-            .map(|a| a.id)
-            .collect(),
-    };
-    let mut out = Vec::new();
-    for a in agents {
-        let recs: Vec<ApprovalRecord> = if include_answered {
-            rx.list_recent(Keyed::Approvals, &a, 50)?
-        } else {
-            let ids = rx.index_list(Index::OpenApprovals, &a)?;
-            let mut v = Vec::with_capacity(ids.len());
-            for i in ids {
-                if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
-                    v.push(r);
-                }
-            }
-            v
-        };
-        out.extend(
-            recs.into_iter()
-                .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
-        );
-    }
-    out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
-    Ok(out)
 }

@@ -592,9 +592,9 @@ async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     use holon::model::agent::ProfilePreset;
     use holon::protocol::views::ControlAction;
     use holon::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
-    use holon::runtime::agents::ops::AgentLimits;
     use holon::runtime::handle::RuntimeHost;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use holon::runtime::settings::limits::AgentLimits;
     use holon::store::{Store, StoreOptions};
     use std::time::Duration;
 

@@ -428,12 +428,12 @@ async fn a_follower_that_falls_behind_tells_every_event_once() {
     let mut c = super::runtime_core::config(dir.path(), provider);
     #[derive(serde::Deserialize)]
     struct File {
-        hooks: holon::runtime::hooks::config::HooksSection,
+        hooks: holon::runtime::settings::hooks::HooksSection,
     }
     let file: File = ok(toml::from_str(
         "[[hooks.prompt_submitted]]\nname = \"slow\"\ncommand = \"cat > /dev/null; sleep 0.02\"\nsandbox = \"off\"\n",
     ));
-    c.hooks = ok(holon::runtime::hooks::config::check(file.hooks));
+    c.hooks = ok(holon::runtime::settings::hooks::check(file.hooks));
     let host = ok(holon::runtime::handle::RuntimeHost::start(store, c).await);
     ok(host.create_agent("main").await);
     // Paused: the prompts only queue, each one event the hook is told of.

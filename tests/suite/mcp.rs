@@ -17,8 +17,8 @@ use holon::model::approval::ApprovalPolicy;
 use holon::model::message::Priority;
 use holon::model::usage::ConversationItem;
 use holon::runtime::handle::RuntimeHost;
-use holon::runtime::mcp::config::{ServerConfig, Transport};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+use holon::runtime::settings::mcp::{ServerConfig, Transport};
 use holon::store::{Store, StoreOptions};
 
 /// The stub server, built beside the binary (`cargo test` builds examples).

@@ -217,8 +217,8 @@ async fn a_recorded_verdict_answers_after_a_restart_only_under_the_reach_in_forc
     use holon::model::approval::ApprovalStatus;
     use holon::model::message::Priority;
     use holon::model::review::{ApprovalReview, ReviewVerdict, ReviewerMay};
-    use holon::runtime::approvals::review::ReviewerConfig;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use holon::runtime::settings::reviewer::ReviewerConfig;
     use std::sync::Arc;
 
     let dir = ok(tempfile::tempdir());
@@ -351,8 +351,8 @@ async fn denials_in_a_row_hand_the_next_request_to_a_person() {
     use holon::model::approval::ApprovalStatus;
     use holon::model::message::Priority;
     use holon::model::review::ReviewerMay;
-    use holon::runtime::approvals::review::ReviewerConfig;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
+    use holon::runtime::settings::reviewer::ReviewerConfig;
     use std::sync::Arc;
 
     let dir = ok(tempfile::tempdir());

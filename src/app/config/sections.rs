@@ -28,7 +28,7 @@ fn env_error(var: &'static str) -> impl Fn(String) -> ConfigError {
 pub(super) struct RuntimeSettings {
     pub default_agent: String,
     pub default_agent_source: Source,
-    pub tool_output: crate::runtime::tools::ToolOutputBudget,
+    pub tool_output: crate::runtime::settings::limits::ToolOutputBudget,
 }
 
 impl RuntimeSection {
@@ -443,7 +443,7 @@ impl McpSection {
     /// `[mcp] tool_budget_share`: a share of the prompt from 0 to 1.
     pub(super) fn tool_share(&self, at_key: AtKey) -> Result<f64, ConfigError> {
         match self.tool_budget_share {
-            None => Ok(crate::runtime::tools::offer::DEFAULT_SHARE),
+            None => Ok(crate::runtime::settings::limits::DEFAULT_MCP_TOOL_SHARE),
             Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
             Some(v) => Err(at_key(
                 "mcp.tool_budget_share",
@@ -458,8 +458,8 @@ impl AgentsSection {
     pub(super) fn limits(
         &self,
         at_key: AtKey,
-    ) -> Result<crate::runtime::agents::ops::AgentLimits, ConfigError> {
-        let limits = crate::runtime::agents::ops::AgentLimits::default();
+    ) -> Result<crate::runtime::settings::limits::AgentLimits, ConfigError> {
+        let limits = crate::runtime::settings::limits::AgentLimits::default();
         let max_spawn_depth = self.max_spawn_depth.unwrap_or(limits.max_spawn_depth);
         if !(1..=8).contains(&max_spawn_depth) {
             return Err(at_key(
@@ -474,7 +474,7 @@ impl AgentsSection {
                 format!("{max_children} is out of range (1 to 256)"),
             ));
         }
-        Ok(crate::runtime::agents::ops::AgentLimits {
+        Ok(crate::runtime::settings::limits::AgentLimits {
             max_spawn_depth,
             max_children,
         })

@@ -411,7 +411,7 @@ fn child_record(parent: &AgentRecord, child_id: &str, task_id: &str, inherit: bo
 fn may_spawn_in(
     tx: &mut crate::store::WriteCtx<'_>,
     pid: &str,
-    limits: crate::runtime::agents::ops::AgentLimits,
+    limits: crate::runtime::settings::limits::AgentLimits,
 ) -> Result<(), StoreError> {
     let p = agent_in(tx, pid)?;
     if p.archived_at.is_some() || p.status == AgentStatus::Stopped {

@@ -8,7 +8,6 @@
 pub mod child_life;
 pub mod child_ops;
 pub mod child_view;
-pub mod limits;
 pub mod ops;
 pub mod skills;
 pub mod templates;

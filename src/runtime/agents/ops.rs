@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-pub use super::limits::AgentLimits;
 use crate::model::agent::AgentKind;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;

@@ -295,7 +295,10 @@ impl RuntimeHost {
         &self,
         rec: &ApprovalRecord,
         by: &Answerer,
-    ) -> (String, Option<(ToolCall, tools::ToolOutcome, u64)>) {
+    ) -> (
+        String,
+        Option<(ToolCall, crate::runtime::tool_outcome::ToolOutcome, u64)>,
+    ) {
         let head = format!(
             "[approval {}] {} approved {} {}",
             rec.id,
@@ -328,7 +331,7 @@ impl RuntimeHost {
         };
         let t0 = std::time::Instant::now();
         let mut outcome = tools::execute(&env, &call, None).await;
-        tools::envelope::finish(&mut outcome, &call.name);
+        crate::runtime::tool_outcome::finish(&mut outcome, &call.name);
         let ms = t0.elapsed().as_millis() as u64;
         let result: String = outcome.text().chars().take(RESULT_CHARS).collect();
         // The result reaches the agent as a message, which is text: an

@@ -11,8 +11,8 @@ use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
 use crate::runtime::handle::RuntimeHost;
-use crate::runtime::workspace::WorkspaceError;
 use crate::runtime::RuntimeError;
+use crate::runtime::WorkspaceError;
 use crate::store::{Provenance, StoreError};
 
 impl RuntimeHost {

@@ -109,7 +109,7 @@ impl RuntimeHost {
             }
         };
         let event = Event::ProposalApproved(approval.clone());
-        crate::runtime::host::mcp::record_in_list(&self.inner.store, APPROVED, change, event)
+        crate::runtime::mcp::ops::record_in_list(&self.inner.store, APPROVED, change, event)
             .await?;
         Ok(approval)
     }

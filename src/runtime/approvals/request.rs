@@ -12,7 +12,7 @@ use crate::protocol::events::Event;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, ReadCtx, StoreError, WriteCtx};
 
 use super::ops::changed;
 
@@ -127,10 +127,44 @@ impl RuntimeHost {
         include_answered: bool,
     ) -> Result<Vec<ApprovalRecord>, RuntimeError> {
         let rx = self.inner.store.read()?;
-        Ok(crate::runtime::pages::approvals_in(
-            &rx,
-            agent_id,
-            include_answered,
-        )?)
+        Ok(approvals_in(&rx, agent_id, include_answered)?)
     }
+}
+
+/// Pending approvals (all of them with `include_answered`, newest first),
+/// of one agent or of every agent, as a read snapshot holds them.
+pub(crate) fn approvals_in(
+    rx: &ReadCtx,
+    agent_id: Option<&str>,
+    include_answered: bool,
+) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let agents: Vec<String> = match agent_id {
+        Some(a) => vec![a.to_owned()],
+        None => rx
+            .agents::<AgentRecord>()?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+    };
+    let mut out = Vec::new();
+    for a in agents {
+        let recs: Vec<ApprovalRecord> = if include_answered {
+            rx.list_recent(Keyed::Approvals, &a, 50)?
+        } else {
+            let ids = rx.index_list(Index::OpenApprovals, &a)?;
+            let mut v = Vec::with_capacity(ids.len());
+            for i in ids {
+                if let Some(r) = rx.get::<ApprovalRecord>(Keyed::Approvals, &a, &i)? {
+                    v.push(r);
+                }
+            }
+            v
+        };
+        out.extend(
+            recs.into_iter()
+                .filter(|r| include_answered || r.status == ApprovalStatus::Pending),
+        );
+    }
+    out.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
+    Ok(out)
 }

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use crate::model::usage::TokenUsage;
 
-use super::review::{self, Answer, ReviewerConfig};
+use super::review::{self, Answer};
 use super::written::{self, Written};
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
@@ -33,6 +33,7 @@ use crate::model::review::{ApprovalReview, ReviewVerdict, ReviewerChoice};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
+use crate::runtime::settings::reviewer::ReviewerConfig;
 use crate::runtime::RuntimeError;
 use crate::store::{Keyed, Provenance};
 

@@ -20,7 +20,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict, ReviewerMay};
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::handle::RuntimeHost;
-use crate::runtime::host::mcp::{record_approval_by, reviews_in, MCP_REVIEWS};
+use crate::runtime::mcp::ops::{record_approval_by, reviews_in, MCP_REVIEWS};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
 
@@ -232,14 +232,14 @@ impl RuntimeHost {
         }
         // From here it is acted on once, whatever follows.
         self.mark_acted(r).await?;
-        let disabled = crate::runtime::host::mcp::disabled_in(&self.inner.store)?;
+        let disabled = crate::runtime::mcp::ops::disabled_in(&self.inner.store)?;
         if disabled
             .iter()
             .any(|d| d.workspace.as_deref() == Some(r.workspace.as_str()) && d.name == r.name)
         {
             return Ok(());
         }
-        let approved = crate::runtime::host::mcp::approvals_in(&self.inner.store)?;
+        let approved = crate::runtime::mcp::ops::approvals_in(&self.inner.store)?;
         if approved.iter().any(|a| {
             a.workspace == r.workspace && a.name == r.name && a.command_line == r.command_line
         }) {
@@ -250,7 +250,7 @@ impl RuntimeHost {
             .inner
             .mcp()
             .approval_for(Path::new(&r.workspace), &r.name)
-            .and_then(|a| crate::runtime::host::mcp::same_line(a, Some(&r.command_line)))
+            .and_then(|a| crate::runtime::mcp::ops::same_line(a, Some(&r.command_line)))
         {
             Ok(a) => a,
             Err(why) => {

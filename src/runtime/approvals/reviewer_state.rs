@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::review::ReviewerConfig;
+use crate::runtime::settings::reviewer::ReviewerConfig;
 
 /// Reviews running at once.
 pub const SLOTS: usize = 4;

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::review::ReviewerConfig;
+use crate::runtime::settings::reviewer::ReviewerConfig;
 
 /// The most of one part read; a larger file is refused (a person
 /// decides).

@@ -35,7 +35,7 @@ pub struct HostConfig {
     /// Which environment variables command tasks see.
     pub exec_env: crate::runtime::exec_env::ExecEnvPolicy,
     /// How much command output re-enters the model.
-    pub tool_output: crate::runtime::tools::budget::ToolOutputBudget,
+    pub tool_output: crate::runtime::settings::limits::ToolOutputBudget,
     /// The approval policy of workspaces without their own (`[policy]`).
     pub policy: crate::model::approval::ApprovalPolicy,
     /// The default agent's id (`main` unless configured).
@@ -44,7 +44,7 @@ pub struct HostConfig {
     /// (`HOLON_USER_DIR`, else `$HOME`); never written.
     pub user_home: Option<PathBuf>,
     /// Delegation bounds (`[agents]`).
-    pub agent_limits: crate::runtime::agents::limits::AgentLimits,
+    pub agent_limits: crate::runtime::settings::limits::AgentLimits,
     /// Holon's directories besides `data_dir` (config, run, logs): never
     /// writable from a sandboxed command.
     pub holon_dirs: Vec<PathBuf>,
@@ -64,16 +64,16 @@ pub struct HostConfig {
     /// Every agent's daily budget unless it has its own (`[budget]`).
     pub budget: crate::model::agent::Budget,
     /// The MCP servers the operator configured (`[mcp_servers]`).
-    pub mcp_servers: Vec<crate::runtime::mcp::config::ServerConfig>,
+    pub mcp_servers: Vec<crate::runtime::settings::mcp::ServerConfig>,
     /// The share of the prompt budget MCP tools' definitions may take
     /// whole; past it they are found with ToolSearch (`[mcp]
     /// tool_budget_share`).
     pub mcp_tool_share: f64,
     /// The operator's hooks (`[[hooks.EVENT]]`).
-    pub hooks: crate::runtime::hooks::Hooks,
+    pub hooks: crate::runtime::settings::hooks::Hooks,
     /// The reviewer of approval requests (`[policy] reviewer` and what
     /// goes with it).
-    pub reviewer: crate::runtime::approvals::review::ReviewerConfig,
+    pub reviewer: crate::runtime::settings::reviewer::ReviewerConfig,
     /// Holon's own program, which holds each command task so it can
     /// outlive the runtime (`None`: commands are the runtime's children).
     pub holder: Option<PathBuf>,
@@ -122,12 +122,12 @@ impl HostConfig {
             },
             config_watch: None,
             exec_env: crate::runtime::exec_env::ExecEnvPolicy::default(),
-            tool_output: crate::runtime::tools::budget::ToolOutputBudget::default(),
+            tool_output: crate::runtime::settings::limits::ToolOutputBudget::default(),
             policy: crate::model::approval::ApprovalPolicy::default(),
             actors: ActorScope::All,
             default_agent: "main".into(),
             user_home: None,
-            agent_limits: crate::runtime::agents::limits::AgentLimits::default(),
+            agent_limits: crate::runtime::settings::limits::AgentLimits::default(),
             holon_dirs: Vec::new(),
             unix_sockets: Vec::new(),
             sandbox_required: false,
@@ -136,7 +136,7 @@ impl HostConfig {
             pricing: Default::default(),
             budget: Default::default(),
             mcp_servers: Vec::new(),
-            mcp_tool_share: crate::runtime::tools::offer::DEFAULT_SHARE,
+            mcp_tool_share: crate::runtime::settings::limits::DEFAULT_MCP_TOOL_SHARE,
             hooks: Default::default(),
             reviewer: Default::default(),
             holder: None,
@@ -194,13 +194,13 @@ pub struct Reloaded {
     pub changed: Vec<String>,
     /// The MCP servers, when `[mcp_servers]` changed: the runtime's are
     /// replaced (those described as before go on).
-    pub mcp_servers: Option<Vec<crate::runtime::mcp::config::ServerConfig>>,
+    pub mcp_servers: Option<Vec<crate::runtime::settings::mcp::ServerConfig>>,
     /// The hooks, when `[hooks]` changed: the runtime's are replaced
     /// from the next event on.
-    pub hooks: Option<crate::runtime::hooks::Hooks>,
+    pub hooks: Option<crate::runtime::settings::hooks::Hooks>,
     /// The reviewer, when `[policy] reviewer…` changed: replaced for the
     /// next review.
-    pub reviewer: Option<crate::runtime::approvals::review::ReviewerConfig>,
+    pub reviewer: Option<crate::runtime::settings::reviewer::ReviewerConfig>,
 }
 
 /// The config file to watch and what to do when it changes.

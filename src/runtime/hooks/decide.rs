@@ -11,7 +11,7 @@
 //! For the other events a hook decides nothing: exit 0 is done, anything
 //! else a failure that is recorded and reported.
 
-use super::{HookEvent, OnError};
+use crate::runtime::settings::hooks::{HookEvent, OnError};
 
 /// How a hook's process ended, with what it wrote (each stream bounded).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,9 +11,9 @@ use super::decide::{decide, Decision, Exit, Verdict};
 use super::follow::{follow, heads};
 use super::input::{Detail, HookInput};
 use super::run::{Ran, Runner};
-use super::{HookEvent, HookSpec, Hooks};
 use crate::model::event::Provenance;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::runtime::settings::hooks::{HookEvent, HookSpec, Hooks};
 use crate::store::Store;
 
 /// Where an agent works: its execution root, and the root of the

@@ -12,9 +12,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::dispatch::{record_in, run_one, HookHost};
 use super::input::{bounded, Detail, HookInput};
-use super::HookEvent;
 use crate::model::event::EventRecord;
 use crate::protocol::events::Event;
+use crate::runtime::settings::hooks::HookEvent;
 use crate::store::Store;
 
 /// The hook event a committed event tells, with what the input says of

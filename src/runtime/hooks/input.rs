@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::HookEvent;
+use crate::runtime::settings::hooks::HookEvent;
 
 /// The input's version: raised when a field is renamed, retyped or
 /// removed (a new field does not raise it).

@@ -17,7 +17,6 @@
 //! - `project`: the hooks a workspace's repository proposes
 //!   (`.holon/hooks.toml`), in force once the operator approved them.
 
-pub mod config;
 pub mod decide;
 pub mod dispatch;
 pub mod follow;
@@ -25,5 +24,4 @@ pub mod input;
 pub mod project;
 pub mod run;
 
-pub use config::{HookEvent, HookSpec, Hooks, OnError};
 pub use decide::{Decision, Verdict};

@@ -10,9 +10,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::config::{check, HooksSection};
-use super::Hooks;
 use crate::model::proposal::{ProposalApproval, ProposalKind};
+use crate::runtime::settings::hooks::{check, Hooks, HooksSection};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,7 +25,11 @@ struct File {
 /// operator's or another repository's).
 fn tag(anchor: &str) -> String {
     let d = crate::runtime::proposal::digest(anchor);
-    format!("{}{}", super::config::REPOSITORY_PREFIX, &d[..16])
+    format!(
+        "{}{}",
+        crate::runtime::settings::hooks::REPOSITORY_PREFIX,
+        &d[..16]
+    )
 }
 
 /// The longest a repository's hook may run: one that hangs must not hold

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::decide::{Exit, Finished};
 use super::input::HookInput;
-use super::HookSpec;
+use crate::runtime::settings::hooks::HookSpec;
 
 /// What a hook may keep of its stdout (a decision) and its stderr (a
 /// reason); the rest is read and dropped.

@@ -1,8 +1,8 @@
 //! Tests of one hook run: the environment's allow-list, input and
 //! bounded output, the time limit and what a hook leaves running.
 use super::*;
-use crate::runtime::hooks::config::{HookEvent, HookSpec, OnError, DEFAULT_TIMEOUT};
 use crate::runtime::hooks::input::sample;
+use crate::runtime::settings::hooks::{HookEvent, HookSpec, OnError, DEFAULT_TIMEOUT};
 
 fn hook(command: &str, timeout: Duration) -> HookSpec {
     HookSpec {

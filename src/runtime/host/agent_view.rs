@@ -127,7 +127,7 @@ impl RuntimeHost {
             .ok_or_else(|| not_found(&format!("no agent `{agent_id}`")))?;
         let mut summary = self.summarize(&rx, &agent)?;
         // `/state.agent` stays what `/status` answers.
-        super::watch::name_guidance(&mut summary, &self.inner.agent_home(agent_id));
+        crate::runtime::guidance::name_guidance(&mut summary, &self.inner.agent_home(agent_id));
         let last_event_seq = rx.last_seq(agent_id)?;
         let live = crate::runtime::projection::load(&rx, agent_id, crate::now_ms())?;
         let closure = live.as_ref().map(|l| l.projection.closure());

@@ -89,14 +89,15 @@ impl RuntimeHost {
                 parts,
             }
         });
-        let recording = super::mcp::record_reports(inner.store.clone(), inner.mcp().reports());
+        let recording =
+            crate::runtime::mcp::ops::record_reports(inner.store.clone(), inner.mcp().reports());
         inner.part::<McpReports>().set(tokio::spawn(recording));
         inner
             .mcp()
-            .set_approvals(&super::mcp::approvals_in(&inner.store)?);
+            .set_approvals(&crate::runtime::mcp::ops::approvals_in(&inner.store)?);
         inner
             .mcp()
-            .set_disabled(&super::mcp::disabled_in(&inner.store)?);
+            .set_disabled(&crate::runtime::mcp::ops::disabled_in(&inner.store)?);
         // A console's own runtime keeps the console's code mapped: the
         // operator is still there when the runtime goes quiet.
         let release = match inner.config.info.mode.as_str() {
@@ -396,7 +397,7 @@ impl RuntimeHost {
     }
 }
 
-/// What records the MCP servers' changes (`mcp::record_reports`): ended
+/// What records the MCP servers' changes (`mcp::ops::record_reports`): ended
 /// and awaited at shutdown, after the servers' last stop.
 #[derive(Default)]
 pub(crate) struct McpReports(Mutex<Option<tokio::task::JoinHandle<()>>>);

@@ -14,11 +14,11 @@
 //! decided by pure functions.
 
 mod client;
-pub mod config;
 mod filter;
 mod flight;
 mod media;
 pub mod names;
+pub mod ops;
 mod process;
 mod project;
 pub mod report;
@@ -37,11 +37,11 @@ use crate::model::approval::{Action, ApprovalPolicy};
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::model::usage::ToolCall;
 use crate::runtime::provider::ToolSpec;
-use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 use crate::model::mcp::McpStopReason;
+use crate::runtime::settings::mcp::ServerConfig;
 pub use client::ProgressSink;
-pub use config::ServerConfig;
 use names::{Dropped, Offered};
 use project::Project;
 use server::{CallError, Sandboxing, Server, Ties};

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::config::{parse_project, ServerConfig};
 use super::server::Server;
 use super::Hub;
 use crate::model::mcp::{McpApproval, McpStopReason, McpSwitch};
+use crate::runtime::settings::mcp::{parse_project, ServerConfig};
 
 /// The largest `.mcp.json` read.
 const MAX_FILE: u64 = 1024 * 1024;

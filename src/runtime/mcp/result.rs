@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::media::{self, MAX_IMAGES};
-use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 const MAX_NOTES: usize = 20;
 

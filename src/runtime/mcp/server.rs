@@ -19,7 +19,6 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use super::client::{list_tools, Handler, ProgressSink, Watchers};
-use super::config::ServerConfig;
 use super::flight::{Abandoned, InFlight};
 pub use super::flight::{CallError, CallResult};
 use super::names::Listed;
@@ -27,6 +26,7 @@ pub use super::process::Sandboxing;
 use super::process::{ended, has_exited, ServerProcess};
 use super::report::{Lifecycle, Reporter};
 use crate::model::mcp::{McpServerFailed, McpServerStarted, McpServerStopped, McpStopReason};
+use crate::runtime::settings::mcp::ServerConfig;
 
 mod connect;
 

@@ -9,11 +9,12 @@ use serde_json::{json, Value};
 
 use super::handler::{Gated, Reach, Tool};
 use super::host::ToolHost;
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
 use crate::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -14,9 +14,10 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::patch::beneath::Dir;
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::agent::AgentRecord;
 use crate::model::brief::{AttachmentKind, BriefAttachment};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 /// A file attached, at most.
 pub const MAX_BYTES: u64 = 4 * 1024 * 1024;

@@ -12,13 +12,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::approval::Action;
 use crate::model::sandbox::SandboxMode;
 use crate::model::task::TaskRecord;
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
 use crate::runtime::sandbox::Confine;
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 use crate::store::{Index, Keyed};
 
 pub const DEFAULT_YIELD_MS: u64 = 10_000;

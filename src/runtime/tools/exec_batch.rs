@@ -18,13 +18,14 @@ use super::exec::{
 };
 use super::handler::{Gated, Reach, Tool};
 use super::host::ToolHost;
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::approval::Action;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
 use crate::runtime::command_tasks::{read_tail, CommandSpec, TaskOrigin};
 use crate::runtime::handle::cancel::TurnCancel;
 use crate::runtime::operator::StopHow;
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 /// Items one batch may hold.
 pub const MAX_ITEMS: usize = 20;

@@ -17,11 +17,12 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::host::ToolHost;
-use super::{parse_args, spec, ToolEnv, ToolOutcome};
+use super::{parse_args, spec, ToolEnv};
 use crate::model::approval::Action;
 use crate::model::usage::ToolCall;
 use crate::model::BoxFuture;
 use crate::runtime::provider::ToolSpec;
+use crate::runtime::tool_outcome::ToolOutcome;
 
 /// What the approval gate sees of one call.
 #[derive(Debug, Clone, PartialEq, Eq)]

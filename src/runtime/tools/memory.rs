@@ -9,8 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::ToolEnv;
 use crate::runtime::recall::{self, GET_DEFAULT_CHARS, GET_MAX_CHARS, SEARCH_DEFAULT_LIMIT};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct SearchArgs {

@@ -1,14 +1,12 @@
 //! The model's tool surface. Each tool is a handler (`handler::Tool`): a
 //! typed argument struct whose JSON Schema is generated (`schemars`), the
 //! gate and reach it decides, and a call that uses the same runtime
-//! operations the console and socket use. Failures use the shared
-//! tool error envelope (`ok: false`, kind, message, hint, field, retryable,
-//! bounded details). `SystemTick` is never a tool.
+//! operations the console and socket use. Failures use the shared tool
+//! error envelope (`runtime::tool_outcome`: `ok: false`, kind, message,
+//! hint, field, retryable, bounded details). `SystemTick` is never a tool.
 
 mod agents;
 mod attach;
-pub mod budget;
-pub(crate) mod envelope;
 mod exec;
 mod exec_batch;
 mod exec_shell;
@@ -32,8 +30,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-pub use budget::ToolOutputBudget;
-pub use envelope::{tool_error, ToolErrorKind, ToolOutcome};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 pub use handler::{Gated, Reach};
 
 use super::handle::HostInner;
@@ -79,7 +76,7 @@ pub(crate) fn runtime_error(e: super::RuntimeError) -> ToolOutcome {
             )
         }
         E::Workspace(w) => {
-            use super::workspace::WorkspaceError as W;
+            use crate::runtime::WorkspaceError as W;
             let (kind, field) = match &w {
                 W::Unknown { .. } => (ToolErrorKind::NotFound, Some("workspace_id")),
                 W::Target => (ToolErrorKind::InvalidArguments, None),
@@ -218,7 +215,7 @@ pub(crate) fn executed_in(
             .take(ev::ToolExecuted::PREVIEW_CHARS)
             .collect(),
         result_facts: ev::ToolExecuted::facts_of(&outcome.content),
-        tool_error: envelope::error_of(outcome),
+        tool_error: crate::runtime::tool_outcome::error_of(outcome),
     };
     let provenance = crate::store::Provenance {
         message_id: Some(message_id.to_owned()),

@@ -25,12 +25,10 @@ use crate::model::usage::ConversationItem;
 use crate::model::usage::ToolCall;
 use crate::runtime::context::budget::tools_tokens;
 use crate::runtime::provider::ToolSpec;
-use crate::runtime::tools::envelope::{tool_error, ToolErrorKind, ToolOutcome};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 /// The search tool's name.
 pub const TOOL_SEARCH: &str = "ToolSearch";
-/// The default share of the prompt budget MCP tools may take whole.
-pub const DEFAULT_SHARE: f64 = 0.10;
 /// The most matches one search returns.
 const MAX_LIMIT: usize = 10;
 /// Matches returned when the model does not say.

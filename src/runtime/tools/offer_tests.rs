@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::runtime::settings::limits::DEFAULT_MCP_TOOL_SHARE;
 
 fn spec(name: &str, description: &str, schema_bytes: usize) -> ToolSpec {
     ToolSpec {
@@ -55,12 +56,12 @@ fn names(tools: &[ToolSpec]) -> Vec<&str> {
 
 #[test]
 fn a_small_catalog_is_sent_whole_and_a_large_one_deferred() {
-    let whole = Offer::new(catalog(), 1_000_000, DEFAULT_SHARE);
+    let whole = Offer::new(catalog(), 1_000_000, DEFAULT_MCP_TOOL_SHARE);
     assert!(!whole.deferred());
     assert_eq!(whole.sent().len(), 7);
     assert!(!names(&whole.sent()).contains(&TOOL_SEARCH));
 
-    let deferred = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let deferred = Offer::new(catalog(), 8_000, DEFAULT_MCP_TOOL_SHARE);
     assert!(deferred.deferred());
     assert_eq!(
         names(&deferred.sent()),
@@ -76,7 +77,7 @@ fn a_small_catalog_is_sent_whole_and_a_large_one_deferred() {
 
 #[test]
 fn a_search_loads_the_best_matches_after_the_stable_prefix() {
-    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_MCP_TOOL_SHARE);
     let before = offer.sent();
     let answer = offer.search(&call(TOOL_SEARCH, json!({"query": "read file"})));
     assert!(!answer.is_error);
@@ -116,7 +117,7 @@ fn searches_rank_name_words_over_description_words() {
 
 #[test]
 fn bad_queries_are_bounded_and_answered() {
-    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_MCP_TOOL_SHARE);
     let empty = offer.search(&call(TOOL_SEARCH, json!({"query": "  "})));
     assert!(empty.is_error);
     let missing = offer.search(&call(TOOL_SEARCH, json!({})));
@@ -136,7 +137,7 @@ fn bad_queries_are_bounded_and_answered() {
 
 #[test]
 fn a_call_to_an_unloaded_tool_gets_its_schema_and_loads_it() {
-    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_MCP_TOOL_SHARE);
     let carried: Vec<String> = offer.sent().into_iter().map(|t| t.name).collect();
     let c = call("mcp__fs__move_file", json!({"from": "a"}));
     let answer = offer
@@ -159,13 +160,13 @@ fn a_call_to_an_unloaded_tool_gets_its_schema_and_loads_it() {
         .unloaded(&call("ExecCommand", json!({})), &carried)
         .is_none());
     // Sent whole: nothing is held back.
-    let mut whole = Offer::new(catalog(), 1_000_000, DEFAULT_SHARE);
+    let mut whole = Offer::new(catalog(), 1_000_000, DEFAULT_MCP_TOOL_SHARE);
     assert!(whole.unloaded(&c, &[]).is_none());
 }
 
 #[test]
 fn the_conversation_says_what_is_loaded() {
-    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(catalog(), 8_000, DEFAULT_MCP_TOOL_SHARE);
     let found = json!({"loaded": ["mcp__memory__create_entities"], "matches": []}).to_string();
     offer.note(&[
         ConversationItem::AssistantRound {
@@ -191,7 +192,7 @@ fn the_conversation_says_what_is_loaded() {
     // A rebuilt catalog keeps what still exists, in order.
     let mut smaller = catalog();
     smaller.retain(|t| t.name != "mcp__fs__read_text_file");
-    offer.replace(smaller, 8_000, DEFAULT_SHARE);
+    offer.replace(smaller, 8_000, DEFAULT_MCP_TOOL_SHARE);
     assert_eq!(offer.loaded(), ["mcp__memory__create_entities"]);
     assert!(names(&offer.sent()).contains(&TOOL_SEARCH));
 }
@@ -208,7 +209,7 @@ fn five_hundred_tools_across_ten_servers_search_quickly_and_send_little() {
             ));
         }
     }
-    let mut offer = Offer::new(all, 100_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(all, 100_000, DEFAULT_MCP_TOOL_SHARE);
     assert!(offer.deferred());
     let answer = offer.search(&call(TOOL_SEARCH, json!({"query": "tool 7 srv3"})));
     assert_eq!(answer.content["loaded"][0], "mcp__srv3__tool_7_op");
@@ -223,7 +224,7 @@ fn searches_load_no_more_than_the_share() {
     }
     // A 20k budget: the share is 2k tokens, the floor 4k: about three of
     // these ~1.1k-token tools.
-    let mut offer = Offer::new(all, 20_000, DEFAULT_SHARE);
+    let mut offer = Offer::new(all, 20_000, DEFAULT_MCP_TOOL_SHARE);
     let select: Vec<String> = (0..10).map(|t| format!("mcp__big__tool_{t}")).collect();
     let answer = offer.search(&call(
         TOOL_SEARCH,

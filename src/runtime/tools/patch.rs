@@ -39,9 +39,10 @@ use root::FileChange;
 pub(super) use root::HOME_PREFIX;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{spec, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{spec, ToolEnv};
 use crate::model::approval::Action;
 use crate::runtime::provider::ToolSpec;
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct PatchArgs {

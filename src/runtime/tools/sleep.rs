@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, ToolEnv, ToolOutcome};
+use super::{runtime_error, ToolEnv};
+use crate::runtime::tool_outcome::ToolOutcome;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct SleepArgs {

@@ -10,11 +10,12 @@ use serde_json::json;
 
 use super::exec::{load_task, task_snapshot, wait_terminal, MAX_YIELD_MS};
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, ToolEnv, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::runtime::command_tasks::read_tail;
 use crate::runtime::operator::StopHow;
+use crate::runtime::tool_outcome::ToolOutcome;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(super) struct TaskIdArgs {

@@ -9,11 +9,12 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::trigger::MAX_META_CHARS;
 use crate::model::waiting::WaitingIntentRecord;
 use crate::model::waiting::WaitingIntentStatus;
 use crate::model::work::{WorkItemRecord, WorkItemState};
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 use crate::runtime::triggers::ExternalTriggerRecord;
 use crate::runtime::waiting::ops::NewWait;
 use crate::store::Keyed;

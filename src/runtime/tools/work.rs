@@ -7,10 +7,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
-use super::{runtime_error, tool_error, ToolEnv, ToolErrorKind, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::agent::AgentRecord;
 use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
 use crate::runtime::projection;
+use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 use crate::runtime::work_ops::{self, WorkItemSource};
 use crate::store::Keyed;
 

@@ -10,10 +10,11 @@ use serde_json::json;
 
 use super::handler::{Gated, Reach, Tool};
 use super::host::ToolHost;
-use super::{runtime_error, ToolEnv, ToolOutcome};
+use super::{runtime_error, ToolEnv};
 use crate::model::approval::Action;
 use crate::model::workspace::UseWorkspace as UseWorkspaceRequest;
 use crate::model::workspace::WorkspaceMode;
+use crate::runtime::tool_outcome::ToolOutcome;
 use crate::runtime::workspace::reach::{Mover, RootMove};
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]

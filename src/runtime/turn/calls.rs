@@ -13,7 +13,8 @@ use crate::model::usage::ToolCall;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::approvals::{gate, request as approval_request};
 use crate::runtime::handle::{HostInner, RuntimeHost};
-use crate::runtime::tools::{self, ToolEnv, ToolOutcome};
+use crate::runtime::tool_outcome::ToolOutcome;
+use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::RuntimeError;
 use crate::store::Provenance;
 
@@ -52,8 +53,8 @@ pub(super) async fn run_call(
     let t0 = Instant::now();
     let mut awaits_approval = None;
     let mut outcome = match (route, refused) {
-        (_, Some(refusal)) => tools::tool_error(
-            tools::ToolErrorKind::Failed,
+        (_, Some(refusal)) => crate::runtime::tool_outcome::tool_error(
+            crate::runtime::tool_outcome::ToolErrorKind::Failed,
             refusal,
             Some("the call did not run; do not repeat it unchanged: take another way, or tell the operator what you need"),
             None,
@@ -63,8 +64,8 @@ pub(super) async fn run_call(
         (Route::Gate, None) => match gate::approval_needed(env, call)? {
             None if crate::model::mcp::is_mcp_tool(&call.name) => tokio::select! {
                 outcome = tools::execute(env, call, Some(run_id)) => outcome,
-                reason = cancel.cancelled() => tools::tool_error(
-                    tools::ToolErrorKind::Failed,
+                reason = cancel.cancelled() => crate::runtime::tool_outcome::tool_error(
+                    crate::runtime::tool_outcome::ToolErrorKind::Failed,
                     format!(
                         "{} was left with the turn ({reason:?}); the server may have done it anyway",
                         call.name
@@ -83,7 +84,7 @@ pub(super) async fn run_call(
         },
     };
     let duration_ms = t0.elapsed().as_millis() as u64;
-    tools::envelope::finish(&mut outcome, &call.name);
+    crate::runtime::tool_outcome::finish(&mut outcome, &call.name);
     let (id, rid, mid, c, o, runs) = (
         env.agent_id.to_owned(),
         run_id.to_owned(),
@@ -124,7 +125,7 @@ pub(super) async fn run_call(
                     content,
                     is_error: o.is_error,
                     images: o.images.clone(),
-                    error: tools::envelope::error_of(&o),
+                    error: crate::runtime::tool_outcome::error_of(&o),
                 },
             )
         })

@@ -12,9 +12,10 @@ use crate::model::trigger::IngressStatus;
 use crate::model::workspace::ExecutionSnapshot;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::AGENT_HOME_ID;
+use crate::protocol::payloads::GuidanceSource;
 use crate::runtime::context::memory::{self, MemoryFile};
+use crate::runtime::guidance::{load_guidance, Guidance};
 use crate::runtime::handle::HostInner;
-use crate::runtime::host::watch::{load_guidance, Guidance, GuidanceSource};
 use crate::runtime::RuntimeError;
 
 pub(super) struct FrameContext {

@@ -1,61 +1,12 @@
-//! What clients send and get back for workspaces (socket, CLI, console
-//! and the UseWorkspace tool alike): the use request, its outcome, the
-//! listing, and why an operation was refused.
+//! What clients send for workspaces (socket, CLI, console and the
+//! UseWorkspace tool alike): the use request, read from what an operator
+//! typed. Why an operation was refused is `runtime::WorkspaceError`.
 
 use crate::model::workspace::UseWorkspace;
 
 use std::path::Path;
 
-use super::git::GitError;
 use super::{WorkspaceMode, AGENT_HOME_ID};
-
-/// Why a workspace operation was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WorkspaceError {
-    #[error("{path} does not exist")]
-    Missing { path: String },
-    #[error("{path} is not a directory")]
-    NotADirectory { path: String },
-    #[error("{path} is not readable: {reason}")]
-    NotReadable { path: String, reason: String },
-    #[error("no workspace `{workspace_id}` is attached to this agent; `holon workspace list` shows them")]
-    Unknown { workspace_id: String },
-    #[error("give exactly one of `path` or `workspace_id`")]
-    Target,
-    #[error("`{workspace_id}` is the active workspace: switch first (`holon workspace use agent_home`), then detach it")]
-    DetachActive { workspace_id: String },
-    #[error("agent_home is the built-in fallback workspace; it cannot be detached")]
-    DetachHome,
-    #[error("agent_home has no isolated mode; use it directly")]
-    HomeIsolated,
-    #[error("the workspace anchor {anchor} no longer exists")]
-    AnchorGone { anchor: String },
-    #[error("refused: {why}; no agent works there")]
-    Refused { why: String },
-    #[error("{}", unapproved(root, *never))]
-    Unapproved { root: String, never: bool },
-    #[error("{anchor} was not a git repository when it was attached, so its `.git` may be a command's: Holon makes no isolated worktree of it; attach it again (`holon workspace detach ID`, then `attach`) if the repository is yours")]
-    GitSinceAttached { anchor: String },
-    #[error("{anchor} is a repository inside {outer}, whose files a command can write: Holon makes no isolated worktree of it (its git would trust what a command wrote); work in it directly")]
-    NestedIsolated { anchor: String, outer: String },
-    #[error(transparent)]
-    Git(#[from] GitError),
-}
-
-fn unapproved(root: &str, never: bool) -> String {
-    match never {
-        true => format!(
-            "refused: {root} is not an attached workspace, and this workspace's approval mode is \
-             `never`, so no one is asked to let the sandbox's writable root move there; ask the \
-             operator to attach it (`holon workspace add PATH`)"
-        ),
-        false => format!(
-            "not moved: {root} is not an attached workspace and the operator has not approved \
-             this move (or the directory changed since they did); call UseWorkspace again and \
-             the operator is asked"
-        ),
-    }
-}
 
 impl UseWorkspace {
     /// What an operator typed after `use` (CLI or console): `agent_home`,

@@ -6,22 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Why a git operation failed, in words an operator can act on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GitError {
-    #[error("`git` is not installed or not on PATH; isolated mode needs git ({0})")]
-    NotInstalled(String),
-    #[error("{path} is not inside a git repository; isolated mode needs one")]
-    NotARepository { path: String },
-    #[error("the repository at {path} has no commits yet; isolated mode needs a HEAD to branch from (make a first commit)")]
-    NoCommits { path: String },
-    #[error("git {args} failed in {dir}: {stderr}")]
-    Failed {
-        args: String,
-        dir: String,
-        stderr: String,
-    },
-}
+use crate::runtime::GitError;
 
 /// The empty tree: as an attribute source, no attributes at all.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";

@@ -29,7 +29,6 @@ mod target;
 pub mod view;
 
 use crate::model::workspace::UseWorkspace;
-pub use api::WorkspaceError;
 
 use std::path::{Component, Path, PathBuf};
 

@@ -20,11 +20,12 @@ use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::agent::agent_in;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox;
+use crate::runtime::workspace as ws;
 use crate::runtime::workspace::reach::{self, Mover};
 use crate::runtime::workspace::session::{discover, end_session, open_worktree, SessionEnd};
 use crate::runtime::workspace::target::{attached_target, Target};
-use crate::runtime::workspace::{self as ws, WorkspaceError};
 use crate::runtime::RuntimeError;
+use crate::runtime::WorkspaceError;
 use crate::store::{Provenance, StoreError, WriteCtx};
 
 fn rejected(e: WorkspaceError) -> StoreError {

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::git;
-use super::{AgentWorkspaces, WorkspaceBinding, WorkspaceError, WorktreeSession};
+use super::{AgentWorkspaces, WorkspaceBinding, WorktreeSession};
+use crate::runtime::WorkspaceError;
 
 /// A directory the operator named: it exists, is a directory, is readable.
 pub(crate) fn existing_dir(path: &Path) -> Result<PathBuf, WorkspaceError> {

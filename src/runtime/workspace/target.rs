@@ -10,10 +10,11 @@ use crate::model::workspace::WorkspaceBinding;
 use crate::model::workspace::{AgentWorkspaces, ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::sandbox;
+use crate::runtime::workspace as ws;
 use crate::runtime::workspace::reach::{self, Mover, RootMove};
 use crate::runtime::workspace::session::discover;
-use crate::runtime::workspace::{self as ws, WorkspaceError};
 use crate::runtime::RuntimeError;
+use crate::runtime::WorkspaceError;
 
 /// Where a workspace change goes: its binding (`new_binding` when made
 /// now), execution root and cwd, and whether the root is a git worktree

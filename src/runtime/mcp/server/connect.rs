@@ -10,9 +10,9 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::ServiceExt;
 
 use super::super::client::{http_transport, list_tools, Handler, MAX_MESSAGE};
-use super::super::config::Transport;
 use super::super::process::{ended, keep_log, server_env, spawn};
 use super::{Conn, Sandboxing, Server};
+use crate::runtime::settings::mcp::Transport;
 
 impl Server {
     pub(super) async fn connect(

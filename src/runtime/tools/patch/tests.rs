@@ -681,7 +681,7 @@ fn the_error_envelope_carries_structured_details() {
     let mut out = failure(&e);
     assert!(out.is_error);
     // Named by the call it answers, as every error envelope is.
-    crate::runtime::tools::envelope::finish(&mut out, "ApplyPatch");
+    crate::runtime::tool_outcome::finish(&mut out, "ApplyPatch");
     let c = &out.content;
     assert_eq!(c["ok"], false);
     assert_eq!(c["tool_name"], "ApplyPatch");

@@ -199,7 +199,7 @@ async fn void_reviews(store: &Store, switch: &McpSwitch) -> Result<(), RuntimeEr
 
 impl RuntimeHost {
     /// `mcp.list`, `mcp.approve` and `mcp.disable`.
-    pub(super) async fn answer_mcp(&self, request: Request) -> Result<Response, ApiError> {
+    pub(crate) async fn answer_mcp(&self, request: Request) -> Result<Response, ApiError> {
         match request {
             Request::McpList { workspace } => Ok(Response::McpList(
                 self.mcp_servers(workspace.as_deref().map(Path::new)),

@@ -1,4 +1,26 @@
-//! How much of a tool's output re-enters the model.
+//! Bounds the runtime is started with: how far delegation may go
+//! (`[agents]`, read by `SpawnAgent` and the lifecycle), how much of a
+//! tool's output re-enters the model, and what share of the prompt MCP
+//! tools may take whole.
+
+/// Bounds on delegation (`[agents]` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// How deep children may nest: 1 lets the operator's agents spawn
+    /// children that cannot spawn their own.
+    pub max_spawn_depth: u32,
+    /// Live (unarchived) children one parent may supervise at once.
+    pub max_children: u32,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        AgentLimits {
+            max_spawn_depth: 2,
+            max_children: 8,
+        }
+    }
+}
 
 /// A rough bytes-per-token figure for bounding previews.
 const BYTES_PER_TOKEN: u64 = 4;
@@ -32,3 +54,8 @@ impl ToolOutputBudget {
             * BYTES_PER_TOKEN
     }
 }
+
+/// The default share of the prompt budget MCP tools may take whole
+/// (`runtime.mcp_tool_share`); past it their specs are deferred behind
+/// `ToolSearch`.
+pub const DEFAULT_MCP_TOOL_SHARE: f64 = 0.10;
