@@ -502,6 +502,51 @@ fn a_circle_of_folders_is_found_though_no_files_circle() {
         ("runtime::a::w", "use crate::runtime::b::z;"),
     ]);
     assert!(folder_circles(&files).is_empty());
+    // The runtime's root and a file at its top are folders of their own.
+    let files = fake(&[
+        ("runtime", "use crate::runtime::queue::Entry;"),
+        ("runtime::queue", "use crate::runtime::RuntimeError;"),
+    ]);
+    let found = folder_circles(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("runtime -> runtime/queue: runtime -> runtime::queue"));
+}
+
+#[test]
+fn a_name_tokio_defines_too_counts_only_on_the_handle() {
+    let handle = (
+        "runtime::host",
+        "impl RuntimeHost {\n    pub async fn shutdown(&self) {}\n}",
+    );
+    let back = ("runtime::host::x", "use crate::runtime::a::Y;");
+    // A writer's `shutdown` is tokio's: no arrow to the handle's file.
+    let writer = fake(&[
+        ("runtime", ""),
+        handle,
+        back,
+        ("runtime::a", "async fn f(w: W) { w.shutdown().await; }"),
+    ]);
+    assert!(
+        folder_circles(&writer).is_empty(),
+        "{:?}",
+        folder_circles(&writer)
+    );
+    // Called on the handle, it is the handle's.
+    let host = fake(&[
+        ("runtime", ""),
+        handle,
+        back,
+        (
+            "runtime::a",
+            "async fn f(host: H) { host.shutdown().await; }",
+        ),
+    ]);
+    assert_eq!(
+        folder_circles(&host).len(),
+        1,
+        "{:?}",
+        folder_circles(&host)
+    );
 }
 
 #[test]

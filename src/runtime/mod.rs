@@ -38,7 +38,7 @@ pub mod sandbox;
 pub mod scheduler;
 pub mod settings;
 pub mod tasks;
-pub mod tool_outcome;
+pub(crate) mod tool_outcome;
 pub mod tools;
 pub mod transcript;
 pub mod triggers;

@@ -5,8 +5,8 @@
 //! Every other event only tells the hook: it runs after the event is
 //! committed, off the turn's path.
 //!
-//! What each part does:
-//! - `config`: the tables as written and as checked (pure);
+//! What each part does (the tables as written and as checked are
+//! `settings::hooks`):
 //! - `input`: the versioned JSON object a hook reads on stdin (pure);
 //! - `decide`: what a finished run means (pure);
 //! - `run`: one run of one hook, in its own sandbox, bounded in time and

@@ -4,7 +4,8 @@
 //! `client.rs`, `status.rs`, `agent_view.rs`), store upkeep, the watcher
 //! of guidance and config files, `holon run`, and giving memory back when
 //! quiet. Each feature answers its own requests (`mcp::ops`,
-//! `approvals::ops`, …); `dispatch.rs` routes to them. The handle every feature holds is `runtime::handle`.
+//! `approvals::ops`, …); `dispatch.rs` routes to them. The handle every
+//! feature holds is `runtime::handle`.
 
 mod actor;
 mod agent_view;

@@ -11,7 +11,9 @@
 //! or exited server is restarted on a later need after a backoff, and
 //! while it is down its tools answer a tool error instead of failing the
 //! turn. What the model is offered (`names`) and told (`result`) is
-//! decided by pure functions.
+//! decided by pure functions. The operator's requests (the list, approve,
+//! disable) are answered in `ops`, which keeps them in the store; the
+//! servers' settings are `settings::mcp`.
 
 mod client;
 mod filter;

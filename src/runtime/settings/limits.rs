@@ -56,6 +56,6 @@ impl ToolOutputBudget {
 }
 
 /// The default share of the prompt budget MCP tools may take whole
-/// (`runtime.mcp_tool_share`); past it their specs are deferred behind
+/// (`[mcp] tool_budget_share`); past it their specs are deferred behind
 /// `ToolSearch`.
 pub const DEFAULT_MCP_TOOL_SHARE: f64 = 0.10;
