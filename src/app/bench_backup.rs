@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use super::bench::{millis, percentile};
 use crate::model::event::NewEvent;
+use crate::model::event::Provenance;
 use crate::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use crate::runtime::admission::{admit, ensure_agent};
-use crate::store::{Provenance, Store, StoreOptions};
+use crate::store::{Store, StoreOptions};
 
 const AGENTS: usize = 1_000;
 const EVENTS_PER_AGENT: u64 = 1_000;

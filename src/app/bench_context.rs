@@ -163,7 +163,7 @@ async fn compaction_bench(dir: &Path) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let rx = host.store().read()?;
-    let ms = |e: &crate::store::EventRecord, k: &str| e.payload[k].as_f64().unwrap_or(0.0);
+    let ms = |e: &crate::model::event::EventRecord, k: &str| e.payload[k].as_f64().unwrap_or(0.0);
     let compactions = rx.events_of_kind("c", "context_compacted", 1, 1_000)?;
     let turns = rx.events_of_kind("c", "turn_terminal", 1, 1_000)?;
     let mut c: Vec<Duration> = compactions
@@ -226,10 +226,10 @@ async fn search_bench(dir: &Path) -> anyhow::Result<()> {
                     );
                     let b = json!({"id": id, "agent_id": "m", "kind": "result", "created_at": tx.now_ts(),
                                    "text": text, "workspace_id": "agent_home"});
-                    tx.append_event(crate::store::NewEvent {
+                    tx.append_event(crate::model::event::NewEvent {
                         agent_id: "m".into(),
                         kind: crate::protocol::events::EventKind::BriefCreated.as_str(),
-                        provenance: crate::store::Provenance::default(),
+                        provenance: crate::model::event::Provenance::default(),
                         payload: json!({ "brief": b, "visibility": "turn_result" }),
                     })?;
                 }

@@ -277,7 +277,7 @@ async fn reviewer(dir: &Path, base: &str) -> anyhow::Result<()> {
     let asked = rx.events_of_kind("main", "approval_requested", 0, 100_000)?;
     let reviewed = rx.events_of_kind("main", "approval_reviewed", 0, 100_000)?;
     let granted = rx.events_of_kind("main", "approval_granted", 0, 100_000)?;
-    let at = |events: &[crate::store::EventRecord], id: &str| {
+    let at = |events: &[crate::model::event::EventRecord], id: &str| {
         events.iter().find_map(|e| match e.event() {
             Event::ApprovalRequested(p)
             | Event::ApprovalReviewed(p)

@@ -16,9 +16,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
 use super::bench::{millis, percentile};
+use crate::model::event::{NewEvent, Provenance};
 use crate::model::message::{normalize, AdmissionRequest, DeliverySurface, Priority};
 use crate::protocol::{call_typed, AgentState, Request, RuntimeClient};
-use crate::store::{NewEvent, Provenance, Store, StoreOptions};
+use crate::store::{Store, StoreOptions};
 use crate::ui::tui::msg::{Connection, Effect, Msg};
 use crate::ui::tui::{update, view, Init, State};
 

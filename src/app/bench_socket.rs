@@ -63,7 +63,7 @@ pub async fn socket_bench(dir: &Path) -> anyhow::Result<()> {
     // from the answer's text.
     #[derive(serde::Deserialize)]
     struct Page {
-        events: Vec<crate::store::EventRecord>,
+        events: Vec<crate::model::event::EventRecord>,
         next_seq: u64,
     }
     loop {

@@ -46,7 +46,7 @@ async fn start_turn(host: &RuntimeHost, text: &str) -> anyhow::Result<()> {
 }
 
 async fn wait_for(
-    events: &mut tokio::sync::broadcast::Receiver<Arc<crate::store::EventRecord>>,
+    events: &mut tokio::sync::broadcast::Receiver<Arc<crate::model::event::EventRecord>>,
     kind: &str,
 ) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);

@@ -11,12 +11,13 @@ use serde::Serialize;
 
 use super::cli::{EventsArgs, SendArgs};
 use super::Context;
+use crate::model::event::EventRecord;
+use crate::protocol::views::AgentSummary;
 use crate::protocol::{
     call_typed, follow, Admitted, EventsPage, Request, RuntimeClient, RuntimeStatus,
     SubscriptionItem,
 };
-use crate::runtime::inspect::AgentSummary;
-use crate::store::{EventRecord, SCHEMA_VERSION};
+use crate::store::SCHEMA_VERSION;
 
 /// Said when an agent works in the user's home or an ancestor of it (an
 /// operator may attach it; a model never moves there): its commands may
@@ -339,7 +340,7 @@ pub async fn work_add(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let req = crate::runtime::work_ops::CreateWorkItem {
+    let req = crate::protocol::views::CreateWorkItem {
         objective,
         ..Default::default()
     };

@@ -87,7 +87,7 @@ pub async fn prompt(
     if json {
         out.line(&serde_json::to_string_pretty(&answer)?)?;
     } else {
-        let preview: crate::runtime::turn::prompt::PromptPreview = serde_json::from_value(answer)?;
+        let preview: crate::protocol::views::PromptPreview = serde_json::from_value(answer)?;
         out.line(crate::ui::present::context::full(&preview, brief).trim_end())?;
     }
     Ok(ExitCode::SUCCESS)

@@ -310,7 +310,7 @@ pub async fn simulate(
                 let w = host
                     .create_work_item(
                         a,
-                        crate::runtime::work_ops::CreateWorkItem {
+                        crate::protocol::views::CreateWorkItem {
                             objective: format!("fix the flaky parser test (day {day})"),
                             ..Default::default()
                         },
@@ -325,8 +325,7 @@ pub async fn simulate(
                         preset: crate::model::agent::ProfilePreset::PrivateChild,
                         initial_message: Some("look into the staging logs and report".into()),
                         agent_id: None,
-                        workspace_mode:
-                            crate::runtime::agents::child_ops::ChildWorkspaceMode::Inherit,
+                        workspace_mode: crate::protocol::views::ChildWorkspaceMode::Inherit,
                         parent_message_id: None,
                         work_item_id: None,
                     },

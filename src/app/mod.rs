@@ -293,7 +293,7 @@ fn writable(dir: &std::path::Path) -> bool {
     }
 }
 
-pub(crate) use crate::store::read_only_io;
+use crate::store::read_only_io;
 
 /// The operator-facing error for a panic that reached `run`.
 fn panic_error(home: Option<&std::path::Path>) -> String {

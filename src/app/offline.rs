@@ -11,14 +11,16 @@ use super::Context;
 use crate::model::agent::AgentRecord;
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::message::DeliverySurface;
+use crate::protocol::views::AgentSummary;
+use crate::protocol::views::WorkItemSource;
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, RuntimeStatus, Subscription,
 };
 use crate::runtime::admission::admit_once;
-use crate::runtime::inspect::{agent_summary, AgentSummary};
+use crate::runtime::inspect::agent_summary;
 use crate::runtime::operator::operator_prompt;
 use crate::runtime::pages::{answer_reads, reads_store_only, StoreReader};
-use crate::runtime::work_ops::{create_once, WorkItemSource};
+use crate::runtime::work_ops::create_once;
 use crate::store::{ReadCtx, Store};
 
 /// The mode `runtime.status` names for an offline answer.

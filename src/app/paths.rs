@@ -227,7 +227,7 @@ impl PathsError {
     pub fn is_read_only(&self) -> bool {
         match self {
             PathsError::Create { source, .. } | PathsError::Tighten { source, .. } => {
-                super::read_only_io(source)
+                crate::store::read_only_io(source)
             }
             _ => false,
         }

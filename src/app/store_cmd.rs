@@ -72,7 +72,7 @@ pub async fn store_backup(
                 other => (other?, copy),
             };
             let (written, moved) = written;
-            let mut report: crate::store::backup::BackupReport = written.take()?;
+            let mut report: crate::model::backup::BackupReport = written.take()?;
             if let Some(d) = &dest {
                 let (d, from) = (d.clone(), report.path.clone());
                 tokio::task::spawn_blocking(move || match moved {

@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::Context;
-use crate::store::{NewEvent, Provenance};
+use crate::model::event::{NewEvent, Provenance};
 
 /// The event kind the stress and benchmark writers append.
 pub const STRESS_KIND: &str = "debug_append";

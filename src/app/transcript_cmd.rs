@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use super::commands::Out;
 use super::Context;
 use crate::model::attempt::RetryNotice;
+use crate::model::event::EventRecord;
 use crate::protocol::{call_typed, follow, Request, SubscriptionItem, TranscriptPage};
-use crate::store::EventRecord;
 use crate::ui::present::attempt::attempt_line;
 use crate::ui::present::transcript::lines;
 

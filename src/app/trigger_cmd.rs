@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use super::cli::TriggerCommand;
 use super::Context;
 use crate::model::trigger::DeliveryMeta;
+use crate::protocol::views::{DeliveryReceipt, TriggerView};
 use crate::protocol::Request;
-use crate::runtime::triggers::ops::{DeliveryReceipt, TriggerView};
 use crate::ui::present::trigger;
 
 pub async fn run(ctx: &Context, cmd: TriggerCommand) -> anyhow::Result<ExitCode> {

@@ -5,7 +5,7 @@
 //! agents exist. A stopped agent refuses external admission with resume
 //! guidance, and the refusal itself is recorded as `message_rejected`.
 
-pub use crate::protocol::views::Admitted;
+use crate::protocol::views::Admitted;
 
 use crate::runtime::agent::agent_in;
 
@@ -13,11 +13,12 @@ use super::queue::{provenance_of, QueueEntry};
 use super::RuntimeError;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
+use crate::model::event::Provenance;
 use crate::model::ids::validate_agent_id;
 use crate::model::message::QueueEntryStatus;
 use crate::model::message::{normalize, AdmissionRequest};
 use crate::protocol::events::{new_event, AgentCreated, Event, MessageAdmitted, MessageRejected};
-use crate::store::{Keyed, Provenance, Store, StoreError, WriteCtx};
+use crate::store::{Keyed, Store, StoreError, WriteCtx};
 
 /// Create the default agent if it does not exist (recording
 /// `agent_created`, kind `default`) and return its record. Other agents are

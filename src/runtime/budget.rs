@@ -9,12 +9,13 @@
 
 use crate::model::agent::AgentRecord;
 use crate::model::agent::{AgentStatus, Budget, BudgetLimit};
+use crate::model::event::Provenance;
 use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::ControlAction;
 use crate::runtime::agent::agent_in;
 use crate::runtime::provider::catalog::usd;
-use crate::store::{Provenance, StoreError, WriteCtx};
+use crate::store::{StoreError, WriteCtx};
 
 const DAY_MS: i64 = 86_400_000;
 

@@ -7,13 +7,14 @@
 
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
+use crate::model::event::Provenance;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::payloads::CancelReason;
 use crate::protocol::views::{ControlAction, ControlOutcome};
 use crate::runtime::agent::agent_in;
-use crate::runtime::handle::cancel::CancelReason;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
-use crate::store::{Provenance, StoreError};
+use crate::store::StoreError;
 
 impl RuntimeHost {
     /// Apply `action` to `agent_id` as the operator.

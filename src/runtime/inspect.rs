@@ -2,7 +2,7 @@
 //! status`, built from current-state tables only. It never scans the event
 //! ledger: the event count is the agent's last `event_seq` (one lookup).
 
-pub use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageView};
+use crate::protocol::views::{AgentSummary, ContextView, DayUsageView, UsageView};
 
 use crate::model::agent::Budget;
 use crate::runtime::RuntimeError;

@@ -7,17 +7,19 @@
 use std::path::PathBuf;
 
 use crate::model::agent::AgentRecord;
+use crate::model::event::Provenance;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
 use crate::protocol::{ApiError, ErrorCode, Request, Response, RetrievalStatus, TaskOutput};
 use crate::runtime::agent::agent_in;
 use crate::runtime::command_tasks::{CommandSpec, TaskOrigin};
 use crate::runtime::handle::{io_err, RuntimeHost};
-use crate::runtime::work_ops::{self, CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use crate::runtime::work_ops;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance, ReadCtx};
+use crate::store::{Keyed, ReadCtx};
 
 /// How a task is stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,13 +8,14 @@ use crate::model::message::QueueEntryStatus;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::event::{EventRecord, Provenance};
 use crate::model::message::MessageEnvelope;
 use crate::model::message::Priority;
 use crate::protocol::events::{
     new_event, Event, MessageProcessingStarted, MessageSettled, SettleDetail,
 };
 use crate::protocol::wire_name;
-use crate::store::{EventRecord, Index, Keyed, Provenance, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueueEntry {

@@ -370,9 +370,9 @@ pub async fn record_losses(
                     rec.lost_events.extend(lost.ranges.iter().copied());
                     tx.put_agent(agent, &rec)?;
                 }
-                let provenance = crate::store::Provenance {
+                let provenance = crate::model::event::Provenance {
                     source: Some("salvage".into()),
-                    ..crate::store::Provenance::default()
+                    ..crate::model::event::Provenance::default()
                 };
                 tx.append_event(new_event(
                     agent,

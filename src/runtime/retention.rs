@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use crate::model::agent::AgentRecord;
 use crate::model::approval::ApprovalRecord;
+use crate::model::event::Provenance;
 use crate::model::retention::{AgentPruned, PruneBy, PruneReport};
 use crate::model::task::TaskRecord;
 use crate::model::waiting::{TimerRecord, WaitingIntentRecord, WaitingIntentStatus};
@@ -33,7 +34,7 @@ use crate::protocol::events::{new_event, Event};
 use crate::runtime::queue::QueueEntry;
 use crate::runtime::scheduler::parse_ts_ms;
 use crate::store::prune::CutStop;
-use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 
 /// Ledger units (sealed blocks) one write job cuts at most; a larger
 /// backlog takes several jobs, so no commit holds the writer for long.

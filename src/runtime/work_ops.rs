@@ -6,7 +6,7 @@
 //! committed record never points at a missing file.
 
 use crate::model::work::WorkItemError;
-pub use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
+use crate::protocol::views::{CreateWorkItem, UpdateWorkItem, WorkItemSource};
 
 use crate::runtime::agent::agent_in;
 use std::path::{Path, PathBuf};
@@ -15,9 +15,10 @@ use super::scheduler::work_queue_tick_family;
 use super::RuntimeError;
 use crate::model::agent::AgentRecord;
 use crate::model::decision::SystemTickReason;
+use crate::model::event::Provenance;
 use crate::model::work::{WorkItemRecord, WorkItemState};
 use crate::protocol::events::{self as ev, new_event, Event};
-use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 
 /// Default fallback recheck delay when `blocked_by` is set without
 /// `recheck_after` (spec: "the runtime assigns a default fallback recheck

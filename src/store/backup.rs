@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::copy::{copy_into_new, tables_of};
 use super::{Store, StoreError};
-pub use crate::model::backup::BackupReport;
+use crate::model::backup::BackupReport;
 
 /// The prefix and suffix of a rotated copy's file name.
 const PREFIX: &str = "holon-";
@@ -222,7 +222,8 @@ fn rotate(dir: &Path, keep: usize, newest: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{NewEvent, Provenance, StoreOptions};
+    use crate::model::event::{NewEvent, Provenance};
+    use crate::store::StoreOptions;
 
     fn note(n: u64) -> NewEvent {
         NewEvent {

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use redb::{BackendError, StorageBackend};
 use serde_json::json;
 
-use super::{Provenance, Store, StoreError, StoreOptions};
+use super::{Store, StoreError, StoreOptions};
 use crate::model::event::NewEvent;
+use crate::model::event::Provenance;
 
 /// Which operation fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::model::event::{NewEvent, Provenance};
 
 fn open(path: &std::path::Path) -> Store {
     Store::open(path, StoreOptions::default()).unwrap()

@@ -41,7 +41,7 @@ use redb::{Database, Durability, ReadTransaction, ReadableDatabase, ReadableTabl
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-pub use crate::model::event::{self as event, EventRecord, NewEvent, Provenance};
+use crate::model::event::EventRecord;
 pub use error::{read_only_io, recovery, StoreError};
 pub use schema::{Index, Keyed, SCHEMA_VERSION};
 pub use write_ctx::WriteCtx;

@@ -6,11 +6,11 @@ use redb::ReadableTable;
 use serde::de::DeserializeOwned;
 
 use super::codec;
-use super::event::EventRecord;
 use super::kind_index;
 use super::ledger::{self, LedgerTable};
 use super::schema::Keyed;
 use super::StoreError;
+use crate::model::event::EventRecord;
 
 pub(crate) fn decode<T: DeserializeOwned>(
     table: &'static str,

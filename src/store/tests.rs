@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
+use crate::model::event::{NewEvent, Provenance};
 
 fn event(agent: &str, n: u64) -> NewEvent {
     NewEvent {

@@ -358,7 +358,8 @@ fn references(rx: &ReadCtx, agent: &str, report: &mut VerifyReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Provenance, Store, StoreOptions};
+    use crate::model::event::Provenance;
+    use crate::store::{Store, StoreOptions};
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_sound_store_verifies_and_a_gap_is_named() {

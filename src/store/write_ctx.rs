@@ -11,13 +11,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::codec;
-use super::event::{EventRecord, NewEvent};
 use super::kind_index;
 use super::prune;
 use super::schema::{self, Index, Keyed};
 use super::seal;
 use super::tables;
 use super::StoreError;
+use crate::model::event::{EventRecord, NewEvent};
 
 /// What a write job sees: every table opened in the batch's transaction,
 /// plus the event sequencer.

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use redb::{Database, Durability};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::event::EventRecord;
 use super::write_ctx::WriteCtx;
 use super::StoreError;
+use crate::model::event::EventRecord;
 
 /// The most jobs one commit carries.
 pub const MAX_BATCH: usize = 4096;

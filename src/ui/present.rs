@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::events::{Event, EventKind};
-pub use crate::protocol::DisplayMode;
+use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
 
 /// Longest summary, in characters; longer text ends in `…`.

@@ -590,8 +590,9 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     use holon::model::agent::ProfilePreset;
+    use holon::protocol::views::ChildWorkspaceMode;
     use holon::protocol::views::ControlAction;
-    use holon::runtime::agents::child_ops::{ChildWorkspaceMode, SpawnRequest};
+    use holon::runtime::agents::child_ops::SpawnRequest;
     use holon::runtime::handle::RuntimeHost;
     use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
     use holon::runtime::settings::limits::AgentLimits;

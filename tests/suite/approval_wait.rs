@@ -54,7 +54,7 @@ fn writer(dir: &std::path::Path) -> (std::path::PathBuf, Scripted) {
     (out, call)
 }
 
-fn approval_id(asked: &holon::store::EventRecord) -> String {
+fn approval_id(asked: &holon::model::event::EventRecord) -> String {
     asked.payload["approval"]["id"]
         .as_str()
         .unwrap_or_default()

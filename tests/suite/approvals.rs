@@ -628,7 +628,7 @@ async fn while_an_approved_command_runs_no_other_turn_starts_without_its_result(
     let item = ok(host
         .create_work_item(
             "main",
-            holon::runtime::work_ops::CreateWorkItem {
+            holon::protocol::views::CreateWorkItem {
                 objective: "build it".into(),
                 ..Default::default()
             },

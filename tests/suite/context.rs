@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use super::stub_provider::{canned, Canned, StubServer};
 use holon::model::agent::AgentRecord;
+use holon::model::event::EventRecord;
 use holon::model::message::Priority;
 use holon::model::usage::FailureKind;
 use holon::runtime::context::budget::request_tokens;
@@ -22,7 +23,7 @@ use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::{Provider, ProviderRequest};
-use holon::store::{EventRecord, Store, StoreOptions};
+use holon::store::{Store, StoreOptions};
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()
@@ -309,7 +310,7 @@ async fn a_long_tool_turn_is_recapped_with_checkpoints_and_a_work_item_update_in
         .host
         .create_work_item(
             "main",
-            holon::runtime::work_ops::CreateWorkItem {
+            holon::protocol::views::CreateWorkItem {
                 objective: "collect the build logs".into(),
                 ..Default::default()
             },
@@ -648,7 +649,7 @@ fn a_restart_in_the_middle_of_a_compaction_loses_nothing() {
 /// turns, then prompts until a compaction folds the turn that started it.
 /// Returns the compaction's event_seq and the two work item ids.
 async fn compacted_with_work_and_a_job(rig: &Rig) -> (u64, String, String) {
-    let make = |objective: &str| holon::runtime::work_ops::CreateWorkItem {
+    let make = |objective: &str| holon::protocol::views::CreateWorkItem {
         objective: objective.into(),
         ..Default::default()
     };

@@ -198,7 +198,7 @@ async fn a_client_that_never_reads_does_not_stall_anyone_else() {
         let req = Request::WorkItemCreate {
             agent_id: "main".into(),
             request_id: None,
-            item: holon::runtime::work_ops::CreateWorkItem {
+            item: holon::protocol::views::CreateWorkItem {
                 objective: format!("item {i} {}", "pad".repeat(3000)),
                 ..Default::default()
             },

@@ -419,9 +419,13 @@ async fn shutdown_with_a_model_call_in_flight_is_prompt_and_the_message_replays(
         started.payload["replay_message_ids"],
         json!([admitted.message_id])
     );
-    let done = wait_event(&host, "processed", |e: &holon::store::EventRecord| {
-        e.kind == "turn_terminal" && e.payload["kind"] == "completed"
-    })
+    let done = wait_event(
+        &host,
+        "processed",
+        |e: &holon::model::event::EventRecord| {
+            e.kind == "turn_terminal" && e.payload["kind"] == "completed"
+        },
+    )
     .await;
     assert_eq!(
         done.payload["message_id"],

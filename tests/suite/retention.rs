@@ -51,7 +51,7 @@ pub(super) async fn history(dir: &Path, agents: &[&str]) -> std::path::PathBuf {
     };
     turns(0, 30).await;
     for a in agents {
-        let req = holon::runtime::work_ops::CreateWorkItem {
+        let req = holon::protocol::views::CreateWorkItem {
             objective: "keep me".into(),
             ..Default::default()
         };
@@ -288,7 +288,7 @@ async fn a_prune_cut_short_leaves_no_half_pruned_agent_and_a_rerun_finishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prune_never_empties_a_ledger_nor_lets_a_sequence_be_reused() {
     use holon::model::agent::AgentRecord;
-    use holon::store::{NewEvent, Provenance};
+    use holon::model::event::{NewEvent, Provenance};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     let store = Store::open(&path, StoreOptions::default()).unwrap();

@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use holon::model::event::EventRecord;
 use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use holon::protocol::views::ControlAction;
 use holon::runtime::handle::{HostConfig, RuntimeHost};
 use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::runtime::provider::Provider;
 use holon::runtime::RuntimeError;
-use holon::store::{EventRecord, Store, StoreOptions};
+use holon::store::{Store, StoreOptions};
 
 pub struct Rig {
     /// Kept alive for the test's duration (the store lives in it).
@@ -92,7 +93,7 @@ pub fn kind(k: &'static str) -> impl Fn(&EventRecord) -> bool {
 /// runs until the caller resumes.
 async fn paused_with_focus(r: &Rig, objective: &str) -> holon::model::work::WorkItemRecord {
     r.host.control("main", ControlAction::Pause).await.unwrap();
-    let req = holon::runtime::work_ops::CreateWorkItem {
+    let req = holon::protocol::views::CreateWorkItem {
         objective: objective.into(),
         ..Default::default()
     };
@@ -337,7 +338,7 @@ async fn a_tick_for_the_same_revision_is_not_emitted_twice() {
     r.host
         .update_work_item(
             "main",
-            holon::runtime::work_ops::UpdateWorkItem {
+            holon::protocol::views::UpdateWorkItem {
                 work_item_id: item.id.clone(),
                 objective: Some("watch closely".into()),
                 ..Default::default()
@@ -722,7 +723,7 @@ async fn agent_state_serves_the_plan_preview_of_open_work() {
     let r = rig(vec![]).await;
     r.host.control("main", ControlAction::Pause).await.unwrap();
     let plan = format!("# Plan\n\n1. measure\n2. fix\n{}", "x".repeat(3000));
-    let req = holon::runtime::work_ops::CreateWorkItem {
+    let req = holon::protocol::views::CreateWorkItem {
         objective: "speed up the build".into(),
         plan: Some(plan.clone()),
         ..Default::default()

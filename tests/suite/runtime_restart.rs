@@ -81,7 +81,7 @@ fn restart_until_interrupted(
 ) -> (
     tokio::runtime::Runtime,
     RuntimeHost,
-    holon::store::EventRecord,
+    holon::model::event::EventRecord,
 ) {
     crash(rt, host, dir);
     let rt = runtime();

@@ -15,10 +15,10 @@ use super::stub_provider::{canned, Canned, StubServer};
 use super::support::{json_lines, poll, stderr, Daemon, Home};
 use holon::app::access::{Access, HttpOptions};
 use holon::app::control::ServerLimits;
+use holon::model::event::EventRecord;
 use holon::protocol::views::ControlAction;
 use holon::protocol::RuntimeClient;
 use holon::runtime::provider::scripted::Scripted;
-use holon::store::EventRecord;
 
 fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
     r.unwrap()

@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::stub_provider::{self, canned, Canned, Recorded, StubServer};
+use holon::model::event::EventRecord;
 use holon::model::message::{AdmissionRequest, DeliverySurface, Priority};
 use holon::model::work::WorkItemRecord;
 use holon::protocol::views::ControlAction;
@@ -23,7 +24,7 @@ use holon::runtime::provider::registry::{build_chain, ProviderEndpointConfig};
 use holon::runtime::provider::retry::RetryPolicy;
 use holon::runtime::provider::scripted::Scripted;
 use holon::runtime::provider::Provider;
-use holon::store::{EventRecord, Keyed, Store, StoreOptions};
+use holon::store::{Keyed, Store, StoreOptions};
 
 use super::runtime_core::{events, kind, prompt, rig, wait_event};
 use super::support::{stderr, Home};
@@ -105,7 +106,7 @@ async fn a_prompt_runs_a_real_command_and_completes_a_work_item_through_a_real_p
     let item = ok(host
         .create_work_item(
             "main",
-            holon::runtime::work_ops::CreateWorkItem {
+            holon::protocol::views::CreateWorkItem {
                 objective: "write the e2e marker to out.txt".into(),
                 ..Default::default()
             },

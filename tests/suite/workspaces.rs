@@ -664,7 +664,7 @@ async fn the_model_moves_itself_with_use_workspace_and_the_next_round_sees_where
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_work_item_is_filed_under_the_workspace_it_was_written_in() {
-    use holon::runtime::work_ops::CreateWorkItem;
+    use holon::protocol::views::CreateWorkItem;
     let r = super::runtime_core::rig(Vec::new()).await;
     let item = |objective: &str| CreateWorkItem {
         objective: objective.into(),

@@ -143,7 +143,7 @@ impl RuntimeHost {
         if !task.status.is_terminal() {
             if let Some(a) = self.inner.actors().get(&child) {
                 a.cancel
-                    .request(crate::runtime::handle::cancel::CancelReason::AgentStopped);
+                    .request(crate::protocol::payloads::CancelReason::AgentStopped);
             }
             // Nothing of the child keeps running: its own children and
             // its command tasks stop with it.

@@ -7,21 +7,20 @@
 //! a child whose supervising task is still open; one whose task is gone or
 //! final archives.
 
-pub use crate::protocol::views::ChildWorkspaceMode;
+use crate::protocol::views::ChildWorkspaceMode;
 
 use serde::Serialize;
 use serde_json::json;
 
 use super::child_view::bounded;
-pub use super::child_view::{
-    child_of, child_supervision, children_view, live_child_tasks, ChildSupervision,
-};
+pub use super::child_view::{child_of, child_supervision, children_view, live_child_tasks};
 use crate::model::agent::AgentKind;
 use crate::model::agent::AgentOwnership;
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
+use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
@@ -36,12 +35,13 @@ use crate::model::workspace::UseWorkspace;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
+use crate::protocol::views::ChildSupervision;
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::agent::agent_in;
 use crate::runtime::agents::ops::NewAgent;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, Provenance, StoreError};
+use crate::store::{Index, Keyed, StoreError};
 
 /// Characters of a child's result the parent's task carries.
 pub(super) const RESULT_CHARS: usize = 16_000;

@@ -4,13 +4,14 @@
 //! active-task index, the latest finished ones through the child-task
 //! index).
 
-pub use crate::protocol::views::ChildSupervision;
+use crate::protocol::views::ChildSupervision;
 
 use crate::model::agent::AgentRecord;
+use crate::model::event::EventRecord;
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::protocol::events as ev;
-use crate::store::{EventRecord, Index, Keyed, ReadCtx, StoreError};
+use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// The child a `child_agent_task` supervises.
 pub fn child_of(task: &TaskRecord) -> Option<String> {

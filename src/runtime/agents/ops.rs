@@ -10,6 +10,7 @@ use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
+use crate::model::event::Provenance;
 use crate::model::ids::validate_agent_id;
 use crate::model::workspace::AgentWorkspaces;
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -18,7 +19,7 @@ use crate::runtime::agents::skills::{self, SkillEntry, SkillRoots};
 use crate::runtime::agents::templates;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
-use crate::store::{Provenance, StoreError, WriteCtx};
+use crate::store::{StoreError, WriteCtx};
 
 /// What a new named agent is made from.
 #[derive(Debug, Clone, Default)]
@@ -194,7 +195,7 @@ impl RuntimeHost {
             .await?;
         if let Some(a) = self.inner.actors().get(agent_id) {
             a.cancel
-                .request(crate::runtime::handle::cancel::CancelReason::AgentStopped);
+                .request(crate::protocol::payloads::CancelReason::AgentStopped);
         }
         self.wake(agent_id);
         Ok(agent)

@@ -17,6 +17,7 @@ use crate::model::approval::always_tool;
 use crate::model::approval::Action;
 use crate::model::approval::ApprovalRecord;
 use crate::model::approval::ApprovalStatus;
+use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
@@ -29,7 +30,7 @@ use crate::runtime::agent::agent_in;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::tools::{self, Gated, ToolEnv};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 /// How much of a granted call's result the follow-up carries.
 const RESULT_CHARS: usize = 16_000;

@@ -7,13 +7,14 @@
 
 use crate::model::agent::AgentRecord;
 use crate::model::approval::PolicyChange;
+use crate::model::event::Provenance;
 use crate::model::workspace::AGENT_HOME_ID;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::agent::agent_in;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
 use crate::runtime::WorkspaceError;
-use crate::store::{Provenance, StoreError};
+use crate::store::StoreError;
 
 impl RuntimeHost {
     /// Set a workspace's approval policy (or return it to the runtime's);

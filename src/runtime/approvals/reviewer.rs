@@ -29,13 +29,14 @@ use super::written::{self, Written};
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::approval::{ApprovalRecord, ApprovalStatus};
+use crate::model::event::Provenance;
 use crate::model::review::{ApprovalReview, ReviewVerdict, ReviewerChoice};
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::ProviderProgress;
 use crate::runtime::settings::reviewer::ReviewerConfig;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance};
+use crate::store::Keyed;
 
 /// What asking the reviewer came to: the policy it was given, its
 /// answer, its tokens, and the model that answered.

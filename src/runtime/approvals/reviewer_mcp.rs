@@ -17,12 +17,12 @@ use serde_json::json;
 use super::review;
 use super::reviewer::{spend, Asked, Claim};
 use crate::model::agent::AgentStatus;
+use crate::model::event::Provenance;
 use crate::model::review::{ApprovalReview, McpServerReview, ReviewVerdict, ReviewerMay};
 use crate::protocol::events::{new_event, Event};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::mcp::ops::{record_approval_by, reviews_in, MCP_REVIEWS};
 use crate::runtime::RuntimeError;
-use crate::store::Provenance;
 
 /// One server's command line, as the reviewer is asked about it.
 #[derive(Clone)]

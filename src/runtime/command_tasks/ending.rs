@@ -247,7 +247,7 @@ mod tests {
             duration_ms: 70,
             error: None,
         };
-        holder::write_durably(&paths.exit, &serde_json::to_vec(&record).unwrap()).unwrap();
+        crate::durable::write(&paths.exit, &serde_json::to_vec(&record).unwrap()).unwrap();
         assert_eq!(held_end(&paths, status(0), grace).await, exited_with(4, 70));
         let failed = ExitRecord {
             error: Some("could not start the command: no such directory".into()),

@@ -434,7 +434,7 @@ impl Tee {
     }
 }
 
-pub use crate::durable::write as write_durably;
+use crate::durable::write as write_durably;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
@@ -17,7 +18,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::tasks::{apply_transition, TaskTransition, TransitionOutcome};
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, Provenance, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, StoreError, WriteCtx};
 
 /// The tail of an output file, at most `max` bytes, lossy UTF-8, and
 /// whether it was cut.

@@ -5,7 +5,7 @@
 //! in-flight provider request is dropped at once instead of running to its
 //! end. The first reason given wins until the next turn resets the handle.
 
-pub use crate::protocol::payloads::CancelReason;
+use crate::protocol::payloads::CancelReason;
 
 use std::sync::atomic::{AtomicU8, Ordering};
 

@@ -30,11 +30,12 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, Notify};
 
-use cancel::{CancelReason, TurnCancel};
+use crate::protocol::payloads::CancelReason;
+use cancel::TurnCancel;
 
-use super::admission::Admitted;
 use super::RuntimeError;
 use crate::model::message::AdmissionRequest;
+use crate::protocol::views::Admitted;
 use crate::store::Store;
 
 /// What loads each agent's guidance and watches it, and the config

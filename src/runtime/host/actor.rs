@@ -16,6 +16,7 @@ use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
 use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SchedulerDecisionKind;
+use crate::model::event::{NewEvent, Provenance};
 use crate::model::message::QueueEntryStatus;
 use crate::protocol::events::{self as ev, new_event, Event, SettleDetail};
 use crate::runtime::handle::cancel::TurnCancel;
@@ -25,7 +26,7 @@ use crate::runtime::queue::{dequeue_in, settle_in};
 use crate::runtime::scheduler::{decide, posture_after, SchedulerInput};
 use crate::runtime::turn;
 use crate::runtime::RuntimeError;
-use crate::store::{NewEvent, Provenance, StoreError, WriteCtx};
+use crate::store::{StoreError, WriteCtx};
 
 enum Step {
     /// Something changed; decide again at once.

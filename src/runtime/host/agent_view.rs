@@ -6,12 +6,12 @@
 use crate::model::agent::AgentRecord;
 use crate::model::task::TaskRecord;
 use crate::model::work::WorkItemRecord;
+use crate::protocol::views::AgentSummary;
 use crate::protocol::views::BudgetAnswer;
 use crate::protocol::{
     AgentState, ApiError, ErrorCode, ModelChanged, Request, Response, WorkItemEntry,
 };
 use crate::runtime::handle::RuntimeHost;
-use crate::runtime::inspect::AgentSummary;
 use crate::store::{Index, Keyed};
 
 /// Characters of a plan artifact served with `agent.state`.

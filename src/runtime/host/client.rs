@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use super::agent_view::not_found;
 use super::dispatch::SUBSCRIPTION_BUFFER;
 use crate::model::agent::AgentRecord;
+use crate::model::event::EventRecord;
 use crate::model::message::{AdmissionRequest, DeliverySurface};
 use crate::protocol::{
     ApiError, BoxFuture, ErrorCode, Request, Response, RuntimeClient, Subscription,
@@ -21,7 +22,7 @@ use crate::protocol::{
 };
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::operator::operator_prompt;
-use crate::store::{EventRecord, Store};
+use crate::store::Store;
 
 /// Follow one agent's ledger from `from_seq` into `tx`, forever (until the
 /// receiver or the store goes away). On a full buffer the subscriber gets

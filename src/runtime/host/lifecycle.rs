@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use super::{actor, quiet, upkeep, watch};
 use crate::model::agent::AgentRecord;
 use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
+use crate::model::event::Provenance;
 use crate::model::ids::validate_agent_id;
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -24,7 +25,7 @@ use crate::runtime::handle::{
     ActorWake, CommandsFate, Core, HostConfig, HostInner, Parts, RuntimeHost,
 };
 use crate::runtime::RuntimeError;
-use crate::store::{Provenance, Store};
+use crate::store::Store;
 
 impl RuntimeHost {
     /// Recover every agent from the store (turn flags, interrupted tasks,

@@ -24,6 +24,7 @@ use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::decision::SchedulerDecisionKind;
 use crate::model::decision::TurnTerminalKind;
+use crate::model::event::{EventRecord, Provenance};
 use crate::model::ids::validate_agent_id;
 use crate::model::message::AdmissionRequest;
 use crate::model::usage::FailureArtifact;
@@ -31,11 +32,11 @@ use crate::model::usage::FailureCategory;
 use crate::model::usage::ProviderAttemptTimeline;
 use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, BriefKind, Event};
-use crate::runtime::admission::Admitted;
+use crate::protocol::views::Admitted;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::provider::ModelRef;
 use crate::runtime::RuntimeError;
-use crate::store::{EventRecord, Provenance, StoreError};
+use crate::store::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -276,7 +277,7 @@ impl RuntimeHost {
         let mut commits = self.inner.store.subscribe();
         self.cancel_turn(
             agent_id,
-            crate::runtime::handle::cancel::CancelReason::RunTimeout,
+            crate::protocol::payloads::CancelReason::RunTimeout,
         );
         let until = tokio::time::Instant::now() + CANCEL_SETTLE;
         let start_turns = fold.turns;

@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::model::backup::BackupReport;
 use crate::model::retention::{PruneBy, PruneReport};
 use crate::protocol::{ApiError, ErrorCode};
 use crate::runtime::handle::{HostInner, RuntimeHost};
 use crate::runtime::retention;
-use crate::store::backup::BackupReport;
 
 impl RuntimeHost {
     /// Write a rotated copy of the store now (waits for one already being

@@ -22,11 +22,11 @@ use std::time::Duration;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
+use crate::model::event::Provenance;
 use crate::model::BoxFuture;
 use crate::protocol::events::{new_event, ConfigReloaded, Event};
 use crate::runtime::guidance::{load_guidance, AGENTS_MD, CLAUDE_MD};
 use crate::runtime::handle::{ConfigWatch, GuidanceWatcher, HostInner, Reloaded};
-use crate::store::Provenance;
 
 /// Quiet time after the last file event before changes are examined.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);

@@ -8,13 +8,14 @@
 
 use std::path::Path;
 
+use crate::model::event::Provenance;
 use crate::model::mcp::{McpApproval, McpServerInfo, McpSwitch};
 use crate::model::review::McpServerReview;
 use crate::protocol::events::{new_event, Event};
 use crate::protocol::{ApiError, Request, Response};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
-use crate::store::{Provenance, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Record what happens to the MCP servers as the hub tells it, until it
 /// stops telling: each change in the ledgers of the agents it names (one

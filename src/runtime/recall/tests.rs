@@ -48,10 +48,10 @@ fn brief_as(f: &Fixture, id: &str, text: &str, workspace: &str, created_at: &str
         "text": text, "workspace_id": workspace,
     });
     ok(f.store.write_blocking(move |tx| {
-        tx.append_event(crate::store::NewEvent {
+        tx.append_event(crate::model::event::NewEvent {
             agent_id: "main".into(),
             kind: EventKind::BriefCreated.as_str(),
-            provenance: crate::store::Provenance::default(),
+            provenance: crate::model::event::Provenance::default(),
             payload: json!({ "brief": b, "visibility": "turn_result" }),
         })
     }));
@@ -231,10 +231,10 @@ fn work_items_and_episodes_are_indexed_and_follow_updates() {
                 return tx.index_insert(open, "main", &w.id);
             }
             tx.index_remove(open, "main", &w.id)?;
-            tx.append_event(crate::store::NewEvent {
+            tx.append_event(crate::model::event::NewEvent {
                 agent_id: "main".into(),
                 kind: EventKind::WorkItemCompleted.as_str(),
-                provenance: crate::store::Provenance::default(),
+                provenance: crate::model::event::Provenance::default(),
                 payload: json!({ "work_item": w, "source": "model" }),
             })
             .map(|_| ())

@@ -217,9 +217,9 @@ pub(crate) fn executed_in(
         result_facts: ev::ToolExecuted::facts_of(&outcome.content),
         tool_error: crate::runtime::tool_outcome::error_of(outcome),
     };
-    let provenance = crate::store::Provenance {
+    let provenance = crate::model::event::Provenance {
         message_id: Some(message_id.to_owned()),
-        ..crate::store::Provenance::default()
+        ..crate::model::event::Provenance::default()
     };
     tx.append_event(new_event(
         agent_id,

@@ -10,9 +10,10 @@ use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv};
 use crate::model::agent::AgentRecord;
 use crate::model::work::{PlanStatus, TodoItem, WorkItemRecord, WorkItemState};
+use crate::protocol::views::WorkItemSource;
 use crate::runtime::projection;
 use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
-use crate::runtime::work_ops::{self, WorkItemSource};
+use crate::runtime::work_ops;
 use crate::store::Keyed;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -208,7 +209,7 @@ work_tool!(
 
 impl CreateWorkItem {
     async fn run(env: &ToolEnv<'_>, a: CreateArgs) -> ToolOutcome {
-        let req = work_ops::CreateWorkItem {
+        let req = crate::protocol::views::CreateWorkItem {
             objective: a.objective,
             plan_status: a.plan_status,
             plan: a.plan,
@@ -244,7 +245,7 @@ impl PickWorkItem {
 
 impl UpdateWorkItem {
     async fn run(env: &ToolEnv<'_>, a: UpdateArgs) -> ToolOutcome {
-        let req = work_ops::UpdateWorkItem {
+        let req = crate::protocol::views::UpdateWorkItem {
             work_item_id: a.work_item_id,
             objective: a.objective,
             plan_status: a.plan_status,

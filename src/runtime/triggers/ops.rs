@@ -4,9 +4,10 @@
 //! settled, a wake hint submitted (never a message), the count and
 //! provenance recorded. Each is one store transaction with its events.
 
-pub use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
+use crate::protocol::views::{DeliveryReceipt, RecentDelivery, TriggerView};
 
 use crate::model::agent::AgentRecord;
+use crate::model::event::Provenance;
 use crate::model::trigger::DeliveryMeta;
 use crate::model::trigger::IngressStatus;
 use crate::model::trigger::TriggerStatus;
@@ -19,7 +20,7 @@ use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::{satisfied_waits, ExternalTriggerRecord};
 use crate::runtime::waiting::ops::wake_hint_in;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
+use crate::store::{Keyed, StoreError, WriteCtx};
 
 /// How many recent deliveries `trigger.show` lists.
 pub const RECENT_DELIVERIES: usize = 10;

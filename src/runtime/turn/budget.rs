@@ -10,6 +10,7 @@ use super::frame::FrameContext;
 use super::prompt::{self, ContextRead, Frame};
 use crate::model::agent::AgentRecord;
 use crate::model::context::ContextBudget;
+use crate::model::event::Provenance;
 use crate::model::usage::ConversationItem;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::context::budget::items_tokens;
@@ -18,7 +19,6 @@ use crate::runtime::handle::cancel::TurnCancel;
 use crate::runtime::handle::HostInner;
 use crate::runtime::provider::{Provider, ToolSpec};
 use crate::runtime::RuntimeError;
-use crate::store::Provenance;
 
 /// Rounds of the running turn kept verbatim as long as the budget allows.
 pub(super) const KEEP_VERBATIM_ROUNDS: usize = 2;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::transcript_in;
+use crate::model::event::Provenance;
 use crate::model::transcript::TranscriptBody;
 use crate::model::usage::ToolCall;
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -16,7 +17,6 @@ use crate::runtime::handle::{HostInner, RuntimeHost};
 use crate::runtime::tool_outcome::ToolOutcome;
 use crate::runtime::tools::{self, ToolEnv};
 use crate::runtime::RuntimeError;
-use crate::store::Provenance;
 
 /// How a round's call is answered.
 pub(super) enum Route {

@@ -12,6 +12,7 @@ use super::prompt::ContextRead;
 use crate::model::agent::AgentRecord;
 use crate::model::context::ContextEpisode;
 use crate::model::context::SummarySource;
+use crate::model::event::Provenance;
 use crate::model::transcript::TranscriptEntry;
 use crate::model::usage::TokenUsage;
 use crate::protocol::events::{self as ev, new_event, Event};
@@ -22,7 +23,7 @@ use crate::runtime::handle::cancel::TurnCancel;
 use crate::runtime::handle::HostInner;
 use crate::runtime::provider::{Provider, ProviderProgress};
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance, StoreError};
+use crate::store::{Keyed, StoreError};
 
 /// Why a compaction runs, and how far it goes.
 #[derive(Debug, Clone, Copy)]

@@ -6,7 +6,7 @@ use crate::model::decision::TurnTerminalKind;
 use crate::model::message::QueueEntryStatus;
 use crate::model::usage::ProviderAttemptTimeline;
 use crate::protocol::events::{BriefKind, BriefVisibility};
-use crate::runtime::handle::cancel::CancelReason;
+use crate::protocol::payloads::CancelReason;
 use crate::runtime::provider::ProviderFailure;
 
 /// How the turn ended, before it is written down.

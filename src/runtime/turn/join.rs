@@ -263,7 +263,7 @@ pub(super) async fn wait_for_answers(
                 let mut agent: AgentRecord = crate::runtime::agent::agent_in(tx, &id)?;
                 agent.turn_awaits = approval_ids.clone();
                 tx.put_agent(&id, &agent)?;
-                let provenance = crate::store::Provenance {
+                let provenance = crate::model::event::Provenance {
                     message_id: Some(mid.clone()),
                     ..Default::default()
                 };

@@ -5,7 +5,7 @@
 //! same builder serves `holon debug prompt`, so what it prints is what the
 //! next turn sends.
 
-pub use crate::protocol::views::{PreviewSection, PreviewSummary, PromptPreview};
+use crate::protocol::views::{PreviewSection, PreviewSummary, PromptPreview};
 
 use super::frame::FrameContext;
 use crate::model::agent::AgentRecord;

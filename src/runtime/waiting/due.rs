@@ -4,6 +4,7 @@
 //! turned is resumed first.
 
 use crate::model::agent::{AgentRecord, AgentStatus};
+use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
@@ -14,7 +15,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::admit_in;
 use crate::runtime::projection;
 use crate::runtime::RuntimeError;
-use crate::store::{Index, Keyed, Provenance, Store, StoreError, WriteCtx};
+use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 
 /// Admit due timers as `timer_tick` messages and due recheck reminders as
 /// low-priority follow-ups, each once.

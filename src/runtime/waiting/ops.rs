@@ -7,6 +7,7 @@ use crate::runtime::agent::agent_in;
 
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentStatus;
+use crate::model::event::Provenance;
 use crate::model::waiting::HintOrigin;
 use crate::model::waiting::PendingWakeHint;
 use crate::model::waiting::TimerRecord;
@@ -18,7 +19,7 @@ use crate::protocol::events::{self as ev, new_event, Event};
 use crate::protocol::views::WakeHintOutcome;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::RuntimeError;
-use crate::store::{Keyed, Provenance, StoreError, WriteCtx};
+use crate::store::{Keyed, StoreError, WriteCtx};
 
 /// Inside a write job: store the wake hint as the agent's pending hint, or
 /// coalesce it into the one pending (a hint tied to a wait upgrades one

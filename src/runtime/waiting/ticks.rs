@@ -6,6 +6,7 @@
 use crate::model::agent::AgentRecord;
 use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SystemTickReason;
+use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
@@ -13,7 +14,7 @@ use crate::model::message::{
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::{admit_in, Outcome};
 use crate::runtime::continuation::system_tick_metadata;
-use crate::store::{Index, Provenance, StoreError, WriteCtx};
+use crate::store::{Index, StoreError, WriteCtx};
 
 fn tick_text(
     reason: SystemTickReason,

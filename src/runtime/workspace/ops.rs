@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::model::agent::AgentRecord;
+use crate::model::event::Provenance;
 use crate::model::workspace::ActiveWorkspace;
 use crate::model::workspace::AgentWorkspaces;
 use crate::model::workspace::ProjectionKind;
@@ -26,7 +27,7 @@ use crate::runtime::workspace::session::{discover, end_session, open_worktree, S
 use crate::runtime::workspace::target::{attached_target, Target};
 use crate::runtime::RuntimeError;
 use crate::runtime::WorkspaceError;
-use crate::store::{Provenance, StoreError, WriteCtx};
+use crate::store::{StoreError, WriteCtx};
 
 fn rejected(e: WorkspaceError) -> StoreError {
     StoreError::rejected(RuntimeError::Workspace(e))

@@ -10,6 +10,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::decision::DecisionReason;
 use crate::model::decision::SchedulerDecision;
 use crate::model::decision::SchedulerDecisionKind;
+use crate::model::event::Provenance;
 use crate::model::message::QueueEntryStatus;
 use crate::model::message::{
     normalize, AdmissionContext, AdmissionRequest, DeliverySurface, MessageKind, MessageOrigin,
@@ -30,8 +31,7 @@ use crate::model::waiting::WaitingIntentStatus;
 use crate::model::waiting::WaitingScope;
 use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::views::ControlAction;
-use crate::runtime::work_ops::WorkItemSource;
-use crate::store::Provenance;
+use crate::protocol::views::WorkItemSource;
 
 const TS: &str = "2026-11-22T04:42:17.517Z";
 

@@ -14,8 +14,8 @@ use super::overlays::events::Events;
 use super::state::{History, Init, State};
 use super::view::view;
 use crate::protocol::types::Provenance;
+use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
-use crate::ui::present::DisplayMode;
 
 /// One synthetic event of a busy agent; `i` picks the kind.
 pub fn sample_event(seq: u64, i: usize) -> EventRecord {

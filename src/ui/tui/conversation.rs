@@ -25,7 +25,8 @@ pub use window::{MAX_ROWS, WINDOW_ROWS};
 
 use super::rows::{PromptState, Row, RowKind, Tone};
 use crate::model::attempt::RetryNotice;
-use crate::ui::present::{shows, DisplayMode, OperatorEvent};
+use crate::protocol::DisplayMode;
+use crate::ui::present::{shows, OperatorEvent};
 
 /// The turn in progress: what the working row shows.
 #[derive(Debug, Clone, Default, PartialEq)]

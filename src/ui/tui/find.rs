@@ -18,7 +18,7 @@ use super::msg::Effect;
 use super::rows::plain_lines;
 use super::scroll;
 use super::state::{layout, State};
-use crate::ui::present::DisplayMode;
+use crate::protocol::DisplayMode;
 
 /// Older pages (of `pages::OLDER_EVENTS` events) one step may fetch before
 /// it stops and says so.

@@ -11,7 +11,7 @@ use super::msg::Effect;
 use super::overlays::stack;
 use super::scroll;
 use super::state::{layout, State};
-use crate::ui::present::DisplayMode;
+use crate::protocol::DisplayMode;
 
 /// Lines one wheel notch scrolls.
 const WHEEL_LINES: usize = 3;

@@ -16,7 +16,8 @@ use super::fmt::duration;
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{chop, sanitize, truncate, wrap};
-use crate::ui::present::{Category, DisplayMode, OperatorEvent, Visibility};
+use crate::protocol::DisplayMode;
+use crate::ui::present::{Category, OperatorEvent, Visibility};
 
 /// Most output lines a command row shows (the tail).
 pub const OUTPUT_LINES: usize = 8;

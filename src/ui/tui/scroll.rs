@@ -11,7 +11,7 @@ use ratatui::text::Line;
 use super::conversation::{Conversation, Scroll};
 use super::rows::{self, RowKind};
 use super::theme::Theme;
-use crate::ui::present::DisplayMode;
+use crate::protocol::DisplayMode;
 
 /// What the walk needs to know to measure rows.
 #[derive(Debug, Clone, Copy)]

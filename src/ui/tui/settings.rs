@@ -6,8 +6,8 @@ use super::msg::Effect;
 use super::rows::Tone;
 use super::state::{Pending, State};
 use super::update::call;
+use crate::protocol::DisplayMode;
 use crate::protocol::Request;
-use crate::ui::present::DisplayMode;
 
 pub(super) fn display(state: &mut State, arg: &str, fx: &mut Vec<Effect>) {
     if arg.is_empty() {

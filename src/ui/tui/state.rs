@@ -16,8 +16,8 @@ use super::overlays::stack::OverlayStack;
 use super::projection::{posture_look, AgentView};
 use super::scroll::Ctx as ScrollCtx;
 use super::theme::Theme;
+use crate::protocol::DisplayMode;
 use crate::protocol::{ControlAction, EventRecord};
-use crate::ui::present::DisplayMode;
 
 /// Events of history fetched for the conversation when an agent is shown.
 pub const HISTORY_EVENTS: usize = 500;

@@ -9,8 +9,9 @@ use super::{attention, min_mode, Applied, Conversation, EchoKind, Turn};
 use crate::model::approval::ApprovalStatus;
 use crate::protocol::events::{self as ev, BriefKind, Event};
 use crate::protocol::types::{MessageBody, Priority};
+use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
-use crate::ui::present::{DisplayMode, OperatorEvent, Visibility};
+use crate::ui::present::{OperatorEvent, Visibility};
 
 impl Conversation {
     /// Apply one event with its presentation. `operator_task` says whether

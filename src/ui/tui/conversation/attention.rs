@@ -6,7 +6,8 @@
 use super::super::rows::{ApprovalRow, ApprovalState, RowKind};
 use super::Conversation;
 use crate::model::approval::ApprovalStatus;
-use crate::ui::present::{DisplayMode, OperatorEvent, Visibility};
+use crate::protocol::DisplayMode;
+use crate::ui::present::{OperatorEvent, Visibility};
 
 impl Conversation {
     pub(super) fn alert(

@@ -5,7 +5,7 @@
 use super::super::msg::RequestId;
 use super::super::rows::{CommandRow, PromptState, RowKind};
 use super::Conversation;
-use crate::ui::present::DisplayMode;
+use crate::protocol::DisplayMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EchoKind {

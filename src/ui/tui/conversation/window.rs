@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::super::rows::{ApprovalState, Row, RowKind};
 use super::{Below, Conversation, Scroll};
-use crate::ui::present::DisplayMode;
+use crate::protocol::DisplayMode;
 
 /// Rows on each side of the view that keep their drawn lines; farther
 /// rows keep only what they show, and are drawn again if they come back

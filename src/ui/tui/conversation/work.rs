@@ -10,7 +10,8 @@ use crate::model::attempt::RetryNotice;
 use crate::model::mcp::McpProgress;
 use crate::protocol::events as ev;
 use crate::protocol::types::TaskRecord;
-use crate::ui::present::{wire_name, DisplayMode, OperatorEvent};
+use crate::protocol::DisplayMode;
+use crate::ui::present::{wire_name, OperatorEvent};
 
 impl Conversation {
     pub(super) fn set_activity(&mut self, op: &OperatorEvent) {

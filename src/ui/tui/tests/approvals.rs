@@ -282,7 +282,7 @@ fn an_answer_from_another_terminal_settles_the_row_and_the_banner() {
 
 #[test]
 fn a_long_patch_row_folds_at_info_and_shows_whole_in_verbose() {
-    use crate::ui::present::DisplayMode;
+    use crate::protocol::DisplayMode;
     let body: String = (1..=30).map(|i| format!("+line {i}\n")).collect();
     let kind = RowKind::Patch {
         action: "created".into(),

@@ -11,6 +11,7 @@ use super::super::msg::{Connection, Effect, Msg, RequestId};
 use super::super::{update, view, Init, State};
 use crate::model::agent::AgentStatus;
 use crate::model::agent::DisplayMode as StoredMode;
+use crate::model::event::Provenance;
 use crate::model::message::{normalize, AdmissionRequest, DeliverySurface, Priority};
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
@@ -20,7 +21,6 @@ use crate::model::usage::FailureArtifact;
 use crate::model::usage::FailureCategory;
 use crate::model::work::{PlanStatus, TodoItem, TodoState, WorkItemRecord, WorkItemState};
 use crate::protocol::{AgentState, AgentSummary, ApiError, EventRecord, Response, WorkItemEntry};
-use crate::store::Provenance;
 
 /// 2026-11-22T09:00:00Z in epoch ms.
 pub const T0_MS: i64 = 1_795_338_000_000;
@@ -490,7 +490,7 @@ pub fn summary(last_event_seq: u64, posture: (&str, &str)) -> AgentSummary {
                 missing: None,
             },
         ),
-        context: crate::runtime::inspect::ContextView {
+        context: crate::protocol::views::ContextView {
             window: 200_000,
             last_prompt_tokens: Some(82_000),
             percent: Some(41),

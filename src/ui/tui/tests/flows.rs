@@ -13,8 +13,8 @@ use crate::model::agent::DisplayMode as StoredMode;
 use crate::model::message::Priority;
 use crate::model::task::TaskStatus;
 use crate::protocol::types::AgentStatus;
+use crate::protocol::DisplayMode;
 use crate::protocol::{AgentSummary, ApiError, ControlAction, ErrorCode, Request};
-use crate::ui::present::DisplayMode;
 
 fn rows(st: &super::super::State) -> Vec<&RowKind> {
     st.conversation.rows.iter().map(|r| r.kind()).collect()

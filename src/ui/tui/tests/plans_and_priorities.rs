@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use super::fixtures::*;
+use crate::model::event::Provenance;
 use crate::protocol::EventRecord;
-use crate::store::Provenance;
 use crate::ui::tui::msg::Msg;
 use crate::ui::tui::update;
 
