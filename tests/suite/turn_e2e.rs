@@ -362,8 +362,12 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
         if text.contains("broken") {
             Err("config.toml:1:1: broken".to_owned())
         } else {
+            let changed = match text.starts_with('#') {
+                true => Vec::new(),
+                false => vec!["model".to_owned()],
+            };
             Ok(holon::runtime::handle::Reloaded {
-                changed: vec!["model".to_owned()],
+                changed,
                 mcp_servers: None,
                 hooks: None,
                 reviewer: None,
@@ -398,12 +402,32 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
     assert_eq!(e.payload["applied"], true);
     assert_eq!(calls.load(Ordering::SeqCst), 1, "one reload for the burst");
 
+    // A comment changes no setting: read again, recorded nowhere.
+    ok(std::fs::write(&path, "# a comment\n"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while calls.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the comment was read");
+
     ok(std::fs::write(&path, "broken"));
     let e = wait_event(&host, "the broken config", |e| {
         e.kind == "config_reloaded" && e.payload["applied"] == false
     })
     .await;
     assert_eq!(e.payload["error"], "config.toml:1:1: broken");
+    assert_eq!(reloads(&host).len(), 2, "the comment was not recorded");
+
+    // Mended back to what runs: nothing changed, but the error is over.
+    ok(std::fs::write(&path, "# mended\n"));
+    let e = wait_event(&host, "the mended config", |e| {
+        e.kind == "config_reloaded"
+            && e.payload["applied"] == true
+            && e.payload["changed"] == json!([])
+    })
+    .await;
+    assert!(e.payload["error"].is_null(), "{}", e.payload);
+    assert_eq!(reloads(&host).len(), 3);
     host.shutdown().await;
 }
 

@@ -54,6 +54,10 @@ struct Registry {
     agents: BTreeMap<String, (PathBuf, PathBuf)>,
     /// Last seen effective content per target.
     seen: BTreeMap<Target, u64>,
+    /// The config file's last reload failed: the next that succeeds is
+    /// recorded even when it changes nothing, so the operator sees the
+    /// error is over.
+    config_failed: bool,
 }
 
 impl Registry {
@@ -308,7 +312,13 @@ async fn examine(
                 if !changed_since(registry, &target, fingerprint(&bytes)) {
                     continue;
                 }
-                let payload = match (c.reload)() {
+                let reloaded = (c.reload)();
+                let failed =
+                    std::mem::replace(&mut lock(registry).config_failed, reloaded.is_err());
+                let payload = match reloaded {
+                    // An edit that changes no setting (a comment, say) is
+                    // not a change.
+                    Ok(Reloaded { ref changed, .. }) if changed.is_empty() && !failed => continue,
                     Ok(Reloaded {
                         changed,
                         mcp_servers,
