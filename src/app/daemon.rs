@@ -6,7 +6,6 @@
 //! The pid file and socket live in the run directory; stale ones from a
 //! dead process are cleaned, anything else is refused.
 
-use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
@@ -687,42 +686,41 @@ fn latest_log(dir: &Path) -> Option<PathBuf> {
     logs.pop()
 }
 
+/// Where the runtime's logs are and their last lines. Stops quietly when
+/// the reader goes (`holon daemon logs | head`); a log line is shown with
+/// anything in it that could act on the terminal escaped, since it may
+/// quote what a provider or a command said.
 pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
     let log = latest_log(&ctx.paths.log_dir);
-    let out = daemon_out_path(ctx);
-    let stdout = std::io::stdout();
-    let mut w = stdout.lock();
-    writeln!(
-        w,
-        "log file      {}",
-        log.as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "(none yet)".into())
-    )?;
-    writeln!(w, "daemon output {}", out.display())?;
-    writeln!(w, "pid file      {}", pid_path(ctx).display())?;
-    writeln!(
-        w,
+    let mut o = super::commands::Out::new();
+    let shown = log
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "(none yet)".into());
+    o.text(&format!("log file      {shown}"))?;
+    o.text(&format!("daemon output {}", daemon_out_path(ctx).display()))?;
+    o.text(&format!("pid file      {}", pid_path(ctx).display()))?;
+    o.text(&format!(
         "failure file  {}",
         super::daemon_failure::path(ctx).display()
-    )?;
+    ))?;
     let text = log
         .as_ref()
         .and_then(|p| std::fs::read_to_string(p).ok())
         .unwrap_or_default();
     if let Some(f) = super::daemon_failure::latest(ctx) {
-        writeln!(w, "\nlast start-up or shutdown failure:")?;
-        writeln!(w, "  {}", super::daemon_failure::line(&f))?;
+        o.line("\nlast start-up or shutdown failure:")?;
+        o.text(&format!("  {}", super::daemon_failure::line(&f)))?;
     }
     let failures: Vec<&str> = text.lines().filter(|l| l.contains(" ERROR ")).collect();
-    writeln!(w, "\nrecent failures ({}):", failures.len())?;
+    o.line(&format!("\nrecent failures ({}):", failures.len()))?;
     for l in failures.iter().rev().take(5).rev() {
-        writeln!(w, "  {l}")?;
+        o.text(&format!("  {l}"))?;
     }
     let all: Vec<&str> = text.lines().collect();
-    writeln!(w, "\nlast {} lines:", lines.min(all.len()))?;
+    o.line(&format!("\nlast {} lines:", lines.min(all.len())))?;
     for l in &all[all.len().saturating_sub(lines)..] {
-        writeln!(w, "{l}")?;
+        o.text(l)?;
     }
     Ok(ExitCode::SUCCESS)
 }
