@@ -35,6 +35,14 @@ fn holds_home(root: &str) -> Option<String> {
     })
 }
 
+/// `n` of `noun`, said as a person would: `1 agent`, `3 agents`.
+pub(super) fn counted(n: u64, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
 pub(super) struct Out {
     lock: std::io::StdoutLock<'static>,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{signal, SignalKind};
 
 use super::cli::AccessArgs;
+use super::commands::counted;
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient, RuntimeStatus};
@@ -502,12 +503,12 @@ fn print_runtime_status(s: &RuntimeStatus) {
         ),
     }
     say!(
-        "activity  {:?}: {} agents, {} processing, {} waiting, {} active tasks",
+        "activity  {:?}: {}, {} processing, {} waiting, {}",
         s.activity.state,
-        s.activity.active_agent_count,
+        counted(s.activity.active_agent_count, "agent"),
         s.activity.processing_agent_count,
         s.activity.waiting_agent_count,
-        s.activity.active_task_count
+        counted(s.activity.active_task_count, "active task")
     );
     if s.pending_approvals > 0 {
         say!(

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use super::commands::Out;
+use super::commands::{counted, Out};
 use super::Context;
 
 /// `holon store compact`: shrink the store file. A running runtime holds
@@ -150,10 +150,10 @@ pub async fn store_verify(
         out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
         out.line(&format!(
-            "{}: {} agents, {} events: {}",
+            "{}: {}, {}: {}",
             report.path.display(),
-            report.agents,
-            report.events,
+            counted(report.agents, "agent"),
+            counted(report.events, "event"),
             if report.sound() { "sound" } else { "PROBLEMS" }
         ))?;
         for p in &report.problems {
@@ -279,12 +279,12 @@ pub async fn store_salvage(
         return Ok(ExitCode::SUCCESS);
     }
     o.line(&format!(
-        "salvaged {} rows of {} into {}: {} agents, {} events{}",
-        report.rows(),
+        "salvaged {} of {} into {}: {}, {}{}",
+        counted(report.rows(), "row"),
         report.source.display(),
         report.out.display(),
-        check.agents,
-        check.events,
+        counted(check.agents, "agent"),
+        counted(check.events, "event"),
         if report.repaired_copy {
             " (the source needed a repair, done on a copy of it)"
         } else {
@@ -385,11 +385,11 @@ pub async fn store_prune(
     }
     let verb = if dry_run { "would prune" } else { "pruned" };
     out.line(&format!(
-        "{verb} history older than {} ({days} days): {} of {} agents, {} events, {} bytes in {} ms",
+        "{verb} history older than {} ({days} days): {} of {}, {}, {} bytes in {} ms",
         report.older_than,
         report.agents.len(),
-        report.agents_seen,
-        report.events,
+        counted(report.agents_seen, "agent"),
+        counted(report.events, "event"),
         report.bytes,
         report.millis
     ))?;

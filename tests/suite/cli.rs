@@ -196,7 +196,7 @@ fn store_verify_passes_a_sound_store_and_names_a_gap() {
         home.ok(&["send", &format!("prompt {i}")]);
     }
     let text = home.ok(&["store", "verify"]);
-    assert!(text.contains("1 agents, 6 events: sound"), "{text}");
+    assert!(text.contains("1 agent, 6 events: sound"), "{text}");
     // Take event 3 out behind Holon's back.
     {
         let db = redb::Database::open(home.store_file()).unwrap();
@@ -235,7 +235,7 @@ fn store_backup_copies_the_store_offline_and_while_the_runtime_runs() {
     let mode = std::fs::metadata(&a).unwrap().permissions().mode();
     assert_eq!(mode & 0o077, 0, "{mode:o}");
     let text = home.ok(&["store", "verify", &a_arg]);
-    assert!(text.contains("1 agents, 4 events: sound"), "{text}");
+    assert!(text.contains("1 agent, 4 events: sound"), "{text}");
     // A backup never replaces a file.
     let out = home.run(&["store", "backup", &a_arg]);
     assert!(!out.status.success());
@@ -256,7 +256,7 @@ fn store_backup_copies_the_store_offline_and_while_the_runtime_runs() {
     // The running agent's turns add events: the copy is a sound store.
     let text = home.ok(&["store", "verify", &b_arg]);
     assert!(
-        text.contains(": 1 agents, ") && text.ends_with(": sound\n"),
+        text.contains(": 1 agent, ") && text.ends_with(": sound\n"),
         "{text}"
     );
     // Only PATH holds it: no twin in backups/ to count toward
@@ -300,7 +300,7 @@ fn store_salvage_of_a_sound_store_loses_nothing_and_runs() {
     let out = out_dir.path().join("salvaged.redb");
     let store = home.store_file().display().to_string();
     let text = home.ok(&["store", "salvage", &store, &out.display().to_string()]);
-    assert!(text.contains("1 agents, 4 events"), "{text}");
+    assert!(text.contains("1 agent, 4 events"), "{text}");
     assert!(text.trim_end().ends_with("nothing was lost"), "{text}");
     // The salvaged store takes the damaged one's place and serves.
     std::fs::rename(&out, home.store_file()).unwrap();
