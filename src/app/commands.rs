@@ -104,7 +104,12 @@ pub struct StatusReport {
     pub home: Option<String>,
     pub store: String,
     pub schema_version: u32,
-    pub runtime: String,
+    /// `running` or `not_running` (then read from the store), the same
+    /// word whichever answered.
+    pub runtime: &'static str,
+    /// The running runtime's pid and mode (`daemon`, `console`, ...).
+    pub pid: Option<u32>,
+    pub mode: Option<String>,
     pub default_agent: String,
     pub default_model: Option<String>,
     pub agents: Vec<AgentSummary>,
@@ -115,15 +120,14 @@ pub struct StatusReport {
 async fn status_report(ctx: &Context) -> anyhow::Result<StatusReport> {
     let client = super::offline::client(ctx).await?;
     let s: RuntimeStatus = call_typed(&*client, Request::RuntimeStatus).await?;
-    let runtime = match s.mode.as_str() {
-        super::offline::OFFLINE => "not_running".to_owned(),
-        mode => format!("running (pid {}, {mode})", s.pid),
-    };
+    let running = s.mode != super::offline::OFFLINE;
     Ok(StatusReport {
         home: s.home,
         store: s.store,
         schema_version: SCHEMA_VERSION,
-        runtime,
+        runtime: if running { "running" } else { "not_running" },
+        pid: running.then_some(s.pid),
+        mode: running.then_some(s.mode),
         default_agent: ctx.config.default_agent.clone(),
         // A running runtime's model, not this command's HOLON_MODEL.
         default_model: s.default_model,
@@ -150,13 +154,11 @@ fn model_line(a: &crate::protocol::AgentSummary) -> Option<String> {
 
 fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
     out.text(&format!("store    {}", report.store))?;
-    out.text(&format!(
-        "runtime  {}",
-        match report.runtime.as_str() {
-            "not_running" => "not running (read from the store)",
-            other => other,
-        }
-    ))?;
+    let runtime = match (report.pid, &report.mode) {
+        (Some(pid), Some(mode)) => format!("running (pid {pid}, {mode})"),
+        _ => "not running (read from the store)".to_owned(),
+    };
+    out.text(&format!("runtime  {runtime}"))?;
     out.text(&format!(
         "model    {}",
         report

@@ -36,6 +36,11 @@ fn send_queues_an_operator_envelope_and_events_show_it() {
     assert_eq!(events[2]["payload"]["message"]["priority"], "interject");
 
     let status: serde_json::Value = serde_json::from_str(&home.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["runtime"], "not_running", "{status}");
+    assert!(
+        status["pid"].is_null() && status["mode"].is_null(),
+        "{status}"
+    );
     let main = &status["agents"][0];
     assert_eq!(main["id"], "main");
     assert_eq!(main["queue_depth"], 2);

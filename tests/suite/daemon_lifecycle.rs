@@ -36,13 +36,9 @@ fn detach_is_idempotent_and_one_shots_go_through_the_socket() {
     ok(home.run(&["work", "add", "socket work"]));
     let status: serde_json::Value =
         serde_json::from_str(&ok(home.run(&["status", "--json"]))).unwrap_or_default();
-    assert!(
-        status["runtime"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("running"),
-        "{status}"
-    );
+    assert_eq!(status["runtime"], "running", "{status}");
+    assert_eq!(status["pid"], pid, "{status}");
+    assert_eq!(status["mode"], "daemon", "{status}");
     let events = ok(home.run(&["events", "--json"]));
     assert!(events.contains("through the socket"));
     assert!(events.contains("socket work"));
