@@ -10,6 +10,7 @@
 
 use crate::model::agent::AgentStatus;
 use crate::model::decision::AgentSchedulingPosture;
+use crate::model::task::TaskStatus;
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
@@ -113,19 +114,14 @@ impl WorkItemView {
 pub struct TaskView {
     pub id: String,
     pub cmd: String,
-    /// `queued`, `running`, `cancelling`, `completed`, `failed`, ...
-    pub status: String,
-    /// `operator` (`!CMD`) or `agent`.
-    pub origin: String,
+    pub status: TaskStatus,
+    /// Started by the operator (`!CMD`), not the agent.
+    pub operator: bool,
     pub exit_status: Option<i64>,
     pub duration_ms: Option<u64>,
     pub summary: Option<String>,
     pub accepts_input: bool,
     pub created_at: String,
-}
-
-pub fn is_terminal(status: &str) -> bool {
-    matches!(status, "completed" | "failed" | "cancelled" | "interrupted")
 }
 
 impl TaskView {
@@ -135,8 +131,8 @@ impl TaskView {
         TaskView {
             id: t.id.clone(),
             cmd: cmd.unwrap_or_default(),
-            status: wire_name(&t.status),
-            origin: detail.origin.unwrap_or_else(|| "agent".into()),
+            status: t.status,
+            operator: detail.origin.as_deref() == Some("operator"),
             exit_status: detail.exit_status,
             duration_ms: detail.duration_ms,
             summary: t.summary.clone(),
@@ -146,7 +142,7 @@ impl TaskView {
     }
 
     pub fn is_active(&self) -> bool {
-        !is_terminal(&self.status)
+        !self.status.is_terminal()
     }
 }
 
@@ -274,15 +270,15 @@ impl AgentView {
         let mut t = self.task(&id).cloned().unwrap_or(TaskView {
             id,
             cmd: p.cmd.clone().unwrap_or_default(),
-            status: String::new(),
-            origin: "agent".into(),
+            status: p.to,
+            operator: false,
             exit_status: None,
             duration_ms: None,
             summary: None,
             accepts_input: false,
             created_at: e.ts.clone(),
         });
-        t.status = wire_name(&p.to);
+        t.status = p.to;
         t.exit_status = p.exit_status.or(t.exit_status);
         t.duration_ms = p.duration_ms.or(t.duration_ms);
         t.summary = p.summary.clone().or(t.summary);
@@ -474,7 +470,7 @@ impl AgentView {
                 "Task {} (`{}`) is {}; its result wakes the agent when it ends.",
                 t.id,
                 super::wrap::truncate(&t.cmd, 60),
-                t.status.replace('_', " ")
+                wire_name(&t.status).replace('_', " ")
             ));
         }
         if let Some(s) = &self.summary {

@@ -16,6 +16,7 @@ use super::fmt::duration;
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{chop, sanitize, truncate, wrap};
+use crate::protocol::types::TaskStatus;
 use crate::protocol::DisplayMode;
 use crate::ui::present::{Category, OperatorEvent, Visibility};
 
@@ -47,8 +48,7 @@ pub struct CommandRow {
     /// Started by the operator (`!CMD`): shown at every display mode, with
     /// its output.
     pub operator: bool,
-    /// Task status (`starting` before the runtime answered).
-    pub status: String,
+    pub status: CommandState,
     pub exit: Option<i64>,
     pub duration_ms: Option<u64>,
     pub summary: Option<String>,
@@ -615,12 +615,25 @@ fn command(c: &CommandRow, width: usize, mode: DisplayMode, t: Theme) -> Vec<Lin
 /// Lines of a failed command's stderr shown below verbose.
 const FAILURE_LINES: usize = 3;
 
+/// Where a command row stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandState {
+    /// Sent; the runtime has not answered yet.
+    Starting,
+    /// The runtime refused it: no task ran.
+    NotStarted,
+    /// Its task's status.
+    Task(TaskStatus),
+}
+
 /// Whether a command row is a failure (not a stop, not still running).
 fn failed(c: &CommandRow) -> bool {
-    match c.status.as_str() {
-        "starting" | "queued" | "running" | "cancelling" | "cancelled" => false,
-        "completed" => c.exit.is_some_and(|e| e != 0),
-        _ => true,
+    use TaskStatus as S;
+    match c.status {
+        CommandState::Starting
+        | CommandState::Task(S::Queued | S::Running | S::Cancelling | S::Cancelled) => false,
+        CommandState::Task(S::Completed) => c.exit.is_some_and(|e| e != 0),
+        CommandState::NotStarted | CommandState::Task(S::Failed | S::Interrupted) => true,
     }
 }
 
@@ -635,23 +648,27 @@ pub fn command_status(c: &CommandRow, t: Theme) -> (String, Style) {
         exit.clone()
             .or(c.summary.as_deref().map(|s| truncate(s, 40)))
     };
-    match c.status.as_str() {
-        "starting" => ("starting…".into(), t.dim()),
-        "queued" => ("queued".into(), t.dim()),
-        "running" => ("⋯ running".into(), t.dim()),
-        "cancelling" => ("stopping…".into(), t.dim()),
-        "completed" if c.exit.is_none_or(|e| e == 0) => {
-            (format!("✓ {}{took}", exit.unwrap_or("done".into())), t.ok())
-        }
-        "cancelled" => (format!("■ stopped{took}"), t.dim()),
-        "not_started" => (
+    use TaskStatus as S;
+    let ended = |word: &str| {
+        let what = why().unwrap_or_else(|| word.to_owned());
+        (format!("✗ {what}{took}"), t.err())
+    };
+    match c.status {
+        CommandState::Starting => ("starting…".into(), t.dim()),
+        CommandState::NotStarted => (
             format!("✗ not started: {}", why().unwrap_or_default()),
             t.err(),
         ),
-        other => {
-            let what = why().unwrap_or_else(|| other.to_owned());
-            (format!("✗ {what}{took}"), t.err())
+        CommandState::Task(S::Queued) => ("queued".into(), t.dim()),
+        CommandState::Task(S::Running) => ("⋯ running".into(), t.dim()),
+        CommandState::Task(S::Cancelling) => ("stopping…".into(), t.dim()),
+        CommandState::Task(S::Completed) if c.exit.is_none_or(|e| e == 0) => {
+            (format!("✓ {}{took}", exit.unwrap_or("done".into())), t.ok())
         }
+        CommandState::Task(S::Cancelled) => (format!("■ stopped{took}"), t.dim()),
+        CommandState::Task(S::Completed) => ended("completed"),
+        CommandState::Task(S::Failed) => ended("failed"),
+        CommandState::Task(S::Interrupted) => ended("interrupted"),
     }
 }
 

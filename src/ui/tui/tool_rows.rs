@@ -4,8 +4,9 @@
 //! result's facts the event carries whole (`result_facts`), and fall back
 //! to the preview's text and the arguments (the diff itself).
 
-use super::rows::CommandRow;
+use super::rows::{CommandRow, CommandState};
 use crate::protocol::events::{ToolExecuted, ToolFacts};
+use crate::protocol::types::TaskStatus;
 
 /// `s` trimmed and owned, `None` when blank (the presentation's rule).
 fn nonblank(s: Option<&str>) -> Option<String> {
@@ -47,10 +48,10 @@ pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
     let facts = p.facts().unwrap_or_default();
     let exit = facts.exit_status;
     let status = match (p.is_error, facts.disposition.as_deref().map(str::trim)) {
-        (true, _) => "failed",
-        (false, Some("promoted_to_task") | Some("already_running")) => "running",
-        (false, _) if exit.is_some_and(|e| e != 0) => "failed",
-        (false, _) => "completed",
+        (true, _) => TaskStatus::Failed,
+        (false, Some("promoted_to_task") | Some("already_running")) => TaskStatus::Running,
+        (false, _) if exit.is_some_and(|e| e != 0) => TaskStatus::Failed,
+        (false, _) => TaskStatus::Completed,
     };
     let summary = match p.is_error {
         true => nonblank(facts.message.as_deref()).or(nonblank(facts.error.as_deref())),
@@ -60,7 +61,7 @@ pub fn exec_row(p: &ToolExecuted, task: Option<String>) -> Option<CommandRow> {
         task_id: task,
         cmd,
         operator: false,
-        status: status.to_owned(),
+        status: CommandState::Task(status),
         exit,
         duration_ms: Some(p.duration_ms),
         summary,
@@ -200,7 +201,10 @@ mod tests {
         assert!(serde_json::from_str::<serde_json::Value>(&event.result_preview).is_err());
         assert_eq!(exec_task_id(&event).as_deref(), Some("task_9"));
         let row = exec_row(&event, None).expect("a command row");
-        assert_eq!((row.exit, row.status.as_str()), (Some(3), "failed"));
+        assert_eq!(
+            (row.exit, row.status),
+            (Some(3), CommandState::Task(TaskStatus::Failed))
+        );
         assert_eq!(
             row.output.map(|o| o.len()),
             Some(1_200),

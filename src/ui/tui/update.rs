@@ -312,7 +312,7 @@ pub(super) fn operator_task(state: &State, e: &EventRecord, typed: &Event) -> bo
         .task_id()
         .or(e.provenance.task_id.as_deref())
         .and_then(|id| state.agent.task(id))
-        .is_some_and(|t| t.origin == "operator")
+        .is_some_and(|t| t.operator)
 }
 
 /// One `agent.status` in flight at most; signals while it flies ask for

@@ -3,8 +3,9 @@
 //! failed row when the send fails, and replaced by its record.
 
 use super::super::msg::RequestId;
-use super::super::rows::{CommandRow, PromptState, RowKind};
+use super::super::rows::{CommandRow, CommandState, PromptState, RowKind};
 use super::Conversation;
+use crate::protocol::types::TaskStatus;
 use crate::protocol::DisplayMode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +41,10 @@ impl Echo {
                 task_id: self.bound.clone(),
                 cmd: self.text.clone(),
                 operator: true,
-                status: if self.answered { "queued" } else { "starting" }.into(),
+                status: match self.answered {
+                    true => CommandState::Task(TaskStatus::Queued),
+                    false => CommandState::Starting,
+                },
                 exit: None,
                 duration_ms: None,
                 summary: None,
@@ -85,7 +89,7 @@ impl Conversation {
                 task_id: None,
                 cmd: echo.text,
                 operator: true,
-                status: "not_started".into(),
+                status: CommandState::NotStarted,
                 exit: None,
                 duration_ms: None,
                 summary: Some(error.to_owned()),

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::protocol::events::Event;
+use crate::protocol::types::TaskStatus;
 use crate::protocol::EventRecord;
+use crate::ui::tui::rows::CommandState;
 use serde_json::{json, Value};
 
 fn event(seq: u64, kind: &str, payload: Value) -> EventRecord {
@@ -49,5 +51,7 @@ fn trimming_keeps_merges_pointing_at_the_right_rows() {
     );
     apply(&mut c, &done);
     assert_eq!(c.rows.len(), 3, "no new row: the task row was found");
-    assert!(matches!(c.rows[2].kind(), RowKind::Command(r) if r.status == "completed"));
+    assert!(
+        matches!(c.rows[2].kind(), RowKind::Command(r) if r.status == CommandState::Task(TaskStatus::Completed))
+    );
 }

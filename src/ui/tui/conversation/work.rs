@@ -3,7 +3,7 @@
 //! and what the running turn is doing now (its latest activity, a
 //! server's progress on its call, a provider retry it waits on).
 
-use super::super::rows::{CommandRow, RowKind};
+use super::super::rows::{CommandRow, CommandState, RowKind};
 use super::super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
 use super::{Conversation, EchoKind};
 use crate::model::attempt::RetryNotice;
@@ -11,7 +11,7 @@ use crate::model::mcp::McpProgress;
 use crate::protocol::events as ev;
 use crate::protocol::types::TaskRecord;
 use crate::protocol::DisplayMode;
-use crate::ui::present::{wire_name, OperatorEvent};
+use crate::ui::present::OperatorEvent;
 
 impl Conversation {
     pub(super) fn set_activity(&mut self, op: &OperatorEvent) {
@@ -79,7 +79,7 @@ impl Conversation {
             task_id: Some(task.id.clone()),
             cmd,
             operator,
-            status: wire_name(&task.status),
+            status: CommandState::Task(task.status),
             exit: None,
             duration_ms: None,
             summary: None,
@@ -104,7 +104,7 @@ impl Conversation {
                 task_id: Some(id.clone()),
                 cmd,
                 operator,
-                status: wire_name(&p.from),
+                status: CommandState::Task(p.from),
                 exit: None,
                 duration_ms: None,
                 summary: None,
@@ -118,7 +118,7 @@ impl Conversation {
             return;
         };
         if let RowKind::Command(c) = self.rows[i].kind_mut() {
-            c.status = wire_name(&p.to);
+            c.status = CommandState::Task(p.to);
             c.exit = p.exit_status.or(c.exit);
             c.duration_ms = p.duration_ms.or(c.duration_ms);
             c.summary = p

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{AgentView, TaskView};
-use super::super::rows::{command_status, CommandRow, Tone};
+use super::super::rows::{command_status, CommandRow, CommandState, Tone};
 use super::super::wrap::{chop, fit, sanitize, truncate};
 use super::input::{Input, Purpose};
 use super::{answer, draw_row, rule, split, Ctx, ListPos, Look, Status};
@@ -245,8 +245,8 @@ impl Tasks {
             let row = CommandRow {
                 task_id: Some(task.id.clone()),
                 cmd: task.cmd.clone(),
-                operator: task.origin == "operator",
-                status: task.status.clone(),
+                operator: task.operator,
+                status: CommandState::Task(task.status),
                 exit: task.exit_status,
                 duration_ms: task.duration_ms,
                 summary: task.summary.clone(),
