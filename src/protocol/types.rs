@@ -1,6 +1,6 @@
 //! The records and enums that travel in requests, answers and event
-//! payloads, as the protocol names them. The runtime owns their
-//! definitions; clients (the console, the presentation layer) name them
+//! payloads, as the protocol names them. The model (`crate::model`)
+//! defines them; clients (the console, the presentation layer) name them
 //! from here, never from the engine's modules.
 
 pub use crate::model::agent::{

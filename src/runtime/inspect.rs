@@ -48,7 +48,7 @@ pub fn agent_summary(
         id: agent.id.clone(),
         lost_events: agent.lost_events.iter().map(|r| r.len()).sum(),
         identity: agent.identity(),
-        children: super::agents::child_ops::children_view(rx, id)?,
+        children: super::agents::child_view::children_view(rx, id)?,
         status: agent.status,
         posture: posture.posture,
         posture_reason: posture.reason,

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::copy::{known_tables, shape_of, with_shape, Shape};
 use super::scan;
-pub use super::scan::Classify;
+use super::scan::Classify;
 use super::schema::Keyed;
 use super::StoreError;
 

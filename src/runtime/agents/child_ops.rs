@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::child_view::bounded;
-pub use super::child_view::{child_of, child_supervision, children_view, live_child_tasks};
+use super::child_view::child_supervision;
 use crate::model::agent::AgentKind;
 use crate::model::agent::AgentOwnership;
 use crate::model::agent::AgentRecord;

@@ -24,7 +24,7 @@ pub enum Gate {
     Ask(String),
 }
 
-pub use super::read_only::read_only_command;
+use super::read_only::read_only_command;
 
 /// `prefix` is `cmd`'s first words (whole words, not a string prefix:
 /// `git status` does not allow `git statusx`).

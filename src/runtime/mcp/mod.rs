@@ -44,9 +44,11 @@ use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 use crate::model::mcp::McpStopReason;
 use crate::runtime::settings::mcp::ServerConfig;
 pub use client::ProgressSink;
+use flight::CallError;
 use names::{Dropped, Offered};
+use process::Sandboxing;
 use project::Project;
-use server::{CallError, Sandboxing, Server, Ties};
+use server::{Server, Ties};
 
 /// What the model was last offered in one workspace: the tools and what
 /// was left out.

@@ -243,7 +243,7 @@ pub(super) async fn ended(child: Option<&mut ServerProcess>) -> String {
     };
     let mut exited = false;
     for _ in 0..30 {
-        if has_exited(pid) {
+        if crate::runtime::process_identity::child_has_exited(pid) {
             exited = true;
             break;
         }
@@ -259,8 +259,6 @@ pub(super) async fn ended(child: Option<&mut ServerProcess>) -> String {
         (false, _) => "the server stopped answering and was stopped".into(),
     }
 }
-
-pub(super) use crate::runtime::process_identity::child_has_exited as has_exited;
 
 /// Variables every stdio server gets from Holon's environment; nothing
 /// else reaches it unless the server's config names it.

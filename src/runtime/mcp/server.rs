@@ -20,12 +20,13 @@ use serde_json::Value;
 
 use super::client::{list_tools, Handler, ProgressSink, Watchers};
 use super::flight::{Abandoned, InFlight};
-pub use super::flight::{CallError, CallResult};
+use super::flight::{CallError, CallResult};
 use super::names::Listed;
-pub use super::process::Sandboxing;
-use super::process::{ended, has_exited, ServerProcess};
+use super::process::Sandboxing;
+use super::process::{ended, ServerProcess};
 use super::report::{Lifecycle, Reporter};
 use crate::model::mcp::{McpServerFailed, McpServerStarted, McpServerStopped, McpStopReason};
+use crate::runtime::process_identity::child_has_exited as has_exited;
 use crate::runtime::settings::mcp::ServerConfig;
 
 mod connect;

@@ -219,7 +219,8 @@ pub fn chain_failure(summaries: &[String], last: LastFailure) -> ProviderFailure
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::provider::registry::{ApiKey, Streaming, WireFormat};
+    use crate::runtime::provider::registry::ApiKey;
+    use crate::runtime::provider::wire::{Streaming, WireFormat};
 
     fn endpoint(key: Option<ApiKey>) -> ResolvedEndpoint {
         ResolvedEndpoint {

@@ -26,7 +26,7 @@ use super::classify::scrub_url;
 use super::failure::config_failure;
 use super::http::HttpTransport;
 use super::retry::{ChainCandidate, ProviderChain, RetryPolicy};
-pub use super::wire::{Streaming, WireFormat};
+use super::wire::{Streaming, WireFormat};
 use super::{FailureKind, ModelRef, ProviderFailure, ReasoningEffort};
 use crate::model::context::ContextBudget;
 use crate::model::context::WindowSource;

@@ -235,7 +235,7 @@ pub(super) fn confinement(
     }))
 }
 
-pub(super) use super::task_view::{cmd_digest, identity, task_snapshot};
+use super::task_view::{cmd_digest, identity, task_snapshot};
 
 pub(super) fn load_task(env: &ToolEnv<'_>, task_id: &str) -> Result<TaskRecord, ToolOutcome> {
     match env

@@ -8,8 +8,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::exec::{load_task, task_snapshot, wait_terminal, MAX_YIELD_MS};
+use super::exec::{load_task, wait_terminal, MAX_YIELD_MS};
 use super::handler::{Gated, Reach, Tool};
+use super::task_view::task_snapshot;
 use super::{runtime_error, ToolEnv};
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
@@ -53,7 +54,7 @@ pub(super) struct TaskInputArgs {
 /// for any other task).
 fn supervision(env: &ToolEnv<'_>, t: &TaskRecord) -> (serde_json::Value, serde_json::Value) {
     let s = env.host.store().read().ok().and_then(|rx| {
-        crate::runtime::agents::child_ops::child_supervision(&rx, t)
+        crate::runtime::agents::child_view::child_supervision(&rx, t)
             .ok()
             .flatten()
     });

@@ -9,9 +9,9 @@
 //! worktree under the data dir in isolated mode) and a *cwd* inside it.
 //!
 //! This module is the record and the pure rules (ids, snapshot, path
-//! resolution); `api` the use request read from what an operator typed; `git` runs git;
-//! `session` discovers directories and makes and ends managed worktrees;
-//! `ops` writes every change through the store with
+//! resolution); `api` the use request read from what an operator typed;
+//! `git` runs git; `session` discovers directories and makes and ends
+//! managed worktrees; `ops` writes every change through the store with
 //! its event.
 
 use crate::model::workspace::{
