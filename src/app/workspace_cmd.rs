@@ -158,9 +158,10 @@ fn human(cmd: &WorkspaceCommand, agent: &str, answer: Value) -> anyhow::Result<V
             let mut lines = list_lines(&list);
             // A runtime finds a vanished root only when it starts, then
             // moves the agent home and records why: until then, say so.
-            // The agent home is made when the runtime first starts.
+            // The agent home is made when the runtime first starts. The
+            // root is looked for where the runtime runs, not here.
             let root = &list.execution.execution_root;
-            if list.active_workspace_id != AGENT_HOME_ID && !Path::new(root).is_dir() {
+            if list.active_workspace_id != AGENT_HOME_ID && !list.execution_root_present {
                 lines.push(format!(
                     "{root} is gone: the runtime moves {agent} to its agent home when it next starts"
                 ));

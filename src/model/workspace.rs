@@ -409,9 +409,18 @@ pub struct WorkspaceList {
     pub agent_id: String,
     pub active_workspace_id: String,
     pub execution: ExecutionSnapshot,
+    /// Whether the execution root still exists where the runtime runs (a
+    /// worktree deleted by hand: the runtime moves the agent home when it
+    /// next starts). Absent in an older runtime's answer: taken as there.
+    #[serde(default = "present")]
+    pub execution_root_present: bool,
     pub attached: Vec<WorkspaceEntry>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retained_worktrees: Vec<WorktreeSession>,
+}
+
+fn present() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -476,6 +476,7 @@ fn bad_workspace_input_gets_clear_errors_and_a_vanished_worktree_falls_back_home
         list["execution"]["execution_root"],
         wt.display().to_string().as_str()
     );
+    assert_eq!(list["execution_root_present"], false, "{list}");
     assert!(events(&home, "main", "workspace_missing").is_empty());
     let said = home.ok(&["workspace", "list"]);
     assert!(
@@ -486,6 +487,7 @@ fn bad_workspace_input_gets_clear_errors_and_a_vanished_worktree_falls_back_home
     holon_json(&home, &["workspace", "attach", &repo_s, "--json"]);
     let list = holon_json(&home, &["workspace", "list", "--json"]);
     assert_eq!(list["active_workspace_id"], "agent_home");
+    assert_eq!(list["execution_root_present"], true, "{list}");
     assert!(list["attached"]
         .as_array()
         .is_some_and(|a| a.iter().any(|e| e["anchor"] == repo_s.as_str())));

@@ -43,10 +43,12 @@ pub(crate) fn workspace_list(
             direct_users: direct_users(&others, &agent.id, &b.anchor),
         })
         .collect();
+    let execution = ws::snapshot(state, home, default_policy);
     Ok(WorkspaceList {
         agent_id: agent.id.clone(),
         active_workspace_id: state.active_id().to_owned(),
-        execution: ws::snapshot(state, home, default_policy),
+        execution_root_present: Path::new(&execution.execution_root).is_dir(),
+        execution,
         attached,
         retained_worktrees: state.retained_worktrees.clone(),
     })

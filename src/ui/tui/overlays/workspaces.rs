@@ -105,6 +105,10 @@ impl Workspaces {
             }
             if !e.present {
                 note.push("missing".to_owned());
+            } else if e.active && !l.execution_root_present {
+                // A worktree deleted by hand: the agent moves home at the
+                // runtime's next start.
+                note.push("root gone".to_owned());
             }
             if !e.binding.git {
                 note.push("not git".to_owned());

@@ -330,6 +330,7 @@ fn overlay_workspaces() {
         let list = WorkspaceList {
             agent_id: "main".into(),
             active_workspace_id: "ws_holon_1a2b3c4d".into(),
+            execution_root_present: true,
             execution: snapshot(
                 &ws,
                 std::path::Path::new("/home/op/.holon/data/agents/main"),
