@@ -210,6 +210,9 @@ impl NotifyMethod {
 pub struct Config {
     pub file: PathBuf,
     pub file_present: bool,
+    /// The file's values as written, by section (no comments, no layout):
+    /// what a reload compares to tell which sections an edit changed.
+    pub written: toml::Table,
     pub default_agent: String,
     pub default_agent_source: Source,
     pub default_model: Option<String>,
@@ -416,6 +419,10 @@ impl Config {
             Some(t) => toml::from_str(t).map_err(|e| invalid(path, t, &e))?,
             None => ConfigFile::default(),
         };
+        let written: toml::Table = match text {
+            Some(t) => t.parse().map_err(|e| invalid(path, t, &e))?,
+            None => toml::Table::new(),
+        };
         let at_key = |key: &str, message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
             line: text.and_then(|t| line_of_key(t, key)).unwrap_or(1),
@@ -450,6 +457,7 @@ impl Config {
         Ok(Config {
             file: path.to_path_buf(),
             file_present: text.is_some(),
+            written,
             default_agent: runtime.default_agent,
             default_agent_source: runtime.default_agent_source,
             default_model: model.default_model,

@@ -42,9 +42,18 @@ pub(super) const RUN_ONCE_MODE: &str = "run_once";
 /// How long shutdown may wait for a turn still in a provider call.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// The sections of the config file whose effective values differ.
+/// The sections of the config file an edit changed: those whose values as
+/// written differ (a comment or a new layout changes none), and those
+/// whose effective values differ (a setting the environment decides as
+/// well, and the reviewer, read from `[policy]`).
 pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
-    let mut changed = BTreeSet::new();
+    let mut changed: BTreeSet<&str> = old
+        .written
+        .keys()
+        .chain(new.written.keys())
+        .filter(|section| old.written.get(*section) != new.written.get(*section))
+        .map(String::as_str)
+        .collect();
     if old.default_agent != new.default_agent {
         changed.insert("runtime");
     }
@@ -512,6 +521,20 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(names, ["fs"]);
+
+        // Any setting an edit changes is named, whether or not this
+        // process applies it live; a comment or a new layout is none.
+        let before = ok(std::fs::read_to_string(&watch.path));
+        ok(std::fs::write(
+            &watch.path,
+            format!("{before}[console]\nmouse = false\n[budget]\ndaily_tokens = 1000\n"),
+        ));
+        assert_eq!(ok((watch.reload)()).changed, vec!["budget", "console"]);
+        ok(std::fs::write(
+            &watch.path,
+            "# reordered, with comments\n[budget]\ndaily_tokens = 1000 # a day\n\n[console]\nmouse = false\n[mcp_servers.fs]\ncommand = \"srv\"\n[log]\nfilter = \"debug\"\n[model]\ndefault = \"ollama/llama3.2\"\n",
+        ));
+        assert_eq!(ok((watch.reload)()).changed, Vec::<String>::new());
 
         // A broken file keeps the previous configuration.
         ok(std::fs::write(&watch.path, "[model]\ndefualt = 1\n"));

@@ -357,8 +357,9 @@ async fn a_config_file_change_calls_the_reloader_and_is_recorded() {
     let seen = Arc::clone(&calls);
     let file = path.clone();
     let reload: ConfigReloader = Arc::new(move || {
-        seen.fetch_add(1, Ordering::SeqCst);
+        // Counted once read: the test's next write waits for the count.
         let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        seen.fetch_add(1, Ordering::SeqCst);
         if text.contains("broken") {
             Err("config.toml:1:1: broken".to_owned())
         } else {

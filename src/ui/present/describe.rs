@@ -314,8 +314,20 @@ fn runtime_started(p: &ev::RuntimeStarted) -> String {
     }
 }
 
-/// A configuration reload and what it changed.
+/// A configuration reload and what it changed, or why the file was not
+/// taken.
 fn config_reloaded(p: &ev::ConfigReloaded) -> String {
+    if let ev::ConfigReloaded::ConfigFile {
+        applied: false,
+        error,
+        ..
+    } = p
+    {
+        return colon(
+            "Configuration not reloaded, the previous one stays in effect".to_owned(),
+            error.as_deref(),
+        );
+    }
     let changed = match p {
         ev::ConfigReloaded::AgentsMd { changed, .. }
         | ev::ConfigReloaded::ConfigFile { changed, .. } => changed,

@@ -1119,6 +1119,16 @@ fn config_reloaded() {
         Category::OperatorNotification,
         "Configuration reloaded (changed: model, providers)",
     );
+    check(
+        &show(
+            EventKind::ConfigReloaded,
+            json!({ "source": "config_file", "path": "/h/config.toml", "changed": [], "applied": false,
+                    "error": "config.toml:1:5: unclosed table", "note": "the previous configuration stays in effect" }),
+        ),
+        Visibility::Progress,
+        Category::OperatorNotification,
+        "Configuration not reloaded, the previous one stays in effect: config.toml:1:5: unclosed table",
+    );
 }
 
 #[test]
