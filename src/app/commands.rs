@@ -43,7 +43,9 @@ pub(super) fn counted(n: u64, noun: &str) -> String {
     }
 }
 
-/// Writes lines to stdout; a closed pipe (`| head`) ends output quietly.
+/// Writes lines to stdout; a closed pipe (`| head`) ends output quietly,
+/// and the command's exit status is then 141 (`app::READER_GONE`), as a
+/// shell gives any writer to a closed pipe.
 pub(super) struct Out {
     lock: std::io::StdoutLock<'static>,
     closed: bool,
@@ -71,11 +73,16 @@ impl Out {
         match writeln!(self.lock, "{s}") {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
+                self.gone();
                 Ok(())
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn gone(&mut self) {
+        self.closed = true;
+        super::READER_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Text without a newline, flushed at once (an answer as it streams).
@@ -86,7 +93,7 @@ impl Out {
         match write!(self.lock, "{s}").and_then(|()| self.lock.flush()) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                self.closed = true;
+                self.gone();
                 Ok(())
             }
             Err(e) => Err(e.into()),
@@ -193,8 +200,8 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         out.text(&format!("  {}", a.posture_reason))?;
         if a.lost_events > 0 {
             out.text(&format!(
-                "  {} events of its history were lost in a salvage (holon events marks where)",
-                a.lost_events
+                "  {} of its history lost in a salvage (holon events marks where)",
+                counted(a.lost_events, "event")
             ))?;
         }
         let x = &a.execution;

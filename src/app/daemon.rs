@@ -452,7 +452,10 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     }))?
                 );
             } else {
-                say!("runtime   running, but it answers with an error: {message}");
+                say!(
+                    "runtime   running, but it answers with an error: {}",
+                    crate::model::text::escape_hidden(&message)
+                );
                 say!("          `holon daemon logs` says more; `holon daemon restart` restarts it");
             }
             Ok(ExitCode::FAILURE)
@@ -464,17 +467,21 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     "stale socket left by a dead runtime (it is replaced on the next start)"
                 }
                 Probe::NotHolon => "something that is not Holon answers on the socket path",
-                Probe::Absent | Probe::Running(_) | Probe::Failing(_) => "not running",
+                Probe::Absent | Probe::Running(_) | Probe::Failing(_) => "",
             };
             if json {
                 say!(
                     "{}",
-                    serde_json::json!({ "running": false, "socket_path": socket_path, "note": note,
+                    serde_json::json!({ "running": false, "socket_path": socket_path,
+                                                   "note": if note.is_empty() { "not running" } else { note },
                                                    "stale_pid": stale_pid.map(|p| p.pid),
                                                    "daemon_failure": kept })
                 );
             } else {
-                say!("no Holon runtime is running for this home ({note})");
+                match note {
+                    "" => say!("no Holon runtime is running for this home"),
+                    note => say!("no Holon runtime is running for this home ({note})"),
+                }
                 if let Some(l) = &kept_line {
                     say!("last failure: {l}");
                 }
@@ -705,9 +712,12 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
         "failure file  {}",
         super::daemon_failure::path(ctx).display()
     ))?;
+    // Read whatever it holds: a line that is not UTF-8 (a command's bytes
+    // quoted in an error) must not hide the rest.
     let text = log
         .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
     if let Some(f) = super::daemon_failure::latest(ctx) {
         o.line("\nlast start-up or shutdown failure:")?;
@@ -719,7 +729,10 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
         o.text(&format!("  {l}"))?;
     }
     let all: Vec<&str> = text.lines().collect();
-    o.line(&format!("\nlast {} lines:", lines.min(all.len())))?;
+    o.line(&format!(
+        "\nlast {}:",
+        counted(lines.min(all.len()) as u64, "line")
+    ))?;
     for l in &all[all.len().saturating_sub(lines)..] {
         o.text(l)?;
     }

@@ -98,5 +98,8 @@ pub fn line(f: &DaemonFailure) -> String {
         Phase::Startup => "start-up",
         Phase::Shutdown => "shutdown",
     };
-    format!("{phase} failed at {}: {}", f.occurred_at, f.summary)
+    // The summary may quote what a provider or a command said: shown
+    // with anything that could act on the terminal escaped.
+    let line = format!("{phase} failed at {}: {}", f.occurred_at, f.summary);
+    crate::model::text::escape_hidden(&line).into_owned()
 }

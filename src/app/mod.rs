@@ -16,6 +16,12 @@ macro_rules! say {
     };
 }
 
+/// A command's reader went away while `Out` wrote (`holon tail | head`):
+/// the command ends as it would have, then exits with 141, as `say!`
+/// does at once.
+pub(crate) static READER_GONE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// One line of a command's output (see `say!`).
 pub(crate) fn say_line(line: std::fmt::Arguments<'_>) {
     use std::io::Write;
@@ -364,6 +370,7 @@ pub fn run() -> ExitCode {
     install_quiet_panic_hook();
     let home = cli.home.clone();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cli(cli))) {
+        Ok(Ok(_)) if READER_GONE.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(141),
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
             eprintln!("holon: error: {e:#}");

@@ -26,12 +26,15 @@ pub async fn store_compact(ctx: &Context, json: bool) -> anyhow::Result<ExitCode
         out.line(&serde_json::to_string_pretty(&v)?)?;
     } else {
         out.line(&format!(
-            "compacted {}: {} -> {} bytes ({} reclaimed, {} passes)",
+            "compacted {}: {} -> {} bytes ({} reclaimed, {})",
             report.path.display(),
             report.bytes_before,
             report.bytes_after,
             report.reclaimed(),
-            report.passes
+            match report.passes {
+                1 => "1 pass".to_owned(),
+                n => format!("{n} passes"),
+            }
         ))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -107,10 +110,10 @@ pub async fn store_backup(
         out.line(&serde_json::to_string_pretty(&report)?)?;
     } else {
         out.line(&format!(
-            "backed up to {}: {} tables, {} rows, {} bytes in {} ms",
+            "backed up to {}: {}, {}, {} bytes in {} ms",
             report.path.display(),
-            report.tables,
-            report.rows,
+            counted(report.tables as u64, "table"),
+            counted(report.rows as u64, "row"),
             report.bytes,
             report.millis
         ))?;
@@ -297,7 +300,7 @@ pub async fn store_salvage(
                 "  the file's tree could not be read ({why}): these rows were found on its pages"
             ))?;
             for t in report.tables.iter().filter(|t| t.rows > 0) {
-                o.line(&format!("  {}: {} rows", t.table, t.rows))?;
+                o.line(&format!("  {}: {}", t.table, counted(t.rows, "row")))?;
             }
         }
         None => {
@@ -317,10 +320,11 @@ pub async fn store_salvage(
     }
     for (agent, l) in &lost {
         o.line(&format!(
-            "  recorded as lost for {agent}: {} events{}",
-            l.events(),
+            "  recorded as lost for {agent}: {}{}",
+            counted(l.events(), "event"),
             match l.dropped_queue_entries.len() {
                 0 => String::new(),
+                1 => ", and 1 queued message whose record was gone (dropped)".to_owned(),
                 n => format!(", and {n} queued messages whose records were gone (dropped)"),
             }
         ))?;
@@ -385,8 +389,9 @@ pub async fn store_prune(
     }
     let verb = if dry_run { "would prune" } else { "pruned" };
     out.line(&format!(
-        "{verb} history older than {} ({days} days): {} of {}, {}, {} bytes in {} ms",
+        "{verb} history older than {} ({}): {} of {}, {}, {} bytes in {} ms",
         report.older_than,
+        counted(days as u64, "day"),
         report.agents.len(),
         counted(report.agents_seen, "agent"),
         counted(report.events, "event"),
@@ -397,8 +402,11 @@ pub async fn store_prune(
         let mut parts = Vec::new();
         if a.events > 0 {
             parts.push(format!(
-                "events {}-{} ({} blocks, {} rows)",
-                a.from_seq, a.to_seq, a.blocks, a.rows
+                "events {}-{} ({}, {})",
+                a.from_seq,
+                a.to_seq,
+                counted(a.blocks, "block"),
+                counted(a.rows, "row")
             ));
         }
         for (n, what) in [

@@ -80,8 +80,6 @@ async fn doctor_probes_each_model_with_its_credential() {
     assert!(!stdout(&json_out).contains("sk-doctor-secret"));
 }
 
-/// A daemon that cannot start (its store is not a store) keeps why, with
-/// the phase and the time, and `daemon status` and `daemon logs` show it
 /// `holon daemon logs | head` ends quietly when the reader goes, and a
 /// log line that quotes a terminal escape (a provider's error text, say)
 /// is shown escaped.
@@ -91,24 +89,42 @@ fn daemon_logs_stops_quietly_for_a_gone_reader_and_escapes_what_it_quotes() {
     let logs = home.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     let line = "2026-11-30T00:00:00Z ERROR provider said \u{1b}]0;owned\u{7}\u{1b}[2J\n";
-    std::fs::write(logs.join("holon.log.2026-11-30"), line.repeat(50)).unwrap();
+    // A line that is not UTF-8 hides nothing else.
+    // More than a pipe holds, so the write after the reader went fails.
+    let mut bytes = line.repeat(50).into_bytes();
+    for n in 0..3000 {
+        bytes.extend_from_slice(format!("2026-11-30T00:00:00Z INFO filler line {n}\n").as_bytes());
+    }
+    bytes.extend_from_slice(b"2026-11-30T00:00:01Z INFO a command wrote \xff\xfe\n");
+    std::fs::write(logs.join("holon.log.2026-11-30"), bytes).unwrap();
     let shown = home.ok(&["daemon", "logs"]);
-    assert!(!shown.contains('\u{1b}'), "{shown}");
+    assert!(shown.contains("recent failures (50)"), "{shown}");
+    assert!(shown.contains("a command wrote \u{fffd}"), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown}"
+    );
     assert!(shown.contains("provider said \\u{1b}]0;owned"), "{shown}");
 
     let mut child = home
         .cmd()
-        .args(["daemon", "logs"])
+        .args(["daemon", "logs", "--lines", "5000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(141),
+        "as any writer to a closed pipe"
+    );
 }
 
+/// A daemon that cannot start (its store is not a store) keeps why, with
+/// the phase and the time, and `daemon status` and `daemon logs` show it
 /// though no runtime runs. A clean start and stop keeps nothing.
 #[test]
 fn a_failed_start_is_kept_and_shown() {
