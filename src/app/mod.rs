@@ -388,17 +388,23 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     let env = Env::capture();
     let config = match Config::load(&paths.config_file(), &env) {
         Ok(config) => config,
-        // A broken config.toml must not keep the operator from seeing or
-        // stopping a runtime: those commands fall back to the defaults.
+        // A broken config.toml must not keep the operator from seeing,
+        // reaching or stopping a runtime (which keeps the configuration it
+        // has): those commands fall back to the defaults.
         Err(e)
             if matches!(
                 cli.command,
                 Some(Command::Daemon(
                     DaemonCommand::Stop | DaemonCommand::Status { .. } | DaemonCommand::Logs { .. }
                 )) | Some(Command::Remotes(cli::RemotesCommand::Remove { .. }))
+                    | Some(Command::Status { .. })
+                    | Some(Command::Attach(_))
             ) =>
         {
-            eprintln!("holon: warning: {e}; using the defaults for this command");
+            eprintln!(
+                "holon: warning: {e}; using the defaults for this command (a running runtime \
+                 keeps the configuration it has)"
+            );
             Config::from_parts(&paths.config_file(), None, &env)
                 .or_else(|_| Config::from_parts(&paths.config_file(), None, &Env::default()))?
         }

@@ -115,12 +115,22 @@ fn bad_input_gets_clear_errors_and_nonzero_exits() {
         "[model]\ndefault = \"openai/gpt-4.1\"\n\n[console]\nbell = maybe\n",
     )
     .unwrap();
-    let out = home.run(&["status"]);
+    let out = home.run(&["send", "hello"]);
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(err.contains("config.toml:5:"), "names file and line: {err}");
     assert!(err.contains("console.bell"), "names the key: {err}");
     assert!(!err.contains("panicked"), "{err}");
+    // Looking stays possible: status warns and reads with the defaults.
+    let out = home.run(&["status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning") && err.contains("config.toml:5:"),
+        "{err}"
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("main"), "{shown}");
 }
 
 #[test]
