@@ -138,6 +138,12 @@ pub async fn store_verify(
         );
     }
     let path = path.unwrap_or_else(|| ctx.paths.store_file());
+    if !path.exists() {
+        anyhow::bail!(
+            "no store at {} yet: Holon makes it when a runtime first starts",
+            path.display()
+        );
+    }
     if !path.is_file() {
         anyhow::bail!("{} is not a store file", path.display());
     }

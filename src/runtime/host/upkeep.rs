@@ -115,7 +115,9 @@ pub fn days_to_keep(asked: Option<u32>, configured: Option<u32>) -> Result<u32, 
     let invalid = |m: String| ApiError::new(ErrorCode::InvalidParams, m);
     match asked.or(configured) {
         None => Err(invalid(
-            "say how much history to keep: older_than_days (`holon store prune --older-than 30d`), or set [store] retain_days".into(),
+            "say how much history to keep: `holon store prune --older-than 30d` \
+             (`older_than_days` over the socket), or set [store] retain_days"
+                .into(),
         )),
         Some(0) => Err(invalid(
             "older than 0 days would keep no history at all: give 1 day or more".into(),
