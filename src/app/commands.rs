@@ -18,6 +18,7 @@ use crate::protocol::{
     SubscriptionItem,
 };
 use crate::store::SCHEMA_VERSION;
+use crate::ui::present::counted;
 
 /// Said when an agent works in the user's home or an ancestor of it (an
 /// operator may attach it; a model never moves there): its commands may
@@ -33,14 +34,6 @@ fn holds_home(root: &str) -> Option<String> {
             root.display()
         )
     })
-}
-
-/// `n` of `noun`, said as a person would: `1 agent`, `3 agents`.
-pub(super) fn counted(n: u64, noun: &str) -> String {
-    match n {
-        1 => format!("1 {noun}"),
-        n => format!("{n} {noun}s"),
-    }
 }
 
 /// Writes lines to stdout; a closed pipe (`| head`) ends output quietly,
@@ -201,7 +194,7 @@ fn print_status(out: &mut Out, report: &StatusReport) -> anyhow::Result<()> {
         if a.lost_events > 0 {
             out.text(&format!(
                 "  {} of its history lost in a salvage (holon events marks where)",
-                counted(a.lost_events, "event")
+                counted(a.lost_events, "event", "events")
             ))?;
         }
         let x = &a.execution;

@@ -16,12 +16,12 @@ use serde::{Deserialize, Serialize};
 use tokio::signal::unix::{signal, SignalKind};
 
 use super::cli::AccessArgs;
-use super::commands::counted;
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
 use crate::protocol::{Request, RuntimeClient, RuntimeStatus};
 use crate::runtime::process_identity::{Liveness, ProcessIdentity};
 use crate::ui::client::SocketClient;
+use crate::ui::present::counted;
 
 /// Exit code of `daemon status` when no runtime runs (LSB "not running").
 pub const EXIT_NOT_RUNNING: u8 = 3;
@@ -512,10 +512,10 @@ fn print_runtime_status(s: &RuntimeStatus) {
     say!(
         "activity  {:?}: {}, {} processing, {} waiting, {}",
         s.activity.state,
-        counted(s.activity.active_agent_count, "agent"),
+        counted(s.activity.active_agent_count, "agent", "agents"),
         s.activity.processing_agent_count,
         s.activity.waiting_agent_count,
-        counted(s.activity.active_task_count, "active task")
+        counted(s.activity.active_task_count, "active task", "active tasks")
     );
     if s.pending_approvals > 0 {
         say!(
@@ -731,7 +731,7 @@ pub fn logs(ctx: &Context, lines: usize) -> anyhow::Result<ExitCode> {
     let all: Vec<&str> = text.lines().collect();
     o.line(&format!(
         "\nlast {}:",
-        counted(lines.min(all.len()) as u64, "line")
+        counted(lines.min(all.len()) as u64, "line", "lines")
     ))?;
     for l in &all[all.len().saturating_sub(lines)..] {
         o.text(l)?;

@@ -5,8 +5,9 @@
 
 use std::process::ExitCode;
 
-use super::commands::{counted, Out};
+use super::commands::Out;
 use super::Context;
+use crate::ui::present::counted;
 
 /// `holon store compact`: shrink the store file. A running runtime holds
 /// the file, so it is refused with what to do instead of waiting.
@@ -112,8 +113,8 @@ pub async fn store_backup(
         out.line(&format!(
             "backed up to {}: {}, {}, {} bytes in {} ms",
             report.path.display(),
-            counted(report.tables as u64, "table"),
-            counted(report.rows as u64, "row"),
+            counted(report.tables as u64, "table", "tables"),
+            counted(report.rows as u64, "row", "rows"),
             report.bytes,
             report.millis
         ))?;
@@ -161,8 +162,8 @@ pub async fn store_verify(
         out.line(&format!(
             "{}: {}, {}: {}",
             report.path.display(),
-            counted(report.agents, "agent"),
-            counted(report.events, "event"),
+            counted(report.agents, "agent", "agents"),
+            counted(report.events, "event", "events"),
             if report.sound() { "sound" } else { "PROBLEMS" }
         ))?;
         for p in &report.problems {
@@ -289,11 +290,11 @@ pub async fn store_salvage(
     }
     o.line(&format!(
         "salvaged {} of {} into {}: {}, {}{}",
-        counted(report.rows(), "row"),
+        counted(report.rows(), "row", "rows"),
         report.source.display(),
         report.out.display(),
-        counted(check.agents, "agent"),
-        counted(check.events, "event"),
+        counted(check.agents, "agent", "agents"),
+        counted(check.events, "event", "events"),
         if report.repaired_copy {
             " (the source needed a repair, done on a copy of it)"
         } else {
@@ -306,7 +307,11 @@ pub async fn store_salvage(
                 "  the file's tree could not be read ({why}): these rows were found on its pages"
             ))?;
             for t in report.tables.iter().filter(|t| t.rows > 0) {
-                o.line(&format!("  {}: {}", t.table, counted(t.rows, "row")))?;
+                o.line(&format!(
+                    "  {}: {}",
+                    t.table,
+                    counted(t.rows, "row", "rows")
+                ))?;
             }
         }
         None => {
@@ -327,7 +332,7 @@ pub async fn store_salvage(
     for (agent, l) in &lost {
         o.line(&format!(
             "  recorded as lost for {agent}: {}{}",
-            counted(l.events(), "event"),
+            counted(l.events(), "event", "events"),
             match l.dropped_queue_entries.len() {
                 0 => String::new(),
                 1 => ", and 1 queued message whose record was gone (dropped)".to_owned(),
@@ -397,10 +402,10 @@ pub async fn store_prune(
     out.line(&format!(
         "{verb} history older than {} ({}): {} of {}, {}, {} bytes in {} ms",
         report.older_than,
-        counted(days as u64, "day"),
+        counted(days as u64, "day", "days"),
         report.agents.len(),
-        counted(report.agents_seen, "agent"),
-        counted(report.events, "event"),
+        counted(report.agents_seen, "agent", "agents"),
+        counted(report.events, "event", "events"),
         report.bytes,
         report.millis
     ))?;
@@ -411,17 +416,25 @@ pub async fn store_prune(
                 "events {}-{} ({}, {})",
                 a.from_seq,
                 a.to_seq,
-                counted(a.blocks, "block"),
-                counted(a.rows, "row")
+                counted(a.blocks, "block", "blocks"),
+                counted(a.rows, "row", "rows")
             ));
         }
-        for (n, what) in [
-            (a.transcript_entries, "transcript entries"),
-            (a.tool_executions, "tool executions"),
-            (a.queue_entries, "settled queue entries"),
+        for (n, one, many) in [
+            (
+                a.transcript_entries,
+                "transcript entry",
+                "transcript entries",
+            ),
+            (a.tool_executions, "tool execution", "tool executions"),
+            (
+                a.queue_entries,
+                "settled queue entry",
+                "settled queue entries",
+            ),
         ] {
             if n > 0 {
-                parts.push(format!("{n} {what}"));
+                parts.push(counted(n, one, many));
             }
         }
         let held = a

@@ -334,7 +334,7 @@ use words::*;
 pub use describe::attachments_text;
 
 pub(crate) use words::nonblank;
-pub use words::{compact_count, printable, wire_name};
+pub use words::{compact_count, counted, printable, wire_name};
 
 #[cfg(test)]
 mod page_tests;

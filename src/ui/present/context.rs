@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::compact_count;
+use super::{compact_count, counted};
 use crate::protocol::types::ConversationItem;
 use crate::protocol::types::PromptPreview;
 
@@ -46,21 +46,25 @@ fn header(p: &PromptPreview) -> Vec<String> {
     ];
     out.push(match &p.summary {
         Some(s) => format!(
-            "Compacted: epoch {}, {} transcript entries folded so far; the summary in effect is \
-             {} tokens ({}, {} turns, {}).",
+            "Compacted: epoch {}, {} folded so far; the summary in effect is {} tokens ({}, {}, \
+             {}).",
             s.epoch,
-            p.context.compacted_entries,
+            counted(
+                p.context.compacted_entries,
+                "transcript entry",
+                "transcript entries"
+            ),
             compact_count(s.summary_tokens),
             s.source,
-            s.folded_turns,
+            counted(s.folded_turns, "turn", "turns"),
             s.created_at
         ),
         None => "Nothing compacted yet.".to_owned(),
     });
     out.push(match &p.would_fold {
         Some(f) => format!(
-            "The next turn will fold {} older turn(s) (~{} tokens of history; ~{} kept verbatim).",
-            f.turns,
+            "The next turn will fold {} (~{} tokens of history; ~{} kept verbatim).",
+            counted(f.turns as u64, "older turn", "older turns"),
             compact_count(f.tokens_before),
             compact_count(f.tokens_kept)
         ),
@@ -78,9 +82,9 @@ pub fn summary(p: &PromptPreview) -> String {
         .map(|s| format!("{} {}", s.name.replace('_', " "), compact_count(s.tokens)))
         .collect();
     parts.push(format!(
-        "history {} ({} entries)",
+        "history {} ({})",
         compact_count(p.history_tokens),
-        p.history_entries
+        counted(p.history_entries as u64, "entry", "entries")
     ));
     lines.push(format!("Sections: {}.", parts.join(" · ")));
     lines.push("`holon debug prompt` prints the whole frame.".to_owned());
@@ -143,8 +147,9 @@ pub fn full(p: &PromptPreview, brief: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\n── history · {} entries · ~{} tokens ──",
-        p.history_entries, p.history_tokens
+        "\n── history · {} · ~{} tokens ──",
+        counted(p.history_entries as u64, "entry", "entries"),
+        p.history_tokens
     );
     if !brief {
         for i in &p.conversation {

@@ -27,10 +27,16 @@ pub(super) fn provider_round(p: &ev::ProviderRoundCompleted) -> String {
             .and_then(nonblank)
             .map(|s| format!("stop: {s}")),
         (p.tools_sent > 0).then(|| match p.tools_deferred {
-            0 => format!("{} tools (~{} tokens)", p.tools_sent, p.tool_tokens),
+            0 => format!(
+                "{} (~{} tokens)",
+                counted(p.tools_sent as u64, "tool", "tools"),
+                p.tool_tokens
+            ),
             d => format!(
-                "{} tools (~{} tokens; {d} more behind ToolSearch, ~{} tokens not sent)",
-                p.tools_sent, p.tool_tokens, p.deferred_tool_tokens
+                "{} (~{} tokens; {d} more behind ToolSearch, ~{} tokens not sent)",
+                counted(p.tools_sent as u64, "tool", "tools"),
+                p.tool_tokens,
+                p.deferred_tool_tokens
             ),
         }),
     ];

@@ -119,8 +119,8 @@ pub(super) fn history_lost(p: &ev::HistoryLost) -> String {
             p.source
         ),
         (_, record) => format!(
-            "History lost: {} events ({}) could not be read back by the {}{}",
-            p.events(),
+            "History lost: {} ({}) could not be read back by the {}{}",
+            counted(p.events(), "event", "events"),
             ranges.join(", "),
             p.source,
             match record {
@@ -148,13 +148,25 @@ pub(super) fn store_pruned(p: &ev::AgentPruned) -> String {
         parts.push(format!("events {}-{}", p.from_seq, p.to_seq));
     }
     if p.transcript_entries > 0 {
-        parts.push(format!("{} transcript entries", p.transcript_entries));
+        parts.push(counted(
+            p.transcript_entries,
+            "transcript entry",
+            "transcript entries",
+        ));
     }
     if p.tool_executions > 0 {
-        parts.push(format!("{} tool executions", p.tool_executions));
+        parts.push(counted(
+            p.tool_executions,
+            "tool execution",
+            "tool executions",
+        ));
     }
     if p.queue_entries > 0 {
-        parts.push(format!("{} settled queue entries", p.queue_entries));
+        parts.push(counted(
+            p.queue_entries,
+            "settled queue entry",
+            "settled queue entries",
+        ));
     }
     format!(
         "Pruned {} older than {} ({} bytes, {by}); history starts at seq {}",

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::counted;
 use crate::model::event::EventRecord;
 
 /// One turn's time, in milliseconds.
@@ -164,9 +165,9 @@ pub fn text(r: &LatencyReport) -> String {
         return format!("{}: no ended turn in its events yet\n", r.agent_id);
     }
     let mut s = format!(
-        "{}: the last {} turns (ms)\n{:<28} {:>7} {:>7} {:>8} {:>6} {:>7} {:>5} {:>8} {:>8}\n",
+        "{}: the last {} (ms)\n{:<28} {:>7} {:>7} {:>8} {:>6} {:>7} {:>5} {:>8} {:>8}\n",
         r.agent_id,
-        r.turns.len(),
+        counted(r.turns.len() as u64, "turn", "turns"),
         "run",
         "queue",
         "context",

@@ -50,11 +50,11 @@ pub(super) fn of_workspace(workspace: Option<&str>) -> String {
 
 pub(super) fn started(p: &McpServerStarted) -> String {
     format!(
-        "MCP server `{}`{} started over {} ({} tools, {} ms)",
+        "MCP server `{}`{} started over {} ({}, {} ms)",
         p.name,
         of_workspace(p.workspace.as_deref()),
         p.transport,
-        p.tools,
+        counted(p.tools as u64, "tool", "tools"),
         p.startup_ms
     )
 }

@@ -14,6 +14,14 @@ pub(crate) fn nonblank(s: &str) -> Option<&str> {
     Some(s.trim()).filter(|s| !s.is_empty())
 }
 
+/// `n` with its noun as a person says it: `1 entry`, `3 entries`.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}
+
 /// `812`, `12.3k`, `1.2M`.
 pub fn compact_count(n: u64) -> String {
     match n {

@@ -18,6 +18,7 @@ use super::{answer, draw_lines, field, header, Ctx, Look};
 use crate::model::decision::AgentSchedulingPosture;
 use crate::protocol::events::Event;
 use crate::protocol::{AgentState, ApiError, Request, Response};
+use crate::ui::present::counted;
 use crate::ui::present::wire_name;
 
 #[derive(Debug, Default)]
@@ -275,9 +276,9 @@ fn context_words(c: &crate::protocol::types::ContextView) -> String {
     match c.compaction_epoch {
         0 => format!("{used} · nothing compacted"),
         n => format!(
-            "{used} · {n} compaction{}, {} entries folded",
-            if n == 1 { "" } else { "s" },
-            c.compacted_entries
+            "{used} · {}, {} folded",
+            counted(n as u64, "compaction", "compactions"),
+            counted(c.compacted_entries, "entry", "entries")
         ),
     }
 }
