@@ -383,6 +383,21 @@ pub fn run() -> ExitCode {
     }
 }
 
+/// The commands that still run, on the defaults, when config.toml is
+/// broken: those that look at, reach or stop a runtime by this home's
+/// paths alone.
+fn falls_back_on_a_broken_config(command: &Option<Command>) -> bool {
+    match command {
+        Some(Command::Daemon(
+            DaemonCommand::Stop | DaemonCommand::Status { .. } | DaemonCommand::Logs { .. },
+        )) => true,
+        Some(Command::Remotes(cli::RemotesCommand::Remove { .. })) => true,
+        // This home's runtime, or an address: not a remote by its name.
+        Some(Command::Attach(a)) => a.target.as_deref().is_none_or(|t| t.contains("://")),
+        _ => false,
+    }
+}
+
 fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = Paths::resolve(cli.home.as_deref())?;
     let env = Env::capture();
@@ -390,20 +405,14 @@ fn run_cli(cli: Cli) -> anyhow::Result<ExitCode> {
         Ok(config) => config,
         // A broken config.toml must not keep the operator from seeing,
         // reaching or stopping a runtime (which keeps the configuration it
-        // has): those commands fall back to the defaults.
-        Err(e)
-            if matches!(
-                cli.command,
-                Some(Command::Daemon(
-                    DaemonCommand::Stop | DaemonCommand::Status { .. } | DaemonCommand::Logs { .. }
-                )) | Some(Command::Remotes(cli::RemotesCommand::Remove { .. }))
-                    | Some(Command::Status { .. })
-                    | Some(Command::Attach(_))
-            ) =>
-        {
+        // has): those commands fall back to the defaults. Not `status`,
+        // whose offline read would make the default agent anew and show
+        // the defaults as if configured; not `attach NAME`, a remote the
+        // file names.
+        Err(e) if falls_back_on_a_broken_config(&cli.command) => {
             eprintln!(
-                "holon: warning: {e}; using the defaults for this command (a running runtime \
-                 keeps the configuration it has)"
+                "holon: warning: {e}; using the defaults for this command (a running runtime, \
+                 if any, keeps the configuration it has)"
             );
             Config::from_parts(&paths.config_file(), None, &env)
                 .or_else(|_| Config::from_parts(&paths.config_file(), None, &Env::default()))?

@@ -121,16 +121,22 @@ fn bad_input_gets_clear_errors_and_nonzero_exits() {
     assert!(err.contains("config.toml:5:"), "names file and line: {err}");
     assert!(err.contains("console.bell"), "names the key: {err}");
     assert!(!err.contains("panicked"), "{err}");
-    // Looking stays possible: status warns and reads with the defaults.
     let out = home.run(&["status"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("config.toml:5:"), "{}", stderr(&out));
+    // This home's runtime stays reachable: attach warns and goes on (to
+    // say that none runs here).
+    let err = stderr(&home.run(&["attach", "--plain"]));
     assert!(
         err.contains("warning") && err.contains("config.toml:5:"),
         "{err}"
     );
-    let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(shown.contains("main"), "{shown}");
+    // A remote by its name is the file's to say: refused.
+    let err = stderr(&home.run(&["attach", "somewhere"]));
+    assert!(
+        !err.contains("warning") && err.contains("config.toml:5:"),
+        "{err}"
+    );
 }
 
 #[test]
