@@ -45,7 +45,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The sections of the config file an edit changed: those whose values as
 /// written differ (a comment or a new layout changes none), and those
 /// whose effective values differ (a setting the environment decides as
-/// well, and the reviewer, read from `[policy]`).
+/// well).
 pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
     let mut changed: BTreeSet<&str> = old
         .written
@@ -73,7 +73,8 @@ pub fn changed_sections(old: &Config, new: &Config) -> Vec<String> {
         changed.insert("hooks");
     }
     if old.reviewer != new.reviewer {
-        changed.insert("reviewer");
+        // `[policy] reviewer`, `reviewer_policy`, ...
+        changed.insert("policy");
     }
     if old.log_filter != new.log_filter {
         changed.insert("log");
@@ -115,18 +116,11 @@ fn reloadable_with(ctx: &Context, env: fn() -> Env) -> (ProviderSource, ConfigWa
         if changed.iter().any(|c| c == "model" || c == "providers") {
             guard.1 = provider_source(&new);
         }
-        let mcp_servers = changed
-            .iter()
-            .any(|c| c == "mcp_servers")
-            .then(|| new.mcp_servers.clone());
-        let hooks = changed
-            .iter()
-            .any(|c| c == "hooks")
-            .then(|| new.hooks.clone());
-        let reviewer = changed
-            .iter()
-            .any(|c| c == "reviewer")
-            .then(|| new.reviewer.clone());
+        // What is applied live is decided on the effective values.
+        let old = &guard.0;
+        let mcp_servers = (old.mcp_servers != new.mcp_servers).then(|| new.mcp_servers.clone());
+        let hooks = (old.hooks != new.hooks).then(|| new.hooks.clone());
+        let reviewer = (old.reviewer != new.reviewer).then(|| new.reviewer.clone());
         guard.0 = new;
         Ok(Reloaded {
             changed,
