@@ -138,12 +138,16 @@ pub async fn store_verify(
             "a runtime is running on this store; stop it first (`holon daemon stop`), then verify"
         );
     }
+    let given = path.is_some();
     let path = path.unwrap_or_else(|| ctx.paths.store_file());
     if !path.exists() {
-        anyhow::bail!(
-            "no store at {} yet: Holon makes it when a runtime first starts",
-            path.display()
-        );
+        match given {
+            true => anyhow::bail!("no file at {}", path.display()),
+            false => anyhow::bail!(
+                "no store at {} yet: Holon makes it on first use (`holon status`, say)",
+                path.display()
+            ),
+        }
     }
     if !path.is_file() {
         anyhow::bail!("{} is not a store file", path.display());
