@@ -64,6 +64,7 @@ pub enum Command {
     /// The model catalog: windows, output limits, prices, reasoning, and
     /// whether each route's credential is set.
     Models {
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -75,6 +76,7 @@ pub enum Command {
         /// From this day (2026-11-01) or this many days back (7d).
         #[arg(long, value_name = "WHEN")]
         since: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -98,6 +100,7 @@ pub enum Command {
     /// credential, a probe of its endpoint with that credential, and the
     /// retry policy. Exits non-zero when the default model cannot be used.
     Doctor {
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -105,6 +108,7 @@ pub enum Command {
     /// `wss://` URL, the certificate fingerprint to pin, the token file to
     /// copy (never the token), and the ssh address that needs neither.
     RemoteInfo {
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -162,11 +166,13 @@ pub enum Command {
     Approvals {
         #[command(subcommand)]
         what: Option<ApprovalsCommand>,
+        /// Only this agent's (default: every agent's).
         #[arg(long)]
         agent: Option<String>,
         /// Include recently answered ones.
         #[arg(long)]
         all: bool,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -181,29 +187,39 @@ pub enum Command {
         what: Option<PolicyCommand>,
         #[command(flatten)]
         change: PolicyArgs,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Approve a waiting tool call: it runs and its result goes to the
     /// agent. Needs the running runtime.
     Approve {
+        /// The approval's id (`holon approvals` lists them).
         approval_id: String,
         /// Also allow calls like it from now on (the command's program and
         /// subcommand, or the patch's paths) in that workspace.
         #[arg(long)]
         always: bool,
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Deny a waiting tool call; the agent is told, with your note.
     Deny {
+        /// The approval's id (`holon approvals` lists them).
         approval_id: String,
+        /// Why, for the agent to read.
         #[arg(long)]
         note: Option<String>,
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -237,6 +253,8 @@ pub enum WorkCommand {
     Add {
         /// What the work item should achieve.
         objective: String,
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
         /// Print the work item as JSON.
@@ -349,6 +367,8 @@ pub struct AttachArgs {
     /// The control socket (default: this home's).
     #[arg(long, conflicts_with = "target")]
     pub socket: Option<PathBuf>,
+    /// The agent (default: HOLON_AGENT_ID, the config's
+    /// `runtime.default_agent`, or `main`).
     #[arg(long)]
     pub agent: Option<String>,
     /// No console: print events as text lines and send each line typed
@@ -362,4 +382,35 @@ pub struct AttachArgs {
         conflicts_with_all = ["target", "plain", "agent", "token_file", "fingerprint"]
     )]
     pub stdio: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `--help` explains every argument of every command a person sees.
+    #[test]
+    fn every_argument_says_what_it_is() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if a.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "holon", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "arguments without help:\n{}",
+            missing.join("\n")
+        );
+    }
 }

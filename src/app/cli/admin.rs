@@ -13,6 +13,7 @@ pub enum RemotesCommand {
     /// The configured remotes (no connection is made: `holon status --all`
     /// asks each).
     List {
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -35,7 +36,10 @@ pub enum RemotesCommand {
         replace: bool,
     },
     /// Remove a remote from config.toml.
-    Remove { name: String },
+    Remove {
+        /// The remote's name (`holon remotes list` shows them).
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +64,7 @@ pub enum HooksCommand {
     /// a sample input, as the runtime would, and show what each decided.
     /// Records nothing.
     Test {
+        /// The event whose hooks run (`pre_tool`, `post_tool`, ...).
         event: String,
         /// Only the hook of this name.
         #[arg(long)]
@@ -92,6 +97,7 @@ pub enum McpCommand {
     /// command line the file gives it now (a changed command line needs
     /// approving again).
     Approve {
+        /// The server's name in `.mcp.json`.
         name: String,
         /// Where to look for the `.mcp.json` (default: here).
         #[arg(long)]
@@ -109,6 +115,7 @@ pub enum McpCommand {
     /// the config file's server of that name, else (or with --dir) the
     /// one of the `.mcp.json` nearest above the directory.
     Disable {
+        /// The server's name (`holon mcp list` shows them).
         name: String,
         /// Where to look for the `.mcp.json` (default: here).
         #[arg(long)]
@@ -119,6 +126,7 @@ pub enum McpCommand {
     },
     /// Enable a server `holon mcp disable` disabled.
     Enable {
+        /// The server's name (`holon mcp list` shows them).
         name: String,
         /// Where to look for the `.mcp.json` (default: here).
         #[arg(long)]
@@ -222,6 +230,7 @@ pub enum DaemonCommand {
     /// Is a runtime running? pid, socket, uptime, activity, last failure.
     /// Exits 3 when none runs.
     Status {
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },

@@ -7,6 +7,8 @@ use clap::{Args, Subcommand};
 
 #[derive(Debug, Clone, Args)]
 pub struct TriggerOpts {
+    /// The agent (default: HOLON_AGENT_ID, the config's
+    /// `runtime.default_agent`, or `main`).
     #[arg(long)]
     pub agent: Option<String>,
     /// Print the answer as JSON.
@@ -21,36 +23,44 @@ pub enum AgentCommand {
         /// Only agents whose id contains this (any case).
         #[arg(long)]
         query: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Create a public named agent; its home is made from the template
     /// (`holon-default` unless given), all or nothing.
     Create {
+        /// The agent's id.
         agent_id: String,
         /// A template id (`holon-default`, `holon-developer`, or one under
         /// `~/.agents/templates/`) or an absolute template directory.
         #[arg(long)]
         template: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// One agent: identity, posture, counts and children.
     Show {
+        /// The agent's id.
         agent_id: String,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Archive an agent: it stops, its children stop, it leaves the
     /// listings; records and ledger stay.
     Archive {
+        /// The agent's id.
         agent_id: String,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Show or set the agent's own daily budget (over `[budget]`); when
     /// its spend today (UTC) reaches it, it is paused until the next day.
     Budget {
+        /// The agent's id.
         agent_id: String,
         /// Dollars a day at priced rounds.
         #[arg(long, value_name = "USD")]
@@ -61,6 +71,7 @@ pub enum AgentCommand {
         /// Remove its own limits first (the runtime's apply again).
         #[arg(long)]
         clear: bool,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -70,8 +81,11 @@ pub enum AgentCommand {
 pub enum SkillsCommand {
     /// The catalog (user, agent and workspace scopes) and what is active.
     List {
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -156,6 +170,7 @@ pub enum WorkspaceCommand {
     /// Remove a workspace from the agent's attached set. Never the active
     /// one (switch first); nothing on disk is touched.
     Detach {
+        /// The workspace's id (`holon workspace list` shows them).
         workspace_id: String,
         #[command(flatten)]
         opts: WorkspaceOpts,
@@ -164,6 +179,7 @@ pub enum WorkspaceCommand {
     /// runtime's default (`holon policy`): which tool calls wait for your
     /// approval, and how the kernel confines model commands.
     Policy {
+        /// The workspace's id (`holon workspace list` shows them).
         workspace_id: String,
         #[command(flatten)]
         change: PolicyArgs,
@@ -192,6 +208,7 @@ pub struct ProposalArgs {
     /// The workspace (default: the one here).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -209,6 +226,7 @@ pub struct AdoptArgs {
     /// Withdraw the approval.
     #[arg(long)]
     pub revoke: bool,
+    /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -18,6 +18,8 @@ pub enum DebugCommand {
     /// section with its token estimate, the verbatim history, the budget,
     /// and what was (or would be) compacted.
     Prompt {
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
         /// The whole preview as JSON.
@@ -30,24 +32,31 @@ pub enum DebugCommand {
     /// Where the agent's recent turns spent their time (queue wait,
     /// context, model, tools, the runtime's own), from its events.
     Latency {
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
         /// How many of the last turns.
         #[arg(long, default_value_t = 20)]
         turns: usize,
+        /// Print the answer as JSON.
         #[arg(long)]
         json: bool,
     },
     /// Write an agent's records as a scheduler replay fixture folder
     /// (agent.json, ledger/*.jsonl, expected.json).
     ExportFixture {
+        /// The agent (default: HOLON_AGENT_ID, the config's
+        /// `runtime.default_agent`, or `main`).
         #[arg(long)]
         agent: Option<String>,
+        /// The folder the fixture is written to.
         dir: PathBuf,
     },
     /// Rebuild the scheduler projection from a fixture folder and print the
     /// projection, decision, closure and posture as JSON.
     Replay {
+        /// The fixture folder (`holon debug export-fixture` writes one).
         dir: PathBuf,
         /// idle (default), wake_hint or message; a fixture's `input` file
         /// is used when this is not given.
@@ -58,8 +67,10 @@ pub enum DebugCommand {
     /// moves (prompts, timers, wake hints, work items, children,
     /// compactions), printing the runtime's figures every 30 days.
     Life {
+        /// How many agents live it.
         #[arg(long, default_value_t = 3)]
         agents: usize,
+        /// How many simulated days.
         #[arg(long, default_value_t = 60)]
         days: u32,
         /// Prune history older than this many days at each day's end.
