@@ -148,15 +148,7 @@ fn a_reader_that_goes_away_ends_a_command_quietly() {
         &["daemon", "status", "--json"][..],
         &["daemon", "status"][..],
     ] {
-        let mut child = home
-            .cmd()
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+        let out = home.run_reader_gone(args);
         let err = stderr(&out);
         assert!(
             !err.contains("panicked") && !err.contains("Broken pipe"),

@@ -106,15 +106,7 @@ fn daemon_logs_stops_quietly_for_a_gone_reader_and_escapes_what_it_quotes() {
     );
     assert!(shown.contains("provider said \\u{1b}]0;owned"), "{shown}");
 
-    let mut child = home
-        .cmd()
-        .args(["daemon", "logs", "--lines", "5000"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = home.run_reader_gone(&["daemon", "logs", "--lines", "5000"]);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
     assert_eq!(
         out.status.code(),

@@ -48,6 +48,20 @@ impl Home {
             .unwrap_or_else(|e| panic!("running holon {args:?}: {e}"))
     }
 
+    /// Run with a reader that has gone before the command writes (as
+    /// `holon ... | head` once `head` has read enough).
+    pub fn run_reader_gone(&self, args: &[&str]) -> Output {
+        let mut child = self
+            .cmd()
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("running holon {args:?}: {e}"));
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    }
+
     /// Run and require success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
