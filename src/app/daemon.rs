@@ -415,12 +415,19 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             let config_fingerprint_match =
                 expected.is_some() && expected == status.config_fingerprint;
             if json {
+                // A listener configured but down (its address taken) is
+                // part of the runtime's health, and has no address.
+                let listening = status.http.state == crate::model::trigger::IngressState::Listening;
+                let down = status.http.state == crate::model::trigger::IngressState::Down;
                 say!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true,
-                        "health": if status.store_failure.is_some() { "degraded" } else { "ok" },
-                        "http_addr": status.http.http_addr,
+                        "health": match status.store_failure.is_some() || down {
+                            true => "degraded",
+                            false => "ok",
+                        },
+                        "http_addr": status.http.http_addr.as_ref().filter(|_| listening),
                         "config_fingerprint_match": config_fingerprint_match,
                         "status": status,
                         "daemon_failure": kept,

@@ -222,6 +222,11 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
     assert!(out.status.success(), "{}", stderr(&out));
     let s = status(&home);
     assert_eq!(s["status"]["http"]["state"], "down", "{s}");
+    assert_eq!(
+        s["health"], "degraded",
+        "a configured listener is down: {s}"
+    );
+    assert!(s["http_addr"].is_null(), "nothing listens there: {s}");
     let text = String::from_utf8_lossy(&run(&["daemon", "status"]).stdout).into_owned();
     assert!(text.contains("http      down: cannot listen on"), "{text}");
     drop(blocker);
