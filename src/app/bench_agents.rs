@@ -27,7 +27,7 @@ use super::bench::{millis, percentile};
 use super::bench_socket::rss_kib;
 use super::bench_turns::{completion, results_since_user};
 use crate::model::agent::ProfilePreset;
-use crate::protocol::views::ChildWorkspaceMode;
+use crate::model::task::ChildWorkspaceMode;
 use crate::runtime::agents::child_ops::SpawnRequest;
 use crate::runtime::handle::{HostConfig, RuntimeHost};
 use crate::runtime::provider::retry::ProviderChain;

@@ -58,7 +58,7 @@ fn task(agent: &str, i: usize) -> TaskRecord {
         work_item_id: Some(format!("work_{i:06}")),
         parent_message_id: None,
         summary: None,
-        detail: None,
+        detail: Default::default(),
         created_at: "2026-01-01T00:00:00.000Z".into(),
         updated_at: "2026-01-01T00:00:00.000Z".into(),
         failure_artifact: None,

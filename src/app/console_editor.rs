@@ -180,8 +180,8 @@ fn wait(
 
 /// The processes `pid` started, and theirs (from `/proc`), each with its
 /// identity read now; children before their parents' siblings.
-fn descendants_of(pid: i32) -> Vec<crate::runtime::process_identity::ProcessIdentity> {
-    use crate::runtime::process_identity::ProcessIdentity;
+fn descendants_of(pid: i32) -> Vec<crate::model::process::ProcessIdentity> {
+    use crate::model::process::ProcessIdentity;
     let mut found = Vec::new();
     let mut next = vec![pid];
     while let Some(p) = next.pop() {
@@ -211,7 +211,7 @@ fn descendants_of(pid: i32) -> Vec<crate::runtime::process_identity::ProcessIden
 
 /// Wait for `descendants` to end until two seconds after `asked`, then
 /// SIGKILL those still running (the same processes only).
-fn stop_rest(descendants: &[crate::runtime::process_identity::ProcessIdentity], asked: Instant) {
+fn stop_rest(descendants: &[crate::model::process::ProcessIdentity], asked: Instant) {
     use crate::runtime::process_identity::Liveness;
     let running = || {
         descendants

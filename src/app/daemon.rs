@@ -18,8 +18,9 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::cli::AccessArgs;
 use super::control::socket::{bind, probe, Probe};
 use super::Context;
+use crate::model::process::ProcessIdentity;
 use crate::protocol::{Request, RuntimeClient, RuntimeStatus};
-use crate::runtime::process_identity::{Liveness, ProcessIdentity};
+use crate::runtime::process_identity::Liveness;
 use crate::ui::client::SocketClient;
 use crate::ui::present::counted;
 

@@ -325,7 +325,7 @@ pub async fn simulate(
                         preset: crate::model::agent::ProfilePreset::PrivateChild,
                         initial_message: Some("look into the staging logs and report".into()),
                         agent_id: None,
-                        workspace_mode: crate::protocol::views::ChildWorkspaceMode::Inherit,
+                        workspace_mode: crate::model::task::ChildWorkspaceMode::Inherit,
                         parent_message_id: None,
                         work_item_id: None,
                     },

@@ -17,6 +17,7 @@ pub mod event;
 pub mod ids;
 pub mod mcp;
 pub mod message;
+pub mod process;
 pub mod proposal;
 pub mod retention;
 pub mod review;

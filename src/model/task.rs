@@ -75,8 +75,8 @@ pub struct TaskRecord {
     pub parent_message_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "TaskDetail::is_empty")]
+    pub detail: TaskDetail,
     pub created_at: String,
     pub updated_at: String,
     /// Why a failed or interrupted task ended so (category `task`).
@@ -85,33 +85,276 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// A command task's details, typed: what it runs, who started it and
-    /// how it ended. Members the record lacks (another kind of task, a
-    /// record from an older Holon) are empty.
+    /// A command task's details as a client shows them: the command and
+    /// its origin trimmed, blank ones `None`. Members the record lacks
+    /// (another kind of task, a record from an older Holon) are empty.
     pub fn command_detail(&self) -> CommandDetail {
-        let detail = self.detail.as_ref();
-        let mut d: CommandDetail = detail
-            .and_then(|d| CommandDetail::deserialize(d).ok())
-            .unwrap_or_default();
-        let nonblank = |s: Option<String>| s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-        d.cmd = nonblank(d.cmd);
-        d.origin = nonblank(d.origin);
-        d
+        let d = &self.detail;
+        let nonblank = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        CommandDetail {
+            cmd: nonblank(&d.cmd),
+            origin: d.origin,
+            exit_status: d.exit_status,
+            duration_ms: d.duration_ms,
+            accepts_input: d.accepts_input.unwrap_or(false),
+        }
     }
 }
 
-/// The members of a command task's `detail` a client shows. The record
-/// keeps more (output path, process identity); they stay in `detail`.
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
-#[serde(default)]
+/// The members of a command task's detail a client shows.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommandDetail {
     /// The command, trimmed; `None` when blank.
     pub cmd: Option<String>,
-    /// `operator` or `agent`.
-    pub origin: Option<String>,
+    pub origin: Option<CommandOrigin>,
     pub exit_status: Option<i64>,
     pub duration_ms: Option<u64>,
     pub accepts_input: bool,
+}
+
+/// Who started a command task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandOrigin {
+    /// The operator, from a console or the CLI (`!cmd`, `task run`).
+    Operator,
+    /// An agent's tool call.
+    Agent,
+}
+
+/// Where a private child works.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildWorkspaceMode {
+    /// The parent's active workspace, as it is (a parent's worktree is
+    /// shared, never managed by the child).
+    #[default]
+    Inherit,
+    /// Its own managed worktree of the parent's active git workspace,
+    /// removed when clean at the end, retained when it holds changes.
+    Worktree,
+}
+
+/// A child's managed worktree once the child ended, and what its cleanup
+/// did with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildWorktree {
+    pub path: String,
+    #[serde(default)]
+    pub branch: String,
+    /// Files with changes when the child ended.
+    #[serde(default)]
+    pub changed_files: u64,
+    pub cleanup: WorktreeCleanup,
+}
+
+/// What a child's worktree became at the child's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorktreeCleanup {
+    /// It had no changes and was removed.
+    Removed,
+    /// It holds changes and was kept for review.
+    Retained,
+    /// Removing it failed; it is still there.
+    CleanupFailed,
+}
+
+impl WorktreeCleanup {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorktreeCleanup::Removed => "removed",
+            WorktreeCleanup::Retained => "retained",
+            WorktreeCleanup::CleanupFailed => "cleanup_failed",
+        }
+    }
+}
+
+/// Declares [`TaskDetail`]: each member once, with its key (the member's
+/// name) and type; reading, writing and merging follow from the list.
+macro_rules! task_detail {
+    ($( $(#[$doc:meta])* $key:ident: $ty:ty, )*) => {
+        /// What a task's record keeps beyond its lifecycle, written in
+        /// parts as the task goes (created, started, ended, its result
+        /// queued) and merged: a later part's member replaces an earlier
+        /// one's. Stored and sent as one JSON object whose keys are the
+        /// members' names.
+        ///
+        /// Every member is optional: a command task has no child, a child
+        /// task no command, and a record from an older Holon may lack any.
+        /// Reading never fails and never loses a key: one this Holon does
+        /// not know, or whose value does not read as its member's type, is
+        /// kept in `other` as written and written back unchanged.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct TaskDetail {
+            $( $(#[$doc])* pub $key: Option<$ty>, )*
+            /// Keys this Holon does not read (unknown, or of another type
+            /// than it expects), as written.
+            pub other: serde_json::Map<String, serde_json::Value>,
+        }
+
+        impl TaskDetail {
+            /// The members' keys, in the order they are declared.
+            pub const KEYS: &'static [&'static str] = &[$( stringify!($key), )*];
+
+            /// Read an object's members; see the type's doc for what is
+            /// kept where.
+            fn from_object(mut map: serde_json::Map<String, serde_json::Value>) -> TaskDetail {
+                TaskDetail {
+                    $( $key: take(&mut map, stringify!($key)), )*
+                    other: map,
+                }
+            }
+
+            /// The object this detail is stored as. A typed member wins
+            /// over a key of the same name in `other`.
+            fn to_object(&self) -> serde_json::Map<String, serde_json::Value> {
+                let mut map = self.other.clone();
+                $( put(&mut map, stringify!($key), &self.$key); )*
+                map
+            }
+
+            /// Lay `more` over this detail: each member `more` has (typed
+            /// or kept in `other`) replaces this one's.
+            pub fn merge(&mut self, more: TaskDetail) {
+                $(
+                    if more.$key.is_some() {
+                        self.other.remove(stringify!($key));
+                        self.$key = more.$key;
+                    }
+                )*
+                for (key, value) in more.other {
+                    match key.as_str() {
+                        $( stringify!($key) => self.$key = None, )*
+                        _ => {}
+                    }
+                    self.other.insert(key, value);
+                }
+            }
+
+            /// Whether there is nothing to keep (the record then has no
+            /// `detail`).
+            pub fn is_empty(&self) -> bool {
+                true $( && self.$key.is_none() )* && self.other.is_empty()
+            }
+        }
+    };
+}
+
+task_detail! {
+    // What a command task runs, from its creation.
+    /// The command line.
+    cmd: String,
+    /// Where it runs.
+    workdir: String,
+    shell: String,
+    login: bool,
+    /// Whether it runs on a pseudo-terminal.
+    tty: bool,
+    /// Whether `TaskInput` may write to it.
+    accepts_input: bool,
+    origin: CommandOrigin,
+    /// The sandbox mode it runs under (`off` when none).
+    sandbox: String,
+    /// The sandbox's network setting (`on` when none).
+    network: String,
+    /// The file its output goes to.
+    output_path: String,
+    /// The file a held command's stderr tail goes to.
+    stderr_path: String,
+    /// Whether its end queues a task-result message to its agent.
+    terminal_reentry: bool,
+    // Once it started.
+    pid: i32,
+    started_at_ms: i64,
+    process_identity: crate::model::process::ProcessIdentity,
+    /// Whether the command holder runs it (so it outlives the runtime).
+    held: bool,
+    // Once it ended.
+    exit_status: i64,
+    /// The signal that ended it.
+    signal: i32,
+    duration_ms: u64,
+    /// The tail of its output.
+    output_preview: String,
+    output_bytes: u64,
+    output_truncated: bool,
+    /// Why it could not start.
+    spawn_error: String,
+    /// The task-result message queued for its end.
+    result_message_id: String,
+    // A child-agent task.
+    child_agent_id: String,
+    label: String,
+    preset: String,
+    workspace_mode: ChildWorkspaceMode,
+    /// The child's managed worktree at its end.
+    worktree: ChildWorktree,
+    /// The child's final report, bounded.
+    child_result: String,
+    /// The work item, as records before the record's own field said it.
+    work_item_id: String,
+}
+
+/// `key` taken out of `map` when it reads as `T` (a `null` reads as
+/// absent); otherwise left in `map`.
+fn take<T: serde::de::DeserializeOwned>(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Option<T> {
+    let value = map.get(key)?;
+    if value.is_null() {
+        map.remove(key);
+        return None;
+    }
+    let typed = T::deserialize(value).ok()?;
+    map.remove(key);
+    Some(typed)
+}
+
+fn put<T: Serialize>(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    value: &Option<T>,
+) {
+    if let Some(v) = value.as_ref().and_then(|v| serde_json::to_value(v).ok()) {
+        map.insert(key.to_owned(), v);
+    }
+}
+
+impl TaskDetail {
+    /// A detail read from any JSON value: an object's members as the
+    /// type's doc says; `null` is empty; anything else (never written by
+    /// Holon) is kept whole in `other` under `value`.
+    pub fn from_value(value: serde_json::Value) -> TaskDetail {
+        match value {
+            serde_json::Value::Object(map) => TaskDetail::from_object(map),
+            serde_json::Value::Null => TaskDetail::default(),
+            other => TaskDetail {
+                other: [("value".to_owned(), other)].into_iter().collect(),
+                ..TaskDetail::default()
+            },
+        }
+    }
+}
+
+impl Serialize for TaskDetail {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_object().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskDetail {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TaskDetail, D::Error> {
+        serde_json::Value::deserialize(d).map(TaskDetail::from_value)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -121,4 +364,141 @@ pub struct TaskInputReceipt {
     pub input_target: std::borrow::Cow<'static, str>,
     pub bytes_written: usize,
     pub summary_text: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(v: serde_json::Value) -> TaskDetail {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_detail_reads_its_members_and_writes_them_back_as_written() {
+        let written = json!({
+            "cmd": "cargo test", "origin": "agent", "tty": false, "exit_status": 101,
+            "process_identity": {"pid": 7, "start_ticks": 9, "boot_id": "b"},
+            "workspace_mode": "worktree",
+            "worktree": {"path": "/w", "branch": "b", "changed_files": 0, "cleanup": "removed"},
+        });
+        let d = read(written.clone());
+        assert_eq!(d.cmd.as_deref(), Some("cargo test"));
+        assert_eq!(d.origin, Some(CommandOrigin::Agent));
+        assert_eq!(d.exit_status, Some(101));
+        assert_eq!(d.process_identity.as_ref().map(|p| p.pid), Some(7));
+        assert_eq!(d.workspace_mode, Some(ChildWorkspaceMode::Worktree));
+        assert!(d.other.is_empty(), "{:?}", d.other);
+        assert_eq!(serde_json::to_value(&d).unwrap(), written);
+    }
+
+    #[test]
+    fn what_does_not_read_is_kept_as_written() {
+        // An unknown key, and known keys whose values are of another type
+        // (a newer or older Holon's): none is lost, none fails the record.
+        let written = json!({
+            "cmd": "ls", "future_key": [1, 2], "exit_status": "one",
+            "origin": "robot", "process_identity": {"pid": "x"},
+        });
+        let d = read(written.clone());
+        assert_eq!(d.cmd.as_deref(), Some("ls"));
+        assert_eq!(d.exit_status, None);
+        assert_eq!(d.origin, None);
+        assert_eq!(d.process_identity, None);
+        let kept: Vec<&str> = d.other.keys().map(String::as_str).collect();
+        assert_eq!(
+            kept,
+            ["exit_status", "future_key", "origin", "process_identity"]
+        );
+        assert_eq!(serde_json::to_value(&d).unwrap(), written);
+        // The whole record reads too.
+        let record: TaskRecord = serde_json::from_value(json!({
+            "id": "t", "agent_id": "a", "kind": "command_task", "status": "failed",
+            "detail": written, "created_at": "c", "updated_at": "u",
+        }))
+        .unwrap();
+        assert_eq!(record.detail, d);
+    }
+
+    #[test]
+    fn nulls_and_non_objects() {
+        // A null member is absent; a record without detail writes none.
+        assert_eq!(read(json!({"signal": null})), TaskDetail::default());
+        assert_eq!(read(json!(null)), TaskDetail::default());
+        assert!(TaskDetail::default().is_empty());
+        let record: TaskRecord = serde_json::from_value(json!({
+            "id": "t", "agent_id": "a", "kind": "sleep_job", "status": "queued",
+            "created_at": "c", "updated_at": "u",
+        }))
+        .unwrap();
+        assert!(record.detail.is_empty());
+        assert!(serde_json::to_value(&record)
+            .unwrap()
+            .get("detail")
+            .is_none());
+        // Never written by Holon, but not lost either.
+        let odd = read(json!("text"));
+        assert_eq!(odd.other.get("value"), Some(&json!("text")));
+        assert!(!odd.is_empty());
+    }
+
+    #[test]
+    fn a_later_part_replaces_an_earlier_one_member_by_member() {
+        let mut d = read(json!({"cmd": "make", "tty": true, "exit_status": "odd", "x": 1}));
+        d.merge(read(json!({"exit_status": 2, "duration_ms": 5, "x": 2})));
+        assert_eq!(
+            serde_json::to_value(&d).unwrap(),
+            json!({"cmd": "make", "tty": true, "exit_status": 2, "duration_ms": 5, "x": 2})
+        );
+        // A later value that does not read replaces a typed one too.
+        d.merge(read(json!({"tty": "maybe"})));
+        assert_eq!(d.tty, None);
+        assert_eq!(serde_json::to_value(&d).unwrap()["tty"], "maybe");
+        // An empty part changes nothing.
+        let before = d.clone();
+        d.merge(TaskDetail::default());
+        assert_eq!(d, before);
+    }
+
+    #[test]
+    fn a_typed_member_wins_over_a_kept_key_of_its_name() {
+        let mut d = read(json!({"held": "yes"}));
+        d.held = Some(true);
+        assert_eq!(serde_json::to_value(&d).unwrap(), json!({"held": true}));
+    }
+
+    #[test]
+    fn the_runtime_doc_names_every_member() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/runtime.md"));
+        let tasks = doc
+            .split("\n## ")
+            .find(|s| s.starts_with("Tasks\n"))
+            .unwrap();
+        let missing: Vec<&str> = TaskDetail::KEYS
+            .iter()
+            .copied()
+            .filter(|k| !tasks.contains(&format!("`{k}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/runtime.md's Tasks section lacks {missing:?}"
+        );
+    }
+
+    #[test]
+    fn command_detail_trims_and_defaults() {
+        let mut t: TaskRecord = serde_json::from_value(json!({
+            "id": "t", "agent_id": "a", "kind": "command_task", "status": "running",
+            "detail": {"cmd": "  ls -l \n", "origin": "operator"},
+            "created_at": "c", "updated_at": "u",
+        }))
+        .unwrap();
+        let c = t.command_detail();
+        assert_eq!(c.cmd.as_deref(), Some("ls -l"));
+        assert_eq!(c.origin, Some(CommandOrigin::Operator));
+        assert!(!c.accepts_input);
+        t.detail.cmd = Some("   ".into());
+        assert_eq!(t.command_detail().cmd, None);
+    }
 }

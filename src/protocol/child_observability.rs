@@ -75,7 +75,7 @@ impl ChildSupervision {
 mod tests {
     use super::*;
     use crate::model::agent::AgentStatus;
-    use crate::protocol::views::ChildWorkspaceMode;
+    use crate::model::task::ChildWorkspaceMode;
 
     fn child(task_status: TaskStatus, posture: &str) -> ChildSupervision {
         ChildSupervision {

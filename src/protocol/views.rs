@@ -12,7 +12,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::context::ContextBudget;
 use crate::model::decision::AgentSchedulingPosture;
 use crate::model::message::QueueEntryStatus;
-use crate::model::task::TaskStatus;
+use crate::model::task::{ChildWorkspaceMode, ChildWorktree, TaskStatus, WorktreeCleanup};
 use crate::model::trigger::{IngressStatus, TriggerDescriptor};
 use crate::model::usage::ConversationItem;
 use crate::model::waiting::WaitingIntentRecord;
@@ -176,7 +176,7 @@ pub struct ChildSupervision {
     pub last_brief: Option<String>,
     /// The managed worktree, and what cleanup did with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<serde_json::Value>,
+    pub worktree: Option<ChildWorktree>,
 }
 
 fn supervision_task() -> String {
@@ -188,34 +188,12 @@ fn parent_supervisor() -> String {
 }
 
 impl ChildSupervision {
-    /// The worktree's path and what cleanup did with it (`active` until
-    /// cleanup ran: `removed`, `retained`, ...).
-    pub fn worktree_state(&self) -> Option<(&str, &str)> {
-        #[derive(Deserialize)]
-        struct Worktree<'a> {
-            #[serde(default, borrow)]
-            path: Option<&'a str>,
-            #[serde(default, borrow)]
-            cleanup: Option<&'a str>,
-        }
-        let w = Worktree::deserialize(self.worktree.as_ref()?).ok()?;
-        Some((w.path.unwrap_or(""), w.cleanup.unwrap_or("active")))
+    /// The worktree's path and what cleanup did with it, once the child
+    /// ended.
+    pub fn worktree_state(&self) -> Option<(&str, WorktreeCleanup)> {
+        let w = self.worktree.as_ref()?;
+        Some((w.path.as_str(), w.cleanup))
     }
-}
-
-/// Where a private child works.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum ChildWorkspaceMode {
-    /// The parent's active workspace, as it is (a parent's worktree is
-    /// shared, never managed by the child).
-    #[default]
-    Inherit,
-    /// Its own managed worktree of the parent's active git workspace,
-    /// removed when clean at the end, retained when it holds changes.
-    Worktree,
 }
 
 /// A compact, stable per-agent summary (agent-state RFC: a projection, not

@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
 
@@ -37,14 +36,14 @@ mod spawn;
 pub mod tee;
 pub(crate) mod terminal;
 
-use super::process_identity::ProcessIdentity;
 use super::tasks::{TaskTransition, TransitionOutcome};
 use super::RuntimeError;
 use crate::model::event::Provenance;
-use crate::model::task::TaskKind;
+use crate::model::process::ProcessIdentity;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
 use crate::model::task::WaitPolicy;
+use crate::model::task::{CommandOrigin, TaskDetail, TaskKind};
 use crate::store::{Index, Keyed, Store, StoreError, WriteCtx};
 use ending::{direct_ending, held_end};
 use holder::HeldPaths;
@@ -231,18 +230,27 @@ impl CommandTasks {
         let record_in = {
             let (agent_id, task_id) = (agent_id.to_owned(), task_id.clone());
             let sandbox = spec.sandbox.as_ref();
-            let detail = json!({
-                "cmd": spec.cmd, "workdir": spec.workdir, "accepts_input": spec.accepts_input,
-                "shell": spec.launch.shell, "login": spec.launch.login, "tty": spec.launch.tty,
-                "output_path": output_path, "terminal_reentry": false,
+            let detail = TaskDetail {
+                cmd: Some(spec.cmd.clone()),
+                workdir: Some(spec.workdir.display().to_string()),
+                accepts_input: Some(spec.accepts_input),
+                shell: Some(spec.launch.shell.display().to_string()),
+                login: Some(spec.launch.login),
+                tty: Some(spec.launch.tty),
+                output_path: Some(output_path.display().to_string()),
+                terminal_reentry: Some(false),
                 // A held command without a terminal keeps its stderr's
                 // tail apart too (the holder's tee).
-                "stderr_path": (self.holder.is_some() && !spec.launch.tty)
-                    .then(|| output_path.with_extension("err")),
-                "origin": match origin { TaskOrigin::Operator => "operator", TaskOrigin::Agent { .. } => "agent" },
-                "sandbox": sandbox.map_or("off", |c| c.mode.as_str()),
-                "network": sandbox.map_or("on", |c| c.network.as_str()),
-            });
+                stderr_path: (self.holder.is_some() && !spec.launch.tty)
+                    .then(|| output_path.with_extension("err").display().to_string()),
+                origin: Some(match origin {
+                    TaskOrigin::Operator => CommandOrigin::Operator,
+                    TaskOrigin::Agent { .. } => CommandOrigin::Agent,
+                }),
+                sandbox: Some(sandbox.map_or("off", |c| c.mode.as_str()).to_owned()),
+                network: Some(sandbox.map_or("on", |c| c.network.as_str()).to_owned()),
+                ..TaskDetail::default()
+            };
             let cmd = spec.cmd.clone();
             move |tx: &mut WriteCtx<'_>| -> Result<TaskRecord, StoreError> {
                 tx.get_agent::<serde_json::Value>(&agent_id)?
@@ -261,7 +269,7 @@ impl CommandTasks {
                     work_item_id: work_item_id.clone(),
                     parent_message_id: parent_message_id.clone(),
                     summary: Some(cmd.clone()),
-                    detail: Some(detail.clone()),
+                    detail: detail.clone(),
                     created_at: now.clone(),
                     updated_at: now,
                     failure_artifact: None,
@@ -295,10 +303,13 @@ impl CommandTasks {
                 held,
             }) => {
                 let start = TaskTransition::Start {
-                    detail: Some(json!({
-                        "pid": pid, "started_at_ms": crate::now_ms(), "process_identity": identity,
-                        "held": held,
-                    })),
+                    detail: TaskDetail {
+                        pid: Some(pid),
+                        started_at_ms: Some(crate::now_ms()),
+                        process_identity: identity,
+                        held: Some(held),
+                        ..TaskDetail::default()
+                    },
                 };
                 // The command runs only once its process is on record: if
                 // this write fails (or Holon dies first) the gate closes
@@ -329,7 +340,10 @@ impl CommandTasks {
                 let finish = TaskTransition::Finish {
                     status: TaskStatus::Failed,
                     summary: Some(format!("could not start `{}`: {e}", spec.cmd)),
-                    detail: Some(json!({ "spawn_error": e.to_string() })),
+                    detail: TaskDetail {
+                        spawn_error: Some(e.to_string()),
+                        ..TaskDetail::default()
+                    },
                 };
                 let record = self
                     .store
@@ -393,11 +407,7 @@ impl CommandTasks {
                         task_id: t.clone(),
                     }));
                 };
-                let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
-                if let Some(obj) = detail.as_object_mut() {
-                    obj.insert("terminal_reentry".into(), json!(true));
-                }
-                task.detail = Some(detail);
+                task.detail.terminal_reentry = Some(true);
                 tx.put(Keyed::Tasks, &a, &t, &task)?;
                 queue_result_in(tx, &a, &t)?;
                 Ok(())

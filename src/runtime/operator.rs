@@ -308,12 +308,7 @@ fn task_in(rx: &ReadCtx, agent_id: &str, task_id: &str) -> Result<TaskRecord, Ap
 /// `task.output`: the tail of a task's output file, at most `max_bytes`
 /// (64 KiB unless asked, never over 1 MiB), ready once the task ended.
 fn task_output(task: TaskRecord, max_bytes: Option<u64>) -> TaskOutput {
-    let path = task
-        .detail
-        .as_ref()
-        .and_then(|d| d.get("output_path"))
-        .and_then(|p| p.as_str())
-        .map(PathBuf::from);
+    let path = task.detail.output_path.as_deref().map(PathBuf::from);
     let max = max_bytes.unwrap_or(64 * 1024).min(1024 * 1024);
     let (output, output_bytes, truncated) = path
         .as_deref()

@@ -4,9 +4,10 @@
 //! Holon records a process as (pid, start time in clock ticks since boot
 //! from `/proc/<pid>/stat`, boot id from `/proc/sys/kernel/random/boot_id`)
 //! and signals only when all three still match. A record without them
-//! (written before this existed) is never signalled.
+//! (written before this existed) is never signalled. The record itself is
+//! the model's (`model::process::ProcessIdentity`).
 
-use serde::{Deserialize, Serialize};
+use crate::model::process::ProcessIdentity;
 
 /// Whether this process's child `pid` has exited, without reaping it (so
 /// its pid, and the process group it leads, stay its own until it is).
@@ -23,15 +24,6 @@ pub fn child_has_exited(pid: u32) -> bool {
         );
         found == 0 && info.si_pid() != 0
     }
-}
-
-/// What proves that a pid still names the process Holon started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProcessIdentity {
-    pub pid: i32,
-    /// Field 22 of `/proc/<pid>/stat`: start time after boot, in ticks.
-    pub start_ticks: u64,
-    pub boot_id: String,
 }
 
 /// What a recorded identity says about the system now.

@@ -5,7 +5,7 @@
 //! that ends failed or interrupted carries a failure artifact (category
 //! `task`) saying why.
 
-use crate::model::task::{TaskKind, TaskRecord, TaskStatus};
+use crate::model::task::{TaskDetail, TaskKind, TaskRecord, TaskStatus};
 use crate::model::usage::{FailureArtifact, FailureCategory};
 
 /// Every task lifecycle write goes through this one reducer. Transitions are
@@ -17,13 +17,13 @@ use crate::model::usage::{FailureArtifact, FailureCategory};
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskTransition {
     Start {
-        detail: Option<serde_json::Value>,
+        detail: TaskDetail,
     },
     RequestCancel,
     Finish {
         status: TaskStatus,
         summary: Option<String>,
-        detail: Option<serde_json::Value>,
+        detail: TaskDetail,
     },
 }
 
@@ -31,7 +31,7 @@ pub enum TaskTransition {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransitionOutcome {
     /// The record changed; persist it and record `task_status_changed`.
-    Applied(TaskRecord),
+    Applied(Box<TaskRecord>),
     /// Nothing to do: the transition is stale (e.g. `running` after a
     /// terminal status) and was ignored. Callers record that as evidence.
     Ignored {
@@ -44,18 +44,6 @@ pub enum TransitionOutcome {
 pub enum TaskTransitionError {
     #[error("`{0:?}` is not a terminal status")]
     NotTerminal(TaskStatus),
-}
-
-/// Merge `extra` object fields into `detail` (objects only; other values
-/// replace).
-fn merge_detail(detail: &mut Option<serde_json::Value>, extra: Option<serde_json::Value>) {
-    match (detail.as_mut(), extra) {
-        (Some(serde_json::Value::Object(base)), Some(serde_json::Value::Object(more))) => {
-            base.extend(more);
-        }
-        (_, Some(v)) => *detail = Some(v),
-        (_, None) => {}
-    }
 }
 
 pub fn apply_transition(
@@ -80,7 +68,7 @@ pub fn apply_transition(
                 });
             }
             next.status = TaskStatus::Running;
-            merge_detail(&mut next.detail, detail);
+            next.detail.merge(detail);
         }
         TaskTransition::RequestCancel => {
             next.status = TaskStatus::Cancelling;
@@ -97,11 +85,11 @@ pub fn apply_transition(
             if summary.is_some() {
                 next.summary = summary;
             }
-            merge_detail(&mut next.detail, detail);
+            next.detail.merge(detail);
             next.failure_artifact = failure_of(&next).map(Box::new);
         }
     }
-    Ok(TransitionOutcome::Applied(next))
+    Ok(TransitionOutcome::Applied(Box::new(next)))
 }
 
 /// Why a task that ended failed or interrupted did (category `task`):
@@ -117,12 +105,7 @@ pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
             None,
             TaskKind::ChildAgentTask | TaskKind::SubagentTask | TaskKind::WorktreeSubagentTask,
         ) => ("child_failed", "the child agent failed"),
-        (TaskStatus::Failed, None, _)
-            if task
-                .detail
-                .as_ref()
-                .is_some_and(|d| d.get("spawn_error").is_some()) =>
-        {
+        (TaskStatus::Failed, None, _) if task.detail.spawn_error.is_some() => {
             ("spawn_failed", "the command could not be started")
         }
         (TaskStatus::Failed, None, _) => ("failed", "the task failed"),
@@ -169,7 +152,10 @@ mod tests {
             work_item_id: None,
             parent_message_id: None,
             summary: None,
-            detail: Some(serde_json::json!({"cmd": "true"})),
+            detail: TaskDetail {
+                cmd: Some("true".into()),
+                ..TaskDetail::default()
+            },
             created_at: "t0".into(),
             updated_at: "t0".into(),
             failure_artifact: None,
@@ -184,15 +170,22 @@ mod tests {
         TaskTransition::Finish {
             status,
             summary: Some("done".into()),
-            detail: Some(serde_json::json!({"exit_status": 0})),
+            detail: TaskDetail {
+                exit_status: Some(0),
+                ..TaskDetail::default()
+            },
         }
     }
 
     #[test]
     fn lifecycle_moves_forward() {
         let r = record(TaskStatus::Queued);
-        let TransitionOutcome::Applied(r) = apply(&r, TaskTransition::Start { detail: None })
-        else {
+        let TransitionOutcome::Applied(r) = apply(
+            &r,
+            TaskTransition::Start {
+                detail: TaskDetail::default(),
+            },
+        ) else {
             panic!("start ignored")
         };
         assert_eq!(r.status, TaskStatus::Running);
@@ -205,9 +198,8 @@ mod tests {
         };
         assert_eq!(r.status, TaskStatus::Cancelled);
         // Detail fields merge: the command survives, the exit status joins it.
-        let d = r.detail.unwrap_or_default();
-        assert_eq!(d["cmd"], "true");
-        assert_eq!(d["exit_status"], 0);
+        assert_eq!(r.detail.cmd.as_deref(), Some("true"));
+        assert_eq!(r.detail.exit_status, Some(0));
     }
 
     #[test]
@@ -220,7 +212,9 @@ mod tests {
         ] {
             let r = record(terminal);
             for t in [
-                TaskTransition::Start { detail: None },
+                TaskTransition::Start {
+                    detail: TaskDetail::default(),
+                },
                 TaskTransition::RequestCancel,
                 finish(TaskStatus::Failed),
             ] {
@@ -238,7 +232,12 @@ mod tests {
     fn stale_start_after_running_is_ignored_and_queued_can_finish_directly() {
         let r = record(TaskStatus::Running);
         assert!(matches!(
-            apply(&r, TaskTransition::Start { detail: None }),
+            apply(
+                &r,
+                TaskTransition::Start {
+                    detail: TaskDetail::default(),
+                }
+            ),
             TransitionOutcome::Ignored { .. }
         ));
         let q = record(TaskStatus::Queued);
@@ -262,7 +261,10 @@ mod tests {
         let failed = TaskTransition::Finish {
             status: TaskStatus::Failed,
             summary: Some("exit 2: test parser::empty failed".into()),
-            detail: Some(serde_json::json!({"exit_status": 2})),
+            detail: TaskDetail {
+                exit_status: Some(2),
+                ..TaskDetail::default()
+            },
         };
         let TransitionOutcome::Applied(n) = apply(&r, failed) else {
             panic!("applied")

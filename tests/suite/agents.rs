@@ -590,7 +590,7 @@ fn templates_create_agents_all_or_nothing_and_archive_hides_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delegation_is_bounded_and_a_stopped_parent_stops_its_children() {
     use holon::model::agent::ProfilePreset;
-    use holon::protocol::views::ChildWorkspaceMode;
+    use holon::model::task::ChildWorkspaceMode;
     use holon::protocol::views::ControlAction;
     use holon::runtime::agents::child_ops::SpawnRequest;
     use holon::runtime::handle::RuntimeHost;

@@ -127,8 +127,7 @@ fn daemon_stop_never_signals_a_stranger_named_by_a_stale_pid_file() {
     std::fs::create_dir_all(&run).unwrap();
     // Two stale files: an old one without identity, and one whose identity
     // belongs to another process (same pid, another start time).
-    let real =
-        holon::runtime::process_identity::ProcessIdentity::of(pid as i32).expect("no identity");
+    let real = holon::model::process::ProcessIdentity::of(pid as i32).expect("no identity");
     let files = [
         serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0"}),
         serde_json::json!({"pid": pid, "home": null, "socket_path": "x", "started_at": "t", "version": "0",

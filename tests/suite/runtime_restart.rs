@@ -177,11 +177,7 @@ fn unheld_tasks_left_running_by_a_dead_runtime_become_interrupted() {
     let host = start_with(&rt, dir.path(), Arc::clone(&provider), false);
     let (task_id, pid) = rt.block_on(async {
         let t = host.run_operator_command("main", "sleep 30").await.unwrap();
-        let pid = t
-            .detail
-            .as_ref()
-            .and_then(|d| d["pid"].as_i64())
-            .unwrap_or(0) as i32;
+        let pid = t.detail.pid.unwrap_or(0);
         (t.id, pid)
     });
     assert!(pid > 0);
@@ -234,17 +230,12 @@ fn a_group_that_ignores_term_is_killed_by_recovery_and_the_record_says_so() {
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
             .await
             .unwrap();
-        let identity = &t.detail.as_ref().map(|d| d["process_identity"].clone());
+        let identity = &t.detail.process_identity;
         assert!(
-            identity
-                .as_ref()
-                .is_some_and(|i| i["start_ticks"].as_u64().is_some()),
+            identity.as_ref().is_some_and(|i| i.start_ticks > 0),
             "the task records its process identity: {identity:?}"
         );
-        t.detail
-            .as_ref()
-            .and_then(|d| d["pid"].as_i64())
-            .unwrap_or(0) as i32
+        t.detail.pid.unwrap_or(0)
     });
     assert!(pid > 0);
     crash(rt, host, dir.path());
@@ -286,7 +277,7 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
             .unwrap()
     };
     let pid = stranger.id() as i32;
-    let real = holon::runtime::process_identity::ProcessIdentity::of(pid).expect("no identity");
+    let real = holon::model::process::ProcessIdentity::of(pid).expect("no identity");
     let provider = Arc::new(ScriptedProvider::new(vec![]));
     let rt = runtime();
     let host = start(&rt, dir.path(), Arc::clone(&provider));
@@ -301,7 +292,7 @@ fn recovery_never_signals_a_process_that_took_over_a_recorded_pid() {
             work_item_id: None,
             parent_message_id: None,
             summary: Some("sleep 1000".into()),
-            detail: Some(json!({
+            detail: holon::model::task::TaskDetail::from_value(json!({
                 "pid": pid,
                 "process_identity": {"pid": pid, "start_ticks": real.start_ticks + 5, "boot_id": real.boot_id},
             })),
@@ -387,12 +378,7 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
             .run_operator_command("main", "trap '' TERM; sleep 60 & wait; sleep 60")
             .await
             .unwrap();
-        let pid = |t: &holon::model::task::TaskRecord| {
-            t.detail
-                .as_ref()
-                .and_then(|d| d["pid"].as_i64())
-                .unwrap_or(0) as i32
-        };
+        let pid = |t: &holon::model::task::TaskRecord| t.detail.pid.unwrap_or(0);
         let pids = (pid(&a), pid(&b));
         tokio::time::sleep(Duration::from_millis(100)).await;
         host.shutdown().await;

@@ -22,10 +22,7 @@ use super::runtime_restart::{crash, runtime, start};
 use super::support::{poll, running};
 
 fn pid_of(task: &TaskRecord) -> i32 {
-    task.detail
-        .as_ref()
-        .and_then(|d| d["pid"].as_i64())
-        .unwrap_or(0) as i32
+    task.detail.pid.unwrap_or(0)
 }
 
 /// The task's record once it is terminal.
@@ -72,7 +69,7 @@ fn a_command_outlives_a_crashed_runtime_and_its_result_reaches_the_agent_once() 
         let id = created.payload["task"]["id"].as_str().unwrap().to_owned();
         let rx = host.store().read().unwrap();
         let task: TaskRecord = rx.get(Keyed::Tasks, "main", &id).unwrap().unwrap();
-        assert_eq!(task.detail.as_ref().unwrap()["held"], true);
+        assert_eq!(task.detail.held, Some(true));
         (id, pid_of(&task))
     });
     crash(rt, host, dir.path());
@@ -139,9 +136,9 @@ fn a_command_that_ended_while_no_runtime_ran_is_settled_from_its_record() {
         let t = settled(&host, &task.id).await;
         assert_eq!(t.status, TaskStatus::Failed);
         assert_eq!(t.summary.as_deref(), Some("exit status 3"));
-        let d = t.detail.unwrap();
-        assert_eq!(d["exit_status"], 3);
-        assert!(d["output_preview"].as_str().unwrap().contains("late"));
+        assert_eq!(t.detail.exit_status, Some(3));
+        let preview = t.detail.output_preview.unwrap_or_default();
+        assert!(preview.contains("late"), "{preview}");
         assert!(!events(&host).iter().any(|e| e.kind == "task_reattached"));
         host.shutdown().await;
     });
@@ -154,10 +151,7 @@ fn a_killed_holder_fails_its_task_with_the_reason_and_its_command_is_ended() {
     let rt = runtime();
     let host = start(&rt, dir.path(), Arc::clone(&provider));
     let task = rt.block_on(async { host.run_operator_command("main", "sleep 30").await.unwrap() });
-    let output = task.detail.as_ref().unwrap()["output_path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let output = task.detail.output_path.clone().unwrap();
     let command_file = std::path::Path::new(&output).with_extension("pid");
     let command: serde_json::Value = poll("the command's identity", || {
         std::fs::read(&command_file)
@@ -227,10 +221,7 @@ fn a_daemon_leaves_commands_running_and_the_next_one_answers_input_and_stop() {
         wait_event(&host, "reattached", kind("task_reattached")).await;
         let receipt = host.task_input("main", &task.id, "yes\n").await.unwrap();
         assert!(receipt.accepted_input, "{receipt:?}");
-        let output = task.detail.as_ref().unwrap()["output_path"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let output = task.detail.output_path.clone().unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !std::fs::read_to_string(&output)
             .unwrap_or_default()
@@ -245,7 +236,7 @@ fn a_daemon_leaves_commands_running_and_the_next_one_answers_input_and_stop() {
         let t = settled(&host, &task.id).await;
         assert_eq!(t.status, TaskStatus::Cancelled);
         assert_eq!(t.summary.as_deref(), Some("stopped by request"));
-        assert_eq!(t.detail.as_ref().unwrap()["signal"], 9, "{t:?}");
+        assert_eq!(t.detail.signal, Some(9), "{t:?}");
         assert!(!running(command), "the command itself was killed");
         host.shutdown().await;
     });
@@ -254,10 +245,7 @@ fn a_daemon_leaves_commands_running_and_the_next_one_answers_input_and_stop() {
 
 /// The command's own pid, as its holder recorded it.
 fn command_pid(task: &TaskRecord) -> i32 {
-    let output = task.detail.as_ref().unwrap()["output_path"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let output = task.detail.output_path.clone().unwrap();
     let file = std::path::Path::new(&output).with_extension("pid");
     let identity: serde_json::Value = poll("the command's identity", || {
         std::fs::read(&file)

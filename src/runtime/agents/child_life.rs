@@ -3,8 +3,6 @@
 //! re-entering the parent, the end of its worktree session, and restart
 //! reconciliation.
 
-use serde_json::json;
-
 use super::child_ops::{child_message, delegation_text, RESULT_CHARS};
 use super::child_view::{bounded, child_of, latest_brief, live_child_tasks};
 use crate::model::agent::AgentKind;
@@ -16,6 +14,7 @@ use crate::model::task::TaskInputReceipt;
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
+use crate::model::task::{ChildWorktree, TaskDetail, WorktreeCleanup};
 use crate::model::workspace::UseWorkspace;
 use crate::model::workspace::WorkspaceMode;
 use crate::model::workspace::WorktreeSession;
@@ -37,7 +36,7 @@ pub(super) fn settle_in(
     task_id: &str,
     status: TaskStatus,
     summary: String,
-    extra: serde_json::Value,
+    extra: TaskDetail,
 ) -> Result<(), StoreError> {
     let Some(task) = tx.get::<TaskRecord>(Keyed::Tasks, parent, task_id)? else {
         return Ok(());
@@ -47,7 +46,7 @@ pub(super) fn settle_in(
         let finish = TaskTransition::Finish {
             status,
             summary: Some(summary),
-            detail: Some(extra),
+            detail: extra,
         };
         transition_in(tx, parent, task_id, finish)?;
         queue_result_in(tx, parent, task_id)?;
@@ -82,8 +81,12 @@ impl RuntimeHost {
         task_id: &str,
         status: TaskStatus,
         summary: &str,
-        extra: serde_json::Value,
+        worktree: Option<ChildWorktree>,
     ) -> Result<(), RuntimeError> {
+        let extra = TaskDetail {
+            worktree,
+            ..TaskDetail::default()
+        };
         let (p, t, why) = (parent.to_owned(), task_id.to_owned(), summary.to_owned());
         self.inner
             .store
@@ -104,7 +107,7 @@ impl RuntimeHost {
     /// End a child's managed worktree session: removed when clean,
     /// retained (and recorded) when it holds changes. What happened, for
     /// the task's detail.
-    async fn end_child_worktree(&self, child: &str) -> Option<serde_json::Value> {
+    async fn end_child_worktree(&self, child: &str) -> Option<ChildWorktree> {
         let session: WorktreeSession = self.inner.execution_of(child).ok()?.worktree?;
         let home = UseWorkspace {
             workspace_id: Some(AGENT_HOME_ID.into()),
@@ -116,17 +119,19 @@ impl RuntimeHost {
         ))
         .map_or(0, |s| s.changed);
         let cleanup = match self.use_workspace(child, home).await {
-            Ok(out) if out.retained.is_empty() => "removed",
-            Ok(_) => "retained",
+            Ok(out) if out.retained.is_empty() => WorktreeCleanup::Removed,
+            Ok(_) => WorktreeCleanup::Retained,
             Err(e) => {
                 tracing::warn!(child, error = %e, "cannot end a child's worktree session");
-                "cleanup_failed"
+                WorktreeCleanup::CleanupFailed
             }
         };
-        Some(json!({
-            "path": session.worktree_path, "branch": session.worktree_branch,
-            "changed_files": changed, "cleanup": cleanup,
-        }))
+        Some(ChildWorktree {
+            path: session.worktree_path,
+            branch: session.worktree_branch,
+            changed_files: changed as u64,
+            cleanup,
+        })
     }
 
     /// Stop a child through its supervising task (TaskStop, the operator,
@@ -154,8 +159,7 @@ impl RuntimeHost {
             self.stop_command_tasks(&child).await;
         }
         let worktree = self.end_child_worktree(&child).await;
-        let extra = json!({ "worktree": worktree });
-        self.settle_child_task(parent, task_id, TaskStatus::Cancelled, summary, extra)
+        self.settle_child_task(parent, task_id, TaskStatus::Cancelled, summary, worktree)
             .await?;
         self.wake(parent);
         self.wake(&child);
@@ -266,8 +270,11 @@ impl RuntimeHost {
                     false => (TaskStatus::Completed, format!("child {cid} finished")),
                     true => (TaskStatus::Failed, format!("child {cid} failed")),
                 };
-                let extra =
-                    json!({ "child_result": bounded(&result, RESULT_CHARS), "worktree": worktree });
+                let extra = TaskDetail {
+                    child_result: Some(bounded(&result, RESULT_CHARS)),
+                    worktree: worktree.clone(),
+                    ..TaskDetail::default()
+                };
                 settle_in(tx, &parent, &task_id, status, summary, extra.clone())
             })
             .await?;

@@ -7,7 +7,7 @@
 //! a child whose supervising task is still open; one whose task is gone or
 //! final archives.
 
-use crate::protocol::views::ChildWorkspaceMode;
+use crate::model::task::ChildWorkspaceMode;
 
 use serde::Serialize;
 use serde_json::json;
@@ -25,6 +25,7 @@ use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
     Priority,
 };
+use crate::model::task::TaskDetail;
 use crate::model::task::TaskKind;
 use crate::model::task::TaskRecord;
 use crate::model::task::TaskStatus;
@@ -261,10 +262,14 @@ impl RuntimeHost {
         .map_err(|e| RuntimeError::Invalid(format!("child creation did not finish: {e}")))?
         .map_err(|e| RuntimeError::Invalid(e.to_string()))?;
         let child = child_record(parent, &child_id, &task_id, worktree_of.is_none());
-        let detail = json!({
-            "child_agent_id": child_id, "label": label, "preset": "private_child",
-            "workspace_mode": req.workspace_mode, "terminal_reentry": true,
-        });
+        let detail = TaskDetail {
+            child_agent_id: Some(child_id.clone()),
+            label: Some(label.clone()),
+            preset: Some("private_child".into()),
+            workspace_mode: Some(req.workspace_mode),
+            terminal_reentry: Some(true),
+            ..TaskDetail::default()
+        };
         let (pid, tid, c, first) = (
             parent.id.clone(),
             task_id.clone(),
@@ -288,7 +293,7 @@ impl RuntimeHost {
                     work_item_id: work_item.clone(),
                     parent_message_id: msg_id.clone(),
                     summary: Some(label.clone()),
-                    detail: Some(detail.clone()),
+                    detail: detail.clone(),
                     created_at: now.clone(),
                     updated_at: now,
                     failure_artifact: None,
@@ -332,7 +337,7 @@ impl RuntimeHost {
             };
             if let Err(e) = self.use_workspace(&child_id, req).await {
                 let why = format!("failed: its worktree could not be made: {e}");
-                self.settle_child_task(&parent.id, &task_id, TaskStatus::Failed, &why, json!({}))
+                self.settle_child_task(&parent.id, &task_id, TaskStatus::Failed, &why, None)
                     .await?;
                 return Err(e);
             }

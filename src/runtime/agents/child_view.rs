@@ -15,11 +15,7 @@ use crate::store::{Index, Keyed, ReadCtx, StoreError};
 
 /// The child a `child_agent_task` supervises.
 pub fn child_of(task: &TaskRecord) -> Option<String> {
-    task.detail
-        .as_ref()?
-        .get("child_agent_id")?
-        .as_str()
-        .map(str::to_owned)
+    task.detail.child_agent_id.clone()
 }
 
 /// The text of a child's latest brief, from its newest `brief_created`
@@ -44,8 +40,8 @@ pub fn child_supervision(
     rx: &ReadCtx,
     task: &TaskRecord,
 ) -> Result<Option<ChildSupervision>, StoreError> {
-    let detail = task.detail.clone().unwrap_or_default();
-    let Some(child_id) = detail.get("child_agent_id").and_then(|v| v.as_str()) else {
+    let detail = &task.detail;
+    let Some(child_id) = detail.child_agent_id.as_deref() else {
         return Ok(None);
     };
     let Some(child) = rx.agent::<AgentRecord>(child_id)? else {
@@ -70,22 +66,14 @@ pub fn child_supervision(
         supervision_task_id: task.id.clone(),
         cleanup_owner: "supervision_task".to_owned(),
         followup_target: "parent_supervisor".to_owned(),
-        label: detail
-            .get("label")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned(),
+        label: detail.label.clone().unwrap_or_default(),
         task_status: task.status,
         child_status: child.status,
         current_work_item_id: child.current_work_item_id.clone(),
         posture: posture.posture,
         posture_reason: posture.reason,
         archived: child.archived_at.is_some(),
-        workspace_mode: detail
-            .get("workspace_mode")
-            .cloned()
-            .and_then(|v| serde_json::from_value(v).ok())
-            .unwrap_or_default(),
+        workspace_mode: detail.workspace_mode.unwrap_or_default(),
         current_work_item,
         model_rounds: child.total_model_rounds,
         input_tokens: child.total_input_tokens,
@@ -98,7 +86,7 @@ pub fn child_supervision(
             1,
         )?)
         .map(|b| bounded(&b, 2_000)),
-        worktree: detail.get("worktree").cloned(),
+        worktree: detail.worktree.clone(),
     }))
 }
 

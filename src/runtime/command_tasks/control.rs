@@ -136,7 +136,7 @@ impl CommandTasks {
                 let finish = TaskTransition::Finish {
                     status: TaskStatus::Cancelled,
                     summary: Some("stopped by request (no live process)".into()),
-                    detail: None,
+                    detail: TaskDetail::default(),
                 };
                 self.transition(agent_id, task_id, finish).await?;
             }
@@ -179,21 +179,21 @@ impl CommandTasks {
         let task: Option<TaskRecord> = self.store.read()?.get(Keyed::Tasks, agent_id, task_id)?;
         let Some(d) = task
             .filter(|t| !t.status.is_terminal())
-            .and_then(|t| t.detail)
-            .filter(|d| d["held"] == true)
+            .map(|t| t.detail)
+            .filter(|d| d.held == Some(true))
         else {
             return Ok(None);
         };
-        let Some(output) = d["output_path"].as_str().map(PathBuf::from) else {
+        let Some(output) = d.output_path.map(PathBuf::from) else {
             return Ok(None);
         };
-        let identity: Option<ProcessIdentity> =
-            serde_json::from_value(d["process_identity"].clone()).ok();
         Ok(Some(HeldRecord {
-            running: identity.filter(|i| i.liveness() == Liveness::Running),
-            paths: HeldPaths::beside(&output, d["accepts_input"] == true),
+            running: d
+                .process_identity
+                .filter(|i| i.liveness() == Liveness::Running),
+            paths: HeldPaths::beside(&output, d.accepts_input == Some(true)),
             output,
-            tty: d["tty"] == true,
+            tty: d.tty == Some(true),
         }))
     }
 
@@ -221,18 +221,9 @@ impl CommandTasks {
             if task.kind == super::TaskKind::ChildAgentTask {
                 continue;
             }
-            let identity: Option<ProcessIdentity> = task
-                .detail
-                .as_ref()
-                .and_then(|d| d.get("process_identity"))
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
-            let output = task
-                .detail
-                .as_ref()
-                .and_then(|d| d.get("output_path"))
-                .and_then(|p| p.as_str())
-                .map(PathBuf::from);
-            let held = task.detail.as_ref().and_then(|d| d["held"].as_bool()) == Some(true);
+            let identity = task.detail.process_identity.clone();
+            let output = task.detail.output_path.as_deref().map(PathBuf::from);
+            let held = task.detail.held == Some(true);
             if let (true, Some(output)) = (held, output.clone()) {
                 self.recover_held(&task, identity, output, grace, reattach)
                     .await?;
@@ -252,9 +243,12 @@ impl CommandTasks {
             let finish = TaskTransition::Finish {
                 status: TaskStatus::Interrupted,
                 summary: Some(summary.to_owned()),
-                detail: Some(
-                    json!({ "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated }),
-                ),
+                detail: TaskDetail {
+                    output_preview: Some(preview),
+                    output_bytes: Some(bytes),
+                    output_truncated: Some(truncated),
+                    ..TaskDetail::default()
+                },
             };
             self.transition(agent_id, &task.id, finish).await?;
             self.queue_result(agent_id, &task.id).await?;

@@ -150,17 +150,23 @@ impl CommandTasks {
             } => (*exit_status, *signal, Some(*duration_ms)),
             Ending::NotStarted(_) | Ending::Unknown(_) => (None, None, None),
         };
-        let mut detail = json!({
-            "exit_status": exit_status, "signal": signal, "duration_ms": duration_ms,
-            "output_preview": preview, "output_bytes": bytes, "output_truncated": truncated,
-        });
-        if let Ending::NotStarted(why) = &ending {
-            detail["spawn_error"] = json!(why);
-        }
+        let detail = TaskDetail {
+            exit_status: exit_status.map(i64::from),
+            signal,
+            duration_ms,
+            output_preview: Some(preview),
+            output_bytes: Some(bytes),
+            output_truncated: Some(truncated),
+            spawn_error: match &ending {
+                Ending::NotStarted(why) => Some(why.to_string()),
+                Ending::Exited { .. } | Ending::Unknown(_) => None,
+            },
+            ..TaskDetail::default()
+        };
         let finish = TaskTransition::Finish {
             status,
             summary: Some(summary),
-            detail: Some(detail),
+            detail,
         };
         let committed = self.transition(agent_id, task_id, finish).await;
         self.live().remove(task_id);

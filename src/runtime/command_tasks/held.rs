@@ -25,8 +25,7 @@ impl CommandTasks {
         grace: Duration,
         reattach: bool,
     ) -> Result<(), RuntimeError> {
-        let detail = task.detail.clone().unwrap_or_default();
-        let accepts_input = detail["accepts_input"].as_bool().unwrap_or(false);
+        let accepts_input = task.detail.accepts_input.unwrap_or(false);
         let paths = HeldPaths::beside(&output, accepts_input);
         let agent_id = task.agent_id.as_str();
         // Its turn died with the runtime that started it: an agent's
@@ -73,11 +72,7 @@ impl CommandTasks {
                 stop_requested: stopping,
                 input: paths.input.clone(),
                 held: true,
-                tty: task
-                    .detail
-                    .as_ref()
-                    .and_then(|d| d["tty"].as_bool())
-                    .unwrap_or(false),
+                tty: task.detail.tty.unwrap_or(false),
             },
         );
         let (a, t, pid) = (agent_id.clone(), task_id.clone(), identity.pid);
@@ -117,10 +112,9 @@ fn reenter_in(tx: &mut WriteCtx<'_>, agent_id: &str, task_id: &str) -> Result<()
     let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
         return Ok(());
     };
-    let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
-    if detail["origin"].as_str() == Some("agent") && detail["terminal_reentry"] != json!(true) {
-        detail["terminal_reentry"] = json!(true);
-        task.detail = Some(detail);
+    let d = &mut task.detail;
+    if d.origin == Some(CommandOrigin::Agent) && d.terminal_reentry != Some(true) {
+        d.terminal_reentry = Some(true);
         tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
     }
     Ok(())
@@ -137,11 +131,10 @@ fn reattached_in(
     let Some(task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
         return Ok(());
     };
-    let detail = task.detail.clone().unwrap_or_default();
     let reattached = ev::TaskReattached {
         task_id: task_id.to_owned(),
         pid,
-        result_reenters: detail["terminal_reentry"].as_bool().unwrap_or(false),
+        result_reenters: task.detail.terminal_reentry.unwrap_or(false),
     };
     let provenance = Provenance {
         task_id: Some(task_id.to_owned()),

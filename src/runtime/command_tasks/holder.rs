@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::terminal::{self, Pty};
-use crate::runtime::process_identity::ProcessIdentity;
+use crate::model::process::ProcessIdentity;
 use crate::runtime::sandbox::{Plan, Support};
 
 /// The first argument that makes `holon` a holder.

@@ -6,7 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::runtime::process_identity::{Liveness, ProcessIdentity};
+use crate::model::process::ProcessIdentity;
+use crate::runtime::process_identity::Liveness;
 
 /// Signal a supervised task's process group: through its identity when
 /// one was recorded (never a stranger that took the pid over), else by pid

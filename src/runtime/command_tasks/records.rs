@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use crate::model::event::Provenance;
 use crate::model::message::{
     AdmissionContext, AdmissionRequest, DeliverySurface, MessageBody, MessageKind, MessageOrigin,
@@ -56,19 +54,21 @@ pub(crate) fn transition_in(
         if next.status.is_terminal() {
             tx.index_remove(Index::ActiveTasks, agent_id, task_id)?;
         }
-        let detail = next.detail.clone().unwrap_or_default();
-        let text = |key: &str| detail.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        let detail = &next.detail;
         let changed = ev::TaskStatusChanged {
             task_id: task_id.to_owned(),
             kind: next.kind,
             from: current.status,
             to: next.status,
             summary: next.summary.clone(),
-            cmd: text("cmd"),
-            exit_status: detail.get("exit_status").and_then(|v| v.as_i64()),
-            duration_ms: detail.get("duration_ms").and_then(|v| v.as_u64()),
-            output_preview: text("output_preview").filter(|_| next.status.is_terminal()),
-            output_truncated: detail.get("output_truncated").and_then(|v| v.as_bool()),
+            cmd: detail.cmd.clone(),
+            exit_status: detail.exit_status,
+            duration_ms: detail.duration_ms,
+            output_preview: detail
+                .output_preview
+                .clone()
+                .filter(|_| next.status.is_terminal()),
+            output_truncated: detail.output_truncated,
         };
         let provenance = Provenance {
             task_id: Some(task_id.to_owned()),
@@ -94,22 +94,16 @@ pub(crate) fn queue_result_in(
     let Some(mut task) = tx.get::<TaskRecord>(Keyed::Tasks, agent_id, task_id)? else {
         return Ok(None);
     };
-    let mut detail = task.detail.clone().unwrap_or_else(|| json!({}));
-    let wants = detail
-        .get("terminal_reentry")
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    if !task.status.is_terminal() || !wants || detail.get("result_message_id").is_some() {
+    let detail = &task.detail;
+    let wants = detail.terminal_reentry.unwrap_or(false);
+    if !task.status.is_terminal() || !wants || detail.result_message_id.is_some() {
         return Ok(None);
     }
     let message_id = crate::new_id("msg");
-    let text = match detail.get("child_agent_id").and_then(|c| c.as_str()) {
+    let text = match &detail.child_agent_id {
         Some(child) => format!(
             "Task {task_id} (child agent {child}: {}) {}.\n{}",
-            detail
-                .get("label")
-                .and_then(|l| l.as_str())
-                .unwrap_or("delegated work"),
+            detail.label.as_deref().unwrap_or("delegated work"),
             match task.status {
                 TaskStatus::Completed => "completed; its final report follows".to_owned(),
                 other => format!(
@@ -118,24 +112,15 @@ pub(crate) fn queue_result_in(
                     task.summary.clone().unwrap_or_default()
                 ),
             },
-            detail
-                .get("child_result")
-                .and_then(|c| c.as_str())
-                .unwrap_or("")
+            detail.child_result.as_deref().unwrap_or("")
         ),
         None => format!(
             "Task {task_id} ({}) finished: {}.\n{}",
-            detail
-                .get("cmd")
-                .and_then(|c| c.as_str())
-                .unwrap_or("command"),
+            detail.cmd.as_deref().unwrap_or("command"),
             task.summary
                 .clone()
                 .unwrap_or_else(|| format!("{:?}", task.status).to_lowercase()),
-            detail
-                .get("output_preview")
-                .and_then(|c| c.as_str())
-                .unwrap_or("")
+            detail.output_preview.as_deref().unwrap_or("")
         ),
     };
     let req = AdmissionRequest {
@@ -159,10 +144,7 @@ pub(crate) fn queue_result_in(
     };
     match admit_in(tx, req, &message_id)? {
         Outcome::Admitted(a) => {
-            if let Some(obj) = detail.as_object_mut() {
-                obj.insert("result_message_id".into(), json!(a.message_id));
-            }
-            task.detail = Some(detail);
+            task.detail.result_message_id = Some(a.message_id.clone());
             tx.put(Keyed::Tasks, agent_id, task_id, &task)?;
             let provenance = Provenance {
                 task_id: Some(task_id.to_owned()),

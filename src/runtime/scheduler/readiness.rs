@@ -61,12 +61,9 @@ impl WorkItemSchedulingState {
 /// The work item a task belongs to: the first-class field, else the legacy
 /// `detail.work_item_id` fallback.
 pub fn task_work_item(task: &TaskRecord) -> Option<&str> {
-    task.work_item_id.as_deref().or_else(|| {
-        task.detail
-            .as_ref()
-            .and_then(|d| d.get("work_item_id"))
-            .and_then(serde_json::Value::as_str)
-    })
+    task.work_item_id
+        .as_deref()
+        .or(task.detail.work_item_id.as_deref())
 }
 
 /// Whether a task with this record would block scheduling while active.

@@ -173,7 +173,7 @@ impl World {
             work_item_id: item.map(str::to_owned),
             parent_message_id: None,
             summary: None,
-            detail: None,
+            detail: Default::default(),
             created_at: String::new(),
             updated_at: String::new(),
             failure_artifact: None,

@@ -13,7 +13,7 @@ use super::{runtime_error, ToolEnv};
 use crate::model::agent::AgentRecord;
 use crate::model::agent::AgentVisibility;
 use crate::model::agent::ProfilePreset;
-use crate::protocol::views::ChildWorkspaceMode;
+use crate::model::task::ChildWorkspaceMode;
 use crate::runtime::agents::child_ops::SpawnRequest;
 use crate::runtime::tool_outcome::{tool_error, ToolErrorKind, ToolOutcome};
 

@@ -15,7 +15,7 @@ use super::handler::{Gated, Reach, Tool};
 use super::{runtime_error, ToolEnv};
 use crate::model::approval::Action;
 use crate::model::sandbox::SandboxMode;
-use crate::model::task::TaskRecord;
+use crate::model::task::{CommandOrigin, TaskDetail, TaskRecord};
 use crate::model::workspace::{ExecutionProfile, ExecutionSnapshot};
 use crate::runtime::command_tasks::{read_tail, CommandSpec, Launch, TaskOrigin};
 use crate::runtime::sandbox::Confine;
@@ -342,17 +342,14 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let d = task.detail.clone().unwrap_or_default();
-    let output_path = d
-        .get("output_path")
-        .and_then(|p| p.as_str())
-        .map(PathBuf::from);
+    let d = &task.detail;
+    let output_path = d.output_path.as_deref().map(PathBuf::from);
     let (output, _, cut_at_file) = output_path
         .as_deref()
         .map(|p| read_tail(p, max_bytes + 1))
         .unwrap_or_default();
     let (preview, truncated) = truncate_tail(&output, max_bytes);
-    let stderr = StderrTail::of(&d, max_bytes / 4);
+    let stderr = StderrTail::of(d, max_bytes / 4);
     if task.status == crate::model::task::TaskStatus::Completed {
         if let Err(e) = host.note_skill_use(env.agent_id, &a.cmd, &workdir).await {
             tracing::warn!(error = %e, "cannot record skill activation");
@@ -363,9 +360,9 @@ async fn exec(env: &ToolEnv<'_>, a: ExecArgs) -> ToolOutcome {
         let mut result = json!({
             "ok": !failed,
             "disposition": "completed", "task_id": task.id, "status": task.status,
-            "exit_status": d.get("exit_status"), "signal": d.get("signal"), "summary": task.summary,
+            "exit_status": d.exit_status, "signal": d.signal, "summary": task.summary,
             "stdout_preview": preview, "stderr_preview": stderr.preview, "truncated": truncated || cut_at_file,
-            "stdout_artifact": output_path, "duration_ms": d.get("duration_ms"),
+            "stdout_artifact": output_path, "duration_ms": d.duration_ms,
             "sandbox": sandbox.as_ref().map_or("off", |c| c.mode.as_str()),
         });
         let why = task.summary.as_deref().unwrap_or_default();
@@ -405,10 +402,10 @@ pub(super) struct StderrTail {
 
 impl StderrTail {
     /// Read from the task's `stderr_path`, at most `max` bytes.
-    pub fn of(detail: &serde_json::Value, max: u64) -> StderrTail {
+    pub fn of(detail: &TaskDetail, max: u64) -> StderrTail {
         let path = detail
-            .get("stderr_path")
-            .and_then(|p| p.as_str())
+            .stderr_path
+            .as_deref()
             .map(PathBuf::from)
             .filter(|p| p.metadata().is_ok_and(|m| m.len() > 0));
         let (preview, _, truncated) = path
@@ -478,9 +475,10 @@ fn running_duplicate(
                 .flatten()
         })
         .find(|t| {
-            let d = t.detail.clone().unwrap_or_default();
-            let reenters = d["origin"] == "agent" && d["terminal_reentry"] == true;
-            reenters && identity(&d).is_some_and(|i| cmd_digest(&i) == wanted)
+            let d = &t.detail;
+            let reenters =
+                d.origin == Some(CommandOrigin::Agent) && d.terminal_reentry == Some(true);
+            reenters && identity(d).is_some_and(|i| cmd_digest(&i) == wanted)
         })
 }
 

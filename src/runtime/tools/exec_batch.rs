@@ -312,8 +312,8 @@ impl Item<'_> {
 /// What the receipt says of a finished item (`stopped`: why it was cut
 /// short, when it was).
 fn outcome_of(task: &TaskRecord, stopped: Option<String>, max_bytes: u64) -> Value {
-    let d = task.detail.clone().unwrap_or_default();
-    let output = d["output_path"].as_str().map(std::path::PathBuf::from);
+    let d = &task.detail;
+    let output = d.output_path.as_deref().map(std::path::PathBuf::from);
     let (text, _, cut) = output
         .as_deref()
         .map(|p| read_tail(p, max_bytes + 1))
@@ -325,8 +325,8 @@ fn outcome_of(task: &TaskRecord, stopped: Option<String>, max_bytes: u64) -> Val
         (None, _) => "failed",
     };
     let mut r = json!({
-        "cmd": d["cmd"], "status": status, "task_id": task.id, "exit_status": d["exit_status"],
-        "duration_ms": d["duration_ms"], "output_preview": preview, "truncated": truncated || cut,
+        "cmd": d.cmd, "status": status, "task_id": task.id, "exit_status": d.exit_status,
+        "duration_ms": d.duration_ms, "output_preview": preview, "truncated": truncated || cut,
     });
     if let Some(why) = stopped {
         r["error"] = json!(why);

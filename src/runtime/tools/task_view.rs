@@ -3,20 +3,20 @@
 
 use serde_json::{json, Value};
 
-use crate::model::task::TaskRecord;
+use crate::model::task::{TaskDetail, TaskRecord};
 
 /// What TaskStatus shows of a task: its lifecycle, and for a command its
 /// identity (the command, where, and how it runs: `/bin/sh -c`, not a
 /// login shell, no terminal) with `cmd_digest`, a key two equal commands
 /// share; never its output. A failed task says why (`failure_artifact`).
 pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
-    let d = t.detail.clone().unwrap_or_default();
-    let command = match (t.kind, identity(&d)) {
+    let d = &t.detail;
+    let command = match (t.kind, identity(d)) {
         (crate::model::task::TaskKind::CommandTask, Some(mut identity)) => {
             identity["cmd_digest"] = json!(cmd_digest(&identity));
-            for key in ["output_path", "accepts_input", "terminal_reentry"] {
-                identity[key] = d.get(key).cloned().unwrap_or(Value::Null);
-            }
+            identity["output_path"] = json!(d.output_path);
+            identity["accepts_input"] = json!(d.accepts_input);
+            identity["terminal_reentry"] = json!(d.terminal_reentry);
             identity
         }
         _ => Value::Null,
@@ -24,7 +24,7 @@ pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     json!({
         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
         "command": command,
-        "exit_status": d.get("exit_status"), "work_item_id": t.work_item_id,
+        "exit_status": d.exit_status, "work_item_id": t.work_item_id,
         "failure_artifact": t.failure_artifact,
         "created_at": t.created_at, "updated_at": t.updated_at,
     })
@@ -33,13 +33,14 @@ pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
 /// A command task's identity from its detail: the command, its working
 /// directory and how it runs (records from before `shell`, `login` and
 /// `tty` ran `/bin/sh -c` without a terminal).
-pub(super) fn identity(d: &Value) -> Option<Value> {
-    let cmd = d.get("cmd")?;
-    let or = |key: &str, default: Value| d.get(key).cloned().unwrap_or(default);
+pub(super) fn identity(d: &TaskDetail) -> Option<Value> {
+    let shell = d
+        .shell
+        .as_deref()
+        .unwrap_or(crate::runtime::command_tasks::DEFAULT_SHELL);
     Some(json!({
-        "cmd": cmd, "workdir": or("workdir", Value::Null),
-        "shell": or("shell", json!(crate::runtime::command_tasks::DEFAULT_SHELL)),
-        "login": or("login", json!(false)), "tty": or("tty", json!(false)),
+        "cmd": d.cmd.as_ref()?, "workdir": d.workdir,
+        "shell": shell, "login": d.login.unwrap_or(false), "tty": d.tty.unwrap_or(false),
     }))
 }
 

@@ -121,14 +121,13 @@ impl Tool for TaskOutput {
         };
         match task {
             Ok(t) if t.kind == TaskKind::ChildAgentTask => {
-                let d = t.detail.clone().unwrap_or_default();
                 let (supervision, observability) = supervision(env, &t);
                 ToolOutcome::ok(json!({
                     "ok": true,
                     "retrieval_status": if t.status.is_terminal() { "success" } else { "not_ready" },
                     "task": {
                         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
-                        "result": d.get("child_result"),
+                        "result": t.detail.child_result,
                         "child_agent_id": supervision["child_agent_id"],
                         "child_observability": observability,
                     },
@@ -136,11 +135,8 @@ impl Tool for TaskOutput {
                 }))
             }
             Ok(t) => {
-                let d = t.detail.clone().unwrap_or_default();
-                let path = d
-                    .get("output_path")
-                    .and_then(|p| p.as_str())
-                    .map(PathBuf::from);
+                let d = &t.detail;
+                let path = d.output_path.as_deref().map(PathBuf::from);
                 let max = env.host.config().tool_output.bytes(None);
                 let (preview, _, cut) = path
                     .as_deref()
@@ -149,7 +145,7 @@ impl Tool for TaskOutput {
                 // The contract's minimum artifacts: path-only references
                 // to the output the runtime keeps; `output_artifact`
                 // indexes the combined output among them.
-                let stderr = super::exec::StderrTail::of(&d, max / 4);
+                let stderr = super::exec::StderrTail::of(d, max / 4);
                 let artifacts = stderr.artifacts(path.as_deref());
                 let output_artifact = path.as_ref().map(|_| 0);
                 ToolOutcome::ok(json!({
@@ -163,7 +159,7 @@ impl Tool for TaskOutput {
                         "artifacts": artifacts, "output_artifact": output_artifact,
                         "output_path": path,
                         "result_summary": t.status.is_terminal().then_some(t.summary.clone()).flatten(),
-                        "exit_status": d.get("exit_status"),
+                        "exit_status": d.exit_status,
                         "failure_artifact": t.failure_artifact,
                     }
                 }))
@@ -247,7 +243,9 @@ mod snapshot_tests {
             work_item_id: None,
             parent_message_id: None,
             summary: None,
-            detail: Some(json!({"cmd": cmd, "workdir": workdir, "output_path": "/x/out"})),
+            detail: crate::model::task::TaskDetail::from_value(
+                json!({"cmd": cmd, "workdir": workdir, "output_path": "/x/out"}),
+            ),
             created_at: "t0".into(),
             updated_at: "t0".into(),
             failure_artifact: None,

@@ -354,11 +354,7 @@ fn waiting_in(tx: &WriteCtx<'_>, id: &str) -> Result<(bool, Vec<String>), StoreE
     let mut awaiting_tasks = Vec::new();
     for tid in tx.index_list(Index::ActiveTasks, id)? {
         if let Some(t) = tx.get::<TaskRecord>(Keyed::Tasks, id, &tid)? {
-            let detail = t.detail.as_ref();
-            let reenters = detail
-                .and_then(|d| d.get("terminal_reentry"))
-                .and_then(|v| v.as_bool());
-            if reenters == Some(true) {
+            if t.detail.terminal_reentry == Some(true) {
                 awaiting_tasks.push(tid);
             }
         }

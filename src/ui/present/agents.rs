@@ -46,7 +46,7 @@ pub fn child_line(c: &ChildSupervision) -> String {
     };
     let mut line = format!("{}  [{}]  {}", c.child_agent_id, state, c.label);
     if let Some((path, cleanup)) = c.worktree_state() {
-        line.push_str(&format!("  (worktree {cleanup}: {path})"));
+        line.push_str(&format!("  (worktree {}: {path})", cleanup.as_str()));
     }
     line
 }

@@ -114,7 +114,7 @@ fn task(status: TaskStatus) -> TaskRecord {
         work_item_id: None,
         parent_message_id: Some("msg_1".into()),
         summary: Some("cargo build".into()),
-        detail: Some(
+        detail: crate::model::task::TaskDetail::from_value(
             json!({ "cmd": "cargo build", "workdir": null, "accepts_input": false, "terminal_reentry": false, "origin": "agent" }),
         ),
         created_at: TS.into(),

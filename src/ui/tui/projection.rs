@@ -10,7 +10,7 @@
 
 use crate::model::agent::AgentStatus;
 use crate::model::decision::AgentSchedulingPosture;
-use crate::model::task::TaskStatus;
+use crate::model::task::{CommandOrigin, TaskStatus};
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
@@ -132,7 +132,7 @@ impl TaskView {
             id: t.id.clone(),
             cmd: cmd.unwrap_or_default(),
             status: t.status,
-            operator: detail.origin.as_deref() == Some("operator"),
+            operator: detail.origin == Some(CommandOrigin::Operator),
             exit_status: detail.exit_status,
             duration_ms: detail.duration_ms,
             summary: t.summary.clone(),

@@ -237,7 +237,8 @@ fn legacy_detail_work_item_binds_a_blocking_task() {
     let mut w = World::new();
     w.current("w1", 1);
     w.task("t", TaskStatus::Running, WaitPolicy::Blocking, None)
-        .detail = Some(serde_json::json!({ "work_item_id": "w1" }));
+        .detail =
+        crate::model::task::TaskDetail::from_value(serde_json::json!({ "work_item_id": "w1" }));
     assert_eq!(
         w.projection().work_item("w1").map(|v| v.state),
         Some(WorkItemSchedulingState::WaitingTask)

@@ -8,6 +8,7 @@ use super::super::tool_rows::{exec_row, exec_task_id, file_diffs, patch_files};
 use super::{Conversation, EchoKind};
 use crate::model::attempt::RetryNotice;
 use crate::model::mcp::McpProgress;
+use crate::model::task::CommandOrigin;
 use crate::protocol::events as ev;
 use crate::protocol::types::TaskRecord;
 use crate::protocol::DisplayMode;
@@ -71,7 +72,7 @@ impl Conversation {
     pub(super) fn task_created(&mut self, task: &TaskRecord, operator: bool) {
         let detail = task.command_detail();
         let cmd = detail.cmd.or(task.summary.clone()).unwrap_or_default();
-        let operator = operator || detail.origin.as_deref() == Some("operator");
+        let operator = operator || detail.origin == Some(CommandOrigin::Operator);
         if operator {
             self.take_echo(EchoKind::Command, &task.id, &cmd);
         }

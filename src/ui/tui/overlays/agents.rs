@@ -19,6 +19,7 @@ use super::super::rows::Tone;
 use super::super::wrap::{fit, truncate};
 use super::input::{Input, Purpose};
 use super::{answer, draw_row, Ctx, Intent, ListPos, Look, Status};
+use crate::model::task::WorktreeCleanup;
 use crate::protocol::types::AgentStatus;
 use crate::protocol::{AgentSummary, AgentsPage, ApiError, Request, Response};
 
@@ -381,7 +382,7 @@ fn child_row<'a>(
     };
     let cleanup = c.worktree_state().map(|(_, cleanup)| cleanup);
     let detail = match (cleanup, c.task_status.is_terminal()) {
-        (Some("retained"), true) => {
+        (Some(WorktreeCleanup::Retained), true) => {
             format!("{} · worktree kept for review", c.label)
         }
         (_, true) => c.label.clone(),

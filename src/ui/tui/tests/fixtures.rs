@@ -218,7 +218,7 @@ pub fn task(id: &str, cmd: &str, origin: &str, mid: Option<&str>, created: u64) 
         work_item_id: None,
         parent_message_id: mid.map(str::to_owned),
         summary: Some(cmd.into()),
-        detail: Some(
+        detail: crate::model::task::TaskDetail::from_value(
             json!({ "cmd": cmd, "workdir": "/home/op/.holon/agents/main", "accepts_input": false,
             "output_path": format!("/home/op/.holon/agents/main/tasks/{id}.log"), "terminal_reentry": false, "origin": origin }),
         ),

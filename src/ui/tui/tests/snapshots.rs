@@ -172,8 +172,12 @@ fn overlay_agents() {
                     TaskStatus::Completed,
                     ("Archived", "archived"),
                 );
-                c.worktree =
-                    Some(json!({"cleanup": "retained", "path": "/repo/.holon/worktrees/x"}));
+                c.worktree = Some(crate::model::task::ChildWorktree {
+                    path: "/repo/.holon/worktrees/x".into(),
+                    branch: "holon/child-9b7e22a410".into(),
+                    changed_files: 2,
+                    cleanup: crate::model::task::WorktreeCleanup::Retained,
+                });
                 c
             },
         ];
