@@ -165,6 +165,10 @@ pub enum WorktreeCleanup {
     Retained,
     /// Removing it failed; it is still there.
     CleanupFailed,
+    /// Said by another build of Holon in words this one does not know (a
+    /// client reads it rather than failing; never written).
+    #[serde(other)]
+    Unknown,
 }
 
 impl WorktreeCleanup {
@@ -173,6 +177,7 @@ impl WorktreeCleanup {
             WorktreeCleanup::Removed => "removed",
             WorktreeCleanup::Retained => "retained",
             WorktreeCleanup::CleanupFailed => "cleanup_failed",
+            WorktreeCleanup::Unknown => "unknown",
         }
     }
 }
@@ -303,9 +308,10 @@ task_detail! {
     work_item_id: String,
 }
 
-/// `key` taken out of `map` when it reads as `T` (a `null` reads as
-/// absent); otherwise left in `map`.
-fn take<T: serde::de::DeserializeOwned>(
+/// `key` taken out of `map` when it reads as `T` and writes back as it
+/// was (so nothing inside it is lost: a record's unknown field, a default
+/// filled in); otherwise left in `map`. A `null` reads as absent.
+fn take<T: serde::de::DeserializeOwned + Serialize>(
     map: &mut serde_json::Map<String, serde_json::Value>,
     key: &str,
 ) -> Option<T> {
@@ -315,6 +321,9 @@ fn take<T: serde::de::DeserializeOwned>(
         return None;
     }
     let typed = T::deserialize(value).ok()?;
+    if serde_json::to_value(&typed).ok().as_ref() != Some(value) {
+        return None;
+    }
     map.remove(key);
     Some(typed)
 }
@@ -393,6 +402,70 @@ mod tests {
         assert_eq!(serde_json::to_value(&d).unwrap(), written);
     }
 
+    /// Every member with a value of its type, as Holon writes them.
+    fn every_member() -> serde_json::Value {
+        json!({
+            "cmd": "cargo test", "workdir": "/repo", "shell": "/bin/bash", "login": true,
+            "tty": false, "accepts_input": true, "origin": "agent", "sandbox": "workspace_write",
+            "network": "off", "output_path": "/h/tasks/main/t.log",
+            "stderr_path": "/h/tasks/main/t.err", "terminal_reentry": true, "pid": 4242,
+            "started_at_ms": 1_764_000_000_000_i64,
+            "process_identity": {"pid": 4242, "start_ticks": 99, "boot_id": "b-1"},
+            "held": true, "exit_status": -1, "signal": 9, "duration_ms": 1500,
+            "output_preview": "ok\n", "output_bytes": 3, "output_truncated": false,
+            "spawn_error": "no such shell", "result_message_id": "msg_1",
+            "child_agent_id": "child-1", "label": "parser", "preset": "private_child",
+            "workspace_mode": "worktree",
+            "worktree": {"path": "/w", "branch": "holon/child-1", "changed_files": 2,
+                         "cleanup": "retained"},
+            "child_result": "done", "work_item_id": "w1",
+        })
+    }
+
+    #[test]
+    fn every_member_reads_its_type_and_writes_it_back() {
+        let written = every_member();
+        assert_eq!(
+            written.as_object().map(|o| o.len()),
+            Some(TaskDetail::KEYS.len()),
+            "every_member names each member once"
+        );
+        let d = read(written.clone());
+        assert!(d.other.is_empty(), "not read: {:?}", d.other);
+        assert_eq!(serde_json::to_value(&d).unwrap(), written);
+    }
+
+    #[test]
+    fn records_as_older_builds_wrote_them_read_whole() {
+        // A finished command and an ended child of each workspace mode,
+        // their members as written (nulls included); a null is absent.
+        for written in [
+            json!({"cmd": "ls", "workdir": "/r", "accepts_input": false, "shell": "/bin/sh",
+                   "login": false, "tty": false, "output_path": "/o.log",
+                   "terminal_reentry": false, "stderr_path": null, "origin": "operator",
+                   "sandbox": "off", "network": "on", "pid": 7, "started_at_ms": 5,
+                   "process_identity": null, "held": false, "exit_status": null,
+                   "signal": 15, "duration_ms": 20, "output_preview": "",
+                   "output_bytes": 0, "output_truncated": false}),
+            json!({"child_agent_id": "c", "label": "x", "preset": "private_child",
+                   "workspace_mode": "inherit", "terminal_reentry": true,
+                   "child_result": "r", "worktree": null, "result_message_id": "m"}),
+            json!({"child_agent_id": "c", "label": "x", "preset": "private_child",
+                   "workspace_mode": "worktree", "terminal_reentry": true,
+                   "worktree": {"path": "/w", "branch": "b", "changed_files": 0,
+                                "cleanup": "removed"}}),
+        ] {
+            let d = read(written.clone());
+            assert!(d.other.is_empty(), "not read: {:?}", d.other);
+            let mut without_nulls = written.as_object().cloned().unwrap();
+            without_nulls.retain(|_, v| !v.is_null());
+            assert_eq!(
+                serde_json::to_value(&d).unwrap(),
+                serde_json::Value::Object(without_nulls)
+            );
+        }
+    }
+
     #[test]
     fn what_does_not_read_is_kept_as_written() {
         // An unknown key, and known keys whose values are of another type
@@ -412,6 +485,26 @@ mod tests {
             ["exit_status", "future_key", "origin", "process_identity"]
         );
         assert_eq!(serde_json::to_value(&d).unwrap(), written);
+        // Inside a member too: a field a newer build added to the
+        // worktree, or one this build would fill with a default, keeps the
+        // member as written.
+        for worktree in [
+            json!({"path": "/w", "branch": "b", "changed_files": 1, "cleanup": "retained",
+                   "commits_ahead": 3}),
+            json!({"path": "/w", "cleanup": "retained"}),
+            json!({"path": "/w", "branch": "b", "changed_files": 1, "cleanup": "archived"}),
+        ] {
+            let written = json!({ "worktree": worktree });
+            let d = read(written.clone());
+            assert_eq!(d.worktree, None);
+            assert_eq!(serde_json::to_value(&d).unwrap(), written);
+        }
+        // A client reading another build's cleanup word does not fail.
+        let w: ChildWorktree = serde_json::from_value(
+            json!({"path": "/w", "branch": "b", "changed_files": 1, "cleanup": "archived"}),
+        )
+        .unwrap();
+        assert_eq!(w.cleanup, WorktreeCleanup::Unknown);
         // The whole record reads too.
         let record: TaskRecord = serde_json::from_value(json!({
             "id": "t", "agent_id": "a", "kind": "command_task", "status": "failed",
@@ -447,6 +540,8 @@ mod tests {
     fn a_later_part_replaces_an_earlier_one_member_by_member() {
         let mut d = read(json!({"cmd": "make", "tty": true, "exit_status": "odd", "x": 1}));
         d.merge(read(json!({"exit_status": 2, "duration_ms": 5, "x": 2})));
+        // The typed value replaced the kept one: no stale copy stays.
+        assert_eq!(d.other, json!({"x": 2}).as_object().cloned().unwrap());
         assert_eq!(
             serde_json::to_value(&d).unwrap(),
             json!({"cmd": "make", "tty": true, "exit_status": 2, "duration_ms": 5, "x": 2})

@@ -70,6 +70,35 @@ pub struct CommandSpec {
     pub sandbox: Option<super::sandbox::Confine>,
 }
 
+impl CommandSpec {
+    /// What its task's record says of it when created: what runs, how,
+    /// where its output goes, and who asked.
+    fn created_detail(&self, origin: &TaskOrigin, output: &Path, held: bool) -> TaskDetail {
+        let sandbox = self.sandbox.as_ref();
+        TaskDetail {
+            cmd: Some(self.cmd.clone()),
+            workdir: Some(self.workdir.display().to_string()),
+            accepts_input: Some(self.accepts_input),
+            shell: Some(self.launch.shell.display().to_string()),
+            login: Some(self.launch.login),
+            tty: Some(self.launch.tty),
+            output_path: Some(output.display().to_string()),
+            terminal_reentry: Some(false),
+            // A held command without a terminal keeps its stderr's tail
+            // apart too (the holder's tee).
+            stderr_path: (held && !self.launch.tty)
+                .then(|| output.with_extension("err").display().to_string()),
+            origin: Some(match origin {
+                TaskOrigin::Operator => CommandOrigin::Operator,
+                TaskOrigin::Agent { .. } => CommandOrigin::Agent,
+            }),
+            sandbox: Some(sandbox.map_or("off", |c| c.mode.as_str()).to_owned()),
+            network: Some(sandbox.map_or("on", |c| c.network.as_str()).to_owned()),
+            ..TaskDetail::default()
+        }
+    }
+}
+
 /// How a command is run: `SHELL [-l] -c CMD`, on a pseudo-terminal of its
 /// own when `tty`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,28 +258,7 @@ impl CommandTasks {
         // transition (one fsync before the command may run).
         let record_in = {
             let (agent_id, task_id) = (agent_id.to_owned(), task_id.clone());
-            let sandbox = spec.sandbox.as_ref();
-            let detail = TaskDetail {
-                cmd: Some(spec.cmd.clone()),
-                workdir: Some(spec.workdir.display().to_string()),
-                accepts_input: Some(spec.accepts_input),
-                shell: Some(spec.launch.shell.display().to_string()),
-                login: Some(spec.launch.login),
-                tty: Some(spec.launch.tty),
-                output_path: Some(output_path.display().to_string()),
-                terminal_reentry: Some(false),
-                // A held command without a terminal keeps its stderr's
-                // tail apart too (the holder's tee).
-                stderr_path: (self.holder.is_some() && !spec.launch.tty)
-                    .then(|| output_path.with_extension("err").display().to_string()),
-                origin: Some(match origin {
-                    TaskOrigin::Operator => CommandOrigin::Operator,
-                    TaskOrigin::Agent { .. } => CommandOrigin::Agent,
-                }),
-                sandbox: Some(sandbox.map_or("off", |c| c.mode.as_str()).to_owned()),
-                network: Some(sandbox.map_or("on", |c| c.network.as_str()).to_owned()),
-                ..TaskDetail::default()
-            };
+            let detail = spec.created_detail(&origin, &output_path, self.holder.is_some());
             let cmd = spec.cmd.clone();
             move |tx: &mut WriteCtx<'_>| -> Result<TaskRecord, StoreError> {
                 tx.get_agent::<serde_json::Value>(&agent_id)?
