@@ -487,11 +487,16 @@ impl crate::runtime::handle::RuntimeHost {
         );
         let counts = offer.sent_counts();
         if let Some(tools) = preview.sections.iter_mut().find(|s| s.name == "tools") {
-            tools.text = format!("{} tools sent: {}", counts.tools, tools.text);
+            let counted = |n: u32, what: &str| match n {
+                1 => format!("1 {what}"),
+                n => format!("{n} {what}s"),
+            };
+            tools.text = format!("{} sent: {}", counted(counts.tools, "tool"), tools.text);
             if counts.deferred > 0 {
                 tools.text.push_str(&format!(
-                    "\n{} MCP tools (~{} tokens) not sent: the model finds them with ToolSearch",
-                    counts.deferred, counts.deferred_tokens
+                    "\n{} (~{} tokens) not sent: the model finds them with ToolSearch",
+                    counted(counts.deferred, "MCP tool"),
+                    counts.deferred_tokens
                 ));
             }
         }
