@@ -109,6 +109,9 @@ struct Inner {
     db: SharedDb,
     /// The writer's last commit failure, while it lasts (`health`).
     failure: Arc<std::sync::Mutex<Option<String>>>,
+    /// The writer's attempts to heal since the store opened
+    /// (`heal_attempts`).
+    heal_attempts: Arc<std::sync::atomic::AtomicU64>,
     path: PathBuf,
     /// `None` only while dropping.
     jobs: Option<mpsc::Sender<Command>>,
@@ -195,12 +198,14 @@ impl Store {
         };
         let db: SharedDb = Arc::new(std::sync::RwLock::new(Some(Arc::new(db))));
         let failure: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        let heal_attempts: Arc<std::sync::atomic::AtomicU64> = Arc::default();
         let (jobs, rx) = mpsc::channel(options.queue_capacity.max(1));
         let (events, _) = broadcast::channel(options.event_buffer.max(16));
         let writer = Writer {
             db: Arc::clone(&db),
             opener,
             failure: Arc::clone(&failure),
+            heal_attempts: Arc::clone(&heal_attempts),
             broken: false,
             rx,
             events: events.clone(),
@@ -219,6 +224,7 @@ impl Store {
             inner: Arc::new(Inner {
                 db,
                 failure,
+                heal_attempts,
                 path: path.to_path_buf(),
                 jobs: Some(jobs),
                 events,
@@ -299,6 +305,14 @@ impl Store {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// How many times the writer has tried to heal a standing failure
+    /// since the store opened (each a reopen if needed and a probe write).
+    pub fn heal_attempts(&self) -> u64 {
+        self.inner
+            .heal_attempts
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Events committed from now on, in commit order. A receiver that falls

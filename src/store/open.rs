@@ -240,6 +240,7 @@ impl Store {
             inner: Arc::new(Inner {
                 db: Arc::new(std::sync::RwLock::new(None)),
                 failure: Arc::default(),
+                heal_attempts: Arc::default(),
                 path: path.to_path_buf(),
                 jobs: None,
                 events,

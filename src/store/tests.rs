@@ -432,7 +432,15 @@ async fn a_freed_disk_heals_the_store_without_any_request() {
     let acked = acked.len() as u64;
     assert!(store.health().is_some(), "the disk never filled");
     // Still full: healing attempts fail and the failure stands.
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    let tried = store.heal_attempts();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while store.heal_attempts() < tried + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the writer never tried to heal"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     assert!(
         store.health().is_some(),
         "healed on a disk that is still full"

@@ -43,6 +43,8 @@ pub(crate) struct Writer {
     pub opener: super::Opener,
     /// Shared with `Store::health`.
     pub failure: Arc<std::sync::Mutex<Option<String>>>,
+    /// Shared with `Store::heal_attempts`.
+    pub heal_attempts: Arc<std::sync::atomic::AtomicU64>,
     /// A commit failed with an I/O error: redb refuses every later write
     /// until the database is reopened, so the next batch reopens it first.
     pub broken: bool,
@@ -108,6 +110,8 @@ impl Writer {
     /// Try once: reopen the file if a failure left it unusable, then commit
     /// an empty transaction; success clears the failure.
     fn heal(&mut self) {
+        self.heal_attempts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self.broken && self.reopen().is_err() {
             return;
         }

@@ -252,8 +252,24 @@ fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_resp
         let (mut ws, _) = ok(tokio_tungstenite::connect_async(request).await);
         let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1,"subscription":"deaf"}}"#;
         ok(ws.send(Message::text(subscribe)).await);
-        // Not reading: meanwhile the runtime answers everyone else at once.
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        // Not reading until the runtime has cut it off (its log says so);
+        // meanwhile it answers everyone else at once.
+        let logs = home.path().join("logs");
+        let cut_off = || {
+            std::fs::read_dir(&logs)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|f| {
+                    std::fs::read_to_string(f.path())
+                        .is_ok_and(|t| t.contains("fell behind was cut off"))
+                })
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !cut_off() {
+            assert!(std::time::Instant::now() < deadline, "the deaf subscriber was never cut off");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let socket = ok(holon::ui::client::SocketClient::connect(
             &home.path().join("run/control.sock"),
         )

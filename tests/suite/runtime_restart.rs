@@ -14,7 +14,7 @@ use holon::runtime::provider::scripted::{Scripted, ScriptedProvider};
 use holon::store::{Store, StoreOptions};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
-use super::support::running;
+use super::support::{command_pid, ignores, poll, running};
 
 pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -380,7 +380,9 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
             .unwrap();
         let pid = |t: &holon::model::task::TaskRecord| t.detail.pid.unwrap_or(0);
         let pids = (pid(&a), pid(&b));
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The stubborn one has set its trap: TERM alone cannot end it.
+        let shell = command_pid(&b);
+        poll("the trap", || ignores(shell, libc::SIGTERM).then_some(()));
         host.shutdown().await;
         let tasks: Vec<holon::model::task::TaskRecord> = host
             .store()

@@ -228,3 +228,26 @@ pub fn kill_daemon(pid: i32) {
         (!running(pid)).then_some(())
     });
 }
+
+/// A held command's own pid, as its holder recorded it beside the task's
+/// output.
+pub fn command_pid(task: &holon::model::task::TaskRecord) -> i32 {
+    let output = task.detail.output_path.clone().expect("no output path");
+    let file = Path::new(&output).with_extension("pid");
+    let identity: serde_json::Value = poll("the command's identity", || {
+        std::fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+    });
+    identity["pid"].as_i64().expect("no pid") as i32
+}
+
+/// Whether process `pid` ignores `signal` (its `SigIgn` mask).
+pub fn ignores(pid: i32, signal: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}

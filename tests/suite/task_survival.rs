@@ -19,7 +19,7 @@ use holon::store::{Keyed, Store, StoreOptions};
 
 use super::runtime_core::{config, events, kind, prompt, wait_event};
 use super::runtime_restart::{crash, runtime, start};
-use super::support::{poll, running};
+use super::support::{command_pid, poll, running};
 
 fn pid_of(task: &TaskRecord) -> i32 {
     task.detail.pid.unwrap_or(0)
@@ -241,18 +241,6 @@ fn a_daemon_leaves_commands_running_and_the_next_one_answers_input_and_stop() {
         host.shutdown().await;
     });
     poll("the holder to end", || (!running(holder)).then_some(()));
-}
-
-/// The command's own pid, as its holder recorded it.
-fn command_pid(task: &TaskRecord) -> i32 {
-    let output = task.detail.output_path.clone().unwrap();
-    let file = std::path::Path::new(&output).with_extension("pid");
-    let identity: serde_json::Value = poll("the command's identity", || {
-        std::fs::read(&file)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-    });
-    identity["pid"].as_i64().unwrap() as i32
 }
 
 /// A host on `dir` with what it does with running commands, and its stop

@@ -468,6 +468,11 @@ async fn subscribe(
     let id = sub_id.clone();
     let handle = tokio::spawn(async move {
         let lagged = |resume_from| {
+            tracing::info!(
+                subscription = %id,
+                resume_from,
+                "a subscriber that fell behind was cut off; it resumes from the ledger"
+            );
             Notification::Lagged(LaggedParams {
                 subscription: id.clone(),
                 resume_from,

@@ -100,6 +100,28 @@ async fn a_hook_past_its_limit_is_killed_with_what_it_started() {
     let cmd = format!("(sleep 1; touch {}) & exit 0", marker.display());
     let forked = r.run(&hook(&cmd, DEFAULT_TIMEOUT), &input, false).await;
     assert_eq!(forked.finished.exit, Exit::Code(0));
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Once nothing it started runs, nothing can make the marker: wait for
+    // that, not for the child's second to pass.
+    let needle = marker.display().to_string();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while running_with(&needle) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook's child outlived it"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(!marker.exists(), "the hook's child outlived it");
+}
+
+/// Whether a live process has `needle` in its command line (a zombie's is
+/// empty).
+fn running_with(needle: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+    })
 }
