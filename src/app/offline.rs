@@ -19,7 +19,7 @@ use crate::protocol::{
 use crate::runtime::admission::admit_once;
 use crate::runtime::inspect::agent_summary;
 use crate::runtime::operator::operator_prompt;
-use crate::runtime::pages::{answer_reads, reads_store_only, StoreReader};
+use crate::runtime::pages::{answer_reads, StoreReader};
 use crate::runtime::work_ops::create_once;
 use crate::store::{ReadCtx, Store};
 
@@ -76,7 +76,7 @@ impl OfflineClient {
     /// store alone, and `trigger.show` (which provisions the trigger on
     /// first ask; with no listener, it has no URL either way).
     pub fn answers_as_runtime(request: &Request) -> bool {
-        reads_store_only(request) || matches!(request, Request::TriggerShow { .. })
+        request.domain().reads_store_only() || matches!(request, Request::TriggerShow { .. })
     }
 
     fn summary(&self, rx: &ReadCtx, agent: &AgentRecord) -> Result<AgentSummary, ApiError> {
@@ -136,7 +136,7 @@ impl OfflineClient {
                     config_fingerprint: None,
                 }))
             }
-            _ if reads_store_only(&request) => answer_reads(self, request),
+            _ if request.domain().reads_store_only() => answer_reads(self, request),
             // Provisioned on first ask, as a runtime would; no listener here.
             Request::TriggerShow { agent_id } => Ok(Response::TriggerShow(
                 crate::runtime::triggers::ops::show(&self.store, &agent_id, Default::default())

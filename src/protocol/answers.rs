@@ -1,6 +1,7 @@
 //! What each request is answered with. `Response` pairs every `Request`
-//! variant with its answer type (`answers!` below is the table); the
-//! structs here are the answers that are not records of their own.
+//! variant with its answer type and the domain that answers it (`answers!`
+//! below is the table); the structs here are the answers that are not
+//! records of their own.
 
 use serde::{Deserialize, Serialize};
 
@@ -198,8 +199,48 @@ impl EventsPage {
     }
 }
 
+/// Which part of the runtime answers a request (`Request::domain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// Read from the store alone, answered the same with a runtime or
+    /// without one (`runtime::pages::answer_reads`).
+    StoreRead,
+    /// A `runtime.policy` or `workspace.policy` that changes nothing: read
+    /// from the store alone too, once a change under way has settled.
+    PolicyRead,
+    /// The runtime's own: its status, shutdown, the store's backup and
+    /// prune.
+    Runtime,
+    Agents,
+    Workspace,
+    /// Approvals, the policies they follow, and repositories' proposals.
+    Approvals,
+    Triggers,
+    /// What the operator asks of an agent: prompts, work items, tasks,
+    /// control.
+    Operator,
+    Mcp,
+}
+
+impl Domain {
+    /// Whether a one-shot command can answer it from the store, without
+    /// starting a runtime.
+    pub fn reads_store_only(self) -> bool {
+        match self {
+            Domain::StoreRead | Domain::PolicyRead => true,
+            Domain::Runtime
+            | Domain::Agents
+            | Domain::Workspace
+            | Domain::Approvals
+            | Domain::Triggers
+            | Domain::Operator
+            | Domain::Mcp => false,
+        }
+    }
+}
+
 macro_rules! answers {
-    ($($variant:ident($method:literal) => $answer:ty),+ $(,)?) => {
+    ($($variant:ident($method:literal, $domain:ident) => $answer:ty),+ $(,)?) => {
         /// Every method served, for "method not found" versus "invalid
         /// params": each request's, from the table of answers (a test holds
         /// each name to the request's own), then the subscription pair.
@@ -210,6 +251,18 @@ macro_rules! answers {
             pub fn method(&self) -> &'static str {
                 match self {
                     $(Request::$variant { .. } => $method,)+
+                }
+            }
+
+            /// Who answers it: its domain in the table, except that a
+            /// policy request that changes nothing is a read.
+            pub fn domain(&self) -> Domain {
+                match self {
+                    Request::RuntimePolicy { change } if change.is_empty() => Domain::PolicyRead,
+                    Request::WorkspacePolicy { change, .. } if change.is_empty() => {
+                        Domain::PolicyRead
+                    }
+                    $(Request::$variant { .. } => Domain::$domain,)+
                 }
             }
         }
@@ -282,52 +335,52 @@ macro_rules! answers {
 }
 
 answers! {
-    RuntimeStatus("runtime.status") => RuntimeStatus,
-    RuntimeShutdown("runtime.shutdown") => ShutdownAck,
-    AgentsList("agents.list") => AgentsPage,
-    AgentCreate("agent.create") => AgentSummary,
-    AgentArchive("agent.archive") => AgentSummary,
-    SkillsList("skills.list") => Vec<crate::model::skill::SkillView>,
-    AgentStatus("agent.status") => AgentSummary,
-    AgentState("agent.state") => AgentState,
-    AgentPrompt("agent.prompt") => crate::protocol::views::PromptPreview,
-    AgentTranscript("agent.transcript") => TranscriptPage,
-    PromptSubmit("prompt.submit") => Admitted,
-    WorkItemCreate("work_item.create") => crate::model::work::WorkItemRecord,
-    WorkItemPick("work_item.pick") => crate::model::work::WorkItemRecord,
-    WorkItemUpdate("work_item.update") => crate::model::work::WorkItemRecord,
-    WorkItemComplete("work_item.complete") => crate::model::work::WorkItemRecord,
-    TaskRun("task.run") => crate::model::task::TaskRecord,
-    TaskStatus("task.status") => crate::model::task::TaskRecord,
-    TaskOutput("task.output") => TaskOutput,
-    TaskInput("task.input") => crate::model::task::TaskInputReceipt,
-    TaskStop("task.stop") => crate::model::task::TaskRecord,
-    Control("control") => ControlOutcome,
-    AgentDisplay("agent.display") => AgentSummary,
-    AgentModel("agent.model") => ModelChanged,
-    AgentBudget("agent.budget") => crate::protocol::views::BudgetAnswer,
-    WorkspaceList("workspace.list") => crate::model::workspace::WorkspaceList,
-    WorkspaceFiles("workspace.files") => crate::protocol::views::FileList,
-    WorkspaceAttach("workspace.attach") => crate::model::workspace::WorkspaceBinding,
-    WorkspaceUse("workspace.use") => crate::model::workspace::UseOutcome,
-    WorkspaceDetach("workspace.detach") => crate::model::workspace::WorkspaceBinding,
-    TriggerShow("trigger.show") => crate::protocol::views::TriggerView,
-    TriggerRotate("trigger.rotate") => crate::protocol::views::TriggerView,
-    TriggerRevoke("trigger.revoke") => crate::protocol::views::TriggerView,
-    TriggerDeliver("trigger.deliver") => crate::protocol::views::DeliveryReceipt,
-    ApprovalsList("approvals.list") => Vec<crate::model::approval::ApprovalRecord>,
-    ApprovalApprove("approval.approve") => crate::model::approval::ApprovalRecord,
-    ApprovalDeny("approval.deny") => crate::model::approval::ApprovalRecord,
-    WorkspacePolicy("workspace.policy") => crate::protocol::payloads::WorkspacePolicyChanged,
-    RuntimePolicy("runtime.policy") => crate::model::approval::DefaultPolicy,
-    EventsPage("events.page") => EventsPage,
-    StoreBackup("store.backup") => crate::model::backup::BackupReport,
-    StorePrune("store.prune") => crate::model::retention::PruneReport,
-    McpList("mcp.list") => Vec<crate::model::mcp::McpServerInfo>,
-    McpApprove("mcp.approve") => crate::model::mcp::McpApproval,
-    McpDisable("mcp.disable") => crate::model::mcp::McpSwitch,
-    ProposalShow("proposal.show") => crate::model::proposal::Proposal,
-    ProposalAdopt("proposal.adopt") => crate::model::proposal::ProposalApproval,
+    RuntimeStatus("runtime.status", Runtime) => RuntimeStatus,
+    RuntimeShutdown("runtime.shutdown", Runtime) => ShutdownAck,
+    AgentsList("agents.list", StoreRead) => AgentsPage,
+    AgentCreate("agent.create", Agents) => AgentSummary,
+    AgentArchive("agent.archive", Agents) => AgentSummary,
+    SkillsList("skills.list", StoreRead) => Vec<crate::model::skill::SkillView>,
+    AgentStatus("agent.status", StoreRead) => AgentSummary,
+    AgentState("agent.state", Agents) => AgentState,
+    AgentPrompt("agent.prompt", Agents) => crate::protocol::views::PromptPreview,
+    AgentTranscript("agent.transcript", StoreRead) => TranscriptPage,
+    PromptSubmit("prompt.submit", Operator) => Admitted,
+    WorkItemCreate("work_item.create", Operator) => crate::model::work::WorkItemRecord,
+    WorkItemPick("work_item.pick", Operator) => crate::model::work::WorkItemRecord,
+    WorkItemUpdate("work_item.update", Operator) => crate::model::work::WorkItemRecord,
+    WorkItemComplete("work_item.complete", Operator) => crate::model::work::WorkItemRecord,
+    TaskRun("task.run", Operator) => crate::model::task::TaskRecord,
+    TaskStatus("task.status", Operator) => crate::model::task::TaskRecord,
+    TaskOutput("task.output", Operator) => TaskOutput,
+    TaskInput("task.input", Operator) => crate::model::task::TaskInputReceipt,
+    TaskStop("task.stop", Operator) => crate::model::task::TaskRecord,
+    Control("control", Operator) => ControlOutcome,
+    AgentDisplay("agent.display", Agents) => AgentSummary,
+    AgentModel("agent.model", Agents) => ModelChanged,
+    AgentBudget("agent.budget", Agents) => crate::protocol::views::BudgetAnswer,
+    WorkspaceList("workspace.list", StoreRead) => crate::model::workspace::WorkspaceList,
+    WorkspaceFiles("workspace.files", Workspace) => crate::protocol::views::FileList,
+    WorkspaceAttach("workspace.attach", Workspace) => crate::model::workspace::WorkspaceBinding,
+    WorkspaceUse("workspace.use", Workspace) => crate::model::workspace::UseOutcome,
+    WorkspaceDetach("workspace.detach", Workspace) => crate::model::workspace::WorkspaceBinding,
+    TriggerShow("trigger.show", Triggers) => crate::protocol::views::TriggerView,
+    TriggerRotate("trigger.rotate", Triggers) => crate::protocol::views::TriggerView,
+    TriggerRevoke("trigger.revoke", Triggers) => crate::protocol::views::TriggerView,
+    TriggerDeliver("trigger.deliver", Triggers) => crate::protocol::views::DeliveryReceipt,
+    ApprovalsList("approvals.list", StoreRead) => Vec<crate::model::approval::ApprovalRecord>,
+    ApprovalApprove("approval.approve", Approvals) => crate::model::approval::ApprovalRecord,
+    ApprovalDeny("approval.deny", Approvals) => crate::model::approval::ApprovalRecord,
+    WorkspacePolicy("workspace.policy", Approvals) => crate::protocol::payloads::WorkspacePolicyChanged,
+    RuntimePolicy("runtime.policy", Approvals) => crate::model::approval::DefaultPolicy,
+    EventsPage("events.page", StoreRead) => EventsPage,
+    StoreBackup("store.backup", Runtime) => crate::model::backup::BackupReport,
+    StorePrune("store.prune", Runtime) => crate::model::retention::PruneReport,
+    McpList("mcp.list", Mcp) => Vec<crate::model::mcp::McpServerInfo>,
+    McpApprove("mcp.approve", Mcp) => crate::model::mcp::McpApproval,
+    McpDisable("mcp.disable", Mcp) => crate::model::mcp::McpSwitch,
+    ProposalShow("proposal.show", Approvals) => crate::model::proposal::Proposal,
+    ProposalAdopt("proposal.adopt", Approvals) => crate::model::proposal::ProposalApproval,
 }
 
 #[cfg(test)]
@@ -336,6 +389,25 @@ mod tests {
 
     use super::*;
     use crate::protocol::Failure;
+
+    #[test]
+    fn a_policy_request_that_changes_nothing_is_a_read() {
+        use crate::model::approval::PolicyChange;
+        let read = Request::RuntimePolicy {
+            change: PolicyChange::default(),
+        };
+        assert_eq!(read.domain(), Domain::PolicyRead);
+        assert!(read.domain().reads_store_only());
+        let change = Request::RuntimePolicy {
+            change: PolicyChange {
+                allow_commands: vec!["cargo test".into()],
+                ..PolicyChange::default()
+            },
+        };
+        assert_eq!(change.domain(), Domain::Approvals);
+        assert!(!change.domain().reads_store_only());
+        assert_eq!(Request::RuntimeStatus.domain(), Domain::Runtime);
+    }
 
     #[test]
     fn an_answer_of_the_wrong_shape_is_a_decode_failure() {

@@ -34,26 +34,10 @@ fn no_agent(agent_id: &str) -> ApiError {
     .into()
 }
 
-/// Whether `answer_reads` answers `request`: what a one-shot command can
-/// read without starting a runtime.
-pub(crate) fn reads_store_only(request: &Request) -> bool {
-    matches!(
-        request,
-        Request::AgentsList { .. }
-            | Request::AgentStatus { .. }
-            | Request::AgentTranscript { .. }
-            | Request::EventsPage { .. }
-            | Request::ApprovalsList { .. }
-            | Request::WorkspaceList { .. }
-            | Request::SkillsList { .. }
-    ) || matches!(request, Request::RuntimePolicy { change } if change.is_empty())
-        || matches!(request, Request::WorkspacePolicy { change, .. } if change.is_empty())
-}
-
 /// `agents.list`, `agent.status`, `agent.transcript`, `events.page`,
 /// `approvals.list`, `workspace.list`, `skills.list`, and a
-/// `runtime.policy` or `workspace.policy` that changes nothing
-/// (`reads_store_only`), answered from one read of the store. Any other
+/// `runtime.policy` or `workspace.policy` that changes nothing (the
+/// requests whose `Domain` reads the store only), answered from one read of the store. Any other
 /// request was routed here by mistake (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,

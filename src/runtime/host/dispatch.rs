@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use crate::model::agent::AgentRecord;
-use crate::protocol::{AgentSummary, ApiError, ErrorCode, Request, Response, ShutdownAck};
+use crate::protocol::{AgentSummary, ApiError, Domain, ErrorCode, Request, Response, ShutdownAck};
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::pages::{answer_reads, StoreReader};
 use crate::store::ReadCtx;
@@ -27,70 +27,28 @@ impl RuntimeHost {
 
     /// Perform one request; the answer is typed by its method. Each
     /// feature answers its own domain (`answer_<domain>` beside its
-    /// operations); what is read from the store alone is answered as the
-    /// offline client answers it (`pages::answer_reads`). A table by
-    /// design: one arm per domain, exhaustive over the requests.
+    /// operations; the protocol's table of answers says whose each request
+    /// is); what is read from the store alone is answered as the offline
+    /// client answers it (`pages::answer_reads`).
     pub async fn answer(&self, request: Request) -> Result<Response, ApiError> {
         // Before any side effect: a hostile id never reaches the disk.
         request.validate_ids()?;
-        match request {
+        match request.domain() {
             // `holon policy` with no change reads; a change is the approvals'.
             // The read waits for a change under way (whose policy is in
             // force before it commits, and undone if it does not).
-            Request::RuntimePolicy { ref change } if change.is_empty() => {
+            Domain::PolicyRead => {
                 let _settled = self.inner.default_policy_change.lock().await;
                 answer_reads(self, request)
             }
-            Request::WorkspacePolicy { ref change, .. } if change.is_empty() => {
-                let _settled = self.inner.default_policy_change.lock().await;
-                answer_reads(self, request)
-            }
-            Request::RuntimeStatus
-            | Request::RuntimeShutdown
-            | Request::StoreBackup { .. }
-            | Request::StorePrune { .. } => self.answer_runtime(request).await,
-            Request::AgentsList { .. }
-            | Request::AgentStatus { .. }
-            | Request::AgentTranscript { .. }
-            | Request::EventsPage { .. }
-            | Request::ApprovalsList { .. }
-            | Request::WorkspaceList { .. }
-            | Request::SkillsList { .. } => answer_reads(self, request),
-            Request::AgentCreate { .. }
-            | Request::AgentArchive { .. }
-            | Request::AgentState { .. }
-            | Request::AgentPrompt { .. }
-            | Request::AgentDisplay { .. }
-            | Request::AgentModel { .. }
-            | Request::AgentBudget { .. } => self.answer_agents(request).await,
-            Request::WorkspaceFiles { .. }
-            | Request::WorkspaceAttach { .. }
-            | Request::WorkspaceUse { .. }
-            | Request::WorkspaceDetach { .. } => self.answer_workspace(request).await,
-            Request::ApprovalApprove { .. }
-            | Request::ApprovalDeny { .. }
-            | Request::WorkspacePolicy { .. }
-            | Request::RuntimePolicy { .. }
-            | Request::ProposalShow { .. }
-            | Request::ProposalAdopt { .. } => self.answer_approvals(request).await,
-            Request::TriggerShow { .. }
-            | Request::TriggerRotate { .. }
-            | Request::TriggerRevoke { .. }
-            | Request::TriggerDeliver { .. } => self.answer_triggers(request).await,
-            Request::PromptSubmit { .. }
-            | Request::WorkItemCreate { .. }
-            | Request::WorkItemPick { .. }
-            | Request::WorkItemUpdate { .. }
-            | Request::WorkItemComplete { .. }
-            | Request::TaskRun { .. }
-            | Request::TaskStatus { .. }
-            | Request::TaskOutput { .. }
-            | Request::TaskInput { .. }
-            | Request::TaskStop { .. }
-            | Request::Control { .. } => self.answer_operator(request).await,
-            Request::McpList { .. } | Request::McpApprove { .. } | Request::McpDisable { .. } => {
-                self.answer_mcp(request).await
-            }
+            Domain::StoreRead => answer_reads(self, request),
+            Domain::Runtime => self.answer_runtime(request).await,
+            Domain::Agents => self.answer_agents(request).await,
+            Domain::Workspace => self.answer_workspace(request).await,
+            Domain::Approvals => self.answer_approvals(request).await,
+            Domain::Triggers => self.answer_triggers(request).await,
+            Domain::Operator => self.answer_operator(request).await,
+            Domain::Mcp => self.answer_mcp(request).await,
         }
     }
 
