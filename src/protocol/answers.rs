@@ -406,6 +406,20 @@ mod tests {
         };
         assert_eq!(change.domain(), Domain::Approvals);
         assert!(!change.domain().reads_store_only());
+        let workspace = |change| Request::WorkspacePolicy {
+            agent_id: "main".into(),
+            workspace_id: "ws".into(),
+            change,
+        };
+        assert_eq!(
+            workspace(PolicyChange::default()).domain(),
+            Domain::PolicyRead
+        );
+        let widened = PolicyChange {
+            allow_paths: vec!["/srv".into()],
+            ..PolicyChange::default()
+        };
+        assert_eq!(workspace(widened).domain(), Domain::Approvals);
         assert_eq!(Request::RuntimeStatus.domain(), Domain::Runtime);
     }
 

@@ -34,11 +34,12 @@ fn no_agent(agent_id: &str) -> ApiError {
     .into()
 }
 
-/// `agents.list`, `agent.status`, `agent.transcript`, `events.page`,
-/// `approvals.list`, `workspace.list`, `skills.list`, and a
-/// `runtime.policy` or `workspace.policy` that changes nothing (the
-/// requests whose `Domain` reads the store only), answered from one read of the store. Any other
-/// request was routed here by mistake (`Request::misrouted`).
+/// The requests whose `Domain` reads the store only (`agents.list`,
+/// `agent.status`, `agent.transcript`, `events.page`, `approvals.list`,
+/// `workspace.list`, `skills.list`, and a `runtime.policy` or
+/// `workspace.policy` that changes nothing), answered from one read of
+/// the store. Any other request was routed here by mistake
+/// (`Request::misrouted`).
 pub(crate) fn answer_reads(
     reader: &impl StoreReader,
     request: Request,

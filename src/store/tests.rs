@@ -434,7 +434,12 @@ async fn a_freed_disk_heals_the_store_without_any_request() {
     // Still full: healing attempts fail and the failure stands.
     let tried = store.heal_attempts();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Two attempts begun: the first of them has ended, and failed.
     while store.heal_attempts() < tried + 2 {
+        assert!(
+            store.health().is_some(),
+            "healed on a disk that is still full"
+        );
         assert!(
             std::time::Instant::now() < deadline,
             "the writer never tried to heal"

@@ -384,6 +384,10 @@ fn shutdown_stops_running_tasks_even_those_ignoring_term_and_records_it() {
         let shell = command_pid(&b);
         poll("the trap", || ignores(shell, libc::SIGTERM).then_some(()));
         host.shutdown().await;
+        // Not just its holder: the command that ignored TERM ended too.
+        poll("the stubborn command to end", || {
+            (!running(shell)).then_some(())
+        });
         let tasks: Vec<holon::model::task::TaskRecord> = host
             .store()
             .read()

@@ -469,7 +469,7 @@ async fn subscribe(
     let handle = tokio::spawn(async move {
         let lagged = |resume_from| {
             tracing::info!(
-                subscription = %id,
+                subscription = ?id,
                 resume_from,
                 "a subscriber that fell behind was cut off; it resumes from the ledger"
             );
