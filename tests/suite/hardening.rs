@@ -17,7 +17,7 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
                 &[(
                     "call_env",
                     "ExecCommand",
-                    r#"{"cmd":"env; touch made-by-task.txt"}"#,
+                    r#"{"cmd":"env; touch made-by-task.txt; echo to-stderr >&2"}"#,
                 )],
             ),
         ),
@@ -53,6 +53,30 @@ async fn command_tasks_get_no_credentials_unless_passed_through() {
         .join("made-by-task.txt");
     let mode = std::fs::metadata(&made).map(|m| m.permissions().mode() & 0o777);
     assert_eq!(mode.ok(), Some(0o644), "{}", made.display());
+    // What Holon keeps of the task (its output, its stderr's tail) stays
+    // private under that umask.
+    let tasks = home.path().join("data/tasks");
+    let kept: Vec<std::path::PathBuf> = std::fs::read_dir(&tasks)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|agent| {
+            std::fs::read_dir(agent.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|f| f.path())
+        .collect();
+    assert!(
+        kept.iter()
+            .any(|p| p.extension().is_some_and(|e| e == "err")),
+        "{kept:?}"
+    );
+    for file in &kept {
+        let mode = std::fs::metadata(file).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o600), "{}", file.display());
+    }
     let requests = stub.requests();
     assert_eq!(requests.len(), 2);
     let sent = requests[1].body.to_string();

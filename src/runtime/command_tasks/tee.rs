@@ -58,10 +58,21 @@ impl Tail {
     }
 }
 
-/// Write the tail whole: a reader sees the old one or the new one.
+/// Write the tail whole: a reader sees the old one or the new one. Private
+/// like the output file, whatever the umask the tee runs with (the
+/// operator's, which its command inherits).
 fn save(path: &Path, tail: &Tail) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = path.with_extension("err.tmp");
-    if std::fs::write(&tmp, tail.bytes()).is_ok() {
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(tail.bytes()));
+    if written.is_ok() {
         let _ = std::fs::rename(&tmp, path);
     }
 }
