@@ -100,6 +100,9 @@ pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
     let (kind, fallback) = match (task.status, d.exit_status, task.kind) {
         (TaskStatus::Interrupted, ..) => ("interrupted", "the runtime stopped while it ran"),
         (TaskStatus::Failed, Some(_), _) => ("exit_status", "the command exited with an error"),
+        (TaskStatus::Failed, None, _) if task.detail.signal.is_some() => {
+            ("signal", "a signal ended the command")
+        }
         (
             TaskStatus::Failed,
             None,
@@ -129,6 +132,9 @@ pub fn failure_of(task: &TaskRecord) -> Option<FailureArtifact> {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
     a.metadata.insert("task_kind".into(), task_kind);
+    if let Some(signal) = task.detail.signal {
+        a.metadata.insert("signal".into(), signal.to_string());
+    }
     if let Some(cmd) = d.cmd {
         // Bounded: the command names what failed, not a log.
         a.metadata
@@ -282,6 +288,22 @@ mod tests {
             a.metadata.get("task_kind").map(String::as_str),
             Some("command_task")
         );
+
+        // Killed by a signal: said so, with the signal.
+        let killed = TaskTransition::Finish {
+            status: TaskStatus::Failed,
+            summary: Some("killed by signal 9".into()),
+            detail: TaskDetail {
+                signal: Some(9),
+                ..TaskDetail::default()
+            },
+        };
+        let TransitionOutcome::Applied(k) = apply(&r, killed) else {
+            panic!("applied")
+        };
+        let a = k.failure_artifact.expect("an artifact");
+        assert_eq!(a.kind, "signal");
+        assert_eq!(a.metadata.get("signal").map(String::as_str), Some("9"));
 
         let TransitionOutcome::Applied(i) = apply(&r, finish(TaskStatus::Interrupted)) else {
             panic!("applied")

@@ -962,4 +962,21 @@ async fn task_output_carries_artifacts_result_summary_and_failure_artifact() {
         given.contains("result_summary\\\":\\\"exit status 3"),
         "{given}"
     );
+    // Stopping it now stops nothing, and says so.
+    r.provider.push(Scripted::tools(
+        "",
+        &[("TaskStop", json!({ "task_id": task_id }))],
+    ));
+    r.provider.push(Scripted::text("stopped?"));
+    r.host
+        .submit(prompt("stop it", Priority::Normal))
+        .await
+        .unwrap();
+    let stop = wait_event(&r.host, "TaskStop ran", |e| {
+        e.kind == "tool_executed" && e.payload["tool_name"] == "TaskStop"
+    })
+    .await;
+    let preview = stop.payload["result_preview"].as_str().unwrap_or_default();
+    assert!(preview.contains("\"stop_requested\":false"), "{preview}");
+    assert!(preview.contains("already ended (failed)"), "{preview}");
 }

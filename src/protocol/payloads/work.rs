@@ -78,6 +78,9 @@ pub struct TaskStatusChanged {
     pub cmd: Option<String>,
     #[serde(default)]
     pub exit_status: Option<i64>,
+    /// The signal that ended the command, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
     /// The output's tail, once the task ended.

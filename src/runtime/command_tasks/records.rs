@@ -63,6 +63,7 @@ pub(crate) fn transition_in(
             summary: next.summary.clone(),
             cmd: detail.cmd.clone(),
             exit_status: detail.exit_status,
+            signal: detail.signal,
             duration_ms: detail.duration_ms,
             output_preview: detail
                 .output_preview

@@ -24,7 +24,8 @@ pub(super) fn task_snapshot(t: &TaskRecord) -> serde_json::Value {
     json!({
         "task_id": t.id, "kind": t.kind, "status": t.status, "summary": t.summary,
         "command": command,
-        "exit_status": d.exit_status, "work_item_id": t.work_item_id,
+        "exit_status": d.exit_status, "signal": d.signal, "duration_ms": d.duration_ms,
+        "work_item_id": t.work_item_id,
         "failure_artifact": t.failure_artifact,
         "created_at": t.created_at, "updated_at": t.updated_at,
     })

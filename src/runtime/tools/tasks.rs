@@ -160,6 +160,8 @@ impl Tool for TaskOutput {
                         "output_path": path,
                         "result_summary": t.status.is_terminal().then_some(t.summary.clone()).flatten(),
                         "exit_status": d.exit_status,
+                        "signal": d.signal,
+                        "duration_ms": d.duration_ms,
                         "failure_artifact": t.failure_artifact,
                     }
                 }))
@@ -216,6 +218,24 @@ impl Tool for TaskStop {
             true => StopHow::Force,
             false => StopHow::Ask,
         };
+        // A command that already ended has nothing to stop: said so, not a
+        // stop pretended. (A child's task goes on to its cleanup, which an
+        // ended one may still need.)
+        if let Ok(t) = load_task(env, &a.task_id) {
+            if t.kind == TaskKind::CommandTask && t.status.is_terminal() {
+                let status = serde_json::to_value(t.status).unwrap_or_default();
+                return ToolOutcome::ok(json!({
+                    "ok": true,
+                    "stop_requested": false,
+                    "force_stop_requested": false,
+                    "note": format!(
+                        "the task had already ended ({}); nothing was stopped",
+                        status.as_str().unwrap_or("ended")
+                    ),
+                    "task": task_snapshot(&t),
+                }));
+            }
+        }
         match host.stop_task_as(env.agent_id, &a.task_id, stop).await {
             Ok(t) => ToolOutcome::ok(json!({
                 "ok": true,
