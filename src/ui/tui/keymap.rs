@@ -574,9 +574,12 @@ const OVERLAYS: &str = "
 - **agents**: `agents.list` (posture, reason, queue, tasks, work per agent); Enter
   shows one (`Effect::ViewAgent`), `n` creates one with `agent.create`.
 - **tasks**: the agent's tasks from the `agent.state` bootstrap kept current by
-  `task_*` events; the selected task's output through `task.output`, re-fetched
-  every second while following a running task; stop with `task.stop`, a line of
-  input with `task.input`.
+  `task_*` events, a row each: the end of its id (what tells tasks made a moment
+  apart from each other; the output's title names it whole), who started it,
+  the command, how it stands or ended; the selected task's output through
+  `task.output`, re-fetched every second while following a running task; stop
+  with `task.stop`, a line of input with `task.input` (a finished task takes
+  neither, and says so).
 - **work items**: grouped current, runnable, waiting for you, blocked, completed
   (bootstrap plus `work_item_*` events); detail with objective, plan status,
   checklist, blocker, revision and result; add, pick, complete with a note and

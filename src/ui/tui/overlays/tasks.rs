@@ -11,7 +11,7 @@ use super::super::keymap::{Action, KeyContext, OverlayKind};
 use super::super::msg::RequestId;
 use super::super::projection::{AgentView, TaskView};
 use super::super::rows::{command_status, CommandRow, CommandState, Tone};
-use super::super::wrap::{chop, fit, sanitize, truncate};
+use super::super::wrap::{chop, fit, sanitize, truncate, width};
 use super::input::{Input, Purpose};
 use super::{answer, draw_row, rule, split, Ctx, ListPos, Look, Status};
 use crate::protocol::types::TaskInputReceipt;
@@ -158,7 +158,7 @@ impl Tasks {
                 );
                 self.status.wait(id, "Stop requested.");
             }
-            Action::StopTask => {
+            Action::StopTask | Action::TaskInput if !task.is_active() => {
                 self.status.message = Some(("That task has already finished.".into(), Tone::Info));
             }
             Action::TaskInput => {
@@ -235,34 +235,46 @@ impl Tasks {
         let first = self
             .pos
             .window_at(sel, tasks.len(), usize::from(list.height));
-        let width = usize::from(area.width).saturating_sub(1);
-        for (n, task) in tasks
+        let room = usize::from(area.width).saturating_sub(1);
+        let shown: Vec<(usize, &&TaskView, String, _)> = tasks
             .iter()
             .enumerate()
             .skip(first)
             .take(usize::from(list.height))
-        {
-            let row = CommandRow {
-                task_id: Some(task.id.clone()),
-                cmd: task.cmd.clone(),
-                operator: task.operator,
-                status: CommandState::Task(task.status),
-                exit: task.exit_status,
-                duration_ms: task.duration_ms,
-                summary: task.summary.clone(),
-                output: None,
-                stderr: None,
-            };
-            let (status, style) = command_status(&row, t);
-            let origin = if row.operator { "you" } else { "agent" };
-            let fixed = 14 + 7 + 24;
-            let cmd_w = width.saturating_sub(fixed).max(8);
+            .map(|(n, task)| {
+                let row = CommandRow {
+                    task_id: Some(task.id.clone()),
+                    cmd: task.cmd.clone(),
+                    operator: task.operator,
+                    status: CommandState::Task(task.status),
+                    exit: task.exit_status,
+                    duration_ms: task.duration_ms,
+                    summary: task.summary.clone(),
+                    output: None,
+                    stderr: None,
+                };
+                let (status, style) = command_status(&row, t);
+                (n, task, status, style)
+            })
+            .collect();
+        // As wide as the widest status shown, within bounds: the command
+        // gets the rest.
+        let status_w = shown
+            .iter()
+            .map(|(_, _, s, _)| width(s))
+            .max()
+            .unwrap_or(0)
+            .clamp(12, STATUS_W);
+        for (n, task, status, style) in shown {
+            let origin = if task.operator { "you" } else { "agent" };
+            let fixed = ID_W + 7 + status_w;
+            let cmd_w = room.saturating_sub(fixed).max(8);
             let line = Line::from(vec![
-                Span::styled(fit(&task.id, 14), t.dim()),
+                Span::styled(fit(&short_id(&task.id), ID_W), t.dim()),
                 Span::styled(fit(origin, 7), t.dim()),
                 Span::raw(fit(&format!("$ {}", task.cmd), cmd_w - 1)),
                 Span::raw(" "),
-                Span::styled(truncate(&status, 24), style),
+                Span::styled(truncate(&status, status_w), style),
             ]);
             let y = list.y + (n - first) as u16;
             draw_row(list, buf, y, &line, n == sel, t);
@@ -385,5 +397,37 @@ impl super::OverlayView for Tasks {
 
     fn wants_tick(&self, agent: &AgentView) -> bool {
         self.following(agent)
+    }
+}
+
+/// The list's id column: the id's end, two columns apart from the next.
+const ID_W: usize = 11;
+/// The status column at most: room for "✗ killed by signal 15 · 12m 30s".
+const STATUS_W: usize = 32;
+
+/// A task id as the list shows it: whole when short, else its last eight
+/// characters. A task id starts with the time it was made, which tasks
+/// made close together share; its end is what tells them apart (the
+/// output pane's title names the whole id).
+fn short_id(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    match chars.len() {
+        n if n <= ID_W - 2 => id.to_owned(),
+        n => format!("…{}", chars[n - 8..].iter().collect::<String>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_id;
+
+    #[test]
+    fn a_task_id_shows_its_end_which_tells_tasks_apart() {
+        // Made a moment apart: the same start, different ends.
+        let a = "task_01a22d9ec0d273ff8c109e61c75a21a2";
+        let b = "task_01a22d9ec0d27a0b44e1f0a9d3f07e15";
+        assert_eq!(short_id(a), "…c75a21a2");
+        assert_ne!(short_id(a), short_id(b));
+        assert_eq!(short_id("task_02"), "task_02");
     }
 }

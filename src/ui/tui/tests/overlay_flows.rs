@@ -150,9 +150,40 @@ fn tasks_overlay_shows_output_stops_and_sends_input() {
     );
     update(&mut st, key(KeyCode::Char('s')));
     assert!(screen(&st).contains("already finished"));
+    // Nor does a finished task take input: said at once, nothing asked.
+    st = booted(&session(), StoredMode::Info, 80, 24);
+    prefix(&mut st, 't');
+    update(&mut st, key(KeyCode::Char('i')));
+    assert!(screen(&st).contains("already finished"), "{}", screen(&st));
+    assert!(!screen(&st).contains("Input for"), "{}", screen(&st));
+}
+
+#[test]
+fn tasks_overlay_sends_input_to_a_running_task() {
+    use crate::model::task::TaskStatus;
+    let mut s = session();
+    let mut st = booted(&s, StoredMode::Info, 80, 24);
+    let t = task("task_live", "read -r answer", "operator", None, 50);
+    for e in [
+        s.task_created(&t),
+        s.task_status(
+            "task_live",
+            "read -r answer",
+            TaskStatus::Queued,
+            TaskStatus::Running,
+            None,
+            None,
+            None,
+        ),
+    ] {
+        update(&mut st, Msg::Event(Box::new(e)));
+    }
+    prefix(&mut st, 't');
     update(&mut st, key(KeyCode::Char('i')));
     let fx = enter(&mut st, "yes");
-    assert!(matches!(&requests(&fx)[..], [Request::TaskInput { input, .. }] if input == "yes\n"));
+    assert!(
+        matches!(&requests(&fx)[..], [Request::TaskInput { task_id, input, .. }] if task_id == "task_live" && input == "yes\n")
+    );
 }
 
 #[test]
