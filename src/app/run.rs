@@ -34,7 +34,7 @@ use crate::runtime::exec_env::ExecEnvPolicy;
 use crate::runtime::handle::ActorScope;
 use crate::runtime::handle::{CommandsFate, HostConfig, ProviderSource, RuntimeHost, RuntimeInfo};
 use crate::runtime::handle::{ConfigReloader, ConfigWatch, Reloaded};
-use crate::runtime::host::run_once::{RunOnceReport, RunOutcome};
+use crate::runtime::host::run_once::{RunOnceReport, RunOutcome, StoppedCommand};
 use crate::runtime::provider::ModelRef;
 
 pub(super) const RUN_ONCE_MODE: &str = "run_once";
@@ -404,6 +404,20 @@ async fn run_in(host: &RuntimeHost, args: &RunArgs) -> anyhow::Result<RunOnceRep
         host.run_once(req, Duration::from_secs(args.timeout)).await
     }
     .await;
+    // What the run's end stops (archiving its temporary agent, or the
+    // shutdown) is said, not left to the log.
+    let stopping: Vec<StoppedCommand> = host
+        .commands_shutdown_stops()
+        .into_iter()
+        .map(|t| StoppedCommand {
+            cmd: t.command_detail().cmd.unwrap_or_default(),
+            task_id: t.id,
+        })
+        .collect();
+    let report = report.map(|mut r| {
+        r.commands_stopped = stopping;
+        r
+    });
     match &agent {
         RunAgent::Temporary(id) => {
             // Its managed worktree's session ends with it: removed when
@@ -461,11 +475,36 @@ fn finish(result: anyhow::Result<RunOnceReport>, args: &RunArgs) -> anyhow::Resu
             .unwrap_or("the run failed");
         eprintln!("holon run: {summary}");
     }
+    if let Some(said) = stopped_line(&report.commands_stopped).filter(|_| !args.json) {
+        eprintln!("{said}");
+    }
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// What a run's end stopped, in a line: the commands still running when
+/// it ended (a run leaves none running; a daemon does).
+fn stopped_line(stopped: &[StoppedCommand]) -> Option<String> {
+    let first = stopped.first()?;
+    let cmd = crate::model::text::escape_hidden(&first.cmd);
+    let cmd: String = match cmd.chars().count() > 80 {
+        true => cmd.chars().take(79).chain(['…']).collect(),
+        false => cmd.into_owned(),
+    };
+    let more = match stopped.len() {
+        1 => String::new(),
+        n => format!(
+            " and {}",
+            crate::ui::present::counted((n - 1) as u64, "other", "others")
+        ),
+    };
+    Some(format!(
+        "holon run: stopped `{cmd}`{more}, still running when the run ended (a run leaves no \
+         command running; a daemon, `holon --detach`, keeps them)"
+    ))
 }
 
 #[cfg(test)]
@@ -476,6 +515,34 @@ mod tests {
 
     fn ok<T, E: std::fmt::Debug>(r: Result<T, E>) -> T {
         r.unwrap()
+    }
+
+    #[test]
+    fn a_run_names_what_its_end_stopped() {
+        let stopped = |cmds: &[&str]| -> Vec<StoppedCommand> {
+            cmds.iter()
+                .map(|c| StoppedCommand {
+                    task_id: "task_1".into(),
+                    cmd: (*c).into(),
+                })
+                .collect()
+        };
+        assert_eq!(stopped_line(&[]), None);
+        let one = stopped_line(&stopped(&["sleep 30"])).unwrap_or_default();
+        assert!(
+            one.starts_with("holon run: stopped `sleep 30`, still running"),
+            "{one}"
+        );
+        let three = stopped_line(&stopped(&["a", "b", "c"])).unwrap_or_default();
+        assert!(three.contains("`a` and 2 others,"), "{three}");
+        let two = stopped_line(&stopped(&["a", "b"])).unwrap_or_default();
+        assert!(two.contains("`a` and 1 other,"), "{two}");
+        // A command's escapes are shown, not sent to the terminal.
+        let hostile = stopped_line(&stopped(&["printf '\x1b]0;pwned\x07'"])).unwrap_or_default();
+        assert!(
+            !hostile.contains('\x1b') && !hostile.contains('\x07'),
+            "{hostile:?}"
+        );
     }
 
     #[test]

@@ -462,6 +462,55 @@ fn agent_dir(home: &Path, agent: &str) -> PathBuf {
     home.join("data").join("agents").join(agent)
 }
 
+/// A command still running when a run ends is stopped with it, and the
+/// run says so: on stderr, and in `--json`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holon_run_says_which_running_commands_its_end_stopped() {
+    for json in [false, true] {
+        let stub = StubServer::start(vec![
+            Canned::json(
+                200,
+                canned::responses_json(
+                    "Starting it.",
+                    &[(
+                        "call_1",
+                        "ExecCommand",
+                        r#"{"cmd":"sleep 30","yield_time_ms":50}"#,
+                    )],
+                ),
+            ),
+            Canned::json(200, canned::responses_json("It runs on.", &[])),
+        ])
+        .await;
+        let home = Home::new();
+        let base = format!("{}/v1", stub.base());
+        let envs = [
+            ("HOLON_MODEL", "openai/gpt-default"),
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_API_KEY", "sk-run-e2e"),
+        ];
+        let args: &[&str] = match json {
+            true => &["--json", "start the server"],
+            false => &["start the server"],
+        };
+        let out = holon_run(&home, &envs, args).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        match json {
+            true => {
+                let v = run_json(&out);
+                assert_eq!(v["commands_stopped"][0]["cmd"], "sleep 30", "{v}");
+            }
+            false => {
+                let said = stderr(&out);
+                assert!(
+                    said.contains("stopped `sleep 30`, still running when the run ended"),
+                    "{said}"
+                );
+            }
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     let stub = StubServer::start(vec![

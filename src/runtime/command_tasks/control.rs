@@ -324,6 +324,16 @@ impl CommandTasks {
             .count()
     }
 
+    /// `(agent, task)` of every live supervised process no stop was asked
+    /// for yet.
+    pub fn running(&self) -> Vec<(String, String)> {
+        self.live()
+            .iter()
+            .filter(|(_, l)| l.stop_requested.is_none())
+            .map(|(id, l)| (l.agent_id.clone(), id.clone()))
+            .collect()
+    }
+
     /// Task ids of this agent with a live supervised process.
     pub fn live_ids(&self, agent_id: &str) -> Vec<String> {
         self.live()

@@ -16,6 +16,7 @@ use crate::model::approval::{DefaultPolicy, DefaultPolicySource};
 use crate::model::event::Provenance;
 use crate::model::ids::validate_agent_id;
 use crate::model::sandbox::{NetworkAccess, SandboxMode};
+use crate::model::task::TaskRecord;
 use crate::protocol::events::{self as ev, new_event, Event};
 use crate::runtime::admission::ensure_agent;
 use crate::runtime::approvals::DEFAULT_POLICY;
@@ -25,7 +26,7 @@ use crate::runtime::handle::{
     ActorWake, CommandsFate, Core, HostConfig, HostInner, Parts, RuntimeHost,
 };
 use crate::runtime::RuntimeError;
-use crate::store::Store;
+use crate::store::{Keyed, Store};
 
 impl RuntimeHost {
     /// Recover every agent from the store (turn flags, interrupted tasks,
@@ -366,6 +367,26 @@ impl RuntimeHost {
             true => self.inner.tasks().held_count(),
             false => 0,
         }
+    }
+
+    /// The commands a shutdown now would stop, still running (none when
+    /// they outlive this runtime): their task records.
+    pub fn commands_shutdown_stops(&self) -> Vec<TaskRecord> {
+        if self.inner.config.commands == CommandsFate::Outlive {
+            return Vec::new();
+        }
+        let Ok(rx) = self.inner.store.read() else {
+            return Vec::new();
+        };
+        let mut tasks: Vec<TaskRecord> = self
+            .inner
+            .tasks()
+            .running()
+            .into_iter()
+            .filter_map(|(agent, id)| rx.get(Keyed::Tasks, &agent, &id).ok().flatten())
+            .collect();
+        tasks.sort_by(|a, b| a.created_at.cmp(&b.created_at));
+        tasks
     }
 
     /// `shutdown`, saying whether held commands are left running for the

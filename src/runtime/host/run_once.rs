@@ -80,6 +80,17 @@ pub struct RunOnceReport {
     /// Turns the run took (the prompt's and any follow-ups).
     pub turns: u32,
     pub completed_work_item_id: Option<String>,
+    /// Commands still running when the run ended, which its end stopped (a
+    /// run leaves none running): each task's id and command.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands_stopped: Vec<StoppedCommand>,
+}
+
+/// A command a run's end stopped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoppedCommand {
+    pub task_id: String,
+    pub cmd: String,
 }
 
 /// The ledger folded so far.
@@ -255,6 +266,7 @@ impl Fold {
             turn_terminal: self.turn_terminal,
             turns: self.turns,
             completed_work_item_id: self.completed.map(|(id, _)| id),
+            commands_stopped: Vec::new(),
         }
     }
 }
