@@ -121,7 +121,7 @@ pub struct CommandDetail {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CommandOrigin {
-    /// The operator, from a console or the CLI (`!cmd`, `task run`).
+    /// The operator: `!cmd` in a console, or `task.run`.
     Operator,
     /// An agent's tool call.
     Agent,
@@ -195,8 +195,9 @@ macro_rules! task_detail {
         /// Every member is optional: a command task has no child, a child
         /// task no command, and a record from an older Holon may lack any.
         /// Reading never fails and never loses a key: one this Holon does
-        /// not know, or whose value does not read as its member's type, is
-        /// kept in `other` as written and written back unchanged.
+        /// not know, or whose value does not read as its member's type or
+        /// would not write back the same, is kept in `other` as written
+        /// and written back unchanged.
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct TaskDetail {
             $( $(#[$doc])* pub $key: Option<$ty>, )*

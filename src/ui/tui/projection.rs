@@ -11,6 +11,7 @@
 use crate::model::agent::AgentStatus;
 use crate::model::decision::AgentSchedulingPosture;
 use crate::model::task::{CommandOrigin, TaskStatus};
+use crate::model::work::{PlanStatus, TodoState};
 use crate::protocol::events::{self as ev, Event};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
@@ -58,8 +59,7 @@ pub fn posture_look(posture: Option<AgentSchedulingPosture>) -> PostureLook {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Todo {
     pub text: String,
-    /// `pending`, `in_progress`, `completed`.
-    pub state: String,
+    pub state: TodoState,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -67,8 +67,7 @@ pub struct WorkItemView {
     pub id: String,
     pub objective: String,
     pub completed: bool,
-    /// `draft`, `ready`, `needs_input`.
-    pub plan_status: String,
+    pub plan_status: PlanStatus,
     pub todos: Vec<Todo>,
     pub blocked_by: Option<String>,
     pub revision: u64,
@@ -86,11 +85,11 @@ impl WorkItemView {
             id: w.id.clone(),
             objective: w.objective.clone(),
             completed: w.state == WorkItemState::Completed,
-            plan_status: wire_name(&w.plan_status),
+            plan_status: w.plan_status,
             todos: todos
                 .map(|t| Todo {
                     text: t.text.clone(),
-                    state: wire_name(&t.state),
+                    state: t.state,
                 })
                 .collect(),
             blocked_by: w.blocked_by.clone(),
@@ -453,7 +452,7 @@ impl AgentView {
         // In plain words: what waits for the operator, what the agent
         // waits on.
         for w in self.work_items.iter().filter(|w| !w.completed) {
-            if w.plan_status == "needs_input" {
+            if w.plan_status == PlanStatus::NeedsInput {
                 out.push(format!(
                     "Work item “{}” ({}) waits for you: its plan needs your input — answer in the composer.",
                     w.objective, w.id

@@ -21,6 +21,7 @@ use super::super::theme::Theme;
 use super::super::wrap::{sanitize, truncate, width as width_of, wrap};
 use super::input::{Input, Purpose};
 use super::{answer, draw_lines, draw_row, field, header, Ctx, Intent, ListPos, Look, Status};
+use crate::model::work::{PlanStatus, TodoState};
 use crate::protocol::types::{CreateWorkItem, UpdateWorkItem};
 use crate::protocol::{AgentState, ApiError, Request, Response};
 
@@ -58,7 +59,7 @@ pub fn group(w: &WorkItemView, current: Option<&str>) -> Group {
         Group::Completed
     } else if current == Some(w.id.as_str()) {
         Group::Current
-    } else if w.plan_status == "needs_input" {
+    } else if w.plan_status == PlanStatus::NeedsInput {
         Group::WaitingForOperator
     } else if w.blocked_by.is_some() {
         Group::Blocked
@@ -299,12 +300,16 @@ impl WorkList {
 }
 
 fn item_line(w: &WorkItemView, g: Group, twin: bool, width: usize, t: Theme) -> Line<'static> {
-    let done = w.todos.iter().filter(|x| x.state == "completed").count();
+    let done = w
+        .todos
+        .iter()
+        .filter(|x| x.state == TodoState::Completed)
+        .count();
     let mut tags: Vec<String> = Vec::new();
     if !w.todos.is_empty() {
         tags.push(format!("{done}/{} done", w.todos.len()));
     }
-    if w.plan_status == "needs_input" && !w.completed {
+    if w.plan_status == PlanStatus::NeedsInput && !w.completed {
         tags.push("needs your input".into());
     }
     if let Some(b) = w.blocked_by.as_ref().filter(|_| !w.completed) {
@@ -337,7 +342,7 @@ fn item_line(w: &WorkItemView, g: Group, twin: bool, width: usize, t: Theme) -> 
         true => String::new(),
         false => format!(" · {}", truncate(&tags.join(" · "), room.saturating_sub(3))),
     };
-    let needs = w.plan_status == "needs_input" && !w.completed;
+    let needs = w.plan_status == PlanStatus::NeedsInput && !w.completed;
     Line::from(vec![
         Span::styled(mark, if needs { t.attention() } else { t.dim() }),
         Span::raw(objective),
@@ -417,10 +422,12 @@ impl WorkDetail {
         lines.push(Line::default());
         let lw = 13;
         let blocker = w.blocked_by.clone().unwrap_or_else(|| "none".into());
-        let plan = match w.plan_status.as_str() {
-            "needs_input" => "needs your input".to_owned(),
-            other => other.replace('_', " "),
-        };
+        let plan = match w.plan_status {
+            PlanStatus::NeedsInput => "needs your input",
+            PlanStatus::Draft => "draft",
+            PlanStatus::Ready => "ready",
+        }
+        .to_owned();
         let mut fields = vec![
             ("id", w.id.clone()),
             ("group", g.title().to_owned()),
@@ -452,16 +459,19 @@ impl WorkDetail {
             true => "Checklist: none yet".to_owned(),
             false => format!(
                 "Checklist ({} of {} done)",
-                w.todos.iter().filter(|x| x.state == "completed").count(),
+                w.todos
+                    .iter()
+                    .filter(|x| x.state == TodoState::Completed)
+                    .count(),
                 w.todos.len()
             ),
         };
         lines.push(header(&todo_head, t));
         for todo in &w.todos {
-            let mark = match todo.state.as_str() {
-                "completed" => "[x] ",
-                "in_progress" => "[~] ",
-                _ => "[ ] ",
+            let mark = match todo.state {
+                TodoState::Completed => "[x] ",
+                TodoState::InProgress => "[~] ",
+                TodoState::Pending => "[ ] ",
             };
             let first = [Span::styled(format!("  {mark}"), t.dim())];
             let rest = [Span::raw("      ")];
