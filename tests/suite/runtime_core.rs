@@ -962,10 +962,14 @@ async fn task_output_carries_artifacts_result_summary_and_failure_artifact() {
         given.contains("result_summary\\\":\\\"exit status 3"),
         "{given}"
     );
-    // Stopping it now stops nothing, and says so.
+    // Stopping it now stops nothing, and says so; input to it is a
+    // failed call.
     r.provider.push(Scripted::tools(
         "",
-        &[("TaskStop", json!({ "task_id": task_id }))],
+        &[
+            ("TaskStop", json!({ "task_id": task_id })),
+            ("TaskInput", json!({ "task_id": task_id, "input": "y\n" })),
+        ],
     ));
     r.provider.push(Scripted::text("stopped?"));
     r.host
@@ -979,4 +983,11 @@ async fn task_output_carries_artifacts_result_summary_and_failure_artifact() {
     let preview = stop.payload["result_preview"].as_str().unwrap_or_default();
     assert!(preview.contains("\"stop_requested\":false"), "{preview}");
     assert!(preview.contains("already ended (failed)"), "{preview}");
+    let input = wait_event(&r.host, "TaskInput ran", |e| {
+        e.kind == "tool_executed" && e.payload["tool_name"] == "TaskInput"
+    })
+    .await;
+    assert_eq!(input.payload["is_error"], true, "{}", input.payload);
+    let preview = input.payload["result_preview"].as_str().unwrap_or_default();
+    assert!(preview.contains("\"accepted_input\":false"), "{preview}");
 }

@@ -190,7 +190,12 @@ impl Tool for TaskInput {
     async fn call(&self, env: &ToolEnv<'_>, a: TaskInputArgs) -> ToolOutcome {
         let host = env.host;
         match host.task_input(env.agent_id, &a.task_id, &a.input).await {
-            Ok(r) => ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r })),
+            // Refused (the task ended, or takes no input): a failed call,
+            // its receipt saying why.
+            Ok(r) => ToolOutcome {
+                is_error: !r.accepted_input,
+                ..ToolOutcome::ok(json!({ "ok": r.accepted_input, "receipt": r }))
+            },
             Err(e) => runtime_error(e),
         }
     }
