@@ -489,11 +489,9 @@ fn finish(result: anyhow::Result<RunOnceReport>, args: &RunArgs) -> anyhow::Resu
 /// it ended (a run leaves none running; a daemon does).
 fn stopped_line(stopped: &[StoppedCommand]) -> Option<String> {
     let first = stopped.first()?;
-    let cmd = crate::model::text::escape_hidden(&first.cmd);
-    let cmd: String = match cmd.chars().count() > 80 {
-        true => cmd.chars().take(79).chain(['…']).collect(),
-        false => cmd.into_owned(),
-    };
+    // One line whatever the command holds: escaped, its whitespace one
+    // space, bounded.
+    let cmd = crate::ui::present::one_line(&first.cmd, 80);
     let more = match stopped.len() {
         1 => String::new(),
         n => format!(
@@ -537,7 +535,12 @@ mod tests {
         assert!(three.contains("`a` and 2 others,"), "{three}");
         let two = stopped_line(&stopped(&["a", "b"])).unwrap_or_default();
         assert!(two.contains("`a` and 1 other,"), "{two}");
-        // A command's escapes are shown, not sent to the terminal.
+        // A command's line breaks and escapes are shown, not sent to the
+        // terminal; a long one is cut.
+        let lines = stopped_line(&stopped(&["cd x\nholon run: forged"])).unwrap_or_default();
+        assert!(!lines.contains('\n'), "{lines:?}");
+        let long = stopped_line(&stopped(&[&"y".repeat(500)])).unwrap_or_default();
+        assert!(long.contains(&format!("`{}…`", "y".repeat(79))), "{long}");
         let hostile = stopped_line(&stopped(&["printf '\x1b]0;pwned\x07'"])).unwrap_or_default();
         assert!(
             !hostile.contains('\x1b') && !hostile.contains('\x07'),

@@ -334,6 +334,7 @@ use words::*;
 pub use describe::attachments_text;
 
 pub(crate) use words::nonblank;
+pub(crate) use words::one_line;
 pub use words::{compact_count, counted, printable, wire_name};
 
 #[cfg(test)]

@@ -226,31 +226,45 @@ impl Tool for TaskStop {
         // A command that already ended has nothing to stop: said so, not a
         // stop pretended. (A child's task goes on to its cleanup, which an
         // ended one may still need.)
-        if let Ok(t) = load_task(env, &a.task_id) {
-            if t.kind == TaskKind::CommandTask && t.status.is_terminal() {
-                let status = serde_json::to_value(t.status).unwrap_or_default();
-                return ToolOutcome::ok(json!({
-                    "ok": true,
-                    "stop_requested": false,
-                    "force_stop_requested": false,
-                    "note": format!(
-                        "the task had already ended ({}); nothing was stopped",
-                        status.as_str().unwrap_or("ended")
-                    ),
-                    "task": task_snapshot(&t),
-                }));
-            }
+        if let Some(ended) = load_task(env, &a.task_id)
+            .ok()
+            .and_then(|t| ended_by_itself(&t))
+        {
+            return ended;
         }
         match host.stop_task_as(env.agent_id, &a.task_id, stop).await {
-            Ok(t) => ToolOutcome::ok(json!({
-                "ok": true,
-                "stop_requested": true,
-                "force_stop_requested": a.force,
-                "task": task_snapshot(&t),
-            })),
+            Ok(t) => match ended_by_itself(&t) {
+                // It ended on its own between the look and the stop.
+                Some(ended) if t.status != crate::model::task::TaskStatus::Cancelled => ended,
+                _ => ToolOutcome::ok(json!({
+                    "ok": true,
+                    "stop_requested": true,
+                    "force_stop_requested": a.force,
+                    "task": task_snapshot(&t),
+                })),
+            },
             Err(e) => runtime_error(e),
         }
     }
+}
+
+/// TaskStop's answer for a command that had already ended (not stopped
+/// by this call): nothing was stopped, and how it ended.
+fn ended_by_itself(t: &TaskRecord) -> Option<ToolOutcome> {
+    if t.kind != TaskKind::CommandTask || !t.status.is_terminal() {
+        return None;
+    }
+    let status = serde_json::to_value(t.status).unwrap_or_default();
+    Some(ToolOutcome::ok(json!({
+        "ok": true,
+        "stop_requested": false,
+        "force_stop_requested": false,
+        "note": format!(
+            "the task had already ended ({}); nothing was stopped",
+            status.as_str().unwrap_or("ended")
+        ),
+        "task": task_snapshot(t),
+    })))
 }
 
 #[cfg(test)]
