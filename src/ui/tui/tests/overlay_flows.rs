@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::super::keymap::OverlayKind;
 use super::super::msg::{Effect, Msg};
-use super::super::update;
+use super::super::{update, State};
 use super::fixtures::*;
 use crate::model::agent::DisplayMode as StoredMode;
 use crate::protocol::{AgentState, AgentSummary, Request, WorkItemEntry};
@@ -158,26 +158,25 @@ fn tasks_overlay_shows_output_stops_and_sends_input() {
     assert!(!screen(&st).contains("Input for"), "{}", screen(&st));
 }
 
-#[test]
-fn tasks_overlay_sends_input_to_a_running_task() {
+/// An operator's command `id` running `cmd`, as its events tell the
+/// console.
+fn started(s: &mut Script, st: &mut State, id: &str, cmd: &str) {
     use crate::model::task::TaskStatus;
-    let mut s = session();
-    let mut st = booted(&s, StoredMode::Info, 80, 24);
-    let t = task("task_live", "read -r answer", "operator", None, 50);
+    let t = task(id, cmd, "operator", None, 50);
+    let (from, to) = (TaskStatus::Queued, TaskStatus::Running);
     for e in [
         s.task_created(&t),
-        s.task_status(
-            "task_live",
-            "read -r answer",
-            TaskStatus::Queued,
-            TaskStatus::Running,
-            None,
-            None,
-            None,
-        ),
+        s.task_status(id, cmd, from, to, None, None, None),
     ] {
-        update(&mut st, Msg::Event(Box::new(e)));
+        update(st, Msg::Event(Box::new(e)));
     }
+}
+
+#[test]
+fn tasks_overlay_sends_input_to_a_running_task() {
+    let mut s = session();
+    let mut st = booted(&s, StoredMode::Info, 80, 24);
+    started(&mut s, &mut st, "task_live", "read -r answer");
     prefix(&mut st, 't');
     update(&mut st, key(KeyCode::Char('i')));
     let fx = enter(&mut st, "yes");
@@ -582,21 +581,7 @@ fn following_a_task_shows_how_it_ended() {
     use crate::model::task::TaskStatus;
     let mut s = session();
     let mut st = booted(&s, StoredMode::Info, 120, 40);
-    let t = task("task_live", "cargo build", "operator", None, 50);
-    for e in [
-        s.task_created(&t),
-        s.task_status(
-            "task_live",
-            "cargo build",
-            TaskStatus::Queued,
-            TaskStatus::Running,
-            None,
-            None,
-            None,
-        ),
-    ] {
-        update(&mut st, Msg::Event(Box::new(e)));
-    }
+    started(&mut s, &mut st, "task_live", "cargo build");
     let fx = prefix(&mut st, 't');
     let id = call_id(&fx, "task.output");
     let running = json!({ "task": task("task_live", "cargo build", "agent", None, 1), "output": "Compiling holon", "output_bytes": 15,
