@@ -424,6 +424,7 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
                         "running": true,
+                        "runtime": "running",
                         "health": match status.store_failure.is_some() || down {
                             true => "degraded",
                             false => "ok",
@@ -455,7 +456,8 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
                 say!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
-                        "running": true, "health": "failing", "error": message,
+                        "running": true, "runtime": "running",
+                        "health": "failing", "error": message,
                         "socket_path": socket_path, "daemon_failure": kept,
                     }))?
                 );
@@ -480,7 +482,8 @@ pub async fn status(ctx: &Context, json: bool) -> anyhow::Result<ExitCode> {
             if json {
                 say!(
                     "{}",
-                    serde_json::json!({ "running": false, "socket_path": socket_path,
+                    serde_json::json!({ "running": false, "runtime": "not_running",
+                                                   "socket_path": socket_path,
                                                    "note": if note.is_empty() { "not running" } else { note },
                                                    "stale_pid": stale_pid.map(|p| p.pid),
                                                    "daemon_failure": kept })

@@ -48,6 +48,7 @@ fn detach_is_idempotent_and_one_shots_go_through_the_socket() {
     let ds = home.run(&["daemon", "status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&ds.stdout).unwrap_or_default();
     assert_eq!(v["running"], true);
+    assert_eq!(v["runtime"], "running", "the same word as `status --json`");
     assert_eq!(v["status"]["pid"].as_i64(), Some(i64::from(pid)));
     // `holon run` starts a runtime of its own: refused, said once, with
     // where to go instead.

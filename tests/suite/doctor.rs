@@ -131,6 +131,7 @@ fn a_failed_start_is_kept_and_shown() {
     assert!(text.contains("last failure: start-up failed at "), "{text}");
     let json = home.run(&["daemon", "status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["runtime"], "not_running", "{v}");
     assert_eq!(v["daemon_failure"]["phase"], "startup", "{v}");
     assert!(
         v["daemon_failure"]["summary"]
