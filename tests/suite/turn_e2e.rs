@@ -462,6 +462,53 @@ fn agent_dir(home: &Path, agent: &str) -> PathBuf {
     home.join("data").join("agents").join(agent)
 }
 
+/// A run's environment for the stub provider at `base`.
+fn stub_envs(base: &str) -> [(&'static str, &str); 3] {
+    [
+        ("HOLON_MODEL", "openai/gpt-default"),
+        ("OPENAI_BASE_URL", base),
+        ("OPENAI_API_KEY", "sk-run-e2e"),
+    ]
+}
+
+/// The model writes the command a run's end names: its escapes and line
+/// breaks reach the operator's terminal shown, never acted on, and cannot
+/// forge a line of their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_stopped_command_is_named_on_one_escaped_line() {
+    // JSON escapes: the model sends ESC, BEL and a line break.
+    let cmd = r"sleep 30 # \u001b]0;pwned\u0007\nholon run: forged";
+    let stub = StubServer::start(vec![
+        Canned::json(
+            200,
+            canned::responses_json(
+                "Starting it.",
+                &[(
+                    "call_1",
+                    "ExecCommand",
+                    &format!(r#"{{"cmd":"{cmd}","yield_time_ms":50}}"#),
+                )],
+            ),
+        ),
+        Canned::json(200, canned::responses_json("It runs on.", &[])),
+    ])
+    .await;
+    let home = Home::new();
+    let base = format!("{}/v1", stub.base());
+    let out = holon_run(&home, &stub_envs(&base), &["start it"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("stopped `sleep 30 #"), "{said}");
+    assert!(
+        !said.contains('\u{1b}') && !said.contains('\u{7}'),
+        "{said:?}"
+    );
+    assert!(
+        !said.lines().any(|l| l.starts_with("holon run: forged")),
+        "{said}"
+    );
+}
+
 /// A command still running when a run ends is stopped with it, and the
 /// run says so: on stderr, and in `--json`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -484,11 +531,7 @@ async fn holon_run_says_which_running_commands_its_end_stopped() {
         .await;
         let home = Home::new();
         let base = format!("{}/v1", stub.base());
-        let envs = [
-            ("HOLON_MODEL", "openai/gpt-default"),
-            ("OPENAI_BASE_URL", base.as_str()),
-            ("OPENAI_API_KEY", "sk-run-e2e"),
-        ];
+        let envs = stub_envs(&base);
         let args: &[&str] = match json {
             true => &["--json", "start the server"],
             false => &["start the server"],
@@ -533,11 +576,7 @@ async fn holon_run_json_runs_one_bounded_turn_through_the_binary() {
     .await;
     let home = Home::new();
     let base = format!("{}/v1", stub.base());
-    let envs = [
-        ("HOLON_MODEL", "openai/gpt-default"),
-        ("OPENAI_BASE_URL", base.as_str()),
-        ("OPENAI_API_KEY", "sk-run-e2e"),
-    ];
+    let envs = stub_envs(&base);
     // --model overrides HOLON_MODEL for this run's agent.
     let out = holon_run(
         &home,
