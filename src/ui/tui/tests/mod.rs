@@ -3,6 +3,7 @@
 
 mod approval_wait;
 mod approvals;
+mod every_kind;
 mod fixtures;
 mod flows;
 mod mcp_progress;
