@@ -12,7 +12,7 @@ use crate::model::agent::AgentStatus;
 use crate::model::decision::AgentSchedulingPosture;
 use crate::model::task::{CommandOrigin, TaskStatus};
 use crate::model::work::{PlanStatus, TodoState};
-use crate::protocol::events::{self as ev, Event};
+use crate::protocol::events::{self as ev, Event, EventFamily};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
 use crate::protocol::types::{WorkItemRecord, WorkItemState};
@@ -28,6 +28,17 @@ pub struct PostureLook {
     pub animated: bool,
     /// The operator is needed (strong style).
     pub needs_operator: bool,
+}
+
+/// The queue's counts change when a message joins it or settles; a
+/// refused one never joined, and one taken up is followed by its turn.
+fn message_event(typed: &Event) -> Touched {
+    match typed {
+        Event::MessageRejected(_)
+        | Event::MessageProcessingStarted(_)
+        | Event::MessageInterjected(_) => Touched::Nothing,
+        _ => Touched::RefreshSummary,
+    }
 }
 
 /// How each derived `AgentSchedulingPosture` reads; `None` is a posture
@@ -296,8 +307,111 @@ impl AgentView {
         }
     }
 
-    /// Apply one live or backfilled event (`typed` is its payload).
+    /// Apply one live or backfilled event (`typed` is its payload), by
+    /// family; within a family, a kind not named does what its family
+    /// does.
     pub fn apply(&mut self, e: &EventRecord, typed: &Event) -> Touched {
+        use EventFamily as F;
+        match typed.family() {
+            Some(F::Agent) => self.agent_event(typed),
+            Some(F::Message) => message_event(typed),
+            Some(F::Scheduler) => self.scheduler_event(e, typed),
+            Some(F::Turn) => self.turn_event(e, typed),
+            Some(F::WorkItem) => self.work_item_event(typed),
+            Some(F::Task) => self.task_event(e, typed),
+            Some(F::Workspace) => {
+                if let Event::WorkspaceUsed(p) = typed {
+                    self.execution = Some(p.execution.clone());
+                }
+                Touched::Nothing
+            }
+            // The status line names the policy in force (a repository's
+            // proposal is not in it).
+            Some(F::Policy) => match typed {
+                Event::ProposalApproved(_) => Touched::Nothing,
+                _ => Touched::RefreshSummary,
+            },
+            // The summary counts the waits and timers.
+            Some(F::Wait) => Touched::RefreshSummary,
+            Some(F::Runtime) => match typed {
+                // The summary's status and counts after a start or a
+                // prune.
+                Event::RuntimeStarted(_) | Event::StorePruned(_) | Event::HistoryLost(_) => {
+                    Touched::RefreshSummary
+                }
+                _ => Touched::Nothing,
+            },
+            // Nothing the summary or these views hold.
+            Some(F::Tool | F::Brief | F::Approval | F::Trigger | F::Mcp) | None => Touched::Nothing,
+        }
+    }
+
+    /// The agent's status, model and budget.
+    fn agent_event(&mut self, typed: &Event) -> Touched {
+        use Event as K;
+        match typed {
+            K::AgentArchived(_) => self.status = Some(AgentStatus::Stopped),
+            K::BudgetExceeded(_) => self.status = Some(AgentStatus::Paused),
+            K::AgentStateChanged(ev::AgentStateChanged { to, .. })
+            | K::ControlApplied(ev::ControlApplied { to, .. }) => self.status = Some(*to),
+            // Cleared: the runtime's default applies, which the refreshed
+            // summary names.
+            K::ModelOverrideChanged(p) => {
+                if let Some(m) = &p.to {
+                    self.model = Some(m.clone());
+                }
+            }
+            K::AgentBudgetChanged(_) => {}
+            // Nothing the summary holds: a new agent, a skill, the display
+            // mode.
+            _ => return Touched::Nothing,
+        }
+        Touched::RefreshSummary
+    }
+
+    /// The last decision, with the posture and status it names.
+    fn scheduler_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
+        match typed {
+            Event::SchedulerDecision(p) => {
+                self.last_decision = Some(e.clone());
+                self.set_posture(e.event_seq, p.posture.posture, p.posture.reason.clone());
+                self.status = Some(p.status);
+                Touched::RefreshSummary
+            }
+            _ => Touched::Nothing,
+        }
+    }
+
+    /// A turn in progress is the posture until its end, which the
+    /// refreshed summary says; each round fills the context meter.
+    fn turn_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
+        use Event as K;
+        match typed {
+            K::TurnStarted(_) => {
+                let reason = "turn in progress".to_owned();
+                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
+                Touched::Nothing
+            }
+            K::TurnAwaitingApproval(_) => {
+                let reason = "turn in progress; it waits for your answer".to_owned();
+                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
+                Touched::Nothing
+            }
+            K::ProviderRoundCompleted(p) => {
+                self.context_used(p);
+                Touched::Nothing
+            }
+            K::TurnTerminal(_)
+            | K::RuntimeError(_)
+            | K::ContextCompactionStarted(_)
+            | K::ContextCompacted(_) => Touched::RefreshSummary,
+            // The turn's own bookkeeping: its context, rounds, checkpoints.
+            _ => Touched::Nothing,
+        }
+    }
+
+    /// A work item's snapshot, or the one the agent works on now.
+    fn work_item_event(&mut self, typed: &Event) -> Touched {
         use Event as K;
         match typed {
             K::WorkItemCreated(ev::WorkItemCreated { work_item, .. })
@@ -310,123 +424,26 @@ impl AgentView {
                 self.current_work_item = Some(p.work_item_id.clone());
                 Touched::RefreshSummary
             }
-            K::TaskCreated(p) => {
+            // A recheck falling due changes nothing held until it is
+            // taken up.
+            _ => Touched::Nothing,
+        }
+    }
+
+    /// A task's record: made when it starts, changed where it is.
+    fn task_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
+        match typed {
+            Event::TaskCreated(p) => {
                 self.upsert_task(TaskView::from_record(&p.task));
                 Touched::RefreshSummary
             }
-            K::TaskStatusChanged(p) => {
+            Event::TaskStatusChanged(p) => {
                 self.task_changed(e, p);
                 Touched::RefreshSummary
             }
-            K::SchedulerDecision(p) => {
-                self.last_decision = Some(e.clone());
-                self.set_posture(e.event_seq, p.posture.posture, p.posture.reason.clone());
-                self.status = Some(p.status);
-                Touched::RefreshSummary
-            }
-            K::TurnStarted(_) => {
-                let reason = "turn in progress".to_owned();
-                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
-                Touched::Nothing
-            }
-            K::AgentArchived(_) => {
-                self.status = Some(AgentStatus::Stopped);
-                Touched::RefreshSummary
-            }
-            K::BudgetExceeded(_) => {
-                self.status = Some(AgentStatus::Paused);
-                Touched::RefreshSummary
-            }
-            K::AgentBudgetChanged(_) => Touched::RefreshSummary,
-            // The status line names the policy in force.
-            K::WorkspacePolicyChanged(_) | K::DefaultPolicyChanged(_) => Touched::RefreshSummary,
-            K::McpServerApproved(_)
-            | K::ProposalApproved(_)
-            | K::McpServerReviewed(_)
-            | K::McpServerSwitched(_)
-            | K::McpServerStarted(_)
-            | K::McpServerFailed(_)
-            | K::McpServerStopped(_) => Touched::Nothing,
-            K::StorePruned(_) | K::HistoryLost(_) => Touched::RefreshSummary,
-            K::AgentStateChanged(ev::AgentStateChanged { to, .. })
-            | K::ControlApplied(ev::ControlApplied { to, .. }) => {
-                self.status = Some(*to);
-                Touched::RefreshSummary
-            }
-            K::ModelOverrideChanged(p) => {
-                // Cleared: the runtime's default applies, which the
-                // refreshed summary names.
-                if let Some(m) = &p.to {
-                    self.model = Some(m.clone());
-                }
-                Touched::RefreshSummary
-            }
-            K::WorkspaceUsed(p) => {
-                self.execution = Some(p.execution.clone());
-                Touched::Nothing
-            }
-            K::ProviderRoundCompleted(p) => {
-                self.context_used(p);
-                Touched::Nothing
-            }
-            K::Unknown { .. } | K::Unreadable { .. } => Touched::Nothing,
-            K::WorkspaceAttached(_)
-            | K::WorkspaceDetached(_)
-            | K::WorkspaceMissing(_)
-            | K::WorktreeCreated(_)
-            | K::WorktreeRemoved(_)
-            | K::WorktreeRetained(_)
-            | K::TurnCheckpoint(_) => Touched::Nothing,
-            K::TurnAwaitingApproval(_) => {
-                let reason = "turn in progress; it waits for your answer".to_owned();
-                self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
-                Touched::Nothing
-            }
-            K::MessageAdmitted(_)
-            | K::MessageProcessed(_)
-            | K::MessageAborted(_)
-            | K::MessageDropped(_)
-            | K::TurnTerminal(_)
-            | K::WaitingIntentCreated(_)
-            | K::WaitingIntentTriggered(_)
-            | K::WaitingIntentCancelled(_)
-            | K::TimerCreated(_)
-            | K::TimerFired(_)
-            | K::TimerCancelled(_)
-            | K::RuntimeStarted(_)
-            | K::ContextCompactionStarted(_)
-            | K::ContextCompacted(_)
-            | K::RuntimeError(_) => Touched::RefreshSummary,
-            K::AgentCreated(_)
-            | K::SkillActivated(_)
-            | K::MessageRejected(_)
-            | K::MessageProcessingStarted(_)
-            | K::MessageInterjected(_)
-            | K::SystemTickEmitted(_)
-            | K::AssistantRoundRecorded(_)
-            | K::TurnContextBuilt(_)
-            | K::ToolStarted(_)
-            | K::ToolExecuted(_)
-            | K::BriefCreated(_)
-            | K::WorkItemRecheckDue(_)
-            | K::TaskOutput(_)
-            | K::TaskResultQueued(_)
-            | K::TaskReattached(_)
-            | K::WakeHintSubmitted(_)
-            | K::WakeHintCoalesced(_)
-            | K::WakeHintIgnored(_)
-            | K::ExternalTriggerProvisioned(_)
-            | K::ExternalTriggerRotated(_)
-            | K::ExternalTriggerRevoked(_)
-            | K::ExternalTriggerDelivered(_)
-            | K::ApprovalRequested(_)
-            | K::ApprovalReviewed(_)
-            | K::ApprovalGranted(_)
-            | K::ApprovalDenied(_)
-            | K::RuntimeStopped(_)
-            | K::ConfigReloaded(_)
-            | K::HookRan(_)
-            | K::DisplayModeChanged(_) => Touched::Nothing,
+            // Its output, its result queued, its reattachment: the record
+            // is unchanged.
+            _ => Touched::Nothing,
         }
     }
 

@@ -1,13 +1,14 @@
-//! Applying one event to the conversation, by family: the operator's
-//! prompts and the queue, briefs and failures, approvals, the running
-//! turn, and everything else (a presented row when a display mode shows
-//! it, and nothing to merge).
+//! Applying one event to the conversation, by family (`EventFamily`): the
+//! queue and the operator's prompts, briefs, approvals, tasks, tool calls,
+//! the running turn, and everything else (a presented row when a display
+//! mode shows it, and nothing to merge). Within a family, a kind not named
+//! is a presented row too.
 
 use super::super::fmt::ts_ms;
 use super::super::rows::{ApprovalState, PromptState, Row, RowKind, Tone};
 use super::{attention, min_mode, Applied, Conversation, EchoKind, Turn};
 use crate::model::approval::ApprovalStatus;
-use crate::protocol::events::{self as ev, BriefKind, Event};
+use crate::protocol::events::{self as ev, BriefKind, Event, EventFamily};
 use crate::protocol::types::{MessageBody, Priority};
 use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
@@ -30,6 +31,38 @@ impl Conversation {
         self.applying = e.event_seq;
         let message_id = e.provenance.message_id.as_deref().or(typed.message_id());
         let message_id = message_id.map(str::to_owned);
+        use EventFamily as F;
+        match typed.family() {
+            Some(F::Message) => self.message_event(typed, message_id.as_deref(), op),
+            Some(F::Brief) => return self.brief_event(typed, message_id, op),
+            Some(F::Approval) => return self.approval_event(typed, message_id, op),
+            Some(F::Task) => self.task_event(typed, operator_task, op),
+            Some(F::Tool) => self.tool_event(typed, op),
+            Some(F::Turn) => self.turn_event(e, typed, message_id, op),
+            // The rest is a presented row when a display mode shows it
+            // (`min_mode`), and nothing to merge.
+            Some(
+                F::Agent
+                | F::Scheduler
+                | F::Workspace
+                | F::WorkItem
+                | F::Wait
+                | F::Trigger
+                | F::Policy
+                | F::Mcp
+                | F::Runtime,
+            )
+            | None => {
+                self.generic(op);
+            }
+        }
+        Applied::default()
+    }
+
+    /// The queue: an operator's prompt joins it, a message is taken up,
+    /// joins the running turn, ends or is refused. Another's message
+    /// admitted is a row where a mode shows it.
+    fn message_event(&mut self, typed: &Event, message_id: Option<&str>, op: &OperatorEvent) {
         use Event as K;
         match typed {
             K::MessageAdmitted(p) if op.is_operator_message() => self.prompt_admitted(p, op),
@@ -37,19 +70,85 @@ impl Conversation {
             | K::MessageProcessingStarted(_)
             | K::MessageProcessed(_)
             | K::MessageAborted(_)
-            | K::MessageDropped(_) => self.message_moved(typed, message_id.as_deref(), op),
+            | K::MessageDropped(_) => self.message_moved(typed, message_id, op),
             K::MessageRejected(_) => self.rejected(op),
-            K::RuntimeError(_) => self.alert(message_id, op, None),
-            K::BriefCreated(p) => return self.brief(p, message_id, op),
+            _ => {
+                self.generic(op);
+            }
+        }
+    }
+
+    /// A brief merges with what it answers (see `brief`).
+    fn brief_event(
+        &mut self,
+        typed: &Event,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) -> Applied {
+        match typed {
+            Event::BriefCreated(p) => self.brief(p, message_id, op),
+            _ => {
+                self.generic(op);
+                Applied::default()
+            }
+        }
+    }
+
+    /// An approval is a row answerable at a key until it is answered; its
+    /// review is written beside it.
+    fn approval_event(
+        &mut self,
+        typed: &Event,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) -> Applied {
+        use Event as K;
+        match typed {
             K::ApprovalRequested(p) => return self.approval_requested(p, message_id),
             K::ApprovalGranted(p) | K::ApprovalDenied(p) => return self.approval_answered(p),
             K::ApprovalReviewed(p) => self.approval_reviewed(p),
-            K::TaskCreated(p) => self.task_created(&p.task, operator_task),
-            K::TaskStatusChanged(p) => self.task_changed(p, operator_task),
-            K::ToolStarted(p) => self.tool_started(p, op),
-            K::ToolExecuted(p) => self.tool_done(p, op),
-            K::AssistantRoundRecorded(p) => self.round_recorded(p, message_id, op),
+            _ => {
+                self.generic(op);
+            }
+        }
+        Applied::default()
+    }
+
+    /// A task's row: made when it starts, changed where it is.
+    fn task_event(&mut self, typed: &Event, operator_task: bool, op: &OperatorEvent) {
+        match typed {
+            Event::TaskCreated(p) => self.task_created(&p.task, operator_task),
+            Event::TaskStatusChanged(p) => self.task_changed(p, operator_task),
+            _ => {
+                self.generic(op);
+            }
+        }
+    }
+
+    /// A tool call: the turn's activity while it runs, then its row.
+    fn tool_event(&mut self, typed: &Event, op: &OperatorEvent) {
+        match typed {
+            Event::ToolStarted(p) => self.tool_started(p, op),
+            Event::ToolExecuted(p) => self.tool_done(p, op),
+            _ => {
+                self.generic(op);
+            }
+        }
+    }
+
+    /// The running turn: what the working row shows, the model's words,
+    /// compaction, and the turn's end or failure.
+    fn turn_event(
+        &mut self,
+        e: &EventRecord,
+        typed: &Event,
+        message_id: Option<String>,
+        op: &OperatorEvent,
+    ) {
+        use Event as K;
+        match typed {
             K::TurnStarted(p) => self.turn_started(e, p, message_id, op),
+            K::AssistantRoundRecorded(p) => self.round_recorded(p, message_id, op),
             K::TurnAwaitingApproval(p) => self.turn_awaiting(p, op),
             K::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
@@ -58,73 +157,13 @@ impl Conversation {
                 self.generic(op);
             }
             K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
+            K::RuntimeError(_) => self.alert(message_id, op, None),
             K::ContextCompactionStarted(p) => self.compaction_started(p, op),
             K::ContextCompacted(p) => self.compacted(p, op),
-            // Everything else is a presented row when a display mode
-            // shows it (`min_mode`), and nothing to merge.
-            K::MessageAdmitted(_)
-            | K::TurnContextBuilt(_)
-            | K::WorkspaceAttached(_)
-            | K::WorkspaceUsed(_)
-            | K::WorkspaceDetached(_)
-            | K::WorkspaceMissing(_)
-            | K::WorktreeCreated(_)
-            | K::WorktreeRemoved(_)
-            | K::WorktreeRetained(_)
-            | K::TurnCheckpoint(_)
-            | K::AgentCreated(_)
-            | K::AgentArchived(_)
-            | K::SkillActivated(_)
-            | K::AgentStateChanged(_)
-            | K::ControlApplied(_)
-            | K::BudgetExceeded(_)
-            | K::AgentBudgetChanged(_)
-            | K::SchedulerDecision(_)
-            | K::SystemTickEmitted(_)
-            | K::WorkItemCreated(_)
-            | K::WorkItemPicked(_)
-            | K::WorkItemUpdated(_)
-            | K::WorkItemCompleted(_)
-            | K::WorkItemRecheckDue(_)
-            | K::TaskOutput(_)
-            | K::TaskResultQueued(_)
-            | K::TaskReattached(_)
-            | K::WaitingIntentCreated(_)
-            | K::WaitingIntentTriggered(_)
-            | K::WaitingIntentCancelled(_)
-            | K::TimerCreated(_)
-            | K::TimerFired(_)
-            | K::TimerCancelled(_)
-            | K::WakeHintSubmitted(_)
-            | K::WakeHintCoalesced(_)
-            | K::WakeHintIgnored(_)
-            | K::ExternalTriggerProvisioned(_)
-            | K::ExternalTriggerRotated(_)
-            | K::ExternalTriggerRevoked(_)
-            | K::ExternalTriggerDelivered(_)
-            | K::WorkspacePolicyChanged(_)
-            | K::DefaultPolicyChanged(_)
-            | K::McpServerApproved(_)
-            | K::ProposalApproved(_)
-            | K::McpServerReviewed(_)
-            | K::McpServerSwitched(_)
-            | K::McpServerStarted(_)
-            | K::McpServerFailed(_)
-            | K::McpServerStopped(_)
-            | K::StorePruned(_)
-            | K::HistoryLost(_)
-            | K::RuntimeStarted(_)
-            | K::RuntimeStopped(_)
-            | K::ConfigReloaded(_)
-            | K::HookRan(_)
-            | K::DisplayModeChanged(_)
-            | K::ModelOverrideChanged(_)
-            | K::Unknown { .. }
-            | K::Unreadable { .. } => {
+            _ => {
                 self.generic(op);
             }
         }
-        Applied::default()
     }
 
     /// A message was taken up, joined the running turn, or ended: an
