@@ -1,7 +1,8 @@
 //! What each console surface does with every event kind: the golden
-//! sample of each kind (tests/fixtures/events), the same kind with a
-//! payload that does not fit, and a kind this build does not know, through
-//! the conversation, the projection and the transcript. The snapshot holds
+//! sample of each kind (tests/fixtures/events) and a readable record of
+//! each kind without one, every kind with a payload that does not fit, and
+//! a kind this build does not know, through the conversation (for an
+//! operator's task and another's), the projection and the transcript. The snapshot holds
 //! each surface's decision per kind, so a change to how a family or a kind
 //! is handled shows in review.
 
@@ -12,9 +13,12 @@ use crate::ui::tui::conversation::Conversation;
 use crate::ui::tui::overlays::transcript::transcript_lines;
 use crate::ui::tui::projection::AgentView as Projection;
 use crate::ui::tui::theme::Theme;
+use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-/// The golden samples, by file name, numbered from 1 in that order.
+/// The golden samples, by file name, then readable records of the kinds
+/// that have none and of cases the samples do not show (an agent's task,
+/// another's message), numbered from 1 in that order.
 fn samples() -> Vec<EventRecord> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events");
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -22,33 +26,64 @@ fn samples() -> Vec<EventRecord> {
         .map(|e| e.expect("a sample").path())
         .collect();
     files.sort();
-    let mut out = Vec::new();
-    for (i, f) in files.iter().enumerate() {
+    let mut out: Vec<EventRecord> = Vec::new();
+    for f in &files {
         let text = std::fs::read_to_string(f).expect("a sample");
-        let mut e: EventRecord = serde_json::from_str(&text).expect("a sample record");
+        out.push(serde_json::from_str(&text).expect("a sample record"));
+    }
+    let like = |out: &[EventRecord], kind: &str, as_kind: &str, edit: &dyn Fn(&mut Value)| {
+        let mut e = (out.iter().find(|e| e.kind == kind).cloned()).expect("the sample");
+        e.kind = as_kind.into();
+        edit(&mut e.payload);
+        e
+    };
+    let more = [
+        like(&out, "message_processed", "message_dropped", &|p| {
+            p["queue_status"] = json!("dropped")
+        }),
+        like(&out, "timer_fired", "timer_cancelled", &|p| {
+            p["timer"]["status"] = json!("cancelled")
+        }),
+        like(&out, "task_created", "task_created", &|p| {
+            p["task"]["detail"]["origin"] = json!("agent")
+        }),
+        like(&out, "message_admitted", "message_admitted", &|p| {
+            p["message"]["kind"] = json!("webhook_event");
+            p["message"]["origin"] = json!({ "kind": "webhook", "source": "ci" });
+        }),
+    ];
+    out.extend(more);
+    for kind in ["task_output", "runtime_stopped", "work_item_recheck_due"] {
+        out.push(record(0, kind, json!({})));
+    }
+    for (i, e) in out.iter_mut().enumerate() {
         e.event_seq = i as u64 + 1;
-        out.push(e);
+    }
+    for e in &out {
+        let typed = e.event();
+        assert!(
+            !matches!(typed, Event::Unreadable { .. }),
+            "{}: {typed:?}",
+            e.kind
+        );
     }
     out
 }
 
-/// A sample's kind again, with a payload its type does not read, and a
-/// kind no build knows.
+/// Every kind again, by name, with a payload no kind reads, and a kind no
+/// build knows.
 fn unreadable(seq: u64) -> Vec<EventRecord> {
-    let mut out: Vec<EventRecord> = EventKind::ALL
-        .iter()
-        .filter(|k| matches!(Event::decode(k.as_str(), &bad()), Event::Unreadable { .. }))
-        .map(|k| record(seq, k.as_str()))
-        .collect();
-    out.push(record(seq, "no_such_kind"));
+    let mut kinds: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+    kinds.sort_unstable();
+    let mut out: Vec<EventRecord> = (kinds.iter()).map(|k| record(seq, k, json!(42))).collect();
+    for e in &out {
+        assert!(matches!(e.event(), Event::Unreadable { .. }), "{}", e.kind);
+    }
+    out.push(record(seq, "no_such_kind", json!(42)));
     out
 }
 
-fn bad() -> serde_json::Value {
-    serde_json::json!({ "unexpected": [1, 2, 3] })
-}
-
-fn record(seq: u64, kind: &str) -> EventRecord {
+fn record(seq: u64, kind: &str, payload: Value) -> EventRecord {
     EventRecord {
         event_seq: seq,
         id: format!("evt_{seq}"),
@@ -56,7 +91,7 @@ fn record(seq: u64, kind: &str) -> EventRecord {
         kind: kind.into(),
         agent_id: "main".into(),
         provenance: Default::default(),
-        payload: bad(),
+        payload,
     }
 }
 
@@ -74,9 +109,7 @@ fn one(e: &EventRecord, out: &mut String) {
             "conversation (operator task {operator_task}): {applied:?}"
         );
         for row in &c.rows {
-            let kind = format!("{:?}", row.kind());
-            let kind: String = kind.chars().take(240).collect();
-            let _ = writeln!(out, "  row {:?} {kind}", row.min_mode);
+            let _ = writeln!(out, "  row {:?} {:?}", row.min_mode, row.kind());
         }
         if let Some(t) = &c.turn {
             let _ = writeln!(out, "  turn {t:?}");
@@ -84,8 +117,10 @@ fn one(e: &EventRecord, out: &mut String) {
     }
     let mut p = Projection::default();
     let touched = p.apply(e, &typed);
-    let changed = p != Projection::default();
-    let _ = writeln!(out, "projection: {touched:?}, changed {changed}");
+    let _ = writeln!(out, "projection: {touched:?}");
+    if p != Projection::default() {
+        let _ = writeln!(out, "  {p:?}");
+    }
     for line in transcript_lines(std::slice::from_ref(e), 80, Theme { no_color: true }) {
         let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
         let _ = writeln!(out, "  transcript: {}", text.trim_end());
@@ -114,9 +149,7 @@ fn every_kind_through_each_surface() {
         let _ = writeln!(out, "{} {applied:?} {touched:?}", e.kind);
     }
     for row in &c.rows {
-        let kind = format!("{:?}", row.kind());
-        let kind: String = kind.chars().take(240).collect();
-        let _ = writeln!(out, "  row {:?} {kind}", row.min_mode);
+        let _ = writeln!(out, "  row {:?} {:?}", row.min_mode, row.kind());
     }
     let _ = writeln!(out, "turn {:?}", c.turn);
     let _ = writeln!(out, "projection {p:?}");
