@@ -12,7 +12,11 @@ use crate::model::agent::AgentStatus;
 use crate::model::decision::AgentSchedulingPosture;
 use crate::model::task::{CommandOrigin, TaskStatus};
 use crate::model::work::{PlanStatus, TodoState};
-use crate::protocol::events::{self as ev, Event, EventFamily};
+use crate::protocol::events::{self as ev, Event, Family};
+use crate::protocol::events::{AgentEvent, MessageEvent, PolicyEvent, RuntimeEvent};
+use crate::protocol::events::{
+    SchedulerEvent, TaskEvent, TurnEvent, WorkItemEvent, WorkspaceEvent,
+};
 use crate::protocol::types::ClosureDecision;
 use crate::protocol::types::TaskRecord;
 use crate::protocol::types::{WorkItemRecord, WorkItemState};
@@ -28,17 +32,6 @@ pub struct PostureLook {
     pub animated: bool,
     /// The operator is needed (strong style).
     pub needs_operator: bool,
-}
-
-/// The queue's counts change when a message joins it or settles; a
-/// refused one never joined, and one taken up is followed by its turn.
-fn message_event(typed: &Event) -> Touched {
-    match typed {
-        Event::MessageRejected(_)
-        | Event::MessageProcessingStarted(_)
-        | Event::MessageInterjected(_) => Touched::Nothing,
-        _ => Touched::RefreshSummary,
-    }
 }
 
 /// How each derived `AgentSchedulingPosture` reads; `None` is a posture
@@ -308,142 +301,158 @@ impl AgentView {
     }
 
     /// Apply one live or backfilled event (`typed` is its payload), by
-    /// family; within a family, a kind not named does what its family
-    /// does.
+    /// family.
     pub fn apply(&mut self, e: &EventRecord, typed: &Event) -> Touched {
-        use EventFamily as F;
+        use Family as F;
         match typed.family() {
-            Some(F::Agent) => self.agent_event(typed),
-            Some(F::Message) => message_event(typed),
-            Some(F::Scheduler) => self.scheduler_event(e, typed),
-            Some(F::Turn) => self.turn_event(e, typed),
-            Some(F::WorkItem) => self.work_item_event(typed),
-            Some(F::Task) => self.task_event(e, typed),
-            Some(F::Workspace) => {
-                if let Event::WorkspaceUsed(p) = typed {
+            F::Agent(a) => self.agent_event(a),
+            F::Message(m) => Self::message_event(m),
+            F::Scheduler(SchedulerEvent::SchedulerDecision(p)) => {
+                self.last_decision = Some(e.clone());
+                self.set_posture(e.event_seq, p.posture.posture, p.posture.reason.clone());
+                self.status = Some(p.status);
+                Touched::RefreshSummary
+            }
+            F::Scheduler(SchedulerEvent::SystemTickEmitted(_)) => Touched::Nothing,
+            F::Turn(t) => self.turn_event(e, t),
+            F::WorkItem(w) => self.work_item_event(w),
+            F::Task(t) => self.task_event(e, t),
+            F::Workspace(w) => {
+                if let WorkspaceEvent::WorkspaceUsed(p) = w {
                     self.execution = Some(p.execution.clone());
                 }
                 Touched::Nothing
             }
             // The status line names the policy in force (a repository's
             // proposal is not in it).
-            Some(F::Policy) => match typed {
-                Event::ProposalApproved(_) => Touched::Nothing,
-                _ => Touched::RefreshSummary,
-            },
+            F::Policy(PolicyEvent::ProposalApproved(_)) => Touched::Nothing,
+            F::Policy(
+                PolicyEvent::WorkspacePolicyChanged(_) | PolicyEvent::DefaultPolicyChanged(_),
+            ) => Touched::RefreshSummary,
             // The summary counts the waits and timers.
-            Some(F::Wait) => Touched::RefreshSummary,
-            Some(F::Runtime) => match typed {
-                // The summary's status and counts after a start or a
-                // prune.
-                Event::RuntimeStarted(_) | Event::StorePruned(_) | Event::HistoryLost(_) => {
-                    Touched::RefreshSummary
-                }
-                _ => Touched::Nothing,
-            },
+            F::Wait(_) => Touched::RefreshSummary,
+            F::Runtime(r) => Self::runtime_event(r),
             // Nothing the summary or these views hold.
-            Some(F::Tool | F::Brief | F::Approval | F::Trigger | F::Mcp) | None => Touched::Nothing,
+            F::Tool(_)
+            | F::Brief(_)
+            | F::Approval(_)
+            | F::Trigger(_)
+            | F::Mcp(_)
+            | F::Unreadable => Touched::Nothing,
+        }
+    }
+
+    /// The queue's counts change when a message joins it or settles; a
+    /// refused one never joined, and one taken up is followed by its turn.
+    fn message_event(m: MessageEvent<'_>) -> Touched {
+        use MessageEvent as M;
+        match m {
+            M::MessageAdmitted(_)
+            | M::MessageProcessed(_)
+            | M::MessageAborted(_)
+            | M::MessageDropped(_) => Touched::RefreshSummary,
+            M::MessageRejected(_) | M::MessageProcessingStarted(_) | M::MessageInterjected(_) => {
+                Touched::Nothing
+            }
+        }
+    }
+
+    /// A start and a prune change the summary's status and counts.
+    fn runtime_event(r: RuntimeEvent<'_>) -> Touched {
+        use RuntimeEvent as R;
+        match r {
+            R::RuntimeStarted(_) | R::StorePruned(_) | R::HistoryLost(_) => Touched::RefreshSummary,
+            R::RuntimeStopped(_) | R::ConfigReloaded(_) | R::HookRan(_) => Touched::Nothing,
         }
     }
 
     /// The agent's status, model and budget.
-    fn agent_event(&mut self, typed: &Event) -> Touched {
-        use Event as K;
-        match typed {
-            K::AgentArchived(_) => self.status = Some(AgentStatus::Stopped),
-            K::BudgetExceeded(_) => self.status = Some(AgentStatus::Paused),
-            K::AgentStateChanged(ev::AgentStateChanged { to, .. })
-            | K::ControlApplied(ev::ControlApplied { to, .. }) => self.status = Some(*to),
+    fn agent_event(&mut self, a: AgentEvent<'_>) -> Touched {
+        use AgentEvent as A;
+        match a {
+            A::AgentArchived(_) => self.status = Some(AgentStatus::Stopped),
+            A::BudgetExceeded(_) => self.status = Some(AgentStatus::Paused),
+            A::AgentStateChanged(ev::AgentStateChanged { to, .. })
+            | A::ControlApplied(ev::ControlApplied { to, .. }) => self.status = Some(*to),
             // Cleared: the runtime's default applies, which the refreshed
             // summary names.
-            K::ModelOverrideChanged(p) => {
+            A::ModelOverrideChanged(p) => {
                 if let Some(m) = &p.to {
                     self.model = Some(m.clone());
                 }
             }
-            K::AgentBudgetChanged(_) => {}
-            // Nothing the summary holds: a new agent, a skill, the display
-            // mode.
-            _ => return Touched::Nothing,
+            A::AgentBudgetChanged(_) => {}
+            // Nothing the summary holds.
+            A::AgentCreated(_) | A::SkillActivated(_) | A::DisplayModeChanged(_) => {
+                return Touched::Nothing
+            }
         }
         Touched::RefreshSummary
     }
 
-    /// The last decision, with the posture and status it names.
-    fn scheduler_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
-        match typed {
-            Event::SchedulerDecision(p) => {
-                self.last_decision = Some(e.clone());
-                self.set_posture(e.event_seq, p.posture.posture, p.posture.reason.clone());
-                self.status = Some(p.status);
-                Touched::RefreshSummary
-            }
-            _ => Touched::Nothing,
-        }
-    }
-
     /// A turn in progress is the posture until its end, which the
     /// refreshed summary says; each round fills the context meter.
-    fn turn_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
-        use Event as K;
-        match typed {
-            K::TurnStarted(_) => {
+    fn turn_event(&mut self, e: &EventRecord, t: TurnEvent<'_>) -> Touched {
+        use TurnEvent as T;
+        match t {
+            T::TurnStarted(_) => {
                 let reason = "turn in progress".to_owned();
                 self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
                 Touched::Nothing
             }
-            K::TurnAwaitingApproval(_) => {
+            T::TurnAwaitingApproval(_) => {
                 let reason = "turn in progress; it waits for your answer".to_owned();
                 self.set_posture(e.event_seq, AgentSchedulingPosture::ActiveTurn, reason);
                 Touched::Nothing
             }
-            K::ProviderRoundCompleted(p) => {
+            T::ProviderRoundCompleted(p) => {
                 self.context_used(p);
                 Touched::Nothing
             }
-            K::TurnTerminal(_)
-            | K::RuntimeError(_)
-            | K::ContextCompactionStarted(_)
-            | K::ContextCompacted(_) => Touched::RefreshSummary,
-            // The turn's own bookkeeping: its context, rounds, checkpoints.
-            _ => Touched::Nothing,
+            T::TurnTerminal(_)
+            | T::RuntimeError(_)
+            | T::ContextCompactionStarted(_)
+            | T::ContextCompacted(_) => Touched::RefreshSummary,
+            // The turn's own bookkeeping.
+            T::TurnContextBuilt(_) | T::AssistantRoundRecorded(_) | T::TurnCheckpoint(_) => {
+                Touched::Nothing
+            }
         }
     }
 
     /// A work item's snapshot, or the one the agent works on now.
-    fn work_item_event(&mut self, typed: &Event) -> Touched {
-        use Event as K;
-        match typed {
-            K::WorkItemCreated(ev::WorkItemCreated { work_item, .. })
-            | K::WorkItemUpdated(ev::WorkItemUpdated { work_item, .. })
-            | K::WorkItemCompleted(ev::WorkItemCompleted { work_item, .. }) => {
+    fn work_item_event(&mut self, w: WorkItemEvent<'_>) -> Touched {
+        use WorkItemEvent as W;
+        match w {
+            W::WorkItemCreated(ev::WorkItemCreated { work_item, .. })
+            | W::WorkItemUpdated(ev::WorkItemUpdated { work_item, .. })
+            | W::WorkItemCompleted(ev::WorkItemCompleted { work_item, .. }) => {
                 self.work_item_changed(work_item);
                 Touched::RefreshSummary
             }
-            K::WorkItemPicked(p) => {
+            W::WorkItemPicked(p) => {
                 self.current_work_item = Some(p.work_item_id.clone());
                 Touched::RefreshSummary
             }
-            // A recheck falling due changes nothing held until it is
-            // taken up.
-            _ => Touched::Nothing,
+            // Nothing held changes until the recheck is taken up.
+            W::WorkItemRecheckDue(_) => Touched::Nothing,
         }
     }
 
     /// A task's record: made when it starts, changed where it is.
-    fn task_event(&mut self, e: &EventRecord, typed: &Event) -> Touched {
-        match typed {
-            Event::TaskCreated(p) => {
+    fn task_event(&mut self, e: &EventRecord, t: TaskEvent<'_>) -> Touched {
+        use TaskEvent as T;
+        match t {
+            T::TaskCreated(p) => {
                 self.upsert_task(TaskView::from_record(&p.task));
                 Touched::RefreshSummary
             }
-            Event::TaskStatusChanged(p) => {
+            T::TaskStatusChanged(p) => {
                 self.task_changed(e, p);
                 Touched::RefreshSummary
             }
-            // Its output, its result queued, its reattachment: the record
-            // is unchanged.
-            _ => Touched::Nothing,
+            // The record is unchanged.
+            T::TaskOutput(_) | T::TaskResultQueued(_) | T::TaskReattached(_) => Touched::Nothing,
         }
     }
 

@@ -1,14 +1,15 @@
-//! Applying one event to the conversation, by family (`EventFamily`): the
+//! Applying one event to the conversation, by family (`Family`): the
 //! queue and the operator's prompts, briefs, approvals, tasks, tool calls,
-//! the running turn, and everything else (a presented row when a display
-//! mode shows it, and nothing to merge). Within a family, a kind not named
-//! is a presented row too.
+//! the running turn, and the other families (a presented row when a
+//! display mode shows it, and nothing to merge).
 
 use super::super::fmt::ts_ms;
 use super::super::rows::{ApprovalState, PromptState, Row, RowKind, Tone};
 use super::{attention, min_mode, Applied, Conversation, EchoKind, Turn};
 use crate::model::approval::ApprovalStatus;
-use crate::protocol::events::{self as ev, BriefKind, Event, EventFamily};
+use crate::protocol::events::{self as ev, BriefKind, Event, Family};
+use crate::protocol::events::{ApprovalEvent, BriefEvent, MessageEvent, TaskEvent};
+use crate::protocol::events::{ToolEvent, TurnEvent};
 use crate::protocol::types::{MessageBody, Priority};
 use crate::protocol::DisplayMode;
 use crate::protocol::EventRecord;
@@ -31,28 +32,26 @@ impl Conversation {
         self.applying = e.event_seq;
         let message_id = e.provenance.message_id.as_deref().or(typed.message_id());
         let message_id = message_id.map(str::to_owned);
-        use EventFamily as F;
+        use Family as F;
         match typed.family() {
-            Some(F::Message) => self.message_event(typed, message_id.as_deref(), op),
-            Some(F::Brief) => return self.brief_event(typed, message_id, op),
-            Some(F::Approval) => return self.approval_event(typed, message_id, op),
-            Some(F::Task) => self.task_event(typed, operator_task, op),
-            Some(F::Tool) => self.tool_event(typed, op),
-            Some(F::Turn) => self.turn_event(e, typed, message_id, op),
+            F::Message(m) => self.message_event(m, message_id.as_deref(), op),
+            F::Brief(BriefEvent::BriefCreated(p)) => return self.brief(p, message_id, op),
+            F::Approval(a) => return self.approval_event(a, message_id),
+            F::Task(t) => self.task_event(t, operator_task, op),
+            F::Tool(t) => self.tool_event(t, op),
+            F::Turn(t) => self.turn_event(e, t, message_id, op),
             // The rest is a presented row when a display mode shows it
             // (`min_mode`), and nothing to merge.
-            Some(
-                F::Agent
-                | F::Scheduler
-                | F::Workspace
-                | F::WorkItem
-                | F::Wait
-                | F::Trigger
-                | F::Policy
-                | F::Mcp
-                | F::Runtime,
-            )
-            | None => {
+            F::Agent(_)
+            | F::Scheduler(_)
+            | F::Workspace(_)
+            | F::WorkItem(_)
+            | F::Wait(_)
+            | F::Trigger(_)
+            | F::Policy(_)
+            | F::Mcp(_)
+            | F::Runtime(_)
+            | F::Unreadable => {
                 self.generic(op);
             }
         }
@@ -62,77 +61,55 @@ impl Conversation {
     /// The queue: an operator's prompt joins it, a message is taken up,
     /// joins the running turn, ends or is refused. Another's message
     /// admitted is a row where a mode shows it.
-    fn message_event(&mut self, typed: &Event, message_id: Option<&str>, op: &OperatorEvent) {
-        use Event as K;
-        match typed {
-            K::MessageAdmitted(p) if op.is_operator_message() => self.prompt_admitted(p, op),
-            K::MessageInterjected(_)
-            | K::MessageProcessingStarted(_)
-            | K::MessageProcessed(_)
-            | K::MessageAborted(_)
-            | K::MessageDropped(_) => self.message_moved(typed, message_id, op),
-            K::MessageRejected(_) => self.rejected(op),
-            _ => {
+    fn message_event(&mut self, m: MessageEvent<'_>, message_id: Option<&str>, op: &OperatorEvent) {
+        use MessageEvent as M;
+        match m {
+            M::MessageAdmitted(p) if op.is_operator_message() => self.prompt_admitted(p, op),
+            M::MessageAdmitted(_) => {
                 self.generic(op);
             }
-        }
-    }
-
-    /// A brief merges with what it answers (see `brief`).
-    fn brief_event(
-        &mut self,
-        typed: &Event,
-        message_id: Option<String>,
-        op: &OperatorEvent,
-    ) -> Applied {
-        match typed {
-            Event::BriefCreated(p) => self.brief(p, message_id, op),
-            _ => {
-                self.generic(op);
-                Applied::default()
-            }
+            M::MessageInterjected(_)
+            | M::MessageProcessingStarted(_)
+            | M::MessageProcessed(_)
+            | M::MessageAborted(_)
+            | M::MessageDropped(_) => self.message_moved(m, message_id, op),
+            M::MessageRejected(_) => self.rejected(op),
         }
     }
 
     /// An approval is a row answerable at a key until it is answered; its
     /// review is written beside it.
-    fn approval_event(
-        &mut self,
-        typed: &Event,
-        message_id: Option<String>,
-        op: &OperatorEvent,
-    ) -> Applied {
-        use Event as K;
-        match typed {
-            K::ApprovalRequested(p) => return self.approval_requested(p, message_id),
-            K::ApprovalGranted(p) | K::ApprovalDenied(p) => return self.approval_answered(p),
-            K::ApprovalReviewed(p) => self.approval_reviewed(p),
-            _ => {
-                self.generic(op);
+    fn approval_event(&mut self, a: ApprovalEvent<'_>, message_id: Option<String>) -> Applied {
+        use ApprovalEvent as A;
+        match a {
+            A::ApprovalRequested(p) => self.approval_requested(p, message_id),
+            A::ApprovalGranted(p) | A::ApprovalDenied(p) => self.approval_answered(p),
+            A::ApprovalReviewed(p) => {
+                self.approval_reviewed(p);
+                Applied::default()
             }
         }
-        Applied::default()
     }
 
-    /// A task's row: made when it starts, changed where it is.
-    fn task_event(&mut self, typed: &Event, operator_task: bool, op: &OperatorEvent) {
-        match typed {
-            Event::TaskCreated(p) => self.task_created(&p.task, operator_task),
-            Event::TaskStatusChanged(p) => self.task_changed(p, operator_task),
-            _ => {
+    /// A task's row: made when it starts, changed where it is; its output,
+    /// its result queued and its reattachment are rows where a mode shows
+    /// them.
+    fn task_event(&mut self, t: TaskEvent<'_>, operator_task: bool, op: &OperatorEvent) {
+        use TaskEvent as T;
+        match t {
+            T::TaskCreated(p) => self.task_created(&p.task, operator_task),
+            T::TaskStatusChanged(p) => self.task_changed(p, operator_task),
+            T::TaskOutput(_) | T::TaskResultQueued(_) | T::TaskReattached(_) => {
                 self.generic(op);
             }
         }
     }
 
     /// A tool call: the turn's activity while it runs, then its row.
-    fn tool_event(&mut self, typed: &Event, op: &OperatorEvent) {
-        match typed {
-            Event::ToolStarted(p) => self.tool_started(p, op),
-            Event::ToolExecuted(p) => self.tool_done(p, op),
-            _ => {
-                self.generic(op);
-            }
+    fn tool_event(&mut self, t: ToolEvent<'_>, op: &OperatorEvent) {
+        match t {
+            ToolEvent::ToolStarted(p) => self.tool_started(p, op),
+            ToolEvent::ToolExecuted(p) => self.tool_done(p, op),
         }
     }
 
@@ -141,26 +118,26 @@ impl Conversation {
     fn turn_event(
         &mut self,
         e: &EventRecord,
-        typed: &Event,
+        t: TurnEvent<'_>,
         message_id: Option<String>,
         op: &OperatorEvent,
     ) {
-        use Event as K;
-        match typed {
-            K::TurnStarted(p) => self.turn_started(e, p, message_id, op),
-            K::AssistantRoundRecorded(p) => self.round_recorded(p, message_id, op),
-            K::TurnAwaitingApproval(p) => self.turn_awaiting(p, op),
-            K::ProviderRoundCompleted(p) => {
+        use TurnEvent as T;
+        match t {
+            T::TurnStarted(p) => self.turn_started(e, p, message_id, op),
+            T::AssistantRoundRecorded(p) => self.round_recorded(p, message_id, op),
+            T::TurnAwaitingApproval(p) => self.turn_awaiting(p, op),
+            T::ProviderRoundCompleted(p) => {
                 if let Some(t) = self.turn.as_mut() {
                     t.tokens += p.token_usage.input_tokens + p.token_usage.output_tokens;
                 }
                 self.generic(op);
             }
-            K::TurnTerminal(p) => self.turn_ended(p, message_id, op),
-            K::RuntimeError(_) => self.alert(message_id, op, None),
-            K::ContextCompactionStarted(p) => self.compaction_started(p, op),
-            K::ContextCompacted(p) => self.compacted(p, op),
-            _ => {
+            T::TurnTerminal(p) => self.turn_ended(p, message_id, op),
+            T::RuntimeError(_) => self.alert(message_id, op, None),
+            T::ContextCompactionStarted(p) => self.compaction_started(p, op),
+            T::ContextCompacted(p) => self.compacted(p, op),
+            T::TurnContextBuilt(_) | T::TurnCheckpoint(_) => {
                 self.generic(op);
             }
         }
@@ -168,13 +145,17 @@ impl Conversation {
 
     /// A message was taken up, joined the running turn, or ended: an
     /// operator prompt of it leaves the queue.
-    fn message_moved(&mut self, typed: &Event, message_id: Option<&str>, op: &OperatorEvent) {
-        if let Some(m) = message_id {
-            let runs_now = matches!(typed, Event::MessageInterjected(_));
-            self.prompt_taken_up(m, runs_now);
+    fn message_moved(&mut self, m: MessageEvent<'_>, message_id: Option<&str>, op: &OperatorEvent) {
+        let joined = if let MessageEvent::MessageInterjected(p) = m {
+            Some(p)
+        } else {
+            None
+        };
+        if let Some(id) = message_id {
+            self.prompt_taken_up(id, joined.is_some());
         }
         // Something joined the waiting turn: it goes on.
-        if let (Event::MessageInterjected(p), Some(t)) = (typed, self.turn.as_mut()) {
+        if let (Some(p), Some(t)) = (joined, self.turn.as_mut()) {
             if p.detail.run_id.is_some() && p.detail.run_id == t.run_id {
                 t.awaiting = false;
                 self.mark_answerable();
@@ -374,7 +355,11 @@ impl Conversation {
             ApprovalStatus::Denied => ApprovalState::Denied {
                 note: a.note.clone(),
             },
-            _ => ApprovalState::Approved { always: a.always },
+            // An answered approval is granted or denied; a pending one
+            // read here is taken as the grant its event says.
+            ApprovalStatus::Granted | ApprovalStatus::Pending => {
+                ApprovalState::Approved { always: a.always }
+            }
         };
         let row = self
             .rows

@@ -22,7 +22,7 @@ use super::super::msg::RequestId;
 use super::super::theme::Theme;
 use super::super::wrap::{chop, sanitize, wrap};
 use super::{answer, draw_lines, Ctx, Look};
-use crate::protocol::events::{BriefKind, Event};
+use crate::protocol::events::{BriefEvent, BriefKind, Family, MessageEvent, ToolEvent, TurnEvent};
 use crate::protocol::types::MessageBody;
 use crate::protocol::{ApiError, EventRecord, EventsPage, Request, Response};
 use crate::ui::present::wire_name;
@@ -208,10 +208,11 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
         t,
     };
     for e in events {
-        use Event as K;
-        match e.event() {
-            K::TurnStarted(p) => out.turn_rule(e, &wire_name(&p.trigger_kind)),
-            K::MessageAdmitted(p) => {
+        use Family as F;
+        let typed = e.event();
+        match typed.family() {
+            F::Turn(TurnEvent::TurnStarted(p)) => out.turn_rule(e, &wire_name(&p.trigger_kind)),
+            F::Message(MessageEvent::MessageAdmitted(p)) => {
                 let kind = wire_name(&p.message.kind).replace('_', " ");
                 out.head(e, "›", kind, t.accent().patch(t.bold()));
                 let text = match &p.message.body {
@@ -221,7 +222,7 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                 let text = Some(text).filter(|t| !t.trim().is_empty());
                 out.body(text.as_deref().unwrap_or("(empty)"), t.text());
             }
-            K::AssistantRoundRecorded(p) => {
+            F::Turn(TurnEvent::AssistantRoundRecorded(p)) => {
                 out.head(e, "◦", format!("assistant · round {}", p.round), t.bold());
                 if !p.text_preview.trim().is_empty() {
                     out.body(&p.text_preview, t.text());
@@ -231,8 +232,8 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                     out.body(&format!("requests: {tools}"), t.dim());
                 }
             }
-            K::ToolExecuted(p) => out.tool_executed(e, &p),
-            K::BriefCreated(p) => {
+            F::Tool(ToolEvent::ToolExecuted(p)) => out.tool_executed(e, p),
+            F::Brief(BriefEvent::BriefCreated(p)) => {
                 let kind = wire_name(&p.brief.kind);
                 let vis = wire_name(&p.visibility);
                 let style = match p.brief.kind {
@@ -243,15 +244,44 @@ pub fn transcript_lines(events: &[EventRecord], width: usize, t: Theme) -> Vec<L
                 let md = markdown::render(&p.brief.text, out.w, "   ", t);
                 out.extend(md);
             }
-            K::RuntimeError(p) => {
+            F::Turn(TurnEvent::RuntimeError(p)) => {
                 out.head(e, "✗", "runtime error".to_owned(), t.err());
                 let s = Some(p.failure_artifact.summary.as_str()).filter(|s| !s.trim().is_empty());
                 out.body(s.unwrap_or("(no summary)"), t.err());
             }
-            // The transcript is the conversation as the model saw it:
-            // every other kind, of whatever family, is runtime
-            // bookkeeping, in /events.
-            _ => {}
+            // The transcript is the conversation as the model had it: the
+            // rest of a turn, of the queue and of a tool call, and every
+            // other family, is runtime bookkeeping, in /events.
+            F::Turn(
+                TurnEvent::TurnContextBuilt(_)
+                | TurnEvent::ProviderRoundCompleted(_)
+                | TurnEvent::ContextCompactionStarted(_)
+                | TurnEvent::ContextCompacted(_)
+                | TurnEvent::TurnCheckpoint(_)
+                | TurnEvent::TurnAwaitingApproval(_)
+                | TurnEvent::TurnTerminal(_),
+            )
+            | F::Message(
+                MessageEvent::MessageRejected(_)
+                | MessageEvent::MessageProcessingStarted(_)
+                | MessageEvent::MessageProcessed(_)
+                | MessageEvent::MessageAborted(_)
+                | MessageEvent::MessageDropped(_)
+                | MessageEvent::MessageInterjected(_),
+            )
+            | F::Tool(ToolEvent::ToolStarted(_))
+            | F::Agent(_)
+            | F::Scheduler(_)
+            | F::Workspace(_)
+            | F::WorkItem(_)
+            | F::Task(_)
+            | F::Wait(_)
+            | F::Trigger(_)
+            | F::Approval(_)
+            | F::Policy(_)
+            | F::Mcp(_)
+            | F::Runtime(_)
+            | F::Unreadable => {}
         }
     }
     out.out
