@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -34,7 +33,8 @@ use crate::model::trigger::IngressStatus;
 use crate::protocol::RuntimeClient;
 use crate::runtime::handle::RuntimeHost;
 use crate::runtime::triggers::ops::{Delivery, DeliveryError};
-use crate::ui::ws::{bridge_lines, Ends, Frames};
+use crate::ui::ws::{bridge_lines, Ends};
+use hyper_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 /// The largest trigger body accepted (bytes); larger gets 413.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -341,14 +341,23 @@ async fn runtime_shutdown(State(st): State<AppState>, headers: HeaderMap) -> Res
     (StatusCode::ACCEPTED, Json(ack)).into_response()
 }
 
-/// `GET /ws`: the JSON-RPC protocol, one message per line's JSON.
-async fn websocket(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-    upgrade: WebSocketUpgrade,
-) -> Response {
-    if !authorized(&headers, &st.token) {
+/// `GET /ws`: the JSON-RPC protocol, one message per line's JSON. The
+/// upgrade is hyper's, the handshake's answer tungstenite's
+/// (`hyper-tungstenite`), on the same tungstenite the client uses.
+async fn websocket(State(st): State<AppState>, mut request: axum::extract::Request) -> Response {
+    if !authorized(request.headers(), &st.token) {
         return unauthorized();
+    }
+    if !hyper_tungstenite::is_upgrade_request(&request) {
+        let mut r = problem(
+            StatusCode::UPGRADE_REQUIRED,
+            "`/ws` speaks WebSocket only: send `Connection: Upgrade` and `Upgrade: websocket`",
+        );
+        r.headers_mut().insert(
+            header::UPGRADE,
+            header::HeaderValue::from_static("websocket"),
+        );
+        return r;
     }
     let Ok(slot) = Arc::clone(&st.ws_slots).try_acquire_owned() else {
         return problem(
@@ -356,18 +365,30 @@ async fn websocket(
             "the runtime already serves its maximum of WebSocket connections",
         );
     };
-    upgrade
-        .max_message_size(MAX_LINE + 1024)
-        .on_upgrade(move |ws| async move {
-            bridge(ws, st).await;
-            drop(slot);
-        })
+    let config = WebSocketConfig::default().max_message_size(Some(MAX_LINE + 1024));
+    let (response, upgrading) = match hyper_tungstenite::upgrade(&mut request, Some(config)) {
+        Ok(pair) => pair,
+        Err(e) => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                &format!("not a WebSocket handshake: {e}"),
+            )
+        }
+    };
+    tokio::spawn(async move {
+        match upgrading.await {
+            Ok(ws) => bridge(ws, st).await,
+            Err(e) => tracing::debug!(error = %e, "a WebSocket upgrade did not complete"),
+        }
+        drop(slot);
+    });
+    response.map(axum::body::Body::new)
 }
 
 /// Carry one WebSocket connection over a socket pair into the control
 /// server's connection handler: a text message in is a request line, a
-/// line out is a text message.
-async fn bridge(ws: WebSocket, st: AppState) {
+/// line out is a text message; the handler's side ending ends it.
+async fn bridge(ws: hyper_tungstenite::HyperWebsocketStream, st: AppState) {
     let (ours, theirs) = match UnixStream::pair() {
         Ok(p) => p,
         Err(e) => {
@@ -381,24 +402,8 @@ async fn bridge(ws: WebSocket, st: AppState) {
         st.shutdown,
         st.limits.idle_timeout,
     ));
-    pump(ws, ours).await;
+    bridge_lines(ws, ours, Ends::Lines).await;
     let _ = served.await;
-}
-
-/// axum's messages for the line bridge; the handler's side ending ends it.
-async fn pump(ws: WebSocket, stream: UnixStream) {
-    let frames = Frames {
-        text: |line| Message::Text(line.into()),
-        ping: || Message::Ping(Bytes::new()),
-        close: || Message::Close(None),
-        line: |m| match m {
-            Message::Text(t) => Ok(Some(t.as_str().as_bytes().to_vec())),
-            Message::Binary(b) => Ok(Some(b.to_vec())),
-            Message::Close(_) => Err(()),
-            Message::Ping(_) | Message::Pong(_) => Ok(None),
-        },
-    };
-    bridge_lines(ws, stream, frames, Ends::Lines).await;
 }
 
 #[cfg(test)]

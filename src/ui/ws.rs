@@ -246,7 +246,7 @@ async fn connect_ws(
                 .await
                 .map_err(|_| late())?
                 .map_err(|e| ws_error(url, e))?;
-            tokio::spawn(pump(ws, ours));
+            tokio::spawn(bridge_lines(ws, ours, Ends::Either));
         }
         Some(pin) => {
             let uri = request.uri().clone();
@@ -265,7 +265,7 @@ async fn connect_ws(
             let (ws, _) = tokio::time::timeout(within, connecting)
                 .await
                 .map_err(|_| late())??;
-            tokio::spawn(pump(ws, ours));
+            tokio::spawn(bridge_lines(ws, ours, Ends::Either));
         }
     }
     SocketClient::over(theirs, PathBuf::from(url))
@@ -286,15 +286,6 @@ fn ws_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> std::io::Err
     }
 }
 
-/// What one WebSocket library's message type means to a line bridge.
-pub struct Frames<M> {
-    pub text: fn(String) -> M,
-    pub ping: fn() -> M,
-    pub close: fn() -> M,
-    /// A message's line bytes; `None` for control frames, `Err` for close.
-    pub line: fn(M) -> Result<Option<Vec<u8>>, ()>,
-}
-
 /// Which side of the bridge ending ends it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Ends {
@@ -308,9 +299,13 @@ pub enum Ends {
 /// Carry lines between a socket-pair end and a WebSocket: each line out is
 /// one text message, each data message in one line. Pings every
 /// `KEEPALIVE` find a peer gone without closing.
-pub async fn bridge_lines<W, M, E>(ws: W, stream: UnixStream, frames: Frames<M>, ends: Ends)
-where
-    W: futures_util::Stream<Item = Result<M, E>> + futures_util::Sink<M> + Send + Unpin,
+/// Used by the client (`Ends::Either`) and the listener (`Ends::Lines`).
+pub async fn bridge_lines<S>(
+    ws: tokio_tungstenite::WebSocketStream<S>,
+    stream: UnixStream,
+    ends: Ends,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin,
 {
     let (mut ws_tx, mut ws_rx) = ws.split();
     let (read, mut write) = stream.into_split();
@@ -322,29 +317,30 @@ where
         loop {
             let message = tokio::select! {
                 line = lines.next_line() => match line {
-                    Ok(Some(line)) => (frames.text)(line),
+                    Ok(Some(line)) => Message::text(line),
                     Ok(None) | Err(_) => break,
                 },
                 _ = ping.tick() => {
                     if heard.gone() {
                         return;
                     }
-                    (frames.ping)()
+                    Message::Ping(Default::default())
                 }
             };
             if ws_tx.send(message).await.is_err() {
                 return;
             }
         }
-        let _ = ws_tx.send((frames.close)()).await;
+        let _ = ws_tx.send(Message::Close(None)).await;
     };
     let inbound = async move {
         while let Some(Ok(msg)) = ws_rx.next().await {
             seen.now();
-            let bytes = match (frames.line)(msg) {
-                Ok(Some(b)) => b,
-                Ok(None) => continue,
-                Err(()) => break,
+            let bytes = match msg {
+                Message::Text(t) => t.as_bytes().to_vec(),
+                Message::Binary(b) => b.to_vec(),
+                Message::Close(_) => break,
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
             };
             if write.write_all(&bytes).await.is_err() || write.write_all(b"\n").await.is_err() {
                 break;
@@ -361,25 +357,6 @@ where
             }
         }
     }
-}
-
-/// The client's bridge: tungstenite's messages.
-async fn pump<S>(ws: tokio_tungstenite::WebSocketStream<S>, stream: UnixStream)
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin,
-{
-    let frames = Frames {
-        text: Message::text,
-        ping: || Message::Ping(Default::default()),
-        close: || Message::Close(None),
-        line: |m| match m {
-            Message::Text(t) => Ok(Some(t.as_bytes().to_vec())),
-            Message::Binary(b) => Ok(Some(b.to_vec())),
-            Message::Close(_) => Err(()),
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(None),
-        },
-    };
-    bridge_lines(ws, stream, frames, Ends::Either).await;
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Remote attach and the daemon lifecycle contract: the JSON-RPC protocol
-//! over WebSocket on the HTTP listener (bearer token; the same requests,
-//! subscriptions and resume as the socket), `holon attach ws://` in a
+//! over WebSocket on the HTTP listener (bearer token, a request that is
+//! not a handshake refused; the same requests, subscriptions and resume as
+//! the socket), `holon attach ws://` in a
 //! pseudo-terminal surviving a killed runtime, and `daemon restart` with a
 //! changed config while `daemon start` fails closed.
 
@@ -66,6 +67,34 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
                 .unwrap_or_default();
             assert!(refused.contains("401"), "{bad:?}: {refused}");
         }
+        // `/ws` over plain HTTP: the token first, then an upgrade, then a
+        // whole handshake.
+        let http = super::support::http();
+        let get = |headers: &[(&str, &str)]| {
+            let mut r = http.get(format!("http://{listen}/ws"));
+            for (k, v) in headers {
+                r = r.header(*k, *v);
+            }
+            r.send()
+        };
+        let bearer = format!("Bearer {}", token(&home));
+        let upgrade = [
+            ("connection", "keep-alive, Upgrade"),
+            ("upgrade", "websocket"),
+        ];
+        let r = ok(get(&upgrade).await);
+        assert_eq!(r.status().as_u16(), 401, "no token");
+        let r = ok(get(&[("authorization", bearer.as_str())]).await);
+        assert_eq!(r.status().as_u16(), 426, "no upgrade asked");
+        assert_eq!(
+            r.headers().get("upgrade").and_then(|v| v.to_str().ok()),
+            Some("websocket")
+        );
+        let mut no_key = upgrade.to_vec();
+        no_key.push(("authorization", bearer.as_str()));
+        let r = ok(get(&no_key).await);
+        assert_eq!(r.status().as_u16(), 400, "no Sec-WebSocket-Key");
+        assert!(ok(r.text().await).contains("WebSocket handshake"));
         let e = Endpoint::websocket(&url, token(&home), None).unwrap();
         let client = ok(e.connect().await);
         let status: holon::protocol::RuntimeStatus =
@@ -297,4 +326,50 @@ fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_resp
         assert!(lagged.contains("resume_from"), "{lagged}");
         assert!(events < 40_000, "{events} events were buffered");
     });
+}
+
+#[test]
+fn a_websocket_message_past_the_line_limit_is_refused_and_the_runtime_goes_on() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::Message;
+    let home = Home::new();
+    let listen = format!("127.0.0.1:{}", free_port());
+    detach_on(&home, &listen);
+    let _daemon = Daemon(&home);
+    let rt = ok(tokio::runtime::Runtime::new());
+    rt.block_on(async {
+        let mut request = ok(format!("ws://{listen}/ws").into_client_request());
+        let bearer = ok(format!("Bearer {}", token(&home)).parse());
+        request.headers_mut().insert("authorization", bearer);
+        let (mut ws, _) = ok(tokio_tungstenite::connect_async(request).await);
+        // Two MiB in one text message: past the socket's 1 MiB line.
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"prompt.submit","params":{{"agent_id":"main","text":"{}"}}}}"#,
+            "x".repeat(2 * 1024 * 1024)
+        );
+        let _ = ws.send(Message::text(text)).await;
+        let ended = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match ws.next().await {
+                    None | Some(Err(_)) => return "closed".to_owned(),
+                    Some(Ok(Message::Close(frame))) => return format!("close {frame:?}"),
+                    Some(Ok(Message::Text(t))) if t.contains("\"id\":1") => {
+                        return format!("answered {t}")
+                    }
+                    Some(Ok(_)) => {}
+                }
+            }
+        })
+        .await;
+        let ended = ok(ended);
+        assert!(!ended.starts_with("answered"), "{ended}");
+    });
+    // Nothing was admitted, and the runtime answers.
+    let out = home.ok(&["events", "--json"]);
+    assert!(
+        !out.contains("xxxxxxxx"),
+        "the oversized prompt was admitted"
+    );
+    assert_eq!(status(&home)["runtime"], "running");
 }
