@@ -5,11 +5,13 @@
 //! Each kind is in one family of the table below: what it is about (the
 //! agent, the queue, a turn, a task, ...). `Event::family` gives an event
 //! as its `Family`, which carries the kind and its payload typed in that
-//! family's own enum. Every match is exhaustive, with no `_` arm: a
-//! surface that treats a whole family alike names the family, one that
-//! treats its kinds apart names each kind of it. So a new kind fails to
-//! compile wherever its family is looked into, and a new family
-//! everywhere, until each surface has decided what it does with it.
+//! family's own enum. The readers of payloads (`refs`, the presentation's
+//! table and words) match every kind. The console's surfaces (the
+//! conversation, the projection, the transcript) match on the family with
+//! no `_` arm: where one treats a whole family alike it names the family,
+//! where it treats its kinds apart it names each kind of it. So a new kind
+//! fails to compile wherever its family is looked into, and a new family
+//! on every surface, until each has decided what it does with it.
 
 use serde::{Deserialize, Serialize};
 

@@ -317,12 +317,19 @@ impl AgentView {
             F::Turn(t) => self.turn_event(e, t),
             F::WorkItem(w) => self.work_item_event(w),
             F::Task(t) => self.task_event(e, t),
-            F::Workspace(w) => {
-                if let WorkspaceEvent::WorkspaceUsed(p) = w {
-                    self.execution = Some(p.execution.clone());
-                }
+            F::Workspace(WorkspaceEvent::WorkspaceUsed(p)) => {
+                self.execution = Some(p.execution.clone());
                 Touched::Nothing
             }
+            // Where the agent works changes only by `workspace_used`.
+            F::Workspace(
+                WorkspaceEvent::WorkspaceAttached(_)
+                | WorkspaceEvent::WorkspaceDetached(_)
+                | WorkspaceEvent::WorkspaceMissing(_)
+                | WorkspaceEvent::WorktreeCreated(_)
+                | WorkspaceEvent::WorktreeRemoved(_)
+                | WorkspaceEvent::WorktreeRetained(_),
+            ) => Touched::Nothing,
             // The status line names the policy in force (a repository's
             // proposal is not in it).
             F::Policy(PolicyEvent::ProposalApproved(_)) => Touched::Nothing,

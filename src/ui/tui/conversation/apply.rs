@@ -83,7 +83,14 @@ impl Conversation {
         use ApprovalEvent as A;
         match a {
             A::ApprovalRequested(p) => self.approval_requested(p, message_id),
-            A::ApprovalGranted(p) | A::ApprovalDenied(p) => self.approval_answered(p),
+            A::ApprovalGranted(p) => {
+                let always = p.approval.always;
+                self.approval_answered(p, ApprovalState::Approved { always })
+            }
+            A::ApprovalDenied(p) => {
+                let note = p.approval.note.clone();
+                self.approval_answered(p, ApprovalState::Denied { note })
+            }
             A::ApprovalReviewed(p) => {
                 self.approval_reviewed(p);
                 Applied::default()
@@ -347,20 +354,11 @@ impl Conversation {
         }
     }
 
-    /// An approval was answered: its row says how (a row is made when it
-    /// was asked before the rows this console holds).
-    fn approval_answered(&mut self, p: &ev::ApprovalChanged) -> Applied {
+    /// An approval was answered: its row says how, as the event's kind
+    /// says (a row is made when it was asked before the rows this console
+    /// holds).
+    fn approval_answered(&mut self, p: &ev::ApprovalChanged, answer: ApprovalState) -> Applied {
         let a = &p.approval;
-        let answer = match a.status {
-            ApprovalStatus::Denied => ApprovalState::Denied {
-                note: a.note.clone(),
-            },
-            // An answered approval is granted or denied; a pending one
-            // read here is taken as the grant its event says.
-            ApprovalStatus::Granted | ApprovalStatus::Pending => {
-                ApprovalState::Approved { always: a.always }
-            }
-        };
         let row = self
             .rows
             .iter_mut()
