@@ -22,9 +22,10 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::net::{TcpListener, UnixStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use super::access::{HttpOptions, RateLimit};
+use super::control::server::{Admission, ConnectionSlots};
 use super::control::{ServerLimits, MAX_LINE};
 use super::http_inspect as inspect;
 use crate::model::trigger::DeliveryMeta;
@@ -85,7 +86,7 @@ pub(super) struct AppState {
     pub(super) token: Arc<str>,
     shutdown: watch::Receiver<bool>,
     limits: ServerLimits,
-    ws_slots: Arc<Semaphore>,
+    ws_slots: ConnectionSlots,
     rates: Arc<RateLimits>,
 }
 
@@ -161,7 +162,7 @@ pub async fn start(
         token: Arc::from(options.token.as_str()),
         shutdown: shutdown.clone(),
         limits,
-        ws_slots: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+        ws_slots: ConnectionSlots::new(limits.max_connections),
         rates: Arc::new(RateLimits::new(options.rate)),
     };
     let app = Router::new()
@@ -342,16 +343,27 @@ async fn runtime_shutdown(State(st): State<AppState>, headers: HeaderMap) -> Res
 }
 
 /// `GET /ws`: the JSON-RPC protocol, one message per line's JSON. The
-/// upgrade is hyper's, the handshake's answer tungstenite's
-/// (`hyper-tungstenite`), on the same tungstenite the client uses.
+/// upgrade is hyper's, the handshake's answer from tungstenite's accept
+/// key (`hyper-tungstenite`), on the same tungstenite the client uses.
+/// Only a GET over HTTP/1.1 that hyper can upgrade is answered 101.
 async fn websocket(State(st): State<AppState>, mut request: axum::extract::Request) -> Response {
     if !authorized(request.headers(), &st.token) {
         return unauthorized();
     }
-    if !hyper_tungstenite::is_upgrade_request(&request) {
+    if request.method() != axum::http::Method::GET {
+        let mut r = problem(StatusCode::METHOD_NOT_ALLOWED, "`/ws` is opened with GET");
+        r.headers_mut()
+            .insert(header::ALLOW, header::HeaderValue::from_static("GET"));
+        return r;
+    }
+    let upgradable = request.version() == axum::http::Version::HTTP_11
+        && (request.extensions())
+            .get::<hyper::upgrade::OnUpgrade>()
+            .is_some();
+    if !upgradable || !hyper_tungstenite::is_upgrade_request(&request) {
         let mut r = problem(
             StatusCode::UPGRADE_REQUIRED,
-            "`/ws` speaks WebSocket only: send `Connection: Upgrade` and `Upgrade: websocket`",
+            "`/ws` speaks WebSocket only: over HTTP/1.1, send `Connection: Upgrade` and `Upgrade: websocket`",
         );
         r.headers_mut().insert(
             header::UPGRADE,
@@ -359,14 +371,16 @@ async fn websocket(State(st): State<AppState>, mut request: axum::extract::Reque
         );
         return r;
     }
-    let Ok(slot) = Arc::clone(&st.ws_slots).try_acquire_owned() else {
-        return problem(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the runtime already serves its maximum of WebSocket connections",
-        );
+    // A frame is read whole before the message is measured: both bounded.
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_LINE + 1024))
+        .max_frame_size(Some(MAX_LINE + 1024));
+    let key_ok = (request.headers().get("sec-websocket-key")).is_none_or(|k| is_key(k.as_bytes()));
+    let answer = match key_ok {
+        true => hyper_tungstenite::upgrade(&mut request, Some(config)),
+        false => Err(hyper_tungstenite::tungstenite::error::ProtocolError::InvalidSecWebSocketKey),
     };
-    let config = WebSocketConfig::default().max_message_size(Some(MAX_LINE + 1024));
-    let (response, upgrading) = match hyper_tungstenite::upgrade(&mut request, Some(config)) {
+    let (response, upgrading) = match answer {
         Ok(pair) => pair,
         Err(e) => {
             return problem(
@@ -375,20 +389,41 @@ async fn websocket(State(st): State<AppState>, mut request: axum::extract::Reque
             )
         }
     };
+    // At the limit the oldest connection that follows nothing gives way.
+    let Some(admission) = st.ws_slots.take() else {
+        tracing::info!("a WebSocket connection was refused: every slot follows an agent");
+        return problem(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!(
+                "the runtime already serves its maximum of {} WebSocket connections, every one \
+                 following an agent (`[server] max_connections`); close a console or raise the limit",
+                st.limits.max_connections
+            ),
+        );
+    };
     tokio::spawn(async move {
         match upgrading.await {
-            Ok(ws) => bridge(ws, st).await,
+            Ok(ws) => bridge(ws, st, admission).await,
             Err(e) => tracing::debug!(error = %e, "a WebSocket upgrade did not complete"),
         }
-        drop(slot);
     });
-    response.map(axum::body::Body::new)
+    // The answer has no body (hyper-tungstenite's would give a 101 a
+    // Content-Length).
+    let (parts, _) = response.into_parts();
+    Response::from_parts(parts, axum::body::Body::empty())
+}
+
+/// A `Sec-WebSocket-Key` as the protocol has it: 16 bytes in base64 (24
+/// characters, the last two `==`).
+fn is_key(key: &[u8]) -> bool {
+    let b64 = |c: &u8| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/';
+    key.len() == 24 && key.ends_with(b"==") && key[..22].iter().all(b64)
 }
 
 /// Carry one WebSocket connection over a socket pair into the control
 /// server's connection handler: a text message in is a request line, a
 /// line out is a text message; the handler's side ending ends it.
-async fn bridge(ws: hyper_tungstenite::HyperWebsocketStream, st: AppState) {
+async fn bridge(ws: hyper_tungstenite::HyperWebsocketStream, st: AppState, admission: Admission) {
     let (ours, theirs) = match UnixStream::pair() {
         Ok(p) => p,
         Err(e) => {
@@ -396,11 +431,12 @@ async fn bridge(ws: hyper_tungstenite::HyperWebsocketStream, st: AppState) {
             return;
         }
     };
-    let served = tokio::spawn(super::control::server::connection(
+    let served = tokio::spawn(super::control::server::admitted(
         theirs,
         st.client,
         st.shutdown,
         st.limits.idle_timeout,
+        admission,
     ));
     bridge_lines(ws, ours, Ends::Lines).await;
     let _ = served.await;

@@ -20,6 +20,9 @@ use super::client::SocketClient;
 
 /// How often an idle WebSocket is pinged, on both ends.
 pub const KEEPALIVE: Duration = Duration::from_secs(30);
+/// How long a bridge whose peer said Close waits for it to end the
+/// connection after the reply.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// When the other end was last heard from: a peer that vanished without
 /// closing (a dropped network) is found by the pings each end sends, and
@@ -167,8 +170,16 @@ impl Endpoint {
 
     /// What to tell the operator when `connect` failed with `e`.
     pub fn unreachable(&self, e: &std::io::Error) -> String {
+        use std::io::ErrorKind;
         match self {
-            _ if e.kind() == std::io::ErrorKind::InvalidData => e.to_string(),
+            // It answered: what it said, not "start one".
+            _ if matches!(
+                e.kind(),
+                ErrorKind::InvalidData | ErrorKind::PermissionDenied | ErrorKind::ResourceBusy
+            ) =>
+            {
+                e.to_string()
+            }
             Endpoint::Ssh(t) => format!("cannot attach to {}: {e}", t.describe()),
             _ => format!(
                 "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
@@ -271,12 +282,30 @@ async fn connect_ws(
     SocketClient::over(theirs, PathBuf::from(url))
 }
 
-/// A WebSocket handshake's failure in the operator's terms.
+/// A WebSocket handshake's failure in the operator's terms. A runtime
+/// that answered and refused says why, in a kind `unreachable` shows as
+/// it is (it is there: "start one" would mislead).
 fn ws_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> std::io::Error {
+    use std::io::ErrorKind;
     use tokio_tungstenite::tungstenite::Error as WsError;
     match e {
-        WsError::Http(r) if r.status().as_u16() == 401 => {
-            io_error(format!("{url} refused the token (401): check --token-file"))
+        WsError::Http(r) if r.status().as_u16() == 401 => std::io::Error::new(
+            ErrorKind::PermissionDenied,
+            format!("{url} refused the token (401): check --token-file"),
+        ),
+        WsError::Http(r) if r.status().as_u16() == 503 => {
+            let said = (r.body().as_deref())
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+                .and_then(|v| {
+                    v["error"]
+                        .as_str()
+                        .map(|s| crate::ui::present::one_line(s, 300))
+                });
+            let why = said.unwrap_or_else(|| "it is busy".to_owned());
+            std::io::Error::new(
+                ErrorKind::ResourceBusy,
+                format!("{url} refused (503): {why}"),
+            )
         }
         WsError::Io(e) => e,
         WsError::Protocol(_) | WsError::HttpFormat(_) if url.starts_with("ws://") => io_error(
@@ -334,12 +363,16 @@ pub async fn bridge_lines<S>(
         let _ = ws_tx.send(Message::Close(None)).await;
     };
     let inbound = async move {
+        let mut closed_by_peer = false;
         while let Some(Ok(msg)) = ws_rx.next().await {
             seen.now();
             let bytes = match msg {
                 Message::Text(t) => t.as_bytes().to_vec(),
                 Message::Binary(b) => b.to_vec(),
-                Message::Close(_) => break,
+                Message::Close(_) => {
+                    closed_by_peer = true;
+                    break;
+                }
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
             };
             if write.write_all(&bytes).await.is_err() || write.write_all(b"\n").await.is_err() {
@@ -347,12 +380,20 @@ pub async fn bridge_lines<S>(
             }
         }
         let _ = write.shutdown().await;
+        if closed_by_peer {
+            // The next read sends the Close reply tungstenite queued; the
+            // peer then ends the connection.
+            let _ = tokio::time::timeout(CLOSE_GRACE, ws_rx.next()).await;
+        }
+        closed_by_peer
     };
     tokio::pin!(outbound);
     tokio::select! {
         _ = &mut outbound => {}
-        _ = inbound => {
-            if ends == Ends::Lines {
+        // A peer that said Close reads nothing more; one whose stream
+        // merely ended may still read what the line side has to say.
+        closed_by_peer = inbound => {
+            if ends == Ends::Lines && !closed_by_peer {
                 outbound.await;
             }
         }

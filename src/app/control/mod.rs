@@ -22,8 +22,9 @@ pub const OUTBOUND_BYTES: usize = 1024 * 1024;
 /// How many clients a server takes, and how long an idle one may stay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerLimits {
-    /// Control connections served at once (WebSocket ones too); at the
-    /// limit the oldest that follows nothing gives way, else -32006.
+    /// Control connections served at once on the socket, and WebSocket
+    /// ones in slots of their own as many; at the limit the oldest that
+    /// follows nothing gives way, else -32006 (503 for a WebSocket).
     pub max_connections: usize,
     /// A connection with no subscription that sends nothing for this long
     /// is closed (with -32006 saying why).

@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::request::{parse_line, EchoId, Line, NULL_ID};
-use super::slots::{Held, Slots, Watch};
+use super::slots::{Held, Slot, Slots, Watch};
 use super::{ServerLimits, MAX_LINE, OUTBOUND_BUFFER, OUTBOUND_BYTES};
 use crate::protocol::jsonrpc::{
     error_line, result_line, DeltaParams, EventParams, LaggedParams, Notification, ProgressParams,
@@ -249,15 +249,44 @@ impl Outbound {
     }
 }
 
-/// Serve one client connection (a unix socket, or the socket pair a
-/// WebSocket connection is bridged onto) until it ends.
-pub(crate) async fn connection(
+/// Slots for connections served on another transport (a WebSocket
+/// bridged onto a socket pair), given way by the socket's rule: at the
+/// limit the oldest that follows nothing closes for a new one; only when
+/// every one follows an agent is a new one refused.
+#[derive(Clone)]
+pub(crate) struct ConnectionSlots(Arc<Slots>);
+
+/// A slot taken, held until the connection it admits ends. One not yet
+/// served can already be asked to give way: it closes when it starts.
+pub(crate) struct Admission {
+    slot: Slot,
+    _held: Held,
+}
+
+impl ConnectionSlots {
+    pub(crate) fn new(max: usize) -> ConnectionSlots {
+        ConnectionSlots(Arc::new(Slots::new(max.max(1))))
+    }
+
+    pub(crate) fn take(&self) -> Option<Admission> {
+        let slot = self.0.take()?;
+        let held = Held::new(&self.0, slot.id);
+        Some(Admission { slot, _held: held })
+    }
+}
+
+/// Serve one connection admitted on `ConnectionSlots` (the socket pair a
+/// WebSocket connection is bridged onto) until it ends or gives way.
+pub(crate) async fn admitted(
     stream: UnixStream,
     client: Arc<dyn RuntimeClient>,
     shutdown: watch::Receiver<bool>,
     idle_timeout: std::time::Duration,
+    admission: Admission,
 ) {
-    connection_watched(stream, client, shutdown, idle_timeout, Watch::default()).await
+    let watch = admission.slot.watch.clone();
+    connection_watched(stream, client, shutdown, idle_timeout, watch).await;
+    drop(admission);
 }
 
 async fn connection_watched(
