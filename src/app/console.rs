@@ -42,6 +42,9 @@ use super::console_terminal::{TerminalGuard, KEYBOARD_ENHANCED};
 enum Exit {
     /// The operator quit (and confirmed, when something ran).
     Quit,
+    /// The operator quit an attached console while its runtime did not
+    /// answer: nothing is known to run there.
+    QuitUnreached,
     Detach,
     /// Gone without the operator's word: a signal, the terminal closed or
     /// failed. An embedded runtime's turns replay at the next start.
@@ -60,6 +63,10 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         return match run(ctx, target, agent, screen, BindHere::Yes).await? {
             Exit::Quit | Exit::Detach => {
                 left_running(&at, false);
+                Ok(ExitCode::SUCCESS)
+            }
+            Exit::QuitUnreached => {
+                left_unreached(&at, false);
                 Ok(ExitCode::SUCCESS)
             }
             Exit::Lost => Ok(ExitCode::SUCCESS),
@@ -119,7 +126,7 @@ async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
     store.close().await?;
     let _ = std::fs::remove_file(&socket_path);
     match exit? {
-        Exit::Quit | Exit::Lost => Ok(ExitCode::SUCCESS),
+        Exit::Quit | Exit::QuitUnreached | Exit::Lost => Ok(ExitCode::SUCCESS),
         Exit::Detach => {
             // The store and socket are released: hand over to a daemon.
             let code = super::daemon::detach(ctx, &local).await?;
@@ -152,6 +159,10 @@ pub async fn attach_console(
             left_running(&at, remote);
             Ok(ExitCode::SUCCESS)
         }
+        Exit::QuitUnreached => {
+            left_unreached(&at, remote);
+            Ok(ExitCode::SUCCESS)
+        }
         Exit::Lost => Ok(ExitCode::SUCCESS),
     }
 }
@@ -167,6 +178,18 @@ fn left_running(at: &str, remote: bool) {
         "closed the console; the runtime on {at} keeps running, its agents' work goes on \
          (`{again}` opens it again)"
     );
+}
+
+/// Closed while the runtime did not answer: whether it runs is not
+/// known, so say what was seen and how to find out.
+fn left_unreached(at: &str, remote: bool) {
+    let next = match remote {
+        true => format!("`holon attach {at}` opens it again when it runs"),
+        false => {
+            "`holon daemon status` tells whether it runs; `holon attach` opens it again".to_owned()
+        }
+    };
+    say!("closed the console; the runtime on {at} was not answering ({next})");
 }
 
 /// Whether opening the console binds the agent to the directory it runs
@@ -606,6 +629,16 @@ impl<B: Backend> ConsoleLoop<B> {
         Step::Msg(Msg::Connection(reconnecting))
     }
 
+    /// Quitting: whether the runtime answered when the operator left.
+    fn quit(&self) -> Exit {
+        match self.state.connection {
+            Connection::Embedded | Connection::Streaming => Exit::Quit,
+            Connection::Reconnecting { .. } | Connection::Disconnected { .. } => {
+                Exit::QuitUnreached
+            }
+        }
+    }
+
     /// Perform what `update` asked for; `Some` when the console ends.
     fn perform(&mut self, effects: Vec<Effect>) -> Option<Exit> {
         let mut done = None;
@@ -690,7 +723,7 @@ impl<B: Backend> ConsoleLoop<B> {
                     }
                 }
                 Effect::EditDraft { text } => self.editing = Some(text),
-                Effect::Quit => done = Some(Exit::Quit),
+                Effect::Quit => done = Some(self.quit()),
                 Effect::HoldTurns => {
                     if let Some(host) = &self.host {
                         host.hold_turns();
@@ -701,7 +734,7 @@ impl<B: Backend> ConsoleLoop<B> {
                 Effect::Detach => {
                     done = Some(match self.host {
                         Some(_) => Exit::Detach,
-                        None => Exit::Quit,
+                        None => self.quit(),
                     })
                 }
                 Effect::CallOn {

@@ -174,6 +174,28 @@ fn attach_shows_what_the_cli_sent_to_a_detached_runtime() {
 }
 
 #[test]
+fn quitting_while_the_runtime_is_gone_does_not_say_it_keeps_running() {
+    let home = Home::new();
+    home.ok(&["--detach"]);
+    let _daemon = Daemon(&home);
+    let mut c = Console::start(home.path(), &["attach"], 120, 30, &[]);
+    c.wait_until("attached", |s| {
+        s.contains("main ·") && s.contains("streaming")
+    });
+    home.ok(&["daemon", "stop"]);
+    c.wait_until("the link lost", |s| s.contains("reconnect"));
+    c.type_text("/quit");
+    c.enter();
+    assert_eq!(c.wait_exit(), 0);
+    let said = String::from_utf8_lossy(&c.raw_output()).into_owned();
+    assert!(!said.contains("keeps running"), "{said}");
+    assert!(
+        said.contains("was not answering") && said.contains("holon daemon status"),
+        "{said}"
+    );
+}
+
+#[test]
 fn detach_hands_the_runtime_and_its_running_command_to_a_daemon() {
     let home = Home::new();
     let _daemon = Daemon(&home);
