@@ -42,8 +42,8 @@ use super::console_terminal::{TerminalGuard, KEYBOARD_ENHANCED};
 enum Exit {
     /// The operator quit (and confirmed, when something ran).
     Quit,
-    /// The operator quit an attached console while its runtime did not
-    /// answer: nothing is known to run there.
+    /// The operator quit an attached console while its link to the runtime
+    /// was lost (reconnecting): whether it runs is not known.
     QuitUnreached,
     Detach,
     /// Gone without the operator's word: a signal, the terminal closed or
@@ -180,7 +180,7 @@ fn left_running(at: &str, remote: bool) {
     );
 }
 
-/// Closed while the runtime did not answer: whether it runs is not
+/// Closed while the link to the runtime was lost: whether it runs is not
 /// known, so say what was seen and how to find out.
 fn left_unreached(at: &str, remote: bool) {
     let next = match remote {
@@ -189,7 +189,7 @@ fn left_unreached(at: &str, remote: bool) {
             "`holon daemon status` tells whether it runs; `holon attach` opens it again".to_owned()
         }
     };
-    say!("closed the console; the runtime on {at} was not answering ({next})");
+    say!("closed the console, which had lost its link to the runtime on {at} ({next})");
 }
 
 /// Whether opening the console binds the agent to the directory it runs
@@ -629,13 +629,14 @@ impl<B: Backend> ConsoleLoop<B> {
         Step::Msg(Msg::Connection(reconnecting))
     }
 
-    /// Quitting: whether the runtime answered when the operator left.
+    /// Quitting: whether the link to the runtime held when the operator
+    /// left (a runtime that refused the agent shown still answered).
     fn quit(&self) -> Exit {
         match self.state.connection {
-            Connection::Embedded | Connection::Streaming => Exit::Quit,
-            Connection::Reconnecting { .. } | Connection::Disconnected { .. } => {
-                Exit::QuitUnreached
+            Connection::Embedded | Connection::Streaming | Connection::Disconnected { .. } => {
+                Exit::Quit
             }
+            Connection::Reconnecting { .. } => Exit::QuitUnreached,
         }
     }
 

@@ -20,9 +20,6 @@ use super::client::SocketClient;
 
 /// How often an idle WebSocket is pinged, on both ends.
 pub const KEEPALIVE: Duration = Duration::from_secs(30);
-/// How long a bridge whose peer said Close waits for it to end the
-/// connection after the reply.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// When the other end was last heard from: a peer that vanished without
 /// closing (a dropped network) is found by the pings each end sends, and
@@ -170,16 +167,10 @@ impl Endpoint {
 
     /// What to tell the operator when `connect` failed with `e`.
     pub fn unreachable(&self, e: &std::io::Error) -> String {
-        use std::io::ErrorKind;
+        let refused = e.get_ref().is_some_and(|r| r.is::<Refused>());
         match self {
             // It answered: what it said, not "start one".
-            _ if matches!(
-                e.kind(),
-                ErrorKind::InvalidData | ErrorKind::PermissionDenied | ErrorKind::ResourceBusy
-            ) =>
-            {
-                e.to_string()
-            }
+            _ if refused || e.kind() == std::io::ErrorKind::InvalidData => e.to_string(),
             Endpoint::Ssh(t) => format!("cannot attach to {}: {e}", t.describe()),
             _ => format!(
                 "no Holon runtime answers on {}: {e}; start one with `holon --detach`",
@@ -235,6 +226,19 @@ fn io_error(message: String) -> std::io::Error {
     std::io::Error::other(message)
 }
 
+/// A runtime that answered and refused the connection, in its words (or
+/// ours): shown as it is, since the runtime is there.
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 async fn connect_ws(
     url: &str,
     token: &str,
@@ -283,15 +287,15 @@ async fn connect_ws(
 }
 
 /// A WebSocket handshake's failure in the operator's terms. A runtime
-/// that answered and refused says why, in a kind `unreachable` shows as
-/// it is (it is there: "start one" would mislead).
+/// that answered and refused says why, as `Refused`, which `unreachable`
+/// shows as it is (it is there: "start one" would mislead).
 fn ws_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> std::io::Error {
     use std::io::ErrorKind;
     use tokio_tungstenite::tungstenite::Error as WsError;
     match e {
         WsError::Http(r) if r.status().as_u16() == 401 => std::io::Error::new(
             ErrorKind::PermissionDenied,
-            format!("{url} refused the token (401): check --token-file"),
+            Refused(format!("{url} refused the token (401): check --token-file")),
         ),
         WsError::Http(r) if r.status().as_u16() == 503 => {
             let said = (r.body().as_deref())
@@ -302,10 +306,8 @@ fn ws_error(url: &str, e: tokio_tungstenite::tungstenite::Error) -> std::io::Err
                         .map(|s| crate::ui::present::one_line(s, 300))
                 });
             let why = said.unwrap_or_else(|| "it is busy".to_owned());
-            std::io::Error::new(
-                ErrorKind::ResourceBusy,
-                format!("{url} refused (503): {why}"),
-            )
+            let refused = Refused(format!("{url} refused (503): {why}"));
+            std::io::Error::new(ErrorKind::ResourceBusy, refused)
         }
         WsError::Io(e) => e,
         WsError::Protocol(_) | WsError::HttpFormat(_) if url.starts_with("ws://") => io_error(
@@ -363,14 +365,28 @@ pub async fn bridge_lines<S>(
         let _ = ws_tx.send(Message::Close(None)).await;
     };
     let inbound = async move {
-        let mut closed_by_peer = false;
-        while let Some(Ok(msg)) = ws_rx.next().await {
+        // Whether the peer is done: it said Close, or broke the protocol
+        // (a frame past the limit, say). One whose stream merely ended
+        // may still read what the line side has to say.
+        let mut done = false;
+        loop {
+            let msg = match ws_rx.next().await {
+                Some(Ok(m)) => m,
+                Some(Err(_)) => {
+                    done = true;
+                    break;
+                }
+                None => break,
+            };
             seen.now();
             let bytes = match msg {
                 Message::Text(t) => t.as_bytes().to_vec(),
                 Message::Binary(b) => b.to_vec(),
                 Message::Close(_) => {
-                    closed_by_peer = true;
+                    // One more poll of the read sends the Close reply
+                    // tungstenite queued; then the connection is dropped.
+                    let _ = futures_util::FutureExt::now_or_never(ws_rx.next());
+                    done = true;
                     break;
                 }
                 Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
@@ -380,20 +396,13 @@ pub async fn bridge_lines<S>(
             }
         }
         let _ = write.shutdown().await;
-        if closed_by_peer {
-            // The next read sends the Close reply tungstenite queued; the
-            // peer then ends the connection.
-            let _ = tokio::time::timeout(CLOSE_GRACE, ws_rx.next()).await;
-        }
-        closed_by_peer
+        done
     };
     tokio::pin!(outbound);
     tokio::select! {
         _ = &mut outbound => {}
-        // A peer that said Close reads nothing more; one whose stream
-        // merely ended may still read what the line side has to say.
-        closed_by_peer = inbound => {
-            if ends == Ends::Lines && !closed_by_peer {
+        done = inbound => {
+            if ends == Ends::Lines && !done {
                 outbound.await;
             }
         }
@@ -403,6 +412,18 @@ pub async fn bridge_lines<S>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_is_shown_as_said_and_other_failures_name_the_endpoint() {
+        let e = Endpoint::Unix(PathBuf::from("/h/run/holon.sock"));
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let told = e.unreachable(&denied);
+        assert!(told.contains("/h/run/holon.sock"), "{told}");
+        let said = "ws://h:1/ws refused (503): every one following an agent";
+        let refused =
+            std::io::Error::new(std::io::ErrorKind::ResourceBusy, Refused(said.to_owned()));
+        assert_eq!(e.unreachable(&refused), said);
+    }
 
     /// A runtime answering its status with `protocol`.
     async fn answering(protocol: u32) -> SocketClient {

@@ -111,6 +111,7 @@ fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() 
         let answer = tokio::task::spawn_blocking(move || {
             use std::io::{Read, Write};
             let mut c = ok(std::net::TcpStream::connect(&addr));
+            ok(c.set_read_timeout(Some(Duration::from_secs(10))));
             ok(c.write_all(handshake.as_bytes()));
             let mut head = [0u8; 12];
             ok(c.read_exact(&mut head));
@@ -412,7 +413,8 @@ fn websocket_connections_give_way_as_the_sockets_do_and_a_slot_is_freed() {
     rt.block_on(async {
         let url = format!("ws://{listen}");
         let e = Endpoint::websocket(&url, token(&home), None).unwrap();
-        // A refused handshake takes no slot.
+        let idle = ok(e.connect().await);
+        // A refused handshake takes no slot: the one connection stays.
         let r = super::support::http()
             .get(format!("http://{listen}/ws"))
             .header("authorization", format!("Bearer {}", token(&home)))
@@ -422,8 +424,8 @@ fn websocket_connections_give_way_as_the_sockets_do_and_a_slot_is_freed() {
             .header("sec-websocket-key", "!!")
             .send();
         assert_eq!(ok(r.await).status().as_u16(), 400, "a key that is not one");
+        ok(idle.call(Request::RuntimeStatus).await);
         // An idle connection gives way to a new one.
-        let idle = ok(e.connect().await);
         let following = ok(e.connect().await);
         let gone = idle.call(Request::RuntimeStatus).await;
         assert!(gone.is_err(), "the idle one was closed: {gone:?}");

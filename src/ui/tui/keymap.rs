@@ -475,7 +475,7 @@ pub static COMMANDS: &[SlashCommand] = &[
     cmd("next", "TEXT", "send TEXT ahead of normal prompts, after the current step", W::Available, &[], Command::Next),
     cmd("mouse", "[on|off]", "mouse capture: off lets the terminal select and copy text (on, Shift+drag selects in most terminals; the first drag says so)", W::Available, &["on", "off"], Command::Mouse),
     cmd("detach", "", "leave the agent running in a background daemon; with a turn running, it waits for the turn to end (no model call paid twice), and Esc then detaches at once", W::Available, &[], Command::Detach),
-    cmd("quit", "", "leave the console (embedded, with any agent at work: says what stops, asks once; attached, it says the runtime keeps running, or that it was not answering)", W::Available, &[], Command::Quit),
+    cmd("quit", "", "leave the console (embedded, with any agent at work: says what stops, asks once; attached, it says the runtime keeps running, or that the link to it was lost)", W::Available, &[], Command::Quit),
     alias("exit", Command::Quit),
     alias("?", Command::Help),
 ];
