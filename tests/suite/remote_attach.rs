@@ -48,6 +48,19 @@ fn token(home: &Home) -> String {
     ))
 }
 
+/// A WebSocket to the listener at `listen` with the home's token, no
+/// client of Holon's between: what a test sends is what goes on the wire.
+async fn raw_websocket(
+    listen: &str,
+    home: &Home,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = ok(format!("ws://{listen}/ws").into_client_request());
+    let bearer = ok(format!("Bearer {}", token(home)).parse());
+    request.headers_mut().insert("authorization", bearer);
+    ok(tokio_tungstenite::connect_async(request).await).0
+}
+
 #[test]
 fn the_protocol_over_websocket_needs_the_token_and_serves_requests_and_events() {
     let home = Home::new();
@@ -287,7 +300,6 @@ fn restart_applies_a_changed_config_while_start_fails_closed() {
 #[test]
 fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_responsive() {
     use futures_util::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
     let home = Home::new();
     // ~12 MB of ledger: more than every buffer between the runtime and a
@@ -298,10 +310,7 @@ fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_resp
     let _daemon = Daemon(&home);
     let rt = ok(tokio::runtime::Runtime::new());
     rt.block_on(async {
-        let mut request = ok(format!("ws://{listen}/ws").into_client_request());
-        let bearer = ok(format!("Bearer {}", token(&home)).parse());
-        request.headers_mut().insert("authorization", bearer);
-        let (mut ws, _) = ok(tokio_tungstenite::connect_async(request).await);
+        let mut ws = raw_websocket(&listen, &home).await;
         let subscribe = r#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"agent_id":"main","from_seq":1,"subscription":"deaf"}}"#;
         ok(ws.send(Message::text(subscribe)).await);
         // Not reading until the runtime has cut it off (its log says so);
@@ -354,7 +363,6 @@ fn a_websocket_subscriber_that_never_reads_is_cut_off_and_the_runtime_stays_resp
 #[test]
 fn a_websocket_message_past_the_line_limit_is_refused_and_the_runtime_goes_on() {
     use futures_util::{SinkExt, StreamExt};
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
     let home = Home::new();
     let listen = format!("127.0.0.1:{}", free_port());
@@ -362,10 +370,7 @@ fn a_websocket_message_past_the_line_limit_is_refused_and_the_runtime_goes_on() 
     let _daemon = Daemon(&home);
     let rt = ok(tokio::runtime::Runtime::new());
     rt.block_on(async {
-        let mut request = ok(format!("ws://{listen}/ws").into_client_request());
-        let bearer = ok(format!("Bearer {}", token(&home)).parse());
-        request.headers_mut().insert("authorization", bearer);
-        let (mut ws, _) = ok(tokio_tungstenite::connect_async(request).await);
+        let mut ws = raw_websocket(&listen, &home).await;
         // Two MiB in one text message: past the socket's 1 MiB line.
         let text = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"prompt.submit","params":{{"agent_id":"main","text":"{}"}}}}"#,
