@@ -9,10 +9,10 @@
 //! quit, on panic (hook installed before the first frame) and on
 //! SIGTERM/SIGHUP. Embedded mode runs the runtime in this process and
 //! serves the control socket; attached mode talks to a daemon and
-//! reconnects with backoff, resuming from its last `event_seq`.
+//! reconnects with backoff, resuming from its last `event_seq`. How a
+//! console opens, and what it says when it closes, is `console_open.rs`.
 
 use std::io::Write;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +24,6 @@ use ratatui::Terminal;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
-use super::control::socket::bind;
 use super::Context;
 use crate::protocol::{ApiError, Request, RuntimeClient};
 use crate::ui::tui::frame_pacer::FramePacer;
@@ -39,7 +38,7 @@ use super::console_terminal::{TerminalGuard, KEYBOARD_ENHANCED};
 
 /// How the console ended.
 #[derive(Debug, PartialEq, Eq)]
-enum Exit {
+pub(super) enum Exit {
     /// The operator quit (and confirmed, when something ran).
     Quit,
     /// The operator quit an attached console while its link to the runtime
@@ -51,157 +50,16 @@ enum Exit {
     Lost,
 }
 
-/// `holon` with no command: attach to a running runtime, or run one
-/// embedded in this process.
-pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
-    if let Some(client) = super::daemon::connect(ctx).await {
-        let endpoint = Endpoint::Unix(client.path().to_path_buf());
-        let client: Arc<dyn RuntimeClient> = Arc::new(client);
-        let at = endpoint.describe();
-        let target = Target::Attached { client, endpoint };
-        let agent = ctx.config.default_agent.clone();
-        return match run(ctx, target, agent, screen, BindHere::Yes).await? {
-            Exit::Quit | Exit::Detach => {
-                left_running(&at, false);
-                Ok(ExitCode::SUCCESS)
-            }
-            Exit::QuitUnreached => {
-                left_unreached(&at, false);
-                Ok(ExitCode::SUCCESS)
-            }
-            Exit::Lost => Ok(ExitCode::SUCCESS),
-        };
-    }
-    embedded(ctx, screen).await
-}
-
-async fn embedded(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
-    let socket_path = ctx.paths.socket_path();
-    let local = super::cli::AccessArgs::default();
-    let (http_options, fingerprint) = super::access::resolve(ctx, &local)?;
-    let listener = bind(&socket_path).await?;
-    let host =
-        super::run::start_serving_host(ctx, "embedded", &socket_path, Some(fingerprint)).await?;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let client: Arc<dyn RuntimeClient> = Arc::new(host.clone());
-    let server = tokio::spawn(super::control::server::serve(
-        listener,
-        Arc::clone(&client),
-        stop_rx.clone(),
-        ctx.config.server_limits,
-    ));
-    let http = super::http::start(
-        &host,
-        Arc::clone(&client),
-        http_options,
-        stop_rx,
-        ctx.config.server_limits,
-    )
-    .await;
-    let exit = run(
-        ctx,
-        Target::Embedded {
-            client,
-            host: host.clone(),
-        },
-        ctx.config.default_agent.clone(),
-        screen,
-        BindHere::Yes,
-    )
-    .await;
-    // Leave cleanly whatever happened: stop serving, stop the actors,
-    // release the store (nothing durable is lost).
-    let _ = stop_tx.send(true);
-    let _ = server.await;
-    if let Some(http) = http {
-        let _ = http.await;
-    }
-    // Quitting stops every command (the viewed agent's turn was aborted
-    // before, as its quit confirmed); detaching leaves the commands to the
-    // daemon that takes over, which reattaches them. Other agents' turns,
-    // which no one was asked about, replay at the next start.
-    host.shutdown_with(matches!(exit, Ok(Exit::Detach))).await;
-    let store = host.store().clone();
-    drop(host);
-    store.close().await?;
-    let _ = std::fs::remove_file(&socket_path);
-    match exit? {
-        Exit::Quit | Exit::QuitUnreached | Exit::Lost => Ok(ExitCode::SUCCESS),
-        Exit::Detach => {
-            // The store and socket are released: hand over to a daemon.
-            let code = super::daemon::detach(ctx, &local).await?;
-            say!("the runtime keeps running in the background; this console has detached");
-            Ok(code)
-        }
-    }
-}
-
-/// `holon attach [ws://HOST:PORT | ssh://HOST] [--socket PATH]`.
-pub async fn attach_console(
-    ctx: &Context,
-    endpoint: Endpoint,
-    agent: Option<String>,
-    screen: Screen,
-) -> anyhow::Result<ExitCode> {
-    let client = endpoint
-        .connect()
-        .await
-        .map_err(|e| anyhow::anyhow!(endpoint.unreachable(&e)))?;
-    let agent = agent.unwrap_or_else(|| ctx.config.default_agent.clone());
-    let client: Arc<dyn RuntimeClient> = Arc::new(client);
-    let at = endpoint.describe();
-    let remote = endpoint.remote();
-    let target = Target::Attached { client, endpoint };
-    match run(ctx, target, agent, screen, BindHere::No).await? {
-        // Closing an attached console stops nothing: say so, and how to
-        // come back.
-        Exit::Quit | Exit::Detach => {
-            left_running(&at, remote);
-            Ok(ExitCode::SUCCESS)
-        }
-        Exit::QuitUnreached => {
-            left_unreached(&at, remote);
-            Ok(ExitCode::SUCCESS)
-        }
-        Exit::Lost => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// Closing an attached console stops nothing: say so, and how to come
-/// back (naming a remote runtime, which plain `holon attach` would not).
-fn left_running(at: &str, remote: bool) {
-    let again = match remote {
-        true => format!("holon attach {at}"),
-        false => "holon attach".to_owned(),
-    };
-    say!(
-        "closed the console; the runtime on {at} keeps running, its agents' work goes on \
-         (`{again}` opens it again)"
-    );
-}
-
-/// Closed while the link to the runtime was lost: whether it runs is not
-/// known, so say what was seen and how to find out.
-fn left_unreached(at: &str, remote: bool) {
-    let next = match remote {
-        true => format!("`holon attach {at}` opens it again when it runs"),
-        false => {
-            "`holon daemon status` tells whether it runs; `holon attach` opens it again".to_owned()
-        }
-    };
-    say!("closed the console, which had lost its link to the runtime on {at} ({next})");
-}
-
 /// Whether opening the console binds the agent to the directory it runs
 /// in: `holon` does (as Codex CLI and Claude Code work where they start),
 /// `holon attach` from any terminal does not.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum BindHere {
+pub(super) enum BindHere {
     Yes,
     No,
 }
 
-enum Target {
+pub(super) enum Target {
     Embedded {
         client: Arc<dyn RuntimeClient>,
         host: crate::runtime::handle::RuntimeHost,
@@ -212,7 +70,7 @@ enum Target {
     },
 }
 
-async fn run(
+pub(super) async fn run(
     ctx: &Context,
     target: Target,
     agent_id: String,

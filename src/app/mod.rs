@@ -100,6 +100,7 @@ mod console_backend;
 mod console_calls;
 mod console_editor;
 mod console_follow;
+mod console_open;
 mod console_runtimes;
 mod console_terminal;
 pub mod control;

@@ -8,9 +8,9 @@ use super::cli::{
     self, Command, DaemonCommand, DebugCommand, HooksCommand, McpCommand, StoreCommand, WorkCommand,
 };
 use super::{
-    access, agent_cmd, approval_cmd, commands, console, daemon, debug, doctor, dumb_terminal,
-    hooks_cmd, life, login, mcp_cmd, proposal_cmd, remote_cmd, run, store_cmd, stress,
-    transcript_cmd, trigger_cmd, usage_cmd, workspace_cmd, Context,
+    access, agent_cmd, approval_cmd, commands, console, console_open, daemon, debug, doctor,
+    dumb_terminal, hooks_cmd, life, login, mcp_cmd, proposal_cmd, remote_cmd, run, store_cmd,
+    stress, transcript_cmd, trigger_cmd, usage_cmd, workspace_cmd, Context,
 };
 use crate::model::proposal::ProposalKind;
 
@@ -101,7 +101,7 @@ async fn console_or_overview(ctx: &Context, screen: console::Screen) -> anyhow::
         );
     }
     if terminal && !dumb_terminal() {
-        console::open(ctx, screen).await
+        console_open::open(ctx, screen).await
     } else {
         commands::overview(ctx).await
     }
@@ -165,7 +165,7 @@ async fn attach(
     if how.plain || dumb_terminal() {
         commands::attach(ctx, endpoint, how.agent).await
     } else {
-        console::attach_console(ctx, endpoint, how.agent, screen).await
+        console_open::attach_console(ctx, endpoint, how.agent, screen).await
     }
 }
 
