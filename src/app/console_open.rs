@@ -22,17 +22,8 @@ pub async fn open(ctx: &Context, screen: Screen) -> anyhow::Result<ExitCode> {
         let at = endpoint.describe();
         let target = Target::Attached { client, endpoint };
         let agent = ctx.config.default_agent.clone();
-        return match run(ctx, target, agent, screen, BindHere::Yes).await? {
-            Exit::Quit | Exit::Detach => {
-                left_running(&at, false);
-                Ok(ExitCode::SUCCESS)
-            }
-            Exit::QuitUnreached => {
-                left_unreached(&at, false);
-                Ok(ExitCode::SUCCESS)
-            }
-            Exit::Lost => Ok(ExitCode::SUCCESS),
-        };
+        let exit = run(ctx, target, agent, screen, BindHere::Yes).await?;
+        return Ok(closed_attached(exit, &at, false));
     }
     embedded(ctx, screen).await
 }
@@ -114,23 +105,24 @@ pub async fn attach_console(
     let at = endpoint.describe();
     let remote = endpoint.remote();
     let target = Target::Attached { client, endpoint };
-    match run(ctx, target, agent, screen, BindHere::No).await? {
-        // Closing an attached console stops nothing: say so, and how to
-        // come back.
-        Exit::Quit | Exit::Detach => {
-            left_running(&at, remote);
-            Ok(ExitCode::SUCCESS)
-        }
-        Exit::QuitUnreached => {
-            left_unreached(&at, remote);
-            Ok(ExitCode::SUCCESS)
-        }
-        Exit::Lost => Ok(ExitCode::SUCCESS),
-    }
+    let exit = run(ctx, target, agent, screen, BindHere::No).await?;
+    Ok(closed_attached(exit, &at, remote))
 }
 
-/// Closing an attached console stops nothing: say so, and how to come
-/// back (naming a remote runtime, which plain `holon attach` would not).
+/// What an attached console says as it closes: closing it stops nothing,
+/// so it says so and how to come back; one that had lost its link says
+/// that instead; one gone without the operator's word says nothing.
+fn closed_attached(exit: Exit, at: &str, remote: bool) -> ExitCode {
+    match exit {
+        Exit::Quit | Exit::Detach => left_running(at, remote),
+        Exit::QuitUnreached => left_unreached(at, remote),
+        Exit::Lost => {}
+    }
+    ExitCode::SUCCESS
+}
+
+/// The runtime goes on: how to come back (naming a remote runtime, which
+/// plain `holon attach` would not).
 fn left_running(at: &str, remote: bool) {
     let again = match remote {
         true => format!("holon attach {at}"),
